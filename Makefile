@@ -1,0 +1,86 @@
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# sluice: packet-level rate limiter and DoS front line.
+#
+#   make            build build/sluice
+#   make deps       install missing Debian packages (as root)
+#   make test       everything under tests/ (installs deps first)
+#   make demo       throwaway namespaces, one abusive source, live stats
+#   V=1             show the commands
+
+OUT      ?= build
+CC       ?= gcc
+CLANG    ?= clang
+BPFTOOL  ?= bpftool
+VERSION  := 0.1.0
+
+ifeq ($(V),1)
+Q :=
+msg = @true
+else
+Q := @
+msg = @printf '  %-8s %s\n' $(1) $(2)
+endif
+
+ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
+
+COMMON_CFLAGS := -O2 -g -Wall -Wextra -Werror -Iinclude -I$(OUT)
+USER_CFLAGS   := $(COMMON_CFLAGS) -std=gnu11 -D_GNU_SOURCE -DSLUICE_VERSION='"$(VERSION)"' \
+		 -Wno-missing-field-initializers $(EXTRA_CFLAGS)
+USER_LDLIBS   := -lbpf -lelf -lz -lcap $(EXTRA_LDFLAGS)
+BPF_CFLAGS    := -O2 -g -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
+		 -Iinclude -Ibpf -I$(OUT)
+
+BPF_SRCS  := $(wildcard bpf/*.bpf.c)
+BPF_OBJS  := $(patsubst bpf/%.bpf.c,$(OUT)/%.bpf.o,$(BPF_SRCS))
+SKELS     := $(patsubst bpf/%.bpf.c,$(OUT)/%.skel.h,$(BPF_SRCS))
+USER_SRCS := $(wildcard user/*.c)
+USER_OBJS := $(patsubst user/%.c,$(OUT)/user/%.o,$(USER_SRCS))
+
+# Debian packages the build, the tests and the demo need.
+DEPS_PKGS := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libcap-dev \
+	     iproute2 netsniff-ng jq libcmocka-dev pkg-config make gcc
+
+.DELETE_ON_ERROR:
+.PHONY: all deps test demo clean install
+
+all: $(OUT)/sluice
+
+$(OUT) $(OUT)/user:
+	$(Q)mkdir -p $@
+
+# vmlinux.h from the running kernel's BTF.
+$(OUT)/vmlinux.h: | $(OUT)
+	$(call msg,GEN,$@)
+	$(Q)$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $@
+
+$(OUT)/%.bpf.o: bpf/%.bpf.c $(OUT)/vmlinux.h | $(OUT)
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -MMD -MP -c $< -o $@
+
+$(OUT)/%.skel.h: $(OUT)/%.bpf.o
+	$(call msg,SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name $* > $@
+
+$(OUT)/user/%.o: user/%.c $(SKELS) | $(OUT)/user
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(USER_CFLAGS) -MMD -MP -c $< -o $@
+
+$(OUT)/sluice: $(USER_OBJS)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(USER_CFLAGS) $^ $(USER_LDLIBS) -o $@
+
+deps:
+	@missing=""; for p in $(DEPS_PKGS); do \
+		dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'install ok installed' || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+		echo "installing:$$missing"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
+	fi
+
+include tests/tests.mk
+
+clean:
+	$(Q)rm -rf $(OUT)
+
+-include $(wildcard $(OUT)/*.d $(OUT)/user/*.d)

@@ -1,0 +1,19 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/* What vmlinux.h lacks: UAPI macros and small helpers the data path uses. */
+#ifndef SLUICE_COMPAT_BPF_H
+#define SLUICE_COMPAT_BPF_H
+
+#define TC_ACT_OK	0
+#define TC_ACT_SHOT	2
+#define EEXIST		17
+
+#ifndef READ_ONCE
+#define READ_ONCE(x) (*(const volatile typeof(x) *)&(x))
+#endif
+
+/* Verdicts of the shared core, mapped to XDP_* / TC_ACT_* by each entry. */
+#define SL_VERDICT_PASS	0
+#define SL_VERDICT_DROP	1
+#define SL_VERDICT_WOULD_DROP	2
+
+#endif /* SLUICE_COMPAT_BPF_H */

@@ -1,0 +1,577 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * sluice data path: one core, an XDP entry and a TC ingress entry.
+ *
+ * parse -> deny list -> allow list -> rule matching -> the matching rules'
+ * limits (aggregate buckets first, then per-source; check all, then charge)
+ * -> verdict and per-CPU counters.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include "compat.bpf.h"
+#include "sluice.h"
+#include "sluice_parse.h"
+#include "sluice_limiter.h"
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+/* Load-time tunables, set between __open() and __load(). */
+const volatile __u32 clock_mode = SLUICE_CLOCK_PRECISE;	/* enum sluice_clock */
+
+/* The time under SLUICE_CLOCK_MANUAL; written by tests through the skeleton. */
+__u64 manual_now_ns = 0;
+
+/* CAS attempts on one bucket before the update counts as an internal fault. */
+#define SL_CAS_TRIES	8
+/* Bytes of a non-linear skb pulled into the head so the parser sees the headers. */
+#define SL_TC_PULL	256
+
+/* Global switches, one entry; written by the controller. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct sluice_config);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} sl_config SEC(".maps");
+
+/* Two rule sets; sl_config.active names the live one. Written by the controller. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 2);
+	__type(key, __u32);
+	__type(value, struct sluice_ruleset);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} sl_rulesets SEC(".maps");
+
+/*
+ * Per-source buckets, keyed by rule uid, limit and masked source. LRU: an
+ * evicted bucket reads as full again, which can only admit more, never less.
+ * Written by the data path (CAS on tat); max_entries set at load time.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, SLUICE_DEFAULT_KEYS);
+	__type(key, struct sluice_key);
+	__type(value, struct sluice_state);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} sl_state SEC(".maps");
+
+/* Rule-wide buckets, indexed by sluice_limit.agg_slot; zeroed by the controller. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, SLUICE_AGG_SLOTS);
+	__type(key, __u32);
+	__type(value, struct sluice_state);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} sl_agg SEC(".maps");
+
+/* Per-rule counters by sluice_rule.slot. Per-CPU: plain adds, no atomics needed. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, SLUICE_STATS_SLOTS);
+	__type(key, __u32);
+	__type(value, struct sluice_rule_stats);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} sl_rule_stats SEC(".maps");
+
+/* Global counters by enum sluice_global. Per-CPU: plain adds. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, SLUICE_G_MAX);
+	__type(key, __u32);
+	__type(value, __u64);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} sl_global SEC(".maps");
+
+struct sl_lpm4 {
+	__u32 plen;
+	__u32 addr;
+};
+
+struct sl_lpm6 {
+	__u32 plen;
+	__u32 addr[4];
+};
+
+/* Deny and allow lists: source prefixes, written by the controller. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
+	__uint(max_entries, 65536);
+	__type(key, struct sl_lpm4);
+	__type(value, __u8);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} sl_deny4 SEC(".maps"), sl_allow4 SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
+	__uint(max_entries, 65536);
+	__type(key, struct sl_lpm6);
+	__type(value, __u8);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} sl_deny6 SEC(".maps"), sl_allow6 SEC(".maps");
+
+static __always_inline void count(__u32 idx)
+{
+	__u64 *c = bpf_map_lookup_elem(&sl_global, &idx);
+
+	if (c)
+		*c += 1;
+}
+
+static __always_inline __u64 now_ns(void)
+{
+	/* clock_mode is frozen .rodata: the verifier prunes the other branches. */
+	if (clock_mode == SLUICE_CLOCK_MANUAL)
+		return manual_now_ns;
+	if (clock_mode == SLUICE_CLOCK_COARSE)
+		return bpf_ktime_get_coarse_ns();
+	return bpf_ktime_get_ns();
+}
+
+/* Is the source on list (v4 trie, v6 trie)? */
+static __always_inline int on_list(void *trie4, void *trie6, const struct sl_pkt *p)
+{
+	if (p->family == 4) {
+		struct sl_lpm4 k = { .plen = 32, .addr = p->saddr[0] };
+
+		return bpf_map_lookup_elem(trie4, &k) != NULL;
+	} else {
+		struct sl_lpm6 k = { .plen = 128 };
+
+		__builtin_memcpy(k.addr, p->saddr, sizeof(k.addr));
+		return bpf_map_lookup_elem(trie6, &k) != NULL;
+	}
+}
+
+/* What one pass over the applicable limits does. */
+enum sl_op {
+	SL_OP_CHECK,	/* would every limit admit? stop at the first that refuses */
+	SL_OP_CHARGE,	/* admit and move every TAT; stop at the first that refuses */
+	SL_OP_REFUND,	/* give back what the first `charged` limits were charged */
+};
+
+/* Which limits a pass visits; aggregate buckets always go first. */
+enum sl_phase {
+	SL_PH_AGG,
+	SL_PH_SRC,
+};
+
+/* State of one evaluation, on the stack and handed to bpf_loop callbacks. */
+struct sl_eval {
+	struct sl_pkt pkt;
+	__u64 group;		/* rules being evaluated, bit per rule index */
+	__u64 now;
+	__u32 rs_idx;		/* live rule set */
+	__u32 op;		/* enum sl_op */
+	__u32 phase;		/* enum sl_phase */
+	__u32 seen;		/* limits visited in this op so far */
+	__u32 charged;		/* limits charged by the CHARGE op (REFUND bound) */
+	__s32 refused;		/* rule index that refused, or -1 */
+	__u32 fault;		/* an internal fault happened */
+	__u32 fail_closed;
+};
+
+static __always_inline void note_drop(struct sluice_state *st, __u64 now)
+{
+	__sync_fetch_and_add(&st->drops, 1);
+	st->last_drop = now;
+}
+
+/*
+ * Limit li of rule r under ev->op. Returns 1 to go on, 0 to stop the walk
+ * (a refusal, a fault, or the end of a refund).
+ *
+ * A global function: the verifier checks it once, not once per rule and
+ * limit, which keeps the program far below the complexity limit.
+ */
+__noinline int sl_limit_op(struct sl_eval *ev, const struct sluice_rule *r, __u32 li)
+{
+	const struct sluice_limit *l;
+	struct sluice_state *st;
+	struct sluice_key key;
+	__u64 inc, tat, next;
+	__u32 slot;
+	int i;
+
+	if (!ev || !r || li >= SLUICE_MAX_LIMITS)
+		return 0;
+	l = &r->limits[li];
+	if (l->key == SLUICE_KEY_ALL) {
+		if (ev->phase != SL_PH_AGG)
+			return 1;
+		slot = l->agg_slot;
+		st = bpf_map_lookup_elem(&sl_agg, &slot);
+		if (!st) {
+			ev->fault = 1;
+			return 0;
+		}
+	} else {
+		if (ev->phase != SL_PH_SRC)
+			return 1;
+		sl_make_key(r, li, l, &ev->pkt, &key);
+		/* NULL: no bucket yet, which reads as a full one. */
+		st = bpf_map_lookup_elem(&sl_state, &key);
+	}
+	inc = sl_gcra_inc(l->interval_fp, sl_limit_cost(l, &ev->pkt));
+
+	if (ev->op == SL_OP_CHECK) {
+		tat = st ? READ_ONCE(st->tat) : 0;
+		if (sl_gcra_admit(tat, ev->now, inc, l->tolerance, &next))
+			return 1;
+		if (st)
+			note_drop(st, ev->now);
+		return 0;
+	}
+	if (ev->op == SL_OP_REFUND) {
+		if (ev->seen >= ev->charged)
+			return 0;
+		ev->seen++;
+		/* Give back exactly what CHARGE added; others may have built on it. */
+		if (st)
+			__sync_fetch_and_add(&st->tat, -inc);
+		return 1;
+	}
+
+	/* SL_OP_CHARGE */
+	if (!st) {
+		struct sluice_state fresh = { .tat = ev->now + inc };
+		long err;
+
+		/* A new bucket starts full: this packet is its first charge. */
+		if (inc > l->tolerance)
+			return 0;
+		err = bpf_map_update_elem(&sl_state, &key, &fresh, BPF_NOEXIST);
+		if (!err) {
+			ev->charged++;
+			return 1;
+		}
+		if (err == -EEXIST)
+			st = bpf_map_lookup_elem(&sl_state, &key);
+		if (!st) {
+			/* The LRU could not give us an entry: an internal fault. */
+			ev->fault = 1;
+			return 0;
+		}
+	}
+	/* The TAT is shared by every CPU: compare-and-swap, bounded retry. */
+	for (i = 0; i < SL_CAS_TRIES; i++) {
+		tat = READ_ONCE(st->tat);
+		if (!sl_gcra_admit(tat, ev->now, inc, l->tolerance, &next)) {
+			note_drop(st, ev->now);
+			return 0;
+		}
+		if (__sync_val_compare_and_swap(&st->tat, tat, next) == tat) {
+			ev->charged++;
+			return 1;
+		}
+	}
+	ev->fault = 1;
+	return 0;
+}
+
+/* bpf_loop callback: every limit of rule i in the current phase, under ev->op. */
+static long eval_rule(__u32 i, void *ctx)
+{
+	struct sl_eval *ev = ctx;
+	struct sluice_ruleset *rs;
+	const struct sluice_rule *r;
+	__u64 idx = i;
+	__u32 li, n;
+
+	/*
+	 * Bound the index where the verifier sees it: clang spills i as 32
+	 * bits and reloads it, losing the range a plain check would give.
+	 */
+	asm volatile("%[idx] &= %[mask]" : [idx] "+r"(idx) : [mask] "i"(SLUICE_MAX_RULES - 1));
+	if (i >= SLUICE_MAX_RULES)
+		return 1;
+	if (!(ev->group & (1ULL << idx)))
+		return 0;
+	rs = bpf_map_lookup_elem(&sl_rulesets, &ev->rs_idx);
+	if (!rs)
+		return 1;
+	r = &rs->rules[idx];
+	n = r->nr_limits;
+	for (li = 0; li < SLUICE_MAX_LIMITS && li < n; li++) {
+		if (!sl_limit_op(ev, r, li)) {
+			if (ev->op != SL_OP_REFUND)
+				ev->refused = idx;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* One op over the group: aggregate buckets first, then per-source ones. */
+static __always_inline int run_op(struct sl_eval *ev, __u32 op, __u32 nr_rules)
+{
+	ev->op = op;
+	ev->seen = 0;
+	ev->refused = -1;
+	ev->phase = SL_PH_AGG;
+	bpf_loop(nr_rules, eval_rule, ev, 0);
+	if (ev->refused >= 0 || ev->fault)
+		return 0;
+	/*
+	 * The rule-wide limits go first so that a packet they refuse never
+	 * creates per-source state: a spoofed flood does not churn sl_state.
+	 */
+	ev->phase = SL_PH_SRC;
+	bpf_loop(nr_rules, eval_rule, ev, 0);
+	return ev->refused < 0 && !ev->fault;
+}
+
+/*
+ * Check then charge every limit of the group. Returns 1 if admitted (and
+ * charged), 0 if refused (nothing charged; ev->refused says by which rule).
+ * A fault sets ev->fault and returns 1 (fail open) or 0 (fail closed).
+ */
+static __always_inline int eval_group(struct sl_eval *ev, __u64 group, __u32 nr_rules,
+				      __u32 nr_limits)
+{
+	ev->group = group;
+	ev->charged = 0;
+	ev->fault = 0;
+	/* With a single limit, CHARGE is itself the check: it refuses atomically. */
+	if (nr_limits > 1 && !run_op(ev, SL_OP_CHECK, nr_rules))
+		goto not_admitted;
+	if (run_op(ev, SL_OP_CHARGE, nr_rules))
+		return 1;
+	/* Lost a race (or a fault) half-way: undo what this packet charged. */
+	if (ev->charged) {
+		__s32 refused = ev->refused;
+
+		run_op(ev, SL_OP_REFUND, nr_rules);
+		ev->refused = refused;
+	}
+not_admitted:
+	if (ev->fault) {
+		count(SLUICE_G_FAULT);
+		ev->refused = -1;
+		if (ev->fail_closed)
+			return 0;
+		count(SLUICE_G_FAIL_OPEN);
+		return 1;
+	}
+	return 0;
+}
+
+static __always_inline void rule_count(const struct sluice_ruleset *rs, __s32 i, __u32 len,
+				       int what)
+{
+	struct sluice_rule_stats *s;
+	__u32 slot;
+
+	if (i < 0 || i >= SLUICE_MAX_RULES)
+		return;
+	slot = rs->rules[i].slot;
+	s = bpf_map_lookup_elem(&sl_rule_stats, &slot);
+	if (!s)
+		return;
+	switch (what) {
+	case SL_VERDICT_PASS:
+		s->passed_pkts++;
+		s->passed_bytes += len;
+		break;
+	case SL_VERDICT_DROP:
+		s->dropped_pkts++;
+		s->dropped_bytes += len;
+		break;
+	default:
+		/* would-drop: passed, and counted as such */
+		s->wdrop_pkts++;
+		s->wdrop_bytes += len;
+		s->passed_pkts++;
+		s->passed_bytes += len;
+		break;
+	}
+}
+
+/*
+ * Every matching rule that let the packet through counts it as passed.
+ * Global, so verified once: the caller's masks are exact constants per path.
+ */
+__noinline int sl_count_passed(const struct sluice_ruleset *rs, __u64 matched, __u32 len)
+{
+	__u32 i;
+
+	if (!rs)
+		return 0;
+	for (i = 0; i < SLUICE_MAX_RULES; i++) {
+		if (!matched)
+			break;
+		if (matched & 1)
+			rule_count(rs, i, len, SL_VERDICT_PASS);
+		matched >>= 1;
+	}
+	return 0;
+}
+
+/* Which rules a packet matched, split by whether they enforce. */
+struct sl_match {
+	__u64 enforce;		/* action drop, kill switch off */
+	__u64 dry;		/* action dry-run, or any rule under the kill switch */
+	__u32 nr_enforce;	/* limits carried by the enforcing rules */
+	__u32 nr_dry;
+};
+
+/*
+ * Match every rule of the live set against ev->pkt. Global, so the verifier
+ * checks it once and the caller sees the masks as unknown values rather than
+ * one exact constant per path through the 64 rules.
+ */
+__noinline int sl_match_rules(struct sl_eval *ev, struct sl_match *m, __u32 disabled)
+{
+	struct sluice_ruleset *rs;
+	__u32 i, nr;
+
+	if (!ev || !m)
+		return 0;
+	m->enforce = 0;
+	m->dry = 0;
+	m->nr_enforce = 0;
+	m->nr_dry = 0;
+	rs = bpf_map_lookup_elem(&sl_rulesets, &ev->rs_idx);
+	if (!rs)
+		return 0;
+	nr = rs->nr_rules;
+	for (i = 0; i < SLUICE_MAX_RULES; i++) {
+		const struct sluice_rule *r = &rs->rules[i];
+
+		if (i >= nr)
+			break;
+		if (!sl_rule_match(r, &ev->pkt))
+			continue;
+		if (r->action == SLUICE_ACT_DROP && !disabled) {
+			m->enforce |= 1ULL << i;
+			m->nr_enforce += r->nr_limits;
+		} else {
+			m->dry |= 1ULL << i;
+			m->nr_dry += r->nr_limits;
+		}
+	}
+	return 0;
+}
+
+static __always_inline int sluice_core(const void *data, const void *data_end, __u32 frame_len)
+{
+	struct sluice_ruleset *rs;
+	struct sluice_config *cfg;
+	struct sl_eval ev = {};
+	__u64 enforce = 0, dry = 0;
+	struct sl_match m;
+	__u32 zero = 0, nr;
+	__u32 disabled;
+	int res;
+
+	count(SLUICE_G_PACKETS);
+	res = sl_parse(data, data_end, frame_len, &ev.pkt);
+	if (res == SL_PARSE_NON_IP) {
+		count(SLUICE_G_NON_IP);
+		return SL_VERDICT_PASS;
+	}
+	cfg = bpf_map_lookup_elem(&sl_config, &zero);
+	if (!cfg) {
+		count(SLUICE_G_FAULT);
+		count(SLUICE_G_FAIL_OPEN);
+		return SL_VERDICT_PASS;
+	}
+	if (res == SL_PARSE_MALFORMED) {
+		count(SLUICE_G_MALFORMED);
+		if (cfg->malformed_pass)
+			return SL_VERDICT_PASS;
+		goto drop;
+	}
+	count(SLUICE_G_PARSED);
+	if (ev.pkt.flags & SL_PKT_ND)
+		count(SLUICE_G_ND);
+
+	/* Deny before allow: a source on both lists is denied. ND never is. */
+	if (!(ev.pkt.flags & SL_PKT_ND) && (cfg->lists & (SLUICE_L_DENY4 | SLUICE_L_DENY6)) &&
+	    on_list(&sl_deny4, &sl_deny6, &ev.pkt)) {
+		count(SLUICE_G_DENIED);
+		goto drop;
+	}
+	if ((cfg->lists & (SLUICE_L_ALLOW4 | SLUICE_L_ALLOW6)) &&
+	    on_list(&sl_allow4, &sl_allow6, &ev.pkt)) {
+		count(SLUICE_G_ALLOWED);
+		count(SLUICE_G_PASSED);
+		return SL_VERDICT_PASS;
+	}
+
+	disabled = cfg->disabled;
+	ev.rs_idx = cfg->active & 1;
+	ev.fail_closed = cfg->fail_closed;
+	rs = bpf_map_lookup_elem(&sl_rulesets, &ev.rs_idx);
+	if (!rs)
+		goto pass;
+	nr = rs->nr_rules;
+	if (nr > SLUICE_MAX_RULES)
+		nr = SLUICE_MAX_RULES;
+
+	sl_match_rules(&ev, &m, disabled);
+	if (!(m.enforce | m.dry)) {
+		count(SLUICE_G_NO_RULE);
+		goto pass;
+	}
+	ev.now = now_ns();
+	enforce = m.enforce;
+	dry = m.dry;
+
+	if (enforce && !eval_group(&ev, enforce, nr, m.nr_enforce)) {
+		rule_count(rs, ev.refused, ev.pkt.len, SL_VERDICT_DROP);
+		goto drop;
+	}
+	if (dry && !eval_group(&ev, dry, nr, m.nr_dry)) {
+		/* The refusing rule counts a would-drop (which also passes). */
+		count(SLUICE_G_WOULD_DROP);
+		if (ev.refused >= 0) {
+			rule_count(rs, ev.refused, ev.pkt.len, SL_VERDICT_WOULD_DROP);
+			dry &= ~(1ULL << (ev.refused & 63));
+		}
+	}
+	sl_count_passed(rs, enforce | dry, ev.pkt.len);
+pass:
+	count(SLUICE_G_PASSED);
+	return SL_VERDICT_PASS;
+
+drop:
+	if (cfg->disabled) {
+		/* Kill switch: pass, but say what would have been dropped. */
+		count(SLUICE_G_WOULD_DROP);
+		count(SLUICE_G_PASSED);
+		return SL_VERDICT_PASS;
+	}
+	count(SLUICE_G_DROPPED);
+	return SL_VERDICT_DROP;
+}
+
+SEC("xdp")
+int sluice_xdp(struct xdp_md *ctx)
+{
+	void *data = (void *)(long)ctx->data;
+	void *data_end = (void *)(long)ctx->data_end;
+
+	return sluice_core(data, data_end, data_end - data) == SL_VERDICT_DROP ? XDP_DROP
+									  : XDP_PASS;
+}
+
+SEC("tc")
+int sluice_tc(struct __sk_buff *skb)
+{
+	__u32 len = skb->len;
+	__u32 want = len < SL_TC_PULL ? len : SL_TC_PULL;
+	void *data = (void *)(long)skb->data;
+	void *data_end = (void *)(long)skb->data_end;
+
+	/* Headers may sit in paged data; pull them into the head only then. */
+	if (data + want > data_end) {
+		bpf_skb_pull_data(skb, want);
+		data = (void *)(long)skb->data;
+		data_end = (void *)(long)skb->data_end;
+	}
+	return sluice_core(data, data_end, len) == SL_VERDICT_DROP ? TC_ACT_SHOT : TC_ACT_OK;
+}

@@ -1,0 +1,196 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * sluice: what the BPF data path and the userspace controller share.
+ *
+ * Only fixed-width __u8..__u64 types, explicit padding and size asserts:
+ * these structs are map keys and values, read and written from both sides.
+ */
+#ifndef SLUICE_H
+#define SLUICE_H
+
+#ifndef __VMLINUX_H__
+#include <linux/types.h>
+#endif
+
+/* Rules in one rule set; the data path walks at most this many. */
+#define SLUICE_MAX_RULES	64
+/* Limits carried by one rule. */
+#define SLUICE_MAX_LIMITS	4
+/* Rule names, NUL included. */
+#define SLUICE_NAME_LEN		32
+/*
+ * Counter slots. A reload may replace every rule while the old set is still
+ * live, so there are twice as many slots as rules.
+ */
+#define SLUICE_STATS_SLOTS	(2 * SLUICE_MAX_RULES)
+/* Rule-wide ("per all") buckets, doubled for the same reason. */
+#define SLUICE_AGG_SLOTS	(2 * SLUICE_MAX_RULES * SLUICE_MAX_LIMITS)
+/* Default number of per-source keys tracked (LRU hash entries). */
+#define SLUICE_DEFAULT_KEYS	1048576
+/* Fractional bits of the GCRA emission interval. */
+#define SLUICE_FP_SHIFT		16
+
+/* Which source-address bits identify a bucket. */
+enum sluice_key_kind {
+	SLUICE_KEY_SRC = 0,	/* source address masked to plen4 / plen6 */
+	SLUICE_KEY_ALL = 1,	/* one bucket for the whole rule */
+};
+
+/* What one packet costs. */
+enum sluice_cost {
+	SLUICE_COST_PKT = 0,	/* 1 per packet: rate in packets/s */
+	SLUICE_COST_BYTE = 1,	/* L3 length: rate in bytes/s */
+};
+
+enum sluice_action {
+	SLUICE_ACT_DROP = 0,
+	SLUICE_ACT_DRYRUN = 1,	/* pass, but count what would have been dropped */
+};
+
+/* Which fields of a rule take part in matching (sluice_rule.match). */
+enum sluice_match_bits {
+	SLUICE_M_FAMILY = 1 << 0,
+	SLUICE_M_PROTO = 1 << 1,
+	SLUICE_M_DPORT = 1 << 2,
+	SLUICE_M_SRC = 1 << 3,
+	SLUICE_M_TCPFLAGS = 1 << 4,
+	SLUICE_M_ICMPTYPE = 1 << 5,
+};
+
+/* TCP flag bits as they sit in byte 13 of the TCP header. */
+#define SLUICE_TCP_FIN	0x01
+#define SLUICE_TCP_SYN	0x02
+#define SLUICE_TCP_RST	0x04
+#define SLUICE_TCP_PSH	0x08
+#define SLUICE_TCP_ACK	0x10
+#define SLUICE_TCP_URG	0x20
+#define SLUICE_TCP_ECE	0x40
+#define SLUICE_TCP_CWR	0x80
+
+/* One limit of a rule: a GCRA meter. */
+struct sluice_limit {
+	__u64 interval_fp;	/* ns per unit of cost, << SLUICE_FP_SHIFT */
+	__u64 tolerance;	/* ns the TAT may run ahead of now (the burst) */
+	__u64 rate;		/* as configured, units of cost per second */
+	__u64 burst;		/* as configured, units of cost */
+	__u16 agg_slot;		/* index into sl_agg for SLUICE_KEY_ALL */
+	__u8 key;		/* enum sluice_key_kind */
+	__u8 cost;		/* enum sluice_cost */
+	__u8 plen4;		/* IPv4 key prefix length, 0..32 */
+	__u8 plen6;		/* IPv6 key prefix length, 0..128 */
+	__u8 pad[2];
+	__u32 mask4;		/* network byte order mask of plen4 */
+	__u32 mask6[4];		/* network byte order mask of plen6 */
+	__u32 pad2;
+};
+_Static_assert(sizeof(struct sluice_limit) == 64, "sluice_limit layout");
+
+struct sluice_rule {
+	__u32 uid;		/* bucket identity; new whenever the limits change */
+	__u16 slot;		/* counter slot in sl_rule_stats, stable per name */
+	__u8 nr_limits;		/* 1..SLUICE_MAX_LIMITS */
+	__u8 action;		/* enum sluice_action */
+	__u8 match;		/* enum sluice_match_bits */
+	__u8 family;		/* 4 or 6, with SLUICE_M_FAMILY */
+	__u8 proto;		/* IPPROTO_*, with SLUICE_M_PROTO */
+	__u8 tcp_mask;		/* (flags & tcp_mask) == tcp_value */
+	__u8 tcp_value;
+	__u8 icmp_type;		/* with SLUICE_M_ICMPTYPE */
+	__u8 src_plen;		/* prefix length of src_net */
+	__u8 class;		/* priority class 0 (critical) .. 3 */
+	__u16 dport_lo;		/* host byte order, inclusive */
+	__u16 dport_hi;
+	__u32 pad;
+	__u32 src_net[4];	/* network byte order, already masked */
+	__u32 src_mask[4];	/* network byte order */
+	struct sluice_limit limits[SLUICE_MAX_LIMITS];
+};
+_Static_assert(sizeof(struct sluice_rule) == 312, "sluice_rule layout");
+
+/*
+ * A whole rule set. The data path reads sl_rulesets[config.active]; the
+ * controller writes the other entry and then flips config.active, so a
+ * packet is only ever judged by one complete set.
+ */
+struct sluice_ruleset {
+	__u32 nr_rules;
+	__u32 gen;		/* bumped on every commit */
+	struct sluice_rule rules[SLUICE_MAX_RULES];
+	char names[SLUICE_MAX_RULES][SLUICE_NAME_LEN];	/* read by userspace only */
+};
+
+/* Global switches, sl_config[0]. Written by the controller. */
+struct sluice_config {
+	__u32 active;		/* which sl_rulesets entry is live: 0 or 1 */
+	__u32 disabled;		/* kill switch: pass everything, count would-drops */
+	__u32 fail_closed;	/* drop instead of pass on internal faults */
+	__u32 malformed_pass;	/* pass malformed IP instead of dropping it */
+	__u32 lists;		/* enum sluice_list_bits: which LPM tries hold entries */
+	__u32 next_uid;		/* next rule uid to hand out, never reused */
+	__u32 pad[2];
+};
+_Static_assert(sizeof(struct sluice_config) == 32, "sluice_config layout");
+
+enum sluice_list_bits {
+	SLUICE_L_DENY4 = 1 << 0,
+	SLUICE_L_DENY6 = 1 << 1,
+	SLUICE_L_ALLOW4 = 1 << 2,
+	SLUICE_L_ALLOW6 = 1 << 3,
+};
+
+/* Key of a per-source bucket in sl_state. */
+struct sluice_key {
+	__u32 uid;		/* sluice_rule.uid */
+	__u8 limit;		/* index of the limit in the rule */
+	__u8 family;		/* 4 or 6 */
+	__u8 plen;		/* prefix length addr is masked to */
+	__u8 pad;
+	__u32 addr[4];		/* masked source, network byte order */
+};
+_Static_assert(sizeof(struct sluice_key) == 24, "sluice_key layout");
+
+/* A bucket: per-source in sl_state, rule-wide in sl_agg. */
+struct sluice_state {
+	__u64 tat;		/* GCRA theoretical arrival time, ns (CAS-updated) */
+	__u64 drops;		/* packets this bucket refused (atomic add) */
+	__u64 last_drop;	/* ns of the latest refusal (plain store) */
+};
+_Static_assert(sizeof(struct sluice_state) == 24, "sluice_state layout");
+
+/* Per-rule counters, one per CPU per counter slot. */
+struct sluice_rule_stats {
+	__u64 passed_pkts;	/* includes would-drops (they pass) */
+	__u64 passed_bytes;
+	__u64 dropped_pkts;
+	__u64 dropped_bytes;
+	__u64 wdrop_pkts;	/* would have been dropped: dry-run or kill switch */
+	__u64 wdrop_bytes;
+};
+_Static_assert(sizeof(struct sluice_rule_stats) == 48, "sluice_rule_stats layout");
+
+/* Global counters, indices into sl_global (per-CPU __u64). */
+enum sluice_global {
+	SLUICE_G_PACKETS = 0,	/* every frame the program saw */
+	SLUICE_G_PARSED,	/* well-formed IPv4/IPv6 */
+	SLUICE_G_NON_IP,	/* passed untouched: ARP and other ethertypes */
+	SLUICE_G_MALFORMED,	/* truncated or invalid IP */
+	SLUICE_G_ND,		/* IPv6 neighbour discovery / RA, passed */
+	SLUICE_G_DENIED,	/* source on the deny list */
+	SLUICE_G_ALLOWED,	/* source on the allow list, bypassed limits */
+	SLUICE_G_NO_RULE,	/* IP that matched no rule */
+	SLUICE_G_PASSED,	/* total passed */
+	SLUICE_G_DROPPED,	/* total dropped */
+	SLUICE_G_WOULD_DROP,	/* passed by dry-run or the kill switch */
+	SLUICE_G_FAULT,		/* internal faults (map insert failed, CAS gave up) */
+	SLUICE_G_FAIL_OPEN,	/* faults that passed a packet */
+	SLUICE_G_MAX,
+};
+
+/* Clock for the data path, a load-time tunable. */
+enum sluice_clock {
+	SLUICE_CLOCK_PRECISE = 0,	/* bpf_ktime_get_ns */
+	SLUICE_CLOCK_COARSE = 1,	/* bpf_ktime_get_coarse_ns: cheaper, jiffy steps */
+	SLUICE_CLOCK_MANUAL = 2,	/* a global the tests set: deterministic time */
+};
+
+#endif /* SLUICE_H */

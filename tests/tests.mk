@@ -1,0 +1,1 @@
+# test rules, filled in below
