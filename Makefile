@@ -43,7 +43,7 @@ DEPS_PKGS := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libcap-dev \
 .DELETE_ON_ERROR:
 .PHONY: all deps test demo clean install
 
-all: $(OUT)/sluice
+all: $(OUT)/sluice $(OUT)/slgen $(OUT)/slsink
 
 $(OUT) $(OUT)/user:
 	$(Q)mkdir -p $@
@@ -68,6 +68,11 @@ $(OUT)/user/%.o: user/%.c $(SKELS) | $(OUT)/user
 $(OUT)/sluice: $(USER_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(USER_CFLAGS) $^ $(USER_LDLIBS) -o $@
+
+# Traffic tools for the tests and the demo: a paced generator and a counting sink.
+$(OUT)/%: tools/%.c | $(OUT)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(USER_CFLAGS) $< -o $@ -lm
 
 deps:
 	@missing=""; for p in $(DEPS_PKGS); do \

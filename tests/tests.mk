@@ -1,1 +1,26 @@
-# test rules, filled in below
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# Test builds, included by the top-level Makefile.
+
+TEST_OUT := $(OUT)/tests
+
+$(TEST_OUT):
+	$(Q)mkdir -p $@
+
+# Host unit tests of the pure headers (limiter math, parser, matcher).
+$(TEST_OUT)/unit: tests/unit.c include/*.h tests/check.h | $(TEST_OUT)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(USER_CFLAGS) -Itests $< -o $@ -lm
+
+# The real BPF object through bpf_prog_test_run_opts.
+$(TEST_OUT)/bpf_datapath: tests/bpf_datapath.c $(SKELS) include/*.h tests/check.h | $(TEST_OUT)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(USER_CFLAGS) -Itests $< -o $@ $(USER_LDLIBS) -lm
+
+TEST_BINS := $(TEST_OUT)/unit $(TEST_OUT)/bpf_datapath $(OUT)/slgen $(OUT)/slsink
+
+.PHONY: test test-build
+test-build: all $(TEST_BINS)
+
+test: deps
+	$(Q)$(MAKE) --no-print-directory test-build
+	$(Q)tests/run.sh

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# Runs every sluice test suite and sums the per-case lines they print:
+#   ok - NAME | not ok - NAME: why | skip - NAME: why
+# A suite that exits non-zero without a "not ok" line counts as one failure.
+# Ends with "N passed, N failed" (and skipped) and exits non-zero on failure.
+set -u
+cd "$(dirname "$0")/.."
+BUILD=${BUILD:-build}
+export SLUICE="$PWD/$BUILD/sluice" BUILD
+
+suites=(
+	"$BUILD/tests/unit"
+	"$BUILD/tests/bpf_datapath"
+	tests/cli.sh
+	tests/e2e.sh
+)
+[ $# -gt 0 ] && suites=("$@")
+
+pass=0 fail=0 skip=0
+for s in "${suites[@]}"; do
+	echo "== $s"
+	out=$(mktemp)
+	"$s" 2>&1 | tee "$out"
+	rc=${PIPESTATUS[0]}
+	p=$(grep -c '^ok - ' "$out")
+	f=$(grep -c '^not ok - ' "$out")
+	k=$(grep -c '^skip - ' "$out")
+	if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
+		echo "not ok - $s: exited $rc"
+		f=$((f + 1))
+	fi
+	pass=$((pass + p)) fail=$((fail + f)) skip=$((skip + k))
+	rm -f "$out"
+done
+echo
+echo "$pass passed, $fail failed, $skip skipped"
+[ "$fail" -eq 0 ]
