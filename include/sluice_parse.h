@@ -15,6 +15,13 @@
 #define __always_inline inline __attribute__((always_inline))
 #endif
 
+/* Unrolled for BPF (clang); host compilers may ignore it. */
+#ifdef __clang__
+#define SL_UNROLL _Pragma("unroll")
+#else
+#define SL_UNROLL
+#endif
+
 /* VLAN tags walked; a frame with a third tag is malformed. */
 #define SL_MAX_VLAN	2
 /* IPv6 extension headers walked before giving up as malformed. */
@@ -232,7 +239,7 @@ static __always_inline int sl_parse_ip6(const __u8 *l3, const __u8 *end, __u32 l
 
 	nh = ip6->nexthdr;
 	cur = l3 + sizeof(*ip6);
-#pragma unroll
+SL_UNROLL
 	for (i = 0; i < SL_MAX_EXTHDR; i++) {
 		__u32 hl;
 
@@ -312,7 +319,7 @@ static __always_inline int sl_parse(const void *data, const void *end, __u32 fra
 		return SL_PARSE_MALFORMED;
 	proto = sl_ntohs(((const struct sl_eth *)cur)->proto);
 	cur += sizeof(struct sl_eth);
-#pragma unroll
+SL_UNROLL
 	for (i = 0; i < SL_MAX_VLAN; i++) {
 		const struct sl_vlan *vh = (const void *)cur;
 

@@ -1,0 +1,354 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Strict parsing of command-line words: numbers are checked for errno,
+ * trailing junk and range; callers name the bad word in their error.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include "sluice_user.h"
+#include "sluice_limiter.h"
+
+bool is_prefix(const char *word, const char *full)
+{
+	size_t n = strlen(word);
+
+	return n > 0 && n <= strlen(full) && strncmp(word, full, n) == 0;
+}
+
+int parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
+{
+	unsigned long long v;
+	char *end;
+
+	if (!s || !*s || *s == '-' || *s == '+' || *s == ' ')
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || end == s || *end)
+		return errno == ERANGE ? -ERANGE : -EINVAL;
+	if (v < min || v > max)
+		return -ERANGE;
+	*out = v;
+	return 0;
+}
+
+/* Split "123kpps" into a number and a unit; the unit starts at the first letter. */
+static int split_unit(const char *s, uint64_t *num, const char **unit)
+{
+	char digits[32];
+	size_t n = 0;
+
+	while (s[n] >= '0' && s[n] <= '9')
+		n++;
+	if (n == 0 || n >= sizeof(digits))
+		return -EINVAL;
+	memcpy(digits, s, n);
+	digits[n] = '\0';
+	*unit = s + n;
+	return parse_u64(digits, 0, UINT64_MAX, num);
+}
+
+static int mul(uint64_t a, uint64_t b, uint64_t *out)
+{
+	if (b && a > UINT64_MAX / b)
+		return -ERANGE;
+	*out = a * b;
+	return 0;
+}
+
+/*
+ * Rates: packets (pps, kpps, mpps), bits (bit, kbit, mbit, gbit) or bytes
+ * (byte, kbyte, mbyte, gbyte), all per second; k/m/g are powers of 1000.
+ * Byte and bit rates become bytes/s; a bit rate must be whole bytes.
+ */
+int parse_rate(const char *s, uint64_t *rate, int *cost)
+{
+	static const struct {
+		const char *unit;
+		uint64_t mult;
+		int cost;
+		bool bits;
+	} units[] = {
+		{ "pps", 1, SLUICE_COST_PKT, false },
+		{ "kpps", 1000, SLUICE_COST_PKT, false },
+		{ "mpps", 1000000, SLUICE_COST_PKT, false },
+		{ "bit", 1, SLUICE_COST_BYTE, true },
+		{ "kbit", 1000, SLUICE_COST_BYTE, true },
+		{ "mbit", 1000000, SLUICE_COST_BYTE, true },
+		{ "gbit", 1000000000, SLUICE_COST_BYTE, true },
+		{ "byte", 1, SLUICE_COST_BYTE, false },
+		{ "kbyte", 1000, SLUICE_COST_BYTE, false },
+		{ "mbyte", 1000000, SLUICE_COST_BYTE, false },
+		{ "gbyte", 1000000000, SLUICE_COST_BYTE, false },
+	};
+	const char *unit;
+	uint64_t num, v;
+	size_t i;
+
+	if (split_unit(s, &num, &unit))
+		return -EINVAL;
+	for (i = 0; i < ARRAY_SIZE(units); i++) {
+		if (strcasecmp(unit, units[i].unit))
+			continue;
+		if (mul(num, units[i].mult, &v))
+			return -ERANGE;
+		if (units[i].bits) {
+			if (v % 8)
+				return -EINVAL;
+			v /= 8;
+		}
+		if (v == 0 || sl_gcra_interval(v) == 0)
+			return -ERANGE;
+		*rate = v;
+		*cost = units[i].cost;
+		return 0;
+	}
+	return -EINVAL;
+}
+
+/* A count, optionally with a byte unit: 1500, 64kbyte, 2mbyte. */
+int parse_size(const char *s, uint64_t *out)
+{
+	static const struct {
+		const char *unit;
+		uint64_t mult;
+	} units[] = {
+		{ "", 1 }, { "byte", 1 }, { "kbyte", 1000 }, { "mbyte", 1000000 },
+		{ "gbyte", 1000000000 }, { "k", 1000 }, { "m", 1000000 },
+	};
+	const char *unit;
+	uint64_t num;
+	size_t i;
+
+	if (split_unit(s, &num, &unit))
+		return -EINVAL;
+	for (i = 0; i < ARRAY_SIZE(units); i++)
+		if (!strcasecmp(unit, units[i].unit))
+			return mul(num, units[i].mult, out);
+	return -EINVAL;
+}
+
+/* ADDR or ADDR/LEN, IPv4 or IPv6; host bits must be zero. */
+int parse_cidr(const char *s, struct sl_cidr *c)
+{
+	char buf[INET6_ADDRSTRLEN + 8];
+	const char *slash;
+	uint64_t plen;
+	__u32 w;
+
+	if (!s || strlen(s) >= sizeof(buf))
+		return -EINVAL;
+	strcpy(buf, s);
+	memset(c, 0, sizeof(*c));
+	slash = strchr(s, '/');
+	if (slash)
+		buf[slash - s] = '\0';
+	if (inet_pton(AF_INET, buf, c->addr) == 1)
+		c->family = 4;
+	else if (inet_pton(AF_INET6, buf, c->addr) == 1)
+		c->family = 6;
+	else
+		return -EINVAL;
+	c->plen = c->family == 4 ? 32 : 128;
+	if (slash) {
+		if (parse_u64(slash + 1, 0, c->plen, &plen))
+			return -EINVAL;
+		c->plen = plen;
+	}
+	for (w = 0; w < 4; w++) {
+		__u32 m = c->family == 4 ? (w ? 0 : sl_prefix_word(c->plen, 0))
+					 : sl_prefix_word(c->plen, w);
+
+		if (c->addr[w] & ~m)
+			return -EINVAL;	/* host bits set: almost always a typo */
+	}
+	return 0;
+}
+
+int parse_port_range(const char *s, __u16 *lo, __u16 *hi)
+{
+	char buf[16];
+	const char *dash = strchr(s, '-');
+	uint64_t a, b;
+
+	if (strlen(s) >= sizeof(buf))
+		return -EINVAL;
+	strcpy(buf, s);
+	if (dash) {
+		buf[dash - s] = '\0';
+		if (parse_u64(buf, 0, 65535, &a) || parse_u64(dash + 1, 0, 65535, &b) || a > b)
+			return -EINVAL;
+	} else {
+		if (parse_u64(buf, 0, 65535, &a))
+			return -EINVAL;
+		b = a;
+	}
+	*lo = a;
+	*hi = b;
+	return 0;
+}
+
+static const struct {
+	const char *name;
+	__u8 proto;
+} protos[] = {
+	{ "tcp", 6 }, { "udp", 17 }, { "icmp", 1 }, { "icmpv6", 58 },
+	{ "gre", 47 }, { "esp", 50 }, { "ah", 51 }, { "sctp", 132 },
+};
+
+int parse_proto(const char *s, __u8 *proto)
+{
+	uint64_t v;
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(protos); i++) {
+		if (!strcasecmp(s, protos[i].name)) {
+			*proto = protos[i].proto;
+			return 0;
+		}
+	}
+	if (parse_u64(s, 0, 255, &v))
+		return -EINVAL;
+	*proto = v;
+	return 0;
+}
+
+const char *proto_name(__u8 proto, char *buf, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(protos); i++)
+		if (protos[i].proto == proto)
+			return protos[i].name;
+	snprintf(buf, len, "%u", proto);
+	return buf;
+}
+
+static const struct {
+	const char *name;
+	__u8 bit;
+} tcp_flag_names[] = {
+	{ "fin", SLUICE_TCP_FIN }, { "syn", SLUICE_TCP_SYN }, { "rst", SLUICE_TCP_RST },
+	{ "psh", SLUICE_TCP_PSH }, { "ack", SLUICE_TCP_ACK }, { "urg", SLUICE_TCP_URG },
+	{ "ece", SLUICE_TCP_ECE }, { "cwr", SLUICE_TCP_CWR },
+};
+
+static int parse_flag_list(char *s, __u8 *out)
+{
+	char *tok, *save = NULL;
+	size_t i;
+
+	*out = 0;
+	for (tok = strtok_r(s, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		for (i = 0; i < ARRAY_SIZE(tcp_flag_names); i++)
+			if (!strcasecmp(tok, tcp_flag_names[i].name))
+				break;
+		if (i == ARRAY_SIZE(tcp_flag_names))
+			return -EINVAL;
+		*out |= tcp_flag_names[i].bit;
+	}
+	return *out ? 0 : -EINVAL;
+}
+
+/*
+ * "syn" alone means a connection attempt: SYN set, ACK clear. Otherwise
+ * FLAGS[/MASK]: the flags in MASK (default: FLAGS) must equal FLAGS.
+ */
+int parse_tcp_flags(const char *s, __u8 *value, __u8 *mask)
+{
+	char buf[64], *slash;
+
+	if (strlen(s) >= sizeof(buf))
+		return -EINVAL;
+	if (!strcasecmp(s, "syn")) {
+		*value = SLUICE_TCP_SYN;
+		*mask = SLUICE_TCP_SYN | SLUICE_TCP_ACK;
+		return 0;
+	}
+	strcpy(buf, s);
+	slash = strchr(buf, '/');
+	if (slash)
+		*slash++ = '\0';
+	if (*buf && parse_flag_list(buf, value))
+		return -EINVAL;
+	if (!*buf)
+		*value = 0;
+	if (slash) {
+		if (parse_flag_list(slash, mask))
+			return -EINVAL;
+	} else {
+		*mask = *value;
+	}
+	if ((*value & *mask) != *value || !*mask)
+		return -EINVAL;
+	return 0;
+}
+
+static void flag_list(__u8 bits, char *buf, size_t len)
+{
+	size_t i, off = 0;
+
+	buf[0] = '\0';
+	for (i = 0; i < ARRAY_SIZE(tcp_flag_names) && off < len; i++)
+		if (bits & tcp_flag_names[i].bit)
+			off += snprintf(buf + off, len - off, "%s%s", off ? "," : "",
+					tcp_flag_names[i].name);
+}
+
+void format_tcp_flags(__u8 value, __u8 mask, char *buf, size_t len)
+{
+	char v[64], m[64];
+
+	if (value == SLUICE_TCP_SYN && mask == (SLUICE_TCP_SYN | SLUICE_TCP_ACK)) {
+		snprintf(buf, len, "syn");
+		return;
+	}
+	flag_list(value, v, sizeof(v));
+	flag_list(mask, m, sizeof(m));
+	if (value == mask)
+		snprintf(buf, len, "%s", v);
+	else
+		snprintf(buf, len, "%s/%s", v, m);
+}
+
+void format_cidr(int family, const __u32 *addr, unsigned int plen, char *buf, size_t len)
+{
+	char a[INET6_ADDRSTRLEN];
+
+	inet_ntop(family == 4 ? AF_INET : AF_INET6, addr, a, sizeof(a));
+	snprintf(buf, len, "%s/%u", a, plen);
+}
+
+/* The shortest exact spelling of a rate in the CLI's own units. */
+void format_rate(uint64_t rate, int cost, char *buf, size_t len)
+{
+	static const char *pkt[] = { "pps", "kpps", "mpps" };
+	static const char *byte[] = { "byte", "kbyte", "mbyte", "gbyte" };
+	const char **u = cost == SLUICE_COST_PKT ? pkt : byte;
+	int n = cost == SLUICE_COST_PKT ? 3 : 4, i = 0;
+
+	/* Byte rates that are whole kbit/mbit/gbit read better in bits. */
+	if (cost == SLUICE_COST_BYTE) {
+		static const char *bit[] = { "bit", "kbit", "mbit", "gbit" };
+		uint64_t bits = rate * 8;
+		int j = 0;
+
+		while (j < 3 && bits % 1000 == 0 && bits >= 1000) {
+			bits /= 1000;
+			j++;
+		}
+		if (j >= 2) {
+			snprintf(buf, len, "%" PRIu64 "%s", bits, bit[j]);
+			return;
+		}
+	}
+	while (i < n - 1 && rate % 1000 == 0 && rate >= 1000) {
+		rate /= 1000;
+		i++;
+	}
+	snprintf(buf, len, "%" PRIu64 "%s", rate, u[i]);
+}

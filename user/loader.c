@@ -1,0 +1,708 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Pinned state and attachment.
+ *
+ * Layout under the bpffs root (default /sys/fs/bpf/sluice):
+ *   sl_*            maps, pinned by name by libbpf
+ *   prog_xdp        the XDP entry
+ *   prog_tc         the TC ingress entry
+ *   link_<ifindex>  one bpf_link per attached interface
+ * The links hold the programs on the interfaces after the CLI exits; only
+ * `detach` unpins (and so destroys) them.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <net/if.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <time.h>
+#include <unistd.h>
+#include <linux/if_link.h>
+#include <linux/magic.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "sluice_user.h"
+#include "sluice.skel.h"
+
+/* Not in the UAPI headers libbpf 1.1 ships with: tcx links (Linux 6.6). */
+#ifndef BPF_TCX_INGRESS
+#define BPF_TCX_INGRESS 46
+#endif
+#ifndef BPF_LINK_TYPE_TCX
+#define BPF_LINK_TYPE_TCX 11
+#endif
+
+static const char *const map_names[] = {
+	"sl_config", "sl_rulesets", "sl_state", "sl_agg", "sl_rule_stats",
+	"sl_global", "sl_deny4", "sl_deny6", "sl_allow4", "sl_allow6",
+};
+
+int sl_pin_path(char *buf, size_t len, const char *name)
+{
+	int n = snprintf(buf, len, "%s/%s", opts.root, name);
+
+	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+}
+
+static bool on_bpffs(const char *path)
+{
+	struct statfs st;
+
+	return statfs(path, &st) == 0 && st.f_type == BPF_FS_MAGIC;
+}
+
+static int mkdir_p(const char *path)
+{
+	char buf[PATH_MAX];
+	char *p;
+
+	if (strlen(path) >= sizeof(buf))
+		return -ENAMETOOLONG;
+	strcpy(buf, path);
+	for (p = buf + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(buf, 0700) && errno != EEXIST)
+			return -errno;
+		*p = '/';
+	}
+	if (mkdir(buf, 0700) && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+/*
+ * Make root a directory on a bpffs. If neither it nor its parent is on one,
+ * mount a bpffs: on /sys/fs/bpf for the default root, else on root itself.
+ */
+int sl_bpffs_ensure(const char *root)
+{
+	char parent[PATH_MAX];
+	const char *mnt;
+	int err;
+
+	if (on_bpffs(root))
+		return 0;
+	if (strlen(root) >= sizeof(parent))
+		return -ENAMETOOLONG;
+	strcpy(parent, root);
+	dirname(parent);
+	if (!on_bpffs(parent)) {
+		mnt = strcmp(parent, "/sys/fs/bpf") == 0 ? parent : root;
+		err = mkdir_p(mnt);
+		if (err)
+			return err;
+		pr_debug("mounting bpffs on %s", mnt);
+		if (mount("bpf", mnt, "bpf", 0, "mode=0700"))
+			return -errno;
+	}
+	if (mkdir(root, 0700) && errno != EEXIST)
+		return -errno;
+	return on_bpffs(root) ? 0 : -ENOTDIR;
+}
+
+int sl_lock(void)
+{
+	int fd = open(opts.root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	if (flock(fd, LOCK_EX)) {
+		int err = -errno;
+
+		close(fd);
+		return err;
+	}
+	return fd;
+}
+
+void sl_unlock(int fd)
+{
+	if (fd >= 0)
+		close(fd);	/* drops the flock */
+}
+
+bool sl_is_loaded(void)
+{
+	char path[PATH_MAX];
+
+	return !sl_pin_path(path, sizeof(path), "prog_xdp") && access(path, F_OK) == 0;
+}
+
+int sl_not_loaded(void)
+{
+	pr_err("sluice is not loaded under %s (attach an interface or add a rule first)",
+	       opts.root);
+	return -ENOENT;
+}
+
+static int pin_prog(struct bpf_program *prog, const char *name)
+{
+	char path[PATH_MAX];
+	int err = sl_pin_path(path, sizeof(path), name);
+
+	if (err)
+		return err;
+	unlink(path);
+	return bpf_program__pin(prog, path);
+}
+
+/*
+ * Load the programs and create (or reuse) the pinned maps, unless already
+ * done. Called with the root lock held.
+ */
+int sl_ensure_loaded(const struct sl_load_opts *lo)
+{
+	LIBBPF_OPTS(bpf_object_open_opts, oo, .pin_root_path = opts.root);
+	struct sluice *skel = NULL;
+	struct sluice_config cfg;
+	struct sl_maps m;
+	__u32 zero = 0;
+	int err;
+
+	if (sl_is_loaded())
+		return 0;
+	skel = sluice__open_opts(&oo);
+	if (!skel) {
+		err = -errno;
+		pr_err("cannot open the BPF object: %s", strerror(-err));
+		return err;
+	}
+	skel->rodata->clock_mode = lo ? lo->clock : SLUICE_CLOCK_PRECISE;
+	if (lo && lo->keys) {
+		err = bpf_map__set_max_entries(skel->maps.sl_state, lo->keys);
+		if (err)
+			goto out;
+	}
+	err = sluice__load(skel);
+	if (err) {
+		if (err == -EINVAL || err == -EEXIST)
+			pr_err("cannot load sluice: pinned maps under %s do not fit this build or "
+			       "these options (run 'sluice detach all' first): %s",
+			       opts.root, strerror(-err));
+		else
+			pr_err("cannot load sluice: %s%s", strerror(-err),
+			       err == -EPERM ? " (needs root: CAP_BPF, CAP_NET_ADMIN, "
+					       "CAP_SYS_ADMIN)" : "");
+		goto out;
+	}
+	err = pin_prog(skel->progs.sluice_xdp, "prog_xdp");
+	if (!err)
+		err = pin_prog(skel->progs.sluice_tc, "prog_tc");
+	if (err) {
+		pr_err("cannot pin programs under %s: %s", opts.root, strerror(-err));
+		goto out;
+	}
+	/* A fresh config starts handing out uids at 1. */
+	err = bpf_map_lookup_elem(bpf_map__fd(skel->maps.sl_config), &zero, &cfg);
+	if (!err && cfg.next_uid == 0) {
+		cfg.next_uid = 1;
+		err = bpf_map_update_elem(bpf_map__fd(skel->maps.sl_config), &zero, &cfg, 0);
+	}
+	if (err) {
+		err = -errno;
+		pr_err("cannot initialise the config map: %s", strerror(-err));
+		goto out;
+	}
+	pr_debug("loaded and pinned under %s", opts.root);
+	(void)m;
+out:
+	sluice__destroy(skel);
+	return err;
+}
+
+int sl_maps_open(struct sl_maps *m)
+{
+	int *fds[] = { &m->config, &m->rulesets, &m->state, &m->agg, &m->rule_stats,
+		       &m->global, &m->deny4, &m->deny6, &m->allow4, &m->allow6 };
+	char path[PATH_MAX];
+	size_t i;
+	int err;
+
+	for (i = 0; i < ARRAY_SIZE(fds); i++)
+		*fds[i] = -1;
+	if (!sl_is_loaded())
+		return sl_not_loaded();
+	for (i = 0; i < ARRAY_SIZE(fds); i++) {
+		err = sl_pin_path(path, sizeof(path), map_names[i]);
+		if (err)
+			goto fail;
+		*fds[i] = bpf_obj_get(path);
+		if (*fds[i] < 0) {
+			err = -errno;
+			pr_err("cannot open pinned map %s: %s%s", path, strerror(-err),
+			       err == -EPERM || err == -EACCES ? " (needs root)" : "");
+			goto fail;
+		}
+	}
+	return 0;
+fail:
+	sl_maps_close(m);
+	return err;
+}
+
+void sl_maps_close(struct sl_maps *m)
+{
+	int *fds[] = { &m->config, &m->rulesets, &m->state, &m->agg, &m->rule_stats,
+		       &m->global, &m->deny4, &m->deny6, &m->allow4, &m->allow6 };
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(fds); i++) {
+		if (*fds[i] >= 0)
+			close(*fds[i]);
+		*fds[i] = -1;
+	}
+}
+
+int sl_config_read(const struct sl_maps *m, struct sluice_config *cfg)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(m->config, &zero, cfg) ? -errno : 0;
+}
+
+int sl_config_write(const struct sl_maps *m, const struct sluice_config *cfg)
+{
+	__u32 zero = 0;
+
+	return bpf_map_update_elem(m->config, &zero, cfg, BPF_ANY) ? -errno : 0;
+}
+
+int sl_read_live(const struct sl_maps *m, struct sluice_ruleset *rs)
+{
+	struct sluice_config cfg;
+	__u32 idx;
+	int err = sl_config_read(m, &cfg);
+
+	if (err)
+		return err;
+	idx = cfg.active & 1;
+	return bpf_map_lookup_elem(m->rulesets, &idx, rs) ? -errno : 0;
+}
+
+__u64 sl_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (__u64)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+int sl_percpu_sum(int map_fd, __u32 key, __u64 *out, size_t words)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	__u64 *vals;
+	size_t i;
+	int c;
+
+	if (ncpu <= 0)
+		return -EINVAL;
+	vals = calloc((size_t)ncpu * words, sizeof(__u64));
+	if (!vals)
+		return -ENOMEM;
+	if (bpf_map_lookup_elem(map_fd, &key, vals)) {
+		int err = -errno;
+
+		free(vals);
+		return err;
+	}
+	memset(out, 0, words * sizeof(__u64));
+	for (c = 0; c < ncpu; c++)
+		for (i = 0; i < words; i++)
+			out[i] += vals[(size_t)c * words + i];
+	free(vals);
+	return 0;
+}
+
+/* ---- attach / detach / status ---- */
+
+enum sl_mode { MODE_NATIVE, MODE_GENERIC, MODE_TC };
+static const char *const mode_names[] = { "native", "generic", "tc" };
+
+static int link_path(char *buf, size_t len, int ifindex)
+{
+	char name[32];
+
+	snprintf(name, sizeof(name), "link_%d", ifindex);
+	return sl_pin_path(buf, len, name);
+}
+
+static void usage_attach(void)
+{
+	fprintf(stderr,
+		"Usage: sluice attach DEV [mode native|generic|tc] [keys N] [clock precise|coarse]\n"
+		"  mode   native: XDP in the driver (default); generic: XDP in the stack;\n"
+		"         tc: TC ingress through a tcx link\n"
+		"  keys   per-source buckets to track (LRU), set when sluice is first loaded\n"
+		"  clock  data-path clock, set when first loaded: precise (default) or coarse\n");
+}
+
+static int explain_busy(const char *dev, int ifindex)
+{
+	LIBBPF_OPTS(bpf_xdp_query_opts, q);
+
+	if (!bpf_xdp_query(ifindex, 0, &q) && q.prog_id) {
+		struct bpf_prog_info info = {};
+		__u32 len = sizeof(info);
+		int fd = bpf_prog_get_fd_by_id(q.prog_id);
+
+		if (fd >= 0 && !bpf_obj_get_info_by_fd(fd, &info, &len))
+			pr_err("%s already has an XDP program (id %u, \"%s\"); sluice leaves it "
+			       "alone: remove it first or use mode tc", dev, q.prog_id, info.name);
+		else
+			pr_err("%s already has an XDP program (id %u); sluice leaves it alone: "
+			       "remove it first or use mode tc", dev, q.prog_id);
+		if (fd >= 0)
+			close(fd);
+	} else {
+		pr_err("%s already has a program on that hook; sluice leaves it alone", dev);
+	}
+	return -EBUSY;
+}
+
+int do_attach(int argc, char **argv)
+{
+	struct sl_load_opts lo = { .clock = SLUICE_CLOCK_PRECISE };
+	LIBBPF_OPTS(bpf_link_create_opts, lco);
+	char path[PATH_MAX];
+	enum sl_mode mode = MODE_NATIVE;
+	const char *dev;
+	int ifindex, lock = -1, prog = -1, link = -1, err, i;
+	uint64_t v;
+
+	if (argc < 1 || !strcmp(argv[0], "help")) {
+		usage_attach();
+		return argc < 1 ? -EINVAL : 0;
+	}
+	dev = argv[0];
+	for (i = 1; i < argc; i += 2) {
+		const char *val = i + 1 < argc ? argv[i + 1] : NULL;
+
+		if (!val) {
+			pr_err("\"%s\" needs a value", argv[i]);
+			return -EINVAL;
+		}
+		if (!strcmp(argv[i], "mode")) {
+			for (mode = 0; mode < ARRAY_SIZE(mode_names); mode++)
+				if (!strcmp(val, mode_names[mode]))
+					break;
+			if (mode == ARRAY_SIZE(mode_names)) {
+				pr_err("invalid mode \"%s\" (native, generic or tc)", val);
+				return -EINVAL;
+			}
+		} else if (!strcmp(argv[i], "keys")) {
+			if (parse_u64(val, 1, 1ULL << 28, &v)) {
+				pr_err("invalid keys \"%s\" (1 to %llu)", val, 1ULL << 28);
+				return -EINVAL;
+			}
+			lo.keys = v;
+		} else if (!strcmp(argv[i], "clock")) {
+			if (!strcmp(val, "precise"))
+				lo.clock = SLUICE_CLOCK_PRECISE;
+			else if (!strcmp(val, "coarse"))
+				lo.clock = SLUICE_CLOCK_COARSE;
+			else {
+				pr_err("invalid clock \"%s\" (precise or coarse)", val);
+				return -EINVAL;
+			}
+		} else {
+			pr_err("unknown attach option \"%s\"", argv[i]);
+			usage_attach();
+			return -EINVAL;
+		}
+	}
+	ifindex = if_nametoindex(dev);
+	if (!ifindex) {
+		pr_err("unknown interface \"%s\"", dev);
+		return -ENODEV;
+	}
+	err = sl_bpffs_ensure(opts.root);
+	if (err) {
+		pr_err("cannot prepare bpffs at %s: %s", opts.root, strerror(-err));
+		return err;
+	}
+	lock = sl_lock();
+	if (lock < 0) {
+		err = lock;
+		pr_err("cannot lock %s: %s", opts.root, strerror(-err));
+		return err;
+	}
+	err = link_path(path, sizeof(path), ifindex);
+	if (err)
+		goto out;
+	if (access(path, F_OK) == 0) {
+		pr_err("sluice is already attached to %s; detach it first", dev);
+		err = -EEXIST;
+		goto out;
+	}
+	err = sl_ensure_loaded(&lo);
+	if (err)
+		goto out;
+	{
+		char ppath[PATH_MAX];
+
+		err = sl_pin_path(ppath, sizeof(ppath), mode == MODE_TC ? "prog_tc" : "prog_xdp");
+		if (err)
+			goto out;
+		prog = bpf_obj_get(ppath);
+		if (prog < 0) {
+			err = -errno;
+			pr_err("cannot open pinned program %s: %s", ppath, strerror(-err));
+			goto out;
+		}
+	}
+	if (mode == MODE_TC) {
+		link = bpf_link_create(prog, ifindex, BPF_TCX_INGRESS, NULL);
+	} else {
+		lco.flags = mode == MODE_NATIVE ? XDP_FLAGS_DRV_MODE : XDP_FLAGS_SKB_MODE;
+		link = bpf_link_create(prog, ifindex, BPF_XDP, &lco);
+	}
+	if (link < 0) {
+		err = -errno;
+		if (err == -EBUSY || err == -EEXIST)
+			err = explain_busy(dev, ifindex);
+		else if (mode == MODE_NATIVE && (err == -EOPNOTSUPP || err == -EINVAL))
+			pr_err("%s has no native XDP support (%s); try mode generic or tc", dev,
+			       strerror(-err));
+		else if (mode == MODE_TC && err == -EINVAL)
+			pr_err("cannot attach to %s in tc mode: this kernel lacks tcx links "
+			       "(Linux 6.6+)", dev);
+		else
+			pr_err("cannot attach to %s in %s mode: %s", dev, mode_names[mode],
+			       strerror(-err));
+		goto out;
+	}
+	if (bpf_obj_pin(link, path)) {
+		err = -errno;
+		pr_err("cannot pin the link at %s: %s", path, strerror(-err));
+		goto out;	/* closing the only fd detaches again */
+	}
+	out_begin();
+	print_str("attached", "attached to %s", dev);
+	print_str("mode", " in %s mode\n", mode_names[mode]);
+	out_end();
+	err = 0;
+out:
+	if (link >= 0)
+		close(link);
+	if (prog >= 0)
+		close(prog);
+	sl_unlock(lock);
+	return err;
+}
+
+/* Every link pin under the root, by ifindex. */
+static int list_links(int *ifindexes, int max)
+{
+	struct dirent *de;
+	DIR *d = opendir(opts.root);
+	int n = 0;
+
+	if (!d)
+		return 0;
+	while ((de = readdir(d)) && n < max) {
+		int idx;
+		char tail;
+
+		if (sscanf(de->d_name, "link_%d%c", &idx, &tail) == 1)
+			ifindexes[n++] = idx;
+	}
+	closedir(d);
+	return n;
+}
+
+static int remove_all(void)
+{
+	char path[PATH_MAX];
+	struct dirent *de;
+	DIR *d = opendir(opts.root);
+	int err = 0;
+
+	if (!d)
+		return errno == ENOENT ? 0 : -errno;
+	while ((de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		if (strncmp(de->d_name, "link_", 5) && strncmp(de->d_name, "prog_", 5) &&
+		    strncmp(de->d_name, "sl_", 3))
+			continue;	/* not ours: leave it */
+		if (sl_pin_path(path, sizeof(path), de->d_name) || unlink(path))
+			err = -errno;
+	}
+	closedir(d);
+	if (rmdir(opts.root) && errno != ENOTEMPTY && errno != ENOENT && errno != EBUSY)
+		err = -errno;
+	return err;
+}
+
+int do_detach(int argc, char **argv)
+{
+	char path[PATH_MAX], name[IF_NAMESIZE];
+	int links[256], n, i, lock, ifindex, err = 0;
+
+	if (argc != 1 || !strcmp(argv[0], "help")) {
+		fprintf(stderr, "Usage: sluice detach DEV | all\n"
+				"  DEV  remove sluice from one interface (rules and state stay)\n"
+				"  all  remove it everywhere, with its rules, lists and state\n");
+		return argc == 1 ? 0 : -EINVAL;
+	}
+	if (access(opts.root, F_OK)) {
+		if (!strcmp(argv[0], "all"))
+			return 0;	/* nothing to remove */
+		pr_err("sluice is not attached to \"%s\" (nothing under %s)", argv[0], opts.root);
+		return -ENOENT;
+	}
+	lock = sl_lock();
+	if (lock < 0) {
+		pr_err("cannot lock %s: %s", opts.root, strerror(-lock));
+		return lock;
+	}
+	if (!strcmp(argv[0], "all")) {
+		n = list_links(links, ARRAY_SIZE(links));
+		for (i = 0; i < n; i++) {
+			if (!if_indextoname(links[i], name))
+				snprintf(name, sizeof(name), "ifindex %d", links[i]);
+			print_text("detached from %s\n", name);
+		}
+		err = remove_all();
+		if (err)
+			pr_err("cannot remove everything under %s: %s", opts.root, strerror(-err));
+		goto out;
+	}
+	ifindex = if_nametoindex(argv[0]);
+	if (!ifindex) {
+		pr_err("unknown interface \"%s\"", argv[0]);
+		err = -ENODEV;
+		goto out;
+	}
+	err = link_path(path, sizeof(path), ifindex);
+	if (!err && unlink(path)) {
+		err = -errno;
+		if (err == -ENOENT)
+			pr_err("sluice is not attached to %s", argv[0]);
+		else
+			pr_err("cannot remove %s: %s", path, strerror(-err));
+		goto out;
+	}
+	print_text("detached from %s\n", argv[0]);
+out:
+	sl_unlock(lock);
+	return err;
+}
+
+static const char *xdp_mode(int ifindex)
+{
+	LIBBPF_OPTS(bpf_xdp_query_opts, q);
+
+	if (bpf_xdp_query(ifindex, 0, &q))
+		return "xdp";
+	switch (q.attach_mode) {
+	case XDP_ATTACHED_DRV: return "native";
+	case XDP_ATTACHED_SKB: return "generic";
+	case XDP_ATTACHED_HW: return "offload";
+	case XDP_ATTACHED_MULTI:
+		return q.drv_prog_id ? "native" : "generic";
+	default: return "xdp";
+	}
+}
+
+int do_status(int argc, char **argv)
+{
+	struct sluice_ruleset *rs = NULL;
+	struct sluice_config cfg = {};
+	struct sl_maps m;
+	char path[PATH_MAX], name[IF_NAMESIZE];
+	int links[256], n, i, err;
+	struct bpf_map_info minfo = {};
+	__u32 ilen = sizeof(minfo);
+
+	(void)argv;
+	if (argc > 0) {
+		fprintf(stderr, "Usage: sluice status\n");
+		return -EINVAL;
+	}
+	if (!sl_is_loaded()) {
+		out_begin();
+		print_bool("loaded", "loaded: %s\n", false);
+		print_str("bpffs", "bpffs: %s\n", opts.root);
+		open_array("interfaces");
+		close_array();
+		out_end();
+		return 0;
+	}
+	err = sl_maps_open(&m);
+	if (err)
+		return err;
+	rs = calloc(1, sizeof(*rs));
+	if (!rs || sl_config_read(&m, &cfg) || sl_read_live(&m, rs)) {
+		err = rs ? -errno : -ENOMEM;
+		pr_err("cannot read sluice state: %s", strerror(-err));
+		goto out;
+	}
+	bpf_obj_get_info_by_fd(m.state, &minfo, &ilen);
+	out_begin();
+	print_bool("loaded", "loaded: %s\n", true);
+	print_str("bpffs", "bpffs: %s\n", opts.root);
+	print_bool("enabled", "enabled: %s", !cfg.disabled);
+	print_text("%s\n", cfg.disabled ? " (kill switch on: everything passes, would-drops "
+					  "counted)" : "");
+	print_str("fail", "on internal faults: fail %s\n", cfg.fail_closed ? "closed" : "open");
+	print_str("malformed", "malformed IP: %s\n", cfg.malformed_pass ? "pass" : "drop");
+	print_u64("rules", "rules: %llu\n", rs->nr_rules);
+	print_u64("generation", "rule set generation: %llu\n", rs->gen);
+	print_u64("key_capacity", "per-source buckets: capacity %llu\n", minfo.max_entries);
+	open_array("interfaces");
+	n = list_links(links, ARRAY_SIZE(links));
+	if (!n)
+		print_text("attached: nowhere\n");
+	for (i = 0; i < n; i++) {
+		struct bpf_link_info li = {};
+		__u32 len = sizeof(li);
+		const char *mode = "?";
+		bool gone = false;
+		int fd;
+
+		if (link_path(path, sizeof(path), links[i]))
+			continue;
+		fd = bpf_obj_get(path);
+		if (fd >= 0 && !bpf_obj_get_info_by_fd(fd, &li, &len)) {
+			if (li.type == BPF_LINK_TYPE_XDP) {
+				gone = li.xdp.ifindex == 0;
+				mode = gone ? "xdp" : xdp_mode(links[i]);
+			} else if (li.type == BPF_LINK_TYPE_TCX) {
+				mode = "tc";
+			}
+		}
+		if (!if_indextoname(links[i], name)) {
+			snprintf(name, sizeof(name), "ifindex%d", links[i]);
+			gone = true;
+		}
+		open_object(NULL);
+		print_text("attached: ");
+		print_str("interface", "%s", name);
+		print_u64("ifindex", NULL, links[i]);
+		print_str("mode", " mode %s", mode);
+		print_u64("link_id", " link %llu", li.id);
+		print_u64("prog_id", " prog %llu", li.prog_id);
+		print_bool("interface_gone", NULL, gone);
+		print_text("%s\n", gone ? " (interface gone: run 'sluice detach all' to clean up)"
+					: "");
+		close_object();
+		if (fd >= 0)
+			close(fd);
+	}
+	close_array();
+	out_end();
+	err = 0;
+out:
+	free(rs);
+	sl_maps_close(&m);
+	return err;
+}

@@ -1,0 +1,159 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * sluice: the command line. `sluice [OPTIONS] OBJECT COMMAND ...`, objects
+ * matched by unique prefix as in ip(8) and bpftool(8).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <bpf/libbpf.h>
+#include "sluice_user.h"
+
+struct sl_opts opts = { .root = SLUICE_DEFAULT_ROOT };
+
+static int do_help(int argc, char **argv);
+static int do_version(int argc, char **argv);
+
+static const struct cmd {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+	const char *summary;
+} cmds[] = {
+	{ "attach", do_attach, "attach DEV [mode native|generic|tc]   start protecting DEV" },
+	{ "detach", do_detach, "detach DEV|all                        stop (all: remove everything)" },
+	{ "status", do_status, "status                                what is loaded and where" },
+	{ "rule", do_rule, "rule add|del|list ...                 rate-limit rules" },
+	{ "deny", do_deny, "deny add|del|list CIDR                sources always dropped" },
+	{ "allow", do_allow, "allow add|del|list CIDR               sources never limited" },
+	{ "stats", do_stats, "stats                                 global and per-rule counters" },
+	{ "top", do_top, "top [N] [rule NAME]                   sources being limited now" },
+	{ "disable", do_disable, "disable                               kill switch: pass everything" },
+	{ "enable", do_enable, "enable                                undo disable" },
+	{ "set", do_set, "set fail open|closed | malformed drop|pass" },
+	{ "version", do_version, "version" },
+	{ "help", do_help, "help" },
+};
+
+static void usage(FILE *f)
+{
+	size_t i;
+
+	fprintf(f,
+		"Usage: sluice [OPTIONS] OBJECT COMMAND [ARGS]\n"
+		"Packet-level rate limiter and DoS front line (XDP/TC).\n\n"
+		"Objects:\n");
+	for (i = 0; i < ARRAY_SIZE(cmds); i++)
+		fprintf(f, "  %s\n", cmds[i].summary);
+	fprintf(f,
+		"\nOptions:\n"
+		"  -j, --json         JSON output (errors as {\"error\": ...})\n"
+		"  -p, --pretty       indented JSON (implies -j)\n"
+		"  -d, --debug        debug output, libbpf's included\n"
+		"      --bpffs DIR    where sluice pins its state (default %s)\n"
+		"  -V, --version      print the version\n"
+		"  -h, --help         this text\n"
+		"\n'sluice OBJECT help' describes each object.\n",
+		SLUICE_DEFAULT_ROOT);
+}
+
+static int do_help(int argc, char **argv)
+{
+	(void)argc;
+	(void)argv;
+	usage(stdout);
+	return 0;
+}
+
+static int do_version(int argc, char **argv)
+{
+	(void)argc;
+	(void)argv;
+	out_begin();
+	print_str("version", "sluice %s", SLUICE_VERSION);
+	print_text(" (libbpf %d.%d)\n", libbpf_major_version(), libbpf_minor_version());
+	out_end();
+	return 0;
+}
+
+static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	if (level == LIBBPF_DEBUG && !opts.debug)
+		return 0;
+	if (level == LIBBPF_INFO && !opts.debug)
+		return 0;
+	fputs("libbpf: ", stderr);
+	return vfprintf(stderr, fmt, ap);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "pretty", no_argument, NULL, 'p' },
+		{ "debug", no_argument, NULL, 'd' },
+		{ "bpffs", required_argument, NULL, 'b' },
+		{ "version", no_argument, NULL, 'V' },
+		{ "help", no_argument, NULL, 'h' },
+		{}
+	};
+	const struct cmd *match = NULL;
+	size_t i;
+	int c, err;
+
+	/* Stop at the first non-option: the object's words are its own. */
+	while ((c = getopt_long(argc, argv, "+jpdVh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'j':
+			opts.json = true;
+			break;
+		case 'p':
+			opts.json = true;
+			opts.pretty = true;
+			break;
+		case 'd':
+			opts.debug = true;
+			break;
+		case 'b':
+			if (!optarg[0] || optarg[0] != '/') {
+				pr_err("invalid --bpffs \"%s\" (an absolute path)", optarg);
+				return 1;
+			}
+			opts.root = optarg;
+			break;
+		case 'V':
+			return do_version(0, NULL);
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 1;
+		}
+	}
+	libbpf_set_print(libbpf_print);
+	if (optind >= argc) {
+		usage(stderr);
+		return 1;
+	}
+	for (i = 0; i < ARRAY_SIZE(cmds); i++) {
+		if (!is_prefix(argv[optind], cmds[i].name))
+			continue;
+		if (!strcmp(argv[optind], cmds[i].name)) {
+			match = &cmds[i];
+			break;
+		}
+		if (match) {
+			pr_err("ambiguous object \"%s\"", argv[optind]);
+			return 1;
+		}
+		match = &cmds[i];
+	}
+	if (!match) {
+		pr_err("unknown object \"%s\" (try 'sluice help')", argv[optind]);
+		return 1;
+	}
+	err = match->fn(argc - optind - 1, argv + optind + 1);
+	return err ? 1 : 0;
+}

@@ -1,0 +1,622 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Rules: parsing `rule add`, listing, and committing a whole rule set.
+ *
+ * A commit writes the complete new set into the inactive sl_rulesets entry,
+ * flips sl_config.active, then waits for an RCU grace period, so that no
+ * packet is judged by a mix of two sets and the entry is free for the next
+ * commit. Rules keep their bucket state (uid, rule-wide buckets) while their
+ * name and limits stay the same, and their counters while their name does.
+ */
+#include <errno.h>
+#include <linux/membarrier.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "sluice_user.h"
+#include "sluice_limiter.h"
+
+static void usage_rule(void)
+{
+	fprintf(stderr,
+		"Usage: sluice rule add NAME [MATCH...] limit RATE [burst N] [per KEY] [limit ...]\n"
+		"                       [action drop|dry-run]\n"
+		"       sluice rule del NAME\n"
+		"       sluice rule list\n"
+		"MATCH := family ipv4|ipv6 | proto tcp|udp|icmp|icmpv6|NUM | dport P[-Q]\n"
+		"       | src CIDR | tcp-flags syn|FLAGS[/MASK] | icmp-type N\n"
+		"RATE  := N{pps,kpps,mpps} | N{bit,kbit,mbit,gbit} | N{byte,kbyte,mbyte,gbyte}\n"
+		"         per second; bit and byte rates cost the packet's IP length\n"
+		"burst := packets (or bytes) admitted at once; default one second of RATE\n"
+		"KEY   := src[/LEN] [src6/LEN]   one bucket per source prefix (default /32, /64)\n"
+		"       | all                    one bucket for the whole rule\n"
+		"Up to %d rules of up to %d limits; a packet passes only if every limit of\n"
+		"every matching rule admits it, and only then is it charged.\n",
+		SLUICE_MAX_RULES, SLUICE_MAX_LIMITS);
+}
+
+static int bad(const char *what, const char *word)
+{
+	pr_err("invalid %s \"%s\"", what, word);
+	return -EINVAL;
+}
+
+/* Fill the derived fields of a limit: interval, tolerance, masks. */
+static int limit_finish(struct sluice_limit *l, bool burst_set)
+{
+	if (!burst_set) {
+		/* One second of traffic, at least one full-size packet for byte rates. */
+		l->burst = l->rate;
+		if (l->cost == SLUICE_COST_BYTE && l->burst < 1500)
+			l->burst = 1500;
+	}
+	l->interval_fp = sl_gcra_interval(l->rate);
+	l->tolerance = sl_gcra_tolerance(l->interval_fp, l->burst, l->cost);
+	if (!l->interval_fp || !l->tolerance) {
+		pr_err("burst %llu at this rate is out of range", (unsigned long long)l->burst);
+		return -ERANGE;
+	}
+	sl_limit_set_masks(l);
+	return 0;
+}
+
+/* Parse "per" keys starting at argv[*i]; leaves *i on the last word used. */
+static int parse_per(int argc, char **argv, int *i, struct sluice_limit *l)
+{
+	bool any = false;
+	uint64_t v;
+
+	while (*i + 1 < argc) {
+		const char *w = argv[*i + 1];
+
+		if (!strcmp(w, "all")) {
+			l->key = SLUICE_KEY_ALL;
+			l->plen4 = 0;
+			l->plen6 = 0;
+		} else if (!strcmp(w, "src")) {
+			l->key = SLUICE_KEY_SRC;
+		} else if (!strncmp(w, "src/", 4)) {
+			if (parse_u64(w + 4, 0, 32, &v))
+				return bad("IPv4 key prefix", w);
+			l->key = SLUICE_KEY_SRC;
+			l->plen4 = v;
+		} else if (!strncmp(w, "src6/", 5)) {
+			if (parse_u64(w + 5, 0, 128, &v))
+				return bad("IPv6 key prefix", w);
+			l->key = SLUICE_KEY_SRC;
+			l->plen6 = v;
+		} else {
+			break;
+		}
+		any = true;
+		(*i)++;
+	}
+	if (!any)
+		return bad("per key (src[/LEN], src6/LEN or all)", *i + 1 < argc ? argv[*i + 1] : "");
+	return 0;
+}
+
+/* Parse `rule add NAME ...` (argv[0] is NAME) into r and its name. */
+static int parse_rule(int argc, char **argv, struct sluice_rule *r, char *name)
+{
+	struct sluice_limit *l = NULL;
+	bool burst_set = false;
+	uint64_t v;
+	int i, err;
+
+	memset(r, 0, sizeof(*r));
+	if (argc < 1)
+		return usage_rule(), -EINVAL;
+	if (strlen(argv[0]) >= SLUICE_NAME_LEN || !argv[0][0] ||
+	    strspn(argv[0], "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.") !=
+		    strlen(argv[0])) {
+		pr_err("invalid rule name \"%s\" (1-%d of A-Z a-z 0-9 _ - .)", argv[0],
+		       SLUICE_NAME_LEN - 1);
+		return -EINVAL;
+	}
+	if (!strcmp(argv[0], "limit") || !strcmp(argv[0], "help")) {
+		pr_err("rule add needs a NAME before its matches and limits");
+		return -EINVAL;
+	}
+	strcpy(name, argv[0]);
+
+	for (i = 1; i < argc; i++) {
+		const char *w = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
+
+		/* Every keyword but a bare "per" key list takes one value. */
+		if (!val) {
+			pr_err("\"%s\" needs a value", w);
+			return -EINVAL;
+		}
+		if (!strcmp(w, "limit")) {
+			if (l && (err = limit_finish(l, burst_set)))
+				return err;
+			if (r->nr_limits == SLUICE_MAX_LIMITS) {
+				pr_err("too many limits (at most %d per rule)", SLUICE_MAX_LIMITS);
+				return -E2BIG;
+			}
+			l = &r->limits[r->nr_limits++];
+			burst_set = false;
+			l->plen4 = 32;
+			l->plen6 = 64;
+			l->key = SLUICE_KEY_SRC;
+			{
+				uint64_t rate;
+				int cost;
+
+				if (parse_rate(val, &rate, &cost))
+					return bad("rate", val);
+				l->rate = rate;
+				l->cost = cost;
+			}
+			i++;
+		} else if (!strcmp(w, "burst")) {
+			if (!l) {
+				pr_err("\"burst\" must follow a limit");
+				return -EINVAL;
+			}
+			if (parse_size(val, &v) || v == 0 || v > (1ULL << 40))
+				return bad("burst", val);
+			l->burst = v;
+			burst_set = true;
+			i++;
+		} else if (!strcmp(w, "per")) {
+			if (!l) {
+				pr_err("\"per\" must follow a limit");
+				return -EINVAL;
+			}
+			err = parse_per(argc, argv, &i, l);
+			if (err)
+				return err;
+		} else if (!strcmp(w, "family")) {
+			if (!strcmp(val, "ipv4") || !strcmp(val, "inet"))
+				r->family = 4;
+			else if (!strcmp(val, "ipv6") || !strcmp(val, "inet6"))
+				r->family = 6;
+			else
+				return bad("family", val);
+			r->match |= SLUICE_M_FAMILY;
+			i++;
+		} else if (!strcmp(w, "proto")) {
+			if (parse_proto(val, &r->proto))
+				return bad("proto", val);
+			r->match |= SLUICE_M_PROTO;
+			i++;
+		} else if (!strcmp(w, "dport")) {
+			if (parse_port_range(val, &r->dport_lo, &r->dport_hi))
+				return bad("dport", val);
+			r->match |= SLUICE_M_DPORT;
+			i++;
+		} else if (!strcmp(w, "src")) {
+			struct sl_cidr c;
+
+			if (parse_cidr(val, &c))
+				return bad("CIDR", val);
+			memcpy(r->src_net, c.addr, sizeof(r->src_net));
+			for (int k = 0; k < 4; k++)
+				r->src_mask[k] = c.family == 4 ? (k ? 0 : sl_prefix_word(c.plen, 0))
+							       : sl_prefix_word(c.plen, k);
+			r->src_plen = c.plen;
+			if ((r->match & SLUICE_M_FAMILY) && r->family != c.family) {
+				pr_err("src \"%s\" is not of family ipv%d", val, r->family);
+				return -EINVAL;
+			}
+			r->family = c.family;
+			r->match |= SLUICE_M_SRC | SLUICE_M_FAMILY;
+			i++;
+		} else if (!strcmp(w, "tcp-flags")) {
+			if (parse_tcp_flags(val, &r->tcp_value, &r->tcp_mask))
+				return bad("tcp-flags", val);
+			r->match |= SLUICE_M_TCPFLAGS;
+			i++;
+		} else if (!strcmp(w, "icmp-type")) {
+			if (parse_u64(val, 0, 255, &v))
+				return bad("icmp-type", val);
+			r->icmp_type = v;
+			r->match |= SLUICE_M_ICMPTYPE;
+			i++;
+		} else if (!strcmp(w, "action")) {
+			if (!strcmp(val, "drop"))
+				r->action = SLUICE_ACT_DROP;
+			else if (!strcmp(val, "dry-run"))
+				r->action = SLUICE_ACT_DRYRUN;
+			else
+				return bad("action", val);
+			i++;
+		} else {
+			pr_err("unknown word \"%s\" in rule %s", w, name);
+			return -EINVAL;
+		}
+	}
+	if (!l) {
+		pr_err("rule %s needs at least one limit", name);
+		return -EINVAL;
+	}
+	err = limit_finish(l, burst_set);
+	if (err)
+		return err;
+
+	/* Contradictions that would make a rule silently match nothing. */
+	if ((r->match & SLUICE_M_PROTO) && (r->match & SLUICE_M_TCPFLAGS) && r->proto != 6) {
+		pr_err("tcp-flags needs proto tcp");
+		return -EINVAL;
+	}
+	if ((r->match & SLUICE_M_PROTO) && (r->match & SLUICE_M_DPORT) && r->proto != 6 &&
+	    r->proto != 17) {
+		pr_err("dport needs proto tcp or udp");
+		return -EINVAL;
+	}
+	if ((r->match & SLUICE_M_PROTO) && (r->match & SLUICE_M_ICMPTYPE) && r->proto != 1 &&
+	    r->proto != 58) {
+		pr_err("icmp-type needs proto icmp or icmpv6");
+		return -EINVAL;
+	}
+	if ((r->match & SLUICE_M_FAMILY) && (r->match & SLUICE_M_PROTO) &&
+	    ((r->proto == 1 && r->family == 6) || (r->proto == 58 && r->family == 4))) {
+		pr_err("proto %s does not exist in ipv%d", r->proto == 1 ? "icmp" : "icmpv6",
+		       r->family);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static bool limits_equal(const struct sluice_rule *a, const struct sluice_rule *b)
+{
+	int i;
+
+	if (a->nr_limits != b->nr_limits)
+		return false;
+	for (i = 0; i < a->nr_limits; i++) {
+		const struct sluice_limit *x = &a->limits[i], *y = &b->limits[i];
+
+		if (x->rate != y->rate || x->burst != y->burst || x->key != y->key ||
+		    x->cost != y->cost || x->plen4 != y->plen4 || x->plen6 != y->plen6)
+			return false;
+	}
+	return true;
+}
+
+static int find_rule(const struct sluice_ruleset *rs, const char *name)
+{
+	__u32 i;
+
+	for (i = 0; i < rs->nr_rules && i < SLUICE_MAX_RULES; i++)
+		if (!strncmp(rs->names[i], name, SLUICE_NAME_LEN))
+			return i;
+	return -1;
+}
+
+static int zero_percpu(int fd, __u32 key, size_t size)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	void *z;
+	int err = 0;
+
+	if (ncpu <= 0)
+		return -EINVAL;
+	z = calloc(ncpu, (size + 7) & ~7UL);
+	if (!z)
+		return -ENOMEM;
+	if (bpf_map_update_elem(fd, &key, z, BPF_ANY))
+		err = -errno;
+	free(z);
+	return err;
+}
+
+/*
+ * Replace the live rule set with next (names and rules filled in; uid, slot
+ * and agg_slot are assigned here). Caller holds the root lock.
+ */
+int sl_ruleset_commit(const struct sl_maps *m, struct sluice_ruleset *next)
+{
+	bool slot_used[SLUICE_STATS_SLOTS] = {}, agg_used[SLUICE_AGG_SLOTS] = {};
+	struct sluice_ruleset *live;
+	struct sluice_config cfg;
+	struct sluice_state empty = {};
+	__u32 i, j, idx;
+	int err;
+
+	live = calloc(1, sizeof(*live));
+	if (!live)
+		return -ENOMEM;
+	err = sl_config_read(m, &cfg);
+	if (!err)
+		err = sl_read_live(m, live);
+	if (err)
+		goto out;
+	if (next->nr_rules > SLUICE_MAX_RULES) {
+		err = -E2BIG;
+		goto out;
+	}
+	/* Slots the live set uses stay untouched until it is gone. */
+	for (i = 0; i < live->nr_rules && i < SLUICE_MAX_RULES; i++) {
+		struct sluice_rule *r = &live->rules[i];
+
+		slot_used[r->slot % SLUICE_STATS_SLOTS] = true;
+		for (j = 0; j < r->nr_limits && j < SLUICE_MAX_LIMITS; j++)
+			if (r->limits[j].key == SLUICE_KEY_ALL)
+				agg_used[r->limits[j].agg_slot % SLUICE_AGG_SLOTS] = true;
+	}
+	/* First pass: what carries over from the live rule of the same name. */
+	for (i = 0; i < next->nr_rules; i++) {
+		struct sluice_rule *r = &next->rules[i];
+		int old = find_rule(live, next->names[i]);
+
+		r->slot = UINT16_MAX;
+		r->uid = 0;
+		if (old < 0)
+			continue;
+		r->slot = live->rules[old].slot;	/* counters follow the name */
+		if (limits_equal(r, &live->rules[old])) {
+			r->uid = live->rules[old].uid;	/* so do buckets, while limits stay */
+			for (j = 0; j < r->nr_limits; j++)
+				r->limits[j].agg_slot = live->rules[old].limits[j].agg_slot;
+		}
+	}
+	/* Second pass: fresh identities, on slots the live set does not use. */
+	for (i = 0; i < next->nr_rules; i++) {
+		struct sluice_rule *r = &next->rules[i];
+
+		if (r->slot == UINT16_MAX) {
+			for (idx = 0; idx < SLUICE_STATS_SLOTS && slot_used[idx]; idx++)
+				;
+			if (idx == SLUICE_STATS_SLOTS) {
+				err = -ENOSPC;
+				goto out;
+			}
+			slot_used[idx] = true;
+			r->slot = idx;
+			err = zero_percpu(m->rule_stats, idx, sizeof(struct sluice_rule_stats));
+			if (err)
+				goto out;
+		}
+		if (r->uid)
+			continue;
+		r->uid = cfg.next_uid ? cfg.next_uid : 1;
+		cfg.next_uid = r->uid + 1;
+		for (j = 0; j < r->nr_limits; j++) {
+			if (r->limits[j].key != SLUICE_KEY_ALL)
+				continue;
+			for (idx = 0; idx < SLUICE_AGG_SLOTS && agg_used[idx]; idx++)
+				;
+			if (idx == SLUICE_AGG_SLOTS) {
+				err = -ENOSPC;
+				goto out;
+			}
+			agg_used[idx] = true;
+			r->limits[j].agg_slot = idx;
+			if (bpf_map_update_elem(m->agg, &idx, &empty, BPF_ANY)) {
+				err = -errno;
+				goto out;
+			}
+		}
+	}
+	next->gen = live->gen + 1;
+	idx = !(cfg.active & 1);
+	if (bpf_map_update_elem(m->rulesets, &idx, next, BPF_ANY)) {
+		err = -errno;
+		goto out;
+	}
+	cfg.active = idx;
+	err = sl_config_write(m, &cfg);
+	if (err)
+		goto out;
+	/*
+	 * synchronize_rcu(): every packet that could still be reading the old
+	 * set has finished, so the next commit may overwrite it.
+	 */
+	if (syscall(__NR_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0))
+		usleep(50000);	/* no membarrier: outwait any packet generously */
+out:
+	free(live);
+	return err;
+}
+
+static void print_limit(const struct sluice_limit *l)
+{
+	char rate[48];
+
+	format_rate(l->rate, l->cost, rate, sizeof(rate));
+	open_object(NULL);
+	print_str("rate", " limit %s", rate);
+	print_u64(l->cost == SLUICE_COST_PKT ? "pps" : "bytes_per_sec", NULL, l->rate);
+	print_str("cost", NULL, l->cost == SLUICE_COST_PKT ? "packets" : "bytes");
+	print_u64("burst", " burst %llu", l->burst);
+	if (l->key == SLUICE_KEY_ALL) {
+		print_str("per", " per %s", "all");
+	} else {
+		print_str("per", " per %s", "src");
+		print_u64("prefix4", "/%llu", l->plen4);
+		print_u64("prefix6", " src6/%llu", l->plen6);
+	}
+	close_object();
+}
+
+/* One rule, in the words `rule add` takes. */
+static void print_rule(const struct sluice_ruleset *rs, __u32 i)
+{
+	const struct sluice_rule *r = &rs->rules[i];
+	char buf[64];
+	__u32 j;
+
+	open_object(NULL);
+	print_str("name", "%s", rs->names[i]);
+	if (r->match & SLUICE_M_FAMILY)
+		print_str("family", " family %s", r->family == 4 ? "ipv4" : "ipv6");
+	if (r->match & SLUICE_M_PROTO)
+		print_str("proto", " proto %s", proto_name(r->proto, buf, sizeof(buf)));
+	if (r->match & SLUICE_M_DPORT) {
+		if (r->dport_lo == r->dport_hi)
+			snprintf(buf, sizeof(buf), "%u", r->dport_lo);
+		else
+			snprintf(buf, sizeof(buf), "%u-%u", r->dport_lo, r->dport_hi);
+		print_str("dport", " dport %s", buf);
+	}
+	if (r->match & SLUICE_M_SRC) {
+		format_cidr(r->family, r->src_net, r->src_plen, buf, sizeof(buf));
+		print_str("src", " src %s", buf);
+	}
+	if (r->match & SLUICE_M_TCPFLAGS) {
+		format_tcp_flags(r->tcp_value, r->tcp_mask, buf, sizeof(buf));
+		print_str("tcp_flags", " tcp-flags %s", buf);
+	}
+	if (r->match & SLUICE_M_ICMPTYPE)
+		print_u64("icmp_type", " icmp-type %llu", r->icmp_type);
+	open_array("limits");
+	for (j = 0; j < r->nr_limits && j < SLUICE_MAX_LIMITS; j++)
+		print_limit(&r->limits[j]);
+	close_array();
+	print_str("action", " action %s", r->action == SLUICE_ACT_DRYRUN ? "dry-run" : "drop");
+	print_u64("uid", NULL, r->uid);
+	print_text("\n");
+	close_object();
+}
+
+static int rule_list(const struct sl_maps *m)
+{
+	struct sluice_ruleset *rs = calloc(1, sizeof(*rs));
+	__u32 i;
+	int err;
+
+	if (!rs)
+		return -ENOMEM;
+	err = sl_read_live(m, rs);
+	if (err) {
+		pr_err("cannot read the rule set: %s", strerror(-err));
+		goto out;
+	}
+	out_begin();
+	open_array("rules");
+	for (i = 0; i < rs->nr_rules && i < SLUICE_MAX_RULES; i++)
+		print_rule(rs, i);
+	close_array();
+	out_end();
+out:
+	free(rs);
+	return err;
+}
+
+static int rule_change(int argc, char **argv, bool add)
+{
+	struct sluice_ruleset *rs = NULL;
+	struct sluice_rule r;
+	char name[SLUICE_NAME_LEN] = "";
+	struct sl_maps m = { .config = -1 };
+	int lock = -1, err, at;
+
+	if (add) {
+		err = parse_rule(argc, argv, &r, name);
+		if (err)
+			return err;
+	} else {
+		if (argc != 1) {
+			usage_rule();
+			return -EINVAL;
+		}
+		snprintf(name, sizeof(name), "%s", argv[0]);
+	}
+	err = sl_bpffs_ensure(opts.root);
+	if (err) {
+		pr_err("cannot prepare bpffs at %s: %s", opts.root, strerror(-err));
+		return err;
+	}
+	lock = sl_lock();
+	if (lock < 0) {
+		pr_err("cannot lock %s: %s", opts.root, strerror(-lock));
+		return lock;
+	}
+	/* Rules may come before any interface: load without attaching. */
+	if (add) {
+		err = sl_ensure_loaded(NULL);
+		if (err)
+			goto out;
+	}
+	err = sl_maps_open(&m);
+	if (err)
+		goto out;
+	rs = calloc(1, sizeof(*rs));
+	if (!rs) {
+		err = -ENOMEM;
+		goto out;
+	}
+	err = sl_read_live(&m, rs);
+	if (err) {
+		pr_err("cannot read the rule set: %s", strerror(-err));
+		goto out;
+	}
+	at = find_rule(rs, add ? name : argv[0]);
+	if (add) {
+		if (at >= 0) {
+			pr_err("rule \"%s\" already exists", name);
+			err = -EEXIST;
+			goto out;
+		}
+		if (rs->nr_rules >= SLUICE_MAX_RULES) {
+			pr_err("too many rules: %u is the most sluice holds", SLUICE_MAX_RULES);
+			err = -E2BIG;
+			goto out;
+		}
+		rs->rules[rs->nr_rules] = r;
+		memset(rs->names[rs->nr_rules], 0, SLUICE_NAME_LEN);
+		strcpy(rs->names[rs->nr_rules], name);
+		rs->nr_rules++;
+	} else {
+		if (at < 0) {
+			pr_err("unknown rule \"%s\"", argv[0]);
+			err = -ENOENT;
+			goto out;
+		}
+		memmove(&rs->rules[at], &rs->rules[at + 1],
+			(rs->nr_rules - at - 1) * sizeof(rs->rules[0]));
+		memmove(rs->names[at], rs->names[at + 1],
+			(rs->nr_rules - at - 1) * SLUICE_NAME_LEN);
+		rs->nr_rules--;
+		memset(&rs->rules[rs->nr_rules], 0, sizeof(rs->rules[0]));
+		memset(rs->names[rs->nr_rules], 0, SLUICE_NAME_LEN);
+	}
+	err = sl_ruleset_commit(&m, rs);
+	if (err) {
+		pr_err("cannot commit the rule set: %s", strerror(-err));
+		goto out;
+	}
+	print_text("%s rule %s\n", add ? "added" : "deleted", name);
+out:
+	free(rs);
+	if (m.config >= 0)
+		sl_maps_close(&m);
+	sl_unlock(lock);
+	return err;
+}
+
+int do_rule(int argc, char **argv)
+{
+	struct sl_maps m;
+	int err;
+
+	if (argc < 1 || !strcmp(argv[0], "help")) {
+		usage_rule();
+		return argc < 1 ? -EINVAL : 0;
+	}
+	if (is_prefix(argv[0], "add"))
+		return rule_change(argc - 1, argv + 1, true);
+	if (is_prefix(argv[0], "delete"))
+		return rule_change(argc - 1, argv + 1, false);
+	if (is_prefix(argv[0], "list") || is_prefix(argv[0], "show")) {
+		if (argc > 1) {
+			pr_err("rule list takes no arguments");
+			return -EINVAL;
+		}
+		err = sl_maps_open(&m);
+		if (err)
+			return err;
+		err = rule_list(&m);
+		sl_maps_close(&m);
+		return err;
+	}
+	pr_err("unknown rule command \"%s\"", argv[0]);
+	usage_rule();
+	return -EINVAL;
+}

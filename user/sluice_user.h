@@ -1,0 +1,110 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/* sluice userspace: what the controller's files share. */
+#ifndef SLUICE_USER_H
+#define SLUICE_USER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <linux/types.h>
+#include "sluice.h"
+
+#define SLUICE_DEFAULT_ROOT "/sys/fs/bpf/sluice"
+
+/* Global options, set once by main(). */
+struct sl_opts {
+	const char *root;	/* bpffs directory holding sluice's pins */
+	bool json;
+	bool pretty;
+	bool debug;
+};
+extern struct sl_opts opts;
+
+/* Logging: to stderr; an error in JSON mode is {"error": "..."} on stdout. */
+void pr_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void pr_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void pr_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void pr_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* One printing path for text and JSON (iproute2 style). */
+void out_begin(void);
+void out_end(void);
+void open_object(const char *key);
+void close_object(void);
+void open_array(const char *key);
+void close_array(void);
+/* In JSON: "key": value. In text: printf(fmt, value); fmt NULL prints nothing. */
+void print_str(const char *key, const char *fmt, const char *v);
+void print_u64(const char *key, const char *fmt, uint64_t v);
+void print_s64(const char *key, const char *fmt, int64_t v);
+void print_bool(const char *key, const char *fmt, bool v);
+void print_double(const char *key, const char *fmt, double v);
+void print_null(const char *key, const char *text);
+/* Text mode only. */
+void print_text(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Strict argument parsing: 0 or -EINVAL/-ERANGE, with the bad word named by the caller. */
+int parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out);
+int parse_rate(const char *s, uint64_t *rate, int *cost);
+int parse_size(const char *s, uint64_t *out);
+struct sl_cidr {
+	int family;		/* 4 or 6 */
+	__u32 addr[4];		/* network byte order, masked */
+	unsigned int plen;
+};
+int parse_cidr(const char *s, struct sl_cidr *c);
+int parse_port_range(const char *s, __u16 *lo, __u16 *hi);
+int parse_proto(const char *s, __u8 *proto);
+int parse_tcp_flags(const char *s, __u8 *value, __u8 *mask);
+const char *proto_name(__u8 proto, char *buf, size_t len);
+void format_cidr(int family, const __u32 *addr, unsigned int plen, char *buf, size_t len);
+void format_rate(uint64_t rate, int cost, char *buf, size_t len);
+void format_tcp_flags(__u8 value, __u8 mask, char *buf, size_t len);
+bool is_prefix(const char *word, const char *full);
+
+/* Pinned state. */
+struct sl_maps {
+	int config, rulesets, state, agg, rule_stats, global;
+	int deny4, deny6, allow4, allow6;
+};
+struct sl_load_opts {
+	__u64 keys;		/* sl_state entries; 0 for the default */
+	int clock;		/* enum sluice_clock */
+};
+int sl_bpffs_ensure(const char *root);
+int sl_lock(void);		/* exclusive lock on the root, for writers; returns fd */
+void sl_unlock(int fd);
+int sl_ensure_loaded(const struct sl_load_opts *lo);
+bool sl_is_loaded(void);
+int sl_maps_open(struct sl_maps *m);
+void sl_maps_close(struct sl_maps *m);
+int sl_config_read(const struct sl_maps *m, struct sluice_config *cfg);
+int sl_config_write(const struct sl_maps *m, const struct sluice_config *cfg);
+int sl_read_live(const struct sl_maps *m, struct sluice_ruleset *rs);
+int sl_pin_path(char *buf, size_t len, const char *name);
+int sl_not_loaded(void);
+
+/* A rule set change: replace the live set with new rules (by name). */
+int sl_ruleset_commit(const struct sl_maps *m, struct sluice_ruleset *next);
+
+/* Objects of the command line: argc/argv start after the object word. */
+int do_attach(int argc, char **argv);
+int do_detach(int argc, char **argv);
+int do_status(int argc, char **argv);
+int do_rule(int argc, char **argv);
+int do_deny(int argc, char **argv);
+int do_allow(int argc, char **argv);
+int do_stats(int argc, char **argv);
+int do_top(int argc, char **argv);
+int do_disable(int argc, char **argv);
+int do_enable(int argc, char **argv);
+int do_set(int argc, char **argv);
+
+/* Monotonic ns on the data path's clock. */
+__u64 sl_now_ns(void);
+/* Sum a per-CPU value array of n __u64 words per CPU into out. */
+int sl_percpu_sum(int map_fd, __u32 key, __u64 *out, size_t words);
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+#endif /* SLUICE_USER_H */

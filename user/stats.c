@@ -1,0 +1,407 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Reading what the data path counted: `stats`, `top`, and the switches
+ * (`disable`/`enable`, `set`). Everything shown comes from one snapshot
+ * read against one clock reading, so numbers do not wobble between lines.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "sluice_user.h"
+#include "sluice_limiter.h"
+
+static const char *const global_names[SLUICE_G_MAX] = {
+	[SLUICE_G_PACKETS] = "packets",
+	[SLUICE_G_PARSED] = "parsed",
+	[SLUICE_G_NON_IP] = "non_ip",
+	[SLUICE_G_MALFORMED] = "malformed",
+	[SLUICE_G_ND] = "neighbour_discovery",
+	[SLUICE_G_DENIED] = "denied",
+	[SLUICE_G_ALLOWED] = "allowed",
+	[SLUICE_G_NO_RULE] = "no_rule",
+	[SLUICE_G_PASSED] = "passed",
+	[SLUICE_G_DROPPED] = "dropped",
+	[SLUICE_G_WOULD_DROP] = "would_drop",
+	[SLUICE_G_FAULT] = "faults",
+	[SLUICE_G_FAIL_OPEN] = "fail_open",
+};
+
+int do_stats(int argc, char **argv)
+{
+	struct sluice_ruleset *rs = NULL;
+	struct sl_maps m;
+	__u64 g[SLUICE_G_MAX];
+	__u32 i;
+	int err;
+
+	(void)argv;
+	if (argc > 0) {
+		fprintf(stderr, "Usage: sluice stats\n"
+				"  global counters, then passed/dropped/would-drop packets and "
+				"bytes per rule\n");
+		return -EINVAL;
+	}
+	err = sl_maps_open(&m);
+	if (err)
+		return err;
+	rs = calloc(1, sizeof(*rs));
+	if (!rs) {
+		err = -ENOMEM;
+		goto out;
+	}
+	err = sl_read_live(&m, rs);
+	for (i = 0; !err && i < SLUICE_G_MAX; i++)
+		err = sl_percpu_sum(m.global, i, &g[i], 1);
+	if (err) {
+		pr_err("cannot read counters: %s", strerror(-err));
+		goto out;
+	}
+	out_begin();
+	open_object("global");
+	print_text("global:\n");
+	for (i = 0; i < SLUICE_G_MAX; i++) {
+		char fmt[48];
+
+		snprintf(fmt, sizeof(fmt), "  %-20s %%llu\n", global_names[i]);
+		print_u64(global_names[i], fmt, g[i]);
+	}
+	close_object();
+	open_array("rules");
+	print_text("%-20s %12s %14s %12s %14s %12s %14s\n", "rule", "passed", "bytes", "dropped",
+		   "bytes", "would-drop", "bytes");
+	for (i = 0; i < rs->nr_rules && i < SLUICE_MAX_RULES; i++) {
+		struct sluice_rule_stats s;
+
+		err = sl_percpu_sum(m.rule_stats, rs->rules[i].slot, (__u64 *)&s,
+				    sizeof(s) / sizeof(__u64));
+		if (err) {
+			pr_err("cannot read counters of rule %s: %s", rs->names[i], strerror(-err));
+			goto out;
+		}
+		open_object(NULL);
+		print_str("name", "%-20s", rs->names[i]);
+		print_u64("passed_packets", " %12llu", s.passed_pkts);
+		print_u64("passed_bytes", " %14llu", s.passed_bytes);
+		print_u64("dropped_packets", " %12llu", s.dropped_pkts);
+		print_u64("dropped_bytes", " %14llu", s.dropped_bytes);
+		print_u64("would_drop_packets", " %12llu", s.wdrop_pkts);
+		print_u64("would_drop_bytes", " %14llu\n", s.wdrop_bytes);
+		close_object();
+	}
+	close_array();
+	out_end();
+out:
+	free(rs);
+	sl_maps_close(&m);
+	return err;
+}
+
+/* ---- top ---- */
+
+/* A source counts as "being limited now" if it was refused this recently. */
+#define TOP_WINDOW_NS (10ULL * 1000000000ULL)
+
+struct top_row {
+	struct sluice_key key;
+	struct sluice_state st;
+	int rule;	/* index in the live set */
+};
+
+static int cmp_rows(const void *a, const void *b)
+{
+	const struct top_row *x = a, *y = b;
+
+	return x->st.drops < y->st.drops ? 1 : x->st.drops > y->st.drops ? -1 : 0;
+}
+
+static int rule_by_uid(const struct sluice_ruleset *rs, __u32 uid)
+{
+	__u32 i;
+
+	for (i = 0; i < rs->nr_rules && i < SLUICE_MAX_RULES; i++)
+		if (rs->rules[i].uid == uid)
+			return i;
+	return -1;
+}
+
+static void print_row(const struct sluice_ruleset *rs, const struct top_row *row, __u64 now)
+{
+	const struct sluice_rule *r = &rs->rules[row->rule];
+	const struct sluice_limit *l = &r->limits[row->key.limit % SLUICE_MAX_LIMITS];
+	__u64 refill = 0, left;
+	char src[64];
+
+	if (row->key.family == 0)
+		snprintf(src, sizeof(src), "all");
+	else
+		format_cidr(row->key.family, row->key.addr, row->key.plen, src, sizeof(src));
+	left = sl_gcra_remaining(l, row->st.tat, now, &refill);
+	open_object(NULL);
+	print_str("source", "%-44s", src);
+	print_str("rule", " %-16s", rs->names[row->rule]);
+	print_u64("limit", " %5llu", row->key.limit);
+	print_u64("drops", " %12llu", row->st.drops);
+	print_u64("tokens", " %10llu", left);
+	print_str("unit", NULL, l->cost == SLUICE_COST_PKT ? "packets" : "bytes");
+	print_double("refill_ms", " %10.1f", refill / 1e6);
+	print_double("last_drop_s_ago", " %8.1f\n",
+		     now > row->st.last_drop ? (now - row->st.last_drop) / 1e9 : 0.0);
+	close_object();
+}
+
+int do_top(int argc, char **argv)
+{
+	struct sluice_ruleset *rs = NULL;
+	struct top_row *rows = NULL;
+	struct bpf_map_info info = {};
+	__u32 ilen = sizeof(info);
+	struct sl_maps m;
+	struct sluice_key k, next;
+	void *prev = NULL;
+	const char *only = NULL;
+	size_t n = 0, cap = 0, i;
+	uint64_t limit = 10;
+	int only_idx = -1, err, a;
+	__u64 now;
+
+	for (a = 0; a < argc; a++) {
+		if (!strcmp(argv[a], "rule") && a + 1 < argc) {
+			only = argv[++a];
+		} else if (!strcmp(argv[a], "help")) {
+			fprintf(stderr, "Usage: sluice top [N] [rule NAME]\n"
+					"  the N (default 10) sources refused most that were "
+					"refused in the last 10 s\n");
+			return 0;
+		} else if (parse_u64(argv[a], 1, 1000000, &limit)) {
+			pr_err("invalid count \"%s\"", argv[a]);
+			return -EINVAL;
+		}
+	}
+	err = sl_maps_open(&m);
+	if (err)
+		return err;
+	rs = calloc(1, sizeof(*rs));
+	if (!rs) {
+		err = -ENOMEM;
+		goto out;
+	}
+	err = sl_read_live(&m, rs);
+	if (err) {
+		pr_err("cannot read the rule set: %s", strerror(-err));
+		goto out;
+	}
+	if (only) {
+		for (a = 0; a < (int)rs->nr_rules; a++)
+			if (!strncmp(rs->names[a], only, SLUICE_NAME_LEN))
+				only_idx = a;
+		if (only_idx < 0) {
+			pr_err("unknown rule \"%s\"", only);
+			err = -ENOENT;
+			goto out;
+		}
+	}
+	/* One clock reading for the whole table. */
+	now = sl_now_ns();
+	bpf_obj_get_info_by_fd(m.state, &info, &ilen);
+	while (!bpf_map_get_next_key(m.state, prev, &next)) {
+		struct top_row row = { .key = next };
+
+		k = next;
+		prev = &k;
+		if (bpf_map_lookup_elem(m.state, &k, &row.st))
+			continue;	/* evicted meanwhile */
+		if (!row.st.drops || now - row.st.last_drop > TOP_WINDOW_NS)
+			continue;
+		row.rule = rule_by_uid(rs, k.uid);
+		if (row.rule < 0 || (only_idx >= 0 && row.rule != only_idx))
+			continue;
+		if (n == cap) {
+			struct top_row *nr;
+
+			cap = cap ? cap * 2 : 256;
+			nr = realloc(rows, cap * sizeof(*rows));
+			if (!nr) {
+				err = -ENOMEM;
+				goto out;
+			}
+			rows = nr;
+		}
+		rows[n++] = row;
+	}
+	/* Rule-wide buckets are offenders too: the whole rule is limited. */
+	for (a = 0; a < (int)rs->nr_rules; a++) {
+		const struct sluice_rule *r = &rs->rules[a];
+		__u32 j, slot;
+
+		if (only_idx >= 0 && a != only_idx)
+			continue;
+		for (j = 0; j < r->nr_limits && j < SLUICE_MAX_LIMITS; j++) {
+			struct top_row row = { .rule = a };
+
+			if (r->limits[j].key != SLUICE_KEY_ALL)
+				continue;
+			slot = r->limits[j].agg_slot;
+			if (bpf_map_lookup_elem(m.agg, &slot, &row.st) || !row.st.drops ||
+			    now - row.st.last_drop > TOP_WINDOW_NS)
+				continue;
+			row.key.uid = r->uid;
+			row.key.limit = j;
+			if (n == cap) {
+				struct top_row *nr;
+
+				cap = cap ? cap * 2 : 256;
+				nr = realloc(rows, cap * sizeof(*rows));
+				if (!nr) {
+					err = -ENOMEM;
+					goto out;
+				}
+				rows = nr;
+			}
+			rows[n++] = row;
+		}
+	}
+	qsort(rows, n, sizeof(*rows), cmp_rows);
+	out_begin();
+	print_u64("limited", "%llu sources limited in the last 10 s", n);
+	print_u64("key_capacity", " (buckets: capacity %llu)\n", info.max_entries);
+	open_array("sources");
+	if (n)
+		print_text("%-44s %-16s %5s %12s %10s %10s %8s\n", "source", "rule", "limit",
+			   "drops", "tokens", "refill ms", "last s");
+	for (i = 0; i < n && i < limit; i++)
+		print_row(rs, &rows[i], now);
+	close_array();
+	out_end();
+out:
+	free(rows);
+	free(rs);
+	sl_maps_close(&m);
+	return err;
+}
+
+/* ---- switches ---- */
+
+static int config_change(int (*apply)(struct sluice_config *, void *), void *arg)
+{
+	struct sluice_config cfg;
+	struct sl_maps m = { .config = -1 };
+	int lock, err;
+
+	if (!sl_is_loaded())
+		return sl_not_loaded();
+	lock = sl_lock();
+	if (lock < 0) {
+		pr_err("cannot lock %s: %s", opts.root, strerror(-lock));
+		return lock;
+	}
+	err = sl_maps_open(&m);
+	if (err)
+		goto out;
+	err = sl_config_read(&m, &cfg);
+	if (!err)
+		err = apply(&cfg, arg);
+	if (!err)
+		err = sl_config_write(&m, &cfg);
+	if (err && err != -EINVAL)
+		pr_err("cannot update the config: %s", strerror(-err));
+out:
+	if (m.config >= 0)
+		sl_maps_close(&m);
+	sl_unlock(lock);
+	return err;
+}
+
+static int set_disabled(struct sluice_config *cfg, void *arg)
+{
+	cfg->disabled = *(__u32 *)arg;
+	return 0;
+}
+
+int do_disable(int argc, char **argv)
+{
+	__u32 one = 1;
+	int err;
+
+	(void)argv;
+	if (argc) {
+		fprintf(stderr, "Usage: sluice disable\n"
+				"  kill switch: pass everything, still count what would be dropped\n");
+		return -EINVAL;
+	}
+	err = config_change(set_disabled, &one);
+	if (!err)
+		print_text("sluice disabled: everything passes; would-drops are counted\n");
+	return err;
+}
+
+int do_enable(int argc, char **argv)
+{
+	__u32 zero = 0;
+	int err;
+
+	(void)argv;
+	if (argc) {
+		fprintf(stderr, "Usage: sluice enable\n");
+		return -EINVAL;
+	}
+	err = config_change(set_disabled, &zero);
+	if (!err)
+		print_text("sluice enabled\n");
+	return err;
+}
+
+struct set_arg {
+	const char *what, *val;
+};
+
+static int apply_set(struct sluice_config *cfg, void *arg)
+{
+	struct set_arg *s = arg;
+
+	if (!strcmp(s->what, "fail")) {
+		if (!strcmp(s->val, "open"))
+			cfg->fail_closed = 0;
+		else if (!strcmp(s->val, "closed"))
+			cfg->fail_closed = 1;
+		else
+			goto bad;
+	} else {
+		if (!strcmp(s->val, "drop"))
+			cfg->malformed_pass = 0;
+		else if (!strcmp(s->val, "pass"))
+			cfg->malformed_pass = 1;
+		else
+			goto bad;
+	}
+	return 0;
+bad:
+	pr_err("invalid %s policy \"%s\"", s->what, s->val);
+	return -EINVAL;
+}
+
+int do_set(int argc, char **argv)
+{
+	struct set_arg s;
+	int err;
+
+	if (argc != 2 || (strcmp(argv[0], "fail") && strcmp(argv[0], "malformed"))) {
+		if (argc >= 1 && strcmp(argv[0], "help") && strcmp(argv[0], "fail") &&
+		    strcmp(argv[0], "malformed"))
+			pr_err("unknown setting \"%s\"", argv[0]);
+		fprintf(stderr, "Usage: sluice set fail open|closed\n"
+				"       sluice set malformed drop|pass\n"
+				"  fail       what an internal fault (e.g. a full table) does to the "
+				"packet\n"
+				"  malformed  what happens to truncated or invalid IP packets\n");
+		return argc == 1 && !strcmp(argv[0], "help") ? 0 : -EINVAL;
+	}
+	s.what = argv[0];
+	s.val = argv[1];
+	err = config_change(apply_set, &s);
+	if (!err)
+		print_text("%s: %s\n", s.what, s.val);
+	return err;
+}
