@@ -138,6 +138,15 @@ bool sl_is_loaded(void)
 
 int sl_not_loaded(void)
 {
+	char path[PATH_MAX];
+
+	/* Tell "nothing there" from "not allowed to look". */
+	if (!sl_pin_path(path, sizeof(path), "prog_xdp") && access(path, F_OK) &&
+	    (errno == EACCES || errno == EPERM)) {
+		pr_err("permission denied under %s: sluice needs root (CAP_BPF, CAP_NET_ADMIN, "
+		       "CAP_SYS_ADMIN)", opts.root);
+		return -EACCES;
+	}
 	pr_err("sluice is not loaded under %s (attach an interface or add a rule first)",
 	       opts.root);
 	return -ENOENT;

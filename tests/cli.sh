@@ -1,0 +1,184 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# The sluice command line: bad input fails clearly and changes nothing;
+# -j output parses; what is listed can be typed back in.
+set -u
+cd "$(dirname "$0")/.."
+. tests/lib.sh
+trap cleanup EXIT
+require_root cli
+
+NS=$(new_netns cli) || { not_ok cli-setup "cannot create a namespace"; exit 1; }
+ROOT=$(new_root cli)
+in_ns "$NS" ip link add cli0 type veth peer name cli1
+in_ns "$NS" ip link set cli0 up
+in_ns "$NS" ip link set cli1 up
+
+sl() { in_ns "$NS" "$SLUICE" --bpffs "$ROOT" "$@"; }
+slj() { in_ns "$NS" "$SLUICE" -j --bpffs "$ROOT" "$@"; }
+# The whole observable state, to compare before and after a failed command.
+snapshot() {
+	{
+		slj status | jq -S 'del(.interfaces[]?.link_id, .interfaces[]?.prog_id)'
+		slj rule list | jq -S .
+		slj deny list | jq -S .
+		slj allow list | jq -S .
+	} 2>&1
+}
+
+# bad_input NAME WORD ARGS...: fails, names WORD in its error, changes nothing.
+bad_input() {
+	local name=$1 word=$2; shift 2
+	local before after err
+	begin_case
+	before=$(snapshot)
+	if err=$(sl "$@" 2>&1 >/dev/null); then
+		fail "exit status 0 for: $*"
+	fi
+	[[ "$err" == *"$word"* ]] || fail "error does not name \"$word\": $err"
+	[ "$(echo "$err" | grep -c .)" -ge 1 ] || fail "no error printed"
+	after=$(snapshot)
+	[ "$before" == "$after" ] || fail "state changed"
+	end_case "cli-bad-$name"
+}
+
+# Before anything is loaded: read commands say so; status says not loaded.
+begin_case
+out=$(sl stats 2>&1) && fail "stats succeeded with nothing loaded"
+[[ "$out" == *"not loaded"* ]] || fail "unclear error: $out"
+[ "$(slj status | jq -r .loaded)" == "false" ] || fail "status claims loaded"
+end_case cli-not-loaded
+
+begin_case
+expect_ok "attach" sl attach cli0 mode generic
+[ "$(slj status | jq -r '.interfaces[0].interface')" == "cli0" ] || fail "status lacks cli0"
+[ "$(slj status | jq -r '.interfaces[0].mode')" == "generic" ] || fail "mode not generic"
+end_case cli-attach
+
+expect_ok "seed rule" sl rule add base proto udp dport 53 limit 100pps
+expect_ok "seed deny" sl deny add 198.18.9.0/24
+
+bad_input unknown-interface nosuch0 attach nosuch0
+bad_input attach-twice cli0 attach cli0
+bad_input bad-mode turbo attach cli1 mode turbo
+bad_input bad-cidr-len 198.18.0.0/33 deny add 198.18.0.0/33
+bad_input bad-cidr-word notanaddress allow add notanaddress
+bad_input bad-cidr-hostbits 198.18.0.1/24 deny add 198.18.0.1/24
+bad_input rule-bad-cidr 300.1.1.1 rule add r1 src 300.1.1.1 limit 10pps
+bad_input rate-zero 0pps rule add r1 limit 0pps
+bad_input rate-junk 10xpps rule add r1 limit 10xpps
+bad_input rate-bits 13bit rule add r1 limit 13bit
+bad_input rate-overflow 99999999999999999999pps rule add r1 limit 99999999999999999999pps
+bad_input burst-zero '"0"' rule add r1 limit 10pps burst 0
+bad_input burst-junk 5x rule add r1 limit 10pps burst 5x
+bad_input bad-port 70000 rule add r1 dport 70000 limit 10pps
+bad_input bad-port-range 90-80 rule add r1 dport 90-80 limit 10pps
+bad_input bad-proto tcpx rule add r1 proto tcpx limit 10pps
+bad_input bad-flags syn,bogus rule add r1 tcp-flags syn,bogus limit 10pps
+bad_input bad-prefix src/33 rule add r1 limit 10pps per src/33
+bad_input bad-prefix6 src6/129 rule add r1 limit 10pps per src6/129
+bad_input no-limit r1 rule add r1 proto tcp
+bad_input five-limits "at most 4" rule add r1 limit 1pps limit 2pps limit 3pps limit 4pps limit 5pps
+bad_input unknown-word frobnicate rule add r1 limit 10pps frobnicate 3
+bad_input duplicate-name base rule add base limit 10pps
+bad_input unknown-rule nosuch rule del nosuch
+bad_input deny-del-missing 198.18.7.0/24 deny del 198.18.7.0/24
+bad_input family-conflict 2001:db8::/32 rule add r1 family ipv4 src 2001:db8::/32 limit 10pps
+bad_input flags-udp tcp-flags rule add r1 proto udp tcp-flags syn limit 10pps
+bad_input bad-action maybe rule add r1 limit 10pps action maybe
+bad_input bad-name 'bad name' rule add 'bad name' limit 10pps
+bad_input unknown-object frob frob
+bad_input set-bad-policy sometimes set fail sometimes
+bad_input top-bad-count many top many
+
+# Rule capacity: 64 rules fit (with "base"), the next is refused whole.
+begin_case
+for i in $(seq 1 63); do
+	sl rule add "cap$i" proto udp dport "$((1000 + i))" limit 10pps >/dev/null 2>&1 ||
+		fail "rule cap$i refused"
+done
+[ "$(slj rule list | jq '.rules | length')" == "64" ] || fail "not 64 rules"
+end_case cli-64-rules
+bad_input too-many-rules "too many rules" rule add cap64 limit 10pps
+begin_case
+for i in $(seq 1 63); do sl rule del "cap$i" >/dev/null 2>&1 || fail "del cap$i"; done
+[ "$(slj rule list | jq '.rules | length')" == "1" ] || fail "rules left behind"
+end_case cli-rule-del
+
+# -j output parses, and errors are JSON too.
+begin_case
+for c in status "rule list" "deny list" "allow list" stats top version; do
+	# shellcheck disable=SC2086
+	slj $c | jq -e . >/dev/null 2>&1 || fail "-j $c does not parse"
+	# shellcheck disable=SC2086
+	in_ns "$NS" "$SLUICE" -p --bpffs "$ROOT" $c | jq -e . >/dev/null 2>&1 || fail "-p $c"
+done
+err=$(slj rule del nosuch)
+[ "$(echo "$err" | jq -r .error)" == 'unknown rule "nosuch"' ] || fail "JSON error: $err"
+end_case cli-json
+
+# What `rule list` prints can be typed back in and lists the same.
+begin_case
+rules=(
+	"web family ipv4 proto tcp dport 80-443 src 198.18.0.0/15 tcp-flags syn limit 100pps burst 20 per src/24 src6/64 limit 5kpps burst 5000 per all action dry-run"
+	"dns6 family ipv6 proto udp dport 53 limit 8mbit burst 20000 per src/32 src6/48"
+	"ping proto icmp icmp-type 8 limit 10pps burst 10 per src/32 src6/64 action drop"
+	"flags proto tcp tcp-flags fin,syn/fin,syn,rst limit 64kbyte burst 64000 per all action drop"
+)
+for r in "${rules[@]}"; do
+	# shellcheck disable=SC2086
+	sl rule add $r >/dev/null 2>&1 || fail "cannot add: $r"
+done
+listed=$(sl rule list | grep -v '^base ')
+want=$(printf '%s\n' "${rules[@]}" | sed 's/ action drop$//; s/$//' )
+while read -r line; do
+	name=${line%% *}
+	expected=$(printf '%s\n' "${rules[@]}" | grep "^$name ")
+	[[ "$expected" == *" action "* ]] || expected="$expected action drop"
+	[ "$line" == "$expected" ] || fail "listed \"$line\", added \"$expected\""
+done <<<"$listed"
+[ "$(echo "$listed" | grep -c .)" == "${#rules[@]}" ] || fail "wrong rule count listed"
+: "$want"
+for r in "${rules[@]}"; do sl rule del "${r%% *}" >/dev/null; done
+end_case cli-roundtrip
+
+# Switches show in status.
+begin_case
+sl disable >/dev/null && [ "$(slj status | jq -r .enabled)" == "false" ] || fail "disable"
+sl enable >/dev/null && [ "$(slj status | jq -r .enabled)" == "true" ] || fail "enable"
+sl set fail closed >/dev/null && [ "$(slj status | jq -r .fail)" == "closed" ] || fail "fail"
+sl set fail open >/dev/null
+sl set malformed pass >/dev/null && [ "$(slj status | jq -r .malformed)" == "pass" ] ||
+	fail "malformed"
+sl set malformed drop >/dev/null
+end_case cli-switches
+
+# Unique prefixes work as in ip(8); ambiguous ones do not.
+begin_case
+[ "$(in_ns "$NS" "$SLUICE" -j --bpffs "$ROOT" ru li | jq '.rules | length')" == "1" ] ||
+	fail "'ru li' is not rule list"
+err=$(sl sta 2>&1) && fail "ambiguous 'sta' accepted"
+[[ "$err" == *ambiguous* ]] || fail "unclear error for 'sta': $err"
+expect_fail "ambiguous 'd'" sl d
+end_case cli-prefix
+
+# A user without privileges gets a clear error, not a crash.
+begin_case
+if id nobody >/dev/null 2>&1; then
+	err=$(in_ns "$NS" setpriv --reuid=nobody --regid=nogroup --clear-groups \
+		--inh-caps=-all "$SLUICE" --bpffs "$ROOT" stats 2>&1) && fail "unprivileged stats succeeded"
+	[[ "$err" == *"root"* || "$err" == *"ermission"* || "$err" == *"not permitted"* ]] ||
+		fail "unclear error: $err"
+else
+	fail "no user nobody"
+fi
+end_case cli-unprivileged
+
+begin_case
+expect_ok "detach one" sl detach cli0
+[ "$(slj status | jq '.interfaces | length')" == "0" ] || fail "still attached"
+[ "$(slj rule list | jq '.rules | length')" == "1" ] || fail "rules lost on detach DEV"
+expect_ok "detach all" sl detach all
+[ ! -e "$ROOT" ] || fail "$ROOT left behind"
+[ "$(slj status | jq -r .loaded)" == "false" ] || fail "still loaded"
+end_case cli-detach

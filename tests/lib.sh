@@ -1,0 +1,77 @@
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# Shared by sluice's shell test suites. Each case prints one line:
+#   ok - NAME | not ok - NAME: why | skip - NAME: why
+# Namespaces and bpffs roots get unique names and are removed by cleanup,
+# which every suite runs from an EXIT trap.
+
+SLUICE=${SLUICE:-$PWD/build/sluice}
+BUILD=${BUILD:-build}
+TAG="sl$$"
+NETNS=()
+ROOTS=()
+CASE_FAILED=""
+
+ok() { echo "ok - $1"; }
+not_ok() { echo "not ok - $1: $2"; }
+skip() { echo "skip - $1: $2"; }
+
+# case NAME: start a case; check ...; end_case NAME
+begin_case() { CASE_FAILED=""; }
+fail() { [ -z "$CASE_FAILED" ] && CASE_FAILED="$*"; return 0; }
+end_case() {
+	if [ -n "$CASE_FAILED" ]; then not_ok "$1" "$CASE_FAILED"; else ok "$1"; fi
+}
+
+# expect_fail DESC CMD...: the command must exit non-zero.
+expect_fail() {
+	local desc=$1; shift
+	if "$@" >/dev/null 2>&1; then fail "$desc: succeeded"; fi
+}
+# expect_ok DESC CMD...
+expect_ok() {
+	local desc=$1; shift
+	local out
+	if ! out=$("$@" 2>&1); then fail "$desc: failed: $out"; fi
+}
+
+new_netns() {
+	local ns="$TAG-$1"
+	ip netns add "$ns" || return 1
+	NETNS+=("$ns")
+	ip -n "$ns" link set lo up
+	echo "$ns"
+}
+
+# A bpffs directory of this suite's own: --bpffs for every sluice call.
+new_root() {
+	local r="/sys/fs/bpf/$TAG-$1"
+	ROOTS+=("$r")
+	echo "$r"
+}
+
+# in_ns NS CMD...: only the network namespace changes, so bpffs stays visible.
+in_ns() {
+	local ns=$1; shift
+	nsenter --net="/run/netns/$ns" "$@"
+}
+
+cleanup() {
+	local r ns
+	for r in "${ROOTS[@]}"; do
+		"$SLUICE" --bpffs "$r" detach all >/dev/null 2>&1
+		rm -rf "$r" 2>/dev/null
+	done
+	for ns in "${NETNS[@]}"; do
+		ip netns pids "$ns" 2>/dev/null | xargs -r kill -9 2>/dev/null
+		ip netns del "$ns" 2>/dev/null
+	done
+}
+
+# Preconditions a suite needs; prints a skip and exits 0 if one is missing
+# (the runner counts skips separately, never as passes).
+require_root() {
+	if [ "$(id -u)" -ne 0 ]; then
+		skip "$1" "needs root"
+		exit 0
+	fi
+}
