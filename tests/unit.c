@@ -1,0 +1,1975 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Host unit tests of the pure headers the data path is built from: GCRA
+ * math (sluice_limiter.h), the packet parser (sluice_parse.h), rule matching
+ * and bucket keys. Time is an argument, so every case is deterministic and
+ * most are exhaustive over the interesting inputs.
+ *
+ * Frames are parsed from exact-size heap copies: a read past the end is a
+ * heap overflow that ASan or valgrind reports (build with
+ * EXTRA_CFLAGS=-fsanitize=address to check).
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <arpa/inet.h>
+
+#include "sluice.h"
+#include "sluice_parse.h"
+#include "sluice_limiter.h"
+#include "check.h"
+
+/* One second and one millisecond, ns. */
+#define SEC	1000000000ULL
+#define MSEC	1000000ULL
+/* An arbitrary "now" well away from 0. */
+#define T0	(1000 * SEC)
+
+/* ------------------------------------------------------------------------ */
+/* GCRA                                                                     */
+/* ------------------------------------------------------------------------ */
+
+/* One bucket driven through the pure functions, as the data path does. */
+struct bucket {
+	struct sluice_limit l;
+	__u64 tat;
+};
+
+static void limit_init(struct sluice_limit *l, __u64 rate, __u64 burst, int cost)
+{
+	memset(l, 0, sizeof(*l));
+	l->rate = rate;
+	l->burst = burst;
+	l->cost = cost;
+	l->interval_fp = sl_gcra_interval(rate);
+	l->tolerance = sl_gcra_tolerance(l->interval_fp, burst, cost);
+}
+
+static void bucket_init(struct bucket *b, __u64 rate, __u64 burst, int cost)
+{
+	limit_init(&b->l, rate, burst, cost);
+	b->tat = 0;
+}
+
+/* Offer one packet of this cost at now: 1 if admitted (the TAT moves). */
+static int offer(struct bucket *b, __u64 now, __u32 cost)
+{
+	__u64 next, inc = sl_gcra_inc(b->l.interval_fp, cost);
+
+	if (!sl_gcra_admit(b->tat, now, inc, b->l.tolerance, &next))
+		return 0;
+	b->tat = next;
+	return 1;
+}
+
+/* Packets admitted at one instant until the first refusal, at most max. */
+static __u64 drain(struct bucket *b, __u64 now, __u32 cost, __u64 max)
+{
+	__u64 n = 0;
+
+	while (n < max && offer(b, now, cost))
+		n++;
+	return n;
+}
+
+/* ns one packet moves the TAT under a packets/s limit. */
+static __u64 unit_of(const struct sluice_limit *l)
+{
+	return sl_gcra_inc(l->interval_fp, 1);
+}
+
+/* A fresh bucket admits exactly burst packets at one instant, then one per interval. */
+static void gcra_fresh_burst_then_one_per_interval(void)
+{
+	static const __u64 rates[] = { 1, 3, 7, 10, 1000, 333333, 1000000, 7000000, 1000000000 };
+	static const __u64 bursts[] = { 1, 2, 3, 5, 10, 100, 1000, 65536 };
+	static const __u64 nows[] = { 0, 1, T0, (1ULL << 63) - 1, 1ULL << 63,
+				      (1ULL << 63) + 1000000 * SEC };
+	size_t i, j, k;
+
+	for (i = 0; i < sizeof(rates) / sizeof(rates[0]); i++)
+		for (j = 0; j < sizeof(bursts) / sizeof(bursts[0]); j++)
+			for (k = 0; k < sizeof(nows) / sizeof(nows[0]); k++) {
+				struct bucket b;
+				__u64 now = nows[k], unit, n;
+
+				bucket_init(&b, rates[i], bursts[j], SLUICE_COST_PKT);
+				unit = unit_of(&b.l);
+				CHECK(b.l.tolerance != 0, "rate %llu burst %llu: tolerance 0",
+				      (unsigned long long)rates[i], (unsigned long long)bursts[j]);
+				n = drain(&b, now, 1, bursts[j] + 10);
+				if (n != bursts[j]) {
+					CHECK_FAIL("rate %llu burst %llu now %llu: %llu admitted",
+						   (unsigned long long)rates[i],
+						   (unsigned long long)bursts[j],
+						   (unsigned long long)now, (unsigned long long)n);
+					continue;
+				}
+				CHECK_EQ(b.tat, now + bursts[j] * unit);
+				/* One ns short of an interval: still empty. */
+				if (unit > 1)
+					CHECK_EQ(drain(&b, now + unit - 1, 1, 10), 0);
+				/* A whole interval: exactly one, three times over. */
+				CHECK_EQ(drain(&b, now + unit, 1, 10), 1);
+				CHECK_EQ(drain(&b, now + 2 * unit, 1, 10), 1);
+				CHECK_EQ(drain(&b, now + 3 * unit, 1, 10), 1);
+				CHECK_EQ(b.tat, now + (bursts[j] + 3) * unit);
+			}
+}
+
+/*
+ * A sender offering about 4x the rate for a long run gets burst + rate*t,
+ * within 0.1%.
+ */
+static void gcra_steady_rate_within_0_1pct(void)
+{
+	static const __u64 rates[] = { 1, 3, 7, 10, 100, 1000, 12345, 1000000 };
+	size_t i;
+
+	for (i = 0; i < sizeof(rates) / sizeof(rates[0]); i++) {
+		struct bucket b;
+		__u64 burst = 10, now = T0, step, n = 0, it;
+		double want, got;
+
+		bucket_init(&b, rates[i], burst, SLUICE_COST_PKT);
+		step = unit_of(&b.l) / 4;
+		if (!step)
+			step = 1;
+		for (it = 0; it < 400000; it++) {
+			n += offer(&b, now, 1);
+			now += step;
+		}
+		/* Time of the last offer is now - step. */
+		want = (double)burst + (double)rates[i] * (double)(now - step - T0) / 1e9;
+		got = (double)n;
+		CHECK_RANGE(got, want * 0.999, want * 1.001);
+	}
+}
+
+/*
+ * After draining, burst*interval of idle time fills the bucket again: one ns
+ * less is one packet short, and any longer idle gives no more than burst.
+ */
+static void gcra_idle_refill_exact(void)
+{
+	static const struct {
+		__u64 rate, burst;
+	} c[] = { { 10, 5 }, { 3, 7 }, { 1, 1 }, { 1000000, 64 }, { 7000000, 3 } };
+	size_t i;
+
+	for (i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		struct bucket b;
+		__u64 unit, full;
+
+		bucket_init(&b, c[i].rate, c[i].burst, SLUICE_COST_PKT);
+		unit = unit_of(&b.l);
+		full = c[i].burst * unit;
+		CHECK_EQ(drain(&b, T0, 1, 1000), c[i].burst);
+		/* one ns short of a full refill */
+		CHECK_EQ(drain(&b, T0 + full - 1, 1, 1000), c[i].burst - 1);
+		/* now drained at T0 + full - 1; a full idle period later: burst */
+		CHECK_EQ(drain(&b, T0 + 2 * full - 1, 1, 1000), c[i].burst);
+		/* a very long idle (a day, a year): still only burst */
+		CHECK_EQ(drain(&b, T0 + 86400 * SEC, 1, 1000), c[i].burst);
+		CHECK_EQ(drain(&b, T0 + 86400 * SEC * 365, 1, 1000), c[i].burst);
+	}
+}
+
+/*
+ * A bytes/s limit with mixed packet sizes: at every moment the admitted bytes
+ * stay within burst + rate*t, and right after any refusal within one maximum
+ * packet of it.
+ */
+static void gcra_byte_cost_mixed_sizes(void)
+{
+	static const __u32 sizes[] = { 64, 1500, 576, 40, 1280, 1500, 90, 1024 };
+	static const __u64 rates[] = { 125000, 3000, 1000000, 7777777, 125000000, 1000000000 };
+	const __u32 maxpkt = 1500;
+	size_t i;
+
+	for (i = 0; i < sizeof(rates) / sizeof(rates[0]); i++) {
+		struct bucket b;
+		__u64 burst = 4000, now = T0, bytes = 0, it, step, pkts = 0;
+		double ns_per_byte = 1e9 / (double)rates[i];
+
+		bucket_init(&b, rates[i], burst, SLUICE_COST_BYTE);
+		/* offered: about one 100-byte worth of time per packet of ~750 bytes */
+		step = (__u64)(100 * ns_per_byte);
+		if (!step)
+			step = 1;
+		for (it = 0; it < 200000; it++) {
+			__u32 sz = sizes[it % (sizeof(sizes) / sizeof(sizes[0]))];
+			double cap = (double)burst + (double)rates[i] * (double)(now - T0) / 1e9;
+			/* each admitted packet's TAT step is rounded by at most 0.5 ns */
+			double slack = 1 + (double)pkts * 0.5 / ns_per_byte;
+
+			if (offer(&b, now, sz)) {
+				bytes += sz;
+				pkts++;
+				if ((double)bytes > cap + slack) {
+					CHECK_FAIL("rate %llu: %llu bytes by t=%llu, cap %.1f",
+						   (unsigned long long)rates[i],
+						   (unsigned long long)bytes,
+						   (unsigned long long)(now - T0), cap);
+					break;
+				}
+			} else if ((double)bytes + maxpkt < cap - slack) {
+				CHECK_FAIL("rate %llu: %u refused, %llu admitted, cap %.1f",
+					   (unsigned long long)rates[i], sz,
+					   (unsigned long long)bytes, cap);
+				break;
+			}
+			now += step;
+		}
+	}
+}
+
+/* Byte rates swept from 1 B/s to 1 GB/s, about 2.5% apart. */
+static __u64 next_rate(__u64 r)
+{
+	return r + r / 40 + 1;
+}
+
+/* A packet costing more than the burst is never admitted, even by a full bucket. */
+static void gcra_cost_over_burst_never_admitted(void)
+{
+	static const __u64 bursts[] = { 1, 40, 64, 1499, 1500, 9000, 65535 };
+	__u64 rate;
+	size_t j;
+
+	for (rate = 1; rate <= 1000000000; rate = next_rate(rate))
+		for (j = 0; j < sizeof(bursts) / sizeof(bursts[0]); j++) {
+			struct bucket b;
+			__u64 costs[4] = { bursts[j] + 1, bursts[j] + 2, 2 * bursts[j],
+					   SL_MAX_COST };
+			int k;
+
+			bucket_init(&b, rate, bursts[j], SLUICE_COST_BYTE);
+			if (!b.l.tolerance)
+				continue;
+			for (k = 0; k < 4; k++) {
+				if (costs[k] <= bursts[j])
+					continue;
+				if (offer(&b, T0, (__u32)costs[k]) || offer(&b, 1ULL << 62,
+									 (__u32)costs[k])) {
+					CHECK_FAIL("rate %llu B/s burst %llu: %llu bytes admitted",
+						   (unsigned long long)rate,
+						   (unsigned long long)bursts[j],
+						   (unsigned long long)costs[k]);
+					return;
+				}
+			}
+		}
+	/* Packet costs: a zero burst has no tolerance and admits nothing. */
+	{
+		struct bucket b;
+
+		bucket_init(&b, 10, 0, SLUICE_COST_PKT);
+		CHECK_EQ(b.l.tolerance, 0);
+		CHECK_EQ(drain(&b, T0, 1, 10), 0);
+	}
+}
+
+/*
+ * The converse: a full bucket admits a packet costing exactly the burst.
+ * (Burst = one MTU-sized packet is a natural bytes/s configuration.)
+ */
+static void gcra_bytes_full_bucket_admits_burst_sized_packet(void)
+{
+	static const __u64 bursts[] = { 1500, 2, 64, 9000 };
+	__u64 rate, tried = 0, refused = 0;
+	size_t j;
+
+	for (j = 0; j < sizeof(bursts) / sizeof(bursts[0]); j++)
+		for (rate = 1; rate <= 1000000000; rate = next_rate(rate)) {
+			struct bucket b;
+
+			bucket_init(&b, rate, bursts[j], SLUICE_COST_BYTE);
+			if (!b.l.tolerance)
+				continue;
+			tried++;
+			if (offer(&b, T0, (__u32)bursts[j]))
+				continue;
+			if (!refused++)
+				CHECK_FAIL("rate %llu B/s burst %llu: a %llu-byte packet refused "
+					   "by a full bucket (tolerance %llu < inc %llu)",
+					   (unsigned long long)rate, (unsigned long long)bursts[j],
+					   (unsigned long long)bursts[j],
+					   (unsigned long long)b.l.tolerance,
+					   (unsigned long long)sl_gcra_inc(b.l.interval_fp,
+									   (__u32)bursts[j]));
+		}
+	if (refused)
+		printf("# %llu of %llu (rate, burst) pairs refuse a burst-sized packet\n",
+			(unsigned long long)refused, (unsigned long long)tried);
+}
+
+/* sl_gcra_interval, sl_gcra_tolerance and sl_gcra_inc at their edges. */
+static void gcra_interval_tolerance_edges(void)
+{
+	const __u64 one_s_fp = SL_NSEC_PER_SEC << SLUICE_FP_SHIFT;
+	__u64 ifp, maxb;
+
+	CHECK_EQ(sl_gcra_interval(0), 0);
+	CHECK_EQ(sl_gcra_interval(1), one_s_fp);
+	CHECK_EQ(sl_gcra_interval(3), one_s_fp / 3);
+	CHECK_EQ(sl_gcra_interval(one_s_fp), 1);
+	CHECK_EQ(sl_gcra_interval(one_s_fp + 1), 0);
+	CHECK_EQ(sl_gcra_interval(UINT64_MAX), 0);
+
+	/* rounding to the nearest ns, half up */
+	CHECK_EQ(sl_gcra_inc(3ULL << (SLUICE_FP_SHIFT - 1), 1), 2);	/* 1.5 */
+	CHECK_EQ(sl_gcra_inc(3ULL << (SLUICE_FP_SHIFT - 1), 2), 3);	/* 3.0 */
+	CHECK_EQ(sl_gcra_inc((1ULL << (SLUICE_FP_SHIFT - 1)) - 1, 1), 0);
+	CHECK_EQ(sl_gcra_inc(1ULL << (SLUICE_FP_SHIFT - 1), 1), 1);
+	/* the largest product: no overflow */
+	CHECK_EQ(sl_gcra_inc(one_s_fp, SL_MAX_COST), SL_MAX_COST * SL_NSEC_PER_SEC);
+	CHECK_EQ(sl_gcra_inc(one_s_fp, 0), 0);
+
+	/* tolerance: zero inputs */
+	CHECK_EQ(sl_gcra_tolerance(0, 10, SLUICE_COST_PKT), 0);
+	CHECK_EQ(sl_gcra_tolerance(0, 10, SLUICE_COST_BYTE), 0);
+	CHECK_EQ(sl_gcra_tolerance(one_s_fp, 0, SLUICE_COST_PKT), 0);
+	CHECK_EQ(sl_gcra_tolerance(one_s_fp, 0, SLUICE_COST_BYTE), 0);
+
+	/* packets: burst whole units, up to 2^62 ns, 0 beyond */
+	ifp = sl_gcra_interval(1);
+	maxb = (1ULL << 62) / SL_NSEC_PER_SEC;
+	CHECK_EQ(sl_gcra_tolerance(ifp, maxb, SLUICE_COST_PKT), maxb * SL_NSEC_PER_SEC);
+	CHECK(sl_gcra_tolerance(ifp, maxb, SLUICE_COST_PKT) <= (1ULL << 62), "tolerance > 2^62");
+	CHECK_EQ(sl_gcra_tolerance(ifp, maxb + 1, SLUICE_COST_PKT), 0);
+	CHECK_EQ(sl_gcra_tolerance(ifp, UINT64_MAX, SLUICE_COST_PKT), 0);
+	/* bytes: burst * interval_fp up to 2^62, 0 beyond */
+	maxb = (1ULL << 62) / ifp;
+	CHECK_EQ(sl_gcra_tolerance(ifp, maxb, SLUICE_COST_BYTE), maxb * SL_NSEC_PER_SEC);
+	CHECK_EQ(sl_gcra_tolerance(ifp, maxb + 1, SLUICE_COST_BYTE), 0);
+	CHECK_EQ(sl_gcra_tolerance(ifp, UINT64_MAX, SLUICE_COST_BYTE), 0);
+
+	/* packets at 1e9 pps: 1 ns per packet, still exact */
+	ifp = sl_gcra_interval(1000000000);
+	CHECK_EQ(sl_gcra_inc(ifp, 1), 1);
+	CHECK_EQ(sl_gcra_tolerance(ifp, 5, SLUICE_COST_PKT), 5);
+	/* packets so fast the per-packet step rounds to 0 ns: unrepresentable, 0 */
+	ifp = sl_gcra_interval(3000000000ULL);
+	CHECK(ifp != 0, "interval of 3e9 pps is 0");
+	CHECK_EQ(sl_gcra_inc(ifp, 1), 0);
+	CHECK_EQ(sl_gcra_tolerance(ifp, 5, SLUICE_COST_PKT), 0);
+}
+
+/*
+ * The per-packet TAT step is the interval rounded to the nearest ns: the
+ * admitted packet rate is off by at most 0.5 ns per interval, for every rate.
+ */
+static void gcra_pkt_step_rounding_bound(void)
+{
+	__u64 rate;
+
+	for (rate = 1; rate <= 1000000000; rate = next_rate(rate)) {
+		__u64 ifp = sl_gcra_interval(rate), unit = sl_gcra_inc(ifp, 1);
+		double exact = 1e9 / (double)rate;
+
+		if (unit < exact - 0.5 - 1e-6 || unit > exact + 0.5 + 1e-6) {
+			CHECK_FAIL("rate %llu: step %llu ns, exact %.4f",
+				   (unsigned long long)rate, (unsigned long long)unit, exact);
+			return;
+		}
+	}
+}
+
+/* 64-bit edges: now near 2^63 and near the top, TATs far away. */
+static void gcra_64bit_edges(void)
+{
+	struct bucket b;
+	__u64 unit, tol, next = 12345, now;
+
+	bucket_init(&b, 10, 5, SLUICE_COST_PKT);
+	unit = unit_of(&b.l);
+	tol = b.l.tolerance;
+	CHECK_EQ(tol, 5 * unit);
+
+	/* across 2^63: signedness never enters */
+	now = (1ULL << 63) - 2 * unit;
+	CHECK_EQ(drain(&b, now, 1, 100), 5);
+	CHECK_EQ(drain(&b, now + unit, 1, 100), 1);
+	CHECK_EQ(drain(&b, now + 5 * unit, 1, 100), 4);
+	CHECK_EQ(drain(&b, (1ULL << 63) + 3600 * SEC, 1, 100), 5);
+
+	/* the highest now where now + tolerance still fits: burst, TAT ends at the top */
+	b.tat = 0;
+	now = UINT64_MAX - tol;
+	CHECK_EQ(drain(&b, now, 1, 100), 5);
+	CHECK_EQ(b.tat, UINT64_MAX);
+	CHECK_EQ(drain(&b, now, 1, 100), 0);
+	/* (beyond that, now + tolerance wraps: ktime never gets there, nothing is promised) */
+
+	/* TAT far in the past: a full bucket */
+	b.tat = 1;
+	CHECK_EQ(drain(&b, 1ULL << 63, 1, 100), 5);
+	b.tat = 1;
+	CHECK_EQ(drain(&b, UINT64_MAX - tol, 1, 100), 5);
+
+	/* TAT far in the future: refused, and *next untouched */
+	CHECK_EQ(sl_gcra_admit(UINT64_MAX, T0, unit, tol, &next), 0);
+	CHECK_EQ(next, 12345);
+	CHECK_EQ(sl_gcra_admit(T0 + tol + 1, T0, unit, tol, &next), 0);
+	CHECK_EQ(sl_gcra_admit(T0 + (1ULL << 62), T0, unit, tol, &next), 0);
+	CHECK_EQ(next, 12345);
+	/* exactly at the edge: room for one more */
+	CHECK_EQ(sl_gcra_admit(T0 + tol - unit, T0, unit, tol, &next), 1);
+	CHECK_EQ(next, T0 + tol);
+	CHECK_EQ(sl_gcra_admit(T0 + tol - unit + 1, T0, unit, tol, &next), 0);
+
+	/* inc larger than the tolerance: refused at any TAT */
+	next = 7;
+	CHECK_EQ(sl_gcra_admit(0, T0, tol + 1, tol, &next), 0);
+	CHECK_EQ(sl_gcra_admit(0, 0, UINT64_MAX, tol, &next), 0);
+	CHECK_EQ(next, 7);
+	/* zero cost is always admitted within tolerance and moves nothing */
+	CHECK_EQ(sl_gcra_admit(T0 + tol, T0, 0, tol, &next), 1);
+	CHECK_EQ(next, T0 + tol);
+
+	/* rate 1/s, burst 1: exactly one per second over 1000 s */
+	bucket_init(&b, 1, 1, SLUICE_COST_PKT);
+	{
+		__u64 n = 0, t;
+
+		for (t = 0; t < 1000 * SEC; t += SEC / 4)
+			n += offer(&b, T0 + t, 1);
+		CHECK_EQ(n, 1000);
+	}
+
+	/* 1e9 pps: 1 ns per packet */
+	bucket_init(&b, 1000000000, 3, SLUICE_COST_PKT);
+	CHECK_EQ(drain(&b, T0, 1, 100), 3);
+	CHECK_EQ(drain(&b, T0 + 1, 1, 100), 1);
+	CHECK_EQ(drain(&b, T0 + 2, 1, 100), 1);
+	CHECK_EQ(drain(&b, T0 + 100, 1, 100), 3);
+}
+
+/*
+ * Rates whose interval is not a whole number of ns stay accurate: over 1e6
+ * saturating packets the admitted count is within 0.1% of rate*t.
+ */
+static void gcra_fractional_interval_accuracy(void)
+{
+	static const __u64 rates[] = { 3, 7, 7000000, 333333 };
+	size_t i;
+
+	for (i = 0; i < sizeof(rates) / sizeof(rates[0]); i++) {
+		struct bucket b;
+		__u64 burst = 4, now = T0, n = 0, step;
+		double want;
+
+		bucket_init(&b, rates[i], burst, SLUICE_COST_PKT);
+		step = unit_of(&b.l) / 2;
+		while (n < 1000000) {
+			n += offer(&b, now, 1);
+			now += step;
+		}
+		now -= step;
+		want = (double)burst + (double)rates[i] * (double)(now - T0) / 1e9;
+		CHECK_RANGE((double)n, want * 0.999, want * 1.001);
+	}
+	/* bytes: 3 B/s and 7e6 B/s with 100-byte packets */
+	{
+		static const __u64 brates[] = { 3, 7000000 };
+
+		for (i = 0; i < 2; i++) {
+			struct bucket b;
+			__u64 now = T0, n = 0, step;
+			double want;
+
+			bucket_init(&b, brates[i], 1000, SLUICE_COST_BYTE);
+			step = sl_gcra_inc(b.l.interval_fp, 100) / 2;
+			while (n < 1000000) {
+				n += offer(&b, now, 100);
+				now += step;
+			}
+			now -= step;
+			want = (1000.0 + (double)brates[i] * (double)(now - T0) / 1e9) / 100.0;
+			CHECK_RANGE((double)n, want * 0.999, want * 1.001);
+		}
+	}
+}
+
+/*
+ * The data path's check-then-charge over several limits, done by hand:
+ * check every limit, and only if all admit, charge every one.
+ */
+static int admit_all(struct bucket **bs, int n, __u64 now, __u32 cost)
+{
+	__u64 next;
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (!sl_gcra_admit(bs[i]->tat, now, sl_gcra_inc(bs[i]->l.interval_fp, cost),
+				   bs[i]->l.tolerance, &next))
+			return 0;
+	for (i = 0; i < n; i++)
+		if (!offer(bs[i], now, cost))
+			return -1;	/* cannot happen single-threaded */
+	return 1;
+}
+
+/* The naive alternative: charge as you go, stop at the first refusal. */
+static int admit_naive(struct bucket **bs, int n, __u64 now, __u32 cost)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (!offer(bs[i], now, cost))
+			return 0;
+	return 1;
+}
+
+static void gcra_check_then_charge_by_hand(void)
+{
+	struct bucket src[200], all;
+	struct bucket *bs[2];
+	__u64 passed = 0, all_tat;
+	int i, r;
+
+	for (i = 0; i < 200; i++)
+		bucket_init(&src[i], 1, 3, SLUICE_COST_PKT);
+	bucket_init(&all, 1, 100, SLUICE_COST_PKT);
+	bs[1] = &all;
+
+	/* source 0 sends 10 at once: 3 pass, and the rule-wide bucket pays for 3 only */
+	bs[0] = &src[0];
+	for (i = 0; i < 10; i++) {
+		r = admit_all(bs, 2, T0, 1);
+		CHECK(r >= 0, "charge refused after check admitted");
+		passed += r;
+	}
+	CHECK_EQ(passed, 3);
+	CHECK_EQ(all.tat, T0 + 3 * unit_of(&all.l));
+	CHECK_EQ(src[0].tat, T0 + 3 * unit_of(&src[0].l));
+
+	/* 97 other sources fit in the rest of the rule-wide burst, the 98th not */
+	for (i = 1; i <= 98; i++) {
+		bs[0] = &src[i];
+		r = admit_all(bs, 2, T0, 1);
+		CHECK_EQ(r, i <= 97);
+	}
+	/* the refused source was charged nothing */
+	CHECK_EQ(src[98].tat, 0);
+	all_tat = all.tat;
+	CHECK_EQ(all_tat, T0 + 100 * unit_of(&all.l));
+	/* refusals by the rule-wide limit charge no per-source bucket either */
+	for (i = 99; i < 200; i++) {
+		bs[0] = &src[i];
+		CHECK_EQ(admit_all(bs, 2, T0, 1), 0);
+		CHECK_EQ(src[i].tat, 0);
+	}
+	CHECK_EQ(all.tat, all_tat);
+
+	/* Charging as you go would have starved the others: 7 less for them. */
+	bucket_init(&all, 1, 100, SLUICE_COST_PKT);
+	for (i = 0; i < 200; i++)
+		bucket_init(&src[i], 1, 3, SLUICE_COST_PKT);
+	bs[0] = &all;	/* rule-wide first, as the data path orders them */
+	bs[1] = &src[0];
+	for (i = 0; i < 10; i++)
+		admit_naive(bs, 2, T0, 1);
+	passed = 0;
+	for (i = 1; i < 200; i++) {
+		bs[1] = &src[i];
+		passed += admit_naive(bs, 2, T0, 1);
+	}
+	CHECK_EQ(passed, 90);
+}
+
+/* Tokens left and ns to the next token, as `top` shows them. */
+static void gcra_remaining(void)
+{
+	struct bucket b;
+	__u64 unit, refill = 99;
+
+	bucket_init(&b, 10, 5, SLUICE_COST_PKT);
+	unit = unit_of(&b.l);
+	CHECK_EQ(sl_gcra_remaining(&b.l, 0, T0, &refill), 5);
+	CHECK_EQ(refill, 0);
+	CHECK_EQ(drain(&b, T0, 1, 2), 2);
+	CHECK_EQ(sl_gcra_remaining(&b.l, b.tat, T0, &refill), 3);
+	CHECK_EQ(refill, unit);
+	CHECK_EQ(sl_gcra_remaining(&b.l, b.tat, T0 + unit / 4, &refill), 3);
+	CHECK_EQ(refill, unit - unit / 4);
+	CHECK_EQ(sl_gcra_remaining(&b.l, b.tat, T0 + unit, &refill), 4);
+	CHECK_EQ(refill, unit);
+	CHECK_EQ(sl_gcra_remaining(&b.l, b.tat, T0 + 2 * unit, &refill), 5);
+	CHECK_EQ(refill, 0);
+	CHECK_EQ(sl_gcra_remaining(&b.l, b.tat, T0 + 3600 * SEC, &refill), 5);
+	CHECK_EQ(drain(&b, T0, 1, 100), 3);
+	CHECK_EQ(sl_gcra_remaining(&b.l, b.tat, T0, &refill), 0);
+	/* beyond the horizon (cannot happen through admit): clamped, never wraps */
+	CHECK_EQ(sl_gcra_remaining(&b.l, UINT64_MAX, T0, &refill), 0);
+
+	/* bytes at 1000 B/s: 1 ms per byte */
+	bucket_init(&b, 1000, 3000, SLUICE_COST_BYTE);
+	CHECK_EQ(sl_gcra_remaining(&b.l, 0, T0, &refill), 3000);
+	CHECK_EQ(refill, 0);
+	CHECK(offer(&b, T0, 1000), "1000 bytes refused");
+	CHECK_EQ(sl_gcra_remaining(&b.l, b.tat, T0, &refill), 2000);
+	CHECK_EQ(refill, MSEC);
+	CHECK_EQ(sl_gcra_remaining(&b.l, b.tat, T0 + 500 * MSEC, &refill), 2500);
+	CHECK_EQ(sl_gcra_remaining(&b.l, b.tat, T0 + SEC, &refill), 3000);
+	CHECK_EQ(refill, 0);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Frames                                                                   */
+/* ------------------------------------------------------------------------ */
+
+struct frame {
+	__u8 b[4096];
+	size_t n;
+};
+
+static void put8(struct frame *f, unsigned int v)
+{
+	f->b[f->n++] = (__u8)v;
+}
+
+static void put16(struct frame *f, unsigned int v)
+{
+	put8(f, (v >> 8) & 0xff);
+	put8(f, v & 0xff);
+}
+
+static void put32(struct frame *f, __u32 v)
+{
+	put16(f, v >> 16);
+	put16(f, v & 0xffff);
+}
+
+static void putn(struct frame *f, const void *p, size_t n)
+{
+	memcpy(f->b + f->n, p, n);
+	f->n += n;
+}
+
+static void zeros(struct frame *f, size_t n)
+{
+	memset(f->b + f->n, 0, n);
+	f->n += n;
+}
+
+/* Ethernet header with nvlan tags of the given TPIDs, then ethertype. */
+static void eth(struct frame *f, __u16 ethertype, int nvlan, const __u16 *tpids)
+{
+	static const __u8 dst[6] = { 2, 0, 0, 0, 0, 2 }, src[6] = { 2, 0, 0, 0, 0, 1 };
+	int i;
+
+	f->n = 0;
+	putn(f, dst, 6);
+	putn(f, src, 6);
+	for (i = 0; i < nvlan; i++) {
+		put16(f, tpids[i]);
+		put16(f, 100 + i);	/* TCI: VLAN id */
+	}
+	put16(f, ethertype);
+}
+
+/* L4 headers, built on their own and appended by ip4()/ip6(). */
+static void l4_tcp(struct frame *l, __u16 dport, __u8 flags, __u8 doff)
+{
+	l->n = 0;
+	put16(l, 40000);
+	put16(l, dport);
+	put32(l, 1);		/* seq */
+	put32(l, 0);		/* ack */
+	put8(l, doff << 4);
+	put8(l, flags);
+	put16(l, 65535);	/* window */
+	put16(l, 0);		/* checksum */
+	put16(l, 0);		/* urgent */
+	if (doff > 5)
+		zeros(l, (doff - 5) * 4);
+}
+
+static void l4_udp(struct frame *l, __u16 dport, size_t paylen)
+{
+	l->n = 0;
+	put16(l, 40000);
+	put16(l, dport);
+	put16(l, 8 + paylen);
+	put16(l, 0);
+	zeros(l, paylen);
+}
+
+static void l4_icmp(struct frame *l, __u8 type, size_t extra)
+{
+	l->n = 0;
+	put8(l, type);
+	put8(l, 0);
+	put16(l, 0);
+	put32(l, 0);
+	zeros(l, extra);
+}
+
+#define IP4(a, b, c, d) (((__u32)(a) << 24) | ((__u32)(b) << 16) | ((__u32)(c) << 8) | (d))
+
+/*
+ * IPv4 header (ihl words, options zero) and payload. tot is the total
+ * length field, or 0 for the true one.
+ */
+static void ip4(struct frame *f, __u32 src, __u8 proto, __u8 ihl, __u16 frag, __u16 tot,
+		const struct frame *l4)
+{
+	size_t hl = ihl >= 5 ? ihl * 4u : 20;
+
+	put8(f, 0x40 | (ihl & 0xf));
+	put8(f, 0);
+	put16(f, tot ? tot : hl + l4->n);
+	put16(f, 0x1234);
+	put16(f, frag);
+	put8(f, 64);
+	put8(f, proto);
+	put16(f, 0);
+	put32(f, src);
+	put32(f, IP4(198, 18, 0, 1));
+	zeros(f, hl - 20);
+	putn(f, l4->b, l4->n);
+}
+
+/* A plain Ethernet + IPv4 frame. */
+static void frame4(struct frame *f, __u32 src, __u8 proto, const struct frame *l4)
+{
+	eth(f, SL_ETH_P_IP, 0, NULL);
+	ip4(f, src, proto, 5, 0, 0, l4);
+}
+
+static const __u8 SRC6[16] = { 0x20, 0x01, 0x0d, 0xb8, 0, 1, 0, 2, 0, 3, 0, 4, 0, 5, 0, 6 };
+static const __u8 DST6[16] = { 0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1 };
+
+/* IPv6 header and payload (extension headers and L4, already built). */
+static void ip6(struct frame *f, const __u8 *src, __u8 nexthdr, __u8 hop, int plen,
+		const struct frame *payload)
+{
+	put32(f, 0x60000000);
+	put16(f, plen >= 0 ? (unsigned int)plen : payload->n);
+	put8(f, nexthdr);
+	put8(f, hop);
+	putn(f, src, 16);
+	putn(f, DST6, 16);
+	putn(f, payload->b, payload->n);
+}
+
+static void frame6(struct frame *f, const __u8 *src, __u8 proto, const struct frame *l4)
+{
+	eth(f, SL_ETH_P_IPV6, 0, NULL);
+	ip6(f, src, proto, 64, -1, l4);
+}
+
+/* Append one IPv6 extension header of type, total length len, to a payload. */
+static void ext6(struct frame *pl, __u8 type, __u8 next, size_t len, __u16 fragoff)
+{
+	switch (type) {
+	case SL_IPPROTO_FRAGMENT:
+		put8(pl, next);
+		put8(pl, 0);
+		put16(pl, fragoff);
+		put32(pl, 0xabcd);
+		break;
+	case SL_IPPROTO_AH:
+		put8(pl, next);
+		put8(pl, len / 4 - 2);
+		zeros(pl, len - 2);
+		break;
+	default:
+		put8(pl, next);
+		put8(pl, len / 8 - 1);
+		zeros(pl, len - 2);
+		break;
+	}
+}
+
+/* A chain of extension headers of these types, then an L4 of proto upper. */
+static void chain6(struct frame *pl, const __u8 *types, int n, __u8 upper, __u16 fragoff,
+		   const struct frame *l4)
+{
+	int i;
+
+	pl->n = 0;
+	for (i = 0; i < n; i++) {
+		__u8 next = i + 1 < n ? types[i + 1] : upper;
+		size_t len = types[i] == SL_IPPROTO_AH ? 16 : types[i] == SL_IPPROTO_FRAGMENT ? 8 :
+			     (i & 1) ? 16 : 8;
+
+		ext6(pl, types[i], next, len, fragoff);
+	}
+	putn(pl, l4->b, l4->n);
+}
+
+/*
+ * Parse the first n bytes of f from an exact-size heap copy, frame_len as
+ * given. p is zeroed first, as the data path's is.
+ */
+static int parse_n(const struct frame *f, size_t n, __u32 frame_len, struct sl_pkt *p)
+{
+	__u8 *buf = malloc(n ? n : 1);
+	int r;
+
+	if (!buf)
+		abort();
+	memcpy(buf, f->b, n);
+	memset(p, 0, sizeof(*p));
+	r = sl_parse(buf, buf + n, frame_len, p);
+	free(buf);
+	return r;
+}
+
+static int parse(const struct frame *f, struct sl_pkt *p)
+{
+	return parse_n(f, f->n, f->n, p);
+}
+
+static void w6(__u32 *w, const __u8 *a)
+{
+	memcpy(w, a, 16);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Parser                                                                   */
+/* ------------------------------------------------------------------------ */
+
+static void parse_ipv4_protocols(void)
+{
+	struct frame f, l;
+	struct sl_pkt p;
+	__u32 src = IP4(198, 18, 1, 2);
+
+	l4_tcp(&l, 443, SLUICE_TCP_SYN, 5);
+	frame4(&f, src, SL_IPPROTO_TCP, &l);
+	CHECK_EQ(parse(&f, &p), SL_PARSE_IP);
+	CHECK_EQ(p.family, 4);
+	CHECK_EQ(p.proto, SL_IPPROTO_TCP);
+	CHECK_EQ(p.saddr[0], htonl(src));
+	CHECK_EQ(p.saddr[1] | p.saddr[2] | p.saddr[3], 0);
+	CHECK_EQ(p.len, 40);
+	CHECK_EQ(p.dport, 443);
+	CHECK_EQ(p.tcp_flags, SLUICE_TCP_SYN);
+	CHECK_EQ(p.flags, SL_PKT_L4 | SL_PKT_PORTS);
+
+	l4_udp(&l, 53, 30);
+	frame4(&f, src, SL_IPPROTO_UDP, &l);
+	CHECK_EQ(parse(&f, &p), SL_PARSE_IP);
+	CHECK_EQ(p.proto, SL_IPPROTO_UDP);
+	CHECK_EQ(p.len, 58);
+	CHECK_EQ(p.dport, 53);
+	CHECK_EQ(p.flags, SL_PKT_L4 | SL_PKT_PORTS);
+
+	l4_icmp(&l, 8, 56);
+	frame4(&f, src, SL_IPPROTO_ICMP, &l);
+	CHECK_EQ(parse(&f, &p), SL_PARSE_IP);
+	CHECK_EQ(p.proto, SL_IPPROTO_ICMP);
+	CHECK_EQ(p.icmp_type, 8);
+	CHECK_EQ(p.len, 84);
+	CHECK_EQ(p.flags, SL_PKT_L4);
+
+	/* GRE: proto only */
+	l4_icmp(&l, 0, 0);
+	frame4(&f, src, 47, &l);
+	CHECK_EQ(parse(&f, &p), SL_PARSE_IP);
+	CHECK_EQ(p.proto, 47);
+	CHECK_EQ(p.flags, 0);
+
+	/* options: IHL 15, the TCP header found after them */
+	l4_tcp(&l, 8080, SLUICE_TCP_ACK, 5);
+	eth(&f, SL_ETH_P_IP, 0, NULL);
+	ip4(&f, src, SL_IPPROTO_TCP, 15, 0, 0, &l);
+	CHECK_EQ(parse(&f, &p), SL_PARSE_IP);
+	CHECK_EQ(p.dport, 8080);
+	CHECK_EQ(p.tcp_flags, SLUICE_TCP_ACK);
+	CHECK_EQ(p.len, 80);
+
+	/* Ethernet padding after a short datagram: fine, the cost is the IP length */
+	l4_udp(&l, 53, 0);
+	frame4(&f, src, SL_IPPROTO_UDP, &l);
+	zeros(&f, 60 - f.n);
+	CHECK_EQ(parse(&f, &p), SL_PARSE_IP);
+	CHECK_EQ(p.len, 28);
+
+	/* DF set is not a fragment */
+	l4_udp(&l, 53, 0);
+	eth(&f, SL_ETH_P_IP, 0, NULL);
+	ip4(&f, src, SL_IPPROTO_UDP, 5, 0x4000, 0, &l);
+	CHECK_EQ(parse(&f, &p), SL_PARSE_IP);
+	CHECK_EQ(p.flags, SL_PKT_L4 | SL_PKT_PORTS);
+}
+
+static void parse_ipv6_protocols(void)
+{
+	struct frame f, l;
+	struct sl_pkt p;
+	__u32 w[4];
+
+	w6(w, SRC6);
+	l4_tcp(&l, 22, SLUICE_TCP_SYN | SLUICE_TCP_ACK, 8);
+	frame6(&f, SRC6, SL_IPPROTO_TCP, &l);
+	CHECK_EQ(parse(&f, &p), SL_PARSE_IP);
+	CHECK_EQ(p.family, 6);
+	CHECK_EQ(p.proto, SL_IPPROTO_TCP);
+	CHECK(!memcmp(p.saddr, w, 16), "v6 source");
+	CHECK_EQ(p.len, 40 + 32);
+	CHECK_EQ(p.dport, 22);
+	CHECK_EQ(p.tcp_flags, SLUICE_TCP_SYN | SLUICE_TCP_ACK);
+	CHECK_EQ(p.flags, SL_PKT_L4 | SL_PKT_PORTS);
+
+	l4_udp(&l, 5353, 100);
+	frame6(&f, SRC6, SL_IPPROTO_UDP, &l);
+	CHECK_EQ(parse(&f, &p), SL_PARSE_IP);
+	CHECK_EQ(p.proto, SL_IPPROTO_UDP);
+	CHECK_EQ(p.dport, 5353);
+	CHECK_EQ(p.len, 148);
+	CHECK_EQ(p.flags, SL_PKT_L4 | SL_PKT_PORTS);
+
+	l4_icmp(&l, 128, 8);
+	frame6(&f, SRC6, SL_IPPROTO_ICMPV6, &l);
+	CHECK_EQ(parse(&f, &p), SL_PARSE_IP);
+	CHECK_EQ(p.proto, SL_IPPROTO_ICMPV6);
+	CHECK_EQ(p.icmp_type, 128);
+	CHECK_EQ(p.flags, SL_PKT_L4);
+
+	/* No next header */
+	l4_icmp(&l, 0, 0);
+	frame6(&f, SRC6, SL_IPPROTO_NONE, &l);
+	CHECK_EQ(parse(&f, &p), SL_PARSE_IP);
+	CHECK_EQ(p.proto, SL_IPPROTO_NONE);
+	CHECK_EQ(p.flags, 0);
+
+	/* wrong version in an IPv6 ethertype */
+	l4_udp(&l, 53, 0);
+	frame6(&f, SRC6, SL_IPPROTO_UDP, &l);
+	f.b[14] = 0x40;
+	CHECK_EQ(parse(&f, &p), SL_PARSE_MALFORMED);
+}
+
+static void parse_vlan_tags(void)
+{
+	static const __u16 q[] = { SL_ETH_P_8021Q }, ad[] = { SL_ETH_P_8021AD },
+			   qinq[] = { SL_ETH_P_8021AD, SL_ETH_P_8021Q },
+			   three[] = { SL_ETH_P_8021AD, SL_ETH_P_8021Q, SL_ETH_P_8021Q };
+	struct frame f, l;
+	struct sl_pkt p;
+	__u32 src = IP4(198, 18, 9, 9);
+
+	l4_udp(&l, 53, 10);
+	eth(&f, SL_ETH_P_IP, 1, q);
+	ip4(&f, src, SL_IPPROTO_UDP, 5, 0, 0, &l);
+	CHECK_EQ(parse(&f, &p), SL_PARSE_IP);
+	CHECK_EQ(p.dport, 53);
+	CHECK_EQ(p.saddr[0], htonl(src));
+	CHECK_EQ(p.len, 38);
+
+	eth(&f, SL_ETH_P_IP, 1, ad);
+	ip4(&f, src, SL_IPPROTO_UDP, 5, 0, 0, &l);
+	CHECK_EQ(parse(&f, &p), SL_PARSE_IP);
+	CHECK_EQ(p.dport, 53);
+
+	eth(&f, SL_ETH_P_IP, 2, qinq);
+	ip4(&f, src, SL_IPPROTO_UDP, 5, 0, 0, &l);
+	CHECK_EQ(parse(&f, &p), SL_PARSE_IP);
+	CHECK_EQ(p.dport, 53);
+	CHECK_EQ(p.len, 38);
+
+	/* two 802.1Q tags are as good as QinQ */
+	{
+		static const __u16 qq[] = { SL_ETH_P_8021Q, SL_ETH_P_8021Q };
+
+		eth(&f, SL_ETH_P_IPV6, 2, qq);
+		ip6(&f, SRC6, SL_IPPROTO_UDP, 64, -1, &l);
+		CHECK_EQ(parse(&f, &p), SL_PARSE_IP);
+		CHECK_EQ(p.family, 6);
+		CHECK_EQ(p.dport, 53);
+	}
+
+	/* a third tag is deeper than sluice looks: malformed, not non-IP */
+	eth(&f, SL_ETH_P_IP, 3, three);
+	ip4(&f, src, SL_IPPROTO_UDP, 5, 0, 0, &l);
+	CHECK_EQ(parse(&f, &p), SL_PARSE_MALFORMED);
+
+	/* ARP inside a tag is still non-IP */
+	eth(&f, 0x0806, 1, q);
+	zeros(&f, 28);
+	CHECK_EQ(parse(&f, &p), SL_PARSE_NON_IP);
+
+	/* tag cut short */
+	eth(&f, SL_ETH_P_IP, 1, q);
+	CHECK_EQ(parse_n(&f, 16, 16, &p), SL_PARSE_MALFORMED);
+	CHECK_EQ(parse_n(&f, 17, 17, &p), SL_PARSE_MALFORMED);
+	CHECK_EQ(parse_n(&f, 18, 18, &p), SL_PARSE_MALFORMED);	/* tag, no IP */
+}
+
+static void parse_non_ip_and_tiny(void)
+{
+	struct frame f;
+	struct sl_pkt p;
+	size_t n;
+
+	eth(&f, 0x0806, 0, NULL);
+	zeros(&f, 28);
+	CHECK_EQ(parse(&f, &p), SL_PARSE_NON_IP);
+	eth(&f, 0x88cc, 0, NULL);	/* LLDP */
+	zeros(&f, 40);
+	CHECK_EQ(parse(&f, &p), SL_PARSE_NON_IP);
+	/* just the Ethernet header of ARP */
+	CHECK_EQ(parse_n(&f, 14, 14, &p), SL_PARSE_NON_IP);
+	for (n = 0; n < 14; n++)
+		CHECK_EQ(parse_n(&f, n, (__u32)n, &p), SL_PARSE_MALFORMED);
+	/* readable 14 bytes but frame_len claims fewer */
+	CHECK_EQ(parse_n(&f, 14, 13, &p), SL_PARSE_MALFORMED);
+}
+
+/* Every truncation of a valid frame is malformed, and nothing reads past the end. */
+static void check_truncations(const struct frame *f, const char *what)
+{
+	struct sl_pkt p;
+	size_t n;
+
+	CHECK(parse(f, &p) == SL_PARSE_IP, "%s: the whole frame does not parse", what);
+	for (n = 0; n < f->n; n++) {
+		int r = parse_n(f, n, (__u32)n, &p);
+
+		if (r != SL_PARSE_MALFORMED) {
+			CHECK_FAIL("%s cut at %zu of %zu: result %d", what, n, f->n, r);
+			return;
+		}
+	}
+}
+
+static void parse_truncated_tcp4_every_offset(void)
+{
+	static const __u16 qinq[] = { SL_ETH_P_8021AD, SL_ETH_P_8021Q };
+	struct frame f, l;
+
+	l4_tcp(&l, 80, SLUICE_TCP_SYN, 6);
+	frame4(&f, IP4(198, 18, 0, 7), SL_IPPROTO_TCP, &l);
+	check_truncations(&f, "tcp4");
+	eth(&f, SL_ETH_P_IP, 2, qinq);
+	ip4(&f, IP4(198, 18, 0, 7), SL_IPPROTO_TCP, 7, 0, 0, &l);
+	check_truncations(&f, "qinq tcp4 with options");
+}
+
+static void parse_truncated_udp6_every_offset(void)
+{
+	static const __u8 types[] = { SL_IPPROTO_HOPOPTS, SL_IPPROTO_FRAGMENT };
+	struct frame f, l, pl;
+
+	l4_udp(&l, 53, 12);
+	frame6(&f, SRC6, SL_IPPROTO_UDP, &l);
+	check_truncations(&f, "udp6");
+	chain6(&pl, types, 2, SL_IPPROTO_UDP, 0, &l);
+	eth(&f, SL_ETH_P_IPV6, 0, NULL);
+	ip6(&f, SRC6, SL_IPPROTO_HOPOPTS, 64, -1, &pl);
+	check_truncations(&f, "udp6 behind hop-by-hop and fragment");
+}
+
+static void parse_ipv4_header_checks(void)
+{
+	struct frame f, l;
+	struct sl_pkt p;
+	__u8 ihl;
+
+	l4_tcp(&l, 80, SLUICE_TCP_SYN, 5);
+	/* IHL below 5, with a correct-looking rest */
+	for (ihl = 0; ihl < 5; ihl++) {
+		eth(&f, SL_ETH_P_IP, 0, NULL);
+		ip4(&f, IP4(198, 18, 0, 2), SL_IPPROTO_TCP, ihl, 0, 40, &l);
+		CHECK_EQ(parse(&f, &p), SL_PARSE_MALFORMED);
+	}
+	/* version not 4 */
+	frame4(&f, IP4(198, 18, 0, 2), SL_IPPROTO_TCP, &l);
+	f.b[14] = 0x65;
+	CHECK_EQ(parse(&f, &p), SL_PARSE_MALFORMED);
+	/* IHL beyond the packet: 60-byte header in a 40-byte datagram */
+	frame4(&f, IP4(198, 18, 0, 2), SL_IPPROTO_TCP, &l);
+	f.b[14] = 0x4f;
+	CHECK_EQ(parse(&f, &p), SL_PARSE_MALFORMED);
+	/* IHL beyond the frame, total length agreeing with it */
+	frame4(&f, IP4(198, 18, 0, 2), SL_IPPROTO_TCP, &l);
+	f.b[14] = 0x4f;
+	f.b[16] = 0;
+	f.b[17] = 60;
+	CHECK_EQ(parse(&f, &p), SL_PARSE_MALFORMED);
+	/* tot_len larger than the frame */
+	eth(&f, SL_ETH_P_IP, 0, NULL);
+	ip4(&f, IP4(198, 18, 0, 2), SL_IPPROTO_TCP, 5, 0, 41, &l);
+	CHECK_EQ(parse(&f, &p), SL_PARSE_MALFORMED);
+	eth(&f, SL_ETH_P_IP, 0, NULL);
+	ip4(&f, IP4(198, 18, 0, 2), SL_IPPROTO_TCP, 5, 0, 65535, &l);
+	CHECK_EQ(parse(&f, &p), SL_PARSE_MALFORMED);
+	/* tot_len below ihl*4 */
+	eth(&f, SL_ETH_P_IP, 0, NULL);
+	ip4(&f, IP4(198, 18, 0, 2), SL_IPPROTO_TCP, 6, 0, 20, &l);
+	CHECK_EQ(parse(&f, &p), SL_PARSE_MALFORMED);
+	eth(&f, SL_ETH_P_IP, 0, NULL);
+	ip4(&f, IP4(198, 18, 0, 2), SL_IPPROTO_TCP, 5, 0, 19, &l);
+	CHECK_EQ(parse(&f, &p), SL_PARSE_MALFORMED);
+	/* tot_len too short for the TCP header that the frame carries */
+	eth(&f, SL_ETH_P_IP, 0, NULL);
+	ip4(&f, IP4(198, 18, 0, 2), SL_IPPROTO_TCP, 5, 0, 39, &l);
+	CHECK_EQ(parse(&f, &p), SL_PARSE_MALFORMED);
+	/* exactly a bare header with no payload, protocol without L4 parsing */
+	{
+		struct frame none = { .n = 0 };
+
+		eth(&f, SL_ETH_P_IP, 0, NULL);
+		ip4(&f, IP4(198, 18, 0, 2), 47, 5, 0, 0, &none);
+		CHECK_EQ(parse(&f, &p), SL_PARSE_IP);
+		CHECK_EQ(p.len, 20);
+		/* ... but TCP with no header at all is malformed */
+		eth(&f, SL_ETH_P_IP, 0, NULL);
+		ip4(&f, IP4(198, 18, 0, 2), SL_IPPROTO_TCP, 5, 0, 0, &none);
+		CHECK_EQ(parse(&f, &p), SL_PARSE_MALFORMED);
+	}
+}
+
+static void parse_ipv6_payload_len(void)
+{
+	struct frame f, l;
+	struct sl_pkt p;
+
+	l4_udp(&l, 53, 12);
+	/* lying upwards */
+	eth(&f, SL_ETH_P_IPV6, 0, NULL);
+	ip6(&f, SRC6, SL_IPPROTO_UDP, 64, 21, &l);
+	CHECK_EQ(parse(&f, &p), SL_PARSE_MALFORMED);
+	eth(&f, SL_ETH_P_IPV6, 0, NULL);
+	ip6(&f, SRC6, SL_IPPROTO_UDP, 64, 65535, &l);
+	CHECK_EQ(parse(&f, &p), SL_PARSE_MALFORMED);
+	/* zero (a jumbogram, impossible here) */
+	eth(&f, SL_ETH_P_IPV6, 0, NULL);
+	ip6(&f, SRC6, SL_IPPROTO_UDP, 64, 0, &l);
+	CHECK_EQ(parse(&f, &p), SL_PARSE_MALFORMED);
+	/* shorter than the UDP header */
+	eth(&f, SL_ETH_P_IPV6, 0, NULL);
+	ip6(&f, SRC6, SL_IPPROTO_UDP, 64, 4, &l);
+	CHECK_EQ(parse(&f, &p), SL_PARSE_MALFORMED);
+	/* shorter than the UDP length field says */
+	eth(&f, SL_ETH_P_IPV6, 0, NULL);
+	ip6(&f, SRC6, SL_IPPROTO_UDP, 64, 19, &l);
+	CHECK_EQ(parse(&f, &p), SL_PARSE_MALFORMED);
+	/* exact, and with trailing padding: the cost is 40 + payload length */
+	eth(&f, SL_ETH_P_IPV6, 0, NULL);
+	ip6(&f, SRC6, SL_IPPROTO_UDP, 64, 20, &l);
+	CHECK_EQ(parse(&f, &p), SL_PARSE_IP);
+	CHECK_EQ(p.len, 60);
+	zeros(&f, 6);
+	CHECK_EQ(parse(&f, &p), SL_PARSE_IP);
+	CHECK_EQ(p.len, 60);
+}
+
+static void parse_ipv6_extension_headers(void)
+{
+	static const __u8 single[] = { SL_IPPROTO_HOPOPTS, SL_IPPROTO_ROUTING, SL_IPPROTO_DSTOPTS,
+				       SL_IPPROTO_AH, SL_IPPROTO_FRAGMENT, SL_IPPROTO_MH };
+	static const __u8 mixed[] = { SL_IPPROTO_HOPOPTS, SL_IPPROTO_DSTOPTS, SL_IPPROTO_ROUTING,
+				      SL_IPPROTO_FRAGMENT, SL_IPPROTO_AH, SL_IPPROTO_DSTOPTS };
+	__u8 many[SL_MAX_EXTHDR + 1];
+	struct frame f, l, pl;
+	struct sl_pkt p;
+	size_t i;
+
+	l4_tcp(&l, 443, SLUICE_TCP_SYN, 5);
+	for (i = 0; i < sizeof(single); i++) {
+		chain6(&pl, &single[i], 1, SL_IPPROTO_TCP, 0, &l);
+		eth(&f, SL_ETH_P_IPV6, 0, NULL);
+		ip6(&f, SRC6, single[i], 64, -1, &pl);
+		if (parse(&f, &p) != SL_PARSE_IP) {
+			CHECK_FAIL("extension header %u alone: not parsed", single[i]);
+			continue;
+		}
+		CHECK_EQ(p.proto, SL_IPPROTO_TCP);
+		CHECK_EQ(p.dport, 443);
+		CHECK_EQ(p.len, 40 + pl.n);
+		CHECK_EQ(p.flags, SL_PKT_L4 | SL_PKT_PORTS |
+				  (single[i] == SL_IPPROTO_FRAGMENT ? SL_PKT_FRAG : 0));
+	}
+
+	/* a mixed chain of six, the fragment header a first fragment (M set) */
+	chain6(&pl, mixed, sizeof(mixed), SL_IPPROTO_TCP, 1, &l);
+	eth(&f, SL_ETH_P_IPV6, 0, NULL);
+	ip6(&f, SRC6, mixed[0], 64, -1, &pl);
+	CHECK_EQ(parse(&f, &p), SL_PARSE_IP);
+	CHECK_EQ(p.dport, 443);
+	CHECK_EQ(p.flags, SL_PKT_L4 | SL_PKT_PORTS | SL_PKT_FRAG);
+
+	/* a non-first fragment: protocol known, no L4, no ports */
+	l4_udp(&l, 53, 40);
+	chain6(&pl, &single[4], 1, SL_IPPROTO_UDP, 185 << 3, &l);
+	eth(&f, SL_ETH_P_IPV6, 0, NULL);
+	ip6(&f, SRC6, SL_IPPROTO_FRAGMENT, 64, -1, &pl);
+	CHECK_EQ(parse(&f, &p), SL_PARSE_IP);
+	CHECK_EQ(p.proto, SL_IPPROTO_UDP);
+	CHECK_EQ(p.flags, SL_PKT_FRAG);
+	CHECK_EQ(p.dport, 0);
+	/* ... behind a hop-by-hop header too */
+	{
+		static const __u8 hf[] = { SL_IPPROTO_HOPOPTS, SL_IPPROTO_FRAGMENT };
+
+		chain6(&pl, hf, 2, SL_IPPROTO_UDP, (8 << 3) | 1, &l);
+		eth(&f, SL_ETH_P_IPV6, 0, NULL);
+		ip6(&f, SRC6, SL_IPPROTO_HOPOPTS, 64, -1, &pl);
+		CHECK_EQ(parse(&f, &p), SL_PARSE_IP);
+		CHECK_EQ(p.flags, SL_PKT_FRAG);
+	}
+
+	/* SL_MAX_EXTHDR headers are walked; one more is malformed */
+	l4_udp(&l, 53, 0);
+	for (i = 0; i < sizeof(many); i++)
+		many[i] = i & 1 ? SL_IPPROTO_DSTOPTS : SL_IPPROTO_ROUTING;
+	chain6(&pl, many, SL_MAX_EXTHDR, SL_IPPROTO_UDP, 0, &l);
+	eth(&f, SL_ETH_P_IPV6, 0, NULL);
+	ip6(&f, SRC6, many[0], 64, -1, &pl);
+	CHECK_EQ(parse(&f, &p), SL_PARSE_IP);
+	CHECK_EQ(p.dport, 53);
+	chain6(&pl, many, SL_MAX_EXTHDR + 1, SL_IPPROTO_UDP, 0, &l);
+	eth(&f, SL_ETH_P_IPV6, 0, NULL);
+	ip6(&f, SRC6, many[0], 64, -1, &pl);
+	CHECK_EQ(parse(&f, &p), SL_PARSE_MALFORMED);
+	/* ... also when the last is a fragment header */
+	many[SL_MAX_EXTHDR] = SL_IPPROTO_FRAGMENT;
+	chain6(&pl, many, SL_MAX_EXTHDR + 1, SL_IPPROTO_UDP, 0, &l);
+	eth(&f, SL_ETH_P_IPV6, 0, NULL);
+	ip6(&f, SRC6, many[0], 64, -1, &pl);
+	CHECK_EQ(parse(&f, &p), SL_PARSE_MALFORMED);
+
+	/* an extension header longer than the payload */
+	l4_udp(&l, 53, 0);
+	chain6(&pl, single, 1, SL_IPPROTO_UDP, 0, &l);
+	pl.b[1] = 200;
+	eth(&f, SL_ETH_P_IPV6, 0, NULL);
+	ip6(&f, SRC6, SL_IPPROTO_HOPOPTS, 64, -1, &pl);
+	CHECK_EQ(parse(&f, &p), SL_PARSE_MALFORMED);
+	/* AH claiming more than there is */
+	chain6(&pl, &single[3], 1, SL_IPPROTO_UDP, 0, &l);
+	pl.b[1] = 10;
+	eth(&f, SL_ETH_P_IPV6, 0, NULL);
+	ip6(&f, SRC6, SL_IPPROTO_AH, 64, -1, &pl);
+	CHECK_EQ(parse(&f, &p), SL_PARSE_MALFORMED);
+	/* an extension header that is the whole payload: nothing after it */
+	{
+		struct frame none = { .n = 0 };
+
+		chain6(&pl, single, 1, SL_IPPROTO_UDP, 0, &none);
+		eth(&f, SL_ETH_P_IPV6, 0, NULL);
+		ip6(&f, SRC6, SL_IPPROTO_HOPOPTS, 64, -1, &pl);
+		CHECK_EQ(parse(&f, &p), SL_PARSE_MALFORMED);
+		chain6(&pl, single, 1, SL_IPPROTO_NONE, 0, &none);
+		eth(&f, SL_ETH_P_IPV6, 0, NULL);
+		ip6(&f, SRC6, SL_IPPROTO_HOPOPTS, 64, -1, &pl);
+		CHECK_EQ(parse(&f, &p), SL_PARSE_IP);
+		CHECK_EQ(p.proto, SL_IPPROTO_NONE);
+	}
+}
+
+static void parse_ipv4_fragments(void)
+{
+	struct frame f, l;
+	struct sl_pkt p;
+	__u32 src = IP4(198, 18, 3, 3);
+
+	/* non-first fragment: offset 185*8, a UDP-looking payload that is not a header */
+	l4_udp(&l, 53, 100);
+	eth(&f, SL_ETH_P_IP, 0, NULL);
+	ip4(&f, src, SL_IPPROTO_UDP, 5, 185, 0, &l);
+	CHECK_EQ(parse(&f, &p), SL_PARSE_IP);
+	CHECK_EQ(p.proto, SL_IPPROTO_UDP);
+	CHECK_EQ(p.flags, SL_PKT_FRAG);
+	CHECK_EQ(p.dport, 0);
+	CHECK_EQ(p.len, 128);
+	/* middle fragment (MF and an offset) */
+	eth(&f, SL_ETH_P_IP, 0, NULL);
+	ip4(&f, src, SL_IPPROTO_TCP, 5, 0x2000 | 1, 0, &l);
+	CHECK_EQ(parse(&f, &p), SL_PARSE_IP);
+	CHECK_EQ(p.flags, SL_PKT_FRAG);
+	/* non-first fragment with only a few payload bytes: no L4 needed */
+	{
+		struct frame tiny = { .n = 0 };
+
+		put8(&tiny, 0xab);
+		eth(&f, SL_ETH_P_IP, 0, NULL);
+		ip4(&f, src, SL_IPPROTO_TCP, 5, 3, 0, &tiny);
+		CHECK_EQ(parse(&f, &p), SL_PARSE_IP);
+		CHECK_EQ(p.flags, SL_PKT_FRAG);
+	}
+
+	/* first fragment: MF, offset 0; ports there, UDP length covers the whole datagram */
+	l4_udp(&l, 53, 1472);
+	l.n = 8 + 100;
+	eth(&f, SL_ETH_P_IP, 0, NULL);
+	ip4(&f, src, SL_IPPROTO_UDP, 5, 0x2000, 0, &l);
+	CHECK_EQ(parse(&f, &p), SL_PARSE_IP);
+	CHECK_EQ(p.flags, SL_PKT_FRAG | SL_PKT_L4 | SL_PKT_PORTS);
+	CHECK_EQ(p.dport, 53);
+	/* ... the same UDP length without MF is malformed */
+	eth(&f, SL_ETH_P_IP, 0, NULL);
+	ip4(&f, src, SL_IPPROTO_UDP, 5, 0, 0, &l);
+	CHECK_EQ(parse(&f, &p), SL_PARSE_MALFORMED);
+
+	/* first TCP fragment with the TCP header cut (RFC 1858 tiny fragment) */
+	l4_tcp(&l, 22, SLUICE_TCP_SYN, 5);
+	l.n = 8;
+	eth(&f, SL_ETH_P_IP, 0, NULL);
+	ip4(&f, src, SL_IPPROTO_TCP, 5, 0x2000, 0, &l);
+	CHECK_EQ(parse(&f, &p), SL_PARSE_MALFORMED);
+	/* ... and with 16 bytes: still cut */
+	l4_tcp(&l, 22, SLUICE_TCP_SYN, 5);
+	l.n = 16;
+	eth(&f, SL_ETH_P_IP, 0, NULL);
+	ip4(&f, src, SL_IPPROTO_TCP, 5, 0x2000, 0, &l);
+	CHECK_EQ(parse(&f, &p), SL_PARSE_MALFORMED);
+	/* ... whole header but data offset reaching past the fragment */
+	l4_tcp(&l, 22, SLUICE_TCP_SYN, 5);
+	l.b[12] = 10 << 4;
+	eth(&f, SL_ETH_P_IP, 0, NULL);
+	ip4(&f, src, SL_IPPROTO_TCP, 5, 0x2000, 0, &l);
+	CHECK_EQ(parse(&f, &p), SL_PARSE_MALFORMED);
+	/* a first TCP fragment with the whole header is fine */
+	l4_tcp(&l, 22, SLUICE_TCP_SYN, 5);
+	zeros(&l, 64);
+	eth(&f, SL_ETH_P_IP, 0, NULL);
+	ip4(&f, src, SL_IPPROTO_TCP, 5, 0x2000, 0, &l);
+	CHECK_EQ(parse(&f, &p), SL_PARSE_IP);
+	CHECK_EQ(p.flags, SL_PKT_FRAG | SL_PKT_L4 | SL_PKT_PORTS);
+	CHECK_EQ(p.dport, 22);
+}
+
+static void parse_l4_checks(void)
+{
+	struct frame f, l;
+	struct sl_pkt p;
+	__u8 doff;
+	__u32 src = IP4(198, 18, 4, 4);
+
+	/* TCP data offset below 5 */
+	for (doff = 0; doff < 5; doff++) {
+		l4_tcp(&l, 80, SLUICE_TCP_SYN, 5);
+		l.b[12] = doff << 4;
+		frame4(&f, src, SL_IPPROTO_TCP, &l);
+		CHECK_EQ(parse(&f, &p), SL_PARSE_MALFORMED);
+		frame6(&f, SRC6, SL_IPPROTO_TCP, &l);
+		CHECK_EQ(parse(&f, &p), SL_PARSE_MALFORMED);
+	}
+	/* data offset past the segment; then exactly the segment */
+	l4_tcp(&l, 80, SLUICE_TCP_SYN, 5);
+	l.b[12] = 6 << 4;
+	frame4(&f, src, SL_IPPROTO_TCP, &l);
+	CHECK_EQ(parse(&f, &p), SL_PARSE_MALFORMED);
+	l4_tcp(&l, 80, SLUICE_TCP_SYN, 15);
+	frame4(&f, src, SL_IPPROTO_TCP, &l);
+	CHECK_EQ(parse(&f, &p), SL_PARSE_IP);
+
+	/* UDP length 0, 7, larger than the datagram; 8 and shorter than the datagram are fine */
+	l4_udp(&l, 53, 4);
+	l.b[4] = 0;
+	l.b[5] = 0;
+	frame4(&f, src, SL_IPPROTO_UDP, &l);
+	CHECK_EQ(parse(&f, &p), SL_PARSE_MALFORMED);
+	frame6(&f, SRC6, SL_IPPROTO_UDP, &l);
+	CHECK_EQ(parse(&f, &p), SL_PARSE_MALFORMED);
+	l.b[5] = 7;
+	frame4(&f, src, SL_IPPROTO_UDP, &l);
+	CHECK_EQ(parse(&f, &p), SL_PARSE_MALFORMED);
+	l.b[5] = 13;
+	frame4(&f, src, SL_IPPROTO_UDP, &l);
+	CHECK_EQ(parse(&f, &p), SL_PARSE_MALFORMED);
+	l.b[5] = 12;
+	frame4(&f, src, SL_IPPROTO_UDP, &l);
+	CHECK_EQ(parse(&f, &p), SL_PARSE_IP);
+	l.b[5] = 8;
+	frame4(&f, src, SL_IPPROTO_UDP, &l);
+	CHECK_EQ(parse(&f, &p), SL_PARSE_IP);
+
+	/* ICMP shorter than 8 bytes */
+	l4_icmp(&l, 8, 0);
+	l.n = 7;
+	frame4(&f, src, SL_IPPROTO_ICMP, &l);
+	CHECK_EQ(parse(&f, &p), SL_PARSE_MALFORMED);
+	frame6(&f, SRC6, SL_IPPROTO_ICMPV6, &l);
+	CHECK_EQ(parse(&f, &p), SL_PARSE_MALFORMED);
+}
+
+static void parse_nd_hop_limit(void)
+{
+	static const __u8 ll[16] = { 0xfe, 0x80, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1 };
+	struct frame f, l;
+	struct sl_pkt p;
+	unsigned int t;
+
+	for (t = 0; t < 256; t++) {
+		int nd = t >= SL_ND_FIRST && t <= SL_ND_LAST;
+
+		l4_icmp(&l, t, 16);
+		eth(&f, SL_ETH_P_IPV6, 0, NULL);
+		ip6(&f, ll, SL_IPPROTO_ICMPV6, 255, -1, &l);
+		CHECK_EQ(parse(&f, &p), SL_PARSE_IP);
+		CHECK_EQ(p.icmp_type, t);
+		CHECK_EQ(!!(p.flags & SL_PKT_ND), nd);
+		/* hop limit 64: routed, so not neighbour discovery */
+		eth(&f, SL_ETH_P_IPV6, 0, NULL);
+		ip6(&f, ll, SL_IPPROTO_ICMPV6, 64, -1, &l);
+		CHECK_EQ(parse(&f, &p), SL_PARSE_IP);
+		CHECK_EQ(p.flags & SL_PKT_ND, 0);
+	}
+	/* IPv4 ICMP type 135 with TTL 255 is nothing special */
+	l4_icmp(&l, 135, 0);
+	frame4(&f, IP4(198, 18, 0, 9), SL_IPPROTO_ICMP, &l);
+	f.b[22] = 255;
+	CHECK_EQ(parse(&f, &p), SL_PARSE_IP);
+	CHECK_EQ(p.flags & SL_PKT_ND, 0);
+}
+
+/* TC on a non-linear skb: only the head is readable, frame_len is the whole frame. */
+static void parse_frame_len_beyond_readable(void)
+{
+	struct frame f, l;
+	struct sl_pkt p;
+	size_t n;
+
+	l4_tcp(&l, 443, SLUICE_TCP_ACK, 5);
+	zeros(&l, 1460);
+	frame4(&f, IP4(198, 18, 5, 5), SL_IPPROTO_TCP, &l);
+	CHECK_EQ(f.n, 1514);
+	CHECK_EQ(parse_n(&f, 64, 1514, &p), SL_PARSE_IP);
+	CHECK_EQ(p.len, 1500);
+	CHECK_EQ(p.dport, 443);
+	CHECK_EQ(p.flags, SL_PKT_L4 | SL_PKT_PORTS);
+	/* exactly the headers readable */
+	CHECK_EQ(parse_n(&f, 54, 1514, &p), SL_PARSE_IP);
+	/* headers themselves cut in the readable part: malformed, never a read past it */
+	for (n = 0; n < 54; n++)
+		CHECK(parse_n(&f, n, 1514, &p) == SL_PARSE_MALFORMED, "tcp4 head of %zu", n);
+	/* frame_len still bounds the length fields */
+	CHECK_EQ(parse_n(&f, 64, 1513, &p), SL_PARSE_MALFORMED);
+
+	l4_udp(&l, 53, 1400);
+	frame6(&f, SRC6, SL_IPPROTO_UDP, &l);
+	CHECK_EQ(parse_n(&f, 62, (__u32)f.n, &p), SL_PARSE_IP);
+	CHECK_EQ(p.len, 1448);
+	CHECK_EQ(p.dport, 53);
+	for (n = 0; n < 62; n++)
+		CHECK(parse_n(&f, n, (__u32)f.n, &p) == SL_PARSE_MALFORMED, "udp6 head of %zu", n);
+	/* behind extension headers */
+	{
+		static const __u8 types[] = { SL_IPPROTO_HOPOPTS, SL_IPPROTO_ROUTING,
+					      SL_IPPROTO_FRAGMENT, SL_IPPROTO_AH };
+		struct frame pl;
+		size_t hdrs;
+
+		chain6(&pl, types, 4, SL_IPPROTO_UDP, 0, &l);
+		eth(&f, SL_ETH_P_IPV6, 0, NULL);
+		ip6(&f, SRC6, types[0], 64, -1, &pl);
+		hdrs = 14 + 40 + (pl.n - l.n) + 8;
+		CHECK_EQ(parse_n(&f, hdrs, (__u32)f.n, &p), SL_PARSE_IP);
+		CHECK_EQ(p.dport, 53);
+		for (n = 0; n < hdrs; n++)
+			CHECK(parse_n(&f, n, (__u32)f.n, &p) == SL_PARSE_MALFORMED,
+			      "ext udp6 head of %zu", n);
+	}
+	CHECK_EQ(parse_n(&f, 62, (__u32)f.n - 1, &p), SL_PARSE_MALFORMED);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Matching and keys                                                        */
+/* ------------------------------------------------------------------------ */
+
+static void rule_init(struct sluice_rule *r)
+{
+	memset(r, 0, sizeof(*r));
+	r->uid = 77;
+	r->nr_limits = 1;
+}
+
+static void rule_src4(struct sluice_rule *r, __u32 net, unsigned int plen)
+{
+	r->match |= SLUICE_M_SRC | SLUICE_M_FAMILY;
+	r->family = 4;
+	r->src_plen = plen;
+	r->src_mask[0] = sl_prefix_word(plen, 0);
+	r->src_net[0] = htonl(net) & r->src_mask[0];
+}
+
+static void rule_src6(struct sluice_rule *r, const __u8 *net, unsigned int plen)
+{
+	__u32 w[4];
+	int i;
+
+	w6(w, net);
+	r->match |= SLUICE_M_SRC | SLUICE_M_FAMILY;
+	r->family = 6;
+	r->src_plen = plen;
+	for (i = 0; i < 4; i++) {
+		r->src_mask[i] = sl_prefix_word(plen, i);
+		r->src_net[i] = w[i] & r->src_mask[i];
+	}
+}
+
+static void pkt4(struct sl_pkt *p, __u32 src, __u8 proto, __u16 dport)
+{
+	memset(p, 0, sizeof(*p));
+	p->family = 4;
+	p->saddr[0] = htonl(src);
+	p->proto = proto;
+	p->len = 100;
+	p->flags = SL_PKT_L4;
+	if (proto == SL_IPPROTO_TCP || proto == SL_IPPROTO_UDP) {
+		p->flags |= SL_PKT_PORTS;
+		p->dport = dport;
+	}
+}
+
+static void pkt6(struct sl_pkt *p, const __u8 *src, __u8 proto, __u16 dport)
+{
+	pkt4(p, 0, proto, dport);
+	p->family = 6;
+	w6(p->saddr, src);
+}
+
+static void match_family_proto(void)
+{
+	struct sluice_rule r;
+	struct sl_pkt p4, p6;
+
+	pkt4(&p4, IP4(198, 18, 0, 1), SL_IPPROTO_UDP, 53);
+	pkt6(&p6, SRC6, SL_IPPROTO_UDP, 53);
+	rule_init(&r);
+	CHECK(sl_rule_match(&r, &p4) && sl_rule_match(&r, &p6), "empty rule matches all");
+	r.match = SLUICE_M_FAMILY;
+	r.family = 4;
+	CHECK(sl_rule_match(&r, &p4) && !sl_rule_match(&r, &p6), "family 4");
+	r.family = 6;
+	CHECK(!sl_rule_match(&r, &p4) && sl_rule_match(&r, &p6), "family 6");
+	r.match = SLUICE_M_PROTO;
+	r.proto = SL_IPPROTO_UDP;
+	CHECK(sl_rule_match(&r, &p4) && sl_rule_match(&r, &p6), "proto udp");
+	r.proto = SL_IPPROTO_TCP;
+	CHECK(!sl_rule_match(&r, &p4) && !sl_rule_match(&r, &p6), "proto tcp");
+	r.match = SLUICE_M_PROTO | SLUICE_M_FAMILY;
+	r.proto = SL_IPPROTO_UDP;
+	r.family = 6;
+	CHECK(!sl_rule_match(&r, &p4) && sl_rule_match(&r, &p6), "udp6");
+	/* fields without their match bit are ignored */
+	rule_init(&r);
+	r.proto = SL_IPPROTO_TCP;
+	r.family = 6;
+	r.dport_lo = 1;
+	r.dport_hi = 2;
+	r.icmp_type = 9;
+	r.tcp_mask = 0xff;
+	r.tcp_value = 0x12;
+	CHECK(sl_rule_match(&r, &p4), "unmatched fields used");
+}
+
+static void match_dport_range_edges(void)
+{
+	static const struct {
+		__u16 lo, hi;
+	} rg[] = { { 1000, 2000 }, { 0, 0 }, { 65535, 65535 }, { 0, 65535 }, { 53, 53 } };
+	struct sluice_rule r;
+	struct sl_pkt p;
+	size_t i;
+	unsigned int port;
+
+	for (i = 0; i < sizeof(rg) / sizeof(rg[0]); i++) {
+		rule_init(&r);
+		r.match = SLUICE_M_DPORT;
+		r.dport_lo = rg[i].lo;
+		r.dport_hi = rg[i].hi;
+		for (port = 0; port < 65536; port++) {
+			int want = port >= rg[i].lo && port <= rg[i].hi;
+
+			pkt4(&p, IP4(198, 18, 0, 1), port & 1 ? SL_IPPROTO_TCP : SL_IPPROTO_UDP,
+			     port);
+			if (sl_rule_match(&r, &p) != want) {
+				CHECK_FAIL("range %u-%u port %u: match %d", rg[i].lo, rg[i].hi,
+					   port, !want);
+				break;
+			}
+		}
+	}
+	/* a port rule never matches a packet without ports (ICMP) */
+	rule_init(&r);
+	r.match = SLUICE_M_DPORT;
+	r.dport_lo = 0;
+	r.dport_hi = 65535;
+	pkt4(&p, IP4(198, 18, 0, 1), SL_IPPROTO_ICMP, 0);
+	CHECK(!sl_rule_match(&r, &p), "icmp matched a port rule");
+}
+
+static void match_src_cidr_v4(void)
+{
+	const __u32 net = IP4(198, 18, 0, 0) | 0x5a5a;	/* bits below the prefix ignored */
+	struct sluice_rule r;
+	struct sl_pkt p;
+	unsigned int plen, bit;
+
+	for (plen = 0; plen <= 32; plen++) {
+		rule_init(&r);
+		rule_src4(&r, net, plen);
+		pkt4(&p, net, SL_IPPROTO_UDP, 1);
+		CHECK(sl_rule_match(&r, &p), "/%u: the net itself", plen);
+		/* flipping any bit inside the prefix leaves it; outside stays in */
+		for (bit = 0; bit < 32; bit++) {
+			int inside = bit < plen;
+
+			pkt4(&p, net ^ (0x80000000u >> bit), SL_IPPROTO_UDP, 1);
+			if (sl_rule_match(&r, &p) == inside) {
+				CHECK_FAIL("/%u: bit %u flipped, match %d", plen, bit, inside);
+				return;
+			}
+		}
+		/* never an IPv6 packet, even with the same first word */
+		pkt6(&p, SRC6, SL_IPPROTO_UDP, 1);
+		p.saddr[0] = htonl(net);
+		CHECK(!sl_rule_match(&r, &p), "/%u matched IPv6", plen);
+	}
+}
+
+static void match_src_cidr_v6(void)
+{
+	struct sluice_rule r;
+	struct sl_pkt p;
+	unsigned int plen, bit;
+
+	for (plen = 0; plen <= 128; plen++) {
+		rule_init(&r);
+		rule_src6(&r, SRC6, plen);
+		pkt6(&p, SRC6, SL_IPPROTO_TCP, 1);
+		CHECK(sl_rule_match(&r, &p), "/%u: the net itself", plen);
+		for (bit = 0; bit < 128; bit++) {
+			__u8 a[16];
+			int inside = bit < plen;
+
+			memcpy(a, SRC6, 16);
+			a[bit / 8] ^= 0x80 >> (bit % 8);
+			pkt6(&p, a, SL_IPPROTO_TCP, 1);
+			if (sl_rule_match(&r, &p) == inside) {
+				CHECK_FAIL("/%u: bit %u flipped, match %d", plen, bit, inside);
+				return;
+			}
+		}
+		pkt4(&p, IP4(198, 18, 0, 1), SL_IPPROTO_TCP, 1);
+		CHECK(!sl_rule_match(&r, &p), "v6 /%u matched IPv4", plen);
+	}
+}
+
+static void match_tcp_syn_without_ack(void)
+{
+	struct sluice_rule r;
+	struct sl_pkt p;
+	unsigned int f;
+
+	rule_init(&r);
+	r.match = SLUICE_M_TCPFLAGS;
+	r.tcp_mask = SLUICE_TCP_SYN | SLUICE_TCP_ACK;
+	r.tcp_value = SLUICE_TCP_SYN;
+	for (f = 0; f < 256; f++) {
+		int want = (f & (SLUICE_TCP_SYN | SLUICE_TCP_ACK)) == SLUICE_TCP_SYN;
+
+		pkt4(&p, IP4(198, 18, 0, 1), SL_IPPROTO_TCP, 80);
+		p.tcp_flags = f;
+		CHECK(sl_rule_match(&r, &p) == want, "flags 0x%02x", f);
+		pkt6(&p, SRC6, SL_IPPROTO_TCP, 80);
+		p.tcp_flags = f;
+		CHECK(sl_rule_match(&r, &p) == want, "v6 flags 0x%02x", f);
+	}
+	/* UDP, or TCP without a parsed header (non-first fragment), never matches */
+	pkt4(&p, IP4(198, 18, 0, 1), SL_IPPROTO_UDP, 80);
+	p.tcp_flags = SLUICE_TCP_SYN;
+	CHECK(!sl_rule_match(&r, &p), "udp matched a flags rule");
+	pkt4(&p, IP4(198, 18, 0, 1), SL_IPPROTO_TCP, 80);
+	p.flags = SL_PKT_FRAG;
+	p.tcp_flags = SLUICE_TCP_SYN;
+	CHECK(!sl_rule_match(&r, &p), "fragment matched a flags rule");
+}
+
+static void match_icmp_type(void)
+{
+	struct sluice_rule r;
+	struct sl_pkt p;
+	unsigned int t;
+
+	rule_init(&r);
+	r.match = SLUICE_M_ICMPTYPE | SLUICE_M_PROTO;
+	r.proto = SL_IPPROTO_ICMP;
+	r.icmp_type = 8;
+	for (t = 0; t < 256; t++) {
+		pkt4(&p, IP4(198, 18, 0, 1), SL_IPPROTO_ICMP, 0);
+		p.icmp_type = t;
+		CHECK(sl_rule_match(&r, &p) == (t == 8), "icmp type %u", t);
+	}
+	r.proto = SL_IPPROTO_ICMPV6;
+	r.icmp_type = 128;
+	for (t = 0; t < 256; t++) {
+		pkt6(&p, SRC6, SL_IPPROTO_ICMPV6, 0);
+		p.icmp_type = t;
+		CHECK(sl_rule_match(&r, &p) == (t == 128), "icmpv6 type %u", t);
+	}
+	/* a type rule never matches other protocols or an unparsed header */
+	r.match = SLUICE_M_ICMPTYPE;
+	r.icmp_type = 0;
+	pkt4(&p, IP4(198, 18, 0, 1), SL_IPPROTO_UDP, 0);
+	CHECK(!sl_rule_match(&r, &p), "udp matched icmp type 0");
+	pkt4(&p, IP4(198, 18, 0, 1), SL_IPPROTO_ICMP, 0);
+	p.flags = SL_PKT_FRAG;
+	CHECK(!sl_rule_match(&r, &p), "icmp fragment matched icmp type 0");
+}
+
+static void match_fragments(void)
+{
+	struct sluice_rule dport, proto, flags;
+	struct frame f, l;
+	struct sl_pkt p;
+
+	rule_init(&dport);
+	dport.match = SLUICE_M_PROTO | SLUICE_M_DPORT;
+	dport.proto = SL_IPPROTO_UDP;
+	dport.dport_lo = 53;
+	dport.dport_hi = 53;
+	rule_init(&proto);
+	proto.match = SLUICE_M_PROTO;
+	proto.proto = SL_IPPROTO_UDP;
+	rule_init(&flags);
+	flags.match = SLUICE_M_TCPFLAGS;
+	flags.tcp_mask = SLUICE_TCP_SYN;
+	flags.tcp_value = 0;
+
+	/* non-first IPv4 fragment whose payload happens to hold "port 53" */
+	l4_udp(&l, 53, 100);
+	eth(&f, SL_ETH_P_IP, 0, NULL);
+	ip4(&f, IP4(198, 18, 0, 1), SL_IPPROTO_UDP, 5, 50, 0, &l);
+	CHECK_EQ(parse(&f, &p), SL_PARSE_IP);
+	CHECK(!sl_rule_match(&dport, &p), "non-first v4 fragment matched a dport rule");
+	CHECK(sl_rule_match(&proto, &p), "non-first v4 fragment missed a proto rule");
+	CHECK(!sl_rule_match(&flags, &p), "non-first v4 fragment matched a flags rule");
+	/* first fragment has ports: matches both */
+	eth(&f, SL_ETH_P_IP, 0, NULL);
+	ip4(&f, IP4(198, 18, 0, 1), SL_IPPROTO_UDP, 5, 0x2000, 0, &l);
+	CHECK_EQ(parse(&f, &p), SL_PARSE_IP);
+	CHECK(sl_rule_match(&dport, &p), "first v4 fragment missed a dport rule");
+	CHECK(sl_rule_match(&proto, &p), "first v4 fragment missed a proto rule");
+
+	/* the same for IPv6 */
+	{
+		static const __u8 fr[] = { SL_IPPROTO_FRAGMENT };
+		struct frame pl;
+
+		chain6(&pl, fr, 1, SL_IPPROTO_UDP, 100 << 3, &l);
+		eth(&f, SL_ETH_P_IPV6, 0, NULL);
+		ip6(&f, SRC6, SL_IPPROTO_FRAGMENT, 64, -1, &pl);
+		CHECK_EQ(parse(&f, &p), SL_PARSE_IP);
+		CHECK(!sl_rule_match(&dport, &p), "non-first v6 fragment matched a dport rule");
+		CHECK(sl_rule_match(&proto, &p), "non-first v6 fragment missed a proto rule");
+		chain6(&pl, fr, 1, SL_IPPROTO_UDP, 1, &l);
+		eth(&f, SL_ETH_P_IPV6, 0, NULL);
+		ip6(&f, SRC6, SL_IPPROTO_FRAGMENT, 64, -1, &pl);
+		CHECK_EQ(parse(&f, &p), SL_PARSE_IP);
+		CHECK(sl_rule_match(&dport, &p), "first v6 fragment missed a dport rule");
+	}
+}
+
+static void match_nd_only_when_named(void)
+{
+	static const __u8 ll[16] = { 0xfe, 0x80, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1 };
+	struct sluice_rule all, v6, icmp6, ns, na, src;
+	struct frame f, l;
+	struct sl_pkt p;
+
+	rule_init(&all);
+	rule_init(&v6);
+	v6.match = SLUICE_M_FAMILY;
+	v6.family = 6;
+	rule_init(&icmp6);
+	icmp6.match = SLUICE_M_FAMILY | SLUICE_M_PROTO;
+	icmp6.family = 6;
+	icmp6.proto = SL_IPPROTO_ICMPV6;
+	rule_init(&ns);
+	ns.match = SLUICE_M_PROTO | SLUICE_M_ICMPTYPE;
+	ns.proto = SL_IPPROTO_ICMPV6;
+	ns.icmp_type = 135;
+	na = ns;
+	na.icmp_type = 136;
+	rule_init(&src);
+	rule_src6(&src, ll, 10);
+
+	l4_icmp(&l, 135, 16);
+	eth(&f, SL_ETH_P_IPV6, 0, NULL);
+	ip6(&f, ll, SL_IPPROTO_ICMPV6, 255, -1, &l);
+	CHECK_EQ(parse(&f, &p), SL_PARSE_IP);
+	CHECK(p.flags & SL_PKT_ND, "NS not ND");
+	CHECK(!sl_rule_match(&all, &p), "ND matched a match-all rule");
+	CHECK(!sl_rule_match(&v6, &p), "ND matched an IPv6 rule");
+	CHECK(!sl_rule_match(&icmp6, &p), "ND matched an ICMPv6 rule");
+	CHECK(!sl_rule_match(&src, &p), "ND matched a source rule");
+	CHECK(sl_rule_match(&ns, &p), "ND missed a rule naming type 135");
+	CHECK(!sl_rule_match(&na, &p), "NS matched a rule naming type 136");
+
+	/* the same type with hop limit 64 is ordinary ICMPv6 */
+	eth(&f, SL_ETH_P_IPV6, 0, NULL);
+	ip6(&f, ll, SL_IPPROTO_ICMPV6, 64, -1, &l);
+	CHECK_EQ(parse(&f, &p), SL_PARSE_IP);
+	CHECK(sl_rule_match(&all, &p), "routed 135 missed match-all");
+	CHECK(sl_rule_match(&icmp6, &p), "routed 135 missed the ICMPv6 rule");
+	CHECK(sl_rule_match(&ns, &p), "routed 135 missed the type rule");
+}
+
+/* Reference: network-order mask word w of an address prefix, bit by bit. */
+static __u32 ref_mask_word(unsigned int plen, unsigned int w)
+{
+	__u8 b[4] = { 0 };
+	unsigned int i;
+	__u32 out;
+
+	for (i = 0; i < 32; i++)
+		if (w * 32 + i < plen)
+			b[i / 8] |= 0x80 >> (i % 8);
+	memcpy(&out, b, 4);
+	return out;
+}
+
+static void key_masks_exhaustive(void)
+{
+	struct sluice_limit l;
+	unsigned int plen, w;
+
+	for (plen = 0; plen <= 128; plen++) {
+		memset(&l, 0, sizeof(l));
+		l.plen4 = plen <= 32 ? plen : 32;
+		l.plen6 = plen;
+		sl_limit_set_masks(&l);
+		CHECK_EQ(l.mask4, ref_mask_word(l.plen4, 0));
+		for (w = 0; w < 4; w++)
+			if (l.mask6[w] != ref_mask_word(plen, w))
+				CHECK_FAIL("/%u word %u: mask %08x want %08x", plen, w, l.mask6[w],
+					   ref_mask_word(plen, w));
+	}
+}
+
+static void key_make_prefixes(void)
+{
+	static const struct {
+		unsigned int plen;
+		__u32 want;
+	} v4[] = { { 24, IP4(198, 18, 5, 0) }, { 32, IP4(198, 18, 5, 77) }, { 0, 0 },
+		   { 15, IP4(198, 18, 0, 0) }, { 31, IP4(198, 18, 5, 76) } };
+	static const struct {
+		unsigned int plen;
+		__u8 want[16];
+	} v6[] = {
+		{ 64, { 0x20, 0x01, 0x0d, 0xb8, 0x12, 0x34, 0x56, 0x78 } },
+		{ 48, { 0x20, 0x01, 0x0d, 0xb8, 0x12, 0x34 } },
+		{ 128, { 0x20, 0x01, 0x0d, 0xb8, 0x12, 0x34, 0x56, 0x78, 0x9a, 0xbc, 0xde, 0xf0,
+			 1, 2, 3, 4 } },
+		{ 0, { 0 } },
+		{ 56, { 0x20, 0x01, 0x0d, 0xb8, 0x12, 0x34, 0x56 } },
+		{ 60, { 0x20, 0x01, 0x0d, 0xb8, 0x12, 0x34, 0x56, 0x70 } },
+	};
+	static const __u8 a6[16] = { 0x20, 0x01, 0x0d, 0xb8, 0x12, 0x34, 0x56, 0x78,
+				     0x9a, 0xbc, 0xde, 0xf0, 1, 2, 3, 4 };
+	struct sluice_rule r;
+	struct sluice_limit *l;
+	struct sluice_key k;
+	struct sl_pkt p;
+	size_t i;
+
+	rule_init(&r);
+	r.uid = 0xdeadbeef;
+	l = &r.limits[2];
+	for (i = 0; i < sizeof(v4) / sizeof(v4[0]); i++) {
+		memset(&k, 0xff, sizeof(k));
+		l->plen4 = v4[i].plen;
+		l->plen6 = 64;
+		sl_limit_set_masks(l);
+		pkt4(&p, IP4(198, 18, 5, 77), SL_IPPROTO_UDP, 53);
+		sl_make_key(&r, 2, l, &p, &k);
+		CHECK_EQ(k.uid, 0xdeadbeef);
+		CHECK_EQ(k.limit, 2);
+		CHECK_EQ(k.family, 4);
+		CHECK_EQ(k.plen, v4[i].plen);
+		CHECK_EQ(k.pad, 0);
+		CHECK_EQ(k.addr[0], htonl(v4[i].want));
+		CHECK_EQ(k.addr[1] | k.addr[2] | k.addr[3], 0);
+	}
+	for (i = 0; i < sizeof(v6) / sizeof(v6[0]); i++) {
+		__u32 want[4];
+
+		memset(&k, 0xff, sizeof(k));
+		l->plen4 = 24;
+		l->plen6 = v6[i].plen;
+		sl_limit_set_masks(l);
+		pkt6(&p, a6, SL_IPPROTO_UDP, 53);
+		sl_make_key(&r, 1, l, &p, &k);
+		w6(want, v6[i].want);
+		CHECK_EQ(k.family, 6);
+		CHECK_EQ(k.limit, 1);
+		CHECK_EQ(k.plen, v6[i].plen);
+		CHECK_EQ(k.pad, 0);
+		CHECK(!memcmp(k.addr, want, 16), "/%u key address", v6[i].plen);
+	}
+	/* two sources in one /24 share a key, a third in the next /24 does not */
+	{
+		struct sluice_key a, b, c;
+
+		memset(&a, 0, sizeof(a));
+		memset(&b, 0, sizeof(b));
+		memset(&c, 0, sizeof(c));
+		l->plen4 = 24;
+		sl_limit_set_masks(l);
+		pkt4(&p, IP4(198, 18, 9, 1), SL_IPPROTO_UDP, 53);
+		sl_make_key(&r, 0, l, &p, &a);
+		pkt4(&p, IP4(198, 18, 9, 254), SL_IPPROTO_UDP, 53);
+		sl_make_key(&r, 0, l, &p, &b);
+		pkt4(&p, IP4(198, 18, 10, 1), SL_IPPROTO_UDP, 53);
+		sl_make_key(&r, 0, l, &p, &c);
+		CHECK(!memcmp(&a, &b, sizeof(a)), "same /24, different keys");
+		CHECK(memcmp(&a, &c, sizeof(a)), "different /24, same key");
+		/* and the limit index and uid separate buckets */
+		sl_make_key(&r, 1, l, &p, &b);
+		CHECK(memcmp(&b, &c, sizeof(b)), "limit index not in the key");
+	}
+}
+
+int main(void)
+{
+	RUN(gcra_fresh_burst_then_one_per_interval);
+	RUN(gcra_steady_rate_within_0_1pct);
+	RUN(gcra_idle_refill_exact);
+	RUN(gcra_byte_cost_mixed_sizes);
+	RUN(gcra_cost_over_burst_never_admitted);
+	RUN(gcra_bytes_full_bucket_admits_burst_sized_packet);
+	RUN(gcra_interval_tolerance_edges);
+	RUN(gcra_pkt_step_rounding_bound);
+	RUN(gcra_64bit_edges);
+	RUN(gcra_fractional_interval_accuracy);
+	RUN(gcra_check_then_charge_by_hand);
+	RUN(gcra_remaining);
+
+	RUN(parse_ipv4_protocols);
+	RUN(parse_ipv6_protocols);
+	RUN(parse_vlan_tags);
+	RUN(parse_non_ip_and_tiny);
+	RUN(parse_truncated_tcp4_every_offset);
+	RUN(parse_truncated_udp6_every_offset);
+	RUN(parse_ipv4_header_checks);
+	RUN(parse_ipv6_payload_len);
+	RUN(parse_ipv6_extension_headers);
+	RUN(parse_ipv4_fragments);
+	RUN(parse_l4_checks);
+	RUN(parse_nd_hop_limit);
+	RUN(parse_frame_len_beyond_readable);
+
+	RUN(match_family_proto);
+	RUN(match_dport_range_edges);
+	RUN(match_src_cidr_v4);
+	RUN(match_src_cidr_v6);
+	RUN(match_tcp_syn_without_ack);
+	RUN(match_icmp_type);
+	RUN(match_fragments);
+	RUN(match_nd_only_when_named);
+	RUN(key_masks_exhaustive);
+	RUN(key_make_prefixes);
+
+	return check_total_failed != 0;
+}
