@@ -83,6 +83,10 @@ deps:
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
 	fi
 
+demo: deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)tools/demo.sh
+
 include tests/tests.mk
 
 clean:

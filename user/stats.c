@@ -110,6 +110,15 @@ struct top_row {
 	int rule;	/* index in the live set */
 };
 
+/*
+ * Refused within the window before now. A drop stamped after our clock
+ * reading (the data path kept running) is as recent as it gets.
+ */
+static bool limited_recently(const struct sluice_state *st, __u64 now)
+{
+	return st->last_drop + TOP_WINDOW_NS >= now;
+}
+
 static int cmp_rows(const void *a, const void *b)
 {
 	const struct top_row *x = a, *y = b;
@@ -213,7 +222,7 @@ int do_top(int argc, char **argv)
 		prev = &k;
 		if (bpf_map_lookup_elem(m.state, &k, &row.st))
 			continue;	/* evicted meanwhile */
-		if (!row.st.drops || now - row.st.last_drop > TOP_WINDOW_NS)
+		if (!row.st.drops || !limited_recently(&row.st, now))
 			continue;
 		row.rule = rule_by_uid(rs, k.uid);
 		if (row.rule < 0 || (only_idx >= 0 && row.rule != only_idx))
@@ -245,7 +254,7 @@ int do_top(int argc, char **argv)
 				continue;
 			slot = r->limits[j].agg_slot;
 			if (bpf_map_lookup_elem(m.agg, &slot, &row.st) || !row.st.drops ||
-			    now - row.st.last_drop > TOP_WINDOW_NS)
+			    !limited_recently(&row.st, now))
 				continue;
 			row.key.uid = r->uid;
 			row.key.limit = j;
