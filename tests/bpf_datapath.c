@@ -1,0 +1,2124 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The real BPF object through bpf_prog_test_run_opts: crafted frames in,
+ * verdicts and counters out.
+ *
+ * Each case loads a fresh skeleton (so maps start empty) with the manual
+ * clock, a small sl_state and pinning switched off, so nothing under
+ * /sys/fs/bpf is read or written. Rule sets are written the way the
+ * controller does it: into the inactive sl_rulesets entry, then
+ * sl_config.active is flipped.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <linux/bpf.h>
+#include <linux/pkt_cls.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "sluice.h"
+#include "sluice_limiter.h"
+#include "sluice.skel.h"
+#include "check.h"
+
+#define SEC	1000000000ULL
+#define MSEC	1000000ULL
+/* Manual time at the start of every case. */
+#define T0	(1000 * SEC)
+/* sl_state size for the tests: small, but no eviction in any case here. */
+#define STATE_KEYS	4096
+/* First agg_slot handed out; not 0, so slot/index mix-ups show. */
+#define AGG_BASE	5
+/* rule i gets counter slot i + SLOT_BASE (+ 16 per rule set), for the same reason */
+#define SLOT_BASE	3
+
+static struct sluice *skel;
+static int ncpu;
+static int use_tc;		/* run sluice_tc instead of sluice_xdp */
+static int tc_cases;		/* what load() sets use_tc to */
+static struct sluice_ruleset rs;	/* the rule set being built */
+static __u16 next_agg;
+
+static int quiet_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	if (level == LIBBPF_DEBUG && !getenv("SLUICE_TEST_DEBUG"))
+		return 0;
+	return vfprintf(stderr, fmt, ap);
+}
+
+/* Open, set the tunables, unpin every map, load. 0 or -errno. */
+static int load(void)
+{
+	struct bpf_map *m;
+	int err;
+
+	skel = sluice__open();
+	if (!skel)
+		return -errno;
+	skel->rodata->clock_mode = SLUICE_CLOCK_MANUAL;
+	err = bpf_map__set_max_entries(skel->maps.sl_state, STATE_KEYS);
+	bpf_object__for_each_map(m, skel->obj)
+		if (!err)
+			err = bpf_map__set_pin_path(m, NULL);
+	if (!err)
+		err = sluice__load(skel);
+	if (err) {
+		sluice__destroy(skel);
+		skel = NULL;
+		return err;
+	}
+	skel->bss->manual_now_ns = T0;
+	memset(&rs, 0, sizeof(rs));
+	next_agg = AGG_BASE;
+	use_tc = tc_cases;
+	return 0;
+}
+
+static int setup(void)
+{
+	int err = load();
+
+	if (err)
+		CHECK_FAIL("loading the BPF object: %s", strerror(-err));
+	return err;
+}
+
+static void teardown(void)
+{
+	sluice__destroy(skel);
+	skel = NULL;
+}
+
+static void set_now(__u64 ns)
+{
+	skel->bss->manual_now_ns = ns;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Maps                                                                     */
+/* ------------------------------------------------------------------------ */
+
+static struct sluice_config cfg_get(void)
+{
+	struct sluice_config c;
+	__u32 zero = 0;
+
+	memset(&c, 0, sizeof(c));
+	if (bpf_map__lookup_elem(skel->maps.sl_config, &zero, 4, &c, sizeof(c), 0))
+		CHECK_FAIL("reading sl_config: %s", strerror(errno));
+	return c;
+}
+
+static void cfg_put(const struct sluice_config *c)
+{
+	__u32 zero = 0;
+
+	if (bpf_map__update_elem(skel->maps.sl_config, &zero, 4, c, sizeof(*c), 0))
+		CHECK_FAIL("writing sl_config: %s", strerror(errno));
+}
+
+#define CFG_SET(field, v)                      \
+	do {                                   \
+		struct sluice_config c_ = cfg_get(); \
+		c_.field = (v);                \
+		cfg_put(&c_);                  \
+	} while (0)
+
+/* Write rs into the inactive entry; flip to it when flip is set. */
+static void write_rules(int flip)
+{
+	struct sluice_config c = cfg_get();
+	__u32 idx = (c.active & 1) ^ 1;
+
+	rs.gen++;
+	if (bpf_map__update_elem(skel->maps.sl_rulesets, &idx, 4, &rs, sizeof(rs), 0)) {
+		CHECK_FAIL("writing sl_rulesets[%u]: %s", idx, strerror(errno));
+		return;
+	}
+	if (flip) {
+		c.active = idx;
+		cfg_put(&c);
+	}
+}
+
+static void commit(void)
+{
+	write_rules(1);
+}
+
+/* A new rule (no match bits: matches all IP), distinct uid and counter slot. */
+static struct sluice_rule *add_rule(__u8 action)
+{
+	struct sluice_rule *r = &rs.rules[rs.nr_rules];
+
+	memset(r, 0, sizeof(*r));
+	r->uid = 1000 + rs.nr_rules + 100 * rs.gen;
+	/* a rule of a later set is a different rule: its own counters */
+	r->slot = rs.nr_rules + SLOT_BASE + 16 * rs.gen;
+	r->action = action;
+	snprintf(rs.names[rs.nr_rules], SLUICE_NAME_LEN, "rule%u", rs.nr_rules);
+	rs.nr_rules++;
+	return r;
+}
+
+static struct sluice_limit *add_limit(struct sluice_rule *r, __u64 rate, __u64 burst, int cost,
+				      int key, int plen4, int plen6)
+{
+	struct sluice_limit *l = &r->limits[r->nr_limits++];
+
+	memset(l, 0, sizeof(*l));
+	l->rate = rate;
+	l->burst = burst;
+	l->cost = cost;
+	l->key = key;
+	l->plen4 = plen4;
+	l->plen6 = plen6;
+	l->interval_fp = sl_gcra_interval(rate);
+	l->tolerance = sl_gcra_tolerance(l->interval_fp, burst, cost);
+	if (key == SLUICE_KEY_ALL)
+		l->agg_slot = next_agg++;
+	sl_limit_set_masks(l);
+	return l;
+}
+
+/* Per-source packets/s limit, the common case. */
+static struct sluice_limit *per_src(struct sluice_rule *r, __u64 rate, __u64 burst)
+{
+	return add_limit(r, rate, burst, SLUICE_COST_PKT, SLUICE_KEY_SRC, 32, 128);
+}
+
+static struct sluice_limit *per_all(struct sluice_rule *r, __u64 rate, __u64 burst)
+{
+	return add_limit(r, rate, burst, SLUICE_COST_PKT, SLUICE_KEY_ALL, 0, 0);
+}
+
+static __u64 unit_of(const struct sluice_limit *l)
+{
+	return sl_gcra_inc(l->interval_fp, 1);
+}
+
+static void match_proto(struct sluice_rule *r, __u8 proto)
+{
+	r->match |= SLUICE_M_PROTO;
+	r->proto = proto;
+}
+
+static void match_dport(struct sluice_rule *r, __u16 lo, __u16 hi)
+{
+	r->match |= SLUICE_M_DPORT;
+	r->dport_lo = lo;
+	r->dport_hi = hi;
+}
+
+static void match_src4(struct sluice_rule *r, __u32 net, unsigned int plen)
+{
+	r->match |= SLUICE_M_SRC | SLUICE_M_FAMILY;
+	r->family = 4;
+	r->src_plen = plen;
+	r->src_mask[0] = sl_prefix_word(plen, 0);
+	r->src_net[0] = htonl(net) & r->src_mask[0];
+}
+
+static void match_src6(struct sluice_rule *r, const __u8 *net, unsigned int plen)
+{
+	int i;
+
+	r->match |= SLUICE_M_SRC | SLUICE_M_FAMILY;
+	r->family = 6;
+	r->src_plen = plen;
+	memcpy(r->src_net, net, 16);
+	for (i = 0; i < 4; i++) {
+		r->src_mask[i] = sl_prefix_word(plen, i);
+		r->src_net[i] &= r->src_mask[i];
+	}
+}
+
+/* Global counter idx summed over CPUs. */
+static __u64 g(int idx)
+{
+	__u64 v[ncpu], sum = 0;
+	__u32 key = idx;
+	int i;
+
+	if (bpf_map__lookup_elem(skel->maps.sl_global, &key, 4, v, sizeof(v), 0)) {
+		CHECK_FAIL("reading sl_global[%d]: %s", idx, strerror(errno));
+		return 0;
+	}
+	for (i = 0; i < ncpu; i++)
+		sum += v[i];
+	return sum;
+}
+
+/* Counters of the rule at index i of the current set, summed over CPUs. */
+static struct sluice_rule_stats rstat(int i)
+{
+	struct sluice_rule_stats v[ncpu], s;
+	__u32 key = rs.rules[i].slot;
+	int c;
+
+	memset(&s, 0, sizeof(s));
+	if (bpf_map__lookup_elem(skel->maps.sl_rule_stats, &key, 4, v, sizeof(v), 0)) {
+		CHECK_FAIL("reading sl_rule_stats[%u]: %s", key, strerror(errno));
+		return s;
+	}
+	for (c = 0; c < ncpu; c++) {
+		s.passed_pkts += v[c].passed_pkts;
+		s.passed_bytes += v[c].passed_bytes;
+		s.dropped_pkts += v[c].dropped_pkts;
+		s.dropped_bytes += v[c].dropped_bytes;
+		s.wdrop_pkts += v[c].wdrop_pkts;
+		s.wdrop_bytes += v[c].wdrop_bytes;
+	}
+	return s;
+}
+
+static struct sluice_state agg_get(const struct sluice_limit *l)
+{
+	struct sluice_state st;
+	__u32 key = l->agg_slot;
+
+	memset(&st, 0, sizeof(st));
+	if (bpf_map__lookup_elem(skel->maps.sl_agg, &key, 4, &st, sizeof(st), 0))
+		CHECK_FAIL("reading sl_agg[%u]: %s", key, strerror(errno));
+	return st;
+}
+
+/* Entries in sl_state; the first key found goes to *first if given. */
+static int state_count(struct sluice_key *first)
+{
+	struct sluice_key k, next;
+	int n = 0, err;
+
+	err = bpf_map__get_next_key(skel->maps.sl_state, NULL, &next, sizeof(next));
+	while (!err) {
+		if (!n && first)
+			*first = next;
+		n++;
+		k = next;
+		err = bpf_map__get_next_key(skel->maps.sl_state, &k, &next, sizeof(next));
+	}
+	return n;
+}
+
+/* The per-source bucket of limit li of rule r for an IPv4 source (host order). */
+static int state_get4(const struct sluice_rule *r, __u32 li, __u32 src, struct sluice_state *st)
+{
+	const struct sluice_limit *l = &r->limits[li];
+	struct sluice_key k;
+
+	memset(&k, 0, sizeof(k));
+	k.uid = r->uid;
+	k.limit = li;
+	k.family = 4;
+	k.plen = l->plen4;
+	k.addr[0] = htonl(src) & l->mask4;
+	return bpf_map__lookup_elem(skel->maps.sl_state, &k, sizeof(k), st, sizeof(*st), 0);
+}
+
+struct lpm4 {
+	__u32 plen;
+	__u32 addr;
+};
+
+struct lpm6 {
+	__u32 plen;
+	__u8 addr[16];
+};
+
+static void list_add4(struct bpf_map *m, __u32 net, __u32 plen)
+{
+	struct lpm4 k = { .plen = plen, .addr = htonl(net) };
+	__u8 one = 1;
+
+	if (bpf_map__update_elem(m, &k, sizeof(k), &one, 1, 0))
+		CHECK_FAIL("adding to %s: %s", bpf_map__name(m), strerror(errno));
+}
+
+static void list_add6(struct bpf_map *m, const __u8 *net, __u32 plen)
+{
+	struct lpm6 k = { .plen = plen };
+	__u8 one = 1;
+
+	memcpy(k.addr, net, 16);
+	if (bpf_map__update_elem(m, &k, sizeof(k), &one, 1, 0))
+		CHECK_FAIL("adding to %s: %s", bpf_map__name(m), strerror(errno));
+}
+
+/*
+ * Every frame the program saw ends in exactly one of: non-IP (passed
+ * untouched), passed, dropped. And every frame is non-IP, parsed or
+ * malformed.
+ */
+static void check_balance(void)
+{
+	__u64 pk = g(SLUICE_G_PACKETS), non = g(SLUICE_G_NON_IP), par = g(SLUICE_G_PARSED),
+	      mal = g(SLUICE_G_MALFORMED), pas = g(SLUICE_G_PASSED), dro = g(SLUICE_G_DROPPED);
+
+	CHECK(pk == non + par + mal, "PACKETS %llu != NON_IP %llu + PARSED %llu + MALFORMED %llu",
+	      (unsigned long long)pk, (unsigned long long)non, (unsigned long long)par,
+	      (unsigned long long)mal);
+	CHECK(pk == non + pas + dro, "PACKETS %llu != NON_IP %llu + PASSED %llu + DROPPED %llu",
+	      (unsigned long long)pk, (unsigned long long)non, (unsigned long long)pas,
+	      (unsigned long long)dro);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Frames                                                                   */
+/* ------------------------------------------------------------------------ */
+
+struct frame {
+	__u8 b[4096];
+	size_t n;
+};
+
+static void put8(struct frame *f, unsigned int v)
+{
+	f->b[f->n++] = (__u8)v;
+}
+
+static void put16(struct frame *f, unsigned int v)
+{
+	put8(f, (v >> 8) & 0xff);
+	put8(f, v & 0xff);
+}
+
+static void put32(struct frame *f, __u32 v)
+{
+	put16(f, v >> 16);
+	put16(f, v & 0xffff);
+}
+
+static void putn(struct frame *f, const void *p, size_t n)
+{
+	memcpy(f->b + f->n, p, n);
+	f->n += n;
+}
+
+static void zeros(struct frame *f, size_t n)
+{
+	memset(f->b + f->n, 0, n);
+	f->n += n;
+}
+
+static const __u16 TAG_Q[] = { SL_ETH_P_8021Q };
+static const __u16 TAG_QINQ[] = { SL_ETH_P_8021AD, SL_ETH_P_8021Q };
+static const __u16 TAG_3[] = { SL_ETH_P_8021AD, SL_ETH_P_8021Q, SL_ETH_P_8021Q };
+
+static void eth(struct frame *f, __u16 ethertype, int nvlan, const __u16 *tpids)
+{
+	static const __u8 dst[6] = { 2, 0, 0, 0, 0, 2 }, src[6] = { 2, 0, 0, 0, 0, 1 };
+	int i;
+
+	f->n = 0;
+	putn(f, dst, 6);
+	putn(f, src, 6);
+	for (i = 0; i < nvlan; i++) {
+		put16(f, tpids[i]);
+		put16(f, 100 + i);
+	}
+	put16(f, ethertype);
+}
+
+static void l4_tcp(struct frame *l, __u16 dport, __u8 flags)
+{
+	l->n = 0;
+	put16(l, 40000);
+	put16(l, dport);
+	put32(l, 1);
+	put32(l, 0);
+	put8(l, 5 << 4);
+	put8(l, flags);
+	put16(l, 65535);
+	put16(l, 0);
+	put16(l, 0);
+}
+
+static void l4_udp(struct frame *l, __u16 dport, size_t paylen)
+{
+	l->n = 0;
+	put16(l, 40000);
+	put16(l, dport);
+	put16(l, 8 + paylen);
+	put16(l, 0);
+	zeros(l, paylen);
+}
+
+static void l4_icmp(struct frame *l, __u8 type, size_t extra)
+{
+	l->n = 0;
+	put8(l, type);
+	put8(l, 0);
+	put16(l, 0);
+	put32(l, 0);
+	zeros(l, extra);
+}
+
+#define IP4(a, b, c, d) (((__u32)(a) << 24) | ((__u32)(b) << 16) | ((__u32)(c) << 8) | (d))
+
+/* IPv4 header (no options) and payload; tot 0 means the true total length. */
+static void ip4(struct frame *f, __u32 src, __u8 proto, __u16 frag, __u16 tot,
+		const struct frame *l4)
+{
+	put8(f, 0x45);
+	put8(f, 0);
+	put16(f, tot ? tot : 20 + l4->n);
+	put16(f, 0x1234);
+	put16(f, frag);
+	put8(f, 64);
+	put8(f, proto);
+	put16(f, 0);
+	put32(f, src);
+	put32(f, IP4(198, 18, 0, 1));
+	putn(f, l4->b, l4->n);
+}
+
+/* 2001:db8:<net>::<host> */
+static void addr6(__u8 *a, __u32 net, __u32 host)
+{
+	memset(a, 0, 16);
+	a[0] = 0x20;
+	a[1] = 0x01;
+	a[2] = 0x0d;
+	a[3] = 0xb8;
+	a[4] = net >> 24;
+	a[5] = net >> 16;
+	a[6] = net >> 8;
+	a[7] = net;
+	a[12] = host >> 24;
+	a[13] = host >> 16;
+	a[14] = host >> 8;
+	a[15] = host;
+}
+
+static void ip6(struct frame *f, const __u8 *src, __u8 nexthdr, __u8 hop, const struct frame *pl)
+{
+	__u8 dst[16];
+
+	addr6(dst, 0, 1);
+	put32(f, 0x60000000);
+	put16(f, pl->n);
+	put8(f, nexthdr);
+	put8(f, hop);
+	putn(f, src, 16);
+	putn(f, dst, 16);
+	putn(f, pl->b, pl->n);
+}
+
+/* Ready-made frames. */
+static void udp4(struct frame *f, __u32 src, __u16 dport)
+{
+	struct frame l;
+
+	l4_udp(&l, dport, 18);
+	eth(f, SL_ETH_P_IP, 0, NULL);
+	ip4(f, src, SL_IPPROTO_UDP, 0, 0, &l);
+}
+
+/* UDP/IPv4 whose IP total length (the bytes/s cost) is l3len. */
+static void udp4_len(struct frame *f, __u32 src, __u16 dport, size_t l3len)
+{
+	struct frame l;
+
+	l4_udp(&l, dport, l3len - 28);
+	eth(f, SL_ETH_P_IP, 0, NULL);
+	ip4(f, src, SL_IPPROTO_UDP, 0, 0, &l);
+}
+
+static void tcp4(struct frame *f, __u32 src, __u16 dport, __u8 flags)
+{
+	struct frame l;
+
+	l4_tcp(&l, dport, flags);
+	eth(f, SL_ETH_P_IP, 0, NULL);
+	ip4(f, src, SL_IPPROTO_TCP, 0, 0, &l);
+}
+
+static void icmp4(struct frame *f, __u32 src, __u8 type)
+{
+	struct frame l;
+
+	l4_icmp(&l, type, 32);
+	eth(f, SL_ETH_P_IP, 0, NULL);
+	ip4(f, src, SL_IPPROTO_ICMP, 0, 0, &l);
+}
+
+static void udp6(struct frame *f, const __u8 *src, __u16 dport)
+{
+	struct frame l;
+
+	l4_udp(&l, dport, 18);
+	eth(f, SL_ETH_P_IPV6, 0, NULL);
+	ip6(f, src, SL_IPPROTO_UDP, 64, &l);
+}
+
+static void tcp6(struct frame *f, const __u8 *src, __u16 dport, __u8 flags)
+{
+	struct frame l;
+
+	l4_tcp(&l, dport, flags);
+	eth(f, SL_ETH_P_IPV6, 0, NULL);
+	ip6(f, src, SL_IPPROTO_TCP, 64, &l);
+}
+
+static void icmp6(struct frame *f, const __u8 *src, __u8 type, __u8 hop)
+{
+	struct frame l;
+
+	l4_icmp(&l, type, 24);
+	eth(f, SL_ETH_P_IPV6, 0, NULL);
+	ip6(f, src, SL_IPPROTO_ICMPV6, hop, &l);
+}
+
+static void arp(struct frame *f)
+{
+	eth(f, 0x0806, 0, NULL);
+	put16(f, 1);		/* Ethernet */
+	put16(f, SL_ETH_P_IP);
+	put8(f, 6);
+	put8(f, 4);
+	put16(f, 1);		/* request */
+	zeros(f, 6);
+	put32(f, IP4(198, 18, 0, 2));
+	zeros(f, 6);
+	put32(f, IP4(198, 18, 0, 1));
+}
+
+/* A handful of malformed frames; returns how many were built into fs. */
+static int malformed_frames(struct frame *fs)
+{
+	struct frame l;
+	int n = 0;
+
+	/* TCP/IPv4 cut after 30 bytes of IP */
+	l4_tcp(&l, 80, SLUICE_TCP_SYN);
+	eth(&fs[n], SL_ETH_P_IP, 0, NULL);
+	ip4(&fs[n], IP4(198, 18, 0, 9), SL_IPPROTO_TCP, 0, 0, &l);
+	fs[n].n = 14 + 30;
+	n++;
+	/* IHL 4 */
+	eth(&fs[n], SL_ETH_P_IP, 0, NULL);
+	ip4(&fs[n], IP4(198, 18, 0, 9), SL_IPPROTO_TCP, 0, 0, &l);
+	fs[n].b[14] = 0x44;
+	n++;
+	/* IPv6 payload length larger than the frame */
+	{
+		__u8 a[16];
+
+		addr6(a, 9, 9);
+		udp6(&fs[n], a, 53);
+		fs[n].b[18] = 0x02;
+		n++;
+	}
+	/* three VLAN tags */
+	l4_udp(&l, 53, 10);
+	eth(&fs[n], SL_ETH_P_IP, 3, TAG_3);
+	ip4(&fs[n], IP4(198, 18, 0, 9), SL_IPPROTO_UDP, 0, 0, &l);
+	n++;
+	/* UDP length 0 */
+	l.b[4] = 0;
+	l.b[5] = 0;
+	eth(&fs[n], SL_ETH_P_IP, 0, NULL);
+	ip4(&fs[n], IP4(198, 18, 0, 9), SL_IPPROTO_UDP, 0, 0, &l);
+	n++;
+	return n;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Running                                                                  */
+/* ------------------------------------------------------------------------ */
+
+/* 1 if the program passed the frame, 0 if it dropped it, -1 on error. */
+static int xmit(const struct frame *f)
+{
+	__u8 out[sizeof(f->b) + 512];
+	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = f->b, .data_size_in = f->n, .data_out = out,
+		    .data_size_out = sizeof(out), .repeat = 1);
+	struct bpf_program *prog = use_tc ? skel->progs.sluice_tc : skel->progs.sluice_xdp;
+	int err;
+
+	err = bpf_prog_test_run_opts(bpf_program__fd(prog), &o);
+	if (err) {
+		CHECK_FAIL("%s test_run of %zu bytes: %s", use_tc ? "tc" : "xdp", f->n,
+			   strerror(-err));
+		return -1;
+	}
+	if (use_tc)
+		return o.retval == TC_ACT_OK ? 1 : o.retval == TC_ACT_SHOT ? 0 : -1;
+	return o.retval == XDP_PASS ? 1 : o.retval == XDP_DROP ? 0 : -1;
+}
+
+/* Send f n times; how many passed. */
+static int xmit_n(const struct frame *f, int n)
+{
+	int i, passed = 0;
+
+	for (i = 0; i < n; i++)
+		passed += xmit(f) == 1;
+	return passed;
+}
+
+static const __u32 SRC_A = IP4(198, 18, 1, 1), SRC_B = IP4(198, 18, 1, 2),
+		   SRC_C = IP4(198, 18, 2, 3);
+
+/* ------------------------------------------------------------------------ */
+/* Cases                                                                    */
+/* ------------------------------------------------------------------------ */
+
+static void dp_protocols_pass_without_rules(void)
+{
+	struct frame f;
+	__u8 a[16];
+
+	if (setup())
+		return;
+	addr6(a, 1, 1);
+	udp4(&f, SRC_A, 53);
+	CHECK_EQ(xmit(&f), 1);
+	tcp4(&f, SRC_A, 80, SLUICE_TCP_SYN);
+	CHECK_EQ(xmit(&f), 1);
+	icmp4(&f, SRC_A, 8);
+	CHECK_EQ(xmit(&f), 1);
+	udp6(&f, a, 53);
+	CHECK_EQ(xmit(&f), 1);
+	tcp6(&f, a, 443, SLUICE_TCP_SYN);
+	CHECK_EQ(xmit(&f), 1);
+	icmp6(&f, a, 128, 64);
+	CHECK_EQ(xmit(&f), 1);
+	CHECK_EQ(g(SLUICE_G_PACKETS), 6);
+	CHECK_EQ(g(SLUICE_G_PARSED), 6);
+	CHECK_EQ(g(SLUICE_G_NO_RULE), 6);
+	CHECK_EQ(g(SLUICE_G_PASSED), 6);
+	CHECK_EQ(g(SLUICE_G_DROPPED), 0);
+	CHECK_EQ(g(SLUICE_G_MALFORMED), 0);
+	CHECK_EQ(g(SLUICE_G_FAULT), 0);
+	check_balance();
+	teardown();
+}
+
+static void dp_malformed_dropped_by_default(void)
+{
+	struct frame fs[8];
+	int i, n;
+
+	if (setup())
+		return;
+	n = malformed_frames(fs);
+	for (i = 0; i < n; i++)
+		CHECK(xmit(&fs[i]) == 0, "malformed frame %d passed", i);
+	CHECK_EQ(g(SLUICE_G_MALFORMED), n);
+	CHECK_EQ(g(SLUICE_G_DROPPED), n);
+	CHECK_EQ(g(SLUICE_G_PARSED), 0);
+	CHECK_EQ(g(SLUICE_G_PASSED), 0);
+	check_balance();
+	teardown();
+}
+
+static void dp_malformed_passed_with_malformed_pass(void)
+{
+	struct frame fs[8];
+	int i, n;
+
+	if (setup())
+		return;
+	CFG_SET(malformed_pass, 1);
+	n = malformed_frames(fs);
+	for (i = 0; i < n; i++)
+		CHECK(xmit(&fs[i]) == 1, "malformed frame %d dropped", i);
+	CHECK_EQ(g(SLUICE_G_MALFORMED), n);
+	CHECK_EQ(g(SLUICE_G_DROPPED), 0);
+	CHECK_EQ(g(SLUICE_G_PARSED), 0);
+	/* a passed frame is counted as passed, as it is under the kill switch */
+	CHECK_EQ(g(SLUICE_G_PASSED), n);
+	check_balance();
+	teardown();
+}
+
+static void dp_arp_passes_as_non_ip(void)
+{
+	struct sluice_rule *r;
+	struct sluice_limit *l;
+	struct frame f;
+
+	if (setup())
+		return;
+	/* a rule matching every IP packet, one packet in all */
+	r = add_rule(SLUICE_ACT_DROP);
+	l = per_all(r, 1, 1);
+	commit();
+	arp(&f);
+	CHECK_EQ(xmit_n(&f, 5), 5);
+	CHECK_EQ(g(SLUICE_G_NON_IP), 5);
+	CHECK_EQ(g(SLUICE_G_PARSED), 0);
+	CHECK_EQ(rstat(0).passed_pkts, 0);
+	CHECK_EQ(agg_get(l).tat, 0);
+	/* the rule is live: IP is limited */
+	udp4(&f, SRC_A, 53);
+	CHECK_EQ(xmit_n(&f, 3), 1);
+	CHECK_EQ(g(SLUICE_G_DROPPED), 2);
+	check_balance();
+	teardown();
+}
+
+static void dp_nd_passes_unless_named(void)
+{
+	static const __u8 ll[16] = { 0xfe, 0x80, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1 };
+	struct sluice_rule *r;
+	struct frame f;
+
+	if (setup())
+		return;
+	/* every ICMPv6 packet, per source 1 pps burst 1 */
+	r = add_rule(SLUICE_ACT_DROP);
+	r->match = SLUICE_M_FAMILY;
+	r->family = 6;
+	match_proto(r, SL_IPPROTO_ICMPV6);
+	per_src(r, 1, 1);
+	commit();
+	/* ND never denied either */
+	list_add6(skel->maps.sl_deny6, ll, 128);
+	CFG_SET(lists, SLUICE_L_DENY6);
+
+	icmp6(&f, ll, 135, 255);	/* NS */
+	CHECK_EQ(xmit_n(&f, 5), 5);
+	icmp6(&f, ll, 136, 255);	/* NA */
+	CHECK_EQ(xmit_n(&f, 5), 5);
+	icmp6(&f, ll, 134, 255);	/* RA */
+	CHECK_EQ(xmit_n(&f, 5), 5);
+	CHECK_EQ(g(SLUICE_G_ND), 15);
+	CHECK_EQ(g(SLUICE_G_NO_RULE), 15);
+	CHECK_EQ(g(SLUICE_G_DENIED), 0);
+	CHECK_EQ(rstat(0).passed_pkts, 0);
+	CHECK_EQ(state_count(NULL), 0);
+	/* type 135 with hop limit 64 is not ND: denied like any packet from there */
+	icmp6(&f, ll, 135, 64);
+	CHECK_EQ(xmit(&f), 0);
+	CHECK_EQ(g(SLUICE_G_DENIED), 1);
+	/* other ICMPv6 from a source not on the list is limited */
+	{
+		__u8 a[16];
+
+		addr6(a, 2, 2);
+		icmp6(&f, a, 128, 64);
+		CHECK_EQ(xmit_n(&f, 3), 1);
+		CHECK_EQ(rstat(0).dropped_pkts, 2);
+		/* ... and its NS still passes */
+		icmp6(&f, a, 135, 255);
+		CHECK_EQ(xmit_n(&f, 3), 3);
+	}
+	CHECK_EQ(g(SLUICE_G_ND), 18);
+	check_balance();
+	teardown();
+}
+
+static void dp_nd_limited_when_named(void)
+{
+	static const __u8 ll[16] = { 0xfe, 0x80, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1 };
+	struct sluice_rule *r;
+	struct frame f;
+
+	if (setup())
+		return;
+	r = add_rule(SLUICE_ACT_DROP);
+	match_proto(r, SL_IPPROTO_ICMPV6);
+	r->match |= SLUICE_M_ICMPTYPE;
+	r->icmp_type = 135;
+	per_src(r, 1, 1);
+	commit();
+	icmp6(&f, ll, 135, 255);
+	CHECK_EQ(xmit_n(&f, 3), 1);
+	icmp6(&f, ll, 136, 255);
+	CHECK_EQ(xmit_n(&f, 3), 3);
+	CHECK_EQ(g(SLUICE_G_ND), 6);
+	CHECK_EQ(rstat(0).passed_pkts, 1);
+	CHECK_EQ(rstat(0).dropped_pkts, 2);
+	CHECK_EQ(g(SLUICE_G_DROPPED), 2);
+	check_balance();
+	teardown();
+}
+
+static void dp_vlan_limited_like_untagged(void)
+{
+	struct sluice_rule *r;
+	struct frame f, l;
+
+	if (setup())
+		return;
+	r = add_rule(SLUICE_ACT_DROP);
+	match_proto(r, SL_IPPROTO_UDP);
+	match_dport(r, 53, 53);
+	per_src(r, 1, 2);
+	commit();
+	l4_udp(&l, 53, 10);
+	udp4(&f, SRC_A, 53);
+	CHECK_EQ(xmit_n(&f, 3), 2);
+	eth(&f, SL_ETH_P_IP, 1, TAG_Q);
+	ip4(&f, SRC_B, SL_IPPROTO_UDP, 0, 0, &l);
+	CHECK_EQ(xmit_n(&f, 3), 2);
+	eth(&f, SL_ETH_P_IP, 2, TAG_QINQ);
+	ip4(&f, SRC_C, SL_IPPROTO_UDP, 0, 0, &l);
+	CHECK_EQ(xmit_n(&f, 3), 2);
+	/* tagged or not, SRC_A has one bucket */
+	eth(&f, SL_ETH_P_IP, 2, TAG_QINQ);
+	ip4(&f, SRC_A, SL_IPPROTO_UDP, 0, 0, &l);
+	CHECK_EQ(xmit(&f), 0);
+	/* a tagged frame to another port is not matched */
+	eth(&f, SL_ETH_P_IP, 1, TAG_Q);
+	l4_udp(&l, 54, 10);
+	ip4(&f, SRC_A, SL_IPPROTO_UDP, 0, 0, &l);
+	CHECK_EQ(xmit(&f), 1);
+	CHECK_EQ(rstat(0).passed_pkts, 6);
+	CHECK_EQ(rstat(0).dropped_pkts, 4);
+	/* the cost in bytes is the L3 length, tags not included */
+	CHECK_EQ(rstat(0).passed_bytes, 2 * 46 + 4 * 38);
+	CHECK_EQ(state_count(NULL), 3);
+	CHECK_EQ(g(SLUICE_G_NO_RULE), 1);
+	check_balance();
+	teardown();
+}
+
+/* IPv6 payload: extension headers of these types, then UDP to dport. */
+static void udp6_ext(struct frame *f, const __u8 *src, const __u8 *types, int n, __u16 fragoff,
+		     __u16 dport)
+{
+	struct frame pl, l;
+	int i;
+
+	l4_udp(&l, dport, 20);
+	pl.n = 0;
+	for (i = 0; i < n; i++) {
+		__u8 next = i + 1 < n ? types[i + 1] : SL_IPPROTO_UDP;
+
+		put8(&pl, next);
+		if (types[i] == SL_IPPROTO_FRAGMENT) {
+			put8(&pl, 0);
+			put16(&pl, fragoff);
+			put32(&pl, 77);
+		} else if (types[i] == SL_IPPROTO_AH) {
+			put8(&pl, 16 / 4 - 2);
+			zeros(&pl, 14);
+		} else {
+			put8(&pl, 0);
+			zeros(&pl, 6);
+		}
+	}
+	putn(&pl, l.b, l.n);
+	eth(f, SL_ETH_P_IPV6, 0, NULL);
+	ip6(f, src, n ? types[0] : SL_IPPROTO_UDP, 64, &pl);
+}
+
+static void dp_ipv6_extension_headers_matched(void)
+{
+	static const __u8 chain[] = { SL_IPPROTO_HOPOPTS, SL_IPPROTO_DSTOPTS, SL_IPPROTO_ROUTING,
+				      SL_IPPROTO_FRAGMENT };
+	static const __u8 ah[] = { SL_IPPROTO_AH };
+	static const __u8 frag[] = { SL_IPPROTO_FRAGMENT };
+	struct sluice_rule *r;
+	struct frame f;
+	__u8 a[16], b[16], c[16];
+
+	if (setup())
+		return;
+	r = add_rule(SLUICE_ACT_DROP);
+	r->match = SLUICE_M_FAMILY;
+	r->family = 6;
+	match_proto(r, SL_IPPROTO_UDP);
+	match_dport(r, 53, 53);
+	per_src(r, 1, 1);
+	commit();
+	addr6(a, 1, 1);
+	addr6(b, 1, 2);
+	addr6(c, 1, 3);
+	/* four extension headers, a first fragment (M set): ports visible, matched */
+	udp6_ext(&f, a, chain, 4, 1, 53);
+	CHECK_EQ(xmit_n(&f, 3), 1);
+	udp6_ext(&f, b, ah, 1, 0, 53);
+	CHECK_EQ(xmit_n(&f, 3), 1);
+	/* a non-first fragment has no ports: no rule */
+	udp6_ext(&f, c, frag, 1, 100 << 3, 53);
+	CHECK_EQ(xmit_n(&f, 3), 3);
+	CHECK_EQ(g(SLUICE_G_NO_RULE), 3);
+	CHECK_EQ(rstat(0).passed_pkts, 2);
+	CHECK_EQ(rstat(0).dropped_pkts, 4);
+	check_balance();
+	teardown();
+}
+
+static void dp_ipv4_fragments(void)
+{
+	struct sluice_rule *r;
+	struct frame first, later, l;
+
+	if (setup())
+		return;
+	r = add_rule(SLUICE_ACT_DROP);
+	match_proto(r, SL_IPPROTO_UDP);
+	match_dport(r, 53, 53);
+	per_src(r, 1, 1);
+	commit();
+	/* first fragment: MF, offset 0, the UDP header there */
+	l4_udp(&l, 53, 1000);
+	l.n = 8 + 200;
+	eth(&first, SL_ETH_P_IP, 0, NULL);
+	ip4(&first, SRC_A, SL_IPPROTO_UDP, 0x2000, 0, &l);
+	/* a later fragment, its payload starting with bytes that look like port 53 */
+	l4_udp(&l, 53, 200);
+	eth(&later, SL_ETH_P_IP, 0, NULL);
+	ip4(&later, SRC_A, SL_IPPROTO_UDP, 26, 0, &l);
+
+	CHECK_EQ(xmit_n(&first, 2), 1);
+	CHECK_EQ(xmit_n(&later, 5), 5);
+	CHECK_EQ(g(SLUICE_G_NO_RULE), 5);
+	CHECK_EQ(rstat(0).passed_pkts, 1);
+	CHECK_EQ(rstat(0).dropped_pkts, 1);
+
+	/* a proto-only rule (new rule set, flipped in) matches later fragments */
+	memset(&rs.rules, 0, sizeof(rs.rules));
+	rs.nr_rules = 0;
+	r = add_rule(SLUICE_ACT_DROP);
+	match_proto(r, SL_IPPROTO_UDP);
+	per_src(r, 1, 1);
+	commit();
+	CHECK_EQ(xmit_n(&later, 3), 1);
+	CHECK_EQ(g(SLUICE_G_NO_RULE), 5);
+	CHECK_EQ(rstat(0).passed_pkts, 1);
+	CHECK_EQ(rstat(0).dropped_pkts, 2);
+	check_balance();
+	teardown();
+}
+
+static void dp_deny_list(void)
+{
+	struct frame f;
+	__u8 bad[16], net[16], good[16];
+
+	if (setup())
+		return;
+	list_add4(skel->maps.sl_deny4, IP4(198, 18, 66, 0), 24);
+	addr6(net, 0x0bad0000, 0);
+	addr6(bad, 0x0bad0001, 5);	/* inside 2001:db8:bad::/48 */
+	addr6(good, 0x0bae0000, 5);
+	list_add6(skel->maps.sl_deny6, net, 48);
+
+	/* lists bits clear: the tries are not consulted */
+	udp4(&f, IP4(198, 18, 66, 7), 53);
+	CHECK_EQ(xmit(&f), 1);
+	udp6(&f, bad, 53);
+	CHECK_EQ(xmit(&f), 1);
+	CHECK_EQ(g(SLUICE_G_DENIED), 0);
+
+	CFG_SET(lists, SLUICE_L_DENY4 | SLUICE_L_DENY6);
+	udp4(&f, IP4(198, 18, 66, 7), 53);
+	CHECK_EQ(xmit_n(&f, 3), 0);
+	tcp4(&f, IP4(198, 18, 66, 255), 22, SLUICE_TCP_SYN);
+	CHECK_EQ(xmit(&f), 0);
+	udp4(&f, IP4(198, 18, 67, 7), 53);
+	CHECK_EQ(xmit(&f), 1);
+	udp6(&f, bad, 53);
+	CHECK_EQ(xmit(&f), 0);
+	udp6(&f, good, 53);
+	CHECK_EQ(xmit(&f), 1);
+	CHECK_EQ(g(SLUICE_G_DENIED), 5);
+	CHECK_EQ(g(SLUICE_G_DROPPED), 5);
+	CHECK_EQ(g(SLUICE_G_PASSED), 4);
+	check_balance();
+	teardown();
+}
+
+static void dp_allow_list_bypasses_limits(void)
+{
+	struct sluice_rule *r;
+	struct frame f;
+	__u8 net[16], ok6[16], other6[16];
+
+	if (setup())
+		return;
+	r = add_rule(SLUICE_ACT_DROP);
+	per_src(r, 1, 1);
+	commit();
+	list_add4(skel->maps.sl_allow4, SRC_A, 32);
+	addr6(net, 0x00010000, 0);
+	addr6(ok6, 0x00010000, 77);
+	addr6(other6, 0x00020000, 77);
+	list_add6(skel->maps.sl_allow6, net, 64);
+	CFG_SET(lists, SLUICE_L_ALLOW4 | SLUICE_L_ALLOW6);
+
+	udp4(&f, SRC_A, 53);
+	CHECK_EQ(xmit_n(&f, 10), 10);
+	udp6(&f, ok6, 53);
+	CHECK_EQ(xmit_n(&f, 10), 10);
+	CHECK_EQ(g(SLUICE_G_ALLOWED), 20);
+	CHECK_EQ(rstat(0).passed_pkts, 0);
+	CHECK_EQ(state_count(NULL), 0);
+	udp4(&f, SRC_B, 53);
+	CHECK_EQ(xmit_n(&f, 10), 1);
+	udp6(&f, other6, 53);
+	CHECK_EQ(xmit_n(&f, 10), 1);
+	CHECK_EQ(g(SLUICE_G_ALLOWED), 20);
+	CHECK_EQ(rstat(0).passed_pkts, 2);
+	CHECK_EQ(rstat(0).dropped_pkts, 18);
+	CHECK_EQ(g(SLUICE_G_PASSED), 22);
+	check_balance();
+	teardown();
+}
+
+static void dp_deny_wins_over_allow(void)
+{
+	struct frame f;
+	__u8 a[16];
+
+	if (setup())
+		return;
+	list_add4(skel->maps.sl_deny4, SRC_A, 32);
+	list_add4(skel->maps.sl_allow4, IP4(198, 18, 1, 0), 24);
+	addr6(a, 3, 3);
+	list_add6(skel->maps.sl_deny6, a, 128);
+	list_add6(skel->maps.sl_allow6, a, 128);
+	CFG_SET(lists, SLUICE_L_DENY4 | SLUICE_L_DENY6 | SLUICE_L_ALLOW4 | SLUICE_L_ALLOW6);
+	udp4(&f, SRC_A, 53);
+	CHECK_EQ(xmit(&f), 0);
+	udp6(&f, a, 53);
+	CHECK_EQ(xmit(&f), 0);
+	udp4(&f, SRC_B, 53);
+	CHECK_EQ(xmit(&f), 1);
+	CHECK_EQ(g(SLUICE_G_DENIED), 2);
+	CHECK_EQ(g(SLUICE_G_ALLOWED), 1);
+	CHECK_EQ(g(SLUICE_G_DROPPED), 2);
+	check_balance();
+	teardown();
+}
+
+static void dp_match_dport_range(void)
+{
+	static const struct {
+		__u16 port;
+		int in;
+	} t[] = { { 999, 0 }, { 1000, 1 }, { 1001, 1 }, { 1500, 1 }, { 1999, 1 }, { 2000, 1 },
+		  { 2001, 0 }, { 0, 0 }, { 65535, 0 } };
+	struct sluice_rule *r;
+	struct frame f;
+	size_t i;
+	__u64 in = 0;
+
+	if (setup())
+		return;
+	r = add_rule(SLUICE_ACT_DROP);
+	match_proto(r, SL_IPPROTO_UDP);
+	match_dport(r, 1000, 2000);
+	per_src(r, 1, 1);
+	commit();
+	/* a new source per packet, so only matching decides; then one repeat */
+	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		udp4(&f, IP4(198, 18, 10, i), t[i].port);
+		CHECK_EQ(xmit(&f), 1);
+		CHECK(xmit(&f) == !t[i].in, "port %u: second packet %s", t[i].port,
+		      t[i].in ? "passed" : "dropped");
+		in += t[i].in;
+	}
+	/* TCP to a port in range: proto does not match */
+	tcp4(&f, SRC_A, 1500, SLUICE_TCP_SYN);
+	CHECK_EQ(xmit_n(&f, 3), 3);
+	CHECK_EQ(rstat(0).passed_pkts, in);
+	CHECK_EQ(rstat(0).dropped_pkts, in);
+	CHECK_EQ(g(SLUICE_G_NO_RULE), 2 * (sizeof(t) / sizeof(t[0]) - in) + 3);
+	check_balance();
+	teardown();
+}
+
+static void dp_match_src_cidr(void)
+{
+	static const struct {
+		__u32 src;
+		int in;
+	} t4[] = { { IP4(198, 18, 3, 255), 0 }, { IP4(198, 18, 4, 0), 1 },
+		   { IP4(198, 18, 5, 77), 1 }, { IP4(198, 18, 7, 255), 1 },
+		   { IP4(198, 18, 8, 0), 0 }, { IP4(198, 19, 4, 1), 0 } };
+	struct sluice_rule *r4, *r6;
+	struct frame f;
+	__u8 net[16], a[16];
+	size_t i;
+
+	if (setup())
+		return;
+	r4 = add_rule(SLUICE_ACT_DROP);
+	match_src4(r4, IP4(198, 18, 4, 0), 22);
+	per_src(r4, 1, 1);
+	r6 = add_rule(SLUICE_ACT_DROP);
+	addr6(net, 0x00070000, 0);
+	match_src6(r6, net, 48);
+	per_src(r6, 1, 1);
+	commit();
+	for (i = 0; i < sizeof(t4) / sizeof(t4[0]); i++) {
+		udp4(&f, t4[i].src, 53);
+		CHECK_EQ(xmit(&f), 1);
+		CHECK(xmit(&f) == !t4[i].in, "source %08x: second packet %s", t4[i].src,
+		      t4[i].in ? "passed" : "dropped");
+	}
+	CHECK_EQ(rstat(0).passed_pkts, 3);
+	CHECK_EQ(rstat(0).dropped_pkts, 3);
+	addr6(a, 0x0007ffff, 1);	/* 2001:db8:7:ffff::1, in the /48 */
+	udp6(&f, a, 53);
+	CHECK_EQ(xmit_n(&f, 2), 1);
+	addr6(a, 0x00080000, 1);	/* 2001:db8:8::1, outside */
+	udp6(&f, a, 53);
+	CHECK_EQ(xmit_n(&f, 2), 2);
+	CHECK_EQ(rstat(1).passed_pkts, 1);
+	CHECK_EQ(rstat(1).dropped_pkts, 1);
+	CHECK_EQ(rstat(0).passed_pkts, 3);
+	check_balance();
+	teardown();
+}
+
+static void dp_match_syn_without_ack(void)
+{
+	struct sluice_rule *r;
+	struct frame f;
+	__u8 a[16];
+
+	if (setup())
+		return;
+	r = add_rule(SLUICE_ACT_DROP);
+	match_proto(r, SL_IPPROTO_TCP);
+	r->match |= SLUICE_M_TCPFLAGS;
+	r->tcp_mask = SLUICE_TCP_SYN | SLUICE_TCP_ACK;
+	r->tcp_value = SLUICE_TCP_SYN;
+	per_src(r, 1, 2);
+	commit();
+	tcp4(&f, SRC_A, 80, SLUICE_TCP_SYN);
+	CHECK_EQ(xmit_n(&f, 5), 2);
+	tcp4(&f, SRC_A, 80, SLUICE_TCP_ACK);
+	CHECK_EQ(xmit_n(&f, 5), 5);
+	tcp4(&f, SRC_A, 80, SLUICE_TCP_SYN | SLUICE_TCP_ACK);
+	CHECK_EQ(xmit_n(&f, 3), 3);
+	tcp4(&f, SRC_A, 80, SLUICE_TCP_ACK | SLUICE_TCP_PSH);
+	CHECK_EQ(xmit_n(&f, 3), 3);
+	/* SYN with ECN bits is still SYN-without-ACK */
+	tcp4(&f, SRC_A, 80, SLUICE_TCP_SYN | SLUICE_TCP_ECE | SLUICE_TCP_CWR);
+	CHECK_EQ(xmit(&f), 0);
+	addr6(a, 1, 1);
+	tcp6(&f, a, 443, SLUICE_TCP_SYN);
+	CHECK_EQ(xmit_n(&f, 3), 2);
+	tcp6(&f, a, 443, SLUICE_TCP_ACK);
+	CHECK_EQ(xmit_n(&f, 3), 3);
+	CHECK_EQ(rstat(0).passed_pkts, 4);
+	CHECK_EQ(rstat(0).dropped_pkts, 5);
+	CHECK_EQ(g(SLUICE_G_NO_RULE), 14);
+	check_balance();
+	teardown();
+}
+
+static void dp_match_icmp_type(void)
+{
+	struct sluice_rule *r4, *r6;
+	struct frame f;
+	__u8 a[16];
+
+	if (setup())
+		return;
+	r4 = add_rule(SLUICE_ACT_DROP);
+	match_proto(r4, SL_IPPROTO_ICMP);
+	r4->match |= SLUICE_M_ICMPTYPE;
+	r4->icmp_type = 8;
+	per_src(r4, 1, 1);
+	r6 = add_rule(SLUICE_ACT_DROP);
+	match_proto(r6, SL_IPPROTO_ICMPV6);
+	r6->match |= SLUICE_M_ICMPTYPE;
+	r6->icmp_type = 128;
+	per_src(r6, 1, 1);
+	commit();
+	icmp4(&f, SRC_A, 8);
+	CHECK_EQ(xmit_n(&f, 3), 1);
+	icmp4(&f, SRC_A, 0);
+	CHECK_EQ(xmit_n(&f, 3), 3);
+	icmp4(&f, SRC_A, 3);
+	CHECK_EQ(xmit_n(&f, 3), 3);
+	addr6(a, 1, 1);
+	icmp6(&f, a, 128, 64);
+	CHECK_EQ(xmit_n(&f, 3), 1);
+	icmp6(&f, a, 129, 64);
+	CHECK_EQ(xmit_n(&f, 3), 3);
+	CHECK_EQ(rstat(0).passed_pkts, 1);
+	CHECK_EQ(rstat(0).dropped_pkts, 2);
+	CHECK_EQ(rstat(1).passed_pkts, 1);
+	CHECK_EQ(rstat(1).dropped_pkts, 2);
+	CHECK_EQ(g(SLUICE_G_NO_RULE), 9);
+	check_balance();
+	teardown();
+}
+
+static void dp_multiple_rules_all_apply(void)
+{
+	struct sluice_rule *ra, *rb;
+	struct sluice_state st;
+	struct frame f;
+	const __u32 x = IP4(198, 18, 20, 1), y = IP4(198, 18, 21, 1), z = IP4(198, 18, 20, 2);
+
+	if (setup())
+		return;
+	ra = add_rule(SLUICE_ACT_DROP);	/* all UDP, per source burst 3 */
+	match_proto(ra, SL_IPPROTO_UDP);
+	per_src(ra, 1, 3);
+	rb = add_rule(SLUICE_ACT_DROP);	/* everything from 198.18.20.0/24, burst 5 */
+	match_src4(rb, IP4(198, 18, 20, 0), 24);
+	per_src(rb, 1, 5);
+	commit();
+	/* x over TCP matches rb only: rb's burst of 5 */
+	tcp4(&f, x, 80, SLUICE_TCP_SYN);
+	CHECK_EQ(xmit_n(&f, 6), 5);
+	/* UDP from x matches both; rb refuses, so ra is not charged (not even created) */
+	udp4(&f, x, 53);
+	CHECK_EQ(xmit_n(&f, 3), 0);
+	CHECK(state_get4(ra, 0, x, &st) != 0, "ra charged for packets rb refused");
+	/* a second later rb has one back: one passes, charging both */
+	set_now(T0 + SEC);
+	CHECK_EQ(xmit_n(&f, 2), 1);
+	CHECK(!state_get4(ra, 0, x, &st), "no ra bucket for x");
+	CHECK_EQ(st.tat, T0 + 2 * SEC);
+	CHECK(!state_get4(rb, 0, x, &st), "no rb bucket for x");
+	CHECK_EQ(st.tat, T0 + 6 * SEC);
+	/* z matches both, ra is the tighter: 3 pass, rb charged for those 3 only */
+	udp4(&f, z, 53);
+	CHECK_EQ(xmit_n(&f, 10), 3);
+	CHECK(!state_get4(rb, 0, z, &st), "no rb bucket for z");
+	CHECK_EQ(st.tat, T0 + SEC + 3 * SEC);
+	/* y matches ra only */
+	udp4(&f, y, 53);
+	CHECK_EQ(xmit_n(&f, 5), 3);
+	/* every drop is counted once, by the rule that refused */
+	CHECK_EQ(rstat(0).passed_pkts, 1 + 3 + 3);
+	CHECK_EQ(rstat(0).dropped_pkts, 7 + 2);
+	CHECK_EQ(rstat(1).passed_pkts, 5 + 1 + 3);
+	CHECK_EQ(rstat(1).dropped_pkts, 1 + 3 + 1);
+	CHECK_EQ(g(SLUICE_G_DROPPED), 9 + 5);
+	check_balance();
+	teardown();
+}
+
+static void dp_per_src_burst_then_rate(void)
+{
+	struct sluice_rule *r;
+	struct sluice_state st;
+	struct frame f;
+
+	if (setup())
+		return;
+	r = add_rule(SLUICE_ACT_DROP);
+	per_src(r, 10, 5);
+	commit();
+	udp4(&f, SRC_A, 53);
+	CHECK_EQ(xmit_n(&f, 10), 5);
+	set_now(T0 + 100 * MSEC);
+	CHECK_EQ(xmit_n(&f, 10), 1);
+	set_now(T0 + 150 * MSEC);
+	CHECK_EQ(xmit_n(&f, 10), 0);
+	set_now(T0 + 199 * MSEC);
+	CHECK_EQ(xmit_n(&f, 10), 0);
+	set_now(T0 + 200 * MSEC);
+	CHECK_EQ(xmit_n(&f, 3), 1);
+	/* another source is unaffected */
+	udp4(&f, SRC_B, 53);
+	CHECK_EQ(xmit_n(&f, 10), 5);
+
+	CHECK_EQ(rstat(0).passed_pkts, 12);
+	CHECK_EQ(rstat(0).dropped_pkts, 41);
+	CHECK_EQ(rstat(0).passed_bytes, 12 * 46);
+	CHECK_EQ(rstat(0).dropped_bytes, 41 * 46);
+	CHECK_EQ(g(SLUICE_G_PASSED), 12);
+	CHECK_EQ(g(SLUICE_G_DROPPED), 41);
+	/* the bucket's own drop counter and time of the latest refusal */
+	CHECK(!state_get4(r, 0, SRC_A, &st), "no bucket for SRC_A");
+	CHECK_EQ(st.drops, 36);
+	CHECK_EQ(st.last_drop, T0 + 200 * MSEC);
+	CHECK_EQ(st.tat, T0 + 200 * MSEC + 5 * unit_of(&r->limits[0]));
+	CHECK(!state_get4(r, 0, SRC_B, &st), "no bucket for SRC_B");
+	CHECK_EQ(st.drops, 5);
+	CHECK_EQ(state_count(NULL), 2);
+	check_balance();
+	teardown();
+}
+
+static void dp_bytes_per_second(void)
+{
+	struct sluice_rule *r;
+	struct frame f, l;
+	__u64 passed_bytes = 0, dropped_bytes = 0;
+
+	if (setup())
+		return;
+	r = add_rule(SLUICE_ACT_DROP);
+	add_limit(r, 10000, 3000, SLUICE_COST_BYTE, SLUICE_KEY_SRC, 32, 128);
+	commit();
+	udp4_len(&f, SRC_A, 53, 1000);
+	CHECK_EQ(xmit_n(&f, 5), 3);
+	passed_bytes += 3000;
+	dropped_bytes += 2000;
+	/* 100 ms refills 1000 bytes */
+	set_now(T0 + 100 * MSEC);
+	CHECK_EQ(xmit_n(&f, 2), 1);
+	passed_bytes += 1000;
+	dropped_bytes += 1000;
+	/* 50 ms: 500 bytes: a 500-byte packet fits, a 1000-byte one does not */
+	set_now(T0 + 150 * MSEC);
+	CHECK_EQ(xmit(&f), 0);
+	dropped_bytes += 1000;
+	udp4_len(&f, SRC_A, 53, 500);
+	CHECK_EQ(xmit(&f), 1);
+	passed_bytes += 500;
+	/* tagged: the cost is still the L3 length */
+	set_now(T0 + 200 * MSEC);
+	l4_udp(&l, 53, 500 - 28);
+	eth(&f, SL_ETH_P_IP, 2, TAG_QINQ);
+	ip4(&f, SRC_A, SL_IPPROTO_UDP, 0, 0, &l);
+	CHECK_EQ(xmit(&f), 1);
+	passed_bytes += 500;
+	CHECK_EQ(xmit(&f), 0);
+	dropped_bytes += 500;
+	/* Ethernet padding is not charged: a 28-byte datagram in a 60-byte frame */
+	set_now(T0 + 300 * MSEC);
+	udp4_len(&f, SRC_A, 53, 28);
+	zeros(&f, 60 - f.n);
+	CHECK_EQ(xmit(&f), 1);
+	passed_bytes += 28;
+	/* after a long idle: the burst in bytes, and never a packet larger than it */
+	set_now(T0 + 3600 * SEC);
+	udp4_len(&f, SRC_A, 53, 3100);
+	CHECK_EQ(xmit(&f), 0);
+	dropped_bytes += 3100;
+	udp4_len(&f, SRC_A, 53, 1500);
+	CHECK_EQ(xmit_n(&f, 3), 2);
+	passed_bytes += 3000;
+	dropped_bytes += 1500;
+	CHECK_EQ(rstat(0).passed_bytes, passed_bytes);
+	CHECK_EQ(rstat(0).dropped_bytes, dropped_bytes);
+	CHECK_EQ(rstat(0).passed_pkts, 9);
+	CHECK_EQ(rstat(0).dropped_pkts, 7);
+	check_balance();
+	teardown();
+}
+
+/*
+ * A bytes/s limit whose burst is exactly one full-size packet admits that
+ * packet when the bucket is full (here after an hour of idle).
+ */
+static void dp_bytes_burst_sized_packet(void)
+{
+	static const __u64 rates[] = { 1000, 3000, 125000 };
+	struct sluice_rule *r;
+	struct frame f;
+	size_t i;
+
+	if (setup())
+		return;
+	for (i = 0; i < sizeof(rates) / sizeof(rates[0]); i++) {
+		r = add_rule(SLUICE_ACT_DROP);
+		match_dport(r, 1000 + i, 1000 + i);
+		add_limit(r, rates[i], 1500, SLUICE_COST_BYTE, SLUICE_KEY_SRC, 32, 128);
+	}
+	commit();
+	set_now(T0 + 3600 * SEC);
+	for (i = 0; i < sizeof(rates) / sizeof(rates[0]); i++) {
+		udp4_len(&f, SRC_A, 1000 + i, 1500);
+		CHECK(xmit(&f) == 1, "rate %llu B/s burst 1500 B: a 1500-byte packet dropped by a "
+		      "full bucket", (unsigned long long)rates[i]);
+		CHECK_EQ(xmit(&f), 0);
+	}
+	check_balance();
+	teardown();
+}
+
+static void dp_key_per_24_shared(void)
+{
+	struct sluice_rule *r;
+	struct frame f;
+
+	if (setup())
+		return;
+	r = add_rule(SLUICE_ACT_DROP);
+	add_limit(r, 1, 4, SLUICE_COST_PKT, SLUICE_KEY_SRC, 24, 64);
+	commit();
+	udp4(&f, IP4(198, 18, 9, 1), 53);
+	CHECK_EQ(xmit_n(&f, 3), 3);
+	udp4(&f, IP4(198, 18, 9, 200), 53);
+	CHECK_EQ(xmit_n(&f, 3), 1);
+	udp4(&f, IP4(198, 18, 10, 1), 53);
+	CHECK_EQ(xmit_n(&f, 3), 3);
+	CHECK_EQ(state_count(NULL), 2);
+	{
+		struct sluice_state st;
+
+		CHECK(!state_get4(r, 0, IP4(198, 18, 9, 0), &st), "no bucket for 198.18.9.0/24");
+		CHECK_EQ(st.tat, T0 + 4 * SEC);
+		CHECK_EQ(st.drops, 2);
+	}
+	check_balance();
+	teardown();
+}
+
+static void dp_key_per_64_shared_v6(void)
+{
+	struct sluice_rule *r;
+	struct frame f;
+	__u8 a[16];
+	struct sluice_key k;
+
+	if (setup())
+		return;
+	r = add_rule(SLUICE_ACT_DROP);
+	add_limit(r, 1, 4, SLUICE_COST_PKT, SLUICE_KEY_SRC, 32, 64);
+	commit();
+	addr6(a, 0x00000007, 1);
+	udp6(&f, a, 53);
+	CHECK_EQ(xmit_n(&f, 3), 3);
+	addr6(a, 0x00000007, 0xffffffff);
+	a[8] = 0xaa;	/* still 2001:db8:0:7::/64 */
+	udp6(&f, a, 53);
+	CHECK_EQ(xmit_n(&f, 3), 1);
+	addr6(a, 0x00000008, 1);
+	udp6(&f, a, 53);
+	CHECK_EQ(xmit_n(&f, 3), 3);
+	CHECK_EQ(state_count(&k), 2);
+	CHECK_EQ(k.family, 6);
+	CHECK_EQ(k.plen, 64);
+	CHECK_EQ(k.addr[2] | k.addr[3], 0);
+	check_balance();
+	teardown();
+}
+
+static void dp_per_all_limit(void)
+{
+	struct sluice_rule *r;
+	struct sluice_limit *l;
+	struct sluice_state st;
+	struct frame f;
+	int i, passed = 0;
+
+	if (setup())
+		return;
+	r = add_rule(SLUICE_ACT_DROP);
+	l = per_all(r, 10, 5);
+	commit();
+	for (i = 0; i < 10; i++) {
+		udp4(&f, IP4(198, 18, 30, i), 53);
+		passed += xmit(&f) == 1;
+	}
+	CHECK_EQ(passed, 5);
+	st = agg_get(l);
+	CHECK_EQ(st.tat, T0 + 5 * unit_of(l));
+	CHECK_EQ(st.drops, 5);
+	CHECK_EQ(st.last_drop, T0);
+	CHECK_EQ(state_count(NULL), 0);
+	set_now(T0 + 100 * MSEC);
+	udp4(&f, IP4(198, 18, 31, 1), 53);
+	CHECK_EQ(xmit_n(&f, 3), 1);
+	CHECK_EQ(rstat(0).passed_pkts, 6);
+	CHECK_EQ(rstat(0).dropped_pkts, 7);
+	check_balance();
+	teardown();
+}
+
+static void dp_check_then_charge(void)
+{
+	struct sluice_rule *r;
+	struct sluice_limit *all;
+	struct sluice_state st;
+	struct frame f;
+	int i, passed = 0;
+
+	if (setup())
+		return;
+	r = add_rule(SLUICE_ACT_DROP);
+	per_src(r, 1, 3);
+	all = per_all(r, 1, 100);
+	commit();
+	udp4(&f, SRC_A, 53);
+	CHECK_EQ(xmit_n(&f, 10), 3);
+	st = agg_get(all);
+	CHECK_EQ(st.tat, T0 + 3 * SEC);	/* the 7 refused packets charged nothing */
+	CHECK_EQ(st.drops, 0);
+	CHECK(!state_get4(r, 0, SRC_A, &st), "no bucket for SRC_A");
+	CHECK_EQ(st.tat, T0 + 3 * SEC);
+	CHECK_EQ(st.drops, 7);
+	/* so the rule-wide burst still has 97 for others */
+	for (i = 0; i < 100; i++) {
+		udp4(&f, IP4(198, 18, 40 + i / 200, i % 200), 53);
+		passed += xmit(&f) == 1;
+	}
+	CHECK_EQ(passed, 97);
+	st = agg_get(all);
+	CHECK_EQ(st.tat, T0 + 100 * SEC);
+	CHECK_EQ(st.drops, 3);
+	/* sources refused by the rule-wide limit got no per-source state */
+	CHECK_EQ(state_count(NULL), 98);
+	CHECK_EQ(rstat(0).passed_pkts, 100);
+	CHECK_EQ(rstat(0).dropped_pkts, 10);
+	check_balance();
+	teardown();
+}
+
+static void dp_spoofed_flood_bounded(void)
+{
+	struct sluice_rule *r;
+	struct sluice_limit *all;
+	struct frame f;
+	int i, passed = 0;
+
+	if (setup())
+		return;
+	r = add_rule(SLUICE_ACT_DROP);
+	per_src(r, 1, 5);
+	all = per_all(r, 10, 10);
+	commit();
+	for (i = 0; i < 1000; i++) {
+		udp4(&f, IP4(198, 18, 100 + i / 250, i % 250), 53);
+		passed += xmit(&f) == 1;
+	}
+	CHECK_EQ(passed, 10);
+	CHECK_EQ(state_count(NULL), 10);
+	CHECK_EQ(agg_get(all).drops, 990);
+	CHECK_EQ(rstat(0).dropped_pkts, 990);
+	CHECK_EQ(g(SLUICE_G_DROPPED), 990);
+	CHECK_EQ(g(SLUICE_G_FAULT), 0);
+	check_balance();
+	teardown();
+}
+
+static void dp_dry_run(void)
+{
+	struct sluice_rule *r, *e;
+	struct sluice_state st;
+	struct frame f;
+
+	if (setup())
+		return;
+	r = add_rule(SLUICE_ACT_DRYRUN);
+	per_src(r, 10, 2);
+	commit();
+	udp4(&f, SRC_A, 53);
+	CHECK_EQ(xmit_n(&f, 5), 5);
+	CHECK_EQ(rstat(0).passed_pkts, 5);
+	CHECK_EQ(rstat(0).wdrop_pkts, 3);
+	CHECK_EQ(rstat(0).wdrop_bytes, 3 * 46);
+	CHECK_EQ(rstat(0).dropped_pkts, 0);
+	CHECK_EQ(g(SLUICE_G_WOULD_DROP), 3);
+	CHECK_EQ(g(SLUICE_G_DROPPED), 0);
+	CHECK_EQ(g(SLUICE_G_PASSED), 5);
+	/* the would-drops were not charged */
+	CHECK(!state_get4(r, 0, SRC_A, &st), "no bucket for SRC_A");
+	CHECK_EQ(st.tat, T0 + 2 * unit_of(&r->limits[0]));
+	CHECK_EQ(st.drops, 3);
+	/* one interval later exactly one more is within the limit */
+	set_now(T0 + unit_of(&r->limits[0]));
+	CHECK_EQ(xmit_n(&f, 2), 2);
+	CHECK_EQ(rstat(0).wdrop_pkts, 4);
+	CHECK_EQ(rstat(0).passed_pkts, 7);
+
+	/* next to an enforcing rule: that one is charged for every packet */
+	memset(&rs.rules, 0, sizeof(rs.rules));
+	rs.nr_rules = 0;
+	e = add_rule(SLUICE_ACT_DROP);
+	per_src(e, 10, 10);
+	r = add_rule(SLUICE_ACT_DRYRUN);
+	per_src(r, 10, 2);
+	commit();
+	set_now(T0 + 10 * SEC);
+	udp4(&f, SRC_B, 53);
+	CHECK_EQ(xmit_n(&f, 5), 5);
+	CHECK_EQ(rstat(0).passed_pkts, 5);
+	CHECK_EQ(rstat(1).passed_pkts, 5);
+	CHECK_EQ(rstat(1).wdrop_pkts, 3);
+	CHECK(!state_get4(e, 0, SRC_B, &st), "no enforcing bucket");
+	CHECK_EQ(st.tat, T0 + 10 * SEC + 5 * unit_of(&e->limits[0]));
+	CHECK(!state_get4(r, 0, SRC_B, &st), "no dry-run bucket");
+	CHECK_EQ(st.tat, T0 + 10 * SEC + 2 * unit_of(&r->limits[0]));
+	/* the enforcing rule still drops */
+	CHECK_EQ(xmit_n(&f, 10), 5);
+	CHECK_EQ(rstat(0).dropped_pkts, 5);
+	check_balance();
+	teardown();
+}
+
+static void dp_kill_switch(void)
+{
+	struct sluice_rule *r;
+	struct sluice_state st;
+	struct frame f, bad[8];
+	const __u32 denied = IP4(198, 18, 66, 6);
+
+	if (setup())
+		return;
+	r = add_rule(SLUICE_ACT_DROP);
+	per_src(r, 1, 1);
+	commit();
+	list_add4(skel->maps.sl_deny4, denied, 32);
+	CFG_SET(lists, SLUICE_L_DENY4);
+	CFG_SET(disabled, 1);
+
+	udp4(&f, SRC_A, 53);
+	CHECK_EQ(xmit_n(&f, 5), 5);
+	CHECK_EQ(g(SLUICE_G_WOULD_DROP), 4);
+	CHECK_EQ(rstat(0).passed_pkts, 5);
+	CHECK_EQ(rstat(0).wdrop_pkts, 4);
+	CHECK_EQ(rstat(0).dropped_pkts, 0);
+	CHECK(!state_get4(r, 0, SRC_A, &st), "no bucket for SRC_A");
+	CHECK_EQ(st.tat, T0 + SEC);
+	udp4(&f, denied, 53);
+	CHECK_EQ(xmit(&f), 1);
+	CHECK_EQ(g(SLUICE_G_DENIED), 1);
+	CHECK_EQ(g(SLUICE_G_WOULD_DROP), 5);
+	malformed_frames(bad);
+	CHECK_EQ(xmit(&bad[0]), 1);
+	CHECK_EQ(g(SLUICE_G_MALFORMED), 1);
+	CHECK_EQ(g(SLUICE_G_WOULD_DROP), 6);
+	CHECK_EQ(g(SLUICE_G_DROPPED), 0);
+	CHECK_EQ(g(SLUICE_G_PASSED), 7);
+
+	/* switched back on: enforced again */
+	CFG_SET(disabled, 0);
+	udp4(&f, SRC_A, 53);
+	CHECK_EQ(xmit(&f), 0);
+	udp4(&f, denied, 53);
+	CHECK_EQ(xmit(&f), 0);
+	CHECK_EQ(xmit(&bad[0]), 0);
+	CHECK_EQ(g(SLUICE_G_DROPPED), 3);
+	CHECK_EQ(g(SLUICE_G_WOULD_DROP), 6);
+	check_balance();
+	teardown();
+}
+
+static void dp_idle_refill(void)
+{
+	struct sluice_rule *r;
+	struct sluice_limit *all;
+	struct frame f;
+
+	if (setup())
+		return;
+	r = add_rule(SLUICE_ACT_DROP);
+	per_src(r, 10, 5);
+	all = per_all(r, 10, 8);
+	commit();
+	udp4(&f, SRC_A, 53);
+	CHECK_EQ(xmit_n(&f, 10), 5);
+	/* 499 ms: one short of a full bucket */
+	set_now(T0 + 499 * MSEC);
+	CHECK_EQ(xmit_n(&f, 10), 4);
+	/* an hour: the burst again, not more */
+	set_now(T0 + 3600 * SEC);
+	CHECK_EQ(xmit_n(&f, 10), 5);
+	/* a day: the rule-wide bucket too is full, not more */
+	set_now(T0 + 86400 * SEC);
+	udp4(&f, SRC_B, 53);
+	CHECK_EQ(xmit_n(&f, 10), 5);
+	udp4(&f, SRC_C, 53);
+	CHECK_EQ(xmit_n(&f, 10), 3);
+	CHECK_EQ(agg_get(all).tat, T0 + 86400 * SEC + 8 * unit_of(all));
+	check_balance();
+	teardown();
+}
+
+/*
+ * An evicted bucket reads as full: eviction can only admit more, never less.
+ * Deleting the entry stands in for the LRU evicting it.
+ */
+static void dp_lru_eviction_refills(void)
+{
+	struct sluice_rule *r;
+	struct sluice_key k;
+	struct frame f;
+
+	if (setup())
+		return;
+	r = add_rule(SLUICE_ACT_DROP);
+	per_src(r, 1, 2);
+	commit();
+	udp4(&f, SRC_A, 53);
+	CHECK_EQ(xmit_n(&f, 5), 2);
+	CHECK_EQ(state_count(&k), 1);
+	CHECK(!bpf_map__delete_elem(skel->maps.sl_state, &k, sizeof(k), 0), "delete: %s",
+	      strerror(errno));
+	CHECK_EQ(xmit_n(&f, 5), 2);
+	CHECK_EQ(rstat(0).passed_pkts, 4);
+	CHECK_EQ(rstat(0).dropped_pkts, 6);
+	check_balance();
+	teardown();
+}
+
+/*
+ * Internal faults. An LRU insert failure cannot be forced reliably (the LRU
+ * evicts or steals a node rather than fail), so the fault here is a rule-wide
+ * limit whose agg_slot lies outside sl_agg: the lookup fails as a map fault
+ * would.
+ */
+static void dp_fault_fail_open_and_closed(void)
+{
+	struct sluice_rule *r;
+	struct frame f;
+
+	if (setup())
+		return;
+	r = add_rule(SLUICE_ACT_DROP);
+	per_all(r, 1, 1)->agg_slot = SLUICE_AGG_SLOTS;
+	commit();
+	udp4(&f, SRC_A, 53);
+	CHECK_EQ(xmit_n(&f, 3), 3);
+	CHECK_EQ(g(SLUICE_G_FAULT), 3);
+	CHECK_EQ(g(SLUICE_G_FAIL_OPEN), 3);
+	CHECK_EQ(g(SLUICE_G_PASSED), 3);
+	CHECK_EQ(rstat(0).passed_pkts, 3);
+	CFG_SET(fail_closed, 1);
+	CHECK_EQ(xmit_n(&f, 2), 0);
+	CHECK_EQ(g(SLUICE_G_FAULT), 5);
+	CHECK_EQ(g(SLUICE_G_FAIL_OPEN), 3);
+	CHECK_EQ(g(SLUICE_G_DROPPED), 2);
+	/* with a second, healthy limit in the rule: the fault still decides */
+	memset(&rs.rules, 0, sizeof(rs.rules));
+	rs.nr_rules = 0;
+	r = add_rule(SLUICE_ACT_DROP);
+	per_src(r, 1, 100);
+	per_all(r, 1, 1)->agg_slot = 60000;
+	commit();
+	CHECK_EQ(xmit(&f), 0);
+	CFG_SET(fail_closed, 0);
+	CHECK_EQ(xmit(&f), 1);
+	CHECK_EQ(g(SLUICE_G_FAULT), 7);
+	CHECK_EQ(g(SLUICE_G_FAIL_OPEN), 4);
+	check_balance();
+	teardown();
+}
+
+/* A set written to the inactive entry does nothing until config.active flips. */
+static void dp_ruleset_flip(void)
+{
+	struct sluice_rule *r;
+	struct frame f;
+
+	if (setup())
+		return;
+	r = add_rule(SLUICE_ACT_DROP);
+	per_src(r, 1, 1);
+	write_rules(0);
+	udp4(&f, SRC_A, 53);
+	CHECK_EQ(xmit_n(&f, 3), 3);
+	CHECK_EQ(g(SLUICE_G_NO_RULE), 3);
+	CFG_SET(active, 1);
+	CHECK_EQ(xmit_n(&f, 3), 1);
+	CFG_SET(active, 0);
+	CHECK_EQ(xmit_n(&f, 3), 3);
+	CHECK_EQ(g(SLUICE_G_NO_RULE), 6);
+	CHECK_EQ(rstat(0).passed_pkts, 1);
+	CHECK_EQ(rstat(0).dropped_pkts, 2);
+	check_balance();
+	teardown();
+}
+
+/*
+ * Token state is exact across CPUs: two threads on two CPUs hammer the same
+ * rule at the same instant, round after round. Whatever the interleaving
+ * (CAS retries, a charge lost half-way and refunded), each round admits
+ * exactly the tighter burst and leaves each TAT exactly that many intervals
+ * ahead.
+ */
+#define RACE_ROUNDS	100
+#define RACE_REPEAT	300
+
+struct racer {
+	int cpu;
+	struct frame f;
+	pthread_barrier_t *bar;
+	int err;
+};
+
+static void *race(void *arg)
+{
+	struct racer *rc = arg;
+	int fd = bpf_program__fd(skel->progs.sluice_xdp);
+	__u8 out[sizeof(rc->f.b) + 512];
+	cpu_set_t set;
+	int i;
+
+	CPU_ZERO(&set);
+	CPU_SET(rc->cpu, &set);
+	if (sched_setaffinity(0, sizeof(set), &set))
+		rc->err = -errno;
+	for (i = 0; i < RACE_ROUNDS; i++) {
+		LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = rc->f.b, .data_size_in = rc->f.n,
+			    .data_out = out, .data_size_out = sizeof(out), .repeat = RACE_REPEAT);
+
+		pthread_barrier_wait(rc->bar);
+		if (!rc->err)
+			rc->err = bpf_prog_test_run_opts(fd, &o);
+		pthread_barrier_wait(rc->bar);
+	}
+	return NULL;
+}
+
+/* Two racers from sources a and b; per round exactly want pass. */
+static void race_rounds(__u32 a, __u32 b, __u64 want)
+{
+	struct sluice_rule *r;
+	struct sluice_limit *src, *all;
+	struct racer rc[2];
+	pthread_barrier_t bar;
+	pthread_t th[2];
+	__u64 passed = 0, now = T0;
+	int i, round;
+
+	if (setup())
+		return;
+	r = add_rule(SLUICE_ACT_DROP);
+	src = per_src(r, 1, 100);
+	all = per_all(r, 1, 150);
+	commit();
+	pthread_barrier_init(&bar, NULL, 3);
+	for (i = 0; i < 2; i++) {
+		rc[i].cpu = i;
+		rc[i].bar = &bar;
+		rc[i].err = 0;
+		udp4(&rc[i].f, i ? b : a, 53);
+		pthread_create(&th[i], NULL, race, &rc[i]);
+	}
+	for (round = 0; round < RACE_ROUNDS; round++) {
+		struct sluice_state st;
+		__u64 p;
+
+		/* far enough on that every bucket is full again */
+		now = T0 + round * 1000000 * SEC;
+		set_now(now);
+		pthread_barrier_wait(&bar);
+		pthread_barrier_wait(&bar);
+		p = g(SLUICE_G_PASSED);
+		if (p - passed != want) {
+			CHECK_FAIL("round %d: %llu passed, want %llu", round,
+				   (unsigned long long)(p - passed), (unsigned long long)want);
+			break;
+		}
+		passed = p;
+		st = agg_get(all);
+		if (st.tat != now + want * unit_of(all)) {
+			CHECK_FAIL("round %d: rule-wide TAT now+%lld ns, want now+%llu", round,
+				   (long long)(st.tat - now),
+				   (unsigned long long)(want * unit_of(all)));
+			break;
+		}
+		if (a == b) {
+			CHECK(!state_get4(r, 0, a, &st), "no bucket");
+			if (st.tat != now + want * unit_of(src)) {
+				CHECK_FAIL("round %d: source TAT now+%lld ns, want now+%llu", round,
+					   (long long)(st.tat - now),
+					   (unsigned long long)(want * unit_of(src)));
+				break;
+			}
+		}
+	}
+	/* let the racers finish their rounds */
+	for (round++; round < RACE_ROUNDS; round++) {
+		pthread_barrier_wait(&bar);
+		pthread_barrier_wait(&bar);
+	}
+	for (i = 0; i < 2; i++) {
+		pthread_join(th[i], NULL);
+		CHECK(!rc[i].err, "racer %d: %s", i, strerror(-rc[i].err));
+	}
+	pthread_barrier_destroy(&bar);
+	CHECK_EQ(g(SLUICE_G_FAULT), 0);
+	CHECK_EQ(g(SLUICE_G_PACKETS), 2ULL * RACE_ROUNDS * RACE_REPEAT);
+	check_balance();
+	teardown();
+}
+
+/* One source from two CPUs: the per-source burst (100) bounds each round. */
+static void dp_two_cpus_one_source_exact(void)
+{
+	if (ncpu < 2) {
+		CHECK_FAIL("needs two CPUs");
+		return;
+	}
+	race_rounds(SRC_A, SRC_A, 100);
+}
+
+/* Two sources from two CPUs: the rule-wide burst (150) bounds each round. */
+static void dp_two_cpus_two_sources_exact(void)
+{
+	if (ncpu < 2) {
+		CHECK_FAIL("needs two CPUs");
+		return;
+	}
+	race_rounds(SRC_A, SRC_B, 150);
+}
+
+/* The same cases through the TC entry point: load() picks it up from tc_cases. */
+#define TC_CASE(name)                 \
+	static void tc_##name(void)   \
+	{                             \
+		tc_cases = 1;         \
+		dp_##name();          \
+		tc_cases = 0;         \
+	}
+
+TC_CASE(protocols_pass_without_rules)
+TC_CASE(malformed_dropped_by_default)
+TC_CASE(arp_passes_as_non_ip)
+TC_CASE(vlan_limited_like_untagged)
+TC_CASE(per_src_burst_then_rate)
+TC_CASE(bytes_per_second)
+TC_CASE(deny_list)
+TC_CASE(check_then_charge)
+
+/*
+ * One mixed sequence through XDP and through TC, each on a fresh load: the
+ * same verdict for every frame and the same global counters.
+ */
+static void run_mixed(int tc, char *verdicts, __u64 *counters)
+{
+	struct sluice_rule *r;
+	struct frame f, bad[8];
+	int i, n = 0, nbad;
+	__u8 a[16];
+
+	if (setup())
+		return;
+	use_tc = tc;
+	r = add_rule(SLUICE_ACT_DROP);
+	match_proto(r, SL_IPPROTO_UDP);
+	per_src(r, 10, 3);
+	per_all(r, 10, 20);
+	r = add_rule(SLUICE_ACT_DRYRUN);
+	match_proto(r, SL_IPPROTO_TCP);
+	per_src(r, 10, 1);
+	commit();
+	list_add4(skel->maps.sl_deny4, SRC_C, 32);
+	CFG_SET(lists, SLUICE_L_DENY4);
+	nbad = malformed_frames(bad);
+	addr6(a, 5, 5);
+	for (i = 0; i < 60; i++) {
+		set_now(T0 + (i / 10) * 50 * MSEC);
+		switch (i % 6) {
+		case 0:
+			udp4(&f, SRC_A, 53);
+			break;
+		case 1:
+			tcp4(&f, SRC_B, 80, SLUICE_TCP_SYN);
+			break;
+		case 2:
+			udp6(&f, a, 53);
+			break;
+		case 3:
+			udp4(&f, SRC_C, 53);
+			break;
+		case 4:
+			arp(&f);
+			break;
+		default:
+			f = bad[i % nbad];
+			break;
+		}
+		verdicts[n++] = '0' + xmit(&f);
+	}
+	verdicts[n] = 0;
+	for (i = 0; i < SLUICE_G_MAX; i++)
+		counters[i] = g(i);
+	teardown();
+}
+
+static void tc_same_verdicts_as_xdp(void)
+{
+	char vx[64], vt[64];
+	__u64 cx[SLUICE_G_MAX], ct[SLUICE_G_MAX];
+	int i;
+
+	memset(vx, 0, sizeof(vx));
+	memset(vt, 0, sizeof(vt));
+	run_mixed(0, vx, cx);
+	if (check_failed)
+		return;
+	run_mixed(1, vt, ct);
+	CHECK(!strcmp(vx, vt), "verdicts differ:\n  xdp %s\n  tc  %s", vx, vt);
+	for (i = 0; i < SLUICE_G_MAX; i++)
+		CHECK(cx[i] == ct[i], "counter %d: xdp %llu tc %llu", i,
+		      (unsigned long long)cx[i], (unsigned long long)ct[i]);
+	/* and the sequence did exercise both verdicts */
+	CHECK(strchr(vx, '0') && strchr(vx, '1'), "verdicts all alike: %s", vx);
+}
+
+int main(void)
+{
+	cpu_set_t set;
+	int err;
+
+	libbpf_set_print(quiet_print);
+	ncpu = libbpf_num_possible_cpus();
+	if (ncpu <= 0) {
+		printf("not ok - bpf_datapath: cannot count possible CPUs\n");
+		return 1;
+	}
+	/* One CPU: the per-CPU counters are summed anyway, but runs are reproducible. */
+	CPU_ZERO(&set);
+	CPU_SET(0, &set);
+	sched_setaffinity(0, sizeof(set), &set);
+
+	err = load();
+	if (err == -EPERM || err == -EACCES) {
+		printf("skip - bpf_datapath: cannot load BPF programs: %s\n", strerror(-err));
+		return 0;
+	}
+	if (err) {
+		printf("not ok - bpf_datapath: loading the BPF object: %s\n", strerror(-err));
+		return 1;
+	}
+	teardown();
+
+	RUN(dp_protocols_pass_without_rules);
+	RUN(dp_malformed_dropped_by_default);
+	RUN(dp_malformed_passed_with_malformed_pass);
+	RUN(dp_arp_passes_as_non_ip);
+	RUN(dp_nd_passes_unless_named);
+	RUN(dp_nd_limited_when_named);
+	RUN(dp_vlan_limited_like_untagged);
+	RUN(dp_ipv6_extension_headers_matched);
+	RUN(dp_ipv4_fragments);
+	RUN(dp_deny_list);
+	RUN(dp_allow_list_bypasses_limits);
+	RUN(dp_deny_wins_over_allow);
+	RUN(dp_match_dport_range);
+	RUN(dp_match_src_cidr);
+	RUN(dp_match_syn_without_ack);
+	RUN(dp_match_icmp_type);
+	RUN(dp_multiple_rules_all_apply);
+	RUN(dp_per_src_burst_then_rate);
+	RUN(dp_bytes_per_second);
+	RUN(dp_bytes_burst_sized_packet);
+	RUN(dp_key_per_24_shared);
+	RUN(dp_key_per_64_shared_v6);
+	RUN(dp_per_all_limit);
+	RUN(dp_check_then_charge);
+	RUN(dp_spoofed_flood_bounded);
+	RUN(dp_dry_run);
+	RUN(dp_kill_switch);
+	RUN(dp_idle_refill);
+	RUN(dp_lru_eviction_refills);
+	RUN(dp_fault_fail_open_and_closed);
+	RUN(dp_ruleset_flip);
+	if (ncpu >= 2) {
+		RUN(dp_two_cpus_one_source_exact);
+		RUN(dp_two_cpus_two_sources_exact);
+	} else {
+		SKIP("dp_two_cpus_one_source_exact", "one possible CPU");
+		SKIP("dp_two_cpus_two_sources_exact", "one possible CPU");
+	}
+
+	RUN(tc_protocols_pass_without_rules);
+	RUN(tc_malformed_dropped_by_default);
+	RUN(tc_arp_passes_as_non_ip);
+	RUN(tc_vlan_limited_like_untagged);
+	RUN(tc_per_src_burst_then_rate);
+	RUN(tc_bytes_per_second);
+	RUN(tc_deny_list);
+	RUN(tc_check_then_charge);
+	RUN(tc_same_verdicts_as_xdp);
+
+	return check_total_failed != 0;
+}
