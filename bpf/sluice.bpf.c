@@ -305,22 +305,85 @@ static long eval_rule(__u32 i, void *ctx)
 	return 0;
 }
 
+/* Which rules a packet matched, split by whether they enforce. */
+struct sl_match {
+	__u64 enforce;		/* action drop, kill switch off */
+	__u64 dry;		/* action dry-run, or any rule under the kill switch */
+	__u32 nr_enforce;	/* limits carried by the enforcing rules */
+	__u32 nr_dry;
+	__u32 agg_enforce;	/* of which rule-wide */
+	__u32 agg_dry;
+	__u32 first_enforce;	/* lowest rule index in each group */
+	__u32 first_dry;
+};
+
+/*
+ * Match every rule of the live set against ev->pkt. Global, so the verifier
+ * checks it once and the caller sees the masks as unknown values rather than
+ * one exact constant per path through the 64 rules.
+ */
+__noinline int sl_match_rules(struct sl_eval *ev, struct sl_match *m, __u32 disabled)
+{
+	struct sluice_ruleset *rs;
+	__u32 i, nr;
+
+	if (!ev || !m)
+		return 0;
+	__builtin_memset(m, 0, sizeof(*m));
+	rs = bpf_map_lookup_elem(&sl_rulesets, &ev->rs_idx);
+	if (!rs)
+		return 0;
+	nr = rs->nr_rules;
+	for (i = 0; i < SLUICE_MAX_RULES; i++) {
+		const struct sluice_rule *r = &rs->rules[i];
+
+		if (i >= nr)
+			break;
+		__u32 li, agg = 0;
+
+		if (!sl_rule_match(r, &ev->pkt))
+			continue;
+		for (li = 0; li < SLUICE_MAX_LIMITS; li++)
+			if (li < r->nr_limits && r->limits[li].key == SLUICE_KEY_ALL)
+				agg++;
+		if (r->action == SLUICE_ACT_DROP && !disabled) {
+			if (!m->enforce)
+				m->first_enforce = i;
+			m->enforce |= 1ULL << i;
+			m->nr_enforce += r->nr_limits;
+			m->agg_enforce += agg;
+		} else {
+			if (!m->dry)
+				m->first_dry = i;
+			m->dry |= 1ULL << i;
+			m->nr_dry += r->nr_limits;
+			m->agg_dry += agg;
+		}
+	}
+	return 0;
+}
+
 /* One op over the group: aggregate buckets first, then per-source ones. */
-static __always_inline int run_op(struct sl_eval *ev, __u32 op, __u32 nr_rules)
+static __always_inline int run_op(struct sl_eval *ev, __u32 op, __u32 nr_rules,
+				  __u32 nr_limits, __u32 nr_agg)
 {
 	ev->op = op;
 	ev->seen = 0;
 	ev->refused = -1;
-	ev->phase = SL_PH_AGG;
-	bpf_loop(nr_rules, eval_rule, ev, 0);
-	if (ev->refused >= 0 || ev->fault)
-		return 0;
+	if (nr_agg) {
+		ev->phase = SL_PH_AGG;
+		bpf_loop(nr_rules, eval_rule, ev, 0);
+		if (ev->refused >= 0 || ev->fault)
+			return 0;
+	}
 	/*
 	 * The rule-wide limits go first so that a packet they refuse never
 	 * creates per-source state: a spoofed flood does not churn sl_state.
 	 */
-	ev->phase = SL_PH_SRC;
-	bpf_loop(nr_rules, eval_rule, ev, 0);
+	if (nr_limits > nr_agg) {
+		ev->phase = SL_PH_SRC;
+		bpf_loop(nr_rules, eval_rule, ev, 0);
+	}
 	return ev->refused < 0 && !ev->fault;
 }
 
@@ -329,23 +392,43 @@ static __always_inline int run_op(struct sl_eval *ev, __u32 op, __u32 nr_rules)
  * charged), 0 if refused (nothing charged; ev->refused says by which rule).
  * A fault sets ev->fault and returns 1 (fail open) or 0 (fail closed).
  */
-static __always_inline int eval_group(struct sl_eval *ev, __u64 group, __u32 nr_rules,
-				      __u32 nr_limits)
+static __always_inline int eval_group(struct sl_eval *ev, const struct sluice_ruleset *rs,
+				      __u64 group, __u32 nr_rules, __u32 nr_limits,
+				      __u32 nr_agg, __u32 first)
 {
 	ev->group = group;
 	ev->charged = 0;
 	ev->fault = 0;
-	/* With a single limit, CHARGE is itself the check: it refuses atomically. */
-	if (nr_limits > 1 && !run_op(ev, SL_OP_CHECK, nr_rules))
+	ev->refused = -1;
+	if (nr_limits == 1) {
+		/*
+		 * One rule with one limit, the common case: CHARGE alone is
+		 * check and charge in one atomic step, no walk needed.
+		 */
+		const struct sluice_rule *r = &rs->rules[first & (SLUICE_MAX_RULES - 1)];
+
+		ev->op = SL_OP_CHARGE;
+		ev->phase = nr_agg ? SL_PH_AGG : SL_PH_SRC;
+		if (sl_limit_op(ev, r, 0))
+			return 1;
+		if (!ev->fault)
+			ev->refused = first & (SLUICE_MAX_RULES - 1);
 		goto not_admitted;
-	if (run_op(ev, SL_OP_CHARGE, nr_rules))
+	}
+	if (!run_op(ev, SL_OP_CHECK, nr_rules, nr_limits, nr_agg))
+		goto not_admitted;
+	if (run_op(ev, SL_OP_CHARGE, nr_rules, nr_limits, nr_agg))
 		return 1;
 	/* Lost a race (or a fault) half-way: undo what this packet charged. */
 	if (ev->charged) {
 		__s32 refused = ev->refused;
+		__u32 fault = ev->fault;
 
-		run_op(ev, SL_OP_REFUND, nr_rules);
+		/* A fault flag would end the refund walk early: clear it meanwhile. */
+		ev->fault = 0;
+		run_op(ev, SL_OP_REFUND, nr_rules, nr_limits, nr_agg);
 		ev->refused = refused;
+		ev->fault = fault;
 	}
 not_admitted:
 	if (ev->fault) {
@@ -410,58 +493,12 @@ __noinline int sl_count_passed(const struct sluice_ruleset *rs, __u64 matched, _
 	return 0;
 }
 
-/* Which rules a packet matched, split by whether they enforce. */
-struct sl_match {
-	__u64 enforce;		/* action drop, kill switch off */
-	__u64 dry;		/* action dry-run, or any rule under the kill switch */
-	__u32 nr_enforce;	/* limits carried by the enforcing rules */
-	__u32 nr_dry;
-};
-
-/*
- * Match every rule of the live set against ev->pkt. Global, so the verifier
- * checks it once and the caller sees the masks as unknown values rather than
- * one exact constant per path through the 64 rules.
- */
-__noinline int sl_match_rules(struct sl_eval *ev, struct sl_match *m, __u32 disabled)
-{
-	struct sluice_ruleset *rs;
-	__u32 i, nr;
-
-	if (!ev || !m)
-		return 0;
-	m->enforce = 0;
-	m->dry = 0;
-	m->nr_enforce = 0;
-	m->nr_dry = 0;
-	rs = bpf_map_lookup_elem(&sl_rulesets, &ev->rs_idx);
-	if (!rs)
-		return 0;
-	nr = rs->nr_rules;
-	for (i = 0; i < SLUICE_MAX_RULES; i++) {
-		const struct sluice_rule *r = &rs->rules[i];
-
-		if (i >= nr)
-			break;
-		if (!sl_rule_match(r, &ev->pkt))
-			continue;
-		if (r->action == SLUICE_ACT_DROP && !disabled) {
-			m->enforce |= 1ULL << i;
-			m->nr_enforce += r->nr_limits;
-		} else {
-			m->dry |= 1ULL << i;
-			m->nr_dry += r->nr_limits;
-		}
-	}
-	return 0;
-}
-
 static __always_inline int sluice_core(const void *data, const void *data_end, __u32 frame_len)
 {
 	struct sluice_ruleset *rs;
 	struct sluice_config *cfg;
 	struct sl_eval ev = {};
-	__u64 enforce = 0, dry = 0;
+	__u64 enforce = 0, dry = 0, matched;
 	struct sl_match m;
 	__u32 zero = 0, nr;
 	__u32 disabled;
@@ -482,7 +519,7 @@ static __always_inline int sluice_core(const void *data, const void *data_end, _
 	if (res == SL_PARSE_MALFORMED) {
 		count(SLUICE_G_MALFORMED);
 		if (cfg->malformed_pass)
-			return SL_VERDICT_PASS;
+			goto pass;
 		goto drop;
 	}
 	count(SLUICE_G_PARSED);
@@ -521,11 +558,12 @@ static __always_inline int sluice_core(const void *data, const void *data_end, _
 	enforce = m.enforce;
 	dry = m.dry;
 
-	if (enforce && !eval_group(&ev, enforce, nr, m.nr_enforce)) {
+	if (enforce &&
+	    !eval_group(&ev, rs, enforce, nr, m.nr_enforce, m.agg_enforce, m.first_enforce)) {
 		rule_count(rs, ev.refused, ev.pkt.len, SL_VERDICT_DROP);
 		goto drop;
 	}
-	if (dry && !eval_group(&ev, dry, nr, m.nr_dry)) {
+	if (dry && !eval_group(&ev, rs, dry, nr, m.nr_dry, m.agg_dry, m.first_dry)) {
 		/* The refusing rule counts a would-drop (which also passes). */
 		count(SLUICE_G_WOULD_DROP);
 		if (ev.refused >= 0) {
@@ -533,7 +571,13 @@ static __always_inline int sluice_core(const void *data, const void *data_end, _
 			dry &= ~(1ULL << (ev.refused & 63));
 		}
 	}
-	sl_count_passed(rs, enforce | dry, ev.pkt.len);
+	/* Every rule that let the packet through; one (the usual case) needs no walk. */
+	matched = enforce | dry;
+	if (matched && !(matched & (matched - 1)))
+		rule_count(rs, enforce ? m.first_enforce : m.first_dry, ev.pkt.len,
+			   SL_VERDICT_PASS);
+	else if (matched)
+		sl_count_passed(rs, matched, ev.pkt.len);
 pass:
 	count(SLUICE_G_PASSED);
 	return SL_VERDICT_PASS;

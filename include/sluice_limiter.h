@@ -83,7 +83,8 @@ static inline __u64 sl_gcra_tolerance(__u64 interval_fp, __u64 burst, int cost_k
 	}
 	if (burst > (1ULL << 62) / interval_fp)
 		return 0;
-	return (burst * interval_fp) >> SLUICE_FP_SHIFT;
+	/* Rounded like sl_gcra_inc, so a packet of exactly burst bytes fits. */
+	return (burst * interval_fp + (1ULL << (SLUICE_FP_SHIFT - 1))) >> SLUICE_FP_SHIFT;
 }
 
 /*
