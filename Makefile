@@ -43,7 +43,7 @@ DEPS_PKGS := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libcap-dev \
 .DELETE_ON_ERROR:
 .PHONY: all deps test demo clean install
 
-all: $(OUT)/sluice $(OUT)/slgen $(OUT)/slsink
+all: $(OUT)/sluice $(OUT)/slgen $(OUT)/slsink $(OUT)/progcost
 
 $(OUT) $(OUT)/user:
 	$(Q)mkdir -p $@
@@ -73,6 +73,11 @@ $(OUT)/sluice: $(USER_OBJS)
 $(OUT)/%: tools/%.c | $(OUT)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(USER_CFLAGS) $< -o $@ -lm
+
+# Cost per packet through bpf_prog_test_run, next to a trivial program.
+$(OUT)/progcost: tools/progcost.c $(SKELS) | $(OUT)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(USER_CFLAGS) $< -o $@ $(USER_LDLIBS)
 
 deps:
 	@missing=""; for p in $(DEPS_PKGS); do \
