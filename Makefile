@@ -38,7 +38,7 @@ USER_OBJS := $(patsubst user/%.c,$(OUT)/user/%.o,$(USER_SRCS))
 
 # Debian packages the build, the tests and the demo need.
 DEPS_PKGS := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libcap-dev \
-	     iproute2 netsniff-ng jq libcmocka-dev pkg-config make gcc
+	     linux-libc-dev iproute2 util-linux jq make gcc
 
 .DELETE_ON_ERROR:
 .PHONY: all deps test demo clean install
