@@ -93,12 +93,12 @@ static int list_print(const char *what, int fd4, int fd6)
 static int do_list(const char *what, int argc, char **argv)
 {
 	bool deny = !strcmp(what, "deny");
-	struct sl_maps m = { .config = -1 };
 	struct lpm_key key = {};
+	struct sl_maps m;
 	struct sl_cidr c;
 	bool add;
 	__u8 one = 1;
-	int lock = -1, err, fd;
+	int lock, err = 0, fd;
 
 	if (argc < 1 || !strcmp(argv[0], "help")) {
 		usage_list(what);
@@ -137,21 +137,9 @@ static int do_list(const char *what, int argc, char **argv)
 	key.plen = c.plen;
 	memcpy(key.addr, c.addr, sizeof(key.addr));
 
-	err = sl_bpffs_ensure(opts.root);
-	if (err) {
-		pr_err("cannot prepare bpffs at %s: %s", opts.root, strerror(-err));
-		return err;
-	}
-	lock = sl_lock();
-	if (lock < 0) {
-		pr_err("cannot lock %s: %s", opts.root, strerror(-lock));
+	lock = sl_write_begin(&m, add);
+	if (lock < 0)
 		return lock;
-	}
-	if (add && (err = sl_ensure_loaded(NULL)))
-		goto out;
-	err = sl_maps_open(&m);
-	if (err)
-		goto out;
 	if (deny)
 		fd = c.family == 4 ? m.deny4 : m.deny6;
 	else
@@ -177,9 +165,7 @@ static int do_list(const char *what, int argc, char **argv)
 	print_text("%s %s %s the %s list\n", add ? "added" : "removed", argv[1],
 		   add ? "to" : "from", what);
 out:
-	if (m.config >= 0)
-		sl_maps_close(&m);
-	sl_unlock(lock);
+	sl_write_end(&m, lock);
 	return err;
 }
 

@@ -227,6 +227,55 @@ out:
 	return err;
 }
 
+/*
+ * Begin a change to pinned state: a bpffs at the root, the root locked,
+ * sluice loaded if load is set, the maps open. Returns the lock (>= 0) or
+ * -errno after saying why; end with sl_write_end() either way.
+ */
+int sl_write_begin(struct sl_maps *m, bool load)
+{
+	int lock, err;
+
+	sl_maps_reset(m);
+	err = load ? sl_bpffs_ensure(opts.root) : 0;
+	if (err) {
+		pr_err("cannot prepare bpffs at %s: %s", opts.root, strerror(-err));
+		return err;
+	}
+	if (!load && !sl_is_loaded())
+		return sl_not_loaded();
+	lock = sl_lock();
+	if (lock < 0) {
+		pr_err("cannot lock %s: %s", opts.root, strerror(-lock));
+		return lock;
+	}
+	err = load ? sl_ensure_loaded(NULL) : 0;
+	if (!err)
+		err = sl_maps_open(m);
+	if (err) {
+		sl_unlock(lock);
+		return err;
+	}
+	return lock;
+}
+
+void sl_write_end(struct sl_maps *m, int lock)
+{
+	sl_maps_close(m);
+	if (lock >= 0)
+		sl_unlock(lock);
+}
+
+void sl_maps_reset(struct sl_maps *m)
+{
+	int *fds[] = { &m->config, &m->rulesets, &m->state, &m->agg, &m->rule_stats,
+		       &m->global, &m->deny4, &m->deny6, &m->allow4, &m->allow6 };
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(fds); i++)
+		*fds[i] = -1;
+}
+
 int sl_maps_open(struct sl_maps *m)
 {
 	int *fds[] = { &m->config, &m->rulesets, &m->state, &m->agg, &m->rule_stats,
@@ -235,8 +284,7 @@ int sl_maps_open(struct sl_maps *m)
 	size_t i;
 	int err;
 
-	for (i = 0; i < ARRAY_SIZE(fds); i++)
-		*fds[i] = -1;
+	sl_maps_reset(m);
 	if (!sl_is_loaded())
 		return sl_not_loaded();
 	for (i = 0; i < ARRAY_SIZE(fds); i++) {
@@ -282,6 +330,20 @@ int sl_config_write(const struct sl_maps *m, const struct sluice_config *cfg)
 	__u32 zero = 0;
 
 	return bpf_map_update_elem(m->config, &zero, cfg, BPF_ANY) ? -errno : 0;
+}
+
+/* The live rule set in a new allocation (free it), or NULL after saying why. */
+struct sluice_ruleset *sl_live_get(const struct sl_maps *m)
+{
+	struct sluice_ruleset *rs = calloc(1, sizeof(*rs));
+	int err = rs ? sl_read_live(m, rs) : -ENOMEM;
+
+	if (err) {
+		pr_err("cannot read the rule set: %s", strerror(-err));
+		free(rs);
+		return NULL;
+	}
+	return rs;
 }
 
 int sl_read_live(const struct sl_maps *m, struct sluice_ruleset *rs)
@@ -649,10 +711,11 @@ int do_status(int argc, char **argv)
 	err = sl_maps_open(&m);
 	if (err)
 		return err;
-	rs = calloc(1, sizeof(*rs));
-	if (!rs || sl_config_read(&m, &cfg) || sl_read_live(&m, rs)) {
-		err = rs ? -errno : -ENOMEM;
-		pr_err("cannot read sluice state: %s", strerror(-err));
+	rs = sl_live_get(&m);
+	err = rs ? sl_config_read(&m, &cfg) : -ENOENT;
+	if (err) {
+		if (rs)
+			pr_err("cannot read the config: %s", strerror(-err));
 		goto out;
 	}
 	bpf_obj_get_info_by_fd(m.state, &minfo, &ilen);

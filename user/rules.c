@@ -477,26 +477,19 @@ static void print_rule(const struct sluice_ruleset *rs, __u32 i)
 
 static int rule_list(const struct sl_maps *m)
 {
-	struct sluice_ruleset *rs = calloc(1, sizeof(*rs));
+	struct sluice_ruleset *rs = sl_live_get(m);
 	__u32 i;
-	int err;
 
 	if (!rs)
-		return -ENOMEM;
-	err = sl_read_live(m, rs);
-	if (err) {
-		pr_err("cannot read the rule set: %s", strerror(-err));
-		goto out;
-	}
+		return -ENOENT;
 	out_begin();
 	open_array("rules");
 	for (i = 0; i < rs->nr_rules && i < SLUICE_MAX_RULES; i++)
 		print_rule(rs, i);
 	close_array();
 	out_end();
-out:
 	free(rs);
-	return err;
+	return 0;
 }
 
 static int rule_change(int argc, char **argv, bool add)
@@ -504,8 +497,8 @@ static int rule_change(int argc, char **argv, bool add)
 	struct sluice_ruleset *rs = NULL;
 	struct sluice_rule r;
 	char name[SLUICE_NAME_LEN] = "";
-	struct sl_maps m = { .config = -1 };
-	int lock = -1, err, at;
+	struct sl_maps m;
+	int lock, err = 0, at;
 
 	if (add) {
 		err = parse_rule(argc, argv, &r, name);
@@ -518,33 +511,13 @@ static int rule_change(int argc, char **argv, bool add)
 		}
 		snprintf(name, sizeof(name), "%s", argv[0]);
 	}
-	err = sl_bpffs_ensure(opts.root);
-	if (err) {
-		pr_err("cannot prepare bpffs at %s: %s", opts.root, strerror(-err));
-		return err;
-	}
-	lock = sl_lock();
-	if (lock < 0) {
-		pr_err("cannot lock %s: %s", opts.root, strerror(-lock));
+	/* Rules may come before any interface: adding loads without attaching. */
+	lock = sl_write_begin(&m, add);
+	if (lock < 0)
 		return lock;
-	}
-	/* Rules may come before any interface: load without attaching. */
-	if (add) {
-		err = sl_ensure_loaded(NULL);
-		if (err)
-			goto out;
-	}
-	err = sl_maps_open(&m);
-	if (err)
-		goto out;
-	rs = calloc(1, sizeof(*rs));
+	rs = sl_live_get(&m);
 	if (!rs) {
-		err = -ENOMEM;
-		goto out;
-	}
-	err = sl_read_live(&m, rs);
-	if (err) {
-		pr_err("cannot read the rule set: %s", strerror(-err));
+		err = -ENOENT;
 		goto out;
 	}
 	at = find_rule(rs, add ? name : argv[0]);
@@ -585,9 +558,7 @@ static int rule_change(int argc, char **argv, bool add)
 	print_text("%s rule %s\n", add ? "added" : "deleted", name);
 out:
 	free(rs);
-	if (m.config >= 0)
-		sl_maps_close(&m);
-	sl_unlock(lock);
+	sl_write_end(&m, lock);
 	return err;
 }
 

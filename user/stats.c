@@ -47,12 +47,11 @@ int do_stats(int argc, char **argv)
 	err = sl_maps_open(&m);
 	if (err)
 		return err;
-	rs = calloc(1, sizeof(*rs));
+	rs = sl_live_get(&m);
 	if (!rs) {
-		err = -ENOMEM;
+		err = -ENOENT;
 		goto out;
 	}
-	err = sl_read_live(&m, rs);
 	for (i = 0; !err && i < SLUICE_G_MAX; i++)
 		err = sl_percpu_sum(m.global, i, &g[i], 1);
 	if (err) {
@@ -126,6 +125,26 @@ static int cmp_rows(const void *a, const void *b)
 	return x->st.drops < y->st.drops ? 1 : x->st.drops > y->st.drops ? -1 : 0;
 }
 
+struct top_rows {
+	struct top_row *v;
+	size_t n, cap;
+};
+
+static int push_row(struct top_rows *rows, const struct top_row *row)
+{
+	if (rows->n == rows->cap) {
+		size_t cap = rows->cap ? rows->cap * 2 : 256;
+		struct top_row *v = realloc(rows->v, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		rows->v = v;
+		rows->cap = cap;
+	}
+	rows->v[rows->n++] = *row;
+	return 0;
+}
+
 static int rule_by_uid(const struct sluice_ruleset *rs, __u32 uid)
 {
 	__u32 i;
@@ -164,14 +183,14 @@ static void print_row(const struct sluice_ruleset *rs, const struct top_row *row
 int do_top(int argc, char **argv)
 {
 	struct sluice_ruleset *rs = NULL;
-	struct top_row *rows = NULL;
+	struct top_rows rows = {};
 	struct bpf_map_info info = {};
 	__u32 ilen = sizeof(info);
 	struct sl_maps m;
 	struct sluice_key k, next;
 	void *prev = NULL;
 	const char *only = NULL;
-	size_t n = 0, cap = 0, i;
+	size_t i;
 	uint64_t limit = 10;
 	int only_idx = -1, err, a;
 	__u64 now;
@@ -192,14 +211,9 @@ int do_top(int argc, char **argv)
 	err = sl_maps_open(&m);
 	if (err)
 		return err;
-	rs = calloc(1, sizeof(*rs));
+	rs = sl_live_get(&m);
 	if (!rs) {
-		err = -ENOMEM;
-		goto out;
-	}
-	err = sl_read_live(&m, rs);
-	if (err) {
-		pr_err("cannot read the rule set: %s", strerror(-err));
+		err = -ENOENT;
 		goto out;
 	}
 	if (only) {
@@ -227,18 +241,9 @@ int do_top(int argc, char **argv)
 		row.rule = rule_by_uid(rs, k.uid);
 		if (row.rule < 0 || (only_idx >= 0 && row.rule != only_idx))
 			continue;
-		if (n == cap) {
-			struct top_row *nr;
-
-			cap = cap ? cap * 2 : 256;
-			nr = realloc(rows, cap * sizeof(*rows));
-			if (!nr) {
-				err = -ENOMEM;
-				goto out;
-			}
-			rows = nr;
-		}
-		rows[n++] = row;
+		err = push_row(&rows, &row);
+		if (err)
+			goto out;
 	}
 	/* Rule-wide buckets are offenders too: the whole rule is limited. */
 	for (a = 0; a < (int)rs->nr_rules; a++) {
@@ -258,34 +263,25 @@ int do_top(int argc, char **argv)
 				continue;
 			row.key.uid = r->uid;
 			row.key.limit = j;
-			if (n == cap) {
-				struct top_row *nr;
-
-				cap = cap ? cap * 2 : 256;
-				nr = realloc(rows, cap * sizeof(*rows));
-				if (!nr) {
-					err = -ENOMEM;
-					goto out;
-				}
-				rows = nr;
-			}
-			rows[n++] = row;
+			err = push_row(&rows, &row);
+			if (err)
+				goto out;
 		}
 	}
-	qsort(rows, n, sizeof(*rows), cmp_rows);
+	qsort(rows.v, rows.n, sizeof(*rows.v), cmp_rows);
 	out_begin();
-	print_u64("limited", "%llu sources limited in the last 10 s", n);
+	print_u64("limited", "%llu sources limited in the last 10 s", rows.n);
 	print_u64("key_capacity", " (buckets: capacity %llu)\n", info.max_entries);
 	open_array("sources");
-	if (n)
+	if (rows.n)
 		print_text("%-44s %-16s %5s %12s %10s %10s %8s\n", "source", "rule", "limit",
 			   "drops", "tokens", "refill ms", "last s");
-	for (i = 0; i < n && i < limit; i++)
-		print_row(rs, &rows[i], now);
+	for (i = 0; i < rows.n && i < limit; i++)
+		print_row(rs, &rows.v[i], now);
 	close_array();
 	out_end();
 out:
-	free(rows);
+	free(rows.v);
 	free(rs);
 	sl_maps_close(&m);
 	return err;
@@ -296,19 +292,12 @@ out:
 static int config_change(int (*apply)(struct sluice_config *, void *), void *arg)
 {
 	struct sluice_config cfg;
-	struct sl_maps m = { .config = -1 };
+	struct sl_maps m;
 	int lock, err;
 
-	if (!sl_is_loaded())
-		return sl_not_loaded();
-	lock = sl_lock();
-	if (lock < 0) {
-		pr_err("cannot lock %s: %s", opts.root, strerror(-lock));
+	lock = sl_write_begin(&m, false);
+	if (lock < 0)
 		return lock;
-	}
-	err = sl_maps_open(&m);
-	if (err)
-		goto out;
 	err = sl_config_read(&m, &cfg);
 	if (!err)
 		err = apply(&cfg, arg);
@@ -316,10 +305,7 @@ static int config_change(int (*apply)(struct sluice_config *, void *), void *arg
 		err = sl_config_write(&m, &cfg);
 	if (err && err != -EINVAL)
 		pr_err("cannot update the config: %s", strerror(-err));
-out:
-	if (m.config >= 0)
-		sl_maps_close(&m);
-	sl_unlock(lock);
+	sl_write_end(&m, lock);
 	return err;
 }
 
