@@ -9,6 +9,7 @@
  * name and limits stay the same, and their counters while their name does.
  */
 #include <errno.h>
+#include <stdarg.h>
 #include <linux/membarrier.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +29,7 @@ static void usage_rule(void)
 		"       sluice rule list\n"
 		"MATCH := family ipv4|ipv6 | proto tcp|udp|icmp|icmpv6|NUM | dport P[-Q]\n"
 		"       | src CIDR | tcp-flags syn|FLAGS[/MASK] | icmp-type N\n"
+		"       | class N      priority class for shedding: 0 critical (default) .. 3\n"
 		"RATE  := N{pps,kpps,mpps} | N{bit,kbit,mbit,gbit} | N{byte,kbyte,mbyte,gbyte}\n"
 		"         per second; bit and byte rates cost the packet's IP length\n"
 		"burst := packets (or bytes) admitted at once; default one second of RATE\n"
@@ -38,14 +40,27 @@ static void usage_rule(void)
 		SLUICE_MAX_RULES, SLUICE_MAX_LIMITS);
 }
 
-static int bad(const char *what, const char *word)
+/* Record an error about argv[word] (-1: the rule as a whole). */
+static int perr(struct sl_perr *pe, int word, int err, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static int perr(struct sl_perr *pe, int word, int err, const char *fmt, ...)
 {
-	pr_err("invalid %s \"%s\"", what, word);
-	return -EINVAL;
+	va_list ap;
+
+	pe->word = word;
+	va_start(ap, fmt);
+	vsnprintf(pe->msg, sizeof(pe->msg), fmt, ap);
+	va_end(ap);
+	return err;
+}
+
+static int bad(struct sl_perr *pe, int word, const char *what, const char *val)
+{
+	return perr(pe, word, -EINVAL, "invalid %s \"%s\"", what, val);
 }
 
 /* Fill the derived fields of a limit: interval, tolerance, masks. */
-static int limit_finish(struct sluice_limit *l, bool burst_set)
+static int limit_finish(struct sluice_limit *l, bool burst_set, struct sl_perr *pe, int word)
 {
 	if (!burst_set) {
 		/* One second of traffic, at least one full-size packet for byte rates. */
@@ -55,16 +70,15 @@ static int limit_finish(struct sluice_limit *l, bool burst_set)
 	}
 	l->interval_fp = sl_gcra_interval(l->rate);
 	l->tolerance = sl_gcra_tolerance(l->interval_fp, l->burst, l->cost);
-	if (!l->interval_fp || !l->tolerance) {
-		pr_err("burst %llu at this rate is out of range", (unsigned long long)l->burst);
-		return -ERANGE;
-	}
+	if (!l->interval_fp || !l->tolerance)
+		return perr(pe, word, -ERANGE, "burst %llu at this rate is out of range",
+			    (unsigned long long)l->burst);
 	sl_limit_set_masks(l);
 	return 0;
 }
 
-/* Parse "per" keys starting at argv[*i]; leaves *i on the last word used. */
-static int parse_per(int argc, char **argv, int *i, struct sluice_limit *l)
+/* Parse "per" keys after argv[*i]; leaves *i on the last word used. */
+static int parse_per(int argc, char **argv, int *i, struct sluice_limit *l, struct sl_perr *pe)
 {
 	bool any = false;
 	uint64_t v;
@@ -80,12 +94,12 @@ static int parse_per(int argc, char **argv, int *i, struct sluice_limit *l)
 			l->key = SLUICE_KEY_SRC;
 		} else if (!strncmp(w, "src/", 4)) {
 			if (parse_u64(w + 4, 0, 32, &v))
-				return bad("IPv4 key prefix", w);
+				return bad(pe, *i + 1, "IPv4 key prefix", w);
 			l->key = SLUICE_KEY_SRC;
 			l->plen4 = v;
 		} else if (!strncmp(w, "src6/", 5)) {
 			if (parse_u64(w + 5, 0, 128, &v))
-				return bad("IPv6 key prefix", w);
+				return bad(pe, *i + 1, "IPv6 key prefix", w);
 			l->key = SLUICE_KEY_SRC;
 			l->plen6 = v;
 		} else {
@@ -95,80 +109,75 @@ static int parse_per(int argc, char **argv, int *i, struct sluice_limit *l)
 		(*i)++;
 	}
 	if (!any)
-		return bad("per key (src[/LEN], src6/LEN or all)", *i + 1 < argc ? argv[*i + 1] : "");
+		return bad(pe, *i + 1 < argc ? *i + 1 : *i, "per key (src[/LEN], src6/LEN or all)",
+			   *i + 1 < argc ? argv[*i + 1] : "");
 	return 0;
 }
 
-/* Parse `rule add NAME ...` (argv[0] is NAME) into r and its name. */
-static int parse_rule(int argc, char **argv, struct sluice_rule *r, char *name)
+/*
+ * Parse the words of `rule add` (argv[0] is NAME) into r and name. The
+ * config file builds the same words, so both say the same things; on error
+ * pe names the word at fault.
+ */
+int sl_rule_parse(int argc, char **argv, struct sluice_rule *r, char *name, struct sl_perr *pe)
 {
 	struct sluice_limit *l = NULL;
 	bool burst_set = false;
+	int i, err, limit_word = 0;
 	uint64_t v;
-	int i, err;
 
 	memset(r, 0, sizeof(*r));
+	pe->word = -1;
+	pe->msg[0] = '\0';
 	if (argc < 1)
-		return usage_rule(), -EINVAL;
+		return perr(pe, -1, -EINVAL, "a rule needs a NAME");
 	if (strlen(argv[0]) >= SLUICE_NAME_LEN || !argv[0][0] ||
 	    strspn(argv[0], "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.") !=
-		    strlen(argv[0])) {
-		pr_err("invalid rule name \"%s\" (1-%d of A-Z a-z 0-9 _ - .)", argv[0],
-		       SLUICE_NAME_LEN - 1);
-		return -EINVAL;
-	}
-	if (!strcmp(argv[0], "limit") || !strcmp(argv[0], "help")) {
-		pr_err("rule add needs a NAME before its matches and limits");
-		return -EINVAL;
-	}
+		    strlen(argv[0]))
+		return perr(pe, 0, -EINVAL, "invalid rule name \"%s\" (1-%d of A-Z a-z 0-9 _ - .)",
+			    argv[0], SLUICE_NAME_LEN - 1);
+	if (!strcmp(argv[0], "limit") || !strcmp(argv[0], "help"))
+		return perr(pe, 0, -EINVAL, "rule add needs a NAME before its matches and limits");
 	strcpy(name, argv[0]);
 
 	for (i = 1; i < argc; i++) {
 		const char *w = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
 
-		/* Every keyword but a bare "per" key list takes one value. */
-		if (!val) {
-			pr_err("\"%s\" needs a value", w);
-			return -EINVAL;
-		}
+		/* Every keyword but the "per" key list takes exactly one value. */
+		if (!val)
+			return perr(pe, i, -EINVAL, "\"%s\" needs a value", w);
 		if (!strcmp(w, "limit")) {
-			if (l && (err = limit_finish(l, burst_set)))
+			uint64_t rate;
+			int cost;
+
+			if (l && (err = limit_finish(l, burst_set, pe, limit_word)))
 				return err;
-			if (r->nr_limits == SLUICE_MAX_LIMITS) {
-				pr_err("too many limits (at most %d per rule)", SLUICE_MAX_LIMITS);
-				return -E2BIG;
-			}
+			if (r->nr_limits == SLUICE_MAX_LIMITS)
+				return perr(pe, i, -E2BIG, "too many limits (at most %d per rule)",
+					    SLUICE_MAX_LIMITS);
 			l = &r->limits[r->nr_limits++];
+			limit_word = i + 1;
 			burst_set = false;
 			l->plen4 = 32;
 			l->plen6 = 64;
 			l->key = SLUICE_KEY_SRC;
-			{
-				uint64_t rate;
-				int cost;
-
-				if (parse_rate(val, &rate, &cost))
-					return bad("rate", val);
-				l->rate = rate;
-				l->cost = cost;
-			}
+			if (parse_rate(val, &rate, &cost))
+				return bad(pe, i + 1, "rate", val);
+			l->rate = rate;
+			l->cost = cost;
 			i++;
 		} else if (!strcmp(w, "burst")) {
-			if (!l) {
-				pr_err("\"burst\" must follow a limit");
-				return -EINVAL;
-			}
+			if (!l)
+				return perr(pe, i, -EINVAL, "\"burst\" must follow a limit");
 			if (parse_size(val, &v) || v == 0 || v > (1ULL << 40))
-				return bad("burst", val);
+				return bad(pe, i + 1, "burst", val);
 			l->burst = v;
 			burst_set = true;
 			i++;
 		} else if (!strcmp(w, "per")) {
-			if (!l) {
-				pr_err("\"per\" must follow a limit");
-				return -EINVAL;
-			}
-			err = parse_per(argc, argv, &i, l);
+			if (!l)
+				return perr(pe, i, -EINVAL, "\"per\" must follow a limit");
+			err = parse_per(argc, argv, &i, l, pe);
 			if (err)
 				return err;
 		} else if (!strcmp(w, "family")) {
@@ -177,46 +186,51 @@ static int parse_rule(int argc, char **argv, struct sluice_rule *r, char *name)
 			else if (!strcmp(val, "ipv6") || !strcmp(val, "inet6"))
 				r->family = 6;
 			else
-				return bad("family", val);
+				return bad(pe, i + 1, "family", val);
 			r->match |= SLUICE_M_FAMILY;
 			i++;
 		} else if (!strcmp(w, "proto")) {
 			if (parse_proto(val, &r->proto))
-				return bad("proto", val);
+				return bad(pe, i + 1, "proto", val);
 			r->match |= SLUICE_M_PROTO;
 			i++;
 		} else if (!strcmp(w, "dport")) {
 			if (parse_port_range(val, &r->dport_lo, &r->dport_hi))
-				return bad("dport", val);
+				return bad(pe, i + 1, "dport", val);
 			r->match |= SLUICE_M_DPORT;
 			i++;
 		} else if (!strcmp(w, "src")) {
 			struct sl_cidr c;
+			int k;
 
 			if (parse_cidr(val, &c))
-				return bad("CIDR", val);
+				return bad(pe, i + 1, "CIDR", val);
 			memcpy(r->src_net, c.addr, sizeof(r->src_net));
-			for (int k = 0; k < 4; k++)
+			for (k = 0; k < 4; k++)
 				r->src_mask[k] = c.family == 4 ? (k ? 0 : sl_prefix_word(c.plen, 0))
 							       : sl_prefix_word(c.plen, k);
 			r->src_plen = c.plen;
-			if ((r->match & SLUICE_M_FAMILY) && r->family != c.family) {
-				pr_err("src \"%s\" is not of family ipv%d", val, r->family);
-				return -EINVAL;
-			}
+			if ((r->match & SLUICE_M_FAMILY) && r->family != c.family)
+				return perr(pe, i + 1, -EINVAL, "src \"%s\" is not of family ipv%d",
+					    val, r->family);
 			r->family = c.family;
 			r->match |= SLUICE_M_SRC | SLUICE_M_FAMILY;
 			i++;
 		} else if (!strcmp(w, "tcp-flags")) {
 			if (parse_tcp_flags(val, &r->tcp_value, &r->tcp_mask))
-				return bad("tcp-flags", val);
+				return bad(pe, i + 1, "tcp-flags", val);
 			r->match |= SLUICE_M_TCPFLAGS;
 			i++;
 		} else if (!strcmp(w, "icmp-type")) {
 			if (parse_u64(val, 0, 255, &v))
-				return bad("icmp-type", val);
+				return bad(pe, i + 1, "icmp-type", val);
 			r->icmp_type = v;
 			r->match |= SLUICE_M_ICMPTYPE;
+			i++;
+		} else if (!strcmp(w, "class")) {
+			if (parse_u64(val, 0, SLUICE_MAX_CLASS, &v))
+				return bad(pe, i + 1, "class (0 critical .. 3)", val);
+			r->class = v;
 			i++;
 		} else if (!strcmp(w, "action")) {
 			if (!strcmp(val, "drop"))
@@ -224,42 +238,31 @@ static int parse_rule(int argc, char **argv, struct sluice_rule *r, char *name)
 			else if (!strcmp(val, "dry-run"))
 				r->action = SLUICE_ACT_DRYRUN;
 			else
-				return bad("action", val);
+				return bad(pe, i + 1, "action", val);
 			i++;
 		} else {
-			pr_err("unknown word \"%s\" in rule %s", w, name);
-			return -EINVAL;
+			return perr(pe, i, -EINVAL, "unknown word \"%s\" in rule %s", w, name);
 		}
 	}
-	if (!l) {
-		pr_err("rule %s needs at least one limit", name);
-		return -EINVAL;
-	}
-	err = limit_finish(l, burst_set);
+	if (!l)
+		return perr(pe, -1, -EINVAL, "rule %s needs at least one limit", name);
+	err = limit_finish(l, burst_set, pe, limit_word);
 	if (err)
 		return err;
 
 	/* Contradictions that would make a rule silently match nothing. */
-	if ((r->match & SLUICE_M_PROTO) && (r->match & SLUICE_M_TCPFLAGS) && r->proto != 6) {
-		pr_err("tcp-flags needs proto tcp");
-		return -EINVAL;
-	}
+	if ((r->match & SLUICE_M_PROTO) && (r->match & SLUICE_M_TCPFLAGS) && r->proto != 6)
+		return perr(pe, -1, -EINVAL, "tcp-flags needs proto tcp");
 	if ((r->match & SLUICE_M_PROTO) && (r->match & SLUICE_M_DPORT) && r->proto != 6 &&
-	    r->proto != 17) {
-		pr_err("dport needs proto tcp or udp");
-		return -EINVAL;
-	}
+	    r->proto != 17)
+		return perr(pe, -1, -EINVAL, "dport needs proto tcp or udp");
 	if ((r->match & SLUICE_M_PROTO) && (r->match & SLUICE_M_ICMPTYPE) && r->proto != 1 &&
-	    r->proto != 58) {
-		pr_err("icmp-type needs proto icmp or icmpv6");
-		return -EINVAL;
-	}
+	    r->proto != 58)
+		return perr(pe, -1, -EINVAL, "icmp-type needs proto icmp or icmpv6");
 	if ((r->match & SLUICE_M_FAMILY) && (r->match & SLUICE_M_PROTO) &&
-	    ((r->proto == 1 && r->family == 6) || (r->proto == 58 && r->family == 4))) {
-		pr_err("proto %s does not exist in ipv%d", r->proto == 1 ? "icmp" : "icmpv6",
-		       r->family);
-		return -EINVAL;
-	}
+	    ((r->proto == 1 && r->family == 6) || (r->proto == 58 && r->family == 4)))
+		return perr(pe, -1, -EINVAL, "proto %s does not exist in ipv%d",
+			    r->proto == 1 ? "icmp" : "icmpv6", r->family);
 	return 0;
 }
 
@@ -465,6 +468,7 @@ static void print_rule(const struct sluice_ruleset *rs, __u32 i)
 	}
 	if (r->match & SLUICE_M_ICMPTYPE)
 		print_u64("icmp_type", " icmp-type %llu", r->icmp_type);
+	print_u64("class", r->class ? " class %llu" : NULL, r->class);
 	open_array("limits");
 	for (j = 0; j < r->nr_limits && j < SLUICE_MAX_LIMITS; j++)
 		print_limit(&r->limits[j]);
@@ -501,9 +505,15 @@ static int rule_change(int argc, char **argv, bool add)
 	int lock, err = 0, at;
 
 	if (add) {
-		err = parse_rule(argc, argv, &r, name);
-		if (err)
+		struct sl_perr pe;
+
+		err = sl_rule_parse(argc, argv, &r, name, &pe);
+		if (err) {
+			pr_err("%s", pe.msg);
+			if (argc < 1)
+				usage_rule();
 			return err;
+		}
 	} else {
 		if (argc != 1) {
 			usage_rule();

@@ -88,6 +88,13 @@ int sl_read_live(const struct sl_maps *m, struct sluice_ruleset *rs);
 int sl_pin_path(char *buf, size_t len, const char *name);
 int sl_not_loaded(void);
 
+/* An error in a list of words: which word (-1: none in particular), and what. */
+struct sl_perr {
+	int word;
+	char msg[256];
+};
+int sl_rule_parse(int argc, char **argv, struct sluice_rule *r, char *name, struct sl_perr *pe);
+
 /* A rule set change: replace the live set with new rules (by name). */
 int sl_ruleset_commit(const struct sl_maps *m, struct sluice_ruleset *next);
 
