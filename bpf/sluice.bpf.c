@@ -84,6 +84,13 @@ struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } sl_global SEC(".maps");
 
+/* "Started being limited" events for the daemon; written by the data path. */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 256 * 1024);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} sl_events SEC(".maps");
+
 struct sl_lpm4 {
 	__u32 plen;
 	__u32 addr;
@@ -174,10 +181,37 @@ struct sl_eval {
 	__u32 fail_closed;
 };
 
-static __always_inline void note_drop(struct sluice_state *st, __u64 now)
+/*
+ * A bucket refused a packet: count it on the bucket, and if the bucket had
+ * been quiet, say that it started limiting. key NULL: a rule-wide bucket.
+ */
+static __always_inline void note_drop(struct sluice_state *st, __u64 now,
+				      const struct sluice_key *key, __u32 uid, __u32 li)
 {
-	__sync_fetch_and_add(&st->drops, 1);
+	__u64 drops = __sync_fetch_and_add(&st->drops, 1) + 1;
+	__u64 last = st->last_drop;
+	struct sluice_event *e;
+
+	/* Racy read and store: two CPUs may both report a start; harmless. */
 	st->last_drop = now;
+	if (now - last < SLUICE_EVENT_QUIET_NS && last)
+		return;
+	e = bpf_ringbuf_reserve(&sl_events, sizeof(*e), 0);
+	if (!e) {
+		count(SLUICE_G_EVENTS_LOST);
+		return;
+	}
+	if (key) {
+		e->key = *key;
+	} else {
+		__builtin_memset(&e->key, 0, sizeof(e->key));
+		e->key.uid = uid;
+		e->key.limit = li;
+	}
+	e->ts = now;
+	e->drops = drops;
+	bpf_ringbuf_submit(e, 0);
+	count(SLUICE_G_EVENTS);
 }
 
 /*
@@ -222,7 +256,7 @@ __noinline int sl_limit_op(struct sl_eval *ev, const struct sluice_rule *r, __u3
 		if (sl_gcra_admit(tat, ev->now, inc, l->tolerance, &next))
 			return 1;
 		if (st)
-			note_drop(st, ev->now);
+			note_drop(st, ev->now, l->key == SLUICE_KEY_ALL ? NULL : &key, r->uid, li);
 		return 0;
 	}
 	if (ev->op == SL_OP_REFUND) {
@@ -260,7 +294,7 @@ __noinline int sl_limit_op(struct sl_eval *ev, const struct sluice_rule *r, __u3
 	for (i = 0; i < SL_CAS_TRIES; i++) {
 		tat = READ_ONCE(st->tat);
 		if (!sl_gcra_admit(tat, ev->now, inc, l->tolerance, &next)) {
-			note_drop(st, ev->now);
+			note_drop(st, ev->now, l->key == SLUICE_KEY_ALL ? NULL : &key, r->uid, li);
 			return 0;
 		}
 		if (__sync_val_compare_and_swap(&st->tat, tat, next) == tat) {

@@ -185,8 +185,23 @@ enum sluice_global {
 	SLUICE_G_WOULD_DROP,	/* passed by dry-run or the kill switch */
 	SLUICE_G_FAULT,		/* internal faults (map insert failed, CAS gave up) */
 	SLUICE_G_FAIL_OPEN,	/* faults that passed a packet */
+	SLUICE_G_EVENTS,	/* "started being limited" events sent */
+	SLUICE_G_EVENTS_LOST,	/* events the ring buffer had no room for */
 	SLUICE_G_MAX,
 };
+
+/*
+ * A bucket started refusing packets after a quiet spell of at least
+ * SLUICE_EVENT_QUIET_NS. Sent on the sl_events ring buffer; the daemon
+ * turns these into a bounded number of log lines per interval.
+ */
+#define SLUICE_EVENT_QUIET_NS	1000000000ULL
+struct sluice_event {
+	struct sluice_key key;	/* key.family 0: the rule-wide bucket key.uid/key.limit */
+	__u64 ts;		/* ns, data-path clock */
+	__u64 drops;		/* the bucket's drop count including this drop */
+};
+_Static_assert(sizeof(struct sluice_event) == 40, "sluice_event layout");
 
 /* Clock for the data path, a load-time tunable. */
 enum sluice_clock {
