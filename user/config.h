@@ -10,8 +10,6 @@
 #include <net/if.h>
 #include "sluice_user.h"
 
-enum sl_attach_mode { SL_MODE_NATIVE = 0, SL_MODE_GENERIC, SL_MODE_TC };
-
 struct sl_cfg_iface {
 	char name[IF_NAMESIZE];
 	int mode;			/* enum sl_attach_mode */

@@ -394,8 +394,7 @@ int sl_percpu_sum(int map_fd, __u32 key, __u64 *out, size_t words)
 
 /* ---- attach / detach / status ---- */
 
-enum sl_mode { MODE_NATIVE, MODE_GENERIC, MODE_TC };
-static const char *const mode_names[] = { "native", "generic", "tc" };
+const char *const sl_mode_names[3] = { "native", "generic", "tc" };
 
 static int link_path(char *buf, size_t len, int ifindex)
 {
@@ -403,16 +402,6 @@ static int link_path(char *buf, size_t len, int ifindex)
 
 	snprintf(name, sizeof(name), "link_%d", ifindex);
 	return sl_pin_path(buf, len, name);
-}
-
-static void usage_attach(void)
-{
-	fprintf(stderr,
-		"Usage: sluice attach DEV [mode native|generic|tc] [keys N] [clock precise|coarse]\n"
-		"  mode   native: XDP in the driver (default); generic: XDP in the stack;\n"
-		"         tc: TC ingress through a tcx link\n"
-		"  keys   per-source buckets to track (LRU), set when sluice is first loaded\n"
-		"  clock  data-path clock, set when first loaded: precise (default) or coarse\n");
 }
 
 static int explain_busy(const char *dev, int ifindex)
@@ -438,14 +427,88 @@ static int explain_busy(const char *dev, int ifindex)
 	return -EBUSY;
 }
 
+/*
+ * Attach the pinned program to dev and pin the link, so the attachment
+ * outlives this process. Caller holds the root lock; sluice is loaded.
+ */
+int sl_attach_locked(const char *dev, int ifindex, int mode)
+{
+	LIBBPF_OPTS(bpf_link_create_opts, lco);
+	char path[PATH_MAX];
+	int prog = -1, link = -1, err;
+
+	err = link_path(path, sizeof(path), ifindex);
+	if (err)
+		goto out;
+	if (access(path, F_OK) == 0) {
+		pr_err("sluice is already attached to %s; detach it first", dev);
+		err = -EEXIST;
+		goto out;
+	}
+	{
+		char ppath[PATH_MAX];
+
+		err = sl_pin_path(ppath, sizeof(ppath), mode == SL_MODE_TC ? "prog_tc" : "prog_xdp");
+		if (err)
+			goto out;
+		prog = bpf_obj_get(ppath);
+		if (prog < 0) {
+			err = -errno;
+			pr_err("cannot open pinned program %s: %s", ppath, strerror(-err));
+			goto out;
+		}
+	}
+	if (mode == SL_MODE_TC) {
+		link = bpf_link_create(prog, ifindex, BPF_TCX_INGRESS, NULL);
+	} else {
+		lco.flags = mode == SL_MODE_NATIVE ? XDP_FLAGS_DRV_MODE : XDP_FLAGS_SKB_MODE;
+		link = bpf_link_create(prog, ifindex, BPF_XDP, &lco);
+	}
+	if (link < 0) {
+		err = -errno;
+		if (err == -EBUSY || err == -EEXIST)
+			err = explain_busy(dev, ifindex);
+		else if (mode == SL_MODE_NATIVE && (err == -EOPNOTSUPP || err == -EINVAL))
+			pr_err("%s has no native XDP support (%s); try mode generic or tc", dev,
+			       strerror(-err));
+		else if (mode == SL_MODE_TC && err == -EINVAL)
+			pr_err("cannot attach to %s in tc mode: this kernel lacks tcx links "
+			       "(Linux 6.6+)", dev);
+		else
+			pr_err("cannot attach to %s in %s mode: %s", dev, sl_mode_names[mode],
+			       strerror(-err));
+		goto out;
+	}
+	if (bpf_obj_pin(link, path)) {
+		err = -errno;
+		pr_err("cannot pin the link at %s: %s", path, strerror(-err));
+		goto out;	/* closing the only fd detaches again */
+	}
+	err = 0;
+out:
+	if (link >= 0)
+		close(link);
+	if (prog >= 0)
+		close(prog);
+	return err;
+}
+
+static void usage_attach(void)
+{
+	fprintf(stderr,
+		"Usage: sluice attach DEV [mode native|generic|tc] [keys N] [clock precise|coarse]\n"
+		"  mode   native: XDP in the driver (default); generic: XDP in the stack;\n"
+		"         tc: TC ingress through a tcx link\n"
+		"  keys   per-source buckets to track (LRU), set when sluice is first loaded\n"
+		"  clock  data-path clock, set when first loaded: precise (default) or coarse\n");
+}
+
 int do_attach(int argc, char **argv)
 {
 	struct sl_load_opts lo = { .clock = SLUICE_CLOCK_PRECISE };
-	LIBBPF_OPTS(bpf_link_create_opts, lco);
-	char path[PATH_MAX];
-	enum sl_mode mode = MODE_NATIVE;
+	int mode = SL_MODE_NATIVE;
 	const char *dev;
-	int ifindex, lock = -1, prog = -1, link = -1, err, i;
+	int ifindex, lock = -1, err, i;
 	uint64_t v;
 
 	if (argc < 1 || !strcmp(argv[0], "help")) {
@@ -461,10 +524,10 @@ int do_attach(int argc, char **argv)
 			return -EINVAL;
 		}
 		if (!strcmp(argv[i], "mode")) {
-			for (mode = 0; mode < ARRAY_SIZE(mode_names); mode++)
-				if (!strcmp(val, mode_names[mode]))
+			for (mode = 0; mode < (int)ARRAY_SIZE(sl_mode_names); mode++)
+				if (!strcmp(val, sl_mode_names[mode]))
 					break;
-			if (mode == ARRAY_SIZE(mode_names)) {
+			if (mode == (int)ARRAY_SIZE(sl_mode_names)) {
 				pr_err("invalid mode \"%s\" (native, generic or tc)", val);
 				return -EINVAL;
 			}
@@ -505,72 +568,22 @@ int do_attach(int argc, char **argv)
 		pr_err("cannot lock %s: %s", opts.root, strerror(-err));
 		return err;
 	}
-	err = link_path(path, sizeof(path), ifindex);
-	if (err)
-		goto out;
-	if (access(path, F_OK) == 0) {
-		pr_err("sluice is already attached to %s; detach it first", dev);
-		err = -EEXIST;
-		goto out;
-	}
 	err = sl_ensure_loaded(&lo);
+	if (!err)
+		err = sl_attach_locked(dev, ifindex, mode);
 	if (err)
 		goto out;
-	{
-		char ppath[PATH_MAX];
-
-		err = sl_pin_path(ppath, sizeof(ppath), mode == MODE_TC ? "prog_tc" : "prog_xdp");
-		if (err)
-			goto out;
-		prog = bpf_obj_get(ppath);
-		if (prog < 0) {
-			err = -errno;
-			pr_err("cannot open pinned program %s: %s", ppath, strerror(-err));
-			goto out;
-		}
-	}
-	if (mode == MODE_TC) {
-		link = bpf_link_create(prog, ifindex, BPF_TCX_INGRESS, NULL);
-	} else {
-		lco.flags = mode == MODE_NATIVE ? XDP_FLAGS_DRV_MODE : XDP_FLAGS_SKB_MODE;
-		link = bpf_link_create(prog, ifindex, BPF_XDP, &lco);
-	}
-	if (link < 0) {
-		err = -errno;
-		if (err == -EBUSY || err == -EEXIST)
-			err = explain_busy(dev, ifindex);
-		else if (mode == MODE_NATIVE && (err == -EOPNOTSUPP || err == -EINVAL))
-			pr_err("%s has no native XDP support (%s); try mode generic or tc", dev,
-			       strerror(-err));
-		else if (mode == MODE_TC && err == -EINVAL)
-			pr_err("cannot attach to %s in tc mode: this kernel lacks tcx links "
-			       "(Linux 6.6+)", dev);
-		else
-			pr_err("cannot attach to %s in %s mode: %s", dev, mode_names[mode],
-			       strerror(-err));
-		goto out;
-	}
-	if (bpf_obj_pin(link, path)) {
-		err = -errno;
-		pr_err("cannot pin the link at %s: %s", path, strerror(-err));
-		goto out;	/* closing the only fd detaches again */
-	}
 	out_begin();
 	print_str("attached", "attached to %s", dev);
-	print_str("mode", " in %s mode\n", mode_names[mode]);
+	print_str("mode", " in %s mode\n", sl_mode_names[mode]);
 	out_end();
-	err = 0;
 out:
-	if (link >= 0)
-		close(link);
-	if (prog >= 0)
-		close(prog);
 	sl_unlock(lock);
 	return err;
 }
 
 /* Every link pin under the root, by ifindex. */
-static int list_links(int *ifindexes, int max)
+int sl_list_links(int *ifindexes, int max)
 {
 	struct dirent *de;
 	DIR *d = opendir(opts.root);
@@ -587,6 +600,17 @@ static int list_links(int *ifindexes, int max)
 	}
 	closedir(d);
 	return n;
+}
+
+/* Unpin (and so destroy) the link of ifindex. Caller holds the root lock. */
+int sl_detach_ifindex(int ifindex)
+{
+	char path[PATH_MAX];
+	int err = link_path(path, sizeof(path), ifindex);
+
+	if (!err && unlink(path))
+		err = -errno;
+	return err;
 }
 
 static int remove_all(void)
@@ -636,7 +660,7 @@ int do_detach(int argc, char **argv)
 		return lock;
 	}
 	if (!strcmp(argv[0], "all")) {
-		n = list_links(links, ARRAY_SIZE(links));
+		n = sl_list_links(links, ARRAY_SIZE(links));
 		for (i = 0; i < n; i++) {
 			if (!if_indextoname(links[i], name))
 				snprintf(name, sizeof(name), "ifindex %d", links[i]);
@@ -653,9 +677,8 @@ int do_detach(int argc, char **argv)
 		err = -ENODEV;
 		goto out;
 	}
-	err = link_path(path, sizeof(path), ifindex);
-	if (!err && unlink(path)) {
-		err = -errno;
+	err = sl_detach_ifindex(ifindex);
+	if (err) {
 		if (err == -ENOENT)
 			pr_err("sluice is not attached to %s", argv[0]);
 		else
@@ -682,6 +705,31 @@ static const char *xdp_mode(int ifindex)
 		return q.drv_prog_id ? "native" : "generic";
 	default: return "xdp";
 	}
+}
+
+int sl_link_mode(int ifindex)
+{
+	struct bpf_link_info li = {};
+	__u32 len = sizeof(li);
+	char path[PATH_MAX];
+	int fd, mode = -ENOENT;
+
+	if (link_path(path, sizeof(path), ifindex))
+		return -ENOENT;
+	fd = bpf_obj_get(path);
+	if (fd < 0)
+		return -ENOENT;
+	if (!bpf_obj_get_info_by_fd(fd, &li, &len)) {
+		if (li.type == BPF_LINK_TYPE_TCX)
+			mode = SL_MODE_TC;
+		else if (li.type == BPF_LINK_TYPE_XDP && li.xdp.ifindex == 0)
+			mode = -ENODEV;
+		else if (li.type == BPF_LINK_TYPE_XDP)
+			mode = strcmp(xdp_mode(ifindex), "generic") ? SL_MODE_NATIVE
+								    : SL_MODE_GENERIC;
+	}
+	close(fd);
+	return mode;
 }
 
 int do_status(int argc, char **argv)
@@ -731,7 +779,7 @@ int do_status(int argc, char **argv)
 	print_u64("generation", "rule set generation: %llu\n", rs->gen);
 	print_u64("key_capacity", "per-source buckets: capacity %llu\n", minfo.max_entries);
 	open_array("interfaces");
-	n = list_links(links, ARRAY_SIZE(links));
+	n = sl_list_links(links, ARRAY_SIZE(links));
 	if (!n)
 		print_text("attached: nowhere\n");
 	for (i = 0; i < n; i++) {

@@ -62,6 +62,10 @@ void format_rate(uint64_t rate, int cost, char *buf, size_t len);
 void format_tcp_flags(__u8 value, __u8 mask, char *buf, size_t len);
 bool is_prefix(const char *word, const char *full);
 
+/* Attach modes. */
+enum sl_attach_mode { SL_MODE_NATIVE = 0, SL_MODE_GENERIC, SL_MODE_TC };
+extern const char *const sl_mode_names[3];
+
 /* Pinned state. */
 struct sl_maps {
 	int config, rulesets, state, agg, rule_stats, global;
@@ -87,6 +91,11 @@ int sl_config_write(const struct sl_maps *m, const struct sluice_config *cfg);
 int sl_read_live(const struct sl_maps *m, struct sluice_ruleset *rs);
 int sl_pin_path(char *buf, size_t len, const char *name);
 int sl_not_loaded(void);
+/* Attachments; call with the root lock held. */
+int sl_attach_locked(const char *dev, int ifindex, int mode);
+int sl_detach_ifindex(int ifindex);
+int sl_list_links(int *ifindexes, int max);
+int sl_link_mode(int ifindex);	/* enum sl_attach_mode, or -ENOENT / -ENODEV (interface gone) */
 
 /* An error in a list of words: which word (-1: none in particular), and what. */
 struct sl_perr {

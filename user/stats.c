@@ -27,7 +27,10 @@ static const char *const global_names[SLUICE_G_MAX] = {
 	[SLUICE_G_WOULD_DROP] = "would_drop",
 	[SLUICE_G_FAULT] = "faults",
 	[SLUICE_G_FAIL_OPEN] = "fail_open",
+	[SLUICE_G_EVENTS] = "events",
+	[SLUICE_G_EVENTS_LOST] = "events_lost",
 };
+_Static_assert(ARRAY_SIZE(global_names) == SLUICE_G_MAX, "a name for every global counter");
 
 int do_stats(int argc, char **argv)
 {

@@ -1,0 +1,1207 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The config file: YAML read with libyaml's document API, so every node
+ * carries the line and column it came from, and every error is reported as
+ * FILE:LINE:COLUMN: reason. Validation goes on after an error, so one pass
+ * reports everything that is wrong; a file with any error yields nothing.
+ *
+ * A rule's keys are turned into the words of `sluice rule add` and parsed by
+ * sl_rule_parse(), the CLI's own parser; each word remembers the node it came
+ * from, so the word the parser names is placed back in the file.
+ */
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <errno.h>
+#include <libgen.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <yaml.h>
+#include "config.h"
+
+/* Largest config file read (bytes): far beyond any real one, short of abuse. */
+#define CFG_MAX_SIZE		(16 << 20)
+/* Errors reported for one deny file before giving up on the rest of it. */
+#define DENYFILE_MAX_ERRORS	100
+/* tables.keys: per-source buckets, as `attach keys` takes. */
+#define CFG_MAX_KEYS		(1ULL << 28)
+/* events.interval, in seconds. */
+#define CFG_MAX_INTERVAL	86400
+/* events.lines per interval; 0 turns event lines off. */
+#define CFG_MAX_LINES		10000
+#define CFG_DEFAULT_LISTEN	"127.0.0.1:9464"
+#define CFG_DEFAULT_INTERVAL	10
+#define CFG_DEFAULT_LINES	20
+
+static const char *const mode_names[] = { "native", "generic", "tc" };
+
+struct cfg_err {
+	char *file;
+	unsigned long line, column;	/* 1-based */
+	char *reason;
+};
+
+/* One load: the document, where relative paths start, the errors so far. */
+struct load {
+	const char *path;
+	char *dir;
+	yaml_document_t doc;
+	struct sl_cfg *cfg;
+	struct cfg_err *errs;
+	int nr_errs, cap_errs;
+	bool oom;
+};
+
+/* The words of one `rule add`, each with the node it came from. */
+struct words {
+	char **w;
+	yaml_mark_t *m;
+	int n, cap;
+};
+
+/* Make room for one more element of size sz in *arr, which holds n of cap. */
+static bool grow(struct load *ld, void **arr, int n, int *cap, size_t sz)
+{
+	int ncap;
+	void *p;
+
+	if (n < *cap)
+		return true;
+	ncap = *cap ? 2 * *cap : 16;
+	p = realloc(*arr, (size_t)ncap * sz);
+	if (!p) {
+		ld->oom = true;
+		return false;
+	}
+	*arr = p;
+	*cap = ncap;
+	return true;
+}
+
+static void verr(struct load *ld, const char *file, unsigned long line, unsigned long col,
+		 const char *fmt, va_list ap)
+{
+	struct cfg_err *e;
+
+	if (!grow(ld, (void **)&ld->errs, ld->nr_errs, &ld->cap_errs, sizeof(*e)))
+		return;
+	e = &ld->errs[ld->nr_errs];
+	e->file = strdup(file);
+	e->line = line;
+	e->column = col;
+	if (!e->file || vasprintf(&e->reason, fmt, ap) < 0) {
+		free(e->file);
+		ld->oom = true;
+		return;
+	}
+	ld->nr_errs++;
+}
+
+/* An error in another file (a deny file). */
+static void err_file(struct load *ld, const char *file, unsigned long line, unsigned long col,
+		     const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+static void err_file(struct load *ld, const char *file, unsigned long line, unsigned long col,
+		     const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	verr(ld, file, line, col, fmt, ap);
+	va_end(ap);
+}
+
+/* An error at a place in the config file; libyaml counts from 0. */
+static void err_at(struct load *ld, yaml_mark_t mark, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void err_at(struct load *ld, yaml_mark_t mark, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	verr(ld, ld->path, mark.line + 1, mark.column + 1, fmt, ap);
+	va_end(ap);
+}
+
+static void errs_free(struct load *ld)
+{
+	int i;
+
+	for (i = 0; i < ld->nr_errs; i++) {
+		free(ld->errs[i].file);
+		free(ld->errs[i].reason);
+	}
+	free(ld->errs);
+	ld->errs = NULL;
+	ld->nr_errs = ld->cap_errs = 0;
+}
+
+static yaml_node_t *node(struct load *ld, int idx)
+{
+	return yaml_document_get_node(&ld->doc, idx);
+}
+
+static const char *sval(const yaml_node_t *n)
+{
+	return (const char *)n->data.scalar.value;
+}
+
+/* A plain empty, ~ or null: YAML's way of saying nothing. */
+static bool is_null(const yaml_node_t *n)
+{
+	static const char *const nulls[] = { "", "~", "null", "Null", "NULL" };
+	size_t i;
+
+	if (n->type != YAML_SCALAR_NODE || n->data.scalar.style != YAML_PLAIN_SCALAR_STYLE)
+		return false;
+	for (i = 0; i < ARRAY_SIZE(nulls); i++)
+		if (!strcmp(sval(n), nulls[i]))
+			return true;
+	return false;
+}
+
+static const char *kind(const yaml_node_t *n)
+{
+	switch (n->type) {
+	case YAML_MAPPING_NODE: return "a mapping";
+	case YAML_SEQUENCE_NODE: return "a list";
+	default: return "a single value";
+	}
+}
+
+/* The text of a scalar, or NULL (reported) when n is not a non-empty scalar. */
+static const char *scalar(struct load *ld, const yaml_node_t *n, const char *what)
+{
+	if (n->type != YAML_SCALAR_NODE) {
+		err_at(ld, n->start_mark, "%s must be a single value, not %s", what, kind(n));
+		return NULL;
+	}
+	if (is_null(n)) {
+		err_at(ld, n->start_mark, "%s needs a value", what);
+		return NULL;
+	}
+	return sval(n);
+}
+
+/* The items of a list (nothing for a null), or false (reported) when n is not one. */
+static bool list(struct load *ld, const yaml_node_t *n, const char *what, yaml_node_item_t **start,
+		 yaml_node_item_t **end)
+{
+	*start = *end = NULL;
+	if (is_null(n))
+		return true;
+	if (n->type != YAML_SEQUENCE_NODE) {
+		if (n->type == YAML_SCALAR_NODE)
+			err_at(ld, n->start_mark, "%s must be a list, not \"%s\"", what, sval(n));
+		else
+			err_at(ld, n->start_mark, "%s must be a list, not %s", what, kind(n));
+		return false;
+	}
+	*start = n->data.sequence.items.start;
+	*end = n->data.sequence.items.top;
+	return true;
+}
+
+/*
+ * Sort the pairs of mapping n into vals[] (and their keys into keys[]) by
+ * the position of the key in names[]; report non-mappings, keys that are not
+ * single values, unknown keys and keys given twice. A null n is an empty
+ * mapping. Returns false when n is not a mapping.
+ */
+static bool mapping(struct load *ld, const yaml_node_t *n, const char *what,
+		    const char *const *names, int nr, yaml_node_t **keys, yaml_node_t **vals)
+{
+	yaml_node_pair_t *p;
+	int i;
+
+	for (i = 0; i < nr; i++)
+		keys[i] = vals[i] = NULL;
+	if (is_null(n))
+		return true;
+	if (n->type != YAML_MAPPING_NODE) {
+		if (n->type == YAML_SCALAR_NODE)
+			err_at(ld, n->start_mark, "%s must be a mapping, not \"%s\"", what, sval(n));
+		else
+			err_at(ld, n->start_mark, "%s must be a mapping, not %s", what, kind(n));
+		return false;
+	}
+	for (p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top; p++) {
+		yaml_node_t *k = node(ld, p->key), *v = node(ld, p->value);
+
+		if (!k || !v)
+			continue;
+		if (k->type != YAML_SCALAR_NODE) {
+			err_at(ld, k->start_mark, "a key in %s must be a single word, not %s", what,
+			       kind(k));
+			continue;
+		}
+		for (i = 0; i < nr; i++)
+			if (!strcmp(sval(k), names[i]))
+				break;
+		if (i == nr) {
+			char known[512];
+			size_t off = 0;
+			int j;
+
+			known[0] = '\0';
+			for (j = 0; j < nr && off < sizeof(known); j++)
+				off += snprintf(known + off, sizeof(known) - off, "%s%s",
+						j ? ", " : "", names[j]);
+			err_at(ld, k->start_mark, "unknown key \"%s\" in %s (known: %s)", sval(k),
+			       what, known);
+			continue;
+		}
+		if (keys[i]) {
+			err_at(ld, k->start_mark, "duplicate key \"%s\" in %s (first at line %lu)",
+			       names[i], what, (unsigned long)keys[i]->start_mark.line + 1);
+			continue;
+		}
+		keys[i] = k;
+		vals[i] = v;
+	}
+	return true;
+}
+
+/* ---- rules ---- */
+
+static void words_free(struct words *w)
+{
+	int i;
+
+	for (i = 0; i < w->n; i++)
+		free(w->w[i]);
+	free(w->w);
+	free(w->m);
+	memset(w, 0, sizeof(*w));
+}
+
+static void word(struct load *ld, struct words *w, const char *s, size_t len, yaml_mark_t m)
+{
+	int cap = w->cap;
+	char *copy;
+
+	if (!grow(ld, (void **)&w->w, w->n, &cap, sizeof(*w->w)))
+		return;
+	cap = w->cap;
+	if (!grow(ld, (void **)&w->m, w->n, &cap, sizeof(*w->m)))
+		return;
+	w->cap = cap;
+	copy = strndup(s, len);
+	if (!copy) {
+		ld->oom = true;
+		return;
+	}
+	w->w[w->n] = copy;
+	w->m[w->n] = m;
+	w->n++;
+}
+
+static void word_str(struct load *ld, struct words *w, const char *s, yaml_mark_t m)
+{
+	word(ld, w, s, strlen(s), m);
+}
+
+/*
+ * One word of a limit's "per". Only key words are let through, so a value
+ * can never smuggle another keyword ("src limit 1pps") into the rule.
+ */
+static bool per_word(struct load *ld, struct words *w, const char *s, size_t len, yaml_mark_t m)
+{
+	if (!((len == 3 && !strncmp(s, "all", 3)) || (len == 3 && !strncmp(s, "src", 3)) ||
+	      (len > 4 && !strncmp(s, "src/", 4)) || (len > 5 && !strncmp(s, "src6/", 5)))) {
+		err_at(ld, m, "invalid per key \"%.*s\" (src[/LEN], src6/LEN or all)", (int)len, s);
+		return false;
+	}
+	word(ld, w, s, len, m);
+	return true;
+}
+
+/* "per": one word, several separated by spaces, or a list of words. */
+static bool per_words(struct load *ld, struct words *w, const yaml_node_t *n)
+{
+	yaml_node_item_t *it, *end;
+	bool ok = true;
+	int before = w->n;
+
+	if (n->type == YAML_SEQUENCE_NODE) {
+		list(ld, n, "per", &it, &end);
+		for (; it < end; it++) {
+			yaml_node_t *v = node(ld, *it);
+			const char *s = v ? scalar(ld, v, "a per key") : NULL;
+
+			if (!s || !per_word(ld, w, s, strlen(s), v->start_mark))
+				ok = false;
+		}
+	} else {
+		const char *s = scalar(ld, n, "per"), *p;
+
+		if (!s)
+			return false;
+		for (p = s; *p;) {
+			size_t len;
+
+			p += strspn(p, " \t");
+			len = strcspn(p, " \t");
+			if (!len)
+				break;
+			if (!per_word(ld, w, p, len, n->start_mark))
+				ok = false;
+			p += len;
+		}
+	}
+	if (ok && w->n == before) {
+		err_at(ld, n->start_mark, "per needs a key (src[/LEN], src6/LEN or all)");
+		ok = false;
+	}
+	return ok;
+}
+
+enum { L_RATE, L_BURST, L_PER, L_NR };
+static const char *const limit_keys[L_NR] = { "rate", "burst", "per" };
+
+/* One entry of "limits": limit RATE [burst N] [per KEY...]. */
+static bool limit_words(struct load *ld, struct words *w, const yaml_node_t *n)
+{
+	yaml_node_t *keys[L_NR], *vals[L_NR];
+	const char *s;
+	bool ok = true;
+	int i;
+
+	if (!mapping(ld, n, "a limit", limit_keys, L_NR, keys, vals))
+		return false;
+	if (is_null(n) || !vals[L_RATE]) {
+		err_at(ld, n->start_mark, "a limit needs a rate");
+		ok = false;
+	}
+	word_str(ld, w, "limit", n->start_mark);
+	for (i = 0; i < L_NR; i++) {
+		if (!vals[i])
+			continue;
+		if (i != L_RATE)
+			word_str(ld, w, limit_keys[i], keys[i]->start_mark);
+		if (i == L_PER) {
+			if (!per_words(ld, w, vals[i]))
+				ok = false;
+		} else if ((s = scalar(ld, vals[i], limit_keys[i]))) {
+			word_str(ld, w, s, vals[i]->start_mark);
+		} else {
+			ok = false;
+		}
+	}
+	return ok;
+}
+
+/* A rule's keys; those from R_FAMILY to R_ACTION are `rule add` words as they stand. */
+enum {
+	R_NAME, R_FAMILY, R_PROTO, R_DPORT, R_SRC, R_TCPFLAGS, R_ICMPTYPE, R_CLASS, R_ACTION,
+	R_LIMITS, R_NR
+};
+static const char *const rule_keys[R_NR] = {
+	"name", "family", "proto", "dport", "src", "tcp-flags", "icmp-type", "class", "action",
+	"limits",
+};
+
+struct seen_name {
+	const char *name;
+	yaml_mark_t mark;
+};
+
+/*
+ * Rule number idx: build its words in a fixed order (family before src, so
+ * the parser sees a contradiction between them), parse them, and keep the
+ * result in the rule set while there is room.
+ */
+static void load_rule(struct load *ld, const yaml_node_t *n, int idx, struct seen_name *seen)
+{
+	yaml_node_t *keys[R_NR], *vals[R_NR];
+	struct words w = {};
+	yaml_node_item_t *it, *end;
+	struct sluice_rule r;
+	struct sl_perr pe;
+	char name[SLUICE_NAME_LEN];
+	const char *s;
+	bool ok = true;
+	int i;
+
+	seen[idx].name = NULL;
+	if (n->type != YAML_MAPPING_NODE) {
+		err_at(ld, n->start_mark, "a rule must be a mapping, not %s", kind(n));
+		return;
+	}
+	mapping(ld, n, "a rule", rule_keys, R_NR, keys, vals);
+	if (!vals[R_NAME]) {
+		err_at(ld, n->start_mark, "a rule needs a name");
+		ok = false;
+	} else if ((s = scalar(ld, vals[R_NAME], "name"))) {
+		for (i = 0; i < idx; i++) {
+			if (seen[i].name && !strcmp(seen[i].name, s)) {
+				err_at(ld, vals[R_NAME]->start_mark,
+				       "duplicate rule name \"%s\" (first at line %lu)", s,
+				       (unsigned long)seen[i].mark.line + 1);
+				ok = false;
+				break;
+			}
+		}
+		seen[idx].name = s;
+		seen[idx].mark = vals[R_NAME]->start_mark;
+		word_str(ld, &w, s, vals[R_NAME]->start_mark);
+	} else {
+		ok = false;
+	}
+	for (i = R_FAMILY; i <= R_ACTION; i++) {
+		if (!vals[i])
+			continue;
+		s = scalar(ld, vals[i], rule_keys[i]);
+		if (!s) {
+			ok = false;
+			continue;
+		}
+		word_str(ld, &w, rule_keys[i], keys[i]->start_mark);
+		word_str(ld, &w, s, vals[i]->start_mark);
+	}
+	if (vals[R_LIMITS]) {
+		if (!list(ld, vals[R_LIMITS], "limits", &it, &end))
+			ok = false;
+		else if (it == end)
+			err_at(ld, vals[R_LIMITS]->start_mark, "a rule needs at least one limit");
+		for (; it < end; it++) {
+			yaml_node_t *l = node(ld, *it);
+
+			if (!l || !limit_words(ld, &w, l))
+				ok = false;
+		}
+	}
+	/* Parse only complete words: a half-built rule would only add noise. */
+	if (ok && !ld->oom) {
+		if (sl_rule_parse(w.n, w.w, &r, name, &pe))
+			err_at(ld, pe.word >= 0 && pe.word < w.n ? w.m[pe.word] : n->start_mark,
+			       "%s", pe.msg);
+		else if (idx < SLUICE_MAX_RULES) {
+			struct sluice_ruleset *rs = ld->cfg->rules;
+
+			rs->rules[idx] = r;
+			memcpy(rs->names[idx], name, SLUICE_NAME_LEN);
+			rs->nr_rules = idx + 1;
+		}
+	}
+	words_free(&w);
+}
+
+static void load_rules(struct load *ld, const yaml_node_t *n)
+{
+	struct seen_name *seen;
+	yaml_node_item_t *it, *end;
+	int idx;
+
+	if (!list(ld, n, "rules", &it, &end))
+		return;
+	seen = calloc(end - it + 1, sizeof(*seen));
+	if (!seen) {
+		ld->oom = true;
+		return;
+	}
+	for (idx = 0; it < end; it++, idx++) {
+		yaml_node_t *r = node(ld, *it);
+
+		if (!r)
+			continue;
+		if (idx == SLUICE_MAX_RULES)
+			err_at(ld, r->start_mark, "too many rules (at most %d)", SLUICE_MAX_RULES);
+		load_rule(ld, r, idx, seen);
+	}
+	free(seen);
+}
+
+/* ---- interfaces ---- */
+
+enum { I_NAME, I_MODE, I_NR };
+static const char *const iface_keys[I_NR] = { "name", "mode" };
+
+/* What the kernel takes as a device name (dev_valid_name()). */
+static bool valid_ifname(const char *s)
+{
+	size_t i, len = strlen(s);
+
+	if (!len || len >= IF_NAMESIZE || !strcmp(s, ".") || !strcmp(s, ".."))
+		return false;
+	for (i = 0; i < len; i++)
+		if (s[i] == '/' || s[i] == ':' || isspace((unsigned char)s[i]))
+			return false;
+	return true;
+}
+
+static void load_iface(struct load *ld, const yaml_node_t *n)
+{
+	struct sl_cfg *cfg = ld->cfg;
+	yaml_node_t *keys[I_NR], *vals[I_NR];
+	struct sl_cfg_iface ifc = {};
+	bool ok = true;
+	const char *s;
+	int i;
+
+	if (n->type != YAML_MAPPING_NODE) {
+		err_at(ld, n->start_mark, "an interface must be a mapping, not %s", kind(n));
+		return;
+	}
+	mapping(ld, n, "an interface", iface_keys, I_NR, keys, vals);
+	if (!vals[I_NAME]) {
+		err_at(ld, n->start_mark, "an interface needs a name");
+		ok = false;
+	} else if ((s = scalar(ld, vals[I_NAME], "name"))) {
+		if (!valid_ifname(s)) {
+			err_at(ld, vals[I_NAME]->start_mark, "invalid interface name \"%s\"", s);
+			ok = false;
+		} else {
+			for (i = 0; i < cfg->nr_ifaces; i++)
+				if (!strcmp(cfg->ifaces[i].name, s))
+					break;
+			if (i < cfg->nr_ifaces) {
+				err_at(ld, vals[I_NAME]->start_mark,
+				       "duplicate interface \"%s\"", s);
+				ok = false;
+			}
+			strcpy(ifc.name, s);
+		}
+	} else {
+		ok = false;
+	}
+	ifc.mode = SL_MODE_NATIVE;
+	if (vals[I_MODE]) {
+		s = scalar(ld, vals[I_MODE], "mode");
+		for (i = 0; s && i < (int)ARRAY_SIZE(mode_names); i++)
+			if (!strcmp(s, mode_names[i]))
+				break;
+		if (s && i == (int)ARRAY_SIZE(mode_names))
+			err_at(ld, vals[I_MODE]->start_mark,
+			       "invalid mode \"%s\" (native, generic or tc)", s);
+		if (!s || i == (int)ARRAY_SIZE(mode_names))
+			ok = false;
+		else
+			ifc.mode = i;
+	}
+	if (!ok || !grow(ld, (void **)&cfg->ifaces, cfg->nr_ifaces, &(int){ cfg->nr_ifaces },
+			 sizeof(ifc)))
+		return;
+	cfg->ifaces[cfg->nr_ifaces++] = ifc;
+}
+
+static void load_ifaces(struct load *ld, const yaml_node_t *n)
+{
+	yaml_node_item_t *it, *end;
+
+	if (!list(ld, n, "interfaces", &it, &end))
+		return;
+	for (; it < end; it++) {
+		yaml_node_t *i = node(ld, *it);
+
+		if (i)
+			load_iface(ld, i);
+	}
+}
+
+/* ---- deny and allow ---- */
+
+static void add_cidr(struct load *ld, struct sl_cidr **arr, int *nr, int *cap,
+		     const struct sl_cidr *c)
+{
+	if (!grow(ld, (void **)arr, *nr, cap, sizeof(**arr)))
+		return;
+	(*arr)[(*nr)++] = *c;
+}
+
+static void load_cidrs(struct load *ld, const yaml_node_t *n, const char *what,
+		       struct sl_cidr **arr, int *nr, int *cap)
+{
+	yaml_node_item_t *it, *end;
+	struct sl_cidr c;
+
+	if (!list(ld, n, what, &it, &end))
+		return;
+	for (; it < end; it++) {
+		yaml_node_t *v = node(ld, *it);
+		const char *s = v ? scalar(ld, v, "a CIDR") : NULL;
+
+		if (!s)
+			continue;
+		if (parse_cidr(s, &c))
+			err_at(ld, v->start_mark, "invalid CIDR \"%s\"", s);
+		else
+			add_cidr(ld, arr, nr, cap, &c);
+	}
+}
+
+/* Relative deny-file paths start at the config file's directory. */
+static char *resolve(struct load *ld, const char *p)
+{
+	char *out;
+
+	if (p[0] == '/' || !strcmp(ld->dir, "."))
+		out = strdup(p);
+	else if (asprintf(&out, "%s/%s", ld->dir, p) < 0)
+		out = NULL;
+	if (!out)
+		ld->oom = true;
+	return out;
+}
+
+/* One CIDR per line; '#' starts a comment; blank lines are skipped. */
+static void read_deny_file(struct load *ld, const char *path, yaml_mark_t at, int *cap)
+{
+	struct sl_cfg *cfg = ld->cfg;
+	unsigned long lineno = 0;
+	char *line = NULL;
+	size_t len = 0;
+	int bad = 0;
+	FILE *f;
+
+	f = fopen(path, "re");
+	if (!f) {
+		err_at(ld, at, "cannot read deny file %s: %s", path, strerror(errno));
+		return;
+	}
+	while (getline(&line, &len, f) >= 0) {
+		struct sl_cidr c;
+		char *s, *e;
+
+		lineno++;
+		s = line + strspn(line, " \t");
+		e = s + strcspn(s, "#\r\n");
+		while (e > s && (e[-1] == ' ' || e[-1] == '\t'))
+			e--;
+		if (e == s)
+			continue;
+		*e = '\0';
+		if (!parse_cidr(s, &c)) {
+			add_cidr(ld, &cfg->deny, &cfg->nr_deny, cap, &c);
+			continue;
+		}
+		if (++bad > DENYFILE_MAX_ERRORS) {
+			err_file(ld, path, lineno, s - line + 1,
+				 "more than %d invalid lines, the rest is not checked",
+				 DENYFILE_MAX_ERRORS);
+			break;
+		}
+		err_file(ld, path, lineno, s - line + 1, "invalid CIDR \"%s\"", s);
+	}
+	if (ferror(f))
+		err_at(ld, at, "cannot read deny file %s: %s", path, strerror(errno));
+	free(line);
+	fclose(f);
+}
+
+static void load_deny_files(struct load *ld, const yaml_node_t *n, int *deny_cap)
+{
+	struct sl_cfg *cfg = ld->cfg;
+	yaml_node_item_t *it, *end;
+	int cap = 0;
+
+	if (!list(ld, n, "deny-files", &it, &end))
+		return;
+	for (; it < end; it++) {
+		yaml_node_t *v = node(ld, *it);
+		const char *s = v ? scalar(ld, v, "a deny file") : NULL;
+		char *p;
+
+		if (!s || !(p = resolve(ld, s)))
+			continue;
+		if (!grow(ld, (void **)&cfg->deny_files, cfg->nr_deny_files, &cap, sizeof(p))) {
+			free(p);
+			continue;
+		}
+		cfg->deny_files[cfg->nr_deny_files++] = p;
+		read_deny_file(ld, p, v->start_mark, deny_cap);
+	}
+}
+
+/* ---- switches, tables, metrics, events ---- */
+
+/* A value that must be one of two words; *out is the index of the word. */
+static void choice(struct load *ld, const yaml_node_t *n, const char *what, const char *a,
+		   const char *b, int *out)
+{
+	const char *s = scalar(ld, n, what);
+
+	if (!s)
+		return;
+	if (!strcmp(s, a))
+		*out = 0;
+	else if (!strcmp(s, b))
+		*out = 1;
+	else
+		err_at(ld, n->start_mark, "invalid %s \"%s\" (%s or %s)", what, s, a, b);
+}
+
+enum { T_KEYS, T_NR };
+static const char *const table_keys[T_NR] = { "keys" };
+
+static void load_tables(struct load *ld, const yaml_node_t *n)
+{
+	yaml_node_t *keys[T_NR], *vals[T_NR];
+	const char *s;
+	uint64_t v;
+
+	if (!mapping(ld, n, "tables", table_keys, T_NR, keys, vals) || !vals[T_KEYS])
+		return;
+	s = scalar(ld, vals[T_KEYS], "keys");
+	if (!s)
+		return;
+	if (parse_u64(s, 1, CFG_MAX_KEYS, &v))
+		err_at(ld, vals[T_KEYS]->start_mark, "invalid keys \"%s\" (1 to %llu)", s,
+		       CFG_MAX_KEYS);
+	else
+		ld->cfg->keys = v;
+}
+
+/* HOST:PORT, HOST an IPv4 address or an IPv6 one in brackets, PORT 1-65535. */
+static bool valid_listen(const char *s)
+{
+	char host[INET6_ADDRSTRLEN + 2];
+	unsigned char addr[16];
+	const char *port;
+	uint64_t v;
+	size_t len;
+
+	if (s[0] == '[') {
+		port = strstr(s, "]:");
+		if (!port)
+			return false;
+		len = port - s - 1;
+		if (len >= sizeof(host))
+			return false;
+		memcpy(host, s + 1, len);
+		host[len] = '\0';
+		if (inet_pton(AF_INET6, host, addr) != 1)
+			return false;
+		port += 2;
+	} else {
+		port = strrchr(s, ':');
+		if (!port || (size_t)(port - s) >= sizeof(host))
+			return false;
+		len = port - s;
+		memcpy(host, s, len);
+		host[len] = '\0';
+		if (inet_pton(AF_INET, host, addr) != 1)
+			return false;
+		port++;
+	}
+	return !parse_u64(port, 1, 65535, &v);
+}
+
+enum { M_LISTEN, M_NR };
+static const char *const metrics_keys[M_NR] = { "listen" };
+
+/* A mapping, or a switch: off/false/no turn the endpoint off, on/true/yes keep the default. */
+static void load_metrics(struct load *ld, const yaml_node_t *n)
+{
+	static const char *const off[] = { "off", "false", "no", "Off", "False", "No", "OFF",
+					   "FALSE", "NO" };
+	static const char *const on[] = { "on", "true", "yes", "On", "True", "Yes", "ON",
+					  "TRUE", "YES" };
+	struct sl_cfg *cfg = ld->cfg;
+	yaml_node_t *keys[M_NR], *vals[M_NR];
+	const char *s;
+	size_t i;
+
+	if (n->type == YAML_SCALAR_NODE && n->data.scalar.style == YAML_PLAIN_SCALAR_STYLE) {
+		for (i = 0; i < ARRAY_SIZE(off); i++) {
+			if (!strcmp(sval(n), off[i])) {
+				cfg->metrics = false;
+				return;
+			}
+			if (!strcmp(sval(n), on[i]))
+				return;
+		}
+	}
+	if (n->type == YAML_SCALAR_NODE && !is_null(n)) {
+		err_at(ld, n->start_mark,
+		       "metrics must be a mapping ({ listen: HOST:PORT }) or off, not \"%s\"",
+		       sval(n));
+		return;
+	}
+	if (!mapping(ld, n, "metrics", metrics_keys, M_NR, keys, vals) || !vals[M_LISTEN])
+		return;
+	s = scalar(ld, vals[M_LISTEN], "listen");
+	if (!s)
+		return;
+	if (strlen(s) >= sizeof(cfg->metrics_listen) || !valid_listen(s))
+		err_at(ld, vals[M_LISTEN]->start_mark,
+		       "invalid listen \"%s\" (IPV4:PORT or [IPV6]:PORT, PORT 1-65535)", s);
+	else
+		strcpy(cfg->metrics_listen, s);
+}
+
+/* A duration in whole seconds: 10s, 1m, 1h, 2000ms. */
+static int parse_duration_s(const char *s, uint64_t *out)
+{
+	static const struct {
+		const char *unit;
+		uint64_t ms;
+	} units[] = { { "ms", 1 }, { "s", 1000 }, { "m", 60000 }, { "h", 3600000 } };
+	char digits[21];
+	uint64_t v;
+	size_t n = strspn(s, "0123456789"), i;
+
+	if (!n || n >= sizeof(digits))
+		return -EINVAL;
+	memcpy(digits, s, n);
+	digits[n] = '\0';
+	if (parse_u64(digits, 0, UINT32_MAX, &v))
+		return -ERANGE;
+	for (i = 0; i < ARRAY_SIZE(units); i++) {
+		if (strcmp(s + n, units[i].unit))
+			continue;
+		v *= units[i].ms;
+		if (v % 1000)
+			return -EINVAL;
+		*out = v / 1000;
+		return 0;
+	}
+	return -EINVAL;
+}
+
+enum { E_INTERVAL, E_LINES, E_NR };
+static const char *const events_keys[E_NR] = { "interval", "lines" };
+
+static void load_events(struct load *ld, const yaml_node_t *n)
+{
+	yaml_node_t *keys[E_NR], *vals[E_NR];
+	const char *s;
+	uint64_t v;
+
+	if (!mapping(ld, n, "events", events_keys, E_NR, keys, vals))
+		return;
+	if (vals[E_INTERVAL] && (s = scalar(ld, vals[E_INTERVAL], "interval"))) {
+		if (parse_duration_s(s, &v) || v < 1 || v > CFG_MAX_INTERVAL)
+			err_at(ld, vals[E_INTERVAL]->start_mark,
+			       "invalid interval \"%s\" (whole seconds from 1s to 24h: 10s, 1m, "
+			       "2000ms)", s);
+		else
+			ld->cfg->event_interval_s = v;
+	}
+	if (vals[E_LINES] && (s = scalar(ld, vals[E_LINES], "lines"))) {
+		if (parse_u64(s, 0, CFG_MAX_LINES, &v))
+			err_at(ld, vals[E_LINES]->start_mark, "invalid lines \"%s\" (0 to %d)", s,
+			       CFG_MAX_LINES);
+		else
+			ld->cfg->event_lines = v;
+	}
+}
+
+/* ---- the whole file ---- */
+
+enum {
+	K_INTERFACES, K_RULES, K_DENY, K_ALLOW, K_DENY_FILES, K_TABLES, K_FAIL, K_MALFORMED,
+	K_METRICS, K_EVENTS, K_NR
+};
+static const char *const top_keys[K_NR] = {
+	"interfaces", "rules", "deny", "allow", "deny-files", "tables", "fail", "malformed",
+	"metrics", "events",
+};
+
+static void load_top(struct load *ld, const yaml_node_t *root)
+{
+	struct sl_cfg *cfg = ld->cfg;
+	yaml_node_t *keys[K_NR], *vals[K_NR];
+	int deny_cap = 0, allow_cap = 0;
+
+	if (root->type != YAML_MAPPING_NODE) {
+		err_at(ld, root->start_mark, "the top level must be a mapping, not %s",
+		       kind(root));
+		return;
+	}
+	mapping(ld, root, "the top level", top_keys, K_NR, keys, vals);
+	if (vals[K_INTERFACES])
+		load_ifaces(ld, vals[K_INTERFACES]);
+	if (vals[K_RULES])
+		load_rules(ld, vals[K_RULES]);
+	if (vals[K_DENY])
+		load_cidrs(ld, vals[K_DENY], "deny", &cfg->deny, &cfg->nr_deny, &deny_cap);
+	if (vals[K_ALLOW])
+		load_cidrs(ld, vals[K_ALLOW], "allow", &cfg->allow, &cfg->nr_allow, &allow_cap);
+	if (vals[K_DENY_FILES])
+		load_deny_files(ld, vals[K_DENY_FILES], &deny_cap);
+	if (vals[K_TABLES])
+		load_tables(ld, vals[K_TABLES]);
+	if (vals[K_FAIL])
+		choice(ld, vals[K_FAIL], "fail", "open", "closed", &cfg->fail_closed);
+	if (vals[K_MALFORMED])
+		choice(ld, vals[K_MALFORMED], "malformed", "drop", "pass", &cfg->malformed_pass);
+	if (vals[K_METRICS])
+		load_metrics(ld, vals[K_METRICS]);
+	if (vals[K_EVENTS])
+		load_events(ld, vals[K_EVENTS]);
+}
+
+/* The whole file in memory; a reader error then has a line to point at. */
+static int slurp(const char *path, char **buf, size_t *len)
+{
+	struct stat st;
+	size_t n = 0, cap = 0;
+	char *p = NULL;
+	FILE *f;
+	int err = 0;
+
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	if (!fstat(fileno(f), &st) && S_ISDIR(st.st_mode)) {
+		err = -EISDIR;
+		goto out;
+	}
+	for (;;) {
+		size_t got;
+
+		if (n == cap) {
+			char *q;
+
+			if (cap >= CFG_MAX_SIZE) {
+				err = -EFBIG;
+				goto out;
+			}
+			cap = cap ? 2 * cap : 65536;
+			q = realloc(p, cap);
+			if (!q) {
+				err = -ENOMEM;
+				goto out;
+			}
+			p = q;
+		}
+		got = fread(p + n, 1, cap - n, f);
+		n += got;
+		if (got == 0) {
+			if (ferror(f))
+				err = -EIO;
+			break;
+		}
+	}
+out:
+	fclose(f);
+	if (err) {
+		free(p);
+		return err;
+	}
+	*buf = p;
+	*len = n;
+	return 0;
+}
+
+/* libyaml's complaint, at the place it names. */
+static void syntax_error(struct load *ld, const yaml_parser_t *p, const char *buf)
+{
+	yaml_mark_t m = p->problem_mark;
+	const char *problem = p->problem ? p->problem : "out of memory";
+	size_t i;
+
+	if (p->error == YAML_READER_ERROR) {
+		/* The reader knows only a byte offset. */
+		memset(&m, 0, sizeof(m));
+		for (i = 0; i < p->problem_offset; i++) {
+			if (buf[i] == '\n') {
+				m.line++;
+				m.column = 0;
+			} else {
+				m.column++;
+			}
+		}
+	}
+	if (p->context)
+		err_at(ld, m, "syntax error: %s (%s at line %lu, column %lu)", problem, p->context,
+		       (unsigned long)p->context_mark.line + 1,
+		       (unsigned long)p->context_mark.column + 1);
+	else
+		err_at(ld, m, "syntax error: %s", problem);
+}
+
+static int load(const char *path, struct sl_cfg *cfg, struct load *ld)
+{
+	yaml_parser_t parser;
+	yaml_document_t extra;
+	yaml_node_t *root;
+	char *buf = NULL, *dir;
+	size_t len = 0;
+	int err;
+
+	memset(cfg, 0, sizeof(*cfg));
+	memset(ld, 0, sizeof(*ld));
+	ld->path = path;
+	ld->cfg = cfg;
+	err = slurp(path, &buf, &len);
+	if (err)
+		return err;
+	dir = strdup(path);
+	cfg->path = strdup(path);
+	cfg->rules = calloc(1, sizeof(*cfg->rules));
+	if (!dir || !cfg->path || !cfg->rules) {
+		free(dir);
+		free(buf);
+		sl_cfg_free(cfg);
+		return -ENOMEM;
+	}
+	ld->dir = strdup(dirname(dir));
+	free(dir);
+	cfg->metrics = true;
+	strcpy(cfg->metrics_listen, CFG_DEFAULT_LISTEN);
+	cfg->event_interval_s = CFG_DEFAULT_INTERVAL;
+	cfg->event_lines = CFG_DEFAULT_LINES;
+
+	if (!ld->dir || !yaml_parser_initialize(&parser)) {
+		err = -ENOMEM;
+		goto out;
+	}
+	yaml_parser_set_input_string(&parser, (const unsigned char *)buf, len);
+	if (!yaml_parser_load(&parser, &ld->doc)) {
+		syntax_error(ld, &parser, buf);
+		yaml_parser_delete(&parser);
+		goto out;
+	}
+	root = yaml_document_get_root_node(&ld->doc);
+	/* An empty file, or one of comments only, is a valid config that says nothing. */
+	if (root && !is_null(root))
+		load_top(ld, root);
+	/* One document: a second one would be silently ignored otherwise. */
+	if (!yaml_parser_load(&parser, &extra)) {
+		syntax_error(ld, &parser, buf);
+	} else {
+		root = yaml_document_get_root_node(&extra);
+		if (root)
+			err_at(ld, root->start_mark, "a config file holds one YAML document");
+		yaml_document_delete(&extra);
+	}
+	yaml_document_delete(&ld->doc);
+	yaml_parser_delete(&parser);
+out:
+	free(buf);
+	if (!err && ld->oom)
+		err = -ENOMEM;
+	if (err || ld->nr_errs)
+		sl_cfg_free(cfg);
+	return err ? err : ld->nr_errs;
+}
+
+static void load_done(struct load *ld)
+{
+	errs_free(ld);
+	free(ld->dir);
+	ld->dir = NULL;
+}
+
+int sl_cfg_load(const char *path, struct sl_cfg *cfg, FILE *errs)
+{
+	struct load ld;
+	int ret, i;
+
+	ret = load(path, cfg, &ld);
+	for (i = 0; errs && ret > 0 && i < ld.nr_errs; i++)
+		fprintf(errs, "%s:%lu:%lu: %s\n", ld.errs[i].file, ld.errs[i].line,
+			ld.errs[i].column, ld.errs[i].reason);
+	load_done(&ld);
+	return ret;
+}
+
+void sl_cfg_free(struct sl_cfg *cfg)
+{
+	int i;
+
+	free(cfg->path);
+	free(cfg->ifaces);
+	free(cfg->rules);
+	free(cfg->deny);
+	free(cfg->allow);
+	for (i = 0; i < cfg->nr_deny_files; i++)
+		free(cfg->deny_files[i]);
+	free(cfg->deny_files);
+	memset(cfg, 0, sizeof(*cfg));
+}
+
+/* ---- sluice check FILE ---- */
+
+static void usage_check(void)
+{
+	fprintf(stderr,
+		"Usage: sluice check FILE\n"
+		"Validate a config file without applying anything: every error is printed as\n"
+		"FILE:LINE:COLUMN: reason, and the exit status is 0 only for a valid file.\n"
+		"Interfaces named in the file need not exist here.\n");
+}
+
+static void print_cfg(const struct sl_cfg *cfg)
+{
+	int i;
+
+	open_array("rules");
+	for (i = 0; i < (int)cfg->rules->nr_rules; i++)
+		sl_rule_print(cfg->rules, i);
+	close_array();
+	open_array("interfaces");
+	for (i = 0; i < cfg->nr_ifaces; i++) {
+		open_object(NULL);
+		print_str("name", NULL, cfg->ifaces[i].name);
+		print_str("mode", NULL, mode_names[cfg->ifaces[i].mode]);
+		close_object();
+	}
+	close_array();
+	print_u64("deny", NULL, cfg->nr_deny);
+	print_u64("allow", NULL, cfg->nr_allow);
+	open_array("deny_files");
+	for (i = 0; i < cfg->nr_deny_files; i++)
+		print_str(NULL, NULL, cfg->deny_files[i]);
+	close_array();
+	print_u64("keys", NULL, cfg->keys);
+	print_str("fail", NULL, cfg->fail_closed ? "closed" : "open");
+	print_str("malformed", NULL, cfg->malformed_pass ? "pass" : "drop");
+	if (cfg->metrics)
+		print_str("metrics", NULL, cfg->metrics_listen);
+	else
+		print_null("metrics", NULL);
+	open_object("events");
+	print_u64("interval_s", NULL, cfg->event_interval_s);
+	print_u64("lines", NULL, cfg->event_lines);
+	close_object();
+}
+
+int do_check(int argc, char **argv)
+{
+	struct sl_cfg cfg;
+	struct load ld;
+	int ret, i;
+
+	if (argc != 1 || !strcmp(argv[0], "help")) {
+		usage_check();
+		return argc != 1 ? -EINVAL : 0;
+	}
+	ret = load(argv[0], &cfg, &ld);
+	out_begin();
+	print_str("file", NULL, argv[0]);
+	print_bool("valid", NULL, ret == 0);
+	if (ret < 0) {
+		pr_err("cannot read %s: %s", argv[0], strerror(-ret));
+		goto out;
+	}
+	open_array("errors");
+	for (i = 0; i < ld.nr_errs; i++) {
+		const struct cfg_err *e = &ld.errs[i];
+
+		if (!opts.json) {
+			fprintf(stderr, "%s:%lu:%lu: %s\n", e->file, e->line, e->column,
+				e->reason);
+			continue;
+		}
+		open_object(NULL);
+		print_str("file", NULL, e->file);
+		print_u64("line", NULL, e->line);
+		print_u64("column", NULL, e->column);
+		print_str("reason", NULL, e->reason);
+		close_object();
+	}
+	close_array();
+	if (!ret) {
+		print_cfg(&cfg);
+		print_text("%s: valid: %u rules, %d interfaces, %d deny, %d allow\n", argv[0],
+			   cfg.rules->nr_rules, cfg.nr_ifaces, cfg.nr_deny, cfg.nr_allow);
+		sl_cfg_free(&cfg);
+	}
+	out_end();
+out:
+	load_done(&ld);
+	return ret ? (ret < 0 ? ret : -EINVAL) : 0;
+}

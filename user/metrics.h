@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The Prometheus metrics endpoint: everything sluice counts, in the text
+ * exposition format, served read-only over HTTP (GET /metrics) by
+ * libmicrohttpd in a thread of its own.
+ */
+#ifndef SLUICE_METRICS_H
+#define SLUICE_METRICS_H
+
+#include <stddef.h>
+#include <stdio.h>
+#include "sluice_user.h"
+
+/* Where the endpoint listens unless told otherwise: loopback only. */
+#define SL_METRICS_DEFAULT_LISTEN "127.0.0.1:9464"
+
+/*
+ * Render the Prometheus text exposition of everything sluice counts into
+ * *buf (malloc'd, free it; *len bytes, NUL-terminated). Returns 0 or -errno;
+ * on error *buf is NULL. The sl_state entry count is cached for a few
+ * seconds, so frequent calls stay cheap.
+ */
+int sl_metrics_render(const struct sl_maps *m, char **buf, size_t *len);
+
+/*
+ * Extra metrics the caller owns (reload counts, event counts, shedding
+ * state): appended after sluice's own, HELP and TYPE lines included. Called
+ * from the server's thread, one scrape at a time: read shared state with
+ * atomics or a lock of the caller's own.
+ */
+typedef void (*sl_metrics_extra_fn)(FILE *out, void *arg);
+
+struct sl_metrics;
+
+/*
+ * Serve GET (and HEAD) /metrics on listen, "ADDR:PORT" or "[ADDR6]:PORT"
+ * with numeric addresses only, bound to exactly that address. Any other
+ * path is 404, any other method on /metrics 405. The server keeps
+ * duplicates of the map fds in m, so the caller's struct may change or be
+ * closed afterwards; re-opened maps need a new server. extra may be NULL.
+ * Returns NULL with errno set after saying why.
+ */
+struct sl_metrics *sl_metrics_start(const char *listen, const struct sl_maps *m,
+				    sl_metrics_extra_fn extra, void *arg);
+/* Stop serving (waits for a scrape in progress), close the fds; NULL is fine. */
+void sl_metrics_stop(struct sl_metrics *s);
+
+#endif /* SLUICE_METRICS_H */
