@@ -33,14 +33,14 @@ typedef void (*sl_metrics_extra_fn)(FILE *out, void *arg);
 struct sl_metrics;
 
 /*
- * Serve GET (and HEAD) /metrics on listen, "ADDR:PORT" or "[ADDR6]:PORT"
+ * Serve GET (and HEAD) /metrics on addr, "ADDR:PORT" or "[ADDR6]:PORT"
  * with numeric addresses only, bound to exactly that address. Any other
  * path is 404, any other method on /metrics 405. The server keeps
  * duplicates of the map fds in m, so the caller's struct may change or be
  * closed afterwards; re-opened maps need a new server. extra may be NULL.
  * Returns NULL with errno set after saying why.
  */
-struct sl_metrics *sl_metrics_start(const char *listen, const struct sl_maps *m,
+struct sl_metrics *sl_metrics_start(const char *addr, const struct sl_maps *m,
 				    sl_metrics_extra_fn extra, void *arg);
 /* Stop serving (waits for a scrape in progress), close the fds; NULL is fine. */
 void sl_metrics_stop(struct sl_metrics *s);

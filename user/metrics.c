@@ -1,0 +1,769 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The Prometheus metrics endpoint.
+ *
+ * Rendering reads everything first (config, live rule set, per-CPU
+ * counters summed, table occupancy, attachments) and only then writes the
+ * text, so a scrape either shows one consistent snapshot or fails whole.
+ * Counting the entries of sl_state means walking up to a million keys, so
+ * that count is cached for KEYS_CACHE_NS.
+ *
+ * The server is libmicrohttpd with one internal thread: scrapes run one at
+ * a time in that thread, never in the caller's. It reads the maps through
+ * duplicates of the caller's fds that it owns and closes only after the
+ * thread has stopped, so the caller may close or reopen its own at any time.
+ * It exposes no control: GET and HEAD of /metrics, nothing else.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <microhttpd.h>
+#include "metrics.h"
+
+/* How long a count of sl_state entries is reused (ns). */
+#define KEYS_CACHE_NS (5ULL * 1000000000ULL)
+/* Entries fetched per bpf_map_lookup_batch call when counting. */
+#define KEYS_BATCH 4096
+/* Attachments reported at most (as many as `status` lists). */
+#define SL_MAX_LINKS 256
+/* Concurrent HTTP connections, and seconds an idle one is kept. */
+#define HTTP_MAX_CONNS 16U
+#define HTTP_TIMEOUT_S 10U
+/* Pending connections the listening socket queues. */
+#define LISTEN_BACKLOG 16
+
+/* The text exposition format, version 0.0.4. */
+#define CONTENT_TYPE "text/plain; version=0.0.4; charset=utf-8"
+
+/* The global counters exposed as sluice_packets_total{result=...}. */
+static const struct {
+	enum sluice_global idx;
+	const char *result;
+} packet_results[] = {
+	{ SLUICE_G_PARSED, "parsed" },
+	{ SLUICE_G_NON_IP, "non_ip" },
+	{ SLUICE_G_MALFORMED, "malformed" },
+	{ SLUICE_G_ND, "neighbour_discovery" },
+	{ SLUICE_G_DENIED, "denied" },
+	{ SLUICE_G_ALLOWED, "allowed" },
+	{ SLUICE_G_NO_RULE, "no_rule" },
+	{ SLUICE_G_PASSED, "passed" },
+	{ SLUICE_G_DROPPED, "dropped" },
+	{ SLUICE_G_WOULD_DROP, "would_drop" },
+};
+
+/* One pinned link: where it is attached and how. */
+struct link_row {
+	int ifindex;			/* from the pin's name */
+	char name[IF_NAMESIZE + 16];	/* interface name, or "ifindexN" when gone */
+	const char *mode;		/* native, generic, offload, tc; xdp if unknown */
+	bool attached;			/* the link still holds an existing interface */
+};
+
+/* Everything one scrape shows, read before anything is written. */
+struct snapshot {
+	struct sluice_config cfg;
+	struct sluice_ruleset rs;
+	struct sluice_rule_stats rule[SLUICE_MAX_RULES];
+	__u64 global[SLUICE_G_MAX];
+	__u64 keys, capacity;
+	__u64 deny[2], allow[2];	/* [0] IPv4, [1] IPv6 */
+	int nr_links;
+	struct link_row links[SL_MAX_LINKS];
+};
+
+/* ---- counting entries ---- */
+
+/*
+ * Entries by get_next_key. A key deleted under the walk restarts it from
+ * the first key, so the walk is bounded and the result clamped.
+ */
+static int count_walk(int fd, const struct bpf_map_info *info, __u64 *count)
+{
+	void *key = malloc(info->key_size), *next = malloc(info->key_size);
+	__u64 n = 0, bound = 2ULL * info->max_entries + 1;
+	void *prev = NULL;
+	int err = 0;
+
+	if (!key || !next) {
+		err = -ENOMEM;
+		goto out;
+	}
+	while (n < bound && !bpf_map_get_next_key(fd, prev, next)) {
+		memcpy(key, next, info->key_size);
+		prev = key;
+		n++;
+	}
+	if (n < bound && errno != ENOENT)
+		err = -errno;
+	*count = n < info->max_entries ? n : info->max_entries;
+out:
+	free(key);
+	free(next);
+	return err;
+}
+
+/*
+ * Entries by bpf_map_lookup_batch (hash maps, Linux 5.6+): a few hundred
+ * syscalls for a million keys instead of two million. Falls back to the
+ * walk where batches are not supported.
+ */
+static int count_batch(int fd, const struct bpf_map_info *info, __u64 *count)
+{
+	LIBBPF_OPTS(bpf_map_batch_opts, bo);
+	__u32 cap = KEYS_BATCH, n;
+	size_t tok_size = info->key_size > 8 ? info->key_size : 8;
+	void *keys = NULL, *vals = NULL, *tok = NULL, *in = NULL;
+	__u64 total = 0;
+	int err;
+
+	for (;;) {
+		if (!keys) {
+			keys = malloc((size_t)cap * info->key_size);
+			vals = malloc((size_t)cap * info->value_size);
+			tok = tok ? tok : malloc(tok_size);
+			if (!keys || !vals || !tok) {
+				err = -ENOMEM;
+				break;
+			}
+		}
+		n = cap;
+		err = bpf_map_lookup_batch(fd, in, tok, keys, vals, &n, &bo) ? -errno : 0;
+		/* n counts on success and on -ENOENT (the last batch), not otherwise. */
+		if (!err || err == -ENOENT)
+			total += n;
+		if (err == -ENOENT) {
+			err = 0;
+			break;
+		}
+		if (err == -ENOSPC && cap < (1U << 20)) {
+			/* One hash bucket holds more than a batch: retry it, larger. */
+			cap *= 4;
+			free(keys);
+			free(vals);
+			keys = vals = NULL;
+			continue;
+		}
+		if (err && !in && !total) {
+			err = count_walk(fd, info, &total);
+			break;
+		}
+		if (err)
+			break;
+		in = tok;	/* the kernel reads in_batch before writing out_batch */
+	}
+	free(keys);
+	free(vals);
+	free(tok);
+	*count = total < info->max_entries ? total : info->max_entries;
+	return err;
+}
+
+static int map_info(int fd, struct bpf_map_info *info)
+{
+	__u32 len = sizeof(*info);
+
+	memset(info, 0, sizeof(*info));
+	return bpf_obj_get_info_by_fd(fd, info, &len) ? -errno : 0;
+}
+
+/* The entry count of sl_state, reused for KEYS_CACHE_NS; shared by all callers. */
+static pthread_mutex_t keys_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct {
+	__u32 map_id;		/* which map the count is of */
+	__u64 at;		/* CLOCK_MONOTONIC ns it was taken */
+	__u64 count;
+	bool valid;
+} keys_cache;
+
+static int state_keys(int fd, __u64 *count, __u64 *capacity)
+{
+	struct bpf_map_info info;
+	__u64 now = sl_now_ns();
+	int err = map_info(fd, &info);
+
+	if (err)
+		return err;
+	*capacity = info.max_entries;
+	pthread_mutex_lock(&keys_lock);
+	if (keys_cache.valid && keys_cache.map_id == info.id && now - keys_cache.at < KEYS_CACHE_NS) {
+		*count = keys_cache.count;
+	} else {
+		err = count_batch(fd, &info, count);
+		if (!err) {
+			keys_cache.map_id = info.id;
+			keys_cache.at = now;
+			keys_cache.count = *count;
+			keys_cache.valid = true;
+		}
+	}
+	pthread_mutex_unlock(&keys_lock);
+	return err;
+}
+
+/* Entries of a deny/allow LPM trie (no batch support there; they are small). */
+static int trie_entries(int fd, __u64 *count)
+{
+	struct bpf_map_info info;
+	int err = map_info(fd, &info);
+
+	return err ? err : count_walk(fd, &info, count);
+}
+
+/* ---- attachments ---- */
+
+static int cmp_links(const void *a, const void *b)
+{
+	const struct link_row *x = a, *y = b;
+
+	return (x->ifindex > y->ifindex) - (x->ifindex < y->ifindex);
+}
+
+/*
+ * Every link_<ifindex> pin under the root, in ifindex order. A link whose
+ * interface is gone shows as "ifindexN", with mode "xdp" if it was XDP
+ * (the kernel no longer says which kind).
+ */
+static void read_links(struct snapshot *snap)
+{
+	int idx[SL_MAX_LINKS], n, i, mode;
+
+	n = sl_list_links(idx, SL_MAX_LINKS);
+	snap->nr_links = 0;
+	for (i = 0; i < n; i++) {
+		struct link_row *row = &snap->links[snap->nr_links];
+
+		mode = sl_link_mode(idx[i]);
+		if (mode == -ENOENT)
+			continue;	/* detached since the directory was read */
+		row->ifindex = idx[i];
+		row->mode = mode >= 0 && mode < (int)ARRAY_SIZE(sl_mode_names) ? sl_mode_names[mode]
+									     : "xdp";
+		row->attached = mode >= 0;
+		if (!if_indextoname(idx[i], row->name)) {
+			snprintf(row->name, sizeof(row->name), "ifindex%d", idx[i]);
+			row->attached = false;
+		}
+		snap->nr_links++;
+	}
+	qsort(snap->links, snap->nr_links, sizeof(snap->links[0]), cmp_links);
+}
+
+/* ---- reading ---- */
+
+static int read_snapshot(const struct sl_maps *m, struct snapshot *snap)
+{
+	__u32 i;
+	int err;
+
+	err = sl_config_read(m, &snap->cfg);
+	if (!err)
+		err = sl_read_live(m, &snap->rs);
+	if (err)
+		return err;
+	if (snap->rs.nr_rules > SLUICE_MAX_RULES)
+		snap->rs.nr_rules = SLUICE_MAX_RULES;
+	for (i = 0; i < snap->rs.nr_rules; i++) {
+		err = sl_percpu_sum(m->rule_stats, snap->rs.rules[i].slot, (__u64 *)&snap->rule[i],
+				    sizeof(snap->rule[i]) / sizeof(__u64));
+		if (err)
+			return err;
+	}
+	for (i = 0; i < SLUICE_G_MAX; i++) {
+		err = sl_percpu_sum(m->global, i, &snap->global[i], 1);
+		if (err)
+			return err;
+	}
+	err = state_keys(m->state, &snap->keys, &snap->capacity);
+	if (!err)
+		err = trie_entries(m->deny4, &snap->deny[0]);
+	if (!err)
+		err = trie_entries(m->deny6, &snap->deny[1]);
+	if (!err)
+		err = trie_entries(m->allow4, &snap->allow[0]);
+	if (!err)
+		err = trie_entries(m->allow6, &snap->allow[1]);
+	if (err)
+		return err;
+	read_links(snap);
+	return 0;
+}
+
+/* ---- writing ---- */
+
+/* Length of the valid UTF-8 sequence at s, or 0 if there is none. */
+static size_t utf8_len(const unsigned char *s)
+{
+	size_t n, i;
+
+	if (s[0] < 0x80)
+		return 1;
+	if (s[0] >= 0xc2 && s[0] <= 0xdf)
+		n = 2;
+	else if (s[0] >= 0xe0 && s[0] <= 0xef)
+		n = 3;
+	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
+		n = 4;
+	else
+		return 0;
+	for (i = 1; i < n; i++)
+		if ((s[i] & 0xc0) != 0x80)	/* the NUL terminator fails this too */
+			return 0;
+	/* Overlong forms, UTF-16 surrogates, beyond U+10FFFF. */
+	if ((s[0] == 0xe0 && s[1] < 0xa0) || (s[0] == 0xed && s[1] >= 0xa0) ||
+	    (s[0] == 0xf0 && s[1] < 0x90) || (s[0] == 0xf4 && s[1] >= 0x90))
+		return 0;
+	return n;
+}
+
+/*
+ * A label value, quoted: backslash, double quote and newline escaped as the
+ * format requires; bytes that are not UTF-8 (interface names may hold any)
+ * become U+FFFD so the exposition stays valid.
+ */
+static void put_label(FILE *out, const char *v, size_t max)
+{
+	char buf[SLUICE_NAME_LEN + IF_NAMESIZE + 16];
+	const unsigned char *s;
+	size_t n = strnlen(v, max);
+
+	/* Bounded copy: names read from a map need not be NUL-terminated. */
+	if (n > sizeof(buf) - 1)
+		n = sizeof(buf) - 1;
+	memcpy(buf, v, n);
+	buf[n] = '\0';
+	fputc('"', out);
+	for (s = (const unsigned char *)buf; *s; s += n) {
+		n = utf8_len(s);
+		if (!n) {
+			fputs("\xef\xbf\xbd", out);
+			n = 1;
+		} else if (*s == '\\') {
+			fputs("\\\\", out);
+		} else if (*s == '"') {
+			fputs("\\\"", out);
+		} else if (*s == '\n') {
+			fputs("\\n", out);
+		} else {
+			fwrite(s, 1, n, out);
+		}
+	}
+	fputc('"', out);
+}
+
+static void family(FILE *out, const char *name, const char *type, const char *help)
+{
+	fprintf(out, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+static void value(FILE *out, const char *name, __u64 v)
+{
+	fprintf(out, "%s %llu\n", name, (unsigned long long)v);
+}
+
+static void rule_verdicts(FILE *out, const struct snapshot *snap, const char *name, bool bytes)
+{
+	static const char *const verdicts[] = { "passed", "dropped", "would_drop" };
+	__u32 i, v;
+
+	for (i = 0; i < snap->rs.nr_rules; i++) {
+		const struct sluice_rule_stats *s = &snap->rule[i];
+		__u64 vals[] = {
+			bytes ? s->passed_bytes : s->passed_pkts,
+			bytes ? s->dropped_bytes : s->dropped_pkts,
+			bytes ? s->wdrop_bytes : s->wdrop_pkts,
+		};
+
+		for (v = 0; v < ARRAY_SIZE(verdicts); v++) {
+			fprintf(out, "%s{rule=", name);
+			put_label(out, snap->rs.names[i], SLUICE_NAME_LEN);
+			fprintf(out, ",verdict=\"%s\"} %llu\n", verdicts[v],
+				(unsigned long long)vals[v]);
+		}
+	}
+}
+
+static void write_snapshot(FILE *out, const struct snapshot *snap)
+{
+	__u32 i;
+	int l;
+
+	family(out, "sluice_rule_packets_total", "counter",
+	       "Packets matched by each live rule, by verdict. passed includes would_drop: "
+	       "dry-run rules and the kill switch pass what they would have dropped.");
+	rule_verdicts(out, snap, "sluice_rule_packets_total", false);
+	family(out, "sluice_rule_bytes_total", "counter",
+	       "IP bytes (IPv4 total length, IPv6 40 + payload length) matched by each live "
+	       "rule, by verdict, as sluice_rule_packets_total.");
+	rule_verdicts(out, snap, "sluice_rule_bytes_total", true);
+
+	family(out, "sluice_frames_total", "counter",
+	       "Frames the data path saw, IP or not.");
+	value(out, "sluice_frames_total", snap->global[SLUICE_G_PACKETS]);
+	family(out, "sluice_packets_total", "counter",
+	       "Packets by what the data path found and did. Results overlap (parsed covers "
+	       "denied, allowed, no_rule; passed includes would_drop): do not sum them.");
+	for (i = 0; i < ARRAY_SIZE(packet_results); i++)
+		fprintf(out, "sluice_packets_total{result=\"%s\"} %llu\n", packet_results[i].result,
+			(unsigned long long)snap->global[packet_results[i].idx]);
+	family(out, "sluice_faults_total", "counter",
+	       "Internal faults of the data path (a bucket that could not be created or updated).");
+	value(out, "sluice_faults_total", snap->global[SLUICE_G_FAULT]);
+	family(out, "sluice_fail_open_total", "counter",
+	       "Internal faults that passed the packet (fail open).");
+	value(out, "sluice_fail_open_total", snap->global[SLUICE_G_FAIL_OPEN]);
+	family(out, "sluice_events_total", "counter",
+	       "Events the data path sent when a bucket started limiting after a quiet spell.");
+	value(out, "sluice_events_total", snap->global[SLUICE_G_EVENTS]);
+	family(out, "sluice_events_lost_total", "counter",
+	       "Such events the ring buffer had no room for.");
+	value(out, "sluice_events_lost_total", snap->global[SLUICE_G_EVENTS_LOST]);
+
+	family(out, "sluice_keys", "gauge",
+	       "Per-source buckets in the LRU table, counted at most every 5 seconds.");
+	value(out, "sluice_keys", snap->keys);
+	family(out, "sluice_keys_capacity", "gauge",
+	       "Per-source buckets the table holds before it evicts the least recently used.");
+	value(out, "sluice_keys_capacity", snap->capacity);
+	family(out, "sluice_rules", "gauge", "Rules in the live rule set.");
+	value(out, "sluice_rules", snap->rs.nr_rules);
+	family(out, "sluice_rule_limits", "gauge", "Limits each live rule carries.");
+	for (i = 0; i < snap->rs.nr_rules; i++) {
+		fputs("sluice_rule_limits{rule=", out);
+		put_label(out, snap->rs.names[i], SLUICE_NAME_LEN);
+		fprintf(out, "} %u\n", snap->rs.rules[i].nr_limits);
+	}
+	family(out, "sluice_enabled", "gauge",
+	       "1 unless the kill switch is on (then everything passes and would-drops are "
+	       "counted).");
+	value(out, "sluice_enabled", !snap->cfg.disabled);
+	family(out, "sluice_fail_closed", "gauge",
+	       "1 if internal faults drop the packet, 0 if they pass it.");
+	value(out, "sluice_fail_closed", !!snap->cfg.fail_closed);
+	family(out, "sluice_ruleset_generation", "gauge",
+	       "Generation of the live rule set, bumped by every commit.");
+	value(out, "sluice_ruleset_generation", snap->rs.gen);
+
+	family(out, "sluice_interface_attached", "gauge",
+	       "1 for each attachment, 0 if its interface is gone (interface is then "
+	       "ifindexN). mode is native, generic or tc (xdp when it cannot be told).");
+	for (l = 0; l < snap->nr_links; l++) {
+		fputs("sluice_interface_attached{interface=", out);
+		put_label(out, snap->links[l].name, sizeof(snap->links[l].name));
+		fprintf(out, ",mode=\"%s\"} %d\n", snap->links[l].mode, snap->links[l].attached);
+	}
+	family(out, "sluice_up", "gauge", "1: sluice is loaded and its maps were read.");
+	value(out, "sluice_up", 1);
+
+	family(out, "sluice_deny_entries", "gauge", "Prefixes on the deny list.");
+	fprintf(out, "sluice_deny_entries{family=\"ipv4\"} %llu\n",
+		(unsigned long long)snap->deny[0]);
+	fprintf(out, "sluice_deny_entries{family=\"ipv6\"} %llu\n",
+		(unsigned long long)snap->deny[1]);
+	family(out, "sluice_allow_entries", "gauge", "Prefixes on the allow list.");
+	fprintf(out, "sluice_allow_entries{family=\"ipv4\"} %llu\n",
+		(unsigned long long)snap->allow[0]);
+	fprintf(out, "sluice_allow_entries{family=\"ipv6\"} %llu\n",
+		(unsigned long long)snap->allow[1]);
+}
+
+/* sluice's metrics, then the extra ones, into a new buffer. */
+static int render(const struct sl_maps *m, sl_metrics_extra_fn extra, void *arg, char **buf,
+		  size_t *len)
+{
+	struct snapshot *snap = calloc(1, sizeof(*snap));
+	FILE *out = NULL;
+	int err;
+
+	*buf = NULL;
+	*len = 0;
+	if (!snap)
+		return -ENOMEM;
+	err = read_snapshot(m, snap);
+	if (err)
+		goto out;
+	out = open_memstream(buf, len);
+	if (!out) {
+		err = -errno;
+		goto out;
+	}
+	write_snapshot(out, snap);
+	if (extra)
+		extra(out, arg);
+	if (ferror(out))
+		err = -ENOMEM;
+	if (fclose(out) && !err)
+		err = -errno;
+out:
+	free(snap);
+	if (err) {
+		free(*buf);
+		*buf = NULL;
+		*len = 0;
+	}
+	return err;
+}
+
+int sl_metrics_render(const struct sl_maps *m, char **buf, size_t *len)
+{
+	return render(m, NULL, NULL, buf, len);
+}
+
+/* ---- the server ---- */
+
+struct sl_metrics {
+	struct MHD_Daemon *mhd;
+	struct sl_maps maps;	/* duplicates of the caller's fds, ours to close */
+	sl_metrics_extra_fn extra;
+	void *arg;
+	bool failing;		/* the last scrape failed: warn once per outage */
+};
+
+static enum MHD_Result reply(struct MHD_Connection *conn, unsigned int status, void *body,
+			     size_t len, enum MHD_ResponseMemoryMode mem, bool allow)
+{
+	struct MHD_Response *resp = MHD_create_response_from_buffer(len, body, mem);
+	enum MHD_Result ret;
+
+	if (!resp) {
+		if (mem == MHD_RESPMEM_MUST_FREE)
+			free(body);
+		return MHD_NO;	/* closes the connection */
+	}
+	if (MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE,
+				    status == MHD_HTTP_OK ? CONTENT_TYPE
+							  : "text/plain; charset=utf-8") != MHD_YES ||
+	    (allow && MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, "GET, HEAD") != MHD_YES))
+		ret = MHD_NO;
+	else
+		ret = MHD_queue_response(conn, status, resp);
+	MHD_destroy_response(resp);
+	return ret;
+}
+
+static enum MHD_Result reply_text(struct MHD_Connection *conn, unsigned int status,
+				  const char *text, bool allow)
+{
+	return reply(conn, status, (void *)text, strlen(text), MHD_RESPMEM_PERSISTENT, allow);
+}
+
+static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char *url,
+			      const char *method, const char *version, const char *upload_data,
+			      size_t *upload_data_size, void **req_cls)
+{
+	struct sl_metrics *s = cls;
+	char *body, msg[128];
+	size_t len;
+	int err;
+
+	(void)version;
+	(void)upload_data;
+	(void)upload_data_size;
+	(void)req_cls;
+	/* Answered on the first call: any request body is never read. */
+	if (strcmp(url, "/metrics"))
+		return reply_text(conn, MHD_HTTP_NOT_FOUND, "not found: metrics are at /metrics\n",
+				  false);
+	if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD))
+		return reply_text(conn, MHD_HTTP_METHOD_NOT_ALLOWED,
+				  "method not allowed: /metrics is read-only (GET, HEAD)\n", true);
+	err = render(&s->maps, s->extra, s->arg, &body, &len);
+	if (err) {
+		if (!s->failing)
+			pr_warn("metrics: cannot read sluice's maps: %s", strerror(-err));
+		s->failing = true;
+		snprintf(msg, sizeof(msg), "cannot read sluice's maps: %s\n", strerror(-err));
+		body = strdup(msg);
+		if (!body)
+			return MHD_NO;
+		return reply(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, body, strlen(body),
+			     MHD_RESPMEM_MUST_FREE, false);
+	}
+	if (s->failing)
+		pr_info("metrics: reading sluice's maps again");
+	s->failing = false;
+	return reply(conn, MHD_HTTP_OK, body, len, MHD_RESPMEM_MUST_FREE, false);
+}
+
+/* libmicrohttpd's own complaints (a failed accept, a broken client) as warnings. */
+static void mhd_log(void *cls, const char *fmt, va_list ap)
+{
+	char msg[256];
+	size_t n;
+
+	(void)cls;
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	n = strlen(msg);
+	while (n && msg[n - 1] == '\n')
+		msg[--n] = '\0';
+	pr_warn("metrics: %s", msg);
+}
+
+/* "A.B.C.D:PORT" or "[IPV6]:PORT", numeric only: no name is ever resolved. */
+static int parse_listen(const char *addr, struct sockaddr_storage *ss, socklen_t *slen)
+{
+	struct sockaddr_in *sin = (struct sockaddr_in *)ss;
+	struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)ss;
+	char host[INET6_ADDRSTRLEN];
+	const char *port, *end;
+	size_t hlen;
+	uint64_t p;
+	bool v6 = addr[0] == '[';
+
+	if (v6) {
+		end = strchr(addr, ']');
+		if (!end || end[1] != ':')
+			return -EINVAL;
+		hlen = end - addr - 1;
+		port = end + 2;
+	} else {
+		end = strrchr(addr, ':');
+		if (!end)
+			return -EINVAL;
+		hlen = end - addr;
+		port = end + 1;
+	}
+	if (!hlen || hlen >= sizeof(host) || parse_u64(port, 1, 65535, &p))
+		return -EINVAL;
+	memcpy(host, addr + v6, hlen);
+	host[hlen] = '\0';
+	memset(ss, 0, sizeof(*ss));
+	if (v6) {
+		sin6->sin6_family = AF_INET6;
+		sin6->sin6_port = htons(p);
+		*slen = sizeof(*sin6);
+		return inet_pton(AF_INET6, host, &sin6->sin6_addr) == 1 ? 0 : -EINVAL;
+	}
+	sin->sin_family = AF_INET;
+	sin->sin_port = htons(p);
+	*slen = sizeof(*sin);
+	return inet_pton(AF_INET, host, &sin->sin_addr) == 1 ? 0 : -EINVAL;
+}
+
+/* A listening socket bound to exactly that address; -errno after saying why. */
+static int listen_on(const char *addr)
+{
+	struct sockaddr_storage ss;
+	socklen_t slen;
+	int fd, one = 1, err;
+
+	if (parse_listen(addr, &ss, &slen)) {
+		pr_err("invalid metrics address \"%s\" (ADDR:PORT or [ADDR6]:PORT, numeric, "
+		       "port 1-65535)", addr);
+		return -EINVAL;
+	}
+	fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0) {
+		err = -errno;
+		pr_err("cannot create the metrics socket: %s", strerror(-err));
+		return err;
+	}
+	/* Rebind at once after a restart (TIME_WAIT); never shares a live port on Linux. */
+	if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
+	    (ss.ss_family == AF_INET6 &&
+	     setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one))) ||
+	    bind(fd, (struct sockaddr *)&ss, slen) || listen(fd, LISTEN_BACKLOG)) {
+		err = -errno;
+		pr_err("cannot listen on %s for metrics: %s", addr, strerror(-err));
+		close(fd);
+		return err;
+	}
+	return fd;
+}
+
+/* Every fd of sl_maps, so that a map added there cannot be missed here. */
+#define MAP_FDS(m) { &(m)->config, &(m)->rulesets, &(m)->state, &(m)->agg, &(m)->rule_stats, \
+		     &(m)->global, &(m)->deny4, &(m)->deny6, &(m)->allow4, &(m)->allow6 }
+_Static_assert(sizeof(struct sl_maps) == 10 * sizeof(int), "sl_maps gained a map: add it above");
+
+static int dup_maps(struct sl_maps *dst, const struct sl_maps *src)
+{
+	int *to[] = MAP_FDS(dst);
+	const int *from[] = MAP_FDS(src);
+	size_t i;
+
+	sl_maps_reset(dst);
+	for (i = 0; i < ARRAY_SIZE(to); i++) {
+		*to[i] = *from[i] < 0 ? -1 : fcntl(*from[i], F_DUPFD_CLOEXEC, 0);
+		if (*to[i] < 0) {
+			int err = *from[i] < 0 ? -EBADF : -errno;
+
+			sl_maps_close(dst);
+			return err;
+		}
+	}
+	return 0;
+}
+
+struct sl_metrics *sl_metrics_start(const char *addr, const struct sl_maps *m,
+				    sl_metrics_extra_fn extra, void *arg)
+{
+	struct sl_metrics *s;
+	int fd = -1, err;
+
+	if (!addr)
+		addr = SL_METRICS_DEFAULT_LISTEN;
+	s = calloc(1, sizeof(*s));
+	if (!s) {
+		err = -ENOMEM;
+		pr_err("cannot start the metrics server: %s", strerror(-err));
+		goto fail;
+	}
+	s->extra = extra;
+	s->arg = arg;
+	err = dup_maps(&s->maps, m);
+	if (err) {
+		pr_err("cannot start the metrics server: sluice's maps: %s", strerror(-err));
+		goto fail;
+	}
+	fd = listen_on(addr);
+	if (fd < 0) {
+		err = fd;
+		goto fail;
+	}
+	/* One internal thread (epoll): scrapes are served one at a time. */
+	errno = 0;
+	s->mhd = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_USE_ERROR_LOG |
+				  (addr[0] == '[' ? MHD_USE_IPv6 : 0),
+				  0, NULL, NULL, handle, s,
+				  MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
+				  MHD_OPTION_LISTEN_SOCKET, fd,
+				  MHD_OPTION_CONNECTION_LIMIT, HTTP_MAX_CONNS,
+				  MHD_OPTION_CONNECTION_TIMEOUT, HTTP_TIMEOUT_S,
+				  MHD_OPTION_END);
+	if (!s->mhd) {
+		err = errno ? -errno : -EIO;
+		pr_err("cannot start the metrics server on %s: %s", addr, strerror(-err));
+		/* libmicrohttpd may have closed the socket it was given already. */
+		if (fcntl(fd, F_GETFD) >= 0)
+			close(fd);
+		goto fail;
+	}
+	return s;	/* the socket is libmicrohttpd's now */
+fail:
+	if (s) {
+		sl_maps_close(&s->maps);
+		free(s);
+	}
+	errno = -err;
+	return NULL;
+}
+
+void sl_metrics_stop(struct sl_metrics *s)
+{
+	if (!s)
+		return;
+	MHD_stop_daemon(s->mhd);	/* joins the thread, closes the socket */
+	sl_maps_close(&s->maps);
+	free(s);
+}
