@@ -107,7 +107,7 @@ end_case cli-rule-del
 
 # -j output parses, and errors are JSON too.
 begin_case
-for c in status "rule list" "deny list" "allow list" stats top version; do
+for c in status "rule list" "deny list" "allow list" "stats interval 0" stats top version; do
 	# shellcheck disable=SC2086
 	slj $c | jq -e . >/dev/null 2>&1 || fail "-j $c does not parse"
 	# shellcheck disable=SC2086
@@ -141,6 +141,21 @@ done <<<"$listed"
 : "$want"
 for r in "${rules[@]}"; do sl rule del "${r%% *}" >/dev/null; done
 end_case cli-roundtrip
+
+# stats: rates per second over an interval, or totals at once; live views refresh.
+begin_case
+j=$(slj stats)
+echo "$j" | jq -e '.interval_s > 0.5 and (.global | has("packets_per_sec")) and
+	(.rules[0] | has("dropped_packets_per_sec"))' >/dev/null || fail "no rates: $j"
+slj stats interval 0 | jq -e 'has("interval_s") | not' >/dev/null || fail "interval 0 waited"
+frames=$(timeout -s INT 3 "$SLUICE" -j --bpffs "$ROOT" top live 0.5 2>/dev/null |
+	jq -c .limited | grep -c .)
+[ "$frames" -ge 2 ] || fail "top live gave $frames frames in 3 s"
+frames=$(timeout -s INT 3 "$SLUICE" -j --bpffs "$ROOT" stats live 0.5 2>/dev/null |
+	jq -c .interval_s | grep -c .)
+[ "$frames" -ge 2 ] || fail "stats live gave $frames frames in 3 s"
+expect_fail "bad interval" sl stats interval 5x
+end_case cli-stats-rates-and-live
 
 # Switches show in status.
 begin_case

@@ -6,6 +6,8 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <signal.h>
+#include <time.h>
 #include <stdlib.h>
 #include <string.h>
 #include <bpf/bpf.h>
@@ -32,70 +34,218 @@ static const char *const global_names[SLUICE_G_MAX] = {
 };
 _Static_assert(ARRAY_SIZE(global_names) == SLUICE_G_MAX, "a name for every global counter");
 
-int do_stats(int argc, char **argv)
-{
-	struct sluice_ruleset *rs = NULL;
-	struct sl_maps m;
+/* Every counter at one moment. */
+struct snapshot {
+	__u64 at;			/* sl_now_ns() */
 	__u64 g[SLUICE_G_MAX];
+	struct sluice_rule_stats r[SLUICE_MAX_RULES];
+};
+
+static int take_snapshot(const struct sl_maps *m, const struct sluice_ruleset *rs,
+			 struct snapshot *s)
+{
 	__u32 i;
-	int err;
+	int err = 0;
 
-	(void)argv;
-	if (argc > 0) {
-		fprintf(stderr, "Usage: sluice stats\n"
-				"  global counters, then passed/dropped/would-drop packets and "
-				"bytes per rule\n");
-		return -EINVAL;
-	}
-	err = sl_maps_open(&m);
-	if (err)
-		return err;
-	rs = sl_live_get(&m);
-	if (!rs) {
-		err = -ENOENT;
-		goto out;
-	}
+	s->at = sl_now_ns();
 	for (i = 0; !err && i < SLUICE_G_MAX; i++)
-		err = sl_percpu_sum(m.global, i, &g[i], 1);
-	if (err) {
+		err = sl_percpu_sum(m->global, i, &s->g[i], 1);
+	for (i = 0; !err && i < rs->nr_rules && i < SLUICE_MAX_RULES; i++)
+		err = sl_percpu_sum(m->rule_stats, rs->rules[i].slot, (__u64 *)&s->r[i],
+				    sizeof(s->r[i]) / sizeof(__u64));
+	if (err)
 		pr_err("cannot read counters: %s", strerror(-err));
-		goto out;
-	}
-	out_begin();
-	open_object("global");
-	print_text("global:\n");
-	for (i = 0; i < SLUICE_G_MAX; i++) {
-		char fmt[48];
+	return err;
+}
 
-		snprintf(fmt, sizeof(fmt), "  %-20s %%llu\n", global_names[i]);
-		print_u64(global_names[i], fmt, g[i]);
+/* Per second between two snapshots; 0 without an earlier one. */
+static double rate(__u64 now, __u64 before, double secs)
+{
+	return secs > 0 && now >= before ? (now - before) / secs : 0;
+}
+
+static void print_stats(const struct sluice_ruleset *rs, const struct snapshot *a,
+			const struct snapshot *b)
+{
+	double secs = a ? (b->at - a->at) / 1e9 : 0;
+	__u32 i;
+
+	out_begin();
+	if (a)
+		print_double("interval_s", "rates over %.1f s\n", secs);
+	open_object("global");
+	print_text("global:%*s%14s\n", 21, "", a ? "per second" : "");
+	for (i = 0; i < SLUICE_G_MAX; i++) {
+		char fmt[48], key[48];
+
+		snprintf(fmt, sizeof(fmt), "  %-20s %%14llu", global_names[i]);
+		print_u64(global_names[i], fmt, b->g[i]);
+		if (a) {
+			snprintf(key, sizeof(key), "%s_per_sec", global_names[i]);
+			print_double(key, " %14.1f", rate(b->g[i], a->g[i], secs));
+		}
+		print_text("\n");
 	}
 	close_object();
 	open_array("rules");
 	print_text("%-20s %12s %14s %12s %14s %12s %14s\n", "rule", "passed", "bytes", "dropped",
 		   "bytes", "would-drop", "bytes");
 	for (i = 0; i < rs->nr_rules && i < SLUICE_MAX_RULES; i++) {
-		struct sluice_rule_stats s;
+		const struct sluice_rule_stats *s = &b->r[i], *p = a ? &a->r[i] : NULL;
 
-		err = sl_percpu_sum(m.rule_stats, rs->rules[i].slot, (__u64 *)&s,
-				    sizeof(s) / sizeof(__u64));
-		if (err) {
-			pr_err("cannot read counters of rule %s: %s", rs->names[i], strerror(-err));
-			goto out;
-		}
 		open_object(NULL);
 		print_str("name", "%-20s", rs->names[i]);
-		print_u64("passed_packets", " %12llu", s.passed_pkts);
-		print_u64("passed_bytes", " %14llu", s.passed_bytes);
-		print_u64("dropped_packets", " %12llu", s.dropped_pkts);
-		print_u64("dropped_bytes", " %14llu", s.dropped_bytes);
-		print_u64("would_drop_packets", " %12llu", s.wdrop_pkts);
-		print_u64("would_drop_bytes", " %14llu\n", s.wdrop_bytes);
+		print_u64("passed_packets", " %12llu", s->passed_pkts);
+		print_u64("passed_bytes", " %14llu", s->passed_bytes);
+		print_u64("dropped_packets", " %12llu", s->dropped_pkts);
+		print_u64("dropped_bytes", " %14llu", s->dropped_bytes);
+		print_u64("would_drop_packets", " %12llu", s->wdrop_pkts);
+		print_u64("would_drop_bytes", " %14llu\n", s->wdrop_bytes);
+		if (p) {
+			print_text("%-20s", "  per second");
+			print_double("passed_packets_per_sec", " %12.1f",
+				     rate(s->passed_pkts, p->passed_pkts, secs));
+			print_double("passed_bytes_per_sec", " %14.1f",
+				     rate(s->passed_bytes, p->passed_bytes, secs));
+			print_double("dropped_packets_per_sec", " %12.1f",
+				     rate(s->dropped_pkts, p->dropped_pkts, secs));
+			print_double("dropped_bytes_per_sec", " %14.1f",
+				     rate(s->dropped_bytes, p->dropped_bytes, secs));
+			print_double("would_drop_packets_per_sec", " %12.1f",
+				     rate(s->wdrop_pkts, p->wdrop_pkts, secs));
+			print_double("would_drop_bytes_per_sec", " %14.1f\n",
+				     rate(s->wdrop_bytes, p->wdrop_bytes, secs));
+		}
 		close_object();
 	}
 	close_array();
 	out_end();
+}
+
+/* ---- live views ---- */
+
+static volatile sig_atomic_t live_stop;
+
+static void on_live_signal(int sig)
+{
+	(void)sig;
+	live_stop = 1;
+}
+
+/* Ctrl-C (or SIGTERM) ends a live view between frames. */
+static void live_setup(void)
+{
+	struct sigaction sa = { .sa_handler = on_live_signal };
+
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+}
+
+/* Sleep one interval; false once a signal asked to stop. */
+static bool live_sleep(double interval)
+{
+	struct timespec ts = { (time_t)interval, (long)((interval - (time_t)interval) * 1e9) };
+
+	fflush(stdout);
+	while (!live_stop && nanosleep(&ts, &ts) && errno == EINTR)
+		;
+	return !live_stop;
+}
+
+/*
+ * In text mode each frame of a live view starts on a cleared screen, like
+ * top(1); in JSON mode each frame is one line (JSON Lines).
+ */
+static void live_frame(void)
+{
+	if (!opts.json)
+		fputs("\033[H\033[2J", stdout);
+}
+
+/* Parse "interval SECS" / "live [SECS]" style numbers: 0.1 .. 3600 s. */
+static int parse_secs(const char *s, double *out)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s || *end || !(v >= 0.1 && v <= 3600))
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+int do_stats(int argc, char **argv)
+{
+	struct sluice_ruleset *rs = NULL;
+	struct snapshot *a = NULL, *b = NULL;
+	double interval = 1;
+	bool live = false, totals_only = false;
+	struct sl_maps m;
+	int err, i;
+
+	for (i = 0; i < argc; i++) {
+		if (!strcmp(argv[i], "live")) {
+			live = true;
+			if (i + 1 < argc && !parse_secs(argv[i + 1], &interval))
+				i++;
+		} else if (!strcmp(argv[i], "interval") && i + 1 < argc) {
+			if (!strcmp(argv[i + 1], "0")) {
+				totals_only = true;
+			} else if (parse_secs(argv[i + 1], &interval)) {
+				pr_err("invalid interval \"%s\" (0, or 0.1 to 3600 seconds)",
+				       argv[i + 1]);
+				return -EINVAL;
+			}
+			i++;
+		} else {
+			if (strcmp(argv[i], "help"))
+				pr_err("unknown stats argument \"%s\"", argv[i]);
+			fprintf(stderr,
+				"Usage: sluice stats [interval SECS] [live [SECS]]\n"
+				"  global counters and per-rule passed/dropped/would-drop packets and\n"
+				"  bytes, with rates per second measured over SECS (default 1;\n"
+				"  interval 0: totals at once, no rates). live: refresh until Ctrl-C.\n");
+			return strcmp(argv[i], "help") ? -EINVAL : 0;
+		}
+	}
+	err = sl_maps_open(&m);
+	if (err)
+		return err;
+	rs = sl_live_get(&m);
+	a = calloc(1, sizeof(*a));
+	b = calloc(1, sizeof(*b));
+	if (!rs || !a || !b) {
+		err = rs ? -ENOMEM : -ENOENT;
+		goto out;
+	}
+	err = take_snapshot(&m, rs, a);
+	if (err)
+		goto out;
+	if (totals_only) {
+		print_stats(rs, NULL, a);
+		goto out;
+	}
+	live_setup();
+	while (live_sleep(interval)) {
+		struct snapshot *t;
+
+		err = take_snapshot(&m, rs, b);
+		if (err)
+			break;
+		if (live)
+			live_frame();
+		print_stats(rs, a, b);
+		if (!live)
+			break;
+		t = a;
+		a = b;
+		b = t;
+	}
 out:
+	free(a);
+	free(b);
 	free(rs);
 	sl_maps_close(&m);
 	return err;
@@ -183,61 +333,28 @@ static void print_row(const struct sluice_ruleset *rs, const struct top_row *row
 	close_object();
 }
 
-int do_top(int argc, char **argv)
+/* One table of the sources limited in the last TOP_WINDOW_NS. */
+static int top_once(const struct sl_maps *m, const struct sluice_ruleset *rs, int only_idx,
+		    uint64_t limit)
 {
-	struct sluice_ruleset *rs = NULL;
 	struct top_rows rows = {};
 	struct bpf_map_info info = {};
 	__u32 ilen = sizeof(info);
-	struct sl_maps m;
 	struct sluice_key k, next;
 	void *prev = NULL;
-	const char *only = NULL;
 	size_t i;
-	uint64_t limit = 10;
-	int only_idx = -1, err, a;
+	int err = 0, a;
 	__u64 now;
 
-	for (a = 0; a < argc; a++) {
-		if (!strcmp(argv[a], "rule") && a + 1 < argc) {
-			only = argv[++a];
-		} else if (!strcmp(argv[a], "help")) {
-			fprintf(stderr, "Usage: sluice top [N] [rule NAME]\n"
-					"  the N (default 10) sources refused most that were "
-					"refused in the last 10 s\n");
-			return 0;
-		} else if (parse_u64(argv[a], 1, 1000000, &limit)) {
-			pr_err("invalid count \"%s\"", argv[a]);
-			return -EINVAL;
-		}
-	}
-	err = sl_maps_open(&m);
-	if (err)
-		return err;
-	rs = sl_live_get(&m);
-	if (!rs) {
-		err = -ENOENT;
-		goto out;
-	}
-	if (only) {
-		for (a = 0; a < (int)rs->nr_rules; a++)
-			if (!strncmp(rs->names[a], only, SLUICE_NAME_LEN))
-				only_idx = a;
-		if (only_idx < 0) {
-			pr_err("unknown rule \"%s\"", only);
-			err = -ENOENT;
-			goto out;
-		}
-	}
 	/* One clock reading for the whole table. */
 	now = sl_now_ns();
-	bpf_obj_get_info_by_fd(m.state, &info, &ilen);
-	while (!bpf_map_get_next_key(m.state, prev, &next)) {
+	bpf_obj_get_info_by_fd(m->state, &info, &ilen);
+	while (!bpf_map_get_next_key(m->state, prev, &next)) {
 		struct top_row row = { .key = next };
 
 		k = next;
 		prev = &k;
-		if (bpf_map_lookup_elem(m.state, &k, &row.st))
+		if (bpf_map_lookup_elem(m->state, &k, &row.st))
 			continue;	/* evicted meanwhile */
 		if (!row.st.drops || !limited_recently(&row.st, now))
 			continue;
@@ -261,7 +378,7 @@ int do_top(int argc, char **argv)
 			if (r->limits[j].key != SLUICE_KEY_ALL)
 				continue;
 			slot = r->limits[j].agg_slot;
-			if (bpf_map_lookup_elem(m.agg, &slot, &row.st) || !row.st.drops ||
+			if (bpf_map_lookup_elem(m->agg, &slot, &row.st) || !row.st.drops ||
 			    !limited_recently(&row.st, now))
 				continue;
 			row.key.uid = r->uid;
@@ -285,6 +402,72 @@ int do_top(int argc, char **argv)
 	out_end();
 out:
 	free(rows.v);
+	return err;
+}
+
+int do_top(int argc, char **argv)
+{
+	struct sluice_ruleset *rs = NULL;
+	const char *only = NULL;
+	double interval = 1;
+	uint64_t limit = 10;
+	bool live = false;
+	int only_idx = -1, err, a;
+	struct sl_maps m;
+
+	for (a = 0; a < argc; a++) {
+		if (!strcmp(argv[a], "rule") && a + 1 < argc) {
+			only = argv[++a];
+		} else if (!strcmp(argv[a], "live")) {
+			live = true;
+			if (a + 1 < argc && !parse_secs(argv[a + 1], &interval))
+				a++;
+		} else if (!strcmp(argv[a], "help")) {
+			fprintf(stderr, "Usage: sluice top [N] [rule NAME] [live [SECS]]\n"
+					"  the N (default 10) sources refused most that were "
+					"refused in the last 10 s;\n"
+					"  live: refresh every SECS (default 1) until Ctrl-C\n");
+			return 0;
+		} else if (parse_u64(argv[a], 1, 1000000, &limit)) {
+			pr_err("invalid count \"%s\"", argv[a]);
+			return -EINVAL;
+		}
+	}
+	err = sl_maps_open(&m);
+	if (err)
+		return err;
+	rs = sl_live_get(&m);
+	if (!rs) {
+		err = -ENOENT;
+		goto out;
+	}
+	if (live)
+		live_setup();
+	for (;;) {
+		if (only) {
+			for (only_idx = -1, a = 0; a < (int)rs->nr_rules; a++)
+				if (!strncmp(rs->names[a], only, SLUICE_NAME_LEN))
+					only_idx = a;
+			if (only_idx < 0) {
+				pr_err("unknown rule \"%s\"", only);
+				err = -ENOENT;
+				goto out;
+			}
+		}
+		if (live)
+			live_frame();
+		err = top_once(&m, rs, only_idx, limit);
+		if (err || !live || !live_sleep(interval))
+			break;
+		/* The rule set may have changed meanwhile. */
+		free(rs);
+		rs = sl_live_get(&m);
+		if (!rs) {
+			err = -ENOENT;
+			break;
+		}
+	}
+out:
 	free(rs);
 	sl_maps_close(&m);
 	return err;
