@@ -25,6 +25,7 @@
 #include "sluice_limiter.h"
 #include "sluice.skel.h"
 #include "check.h"
+#include "packet.h"
 
 #define SEC	1000000000ULL
 #define MSEC	1000000ULL
@@ -371,112 +372,6 @@ static void check_balance(void)
 /* Frames                                                                   */
 /* ------------------------------------------------------------------------ */
 
-struct frame {
-	__u8 b[4096];
-	size_t n;
-};
-
-static void put8(struct frame *f, unsigned int v)
-{
-	f->b[f->n++] = (__u8)v;
-}
-
-static void put16(struct frame *f, unsigned int v)
-{
-	put8(f, (v >> 8) & 0xff);
-	put8(f, v & 0xff);
-}
-
-static void put32(struct frame *f, __u32 v)
-{
-	put16(f, v >> 16);
-	put16(f, v & 0xffff);
-}
-
-static void putn(struct frame *f, const void *p, size_t n)
-{
-	memcpy(f->b + f->n, p, n);
-	f->n += n;
-}
-
-static void zeros(struct frame *f, size_t n)
-{
-	memset(f->b + f->n, 0, n);
-	f->n += n;
-}
-
-static const __u16 TAG_Q[] = { SL_ETH_P_8021Q };
-static const __u16 TAG_QINQ[] = { SL_ETH_P_8021AD, SL_ETH_P_8021Q };
-static const __u16 TAG_3[] = { SL_ETH_P_8021AD, SL_ETH_P_8021Q, SL_ETH_P_8021Q };
-
-static void eth(struct frame *f, __u16 ethertype, int nvlan, const __u16 *tpids)
-{
-	static const __u8 dst[6] = { 2, 0, 0, 0, 0, 2 }, src[6] = { 2, 0, 0, 0, 0, 1 };
-	int i;
-
-	f->n = 0;
-	putn(f, dst, 6);
-	putn(f, src, 6);
-	for (i = 0; i < nvlan; i++) {
-		put16(f, tpids[i]);
-		put16(f, 100 + i);
-	}
-	put16(f, ethertype);
-}
-
-static void l4_tcp(struct frame *l, __u16 dport, __u8 flags)
-{
-	l->n = 0;
-	put16(l, 40000);
-	put16(l, dport);
-	put32(l, 1);
-	put32(l, 0);
-	put8(l, 5 << 4);
-	put8(l, flags);
-	put16(l, 65535);
-	put16(l, 0);
-	put16(l, 0);
-}
-
-static void l4_udp(struct frame *l, __u16 dport, size_t paylen)
-{
-	l->n = 0;
-	put16(l, 40000);
-	put16(l, dport);
-	put16(l, 8 + paylen);
-	put16(l, 0);
-	zeros(l, paylen);
-}
-
-static void l4_icmp(struct frame *l, __u8 type, size_t extra)
-{
-	l->n = 0;
-	put8(l, type);
-	put8(l, 0);
-	put16(l, 0);
-	put32(l, 0);
-	zeros(l, extra);
-}
-
-#define IP4(a, b, c, d) (((__u32)(a) << 24) | ((__u32)(b) << 16) | ((__u32)(c) << 8) | (d))
-
-/* IPv4 header (no options) and payload; tot 0 means the true total length. */
-static void ip4(struct frame *f, __u32 src, __u8 proto, __u16 frag, __u16 tot,
-		const struct frame *l4)
-{
-	put8(f, 0x45);
-	put8(f, 0);
-	put16(f, tot ? tot : 20 + l4->n);
-	put16(f, 0x1234);
-	put16(f, frag);
-	put8(f, 64);
-	put8(f, proto);
-	put16(f, 0);
-	put32(f, src);
-	put32(f, IP4(198, 18, 0, 1));
-	putn(f, l4->b, l4->n);
-}
-
 /* 2001:db8:<net>::<host> */
 static void addr6(__u8 *a, __u32 net, __u32 host)
 {
@@ -495,28 +390,13 @@ static void addr6(__u8 *a, __u32 net, __u32 host)
 	a[15] = host;
 }
 
-static void ip6(struct frame *f, const __u8 *src, __u8 nexthdr, __u8 hop, const struct frame *pl)
-{
-	__u8 dst[16];
-
-	addr6(dst, 0, 1);
-	put32(f, 0x60000000);
-	put16(f, pl->n);
-	put8(f, nexthdr);
-	put8(f, hop);
-	putn(f, src, 16);
-	putn(f, dst, 16);
-	putn(f, pl->b, pl->n);
-}
-
 /* Ready-made frames. */
 static void udp4(struct frame *f, __u32 src, __u16 dport)
 {
 	struct frame l;
 
 	l4_udp(&l, dport, 18);
-	eth(f, SL_ETH_P_IP, 0, NULL);
-	ip4(f, src, SL_IPPROTO_UDP, 0, 0, &l);
+	frame4(f, src, SL_IPPROTO_UDP, &l);
 }
 
 /* UDP/IPv4 whose IP total length (the bytes/s cost) is l3len. */
@@ -525,17 +405,15 @@ static void udp4_len(struct frame *f, __u32 src, __u16 dport, size_t l3len)
 	struct frame l;
 
 	l4_udp(&l, dport, l3len - 28);
-	eth(f, SL_ETH_P_IP, 0, NULL);
-	ip4(f, src, SL_IPPROTO_UDP, 0, 0, &l);
+	frame4(f, src, SL_IPPROTO_UDP, &l);
 }
 
 static void tcp4(struct frame *f, __u32 src, __u16 dport, __u8 flags)
 {
 	struct frame l;
 
-	l4_tcp(&l, dport, flags);
-	eth(f, SL_ETH_P_IP, 0, NULL);
-	ip4(f, src, SL_IPPROTO_TCP, 0, 0, &l);
+	l4_tcp(&l, dport, flags, 5);
+	frame4(f, src, SL_IPPROTO_TCP, &l);
 }
 
 static void icmp4(struct frame *f, __u32 src, __u8 type)
@@ -543,8 +421,7 @@ static void icmp4(struct frame *f, __u32 src, __u8 type)
 	struct frame l;
 
 	l4_icmp(&l, type, 32);
-	eth(f, SL_ETH_P_IP, 0, NULL);
-	ip4(f, src, SL_IPPROTO_ICMP, 0, 0, &l);
+	frame4(f, src, SL_IPPROTO_ICMP, &l);
 }
 
 static void udp6(struct frame *f, const __u8 *src, __u16 dport)
@@ -552,17 +429,15 @@ static void udp6(struct frame *f, const __u8 *src, __u16 dport)
 	struct frame l;
 
 	l4_udp(&l, dport, 18);
-	eth(f, SL_ETH_P_IPV6, 0, NULL);
-	ip6(f, src, SL_IPPROTO_UDP, 64, &l);
+	frame6(f, src, SL_IPPROTO_UDP, &l);
 }
 
 static void tcp6(struct frame *f, const __u8 *src, __u16 dport, __u8 flags)
 {
 	struct frame l;
 
-	l4_tcp(&l, dport, flags);
-	eth(f, SL_ETH_P_IPV6, 0, NULL);
-	ip6(f, src, SL_IPPROTO_TCP, 64, &l);
+	l4_tcp(&l, dport, flags, 5);
+	frame6(f, src, SL_IPPROTO_TCP, &l);
 }
 
 static void icmp6(struct frame *f, const __u8 *src, __u8 type, __u8 hop)
@@ -570,8 +445,7 @@ static void icmp6(struct frame *f, const __u8 *src, __u8 type, __u8 hop)
 	struct frame l;
 
 	l4_icmp(&l, type, 24);
-	eth(f, SL_ETH_P_IPV6, 0, NULL);
-	ip6(f, src, SL_IPPROTO_ICMPV6, hop, &l);
+	eth_ip6(f, src, SL_IPPROTO_ICMPV6, hop, -1, &l);
 }
 
 static void arp(struct frame *f)
@@ -595,14 +469,12 @@ static int malformed_frames(struct frame *fs)
 	int n = 0;
 
 	/* TCP/IPv4 cut after 30 bytes of IP */
-	l4_tcp(&l, 80, SLUICE_TCP_SYN);
-	eth(&fs[n], SL_ETH_P_IP, 0, NULL);
-	ip4(&fs[n], IP4(198, 18, 0, 9), SL_IPPROTO_TCP, 0, 0, &l);
+	l4_tcp(&l, 80, SLUICE_TCP_SYN, 5);
+	frame4(&fs[n], IP4(198, 18, 0, 9), SL_IPPROTO_TCP, &l);
 	fs[n].n = 14 + 30;
 	n++;
 	/* IHL 4 */
-	eth(&fs[n], SL_ETH_P_IP, 0, NULL);
-	ip4(&fs[n], IP4(198, 18, 0, 9), SL_IPPROTO_TCP, 0, 0, &l);
+	frame4(&fs[n], IP4(198, 18, 0, 9), SL_IPPROTO_TCP, &l);
 	fs[n].b[14] = 0x44;
 	n++;
 	/* IPv6 payload length larger than the frame */
@@ -617,13 +489,12 @@ static int malformed_frames(struct frame *fs)
 	/* three VLAN tags */
 	l4_udp(&l, 53, 10);
 	eth(&fs[n], SL_ETH_P_IP, 3, TAG_3);
-	ip4(&fs[n], IP4(198, 18, 0, 9), SL_IPPROTO_UDP, 0, 0, &l);
+	ip4(&fs[n], IP4(198, 18, 0, 9), SL_IPPROTO_UDP, 5, 0, 0, &l);
 	n++;
 	/* UDP length 0 */
 	l.b[4] = 0;
 	l.b[5] = 0;
-	eth(&fs[n], SL_ETH_P_IP, 0, NULL);
-	ip4(&fs[n], IP4(198, 18, 0, 9), SL_IPPROTO_UDP, 0, 0, &l);
+	frame4(&fs[n], IP4(198, 18, 0, 9), SL_IPPROTO_UDP, &l);
 	n++;
 	return n;
 }
@@ -766,7 +637,6 @@ static void dp_arp_passes_as_non_ip(void)
 
 static void dp_nd_passes_unless_named(void)
 {
-	static const __u8 ll[16] = { 0xfe, 0x80, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1 };
 	struct sluice_rule *r;
 	struct frame f;
 
@@ -780,14 +650,14 @@ static void dp_nd_passes_unless_named(void)
 	per_src(r, 1, 1);
 	commit();
 	/* ND never denied either */
-	list_add6(skel->maps.sl_deny6, ll, 128);
+	list_add6(skel->maps.sl_deny6, LL6, 128);
 	CFG_SET(lists, SLUICE_L_DENY6);
 
-	icmp6(&f, ll, 135, 255);	/* NS */
+	icmp6(&f, LL6, 135, 255);	/* NS */
 	CHECK_EQ(xmit_n(&f, 5), 5);
-	icmp6(&f, ll, 136, 255);	/* NA */
+	icmp6(&f, LL6, 136, 255);	/* NA */
 	CHECK_EQ(xmit_n(&f, 5), 5);
-	icmp6(&f, ll, 134, 255);	/* RA */
+	icmp6(&f, LL6, 134, 255);	/* RA */
 	CHECK_EQ(xmit_n(&f, 5), 5);
 	CHECK_EQ(g(SLUICE_G_ND), 15);
 	CHECK_EQ(g(SLUICE_G_NO_RULE), 15);
@@ -795,7 +665,7 @@ static void dp_nd_passes_unless_named(void)
 	CHECK_EQ(rstat(0).passed_pkts, 0);
 	CHECK_EQ(state_count(NULL), 0);
 	/* type 135 with hop limit 64 is not ND: denied like any packet from there */
-	icmp6(&f, ll, 135, 64);
+	icmp6(&f, LL6, 135, 64);
 	CHECK_EQ(xmit(&f), 0);
 	CHECK_EQ(g(SLUICE_G_DENIED), 1);
 	/* other ICMPv6 from a source not on the list is limited */
@@ -817,7 +687,6 @@ static void dp_nd_passes_unless_named(void)
 
 static void dp_nd_limited_when_named(void)
 {
-	static const __u8 ll[16] = { 0xfe, 0x80, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1 };
 	struct sluice_rule *r;
 	struct frame f;
 
@@ -829,9 +698,9 @@ static void dp_nd_limited_when_named(void)
 	r->icmp_type = 135;
 	per_src(r, 1, 1);
 	commit();
-	icmp6(&f, ll, 135, 255);
+	icmp6(&f, LL6, 135, 255);
 	CHECK_EQ(xmit_n(&f, 3), 1);
-	icmp6(&f, ll, 136, 255);
+	icmp6(&f, LL6, 136, 255);
 	CHECK_EQ(xmit_n(&f, 3), 3);
 	CHECK_EQ(g(SLUICE_G_ND), 6);
 	CHECK_EQ(rstat(0).passed_pkts, 1);
@@ -857,19 +726,19 @@ static void dp_vlan_limited_like_untagged(void)
 	udp4(&f, SRC_A, 53);
 	CHECK_EQ(xmit_n(&f, 3), 2);
 	eth(&f, SL_ETH_P_IP, 1, TAG_Q);
-	ip4(&f, SRC_B, SL_IPPROTO_UDP, 0, 0, &l);
+	ip4(&f, SRC_B, SL_IPPROTO_UDP, 5, 0, 0, &l);
 	CHECK_EQ(xmit_n(&f, 3), 2);
 	eth(&f, SL_ETH_P_IP, 2, TAG_QINQ);
-	ip4(&f, SRC_C, SL_IPPROTO_UDP, 0, 0, &l);
+	ip4(&f, SRC_C, SL_IPPROTO_UDP, 5, 0, 0, &l);
 	CHECK_EQ(xmit_n(&f, 3), 2);
 	/* tagged or not, SRC_A has one bucket */
 	eth(&f, SL_ETH_P_IP, 2, TAG_QINQ);
-	ip4(&f, SRC_A, SL_IPPROTO_UDP, 0, 0, &l);
+	ip4(&f, SRC_A, SL_IPPROTO_UDP, 5, 0, 0, &l);
 	CHECK_EQ(xmit(&f), 0);
 	/* a tagged frame to another port is not matched */
 	eth(&f, SL_ETH_P_IP, 1, TAG_Q);
 	l4_udp(&l, 54, 10);
-	ip4(&f, SRC_A, SL_IPPROTO_UDP, 0, 0, &l);
+	ip4(&f, SRC_A, SL_IPPROTO_UDP, 5, 0, 0, &l);
 	CHECK_EQ(xmit(&f), 1);
 	CHECK_EQ(rstat(0).passed_pkts, 6);
 	CHECK_EQ(rstat(0).dropped_pkts, 4);
@@ -907,8 +776,7 @@ static void udp6_ext(struct frame *f, const __u8 *src, const __u8 *types, int n,
 		}
 	}
 	putn(&pl, l.b, l.n);
-	eth(f, SL_ETH_P_IPV6, 0, NULL);
-	ip6(f, src, n ? types[0] : SL_IPPROTO_UDP, 64, &pl);
+	frame6(f, src, n ? types[0] : SL_IPPROTO_UDP, &pl);
 }
 
 static void dp_ipv6_extension_headers_matched(void)
@@ -963,12 +831,10 @@ static void dp_ipv4_fragments(void)
 	/* first fragment: MF, offset 0, the UDP header there */
 	l4_udp(&l, 53, 1000);
 	l.n = 8 + 200;
-	eth(&first, SL_ETH_P_IP, 0, NULL);
-	ip4(&first, SRC_A, SL_IPPROTO_UDP, 0x2000, 0, &l);
+	eth_ip4(&first, SRC_A, SL_IPPROTO_UDP, 5, 0x2000, 0, &l);
 	/* a later fragment, its payload starting with bytes that look like port 53 */
 	l4_udp(&l, 53, 200);
-	eth(&later, SL_ETH_P_IP, 0, NULL);
-	ip4(&later, SRC_A, SL_IPPROTO_UDP, 26, 0, &l);
+	eth_ip4(&later, SRC_A, SL_IPPROTO_UDP, 5, 26, 0, &l);
 
 	CHECK_EQ(xmit_n(&first, 2), 1);
 	CHECK_EQ(xmit_n(&later, 5), 5);
@@ -1372,7 +1238,7 @@ static void dp_bytes_per_second(void)
 	set_now(T0 + 200 * MSEC);
 	l4_udp(&l, 53, 500 - 28);
 	eth(&f, SL_ETH_P_IP, 2, TAG_QINQ);
-	ip4(&f, SRC_A, SL_IPPROTO_UDP, 0, 0, &l);
+	ip4(&f, SRC_A, SL_IPPROTO_UDP, 5, 0, 0, &l);
 	CHECK_EQ(xmit(&f), 1);
 	passed_bytes += 500;
 	CHECK_EQ(xmit(&f), 0);

@@ -7,12 +7,13 @@ $(TEST_OUT):
 	$(Q)mkdir -p $@
 
 # Host unit tests of the pure headers (limiter math, parser, matcher).
-$(TEST_OUT)/unit: tests/unit.c include/*.h tests/check.h | $(TEST_OUT)
+$(TEST_OUT)/unit: tests/unit.c include/*.h tests/check.h tests/packet.h | $(TEST_OUT)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(USER_CFLAGS) -Itests $< -o $@ -lm
 
 # The real BPF object through bpf_prog_test_run_opts.
-$(TEST_OUT)/bpf_datapath: tests/bpf_datapath.c $(SKELS) include/*.h tests/check.h | $(TEST_OUT)
+$(TEST_OUT)/bpf_datapath: tests/bpf_datapath.c $(SKELS) include/*.h tests/check.h \
+			  tests/packet.h | $(TEST_OUT)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(USER_CFLAGS) -Itests $< -o $@ $(USER_LDLIBS) -lm
 

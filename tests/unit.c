@@ -18,6 +18,7 @@
 #include "sluice_parse.h"
 #include "sluice_limiter.h"
 #include "check.h"
+#include "packet.h"
 
 /* One second and one millisecond, ns. */
 #define SEC	1000000000ULL
@@ -620,146 +621,8 @@ static void gcra_remaining(void)
 /* Frames                                                                   */
 /* ------------------------------------------------------------------------ */
 
-struct frame {
-	__u8 b[4096];
-	size_t n;
-};
-
-static void put8(struct frame *f, unsigned int v)
-{
-	f->b[f->n++] = (__u8)v;
-}
-
-static void put16(struct frame *f, unsigned int v)
-{
-	put8(f, (v >> 8) & 0xff);
-	put8(f, v & 0xff);
-}
-
-static void put32(struct frame *f, __u32 v)
-{
-	put16(f, v >> 16);
-	put16(f, v & 0xffff);
-}
-
-static void putn(struct frame *f, const void *p, size_t n)
-{
-	memcpy(f->b + f->n, p, n);
-	f->n += n;
-}
-
-static void zeros(struct frame *f, size_t n)
-{
-	memset(f->b + f->n, 0, n);
-	f->n += n;
-}
-
-/* Ethernet header with nvlan tags of the given TPIDs, then ethertype. */
-static void eth(struct frame *f, __u16 ethertype, int nvlan, const __u16 *tpids)
-{
-	static const __u8 dst[6] = { 2, 0, 0, 0, 0, 2 }, src[6] = { 2, 0, 0, 0, 0, 1 };
-	int i;
-
-	f->n = 0;
-	putn(f, dst, 6);
-	putn(f, src, 6);
-	for (i = 0; i < nvlan; i++) {
-		put16(f, tpids[i]);
-		put16(f, 100 + i);	/* TCI: VLAN id */
-	}
-	put16(f, ethertype);
-}
-
-/* L4 headers, built on their own and appended by ip4()/ip6(). */
-static void l4_tcp(struct frame *l, __u16 dport, __u8 flags, __u8 doff)
-{
-	l->n = 0;
-	put16(l, 40000);
-	put16(l, dport);
-	put32(l, 1);		/* seq */
-	put32(l, 0);		/* ack */
-	put8(l, doff << 4);
-	put8(l, flags);
-	put16(l, 65535);	/* window */
-	put16(l, 0);		/* checksum */
-	put16(l, 0);		/* urgent */
-	if (doff > 5)
-		zeros(l, (doff - 5) * 4);
-}
-
-static void l4_udp(struct frame *l, __u16 dport, size_t paylen)
-{
-	l->n = 0;
-	put16(l, 40000);
-	put16(l, dport);
-	put16(l, 8 + paylen);
-	put16(l, 0);
-	zeros(l, paylen);
-}
-
-static void l4_icmp(struct frame *l, __u8 type, size_t extra)
-{
-	l->n = 0;
-	put8(l, type);
-	put8(l, 0);
-	put16(l, 0);
-	put32(l, 0);
-	zeros(l, extra);
-}
-
-#define IP4(a, b, c, d) (((__u32)(a) << 24) | ((__u32)(b) << 16) | ((__u32)(c) << 8) | (d))
-
-/*
- * IPv4 header (ihl words, options zero) and payload. tot is the total
- * length field, or 0 for the true one.
- */
-static void ip4(struct frame *f, __u32 src, __u8 proto, __u8 ihl, __u16 frag, __u16 tot,
-		const struct frame *l4)
-{
-	size_t hl = ihl >= 5 ? ihl * 4u : 20;
-
-	put8(f, 0x40 | (ihl & 0xf));
-	put8(f, 0);
-	put16(f, tot ? tot : hl + l4->n);
-	put16(f, 0x1234);
-	put16(f, frag);
-	put8(f, 64);
-	put8(f, proto);
-	put16(f, 0);
-	put32(f, src);
-	put32(f, IP4(198, 18, 0, 1));
-	zeros(f, hl - 20);
-	putn(f, l4->b, l4->n);
-}
-
-/* A plain Ethernet + IPv4 frame. */
-static void frame4(struct frame *f, __u32 src, __u8 proto, const struct frame *l4)
-{
-	eth(f, SL_ETH_P_IP, 0, NULL);
-	ip4(f, src, proto, 5, 0, 0, l4);
-}
-
+/* 2001:db8:1:2:3:4:5:6, the IPv6 source of most frames here. */
 static const __u8 SRC6[16] = { 0x20, 0x01, 0x0d, 0xb8, 0, 1, 0, 2, 0, 3, 0, 4, 0, 5, 0, 6 };
-static const __u8 DST6[16] = { 0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1 };
-
-/* IPv6 header and payload (extension headers and L4, already built). */
-static void ip6(struct frame *f, const __u8 *src, __u8 nexthdr, __u8 hop, int plen,
-		const struct frame *payload)
-{
-	put32(f, 0x60000000);
-	put16(f, plen >= 0 ? (unsigned int)plen : payload->n);
-	put8(f, nexthdr);
-	put8(f, hop);
-	putn(f, src, 16);
-	putn(f, DST6, 16);
-	putn(f, payload->b, payload->n);
-}
-
-static void frame6(struct frame *f, const __u8 *src, __u8 proto, const struct frame *l4)
-{
-	eth(f, SL_ETH_P_IPV6, 0, NULL);
-	ip6(f, src, proto, 64, -1, l4);
-}
 
 /* Append one IPv6 extension header of type, total length len, to a payload. */
 static void ext6(struct frame *pl, __u8 type, __u8 next, size_t len, __u16 fragoff)
@@ -876,8 +739,7 @@ static void parse_ipv4_protocols(void)
 
 	/* options: IHL 15, the TCP header found after them */
 	l4_tcp(&l, 8080, SLUICE_TCP_ACK, 5);
-	eth(&f, SL_ETH_P_IP, 0, NULL);
-	ip4(&f, src, SL_IPPROTO_TCP, 15, 0, 0, &l);
+	eth_ip4(&f, src, SL_IPPROTO_TCP, 15, 0, 0, &l);
 	CHECK_EQ(parse(&f, &p), SL_PARSE_IP);
 	CHECK_EQ(p.dport, 8080);
 	CHECK_EQ(p.tcp_flags, SLUICE_TCP_ACK);
@@ -892,8 +754,7 @@ static void parse_ipv4_protocols(void)
 
 	/* DF set is not a fragment */
 	l4_udp(&l, 53, 0);
-	eth(&f, SL_ETH_P_IP, 0, NULL);
-	ip4(&f, src, SL_IPPROTO_UDP, 5, 0x4000, 0, &l);
+	eth_ip4(&f, src, SL_IPPROTO_UDP, 5, 0x4000, 0, &l);
 	CHECK_EQ(parse(&f, &p), SL_PARSE_IP);
 	CHECK_EQ(p.flags, SL_PKT_L4 | SL_PKT_PORTS);
 }
@@ -947,15 +808,13 @@ static void parse_ipv6_protocols(void)
 
 static void parse_vlan_tags(void)
 {
-	static const __u16 q[] = { SL_ETH_P_8021Q }, ad[] = { SL_ETH_P_8021AD },
-			   qinq[] = { SL_ETH_P_8021AD, SL_ETH_P_8021Q },
-			   three[] = { SL_ETH_P_8021AD, SL_ETH_P_8021Q, SL_ETH_P_8021Q };
+	static const __u16 ad[] = { SL_ETH_P_8021AD };
 	struct frame f, l;
 	struct sl_pkt p;
 	__u32 src = IP4(198, 18, 9, 9);
 
 	l4_udp(&l, 53, 10);
-	eth(&f, SL_ETH_P_IP, 1, q);
+	eth(&f, SL_ETH_P_IP, 1, TAG_Q);
 	ip4(&f, src, SL_IPPROTO_UDP, 5, 0, 0, &l);
 	CHECK_EQ(parse(&f, &p), SL_PARSE_IP);
 	CHECK_EQ(p.dport, 53);
@@ -967,7 +826,7 @@ static void parse_vlan_tags(void)
 	CHECK_EQ(parse(&f, &p), SL_PARSE_IP);
 	CHECK_EQ(p.dport, 53);
 
-	eth(&f, SL_ETH_P_IP, 2, qinq);
+	eth(&f, SL_ETH_P_IP, 2, TAG_QINQ);
 	ip4(&f, src, SL_IPPROTO_UDP, 5, 0, 0, &l);
 	CHECK_EQ(parse(&f, &p), SL_PARSE_IP);
 	CHECK_EQ(p.dport, 53);
@@ -985,17 +844,17 @@ static void parse_vlan_tags(void)
 	}
 
 	/* a third tag is deeper than sluice looks: malformed, not non-IP */
-	eth(&f, SL_ETH_P_IP, 3, three);
+	eth(&f, SL_ETH_P_IP, 3, TAG_3);
 	ip4(&f, src, SL_IPPROTO_UDP, 5, 0, 0, &l);
 	CHECK_EQ(parse(&f, &p), SL_PARSE_MALFORMED);
 
 	/* ARP inside a tag is still non-IP */
-	eth(&f, 0x0806, 1, q);
+	eth(&f, 0x0806, 1, TAG_Q);
 	zeros(&f, 28);
 	CHECK_EQ(parse(&f, &p), SL_PARSE_NON_IP);
 
 	/* tag cut short */
-	eth(&f, SL_ETH_P_IP, 1, q);
+	eth(&f, SL_ETH_P_IP, 1, TAG_Q);
 	CHECK_EQ(parse_n(&f, 16, 16, &p), SL_PARSE_MALFORMED);
 	CHECK_EQ(parse_n(&f, 17, 17, &p), SL_PARSE_MALFORMED);
 	CHECK_EQ(parse_n(&f, 18, 18, &p), SL_PARSE_MALFORMED);	/* tag, no IP */
@@ -1040,13 +899,12 @@ static void check_truncations(const struct frame *f, const char *what)
 
 static void parse_truncated_tcp4_every_offset(void)
 {
-	static const __u16 qinq[] = { SL_ETH_P_8021AD, SL_ETH_P_8021Q };
 	struct frame f, l;
 
 	l4_tcp(&l, 80, SLUICE_TCP_SYN, 6);
 	frame4(&f, IP4(198, 18, 0, 7), SL_IPPROTO_TCP, &l);
 	check_truncations(&f, "tcp4");
-	eth(&f, SL_ETH_P_IP, 2, qinq);
+	eth(&f, SL_ETH_P_IP, 2, TAG_QINQ);
 	ip4(&f, IP4(198, 18, 0, 7), SL_IPPROTO_TCP, 7, 0, 0, &l);
 	check_truncations(&f, "qinq tcp4 with options");
 }
@@ -1060,8 +918,7 @@ static void parse_truncated_udp6_every_offset(void)
 	frame6(&f, SRC6, SL_IPPROTO_UDP, &l);
 	check_truncations(&f, "udp6");
 	chain6(&pl, types, 2, SL_IPPROTO_UDP, 0, &l);
-	eth(&f, SL_ETH_P_IPV6, 0, NULL);
-	ip6(&f, SRC6, SL_IPPROTO_HOPOPTS, 64, -1, &pl);
+	frame6(&f, SRC6, SL_IPPROTO_HOPOPTS, &pl);
 	check_truncations(&f, "udp6 behind hop-by-hop and fragment");
 }
 
@@ -1074,8 +931,7 @@ static void parse_ipv4_header_checks(void)
 	l4_tcp(&l, 80, SLUICE_TCP_SYN, 5);
 	/* IHL below 5, with a correct-looking rest */
 	for (ihl = 0; ihl < 5; ihl++) {
-		eth(&f, SL_ETH_P_IP, 0, NULL);
-		ip4(&f, IP4(198, 18, 0, 2), SL_IPPROTO_TCP, ihl, 0, 40, &l);
+		eth_ip4(&f, IP4(198, 18, 0, 2), SL_IPPROTO_TCP, ihl, 0, 40, &l);
 		CHECK_EQ(parse(&f, &p), SL_PARSE_MALFORMED);
 	}
 	/* version not 4 */
@@ -1093,34 +949,27 @@ static void parse_ipv4_header_checks(void)
 	f.b[17] = 60;
 	CHECK_EQ(parse(&f, &p), SL_PARSE_MALFORMED);
 	/* tot_len larger than the frame */
-	eth(&f, SL_ETH_P_IP, 0, NULL);
-	ip4(&f, IP4(198, 18, 0, 2), SL_IPPROTO_TCP, 5, 0, 41, &l);
+	eth_ip4(&f, IP4(198, 18, 0, 2), SL_IPPROTO_TCP, 5, 0, 41, &l);
 	CHECK_EQ(parse(&f, &p), SL_PARSE_MALFORMED);
-	eth(&f, SL_ETH_P_IP, 0, NULL);
-	ip4(&f, IP4(198, 18, 0, 2), SL_IPPROTO_TCP, 5, 0, 65535, &l);
+	eth_ip4(&f, IP4(198, 18, 0, 2), SL_IPPROTO_TCP, 5, 0, 65535, &l);
 	CHECK_EQ(parse(&f, &p), SL_PARSE_MALFORMED);
 	/* tot_len below ihl*4 */
-	eth(&f, SL_ETH_P_IP, 0, NULL);
-	ip4(&f, IP4(198, 18, 0, 2), SL_IPPROTO_TCP, 6, 0, 20, &l);
+	eth_ip4(&f, IP4(198, 18, 0, 2), SL_IPPROTO_TCP, 6, 0, 20, &l);
 	CHECK_EQ(parse(&f, &p), SL_PARSE_MALFORMED);
-	eth(&f, SL_ETH_P_IP, 0, NULL);
-	ip4(&f, IP4(198, 18, 0, 2), SL_IPPROTO_TCP, 5, 0, 19, &l);
+	eth_ip4(&f, IP4(198, 18, 0, 2), SL_IPPROTO_TCP, 5, 0, 19, &l);
 	CHECK_EQ(parse(&f, &p), SL_PARSE_MALFORMED);
 	/* tot_len too short for the TCP header that the frame carries */
-	eth(&f, SL_ETH_P_IP, 0, NULL);
-	ip4(&f, IP4(198, 18, 0, 2), SL_IPPROTO_TCP, 5, 0, 39, &l);
+	eth_ip4(&f, IP4(198, 18, 0, 2), SL_IPPROTO_TCP, 5, 0, 39, &l);
 	CHECK_EQ(parse(&f, &p), SL_PARSE_MALFORMED);
 	/* exactly a bare header with no payload, protocol without L4 parsing */
 	{
 		struct frame none = { .n = 0 };
 
-		eth(&f, SL_ETH_P_IP, 0, NULL);
-		ip4(&f, IP4(198, 18, 0, 2), 47, 5, 0, 0, &none);
+		frame4(&f, IP4(198, 18, 0, 2), 47, &none);
 		CHECK_EQ(parse(&f, &p), SL_PARSE_IP);
 		CHECK_EQ(p.len, 20);
 		/* ... but TCP with no header at all is malformed */
-		eth(&f, SL_ETH_P_IP, 0, NULL);
-		ip4(&f, IP4(198, 18, 0, 2), SL_IPPROTO_TCP, 5, 0, 0, &none);
+		frame4(&f, IP4(198, 18, 0, 2), SL_IPPROTO_TCP, &none);
 		CHECK_EQ(parse(&f, &p), SL_PARSE_MALFORMED);
 	}
 }
@@ -1132,27 +981,21 @@ static void parse_ipv6_payload_len(void)
 
 	l4_udp(&l, 53, 12);
 	/* lying upwards */
-	eth(&f, SL_ETH_P_IPV6, 0, NULL);
-	ip6(&f, SRC6, SL_IPPROTO_UDP, 64, 21, &l);
+	eth_ip6(&f, SRC6, SL_IPPROTO_UDP, 64, 21, &l);
 	CHECK_EQ(parse(&f, &p), SL_PARSE_MALFORMED);
-	eth(&f, SL_ETH_P_IPV6, 0, NULL);
-	ip6(&f, SRC6, SL_IPPROTO_UDP, 64, 65535, &l);
+	eth_ip6(&f, SRC6, SL_IPPROTO_UDP, 64, 65535, &l);
 	CHECK_EQ(parse(&f, &p), SL_PARSE_MALFORMED);
 	/* zero (a jumbogram, impossible here) */
-	eth(&f, SL_ETH_P_IPV6, 0, NULL);
-	ip6(&f, SRC6, SL_IPPROTO_UDP, 64, 0, &l);
+	eth_ip6(&f, SRC6, SL_IPPROTO_UDP, 64, 0, &l);
 	CHECK_EQ(parse(&f, &p), SL_PARSE_MALFORMED);
 	/* shorter than the UDP header */
-	eth(&f, SL_ETH_P_IPV6, 0, NULL);
-	ip6(&f, SRC6, SL_IPPROTO_UDP, 64, 4, &l);
+	eth_ip6(&f, SRC6, SL_IPPROTO_UDP, 64, 4, &l);
 	CHECK_EQ(parse(&f, &p), SL_PARSE_MALFORMED);
 	/* shorter than the UDP length field says */
-	eth(&f, SL_ETH_P_IPV6, 0, NULL);
-	ip6(&f, SRC6, SL_IPPROTO_UDP, 64, 19, &l);
+	eth_ip6(&f, SRC6, SL_IPPROTO_UDP, 64, 19, &l);
 	CHECK_EQ(parse(&f, &p), SL_PARSE_MALFORMED);
 	/* exact, and with trailing padding: the cost is 40 + payload length */
-	eth(&f, SL_ETH_P_IPV6, 0, NULL);
-	ip6(&f, SRC6, SL_IPPROTO_UDP, 64, 20, &l);
+	eth_ip6(&f, SRC6, SL_IPPROTO_UDP, 64, 20, &l);
 	CHECK_EQ(parse(&f, &p), SL_PARSE_IP);
 	CHECK_EQ(p.len, 60);
 	zeros(&f, 6);
@@ -1174,8 +1017,7 @@ static void parse_ipv6_extension_headers(void)
 	l4_tcp(&l, 443, SLUICE_TCP_SYN, 5);
 	for (i = 0; i < sizeof(single); i++) {
 		chain6(&pl, &single[i], 1, SL_IPPROTO_TCP, 0, &l);
-		eth(&f, SL_ETH_P_IPV6, 0, NULL);
-		ip6(&f, SRC6, single[i], 64, -1, &pl);
+		frame6(&f, SRC6, single[i], &pl);
 		if (parse(&f, &p) != SL_PARSE_IP) {
 			CHECK_FAIL("extension header %u alone: not parsed", single[i]);
 			continue;
@@ -1189,8 +1031,7 @@ static void parse_ipv6_extension_headers(void)
 
 	/* a mixed chain of six, the fragment header a first fragment (M set) */
 	chain6(&pl, mixed, sizeof(mixed), SL_IPPROTO_TCP, 1, &l);
-	eth(&f, SL_ETH_P_IPV6, 0, NULL);
-	ip6(&f, SRC6, mixed[0], 64, -1, &pl);
+	frame6(&f, SRC6, mixed[0], &pl);
 	CHECK_EQ(parse(&f, &p), SL_PARSE_IP);
 	CHECK_EQ(p.dport, 443);
 	CHECK_EQ(p.flags, SL_PKT_L4 | SL_PKT_PORTS | SL_PKT_FRAG);
@@ -1198,8 +1039,7 @@ static void parse_ipv6_extension_headers(void)
 	/* a non-first fragment: protocol known, no L4, no ports */
 	l4_udp(&l, 53, 40);
 	chain6(&pl, &single[4], 1, SL_IPPROTO_UDP, 185 << 3, &l);
-	eth(&f, SL_ETH_P_IPV6, 0, NULL);
-	ip6(&f, SRC6, SL_IPPROTO_FRAGMENT, 64, -1, &pl);
+	frame6(&f, SRC6, SL_IPPROTO_FRAGMENT, &pl);
 	CHECK_EQ(parse(&f, &p), SL_PARSE_IP);
 	CHECK_EQ(p.proto, SL_IPPROTO_UDP);
 	CHECK_EQ(p.flags, SL_PKT_FRAG);
@@ -1209,8 +1049,7 @@ static void parse_ipv6_extension_headers(void)
 		static const __u8 hf[] = { SL_IPPROTO_HOPOPTS, SL_IPPROTO_FRAGMENT };
 
 		chain6(&pl, hf, 2, SL_IPPROTO_UDP, (8 << 3) | 1, &l);
-		eth(&f, SL_ETH_P_IPV6, 0, NULL);
-		ip6(&f, SRC6, SL_IPPROTO_HOPOPTS, 64, -1, &pl);
+		frame6(&f, SRC6, SL_IPPROTO_HOPOPTS, &pl);
 		CHECK_EQ(parse(&f, &p), SL_PARSE_IP);
 		CHECK_EQ(p.flags, SL_PKT_FRAG);
 	}
@@ -1220,45 +1059,38 @@ static void parse_ipv6_extension_headers(void)
 	for (i = 0; i < sizeof(many); i++)
 		many[i] = i & 1 ? SL_IPPROTO_DSTOPTS : SL_IPPROTO_ROUTING;
 	chain6(&pl, many, SL_MAX_EXTHDR, SL_IPPROTO_UDP, 0, &l);
-	eth(&f, SL_ETH_P_IPV6, 0, NULL);
-	ip6(&f, SRC6, many[0], 64, -1, &pl);
+	frame6(&f, SRC6, many[0], &pl);
 	CHECK_EQ(parse(&f, &p), SL_PARSE_IP);
 	CHECK_EQ(p.dport, 53);
 	chain6(&pl, many, SL_MAX_EXTHDR + 1, SL_IPPROTO_UDP, 0, &l);
-	eth(&f, SL_ETH_P_IPV6, 0, NULL);
-	ip6(&f, SRC6, many[0], 64, -1, &pl);
+	frame6(&f, SRC6, many[0], &pl);
 	CHECK_EQ(parse(&f, &p), SL_PARSE_MALFORMED);
 	/* ... also when the last is a fragment header */
 	many[SL_MAX_EXTHDR] = SL_IPPROTO_FRAGMENT;
 	chain6(&pl, many, SL_MAX_EXTHDR + 1, SL_IPPROTO_UDP, 0, &l);
-	eth(&f, SL_ETH_P_IPV6, 0, NULL);
-	ip6(&f, SRC6, many[0], 64, -1, &pl);
+	frame6(&f, SRC6, many[0], &pl);
 	CHECK_EQ(parse(&f, &p), SL_PARSE_MALFORMED);
 
 	/* an extension header longer than the payload */
 	l4_udp(&l, 53, 0);
 	chain6(&pl, single, 1, SL_IPPROTO_UDP, 0, &l);
 	pl.b[1] = 200;
-	eth(&f, SL_ETH_P_IPV6, 0, NULL);
-	ip6(&f, SRC6, SL_IPPROTO_HOPOPTS, 64, -1, &pl);
+	frame6(&f, SRC6, SL_IPPROTO_HOPOPTS, &pl);
 	CHECK_EQ(parse(&f, &p), SL_PARSE_MALFORMED);
 	/* AH claiming more than there is */
 	chain6(&pl, &single[3], 1, SL_IPPROTO_UDP, 0, &l);
 	pl.b[1] = 10;
-	eth(&f, SL_ETH_P_IPV6, 0, NULL);
-	ip6(&f, SRC6, SL_IPPROTO_AH, 64, -1, &pl);
+	frame6(&f, SRC6, SL_IPPROTO_AH, &pl);
 	CHECK_EQ(parse(&f, &p), SL_PARSE_MALFORMED);
 	/* an extension header that is the whole payload: nothing after it */
 	{
 		struct frame none = { .n = 0 };
 
 		chain6(&pl, single, 1, SL_IPPROTO_UDP, 0, &none);
-		eth(&f, SL_ETH_P_IPV6, 0, NULL);
-		ip6(&f, SRC6, SL_IPPROTO_HOPOPTS, 64, -1, &pl);
+		frame6(&f, SRC6, SL_IPPROTO_HOPOPTS, &pl);
 		CHECK_EQ(parse(&f, &p), SL_PARSE_MALFORMED);
 		chain6(&pl, single, 1, SL_IPPROTO_NONE, 0, &none);
-		eth(&f, SL_ETH_P_IPV6, 0, NULL);
-		ip6(&f, SRC6, SL_IPPROTO_HOPOPTS, 64, -1, &pl);
+		frame6(&f, SRC6, SL_IPPROTO_HOPOPTS, &pl);
 		CHECK_EQ(parse(&f, &p), SL_PARSE_IP);
 		CHECK_EQ(p.proto, SL_IPPROTO_NONE);
 	}
@@ -1272,16 +1104,14 @@ static void parse_ipv4_fragments(void)
 
 	/* non-first fragment: offset 185*8, a UDP-looking payload that is not a header */
 	l4_udp(&l, 53, 100);
-	eth(&f, SL_ETH_P_IP, 0, NULL);
-	ip4(&f, src, SL_IPPROTO_UDP, 5, 185, 0, &l);
+	eth_ip4(&f, src, SL_IPPROTO_UDP, 5, 185, 0, &l);
 	CHECK_EQ(parse(&f, &p), SL_PARSE_IP);
 	CHECK_EQ(p.proto, SL_IPPROTO_UDP);
 	CHECK_EQ(p.flags, SL_PKT_FRAG);
 	CHECK_EQ(p.dport, 0);
 	CHECK_EQ(p.len, 128);
 	/* middle fragment (MF and an offset) */
-	eth(&f, SL_ETH_P_IP, 0, NULL);
-	ip4(&f, src, SL_IPPROTO_TCP, 5, 0x2000 | 1, 0, &l);
+	eth_ip4(&f, src, SL_IPPROTO_TCP, 5, 0x2000 | 1, 0, &l);
 	CHECK_EQ(parse(&f, &p), SL_PARSE_IP);
 	CHECK_EQ(p.flags, SL_PKT_FRAG);
 	/* non-first fragment with only a few payload bytes: no L4 needed */
@@ -1289,8 +1119,7 @@ static void parse_ipv4_fragments(void)
 		struct frame tiny = { .n = 0 };
 
 		put8(&tiny, 0xab);
-		eth(&f, SL_ETH_P_IP, 0, NULL);
-		ip4(&f, src, SL_IPPROTO_TCP, 5, 3, 0, &tiny);
+		eth_ip4(&f, src, SL_IPPROTO_TCP, 5, 3, 0, &tiny);
 		CHECK_EQ(parse(&f, &p), SL_PARSE_IP);
 		CHECK_EQ(p.flags, SL_PKT_FRAG);
 	}
@@ -1298,39 +1127,33 @@ static void parse_ipv4_fragments(void)
 	/* first fragment: MF, offset 0; ports there, UDP length covers the whole datagram */
 	l4_udp(&l, 53, 1472);
 	l.n = 8 + 100;
-	eth(&f, SL_ETH_P_IP, 0, NULL);
-	ip4(&f, src, SL_IPPROTO_UDP, 5, 0x2000, 0, &l);
+	eth_ip4(&f, src, SL_IPPROTO_UDP, 5, 0x2000, 0, &l);
 	CHECK_EQ(parse(&f, &p), SL_PARSE_IP);
 	CHECK_EQ(p.flags, SL_PKT_FRAG | SL_PKT_L4 | SL_PKT_PORTS);
 	CHECK_EQ(p.dport, 53);
 	/* ... the same UDP length without MF is malformed */
-	eth(&f, SL_ETH_P_IP, 0, NULL);
-	ip4(&f, src, SL_IPPROTO_UDP, 5, 0, 0, &l);
+	frame4(&f, src, SL_IPPROTO_UDP, &l);
 	CHECK_EQ(parse(&f, &p), SL_PARSE_MALFORMED);
 
 	/* first TCP fragment with the TCP header cut (RFC 1858 tiny fragment) */
 	l4_tcp(&l, 22, SLUICE_TCP_SYN, 5);
 	l.n = 8;
-	eth(&f, SL_ETH_P_IP, 0, NULL);
-	ip4(&f, src, SL_IPPROTO_TCP, 5, 0x2000, 0, &l);
+	eth_ip4(&f, src, SL_IPPROTO_TCP, 5, 0x2000, 0, &l);
 	CHECK_EQ(parse(&f, &p), SL_PARSE_MALFORMED);
 	/* ... and with 16 bytes: still cut */
 	l4_tcp(&l, 22, SLUICE_TCP_SYN, 5);
 	l.n = 16;
-	eth(&f, SL_ETH_P_IP, 0, NULL);
-	ip4(&f, src, SL_IPPROTO_TCP, 5, 0x2000, 0, &l);
+	eth_ip4(&f, src, SL_IPPROTO_TCP, 5, 0x2000, 0, &l);
 	CHECK_EQ(parse(&f, &p), SL_PARSE_MALFORMED);
 	/* ... whole header but data offset reaching past the fragment */
 	l4_tcp(&l, 22, SLUICE_TCP_SYN, 5);
 	l.b[12] = 10 << 4;
-	eth(&f, SL_ETH_P_IP, 0, NULL);
-	ip4(&f, src, SL_IPPROTO_TCP, 5, 0x2000, 0, &l);
+	eth_ip4(&f, src, SL_IPPROTO_TCP, 5, 0x2000, 0, &l);
 	CHECK_EQ(parse(&f, &p), SL_PARSE_MALFORMED);
 	/* a first TCP fragment with the whole header is fine */
 	l4_tcp(&l, 22, SLUICE_TCP_SYN, 5);
 	zeros(&l, 64);
-	eth(&f, SL_ETH_P_IP, 0, NULL);
-	ip4(&f, src, SL_IPPROTO_TCP, 5, 0x2000, 0, &l);
+	eth_ip4(&f, src, SL_IPPROTO_TCP, 5, 0x2000, 0, &l);
 	CHECK_EQ(parse(&f, &p), SL_PARSE_IP);
 	CHECK_EQ(p.flags, SL_PKT_FRAG | SL_PKT_L4 | SL_PKT_PORTS);
 	CHECK_EQ(p.dport, 22);
@@ -1393,7 +1216,6 @@ static void parse_l4_checks(void)
 
 static void parse_nd_hop_limit(void)
 {
-	static const __u8 ll[16] = { 0xfe, 0x80, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1 };
 	struct frame f, l;
 	struct sl_pkt p;
 	unsigned int t;
@@ -1402,14 +1224,12 @@ static void parse_nd_hop_limit(void)
 		int nd = t >= SL_ND_FIRST && t <= SL_ND_LAST;
 
 		l4_icmp(&l, t, 16);
-		eth(&f, SL_ETH_P_IPV6, 0, NULL);
-		ip6(&f, ll, SL_IPPROTO_ICMPV6, 255, -1, &l);
+		eth_ip6(&f, LL6, SL_IPPROTO_ICMPV6, 255, -1, &l);
 		CHECK_EQ(parse(&f, &p), SL_PARSE_IP);
 		CHECK_EQ(p.icmp_type, t);
 		CHECK_EQ(!!(p.flags & SL_PKT_ND), nd);
 		/* hop limit 64: routed, so not neighbour discovery */
-		eth(&f, SL_ETH_P_IPV6, 0, NULL);
-		ip6(&f, ll, SL_IPPROTO_ICMPV6, 64, -1, &l);
+		eth_ip6(&f, LL6, SL_IPPROTO_ICMPV6, 64, -1, &l);
 		CHECK_EQ(parse(&f, &p), SL_PARSE_IP);
 		CHECK_EQ(p.flags & SL_PKT_ND, 0);
 	}
@@ -1459,8 +1279,7 @@ static void parse_frame_len_beyond_readable(void)
 		size_t hdrs;
 
 		chain6(&pl, types, 4, SL_IPPROTO_UDP, 0, &l);
-		eth(&f, SL_ETH_P_IPV6, 0, NULL);
-		ip6(&f, SRC6, types[0], 64, -1, &pl);
+		frame6(&f, SRC6, types[0], &pl);
 		hdrs = 14 + 40 + (pl.n - l.n) + 8;
 		CHECK_EQ(parse_n(&f, hdrs, (__u32)f.n, &p), SL_PARSE_IP);
 		CHECK_EQ(p.dport, 53);
@@ -1738,15 +1557,13 @@ static void match_fragments(void)
 
 	/* non-first IPv4 fragment whose payload happens to hold "port 53" */
 	l4_udp(&l, 53, 100);
-	eth(&f, SL_ETH_P_IP, 0, NULL);
-	ip4(&f, IP4(198, 18, 0, 1), SL_IPPROTO_UDP, 5, 50, 0, &l);
+	eth_ip4(&f, IP4(198, 18, 0, 1), SL_IPPROTO_UDP, 5, 50, 0, &l);
 	CHECK_EQ(parse(&f, &p), SL_PARSE_IP);
 	CHECK(!sl_rule_match(&dport, &p), "non-first v4 fragment matched a dport rule");
 	CHECK(sl_rule_match(&proto, &p), "non-first v4 fragment missed a proto rule");
 	CHECK(!sl_rule_match(&flags, &p), "non-first v4 fragment matched a flags rule");
 	/* first fragment has ports: matches both */
-	eth(&f, SL_ETH_P_IP, 0, NULL);
-	ip4(&f, IP4(198, 18, 0, 1), SL_IPPROTO_UDP, 5, 0x2000, 0, &l);
+	eth_ip4(&f, IP4(198, 18, 0, 1), SL_IPPROTO_UDP, 5, 0x2000, 0, &l);
 	CHECK_EQ(parse(&f, &p), SL_PARSE_IP);
 	CHECK(sl_rule_match(&dport, &p), "first v4 fragment missed a dport rule");
 	CHECK(sl_rule_match(&proto, &p), "first v4 fragment missed a proto rule");
@@ -1757,14 +1574,12 @@ static void match_fragments(void)
 		struct frame pl;
 
 		chain6(&pl, fr, 1, SL_IPPROTO_UDP, 100 << 3, &l);
-		eth(&f, SL_ETH_P_IPV6, 0, NULL);
-		ip6(&f, SRC6, SL_IPPROTO_FRAGMENT, 64, -1, &pl);
+		frame6(&f, SRC6, SL_IPPROTO_FRAGMENT, &pl);
 		CHECK_EQ(parse(&f, &p), SL_PARSE_IP);
 		CHECK(!sl_rule_match(&dport, &p), "non-first v6 fragment matched a dport rule");
 		CHECK(sl_rule_match(&proto, &p), "non-first v6 fragment missed a proto rule");
 		chain6(&pl, fr, 1, SL_IPPROTO_UDP, 1, &l);
-		eth(&f, SL_ETH_P_IPV6, 0, NULL);
-		ip6(&f, SRC6, SL_IPPROTO_FRAGMENT, 64, -1, &pl);
+		frame6(&f, SRC6, SL_IPPROTO_FRAGMENT, &pl);
 		CHECK_EQ(parse(&f, &p), SL_PARSE_IP);
 		CHECK(sl_rule_match(&dport, &p), "first v6 fragment missed a dport rule");
 	}
@@ -1772,7 +1587,6 @@ static void match_fragments(void)
 
 static void match_nd_only_when_named(void)
 {
-	static const __u8 ll[16] = { 0xfe, 0x80, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1 };
 	struct sluice_rule all, v6, icmp6, ns, na, src;
 	struct frame f, l;
 	struct sl_pkt p;
@@ -1792,11 +1606,10 @@ static void match_nd_only_when_named(void)
 	na = ns;
 	na.icmp_type = 136;
 	rule_init(&src);
-	rule_src6(&src, ll, 10);
+	rule_src6(&src, LL6, 10);
 
 	l4_icmp(&l, 135, 16);
-	eth(&f, SL_ETH_P_IPV6, 0, NULL);
-	ip6(&f, ll, SL_IPPROTO_ICMPV6, 255, -1, &l);
+	eth_ip6(&f, LL6, SL_IPPROTO_ICMPV6, 255, -1, &l);
 	CHECK_EQ(parse(&f, &p), SL_PARSE_IP);
 	CHECK(p.flags & SL_PKT_ND, "NS not ND");
 	CHECK(!sl_rule_match(&all, &p), "ND matched a match-all rule");
@@ -1807,8 +1620,7 @@ static void match_nd_only_when_named(void)
 	CHECK(!sl_rule_match(&na, &p), "NS matched a rule naming type 136");
 
 	/* the same type with hop limit 64 is ordinary ICMPv6 */
-	eth(&f, SL_ETH_P_IPV6, 0, NULL);
-	ip6(&f, ll, SL_IPPROTO_ICMPV6, 64, -1, &l);
+	eth_ip6(&f, LL6, SL_IPPROTO_ICMPV6, 64, -1, &l);
 	CHECK_EQ(parse(&f, &p), SL_PARSE_IP);
 	CHECK(sl_rule_match(&all, &p), "routed 135 missed match-all");
 	CHECK(sl_rule_match(&icmp6, &p), "routed 135 missed the ICMPv6 rule");
