@@ -924,8 +924,18 @@ static void parse_truncated_udp6_every_offset(void)
 
 static void parse_ipv4_header_checks(void)
 {
+	/* total length fields that do not fit the frame, the header or the TCP in it */
+	static const struct {
+		__u8 ihl;
+		__u16 tot;
+	} bad_tot[] = {
+		{ 5, 41 }, { 5, 65535 },	/* larger than the frame */
+		{ 6, 20 }, { 5, 19 },		/* below ihl*4 */
+		{ 5, 39 },			/* too short for the TCP header the frame carries */
+	};
 	struct frame f, l;
 	struct sl_pkt p;
+	size_t i;
 	__u8 ihl;
 
 	l4_tcp(&l, 80, SLUICE_TCP_SYN, 5);
@@ -948,19 +958,12 @@ static void parse_ipv4_header_checks(void)
 	f.b[16] = 0;
 	f.b[17] = 60;
 	CHECK_EQ(parse(&f, &p), SL_PARSE_MALFORMED);
-	/* tot_len larger than the frame */
-	eth_ip4(&f, IP4(198, 18, 0, 2), SL_IPPROTO_TCP, 5, 0, 41, &l);
-	CHECK_EQ(parse(&f, &p), SL_PARSE_MALFORMED);
-	eth_ip4(&f, IP4(198, 18, 0, 2), SL_IPPROTO_TCP, 5, 0, 65535, &l);
-	CHECK_EQ(parse(&f, &p), SL_PARSE_MALFORMED);
-	/* tot_len below ihl*4 */
-	eth_ip4(&f, IP4(198, 18, 0, 2), SL_IPPROTO_TCP, 6, 0, 20, &l);
-	CHECK_EQ(parse(&f, &p), SL_PARSE_MALFORMED);
-	eth_ip4(&f, IP4(198, 18, 0, 2), SL_IPPROTO_TCP, 5, 0, 19, &l);
-	CHECK_EQ(parse(&f, &p), SL_PARSE_MALFORMED);
-	/* tot_len too short for the TCP header that the frame carries */
-	eth_ip4(&f, IP4(198, 18, 0, 2), SL_IPPROTO_TCP, 5, 0, 39, &l);
-	CHECK_EQ(parse(&f, &p), SL_PARSE_MALFORMED);
+	for (i = 0; i < sizeof(bad_tot) / sizeof(bad_tot[0]); i++) {
+		eth_ip4(&f, IP4(198, 18, 0, 2), SL_IPPROTO_TCP, bad_tot[i].ihl, 0, bad_tot[i].tot,
+			&l);
+		CHECK(parse(&f, &p) == SL_PARSE_MALFORMED, "IHL %u tot_len %u: not malformed",
+		      bad_tot[i].ihl, bad_tot[i].tot);
+	}
 	/* exactly a bare header with no payload, protocol without L4 parsing */
 	{
 		struct frame none = { .n = 0 };
@@ -976,24 +979,23 @@ static void parse_ipv4_header_checks(void)
 
 static void parse_ipv6_payload_len(void)
 {
+	/* payload length fields around a 20-byte UDP datagram */
+	static const int bad_plen[] = {
+		21, 65535,	/* lying upwards */
+		0,		/* zero (a jumbogram, impossible here) */
+		4,		/* shorter than the UDP header */
+		19,		/* shorter than the UDP length field says */
+	};
 	struct frame f, l;
 	struct sl_pkt p;
+	size_t i;
 
 	l4_udp(&l, 53, 12);
-	/* lying upwards */
-	eth_ip6(&f, SRC6, SL_IPPROTO_UDP, 64, 21, &l);
-	CHECK_EQ(parse(&f, &p), SL_PARSE_MALFORMED);
-	eth_ip6(&f, SRC6, SL_IPPROTO_UDP, 64, 65535, &l);
-	CHECK_EQ(parse(&f, &p), SL_PARSE_MALFORMED);
-	/* zero (a jumbogram, impossible here) */
-	eth_ip6(&f, SRC6, SL_IPPROTO_UDP, 64, 0, &l);
-	CHECK_EQ(parse(&f, &p), SL_PARSE_MALFORMED);
-	/* shorter than the UDP header */
-	eth_ip6(&f, SRC6, SL_IPPROTO_UDP, 64, 4, &l);
-	CHECK_EQ(parse(&f, &p), SL_PARSE_MALFORMED);
-	/* shorter than the UDP length field says */
-	eth_ip6(&f, SRC6, SL_IPPROTO_UDP, 64, 19, &l);
-	CHECK_EQ(parse(&f, &p), SL_PARSE_MALFORMED);
+	for (i = 0; i < sizeof(bad_plen) / sizeof(bad_plen[0]); i++) {
+		eth_ip6(&f, SRC6, SL_IPPROTO_UDP, 64, bad_plen[i], &l);
+		CHECK(parse(&f, &p) == SL_PARSE_MALFORMED, "payload length %d: not malformed",
+		      bad_plen[i]);
+	}
 	/* exact, and with trailing padding: the cost is 40 + payload length */
 	eth_ip6(&f, SRC6, SL_IPPROTO_UDP, 64, 20, &l);
 	CHECK_EQ(parse(&f, &p), SL_PARSE_IP);
@@ -1161,8 +1163,17 @@ static void parse_ipv4_fragments(void)
 
 static void parse_l4_checks(void)
 {
+	/* UDP length fields in a 12-byte datagram: 0, 7 and 13 are malformed, 8 and 12 fine */
+	static const struct {
+		__u8 len;
+		int want;
+	} udp_len[] = {
+		{ 0, SL_PARSE_MALFORMED }, { 7, SL_PARSE_MALFORMED }, { 13, SL_PARSE_MALFORMED },
+		{ 12, SL_PARSE_IP }, { 8, SL_PARSE_IP },
+	};
 	struct frame f, l;
 	struct sl_pkt p;
+	size_t i;
 	__u8 doff;
 	__u32 src = IP4(198, 18, 4, 4);
 
@@ -1188,22 +1199,17 @@ static void parse_l4_checks(void)
 	l4_udp(&l, 53, 4);
 	l.b[4] = 0;
 	l.b[5] = 0;
-	frame4(&f, src, SL_IPPROTO_UDP, &l);
-	CHECK_EQ(parse(&f, &p), SL_PARSE_MALFORMED);
 	frame6(&f, SRC6, SL_IPPROTO_UDP, &l);
 	CHECK_EQ(parse(&f, &p), SL_PARSE_MALFORMED);
-	l.b[5] = 7;
-	frame4(&f, src, SL_IPPROTO_UDP, &l);
-	CHECK_EQ(parse(&f, &p), SL_PARSE_MALFORMED);
-	l.b[5] = 13;
-	frame4(&f, src, SL_IPPROTO_UDP, &l);
-	CHECK_EQ(parse(&f, &p), SL_PARSE_MALFORMED);
-	l.b[5] = 12;
-	frame4(&f, src, SL_IPPROTO_UDP, &l);
-	CHECK_EQ(parse(&f, &p), SL_PARSE_IP);
-	l.b[5] = 8;
-	frame4(&f, src, SL_IPPROTO_UDP, &l);
-	CHECK_EQ(parse(&f, &p), SL_PARSE_IP);
+	for (i = 0; i < sizeof(udp_len) / sizeof(udp_len[0]); i++) {
+		int r;
+
+		l.b[5] = udp_len[i].len;
+		frame4(&f, src, SL_IPPROTO_UDP, &l);
+		r = parse(&f, &p);
+		CHECK(r == udp_len[i].want, "UDP length %u: result %d, want %d", udp_len[i].len, r,
+		      udp_len[i].want);
+	}
 
 	/* ICMP shorter than 8 bytes */
 	l4_icmp(&l, 8, 0);
