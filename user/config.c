@@ -34,12 +34,19 @@
 #define CFG_DEFAULT_INTERVAL	10
 #define CFG_DEFAULT_LINES	20
 
-static const char *const mode_names[] = { "native", "generic", "tc" };
-
 struct cfg_err {
 	char *file;
 	unsigned long line, column;	/* 1-based */
 	char *reason;
+	/* Order of reporting: the config file's order, a deny file's errors at its path. */
+	size_t at_line, at_column;
+	int seq;
+};
+
+/* A name that must be unique, and where it first appeared. */
+struct seen_name {
+	const char *name;
+	yaml_mark_t mark;
 };
 
 /* One load: the document, where relative paths start, the errors so far. */
@@ -50,6 +57,10 @@ struct load {
 	struct sl_cfg *cfg;
 	struct cfg_err *errs;
 	int nr_errs, cap_errs;
+	int cap_ifaces, cap_deny, cap_allow, cap_deny_files;
+	struct seen_name *ifnames;	/* every interface name, valid or not */
+	int nr_ifnames, cap_ifnames;
+	yaml_mark_t deny_file_at;	/* the deny file being read: its path in the config */
 	bool oom;
 };
 
@@ -57,7 +68,7 @@ struct load {
 struct words {
 	char **w;
 	yaml_mark_t *m;
-	int n, cap;
+	int n, cap_w, cap_m;
 };
 
 /* Make room for one more element of size sz in *arr, which holds n of cap. */
@@ -79,8 +90,8 @@ static bool grow(struct load *ld, void **arr, int n, int *cap, size_t sz)
 	return true;
 }
 
-static void verr(struct load *ld, const char *file, unsigned long line, unsigned long col,
-		 const char *fmt, va_list ap)
+static void verr(struct load *ld, yaml_mark_t at, const char *file, unsigned long line,
+		 unsigned long col, const char *fmt, va_list ap)
 {
 	struct cfg_err *e;
 
@@ -90,6 +101,9 @@ static void verr(struct load *ld, const char *file, unsigned long line, unsigned
 	e->file = strdup(file);
 	e->line = line;
 	e->column = col;
+	e->at_line = at.line;
+	e->at_column = at.column;
+	e->seq = ld->nr_errs;
 	if (!e->file || vasprintf(&e->reason, fmt, ap) < 0) {
 		free(e->file);
 		ld->oom = true;
@@ -107,7 +121,7 @@ static void err_file(struct load *ld, const char *file, unsigned long line, unsi
 	va_list ap;
 
 	va_start(ap, fmt);
-	verr(ld, file, line, col, fmt, ap);
+	verr(ld, ld->deny_file_at, file, line, col, fmt, ap);
 	va_end(ap);
 }
 
@@ -119,8 +133,19 @@ static void err_at(struct load *ld, yaml_mark_t mark, const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	verr(ld, ld->path, mark.line + 1, mark.column + 1, fmt, ap);
+	verr(ld, mark, ld->path, mark.line + 1, mark.column + 1, fmt, ap);
 	va_end(ap);
+}
+
+static int err_order(const void *a, const void *b)
+{
+	const struct cfg_err *x = a, *y = b;
+
+	if (x->at_line != y->at_line)
+		return x->at_line < y->at_line ? -1 : 1;
+	if (x->at_column != y->at_column)
+		return x->at_column < y->at_column ? -1 : 1;
+	return x->seq - y->seq;
 }
 
 static void errs_free(struct load *ld)
@@ -277,15 +302,11 @@ static void words_free(struct words *w)
 
 static void word(struct load *ld, struct words *w, const char *s, size_t len, yaml_mark_t m)
 {
-	int cap = w->cap;
 	char *copy;
 
-	if (!grow(ld, (void **)&w->w, w->n, &cap, sizeof(*w->w)))
+	if (!grow(ld, (void **)&w->w, w->n, &w->cap_w, sizeof(*w->w)) ||
+	    !grow(ld, (void **)&w->m, w->n, &w->cap_m, sizeof(*w->m)))
 		return;
-	cap = w->cap;
-	if (!grow(ld, (void **)&w->m, w->n, &cap, sizeof(*w->m)))
-		return;
-	w->cap = cap;
 	copy = strndup(s, len);
 	if (!copy) {
 		ld->oom = true;
@@ -334,17 +355,29 @@ static bool per_words(struct load *ld, struct words *w, const yaml_node_t *n)
 		}
 	} else {
 		const char *s = scalar(ld, n, "per"), *p;
+		yaml_mark_t m;
+		bool exact;
 
 		if (!s)
 			return false;
+		/*
+		 * Place each word in the line when the source is the value as it
+		 * stands: one line, no escapes (only quotes around it, if any).
+		 */
+		exact = n->start_mark.line == n->end_mark.line &&
+			n->end_mark.column - n->start_mark.column ==
+				strlen(s) + (n->data.scalar.style == YAML_PLAIN_SCALAR_STYLE ? 0 : 2);
 		for (p = s; *p;) {
 			size_t len;
 
-			p += strspn(p, " \t");
-			len = strcspn(p, " \t");
+			p += strspn(p, " \t\r\n");
+			len = strcspn(p, " \t\r\n");
 			if (!len)
 				break;
-			if (!per_word(ld, w, p, len, n->start_mark))
+			m = n->start_mark;
+			if (exact)
+				m.column += (p - s) + (n->data.scalar.style != YAML_PLAIN_SCALAR_STYLE);
+			if (!per_word(ld, w, p, len, m))
 				ok = false;
 			p += len;
 		}
@@ -356,20 +389,67 @@ static bool per_words(struct load *ld, struct words *w, const yaml_node_t *n)
 	return ok;
 }
 
+/*
+ * Parse the words [start, start + len) of w on their own, between words
+ * known to be good (pre before them, post after), so that every value is
+ * judged by the CLI's parser even when another one of the same rule is
+ * wrong. Returns false (reported) if the parser refuses them.
+ */
+static bool check_piece(struct load *ld, const struct words *w, int start,
+			const char *const *pre, int npre, const char *const *post, int npost,
+			yaml_mark_t at)
+{
+	char name[SLUICE_NAME_LEN], **argv;
+	int len = w->n - start, argc = 0, i;
+	struct sluice_rule r;
+	struct sl_perr pe;
+	bool ok = true;
+
+	if (ld->oom)
+		return false;
+	argv = calloc(npre + len + npost, sizeof(*argv));
+	if (!argv) {
+		ld->oom = true;
+		return false;
+	}
+	/* sl_rule_parse() takes argv as main() does, but never writes to it. */
+	for (i = 0; i < npre; i++)
+		argv[argc++] = (char *)pre[i];
+	for (i = 0; i < len; i++)
+		argv[argc++] = w->w[start + i];
+	for (i = 0; i < npost; i++)
+		argv[argc++] = (char *)post[i];
+	if (sl_rule_parse(argc, argv, &r, name, &pe)) {
+		i = pe.word - npre;
+		err_at(ld, i >= 0 && i < len ? w->m[start + i] : at, "%s", pe.msg);
+		ok = false;
+	}
+	free(argv);
+	return ok;
+}
+
+/* Good words around a piece: a stand-in name, and a limit for rules to have one. */
+static const char *const stand_in[] = { "x" };
+static const char *const one_limit[] = { "limit", "1pps" };
+static const char *const named_limit[] = { "x", "limit", "1pps" };
+
 enum { L_RATE, L_BURST, L_PER, L_NR };
 static const char *const limit_keys[L_NR] = { "rate", "burst", "per" };
 
-/* One entry of "limits": limit RATE [burst N] [per KEY...]. */
+/*
+ * One entry of "limits": limit RATE [burst N] [per KEY...]. Each key is
+ * judged on its own, then the limit as a whole (a burst too big for its rate).
+ */
 static bool limit_words(struct load *ld, struct words *w, const yaml_node_t *n)
 {
 	yaml_node_t *keys[L_NR], *vals[L_NR];
+	int i, start = w->n, piece;
 	const char *s;
 	bool ok = true;
-	int i;
 
 	if (!mapping(ld, n, "a limit", limit_keys, L_NR, keys, vals))
 		return false;
-	if (is_null(n) || !vals[L_RATE]) {
+	if (!vals[L_RATE]) {
 		err_at(ld, n->start_mark, "a limit needs a rate");
 		ok = false;
 	}
@@ -377,17 +457,26 @@ static bool limit_words(struct load *ld, struct words *w, const yaml_node_t *n)
 	for (i = 0; i < L_NR; i++) {
 		if (!vals[i])
 			continue;
+		piece = i == L_RATE ? w->n - 1 : w->n;
 		if (i != L_RATE)
 			word_str(ld, w, limit_keys[i], keys[i]->start_mark);
 		if (i == L_PER) {
-			if (!per_words(ld, w, vals[i]))
+			if (!per_words(ld, w, vals[i])) {
 				ok = false;
+				continue;
+			}
 		} else if ((s = scalar(ld, vals[i], limit_keys[i]))) {
 			word_str(ld, w, s, vals[i]->start_mark);
 		} else {
 			ok = false;
+			continue;
 		}
+		if (i == L_RATE ? !check_piece(ld, w, piece, stand_in, 1, NULL, 0, n->start_mark)
+				: !check_piece(ld, w, piece, named_limit, 3, NULL, 0, n->start_mark))
+			ok = false;
 	}
+	if (ok && !check_piece(ld, w, start, stand_in, 1, NULL, 0, n->start_mark))
+		ok = false;
 	return ok;
 }
 
@@ -401,14 +490,10 @@ static const char *const rule_keys[R_NR] = {
 	"limits",
 };
 
-struct seen_name {
-	const char *name;
-	yaml_mark_t mark;
-};
-
 /*
  * Rule number idx: build its words in a fixed order (family before src, so
- * the parser sees a contradiction between them), parse them, and keep the
+ * the parser sees a contradiction between them), judge each key's words on
+ * their own, then the whole rule (what keys say together), and keep the
  * result in the rule set while there is room.
  */
 static void load_rule(struct load *ld, const yaml_node_t *n, int idx, struct seen_name *seen)
@@ -421,14 +506,15 @@ static void load_rule(struct load *ld, const yaml_node_t *n, int idx, struct see
 	char name[SLUICE_NAME_LEN];
 	const char *s;
 	bool ok = true;
-	int i;
+	int i, start;
 
 	seen[idx].name = NULL;
 	if (n->type != YAML_MAPPING_NODE) {
 		err_at(ld, n->start_mark, "a rule must be a mapping, not %s", kind(n));
 		return;
 	}
-	mapping(ld, n, "a rule", rule_keys, R_NR, keys, vals);
+	if (!mapping(ld, n, "a rule", rule_keys, R_NR, keys, vals))
+		return;
 	if (!vals[R_NAME]) {
 		err_at(ld, n->start_mark, "a rule needs a name");
 		ok = false;
@@ -445,6 +531,8 @@ static void load_rule(struct load *ld, const yaml_node_t *n, int idx, struct see
 		seen[idx].name = s;
 		seen[idx].mark = vals[R_NAME]->start_mark;
 		word_str(ld, &w, s, vals[R_NAME]->start_mark);
+		if (!check_piece(ld, &w, 0, NULL, 0, one_limit, 2, n->start_mark))
+			ok = false;
 	} else {
 		ok = false;
 	}
@@ -456,14 +544,19 @@ static void load_rule(struct load *ld, const yaml_node_t *n, int idx, struct see
 			ok = false;
 			continue;
 		}
+		start = w.n;
 		word_str(ld, &w, rule_keys[i], keys[i]->start_mark);
 		word_str(ld, &w, s, vals[i]->start_mark);
+		if (!check_piece(ld, &w, start, stand_in, 1, one_limit, 2, n->start_mark))
+			ok = false;
 	}
 	if (vals[R_LIMITS]) {
-		if (!list(ld, vals[R_LIMITS], "limits", &it, &end))
+		if (!list(ld, vals[R_LIMITS], "limits", &it, &end)) {
 			ok = false;
-		else if (it == end)
+		} else if (it == end) {
 			err_at(ld, vals[R_LIMITS]->start_mark, "a rule needs at least one limit");
+			ok = false;
+		}
 		for (; it < end; it++) {
 			yaml_node_t *l = node(ld, *it);
 
@@ -471,16 +564,16 @@ static void load_rule(struct load *ld, const yaml_node_t *n, int idx, struct see
 				ok = false;
 		}
 	}
-	/* Parse only complete words: a half-built rule would only add noise. */
+	/* The whole rule only when every piece is good: otherwise it is noise. */
 	if (ok && !ld->oom) {
-		if (sl_rule_parse(w.n, w.w, &r, name, &pe))
+		if (sl_rule_parse(w.n, w.w, &r, name, &pe)) {
 			err_at(ld, pe.word >= 0 && pe.word < w.n ? w.m[pe.word] : n->start_mark,
 			       "%s", pe.msg);
-		else if (idx < SLUICE_MAX_RULES) {
+		} else if (idx < SLUICE_MAX_RULES) {
 			struct sluice_ruleset *rs = ld->cfg->rules;
 
 			rs->rules[idx] = r;
-			memcpy(rs->names[idx], name, SLUICE_NAME_LEN);
+			snprintf(rs->names[idx], SLUICE_NAME_LEN, "%s", name);
 			rs->nr_rules = idx + 1;
 		}
 	}
@@ -552,15 +645,21 @@ static void load_iface(struct load *ld, const yaml_node_t *n)
 			err_at(ld, vals[I_NAME]->start_mark, "invalid interface name \"%s\"", s);
 			ok = false;
 		} else {
-			for (i = 0; i < cfg->nr_ifaces; i++)
-				if (!strcmp(cfg->ifaces[i].name, s))
-					break;
-			if (i < cfg->nr_ifaces) {
-				err_at(ld, vals[I_NAME]->start_mark,
-				       "duplicate interface \"%s\"", s);
-				ok = false;
-			}
 			strcpy(ifc.name, s);
+		}
+		for (i = 0; i < ld->nr_ifnames; i++) {
+			if (!strcmp(ld->ifnames[i].name, s)) {
+				err_at(ld, vals[I_NAME]->start_mark,
+				       "duplicate interface \"%s\" (first at line %lu)", s,
+				       (unsigned long)ld->ifnames[i].mark.line + 1);
+				ok = false;
+				break;
+			}
+		}
+		if (grow(ld, (void **)&ld->ifnames, ld->nr_ifnames, &ld->cap_ifnames,
+			 sizeof(*ld->ifnames))) {
+			ld->ifnames[ld->nr_ifnames].name = s;
+			ld->ifnames[ld->nr_ifnames++].mark = vals[I_NAME]->start_mark;
 		}
 	} else {
 		ok = false;
@@ -568,19 +667,18 @@ static void load_iface(struct load *ld, const yaml_node_t *n)
 	ifc.mode = SL_MODE_NATIVE;
 	if (vals[I_MODE]) {
 		s = scalar(ld, vals[I_MODE], "mode");
-		for (i = 0; s && i < (int)ARRAY_SIZE(mode_names); i++)
-			if (!strcmp(s, mode_names[i]))
+		for (i = 0; s && i < (int)ARRAY_SIZE(sl_mode_names); i++)
+			if (!strcmp(s, sl_mode_names[i]))
 				break;
-		if (s && i == (int)ARRAY_SIZE(mode_names))
+		if (s && i == (int)ARRAY_SIZE(sl_mode_names))
 			err_at(ld, vals[I_MODE]->start_mark,
 			       "invalid mode \"%s\" (native, generic or tc)", s);
-		if (!s || i == (int)ARRAY_SIZE(mode_names))
+		if (!s || i == (int)ARRAY_SIZE(sl_mode_names))
 			ok = false;
 		else
 			ifc.mode = i;
 	}
-	if (!ok || !grow(ld, (void **)&cfg->ifaces, cfg->nr_ifaces, &(int){ cfg->nr_ifaces },
-			 sizeof(ifc)))
+	if (!ok || !grow(ld, (void **)&cfg->ifaces, cfg->nr_ifaces, &ld->cap_ifaces, sizeof(ifc)))
 		return;
 	cfg->ifaces[cfg->nr_ifaces++] = ifc;
 }
@@ -645,7 +743,7 @@ static char *resolve(struct load *ld, const char *p)
 }
 
 /* One CIDR per line; '#' starts a comment; blank lines are skipped. */
-static void read_deny_file(struct load *ld, const char *path, yaml_mark_t at, int *cap)
+static void read_deny_file(struct load *ld, const char *path, yaml_mark_t at)
 {
 	struct sl_cfg *cfg = ld->cfg;
 	unsigned long lineno = 0;
@@ -672,7 +770,7 @@ static void read_deny_file(struct load *ld, const char *path, yaml_mark_t at, in
 			continue;
 		*e = '\0';
 		if (!parse_cidr(s, &c)) {
-			add_cidr(ld, &cfg->deny, &cfg->nr_deny, cap, &c);
+			add_cidr(ld, &cfg->deny, &cfg->nr_deny, &ld->cap_deny, &c);
 			continue;
 		}
 		if (++bad > DENYFILE_MAX_ERRORS) {
@@ -689,11 +787,10 @@ static void read_deny_file(struct load *ld, const char *path, yaml_mark_t at, in
 	fclose(f);
 }
 
-static void load_deny_files(struct load *ld, const yaml_node_t *n, int *deny_cap)
+static void load_deny_files(struct load *ld, const yaml_node_t *n)
 {
 	struct sl_cfg *cfg = ld->cfg;
 	yaml_node_item_t *it, *end;
-	int cap = 0;
 
 	if (!list(ld, n, "deny-files", &it, &end))
 		return;
@@ -704,12 +801,14 @@ static void load_deny_files(struct load *ld, const yaml_node_t *n, int *deny_cap
 
 		if (!s || !(p = resolve(ld, s)))
 			continue;
-		if (!grow(ld, (void **)&cfg->deny_files, cfg->nr_deny_files, &cap, sizeof(p))) {
+		if (!grow(ld, (void **)&cfg->deny_files, cfg->nr_deny_files, &ld->cap_deny_files,
+			  sizeof(p))) {
 			free(p);
 			continue;
 		}
 		cfg->deny_files[cfg->nr_deny_files++] = p;
-		read_deny_file(ld, p, v->start_mark, deny_cap);
+		ld->deny_file_at = v->start_mark;
+		read_deny_file(ld, p, v->start_mark);
 	}
 }
 
@@ -802,7 +901,7 @@ static void load_metrics(struct load *ld, const yaml_node_t *n)
 	const char *s;
 	size_t i;
 
-	if (n->type == YAML_SCALAR_NODE && n->data.scalar.style == YAML_PLAIN_SCALAR_STYLE) {
+	if (n->type == YAML_SCALAR_NODE) {
 		for (i = 0; i < ARRAY_SIZE(off); i++) {
 			if (!strcmp(sval(n), off[i])) {
 				cfg->metrics = false;
@@ -902,7 +1001,6 @@ static void load_top(struct load *ld, const yaml_node_t *root)
 {
 	struct sl_cfg *cfg = ld->cfg;
 	yaml_node_t *keys[K_NR], *vals[K_NR];
-	int deny_cap = 0, allow_cap = 0;
 
 	if (root->type != YAML_MAPPING_NODE) {
 		err_at(ld, root->start_mark, "the top level must be a mapping, not %s",
@@ -915,11 +1013,12 @@ static void load_top(struct load *ld, const yaml_node_t *root)
 	if (vals[K_RULES])
 		load_rules(ld, vals[K_RULES]);
 	if (vals[K_DENY])
-		load_cidrs(ld, vals[K_DENY], "deny", &cfg->deny, &cfg->nr_deny, &deny_cap);
+		load_cidrs(ld, vals[K_DENY], "deny", &cfg->deny, &cfg->nr_deny, &ld->cap_deny);
 	if (vals[K_ALLOW])
-		load_cidrs(ld, vals[K_ALLOW], "allow", &cfg->allow, &cfg->nr_allow, &allow_cap);
+		load_cidrs(ld, vals[K_ALLOW], "allow", &cfg->allow, &cfg->nr_allow,
+			   &ld->cap_allow);
 	if (vals[K_DENY_FILES])
-		load_deny_files(ld, vals[K_DENY_FILES], &deny_cap);
+		load_deny_files(ld, vals[K_DENY_FILES]);
 	if (vals[K_TABLES])
 		load_tables(ld, vals[K_TABLES]);
 	if (vals[K_FAIL])
@@ -1073,6 +1172,7 @@ out:
 	free(buf);
 	if (!err && ld->oom)
 		err = -ENOMEM;
+	qsort(ld->errs, ld->nr_errs, sizeof(*ld->errs), err_order);
 	if (err || ld->nr_errs)
 		sl_cfg_free(cfg);
 	return err ? err : ld->nr_errs;
@@ -1081,6 +1181,8 @@ out:
 static void load_done(struct load *ld)
 {
 	errs_free(ld);
+	free(ld->ifnames);
+	ld->ifnames = NULL;
 	free(ld->dir);
 	ld->dir = NULL;
 }
@@ -1136,7 +1238,7 @@ static void print_cfg(const struct sl_cfg *cfg)
 	for (i = 0; i < cfg->nr_ifaces; i++) {
 		open_object(NULL);
 		print_str("name", NULL, cfg->ifaces[i].name);
-		print_str("mode", NULL, mode_names[cfg->ifaces[i].mode]);
+		print_str("mode", NULL, sl_mode_names[cfg->ifaces[i].mode]);
 		close_object();
 	}
 	close_array();
@@ -1195,7 +1297,8 @@ int do_check(int argc, char **argv)
 	}
 	close_array();
 	if (!ret) {
-		print_cfg(&cfg);
+		if (opts.json)
+			print_cfg(&cfg);
 		print_text("%s: valid: %u rules, %d interfaces, %d deny, %d allow\n", argv[0],
 			   cfg.rules->nr_rules, cfg.nr_ifaces, cfg.nr_deny, cfg.nr_allow);
 		sl_cfg_free(&cfg);

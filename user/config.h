@@ -25,7 +25,8 @@ struct sl_cfg {
 	int nr_deny;
 	struct sl_cidr *allow;
 	int nr_allow;
-	char **deny_files;		/* as written, so a reload can watch them */
+	/* As opened (relative paths start at the config's directory), so a reload can watch them. */
+	char **deny_files;
 	int nr_deny_files;
 	__u64 keys;			/* tables.keys; 0 when not given */
 	int fail_closed;		/* fail: open (0) | closed (1) */

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <bpf/libbpf.h>
 #include "sluice_user.h"
+#include "config.h"
 
 struct sl_opts opts = { .root = SLUICE_DEFAULT_ROOT };
 
@@ -32,6 +33,7 @@ static const struct cmd {
 	{ "disable", do_disable, "disable                               kill switch: pass everything" },
 	{ "enable", do_enable, "enable                                undo disable" },
 	{ "set", do_set, "set fail open|closed | malformed drop|pass" },
+	{ "check", do_check, "check FILE                            validate a config file" },
 	{ "version", do_version, "version" },
 	{ "help", do_help, "help" },
 };

@@ -439,7 +439,7 @@ static void print_limit(const struct sluice_limit *l)
 }
 
 /* One rule, in the words `rule add` takes. */
-static void print_rule(const struct sluice_ruleset *rs, __u32 i)
+void sl_rule_print(const struct sluice_ruleset *rs, __u32 i)
 {
 	const struct sluice_rule *r = &rs->rules[i];
 	char buf[64];
@@ -489,7 +489,7 @@ static int rule_list(const struct sl_maps *m)
 	out_begin();
 	open_array("rules");
 	for (i = 0; i < rs->nr_rules && i < SLUICE_MAX_RULES; i++)
-		print_rule(rs, i);
+		sl_rule_print(rs, i);
 	close_array();
 	out_end();
 	free(rs);

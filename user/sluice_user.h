@@ -103,6 +103,8 @@ struct sl_perr {
 	char msg[256];
 };
 int sl_rule_parse(int argc, char **argv, struct sluice_rule *r, char *name, struct sl_perr *pe);
+/* Rule i of rs in the words `rule add` takes (text), or as an object (JSON). */
+void sl_rule_print(const struct sluice_ruleset *rs, __u32 i);
 
 /* A rule set change: replace the live set with new rules (by name). */
 int sl_ruleset_commit(const struct sl_maps *m, struct sluice_ruleset *next);
