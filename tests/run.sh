@@ -13,6 +13,7 @@ suites=(
 	"$BUILD/tests/unit"
 	"$BUILD/tests/bpf_datapath"
 	tests/cli.sh
+	tests/config.sh
 	tests/e2e.sh
 )
 [ $# -gt 0 ] && suites=("$@")
