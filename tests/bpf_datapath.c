@@ -540,13 +540,28 @@ static const __u32 SRC_A = IP4(198, 18, 1, 1), SRC_B = IP4(198, 18, 1, 2),
 /* Cases                                                                    */
 /* ------------------------------------------------------------------------ */
 
-static void dp_protocols_pass_without_rules(void)
+/*
+ * DP_CASE(name) { body } defines the case name() for RUN(): it loads a fresh
+ * object (and fails without running the body if that fails), runs the body,
+ * checks that the global counters balance and unloads.
+ */
+#define DP_CASE(name)                  \
+	static void name##_body(void); \
+	static void name(void)         \
+	{                              \
+		if (setup())           \
+			return;        \
+		name##_body();         \
+		check_balance();       \
+		teardown();            \
+	}                              \
+	static void name##_body(void)
+
+DP_CASE(dp_protocols_pass_without_rules)
 {
 	struct frame f;
 	__u8 a[16];
 
-	if (setup())
-		return;
 	addr6(a, 1, 1);
 	udp4(&f, SRC_A, 53);
 	CHECK_EQ(xmit(&f), 1);
@@ -567,17 +582,13 @@ static void dp_protocols_pass_without_rules(void)
 	CHECK_EQ(g(SLUICE_G_DROPPED), 0);
 	CHECK_EQ(g(SLUICE_G_MALFORMED), 0);
 	CHECK_EQ(g(SLUICE_G_FAULT), 0);
-	check_balance();
-	teardown();
 }
 
-static void dp_malformed_dropped_by_default(void)
+DP_CASE(dp_malformed_dropped_by_default)
 {
 	struct frame fs[8];
 	int i, n;
 
-	if (setup())
-		return;
 	n = malformed_frames(fs);
 	for (i = 0; i < n; i++)
 		CHECK(xmit(&fs[i]) == 0, "malformed frame %d passed", i);
@@ -585,17 +596,13 @@ static void dp_malformed_dropped_by_default(void)
 	CHECK_EQ(g(SLUICE_G_DROPPED), n);
 	CHECK_EQ(g(SLUICE_G_PARSED), 0);
 	CHECK_EQ(g(SLUICE_G_PASSED), 0);
-	check_balance();
-	teardown();
 }
 
-static void dp_malformed_passed_with_malformed_pass(void)
+DP_CASE(dp_malformed_passed_with_malformed_pass)
 {
 	struct frame fs[8];
 	int i, n;
 
-	if (setup())
-		return;
 	CFG_SET(malformed_pass, 1);
 	n = malformed_frames(fs);
 	for (i = 0; i < n; i++)
@@ -605,18 +612,14 @@ static void dp_malformed_passed_with_malformed_pass(void)
 	CHECK_EQ(g(SLUICE_G_PARSED), 0);
 	/* a passed frame is counted as passed, as it is under the kill switch */
 	CHECK_EQ(g(SLUICE_G_PASSED), n);
-	check_balance();
-	teardown();
 }
 
-static void dp_arp_passes_as_non_ip(void)
+DP_CASE(dp_arp_passes_as_non_ip)
 {
 	struct sluice_rule *r;
 	struct sluice_limit *l;
 	struct frame f;
 
-	if (setup())
-		return;
 	/* a rule matching every IP packet, one packet in all */
 	r = add_rule(SLUICE_ACT_DROP);
 	l = per_all(r, 1, 1);
@@ -631,17 +634,13 @@ static void dp_arp_passes_as_non_ip(void)
 	udp4(&f, SRC_A, 53);
 	CHECK_EQ(xmit_n(&f, 3), 1);
 	CHECK_EQ(g(SLUICE_G_DROPPED), 2);
-	check_balance();
-	teardown();
 }
 
-static void dp_nd_passes_unless_named(void)
+DP_CASE(dp_nd_passes_unless_named)
 {
 	struct sluice_rule *r;
 	struct frame f;
 
-	if (setup())
-		return;
 	/* every ICMPv6 packet, per source 1 pps burst 1 */
 	r = add_rule(SLUICE_ACT_DROP);
 	r->match = SLUICE_M_FAMILY;
@@ -681,17 +680,13 @@ static void dp_nd_passes_unless_named(void)
 		CHECK_EQ(xmit_n(&f, 3), 3);
 	}
 	CHECK_EQ(g(SLUICE_G_ND), 18);
-	check_balance();
-	teardown();
 }
 
-static void dp_nd_limited_when_named(void)
+DP_CASE(dp_nd_limited_when_named)
 {
 	struct sluice_rule *r;
 	struct frame f;
 
-	if (setup())
-		return;
 	r = add_rule(SLUICE_ACT_DROP);
 	match_proto(r, SL_IPPROTO_ICMPV6);
 	r->match |= SLUICE_M_ICMPTYPE;
@@ -706,17 +701,13 @@ static void dp_nd_limited_when_named(void)
 	CHECK_EQ(rstat(0).passed_pkts, 1);
 	CHECK_EQ(rstat(0).dropped_pkts, 2);
 	CHECK_EQ(g(SLUICE_G_DROPPED), 2);
-	check_balance();
-	teardown();
 }
 
-static void dp_vlan_limited_like_untagged(void)
+DP_CASE(dp_vlan_limited_like_untagged)
 {
 	struct sluice_rule *r;
 	struct frame f, l;
 
-	if (setup())
-		return;
 	r = add_rule(SLUICE_ACT_DROP);
 	match_proto(r, SL_IPPROTO_UDP);
 	match_dport(r, 53, 53);
@@ -746,8 +737,6 @@ static void dp_vlan_limited_like_untagged(void)
 	CHECK_EQ(rstat(0).passed_bytes, 2 * 46 + 4 * 38);
 	CHECK_EQ(state_count(NULL), 3);
 	CHECK_EQ(g(SLUICE_G_NO_RULE), 1);
-	check_balance();
-	teardown();
 }
 
 /* IPv6 payload: extension headers of these types, then UDP to dport. */
@@ -779,7 +768,7 @@ static void udp6_ext(struct frame *f, const __u8 *src, const __u8 *types, int n,
 	frame6(f, src, n ? types[0] : SL_IPPROTO_UDP, &pl);
 }
 
-static void dp_ipv6_extension_headers_matched(void)
+DP_CASE(dp_ipv6_extension_headers_matched)
 {
 	static const __u8 chain[] = { SL_IPPROTO_HOPOPTS, SL_IPPROTO_DSTOPTS, SL_IPPROTO_ROUTING,
 				      SL_IPPROTO_FRAGMENT };
@@ -789,8 +778,6 @@ static void dp_ipv6_extension_headers_matched(void)
 	struct frame f;
 	__u8 a[16], b[16], c[16];
 
-	if (setup())
-		return;
 	r = add_rule(SLUICE_ACT_DROP);
 	r->match = SLUICE_M_FAMILY;
 	r->family = 6;
@@ -812,17 +799,13 @@ static void dp_ipv6_extension_headers_matched(void)
 	CHECK_EQ(g(SLUICE_G_NO_RULE), 3);
 	CHECK_EQ(rstat(0).passed_pkts, 2);
 	CHECK_EQ(rstat(0).dropped_pkts, 4);
-	check_balance();
-	teardown();
 }
 
-static void dp_ipv4_fragments(void)
+DP_CASE(dp_ipv4_fragments)
 {
 	struct sluice_rule *r;
 	struct frame first, later, l;
 
-	if (setup())
-		return;
 	r = add_rule(SLUICE_ACT_DROP);
 	match_proto(r, SL_IPPROTO_UDP);
 	match_dport(r, 53, 53);
@@ -853,17 +836,13 @@ static void dp_ipv4_fragments(void)
 	CHECK_EQ(g(SLUICE_G_NO_RULE), 5);
 	CHECK_EQ(rstat(0).passed_pkts, 1);
 	CHECK_EQ(rstat(0).dropped_pkts, 2);
-	check_balance();
-	teardown();
 }
 
-static void dp_deny_list(void)
+DP_CASE(dp_deny_list)
 {
 	struct frame f;
 	__u8 bad[16], net[16], good[16];
 
-	if (setup())
-		return;
 	list_add4(skel->maps.sl_deny4, IP4(198, 18, 66, 0), 24);
 	addr6(net, 0x0bad0000, 0);
 	addr6(bad, 0x0bad0001, 5);	/* inside 2001:db8:bad::/48 */
@@ -891,18 +870,14 @@ static void dp_deny_list(void)
 	CHECK_EQ(g(SLUICE_G_DENIED), 5);
 	CHECK_EQ(g(SLUICE_G_DROPPED), 5);
 	CHECK_EQ(g(SLUICE_G_PASSED), 4);
-	check_balance();
-	teardown();
 }
 
-static void dp_allow_list_bypasses_limits(void)
+DP_CASE(dp_allow_list_bypasses_limits)
 {
 	struct sluice_rule *r;
 	struct frame f;
 	__u8 net[16], ok6[16], other6[16];
 
-	if (setup())
-		return;
 	r = add_rule(SLUICE_ACT_DROP);
 	per_src(r, 1, 1);
 	commit();
@@ -928,17 +903,13 @@ static void dp_allow_list_bypasses_limits(void)
 	CHECK_EQ(rstat(0).passed_pkts, 2);
 	CHECK_EQ(rstat(0).dropped_pkts, 18);
 	CHECK_EQ(g(SLUICE_G_PASSED), 22);
-	check_balance();
-	teardown();
 }
 
-static void dp_deny_wins_over_allow(void)
+DP_CASE(dp_deny_wins_over_allow)
 {
 	struct frame f;
 	__u8 a[16];
 
-	if (setup())
-		return;
 	list_add4(skel->maps.sl_deny4, SRC_A, 32);
 	list_add4(skel->maps.sl_allow4, IP4(198, 18, 1, 0), 24);
 	addr6(a, 3, 3);
@@ -954,11 +925,9 @@ static void dp_deny_wins_over_allow(void)
 	CHECK_EQ(g(SLUICE_G_DENIED), 2);
 	CHECK_EQ(g(SLUICE_G_ALLOWED), 1);
 	CHECK_EQ(g(SLUICE_G_DROPPED), 2);
-	check_balance();
-	teardown();
 }
 
-static void dp_match_dport_range(void)
+DP_CASE(dp_match_dport_range)
 {
 	static const struct {
 		__u16 port;
@@ -970,8 +939,6 @@ static void dp_match_dport_range(void)
 	size_t i;
 	__u64 in = 0;
 
-	if (setup())
-		return;
 	r = add_rule(SLUICE_ACT_DROP);
 	match_proto(r, SL_IPPROTO_UDP);
 	match_dport(r, 1000, 2000);
@@ -991,11 +958,9 @@ static void dp_match_dport_range(void)
 	CHECK_EQ(rstat(0).passed_pkts, in);
 	CHECK_EQ(rstat(0).dropped_pkts, in);
 	CHECK_EQ(g(SLUICE_G_NO_RULE), 2 * (sizeof(t) / sizeof(t[0]) - in) + 3);
-	check_balance();
-	teardown();
 }
 
-static void dp_match_src_cidr(void)
+DP_CASE(dp_match_src_cidr)
 {
 	static const struct {
 		__u32 src;
@@ -1008,8 +973,6 @@ static void dp_match_src_cidr(void)
 	__u8 net[16], a[16];
 	size_t i;
 
-	if (setup())
-		return;
 	r4 = add_rule(SLUICE_ACT_DROP);
 	match_src4(r4, IP4(198, 18, 4, 0), 22);
 	per_src(r4, 1, 1);
@@ -1035,18 +998,14 @@ static void dp_match_src_cidr(void)
 	CHECK_EQ(rstat(1).passed_pkts, 1);
 	CHECK_EQ(rstat(1).dropped_pkts, 1);
 	CHECK_EQ(rstat(0).passed_pkts, 3);
-	check_balance();
-	teardown();
 }
 
-static void dp_match_syn_without_ack(void)
+DP_CASE(dp_match_syn_without_ack)
 {
 	struct sluice_rule *r;
 	struct frame f;
 	__u8 a[16];
 
-	if (setup())
-		return;
 	r = add_rule(SLUICE_ACT_DROP);
 	match_proto(r, SL_IPPROTO_TCP);
 	r->match |= SLUICE_M_TCPFLAGS;
@@ -1073,18 +1032,14 @@ static void dp_match_syn_without_ack(void)
 	CHECK_EQ(rstat(0).passed_pkts, 4);
 	CHECK_EQ(rstat(0).dropped_pkts, 5);
 	CHECK_EQ(g(SLUICE_G_NO_RULE), 14);
-	check_balance();
-	teardown();
 }
 
-static void dp_match_icmp_type(void)
+DP_CASE(dp_match_icmp_type)
 {
 	struct sluice_rule *r4, *r6;
 	struct frame f;
 	__u8 a[16];
 
-	if (setup())
-		return;
 	r4 = add_rule(SLUICE_ACT_DROP);
 	match_proto(r4, SL_IPPROTO_ICMP);
 	r4->match |= SLUICE_M_ICMPTYPE;
@@ -1112,19 +1067,15 @@ static void dp_match_icmp_type(void)
 	CHECK_EQ(rstat(1).passed_pkts, 1);
 	CHECK_EQ(rstat(1).dropped_pkts, 2);
 	CHECK_EQ(g(SLUICE_G_NO_RULE), 9);
-	check_balance();
-	teardown();
 }
 
-static void dp_multiple_rules_all_apply(void)
+DP_CASE(dp_multiple_rules_all_apply)
 {
 	struct sluice_rule *ra, *rb;
 	struct sluice_state st;
 	struct frame f;
 	const __u32 x = IP4(198, 18, 20, 1), y = IP4(198, 18, 21, 1), z = IP4(198, 18, 20, 2);
 
-	if (setup())
-		return;
 	ra = add_rule(SLUICE_ACT_DROP);	/* all UDP, per source burst 3 */
 	match_proto(ra, SL_IPPROTO_UDP);
 	per_src(ra, 1, 3);
@@ -1160,18 +1111,14 @@ static void dp_multiple_rules_all_apply(void)
 	CHECK_EQ(rstat(1).passed_pkts, 5 + 1 + 3);
 	CHECK_EQ(rstat(1).dropped_pkts, 1 + 3 + 1);
 	CHECK_EQ(g(SLUICE_G_DROPPED), 9 + 5);
-	check_balance();
-	teardown();
 }
 
-static void dp_per_src_burst_then_rate(void)
+DP_CASE(dp_per_src_burst_then_rate)
 {
 	struct sluice_rule *r;
 	struct sluice_state st;
 	struct frame f;
 
-	if (setup())
-		return;
 	r = add_rule(SLUICE_ACT_DROP);
 	per_src(r, 10, 5);
 	commit();
@@ -1203,18 +1150,14 @@ static void dp_per_src_burst_then_rate(void)
 	CHECK(!state_get4(r, 0, SRC_B, &st), "no bucket for SRC_B");
 	CHECK_EQ(st.drops, 5);
 	CHECK_EQ(state_count(NULL), 2);
-	check_balance();
-	teardown();
 }
 
-static void dp_bytes_per_second(void)
+DP_CASE(dp_bytes_per_second)
 {
 	struct sluice_rule *r;
 	struct frame f, l;
 	__u64 passed_bytes = 0, dropped_bytes = 0;
 
-	if (setup())
-		return;
 	r = add_rule(SLUICE_ACT_DROP);
 	add_limit(r, 10000, 3000, SLUICE_COST_BYTE, SLUICE_KEY_SRC, 32, 128);
 	commit();
@@ -1262,23 +1205,19 @@ static void dp_bytes_per_second(void)
 	CHECK_EQ(rstat(0).dropped_bytes, dropped_bytes);
 	CHECK_EQ(rstat(0).passed_pkts, 9);
 	CHECK_EQ(rstat(0).dropped_pkts, 7);
-	check_balance();
-	teardown();
 }
 
 /*
  * A bytes/s limit whose burst is exactly one full-size packet admits that
  * packet when the bucket is full (here after an hour of idle).
  */
-static void dp_bytes_burst_sized_packet(void)
+DP_CASE(dp_bytes_burst_sized_packet)
 {
 	static const __u64 rates[] = { 1000, 3000, 125000 };
 	struct sluice_rule *r;
 	struct frame f;
 	size_t i;
 
-	if (setup())
-		return;
 	for (i = 0; i < sizeof(rates) / sizeof(rates[0]); i++) {
 		r = add_rule(SLUICE_ACT_DROP);
 		match_dport(r, 1000 + i, 1000 + i);
@@ -1292,17 +1231,13 @@ static void dp_bytes_burst_sized_packet(void)
 		      "full bucket", (unsigned long long)rates[i]);
 		CHECK_EQ(xmit(&f), 0);
 	}
-	check_balance();
-	teardown();
 }
 
-static void dp_key_per_24_shared(void)
+DP_CASE(dp_key_per_24_shared)
 {
 	struct sluice_rule *r;
 	struct frame f;
 
-	if (setup())
-		return;
 	r = add_rule(SLUICE_ACT_DROP);
 	add_limit(r, 1, 4, SLUICE_COST_PKT, SLUICE_KEY_SRC, 24, 64);
 	commit();
@@ -1320,19 +1255,15 @@ static void dp_key_per_24_shared(void)
 		CHECK_EQ(st.tat, T0 + 4 * SEC);
 		CHECK_EQ(st.drops, 2);
 	}
-	check_balance();
-	teardown();
 }
 
-static void dp_key_per_64_shared_v6(void)
+DP_CASE(dp_key_per_64_shared_v6)
 {
 	struct sluice_rule *r;
 	struct frame f;
 	__u8 a[16];
 	struct sluice_key k;
 
-	if (setup())
-		return;
 	r = add_rule(SLUICE_ACT_DROP);
 	add_limit(r, 1, 4, SLUICE_COST_PKT, SLUICE_KEY_SRC, 32, 64);
 	commit();
@@ -1350,11 +1281,9 @@ static void dp_key_per_64_shared_v6(void)
 	CHECK_EQ(k.family, 6);
 	CHECK_EQ(k.plen, 64);
 	CHECK_EQ(k.addr[2] | k.addr[3], 0);
-	check_balance();
-	teardown();
 }
 
-static void dp_per_all_limit(void)
+DP_CASE(dp_per_all_limit)
 {
 	struct sluice_rule *r;
 	struct sluice_limit *l;
@@ -1362,8 +1291,6 @@ static void dp_per_all_limit(void)
 	struct frame f;
 	int i, passed = 0;
 
-	if (setup())
-		return;
 	r = add_rule(SLUICE_ACT_DROP);
 	l = per_all(r, 10, 5);
 	commit();
@@ -1382,11 +1309,9 @@ static void dp_per_all_limit(void)
 	CHECK_EQ(xmit_n(&f, 3), 1);
 	CHECK_EQ(rstat(0).passed_pkts, 6);
 	CHECK_EQ(rstat(0).dropped_pkts, 7);
-	check_balance();
-	teardown();
 }
 
-static void dp_check_then_charge(void)
+DP_CASE(dp_check_then_charge)
 {
 	struct sluice_rule *r;
 	struct sluice_limit *all;
@@ -1394,8 +1319,6 @@ static void dp_check_then_charge(void)
 	struct frame f;
 	int i, passed = 0;
 
-	if (setup())
-		return;
 	r = add_rule(SLUICE_ACT_DROP);
 	per_src(r, 1, 3);
 	all = per_all(r, 1, 100);
@@ -1421,19 +1344,15 @@ static void dp_check_then_charge(void)
 	CHECK_EQ(state_count(NULL), 98);
 	CHECK_EQ(rstat(0).passed_pkts, 100);
 	CHECK_EQ(rstat(0).dropped_pkts, 10);
-	check_balance();
-	teardown();
 }
 
-static void dp_spoofed_flood_bounded(void)
+DP_CASE(dp_spoofed_flood_bounded)
 {
 	struct sluice_rule *r;
 	struct sluice_limit *all;
 	struct frame f;
 	int i, passed = 0;
 
-	if (setup())
-		return;
 	r = add_rule(SLUICE_ACT_DROP);
 	per_src(r, 1, 5);
 	all = per_all(r, 10, 10);
@@ -1448,18 +1367,14 @@ static void dp_spoofed_flood_bounded(void)
 	CHECK_EQ(rstat(0).dropped_pkts, 990);
 	CHECK_EQ(g(SLUICE_G_DROPPED), 990);
 	CHECK_EQ(g(SLUICE_G_FAULT), 0);
-	check_balance();
-	teardown();
 }
 
-static void dp_dry_run(void)
+DP_CASE(dp_dry_run)
 {
 	struct sluice_rule *r, *e;
 	struct sluice_state st;
 	struct frame f;
 
-	if (setup())
-		return;
 	r = add_rule(SLUICE_ACT_DRYRUN);
 	per_src(r, 10, 2);
 	commit();
@@ -1503,19 +1418,15 @@ static void dp_dry_run(void)
 	/* the enforcing rule still drops */
 	CHECK_EQ(xmit_n(&f, 10), 5);
 	CHECK_EQ(rstat(0).dropped_pkts, 5);
-	check_balance();
-	teardown();
 }
 
-static void dp_kill_switch(void)
+DP_CASE(dp_kill_switch)
 {
 	struct sluice_rule *r;
 	struct sluice_state st;
 	struct frame f, bad[8];
 	const __u32 denied = IP4(198, 18, 66, 6);
 
-	if (setup())
-		return;
 	r = add_rule(SLUICE_ACT_DROP);
 	per_src(r, 1, 1);
 	commit();
@@ -1551,18 +1462,14 @@ static void dp_kill_switch(void)
 	CHECK_EQ(xmit(&bad[0]), 0);
 	CHECK_EQ(g(SLUICE_G_DROPPED), 3);
 	CHECK_EQ(g(SLUICE_G_WOULD_DROP), 6);
-	check_balance();
-	teardown();
 }
 
-static void dp_idle_refill(void)
+DP_CASE(dp_idle_refill)
 {
 	struct sluice_rule *r;
 	struct sluice_limit *all;
 	struct frame f;
 
-	if (setup())
-		return;
 	r = add_rule(SLUICE_ACT_DROP);
 	per_src(r, 10, 5);
 	all = per_all(r, 10, 8);
@@ -1582,22 +1489,18 @@ static void dp_idle_refill(void)
 	udp4(&f, SRC_C, 53);
 	CHECK_EQ(xmit_n(&f, 10), 3);
 	CHECK_EQ(agg_get(all).tat, T0 + 86400 * SEC + 8 * unit_of(all));
-	check_balance();
-	teardown();
 }
 
 /*
  * An evicted bucket reads as full: eviction can only admit more, never less.
  * Deleting the entry stands in for the LRU evicting it.
  */
-static void dp_lru_eviction_refills(void)
+DP_CASE(dp_lru_eviction_refills)
 {
 	struct sluice_rule *r;
 	struct sluice_key k;
 	struct frame f;
 
-	if (setup())
-		return;
 	r = add_rule(SLUICE_ACT_DROP);
 	per_src(r, 1, 2);
 	commit();
@@ -1609,8 +1512,6 @@ static void dp_lru_eviction_refills(void)
 	CHECK_EQ(xmit_n(&f, 5), 2);
 	CHECK_EQ(rstat(0).passed_pkts, 4);
 	CHECK_EQ(rstat(0).dropped_pkts, 6);
-	check_balance();
-	teardown();
 }
 
 /*
@@ -1619,13 +1520,11 @@ static void dp_lru_eviction_refills(void)
  * limit whose agg_slot lies outside sl_agg: the lookup fails as a map fault
  * would.
  */
-static void dp_fault_fail_open_and_closed(void)
+DP_CASE(dp_fault_fail_open_and_closed)
 {
 	struct sluice_rule *r;
 	struct frame f;
 
-	if (setup())
-		return;
 	r = add_rule(SLUICE_ACT_DROP);
 	per_all(r, 1, 1)->agg_slot = SLUICE_AGG_SLOTS;
 	commit();
@@ -1652,18 +1551,14 @@ static void dp_fault_fail_open_and_closed(void)
 	CHECK_EQ(xmit(&f), 1);
 	CHECK_EQ(g(SLUICE_G_FAULT), 7);
 	CHECK_EQ(g(SLUICE_G_FAIL_OPEN), 4);
-	check_balance();
-	teardown();
 }
 
 /* A set written to the inactive entry does nothing until config.active flips. */
-static void dp_ruleset_flip(void)
+DP_CASE(dp_ruleset_flip)
 {
 	struct sluice_rule *r;
 	struct frame f;
 
-	if (setup())
-		return;
 	r = add_rule(SLUICE_ACT_DROP);
 	per_src(r, 1, 1);
 	write_rules(0);
@@ -1677,8 +1572,6 @@ static void dp_ruleset_flip(void)
 	CHECK_EQ(g(SLUICE_G_NO_RULE), 6);
 	CHECK_EQ(rstat(0).passed_pkts, 1);
 	CHECK_EQ(rstat(0).dropped_pkts, 2);
-	check_balance();
-	teardown();
 }
 
 /*
