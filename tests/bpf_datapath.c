@@ -152,6 +152,13 @@ static void commit(void)
 	write_rules(1);
 }
 
+/* Start the next rule set empty; its rules still get uids and slots of their own. */
+static void clear_rules(void)
+{
+	memset(&rs.rules, 0, sizeof(rs.rules));
+	rs.nr_rules = 0;
+}
+
 /* A new rule (no match bits: matches all IP), distinct uid and counter slot. */
 static struct sluice_rule *add_rule(__u8 action)
 {
@@ -214,6 +221,14 @@ static void match_dport(struct sluice_rule *r, __u16 lo, __u16 hi)
 	r->match |= SLUICE_M_DPORT;
 	r->dport_lo = lo;
 	r->dport_hi = hi;
+}
+
+/* ICMP (proto SL_IPPROTO_ICMP) or ICMPv6 (SL_IPPROTO_ICMPV6) of one type. */
+static void match_icmp(struct sluice_rule *r, __u8 proto, __u8 type)
+{
+	match_proto(r, proto);
+	r->match |= SLUICE_M_ICMPTYPE;
+	r->icmp_type = type;
 }
 
 static void match_src4(struct sluice_rule *r, __u32 net, unsigned int plen)
@@ -688,9 +703,7 @@ DP_CASE(dp_nd_limited_when_named)
 	struct frame f;
 
 	r = add_rule(SLUICE_ACT_DROP);
-	match_proto(r, SL_IPPROTO_ICMPV6);
-	r->match |= SLUICE_M_ICMPTYPE;
-	r->icmp_type = 135;
+	match_icmp(r, SL_IPPROTO_ICMPV6, 135);
 	per_src(r, 1, 1);
 	commit();
 	icmp6(&f, LL6, 135, 255);
@@ -826,8 +839,7 @@ DP_CASE(dp_ipv4_fragments)
 	CHECK_EQ(rstat(0).dropped_pkts, 1);
 
 	/* a proto-only rule (new rule set, flipped in) matches later fragments */
-	memset(&rs.rules, 0, sizeof(rs.rules));
-	rs.nr_rules = 0;
+	clear_rules();
 	r = add_rule(SLUICE_ACT_DROP);
 	match_proto(r, SL_IPPROTO_UDP);
 	per_src(r, 1, 1);
@@ -1041,14 +1053,10 @@ DP_CASE(dp_match_icmp_type)
 	__u8 a[16];
 
 	r4 = add_rule(SLUICE_ACT_DROP);
-	match_proto(r4, SL_IPPROTO_ICMP);
-	r4->match |= SLUICE_M_ICMPTYPE;
-	r4->icmp_type = 8;
+	match_icmp(r4, SL_IPPROTO_ICMP, 8);
 	per_src(r4, 1, 1);
 	r6 = add_rule(SLUICE_ACT_DROP);
-	match_proto(r6, SL_IPPROTO_ICMPV6);
-	r6->match |= SLUICE_M_ICMPTYPE;
-	r6->icmp_type = 128;
+	match_icmp(r6, SL_IPPROTO_ICMPV6, 128);
 	per_src(r6, 1, 1);
 	commit();
 	icmp4(&f, SRC_A, 8);
@@ -1398,8 +1406,7 @@ DP_CASE(dp_dry_run)
 	CHECK_EQ(rstat(0).passed_pkts, 7);
 
 	/* next to an enforcing rule: that one is charged for every packet */
-	memset(&rs.rules, 0, sizeof(rs.rules));
-	rs.nr_rules = 0;
+	clear_rules();
 	e = add_rule(SLUICE_ACT_DROP);
 	per_src(e, 10, 10);
 	r = add_rule(SLUICE_ACT_DRYRUN);
@@ -1540,8 +1547,7 @@ DP_CASE(dp_fault_fail_open_and_closed)
 	CHECK_EQ(g(SLUICE_G_FAIL_OPEN), 3);
 	CHECK_EQ(g(SLUICE_G_DROPPED), 2);
 	/* with a second, healthy limit in the rule: the fault still decides */
-	memset(&rs.rules, 0, sizeof(rs.rules));
-	rs.nr_rules = 0;
+	clear_rules();
 	r = add_rule(SLUICE_ACT_DROP);
 	per_src(r, 1, 100);
 	per_all(r, 1, 1)->agg_slot = 60000;
