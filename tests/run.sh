@@ -15,6 +15,7 @@ suites=(
 	tests/cli.sh
 	tests/config.sh
 	tests/e2e.sh
+	tests/metrics.sh
 )
 [ $# -gt 0 ] && suites=("$@")
 

@@ -17,7 +17,14 @@ $(TEST_OUT)/bpf_datapath: tests/bpf_datapath.c $(SKELS) include/*.h tests/check.
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(USER_CFLAGS) -Itests $< -o $@ $(USER_LDLIBS) -lm
 
-TEST_BINS := $(TEST_OUT)/unit $(TEST_OUT)/bpf_datapath $(OUT)/slgen $(OUT)/slsink
+# The metrics endpoint served from pinned maps, as the daemon serves it.
+METRICS_SERVE_OBJS := $(addprefix $(OUT)/user/,metrics.o loader.o output.o args.o)
+$(TEST_OUT)/metrics_serve: tests/metrics_serve.c $(METRICS_SERVE_OBJS) | $(TEST_OUT)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(USER_CFLAGS) -Iuser $< $(METRICS_SERVE_OBJS) -o $@ $(USER_LDLIBS)
+
+TEST_BINS := $(TEST_OUT)/unit $(TEST_OUT)/bpf_datapath $(TEST_OUT)/metrics_serve \
+	     $(OUT)/slgen $(OUT)/slsink
 
 .PHONY: test test-build
 test-build: all $(TEST_BINS)
