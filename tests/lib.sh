@@ -55,16 +55,20 @@ in_ns() {
 	nsenter --net="/run/netns/$ns" "$@"
 }
 
+# Removes everything named "$TAG-*", so names handed out from a $(...)
+# subshell (where the arrays above do not reach) are removed too.
 cleanup() {
 	local r ns
-	for r in "${ROOTS[@]}"; do
+	for r in "${ROOTS[@]}" /sys/fs/bpf/"$TAG"-*; do
+		[ -e "$r" ] || continue
 		"$SLUICE" --bpffs "$r" detach all >/dev/null 2>&1
 		rm -rf "$r" 2>/dev/null
 	done
-	for ns in "${NETNS[@]}"; do
+	for ns in "${NETNS[@]}" $(ip netns list 2>/dev/null | awk '{print $1}' | grep "^$TAG-"); do
 		ip netns pids "$ns" 2>/dev/null | xargs -r kill -9 2>/dev/null
 		ip netns del "$ns" 2>/dev/null
 	done
+	return 0
 }
 
 # Preconditions a suite needs; prints a skip and exits 0 if one is missing
