@@ -396,11 +396,26 @@ int sl_percpu_sum(int map_fd, __u32 key, __u64 *out, size_t words)
 
 const char *const sl_mode_names[3] = { "native", "generic", "tc" };
 
+/*
+ * The network namespace we run in, by inode. Interface indexes mean
+ * something only within one namespace, and one bpffs root may serve
+ * several, so link pins carry both: link_<netns>_<ifindex>.
+ */
+static unsigned long netns_ino(void)
+{
+	static unsigned long ino;
+	struct stat st;
+
+	if (!ino && !stat("/proc/self/ns/net", &st))
+		ino = st.st_ino;
+	return ino;
+}
+
 static int link_path(char *buf, size_t len, int ifindex)
 {
-	char name[32];
+	char name[64];
 
-	snprintf(name, sizeof(name), "link_%d", ifindex);
+	snprintf(name, sizeof(name), "link_%lu_%d", netns_ino(), ifindex);
 	return sl_pin_path(buf, len, name);
 }
 
@@ -583,6 +598,21 @@ out:
 }
 
 /* Every link pin under the root, by ifindex. */
+/* Link pins of every namespace. */
+static int count_all_links(void)
+{
+	struct dirent *de;
+	DIR *d = opendir(opts.root);
+	int n = 0;
+
+	if (!d)
+		return 0;
+	while ((de = readdir(d)))
+		n += !strncmp(de->d_name, "link_", 5);
+	closedir(d);
+	return n;
+}
+
 int sl_list_links(int *ifindexes, int max)
 {
 	struct dirent *de;
@@ -592,10 +622,12 @@ int sl_list_links(int *ifindexes, int max)
 	if (!d)
 		return 0;
 	while ((de = readdir(d)) && n < max) {
+		unsigned long ns;
 		int idx;
 		char tail;
 
-		if (sscanf(de->d_name, "link_%d%c", &idx, &tail) == 1)
+		if (sscanf(de->d_name, "link_%lu_%d%c", &ns, &idx, &tail) == 2 &&
+		    ns == netns_ino())
 			ifindexes[n++] = idx;
 	}
 	closedir(d);
@@ -660,12 +692,17 @@ int do_detach(int argc, char **argv)
 		return lock;
 	}
 	if (!strcmp(argv[0], "all")) {
+		int others = count_all_links();
+
 		n = sl_list_links(links, ARRAY_SIZE(links));
 		for (i = 0; i < n; i++) {
 			if (!if_indextoname(links[i], name))
 				snprintf(name, sizeof(name), "ifindex %d", links[i]);
 			print_text("detached from %s\n", name);
 		}
+		if (others > n)
+			print_text("detached %d attachments in other network namespaces\n",
+				   others - n);
 		err = remove_all();
 		if (err)
 			pr_err("cannot remove everything under %s: %s", opts.root, strerror(-err));
@@ -819,6 +856,9 @@ int do_status(int argc, char **argv)
 			close(fd);
 	}
 	close_array();
+	i = count_all_links() - n;
+	print_u64("other_netns_attachments", i ? "attached in other network namespaces: %llu\n"
+						: NULL, i);
 	out_end();
 	err = 0;
 out:
