@@ -104,7 +104,7 @@ struct sl_lpm6 {
 /* Deny and allow lists: source prefixes, written by the controller. */
 struct {
 	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
-	__uint(max_entries, 65536);
+	__uint(max_entries, SLUICE_LIST_MAX);
 	__type(key, struct sl_lpm4);
 	__type(value, __u8);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
@@ -113,7 +113,7 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
-	__uint(max_entries, 65536);
+	__uint(max_entries, SLUICE_LIST_MAX);
 	__type(key, struct sl_lpm6);
 	__type(value, __u8);
 	__uint(map_flags, BPF_F_NO_PREALLOC);

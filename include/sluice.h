@@ -27,6 +27,8 @@
 #define SLUICE_AGG_SLOTS	(2 * SLUICE_MAX_RULES * SLUICE_MAX_LIMITS)
 /* Priority classes: 0 is critical (never shed) .. 3 least important. */
 #define SLUICE_MAX_CLASS	3
+/* Prefixes each deny/allow list holds per family. */
+#define SLUICE_LIST_MAX		65536
 /* Default number of per-source keys tracked (LRU hash entries). */
 #define SLUICE_DEFAULT_KEYS	1048576
 /* Fractional bits of the GCRA emission interval. */

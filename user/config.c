@@ -997,6 +997,21 @@ static const char *const top_keys[K_NR] = {
 	"metrics", "events",
 };
 
+/* The data path holds SLUICE_LIST_MAX prefixes per family and list. */
+static void check_list_sizes(struct load *ld, const yaml_node_t *where, const char *what,
+			     const struct sl_cidr *v, int n)
+{
+	int fam, i, count;
+
+	for (fam = 4; fam <= 6; fam += 2) {
+		for (count = 0, i = 0; i < n; i++)
+			count += v[i].family == fam;
+		if (count > SLUICE_LIST_MAX)
+			err_at(ld, where->start_mark, "%d IPv%d prefixes on the %s list; it holds %d",
+			       count, fam, what, SLUICE_LIST_MAX);
+	}
+}
+
 static void load_top(struct load *ld, const yaml_node_t *root)
 {
 	struct sl_cfg *cfg = ld->cfg;
@@ -1029,6 +1044,10 @@ static void load_top(struct load *ld, const yaml_node_t *root)
 		load_metrics(ld, vals[K_METRICS]);
 	if (vals[K_EVENTS])
 		load_events(ld, vals[K_EVENTS]);
+	check_list_sizes(ld, vals[K_DENY] ? vals[K_DENY] : root, "deny", cfg->deny,
+			 cfg->nr_deny);
+	check_list_sizes(ld, vals[K_ALLOW] ? vals[K_ALLOW] : root, "allow", cfg->allow,
+			 cfg->nr_allow);
 }
 
 /* The whole file in memory; a reader error then has a line to point at. */

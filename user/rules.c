@@ -181,12 +181,18 @@ int sl_rule_parse(int argc, char **argv, struct sluice_rule *r, char *name, stru
 			if (err)
 				return err;
 		} else if (!strcmp(w, "family")) {
+			int fam;
+
 			if (!strcmp(val, "ipv4") || !strcmp(val, "inet"))
-				r->family = 4;
+				fam = 4;
 			else if (!strcmp(val, "ipv6") || !strcmp(val, "inet6"))
-				r->family = 6;
+				fam = 6;
 			else
 				return bad(pe, i + 1, "family", val);
+			if ((r->match & SLUICE_M_FAMILY) && r->family != fam)
+				return perr(pe, i + 1, -EINVAL, "family %s contradicts an earlier "
+					    "ipv%d src", val, r->family);
+			r->family = fam;
 			r->match |= SLUICE_M_FAMILY;
 			i++;
 		} else if (!strcmp(w, "proto")) {
