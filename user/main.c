@@ -34,6 +34,7 @@ static const struct cmd {
 	{ "enable", do_enable, "enable                                undo disable" },
 	{ "set", do_set, "set fail open|closed | malformed drop|pass" },
 	{ "check", do_check, "check FILE                            validate a config file" },
+	{ "run", do_run, "run --config FILE                     the daemon: apply, reload, log, metrics" },
 	{ "version", do_version, "version" },
 	{ "help", do_help, "help" },
 };

@@ -1,0 +1,788 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * `sluice run --config FILE`: the daemon.
+ *
+ * Applies the config (rules, lists, switches, interfaces), then stays in the
+ * foreground: reloads on SIGHUP and when the file changes, turns the data
+ * path's "started limiting" events into a bounded number of log lines, and
+ * serves metrics. Everything it enforces is pinned, so when it exits, is
+ * killed or crashes, enforcement goes on with the last rule set; the next
+ * daemon adopts the pinned state without resetting buckets or counters.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <libgen.h>
+#include <limits.h>
+#include <net/if.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/capability.h>
+#include <sys/file.h>
+#include <sys/inotify.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/timerfd.h>
+#include <sys/un.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "config.h"
+#include "metrics.h"
+#include "sluice_limiter.h"
+
+/* Sources tracked for event log lines at once; more are counted, not named. */
+#define EV_TRACK_MAX 4096
+
+struct tracked {
+	struct sluice_key key;	/* key.family 0: a rule-wide bucket */
+	__u64 drops_at_start;	/* bucket's drops when this interval began */
+};
+
+struct daemon {
+	struct sl_cfg cfg;
+	struct sl_maps maps;
+	struct ring_buffer *events;
+	struct sl_metrics *metrics;
+	char metrics_listen[64];
+	char *cfg_path;		/* as given */
+	char *cfg_dir, *cfg_base;
+	int sig_fd, ino_fd, tick_fd, lock_fd;
+	struct tracked *tracked;
+	size_t nr_tracked;
+	__u64 untracked;	/* sources limited this interval we could not track */
+	__u64 reloads_ok, reloads_failed;
+	bool missing_ifaces;	/* some configured interface does not exist yet */
+};
+
+/* ---- logging ---- */
+
+static void dlog(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void dlog(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	fputs("sluice: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+}
+
+/* ---- systemd readiness, without libsystemd ---- */
+
+static void sd_notify(const char *state)
+{
+	const char *path = getenv("NOTIFY_SOCKET");
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	socklen_t len;
+	int fd;
+
+	if (!path || !*path || strlen(path) >= sizeof(sa.sun_path))
+		return;
+	strcpy(sa.sun_path, path);
+	if (sa.sun_path[0] == '@')
+		sa.sun_path[0] = '\0';	/* abstract namespace */
+	len = offsetof(struct sockaddr_un, sun_path) + strlen(path);
+	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return;
+	if (sendto(fd, state, strlen(state), MSG_NOSIGNAL, (struct sockaddr *)&sa, len) < 0)
+		pr_debug("sd_notify: %s", strerror(errno));
+	close(fd);
+}
+
+/* ---- one daemon per bpffs root ---- */
+
+/*
+ * A lock file named after the root in /run. Held for the daemon's life;
+ * the kernel drops it however the daemon ends, so a crash never wedges it.
+ */
+static int instance_lock(void)
+{
+	char path[PATH_MAX], pid[32];
+	const char *p;
+	size_t n;
+	int fd;
+
+	n = snprintf(path, sizeof(path), "/run/sluice");
+	for (p = opts.root; *p && n < sizeof(path) - 6; p++)
+		path[n++] = *p == '/' ? '-' : *p;
+	strcpy(path + n, ".lock");
+	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		pr_err("cannot open %s: %s", path, strerror(errno));
+		return -errno;
+	}
+	if (flock(fd, LOCK_EX | LOCK_NB)) {
+		ssize_t r = pread(fd, pid, sizeof(pid) - 1, 0);
+
+		pid[r > 0 ? r : 0] = '\0';
+		pid[strcspn(pid, "\n")] = '\0';
+		pr_err("another sluice daemon%s%s%s is already running on %s; refusing to start",
+		       *pid ? " (pid " : "", pid, *pid ? ")" : "", opts.root);
+		close(fd);
+		return -EBUSY;
+	}
+	snprintf(pid, sizeof(pid), "%d\n", getpid());
+	if (ftruncate(fd, 0) || pwrite(fd, pid, strlen(pid), 0) < 0)
+		pr_debug("cannot write the pid to %s", path);
+	return fd;
+}
+
+/* ---- applying a config ---- */
+
+struct lpm_key {
+	__u32 plen;
+	__u32 addr[4];
+};
+
+static bool cidr_in(const struct sl_cidr *v, int n, int family, const struct lpm_key *k)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (v[i].family == family && v[i].plen == k->plen &&
+		    !memcmp(v[i].addr, k->addr, family == 4 ? 4 : 16))
+			return true;
+	return false;
+}
+
+/* Make one trie hold exactly the entries of v for its family. */
+static int sync_trie(int fd, int family, const struct sl_cidr *v, int n)
+{
+	size_t ksz = family == 4 ? 8 : 20;
+	struct lpm_key k, next, *stale = NULL;
+	void *prev = NULL;
+	size_t nr_stale = 0, i;
+	__u8 one = 1;
+	int err = 0, j;
+
+	/* Collect first, delete after: deleting while walking skips keys. */
+	while (!bpf_map_get_next_key(fd, prev, &next)) {
+		memset(&k, 0, sizeof(k));
+		memcpy(&k, &next, ksz);
+		prev = &next;
+		if (cidr_in(v, n, family, &k))
+			continue;
+		if (!(nr_stale & 255)) {
+			struct lpm_key *s = realloc(stale, (nr_stale + 256) * sizeof(*s));
+
+			if (!s) {
+				free(stale);
+				return -ENOMEM;
+			}
+			stale = s;
+		}
+		stale[nr_stale++] = k;
+	}
+	for (j = 0; j < n; j++) {
+		if (v[j].family != family)
+			continue;
+		memset(&k, 0, sizeof(k));
+		k.plen = v[j].plen;
+		memcpy(k.addr, v[j].addr, sizeof(k.addr));
+		if (bpf_map_update_elem(fd, &k, &one, BPF_ANY) && !err)
+			err = -errno;
+	}
+	for (i = 0; i < nr_stale; i++)
+		bpf_map_delete_elem(fd, &stale[i]);
+	free(stale);
+	return err;
+}
+
+static int apply_lists(const struct sl_maps *m, const struct sl_cfg *c)
+{
+	struct sluice_config sc;
+	int err;
+
+	err = sync_trie(m->deny4, 4, c->deny, c->nr_deny);
+	if (!err)
+		err = sync_trie(m->deny6, 6, c->deny, c->nr_deny);
+	if (!err)
+		err = sync_trie(m->allow4, 4, c->allow, c->nr_allow);
+	if (!err)
+		err = sync_trie(m->allow6, 6, c->allow, c->nr_allow);
+	if (err)
+		return err;
+	err = sl_config_read(m, &sc);
+	if (err)
+		return err;
+	sc.lists = 0;
+	for (int i = 0; i < c->nr_deny; i++)
+		sc.lists |= c->deny[i].family == 4 ? SLUICE_L_DENY4 : SLUICE_L_DENY6;
+	for (int i = 0; i < c->nr_allow; i++)
+		sc.lists |= c->allow[i].family == 4 ? SLUICE_L_ALLOW4 : SLUICE_L_ALLOW6;
+	sc.fail_closed = c->fail_closed;
+	sc.malformed_pass = c->malformed_pass;
+	return sl_config_write(m, &sc);
+}
+
+/*
+ * Attach what the config names, in the mode it names; detach what it does
+ * not name. An interface that does not exist yet is retried every tick.
+ */
+static int apply_ifaces(struct daemon *d)
+{
+	int links[256], n, i, j, err = 0;
+	char name[IF_NAMESIZE];
+
+	d->missing_ifaces = false;
+	n = sl_list_links(links, ARRAY_SIZE(links));
+	for (i = 0; i < n; i++) {
+		bool wanted = false;
+
+		if (if_indextoname(links[i], name))
+			for (j = 0; j < d->cfg.nr_ifaces; j++)
+				wanted |= !strcmp(d->cfg.ifaces[j].name, name);
+		if (!wanted) {
+			dlog("detaching from %s: not in the config",
+			     if_indextoname(links[i], name) ? name : "a removed interface");
+			sl_detach_ifindex(links[i]);
+		}
+	}
+	for (j = 0; j < d->cfg.nr_ifaces; j++) {
+		const struct sl_cfg_iface *want = &d->cfg.ifaces[j];
+		int ifindex = if_nametoindex(want->name), cur, e;
+
+		if (!ifindex) {
+			if (!d->missing_ifaces)
+				dlog("interface %s does not exist; will retry", want->name);
+			d->missing_ifaces = true;
+			continue;
+		}
+		cur = sl_link_mode(ifindex);
+		if (cur == want->mode)
+			continue;
+		if (cur >= 0 || cur == -ENODEV) {
+			dlog("re-attaching %s: mode %s -> %s", want->name,
+			     cur >= 0 ? sl_mode_names[cur] : "gone", sl_mode_names[want->mode]);
+			sl_detach_ifindex(ifindex);
+		}
+		e = sl_attach_locked(want->name, ifindex, want->mode);
+		if (e) {
+			err = err ? err : e;
+			continue;
+		}
+		dlog("attached to %s in %s mode", want->name, sl_mode_names[want->mode]);
+	}
+	return err;
+}
+
+/* Rules (atomically, keeping unchanged rules' state), lists, switches, interfaces. */
+static int apply(struct daemon *d)
+{
+	struct sl_load_opts lo = { .keys = d->cfg.keys, .clock = SLUICE_CLOCK_PRECISE };
+	struct sluice_ruleset *rs;
+	struct bpf_map_info info = {};
+	__u32 ilen = sizeof(info);
+	int lock, err;
+
+	err = sl_bpffs_ensure(opts.root);
+	if (err) {
+		pr_err("cannot prepare bpffs at %s: %s", opts.root, strerror(-err));
+		return err;
+	}
+	lock = sl_lock();
+	if (lock < 0) {
+		pr_err("cannot lock %s: %s", opts.root, strerror(-lock));
+		return lock;
+	}
+	err = sl_ensure_loaded(&lo);
+	if (err)
+		goto out;
+	if (d->maps.config < 0) {
+		err = sl_maps_open(&d->maps);
+		if (err)
+			goto out;
+	}
+	if (d->cfg.keys && !bpf_obj_get_info_by_fd(d->maps.state, &info, &ilen) &&
+	    info.max_entries != d->cfg.keys)
+		dlog("tables.keys is %llu but the pinned table holds %u; "
+		     "'sluice detach all' and a restart resize it",
+		     (unsigned long long)d->cfg.keys, info.max_entries);
+	rs = malloc(sizeof(*rs));
+	if (!rs) {
+		err = -ENOMEM;
+		goto out;
+	}
+	memcpy(rs, d->cfg.rules, sizeof(*rs));
+	err = sl_ruleset_commit(&d->maps, rs);
+	if (!err)
+		dlog("rule set %u in force: %u rules", rs->gen, rs->nr_rules);
+	free(rs);
+	if (err) {
+		pr_err("cannot commit the rule set: %s", strerror(-err));
+		goto out;
+	}
+	err = apply_lists(&d->maps, &d->cfg);
+	if (err) {
+		pr_err("cannot apply the deny/allow lists: %s", strerror(-err));
+		goto out;
+	}
+	err = apply_ifaces(d);
+out:
+	sl_unlock(lock);
+	return err;
+}
+
+/* ---- metrics ---- */
+
+static void metrics_extra(FILE *out, void *arg)
+{
+	struct daemon *d = arg;
+
+	fprintf(out, "# HELP sluice_config_reloads_total Config reloads by result.\n"
+		     "# TYPE sluice_config_reloads_total counter\n"
+		     "sluice_config_reloads_total{result=\"ok\"} %llu\n"
+		     "sluice_config_reloads_total{result=\"error\"} %llu\n",
+		(unsigned long long)d->reloads_ok, (unsigned long long)d->reloads_failed);
+	fprintf(out, "# HELP sluice_limited_sources Sources being limited this event interval.\n"
+		     "# TYPE sluice_limited_sources gauge\n"
+		     "sluice_limited_sources %llu\n",
+		(unsigned long long)(d->nr_tracked + d->untracked));
+}
+
+static void metrics_restart(struct daemon *d)
+{
+	if (d->metrics && (!d->cfg.metrics || strcmp(d->metrics_listen, d->cfg.metrics_listen))) {
+		sl_metrics_stop(d->metrics);
+		d->metrics = NULL;
+	}
+	if (!d->cfg.metrics || d->metrics)
+		return;
+	d->metrics = sl_metrics_start(d->cfg.metrics_listen, &d->maps, metrics_extra, d);
+	if (d->metrics) {
+		snprintf(d->metrics_listen, sizeof(d->metrics_listen), "%s", d->cfg.metrics_listen);
+		dlog("metrics on http://%s/metrics", d->metrics_listen);
+	}
+}
+
+/* ---- events: one log line per limited source per interval, bounded ---- */
+
+static int on_event(void *ctx, void *data, size_t size)
+{
+	const struct sluice_event *e = data;
+	struct daemon *d = ctx;
+	size_t i;
+
+	if (size < sizeof(*e))
+		return 0;
+	for (i = 0; i < d->nr_tracked; i++)
+		if (!memcmp(&d->tracked[i].key, &e->key, sizeof(e->key)))
+			return 0;
+	if (d->nr_tracked == EV_TRACK_MAX) {
+		d->untracked++;
+		return 0;
+	}
+	d->tracked[d->nr_tracked].key = e->key;
+	d->tracked[d->nr_tracked].drops_at_start = e->drops ? e->drops - 1 : 0;
+	d->nr_tracked++;
+	return 0;
+}
+
+/* The bucket behind a tracked key now; false if it is gone. */
+static bool bucket_now(struct daemon *d, const struct sluice_ruleset *rs,
+		       const struct sluice_key *k, struct sluice_state *st, int *rule)
+{
+	__u32 i;
+
+	*rule = -1;
+	for (i = 0; i < rs->nr_rules && i < SLUICE_MAX_RULES; i++)
+		if (rs->rules[i].uid == k->uid)
+			*rule = i;
+	if (*rule < 0)
+		return false;
+	if (k->family == 0) {
+		__u32 slot = rs->rules[*rule].limits[k->limit % SLUICE_MAX_LIMITS].agg_slot;
+
+		return !bpf_map_lookup_elem(d->maps.agg, &slot, st);
+	}
+	return !bpf_map_lookup_elem(d->maps.state, k, st);
+}
+
+/* A host as its address, a prefix as CIDR, a rule-wide bucket as "all sources". */
+static void format_source(const struct sluice_key *k, char *buf, size_t len)
+{
+	if (!k->family) {
+		snprintf(buf, len, "all sources");
+		return;
+	}
+	format_cidr(k->family, k->addr, k->plen, buf, len);
+	if (k->plen == (k->family == 4 ? 32 : 128))
+		buf[strcspn(buf, "/")] = '\0';
+}
+
+struct ev_line {
+	__u64 dropped;
+	char text[160];
+};
+
+static int cmp_lines(const void *a, const void *b)
+{
+	const struct ev_line *x = a, *y = b;
+
+	return x->dropped < y->dropped ? 1 : x->dropped > y->dropped ? -1 : 0;
+}
+
+static void events_flush(struct daemon *d)
+{
+	struct sluice_ruleset *rs = NULL;
+	struct ev_line *lines = NULL;
+	size_t i, kept = 0, n = 0;
+	__u64 more = d->untracked;
+
+	if (!d->nr_tracked && !d->untracked)
+		return;
+	rs = sl_live_get(&d->maps);
+	lines = calloc(d->nr_tracked + 1, sizeof(*lines));
+	if (!rs || !lines)
+		goto out;
+	for (i = 0; i < d->nr_tracked; i++) {
+		struct tracked *t = &d->tracked[i];
+		struct sluice_state st;
+		char src[64];
+		__u64 dropped;
+		int rule;
+
+		if (!bucket_now(d, rs, &t->key, &st, &rule))
+			continue;	/* rule gone or bucket evicted: forget it */
+		dropped = st.drops - t->drops_at_start;
+		if (!dropped)
+			continue;	/* no longer limited */
+		format_source(&t->key, src, sizeof(src));
+		lines[n].dropped = dropped;
+		snprintf(lines[n].text, sizeof(lines[n].text),
+			 "%s limited by rule %s: %llu dropped in %us", src, rs->names[rule],
+			 (unsigned long long)dropped, d->cfg.event_interval_s);
+		n++;
+		/* Still limited: track on, counting from here. */
+		t->drops_at_start = st.drops;
+		d->tracked[kept++] = *t;
+	}
+	d->nr_tracked = kept;
+	qsort(lines, n, sizeof(*lines), cmp_lines);
+	for (i = 0; i < n; i++) {
+		if (i < d->cfg.event_lines)
+			dlog("%s", lines[i].text);
+		else
+			more++;
+	}
+	if (more)
+		dlog("... and %llu more sources limited in the last %us",
+		     (unsigned long long)more, d->cfg.event_interval_s);
+out:
+	d->untracked = 0;
+	free(lines);
+	free(rs);
+}
+
+/* ---- capabilities ---- */
+
+/*
+ * After loading and attaching, keep only what reloads need: CAP_BPF for the
+ * bpf() syscall, CAP_NET_ADMIN to attach interfaces. Everything else goes,
+ * from the bounding set too.
+ */
+static int drop_caps(void)
+{
+	static const cap_value_t keep[] = { CAP_BPF, CAP_NET_ADMIN };
+	cap_t caps = cap_init();
+	cap_value_t c;
+	char *text;
+	int err = 0;
+
+	if (!caps)
+		return -errno;
+	if (cap_set_flag(caps, CAP_PERMITTED, ARRAY_SIZE(keep), keep, CAP_SET) ||
+	    cap_set_flag(caps, CAP_EFFECTIVE, ARRAY_SIZE(keep), keep, CAP_SET)) {
+		err = -errno;
+		goto out;
+	}
+	for (c = 0; c <= CAP_LAST_CAP; c++) {
+		if (c == CAP_BPF || c == CAP_NET_ADMIN)
+			continue;
+		if (cap_drop_bound(c) && errno != EINVAL) {
+			err = -errno;
+			goto out;
+		}
+	}
+	if (cap_set_proc(caps)) {
+		err = -errno;
+		goto out;
+	}
+	prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+	text = cap_to_text(caps, NULL);
+	dlog("dropped privileges; capabilities kept: %s", text ? text : "cap_bpf,cap_net_admin");
+	cap_free(text);
+out:
+	cap_free(caps);
+	return err;
+}
+
+/* ---- reload ---- */
+
+static void reload(struct daemon *d, const char *why)
+{
+	struct sl_cfg next = {};
+	struct sl_cfg old;
+	int n;
+
+	sd_notify("RELOADING=1");
+	n = sl_cfg_load(d->cfg_path, &next, stderr);
+	if (n) {
+		d->reloads_failed++;
+		if (n > 0)
+			dlog("%s: reload (%s) rejected: %d error%s; the running rule set stays",
+			     d->cfg_path, why, n, n == 1 ? "" : "s");
+		else
+			dlog("%s: reload (%s) failed: %s; the running rule set stays", d->cfg_path,
+			     why, strerror(-n));
+		sd_notify("READY=1");
+		return;
+	}
+	old = d->cfg;
+	d->cfg = next;
+	if (apply(d)) {
+		d->reloads_failed++;
+		dlog("reload (%s) applied partly; see above", why);
+	} else {
+		d->reloads_ok++;
+		dlog("reloaded %s (%s)", d->cfg_path, why);
+	}
+	sl_cfg_free(&old);
+	metrics_restart(d);
+	sd_notify("READY=1");
+}
+
+/* Watch the config's directory: editors replace files by rename. */
+static int watch_config(struct daemon *d)
+{
+	char *dup1 = strdup(d->cfg_path), *dup2 = strdup(d->cfg_path);
+
+	if (!dup1 || !dup2) {
+		free(dup1);
+		free(dup2);
+		return -ENOMEM;
+	}
+	d->cfg_dir = strdup(dirname(dup1));
+	d->cfg_base = strdup(basename(dup2));
+	free(dup1);
+	free(dup2);
+	if (!d->cfg_dir || !d->cfg_base)
+		return -ENOMEM;
+	d->ino_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	if (d->ino_fd < 0)
+		return -errno;
+	if (inotify_add_watch(d->ino_fd, d->cfg_dir, IN_CLOSE_WRITE | IN_MOVED_TO | IN_CREATE) < 0)
+		return -errno;
+	return 0;
+}
+
+/* Did the config file (by name) change? Drains the inotify queue. */
+static bool config_changed(struct daemon *d)
+{
+	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+	bool hit = false;
+	ssize_t len;
+
+	while ((len = read(d->ino_fd, buf, sizeof(buf))) > 0) {
+		const struct inotify_event *ev;
+		char *p;
+
+		for (p = buf; p < buf + len; p += sizeof(*ev) + ev->len) {
+			ev = (const struct inotify_event *)p;
+			if (ev->len && !strcmp(ev->name, d->cfg_base) &&
+			    (ev->mask & (IN_CLOSE_WRITE | IN_MOVED_TO)))
+				hit = true;
+		}
+	}
+	return hit;
+}
+
+static void usage_run(void)
+{
+	fprintf(stderr,
+		"Usage: sluice run --config FILE\n"
+		"  Apply FILE, then stay in the foreground: reload on SIGHUP and when FILE\n"
+		"  changes, log sources as they get limited, serve metrics. SIGTERM/SIGINT\n"
+		"  stop the daemon and leave protection in place ('sluice detach' removes it).\n");
+}
+
+int do_run(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "config", required_argument, NULL, 'c' },
+		{ "help", no_argument, NULL, 'h' },
+		{}
+	};
+	struct daemon d = { .sig_fd = -1, .ino_fd = -1, .tick_fd = -1, .lock_fd = -1 };
+	struct itimerspec its = {};
+	struct pollfd pfd[4];
+	sigset_t mask;
+	int c, n, err = 0;
+
+	sl_maps_reset(&d.maps);
+	optind = 0;	/* argv[0] is the first word after "run" */
+	argv--;
+	argc++;
+	while ((c = getopt_long(argc, argv, "c:h", lo, NULL)) != -1) {
+		if (c == 'c') {
+			d.cfg_path = optarg;
+		} else {
+			usage_run();
+			return c == 'h' ? 0 : -EINVAL;
+		}
+	}
+	if (!d.cfg_path || optind != argc) {
+		if (optind < argc)
+			pr_err("unexpected argument \"%s\"", argv[optind]);
+		usage_run();
+		return -EINVAL;
+	}
+	n = sl_cfg_load(d.cfg_path, &d.cfg, stderr);
+	if (n) {
+		if (n > 0)
+			pr_err("%s: %d error%s; nothing applied", d.cfg_path, n, n == 1 ? "" : "s");
+		else
+			pr_err("cannot read %s: %s", d.cfg_path, strerror(-n));
+		return n > 0 ? -EINVAL : n;
+	}
+	if (!d.cfg.event_interval_s)
+		d.cfg.event_interval_s = 10;
+	if (!d.cfg.event_lines)
+		d.cfg.event_lines = 20;
+	d.lock_fd = instance_lock();
+	if (d.lock_fd < 0) {
+		err = d.lock_fd;
+		goto out;
+	}
+	d.tracked = calloc(EV_TRACK_MAX, sizeof(*d.tracked));
+	if (!d.tracked) {
+		err = -ENOMEM;
+		goto out;
+	}
+	/* Signals through a signalfd, so the loop sees them in order. */
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGHUP);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGINT);
+	sigprocmask(SIG_BLOCK, &mask, NULL);
+	d.sig_fd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (d.sig_fd < 0) {
+		err = -errno;
+		goto out;
+	}
+	err = apply(&d);
+	if (err && d.maps.config < 0)
+		goto out;	/* nothing loaded: nothing to run */
+	if (err)
+		dlog("started with errors (see above); what could be applied is in force");
+	metrics_restart(&d);
+	{
+		char path[PATH_MAX];
+		int fd;
+
+		err = sl_pin_path(path, sizeof(path), "sl_events");
+		fd = err ? -1 : bpf_obj_get(path);
+		d.events = fd >= 0 ? ring_buffer__new(fd, on_event, &d, NULL) : NULL;
+		if (fd >= 0)
+			close(fd);	/* the ring buffer holds its own mapping */
+		if (!d.events) {
+			err = -errno;
+			pr_err("cannot open the event ring buffer: %s", strerror(-err));
+			goto out;
+		}
+	}
+	err = watch_config(&d);
+	if (err) {
+		pr_err("cannot watch %s: %s", d.cfg_path, strerror(-err));
+		goto out;
+	}
+	d.tick_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+	if (d.tick_fd < 0) {
+		err = -errno;
+		goto out;
+	}
+	its.it_value.tv_sec = d.cfg.event_interval_s;
+	its.it_interval.tv_sec = d.cfg.event_interval_s;
+	timerfd_settime(d.tick_fd, 0, &its, NULL);
+	err = drop_caps();
+	if (err) {
+		pr_err("cannot drop capabilities: %s", strerror(-err));
+		goto out;
+	}
+	dlog("running on %s with %s (pid %d)", opts.root, d.cfg_path, getpid());
+	sd_notify("READY=1");
+
+	pfd[0] = (struct pollfd){ .fd = d.sig_fd, .events = POLLIN };
+	pfd[1] = (struct pollfd){ .fd = d.ino_fd, .events = POLLIN };
+	pfd[2] = (struct pollfd){ .fd = d.tick_fd, .events = POLLIN };
+	pfd[3] = (struct pollfd){ .fd = ring_buffer__epoll_fd(d.events), .events = POLLIN };
+	for (;;) {
+		if (poll(pfd, ARRAY_SIZE(pfd), -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			err = -errno;
+			break;
+		}
+		if (pfd[0].revents) {
+			struct signalfd_siginfo si;
+			bool stop = false;
+
+			while (read(d.sig_fd, &si, sizeof(si)) == sizeof(si)) {
+				if (si.ssi_signo == SIGHUP)
+					reload(&d, "SIGHUP");
+				else
+					stop = true;
+			}
+			if (stop)
+				break;
+		}
+		if (pfd[1].revents && config_changed(&d))
+			reload(&d, "file changed");
+		if (pfd[3].revents)
+			ring_buffer__consume(d.events);
+		if (pfd[2].revents) {
+			__u64 ticks;
+
+			if (read(d.tick_fd, &ticks, sizeof(ticks)) < 0)
+				pr_debug("timerfd: %s", strerror(errno));
+			ring_buffer__consume(d.events);
+			events_flush(&d);
+			if (d.missing_ifaces) {
+				int lock = sl_lock();
+
+				if (lock >= 0) {
+					apply_ifaces(&d);
+					sl_unlock(lock);
+				}
+			}
+		}
+	}
+	sd_notify("STOPPING=1");
+	dlog("stopping; protection stays in place ('sluice detach' removes it)");
+	err = 0;
+out:
+	if (d.metrics)
+		sl_metrics_stop(d.metrics);
+	ring_buffer__free(d.events);
+	sl_maps_close(&d.maps);
+	if (d.sig_fd >= 0)
+		close(d.sig_fd);
+	if (d.ino_fd >= 0)
+		close(d.ino_fd);
+	if (d.tick_fd >= 0)
+		close(d.tick_fd);
+	if (d.lock_fd >= 0)
+		close(d.lock_fd);
+	free(d.tracked);
+	free(d.cfg_dir);
+	free(d.cfg_base);
+	sl_cfg_free(&d.cfg);
+	return err;
+}
