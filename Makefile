@@ -43,6 +43,17 @@ DEPS_PKGS := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libcap-dev liby
 .DELETE_ON_ERROR:
 .PHONY: all deps test demo clean install
 
+PREFIX ?= /usr/local
+# The binary, the example config (kept if one is there) and the systemd unit.
+install: all
+	install -D -m 0755 $(OUT)/sluice $(DESTDIR)$(PREFIX)/sbin/sluice
+	install -d -m 0700 $(DESTDIR)/etc/sluice
+	[ -e $(DESTDIR)/etc/sluice/sluice.yaml ] || \
+		install -m 0600 etc/sluice.yaml $(DESTDIR)/etc/sluice/sluice.yaml
+	[ -e $(DESTDIR)/etc/sluice/deny.txt ] || \
+		install -m 0600 etc/deny.txt $(DESTDIR)/etc/sluice/deny.txt
+	install -D -m 0644 etc/sluice.service $(DESTDIR)/etc/systemd/system/sluice.service
+
 all: $(OUT)/sluice $(OUT)/slgen $(OUT)/slsink $(OUT)/progcost
 
 $(OUT) $(OUT)/user:
