@@ -548,6 +548,19 @@ static int xmit_n(const struct frame *f, int n)
 	return passed;
 }
 
+/* One UDP packet from each of n sources 198.18.<net + i / 250>.<i % 250>; how many passed. */
+static int xmit_from_sources(int n, int net)
+{
+	struct frame f;
+	int i, passed = 0;
+
+	for (i = 0; i < n; i++) {
+		udp4(&f, IP4(198, 18, net + i / 250, i % 250), 53);
+		passed += xmit(&f) == 1;
+	}
+	return passed;
+}
+
 static const __u32 SRC_A = IP4(198, 18, 1, 1), SRC_B = IP4(198, 18, 1, 2),
 		   SRC_C = IP4(198, 18, 2, 3);
 
@@ -1297,16 +1310,11 @@ DP_CASE(dp_per_all_limit)
 	struct sluice_limit *l;
 	struct sluice_state st;
 	struct frame f;
-	int i, passed = 0;
 
 	r = add_rule(SLUICE_ACT_DROP);
 	l = per_all(r, 10, 5);
 	commit();
-	for (i = 0; i < 10; i++) {
-		udp4(&f, IP4(198, 18, 30, i), 53);
-		passed += xmit(&f) == 1;
-	}
-	CHECK_EQ(passed, 5);
+	CHECK_EQ(xmit_from_sources(10, 30), 5);
 	st = agg_get(l);
 	CHECK_EQ(st.tat, T0 + 5 * unit_of(l));
 	CHECK_EQ(st.drops, 5);
@@ -1325,7 +1333,6 @@ DP_CASE(dp_check_then_charge)
 	struct sluice_limit *all;
 	struct sluice_state st;
 	struct frame f;
-	int i, passed = 0;
 
 	r = add_rule(SLUICE_ACT_DROP);
 	per_src(r, 1, 3);
@@ -1340,11 +1347,7 @@ DP_CASE(dp_check_then_charge)
 	CHECK_EQ(st.tat, T0 + 3 * SEC);
 	CHECK_EQ(st.drops, 7);
 	/* so the rule-wide burst still has 97 for others */
-	for (i = 0; i < 100; i++) {
-		udp4(&f, IP4(198, 18, 40 + i / 200, i % 200), 53);
-		passed += xmit(&f) == 1;
-	}
-	CHECK_EQ(passed, 97);
+	CHECK_EQ(xmit_from_sources(100, 40), 97);
 	st = agg_get(all);
 	CHECK_EQ(st.tat, T0 + 100 * SEC);
 	CHECK_EQ(st.drops, 3);
@@ -1358,18 +1361,12 @@ DP_CASE(dp_spoofed_flood_bounded)
 {
 	struct sluice_rule *r;
 	struct sluice_limit *all;
-	struct frame f;
-	int i, passed = 0;
 
 	r = add_rule(SLUICE_ACT_DROP);
 	per_src(r, 1, 5);
 	all = per_all(r, 10, 10);
 	commit();
-	for (i = 0; i < 1000; i++) {
-		udp4(&f, IP4(198, 18, 100 + i / 250, i % 250), 53);
-		passed += xmit(&f) == 1;
-	}
-	CHECK_EQ(passed, 10);
+	CHECK_EQ(xmit_from_sources(1000, 100), 10);
 	CHECK_EQ(state_count(NULL), 10);
 	CHECK_EQ(agg_get(all).drops, 990);
 	CHECK_EQ(rstat(0).dropped_pkts, 990);
