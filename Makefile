@@ -81,7 +81,7 @@ $(OUT)/sluice: $(USER_OBJS)
 	$(Q)$(CC) $(USER_CFLAGS) $^ $(USER_LDLIBS) -o $@
 
 # Traffic tools for the tests and the demo: a paced generator and a counting sink.
-$(OUT)/%: tools/%.c | $(OUT)
+$(OUT)/%: tools/%.c tools/toolutil.h | $(OUT)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(USER_CFLAGS) $< -o $@ -lm
 

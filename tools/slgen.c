@@ -29,7 +29,6 @@
 #include <math.h>
 #include <netinet/in.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -41,11 +40,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#ifndef SLUICE_VERSION
-#define SLUICE_VERSION "dev"
-#endif
+#define TOOL_NAME "slgen"
+#include "toolutil.h"
 
-#define NSEC_PER_SEC		1000000000ULL
 /* Most sources one run may name. */
 #define MAX_SOURCES		256
 /* Highest per-source or aggregate rate accepted, packets/s. */
@@ -88,16 +85,6 @@
 
 enum proto { PROTO_UDP, PROTO_TCP_SYN };
 
-/* An IPv4 or IPv6 address in network byte order. */
-struct addr {
-	int family;
-	union {
-		struct in_addr v4;
-		struct in6_addr v6;
-		uint8_t b[16];
-	};
-};
-
 /* Leading bytes of every UDP payload (truncated if --size is smaller). */
 struct payload_hdr {
 	uint32_t magic;		/* PAYLOAD_MAGIC, network order */
@@ -136,9 +123,6 @@ struct opts {
 	bool json;
 	bool any_addr;
 };
-
-static const char *prog = "slgen";
-static volatile sig_atomic_t stop;
 
 static void usage(FILE *f)
 {
@@ -181,113 +165,6 @@ static void usage(FILE *f)
 		EPHEMERAL_BASE + EPHEMERAL_SPAN - 1, DEFAULT_SPIN_US);
 }
 
-static void __attribute__((format(printf, 1, 2))) invarg(const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "%s: ", prog);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	exit(2);
-}
-
-/* Runtime failure: text on stderr, and {"error": ...} on stdout with --json. */
-static bool json_errors;
-
-static void json_string(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; *s; s++) {
-		unsigned char c = *s;
-
-		if (c == '"' || c == '\\')
-			fprintf(f, "\\%c", c);
-		else if (c < 0x20)
-			fprintf(f, "\\u%04x", c);
-		else
-			fputc(c, f);
-	}
-	fputc('"', f);
-}
-
-static void __attribute__((format(printf, 1, 2))) fail(const char *fmt, ...)
-{
-	char msg[512];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	fprintf(stderr, "%s: %s\n", prog, msg);
-	if (json_errors) {
-		fputs("{\"error\": ", stdout);
-		json_string(stdout, msg);
-		fputs("}\n", stdout);
-	}
-	exit(1);
-}
-
-static int parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
-{
-	unsigned long long v;
-	char *end;
-
-	if (!*s || *s < '0' || *s > '9')
-		return -EINVAL;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno || *end)
-		return -EINVAL;
-	if (v < min || v > max)
-		return -ERANGE;
-	*out = v;
-	return 0;
-}
-
-/* Plain decimal ("1000", "0.5"): no sign, exponent, hex, inf or nan. */
-static int parse_decimal(const char *s, double min, double max, double *out)
-{
-	const char *p;
-	int digits = 0, dots = 0;
-	char *end;
-	double v;
-
-	for (p = s; *p; p++) {
-		if (*p >= '0' && *p <= '9')
-			digits++;
-		else if (*p == '.' && !dots)
-			dots++;
-		else
-			return -EINVAL;
-	}
-	if (!digits)
-		return -EINVAL;
-	errno = 0;
-	v = strtod(s, &end);
-	if (errno || *end || !isfinite(v))
-		return -EINVAL;
-	if (v < min || v > max)
-		return -ERANGE;
-	*out = v;
-	return 0;
-}
-
-static int parse_addr(const char *s, struct addr *a)
-{
-	memset(a, 0, sizeof(*a));
-	if (inet_pton(AF_INET, s, &a->v4) == 1) {
-		a->family = AF_INET;
-		return 0;
-	}
-	if (inet_pton(AF_INET6, s, &a->v6) == 1) {
-		a->family = AF_INET6;
-		return 0;
-	}
-	return -EINVAL;
-}
-
 /* "198.18.128.0/17" or "2001:db8:1::/48"; host bits must be zero. */
 static int parse_cidr(const char *s, struct addr *a, unsigned int *plen)
 {
@@ -318,13 +195,6 @@ static bool in_test_range(const struct addr *a)
 	if (a->family == AF_INET)
 		return (ntohl(a->v4.s_addr) & 0xfffe0000U) == 0xc6120000U;
 	return a->b[0] == 0x20 && a->b[1] == 0x01 && a->b[2] == 0x0d && a->b[3] == 0xb8;
-}
-
-static bool addr_eq(const struct addr *a, const struct addr *b)
-{
-	size_t n = a->family == AF_INET ? 4 : 16;
-
-	return a->family == b->family && !memcmp(a->b, b->b, n);
 }
 
 static void add_sources(struct opts *o, const char *list)
@@ -391,11 +261,8 @@ static void parse_args(int argc, char **argv, struct opts *o)
 	o->spin_ns = DEFAULT_SPIN_US * 1000ULL;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":hV", longopts, &idx)) != -1) {
-		if (c >= OPT_DST && c != OPT_SRC) {
-			if (seen[c])
-				invarg("option \"--%s\" given twice", longopts[idx].name);
-			seen[c] = true;
-		}
+		if (c >= OPT_DST && c != OPT_SRC)
+			option_once(seen, c, longopts[idx].name);
 		switch (c) {
 		case OPT_DST:
 			if (parse_addr(optarg, &o->dst))
@@ -465,19 +332,8 @@ static void parse_args(int argc, char **argv, struct opts *o)
 		case OPT_ANY_ADDR:
 			o->any_addr = true;
 			break;
-		case 'h':
-			usage(stdout);
-			exit(0);
-		case 'V':
-			printf("%s %s\n", prog, SLUICE_VERSION);
-			exit(0);
-		case ':':
-			invarg("option \"%s\" needs an argument", argv[optind - 1]);
-			break;
 		default:
-			if (optopt)
-				invarg("unknown option \"-%c\"", optopt);
-			invarg("unknown or ambiguous option \"%s\"", argv[optind - 1]);
+			common_opt(c, argv, usage);
 		}
 	}
 	if (optind < argc)
@@ -530,14 +386,6 @@ static void parse_args(int argc, char **argv, struct opts *o)
 		snprintf(s->name + n, sizeof(s->name) - n, "/%u", o->spoof_plen);
 		o->nsrc = 1;
 	}
-}
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * NSEC_PER_SEC + ts.tv_nsec;
 }
 
 static inline void cpu_relax(void)
@@ -826,12 +674,6 @@ static void open_sockets(struct opts *o)
 	}
 }
 
-static void on_signal(int sig)
-{
-	(void)sig;
-	stop = 1;
-}
-
 struct result {
 	uint64_t start_ns;
 	uint64_t max_lag_ns;
@@ -993,7 +835,6 @@ int main(int argc, char **argv)
 {
 	static struct opts o;
 	struct result r = { 0 };
-	struct sigaction sa = { .sa_handler = on_signal };
 
 	parse_args(argc, argv, &o);
 	json_errors = o.json;
@@ -1004,9 +845,7 @@ int main(int argc, char **argv)
 	/* Default timer slack is 50 us: far too coarse for 20 us gaps. */
 	prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
 
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
+	catch_stop_signals();
 
 	open_sockets(&o);
 	run(&o, &r);

@@ -22,7 +22,6 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -32,11 +31,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#ifndef SLUICE_VERSION
-#define SLUICE_VERSION "dev"
-#endif
+#define TOOL_NAME "slsink"
+#include "toolutil.h"
 
-#define NSEC_PER_SEC		1000000000ULL
 /* Longest --duration / --idle accepted, seconds. */
 #define MAX_DURATION		86400.0
 /* Default --idle, seconds. */
@@ -60,14 +57,8 @@
 /* First hash table size (power of two). */
 #define INITIAL_SLOTS		1024
 
-/* A source address in network byte order; IPv4 also when it came v4-mapped. */
-struct addr {
-	uint8_t family;
-	uint8_t b[16];
-};
-
 struct entry {
-	struct addr addr;
+	struct addr addr;		/* IPv4 also when it came v4-mapped */
 	bool used;
 	uint64_t packets;
 	uint64_t bytes;
@@ -96,10 +87,6 @@ struct opts {
 	uint64_t max_sources;
 };
 
-static const char *prog = "slsink";
-static volatile sig_atomic_t stop;
-static bool json_errors;
-
 static void usage(FILE *f)
 {
 	fprintf(f,
@@ -125,97 +112,6 @@ static void usage(FILE *f)
 "SIGINT and SIGTERM stop it early; the result is printed either way.\n"
 "Exit status: 0 done, 1 runtime error, 2 bad arguments.\n",
 		prog, DEFAULT_IDLE, DEFAULT_RCVBUF, DEFAULT_MAX_SOURCES);
-}
-
-static void __attribute__((format(printf, 1, 2))) invarg(const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "%s: ", prog);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	exit(2);
-}
-
-static void json_string(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; *s; s++) {
-		unsigned char c = *s;
-
-		if (c == '"' || c == '\\')
-			fprintf(f, "\\%c", c);
-		else if (c < 0x20)
-			fprintf(f, "\\u%04x", c);
-		else
-			fputc(c, f);
-	}
-	fputc('"', f);
-}
-
-/* Runtime failure: text on stderr, and {"error": ...} on stdout with --json. */
-static void __attribute__((format(printf, 1, 2))) fail(const char *fmt, ...)
-{
-	char msg[512];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	fprintf(stderr, "%s: %s\n", prog, msg);
-	if (json_errors) {
-		fputs("{\"error\": ", stdout);
-		json_string(stdout, msg);
-		fputs("}\n", stdout);
-	}
-	exit(1);
-}
-
-static int parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
-{
-	unsigned long long v;
-	char *end;
-
-	if (!*s || *s < '0' || *s > '9')
-		return -EINVAL;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno || *end)
-		return -EINVAL;
-	if (v < min || v > max)
-		return -ERANGE;
-	*out = v;
-	return 0;
-}
-
-/* Plain decimal ("2", "0.5"): no sign, exponent, hex, inf or nan. */
-static int parse_decimal(const char *s, double min, double max, double *out)
-{
-	int digits = 0, dots = 0;
-	const char *p;
-	char *end;
-	double v;
-
-	for (p = s; *p; p++) {
-		if (*p >= '0' && *p <= '9')
-			digits++;
-		else if (*p == '.' && !dots)
-			dots++;
-		else
-			return -EINVAL;
-	}
-	if (!digits)
-		return -EINVAL;
-	errno = 0;
-	v = strtod(s, &end);
-	if (errno || *end)
-		return -EINVAL;
-	if (v < min || v > max)
-		return -ERANGE;
-	*out = v;
-	return 0;
 }
 
 enum {
@@ -250,18 +146,11 @@ static void parse_args(int argc, char **argv, struct opts *o)
 	o->max_sources = DEFAULT_MAX_SOURCES;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":hV", longopts, &idx)) != -1) {
-		if (c >= OPT_LISTEN) {
-			if (seen[c])
-				invarg("option \"--%s\" given twice", longopts[idx].name);
-			seen[c] = true;
-		}
+		if (c >= OPT_LISTEN)
+			option_once(seen, c, longopts[idx].name);
 		switch (c) {
 		case OPT_LISTEN:
-			if (inet_pton(AF_INET, optarg, o->listen.b) == 1)
-				o->listen.family = AF_INET;
-			else if (inet_pton(AF_INET6, optarg, o->listen.b) == 1)
-				o->listen.family = AF_INET6;
-			else
+			if (parse_addr(optarg, &o->listen))
 				invarg("invalid --listen \"%s\"", optarg);
 			break;
 		case OPT_PORT:
@@ -302,19 +191,8 @@ static void parse_args(int argc, char **argv, struct opts *o)
 				invarg("invalid --max-sources \"%s\" (1-%d)", optarg,
 				       MAX_MAX_SOURCES);
 			break;
-		case 'h':
-			usage(stdout);
-			exit(0);
-		case 'V':
-			printf("%s %s\n", prog, SLUICE_VERSION);
-			exit(0);
-		case ':':
-			invarg("option \"%s\" needs an argument", argv[optind - 1]);
-			break;
 		default:
-			if (optopt)
-				invarg("unknown option \"-%c\"", optopt);
-			invarg("unknown or ambiguous option \"%s\"", argv[optind - 1]);
+			common_opt(c, argv, usage);
 		}
 	}
 	if (optind < argc)
@@ -328,25 +206,6 @@ static void parse_args(int argc, char **argv, struct opts *o)
 	o->dual_stack = o->listen.family == AF_INET6 && !memcmp(o->listen.b, &any6, 16);
 }
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * NSEC_PER_SEC + ts.tv_nsec;
-}
-
-static void on_signal(int sig)
-{
-	(void)sig;
-	stop = 1;
-}
-
-static size_t addr_len(const struct addr *a)
-{
-	return a->family == AF_INET ? 4 : 16;
-}
-
 /* FNV-1a over family and address. */
 static size_t addr_hash(const struct addr *a)
 {
@@ -357,11 +216,6 @@ static size_t addr_hash(const struct addr *a)
 	for (i = 0; i < addr_len(a); i++)
 		h = (h ^ a->b[i]) * 0x100000001b3ULL;
 	return h ^ (h >> 29);
-}
-
-static bool addr_eq(const struct addr *a, const struct addr *b)
-{
-	return a->family == b->family && !memcmp(a->b, b->b, addr_len(a));
 }
 
 static int table_grow(struct table *t)
@@ -609,7 +463,6 @@ static void print_result(const struct opts *o, struct table *t, const struct cou
 int main(int argc, char **argv)
 {
 	static struct rx rx;
-	struct sigaction sa = { .sa_handler = on_signal };
 	struct table t = { 0 };
 	struct counts c = { 0 };
 	sigset_t block, orig;
@@ -633,9 +486,7 @@ int main(int argc, char **argv)
 	sigprocmask(SIG_BLOCK, &block, &orig);
 	sigdelset(&orig, SIGINT);
 	sigdelset(&orig, SIGTERM);
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
+	catch_stop_signals();
 
 	fd = open_socket(&o, &rcvbuf);
 	start = mono_ns();
