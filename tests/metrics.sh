@@ -63,7 +63,10 @@ done
 # deleted later to show an attachment whose interface is gone.
 ODD='mt"q\x'
 ODD_LABEL='mt\"q\\x'
-ip -n "$RCV" link add "$ODD" type veth peer name mt-p || { not_ok metrics-setup "odd veth"; exit 1; }
+if ! ip -n "$RCV" link add "$ODD" type veth peer name mt-p; then
+	not_ok metrics-setup "cannot create veth $ODD"
+	exit 1
+fi
 ip -n "$RCV" link set "$ODD" up
 ip -n "$RCV" link set mt-p up
 

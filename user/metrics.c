@@ -196,7 +196,8 @@ static int state_keys(int fd, __u64 *count, __u64 *capacity)
 		return err;
 	*capacity = info.max_entries;
 	pthread_mutex_lock(&keys_lock);
-	if (keys_cache.valid && keys_cache.map_id == info.id && now - keys_cache.at < KEYS_CACHE_NS) {
+	if (keys_cache.valid && keys_cache.map_id == info.id &&
+	    now - keys_cache.at < KEYS_CACHE_NS) {
 		*count = keys_cache.count;
 	} else {
 		err = count_batch(fd, &info, count);
@@ -533,6 +534,7 @@ static enum MHD_Result reply(struct MHD_Connection *conn, unsigned int status, v
 			     size_t len, enum MHD_ResponseMemoryMode mem, bool allow)
 {
 	struct MHD_Response *resp = MHD_create_response_from_buffer(len, body, mem);
+	const char *type = status == MHD_HTTP_OK ? CONTENT_TYPE : "text/plain; charset=utf-8";
 	enum MHD_Result ret;
 
 	if (!resp) {
@@ -540,9 +542,7 @@ static enum MHD_Result reply(struct MHD_Connection *conn, unsigned int status, v
 			free(body);
 		return MHD_NO;	/* closes the connection */
 	}
-	if (MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE,
-				    status == MHD_HTTP_OK ? CONTENT_TYPE
-							  : "text/plain; charset=utf-8") != MHD_YES ||
+	if (MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, type) != MHD_YES ||
 	    (allow && MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, "GET, HEAD") != MHD_YES))
 		ret = MHD_NO;
 	else
@@ -733,8 +733,8 @@ struct sl_metrics *sl_metrics_start(const char *addr, const struct sl_maps *m,
 	}
 	/* One internal thread (epoll): scrapes are served one at a time. */
 	errno = 0;
-	s->mhd = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_USE_ERROR_LOG |
-				  (addr[0] == '[' ? MHD_USE_IPv6 : 0),
+	s->mhd = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO |
+				  MHD_USE_ERROR_LOG | (addr[0] == '[' ? MHD_USE_IPv6 : 0),
 				  0, NULL, NULL, handle, s,
 				  MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
 				  MHD_OPTION_LISTEN_SOCKET, fd,
