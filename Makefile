@@ -40,6 +40,7 @@ USER_OBJS := $(patsubst user/%.c,$(OUT)/user/%.o,$(USER_SRCS))
 DEPS_PKGS := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libcap-dev libyaml-dev \
 	     libmicrohttpd-dev linux-libc-dev iproute2 util-linux jq make gcc curl prometheus
 
+.DEFAULT_GOAL := all
 .DELETE_ON_ERROR:
 .PHONY: all deps test demo clean install
 

@@ -55,7 +55,8 @@ struct daemon {
 	struct tracked *tracked;
 	size_t nr_tracked;
 	__u64 untracked;	/* sources limited this interval we could not track */
-	__u64 reloads_ok, reloads_failed;
+	/* Read by the metrics thread: only through __atomic_* */
+	__u64 reloads_ok, reloads_failed, limited;
 	bool missing_ifaces;	/* some configured interface does not exist yet */
 };
 
@@ -340,11 +341,12 @@ static void metrics_extra(FILE *out, void *arg)
 		     "# TYPE sluice_config_reloads_total counter\n"
 		     "sluice_config_reloads_total{result=\"ok\"} %llu\n"
 		     "sluice_config_reloads_total{result=\"error\"} %llu\n",
-		(unsigned long long)d->reloads_ok, (unsigned long long)d->reloads_failed);
+		(unsigned long long)__atomic_load_n(&d->reloads_ok, __ATOMIC_RELAXED),
+		(unsigned long long)__atomic_load_n(&d->reloads_failed, __ATOMIC_RELAXED));
 	fprintf(out, "# HELP sluice_limited_sources Sources being limited this event interval.\n"
 		     "# TYPE sluice_limited_sources gauge\n"
 		     "sluice_limited_sources %llu\n",
-		(unsigned long long)(d->nr_tracked + d->untracked));
+		(unsigned long long)__atomic_load_n(&d->limited, __ATOMIC_RELAXED));
 }
 
 static void metrics_restart(struct daemon *d)
@@ -436,8 +438,10 @@ static void events_flush(struct daemon *d)
 	size_t i, kept = 0, n = 0;
 	__u64 more = d->untracked;
 
-	if (!d->nr_tracked && !d->untracked)
+	if (!d->nr_tracked && !d->untracked) {
+		__atomic_store_n(&d->limited, 0, __ATOMIC_RELAXED);
 		return;
+	}
 	rs = sl_live_get(&d->maps);
 	lines = calloc(d->nr_tracked + 1, sizeof(*lines));
 	if (!rs || !lines)
@@ -475,6 +479,7 @@ static void events_flush(struct daemon *d)
 	if (more)
 		dlog("... and %llu more sources limited in the last %us",
 		     (unsigned long long)more, d->cfg.event_interval_s);
+	__atomic_store_n(&d->limited, n + d->untracked, __ATOMIC_RELAXED);
 out:
 	d->untracked = 0;
 	free(lines);
@@ -535,7 +540,7 @@ static void reload(struct daemon *d, const char *why)
 	sd_notify("RELOADING=1");
 	n = sl_cfg_load(d->cfg_path, &next, stderr);
 	if (n) {
-		d->reloads_failed++;
+		__atomic_add_fetch(&d->reloads_failed, 1, __ATOMIC_RELAXED);
 		if (n > 0)
 			dlog("%s: reload (%s) rejected: %d error%s; the running rule set stays",
 			     d->cfg_path, why, n, n == 1 ? "" : "s");
@@ -548,10 +553,10 @@ static void reload(struct daemon *d, const char *why)
 	old = d->cfg;
 	d->cfg = next;
 	if (apply(d)) {
-		d->reloads_failed++;
+		__atomic_add_fetch(&d->reloads_failed, 1, __ATOMIC_RELAXED);
 		dlog("reload (%s) applied partly; see above", why);
 	} else {
-		d->reloads_ok++;
+		__atomic_add_fetch(&d->reloads_ok, 1, __ATOMIC_RELAXED);
 		dlog("reloaded %s (%s)", d->cfg_path, why);
 	}
 	sl_cfg_free(&old);
