@@ -84,6 +84,33 @@ struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } sl_global SEC(".maps");
 
+/* Shedding thresholds, default class, reserved capacity; written by the controller. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct sluice_shed);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} sl_shed SEC(".maps");
+
+/* Reserved-capacity buckets: [2 * cost + 0] total, [2 * cost + 1] classes 1..3. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 4);
+	__type(key, __u32);
+	__type(value, struct sluice_state);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} sl_capacity SEC(".maps");
+
+/* Per-class counters by class. Per-CPU: plain adds. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, SLUICE_MAX_CLASS + 1);
+	__type(key, __u32);
+	__type(value, struct sluice_class_stats);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} sl_class_stats SEC(".maps");
+
 /* "Started being limited" events for the daemon; written by the data path. */
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -349,6 +376,7 @@ struct sl_match {
 	__u32 agg_dry;
 	__u32 first_enforce;	/* lowest rule index in each group */
 	__u32 first_dry;
+	__u32 class;		/* most critical class among the matching rules */
 };
 
 /*
@@ -364,6 +392,7 @@ __noinline int sl_match_rules(struct sl_eval *ev, struct sl_match *m, __u32 disa
 	if (!ev || !m)
 		return 0;
 	__builtin_memset(m, 0, sizeof(*m));
+	m->class = SLUICE_MAX_CLASS;
 	rs = bpf_map_lookup_elem(&sl_rulesets, &ev->rs_idx);
 	if (!rs)
 		return 0;
@@ -377,6 +406,8 @@ __noinline int sl_match_rules(struct sl_eval *ev, struct sl_match *m, __u32 disa
 
 		if (!sl_rule_match(r, &ev->pkt))
 			continue;
+		if (r->class < m->class)
+			m->class = r->class;
 		for (li = 0; li < SLUICE_MAX_LIMITS; li++)
 			if (li < r->nr_limits && r->limits[li].key == SLUICE_KEY_ALL)
 				agg++;
@@ -527,12 +558,76 @@ __noinline int sl_count_passed(const struct sluice_ruleset *rs, __u64 matched, _
 	return 0;
 }
 
+/*
+ * Reserved capacity for a packet of class cls: with charge 0, would every
+ * bucket admit it; with charge 1, move every TAT (the packet passed). The
+ * check and the charge straddle the rule limits, so a packet they drop
+ * uses no capacity; a CPU that loses a race between the two over-admits
+ * by that one packet. Global: verified once.
+ */
+__noinline int sl_capacity_op(const struct sluice_shed *sh, __u32 cls, __u32 len, __u64 now,
+			      __u32 charge)
+{
+	__u32 k, b;
+
+	if (!sh)
+		return 1;
+	for (k = 0; k < 2; k++) {
+		for (b = 0; b < 2; b++) {
+			const struct sluice_limit *l = b ? &sh->cap[k].noncrit : &sh->cap[k].total;
+			struct sluice_state *st;
+			__u64 inc, tat, next;
+			__u32 idx = 2 * k + b;
+			int i;
+
+			if (!l->interval_fp || (b && !cls))
+				continue;
+			st = bpf_map_lookup_elem(&sl_capacity, &idx);
+			if (!st)
+				continue;
+			inc = sl_gcra_inc(l->interval_fp, k == SLUICE_COST_BYTE ? len : 1);
+			if (!charge) {
+				if (!sl_gcra_admit(READ_ONCE(st->tat), now, inc, l->tolerance, &next))
+					return 0;
+				continue;
+			}
+			for (i = 0; i < SL_CAS_TRIES; i++) {
+				tat = READ_ONCE(st->tat);
+				next = (tat > now ? tat : now) + inc;
+				if (__sync_val_compare_and_swap(&st->tat, tat, next) == tat)
+					break;
+			}
+		}
+	}
+	return 1;
+}
+
+static __always_inline void class_count(__u32 cls, __u32 len, int what)
+{
+	struct sluice_class_stats *cs = bpf_map_lookup_elem(&sl_class_stats, &cls);
+
+	if (!cs)
+		return;
+	if (what == 0) {
+		cs->pkts++;
+		cs->bytes += len;
+	} else if (what == 1) {
+		cs->shed_pkts++;
+		cs->shed_bytes += len;
+	} else {
+		cs->cap_pkts++;
+		cs->cap_bytes += len;
+	}
+}
+
 static __always_inline int sluice_core(const void *data, const void *data_end, __u32 frame_len)
 {
 	struct sluice_ruleset *rs;
 	struct sluice_config *cfg;
 	struct sl_eval ev = {};
 	__u64 enforce = 0, dry = 0, matched;
+	struct sluice_shed *shed = NULL;
+	__u32 cap_cls = 0, use_cap = 0;
 	struct sl_match m;
 	__u32 zero = 0, nr;
 	__u32 disabled;
@@ -584,11 +679,42 @@ static __always_inline int sluice_core(const void *data, const void *data_end, _
 		nr = SLUICE_MAX_RULES;
 
 	sl_match_rules(&ev, &m, disabled);
-	if (!(m.enforce | m.dry)) {
+	matched = m.enforce | m.dry;
+
+	/*
+	 * Shedding by class, then reserved capacity, before any rule limit:
+	 * a shed packet consumes no tokens. Neighbour discovery that no rule
+	 * names is never shed.
+	 */
+	shed = bpf_map_lookup_elem(&sl_shed, &zero);
+	if (shed && (matched || !(ev.pkt.flags & SL_PKT_ND))) {
+		__u32 cls = (matched ? m.class : shed->default_class) & SLUICE_MAX_CLASS;
+		__u64 th = shed->threshold[cls];
+
+		class_count(cls, ev.pkt.len, 0);
+		if (cls && th && (__u64)bpf_get_prandom_u32() < th &&
+		    !(shed->flags & SLUICE_SHED_OFF)) {
+			class_count(cls, ev.pkt.len, 1);
+			count(SLUICE_G_SHED);
+			goto drop;
+		}
+		if (shed->cap[0].total.interval_fp || shed->cap[1].total.interval_fp) {
+			ev.now = now_ns();
+			cap_cls = cls;
+			if (!sl_capacity_op(shed, cls, ev.pkt.len, ev.now, 0)) {
+				class_count(cls, ev.pkt.len, 2);
+				count(SLUICE_G_CAPACITY);
+				goto drop;
+			}
+			use_cap = 1;
+		}
+	}
+	if (!matched) {
 		count(SLUICE_G_NO_RULE);
 		goto pass;
 	}
-	ev.now = now_ns();
+	if (!use_cap)
+		ev.now = now_ns();
 	enforce = m.enforce;
 	dry = m.dry;
 
@@ -613,6 +739,8 @@ static __always_inline int sluice_core(const void *data, const void *data_end, _
 	else if (matched)
 		sl_count_passed(rs, matched, ev.pkt.len);
 pass:
+	if (use_cap)
+		sl_capacity_op(shed, cap_cls, ev.pkt.len, ev.now, 1);
 	count(SLUICE_G_PASSED);
 	return SL_VERDICT_PASS;
 

@@ -189,6 +189,8 @@ enum sluice_global {
 	SLUICE_G_FAIL_OPEN,	/* faults that passed a packet */
 	SLUICE_G_EVENTS,	/* "started being limited" events sent */
 	SLUICE_G_EVENTS_LOST,	/* events the ring buffer had no room for */
+	SLUICE_G_SHED,		/* dropped by adaptive shedding */
+	SLUICE_G_CAPACITY,	/* dropped by reserved capacity */
 	SLUICE_G_MAX,
 };
 
@@ -204,6 +206,57 @@ struct sluice_event {
 	__u64 drops;		/* the bucket's drop count including this drop */
 };
 _Static_assert(sizeof(struct sluice_event) == 40, "sluice_event layout");
+
+/* Signals the shedding controller reports (struct sluice_shed). */
+#define SLUICE_MAX_SIGNALS	8
+#define SLUICE_SIGNAL_NAME_LEN	32
+
+/* sluice_shed.flags */
+enum sluice_shed_flags {
+	SLUICE_SHED_OFF = 1 << 0,	/* operator: shed nothing (S still tracked) */
+	SLUICE_SHED_ACTIVE = 1 << 1,	/* a controller is running */
+};
+
+/*
+ * Reserved capacity for one kind of cost: every class charges `total`
+ * (the host's capacity); classes 1..3 also charge `noncrit`, which runs at
+ * (1 - reserve) of it, so class 0 always keeps at least the reserve. A
+ * rate of 0 means not configured. State: sl_capacity[2 * cost + 0/1].
+ */
+struct sluice_capacity {
+	struct sluice_limit total;
+	struct sluice_limit noncrit;
+};
+
+/*
+ * Shedding, sl_shed[0]: per-class drop thresholds the data path applies,
+ * and the controller's state, which is the source of truth for S: the CLI
+ * reads and sets it here, and a restarted daemon adopts it. Written by the
+ * daemon (and by `sluice shed`); fixed-point values are in millionths.
+ */
+struct sluice_shed {
+	__u64 threshold[SLUICE_MAX_CLASS + 1];	/* shed if prandom_u32 < threshold */
+	__u32 default_class;	/* class of traffic that matches no rule */
+	__u32 flags;		/* enum sluice_shed_flags */
+	struct sluice_capacity cap[2];	/* by enum sluice_cost */
+	__s64 s_micro;		/* S x 1e6, in [floor, 1e6] */
+	__s64 u_micro;		/* u x 1e6 */
+	__u64 updated_ns;	/* CLOCK_MONOTONIC of the last controller step */
+	__u32 nr_signals;
+	__u32 pad;
+	__s64 signal_micro[SLUICE_MAX_SIGNALS];	/* each signal's value x 1e6; < 0: unreadable */
+	char signal_name[SLUICE_MAX_SIGNALS][SLUICE_SIGNAL_NAME_LEN];
+};
+
+/* Per-class counters, by class. Per-CPU. */
+struct sluice_class_stats {
+	__u64 pkts;		/* packets of this class seen by shedding */
+	__u64 bytes;
+	__u64 shed_pkts;	/* shed (dropped, or would-drop under the kill switch) */
+	__u64 shed_bytes;
+	__u64 cap_pkts;		/* refused by reserved capacity */
+	__u64 cap_bytes;
+};
 
 /* Clock for the data path, a load-time tunable. */
 enum sluice_clock {
