@@ -41,6 +41,7 @@
 static const char *const map_names[] = {
 	"sl_config", "sl_rulesets", "sl_state", "sl_agg", "sl_rule_stats",
 	"sl_global", "sl_deny4", "sl_deny6", "sl_allow4", "sl_allow6",
+	"sl_shed", "sl_capacity", "sl_class_stats",
 };
 
 int sl_pin_path(char *buf, size_t len, const char *name)
@@ -269,7 +270,8 @@ void sl_write_end(struct sl_maps *m, int lock)
 void sl_maps_reset(struct sl_maps *m)
 {
 	int *fds[] = { &m->config, &m->rulesets, &m->state, &m->agg, &m->rule_stats,
-		       &m->global, &m->deny4, &m->deny6, &m->allow4, &m->allow6 };
+		       &m->global, &m->deny4, &m->deny6, &m->allow4, &m->allow6,
+		       &m->shed, &m->capacity, &m->class_stats };
 	size_t i;
 
 	for (i = 0; i < ARRAY_SIZE(fds); i++)
@@ -279,7 +281,8 @@ void sl_maps_reset(struct sl_maps *m)
 int sl_maps_open(struct sl_maps *m)
 {
 	int *fds[] = { &m->config, &m->rulesets, &m->state, &m->agg, &m->rule_stats,
-		       &m->global, &m->deny4, &m->deny6, &m->allow4, &m->allow6 };
+		       &m->global, &m->deny4, &m->deny6, &m->allow4, &m->allow6,
+		       &m->shed, &m->capacity, &m->class_stats };
 	char path[PATH_MAX];
 	size_t i;
 	int err;
@@ -308,7 +311,8 @@ fail:
 void sl_maps_close(struct sl_maps *m)
 {
 	int *fds[] = { &m->config, &m->rulesets, &m->state, &m->agg, &m->rule_stats,
-		       &m->global, &m->deny4, &m->deny6, &m->allow4, &m->allow6 };
+		       &m->global, &m->deny4, &m->deny6, &m->allow4, &m->allow6,
+		       &m->shed, &m->capacity, &m->class_stats };
 	size_t i;
 
 	for (i = 0; i < ARRAY_SIZE(fds); i++) {

@@ -70,6 +70,7 @@ extern const char *const sl_mode_names[3];
 struct sl_maps {
 	int config, rulesets, state, agg, rule_stats, global;
 	int deny4, deny6, allow4, allow6;
+	int shed, capacity, class_stats;
 };
 struct sl_load_opts {
 	__u64 keys;		/* sl_state entries; 0 for the default */
