@@ -38,7 +38,7 @@
 #define BPF_LINK_TYPE_TCX 11
 #endif
 
-static const char *const map_names[] = {
+static const char *const map_names[SL_NR_MAPS] = {
 	"sl_config", "sl_rulesets", "sl_state", "sl_agg", "sl_rule_stats",
 	"sl_global", "sl_deny4", "sl_deny6", "sl_allow4", "sl_allow6",
 	"sl_shed", "sl_capacity", "sl_class_stats",
@@ -269,9 +269,7 @@ void sl_write_end(struct sl_maps *m, int lock)
 
 void sl_maps_reset(struct sl_maps *m)
 {
-	int *fds[] = { &m->config, &m->rulesets, &m->state, &m->agg, &m->rule_stats,
-		       &m->global, &m->deny4, &m->deny6, &m->allow4, &m->allow6,
-		       &m->shed, &m->capacity, &m->class_stats };
+	int *fds[] = SL_MAP_FDS(m);
 	size_t i;
 
 	for (i = 0; i < ARRAY_SIZE(fds); i++)
@@ -280,9 +278,7 @@ void sl_maps_reset(struct sl_maps *m)
 
 int sl_maps_open(struct sl_maps *m)
 {
-	int *fds[] = { &m->config, &m->rulesets, &m->state, &m->agg, &m->rule_stats,
-		       &m->global, &m->deny4, &m->deny6, &m->allow4, &m->allow6,
-		       &m->shed, &m->capacity, &m->class_stats };
+	int *fds[] = SL_MAP_FDS(m);
 	char path[PATH_MAX];
 	size_t i;
 	int err;
@@ -310,9 +306,7 @@ fail:
 
 void sl_maps_close(struct sl_maps *m)
 {
-	int *fds[] = { &m->config, &m->rulesets, &m->state, &m->agg, &m->rule_stats,
-		       &m->global, &m->deny4, &m->deny6, &m->allow4, &m->allow6,
-		       &m->shed, &m->capacity, &m->class_stats };
+	int *fds[] = SL_MAP_FDS(m);
 	size_t i;
 
 	for (i = 0; i < ARRAY_SIZE(fds); i++) {

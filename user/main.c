@@ -140,19 +140,10 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return 1;
 	}
-	for (i = 0; i < ARRAY_SIZE(cmds); i++) {
-		if (!is_prefix(argv[optind], cmds[i].name))
-			continue;
-		if (!strcmp(argv[optind], cmds[i].name)) {
+	/* As in ip(8) and bpftool: the first object in table order that the word starts. */
+	for (i = 0; i < ARRAY_SIZE(cmds) && !match; i++)
+		if (is_prefix(argv[optind], cmds[i].name))
 			match = &cmds[i];
-			break;
-		}
-		if (match) {
-			pr_err("ambiguous object \"%s\"", argv[optind]);
-			return 1;
-		}
-		match = &cmds[i];
-	}
 	if (!match) {
 		pr_err("unknown object \"%s\" (try 'sluice help')", argv[optind]);
 		return 1;

@@ -60,6 +60,8 @@ static const struct {
 	{ SLUICE_G_PASSED, "passed" },
 	{ SLUICE_G_DROPPED, "dropped" },
 	{ SLUICE_G_WOULD_DROP, "would_drop" },
+	{ SLUICE_G_SHED, "shed" },
+	{ SLUICE_G_CAPACITY, "over_capacity" },
 };
 
 /* One pinned link: where it is attached and how. */
@@ -681,10 +683,7 @@ static int listen_on(const char *addr)
 	return fd;
 }
 
-/* Every fd of sl_maps, so that a map added there cannot be missed here. */
-#define MAP_FDS(m) { &(m)->config, &(m)->rulesets, &(m)->state, &(m)->agg, &(m)->rule_stats, \
-		     &(m)->global, &(m)->deny4, &(m)->deny6, &(m)->allow4, &(m)->allow6 }
-_Static_assert(sizeof(struct sl_maps) == 10 * sizeof(int), "sl_maps gained a map: add it above");
+#define MAP_FDS SL_MAP_FDS
 
 static int dup_maps(struct sl_maps *dst, const struct sl_maps *src)
 {

@@ -72,6 +72,13 @@ struct sl_maps {
 	int deny4, deny6, allow4, allow6;
 	int shed, capacity, class_stats;
 };
+/* Every fd of struct sl_maps, in pin-name order (loader.c map_names). */
+#define SL_MAP_FDS(m)                                                                     \
+	{ &(m)->config, &(m)->rulesets, &(m)->state, &(m)->agg, &(m)->rule_stats, &(m)->global, \
+	  &(m)->deny4, &(m)->deny6, &(m)->allow4, &(m)->allow6, &(m)->shed, &(m)->capacity,   \
+	  &(m)->class_stats }
+#define SL_NR_MAPS 13
+_Static_assert(sizeof(struct sl_maps) == SL_NR_MAPS * sizeof(int), "SL_MAP_FDS lists every map");
 struct sl_load_opts {
 	__u64 keys;		/* sl_state entries; 0 for the default */
 	int clock;		/* enum sluice_clock */

@@ -15,7 +15,7 @@
 #include "sluice_user.h"
 #include "sluice_limiter.h"
 
-static const char *const global_names[SLUICE_G_MAX] = {
+static const char *const global_names[] = {
 	[SLUICE_G_PACKETS] = "packets",
 	[SLUICE_G_PARSED] = "parsed",
 	[SLUICE_G_NON_IP] = "non_ip",
@@ -31,6 +31,8 @@ static const char *const global_names[SLUICE_G_MAX] = {
 	[SLUICE_G_FAIL_OPEN] = "fail_open",
 	[SLUICE_G_EVENTS] = "events",
 	[SLUICE_G_EVENTS_LOST] = "events_lost",
+	[SLUICE_G_SHED] = "shed",
+	[SLUICE_G_CAPACITY] = "over_capacity",
 };
 _Static_assert(ARRAY_SIZE(global_names) == SLUICE_G_MAX, "a name for every global counter");
 
