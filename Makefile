@@ -26,7 +26,7 @@ ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
 COMMON_CFLAGS := -O2 -g -Wall -Wextra -Werror -Iinclude -I$(OUT)
 USER_CFLAGS   := $(COMMON_CFLAGS) -std=gnu11 -D_GNU_SOURCE -DSLUICE_VERSION='"$(VERSION)"' \
 		 -Wno-missing-field-initializers $(EXTRA_CFLAGS)
-USER_LDLIBS   := -lbpf -lelf -lz -lcap -lyaml -lmicrohttpd $(EXTRA_LDFLAGS)
+USER_LDLIBS   := -lbpf -lelf -lz -lcap -lyaml -lmicrohttpd -lmnl -lm $(EXTRA_LDFLAGS)
 BPF_CFLAGS    := -O2 -g -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
 		 -Iinclude -Ibpf -I$(OUT)
 
@@ -37,7 +37,7 @@ USER_SRCS := $(wildcard user/*.c)
 USER_OBJS := $(patsubst user/%.c,$(OUT)/user/%.o,$(USER_SRCS))
 
 # Debian packages the build, the tests and the demo need.
-DEPS_PKGS := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libcap-dev libyaml-dev \
+DEPS_PKGS := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libcap-dev libyaml-dev libmnl-dev \
 	     libmicrohttpd-dev linux-libc-dev iproute2 util-linux jq make gcc curl prometheus
 
 .DEFAULT_GOAL := all

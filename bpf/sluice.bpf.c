@@ -692,8 +692,9 @@ static __always_inline int sluice_core(const void *data, const void *data_end, _
 		__u64 th = shed->threshold[cls];
 
 		class_count(cls, ev.pkt.len, 0);
-		if (cls && th && (__u64)bpf_get_prandom_u32() < th &&
-		    !(shed->flags & SLUICE_SHED_OFF)) {
+		if (cls && th && !(shed->flags & SLUICE_SHED_OFF) &&
+		    (!shed->expires_ns || now_ns() <= shed->expires_ns) &&
+		    (__u64)bpf_get_prandom_u32() < th) {
 			class_count(cls, ev.pkt.len, 1);
 			count(SLUICE_G_SHED);
 			goto drop;

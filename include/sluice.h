@@ -242,6 +242,12 @@ struct sluice_shed {
 	__s64 s_micro;		/* S x 1e6, in [floor, 1e6] */
 	__s64 u_micro;		/* u x 1e6 */
 	__u64 updated_ns;	/* CLOCK_MONOTONIC of the last controller step */
+	/*
+	 * The thresholds hold until then (data-path clock); 0: until changed.
+	 * A controller that dies stops shedding once its last word expires,
+	 * instead of leaving classes shed forever.
+	 */
+	__u64 expires_ns;
 	__u32 nr_signals;
 	__u32 pad;
 	__s64 signal_micro[SLUICE_MAX_SIGNALS];	/* each signal's value x 1e6; < 0: unreadable */

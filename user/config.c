@@ -929,8 +929,8 @@ static void load_metrics(struct load *ld, const yaml_node_t *n)
 		strcpy(cfg->metrics_listen, s);
 }
 
-/* A duration in whole seconds: 10s, 1m, 1h, 2000ms. */
-static int parse_duration_s(const char *s, uint64_t *out)
+/* A duration in milliseconds: 500ms, 10s, 1m, 1h. */
+static int parse_duration_ms(const char *s, uint64_t *out)
 {
 	static const struct {
 		const char *unit;
@@ -949,13 +949,24 @@ static int parse_duration_s(const char *s, uint64_t *out)
 	for (i = 0; i < ARRAY_SIZE(units); i++) {
 		if (strcmp(s + n, units[i].unit))
 			continue;
-		v *= units[i].ms;
-		if (v % 1000)
-			return -EINVAL;
-		*out = v / 1000;
+		*out = v * units[i].ms;
 		return 0;
 	}
 	return -EINVAL;
+}
+
+/* A duration in whole seconds: 10s, 1m, 1h, 2000ms. */
+static int parse_duration_s(const char *s, uint64_t *out)
+{
+	uint64_t ms;
+	int err = parse_duration_ms(s, &ms);
+
+	if (err)
+		return err;
+	if (ms % 1000)
+		return -EINVAL;
+	*out = ms / 1000;
+	return 0;
 }
 
 enum { E_INTERVAL, E_LINES, E_NR };
@@ -986,15 +997,282 @@ static void load_events(struct load *ld, const yaml_node_t *n)
 	}
 }
 
+/* ---- shedding and reserved capacity ---- */
+
+/* A fraction: 0.2, or a percentage: 20%. */
+static int parse_fraction(const char *s, double *out)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s)
+		return -EINVAL;
+	if (*end == '%' && !end[1])
+		v /= 100;
+	else if (*end)
+		return -EINVAL;
+	if (!(v >= 0 && v <= 1))
+		return -ERANGE;
+	*out = v;
+	return 0;
+}
+
+static void load_signal(struct load *ld, const yaml_node_t *n)
+{
+	struct sl_cfg_shed *sh = &ld->cfg->shed;
+	struct sl_cfg_signal *sig;
+	const yaml_node_t *k, *v;
+	const char *name, *s;
+
+	if (n->type != YAML_MAPPING_NODE ||
+	    n->data.mapping.pairs.top - n->data.mapping.pairs.start != 1) {
+		err_at(ld, n->start_mark, "a signal is one of { cpu: true }, { psi: cpu }, "
+		       "{ accept-queue: [PORT, ...] }, { file: PATH }");
+		return;
+	}
+	k = node(ld, n->data.mapping.pairs.start->key);
+	v = node(ld, n->data.mapping.pairs.start->value);
+	if (!k || !v || k->type != YAML_SCALAR_NODE) {
+		err_at(ld, n->start_mark, "a signal is a single key");
+		return;
+	}
+	if (sh->nr_signals == SLUICE_MAX_SIGNALS) {
+		err_at(ld, n->start_mark, "too many signals (at most %d)", SLUICE_MAX_SIGNALS);
+		return;
+	}
+	sig = &sh->signals[sh->nr_signals];
+	memset(sig, 0, sizeof(*sig));
+	name = sval(k);
+	if (!strcmp(name, "cpu")) {
+		if (!(s = scalar(ld, v, "cpu")))
+			return;
+		if (strcmp(s, "true") && strcmp(s, "yes") && strcmp(s, "on")) {
+			if (strcmp(s, "false") && strcmp(s, "no") && strcmp(s, "off"))
+				err_at(ld, v->start_mark, "invalid cpu \"%s\" (true or false)", s);
+			return;	/* switched off: not a signal */
+		}
+		sig->type = SL_SIG_CPU;
+	} else if (!strcmp(name, "psi")) {
+		if (!(s = scalar(ld, v, "psi")))
+			return;
+		if (strcmp(s, "cpu") && strcmp(s, "io") && strcmp(s, "memory")) {
+			err_at(ld, v->start_mark, "invalid psi \"%s\" (cpu, io or memory)", s);
+			return;
+		}
+		sig->type = SL_SIG_PSI;
+		strcpy(sig->arg, s);
+	} else if (!strcmp(name, "accept-queue")) {
+		yaml_node_item_t *it, *end;
+
+		sig->type = SL_SIG_ACCEPTQ;
+		if (v->type == YAML_SCALAR_NODE) {
+			/* a single port */
+			it = NULL;
+			end = NULL;
+		} else if (!list(ld, v, "accept-queue", &it, &end)) {
+			return;
+		}
+		if (v->type == YAML_SCALAR_NODE) {
+			uint64_t port;
+
+			if (parse_u64(sval(v), 1, 65535, &port)) {
+				err_at(ld, v->start_mark, "invalid port \"%s\"", sval(v));
+				return;
+			}
+			sig->ports[sig->nr_ports++] = port;
+		}
+		for (; it && it < end; it++) {
+			const yaml_node_t *pn = node(ld, *it);
+			uint64_t port;
+
+			if (!pn || !(s = scalar(ld, pn, "a port")))
+				continue;
+			if (parse_u64(s, 1, 65535, &port)) {
+				err_at(ld, pn->start_mark, "invalid port \"%s\"", s);
+				continue;
+			}
+			if (sig->nr_ports == SL_MAX_PORTS) {
+				err_at(ld, pn->start_mark, "too many ports (at most %d)", SL_MAX_PORTS);
+				break;
+			}
+			sig->ports[sig->nr_ports++] = port;
+		}
+		if (!sig->nr_ports) {
+			err_at(ld, v->start_mark, "accept-queue needs at least one port");
+			return;
+		}
+	} else if (!strcmp(name, "file")) {
+		char *path;
+
+		if (!(s = scalar(ld, v, "file")))
+			return;
+		path = resolve(ld, s);
+		if (!path || strlen(path) >= sizeof(sig->arg)) {
+			err_at(ld, v->start_mark, "invalid file \"%s\"", s);
+			free(path);
+			return;
+		}
+		sig->type = SL_SIG_FILE;
+		strcpy(sig->arg, path);
+		free(path);
+	} else {
+		err_at(ld, k->start_mark, "unknown signal \"%s\" (cpu, psi, accept-queue, file)",
+		       name);
+		return;
+	}
+	sh->nr_signals++;
+}
+
+enum { C_GOOD, C_BAD, C_DELAY, C_RAMP, C_NR };
+static const char *const curve_keys[C_NR] = { "good", "bad", "delay", "ramp" };
+
+static void load_curve(struct load *ld, const yaml_node_t *n)
+{
+	struct sl_curve *c = &ld->cfg->shed.curve;
+	yaml_node_t *keys[C_NR], *vals[C_NR];
+	const char *s;
+	uint64_t ms;
+	int i;
+
+	if (!mapping(ld, n, "curve", curve_keys, C_NR, keys, vals))
+		return;
+	for (i = C_GOOD; i <= C_BAD; i++) {
+		double v;
+
+		if (!vals[i] || !(s = scalar(ld, vals[i], curve_keys[i])))
+			continue;
+		if (parse_fraction(s, &v)) {
+			err_at(ld, vals[i]->start_mark, "invalid %s \"%s\" (a utilization 0..1)",
+			       curve_keys[i], s);
+			continue;
+		}
+		if (i == C_GOOD)
+			c->good = v;
+		else
+			c->bad = v;
+	}
+	for (i = C_DELAY; i <= C_RAMP; i++) {
+		if (!vals[i] || !(s = scalar(ld, vals[i], curve_keys[i])))
+			continue;
+		if (parse_duration_ms(s, &ms) || ms == 0 || ms > CFG_MAX_INTERVAL * 1000ULL) {
+			err_at(ld, vals[i]->start_mark, "invalid %s \"%s\" (a duration: 500ms, 28s, "
+			       "2m; more than 0)", curve_keys[i], s);
+			continue;
+		}
+		if (i == C_DELAY)
+			c->delay_s = ms / 1000.0;
+		else
+			c->ramp_s = ms / 1000.0;
+	}
+	if (!(c->good > 0 && c->good <= c->bad && c->bad <= 1))
+		err_at(ld, n->start_mark, "curve needs 0 < good <= bad <= 1 (good %g, bad %g)",
+		       c->good, c->bad);
+}
+
+enum { S_INTERVAL, S_SIGNALS, S_CURVE, S_DEFAULT_CLASS, S_NR };
+static const char *const shed_keys[S_NR] = { "interval", "signals", "curve", "default-class" };
+
+static void load_shedding(struct load *ld, const yaml_node_t *n)
+{
+	struct sl_cfg_shed *sh = &ld->cfg->shed;
+	yaml_node_t *keys[S_NR], *vals[S_NR];
+	yaml_node_item_t *it, *end;
+	const char *s;
+	uint64_t v;
+
+	sh->on = true;
+	if (!mapping(ld, n, "shedding", shed_keys, S_NR, keys, vals))
+		return;
+	if (vals[S_INTERVAL] && (s = scalar(ld, vals[S_INTERVAL], "interval"))) {
+		if (parse_duration_ms(s, &v) || v < 10 || v > 60000)
+			err_at(ld, vals[S_INTERVAL]->start_mark,
+			       "invalid interval \"%s\" (10ms to 1m: 250ms, 1s)", s);
+		else
+			sh->interval_ms = v;
+	}
+	if (vals[S_CURVE])
+		load_curve(ld, vals[S_CURVE]);
+	if (vals[S_DEFAULT_CLASS] && (s = scalar(ld, vals[S_DEFAULT_CLASS], "default-class"))) {
+		if (parse_u64(s, 0, SLUICE_MAX_CLASS, &v))
+			err_at(ld, vals[S_DEFAULT_CLASS]->start_mark,
+			       "invalid default-class \"%s\" (0 critical .. %d)", s, SLUICE_MAX_CLASS);
+		else
+			sh->default_class = v;
+	}
+	if (!vals[S_SIGNALS]) {
+		err_at(ld, n->start_mark, "shedding needs signals: [ { cpu: true }, ... ]");
+		return;
+	}
+	if (!list(ld, vals[S_SIGNALS], "signals", &it, &end))
+		return;
+	for (; it < end; it++) {
+		const yaml_node_t *sn = node(ld, *it);
+
+		if (sn)
+			load_signal(ld, sn);
+	}
+}
+
+enum { P_RATE, P_RESERVE, P_NR };
+static const char *const capacity_keys[P_NR] = { "rate", "reserve" };
+
+static void capacity_rate(struct load *ld, const yaml_node_t *n)
+{
+	struct sl_cfg_capacity *cap = &ld->cfg->capacity;
+	const char *s = scalar(ld, n, "rate");
+	uint64_t rate;
+	int cost;
+
+	if (!s)
+		return;
+	if (parse_rate(s, &rate, &cost)) {
+		err_at(ld, n->start_mark, "invalid rate \"%s\"", s);
+		return;
+	}
+	if (cap->rate[cost])
+		err_at(ld, n->start_mark, "a second %s capacity \"%s\"",
+		       cost == SLUICE_COST_PKT ? "packet" : "byte", s);
+	cap->rate[cost] = rate;
+}
+
+static void load_capacity(struct load *ld, const yaml_node_t *n)
+{
+	struct sl_cfg_capacity *cap = &ld->cfg->capacity;
+	yaml_node_t *keys[P_NR], *vals[P_NR];
+	const char *s;
+
+	if (!mapping(ld, n, "capacity", capacity_keys, P_NR, keys, vals))
+		return;
+	if (vals[P_RATE] && vals[P_RATE]->type == YAML_SEQUENCE_NODE) {
+		yaml_node_item_t *it, *end;
+
+		list(ld, vals[P_RATE], "rate", &it, &end);
+		for (; it < end; it++)
+			if (node(ld, *it))
+				capacity_rate(ld, node(ld, *it));
+	} else if (vals[P_RATE]) {
+		capacity_rate(ld, vals[P_RATE]);
+	}
+	if (!cap->rate[0] && !cap->rate[1])
+		err_at(ld, n->start_mark, "capacity needs a rate: 1mpps, 10gbit, or both as a list");
+	if (vals[P_RESERVE] && (s = scalar(ld, vals[P_RESERVE], "reserve"))) {
+		if (parse_fraction(s, &cap->reserve) || cap->reserve >= 1)
+			err_at(ld, vals[P_RESERVE]->start_mark,
+			       "invalid reserve \"%s\" (20%%, or 0.2; below 100%%)", s);
+	}
+}
+
 /* ---- the whole file ---- */
 
 enum {
 	K_INTERFACES, K_RULES, K_DENY, K_ALLOW, K_DENY_FILES, K_TABLES, K_FAIL, K_MALFORMED,
-	K_METRICS, K_EVENTS, K_NR
+	K_METRICS, K_EVENTS, K_SHEDDING, K_CAPACITY, K_NR
 };
 static const char *const top_keys[K_NR] = {
 	"interfaces", "rules", "deny", "allow", "deny-files", "tables", "fail", "malformed",
-	"metrics", "events",
+	"metrics", "events", "shedding", "capacity",
 };
 
 /* The data path holds SLUICE_LIST_MAX prefixes per family and list. */
@@ -1044,6 +1322,10 @@ static void load_top(struct load *ld, const yaml_node_t *root)
 		load_metrics(ld, vals[K_METRICS]);
 	if (vals[K_EVENTS])
 		load_events(ld, vals[K_EVENTS]);
+	if (vals[K_SHEDDING])
+		load_shedding(ld, vals[K_SHEDDING]);
+	if (vals[K_CAPACITY])
+		load_capacity(ld, vals[K_CAPACITY]);
 	check_list_sizes(ld, vals[K_DENY] ? vals[K_DENY] : root, "deny", cfg->deny,
 			 cfg->nr_deny);
 	check_list_sizes(ld, vals[K_ALLOW] ? vals[K_ALLOW] : root, "allow", cfg->allow,
@@ -1161,6 +1443,10 @@ static int load(const char *path, struct sl_cfg *cfg, struct load *ld)
 	strcpy(cfg->metrics_listen, CFG_DEFAULT_LISTEN);
 	cfg->event_interval_s = CFG_DEFAULT_INTERVAL;
 	cfg->event_lines = CFG_DEFAULT_LINES;
+	cfg->shed.interval_ms = 1000;
+	cfg->shed.curve = (struct sl_curve)SL_CURVE_DEFAULT;
+	cfg->shed.default_class = SLUICE_MAX_CLASS;
+	cfg->capacity.reserve = 0.2;
 
 	if (!ld->dir || !yaml_parser_initialize(&parser)) {
 		err = -ENOMEM;

@@ -9,10 +9,41 @@
 
 #include <net/if.h>
 #include "sluice_user.h"
+#include "sluice_shed.h"
 
 struct sl_cfg_iface {
 	char name[IF_NAMESIZE];
 	int mode;			/* enum sl_attach_mode */
+};
+
+/* Utilization signals of the shedding controller; u is their maximum. */
+enum sl_signal_type {
+	SL_SIG_CPU,		/* CPU busy share incl. softirq, /proc/stat */
+	SL_SIG_PSI,		/* pressure stall share, /proc/pressure/<arg> */
+	SL_SIG_ACCEPTQ,		/* accept-queue fill of listening TCP ports */
+	SL_SIG_FILE,		/* a number 0..1 the application writes to <arg> */
+};
+#define SL_MAX_PORTS 16
+
+struct sl_cfg_signal {
+	int type;		/* enum sl_signal_type */
+	char arg[256];		/* psi: cpu|io|memory; file: path (resolved) */
+	__u16 ports[SL_MAX_PORTS];
+	int nr_ports;
+};
+
+struct sl_cfg_shed {
+	bool on;		/* the file has a shedding: section */
+	__u32 interval_ms;	/* controller step, default 1000 */
+	struct sl_cfg_signal signals[SLUICE_MAX_SIGNALS];
+	int nr_signals;
+	struct sl_curve curve;	/* default SL_CURVE_DEFAULT */
+	int default_class;	/* class of traffic no rule matches, default 3 */
+};
+
+struct sl_cfg_capacity {
+	__u64 rate[2];		/* by enum sluice_cost; 0: not given */
+	double reserve;		/* share kept for class 0, default 0.2 */
 };
 
 struct sl_cfg {
@@ -35,6 +66,8 @@ struct sl_cfg {
 	char metrics_listen[64];	/* "127.0.0.1:9464" unless given */
 	__u32 event_interval_s;		/* events: { interval: 10s } */
 	__u32 event_lines;		/* events: { lines: 20 } per interval */
+	struct sl_cfg_shed shed;
+	struct sl_cfg_capacity capacity;
 };
 
 /*

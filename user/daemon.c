@@ -14,6 +14,7 @@
 #include <getopt.h>
 #include <libgen.h>
 #include <limits.h>
+#include <math.h>
 #include <net/if.h>
 #include <poll.h>
 #include <stdarg.h>
@@ -33,6 +34,7 @@
 #include <bpf/libbpf.h>
 #include "config.h"
 #include "metrics.h"
+#include "shed.h"
 #include "sluice_limiter.h"
 
 /* Sources tracked for event log lines at once; more are counted, not named. */
@@ -58,6 +60,9 @@ struct daemon {
 	/* Read by the metrics thread: only through __atomic_* */
 	__u64 reloads_ok, reloads_failed, limited;
 	bool missing_ifaces;	/* some configured interface does not exist yet */
+	int shed_fd;		/* timerfd of the shedding controller */
+	struct sl_signal sigs[SLUICE_MAX_SIGNALS];
+	double s_logged;	/* S when a change was last logged */
 };
 
 /* ---- logging ---- */
@@ -274,6 +279,51 @@ static int apply_ifaces(struct daemon *d)
 	return err;
 }
 
+/* (Re)start the shedding controller for the config: fresh signals, its interval. */
+static void shed_arm(struct daemon *d)
+{
+	struct itimerspec its = {};
+	struct sluice_shed sh;
+	int i;
+
+	memset(d->sigs, 0, sizeof(d->sigs));
+	for (i = 0; i < d->cfg.shed.nr_signals; i++)
+		d->sigs[i].cfg = d->cfg.shed.signals[i];
+	if (!sl_shed_read(d->maps.shed, &sh))
+		d->s_logged = sh.s_micro / 1e6;
+	if (d->shed_fd < 0)
+		return;
+	if (d->cfg.shed.on) {
+		its.it_value.tv_sec = d->cfg.shed.interval_ms / 1000;
+		its.it_value.tv_nsec = (d->cfg.shed.interval_ms % 1000) * 1000000L;
+		its.it_interval = its.it_value;
+	}
+	timerfd_settime(d->shed_fd, 0, &its, NULL);	/* all zero: disarmed */
+}
+
+/* One controller step; the log notes every change of S larger than 0.05. */
+static void shed_tick(struct daemon *d)
+{
+	double before, after;
+	struct sluice_shed sh;
+	int err;
+
+	err = sl_shed_step_once(&d->maps, &d->cfg, d->sigs, &before, &after);
+	if (err) {
+		pr_warn("shedding step failed: %s", strerror(-err));
+		return;
+	}
+	/* Also note when shedding starts or stops, however small the step. */
+	if (fabs(after - d->s_logged) <= 0.05 && (after > 0) == (d->s_logged > 0))
+		return;
+	sl_shed_read(d->maps.shed, &sh);
+	dlog("shedding amount S %.3f -> %.3f (u %.3f): drop probability class 3 %.2f, "
+	     "class 2 %.2f, class 1 %.2f", d->s_logged, after, sh.u_micro / 1e6,
+	     sl_shed_class_prob(after, 3), sl_shed_class_prob(after, 2),
+	     sl_shed_class_prob(after, 1));
+	d->s_logged = after;
+}
+
 /* Rules (atomically, keeping unchanged rules' state), lists, switches, interfaces. */
 static int apply(struct daemon *d)
 {
@@ -325,6 +375,12 @@ static int apply(struct daemon *d)
 		pr_err("cannot apply the deny/allow lists: %s", strerror(-err));
 		goto out;
 	}
+	err = sl_shed_configure(&d->maps, &d->cfg);
+	if (err) {
+		pr_err("cannot apply shedding and capacity: %s", strerror(-err));
+		goto out;
+	}
+	shed_arm(d);
 	err = apply_ifaces(d);
 out:
 	sl_unlock(lock);
@@ -625,9 +681,9 @@ int do_run(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{}
 	};
-	struct daemon d = { .sig_fd = -1, .ino_fd = -1, .tick_fd = -1, .lock_fd = -1 };
+	struct daemon d = { .sig_fd = -1, .ino_fd = -1, .tick_fd = -1, .lock_fd = -1, .shed_fd = -1 };
 	struct itimerspec its = {};
-	struct pollfd pfd[4];
+	struct pollfd pfd[5];
 	sigset_t mask;
 	int c, n, err = 0;
 
@@ -682,6 +738,11 @@ int do_run(int argc, char **argv)
 		err = -errno;
 		goto out;
 	}
+	d.shed_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+	if (d.shed_fd < 0) {
+		err = -errno;
+		goto out;
+	}
 	err = apply(&d);
 	if (err && d.maps.config < 0)
 		goto out;	/* nothing loaded: nothing to run */
@@ -728,6 +789,7 @@ int do_run(int argc, char **argv)
 	pfd[1] = (struct pollfd){ .fd = d.ino_fd, .events = POLLIN };
 	pfd[2] = (struct pollfd){ .fd = d.tick_fd, .events = POLLIN };
 	pfd[3] = (struct pollfd){ .fd = ring_buffer__epoll_fd(d.events), .events = POLLIN };
+	pfd[4] = (struct pollfd){ .fd = d.shed_fd, .events = POLLIN };
 	for (;;) {
 		if (poll(pfd, ARRAY_SIZE(pfd), -1) < 0) {
 			if (errno == EINTR)
@@ -752,6 +814,12 @@ int do_run(int argc, char **argv)
 			reload(&d, "file changed");
 		if (pfd[3].revents)
 			ring_buffer__consume(d.events);
+		if (pfd[4].revents) {
+			__u64 ticks;
+
+			if (read(d.shed_fd, &ticks, sizeof(ticks)) > 0)
+				shed_tick(&d);
+		}
 		if (pfd[2].revents) {
 			__u64 ticks;
 
@@ -783,6 +851,8 @@ out:
 		close(d.ino_fd);
 	if (d.tick_fd >= 0)
 		close(d.tick_fd);
+	if (d.shed_fd >= 0)
+		close(d.shed_fd);
 	if (d.lock_fd >= 0)
 		close(d.lock_fd);
 	free(d.tracked);

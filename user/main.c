@@ -11,6 +11,7 @@
 #include <bpf/libbpf.h>
 #include "sluice_user.h"
 #include "config.h"
+#include "shed.h"
 
 struct sl_opts opts = { .root = SLUICE_DEFAULT_ROOT };
 
@@ -32,6 +33,7 @@ static const struct cmd {
 	{ "top", do_top, "top [N] [rule NAME]                   sources being limited now" },
 	{ "disable", do_disable, "disable                               kill switch: pass everything" },
 	{ "enable", do_enable, "enable                                undo disable" },
+	{ "shed", do_shed, "shed status|on|off|set S                adaptive load shedding" },
 	{ "set", do_set, "set fail open|closed | malformed drop|pass" },
 	{ "check", do_check, "check FILE                            validate a config file" },
 	{ "run", do_run, "run --config FILE                     the daemon: apply, reload, log, metrics" },

@@ -1,0 +1,554 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Adaptive shedding: the utilization signals, the controller step that the
+ * daemon runs every interval, and `sluice shed`.
+ *
+ * The pinned sl_shed entry is the source of truth for S: the controller
+ * reads it, steps it and writes it back with the per-class thresholds, so
+ * `sluice shed set S` and a restarted daemon both simply work on it.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <libmnl/libmnl.h>
+#include <linux/inet_diag.h>
+#include <linux/sock_diag.h>
+#include <netinet/tcp.h>
+#include <netinet/in.h>
+#include <bpf/bpf.h>
+#include "config.h"
+#include "shed.h"
+
+/* ---- signals ---- */
+
+void sl_signal_name(const struct sl_cfg_signal *c, char *buf, size_t len)
+{
+	size_t off;
+	int i;
+
+	switch (c->type) {
+	case SL_SIG_CPU:
+		snprintf(buf, len, "cpu");
+		break;
+	case SL_SIG_PSI:
+		snprintf(buf, len, "psi:%s", c->arg);
+		break;
+	case SL_SIG_FILE:
+		snprintf(buf, len, "file:%s", c->arg);
+		break;
+	default:
+		off = snprintf(buf, len, "accept-queue:");
+		for (i = 0; i < c->nr_ports && off < len; i++)
+			off += snprintf(buf + off, len - off, "%s%u", i ? "," : "", c->ports[i]);
+	}
+}
+
+/* CPU busy share since the last reading: everything but idle and iowait. */
+static int read_cpu(struct sl_signal *s, double *u)
+{
+	unsigned long long v[10] = {};
+	unsigned long long busy, total = 0;
+	char line[256];
+	FILE *f = fopen("/proc/stat", "re");
+	int n, i;
+
+	if (!f)
+		return -errno;
+	n = fgets(line, sizeof(line), f) ? sscanf(line, "cpu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu",
+						  &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7],
+						  &v[8], &v[9]) : 0;
+	fclose(f);
+	if (n < 7)
+		return -EINVAL;
+	/* guest time is already in user/nice; count user..steal. */
+	for (i = 0; i < 8 && i < n; i++)
+		total += v[i];
+	busy = total - v[3] - v[4];
+	if (!s->primed || total <= s->prev_total) {
+		s->primed = true;
+		s->prev_a = busy;
+		s->prev_total = total;
+		return -EAGAIN;	/* a share needs two readings */
+	}
+	*u = (double)(busy - s->prev_a) / (double)(total - s->prev_total);
+	s->prev_a = busy;
+	s->prev_total = total;
+	return 0;
+}
+
+/* Share of wall time some task stalled waiting for the resource (PSI "some"). */
+static int read_psi(struct sl_signal *s, double *u)
+{
+	char path[320], line[256];
+	unsigned long long total = 0;
+	bool found = false;
+	FILE *f;
+	__u64 now = sl_now_ns();
+
+	snprintf(path, sizeof(path), "/proc/pressure/%s", s->cfg.arg);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "some avg10=%*f avg60=%*f avg300=%*f total=%llu", &total) == 1)
+			found = true;
+	fclose(f);
+	if (!found)
+		return -EINVAL;
+	if (!s->primed || now <= s->prev_total) {
+		s->primed = true;
+		s->prev_a = total;
+		s->prev_total = now;
+		return -EAGAIN;
+	}
+	/* total is in microseconds */
+	*u = (double)(total - s->prev_a) * 1000.0 / (double)(now - s->prev_total);
+	s->prev_a = total;
+	s->prev_total = now;
+	return 0;
+}
+
+/* A number in [0, 1] written by the application. */
+static int read_file(struct sl_signal *s, double *u)
+{
+	char buf[64], *end;
+	ssize_t n;
+	double v;
+	int fd = open(s->cfg.arg, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n < 0)
+		return -errno;
+	buf[n] = '\0';
+	errno = 0;
+	v = strtod(buf, &end);
+	while (*end == '\n' || *end == ' ' || *end == '\t' || *end == '\r')
+		end++;
+	if (errno || end == buf || *end || !(v >= 0 && v <= 1))
+		return -EINVAL;
+	*u = v;
+	return 0;
+}
+
+struct acceptq {
+	const struct sl_cfg_signal *cfg;
+	double fill;
+	int listeners;
+};
+
+static int acceptq_cb(const struct nlmsghdr *nlh, void *data)
+{
+	const struct inet_diag_msg *m = mnl_nlmsg_get_payload(nlh);
+	struct acceptq *a = data;
+	__u16 port;
+	int i;
+
+	if (nlh->nlmsg_len < mnl_nlmsg_size(sizeof(*m)))
+		return MNL_CB_ERROR;
+	port = ntohs(m->id.idiag_sport);
+	for (i = 0; i < a->cfg->nr_ports; i++) {
+		if (a->cfg->ports[i] != port)
+			continue;
+		/* For a listener: rqueue is the accept queue, wqueue its backlog. */
+		if (m->idiag_wqueue) {
+			double f = (double)m->idiag_rqueue / m->idiag_wqueue;
+
+			if (f > a->fill)
+				a->fill = f;
+		}
+		a->listeners++;
+	}
+	return MNL_CB_OK;
+}
+
+/* Fullest accept queue among the listening TCP sockets on the ports (inet_diag). */
+static int read_acceptq(struct sl_signal *s, double *u)
+{
+	char buf[MNL_SOCKET_BUFFER_SIZE];
+	struct acceptq a = { .cfg = &s->cfg };
+	int fam, ret, err = 0;
+
+	for (fam = 0; fam < 2 && !err; fam++) {
+		struct mnl_socket *nl = mnl_socket_open(NETLINK_SOCK_DIAG);
+		struct inet_diag_req_v2 *req;
+		struct nlmsghdr *nlh;
+		unsigned int seq = time(NULL), portid;
+
+		if (!nl)
+			return -errno;
+		if (mnl_socket_bind(nl, 0, MNL_SOCKET_AUTOPID) < 0) {
+			err = -errno;
+			mnl_socket_close(nl);
+			break;
+		}
+		portid = mnl_socket_get_portid(nl);
+		nlh = mnl_nlmsg_put_header(buf);
+		nlh->nlmsg_type = SOCK_DIAG_BY_FAMILY;
+		nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
+		nlh->nlmsg_seq = seq;
+		req = mnl_nlmsg_put_extra_header(nlh, sizeof(*req));
+		req->sdiag_family = fam ? AF_INET6 : AF_INET;
+		req->sdiag_protocol = IPPROTO_TCP;
+		req->idiag_states = 1 << TCP_LISTEN;
+		if (mnl_socket_sendto(nl, nlh, nlh->nlmsg_len) < 0) {
+			err = -errno;
+			mnl_socket_close(nl);
+			break;
+		}
+		while ((ret = mnl_socket_recvfrom(nl, buf, sizeof(buf))) > 0) {
+			ret = mnl_cb_run(buf, ret, seq, portid, acceptq_cb, &a);
+			if (ret <= MNL_CB_STOP)
+				break;
+		}
+		if (ret < 0)
+			err = -errno;
+		mnl_socket_close(nl);
+	}
+	if (err)
+		return err;
+	if (!a.listeners)
+		return -ENOENT;	/* nothing listens there: report, do not read as 0 */
+	*u = a.fill > 1 ? 1 : a.fill;
+	return 0;
+}
+
+int sl_signal_read(struct sl_signal *s, double *u)
+{
+	switch (s->cfg.type) {
+	case SL_SIG_CPU:
+		return read_cpu(s, u);
+	case SL_SIG_PSI:
+		return read_psi(s, u);
+	case SL_SIG_FILE:
+		return read_file(s, u);
+	default:
+		return read_acceptq(s, u);
+	}
+}
+
+/* ---- the controller ---- */
+
+static __s64 micro(double v)
+{
+	return (__s64)llround(v * 1e6);
+}
+
+/* Derived thresholds for S under flags. */
+static void set_thresholds(struct sluice_shed *sh, double s)
+{
+	unsigned int c;
+
+	for (c = 0; c <= SLUICE_MAX_CLASS; c++)
+		sh->threshold[c] = (sh->flags & SLUICE_SHED_OFF) ? 0
+			: sl_shed_threshold(sl_shed_class_prob(s, c));
+}
+
+int sl_shed_read(int fd, struct sluice_shed *sh)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(fd, &zero, sh) ? -errno : 0;
+}
+
+int sl_shed_write(int fd, const struct sluice_shed *sh)
+{
+	__u32 zero = 0;
+
+	return bpf_map_update_elem(fd, &zero, sh, BPF_ANY) ? -errno : 0;
+}
+
+/* Capacity for one cost kind: total at rate, classes 1..3 at (1 - reserve). */
+static void capacity_limits(struct sluice_capacity *c, __u64 rate, int cost, double reserve)
+{
+	struct sluice_limit *ls[2] = { &c->total, &c->noncrit };
+	__u64 rates[2];
+	int i;
+
+	memset(c, 0, sizeof(*c));
+	if (!rate)
+		return;
+	rates[0] = rate;
+	rates[1] = (__u64)((double)rate * (1 - reserve));
+	for (i = 0; i < 2; i++) {
+		struct sluice_limit *l = ls[i];
+
+		if (!rates[i])
+			rates[i] = 1;
+		l->rate = rates[i];
+		l->cost = cost;
+		l->key = SLUICE_KEY_ALL;
+		/* A tenth of a second of burst: capacity is a rate, not a reservoir. */
+		l->burst = rates[i] / 10 ? rates[i] / 10 : 1;
+		if (cost == SLUICE_COST_BYTE && l->burst < 1500)
+			l->burst = 1500;
+		l->interval_fp = sl_gcra_interval(l->rate);
+		l->tolerance = sl_gcra_tolerance(l->interval_fp, l->burst, cost);
+	}
+}
+
+/*
+ * Apply the config's part of sl_shed (default class, capacity, signal
+ * names), keeping S and the operator's switches. Capacity buckets restart
+ * when their rates change.
+ */
+int sl_shed_configure(const struct sl_maps *m, const struct sl_cfg *cfg)
+{
+	struct sluice_shed sh, old;
+	struct sluice_state empty = {};
+	int err, k, i;
+
+	err = sl_shed_read(m->shed, &sh);
+	if (err)
+		return err;
+	old = sh;
+	sh.default_class = cfg->shed.default_class;
+	for (k = 0; k < 2; k++)
+		capacity_limits(&sh.cap[k], cfg->capacity.rate[k], k, cfg->capacity.reserve);
+	sh.nr_signals = cfg->shed.on ? cfg->shed.nr_signals : 0;
+	for (i = 0; i < SLUICE_MAX_SIGNALS; i++) {
+		memset(sh.signal_name[i], 0, SLUICE_SIGNAL_NAME_LEN);
+		if (i < (int)sh.nr_signals)
+			sl_signal_name(&cfg->shed.signals[i], sh.signal_name[i],
+				       SLUICE_SIGNAL_NAME_LEN);
+	}
+	if (!cfg->shed.on) {
+		/* No controller: nothing is shed, and S rests. */
+		sh.flags &= ~SLUICE_SHED_ACTIVE;
+		sh.s_micro = micro(sl_shed_floor(&cfg->shed.curve));
+		sh.u_micro = 0;
+		sh.expires_ns = 0;
+	} else {
+		sh.flags |= SLUICE_SHED_ACTIVE;
+		/* A fresh map reads S = 0; start from rest instead. */
+		if (!old.updated_ns && !old.s_micro)
+			sh.s_micro = micro(sl_shed_floor(&cfg->shed.curve));
+	}
+	set_thresholds(&sh, sh.s_micro / 1e6);
+	for (k = 0; k < 2; k++) {
+		if (old.cap[k].total.rate == sh.cap[k].total.rate &&
+		    old.cap[k].noncrit.rate == sh.cap[k].noncrit.rate)
+			continue;
+		for (i = 0; i < 2; i++) {
+			__u32 idx = 2 * k + i;
+
+			bpf_map_update_elem(m->capacity, &idx, &empty, BPF_ANY);
+		}
+	}
+	return sl_shed_write(m->shed, &sh);
+}
+
+int sl_shed_step_once(const struct sl_maps *m, const struct sl_cfg *cfg, struct sl_signal *sigs,
+		      double *s_before, double *s_after)
+{
+	struct sluice_shed sh;
+	__u64 now = sl_now_ns();
+	double u = 0, s, dt;
+	bool any = false;
+	int err, i;
+
+	err = sl_shed_read(m->shed, &sh);
+	if (err)
+		return err;
+	for (i = 0; i < cfg->shed.nr_signals && i < SLUICE_MAX_SIGNALS; i++) {
+		double v = 0;
+		int e = sl_signal_read(&sigs[i], &v);
+
+		if (e) {
+			/* Missing or unreadable: reported, and ignored, never read as 0 or 1. */
+			sh.signal_micro[i] = -1;
+			if (e != -EAGAIN && !sigs[i].warned) {
+				char name[SLUICE_SIGNAL_NAME_LEN];
+
+				sl_signal_name(&cfg->shed.signals[i], name, sizeof(name));
+				pr_warn("shedding signal %s unreadable (%s); ignored while it is",
+					name, strerror(-e));
+				sigs[i].warned = true;
+			}
+			continue;
+		}
+		if (sigs[i].warned) {
+			char name[SLUICE_SIGNAL_NAME_LEN];
+
+			sl_signal_name(&cfg->shed.signals[i], name, sizeof(name));
+			pr_warn("shedding signal %s readable again", name);
+			sigs[i].warned = false;
+		}
+		sh.signal_micro[i] = micro(v);
+		if (v > u)
+			u = v;
+		any = true;
+	}
+	s = sh.s_micro / 1e6;
+	*s_before = s;
+	/* Without any readable signal S stays where it is. */
+	if (any && sh.updated_ns) {
+		dt = now > sh.updated_ns ? (now - sh.updated_ns) / 1e9 : 0;
+		s = sl_shed_step(&cfg->shed.curve, s, u, dt);
+	}
+	*s_after = s;
+	sh.s_micro = micro(s);
+	sh.u_micro = any ? micro(u) : -1;
+	sh.updated_ns = now;
+	/* Trust these thresholds for a few steps, at least 5 s, and no longer. */
+	sh.expires_ns = now + (5 * cfg->shed.interval_ms > 5000 ? 5 * cfg->shed.interval_ms : 5000) *
+				      1000000ULL;
+	set_thresholds(&sh, s);
+	return sl_shed_write(m->shed, &sh);
+}
+
+/* ---- sluice shed ---- */
+
+static void usage_shed(void)
+{
+	fprintf(stderr,
+		"Usage: sluice shed status\n"
+		"       sluice shed off | on\n"
+		"       sluice shed set S\n"
+		"  status  each signal's value, utilization u, the shedding amount S and\n"
+		"          each class's drop probability\n"
+		"  off/on  stop shedding at once / let the controller shed again\n"
+		"  set S   move S (-1 .. 1) now; the controller goes on from there\n");
+}
+
+static int shed_status(const struct sl_maps *m)
+{
+	struct sluice_shed sh;
+	__u64 cs[SLUICE_MAX_CLASS + 1][6];
+	unsigned int c, i;
+	int err = sl_shed_read(m->shed, &sh);
+
+	for (c = 0; !err && c <= SLUICE_MAX_CLASS; c++)
+		err = sl_percpu_sum(m->class_stats, c, cs[c], 6);
+	if (err) {
+		pr_err("cannot read the shedding state: %s", strerror(-err));
+		return err;
+	}
+	out_begin();
+	print_bool("controller", "controller: %s", sh.flags & SLUICE_SHED_ACTIVE);
+	print_text("%s\n", sh.flags & SLUICE_SHED_ACTIVE ? " (sluice run with shedding)"
+							  : " (none: no shedding configured)");
+	print_bool("enabled", "shedding: %s\n", !(sh.flags & SLUICE_SHED_OFF));
+	open_array("signals");
+	for (i = 0; i < sh.nr_signals && i < SLUICE_MAX_SIGNALS; i++) {
+		open_object(NULL);
+		print_str("name", "  signal %-40s", sh.signal_name[i]);
+		if (sh.signal_micro[i] < 0)
+			print_null("value", " unreadable\n");
+		else
+			print_double("value", " %.3f\n", sh.signal_micro[i] / 1e6);
+		close_object();
+	}
+	close_array();
+	if (sh.u_micro < 0)
+		print_null("utilization", "utilization u: no readable signal\n");
+	else
+		print_double("utilization", "utilization u: %.3f\n", sh.u_micro / 1e6);
+	print_double("amount", "shedding amount S: %.3f\n", sh.s_micro / 1e6);
+	print_u64("default_class", "default class (no rule matched): %llu\n", sh.default_class);
+	open_array("classes");
+	print_text("%-6s %12s %14s %14s %14s\n", "class", "drop prob", "packets", "shed",
+		   "over capacity");
+	for (c = 0; c <= SLUICE_MAX_CLASS; c++) {
+		open_object(NULL);
+		print_u64("class", "%-6llu", c);
+		print_double("probability", " %12.3f", sh.threshold[c] / 4294967296.0);
+		print_u64("packets", " %14llu", cs[c][0]);
+		print_u64("shed_packets", " %14llu", cs[c][2]);
+		print_u64("over_capacity_packets", " %14llu\n", cs[c][4]);
+		close_object();
+	}
+	close_array();
+	for (c = 0; c < 2; c++) {
+		char rate[48];
+
+		if (!sh.cap[c].total.rate)
+			continue;
+		format_rate(sh.cap[c].total.rate, c, rate, sizeof(rate));
+		print_str(c ? "capacity_bytes" : "capacity_packets", "capacity: %s", rate);
+		format_rate(sh.cap[c].noncrit.rate, c, rate, sizeof(rate));
+		print_str(c ? "noncritical_bytes" : "noncritical_packets",
+			  ", classes 1-3 at most %s\n", rate);
+	}
+	out_end();
+	return 0;
+}
+
+int do_shed(int argc, char **argv)
+{
+	struct sluice_shed sh;
+	struct sl_maps m;
+	int lock, err;
+
+	if (argc < 1 || !strcmp(argv[0], "help")) {
+		usage_shed();
+		return argc < 1 ? -EINVAL : 0;
+	}
+	if (is_prefix(argv[0], "status") || is_prefix(argv[0], "show")) {
+		if (argc != 1) {
+			usage_shed();
+			return -EINVAL;
+		}
+		err = sl_maps_open(&m);
+		if (err)
+			return err;
+		err = shed_status(&m);
+		sl_maps_close(&m);
+		return err;
+	}
+	if (strcmp(argv[0], "on") && strcmp(argv[0], "off") && strcmp(argv[0], "set")) {
+		pr_err("unknown shed command \"%s\"", argv[0]);
+		usage_shed();
+		return -EINVAL;
+	}
+	if (!strcmp(argv[0], "set") ? argc != 2 : argc != 1) {
+		usage_shed();
+		return -EINVAL;
+	}
+	lock = sl_write_begin(&m, false);
+	if (lock < 0)
+		return lock;
+	err = sl_shed_read(m.shed, &sh);
+	if (err)
+		goto out;
+	if (!strcmp(argv[0], "set")) {
+		char *end;
+		double s;
+
+		errno = 0;
+		s = strtod(argv[1], &end);
+		if (errno || end == argv[1] || *end || !(s >= -1 && s <= 1)) {
+			pr_err("invalid S \"%s\" (-1 .. 1)", argv[1]);
+			err = -EINVAL;
+			goto out;
+		}
+		sh.s_micro = micro(s);
+		/* Without a controller the operator's word holds until changed. */
+		if (!(sh.flags & SLUICE_SHED_ACTIVE))
+			sh.expires_ns = 0;
+	} else if (!strcmp(argv[0], "off")) {
+		sh.flags |= SLUICE_SHED_OFF;
+	} else {
+		sh.flags &= ~SLUICE_SHED_OFF;
+	}
+	set_thresholds(&sh, sh.s_micro / 1e6);
+	err = sl_shed_write(m.shed, &sh);
+	if (err) {
+		pr_err("cannot write the shedding state: %s", strerror(-err));
+		goto out;
+	}
+	if (!strcmp(argv[0], "set"))
+		print_text("shedding amount S set to %.3f\n", sh.s_micro / 1e6);
+	else
+		print_text("shedding %s\n", argv[0]);
+out:
+	sl_write_end(&m, lock);
+	return err;
+}
