@@ -11,7 +11,9 @@ export SLUICE="$PWD/$BUILD/sluice" BUILD
 
 suites=(
 	"$BUILD/tests/unit"
+	"$BUILD/tests/shed_unit"
 	"$BUILD/tests/bpf_datapath"
+	"$BUILD/tests/bpf_shed"
 	tests/cli.sh
 	tests/config.sh
 	tests/e2e.sh

@@ -11,9 +11,20 @@ $(TEST_OUT)/unit: tests/unit.c include/*.h tests/check.h tests/packet.h | $(TEST
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(USER_CFLAGS) -Itests $< -o $@ -lm
 
+# Host unit tests of the shedding curve (sluice_shed.h), in simulated time.
+$(TEST_OUT)/shed_unit: tests/shed_unit.c include/*.h tests/check.h | $(TEST_OUT)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(USER_CFLAGS) -Itests $< -o $@ -lm
+
 # The real BPF object through bpf_prog_test_run_opts.
 $(TEST_OUT)/bpf_datapath: tests/bpf_datapath.c $(SKELS) include/*.h tests/check.h \
 			  tests/packet.h | $(TEST_OUT)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(USER_CFLAGS) -Itests $< -o $@ $(USER_LDLIBS) -lm
+
+# Shedding by class and reserved capacity in the real BPF object.
+$(TEST_OUT)/bpf_shed: tests/bpf_shed.c $(SKELS) include/*.h tests/check.h tests/packet.h \
+		      | $(TEST_OUT)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(USER_CFLAGS) -Itests $< -o $@ $(USER_LDLIBS) -lm
 
@@ -23,7 +34,8 @@ $(TEST_OUT)/metrics_serve: tests/metrics_serve.c $(METRICS_SERVE_OBJS) | $(TEST_
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(USER_CFLAGS) -Iuser $< $(METRICS_SERVE_OBJS) -o $@ $(USER_LDLIBS)
 
-TEST_BINS := $(TEST_OUT)/unit $(TEST_OUT)/bpf_datapath $(TEST_OUT)/metrics_serve \
+TEST_BINS := $(TEST_OUT)/unit $(TEST_OUT)/shed_unit $(TEST_OUT)/bpf_datapath \
+	     $(TEST_OUT)/bpf_shed $(TEST_OUT)/metrics_serve \
 	     $(OUT)/slgen $(OUT)/slsink
 
 .PHONY: test test-build
