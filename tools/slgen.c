@@ -297,10 +297,7 @@ static void parse_args(int argc, char **argv, struct opts *o)
 				       optarg, MAX_RATE);
 			break;
 		case OPT_DURATION:
-			if (parse_decimal(optarg, 0, MAX_DURATION, &o->duration) ||
-			    o->duration <= 0)
-				invarg("invalid --duration \"%s\" (seconds, > 0, at most %.0f)",
-				       optarg, MAX_DURATION);
+			o->duration = duration_arg(optarg, MAX_DURATION);
 			break;
 		case OPT_COUNT:
 			if (parse_u64(optarg, 1, UINT64_MAX, &o->count))

@@ -163,10 +163,7 @@ static void parse_args(int argc, char **argv, struct opts *o)
 				invarg("invalid --proto \"%s\" (only udp)", optarg);
 			break;
 		case OPT_DURATION:
-			if (parse_decimal(optarg, 0, MAX_DURATION, &o->duration) ||
-			    o->duration <= 0)
-				invarg("invalid --duration \"%s\" (seconds, > 0, at most %.0f)",
-				       optarg, MAX_DURATION);
+			o->duration = duration_arg(optarg, MAX_DURATION);
 			break;
 		case OPT_IDLE:
 			if (parse_decimal(optarg, 0, MAX_DURATION, &o->idle))

@@ -144,6 +144,16 @@ static inline int parse_decimal(const char *s, double min, double max, double *o
 	return 0;
 }
 
+/* The --duration argument: seconds, decimal, > 0 and at most max. */
+static inline double duration_arg(const char *s, double max)
+{
+	double v;
+
+	if (parse_decimal(s, 0, max, &v) || v <= 0)
+		invarg("invalid --duration \"%s\" (seconds, > 0, at most %.0f)", s, max);
+	return v;
+}
+
 /* An IPv4 or IPv6 address in text form. 0 or -EINVAL. */
 static inline int parse_addr(const char *s, struct addr *a)
 {
