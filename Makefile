@@ -5,6 +5,7 @@
 #   make deps       install missing Debian packages (as root)
 #   make test       everything under tests/ (installs deps first)
 #   make demo       throwaway namespaces, one abusive source, live stats
+#   make plot-shed  the shedding curve over an overload, drawn into docs/shed.png
 #   V=1             show the commands
 
 OUT      ?= build
@@ -42,7 +43,7 @@ DEPS_PKGS := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libcap-dev liby
 
 .DEFAULT_GOAL := all
 .DELETE_ON_ERROR:
-.PHONY: all deps test demo clean install
+.PHONY: all deps test demo plot-shed clean install
 
 PREFIX ?= /usr/local
 # The binary, the example config (kept if one is there) and the systemd unit.
@@ -103,6 +104,21 @@ deps:
 demo: deps
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)tools/demo.sh
+
+# The shedding curve over a good / overloaded / good utilization trace,
+# drawn with gnuplot (gnuplot-nox is installed if there is no gnuplot).
+plot-shed: $(OUT)/shed.dat
+	$(Q)command -v gnuplot >/dev/null || $(MAKE) --no-print-directory deps DEPS_PKGS=gnuplot-nox
+	$(call msg,PLOT,docs/shed.png)
+	$(Q)gnuplot -e "data='$<'; out='docs/shed.png'" tools/shedplot.gp
+
+$(OUT)/shed.dat: $(OUT)/shedplot
+	$(call msg,GEN,$@)
+	$(Q)$< > $@
+
+$(OUT)/shedplot: tools/shedplot.c include/sluice.h include/sluice_shed.h | $(OUT)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(USER_CFLAGS) $< -o $@ -lm
 
 include tests/tests.mk
 
