@@ -552,7 +552,7 @@ SH_CASE(shed_fractions_by_class)
 	}
 }
 
-/* Class 0 is never shed, whatever its threshold says, nor is a packet any class 0 rule matches. */
+/* Class 0 is never shed, whatever its threshold says, nor is a packet a class 0 rule matches. */
 SH_CASE(shed_class0_never)
 {
 	struct sluice_rule *wide;
@@ -587,7 +587,10 @@ SH_CASE(shed_class0_never)
 	CHECK_EQ(g(SLUICE_G_NO_RULE), 1000);
 }
 
-/* SLUICE_SHED_OFF: nothing is shed, classes are still counted; SLUICE_SHED_ACTIVE alone changes nothing. */
+/*
+ * SLUICE_SHED_OFF: nothing is shed, classes are still counted.
+ * SLUICE_SHED_ACTIVE alone changes nothing.
+ */
 SH_CASE(shed_off_flag)
 {
 	struct sluice_shed sh;
