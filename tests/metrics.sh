@@ -15,6 +15,7 @@ cd "$(dirname "$0")/.."
 require_root metrics
 
 SERVE=$BUILD/tests/metrics_serve
+POKE=$BUILD/tests/shed_poke
 SLGEN=$BUILD/slgen
 PORT=9464		# inside the test's own namespace: nothing else there
 URL=http://127.0.0.1:$PORT/metrics
@@ -37,7 +38,7 @@ for tool in curl promtool jq ss; do
 		exit 0
 	fi
 done
-for b in "$SERVE" "$SLGEN" "$SLUICE"; do
+for b in "$SERVE" "$SLGEN" "$SLUICE" "$POKE"; do
 	[ -x "$b" ] || { not_ok metrics-setup "$b is missing (make test-build)"; exit 1; }
 done
 
@@ -147,7 +148,13 @@ for f in sluice_rule_packets_total:counter sluice_rule_bytes_total:counter \
 	 sluice_rules:gauge sluice_rule_limits:gauge sluice_enabled:gauge \
 	 sluice_fail_closed:gauge sluice_ruleset_generation:gauge \
 	 sluice_interface_attached:gauge sluice_up:gauge sluice_deny_entries:gauge \
-	 sluice_allow_entries:gauge; do
+	 sluice_allow_entries:gauge sluice_shed_utilization:gauge sluice_shed_amount:gauge \
+	 sluice_shed_probability:gauge sluice_shed_enabled:gauge sluice_shed_active:gauge \
+	 sluice_shed_signal:gauge sluice_shed_signal_readable:gauge sluice_capacity_rate:gauge \
+	 sluice_class_packets_total:counter sluice_class_bytes_total:counter \
+	 sluice_class_shed_packets_total:counter sluice_class_shed_bytes_total:counter \
+	 sluice_class_over_capacity_packets_total:counter \
+	 sluice_class_over_capacity_bytes_total:counter; do
 	name=${f%:*} type=${f#*:}
 	grep -q "^# HELP $name ." "$TMP/scrape" || fail "no HELP for $name"
 	grep -qx "# TYPE $name $type" "$TMP/scrape" || fail "no TYPE $type for $name"
@@ -170,6 +177,16 @@ expect sluice_enabled 1
 expect sluice_fail_closed 0
 expect 'sluice_interface_attached{interface="mt-r",mode="native"}' 1
 expect "sluice_interface_attached{interface=\"$ODD_LABEL\",mode=\"tc\"}" 1
+# No controller has run: nothing is shed, no capacity is configured.
+expect sluice_shed_enabled 1
+expect sluice_shed_active 0
+for c in 0 1 2 3; do
+	expect "sluice_shed_probability{class=\"$c\"}" 0
+	expect "sluice_class_shed_packets_total{class=\"$c\"}" 0
+	expect "sluice_class_over_capacity_packets_total{class=\"$c\"}" 0
+done
+grep -q '^sluice_capacity_rate{' "$TMP/scrape" && fail "capacity shown though not configured"
+grep -q '^sluice_shed_signal' "$TMP/scrape" && fail "signals shown though there are none"
 end_case metrics-exposition
 
 # What the caller appends comes after sluice's own, in the same response.
@@ -260,6 +277,78 @@ expect "sluice_interface_attached{interface=\"ifindex$ifindex\",mode=\"tc\"}" 0
 expect 'sluice_interface_attached{interface="mt-r",mode="native"}' 1
 grep -qF "$ODD_LABEL" "$TMP/scrape" && fail "the deleted interface is still named"
 end_case metrics-interface-gone
+
+# Shedding and reserved capacity: a state written as a controller writes it
+# (S 0.5: class 3 sheds all, class 2 half, class 1 nothing; classes 1..3
+# held to 1 pps, burst 100), then 300 packets at 1000 pps of each class.
+begin_case
+sl rule add c1 proto udp dport 9101 class 1 limit 1mpps per all >/dev/null &&
+	sl rule add c2 proto udp dport 9102 class 2 limit 1mpps per all >/dev/null &&
+	sl rule add c3 proto udp dport 9103 class 3 limit 1mpps per all >/dev/null ||
+	fail "rule add"
+"$POKE" --bpffs "$ROOT" || fail "shed_poke failed"
+scrape >/dev/null
+promtool_ok "$TMP/scrape"
+expect sluice_shed_utilization 0.900000
+expect sluice_shed_amount 0.500000
+expect 'sluice_shed_probability{class="0"}' 0
+expect 'sluice_shed_probability{class="1"}' 0
+expect 'sluice_shed_probability{class="2"}' 0.5
+expect 'sluice_shed_probability{class="3"}' 1
+expect sluice_shed_enabled 1
+expect sluice_shed_active 1
+expect 'sluice_shed_signal{signal="cpu"}' 0.900000
+expect 'sluice_shed_signal{signal="psi"}' missing
+expect 'sluice_shed_signal{signal="file:/run/a\"b\\c"}' 0.250000
+expect 'sluice_shed_signal_readable{signal="cpu"}' 1
+expect 'sluice_shed_signal_readable{signal="psi"}' 0
+expect 'sluice_capacity_rate{unit="packets",scope="total"}' 1000
+expect 'sluice_capacity_rate{unit="packets",scope="noncritical"}' 1
+expect 'sluice_capacity_rate{unit="bytes",scope="total"}' 1000000
+expect 'sluice_capacity_rate{unit="bytes",scope="noncritical"}' missing
+shed0=$(val 'sluice_packets_total{result="shed"}')
+cap0=$(val 'sluice_packets_total{result="over_capacity"}')
+send300 198.18.0.2 9101
+send300 198.18.0.2 9103
+send300 198.18.0.3 9102
+scrape >/dev/null
+promtool_ok "$TMP/scrape"
+for c in 1 2 3; do
+	expect "sluice_class_packets_total{class=\"$c\"}" 300
+	expect "sluice_class_bytes_total{class=\"$c\"}" 27600
+done
+# Class 1: never shed; the non-critical capacity's burst of 100, the rest refused.
+expect 'sluice_class_shed_packets_total{class="1"}' 0
+expect 'sluice_class_over_capacity_packets_total{class="1"}' 200
+expect 'sluice_class_over_capacity_bytes_total{class="1"}' 18400
+expect 'sluice_rule_packets_total{rule="c1",verdict="passed"}' 100
+# Class 3: all shed, before capacity.
+expect 'sluice_class_shed_packets_total{class="3"}' 300
+expect 'sluice_class_shed_bytes_total{class="3"}' 27600
+expect 'sluice_class_over_capacity_packets_total{class="3"}' 0
+# Class 2: half shed (150 +- 50, 5.8 sigma); what is left finds the capacity spent.
+shed2=$(val 'sluice_class_shed_packets_total{class="2"}')
+cap2=$(val 'sluice_class_over_capacity_packets_total{class="2"}')
+if [ "$shed2" == missing ] || [ "$cap2" == missing ]; then
+	fail "class 2 counters missing"
+else
+	[ "$shed2" -ge 100 ] && [ "$shed2" -le 200 ] || fail "class 2: $shed2 of 300 shed at p 0.5"
+	[ $((shed2 + cap2)) -ge 290 ] && [ $((shed2 + cap2)) -le 300 ] ||
+		fail "class 2: $shed2 shed + $cap2 over capacity, of 300"
+	[ "$shed0" != missing ] && expect 'sluice_packets_total{result="shed"}' $((shed0 + 300 + shed2))
+	[ "$cap0" != missing ] &&
+		expect 'sluice_packets_total{result="over_capacity"}' $((cap0 + 200 + cap2))
+fi
+expect 'sluice_class_shed_packets_total{class="0"}' 0
+# Cleared: nothing shed, no capacity, no controller.
+"$POKE" --bpffs "$ROOT" --clear || fail "shed_poke --clear failed"
+scrape >/dev/null
+promtool_ok "$TMP/scrape"
+expect 'sluice_shed_probability{class="3"}' 0
+expect sluice_shed_active 0
+grep -q '^sluice_capacity_rate{' "$TMP/scrape" && fail "capacity shown after clearing"
+grep -q '^sluice_shed_signal' "$TMP/scrape" && fail "signals shown after clearing"
+end_case metrics-shedding
 
 # Only GET and HEAD of /metrics: anything else is 404, or 405 on /metrics.
 begin_case

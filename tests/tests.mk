@@ -34,9 +34,14 @@ $(TEST_OUT)/metrics_serve: tests/metrics_serve.c $(METRICS_SERVE_OBJS) | $(TEST_
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(USER_CFLAGS) -Iuser $< $(METRICS_SERVE_OBJS) -o $@ $(USER_LDLIBS)
 
+# Writes a known shedding state into the pinned sl_shed, for tests/metrics.sh.
+$(TEST_OUT)/shed_poke: tests/shed_poke.c include/*.h | $(TEST_OUT)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(USER_CFLAGS) $< -o $@ $(USER_LDLIBS)
+
 TEST_BINS := $(TEST_OUT)/unit $(TEST_OUT)/shed_unit $(TEST_OUT)/bpf_datapath \
-	     $(TEST_OUT)/bpf_shed $(TEST_OUT)/metrics_serve \
-	     $(OUT)/slgen $(OUT)/slsink
+	     $(TEST_OUT)/bpf_shed $(TEST_OUT)/metrics_serve $(TEST_OUT)/shed_poke \
+	     $(OUT)/slgen $(OUT)/slsink $(OUT)/shedplot
 
 .PHONY: test test-build
 test-build: all $(TEST_BINS)

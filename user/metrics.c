@@ -21,6 +21,7 @@
 #include <netinet/in.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -41,6 +42,9 @@
 #define HTTP_TIMEOUT_S 10U
 /* Pending connections the listening socket queues. */
 #define LISTEN_BACKLOG 16
+
+/* sluice_shed.threshold of probability 1: a packet is shed if prandom_u32 < threshold. */
+#define SHED_TH_ONE 4294967296.0
 
 /* The text exposition format, version 0.0.4. */
 #define CONTENT_TYPE "text/plain; version=0.0.4; charset=utf-8"
@@ -80,6 +84,9 @@ struct snapshot {
 	__u64 global[SLUICE_G_MAX];
 	__u64 keys, capacity;
 	__u64 deny[2], allow[2];	/* [0] IPv4, [1] IPv6 */
+	struct sluice_shed shed;
+	struct sluice_class_stats cls[SLUICE_MAX_CLASS + 1];
+	__u64 now;		/* CLOCK_MONOTONIC when read, for shed.expires_ns */
 	int nr_links;
 	struct link_row links[SL_MAX_LINKS];
 };
@@ -287,6 +294,16 @@ static int read_snapshot(const struct sl_maps *m, struct snapshot *snap)
 		if (err)
 			return err;
 	}
+	err = bpf_map_lookup_elem(m->shed, &(__u32){ 0 }, &snap->shed) ? -errno : 0;
+	if (err)
+		return err;
+	snap->now = sl_now_ns();
+	for (i = 0; i <= SLUICE_MAX_CLASS; i++) {
+		err = sl_percpu_sum(m->class_stats, i, (__u64 *)&snap->cls[i],
+				    sizeof(snap->cls[i]) / sizeof(__u64));
+		if (err)
+			return err;
+	}
 	err = state_keys(m->state, &snap->keys, &snap->capacity);
 	if (!err)
 		err = trie_entries(m->deny4, &snap->deny[0]);
@@ -396,6 +413,113 @@ static void rule_verdicts(FILE *out, const struct snapshot *snap, const char *na
 	}
 }
 
+/* One per-class counter for every class: the field at offset off of sluice_class_stats. */
+static void class_counter(FILE *out, const struct snapshot *snap, const char *name,
+			  const char *help, size_t off)
+{
+	__u32 c;
+
+	family(out, name, "counter", help);
+	for (c = 0; c <= SLUICE_MAX_CLASS; c++)
+		fprintf(out, "%s{class=\"%u\"} %llu\n", name, c,
+			(unsigned long long)*(const __u64 *)((const char *)&snap->cls[c] + off));
+}
+
+/* Is signal i's name also an earlier signal's? (One series per label set.) */
+static bool signal_dup(const struct sluice_shed *sh, __u32 i)
+{
+	__u32 j;
+
+	for (j = 0; j < i; j++)
+		if (!strncmp(sh->signal_name[i], sh->signal_name[j], SLUICE_SIGNAL_NAME_LEN))
+			return true;
+	return false;
+}
+
+static void write_shed(FILE *out, const struct snapshot *snap)
+{
+	static const char *const units[] = { [SLUICE_COST_PKT] = "packets",
+					     [SLUICE_COST_BYTE] = "bytes" };
+	const struct sluice_shed *sh = &snap->shed;
+	__u32 c, i, n = sh->nr_signals < SLUICE_MAX_SIGNALS ? sh->nr_signals : SLUICE_MAX_SIGNALS;
+	bool live = (sh->flags & SLUICE_SHED_ACTIVE) &&
+		    (!sh->expires_ns || snap->now <= sh->expires_ns);
+
+	family(out, "sluice_shed_utilization", "gauge",
+	       "Utilization u in [0, 1] at the shedding controller's last step: the highest of "
+	       "its readable signals. Absent while none is readable.");
+	if (sh->u_micro >= 0)
+		fprintf(out, "sluice_shed_utilization %.6f\n", sh->u_micro / 1e6);
+	family(out, "sluice_shed_amount", "gauge",
+	       "Shedding amount S in [-delay/ramp, 1]: below 0 nothing is shed; class 3 sheds "
+	       "from 0, class 2 from 1/3, class 1 from 2/3.");
+	fprintf(out, "sluice_shed_amount %.6f\n", sh->s_micro / 1e6);
+	family(out, "sluice_shed_probability", "gauge",
+	       "Probability that the data path sheds a packet of each priority class (0 "
+	       "critical, never shed .. 3).");
+	for (c = 0; c <= SLUICE_MAX_CLASS; c++) {
+		double p = c ? sh->threshold[c] / SHED_TH_ONE : 0;
+
+		fprintf(out, "sluice_shed_probability{class=\"%u\"} %.9g\n", c, p < 1 ? p : 1);
+	}
+	family(out, "sluice_shed_enabled", "gauge",
+	       "1 unless the operator switched shedding off (sluice shed off).");
+	value(out, "sluice_shed_enabled", !(sh->flags & SLUICE_SHED_OFF));
+	family(out, "sluice_shed_active", "gauge",
+	       "1 while a shedding controller is running and its thresholds have not expired.");
+	value(out, "sluice_shed_active", live);
+	family(out, "sluice_shed_signal", "gauge",
+	       "Each utilization signal's value at the controller's last step; absent while "
+	       "unreadable.");
+	for (i = 0; i < n; i++) {
+		if (sh->signal_micro[i] < 0 || signal_dup(sh, i))
+			continue;
+		fputs("sluice_shed_signal{signal=", out);
+		put_label(out, sh->signal_name[i], SLUICE_SIGNAL_NAME_LEN);
+		fprintf(out, "} %.6f\n", sh->signal_micro[i] / 1e6);
+	}
+	family(out, "sluice_shed_signal_readable", "gauge",
+	       "1 if the signal could be read at the controller's last step, else 0.");
+	for (i = 0; i < n; i++) {
+		if (signal_dup(sh, i))
+			continue;
+		fputs("sluice_shed_signal_readable{signal=", out);
+		put_label(out, sh->signal_name[i], SLUICE_SIGNAL_NAME_LEN);
+		fprintf(out, "} %d\n", sh->signal_micro[i] >= 0);
+	}
+	family(out, "sluice_capacity_rate", "gauge",
+	       "Reserved capacity per second: the host's (scope total) and what classes 1..3 "
+	       "together may use (scope noncritical). Absent when not configured.");
+	for (c = 0; c < ARRAY_SIZE(units); c++) {
+		if (!sh->cap[c].total.interval_fp)
+			continue;
+		fprintf(out, "sluice_capacity_rate{unit=\"%s\",scope=\"total\"} %llu\n", units[c],
+			(unsigned long long)sh->cap[c].total.rate);
+		if (!sh->cap[c].noncrit.interval_fp)
+			continue;
+		fprintf(out, "sluice_capacity_rate{unit=\"%s\",scope=\"noncritical\"} %llu\n",
+			units[c], (unsigned long long)sh->cap[c].noncrit.rate);
+	}
+
+	class_counter(out, snap, "sluice_class_packets_total",
+		      "IP packets of each priority class that reached shedding (neighbour "
+		      "discovery no rule names never does).",
+		      offsetof(struct sluice_class_stats, pkts));
+	class_counter(out, snap, "sluice_class_bytes_total",
+		      "IP bytes of those packets.", offsetof(struct sluice_class_stats, bytes));
+	class_counter(out, snap, "sluice_class_shed_packets_total",
+		      "Packets shed, by class (passed as would-drops under the kill switch).",
+		      offsetof(struct sluice_class_stats, shed_pkts));
+	class_counter(out, snap, "sluice_class_shed_bytes_total",
+		      "IP bytes shed, by class.", offsetof(struct sluice_class_stats, shed_bytes));
+	class_counter(out, snap, "sluice_class_over_capacity_packets_total",
+		      "Packets refused by reserved capacity, by class.",
+		      offsetof(struct sluice_class_stats, cap_pkts));
+	class_counter(out, snap, "sluice_class_over_capacity_bytes_total",
+		      "IP bytes refused by reserved capacity, by class.",
+		      offsetof(struct sluice_class_stats, cap_bytes));
+}
+
 static void write_snapshot(FILE *out, const struct snapshot *snap)
 {
 	__u32 i;
@@ -431,6 +555,7 @@ static void write_snapshot(FILE *out, const struct snapshot *snap)
 	family(out, "sluice_events_lost_total", "counter",
 	       "Such events the ring buffer had no room for.");
 	value(out, "sluice_events_lost_total", snap->global[SLUICE_G_EVENTS_LOST]);
+	write_shed(out, snap);
 
 	family(out, "sluice_keys", "gauge",
 	       "Per-source buckets in the LRU table, counted at most every 5 seconds.");
