@@ -56,7 +56,7 @@ install: all
 		install -m 0600 etc/deny.txt $(DESTDIR)/etc/sluice/deny.txt
 	install -D -m 0644 etc/sluice.service $(DESTDIR)/etc/systemd/system/sluice.service
 
-all: $(OUT)/sluice $(OUT)/slgen $(OUT)/slsink $(OUT)/progcost
+all: $(OUT)/sluice $(OUT)/slgen $(OUT)/slsink $(OUT)/sllisten $(OUT)/progcost
 
 $(OUT) $(OUT)/user:
 	$(Q)mkdir -p $@

@@ -50,6 +50,8 @@ new_root() {
 }
 
 # in_ns NS CMD...: only the network namespace changes, so bpffs stays visible.
+# In the background `in_ns ... &` is a subshell: $! is not the command's pid;
+# run nsenter directly where the pid matters.
 in_ns() {
 	local ns=$1; shift
 	nsenter --net="/run/netns/$ns" "$@"

@@ -18,6 +18,7 @@ suites=(
 	tests/config.sh
 	tests/e2e.sh
 	tests/metrics.sh
+	tests/shed.sh
 )
 [ $# -gt 0 ] && suites=("$@")
 
