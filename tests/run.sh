@@ -17,6 +17,7 @@ suites=(
 	tests/cli.sh
 	tests/config.sh
 	tests/e2e.sh
+	tests/daemon.sh
 	tests/metrics.sh
 	tests/shed.sh
 )
