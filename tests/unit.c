@@ -931,7 +931,7 @@ static void parse_ipv4_header_checks(void)
 	} bad_tot[] = {
 		{ 5, 41 }, { 5, 65535 },	/* larger than the frame */
 		{ 6, 20 }, { 5, 19 },		/* below ihl*4 */
-		{ 5, 39 },			/* too short for the TCP header the frame carries */
+		{ 5, 39 },			/* short of the TCP header the frame carries */
 	};
 	struct frame f, l;
 	struct sl_pkt p;
