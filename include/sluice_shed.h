@@ -29,9 +29,10 @@ struct sl_curve {
 
 #define SL_CURVE_DEFAULT { .good = 0.7, .bad = 0.8, .delay_s = 28, .ramp_s = 120 }
 
+/* Clamp, NaN to lo: no arithmetic slip may ever read as "shed everything". */
 static inline double sl_clamp(double v, double lo, double hi)
 {
-	return v < lo ? lo : v > hi ? hi : v;
+	return v >= lo ? (v <= hi ? v : hi) : lo;
 }
 
 /* The resting level: -delay/ramp (real division: -28/120, not -1). */
@@ -56,7 +57,7 @@ static inline double sl_shed_direction(const struct sl_curve *c, double u)
 /* S after dt seconds at utilization u. */
 static inline double sl_shed_step(const struct sl_curve *c, double s, double u, double dt)
 {
-	if (dt < 0)
+	if (!(dt >= 0))
 		dt = 0;
 	if (dt > c->delay_s)
 		dt = c->delay_s;
