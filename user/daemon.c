@@ -532,7 +532,8 @@ static void events_flush(struct daemon *d)
 		else
 			more++;
 	}
-	if (more)
+	/* lines: 0 asks for no event lines at all, the summary included. */
+	if (more && d->cfg.event_lines)
 		dlog("... and %llu more sources limited in the last %us",
 		     (unsigned long long)more, d->cfg.event_interval_s);
 	__atomic_store_n(&d->limited, n + d->untracked, __ATOMIC_RELAXED);
@@ -540,6 +541,18 @@ out:
 	d->untracked = 0;
 	free(lines);
 	free(rs);
+}
+
+/* The event flush timer, at the config's interval (again after a reload). */
+static void events_arm(struct daemon *d)
+{
+	struct itimerspec its = {};
+
+	if (d->tick_fd < 0)
+		return;
+	its.it_value.tv_sec = d->cfg.event_interval_s ? d->cfg.event_interval_s : 10;
+	its.it_interval = its.it_value;
+	timerfd_settime(d->tick_fd, 0, &its, NULL);
 }
 
 /* ---- capabilities ---- */
@@ -590,6 +603,7 @@ out:
 static void reload(struct daemon *d, const char *why)
 {
 	struct sl_cfg next = {};
+	__u32 old_interval;
 	struct sl_cfg old;
 	int n;
 
@@ -607,6 +621,7 @@ static void reload(struct daemon *d, const char *why)
 		return;
 	}
 	old = d->cfg;
+	old_interval = old.event_interval_s;
 	d->cfg = next;
 	if (apply(d)) {
 		__atomic_add_fetch(&d->reloads_failed, 1, __ATOMIC_RELAXED);
@@ -617,6 +632,8 @@ static void reload(struct daemon *d, const char *why)
 	}
 	sl_cfg_free(&old);
 	metrics_restart(d);
+	if (old_interval != d->cfg.event_interval_s)
+		events_arm(d);
 	sd_notify("READY=1");
 }
 
@@ -682,7 +699,6 @@ int do_run(int argc, char **argv)
 		{}
 	};
 	struct daemon d = { .sig_fd = -1, .ino_fd = -1, .tick_fd = -1, .lock_fd = -1, .shed_fd = -1 };
-	struct itimerspec its = {};
 	struct pollfd pfd[5];
 	sigset_t mask;
 	int c, n, err = 0;
@@ -713,10 +729,6 @@ int do_run(int argc, char **argv)
 			pr_err("cannot read %s: %s", d.cfg_path, strerror(-n));
 		return n > 0 ? -EINVAL : n;
 	}
-	if (!d.cfg.event_interval_s)
-		d.cfg.event_interval_s = 10;
-	if (!d.cfg.event_lines)
-		d.cfg.event_lines = 20;
 	d.lock_fd = instance_lock();
 	if (d.lock_fd < 0) {
 		err = d.lock_fd;
@@ -774,9 +786,7 @@ int do_run(int argc, char **argv)
 		err = -errno;
 		goto out;
 	}
-	its.it_value.tv_sec = d.cfg.event_interval_s;
-	its.it_interval.tv_sec = d.cfg.event_interval_s;
-	timerfd_settime(d.tick_fd, 0, &its, NULL);
+	events_arm(&d);
 	err = drop_caps();
 	if (err) {
 		pr_err("cannot drop capabilities: %s", strerror(-err));
