@@ -10,6 +10,9 @@
 #ifndef READ_ONCE
 #define READ_ONCE(x) (*(const volatile typeof(x) *)&(x))
 #endif
+#ifndef WRITE_ONCE
+#define WRITE_ONCE(x, v) (*(volatile typeof(x) *)&(x) = (v))
+#endif
 
 /* Verdicts of the shared core, mapped to XDP_* / TC_ACT_* by each entry. */
 #define SL_VERDICT_PASS	0

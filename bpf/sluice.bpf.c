@@ -57,6 +57,27 @@ struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } sl_state SEC(".maps");
 
+/*
+ * Established TCP connections per connection-limit key. A plain hash, never
+ * LRU: a count that vanished would let a source past its cap. Written by
+ * sl_sockops (atomic add/sub); the daemon corrects counts that leaked.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, SLUICE_CONN_MAX);
+	__type(key, struct sluice_key);
+	__type(value, struct sluice_conns);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} sl_conns SEC(".maps");
+
+/* The connection-limit keys each counted socket was counted under. */
+struct {
+	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct sluice_sock_conns);
+} sl_sock_conns SEC(".maps");
+
 /* Rule-wide buckets, indexed by sluice_limit.agg_slot; zeroed by the controller. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -248,18 +269,69 @@ static __always_inline void note_drop(struct sluice_state *st, __u64 now,
  * A global function: the verifier checks it once, not once per rule and
  * limit, which keeps the program far below the complexity limit.
  */
+/*
+ * One limit's verdict on a bucket state (word, aux) for a packet of cost
+ * at now: 1 and the state after charging it, or 0.
+ */
+static __always_inline int meter(const struct sluice_limit *l, __u64 word, __u64 aux, __u64 now,
+				 __u32 cost, __u64 *next, __u64 *next_aux)
+{
+	*next_aux = aux;
+	switch (l->algo) {
+	case SLUICE_ALGO_FIXED:
+		return sl_fixed_admit(word, now, sl_limit_period_ns(l), cost, l->rate, next);
+	case SLUICE_ALGO_SLIDING:
+		return sl_sliding_admit(word, aux, now, sl_limit_period_ns(l), cost, l->rate, next,
+					next_aux);
+	default:
+		return sl_gcra_admit(word, now, sl_gcra_inc(l->interval_fp, cost), l->tolerance,
+				     next);
+	}
+}
+
+/*
+ * A connection limit: a SYN (without ACK) from a key already at its cap of
+ * established connections is refused. Nothing is charged here: sl_sockops
+ * counts connections as the kernel establishes and closes them.
+ */
+static __always_inline int conns_op(struct sl_eval *ev, const struct sluice_rule *r, __u32 li,
+				    const struct sluice_limit *l)
+{
+	struct sluice_conns *c;
+	struct sluice_key key;
+
+	/* Never charged, so never refunded; per source only. */
+	if (ev->phase != SL_PH_SRC || ev->op == SL_OP_REFUND)
+		return 1;
+	if (ev->pkt.proto != SL_IPPROTO_TCP || !(ev->pkt.flags & SL_PKT_L4) ||
+	    (ev->pkt.tcp_flags & (SLUICE_TCP_SYN | SLUICE_TCP_ACK)) != SLUICE_TCP_SYN)
+		return 1;
+	sl_make_key(r, li, l, &ev->pkt, &key);
+	c = bpf_map_lookup_elem(&sl_conns, &key);
+	return !c || READ_ONCE(c->count) < l->rate;
+}
+
+/*
+ * Limit li of rule r under ev->op. Returns 1 to go on, 0 to stop the walk
+ * (a refusal, a fault, or the end of a refund).
+ *
+ * A global function: the verifier checks it once, not once per rule and
+ * limit, which keeps the program far below the complexity limit.
+ */
 __noinline int sl_limit_op(struct sl_eval *ev, const struct sluice_rule *r, __u32 li)
 {
 	const struct sluice_limit *l;
 	struct sluice_state *st;
 	struct sluice_key key;
-	__u64 inc, tat, next;
-	__u32 slot;
+	__u64 word, aux, next, next_aux;
+	__u32 slot, cost;
 	int i;
 
 	if (!ev || !r || li >= SLUICE_MAX_LIMITS)
 		return 0;
 	l = &r->limits[li];
+	if (l->algo == SLUICE_ALGO_CONNS)
+		return conns_op(ev, r, li, l);
 	if (l->key == SLUICE_KEY_ALL) {
 		if (ev->phase != SL_PH_AGG)
 			return 1;
@@ -276,11 +348,12 @@ __noinline int sl_limit_op(struct sl_eval *ev, const struct sluice_rule *r, __u3
 		/* NULL: no bucket yet, which reads as a full one. */
 		st = bpf_map_lookup_elem(&sl_state, &key);
 	}
-	inc = sl_gcra_inc(l->interval_fp, sl_limit_cost(l, &ev->pkt));
+	cost = sl_limit_cost(l, &ev->pkt);
 
 	if (ev->op == SL_OP_CHECK) {
-		tat = st ? READ_ONCE(st->tat) : 0;
-		if (sl_gcra_admit(tat, ev->now, inc, l->tolerance, &next))
+		word = st ? READ_ONCE(st->tat) : 0;
+		aux = st ? READ_ONCE(st->aux) : 0;
+		if (meter(l, word, aux, ev->now, cost, &next, &next_aux))
 			return 1;
 		if (st)
 			note_drop(st, ev->now, l->key == SLUICE_KEY_ALL ? NULL : &key, r->uid, li);
@@ -290,19 +363,32 @@ __noinline int sl_limit_op(struct sl_eval *ev, const struct sluice_rule *r, __u3
 		if (ev->seen >= ev->charged)
 			return 0;
 		ev->seen++;
-		/* Give back exactly what CHARGE added; others may have built on it. */
-		if (st)
-			__sync_fetch_and_add(&st->tat, -inc);
+		if (!st)
+			return 1;
+		if (l->algo == SLUICE_ALGO_GCRA) {
+			/* Give back exactly what CHARGE added; others may have built on it. */
+			__sync_fetch_and_add(&st->tat, -sl_gcra_inc(l->interval_fp, cost));
+			return 1;
+		}
+		/* A window: take the cost back out of the window it went into, if still current. */
+		for (i = 0; i < SL_CAS_TRIES; i++) {
+			word = READ_ONCE(st->tat);
+			if ((__u32)(word >> 32) != (__u32)(ev->now / sl_limit_period_ns(l)) ||
+			    (__u32)word < cost)
+				break;
+			if (__sync_val_compare_and_swap(&st->tat, word, word - cost) == word)
+				break;
+		}
 		return 1;
 	}
 
 	/* SL_OP_CHARGE */
 	if (!st) {
-		struct sluice_state fresh = { .tat = ev->now + inc };
+		struct sluice_state fresh = {};
 		long err;
 
-		/* A new bucket starts full: this packet is its first charge. */
-		if (inc > l->tolerance)
+		/* A new bucket starts full (an empty window): this packet is its first charge. */
+		if (!meter(l, 0, 0, ev->now, cost, &fresh.tat, &fresh.aux))
 			return 0;
 		err = bpf_map_update_elem(&sl_state, &key, &fresh, BPF_NOEXIST);
 		if (!err) {
@@ -317,14 +403,22 @@ __noinline int sl_limit_op(struct sl_eval *ev, const struct sluice_rule *r, __u3
 			return 0;
 		}
 	}
-	/* The TAT is shared by every CPU: compare-and-swap, bounded retry. */
+	/* The state is shared by every CPU: compare-and-swap, bounded retry. */
 	for (i = 0; i < SL_CAS_TRIES; i++) {
-		tat = READ_ONCE(st->tat);
-		if (!sl_gcra_admit(tat, ev->now, inc, l->tolerance, &next)) {
+		word = READ_ONCE(st->tat);
+		aux = READ_ONCE(st->aux);
+		if (!meter(l, word, aux, ev->now, cost, &next, &next_aux)) {
 			note_drop(st, ev->now, l->key == SLUICE_KEY_ALL ? NULL : &key, r->uid, li);
 			return 0;
 		}
-		if (__sync_val_compare_and_swap(&st->tat, tat, next) == tat) {
+		if (__sync_val_compare_and_swap(&st->tat, word, next) == word) {
+			/*
+			 * Sliding window: the previous window's count, when the
+			 * window turned. A plain store: a racing reader may see
+			 * the old one for an instant, within the approximation.
+			 */
+			if (next_aux != aux)
+				WRITE_ONCE(st->aux, next_aux);
 			ev->charged++;
 			return 1;
 		}
@@ -781,4 +875,158 @@ int sluice_tc(struct __sk_buff *skb)
 		data_end = (void *)(long)skb->data_end;
 	}
 	return sluice_core(data, data_end, len) == SL_VERDICT_DROP ? TC_ACT_SHOT : TC_ACT_OK;
+}
+
+/* ---- connection limits: counting established connections ---- */
+
+/* State of one sl_sockops walk over the rules, on the stack for bpf_loop. */
+struct sl_conn_walk {
+	struct sl_pkt pkt;
+	__u32 rs_idx;
+	__u32 nr;
+	struct sluice_key keys[SLUICE_CONN_KEYS_PER_SOCK];
+};
+
+/* bpf_loop callback: the connection-limit keys rule i gives this connection. */
+static long conn_rule(__u32 i, void *ctx)
+{
+	struct sl_conn_walk *w = ctx;
+	struct sluice_ruleset *rs;
+	const struct sluice_rule *r;
+	__u64 idx = i;
+	__u32 li;
+
+	asm volatile("%[idx] &= %[mask]" : [idx] "+r"(idx) : [mask] "i"(SLUICE_MAX_RULES - 1));
+	rs = bpf_map_lookup_elem(&sl_rulesets, &w->rs_idx);
+	if (!rs || i >= SLUICE_MAX_RULES)
+		return 1;
+	r = &rs->rules[idx];
+	if (!sl_rule_match(r, &w->pkt))
+		return 0;
+	for (li = 0; li < SLUICE_MAX_LIMITS; li++) {
+		const struct sluice_limit *l = &r->limits[li];
+		__u32 n = w->nr;
+
+		if (li >= r->nr_limits || l->algo != SLUICE_ALGO_CONNS)
+			continue;
+		if (n >= SLUICE_CONN_KEYS_PER_SOCK)
+			return 1;
+		sl_make_key(r, li, l, &w->pkt, &w->keys[n]);
+		w->nr = n + 1;
+	}
+	return 0;
+}
+
+/*
+ * A passively established connection: match it like its SYN (remote
+ * address as the source, local port as the destination), count it under
+ * every connection limit it falls in, and remember where in its socket
+ * storage, so that its close takes back exactly that.
+ */
+static __always_inline void conn_established(struct bpf_sock_ops *skops)
+{
+	struct sl_conn_walk w = {};
+	struct sluice_sock_conns *sc;
+	struct sluice_config *cfg;
+	struct bpf_sock *sk = skops->sk;
+	__u32 zero = 0, i;
+
+	cfg = bpf_map_lookup_elem(&sl_config, &zero);
+	if (!cfg || !sk)
+		return;
+	if (cfg->conn_netns && bpf_get_netns_cookie(skops) != cfg->conn_netns)
+		return;
+	if (skops->family == 2) {
+		w.pkt.family = 4;
+		w.pkt.saddr[0] = skops->remote_ip4;
+	} else if (skops->family == 10) {
+		w.pkt.family = 6;
+		w.pkt.saddr[0] = skops->remote_ip6[0];
+		w.pkt.saddr[1] = skops->remote_ip6[1];
+		w.pkt.saddr[2] = skops->remote_ip6[2];
+		w.pkt.saddr[3] = skops->remote_ip6[3];
+	} else {
+		return;
+	}
+	w.pkt.proto = SL_IPPROTO_TCP;
+	w.pkt.dport = skops->local_port;	/* host byte order */
+	w.pkt.flags = SL_PKT_L4 | SL_PKT_PORTS;
+	w.pkt.tcp_flags = SLUICE_TCP_SYN;	/* so that "tcp-flags syn" rules match too */
+	w.rs_idx = cfg->active & 1;
+	{
+		struct sluice_ruleset *rs = bpf_map_lookup_elem(&sl_rulesets, &w.rs_idx);
+
+		if (!rs)
+			return;
+		bpf_loop(rs->nr_rules < SLUICE_MAX_RULES ? rs->nr_rules : SLUICE_MAX_RULES,
+			 conn_rule, &w, 0);
+	}
+	if (!w.nr)
+		return;
+	sc = bpf_sk_storage_get(&sl_sock_conns, sk, 0, BPF_SK_STORAGE_GET_F_CREATE);
+	if (!sc)
+		return;	/* not counted, so never uncounted; the daemon reconciles */
+	for (i = 0; i < SLUICE_CONN_KEYS_PER_SOCK; i++) {
+		struct sluice_conns one = { .count = 1 }, *c;
+
+		if (i >= w.nr)
+			break;
+		sc->keys[i] = w.keys[i];
+		c = bpf_map_lookup_elem(&sl_conns, &w.keys[i]);
+		if (c)
+			__sync_fetch_and_add(&c->count, 1);
+		else if (bpf_map_update_elem(&sl_conns, &w.keys[i], &one, BPF_NOEXIST) &&
+			 (c = bpf_map_lookup_elem(&sl_conns, &w.keys[i])))
+			__sync_fetch_and_add(&c->count, 1);	/* lost the insert race */
+	}
+	sc->nr = w.nr;
+	/* Tell us when this connection changes state: its close uncounts it. */
+	bpf_sock_ops_cb_flags_set(skops, skops->bpf_sock_ops_cb_flags | BPF_SOCK_OPS_STATE_CB_FLAG);
+}
+
+static __always_inline void conn_closed(struct bpf_sock_ops *skops)
+{
+	struct sluice_sock_conns *sc;
+	struct bpf_sock *sk = skops->sk;
+	__u32 i;
+
+	if (!sk)
+		return;
+	sc = bpf_sk_storage_get(&sl_sock_conns, sk, 0, 0);
+	if (!sc)
+		return;
+	for (i = 0; i < SLUICE_CONN_KEYS_PER_SOCK; i++) {
+		struct sluice_conns *c;
+		__u64 n;
+		int t;
+
+		if (i >= sc->nr)
+			break;
+		c = bpf_map_lookup_elem(&sl_conns, &sc->keys[i]);
+		if (!c)
+			continue;
+		/* Never below zero, even after the daemon corrected a count. */
+		for (t = 0; t < SL_CAS_TRIES; t++) {
+			n = READ_ONCE(c->count);
+			if (!n || __sync_val_compare_and_swap(&c->count, n, n - 1) == n)
+				break;
+		}
+	}
+	sc->nr = 0;
+	bpf_sk_storage_delete(&sl_sock_conns, sk);
+}
+
+SEC("sockops")
+int sluice_sockops(struct bpf_sock_ops *skops)
+{
+	switch (skops->op) {
+	case BPF_SOCK_OPS_PASSIVE_ESTABLISHED_CB:
+		conn_established(skops);
+		break;
+	case BPF_SOCK_OPS_STATE_CB:
+		if (skops->args[1] == BPF_TCP_CLOSE)
+			conn_closed(skops);
+		break;
+	}
+	return 1;
 }

@@ -27,6 +27,8 @@
 #define SLUICE_AGG_SLOTS	(2 * SLUICE_MAX_RULES * SLUICE_MAX_LIMITS)
 /* Priority classes: 0 is critical (never shed) .. 3 least important. */
 #define SLUICE_MAX_CLASS	3
+/* Connection-count keys (sl_conns), across all connection limits. */
+#define SLUICE_CONN_MAX		65536
 /* Prefixes each deny/allow list holds per family. */
 #define SLUICE_LIST_MAX		65536
 /* Default number of per-source keys tracked (LRU hash entries). */
@@ -38,6 +40,14 @@
 enum sluice_key_kind {
 	SLUICE_KEY_SRC = 0,	/* source address masked to plen4 / plen6 */
 	SLUICE_KEY_ALL = 1,	/* one bucket for the whole rule */
+};
+
+/* How a limit meters (sluice_limit.algo). */
+enum sluice_algo {
+	SLUICE_ALGO_GCRA = 0,	/* token bucket as GCRA: exact, bursts up to `burst` */
+	SLUICE_ALGO_FIXED = 1,	/* fixed window: cheap; up to 2x at window edges */
+	SLUICE_ALGO_SLIDING = 2, /* sliding window counter: previous window weighted */
+	SLUICE_ALGO_CONNS = 3,	/* concurrent established TCP connections (sl_conns) */
 };
 
 /* What one packet costs. */
@@ -75,17 +85,18 @@ enum sluice_match_bits {
 struct sluice_limit {
 	__u64 interval_fp;	/* ns per unit of cost, << SLUICE_FP_SHIFT */
 	__u64 tolerance;	/* ns the TAT may run ahead of now (the burst) */
-	__u64 rate;		/* as configured, units of cost per second */
+	__u64 rate;		/* as configured: units of cost per period (conns: the cap) */
 	__u64 burst;		/* as configured, units of cost */
 	__u16 agg_slot;		/* index into sl_agg for SLUICE_KEY_ALL */
 	__u8 key;		/* enum sluice_key_kind */
 	__u8 cost;		/* enum sluice_cost */
 	__u8 plen4;		/* IPv4 key prefix length, 0..32 */
 	__u8 plen6;		/* IPv6 key prefix length, 0..128 */
-	__u8 pad[2];
+	__u8 algo;		/* enum sluice_algo */
+	__u8 pad;
 	__u32 mask4;		/* network byte order mask of plen4 */
 	__u32 mask6[4];		/* network byte order mask of plen6 */
-	__u32 pad2;
+	__u32 period_ms;	/* `rate` is per this long (1000 for per second); the window */
 };
 _Static_assert(sizeof(struct sluice_limit) == 64, "sluice_limit layout");
 
@@ -131,7 +142,11 @@ struct sluice_config {
 	__u32 malformed_pass;	/* pass malformed IP instead of dropping it */
 	__u32 lists;		/* enum sluice_list_bits: which LPM tries hold entries */
 	__u32 next_uid;		/* next rule uid to hand out, never reused */
-	__u32 pad[2];
+	/*
+	 * The network namespace whose TCP connections connection limits
+	 * count (cgroup programs see every namespace); 0: all.
+	 */
+	__u64 conn_netns;
 };
 _Static_assert(sizeof(struct sluice_config) == 32, "sluice_config layout");
 
@@ -154,12 +169,32 @@ struct sluice_key {
 _Static_assert(sizeof(struct sluice_key) == 24, "sluice_key layout");
 
 /* A bucket: per-source in sl_state, rule-wide in sl_agg. */
+/*
+ * A bucket: per-source in sl_state, rule-wide in sl_agg. For a token
+ * bucket `tat` is the GCRA theoretical arrival time; for the window
+ * algorithms it packs the current window (window index << 32 | cost counted
+ * in it) and `aux` holds the previous window's count (sliding window).
+ */
 struct sluice_state {
-	__u64 tat;		/* GCRA theoretical arrival time, ns (CAS-updated) */
+	__u64 tat;		/* CAS-updated */
 	__u64 drops;		/* packets this bucket refused (atomic add) */
 	__u64 last_drop;	/* ns of the latest refusal (plain store) */
+	__u64 aux;		/* sliding window: the previous window's count */
 };
-_Static_assert(sizeof(struct sluice_state) == 24, "sluice_state layout");
+_Static_assert(sizeof(struct sluice_state) == 32, "sluice_state layout");
+
+/* Established TCP connections of one key (sl_conns), counted by sl_sockops. */
+struct sluice_conns {
+	__u64 count;		/* atomic add/sub */
+};
+
+/* Connection-limit keys a socket was counted under (its socket storage). */
+#define SLUICE_CONN_KEYS_PER_SOCK 4
+struct sluice_sock_conns {
+	__u32 nr;
+	__u32 pad;
+	struct sluice_key keys[SLUICE_CONN_KEYS_PER_SOCK];
+};
 
 /* Per-rule counters, one per CPU per counter slot. */
 struct sluice_rule_stats {

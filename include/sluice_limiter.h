@@ -14,6 +14,8 @@
 #define SL_NSEC_PER_SEC 1000000000ULL
 /* Largest cost one packet can have (IPv4/IPv6 length fields are 16 bits, plus 40). */
 #define SL_MAX_COST 65575ULL
+/* Longest period of a rate or window: a day (period_ns << 16 must fit 64 bits). */
+#define SL_MAX_PERIOD_MS 86400000ULL
 
 /*
  * GCRA (the virtual-scheduling form of the token bucket). A bucket is one
@@ -46,6 +48,69 @@ static __always_inline int sl_gcra_admit(__u64 tat, __u64 now, __u64 inc, __u64 
 	return 1;
 }
 
+/*
+ * Window algorithms. The state word packs the current window: its index
+ * (now / period, 32 bits: 136 years of 1 s windows) << 32 | the cost counted
+ * in it. An idle key's old window simply is not the current one, so expiry
+ * is arithmetic here too, and a vanished entry reads as an empty window.
+ */
+#define SL_WIN_FRAC_SHIFT 16	/* precision of the sliding window's weight */
+
+static __always_inline __u64 sl_win_pack(__u32 idx, __u32 count)
+{
+	return ((__u64)idx << 32) | count;
+}
+
+/* Fixed window: admitted if this window's count plus cost stays within limit. */
+static __always_inline int sl_fixed_admit(__u64 word, __u64 now, __u64 period_ns, __u64 cost,
+					  __u64 limit, __u64 *next)
+{
+	__u32 idx = now / period_ns;
+	__u64 count = (__u32)word;
+
+	if ((__u32)(word >> 32) != idx)
+		count = 0;
+	if (count + cost > limit)
+		return 0;
+	*next = sl_win_pack(idx, count + cost);
+	return 1;
+}
+
+/*
+ * Sliding window counter: the previous window's count, weighted by how much
+ * of it still overlaps the last `period`, plus this window's count. An
+ * approximation of a sliding log (it assumes the previous window's packets
+ * were spread evenly); the weight is rounded up, so it errs towards
+ * refusing. *next_prev is what the previous window's count becomes.
+ */
+static __always_inline int sl_sliding_admit(__u64 word, __u64 prev, __u64 now, __u64 period_ns,
+					    __u64 cost, __u64 limit, __u64 *next, __u64 *next_prev)
+{
+	__u32 idx = now / period_ns;
+	__u32 cur = word >> 32;
+	__u64 count = (__u32)word, elapsed, weight, est;
+
+	if (cur != idx) {
+		/* A new window: the old one becomes the previous, or is long gone. */
+		prev = cur + 1 == idx ? count : 0;
+		count = 0;
+	}
+	elapsed = now - (__u64)idx * period_ns;
+	weight = ((period_ns - elapsed) << SL_WIN_FRAC_SHIFT) / period_ns;
+	est = (prev * weight + (1ULL << SL_WIN_FRAC_SHIFT) - 1) >> SL_WIN_FRAC_SHIFT;
+	if (est + count + cost > limit)
+		return 0;
+	*next = sl_win_pack(idx, count + cost);
+	*next_prev = prev;
+	return 1;
+}
+
+/* The period of a limit in ns (per second when not set). */
+static __always_inline __u64 sl_limit_period_ns(const struct sluice_limit *l)
+{
+	return (l->period_ms ? l->period_ms : 1000) * 1000000ULL;
+}
+
 /* Cost of a packet under a limit. */
 static __always_inline __u32 sl_limit_cost(const struct sluice_limit *l, const struct sl_pkt *p)
 {
@@ -53,15 +118,24 @@ static __always_inline __u32 sl_limit_cost(const struct sluice_limit *l, const s
 }
 
 /*
- * Emission interval for a rate (units per second), << SLUICE_FP_SHIFT.
+ * Emission interval for `rate` units per `period_ms`, << SLUICE_FP_SHIFT.
  * 0 for a rate that cannot be represented (0, or so high the interval
- * rounds to nothing).
+ * rounds to nothing, or a period over 49 days).
  */
+static inline __u64 sl_gcra_interval_per(__u64 rate, __u64 period_ms)
+{
+	__u64 period_ns = period_ms * 1000000ULL;
+
+	if (rate == 0 || period_ms == 0 || period_ms > SL_MAX_PERIOD_MS ||
+	    rate > (period_ns << SLUICE_FP_SHIFT))
+		return 0;
+	return (period_ns << SLUICE_FP_SHIFT) / rate;
+}
+
+/* Emission interval for a rate in units per second. */
 static inline __u64 sl_gcra_interval(__u64 rate)
 {
-	if (rate == 0 || rate > (SL_NSEC_PER_SEC << SLUICE_FP_SHIFT))
-		return 0;
-	return (SL_NSEC_PER_SEC << SLUICE_FP_SHIFT) / rate;
+	return sl_gcra_interval_per(rate, 1000);
 }
 
 /*

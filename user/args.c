@@ -110,6 +110,79 @@ int parse_rate(const char *s, uint64_t *rate, int *cost)
 	return -EINVAL;
 }
 
+static const struct {
+	const char *name;
+	__u32 ms;
+} periods[] = {
+	{ "s", 1000 }, { "sec", 1000 }, { "min", 60000 }, { "m", 60000 },
+	{ "h", 3600000 }, { "hour", 3600000 }, { "day", 86400000 }, { "d", 86400000 },
+};
+
+/*
+ * A rate over a period: RATE as parse_rate() takes it (per second), or
+ * COUNT[UNIT]/PERIOD with PERIOD s, min, h or day: 10/s, 100/min, 500/h
+ * (packets), 64kbyte/min, 1gbit/h (bytes). rate is then per period_ms.
+ */
+int parse_rate_per(const char *s, uint64_t *rate, int *cost, uint32_t *period_ms)
+{
+	char buf[64];
+	const char *slash = strchr(s, '/'), *unit;
+	uint64_t num;
+	size_t i;
+
+	*period_ms = 1000;
+	if (!slash)
+		return parse_rate(s, rate, cost);
+	if ((size_t)(slash - s) >= sizeof(buf))
+		return -EINVAL;
+	memcpy(buf, s, slash - s);
+	buf[slash - s] = '\0';
+	for (i = 0; i < ARRAY_SIZE(periods); i++)
+		if (!strcmp(slash + 1, periods[i].name))
+			break;
+	if (i == ARRAY_SIZE(periods))
+		return -EINVAL;
+	*period_ms = periods[i].ms;
+	/* A bare count is packets; a unit must be a byte or bit unit, not "pps". */
+	if (split_unit(buf, &num, &unit))
+		return -EINVAL;
+	if (!*unit) {
+		if (num == 0)
+			return -ERANGE;
+		*rate = num;
+		*cost = SLUICE_COST_PKT;
+	} else if (parse_rate(buf, rate, cost) || *cost != SLUICE_COST_BYTE) {
+		return -EINVAL;
+	}
+	return sl_gcra_interval_per(*rate, *period_ms) ? 0 : -ERANGE;
+}
+
+/* A rate as the CLI takes it: per second in its own units, else COUNT/PERIOD. */
+void format_rate_per(uint64_t rate, int cost, uint32_t period_ms, char *buf, size_t len)
+{
+	size_t i;
+
+	if (!period_ms || period_ms == 1000) {
+		format_rate(rate, cost, buf, len);
+		return;
+	}
+	for (i = 0; i < ARRAY_SIZE(periods); i++)
+		if (periods[i].ms == period_ms && strlen(periods[i].name) > 1)
+			break;
+	if (i == ARRAY_SIZE(periods)) {
+		snprintf(buf, len, "%" PRIu64 "/%ums", rate, period_ms);
+		return;
+	}
+	if (cost == SLUICE_COST_PKT) {
+		snprintf(buf, len, "%" PRIu64 "/%s", rate, periods[i].name);
+	} else {
+		char unit[40];
+
+		format_rate(rate, cost, unit, sizeof(unit));
+		snprintf(buf, len, "%s/%s", unit, periods[i].name);
+	}
+}
+
 /* A count, optionally with a byte unit: 1500, 64kbyte, 2mbyte. */
 int parse_size(const char *s, uint64_t *out)
 {

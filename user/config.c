@@ -432,33 +432,38 @@ static bool check_piece(struct load *ld, const struct words *w, int start,
 static const char *const stand_in[] = { "x" };
 static const char *const one_limit[] = { "limit", "1pps" };
 static const char *const named_limit[] = { "x", "limit", "1pps" };
+/* A connection limit judged alone stands in a TCP rule: conns needs one. */
+static const char *const tcp_stand_in[] = { "x", "proto", "tcp" };
 
-enum { L_RATE, L_BURST, L_PER, L_NR };
-static const char *const limit_keys[L_NR] = { "rate", "burst", "per" };
+enum { L_RATE, L_CONNS, L_BURST, L_PER, L_ALGO, L_NR };
+static const char *const limit_keys[L_NR] = { "rate", "conns", "burst", "per", "algo" };
 
 /*
- * One entry of "limits": limit RATE [burst N] [per KEY...]. Each key is
- * judged on its own, then the limit as a whole (a burst too big for its rate).
+ * One entry of "limits": limit RATE [burst N] [per KEY...] [algo A], or
+ * conns N [per KEY...]. Each key is judged on its own, then the limit as a
+ * whole (a burst too big for its rate, a burst on a window).
  */
 static bool limit_words(struct load *ld, struct words *w, const yaml_node_t *n)
 {
 	yaml_node_t *keys[L_NR], *vals[L_NR];
-	int i, start = w->n, piece;
+	int i, start = w->n, piece, head;
 	const char *s;
 	bool ok = true;
 
 	if (!mapping(ld, n, "a limit", limit_keys, L_NR, keys, vals))
 		return false;
-	if (!vals[L_RATE]) {
-		err_at(ld, n->start_mark, "a limit needs a rate");
+	if (!vals[L_RATE] == !vals[L_CONNS]) {
+		err_at(ld, n->start_mark, vals[L_RATE] ? "a limit has a rate or conns, not both"
+						       : "a limit needs a rate (or conns)");
 		ok = false;
 	}
-	word_str(ld, w, "limit", n->start_mark);
+	head = vals[L_CONNS] ? L_CONNS : L_RATE;
+	word_str(ld, w, head == L_CONNS ? "conns" : "limit", n->start_mark);
 	for (i = 0; i < L_NR; i++) {
-		if (!vals[i])
+		if (!vals[i] || (i != head && (i == L_RATE || i == L_CONNS)))
 			continue;
-		piece = i == L_RATE ? w->n - 1 : w->n;
-		if (i != L_RATE)
+		piece = i == head ? w->n - 1 : w->n;
+		if (i != head)
 			word_str(ld, w, limit_keys[i], keys[i]->start_mark);
 		if (i == L_PER) {
 			if (!per_words(ld, w, vals[i])) {
@@ -471,9 +476,17 @@ static bool limit_words(struct load *ld, struct words *w, const yaml_node_t *n)
 			ok = false;
 			continue;
 		}
-		if (i == L_RATE ? !check_piece(ld, w, piece, stand_in, 1, NULL, 0, n->start_mark)
-				: !check_piece(ld, w, piece, named_limit, 3, NULL, 0, n->start_mark))
+		if (i == head && head == L_CONNS
+			    ? !check_piece(ld, w, piece, tcp_stand_in, 3, NULL, 0, n->start_mark)
+			    : i == head
+			    ? !check_piece(ld, w, piece, stand_in, 1, NULL, 0, n->start_mark)
+			    : !check_piece(ld, w, piece, named_limit, 3, NULL, 0, n->start_mark))
 			ok = false;
+	}
+	if (head == L_CONNS) {
+		if (ok && !check_piece(ld, w, start, tcp_stand_in, 3, NULL, 0, n->start_mark))
+			ok = false;
+		return ok;
 	}
 	if (ok && !check_piece(ld, w, start, stand_in, 1, NULL, 0, n->start_mark))
 		ok = false;

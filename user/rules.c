@@ -23,15 +23,20 @@
 static void usage_rule(void)
 {
 	fprintf(stderr,
-		"Usage: sluice rule add NAME [MATCH...] limit RATE [burst N] [per KEY] [limit ...]\n"
-		"                       [action drop|dry-run]\n"
+		"Usage: sluice rule add NAME [MATCH...] LIMIT [LIMIT...] [action drop|dry-run]\n"
+		"LIMIT := limit RATE [burst N] [per KEY] [algo ALGO] | conns N [per KEY]\n"
 		"       sluice rule del NAME\n"
 		"       sluice rule list\n"
 		"MATCH := family ipv4|ipv6 | proto tcp|udp|icmp|icmpv6|NUM | dport P[-Q]\n"
 		"       | src CIDR | tcp-flags syn|FLAGS[/MASK] | icmp-type N\n"
 		"       | class N      priority class for shedding: 0 critical (default) .. 3\n"
 		"RATE  := N{pps,kpps,mpps} | N{bit,kbit,mbit,gbit} | N{byte,kbyte,mbyte,gbyte}\n"
-		"         per second; bit and byte rates cost the packet's IP length\n"
+		"         per second, or N[byte-unit]/{s,min,h,day}: 10/s, 100/min, 64kbyte/h;\n"
+		"         bit and byte rates cost the packet's IP length\n"
+		"algo  := token-bucket (default: GCRA, exact) | fixed-window (cheap, up to 2x\n"
+		"         across a window edge) | sliding-window (previous window weighted)\n"
+		"conns N [per KEY]   at most N established TCP connections per source\n"
+		"         (proto tcp rules); a SYN from a source at its cap is dropped\n"
 		"burst := packets (or bytes) admitted at once; default one second of RATE\n"
 		"KEY   := src[/LEN] [src6/LEN]   one bucket per source prefix (default /32, /64)\n"
 		"       | all                    one bucket for the whole rule\n"
@@ -59,21 +64,39 @@ static int bad(struct sl_perr *pe, int word, const char *what, const char *val)
 	return perr(pe, word, -EINVAL, "invalid %s \"%s\"", what, val);
 }
 
+static const char *const algo_names[] = {
+	[SLUICE_ALGO_GCRA] = "token-bucket",
+	[SLUICE_ALGO_FIXED] = "fixed-window",
+	[SLUICE_ALGO_SLIDING] = "sliding-window",
+	[SLUICE_ALGO_CONNS] = "conns",
+};
+
 /* Fill the derived fields of a limit: interval, tolerance, masks. */
 static int limit_finish(struct sluice_limit *l, bool burst_set, struct sl_perr *pe, int word)
 {
-	if (!burst_set) {
-		/* One second of traffic, at least one full-size packet for byte rates. */
+	sl_limit_set_masks(l);
+	if (l->algo == SLUICE_ALGO_CONNS)
+		return 0;
+	if (l->algo != SLUICE_ALGO_GCRA) {
+		/* A window admits `rate` per window; there is no separate burst. */
+		if (burst_set)
+			return perr(pe, word, -EINVAL, "burst applies to token-bucket limits; a "
+				    "%s admits its rate per window", algo_names[l->algo]);
+		if (l->rate > UINT32_MAX)
+			return perr(pe, word, -ERANGE, "a window counts at most %u per window",
+				    UINT32_MAX);
+		l->burst = l->rate;
+	} else if (!burst_set) {
+		/* One period of traffic, at least one full-size packet for byte rates. */
 		l->burst = l->rate;
 		if (l->cost == SLUICE_COST_BYTE && l->burst < 1500)
 			l->burst = 1500;
 	}
-	l->interval_fp = sl_gcra_interval(l->rate);
+	l->interval_fp = sl_gcra_interval_per(l->rate, l->period_ms);
 	l->tolerance = sl_gcra_tolerance(l->interval_fp, l->burst, l->cost);
 	if (!l->interval_fp || !l->tolerance)
 		return perr(pe, word, -ERANGE, "burst %llu at this rate is out of range",
 			    (unsigned long long)l->burst);
-	sl_limit_set_masks(l);
 	return 0;
 }
 
@@ -146,8 +169,10 @@ int sl_rule_parse(int argc, char **argv, struct sluice_rule *r, char *name, stru
 		/* Every keyword but the "per" key list takes exactly one value. */
 		if (!val)
 			return perr(pe, i, -EINVAL, "\"%s\" needs a value", w);
-		if (!strcmp(w, "limit")) {
+		if (!strcmp(w, "limit") || !strcmp(w, "conns")) {
+			bool conns = !strcmp(w, "conns");
 			uint64_t rate;
+			uint32_t period;
 			int cost;
 
 			if (l && (err = limit_finish(l, burst_set, pe, limit_word)))
@@ -161,14 +186,37 @@ int sl_rule_parse(int argc, char **argv, struct sluice_rule *r, char *name, stru
 			l->plen4 = 32;
 			l->plen6 = 64;
 			l->key = SLUICE_KEY_SRC;
-			if (parse_rate(val, &rate, &cost))
-				return bad(pe, i + 1, "rate", val);
-			l->rate = rate;
-			l->cost = cost;
+			if (conns) {
+				/* At most N established connections per key. */
+				if (parse_u64(val, 1, UINT32_MAX, &v))
+					return bad(pe, i + 1, "connection count", val);
+				l->algo = SLUICE_ALGO_CONNS;
+				l->rate = v;
+				l->period_ms = 0;
+			} else {
+				if (parse_rate_per(val, &rate, &cost, &period))
+					return bad(pe, i + 1, "rate", val);
+				l->rate = rate;
+				l->cost = cost;
+				l->period_ms = period;
+			}
+			i++;
+		} else if (!strcmp(w, "algo")) {
+			int a;
+
+			if (!l)
+				return perr(pe, i, -EINVAL, "\"algo\" must follow a limit");
+			for (a = 0; a < SLUICE_ALGO_CONNS; a++)
+				if (!strcmp(val, algo_names[a]))
+					break;
+			if (a == SLUICE_ALGO_CONNS || l->algo == SLUICE_ALGO_CONNS)
+				return bad(pe, i + 1, "algo (token-bucket, fixed-window, sliding-window)",
+					   val);
+			l->algo = a;
 			i++;
 		} else if (!strcmp(w, "burst")) {
-			if (!l)
-				return perr(pe, i, -EINVAL, "\"burst\" must follow a limit");
+			if (!l || l->algo == SLUICE_ALGO_CONNS)
+				return perr(pe, i, -EINVAL, "\"burst\" must follow a limit RATE");
 			if (parse_size(val, &v) || v == 0 || v > (1ULL << 40))
 				return bad(pe, i + 1, "burst", val);
 			l->burst = v;
@@ -256,6 +304,17 @@ int sl_rule_parse(int argc, char **argv, struct sluice_rule *r, char *name, stru
 	if (err)
 		return err;
 
+	for (i = 0; i < r->nr_limits; i++) {
+		if (r->limits[i].algo != SLUICE_ALGO_CONNS)
+			continue;
+		if (!(r->match & SLUICE_M_PROTO) || r->proto != 6)
+			return perr(pe, -1, -EINVAL, "conns needs proto tcp: it counts established "
+				    "TCP connections");
+		if (r->limits[i].key == SLUICE_KEY_ALL)
+			return perr(pe, -1, -EINVAL, "conns counts per source (src[/LEN] "
+				    "src6/LEN), not per all");
+	}
+
 	/* Contradictions that would make a rule silently match nothing. */
 	if ((r->match & SLUICE_M_PROTO) && (r->match & SLUICE_M_TCPFLAGS) && r->proto != 6)
 		return perr(pe, -1, -EINVAL, "tcp-flags needs proto tcp");
@@ -282,7 +341,8 @@ static bool limits_equal(const struct sluice_rule *a, const struct sluice_rule *
 		const struct sluice_limit *x = &a->limits[i], *y = &b->limits[i];
 
 		if (x->rate != y->rate || x->burst != y->burst || x->key != y->key ||
-		    x->cost != y->cost || x->plen4 != y->plen4 || x->plen6 != y->plen6)
+		    x->cost != y->cost || x->plen4 != y->plen4 || x->plen6 != y->plen6 ||
+		    x->algo != y->algo || x->period_ms != y->period_ms)
 			return false;
 	}
 	return true;
@@ -428,12 +488,18 @@ static void print_limit(const struct sluice_limit *l)
 {
 	char rate[48];
 
-	format_rate(l->rate, l->cost, rate, sizeof(rate));
 	open_object(NULL);
-	print_str("rate", " limit %s", rate);
-	print_u64(l->cost == SLUICE_COST_PKT ? "pps" : "bytes_per_sec", NULL, l->rate);
-	print_str("cost", NULL, l->cost == SLUICE_COST_PKT ? "packets" : "bytes");
-	print_u64("burst", " burst %llu", l->burst);
+	if (l->algo == SLUICE_ALGO_CONNS) {
+		print_u64("conns", " conns %llu", l->rate);
+	} else {
+		format_rate_per(l->rate, l->cost, l->period_ms, rate, sizeof(rate));
+		print_str("rate", " limit %s", rate);
+		print_u64(l->cost == SLUICE_COST_PKT ? "packets" : "bytes", NULL, l->rate);
+		print_u64("period_ms", NULL, l->period_ms ? l->period_ms : 1000);
+		print_str("cost", NULL, l->cost == SLUICE_COST_PKT ? "packets" : "bytes");
+		if (l->algo == SLUICE_ALGO_GCRA)
+			print_u64("burst", " burst %llu", l->burst);
+	}
 	if (l->key == SLUICE_KEY_ALL) {
 		print_str("per", " per %s", "all");
 	} else {
@@ -441,6 +507,8 @@ static void print_limit(const struct sluice_limit *l)
 		print_u64("prefix4", "/%llu", l->plen4);
 		print_u64("prefix6", " src6/%llu", l->plen6);
 	}
+	print_str("algo", l->algo == SLUICE_ALGO_FIXED || l->algo == SLUICE_ALGO_SLIDING
+				  ? " algo %s" : NULL, algo_names[l->algo % 4]);
 	close_object();
 }
 

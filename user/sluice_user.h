@@ -46,6 +46,8 @@ void print_text(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Strict argument parsing: 0 or -EINVAL/-ERANGE, with the bad word named by the caller. */
 int parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out);
 int parse_rate(const char *s, uint64_t *rate, int *cost);
+int parse_rate_per(const char *s, uint64_t *rate, int *cost, uint32_t *period_ms);
+void format_rate_per(uint64_t rate, int cost, uint32_t period_ms, char *buf, size_t len);
 int parse_size(const char *s, uint64_t *out);
 struct sl_cidr {
 	int family;		/* 4 or 6 */
