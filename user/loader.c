@@ -41,7 +41,7 @@
 static const char *const map_names[SL_NR_MAPS] = {
 	"sl_config", "sl_rulesets", "sl_state", "sl_agg", "sl_rule_stats",
 	"sl_global", "sl_deny4", "sl_deny6", "sl_allow4", "sl_allow6",
-	"sl_shed", "sl_capacity", "sl_class_stats",
+	"sl_shed", "sl_capacity", "sl_class_stats", "sl_conns",
 };
 
 int sl_pin_path(char *buf, size_t len, const char *name)
@@ -164,6 +164,86 @@ static int pin_prog(struct bpf_program *prog, const char *name)
 	return bpf_program__pin(prog, path);
 }
 
+#ifndef SO_NETNS_COOKIE
+#define SO_NETNS_COOKIE 71
+#endif
+
+/* The cookie of the network namespace we run in (Linux 5.14+); 0 if unknown. */
+static __u64 netns_cookie(void)
+{
+	__u64 cookie = 0;
+	socklen_t len = sizeof(cookie);
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+
+	if (fd >= 0) {
+		if (getsockopt(fd, SOL_SOCKET, SO_NETNS_COOKIE, &cookie, &len))
+			cookie = 0;
+		close(fd);
+	}
+	return cookie;
+}
+
+/*
+ * The cgroup v2 hierarchy's root, where the sock_ops program sees every TCP
+ * connection: /sys/fs/cgroup on current systems, else a cgroup2 mount of
+ * our own.
+ */
+static int cgroup2_root(char *buf, size_t len)
+{
+	static const char *const tries[] = { "/sys/fs/cgroup", "/sys/fs/cgroup/unified" };
+	struct statfs st;
+	size_t i;
+	int err;
+
+	for (i = 0; i < ARRAY_SIZE(tries); i++) {
+		if (!statfs(tries[i], &st) && st.f_type == CGROUP2_SUPER_MAGIC) {
+			snprintf(buf, len, "%s", tries[i]);
+			return 0;
+		}
+	}
+	snprintf(buf, len, "/run/sluice/cgroup2");
+	if (!statfs(buf, &st) && st.f_type == CGROUP2_SUPER_MAGIC)
+		return 0;
+	err = mkdir_p(buf);
+	if (err)
+		return err;
+	pr_debug("mounting cgroup2 on %s", buf);
+	return mount("cgroup2", buf, "cgroup2", 0, NULL) ? -errno : 0;
+}
+
+/* Count connections for connection limits: sock_ops on the cgroup v2 root, pinned. */
+static int attach_sockops(struct bpf_program *prog)
+{
+	char cg[PATH_MAX], path[PATH_MAX];
+	int cgfd, link, err;
+
+	err = sl_pin_path(path, sizeof(path), "cgroup_sockops");
+	if (err)
+		return err;
+	if (!access(path, F_OK))
+		return 0;
+	err = cgroup2_root(cg, sizeof(cg));
+	if (err) {
+		pr_err("cannot find or mount a cgroup v2 hierarchy (connection limits need "
+		       "one): %s", strerror(-err));
+		return err;
+	}
+	cgfd = open(cg, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (cgfd < 0)
+		return -errno;
+	link = bpf_link_create(bpf_program__fd(prog), cgfd, BPF_CGROUP_SOCK_OPS, NULL);
+	err = link < 0 ? -errno : 0;
+	close(cgfd);
+	if (err) {
+		pr_err("cannot attach the connection counter to %s: %s", cg, strerror(-err));
+		return err;
+	}
+	if (bpf_obj_pin(link, path))
+		err = -errno;
+	close(link);
+	return err;
+}
+
 /*
  * Load the programs and create (or reuse) the pinned maps, unless already
  * done. Called with the root lock held.
@@ -210,10 +290,15 @@ int sl_ensure_loaded(const struct sl_load_opts *lo)
 		pr_err("cannot pin programs under %s: %s", opts.root, strerror(-err));
 		goto out;
 	}
+	err = attach_sockops(skel->progs.sluice_sockops);
+	if (err)
+		goto out;
 	/* A fresh config starts handing out uids at 1. */
 	err = bpf_map_lookup_elem(bpf_map__fd(skel->maps.sl_config), &zero, &cfg);
 	if (!err && cfg.next_uid == 0) {
 		cfg.next_uid = 1;
+		/* Connection limits count this namespace's connections. */
+		cfg.conn_netns = netns_cookie();
 		err = bpf_map_update_elem(bpf_map__fd(skel->maps.sl_config), &zero, &cfg, 0);
 	}
 	if (err) {
@@ -656,7 +741,7 @@ static int remove_all(void)
 		if (de->d_name[0] == '.')
 			continue;
 		if (strncmp(de->d_name, "link_", 5) && strncmp(de->d_name, "prog_", 5) &&
-		    strncmp(de->d_name, "sl_", 3))
+		    strncmp(de->d_name, "sl_", 3) && strncmp(de->d_name, "cgroup_", 7))
 			continue;	/* not ours: leave it */
 		if (sl_pin_path(path, sizeof(path), de->d_name) || unlink(path))
 			err = -errno;

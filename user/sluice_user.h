@@ -72,14 +72,14 @@ extern const char *const sl_mode_names[3];
 struct sl_maps {
 	int config, rulesets, state, agg, rule_stats, global;
 	int deny4, deny6, allow4, allow6;
-	int shed, capacity, class_stats;
+	int shed, capacity, class_stats, conns;
 };
 /* Every fd of struct sl_maps, in pin-name order (loader.c map_names). */
 #define SL_MAP_FDS(m)                                                                     \
 	{ &(m)->config, &(m)->rulesets, &(m)->state, &(m)->agg, &(m)->rule_stats, &(m)->global, \
 	  &(m)->deny4, &(m)->deny6, &(m)->allow4, &(m)->allow6, &(m)->shed, &(m)->capacity,   \
-	  &(m)->class_stats }
-#define SL_NR_MAPS 13
+	  &(m)->class_stats, &(m)->conns }
+#define SL_NR_MAPS 14
 _Static_assert(sizeof(struct sl_maps) == SL_NR_MAPS * sizeof(int), "SL_MAP_FDS lists every map");
 struct sl_load_opts {
 	__u64 keys;		/* sl_state entries; 0 for the default */
