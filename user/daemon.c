@@ -35,6 +35,7 @@
 #include "config.h"
 #include "metrics.h"
 #include "shed.h"
+#include "conns.h"
 #include "sluice_limiter.h"
 
 /* Sources tracked for event log lines at once; more are counted, not named. */
@@ -63,6 +64,7 @@ struct daemon {
 	int shed_fd;		/* timerfd of the shedding controller */
 	struct sl_signal sigs[SLUICE_MAX_SIGNALS];
 	double s_logged;	/* S when a change was last logged */
+	struct sl_conns_recon *recon;	/* connection counts vs the kernel's sockets */
 };
 
 /* ---- logging ---- */
@@ -555,6 +557,23 @@ static void events_arm(struct daemon *d)
 	timerfd_settime(d->tick_fd, 0, &its, NULL);
 }
 
+/* Every event interval: connection counts against the kernel's own sockets. */
+static void conns_reconcile(struct daemon *d)
+{
+	struct sluice_ruleset *rs = sl_live_get(&d->maps);
+	int fixed = 0, err;
+
+	if (!rs)
+		return;
+	err = sl_conns_reconcile(&d->maps, rs, d->recon, &fixed);
+	if (err)
+		pr_warn("cannot reconcile connection counts: %s", strerror(-err));
+	else if (fixed)
+		dlog("corrected %d connection count%s to the kernel's sockets", fixed,
+		     fixed == 1 ? "" : "s");
+	free(rs);
+}
+
 /* ---- capabilities ---- */
 
 /*
@@ -735,7 +754,8 @@ int do_run(int argc, char **argv)
 		goto out;
 	}
 	d.tracked = calloc(EV_TRACK_MAX, sizeof(*d.tracked));
-	if (!d.tracked) {
+	d.recon = calloc(1, sizeof(*d.recon));
+	if (!d.tracked || !d.recon) {
 		err = -ENOMEM;
 		goto out;
 	}
@@ -837,6 +857,7 @@ int do_run(int argc, char **argv)
 				pr_debug("timerfd: %s", strerror(errno));
 			ring_buffer__consume(d.events);
 			events_flush(&d);
+			conns_reconcile(&d);
 			if (d.missing_ifaces) {
 				int lock = sl_lock();
 
@@ -866,6 +887,7 @@ out:
 	if (d.lock_fd >= 0)
 		close(d.lock_fd);
 	free(d.tracked);
+	free(d.recon);
 	free(d.cfg_dir);
 	free(d.cfg_base);
 	sl_cfg_free(&d.cfg);

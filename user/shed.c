@@ -15,14 +15,12 @@
 #include <time.h>
 #include <unistd.h>
 #include <arpa/inet.h>
-#include <libmnl/libmnl.h>
-#include <linux/inet_diag.h>
-#include <linux/sock_diag.h>
 #include <netinet/tcp.h>
 #include <netinet/in.h>
 #include <bpf/bpf.h>
 #include "config.h"
 #include "shed.h"
+#include "tcpdiag.h"
 
 /* ---- signals ---- */
 
@@ -144,16 +142,12 @@ struct acceptq {
 	int listeners;
 };
 
-static int acceptq_cb(const struct nlmsghdr *nlh, void *data)
+static int acceptq_cb(const struct inet_diag_msg *m, void *data)
 {
-	const struct inet_diag_msg *m = mnl_nlmsg_get_payload(nlh);
 	struct acceptq *a = data;
-	__u16 port;
+	__u16 port = ntohs(m->id.idiag_sport);
 	int i;
 
-	if (nlh->nlmsg_len < mnl_nlmsg_size(sizeof(*m)))
-		return MNL_CB_ERROR;
-	port = ntohs(m->id.idiag_sport);
 	for (i = 0; i < a->cfg->nr_ports; i++) {
 		if (a->cfg->ports[i] != port)
 			continue;
@@ -166,52 +160,15 @@ static int acceptq_cb(const struct nlmsghdr *nlh, void *data)
 		}
 		a->listeners++;
 	}
-	return MNL_CB_OK;
+	return 0;
 }
 
-/* Fullest accept queue among the listening TCP sockets on the ports (inet_diag). */
+/* Fullest accept queue among the listening TCP sockets on the ports. */
 static int read_acceptq(struct sl_signal *s, double *u)
 {
-	char buf[MNL_SOCKET_BUFFER_SIZE];
 	struct acceptq a = { .cfg = &s->cfg };
-	int fam, ret, err = 0;
+	int err = sl_tcp_dump(1 << TCP_LISTEN, acceptq_cb, &a);
 
-	for (fam = 0; fam < 2 && !err; fam++) {
-		struct mnl_socket *nl = mnl_socket_open(NETLINK_SOCK_DIAG);
-		struct inet_diag_req_v2 *req;
-		struct nlmsghdr *nlh;
-		unsigned int seq = time(NULL), portid;
-
-		if (!nl)
-			return -errno;
-		if (mnl_socket_bind(nl, 0, MNL_SOCKET_AUTOPID) < 0) {
-			err = -errno;
-			mnl_socket_close(nl);
-			break;
-		}
-		portid = mnl_socket_get_portid(nl);
-		nlh = mnl_nlmsg_put_header(buf);
-		nlh->nlmsg_type = SOCK_DIAG_BY_FAMILY;
-		nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
-		nlh->nlmsg_seq = seq;
-		req = mnl_nlmsg_put_extra_header(nlh, sizeof(*req));
-		req->sdiag_family = fam ? AF_INET6 : AF_INET;
-		req->sdiag_protocol = IPPROTO_TCP;
-		req->idiag_states = 1 << TCP_LISTEN;
-		if (mnl_socket_sendto(nl, nlh, nlh->nlmsg_len) < 0) {
-			err = -errno;
-			mnl_socket_close(nl);
-			break;
-		}
-		while ((ret = mnl_socket_recvfrom(nl, buf, sizeof(buf))) > 0) {
-			ret = mnl_cb_run(buf, ret, seq, portid, acceptq_cb, &a);
-			if (ret <= MNL_CB_STOP)
-				break;
-		}
-		if (ret < 0)
-			err = -errno;
-		mnl_socket_close(nl);
-	}
 	if (err)
 		return err;
 	if (!a.listeners)
