@@ -81,6 +81,7 @@ struct snapshot {
 	struct sluice_config cfg;
 	struct sluice_ruleset rs;
 	struct sluice_rule_stats rule[SLUICE_MAX_RULES];
+	__u64 conns[SLUICE_MAX_RULES];	/* established connections counted, per rule */
 	__u64 global[SLUICE_G_MAX];
 	__u64 keys, capacity;
 	__u64 deny[2], allow[2];	/* [0] IPv4, [1] IPv6 */
@@ -271,6 +272,27 @@ static void read_links(struct snapshot *snap)
 
 /* ---- reading ---- */
 
+/* Established connections counted for connection limits, summed per live rule. */
+static void read_conns(int fd, struct snapshot *snap)
+{
+	struct sluice_key k, next;
+	void *prev = NULL;
+	__u32 i, walked = 0;
+
+	memset(snap->conns, 0, sizeof(snap->conns));
+	while (walked++ < SLUICE_CONN_MAX && !bpf_map_get_next_key(fd, prev, &next)) {
+		struct sluice_conns c;
+
+		k = next;
+		prev = &k;
+		if (bpf_map_lookup_elem(fd, &k, &c))
+			continue;
+		for (i = 0; i < snap->rs.nr_rules; i++)
+			if (snap->rs.rules[i].uid == k.uid)
+				snap->conns[i] += c.count;
+	}
+}
+
 static int read_snapshot(const struct sl_maps *m, struct snapshot *snap)
 {
 	__u32 i;
@@ -297,6 +319,7 @@ static int read_snapshot(const struct sl_maps *m, struct snapshot *snap)
 	err = bpf_map_lookup_elem(m->shed, &(__u32){ 0 }, &snap->shed) ? -errno : 0;
 	if (err)
 		return err;
+	read_conns(m->conns, snap);
 	snap->now = sl_now_ns();
 	for (i = 0; i <= SLUICE_MAX_CLASS; i++) {
 		err = sl_percpu_sum(m->class_stats, i, (__u64 *)&snap->cls[i],
@@ -570,6 +593,19 @@ static void write_snapshot(FILE *out, const struct snapshot *snap)
 		fputs("sluice_rule_limits{rule=", out);
 		put_label(out, snap->rs.names[i], SLUICE_NAME_LEN);
 		fprintf(out, "} %u\n", snap->rs.rules[i].nr_limits);
+	}
+	family(out, "sluice_rule_connections", "gauge",
+	       "Established TCP connections counted for each rule's connection limits.");
+	for (i = 0; i < snap->rs.nr_rules; i++) {
+		bool has = false;
+
+		for (__u32 li = 0; li < snap->rs.rules[i].nr_limits && li < SLUICE_MAX_LIMITS; li++)
+			has |= snap->rs.rules[i].limits[li].algo == SLUICE_ALGO_CONNS;
+		if (!has)
+			continue;
+		fputs("sluice_rule_connections{rule=", out);
+		put_label(out, snap->rs.names[i], SLUICE_NAME_LEN);
+		fprintf(out, "} %llu\n", (unsigned long long)snap->conns[i]);
 	}
 	family(out, "sluice_enabled", "gauge",
 	       "1 unless the kill switch is on (then everything passes and would-drops are "

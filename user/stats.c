@@ -310,6 +310,34 @@ static int rule_by_uid(const struct sluice_ruleset *rs, __u32 uid)
 	return -1;
 }
 
+/*
+ * What a bucket has left at now and when more comes: tokens and the next
+ * one for a token bucket; for a window, what is left of it and when the
+ * next window starts.
+ */
+static __u64 remaining(const struct sluice_limit *l, const struct sluice_state *st, __u64 now,
+		       __u64 *refill)
+{
+	__u64 period = sl_limit_period_ns(l), next, prev;
+	__u64 lo = 0, hi = l->rate, mid;
+
+	if (l->algo == SLUICE_ALGO_GCRA)
+		return sl_gcra_remaining(l, st->tat, now, refill);
+	*refill = period - now % period;
+	if (l->algo == SLUICE_ALGO_FIXED)
+		return sl_fixed_admit(st->tat, now, period, 0, l->rate, &next)
+			       ? l->rate - (__u32)next : 0;
+	/* Sliding: the largest cost it would still admit, found by bisection. */
+	while (lo < hi) {
+		mid = lo + (hi - lo + 1) / 2;
+		if (sl_sliding_admit(st->tat, st->aux, now, period, mid, l->rate, &next, &prev))
+			lo = mid;
+		else
+			hi = mid - 1;
+	}
+	return lo;
+}
+
 static void print_row(const struct sluice_ruleset *rs, const struct top_row *row, __u64 now)
 {
 	const struct sluice_rule *r = &rs->rules[row->rule];
@@ -321,7 +349,7 @@ static void print_row(const struct sluice_ruleset *rs, const struct top_row *row
 		snprintf(src, sizeof(src), "all");
 	else
 		format_cidr(row->key.family, row->key.addr, row->key.plen, src, sizeof(src));
-	left = sl_gcra_remaining(l, row->st.tat, now, &refill);
+	left = remaining(l, &row->st, now, &refill);
 	open_object(NULL);
 	print_str("source", "%-44s", src);
 	print_str("rule", " %-16s", rs->names[row->rule]);
@@ -329,10 +357,50 @@ static void print_row(const struct sluice_ruleset *rs, const struct top_row *row
 	print_u64("drops", " %12llu", row->st.drops);
 	print_u64("tokens", " %10llu", left);
 	print_str("unit", NULL, l->cost == SLUICE_COST_PKT ? "packets" : "bytes");
+	print_str("algo", NULL, l->algo == SLUICE_ALGO_FIXED ? "fixed-window"
+				: l->algo == SLUICE_ALGO_SLIDING ? "sliding-window" : "token-bucket");
 	print_double("refill_ms", " %10.1f", refill / 1e6);
 	print_double("last_drop_s_ago", " %8.1f\n",
 		     now > row->st.last_drop ? (now - row->st.last_drop) / 1e9 : 0.0);
 	close_object();
+}
+
+/* Sources at their connection cap: a new SYN from them is refused now. */
+static void print_connections(const struct sl_maps *m, const struct sluice_ruleset *rs,
+			      int only_idx, uint64_t limit)
+{
+	struct sluice_key k, next;
+	void *prev = NULL;
+	uint64_t shown = 0;
+
+	open_array("connections");
+	while (!bpf_map_get_next_key(m->conns, prev, &next)) {
+		const struct sluice_limit *l;
+		struct sluice_conns c;
+		char src[64];
+		int rule;
+
+		k = next;
+		prev = &k;
+		rule = rule_by_uid(rs, k.uid);
+		if (rule < 0 || (only_idx >= 0 && rule != only_idx) ||
+		    bpf_map_lookup_elem(m->conns, &k, &c))
+			continue;
+		l = &rs->rules[rule].limits[k.limit % SLUICE_MAX_LIMITS];
+		if (l->algo != SLUICE_ALGO_CONNS || c.count < l->rate || shown++ >= limit)
+			continue;
+		if (shown == 1)
+			print_text("\n%-44s %-16s %12s\n", "at the connection cap", "rule",
+				   "connections");
+		format_cidr(k.family, k.addr, k.plen, src, sizeof(src));
+		open_object(NULL);
+		print_str("source", "%-44s", src);
+		print_str("rule", " %-16s", rs->names[rule]);
+		print_u64("connections", " %8llu", c.count);
+		print_u64("cap", "/%llu\n", l->rate);
+		close_object();
+	}
+	close_array();
 }
 
 /* One table of the sources limited in the last TOP_WINDOW_NS. */
@@ -401,6 +469,7 @@ static int top_once(const struct sl_maps *m, const struct sluice_ruleset *rs, in
 	for (i = 0; i < rows.n && i < limit; i++)
 		print_row(rs, &rows.v[i], now);
 	close_array();
+	print_connections(m, rs, only_idx, limit);
 	out_end();
 out:
 	free(rows.v);
