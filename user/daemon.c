@@ -335,16 +335,9 @@ static int apply(struct daemon *d)
 	__u32 ilen = sizeof(info);
 	int lock, err;
 
-	err = sl_bpffs_ensure(opts.root);
-	if (err) {
-		pr_err("cannot prepare bpffs at %s: %s", opts.root, strerror(-err));
-		return err;
-	}
-	lock = sl_lock();
-	if (lock < 0) {
-		pr_err("cannot lock %s: %s", opts.root, strerror(-lock));
+	lock = sl_lock_root();
+	if (lock < 0)
 		return lock;
-	}
 	err = sl_ensure_loaded(&lo);
 	if (err)
 		goto out;

@@ -124,6 +124,21 @@ int sl_lock(void)
 	return fd;
 }
 
+/* A bpffs at the root, and the root's writer lock on it; -errno after saying why. */
+int sl_lock_root(void)
+{
+	int lock, err = sl_bpffs_ensure(opts.root);
+
+	if (err) {
+		pr_err("cannot prepare bpffs at %s: %s", opts.root, strerror(-err));
+		return err;
+	}
+	lock = sl_lock();
+	if (lock < 0)
+		pr_err("cannot lock %s: %s", opts.root, strerror(-lock));
+	return lock;
+}
+
 void sl_unlock(int fd)
 {
 	if (fd >= 0)
@@ -323,18 +338,11 @@ int sl_write_begin(struct sl_maps *m, bool load)
 	int lock, err;
 
 	sl_maps_reset(m);
-	err = load ? sl_bpffs_ensure(opts.root) : 0;
-	if (err) {
-		pr_err("cannot prepare bpffs at %s: %s", opts.root, strerror(-err));
-		return err;
-	}
 	if (!load && !sl_is_loaded())
 		return sl_not_loaded();
-	lock = sl_lock();
-	if (lock < 0) {
-		pr_err("cannot lock %s: %s", opts.root, strerror(-lock));
+	lock = sl_lock_root();
+	if (lock < 0)
 		return lock;
-	}
 	err = load ? sl_ensure_loaded(NULL) : 0;
 	if (!err)
 		err = sl_maps_open(m);
@@ -655,17 +663,9 @@ int do_attach(int argc, char **argv)
 		pr_err("unknown interface \"%s\"", dev);
 		return -ENODEV;
 	}
-	err = sl_bpffs_ensure(opts.root);
-	if (err) {
-		pr_err("cannot prepare bpffs at %s: %s", opts.root, strerror(-err));
-		return err;
-	}
-	lock = sl_lock();
-	if (lock < 0) {
-		err = lock;
-		pr_err("cannot lock %s: %s", opts.root, strerror(-err));
-		return err;
-	}
+	lock = sl_lock_root();
+	if (lock < 0)
+		return lock;
 	err = sl_ensure_loaded(&lo);
 	if (!err)
 		err = sl_attach_locked(dev, ifindex, mode);

@@ -87,6 +87,7 @@ struct sl_load_opts {
 };
 int sl_bpffs_ensure(const char *root);
 int sl_lock(void);		/* exclusive lock on the root, for writers; returns fd */
+int sl_lock_root(void);		/* sl_bpffs_ensure() and sl_lock(), saying why on failure */
 void sl_unlock(int fd);
 int sl_ensure_loaded(const struct sl_load_opts *lo);
 bool sl_is_loaded(void);
