@@ -12,6 +12,7 @@ export SLUICE="$PWD/$BUILD/sluice" BUILD
 suites=(
 	"$BUILD/tests/unit"
 	"$BUILD/tests/shed_unit"
+	"$BUILD/tests/windows_unit"
 	"$BUILD/tests/bpf_datapath"
 	"$BUILD/tests/bpf_shed"
 	tests/cli.sh

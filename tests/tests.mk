@@ -39,9 +39,15 @@ $(TEST_OUT)/shed_poke: tests/shed_poke.c include/*.h | $(TEST_OUT)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(USER_CFLAGS) $< -o $@ $(USER_LDLIBS)
 
+# Host unit tests of the window algorithms against an exact sliding log, in injected time.
+$(TEST_OUT)/windows_unit: tests/windows_unit.c include/*.h tests/check.h | $(TEST_OUT)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(USER_CFLAGS) -Itests $< -o $@ -lm
+
 TEST_BINS := $(TEST_OUT)/unit $(TEST_OUT)/shed_unit $(TEST_OUT)/bpf_datapath \
 	     $(TEST_OUT)/bpf_shed $(TEST_OUT)/metrics_serve $(TEST_OUT)/shed_poke \
-	     $(OUT)/slgen $(OUT)/slsink $(OUT)/shedplot
+	     $(OUT)/slgen $(OUT)/slsink $(OUT)/shedplot \
+	     $(TEST_OUT)/windows_unit
 
 .PHONY: test test-build
 test-build: all $(TEST_BINS)
