@@ -15,6 +15,7 @@ suites=(
 	"$BUILD/tests/windows_unit"
 	"$BUILD/tests/bpf_datapath"
 	"$BUILD/tests/bpf_shed"
+	"$BUILD/tests/bpf_limits"
 	tests/cli.sh
 	tests/config.sh
 	tests/e2e.sh

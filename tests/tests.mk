@@ -44,10 +44,16 @@ $(TEST_OUT)/windows_unit: tests/windows_unit.c include/*.h tests/check.h | $(TES
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(USER_CFLAGS) -Itests $< -o $@ -lm
 
+# Windows, several windows on one key and connection limits in the real BPF object.
+$(TEST_OUT)/bpf_limits: tests/bpf_limits.c $(SKELS) include/*.h tests/check.h tests/packet.h \
+			| $(TEST_OUT)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(USER_CFLAGS) -Itests $< -o $@ $(USER_LDLIBS)
+
 TEST_BINS := $(TEST_OUT)/unit $(TEST_OUT)/shed_unit $(TEST_OUT)/bpf_datapath \
 	     $(TEST_OUT)/bpf_shed $(TEST_OUT)/metrics_serve $(TEST_OUT)/shed_poke \
 	     $(OUT)/slgen $(OUT)/slsink $(OUT)/shedplot \
-	     $(TEST_OUT)/windows_unit
+	     $(TEST_OUT)/windows_unit $(TEST_OUT)/bpf_limits
 
 .PHONY: test test-build
 test-build: all $(TEST_BINS)
