@@ -22,6 +22,7 @@ suites=(
 	tests/daemon.sh
 	tests/metrics.sh
 	tests/shed.sh
+	tests/conns.sh
 )
 [ $# -gt 0 ] && suites=("$@")
 

@@ -53,7 +53,7 @@ $(TEST_OUT)/bpf_limits: tests/bpf_limits.c $(SKELS) include/*.h tests/check.h te
 TEST_BINS := $(TEST_OUT)/unit $(TEST_OUT)/shed_unit $(TEST_OUT)/bpf_datapath \
 	     $(TEST_OUT)/bpf_shed $(TEST_OUT)/metrics_serve $(TEST_OUT)/shed_poke \
 	     $(OUT)/slgen $(OUT)/slsink $(OUT)/shedplot \
-	     $(TEST_OUT)/windows_unit $(TEST_OUT)/bpf_limits
+	     $(TEST_OUT)/windows_unit $(TEST_OUT)/bpf_limits $(OUT)/slserve $(OUT)/slconn
 
 .PHONY: test test-build
 test-build: all $(TEST_BINS)
