@@ -13,6 +13,7 @@ suites=(
 	"$BUILD/tests/unit"
 	"$BUILD/tests/shed_unit"
 	"$BUILD/tests/windows_unit"
+	tests/windowacc.sh
 	"$BUILD/tests/bpf_datapath"
 	"$BUILD/tests/bpf_shed"
 	"$BUILD/tests/bpf_limits"

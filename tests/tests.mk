@@ -50,10 +50,14 @@ $(TEST_OUT)/bpf_limits: tests/bpf_limits.c $(SKELS) include/*.h tests/check.h te
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(USER_CFLAGS) -Itests $< -o $@ $(USER_LDLIBS)
 
+# The window accuracy table (tools/windowacc.c) is the limiter math itself.
+$(OUT)/windowacc: include/sluice.h include/sluice_limiter.h include/sluice_parse.h
+
 TEST_BINS := $(TEST_OUT)/unit $(TEST_OUT)/shed_unit $(TEST_OUT)/bpf_datapath \
 	     $(TEST_OUT)/bpf_shed $(TEST_OUT)/metrics_serve $(TEST_OUT)/shed_poke \
 	     $(OUT)/slgen $(OUT)/slsink $(OUT)/shedplot \
-	     $(TEST_OUT)/windows_unit $(TEST_OUT)/bpf_limits $(OUT)/slserve $(OUT)/slconn
+	     $(TEST_OUT)/windows_unit $(TEST_OUT)/bpf_limits $(OUT)/windowacc \
+	     $(OUT)/slserve $(OUT)/slconn
 
 .PHONY: test test-build
 test-build: all $(TEST_BINS)
