@@ -178,6 +178,13 @@ echo "# SYNs dropped for one refused connect (2 s): $((after - before))"
 # B is a source of its own.
 expect_conn b1 $B
 until_true 5 conns_are web $B 1 || fail "B counted $(conns_of web $B), want 1"
+# top lists A at its cap, and not B.
+top=$(slj top)
+echo "$top" | jq -e --arg s "$A/32" --argjson n $CAP '.connections[] |
+	select(.source == $s and .rule == "web" and .connections == $n and .cap == $n)' \
+	>/dev/null || fail "top does not show A at its cap: $top"
+echo "$top" | jq -e --arg s "$B/32" '.connections[] | select(.source == $s)' >/dev/null &&
+	fail "top shows B, below its cap: $top"
 end_case conns-cap-per-source
 
 # Closing one (FIN) frees its slot.
