@@ -1232,7 +1232,9 @@ static __u64 netns_cookie(void)
 
 /*
  * Load, attach sl_sockops to our cgroup, enter a new network namespace
- * with lo up, and count its connections. 0, or a reason to skip in *why.
+ * with lo up, and count its connections (until then no rule matches: the
+ * rule set is empty). 0, or -1 with what failed in *why (NULL: the load,
+ * already reported).
  */
 static int sockops_setup(const char **why)
 {
@@ -1250,18 +1252,18 @@ static int sockops_setup(const char **why)
 	cgfd = open(cg, O_RDONLY | O_DIRECTORY);
 	if (cgfd < 0) {
 		*why = "cannot open our cgroup v2 directory";
-		goto fail;
+		return -1;
 	}
 	sockops_link = bpf_program__attach_cgroup(skel->progs.sluice_sockops, cgfd);
 	close(cgfd);
 	if (!sockops_link) {
 		*why = "cannot attach sock_ops to our cgroup";
-		goto fail;
+		return -1;
 	}
 	orig_netns = open("/proc/self/ns/net", O_RDONLY);
 	if (orig_netns < 0 || unshare(CLONE_NEWNET)) {
 		*why = "cannot enter a new network namespace";
-		goto fail;
+		return -1;
 	}
 	fd = socket(AF_INET, SOCK_DGRAM, 0);
 	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "lo");
@@ -1270,7 +1272,7 @@ static int sockops_setup(const char **why)
 		*why = "cannot bring lo up";
 		if (fd >= 0)
 			close(fd);
-		goto fail;
+		return -1;
 	}
 	close(fd);
 	{
@@ -1279,13 +1281,11 @@ static int sockops_setup(const char **why)
 		c.conn_netns = netns_cookie();
 		if (!c.conn_netns) {
 			*why = "no SO_NETNS_COOKIE";
-			goto fail;
+			return -1;
 		}
 		cfg_put(&c);
 	}
 	return 0;
-fail:
-	return -1;
 }
 
 static void sockops_teardown(void)
