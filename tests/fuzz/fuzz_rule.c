@@ -1,0 +1,172 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * libFuzzer target: sl_rule_parse(), the parser behind `sluice rule add`
+ * and every rule of the config file. The input is split into words at
+ * spaces, newlines and NULs (argv[0] is NAME). A rule it accepts must be
+ * one the data path can run (every limit with a usable interval and
+ * tolerance, masks matching prefix lengths, a source network without host
+ * bits), and what `rule list` prints for it must parse back to the very
+ * same struct sluice_rule.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sluice_user.h"
+#include "sluice_limiter.h"
+
+struct sl_opts opts = { .root = "/nonexistent" };
+
+#define MAX_WORDS 64
+
+#define FAIL(...)                                             \
+	do {                                                  \
+		fprintf(stderr, "fuzz_rule: " __VA_ARGS__);   \
+		fputc('\n', stderr);                          \
+		abort();                                      \
+	} while (0)
+
+static int split(char *s, size_t n, char **w)
+{
+	int argc = 0;
+	size_t i = 0;
+
+	while (i < n && argc < MAX_WORDS) {
+		while (i < n && (s[i] == ' ' || s[i] == '\n' || s[i] == '\0'))
+			s[i++] = '\0';
+		if (i == n)
+			break;
+		w[argc++] = s + i;
+		while (i < n && s[i] != ' ' && s[i] != '\n' && s[i] != '\0')
+			i++;
+		if (i < n)
+			s[i++] = '\0';
+	}
+	return argc;
+}
+
+static void check_rule(const struct sluice_rule *r, const char *name)
+{
+	__u32 w, li, m;
+
+	if (!name[0] || strlen(name) >= SLUICE_NAME_LEN)
+		FAIL("rule name \"%s\"", name);
+	if (r->nr_limits < 1 || r->nr_limits > SLUICE_MAX_LIMITS)
+		FAIL("%u limits", r->nr_limits);
+	if (r->action != SLUICE_ACT_DROP && r->action != SLUICE_ACT_DRYRUN)
+		FAIL("action %u", r->action);
+	if (r->class > SLUICE_MAX_CLASS)
+		FAIL("class %u", r->class);
+	if ((r->match & SLUICE_M_DPORT) && r->dport_lo > r->dport_hi)
+		FAIL("dport %u-%u", r->dport_lo, r->dport_hi);
+	if ((r->match & SLUICE_M_TCPFLAGS) && ((r->tcp_value & r->tcp_mask) != r->tcp_value ||
+					      !r->tcp_mask))
+		FAIL("tcp-flags %#x/%#x", r->tcp_value, r->tcp_mask);
+	if ((r->match & (SLUICE_M_SRC | SLUICE_M_FAMILY)) && r->family != 4 && r->family != 6)
+		FAIL("family %u", r->family);
+	if (r->match & SLUICE_M_SRC) {
+		if (!(r->match & SLUICE_M_FAMILY) || r->src_plen > (r->family == 4 ? 32 : 128))
+			FAIL("src /%u without its family", r->src_plen);
+		for (w = 0; w < 4; w++) {
+			m = r->family == 4 ? (w ? 0 : sl_prefix_word(r->src_plen, 0))
+					   : sl_prefix_word(r->src_plen, w);
+			if (r->src_mask[w] != m || (r->src_net[w] & ~m))
+				FAIL("src word %u: net %08x mask %08x, want mask %08x", w,
+				     r->src_net[w], r->src_mask[w], m);
+		}
+	}
+	for (li = 0; li < r->nr_limits; li++) {
+		const struct sluice_limit *l = &r->limits[li];
+
+		if (l->plen4 > 32 || l->plen6 > 128 || l->mask4 != sl_prefix_word(l->plen4, 0))
+			FAIL("limit %u: key /%u /%u mask4 %08x", li, l->plen4, l->plen6, l->mask4);
+		for (w = 0; w < 4; w++)
+			if (l->mask6[w] != sl_prefix_word(l->plen6, w))
+				FAIL("limit %u: mask6 word %u", li, w);
+
+		if (l->algo > SLUICE_ALGO_CONNS || l->key > SLUICE_KEY_ALL ||
+		    l->cost > SLUICE_COST_BYTE)
+			FAIL("limit %u: algo %u key %u cost %u", li, l->algo, l->key, l->cost);
+		if (l->algo == SLUICE_ALGO_CONNS) {
+			if (!l->rate)
+				FAIL("limit %u: conns 0", li);
+			continue;
+		}
+		if (!l->rate || !l->burst || !l->interval_fp || !l->tolerance)
+			FAIL("limit %u: rate %llu burst %llu interval %llu tolerance %llu", li,
+			     (unsigned long long)l->rate, (unsigned long long)l->burst,
+			     (unsigned long long)l->interval_fp, (unsigned long long)l->tolerance);
+		/* the tolerance holds the burst, to within the rounding of one unit */
+		if (l->tolerance < sl_gcra_inc(l->interval_fp, 1))
+			FAIL("limit %u: tolerance %llu below one unit", li,
+			     (unsigned long long)l->tolerance);
+	}
+}
+
+/* What `sluice rule list` prints for r, as text. */
+static char *print_rule(const struct sluice_rule *r, const char *name)
+{
+	static struct sluice_ruleset rs;
+	FILE *saved = stdout, *mem;
+	char *buf = NULL;
+	size_t len = 0;
+
+	memset(&rs, 0, sizeof(rs));
+	rs.nr_rules = 1;
+	rs.rules[0] = *r;
+	snprintf(rs.names[0], SLUICE_NAME_LEN, "%s", name);
+	mem = open_memstream(&buf, &len);
+	if (!mem)
+		abort();
+	stdout = mem;
+	sl_rule_print(&rs, 0);
+	fclose(mem);
+	stdout = saved;
+	return buf;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t n)
+{
+	char *s, *text, *w[MAX_WORDS], *w2[MAX_WORDS], name[SLUICE_NAME_LEN] = "";
+	char name2[SLUICE_NAME_LEN] = "";
+	struct sluice_rule r, r2;
+	struct sl_perr pe;
+	int argc, argc2, err;
+
+	if (n > 1024)
+		return 0;
+	s = malloc(n + 1);
+	if (!s)
+		return 0;
+	memcpy(s, data, n);
+	s[n] = '\0';
+	argc = split(s, n, w);
+	err = sl_rule_parse(argc, w, &r, name, &pe);
+	if (err) {
+		if (err > 0 || !pe.msg[0] || pe.word < -1 || pe.word >= argc)
+			FAIL("error %d, word %d of %d, message \"%s\"", err, pe.word, argc, pe.msg);
+		free(s);
+		return 0;
+	}
+	check_rule(&r, name);
+	text = print_rule(&r, name);
+	argc2 = split(text, strlen(text), w2);
+	err = sl_rule_parse(argc2, w2, &r2, name2, &pe);
+	if (err)
+		FAIL("printed rule does not parse: %s", pe.msg);
+	if (strcmp(name, name2) || memcmp(&r, &r2, sizeof(r))) {
+		const unsigned char *a = (const void *)&r, *b = (const void *)&r2;
+		size_t off = 0;
+
+		while (off < sizeof(r) && a[off] == b[off])
+			off++;
+		FAIL("rule does not read back the same (struct sluice_rule differs from byte %zu: "
+		     "%#x, read back %#x):\n  printed:   %s  read back: %s", off,
+		     off < sizeof(r) ? a[off] : 0, off < sizeof(r) ? b[off] : 0,
+		     print_rule(&r, name), print_rule(&r2, name2));
+	}
+	free(text);
+	free(s);
+	return 0;
+}
