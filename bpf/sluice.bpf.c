@@ -939,6 +939,11 @@ static __always_inline void conn_established(struct bpf_sock_ops *skops)
 	if (skops->family == 2) {
 		w.pkt.family = 4;
 		w.pkt.saddr[0] = skops->remote_ip4;
+	} else if (skops->family == 10 && !skops->remote_ip6[0] && !skops->remote_ip6[1] &&
+		   skops->remote_ip6[2] == sl_htonl(0xffff)) {
+		/* An IPv4 client of a dual-stack listener (::ffff:a.b.c.d): it is IPv4 to XDP. */
+		w.pkt.family = 4;
+		w.pkt.saddr[0] = skops->remote_ip6[3];
 	} else if (skops->family == 10) {
 		w.pkt.family = 6;
 		w.pkt.saddr[0] = skops->remote_ip6[0];

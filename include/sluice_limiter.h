@@ -95,8 +95,10 @@ static __always_inline int sl_sliding_admit(__u64 word, __u64 prev, __u64 now, _
 		prev = cur + 1 == idx ? count : 0;
 		count = 0;
 	}
-	elapsed = now - (__u64)idx * period_ns;
-	weight = ((period_ns - elapsed) << SL_WIN_FRAC_SHIFT) / period_ns;
+	/* From now itself: idx is 32 bits and wraps, now does not. */
+	elapsed = now % period_ns;
+	/* Rounded up, so the previous window never weighs less than it should. */
+	weight = (((period_ns - elapsed) << SL_WIN_FRAC_SHIFT) + period_ns - 1) / period_ns;
 	est = (prev * weight + (1ULL << SL_WIN_FRAC_SHIFT) - 1) >> SL_WIN_FRAC_SHIFT;
 	if (est + count + cost > limit)
 		return 0;

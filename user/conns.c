@@ -69,6 +69,11 @@ static int tally_cb(const struct inet_diag_msg *m, void *arg)
 	if (m->idiag_family == AF_INET) {
 		p.family = 4;
 		p.saddr[0] = m->id.idiag_dst[0];
+	} else if (m->idiag_family == AF_INET6 && !m->id.idiag_dst[0] && !m->id.idiag_dst[1] &&
+		   m->id.idiag_dst[2] == htonl(0xffff)) {
+		/* An IPv4 client of a dual-stack listener, as sl_sockops counts it. */
+		p.family = 4;
+		p.saddr[0] = m->id.idiag_dst[3];
 	} else if (m->idiag_family == AF_INET6) {
 		p.family = 6;
 		memcpy(p.saddr, m->id.idiag_dst, sizeof(p.saddr));
