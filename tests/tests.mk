@@ -64,4 +64,61 @@ test-build: all $(TEST_BINS)
 
 test: deps
 	$(Q)$(MAKE) --no-print-directory test-build
-	$(Q)tests/run.sh
+	$(Q)BUILD=$(OUT) tests/run.sh
+
+# Hostile frames through the real BPF object: every one with its verdict and counter.
+$(TEST_OUT)/bpf_hostile: tests/bpf_hostile.c $(SKELS) include/*.h tests/check.h tests/packet.h \
+			 | $(TEST_OUT)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(USER_CFLAGS) -Itests $< -o $@ $(USER_LDLIBS) -lm
+
+# ---- fuzzing: libFuzzer targets built by clang with ASan and UBSan ----
+# tests/fuzz/fuzz_*.c, each linked with the userspace objects (main.c aside)
+# rebuilt for coverage. Alignment is not checked: the parser reads header
+# fields at their offsets in the frame, as BPF does, which x86 allows.
+# UBSan reports are recoverable here only so that tests/fuzz/ubsan.supp can
+# hold known findings back while fuzzing; tests/fuzz.sh makes every other
+# report fatal (halt_on_error) and replays regressions with no suppressions.
+# tests/fuzz.sh runs each target for FUZZ_SECS from tests/fuzz/corpus/ and
+# replays tests/fuzz/regressions/; a short run of it is part of make test.
+FUZZ_OUT      := $(OUT)/fuzz
+FUZZ_TARGETS  := $(patsubst tests/fuzz/%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
+FUZZ_BINS     := $(addprefix $(FUZZ_OUT)/,$(FUZZ_TARGETS))
+FUZZ_CFLAGS   := $(filter-out -Werror -O2 -fno-sanitize-recover=undefined,$(USER_CFLAGS)) -O1 -Iuser -Itests \
+		 -fsanitize=address,undefined -fno-sanitize=alignment -fno-omit-frame-pointer
+FUZZ_LIB_OBJS := $(patsubst user/%.c,$(FUZZ_OUT)/user/%.o,$(filter-out user/main.c,$(USER_SRCS)))
+FUZZ_SECS     ?= 300
+
+$(FUZZ_OUT)/user:
+	$(Q)mkdir -p $@
+
+$(FUZZ_OUT)/user/%.o: user/%.c $(SKELS) | $(FUZZ_OUT)/user
+	$(call msg,FUZZCC,$@)
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -MMD -MP -c $< -o $@
+
+# The packet target needs only the shared headers.
+$(FUZZ_OUT)/fuzz_packet: tests/fuzz/fuzz_packet.c include/*.h | $(FUZZ_OUT)/user
+	$(call msg,FUZZ,$@)
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer $< -o $@
+
+$(FUZZ_OUT)/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_LIB_OBJS) | $(FUZZ_OUT)/user
+	$(call msg,FUZZ,$@)
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer $< $(FUZZ_LIB_OBJS) -o $@ $(USER_LDLIBS)
+
+.SECONDARY: $(FUZZ_LIB_OBJS)
+-include $(wildcard $(FUZZ_OUT)/user/*.d)
+
+test-build: $(TEST_OUT)/bpf_hostile $(FUZZ_BINS)
+
+.PHONY: fuzz
+fuzz: deps
+	$(Q)$(MAKE) --no-print-directory $(FUZZ_BINS)
+	$(Q)BUILD=$(OUT) FUZZ_SECS=$(FUZZ_SECS) tests/fuzz.sh
+
+# ---- soak: a spoofed-source flood at the generator's maximum ----
+# SOAK_SECS of it (60 here; tests/run.sh runs a short one inside make test).
+SOAK_SECS ?= 60
+.PHONY: soak
+soak: deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)BUILD=$(OUT) SOAK_SECS=$(SOAK_SECS) tests/soak.sh
