@@ -17,6 +17,7 @@ suites=(
 	"$BUILD/tests/bpf_datapath"
 	"$BUILD/tests/bpf_shed"
 	"$BUILD/tests/bpf_limits"
+	"$BUILD/tests/bpf_hostile"
 	tests/cli.sh
 	tests/config.sh
 	tests/e2e.sh
@@ -24,6 +25,11 @@ suites=(
 	tests/metrics.sh
 	tests/shed.sh
 	tests/conns.sh
+	tests/faults.sh
+	tests/permissions.sh
+	tests/memcheck.sh
+	tests/soak.sh
+	tests/fuzz.sh
 )
 [ $# -gt 0 ] && suites=("$@")
 
