@@ -37,6 +37,8 @@ stop_daemons() {
 }
 rm_locks() { rm -f /run/sluice-sys-fs-bpf-"$TAG"-*.lock; }
 trap 'stop_daemons; rm_locks; cleanup; rm -rf "$TMP"' EXIT
+# Every failure as a comment too, not only the first.
+fail() { echo "# $*"; [ -z "$CASE_FAILED" ] && CASE_FAILED="$*"; return 0; }
 
 for tool in jq bpftool; do
 	if ! command -v $tool >/dev/null; then
@@ -83,7 +85,10 @@ cat >"$TMP/A.yaml" <<'EOF'
 interfaces: [ { name: fa0, mode: native } ]
 rules:
   - { name: ssh, proto: tcp, dport: 22, tcp-flags: syn, limits: [ { rate: 10pps, burst: 20 } ] }
-  - { name: dns, proto: udp, dport: 53, limits: [ { rate: 100pps, per: src }, { rate: 50kpps, per: all } ] }
+  - name: dns
+    proto: udp
+    dport: 53
+    limits: [ { rate: 100pps, per: src }, { rate: 50kpps, per: all } ]
   - { name: web, proto: tcp, dport: "80-443", limits: [ { rate: 8mbit, per: src/24 } ] }
   - { name: ping, family: ipv4, proto: icmp, icmp-type: 8, limits: [ { rate: 20pps } ] }
   - { name: a-only, proto: udp, dport: 9000, limits: [ { rate: 1kpps } ] }
@@ -111,7 +116,8 @@ fi
 reloader() {
 	local pid=$1 i=0
 	while :; do
-		if ((i++ % 2)); then cp "$TMP/A.yaml" "$TMP/cfg/.tmp"; else cp "$TMP/B.yaml" "$TMP/cfg/.tmp"; fi
+		if ((i++ % 2)); then cfg=A; else cfg=B; fi
+		cp "$TMP/$cfg.yaml" "$TMP/cfg/.tmp"
 		mv -f "$TMP/cfg/.tmp" "$TMP/cfg/sluice.yaml"
 		kill -HUP "$pid" 2>/dev/null || return 0
 		sleep 0.00$((RANDOM % 5))
@@ -121,8 +127,10 @@ reloader() {
 poller() {
 	local have
 	while :; do
-		have=$(in_ns "$NS" "$SLUICE" -j --bpffs "$ROOT" rule list 2>/dev/null | canon 2>/dev/null)
-		[ -n "$have" ] && [ "$have" != "$want_a" ] && [ "$have" != "$want_b" ] && echo "$have" >>"$1"
+		have=$(in_ns "$NS" "$SLUICE" -j --bpffs "$ROOT" rule list 2>/dev/null |
+			canon 2>/dev/null)
+		[ -n "$have" ] && [ "$have" != "$want_a" ] && [ "$have" != "$want_b" ] &&
+			echo "$have" >>"$1"
 	done
 }
 
@@ -158,11 +166,14 @@ for i in $(seq "$FAULT_KILLS"); do
 	# The data path still has it: the program is attached and counts.
 	[ "$(xdp_prog_name fa0)" == sluice_xdp ] || fail "after kill $i fa0 runs $(xdp_prog_name fa0)"
 done
-echo "# $kills daemons killed by SIGKILL during $reloads completed reloads; left in force: A $seen_a times, B $seen_b times"
+echo "# $kills daemons killed by SIGKILL during $reloads completed reloads;" \
+	"left in force: A $seen_a times, B $seen_b times"
 if [ -s "$TMP/mixed" ]; then
-	fail "rule list read a set that is neither A nor B $(wc -l <"$TMP/mixed") times, e.g. $(head -1 "$TMP/mixed")"
+	fail "rule list read a set that is neither A nor B $(wc -l <"$TMP/mixed") times," \
+		"e.g. $(head -1 "$TMP/mixed")"
 fi
-[ "$reloads" -gt "$kills" ] || fail "only $reloads reloads completed: kills did not land in a stream of reloads"
+[ "$reloads" -gt "$kills" ] ||
+	fail "only $reloads reloads completed: kills did not land in a stream of reloads"
 # One more daemon adopts what was left, and a last reload applies whole.
 if start_daemon "$ROOT" "$TMP/cfg/sluice.yaml" "$TMP/reload.log"; then
 	cp "$TMP/B.yaml" "$TMP/cfg/sluice.yaml"
@@ -210,7 +221,8 @@ else
 		[ "$have" == "$want_a" ] || fail "the daemon says it reloaded, the rule set is: ${have:-none}"
 		[ "$(xdp_prog_name fa0)" == sluice_xdp ] || fail "fa0 runs $(xdp_prog_name fa0)"
 	elif ! grep -E '^sluice: ' "$TMP/gone.log" | grep -F -- "$ROOT" | grep -qvE 'running on'; then
-		fail "the daemon's error does not say that the pinned state under $ROOT is gone: $(grep -E '^sluice: ' "$TMP/gone.log" | tail -2 | tr '\n' ' ')"
+		fail "the daemon's error does not say that the pinned state under $ROOT is gone:" \
+			"$(grep -E '^sluice: ' "$TMP/gone.log" | tail -2 | tr '\n' ' ')"
 	fi
 	kill -TERM "$DPID"
 	wait "$DPID" 2>/dev/null

@@ -43,9 +43,11 @@ fi
 
 # What a failing run said first: the target's own message, or the sanitizer's.
 why() {
-	grep -m1 -E '^fuzz_[a-z]+: |ERROR: (AddressSanitizer|LeakSanitizer|libFuzzer)|runtime error:' "$1" |
-		sed 's/^==[0-9]*==//' | cut -c1-300
+	grep -m1 -E '^fuzz_[a-z]+: |ERROR: (AddressSanitizer|LeakSanitizer|libFuzzer)|runtime error:' \
+		"$1" | sed 's/^==[0-9]*==//' | cut -c1-300
 }
+# A message with its particulars (quoted words, escapes, numbers) taken out.
+kind() { sed -E 's/\\x[0-9a-f]{2}//g; s/"[^"]*"?/"..."/g; s/(^|[^A-Za-z_0-9])[0-9]+/\1N/g'; }
 
 rc=0
 for bin in "${targets[@]}"; do
@@ -60,8 +62,8 @@ for bin in "${targets[@]}"; do
 	# ---- regressions: each file once ----
 	for f in tests/fuzz/regressions/"$t"/*; do
 		[ -f "$f" ] || continue
-		if UBSAN_OPTIONS=$UBSAN_FATAL timeout 60 "$bin" -timeout=$TIMEOUT_SECS -rss_limit_mb=$RSS_MB "$f" \
-			</dev/null >"$log" 2>&1; then
+		if UBSAN_OPTIONS=$UBSAN_FATAL timeout 60 "$bin" -timeout=$TIMEOUT_SECS \
+			-rss_limit_mb=$RSS_MB "$f" </dev/null >"$log" 2>&1; then
 			ok "$t regression ${f##*/}"
 		else
 			not_ok "$t regression ${f##*/}" "$(why "$log")"
@@ -79,8 +81,8 @@ for bin in "${targets[@]}"; do
 	[ -d "$seeds" ] || seeds=
 	# -fork=1: each finding is saved and the run goes on in a fresh process.
 	# stdin is /dev/null: an input that makes the target read it gets EOF.
-	UBSAN_OPTIONS=$UBSAN_FUZZ timeout $((FUZZ_SECS + 120)) "$bin" -fork=1 -ignore_crashes=1 -ignore_timeouts=1 \
-		-ignore_ooms=1 -max_total_time="$FUZZ_SECS" -timeout=$TIMEOUT_SECS \
+	UBSAN_OPTIONS=$UBSAN_FUZZ timeout $((FUZZ_SECS + 120)) "$bin" -fork=1 -ignore_crashes=1 \
+		-ignore_timeouts=1 -ignore_ooms=1 -max_total_time="$FUZZ_SECS" -timeout=$TIMEOUT_SECS \
 		-rss_limit_mb=$RSS_MB -artifact_prefix="$found/" -print_final_stats=1 \
 		"$work" $seeds </dev/null >"$log" 2>&1
 	status=$?
@@ -103,12 +105,13 @@ for bin in "${targets[@]}"; do
 		find "$found" -type f -newer "$mark" | head -50 | while read -r f; do
 			UBSAN_OPTIONS=$UBSAN_FUZZ timeout 60 "$bin" -timeout=$TIMEOUT_SECS \
 				-rss_limit_mb=$RSS_MB "$f" </dev/null >"$log.replay" 2>&1
-			echo "$(why "$log.replay" | sed -E 's/"[^"]*"/"..."/g; s/(^|[^A-Za-z_0-9])[0-9]+/\1N/g')|${f##*/}"
+			echo "$(why "$log.replay" | kind)|${f##*/}"
 		done | sort -t'|' -k1,1 -u >"$log.kinds"
 		while IFS='|' read -r kind f; do
 			echo "# $t finding $f: $kind"
 		done <"$log.kinds"
-		not_ok "$t fuzzing" "$((after - before)) new finding(s) of $(wc -l <"$log.kinds") kind(s) in $found; $summary"
+		kinds=$(wc -l <"$log.kinds")
+		not_ok "$t fuzzing" "$((after - before)) new finding(s) of $kinds kind(s) in $found; $summary"
 		rm -f "$log.replay" "$log.kinds"
 		rc=1
 	else

@@ -29,6 +29,8 @@ ROOT=$(new_root m)
 in_ns "$NS" ip link add mc0 type veth peer name mc1
 in_ns "$NS" ip link set mc0 up
 in_ns "$NS" ip link set mc1 up
+# What memcheck reports, beyond its exit status.
+REPORT='^==[0-9]+== (Invalid|Conditional|Use of|Syscall param|Mismatched|[0-9,]+ bytes in)'
 VG=(valgrind -q --leak-check=full --show-leak-kinds=definite,indirect
     --errors-for-leak-kinds=definite,indirect --error-exitcode=99 --track-fds=no
     --suppressions="$PWD/tests/memcheck.supp")
@@ -50,7 +52,7 @@ vg() {
 	begin_case
 	in_ns "$NS" "${VG[@]}" "$SLUICE" --bpffs "$ROOT" "$@" >"$TMP/out" 2>"$TMP/err"
 	rc=$?
-	if [ "$rc" -eq 99 ] || grep -qE '^==[0-9]+== (Invalid|Conditional|Use of|Syscall param|Mismatched|[0-9,]+ bytes in)' "$TMP/err"; then
+	if [ "$rc" -eq 99 ] || grep -qE "$REPORT" "$TMP/err"; then
 		fail "$(grep -m1 -E '^==[0-9]+== [A-Z0-9]' "$TMP/err" | sed 's/^==[0-9]*== //')"
 		grep -E '^==[0-9]+==' "$TMP/err" | head -20 | sed 's/^/# /'
 	elif [ "$rc" -ne "$want" ]; then
@@ -109,7 +111,7 @@ if grep -q 'sluice: running on' "$TMP/d.err"; then
 	wait "$DPID"
 	rc=$?
 	DPID=
-	if [ "$rc" -eq 99 ] || grep -qE '^==[0-9]+== (Invalid|Conditional|Use of|Syscall param|Mismatched|[0-9,]+ bytes in)' "$TMP/d.err"; then
+	if [ "$rc" -eq 99 ] || grep -qE "$REPORT" "$TMP/d.err"; then
 		fail "$(grep -m1 -E '^==[0-9]+== [A-Z0-9]' "$TMP/d.err" | sed 's/^==[0-9]*== //')"
 		grep -E '^==[0-9]+==' "$TMP/d.err" | head -20 | sed 's/^/# /'
 	elif [ "$rc" -ne 0 ]; then
