@@ -7,150 +7,16 @@
  * clock, a small sl_state and pinning switched off, so nothing under
  * /sys/fs/bpf is read or written. Rule sets are written the way the
  * controller does it: into the inactive sl_rulesets entry, then
- * sl_config.active is flipped.
+ * sl_config.active is flipped. The harness that does so is bpf_harness.h.
  */
-#include <errno.h>
-#include <pthread.h>
-#include <sched.h>
-#include <stdlib.h>
-#include <string.h>
-#include <unistd.h>
-#include <arpa/inet.h>
-#include <linux/bpf.h>
-#include <linux/pkt_cls.h>
-#include <bpf/bpf.h>
-#include <bpf/libbpf.h>
+#include "bpf_harness.h"
 
-#include "sluice.h"
-#include "sluice_limiter.h"
-#include "sluice.skel.h"
-#include "check.h"
-#include "packet.h"
-
-#define SEC	1000000000ULL
-#define MSEC	1000000ULL
-/* Manual time at the start of every case. */
-#define T0	(1000 * SEC)
-/* sl_state size for the tests: small, but no eviction in any case here. */
-#define STATE_KEYS	4096
 /* First agg_slot handed out; not 0, so slot/index mix-ups show. */
 #define AGG_BASE	5
-/* rule i gets counter slot i + SLOT_BASE (+ 16 per rule set), for the same reason */
-#define SLOT_BASE	3
-
-static struct sluice *skel;
-static int ncpu;
-static int use_tc;		/* run sluice_tc instead of sluice_xdp */
-static int tc_cases;		/* what load() sets use_tc to */
-static struct sluice_ruleset rs;	/* the rule set being built */
-static __u16 next_agg;
-
-static int quiet_print(enum libbpf_print_level level, const char *fmt, va_list ap)
-{
-	if (level == LIBBPF_DEBUG && !getenv("SLUICE_TEST_DEBUG"))
-		return 0;
-	return vfprintf(stderr, fmt, ap);
-}
-
-/* Open, set the tunables, unpin every map, load. 0 or -errno. */
-static int load(void)
-{
-	struct bpf_map *m;
-	int err;
-
-	skel = sluice__open();
-	if (!skel)
-		return -errno;
-	skel->rodata->clock_mode = SLUICE_CLOCK_MANUAL;
-	err = bpf_map__set_max_entries(skel->maps.sl_state, STATE_KEYS);
-	bpf_object__for_each_map(m, skel->obj)
-		if (!err)
-			err = bpf_map__set_pin_path(m, NULL);
-	if (!err)
-		err = sluice__load(skel);
-	if (err) {
-		sluice__destroy(skel);
-		skel = NULL;
-		return err;
-	}
-	skel->bss->manual_now_ns = T0;
-	memset(&rs, 0, sizeof(rs));
-	next_agg = AGG_BASE;
-	use_tc = tc_cases;
-	return 0;
-}
-
-static int setup(void)
-{
-	int err = load();
-
-	if (err)
-		CHECK_FAIL("loading the BPF object: %s", strerror(-err));
-	return err;
-}
-
-static void teardown(void)
-{
-	sluice__destroy(skel);
-	skel = NULL;
-}
-
-static void set_now(__u64 ns)
-{
-	skel->bss->manual_now_ns = ns;
-}
 
 /* ------------------------------------------------------------------------ */
-/* Maps                                                                     */
+/* Rules and maps                                                           */
 /* ------------------------------------------------------------------------ */
-
-static struct sluice_config cfg_get(void)
-{
-	struct sluice_config c;
-	__u32 zero = 0;
-
-	memset(&c, 0, sizeof(c));
-	if (bpf_map__lookup_elem(skel->maps.sl_config, &zero, 4, &c, sizeof(c), 0))
-		CHECK_FAIL("reading sl_config: %s", strerror(errno));
-	return c;
-}
-
-static void cfg_put(const struct sluice_config *c)
-{
-	__u32 zero = 0;
-
-	if (bpf_map__update_elem(skel->maps.sl_config, &zero, 4, c, sizeof(*c), 0))
-		CHECK_FAIL("writing sl_config: %s", strerror(errno));
-}
-
-#define CFG_SET(field, v)                      \
-	do {                                   \
-		struct sluice_config c_ = cfg_get(); \
-		c_.field = (v);                \
-		cfg_put(&c_);                  \
-	} while (0)
-
-/* Write rs into the inactive entry; flip to it when flip is set. */
-static void write_rules(int flip)
-{
-	struct sluice_config c = cfg_get();
-	__u32 idx = (c.active & 1) ^ 1;
-
-	rs.gen++;
-	if (bpf_map__update_elem(skel->maps.sl_rulesets, &idx, 4, &rs, sizeof(rs), 0)) {
-		CHECK_FAIL("writing sl_rulesets[%u]: %s", idx, strerror(errno));
-		return;
-	}
-	if (flip) {
-		c.active = idx;
-		cfg_put(&c);
-	}
-}
-
-static void commit(void)
-{
-	write_rules(1);
-}
 
 /* Start the next rule set empty; its rules still get uids and slots of their own. */
 static void clear_rules(void)
@@ -159,39 +25,11 @@ static void clear_rules(void)
 	rs.nr_rules = 0;
 }
 
-/* A new rule (no match bits: matches all IP), distinct uid and counter slot. */
-static struct sluice_rule *add_rule(__u8 action)
-{
-	struct sluice_rule *r = &rs.rules[rs.nr_rules];
-
-	memset(r, 0, sizeof(*r));
-	r->uid = 1000 + rs.nr_rules + 100 * rs.gen;
-	/* a rule of a later set is a different rule: its own counters */
-	r->slot = rs.nr_rules + SLOT_BASE + 16 * rs.gen;
-	r->action = action;
-	snprintf(rs.names[rs.nr_rules], SLUICE_NAME_LEN, "rule%u", rs.nr_rules);
-	rs.nr_rules++;
-	return r;
-}
-
+/* A token bucket of rate per second; rule-wide ones get the next agg_slot. */
 static struct sluice_limit *add_limit(struct sluice_rule *r, __u64 rate, __u64 burst, int cost,
 				      int key, int plen4, int plen6)
 {
-	struct sluice_limit *l = &r->limits[r->nr_limits++];
-
-	memset(l, 0, sizeof(*l));
-	l->rate = rate;
-	l->burst = burst;
-	l->cost = cost;
-	l->key = key;
-	l->plen4 = plen4;
-	l->plen6 = plen6;
-	l->interval_fp = sl_gcra_interval(rate);
-	l->tolerance = sl_gcra_tolerance(l->interval_fp, burst, cost);
-	if (key == SLUICE_KEY_ALL)
-		l->agg_slot = next_agg++;
-	sl_limit_set_masks(l);
-	return l;
+	return new_limit(r, SLUICE_ALGO_GCRA, rate, 0, burst, cost, key, plen4, plen6);
 }
 
 /* Per-source packets/s limit, the common case. */
@@ -210,12 +48,6 @@ static __u64 unit_of(const struct sluice_limit *l)
 	return sl_gcra_inc(l->interval_fp, 1);
 }
 
-static void match_proto(struct sluice_rule *r, __u8 proto)
-{
-	r->match |= SLUICE_M_PROTO;
-	r->proto = proto;
-}
-
 static void match_dport(struct sluice_rule *r, __u16 lo, __u16 hi)
 {
 	r->match |= SLUICE_M_DPORT;
@@ -229,15 +61,6 @@ static void match_icmp(struct sluice_rule *r, __u8 proto, __u8 type)
 	match_proto(r, proto);
 	r->match |= SLUICE_M_ICMPTYPE;
 	r->icmp_type = type;
-}
-
-static void match_src4(struct sluice_rule *r, __u32 net, unsigned int plen)
-{
-	r->match |= SLUICE_M_SRC | SLUICE_M_FAMILY;
-	r->family = 4;
-	r->src_plen = plen;
-	r->src_mask[0] = sl_prefix_word(plen, 0);
-	r->src_net[0] = htonl(net) & r->src_mask[0];
 }
 
 static void match_src6(struct sluice_rule *r, const __u8 *net, unsigned int plen)
@@ -254,85 +77,17 @@ static void match_src6(struct sluice_rule *r, const __u8 *net, unsigned int plen
 	}
 }
 
-/* Global counter idx summed over CPUs. */
-static __u64 g(int idx)
-{
-	__u64 v[ncpu], sum = 0;
-	__u32 key = idx;
-	int i;
-
-	if (bpf_map__lookup_elem(skel->maps.sl_global, &key, 4, v, sizeof(v), 0)) {
-		CHECK_FAIL("reading sl_global[%d]: %s", idx, strerror(errno));
-		return 0;
-	}
-	for (i = 0; i < ncpu; i++)
-		sum += v[i];
-	return sum;
-}
-
-/* Counters of the rule at index i of the current set, summed over CPUs. */
-static struct sluice_rule_stats rstat(int i)
-{
-	struct sluice_rule_stats v[ncpu], s;
-	__u32 key = rs.rules[i].slot;
-	int c;
-
-	memset(&s, 0, sizeof(s));
-	if (bpf_map__lookup_elem(skel->maps.sl_rule_stats, &key, 4, v, sizeof(v), 0)) {
-		CHECK_FAIL("reading sl_rule_stats[%u]: %s", key, strerror(errno));
-		return s;
-	}
-	for (c = 0; c < ncpu; c++) {
-		s.passed_pkts += v[c].passed_pkts;
-		s.passed_bytes += v[c].passed_bytes;
-		s.dropped_pkts += v[c].dropped_pkts;
-		s.dropped_bytes += v[c].dropped_bytes;
-		s.wdrop_pkts += v[c].wdrop_pkts;
-		s.wdrop_bytes += v[c].wdrop_bytes;
-	}
-	return s;
-}
-
-static struct sluice_state agg_get(const struct sluice_limit *l)
-{
-	struct sluice_state st;
-	__u32 key = l->agg_slot;
-
-	memset(&st, 0, sizeof(st));
-	if (bpf_map__lookup_elem(skel->maps.sl_agg, &key, 4, &st, sizeof(st), 0))
-		CHECK_FAIL("reading sl_agg[%u]: %s", key, strerror(errno));
-	return st;
-}
-
 /* Entries in sl_state; the first key found goes to *first if given. */
 static int state_count(struct sluice_key *first)
 {
-	struct sluice_key k, next;
-	int n = 0, err;
-
-	err = bpf_map__get_next_key(skel->maps.sl_state, NULL, &next, sizeof(next));
-	while (!err) {
-		if (!n && first)
-			*first = next;
-		n++;
-		k = next;
-		err = bpf_map__get_next_key(skel->maps.sl_state, &k, &next, sizeof(next));
-	}
-	return n;
+	return key_count(skel->maps.sl_state, first);
 }
 
 /* The per-source bucket of limit li of rule r for an IPv4 source (host order). */
 static int state_get4(const struct sluice_rule *r, __u32 li, __u32 src, struct sluice_state *st)
 {
-	const struct sluice_limit *l = &r->limits[li];
-	struct sluice_key k;
+	struct sluice_key k = key4(r, li, src);
 
-	memset(&k, 0, sizeof(k));
-	k.uid = r->uid;
-	k.limit = li;
-	k.family = 4;
-	k.plen = l->plen4;
-	k.addr[0] = htonl(src) & l->mask4;
 	return bpf_map__lookup_elem(skel->maps.sl_state, &k, sizeof(k), st, sizeof(*st), 0);
 }
 
@@ -387,24 +142,6 @@ static void check_balance(void)
 /* Frames                                                                   */
 /* ------------------------------------------------------------------------ */
 
-/* 2001:db8:<net>::<host> */
-static void addr6(__u8 *a, __u32 net, __u32 host)
-{
-	memset(a, 0, 16);
-	a[0] = 0x20;
-	a[1] = 0x01;
-	a[2] = 0x0d;
-	a[3] = 0xb8;
-	a[4] = net >> 24;
-	a[5] = net >> 16;
-	a[6] = net >> 8;
-	a[7] = net;
-	a[12] = host >> 24;
-	a[13] = host >> 16;
-	a[14] = host >> 8;
-	a[15] = host;
-}
-
 /* Ready-made frames. */
 static void udp4(struct frame *f, __u32 src, __u16 dport)
 {
@@ -423,14 +160,6 @@ static void udp4_len(struct frame *f, __u32 src, __u16 dport, size_t l3len)
 	frame4(f, src, SL_IPPROTO_UDP, &l);
 }
 
-static void tcp4(struct frame *f, __u32 src, __u16 dport, __u8 flags)
-{
-	struct frame l;
-
-	l4_tcp(&l, dport, flags, 5);
-	frame4(f, src, SL_IPPROTO_TCP, &l);
-}
-
 static void icmp4(struct frame *f, __u32 src, __u8 type)
 {
 	struct frame l;
@@ -445,22 +174,6 @@ static void udp6(struct frame *f, const __u8 *src, __u16 dport)
 
 	l4_udp(&l, dport, 18);
 	frame6(f, src, SL_IPPROTO_UDP, &l);
-}
-
-static void tcp6(struct frame *f, const __u8 *src, __u16 dport, __u8 flags)
-{
-	struct frame l;
-
-	l4_tcp(&l, dport, flags, 5);
-	frame6(f, src, SL_IPPROTO_TCP, &l);
-}
-
-static void icmp6(struct frame *f, const __u8 *src, __u8 type, __u8 hop)
-{
-	struct frame l;
-
-	l4_icmp(&l, type, 24);
-	eth_ip6(f, src, SL_IPPROTO_ICMPV6, hop, -1, &l);
 }
 
 static void arp(struct frame *f)
@@ -518,36 +231,6 @@ static int malformed_frames(struct frame *fs)
 /* Running                                                                  */
 /* ------------------------------------------------------------------------ */
 
-/* 1 if the program passed the frame, 0 if it dropped it, -1 on error. */
-static int xmit(const struct frame *f)
-{
-	__u8 out[sizeof(f->b) + 512];
-	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = f->b, .data_size_in = f->n, .data_out = out,
-		    .data_size_out = sizeof(out), .repeat = 1);
-	struct bpf_program *prog = use_tc ? skel->progs.sluice_tc : skel->progs.sluice_xdp;
-	int err;
-
-	err = bpf_prog_test_run_opts(bpf_program__fd(prog), &o);
-	if (err) {
-		CHECK_FAIL("%s test_run of %zu bytes: %s", use_tc ? "tc" : "xdp", f->n,
-			   strerror(-err));
-		return -1;
-	}
-	if (use_tc)
-		return o.retval == TC_ACT_OK ? 1 : o.retval == TC_ACT_SHOT ? 0 : -1;
-	return o.retval == XDP_PASS ? 1 : o.retval == XDP_DROP ? 0 : -1;
-}
-
-/* Send f n times; how many passed. */
-static int xmit_n(const struct frame *f, int n)
-{
-	int i, passed = 0;
-
-	for (i = 0; i < n; i++)
-		passed += xmit(f) == 1;
-	return passed;
-}
-
 /* One UDP packet from each of n sources 198.18.<net + i / 250>.<i % 250>; how many passed. */
 static int xmit_from_sources(int n, int net)
 {
@@ -561,29 +244,15 @@ static int xmit_from_sources(int n, int net)
 	return passed;
 }
 
-static const __u32 SRC_A = IP4(198, 18, 1, 1), SRC_B = IP4(198, 18, 1, 2),
-		   SRC_C = IP4(198, 18, 2, 3);
-
 /* ------------------------------------------------------------------------ */
 /* Cases                                                                    */
 /* ------------------------------------------------------------------------ */
 
 /*
- * DP_CASE(name) { body } defines the case name() for RUN(): it loads a fresh
- * object (and fails without running the body if that fails), runs the body,
- * checks that the global counters balance and unloads.
+ * DP_CASE(name) { body } defines the case name() for RUN() (HARNESS_CASE):
+ * a fresh object, the body, the global counters checked to balance, unload.
  */
-#define DP_CASE(name)                  \
-	static void name##_body(void); \
-	static void name(void)         \
-	{                              \
-		if (setup())           \
-			return;        \
-		name##_body();         \
-		check_balance();       \
-		teardown();            \
-	}                              \
-	static void name##_body(void)
+#define DP_CASE(name) HARNESS_CASE(name)
 
 DP_CASE(dp_protocols_pass_without_rules)
 {
@@ -1587,37 +1256,6 @@ DP_CASE(dp_ruleset_flip)
 #define RACE_ROUNDS	100
 #define RACE_REPEAT	300
 
-struct racer {
-	int cpu;
-	struct frame f;
-	pthread_barrier_t *bar;
-	int err;
-};
-
-static void *race(void *arg)
-{
-	struct racer *rc = arg;
-	int fd = bpf_program__fd(skel->progs.sluice_xdp);
-	__u8 out[sizeof(rc->f.b) + 512];
-	cpu_set_t set;
-	int i;
-
-	CPU_ZERO(&set);
-	CPU_SET(rc->cpu, &set);
-	if (sched_setaffinity(0, sizeof(set), &set))
-		rc->err = -errno;
-	for (i = 0; i < RACE_ROUNDS; i++) {
-		LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = rc->f.b, .data_size_in = rc->f.n,
-			    .data_out = out, .data_size_out = sizeof(out), .repeat = RACE_REPEAT);
-
-		pthread_barrier_wait(rc->bar);
-		if (!rc->err)
-			rc->err = bpf_prog_test_run_opts(fd, &o);
-		pthread_barrier_wait(rc->bar);
-	}
-	return NULL;
-}
-
 /* Two racers from sources a and b; per round exactly want pass. */
 static void race_rounds(__u32 a, __u32 b, __u64 want)
 {
@@ -1638,6 +1276,8 @@ static void race_rounds(__u32 a, __u32 b, __u64 want)
 	pthread_barrier_init(&bar, NULL, 3);
 	for (i = 0; i < 2; i++) {
 		rc[i].cpu = i;
+		rc[i].rounds = RACE_ROUNDS;
+		rc[i].repeat = RACE_REPEAT;
 		rc[i].bar = &bar;
 		rc[i].err = 0;
 		udp4(&rc[i].f, i ? b : a, 53);
@@ -1808,29 +1448,12 @@ static void tc_same_verdicts_as_xdp(void)
 
 int main(void)
 {
-	cpu_set_t set;
 	int err;
 
-	libbpf_set_print(quiet_print);
-	ncpu = libbpf_num_possible_cpus();
-	if (ncpu <= 0) {
-		printf("not ok - bpf_datapath: cannot count possible CPUs\n");
-		return 1;
-	}
-	/* One CPU: the per-CPU counters are summed anyway, but runs are reproducible. */
-	CPU_ZERO(&set);
-	CPU_SET(0, &set);
-	sched_setaffinity(0, sizeof(set), &set);
-
-	err = load();
-	if (err == -EPERM || err == -EACCES) {
-		printf("skip - bpf_datapath: cannot load BPF programs: %s\n", strerror(-err));
-		return 0;
-	}
-	if (err) {
-		printf("not ok - bpf_datapath: loading the BPF object: %s\n", strerror(-err));
-		return 1;
-	}
+	agg_base = AGG_BASE;
+	err = harness_start("bpf_datapath");
+	if (err)
+		return err > 0;
 	teardown();
 
 	RUN(dp_protocols_pass_without_rules);

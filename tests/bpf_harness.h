@@ -1,0 +1,546 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The harness the BPF test suites (bpf_datapath, bpf_shed, bpf_limits,
+ * bpf_hostile) share: the real object loaded through its skeleton, rule
+ * sets written the way the controller writes them, counters read back, and
+ * frames run through bpf_prog_test_run_opts.
+ *
+ * Every load is a fresh skeleton (so maps start empty) with the manual
+ * clock at T0, a small sl_state and pinning switched off, so nothing under
+ * /sys/fs/bpf is read or written. Rule sets are built in rs and committed
+ * into the inactive sl_rulesets entry, then sl_config.active is flipped.
+ *
+ * Each suite includes this once, from its .c file; everything here is
+ * static, and what a suite does not use costs nothing.
+ */
+#ifndef SLUICE_TESTS_BPF_HARNESS_H
+#define SLUICE_TESTS_BPF_HARNESS_H
+
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <arpa/inet.h>
+#include <linux/bpf.h>
+#include <linux/pkt_cls.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "sluice.h"
+#include "sluice_limiter.h"
+#include "sluice.skel.h"
+#include "check.h"
+#include "packet.h"
+
+#define SEC	1000000000ULL
+#define MSEC	1000000ULL
+#define USEC	1000ULL
+/* Manual time at the start of every case. */
+#define T0	(1000 * SEC)
+/* sl_state size for load(): small, but no eviction unless a case asks for it. */
+#define STATE_KEYS	4096
+/* rule i gets counter slot i + SLOT_BASE (+ 16 per rule set): not i, so slot/index mix-ups show */
+#define SLOT_BASE	3
+
+static struct sluice *skel;
+static int ncpu;			/* possible CPUs: the per-CPU maps' width */
+static struct sluice_ruleset rs;	/* the rule set being built */
+static __u16 agg_base = 1;		/* first agg_slot after each load; a suite may move it */
+static __u16 next_agg;			/* the next agg_slot new_limit() hands out */
+static int use_tc;			/* xmit() runs sluice_tc instead of sluice_xdp */
+static int tc_cases;			/* what load() sets use_tc to */
+
+static const __u32 SRC_A = IP4(198, 18, 1, 1), SRC_B = IP4(198, 18, 1, 2),
+		   SRC_C = IP4(198, 18, 2, 3);
+
+static inline int quiet_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	if (level == LIBBPF_DEBUG && !getenv("SLUICE_TEST_DEBUG"))
+		return 0;
+	return vfprintf(stderr, fmt, ap);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Loading                                                                  */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * Open, manual clock, keys entries in sl_state (or, with state_fd >= 0, that
+ * map in its place), nothing pinned, load; then an empty rs, agg slots from
+ * agg_base and use_tc from tc_cases. 0 or -errno.
+ */
+static inline int load_with(__u32 keys, int state_fd)
+{
+	struct bpf_map *m;
+	int err;
+
+	skel = sluice__open();
+	if (!skel)
+		return -errno;
+	skel->rodata->clock_mode = SLUICE_CLOCK_MANUAL;
+	err = bpf_map__set_max_entries(skel->maps.sl_state, keys);
+	bpf_object__for_each_map(m, skel->obj)
+		if (!err)
+			err = bpf_map__set_pin_path(m, NULL);
+	if (!err && state_fd >= 0)
+		err = bpf_map__reuse_fd(skel->maps.sl_state, state_fd);
+	if (!err)
+		err = sluice__load(skel);
+	if (err) {
+		sluice__destroy(skel);
+		skel = NULL;
+		return err;
+	}
+	skel->bss->manual_now_ns = T0;
+	memset(&rs, 0, sizeof(rs));
+	next_agg = agg_base;
+	use_tc = tc_cases;
+	return 0;
+}
+
+/* The usual load: STATE_KEYS entries in sl_state. 0 or -errno. */
+static inline int load(void)
+{
+	return load_with(STATE_KEYS, -1);
+}
+
+/* load(), failing the case if it fails. */
+static inline int setup(void)
+{
+	int err = load();
+
+	if (err)
+		CHECK_FAIL("loading the BPF object: %s", strerror(-err));
+	return err;
+}
+
+static inline void teardown(void)
+{
+	sluice__destroy(skel);
+	skel = NULL;
+}
+
+static inline void set_now(__u64 ns)
+{
+	skel->bss->manual_now_ns = ns;
+}
+
+/*
+ * The start of a suite's main(): libbpf quiet below debug (unless
+ * SLUICE_TEST_DEBUG is set), ncpu counted, the process on CPU 0 (the
+ * per-CPU counters are summed anyway, but runs are reproducible), and one
+ * load() to see that BPF programs load here at all. 0 with that object
+ * loaded (the caller tears it down); otherwise the suite's line is printed
+ * and main() returns: -1 skipped (no permission), 1 failed.
+ */
+static inline int harness_start(const char *suite)
+{
+	cpu_set_t set;
+	int err;
+
+	libbpf_set_print(quiet_print);
+	ncpu = libbpf_num_possible_cpus();
+	if (ncpu <= 0) {
+		printf("not ok - %s: cannot count possible CPUs\n", suite);
+		return 1;
+	}
+	CPU_ZERO(&set);
+	CPU_SET(0, &set);
+	sched_setaffinity(0, sizeof(set), &set);
+
+	err = load();
+	if (err == -EPERM || err == -EACCES) {
+		printf("skip - %s: cannot load BPF programs: %s\n", suite, strerror(-err));
+		return -1;
+	}
+	if (err) {
+		printf("not ok - %s: loading the BPF object: %s\n", suite, strerror(-err));
+		return 1;
+	}
+	return 0;
+}
+
+/*
+ * HARNESS_CASE(name) { body } defines the case name() for RUN(): it loads a
+ * fresh object (and fails without running the body if that fails), runs the
+ * body, checks the suite's check_balance() and unloads.
+ */
+#define HARNESS_CASE(name)             \
+	static void name##_body(void); \
+	static void name(void)         \
+	{                              \
+		if (setup())           \
+			return;        \
+		name##_body();         \
+		check_balance();       \
+		teardown();            \
+	}                              \
+	static void name##_body(void)
+
+/* ------------------------------------------------------------------------ */
+/* sl_config and rule sets                                                  */
+/* ------------------------------------------------------------------------ */
+
+static inline struct sluice_config cfg_get(void)
+{
+	struct sluice_config c;
+	__u32 zero = 0;
+
+	memset(&c, 0, sizeof(c));
+	if (bpf_map__lookup_elem(skel->maps.sl_config, &zero, 4, &c, sizeof(c), 0))
+		CHECK_FAIL("reading sl_config: %s", strerror(errno));
+	return c;
+}
+
+static inline void cfg_put(const struct sluice_config *c)
+{
+	__u32 zero = 0;
+
+	if (bpf_map__update_elem(skel->maps.sl_config, &zero, 4, c, sizeof(*c), 0))
+		CHECK_FAIL("writing sl_config: %s", strerror(errno));
+}
+
+#define CFG_SET(field, v)                      \
+	do {                                   \
+		struct sluice_config c_ = cfg_get(); \
+		c_.field = (v);                \
+		cfg_put(&c_);                  \
+	} while (0)
+
+/*
+ * Write rs (its gen one up) into the inactive sl_rulesets entry. *c is
+ * sl_config as it was, with active naming that entry, for the caller to
+ * write back (or not). 0, or -1 if the write failed.
+ */
+static inline int stage_rules(struct sluice_config *c)
+{
+	__u32 idx;
+
+	*c = cfg_get();
+	idx = (c->active & 1) ^ 1;
+	rs.gen++;
+	if (bpf_map__update_elem(skel->maps.sl_rulesets, &idx, 4, &rs, sizeof(rs), 0)) {
+		CHECK_FAIL("writing sl_rulesets[%u]: %s", idx, strerror(errno));
+		return -1;
+	}
+	c->active = idx;
+	return 0;
+}
+
+/* Write rs into the inactive entry; flip to it when flip is set. */
+static inline void write_rules(int flip)
+{
+	struct sluice_config c;
+
+	if (!stage_rules(&c) && flip)
+		cfg_put(&c);
+}
+
+/* Write rs into the inactive entry and flip to it, as the controller does. */
+static inline void commit(void)
+{
+	write_rules(1);
+}
+
+/* A new rule (no match bits: matches all IP), distinct uid and counter slot. */
+static inline struct sluice_rule *add_rule(__u8 action)
+{
+	struct sluice_rule *r = &rs.rules[rs.nr_rules];
+
+	memset(r, 0, sizeof(*r));
+	r->uid = 1000 + rs.nr_rules + 100 * rs.gen;
+	/* a rule of a later set is a different rule: its own counters */
+	r->slot = rs.nr_rules + SLOT_BASE + 16 * rs.gen;
+	r->action = action;
+	snprintf(rs.names[rs.nr_rules], SLUICE_NAME_LEN, "rule%u", rs.nr_rules);
+	rs.nr_rules++;
+	return r;
+}
+
+/*
+ * A limit as `rule add` builds it: `rate` per `period_ms` (0: per second,
+ * left 0 as the controller leaves it for token buckets), windows with
+ * burst = rate, or for SLUICE_ALGO_CONNS a cap of `rate`. No agg_slot.
+ */
+static inline void limit_init(struct sluice_limit *l, int algo, __u64 rate, __u32 period_ms,
+			      __u64 burst, int cost, int key, int plen4, int plen6)
+{
+	memset(l, 0, sizeof(*l));
+	l->algo = algo;
+	l->rate = rate;
+	l->cost = cost;
+	l->key = key;
+	l->plen4 = plen4;
+	l->plen6 = plen6;
+	if (algo != SLUICE_ALGO_CONNS) {
+		l->period_ms = period_ms;
+		l->burst = algo == SLUICE_ALGO_GCRA ? burst : rate;
+		l->interval_fp = sl_gcra_interval_per(rate, period_ms ? period_ms : 1000);
+		l->tolerance = sl_gcra_tolerance(l->interval_fp, l->burst, cost);
+	}
+	sl_limit_set_masks(l);
+}
+
+/* The next limit of rule r, as limit_init() fills it; rule-wide ones get the next agg_slot. */
+static inline struct sluice_limit *new_limit(struct sluice_rule *r, int algo, __u64 rate,
+					     __u32 period_ms, __u64 burst, int cost, int key,
+					     int plen4, int plen6)
+{
+	struct sluice_limit *l = &r->limits[r->nr_limits++];
+
+	limit_init(l, algo, rate, period_ms, burst, cost, key, plen4, plen6);
+	if (key == SLUICE_KEY_ALL)
+		l->agg_slot = next_agg++;
+	return l;
+}
+
+static inline void match_proto(struct sluice_rule *r, __u8 proto)
+{
+	r->match |= SLUICE_M_PROTO;
+	r->proto = proto;
+}
+
+static inline void match_src4(struct sluice_rule *r, __u32 net, unsigned int plen)
+{
+	r->match |= SLUICE_M_SRC | SLUICE_M_FAMILY;
+	r->family = 4;
+	r->src_plen = plen;
+	r->src_mask[0] = sl_prefix_word(plen, 0);
+	r->src_net[0] = htonl(net) & r->src_mask[0];
+}
+
+/* ------------------------------------------------------------------------ */
+/* Counters and state                                                       */
+/* ------------------------------------------------------------------------ */
+
+/* Global counter idx summed over CPUs. */
+static inline __u64 g(int idx)
+{
+	__u64 v[ncpu], sum = 0;
+	__u32 key = idx;
+	int i;
+
+	if (bpf_map__lookup_elem(skel->maps.sl_global, &key, 4, v, sizeof(v), 0)) {
+		CHECK_FAIL("reading sl_global[%d]: %s", idx, strerror(errno));
+		return 0;
+	}
+	for (i = 0; i < ncpu; i++)
+		sum += v[i];
+	return sum;
+}
+
+/* Counters of the rule at index i of the current set, summed over CPUs. */
+static inline struct sluice_rule_stats rstat(int i)
+{
+	struct sluice_rule_stats v[ncpu], s;
+	__u32 key = rs.rules[i].slot;
+	int c;
+
+	memset(&s, 0, sizeof(s));
+	if (bpf_map__lookup_elem(skel->maps.sl_rule_stats, &key, 4, v, sizeof(v), 0)) {
+		CHECK_FAIL("reading sl_rule_stats[%u]: %s", key, strerror(errno));
+		return s;
+	}
+	for (c = 0; c < ncpu; c++) {
+		s.passed_pkts += v[c].passed_pkts;
+		s.passed_bytes += v[c].passed_bytes;
+		s.dropped_pkts += v[c].dropped_pkts;
+		s.dropped_bytes += v[c].dropped_bytes;
+		s.wdrop_pkts += v[c].wdrop_pkts;
+		s.wdrop_bytes += v[c].wdrop_bytes;
+	}
+	return s;
+}
+
+/* The rule-wide bucket of limit l. */
+static inline struct sluice_state agg_get(const struct sluice_limit *l)
+{
+	struct sluice_state st;
+	__u32 key = l->agg_slot;
+
+	memset(&st, 0, sizeof(st));
+	if (bpf_map__lookup_elem(skel->maps.sl_agg, &key, 4, &st, sizeof(st), 0))
+		CHECK_FAIL("reading sl_agg[%u]: %s", key, strerror(errno));
+	return st;
+}
+
+/* The key of limit li of rule r for an IPv4 source (host order), as the data path makes it. */
+static inline struct sluice_key key4(const struct sluice_rule *r, __u32 li, __u32 src)
+{
+	const struct sluice_limit *l = &r->limits[li];
+	struct sluice_key k;
+
+	memset(&k, 0, sizeof(k));
+	k.uid = r->uid;
+	k.limit = li;
+	k.family = 4;
+	k.plen = l->plen4;
+	k.addr[0] = htonl(src) & l->mask4;
+	return k;
+}
+
+static inline struct sluice_key key6(const struct sluice_rule *r, __u32 li, const __u8 *src)
+{
+	const struct sluice_limit *l = &r->limits[li];
+	struct sluice_key k;
+	int w;
+
+	memset(&k, 0, sizeof(k));
+	k.uid = r->uid;
+	k.limit = li;
+	k.family = 6;
+	k.plen = l->plen6;
+	memcpy(k.addr, src, 16);
+	for (w = 0; w < 4; w++)
+		k.addr[w] &= l->mask6[w];
+	return k;
+}
+
+/* Entries in m, a map keyed by struct sluice_key; the first key found goes to *first if given. */
+static inline int key_count(struct bpf_map *m, struct sluice_key *first)
+{
+	struct sluice_key k, next;
+	int n = 0, err;
+
+	err = bpf_map__get_next_key(m, NULL, &next, sizeof(next));
+	while (!err) {
+		if (!n && first)
+			*first = next;
+		n++;
+		k = next;
+		err = bpf_map__get_next_key(m, &k, &next, sizeof(next));
+	}
+	return n;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Frames                                                                   */
+/* ------------------------------------------------------------------------ */
+
+/* 2001:db8:<net>::<host> */
+static inline void addr6(__u8 *a, __u32 net, __u32 host)
+{
+	memset(a, 0, 16);
+	a[0] = 0x20;
+	a[1] = 0x01;
+	a[2] = 0x0d;
+	a[3] = 0xb8;
+	a[4] = net >> 24;
+	a[5] = net >> 16;
+	a[6] = net >> 8;
+	a[7] = net;
+	a[12] = host >> 24;
+	a[13] = host >> 16;
+	a[14] = host >> 8;
+	a[15] = host;
+}
+
+static inline void tcp4(struct frame *f, __u32 src, __u16 dport, __u8 flags)
+{
+	struct frame l;
+
+	l4_tcp(&l, dport, flags, 5);
+	frame4(f, src, SL_IPPROTO_TCP, &l);
+}
+
+static inline void tcp6(struct frame *f, const __u8 *src, __u16 dport, __u8 flags)
+{
+	struct frame l;
+
+	l4_tcp(&l, dport, flags, 5);
+	frame6(f, src, SL_IPPROTO_TCP, &l);
+}
+
+static inline void icmp6(struct frame *f, const __u8 *src, __u8 type, __u8 hop)
+{
+	struct frame l;
+
+	l4_icmp(&l, type, 24);
+	eth_ip6(f, src, SL_IPPROTO_ICMPV6, hop, -1, &l);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Running                                                                  */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * f once through the TC entry (tc) or the XDP entry: 1 passed, 0 dropped,
+ * -2 another verdict; -1 if test_run refused it (-errno in *err).
+ */
+static inline int run_frame(const struct frame *f, int tc, int *err)
+{
+	static __u8 out[sizeof(f->b) + 512];
+	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = f->b, .data_size_in = f->n, .data_out = out,
+		    .data_size_out = sizeof(out), .repeat = 1);
+	struct bpf_program *prog = tc ? skel->progs.sluice_tc : skel->progs.sluice_xdp;
+
+	*err = bpf_prog_test_run_opts(bpf_program__fd(prog), &o);
+	if (*err)
+		return -1;
+	if (tc)
+		return o.retval == TC_ACT_OK ? 1 : o.retval == TC_ACT_SHOT ? 0 : -2;
+	return o.retval == XDP_PASS ? 1 : o.retval == XDP_DROP ? 0 : -2;
+}
+
+/* 1 if the program (use_tc) passed the frame, 0 if it dropped it, -1 on error. */
+static inline int xmit(const struct frame *f)
+{
+	int err, v = run_frame(f, use_tc, &err);
+
+	if (v == -1)
+		CHECK_FAIL("%s test_run of %zu bytes: %s", use_tc ? "tc" : "xdp", f->n,
+			   strerror(-err));
+	return v < 0 ? -1 : v;
+}
+
+/* Send f n times; how many passed. */
+static inline int xmit_n(const struct frame *f, int n)
+{
+	int i, passed = 0;
+
+	for (i = 0; i < n; i++)
+		passed += xmit(f) == 1;
+	return passed;
+}
+
+/*
+ * A thread that runs f through the XDP entry on one CPU, repeat times at
+ * once in each of rounds rounds, each round between two waits on bar, so
+ * the main thread can set the clock before a round and read counters after.
+ */
+struct racer {
+	int cpu;
+	int rounds, repeat;
+	struct frame f;
+	pthread_barrier_t *bar;
+	int err;
+};
+
+static inline void *race(void *arg)
+{
+	struct racer *rc = arg;
+	int fd = bpf_program__fd(skel->progs.sluice_xdp);
+	__u8 out[sizeof(rc->f.b) + 512];
+	cpu_set_t set;
+	int i;
+
+	CPU_ZERO(&set);
+	CPU_SET(rc->cpu, &set);
+	if (sched_setaffinity(0, sizeof(set), &set))
+		rc->err = -errno;
+	for (i = 0; i < rc->rounds; i++) {
+		LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = rc->f.b, .data_size_in = rc->f.n,
+			    .data_out = out, .data_size_out = sizeof(out), .repeat = rc->repeat);
+
+		pthread_barrier_wait(rc->bar);
+		if (!rc->err)
+			rc->err = bpf_prog_test_run_opts(fd, &o);
+		pthread_barrier_wait(rc->bar);
+	}
+	return NULL;
+}
+
+#endif /* SLUICE_TESTS_BPF_HARNESS_H */
