@@ -15,31 +15,11 @@
  * only shedding and capacity refuse packets. Traffic that matches no rule
  * comes from 198.18.50.0/24 and has sl_shed.default_class.
  */
-#include <errno.h>
 #include <math.h>
-#include <sched.h>
-#include <stdlib.h>
-#include <string.h>
-#include <arpa/inet.h>
-#include <linux/bpf.h>
-#include <linux/pkt_cls.h>
-#include <bpf/bpf.h>
-#include <bpf/libbpf.h>
 
-#include "sluice.h"
-#include "sluice_limiter.h"
+#include "bpf_harness.h"
 #include "sluice_shed.h"
-#include "sluice.skel.h"
-#include "check.h"
-#include "packet.h"
 
-#define SEC	1000000000ULL
-#define MSEC	1000000ULL
-#define USEC	1000ULL
-/* Manual time at the start of every case. */
-#define T0	(1000 * SEC)
-/* sl_state size for the tests. */
-#define STATE_KEYS	4096
 /* Packets per class and probability in the fraction cases. */
 #define NPKT	20000
 /* Binomial tolerance, in standard deviations. */
@@ -51,146 +31,35 @@
 #define CLASS_NET(c)	(10 + (c))
 #define NO_RULE_NET	50
 
-static struct sluice *skel;
-static int ncpu;
-static int use_tc;		/* run sluice_tc instead of sluice_xdp */
-static struct sluice_ruleset rs;	/* the rule set being built */
-static __u16 next_agg;
-
-static int quiet_print(enum libbpf_print_level level, const char *fmt, va_list ap)
-{
-	if (level == LIBBPF_DEBUG && !getenv("SLUICE_TEST_DEBUG"))
-		return 0;
-	return vfprintf(stderr, fmt, ap);
-}
-
-/* Open, set the tunables, unpin every map, load. 0 or -errno. */
-static int load(void)
-{
-	struct bpf_map *m;
-	int err;
-
-	skel = sluice__open();
-	if (!skel)
-		return -errno;
-	skel->rodata->clock_mode = SLUICE_CLOCK_MANUAL;
-	err = bpf_map__set_max_entries(skel->maps.sl_state, STATE_KEYS);
-	bpf_object__for_each_map(m, skel->obj)
-		if (!err)
-			err = bpf_map__set_pin_path(m, NULL);
-	if (!err)
-		err = sluice__load(skel);
-	if (err) {
-		sluice__destroy(skel);
-		skel = NULL;
-		return err;
-	}
-	skel->bss->manual_now_ns = T0;
-	memset(&rs, 0, sizeof(rs));
-	next_agg = 1;
-	use_tc = 0;
-	return 0;
-}
-
-static void teardown(void)
-{
-	sluice__destroy(skel);
-	skel = NULL;
-}
-
-static void set_now(__u64 ns)
-{
-	skel->bss->manual_now_ns = ns;
-}
-
 /* ------------------------------------------------------------------------ */
-/* Maps                                                                     */
+/* Rules and maps                                                           */
 /* ------------------------------------------------------------------------ */
 
-static struct sluice_config cfg_get(void)
+/* A drop rule of class c (no match bits: matches all IP). */
+static struct sluice_rule *add_rule_in_class(__u8 c)
 {
-	struct sluice_config c;
-	__u32 zero = 0;
+	struct sluice_rule *r = add_rule(SLUICE_ACT_DROP);
 
-	memset(&c, 0, sizeof(c));
-	if (bpf_map__lookup_elem(skel->maps.sl_config, &zero, 4, &c, sizeof(c), 0))
-		CHECK_FAIL("reading sl_config: %s", strerror(errno));
-	return c;
-}
-
-static void cfg_put(const struct sluice_config *c)
-{
-	__u32 zero = 0;
-
-	if (bpf_map__update_elem(skel->maps.sl_config, &zero, 4, c, sizeof(*c), 0))
-		CHECK_FAIL("writing sl_config: %s", strerror(errno));
-}
-
-/* Write rs into the inactive entry and flip to it, as the controller does. */
-static void commit(void)
-{
-	struct sluice_config c = cfg_get();
-	__u32 idx = (c.active & 1) ^ 1;
-
-	rs.gen++;
-	if (bpf_map__update_elem(skel->maps.sl_rulesets, &idx, 4, &rs, sizeof(rs), 0)) {
-		CHECK_FAIL("writing sl_rulesets[%u]: %s", idx, strerror(errno));
-		return;
-	}
-	c.active = idx;
-	cfg_put(&c);
-}
-
-static struct sluice_rule *add_rule(__u8 class)
-{
-	struct sluice_rule *r = &rs.rules[rs.nr_rules];
-
-	memset(r, 0, sizeof(*r));
-	r->uid = 1000 + rs.nr_rules;
-	r->slot = rs.nr_rules + 3;
-	r->action = SLUICE_ACT_DROP;
-	r->class = class;
-	snprintf(rs.names[rs.nr_rules], SLUICE_NAME_LEN, "rule%u", rs.nr_rules);
-	rs.nr_rules++;
+	r->class = c;
 	return r;
 }
 
+/* A token bucket of rate per second, per source (/32, /128) or for all; no agg_slot. */
 static void set_limit(struct sluice_limit *l, __u64 rate, __u64 burst, int cost, int key)
 {
-	memset(l, 0, sizeof(*l));
-	l->rate = rate;
-	l->burst = burst;
-	l->cost = cost;
-	l->key = key;
-	l->plen4 = 32;
-	l->plen6 = 128;
-	l->interval_fp = sl_gcra_interval(rate);
-	l->tolerance = sl_gcra_tolerance(l->interval_fp, burst, cost);
-	sl_limit_set_masks(l);
+	limit_init(l, SLUICE_ALGO_GCRA, rate, 0, burst, cost, key, 32, 128);
 }
 
+/* A packets/s limit of rule r; rule-wide ones get the next agg_slot. */
 static void add_limit(struct sluice_rule *r, __u64 rate, __u64 burst, int key)
 {
-	struct sluice_limit *l = &r->limits[r->nr_limits++];
-
-	set_limit(l, rate, burst, SLUICE_COST_PKT, key);
-	if (key == SLUICE_KEY_ALL)
-		l->agg_slot = next_agg++;
-}
-
-static void match_src4(struct sluice_rule *r, __u32 net, unsigned int plen)
-{
-	r->match |= SLUICE_M_SRC | SLUICE_M_FAMILY;
-	r->family = 4;
-	r->src_plen = plen;
-	r->src_mask[0] = sl_prefix_word(plen, 0);
-	r->src_net[0] = htonl(net) & r->src_mask[0];
+	new_limit(r, SLUICE_ALGO_GCRA, rate, 0, burst, SLUICE_COST_PKT, key, 32, 128);
 }
 
 /* A rule for class c over 198.18.CLASS_NET(c).0/24 that no case here reaches the limit of. */
 static struct sluice_rule *class_rule(__u8 c)
 {
-	struct sluice_rule *r = add_rule(c);
+	struct sluice_rule *r = add_rule_in_class(c);
 
 	match_src4(r, IP4(198, 18, CLASS_NET(c), 0), 24);
 	add_limit(r, 1000000000, 1000000000, SLUICE_KEY_ALL);
@@ -253,22 +122,6 @@ static void capacity_set(int cost, __u64 rate, __u64 burst, double reserve)
 	shed_put(&sh);
 }
 
-/* Global counter idx summed over CPUs. */
-static __u64 g(int idx)
-{
-	__u64 v[ncpu], sum = 0;
-	__u32 key = idx;
-	int i;
-
-	if (bpf_map__lookup_elem(skel->maps.sl_global, &key, 4, v, sizeof(v), 0)) {
-		CHECK_FAIL("reading sl_global[%d]: %s", idx, strerror(errno));
-		return 0;
-	}
-	for (i = 0; i < ncpu; i++)
-		sum += v[i];
-	return sum;
-}
-
 /* Per-class counters summed over CPUs. */
 static struct sluice_class_stats cstat(__u32 cls)
 {
@@ -291,26 +144,6 @@ static struct sluice_class_stats cstat(__u32 cls)
 	return s;
 }
 
-/* Counters of rule i, summed over CPUs. */
-static struct sluice_rule_stats rstat(int i)
-{
-	struct sluice_rule_stats v[ncpu], s;
-	__u32 key = rs.rules[i].slot;
-	int c;
-
-	memset(&s, 0, sizeof(s));
-	if (bpf_map__lookup_elem(skel->maps.sl_rule_stats, &key, 4, v, sizeof(v), 0)) {
-		CHECK_FAIL("reading sl_rule_stats[%u]: %s", key, strerror(errno));
-		return s;
-	}
-	for (c = 0; c < ncpu; c++) {
-		s.passed_pkts += v[c].passed_pkts;
-		s.dropped_pkts += v[c].dropped_pkts;
-		s.wdrop_pkts += v[c].wdrop_pkts;
-	}
-	return s;
-}
-
 static struct sluice_state capstate(__u32 idx)
 {
 	struct sluice_state st;
@@ -324,16 +157,7 @@ static struct sluice_state capstate(__u32 idx)
 /* Entries in sl_state. */
 static int state_count(void)
 {
-	struct sluice_key k, next;
-	int n = 0, err;
-
-	err = bpf_map__get_next_key(skel->maps.sl_state, NULL, &next, sizeof(next));
-	while (!err) {
-		n++;
-		k = next;
-		err = bpf_map__get_next_key(skel->maps.sl_state, &k, &next, sizeof(next));
-	}
-	return n;
+	return key_count(skel->maps.sl_state, NULL);
 }
 
 /* Every frame ends non-IP, passed or dropped; sheds are the sum of the classes'. */
@@ -386,44 +210,6 @@ static void class_frame(struct frame *f, int c, int h)
 	udp4(f, IP4(198, 18, c < 0 ? NO_RULE_NET : CLASS_NET(c), h));
 }
 
-static void icmp6(struct frame *f, const __u8 *src, __u8 type, __u8 hop)
-{
-	struct frame l;
-
-	l4_icmp(&l, type, 24);
-	eth_ip6(f, src, SL_IPPROTO_ICMPV6, hop, -1, &l);
-}
-
-/* 1 if the program passed the frame, 0 if it dropped it, -1 on error. */
-static int xmit(const struct frame *f)
-{
-	__u8 out[sizeof(f->b) + 512];
-	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = f->b, .data_size_in = f->n, .data_out = out,
-		    .data_size_out = sizeof(out), .repeat = 1);
-	struct bpf_program *prog = use_tc ? skel->progs.sluice_tc : skel->progs.sluice_xdp;
-	int err;
-
-	err = bpf_prog_test_run_opts(bpf_program__fd(prog), &o);
-	if (err) {
-		CHECK_FAIL("%s test_run of %zu bytes: %s", use_tc ? "tc" : "xdp", f->n,
-			   strerror(-err));
-		return -1;
-	}
-	if (use_tc)
-		return o.retval == TC_ACT_OK ? 1 : o.retval == TC_ACT_SHOT ? 0 : -1;
-	return o.retval == XDP_PASS ? 1 : o.retval == XDP_DROP ? 0 : -1;
-}
-
-/* Send f n times; how many passed. */
-static int xmit_n(const struct frame *f, int n)
-{
-	int i, passed = 0;
-
-	for (i = 0; i < n; i++)
-		passed += xmit(f) == 1;
-	return passed;
-}
-
 /* n shed of total at probability p (= th / 2^32), within SIGMAS; exact at 0 and 1. */
 static void check_binomial(const char *what, __u64 shed, __u64 total, __u64 th)
 {
@@ -443,21 +229,8 @@ static void check_binomial(const char *what, __u64 shed, __u64 total, __u64 th)
 /* Cases                                                                    */
 /* ------------------------------------------------------------------------ */
 
-/* SH_CASE(name) { body }: fresh object, body, balance check, unload. */
-#define SH_CASE(name)                                                               \
-	static void name##_body(void);                                              \
-	static void name(void)                                                      \
-	{                                                                           \
-		int err_ = load();                                                  \
-		if (err_) {                                                         \
-			CHECK_FAIL("loading the BPF object: %s", strerror(-err_));  \
-			return;                                                     \
-		}                                                                   \
-		name##_body();                                                      \
-		check_balance();                                                    \
-		teardown();                                                         \
-	}                                                                           \
-	static void name##_body(void)
+/* SH_CASE(name) { body }: fresh object, body, balance check, unload (HARNESS_CASE). */
+#define SH_CASE(name) HARNESS_CASE(name)
 
 /* Measured fractions, printed as comments by the cases that measure them. */
 static void note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -560,7 +333,7 @@ SH_CASE(shed_class0_never)
 
 	/* rule 0: class 0 over 198.18.10.0/24; rule 1: class 3 over all of 198.18.0.0/16 */
 	class_rule(0);
-	wide = add_rule(3);
+	wide = add_rule_in_class(3);
 	match_src4(wide, IP4(198, 18, 0, 0), 16);
 	add_limit(wide, 1000000000, 1000000000, SLUICE_KEY_ALL);
 	commit();
@@ -633,7 +406,7 @@ SH_CASE(shed_consumes_no_tokens)
 	struct sluice_rule *r;
 	struct frame f;
 
-	r = add_rule(3);
+	r = add_rule_in_class(3);
 	match_src4(r, IP4(198, 18, CLASS_NET(3), 0), 24);
 	add_limit(r, 1, 5, SLUICE_KEY_SRC);
 	commit();
@@ -687,7 +460,7 @@ SH_CASE(shed_nd_unnamed_never_shed)
 	CHECK_EQ(g(SLUICE_G_NON_IP), 100);
 
 	/* a rule naming NS, class 2: NS is that rule's traffic now */
-	r = add_rule(2);
+	r = add_rule_in_class(2);
 	r->match = SLUICE_M_PROTO | SLUICE_M_ICMPTYPE;
 	r->proto = SL_IPPROTO_ICMPV6;
 	r->icmp_type = 135;
@@ -993,7 +766,7 @@ SH_CASE(capacity_drop_consumes_no_rule_tokens)
 	struct frame f;
 	int i, passed = 0;
 
-	r = add_rule(3);
+	r = add_rule_in_class(3);
 	match_src4(r, IP4(198, 18, CLASS_NET(3), 0), 24);
 	add_limit(r, 1, 5, SLUICE_KEY_SRC);
 	commit();
@@ -1028,7 +801,7 @@ SH_CASE(capacity_rule_drop_consumes_no_capacity)
 	struct frame f;
 	__u64 unit;
 
-	r = add_rule(3);
+	r = add_rule_in_class(3);
 	match_src4(r, IP4(198, 18, CLASS_NET(3), 0), 24);
 	add_limit(r, 1, 1, SLUICE_KEY_SRC);
 	commit();
@@ -1075,29 +848,12 @@ SH_CASE(shed_consumes_no_capacity)
 
 int main(void)
 {
-	cpu_set_t set;
 	int err;
 
-	libbpf_set_print(quiet_print);
-	ncpu = libbpf_num_possible_cpus();
-	if (ncpu <= 0) {
-		printf("not ok - bpf_shed: cannot count possible CPUs\n");
-		return 1;
-	}
-	/* One CPU: runs are reproducible, and the capacity check and charge never race. */
-	CPU_ZERO(&set);
-	CPU_SET(0, &set);
-	sched_setaffinity(0, sizeof(set), &set);
-
-	err = load();
-	if (err == -EPERM || err == -EACCES) {
-		printf("skip - bpf_shed: cannot load BPF programs: %s\n", strerror(-err));
-		return 0;
-	}
-	if (err) {
-		printf("not ok - bpf_shed: loading the BPF object: %s\n", strerror(-err));
-		return 1;
-	}
+	/* on CPU 0 alone, the capacity check and charge never race either */
+	err = harness_start("bpf_shed");
+	if (err)
+		return err > 0;
 	teardown();
 
 	RUN(shed_fractions_by_class);
