@@ -11,194 +11,41 @@
  * data path and through the pure functions of sluice_limiter.h, packet by
  * packet, and require the same verdicts and the same bucket words.
  */
-#include <errno.h>
 #include <fcntl.h>
 #include <net/if.h>
 #include <netinet/in.h>
-#include <pthread.h>
-#include <sched.h>
-#include <stdlib.h>
-#include <string.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
-#include <arpa/inet.h>
-#include <linux/bpf.h>
-#include <bpf/bpf.h>
-#include <bpf/libbpf.h>
 
-#include "sluice.h"
-#include "sluice_limiter.h"
-#include "sluice.skel.h"
-#include "check.h"
-#include "packet.h"
+#include "bpf_harness.h"
 
-#define SEC	1000000000ULL
-#define MSEC	1000000ULL
-#define USEC	1000ULL
-/* Manual time at the start of every case: window 1000 of 1 s windows. */
-#define T0	(1000 * SEC)
-/* An hour boundary, for limits per second, minute and hour at once. */
+/*
+ * T0, the manual time at the start of every case, is window 1000 of 1 s
+ * windows. H0 is an hour boundary, for limits per second, minute and hour
+ * at once.
+ */
 #define H0	(100 * 3600 * SEC)
-#define STATE_KEYS	4096
 /* First agg_slot handed out; not 0, so slot/index mix-ups show. */
 #define AGG_BASE	5
-#define SLOT_BASE	3
 /* IP length of the UDP frames udp4() builds: the byte cost of one. */
 #define UDP4_LEN	46
 
 #define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 
-static struct sluice *skel;
-static int ncpu;
-static struct sluice_ruleset rs;
-static __u16 next_agg;
-
-static const __u32 SRC_A = IP4(198, 18, 1, 1), SRC_B = IP4(198, 18, 1, 2),
-		   SRC_C = IP4(198, 18, 2, 3);
-
-static int quiet_print(enum libbpf_print_level level, const char *fmt, va_list ap)
-{
-	if (level == LIBBPF_DEBUG && !getenv("SLUICE_TEST_DEBUG"))
-		return 0;
-	return vfprintf(stderr, fmt, ap);
-}
-
-static int load(void)
-{
-	struct bpf_map *m;
-	int err;
-
-	skel = sluice__open();
-	if (!skel)
-		return -errno;
-	skel->rodata->clock_mode = SLUICE_CLOCK_MANUAL;
-	err = bpf_map__set_max_entries(skel->maps.sl_state, STATE_KEYS);
-	bpf_object__for_each_map(m, skel->obj)
-		if (!err)
-			err = bpf_map__set_pin_path(m, NULL);
-	if (!err)
-		err = sluice__load(skel);
-	if (err) {
-		sluice__destroy(skel);
-		skel = NULL;
-		return err;
-	}
-	skel->bss->manual_now_ns = T0;
-	memset(&rs, 0, sizeof(rs));
-	next_agg = AGG_BASE;
-	return 0;
-}
-
-static int setup(void)
-{
-	int err = load();
-
-	if (err)
-		CHECK_FAIL("loading the BPF object: %s", strerror(-err));
-	return err;
-}
-
-static void teardown(void)
-{
-	sluice__destroy(skel);
-	skel = NULL;
-}
-
-static void set_now(__u64 ns)
-{
-	skel->bss->manual_now_ns = ns;
-}
-
 /* ------------------------------------------------------------------------ */
 /* Maps and rules                                                           */
 /* ------------------------------------------------------------------------ */
 
-static struct sluice_config cfg_get(void)
-{
-	struct sluice_config c;
-	__u32 zero = 0;
-
-	memset(&c, 0, sizeof(c));
-	if (bpf_map__lookup_elem(skel->maps.sl_config, &zero, 4, &c, sizeof(c), 0))
-		CHECK_FAIL("reading sl_config: %s", strerror(errno));
-	return c;
-}
-
-static void cfg_put(const struct sluice_config *c)
-{
-	__u32 zero = 0;
-
-	if (bpf_map__update_elem(skel->maps.sl_config, &zero, 4, c, sizeof(*c), 0))
-		CHECK_FAIL("writing sl_config: %s", strerror(errno));
-}
-
-/* Write rs into the inactive entry and flip to it. */
-static void commit(void)
-{
-	struct sluice_config c = cfg_get();
-	__u32 idx = (c.active & 1) ^ 1;
-
-	rs.gen++;
-	if (bpf_map__update_elem(skel->maps.sl_rulesets, &idx, 4, &rs, sizeof(rs), 0)) {
-		CHECK_FAIL("writing sl_rulesets[%u]: %s", idx, strerror(errno));
-		return;
-	}
-	c.active = idx;
-	cfg_put(&c);
-}
-
-static struct sluice_rule *add_rule(__u8 action)
-{
-	struct sluice_rule *r = &rs.rules[rs.nr_rules];
-
-	memset(r, 0, sizeof(*r));
-	r->uid = 1000 + rs.nr_rules + 100 * rs.gen;
-	r->slot = rs.nr_rules + SLOT_BASE + 16 * rs.gen;
-	r->action = action;
-	snprintf(rs.names[rs.nr_rules], SLUICE_NAME_LEN, "rule%u", rs.nr_rules);
-	rs.nr_rules++;
-	return r;
-}
-
-/*
- * A limit as `rule add` builds it: `rate` per `period_ms` (windows: `rate`
- * per window, burst = rate), or for SLUICE_ALGO_CONNS a cap of `rate`.
- */
-static struct sluice_limit *add_limit(struct sluice_rule *r, int algo, __u64 rate,
-				      __u32 period_ms, __u64 burst, int cost, int key, int plen4,
-				      int plen6)
-{
-	struct sluice_limit *l = &r->limits[r->nr_limits++];
-
-	memset(l, 0, sizeof(*l));
-	l->algo = algo;
-	l->rate = rate;
-	l->cost = cost;
-	l->key = key;
-	l->plen4 = plen4;
-	l->plen6 = plen6;
-	if (algo != SLUICE_ALGO_CONNS) {
-		l->period_ms = period_ms;
-		l->burst = algo == SLUICE_ALGO_GCRA ? burst : rate;
-		l->interval_fp = sl_gcra_interval_per(rate, period_ms);
-		l->tolerance = sl_gcra_tolerance(l->interval_fp, l->burst, cost);
-	}
-	if (key == SLUICE_KEY_ALL)
-		l->agg_slot = next_agg++;
-	sl_limit_set_masks(l);
-	return l;
-}
-
 /* A window limit per source (/32, /128). */
 static struct sluice_limit *win_src(struct sluice_rule *r, int algo, __u64 rate, __u32 period_ms)
 {
-	return add_limit(r, algo, rate, period_ms, 0, SLUICE_COST_PKT, SLUICE_KEY_SRC, 32, 128);
+	return new_limit(r, algo, rate, period_ms, 0, SLUICE_COST_PKT, SLUICE_KEY_SRC, 32, 128);
 }
 
 static struct sluice_limit *conns_src(struct sluice_rule *r, __u64 cap, int plen4, int plen6)
 {
-	return add_limit(r, SLUICE_ALGO_CONNS, cap, 0, 0, SLUICE_COST_PKT, SLUICE_KEY_SRC, plen4,
+	return new_limit(r, SLUICE_ALGO_CONNS, cap, 0, 0, SLUICE_COST_PKT, SLUICE_KEY_SRC, plen4,
 			 plen6);
 }
 
@@ -208,83 +55,6 @@ static void match_tcp_dport(struct sluice_rule *r, __u16 port)
 	r->proto = SL_IPPROTO_TCP;
 	r->dport_lo = port;
 	r->dport_hi = port;
-}
-
-static __u64 g(int idx)
-{
-	__u64 v[ncpu], sum = 0;
-	__u32 key = idx;
-	int i;
-
-	if (bpf_map__lookup_elem(skel->maps.sl_global, &key, 4, v, sizeof(v), 0)) {
-		CHECK_FAIL("reading sl_global[%d]: %s", idx, strerror(errno));
-		return 0;
-	}
-	for (i = 0; i < ncpu; i++)
-		sum += v[i];
-	return sum;
-}
-
-static struct sluice_rule_stats rstat(int i)
-{
-	struct sluice_rule_stats v[ncpu], s;
-	__u32 key = rs.rules[i].slot;
-	int c;
-
-	memset(&s, 0, sizeof(s));
-	if (bpf_map__lookup_elem(skel->maps.sl_rule_stats, &key, 4, v, sizeof(v), 0)) {
-		CHECK_FAIL("reading sl_rule_stats[%u]: %s", key, strerror(errno));
-		return s;
-	}
-	for (c = 0; c < ncpu; c++) {
-		s.passed_pkts += v[c].passed_pkts;
-		s.dropped_pkts += v[c].dropped_pkts;
-		s.wdrop_pkts += v[c].wdrop_pkts;
-	}
-	return s;
-}
-
-static struct sluice_state agg_get(const struct sluice_limit *l)
-{
-	struct sluice_state st;
-	__u32 key = l->agg_slot;
-
-	memset(&st, 0, sizeof(st));
-	if (bpf_map__lookup_elem(skel->maps.sl_agg, &key, 4, &st, sizeof(st), 0))
-		CHECK_FAIL("reading sl_agg[%u]: %s", key, strerror(errno));
-	return st;
-}
-
-/* The key of limit li of rule r for an IPv4 source (host order), as the data path makes it. */
-static struct sluice_key key4(const struct sluice_rule *r, __u32 li, __u32 src)
-{
-	const struct sluice_limit *l = &r->limits[li];
-	struct sluice_key k;
-
-	memset(&k, 0, sizeof(k));
-	k.uid = r->uid;
-	k.limit = li;
-	k.family = 4;
-	k.plen = l->plen4;
-	k.addr[0] = htonl(src) & l->mask4;
-	return k;
-}
-
-static struct sluice_key key6(const struct sluice_rule *r, __u32 li, const __u8 *src)
-{
-	const struct sluice_limit *l = &r->limits[li];
-	struct sluice_key k;
-	int w;
-
-	memset(&k, 0, sizeof(k));
-	k.uid = r->uid;
-	k.limit = li;
-	k.family = 6;
-	k.plen = l->plen6;
-	memcpy(k.addr, src, 16);
-	for (w = 0; w < 4; w++)
-		k.addr[w] &= l->mask6[w];
-	return k;
 }
 
 /* sl_state of limit li of rule r for src; all zero (and *found 0) when there is none. */
@@ -303,16 +73,7 @@ static struct sluice_state state4(const struct sluice_rule *r, __u32 li, __u32 s
 
 static int state_count(void)
 {
-	struct sluice_key k, next;
-	int n = 0, err;
-
-	err = bpf_map__get_next_key(skel->maps.sl_state, NULL, &next, sizeof(next));
-	while (!err) {
-		n++;
-		k = next;
-		err = bpf_map__get_next_key(skel->maps.sl_state, &k, &next, sizeof(next));
-	}
-	return n;
+	return key_count(skel->maps.sl_state, NULL);
 }
 
 static void conns_put(const struct sluice_key *k, __u64 count)
@@ -335,16 +96,7 @@ static long long conns_get(const struct sluice_key *k)
 
 static int conns_entries(void)
 {
-	struct sluice_key k, next;
-	int n = 0, err;
-
-	err = bpf_map__get_next_key(skel->maps.sl_conns, NULL, &next, sizeof(next));
-	while (!err) {
-		n++;
-		k = next;
-		err = bpf_map__get_next_key(skel->maps.sl_conns, &k, &next, sizeof(next));
-	}
-	return n;
+	return key_count(skel->maps.sl_conns, NULL);
 }
 
 static void check_balance(void)
@@ -374,65 +126,6 @@ static void udp4_len(struct frame *f, __u32 src, size_t l3len)
 static void udp4(struct frame *f, __u32 src)
 {
 	udp4_len(f, src, UDP4_LEN);
-}
-
-static void tcp4(struct frame *f, __u32 src, __u16 dport, __u8 flags)
-{
-	struct frame l;
-
-	l4_tcp(&l, dport, flags, 5);
-	frame4(f, src, SL_IPPROTO_TCP, &l);
-}
-
-static void tcp6(struct frame *f, const __u8 *src, __u16 dport, __u8 flags)
-{
-	struct frame l;
-
-	l4_tcp(&l, dport, flags, 5);
-	frame6(f, src, SL_IPPROTO_TCP, &l);
-}
-
-/* 2001:db8:<net>::<host> */
-static void addr6(__u8 *a, __u32 net, __u32 host)
-{
-	memset(a, 0, 16);
-	a[0] = 0x20;
-	a[1] = 0x01;
-	a[2] = 0x0d;
-	a[3] = 0xb8;
-	a[4] = net >> 24;
-	a[5] = net >> 16;
-	a[6] = net >> 8;
-	a[7] = net;
-	a[12] = host >> 24;
-	a[13] = host >> 16;
-	a[14] = host >> 8;
-	a[15] = host;
-}
-
-/* 1 if XDP passed the frame, 0 if it dropped it, -1 on error. */
-static int xmit(const struct frame *f)
-{
-	__u8 out[sizeof(f->b) + 512];
-	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = f->b, .data_size_in = f->n, .data_out = out,
-		    .data_size_out = sizeof(out), .repeat = 1);
-	int err;
-
-	err = bpf_prog_test_run_opts(bpf_program__fd(skel->progs.sluice_xdp), &o);
-	if (err) {
-		CHECK_FAIL("test_run of %zu bytes: %s", f->n, strerror(-err));
-		return -1;
-	}
-	return o.retval == XDP_PASS ? 1 : o.retval == XDP_DROP ? 0 : -1;
-}
-
-static int xmit_n(const struct frame *f, int n)
-{
-	int i, passed = 0;
-
-	for (i = 0; i < n; i++)
-		passed += xmit(f) == 1;
-	return passed;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -574,17 +267,8 @@ static int trace_as_pure(const struct sluice_rule *r, __u32 li, const struct arr
 /* Window algorithms                                                        */
 /* ------------------------------------------------------------------------ */
 
-#define BL_CASE(name)                  \
-	static void name##_body(void); \
-	static void name(void)         \
-	{                              \
-		if (setup())           \
-			return;        \
-		name##_body();         \
-		check_balance();       \
-		teardown();            \
-	}                              \
-	static void name##_body(void)
+/* BL_CASE(name) { body }: fresh object, body, balance check, unload (HARNESS_CASE). */
+#define BL_CASE(name) HARNESS_CASE(name)
 
 /*
  * Every trace, per source and rule-wide, packets and bytes: a window
@@ -623,7 +307,7 @@ static void windows_as_pure(int algo)
 		r[i]->match = SLUICE_M_PROTO | SLUICE_M_DPORT;
 		r[i]->proto = SL_IPPROTO_UDP;
 		r[i]->dport_lo = r[i]->dport_hi = 53;
-		add_limit(r[i], algo, c[i].L, c[i].period_ms, 0, c[i].cost, c[i].key, all ? 0 : 32,
+		new_limit(r[i], algo, c[i].L, c[i].period_ms, 0, c[i].cost, c[i].key, all ? 0 : 32,
 			  all ? 0 : 128);
 	}
 	for (i = 0; i < ARRAY_LEN(c); i++) {
@@ -825,7 +509,7 @@ BL_CASE(bl_several_windows_mixed_algorithms)
 	r = add_rule(SLUICE_ACT_DROP);
 	win_src(r, SLUICE_ALGO_FIXED, 500, 3600000);
 	win_src(r, SLUICE_ALGO_SLIDING, 100, 60000);
-	add_limit(r, SLUICE_ALGO_GCRA, 10, 1000, 10, SLUICE_COST_PKT, SLUICE_KEY_SRC, 32, 128);
+	new_limit(r, SLUICE_ALGO_GCRA, 10, 1000, 10, SLUICE_COST_PKT, SLUICE_KEY_SRC, 32, 128);
 	commit();
 	udp4(&f, SRC_A);
 	for (i = 0; i < 5000; i++) {
@@ -873,9 +557,9 @@ BL_CASE(bl_check_then_charge_across_algorithms)
 	r0 = add_rule(SLUICE_ACT_DROP);
 	win_src(r0, SLUICE_ALGO_SLIDING, 1000, 60000);
 	r1 = add_rule(SLUICE_ACT_DROP);
-	all = add_limit(r1, SLUICE_ALGO_FIXED, 5, 1000, 0, SLUICE_COST_PKT, SLUICE_KEY_ALL, 0, 0);
+	all = new_limit(r1, SLUICE_ALGO_FIXED, 5, 1000, 0, SLUICE_COST_PKT, SLUICE_KEY_ALL, 0, 0);
 	r2 = add_rule(SLUICE_ACT_DROP);
-	add_limit(r2, SLUICE_ALGO_GCRA, 1000, 1000, 1000, SLUICE_COST_PKT, SLUICE_KEY_SRC, 24, 64);
+	new_limit(r2, SLUICE_ALGO_GCRA, 1000, 1000, 1000, SLUICE_COST_PKT, SLUICE_KEY_SRC, 24, 64);
 	commit();
 	udp4(&f, SRC_A);
 	set_now(T0 + SEC / 2);
@@ -901,7 +585,7 @@ BL_CASE(bl_check_then_charge_across_algorithms)
 	win_src(r0, SLUICE_ALGO_FIXED, 100, 1000);
 	r1 = add_rule(SLUICE_ACT_DROP);
 	win_src(r1, SLUICE_ALGO_SLIDING, 3, 60000);
-	tb = add_limit(r1, SLUICE_ALGO_GCRA, 100, 1000, 100, SLUICE_COST_PKT, SLUICE_KEY_ALL, 0,
+	tb = new_limit(r1, SLUICE_ALGO_GCRA, 100, 1000, 100, SLUICE_COST_PKT, SLUICE_KEY_ALL, 0,
 		       0);
 	commit();
 	set_now(T0 + 2 * SEC);
@@ -926,37 +610,6 @@ BL_CASE(bl_check_then_charge_across_algorithms)
 #define RACE_ROUNDS	60
 #define RACE_REPEAT	300
 
-struct racer {
-	int cpu;
-	struct frame f;
-	pthread_barrier_t *bar;
-	int err;
-};
-
-static void *race(void *arg)
-{
-	struct racer *rc = arg;
-	int fd = bpf_program__fd(skel->progs.sluice_xdp);
-	__u8 out[sizeof(rc->f.b) + 512];
-	cpu_set_t set;
-	int i;
-
-	CPU_ZERO(&set);
-	CPU_SET(rc->cpu, &set);
-	if (sched_setaffinity(0, sizeof(set), &set))
-		rc->err = -errno;
-	for (i = 0; i < RACE_ROUNDS; i++) {
-		LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = rc->f.b, .data_size_in = rc->f.n,
-			    .data_out = out, .data_size_out = sizeof(out), .repeat = RACE_REPEAT);
-
-		pthread_barrier_wait(rc->bar);
-		if (!rc->err)
-			rc->err = bpf_prog_test_run_opts(fd, &o);
-		pthread_barrier_wait(rc->bar);
-	}
-	return NULL;
-}
-
 static void bl_two_cpus_windows_exact(void)
 {
 	struct sluice_rule *r;
@@ -971,12 +624,14 @@ static void bl_two_cpus_windows_exact(void)
 		return;
 	r = add_rule(SLUICE_ACT_DROP);
 	win_src(r, SLUICE_ALGO_FIXED, 100, 1000);
-	all = add_limit(r, SLUICE_ALGO_SLIDING, 150, 1000, 0, SLUICE_COST_PKT, SLUICE_KEY_ALL, 0,
+	all = new_limit(r, SLUICE_ALGO_SLIDING, 150, 1000, 0, SLUICE_COST_PKT, SLUICE_KEY_ALL, 0,
 			0);
 	commit();
 	pthread_barrier_init(&bar, NULL, 3);
 	for (i = 0; i < 2; i++) {
 		rc[i].cpu = i;
+		rc[i].rounds = RACE_ROUNDS;
+		rc[i].repeat = RACE_REPEAT;
 		rc[i].bar = &bar;
 		rc[i].err = 0;
 		udp4(&rc[i].f, SRC_A);
@@ -1136,7 +791,7 @@ BL_CASE(bl_conns_with_rate_check_then_charge)
 	r = add_rule(SLUICE_ACT_DROP);
 	match_tcp_dport(r, 22);
 	conns_src(r, 1, 32, 128);
-	add_limit(r, SLUICE_ALGO_GCRA, 5, 1000, 5, SLUICE_COST_PKT, SLUICE_KEY_SRC, 32, 128);
+	new_limit(r, SLUICE_ALGO_GCRA, 5, 1000, 5, SLUICE_COST_PKT, SLUICE_KEY_SRC, 32, 128);
 	commit();
 	k = key4(r, 0, SRC_A);
 	conns_put(&k, 1);
@@ -1542,29 +1197,13 @@ static void bl_sockops_dual_stack_listener(void)
 
 int main(void)
 {
-	cpu_set_t set;
 	char cg[1024];
 	int err;
 
-	libbpf_set_print(quiet_print);
-	ncpu = libbpf_num_possible_cpus();
-	if (ncpu <= 0) {
-		printf("not ok - bpf_limits: cannot count possible CPUs\n");
-		return 1;
-	}
-	CPU_ZERO(&set);
-	CPU_SET(0, &set);
-	sched_setaffinity(0, sizeof(set), &set);
-
-	err = load();
-	if (err == -EPERM || err == -EACCES) {
-		printf("skip - bpf_limits: cannot load BPF programs: %s\n", strerror(-err));
-		return 0;
-	}
-	if (err) {
-		printf("not ok - bpf_limits: loading the BPF object: %s\n", strerror(-err));
-		return 1;
-	}
+	agg_base = AGG_BASE;
+	err = harness_start("bpf_limits");
+	if (err)
+		return err > 0;
 	teardown();
 
 	RUN(bl_fixed_window_as_pure);
