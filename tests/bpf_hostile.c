@@ -4,7 +4,7 @@
  * with the verdict and the counters it must produce, through the XDP entry
  * and the TC entry alike.
  *
- * The object is loaded as tests/bpf_datapath.c loads it (manual clock,
+ * The object is loaded as tests/bpf_harness.h loads it (manual clock,
  * nothing pinned) with a fixed set of probe rules, each generous enough
  * never to refuse anything, so that what a rule counted says what it
  * matched:
@@ -21,29 +21,9 @@
  * open and with fail closed, and an LRU far smaller than the sources, which
  * must never fault nor refuse a new source its burst.
  */
-#include <errno.h>
-#include <sched.h>
-#include <stdarg.h>
-#include <stdlib.h>
-#include <string.h>
 #include <unistd.h>
-#include <arpa/inet.h>
-#include <linux/bpf.h>
-#include <linux/pkt_cls.h>
-#include <bpf/bpf.h>
-#include <bpf/libbpf.h>
 
-#include "sluice.h"
-#include "sluice_limiter.h"
-#include "sluice.skel.h"
-#include "check.h"
-#include "packet.h"
-
-#define SEC	1000000000ULL
-/* Manual time of every case. */
-#define T0	(1000 * SEC)
-/* sl_state entries unless a case says otherwise. */
-#define STATE_KEYS	4096
+#include "bpf_harness.h"
 
 /* The probe rules, by index in the rule set. */
 enum {
@@ -64,8 +44,6 @@ struct expect {
 	__u32 cost;		/* IP length R_BYTES is charged (parsed frames) */
 };
 
-static struct sluice *skel;
-static int ncpu;
 static int malformed_pass;	/* the object's `set malformed pass` */
 static int frames_run;		/* frames sent in the current case, both entries */
 /* Shortest frames test_run takes through the TC entry: IPv4, IPv6, tagged. */
@@ -77,84 +55,17 @@ static int tc_min4, tc_min6, tc_minq;
  */
 #define XDP_ONE_BUFFER	3520
 
-static int quiet_print(enum libbpf_print_level level, const char *fmt, va_list ap)
-{
-	if (level == LIBBPF_DEBUG && !getenv("SLUICE_TEST_DEBUG"))
-		return 0;
-	return vfprintf(stderr, fmt, ap);
-}
-
 /* ------------------------------------------------------------------------ */
-/* Loading and maps                                                         */
+/* Rules and maps                                                           */
 /* ------------------------------------------------------------------------ */
 
-/*
- * Open, manual clock, keys entries in sl_state (or, with state_fd >= 0, that
- * map in its place), nothing pinned, load. 0 or -errno.
- */
-static int load_with(__u32 keys, int state_fd)
-{
-	struct bpf_map *m;
-	int err;
-
-	skel = sluice__open();
-	if (!skel)
-		return -errno;
-	skel->rodata->clock_mode = SLUICE_CLOCK_MANUAL;
-	err = bpf_map__set_max_entries(skel->maps.sl_state, keys);
-	bpf_object__for_each_map(m, skel->obj)
-		if (!err)
-			err = bpf_map__set_pin_path(m, NULL);
-	if (!err && state_fd >= 0)
-		err = bpf_map__reuse_fd(skel->maps.sl_state, state_fd);
-	if (!err)
-		err = sluice__load(skel);
-	if (err) {
-		sluice__destroy(skel);
-		skel = NULL;
-		return err;
-	}
-	skel->bss->manual_now_ns = T0;
-	return 0;
-}
-
-static void teardown(void)
-{
-	sluice__destroy(skel);
-	skel = NULL;
-}
-
-static struct sluice_config cfg_get(void)
+/* commit(), with the case's malformed_pass in the same write of sl_config. */
+static void commit_with_malformed_pass(void)
 {
 	struct sluice_config c;
-	__u32 zero = 0;
 
-	memset(&c, 0, sizeof(c));
-	if (bpf_map__lookup_elem(skel->maps.sl_config, &zero, 4, &c, sizeof(c), 0))
-		CHECK_FAIL("reading sl_config: %s", strerror(errno));
-	return c;
-}
-
-static void cfg_put(const struct sluice_config *c)
-{
-	__u32 zero = 0;
-
-	if (bpf_map__update_elem(skel->maps.sl_config, &zero, 4, c, sizeof(*c), 0))
-		CHECK_FAIL("writing sl_config: %s", strerror(errno));
-}
-
-/* Write rs into the inactive entry and flip to it, as the controller does. */
-static void commit(struct sluice_ruleset *rs)
-{
-	struct sluice_config c = cfg_get();
-	__u32 idx = (c.active & 1) ^ 1;
-
-	rs->gen++;
-	if (bpf_map__update_elem(skel->maps.sl_rulesets, &idx, 4, rs, sizeof(*rs), 0)) {
-		CHECK_FAIL("writing sl_rulesets[%u]: %s", idx, strerror(errno));
+	if (stage_rules(&c))
 		return;
-	}
-	c.active = idx;
 	c.malformed_pass = malformed_pass;
 	cfg_put(&c);
 }
@@ -164,49 +75,33 @@ static struct sluice_limit *add_limit(struct sluice_rule *r, __u64 rate, __u64 b
 {
 	struct sluice_limit *l = &r->limits[r->nr_limits++];
 
-	memset(l, 0, sizeof(*l));
-	l->rate = rate;
-	l->burst = burst;
-	l->cost = cost;
-	l->key = key;
-	l->plen4 = 32;
-	l->plen6 = 128;
-	l->period_ms = 1000;
-	l->interval_fp = sl_gcra_interval(rate);
-	l->tolerance = sl_gcra_tolerance(l->interval_fp, burst, cost);
+	limit_init(l, SLUICE_ALGO_GCRA, rate, 1000, burst, cost, key, 32, 128);
 	l->agg_slot = agg_slot;
-	sl_limit_set_masks(l);
 	return l;
 }
 
-static struct sluice_rule *add_rule(struct sluice_ruleset *rs, const char *name)
+/* The next rule of rs, named name. */
+static struct sluice_rule *add_named_rule(const char *name)
 {
-	__u32 i = rs->nr_rules++;
-	struct sluice_rule *r = &rs->rules[i];
+	__u32 i = rs.nr_rules++;
+	struct sluice_rule *r = &rs.rules[i];
 
 	memset(r, 0, sizeof(*r));
 	r->uid = 100 + i;
 	r->slot = 10 + i;	/* not the index: slot/index mix-ups show */
-	snprintf(rs->names[i], SLUICE_NAME_LEN, "%s", name);
+	snprintf(rs.names[i], SLUICE_NAME_LEN, "%s", name);
 	return r;
-}
-
-static void match_proto(struct sluice_rule *r, __u8 proto)
-{
-	r->match |= SLUICE_M_PROTO;
-	r->proto = proto;
 }
 
 /* The probe rules: each one rule-wide limit that never refuses. */
 static void probe_rules(void)
 {
-	static struct sluice_ruleset rs;
 	struct sluice_rule *r;
 	int i;
 
 	memset(&rs, 0, sizeof(rs));
 	for (i = 0; i < R_NR; i++) {
-		r = add_rule(&rs, rule_names[i]);
+		r = add_named_rule(rule_names[i]);
 		switch (i) {
 		case R_UDP53:
 			match_proto(r, SL_IPPROTO_UDP);
@@ -240,22 +135,7 @@ static void probe_rules(void)
 		add_limit(r, 1000000000ULL, 1000000000ULL,
 			  i == R_BYTES ? SLUICE_COST_BYTE : SLUICE_COST_PKT, SLUICE_KEY_ALL, 7 + i);
 	}
-	commit(&rs);
-}
-
-static __u64 g(int idx)
-{
-	__u64 v[ncpu], sum = 0;
-	__u32 key = idx;
-	int i;
-
-	if (bpf_map__lookup_elem(skel->maps.sl_global, &key, 4, v, sizeof(v), 0)) {
-		CHECK_FAIL("reading sl_global[%d]: %s", idx, strerror(errno));
-		return 0;
-	}
-	for (i = 0; i < ncpu; i++)
-		sum += v[i];
-	return sum;
+	commit_with_malformed_pass();
 }
 
 /* passed packets and passed bytes of the probe rule i */
@@ -287,22 +167,6 @@ static void check_balance(void)
 	      "passed %llu dropped %llu", (unsigned long long)pk, (unsigned long long)non,
 	      (unsigned long long)par, (unsigned long long)mal, (unsigned long long)pas,
 	      (unsigned long long)dro);
-}
-
-/* 1 passed, 0 dropped, -1 refused by test_run (-errno in *err). */
-static int xmit(const struct frame *f, int tc, int *err)
-{
-	static __u8 out[sizeof(f->b) + 512];
-	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = f->b, .data_size_in = f->n, .data_out = out,
-		    .data_size_out = sizeof(out), .repeat = 1);
-	struct bpf_program *prog = tc ? skel->progs.sluice_tc : skel->progs.sluice_xdp;
-
-	*err = bpf_prog_test_run_opts(bpf_program__fd(prog), &o);
-	if (*err)
-		return -1;
-	if (tc)
-		return o.retval == TC_ACT_OK ? 1 : o.retval == TC_ACT_SHOT ? 0 : -2;
-	return o.retval == XDP_PASS ? 1 : o.retval == XDP_DROP ? 0 : -2;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -381,7 +245,7 @@ static void frame_through(const char *name, const struct frame *f, struct expect
 		if (tc && f->n < tc_min_of(f))
 			break;	/* test_run refuses it; the XDP entry ran the same core */
 		snap(&a);
-		got = xmit(f, tc, &err);
+		got = run_frame(f, tc, &err);
 		frames_run++;
 		if (got == -1) {
 			mismatch("%s (%zu bytes) %s: test_run refused it: %s", name, f->n, entry,
@@ -602,11 +466,8 @@ static unsigned int base_rules(const char *name)
 	static void name##_body(void);                                          \
 	static void name(void)                                                  \
 	{                                                                       \
-		int err = load_with(STATE_KEYS, -1);                            \
-		if (err) {                                                      \
-			CHECK_FAIL("loading the BPF object: %s", strerror(-err)); \
+		if (setup())                                                    \
 			return;                                                 \
-		}                                                               \
 		frames_run = 0;                                                 \
 		probe_rules();                                                  \
 		name##_body();                                                  \
@@ -1118,7 +979,7 @@ static int frame_limit(int tc, int smallest, __u16 type)
 
 		eth(&f, type, 0, NULL);
 		zeros(&f, mid - 14);
-		if ((xmit(&f, tc, &err) >= 0) != smallest)
+		if ((run_frame(&f, tc, &err) >= 0) != smallest)
 			lo = smallest ? mid + 1 : mid;
 		else
 			hi = smallest ? mid : mid - 1;
@@ -1243,13 +1104,12 @@ static void hostile_malformed_pass(void)
 /* Per-source packets/s limit rate, burst, as the only rule. */
 static void one_src_rule(__u64 rate, __u64 burst)
 {
-	static struct sluice_ruleset rs;
 	struct sluice_rule *r;
 
 	memset(&rs, 0, sizeof(rs));
-	r = add_rule(&rs, "per-src");
+	r = add_named_rule("per-src");
 	add_limit(r, rate, burst, SLUICE_COST_PKT, SLUICE_KEY_SRC, 0);
-	commit(&rs);
+	commit_with_malformed_pass();
 }
 
 static int send_from(__u32 src)
@@ -1259,7 +1119,7 @@ static int send_from(__u32 src)
 
 	l4_udp(&l, 53, 10);
 	frame4(&f, src, SL_IPPROTO_UDP, &l);
-	v = xmit(&f, 0, &err);
+	v = run_frame(&f, 0, &err);
 	if (v < 0)
 		CHECK_FAIL("test_run: %s", strerror(-err));
 	return v;
@@ -1339,8 +1199,7 @@ static void fault_map_full_fail_closed(void)
  */
 static void fault_lru_far_smaller_than_sources(void)
 {
-	struct sluice_key k, next;
-	int err, i, passed = 0, entries = 0;
+	int err, i, passed = 0, entries;
 	struct sluice_config c;
 
 	err = load_with(64, -1);
@@ -1356,12 +1215,7 @@ static void fault_lru_far_smaller_than_sources(void)
 		passed += send_from(IP4(198, 18, 16 + i / 256, i % 256)) == 1;
 	CHECK_EQ(passed, 20000);
 	CHECK_EQ(g(SLUICE_G_FAULT), 0);
-	err = bpf_map__get_next_key(skel->maps.sl_state, NULL, &next, sizeof(next));
-	while (!err) {
-		entries++;
-		k = next;
-		err = bpf_map__get_next_key(skel->maps.sl_state, &k, &next, sizeof(next));
-	}
+	entries = key_count(skel->maps.sl_state, NULL);
 	CHECK(entries <= 64, "sl_state holds %d entries, its size is 64", entries);
 	check_balance();
 	teardown();
@@ -1369,29 +1223,12 @@ static void fault_lru_far_smaller_than_sources(void)
 
 int main(void)
 {
-	cpu_set_t set;
 	int err;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	libbpf_set_print(quiet_print);
-	ncpu = libbpf_num_possible_cpus();
-	if (ncpu <= 0) {
-		printf("not ok - bpf_hostile: cannot count possible CPUs\n");
-		return 1;
-	}
-	CPU_ZERO(&set);
-	CPU_SET(0, &set);
-	sched_setaffinity(0, sizeof(set), &set);
-
-	err = load_with(STATE_KEYS, -1);
-	if (err == -EPERM || err == -EACCES) {
-		printf("skip - bpf_hostile: cannot load BPF programs: %s\n", strerror(-err));
-		return 0;
-	}
-	if (err) {
-		printf("not ok - bpf_hostile: loading the BPF object: %s\n", strerror(-err));
-		return 1;
-	}
+	err = harness_start("bpf_hostile");
+	if (err)
+		return err > 0;
 	tc_min4 = frame_limit(1, 1, SL_ETH_P_IP);
 	tc_min6 = frame_limit(1, 1, SL_ETH_P_IPV6);
 	tc_minq = frame_limit(1, 1, SL_ETH_P_8021Q);
