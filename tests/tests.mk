@@ -18,13 +18,13 @@ $(TEST_OUT)/shed_unit: tests/shed_unit.c include/*.h tests/check.h | $(TEST_OUT)
 
 # The real BPF object through bpf_prog_test_run_opts.
 $(TEST_OUT)/bpf_datapath: tests/bpf_datapath.c $(SKELS) include/*.h tests/check.h \
-			  tests/packet.h | $(TEST_OUT)
+			  tests/packet.h tests/bpf_harness.h | $(TEST_OUT)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(USER_CFLAGS) -Itests $< -o $@ $(USER_LDLIBS) -lm
 
 # Shedding by class and reserved capacity in the real BPF object.
 $(TEST_OUT)/bpf_shed: tests/bpf_shed.c $(SKELS) include/*.h tests/check.h tests/packet.h \
-		      | $(TEST_OUT)
+		      tests/bpf_harness.h | $(TEST_OUT)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(USER_CFLAGS) -Itests $< -o $@ $(USER_LDLIBS) -lm
 
@@ -46,7 +46,7 @@ $(TEST_OUT)/windows_unit: tests/windows_unit.c include/*.h tests/check.h | $(TES
 
 # Windows, several windows on one key and connection limits in the real BPF object.
 $(TEST_OUT)/bpf_limits: tests/bpf_limits.c $(SKELS) include/*.h tests/check.h tests/packet.h \
-			| $(TEST_OUT)
+			tests/bpf_harness.h | $(TEST_OUT)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(USER_CFLAGS) -Itests $< -o $@ $(USER_LDLIBS)
 
@@ -68,7 +68,7 @@ test: deps
 
 # Hostile frames through the real BPF object: every one with its verdict and counter.
 $(TEST_OUT)/bpf_hostile: tests/bpf_hostile.c $(SKELS) include/*.h tests/check.h tests/packet.h \
-			 | $(TEST_OUT)
+			 tests/bpf_harness.h | $(TEST_OUT)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(USER_CFLAGS) -Itests $< -o $@ $(USER_LDLIBS) -lm
 
