@@ -850,14 +850,20 @@ drop:
 	return SL_VERDICT_DROP;
 }
 
-SEC("xdp")
+/*
+ * xdp.frags: frames longer than one buffer (jumbo MTUs) come as a linear
+ * head plus fragments. The headers sit in the head; the frame's length,
+ * which length fields are checked against and bytes/s limits charge, is the
+ * whole buffer's.
+ */
+SEC("xdp.frags")
 int sluice_xdp(struct xdp_md *ctx)
 {
 	void *data = (void *)(long)ctx->data;
 	void *data_end = (void *)(long)ctx->data_end;
 
-	return sluice_core(data, data_end, data_end - data) == SL_VERDICT_DROP ? XDP_DROP
-									  : XDP_PASS;
+	return sluice_core(data, data_end, bpf_xdp_get_buff_len(ctx)) == SL_VERDICT_DROP
+		       ? XDP_DROP : XDP_PASS;
 }
 
 SEC("tc")
