@@ -71,7 +71,7 @@ install: all
 		install -m 0600 etc/deny.txt $(DESTDIR)/etc/sluice/deny.txt
 	install -D -m 0644 etc/sluice.service $(DESTDIR)/etc/systemd/system/sluice.service
 
-all: $(OUT)/sluice $(OUT)/slgen $(OUT)/slsink $(OUT)/sllisten $(OUT)/progcost
+all: $(OUT)/sluice $(OUT)/slgen $(OUT)/slsink $(OUT)/sllisten
 
 $(OUT) $(OUT)/user:
 	$(Q)mkdir -p $@
@@ -102,11 +102,6 @@ $(OUT)/%: tools/%.c tools/toolutil.h | $(OUT)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(USER_CFLAGS) $< -o $@ -lm
 
-# Cost per packet through bpf_prog_test_run, next to a trivial program.
-$(OUT)/progcost: tools/progcost.c $(SKELS) | $(OUT)
-	$(call msg,CC,$@)
-	$(Q)$(CC) $(USER_CFLAGS) $< -o $@ $(USER_LDLIBS)
-
 deps:
 	@missing=""; for p in $(DEPS_PKGS); do \
 		dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'install ok installed' || missing="$$missing $$p"; \
@@ -135,9 +130,40 @@ $(OUT)/shedplot: tools/shedplot.c include/sluice.h include/sluice_shed.h | $(OUT
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(USER_CFLAGS) $< -o $@ -lm
 
+# ---- make bench: sluice against the floor, nftables and iptables (tools/bench/) ----
+BENCH_BPF  := $(patsubst tools/bench/%.bpf.c,$(OUT)/bench/%.bpf.o,$(wildcard tools/bench/*.bpf.c))
+BENCH_BINS := $(OUT)/bench/progcost $(OUT)/bench/slflood $(OUT)/bench/slrr
+.PHONY: bench-build
+
+$(OUT)/bench:
+	$(Q)mkdir -p $@
+
+$(OUT)/bench/%.bpf.o: tools/bench/%.bpf.c $(OUT)/vmlinux.h | $(OUT)/bench
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -MMD -MP -c $< -o $@
+
+$(OUT)/bench/%.skel.h: $(OUT)/bench/%.bpf.o
+	$(call msg,SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name $* > $@
+
+# Cost per packet through bpf_prog_test_run, next to a trivial program.
+$(OUT)/bench/progcost: tools/bench/progcost.c $(SKELS) $(OUT)/bench/prims.skel.h | $(OUT)/bench
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(USER_CFLAGS) -I$(OUT)/bench $< -o $@ $(USER_LDLIBS)
+
+$(OUT)/bench/slflood: tools/bench/slflood.c tools/toolutil.h $(OUT)/bench/slflood.skel.h
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(USER_CFLAGS) -I$(OUT)/bench $< -o $@ $(USER_LDLIBS)
+
+$(OUT)/bench/slrr: tools/bench/slrr.c tools/toolutil.h | $(OUT)/bench
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(USER_CFLAGS) $< -o $@ -lm
+
+bench-build: all $(BENCH_BINS) $(BENCH_BPF) $(OUT)/trivial.bpf.o
+
 include tests/tests.mk
 
 clean:
 	$(Q)rm -rf $(OUT)
 
--include $(wildcard $(OUT)/*.d $(OUT)/user/*.d)
+-include $(wildcard $(OUT)/*.d $(OUT)/user/*.d $(OUT)/bench/*.d)
