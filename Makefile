@@ -6,6 +6,7 @@
 #   make test       everything under tests/ (installs deps first)
 #   make demo       throwaway namespaces, one abusive source, live stats
 #   make plot-shed  the shedding curve over an overload, drawn into docs/shed.png
+#   make bench      sluice against the floor, nftables and iptables: docs/BENCHMARKS.md
 #   make fuzz       every libFuzzer target for FUZZ_SECS each (default 300)
 #   make soak       a 60 s spoofed-source flood against the daemon
 #   V=1             show the commands
@@ -131,9 +132,12 @@ $(OUT)/shedplot: tools/shedplot.c include/sluice.h include/sluice_shed.h | $(OUT
 	$(Q)$(CC) $(USER_CFLAGS) $< -o $@ -lm
 
 # ---- make bench: sluice against the floor, nftables and iptables (tools/bench/) ----
+# Runs every stage once (under 10 minutes) and writes docs/BENCHMARKS.md and
+# docs/bench-*.png; BENCH_ARGS goes to tools/bench/bench.sh (--help).
+BENCH_PKGS := nftables iptables gnuplot-nox ethtool
 BENCH_BPF  := $(patsubst tools/bench/%.bpf.c,$(OUT)/bench/%.bpf.o,$(wildcard tools/bench/*.bpf.c))
 BENCH_BINS := $(OUT)/bench/progcost $(OUT)/bench/slflood $(OUT)/bench/slrr
-.PHONY: bench-build
+.PHONY: bench bench-build bench-deps
 
 $(OUT)/bench:
 	$(Q)mkdir -p $@
@@ -160,6 +164,17 @@ $(OUT)/bench/slrr: tools/bench/slrr.c tools/toolutil.h | $(OUT)/bench
 	$(Q)$(CC) $(USER_CFLAGS) $< -o $@ -lm
 
 bench-build: all $(BENCH_BINS) $(BENCH_BPF) $(OUT)/trivial.bpf.o
+
+bench-deps:
+	$(Q)$(MAKE) --no-print-directory deps DEPS_PKGS="$(BENCH_PKGS)"
+
+bench: deps bench-deps
+	$(Q)$(MAKE) --no-print-directory bench-build
+	$(Q)BUILD=$(OUT) tools/bench/bench.sh $(BENCH_ARGS)
+
+# make test runs a few seconds of it (tests/bench_smoke.sh), so it cannot rot.
+test: bench-deps
+test-build: $(BENCH_BINS) $(BENCH_BPF) $(OUT)/trivial.bpf.o
 
 include tests/tests.mk
 

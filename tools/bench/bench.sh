@@ -1,0 +1,902 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# make bench: sluice against the floor, nftables and iptables, side by side.
+#
+#   tools/bench/bench.sh [--smoke] [--out FILE] [--stages LIST] [--rounds N]
+#
+# Stages (all by default, in this order):
+#   cost      bpf_prog_test_run cost per path, the pieces, tracked keys, bytes
+#             per key (build/bench/progcost)
+#   flood     CPU per packet of a fixed flood over veth into each candidate:
+#             no filter, bare XDP_DROP (the floor), sluice (precise and coarse
+#             clock), an nftables netdev meter, iptables hashlimit (raw);
+#             three traffic shapes, candidates alternated over rounds
+#   scale     sluice's in-program time (bpf_stats) and CPU per packet against
+#             1k .. 4M tracked keys, next to the floor
+#   accuracy  admitted against burst + rate x time at 10, 1k and 100k pps for
+#             10 s, sent from both CPUs, for sluice, nftables and hashlimit
+#   service   TCP request/response rate to a server behind each filter while
+#             a UDP + SYN flood rises
+#
+# Writes FILE (default docs/BENCHMARKS.md) and its plots (bench-*.png next
+# to it) at the end, and prints every table as its stage finishes. --smoke
+# runs each stage for a moment with tiny counts and writes into a temporary
+# directory unless --out is given: it checks that everything runs, and its
+# figures mean nothing.
+#
+# Traffic flows only between namespaces made here (198.18.0.0/15 and
+# 2001:db8::/32); nftables and iptables rules live only in them. Everything
+# is removed on exit. Needs root, nft, iptables-legacy, jq, gnuplot (plots).
+set -u
+cd "$(dirname "$0")/../.."
+BUILD=${BUILD:-build}
+case $BUILD in /*) ;; *) BUILD=$PWD/$BUILD ;; esac
+export SLUICE="$BUILD/sluice" BUILD
+. tests/lib.sh
+
+SMOKE=0
+OUT_MD=docs/BENCHMARKS.md
+OUT_SET=0
+STAGES="cost flood scale accuracy service"
+ROUNDS=5
+usage() { sed -n '3,30p' "$0" | sed 's/^# \{0,1\}//'; }
+while [ $# -gt 0 ]; do
+	case $1 in
+	--smoke) SMOKE=1 ;;
+	--out) OUT_MD=$2; OUT_SET=1; shift ;;
+	--stages) STAGES=${2//,/ }; shift ;;
+	--rounds) ROUNDS=$2; shift ;;
+	-h | --help) usage; exit 0 ;;
+	*) echo "bench: unknown argument \"$1\" (--help)" >&2; exit 2 ;;
+	esac
+	shift
+done
+if ! [[ $ROUNDS =~ ^[1-9][0-9]?$ ]]; then
+	echo "bench: invalid --rounds \"$ROUNDS\" (1..99)" >&2
+	exit 2
+fi
+for s in $STAGES; do
+	case $s in cost | flood | scale | accuracy | service) ;;
+	*) echo "bench: unknown stage \"$s\"" >&2; exit 2 ;;
+	esac
+done
+[ "$(id -u)" -eq 0 ] || { echo "bench: needs root" >&2; exit 1; }
+for t in jq nft iptables-legacy ip6tables-legacy nsenter taskset bpftool; do
+	if ! command -v $t >/dev/null; then
+		echo "bench: $t is missing (make bench-deps installs it)" >&2
+		exit 1
+	fi
+done
+for b in sluice trivial.bpf.o bench/progcost bench/slflood bench/slrr bench/xdp_pass.bpf.o \
+	bench/xdp_unspoof.bpf.o; do
+	[ -e "$BUILD/$b" ] || { echo "bench: $BUILD/$b is missing (make bench-build)" >&2; exit 1; }
+done
+
+TMP=$(mktemp -d "${TMPDIR:-/var/tmp}/sluice-bench.XXXXXX")
+STATS_WAS=$(cat /proc/sys/kernel/bpf_stats_enabled)
+declare -A PIDS=()
+finish() {
+	local p
+	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
+	echo "$STATS_WAS" >/proc/sys/kernel/bpf_stats_enabled
+	cleanup
+	rm -rf "$TMP"
+}
+trap finish EXIT
+trap 'exit 130' INT TERM
+if [ $SMOKE -eq 1 ] && [ $OUT_SET -eq 0 ]; then
+	OUT_MD=$TMP/out/BENCHMARKS.md
+fi
+OUT_DIR=$(dirname "$OUT_MD")
+mkdir -p "$OUT_DIR" "$TMP/out"
+T0=$(date +%s)
+
+NCPU=$(nproc)
+GENCPU=$((NCPU - 1))	# the flood's CPU (the "wire" in the service stage)
+HOSTCPU=0		# the protected host's CPU in the service stage
+HZ_USER=$(getconf CLK_TCK)
+
+say() { printf '%s\n' "$*" >&2; }
+# section STAGE: the stage's markdown, printed now and kept for the file.
+section() { tee -a "$TMP/sec-$1.md"; }
+median() { sort -g | awk '{ v[NR] = $1 } END { if (!NR) { print "nan"; exit }
+	print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2) }'; }
+fmt() { awk -v v="$1" -v f="${2:-%.0f}" 'BEGIN { if (v == "nan" || v == "") print "n/a";
+	else printf f, v }'; }
+# calc EXPR: floating point arithmetic on already-formatted numbers.
+calc() { awk "BEGIN { x = $1; print x }"; }
+
+# ---------------------------------------------------------------- topology
+# One namespace per candidate, each joined by its own veth pair to one
+# generator namespace, so every candidate keeps its state between rounds
+# and nothing of one (an iptables table, say) is left in another's path.
+#   candidate i: receiver 198.18.(10+i).1/24 and 2001:db8:ff0i::1/64 on
+#   r<c><pid>; the generator's end g<c><pid> holds .2 / ::2.
+CANDS=(fl no sl sc nf ht)
+declare -A CNAME=([fl]="bare XDP_DROP (floor)" [no]="no filter" [sl]="sluice"
+	[sc]="sluice, clock coarse" [nf]="nftables netdev meter" [ht]="iptables hashlimit (raw)")
+declare -A NS=() RIF=() GIF=() RMAC=() GMAC=() DST4=() DST6=() SRC4=() ROOT=()
+GEN=""
+SL_KEYS=8388608		# sluice (precise): the flood's 1M keys, the scale stage's 4M
+SC_KEYS=2097152
+
+topo_up() {
+	local i=0 c ns
+	[ -n "$GEN" ] && return 0
+	GEN=$(new_netns gen) || return 1
+	in_ns "$GEN" sysctl -qw net.ipv4.icmp_msgs_per_sec=0 net.ipv4.icmp_msgs_burst=0
+	for c in "${CANDS[@]}"; do
+		ns=$(new_netns "$c") || return 1
+		NS[$c]=$ns
+		RIF[$c]=r$c$$
+		GIF[$c]=g$c$$
+		DST4[$c]=198.18.$((10 + i)).1
+		SRC4[$c]=198.18.$((10 + i)).2
+		DST6[$c]=2001:db8:ff0$i::1
+		ip link add "${GIF[$c]}" netns "$GEN" type veth \
+			peer name "${RIF[$c]}" netns "$ns" || return 1
+		ip -n "$ns" addr add "${DST4[$c]}/24" dev "${RIF[$c]}"
+		ip -n "$ns" addr add "${DST6[$c]}/64" dev "${RIF[$c]}" nodad
+		ip -n "$GEN" addr add "${SRC4[$c]}/24" dev "${GIF[$c]}"
+		ip -n "$GEN" addr add "2001:db8:ff0$i::2/64" dev "${GIF[$c]}" nodad
+		ip -n "$ns" link set "${RIF[$c]}" up
+		ip -n "$GEN" link set "${GIF[$c]}" up
+		RMAC[$c]=$(ip -n "$ns" -j link show "${RIF[$c]}" | jq -r '.[0].address')
+		GMAC[$c]=$(ip -n "$GEN" -j link show "${GIF[$c]}" | jq -r '.[0].address')
+		# Static neighbours; replies to any other source go back the same way.
+		ip -n "$GEN" neigh replace "${DST4[$c]}" lladdr "${RMAC[$c]}" \
+			dev "${GIF[$c]}" nud permanent
+		ip -n "$ns" neigh replace "${SRC4[$c]}" lladdr "${GMAC[$c]}" \
+			dev "${RIF[$c]}" nud permanent
+		ip -n "$ns" neigh replace "2001:db8:ff0$i::2" lladdr "${GMAC[$c]}" \
+			dev "${RIF[$c]}" nud permanent
+		ip -n "$ns" route add 198.18.0.0/15 via "${SRC4[$c]}"
+		ip -n "$ns" -6 route add 2001:db8::/32 via "2001:db8:ff0$i::2"
+		# No ICMP errors: a port nobody listens on costs the same everywhere.
+		in_ns "$ns" sysctl -qw net.ipv4.icmp_msgs_per_sec=0 net.ipv4.icmp_msgs_burst=0
+		case $c in
+		fl) ip -n "$ns" link set dev "${RIF[$c]}" xdpdrv \
+			obj "$BUILD/trivial.bpf.o" sec xdp ;;
+		no | nf | ht) ip -n "$ns" link set dev "${RIF[$c]}" xdpdrv \
+			obj "$BUILD/bench/xdp_pass.bpf.o" sec xdp ;;
+		sl | sc)
+			ROOT[$c]=$(new_root "$c")
+			local keys=$SL_KEYS clk=precise
+			[ "$c" = sc ] && keys=$SC_KEYS clk=coarse
+			[ $SMOKE -eq 1 ] && keys=65536
+			slc "$c" attach "${RIF[$c]}" mode native keys $keys clock $clk \
+				>/dev/null || return 1
+			;;
+		esac || return 1
+		i=$((i + 1))
+	done
+}
+slc() { local c=$1; shift; in_ns "${NS[$c]}" "$SLUICE" --bpffs "${ROOT[$c]}" "$@"; }
+nft_in() { in_ns "${NS[$1]}" nft "${@:2}"; }
+ipt_in() { in_ns "${NS[$1]}" iptables-legacy "${@:2}"; }
+ip6t_in() { in_ns "${NS[$1]}" ip6tables-legacy "${@:2}"; }
+# Drop every sluice rule of candidate c.
+sl_clear() {
+	local r
+	for r in $(slc "$1" -j rule list | jq -r '.rules[]?.name // empty' 2>/dev/null); do
+		slc "$1" rule del "$r" >/dev/null
+	done
+}
+# nft_load c BODY: replace the candidate's ruleset with one netdev table.
+nft_load() {
+	printf 'flush ruleset\ntable netdev slbench {\n%s\n}\n' "$2" |
+		sed "s/@DEV@/${RIF[$1]}/g" | nft_in "$1" -f -
+}
+ipt_clear() { ipt_in "$1" -t raw -F PREROUTING; ip6t_in "$1" -t raw -F PREROUTING; }
+
+# Busy USER_HZ ticks: on one CPU ("cpuN") or all ("cpu").
+busy() { awk -v c="$1" '$1 == c { print $2 + $3 + $4 + $7 + $8 }' /proc/stat; }
+# UDP datagrams the stack found no socket for (v4 + v6): what a filter let through.
+noports() {
+	in_ns "$1" cat /proc/net/snmp /proc/net/snmp6 | awk '$1 == "Udp:" && $3 ~ /^[0-9]+$/ {
+		n += $3 } $1 == "Udp6NoPorts" { n += $2 } END { print n + 0 }'
+}
+# The XDP program attached to the candidate's interface, and its bpf_stats.
+xdp_id() { ip -n "${NS[$1]}" -j link show "${RIF[$1]}" | jq -r '.[0].xdp.prog.id // empty'; }
+prog_stats() { bpftool prog show id "$1" -j | jq -r '"\(.run_time_ns // 0) \(.run_cnt // 0)"'; }
+
+# flood c ARGS...: slflood out of the candidate's veth, on the flood CPU.
+flood() {
+	local c=$1; shift
+	ip netns exec "$GEN" "$BUILD/bench/slflood" --dev "${GIF[$c]}" --dmac "${RMAC[$c]}" \
+		--cpu "$GENCPU" --json "$@"
+}
+
+# ---------------------------------------------------------------- stage: cost
+stage_cost() {
+	local args=(--json "$TMP/progcost.json")
+	[ $SMOKE -eq 1 ] && args+=(--rounds 1 --repeat 1000 --distinct 100 --max-keys 1024)
+	say "== cost: bpf_prog_test_run (progcost)"
+	"$BUILD/bench/progcost" "${args[@]}" >"$TMP/progcost.md" || return 1
+	local pj=$TMP/progcost.json
+	{
+		echo "## 1. Program cost (bpf_prog_test_run)"
+		echo
+		echo "ns per packet of sluice's XDP program on a crafted 64-byte UDP packet"
+		echo "(86 bytes for IPv6), next to the trivial XDP_DROP program measured in the"
+		echo "same rounds, under each clock the data path offers (\`clock precise\`,"
+		echo "the default, and \`clock coarse\`). \"Over trivial\" is the program's own"
+		echo "cost. Source: \`build/bench/progcost\`."
+		echo
+		sed -n '1,/^Median of/p' "$TMP/progcost.md"
+		echo
+		echo "### What the pieces cost"
+		echo
+		echo "The trivial program plus one thing, same rounds. Every call into the"
+		echo "kernel (a helper, a hash lookup) costs about 20 ns before it does anything"
+		echo "on this VM: each return goes through the Safe-RET thunk of the"
+		echo "speculative return stack overflow mitigation (\`spec_rstack_overflow\`);"
+		echo "what the JIT inlines (array and per-CPU lookups, \`bpf_jiffies64\`) is"
+		echo "nearly free."
+		echo
+		awk '/^\| piece/,/^$/' "$TMP/progcost.md"
+	} | section cost
+	# Plot data: rules and tracked keys.
+	jq -r '.paths | "1 \(.hit.precise - .hit.floor) \(.hit.coarse - .hit.floor)",
+		"8 \(.rules8.precise - .rules8.floor) \(.rules8.coarse - .rules8.floor)",
+		"32 \(.rules32.precise - .rules32.floor) \(.rules32.coarse - .rules32.floor)",
+		"64 \(.rules64.precise - .rules64.floor) \(.rules64.coarse - .rules64.floor)"' \
+		"$pj" >"$TMP/rules.dat"
+	jq -r '. as $r | .keys[] | "\(.keys) \(.ns - $r.trivial_one_run6)"' "$pj" \
+		>"$TMP/keys_tr.dat"
+}
+
+# ---------------------------------------------------------------- stage: flood
+# Shapes: A 256 sources over their limit, B a random spoofed source per
+# packet under a rule-wide limit, C 1M IPv6 sources each under its limit.
+SHAPES="A B C"
+declare -A SHAPE_NAME=([A]="256 sources, all over their limit"
+	[B]="random spoofed source per packet, rule-wide limit"
+	[C]="1M distinct IPv6 sources, each under its limit (cache-cold table)")
+RULE_WIDE=10000		# shape B: packets/s the whole rule admits
+RULE_WIDE_BURST=1000
+
+shape_rules() {
+	local s=$1 c
+	for c in sl sc; do sl_clear $c; done
+	case $s in
+	A)
+		for c in sl sc; do
+			slc $c rule add fa proto udp dport 9001 limit 10pps burst 10 per src \
+				>/dev/null
+		done
+		nft_load nf '	set s { type ipv4_addr; size 65536; flags dynamic,timeout; timeout 120s; }
+	chain in { type filter hook ingress device "@DEV@" priority 0; policy accept;
+		udp dport 9001 update @s { ip saddr limit rate over 10/second burst 10 packets } drop
+	}'
+		ipt_clear ht
+		ipt_in ht -t raw -A PREROUTING -p udp --dport 9001 -m hashlimit \
+			--hashlimit-above 10/sec --hashlimit-burst 10 --hashlimit-mode srcip \
+			--hashlimit-name fa --hashlimit-htable-size 65536 \
+			--hashlimit-htable-max 131072 \
+			--hashlimit-htable-expire 120000 -j DROP
+		;;
+	B)
+		for c in sl sc; do
+			slc $c rule add fb proto udp dport 9002 limit ${RULE_WIDE}pps \
+				burst $RULE_WIDE_BURST per all limit 10pps burst 10 per src \
+				>/dev/null
+		done
+		nft_load nf '	set s { type ipv4_addr; size 65536; flags dynamic,timeout; timeout 120s; }
+	chain in { type filter hook ingress device "@DEV@" priority 0; policy accept;
+		udp dport 9002 limit rate over '$RULE_WIDE'/second burst '$RULE_WIDE_BURST' packets drop
+		udp dport 9002 update @s { ip saddr limit rate over 10/second burst 10 packets } drop
+	}'
+		ipt_clear ht
+		ipt_in ht -t raw -A PREROUTING -p udp --dport 9002 -m hashlimit \
+			--hashlimit-above $RULE_WIDE/sec --hashlimit-burst $RULE_WIDE_BURST \
+			--hashlimit-name fball -j DROP
+		ipt_in ht -t raw -A PREROUTING -p udp --dport 9002 -m hashlimit \
+			--hashlimit-above 10/sec --hashlimit-burst 10 --hashlimit-mode srcip \
+			--hashlimit-name fbsrc --hashlimit-htable-size 65536 \
+			--hashlimit-htable-max 131072 \
+			--hashlimit-htable-expire 120000 -j DROP
+		;;
+	C)
+		for c in sl sc; do
+			slc $c rule add fc family ipv6 proto udp dport 9003 limit 10pps burst 10 \
+				per src >/dev/null
+		done
+		nft_load nf '	set s { type ipv6_addr; size 2097152; flags dynamic,timeout; timeout 120s; }
+	chain in { type filter hook ingress device "@DEV@" priority 0; policy accept;
+		udp dport 9003 update @s { ip6 saddr & ffff:ffff:ffff:ffff:: limit rate over 10/second burst 10 packets } drop
+	}'
+		ipt_clear ht
+		ip6t_in ht -t raw -A PREROUTING -p udp --dport 9003 -m hashlimit \
+			--hashlimit-above 10/sec --hashlimit-burst 10 --hashlimit-mode srcip \
+			--hashlimit-srcmask 64 --hashlimit-name fc --hashlimit-htable-size 1048576 \
+			--hashlimit-htable-max 2097152 --hashlimit-htable-expire 120000 -j DROP
+		;;
+	esac
+}
+
+# shape_args SHAPE c: slflood's traffic arguments.
+FA_COUNT=1000000 FB_COUNT=1000000 FC_SOURCES=1048576
+shape_args() {
+	case $1 in
+	A) echo "--dst ${DST4[$2]} --src 198.18.1.0 --sources 256 --dport 9001 --count $FA_COUNT" ;;
+	B) echo "--dst ${DST4[$2]} --src 198.18.128.0 --spoof-bits 15 --dport 9002" \
+		"--count $FB_COUNT" ;;
+	C) echo "--dst ${DST6[$2]} --src 2001:db8:1000::1 --sources $FC_SOURCES --dport 9003 \
+		--count $FC_SOURCES" ;;
+	esac
+}
+
+# ns ksoftirqd on the flood's CPU has run (schedstat: exact, per task).
+KSOFTIRQD=$(pgrep -x "ksoftirqd/$GENCPU" | head -1)
+ksoft() { awk '{ print $1 }' "/proc/$KSOFTIRQD/schedstat" 2>/dev/null || echo 0; }
+
+# flood_run SHAPE c ROUND: one measured flood; appends to flood.tsv:
+#   shape cand round own_ns stat_ns all_ns wall_ns admitted/s sent pps
+# own_ns: the generator thread's CPU time (the receiver's softirq work runs
+# in its context) plus ksoftirqd's on that CPU, per packet: the flood's own
+# CPU, which other tenants of a shared machine do not inflate. stat_ns and
+# all_ns: busy time in /proc/stat on the flood's CPU and on all of them.
+flood_run() {
+	local s=$1 c=$2 r=$3 b1 a1 n1 k1 b2 a2 n2 k2 out
+	n1=$(noports "${NS[$c]}")
+	k1=$(ksoft)
+	b1=$(busy "cpu$GENCPU")
+	a1=$(busy cpu)
+	out=$(flood "$c" $(shape_args "$s" "$c")) || { say "flood $s $c failed: $out"; return 1; }
+	b2=$(busy "cpu$GENCPU")
+	a2=$(busy cpu)
+	k2=$(ksoft)
+	n2=$(noports "${NS[$c]}")
+	echo "$out" | jq -r --arg s "$s" --arg c "$c" --arg r "$r" --argjson b $((b2 - b1)) \
+		--argjson a $((a2 - a1)) --argjson n $((n2 - n1)) --argjson hz "$HZ_USER" \
+		--argjson k $((k2 - k1)) \
+		'[$s, $c, $r, ((.cpu_ns + $k) / .sent), ($b * 1e9 / $hz / .sent),
+		  ($a * 1e9 / $hz / .sent), (.elapsed_s * 1e9 / .sent), ($n / .elapsed_s), .sent,
+		  .pps] | @tsv' >>"$TMP/flood.tsv"
+}
+
+# In-program ns per packet from bpf_stats, for the XDP candidates.
+flood_bpf_stats() {
+	local s=$1 c id before after
+	echo 1 >/proc/sys/kernel/bpf_stats_enabled
+	for c in fl sl sc; do
+		id=$(xdp_id $c)
+		before=$(prog_stats "$id")
+		flood "$c" $(shape_args "$s" "$c") >/dev/null || return 1
+		after=$(prog_stats "$id")
+		echo "$s $c $before $after" | awk '{ printf "%s\t%s\t%.1f\n", $1, $2,
+			($5 - $3) / ($6 - $4) }' >>"$TMP/flood_prog.tsv"
+	done
+	echo "$STATS_WAS" >/proc/sys/kernel/bpf_stats_enabled
+}
+
+# perf profile of one sluice flood: the top symbols on the flood CPU.
+flood_profile() {
+	local s=$1
+	command -v perf >/dev/null || return 0
+	perf record -q -e cpu-clock -F 4999 -o "$TMP/perf-$s.data" -- \
+		ip netns exec "$GEN" "$BUILD/bench/slflood" --dev "${GIF[sl]}" \
+		--dmac "${RMAC[sl]}" \
+		--cpu "$GENCPU" $(shape_args "$s" sl) >/dev/null 2>&1 || return 0
+	perf report -q -i "$TMP/perf-$s.data" --sort sym --stdio 2>/dev/null |
+		awk 'NF >= 3 && $1 ~ /%$/ { $2 = ""; print }' | head -14 >"$TMP/perf-$s.txt"
+}
+
+stage_flood() {
+	local s c r i k cands order
+	if [ $SMOKE -eq 1 ]; then
+		FA_COUNT=20000 FB_COUNT=20000 FC_SOURCES=4096
+	fi
+	say "== flood: CPU per packet over veth (slflood), $ROUNDS rounds"
+	topo_up || { say "topology setup failed"; return 1; }
+	: >"$TMP/flood.tsv"
+	: >"$TMP/flood_prog.tsv"
+	cands=(fl no sl sc nf ht)
+	for s in $SHAPES; do
+		shape_rules "$s" || { say "rules for shape $s failed"; return 1; }
+		if [ "$s" = C ]; then
+			# Every candidate meets each source once before it is measured.
+			for c in "${cands[@]}"; do flood "$c" $(shape_args C "$c") >/dev/null; done
+		fi
+		for ((r = 0; r < ROUNDS; r++)); do
+			# Rotate the order every round: nobody always goes first.
+			order=()
+			for ((i = 0; i < ${#cands[@]}; i++)); do
+				order+=("${cands[(i + r) % ${#cands[@]}]}")
+			done
+			for c in "${order[@]}"; do flood_run "$s" "$c" "$r" || return 1; done
+		done
+		flood_bpf_stats "$s" || return 1
+		[ $SMOKE -eq 1 ] || [ "$s" = C ] || flood_profile "$s"
+		say "   shape $s done ($(($(date +%s) - T0)) s)"
+	done
+	flood_report | section flood
+}
+
+# Medians per shape and candidate: own stat all admitted pps.
+flood_medians() {
+	local s=$1 c=$2 col
+	for col in 4 5 6 8 10; do
+		awk -F'\t' -v s="$s" -v c="$c" -v k=$col '$1 == s && $2 == c { print $k }' \
+			"$TMP/flood.tsv" | median
+	done | paste -sd' '
+}
+
+flood_report() {
+	local s c m fl cpu stat all adm mpps marg sl nf ht prog
+	echo "## 2. Flood cost end to end"
+	echo
+	echo "A fixed number of 64-byte packets (\`slflood\`: BPF_PROG_RUN live frames, XDP_TX"
+	echo "out of one end of a veth pair, so they arrive at the other end as xdp_frames,"
+	echo "as from a NIC) sent into each candidate on the other end. The generator, veth"
+	echo "and everything the receiver does run on one CPU (cpu$GENCPU). \"ns/packet\" is the"
+	echo "flood's own CPU time over the packets sent: the generator thread's (the"
+	echo "receiver's softirq work runs in its context; this kernel does not account"
+	echo "softirq time apart) plus ksoftirqd's on that CPU, from schedstat. The"
+	echo "/proc/stat columns are busy time on that CPU and on all CPUs over the same"
+	echo "run: on a quiet machine the first matches \"ns/packet\", on a shared one"
+	echo "both also count what other tenants ran meanwhile."
+	echo "Candidates are alternated, $ROUNDS rounds, median shown. The stack"
+	echo "candidates get an XDP_PASS program so that they receive packets the same"
+	echo "way (veth builds the skb for what XDP passes); admitted packets go to a UDP"
+	echo "port nobody listens on, with ICMP errors off. \"Admitted/s\" counts them"
+	echo "(UDP NoPorts). Limits: A 10 pps burst 10 per source; B ${RULE_WIDE} pps burst"
+	echo "${RULE_WIDE_BURST} per rule, then 10 pps per source (rule-wide checked first"
+	echo "everywhere); C 10 pps burst 10 per /64 (nftables and hashlimit mask to /64"
+	echo "too); each source of C was sent once before the measured rounds."
+	echo
+	for s in $SHAPES; do
+		fl=$(flood_medians "$s" fl | cut -d' ' -f1)
+		echo "### Shape $s: ${SHAPE_NAME[$s]}"
+		echo
+		printf '| candidate | ns/packet | marginal over the floor |'
+		printf ' /proc/stat cpu%s |' "$GENCPU"
+		echo " /proc/stat all CPUs | admitted/s | Mpps |"
+		echo "|---|---:|---:|---:|---:|---:|---:|"
+		for c in fl no sl sc nf ht; do
+			read -r cpu stat all adm mpps <<<"$(flood_medians "$s" "$c")"
+			marg=$(calc "$cpu - $fl")
+			[ "$c" = fl ] && marg=""
+			printf '| %s | %s | %s | %s | %s | %s | %s |\n' "${CNAME[$c]}" \
+				"$(fmt "$cpu")" "$([ -n "$marg" ] && fmt "$marg" '%+.0f')" \
+				"$(fmt "$stat")" "$(fmt "$all")" "$(fmt "$adm")" \
+				"$(fmt "$(calc "$mpps / 1e6")" '%.2f')"
+			echo "$s $c $cpu $marg $adm" >>"$TMP/flood_med.txt"
+		done
+		sl=$(awk -v s="$s" '$1 == s && $2 == "sl" { print $4 }' "$TMP/flood_med.txt")
+		nf=$(awk -v s="$s" '$1 == s && $2 == "nf" { print $4 }' "$TMP/flood_med.txt")
+		ht=$(awk -v s="$s" '$1 == s && $2 == "ht" { print $4 }' "$TMP/flood_med.txt")
+		echo
+		printf 'sluice marginal / nftables marginal: **%s**; / hashlimit: **%s**.' \
+			"$(fmt "$(calc "$sl / $nf")" '%.2f')" "$(fmt "$(calc "$sl / $ht")" '%.2f')"
+		prog=$(awk -v s="$s" '$1 == s { printf "%s%s %.0f ns", (n++ ? ", " : ""),
+			($2 == "fl" ? "floor" : $2 == "sl" ? "sluice" : "sluice coarse"), $3 }' \
+			"$TMP/flood_prog.tsv")
+		echo " In-program time (bpf_stats run_time_ns / run_cnt, one extra run): $prog."
+		echo
+		if [ -s "$TMP/perf-$s.txt" ]; then
+			echo "Where the flood's time goes under sluice (\`perf record -e"
+			echo "cpu-clock\` of the generator, whose context runs the receiver too;"
+			echo "top symbols):"
+			echo
+			echo '```'
+			cat "$TMP/perf-$s.txt"
+			echo '```'
+			echo
+		fi
+	done
+	# Plot data: marginal over floor per shape and candidate.
+	for c in no sl sc nf ht; do
+		printf '"%s"' "${CNAME[$c]}"
+		for s in $SHAPES; do
+			printf ' %s' "$(awk -v s="$s" -v c="$c" '$1 == s && $2 == c { print $4 }' \
+				"$TMP/flood_med.txt")"
+		done
+		echo
+	done >"$TMP/flood.dat"
+}
+
+# ---------------------------------------------------------------- stage: scale
+SCALE_KEYS="1024 65536 1048576 4194304"
+SCALE_ROUNDS=3
+stage_scale() {
+	local n r c id b a k1 k2 out cnt
+	[ $SMOKE -eq 1 ] && SCALE_KEYS="1024 4096" SCALE_ROUNDS=1
+	cnt=1048576
+	[ $SMOKE -eq 1 ] && cnt=20000
+	say "== scale: sluice against tracked keys (bpf_stats)"
+	topo_up || return 1
+	sl_clear sl
+	: >"$TMP/scale.tsv"
+	echo 1 >/proc/sys/kernel/bpf_stats_enabled
+	for n in $SCALE_KEYS; do
+		sl_clear sl
+		slc sl rule add k$n family ipv6 proto udp dport 9005 limit 10pps burst 10 per src \
+			>/dev/null || return 1
+		# Warm up: every key exists before anything is measured.
+		flood sl --dst "${DST6[sl]}" --src 2001:db8:2000::1 --sources "$n" --dport 9005 \
+			--count "$n" >/dev/null || return 1
+		for ((r = 0; r < SCALE_ROUNDS; r++)); do
+			for c in fl sl; do
+				id=$(xdp_id $c)
+				b=$(prog_stats "$id")
+				k1=$(ksoft)
+				out=$(flood $c --dst "${DST6[$c]}" --src 2001:db8:2000::1 \
+					--sources "$n" --dport 9005 --count $cnt) || return 1
+				k2=$(ksoft)
+				a=$(prog_stats "$id")
+				out=$(echo "$out" | jq -r '"\(.cpu_ns) \(.sent)"')
+				echo "$n $c $b $a $out $((k2 - k1))" | awk '{
+					printf "%s\t%s\t%.1f\t%.1f\n", $1, $2,
+						($5 - $3) / ($6 - $4), ($7 + $9) / $8 }' \
+					>>"$TMP/scale.tsv"
+			done
+		done
+		say "   $n keys done ($(($(date +%s) - T0)) s)"
+	done
+	echo "$STATS_WAS" >/proc/sys/kernel/bpf_stats_enabled
+	sl_clear sl
+	scale_report | section scale
+}
+
+# scale_med KEYS CAND COLUMN
+scale_med() {
+	awk -F'\t' -v n="$1" -v c="$2" -v k="$3" '$1 == n && $2 == c { print $k }' \
+		"$TMP/scale.tsv" | median
+}
+
+scale_report() {
+	local n fp sp fc sc pj=$TMP/progcost.json
+	echo "## 3. Scaling"
+	echo
+	echo "### Against tracked keys, end to end"
+	echo
+	echo "The flood of stage 2 from N IPv6 sources (one /64 each) in a scattered"
+	echo "order, each source under its limit, after one warm-up pass that creates"
+	echo "every key; sluice keeps $([ $SMOKE -eq 1 ] && echo 65536 || echo $SL_KEYS) keys."
+	echo "In-program time from bpf_stats"
+	echo "(run_time_ns / run_cnt, which adds its own clock reads to both programs);"
+	echo "CPU per packet as in stage 2 (the admitted packets' trip to the stack"
+	echo "is in it). $SCALE_ROUNDS rounds alternated with the floor, median."
+	echo
+	echo "| tracked keys | sluice in program ns | floor in program ns | over the floor |" \
+		"sluice CPU ns/packet | floor CPU ns/packet |"
+	echo "|---:|---:|---:|---:|---:|---:|"
+	for n in $SCALE_KEYS; do
+		fp=$(scale_med "$n" fl 3)
+		sp=$(scale_med "$n" sl 3)
+		fc=$(scale_med "$n" fl 4)
+		sc=$(scale_med "$n" sl 4)
+		printf '| %s | %s | %s | %s | %s | %s |\n' "$n" "$(fmt "$sp")" "$(fmt "$fp")" \
+			"$(fmt "$(calc "$sp - $fp")" '%+.0f')" "$(fmt "$sc")" "$(fmt "$fc")"
+		echo "$n $(calc "$sp - $fp")" >>"$TMP/keys_e2e.dat"
+	done
+	echo
+	if [ -s "$pj" ]; then
+		echo "### Against tracked keys and rules, program cost"
+		echo
+		echo "From stage 1's tool: an existing key picked at random among N (one"
+		echo "bpf_prog_test_run per packet, so every packet starts cold), and the"
+		echo "number of rules (the packet matches the last one)."
+		echo
+		awk '/^\| tracked keys/,/^One run per packet/' "$TMP/progcost.md"
+		echo
+		echo "| rules | precise, over trivial | coarse, over trivial |"
+		echo "|---:|---:|---:|"
+		awk '{ printf "| %s | %+.0f | %+.0f |\n", $1, $2, $3 }' "$TMP/rules.dat"
+		echo
+		echo "### Memory per tracked key"
+		echo
+		jq -r --argjson pay "$(jq .payload_bytes "$pj")" '.keys[-1] |
+			"At \(.keys) keys the table takes **\(.bytes_per_key) bytes per key**" +
+			" (memlock / max_entries, the map" + "\u0027" + "s own accounting):" +
+			" sluice" + "\u0027" + "s key and value are \($pay) of them, the kernel" +
+			"\u0027" + "s LRU hash element header (48) and bucket (16) the rest;" +
+			" a plain kernel hash map with the same key and value takes \(.hash)."' \
+			"$pj"
+		echo
+	fi
+}
+
+# ---------------------------------------------------------------- stage: accuracy
+ACC_RATES="10 1000 100000"
+ACC_CANDS="sl sc nf ht"
+ACC_SECS=10
+acc_burst() { awk -v r="$1" 'BEGIN { b = int(r / 10); print (b < 10 ? 10 : b) }'; }
+acc_port() { case $1 in 10) echo 9101 ;; 1000) echo 9102 ;; *) echo 9103 ;; esac; }
+# Each of the two senders offers this (2 x rate in all; 1.3 x at 100k, the
+# most two paced UDP senders sustain here beside the receiver).
+acc_offer() { awk -v r="$1" 'BEGIN { print (r >= 100000 ? r * 0.65 : r) }'; }
+
+acc_rules() {
+	local c=$1 rate port burst nft="" sets=""
+	case $c in
+	sl | sc) sl_clear "$c" ;;
+	ht) ipt_clear ht ;;
+	esac
+	for rate in $ACC_RATES; do
+		port=$(acc_port "$rate")
+		burst=$(acc_burst "$rate")
+		case $c in
+		sl | sc) slc "$c" rule add acc$rate proto udp dport "$port" limit "${rate}pps" \
+			burst "$burst" per src >/dev/null || return 1 ;;
+		nf)
+			# A set per rule: an element's limit is created by the rule that adds it.
+			sets="$sets
+	set s$rate { type ipv4_addr; size 65536; flags dynamic,timeout; timeout 120s; }"
+			nft="$nft
+		udp dport $port update @s$rate { ip saddr limit rate over $rate/second burst $burst packets } drop
+		udp dport $port counter" ;;
+		ht)
+			ipt_in ht -t raw -A PREROUTING -p udp --dport "$port" -m hashlimit \
+				--hashlimit-above "$rate/sec" --hashlimit-burst "$burst" \
+				--hashlimit-mode srcip --hashlimit-name acc$rate -j DROP || return 1
+			ipt_in ht -t raw -A PREROUTING -p udp --dport "$port"
+			;;
+		esac
+	done
+	if [ "$c" = nf ]; then
+		nft_load nf "$sets
+	chain in { type filter hook ingress device \"@DEV@\" priority 0; policy accept;$nft
+	}" || return 1
+	fi
+}
+
+# Packets the candidate let through on port p.
+acc_admitted() {
+	local c=$1 port=$2
+	case $c in
+	sl | sc) slc "$c" -j stats interval 0 | jq --arg n "acc$3" '.rules[] | select(.name == $n) |
+		.passed_packets' ;;
+	nf) nft_in nf -j list chain netdev slbench in | jq --argjson p "$port" '[.nftables[] |
+		.rule? // empty | select((.expr | length) == 2 and .expr[0].match.right == $p) |
+		.expr[1].counter.packets] | add' ;;
+	ht) ipt_in ht -t raw -L PREROUTING -v -x -n |
+		awk -v p="dpt:$port" '$NF == p { print $1 }' ;;
+	esac
+}
+
+stage_accuracy() {
+	local c rate port pids cpu f burst
+	[ $SMOKE -eq 1 ] && ACC_SECS=0.5
+	say "== accuracy: admitted against burst + rate x time, ${ACC_SECS} s, both CPUs"
+	topo_up || return 1
+	: >"$TMP/acc.tsv"
+	for c in $ACC_CANDS; do
+		acc_rules "$c" || { say "accuracy rules for $c failed"; return 1; }
+		pids=()
+		for rate in $ACC_RATES; do
+			port=$(acc_port "$rate")
+			for cpu in 0 "$GENCPU"; do
+				taskset -c "$cpu" ip netns exec "$GEN" "$BUILD/slgen" \
+					--dst "${DST4[$c]}" --dport "$port" --src "${SRC4[$c]}" \
+					--rate "$(acc_offer "$rate")" --duration "$ACC_SECS" \
+					--json >"$TMP/acc-$c-$rate-$cpu.json" &
+				pids+=($!)
+			done
+		done
+		wait "${pids[@]}"
+		sleep 0.2
+		for rate in $ACC_RATES; do
+			port=$(acc_port "$rate")
+			burst=$(acc_burst "$rate")
+			f=("$TMP"/acc-$c-$rate-*.json)
+			jq -s --arg c "$c" --argjson rate "$rate" --argjson burst "$burst" \
+				--argjson adm "$(acc_admitted "$c" "$port" "$rate")" -r \
+				'([.[].sources[0].first_ns] | min) as $f |
+				 ([.[].sources[0].last_ns] | max) as $l |
+				 (($l - $f) / 1e9) as $t | ($burst + $rate * $t) as $ideal |
+				 [$c, $rate, $burst, ([.[].total_sent] | add), $adm, $t, $ideal,
+				  (100 * ($adm - $ideal) / $ideal)] | @tsv' "${f[@]}" \
+				>>"$TMP/acc.tsv"
+		done
+		say "   ${CNAME[$c]} done ($(($(date +%s) - T0)) s)"
+	done
+	sl_clear sl
+	sl_clear sc
+	acc_report | section accuracy
+}
+
+acc_report() {
+	echo "## 4. Accuracy"
+	echo
+	echo "One source limited to 10, 1k and 100k packets/s (burst: a tenth of a second"
+	echo "of rate, at least 10) for ${ACC_SECS} s, all three at once, each sent by two paced"
+	echo "\`slgen\` processes pinned to different CPUs (so the same bucket is charged"
+	echo "from both CPUs at once); each process offers the rate (0.65 x at 100k, the"
+	echo "most that two senders sustain here). Ideal = burst + rate x T, T from the"
+	echo "first to the last packet sent; admitted = the candidate's own count of what"
+	echo "it let through."
+	echo
+	echo "| candidate | rate/s | burst | sent | admitted | T (s) | ideal | error |"
+	echo "|---|---:|---:|---:|---:|---:|---:|---:|"
+	awk -F'\t' -v n1="${CNAME[sl]}" -v n2="${CNAME[nf]}" -v n3="${CNAME[ht]}" \
+		-v n4="${CNAME[sc]}" '{
+		name = $1 == "sl" ? n1 : $1 == "nf" ? n2 : $1 == "sc" ? n4 : n3
+		printf "| %s | %d | %d | %d | %d | %.3f | %.0f | %+.2f%% |\n", name, $2, $3, $4, $5,
+			$6, $7, $8 }' "$TMP/acc.tsv"
+	echo
+	# Plot data: error per rate (rows) and candidate (columns).
+	awk -F'\t' '{ e[$2, $1] = $8; r[$2] = 1 } END { for (x in r)
+		printf "%s %s %s %s %s\n", x, e[x, "sl"], e[x, "nf"], e[x, "ht"], e[x, "sc"] }' \
+		"$TMP/acc.tsv" | sort -n >"$TMP/acc.dat"
+}
+
+# ---------------------------------------------------------------- stage: service
+SVC_LEVELS="0 100000 300000 1000000 2000000 max"
+SVC_SECS=2
+SVC_SETTLE=0.5
+SVC_PORT=8080
+# No filter, nftables, sluice, and the floor: what veth and an XDP program
+# that drops the spoofed range and nothing else cost the host at that rate,
+# the best any filter can do.
+SVC_CANDS="no nf sl fl"
+svc_rules() {
+	sl_clear sl
+	slc sl rule add syn proto tcp dport $SVC_PORT tcp-flags syn limit 2kpps burst 2000 per all \
+		limit 100pps burst 200 per src >/dev/null || return 1
+	slc sl rule add udp proto udp dport $SVC_PORT limit 10kpps burst 10000 per all \
+		limit 100pps burst 100 per src >/dev/null || return 1
+	nft_load nf '	set syn4 { type ipv4_addr; size 65536; flags dynamic,timeout; timeout 120s; }
+	set udp4 { type ipv4_addr; size 65536; flags dynamic,timeout; timeout 120s; }
+	chain in { type filter hook ingress device "@DEV@" priority 0; policy accept;
+		tcp dport '$SVC_PORT' tcp flags & (syn | ack) == syn limit rate over 2000/second burst 2000 packets drop
+		tcp dport '$SVC_PORT' tcp flags & (syn | ack) == syn update @syn4 { ip saddr limit rate over 100/second burst 200 packets } drop
+		udp dport '$SVC_PORT' limit rate over 10000/second burst 10000 packets drop
+		udp dport '$SVC_PORT' update @udp4 { ip saddr limit rate over 100/second burst 100 packets } drop
+	}'
+}
+
+# The protected host is CPU $HOSTCPU: the receiving interface's NAPI runs
+# there in a thread (threaded NAPI), beside the server and the client; the
+# generator has CPU $GENCPU to itself, like a wire.
+svc_pin() {
+	local c=$1 pid
+	in_ns "${NS[$c]}" sh -c "echo 1 > /sys/class/net/${RIF[$c]}/threaded" 2>/dev/null ||
+		ip netns exec "${NS[$c]}" sh -c "echo 1 > /sys/class/net/${RIF[$c]}/threaded"
+	# The thread is napi/DEV-ID, cut to 15 characters.
+	for pid in $(ps -e -o pid=,comm= | awk -v d="napi/${RIF[$c]}" \
+		'index($2, substr(d, 1, 15)) == 1 { print $1 }'); do
+		taskset -p -c "$HOSTCPU" "$pid" >/dev/null
+	done
+	ip -n "$GEN" link set dev "${GIF[$c]}" xdpdrv obj "$BUILD/bench/xdp_unspoof.bpf.o" sec xdp
+	# The floor drops the spoofed range, not everything: the client must get in.
+	if [ "$c" = fl ]; then
+		ip -n "${NS[$c]}" link set dev "${RIF[$c]}" xdpdrv off
+		ip -n "${NS[$c]}" link set dev "${RIF[$c]}" xdpdrv \
+			obj "$BUILD/bench/xdp_unspoof.bpf.o" sec xdp
+	fi
+}
+
+# Frames the candidate's XDP program saw (flood and client alike).
+xdp_seen() {
+	ip netns exec "${NS[$1]}" ethtool -S "${RIF[$1]}" 2>/dev/null |
+		awk '$1 ~ /xdp_packets:$/ { n += $2 } END { print n + 0 }'
+}
+
+svc_run() {
+	local c=$1 level=$2 ready=$TMP/svc-ready out fpid count rate x1 x2
+	rm -f "$ready"
+	taskset -c "$HOSTCPU" ip netns exec "$GEN" "$BUILD/bench/slrr" client \
+		--connect "${DST4[$c]}" --port $SVC_PORT --conns 8 --duration "$SVC_SECS" \
+		--settle "$SVC_SETTLE" --ready-file "$ready" --json >"$TMP/svc-client.json" &
+	local cpid=$!
+	for _ in $(seq 100); do [ -e "$ready" ] && break; sleep 0.05; done
+	x1=$(xdp_seen "$c")
+	fpid=""
+	if [ "$level" != 0 ]; then
+		if [ "$level" = max ]; then
+			rate=0
+			count=400000000
+		else
+			rate=$level
+			count=$(awk -v r="$level" -v d="$SVC_SECS" \
+				'BEGIN { printf "%d", r * (d + 2) }')
+		fi
+		ip netns exec "$GEN" "$BUILD/bench/slflood" --dev "${GIF[$c]}" \
+			--dmac "${RMAC[$c]}" \
+			--cpu "$GENCPU" --dst "${DST4[$c]}" --src 198.18.128.0 --spoof-bits 15 \
+			--proto mix --dport $SVC_PORT --count "$count" --rate "$rate" --json \
+			>"$TMP/svc-flood.json" &
+		fpid=$!
+	fi
+	wait $cpid
+	[ -n "$fpid" ] && { kill -TERM $fpid 2>/dev/null; wait $fpid; }
+	x2=$(xdp_seen "$c")
+	out=$(jq -r '.rps' "$TMP/svc-client.json")
+	local fr=0 el=1
+	if [ -n "$fpid" ]; then
+		fr=$(jq -r '.pps' "$TMP/svc-flood.json")
+		el=$(jq -r '.elapsed_s' "$TMP/svc-flood.json")
+	fi
+	# rps, flood sent/s, frames the host's XDP saw/s (the rest overflowed the ring).
+	printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$c" "$level" "$out" "$fr" \
+		"$(jq -r '.broken' "$TMP/svc-client.json")" \
+		"$(awk -v a="$x1" -v b="$x2" -v t="$el" 'BEGIN { printf "%.0f", (b - a) / t }')" \
+		>>"$TMP/svc.tsv"
+}
+
+stage_service() {
+	local c level spid ready=$TMP/svc-srv-ready
+	[ $SMOKE -eq 1 ] && SVC_SECS=0.3 SVC_SETTLE=0.1 SVC_LEVELS="0 max"
+	say "== service: TCP request/response under a rising UDP + SYN flood"
+	topo_up || return 1
+	svc_rules || { say "service rules failed"; return 1; }
+	: >"$TMP/svc.tsv"
+	for c in $SVC_CANDS; do
+		svc_pin "$c"
+		rm -f "$ready"
+		taskset -c "$HOSTCPU" ip netns exec "${NS[$c]}" "$BUILD/bench/slrr" server \
+			--listen "${DST4[$c]}" --port $SVC_PORT --duration 600 \
+			--ready-file "$ready" &
+		PIDS[srv$c]=$!
+		for _ in $(seq 100); do [ -e "$ready" ] && break; sleep 0.05; done
+	done
+	# Level by level, the candidates side by side.
+	for level in $SVC_LEVELS; do
+		for c in $SVC_CANDS; do svc_run "$c" "$level"; done
+		say "   flood $level done ($(($(date +%s) - T0)) s)"
+	done
+	for c in $SVC_CANDS; do kill "${PIDS[srv$c]}" 2>/dev/null; done
+	svc_report | section service
+}
+
+# svc_get CAND LEVEL COLUMN
+svc_get() {
+	awk -F'\t' -v c="$1" -v l="$2" -v k="$3" '$1 == c && $2 == l { print $k }' "$TMP/svc.tsv"
+}
+
+svc_report() {
+	local c level base v fr
+	echo "## 5. Service under attack"
+	echo
+	echo "\`slrr\`: 8 TCP connections, each keeping one 64-byte request in flight to an"
+	echo "echo server in the protected namespace; completed requests per second over"
+	echo "${SVC_SECS} s. The flood alternates UDP and SYN packets to the server's port from"
+	echo "random sources in 198.18.128.0/17 at the given rate (\`max\`: as fast as the"
+	echo "generator goes). The host is cpu$HOSTCPU: the receiving veth's NAPI runs there"
+	echo "in a thread, with the server and the client (threaded NAPI, pinned), so the"
+	echo "flood is received where the service runs; the generator has cpu$GENCPU to"
+	echo "itself. Limits: SYNs 2k/s per rule, 100/s burst 200 per source; UDP 10k/s per"
+	echo "rule, 100/s per source (sluice and nftables alike)."
+	echo
+	echo "| flood (offered pps) | no filter req/s | nftables req/s | sluice req/s |" \
+		"XDP drop of the spoofed range req/s |" \
+		"flood sent / reached XDP (kpps): none; nft; sluice; XDP drop |"
+	echo "|---|---:|---:|---:|---:|---|"
+	for level in $SVC_LEVELS; do
+		printf '| %s |' "$([ "$level" = 0 ] && echo "none" || echo "$level")"
+		fr=""
+		for c in $SVC_CANDS; do
+			base=$(svc_get "$c" 0 3)
+			v=$(svc_get "$c" "$level" 3)
+			printf ' %s (%s) |' "$(fmt "$v")" "$(awk -v v="$v" -v b="$base" 'BEGIN {
+				if (b > 0 && v != "") printf "%.0f%%", 100 * v / b
+				else print "n/a" }')"
+			fr="$fr${fr:+; }$(awk -F'\t' -v c="$c" -v l="$level" '$1 == c && $2 == l {
+				printf "%.0f / %.0f", $4 / 1000, $6 / 1000 }' "$TMP/svc.tsv")"
+		done
+		echo " $fr |"
+	done
+	echo
+	# Plot data: % of the unattacked rate per level (rows) and candidate (columns).
+	awk -F'\t' '$2 == "0" { b[$1] = $3 } { v[$2, $1] = $3; if (!($2 in seen)) {
+		seen[$2] = 1; lv[n++] = $2 } } END { for (i = 0; i < n; i++) {
+		l = lv[i]; printf "\"%s\"", (l == "0" ? "none" : l)
+		split("no nf sl fl", cs, " ")
+		for (j = 1; j <= 4; j++)
+			printf " %.1f", b[cs[j]] ? 100 * v[l, cs[j]] / b[cs[j]] : 0
+		printf "\n" } }' "$TMP/svc.tsv" >"$TMP/svc.dat"
+}
+
+# ---------------------------------------------------------------- run
+for s in $STAGES; do
+	if ! "stage_$s"; then
+		say "bench: stage $s failed"
+		exit 1
+	fi
+done
+tools/bench/report.sh "$TMP" "$OUT_MD" "$SMOKE" "$(($(date +%s) - T0))" "$GENCPU" "$HOSTCPU" \
+	"$ROUNDS" "$STAGES" || exit 1
+say "bench: wrote $OUT_MD in $(($(date +%s) - T0)) s"

@@ -1,0 +1,210 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# The last step of tools/bench/bench.sh: the targets checked against what the
+# stages measured, the plots, and the whole of BENCHMARKS.md.
+#
+#   tools/bench/report.sh TMP OUT_MD SMOKE SECONDS GENCPU HOSTCPU ROUNDS "STAGES"
+set -u
+TMP=$1 OUT_MD=$2 SMOKE=$3 SECS=$4 GENCPU=$5 HOSTCPU=$6 ROUNDS=$7 STAGES=$8
+OUT_DIR=$(dirname "$OUT_MD")
+cd "$(dirname "$0")/../.."
+PJ=$TMP/progcost.json
+RULE_WIDE=10000
+RULE_WIDE_BURST=1000
+
+have() { [ -s "$1" ]; }
+# verdict 1|0|"": met, missed, or no figure to judge by.
+verdict() {
+	case $1 in
+	1) echo "**met**" ;;
+	0) echo "**missed**" ;;
+	*) echo "no figure" ;;
+	esac
+}
+# ok EXPR: 1 if EXPR holds, 0 if not, "" if a figure is missing.
+ok() {
+	case "$1" in
+	*n/a* | *nan* | *inf* | "" | " "* | *" " | *"  "*) echo "" ;;
+	*) awk "BEGIN { print ($1) ? 1 : 0 }" 2>/dev/null ;;
+	esac
+}
+ratio() {
+	awk -v a="$1" -v b="$2" 'BEGIN {
+		if (a == "" || b == "" || b == 0) print "n/a"; else printf "%.2f", a / b }'
+}
+num() {
+	awk -v v="$1" -v f="${2:-%.0f}" 'BEGIN {
+		if (v == "" || v == "nan") print "n/a"; else printf f, v }'
+}
+med() { awk -v s="$1" -v c="$2" -v k="$3" '$1 == s && $2 == c { print $k }' "$TMP/flood_med.txt"; }
+# row TARGET MEASURED EXPR: one line of the targets table.
+row() { echo "| $1 | $2 | $(verdict "$(ok "$3")") |"; }
+norun() { echo "| $1 | | not run |"; }
+
+# The largest |error| in % of a candidate's accuracy rows.
+acc_worst() {
+	awk -F'\t' -v c="$1" '$1 == c { e = $8 < 0 ? -$8 : $8; if (e > m) m = e; n++ }
+		END { if (n) printf "%.2f", m; else print "" }' "$TMP/acc.tsv"
+}
+
+targets() {
+	local hit hitc newk newc a_sl a_nf a_ht b_sl bound bytes bkeys worst svc base maxv
+	local t_hit="hit path (existing key, one rule) within 35 ns of the trivial program"
+	local t_new="new-key path within 150 ns"
+	local t_ht="256 over-limit sources: marginal cost at most 0.5 x hashlimit's"
+	local t_nf="256 over-limit sources: marginal cost at most 0.3 x nftables'"
+	local t_sp="random spoofed sources: marginal cost at most 60 ns over the floor"
+	local t_bd="random spoofed sources: admitted bounded by the rule-wide limit"
+	local t_by="at most 128 bytes per tracked IPv4 key"
+	local t_acc="accuracy within 1% of ideal at each rate (sluice)"
+	local t_svc="service under the generator's maximum flood at least 95% of unattacked"
+	t_svc="$t_svc (sluice)"
+
+	echo "| target | measured | verdict |"
+	echo "|---|---|---|"
+	if have "$PJ"; then
+		hit=$(jq '.paths.hit.precise - .paths.hit.floor' "$PJ")
+		hitc=$(jq '.paths.hit.coarse - .paths.hit.floor' "$PJ")
+		newk=$(jq '.paths.new_full.precise - .paths.new_full.floor' "$PJ")
+		newc=$(jq '.paths.new_full.coarse - .paths.new_full.floor' "$PJ")
+		bytes=$(jq '.keys[-1].bytes_per_key' "$PJ")
+		bkeys=$(jq '.keys[-1].keys' "$PJ")
+		row "$t_hit" "+$(num "$hit") ns (clock coarse +$(num "$hitc"))" "$hit <= 35"
+		row "$t_new" "+$(num "$newk") ns (coarse +$(num "$newc")), full table" \
+			"$newk <= 150"
+	else
+		norun "$t_hit"
+		norun "$t_new"
+	fi
+	if have "$TMP/flood_med.txt"; then
+		a_sl=$(med A sl 4) a_nf=$(med A nf 4) a_ht=$(med A ht 4) b_sl=$(med B sl 4)
+		# flood.tsv: shape cand round own stat all wall admitted/s sent pps
+		bound=$(awk -F'\t' -v w="$RULE_WIDE" -v b="$RULE_WIDE_BURST" '
+			$1 == "B" && $2 == "sl" {
+				t = $7 * $9 / 1e9; r = $8 * t / (b + w * t); if (r > m) m = r }
+			END { printf "%.3f", m }' "$TMP/flood.tsv")
+		row "$t_ht" "$(num "$a_sl") vs $(num "$a_ht") ns: $(ratio "$a_sl" "$a_ht") x" \
+			"$a_sl <= 0.5 * $a_ht"
+		row "$t_nf" "$(num "$a_sl") vs $(num "$a_nf") ns: $(ratio "$a_sl" "$a_nf") x" \
+			"$a_sl <= 0.3 * $a_nf"
+		row "$t_sp" "$(num "$b_sl" '%+.0f') ns" "$b_sl <= 60"
+		row "$t_bd" "at most $(num "$bound" '%.3f') x (burst + rate x time)" \
+			"$bound <= 1.001"
+	else
+		norun "$t_ht"
+		norun "$t_nf"
+		norun "$t_sp"
+		norun "$t_bd"
+	fi
+	if have "$PJ"; then
+		row "$t_by" "$(num "$bytes" '%.1f') bytes ($bkeys-key table)" "$bytes <= 128"
+	else
+		norun "$t_by"
+	fi
+	if have "$TMP/acc.tsv"; then
+		worst=$(acc_worst sl)
+		row "$t_acc" "worst $(num "$worst" '%.2f')% (clock coarse $(num "$(acc_worst sc)" \
+			'%.2f')%, nftables $(num "$(acc_worst nf)" '%.2f')%, hashlimit $(num \
+			"$(acc_worst ht)" '%.2f')%)" "$worst <= 1"
+	else
+		norun "$t_acc"
+	fi
+	if have "$TMP/svc.tsv"; then
+		base=$(awk -F'\t' '$1 == "sl" && $2 == "0" { print $3 }' "$TMP/svc.tsv")
+		maxv=$(awk -F'\t' '$1 == "sl" && $2 == "max" { print $3 }' "$TMP/svc.tsv")
+		svc=$(awk -v m="$maxv" -v b="$base" 'BEGIN {
+			if (b > 0) print 100 * m / b; else print "n/a" }')
+		row "$t_svc" "$(num "$svc" '%.0f')%" "$svc >= 95"
+	else
+		norun "$t_svc"
+	fi
+}
+
+# Where the hit path's time goes, from the pieces measured in the same run.
+breakdown() {
+	have "$PJ" || return 0
+	jq -r '.pieces as $p | .trivial as $t | (.paths.hit.precise - .trivial) as $hit |
+		($p["bpf_ktime_get_ns (precise clock)"] - $t) as $clk |
+		($p["bpf_ktime_get_coarse_ns (coarse clock)"] - $t) as $crs |
+		($p["bpf_jiffies64 (inlined by the JIT)"] - $t) as $jif |
+		($p["LRU hash lookup + compare-and-swap"] - $t) as $lk |
+		($p["call of a global BPF function"] - $t) as $call |
+		($p["bpf_get_prandom_u32 (any helper call)"] - $t) as $helper |
+		"The hit path costs +\($hit) ns over the trivial program. From the pieces " +
+		"measured in the same run: the precise clock read is +\($clk) (the coarse " +
+		"one +\($crs), of which the call itself is about +\($helper); " +
+		"`bpf_jiffies64`, inlined, +\($jif)), the LRU lookup with its " +
+		"compare-and-swap +\($lk), and each of the two global BPF functions on the " +
+		"path (`sl_match_rules`, `sl_limit_op`) +\($call): together about " +
+		"\($clk + $lk + 2 * $call) ns; the remaining \($hit - $clk - $lk - 2 * $call) " +
+		"ns are parsing, rule matching, the shedding and capacity checks and the " +
+		"counters."' "$PJ"
+}
+
+# img DATA ALT PNG: the plot's line when its data exists.
+img() { [ -s "$TMP/$1" ] && printf '![%s](%s)\n\n' "$2" "$3"; }
+
+plots() {
+	command -v gnuplot >/dev/null || { echo "(gnuplot missing: no plots)" >&2; return 0; }
+	gnuplot -e "dir='$TMP'; out='$OUT_DIR'" tools/bench/plots.gp 2>"$TMP/gnuplot.err" ||
+		{ cat "$TMP/gnuplot.err" >&2; return 1; }
+}
+
+machine() {
+	local model mem virt="VM" head dirty=""
+	model=$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)
+	mem=$(awk '/^MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo)
+	grep -qw hypervisor /proc/cpuinfo || virt="machine"
+	head=$(git rev-parse --short HEAD 2>/dev/null)
+	git diff --quiet HEAD -- bpf include user 2>/dev/null ||
+		dirty=" (data path with local changes)"
+	echo "- Machine: $(nproc) vCPU $model, $mem RAM ($virt); kernel $(uname -r); $(uname -m)."
+	echo "- Date: $(date -u '+%Y-%m-%d %H:%M UTC'); sluice $head$dirty."
+	echo "- Tools: $(clang --version | head -1); libbpf $(pkg-config --modversion libbpf \
+		2>/dev/null); $(nft --version); $(iptables-legacy --version)."
+	echo "- The whole \`make bench\` took ${SECS} s; $ROUNDS rounds where rounds apply;" \
+		"flood on cpu$GENCPU."
+}
+
+{
+	echo "# sluice benchmarks"
+	echo
+	if [ "$SMOKE" = 1 ]; then
+		echo "**Smoke run: tiny counts, the figures mean nothing.**"
+		echo
+	fi
+	echo "Generated by \`make bench\` (\`tools/bench/bench.sh\`); do not edit by hand."
+	echo "Figures come from **one run on a shared $(nproc)-vCPU VM**, where other work"
+	echo "may run beside the benchmark: absolute numbers move from run to run, so"
+	echo "compare candidates measured side by side in the same run (alternated,"
+	echo "median of rounds), not figures across runs."
+	echo
+	machine
+	echo
+	echo "## Targets"
+	echo
+	echo "Checked by reading the figures below, never by a timed test."
+	echo
+	targets
+	echo
+	breakdown
+	echo
+	if [ -e tools/bench/notes.md ]; then
+		cat tools/bench/notes.md
+		echo
+	fi
+	for s in $STAGES; do
+		[ -s "$TMP/sec-$s.md" ] && cat "$TMP/sec-$s.md"
+		case $s in
+		cost) img rules.dat "cost against rules" bench-rules.png ;;
+		flood) img flood.dat "marginal cost per shape" bench-flood.png ;;
+		scale) img keys_e2e.dat "cost against tracked keys" bench-keys.png ;;
+		accuracy) img acc.dat "accuracy" bench-accuracy.png ;;
+		service) img svc.dat "service under attack" bench-service.png ;;
+		esac
+	done
+} >"$TMP/BENCHMARKS.md"
+plots || exit 1
+mkdir -p "$OUT_DIR"
+cp "$TMP/BENCHMARKS.md" "$OUT_MD"
+cat "$TMP/BENCHMARKS.md" | awk '/^## Targets/,/^## 1\./' | sed '$d'
