@@ -30,6 +30,7 @@ suites=(
 	tests/memcheck.sh
 	tests/soak.sh
 	tests/fuzz.sh
+	tests/bench_smoke.sh
 )
 [ $# -gt 0 ] && suites=("$@")
 
