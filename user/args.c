@@ -24,7 +24,8 @@ int parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
 	unsigned long long v;
 	char *end;
 
-	if (!s || !*s || *s == '-' || *s == '+' || *s == ' ')
+	/* Digits only: strtoull would skip leading space and take a sign. */
+	if (!s || *s < '0' || *s > '9')
 		return -EINVAL;
 	errno = 0;
 	v = strtoull(s, &end, 10);
@@ -382,7 +383,8 @@ void format_tcp_flags(__u8 value, __u8 mask, char *buf, size_t len)
 	}
 	flag_list(value, v, sizeof(v));
 	flag_list(mask, m, sizeof(m));
-	if (value == mask)
+	/* Bare "syn" reads back as SYN without ACK, so "syn/syn" must say its mask. */
+	if (value == mask && value != SLUICE_TCP_SYN)
 		snprintf(buf, len, "%s", v);
 	else
 		snprintf(buf, len, "%s/%s", v, m);

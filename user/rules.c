@@ -217,7 +217,8 @@ int sl_rule_parse(int argc, char **argv, struct sluice_rule *r, char *name, stru
 		} else if (!strcmp(w, "burst")) {
 			if (!l || l->algo == SLUICE_ALGO_CONNS)
 				return perr(pe, i, -EINVAL, "\"burst\" must follow a limit RATE");
-			if (parse_size(val, &v) || v == 0 || v > (1ULL << 40))
+			/* Whether it fits the rate is limit_finish()'s to say. */
+			if (parse_size(val, &v) || v == 0)
 				return bad(pe, i + 1, "burst", val);
 			l->burst = v;
 			burst_set = true;
