@@ -12,6 +12,8 @@
 #include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <unistd.h>
 #include <libgen.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -765,9 +767,24 @@ static void read_deny_file(struct load *ld, const char *path, yaml_mark_t at)
 	int bad = 0;
 	FILE *f;
 
-	f = fopen(path, "re");
+	struct stat st;
+	int fd;
+
+	/* Non-blocking and checked first: a FIFO or a device must not hang or flood us. */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0) {
+		err_at(ld, at, "cannot read deny file %s: %s", path, strerror(errno));
+		return;
+	}
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		err_at(ld, at, "deny file %s is not a regular file", path);
+		close(fd);
+		return;
+	}
+	f = fdopen(fd, "re");
 	if (!f) {
 		err_at(ld, at, "cannot read deny file %s: %s", path, strerror(errno));
+		close(fd);
 		return;
 	}
 	while (getline(&line, &len, f) >= 0) {
@@ -1354,12 +1371,21 @@ static int slurp(const char *path, char **buf, size_t *len)
 	FILE *f;
 	int err = 0;
 
-	f = fopen(path, "re");
-	if (!f)
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+
+	if (fd < 0)
 		return -errno;
-	if (!fstat(fileno(f), &st) && S_ISDIR(st.st_mode)) {
-		err = -EISDIR;
-		goto out;
+	/* A directory, FIFO or device is no config (and must not hang us). */
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		err = S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL;
+		close(fd);
+		return err;
+	}
+	f = fdopen(fd, "re");
+	if (!f) {
+		err = -errno;
+		close(fd);
+		return err;
 	}
 	for (;;) {
 		size_t got;
@@ -1490,7 +1516,8 @@ out:
 	free(buf);
 	if (!err && ld->oom)
 		err = -ENOMEM;
-	qsort(ld->errs, ld->nr_errs, sizeof(*ld->errs), err_order);
+	if (ld->nr_errs)
+		qsort(ld->errs, ld->nr_errs, sizeof(*ld->errs), err_order);
 	if (err || ld->nr_errs)
 		sl_cfg_free(cfg);
 	return err ? err : ld->nr_errs;
