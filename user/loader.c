@@ -38,6 +38,30 @@
 #define BPF_LINK_TYPE_TCX 11
 #endif
 
+/*
+ * What each pinned map must be, in map_names order. Values are read into
+ * these structs, so a map of another shape under our name (tampered with,
+ * or left by another version) is refused, not trusted.
+ */
+static const struct {
+	__u32 type, key, value;
+} map_shapes[SL_NR_MAPS] = {
+	{ BPF_MAP_TYPE_ARRAY, 4, sizeof(struct sluice_config) },
+	{ BPF_MAP_TYPE_ARRAY, 4, sizeof(struct sluice_ruleset) },
+	{ BPF_MAP_TYPE_LRU_HASH, sizeof(struct sluice_key), sizeof(struct sluice_state) },
+	{ BPF_MAP_TYPE_ARRAY, 4, sizeof(struct sluice_state) },
+	{ BPF_MAP_TYPE_PERCPU_ARRAY, 4, sizeof(struct sluice_rule_stats) },
+	{ BPF_MAP_TYPE_PERCPU_ARRAY, 4, sizeof(__u64) },
+	{ BPF_MAP_TYPE_LPM_TRIE, 8, 1 },
+	{ BPF_MAP_TYPE_LPM_TRIE, 20, 1 },
+	{ BPF_MAP_TYPE_LPM_TRIE, 8, 1 },
+	{ BPF_MAP_TYPE_LPM_TRIE, 20, 1 },
+	{ BPF_MAP_TYPE_ARRAY, 4, sizeof(struct sluice_shed) },
+	{ BPF_MAP_TYPE_ARRAY, 4, sizeof(struct sluice_state) },
+	{ BPF_MAP_TYPE_PERCPU_ARRAY, 4, sizeof(struct sluice_class_stats) },
+	{ BPF_MAP_TYPE_HASH, sizeof(struct sluice_key), sizeof(struct sluice_conns) },
+};
+
 static const char *const map_names[SL_NR_MAPS] = {
 	"sl_config", "sl_rulesets", "sl_state", "sl_agg", "sl_rule_stats",
 	"sl_global", "sl_deny4", "sl_deny6", "sl_allow4", "sl_allow6",
@@ -390,6 +414,21 @@ int sl_maps_open(struct sl_maps *m)
 			       err == -EPERM || err == -EACCES ? " (needs root)" : "");
 			goto fail;
 		}
+		{
+			struct bpf_map_info info = {};
+			__u32 len = sizeof(info);
+
+			if (bpf_obj_get_info_by_fd(*fds[i], &info, &len) ||
+			    info.type != map_shapes[i].type || info.key_size != map_shapes[i].key ||
+			    info.value_size != map_shapes[i].value) {
+				pr_err("pinned %s is not sluice's %s (type %u, key %u, value %u "
+				       "bytes); refusing to use it: 'sluice detach all' removes "
+				       "sluice's state", path, map_names[i], info.type, info.key_size,
+				       info.value_size);
+				err = -EINVAL;
+				goto fail;
+			}
+		}
 	}
 	return 0;
 fail:
@@ -533,6 +572,22 @@ static int explain_busy(const char *dev, int ifindex)
 	return -EBUSY;
 }
 
+/* Is the pinned program sluice's? Never attach whatever sits under our name. */
+static int check_prog(int fd, const char *path, const char *name, __u32 type)
+{
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info);
+
+	if (bpf_obj_get_info_by_fd(fd, &info, &len))
+		return -errno;
+	if (info.type != type || strncmp(info.name, name, sizeof(info.name))) {
+		pr_err("pinned %s is not sluice's program (\"%s\", type %u); refusing to attach "
+		       "it: 'sluice detach all' removes sluice's state", path, info.name, info.type);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 /*
  * Attach the pinned program to dev and pin the link, so the attachment
  * outlives this process. Caller holds the root lock; sluice is loaded.
@@ -563,6 +618,10 @@ int sl_attach_locked(const char *dev, int ifindex, int mode)
 			pr_err("cannot open pinned program %s: %s", ppath, strerror(-err));
 			goto out;
 		}
+		err = check_prog(prog, ppath, mode == SL_MODE_TC ? "sluice_tc" : "sluice_xdp",
+				 mode == SL_MODE_TC ? BPF_PROG_TYPE_SCHED_CLS : BPF_PROG_TYPE_XDP);
+		if (err)
+			goto out;
 	}
 	if (mode == SL_MODE_TC) {
 		link = bpf_link_create(prog, ifindex, BPF_TCX_INGRESS, NULL);
@@ -868,6 +927,12 @@ int do_status(int argc, char **argv)
 		return -EINVAL;
 	}
 	if (!sl_is_loaded()) {
+		char path[PATH_MAX];
+
+		/* "Not loaded" only when we could have seen it: else say why not. */
+		if (!sl_pin_path(path, sizeof(path), "prog_xdp") && access(path, F_OK) &&
+		    (errno == EACCES || errno == EPERM))
+			return sl_not_loaded();
 		out_begin();
 		print_bool("loaded", "loaded: %s\n", false);
 		print_str("bpffs", "bpffs: %s\n", opts.root);
