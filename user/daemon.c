@@ -23,6 +23,7 @@
 #include <string.h>
 #include <sys/capability.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <sys/inotify.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
@@ -239,19 +240,26 @@ static int apply_ifaces(struct daemon *d)
 	int links[256], n, i, j, err = 0;
 	char name[IF_NAMESIZE];
 
+	bool all_there = true;
+
 	d->missing_ifaces = false;
+	for (j = 0; j < d->cfg.nr_ifaces; j++)
+		all_there &= if_nametoindex(d->cfg.ifaces[j].name) != 0;
 	n = sl_list_links(links, ARRAY_SIZE(links));
 	for (i = 0; i < n; i++) {
-		bool wanted = false;
+		bool wanted = false, gone = !if_indextoname(links[i], name);
 
-		if (if_indextoname(links[i], name))
-			for (j = 0; j < d->cfg.nr_ifaces; j++)
-				wanted |= !strcmp(d->cfg.ifaces[j].name, name);
-		if (!wanted) {
-			dlog("detaching from %s: not in the config",
-			     if_indextoname(links[i], name) ? name : "a removed interface");
-			sl_detach_ifindex(links[i]);
-		}
+		for (j = 0; !gone && j < d->cfg.nr_ifaces; j++)
+			wanted |= !strcmp(d->cfg.ifaces[j].name, name);
+		/*
+		 * The link of a removed interface stays while a configured one is
+		 * missing, so status shows it gone; once they are all back it goes.
+		 */
+		if (wanted || (gone && !all_there))
+			continue;
+		dlog("detaching from %s: %s", gone ? "a removed interface" : name,
+		     gone ? "it is gone" : "not in the config");
+		sl_detach_ifindex(links[i]);
 	}
 	for (j = 0; j < d->cfg.nr_ifaces; j++) {
 		const struct sl_cfg_iface *want = &d->cfg.ifaces[j];
@@ -335,6 +343,12 @@ static int apply(struct daemon *d)
 	__u32 ilen = sizeof(info);
 	int lock, err;
 
+	/* State that vanished under us: our caps no longer allow loading it anew. */
+	if (d->maps.config >= 0 && !sl_is_loaded()) {
+		pr_err("the pinned state under %s is gone (removed while the daemon ran); "
+		       "restart the daemon to load sluice again", opts.root);
+		return -ENOENT;
+	}
 	lock = sl_lock_root();
 	if (lock < 0)
 		return lock;
@@ -610,6 +624,45 @@ out:
 	return err;
 }
 
+/*
+ * Whoever can write the config controls what sluice enforces. Refuse a
+ * file (or its directory, or a deny file) that another user may write.
+ */
+static int untrusted(const char *path, bool dir)
+{
+	struct stat st;
+
+	if (stat(path, &st))
+		return 0;	/* not there: the loader says so */
+	if (st.st_uid != 0 && st.st_uid != geteuid()) {
+		pr_err("%s is owned by uid %u: only root (or the daemon's user) may own what "
+		       "configures sluice", path, st.st_uid);
+		return -EPERM;
+	}
+	if ((st.st_mode & (S_IWGRP | S_IWOTH)) && !(dir && (st.st_mode & S_ISVTX))) {
+		pr_err("%s is writable by %s: anyone who can write it controls sluice (chmod "
+		       "go-w)", path, st.st_mode & S_IWOTH ? "everyone" : "its group");
+		return -EPERM;
+	}
+	return 0;
+}
+
+static int trust_config(const struct sl_cfg *cfg, const char *path)
+{
+	char *dup = strdup(path);
+	int err, i;
+
+	if (!dup)
+		return -ENOMEM;
+	err = untrusted(path, false);
+	if (!err)
+		err = untrusted(dirname(dup), true);
+	free(dup);
+	for (i = 0; !err && i < cfg->nr_deny_files; i++)
+		err = untrusted(cfg->deny_files[i], false);
+	return err;
+}
+
 /* ---- reload ---- */
 
 static void reload(struct daemon *d, const char *why)
@@ -629,6 +682,13 @@ static void reload(struct daemon *d, const char *why)
 		else
 			dlog("%s: reload (%s) failed: %s; the running rule set stays", d->cfg_path,
 			     why, strerror(-n));
+		sd_notify("READY=1");
+		return;
+	}
+	if (trust_config(&next, d->cfg_path)) {
+		__atomic_add_fetch(&d->reloads_failed, 1, __ATOMIC_RELAXED);
+		dlog("%s: reload (%s) rejected; the running rule set stays", d->cfg_path, why);
+		sl_cfg_free(&next);
 		sd_notify("READY=1");
 		return;
 	}
@@ -741,6 +801,9 @@ int do_run(int argc, char **argv)
 			pr_err("cannot read %s: %s", d.cfg_path, strerror(-n));
 		return n > 0 ? -EINVAL : n;
 	}
+	err = trust_config(&d.cfg, d.cfg_path);
+	if (err)
+		goto out;
 	d.lock_fd = instance_lock();
 	if (d.lock_fd < 0) {
 		err = d.lock_fd;
@@ -851,7 +914,8 @@ int do_run(int argc, char **argv)
 			ring_buffer__consume(d.events);
 			events_flush(&d);
 			conns_reconcile(&d);
-			if (d.missing_ifaces) {
+			/* Interfaces that appeared, or came back under a new index. */
+			{
 				int lock = sl_lock();
 
 				if (lock >= 0) {
