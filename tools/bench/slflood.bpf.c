@@ -48,6 +48,11 @@ const volatile __u16 dport = 9000;
 const volatile __u64 interval_ns = 0;
 /* Packets to send in all: later runs send nothing (a paced call runs on). */
 const volatile __u64 max_seq = ~0ULL;
+/*
+ * Paced runs that fall behind: 0 drops what is more than PACE_SLACK_NS late
+ * (no bursts), 1 sends it at once (every packet of the schedule goes out).
+ */
+const volatile __u32 catch_up = 0;
 /* A paced generator that fell this far behind starts over instead of bursting. */
 #define PACE_SLACK_NS	1000000
 
@@ -55,6 +60,9 @@ const volatile __u64 max_seq = ~0ULL;
 __u64 seq = 0;
 /* When the next paced packet is due (bpf_ktime_get_ns). */
 __u64 next_ns = 0;
+/* Paced runs: when the first and the latest packet went out (CLOCK_MONOTONIC). */
+__u64 first_ns = 0;
+__u64 last_ns = 0;
 
 static __always_inline __u32 fold(__u64 s)
 {
@@ -138,7 +146,12 @@ int slflood(struct xdp_md *ctx)
 
 		if (now < next_ns)
 			return XDP_DROP;
-		next_ns = next_ns + PACE_SLACK_NS < now ? now + interval_ns : next_ns + interval_ns;
+		if (!next_ns || (!catch_up && next_ns + PACE_SLACK_NS < now))
+			next_ns = now;
+		next_ns += interval_ns;
+		if (!first_ns)
+			first_ns = now;
+		last_ns = now;
 	}
 	seq++;
 	idx = src_random ? bpf_get_prandom_u32() : n * SCATTER;

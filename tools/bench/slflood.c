@@ -15,7 +15,7 @@
  *
  *   slflood --dev DEV --dmac MAC --dst ADDR --src ADDR --count N
  *           [--sources N | --spoof-bits B] [--proto udp|syn|mix] [--dport N]
- *           [--rate PPS] [--cpu N] [--json]
+ *           [--rate PPS [--catch-up]] [--cpu N] [--json]
  *
  * Sources: --src is the first; --sources N (a power of two) cycles through
  * N of them in a scattered order (consecutive packets land far apart in a
@@ -50,9 +50,11 @@ static void usage(FILE *f)
 	fprintf(f,
 		"Usage: slflood --dev DEV --dmac MAC --dst ADDR --src ADDR --count N\n"
 		"               [--sources N | --spoof-bits B] [--proto udp|syn|mix]\n"
-		"               [--dport N] [--rate PPS] [--cpu N] [--json]\n"
+		"               [--dport N] [--rate PPS [--catch-up]] [--cpu N] [--json]\n"
 		"  Sends N packets out of DEV (one end of a veth pair) to MAC/ADDR through\n"
-		"  BPF_PROG_RUN live frames. --rate 0 (default): as fast as one CPU can.\n");
+		"  BPF_PROG_RUN live frames. --rate 0 (default): as fast as one CPU can.\n"
+		"  A paced run that falls behind drops the late packets, or with\n"
+		"  --catch-up sends them at once. first_ns/last_ns: paced runs only.\n");
 }
 
 static int parse_mac(const char *s, uint8_t mac[6])
@@ -100,6 +102,7 @@ int main(int argc, char **argv)
 		{ "count", required_argument, NULL, 'c' },
 		{ "rate", required_argument, NULL, 'r' },
 		{ "cpu", required_argument, NULL, 'C' },
+		{ "catch-up", no_argument, NULL, 'u' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
@@ -166,6 +169,8 @@ int main(int argc, char **argv)
 			if (parse_u64(optarg, 0, CPU_SETSIZE - 1, &cpu))
 				invarg("invalid --cpu \"%s\"", optarg);
 			have_cpu = true;
+			break;
+		case 'u':
 			break;
 		case 'j':
 			json = json_errors = true;
@@ -250,6 +255,7 @@ int main(int argc, char **argv)
 	skel->rodata->dport = dport;
 	skel->rodata->interval_ns = rate ? NSEC_PER_SEC / rate : 0;
 	skel->rodata->max_seq = count;
+	skel->rodata->catch_up = seen['u'];
 	err = slflood__load(skel);
 	if (err)
 		fail("cannot load the BPF object: %s (root?)", strerror(-err));
@@ -283,11 +289,14 @@ int main(int argc, char **argv)
 	 */
 	if (json)
 		printf("{\"sent\": %llu, \"elapsed_s\": %.6f, \"pps\": %.0f, \"cpu_ns\": %.0f, "
-		       "\"calls\": %llu, \"interrupted\": %s}\n",
+		       "\"first_ns\": %llu, \"last_ns\": %llu, \"calls\": %llu, "
+		       "\"interrupted\": %s}\n",
 		       (unsigned long long)sent, (t_end - start) / 1e9,
 		       sent / ((t_end - start) / 1e9),
 		       (cpu1.tv_sec - cpu0.tv_sec) * 1e9 + (cpu1.tv_nsec - cpu0.tv_nsec),
-		       (unsigned long long)calls, stop ? "true" : "false");
+		       (unsigned long long)skel->bss->first_ns,
+		       (unsigned long long)skel->bss->last_ns, (unsigned long long)calls,
+		       stop ? "true" : "false");
 	else
 		printf("sent %llu packets in %.3f s (%.0f pps)\n", (unsigned long long)sent,
 		       (t_end - start) / 1e9, sent / ((t_end - start) / 1e9));
