@@ -48,6 +48,8 @@ static int malformed_pass;	/* the object's `set malformed pass` */
 static int frames_run;		/* frames sent in the current case, both entries */
 /* Shortest frames test_run takes through the TC entry: IPv4, IPv6, tagged. */
 static int tc_min4, tc_min6, tc_minq;
+/* Longest frame test_run takes through the TC entry (a linear skb in a page). */
+static int tc_max;
 /*
  * The largest XDP frame that is one buffer: a page less XDP_PACKET_HEADROOM
  * and the skb_shared_info tailroom (4096 - 256 - 320, x86-64). test_run
@@ -230,19 +232,19 @@ static size_t tc_min_of(const struct frame *f)
 	return 14;
 }
 
-/* Send f through the entries from `first` on; check everything it must do. */
-static void frame_through(const char *name, const struct frame *f, struct expect e, int first)
+/* Send f through the XDP and the TC entry; check everything it must do. */
+static void frame_is(const char *name, const struct frame *f, struct expect e)
 {
 	int tc;
 
-	for (tc = first; tc < 2; tc++) {
+	for (tc = 0; tc < 2; tc++) {
 		const char *entry = tc ? "tc" : "xdp";
 		int want = e.cls == C_NON_IP || e.cls == C_PARSED || malformed_pass;
 		int got, err, i, cls_hits = 0;
 		unsigned int rules = 0;
 		struct snap a, b;
 
-		if (tc && f->n < tc_min_of(f))
+		if (tc && (f->n < tc_min_of(f) || f->n > (size_t)tc_max))
 			break;	/* test_run refuses it; the XDP entry ran the same core */
 		snap(&a);
 		got = run_frame(f, tc, &err);
@@ -296,17 +298,6 @@ static void frame_through(const char *name, const struct frame *f, struct expect
 			mismatch("%s %s: charged %llu bytes, want the IP length %u", name, entry,
 				 (unsigned long long)(b.bytes[R_BYTES] - a.bytes[R_BYTES]), e.cost);
 	}
-}
-
-/* Through the XDP and the TC entry. */
-static void frame_is(const char *name, const struct frame *f, struct expect e)
-{
-	frame_through(name, f, e, 0);
-}
-
-static void frame_is_tc_only(const char *name, const struct frame *f, struct expect e)
-{
-	frame_through(name, f, e, 1);
 }
 
 static struct expect malformed(void)
@@ -967,7 +958,7 @@ HOSTILE_CASE(hostile_icmp_errors)
 
 /*
  * The largest (or, with smallest, the shortest) frame of this ethertype
- * that test_run takes through an entry.
+ * that test_run takes through an entry, within struct frame.
  */
 static int frame_limit(int tc, int smallest, __u16 type)
 {
@@ -1003,10 +994,11 @@ static void udp_frame(struct frame *f, int n, int v6)
  * Jumbo frames, as far as test_run takes them: the largest one-buffer XDP
  * frame and the largest TC frame, IPv4 and IPv6, parsed and charged their
  * whole IP length; length fields that claim more than the frame holds.
+ * Longer XDP frames: hostile_xdp_multibuffer.
  */
 HOSTILE_CASE(hostile_jumbo)
 {
-	const int sizes[] = { 1514, XDP_ONE_BUFFER, frame_limit(1, 0, 0x88b5) };
+	const int sizes[] = { 1514, XDP_ONE_BUFFER, tc_max };
 	struct frame f;
 	char name[96];
 	size_t i;
@@ -1019,12 +1011,6 @@ HOSTILE_CASE(hostile_jumbo)
 			udp_frame(&f, sizes[i], v6);
 			snprintf(name, sizeof(name), "udp%d frame of %d bytes", v6 ? 6 : 4,
 				 sizes[i]);
-			if (sizes[i] > XDP_ONE_BUFFER) {
-				/* through TC only here; XDP: hostile_xdp_multibuffer */
-				frame_is_tc_only(name, &f, parsed(BIT(R_UDP53) | BIT(R_UDPANY),
-								  sizes[i] - 14));
-				continue;
-			}
 			frame_is(name, &f, parsed(BIT(R_UDP53) | BIT(R_UDPANY), sizes[i] - 14));
 		}
 	}
@@ -1043,24 +1029,36 @@ HOSTILE_CASE(hostile_jumbo)
 }
 
 /*
- * A frame longer than one XDP buffer: test_run hands it to the XDP entry as
- * a multi-buffer frame (linear head plus fragments). sluice_xdp takes
- * data_end - data, the head alone, as the frame's length, so the IP total
- * length looks like a lie and a well-formed frame is counted malformed and
- * dropped. The frame's length is bpf_xdp_get_buff_len(); TC already takes
- * skb->len.
+ * A frame longer than one XDP buffer reaches the XDP entry as a multi-buffer
+ * frame (a linear head, the rest in fragments). It is measured whole, not by
+ * its head: parsed and charged its full IP length, and its length fields
+ * still checked against the whole frame. (Until the entry took xdp.frags
+ * and bpf_xdp_get_buff_len(), the head alone was taken for the frame and a
+ * well-formed jumbo frame was counted malformed and dropped.)
  */
 HOSTILE_CASE(hostile_xdp_multibuffer)
 {
+	const int sizes[] = { XDP_ONE_BUFFER + 1, XDP_ONE_BUFFER + 192,
+			      (int)sizeof(((struct frame *)0)->b) };
 	struct frame f;
-	int n = XDP_ONE_BUFFER + 192, v6;
 	char name[96];
+	size_t i;
+	int v6;
 
-	for (v6 = 0; v6 < 2; v6++) {
-		udp_frame(&f, n, v6);
-		snprintf(name, sizeof(name), "udp%d frame of %d bytes", v6 ? 6 : 4, n);
-		frame_is(name, &f, parsed(BIT(R_UDP53) | BIT(R_UDPANY), n - 14));
+	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		for (v6 = 0; v6 < 2; v6++) {
+			udp_frame(&f, sizes[i], v6);
+			snprintf(name, sizeof(name), "udp%d frame of %d bytes", v6 ? 6 : 4,
+				 sizes[i]);
+			frame_is(name, &f, parsed(BIT(R_UDP53) | BIT(R_UDPANY), sizes[i] - 14));
+		}
 	}
+	udp_frame(&f, XDP_ONE_BUFFER + 192, 0);
+	set_tot(&f, 14, XDP_ONE_BUFFER + 192 - 14 + 1);
+	frame_is("multi-buffer ipv4, total length one beyond the whole frame", &f, malformed());
+	udp_frame(&f, XDP_ONE_BUFFER + 192, 1);
+	set_plen(&f, 14, XDP_ONE_BUFFER + 192 - 54 + 1);
+	frame_is("multi-buffer ipv6, payload length one beyond the whole frame", &f, malformed());
 }
 
 HOSTILE_CASE(hostile_non_ip)
@@ -1232,6 +1230,7 @@ int main(void)
 	tc_min4 = frame_limit(1, 1, SL_ETH_P_IP);
 	tc_min6 = frame_limit(1, 1, SL_ETH_P_IPV6);
 	tc_minq = frame_limit(1, 1, SL_ETH_P_8021Q);
+	tc_max = frame_limit(1, 0, 0x88b5);	/* a local experimental ethertype */
 	teardown();
 	printf("# the TC entry's test_run takes IPv4 frames from %d bytes, IPv6 from %d, tagged "
 	       "from %d; shorter ones go through the XDP entry alone (the same core)\n", tc_min4,
