@@ -756,6 +756,11 @@ svc_rules() {
 # generator has CPU $GENCPU to itself, like a wire.
 svc_pin() {
 	local c=$1 pid
+	# One queue: the client's packets wait in the same ring as the flood's,
+	# as behind a single-queue NIC (with a queue per CPU the flood, sent
+	# from one CPU, would have a ring of its own).
+	ip netns exec "$GEN" ethtool -L "${GIF[$c]}" rx 1 tx 1 >/dev/null 2>&1
+	ip netns exec "${NS[$c]}" ethtool -L "${RIF[$c]}" rx 1 tx 1 >/dev/null 2>&1
 	in_ns "${NS[$c]}" sh -c "echo 1 > /sys/class/net/${RIF[$c]}/threaded" 2>/dev/null ||
 		ip netns exec "${NS[$c]}" sh -c "echo 1 > /sys/class/net/${RIF[$c]}/threaded"
 	# The thread is napi/DEV-ID, cut to 15 characters.
