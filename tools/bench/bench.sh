@@ -866,8 +866,16 @@ svc_report() {
 	echo "generator goes). The host is cpu$HOSTCPU: the receiving veth's NAPI runs there"
 	echo "in a thread, with the server and the client (threaded NAPI, pinned), so the"
 	echo "flood is received where the service runs; the generator has cpu$GENCPU to"
-	echo "itself. Limits: SYNs 2k/s per rule, 100/s burst 200 per source; UDP 10k/s per"
-	echo "rule, 100/s per source (sluice and nftables alike)."
+	echo "itself; each receiving veth has one queue, so the client's packets wait in"
+	echo "the same ring as the flood's. Limits: SYNs 2k/s per rule, 100/s burst 200 per"
+	echo "source; UDP 10k/s per rule, 100/s per source (sluice and nftables alike)."
+	echo "\"Reached XDP\" is what the receiver took off the ring; the rest of what was"
+	echo "sent overflowed it. Read the table for where each candidate falls off:"
+	echo "once the ring overflows the client waits for TCP retransmission timeouts,"
+	echo "so the rate drops off a cliff, and where exactly moves from run to run."
+	echo "Rates above 100% under a light flood are no gain: a receive thread kept"
+	echo "busy stops the host vCPU from halting between requests, and a halted vCPU"
+	echo "takes tens of microseconds to wake. One run, one round."
 	echo
 	echo "| flood (offered pps) | no filter req/s | nftables req/s | sluice req/s |" \
 		"XDP drop of the spoofed range req/s |" \

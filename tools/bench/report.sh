@@ -48,7 +48,7 @@ acc_worst() {
 }
 
 targets() {
-	local hit hitc newk newc a_sl a_nf a_ht b_sl bound bytes bkeys worst svc base maxv
+	local hit hitc newk newc a_sl a_nf a_ht b_sl bound bytes bkeys worst svc base maxv fl
 	local t_hit="hit path (existing key, one rule) within 35 ns of the trivial program"
 	local t_new="new-key path within 150 ns"
 	local t_ht="256 over-limit sources: marginal cost at most 0.5 x hashlimit's"
@@ -114,7 +114,10 @@ targets() {
 		maxv=$(awk -F'\t' '$1 == "sl" && $2 == "max" { print $3 }' "$TMP/svc.tsv")
 		svc=$(awk -v m="$maxv" -v b="$base" 'BEGIN {
 			if (b > 0) print 100 * m / b; else print "n/a" }')
-		row "$t_svc" "$(num "$svc" '%.0f')%" "$svc >= 95"
+		fl=$(awk -F'\t' '$1 == "sl" && $2 == "max" {
+			printf "flood %.0f kpps sent, %.0f kpps taken off the ring", $4 / 1e3, $6 / 1e3 }' \
+			"$TMP/svc.tsv")
+		row "$t_svc" "$(num "$svc" '%.0f')% ($fl)" "$svc >= 95"
 	else
 		norun "$t_svc"
 	fi
