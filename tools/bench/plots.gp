@@ -87,10 +87,10 @@ if (have(dir . "/svc.dat")) {
 	set title "TCP request/response rate under a UDP + SYN flood (100% = unattacked)"
 	set xlabel "flood offered (packets/s)"
 	set ylabel "% of the unattacked rate"
-	set yrange [0:110]
-	set key bottom left
+	set yrange [0:119]
+	set key top right maxrows 2 width -2
 	plot dir . "/svc.dat" using 2:xtic(1) title "no filter" lc rgb "#999999", \
 	     "" using 3 title "nftables" lc rgb "#ff7f0e", \
 	     "" using 4 title "sluice" lc rgb "#1f77b4", \
-	     "" using 5 title "bare XDP\\_DROP (floor)" lc rgb "#2ca02c"
+	     "" using 5 title "XDP drop of the spoofed range (floor)" lc rgb "#2ca02c"
 }
