@@ -169,7 +169,8 @@ int sl_conns_reconcile(const struct sl_maps *m, const struct sluice_ruleset *rs,
 			err = t.err;
 		if (err)
 			goto out;
-		qsort(t.v, t.n, sizeof(*t.v), cmp_kv);
+		if (t.n)
+			qsort(t.v, t.n, sizeof(*t.v), cmp_kv);
 		t.n = fold(t.v, t.n);
 	}
 	while (!bpf_map_get_next_key(m->conns, prev, &next)) {
@@ -183,7 +184,8 @@ int sl_conns_reconcile(const struct sl_maps *m, const struct sluice_ruleset *rs,
 		if (err)
 			goto out;
 	}
-	qsort(inmap, nmap, sizeof(*inmap), cmp_kv);
+	if (nmap)
+		qsort(inmap, nmap, sizeof(*inmap), cmp_kv);
 	rc->nr_next = 0;
 	/* Entries the map has: right, wrong, or zero and done with. */
 	for (i = 0; i < nmap; i++) {

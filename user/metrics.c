@@ -267,7 +267,8 @@ static void read_links(struct snapshot *snap)
 		}
 		snap->nr_links++;
 	}
-	qsort(snap->links, snap->nr_links, sizeof(snap->links[0]), cmp_links);
+	if (snap->nr_links)
+		qsort(snap->links, snap->nr_links, sizeof(snap->links[0]), cmp_links);
 }
 
 /* ---- reading ---- */

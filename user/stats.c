@@ -458,7 +458,8 @@ static int top_once(const struct sl_maps *m, const struct sluice_ruleset *rs, in
 				goto out;
 		}
 	}
-	qsort(rows.v, rows.n, sizeof(*rows.v), cmp_rows);
+	if (rows.n)
+		qsort(rows.v, rows.n, sizeof(*rows.v), cmp_rows);
 	out_begin();
 	print_u64("limited", "%llu sources limited in the last 10 s", rows.n);
 	print_u64("key_capacity", " (buckets: capacity %llu)\n", info.max_entries);
