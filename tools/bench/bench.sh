@@ -39,7 +39,7 @@ OUT_MD=docs/BENCHMARKS.md
 OUT_SET=0
 STAGES="cost flood scale accuracy service"
 ROUNDS=5
-usage() { sed -n '3,30p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '3,/^set -u$/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//'; }
 while [ $# -gt 0 ]; do
 	case $1 in
 	--smoke) SMOKE=1 ;;
