@@ -310,7 +310,7 @@ rules:
       - { rate: 5pps, per: src/40 }
   - name: a
     limits: [ { rate: 1pps } ]
-deny: [ 10.0.0.0/8, 10.0.0.1/8 ]
+deny: [ 198.18.0.0/16, 198.18.0.1/16 ]
 fail: shut
 EOF
 expect_errors several several.yaml \
@@ -319,7 +319,7 @@ expect_errors several several.yaml \
 	'several.yaml:7:12|invalid dport "99999"' \
 	'several.yaml:9:28|invalid IPv4 key prefix "src/40"' \
 	'several.yaml:10:11|duplicate rule name "a"' \
-	'several.yaml:12:21|invalid CIDR "10.0.0.1/8"' \
+	'several.yaml:12:24|invalid CIDR "198.18.0.1/16"' \
 	'several.yaml:13:7|invalid fail "shut"'
 
 # -j: one JSON object on stdout, errors listed with their places.
