@@ -334,7 +334,7 @@ echo "$j" | jq -e . >/dev/null 2>&1 || fail "does not parse: $j"
 [ "$(echo "$j" | jq -r '.errors[0] | "\(.file):\(.line):\(.column): \(.reason)"')" == \
 	'several.yaml:3:11: invalid mode "fast" (native, generic or tc)' ] || fail "errors[0]: $j"
 [ "$(echo "$j" | jq -r '[.errors[] | "\(.line):\(.column)"] | join(" ")')" == \
-	"3:11 6:12 7:12 9:28 10:11 12:21 13:7" ] || fail "places: $j"
+	"3:11 6:12 7:12 9:28 10:11 12:24 13:7" ] || fail "places: $j"
 j=$(check_in "$T" -j check sub/denyfile.yaml)
 [ "$(echo "$j" | jq -r '.errors[0] | "\(.file):\(.line):\(.column)"')" == "sub/deny.txt:4:1" ] ||
 	fail "deny file error: $j"
