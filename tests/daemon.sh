@@ -21,19 +21,8 @@ require_root daemon
 SLGEN=$BUILD/slgen
 SLSINK=$BUILD/slsink
 TMP=$(mktemp -d)
-DAEMONS=()
-
-# Stop the daemons this suite started, by pid.
-stop_daemons() {
-	local p
-	for p in "${DAEMONS[@]}"; do
-		kill -9 "$p" 2>/dev/null && wait "$p" 2>/dev/null
-	done
-	DAEMONS=()
-}
-# The daemons' instance lock files, named after the bpffs roots (all "$TAG-*").
-rm_locks() { rm -f /run/sluice-sys-fs-bpf-"$TAG"-*.lock; }
-trap 'stop_daemons; rm_locks; cleanup; rm -rf "$TMP"' EXIT
+# cleanup (tests/lib.sh) also kills the daemons listed in DAEMONS.
+trap 'cleanup; rm -rf "$TMP"' EXIT
 
 for tool in jq curl; do
 	if ! command -v $tool >/dev/null; then

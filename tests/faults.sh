@@ -27,16 +27,8 @@ require_root faults
 SLGEN=$BUILD/slgen
 FAULT_KILLS=${FAULT_KILLS:-30}
 TMP=$(mktemp -d)
-DAEMONS=()
-stop_daemons() {
-	local p
-	for p in "${DAEMONS[@]}"; do
-		kill -9 "$p" 2>/dev/null && wait "$p" 2>/dev/null
-	done
-	DAEMONS=()
-}
-rm_locks() { rm -f /run/sluice-sys-fs-bpf-"$TAG"-*.lock; }
-trap 'stop_daemons; rm_locks; cleanup; rm -rf "$TMP"' EXIT
+# cleanup (tests/lib.sh) also kills the daemons listed in DAEMONS.
+trap 'cleanup; rm -rf "$TMP"' EXIT
 # Every failure as a comment too, not only the first.
 fail() { echo "# $*"; [ -z "$CASE_FAILED" ] && CASE_FAILED="$*"; return 0; }
 

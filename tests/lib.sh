@@ -57,10 +57,22 @@ in_ns() {
 	nsenter --net="/run/netns/$ns" "$@"
 }
 
+# Daemons a suite started: it appends their pids; cleanup kills them.
+DAEMONS=()
+stop_daemons() {
+	local p
+	for p in "${DAEMONS[@]}"; do
+		kill -9 "$p" 2>/dev/null && wait "$p" 2>/dev/null
+	done
+	DAEMONS=()
+}
+
 # Removes everything named "$TAG-*", so names handed out from a $(...)
-# subshell (where the arrays above do not reach) are removed too.
+# subshell (where the arrays above do not reach) are removed too: the
+# suite's daemons first, then their roots, instance locks and namespaces.
 cleanup() {
 	local r ns
+	stop_daemons
 	for r in "${ROOTS[@]}" /sys/fs/bpf/"$TAG"-*; do
 		[ -e "$r" ] || continue
 		"$SLUICE" --bpffs "$r" detach all >/dev/null 2>&1
@@ -70,6 +82,8 @@ cleanup() {
 		ip netns pids "$ns" 2>/dev/null | xargs -r kill -9 2>/dev/null
 		ip netns del "$ns" 2>/dev/null
 	done
+	# The daemons' instance lock files, named after their bpffs roots.
+	rm -f /run/sluice-sys-fs-bpf-"$TAG"-*.lock
 	return 0
 }
 
