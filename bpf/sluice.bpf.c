@@ -16,7 +16,10 @@
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 /* Load-time tunables, set between __open() and __load(). */
-const volatile __u32 clock_mode = SLUICE_CLOCK_PRECISE;	/* enum sluice_clock */
+const volatile __u32 clock_mode = SLUICE_CLOCK_AUTO;	/* enum sluice_clock */
+
+/* Ticks per second, from the kernel's config; 0 if libbpf could not read it. */
+extern const int CONFIG_HZ __kconfig __weak;
 
 /* The time under SLUICE_CLOCK_MANUAL; written by tests through the skeleton. */
 __u64 manual_now_ns = 0;
@@ -45,15 +48,18 @@ struct {
 } sl_rulesets SEC(".maps");
 
 /*
- * Per-source buckets, keyed by rule uid, limit and masked source. LRU: an
- * evicted bucket reads as full again, which can only admit more, never less.
- * Written by the data path (CAS on tat); max_entries set at load time.
+ * Per-source buckets, keyed by rule uid, limit and masked source: sets of
+ * SLUICE_WAYS ways (struct sluice_set), the set picked by a keyed hash.
+ * An array, so a lookup is inlined and costs no call, and a new key takes
+ * a way with one compare-and-swap instead of the LRU's locks. An evicted
+ * bucket reads as full again, which can only admit more, never less.
+ * Written by the data path; max_entries (sets) set at load time.
  */
 struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, SLUICE_DEFAULT_KEYS);
-	__type(key, struct sluice_key);
-	__type(value, struct sluice_state);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, SLUICE_DEFAULT_KEYS / SLUICE_WAYS);
+	__type(key, __u32);
+	__type(value, struct sluice_set);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } sl_state SEC(".maps");
 
@@ -176,14 +182,26 @@ static __always_inline void count(__u32 idx)
 		*c += 1;
 }
 
-static __always_inline __u64 now_ns(void)
+/*
+ * The data path's time. precise: bpf_ktime_get_ns, a helper call (about
+ * 35 ns on a host with return-thunk mitigations). The jiffies clock:
+ * bpf_jiffies64, which the JIT inlines, times the tick plus the offset
+ * the loader measured, so it is CLOCK_MONOTONIC rounded down to a tick and
+ * agrees with the precise clock within one tick. GCRA on a tick clock
+ * admits exactly the right count while the burst spans at least two ticks;
+ * the controller marks rules that need more (SLUICE_RF_PRECISE), and under
+ * the default clock auto only packets matching those pay for the call.
+ */
+static __always_inline __u64 clock_now(const struct sluice_config *cfg, int precise)
 {
 	/* clock_mode is frozen .rodata: the verifier prunes the other branches. */
 	if (clock_mode == SLUICE_CLOCK_MANUAL)
 		return manual_now_ns;
-	if (clock_mode == SLUICE_CLOCK_COARSE)
-		return bpf_ktime_get_coarse_ns();
-	return bpf_ktime_get_ns();
+	if (clock_mode == SLUICE_CLOCK_PRECISE || (clock_mode == SLUICE_CLOCK_AUTO && precise))
+		return bpf_ktime_get_ns();
+	if (cfg->clock_tick)
+		return bpf_jiffies64() * cfg->clock_tick + cfg->clock_off;
+	return bpf_ktime_get_coarse_ns();
 }
 
 /* Is the source on list (v4 trie, v6 trie)? */
@@ -218,7 +236,10 @@ enum sl_phase {
 struct sl_eval {
 	struct sl_pkt pkt;
 	__u64 group;		/* rules being evaluated, bit per rule index */
-	__u64 now;
+	__u64 now;		/* the clock, for rules without SLUICE_RF_PRECISE */
+	__u64 now_p;		/* the clock for rules with it: precise under clock auto */
+	__u64 seed;		/* sl_config.state_seed */
+	__u32 sets;		/* sl_config.state_sets */
 	__u32 rs_idx;		/* live rule set */
 	__u32 op;		/* enum sl_op */
 	__u32 phase;		/* enum sl_phase */
@@ -230,6 +251,43 @@ struct sl_eval {
 };
 
 /*
+ * The time rule r's buckets are metered by. Each bucket belongs to one
+ * rule, so it always sees the same clock, even when a packet matches
+ * rules of both kinds.
+ */
+static __always_inline __u64 rule_now(const struct sl_eval *ev, const struct sluice_rule *r)
+{
+	return r->flags & SLUICE_RF_PRECISE ? ev->now_p : ev->now;
+}
+
+/*
+ * Say that a bucket started limiting. key->family 0: a rule-wide bucket.
+ * Global and out of line: it runs once per quiet spell, not per packet.
+ */
+__noinline int sl_event(const struct sluice_key *key, __u64 uid_li, __u64 now, __u64 drops)
+{
+	struct sluice_event *e;
+
+	e = bpf_ringbuf_reserve(&sl_events, sizeof(*e), 0);
+	if (!e) {
+		count(SLUICE_G_EVENTS_LOST);
+		return 0;
+	}
+	if (key) {
+		e->key = *key;
+	} else {
+		__builtin_memset(&e->key, 0, sizeof(e->key));
+		e->key.uid = uid_li >> 8;
+		e->key.limit = uid_li & 0xff;
+	}
+	e->ts = now;
+	e->drops = drops;
+	bpf_ringbuf_submit(e, 0);
+	count(SLUICE_G_EVENTS);
+	return 0;
+}
+
+/*
  * A bucket refused a packet: count it on the bucket, and if the bucket had
  * been quiet, say that it started limiting. key NULL: a rule-wide bucket.
  */
@@ -238,28 +296,12 @@ static __always_inline void note_drop(struct sluice_state *st, __u64 now,
 {
 	__u64 drops = __sync_fetch_and_add(&st->drops, 1) + 1;
 	__u64 last = st->last_drop;
-	struct sluice_event *e;
 
 	/* Racy read and store: two CPUs may both report a start; harmless. */
 	st->last_drop = now;
 	if (now - last < SLUICE_EVENT_QUIET_NS && last)
 		return;
-	e = bpf_ringbuf_reserve(&sl_events, sizeof(*e), 0);
-	if (!e) {
-		count(SLUICE_G_EVENTS_LOST);
-		return;
-	}
-	if (key) {
-		e->key = *key;
-	} else {
-		__builtin_memset(&e->key, 0, sizeof(e->key));
-		e->key.uid = uid;
-		e->key.limit = li;
-	}
-	e->ts = now;
-	e->drops = drops;
-	bpf_ringbuf_submit(e, 0);
-	count(SLUICE_G_EVENTS);
+	sl_event(key, (__u64)uid << 8 | li, now, drops);
 }
 
 /*
@@ -286,6 +328,136 @@ static __always_inline int meter(const struct sluice_limit *l, __u64 word, __u64
 	default:
 		return sl_gcra_admit(word, now, sl_gcra_inc(l->interval_fp, cost), l->tolerance,
 				     next);
+	}
+}
+
+/* ---- sl_state: per-source buckets in a set-associative table ---- */
+
+/* Word i of a key (it is 8-byte aligned): keys hash and compare as three words. */
+static __always_inline __u64 key_word(const struct sluice_key *k, int i)
+{
+	return ((const __u64 *)k)[i];
+}
+
+static __always_inline __u64 *way_word(struct sluice_way *w, int i)
+{
+	return &((__u64 *)&w->key)[i];
+}
+
+/* The set key k lives in; NULL when sl_state has no such set (an internal fault). */
+static __always_inline struct sluice_set *state_set(const struct sl_eval *ev,
+						    const struct sluice_key *k)
+{
+	__u32 idx;
+
+	if (!ev->sets)
+		return NULL;
+	idx = sl_state_set(sl_key_hash(k, ev->seed), ev->sets);
+	return bpf_map_lookup_elem(&sl_state, &idx);
+}
+
+/* The way holding key k, or NULL: no bucket, which reads as a full one. */
+static __always_inline struct sluice_way *state_find(struct sluice_set *set,
+						     const struct sluice_key *k)
+{
+	__u64 w0 = key_word(k, 0), w1 = key_word(k, 1), w2 = key_word(k, 2);
+	__u32 i;
+
+	for (i = 0; i < SLUICE_WAYS; i++) {
+		struct sluice_way *w = &set->way[i];
+
+		if (READ_ONCE(*way_word(w, 0)) == w0 && *way_word(w, 1) == w1 &&
+		    *way_word(w, 2) == w2)
+			return w;
+	}
+	return NULL;
+}
+
+/*
+ * Give key k a way of its set, holding the state of its first charge.
+ * An empty way if there is one, else the way closest to full: the smallest
+ * TAT (a TAT in the past is a full bucket, so nothing is lost), or the
+ * earliest end of a window. Taking a bucket that is still limiting makes
+ * it read as full again: eviction only ever admits more.
+ *
+ * The way is claimed by a compare-and-swap of its first key word to
+ * SLUICE_WAY_BUSY, filled in, and published by a second one (a full
+ * barrier), so no reader ever matches a half-written key. NULL when
+ * another CPU claimed the way first.
+ */
+static __always_inline struct sluice_way *state_insert(struct sluice_set *set,
+						       const struct sluice_key *k, __u64 tat,
+						       __u64 aux, __u64 idle_at)
+{
+	struct sluice_way *victim = NULL;
+	__u64 best = ~0ULL, seen = 0;
+	__u32 i;
+
+	for (i = 0; i < SLUICE_WAYS; i++) {
+		struct sluice_way *w = &set->way[i];
+		__u64 w0 = READ_ONCE(*way_word(w, 0)), at;
+
+		if (w0 == SLUICE_WAY_BUSY)
+			continue;
+		if (!w0) {
+			victim = w;
+			seen = 0;
+			break;
+		}
+		at = READ_ONCE(w->idle_at);
+		if (!at)
+			at = READ_ONCE(w->st.tat);
+		if (at < best) {
+			best = at;
+			victim = w;
+			seen = w0;
+		}
+	}
+	if (!victim)
+		return NULL;
+	if (__sync_val_compare_and_swap(way_word(victim, 0), seen, SLUICE_WAY_BUSY) != seen)
+		return NULL;
+	victim->st.tat = tat;
+	victim->st.aux = aux;
+	victim->st.drops = 0;
+	victim->st.last_drop = 0;
+	victim->idle_at = idle_at;
+	*way_word(victim, 1) = key_word(k, 1);
+	*way_word(victim, 2) = key_word(k, 2);
+	__sync_val_compare_and_swap(way_word(victim, 0), SLUICE_WAY_BUSY, key_word(k, 0));
+	return victim;
+}
+
+/* When a window state is empty again; 0 for a token bucket (its TAT says it). */
+static __always_inline __u64 idle_at(const struct sluice_limit *l, __u64 word)
+{
+	if (l->algo != SLUICE_ALGO_FIXED && l->algo != SLUICE_ALGO_SLIDING)
+		return 0;
+	return sl_win_idle_at(l->algo, word, sl_limit_period_ns(l));
+}
+
+/*
+ * Take back a charge of cost at now: for a token bucket exactly what it
+ * added (others may have built on it), for a window the cost out of the
+ * window it went into, while that is still the current one.
+ */
+static __always_inline void uncharge(const struct sluice_limit *l, struct sluice_state *st,
+				     __u64 now, __u32 cost)
+{
+	__u64 word;
+	int i;
+
+	if (l->algo == SLUICE_ALGO_GCRA) {
+		__sync_fetch_and_add(&st->tat, -sl_gcra_inc(l->interval_fp, cost));
+		return;
+	}
+	for (i = 0; i < SL_CAS_TRIES; i++) {
+		word = READ_ONCE(st->tat);
+		if ((__u32)(word >> 32) != (__u32)(now / sl_limit_period_ns(l)) ||
+		    (__u32)word < cost)
+			break;
+		if (__sync_val_compare_and_swap(&st->tat, word, word - cost) == word)
+			break;
 	}
 }
 
@@ -321,15 +493,19 @@ static __always_inline int conns_op(struct sl_eval *ev, const struct sluice_rule
 __noinline int sl_limit_op(struct sl_eval *ev, const struct sluice_rule *r, __u32 li)
 {
 	const struct sluice_limit *l;
+	struct sluice_way *way = NULL;
+	struct sluice_set *set = NULL;
 	struct sluice_state *st;
 	struct sluice_key key;
-	__u64 word, aux, next, next_aux;
+	__u64 word, aux, next, next_aux, now;
 	__u32 slot, cost;
 	int i;
 
 	if (!ev || !r || li >= SLUICE_MAX_LIMITS)
 		return 0;
+	asm volatile("%[li] &= %[mask]" : [li] "+r"(li) : [mask] "i"(SLUICE_MAX_LIMITS - 1));
 	l = &r->limits[li];
+	now = rule_now(ev, r);
 	if (l->algo == SLUICE_ALGO_CONNS)
 		return conns_op(ev, r, li, l);
 	if (l->key == SLUICE_KEY_ALL) {
@@ -345,70 +521,62 @@ __noinline int sl_limit_op(struct sl_eval *ev, const struct sluice_rule *r, __u3
 		if (ev->phase != SL_PH_SRC)
 			return 1;
 		sl_make_key(r, li, l, &ev->pkt, &key);
+		set = state_set(ev, &key);
+		if (!set) {
+			ev->fault = 1;
+			return 0;
+		}
 		/* NULL: no bucket yet, which reads as a full one. */
-		st = bpf_map_lookup_elem(&sl_state, &key);
+		way = state_find(set, &key);
+		st = way ? &way->st : NULL;
 	}
 	cost = sl_limit_cost(l, &ev->pkt);
 
 	if (ev->op == SL_OP_CHECK) {
 		word = st ? READ_ONCE(st->tat) : 0;
 		aux = st ? READ_ONCE(st->aux) : 0;
-		if (meter(l, word, aux, ev->now, cost, &next, &next_aux))
+		if (meter(l, word, aux, now, cost, &next, &next_aux))
 			return 1;
 		if (st)
-			note_drop(st, ev->now, l->key == SLUICE_KEY_ALL ? NULL : &key, r->uid, li);
+			note_drop(st, now, way ? &key : NULL, r->uid, li);
 		return 0;
 	}
 	if (ev->op == SL_OP_REFUND) {
 		if (ev->seen >= ev->charged)
 			return 0;
 		ev->seen++;
-		if (!st)
-			return 1;
-		if (l->algo == SLUICE_ALGO_GCRA) {
-			/* Give back exactly what CHARGE added; others may have built on it. */
-			__sync_fetch_and_add(&st->tat, -sl_gcra_inc(l->interval_fp, cost));
-			return 1;
-		}
-		/* A window: take the cost back out of the window it went into, if still current. */
-		for (i = 0; i < SL_CAS_TRIES; i++) {
-			word = READ_ONCE(st->tat);
-			if ((__u32)(word >> 32) != (__u32)(ev->now / sl_limit_period_ns(l)) ||
-			    (__u32)word < cost)
-				break;
-			if (__sync_val_compare_and_swap(&st->tat, word, word - cost) == word)
-				break;
-		}
+		if (st)
+			uncharge(l, st, now, cost);
 		return 1;
 	}
 
 	/* SL_OP_CHARGE */
 	if (!st) {
-		struct sluice_state fresh = {};
-		long err;
-
 		/* A new bucket starts full (an empty window): this packet is its first charge. */
-		if (!meter(l, 0, 0, ev->now, cost, &fresh.tat, &fresh.aux))
+		if (!set || !meter(l, 0, 0, now, cost, &next, &next_aux))
 			return 0;
-		err = bpf_map_update_elem(&sl_state, &key, &fresh, BPF_NOEXIST);
-		if (!err) {
+		if (state_insert(set, &key, next, next_aux, idle_at(l, next))) {
 			ev->charged++;
 			return 1;
 		}
-		if (err == -EEXIST)
-			st = bpf_map_lookup_elem(&sl_state, &key);
-		if (!st) {
-			/* The LRU could not give us an entry: an internal fault. */
-			ev->fault = 1;
-			return 0;
+		/*
+		 * Another CPU claimed the way first, perhaps for this very
+		 * key. If the key is there now, charge it; if not, the packet
+		 * is admitted as its full bucket would admit it, uncharged.
+		 */
+		way = state_find(set, &key);
+		if (!way) {
+			ev->charged++;
+			return 1;
 		}
+		st = &way->st;
 	}
 	/* The state is shared by every CPU: compare-and-swap, bounded retry. */
 	for (i = 0; i < SL_CAS_TRIES; i++) {
 		word = READ_ONCE(st->tat);
 		aux = READ_ONCE(st->aux);
-		if (!meter(l, word, aux, ev->now, cost, &next, &next_aux)) {
-			note_drop(st, ev->now, l->key == SLUICE_KEY_ALL ? NULL : &key, r->uid, li);
+		if (!meter(l, word, aux, now, cost, &next, &next_aux)) {
+			note_drop(st, now, way ? &key : NULL, r->uid, li);
 			return 0;
 		}
 		if (__sync_val_compare_and_swap(&st->tat, word, next) == word) {
@@ -419,6 +587,18 @@ __noinline int sl_limit_op(struct sl_eval *ev, const struct sluice_rule *r, __u3
 			 */
 			if (next_aux != aux)
 				WRITE_ONCE(st->aux, next_aux);
+			if (way) {
+				if (READ_ONCE(*way_word(way, 0)) != key_word(&key, 0)) {
+					/*
+					 * The way went to another key while we
+					 * charged it: give that back. Ours is
+					 * gone, which reads as full: admitted.
+					 */
+					uncharge(l, st, now, cost);
+				} else if ((word ^ next) >> 32 && l->algo != SLUICE_ALGO_GCRA) {
+					WRITE_ONCE(way->idle_at, idle_at(l, next));
+				}
+			}
 			ev->charged++;
 			return 1;
 		}
@@ -471,6 +651,7 @@ struct sl_match {
 	__u32 first_enforce;	/* lowest rule index in each group */
 	__u32 first_dry;
 	__u32 class;		/* most critical class among the matching rules */
+	__u32 precise;		/* a matching rule needs the precise clock */
 };
 
 /*
@@ -502,6 +683,7 @@ __noinline int sl_match_rules(struct sl_eval *ev, struct sl_match *m, __u32 disa
 			continue;
 		if (r->class < m->class)
 			m->class = r->class;
+		m->precise |= r->flags & SLUICE_RF_PRECISE;
 		for (li = 0; li < SLUICE_MAX_LIMITS; li++)
 			if (li < r->nr_limits && r->limits[li].key == SLUICE_KEY_ALL)
 				agg++;
@@ -547,6 +729,126 @@ static __always_inline int run_op(struct sl_eval *ev, __u32 op, __u32 nr_rules,
 }
 
 /*
+ * The common case, inline: rule r's one limit, a token bucket per source.
+ * One pass over the set finds the key's way, or the way a new key would
+ * take (as state_insert picks it), so a new source costs no second scan
+ * and no call. 1 admitted (and charged), 0 refused, -1 take the general
+ * path (a way claimed by another CPU first, or a compare-and-swap that
+ * kept failing).
+ */
+static __always_inline int fast_src(struct sl_eval *ev, const struct sluice_rule *r)
+{
+	const struct sluice_limit *l = &r->limits[0];
+	struct sluice_way *way = NULL, *victim = NULL;
+	__u64 inc, tat, next, now, best = ~0ULL, seen = 0;
+	struct sluice_set *set;
+	struct sluice_key key;
+	__u64 k0, k1, k2;
+	__u32 i;
+
+	if (l->algo != SLUICE_ALGO_GCRA || l->key != SLUICE_KEY_SRC)
+		return -1;
+	sl_make_key(r, 0, l, &ev->pkt, &key);
+	set = state_set(ev, &key);
+	if (!set)
+		return -1;
+	k0 = key_word(&key, 0);
+	k1 = key_word(&key, 1);
+	k2 = key_word(&key, 2);
+	for (i = 0; i < SLUICE_WAYS; i++) {
+		struct sluice_way *w = &set->way[i];
+		__u64 w0 = READ_ONCE(*way_word(w, 0)), at;
+
+		if (w0 == k0 && *way_word(w, 1) == k1 && *way_word(w, 2) == k2) {
+			way = w;
+			break;
+		}
+		if (w0 == SLUICE_WAY_BUSY || (victim && !seen))
+			continue;
+		if (!w0) {
+			victim = w;
+			seen = 0;
+			continue;
+		}
+		at = READ_ONCE(w->idle_at);
+		if (!at)
+			at = READ_ONCE(w->st.tat);
+		if (at < best) {
+			best = at;
+			victim = w;
+			seen = w0;
+		}
+	}
+	now = rule_now(ev, r);
+	inc = sl_gcra_inc(l->interval_fp, sl_limit_cost(l, &ev->pkt));
+	if (!way) {
+		/* A new bucket starts full: this packet is its first charge. */
+		if (!sl_gcra_admit(0, now, inc, l->tolerance, &next))
+			return 0;
+		if (!victim ||
+		    __sync_val_compare_and_swap(way_word(victim, 0), seen, SLUICE_WAY_BUSY) != seen)
+			return -1;
+		victim->st.tat = next;
+		victim->st.aux = 0;
+		victim->st.drops = 0;
+		victim->st.last_drop = 0;
+		victim->idle_at = 0;
+		*way_word(victim, 1) = k1;
+		*way_word(victim, 2) = k2;
+		__sync_val_compare_and_swap(way_word(victim, 0), SLUICE_WAY_BUSY, k0);
+		return 1;
+	}
+	for (i = 0; i < SL_CAS_TRIES; i++) {
+		tat = READ_ONCE(way->st.tat);
+		if (!sl_gcra_admit(tat, now, inc, l->tolerance, &next)) {
+			note_drop(&way->st, now, &key, r->uid, 0);
+			return 0;
+		}
+		if (__sync_val_compare_and_swap(&way->st.tat, tat, next) == tat) {
+			/* The way went to another key meanwhile: see sl_limit_op. */
+			if (READ_ONCE(*way_word(way, 0)) != k0)
+				__sync_fetch_and_add(&way->st.tat, -inc);
+			return 1;
+		}
+	}
+	return -1;
+}
+
+/*
+ * One matched rule with rule-wide token buckets: check those first,
+ * inline. A spoofed flood that they refuse then costs no call and touches
+ * no per-source state. 1: every one admits (the general path still charges
+ * them), 0: refused.
+ */
+static __always_inline int agg_admits(struct sl_eval *ev, const struct sluice_rule *r)
+{
+	__u32 li;
+
+	for (li = 0; li < SLUICE_MAX_LIMITS; li++) {
+		const struct sluice_limit *l = &r->limits[li];
+		struct sluice_state *st;
+		__u64 next;
+		__u32 slot;
+
+		if (li >= r->nr_limits)
+			break;
+		if (l->key != SLUICE_KEY_ALL || l->algo != SLUICE_ALGO_GCRA)
+			continue;
+		slot = l->agg_slot;
+		st = bpf_map_lookup_elem(&sl_agg, &slot);
+		if (!st)
+			return 1;	/* the general path counts the fault */
+		if (!sl_gcra_admit(READ_ONCE(st->tat), rule_now(ev, r),
+				   sl_gcra_inc(l->interval_fp, sl_limit_cost(l, &ev->pkt)),
+				   l->tolerance, &next)) {
+			note_drop(st, rule_now(ev, r), NULL, r->uid, li);
+			return 0;
+		}
+	}
+	return 1;
+}
+
+/*
  * Check then charge every limit of the group. Returns 1 if admitted (and
  * charged), 0 if refused (nothing charged; ev->refused says by which rule).
  * A fault sets ev->fault and returns 1 (fail open) or 0 (fail closed).
@@ -555,17 +857,29 @@ static __always_inline int eval_group(struct sl_eval *ev, const struct sluice_ru
 				      __u64 group, __u32 nr_rules, __u32 nr_limits,
 				      __u32 nr_agg, __u32 first)
 {
+	const struct sluice_rule *r = &rs->rules[first & (SLUICE_MAX_RULES - 1)];
+
 	ev->group = group;
 	ev->charged = 0;
 	ev->fault = 0;
 	ev->refused = -1;
+	if (nr_agg && !(group & (group - 1)) && !agg_admits(ev, r)) {
+		ev->refused = first & (SLUICE_MAX_RULES - 1);
+		goto not_admitted;
+	}
 	if (nr_limits == 1) {
 		/*
 		 * One rule with one limit, the common case: CHARGE alone is
 		 * check and charge in one atomic step, no walk needed.
 		 */
-		const struct sluice_rule *r = &rs->rules[first & (SLUICE_MAX_RULES - 1)];
+		int f = nr_agg ? -1 : fast_src(ev, r);
 
+		if (f >= 0) {
+			if (f)
+				return 1;
+			ev->refused = first & (SLUICE_MAX_RULES - 1);
+			goto not_admitted;
+		}
 		ev->op = SL_OP_CHARGE;
 		ev->phase = nr_agg ? SL_PH_AGG : SL_PH_SRC;
 		if (sl_limit_op(ev, r, 0))
@@ -714,6 +1028,24 @@ static __always_inline void class_count(__u32 cls, __u32 len, int what)
 	}
 }
 
+/*
+ * Does reserved capacity need the precise clock? Its buckets are GCRA: a
+ * burst that spans under two ticks does (see sluice_rule_flags).
+ */
+static __always_inline int cap_precise(const struct sluice_shed *sh, const struct sluice_config *cfg)
+{
+	__u64 min = SLUICE_COARSE_TICKS * (__u64)cfg->clock_tick;
+	__u32 k;
+
+	if (clock_mode != SLUICE_CLOCK_AUTO)
+		return 0;
+	for (k = 0; k < 2; k++)
+		if ((sh->cap[k].total.interval_fp && sh->cap[k].total.tolerance < min) ||
+		    (sh->cap[k].noncrit.interval_fp && sh->cap[k].noncrit.tolerance < min))
+			return 1;
+	return 0;
+}
+
 static __always_inline int sluice_core(const void *data, const void *data_end, __u32 frame_len)
 {
 	struct sluice_ruleset *rs;
@@ -722,6 +1054,7 @@ static __always_inline int sluice_core(const void *data, const void *data_end, _
 	__u64 enforce = 0, dry = 0, matched;
 	struct sluice_shed *shed = NULL;
 	__u32 cap_cls = 0, use_cap = 0;
+	__u64 cap_now = 0;
 	struct sl_match m;
 	__u32 zero = 0, nr;
 	__u32 disabled;
@@ -765,6 +1098,8 @@ static __always_inline int sluice_core(const void *data, const void *data_end, _
 	disabled = cfg->disabled;
 	ev.rs_idx = cfg->active & 1;
 	ev.fail_closed = cfg->fail_closed;
+	ev.seed = cfg->state_seed;
+	ev.sets = cfg->state_sets;
 	rs = bpf_map_lookup_elem(&sl_rulesets, &ev.rs_idx);
 	if (!rs)
 		goto pass;
@@ -787,16 +1122,16 @@ static __always_inline int sluice_core(const void *data, const void *data_end, _
 
 		class_count(cls, ev.pkt.len, 0);
 		if (cls && th && !(shed->flags & SLUICE_SHED_OFF) &&
-		    (!shed->expires_ns || now_ns() <= shed->expires_ns) &&
+		    (!shed->expires_ns || clock_now(cfg, 0) <= shed->expires_ns) &&
 		    (__u64)bpf_get_prandom_u32() < th) {
 			class_count(cls, ev.pkt.len, 1);
 			count(SLUICE_G_SHED);
 			goto drop;
 		}
 		if (shed->cap[0].total.interval_fp || shed->cap[1].total.interval_fp) {
-			ev.now = now_ns();
+			cap_now = clock_now(cfg, cap_precise(shed, cfg));
 			cap_cls = cls;
-			if (!sl_capacity_op(shed, cls, ev.pkt.len, ev.now, 0)) {
+			if (!sl_capacity_op(shed, cls, ev.pkt.len, cap_now, 0)) {
 				class_count(cls, ev.pkt.len, 2);
 				count(SLUICE_G_CAPACITY);
 				goto drop;
@@ -808,8 +1143,8 @@ static __always_inline int sluice_core(const void *data, const void *data_end, _
 		count(SLUICE_G_NO_RULE);
 		goto pass;
 	}
-	if (!use_cap)
-		ev.now = now_ns();
+	ev.now = clock_now(cfg, 0);
+	ev.now_p = clock_mode == SLUICE_CLOCK_AUTO && m.precise ? clock_now(cfg, 1) : ev.now;
 	enforce = m.enforce;
 	dry = m.dry;
 
@@ -835,7 +1170,7 @@ static __always_inline int sluice_core(const void *data, const void *data_end, _
 		sl_count_passed(rs, matched, ev.pkt.len);
 pass:
 	if (use_cap)
-		sl_capacity_op(shed, cap_cls, ev.pkt.len, ev.now, 1);
+		sl_capacity_op(shed, cap_cls, ev.pkt.len, cap_now, 1);
 	count(SLUICE_G_PASSED);
 	return SL_VERDICT_PASS;
 
@@ -881,6 +1216,34 @@ int sluice_tc(struct __sk_buff *skb)
 		data_end = (void *)(long)skb->data_end;
 	}
 	return sluice_core(data, data_end, len) == SL_VERDICT_DROP ? TC_ACT_SHOT : TC_ACT_OK;
+}
+
+/*
+ * Measures the jiffies clock's offset from CLOCK_MONOTONIC for the loader,
+ * which runs it through BPF_PROG_TEST_RUN for a few ticks: the smallest
+ * ktime - jiffies x tick seen is the offset at the start of a tick, so
+ * jiffies x tick + offset never runs ahead of the precise clock. Never
+ * attached.
+ */
+SEC("xdp")
+int sluice_clock_sync(struct xdp_md *ctx)
+{
+	struct sluice_config *cfg;
+	__u32 zero = 0;
+	__u64 tick, off;
+
+	if (CONFIG_HZ <= 0 || CONFIG_HZ > 10000)
+		return XDP_PASS;
+	cfg = bpf_map_lookup_elem(&sl_config, &zero);
+	if (!cfg)
+		return XDP_PASS;
+	tick = SL_NSEC_PER_SEC / CONFIG_HZ;
+	off = bpf_ktime_get_ns() - bpf_jiffies64() * tick;
+	if (cfg->clock_tick != tick || (__s64)(off - cfg->clock_off) < 0) {
+		cfg->clock_off = off;
+		cfg->clock_tick = tick;
+	}
+	return XDP_PASS;
 }
 
 /* ---- connection limits: counting established connections ---- */

@@ -31,8 +31,10 @@
 #define SLUICE_CONN_MAX		65536
 /* Prefixes each deny/allow list holds per family. */
 #define SLUICE_LIST_MAX		65536
-/* Default number of per-source keys tracked (LRU hash entries). */
+/* Default number of per-source keys tracked (sl_state ways). */
 #define SLUICE_DEFAULT_KEYS	1048576
+/* Ways per set of sl_state: a key lives in one of the SLUICE_WAYS of its set. */
+#define SLUICE_WAYS		4
 /* Fractional bits of the GCRA emission interval. */
 #define SLUICE_FP_SHIFT		16
 
@@ -115,12 +117,29 @@ struct sluice_rule {
 	__u8 class;		/* priority class 0 (critical) .. 3 */
 	__u16 dport_lo;		/* host byte order, inclusive */
 	__u16 dport_hi;
-	__u32 pad;
+	__u8 flags;		/* enum sluice_rule_flags, set by the controller */
+	__u8 pad[3];
 	__u32 src_net[4];	/* network byte order, already masked */
 	__u32 src_mask[4];	/* network byte order */
 	struct sluice_limit limits[SLUICE_MAX_LIMITS];
 };
 _Static_assert(sizeof(struct sluice_rule) == 312, "sluice_rule layout");
+
+/* sluice_rule.flags: derived from the limits by the controller. */
+enum sluice_rule_flags {
+	/*
+	 * A limit needs the precise clock: a token bucket whose burst spans
+	 * under SLUICE_COARSE_TICKS clock ticks, or a window under
+	 * SLUICE_COARSE_WINDOW_TICKS. Under `clock auto` a packet that matches
+	 * such a rule reads bpf_ktime_get_ns; every other packet reads the
+	 * jiffies clock, which costs no call.
+	 */
+	SLUICE_RF_PRECISE = 1 << 0,
+};
+/* A GCRA tolerance of at least this many ticks is exact on a tick clock. */
+#define SLUICE_COARSE_TICKS		2
+/* A window of at least this many ticks moves its edges by at most 1%. */
+#define SLUICE_COARSE_WINDOW_TICKS	100
 
 /*
  * A whole rule set. The data path reads sl_rulesets[config.active]; the
@@ -147,8 +166,23 @@ struct sluice_config {
 	 * count (cgroup programs see every namespace); 0: all.
 	 */
 	__u64 conn_netns;
+	/*
+	 * sl_state: the key of its set hash (random, set once when the maps
+	 * are created) and its number of sets. Never changed while it holds
+	 * state: every bucket would move.
+	 */
+	__u64 state_seed;
+	__u32 state_sets;
+	/* ns per jiffy; 0 until the loader measured clock_off. */
+	__u32 clock_tick;
+	/*
+	 * The jiffies clock: jiffies x tick + clock_off is CLOCK_MONOTONIC
+	 * rounded down to a tick, so the data path's clocks (and userspace's)
+	 * agree within one tick whichever a packet reads.
+	 */
+	__u64 clock_off;
 };
-_Static_assert(sizeof(struct sluice_config) == 32, "sluice_config layout");
+_Static_assert(sizeof(struct sluice_config) == 56, "sluice_config layout");
 
 enum sluice_list_bits {
 	SLUICE_L_DENY4 = 1 << 0,
@@ -157,18 +191,20 @@ enum sluice_list_bits {
 	SLUICE_L_ALLOW6 = 1 << 3,
 };
 
-/* Key of a per-source bucket in sl_state. */
+/*
+ * Key of a per-source bucket in sl_state. 8-byte aligned: the data path
+ * hashes and compares it as three 64-bit words.
+ */
 struct sluice_key {
-	__u32 uid;		/* sluice_rule.uid */
+	__u32 uid;		/* sluice_rule.uid; never 0 */
 	__u8 limit;		/* index of the limit in the rule */
 	__u8 family;		/* 4 or 6 */
 	__u8 plen;		/* prefix length addr is masked to */
 	__u8 pad;
 	__u32 addr[4];		/* masked source, network byte order */
-};
+} __attribute__((aligned(8)));
 _Static_assert(sizeof(struct sluice_key) == 24, "sluice_key layout");
 
-/* A bucket: per-source in sl_state, rule-wide in sl_agg. */
 /*
  * A bucket: per-source in sl_state, rule-wide in sl_agg. For a token
  * bucket `tat` is the GCRA theoretical arrival time; for the window
@@ -182,6 +218,31 @@ struct sluice_state {
 	__u64 aux;		/* sliding window: the previous window's count */
 };
 _Static_assert(sizeof(struct sluice_state) == 32, "sluice_state layout");
+
+/*
+ * sl_state is a set-associative table: an array of sets, each holding
+ * SLUICE_WAYS buckets. A key lives in the set its keyed hash picks
+ * (sl_state_set()), in any way of it. A way whose key.uid is 0 is empty;
+ * one whose first key word is SLUICE_WAY_BUSY is being filled in. A full
+ * set gives up the way that is closest to full (smallest TAT, or the end
+ * of its window): an evicted bucket reads as full again, which can only
+ * admit more, never less.
+ */
+struct sluice_way {
+	struct sluice_state st;
+	struct sluice_key key;
+	/* Window algorithms: when the state is an empty window again (ns); 0 for GCRA. */
+	__u64 idle_at;
+};
+_Static_assert(sizeof(struct sluice_way) == 64, "sluice_way layout");
+
+struct sluice_set {
+	struct sluice_way way[SLUICE_WAYS];
+};
+_Static_assert(sizeof(struct sluice_set) == 64 * SLUICE_WAYS, "sluice_set layout");
+
+/* First key word (uid, limit, family, plen, pad) of a way being filled in. */
+#define SLUICE_WAY_BUSY	(0xffULL << 56)
 
 /* Established TCP connections of one key (sl_conns), counted by sl_sockops. */
 struct sluice_conns {
@@ -302,8 +363,9 @@ struct sluice_class_stats {
 /* Clock for the data path, a load-time tunable. */
 enum sluice_clock {
 	SLUICE_CLOCK_PRECISE = 0,	/* bpf_ktime_get_ns */
-	SLUICE_CLOCK_COARSE = 1,	/* bpf_ktime_get_coarse_ns: cheaper, jiffy steps */
+	SLUICE_CLOCK_COARSE = 1,	/* jiffies x tick: no call, tick steps */
 	SLUICE_CLOCK_MANUAL = 2,	/* a global the tests set: deterministic time */
+	SLUICE_CLOCK_AUTO = 3,		/* coarse, precise for rules with SLUICE_RF_PRECISE */
 };
 
 #endif /* SLUICE_H */

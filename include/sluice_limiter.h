@@ -107,6 +107,16 @@ static __always_inline int sl_sliding_admit(__u64 word, __u64 prev, __u64 now, _
 	return 1;
 }
 
+/*
+ * When a window state word is an empty window again: the end of its
+ * window, or for the sliding window the end of the next one (until then it
+ * still weighs as the previous window). What sl_state evicts by.
+ */
+static __always_inline __u64 sl_win_idle_at(__u32 algo, __u64 word, __u64 period_ns)
+{
+	return ((word >> 32) + (algo == SLUICE_ALGO_SLIDING ? 2 : 1)) * period_ns;
+}
+
 /* The period of a limit in ns (per second when not set). */
 static __always_inline __u64 sl_limit_period_ns(const struct sluice_limit *l)
 {
@@ -265,6 +275,47 @@ static __always_inline void sl_make_key(const struct sluice_rule *r, __u32 li,
 		k->addr[1] = p->saddr[1] & l->mask6[1];
 		k->addr[2] = p->saddr[2] & l->mask6[2];
 		k->addr[3] = p->saddr[3] & l->mask6[3];
+	}
+}
+
+/*
+ * sl_state's set hash: the key's three 64-bit words mixed under a random
+ * seed (multiply, xor-shift), so sources cannot be picked to share a set.
+ * For a fixed rule, limit and family an IPv4 key maps one to one onto the
+ * hash; collisions only matter for the set anyway, since ways compare the
+ * whole key.
+ */
+static __always_inline __u64 sl_key_hash(const struct sluice_key *k, __u64 seed)
+{
+	const __u64 *w = (const __u64 *)k;
+	__u64 h;
+
+	h = (w[0] ^ seed) * 0x9E3779B97F4A7C15ULL;
+	h = (h ^ (h >> 32) ^ w[1]) * 0xC2B2AE3D27D4EB4FULL;
+	h = (h ^ (h >> 29) ^ w[2]) * 0x9E3779B97F4A7C15ULL;
+	return h ^ (h >> 32);
+}
+
+/* The set of a hash among sets: the top 32 bits scaled, no division. */
+static __always_inline __u32 sl_state_set(__u64 hash, __u32 sets)
+{
+	return ((hash >> 32) * (__u64)sets) >> 32;
+}
+
+/*
+ * Does limit l need the precise clock (enum sluice_rule_flags)? tick_ns:
+ * the jiffies clock's step.
+ */
+static inline int sl_limit_needs_precise(const struct sluice_limit *l, __u64 tick_ns)
+{
+	switch (l->algo) {
+	case SLUICE_ALGO_GCRA:
+		return l->tolerance < SLUICE_COARSE_TICKS * tick_ns;
+	case SLUICE_ALGO_FIXED:
+	case SLUICE_ALGO_SLIDING:
+		return sl_limit_period_ns(l) < SLUICE_COARSE_WINDOW_TICKS * tick_ns;
+	default:
+		return 0;
 	}
 }
 

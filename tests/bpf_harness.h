@@ -7,8 +7,10 @@
  *
  * Every load is a fresh skeleton (so maps start empty) with the manual
  * clock at T0, a small sl_state and pinning switched off, so nothing under
- * /sys/fs/bpf is read or written. Rule sets are built in rs and committed
- * into the inactive sl_rulesets entry, then sl_config.active is flipped.
+ * /sys/fs/bpf is read or written; sl_config then gets the state seed and
+ * set count, as the loader writes them. Rule sets are built in rs and
+ * committed into the inactive sl_rulesets entry, then sl_config.active is
+ * flipped.
  *
  * Each suite includes this once, from its .c file; everything here is
  * static, and what a suite does not use costs nothing.
@@ -23,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <arpa/inet.h>
 #include <linux/bpf.h>
 #include <linux/pkt_cls.h>
@@ -40,8 +43,14 @@
 #define USEC	1000ULL
 /* Manual time at the start of every case. */
 #define T0	(1000 * SEC)
-/* sl_state size for load(): small, but no eviction unless a case asks for it. */
+/* sl_state size for load(), in ways: small, but no eviction unless a case asks for it. */
 #define STATE_KEYS	4096
+/*
+ * sl_config.state_seed after every load. Fixed, so runs are reproducible;
+ * nothing depends on its value except cases that pick keys by their set,
+ * and those compute the set with it (state_set_of()).
+ */
+#define STATE_SEED	0x5eed0f51c3b7a9d1ULL
 /* rule i gets counter slot i + SLOT_BASE (+ 16 per rule set): not i, so slot/index mix-ups show */
 #define SLOT_BASE	3
 
@@ -67,21 +76,37 @@ static inline int quiet_print(enum libbpf_print_level level, const char *fmt, va
 /* Loading                                                                  */
 /* ------------------------------------------------------------------------ */
 
-/*
- * Open, manual clock, keys entries in sl_state (or, with state_fd >= 0, that
- * map in its place), nothing pinned, load; then an empty rs, agg slots from
- * agg_base and use_tc from tc_cases. 0 or -errno.
- */
-static inline int load_with(__u32 keys, int state_fd)
+/* sl_state's number of sets, as the kernel holds it; 0 if it cannot be read. */
+static inline __u32 state_map_sets(void)
 {
+	struct bpf_map_info info;
+	__u32 len = sizeof(info);
+
+	memset(&info, 0, sizeof(info));
+	if (bpf_obj_get_info_by_fd(bpf_map__fd(skel->maps.sl_state), &info, &len))
+		return 0;
+	return info.max_entries;
+}
+
+/*
+ * Open, manual clock, sets sets in sl_state (or, with state_fd >= 0, that
+ * map in its place, whatever its size), nothing pinned, load; then
+ * sl_config's state seed (STATE_SEED) and set count (the map's), as the
+ * loader writes them, an empty rs, agg slots from agg_base and use_tc from
+ * tc_cases. 0 or -errno.
+ */
+static inline int load_with(__u32 sets, int state_fd)
+{
+	struct sluice_config c;
 	struct bpf_map *m;
+	__u32 zero = 0;
 	int err;
 
 	skel = sluice__open();
 	if (!skel)
 		return -errno;
 	skel->rodata->clock_mode = SLUICE_CLOCK_MANUAL;
-	err = bpf_map__set_max_entries(skel->maps.sl_state, keys);
+	err = bpf_map__set_max_entries(skel->maps.sl_state, sets);
 	bpf_object__for_each_map(m, skel->obj)
 		if (!err)
 			err = bpf_map__set_pin_path(m, NULL);
@@ -89,6 +114,15 @@ static inline int load_with(__u32 keys, int state_fd)
 		err = bpf_map__reuse_fd(skel->maps.sl_state, state_fd);
 	if (!err)
 		err = sluice__load(skel);
+	if (!err) {
+		memset(&c, 0, sizeof(c));
+		c.state_seed = STATE_SEED;
+		c.state_sets = state_map_sets();
+		if (!c.state_sets)
+			err = -EINVAL;
+		else if (bpf_map__update_elem(skel->maps.sl_config, &zero, 4, &c, sizeof(c), 0))
+			err = -errno;
+	}
 	if (err) {
 		sluice__destroy(skel);
 		skel = NULL;
@@ -101,10 +135,10 @@ static inline int load_with(__u32 keys, int state_fd)
 	return 0;
 }
 
-/* The usual load: STATE_KEYS entries in sl_state. 0 or -errno. */
+/* The usual load: STATE_KEYS ways in sl_state. 0 or -errno. */
 static inline int load(void)
 {
-	return load_with(STATE_KEYS, -1);
+	return load_with(STATE_KEYS / SLUICE_WAYS, -1);
 }
 
 /* load(), failing the case if it fails. */
@@ -134,7 +168,7 @@ static inline void set_now(__u64 ns)
  * per-CPU counters are summed anyway, but runs are reproducible), and one
  * load() to see that BPF programs load here at all. 0 with that object
  * loaded (the caller tears it down); otherwise the suite's line is printed
- * and main() returns: -1 skipped (no permission), 1 failed.
+ * and main() returns: -1 skipped (no permission, not root), 1 failed.
  */
 static inline int harness_start(const char *suite)
 {
@@ -152,7 +186,8 @@ static inline int harness_start(const char *suite)
 	sched_setaffinity(0, sizeof(set), &set);
 
 	err = load();
-	if (err == -EPERM || err == -EACCES) {
+	/* as root, EACCES is the verifier refusing the object: a failure, not a skip */
+	if ((err == -EPERM || err == -EACCES) && geteuid() != 0) {
 		printf("skip - %s: cannot load BPF programs: %s\n", suite, strerror(-err));
 		return -1;
 	}
@@ -399,7 +434,10 @@ static inline struct sluice_key key6(const struct sluice_rule *r, __u32 li, cons
 	return k;
 }
 
-/* Entries in m, a map keyed by struct sluice_key; the first key found goes to *first if given. */
+/*
+ * Entries in m, a hash keyed by struct sluice_key (sl_conns); the first key
+ * found goes to *first if given. sl_state is counted by state_count().
+ */
 static inline int key_count(struct bpf_map *m, struct sluice_key *first)
 {
 	struct sluice_key k, next;
@@ -412,6 +450,124 @@ static inline int key_count(struct bpf_map *m, struct sluice_key *first)
 		n++;
 		k = next;
 		err = bpf_map__get_next_key(m, &k, &next, sizeof(next));
+	}
+	return n;
+}
+
+/*
+ * sl_state, as the data path sees it: an array of sets of SLUICE_WAYS
+ * ways; key k lives in set sl_state_set(sl_key_hash(k, seed), sets), with
+ * seed and sets from sl_config, in any way of it.
+ */
+
+/* Set idx of sl_state into *s: 0, or -errno (-ENOENT beyond the map). */
+static inline int state_set_get(__u32 idx, struct sluice_set *s)
+{
+	memset(s, 0, sizeof(*s));
+	if (bpf_map__lookup_elem(skel->maps.sl_state, &idx, 4, s, sizeof(*s), 0))
+		return -errno;
+	return 0;
+}
+
+static inline void state_set_put(__u32 idx, const struct sluice_set *s)
+{
+	if (bpf_map__update_elem(skel->maps.sl_state, &idx, 4, s, sizeof(*s), 0))
+		CHECK_FAIL("writing sl_state[%u]: %s", idx, strerror(errno));
+}
+
+/* The set of key k under sl_config's seed and set count, as the data path computes it. */
+static inline __u32 state_set_of(const struct sluice_key *k)
+{
+	struct sluice_config c = cfg_get();
+
+	return sl_state_set(sl_key_hash(k, c.state_seed), c.state_sets);
+}
+
+/* A way that holds a key: not empty, not being filled in. */
+static inline int way_used(const struct sluice_way *w)
+{
+	__u64 w0;
+
+	memcpy(&w0, &w->key, sizeof(w0));
+	return w->key.uid != 0 && w0 != SLUICE_WAY_BUSY;
+}
+
+/* The way of set s holding key k (the whole key compared), or -1. */
+static inline int way_of(const struct sluice_set *s, const struct sluice_key *k)
+{
+	int i;
+
+	for (i = 0; i < SLUICE_WAYS; i++)
+		if (way_used(&s->way[i]) && !memcmp(&s->way[i].key, k, sizeof(*k)))
+			return i;
+	return -1;
+}
+
+/* The way holding key k into *w: 0, or -ENOENT if no way of its set holds it. */
+static inline int state_way(const struct sluice_key *k, struct sluice_way *w)
+{
+	struct sluice_set s;
+	int i;
+
+	if (state_set_get(state_set_of(k), &s))
+		return -ENOENT;
+	i = way_of(&s, k);
+	if (i < 0)
+		return -ENOENT;
+	*w = s.way[i];
+	return 0;
+}
+
+/* The bucket of key k into *st: 0, or -ENOENT if no way of its set holds it. */
+static inline int state_find(const struct sluice_key *k, struct sluice_state *st)
+{
+	struct sluice_way w;
+	int err = state_way(k, &w);
+
+	if (!err)
+		*st = w.st;
+	return err;
+}
+
+/*
+ * Empty the way holding key k, as eviction does: the bucket is gone and
+ * reads as full again. 0, or -ENOENT if there is none.
+ */
+static inline int state_forget(const struct sluice_key *k)
+{
+	__u32 idx = state_set_of(k);
+	struct sluice_set s;
+	int i;
+
+	if (state_set_get(idx, &s))
+		return -ENOENT;
+	i = way_of(&s, k);
+	if (i < 0)
+		return -ENOENT;
+	memset(&s.way[i], 0, sizeof(s.way[i]));
+	state_set_put(idx, &s);
+	return 0;
+}
+
+/* Ways of sl_state that hold a key; the first one found goes to *first if given. */
+static inline int state_count(struct sluice_key *first)
+{
+	__u32 idx, sets = state_map_sets();
+	struct sluice_set s;
+	int i, n = 0;
+
+	for (idx = 0; idx < sets; idx++) {
+		if (state_set_get(idx, &s)) {
+			CHECK_FAIL("reading sl_state[%u]: %s", idx, strerror(errno));
+			return n;
+		}
+		for (i = 0; i < SLUICE_WAYS; i++) {
+			if (!way_used(&s.way[i]))
+				continue;
+			if (!n && first)
+				*first = s.way[i].key;
+			n++;
+		}
 	}
 	return n;
 }

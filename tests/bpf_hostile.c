@@ -16,10 +16,12 @@
  * passed or dropped counts it, exactly the expected rules count it as
  * passed, and R_BYTES is charged exactly its IP length.
  *
- * Then faults: a per-source table that cannot take a new entry (a plain
- * hash of four entries swapped in for the LRU, which never fails) with fail
- * open and with fail closed, and an LRU far smaller than the sources, which
- * must never fault nor refuse a new source its burst.
+ * Then faults: per-source keys whose set is not in sl_state (sl_config
+ * claims more sets than the map has), with fail open and with fail closed;
+ * and eviction from a table of a few sets: far more sources than ways must
+ * never fault nor refuse a new source its burst, a source deep in its limit
+ * keeps its way while its set has ways nearer to full, and an evicted one
+ * reads as full again.
  */
 #include <unistd.h>
 
@@ -1123,98 +1125,380 @@ static int send_from(__u32 src)
 	return v;
 }
 
-/*
- * A per-source table that cannot take another entry: a plain hash of
- * FULL_KEYS entries stands in for sl_state (the LRU evicts instead of
- * failing, so it cannot be filled). Sources that have a bucket are limited
- * as before; a new source is an internal fault, passed under fail open and
- * dropped under fail closed, counted either way.
- */
-#define FULL_KEYS 4
-static void fault_map_full(int closed)
+/* Send from src until one is refused (at most 1000); how many passed. */
+static int drain(__u32 src)
 {
-	LIBBPF_OPTS(bpf_map_create_opts, mo);
-	__u64 faults, open;
-	int fd, err, i;
+	int n = 0;
 
-	fd = bpf_map_create(BPF_MAP_TYPE_HASH, "sl_state", sizeof(struct sluice_key),
-			    sizeof(struct sluice_state), FULL_KEYS, &mo);
-	if (fd < 0) {
-		CHECK_FAIL("creating a %d-entry hash: %s", FULL_KEYS, strerror(errno));
-		return;
+	while (n < 1000 && send_from(src) == 1)
+		n++;
+	return n;
+}
+
+/* load_with(sets, -1), failing the case if it fails. */
+static int load_sets(__u32 sets)
+{
+	int err = load_with(sets, -1);
+
+	if (err)
+		CHECK_FAIL("loading with %u sets in sl_state: %s", sets, strerror(-err));
+	return err;
+}
+
+static void set_fail_closed(int closed)
+{
+	struct sluice_config c = cfg_get();
+
+	c.fail_closed = closed;
+	cfg_put(&c);
+}
+
+/*
+ * Sources of 198.18.0.0/16, from base on, whose key for limit 0 of rule r
+ * lies in set `set` (under sl_config's seed and set count): n of them into
+ * out. How many were found.
+ */
+static int sources_in_set(const struct sluice_rule *r, __u32 set, __u32 base, __u32 *out, int n)
+{
+	struct sluice_key k;
+	__u32 src;
+	int got = 0;
+
+	for (src = base; got < n && src < IP4(198, 19, 0, 0); src++) {
+		k = key4(r, 0, src);
+		if (state_set_of(&k) == set)
+			out[got++] = src;
 	}
-	err = load_with(FULL_KEYS, fd);
-	close(fd);
-	if (err) {
-		CHECK_FAIL("loading with a plain hash for sl_state: %s", strerror(-err));
+	if (got < n)
+		CHECK_FAIL("only %d sources of set %u from %#x", got, set, base);
+	return got;
+}
+
+/* Does src have a bucket for limit 0 of rule r? Its bucket into *st if so. */
+static int has_bucket(const struct sluice_rule *r, __u32 src, struct sluice_state *st)
+{
+	struct sluice_key k = key4(r, 0, src);
+	struct sluice_state tmp;
+
+	return !state_find(&k, st ? st : &tmp);
+}
+
+/* All of sl_state into buf (sets sets of it). */
+static void state_dump(struct sluice_set *buf, __u32 sets)
+{
+	__u32 i;
+
+	for (i = 0; i < sets; i++)
+		if (state_set_get(i, &buf[i]))
+			CHECK_FAIL("reading sl_state[%u]: %s", i, strerror(errno));
+}
+
+/*
+ * A per-source key whose set is not in sl_state: sl_config claims twice
+ * the sets the map has, so about half the sources hash beyond it (then
+ * none: a set count of 0, never initialised). Each of their packets is an
+ * internal fault, passed under fail open (the default) and dropped under
+ * fail closed, counted either way; nothing else changes: no way is
+ * written, and the sources whose sets exist are limited exactly as before.
+ */
+#define FAULT_SETS	4
+static void fault_set_beyond_map(int closed)
+{
+	struct sluice_set before[FAULT_SETS], after[FAULT_SETS];
+	__u32 good[3], bad[10];
+	const struct sluice_rule *r;
+	struct sluice_config c;
+	__u64 pas, dro;
+	int i;
+
+	if (load_sets(FAULT_SETS))
 		return;
-	}
 	one_src_rule(1, 2);
-	if (closed) {
-		struct sluice_config c = cfg_get();
+	r = &rs.rules[0];
+	set_fail_closed(closed);
+	c = cfg_get();
+	CHECK_EQ(c.state_sets, FAULT_SETS);
+	c.state_sets = 2 * FAULT_SETS;
+	cfg_put(&c);
+	/* sets 0 and FAULT_SETS: one that exists, one beyond the map */
+	sources_in_set(r, 0, IP4(198, 18, 1, 0), good, 3);
+	sources_in_set(r, FAULT_SETS, IP4(198, 18, 1, 0), bad, 10);
 
-		c.fail_closed = 1;
-		cfg_put(&c);
-	}
-	/* fill it: each source its burst of 2, then refused */
-	for (i = 0; i < FULL_KEYS; i++) {
-		CHECK_EQ(send_from(IP4(198, 18, 1, i)), 1);
-		CHECK_EQ(send_from(IP4(198, 18, 1, i)), 1);
-		CHECK_EQ(send_from(IP4(198, 18, 1, i)), 0);
+	/* the sources whose set exists: each its burst of 2, then refused */
+	for (i = 0; i < 3; i++) {
+		CHECK_EQ(send_from(good[i]), 1);
+		CHECK_EQ(send_from(good[i]), 1);
+		CHECK_EQ(send_from(good[i]), 0);
 	}
 	CHECK_EQ(g(SLUICE_G_FAULT), 0);
-	/* new sources: the insert fails */
-	for (i = 0; i < 10; i++)
-		CHECK_EQ(send_from(IP4(198, 18, 2, i)), closed ? 0 : 1);
-	faults = g(SLUICE_G_FAULT);
-	open = g(SLUICE_G_FAIL_OPEN);
-	CHECK_EQ(faults, 10);
-	CHECK_EQ(open, closed ? 0 : 10);
+	CHECK_EQ(state_count(NULL), 3);
+	state_dump(before, FAULT_SETS);
+
+	/* the others: every packet a fault, whatever their burst would say */
+	pas = g(SLUICE_G_PASSED);
+	dro = g(SLUICE_G_DROPPED);
+	for (i = 0; i < 10; i++) {
+		CHECK_EQ(send_from(bad[i]), !closed);
+		CHECK_EQ(send_from(bad[i]), !closed);
+		CHECK_EQ(send_from(bad[i]), !closed);
+	}
+	CHECK_EQ(g(SLUICE_G_FAULT), 30);
+	CHECK_EQ(g(SLUICE_G_FAIL_OPEN), closed ? 0 : 30);
+	CHECK_EQ(g(SLUICE_G_PASSED) - pas, closed ? 0 : 30);
+	CHECK_EQ(g(SLUICE_G_DROPPED) - dro, closed ? 30 : 0);
+	state_dump(after, FAULT_SETS);
+	CHECK(!memcmp(before, after, sizeof(before)), "a faulted packet wrote to sl_state");
+
 	/* the sources that have buckets are still limited exactly */
-	CHECK_EQ(send_from(IP4(198, 18, 1, 0)), 0);
-	skel->bss->manual_now_ns = T0 + SEC;
-	CHECK_EQ(send_from(IP4(198, 18, 1, 0)), 1);
-	CHECK_EQ(send_from(IP4(198, 18, 1, 0)), 0);
-	CHECK_EQ(g(SLUICE_G_FAULT), 10);
+	CHECK_EQ(send_from(good[0]), 0);
+	set_now(T0 + SEC);
+	CHECK_EQ(send_from(good[0]), 1);
+	CHECK_EQ(send_from(good[0]), 0);
+	CHECK_EQ(g(SLUICE_G_FAULT), 30);
+	CHECK_EQ(state_count(NULL), 3);
+
+	/* no set count at all: every per-source packet faults, nothing is written */
+	c = cfg_get();
+	c.state_sets = 0;
+	cfg_put(&c);
+	state_dump(before, FAULT_SETS);
+	set_now(T0 + 100 * SEC);
+	CHECK_EQ(send_from(good[1]), !closed);
+	CHECK_EQ(send_from(bad[0]), !closed);
+	CHECK_EQ(g(SLUICE_G_FAULT), 32);
+	CHECK_EQ(g(SLUICE_G_FAIL_OPEN), closed ? 0 : 32);
+	state_dump(after, FAULT_SETS);
+	CHECK(!memcmp(before, after, sizeof(before)), "a faulted packet wrote to sl_state");
 	check_balance();
 	teardown();
 }
 
-static void fault_map_full_fail_open(void)
+static void fault_set_beyond_map_fail_open(void)
 {
-	fault_map_full(0);
+	fault_set_beyond_map(0);
 }
 
-static void fault_map_full_fail_closed(void)
+static void fault_set_beyond_map_fail_closed(void)
 {
-	fault_map_full(1);
+	fault_set_beyond_map(1);
 }
 
 /*
- * The real LRU, far smaller than the sources: every new source is admitted
- * its burst (an evicted bucket reads as full), nothing faults even under
- * fail closed, and the table never holds more than its size.
+ * Eviction. sl_state of EVICT_SETS sets (EVICT_SETS x SLUICE_WAYS ways)
+ * and one rule, 1 pps per source with a burst of EVICT_BURST: a source
+ * that sent its whole burst is deep in its limit (its TAT EVICT_BURST s
+ * ahead), one that sent a packet a second ago is a full bucket again.
+ * The sources of each case are picked by the set their key hashes to.
  */
-static void fault_lru_far_smaller_than_sources(void)
-{
-	int err, i, passed = 0, entries;
-	struct sluice_config c;
+#define EVICT_SETS	2
+#define EVICT_BURST	10
 
-	err = load_with(64, -1);
-	if (err) {
-		CHECK_FAIL("loading: %s", strerror(-err));
+/*
+ * Far more sources than ways: every new source is admitted its burst (an
+ * evicted bucket reads as full), nothing faults even under fail closed,
+ * and the table never holds more keys than it has ways.
+ */
+static void evict_far_more_sources_than_ways(void)
+{
+	int i, passed = 0, n, most = 0;
+
+	if (load_sets(EVICT_SETS))
 		return;
-	}
 	one_src_rule(1, 1);
-	c = cfg_get();
-	c.fail_closed = 1;
-	cfg_put(&c);
-	for (i = 0; i < 20000; i++)
+	set_fail_closed(1);
+	for (i = 0; i < 20000; i++) {
 		passed += send_from(IP4(198, 18, 16 + i / 256, i % 256)) == 1;
+		if (i % 500 == 499) {
+			n = state_count(NULL);
+			most = n > most ? n : most;
+		}
+	}
 	CHECK_EQ(passed, 20000);
 	CHECK_EQ(g(SLUICE_G_FAULT), 0);
-	entries = key_count(skel->maps.sl_state, NULL);
-	CHECK(entries <= 64, "sl_state holds %d entries, its size is 64", entries);
+	CHECK(most <= EVICT_SETS * SLUICE_WAYS, "sl_state held %d keys, it has %d ways", most,
+	      EVICT_SETS * SLUICE_WAYS);
+	/* and every way is in use: a full table evicts, it does not stay half empty */
+	CHECK_EQ(state_count(NULL), EVICT_SETS * SLUICE_WAYS);
+	check_balance();
+	teardown();
+}
+
+/*
+ * A source deep in its limit keeps its bucket while its set has ways
+ * closer to full: idle keys (full buckets) go first, then keys that sent
+ * less. It stays limited throughout.
+ */
+static void evict_idle_ways_before_a_limiting_source(void)
+{
+	const struct sluice_rule *r;
+	struct sluice_state st, d0;
+	__u32 src[8], d, x[3], y[4];
+	int i;
+
+	if (load_sets(EVICT_SETS))
+		return;
+	one_src_rule(1, EVICT_BURST);
+	r = &rs.rules[0];
+	set_fail_closed(1);
+	sources_in_set(r, 1, IP4(198, 18, 1, 0), src, 8);
+	d = src[0];
+	memcpy(x, &src[1], sizeof(x));
+	memcpy(y, &src[4], sizeof(y));
+
+	/* T0: d sends its whole burst, x[] one packet each; the set is full */
+	CHECK_EQ(drain(d), EVICT_BURST);
+	for (i = 0; i < 3; i++)
+		CHECK_EQ(send_from(x[i]), 1);
+	CHECK_EQ(state_count(NULL), 4);
+	/* 2 s on: x[] are full buckets again; d takes 2 more and is refused again */
+	set_now(T0 + 2 * SEC);
+	CHECK_EQ(drain(d), 2);
+	CHECK(has_bucket(r, d, &d0), "no bucket for the limiting source");
+	CHECK_EQ(d0.tat, T0 + (EVICT_BURST + 2) * SEC);
+	/* new sources of the set take the idle keys' ways, one by one */
+	for (i = 0; i < 3; i++) {
+		int j, idle = 0;
+
+		CHECK_EQ(send_from(y[i]), 1);
+		for (j = 0; j < 3; j++)
+			idle += has_bucket(r, x[j], NULL);
+		CHECK(idle == 2 - i, "%d idle keys left after %d new sources", idle, i + 1);
+		CHECK(has_bucket(r, d, &st), "the limiting source evicted while idle keys were "
+		      "there (new source %d)", i);
+		CHECK(!memcmp(&st, &d0, sizeof(st)), "the limiting source's bucket changed");
+	}
+	/* ... and then one of those, whose TAT is nearer: d's bucket stays */
+	CHECK_EQ(send_from(y[3]), 1);
+	CHECK(has_bucket(r, d, &st), "the limiting source evicted before a key nearer full");
+	CHECK(!memcmp(&st, &d0, sizeof(st)), "the limiting source's bucket changed");
+	CHECK_EQ(state_count(NULL), 4);
+	/* still limited exactly */
+	CHECK_EQ(send_from(d), 0);
+	CHECK(has_bucket(r, d, &st) && st.tat == d0.tat && st.drops == d0.drops + 1,
+	      "the limiting source's bucket: TAT %llu, drops %llu",
+	      (unsigned long long)st.tat, (unsigned long long)st.drops);
+	CHECK_EQ(g(SLUICE_G_FAULT), 0);
+	check_balance();
+	teardown();
+}
+
+/*
+ * When every way of its set is limiting, a new source takes the way
+ * nearest to full: here the deep source's, whose TAT is the smallest. The
+ * evicted source then reads as a full bucket and is admitted its burst
+ * again: eviction only ever admits more. Sources of the other set are
+ * untouched.
+ */
+static void evict_limiting_source_when_all_ways_limit(void)
+{
+	const struct sluice_rule *r;
+	struct sluice_state st, before[3];
+	__u32 src[5], other[4], d, z[3], w;
+	int i;
+
+	if (load_sets(EVICT_SETS))
+		return;
+	one_src_rule(1, EVICT_BURST);
+	r = &rs.rules[0];
+	set_fail_closed(1);
+	sources_in_set(r, 0, IP4(198, 18, 1, 0), src, 5);
+	sources_in_set(r, 1, IP4(198, 18, 1, 0), other, 4);
+	d = src[0];
+	memcpy(z, &src[1], sizeof(z));
+	w = src[4];
+
+	/* the other set full of idle keys, which must not be touched */
+	for (i = 0; i < 4; i++)
+		CHECK_EQ(send_from(other[i]), 1);
+	/* T0: d its whole burst; 0.5 s on z[] theirs: four ways, all limiting */
+	CHECK_EQ(drain(d), EVICT_BURST);
+	set_now(T0 + SEC / 2);
+	for (i = 0; i < 3; i++) {
+		CHECK_EQ(drain(z[i]), EVICT_BURST);
+		CHECK(has_bucket(r, z[i], &before[i]), "no bucket for z[%d]", i);
+	}
+	CHECK_EQ(send_from(d), 0);
+	CHECK(has_bucket(r, d, &st), "the limiting source lost its bucket to an empty way");
+	CHECK_EQ(st.tat, T0 + EVICT_BURST * SEC);
+	CHECK_EQ(state_count(NULL), 8);
+	/* a new source: admitted, and d's way (the smallest TAT) is the one it takes */
+	CHECK_EQ(send_from(w), 1);
+	CHECK(!has_bucket(r, d, NULL), "the way nearest to full was not the one evicted");
+	CHECK(has_bucket(r, w, NULL), "no bucket for the new source");
+	for (i = 0; i < 3; i++) {
+		CHECK(has_bucket(r, z[i], &st), "z[%d] evicted instead", i);
+		CHECK(!memcmp(&st, &before[i], sizeof(st)), "z[%d]'s bucket changed", i);
+	}
+	for (i = 0; i < 4; i++)
+		CHECK(has_bucket(r, other[i], NULL), "a source of the other set was evicted");
+	CHECK_EQ(state_count(NULL), 8);
+	/* d reads as a full bucket: its whole burst again, 0.5 s after the first */
+	CHECK_EQ(drain(d), EVICT_BURST);
+	CHECK(has_bucket(r, d, &st), "no bucket for the evicted source");
+	CHECK_EQ(st.tat, T0 + SEC / 2 + EVICT_BURST * SEC);
+	CHECK_EQ(g(SLUICE_G_FAULT), 0);
+	check_balance();
+	teardown();
+}
+
+/*
+ * A window key is evicted by the end of its window (way.idle_at), not by
+ * its state word (window index << 32 | count, far larger than any TAT): a
+ * window long over goes before token buckets that are still limiting.
+ */
+static void evict_window_by_its_end(void)
+{
+	struct sluice_rule *gr, *wr;
+	struct sluice_set s;
+	__u32 gsrc[4], wsrc[1];
+	struct sluice_key k;
+	struct sluice_state st;
+	int i, wi;
+
+	if (load_sets(EVICT_SETS))
+		return;
+	memset(&rs, 0, sizeof(rs));
+	/* 198.18.1.0/24: a token bucket; 198.18.2.0/24: 5 per 1 s fixed window */
+	gr = add_named_rule("bucket");
+	match_src4(gr, IP4(198, 18, 1, 0), 24);
+	add_limit(gr, 1, EVICT_BURST, SLUICE_COST_PKT, SLUICE_KEY_SRC, 0);
+	wr = add_named_rule("window");
+	match_src4(wr, IP4(198, 18, 2, 0), 24);
+	limit_init(&wr->limits[wr->nr_limits++], SLUICE_ALGO_FIXED, 5, 1000, 0, SLUICE_COST_PKT,
+		   SLUICE_KEY_SRC, 32, 128);
+	commit_with_malformed_pass();
+	set_fail_closed(1);
+	sources_in_set(gr, 0, IP4(198, 18, 1, 0), gsrc, 4);
+	sources_in_set(wr, 0, IP4(198, 18, 2, 0), wsrc, 1);
+
+	/* T0: the window key one packet */
+	CHECK_EQ(send_from(wsrc[0]), 1);
+	k = key4(wr, 0, wsrc[0]);
+	if (state_set_get(0, &s) || (wi = way_of(&s, &k)) < 0) {
+		CHECK_FAIL("no way for the window key");
+	} else {
+		CHECK_EQ(s.way[wi].st.tat, sl_win_pack(T0 / SEC, 1));
+		CHECK_EQ(s.way[wi].idle_at, sl_win_idle_at(SLUICE_ALGO_FIXED,
+							   sl_win_pack(T0 / SEC, 1), SEC));
+	}
+	/* 1.5 s on, its window is over; three buckets take their whole burst */
+	set_now(T0 + 3 * SEC / 2);
+	for (i = 0; i < 3; i++)
+		CHECK_EQ(drain(gsrc[i]), EVICT_BURST);
+	CHECK_EQ(state_count(NULL), 4);
+	/* token buckets leave idle_at 0: their TAT says when they are full */
+	if (!state_set_get(0, &s))
+		for (i = 0; i < SLUICE_WAYS; i++)
+			if (s.way[i].key.uid == gr->uid)
+				CHECK_EQ(s.way[i].idle_at, 0);
+	/* a new source: the window's way goes, not a limiting bucket's */
+	CHECK_EQ(send_from(gsrc[3]), 1);
+	CHECK(state_find(&k, &st) != 0, "a window long over kept over limiting buckets");
+	for (i = 0; i < 3; i++)
+		CHECK(has_bucket(gr, gsrc[i], NULL), "a limiting bucket (source %d) evicted", i);
+	/* the window key reads as an empty window: its whole limit again */
+	CHECK_EQ(drain(wsrc[0]), 5);
+	CHECK_EQ(g(SLUICE_G_FAULT), 0);
 	check_balance();
 	teardown();
 }
@@ -1250,8 +1534,11 @@ int main(void)
 	RUN(hostile_xdp_multibuffer);
 	RUN(hostile_non_ip);
 	RUN(hostile_malformed_pass);
-	RUN(fault_map_full_fail_open);
-	RUN(fault_map_full_fail_closed);
-	RUN(fault_lru_far_smaller_than_sources);
+	RUN(fault_set_beyond_map_fail_open);
+	RUN(fault_set_beyond_map_fail_closed);
+	RUN(evict_far_more_sources_than_ways);
+	RUN(evict_idle_ways_before_a_limiting_source);
+	RUN(evict_limiting_source_when_all_ways_limit);
+	RUN(evict_window_by_its_end);
 	return check_total_failed != 0;
 }

@@ -65,15 +65,10 @@ static struct sluice_state state4(const struct sluice_rule *r, __u32 li, __u32 s
 	int err;
 
 	memset(&st, 0, sizeof(st));
-	err = bpf_map__lookup_elem(skel->maps.sl_state, &k, sizeof(k), &st, sizeof(st), 0);
+	err = state_find(&k, &st);
 	if (found)
 		*found = !err;
 	return st;
-}
-
-static int state_count(void)
-{
-	return key_count(skel->maps.sl_state, NULL);
 }
 
 static void conns_put(const struct sluice_key *k, __u64 count)
@@ -260,6 +255,19 @@ static int trace_as_pure(const struct sluice_rule *r, __u32 li, const struct arr
 	if (l->algo == SLUICE_ALGO_SLIDING)
 		CHECK(st.aux == m.aux, "%s: previous window %llu, pure function %llu", what,
 		      (unsigned long long)st.aux, (unsigned long long)m.aux);
+	if (l->key != SLUICE_KEY_ALL && found) {
+		/* what eviction goes by: the end of the window the word is in */
+		struct sluice_key k = key4(r, li, src);
+		struct sluice_way w;
+
+		__u64 want = 0;
+
+		if (l->algo == SLUICE_ALGO_FIXED || l->algo == SLUICE_ALGO_SLIDING)
+			want = sl_win_idle_at(l->algo, st.tat, sl_limit_period_ns(l));
+		if (!state_way(&k, &w))
+			CHECK(w.idle_at == want, "%s: idle_at %llu, want %llu (the word's window)",
+			      what, (unsigned long long)w.idle_at, (unsigned long long)want);
+	}
 	return passed;
 }
 
@@ -723,7 +731,7 @@ BL_CASE(bl_conns_syn_refused_at_cap)
 	CHECK_EQ(conns_get(&ka), 2);
 	CHECK_EQ(conns_get(&kb), -1);
 	CHECK_EQ(conns_entries(), 1);
-	CHECK_EQ(state_count(), 0);
+	CHECK_EQ(state_count(NULL), 0);
 	/* above it (a count the daemon has yet to correct): refused */
 	conns_put(&ka, 7);
 	CHECK_EQ(xmit(&f), 0);

@@ -154,12 +154,6 @@ static struct sluice_state capstate(__u32 idx)
 	return st;
 }
 
-/* Entries in sl_state. */
-static int state_count(void)
-{
-	return key_count(skel->maps.sl_state, NULL);
-}
-
 /* Every frame ends non-IP, passed or dropped; sheds are the sum of the classes'. */
 static void check_balance(void)
 {
@@ -416,13 +410,13 @@ SH_CASE(shed_consumes_no_tokens)
 	CHECK_EQ(cstat(3).shed_pkts, 1000);
 	CHECK_EQ(rstat(0).passed_pkts, 0);
 	CHECK_EQ(rstat(0).dropped_pkts, 0);
-	CHECK_EQ(state_count(), 0);
+	CHECK_EQ(state_count(NULL), 0);
 
 	shed_set(0, 0, 0, 0, 0);
 	CHECK_EQ(xmit_n(&f, 10), 5);
 	CHECK_EQ(rstat(0).passed_pkts, 5);
 	CHECK_EQ(rstat(0).dropped_pkts, 5);
-	CHECK_EQ(state_count(), 1);
+	CHECK_EQ(state_count(NULL), 1);
 }
 
 /*

@@ -14,9 +14,9 @@
 #   a full deny list; deny files that never end (a FIFO, /dev/zero)
 #   jumbo frames at MTU 9000 through native XDP (or a refusal that names
 #     the MTU), generic XDP and TC
-# The data path's own "map full" (an entry that cannot be created, fail open
-# and fail closed) is in tests/bpf_hostile.c: the LRU never fails, so only
-# the test object can make it.
+# The data path's own fault (a per-source key whose set sl_state lacks, fail
+# open and fail closed) is in tests/bpf_hostile.c: a full table evicts, it
+# never fails, so only the test object can make it.
 #
 # FAULT_KILLS: daemons killed in the reload case (default 30).
 set -u

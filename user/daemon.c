@@ -337,7 +337,7 @@ static void shed_tick(struct daemon *d)
 /* Rules (atomically, keeping unchanged rules' state), lists, switches, interfaces. */
 static int apply(struct daemon *d)
 {
-	struct sl_load_opts lo = { .keys = d->cfg.keys, .clock = SLUICE_CLOCK_PRECISE };
+	struct sl_load_opts lo = { .keys = d->cfg.keys, .clock = SLUICE_CLOCK_AUTO };
 	struct sluice_ruleset *rs;
 	struct bpf_map_info info = {};
 	__u32 ilen = sizeof(info);
@@ -360,11 +360,14 @@ static int apply(struct daemon *d)
 		if (err)
 			goto out;
 	}
+	/* The table holds whole sets: keys as the loader rounds them up. */
 	if (d->cfg.keys && !bpf_obj_get_info_by_fd(d->maps.state, &info, &ilen) &&
-	    info.max_entries != d->cfg.keys)
-		dlog("tables.keys is %llu but the pinned table holds %u; "
+	    (__u64)info.max_entries * SLUICE_WAYS !=
+		    (d->cfg.keys + SLUICE_WAYS - 1) / SLUICE_WAYS * SLUICE_WAYS)
+		dlog("tables.keys is %llu but the pinned table holds %llu; "
 		     "'sluice detach all' and a restart resize it",
-		     (unsigned long long)d->cfg.keys, info.max_entries);
+		     (unsigned long long)d->cfg.keys,
+		     (unsigned long long)info.max_entries * SLUICE_WAYS);
 	rs = malloc(sizeof(*rs));
 	if (!rs) {
 		err = -ENOMEM;
@@ -469,7 +472,7 @@ static bool bucket_now(struct daemon *d, const struct sluice_ruleset *rs,
 
 		return !bpf_map_lookup_elem(d->maps.agg, &slot, st);
 	}
-	return !bpf_map_lookup_elem(d->maps.state, k, st);
+	return !sl_state_find(&d->maps, k, st);
 }
 
 /* A host as its address, a prefix as CIDR, a rule-wide bucket as "all sources". */

@@ -19,6 +19,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/mount.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <time.h>
@@ -48,7 +49,7 @@ static const struct {
 } map_shapes[SL_NR_MAPS] = {
 	{ BPF_MAP_TYPE_ARRAY, 4, sizeof(struct sluice_config) },
 	{ BPF_MAP_TYPE_ARRAY, 4, sizeof(struct sluice_ruleset) },
-	{ BPF_MAP_TYPE_LRU_HASH, sizeof(struct sluice_key), sizeof(struct sluice_state) },
+	{ BPF_MAP_TYPE_ARRAY, 4, sizeof(struct sluice_set) },
 	{ BPF_MAP_TYPE_ARRAY, 4, sizeof(struct sluice_state) },
 	{ BPF_MAP_TYPE_PERCPU_ARRAY, 4, sizeof(struct sluice_rule_stats) },
 	{ BPF_MAP_TYPE_PERCPU_ARRAY, 4, sizeof(__u64) },
@@ -283,6 +284,54 @@ static int attach_sockops(struct bpf_program *prog)
 	return err;
 }
 
+/* The seed of sl_state's set hash: random and nonzero (0 reads as "not set"). */
+static int state_seed(__u64 *seed)
+{
+	ssize_t n;
+
+	do {
+		n = getrandom(seed, sizeof(*seed), 0);
+		if (n < 0 && errno != EINTR)
+			return -errno;
+	} while (n != sizeof(*seed) || !*seed);
+	return 0;
+}
+
+/* How long the loader samples the jiffies clock's offset: several 4 ms ticks. */
+#define CLOCK_SYNC_NS (15ULL * 1000000ULL)
+
+/*
+ * Measure the offset of the jiffies clock from CLOCK_MONOTONIC: every run
+ * of sluice_clock_sync samples ktime - jiffies x tick and keeps the
+ * smallest in sl_config, which is the offset once a sample has landed just
+ * after a tick. Sampling for a few ticks gets within a few microseconds.
+ * Without it the data path reads bpf_ktime_get_coarse_ns instead, which is
+ * slower but just as correct, so a failure here is no reason to stop.
+ */
+static void clock_sync(struct bpf_program *prog)
+{
+	char frame[64] = {}, out[64];
+	/*
+	 * One run per call: a sample every microsecond or so. (A repeat count
+	 * above 1 makes each XDP test run take milliseconds, not faster.) The
+	 * frame comes back in out, which memory checkers want to see.
+	 */
+	LIBBPF_OPTS(bpf_test_run_opts, to, .data_in = frame, .data_size_in = sizeof(frame),
+		    .data_out = out, .data_size_out = sizeof(out), .repeat = 1);
+	__u64 end = sl_now_ns() + CLOCK_SYNC_NS;
+	int fd = bpf_program__fd(prog), runs = 0;
+
+	do {
+		if (bpf_prog_test_run_opts(fd, &to)) {
+			pr_debug("cannot measure the jiffies clock's offset: %s (the data path "
+				 "reads bpf_ktime_get_coarse_ns instead)", strerror(errno));
+			return;
+		}
+		runs++;
+	} while (sl_now_ns() < end);
+	pr_debug("measured the jiffies clock's offset over %d runs", runs);
+}
+
 /*
  * Load the programs and create (or reuse) the pinned maps, unless already
  * done. Called with the root lock held.
@@ -304,9 +353,11 @@ int sl_ensure_loaded(const struct sl_load_opts *lo)
 		pr_err("cannot open the BPF object: %s", strerror(-err));
 		return err;
 	}
-	skel->rodata->clock_mode = lo ? lo->clock : SLUICE_CLOCK_PRECISE;
+	skel->rodata->clock_mode = lo ? lo->clock : SLUICE_CLOCK_AUTO;
 	if (lo && lo->keys) {
-		err = bpf_map__set_max_entries(skel->maps.sl_state, lo->keys);
+		/* sl_state holds sets of SLUICE_WAYS buckets: round keys up to whole sets. */
+		err = bpf_map__set_max_entries(skel->maps.sl_state,
+					       (lo->keys + SLUICE_WAYS - 1) / SLUICE_WAYS);
 		if (err)
 			goto out;
 	}
@@ -333,18 +384,37 @@ int sl_ensure_loaded(const struct sl_load_opts *lo)
 	if (err)
 		goto out;
 	/* A fresh config starts handing out uids at 1. */
-	err = bpf_map_lookup_elem(bpf_map__fd(skel->maps.sl_config), &zero, &cfg);
-	if (!err && cfg.next_uid == 0) {
-		cfg.next_uid = 1;
-		/* Connection limits count this namespace's connections. */
-		cfg.conn_netns = netns_cookie();
-		err = bpf_map_update_elem(bpf_map__fd(skel->maps.sl_config), &zero, &cfg, 0);
+	err = bpf_map_lookup_elem(bpf_map__fd(skel->maps.sl_config), &zero, &cfg) ? -errno : 0;
+	if (!err && (cfg.next_uid == 0 || cfg.state_sets == 0)) {
+		if (cfg.next_uid == 0) {
+			cfg.next_uid = 1;
+			/* Connection limits count this namespace's connections. */
+			cfg.conn_netns = netns_cookie();
+		}
+		/*
+		 * sl_state's hash seed and set count, once: every bucket lives
+		 * where they say, so adopted pins keep theirs. Until state_sets
+		 * is set the data path stores nothing, so there is nothing to
+		 * move when it is set here.
+		 */
+		if (cfg.state_sets == 0) {
+			struct bpf_map_info info = {};
+			__u32 ilen = sizeof(info);
+
+			err = state_seed(&cfg.state_seed);
+			if (!err && bpf_obj_get_info_by_fd(bpf_map__fd(skel->maps.sl_state), &info,
+							   &ilen))
+				err = -errno;
+			cfg.state_sets = info.max_entries;
+		}
+		if (!err && bpf_map_update_elem(bpf_map__fd(skel->maps.sl_config), &zero, &cfg, 0))
+			err = -errno;
 	}
 	if (err) {
-		err = -errno;
 		pr_err("cannot initialise the config map: %s", strerror(-err));
 		goto out;
 	}
+	clock_sync(skel->progs.sluice_clock_sync);
 	pr_debug("loaded and pinned under %s", opts.root);
 	(void)m;
 out:
@@ -661,16 +731,23 @@ out:
 static void usage_attach(void)
 {
 	fprintf(stderr,
-		"Usage: sluice attach DEV [mode native|generic|tc] [keys N] [clock precise|coarse]\n"
+		"Usage: sluice attach DEV [mode native|generic|tc] [keys N]\n"
+		"                         [clock auto|precise|coarse]\n"
 		"  mode   native: XDP in the driver (default); generic: XDP in the stack;\n"
 		"         tc: TC ingress through a tcx link\n"
-		"  keys   per-source buckets to track (LRU), set when sluice is first loaded\n"
-		"  clock  data-path clock, set when first loaded: precise (default) or coarse\n");
+		"  keys   per-source buckets to track (default %d), set when first loaded;\n"
+		"         rounded up to a multiple of %d, 64 bytes each, preallocated\n"
+		"  clock  data-path clock, set when first loaded: auto (default) reads the\n"
+		"         jiffies clock, which costs no call, except for rules with a limit\n"
+		"         whose burst spans under %d ticks (or a window under %d ticks), which\n"
+		"         read the precise one; precise: always bpf_ktime_get_ns; coarse:\n"
+		"         always the jiffies clock\n",
+		SLUICE_DEFAULT_KEYS, SLUICE_WAYS, SLUICE_COARSE_TICKS, SLUICE_COARSE_WINDOW_TICKS);
 }
 
 int do_attach(int argc, char **argv)
 {
-	struct sl_load_opts lo = { .clock = SLUICE_CLOCK_PRECISE };
+	struct sl_load_opts lo = { .clock = SLUICE_CLOCK_AUTO };
 	int mode = SL_MODE_NATIVE;
 	const char *dev;
 	int ifindex, lock = -1, err, i;
@@ -703,12 +780,14 @@ int do_attach(int argc, char **argv)
 			}
 			lo.keys = v;
 		} else if (!strcmp(argv[i], "clock")) {
-			if (!strcmp(val, "precise"))
+			if (!strcmp(val, "auto"))
+				lo.clock = SLUICE_CLOCK_AUTO;
+			else if (!strcmp(val, "precise"))
 				lo.clock = SLUICE_CLOCK_PRECISE;
 			else if (!strcmp(val, "coarse"))
 				lo.clock = SLUICE_CLOCK_COARSE;
 			else {
-				pr_err("invalid clock \"%s\" (precise or coarse)", val);
+				pr_err("invalid clock \"%s\" (auto, precise or coarse)", val);
 				return -EINVAL;
 			}
 		} else {
@@ -962,7 +1041,8 @@ int do_status(int argc, char **argv)
 	print_str("malformed", "malformed IP: %s\n", cfg.malformed_pass ? "pass" : "drop");
 	print_u64("rules", "rules: %llu\n", rs->nr_rules);
 	print_u64("generation", "rule set generation: %llu\n", rs->gen);
-	print_u64("key_capacity", "per-source buckets: capacity %llu\n", minfo.max_entries);
+	print_u64("key_capacity", "per-source buckets: capacity %llu\n",
+		  (__u64)minfo.max_entries * SLUICE_WAYS);
 	open_array("interfaces");
 	n = sl_list_links(links, ARRAY_SIZE(links));
 	if (!n)

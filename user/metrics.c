@@ -5,8 +5,8 @@
  * Rendering reads everything first (config, live rule set, per-CPU
  * counters summed, table occupancy, attachments) and only then writes the
  * text, so a scrape either shows one consistent snapshot or fails whole.
- * Counting the entries of sl_state means walking up to a million keys, so
- * that count is cached for KEYS_CACHE_NS.
+ * Counting the buckets in sl_state means reading the whole table (64 MiB
+ * at the default size), so that count is cached for KEYS_CACHE_NS.
  *
  * The server is libmicrohttpd with one internal thread: scrapes run one at
  * a time in that thread, never in the caller's. It reads the maps through
@@ -31,10 +31,8 @@
 #include <microhttpd.h>
 #include "metrics.h"
 
-/* How long a count of sl_state entries is reused (ns). */
+/* How long a count of sl_state buckets is reused (ns). */
 #define KEYS_CACHE_NS (5ULL * 1000000000ULL)
-/* Entries fetched per bpf_map_lookup_batch call when counting. */
-#define KEYS_BATCH 4096
 /* Attachments reported at most (as many as `status` lists). */
 #define SL_MAX_LINKS 256
 /* Concurrent HTTP connections, and seconds an idle one is kept. */
@@ -123,62 +121,6 @@ out:
 	return err;
 }
 
-/*
- * Entries by bpf_map_lookup_batch (hash maps, Linux 5.6+): a few hundred
- * syscalls for a million keys instead of two million. Falls back to the
- * walk where batches are not supported.
- */
-static int count_batch(int fd, const struct bpf_map_info *info, __u64 *count)
-{
-	LIBBPF_OPTS(bpf_map_batch_opts, bo);
-	__u32 cap = KEYS_BATCH, n;
-	size_t tok_size = info->key_size > 8 ? info->key_size : 8;
-	void *keys = NULL, *vals = NULL, *tok = NULL, *in = NULL;
-	__u64 total = 0;
-	int err;
-
-	for (;;) {
-		if (!keys) {
-			keys = malloc((size_t)cap * info->key_size);
-			vals = malloc((size_t)cap * info->value_size);
-			tok = tok ? tok : malloc(tok_size);
-			if (!keys || !vals || !tok) {
-				err = -ENOMEM;
-				break;
-			}
-		}
-		n = cap;
-		err = bpf_map_lookup_batch(fd, in, tok, keys, vals, &n, &bo) ? -errno : 0;
-		/* n counts on success and on -ENOENT (the last batch), not otherwise. */
-		if (!err || err == -ENOENT)
-			total += n;
-		if (err == -ENOENT) {
-			err = 0;
-			break;
-		}
-		if (err == -ENOSPC && cap < (1U << 20)) {
-			/* One hash bucket holds more than a batch: retry it, larger. */
-			cap *= 4;
-			free(keys);
-			free(vals);
-			keys = vals = NULL;
-			continue;
-		}
-		if (err && !in && !total) {
-			err = count_walk(fd, info, &total);
-			break;
-		}
-		if (err)
-			break;
-		in = tok;	/* the kernel reads in_batch before writing out_batch */
-	}
-	free(keys);
-	free(vals);
-	free(tok);
-	*count = total < info->max_entries ? total : info->max_entries;
-	return err;
-}
-
 static int map_info(int fd, struct bpf_map_info *info)
 {
 	__u32 len = sizeof(*info);
@@ -187,7 +129,7 @@ static int map_info(int fd, struct bpf_map_info *info)
 	return bpf_obj_get_info_by_fd(fd, info, &len) ? -errno : 0;
 }
 
-/* The entry count of sl_state, reused for KEYS_CACHE_NS; shared by all callers. */
+/* The bucket count of sl_state, reused for KEYS_CACHE_NS; shared by all callers. */
 static pthread_mutex_t keys_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct {
 	__u32 map_id;		/* which map the count is of */
@@ -204,13 +146,13 @@ static int state_keys(int fd, __u64 *count, __u64 *capacity)
 
 	if (err)
 		return err;
-	*capacity = info.max_entries;
+	*capacity = (__u64)info.max_entries * SLUICE_WAYS;
 	pthread_mutex_lock(&keys_lock);
 	if (keys_cache.valid && keys_cache.map_id == info.id &&
 	    now - keys_cache.at < KEYS_CACHE_NS) {
 		*count = keys_cache.count;
 	} else {
-		err = count_batch(fd, &info, count);
+		err = sl_state_count(fd, count, capacity);
 		if (!err) {
 			keys_cache.map_id = info.id;
 			keys_cache.at = now;
@@ -582,10 +524,10 @@ static void write_snapshot(FILE *out, const struct snapshot *snap)
 	write_shed(out, snap);
 
 	family(out, "sluice_keys", "gauge",
-	       "Per-source buckets in the LRU table, counted at most every 5 seconds.");
+	       "Per-source buckets in the table, counted at most every 5 seconds.");
 	value(out, "sluice_keys", snap->keys);
 	family(out, "sluice_keys_capacity", "gauge",
-	       "Per-source buckets the table holds before it evicts the least recently used.");
+	       "Per-source buckets the table holds (sets x ways); a full set evicts.");
 	value(out, "sluice_keys_capacity", snap->capacity);
 	family(out, "sluice_rules", "gauge", "Rules in the live rule set.");
 	value(out, "sluice_rules", snap->rs.nr_rules);

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -349,6 +350,41 @@ static bool limits_equal(const struct sluice_rule *a, const struct sluice_rule *
 	return true;
 }
 
+/*
+ * The step of the data path's jiffies clock: the resolution of
+ * CLOCK_MONOTONIC_COARSE, which ticks with jiffies. 4 ms (HZ=250) if it
+ * cannot be read.
+ */
+static __u64 coarse_tick_ns(void)
+{
+	struct timespec ts;
+
+	if (clock_getres(CLOCK_MONOTONIC_COARSE, &ts) || (!ts.tv_sec && !ts.tv_nsec))
+		return 4000000;
+	return (__u64)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+/*
+ * Derive each rule's flags from its limits: SLUICE_RF_PRECISE when one of
+ * them is too short for the jiffies clock, so `clock auto` reads the
+ * precise clock for just those packets. The limits decide it alone, so a
+ * rule whose limits are unchanged keeps its flags too.
+ */
+static void rules_set_flags(struct sluice_ruleset *rs)
+{
+	__u64 tick = coarse_tick_ns();
+	__u32 i, j;
+
+	for (i = 0; i < rs->nr_rules && i < SLUICE_MAX_RULES; i++) {
+		struct sluice_rule *r = &rs->rules[i];
+
+		r->flags &= ~SLUICE_RF_PRECISE;
+		for (j = 0; j < r->nr_limits && j < SLUICE_MAX_LIMITS; j++)
+			if (sl_limit_needs_precise(&r->limits[j], tick))
+				r->flags |= SLUICE_RF_PRECISE;
+	}
+}
+
 static int find_rule(const struct sluice_ruleset *rs, const char *name)
 {
 	__u32 i;
@@ -464,6 +500,7 @@ int sl_ruleset_commit(const struct sl_maps *m, struct sluice_ruleset *next)
 			}
 		}
 	}
+	rules_set_flags(next);
 	next->gen = live->gen + 1;
 	idx = !(cfg.active & 1);
 	if (bpf_map_update_elem(m->rulesets, &idx, next, BPF_ANY)) {

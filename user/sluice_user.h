@@ -82,7 +82,7 @@ struct sl_maps {
 #define SL_NR_MAPS 14
 _Static_assert(sizeof(struct sl_maps) == SL_NR_MAPS * sizeof(int), "SL_MAP_FDS lists every map");
 struct sl_load_opts {
-	__u64 keys;		/* sl_state entries; 0 for the default */
+	__u64 keys;		/* per-source buckets (sl_state ways); 0 for the default */
 	int clock;		/* enum sluice_clock */
 };
 int sl_bpffs_ensure(const char *root);
@@ -102,6 +102,17 @@ int sl_config_write(const struct sl_maps *m, const struct sluice_config *cfg);
 int sl_read_live(const struct sl_maps *m, struct sluice_ruleset *rs);
 int sl_pin_path(char *buf, size_t len, const char *name);
 int sl_not_loaded(void);
+
+/*
+ * sl_state, the per-source buckets (state.c): an array of sets of
+ * SLUICE_WAYS ways. sl_state_find(): the bucket of key k, 0 or -ENOENT or
+ * -errno. sl_state_walk(): cb for every occupied way until it returns
+ * nonzero; returns that, 0 after the last set, or -errno.
+ * sl_state_count(): occupied ways, and sets x SLUICE_WAYS.
+ */
+int sl_state_find(const struct sl_maps *m, const struct sluice_key *k, struct sluice_state *st);
+int sl_state_walk(int fd, int (*cb)(const struct sluice_way *w, void *ctx), void *ctx);
+int sl_state_count(int fd, __u64 *used, __u64 *capacity);
 /* Attachments; call with the root lock held. */
 int sl_attach_locked(const char *dev, int ifindex, int mode);
 int sl_detach_ifindex(int ifindex);

@@ -41,10 +41,17 @@ struct snapshot {
 	__u64 at;			/* sl_now_ns() */
 	__u64 g[SLUICE_G_MAX];
 	struct sluice_rule_stats r[SLUICE_MAX_RULES];
+	bool keys;			/* keys_used and keys_capacity were read */
+	__u64 keys_used, keys_capacity;	/* per-source buckets in sl_state */
 };
 
+/*
+ * Read every counter; with keys, also count the per-source buckets, which
+ * reads all of sl_state (64 MiB at the default size), so only for a
+ * snapshot that is printed in JSON, the one place they are shown.
+ */
 static int take_snapshot(const struct sl_maps *m, const struct sluice_ruleset *rs,
-			 struct snapshot *s)
+			 struct snapshot *s, bool keys)
 {
 	__u32 i;
 	int err = 0;
@@ -55,8 +62,16 @@ static int take_snapshot(const struct sl_maps *m, const struct sluice_ruleset *r
 	for (i = 0; !err && i < rs->nr_rules && i < SLUICE_MAX_RULES; i++)
 		err = sl_percpu_sum(m->rule_stats, rs->rules[i].slot, (__u64 *)&s->r[i],
 				    sizeof(s->r[i]) / sizeof(__u64));
-	if (err)
+	if (err) {
 		pr_err("cannot read counters: %s", strerror(-err));
+		return err;
+	}
+	s->keys = keys;
+	if (keys) {
+		err = sl_state_count(m->state, &s->keys_used, &s->keys_capacity);
+		if (err)
+			pr_err("cannot count the per-source buckets: %s", strerror(-err));
+	}
 	return err;
 }
 
@@ -121,6 +136,12 @@ static void print_stats(const struct sluice_ruleset *rs, const struct snapshot *
 		close_object();
 	}
 	close_array();
+	if (b->keys) {
+		open_object("keys");
+		print_u64("used", NULL, b->keys_used);
+		print_u64("capacity", NULL, b->keys_capacity);
+		close_object();
+	}
 	out_end();
 }
 
@@ -222,7 +243,7 @@ int do_stats(int argc, char **argv)
 		err = rs ? -ENOMEM : -ENOENT;
 		goto out;
 	}
-	err = take_snapshot(&m, rs, a);
+	err = take_snapshot(&m, rs, a, totals_only && opts.json);
 	if (err)
 		goto out;
 	if (totals_only) {
@@ -233,7 +254,7 @@ int do_stats(int argc, char **argv)
 	while (live_sleep(interval)) {
 		struct snapshot *t;
 
-		err = take_snapshot(&m, rs, b);
+		err = take_snapshot(&m, rs, b, opts.json);
 		if (err)
 			break;
 		if (live)
@@ -403,6 +424,28 @@ static void print_connections(const struct sl_maps *m, const struct sluice_rules
 	close_array();
 }
 
+/* What top's walk over sl_state collects, and against what. */
+struct top_walk {
+	struct top_rows *rows;
+	const struct sluice_ruleset *rs;
+	int only_idx;
+	__u64 now;
+};
+
+/* One per-source bucket: a row if it was refused recently, under a rule shown. */
+static int top_way(const struct sluice_way *w, void *ctx)
+{
+	struct top_walk *tw = ctx;
+	struct top_row row = { .key = w->key, .st = w->st };
+
+	if (!row.st.drops || !limited_recently(&row.st, tw->now))
+		return 0;
+	row.rule = rule_by_uid(tw->rs, row.key.uid);
+	if (row.rule < 0 || (tw->only_idx >= 0 && row.rule != tw->only_idx))
+		return 0;
+	return push_row(tw->rows, &row);
+}
+
 /* One table of the sources limited in the last TOP_WINDOW_NS. */
 static int top_once(const struct sl_maps *m, const struct sluice_ruleset *rs, int only_idx,
 		    uint64_t limit)
@@ -410,30 +453,20 @@ static int top_once(const struct sl_maps *m, const struct sluice_ruleset *rs, in
 	struct top_rows rows = {};
 	struct bpf_map_info info = {};
 	__u32 ilen = sizeof(info);
-	struct sluice_key k, next;
-	void *prev = NULL;
+	struct top_walk tw = { .rows = &rows, .rs = rs, .only_idx = only_idx };
 	size_t i;
 	int err = 0, a;
 	__u64 now;
 
 	/* One clock reading for the whole table. */
 	now = sl_now_ns();
+	tw.now = now;
 	bpf_obj_get_info_by_fd(m->state, &info, &ilen);
-	while (!bpf_map_get_next_key(m->state, prev, &next)) {
-		struct top_row row = { .key = next };
-
-		k = next;
-		prev = &k;
-		if (bpf_map_lookup_elem(m->state, &k, &row.st))
-			continue;	/* evicted meanwhile */
-		if (!row.st.drops || !limited_recently(&row.st, now))
-			continue;
-		row.rule = rule_by_uid(rs, k.uid);
-		if (row.rule < 0 || (only_idx >= 0 && row.rule != only_idx))
-			continue;
-		err = push_row(&rows, &row);
-		if (err)
-			goto out;
+	err = sl_state_walk(m->state, top_way, &tw);
+	if (err) {
+		if (err != -ENOMEM)
+			pr_err("cannot read the per-source buckets: %s", strerror(-err));
+		goto out;
 	}
 	/* Rule-wide buckets are offenders too: the whole rule is limited. */
 	for (a = 0; a < (int)rs->nr_rules; a++) {
@@ -462,7 +495,8 @@ static int top_once(const struct sl_maps *m, const struct sluice_ruleset *rs, in
 		qsort(rows.v, rows.n, sizeof(*rows.v), cmp_rows);
 	out_begin();
 	print_u64("limited", "%llu sources limited in the last 10 s", rows.n);
-	print_u64("key_capacity", " (buckets: capacity %llu)\n", info.max_entries);
+	print_u64("key_capacity", " (buckets: capacity %llu)\n",
+		  (__u64)info.max_entries * SLUICE_WAYS);
 	open_array("sources");
 	if (rows.n)
 		print_text("%-44s %-16s %5s %12s %10s %10s %8s\n", "source", "rule", "limit",
