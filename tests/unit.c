@@ -1665,6 +1665,89 @@ static void key_masks_exhaustive(void)
 	}
 }
 
+static int cmp_u64(const void *a, const void *b)
+{
+	__u64 x = *(const __u64 *)a, y = *(const __u64 *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * sl_state's set hash. Every set index is in range; for one rule, limit
+ * and family, distinct IPv4 sources have distinct hashes (the mix is a
+ * bijection of the address word), so the set is all that two sources can
+ * share; a million sources spread over 1024 sets within a 6-sigma
+ * chi-square bound; and another seed sends the same sources elsewhere.
+ */
+static void state_hash_spread(void)
+{
+	enum { SETS = 1024, N = 1 << 20 };
+	static unsigned int per[SETS];
+	static __u64 hashes[N];
+	const __u64 seed = 0x5eed5eed12345678ULL;
+	struct sluice_key k = { .uid = 7, .limit = 1, .family = 4, .plen = 32 };
+	double chi = 0, mean = (double)N / SETS;
+	__u32 i, moved = 0;
+
+	memset(per, 0, sizeof(per));
+	for (i = 0; i < N; i++) {
+		__u32 set;
+
+		k.addr[0] = htonl(0xc6120000u + i);	/* 198.18.0.0/12 and on: any bits do */
+		hashes[i] = sl_key_hash(&k, seed);
+		set = sl_state_set(hashes[i], SETS);
+		CHECK(set < SETS, "set %u of %u", set, SETS);
+		if (set < SETS)
+			per[set]++;
+		if (sl_state_set(sl_key_hash(&k, seed ^ 1), SETS) != set)
+			moved++;
+	}
+	for (i = 0; i < SETS; i++)
+		chi += (per[i] - mean) * (per[i] - mean) / mean;
+	/* chi-square with 1023 degrees of freedom: mean 1023, sd about 45 */
+	CHECK(chi < 1023 + 6 * 45.2, "chi-square %.1f over 1024 sets", chi);
+	CHECK(moved > N * 0.99, "another seed moved only %u of %u sources", moved, N);
+	qsort(hashes, N, sizeof(hashes[0]), cmp_u64);
+	for (i = 1; i < N; i++)
+		if (hashes[i] == hashes[i - 1])
+			break;
+	CHECK(i == N, "two IPv4 sources share a hash");
+	/* The edges of the scaling: one set, and the largest set count. */
+	CHECK_EQ(sl_state_set(~0ULL, 1), 0);
+	CHECK_EQ(sl_state_set(~0ULL, 0xffffffffu), 0xfffffffeu);
+	CHECK_EQ(sl_state_set(0, 0xffffffffu), 0);
+}
+
+/*
+ * Which limits need the precise clock at a 4 ms tick: token buckets whose
+ * burst spans under 2 ticks, windows under 100 ticks; connection caps never.
+ */
+static void limit_needs_precise_edges(void)
+{
+	const __u64 tick = 4 * 1000000ULL;
+	struct sluice_limit l = { .algo = SLUICE_ALGO_GCRA };
+
+	l.interval_fp = sl_gcra_interval(1000);		/* 1 ms a packet */
+	l.tolerance = sl_gcra_tolerance(l.interval_fp, 8, SLUICE_COST_PKT);
+	CHECK_EQ(sl_limit_needs_precise(&l, tick), 0);	/* 8 ms: two ticks */
+	l.tolerance = sl_gcra_tolerance(l.interval_fp, 7, SLUICE_COST_PKT);
+	CHECK_EQ(sl_limit_needs_precise(&l, tick), 1);	/* 7 ms */
+	l.interval_fp = sl_gcra_interval(1000000);
+	l.tolerance = sl_gcra_tolerance(l.interval_fp, 1000000, SLUICE_COST_PKT);
+	CHECK_EQ(sl_limit_needs_precise(&l, tick), 0);	/* the default burst: 1 s */
+	l.algo = SLUICE_ALGO_FIXED;
+	l.period_ms = 400;
+	CHECK_EQ(sl_limit_needs_precise(&l, tick), 0);	/* 100 ticks */
+	l.period_ms = 399;
+	CHECK_EQ(sl_limit_needs_precise(&l, tick), 1);
+	l.algo = SLUICE_ALGO_SLIDING;
+	l.period_ms = 0;				/* per second */
+	CHECK_EQ(sl_limit_needs_precise(&l, tick), 0);
+	l.algo = SLUICE_ALGO_CONNS;
+	l.tolerance = 0;
+	CHECK_EQ(sl_limit_needs_precise(&l, tick), 0);
+}
+
 static void key_make_prefixes(void)
 {
 	static const struct {
@@ -1788,6 +1871,8 @@ int main(void)
 	RUN(match_nd_only_when_named);
 	RUN(key_masks_exhaustive);
 	RUN(key_make_prefixes);
+	RUN(state_hash_spread);
+	RUN(limit_needs_precise_edges);
 
 	return check_total_failed != 0;
 }
