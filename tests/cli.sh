@@ -55,6 +55,39 @@ expect_ok "attach" sl attach cli0 mode generic
 [ "$(slj status | jq -r '.interfaces[0].mode')" == "generic" ] || fail "mode not generic"
 end_case cli-attach
 
+# The loader's one-time setup of the per-source table and the jiffies clock:
+# the table has keys / 4 sets and a random hash key, and jiffies x tick +
+# the measured offset is CLOCK_MONOTONIC rounded down to a tick (read from
+# /proc/timer_list: its "now" is ktime_get, then each CPU's jiffies, read
+# a moment later, so a tick may pass in between: -1 to 2 ticks are taken).
+begin_case
+# sl_config's fields by byte offset (struct sluice_config), little-endian;
+# a 64-bit value as a decimal string through awk (the offset may wrap).
+cfgb=$(bpftool -j map dump pinned "$ROOT/sl_config" |
+	jq -r '.[0].value | map(ltrimstr("0x")) | join(" ")')
+le() {
+	awk -v o="$1" -v n="$2" -v d=0123456789abcdef 'function hex(s) {
+		return (index(d, substr(s, 1, 1)) - 1) * 16 + index(d, substr(s, 2, 1)) - 1 }
+	{ v = 0; for (i = o + n; i > o; i--) v = v * 256 + hex($i); printf "%.0f", v }' <<<"$cfgb"
+}
+[ "$(le 40 4)" == "262144" ] || fail "state_sets $(le 40 4), want 262144: $cfgb"
+[ "$(le 32 8)" != "0" ] || fail "state_seed is 0"
+tick=$(le 44 4)
+off=$(le 48 8)
+if [ "${tick:-0}" -le 0 ] 2>/dev/null; then
+	fail "clock_tick not measured: $cfgb"
+else
+	# now - (jiffies x tick + off), in ticks, off being a 64-bit wrapping sum
+	lag=$(awk -v tick="$tick" -v off="$off" '
+		/^now at/ { now = $3 }
+		/^jiffies:/ && !j { j = $2 }
+		END { e = j * tick + off; if (e > 2^63) e -= 2^64; printf "%.3f", (now - e) / tick }
+	' /proc/timer_list)
+	awk -v l="$lag" 'BEGIN { exit !(l > -1 && l < 2) }' ||
+		fail "jiffies clock is $lag ticks behind CLOCK_MONOTONIC, want 0 to 1"
+fi
+end_case cli-state-and-clock-setup
+
 expect_ok "seed rule" sl rule add base proto udp dport 53 limit 100pps
 expect_ok "seed deny" sl deny add 198.18.9.0/24
 
