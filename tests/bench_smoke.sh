@@ -33,10 +33,12 @@ echo "# smoke run took $(($(date +%s) - start)) s"
 end_case bench-smoke-runs
 
 # Every stage's table, in what it printed and in the file.
-for h in "## 1. Program cost" "| one rule, existing key, admitted |" "### What the pieces cost" \
+for h in "## 1. Program cost" "| path | auto ns |" "| one rule, existing key, admitted |" \
+	"| new key into a full table" "### What the pieces cost" "| set-associative lookup" \
 	"## 2. Flood cost end to end" "### Shape A" "### Shape B" "### Shape C" \
-	"## 3. Scaling" "| tracked keys |" "## 4. Accuracy" "| candidate | rate/s |" \
-	"## 5. Service under attack" "| flood (offered pps) |" "## Targets"; do
+	"## 3. Scaling" "| tracked keys |" "### Memory per tracked key" "## 4. Accuracy" \
+	"| candidate | rate/s |" "## 5. Service under attack" "| flood (offered pps) |" \
+	"## Targets"; do
 	begin_case
 	grep -qF -- "$h" "$TMP/out" || fail "the output has no \"$h\""
 	grep -qF -- "$h" "$TMP/BENCHMARKS.md" 2>/dev/null || fail "BENCHMARKS.md has no \"$h\""

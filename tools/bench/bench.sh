@@ -8,7 +8,7 @@
 #   cost      bpf_prog_test_run cost per path, the pieces, tracked keys, bytes
 #             per key (build/bench/progcost)
 #   flood     CPU per packet of a fixed flood over veth into each candidate:
-#             no filter, bare XDP_DROP (the floor), sluice (precise and coarse
+#             no filter, bare XDP_DROP (the floor), sluice (clock auto and precise
 #             clock), an nftables netdev meter, iptables hashlimit (raw);
 #             three traffic shapes, candidates alternated over rounds
 #   scale     sluice's in-program time (bpf_stats) and CPU per packet against
@@ -114,10 +114,10 @@ calc() { awk "BEGIN { x = $1; print x }"; }
 #   r<c><pid>; the generator's end g<c><pid> holds .2 / ::2.
 CANDS=(fl no sl sc nf ht)
 declare -A CNAME=([fl]="bare XDP_DROP (floor)" [no]="no filter" [sl]="sluice"
-	[sc]="sluice, clock coarse" [nf]="nftables netdev meter" [ht]="iptables hashlimit (raw)")
+	[sc]="sluice, clock precise" [nf]="nftables netdev meter" [ht]="iptables hashlimit (raw)")
 declare -A NS=() RIF=() GIF=() RMAC=() GMAC=() DST4=() DST6=() SRC4=() ROOT=()
 GEN=""
-SL_KEYS=8388608		# sluice (precise): the flood's 1M keys, the scale stage's 4M
+SL_KEYS=8388608		# sluice (clock auto): the flood's 1M keys, the scale stage's 4M
 SC_KEYS=2097152
 
 topo_up() {
@@ -163,8 +163,8 @@ topo_up() {
 			obj "$BUILD/bench/xdp_pass.bpf.o" sec xdp ;;
 		sl | sc)
 			ROOT[$c]=$(new_root "$c")
-			local keys=$SL_KEYS clk=precise
-			[ "$c" = sc ] && keys=$SC_KEYS clk=coarse
+			local keys=$SL_KEYS clk=auto
+			[ "$c" = sc ] && keys=$SC_KEYS clk=precise
 			[ $SMOKE -eq 1 ] && keys=65536
 			slc "$c" attach "${RIF[$c]}" mode native keys $keys clock $clk \
 				>/dev/null || return 1
@@ -222,9 +222,13 @@ stage_cost() {
 		echo
 		echo "ns per packet of sluice's XDP program on a crafted 64-byte UDP packet"
 		echo "(86 bytes for IPv6), next to the trivial XDP_DROP program measured in the"
-		echo "same rounds, under each clock the data path offers (\`clock precise\`,"
-		echo "the default, and \`clock coarse\`). \"Over trivial\" is the program's own"
-		echo "cost. Source: \`build/bench/progcost\`."
+		echo "same rounds, under each clock the data path offers: \`clock auto\`, the"
+		echo "default (the jiffies clock, and \`bpf_ktime_get_ns\` only for rules whose"
+		echo "limits need it; the rules here carry the flags the controller would give"
+		echo "them), \`clock precise\` and \`clock coarse\`. Each instance is set up as"
+		echo "the loader sets sluice up (sl_state's hash seed and set count written,"
+		echo "the jiffies clock's offset measured). \"Over trivial\" is the program's"
+		echo "own cost. Source: \`build/bench/progcost\`."
 		echo
 		sed -n '1,/^Median of/p' "$TMP/progcost.md"
 		echo
@@ -235,16 +239,17 @@ stage_cost() {
 		echo "on this VM: each return goes through the Safe-RET thunk of the"
 		echo "speculative return stack overflow mitigation (\`spec_rstack_overflow\`);"
 		echo "what the JIT inlines (array and per-CPU lookups, \`bpf_jiffies64\`) is"
-		echo "nearly free."
+		echo "nearly free. The set-associative lookup is sluice's per-source lookup"
+		echo "(sl_state): the key's hash, the array lookup of its set, the key compared"
+		echo "with each way's, the TAT's compare-and-swap; the hash map pieces are the"
+		echo "kernel's maps with the same key, for comparison."
 		echo
 		awk '/^\| piece/,/^$/' "$TMP/progcost.md"
 	} | section cost
-	# Plot data: rules and tracked keys.
-	jq -r '.paths | "1 \(.hit.precise - .hit.floor) \(.hit.coarse - .hit.floor)",
-		"8 \(.rules8.precise - .rules8.floor) \(.rules8.coarse - .rules8.floor)",
-		"32 \(.rules32.precise - .rules32.floor) \(.rules32.coarse - .rules32.floor)",
-		"64 \(.rules64.precise - .rules64.floor) \(.rules64.coarse - .rules64.floor)"' \
-		"$pj" >"$TMP/rules.dat"
+	# Plot data: rules (over trivial under clock auto, precise, coarse) and tracked keys.
+	jq -r '.paths | [["1", .hit], ["8", .rules8], ["32", .rules32], ["64", .rules64]][] |
+		"\(.[0]) \(.[1].auto - .[1].floor) \(.[1].precise - .[1].floor)" +
+		" \(.[1].coarse - .[1].floor)"' "$pj" >"$TMP/rules.dat"
 	jq -r '. as $r | .keys[] | "\(.keys) \(.ns - $r.trivial_one_run6)"' "$pj" \
 		>"$TMP/keys_tr.dat"
 }
@@ -477,7 +482,7 @@ flood_report() {
 		printf 'sluice marginal / nftables marginal: **%s**; / hashlimit: **%s**.' \
 			"$(fmt "$(calc "$sl / $nf")" '%.2f')" "$(fmt "$(calc "$sl / $ht")" '%.2f')"
 		prog=$(awk -v s="$s" '$1 == s { printf "%s%s %.0f ns", (n++ ? ", " : ""),
-			($2 == "fl" ? "floor" : $2 == "sl" ? "sluice" : "sluice coarse"), $3 }' \
+			($2 == "fl" ? "floor" : $2 == "sl" ? "sluice" : "sluice precise"), $3 }' \
 			"$TMP/flood_prog.tsv")
 		echo " In-program time (bpf_stats run_time_ns / run_cnt, one extra run): $prog."
 		echo
@@ -588,19 +593,22 @@ scale_report() {
 		echo
 		awk '/^\| tracked keys/,/^One run per packet/' "$TMP/progcost.md"
 		echo
-		echo "| rules | precise, over trivial | coarse, over trivial |"
-		echo "|---:|---:|---:|"
-		awk '{ printf "| %s | %+.0f | %+.0f |\n", $1, $2, $3 }' "$TMP/rules.dat"
+		echo "| rules | auto, over trivial | precise, over trivial | coarse, over trivial |"
+		echo "|---:|---:|---:|---:|"
+		awk '{ printf "| %s | %+.0f | %+.0f | %+.0f |\n", $1, $2, $3, $4 }' "$TMP/rules.dat"
 		echo
 		echo "### Memory per tracked key"
 		echo
-		jq -r --argjson pay "$(jq .payload_bytes "$pj")" '.keys[-1] |
-			"At \(.keys) keys the table takes **\(.bytes_per_key) bytes per key**" +
-			" (memlock / max_entries, the map" + "\u0027" + "s own accounting):" +
-			" sluice" + "\u0027" + "s key and value are \($pay) of them, the kernel" +
-			"\u0027" + "s LRU hash element header (48) and bucket (16) the rest;" +
-			" a plain kernel hash map with the same key and value takes \(.hash)."' \
-			"$pj"
+		jq -r '. as $r | .keys[-1] |
+			"At \(.keys) keys (\(.sets) sets of \($r.ways) ways) the table takes" +
+			" **\(.bytes_per_key) bytes per key** (memlock / ways, the map" + "\u0027" +
+			"s own accounting): a way is \($r.way_bytes) bytes (key, bucket and the" +
+			" end of a window), plus \((.bytes_per_key - $r.way_bytes) * 10 | round / 10)" +
+			" of the array" + "\u0027" + "s own. The kernel" +
+			"\u0027" + "s hash maps holding the same key and bucket" +
+			" (\($r.payload_bytes) bytes) take \(.hash) bytes per entry (plain hash)" +
+			" and \(.lru_hash) (LRU hash, what sl_state was before): their element" +
+			" header and bucket come on top of the payload."' "$pj"
 		echo
 	fi
 }

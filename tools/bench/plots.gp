@@ -16,9 +16,10 @@ if (have(dir . "/rules.dat")) {
 	set logscale x 2
 	set xrange [0.8:80]
 	set yrange [0:*]
-	plot dir . "/rules.dat" using 1:2 with linespoints pt 7 lc rgb "#1f77b4" \
-	         title "clock precise", \
-	     "" using 1:3 with linespoints pt 5 lc rgb "#ff7f0e" title "clock coarse"
+	plot dir . "/rules.dat" using 1:2 with linespoints pt 7 lc rgb "#2ca02c" \
+	         title "clock auto (the default)", \
+	     "" using 1:3 with linespoints pt 9 lc rgb "#1f77b4" title "clock precise", \
+	     "" using 1:4 with linespoints pt 5 lc rgb "#ff7f0e" title "clock coarse"
 	unset logscale x
 	set xrange [*:*]
 }

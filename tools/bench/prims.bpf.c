@@ -7,6 +7,8 @@
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
+#include "sluice.h"
+#include "sluice_limiter.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -33,6 +35,23 @@ struct {
 	__type(key, struct pkey);
 	__type(value, struct pval);
 } p_hash SEC(".maps");
+
+/*
+ * sl_state's layout: sets of SLUICE_WAYS ways in an array. progcost puts
+ * the hit key (set_key() below) in the last way of its set and keys of the
+ * same rule and limit in the others, so a lookup compares as many words as
+ * the data path's longest hit does.
+ */
+#define P_SETS	16384
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, P_SETS);
+	__type(key, __u32);
+	__type(value, struct sluice_set);
+} p_sets SEC(".maps");
+
+/* The set hash's seed, written by progcost: a variable, as sl_config's is. */
+__u64 p_seed;
 
 /* Per-CPU counters: the verifier inlines these lookups. */
 struct {
@@ -116,7 +135,35 @@ int p_hash_lookup(struct xdp_md *ctx)
 	return XDP_DROP;
 }
 
-/* The lookup plus the compare-and-swap sluice does on the bucket. */
+/* sluice's per-source lookup: hash the key, look its set up, find its way, CAS the TAT. */
+SEC("xdp")
+int p_set_cas(struct xdp_md *ctx)
+{
+	/* 198.18.0.2 (network order on a little-endian host) of rule 1, limit 0. */
+	struct sluice_key k = { .uid = 1, .family = 4, .plen = 32, .addr = { 0x020012c6 } };
+	const __u64 *kw = (const __u64 *)&k;
+	struct sluice_set *set;
+	__u32 idx, i;
+
+	idx = sl_state_set(sl_key_hash(&k, p_seed), P_SETS);
+	set = bpf_map_lookup_elem(&p_sets, &idx);
+	if (!set)
+		return XDP_DROP;
+	for (i = 0; i < SLUICE_WAYS; i++) {
+		struct sluice_way *w = &set->way[i];
+		__u64 *ww = (__u64 *)&w->key;
+
+		if (*(volatile __u64 *)&ww[0] == kw[0] && ww[1] == kw[1] && ww[2] == kw[2]) {
+			__u64 t = w->st.tat;
+
+			__sync_val_compare_and_swap(&w->st.tat, t, t + 1);
+			break;
+		}
+	}
+	return XDP_DROP;
+}
+
+/* The lookup plus the compare-and-swap sluice did on the bucket when sl_state was an LRU hash. */
 SEC("xdp")
 int p_lru_cas(struct xdp_md *ctx)
 {
