@@ -356,67 +356,65 @@ static __always_inline struct sluice_set *state_set(const struct sl_eval *ev,
 	return bpf_map_lookup_elem(&sl_state, &idx);
 }
 
-/* The way holding key k, or NULL: no bucket, which reads as a full one. */
-static __always_inline struct sluice_way *state_find(struct sluice_set *set,
-						     const struct sluice_key *k)
-{
-	__u64 w0 = key_word(k, 0), w1 = key_word(k, 1), w2 = key_word(k, 2);
-	__u32 i;
-
-	for (i = 0; i < SLUICE_WAYS; i++) {
-		struct sluice_way *w = &set->way[i];
-
-		if (READ_ONCE(*way_word(w, 0)) == w0 && *way_word(w, 1) == w1 &&
-		    *way_word(w, 2) == w2)
-			return w;
-	}
-	return NULL;
-}
-
 /*
- * Give key k a way of its set, holding the state of its first charge.
- * An empty way if there is one, else the way closest to full: the smallest
- * TAT (a TAT in the past is a full bucket, so nothing is lost), or the
- * earliest end of a window. Taking a bucket that is still limiting makes
- * it read as full again: eviction only ever admits more.
- *
- * The way is claimed by a compare-and-swap of its first key word to
- * SLUICE_WAY_BUSY, filled in, and published by a second one (a full
- * barrier), so no reader ever matches a half-written key. NULL when
- * another CPU claimed the way first.
+ * One pass over the set: the way holding key k, or NULL (no bucket, which
+ * reads as a full one). On the way, *victim is set to the way a new key
+ * would take, and *seen to its first key word: an empty way if there is
+ * one, else the way closest to full, the smallest TAT (a TAT in the past
+ * is a full bucket, so nothing is lost) or the earliest end of a window.
+ * Taking a bucket that is still limiting makes it read as full again:
+ * eviction only ever admits more. *victim is NULL if every way is being
+ * filled in.
  */
-static __always_inline struct sluice_way *state_insert(struct sluice_set *set,
-						       const struct sluice_key *k, __u64 tat,
-						       __u64 aux, __u64 idle_at)
+static __always_inline struct sluice_way *state_scan(struct sluice_set *set,
+						     const struct sluice_key *k,
+						     struct sluice_way **victim, __u64 *seen)
 {
-	struct sluice_way *victim = NULL;
-	__u64 best = ~0ULL, seen = 0;
+	__u64 k0 = key_word(k, 0), k1 = key_word(k, 1), k2 = key_word(k, 2);
+	__u64 best = ~0ULL;
 	__u32 i;
 
+	*victim = NULL;
+	*seen = 0;
 	for (i = 0; i < SLUICE_WAYS; i++) {
 		struct sluice_way *w = &set->way[i];
 		__u64 w0 = READ_ONCE(*way_word(w, 0)), at;
 
-		if (w0 == SLUICE_WAY_BUSY)
+		if (w0 == k0 && *way_word(w, 1) == k1 && *way_word(w, 2) == k2)
+			return w;
+		if (w0 == SLUICE_WAY_BUSY || (*victim && !*seen))
 			continue;
 		if (!w0) {
-			victim = w;
-			seen = 0;
-			break;
+			*victim = w;
+			*seen = 0;
+			continue;
 		}
 		at = READ_ONCE(w->idle_at);
 		if (!at)
 			at = READ_ONCE(w->st.tat);
 		if (at < best) {
 			best = at;
-			victim = w;
-			seen = w0;
+			*victim = w;
+			*seen = w0;
 		}
 	}
-	if (!victim)
-		return NULL;
-	if (__sync_val_compare_and_swap(way_word(victim, 0), seen, SLUICE_WAY_BUSY) != seen)
-		return NULL;
+	return NULL;
+}
+
+/*
+ * Give key k the way state_scan chose, holding the state of its first
+ * charge. The way is claimed by a compare-and-swap of its first key word
+ * (from what the scan saw) to SLUICE_WAY_BUSY, filled in, and published by
+ * a second one (a full barrier), so no reader ever matches a half-written
+ * key. 0 when another CPU changed the way first.
+ */
+static __always_inline int state_claim(struct sluice_way *victim, __u64 seen,
+				       const struct sluice_key *k, __u64 tat, __u64 aux,
+				       __u64 idle_at)
+{
+	if (!victim ||
+	    __sync_val_compare_and_swap(way_word(victim, 0), seen, SLUICE_WAY_BUSY) != seen)
+		return 0;
 	victim->st.tat = tat;
 	victim->st.aux = aux;
 	victim->st.drops = 0;
@@ -425,7 +423,7 @@ static __always_inline struct sluice_way *state_insert(struct sluice_set *set,
 	*way_word(victim, 1) = key_word(k, 1);
 	*way_word(victim, 2) = key_word(k, 2);
 	__sync_val_compare_and_swap(way_word(victim, 0), SLUICE_WAY_BUSY, key_word(k, 0));
-	return victim;
+	return 1;
 }
 
 /* When a window state is empty again; 0 for a token bucket (its TAT says it). */
@@ -493,11 +491,11 @@ static __always_inline int conns_op(struct sl_eval *ev, const struct sluice_rule
 __noinline int sl_limit_op(struct sl_eval *ev, const struct sluice_rule *r, __u32 li)
 {
 	const struct sluice_limit *l;
-	struct sluice_way *way = NULL;
+	struct sluice_way *way = NULL, *victim = NULL;
 	struct sluice_set *set = NULL;
 	struct sluice_state *st;
 	struct sluice_key key;
-	__u64 word, aux, next, next_aux, now;
+	__u64 word, aux, next, next_aux, now, seen = 0;
 	__u32 slot, cost;
 	int i;
 
@@ -527,7 +525,7 @@ __noinline int sl_limit_op(struct sl_eval *ev, const struct sluice_rule *r, __u3
 			return 0;
 		}
 		/* NULL: no bucket yet, which reads as a full one. */
-		way = state_find(set, &key);
+		way = state_scan(set, &key, &victim, &seen);
 		st = way ? &way->st : NULL;
 	}
 	cost = sl_limit_cost(l, &ev->pkt);
@@ -555,7 +553,7 @@ __noinline int sl_limit_op(struct sl_eval *ev, const struct sluice_rule *r, __u3
 		/* A new bucket starts full (an empty window): this packet is its first charge. */
 		if (!set || !meter(l, 0, 0, now, cost, &next, &next_aux))
 			return 0;
-		if (state_insert(set, &key, next, next_aux, idle_at(l, next))) {
+		if (state_claim(victim, seen, &key, next, next_aux, idle_at(l, next))) {
 			ev->charged++;
 			return 1;
 		}
@@ -564,7 +562,7 @@ __noinline int sl_limit_op(struct sl_eval *ev, const struct sluice_rule *r, __u3
 		 * key. If the key is there now, charge it; if not, the packet
 		 * is admitted as its full bucket would admit it, uncharged.
 		 */
-		way = state_find(set, &key);
+		way = state_scan(set, &key, &victim, &seen);
 		if (!way) {
 			ev->charged++;
 			return 1;
@@ -730,21 +728,19 @@ static __always_inline int run_op(struct sl_eval *ev, __u32 op, __u32 nr_rules,
 
 /*
  * The common case, inline: rule r's one limit, a token bucket per source.
- * One pass over the set finds the key's way, or the way a new key would
- * take (as state_insert picks it), so a new source costs no second scan
- * and no call. 1 admitted (and charged), 0 refused, -1 take the general
+ * One pass over the set (state_scan) finds the key's way, or the way a
+ * new key takes, so a new source costs no second scan and no call. 1 admitted (and charged), 0 refused, -1 take the general
  * path (a way claimed by another CPU first, or a compare-and-swap that
  * kept failing).
  */
 static __always_inline int fast_src(struct sl_eval *ev, const struct sluice_rule *r)
 {
 	const struct sluice_limit *l = &r->limits[0];
-	struct sluice_way *way = NULL, *victim = NULL;
-	__u64 inc, tat, next, now, best = ~0ULL, seen = 0;
+	struct sluice_way *way, *victim;
+	__u64 inc, tat, next, now, seen;
 	struct sluice_set *set;
 	struct sluice_key key;
-	__u64 k0, k1, k2;
-	__u32 i;
+	int i;
 
 	if (l->algo != SLUICE_ALGO_GCRA || l->key != SLUICE_KEY_SRC)
 		return -1;
@@ -752,51 +748,14 @@ static __always_inline int fast_src(struct sl_eval *ev, const struct sluice_rule
 	set = state_set(ev, &key);
 	if (!set)
 		return -1;
-	k0 = key_word(&key, 0);
-	k1 = key_word(&key, 1);
-	k2 = key_word(&key, 2);
-	for (i = 0; i < SLUICE_WAYS; i++) {
-		struct sluice_way *w = &set->way[i];
-		__u64 w0 = READ_ONCE(*way_word(w, 0)), at;
-
-		if (w0 == k0 && *way_word(w, 1) == k1 && *way_word(w, 2) == k2) {
-			way = w;
-			break;
-		}
-		if (w0 == SLUICE_WAY_BUSY || (victim && !seen))
-			continue;
-		if (!w0) {
-			victim = w;
-			seen = 0;
-			continue;
-		}
-		at = READ_ONCE(w->idle_at);
-		if (!at)
-			at = READ_ONCE(w->st.tat);
-		if (at < best) {
-			best = at;
-			victim = w;
-			seen = w0;
-		}
-	}
+	way = state_scan(set, &key, &victim, &seen);
 	now = rule_now(ev, r);
 	inc = sl_gcra_inc(l->interval_fp, sl_limit_cost(l, &ev->pkt));
 	if (!way) {
 		/* A new bucket starts full: this packet is its first charge. */
 		if (!sl_gcra_admit(0, now, inc, l->tolerance, &next))
 			return 0;
-		if (!victim ||
-		    __sync_val_compare_and_swap(way_word(victim, 0), seen, SLUICE_WAY_BUSY) != seen)
-			return -1;
-		victim->st.tat = next;
-		victim->st.aux = 0;
-		victim->st.drops = 0;
-		victim->st.last_drop = 0;
-		victim->idle_at = 0;
-		*way_word(victim, 1) = k1;
-		*way_word(victim, 2) = k2;
-		__sync_val_compare_and_swap(way_word(victim, 0), SLUICE_WAY_BUSY, k0);
-		return 1;
+		return state_claim(victim, seen, &key, next, 0, 0) ? 1 : -1;
 	}
 	for (i = 0; i < SL_CAS_TRIES; i++) {
 		tat = READ_ONCE(way->st.tat);
@@ -806,7 +765,7 @@ static __always_inline int fast_src(struct sl_eval *ev, const struct sluice_rule
 		}
 		if (__sync_val_compare_and_swap(&way->st.tat, tat, next) == tat) {
 			/* The way went to another key meanwhile: see sl_limit_op. */
-			if (READ_ONCE(*way_word(way, 0)) != k0)
+			if (READ_ONCE(*way_word(way, 0)) != key_word(&key, 0))
 				__sync_fetch_and_add(&way->st.tat, -inc);
 			return 1;
 		}
