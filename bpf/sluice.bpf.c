@@ -987,30 +987,6 @@ static __always_inline void class_count(__u32 cls, __u32 len, int what)
 	}
 }
 
-/*
- * Does reserved capacity need the precise clock? Its buckets are GCRA: a
- * burst that spans under two ticks does (see sluice_rule_flags).
- */
-static __always_inline int cap_precise(const struct sluice_shed *sh, const struct sluice_config *cfg)
-{
-	__u64 min = SLUICE_COARSE_TICKS * (__u64)cfg->clock_tick;
-	__u32 k;
-
-	if (clock_mode != SLUICE_CLOCK_AUTO)
-		return 0;
-	for (k = 0; k < 2; k++)
-		if ((sh->cap[k].total.interval_fp && sh->cap[k].total.tolerance < min) ||
-		    (sh->cap[k].noncrit.interval_fp && sh->cap[k].noncrit.tolerance < min))
-			return 1;
-	return 0;
-}
-
-/*
- * xctx: the XDP context, or NULL (TC). XDP passes the linear length as
- * frame_len, which is the whole frame unless it has fragments; only a
- * frame that then fails a length check pays for the call that measures
- * the whole buffer, and is parsed again against that.
- */
 static __always_inline int sluice_core(const void *data, const void *data_end, __u32 frame_len,
 				       struct xdp_md *xctx)
 {
@@ -1020,7 +996,6 @@ static __always_inline int sluice_core(const void *data, const void *data_end, _
 	__u64 enforce = 0, dry = 0, matched;
 	struct sluice_shed *shed = NULL;
 	__u32 cap_cls = 0, use_cap = 0;
-	__u64 cap_now = 0;
 	struct sl_match m;
 	__u32 zero = 0, nr;
 	__u32 disabled;
@@ -1101,9 +1076,14 @@ static __always_inline int sluice_core(const void *data, const void *data_end, _
 			goto drop;
 		}
 		if (shed->cap[0].total.interval_fp || shed->cap[1].total.interval_fp) {
-			cap_now = clock_now(cfg, cap_precise(shed, cfg));
+			/*
+			 * The jiffies clock is exact for capacity: the controller
+			 * gives its buckets a tenth of a second of burst (25 ticks
+			 * at HZ=250), never under the two ticks GCRA needs.
+			 */
+			ev.now = clock_now(cfg, 0);
 			cap_cls = cls;
-			if (!sl_capacity_op(shed, cls, ev.pkt.len, cap_now, 0)) {
+			if (!sl_capacity_op(shed, cls, ev.pkt.len, ev.now, 0)) {
 				class_count(cls, ev.pkt.len, 2);
 				count(SLUICE_G_CAPACITY);
 				goto drop;
@@ -1115,7 +1095,8 @@ static __always_inline int sluice_core(const void *data, const void *data_end, _
 		count(SLUICE_G_NO_RULE);
 		goto pass;
 	}
-	ev.now = clock_now(cfg, 0);
+	if (!use_cap)
+		ev.now = clock_now(cfg, 0);
 	ev.now_p = clock_mode == SLUICE_CLOCK_AUTO && m.precise ? clock_now(cfg, 1) : ev.now;
 	enforce = m.enforce;
 	dry = m.dry;
@@ -1142,7 +1123,7 @@ static __always_inline int sluice_core(const void *data, const void *data_end, _
 		sl_count_passed(rs, matched, ev.pkt.len);
 pass:
 	if (use_cap)
-		sl_capacity_op(shed, cap_cls, ev.pkt.len, cap_now, 1);
+		sl_capacity_op(shed, cap_cls, ev.pkt.len, ev.now, 1);
 	count(SLUICE_G_PASSED);
 	return SL_VERDICT_PASS;
 

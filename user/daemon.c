@@ -457,7 +457,8 @@ static int on_event(void *ctx, void *data, size_t size)
 
 /* The bucket behind a tracked key now; false if it is gone. */
 static bool bucket_now(struct daemon *d, const struct sluice_ruleset *rs,
-		       const struct sluice_key *k, struct sluice_state *st, int *rule)
+		       const struct sluice_config *cfg, const struct sluice_key *k,
+		       struct sluice_state *st, int *rule)
 {
 	__u32 i;
 
@@ -472,7 +473,7 @@ static bool bucket_now(struct daemon *d, const struct sluice_ruleset *rs,
 
 		return !bpf_map_lookup_elem(d->maps.agg, &slot, st);
 	}
-	return !sl_state_find(&d->maps, k, st);
+	return !sl_state_find(d->maps.state, cfg, k, st);
 }
 
 /* A host as its address, a prefix as CIDR, a rule-wide bucket as "all sources". */
@@ -502,6 +503,7 @@ static int cmp_lines(const void *a, const void *b)
 static void events_flush(struct daemon *d)
 {
 	struct sluice_ruleset *rs = NULL;
+	struct sluice_config scfg;	/* sl_state's hash seed and set count */
 	struct ev_line *lines = NULL;
 	size_t i, kept = 0, n = 0;
 	__u64 more = d->untracked;
@@ -512,7 +514,7 @@ static void events_flush(struct daemon *d)
 	}
 	rs = sl_live_get(&d->maps);
 	lines = calloc(d->nr_tracked + 1, sizeof(*lines));
-	if (!rs || !lines)
+	if (!rs || !lines || sl_config_read(&d->maps, &scfg))
 		goto out;
 	for (i = 0; i < d->nr_tracked; i++) {
 		struct tracked *t = &d->tracked[i];
@@ -521,7 +523,7 @@ static void events_flush(struct daemon *d)
 		__u64 dropped;
 		int rule;
 
-		if (!bucket_now(d, rs, &t->key, &st, &rule))
+		if (!bucket_now(d, rs, &scfg, &t->key, &st, &rule))
 			continue;	/* rule gone or bucket evicted: forget it */
 		dropped = st.drops - t->drops_at_start;
 		if (!dropped)

@@ -242,7 +242,11 @@ static void capacity_limits(struct sluice_capacity *c, __u64 rate, int cost, dou
 		l->rate = rates[i];
 		l->cost = cost;
 		l->key = SLUICE_KEY_ALL;
-		/* A tenth of a second of burst: capacity is a rate, not a reservoir. */
+		/*
+		 * A tenth of a second of burst: capacity is a rate, not a
+		 * reservoir. The data path meters it by the jiffies clock,
+		 * which this keeps exact (at least two ticks of burst).
+		 */
 		l->burst = rates[i] / 10 ? rates[i] / 10 : 1;
 		if (cost == SLUICE_COST_BYTE && l->burst < 1500)
 			l->burst = 1500;

@@ -105,12 +105,14 @@ int sl_not_loaded(void);
 
 /*
  * sl_state, the per-source buckets (state.c): an array of sets of
- * SLUICE_WAYS ways. sl_state_find(): the bucket of key k, 0 or -ENOENT or
+ * SLUICE_WAYS ways. sl_state_find(): the bucket of key k under cfg's hash
+ * seed and set count (read sl_config once for many keys), 0 or -ENOENT or
  * -errno. sl_state_walk(): cb for every occupied way until it returns
  * nonzero; returns that, 0 after the last set, or -errno.
  * sl_state_count(): occupied ways, and sets x SLUICE_WAYS.
  */
-int sl_state_find(const struct sl_maps *m, const struct sluice_key *k, struct sluice_state *st);
+int sl_state_find(int fd, const struct sluice_config *cfg, const struct sluice_key *k,
+		  struct sluice_state *st);
 int sl_state_walk(int fd, int (*cb)(const struct sluice_way *w, void *ctx), void *ctx);
 int sl_state_count(int fd, __u64 *used, __u64 *capacity);
 /* Attachments; call with the root lock held. */

@@ -30,20 +30,16 @@ static bool way_used(const struct sluice_way *w)
 	return w->key.uid != 0 && first != SLUICE_WAY_BUSY;
 }
 
-int sl_state_find(const struct sl_maps *m, const struct sluice_key *k, struct sluice_state *st)
+int sl_state_find(int fd, const struct sluice_config *cfg, const struct sluice_key *k,
+		  struct sluice_state *st)
 {
-	struct sluice_config cfg;
 	struct sluice_set set;
 	__u32 idx, w;
-	int err;
 
-	err = sl_config_read(m, &cfg);
-	if (err)
-		return err;
-	if (!cfg.state_sets)
+	if (!cfg->state_sets)
 		return -ENOENT;	/* never initialised: the data path stored nothing */
-	idx = sl_state_set(sl_key_hash(k, cfg.state_seed), cfg.state_sets);
-	if (bpf_map_lookup_elem(m->state, &idx, &set))
+	idx = sl_state_set(sl_key_hash(k, cfg->state_seed), cfg->state_sets);
+	if (bpf_map_lookup_elem(fd, &idx, &set))
 		return -errno;
 	for (w = 0; w < SLUICE_WAYS; w++) {
 		const struct sluice_way *way = &set.way[w];
