@@ -52,14 +52,26 @@ SKELS     := $(patsubst bpf/%.bpf.c,$(OUT)/%.skel.h,$(BPF_SRCS))
 USER_SRCS := $(wildcard user/*.c)
 USER_OBJS := $(patsubst user/%.c,$(OUT)/user/%.o,$(USER_SRCS))
 
-# Debian packages the build, the tests and the demo need.
-DEPS_PKGS := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libcap-dev libyaml-dev libmnl-dev \
-	     libmicrohttpd-dev linux-libc-dev iproute2 util-linux jq make gcc curl prometheus \
-	     libclang-rt-14-dev valgrind
+# Debian packages, each for a reason (README "Requirements" lists the same):
+#   build: the BPF compiler, libbpf and bpftool (vmlinux.h, skeletons) and
+#          the libraries the binary links
+#   test:  iproute2 (ip, ss), jq (JSON output), curl (metrics endpoint),
+#          valgrind (tests/memcheck.sh), libclang-rt-14-dev (libFuzzer for
+#          tests/fuzz.sh), libcap2-bin (capsh decodes the daemon's
+#          capabilities), and the benchmark's competitors for
+#          tests/bench_smoke.sh
+# promtool (Prometheus's metrics linter) is unpacked from Debian's
+# prometheus package into $(OUT)/deps/bin without installing the package,
+# whose server would start on :9090.
+BUILD_PKGS := clang gcc make libbpf-dev bpftool libelf-dev libcap-dev libyaml-dev libmnl-dev \
+	      libmicrohttpd-dev
+TEST_PKGS  := iproute2 jq curl valgrind libclang-rt-14-dev libcap2-bin nftables iptables ethtool
+DEPS_PKGS  := $(BUILD_PKGS)
+DEPS_BIN   := $(OUT)/deps/bin
 
 .DEFAULT_GOAL := all
 .DELETE_ON_ERROR:
-.PHONY: all deps test demo plot-shed clean install fuzz soak
+.PHONY: all deps test-deps test demo plot-shed clean install fuzz soak
 
 PREFIX ?= /usr/local
 # The binary, the example config (kept if one is there) and the systemd unit.
@@ -104,13 +116,11 @@ $(OUT)/%: tools/%.c tools/toolutil.h | $(OUT)
 	$(Q)$(CC) $(USER_CFLAGS) $< -o $@ -lm
 
 deps:
-	@missing=""; for p in $(DEPS_PKGS); do \
-		dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'install ok installed' || missing="$$missing $$p"; \
-	done; \
-	if [ -n "$$missing" ]; then \
-		echo "installing:$$missing"; \
-		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
-	fi
+	$(Q)tools/deps.sh $(DEPS_PKGS)
+
+test-deps:
+	$(Q)tools/deps.sh $(BUILD_PKGS) $(TEST_PKGS)
+	$(Q)tools/deps.sh --extract $(OUT)/deps prometheus promtool
 
 demo: deps
 	$(Q)$(MAKE) --no-print-directory all
@@ -173,7 +183,6 @@ bench: deps bench-deps
 	$(Q)BUILD=$(OUT) tools/bench/bench.sh $(BENCH_ARGS)
 
 # make test runs a few seconds of it (tests/bench_smoke.sh), so it cannot rot.
-test: bench-deps
 test-build: $(BENCH_BINS) $(BENCH_BPF) $(OUT)/trivial.bpf.o
 
 include tests/tests.mk

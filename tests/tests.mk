@@ -62,9 +62,9 @@ TEST_BINS := $(TEST_OUT)/unit $(TEST_OUT)/shed_unit $(TEST_OUT)/bpf_datapath \
 .PHONY: test test-build
 test-build: all $(TEST_BINS)
 
-test: deps
+test: test-deps
 	$(Q)$(MAKE) --no-print-directory test-build
-	$(Q)BUILD=$(OUT) tests/run.sh
+	$(Q)PATH="$(CURDIR)/$(DEPS_BIN):$$PATH" BUILD=$(OUT) tests/run.sh
 
 # Hostile frames through the real BPF object: every one with its verdict and counter.
 $(TEST_OUT)/bpf_hostile: tests/bpf_hostile.c $(SKELS) include/*.h tests/check.h tests/packet.h \
@@ -111,7 +111,7 @@ $(FUZZ_OUT)/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_LIB_OBJS) | $(FUZZ_OUT)/user
 test-build: $(TEST_OUT)/bpf_hostile $(FUZZ_BINS)
 
 .PHONY: fuzz
-fuzz: deps
+fuzz: test-deps
 	$(Q)$(MAKE) --no-print-directory $(FUZZ_BINS)
 	$(Q)BUILD=$(OUT) FUZZ_SECS=$(FUZZ_SECS) tests/fuzz.sh
 
@@ -119,6 +119,6 @@ fuzz: deps
 # SOAK_SECS of it (60 here; tests/run.sh runs a short one inside make test).
 SOAK_SECS ?= 60
 .PHONY: soak
-soak: deps
+soak: test-deps
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)BUILD=$(OUT) SOAK_SECS=$(SOAK_SECS) tests/soak.sh
