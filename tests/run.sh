@@ -2,7 +2,10 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 # Runs every sluice test suite and sums the per-case lines they print:
 #   ok - NAME | not ok - NAME: why | skip - NAME: why
-# A suite that exits non-zero without a "not ok" line counts as one failure.
+# A suite that exits non-zero without a "not ok" line counts as one failure,
+# and so does a suite that runs past its time limit (SUITE_TIMEOUT seconds,
+# default 1200; it gets SIGTERM, so its EXIT trap cleans up, then SIGKILL
+# 30 s later).
 # Ends with "N passed, N failed" (and skipped) and exits non-zero on failure.
 set -u
 cd "$(dirname "$0")/.."
@@ -33,17 +36,21 @@ suites=(
 	tests/bench_smoke.sh
 )
 [ $# -gt 0 ] && suites=("$@")
+SUITE_TIMEOUT=${SUITE_TIMEOUT:-1200}
 
 pass=0 fail=0 skip=0
 for s in "${suites[@]}"; do
 	echo "== $s"
 	out=$(mktemp)
-	"$s" 2>&1 | tee "$out"
+	timeout --kill-after=30 "$SUITE_TIMEOUT" "$s" 2>&1 | tee "$out"
 	rc=${PIPESTATUS[0]}
 	p=$(grep -c '^ok - ' "$out")
 	f=$(grep -c '^not ok - ' "$out")
 	k=$(grep -c '^skip - ' "$out")
-	if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
+	if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
+		echo "not ok - $s: no result within its time limit of $SUITE_TIMEOUT s"
+		f=$((f + 1))
+	elif [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
 		echo "not ok - $s: exited $rc"
 		f=$((f + 1))
 	fi
