@@ -159,9 +159,9 @@ if ! out=$(sl attach cn-r mode native 2>&1); then
 	not_ok conns-attach "$out"
 	exit 1
 fi
-[ -e "$ROOT/cgroup_sockops" ] || { not_ok conns-attach "no pinned cgroup_sockops link"; exit 1; }
 sl rule add web proto tcp dport $PORT conns $CAP per src src6/128 >/dev/null ||
 	{ not_ok conns-rule "rule add web failed"; exit 1; }
+[ -e "$ROOT/cgroup_sockops" ] || { not_ok conns-attach "no pinned cgroup_sockops link"; exit 1; }
 serve v4 198.18.0.1 $PORT && serve v6 2001:db8::1 $PORT ||
 	{ not_ok conns-setup "slserve did not start"; exit 1; }
 

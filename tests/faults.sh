@@ -287,17 +287,35 @@ end_case faults-pin-tampered-prog
 begin_case
 ROOT=$(new_root ifgone)
 veth fi0 fi1
-in_ns "$NS" "$SLUICE" --bpffs "$ROOT" attach fi0 >/dev/null || fail "attach fi0"
+veth fj0 fj1
+in_ns "$NS" "$SLUICE" --bpffs "$ROOT" attach fi0 mode generic >/dev/null || fail "attach fi0"
+in_ns "$NS" "$SLUICE" --bpffs "$ROOT" attach fj0 mode tc >/dev/null || fail "attach fj0"
+in_ns "$NS" "$SLUICE" --bpffs "$ROOT" rule add keep proto udp dport 53 limit 10pps >/dev/null ||
+	fail "rule add"
 in_ns "$NS" ip link del fi0
+in_ns "$NS" ip link del fj0
 in_ns "$NS" "$SLUICE" -j --bpffs "$ROOT" status >"$TMP/out" 2>&1
 rc=$?
 died "$rc" "$TMP/out" && fail "status died"
 gone=$(jq -r '[.interfaces[] | select(.interface_gone)] | length' "$TMP/out")
-[ "$gone" == 1 ] || fail "status does not say the interface is gone: $(cat "$TMP/out")"
-in_ns "$NS" "$SLUICE" --bpffs "$ROOT" status | grep -q 'interface gone' ||
-	fail "text status does not say the interface is gone"
-out=$(in_ns "$NS" "$SLUICE" --bpffs "$ROOT" detach fi0 2>&1) && fail "detach of a removed interface succeeded"
+[ "$gone" == 2 ] || fail "status does not say both interfaces are gone: $(cat "$TMP/out")"
+# Named and moded as they were attached, not "ifindexN" and "xdp".
+seen=$(jq -r '[.interfaces[] | "\(.interface):\(.mode)"] | sort | join(",")' "$TMP/out")
+[ "$seen" == "fi0:generic,fj0:tc" ] || fail "status shows $seen, want fi0:generic,fj0:tc"
+in_ns "$NS" "$SLUICE" --bpffs "$ROOT" status | grep -q "interface gone: 'sluice detach fi0'" ||
+	fail "text status does not say the interface is gone and how to remove it"
+# detach by the name it had: only that link goes; rules and the other link stay.
+out=$(in_ns "$NS" "$SLUICE" --bpffs "$ROOT" detach fi0 2>&1) || fail "detach fi0 (gone): $out"
+[[ "$out" == *"detached from fi0"* ]] || fail "detach fi0 said: $out"
+left=$(in_ns "$NS" "$SLUICE" -j --bpffs "$ROOT" status | jq -r '[.interfaces[].interface] | join(",")')
+[ "$left" == fj0 ] || fail "after detach fi0, status shows [$left], want [fj0]"
+n=$(in_ns "$NS" "$SLUICE" -j --bpffs "$ROOT" rule list | jq length)
+[ "$n" == 1 ] || fail "detach of a gone interface removed rules ($n left)"
+out=$(in_ns "$NS" "$SLUICE" --bpffs "$ROOT" detach fi0 2>&1)
+rc=$?
+[ "$rc" -eq 1 ] || fail "a second detach fi0 exited $rc"
 [[ "$out" == *fi0* ]] || fail "unclear error: $out"
+in_ns "$NS" "$SLUICE" --bpffs "$ROOT" detach fj0 >/dev/null || fail "detach fj0 (gone)"
 in_ns "$NS" "$SLUICE" --bpffs "$ROOT" detach all >/dev/null || fail "detach all"
 [ ! -e "$ROOT" ] || fail "detach all left $ROOT"
 end_case faults-interface-removed

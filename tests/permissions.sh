@@ -51,10 +51,76 @@ snapshot() {
 		slj deny list | jq -S .
 		slj allow list | jq -S .
 		slj stats interval 0 | jq -S '.rules | map({name})'
-		slj shed status | jq -S 'del(.signals, .updated_ns, .expires_ns)' 2>/dev/null
+		slj shed status | jq -S 'del(.signals, .updated_ns, .expires_ns) | del(.. | .packets?, .bytes?)' 2>/dev/null
 	} 2>&1
 }
 died() { [ "$1" -ge 128 ] || grep -qE 'Sanitizer|stack smashing|Segmentation|core dumped' "$2"; }
+
+# The CLI without privileges (below), defined here so that a run with
+# --fresh-bpffs does only that.
+commands=(
+	"status" "rule list" "rule add r2 limit 1pps" "rule del r1" "deny list"
+	"deny add 198.18.10.0/24" "deny del 198.18.9.0/24" "allow add 198.18.11.0/24" "allow list"
+	"stats interval 0" "top" "disable" "enable" "set fail closed" "set malformed pass"
+	"shed status" "shed off" "shed set 0.5" "attach pp1" "detach pp0" "detach all"
+	"run --config $TMP/metrics.yaml"
+)
+# unprivileged_cli NAME: every command as nobody against $ROOT.
+unprivileged_cli() {
+	local cmd rc msg before after
+	begin_case
+	before=$(snapshot)
+	for cmd in "${commands[@]}"; do
+		# shellcheck disable=SC2086
+		as_nobody timeout 10 "$SLUICE" --bpffs "$ROOT" $cmd >"$TMP/out" 2>&1
+		rc=$?
+		msg=$(head -1 "$TMP/out")
+		if died "$rc" "$TMP/out"; then
+			fail "nobody: '$cmd' died (exit $rc): $msg"
+		elif [ "$rc" -eq 124 ]; then
+			fail "nobody: '$cmd' did not finish in 10 s"
+		elif [ "$rc" -eq 0 ] && [ "$cmd" == status ]; then
+			fail "nobody: status exits 0 saying \"$msg\" while sluice is loaded"
+		elif [ "$rc" -eq 0 ]; then
+			fail "nobody: '$cmd' succeeded: $msg"
+		elif [ "$rc" -ne 1 ]; then
+			fail "nobody: '$cmd' exited $rc, want 1: $msg"
+		elif ! grep -qiE 'permission|not permitted|root|CAP_' "$TMP/out"; then
+			fail "nobody: '$cmd': unclear error: $msg"
+		fi
+		echo "# nobody: $cmd -> $rc: $msg"
+	done
+	after=$(snapshot)
+	[ "$before" == "$after" ] || fail "nobody: the state changed: $(diff <(echo "$before") <(echo "$after") | head -6 | tr "\n" " ")"
+	# what needs no privilege still works: validating a readable config
+	cp "$TMP/metrics.yaml" "$TMP/readable.yaml"
+	chmod 644 "$TMP/readable.yaml"
+	as_nobody "$SLUICE" check "$TMP/readable.yaml" >/dev/null 2>&1 || fail "nobody: check failed"
+	end_case "$1"
+}
+
+if [ "${1:-}" == --fresh-bpffs ]; then
+	# In a mount namespace of our own with no bpffs at /sys/fs/bpf: sluice
+	# mounts it itself, mode 0700 (as systemd does), and nobody can look
+	# under it at all, so every refusal comes from there.
+	while mountpoint -q /sys/fs/bpf; do umount /sys/fs/bpf || break; done
+	if mountpoint -q /sys/fs/bpf; then
+		not_ok permissions-unprivileged-cli-nobody-fresh-bpffs "cannot unmount /sys/fs/bpf"
+		exit 1
+	fi
+	printf 'rules:\n  - { name: dns, proto: udp, dport: 53, limits: [ { rate: 100pps } ] }\nmetrics: off\n' \
+		>"$TMP/metrics.yaml"
+	chmod 600 "$TMP/metrics.yaml"
+	sl attach pp0 >/dev/null && sl rule add r1 proto udp dport 53 limit 10pps >/dev/null &&
+		sl deny add 198.18.9.0/24 >/dev/null ||
+		{ not_ok permissions-unprivileged-cli-nobody-fresh-bpffs "setup failed"; exit 1; }
+	m=$(stat -c '%a' /sys/fs/bpf)
+	echo "# /sys/fs/bpf mounted by sluice: mode $m"
+	unprivileged_cli permissions-unprivileged-cli-nobody-fresh-bpffs
+	sl detach all >/dev/null 2>&1
+	exit 0
+fi
+
 
 # ---- pinned objects ----
 
@@ -245,39 +311,9 @@ end_case permissions-metrics-no-control
 # nothing changed, no crash. (uid 0 without CAP_BPF is not "unprivileged"
 # here: the pins are files, root's, and the kernel lets their owner use them
 # without CAP_BPF since Linux 6.5; docs/SECURITY.md says so.)
-commands=(
-	"status" "rule list" "rule add r2 limit 1pps" "rule del r1" "deny list"
-	"deny add 198.18.10.0/24" "deny del 198.18.9.0/24" "allow add 198.18.11.0/24" "allow list"
-	"stats interval 0" "top" "disable" "enable" "set fail closed" "set malformed pass"
-	"shed status" "shed off" "shed set 0.5" "attach pp1" "detach pp0" "detach all"
-	"run --config $TMP/metrics.yaml"
-)
-for who in nobody; do
-	begin_case
-	before=$(snapshot)
-	for cmd in "${commands[@]}"; do
-		# shellcheck disable=SC2086
-		as_nobody timeout 10 "$SLUICE" --bpffs "$ROOT" $cmd >"$TMP/out" 2>&1
-		rc=$?
-		msg=$(head -1 "$TMP/out")
-		if died "$rc" "$TMP/out"; then
-			fail "$who: '$cmd' died (exit $rc): $msg"
-		elif [ "$rc" -eq 124 ]; then
-			fail "$who: '$cmd' did not finish in 10 s"
-		elif [ "$rc" -eq 0 ] && [ "$cmd" == status ]; then
-			fail "$who: status exits 0 saying \"$msg\" while sluice is loaded"
-		elif [ "$rc" -eq 0 ]; then
-			fail "$who: '$cmd' succeeded: $msg"
-		elif ! grep -qiE 'permission|not permitted|root|CAP_' "$TMP/out"; then
-			fail "$who: '$cmd': unclear error: $msg"
-		fi
-		echo "# $who: $cmd -> $rc: $msg"
-	done
-	after=$(snapshot)
-	[ "$before" == "$after" ] || fail "$who: the state changed"
-	# what needs no privilege still works: validating a readable config
-	cp "$TMP/metrics.yaml" "$TMP/readable.yaml"
-	chmod 644 "$TMP/readable.yaml"
-	as_nobody "$SLUICE" check "$TMP/readable.yaml" >/dev/null 2>&1 || fail "nobody: check failed"
-	end_case "permissions-unprivileged-cli-$who"
-done
+unprivileged_cli permissions-unprivileged-cli-nobody
+
+# The same where nothing mounted a bpffs before sluice (a fresh machine).
+unshare -m --propagation private "$0" --fresh-bpffs
+rc=$?
+[ "$rc" -eq 0 ] || not_ok permissions-fresh-bpffs "the run in a private mount namespace exited $rc"

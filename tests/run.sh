@@ -30,6 +30,7 @@ suites=(
 	tests/conns.sh
 	tests/faults.sh
 	tests/permissions.sh
+	tests/loader.sh
 	tests/memcheck.sh
 	tests/soak.sh
 	tests/fuzz.sh

@@ -170,6 +170,28 @@ void sl_unlock(int fd)
 		close(fd);	/* drops the flock */
 }
 
+/*
+ * Is path there? 0 if so, -ENOENT if not, -EACCES (after saying so) if we
+ * may not look: a bpffs mounted 0700 (as systemd and sluice mount it)
+ * hides everything under it from an unprivileged user, who must hear
+ * "permission denied", never "nothing there".
+ */
+static int probe_path(const char *path)
+{
+	if (!access(path, F_OK))
+		return 0;
+	if (errno == EACCES || errno == EPERM)
+		return sl_denied();
+	return -ENOENT;
+}
+
+int sl_denied(void)
+{
+	pr_err("permission denied under %s: sluice needs root (CAP_BPF, CAP_NET_ADMIN, "
+	       "CAP_SYS_ADMIN)", opts.root);
+	return -EACCES;
+}
+
 bool sl_is_loaded(void)
 {
 	char path[PATH_MAX];
@@ -183,11 +205,8 @@ int sl_not_loaded(void)
 
 	/* Tell "nothing there" from "not allowed to look". */
 	if (!sl_pin_path(path, sizeof(path), "prog_xdp") && access(path, F_OK) &&
-	    (errno == EACCES || errno == EPERM)) {
-		pr_err("permission denied under %s: sluice needs root (CAP_BPF, CAP_NET_ADMIN, "
-		       "CAP_SYS_ADMIN)", opts.root);
-		return -EACCES;
-	}
+	    (errno == EACCES || errno == EPERM))
+		return sl_denied();
 	pr_err("sluice is not loaded under %s (attach an interface or add a rule first)",
 	       opts.root);
 	return -ENOENT;
@@ -251,8 +270,12 @@ static int cgroup2_root(char *buf, size_t len)
 	return mount("cgroup2", buf, "cgroup2", 0, NULL) ? -errno : 0;
 }
 
-/* Count connections for connection limits: sock_ops on the cgroup v2 root, pinned. */
-static int attach_sockops(struct bpf_program *prog)
+/*
+ * Count connections for connection limits: sock_ops on the cgroup v2 root,
+ * held by the pinned link cgroup_sockops. The host's cgroup root carries it
+ * only while a rule has a connection limit (sl_conn_counter_sync).
+ */
+static int attach_sockops(int prog)
 {
 	char cg[PATH_MAX], path[PATH_MAX];
 	int cgfd, link, err;
@@ -271,7 +294,7 @@ static int attach_sockops(struct bpf_program *prog)
 	cgfd = open(cg, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (cgfd < 0)
 		return -errno;
-	link = bpf_link_create(bpf_program__fd(prog), cgfd, BPF_CGROUP_SOCK_OPS, NULL);
+	link = bpf_link_create(prog, cgfd, BPF_CGROUP_SOCK_OPS, NULL);
 	err = link < 0 ? -errno : 0;
 	close(cgfd);
 	if (err) {
@@ -281,6 +304,82 @@ static int attach_sockops(struct bpf_program *prog)
 	if (bpf_obj_pin(link, path))
 		err = -errno;
 	close(link);
+	pr_debug("connection counter attached to %s", cg);
+	return err;
+}
+
+static int check_prog(int fd, const char *path, const char *name, __u32 type);
+
+static bool needs_conn_counter(const struct sluice_ruleset *rs)
+{
+	__u32 i, j;
+
+	for (i = 0; i < rs->nr_rules && i < SLUICE_MAX_RULES; i++)
+		for (j = 0; j < rs->rules[i].nr_limits && j < SLUICE_MAX_LIMITS; j++)
+			if (rs->rules[i].limits[j].algo == SLUICE_ALGO_CONNS)
+				return true;
+	return false;
+}
+
+/*
+ * Attach the connection counter when rs has a connection limit, before rs
+ * goes live (live false), so that a limit never runs uncounted; remove it
+ * once an rs without one is live (live true). Counts start when it is attached (the daemon reconciles
+ * them with the kernel's sockets); removed, it leaves no counts behind, so
+ * connections that close while it is away cannot leak into later ones.
+ * Caller holds the root lock.
+ */
+int sl_conn_counter_sync(const struct sl_maps *m, const struct sluice_ruleset *rs, bool live)
+{
+	char lpath[PATH_MAX], ppath[PATH_MAX];
+	bool attached, need = needs_conn_counter(rs);
+	int prog, err;
+
+	if (sl_pin_path(lpath, sizeof(lpath), "cgroup_sockops") ||
+	    sl_pin_path(ppath, sizeof(ppath), "prog_sockops"))
+		return -ENAMETOOLONG;
+	attached = !access(lpath, F_OK);
+	if (need == attached || (need && live) || (!need && !live))
+		return 0;
+	if (!need) {
+		struct sluice_key key, next;
+
+		/* Pins of an older version attached at load, without prog_sockops: keep the program. */
+		if (access(ppath, F_OK)) {
+			struct bpf_link_info li = {};
+			__u32 len = sizeof(li);
+			int link = bpf_obj_get(lpath);
+
+			if (link >= 0 && !bpf_obj_get_info_by_fd(link, &li, &len) &&
+			    (prog = bpf_prog_get_fd_by_id(li.prog_id)) >= 0) {
+				if (bpf_obj_pin(prog, ppath))
+					pr_debug("cannot pin %s: %s", ppath, strerror(errno));
+				close(prog);
+			}
+			if (link >= 0)
+				close(link);
+		}
+		if (unlink(lpath))
+			return -errno;
+		while (!bpf_map_get_next_key(m->conns, NULL, &next)) {
+			key = next;
+			if (bpf_map_delete_elem(m->conns, &key))
+				break;
+		}
+		pr_debug("connection counter removed: no rule has a connection limit");
+		return 0;
+	}
+	prog = bpf_obj_get(ppath);
+	if (prog < 0) {
+		err = -errno;
+		pr_err("cannot open %s: %s (state of an older version: 'sluice detach all' and "
+		       "load again)", ppath, strerror(-err));
+		return err;
+	}
+	err = check_prog(prog, ppath, "sluice_sockops", BPF_PROG_TYPE_SOCK_OPS);
+	if (!err)
+		err = attach_sockops(prog);
+	close(prog);
 	return err;
 }
 
@@ -332,6 +431,102 @@ static void clock_sync(struct bpf_program *prog)
 	pr_debug("measured the jiffies clock's offset over %d runs", runs);
 }
 
+const char *const sl_clock_names[4] = {
+	[SLUICE_CLOCK_PRECISE] = "precise", [SLUICE_CLOCK_COARSE] = "coarse",
+	[SLUICE_CLOCK_MANUAL] = "manual", [SLUICE_CLOCK_AUTO] = "auto",
+};
+
+/*
+ * The clock the loaded programs were built with: clock_mode in the .rodata
+ * map of the pinned XDP program, at its offset in the skeleton's layout.
+ * -errno if it cannot be read.
+ */
+int sl_loaded_clock(void)
+{
+	char path[PATH_MAX];
+	struct bpf_prog_info pi = {};
+	__u32 ids[32], len = sizeof(pi), i, zero = 0;
+	int prog, err = -ENOENT;
+
+	if (sl_pin_path(path, sizeof(path), "prog_xdp"))
+		return -ENAMETOOLONG;
+	prog = bpf_obj_get(path);
+	if (prog < 0)
+		return -errno;
+	pi.nr_map_ids = ARRAY_SIZE(ids);
+	pi.map_ids = (__u64)(unsigned long)ids;
+	if (bpf_obj_get_info_by_fd(prog, &pi, &len)) {
+		err = -errno;
+		goto out;
+	}
+	for (i = 0; i < pi.nr_map_ids && i < ARRAY_SIZE(ids) && err; i++) {
+		struct bpf_map_info mi = {};
+		__u32 mlen = sizeof(mi);
+		int fd = bpf_map_get_fd_by_id(ids[i]);
+		const char *dot;
+		void *val;
+
+		if (fd < 0)
+			continue;
+		if (!bpf_obj_get_info_by_fd(fd, &mi, &mlen) && (dot = strrchr(mi.name, '.')) &&
+		    !strcmp(dot, ".rodata") &&
+		    mi.value_size >= sizeof(((struct sluice *)0)->rodata[0]) &&
+		    (val = calloc(1, mi.value_size))) {
+			if (!bpf_map_lookup_elem(fd, &zero, val)) {
+				__u32 c;
+
+				memcpy(&c, (char *)val + offsetof(struct sluice__rodata, clock_mode),
+				       sizeof(c));
+				err = c < ARRAY_SIZE(sl_clock_names) ? (int)c : -EINVAL;
+			}
+			free(val);
+		}
+		close(fd);
+	}
+out:
+	close(prog);
+	return err;
+}
+
+/*
+ * Options that only a load sets (the table's size, the clock) against what
+ * is loaded: given and different, the caller is told to start over, never
+ * silently ignored. 0 if they agree or were not given.
+ */
+static int check_load_opts(const struct sl_load_opts *lo, bool keys_given, bool clock_given)
+{
+	char path[PATH_MAX];
+	int fd, clock;
+
+	if (keys_given && !sl_pin_path(path, sizeof(path), "sl_state") &&
+	    (fd = bpf_obj_get(path)) >= 0) {
+		struct bpf_map_info info = {};
+		__u32 len = sizeof(info);
+		__u64 want = (lo->keys + SLUICE_WAYS - 1) / SLUICE_WAYS * SLUICE_WAYS;
+		int e = bpf_obj_get_info_by_fd(fd, &info, &len);
+
+		close(fd);
+		if (!e && (__u64)info.max_entries * SLUICE_WAYS != want) {
+			pr_err("sluice is already loaded with %llu per-source buckets; keys %llu "
+			       "takes effect only on a fresh load ('sluice detach all' first, "
+			       "which also removes rules and lists)",
+			       (unsigned long long)info.max_entries * SLUICE_WAYS,
+			       (unsigned long long)lo->keys);
+			return -EEXIST;
+		}
+	}
+	if (clock_given) {
+		clock = sl_loaded_clock();
+		if (clock >= 0 && clock != lo->clock) {
+			pr_err("sluice is already loaded with clock %s; clock %s takes effect only "
+			       "on a fresh load ('sluice detach all' first, which also removes rules "
+			       "and lists)", sl_clock_names[clock], sl_clock_names[lo->clock]);
+			return -EEXIST;
+		}
+	}
+	return 0;
+}
+
 /*
  * Load the programs and create (or reuse) the pinned maps, unless already
  * done. Called with the root lock held.
@@ -380,9 +575,11 @@ int sl_ensure_loaded(const struct sl_load_opts *lo)
 		pr_err("cannot pin programs under %s: %s", opts.root, strerror(-err));
 		goto out;
 	}
-	err = attach_sockops(skel->progs.sluice_sockops);
-	if (err)
+	err = pin_prog(skel->progs.sluice_sockops, "prog_sockops");
+	if (err) {
+		pr_err("cannot pin programs under %s: %s", opts.root, strerror(-err));
 		goto out;
+	}
 	/* A fresh config starts handing out uids at 1. */
 	err = bpf_map_lookup_elem(bpf_map__fd(skel->maps.sl_config), &zero, &cfg) ? -errno : 0;
 	if (!err && (cfg.next_uid == 0 || cfg.state_sets == 0)) {
@@ -599,7 +796,11 @@ const char *const sl_mode_names[3] = { "native", "generic", "tc" };
 /*
  * The network namespace we run in, by inode. Interface indexes mean
  * something only within one namespace, and one bpffs root may serve
- * several, so link pins carry both: link_<netns>_<ifindex>.
+ * several, so link pins carry both, and the mode and the interface's name
+ * as attached, so that a link whose interface is gone can still be named
+ * (`detach NAME`) and shown as what it was:
+ *   link_<netns>_<ifindex>_<mode>_<name>
+ * Pins of earlier versions, link_<netns>_<ifindex>, are still read.
  */
 static unsigned long netns_ino(void)
 {
@@ -611,12 +812,92 @@ static unsigned long netns_ino(void)
 	return ino;
 }
 
-static int link_path(char *buf, size_t len, int ifindex)
-{
-	char name[64];
+static const char *xdp_mode(int ifindex);
 
-	snprintf(name, sizeof(name), "link_%lu_%d", netns_ino(), ifindex);
-	return sl_pin_path(buf, len, name);
+struct link_pin {
+	int ifindex;
+	int mode;			/* enum sl_attach_mode; -1: not recorded */
+	char name[IF_NAMESIZE];		/* as attached; "" if not recorded */
+	char pin[NAME_MAX + 1];		/* the file under the root */
+};
+
+/* A link pin of this network namespace? Fills lp if so. */
+static bool parse_link_pin(const char *file, struct link_pin *lp)
+{
+	unsigned long ns;
+	int idx, off = 0, m;
+	char mode[16];
+
+	if (sscanf(file, "link_%lu_%d%n", &ns, &idx, &off) != 2 || ns != netns_ino() || idx <= 0)
+		return false;
+	memset(lp, 0, sizeof(*lp));
+	lp->ifindex = idx;
+	lp->mode = -1;
+	snprintf(lp->pin, sizeof(lp->pin), "%s", file);
+	if (!file[off])
+		return true;			/* the older form */
+	if (sscanf(file + off, "_%15[a-z]_%n", mode, &m) != 1 || !m)
+		return false;
+	for (lp->mode = 0; lp->mode < (int)ARRAY_SIZE(sl_mode_names); lp->mode++)
+		if (!strcmp(mode, sl_mode_names[lp->mode]))
+			break;
+	if (lp->mode == (int)ARRAY_SIZE(sl_mode_names))
+		return false;
+	snprintf(lp->name, sizeof(lp->name), "%s", file + off + m);
+	return true;
+}
+
+/* The pin of ifindex (or, if ifindex is 0, of the interface once called name). */
+static int find_link(int ifindex, const char *name, struct link_pin *lp)
+{
+	struct dirent *de;
+	DIR *d = opendir(opts.root);
+	int err = -ENOENT;
+
+	if (!d)
+		return errno == EACCES || errno == EPERM ? -EACCES : -ENOENT;
+	while ((de = readdir(d))) {
+		if (!parse_link_pin(de->d_name, lp))
+			continue;
+		if (ifindex ? lp->ifindex == ifindex : !strcmp(lp->name, name)) {
+			err = 0;
+			break;
+		}
+	}
+	closedir(d);
+	return err;
+}
+
+static int link_pin_path(char *buf, size_t len, const struct link_pin *lp)
+{
+	return sl_pin_path(buf, len, lp->pin);
+}
+
+/*
+ * Is the pinned link still on its interface? The kernel clears a link's
+ * ifindex when its interface goes away (the first word of both the xdp and
+ * the tcx link info).
+ */
+static bool link_alive(const struct link_pin *lp, struct bpf_link_info *li)
+{
+	char path[PATH_MAX], now[IF_NAMESIZE];
+	__u32 len = sizeof(*li);
+	bool alive = false;
+	int fd;
+
+	memset(li, 0, sizeof(*li));
+	if (link_pin_path(path, sizeof(path), lp))
+		return false;
+	fd = bpf_obj_get(path);
+	if (fd < 0)
+		return false;
+	if (!bpf_obj_get_info_by_fd(fd, li, &len))
+		alive = li->xdp.ifindex != 0;
+	close(fd);
+	/* The index now names another interface: ours went and another took it. */
+	if (alive && lp->name[0] && (!if_indextoname(lp->ifindex, now) || strcmp(now, lp->name)))
+		alive = false;
+	return alive;
 }
 
 static int explain_busy(const char *dev, int ifindex)
@@ -668,13 +949,29 @@ int sl_attach_locked(const char *dev, int ifindex, int mode)
 	char path[PATH_MAX];
 	int prog = -1, link = -1, err;
 
-	err = link_path(path, sizeof(path), ifindex);
-	if (err)
-		goto out;
-	if (access(path, F_OK) == 0) {
-		pr_err("sluice is already attached to %s; detach it first", dev);
-		err = -EEXIST;
-		goto out;
+	{
+		struct link_pin lp;
+		struct bpf_link_info li;
+
+		if (!find_link(ifindex, NULL, &lp)) {
+			if (link_alive(&lp, &li)) {
+				pr_err("sluice is already attached to %s; detach it first", dev);
+				err = -EEXIST;
+				goto out;
+			}
+			/* The link of an interface that is gone, whose index dev now has. */
+			if (!link_pin_path(path, sizeof(path), &lp))
+				unlink(path);
+		}
+		lp.ifindex = ifindex;
+		if ((size_t)snprintf(lp.pin, sizeof(lp.pin), "link_%lu_%d_%s_%s", netns_ino(),
+				     ifindex, sl_mode_names[mode], dev) >= sizeof(lp.pin)) {
+			err = -ENAMETOOLONG;
+			goto out;
+		}
+		err = link_pin_path(path, sizeof(path), &lp);
+		if (err)
+			goto out;
 	}
 	{
 		char ppath[PATH_MAX];
@@ -748,6 +1045,7 @@ static void usage_attach(void)
 int do_attach(int argc, char **argv)
 {
 	struct sl_load_opts lo = { .clock = SLUICE_CLOCK_AUTO };
+	bool keys_given = false, clock_given = false;
 	int mode = SL_MODE_NATIVE;
 	const char *dev;
 	int ifindex, lock = -1, err, i;
@@ -779,7 +1077,9 @@ int do_attach(int argc, char **argv)
 				return -EINVAL;
 			}
 			lo.keys = v;
+			keys_given = true;
 		} else if (!strcmp(argv[i], "clock")) {
+			clock_given = true;
 			if (!strcmp(val, "auto"))
 				lo.clock = SLUICE_CLOCK_AUTO;
 			else if (!strcmp(val, "precise"))
@@ -804,7 +1104,9 @@ int do_attach(int argc, char **argv)
 	lock = sl_lock_root();
 	if (lock < 0)
 		return lock;
-	err = sl_ensure_loaded(&lo);
+	err = sl_is_loaded() ? check_load_opts(&lo, keys_given, clock_given) : 0;
+	if (!err)
+		err = sl_ensure_loaded(&lo);
 	if (!err)
 		err = sl_attach_locked(dev, ifindex, mode);
 	if (err)
@@ -836,21 +1138,16 @@ static int count_all_links(void)
 
 int sl_list_links(int *ifindexes, int max)
 {
+	struct link_pin lp;
 	struct dirent *de;
 	DIR *d = opendir(opts.root);
 	int n = 0;
 
 	if (!d)
 		return 0;
-	while ((de = readdir(d)) && n < max) {
-		unsigned long ns;
-		int idx;
-		char tail;
-
-		if (sscanf(de->d_name, "link_%lu_%d%c", &ns, &idx, &tail) == 2 &&
-		    ns == netns_ino())
-			ifindexes[n++] = idx;
-	}
+	while ((de = readdir(d)) && n < max)
+		if (parse_link_pin(de->d_name, &lp))
+			ifindexes[n++] = lp.ifindex;
 	closedir(d);
 	return n;
 }
@@ -859,11 +1156,37 @@ int sl_list_links(int *ifindexes, int max)
 int sl_detach_ifindex(int ifindex)
 {
 	char path[PATH_MAX];
-	int err = link_path(path, sizeof(path), ifindex);
+	struct link_pin lp;
+	int err = find_link(ifindex, NULL, &lp);
 
+	if (!err)
+		err = link_pin_path(path, sizeof(path), &lp);
 	if (!err && unlink(path))
 		err = -errno;
 	return err;
+}
+
+int sl_link_describe(int ifindex, char *name, size_t len, int *mode)
+{
+	struct bpf_link_info li;
+	struct link_pin lp;
+	bool alive;
+
+	if (find_link(ifindex, NULL, &lp))
+		return -ENOENT;
+	alive = link_alive(&lp, &li);
+	*mode = lp.mode;
+	if (lp.mode < 0 && alive && li.type == BPF_LINK_TYPE_TCX)
+		*mode = SL_MODE_TC;
+	else if (lp.mode < 0 && alive)
+		*mode = strcmp(xdp_mode(ifindex), "generic") ? SL_MODE_NATIVE : SL_MODE_GENERIC;
+	if (alive && if_indextoname(ifindex, name))
+		return 0;
+	if (lp.name[0])
+		snprintf(name, len, "%s", lp.name);
+	else
+		snprintf(name, len, "ifindex%d", ifindex);
+	return -ENODEV;
 }
 
 static int remove_all(void)
@@ -892,7 +1215,7 @@ static int remove_all(void)
 
 int do_detach(int argc, char **argv)
 {
-	char path[PATH_MAX], name[IF_NAMESIZE];
+	char name[IF_NAMESIZE + 16];
 	int links[256], n, i, lock, ifindex, err = 0;
 
 	if (argc != 1 || !strcmp(argv[0], "help")) {
@@ -901,7 +1224,10 @@ int do_detach(int argc, char **argv)
 				"  all  remove it everywhere, with its rules, lists and state\n");
 		return argc == 1 ? 0 : -EINVAL;
 	}
-	if (access(opts.root, F_OK)) {
+	err = probe_path(opts.root);
+	if (err == -EACCES)
+		return err;
+	if (err) {
 		if (!strcmp(argv[0], "all"))
 			return 0;	/* nothing to remove */
 		pr_err("sluice is not attached to \"%s\" (nothing under %s)", argv[0], opts.root);
@@ -917,8 +1243,9 @@ int do_detach(int argc, char **argv)
 
 		n = sl_list_links(links, ARRAY_SIZE(links));
 		for (i = 0; i < n; i++) {
-			if (!if_indextoname(links[i], name))
-				snprintf(name, sizeof(name), "ifindex %d", links[i]);
+			int mode;
+
+			sl_link_describe(links[i], name, sizeof(name), &mode);
 			print_text("detached from %s\n", name);
 		}
 		if (others > n)
@@ -931,6 +1258,16 @@ int do_detach(int argc, char **argv)
 	}
 	ifindex = if_nametoindex(argv[0]);
 	if (!ifindex) {
+		struct link_pin lp;
+		int idx;
+		char tail;
+
+		/* An interface that is gone: by the name it was attached as, or as status shows it. */
+		if (!find_link(0, argv[0], &lp) ||
+		    (sscanf(argv[0], "ifindex%d%c", &idx, &tail) == 1 && !find_link(idx, NULL, &lp)))
+			ifindex = lp.ifindex;
+	}
+	if (!ifindex) {
 		pr_err("unknown interface \"%s\"", argv[0]);
 		err = -ENODEV;
 		goto out;
@@ -940,7 +1277,7 @@ int do_detach(int argc, char **argv)
 		if (err == -ENOENT)
 			pr_err("sluice is not attached to %s", argv[0]);
 		else
-			pr_err("cannot remove %s: %s", path, strerror(-err));
+			pr_err("cannot detach from %s: %s", argv[0], strerror(-err));
 		goto out;
 	}
 	print_text("detached from %s\n", argv[0]);
@@ -967,35 +1304,19 @@ static const char *xdp_mode(int ifindex)
 
 int sl_link_mode(int ifindex)
 {
-	struct bpf_link_info li = {};
-	__u32 len = sizeof(li);
-	char path[PATH_MAX];
-	int fd, mode = -ENOENT;
+	char name[IF_NAMESIZE + 16];
+	int mode, err = sl_link_describe(ifindex, name, sizeof(name), &mode);
 
-	if (link_path(path, sizeof(path), ifindex))
-		return -ENOENT;
-	fd = bpf_obj_get(path);
-	if (fd < 0)
-		return -ENOENT;
-	if (!bpf_obj_get_info_by_fd(fd, &li, &len)) {
-		if (li.type == BPF_LINK_TYPE_TCX)
-			mode = SL_MODE_TC;
-		else if (li.type == BPF_LINK_TYPE_XDP && li.xdp.ifindex == 0)
-			mode = -ENODEV;
-		else if (li.type == BPF_LINK_TYPE_XDP)
-			mode = strcmp(xdp_mode(ifindex), "generic") ? SL_MODE_NATIVE
-								    : SL_MODE_GENERIC;
-	}
-	close(fd);
-	return mode;
+	return err ? err : mode;
 }
 
 int do_status(int argc, char **argv)
 {
+	int clock;
 	struct sluice_ruleset *rs = NULL;
 	struct sluice_config cfg = {};
 	struct sl_maps m;
-	char path[PATH_MAX], name[IF_NAMESIZE];
+	char name[IF_NAMESIZE + 16];
 	int links[256], n, i, err;
 	struct bpf_map_info minfo = {};
 	__u32 ilen = sizeof(minfo);
@@ -1041,47 +1362,40 @@ int do_status(int argc, char **argv)
 	print_str("malformed", "malformed IP: %s\n", cfg.malformed_pass ? "pass" : "drop");
 	print_u64("rules", "rules: %llu\n", rs->nr_rules);
 	print_u64("generation", "rule set generation: %llu\n", rs->gen);
-	print_u64("key_capacity", "per-source buckets: capacity %llu\n",
-		  (__u64)minfo.max_entries * SLUICE_WAYS);
+	open_object("keys");
+	print_u64("capacity", "per-source buckets: capacity %llu", (__u64)minfo.max_entries * SLUICE_WAYS);
+	print_u64("sets", " (%llu sets", minfo.max_entries);
+	print_u64("ways", " of %llu ways)\n", SLUICE_WAYS);
+	close_object();
+	clock = sl_loaded_clock();
+	print_str("clock", "clock: %s\n", clock >= 0 ? sl_clock_names[clock] : "unknown");
 	open_array("interfaces");
 	n = sl_list_links(links, ARRAY_SIZE(links));
 	if (!n)
 		print_text("attached: nowhere\n");
 	for (i = 0; i < n; i++) {
-		struct bpf_link_info li = {};
-		__u32 len = sizeof(li);
-		const char *mode = "?";
-		bool gone = false;
-		int fd;
+		struct bpf_link_info li;
+		struct link_pin lp;
+		int mode = -1;
+		bool gone;
 
-		if (link_path(path, sizeof(path), links[i]))
-			continue;
-		fd = bpf_obj_get(path);
-		if (fd >= 0 && !bpf_obj_get_info_by_fd(fd, &li, &len)) {
-			if (li.type == BPF_LINK_TYPE_XDP) {
-				gone = li.xdp.ifindex == 0;
-				mode = gone ? "xdp" : xdp_mode(links[i]);
-			} else if (li.type == BPF_LINK_TYPE_TCX) {
-				mode = "tc";
-			}
-		}
-		if (!if_indextoname(links[i], name)) {
-			snprintf(name, sizeof(name), "ifindex%d", links[i]);
-			gone = true;
-		}
+		if (find_link(links[i], NULL, &lp))
+			continue;	/* detached since the directory was read */
+		gone = sl_link_describe(links[i], name, sizeof(name), &mode) == -ENODEV;
+		link_alive(&lp, &li);
 		open_object(NULL);
 		print_text("attached: ");
 		print_str("interface", "%s", name);
 		print_u64("ifindex", NULL, links[i]);
-		print_str("mode", " mode %s", mode);
+		/* As attach names it; a link of an older version whose interface is gone says "unknown". */
+		print_str("mode", " mode %s", mode >= 0 ? sl_mode_names[mode] : "unknown");
 		print_u64("link_id", " link %llu", li.id);
 		print_u64("prog_id", " prog %llu", li.prog_id);
 		print_bool("interface_gone", NULL, gone);
-		print_text("%s\n", gone ? " (interface gone: run 'sluice detach all' to clean up)"
-					: "");
+		if (gone)
+			print_text(" (interface gone: 'sluice detach %s' removes the link)", name);
+		print_text("\n");
 		close_object();
-		if (fd >= 0)
-			close(fd);
 	}
 	close_array();
 	i = count_all_links() - n;

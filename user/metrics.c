@@ -183,30 +183,26 @@ static int cmp_links(const void *a, const void *b)
 }
 
 /*
- * Every link_<ifindex> pin under the root, in ifindex order. A link whose
- * interface is gone shows as "ifindexN", with mode "xdp" if it was XDP
- * (the kernel no longer says which kind).
+ * Every link pin of this namespace, in ifindex order. A link whose
+ * interface is gone shows under the name and mode it was attached with
+ * (a link pinned by an older version: "ifindexN" and mode "unknown").
  */
 static void read_links(struct snapshot *snap)
 {
-	int idx[SL_MAX_LINKS], n, i, mode;
+	int idx[SL_MAX_LINKS], n, i, mode, err;
 
 	n = sl_list_links(idx, SL_MAX_LINKS);
 	snap->nr_links = 0;
 	for (i = 0; i < n; i++) {
 		struct link_row *row = &snap->links[snap->nr_links];
 
-		mode = sl_link_mode(idx[i]);
-		if (mode == -ENOENT)
+		err = sl_link_describe(idx[i], row->name, sizeof(row->name), &mode);
+		if (err == -ENOENT)
 			continue;	/* detached since the directory was read */
 		row->ifindex = idx[i];
 		row->mode = mode >= 0 && mode < (int)ARRAY_SIZE(sl_mode_names) ? sl_mode_names[mode]
-									     : "xdp";
-		row->attached = mode >= 0;
-		if (!if_indextoname(idx[i], row->name)) {
-			snprintf(row->name, sizeof(row->name), "ifindex%d", idx[i]);
-			row->attached = false;
-		}
+									     : "unknown";
+		row->attached = err == 0;
 		snap->nr_links++;
 	}
 	if (snap->nr_links)

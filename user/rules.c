@@ -502,6 +502,9 @@ int sl_ruleset_commit(const struct sl_maps *m, struct sluice_ruleset *next)
 	}
 	rules_set_flags(next);
 	next->gen = live->gen + 1;
+	err = sl_conn_counter_sync(m, next, false);
+	if (err)
+		goto out;
 	idx = !(cfg.active & 1);
 	if (bpf_map_update_elem(m->rulesets, &idx, next, BPF_ANY)) {
 		err = -errno;
@@ -509,6 +512,9 @@ int sl_ruleset_commit(const struct sl_maps *m, struct sluice_ruleset *next)
 	}
 	cfg.active = idx;
 	err = sl_config_write(m, &cfg);
+	if (err)
+		goto out;
+	err = sl_conn_counter_sync(m, next, true);
 	if (err)
 		goto out;
 	/*

@@ -102,6 +102,19 @@ int sl_config_write(const struct sl_maps *m, const struct sluice_config *cfg);
 int sl_read_live(const struct sl_maps *m, struct sluice_ruleset *rs);
 int sl_pin_path(char *buf, size_t len, const char *name);
 int sl_not_loaded(void);
+/* The connection counter on the host's cgroup root, only while a rule needs it. */
+int sl_conn_counter_sync(const struct sl_maps *m, const struct sluice_ruleset *rs, bool live);
+/* The clock the loaded programs read (enum sluice_clock), or -errno. */
+int sl_loaded_clock(void);
+extern const char *const sl_clock_names[4];
+/*
+ * The pinned link of ifindex: its interface's name (the name it was
+ * attached as when the interface is gone) and mode (-1 if not recorded).
+ * 0 if attached, -ENODEV if the interface is gone, -ENOENT if no link.
+ */
+int sl_link_describe(int ifindex, char *name, size_t len, int *mode);
+/* Say that we may not look under the bpffs root; returns -EACCES. */
+int sl_denied(void);
 
 /*
  * sl_state, the per-source buckets (state.c): an array of sets of

@@ -1,0 +1,157 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# The loader: options that only a fresh load sets (table size, clock) are
+# refused once sluice is loaded, never silently ignored, and status shows
+# them; the connection counter sits on the host's cgroup root only while a
+# rule has a connection limit.
+set -u
+cd "$(dirname "$0")/.."
+. tests/lib.sh
+require_root loader
+trap cleanup EXIT
+
+for tool in jq bpftool; do
+	if ! command -v $tool >/dev/null; then
+		skip loader "$tool is missing"
+		exit 0
+	fi
+done
+NS=$(new_netns ld) || { not_ok loader-setup "no namespace"; exit 1; }
+ROOT=$(new_root ld)
+for i in 0 1 2; do
+	in_ns "$NS" ip link add ld$i type veth peer name ldp$i || { not_ok loader-setup "veth"; exit 1; }
+	in_ns "$NS" ip link set ld$i up
+done
+sl() { in_ns "$NS" "$SLUICE" --bpffs "$ROOT" "$@"; }
+slj() { in_ns "$NS" "$SLUICE" -j --bpffs "$ROOT" "$@"; }
+
+# ---- options only a load sets ----
+
+begin_case
+expect_ok "first attach" sl attach ld0 keys 4096 clock coarse
+st=$(slj status)
+[ "$(jq -r .keys.capacity <<<"$st")" == 4096 ] || fail "status keys.capacity: $(jq -c .keys <<<"$st")"
+[ "$(jq -r .clock <<<"$st")" == coarse ] || fail "status clock: $(jq -r .clock <<<"$st")"
+sl status | grep -q '^clock: coarse$' || fail "text status has no 'clock: coarse'"
+sl status | grep -q 'per-source buckets: capacity 4096' || fail "text status has no capacity 4096"
+[ -z "$(jq -r '.key_capacity // empty' <<<"$st")" ] || fail "status still has key_capacity"
+end_case loader-status-shows-keys-and-clock
+
+# keys or clock that differ from what is loaded: exit 1, naming detach all, nothing attached.
+for opt in "keys 8192" "clock precise" "clock auto"; do
+	begin_case
+	# shellcheck disable=SC2086
+	out=$(sl attach ld1 $opt 2>&1)
+	rc=$?
+	[ "$rc" -eq 1 ] || fail "attach ld1 $opt exited $rc, want 1: $out"
+	[[ "$out" == *"detach all"* ]] || fail "the refusal does not say 'detach all': $out"
+	n=$(slj status | jq '[.interfaces[] | select(.interface == "ld1")] | length')
+	[ "$n" == 0 ] || fail "ld1 was attached despite the refusal"
+	end_case "loader-refuses-$(echo "$opt" | tr ' ' -)-once-loaded"
+done
+
+begin_case
+# The same values as loaded (keys rounded as the loader rounds them) are no change.
+expect_ok "attach ld1 with the loaded options" sl attach ld1 keys 4093 clock coarse
+expect_ok "attach ld2 without options" sl attach ld2
+n=$(slj status | jq '.interfaces | length')
+[ "$n" == 3 ] || fail "$n interfaces attached, want 3"
+end_case loader-accepts-same-options
+
+# ---- the connection counter on the cgroup root ----
+
+# Where the loader looks, in its order (user/loader.c cgroup2_root).
+CG=""
+for d in /sys/fs/cgroup /sys/fs/cgroup/unified /run/sluice/cgroup2; do
+	[ "$(stat -f -c %T "$d" 2>/dev/null)" == cgroup2fs ] && { CG=$d; break; }
+done
+# attached ID: is program ID attached as sock_ops to the cgroup root?
+# (bpftool prints nothing at all when nothing is attached)
+attached() {
+	local out
+	out=$(bpftool -j cgroup show "$CG" 2>/dev/null)
+	[ -n "$out" ] && [ "$(jq --argjson id "$1" \
+		'[.[] | select(.id == $id and (.attach_type | test("sock_ops")))] | length' <<<"$out")" -gt 0 ]
+}
+if [ -z "$CG" ]; then
+	skip loader-conn-counter "no cgroup v2 hierarchy mounted"
+else
+	PID=$(bpftool -j prog show pinned "$ROOT/prog_sockops" 2>/dev/null | jq -r .id)
+	begin_case
+	[ -n "$PID" ] && [ "$PID" != null ] || fail "no pinned prog_sockops"
+	[ ! -e "$ROOT/cgroup_sockops" ] || fail "cgroup_sockops pinned with no connection limit"
+	attached "$PID" && fail "sluice_sockops (id $PID) on $CG with no connection limit"
+	expect_ok "rule add (rate)" sl rule add dns proto udp dport 53 limit 10pps
+	attached "$PID" && fail "sluice_sockops on $CG after a rule without a connection limit"
+	end_case loader-no-conn-counter-without-conn-limit
+
+	begin_case
+	expect_ok "rule add (conns)" sl rule add web proto tcp dport 443 conns 10 per src
+	[ -e "$ROOT/cgroup_sockops" ] || fail "no cgroup_sockops after a connection limit"
+	attached "$PID" || fail "sluice_sockops (id $PID) is not on $CG"
+	expect_ok "rule add (second conns)" sl rule add ssh proto tcp dport 22 conns 2 per src
+	expect_ok "rule del web" sl rule del web
+	attached "$PID" || fail "the counter went while rule ssh still has a connection limit"
+	end_case loader-conn-counter-with-conn-limit
+
+	begin_case
+	expect_ok "rule del ssh" sl rule del ssh
+	[ ! -e "$ROOT/cgroup_sockops" ] || fail "cgroup_sockops still pinned"
+	attached "$PID" && fail "sluice_sockops still on $CG after the last connection limit went"
+	n=$(bpftool -j map dump pinned "$ROOT/sl_conns" | jq length)
+	[ "$n" == 0 ] || fail "sl_conns keeps $n counts"
+	expect_ok "rule add (conns again)" sl rule add web proto tcp dport 443 conns 10 per src
+	attached "$PID" || fail "not attached again"
+	expect_ok "detach all" sl detach all
+	attached "$PID" && fail "sluice_sockops on $CG after detach all"
+	end_case loader-conn-counter-removed-with-last-conn-limit
+fi
+
+# ---- the same through the daemon, which has dropped its privileges by then ----
+
+if [ -n "$CG" ]; then
+	begin_case
+	TMP=$(mktemp -d)
+	trap 'cleanup; rm -rf "$TMP"' EXIT
+	R2=$(new_root ldd)
+	printf 'rules:\n  - { name: dns, proto: udp, dport: 53, limits: [ { rate: 10pps } ] }\nmetrics: off\n' \
+		>"$TMP/a.yaml"
+	printf 'rules:\n  - { name: web, proto: tcp, dport: 443, limits: [ { conns: 5 } ] }\nmetrics: off\n' \
+		>"$TMP/b.yaml"
+	chmod 600 "$TMP"/*.yaml
+	cp "$TMP/a.yaml" "$TMP/run.yaml"
+	env -C / nsenter --net="/run/netns/$NS" "$SLUICE" --bpffs "$R2" run --config "$TMP/run.yaml" \
+		2>"$TMP/log" &
+	DPID=$!
+	DAEMONS+=("$DPID")
+	# reloads N: wait until the log has N "reloaded" lines (bounded: 10 s)
+	reloads() {
+		local i
+		for i in $(seq 200); do
+			[ "$(grep -c '^sluice: reloaded ' "$TMP/log")" -ge "$1" ] && return 0
+			sleep 0.05
+		done
+		return 1
+	}
+	# until_state attached|detached ID: bounded wait (10 s) for the counter to be so
+	detached() { ! attached "$1"; }
+	until_state() {
+		local i
+		for i in $(seq 100); do "$1" "$2" && return 0; sleep 0.1; done
+		return 1
+	}
+	for i in $(seq 200); do grep -q 'sluice: running on' "$TMP/log" && break; sleep 0.05; done
+	grep -q 'sluice: running on' "$TMP/log" || fail "the daemon did not start: $(tail -2 "$TMP/log")"
+	PID=$(bpftool -j prog show pinned "$R2/prog_sockops" 2>/dev/null | jq -r .id)
+	attached "$PID" && fail "counter attached with no connection limit in the config"
+	cp "$TMP/b.yaml" "$TMP/run.yaml" && kill -HUP "$DPID"
+	reloads 1 || fail "no reload: $(tail -2 "$TMP/log")"
+	until_state attached "$PID" || fail "the daemon did not attach the counter for a connection limit: $(tail -2 "$TMP/log")"
+	cp "$TMP/a.yaml" "$TMP/run.yaml" && kill -HUP "$DPID"
+	until_state detached "$PID" || fail "the daemon left the counter attached after the last connection limit went"
+	kill -0 "$DPID" 2>/dev/null || fail "the daemon died: $(tail -2 "$TMP/log")"
+	kill -TERM "$DPID"
+	wait "$DPID" 2>/dev/null
+	in_ns "$NS" "$SLUICE" --bpffs "$R2" detach all >/dev/null 2>&1
+	end_case loader-daemon-conn-counter-follows-reloads
+fi
