@@ -69,7 +69,7 @@ static const struct {
 /* One pinned link: where it is attached and how. */
 struct link_row {
 	int ifindex;			/* from the pin's name */
-	char name[IF_NAMESIZE + 16];	/* interface name, or "ifindexN" when gone */
+	char name[IF_NAMESIZE + 16];	/* interface name, as attached when gone */
 	const char *mode;		/* native, generic, offload, tc; xdp if unknown */
 	bool attached;			/* the link still holds an existing interface */
 };
@@ -558,8 +558,8 @@ static void write_snapshot(FILE *out, const struct snapshot *snap)
 	value(out, "sluice_ruleset_generation", snap->rs.gen);
 
 	family(out, "sluice_interface_attached", "gauge",
-	       "1 for each attachment, 0 if its interface is gone (interface is then "
-	       "ifindexN). mode is native, generic or tc (xdp when it cannot be told).");
+	       "1 for each attachment, 0 if its interface is gone (named as it was "
+	       "attached). mode is native, generic or tc (unknown when it cannot be told).");
 	for (l = 0; l < snap->nr_links; l++) {
 		fputs("sluice_interface_attached{interface=", out);
 		put_label(out, snap->links[l].name, sizeof(snap->links[l].name));
