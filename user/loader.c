@@ -1025,9 +1025,10 @@ out:
 	return err;
 }
 
-static void usage_attach(void)
+/* Help asked for goes to stdout; usage after a mistake to stderr. */
+static void usage_attach(FILE *f)
 {
-	fprintf(stderr,
+	fprintf(f,
 		"Usage: sluice attach DEV [mode native|generic|tc] [keys N]\n"
 		"                         [clock auto|precise|coarse]\n"
 		"  mode   native: XDP in the driver (default); generic: XDP in the stack;\n"
@@ -1052,7 +1053,7 @@ int do_attach(int argc, char **argv)
 	uint64_t v;
 
 	if (argc < 1 || !strcmp(argv[0], "help")) {
-		usage_attach();
+		usage_attach(argc < 1 ? stderr : stdout);
 		return argc < 1 ? -EINVAL : 0;
 	}
 	dev = argv[0];
@@ -1092,7 +1093,7 @@ int do_attach(int argc, char **argv)
 			}
 		} else {
 			pr_err("unknown attach option \"%s\"", argv[i]);
-			usage_attach();
+			usage_attach(stderr);
 			return -EINVAL;
 		}
 	}
@@ -1219,7 +1220,7 @@ int do_detach(int argc, char **argv)
 	int links[256], n, i, lock, ifindex, err = 0;
 
 	if (argc != 1 || !strcmp(argv[0], "help")) {
-		fprintf(stderr, "Usage: sluice detach DEV | all\n"
+		fprintf(argc == 1 ? stdout : stderr, "Usage: sluice detach DEV | all\n"
 				"  DEV  remove sluice from one interface (rules and state stay)\n"
 				"  all  remove it everywhere, with its rules, lists and state\n");
 		return argc == 1 ? 0 : -EINVAL;
@@ -1321,10 +1322,13 @@ int do_status(int argc, char **argv)
 	struct bpf_map_info minfo = {};
 	__u32 ilen = sizeof(minfo);
 
-	(void)argv;
 	if (argc > 0) {
-		fprintf(stderr, "Usage: sluice status\n");
-		return -EINVAL;
+		bool help = argc == 1 && !strcmp(argv[0], "help");
+
+		fprintf(help ? stdout : stderr, "Usage: sluice status\n"
+			"  what is loaded and where: attachments and their modes, switches,\n"
+			"  rules, the per-source table and the clock\n");
+		return help ? 0 : -EINVAL;
 	}
 	if (!sl_is_loaded()) {
 		char path[PATH_MAX];
