@@ -64,24 +64,11 @@ done
 # Stamp each line with the time it was read (the daemon's lines have none).
 stamp() { local l; while IFS= read -r l; do printf '%s %s\n' "$EPOCHREALTIME" "$l"; done; }
 
-# start_daemon ROOT CFG LOG: `sluice run` in RCV, in the background; its pid
-# in DPID. Returns non-zero unless it says it is running within 10 s.
-start_daemon() {
-	local root=$1 cfg=$2 log=$3 i
-	: >>"$log"
-	# nsenter execs sluice, and env -C execs nsenter: $! is the daemon itself.
-	# (From /: relative paths in the config must not depend on the cwd.)
-	env -C / nsenter --net="/run/netns/$RCV" "$SLUICE" --bpffs "$root" run --config "$cfg" \
-		2> >(stamp >>"$log") &
-	DPID=$!
-	DAEMONS+=("$DPID")
-	for i in $(seq 200); do
-		grep -q "sluice: running on .*(pid $DPID)" "$log" && return 0
-		kill -0 "$DPID" 2>/dev/null || return 1
-		sleep 0.05
-	done
-	return 1
-}
+# start_daemon (tests/lib.sh) in RCV, every log line stamped with its time,
+# logs kept across restarts.
+DAEMON_APPEND=1
+DAEMON_FILTER=stamp
+run_daemon() { start_daemon "$RCV" "$@"; }
 # lines LOG: the log without the stamps.
 lines() { cut -d' ' -f2- "$1"; }
 # count LOG ERE: how many lines match.
@@ -264,7 +251,7 @@ sed -e 's/name: eth0/name: dm-x/' -e 's/name: eth1/name: dm-y/' \
 	-e 's/127\.0\.0\.1:9464/127.0.0.1:19464/' etc/sluice.yaml >"$TMP/example/sluice.yaml"
 cp etc/deny.txt "$TMP/example/deny.txt"
 LOG=$TMP/example.log
-if ! start_daemon "$ROOT" "$TMP/example/sluice.yaml" "$LOG"; then
+if ! run_daemon "$ROOT" "$TMP/example/sluice.yaml" "$LOG"; then
 	fail "the daemon did not come up: $(lines "$LOG" | tr '\n' ' ')"
 else
 	names=$(slj rule list | jq -r '[.rules[].name] | join(" ")')
@@ -294,7 +281,7 @@ end_case daemon-example-config
 ROOT=$(new_root run)
 LOG=$TMP/d1.log
 cp "$CFG_DIR/A.yaml" "$CFG"
-if ! start_daemon "$ROOT" "$CFG" "$LOG"; then
+if ! run_daemon "$ROOT" "$CFG" "$LOG"; then
 	not_ok daemon-setup "the daemon did not come up: $(lines "$LOG" | tr '\n' ' ')"
 	exit 1
 fi
@@ -409,7 +396,7 @@ kill -0 "$D1" 2>/dev/null && fail "the daemon survived kill -9"
 sleep 2
 dropped_dead=$(rule_stat abuse dropped_packets)
 LOG=$TMP/d2.log
-if ! start_daemon "$ROOT" "$CFG" "$LOG"; then
+if ! run_daemon "$ROOT" "$CFG" "$LOG"; then
 	fail "the new daemon did not come up: $(lines "$LOG" | tr '\n' ' ')"
 fi
 D2=$DPID
@@ -619,7 +606,7 @@ end_case daemon-sigterm-leaves-protection
 begin_case
 sed 's/interval: 1s, lines: 3/interval: 1s, lines: 0/' "$CFG_DIR/A.yaml" >"$CFG"
 LOG=$TMP/d3.log
-if ! start_daemon "$ROOT" "$CFG" "$LOG"; then
+if ! run_daemon "$ROOT" "$CFG" "$LOG"; then
 	fail "the daemon did not come up: $(lines "$LOG" | tr '\n' ' ')"
 else
 	gen 198.18.0.8 9001 1000 2.5

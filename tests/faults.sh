@@ -48,20 +48,8 @@ veth() { in_ns "$NS" ip link add "$1" type veth peer name "$2" && in_ns "$NS" ip
 	in_ns "$NS" ip link set "$2" up; }
 veth fa0 fa1 || { not_ok faults-setup "cannot create veth"; exit 1; }
 
-# start_daemon ROOT CFG LOG: `sluice run` in NS; pid in DPID; waits until it runs.
-start_daemon() {
-	local i
-	: >"$3"
-	env -C / nsenter --net="/run/netns/$NS" "$SLUICE" --bpffs "$1" run --config "$2" 2>>"$3" &
-	DPID=$!
-	DAEMONS+=("$DPID")
-	for i in $(seq 400); do
-		grep -q "sluice: running on .*(pid $DPID)" "$3" && return 0
-		kill -0 "$DPID" 2>/dev/null || return 1
-		sleep 0.025
-	done
-	return 1
-}
+# start_daemon (tests/lib.sh) in NS.
+run_daemon() { start_daemon "$NS" "$@"; }
 # Exit status of a command, and whether a signal or a sanitizer ended it.
 died() { [ "$1" -ge 128 ] || grep -qE 'Sanitizer|stack smashing|Segmentation|core dumped' "$2"; }
 # A rule set as `rule list` or `check` says it, identities aside.
@@ -133,7 +121,7 @@ cp "$TMP/A.yaml" "$TMP/cfg/sluice.yaml"
 seen_a=0 seen_b=0 reloads=0 kills=0
 : >"$TMP/mixed"
 for i in $(seq "$FAULT_KILLS"); do
-	if ! start_daemon "$ROOT" "$TMP/cfg/sluice.yaml" "$TMP/reload.log"; then
+	if ! run_daemon "$ROOT" "$TMP/cfg/sluice.yaml" "$TMP/reload.log"; then
 		fail "daemon $i did not start: $(tail -3 "$TMP/reload.log" | tr '\n' ' ')"
 		break
 	fi
@@ -167,7 +155,7 @@ fi
 [ "$reloads" -gt "$kills" ] ||
 	fail "only $reloads reloads completed: kills did not land in a stream of reloads"
 # One more daemon adopts what was left, and a last reload applies whole.
-if start_daemon "$ROOT" "$TMP/cfg/sluice.yaml" "$TMP/reload.log"; then
+if run_daemon "$ROOT" "$TMP/cfg/sluice.yaml" "$TMP/reload.log"; then
 	cp "$TMP/B.yaml" "$TMP/cfg/sluice.yaml"
 	kill -HUP "$DPID"
 	for _ in $(seq 100); do grep -q '^sluice: reloaded ' "$TMP/reload.log" && break; sleep 0.05; done
@@ -186,7 +174,7 @@ end_case faults-reload-killed-old-or-new
 begin_case
 ROOT=$(new_root gone)
 cp "$TMP/A.yaml" "$TMP/gone.yaml"
-if ! start_daemon "$ROOT" "$TMP/gone.yaml" "$TMP/gone.log"; then
+if ! run_daemon "$ROOT" "$TMP/gone.yaml" "$TMP/gone.log"; then
 	fail "the daemon did not start: $(tail -3 "$TMP/gone.log" | tr '\n' ' ')"
 else
 	rm -rf "$ROOT"
@@ -332,7 +320,7 @@ rules:
 metrics: off
 events: { interval: 1s }
 EOF
-if ! start_daemon "$ROOT" "$TMP/ifback.yaml" "$TMP/ifback.log"; then
+if ! run_daemon "$ROOT" "$TMP/ifback.yaml" "$TMP/ifback.log"; then
 	fail "the daemon did not start: $(tail -3 "$TMP/ifback.log" | tr '\n' ' ')"
 else
 	in_ns "$NS" ip link del fr0
@@ -368,7 +356,7 @@ echo "# $out"
 [ "$(xdp_prog_id fs0)" == "$id" ] || fail "the first program was replaced: $(xdp_prog_id fs0)"
 # a daemon on the second root that names fs0 keeps running, and leaves it
 printf 'interfaces: [ { name: fs0 } ]\nmetrics: off\n' >"$TMP/second.yaml"
-if start_daemon "$ROOT2" "$TMP/second.yaml" "$TMP/second.log"; then
+if run_daemon "$ROOT2" "$TMP/second.yaml" "$TMP/second.log"; then
 	grep -q "already has an XDP program (id $id" "$TMP/second.log" ||
 		fail "the daemon did not say why: $(grep '^sluice:' "$TMP/second.log" | tr '\n' ' ')"
 	[ "$(xdp_prog_id fs0)" == "$id" ] || fail "the daemon replaced the first program"
@@ -403,7 +391,7 @@ in_ns "$NS" "$SLUICE" --bpffs "$ROOT" detach all >/dev/null
 [ "$(xdp_prog_id fx0)" == "$id" ] || fail "detach all removed the foreign program"
 # a daemon naming fx0 (native) says why and keeps running
 printf 'interfaces: [ { name: fx0 } ]\nmetrics: off\n' >"$TMP/foreign.yaml"
-if start_daemon "$ROOT" "$TMP/foreign.yaml" "$TMP/foreign.log"; then
+if run_daemon "$ROOT" "$TMP/foreign.yaml" "$TMP/foreign.log"; then
 	grep -q "already has an XDP program (id $id" "$TMP/foreign.log" || fail "the daemon did not say why"
 	kill -HUP "$DPID"
 	sleep 0.5
@@ -425,7 +413,7 @@ ROOT=$(new_root full)
 # 65536 /32s of 198.18.0.0/16: exactly what the list holds
 awk 'BEGIN { for (i = 0; i < 65536; i++) printf "198.18.%d.%d/32\n", i / 256, i % 256 }' >"$TMP/deny65536.txt"
 printf 'deny-files: [ deny65536.txt ]\nmetrics: off\n' >"$TMP/full.yaml"
-if start_daemon "$ROOT" "$TMP/full.yaml" "$TMP/full.log"; then
+if run_daemon "$ROOT" "$TMP/full.yaml" "$TMP/full.log"; then
 	n=$(in_ns "$NS" "$SLUICE" -j --bpffs "$ROOT" deny list | jq '[.. | strings | select(test("/"))] | length')
 	[ "$n" == 65536 ] || fail "deny list holds $n, want 65536"
 	out=$(in_ns "$NS" "$SLUICE" --bpffs "$ROOT" deny add 198.19.0.1/32 2>&1)
@@ -463,7 +451,7 @@ rc=$?
 # a daemon reloading such a file still answers SIGTERM
 ROOT=$(new_root fifo)
 printf 'metrics: off\n' >"$TMP/fifod.yaml"
-if start_daemon "$ROOT" "$TMP/fifod.yaml" "$TMP/fifod.log"; then
+if run_daemon "$ROOT" "$TMP/fifod.yaml" "$TMP/fifod.log"; then
 	cp "$TMP/fifo.yaml" "$TMP/fifod.yaml"
 	kill -HUP "$DPID"
 	sleep 0.5

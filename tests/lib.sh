@@ -95,3 +95,30 @@ require_root() {
 		exit 0
 	fi
 }
+
+# start_daemon NS ROOT CFG LOG: `sluice run` on bpffs ROOT in namespace NS,
+# in the background, its stderr into LOG (emptied first unless DAEMON_APPEND
+# is set; each line through DAEMON_FILTER if that names a command). Run from
+# / so that relative paths in the config do not depend on the cwd; env -C
+# execs nsenter, which execs sluice, so $! is the daemon itself: its pid is
+# in DPID and in DAEMONS (cleanup kills it). Returns non-zero unless the
+# daemon says it is running within 10 s (bounded, never a timing assertion).
+start_daemon() {
+	local ns=$1 root=$2 cfg=$3 log=$4 i
+	if [ -n "${DAEMON_APPEND:-}" ]; then : >>"$log"; else : >"$log"; fi
+	if [ -n "${DAEMON_FILTER:-}" ]; then
+		env -C / nsenter --net="/run/netns/$ns" "$SLUICE" --bpffs "$root" run --config "$cfg" \
+			2> >($DAEMON_FILTER >>"$log") &
+	else
+		env -C / nsenter --net="/run/netns/$ns" "$SLUICE" --bpffs "$root" run --config "$cfg" \
+			2>>"$log" &
+	fi
+	DPID=$!
+	DAEMONS+=("$DPID")
+	for i in $(seq 400); do
+		grep -q "sluice: running on .*(pid $DPID)" "$log" && return 0
+		kill -0 "$DPID" 2>/dev/null || return 1
+		sleep 0.025
+	done
+	return 1
+}

@@ -120,19 +120,6 @@ if [ -n "$CG" ]; then
 		>"$TMP/b.yaml"
 	chmod 600 "$TMP"/*.yaml
 	cp "$TMP/a.yaml" "$TMP/run.yaml"
-	env -C / nsenter --net="/run/netns/$NS" "$SLUICE" --bpffs "$R2" run --config "$TMP/run.yaml" \
-		2>"$TMP/log" &
-	DPID=$!
-	DAEMONS+=("$DPID")
-	# reloads N: wait until the log has N "reloaded" lines (bounded: 10 s)
-	reloads() {
-		local i
-		for i in $(seq 200); do
-			[ "$(grep -c '^sluice: reloaded ' "$TMP/log")" -ge "$1" ] && return 0
-			sleep 0.05
-		done
-		return 1
-	}
 	# until_state attached|detached ID: bounded wait (10 s) for the counter to be so
 	detached() { ! attached "$1"; }
 	until_state() {
@@ -140,12 +127,11 @@ if [ -n "$CG" ]; then
 		for i in $(seq 100); do "$1" "$2" && return 0; sleep 0.1; done
 		return 1
 	}
-	for i in $(seq 200); do grep -q 'sluice: running on' "$TMP/log" && break; sleep 0.05; done
-	grep -q 'sluice: running on' "$TMP/log" || fail "the daemon did not start: $(tail -2 "$TMP/log")"
+	start_daemon "$NS" "$R2" "$TMP/run.yaml" "$TMP/log" ||
+		fail "the daemon did not start: $(tail -2 "$TMP/log")"
 	PID=$(bpftool -j prog show pinned "$R2/prog_sockops" 2>/dev/null | jq -r .id)
 	attached "$PID" && fail "counter attached with no connection limit in the config"
 	cp "$TMP/b.yaml" "$TMP/run.yaml" && kill -HUP "$DPID"
-	reloads 1 || fail "no reload: $(tail -2 "$TMP/log")"
 	until_state attached "$PID" || fail "the daemon did not attach the counter for a connection limit: $(tail -2 "$TMP/log")"
 	cp "$TMP/a.yaml" "$TMP/run.yaml" && kill -HUP "$DPID"
 	until_state detached "$PID" || fail "the daemon left the counter attached after the last connection limit went"

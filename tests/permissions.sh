@@ -191,19 +191,7 @@ end_case permissions-installed-config
 # A config file others can write, or one in a directory others can write to,
 # or a deny file others can write: whoever writes it decides what sluice
 # enforces (the daemon reloads on every change). Refused, or at least said.
-start_daemon() {
-	local i
-	: >"$3"
-	env -C / nsenter --net="/run/netns/$NS" "$SLUICE" --bpffs "$1" run --config "$2" 2>>"$3" &
-	DPID=$!
-	DAEMONS+=("$DPID")
-	for i in $(seq 200); do
-		grep -q "sluice: running on .*(pid $DPID)" "$3" && return 0
-		kill -0 "$DPID" 2>/dev/null || return 1
-		sleep 0.025
-	done
-	return 1
-}
+run_daemon() { start_daemon "$NS" "$@"; }
 begin_case
 R2=$(new_root cfgperm)
 i=0
@@ -223,7 +211,7 @@ for what in file-0666 file-owned-by-nobody dir-0777 deny-file-0666; do
 	deny-file-0666) chmod 666 "$d/deny.txt" ;;
 	esac
 	said() { grep -v 'running on' "$TMP/cfgperm.log" | grep -iE 'writ|owner|owned|permission'; }
-	if start_daemon "$R2" "$d/sluice.yaml" "$TMP/cfgperm.log"; then
+	if run_daemon "$R2" "$d/sluice.yaml" "$TMP/cfgperm.log"; then
 		said >/dev/null || fail "$what: the daemon runs on it and says nothing about who can write it"
 		kill -TERM "$DPID"
 		wait "$DPID" 2>/dev/null
@@ -249,7 +237,7 @@ EOF
 chmod 600 "$TMP/metrics.yaml"
 URL=http://127.0.0.1:9464
 scrape() { in_ns "$NS" curl -s --max-time 5 -o /dev/null -w '%{http_code}' "$@"; }
-if start_daemon "$R3" "$TMP/metrics.yaml" "$TMP/metrics.log"; then
+if run_daemon "$R3" "$TMP/metrics.yaml" "$TMP/metrics.log"; then
 	ROOT_SAVE=$ROOT
 	ROOT=$R3
 	before=$(snapshot)

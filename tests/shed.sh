@@ -31,17 +31,10 @@ slj() { in_ns "$RCV" "$SLUICE" -j --bpffs "$ROOT" "$@"; }
 DAEMON=
 DLOG=
 # Each daemon logs to a file of its own, so no earlier log can answer for it.
-start_daemon() {
+shed_daemon() {
 	DLOG=$(mktemp "$TMP/daemon.XXXXXX")
-	# nsenter itself in the background (not the in_ns function, which would
-	# fork a subshell): $! must be the daemon, to signal it.
-	nsenter --net="/run/netns/$RCV" "$SLUICE" --bpffs "$ROOT" run --config "$1" >"$DLOG" 2>&1 &
-	DAEMON=$!
-	for _ in $(seq 100); do
-		grep -q "running on" "$DLOG" && return 0
-		kill -0 "$DAEMON" 2>/dev/null || break
-		sleep 0.1
-	done
+	start_daemon "$RCV" "$ROOT" "$1" "$DLOG" && DAEMON=$DPID && return 0
+	DAEMON=$DPID
 	echo "# daemon did not come up: $(cat "$DLOG")"
 	return 1
 }
@@ -88,7 +81,7 @@ YAML
 echo 0.0 >"$TMP/utilization"
 
 begin_case
-if ! start_daemon "$TMP/file.yaml"; then
+if ! shed_daemon "$TMP/file.yaml"; then
 	fail "daemon did not start: $(cat "$DLOG")"
 else
 	# Steady traffic from all three classes for the whole case (bounded: 30 s).
@@ -136,7 +129,7 @@ end_case shed-file-signal-classes-in-order
 # The thresholds of a controller that is gone expire instead of shedding forever.
 begin_case
 echo 1.0 >"$TMP/utilization"
-if start_daemon "$TMP/file.yaml"; then
+if shed_daemon "$TMP/file.yaml"; then
 	until_true 15 above prob 3 0 || fail "no shedding at u = 1"
 	kill -9 "$DAEMON" || fail "daemon gone before kill -9: $(cat "$DLOG")"
 	wait "$DAEMON" 2>/dev/null
@@ -169,7 +162,7 @@ ip netns exec "$RCV" "$BUILD/sllisten" --listen 198.18.0.1 --port 8080 --backlog
 	--duration 40 --ready-file "$TMP/listening" &
 LISTENER=$!
 until_true 5 test -e "$TMP/listening" || fail "listener did not start"
-if start_daemon "$TMP/aq.yaml"; then
+if shed_daemon "$TMP/aq.yaml"; then
 	until_true 5 util_is 0 || fail "an empty accept queue does not read 0: $(util)"
 	# Connections the kernel completes but nobody accepts: the queue fills.
 	# (In a subshell each, so they are not this shell's jobs; timeout ends them.)
