@@ -40,34 +40,60 @@
 #endif
 
 /*
- * What each pinned map must be, in map_names order. Values are read into
+ * What each pinned map must be, in SL_MAPS order. Values are read into
  * these structs, so a map of another shape under our name (tampered with,
  * or left by another version) is refused, not trusted.
  */
 static const struct {
+	const char *name;
 	__u32 type, key, value;
 } map_shapes[SL_NR_MAPS] = {
-	{ BPF_MAP_TYPE_ARRAY, 4, sizeof(struct sluice_config) },
-	{ BPF_MAP_TYPE_ARRAY, 4, sizeof(struct sluice_ruleset) },
-	{ BPF_MAP_TYPE_ARRAY, 4, sizeof(struct sluice_set) },
-	{ BPF_MAP_TYPE_ARRAY, 4, sizeof(struct sluice_state) },
-	{ BPF_MAP_TYPE_PERCPU_ARRAY, 4, sizeof(struct sluice_rule_stats) },
-	{ BPF_MAP_TYPE_PERCPU_ARRAY, 4, sizeof(__u64) },
-	{ BPF_MAP_TYPE_LPM_TRIE, 8, 1 },
-	{ BPF_MAP_TYPE_LPM_TRIE, 20, 1 },
-	{ BPF_MAP_TYPE_LPM_TRIE, 8, 1 },
-	{ BPF_MAP_TYPE_LPM_TRIE, 20, 1 },
-	{ BPF_MAP_TYPE_ARRAY, 4, sizeof(struct sluice_shed) },
-	{ BPF_MAP_TYPE_ARRAY, 4, sizeof(struct sluice_state) },
-	{ BPF_MAP_TYPE_PERCPU_ARRAY, 4, sizeof(struct sluice_class_stats) },
-	{ BPF_MAP_TYPE_HASH, sizeof(struct sluice_key), sizeof(struct sluice_conns) },
+#define SHAPE(arg, f, t, k, v) { "sl_" #f, t, k, v },
+	SL_MAPS(SHAPE, )
+#undef SHAPE
 };
 
-static const char *const map_names[SL_NR_MAPS] = {
-	"sl_config", "sl_rulesets", "sl_state", "sl_agg", "sl_rule_stats",
-	"sl_global", "sl_deny4", "sl_deny6", "sl_allow4", "sl_allow6",
-	"sl_shed", "sl_capacity", "sl_class_stats", "sl_conns",
-};
+/*
+ * The BPF object's pinned maps against SL_MAPS, both ways: a map pinned by
+ * name that the list lacks, or one whose shape differs, is a build error
+ * that no test of a single command would see. Checked on every load.
+ */
+static int check_map_list(struct bpf_object *obj)
+{
+	const struct bpf_map *map;
+	size_t i, seen = 0;
+
+	bpf_object__for_each_map(map, obj) {
+		if (!bpf_map__pin_path(map) && bpf_map__is_internal(map))
+			continue;
+		for (i = 0; i < SL_NR_MAPS; i++)
+			if (!strcmp(bpf_map__name(map), map_shapes[i].name))
+				break;
+		if (i == SL_NR_MAPS) {
+			if (strncmp(bpf_map__name(map), "sl_", 3) || !bpf_map__pin_path(map))
+				continue;	/* not pinned: not ours to open */
+			pr_err("BUG: pinned map %s is missing from SL_MAPS", bpf_map__name(map));
+			return -EINVAL;
+		}
+		seen++;
+		if (bpf_map__type(map) != map_shapes[i].type ||
+		    bpf_map__key_size(map) != map_shapes[i].key ||
+		    (map_shapes[i].type != BPF_MAP_TYPE_RINGBUF &&
+		     bpf_map__value_size(map) != map_shapes[i].value)) {
+			pr_err("BUG: map %s is type %d, key %u, value %u in the BPF object but "
+			       "SL_MAPS says %u, %u, %u", map_shapes[i].name, bpf_map__type(map),
+			       bpf_map__key_size(map), bpf_map__value_size(map), map_shapes[i].type,
+			       map_shapes[i].key, map_shapes[i].value);
+			return -EINVAL;
+		}
+	}
+	if (seen != SL_NR_MAPS) {
+		pr_err("BUG: SL_MAPS names %zu maps the BPF object does not define",
+		       (size_t)SL_NR_MAPS - seen);
+		return -EINVAL;
+	}
+	return 0;
+}
 
 int sl_pin_path(char *buf, size_t len, const char *name)
 {
@@ -548,6 +574,9 @@ int sl_ensure_loaded(const struct sl_load_opts *lo)
 		pr_err("cannot open the BPF object: %s", strerror(-err));
 		return err;
 	}
+	err = check_map_list(skel->obj);
+	if (err)
+		goto out;
 	skel->rodata->clock_mode = lo ? lo->clock : SLUICE_CLOCK_AUTO;
 	if (lo && lo->keys) {
 		/* sl_state holds sets of SLUICE_WAYS buckets: round keys up to whole sets. */
@@ -671,7 +700,7 @@ int sl_maps_open(struct sl_maps *m)
 	if (!sl_is_loaded())
 		return sl_not_loaded();
 	for (i = 0; i < ARRAY_SIZE(fds); i++) {
-		err = sl_pin_path(path, sizeof(path), map_names[i]);
+		err = sl_pin_path(path, sizeof(path), map_shapes[i].name);
 		if (err)
 			goto fail;
 		*fds[i] = bpf_obj_get(path);
@@ -687,10 +716,11 @@ int sl_maps_open(struct sl_maps *m)
 
 			if (bpf_obj_get_info_by_fd(*fds[i], &info, &len) ||
 			    info.type != map_shapes[i].type || info.key_size != map_shapes[i].key ||
-			    info.value_size != map_shapes[i].value) {
+			    (info.type != BPF_MAP_TYPE_RINGBUF &&
+			     info.value_size != map_shapes[i].value)) {
 				pr_err("pinned %s is not sluice's %s (type %u, key %u, value %u "
 				       "bytes); refusing to use it: 'sluice detach all' removes "
-				       "sluice's state", path, map_names[i], info.type, info.key_size,
+				       "sluice's state", path, map_shapes[i].name, info.type, info.key_size,
 				       info.value_size);
 				err = -EINVAL;
 				goto fail;

@@ -68,19 +68,42 @@ bool is_prefix(const char *word, const char *full);
 enum sl_attach_mode { SL_MODE_NATIVE = 0, SL_MODE_GENERIC, SL_MODE_TC };
 extern const char *const sl_mode_names[3];
 
-/* Pinned state. */
+/*
+ * Every map sluice pins, once: the field of struct sl_maps, the pin name and
+ * the shape (type, key and value size) the pinned map must have. The
+ * struct, the names, the count and the shape checks all come from this
+ * list; the loader checks it against the BPF object's own map definitions
+ * on every load (sl_ensure_loaded), so the two cannot drift apart.
+ * X(arg, field, type, key size, value size); the pin name is "sl_" field.
+ */
+#define SL_MAPS(X, arg)                                                                      \
+	X(arg, config, BPF_MAP_TYPE_ARRAY, 4, sizeof(struct sluice_config))                   \
+	X(arg, rulesets, BPF_MAP_TYPE_ARRAY, 4, sizeof(struct sluice_ruleset))                \
+	X(arg, state, BPF_MAP_TYPE_ARRAY, 4, sizeof(struct sluice_set))                       \
+	X(arg, agg, BPF_MAP_TYPE_ARRAY, 4, sizeof(struct sluice_state))                       \
+	X(arg, rule_stats, BPF_MAP_TYPE_PERCPU_ARRAY, 4, sizeof(struct sluice_rule_stats))    \
+	X(arg, global, BPF_MAP_TYPE_PERCPU_ARRAY, 4, sizeof(__u64))                           \
+	X(arg, deny4, BPF_MAP_TYPE_LPM_TRIE, 8, 1)                                            \
+	X(arg, deny6, BPF_MAP_TYPE_LPM_TRIE, 20, 1)                                           \
+	X(arg, allow4, BPF_MAP_TYPE_LPM_TRIE, 8, 1)                                           \
+	X(arg, allow6, BPF_MAP_TYPE_LPM_TRIE, 20, 1)                                          \
+	X(arg, shed, BPF_MAP_TYPE_ARRAY, 4, sizeof(struct sluice_shed))                       \
+	X(arg, capacity, BPF_MAP_TYPE_ARRAY, 4, sizeof(struct sluice_state))                  \
+	X(arg, class_stats, BPF_MAP_TYPE_PERCPU_ARRAY, 4, sizeof(struct sluice_class_stats))  \
+	X(arg, conns, BPF_MAP_TYPE_HASH, sizeof(struct sluice_key), sizeof(struct sluice_conns)) \
+	X(arg, events, BPF_MAP_TYPE_RINGBUF, 0, 0)
+
+/* Pinned state: an fd per map of SL_MAPS, -1 when not open. */
+#define SL__MAP_FIELD(arg, f, ...) int f;
 struct sl_maps {
-	int config, rulesets, state, agg, rule_stats, global;
-	int deny4, deny6, allow4, allow6;
-	int shed, capacity, class_stats, conns;
+	SL_MAPS(SL__MAP_FIELD, )
 };
-/* Every fd of struct sl_maps, in pin-name order (loader.c map_names). */
-#define SL_MAP_FDS(m)                                                                     \
-	{ &(m)->config, &(m)->rulesets, &(m)->state, &(m)->agg, &(m)->rule_stats, &(m)->global, \
-	  &(m)->deny4, &(m)->deny6, &(m)->allow4, &(m)->allow6, &(m)->shed, &(m)->capacity,   \
-	  &(m)->class_stats, &(m)->conns }
-#define SL_NR_MAPS 14
-_Static_assert(sizeof(struct sl_maps) == SL_NR_MAPS * sizeof(int), "SL_MAP_FDS lists every map");
+#define SL__MAP_COUNT(arg, f, ...) +1
+#define SL_NR_MAPS (0 SL_MAPS(SL__MAP_COUNT, ))
+/* Every fd of struct sl_maps, in SL_MAPS order. */
+#define SL__MAP_FD(m, f, ...) &(m)->f,
+#define SL_MAP_FDS(m) { SL_MAPS(SL__MAP_FD, m) }
+_Static_assert(sizeof(struct sl_maps) == SL_NR_MAPS * sizeof(int), "one fd per map");
 struct sl_load_opts {
 	__u64 keys;		/* per-source buckets (sl_state ways); 0 for the default */
 	int clock;		/* enum sluice_clock */
