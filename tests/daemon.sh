@@ -488,6 +488,12 @@ if command -v promtool >/dev/null; then
 else
 	skip daemon-metrics-promtool "promtool missing"
 fi
+# Every metric README documents, the daemon's own included, and no other.
+emitted=$(sed -n 's/^# TYPE \(sluice_[a-z_]*\) .*/\1/p' "$TMP/scrape" | sort -u)
+documented=$(sed -n '/^### Metrics/,/^## /p' README.md | grep '^| `sluice_' | cut -d'|' -f2 |
+	grep -o 'sluice_[a-z_]*' | sort -u)
+[ -n "$emitted" ] && [ "$emitted" == "$documented" ] ||
+	fail "the daemon's families and README's differ: $(diff <(echo "$emitted") <(echo "$documented") | grep '^[<>]' | tr '\n' ' ')"
 P='sluice_rule_packets_total{rule="exact",verdict="passed"}'
 D='sluice_rule_packets_total{rule="exact",verdict="dropped"}'
 R='sluice_config_reloads_total{result="ok"}'
