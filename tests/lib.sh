@@ -22,10 +22,24 @@ end_case() {
 	if [ -n "$CASE_FAILED" ]; then not_ok "$1" "$CASE_FAILED"; else ok "$1"; fi
 }
 
-# expect_fail DESC CMD...: the command must exit non-zero.
+# expect_fail DESC CMD...: the command must fail as sluice fails on bad
+# input: exit status exactly 1, not killed by a signal (status 128 + N),
+# and no sanitizer report. A crash is a failure, never an expected one.
 expect_fail() {
-	local desc=$1; shift
-	if "$@" >/dev/null 2>&1; then fail "$desc: succeeded"; fi
+	local desc=$1 out rc; shift
+	out=$("$@" 2>&1)
+	rc=$?
+	if [ "$rc" -eq 0 ]; then
+		fail "$desc: succeeded"
+	elif [ "$rc" -ge 128 ]; then
+		fail "$desc: killed by signal $((rc - 128)): $(tail -1 <<<"$out")"
+	elif [ "$rc" -ne 1 ]; then
+		fail "$desc: exit status $rc, want 1: $(tail -1 <<<"$out")"
+	elif grep -qE 'AddressSanitizer|UndefinedBehaviorSanitizer|LeakSanitizer|runtime error:' \
+		<<<"$out"; then
+		fail "$desc: sanitizer report: $(grep -m1 -E 'Sanitizer|runtime error:' <<<"$out")"
+	fi
+	return 0
 }
 # expect_ok DESC CMD...
 expect_ok() {
