@@ -471,7 +471,7 @@ int sl_loaded_clock(void)
 {
 	char path[PATH_MAX];
 	struct bpf_prog_info pi = {};
-	__u32 ids[32], len = sizeof(pi), i, zero = 0;
+	__u32 ids[32] = {}, len = sizeof(pi), i, zero = 0;
 	int prog, err = -ENOENT;
 
 	if (sl_pin_path(path, sizeof(path), "prog_xdp"))
