@@ -1,17 +1,27 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 # make bench, for a moment: every stage of tools/bench/bench.sh runs with tiny
-# counts into a temporary directory and must print its table, and the report
-# must come out with its targets and plots. No figure is checked: at this
-# size they mean nothing (make bench is the benchmark; this keeps it from
-# rotting).
+# counts into a temporary report, and each stage's table must hold numbers
+# that make sense. At this size they measure nothing worth quoting (make
+# bench is the benchmark), but each case below fails if its stage did not
+# run, ran something else, or produced nonsense:
+#   program cost  every path's ns/packet a positive number below 100 us
+#   floods        per shape, every candidate a positive cost and rate; the
+#                 bare XDP drop admits nothing, no filter admits more than
+#                 sluice (which limits)
+#   scaling       the table's bytes per key positive and at most 128
+#   accuracy      every candidate admits something and no more than it was
+#                 sent; sluice (exact GCRA) no more than burst + rate x T
+#   service       every candidate serves requests without a flood
+#   targets       every target has a verdict, met or missed
+#   plots         PNG files (a skip when gnuplot is missing)
 set -u
 cd "$(dirname "$0")/.."
 . tests/lib.sh
 require_root bench-smoke
 for t in nft iptables-legacy ip6tables-legacy ethtool; do
 	if ! command -v $t >/dev/null; then
-		skip bench-smoke "$t is missing (make bench-deps installs it)"
+		skip bench-smoke "$t is missing (make test-deps installs it)"
 		exit 0
 	fi
 done
@@ -23,40 +33,121 @@ for b in bench/progcost bench/slflood bench/slrr; do
 done
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
+R=$TMP/BENCHMARKS.md
 
 begin_case
-start=$(date +%s)
-if ! tools/bench/bench.sh --smoke --rounds 1 --out "$TMP/BENCHMARKS.md" >"$TMP/out" 2>&1; then
+if ! tools/bench/bench.sh --smoke --rounds 1 --out "$R" >"$TMP/out" 2>&1; then
 	fail "bench.sh --smoke failed: $(tail -5 "$TMP/out" | tr '\n' ' ')"
 fi
-echo "# smoke run took $(($(date +%s) - start)) s"
+[ -s "$R" ] || fail "no report written"
 end_case bench-smoke-runs
 
-# Every stage's table, in what it printed and in the file.
-for h in "## 1. Program cost" "| path | auto ns |" "| one rule, existing key, admitted |" \
-	"| new key into a full table" "### What the pieces cost" "| set-associative lookup" \
-	"## 2. Flood cost end to end" "### Shape A" "### Shape B" "### Shape C" \
-	"## 3. Scaling" "| tracked keys |" "### Memory per tracked key" "## 4. Accuracy" \
-	"| candidate | rate/s |" "## 5. Service under attack" "| flood (offered pps) |" \
-	"## Targets"; do
-	begin_case
-	grep -qF -- "$h" "$TMP/out" || fail "the output has no \"$h\""
-	grep -qF -- "$h" "$TMP/BENCHMARKS.md" 2>/dev/null || fail "BENCHMARKS.md has no \"$h\""
-	end_case "bench-smoke-table: $h"
-done
+# rows HEADING: the rows of the first table under the heading that starts
+# with HEADING, header and rule lines left out, cells trimmed, '|'-separated.
+rows() {
+	awk -v h="$1" '
+		index($0, h) == 1 { on = 1; next }
+		on && /^#/ { if (seen) exit }
+		on && /^\|/ { seen = 1; n++; if (n > 2) print; next }
+		on && seen && !/^\|/ { exit }
+	' "$R" | sed 's/^| *//; s/ *|$//; s/ *| */|/g'
+}
+# num X: X is a number (digits, an optional point)
+num() { [[ "$1" =~ ^[0-9]+(\.[0-9]+)?$ ]]; }
 
 begin_case
-for c in "bare XDP_DROP (floor)" "no filter" "sluice" "nftables netdev meter" \
-	"iptables hashlimit (raw)"; do
-	n=$(grep -cF "| $c |" "$TMP/BENCHMARKS.md")
-	[ "$n" -ge 3 ] || fail "the flood tables have \"$c\" $n times, want one per shape"
-done
-end_case bench-smoke-candidates
-
-begin_case
-if command -v gnuplot >/dev/null; then
-	for p in rules flood keys accuracy service; do
-		[ -s "$TMP/bench-$p.png" ] || fail "no plot bench-$p.png"
+n=0
+while IFS='|' read -r path auto _ precise _ coarse _; do
+	n=$((n + 1))
+	for v in "$auto" "$precise" "$coarse"; do
+		num "$v" && awk -v v="$v" 'BEGIN { exit !(v > 0 && v < 100000) }' ||
+			fail "\"$path\": $v ns/packet"
 	done
+done < <(rows "## 1. Program cost")
+[ "$n" -ge 10 ] || fail "$n program-cost rows, want at least 10"
+end_case bench-smoke-program-cost
+
+for shape in A B C; do
+	begin_case
+	declare -A adm=()
+	n=0
+	while IFS='|' read -r cand ns _ _ _ admitted mpps; do
+		n=$((n + 1))
+		num "$ns" && num "$mpps" && num "$admitted" ||
+			fail "$cand: not numbers: ns $ns, admitted $admitted, Mpps $mpps"
+		awk -v v="$ns" -v m="$mpps" 'BEGIN { exit !(v > 0 && m > 0) }' ||
+			fail "$cand: $ns ns/packet at $mpps Mpps"
+		adm[$cand]=$admitted
+	done < <(rows "### Shape $shape")
+	[ "$n" -eq 6 ] || fail "$n candidates, want 6"
+	[ "${adm[bare XDP_DROP (floor)]:-x}" == 0 ] ||
+		fail "the bare XDP drop admitted ${adm[bare XDP_DROP (floor)]:-nothing}"
+	if [ "$shape" != C ]; then
+		# A and B are floods over their limits: sluice passes far less than no filter.
+		awk -v s="${adm[sluice]:-0}" -v f="${adm[no filter]:-0}" 'BEGIN { exit !(s < f) }' ||
+			fail "sluice admitted ${adm[sluice]:-?}/s, no filter ${adm[no filter]:-?}/s"
+	fi
+	unset adm
+	end_case "bench-smoke-flood-shape-$shape"
+done
+
+begin_case
+n=0
+while IFS='|' read -r keys _ _ present bytes _; do
+	n=$((n + 1))
+	num "$bytes" && awk -v b="$bytes" 'BEGIN { exit !(b > 0 && b <= 128) }' ||
+		fail "$keys keys: $bytes bytes per key"
+	[[ "$present" == *% ]] || fail "$keys keys: keys still present \"$present\""
+done < <(rows "### Against tracked keys and rules")
+[ "$n" -ge 1 ] || fail "no scaling rows"
+end_case bench-smoke-scaling
+
+begin_case
+n=0
+while IFS='|' read -r cand rate burst sent admitted t ideal _; do
+	n=$((n + 1))
+	for v in "$rate" "$burst" "$sent" "$admitted" "$t" "$ideal"; do
+		num "$v" || fail "$cand at $rate/s: \"$v\" is not a number"
+	done
+	[ "$admitted" -gt 0 ] && [ "$admitted" -le "$sent" ] ||
+		fail "$cand at $rate/s admitted $admitted of $sent"
+	if [[ "$cand" == sluice* ]]; then
+		awk -v a="$admitted" -v i="$ideal" 'BEGIN { exit !(a <= i * 1.01 + 1) }' ||
+			fail "$cand at $rate/s admitted $admitted, more than burst + rate x T = $ideal"
+	fi
+done < <(rows "## 4. Accuracy")
+[ "$n" -ge 12 ] || fail "$n accuracy rows, want 4 candidates x 3 rates"
+end_case bench-smoke-accuracy
+
+begin_case
+row=$(rows "## 5. Service under attack" | grep '^none|')
+[ -n "$row" ] || fail "no unattacked row"
+IFS='|' read -r _ a b c d _ <<<"$row"
+for v in "$a" "$b" "$c" "$d"; do
+	v=${v%% *}
+	num "$v" && [ "${v%.*}" -gt 0 ] || fail "a candidate served $v req/s without a flood"
+done
+[ "$(rows "## 5. Service under attack" | grep -c .)" -ge 2 ] || fail "no row under a flood"
+end_case bench-smoke-service
+
+begin_case
+n=0
+while IFS='|' read -r target measured verdict; do
+	n=$((n + 1))
+	[[ "$verdict" == "**met**" || "$verdict" == "**missed**" ]] ||
+		fail "\"$target\": verdict \"$verdict\""
+	[ -n "$measured" ] || fail "\"$target\": nothing measured"
+done < <(rows "## Targets")
+[ "$n" -ge 5 ] || fail "$n targets"
+end_case bench-smoke-targets
+
+if command -v gnuplot >/dev/null; then
+	begin_case
+	for p in rules flood keys accuracy service; do
+		[ "$(head -c 8 "$TMP/bench-$p.png" 2>/dev/null | od -An -tx1 | tr -d ' \n')" == \
+			89504e470d0a1a0a ] || fail "bench-$p.png is not a PNG"
+	done
+	end_case bench-smoke-plots
+else
+	skip bench-smoke-plots "gnuplot is missing (make bench installs gnuplot-nox)"
 fi
-end_case bench-smoke-plots
