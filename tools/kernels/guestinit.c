@@ -1,0 +1,169 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * guestinit: /init of the initramfs tools/kernels/guest.sh boots a Debian
+ * kernel with. It loads the modules in /modules (virtio, 9p, veth, ...;
+ * in any order: a module whose dependencies are not in yet is retried on
+ * the next pass), mounts the host's root filesystem read-only over
+ * virtio-9p (tag "root") with tmpfs where the guest writes, the scratch
+ * directory read-write (tag "scratch") at /tmp/guest, the kernel's own
+ * modules and config at /lib/modules and /boot, and runs /tmp/guest/run.sh under bash. Its exit
+ * status is printed as "guest-exit: N" and written to /tmp/guest/rc; then
+ * the guest powers off. Built static: the initramfs holds nothing else.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/reboot.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define NEWROOT "/newroot"
+#define MAX_PASSES 8
+
+static void say(const char *fmt, const char *arg, int err)
+{
+	fprintf(stderr, "guestinit: ");
+	fprintf(stderr, fmt, arg);
+	if (err)
+		fprintf(stderr, ": %s", strerror(err));
+	fputc('\n', stderr);
+}
+
+static void power_off(void)
+{
+	sync();
+	reboot(RB_POWER_OFF);
+	for (;;)
+		pause();
+}
+
+static int load_modules(void)
+{
+	char done[128] = {}, path[300];
+	int pass, loaded = 1, total = 0;
+
+	for (pass = 0; pass < MAX_PASSES && loaded; pass++) {
+		struct dirent *de;
+		DIR *d = opendir("/modules");
+		int i = 0;
+
+		loaded = 0;
+		if (!d)
+			return 0;
+		while ((de = readdir(d)) && i < (int)sizeof(done)) {
+			int fd;
+
+			if (de->d_name[0] == '.')
+				continue;
+			if (done[i++])
+				continue;
+			snprintf(path, sizeof(path), "/modules/%s", de->d_name);
+			fd = open(path, O_RDONLY | O_CLOEXEC);
+			if (fd < 0)
+				continue;
+			if (!syscall(SYS_finit_module, fd, "", 0) || errno == EEXIST) {
+				done[i - 1] = 1;
+				loaded++;
+				total++;
+			}
+			close(fd);
+		}
+		closedir(d);
+	}
+	return total;
+}
+
+static void must_mount(const char *src, const char *dst, const char *type, unsigned long flags,
+		       const char *data)
+{
+	mkdir(dst, 0755);
+	if (mount(src, dst, type, flags, data))
+		say("cannot mount %s", dst, errno);
+}
+
+int main(void)
+{
+	struct utsname u;
+	char mods[256];
+	pid_t pid;
+	int st = 0, rc, n;
+	FILE *f;
+
+	mount("proc", "/proc", "proc", 0, NULL);
+	mount("sysfs", "/sys", "sysfs", 0, NULL);
+	mount("devtmpfs", "/dev", "devtmpfs", 0, NULL);
+	n = load_modules();
+	fprintf(stderr, "guestinit: %d modules loaded\n", n);
+	mkdir(NEWROOT, 0755);
+	if (mount("root", NEWROOT, "9p", MS_RDONLY,
+		  "trans=virtio,version=9p2000.L,msize=262144,cache=loose")) {
+		say("cannot mount the host's root over 9p%s", "", errno);
+		power_off();
+	}
+	/* Where the guest writes: everything else is the host's, read-only. */
+	must_mount("tmpfs", NEWROOT "/tmp", "tmpfs", 0, "mode=1777");
+	must_mount("tmpfs", NEWROOT "/run", "tmpfs", 0, "mode=0755");
+	must_mount("tmpfs", NEWROOT "/var/tmp", "tmpfs", 0, "mode=1777");
+	must_mount("scratch", NEWROOT "/tmp/guest", "9p", 0,
+		   "trans=virtio,version=9p2000.L,msize=262144");
+	/*
+	 * The guest kernel's package, unpacked on the host: its modules at
+	 * /lib/modules and its config at /boot, as an installed kernel has them.
+	 */
+	uname(&u);
+	f = fopen(NEWROOT "/tmp/guest/kdir", "r");
+	if (f && fgets(mods, sizeof(mods), f)) {
+		static const char *const sub[][2] = { { "lib/modules", "/lib/modules" },
+						      { "boot", "/boot" } };
+		char src[512], dst[512];
+		size_t i;
+
+		mods[strcspn(mods, "\n")] = '\0';
+		for (i = 0; i < sizeof(sub) / sizeof(sub[0]); i++) {
+			snprintf(src, sizeof(src), NEWROOT "%s/%s", mods, sub[i][0]);
+			snprintf(dst, sizeof(dst), NEWROOT "%s", sub[i][1]);
+			if (mount(src, dst, NULL, MS_BIND, NULL))
+				say("cannot bind %s", src, errno);
+		}
+	}
+	if (f)
+		fclose(f);
+	if (chdir(NEWROOT) || mount(".", "/", NULL, MS_MOVE, NULL) || chroot(".") || chdir("/")) {
+		say("cannot switch to the new root%s", "", errno);
+		power_off();
+	}
+	mount("proc", "/proc", "proc", 0, NULL);
+	mount("sysfs", "/sys", "sysfs", 0, NULL);
+	mount("devtmpfs", "/dev", "devtmpfs", 0, NULL);
+	mkdir("/dev/pts", 0755);
+	mount("devpts", "/dev/pts", "devpts", 0, NULL);
+	mount("bpf", "/sys/fs/bpf", "bpf", 0, "mode=0700");
+	mount("cgroup2", "/sys/fs/cgroup", "cgroup2", 0, NULL);
+	mount("debugfs", "/sys/kernel/debug", "debugfs", 0, NULL);
+	fprintf(stderr, "guestinit: running /tmp/guest/run.sh on %s\n", u.release);
+	pid = fork();
+	if (pid == 0) {
+		setenv("PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", 1);
+		setenv("HOME", "/root", 1);
+		execl("/bin/bash", "bash", "/tmp/guest/run.sh", (char *)NULL);
+		_exit(127);
+	}
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
+	rc = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+	f = fopen("/tmp/guest/rc", "w");
+	if (f) {
+		fprintf(f, "%d\n", rc);
+		fclose(f);
+	}
+	fprintf(stderr, "guest-exit: %d\n", rc);
+	power_off();
+	return 0;
+}
