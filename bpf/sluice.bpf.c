@@ -232,6 +232,15 @@ enum sl_phase {
 	SL_PH_SRC,
 };
 
+/*
+ * The stack budget. Kernels before 6.2 add up the frames of a call chain,
+ * each rounded up to 32 bytes, bpf_loop's callback counted as a call, and
+ * refuse a chain over 512 bytes. The deepest chain is the entry program
+ * (sluice_core inline, with this struct) -> eval_rule -> sl_limit_op, so:
+ * the matching result lives in a per-CPU scratch map rather than on the
+ * entry's stack, and sl_limit_op emits its events inline instead of
+ * calling sl_event (a fourth frame).
+ */
 /* State of one evaluation, on the stack and handed to bpf_loop callbacks. */
 struct sl_eval {
 	struct sl_pkt pkt;
@@ -261,7 +270,7 @@ static __always_inline __u64 rule_now(const struct sl_eval *ev, const struct slu
 }
 
 /*
- * Say that a bucket started limiting. key->family 0: a rule-wide bucket.
+ * Say that a bucket started limiting. key NULL: a rule-wide bucket.
  * Global and out of line: it runs once per quiet spell, not per packet.
  */
 __noinline int sl_event(const struct sluice_key *key, __u64 uid_li, __u64 now, __u64 drops)
@@ -287,13 +296,54 @@ __noinline int sl_event(const struct sluice_key *key, __u64 uid_li, __u64 now, _
 	return 0;
 }
 
+/* Which rules a packet matched, split by whether they enforce. */
+struct sl_match {
+	__u64 enforce;		/* action drop, kill switch off */
+	__u64 dry;		/* action dry-run, or any rule under the kill switch */
+	__u32 nr_enforce;	/* limits carried by the enforcing rules */
+	__u32 nr_dry;
+	__u32 agg_enforce;	/* of which rule-wide */
+	__u32 agg_dry;
+	__u32 first_enforce;	/* lowest rule index in each group */
+	__u32 first_dry;
+	__u32 class;		/* most critical class among the matching rules */
+	__u32 precise;		/* a matching rule needs the precise clock */
+};
+
+/*
+ * Per-packet scratch space off the entry program's stack (see the stack
+ * budget above struct sl_eval): the match result, written by
+ * sl_match_rules, and the "started limiting" event a bucket deep in
+ * sl_limit_op wants sent, which sluice_core sends once the rules are done.
+ * Per CPU, and a packet runs to its verdict on one CPU without sleeping, so
+ * nothing else touches it meanwhile.
+ */
+struct sl_scratch {
+	struct sl_match m;
+	struct sluice_key key;	/* the bucket's key; family 0: a rule-wide bucket */
+	__u64 uid_li;		/* rule uid << 8 | limit index */
+	__u64 now;
+	__u64 drops;
+	__u32 pending;		/* an event waits to be sent */
+	__u32 pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct sl_scratch);
+} sl_scratch SEC(".maps");
+
 /*
  * A bucket refused a packet: count it on the bucket, and if the bucket had
  * been quiet, say that it started limiting. key NULL: a rule-wide bucket.
  */
 static __always_inline void note_drop(struct sluice_state *st, __u64 now,
-				      const struct sluice_key *key, __u32 uid, __u32 li)
+				      const struct sluice_key *key, __u32 uid, __u32 li, int defer)
 {
+	struct sl_scratch *sc;
+	__u32 zero = 0;
 	__u64 drops = __sync_fetch_and_add(&st->drops, 1) + 1;
 	__u64 last = st->last_drop;
 
@@ -301,7 +351,21 @@ static __always_inline void note_drop(struct sluice_state *st, __u64 now,
 	st->last_drop = now;
 	if (now - last < SLUICE_EVENT_QUIET_NS && last)
 		return;
-	sl_event(key, (__u64)uid << 8 | li, now, drops);
+	if (!defer) {
+		sl_event(key, (__u64)uid << 8 | li, now, drops);
+		return;
+	}
+	sc = bpf_map_lookup_elem(&sl_scratch, &zero);
+	if (!sc)
+		return;
+	if (key)
+		sc->key = *key;
+	else
+		__builtin_memset(&sc->key, 0, sizeof(sc->key));
+	sc->uid_li = (__u64)uid << 8 | li;
+	sc->now = now;
+	sc->drops = drops;
+	sc->pending = 1;
 }
 
 /*
@@ -536,7 +600,7 @@ __noinline int sl_limit_op(struct sl_eval *ev, const struct sluice_rule *r, __u3
 		if (meter(l, word, aux, now, cost, &next, &next_aux))
 			return 1;
 		if (st)
-			note_drop(st, now, way ? &key : NULL, r->uid, li);
+			note_drop(st, now, way ? &key : NULL, r->uid, li, 1);
 		return 0;
 	}
 	if (ev->op == SL_OP_REFUND) {
@@ -574,7 +638,7 @@ __noinline int sl_limit_op(struct sl_eval *ev, const struct sluice_rule *r, __u3
 		word = READ_ONCE(st->tat);
 		aux = READ_ONCE(st->aux);
 		if (!meter(l, word, aux, now, cost, &next, &next_aux)) {
-			note_drop(st, now, way ? &key : NULL, r->uid, li);
+			note_drop(st, now, way ? &key : NULL, r->uid, li, 1);
 			return 0;
 		}
 		if (__sync_val_compare_and_swap(&st->tat, word, next) == word) {
@@ -638,19 +702,6 @@ static long eval_rule(__u32 i, void *ctx)
 	return 0;
 }
 
-/* Which rules a packet matched, split by whether they enforce. */
-struct sl_match {
-	__u64 enforce;		/* action drop, kill switch off */
-	__u64 dry;		/* action dry-run, or any rule under the kill switch */
-	__u32 nr_enforce;	/* limits carried by the enforcing rules */
-	__u32 nr_dry;
-	__u32 agg_enforce;	/* of which rule-wide */
-	__u32 agg_dry;
-	__u32 first_enforce;	/* lowest rule index in each group */
-	__u32 first_dry;
-	__u32 class;		/* most critical class among the matching rules */
-	__u32 precise;		/* a matching rule needs the precise clock */
-};
 
 /*
  * Match every rule of the live set against ev->pkt. Global, so the verifier
@@ -660,13 +711,18 @@ struct sl_match {
 __noinline int sl_match_rules(struct sl_eval *ev, struct sl_match *m, __u32 disabled)
 {
 	struct sluice_ruleset *rs;
-	__u32 i, nr;
+	__u32 i, nr, rs_idx;
 
 	if (!ev || !m)
 		return 0;
 	__builtin_memset(m, 0, sizeof(*m));
 	m->class = SLUICE_MAX_CLASS;
-	rs = bpf_map_lookup_elem(&sl_rulesets, &ev->rs_idx);
+	/*
+	 * A map key from the stack: kernels before 6.2 refuse one that points
+	 * into a global function's argument (memory of unknown kind to them).
+	 */
+	rs_idx = ev->rs_idx;
+	rs = bpf_map_lookup_elem(&sl_rulesets, &rs_idx);
 	if (!rs)
 		return 0;
 	nr = rs->nr_rules;
@@ -760,7 +816,7 @@ static __always_inline int fast_src(struct sl_eval *ev, const struct sluice_rule
 	for (i = 0; i < SL_CAS_TRIES; i++) {
 		tat = READ_ONCE(way->st.tat);
 		if (!sl_gcra_admit(tat, now, inc, l->tolerance, &next)) {
-			note_drop(&way->st, now, &key, r->uid, 0);
+			note_drop(&way->st, now, &key, r->uid, 0, 0);
 			return 0;
 		}
 		if (__sync_val_compare_and_swap(&way->st.tat, tat, next) == tat) {
@@ -800,7 +856,7 @@ static __always_inline int agg_admits(struct sl_eval *ev, const struct sluice_ru
 		if (!sl_gcra_admit(READ_ONCE(st->tat), rule_now(ev, r),
 				   sl_gcra_inc(l->interval_fp, sl_limit_cost(l, &ev->pkt)),
 				   l->tolerance, &next)) {
-			note_drop(st, rule_now(ev, r), NULL, r->uid, li);
+			note_drop(st, rule_now(ev, r), NULL, r->uid, li, 0);
 			return 0;
 		}
 	}
@@ -987,6 +1043,15 @@ static __always_inline void class_count(__u32 cls, __u32 len, int what)
 	}
 }
 
+/* The event a bucket in sl_limit_op deferred (note_drop), sent from here. */
+static __always_inline void send_pending(struct sl_scratch *sc)
+{
+	if (!sc->pending)
+		return;
+	sc->pending = 0;
+	sl_event(sc->key.family ? &sc->key : NULL, sc->uid_li, sc->now, sc->drops);
+}
+
 static __always_inline int sluice_core(const void *data, const void *data_end, __u32 frame_len,
 				       struct xdp_md *xctx)
 {
@@ -996,7 +1061,8 @@ static __always_inline int sluice_core(const void *data, const void *data_end, _
 	__u64 enforce = 0, dry = 0, matched;
 	struct sluice_shed *shed = NULL;
 	__u32 cap_cls = 0, use_cap = 0;
-	struct sl_match m;
+	struct sl_scratch *sc;
+	struct sl_match *m;
 	__u32 zero = 0, nr;
 	__u32 disabled;
 	int res;
@@ -1054,8 +1120,16 @@ static __always_inline int sluice_core(const void *data, const void *data_end, _
 	if (nr > SLUICE_MAX_RULES)
 		nr = SLUICE_MAX_RULES;
 
-	sl_match_rules(&ev, &m, disabled);
-	matched = m.enforce | m.dry;
+	sc = bpf_map_lookup_elem(&sl_scratch, &zero);
+	if (!sc) {
+		count(SLUICE_G_FAULT);
+		count(SLUICE_G_FAIL_OPEN);
+		goto pass;
+	}
+	sc->pending = 0;
+	m = &sc->m;
+	sl_match_rules(&ev, m, disabled);
+	matched = m->enforce | m->dry;
 
 	/*
 	 * Shedding by class, then reserved capacity, before any rule limit:
@@ -1064,7 +1138,7 @@ static __always_inline int sluice_core(const void *data, const void *data_end, _
 	 */
 	shed = bpf_map_lookup_elem(&sl_shed, &zero);
 	if (shed && (matched || !(ev.pkt.flags & SL_PKT_ND))) {
-		__u32 cls = (matched ? m.class : shed->default_class) & SLUICE_MAX_CLASS;
+		__u32 cls = (matched ? m->class : shed->default_class) & SLUICE_MAX_CLASS;
 		__u64 th = shed->threshold[cls];
 
 		class_count(cls, ev.pkt.len, 0);
@@ -1097,16 +1171,17 @@ static __always_inline int sluice_core(const void *data, const void *data_end, _
 	}
 	if (!use_cap)
 		ev.now = clock_now(cfg, 0);
-	ev.now_p = clock_mode == SLUICE_CLOCK_AUTO && m.precise ? clock_now(cfg, 1) : ev.now;
-	enforce = m.enforce;
-	dry = m.dry;
+	ev.now_p = clock_mode == SLUICE_CLOCK_AUTO && m->precise ? clock_now(cfg, 1) : ev.now;
+	enforce = m->enforce;
+	dry = m->dry;
 
 	if (enforce &&
-	    !eval_group(&ev, rs, enforce, nr, m.nr_enforce, m.agg_enforce, m.first_enforce)) {
+	    !eval_group(&ev, rs, enforce, nr, m->nr_enforce, m->agg_enforce, m->first_enforce)) {
 		rule_count(rs, ev.refused, ev.pkt.len, SL_VERDICT_DROP);
+		send_pending(sc);
 		goto drop;
 	}
-	if (dry && !eval_group(&ev, rs, dry, nr, m.nr_dry, m.agg_dry, m.first_dry)) {
+	if (dry && !eval_group(&ev, rs, dry, nr, m->nr_dry, m->agg_dry, m->first_dry)) {
 		/* The refusing rule counts a would-drop (which also passes). */
 		count(SLUICE_G_WOULD_DROP);
 		if (ev.refused >= 0) {
@@ -1114,10 +1189,11 @@ static __always_inline int sluice_core(const void *data, const void *data_end, _
 			dry &= ~(1ULL << (ev.refused & 63));
 		}
 	}
+	send_pending(sc);
 	/* Every rule that let the packet through; one (the usual case) needs no walk. */
 	matched = enforce | dry;
 	if (matched && !(matched & (matched - 1)))
-		rule_count(rs, enforce ? m.first_enforce : m.first_dry, ev.pkt.len,
+		rule_count(rs, enforce ? m->first_enforce : m->first_dry, ev.pkt.len,
 			   SL_VERDICT_PASS);
 	else if (matched)
 		sl_count_passed(rs, matched, ev.pkt.len);
