@@ -141,3 +141,37 @@ if [ -n "$CG" ]; then
 	in_ns "$NS" "$SLUICE" --bpffs "$R2" detach all >/dev/null 2>&1
 	end_case loader-daemon-conn-counter-follows-reloads
 fi
+
+# ---- TC mode through clsact (what kernels before 6.6, without tcx, get) ----
+
+begin_case
+R3=$(new_root ldt)
+slt() { in_ns "$NS" "$SLUICE" --bpffs "$R3" "$@"; }
+in_ns "$NS" ip link add lt0 type veth peer name ltp0 && in_ns "$NS" ip link set lt0 up &&
+	in_ns "$NS" ip link add lt1 type veth peer name ltp1 && in_ns "$NS" ip link set lt1 up ||
+	fail "veth"
+# lt1 has a clsact qdisc and a filter of someone else's already.
+in_ns "$NS" tc qdisc add dev lt1 clsact
+# (a classic BPF filter that matches nothing: cls_bpf is what sluice needs anyway)
+in_ns "$NS" tc filter add dev lt1 ingress pref 7 protocol all bpf bytecode "1,6 0 0 0," classid 1:1 ||
+	fail "cannot add the other filter"
+expect_ok "attach lt0 through clsact" slt attach lt0 mode tc tc-hook clsact
+expect_ok "attach lt1 through clsact" slt attach lt1 mode tc tc-hook clsact
+for d in lt0 lt1; do
+	in_ns "$NS" tc filter show dev $d ingress | grep -q 'handle 0x51c3 sluice_tc' ||
+		fail "no sluice_tc filter on $d: $(in_ns "$NS" tc filter show dev $d ingress | tr '\n' ' ')"
+done
+hooks=$(in_ns "$NS" "$SLUICE" -j --bpffs "$R3" status |
+	jq -r '[.interfaces[] | "\(.interface):\(.mode):\(.tc_hook)"] | sort | join(",")')
+[ "$hooks" == "lt0:tc:clsact,lt1:tc:clsact" ] || fail "status shows $hooks"
+out=$(slt attach lt0 mode tc tc-hook clsact 2>&1)
+[ $? -eq 1 ] || fail "a second attach of lt0 did not fail with 1: $out"
+expect_ok "detach lt0" slt detach lt0
+in_ns "$NS" tc qdisc show dev lt0 | grep -q clsact && fail "the clsact qdisc sluice made on lt0 stayed"
+expect_ok "detach all" slt detach all
+in_ns "$NS" tc filter show dev lt1 ingress | grep -q sluice_tc && fail "sluice's filter stayed on lt1"
+in_ns "$NS" tc filter show dev lt1 ingress | grep -q "pref 7 bpf" ||
+	fail "detach removed the other filter on lt1"
+in_ns "$NS" tc qdisc show dev lt1 | grep -q clsact || fail "detach removed the clsact qdisc it did not make"
+[ ! -e "$R3" ] || fail "detach all left $R3: $(ls "$R3")"
+end_case loader-tc-through-clsact

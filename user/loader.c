@@ -844,20 +844,46 @@ static unsigned long netns_ino(void)
 
 static const char *xdp_mode(int ifindex);
 
+/*
+ * TC mode on kernels without tcx links (before 6.6) attaches a classic tc
+ * filter to the clsact qdisc's ingress hook instead. A filter is no BPF
+ * object and cannot be pinned, so the program is pinned a second time as
+ * its record, tcf_<netns>_<ifindex>_<q>_<name>, q being 1 if sluice
+ * created the clsact qdisc (and so removes it again). The filter has
+ * sluice's own handle and priority, so it never replaces another's.
+ */
+#define SL_TC_HANDLE	0x51c3
+#define SL_TC_PRIO	0xc1
+
 struct link_pin {
 	int ifindex;
 	int mode;			/* enum sl_attach_mode; -1: not recorded */
+	bool tcf;			/* a clsact filter, not a bpf_link */
+	bool qdisc_ours;		/* tcf: sluice created the clsact qdisc */
 	char name[IF_NAMESIZE];		/* as attached; "" if not recorded */
 	char pin[NAME_MAX + 1];		/* the file under the root */
 };
 
-/* A link pin of this network namespace? Fills lp if so. */
+/* A link (or clsact filter) pin of this network namespace? Fills lp if so. */
 static bool parse_link_pin(const char *file, struct link_pin *lp)
 {
 	unsigned long ns;
-	int idx, off = 0, m;
+	int idx, off = 0, m, q;
 	char mode[16];
 
+	if (sscanf(file, "tcf_%lu_%d_%d_%n", &ns, &idx, &q, &off) == 3 && off) {
+		if (ns != netns_ino() || idx <= 0)
+			return false;
+		memset(lp, 0, sizeof(*lp));
+		lp->ifindex = idx;
+		lp->mode = SL_MODE_TC;
+		lp->tcf = true;
+		lp->qdisc_ours = q == 1;
+		snprintf(lp->pin, sizeof(lp->pin), "%s", file);
+		snprintf(lp->name, sizeof(lp->name), "%s", file + off);
+		return true;
+	}
+	off = 0;
 	if (sscanf(file, "link_%lu_%d%n", &ns, &idx, &off) != 2 || ns != netns_ino() || idx <= 0)
 		return false;
 	memset(lp, 0, sizeof(*lp));
@@ -921,8 +947,20 @@ static bool link_alive(const struct link_pin *lp, struct bpf_link_info *li)
 	fd = bpf_obj_get(path);
 	if (fd < 0)
 		return false;
-	if (!bpf_obj_get_info_by_fd(fd, li, &len))
+	if (lp->tcf) {
+		/* A clsact filter: ours while our handle holds the pinned program. */
+		LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = lp->ifindex,
+			    .attach_point = BPF_TC_INGRESS);
+		LIBBPF_OPTS(bpf_tc_opts, to, .handle = SL_TC_HANDLE, .priority = SL_TC_PRIO);
+		struct bpf_prog_info pi = {};
+		__u32 plen = sizeof(pi);
+
+		if (!bpf_obj_get_info_by_fd(fd, &pi, &plen) && !bpf_tc_query(&hook, &to))
+			alive = to.prog_id == pi.id;
+		li->prog_id = pi.id;
+	} else if (!bpf_obj_get_info_by_fd(fd, li, &len)) {
 		alive = li->xdp.ifindex != 0;
+	}
 	close(fd);
 	/* The index now names another interface: ours went and another took it. */
 	if (alive && lp->name[0] && (!if_indextoname(lp->ifindex, now) || strcmp(now, lp->name)))
@@ -973,6 +1011,64 @@ static int check_prog(int fd, const char *path, const char *name, __u32 type)
  * Attach the pinned program to dev and pin the link, so the attachment
  * outlives this process. Caller holds the root lock; sluice is loaded.
  */
+/* How TC mode hooks in: tcx where the kernel has it, else clsact (auto). */
+int tc_hook = SL_TC_HOOK_AUTO;
+
+/*
+ * TC mode through the clsact qdisc: create it unless it is there (-EEXIST:
+ * someone else's, left alone on detach), add sluice's filter, and pin the
+ * program again as the record of it (see SL_TC_HANDLE).
+ */
+static int attach_clsact(const char *dev, int ifindex, int prog)
+{
+	LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = ifindex, .attach_point = BPF_TC_INGRESS);
+	LIBBPF_OPTS(bpf_tc_opts, to, .prog_fd = prog, .handle = SL_TC_HANDLE,
+		    .priority = SL_TC_PRIO);
+	char pin[NAME_MAX + 1], path[PATH_MAX];
+	bool created;
+	int err;
+
+	err = bpf_tc_hook_create(&hook);
+	if (err && err != -EEXIST) {
+		pr_err("cannot add a clsact qdisc to %s: %s", dev, strerror(-err));
+		return err;
+	}
+	created = !err;
+	if ((size_t)snprintf(pin, sizeof(pin), "tcf_%lu_%d_%d_%s", netns_ino(), ifindex,
+			     created, dev) >= sizeof(pin) ||
+	    sl_pin_path(path, sizeof(path), pin)) {
+		err = -ENAMETOOLONG;
+		goto fail;
+	}
+	err = bpf_tc_attach(&hook, &to);
+	if (err) {
+		if (err == -EEXIST)
+			pr_err("%s already has a tc filter with sluice's handle %#x and priority "
+			       "%#x on its ingress hook; sluice leaves it alone", dev,
+			       SL_TC_HANDLE, SL_TC_PRIO);
+		else
+			pr_err("cannot attach to %s through clsact: %s", dev, strerror(-err));
+		goto fail;
+	}
+	if (bpf_obj_pin(prog, path)) {
+		err = -errno;
+		pr_err("cannot pin the record of the tc filter at %s: %s", path, strerror(-err));
+		to.prog_fd = 0;
+		to.prog_id = 0;
+		to.flags = 0;
+		bpf_tc_detach(&hook, &to);
+		goto fail;
+	}
+	pr_debug("attached to %s through clsact%s", dev, created ? " (qdisc created)" : "");
+	return 0;
+fail:
+	if (created) {
+		hook.attach_point = BPF_TC_INGRESS | BPF_TC_EGRESS;
+		bpf_tc_hook_destroy(&hook);
+	}
+	return err;
+}
+
 int sl_attach_locked(const char *dev, int ifindex, int mode)
 {
 	LIBBPF_OPTS(bpf_link_create_opts, lco);
@@ -993,6 +1089,7 @@ int sl_attach_locked(const char *dev, int ifindex, int mode)
 			if (!link_pin_path(path, sizeof(path), &lp))
 				unlink(path);
 		}
+		memset(&lp, 0, sizeof(lp));
 		lp.ifindex = ifindex;
 		if ((size_t)snprintf(lp.pin, sizeof(lp.pin), "link_%lu_%d_%s_%s", netns_ino(),
 				     ifindex, sl_mode_names[mode], dev) >= sizeof(lp.pin)) {
@@ -1021,7 +1118,14 @@ int sl_attach_locked(const char *dev, int ifindex, int mode)
 			goto out;
 	}
 	if (mode == SL_MODE_TC) {
-		link = bpf_link_create(prog, ifindex, BPF_TCX_INGRESS, NULL);
+		link = tc_hook == SL_TC_HOOK_CLSACT ? -1 : bpf_link_create(prog, ifindex,
+									   BPF_TCX_INGRESS, NULL);
+		/* No tcx links (before Linux 6.6), or asked for: a clsact filter. */
+		if (tc_hook == SL_TC_HOOK_CLSACT ||
+		    (link < 0 && tc_hook == SL_TC_HOOK_AUTO && errno == EINVAL)) {
+			err = attach_clsact(dev, ifindex, prog);
+			goto out;
+		}
 	} else {
 		lco.flags = mode == SL_MODE_NATIVE ? XDP_FLAGS_DRV_MODE : XDP_FLAGS_SKB_MODE;
 		link = bpf_link_create(prog, ifindex, BPF_XDP, &lco);
@@ -1035,7 +1139,7 @@ int sl_attach_locked(const char *dev, int ifindex, int mode)
 			       strerror(-err));
 		else if (mode == SL_MODE_TC && err == -EINVAL)
 			pr_err("cannot attach to %s in tc mode: this kernel lacks tcx links "
-			       "(Linux 6.6+)", dev);
+			       "(Linux 6.6+; tc-hook auto or clsact attaches to clsact instead)", dev);
 		else
 			pr_err("cannot attach to %s in %s mode: %s", dev, sl_mode_names[mode],
 			       strerror(-err));
@@ -1059,10 +1163,12 @@ out:
 static void usage_attach(FILE *f)
 {
 	fprintf(f,
-		"Usage: sluice attach DEV [mode native|generic|tc] [keys N]\n"
-		"                         [clock auto|precise|coarse]\n"
+		"Usage: sluice attach DEV [mode native|generic|tc] [tc-hook auto|tcx|clsact]\n"
+		"                         [keys N] [clock auto|precise|coarse]\n"
 		"  mode   native: XDP in the driver (default); generic: XDP in the stack;\n"
-		"         tc: TC ingress through a tcx link\n"
+		"         tc: TC ingress\n"
+		"  tc-hook  for mode tc: a tcx link (Linux 6.6+) or a filter on the clsact\n"
+		"         qdisc; auto (default) takes tcx where the kernel has it\n"
 		"  keys   per-source buckets to track (default %d), set when first loaded;\n"
 		"         rounded up to a multiple of %d, 64 bytes each, preallocated\n"
 		"  clock  data-path clock, set when first loaded: auto (default) reads the\n"
@@ -1100,6 +1206,16 @@ int do_attach(int argc, char **argv)
 					break;
 			if (mode == (int)ARRAY_SIZE(sl_mode_names)) {
 				pr_err("invalid mode \"%s\" (native, generic or tc)", val);
+				return -EINVAL;
+			}
+		} else if (!strcmp(argv[i], "tc-hook")) {
+			static const char *const hooks[] = { "auto", "tcx", "clsact" };
+
+			for (tc_hook = 0; tc_hook < (int)ARRAY_SIZE(hooks); tc_hook++)
+				if (!strcmp(val, hooks[tc_hook]))
+					break;
+			if (tc_hook == (int)ARRAY_SIZE(hooks)) {
+				pr_err("invalid tc-hook \"%s\" (auto, tcx or clsact)", val);
 				return -EINVAL;
 			}
 		} else if (!strcmp(argv[i], "keys")) {
@@ -1162,7 +1278,7 @@ static int count_all_links(void)
 	if (!d)
 		return 0;
 	while ((de = readdir(d)))
-		n += !strncmp(de->d_name, "link_", 5);
+		n += !strncmp(de->d_name, "link_", 5) || !strncmp(de->d_name, "tcf_", 4);
 	closedir(d);
 	return n;
 }
@@ -1183,18 +1299,47 @@ int sl_list_links(int *ifindexes, int max)
 	return n;
 }
 
+/*
+ * Remove one attachment: unpinning a link destroys it; a clsact filter is
+ * detached (and the qdisc removed if sluice created it) before its record
+ * goes. A filter whose interface is gone went with it.
+ */
+static int unpin_link(const struct link_pin *lp)
+{
+	char path[PATH_MAX];
+	int err = link_pin_path(path, sizeof(path), lp);
+
+	if (err)
+		return err;
+	if (lp->tcf) {
+		LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = lp->ifindex,
+			    .attach_point = BPF_TC_INGRESS);
+		LIBBPF_OPTS(bpf_tc_opts, to, .handle = SL_TC_HANDLE, .priority = SL_TC_PRIO);
+		struct bpf_link_info li;
+
+		if (link_alive(lp, &li)) {
+			err = bpf_tc_detach(&hook, &to);
+			if (err && err != -ENOENT && err != -ENODEV) {
+				pr_err("cannot remove sluice's tc filter from %s: %s", lp->name,
+				       strerror(-err));
+				return err;
+			}
+			if (lp->qdisc_ours) {
+				hook.attach_point = BPF_TC_INGRESS | BPF_TC_EGRESS;
+				bpf_tc_hook_destroy(&hook);	/* the clsact qdisc sluice made */
+			}
+		}
+	}
+	return unlink(path) ? -errno : 0;
+}
+
 /* Unpin (and so destroy) the link of ifindex. Caller holds the root lock. */
 int sl_detach_ifindex(int ifindex)
 {
-	char path[PATH_MAX];
 	struct link_pin lp;
 	int err = find_link(ifindex, NULL, &lp);
 
-	if (!err)
-		err = link_pin_path(path, sizeof(path), &lp);
-	if (!err && unlink(path))
-		err = -errno;
-	return err;
+	return err ? err : unpin_link(&lp);
 }
 
 int sl_link_describe(int ifindex, char *name, size_t len, int *mode)
@@ -1230,8 +1375,26 @@ static int remove_all(void)
 	if (!d)
 		return errno == ENOENT ? 0 : -errno;
 	while ((de = readdir(d))) {
+		struct link_pin lp;
+
 		if (de->d_name[0] == '.')
 			continue;
+		/* A clsact filter of this namespace goes first; its record with it. */
+		if (parse_link_pin(de->d_name, &lp) && lp.tcf) {
+			int e = unpin_link(&lp);
+
+			err = err ? err : e;
+			continue;
+		}
+		/*
+		 * One of another namespace cannot be reached from here: its
+		 * record stays, so that `detach all` there removes it.
+		 */
+		if (!strncmp(de->d_name, "tcf_", 4)) {
+			pr_err("a tc filter of sluice's in another network namespace stays until "
+			       "'sluice detach all' runs there (%s)", de->d_name);
+			continue;
+		}
 		if (strncmp(de->d_name, "link_", 5) && strncmp(de->d_name, "prog_", 5) &&
 		    strncmp(de->d_name, "sl_", 3) && strncmp(de->d_name, "cgroup_", 7))
 			continue;	/* not ours: leave it */
@@ -1423,6 +1586,8 @@ int do_status(int argc, char **argv)
 		print_u64("ifindex", NULL, links[i]);
 		/* As attach names it; a link of an older version whose interface is gone says "unknown". */
 		print_str("mode", " mode %s", mode >= 0 ? sl_mode_names[mode] : "unknown");
+		if (mode == SL_MODE_TC)
+			print_str("tc_hook", " hook %s", lp.tcf ? "clsact" : "tcx");
 		print_u64("link_id", " link %llu", li.id);
 		print_u64("prog_id", " prog %llu", li.prog_id);
 		print_bool("interface_gone", NULL, gone);

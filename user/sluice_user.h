@@ -66,6 +66,9 @@ bool is_prefix(const char *word, const char *full);
 
 /* Attach modes. */
 enum sl_attach_mode { SL_MODE_NATIVE = 0, SL_MODE_GENERIC, SL_MODE_TC };
+/* TC mode's hook: tcx if the kernel has it else clsact, or either alone. */
+enum sl_tc_hook { SL_TC_HOOK_AUTO = 0, SL_TC_HOOK_TCX, SL_TC_HOOK_CLSACT };
+extern int tc_hook;
 extern const char *const sl_mode_names[3];
 
 /*
