@@ -1052,8 +1052,12 @@ static __always_inline void send_pending(struct sl_scratch *sc)
 	sl_event(sc->key.family ? &sc->key : NULL, sc->uid_li, sc->now, sc->drops);
 }
 
+/*
+ * The verdict on one frame. frame_len is its whole length; segs the
+ * packets it stands for (a GSO super-packet at TC: more than 1).
+ */
 static __always_inline int sluice_core(const void *data, const void *data_end, __u32 frame_len,
-				       struct xdp_md *xctx)
+				       __u32 segs, struct xdp_md *xctx)
 {
 	struct sluice_ruleset *rs;
 	struct sluice_config *cfg;
@@ -1068,6 +1072,10 @@ static __always_inline int sluice_core(const void *data, const void *data_end, _
 	int res;
 
 	count(SLUICE_G_PACKETS);
+	if (segs > 1) {
+		ev.pkt.segs = segs > 0xffff ? 0xffff : segs;
+		ev.pkt.flags = SL_PKT_GSO;
+	}
 	res = sl_parse(data, data_end, frame_len, &ev.pkt);
 	if (res == SL_PARSE_MALFORMED && xctx) {
 		__u32 full = bpf_xdp_get_buff_len(xctx);
@@ -1095,8 +1103,12 @@ static __always_inline int sluice_core(const void *data, const void *data_end, _
 	if (ev.pkt.flags & SL_PKT_ND)
 		count(SLUICE_G_ND);
 
-	/* Deny before allow: a source on both lists is denied. ND never is. */
-	if (!(ev.pkt.flags & SL_PKT_ND) && (cfg->lists & (SLUICE_L_DENY4 | SLUICE_L_DENY6)) &&
+	/*
+	 * Deny before allow: a source on both lists is denied. An explicit
+	 * deny wins over the neighbour-discovery pass too: ND from a denied
+	 * source is dropped, from others it passes as before.
+	 */
+	if ((cfg->lists & (SLUICE_L_DENY4 | SLUICE_L_DENY6)) &&
 	    on_list(&sl_deny4, &sl_deny6, &ev.pkt)) {
 		count(SLUICE_G_DENIED);
 		goto drop;
@@ -1227,8 +1239,8 @@ int sluice_xdp(struct xdp_md *ctx)
 	void *data = (void *)(long)ctx->data;
 	void *data_end = (void *)(long)ctx->data_end;
 
-	return sluice_core(data, data_end, data_end - data, ctx) == SL_VERDICT_DROP ? XDP_DROP
-										   : XDP_PASS;
+	return sluice_core(data, data_end, data_end - data, 1, ctx) == SL_VERDICT_DROP ? XDP_DROP
+										      : XDP_PASS;
 }
 
 SEC("tc")
@@ -1245,7 +1257,9 @@ int sluice_tc(struct __sk_buff *skb)
 		data = (void *)(long)skb->data;
 		data_end = (void *)(long)skb->data_end;
 	}
-	return sluice_core(data, data_end, len, NULL) == SL_VERDICT_DROP ? TC_ACT_SHOT : TC_ACT_OK;
+	/* GRO and GSO hand TC super-packets: charge each the segments it carries. */
+	return sluice_core(data, data_end, len, skb->gso_segs, NULL) == SL_VERDICT_DROP ?
+		       TC_ACT_SHOT : TC_ACT_OK;
 }
 
 /*

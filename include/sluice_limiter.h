@@ -123,10 +123,14 @@ static __always_inline __u64 sl_limit_period_ns(const struct sluice_limit *l)
 	return (l->period_ms ? l->period_ms : 1000) * 1000000ULL;
 }
 
-/* Cost of a packet under a limit. */
+/*
+ * Cost of a packet under a limit: its IP length for a byte limit, for a
+ * packet limit the segments it stands for (a GSO super-packet at TC is
+ * several packets on the wire, as XDP would have seen them).
+ */
 static __always_inline __u32 sl_limit_cost(const struct sluice_limit *l, const struct sl_pkt *p)
 {
-	return l->cost == SLUICE_COST_BYTE ? p->len : 1;
+	return l->cost == SLUICE_COST_BYTE ? p->len : p->segs ? p->segs : 1;
 }
 
 /*

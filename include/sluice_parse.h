@@ -100,12 +100,23 @@ struct sl_ip6_frag {
 	__be32 id;
 };
 
+/* The longest GSO packet the kernel builds: 512 KiB (GSO_MAX_SIZE with BIG TCP). */
+#define SL_GSO_MAX_LEN		(512u * 1024)
+
 /* sl_pkt.flags */
 enum {
 	SL_PKT_L4 = 1 << 0,	/* the upper-layer header was present and parsed */
 	SL_PKT_PORTS = 1 << 1,	/* TCP or UDP: dport is valid */
 	SL_PKT_FRAG = 1 << 2,	/* a fragment (first or not) */
 	SL_PKT_ND = 1 << 3,	/* IPv6 neighbour discovery / router advertisement */
+	/*
+	 * Set by the caller before parsing: a GSO super-packet (TC only),
+	 * whose IP length field may be 0 because its real length does not fit
+	 * in 16 bits (BIG TCP: IPv6 since Linux 5.19, IPv4 since 6.3). A 0
+	 * then means the frame's own length; in any other packet it is
+	 * malformed.
+	 */
+	SL_PKT_GSO = 1 << 4,
 };
 
 /* What the rest of the data path knows about a packet. */
@@ -119,6 +130,13 @@ struct sl_pkt {
 	__u8 tcp_flags;		/* with SL_PKT_L4 and proto TCP */
 	__u8 icmp_type;		/* with SL_PKT_L4 and proto ICMP/ICMPv6 */
 	__u8 pad;
+	/*
+	 * Segments the packet stands for: a GSO super-packet at TC carries
+	 * several, which a packet limit charges one each, as XDP sees them
+	 * before GRO. Set by the caller; 0 reads as 1.
+	 */
+	__u16 segs;
+	__u16 pad2;
 };
 
 enum sl_parse_result {
@@ -190,6 +208,20 @@ static __always_inline int sl_parse_ip4(const __u8 *l3, const __u8 *end, __u32 l
 		return SL_PARSE_MALFORMED;
 	hlen = (ip->ver_ihl & 0xf) * 4;
 	tot = sl_ntohs(ip->tot_len);
+	/*
+	 * BIG TCP: a GSO packet over 64 KiB says 0; its length is the frame's,
+	 * which GSO bounds (SL_GSO_MAX_LEN, also a bound the verifier can see).
+	 */
+	if (tot == 0) {
+		/*
+		 * Decided here, so that no path goes on with a length known to
+		 * be 0: verifiers before 6.8 do not see that such a path is
+		 * dead and lose the packet pointer on it.
+		 */
+		if (!(p->flags & SL_PKT_GSO) || l3_len > SL_GSO_MAX_LEN)
+			return SL_PARSE_MALFORMED;
+		tot = l3_len & (SL_GSO_MAX_LEN * 2 - 1);
+	}
 	/* The total length may undercount the frame (padding), never overcount. */
 	if (tot < hlen || tot > l3_len)
 		return SL_PARSE_MALFORMED;
@@ -226,15 +258,33 @@ static __always_inline int sl_parse_ip6(const __u8 *l3, const __u8 *end, __u32 l
 	if ((ip6->ver_tc >> 4) != 6)
 		return SL_PARSE_MALFORMED;
 	left = sl_ntohs(ip6->payload_len);
-	/* Jumbograms (payload length 0) cannot arrive over Ethernet. */
-	if (left + sizeof(*ip6) > l3_len || left == 0)
-		return SL_PARSE_MALFORMED;
-
+	/*
+	 * Payload length 0: a BIG TCP GSO packet over 64 KiB, whose length is
+	 * the frame's (the kernel no longer adds the RFC 2675 jumbo option;
+	 * one that is there is walked as any hop-by-hop header); or a packet
+	 * with no payload at all, valid only with No Next Header. Anything
+	 * else claiming 0 is malformed: jumbograms cannot arrive over Ethernet.
+	 */
 	p->family = 6;
 	p->saddr[0] = ip6->saddr[0];
 	p->saddr[1] = ip6->saddr[1];
 	p->saddr[2] = ip6->saddr[2];
 	p->saddr[3] = ip6->saddr[3];
+	/* Decided here: no path goes on with a length known to be 0 (see IPv4). */
+	if (left == 0) {
+		if ((p->flags & SL_PKT_GSO) && l3_len > sizeof(*ip6) &&
+		    l3_len <= SL_GSO_MAX_LEN) {
+			left = (l3_len - sizeof(*ip6)) & (SL_GSO_MAX_LEN * 2 - 1);
+		} else if (ip6->nexthdr == SL_IPPROTO_NONE) {
+			p->proto = SL_IPPROTO_NONE;
+			p->len = sizeof(*ip6);
+			return SL_PARSE_IP;
+		} else {
+			return SL_PARSE_MALFORMED;
+		}
+	}
+	if (left + sizeof(*ip6) > l3_len)
+		return SL_PARSE_MALFORMED;
 	p->len = left + sizeof(*ip6);
 
 	nh = ip6->nexthdr;

@@ -327,10 +327,77 @@ DP_CASE(dp_arp_passes_as_non_ip)
 	CHECK_EQ(g(SLUICE_G_DROPPED), 2);
 }
 
+/*
+ * f once through the TC entry as a GSO super-packet of segs segments (the
+ * __sk_buff that test_run takes sets skb_shinfo's gso_segs and gso_size).
+ */
+static int xmit_tc_gso(const struct frame *f, __u32 segs)
+{
+	static __u8 out[sizeof(f->b) + 512];
+	struct __sk_buff ctx = { .gso_segs = segs, .gso_size = segs > 1 ? 100 : 0 };
+	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = f->b, .data_size_in = f->n, .data_out = out,
+		    .data_size_out = sizeof(out), .ctx_in = &ctx, .ctx_size_in = sizeof(ctx),
+		    .repeat = 1);
+
+	if (bpf_prog_test_run_opts(bpf_program__fd(skel->progs.sluice_tc), &o)) {
+		CHECK_FAIL("tc test_run with gso_segs %u: %s", segs, strerror(errno));
+		return -1;
+	}
+	return o.retval == TC_ACT_OK ? 1 : o.retval == TC_ACT_SHOT ? 0 : -2;
+}
+
+/*
+ * TC sees GRO/GSO super-packets: a packet limit charges each the segments
+ * it carries, as XDP (before GRO) would have seen them one by one; a byte
+ * limit its real length. So a rule means the same in every mode.
+ */
+DP_CASE(dp_tc_gso_charged_per_segment)
+{
+	struct sluice_rule *r;
+	struct frame f;
+
+	/* 1 pps per source, burst 10: ten segments' worth, then nothing */
+	r = add_rule(SLUICE_ACT_DROP);
+	per_src(r, 1, 10);
+	commit();
+	udp4(&f, SRC_A, 53);
+	CHECK_EQ(xmit_tc_gso(&f, 4), 1);	/* 4 of 10 */
+	CHECK_EQ(xmit_tc_gso(&f, 4), 1);	/* 8 of 10 */
+	CHECK_EQ(xmit_tc_gso(&f, 4), 0);	/* 12 would be over: refused, nothing charged */
+	CHECK_EQ(xmit_tc_gso(&f, 2), 1);	/* 10 of 10 */
+	CHECK_EQ(xmit_tc_gso(&f, 1), 0);
+	CHECK_EQ(rstat(0).passed_pkts, 3);
+	CHECK_EQ(rstat(0).dropped_pkts, 2);
+	/* a plain skb (gso_segs 0 or 1) is one packet, as before */
+	udp4(&f, SRC_B, 53);
+	CHECK_EQ(xmit_tc_gso(&f, 0), 1);
+	CHECK_EQ(xmit_tc_gso(&f, 1), 1);
+	CHECK_EQ(xmit_tc_gso(&f, 8), 1);	/* 10 of 10 */
+	CHECK_EQ(xmit_tc_gso(&f, 1), 0);
+}
+
+/* IPv6 with No Next Header and payload length 0 is a valid packet: it passes. */
+DP_CASE(dp_ipv6_no_next_header_empty_passes)
+{
+	struct frame f, l = { .n = 0 };
+	__u8 a[16];
+
+	addr6(a, 3, 3);
+	eth_ip6(&f, a, SL_IPPROTO_NONE, 64, 0, &l);
+	CHECK_EQ(xmit(&f), 1);
+	CHECK_EQ(g(SLUICE_G_PARSED), 1);
+	CHECK_EQ(g(SLUICE_G_MALFORMED), 0);
+	/* the same 0 with a next header that needs a payload is malformed, dropped */
+	eth_ip6(&f, a, SL_IPPROTO_UDP, 64, 0, &l);
+	CHECK_EQ(xmit(&f), 0);
+	CHECK_EQ(g(SLUICE_G_MALFORMED), 1);
+}
+
 DP_CASE(dp_nd_passes_unless_named)
 {
 	struct sluice_rule *r;
 	struct frame f;
+	__u8 denied[16];
 
 	/* every ICMPv6 packet, per source 1 pps burst 1 */
 	r = add_rule(SLUICE_ACT_DROP);
@@ -339,8 +406,9 @@ DP_CASE(dp_nd_passes_unless_named)
 	match_proto(r, SL_IPPROTO_ICMPV6);
 	per_src(r, 1, 1);
 	commit();
-	/* ND never denied either */
-	list_add6(skel->maps.sl_deny6, LL6, 128);
+	/* another source is denied; LL6 is not */
+	addr6(denied, 9, 9);
+	list_add6(skel->maps.sl_deny6, denied, 128);
 	CFG_SET(lists, SLUICE_L_DENY6);
 
 	icmp6(&f, LL6, 135, 255);	/* NS */
@@ -354,23 +422,23 @@ DP_CASE(dp_nd_passes_unless_named)
 	CHECK_EQ(g(SLUICE_G_DENIED), 0);
 	CHECK_EQ(rstat(0).passed_pkts, 0);
 	CHECK_EQ(state_count(NULL), 0);
-	/* type 135 with hop limit 64 is not ND: denied like any packet from there */
-	icmp6(&f, LL6, 135, 64);
+	/* An explicit deny wins over the ND pass: NS, NA and RA from there are dropped. */
+	icmp6(&f, denied, 135, 255);
+	CHECK_EQ(xmit_n(&f, 2), 0);
+	icmp6(&f, denied, 136, 255);
 	CHECK_EQ(xmit(&f), 0);
-	CHECK_EQ(g(SLUICE_G_DENIED), 1);
-	/* other ICMPv6 from a source not on the list is limited */
-	{
-		__u8 a[16];
-
-		addr6(a, 2, 2);
-		icmp6(&f, a, 128, 64);
-		CHECK_EQ(xmit_n(&f, 3), 1);
-		CHECK_EQ(rstat(0).dropped_pkts, 2);
-		/* ... and its NS still passes */
-		icmp6(&f, a, 135, 255);
-		CHECK_EQ(xmit_n(&f, 3), 3);
-	}
-	CHECK_EQ(g(SLUICE_G_ND), 18);
+	icmp6(&f, denied, 134, 255);
+	CHECK_EQ(xmit(&f), 0);
+	CHECK_EQ(g(SLUICE_G_DENIED), 4);
+	CHECK_EQ(g(SLUICE_G_ND), 19);
+	/* type 135 with hop limit 64 is not ND: limited like any ICMPv6 */
+	icmp6(&f, LL6, 135, 64);
+	CHECK_EQ(xmit_n(&f, 3), 1);
+	CHECK_EQ(rstat(0).dropped_pkts, 2);
+	/* ... and a real NS from the same source still passes */
+	icmp6(&f, LL6, 135, 255);
+	CHECK_EQ(xmit_n(&f, 3), 3);
+	CHECK_EQ(g(SLUICE_G_ND), 22);
 }
 
 DP_CASE(dp_nd_limited_when_named)
@@ -1452,7 +1520,9 @@ int main(void)
 	RUN(dp_malformed_dropped_by_default);
 	RUN(dp_malformed_passed_with_malformed_pass);
 	RUN(dp_arp_passes_as_non_ip);
+	RUN(dp_ipv6_no_next_header_empty_passes);
 	RUN(dp_nd_passes_unless_named);
+	RUN(dp_tc_gso_charged_per_segment);
 	RUN(dp_nd_limited_when_named);
 	RUN(dp_vlan_limited_like_untagged);
 	RUN(dp_ipv6_extension_headers_matched);

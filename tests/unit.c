@@ -1005,6 +1005,61 @@ static void parse_ipv6_payload_len(void)
 	CHECK_EQ(p.len, 60);
 }
 
+/*
+ * A length field of 0: BIG TCP's GSO super-packets at TC (over 64 KiB, so
+ * their real length does not fit) are judged by the frame's length, but
+ * only when the caller says the frame is one (SL_PKT_GSO); any other 0 is
+ * malformed, except IPv6 with No Next Header, which has no payload at all.
+ */
+static int parse_gso(const struct frame *f, struct sl_pkt *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->flags = SL_PKT_GSO;
+	return sl_parse(f->b, f->b + f->n, f->n, p);
+}
+
+static void parse_length_zero(void)
+{
+	struct frame f, l;
+	struct sl_pkt p;
+
+	/* IPv6, payload length 0 over a 20-byte UDP datagram */
+	l4_udp(&l, 53, 12);
+	eth_ip6(&f, SRC6, SL_IPPROTO_UDP, 64, 0, &l);
+	CHECK_EQ(parse(&f, &p), SL_PARSE_MALFORMED);
+	CHECK_EQ(parse_gso(&f, &p), SL_PARSE_IP);
+	CHECK_EQ(p.len, 60);
+	CHECK_EQ(p.proto, SL_IPPROTO_UDP);
+	CHECK_EQ(p.dport, 53);
+	/* ... a GSO frame of nothing but the IPv6 header is still malformed */
+	l.n = 0;
+	eth_ip6(&f, SRC6, SL_IPPROTO_UDP, 64, 0, &l);
+	CHECK_EQ(parse_gso(&f, &p), SL_PARSE_MALFORMED);
+	/* IPv6 with No Next Header and payload length 0: valid, 40 bytes */
+	eth_ip6(&f, SRC6, SL_IPPROTO_NONE, 64, 0, &l);
+	CHECK_EQ(parse(&f, &p), SL_PARSE_IP);
+	CHECK_EQ(p.len, 40);
+	CHECK_EQ(p.proto, SL_IPPROTO_NONE);
+	/* ... and with trailing padding, still 40 */
+	zeros(&f, 6);
+	CHECK_EQ(parse(&f, &p), SL_PARSE_IP);
+	CHECK_EQ(p.len, 40);
+
+	/* IPv4, total length 0 over a 20-byte UDP datagram */
+	l4_udp(&l, 53, 12);
+	frame4(&f, IP4(198, 18, 0, 2), SL_IPPROTO_UDP, &l);
+	f.b[16] = 0;
+	f.b[17] = 0;
+	CHECK_EQ(parse(&f, &p), SL_PARSE_MALFORMED);
+	CHECK_EQ(parse_gso(&f, &p), SL_PARSE_IP);
+	CHECK_EQ(p.len, 40);
+	CHECK_EQ(p.dport, 53);
+	/* a GSO frame whose length field is not 0 is judged by it, as any */
+	frame4(&f, IP4(198, 18, 0, 2), SL_IPPROTO_UDP, &l);
+	CHECK_EQ(parse_gso(&f, &p), SL_PARSE_IP);
+	CHECK_EQ(p.len, 40);
+}
+
 static void parse_ipv6_extension_headers(void)
 {
 	static const __u8 single[] = { SL_IPPROTO_HOPOPTS, SL_IPPROTO_ROUTING, SL_IPPROTO_DSTOPTS,
@@ -1834,6 +1889,7 @@ static void key_make_prefixes(void)
 
 int main(void)
 {
+	RUN(parse_length_zero);
 	RUN(gcra_fresh_burst_then_one_per_interval);
 	RUN(gcra_steady_rate_within_0_1pct);
 	RUN(gcra_idle_refill_exact);
