@@ -17,6 +17,13 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 /* Load-time tunables, set between __open() and __load(). */
 const volatile __u32 clock_mode = SLUICE_CLOCK_AUTO;	/* enum sluice_clock */
+/*
+ * The kernel has multi-buffer XDP (Linux 5.18: xdp.frags and
+ * bpf_xdp_get_buff_len). Set by the loader from a probe; without it the
+ * program loads without the frags flag and this read-only 0 makes the
+ * verifier skip the helper's call as dead code.
+ */
+const volatile __u32 has_frags = 1;
 
 /* Ticks per second, from the kernel's config; 0 if libbpf could not read it. */
 extern const int CONFIG_HZ __kconfig __weak;
@@ -1077,7 +1084,7 @@ static __always_inline int sluice_core(const void *data, const void *data_end, _
 		ev.pkt.flags = SL_PKT_GSO;
 	}
 	res = sl_parse(data, data_end, frame_len, &ev.pkt);
-	if (res == SL_PARSE_MALFORMED && xctx) {
+	if (res == SL_PARSE_MALFORMED && xctx && has_frags) {
 		__u32 full = bpf_xdp_get_buff_len(xctx);
 
 		if (full > frame_len)

@@ -117,6 +117,9 @@ run() {
 		die "qemu-system-x86_64 is missing (make kernel-deps installs qemu-system-x86)"
 	d=$(kdir "$s") || die "kernel $s is not unpacked: run 'tools/kernels/guest.sh fetch $s'"
 	[ -r "$script" ] || die "no script $script"
+	case $REPO in
+	/tmp/* | /run/* | /var/tmp/*) die "the guest has its own $REPO: run from a checkout outside /tmp, /run and /var/tmp" ;;
+	esac
 	scratch=$(mktemp -d "$K/scratch.XXXXXX")
 	# The guest runs the script from the repository, as here.
 	{ echo "cd '$REPO' || exit 125"; cat "$script"; } >"$scratch/run.sh"
@@ -127,9 +130,10 @@ run() {
 		-nographic -no-reboot -nic none \
 		-kernel "$d/boot/vmlinuz-$(basename "$d")" -initrd "$(initrd "$d")" \
 		-append "console=ttyS0 panic=-1 quiet loglevel=3" \
-		-virtfs local,path=/,mount_tag=root,security_model=none,readonly=on \
-		-virtfs "local,path=$scratch,mount_tag=scratch,security_model=none" \
+		-virtfs local,path=/,mount_tag=root,security_model=none,readonly=on,multidevs=remap \
+		-virtfs "local,path=$scratch,mount_tag=scratch,security_model=none,multidevs=remap" \
 		</dev/null >"$log" 2>&1 || rc=$?
+	tr -d '\r' <"$log" | grep '^guestinit: cannot' >&2 || true
 	tr -d '\r' <"$log" | sed -n '/guestinit: running/,$p' | grep -v '^guestinit: running'
 	if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
 		echo "guest.sh: the $s guest did not finish within $secs s" >&2
@@ -150,5 +154,6 @@ run() {
 case ${1:-} in
 fetch) shift; [ $# -gt 0 ] || die "fetch which kernels?"; fetch "$@" ;;
 run) shift; [ $# -ge 2 ] || die "usage: guest.sh run VERSION SCRIPT [SECS]"; run "$@" ;;
+kdir) shift; kdir "${1:-}" ;;
 *) sed -n '3,10p' "$0" | sed 's/^# \{0,1\}//'; exit 1 ;;
 esac

@@ -6,7 +6,7 @@
  * the next pass), mounts the host's root filesystem read-only over
  * virtio-9p (tag "root") with tmpfs where the guest writes, the scratch
  * directory read-write (tag "scratch") at /tmp/guest, the kernel's own
- * modules and config at /lib/modules and /boot, and runs /tmp/guest/run.sh under bash. Its exit
+ * config at /boot, and runs /tmp/guest/run.sh under bash. Its exit
  * status is printed as "guest-exit: N" and written to /tmp/guest/rc; then
  * the guest powers off. Built static: the initramfs holds nothing else.
  */
@@ -120,8 +120,8 @@ int main(void)
 	uname(&u);
 	f = fopen(NEWROOT "/tmp/guest/kdir", "r");
 	if (f && fgets(mods, sizeof(mods), f)) {
-		static const char *const sub[][2] = { { "lib/modules", "/lib/modules" },
-						      { "boot", "/boot" } };
+		/* (its modules are loaded from the initramfs already) */
+		static const char *const sub[][2] = { { "boot", "/boot" } };
 		char src[512], dst[512];
 		size_t i;
 
@@ -139,14 +139,12 @@ int main(void)
 		say("cannot switch to the new root%s", "", errno);
 		power_off();
 	}
-	mount("proc", "/proc", "proc", 0, NULL);
-	mount("sysfs", "/sys", "sysfs", 0, NULL);
-	mount("devtmpfs", "/dev", "devtmpfs", 0, NULL);
-	mkdir("/dev/pts", 0755);
-	mount("devpts", "/dev/pts", "devpts", 0, NULL);
-	mount("bpf", "/sys/fs/bpf", "bpf", 0, "mode=0700");
-	mount("cgroup2", "/sys/fs/cgroup", "cgroup2", 0, NULL);
-	mount("debugfs", "/sys/kernel/debug", "debugfs", 0, NULL);
+	must_mount("proc", "/proc", "proc", 0, NULL);
+	must_mount("sysfs", "/sys", "sysfs", 0, NULL);
+	must_mount("devtmpfs", "/dev", "devtmpfs", 0, NULL);
+	must_mount("devpts", "/dev/pts", "devpts", 0, NULL);
+	must_mount("bpf", "/sys/fs/bpf", "bpf", 0, "mode=0700");
+	must_mount("cgroup2", "/sys/fs/cgroup", "cgroup2", 0, NULL);
 	fprintf(stderr, "guestinit: running /tmp/guest/run.sh on %s\n", u.release);
 	pid = fork();
 	if (pid == 0) {

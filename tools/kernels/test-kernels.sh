@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# make test-kernels: sluice on Debian's own kernels, each booted in a qemu
+# guest (tools/kernels/guest.sh). In each kernel, one guest boot per check:
+#   load     attach in native, generic and tc mode on a veth, each refused
+#            cleanly or working (a verdict through it)
+#   traffic  tests/e2e.sh: paced UDP through veth, admitted counts
+#   BPF suites  the data-path, limits, hostile and shedding suites
+# and one table, kernel x check -> passed / failed (with counts), printed
+# and written to docs/KERNELS.md (or KERNELS_OUT). KERNELS (default
+# "6.1 6.12 5.10") and CHECKS choose; QUICK=1 runs only load on 6.1.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+BUILD=${BUILD:-build}
+OUT=${KERNELS_OUT:-docs/KERNELS.md}
+KERNELS=${KERNELS:-6.1 6.12 5.10}
+CHECKS=${CHECKS:-load traffic bpf_datapath bpf_limits bpf_hostile bpf_shed}
+if [ -n "${QUICK:-}" ]; then KERNELS=6.1 CHECKS=load; fi
+G=tools/kernels/guest.sh
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+
+# The load check: every mode on a veth pair, a limit, a verdict per mode.
+cat >"$TMP/load.sh" <<'EOF'
+export PATH=$PWD/build/deps/bin:$PATH
+S="build/sluice --bpffs /sys/fs/bpf/kt"
+pass=0 fail=0
+ip link add kt0 type veth peer name kt1 && ip link set kt0 up && ip link set kt1 up
+for mode in native generic tc; do
+	if out=$($S attach kt0 mode $mode 2>&1); then
+		st=$($S -j status | jq -r '.interfaces[0].mode + "/" + (.interfaces[0].tc_hook // "-")')
+		echo "ok - load-$mode: attached ($st)"
+		pass=$((pass + 1))
+		$S detach kt0 >/dev/null || { echo "not ok - detach-$mode"; fail=$((fail + 1)); }
+	else
+		echo "not ok - load-$mode: $(echo "$out" | tail -1)"
+		fail=$((fail + 1))
+	fi
+done
+$S detach all >/dev/null 2>&1
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
+EOF
+cat >"$TMP/traffic.sh" <<'EOF'
+export PATH=$PWD/build/deps/bin:$PATH BUILD=build SLUICE=$PWD/build/sluice
+tests/run.sh tests/e2e.sh
+EOF
+for c in bpf_datapath bpf_limits bpf_hostile bpf_shed; do
+	printf 'export BUILD=build\ntests/run.sh build/tests/%s\n' "$c" >"$TMP/$c.sh"
+done
+
+# shellcheck disable=SC2086
+$G fetch $KERNELS || exit 1
+declare -A res
+failed=0
+for k in $KERNELS; do
+	for c in $CHECKS; do
+		echo "== $k: $c"
+		start=$SECONDS
+		$G run "$k" "$TMP/$c.sh" 1800 >"$TMP/out" 2>&1
+		rc=$?
+		sed 's/^/    /' "$TMP/out" | grep -E '^    (not ok|skip|[0-9]+ passed)' | head -20
+		counts=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$TMP/out" | tail -1 | cut -d, -f1-2)
+		if [ "$rc" -eq 0 ]; then
+			res[$k,$c]="passed (${counts:-?})"
+		else
+			res[$k,$c]="**failed** (${counts:-exit $rc}: $(grep -m1 '^not ok' "$TMP/out" |
+				cut -c1-80 | tr '|' '/'))"
+			failed=$((failed + 1))
+		fi
+		echo "   -> ${res[$k,$c]} in $((SECONDS - start)) s"
+	done
+done
+
+{
+	echo "# sluice on other kernels"
+	echo
+	echo "Debian's own kernel packages, booted in qemu (TCG) by \`make test-kernels\`"
+	echo "(tools/kernels/test-kernels.sh) with this build: one guest boot per check."
+	echo "Generated $(date -u +%Y-%m-%d); build $(git rev-parse --short HEAD 2>/dev/null)."
+	echo
+	printf '| check |'
+	for k in $KERNELS; do printf ' %s (%s) |' "$k" "$(basename "$($G kdir "$k" 2>/dev/null || echo "$k")")"; done
+	echo
+	printf '|---|'
+	for k in $KERNELS; do printf -- '---|'; done
+	echo
+	for c in $CHECKS; do
+		printf '| %s |' "$c"
+		for k in $KERNELS; do printf ' %s |' "${res[$k,$c]}"; done
+		echo
+	done
+} >"$TMP/table"
+cat "$TMP/table"
+[ -n "${QUICK:-}" ] || cp "$TMP/table" "$OUT"
+[ "$failed" -eq 0 ]
