@@ -9,6 +9,7 @@
 #   make bench      sluice against the floor, nftables and iptables: docs/BENCHMARKS.md
 #   make fuzz       every libFuzzer target for FUZZ_SECS each (default 300)
 #   make soak       a 60 s spoofed-source flood against the daemon
+#   make test-kernels  Debian's 6.1, 6.12 and 5.10 kernels in qemu: docs/KERNELS.md
 #   V=1             show the commands
 #   SANITIZE=1      ASan + UBSan in the userspace and test builds, into build-san
 
@@ -58,14 +59,16 @@ USER_OBJS := $(patsubst user/%.c,$(OUT)/user/%.o,$(USER_SRCS))
 #   test:  iproute2 (ip, ss), jq (JSON output), curl (metrics endpoint),
 #          valgrind (tests/memcheck.sh), libclang-rt-14-dev (libFuzzer for
 #          tests/fuzz.sh), libcap2-bin (capsh decodes the daemon's
-#          capabilities), and the benchmark's competitors for
-#          tests/bench_smoke.sh
+#          capabilities), the benchmark's competitors for
+#          tests/bench_smoke.sh, and qemu-system-x86 and cpio, which boot
+#          Debian 12's own kernel for tests/kernels.sh
 # promtool (Prometheus's metrics linter) is unpacked from Debian's
 # prometheus package into $(OUT)/deps/bin without installing the package,
 # whose server would start on :9090.
 BUILD_PKGS := clang gcc make libbpf-dev bpftool libelf-dev libcap-dev libyaml-dev libmnl-dev \
 	      libmicrohttpd-dev
-TEST_PKGS  := iproute2 jq curl valgrind libclang-rt-14-dev libcap2-bin nftables iptables ethtool
+TEST_PKGS  := iproute2 jq curl valgrind libclang-rt-14-dev libcap2-bin nftables iptables ethtool \
+	      qemu-system-x86 cpio
 DEPS_PKGS  := $(BUILD_PKGS)
 DEPS_BIN   := $(OUT)/deps/bin
 
@@ -121,6 +124,13 @@ deps:
 test-deps:
 	$(Q)tools/deps.sh $(BUILD_PKGS) $(TEST_PKGS)
 	$(Q)tools/deps.sh --extract $(OUT)/deps prometheus promtool
+
+# Debian's 6.1, 6.12 and 5.10 kernels in qemu guests: load, traffic and the
+# BPF suites in each, the table into docs/KERNELS.md (tools/kernels/).
+.PHONY: test-kernels
+test-kernels: test-deps
+	$(Q)$(MAKE) --no-print-directory test-build
+	$(Q)BUILD=$(OUT) tools/kernels/test-kernels.sh
 
 demo: deps
 	$(Q)$(MAKE) --no-print-directory all

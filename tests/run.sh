@@ -31,6 +31,7 @@ suites=(
 	tests/faults.sh
 	tests/permissions.sh
 	tests/loader.sh
+	tests/kernels.sh
 	tests/memcheck.sh
 	tests/soak.sh
 	tests/fuzz.sh

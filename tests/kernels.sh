@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# The quick tier of make test-kernels: Debian 12's own kernel (6.1) booted
+# in a qemu guest (tools/kernels/guest.sh), sluice loaded and attached there
+# in native, generic and tc mode (tc through clsact: 6.1 has no tcx), one
+# ok line per mode. The kernel package is fetched from Debian's archive the
+# first time. The whole table (6.1, 6.12, 5.10; traffic and the BPF
+# suites) is make test-kernels, too slow for every run.
+set -u
+cd "$(dirname "$0")/.."
+. tests/lib.sh
+require_root kernels
+for t in qemu-system-x86_64 cpio; do
+	if ! command -v $t >/dev/null; then
+		skip kernels "$t is missing (make test-deps installs it)"
+		exit 0
+	fi
+done
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+if ! tools/kernels/guest.sh fetch 6.1 >"$TMP/fetch" 2>&1; then
+	not_ok kernels-fetch-6.1 "$(tail -2 "$TMP/fetch" | tr '\n' ' ')"
+	exit 1
+fi
+cat >"$TMP/load.sh" <<'EOS'
+S="build/sluice --bpffs /sys/fs/bpf/kq"
+ip link add kq0 type veth peer name kq1 && ip link set kq0 up && ip link set kq1 up
+for mode in native generic tc; do
+	if out=$($S attach kq0 mode $mode 2>&1); then
+		m=$($S -j status | jq -r '.interfaces[0] | .mode + "/" + (.tc_hook // "xdp")')
+		n=$($S rule add r$mode proto udp dport 53 limit 10pps >/dev/null && $S -j rule list | jq length)
+		if [ "$m" == "$mode/$([ $mode == tc ] && echo clsact || echo xdp)" ] && [ "$n" -ge 1 ]; then
+			echo "ok - kernels-6.1-attach-$mode"
+		else
+			echo "not ok - kernels-6.1-attach-$mode: status says $m, $n rules"
+		fi
+		$S detach kq0 >/dev/null || echo "not ok - kernels-6.1-detach-$mode"
+	else
+		echo "not ok - kernels-6.1-attach-$mode: $(echo "$out" | tail -1)"
+	fi
+done
+$S detach all >/dev/null 2>&1
+EOS
+BUILD=$BUILD tools/kernels/guest.sh run 6.1 "$TMP/load.sh" 600 >"$TMP/out" 2>&1
+rc=$?
+grep -E '^(ok|not ok) - ' "$TMP/out"
+n=$(grep -cE '^(ok|not ok) - kernels-6.1-attach' "$TMP/out")
+if [ "$rc" -ne 0 ] || [ "$n" -ne 3 ]; then
+	not_ok kernels-6.1-guest "the guest ran $n of 3 modes (exit $rc): $(grep -v '^ok' "$TMP/out" | tail -3 | tr '\n' ' ')"
+fi
