@@ -17,6 +17,8 @@ in_ns "$NS" ip link set cli1 up
 sl() { in_ns "$NS" "$SLUICE" --bpffs "$ROOT" "$@"; }
 slj() { in_ns "$NS" "$SLUICE" -j --bpffs "$ROOT" "$@"; }
 # The whole observable state, to compare before and after a failed command.
+TMPE=$(mktemp)
+trap 'cleanup; rm -f "$TMPE"' EXIT
 snapshot() {
 	{
 		slj status | jq -S 'del(.interfaces[]?.link_id, .interfaces[]?.prog_id)'
@@ -26,15 +28,16 @@ snapshot() {
 	} 2>&1
 }
 
-# bad_input NAME WORD ARGS...: fails, names WORD in its error, changes nothing.
+# bad_input NAME WORD ARGS...: exits with status 1 (not 0, not a crash),
+# names WORD in its error, changes nothing.
 bad_input() {
 	local name=$1 word=$2; shift 2
-	local before after err
+	local before after err rc
 	begin_case
 	before=$(snapshot)
-	if err=$(sl "$@" 2>&1 >/dev/null); then
-		fail "exit status 0 for: $*"
-	fi
+	err=$(sl "$@" 2>&1 >/dev/null)
+	rc=$?
+	[ "$rc" -eq 1 ] || fail "exit status $rc, want 1, for: $*"
 	[[ "$err" == *"$word"* ]] || fail "error does not name \"$word\": $err"
 	[ "$(echo "$err" | grep -c .)" -ge 1 ] || fail "no error printed"
 	after=$(snapshot)
@@ -123,6 +126,50 @@ bad_input bad-name 'bad name' rule add 'bad name' limit 10pps
 bad_input unknown-object frob frob
 bad_input set-bad-policy sometimes set fail sometimes
 bad_input top-bad-count many top many
+# A keyword given twice is refused by name, never the last one silently kept.
+bad_input twice-src '"src" given twice' rule add r1 src 198.18.0.0/24 src 198.18.1.0/24 limit 10pps
+bad_input twice-dport '"dport" given twice' rule add r1 dport 53 dport 54 limit 10pps
+bad_input twice-proto '"proto" given twice' rule add r1 proto udp proto tcp limit 10pps
+bad_input twice-action '"action" given twice' rule add r1 limit 10pps action drop action dry-run
+bad_input twice-burst '"burst" given twice' rule add r1 limit 10pps burst 5 burst 6
+bad_input twice-per '"per" given twice' rule add r1 limit 10pps per src per all
+# A whole family denied only when said twice.
+bad_input deny-all4 force deny add 0.0.0.0/0
+bad_input deny-all6 force deny add ::/0
+bad_input deny-junk-after frob deny add 198.18.7.0/24 frob
+bad_input rule-del-no-name NAME rule del
+bad_input rate-too-fast 1000000000000 rule add r1 limit 1000000000000pps
+bad_input byte-burst-under-a-packet "burst 1500 or more" rule add r1 limit 1mbit burst 100
+
+begin_case
+expect_ok "two limits on one rule" sl rule add two limit 10pps limit 100pps per all
+expect_ok "rule del two" sl rule del two
+expect_ok "a byte limit with a packet's burst" sl rule add bytes limit 1mbit burst 1500
+expect_ok "rule del bytes" sl rule del bytes
+expect_ok "deny add ::/0 force" sl deny add ::/0 force
+[ "$(slj deny list | jq -r '[.. | strings | select(. == "::/0")] | length')" -ge 1 ] ||
+	fail "::/0 not listed after force: $(slj deny list)"
+expect_ok "deny del ::/0" sl deny del ::/0
+end_case cli-repeats-and-force-allowed
+
+# Help asked for goes to stdout with status 0; usage after a mistake to stderr with 1.
+begin_case
+objects=$("$SLUICE" help | awk '/^Objects:/ { on = 1; next } on && NF { print $1 } on && !NF { exit }')
+[ "$(echo "$objects" | grep -c .)" -ge 15 ] || fail "sluice help lists $(echo "$objects" | grep -c .) objects"
+for o in $objects; do
+	out=$("$SLUICE" "$o" help 2>"$TMPE")
+	rc=$?
+	[ "$rc" -eq 0 ] || fail "$o help exited $rc"
+	[ -n "$out" ] || fail "$o help printed nothing on stdout"
+	[ ! -s "$TMPE" ] || fail "$o help wrote to stderr: $(head -1 "$TMPE")"
+done
+for o in attach rule deny shed check; do
+	out=$("$SLUICE" "$o" 2>"$TMPE")
+	rc=$?
+	[ "$rc" -eq 1 ] && [ -z "$out" ] && grep -q Usage "$TMPE" ||
+		fail "$o without arguments: status $rc, stdout \"$out\""
+done
+end_case cli-help-on-stdout
 
 # Rule capacity: 64 rules fit (with "base"), the next is refused whole.
 begin_case
@@ -184,6 +231,10 @@ slj stats interval 0 | jq -e 'has("interval_s") | not' >/dev/null || fail "inter
 frames=$(timeout -s INT 3 "$SLUICE" -j --bpffs "$ROOT" top live 0.5 2>/dev/null |
 	jq -c .limited | grep -c .)
 [ "$frames" -ge 2 ] || fail "top live gave $frames frames in 3 s"
+# Into a pipe the text view has no screen-clearing codes: frames follow one another.
+timeout -s INT 3 "$SLUICE" --bpffs "$ROOT" top live 0.5 >"$TMPE" 2>/dev/null
+grep -q $'\033' "$TMPE" && fail "top live wrote control codes into a pipe"
+[ "$(grep -c 'sources limited' "$TMPE")" -ge 2 ] || fail "top live into a pipe: $(head -3 "$TMPE")"
 frames=$(timeout -s INT 3 "$SLUICE" -j --bpffs "$ROOT" stats live 0.5 2>/dev/null |
 	jq -c .interval_s | grep -c .)
 [ "$frames" -ge 2 ] || fail "stats live gave $frames frames in 3 s"

@@ -722,6 +722,15 @@ static void add_cidr(struct load *ld, struct sl_cidr **arr, int *nr, int *cap,
 	(*arr)[(*nr)++] = *c;
 }
 
+/*
+ * A /0 deny drops a whole family, the host's own clients included: never
+ * from a file the daemon reloads on every change. (`sluice deny add CIDR
+ * force` can, by hand.)
+ */
+#define DENY_ALL_MSG "deny %s would drop every IPv%d packet, this host's own traffic " \
+		     "included; a config never denies a whole family ('sluice deny add " \
+		     "CIDR force' does, by hand)"
+
 static void load_cidrs(struct load *ld, const yaml_node_t *n, const char *what,
 		       struct sl_cidr **arr, int *nr, int *cap)
 {
@@ -738,6 +747,8 @@ static void load_cidrs(struct load *ld, const yaml_node_t *n, const char *what,
 			continue;
 		if (parse_cidr(s, &c))
 			err_at(ld, v->start_mark, "invalid CIDR \"%s\"", s);
+		else if (c.plen == 0 && !strncmp(what, "deny", 4))
+			err_at(ld, v->start_mark, DENY_ALL_MSG, s, c.family);
 		else
 			add_cidr(ld, arr, nr, cap, &c);
 	}
@@ -799,6 +810,10 @@ static void read_deny_file(struct load *ld, const char *path, yaml_mark_t at)
 		if (e == s)
 			continue;
 		*e = '\0';
+		if (!parse_cidr(s, &c) && c.plen == 0) {
+			err_file(ld, path, lineno, s - line + 1, DENY_ALL_MSG, s, c.family);
+			continue;
+		}
 		if (!parse_cidr(s, &c)) {
 			add_cidr(ld, &cfg->deny, &cfg->nr_deny, &ld->cap_deny, &c);
 			continue;
@@ -1564,7 +1579,7 @@ void sl_cfg_free(struct sl_cfg *cfg)
 
 static void usage_check(void)
 {
-	fprintf(stderr,
+	fprintf(sl_usage_out(),
 		"Usage: sluice check FILE\n"
 		"Validate a config file without applying anything: every error is printed as\n"
 		"FILE:LINE:COLUMN: reason, and the exit status is 0 only for a valid file.\n"

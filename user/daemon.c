@@ -761,7 +761,7 @@ static bool config_changed(struct daemon *d)
 
 static void usage_run(void)
 {
-	fprintf(stderr,
+	fprintf(sl_usage_out(),
 		"Usage: sluice run --config FILE\n"
 		"  Apply FILE, then stay in the foreground: reload on SIGHUP and when FILE\n"
 		"  changes, log sources as they get limited, serve metrics. SIGTERM/SIGINT\n"
@@ -791,6 +791,10 @@ int do_run(int argc, char **argv)
 			usage_run();
 			return c == 'h' ? 0 : -EINVAL;
 		}
+	}
+	if (opts.help) {
+		usage_run();
+		return 0;
 	}
 	if (!d.cfg_path || optind != argc) {
 		if (optind < argc)

@@ -18,11 +18,11 @@ struct lpm_key {
 
 static void usage_list(const char *what)
 {
-	fprintf(stderr,
-		"Usage: sluice %s add CIDR\n"
+	fprintf(sl_usage_out(),
+		"Usage: sluice %s add CIDR%s\n"
 		"       sluice %s del CIDR\n"
 		"       sluice %s list\n"
-		"%s\n", what, what, what,
+		"%s\n", what, !strcmp(what, "deny") ? " [force]   (force: a /0, every source)" : "", what, what,
 		!strcmp(what, "deny") ? "Sources in a denied prefix are dropped before any rule."
 				      : "Sources in an allowed prefix bypass every limit "
 					"(the deny list still applies).");
@@ -126,12 +126,20 @@ static int do_list(const char *what, int argc, char **argv)
 		usage_list(what);
 		return -EINVAL;
 	}
-	if (argc != 2) {
+	if (argc != 2 && !(argc == 3 && !strcmp(argv[2], "force"))) {
+		if (argc > 2)
+			pr_err("unexpected \"%s\" after the CIDR", argv[2]);
 		usage_list(what);
 		return -EINVAL;
 	}
 	if (parse_cidr(argv[1], &c)) {
 		pr_err("invalid CIDR \"%s\"", argv[1]);
+		return -EINVAL;
+	}
+	/* A /0 deny drops every packet of its family: the host's own clients too. */
+	if (deny && add && c.plen == 0 && argc != 3) {
+		pr_err("deny add %s drops every IPv%d packet, this host's own traffic included; "
+		       "say 'deny add %s force' if that is meant", argv[1], c.family, argv[1]);
 		return -EINVAL;
 	}
 	key.plen = c.plen;

@@ -150,6 +150,10 @@ int main(int argc, char **argv)
 		pr_err("unknown object \"%s\" (try 'sluice help')", argv[optind]);
 		return 1;
 	}
+	/* `sluice OBJECT help` (or -h, --help): its usage is the answer, on stdout. */
+	opts.help = optind + 1 < argc && (!strcmp(argv[optind + 1], "help") ||
+					  !strcmp(argv[optind + 1], "-h") ||
+					  !strcmp(argv[optind + 1], "--help"));
 	err = match->fn(argc - optind - 1, argv + optind + 1);
 	return err ? 1 : 0;
 }

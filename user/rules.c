@@ -23,7 +23,7 @@
 
 static void usage_rule(void)
 {
-	fprintf(stderr,
+	fprintf(sl_usage_out(),
 		"Usage: sluice rule add NAME [MATCH...] LIMIT [LIMIT...] [action drop|dry-run]\n"
 		"LIMIT := limit RATE [burst N] [per KEY] [algo ALGO] | conns N [per KEY]\n"
 		"       sluice rule del NAME\n"
@@ -72,6 +72,9 @@ static const char *const algo_names[] = {
 	[SLUICE_ALGO_CONNS] = "conns",
 };
 
+/* The smallest burst of a byte token bucket: one full-size packet's IP length. */
+#define SL_MIN_BYTE_BURST 1500
+
 /* Fill the derived fields of a limit: interval, tolerance, masks. */
 static int limit_finish(struct sluice_limit *l, bool burst_set, struct sl_perr *pe, int word)
 {
@@ -93,11 +96,35 @@ static int limit_finish(struct sluice_limit *l, bool burst_set, struct sl_perr *
 		if (l->cost == SLUICE_COST_BYTE && l->burst < 1500)
 			l->burst = 1500;
 	}
+	/*
+	 * A byte limit charges a packet its IP length: with a burst under one
+	 * full-size packet (1500 bytes at the usual MTU) such a packet could
+	 * never pass.
+	 */
+	if (l->algo == SLUICE_ALGO_GCRA && l->cost == SLUICE_COST_BYTE && burst_set &&
+	    l->burst < SL_MIN_BYTE_BURST)
+		return perr(pe, word, -EINVAL, "burst %llu is smaller than one full-size packet: "
+			    "a byte limit charges each packet its IP length, %u bytes at a 1500 "
+			    "MTU, which could never pass (burst %u or more)",
+			    (unsigned long long)l->burst, SL_MIN_BYTE_BURST, SL_MIN_BYTE_BURST);
 	l->interval_fp = sl_gcra_interval_per(l->rate, l->period_ms);
+	if (!l->interval_fp)
+		return perr(pe, word, -ERANGE, "rate out of range: %llu %s per %u ms is too fast "
+			    "to meter (a packet every nanosecond at most) or the period too long",
+			    (unsigned long long)l->rate,
+			    l->cost == SLUICE_COST_BYTE ? "bytes" : "packets",
+			    l->period_ms ? l->period_ms : 1000);
 	l->tolerance = sl_gcra_tolerance(l->interval_fp, l->burst, l->cost);
-	if (!l->interval_fp || !l->tolerance)
-		return perr(pe, word, -ERANGE, "burst %llu at this rate is out of range",
-			    (unsigned long long)l->burst);
+	if (!l->tolerance) {
+		if (burst_set)
+			return perr(pe, word, -ERANGE, "burst %llu at this rate is out of range",
+				    (unsigned long long)l->burst);
+		return perr(pe, word, -ERANGE, "rate out of range: %llu %s per %u ms needs a "
+			    "burst (by default one period of the rate) too large to meter",
+			    (unsigned long long)l->rate,
+			    l->cost == SLUICE_COST_BYTE ? "bytes" : "packets",
+			    l->period_ms ? l->period_ms : 1000);
+	}
 	return 0;
 }
 
@@ -145,9 +172,19 @@ static int parse_per(int argc, char **argv, int *i, struct sluice_limit *l, stru
  */
 int sl_rule_parse(int argc, char **argv, struct sluice_rule *r, char *name, struct sl_perr *pe)
 {
+	/*
+	 * Every keyword but limit and conns may come once per rule (algo,
+	 * burst and per once per limit): a second one is refused by name, as
+	 * the config refuses a repeated key, never silently the last one kept.
+	 */
+	static const char *const once_rule[] = { "family", "proto", "dport", "src", "tcp-flags",
+						 "icmp-type", "class", "action" };
+	static const char *const once_limit[] = { "algo", "burst", "per" };
+	unsigned int seen_rule = 0, seen_limit = 0;
 	struct sluice_limit *l = NULL;
 	bool burst_set = false;
 	int i, err, limit_word = 0;
+	size_t k;
 	uint64_t v;
 
 	memset(r, 0, sizeof(*r));
@@ -170,6 +207,22 @@ int sl_rule_parse(int argc, char **argv, struct sluice_rule *r, char *name, stru
 		/* Every keyword but the "per" key list takes exactly one value. */
 		if (!val)
 			return perr(pe, i, -EINVAL, "\"%s\" needs a value", w);
+		for (k = 0; k < ARRAY_SIZE(once_rule); k++) {
+			if (strcmp(w, once_rule[k]))
+				continue;
+			if (seen_rule & (1u << k))
+				return perr(pe, i, -EINVAL, "\"%s\" given twice in rule %s (each "
+					    "match, class and action once)", w, name);
+			seen_rule |= 1u << k;
+		}
+		for (k = 0; l && k < ARRAY_SIZE(once_limit); k++) {
+			if (strcmp(w, once_limit[k]))
+				continue;
+			if (seen_limit & (1u << k))
+				return perr(pe, i, -EINVAL, "\"%s\" given twice in one limit of rule "
+					    "%s", w, name);
+			seen_limit |= 1u << k;
+		}
 		if (!strcmp(w, "limit") || !strcmp(w, "conns")) {
 			bool conns = !strcmp(w, "conns");
 			uint64_t rate;
@@ -183,6 +236,7 @@ int sl_rule_parse(int argc, char **argv, struct sluice_rule *r, char *name, stru
 					    SLUICE_MAX_LIMITS);
 			l = &r->limits[r->nr_limits++];
 			limit_word = i + 1;
+			seen_limit = 0;
 			burst_set = false;
 			l->plen4 = 32;
 			l->plen6 = 64;
@@ -634,6 +688,7 @@ static int rule_change(int argc, char **argv, bool add)
 		}
 	} else {
 		if (argc != 1) {
+			pr_err(argc ? "rule del takes one NAME" : "rule del needs the NAME of a rule");
 			usage_rule();
 			return -EINVAL;
 		}

@@ -369,7 +369,7 @@ int sl_shed_step_once(const struct sl_maps *m, const struct sl_cfg *cfg, struct 
 
 static void usage_shed(void)
 {
-	fprintf(stderr,
+	fprintf(sl_usage_out(),
 		"Usage: sluice shed status\n"
 		"       sluice shed off | on\n"
 		"       sluice shed set S\n"

@@ -17,8 +17,14 @@ struct sl_opts {
 	bool json;
 	bool pretty;
 	bool debug;
+	bool help;		/* `sluice OBJECT help`: usage is what was asked for */
 };
 extern struct sl_opts opts;
+/* Where usage goes: stdout when help was asked for, else stderr (a mistake). */
+static inline FILE *sl_usage_out(void)
+{
+	return opts.help ? stdout : stderr;
+}
 
 /* Logging: to stderr; an error in JSON mode is {"error": "..."} on stdout. */
 void pr_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

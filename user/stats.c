@@ -10,6 +10,7 @@
 #include <time.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "sluice_user.h"
@@ -177,12 +178,21 @@ static bool live_sleep(double interval)
 
 /*
  * In text mode each frame of a live view starts on a cleared screen, like
- * top(1); in JSON mode each frame is one line (JSON Lines).
+ * top(1), when stdout is a terminal; into a pipe or file the frames follow
+ * one another after a blank line, with no control codes. In JSON mode each
+ * frame is one line (JSON Lines).
  */
 static void live_frame(void)
 {
-	if (!opts.json)
+	static bool first = true;
+
+	if (opts.json)
+		return;
+	if (isatty(STDOUT_FILENO))
 		fputs("\033[H\033[2J", stdout);
+	else if (!first)
+		fputs("\n", stdout);
+	first = false;
 }
 
 /* Parse "interval SECS" / "live [SECS]" style numbers: 0.1 .. 3600 s. */
@@ -225,7 +235,7 @@ int do_stats(int argc, char **argv)
 		} else {
 			if (strcmp(argv[i], "help"))
 				pr_err("unknown stats argument \"%s\"", argv[i]);
-			fprintf(stderr,
+			fprintf(sl_usage_out(),
 				"Usage: sluice stats [interval SECS] [live [SECS]]\n"
 				"  global counters and per-rule passed/dropped/would-drop packets and\n"
 				"  bytes, with rates per second measured over SECS (default 1;\n"
@@ -364,17 +374,30 @@ static void print_row(const struct sluice_ruleset *rs, const struct top_row *row
 	const struct sluice_rule *r = &rs->rules[row->rule];
 	const struct sluice_limit *l = &r->limits[row->key.limit % SLUICE_MAX_LIMITS];
 	__u64 refill = 0, left;
-	char src[64];
+	char src[64], what[64];
 
 	if (row->key.family == 0)
 		snprintf(src, sizeof(src), "all");
 	else
 		format_cidr(row->key.family, row->key.addr, row->key.plen, src, sizeof(src));
 	left = remaining(l, &row->st, now, &refill);
+	/* The limit by what it says ("src/24 100pps"), not by its index. */
+	{
+		char rate[40];
+
+		format_rate_per(l->rate, l->cost, l->period_ms, rate, sizeof(rate));
+		if (l->key == SLUICE_KEY_ALL)
+			snprintf(what, sizeof(what), "all %s", rate);
+		else if (row->key.family == 6)
+			snprintf(what, sizeof(what), "src6/%u %s", l->plen6, rate);
+		else
+			snprintf(what, sizeof(what), "src/%u %s", l->plen4, rate);
+	}
 	open_object(NULL);
 	print_str("source", "%-44s", src);
 	print_str("rule", " %-16s", rs->names[row->rule]);
-	print_u64("limit", " %5llu", row->key.limit);
+	print_str("limit", " %-22s", what);
+	print_u64("limit_index", NULL, row->key.limit);
 	print_u64("drops", " %12llu", row->st.drops);
 	print_u64("tokens", " %10llu", left);
 	print_str("unit", NULL, l->cost == SLUICE_COST_PKT ? "packets" : "bytes");
@@ -495,11 +518,12 @@ static int top_once(const struct sl_maps *m, const struct sluice_ruleset *rs, in
 		qsort(rows.v, rows.n, sizeof(*rows.v), cmp_rows);
 	out_begin();
 	print_u64("limited", "%llu sources limited in the last 10 s", rows.n);
-	print_u64("key_capacity", " (buckets: capacity %llu)\n",
-		  (__u64)info.max_entries * SLUICE_WAYS);
+	open_object("keys");
+	print_u64("capacity", " (buckets: capacity %llu)\n", (__u64)info.max_entries * SLUICE_WAYS);
+	close_object();
 	open_array("sources");
 	if (rows.n)
-		print_text("%-44s %-16s %5s %12s %10s %10s %8s\n", "source", "rule", "limit",
+		print_text("%-44s %-16s %-22s %12s %10s %10s %8s\n", "source", "rule", "limit",
 			   "drops", "tokens", "refill ms", "last s");
 	for (i = 0; i < rows.n && i < limit; i++)
 		print_row(rs, &rows.v[i], now);
@@ -529,7 +553,7 @@ int do_top(int argc, char **argv)
 			if (a + 1 < argc && !parse_secs(argv[a + 1], &interval))
 				a++;
 		} else if (!strcmp(argv[a], "help")) {
-			fprintf(stderr, "Usage: sluice top [N] [rule NAME] [live [SECS]]\n"
+			fprintf(sl_usage_out(), "Usage: sluice top [N] [rule NAME] [live [SECS]]\n"
 					"  the N (default 10) sources refused most that were "
 					"refused in the last 10 s;\n"
 					"  live: refresh every SECS (default 1) until Ctrl-C\n");
@@ -614,9 +638,9 @@ int do_disable(int argc, char **argv)
 
 	(void)argv;
 	if (argc) {
-		fprintf(stderr, "Usage: sluice disable\n"
+		fprintf(sl_usage_out(), "Usage: sluice disable\n"
 				"  kill switch: pass everything, still count what would be dropped\n");
-		return -EINVAL;
+		return opts.help && argc == 1 ? 0 : -EINVAL;
 	}
 	err = config_change(set_disabled, &one);
 	if (!err)
@@ -631,8 +655,8 @@ int do_enable(int argc, char **argv)
 
 	(void)argv;
 	if (argc) {
-		fprintf(stderr, "Usage: sluice enable\n");
-		return -EINVAL;
+		fprintf(sl_usage_out(), "Usage: sluice enable\n  undo disable\n");
+		return opts.help && argc == 1 ? 0 : -EINVAL;
 	}
 	err = config_change(set_disabled, &zero);
 	if (!err)
@@ -678,7 +702,7 @@ int do_set(int argc, char **argv)
 		if (argc >= 1 && strcmp(argv[0], "help") && strcmp(argv[0], "fail") &&
 		    strcmp(argv[0], "malformed"))
 			pr_err("unknown setting \"%s\"", argv[0]);
-		fprintf(stderr, "Usage: sluice set fail open|closed\n"
+		fprintf(sl_usage_out(), "Usage: sluice set fail open|closed\n"
 				"       sluice set malformed drop|pass\n"
 				"  fail       what an internal fault (e.g. a full table) does to the "
 				"packet\n"
