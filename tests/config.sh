@@ -99,6 +99,17 @@ colour: blue
 EOF
 expect_errors unknown-key-top unknown-top.yaml 'unknown-top.yaml:2:1|unknown key "colour"'
 
+# A whole family denied, inline or in a deny file: never from a config.
+printf 'deny: [ "198.18.0.0/15", "0.0.0.0/0" ]\ndeny-files: [ all6.txt ]\nrules:\n  - { name: a, limits: [ { rate: 10pps } ] }\n' >"$T/denyall.yaml"
+printf '# everything\n::/0\n' >"$T/all6.txt"
+expect_errors deny-whole-family denyall.yaml \
+	'denyall.yaml:1:26|deny 0.0.0.0/0 would drop every IPv4 packet' \
+	'all6.txt:2:1|deny ::/0 would drop every IPv6 packet'
+# A byte limit whose burst is under one full-size packet could never pass one.
+printf 'rules:\n  - { name: a, limits: [ { rate: 1mbit, burst: 100 } ] }\n' >"$T/smallburst.yaml"
+expect_errors byte-burst-under-a-packet smallburst.yaml \
+	'smallburst.yaml:2:34|burst 100 is smaller than one full-size packet'
+
 cat >"$T/unknown-rule.yaml" <<'EOF'
 rules:
   - name: dns
