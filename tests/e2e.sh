@@ -120,6 +120,11 @@ echo "$top" | jq -e '.sources[] | select(.source == "198.18.0.2/32" and .drops >
 	>/dev/null || fail "top does not show 198.18.0.2: $top"
 echo "$top" | jq -e '.sources[] | select(.source == "198.18.0.4/32")' >/dev/null &&
 	fail "top shows the well-behaved 198.18.0.4"
+# Each row names its limit by what it says, in JSON and in text.
+lim=$(echo "$top" | jq -r '.sources[] | select(.source == "198.18.0.2/32") | .limit')
+[ "$lim" == "src/32 200pps" ] || fail "top names the limit \"$lim\", want \"src/32 200pps\""
+sl top | grep -E '^198\.18\.0\.2/32 +persrc +src/32 200pps ' >/dev/null ||
+	fail "text top: $(sl top | sed -n 2,3p | tr '\n' ' ')"
 sl rule del persrc >/dev/null
 end_case e2e-per-source
 
