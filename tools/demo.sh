@@ -56,13 +56,19 @@ say "3. Traffic for ${SECS}s; a receiver counts what arrives per source"
 ip netns exec "$SRV" "$BUILD/slsink" --listen 198.18.0.1 --port 5353 --duration $((SECS + 5)) \
 	--idle 2 >"/tmp/$TAG.sink" &
 sleep 0.3
+start=$EPOCHREALTIME
 ip netns exec "$CLI" "$BUILD/slgen" --dst 198.18.0.1 --dport 5353 --src 198.18.0.2,198.18.0.3,198.18.0.4 \
 	--rate 50 --duration "$SECS" >/dev/null &
+polite=$!
 ip netns exec "$CLI" "$BUILD/slgen" --dst 198.18.0.1 --dport 5353 --src 198.18.0.66 \
 	--rate 2000 --duration "$SECS" >/dev/null &
-for t in $(seq 1 $((SECS / 2))); do
+abusive=$!
+# A snapshot every 2 s while the senders run, each labelled with the time
+# since they started as read when it is taken (printing takes time too).
+while kill -0 "$polite" 2>/dev/null || kill -0 "$abusive" 2>/dev/null; do
 	sleep 2
-	say "   t=$((t * 2))s  sluice top"
+	kill -0 "$polite" 2>/dev/null || kill -0 "$abusive" 2>/dev/null || break
+	say "   t=$(awk -v a="$start" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }')s  sluice top"
 	sl top 5
 	sl -j stats | jq -r '.rules[] | "   rule \(.name): passed \(.passed_packets), dropped \(.dropped_packets)"'
 done
