@@ -24,6 +24,7 @@ suites=(
 	tests/cli.sh
 	tests/config.sh
 	tests/e2e.sh
+	tests/offload.sh
 	tests/daemon.sh
 	tests/metrics.sh
 	tests/shed.sh
