@@ -61,14 +61,15 @@ USER_OBJS := $(patsubst user/%.c,$(OUT)/user/%.o,$(USER_SRCS))
 #          tests/fuzz.sh), libcap2-bin (capsh decodes the daemon's
 #          capabilities), the benchmark's competitors for
 #          tests/bench_smoke.sh, and qemu-system-x86 and cpio, which boot
-#          Debian 12's own kernel for tests/kernels.sh
+#          Debian 12's own kernel for tests/kernels.sh, and groff-base
+#          (tests/docs.sh renders the man pages)
 # promtool (Prometheus's metrics linter) is unpacked from Debian's
 # prometheus package into $(OUT)/deps/bin without installing the package,
 # whose server would start on :9090.
 BUILD_PKGS := clang gcc make libbpf-dev bpftool libelf-dev libcap-dev libyaml-dev libmnl-dev \
 	      libmicrohttpd-dev
 TEST_PKGS  := iproute2 jq curl valgrind libclang-rt-14-dev libcap2-bin nftables iptables ethtool \
-	      qemu-system-x86 cpio
+	      qemu-system-x86 cpio groff-base
 DEPS_PKGS  := $(BUILD_PKGS)
 DEPS_BIN   := $(OUT)/deps/bin
 
@@ -77,7 +78,8 @@ DEPS_BIN   := $(OUT)/deps/bin
 .PHONY: all deps test-deps test demo plot-shed clean install fuzz soak
 
 PREFIX ?= /usr/local
-# The binary, the example config (kept if one is there) and the systemd unit.
+# The binary, the example config (kept if one is there), the systemd unit,
+# the man pages sluice(8) and sluice.yaml(5) and the bash completion.
 install: all
 	install -D -m 0755 $(OUT)/sluice $(DESTDIR)$(PREFIX)/sbin/sluice
 	install -d -m 0700 $(DESTDIR)/etc/sluice
@@ -86,6 +88,10 @@ install: all
 	[ -e $(DESTDIR)/etc/sluice/deny.txt ] || \
 		install -m 0600 etc/deny.txt $(DESTDIR)/etc/sluice/deny.txt
 	install -D -m 0644 etc/sluice.service $(DESTDIR)/etc/systemd/system/sluice.service
+	install -D -m 0644 docs/man/sluice.8 $(DESTDIR)$(PREFIX)/share/man/man8/sluice.8
+	install -D -m 0644 docs/man/sluice.yaml.5 $(DESTDIR)$(PREFIX)/share/man/man5/sluice.yaml.5
+	install -D -m 0644 etc/bash-completion/sluice \
+		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/sluice
 
 all: $(OUT)/sluice $(OUT)/slgen $(OUT)/slsink $(OUT)/sllisten
 

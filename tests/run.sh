@@ -22,6 +22,7 @@ suites=(
 	"$BUILD/tests/bpf_limits"
 	"$BUILD/tests/bpf_hostile"
 	tests/cli.sh
+	tests/docs.sh
 	tests/config.sh
 	tests/e2e.sh
 	tests/offload.sh
