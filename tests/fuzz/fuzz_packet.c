@@ -123,6 +123,14 @@ static int ref_ip6(const struct ref *r, size_t l3, size_t l3_len, struct sl_pkt 
 	if (!have(r, l3, 40) || r->f[l3] >> 4 != 6)
 		return SL_PARSE_MALFORMED;
 	left = be16(r, l3 + 4);
+	/* Payload length 0: valid only with No Next Header (no GSO here). */
+	if (left == 0 && r->f[l3 + 6] == 59) {
+		p->family = 6;
+		memcpy(p->saddr, r->f + l3 + 8, 16);
+		p->len = 40;
+		p->proto = 59;
+		return SL_PARSE_IP;
+	}
 	if (left == 0 || 40 + left > l3_len)
 		return SL_PARSE_MALFORMED;
 	p->family = 6;
@@ -428,7 +436,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	if (res == SL_PARSE_IP) {
 		if ((p.family != 4 && p.family != 6) || p.len > n - l2 ||
-		    p.len < (p.family == 4 ? 20u : 41u))
+		    p.len < (p.family == 4 ? 20u : p.proto == 59 ? 40u : 41u))
 			FAIL("family %u len %u in a %zu-byte frame (L2 %zu)", p.family, p.len, n,
 			     l2);
 		if (p.flags & ~(SL_PKT_L4 | SL_PKT_PORTS | SL_PKT_FRAG | SL_PKT_ND))
