@@ -34,6 +34,11 @@ sl() { in_ns "$RCV" "$SLUICE" --bpffs "$ROOT" "$@"; }
 slj() { in_ns "$RCV" "$SLUICE" -j --bpffs "$ROOT" "$@"; }
 PORT=5001
 sl attach ofr0 mode tc >/dev/null || { not_ok offload-setup "attach in tc mode"; exit 1; }
+# The sender's TCP sizes its super-packets by its pacing rate, which a busy
+# machine lowers; at least 64 segments each (when that much is queued)
+# keeps them large whatever else runs.
+in_ns "$SND" sysctl -qw net.ipv4.tcp_min_tso_segs=64 ||
+	{ not_ok offload-setup "cannot set tcp_min_tso_segs"; exit 1; }
 
 # send ADDR BYTES: one TCP transfer of BYTES zeros to ADDR:PORT, from SND,
 # into slserve (which reads and discards); 0 if every byte was written.
