@@ -43,7 +43,10 @@ ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
 COMMON_CFLAGS := -O2 -g -Wall -Wextra -Werror -Iinclude -I$(OUT)
 USER_CFLAGS   := $(COMMON_CFLAGS) -std=gnu11 -D_GNU_SOURCE -DSLUICE_VERSION='"$(VERSION)"' \
 		 -Wno-missing-field-initializers $(EXTRA_CFLAGS)
-USER_LDLIBS   := -lbpf -lelf -lz -lcap -lyaml -lmicrohttpd -lmnl -lm $(EXTRA_LDFLAGS)
+# libbpf linked statically (Debian's libbpf-dev ships the archive): the
+# binary then runs where the distribution's libbpf is older (Ubuntu 22.04
+# has 0.5) or missing; the rest are stable C libraries every distribution has.
+USER_LDLIBS   := -l:libbpf.a -lelf -lz -lcap -lyaml -lmicrohttpd -lmnl -lm $(EXTRA_LDFLAGS)
 BPF_CFLAGS    := -O2 -g -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
 		 -Iinclude -Ibpf -I$(OUT)
 
@@ -162,7 +165,7 @@ $(OUT)/shedplot: tools/shedplot.c include/sluice.h include/sluice_shed.h | $(OUT
 # docs/bench-*.png; BENCH_ARGS goes to tools/bench/bench.sh (--help).
 BENCH_PKGS := nftables iptables gnuplot-nox ethtool
 BENCH_BPF  := $(patsubst tools/bench/%.bpf.c,$(OUT)/bench/%.bpf.o,$(wildcard tools/bench/*.bpf.c))
-BENCH_BINS := $(OUT)/bench/progcost $(OUT)/bench/slflood $(OUT)/bench/slrr
+BENCH_BINS := $(OUT)/bench/progcost $(OUT)/bench/slflood $(OUT)/bench/slrr $(OUT)/bench/vstats
 .PHONY: bench bench-build bench-deps
 
 $(OUT)/bench:
@@ -180,6 +183,11 @@ $(OUT)/bench/%.skel.h: $(OUT)/bench/%.bpf.o
 $(OUT)/bench/progcost: tools/bench/progcost.c $(SKELS) $(OUT)/bench/prims.skel.h | $(OUT)/bench
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(USER_CFLAGS) -I$(OUT)/bench $< -o $@ $(USER_LDLIBS)
+
+# The verifier's headroom per program on the running kernel.
+$(OUT)/bench/vstats: tools/bench/vstats.c $(SKELS) user/kernel_features.h | $(OUT)/bench
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(USER_CFLAGS) $< -o $@ $(USER_LDLIBS)
 
 $(OUT)/bench/slflood: tools/bench/slflood.c tools/toolutil.h $(OUT)/bench/slflood.skel.h
 	$(call msg,CC,$@)

@@ -24,6 +24,12 @@ const volatile __u32 clock_mode = SLUICE_CLOCK_AUTO;	/* enum sluice_clock */
  * verifier skip the helper's call as dead code.
  */
 const volatile __u32 has_frags = 1;
+/*
+ * The kernel has bpf_loop (Linux 5.17). Without it (set by the loader from
+ * a probe) the rules are walked by a bounded loop in a global function
+ * instead, and the verifier never sees a bpf_loop call.
+ */
+const volatile __u32 has_bpf_loop = 1;
 
 /* Ticks per second, from the kernel's config; 0 if libbpf could not read it. */
 extern const int CONFIG_HZ __kconfig __weak;
@@ -376,13 +382,6 @@ static __always_inline void note_drop(struct sluice_state *st, __u64 now,
 }
 
 /*
- * Limit li of rule r under ev->op. Returns 1 to go on, 0 to stop the walk
- * (a refusal, a fault, or the end of a refund).
- *
- * A global function: the verifier checks it once, not once per rule and
- * limit, which keeps the program far below the complexity limit.
- */
-/*
  * One limit's verdict on a bucket state (word, aux) for a packet of cost
  * at now: 1 and the state after charging it, or 0.
  */
@@ -477,23 +476,48 @@ static __always_inline struct sluice_way *state_scan(struct sluice_set *set,
  * charge. The way is claimed by a compare-and-swap of its first key word
  * (from what the scan saw) to SLUICE_WAY_BUSY, filled in, and published by
  * a second one (a full barrier), so no reader ever matches a half-written
- * key. 0 when another CPU changed the way first.
+ * key.
+ *
+ * Two CPUs that meet the same new key at once must not each claim a way
+ * for it (each would then admit a fresh bucket's worth). So after its
+ * claim a CPU looks at the set's other ways: if one holds k, or is being
+ * claimed by someone else, it hands its way back untouched and says so.
+ * Both claims are full barriers and each CPU looks only after its own, so
+ * of two racing claimants at least one sees the other (both may back off;
+ * the caller scans again). 0 when the way was lost or handed back.
  */
-static __always_inline int state_claim(struct sluice_way *victim, __u64 seen,
-				       const struct sluice_key *k, __u64 tat, __u64 aux,
-				       __u64 idle_at)
+static __always_inline int state_claim(struct sluice_set *set, struct sluice_way *victim,
+				       __u64 seen, const struct sluice_key *k, __u64 tat,
+				       __u64 aux, __u64 idle_at)
 {
+	__u64 k0 = key_word(k, 0), k1 = key_word(k, 1), k2 = key_word(k, 2);
+	__u32 i;
+
 	if (!victim ||
 	    __sync_val_compare_and_swap(way_word(victim, 0), seen, SLUICE_WAY_BUSY) != seen)
 		return 0;
+	for (i = 0; i < SLUICE_WAYS; i++) {
+		struct sluice_way *w = &set->way[i];
+		__u64 w0;
+
+		if (w == victim)
+			continue;
+		w0 = READ_ONCE(*way_word(w, 0));
+		if (w0 == SLUICE_WAY_BUSY ||
+		    (w0 == k0 && *way_word(w, 1) == k1 && *way_word(w, 2) == k2)) {
+			/* Nothing of the way was written yet: its old key is whole. */
+			__sync_val_compare_and_swap(way_word(victim, 0), SLUICE_WAY_BUSY, seen);
+			return 0;
+		}
+	}
 	victim->st.tat = tat;
 	victim->st.aux = aux;
 	victim->st.drops = 0;
 	victim->st.last_drop = 0;
 	victim->idle_at = idle_at;
-	*way_word(victim, 1) = key_word(k, 1);
-	*way_word(victim, 2) = key_word(k, 2);
-	__sync_val_compare_and_swap(way_word(victim, 0), SLUICE_WAY_BUSY, key_word(k, 0));
+	*way_word(victim, 1) = k1;
+	*way_word(victim, 2) = k2;
+	__sync_val_compare_and_swap(way_word(victim, 0), SLUICE_WAY_BUSY, k0);
 	return 1;
 }
 
@@ -552,9 +576,13 @@ static __always_inline int conns_op(struct sl_eval *ev, const struct sluice_rule
 	return !c || READ_ONCE(c->count) < l->rate;
 }
 
+/* sl_limit_op: a new key's way was lost to another CPU; run the limit again. */
+#define SL_LIMIT_AGAIN	2
+
 /*
  * Limit li of rule r under ev->op. Returns 1 to go on, 0 to stop the walk
- * (a refusal, a fault, or the end of a refund).
+ * (a refusal, a fault, or the end of a refund), SL_LIMIT_AGAIN to be run
+ * again.
  *
  * A global function: the verifier checks it once, not once per rule and
  * limit, which keeps the program far below the complexity limit.
@@ -624,21 +652,15 @@ __noinline int sl_limit_op(struct sl_eval *ev, const struct sluice_rule *r, __u3
 		/* A new bucket starts full (an empty window): this packet is its first charge. */
 		if (!set || !meter(l, 0, 0, now, cost, &next, &next_aux))
 			return 0;
-		if (state_claim(victim, seen, &key, next, next_aux, idle_at(l, next))) {
-			ev->charged++;
-			return 1;
-		}
 		/*
-		 * Another CPU claimed the way first, perhaps for this very
-		 * key. If the key is there now, charge it; if not, the packet
-		 * is admitted as its full bucket would admit it, uncharged.
+		 * A claim lost or handed back means another CPU was creating
+		 * a key in this set, perhaps this one: the caller runs this
+		 * limit again, which finds the key if it is there now.
 		 */
-		way = state_scan(set, &key, &victim, &seen);
-		if (!way) {
-			ev->charged++;
-			return 1;
-		}
-		st = &way->st;
+		if (!state_claim(set, victim, seen, &key, next, next_aux, idle_at(l, next)))
+			return SL_LIMIT_AGAIN;
+		ev->charged++;
+		return 1;
 	}
 	/* The state is shared by every CPU: compare-and-swap, bounded retry. */
 	for (i = 0; i < SL_CAS_TRIES; i++) {
@@ -676,12 +698,12 @@ __noinline int sl_limit_op(struct sl_eval *ev, const struct sluice_rule *r, __u3
 	return 0;
 }
 
-/* bpf_loop callback: every limit of rule i in the current phase, under ev->op. */
-static long eval_rule(__u32 i, void *ctx)
+/* Every limit of rule i in the current phase, under ev->op; 1 stops the walk. */
+static __always_inline long eval_rule_at(__u32 i, struct sl_eval *ev)
 {
-	struct sl_eval *ev = ctx;
 	struct sluice_ruleset *rs;
 	const struct sluice_rule *r;
+	__u32 rs_idx = ev->rs_idx;
 	__u64 idx = i;
 	__u32 li, n;
 
@@ -694,13 +716,23 @@ static long eval_rule(__u32 i, void *ctx)
 		return 1;
 	if (!(ev->group & (1ULL << idx)))
 		return 0;
-	rs = bpf_map_lookup_elem(&sl_rulesets, &ev->rs_idx);
+	/* A key on this frame's stack: ev may be a global function's argument. */
+	rs = bpf_map_lookup_elem(&sl_rulesets, &rs_idx);
 	if (!rs)
 		return 1;
 	r = &rs->rules[idx];
 	n = r->nr_limits;
 	for (li = 0; li < SLUICE_MAX_LIMITS && li < n; li++) {
-		if (!sl_limit_op(ev, r, li)) {
+		int ret = sl_limit_op(ev, r, li);
+
+		/* Once more; a second collision is a fault (the fail policy decides). */
+		if (ret == SL_LIMIT_AGAIN)
+			ret = sl_limit_op(ev, r, li);
+		if (ret == SL_LIMIT_AGAIN) {
+			ev->fault = 1;
+			ret = 0;
+		}
+		if (!ret) {
 			if (ev->op != SL_OP_REFUND)
 				ev->refused = idx;
 			return 1;
@@ -765,6 +797,38 @@ __noinline int sl_match_rules(struct sl_eval *ev, struct sl_match *m, __u32 disa
 	return 0;
 }
 
+/* bpf_loop callback: eval_rule_at. */
+static long eval_rule(__u32 i, void *ctx)
+{
+	return eval_rule_at(i, ctx);
+}
+
+/*
+ * The rule walk without bpf_loop (kernels before 5.17): a bounded loop in a
+ * global function, so that the verifier checks its passes once, not at
+ * every call site.
+ */
+__noinline int sl_walk_rules(struct sl_eval *ev, __u32 nr)
+{
+	__u32 i;
+
+	if (!ev)
+		return 0;
+	for (i = 0; i < SLUICE_MAX_RULES && i < nr; i++)
+		if (eval_rule_at(i, ev))
+			break;
+	return 0;
+}
+
+/* eval_rule over rules 0 .. nr - 1, until one stops the walk. */
+static __always_inline void walk_rules(struct sl_eval *ev, __u32 nr)
+{
+	if (has_bpf_loop)
+		bpf_loop(nr, eval_rule, ev, 0);
+	else
+		sl_walk_rules(ev, nr);
+}
+
 /* One op over the group: aggregate buckets first, then per-source ones. */
 static __always_inline int run_op(struct sl_eval *ev, __u32 op, __u32 nr_rules,
 				  __u32 nr_limits, __u32 nr_agg)
@@ -774,7 +838,7 @@ static __always_inline int run_op(struct sl_eval *ev, __u32 op, __u32 nr_rules,
 	ev->refused = -1;
 	if (nr_agg) {
 		ev->phase = SL_PH_AGG;
-		bpf_loop(nr_rules, eval_rule, ev, 0);
+		walk_rules(ev, nr_rules);
 		if (ev->refused >= 0 || ev->fault)
 			return 0;
 	}
@@ -784,7 +848,7 @@ static __always_inline int run_op(struct sl_eval *ev, __u32 op, __u32 nr_rules,
 	 */
 	if (nr_limits > nr_agg) {
 		ev->phase = SL_PH_SRC;
-		bpf_loop(nr_rules, eval_rule, ev, 0);
+		walk_rules(ev, nr_rules);
 	}
 	return ev->refused < 0 && !ev->fault;
 }
@@ -818,7 +882,7 @@ static __always_inline int fast_src(struct sl_eval *ev, const struct sluice_rule
 		/* A new bucket starts full: this packet is its first charge. */
 		if (!sl_gcra_admit(0, now, inc, l->tolerance, &next))
 			return 0;
-		return state_claim(victim, seen, &key, next, 0, 0) ? 1 : -1;
+		return state_claim(set, victim, seen, &key, next, 0, 0) ? 1 : -1;
 	}
 	for (i = 0; i < SL_CAS_TRIES; i++) {
 		tat = READ_ONCE(way->st.tat);
@@ -1299,7 +1363,7 @@ int sluice_clock_sync(struct xdp_md *ctx)
 
 /* ---- connection limits: counting established connections ---- */
 
-/* State of one sl_sockops walk over the rules, on the stack for bpf_loop. */
+/* State of one sl_sockops walk over the rules, on the stack. */
 struct sl_conn_walk {
 	struct sl_pkt pkt;
 	__u32 rs_idx;
@@ -1307,17 +1371,18 @@ struct sl_conn_walk {
 	struct sluice_key keys[SLUICE_CONN_KEYS_PER_SOCK];
 };
 
-/* bpf_loop callback: the connection-limit keys rule i gives this connection. */
-static long conn_rule(__u32 i, void *ctx)
+/* The connection-limit keys rule i gives this connection; 1 stops the walk. */
+static __always_inline long conn_rule_at(__u32 i, struct sl_conn_walk *w)
 {
-	struct sl_conn_walk *w = ctx;
 	struct sluice_ruleset *rs;
 	const struct sluice_rule *r;
+	__u32 rs_idx = w->rs_idx;
 	__u64 idx = i;
 	__u32 li;
 
 	asm volatile("%[idx] &= %[mask]" : [idx] "+r"(idx) : [mask] "i"(SLUICE_MAX_RULES - 1));
-	rs = bpf_map_lookup_elem(&sl_rulesets, &w->rs_idx);
+	/* A key on this frame's stack: w may be a global function's argument. */
+	rs = bpf_map_lookup_elem(&sl_rulesets, &rs_idx);
 	if (!rs || i >= SLUICE_MAX_RULES)
 		return 1;
 	r = &rs->rules[idx];
@@ -1334,6 +1399,25 @@ static long conn_rule(__u32 i, void *ctx)
 		sl_make_key(r, li, l, &w->pkt, &w->keys[n]);
 		w->nr = n + 1;
 	}
+	return 0;
+}
+
+/* bpf_loop callback: conn_rule_at. */
+static long conn_rule(__u32 i, void *ctx)
+{
+	return conn_rule_at(i, ctx);
+}
+
+/* Without bpf_loop: the walk as a bounded loop in a global function (sl_walk_rules). */
+__noinline int sl_walk_conn_rules(struct sl_conn_walk *w, __u32 nr)
+{
+	__u32 i;
+
+	if (!w)
+		return 0;
+	for (i = 0; i < SLUICE_MAX_RULES && i < nr; i++)
+		if (conn_rule_at(i, w))
+			break;
 	return 0;
 }
 
@@ -1383,8 +1467,12 @@ static __always_inline void conn_established(struct bpf_sock_ops *skops)
 
 		if (!rs)
 			return;
-		bpf_loop(rs->nr_rules < SLUICE_MAX_RULES ? rs->nr_rules : SLUICE_MAX_RULES,
-			 conn_rule, &w, 0);
+		__u32 nr = rs->nr_rules < SLUICE_MAX_RULES ? rs->nr_rules : SLUICE_MAX_RULES;
+
+		if (has_bpf_loop)
+			bpf_loop(nr, conn_rule, &w, 0);
+		else
+			sl_walk_conn_rules(&w, nr);
 	}
 	if (!w.nr)
 		return;

@@ -35,6 +35,7 @@
 #include "sluice.h"
 #include "sluice_limiter.h"
 #include "sluice.skel.h"
+#include "../user/kernel_features.h"
 #include "check.h"
 #include "packet.h"
 
@@ -102,9 +103,15 @@ static inline int load_with(__u32 sets, int state_fd)
 	__u32 zero = 0;
 	int err;
 
-	skel = sluice__open();
-	if (!skel)
-		return -errno;
+	char why[256];
+
+	/* Opened as the loader opens it: SLUICE_FEATURES_OFF applies here too. */
+	skel = sl_open_for_kernel(NULL, NULL, why, sizeof(why));
+	if (!skel) {
+		err = -errno;
+		fprintf(stderr, "%s\n", why);
+		return err;
+	}
 	skel->rodata->clock_mode = SLUICE_CLOCK_MANUAL;
 	err = bpf_map__set_max_entries(skel->maps.sl_state, sets);
 	bpf_object__for_each_map(m, skel->obj)

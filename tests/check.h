@@ -18,6 +18,10 @@
 static int check_failed;	/* failures in the current case */
 static int check_total_failed;	/* cases that failed */
 static char check_msg[512];
+static const char *check_skip;	/* why the current case checked nothing, or NULL */
+
+/* The case could check nothing here: it reports skip, never ok (a failure still fails). */
+#define CHECK_SKIP(why) (check_skip = (why))
 
 #define CHECK_FAIL(...)                                                            \
 	do {                                                                       \
@@ -55,10 +59,13 @@ static char check_msg[512];
 #define RUN(f)                                                         \
 	do {                                                           \
 		check_failed = 0;                                      \
+		check_skip = NULL;                                     \
 		f();                                                   \
 		if (check_failed) {                                    \
 			check_total_failed++;                          \
 			printf("not ok - %s: %s\n", #f, check_msg);    \
+		} else if (check_skip) {                               \
+			printf("skip - %s: %s\n", #f, check_skip);     \
 		} else {                                               \
 			printf("ok - %s\n", #f);                       \
 		}                                                      \

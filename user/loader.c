@@ -30,6 +30,7 @@
 #include <bpf/libbpf.h>
 #include "sluice_user.h"
 #include "sluice.skel.h"
+#include "kernel_features.h"
 
 /* Not in the UAPI headers libbpf 1.1 ships with: tcx links (Linux 6.6). */
 #ifndef BPF_TCX_INGRESS
@@ -423,55 +424,26 @@ static int state_seed(__u64 *seed)
 }
 
 /*
- * What this kernel's BPF has, probed before loading, so that a missing
- * feature is named (with the kernel that brought it) rather than met as a
- * verifier log and EACCES; or turned off where sluice can do without.
- *   compare-and-swap (5.12)   shared buckets are exact only with it: refused
- *   bpf_loop (5.17)           the rule walks: refused
- *   multi-buffer XDP (5.18)   frames over one buffer: without it, loaded
- *                             without xdp.frags (jumbo MTUs then refuse XDP)
+ * What the kernel lacks, said once per load: a replacement under -d, one
+ * that changes what sluice does as a notice (user/kernel_features.h has
+ * the list and the probes).
  */
-static int probe_cmpxchg(void)
+static void say_features(const struct sl_features *f)
 {
-	/* r0 = 0; *(u64 *)(r10 - 8) = r0; r0 = cmpxchg(r10 - 8, r0, r1 = 1); exit */
-	struct bpf_insn insns[] = {
-		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0 },
-		{ .code = BPF_STX | BPF_MEM | BPF_DW, .dst_reg = BPF_REG_10, .src_reg = BPF_REG_0,
-		  .off = -8 },
-		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_1, .imm = 1 },
-		{ .code = BPF_STX | BPF_ATOMIC | BPF_DW, .dst_reg = BPF_REG_10,
-		  .src_reg = BPF_REG_1, .off = -8, .imm = BPF_CMPXCHG },
-		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0 },
-		{ .code = BPF_JMP | BPF_EXIT },
-	};
-	int fd = bpf_prog_load(BPF_PROG_TYPE_XDP, NULL, "GPL", insns, ARRAY_SIZE(insns), NULL);
+	int i;
 
-	if (fd < 0)
-		return 0;
-	close(fd);
-	return 1;
-}
+	for (i = 0; i < SL_FEAT_NR; i++) {
+		const struct sl_feature_desc *d = &sl_feature_descs[i];
 
-static int probe_kernel(struct sluice *skel)
-{
-	if (!probe_cmpxchg()) {
-		pr_err("this kernel's BPF has no atomic compare-and-swap (Linux 5.12+), which "
-		       "sluice's buckets need to stay exact across CPUs; sluice does not run here");
-		return -EOPNOTSUPP;
+		if (f->has[i] || !d->instead)
+			continue;
+		if (i == SL_FEAT_XDP_FRAGS)
+			pr_info("this kernel (%s) has no %s (Linux %s): %s", sl_kernel_release(),
+				d->what, d->since, d->instead);
+		else
+			pr_debug("this kernel (%s) has no %s (Linux %s): %s", sl_kernel_release(),
+				 d->what, d->since, d->instead);
 	}
-	if (libbpf_probe_bpf_helper(BPF_PROG_TYPE_XDP, BPF_FUNC_loop, NULL) != 1) {
-		pr_err("this kernel's BPF has no bpf_loop (Linux 5.17+), which sluice's rule "
-		       "walks need; sluice does not run here");
-		return -EOPNOTSUPP;
-	}
-	if (libbpf_probe_bpf_helper(BPF_PROG_TYPE_XDP, BPF_FUNC_xdp_get_buff_len, NULL) != 1) {
-		pr_debug("no multi-buffer XDP (Linux 5.18+): XDP loads without xdp.frags");
-		skel->rodata->has_frags = 0;
-		bpf_program__set_flags(skel->progs.sluice_xdp,
-				       bpf_program__flags(skel->progs.sluice_xdp) &
-					       ~BPF_F_XDP_HAS_FRAGS);
-	}
-	return 0;
 }
 
 /* How long the loader samples the jiffies clock's offset: several 4 ms ticks. */
@@ -611,24 +583,25 @@ static int check_load_opts(const struct sl_load_opts *lo, bool keys_given, bool 
  */
 int sl_ensure_loaded(const struct sl_load_opts *lo)
 {
-	LIBBPF_OPTS(bpf_object_open_opts, oo, .pin_root_path = opts.root);
 	struct sluice *skel = NULL;
 	struct sluice_config cfg;
+	struct sl_features feat;
 	struct sl_maps m;
 	__u32 zero = 0;
+	char why[256];
 	int err;
 
 	if (sl_is_loaded())
 		return 0;
-	skel = sluice__open_opts(&oo);
+	sl_features_probe(&feat);
+	skel = sl_open_for_kernel(opts.root, &feat, why, sizeof(why));
 	if (!skel) {
 		err = -errno;
-		pr_err("cannot open the BPF object: %s", strerror(-err));
+		pr_err("cannot load sluice: %s", why);
 		return err;
 	}
+	say_features(&feat);
 	err = check_map_list(skel->obj);
-	if (!err)
-		err = probe_kernel(skel);
 	if (err)
 		goto out;
 	skel->rodata->clock_mode = lo ? lo->clock : SLUICE_CLOCK_AUTO;

@@ -43,6 +43,7 @@
 #include "sluice.h"
 #include "sluice_limiter.h"
 #include "sluice.skel.h"
+#include "../../user/kernel_features.h"
 #include "trivial.skel.h"
 #include "prims.skel.h"
 
@@ -391,13 +392,16 @@ static int open_inst(struct inst *in, int clock, unsigned long keys)
 	struct sluice_config cfg = {};
 	struct bpf_map *map;
 	__u32 zero = 0;
+	char why[256];
 	int err;
 
 	memset(in, 0, sizeof(*in));
 	in->sets = keys / SLUICE_WAYS ? keys / SLUICE_WAYS : 1;
-	in->skel = sluice__open();
-	if (!in->skel)
+	in->skel = sl_open_for_kernel(NULL, NULL, why, sizeof(why));
+	if (!in->skel) {
+		fprintf(stderr, "progcost: %s\n", why);
 		return -errno;
+	}
 	bpf_object__for_each_map(map, in->skel->obj)
 		bpf_map__set_pin_path(map, NULL);
 	bpf_map__set_max_entries(in->skel->maps.sl_state, in->sets);

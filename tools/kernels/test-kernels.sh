@@ -6,6 +6,9 @@
 #            cleanly or working (a verdict through it)
 #   traffic  tests/e2e.sh: paced UDP through veth, admitted counts
 #   BPF suites  the data-path, limits, hostile and shedding suites
+#   verifier the verifier's headroom (tools/bench/vstats): instructions
+#            processed and deepest stack per program, with bpf_loop and
+#            with the bounded-loop walk that replaces it before 5.17
 # and one table, kernel x check -> passed / failed (with counts), printed
 # and written to docs/KERNELS.md (or KERNELS_OUT). KERNELS (default
 # "6.1 6.12 5.10") and CHECKS choose; QUICK=1 runs only load on 6.1.
@@ -14,7 +17,7 @@ cd "$(dirname "$0")/../.."
 BUILD=${BUILD:-build}
 OUT=${KERNELS_OUT:-docs/KERNELS.md}
 KERNELS=${KERNELS:-6.1 6.12 5.10}
-CHECKS=${CHECKS:-load traffic bpf_datapath bpf_limits bpf_hostile bpf_shed}
+CHECKS=${CHECKS:-load verifier traffic bpf_datapath bpf_limits bpf_hostile bpf_shed}
 if [ -n "${QUICK:-}" ]; then KERNELS=6.1 CHECKS=load; fi
 G=tools/kernels/guest.sh
 TMP=$(mktemp -d)
@@ -41,6 +44,22 @@ $S detach all >/dev/null 2>&1
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
 EOF
+# The verifier's figures, as the object loads here and without bpf_loop.
+cat >"$TMP/verifier.sh" <<'EOF'
+pass=0 fail=0
+for off in "" bpf_loop; do
+	if out=$(SLUICE_FEATURES_OFF=$off build/bench/vstats --json); then
+		echo "ok - vstats${off:+ without $off}: $(echo "$out" | jq -c .programs)"
+		pass=$((pass + 1))
+	else
+		echo "not ok - vstats${off:+ without $off}: $(echo "$out" | jq -c '.programs[] | select(.refused)' 2>/dev/null | head -1)"
+		fail=$((fail + 1))
+	fi
+	echo "figures${off:+-$off} $(echo "$out" | jq -r '[.programs[] | select(.name == "sluice_xdp" or .name == "sluice_tc") | "\(.name | ltrimstr("sluice_")) \(.insns / 1000 | floor)k insns, stack \(.stack) B"] | join("; ")' 2>/dev/null)"
+done
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
+EOF
 cat >"$TMP/traffic.sh" <<'EOF'
 export PATH=$PWD/build/deps/bin:$PATH BUILD=build SLUICE=$PWD/build/sluice
 tests/run.sh tests/e2e.sh
@@ -61,7 +80,13 @@ for k in $KERNELS; do
 		rc=$?
 		sed 's/^/    /' "$TMP/out" | grep -E '^    (not ok|skip|[0-9]+ passed)' | head -20
 		counts=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$TMP/out" | tail -1 | cut -d, -f1-2)
-		if [ "$rc" -eq 0 ]; then
+		if [ "$c" = verifier ]; then
+			res[$k,$c]="$(sed -n 's/^figures /with bpf_loop: /p; s/^figures-bpf_loop /without bpf_loop: /p' "$TMP/out" | paste -sd'|' | sed 's/|/<br>/')"
+			if [ "$rc" -ne 0 ]; then
+				res[$k,$c]="**failed** ($(grep -m1 '^not ok' "$TMP/out" | cut -c1-120 | tr '|' '/')) ${res[$k,$c]}"
+				failed=$((failed + 1))
+			fi
+		elif [ "$rc" -eq 0 ]; then
 			res[$k,$c]="passed (${counts:-?})"
 		else
 			res[$k,$c]="**failed** (${counts:-exit $rc}: $(grep -m1 '^not ok' "$TMP/out" |

@@ -1,0 +1,209 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * What the running kernel's BPF offers, probed before the object is loaded,
+ * and the object's switches set to match: one object for every kernel from
+ * 5.15 up. A feature sluice cannot do without stops the load with a message
+ * naming it and the kernel it came in; one it can do without is replaced
+ * (the rodata switches in bpf/sluice.bpf.c), and the verifier never sees
+ * the code that needs it.
+ *
+ * SLUICE_FEATURES_OFF (a comma-separated list of the names below) makes a
+ * kernel that has a feature look as if it had not, so that the replacements
+ * and the refusals are tested on any kernel.
+ *
+ * Header only, with static functions: the loader and the BPF test harness
+ * (tests/bpf_harness.h) both include it. Needs sluice.skel.h first.
+ */
+#ifndef SLUICE_KERNEL_FEATURES_H
+#define SLUICE_KERNEL_FEATURES_H
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <time.h>
+#include <sys/utsname.h>
+#include <linux/bpf.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+enum sl_feature {
+	SL_FEAT_CMPXCHG,	/* BPF_ATOMIC | BPF_CMPXCHG */
+	SL_FEAT_SOCKOPS_NETNS,	/* bpf_get_netns_cookie() in sock_ops */
+	SL_FEAT_BPF_LOOP,	/* bpf_loop() */
+	SL_FEAT_XDP_FRAGS,	/* xdp.frags, bpf_xdp_get_buff_len() */
+	SL_FEAT_NR,
+};
+
+static const struct sl_feature_desc {
+	const char *name;	/* for SLUICE_FEATURES_OFF */
+	const char *what;
+	const char *since;	/* the release it came in */
+	const char *instead;	/* NULL: sluice cannot run without it */
+} sl_feature_descs[SL_FEAT_NR] = {
+	[SL_FEAT_CMPXCHG] = { "cmpxchg", "BPF atomic compare-and-swap", "5.12", NULL },
+	[SL_FEAT_SOCKOPS_NETNS] = { "sockops_netns_cookie",
+				    "bpf_get_netns_cookie() in sock_ops programs", "5.15", NULL },
+	[SL_FEAT_BPF_LOOP] = { "bpf_loop", "bpf_loop()", "5.17",
+			       "the rules are walked in a bounded loop, verified pass by pass" },
+	[SL_FEAT_XDP_FRAGS] = { "xdp_frags", "XDP multi-buffer (xdp.frags)", "5.18",
+				"XDP sees only the first buffer of a frame, and native XDP does "
+				"not attach where the MTU needs more than one" },
+};
+
+/* 1 the kernel has it, 0 it has not, -1 the probe could not tell. */
+struct sl_features {
+	int has[SL_FEAT_NR];
+};
+
+/* A compare-and-swap on a stack slot: refused by kernels before 5.12. */
+static inline int sl_probe_cmpxchg(void)
+{
+	const struct bpf_insn insns[] = {
+		/* *(u64 *)(r10 - 8) = 0 */
+		{ .code = BPF_ST | BPF_MEM | BPF_DW, .dst_reg = BPF_REG_10, .off = -8 },
+		/* r0 = 0; r1 = 1 */
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0 },
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_1, .imm = 1 },
+		/* r0 = cmpxchg(r10 - 8, r0, r1) */
+		{ .code = BPF_STX | BPF_ATOMIC | BPF_DW, .dst_reg = BPF_REG_10,
+		  .src_reg = BPF_REG_1, .off = -8, .imm = BPF_CMPXCHG },
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0 },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	int fd;
+
+	fd = bpf_prog_load(BPF_PROG_TYPE_XDP, NULL, "GPL", insns,
+			   sizeof(insns) / sizeof(insns[0]), NULL);
+	if (fd >= 0) {
+		close(fd);
+		return 1;
+	}
+	return errno == EINVAL ? 0 : -1;
+}
+
+static inline int sl_probe_helper(enum bpf_prog_type type, enum bpf_func_id id)
+{
+	int r = libbpf_probe_bpf_helper(type, id, NULL);
+
+	return r < 0 ? -1 : r;
+}
+
+static inline void sl_features_probe(struct sl_features *f)
+{
+	const char *off = getenv("SLUICE_FEATURES_OFF");
+	int i;
+
+	f->has[SL_FEAT_CMPXCHG] = sl_probe_cmpxchg();
+	f->has[SL_FEAT_SOCKOPS_NETNS] = sl_probe_helper(BPF_PROG_TYPE_SOCK_OPS,
+							BPF_FUNC_get_netns_cookie);
+	f->has[SL_FEAT_BPF_LOOP] = sl_probe_helper(BPF_PROG_TYPE_XDP, BPF_FUNC_loop);
+	f->has[SL_FEAT_XDP_FRAGS] = sl_probe_helper(BPF_PROG_TYPE_XDP,
+						    BPF_FUNC_xdp_get_buff_len);
+	for (i = 0; off && i < SL_FEAT_NR; i++) {
+		const char *p = off, *name = sl_feature_descs[i].name;
+		size_t n = strlen(name);
+
+		while ((p = strstr(p, name))) {
+			if ((p == off || p[-1] == ',') && (p[n] == ',' || !p[n])) {
+				f->has[i] = 0;
+				break;
+			}
+			p += n;
+		}
+	}
+}
+
+/* The running kernel's release, for messages. */
+static inline const char *sl_kernel_release(void)
+{
+	static struct utsname u;
+
+	if (!u.release[0] && uname(&u))
+		return "?";
+	return u.release;
+}
+
+/*
+ * Set skel's switches for f, between open and load. 0, or -EOPNOTSUPP with
+ * why[] saying which feature sluice needs and the kernel lacks.
+ */
+static inline int sl_features_apply(struct sluice *skel, const struct sl_features *f,
+				    char *why, size_t len)
+{
+	struct bpf_program *xdp = skel->progs.sluice_xdp;
+	int i;
+
+	for (i = 0; i < SL_FEAT_NR; i++) {
+		const struct sl_feature_desc *d = &sl_feature_descs[i];
+
+		if (f->has[i] == 0 && !d->instead) {
+			snprintf(why, len, "this kernel (%s) has no %s, which sluice needs "
+				 "(Linux %s or later)", sl_kernel_release(), d->what, d->since);
+			return -EOPNOTSUPP;
+		}
+	}
+	skel->rodata->has_bpf_loop = f->has[SL_FEAT_BPF_LOOP] != 0;
+	skel->rodata->has_frags = f->has[SL_FEAT_XDP_FRAGS] != 0;
+	if (!skel->rodata->has_frags)
+		return bpf_program__set_flags(xdp, bpf_program__flags(xdp) &
+					      ~BPF_F_XDP_HAS_FRAGS);
+	return 0;
+}
+
+/*
+ * The kernel config values the object reads (CONFIG_HZ), for libbpf's
+ * open options, so that a kernel without /boot/config-* or /proc/config.gz
+ * loads too. The tick is the resolution of CLOCK_MONOTONIC_COARSE, which
+ * the kernel reports as exactly its TICK_NSEC; "" (libbpf then reads the
+ * config file) if it cannot be had.
+ */
+static inline const char *sl_kconfig(void)
+{
+	static char buf[32];
+	struct timespec res;
+
+	if (!buf[0] && !clock_getres(CLOCK_MONOTONIC_COARSE, &res) && !res.tv_sec &&
+	    res.tv_nsec > 0)
+		snprintf(buf, sizeof(buf), "CONFIG_HZ=%ld\n",
+			 (1000000000L + res.tv_nsec / 2) / res.tv_nsec);
+	return buf[0] ? buf : NULL;
+}
+
+/*
+ * The object opened for this kernel: its config values given, its switches
+ * set for what the kernel offers (f, probed here if NULL), and pinned under
+ * pin_root if not NULL. NULL with errno set; EOPNOTSUPP with why[] saying
+ * what the kernel lacks.
+ */
+static inline struct sluice *sl_open_for_kernel(const char *pin_root, struct sl_features *f,
+						char *why, size_t len)
+{
+	LIBBPF_OPTS(bpf_object_open_opts, oo, .pin_root_path = pin_root, .kconfig = sl_kconfig());
+	struct sl_features probed;
+	struct sluice *skel;
+	int err;
+
+	if (!f) {
+		sl_features_probe(&probed);
+		f = &probed;
+	}
+	why[0] = 0;
+	skel = sluice__open_opts(&oo);
+	if (!skel) {
+		snprintf(why, len, "cannot open the BPF object: %s", strerror(errno));
+		return NULL;
+	}
+	err = sl_features_apply(skel, f, why, len);
+	if (err) {
+		if (!why[0])
+			snprintf(why, len, "%s", strerror(-err));
+		sluice__destroy(skel);
+		errno = -err;
+		return NULL;
+	}
+	return skel;
+}
+
+#endif /* SLUICE_KERNEL_FEATURES_H */
