@@ -6,6 +6,7 @@
 # bench is the benchmark), but each case below fails if its stage did not
 # run, ran something else, or produced nonsense:
 #   program cost  every path's ns/packet a positive number below 100 us
+#   verifier      every program within the verifier's limits (instructions, stack)
 #   floods        per shape, every candidate a positive cost and rate; the
 #                 bare XDP drop admits nothing, no filter admits more than
 #                 sluice (which limits)
@@ -25,7 +26,7 @@ for t in nft iptables-legacy ip6tables-legacy ethtool; do
 		exit 0
 	fi
 done
-for b in bench/progcost bench/slflood bench/slrr; do
+for b in bench/progcost bench/vstats bench/slflood bench/slrr; do
 	if [ ! -x "$BUILD/$b" ]; then
 		not_ok bench-smoke "$BUILD/$b is missing (make bench-build)"
 		exit 1
@@ -66,6 +67,21 @@ while IFS='|' read -r path auto _ precise _ coarse _; do
 done < <(rows "## 1. Program cost")
 [ "$n" -ge 10 ] || fail "$n program-cost rows, want at least 10"
 end_case bench-smoke-program-cost
+
+# The verifier's headroom: every program loaded, within both of its limits.
+begin_case
+n=0
+while IFS='|' read -r prog insns _ stack insns2 stack2; do
+	n=$((n + 1))
+	for v in "$insns" "$insns2"; do
+		num "$v" && [ "$v" -gt 0 ] && [ "$v" -lt 1000000 ] || fail "$prog: $v instructions"
+	done
+	for v in "${stack% B}" "${stack2% B}"; do
+		num "$v" && [ "$v" -gt 0 ] && [ "$v" -le 512 ] || fail "$prog: a stack chain of $v"
+	done
+done < <(rows "### The verifier's headroom")
+[ "$n" -eq 4 ] || fail "$n programs in the verifier table, want 4"
+end_case bench-smoke-verifier
 
 for shape in A B C; do
 	begin_case

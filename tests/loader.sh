@@ -25,6 +25,49 @@ done
 sl() { in_ns "$NS" "$SLUICE" --bpffs "$ROOT" "$@"; }
 slj() { in_ns "$NS" "$SLUICE" -j --bpffs "$ROOT" "$@"; }
 
+# ---- the binary itself ----
+
+# libbpf is linked in: the binary runs where the distribution's is older.
+begin_case
+if ! deps=$(ldd "$SLUICE" 2>&1); then
+	fail "ldd $SLUICE: $deps"
+elif echo "$deps" | grep -q 'libbpf'; then
+	fail "linked against a shared libbpf: $(echo "$deps" | grep libbpf | tr -s ' \t' ' ')"
+elif ! "$SLUICE" version | grep -q 'libbpf 1\.'; then
+	fail "version names no libbpf 1.x: $("$SLUICE" version | tr '\n' ' ')"
+fi
+end_case loader-libbpf-linked-in
+
+# The same object without bpf_loop (as kernels before 5.17 get it) loads,
+# and -d says what replaced it.
+begin_case
+out=$(SLUICE_FEATURES_OFF=bpf_loop,xdp_frags sl -d attach ld2 2>&1)
+rc=$?
+if [ $rc -ne 0 ]; then
+	fail "attach without bpf_loop: $(echo "$out" | grep -v '^libbpf' | tail -2 | tr '\n' ' ')"
+elif ! echo "$out" | grep -q 'has no bpf_loop() (Linux 5.17): the rules are walked in a bounded loop'; then
+	fail "-d did not say what replaced bpf_loop: $(echo "$out" | grep -i bpf_loop | head -2)"
+elif ! echo "$out" | grep -q 'has no XDP multi-buffer (xdp.frags) (Linux 5.18)'; then
+	fail "the missing xdp.frags was not said: $(echo "$out" | grep -i frags | head -2)"
+fi
+sl detach all >/dev/null 2>&1
+end_case loader-loads-without-bpf_loop
+
+# A feature sluice cannot do without is refused by name, nothing left behind.
+begin_case
+out=$(SLUICE_FEATURES_OFF=cmpxchg sl attach ld2 2>&1)
+rc=$?
+if [ $rc -ne 1 ]; then
+	fail "attach without compare-and-swap exited $rc: $out"
+elif ! echo "$out" | grep -q 'has no BPF atomic compare-and-swap, which sluice needs (Linux 5.12 or later)'; then
+	fail "the refusal does not name the feature: $out"
+elif echo "$out" | grep -qi 'verifier\|permission denied'; then
+	fail "the refusal shows a verifier error: $out"
+elif [ -n "$(ls -A "$ROOT" 2>/dev/null)" ]; then
+	fail "left pins behind: $(ls "$ROOT" | head -3 | tr '\n' ' ')"
+fi
+end_case loader-refuses-missing-cmpxchg-by-name
+
 # ---- options only a load sets ----
 
 begin_case

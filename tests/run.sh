@@ -21,6 +21,7 @@ suites=(
 	"$BUILD/tests/bpf_shed"
 	"$BUILD/tests/bpf_limits"
 	"$BUILD/tests/bpf_hostile"
+	tests/features_off.sh
 	tests/cli.sh
 	tests/docs.sh
 	tests/config.sh

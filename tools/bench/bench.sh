@@ -67,7 +67,7 @@ for t in jq nft iptables-legacy ip6tables-legacy nsenter taskset bpftool; do
 		exit 1
 	fi
 done
-for b in sluice trivial.bpf.o bench/progcost bench/slflood bench/slrr bench/xdp_pass.bpf.o \
+for b in sluice trivial.bpf.o bench/progcost bench/vstats bench/slflood bench/slrr bench/xdp_pass.bpf.o \
 	bench/xdp_unspoof.bpf.o; do
 	[ -e "$BUILD/$b" ] || { echo "bench: $BUILD/$b is missing (make bench-build)" >&2; exit 1; }
 done
@@ -216,6 +216,8 @@ stage_cost() {
 	[ $SMOKE -eq 1 ] && args+=(--rounds 1 --repeat 1000 --distinct 100 --max-keys 1024)
 	say "== cost: bpf_prog_test_run (progcost)"
 	"$BUILD/bench/progcost" "${args[@]}" >"$TMP/progcost.md" || return 1
+	"$BUILD/bench/vstats" --json >"$TMP/vstats.json" || return 1
+	SLUICE_FEATURES_OFF=bpf_loop "$BUILD/bench/vstats" --json >"$TMP/vstats-noloop.json" || return 1
 	local pj=$TMP/progcost.json
 	{
 		echo "## 1. Program cost (bpf_prog_test_run)"
@@ -245,6 +247,21 @@ stage_cost() {
 		echo "kernel's maps with the same key, for comparison."
 		echo
 		awk '/^\| piece/,/^$/' "$TMP/progcost.md"
+		echo
+		echo "### The verifier's headroom"
+		echo
+		echo "Per program on this kernel ($(uname -r)): the instructions the verifier"
+		echo "processed, of its 1 000 000, and the deepest call chain's stack, of 512"
+		echo "bytes (frames rounded to 32 bytes as 6.1's verifier rounds them), as the"
+		echo "object loads here and as a kernel without \`bpf_loop\` (before 5.17) gets"
+		echo "it. docs/KERNELS.md has the same for Debian's kernels. Source:"
+		echo "\`build/bench/vstats\`."
+		echo
+		echo "| program | insns | of the limit | stack chain | insns without bpf_loop | stack chain without |"
+		echo "|---|---:|---:|---:|---:|---:|"
+		join -j1 <(jq -r '.programs[] | "\(.name) \(.insns) \(.stack)"' "$TMP/vstats.json" | sort) \
+			<(jq -r '.programs[] | "\(.name) \(.insns) \(.stack)"' "$TMP/vstats-noloop.json" | sort) |
+			awk '{ printf "| %s | %d | %.0f%% | %d B | %d | %d B |\n", $1, $2, $2 / 10000, $3, $4, $5 }'
 	} | section cost
 	# Plot data: rules (over trivial under clock auto, precise, coarse) and tracked keys.
 	jq -r '.paths | [["1", .hit], ["8", .rules8], ["32", .rules32], ["64", .rules64]][] |
