@@ -192,6 +192,22 @@ enum sluice_list_bits {
 };
 
 /*
+ * Keys of the deny and allow LPM tries (sl_deny4/6, sl_allow4/6): the
+ * prefix length first, as LPM tries want; addresses in network order.
+ */
+struct sluice_lpm4 {
+	__u32 plen;
+	__u32 addr;
+};
+
+struct sluice_lpm6 {
+	__u32 plen;
+	__u32 addr[4];
+};
+_Static_assert(sizeof(struct sluice_lpm4) == 8 && sizeof(struct sluice_lpm6) == 20,
+	       "LPM key layout");
+
+/*
  * Key of a per-source bucket in sl_state. 8-byte aligned: the data path
  * hashes and compares it as three 64-bit words.
  */

@@ -7,7 +7,8 @@
 # knows (its key tables in user/config.c) is in sluice.yaml(5); both pages
 # render without a warning; completion really completes, rule names from a
 # live sluice on the --bpffs of the line included; make install puts all
-# three where man and bash-completion look.
+# three where man and bash-completion look; every file and function
+# docs/ARCHITECTURE.md names exists.
 set -u
 cd "$(dirname "$0")/.."
 . tests/lib.sh
@@ -106,3 +107,19 @@ else
 fi
 rm -rf "$D"
 end_case docs-installed
+
+# docs/ARCHITECTURE.md names files and functions: each must exist, so the
+# map cannot go stale when code moves.
+begin_case
+A=docs/ARCHITECTURE.md
+n=0
+for f in $(grep -oE '\b(user|bpf|include|tools|tests|etc)/[A-Za-z0-9_./-]+\.(c|h|sh|yaml)\b' "$A" | sort -u); do
+	n=$((n + 1))
+	[ -e "$f" ] || fail "$A names $f, which does not exist"
+done
+for fn in $(grep -oE '`(sl|sluice)_[a-z0-9_]+`' "$A" | tr -d '`' | sort -u); do
+	n=$((n + 1))
+	grep -rqE "\b$fn\b" user bpf include || fail "$A names $fn, which is nowhere in user/, bpf/ or include/"
+done
+[ "$n" -ge 20 ] || fail "only $n names checked in $A"
+end_case docs-architecture-names-exist

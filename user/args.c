@@ -19,6 +19,28 @@ bool is_prefix(const char *word, const char *full)
 	return n > 0 && n <= strlen(full) && strncmp(word, full, n) == 0;
 }
 
+/*
+ * Run the command of an object that argv[0] names: the first in table
+ * order that the word starts (as in ip(8) and bpftool). No word is a usage
+ * error; "help" prints usage to stdout.
+ */
+int sl_cmd_select(const struct sl_cmd *cmds, size_t n, const char *object, int argc,
+		  char **argv, void *ctx, void (*usage)(void *ctx))
+{
+	size_t i;
+
+	if (argc < 1 || !strcmp(argv[0], "help")) {
+		usage(ctx);
+		return argc < 1 ? -EINVAL : 0;
+	}
+	for (i = 0; i < n; i++)
+		if (cmds[i].exact ? !strcmp(argv[0], cmds[i].name) : is_prefix(argv[0], cmds[i].name))
+			return cmds[i].fn(argc - 1, argv + 1, ctx);
+	pr_err("unknown %s command \"%s\"", object, argv[0]);
+	usage(ctx);
+	return -EINVAL;
+}
+
 int parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
 {
 	unsigned long long v;

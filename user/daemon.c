@@ -145,87 +145,18 @@ static int instance_lock(void)
 
 /* ---- applying a config ---- */
 
-struct lpm_key {
-	__u32 plen;
-	__u32 addr[4];
-};
-
-static bool cidr_in(const struct sl_cidr *v, int n, int family, const struct lpm_key *k)
-{
-	int i;
-
-	for (i = 0; i < n; i++)
-		if (v[i].family == family && v[i].plen == k->plen &&
-		    !memcmp(v[i].addr, k->addr, family == 4 ? 4 : 16))
-			return true;
-	return false;
-}
-
-/* Make one trie hold exactly the entries of v for its family. */
-static int sync_trie(int fd, int family, const struct sl_cidr *v, int n)
-{
-	size_t ksz = family == 4 ? 8 : 20;
-	struct lpm_key k, next, *stale = NULL;
-	void *prev = NULL;
-	size_t nr_stale = 0, i;
-	__u8 one = 1;
-	int err = 0, j;
-
-	/* Collect first, delete after: deleting while walking skips keys. */
-	while (!bpf_map_get_next_key(fd, prev, &next)) {
-		memset(&k, 0, sizeof(k));
-		memcpy(&k, &next, ksz);
-		prev = &next;
-		if (cidr_in(v, n, family, &k))
-			continue;
-		if (!(nr_stale & 255)) {
-			struct lpm_key *s = realloc(stale, (nr_stale + 256) * sizeof(*s));
-
-			if (!s) {
-				free(stale);
-				return -ENOMEM;
-			}
-			stale = s;
-		}
-		stale[nr_stale++] = k;
-	}
-	for (j = 0; j < n; j++) {
-		if (v[j].family != family)
-			continue;
-		memset(&k, 0, sizeof(k));
-		k.plen = v[j].plen;
-		memcpy(k.addr, v[j].addr, sizeof(k.addr));
-		if (bpf_map_update_elem(fd, &k, &one, BPF_ANY) && !err)
-			err = -errno;
-	}
-	for (i = 0; i < nr_stale; i++)
-		bpf_map_delete_elem(fd, &stale[i]);
-	free(stale);
-	return err;
-}
-
 static int apply_lists(const struct sl_maps *m, const struct sl_cfg *c)
 {
 	struct sluice_config sc;
 	int err;
 
-	err = sync_trie(m->deny4, 4, c->deny, c->nr_deny);
+	err = sl_list_sync(m, true, c->deny, c->nr_deny);
 	if (!err)
-		err = sync_trie(m->deny6, 6, c->deny, c->nr_deny);
+		err = sl_list_sync(m, false, c->allow, c->nr_allow);
 	if (!err)
-		err = sync_trie(m->allow4, 4, c->allow, c->nr_allow);
-	if (!err)
-		err = sync_trie(m->allow6, 6, c->allow, c->nr_allow);
+		err = sl_config_read(m, &sc);
 	if (err)
 		return err;
-	err = sl_config_read(m, &sc);
-	if (err)
-		return err;
-	sc.lists = 0;
-	for (int i = 0; i < c->nr_deny; i++)
-		sc.lists |= c->deny[i].family == 4 ? SLUICE_L_DENY4 : SLUICE_L_DENY6;
-	for (int i = 0; i < c->nr_allow; i++)
-		sc.lists |= c->allow[i].family == 4 ? SLUICE_L_ALLOW4 : SLUICE_L_ALLOW6;
 	sc.fail_closed = c->fail_closed;
 	sc.malformed_pass = c->malformed_pass;
 	return sl_config_write(m, &sc);

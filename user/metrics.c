@@ -30,9 +30,8 @@
 #include <bpf/libbpf.h>
 #include <microhttpd.h>
 #include "metrics.h"
+#include "snapshot.h"
 
-/* How long a count of sl_state buckets is reused (ns). */
-#define KEYS_CACHE_NS (5ULL * 1000000000ULL)
 /* Attachments reported at most (as many as `status` lists). */
 #define SL_MAX_LINKS 256
 /* Concurrent HTTP connections, and seconds an idle one is kept. */
@@ -47,23 +46,11 @@
 /* The text exposition format, version 0.0.4. */
 #define CONTENT_TYPE "text/plain; version=0.0.4; charset=utf-8"
 
-/* The global counters exposed as sluice_packets_total{result=...}. */
-static const struct {
-	enum sluice_global idx;
-	const char *result;
-} packet_results[] = {
-	{ SLUICE_G_PARSED, "parsed" },
-	{ SLUICE_G_NON_IP, "non_ip" },
-	{ SLUICE_G_MALFORMED, "malformed" },
-	{ SLUICE_G_ND, "neighbour_discovery" },
-	{ SLUICE_G_DENIED, "denied" },
-	{ SLUICE_G_ALLOWED, "allowed" },
-	{ SLUICE_G_NO_RULE, "no_rule" },
-	{ SLUICE_G_PASSED, "passed" },
-	{ SLUICE_G_DROPPED, "dropped" },
-	{ SLUICE_G_WOULD_DROP, "would_drop" },
-	{ SLUICE_G_SHED, "shed" },
-	{ SLUICE_G_CAPACITY, "over_capacity" },
+/* The global counters exposed as sluice_packets_total{result=...}, named by sl_global_names. */
+static const enum sluice_global packet_results[] = {
+	SLUICE_G_PARSED, SLUICE_G_NON_IP, SLUICE_G_MALFORMED, SLUICE_G_ND, SLUICE_G_DENIED,
+	SLUICE_G_ALLOWED, SLUICE_G_NO_RULE, SLUICE_G_PASSED, SLUICE_G_DROPPED,
+	SLUICE_G_WOULD_DROP, SLUICE_G_SHED, SLUICE_G_CAPACITY,
 };
 
 /* One pinned link: where it is attached and how. */
@@ -76,102 +63,10 @@ struct link_row {
 
 /* Everything one scrape shows, read before anything is written. */
 struct snapshot {
-	struct sluice_config cfg;
-	struct sluice_ruleset rs;
-	struct sluice_rule_stats rule[SLUICE_MAX_RULES];
-	__u64 conns[SLUICE_MAX_RULES];	/* established connections counted, per rule */
-	__u64 global[SLUICE_G_MAX];
-	__u64 keys, capacity;
-	__u64 deny[2], allow[2];	/* [0] IPv4, [1] IPv6 */
-	struct sluice_shed shed;
-	struct sluice_class_stats cls[SLUICE_MAX_CLASS + 1];
-	__u64 now;		/* CLOCK_MONOTONIC when read, for shed.expires_ns */
+	struct sl_snapshot s;	/* the counters (user/snapshot.c) */
 	int nr_links;
 	struct link_row links[SL_MAX_LINKS];
 };
-
-/* ---- counting entries ---- */
-
-/*
- * Entries by get_next_key. A key deleted under the walk restarts it from
- * the first key, so the walk is bounded and the result clamped.
- */
-static int count_walk(int fd, const struct bpf_map_info *info, __u64 *count)
-{
-	void *key = malloc(info->key_size), *next = malloc(info->key_size);
-	__u64 n = 0, bound = 2ULL * info->max_entries + 1;
-	void *prev = NULL;
-	int err = 0;
-
-	if (!key || !next) {
-		err = -ENOMEM;
-		goto out;
-	}
-	while (n < bound && !bpf_map_get_next_key(fd, prev, next)) {
-		memcpy(key, next, info->key_size);
-		prev = key;
-		n++;
-	}
-	if (n < bound && errno != ENOENT)
-		err = -errno;
-	*count = n < info->max_entries ? n : info->max_entries;
-out:
-	free(key);
-	free(next);
-	return err;
-}
-
-static int map_info(int fd, struct bpf_map_info *info)
-{
-	__u32 len = sizeof(*info);
-
-	memset(info, 0, sizeof(*info));
-	return bpf_obj_get_info_by_fd(fd, info, &len) ? -errno : 0;
-}
-
-/* The bucket count of sl_state, reused for KEYS_CACHE_NS; shared by all callers. */
-static pthread_mutex_t keys_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct {
-	__u32 map_id;		/* which map the count is of */
-	__u64 at;		/* CLOCK_MONOTONIC ns it was taken */
-	__u64 count;
-	bool valid;
-} keys_cache;
-
-static int state_keys(int fd, __u64 *count, __u64 *capacity)
-{
-	struct bpf_map_info info;
-	__u64 now = sl_now_ns();
-	int err = map_info(fd, &info);
-
-	if (err)
-		return err;
-	*capacity = (__u64)info.max_entries * SLUICE_WAYS;
-	pthread_mutex_lock(&keys_lock);
-	if (keys_cache.valid && keys_cache.map_id == info.id &&
-	    now - keys_cache.at < KEYS_CACHE_NS) {
-		*count = keys_cache.count;
-	} else {
-		err = sl_state_count(fd, count, capacity);
-		if (!err) {
-			keys_cache.map_id = info.id;
-			keys_cache.at = now;
-			keys_cache.count = *count;
-			keys_cache.valid = true;
-		}
-	}
-	pthread_mutex_unlock(&keys_lock);
-	return err;
-}
-
-/* Entries of a deny/allow LPM trie (no batch support there; they are small). */
-static int trie_entries(int fd, __u64 *count)
-{
-	struct bpf_map_info info;
-	int err = map_info(fd, &info);
-
-	return err ? err : count_walk(fd, &info, count);
-}
 
 /* ---- attachments ---- */
 
@@ -211,74 +106,13 @@ static void read_links(struct snapshot *snap)
 
 /* ---- reading ---- */
 
-/* Established connections counted for connection limits, summed per live rule. */
-static void read_conns(int fd, struct snapshot *snap)
-{
-	struct sluice_key k, next;
-	void *prev = NULL;
-	__u32 i, walked = 0;
-
-	memset(snap->conns, 0, sizeof(snap->conns));
-	while (walked++ < SLUICE_CONN_MAX && !bpf_map_get_next_key(fd, prev, &next)) {
-		struct sluice_conns c;
-
-		k = next;
-		prev = &k;
-		if (bpf_map_lookup_elem(fd, &k, &c))
-			continue;
-		for (i = 0; i < snap->rs.nr_rules; i++)
-			if (snap->rs.rules[i].uid == k.uid)
-				snap->conns[i] += c.count;
-	}
-}
-
 static int read_snapshot(const struct sl_maps *m, struct snapshot *snap)
 {
-	__u32 i;
-	int err;
+	int err = sl_snapshot_read(m, &snap->s, SL_SNAP_KEYS | SL_SNAP_CONNS | SL_SNAP_LISTS);
 
-	err = sl_config_read(m, &snap->cfg);
 	if (!err)
-		err = sl_read_live(m, &snap->rs);
-	if (err)
-		return err;
-	if (snap->rs.nr_rules > SLUICE_MAX_RULES)
-		snap->rs.nr_rules = SLUICE_MAX_RULES;
-	for (i = 0; i < snap->rs.nr_rules; i++) {
-		err = sl_percpu_sum(m->rule_stats, snap->rs.rules[i].slot, (__u64 *)&snap->rule[i],
-				    sizeof(snap->rule[i]) / sizeof(__u64));
-		if (err)
-			return err;
-	}
-	for (i = 0; i < SLUICE_G_MAX; i++) {
-		err = sl_percpu_sum(m->global, i, &snap->global[i], 1);
-		if (err)
-			return err;
-	}
-	err = bpf_map_lookup_elem(m->shed, &(__u32){ 0 }, &snap->shed) ? -errno : 0;
-	if (err)
-		return err;
-	read_conns(m->conns, snap);
-	snap->now = sl_now_ns();
-	for (i = 0; i <= SLUICE_MAX_CLASS; i++) {
-		err = sl_percpu_sum(m->class_stats, i, (__u64 *)&snap->cls[i],
-				    sizeof(snap->cls[i]) / sizeof(__u64));
-		if (err)
-			return err;
-	}
-	err = state_keys(m->state, &snap->keys, &snap->capacity);
-	if (!err)
-		err = trie_entries(m->deny4, &snap->deny[0]);
-	if (!err)
-		err = trie_entries(m->deny6, &snap->deny[1]);
-	if (!err)
-		err = trie_entries(m->allow4, &snap->allow[0]);
-	if (!err)
-		err = trie_entries(m->allow6, &snap->allow[1]);
-	if (err)
-		return err;
-	read_links(snap);
-	return 0;
+		read_links(snap);
+	return err;
 }
 
 /* ---- writing ---- */
@@ -358,8 +192,8 @@ static void rule_verdicts(FILE *out, const struct snapshot *snap, const char *na
 	static const char *const verdicts[] = { "passed", "dropped", "would_drop" };
 	__u32 i, v;
 
-	for (i = 0; i < snap->rs.nr_rules; i++) {
-		const struct sluice_rule_stats *s = &snap->rule[i];
+	for (i = 0; i < snap->s.rs.nr_rules; i++) {
+		const struct sluice_rule_stats *s = &snap->s.rule[i];
 		__u64 vals[] = {
 			bytes ? s->passed_bytes : s->passed_pkts,
 			bytes ? s->dropped_bytes : s->dropped_pkts,
@@ -368,7 +202,7 @@ static void rule_verdicts(FILE *out, const struct snapshot *snap, const char *na
 
 		for (v = 0; v < ARRAY_SIZE(verdicts); v++) {
 			fprintf(out, "%s{rule=", name);
-			put_label(out, snap->rs.names[i], SLUICE_NAME_LEN);
+			put_label(out, snap->s.rs.names[i], SLUICE_NAME_LEN);
 			fprintf(out, ",verdict=\"%s\"} %llu\n", verdicts[v],
 				(unsigned long long)vals[v]);
 		}
@@ -384,7 +218,7 @@ static void class_counter(FILE *out, const struct snapshot *snap, const char *na
 	family(out, name, "counter", help);
 	for (c = 0; c <= SLUICE_MAX_CLASS; c++)
 		fprintf(out, "%s{class=\"%u\"} %llu\n", name, c,
-			(unsigned long long)*(const __u64 *)((const char *)&snap->cls[c] + off));
+			(unsigned long long)*(const __u64 *)((const char *)&snap->s.cls[c] + off));
 }
 
 /* Is signal i's name also an earlier signal's? (One series per label set.) */
@@ -402,10 +236,10 @@ static void write_shed(FILE *out, const struct snapshot *snap)
 {
 	static const char *const units[] = { [SLUICE_COST_PKT] = "packets",
 					     [SLUICE_COST_BYTE] = "bytes" };
-	const struct sluice_shed *sh = &snap->shed;
+	const struct sluice_shed *sh = &snap->s.shed;
 	__u32 c, i, n = sh->nr_signals < SLUICE_MAX_SIGNALS ? sh->nr_signals : SLUICE_MAX_SIGNALS;
 	bool live = (sh->flags & SLUICE_SHED_ACTIVE) &&
-		    (!sh->expires_ns || snap->now <= sh->expires_ns);
+		    (!sh->expires_ns || snap->s.at <= sh->expires_ns);
 
 	family(out, "sluice_shed_utilization", "gauge",
 	       "Utilization u in [0, 1] at the shedding controller's last step: the highest of "
@@ -498,64 +332,65 @@ static void write_snapshot(FILE *out, const struct snapshot *snap)
 
 	family(out, "sluice_frames_total", "counter",
 	       "Frames the data path saw, IP or not.");
-	value(out, "sluice_frames_total", snap->global[SLUICE_G_PACKETS]);
+	value(out, "sluice_frames_total", snap->s.global[SLUICE_G_PACKETS]);
 	family(out, "sluice_packets_total", "counter",
 	       "Packets by what the data path found and did. Results overlap (parsed covers "
 	       "denied, allowed, no_rule; passed includes would_drop): do not sum them.");
 	for (i = 0; i < ARRAY_SIZE(packet_results); i++)
-		fprintf(out, "sluice_packets_total{result=\"%s\"} %llu\n", packet_results[i].result,
-			(unsigned long long)snap->global[packet_results[i].idx]);
+		fprintf(out, "sluice_packets_total{result=\"%s\"} %llu\n",
+			sl_global_names[packet_results[i]],
+			(unsigned long long)snap->s.global[packet_results[i]]);
 	family(out, "sluice_faults_total", "counter",
 	       "Internal faults of the data path (a bucket that could not be created or updated).");
-	value(out, "sluice_faults_total", snap->global[SLUICE_G_FAULT]);
+	value(out, "sluice_faults_total", snap->s.global[SLUICE_G_FAULT]);
 	family(out, "sluice_fail_open_total", "counter",
 	       "Internal faults that passed the packet (fail open).");
-	value(out, "sluice_fail_open_total", snap->global[SLUICE_G_FAIL_OPEN]);
+	value(out, "sluice_fail_open_total", snap->s.global[SLUICE_G_FAIL_OPEN]);
 	family(out, "sluice_events_total", "counter",
 	       "Events the data path sent when a bucket started limiting after a quiet spell.");
-	value(out, "sluice_events_total", snap->global[SLUICE_G_EVENTS]);
+	value(out, "sluice_events_total", snap->s.global[SLUICE_G_EVENTS]);
 	family(out, "sluice_events_lost_total", "counter",
 	       "Such events the ring buffer had no room for.");
-	value(out, "sluice_events_lost_total", snap->global[SLUICE_G_EVENTS_LOST]);
+	value(out, "sluice_events_lost_total", snap->s.global[SLUICE_G_EVENTS_LOST]);
 	write_shed(out, snap);
 
 	family(out, "sluice_keys", "gauge",
 	       "Per-source buckets in the table, counted at most every 5 seconds.");
-	value(out, "sluice_keys", snap->keys);
+	value(out, "sluice_keys", snap->s.keys);
 	family(out, "sluice_keys_capacity", "gauge",
 	       "Per-source buckets the table holds (sets x ways); a full set evicts.");
-	value(out, "sluice_keys_capacity", snap->capacity);
+	value(out, "sluice_keys_capacity", snap->s.capacity);
 	family(out, "sluice_rules", "gauge", "Rules in the live rule set.");
-	value(out, "sluice_rules", snap->rs.nr_rules);
+	value(out, "sluice_rules", snap->s.rs.nr_rules);
 	family(out, "sluice_rule_limits", "gauge", "Limits each live rule carries.");
-	for (i = 0; i < snap->rs.nr_rules; i++) {
+	for (i = 0; i < snap->s.rs.nr_rules; i++) {
 		fputs("sluice_rule_limits{rule=", out);
-		put_label(out, snap->rs.names[i], SLUICE_NAME_LEN);
-		fprintf(out, "} %u\n", snap->rs.rules[i].nr_limits);
+		put_label(out, snap->s.rs.names[i], SLUICE_NAME_LEN);
+		fprintf(out, "} %u\n", snap->s.rs.rules[i].nr_limits);
 	}
 	family(out, "sluice_rule_connections", "gauge",
 	       "Established TCP connections counted for each rule's connection limits.");
-	for (i = 0; i < snap->rs.nr_rules; i++) {
+	for (i = 0; i < snap->s.rs.nr_rules; i++) {
 		bool has = false;
 
-		for (__u32 li = 0; li < snap->rs.rules[i].nr_limits && li < SLUICE_MAX_LIMITS; li++)
-			has |= snap->rs.rules[i].limits[li].algo == SLUICE_ALGO_CONNS;
+		for (__u32 li = 0; li < snap->s.rs.rules[i].nr_limits && li < SLUICE_MAX_LIMITS; li++)
+			has |= snap->s.rs.rules[i].limits[li].algo == SLUICE_ALGO_CONNS;
 		if (!has)
 			continue;
 		fputs("sluice_rule_connections{rule=", out);
-		put_label(out, snap->rs.names[i], SLUICE_NAME_LEN);
-		fprintf(out, "} %llu\n", (unsigned long long)snap->conns[i]);
+		put_label(out, snap->s.rs.names[i], SLUICE_NAME_LEN);
+		fprintf(out, "} %llu\n", (unsigned long long)snap->s.conns[i]);
 	}
 	family(out, "sluice_enabled", "gauge",
 	       "1 unless the kill switch is on (then everything passes and would-drops are "
 	       "counted).");
-	value(out, "sluice_enabled", !snap->cfg.disabled);
+	value(out, "sluice_enabled", !snap->s.cfg.disabled);
 	family(out, "sluice_fail_closed", "gauge",
 	       "1 if internal faults drop the packet, 0 if they pass it.");
-	value(out, "sluice_fail_closed", !!snap->cfg.fail_closed);
+	value(out, "sluice_fail_closed", !!snap->s.cfg.fail_closed);
 	family(out, "sluice_ruleset_generation", "gauge",
 	       "Generation of the live rule set, bumped by every commit.");
-	value(out, "sluice_ruleset_generation", snap->rs.gen);
+	value(out, "sluice_ruleset_generation", snap->s.rs.gen);
 
 	family(out, "sluice_interface_attached", "gauge",
 	       "1 for each attachment, 0 if its interface is gone (named as it was "
@@ -570,14 +405,14 @@ static void write_snapshot(FILE *out, const struct snapshot *snap)
 
 	family(out, "sluice_deny_entries", "gauge", "Prefixes on the deny list.");
 	fprintf(out, "sluice_deny_entries{family=\"ipv4\"} %llu\n",
-		(unsigned long long)snap->deny[0]);
+		(unsigned long long)snap->s.deny[0]);
 	fprintf(out, "sluice_deny_entries{family=\"ipv6\"} %llu\n",
-		(unsigned long long)snap->deny[1]);
+		(unsigned long long)snap->s.deny[1]);
 	family(out, "sluice_allow_entries", "gauge", "Prefixes on the allow list.");
 	fprintf(out, "sluice_allow_entries{family=\"ipv4\"} %llu\n",
-		(unsigned long long)snap->allow[0]);
+		(unsigned long long)snap->s.allow[0]);
 	fprintf(out, "sluice_allow_entries{family=\"ipv6\"} %llu\n",
-		(unsigned long long)snap->allow[1]);
+		(unsigned long long)snap->s.allow[1]);
 }
 
 /* sluice's metrics, then the extra ones, into a new buffer. */

@@ -746,32 +746,51 @@ out:
 	return err;
 }
 
-int do_rule(int argc, char **argv)
+static int cmd_add(int argc, char **argv, void *ctx)
+{
+	(void)ctx;
+	return rule_change(argc, argv, true);
+}
+
+static int cmd_del(int argc, char **argv, void *ctx)
+{
+	(void)ctx;
+	return rule_change(argc, argv, false);
+}
+
+static int cmd_list(int argc, char **argv, void *ctx)
 {
 	struct sl_maps m;
 	int err;
 
-	if (argc < 1 || !strcmp(argv[0], "help")) {
-		usage_rule();
-		return argc < 1 ? -EINVAL : 0;
+	(void)argv;
+	(void)ctx;
+	if (argc > 0) {
+		pr_err("rule list takes no arguments");
+		return -EINVAL;
 	}
-	if (is_prefix(argv[0], "add"))
-		return rule_change(argc - 1, argv + 1, true);
-	if (is_prefix(argv[0], "delete"))
-		return rule_change(argc - 1, argv + 1, false);
-	if (is_prefix(argv[0], "list") || is_prefix(argv[0], "show")) {
-		if (argc > 1) {
-			pr_err("rule list takes no arguments");
-			return -EINVAL;
-		}
-		err = sl_maps_open(&m);
-		if (err)
-			return err;
-		err = rule_list(&m);
-		sl_maps_close(&m);
+	err = sl_maps_open(&m);
+	if (err)
 		return err;
-	}
-	pr_err("unknown rule command \"%s\"", argv[0]);
+	err = rule_list(&m);
+	sl_maps_close(&m);
+	return err;
+}
+
+static void usage_ctx(void *ctx)
+{
+	(void)ctx;
 	usage_rule();
-	return -EINVAL;
+}
+
+static const struct sl_cmd rule_cmds[] = {
+	{ "add", cmd_add },
+	{ "delete", cmd_del },
+	{ "list", cmd_list },
+	{ "show", cmd_list },
+};
+
+int do_rule(int argc, char **argv)
+{
+	return sl_cmd_select(rule_cmds, ARRAY_SIZE(rule_cmds), "rule", argc, argv, NULL, usage_ctx);
 }

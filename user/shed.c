@@ -442,34 +442,33 @@ static int shed_status(const struct sl_maps *m)
 	return 0;
 }
 
-int do_shed(int argc, char **argv)
+static int cmd_status(int argc, char **argv, void *ctx)
+{
+	struct sl_maps m;
+	int err;
+
+	(void)argv;
+	(void)ctx;
+	if (argc != 0) {
+		usage_shed();
+		return -EINVAL;
+	}
+	err = sl_maps_open(&m);
+	if (err)
+		return err;
+	err = shed_status(&m);
+	sl_maps_close(&m);
+	return err;
+}
+
+/* on, off, set S: the operator's word on the shedding state. */
+static int change(const char *what, int argc, char **argv)
 {
 	struct sluice_shed sh;
 	struct sl_maps m;
 	int lock, err;
 
-	if (argc < 1 || !strcmp(argv[0], "help")) {
-		usage_shed();
-		return argc < 1 ? -EINVAL : 0;
-	}
-	if (is_prefix(argv[0], "status") || is_prefix(argv[0], "show")) {
-		if (argc != 1) {
-			usage_shed();
-			return -EINVAL;
-		}
-		err = sl_maps_open(&m);
-		if (err)
-			return err;
-		err = shed_status(&m);
-		sl_maps_close(&m);
-		return err;
-	}
-	if (strcmp(argv[0], "on") && strcmp(argv[0], "off") && strcmp(argv[0], "set")) {
-		pr_err("unknown shed command \"%s\"", argv[0]);
-		usage_shed();
-		return -EINVAL;
-	}
-	if (!strcmp(argv[0], "set") ? argc != 2 : argc != 1) {
+	if (!strcmp(what, "set") ? argc != 1 : argc != 0) {
 		usage_shed();
 		return -EINVAL;
 	}
@@ -479,14 +478,14 @@ int do_shed(int argc, char **argv)
 	err = sl_shed_read(m.shed, &sh);
 	if (err)
 		goto out;
-	if (!strcmp(argv[0], "set")) {
+	if (!strcmp(what, "set")) {
 		char *end;
 		double s;
 
 		errno = 0;
-		s = strtod(argv[1], &end);
-		if (errno || end == argv[1] || *end || !(s >= -1 && s <= 1)) {
-			pr_err("invalid S \"%s\" (-1 .. 1)", argv[1]);
+		s = strtod(argv[0], &end);
+		if (errno || end == argv[0] || *end || !(s >= -1 && s <= 1)) {
+			pr_err("invalid S \"%s\" (-1 .. 1)", argv[0]);
 			err = -EINVAL;
 			goto out;
 		}
@@ -494,7 +493,7 @@ int do_shed(int argc, char **argv)
 		/* Without a controller the operator's word holds until changed. */
 		if (!(sh.flags & SLUICE_SHED_ACTIVE))
 			sh.expires_ns = 0;
-	} else if (!strcmp(argv[0], "off")) {
+	} else if (!strcmp(what, "off")) {
 		sh.flags |= SLUICE_SHED_OFF;
 	} else {
 		sh.flags &= ~SLUICE_SHED_OFF;
@@ -505,11 +504,48 @@ int do_shed(int argc, char **argv)
 		pr_err("cannot write the shedding state: %s", strerror(-err));
 		goto out;
 	}
-	if (!strcmp(argv[0], "set"))
+	if (!strcmp(what, "set"))
 		print_text("shedding amount S set to %.3f\n", sh.s_micro / 1e6);
 	else
-		print_text("shedding %s\n", argv[0]);
+		print_text("shedding %s\n", what);
 out:
 	sl_write_end(&m, lock);
 	return err;
+}
+
+static int cmd_on(int argc, char **argv, void *ctx)
+{
+	(void)ctx;
+	return change("on", argc, argv);
+}
+
+static int cmd_off(int argc, char **argv, void *ctx)
+{
+	(void)ctx;
+	return change("off", argc, argv);
+}
+
+static int cmd_set(int argc, char **argv, void *ctx)
+{
+	(void)ctx;
+	return change("set", argc, argv);
+}
+
+static void usage_ctx(void *ctx)
+{
+	(void)ctx;
+	usage_shed();
+}
+
+static const struct sl_cmd shed_cmds[] = {
+	{ "status", cmd_status },
+	{ "show", cmd_status },
+	{ "on", cmd_on, true },
+	{ "off", cmd_off, true },
+	{ "set", cmd_set, true },
+};
+
+int do_shed(int argc, char **argv)
+{
+	return sl_cmd_select(shed_cmds, ARRAY_SIZE(shed_cmds), "shed", argc, argv, NULL, usage_ctx);
 }

@@ -69,6 +69,14 @@ void format_cidr(int family, const __u32 *addr, unsigned int plen, char *buf, si
 void format_rate(uint64_t rate, int cost, char *buf, size_t len);
 void format_tcp_flags(__u8 value, __u8 mask, char *buf, size_t len);
 bool is_prefix(const char *word, const char *full);
+/* A second-level command table: `sluice OBJECT NAME ARGS...`. */
+struct sl_cmd {
+	const char *name;
+	int (*fn)(int argc, char **argv, void *ctx);	/* argv after NAME */
+	bool exact;		/* the whole word only (on/off), not a prefix of it */
+};
+int sl_cmd_select(const struct sl_cmd *cmds, size_t n, const char *object, int argc,
+		  char **argv, void *ctx, void (*usage)(void *ctx));
 
 /* Attach modes. */
 enum sl_attach_mode { SL_MODE_NATIVE = 0, SL_MODE_GENERIC, SL_MODE_TC };
@@ -92,10 +100,10 @@ extern const char *const sl_mode_names[3];
 	X(arg, agg, BPF_MAP_TYPE_ARRAY, 4, sizeof(struct sluice_state))                       \
 	X(arg, rule_stats, BPF_MAP_TYPE_PERCPU_ARRAY, 4, sizeof(struct sluice_rule_stats))    \
 	X(arg, global, BPF_MAP_TYPE_PERCPU_ARRAY, 4, sizeof(__u64))                           \
-	X(arg, deny4, BPF_MAP_TYPE_LPM_TRIE, 8, 1)                                            \
-	X(arg, deny6, BPF_MAP_TYPE_LPM_TRIE, 20, 1)                                           \
-	X(arg, allow4, BPF_MAP_TYPE_LPM_TRIE, 8, 1)                                           \
-	X(arg, allow6, BPF_MAP_TYPE_LPM_TRIE, 20, 1)                                          \
+	X(arg, deny4, BPF_MAP_TYPE_LPM_TRIE, sizeof(struct sluice_lpm4), 1)                   \
+	X(arg, deny6, BPF_MAP_TYPE_LPM_TRIE, sizeof(struct sluice_lpm6), 1)                   \
+	X(arg, allow4, BPF_MAP_TYPE_LPM_TRIE, sizeof(struct sluice_lpm4), 1)                  \
+	X(arg, allow6, BPF_MAP_TYPE_LPM_TRIE, sizeof(struct sluice_lpm6), 1)                  \
 	X(arg, shed, BPF_MAP_TYPE_ARRAY, 4, sizeof(struct sluice_shed))                       \
 	X(arg, capacity, BPF_MAP_TYPE_ARRAY, 4, sizeof(struct sluice_state))                  \
 	X(arg, class_stats, BPF_MAP_TYPE_PERCPU_ARRAY, 4, sizeof(struct sluice_class_stats))  \
@@ -164,6 +172,12 @@ int sl_state_count(int fd, __u64 *used, __u64 *capacity);
 int sl_attach_locked(const char *dev, int ifindex, int mode);
 int sl_detach_ifindex(int ifindex);
 int sl_list_links(int *ifindexes, int max);
+/* The deny and allow tries (lists.c); changes need the root lock held. */
+int sl_list_walk(const struct sl_maps *m, bool deny, int family,
+		 int (*cb)(const struct sl_cidr *c, void *ctx), void *ctx);
+int sl_list_count(const struct sl_maps *m, bool deny, int family, __u64 *n);
+int sl_list_change(const struct sl_maps *m, bool deny, const struct sl_cidr *c, bool add);
+int sl_list_sync(const struct sl_maps *m, bool deny, const struct sl_cidr *v, int n);
 int sl_link_mode(int ifindex);	/* enum sl_attach_mode, or -ENOENT / -ENODEV (interface gone) */
 
 /* An error in a list of words: which word (-1: none in particular), and what. */

@@ -15,66 +15,7 @@
 #include <bpf/libbpf.h>
 #include "sluice_user.h"
 #include "sluice_limiter.h"
-
-static const char *const global_names[] = {
-	[SLUICE_G_PACKETS] = "packets",
-	[SLUICE_G_PARSED] = "parsed",
-	[SLUICE_G_NON_IP] = "non_ip",
-	[SLUICE_G_MALFORMED] = "malformed",
-	[SLUICE_G_ND] = "neighbour_discovery",
-	[SLUICE_G_DENIED] = "denied",
-	[SLUICE_G_ALLOWED] = "allowed",
-	[SLUICE_G_NO_RULE] = "no_rule",
-	[SLUICE_G_PASSED] = "passed",
-	[SLUICE_G_DROPPED] = "dropped",
-	[SLUICE_G_WOULD_DROP] = "would_drop",
-	[SLUICE_G_FAULT] = "faults",
-	[SLUICE_G_FAIL_OPEN] = "fail_open",
-	[SLUICE_G_EVENTS] = "events",
-	[SLUICE_G_EVENTS_LOST] = "events_lost",
-	[SLUICE_G_SHED] = "shed",
-	[SLUICE_G_CAPACITY] = "over_capacity",
-};
-_Static_assert(ARRAY_SIZE(global_names) == SLUICE_G_MAX, "a name for every global counter");
-
-/* Every counter at one moment. */
-struct snapshot {
-	__u64 at;			/* sl_now_ns() */
-	__u64 g[SLUICE_G_MAX];
-	struct sluice_rule_stats r[SLUICE_MAX_RULES];
-	bool keys;			/* keys_used and keys_capacity were read */
-	__u64 keys_used, keys_capacity;	/* per-source buckets in sl_state */
-};
-
-/*
- * Read every counter; with keys, also count the per-source buckets, which
- * reads all of sl_state (64 MiB at the default size), so only for a
- * snapshot that is printed in JSON, the one place they are shown.
- */
-static int take_snapshot(const struct sl_maps *m, const struct sluice_ruleset *rs,
-			 struct snapshot *s, bool keys)
-{
-	__u32 i;
-	int err = 0;
-
-	s->at = sl_now_ns();
-	for (i = 0; !err && i < SLUICE_G_MAX; i++)
-		err = sl_percpu_sum(m->global, i, &s->g[i], 1);
-	for (i = 0; !err && i < rs->nr_rules && i < SLUICE_MAX_RULES; i++)
-		err = sl_percpu_sum(m->rule_stats, rs->rules[i].slot, (__u64 *)&s->r[i],
-				    sizeof(s->r[i]) / sizeof(__u64));
-	if (err) {
-		pr_err("cannot read counters: %s", strerror(-err));
-		return err;
-	}
-	s->keys = keys;
-	if (keys) {
-		err = sl_state_count(m->state, &s->keys_used, &s->keys_capacity);
-		if (err)
-			pr_err("cannot count the per-source buckets: %s", strerror(-err));
-	}
-	return err;
-}
+#include "snapshot.h"
 
 /* Per second between two snapshots; 0 without an earlier one. */
 static double rate(__u64 now, __u64 before, double secs)
@@ -82,9 +23,10 @@ static double rate(__u64 now, __u64 before, double secs)
 	return secs > 0 && now >= before ? (now - before) / secs : 0;
 }
 
-static void print_stats(const struct sluice_ruleset *rs, const struct snapshot *a,
-			const struct snapshot *b)
+/* b's counters, with rates since a if there is an a (rules matched by uid). */
+static void print_stats(const struct sl_snapshot *a, const struct sl_snapshot *b)
 {
+	const struct sluice_ruleset *rs = &b->rs;
 	double secs = a ? (b->at - a->at) / 1e9 : 0;
 	__u32 i;
 
@@ -96,11 +38,11 @@ static void print_stats(const struct sluice_ruleset *rs, const struct snapshot *
 	for (i = 0; i < SLUICE_G_MAX; i++) {
 		char fmt[48], key[48];
 
-		snprintf(fmt, sizeof(fmt), "  %-20s %%14llu", global_names[i]);
-		print_u64(global_names[i], fmt, b->g[i]);
+		snprintf(fmt, sizeof(fmt), "  %-20s %%14llu", sl_global_names[i]);
+		print_u64(sl_global_names[i], fmt, b->global[i]);
 		if (a) {
-			snprintf(key, sizeof(key), "%s_per_sec", global_names[i]);
-			print_double(key, " %14.1f", rate(b->g[i], a->g[i], secs));
+			snprintf(key, sizeof(key), "%s_per_sec", sl_global_names[i]);
+			print_double(key, " %14.1f", rate(b->global[i], a->global[i], secs));
 		}
 		print_text("\n");
 	}
@@ -109,7 +51,8 @@ static void print_stats(const struct sluice_ruleset *rs, const struct snapshot *
 	print_text("%-20s %12s %14s %12s %14s %12s %14s\n", "rule", "passed", "bytes", "dropped",
 		   "bytes", "would-drop", "bytes");
 	for (i = 0; i < rs->nr_rules && i < SLUICE_MAX_RULES; i++) {
-		const struct sluice_rule_stats *s = &b->r[i], *p = a ? &a->r[i] : NULL;
+		int j = a ? sl_snapshot_rule_in(a, b, i) : -1;
+		const struct sluice_rule_stats *s = &b->rule[i], *p = j >= 0 ? &a->rule[j] : NULL;
 
 		open_object(NULL);
 		print_str("name", "%-20s", rs->names[i]);
@@ -137,10 +80,10 @@ static void print_stats(const struct sluice_ruleset *rs, const struct snapshot *
 		close_object();
 	}
 	close_array();
-	if (b->keys) {
+	if (b->parts & SL_SNAP_KEYS) {
 		open_object("keys");
-		print_u64("used", NULL, b->keys_used);
-		print_u64("capacity", NULL, b->keys_capacity);
+		print_u64("used", NULL, b->keys);
+		print_u64("capacity", NULL, b->capacity);
 		close_object();
 	}
 	out_end();
@@ -209,10 +152,19 @@ static int parse_secs(const char *s, double *out)
 	return 0;
 }
 
+/* A snapshot, its failure said; with keys, the buckets counted too. */
+static int snapshot(const struct sl_maps *m, struct sl_snapshot *s, bool keys)
+{
+	int err = sl_snapshot_read(m, s, keys ? SL_SNAP_KEYS : 0);
+
+	if (err)
+		pr_err("cannot read counters: %s", strerror(-err));
+	return err;
+}
+
 int do_stats(int argc, char **argv)
 {
-	struct sluice_ruleset *rs = NULL;
-	struct snapshot *a = NULL, *b = NULL;
+	struct sl_snapshot *a = NULL, *b = NULL;
 	double interval = 1;
 	bool live = false, totals_only = false;
 	struct sl_maps m;
@@ -246,30 +198,30 @@ int do_stats(int argc, char **argv)
 	err = sl_maps_open(&m);
 	if (err)
 		return err;
-	rs = sl_live_get(&m);
 	a = calloc(1, sizeof(*a));
 	b = calloc(1, sizeof(*b));
-	if (!rs || !a || !b) {
-		err = rs ? -ENOMEM : -ENOENT;
+	if (!a || !b) {
+		err = -ENOMEM;
 		goto out;
 	}
-	err = take_snapshot(&m, rs, a, totals_only && opts.json);
+	/* Buckets are counted only for JSON, the one place they are shown. */
+	err = snapshot(&m, a, totals_only && opts.json);
 	if (err)
 		goto out;
 	if (totals_only) {
-		print_stats(rs, NULL, a);
+		print_stats(NULL, a);
 		goto out;
 	}
 	live_setup();
 	while (live_sleep(interval)) {
-		struct snapshot *t;
+		struct sl_snapshot *t;
 
-		err = take_snapshot(&m, rs, b, opts.json);
+		err = snapshot(&m, b, opts.json);
 		if (err)
 			break;
 		if (live)
 			live_frame();
-		print_stats(rs, a, b);
+		print_stats(a, b);
 		if (!live)
 			break;
 		t = a;
@@ -279,7 +231,6 @@ int do_stats(int argc, char **argv)
 out:
 	free(a);
 	free(b);
-	free(rs);
 	sl_maps_close(&m);
 	return err;
 }

@@ -1,0 +1,142 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The one snapshot reader: every counter the data path keeps, the live
+ * rule set they belong to, and on request the bucket count, the connection
+ * counts and the list sizes, read together against one clock reading.
+ * `stats`, `top` and the metrics endpoint all print from it, so a counter
+ * added to the data path is read in one place and named in one table.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <string.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "snapshot.h"
+
+const char *const sl_global_names[SLUICE_G_MAX] = {
+	[SLUICE_G_PACKETS] = "packets",
+	[SLUICE_G_PARSED] = "parsed",
+	[SLUICE_G_NON_IP] = "non_ip",
+	[SLUICE_G_MALFORMED] = "malformed",
+	[SLUICE_G_ND] = "neighbour_discovery",
+	[SLUICE_G_DENIED] = "denied",
+	[SLUICE_G_ALLOWED] = "allowed",
+	[SLUICE_G_NO_RULE] = "no_rule",
+	[SLUICE_G_PASSED] = "passed",
+	[SLUICE_G_DROPPED] = "dropped",
+	[SLUICE_G_WOULD_DROP] = "would_drop",
+	[SLUICE_G_FAULT] = "faults",
+	[SLUICE_G_FAIL_OPEN] = "fail_open",
+	[SLUICE_G_EVENTS] = "events",
+	[SLUICE_G_EVENTS_LOST] = "events_lost",
+	[SLUICE_G_SHED] = "shed",
+	[SLUICE_G_CAPACITY] = "over_capacity",
+};
+_Static_assert(sizeof(sl_global_names) / sizeof(sl_global_names[0]) == SLUICE_G_MAX,
+	       "a name for every global counter");
+
+/* How long a count of sl_state buckets is reused (ns). */
+#define KEYS_CACHE_NS (5ULL * 1000000000ULL)
+
+/* The bucket count of sl_state, reused for KEYS_CACHE_NS; shared by all threads. */
+static pthread_mutex_t keys_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct {
+	__u32 map_id;		/* which map the count is of */
+	__u64 at;		/* CLOCK_MONOTONIC ns it was taken */
+	__u64 count, capacity;
+	bool valid;
+} keys_cache;
+
+static int state_keys(int fd, __u64 now, __u64 *count, __u64 *capacity)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+	int err = 0;
+
+	if (bpf_obj_get_info_by_fd(fd, &info, &len))
+		return -errno;
+	pthread_mutex_lock(&keys_lock);
+	if (keys_cache.valid && keys_cache.map_id == info.id && now - keys_cache.at < KEYS_CACHE_NS) {
+		*count = keys_cache.count;
+		*capacity = keys_cache.capacity;
+	} else {
+		err = sl_state_count(fd, count, capacity);
+		if (!err) {
+			keys_cache.map_id = info.id;
+			keys_cache.at = now;
+			keys_cache.count = *count;
+			keys_cache.capacity = *capacity;
+			keys_cache.valid = true;
+		}
+	}
+	pthread_mutex_unlock(&keys_lock);
+	return err;
+}
+
+/* Established connections counted for connection limits, summed per live rule. */
+static void read_conns(int fd, struct sl_snapshot *s)
+{
+	struct sluice_key k, next;
+	void *prev = NULL;
+	__u32 i, walked = 0;
+
+	memset(s->conns, 0, sizeof(s->conns));
+	while (walked++ < SLUICE_CONN_MAX && !bpf_map_get_next_key(fd, prev, &next)) {
+		struct sluice_conns c;
+
+		k = next;
+		prev = &k;
+		if (bpf_map_lookup_elem(fd, &k, &c))
+			continue;
+		for (i = 0; i < s->rs.nr_rules; i++)
+			if (s->rs.rules[i].uid == k.uid)
+				s->conns[i] += c.count;
+	}
+}
+
+int sl_snapshot_read(const struct sl_maps *m, struct sl_snapshot *s, unsigned int parts)
+{
+	__u32 i, zero = 0;
+	int err, fam;
+
+	memset(s, 0, sizeof(*s));
+	err = sl_config_read(m, &s->cfg);
+	if (!err)
+		err = sl_read_live(m, &s->rs);
+	if (err)
+		return err;
+	if (s->rs.nr_rules > SLUICE_MAX_RULES)
+		s->rs.nr_rules = SLUICE_MAX_RULES;
+	s->at = sl_now_ns();
+	for (i = 0; !err && i < SLUICE_G_MAX; i++)
+		err = sl_percpu_sum(m->global, i, &s->global[i], 1);
+	for (i = 0; !err && i < s->rs.nr_rules; i++)
+		err = sl_percpu_sum(m->rule_stats, s->rs.rules[i].slot, (__u64 *)&s->rule[i],
+				    sizeof(s->rule[i]) / sizeof(__u64));
+	for (i = 0; !err && i <= SLUICE_MAX_CLASS; i++)
+		err = sl_percpu_sum(m->class_stats, i, (__u64 *)&s->cls[i],
+				    sizeof(s->cls[i]) / sizeof(__u64));
+	if (!err && bpf_map_lookup_elem(m->shed, &zero, &s->shed))
+		err = -errno;
+	if (!err && parts & SL_SNAP_CONNS)
+		read_conns(m->conns, s);
+	if (!err && parts & SL_SNAP_KEYS)
+		err = state_keys(m->state, s->at, &s->keys, &s->capacity);
+	for (fam = 0; !err && parts & SL_SNAP_LISTS && fam < 2; fam++) {
+		err = sl_list_count(m, true, fam ? 6 : 4, &s->deny[fam]);
+		if (!err)
+			err = sl_list_count(m, false, fam ? 6 : 4, &s->allow[fam]);
+	}
+	s->parts = parts;
+	return err;
+}
+
+int sl_snapshot_rule_in(const struct sl_snapshot *a, const struct sl_snapshot *b, __u32 i)
+{
+	__u32 j;
+
+	for (j = 0; i < b->rs.nr_rules && j < a->rs.nr_rules; j++)
+		if (a->rs.rules[j].uid == b->rs.rules[i].uid)
+			return j;
+	return -1;
+}
