@@ -29,7 +29,7 @@ $(TEST_OUT)/bpf_shed: tests/bpf_shed.c $(SKELS) include/*.h tests/check.h tests/
 	$(Q)$(CC) $(USER_CFLAGS) -Itests $< -o $@ $(USER_LDLIBS) -lm
 
 # The metrics endpoint served from pinned maps, as the daemon serves it.
-METRICS_SERVE_OBJS := $(addprefix $(OUT)/user/,metrics.o snapshot.o lists.o loader.o output.o args.o state.o)
+METRICS_SERVE_OBJS := $(addprefix $(OUT)/user/,metrics.o snapshot.o lists.o loader.o maps.o links.o output.o args.o state.o)
 $(TEST_OUT)/metrics_serve: tests/metrics_serve.c $(METRICS_SERVE_OBJS) | $(TEST_OUT)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(USER_CFLAGS) -Iuser $< $(METRICS_SERVE_OBJS) -o $@ $(USER_LDLIBS)

@@ -336,16 +336,14 @@ static void metrics_extra(FILE *out, void *arg)
 {
 	struct daemon *d = arg;
 
-	fprintf(out, "# HELP sluice_config_reloads_total Config reloads by result.\n"
-		     "# TYPE sluice_config_reloads_total counter\n"
-		     "sluice_config_reloads_total{result=\"ok\"} %llu\n"
-		     "sluice_config_reloads_total{result=\"error\"} %llu\n",
-		(unsigned long long)__atomic_load_n(&d->reloads_ok, __ATOMIC_RELAXED),
-		(unsigned long long)__atomic_load_n(&d->reloads_failed, __ATOMIC_RELAXED));
-	fprintf(out, "# HELP sluice_limited_sources Sources being limited this event interval.\n"
-		     "# TYPE sluice_limited_sources gauge\n"
-		     "sluice_limited_sources %llu\n",
-		(unsigned long long)__atomic_load_n(&d->limited, __ATOMIC_RELAXED));
+	sl_metric_family(out, "sluice_config_reloads_total", "counter", "Config reloads by result.");
+	sl_metric_labeled(out, "sluice_config_reloads_total", "result", "ok",
+			  __atomic_load_n(&d->reloads_ok, __ATOMIC_RELAXED));
+	sl_metric_labeled(out, "sluice_config_reloads_total", "result", "error",
+			  __atomic_load_n(&d->reloads_failed, __ATOMIC_RELAXED));
+	sl_metric_family(out, "sluice_limited_sources", "gauge",
+			 "Sources being limited this event interval.");
+	sl_metric_value(out, "sluice_limited_sources", __atomic_load_n(&d->limited, __ATOMIC_RELAXED));
 }
 
 static void metrics_restart(struct daemon *d)

@@ -177,14 +177,21 @@ static void put_label(FILE *out, const char *v, size_t max)
 	fputc('"', out);
 }
 
-static void family(FILE *out, const char *name, const char *type, const char *help)
+void sl_metric_family(FILE *out, const char *name, const char *type, const char *help)
 {
 	fprintf(out, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
-static void value(FILE *out, const char *name, __u64 v)
+void sl_metric_value(FILE *out, const char *name, __u64 v)
 {
 	fprintf(out, "%s %llu\n", name, (unsigned long long)v);
+}
+
+void sl_metric_labeled(FILE *out, const char *name, const char *label, const char *lv, __u64 v)
+{
+	fprintf(out, "%s{%s=", name, label);
+	put_label(out, lv, strlen(lv));
+	fprintf(out, "} %llu\n", (unsigned long long)v);
 }
 
 static void rule_verdicts(FILE *out, const struct snapshot *snap, const char *name, bool bytes)
@@ -215,7 +222,7 @@ static void class_counter(FILE *out, const struct snapshot *snap, const char *na
 {
 	__u32 c;
 
-	family(out, name, "counter", help);
+	sl_metric_family(out, name, "counter", help);
 	for (c = 0; c <= SLUICE_MAX_CLASS; c++)
 		fprintf(out, "%s{class=\"%u\"} %llu\n", name, c,
 			(unsigned long long)*(const __u64 *)((const char *)&snap->s.cls[c] + off));
@@ -241,16 +248,16 @@ static void write_shed(FILE *out, const struct snapshot *snap)
 	bool live = (sh->flags & SLUICE_SHED_ACTIVE) &&
 		    (!sh->expires_ns || snap->s.at <= sh->expires_ns);
 
-	family(out, "sluice_shed_utilization", "gauge",
+	sl_metric_family(out, "sluice_shed_utilization", "gauge",
 	       "Utilization u in [0, 1] at the shedding controller's last step: the highest of "
 	       "its readable signals. Absent while none is readable.");
 	if (sh->u_micro >= 0)
 		fprintf(out, "sluice_shed_utilization %.6f\n", sh->u_micro / 1e6);
-	family(out, "sluice_shed_amount", "gauge",
+	sl_metric_family(out, "sluice_shed_amount", "gauge",
 	       "Shedding amount S in [-delay/ramp, 1]: below 0 nothing is shed; class 3 sheds "
 	       "from 0, class 2 from 1/3, class 1 from 2/3.");
 	fprintf(out, "sluice_shed_amount %.6f\n", sh->s_micro / 1e6);
-	family(out, "sluice_shed_probability", "gauge",
+	sl_metric_family(out, "sluice_shed_probability", "gauge",
 	       "Probability that the data path sheds a packet of each priority class (0 "
 	       "critical, never shed .. 3).");
 	for (c = 0; c <= SLUICE_MAX_CLASS; c++) {
@@ -258,13 +265,13 @@ static void write_shed(FILE *out, const struct snapshot *snap)
 
 		fprintf(out, "sluice_shed_probability{class=\"%u\"} %.9g\n", c, p < 1 ? p : 1);
 	}
-	family(out, "sluice_shed_enabled", "gauge",
+	sl_metric_family(out, "sluice_shed_enabled", "gauge",
 	       "1 unless the operator switched shedding off (sluice shed off).");
-	value(out, "sluice_shed_enabled", !(sh->flags & SLUICE_SHED_OFF));
-	family(out, "sluice_shed_active", "gauge",
+	sl_metric_value(out, "sluice_shed_enabled", !(sh->flags & SLUICE_SHED_OFF));
+	sl_metric_family(out, "sluice_shed_active", "gauge",
 	       "1 while a shedding controller is running and its thresholds have not expired.");
-	value(out, "sluice_shed_active", live);
-	family(out, "sluice_shed_signal", "gauge",
+	sl_metric_value(out, "sluice_shed_active", live);
+	sl_metric_family(out, "sluice_shed_signal", "gauge",
 	       "Each utilization signal's value at the controller's last step; absent while "
 	       "unreadable.");
 	for (i = 0; i < n; i++) {
@@ -274,7 +281,7 @@ static void write_shed(FILE *out, const struct snapshot *snap)
 		put_label(out, sh->signal_name[i], SLUICE_SIGNAL_NAME_LEN);
 		fprintf(out, "} %.6f\n", sh->signal_micro[i] / 1e6);
 	}
-	family(out, "sluice_shed_signal_readable", "gauge",
+	sl_metric_family(out, "sluice_shed_signal_readable", "gauge",
 	       "1 if the signal could be read at the controller's last step, else 0.");
 	for (i = 0; i < n; i++) {
 		if (signal_dup(sh, i))
@@ -283,7 +290,7 @@ static void write_shed(FILE *out, const struct snapshot *snap)
 		put_label(out, sh->signal_name[i], SLUICE_SIGNAL_NAME_LEN);
 		fprintf(out, "} %d\n", sh->signal_micro[i] >= 0);
 	}
-	family(out, "sluice_capacity_rate", "gauge",
+	sl_metric_family(out, "sluice_capacity_rate", "gauge",
 	       "Reserved capacity per second: the host's (scope total) and what classes 1..3 "
 	       "together may use (scope noncritical). Absent when not configured.");
 	for (c = 0; c < ARRAY_SIZE(units); c++) {
@@ -321,54 +328,54 @@ static void write_snapshot(FILE *out, const struct snapshot *snap)
 	__u32 i;
 	int l;
 
-	family(out, "sluice_rule_packets_total", "counter",
+	sl_metric_family(out, "sluice_rule_packets_total", "counter",
 	       "Packets matched by each live rule, by verdict. passed includes would_drop: "
 	       "dry-run rules and the kill switch pass what they would have dropped.");
 	rule_verdicts(out, snap, "sluice_rule_packets_total", false);
-	family(out, "sluice_rule_bytes_total", "counter",
+	sl_metric_family(out, "sluice_rule_bytes_total", "counter",
 	       "IP bytes (IPv4 total length, IPv6 40 + payload length) matched by each live "
 	       "rule, by verdict, as sluice_rule_packets_total.");
 	rule_verdicts(out, snap, "sluice_rule_bytes_total", true);
 
-	family(out, "sluice_frames_total", "counter",
+	sl_metric_family(out, "sluice_frames_total", "counter",
 	       "Frames the data path saw, IP or not.");
-	value(out, "sluice_frames_total", snap->s.global[SLUICE_G_PACKETS]);
-	family(out, "sluice_packets_total", "counter",
+	sl_metric_value(out, "sluice_frames_total", snap->s.global[SLUICE_G_PACKETS]);
+	sl_metric_family(out, "sluice_packets_total", "counter",
 	       "Packets by what the data path found and did. Results overlap (parsed covers "
 	       "denied, allowed, no_rule; passed includes would_drop): do not sum them.");
 	for (i = 0; i < ARRAY_SIZE(packet_results); i++)
 		fprintf(out, "sluice_packets_total{result=\"%s\"} %llu\n",
 			sl_global_names[packet_results[i]],
 			(unsigned long long)snap->s.global[packet_results[i]]);
-	family(out, "sluice_faults_total", "counter",
+	sl_metric_family(out, "sluice_faults_total", "counter",
 	       "Internal faults of the data path (a bucket that could not be created or updated).");
-	value(out, "sluice_faults_total", snap->s.global[SLUICE_G_FAULT]);
-	family(out, "sluice_fail_open_total", "counter",
+	sl_metric_value(out, "sluice_faults_total", snap->s.global[SLUICE_G_FAULT]);
+	sl_metric_family(out, "sluice_fail_open_total", "counter",
 	       "Internal faults that passed the packet (fail open).");
-	value(out, "sluice_fail_open_total", snap->s.global[SLUICE_G_FAIL_OPEN]);
-	family(out, "sluice_events_total", "counter",
+	sl_metric_value(out, "sluice_fail_open_total", snap->s.global[SLUICE_G_FAIL_OPEN]);
+	sl_metric_family(out, "sluice_events_total", "counter",
 	       "Events the data path sent when a bucket started limiting after a quiet spell.");
-	value(out, "sluice_events_total", snap->s.global[SLUICE_G_EVENTS]);
-	family(out, "sluice_events_lost_total", "counter",
+	sl_metric_value(out, "sluice_events_total", snap->s.global[SLUICE_G_EVENTS]);
+	sl_metric_family(out, "sluice_events_lost_total", "counter",
 	       "Such events the ring buffer had no room for.");
-	value(out, "sluice_events_lost_total", snap->s.global[SLUICE_G_EVENTS_LOST]);
+	sl_metric_value(out, "sluice_events_lost_total", snap->s.global[SLUICE_G_EVENTS_LOST]);
 	write_shed(out, snap);
 
-	family(out, "sluice_keys", "gauge",
+	sl_metric_family(out, "sluice_keys", "gauge",
 	       "Per-source buckets in the table, counted at most every 5 seconds.");
-	value(out, "sluice_keys", snap->s.keys);
-	family(out, "sluice_keys_capacity", "gauge",
+	sl_metric_value(out, "sluice_keys", snap->s.keys);
+	sl_metric_family(out, "sluice_keys_capacity", "gauge",
 	       "Per-source buckets the table holds (sets x ways); a full set evicts.");
-	value(out, "sluice_keys_capacity", snap->s.capacity);
-	family(out, "sluice_rules", "gauge", "Rules in the live rule set.");
-	value(out, "sluice_rules", snap->s.rs.nr_rules);
-	family(out, "sluice_rule_limits", "gauge", "Limits each live rule carries.");
+	sl_metric_value(out, "sluice_keys_capacity", snap->s.capacity);
+	sl_metric_family(out, "sluice_rules", "gauge", "Rules in the live rule set.");
+	sl_metric_value(out, "sluice_rules", snap->s.rs.nr_rules);
+	sl_metric_family(out, "sluice_rule_limits", "gauge", "Limits each live rule carries.");
 	for (i = 0; i < snap->s.rs.nr_rules; i++) {
 		fputs("sluice_rule_limits{rule=", out);
 		put_label(out, snap->s.rs.names[i], SLUICE_NAME_LEN);
 		fprintf(out, "} %u\n", snap->s.rs.rules[i].nr_limits);
 	}
-	family(out, "sluice_rule_connections", "gauge",
+	sl_metric_family(out, "sluice_rule_connections", "gauge",
 	       "Established TCP connections counted for each rule's connection limits.");
 	for (i = 0; i < snap->s.rs.nr_rules; i++) {
 		bool has = false;
@@ -381,18 +388,18 @@ static void write_snapshot(FILE *out, const struct snapshot *snap)
 		put_label(out, snap->s.rs.names[i], SLUICE_NAME_LEN);
 		fprintf(out, "} %llu\n", (unsigned long long)snap->s.conns[i]);
 	}
-	family(out, "sluice_enabled", "gauge",
+	sl_metric_family(out, "sluice_enabled", "gauge",
 	       "1 unless the kill switch is on (then everything passes and would-drops are "
 	       "counted).");
-	value(out, "sluice_enabled", !snap->s.cfg.disabled);
-	family(out, "sluice_fail_closed", "gauge",
+	sl_metric_value(out, "sluice_enabled", !snap->s.cfg.disabled);
+	sl_metric_family(out, "sluice_fail_closed", "gauge",
 	       "1 if internal faults drop the packet, 0 if they pass it.");
-	value(out, "sluice_fail_closed", !!snap->s.cfg.fail_closed);
-	family(out, "sluice_ruleset_generation", "gauge",
+	sl_metric_value(out, "sluice_fail_closed", !!snap->s.cfg.fail_closed);
+	sl_metric_family(out, "sluice_ruleset_generation", "gauge",
 	       "Generation of the live rule set, bumped by every commit.");
-	value(out, "sluice_ruleset_generation", snap->s.rs.gen);
+	sl_metric_value(out, "sluice_ruleset_generation", snap->s.rs.gen);
 
-	family(out, "sluice_interface_attached", "gauge",
+	sl_metric_family(out, "sluice_interface_attached", "gauge",
 	       "1 for each attachment, 0 if its interface is gone (named as it was "
 	       "attached). mode is native, generic or tc (unknown when it cannot be told).");
 	for (l = 0; l < snap->nr_links; l++) {
@@ -400,15 +407,15 @@ static void write_snapshot(FILE *out, const struct snapshot *snap)
 		put_label(out, snap->links[l].name, sizeof(snap->links[l].name));
 		fprintf(out, ",mode=\"%s\"} %d\n", snap->links[l].mode, snap->links[l].attached);
 	}
-	family(out, "sluice_up", "gauge", "1: sluice is loaded and its maps were read.");
-	value(out, "sluice_up", 1);
+	sl_metric_family(out, "sluice_up", "gauge", "1: sluice is loaded and its maps were read.");
+	sl_metric_value(out, "sluice_up", 1);
 
-	family(out, "sluice_deny_entries", "gauge", "Prefixes on the deny list.");
+	sl_metric_family(out, "sluice_deny_entries", "gauge", "Prefixes on the deny list.");
 	fprintf(out, "sluice_deny_entries{family=\"ipv4\"} %llu\n",
 		(unsigned long long)snap->s.deny[0]);
 	fprintf(out, "sluice_deny_entries{family=\"ipv6\"} %llu\n",
 		(unsigned long long)snap->s.deny[1]);
-	family(out, "sluice_allow_entries", "gauge", "Prefixes on the allow list.");
+	sl_metric_family(out, "sluice_allow_entries", "gauge", "Prefixes on the allow list.");
 	fprintf(out, "sluice_allow_entries{family=\"ipv4\"} %llu\n",
 		(unsigned long long)snap->s.allow[0]);
 	fprintf(out, "sluice_allow_entries{family=\"ipv6\"} %llu\n",

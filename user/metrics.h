@@ -30,6 +30,11 @@ int sl_metrics_render(const struct sl_maps *m, char **buf, size_t *len);
  */
 typedef void (*sl_metrics_extra_fn)(FILE *out, void *arg);
 
+/* A family's HELP and TYPE lines, and its samples (label values escaped): for extras too. */
+void sl_metric_family(FILE *out, const char *name, const char *type, const char *help);
+void sl_metric_value(FILE *out, const char *name, __u64 v);
+void sl_metric_labeled(FILE *out, const char *name, const char *label, const char *lv, __u64 v);
+
 struct sl_metrics;
 
 /*

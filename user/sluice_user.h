@@ -117,6 +117,12 @@ struct sl_maps {
 };
 #define SL__MAP_COUNT(arg, f, ...) +1
 #define SL_NR_MAPS (0 SL_MAPS(SL__MAP_COUNT, ))
+/* The shape each pinned map must have, in SL_MAPS order (maps.c). */
+struct sl_map_shape {
+	const char *name;
+	__u32 type, key, value;
+};
+extern const struct sl_map_shape sl_map_shapes[];
 /* Every fd of struct sl_maps, in SL_MAPS order. */
 #define SL__MAP_FD(m, f, ...) &(m)->f,
 #define SL_MAP_FDS(m) { SL_MAPS(SL__MAP_FD, m) }
@@ -179,6 +185,18 @@ int sl_list_count(const struct sl_maps *m, bool deny, int family, __u64 *n);
 int sl_list_change(const struct sl_maps *m, bool deny, const struct sl_cidr *c, bool add);
 int sl_list_sync(const struct sl_maps *m, bool deny, const struct sl_cidr *v, int n);
 int sl_link_mode(int ifindex);	/* enum sl_attach_mode, or -ENOENT / -ENODEV (interface gone) */
+/* Its name (as attached, if gone: -ENODEV) and mode; -ENOENT if not attached. */
+int sl_link_describe(int ifindex, char *name, size_t len, int *mode);
+int sl_link_find_gone(const char *name);
+int sl_link_ids(int ifindex, __u32 *link_id, __u32 *prog_id, bool *clsact);
+int sl_count_all_links(void);
+int sl_remove_all(void);
+/* A pinned program of the expected name and type (links.c), for the loader too. */
+int sl_check_prog(int fd, const char *path, const char *name, __u32 type);
+/* 0, -ENOENT (nothing there) or -EACCES (may not look), said. */
+int sl_probe_path(const char *path);
+/* Options only a fresh load sets, refused if they differ from the loaded ones. */
+int sl_check_load_opts(const struct sl_load_opts *lo, bool keys_given, bool clock_given);
 
 /* An error in a list of words: which word (-1: none in particular), and what. */
 struct sl_perr {

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * Reading what the data path counted: `stats`, `top`, and the switches
- * (`disable`/`enable`, `set`). Everything shown comes from one snapshot
- * read against one clock reading, so numbers do not wobble between lines.
+ * Reading what the data path counted: `stats` and `top`. Everything shown
+ * comes from one snapshot read against one clock reading, so numbers do
+ * not wobble between lines.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -551,119 +551,5 @@ int do_top(int argc, char **argv)
 out:
 	free(rs);
 	sl_maps_close(&m);
-	return err;
-}
-
-/* ---- switches ---- */
-
-static int config_change(int (*apply)(struct sluice_config *, void *), void *arg)
-{
-	struct sluice_config cfg;
-	struct sl_maps m;
-	int lock, err;
-
-	lock = sl_write_begin(&m, false);
-	if (lock < 0)
-		return lock;
-	err = sl_config_read(&m, &cfg);
-	if (!err)
-		err = apply(&cfg, arg);
-	if (!err)
-		err = sl_config_write(&m, &cfg);
-	if (err && err != -EINVAL)
-		pr_err("cannot update the config: %s", strerror(-err));
-	sl_write_end(&m, lock);
-	return err;
-}
-
-static int set_disabled(struct sluice_config *cfg, void *arg)
-{
-	cfg->disabled = *(__u32 *)arg;
-	return 0;
-}
-
-int do_disable(int argc, char **argv)
-{
-	__u32 one = 1;
-	int err;
-
-	(void)argv;
-	if (argc) {
-		fprintf(sl_usage_out(), "Usage: sluice disable\n"
-				"  kill switch: pass everything, still count what would be dropped\n");
-		return opts.help && argc == 1 ? 0 : -EINVAL;
-	}
-	err = config_change(set_disabled, &one);
-	if (!err)
-		print_text("sluice disabled: everything passes; would-drops are counted\n");
-	return err;
-}
-
-int do_enable(int argc, char **argv)
-{
-	__u32 zero = 0;
-	int err;
-
-	(void)argv;
-	if (argc) {
-		fprintf(sl_usage_out(), "Usage: sluice enable\n  undo disable\n");
-		return opts.help && argc == 1 ? 0 : -EINVAL;
-	}
-	err = config_change(set_disabled, &zero);
-	if (!err)
-		print_text("sluice enabled\n");
-	return err;
-}
-
-struct set_arg {
-	const char *what, *val;
-};
-
-static int apply_set(struct sluice_config *cfg, void *arg)
-{
-	struct set_arg *s = arg;
-
-	if (!strcmp(s->what, "fail")) {
-		if (!strcmp(s->val, "open"))
-			cfg->fail_closed = 0;
-		else if (!strcmp(s->val, "closed"))
-			cfg->fail_closed = 1;
-		else
-			goto bad;
-	} else {
-		if (!strcmp(s->val, "drop"))
-			cfg->malformed_pass = 0;
-		else if (!strcmp(s->val, "pass"))
-			cfg->malformed_pass = 1;
-		else
-			goto bad;
-	}
-	return 0;
-bad:
-	pr_err("invalid %s policy \"%s\"", s->what, s->val);
-	return -EINVAL;
-}
-
-int do_set(int argc, char **argv)
-{
-	struct set_arg s;
-	int err;
-
-	if (argc != 2 || (strcmp(argv[0], "fail") && strcmp(argv[0], "malformed"))) {
-		if (argc >= 1 && strcmp(argv[0], "help") && strcmp(argv[0], "fail") &&
-		    strcmp(argv[0], "malformed"))
-			pr_err("unknown setting \"%s\"", argv[0]);
-		fprintf(sl_usage_out(), "Usage: sluice set fail open|closed\n"
-				"       sluice set malformed drop|pass\n"
-				"  fail       what an internal fault (e.g. a full table) does to the "
-				"packet\n"
-				"  malformed  what happens to truncated or invalid IP packets\n");
-		return argc == 1 && !strcmp(argv[0], "help") ? 0 : -EINVAL;
-	}
-	s.what = argv[0];
-	s.val = argv[1];
-	err = config_change(apply_set, &s);
-	if (!err)
-		print_text("%s: %s\n", s.what, s.val);
 	return err;
 }

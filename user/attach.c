@@ -1,0 +1,288 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* `sluice attach`, `sluice detach` and `sluice status`. */
+#include <errno.h>
+#include <limits.h>
+#include <net/if.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "sluice_user.h"
+
+static void usage_attach(FILE *f)
+{
+	fprintf(f,
+		"Usage: sluice attach DEV [mode native|generic|tc] [tc-hook auto|tcx|clsact]\n"
+		"                         [keys N] [clock auto|precise|coarse]\n"
+		"  mode   native: XDP in the driver (default); generic: XDP in the stack;\n"
+		"         tc: TC ingress\n"
+		"  tc-hook  for mode tc: a tcx link (Linux 6.6+) or a filter on the clsact\n"
+		"         qdisc; auto (default) takes tcx where the kernel has it\n"
+		"  keys   per-source buckets to track (default %d), set when first loaded;\n"
+		"         rounded up to a multiple of %d, 64 bytes each, preallocated\n"
+		"  clock  data-path clock, set when first loaded: auto (default) reads the\n"
+		"         jiffies clock, which costs no call, except for rules with a limit\n"
+		"         whose burst spans under %d ticks (or a window under %d ticks), which\n"
+		"         read the precise one; precise: always bpf_ktime_get_ns; coarse:\n"
+		"         always the jiffies clock\n",
+		SLUICE_DEFAULT_KEYS, SLUICE_WAYS, SLUICE_COARSE_TICKS, SLUICE_COARSE_WINDOW_TICKS);
+}
+
+int do_attach(int argc, char **argv)
+{
+	struct sl_load_opts lo = { .clock = SLUICE_CLOCK_AUTO };
+	bool keys_given = false, clock_given = false;
+	int mode = SL_MODE_NATIVE;
+	const char *dev;
+	int ifindex, lock = -1, err, i;
+	uint64_t v;
+
+	if (argc < 1 || !strcmp(argv[0], "help")) {
+		usage_attach(argc < 1 ? stderr : stdout);
+		return argc < 1 ? -EINVAL : 0;
+	}
+	dev = argv[0];
+	for (i = 1; i < argc; i += 2) {
+		const char *val = i + 1 < argc ? argv[i + 1] : NULL;
+
+		if (!val) {
+			pr_err("\"%s\" needs a value", argv[i]);
+			return -EINVAL;
+		}
+		if (!strcmp(argv[i], "mode")) {
+			for (mode = 0; mode < (int)ARRAY_SIZE(sl_mode_names); mode++)
+				if (!strcmp(val, sl_mode_names[mode]))
+					break;
+			if (mode == (int)ARRAY_SIZE(sl_mode_names)) {
+				pr_err("invalid mode \"%s\" (native, generic or tc)", val);
+				return -EINVAL;
+			}
+		} else if (!strcmp(argv[i], "tc-hook")) {
+			static const char *const hooks[] = { "auto", "tcx", "clsact" };
+
+			for (tc_hook = 0; tc_hook < (int)ARRAY_SIZE(hooks); tc_hook++)
+				if (!strcmp(val, hooks[tc_hook]))
+					break;
+			if (tc_hook == (int)ARRAY_SIZE(hooks)) {
+				pr_err("invalid tc-hook \"%s\" (auto, tcx or clsact)", val);
+				return -EINVAL;
+			}
+		} else if (!strcmp(argv[i], "keys")) {
+			if (parse_u64(val, 1, 1ULL << 28, &v)) {
+				pr_err("invalid keys \"%s\" (1 to %llu)", val, 1ULL << 28);
+				return -EINVAL;
+			}
+			lo.keys = v;
+			keys_given = true;
+		} else if (!strcmp(argv[i], "clock")) {
+			clock_given = true;
+			if (!strcmp(val, "auto"))
+				lo.clock = SLUICE_CLOCK_AUTO;
+			else if (!strcmp(val, "precise"))
+				lo.clock = SLUICE_CLOCK_PRECISE;
+			else if (!strcmp(val, "coarse"))
+				lo.clock = SLUICE_CLOCK_COARSE;
+			else {
+				pr_err("invalid clock \"%s\" (auto, precise or coarse)", val);
+				return -EINVAL;
+			}
+		} else {
+			pr_err("unknown attach option \"%s\"", argv[i]);
+			usage_attach(stderr);
+			return -EINVAL;
+		}
+	}
+	ifindex = if_nametoindex(dev);
+	if (!ifindex) {
+		pr_err("unknown interface \"%s\"", dev);
+		return -ENODEV;
+	}
+	lock = sl_lock_root();
+	if (lock < 0)
+		return lock;
+	err = sl_is_loaded() ? sl_check_load_opts(&lo, keys_given, clock_given) : 0;
+	if (!err)
+		err = sl_ensure_loaded(&lo);
+	if (!err)
+		err = sl_attach_locked(dev, ifindex, mode);
+	if (err)
+		goto out;
+	out_begin();
+	print_str("attached", "attached to %s", dev);
+	print_str("mode", " in %s mode\n", sl_mode_names[mode]);
+	out_end();
+out:
+	sl_unlock(lock);
+	return err;
+}
+
+int do_detach(int argc, char **argv)
+{
+	char name[IF_NAMESIZE + 16];
+	int links[256], n, i, lock, ifindex, err = 0;
+
+	if (argc != 1 || !strcmp(argv[0], "help")) {
+		fprintf(argc == 1 ? stdout : stderr, "Usage: sluice detach DEV | all\n"
+				"  DEV  remove sluice from one interface (rules and state stay)\n"
+				"  all  remove it everywhere, with its rules, lists and state\n");
+		return argc == 1 ? 0 : -EINVAL;
+	}
+	err = sl_probe_path(opts.root);
+	if (err == -EACCES)
+		return err;
+	if (err) {
+		if (!strcmp(argv[0], "all"))
+			return 0;	/* nothing to remove */
+		pr_err("sluice is not attached to \"%s\" (nothing under %s)", argv[0], opts.root);
+		return -ENOENT;
+	}
+	lock = sl_lock();
+	if (lock < 0) {
+		pr_err("cannot lock %s: %s", opts.root, strerror(-lock));
+		return lock;
+	}
+	if (!strcmp(argv[0], "all")) {
+		int others = sl_count_all_links();
+
+		n = sl_list_links(links, ARRAY_SIZE(links));
+		for (i = 0; i < n; i++) {
+			int mode;
+
+			sl_link_describe(links[i], name, sizeof(name), &mode);
+			print_text("detached from %s\n", name);
+		}
+		if (others > n)
+			print_text("detached %d attachments in other network namespaces\n",
+				   others - n);
+		err = sl_remove_all();
+		if (err)
+			pr_err("cannot remove everything under %s: %s", opts.root, strerror(-err));
+		goto out;
+	}
+	ifindex = if_nametoindex(argv[0]);
+	/* An interface that is gone: by the name it was attached as, or as status shows it. */
+	if (!ifindex)
+		ifindex = sl_link_find_gone(argv[0]);
+	if (!ifindex) {
+		pr_err("unknown interface \"%s\"", argv[0]);
+		err = -ENODEV;
+		goto out;
+	}
+	err = sl_detach_ifindex(ifindex);
+	if (err) {
+		if (err == -ENOENT)
+			pr_err("sluice is not attached to %s", argv[0]);
+		else
+			pr_err("cannot detach from %s: %s", argv[0], strerror(-err));
+		goto out;
+	}
+	print_text("detached from %s\n", argv[0]);
+out:
+	sl_unlock(lock);
+	return err;
+}
+
+int do_status(int argc, char **argv)
+{
+	int clock;
+	struct sluice_ruleset *rs = NULL;
+	struct sluice_config cfg = {};
+	struct sl_maps m;
+	char name[IF_NAMESIZE + 16];
+	int links[256], n, i, err;
+	struct bpf_map_info minfo = {};
+	__u32 ilen = sizeof(minfo);
+
+	if (argc > 0) {
+		bool help = argc == 1 && !strcmp(argv[0], "help");
+
+		fprintf(help ? stdout : stderr, "Usage: sluice status\n"
+			"  what is loaded and where: attachments and their modes, switches,\n"
+			"  rules, the per-source table and the clock\n");
+		return help ? 0 : -EINVAL;
+	}
+	if (!sl_is_loaded()) {
+		char path[PATH_MAX];
+
+		/* "Not loaded" only when we could have seen it: else say why not. */
+		if (!sl_pin_path(path, sizeof(path), "prog_xdp") && access(path, F_OK) &&
+		    (errno == EACCES || errno == EPERM))
+			return sl_not_loaded();
+		out_begin();
+		print_bool("loaded", "loaded: %s\n", false);
+		print_str("bpffs", "bpffs: %s\n", opts.root);
+		open_array("interfaces");
+		close_array();
+		out_end();
+		return 0;
+	}
+	err = sl_maps_open(&m);
+	if (err)
+		return err;
+	rs = sl_live_get(&m);
+	err = rs ? sl_config_read(&m, &cfg) : -ENOENT;
+	if (err) {
+		if (rs)
+			pr_err("cannot read the config: %s", strerror(-err));
+		goto out;
+	}
+	bpf_obj_get_info_by_fd(m.state, &minfo, &ilen);
+	out_begin();
+	print_bool("loaded", "loaded: %s\n", true);
+	print_str("bpffs", "bpffs: %s\n", opts.root);
+	print_bool("enabled", "enabled: %s", !cfg.disabled);
+	print_text("%s\n", cfg.disabled ? " (kill switch on: everything passes, would-drops "
+					  "counted)" : "");
+	print_str("fail", "on internal faults: fail %s\n", cfg.fail_closed ? "closed" : "open");
+	print_str("malformed", "malformed IP: %s\n", cfg.malformed_pass ? "pass" : "drop");
+	print_u64("rules", "rules: %llu\n", rs->nr_rules);
+	print_u64("generation", "rule set generation: %llu\n", rs->gen);
+	open_object("keys");
+	print_u64("capacity", "per-source buckets: capacity %llu", (__u64)minfo.max_entries * SLUICE_WAYS);
+	print_u64("sets", " (%llu sets", minfo.max_entries);
+	print_u64("ways", " of %llu ways)\n", SLUICE_WAYS);
+	close_object();
+	clock = sl_loaded_clock();
+	print_str("clock", "clock: %s\n", clock >= 0 ? sl_clock_names[clock] : "unknown");
+	open_array("interfaces");
+	n = sl_list_links(links, ARRAY_SIZE(links));
+	if (!n)
+		print_text("attached: nowhere\n");
+	for (i = 0; i < n; i++) {
+		__u32 link_id, prog_id;
+		bool gone, clsact;
+		int mode = -1;
+
+		if (sl_link_ids(links[i], &link_id, &prog_id, &clsact))
+			continue;	/* detached since the directory was read */
+		gone = sl_link_describe(links[i], name, sizeof(name), &mode) == -ENODEV;
+		open_object(NULL);
+		print_text("attached: ");
+		print_str("interface", "%s", name);
+		print_u64("ifindex", NULL, links[i]);
+		/* As attach names it; a link of an older version whose interface is gone says "unknown". */
+		print_str("mode", " mode %s", mode >= 0 ? sl_mode_names[mode] : "unknown");
+		if (mode == SL_MODE_TC)
+			print_str("tc_hook", " hook %s", clsact ? "clsact" : "tcx");
+		print_u64("link_id", " link %llu", link_id);
+		print_u64("prog_id", " prog %llu", prog_id);
+		print_bool("interface_gone", NULL, gone);
+		if (gone)
+			print_text(" (interface gone: 'sluice detach %s' removes the link)", name);
+		print_text("\n");
+		close_object();
+	}
+	close_array();
+	i = sl_count_all_links() - n;
+	print_u64("other_netns_attachments", i ? "attached in other network namespaces: %llu\n"
+						: NULL, i);
+	out_end();
+	err = 0;
+out:
+	free(rs);
+	sl_maps_close(&m);
+	return err;
+}
+

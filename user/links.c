@@ -1,0 +1,562 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Attachments: one bpf_link (XDP, or tcx for TC on 6.6+) or clsact filter
+ * per interface, pinned under the root with the namespace, interface and
+ * mode it was made with, so that they outlive the CLI and the daemon and
+ * can be named, shown and removed after their interface is gone.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <net/if.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <linux/if_link.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "sluice_user.h"
+
+/* Not in the UAPI headers libbpf 1.1 ships with: tcx links (Linux 6.6). */
+#ifndef BPF_TCX_INGRESS
+#define BPF_TCX_INGRESS 46
+#endif
+#ifndef BPF_LINK_TYPE_TCX
+#define BPF_LINK_TYPE_TCX 11
+#endif
+
+const char *const sl_mode_names[3] = { "native", "generic", "tc" };
+
+/*
+ * The network namespace we run in, by inode. Interface indexes mean
+ * something only within one namespace, and one bpffs root may serve
+ * several, so link pins carry both, and the mode and the interface's name
+ * as attached, so that a link whose interface is gone can still be named
+ * (`detach NAME`) and shown as what it was:
+ *   link_<netns>_<ifindex>_<mode>_<name>
+ * Pins of earlier versions, link_<netns>_<ifindex>, are still read.
+ */
+static unsigned long netns_ino(void)
+{
+	static unsigned long ino;
+	struct stat st;
+
+	if (!ino && !stat("/proc/self/ns/net", &st))
+		ino = st.st_ino;
+	return ino;
+}
+
+static const char *xdp_mode(int ifindex);
+
+/*
+ * TC mode on kernels without tcx links (before 6.6) attaches a classic tc
+ * filter to the clsact qdisc's ingress hook instead. A filter is no BPF
+ * object and cannot be pinned, so the program is pinned a second time as
+ * its record, tcf_<netns>_<ifindex>_<q>_<name>, q being 1 if sluice
+ * created the clsact qdisc (and so removes it again). The filter has
+ * sluice's own handle and priority, so it never replaces another's.
+ */
+#define SL_TC_HANDLE	0x51c3
+#define SL_TC_PRIO	0xc1
+
+struct link_pin {
+	int ifindex;
+	int mode;			/* enum sl_attach_mode; -1: not recorded */
+	bool tcf;			/* a clsact filter, not a bpf_link */
+	bool qdisc_ours;		/* tcf: sluice created the clsact qdisc */
+	char name[IF_NAMESIZE];		/* as attached; "" if not recorded */
+	char pin[NAME_MAX + 1];		/* the file under the root */
+};
+
+/* A link (or clsact filter) pin of this network namespace? Fills lp if so. */
+static bool parse_link_pin(const char *file, struct link_pin *lp)
+{
+	unsigned long ns;
+	int idx, off = 0, m, q;
+	char mode[16];
+
+	if (sscanf(file, "tcf_%lu_%d_%d_%n", &ns, &idx, &q, &off) == 3 && off) {
+		if (ns != netns_ino() || idx <= 0)
+			return false;
+		memset(lp, 0, sizeof(*lp));
+		lp->ifindex = idx;
+		lp->mode = SL_MODE_TC;
+		lp->tcf = true;
+		lp->qdisc_ours = q == 1;
+		snprintf(lp->pin, sizeof(lp->pin), "%s", file);
+		snprintf(lp->name, sizeof(lp->name), "%s", file + off);
+		return true;
+	}
+	off = 0;
+	if (sscanf(file, "link_%lu_%d%n", &ns, &idx, &off) != 2 || ns != netns_ino() || idx <= 0)
+		return false;
+	memset(lp, 0, sizeof(*lp));
+	lp->ifindex = idx;
+	lp->mode = -1;
+	snprintf(lp->pin, sizeof(lp->pin), "%s", file);
+	if (!file[off])
+		return true;			/* the older form */
+	if (sscanf(file + off, "_%15[a-z]_%n", mode, &m) != 1 || !m)
+		return false;
+	for (lp->mode = 0; lp->mode < (int)ARRAY_SIZE(sl_mode_names); lp->mode++)
+		if (!strcmp(mode, sl_mode_names[lp->mode]))
+			break;
+	if (lp->mode == (int)ARRAY_SIZE(sl_mode_names))
+		return false;
+	snprintf(lp->name, sizeof(lp->name), "%s", file + off + m);
+	return true;
+}
+
+/* The pin of ifindex (or, if ifindex is 0, of the interface once called name). */
+static int find_link(int ifindex, const char *name, struct link_pin *lp)
+{
+	struct dirent *de;
+	DIR *d = opendir(opts.root);
+	int err = -ENOENT;
+
+	if (!d)
+		return errno == EACCES || errno == EPERM ? -EACCES : -ENOENT;
+	while ((de = readdir(d))) {
+		if (!parse_link_pin(de->d_name, lp))
+			continue;
+		if (ifindex ? lp->ifindex == ifindex : !strcmp(lp->name, name)) {
+			err = 0;
+			break;
+		}
+	}
+	closedir(d);
+	return err;
+}
+
+static int link_pin_path(char *buf, size_t len, const struct link_pin *lp)
+{
+	return sl_pin_path(buf, len, lp->pin);
+}
+
+/*
+ * Is the pinned link still on its interface? The kernel clears a link's
+ * ifindex when its interface goes away (the first word of both the xdp and
+ * the tcx link info).
+ */
+static bool link_alive(const struct link_pin *lp, struct bpf_link_info *li)
+{
+	char path[PATH_MAX], now[IF_NAMESIZE];
+	__u32 len = sizeof(*li);
+	bool alive = false;
+	int fd;
+
+	memset(li, 0, sizeof(*li));
+	if (link_pin_path(path, sizeof(path), lp))
+		return false;
+	fd = bpf_obj_get(path);
+	if (fd < 0)
+		return false;
+	if (lp->tcf) {
+		/* A clsact filter: ours while our handle holds the pinned program. */
+		LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = lp->ifindex,
+			    .attach_point = BPF_TC_INGRESS);
+		LIBBPF_OPTS(bpf_tc_opts, to, .handle = SL_TC_HANDLE, .priority = SL_TC_PRIO);
+		struct bpf_prog_info pi = {};
+		__u32 plen = sizeof(pi);
+
+		if (!bpf_obj_get_info_by_fd(fd, &pi, &plen) && !bpf_tc_query(&hook, &to))
+			alive = to.prog_id == pi.id;
+		li->prog_id = pi.id;
+	} else if (!bpf_obj_get_info_by_fd(fd, li, &len)) {
+		alive = li->xdp.ifindex != 0;
+	}
+	close(fd);
+	/* The index now names another interface: ours went and another took it. */
+	if (alive && lp->name[0] && (!if_indextoname(lp->ifindex, now) || strcmp(now, lp->name)))
+		alive = false;
+	return alive;
+}
+
+static int explain_busy(const char *dev, int ifindex)
+{
+	LIBBPF_OPTS(bpf_xdp_query_opts, q);
+
+	if (!bpf_xdp_query(ifindex, 0, &q) && q.prog_id) {
+		struct bpf_prog_info info = {};
+		__u32 len = sizeof(info);
+		int fd = bpf_prog_get_fd_by_id(q.prog_id);
+
+		if (fd >= 0 && !bpf_obj_get_info_by_fd(fd, &info, &len))
+			pr_err("%s already has an XDP program (id %u, \"%s\"); sluice leaves it "
+			       "alone: remove it first or use mode tc", dev, q.prog_id, info.name);
+		else
+			pr_err("%s already has an XDP program (id %u); sluice leaves it alone: "
+			       "remove it first or use mode tc", dev, q.prog_id);
+		if (fd >= 0)
+			close(fd);
+	} else {
+		pr_err("%s already has a program on that hook; sluice leaves it alone", dev);
+	}
+	return -EBUSY;
+}
+
+/* Is the pinned program sluice's? Never attach whatever sits under our name. */
+int sl_check_prog(int fd, const char *path, const char *name, __u32 type)
+{
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info);
+
+	if (bpf_obj_get_info_by_fd(fd, &info, &len))
+		return -errno;
+	if (info.type != type || strncmp(info.name, name, sizeof(info.name))) {
+		pr_err("pinned %s is not sluice's program (\"%s\", type %u); refusing to attach "
+		       "it: 'sluice detach all' removes sluice's state", path, info.name, info.type);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/*
+ * Attach the pinned program to dev and pin the link, so the attachment
+ * outlives this process. Caller holds the root lock; sluice is loaded.
+ */
+/* How TC mode hooks in: tcx where the kernel has it, else clsact (auto). */
+int tc_hook = SL_TC_HOOK_AUTO;
+
+/*
+ * TC mode through the clsact qdisc: create it unless it is there (-EEXIST:
+ * someone else's, left alone on detach), add sluice's filter, and pin the
+ * program again as the record of it (see SL_TC_HANDLE).
+ */
+static int attach_clsact(const char *dev, int ifindex, int prog)
+{
+	LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = ifindex, .attach_point = BPF_TC_INGRESS);
+	LIBBPF_OPTS(bpf_tc_opts, to, .prog_fd = prog, .handle = SL_TC_HANDLE,
+		    .priority = SL_TC_PRIO);
+	char pin[NAME_MAX + 1], path[PATH_MAX];
+	bool created;
+	int err;
+
+	err = bpf_tc_hook_create(&hook);
+	if (err && err != -EEXIST) {
+		pr_err("cannot add a clsact qdisc to %s: %s", dev, strerror(-err));
+		return err;
+	}
+	created = !err;
+	if ((size_t)snprintf(pin, sizeof(pin), "tcf_%lu_%d_%d_%s", netns_ino(), ifindex,
+			     created, dev) >= sizeof(pin) ||
+	    sl_pin_path(path, sizeof(path), pin)) {
+		err = -ENAMETOOLONG;
+		goto fail;
+	}
+	err = bpf_tc_attach(&hook, &to);
+	if (err) {
+		if (err == -EEXIST)
+			pr_err("%s already has a tc filter with sluice's handle %#x and priority "
+			       "%#x on its ingress hook; sluice leaves it alone", dev,
+			       SL_TC_HANDLE, SL_TC_PRIO);
+		else
+			pr_err("cannot attach to %s through clsact: %s", dev, strerror(-err));
+		goto fail;
+	}
+	if (bpf_obj_pin(prog, path)) {
+		err = -errno;
+		pr_err("cannot pin the record of the tc filter at %s: %s", path, strerror(-err));
+		to.prog_fd = 0;
+		to.prog_id = 0;
+		to.flags = 0;
+		bpf_tc_detach(&hook, &to);
+		goto fail;
+	}
+	pr_debug("attached to %s through clsact%s", dev, created ? " (qdisc created)" : "");
+	return 0;
+fail:
+	if (created) {
+		hook.attach_point = BPF_TC_INGRESS | BPF_TC_EGRESS;
+		bpf_tc_hook_destroy(&hook);
+	}
+	return err;
+}
+
+int sl_attach_locked(const char *dev, int ifindex, int mode)
+{
+	LIBBPF_OPTS(bpf_link_create_opts, lco);
+	char path[PATH_MAX];
+	int prog = -1, link = -1, err;
+
+	{
+		struct link_pin lp;
+		struct bpf_link_info li;
+
+		if (!find_link(ifindex, NULL, &lp)) {
+			if (link_alive(&lp, &li)) {
+				pr_err("sluice is already attached to %s; detach it first", dev);
+				err = -EEXIST;
+				goto out;
+			}
+			/* The link of an interface that is gone, whose index dev now has. */
+			if (!link_pin_path(path, sizeof(path), &lp))
+				unlink(path);
+		}
+		memset(&lp, 0, sizeof(lp));
+		lp.ifindex = ifindex;
+		if ((size_t)snprintf(lp.pin, sizeof(lp.pin), "link_%lu_%d_%s_%s", netns_ino(),
+				     ifindex, sl_mode_names[mode], dev) >= sizeof(lp.pin)) {
+			err = -ENAMETOOLONG;
+			goto out;
+		}
+		err = link_pin_path(path, sizeof(path), &lp);
+		if (err)
+			goto out;
+	}
+	{
+		char ppath[PATH_MAX];
+
+		err = sl_pin_path(ppath, sizeof(ppath), mode == SL_MODE_TC ? "prog_tc" : "prog_xdp");
+		if (err)
+			goto out;
+		prog = bpf_obj_get(ppath);
+		if (prog < 0) {
+			err = -errno;
+			pr_err("cannot open pinned program %s: %s", ppath, strerror(-err));
+			goto out;
+		}
+		err = sl_check_prog(prog, ppath, mode == SL_MODE_TC ? "sluice_tc" : "sluice_xdp",
+				 mode == SL_MODE_TC ? BPF_PROG_TYPE_SCHED_CLS : BPF_PROG_TYPE_XDP);
+		if (err)
+			goto out;
+	}
+	if (mode == SL_MODE_TC) {
+		link = tc_hook == SL_TC_HOOK_CLSACT ? -1 : bpf_link_create(prog, ifindex,
+									   BPF_TCX_INGRESS, NULL);
+		/* No tcx links (before Linux 6.6), or asked for: a clsact filter. */
+		if (tc_hook == SL_TC_HOOK_CLSACT ||
+		    (link < 0 && tc_hook == SL_TC_HOOK_AUTO && errno == EINVAL)) {
+			err = attach_clsact(dev, ifindex, prog);
+			goto out;
+		}
+	} else {
+		lco.flags = mode == SL_MODE_NATIVE ? XDP_FLAGS_DRV_MODE : XDP_FLAGS_SKB_MODE;
+		link = bpf_link_create(prog, ifindex, BPF_XDP, &lco);
+	}
+	if (link < 0) {
+		err = -errno;
+		if (err == -EBUSY || err == -EEXIST)
+			err = explain_busy(dev, ifindex);
+		else if (mode == SL_MODE_NATIVE && (err == -EOPNOTSUPP || err == -EINVAL))
+			pr_err("%s has no native XDP support (%s); try mode generic or tc", dev,
+			       strerror(-err));
+		else if (mode == SL_MODE_TC && err == -EINVAL)
+			pr_err("cannot attach to %s in tc mode: this kernel lacks tcx links "
+			       "(Linux 6.6+; tc-hook auto or clsact attaches to clsact instead)", dev);
+		else
+			pr_err("cannot attach to %s in %s mode: %s", dev, sl_mode_names[mode],
+			       strerror(-err));
+		goto out;
+	}
+	if (bpf_obj_pin(link, path)) {
+		err = -errno;
+		pr_err("cannot pin the link at %s: %s", path, strerror(-err));
+		goto out;	/* closing the only fd detaches again */
+	}
+	err = 0;
+out:
+	if (link >= 0)
+		close(link);
+	if (prog >= 0)
+		close(prog);
+	return err;
+}
+
+/* Help asked for goes to stdout; usage after a mistake to stderr. */
+/* Link pins of every namespace. */
+int sl_count_all_links(void)
+{
+	struct dirent *de;
+	DIR *d = opendir(opts.root);
+	int n = 0;
+
+	if (!d)
+		return 0;
+	while ((de = readdir(d)))
+		n += !strncmp(de->d_name, "link_", 5) || !strncmp(de->d_name, "tcf_", 4);
+	closedir(d);
+	return n;
+}
+
+int sl_list_links(int *ifindexes, int max)
+{
+	struct link_pin lp;
+	struct dirent *de;
+	DIR *d = opendir(opts.root);
+	int n = 0;
+
+	if (!d)
+		return 0;
+	while ((de = readdir(d)) && n < max)
+		if (parse_link_pin(de->d_name, &lp))
+			ifindexes[n++] = lp.ifindex;
+	closedir(d);
+	return n;
+}
+
+/*
+ * Remove one attachment: unpinning a link destroys it; a clsact filter is
+ * detached (and the qdisc removed if sluice created it) before its record
+ * goes. A filter whose interface is gone went with it.
+ */
+static int unpin_link(const struct link_pin *lp)
+{
+	char path[PATH_MAX];
+	int err = link_pin_path(path, sizeof(path), lp);
+
+	if (err)
+		return err;
+	if (lp->tcf) {
+		LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = lp->ifindex,
+			    .attach_point = BPF_TC_INGRESS);
+		LIBBPF_OPTS(bpf_tc_opts, to, .handle = SL_TC_HANDLE, .priority = SL_TC_PRIO);
+		struct bpf_link_info li;
+
+		if (link_alive(lp, &li)) {
+			err = bpf_tc_detach(&hook, &to);
+			if (err && err != -ENOENT && err != -ENODEV) {
+				pr_err("cannot remove sluice's tc filter from %s: %s", lp->name,
+				       strerror(-err));
+				return err;
+			}
+			if (lp->qdisc_ours) {
+				hook.attach_point = BPF_TC_INGRESS | BPF_TC_EGRESS;
+				bpf_tc_hook_destroy(&hook);	/* the clsact qdisc sluice made */
+			}
+		}
+	}
+	return unlink(path) ? -errno : 0;
+}
+
+/* Unpin (and so destroy) the link of ifindex. Caller holds the root lock. */
+int sl_detach_ifindex(int ifindex)
+{
+	struct link_pin lp;
+	int err = find_link(ifindex, NULL, &lp);
+
+	return err ? err : unpin_link(&lp);
+}
+
+int sl_link_describe(int ifindex, char *name, size_t len, int *mode)
+{
+	struct bpf_link_info li;
+	struct link_pin lp;
+	bool alive;
+
+	if (find_link(ifindex, NULL, &lp))
+		return -ENOENT;
+	alive = link_alive(&lp, &li);
+	*mode = lp.mode;
+	if (lp.mode < 0 && alive && li.type == BPF_LINK_TYPE_TCX)
+		*mode = SL_MODE_TC;
+	else if (lp.mode < 0 && alive)
+		*mode = strcmp(xdp_mode(ifindex), "generic") ? SL_MODE_NATIVE : SL_MODE_GENERIC;
+	if (alive && if_indextoname(ifindex, name))
+		return 0;
+	if (lp.name[0])
+		snprintf(name, len, "%s", lp.name);
+	else
+		snprintf(name, len, "ifindex%d", ifindex);
+	return -ENODEV;
+}
+
+int sl_remove_all(void)
+{
+	char path[PATH_MAX];
+	struct dirent *de;
+	DIR *d = opendir(opts.root);
+	int err = 0;
+
+	if (!d)
+		return errno == ENOENT ? 0 : -errno;
+	while ((de = readdir(d))) {
+		struct link_pin lp;
+
+		if (de->d_name[0] == '.')
+			continue;
+		/* A clsact filter of this namespace goes first; its record with it. */
+		if (parse_link_pin(de->d_name, &lp) && lp.tcf) {
+			int e = unpin_link(&lp);
+
+			err = err ? err : e;
+			continue;
+		}
+		/*
+		 * One of another namespace cannot be reached from here: its
+		 * record stays, so that `detach all` there removes it.
+		 */
+		if (!strncmp(de->d_name, "tcf_", 4)) {
+			pr_err("a tc filter of sluice's in another network namespace stays until "
+			       "'sluice detach all' runs there (%s)", de->d_name);
+			continue;
+		}
+		if (strncmp(de->d_name, "link_", 5) && strncmp(de->d_name, "prog_", 5) &&
+		    strncmp(de->d_name, "sl_", 3) && strncmp(de->d_name, "cgroup_", 7))
+			continue;	/* not ours: leave it */
+		if (sl_pin_path(path, sizeof(path), de->d_name) || unlink(path))
+			err = -errno;
+	}
+	closedir(d);
+	if (rmdir(opts.root) && errno != ENOTEMPTY && errno != ENOENT && errno != EBUSY)
+		err = -errno;
+	return err;
+}
+
+static const char *xdp_mode(int ifindex)
+{
+	LIBBPF_OPTS(bpf_xdp_query_opts, q);
+
+	if (bpf_xdp_query(ifindex, 0, &q))
+		return "xdp";
+	switch (q.attach_mode) {
+	case XDP_ATTACHED_DRV: return "native";
+	case XDP_ATTACHED_SKB: return "generic";
+	case XDP_ATTACHED_HW: return "offload";
+	case XDP_ATTACHED_MULTI:
+		return q.drv_prog_id ? "native" : "generic";
+	default: return "xdp";
+	}
+}
+
+int sl_link_mode(int ifindex)
+{
+	char name[IF_NAMESIZE + 16];
+	int mode, err = sl_link_describe(ifindex, name, sizeof(name), &mode);
+
+	return err ? err : mode;
+}
+
+
+/*
+ * The interface index of an attachment whose interface is gone, by the
+ * name it was attached as or as status shows it ("ifindexN"); 0 if none.
+ */
+int sl_link_find_gone(const char *name)
+{
+	struct link_pin lp;
+	int idx;
+	char tail;
+
+	if (!find_link(0, name, &lp) ||
+	    (sscanf(name, "ifindex%d%c", &idx, &tail) == 1 && !find_link(idx, NULL, &lp)))
+		return lp.ifindex;
+	return 0;
+}
+
+/* What status shows of the attachment of ifindex: its link and program, and its hook. */
+int sl_link_ids(int ifindex, __u32 *link_id, __u32 *prog_id, bool *clsact)
+{
+	struct bpf_link_info li;
+	struct link_pin lp;
+
+	if (find_link(ifindex, NULL, &lp))
+		return -ENOENT;
+	link_alive(&lp, &li);
+	*link_id = li.id;
+	*prog_id = li.prog_id;
+	*clsact = lp.tcf;
+	return 0;
+}

@@ -1,0 +1,198 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The pinned maps: opening them all (each checked against its shape in
+ * SL_MAPS), the writers' lock around a change, the config and the live
+ * rule set, per-CPU sums, and the clock userspace shares with the data path.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "sluice_user.h"
+
+/*
+ * What each pinned map must be, in SL_MAPS order. Values are read into
+ * these structs, so a map of another shape under our name (tampered with,
+ * or left by another version) is refused, not trusted.
+ */
+const struct sl_map_shape sl_map_shapes[SL_NR_MAPS] = {
+#define SHAPE(arg, f, t, k, v) { "sl_" #f, t, k, v },
+	SL_MAPS(SHAPE, )
+#undef SHAPE
+};
+
+/*
+ * Begin a change to pinned state: a bpffs at the root, the root locked,
+ * sluice loaded if load is set, the maps open. Returns the lock (>= 0) or
+ * -errno after saying why; end with sl_write_end() either way.
+ */
+int sl_write_begin(struct sl_maps *m, bool load)
+{
+	int lock, err;
+
+	sl_maps_reset(m);
+	if (!load && !sl_is_loaded())
+		return sl_not_loaded();
+	lock = sl_lock_root();
+	if (lock < 0)
+		return lock;
+	err = load ? sl_ensure_loaded(NULL) : 0;
+	if (!err)
+		err = sl_maps_open(m);
+	if (err) {
+		sl_unlock(lock);
+		return err;
+	}
+	return lock;
+}
+
+void sl_write_end(struct sl_maps *m, int lock)
+{
+	sl_maps_close(m);
+	if (lock >= 0)
+		sl_unlock(lock);
+}
+
+void sl_maps_reset(struct sl_maps *m)
+{
+	int *fds[] = SL_MAP_FDS(m);
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(fds); i++)
+		*fds[i] = -1;
+}
+
+int sl_maps_open(struct sl_maps *m)
+{
+	int *fds[] = SL_MAP_FDS(m);
+	char path[PATH_MAX];
+	size_t i;
+	int err;
+
+	sl_maps_reset(m);
+	if (!sl_is_loaded())
+		return sl_not_loaded();
+	for (i = 0; i < ARRAY_SIZE(fds); i++) {
+		err = sl_pin_path(path, sizeof(path), sl_map_shapes[i].name);
+		if (err)
+			goto fail;
+		*fds[i] = bpf_obj_get(path);
+		if (*fds[i] < 0) {
+			err = -errno;
+			pr_err("cannot open pinned map %s: %s%s", path, strerror(-err),
+			       err == -EPERM || err == -EACCES ? " (needs root)" : "");
+			goto fail;
+		}
+		{
+			struct bpf_map_info info = {};
+			__u32 len = sizeof(info);
+
+			if (bpf_obj_get_info_by_fd(*fds[i], &info, &len) ||
+			    info.type != sl_map_shapes[i].type || info.key_size != sl_map_shapes[i].key ||
+			    (info.type != BPF_MAP_TYPE_RINGBUF &&
+			     info.value_size != sl_map_shapes[i].value)) {
+				pr_err("pinned %s is not sluice's %s (type %u, key %u, value %u "
+				       "bytes); refusing to use it: 'sluice detach all' removes "
+				       "sluice's state", path, sl_map_shapes[i].name, info.type, info.key_size,
+				       info.value_size);
+				err = -EINVAL;
+				goto fail;
+			}
+		}
+	}
+	return 0;
+fail:
+	sl_maps_close(m);
+	return err;
+}
+
+void sl_maps_close(struct sl_maps *m)
+{
+	int *fds[] = SL_MAP_FDS(m);
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(fds); i++) {
+		if (*fds[i] >= 0)
+			close(*fds[i]);
+		*fds[i] = -1;
+	}
+}
+
+int sl_config_read(const struct sl_maps *m, struct sluice_config *cfg)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(m->config, &zero, cfg) ? -errno : 0;
+}
+
+int sl_config_write(const struct sl_maps *m, const struct sluice_config *cfg)
+{
+	__u32 zero = 0;
+
+	return bpf_map_update_elem(m->config, &zero, cfg, BPF_ANY) ? -errno : 0;
+}
+
+/* The live rule set in a new allocation (free it), or NULL after saying why. */
+struct sluice_ruleset *sl_live_get(const struct sl_maps *m)
+{
+	struct sluice_ruleset *rs = calloc(1, sizeof(*rs));
+	int err = rs ? sl_read_live(m, rs) : -ENOMEM;
+
+	if (err) {
+		pr_err("cannot read the rule set: %s", strerror(-err));
+		free(rs);
+		return NULL;
+	}
+	return rs;
+}
+
+int sl_read_live(const struct sl_maps *m, struct sluice_ruleset *rs)
+{
+	struct sluice_config cfg;
+	__u32 idx;
+	int err = sl_config_read(m, &cfg);
+
+	if (err)
+		return err;
+	idx = cfg.active & 1;
+	return bpf_map_lookup_elem(m->rulesets, &idx, rs) ? -errno : 0;
+}
+
+__u64 sl_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (__u64)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+int sl_percpu_sum(int map_fd, __u32 key, __u64 *out, size_t words)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	__u64 *vals;
+	size_t i;
+	int c;
+
+	if (ncpu <= 0)
+		return -EINVAL;
+	vals = calloc((size_t)ncpu * words, sizeof(__u64));
+	if (!vals)
+		return -ENOMEM;
+	if (bpf_map_lookup_elem(map_fd, &key, vals)) {
+		int err = -errno;
+
+		free(vals);
+		return err;
+	}
+	memset(out, 0, words * sizeof(__u64));
+	for (c = 0; c < ncpu; c++)
+		for (i = 0; i < words; i++)
+			out[i] += vals[(size_t)c * words + i];
+	free(vals);
+	return 0;
+}
+
