@@ -158,21 +158,11 @@ struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } sl_events SEC(".maps");
 
-struct sl_lpm4 {
-	__u32 plen;
-	__u32 addr;
-};
-
-struct sl_lpm6 {
-	__u32 plen;
-	__u32 addr[4];
-};
-
 /* Deny and allow lists: source prefixes, written by the controller. */
 struct {
 	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
 	__uint(max_entries, SLUICE_LIST_MAX);
-	__type(key, struct sl_lpm4);
+	__type(key, struct sluice_lpm4);
 	__type(value, __u8);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
@@ -181,7 +171,7 @@ struct {
 struct {
 	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
 	__uint(max_entries, SLUICE_LIST_MAX);
-	__type(key, struct sl_lpm6);
+	__type(key, struct sluice_lpm6);
 	__type(value, __u8);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
@@ -221,11 +211,11 @@ static __always_inline __u64 clock_now(const struct sluice_config *cfg, int prec
 static __always_inline int on_list(void *trie4, void *trie6, const struct sl_pkt *p)
 {
 	if (p->family == 4) {
-		struct sl_lpm4 k = { .plen = 32, .addr = p->saddr[0] };
+		struct sluice_lpm4 k = { .plen = 32, .addr = p->saddr[0] };
 
 		return bpf_map_lookup_elem(trie4, &k) != NULL;
 	} else {
-		struct sl_lpm6 k = { .plen = 128 };
+		struct sluice_lpm6 k = { .plen = 128 };
 
 		__builtin_memcpy(k.addr, p->saddr, sizeof(k.addr));
 		return bpf_map_lookup_elem(trie6, &k) != NULL;

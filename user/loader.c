@@ -35,14 +35,6 @@
 #include "sluice.skel.h"
 #include "kernel_features.h"
 
-/* Not in the UAPI headers libbpf 1.1 ships with: tcx links (Linux 6.6). */
-#ifndef BPF_TCX_INGRESS
-#define BPF_TCX_INGRESS 46
-#endif
-#ifndef BPF_LINK_TYPE_TCX
-#define BPF_LINK_TYPE_TCX 11
-#endif
-
 
 /*
  * The BPF object's pinned maps against SL_MAPS, both ways: a map pinned by
