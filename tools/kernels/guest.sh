@@ -61,7 +61,8 @@ apt_setup() {
 # kdir SERIES: the unpacked kernel of that series (its directory under $K)
 kdir() {
 	local d
-	d=$(ls -d "$K"/"$1".*-amd64 "$K"/"$1".*+deb*-amd64 2>/dev/null | sort -V | tail -1)
+	# (one of the two patterns matching nothing is no failure)
+	d=$(ls -d "$K"/"$1".*-amd64 "$K"/"$1".*+deb*-amd64 2>/dev/null | sort -V | tail -1) || true
 	[ -n "$d" ] && [ -d "$d/boot" ] || return 1
 	echo "$d"
 }
