@@ -53,6 +53,23 @@ fi
 sl detach all >/dev/null 2>&1
 end_case loader-loads-without-bpf_loop
 
+# Without the netns cookie in sock_ops (before 5.15) connection limits are
+# turned off by name and every other limit works.
+begin_case
+export SLUICE_FEATURES_OFF=sockops_netns_cookie
+out=$(sl attach ld2 2>&1) || fail "attach without the sock_ops netns cookie: $out"
+echo "$out" | grep -q 'connection limits (conns N) are refused; every other limit works' ||
+	fail "the attach did not say connection limits are off: $out"
+err=$(sl rule add lc proto tcp dport 22 conns 5 per src 2>&1) && fail "a conns rule was added"
+echo "$err" | grep -q 'connection limits need bpf_get_netns_cookie() in sock_ops programs (Linux 5.15)' ||
+	fail "the conns rule's refusal does not name the feature: $err"
+expect_ok "rate rule" sl rule add lr proto udp dport 53 limit 10pps
+[ "$(slj rule list | jq -r '[.rules[].name] | join(",")')" == lr ] ||
+	fail "rules after the refusal: $(slj rule list | jq -c '[.rules[].name]')"
+unset SLUICE_FEATURES_OFF
+sl detach all >/dev/null 2>&1
+end_case loader-conns-off-without-sockops-netns-cookie
+
 # A feature sluice cannot do without is refused by name, nothing left behind.
 begin_case
 out=$(SLUICE_FEATURES_OFF=cmpxchg sl attach ld2 2>&1)

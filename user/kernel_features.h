@@ -44,7 +44,9 @@ static const struct sl_feature_desc {
 } sl_feature_descs[SL_FEAT_NR] = {
 	[SL_FEAT_CMPXCHG] = { "cmpxchg", "BPF atomic compare-and-swap", "5.12", NULL },
 	[SL_FEAT_SOCKOPS_NETNS] = { "sockops_netns_cookie",
-				    "bpf_get_netns_cookie() in sock_ops programs", "5.15", NULL },
+				    "bpf_get_netns_cookie() in sock_ops programs", "5.15",
+				    "connection limits (conns N) are refused; every other "
+				    "limit works" },
 	[SL_FEAT_BPF_LOOP] = { "bpf_loop", "bpf_loop()", "5.17",
 			       "the rules are walked in a bounded loop, verified pass by pass" },
 	[SL_FEAT_XDP_FRAGS] = { "xdp_frags", "XDP multi-buffer (xdp.frags)", "5.18",
@@ -144,6 +146,8 @@ static inline int sl_features_apply(struct sluice *skel, const struct sl_feature
 			return -EOPNOTSUPP;
 		}
 	}
+	/* Without it the connection counter cannot tell namespaces apart: not loaded. */
+	bpf_program__set_autoload(skel->progs.sluice_sockops, f->has[SL_FEAT_SOCKOPS_NETNS] != 0);
 	skel->rodata->has_bpf_loop = f->has[SL_FEAT_BPF_LOOP] != 0;
 	skel->rodata->has_frags = f->has[SL_FEAT_XDP_FRAGS] != 0;
 	if (!skel->rodata->has_frags)

@@ -379,7 +379,16 @@ int sl_conn_counter_sync(const struct sl_maps *m, const struct sluice_ruleset *r
 	}
 	prog = bpf_obj_get(ppath);
 	if (prog < 0) {
+		struct sl_features f;
+
 		err = -errno;
+		sl_features_probe(&f);
+		if (err == -ENOENT && !f.has[SL_FEAT_SOCKOPS_NETNS]) {
+			pr_err("connection limits need %s (Linux %s), which this kernel (%s) "
+			       "lacks", sl_feature_descs[SL_FEAT_SOCKOPS_NETNS].what,
+			       sl_feature_descs[SL_FEAT_SOCKOPS_NETNS].since, sl_kernel_release());
+			return -EOPNOTSUPP;
+		}
 		pr_err("cannot open %s: %s (state of an older version: 'sluice detach all' and "
 		       "load again)", ppath, strerror(-err));
 		return err;
@@ -418,7 +427,7 @@ static void say_features(const struct sl_features *f)
 
 		if (f->has[i] || !d->instead)
 			continue;
-		if (i == SL_FEAT_XDP_FRAGS)
+		if (i == SL_FEAT_XDP_FRAGS || i == SL_FEAT_SOCKOPS_NETNS)
 			pr_info("this kernel (%s) has no %s (Linux %s): %s", sl_kernel_release(),
 				d->what, d->since, d->instead);
 		else
@@ -612,7 +621,8 @@ int sl_ensure_loaded(const struct sl_load_opts *lo)
 		pr_err("cannot pin programs under %s: %s", opts.root, strerror(-err));
 		goto out;
 	}
-	err = pin_prog(skel->progs.sluice_sockops, "prog_sockops");
+	if (bpf_program__autoload(skel->progs.sluice_sockops))
+		err = pin_prog(skel->progs.sluice_sockops, "prog_sockops");
 	if (err) {
 		pr_err("cannot pin programs under %s: %s", opts.root, strerror(-err));
 		goto out;
