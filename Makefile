@@ -180,7 +180,8 @@ $(OUT)/bench/%.skel.h: $(OUT)/bench/%.bpf.o
 	$(Q)$(BPFTOOL) gen skeleton $< name $* > $@
 
 # Cost per packet through bpf_prog_test_run, next to a trivial program.
-$(OUT)/bench/progcost: tools/bench/progcost.c $(SKELS) $(OUT)/bench/prims.skel.h | $(OUT)/bench
+$(OUT)/bench/progcost: tools/bench/progcost.c $(SKELS) $(OUT)/bench/prims.skel.h \
+			$(OUT)/bench/trivial.skel.h | $(OUT)/bench
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(USER_CFLAGS) -I$(OUT)/bench $< -o $@ $(USER_LDLIBS)
 
@@ -197,7 +198,7 @@ $(OUT)/bench/slrr: tools/bench/slrr.c tools/toolutil.h | $(OUT)/bench
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(USER_CFLAGS) $< -o $@ -lm
 
-bench-build: all $(BENCH_BINS) $(BENCH_BPF) $(OUT)/trivial.bpf.o
+bench-build: all $(BENCH_BINS) $(BENCH_BPF)
 
 bench-deps:
 	$(Q)$(MAKE) --no-print-directory deps DEPS_PKGS="$(BENCH_PKGS)"
@@ -207,7 +208,7 @@ bench: deps bench-deps
 	$(Q)BUILD=$(OUT) tools/bench/bench.sh $(BENCH_ARGS)
 
 # make test runs a few seconds of it (tests/bench_smoke.sh), so it cannot rot.
-test-build: $(BENCH_BINS) $(BENCH_BPF) $(OUT)/trivial.bpf.o
+test-build: $(BENCH_BINS) $(BENCH_BPF)
 
 include tests/tests.mk
 

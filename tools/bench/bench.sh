@@ -67,7 +67,7 @@ for t in jq nft iptables-legacy ip6tables-legacy nsenter taskset bpftool; do
 		exit 1
 	fi
 done
-for b in sluice trivial.bpf.o bench/progcost bench/vstats bench/slflood bench/slrr bench/xdp_pass.bpf.o \
+for b in sluice bench/trivial.bpf.o bench/progcost bench/vstats bench/slflood bench/slrr bench/xdp_pass.bpf.o \
 	bench/xdp_unspoof.bpf.o; do
 	[ -e "$BUILD/$b" ] || { echo "bench: $BUILD/$b is missing (make bench-build)" >&2; exit 1; }
 done
@@ -158,7 +158,7 @@ topo_up() {
 		in_ns "$ns" sysctl -qw net.ipv4.icmp_msgs_per_sec=0 net.ipv4.icmp_msgs_burst=0
 		case $c in
 		fl) ip -n "$ns" link set dev "${RIF[$c]}" xdpdrv \
-			obj "$BUILD/trivial.bpf.o" sec xdp ;;
+			obj "$BUILD/bench/trivial.bpf.o" sec xdp ;;
 		no | nf | ht) ip -n "$ns" link set dev "${RIF[$c]}" xdpdrv \
 			obj "$BUILD/bench/xdp_pass.bpf.o" sec xdp ;;
 		sl | sc)
