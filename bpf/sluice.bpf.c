@@ -15,167 +15,7 @@
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
-/* Load-time tunables, set between __open() and __load(). */
-const volatile __u32 clock_mode = SLUICE_CLOCK_AUTO;	/* enum sluice_clock */
-/*
- * The kernel has multi-buffer XDP (Linux 5.18: xdp.frags and
- * bpf_xdp_get_buff_len). Set by the loader from a probe; without it the
- * program loads without the frags flag and this read-only 0 makes the
- * verifier skip the helper's call as dead code.
- */
-const volatile __u32 has_frags = 1;
-/*
- * The kernel has bpf_loop (Linux 5.17). Without it (set by the loader from
- * a probe) the rules are walked by a bounded loop in a global function
- * instead, and the verifier never sees a bpf_loop call.
- */
-const volatile __u32 has_bpf_loop = 1;
-
-/* Ticks per second, from the kernel's config; 0 if libbpf could not read it. */
-extern const int CONFIG_HZ __kconfig __weak;
-
-/* The time under SLUICE_CLOCK_MANUAL; written by tests through the skeleton. */
-__u64 manual_now_ns = 0;
-
-/* CAS attempts on one bucket before the update counts as an internal fault. */
-#define SL_CAS_TRIES	8
-/* Bytes of a non-linear skb pulled into the head so the parser sees the headers. */
-#define SL_TC_PULL	256
-
-/* Global switches, one entry; written by the controller. */
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct sluice_config);
-	__uint(pinning, LIBBPF_PIN_BY_NAME);
-} sl_config SEC(".maps");
-
-/* Two rule sets; sl_config.active names the live one. Written by the controller. */
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 2);
-	__type(key, __u32);
-	__type(value, struct sluice_ruleset);
-	__uint(pinning, LIBBPF_PIN_BY_NAME);
-} sl_rulesets SEC(".maps");
-
-/*
- * Per-source buckets, keyed by rule uid, limit and masked source: sets of
- * SLUICE_WAYS ways (struct sluice_set), the set picked by a keyed hash.
- * An array, so a lookup is inlined and costs no call, and a new key takes
- * a way with one compare-and-swap instead of the LRU's locks. An evicted
- * bucket reads as full again, which can only admit more, never less.
- * Written by the data path; max_entries (sets) set at load time.
- */
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, SLUICE_DEFAULT_KEYS / SLUICE_WAYS);
-	__type(key, __u32);
-	__type(value, struct sluice_set);
-	__uint(pinning, LIBBPF_PIN_BY_NAME);
-} sl_state SEC(".maps");
-
-/*
- * Established TCP connections per connection-limit key. A plain hash, never
- * LRU: a count that vanished would let a source past its cap. Written by
- * sl_sockops (atomic add/sub); the daemon corrects counts that leaked.
- */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, SLUICE_CONN_MAX);
-	__type(key, struct sluice_key);
-	__type(value, struct sluice_conns);
-	__uint(pinning, LIBBPF_PIN_BY_NAME);
-} sl_conns SEC(".maps");
-
-/* The connection-limit keys each counted socket was counted under. */
-struct {
-	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, int);
-	__type(value, struct sluice_sock_conns);
-} sl_sock_conns SEC(".maps");
-
-/* Rule-wide buckets, indexed by sluice_limit.agg_slot; zeroed by the controller. */
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, SLUICE_AGG_SLOTS);
-	__type(key, __u32);
-	__type(value, struct sluice_state);
-	__uint(pinning, LIBBPF_PIN_BY_NAME);
-} sl_agg SEC(".maps");
-
-/* Per-rule counters by sluice_rule.slot. Per-CPU: plain adds, no atomics needed. */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, SLUICE_STATS_SLOTS);
-	__type(key, __u32);
-	__type(value, struct sluice_rule_stats);
-	__uint(pinning, LIBBPF_PIN_BY_NAME);
-} sl_rule_stats SEC(".maps");
-
-/* Global counters by enum sluice_global. Per-CPU: plain adds. */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, SLUICE_G_MAX);
-	__type(key, __u32);
-	__type(value, __u64);
-	__uint(pinning, LIBBPF_PIN_BY_NAME);
-} sl_global SEC(".maps");
-
-/* Shedding thresholds, default class, reserved capacity; written by the controller. */
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct sluice_shed);
-	__uint(pinning, LIBBPF_PIN_BY_NAME);
-} sl_shed SEC(".maps");
-
-/* Reserved-capacity buckets: [2 * cost + 0] total, [2 * cost + 1] classes 1..3. */
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 4);
-	__type(key, __u32);
-	__type(value, struct sluice_state);
-	__uint(pinning, LIBBPF_PIN_BY_NAME);
-} sl_capacity SEC(".maps");
-
-/* Per-class counters by class. Per-CPU: plain adds. */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, SLUICE_MAX_CLASS + 1);
-	__type(key, __u32);
-	__type(value, struct sluice_class_stats);
-	__uint(pinning, LIBBPF_PIN_BY_NAME);
-} sl_class_stats SEC(".maps");
-
-/* "Started being limited" events for the daemon; written by the data path. */
-struct {
-	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 256 * 1024);
-	__uint(pinning, LIBBPF_PIN_BY_NAME);
-} sl_events SEC(".maps");
-
-/* Deny and allow lists: source prefixes, written by the controller. */
-struct {
-	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
-	__uint(max_entries, SLUICE_LIST_MAX);
-	__type(key, struct sluice_lpm4);
-	__type(value, __u8);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__uint(pinning, LIBBPF_PIN_BY_NAME);
-} sl_deny4 SEC(".maps"), sl_allow4 SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
-	__uint(max_entries, SLUICE_LIST_MAX);
-	__type(key, struct sluice_lpm6);
-	__type(value, __u8);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__uint(pinning, LIBBPF_PIN_BY_NAME);
-} sl_deny6 SEC(".maps"), sl_allow6 SEC(".maps");
+#include "maps.h"
 
 static __always_inline void count(__u32 idx)
 {
@@ -371,153 +211,7 @@ static __always_inline void note_drop(struct sluice_state *st, __u64 now,
 	sc->pending = 1;
 }
 
-/*
- * One limit's verdict on a bucket state (word, aux) for a packet of cost
- * at now: 1 and the state after charging it, or 0.
- */
-static __always_inline int meter(const struct sluice_limit *l, __u64 word, __u64 aux, __u64 now,
-				 __u32 cost, __u64 *next, __u64 *next_aux)
-{
-	*next_aux = aux;
-	switch (l->algo) {
-	case SLUICE_ALGO_FIXED:
-		return sl_fixed_admit(word, now, sl_limit_period_ns(l), cost, l->rate, next);
-	case SLUICE_ALGO_SLIDING:
-		return sl_sliding_admit(word, aux, now, sl_limit_period_ns(l), cost, l->rate, next,
-					next_aux);
-	default:
-		return sl_gcra_admit(word, now, sl_gcra_inc(l->interval_fp, cost), l->tolerance,
-				     next);
-	}
-}
-
-/* ---- sl_state: per-source buckets in a set-associative table ---- */
-
-/* Word i of a key (it is 8-byte aligned): keys hash and compare as three words. */
-static __always_inline __u64 key_word(const struct sluice_key *k, int i)
-{
-	return ((const __u64 *)k)[i];
-}
-
-static __always_inline __u64 *way_word(struct sluice_way *w, int i)
-{
-	return &((__u64 *)&w->key)[i];
-}
-
-/* The set key k lives in; NULL when sl_state has no such set (an internal fault). */
-static __always_inline struct sluice_set *state_set(const struct sl_eval *ev,
-						    const struct sluice_key *k)
-{
-	__u32 idx;
-
-	if (!ev->sets)
-		return NULL;
-	idx = sl_state_set(sl_key_hash(k, ev->seed), ev->sets);
-	return bpf_map_lookup_elem(&sl_state, &idx);
-}
-
-/*
- * One pass over the set: the way holding key k, or NULL (no bucket, which
- * reads as a full one). On the way, *victim is set to the way a new key
- * would take, and *seen to its first key word: an empty way if there is
- * one, else the way closest to full, the smallest TAT (a TAT in the past
- * is a full bucket, so nothing is lost) or the earliest end of a window.
- * Taking a bucket that is still limiting makes it read as full again:
- * eviction only ever admits more. *victim is NULL if every way is being
- * filled in.
- */
-static __always_inline struct sluice_way *state_scan(struct sluice_set *set,
-						     const struct sluice_key *k,
-						     struct sluice_way **victim, __u64 *seen)
-{
-	__u64 k0 = key_word(k, 0), k1 = key_word(k, 1), k2 = key_word(k, 2);
-	__u64 best = ~0ULL;
-	__u32 i;
-
-	*victim = NULL;
-	*seen = 0;
-	for (i = 0; i < SLUICE_WAYS; i++) {
-		struct sluice_way *w = &set->way[i];
-		__u64 w0 = READ_ONCE(*way_word(w, 0)), at;
-
-		if (w0 == k0 && *way_word(w, 1) == k1 && *way_word(w, 2) == k2)
-			return w;
-		if (w0 == SLUICE_WAY_BUSY || (*victim && !*seen))
-			continue;
-		if (!w0) {
-			*victim = w;
-			*seen = 0;
-			continue;
-		}
-		at = READ_ONCE(w->idle_at);
-		if (!at)
-			at = READ_ONCE(w->st.tat);
-		if (at < best) {
-			best = at;
-			*victim = w;
-			*seen = w0;
-		}
-	}
-	return NULL;
-}
-
-/*
- * Give key k the way state_scan chose, holding the state of its first
- * charge. The way is claimed by a compare-and-swap of its first key word
- * (from what the scan saw) to SLUICE_WAY_BUSY, filled in, and published by
- * a second one (a full barrier), so no reader ever matches a half-written
- * key.
- *
- * Two CPUs that meet the same new key at once must not each claim a way
- * for it (each would then admit a fresh bucket's worth). So after its
- * claim a CPU looks at the set's other ways: if one holds k, or is being
- * claimed by someone else, it hands its way back untouched and says so.
- * Both claims are full barriers and each CPU looks only after its own, so
- * of two racing claimants at least one sees the other (both may back off;
- * the caller scans again). 0 when the way was lost or handed back.
- */
-static __always_inline int state_claim(struct sluice_set *set, struct sluice_way *victim,
-				       __u64 seen, const struct sluice_key *k, __u64 tat,
-				       __u64 aux, __u64 idle_at)
-{
-	__u64 k0 = key_word(k, 0), k1 = key_word(k, 1), k2 = key_word(k, 2);
-	__u32 i;
-
-	if (!victim ||
-	    __sync_val_compare_and_swap(way_word(victim, 0), seen, SLUICE_WAY_BUSY) != seen)
-		return 0;
-	for (i = 0; i < SLUICE_WAYS; i++) {
-		struct sluice_way *w = &set->way[i];
-		__u64 w0;
-
-		if (w == victim)
-			continue;
-		w0 = READ_ONCE(*way_word(w, 0));
-		if (w0 == SLUICE_WAY_BUSY ||
-		    (w0 == k0 && *way_word(w, 1) == k1 && *way_word(w, 2) == k2)) {
-			/* Nothing of the way was written yet: its old key is whole. */
-			__sync_val_compare_and_swap(way_word(victim, 0), SLUICE_WAY_BUSY, seen);
-			return 0;
-		}
-	}
-	victim->st.tat = tat;
-	victim->st.aux = aux;
-	victim->st.drops = 0;
-	victim->st.last_drop = 0;
-	victim->idle_at = idle_at;
-	*way_word(victim, 1) = k1;
-	*way_word(victim, 2) = k2;
-	__sync_val_compare_and_swap(way_word(victim, 0), SLUICE_WAY_BUSY, k0);
-	return 1;
-}
-
-/* When a window state is empty again; 0 for a token bucket (its TAT says it). */
-static __always_inline __u64 idle_at(const struct sluice_limit *l, __u64 word)
-{
-	if (l->algo != SLUICE_ALGO_FIXED && l->algo != SLUICE_ALGO_SLIDING)
-		return 0;
-	return sl_win_idle_at(l->algo, word, sl_limit_period_ns(l));
-}
+#include "state.h"
 
 /*
  * Take back a charge of cost at now: for a token bucket exactly what it
@@ -527,7 +221,7 @@ static __always_inline __u64 idle_at(const struct sluice_limit *l, __u64 word)
 static __always_inline void uncharge(const struct sluice_limit *l, struct sluice_state *st,
 				     __u64 now, __u32 cost)
 {
-	__u64 word;
+	__u64 word, next;
 	int i;
 
 	if (l->algo == SLUICE_ALGO_GCRA) {
@@ -536,10 +230,8 @@ static __always_inline void uncharge(const struct sluice_limit *l, struct sluice
 	}
 	for (i = 0; i < SL_CAS_TRIES; i++) {
 		word = READ_ONCE(st->tat);
-		if ((__u32)(word >> 32) != (__u32)(now / sl_limit_period_ns(l)) ||
-		    (__u32)word < cost)
-			break;
-		if (__sync_val_compare_and_swap(&st->tat, word, word - cost) == word)
+		if (!sl_win_uncharge(l, word, now, cost, &next) ||
+		    __sync_val_compare_and_swap(&st->tat, word, next) == word)
 			break;
 	}
 }
@@ -622,7 +314,7 @@ __noinline int sl_limit_op(struct sl_eval *ev, const struct sluice_rule *r, __u3
 	if (ev->op == SL_OP_CHECK) {
 		word = st ? READ_ONCE(st->tat) : 0;
 		aux = st ? READ_ONCE(st->aux) : 0;
-		if (meter(l, word, aux, now, cost, &next, &next_aux))
+		if (sl_meter(l, word, aux, now, cost, &next, &next_aux))
 			return 1;
 		if (st)
 			note_drop(st, now, way ? &key : NULL, r->uid, li, 1);
@@ -640,14 +332,14 @@ __noinline int sl_limit_op(struct sl_eval *ev, const struct sluice_rule *r, __u3
 	/* SL_OP_CHARGE */
 	if (!st) {
 		/* A new bucket starts full (an empty window): this packet is its first charge. */
-		if (!set || !meter(l, 0, 0, now, cost, &next, &next_aux))
+		if (!set || !sl_meter(l, 0, 0, now, cost, &next, &next_aux))
 			return 0;
 		/*
 		 * A claim lost or handed back means another CPU was creating
 		 * a key in this set, perhaps this one: the caller runs this
 		 * limit again, which finds the key if it is there now.
 		 */
-		if (!state_claim(set, victim, seen, &key, next, next_aux, idle_at(l, next)))
+		if (!state_claim(set, victim, seen, &key, next, next_aux, sl_idle_at(l, next)))
 			return SL_LIMIT_AGAIN;
 		ev->charged++;
 		return 1;
@@ -656,7 +348,7 @@ __noinline int sl_limit_op(struct sl_eval *ev, const struct sluice_rule *r, __u3
 	for (i = 0; i < SL_CAS_TRIES; i++) {
 		word = READ_ONCE(st->tat);
 		aux = READ_ONCE(st->aux);
-		if (!meter(l, word, aux, now, cost, &next, &next_aux)) {
+		if (!sl_meter(l, word, aux, now, cost, &next, &next_aux)) {
 			note_drop(st, now, way ? &key : NULL, r->uid, li, 1);
 			return 0;
 		}
@@ -677,7 +369,7 @@ __noinline int sl_limit_op(struct sl_eval *ev, const struct sluice_rule *r, __u3
 					 */
 					uncharge(l, st, now, cost);
 				} else if ((word ^ next) >> 32 && l->algo != SLUICE_ALGO_GCRA) {
-					WRITE_ONCE(way->idle_at, idle_at(l, next));
+					WRITE_ONCE(way->idle_at, sl_idle_at(l, next));
 				}
 			}
 			ev->charged++;
@@ -1042,67 +734,7 @@ __noinline int sl_count_passed(const struct sluice_ruleset *rs, __u64 matched, _
 	return 0;
 }
 
-/*
- * Reserved capacity for a packet of class cls: with charge 0, would every
- * bucket admit it; with charge 1, move every TAT (the packet passed). The
- * check and the charge straddle the rule limits, so a packet they drop
- * uses no capacity; a CPU that loses a race between the two over-admits
- * by that one packet. Global: verified once.
- */
-__noinline int sl_capacity_op(const struct sluice_shed *sh, __u32 cls, __u32 len, __u64 now,
-			      __u32 charge)
-{
-	__u32 k, b;
-
-	if (!sh)
-		return 1;
-	for (k = 0; k < 2; k++) {
-		for (b = 0; b < 2; b++) {
-			const struct sluice_limit *l = b ? &sh->cap[k].noncrit : &sh->cap[k].total;
-			struct sluice_state *st;
-			__u64 inc, tat, next;
-			__u32 idx = 2 * k + b;
-			int i;
-
-			if (!l->interval_fp || (b && !cls))
-				continue;
-			st = bpf_map_lookup_elem(&sl_capacity, &idx);
-			if (!st)
-				continue;
-			inc = sl_gcra_inc(l->interval_fp, k == SLUICE_COST_BYTE ? len : 1);
-			if (!charge) {
-				if (!sl_gcra_admit(READ_ONCE(st->tat), now, inc, l->tolerance, &next))
-					return 0;
-				continue;
-			}
-			for (i = 0; i < SL_CAS_TRIES; i++) {
-				tat = READ_ONCE(st->tat);
-				next = (tat > now ? tat : now) + inc;
-				if (__sync_val_compare_and_swap(&st->tat, tat, next) == tat)
-					break;
-			}
-		}
-	}
-	return 1;
-}
-
-static __always_inline void class_count(__u32 cls, __u32 len, int what)
-{
-	struct sluice_class_stats *cs = bpf_map_lookup_elem(&sl_class_stats, &cls);
-
-	if (!cs)
-		return;
-	if (what == 0) {
-		cs->pkts++;
-		cs->bytes += len;
-	} else if (what == 1) {
-		cs->shed_pkts++;
-		cs->shed_bytes += len;
-	} else {
-		cs->cap_pkts++;
-		cs->cap_bytes += len;
-	}
-}
+#include "shed.h"
 
 /* The event a bucket in sl_limit_op deferred (note_drop), sent from here. */
 static __always_inline void send_pending(struct sl_scratch *sc)
@@ -1351,185 +983,4 @@ int sluice_clock_sync(struct xdp_md *ctx)
 	return XDP_PASS;
 }
 
-/* ---- connection limits: counting established connections ---- */
-
-/* State of one sl_sockops walk over the rules, on the stack. */
-struct sl_conn_walk {
-	struct sl_pkt pkt;
-	__u32 rs_idx;
-	__u32 nr;
-	struct sluice_key keys[SLUICE_CONN_KEYS_PER_SOCK];
-};
-
-/* The connection-limit keys rule i gives this connection; 1 stops the walk. */
-static __always_inline long conn_rule_at(__u32 i, struct sl_conn_walk *w)
-{
-	struct sluice_ruleset *rs;
-	const struct sluice_rule *r;
-	__u32 rs_idx = w->rs_idx;
-	__u64 idx = i;
-	__u32 li;
-
-	asm volatile("%[idx] &= %[mask]" : [idx] "+r"(idx) : [mask] "i"(SLUICE_MAX_RULES - 1));
-	/* A key on this frame's stack: w may be a global function's argument. */
-	rs = bpf_map_lookup_elem(&sl_rulesets, &rs_idx);
-	if (!rs || i >= SLUICE_MAX_RULES)
-		return 1;
-	r = &rs->rules[idx];
-	if (!sl_rule_match(r, &w->pkt))
-		return 0;
-	for (li = 0; li < SLUICE_MAX_LIMITS; li++) {
-		const struct sluice_limit *l = &r->limits[li];
-		__u32 n = w->nr;
-
-		if (li >= r->nr_limits || l->algo != SLUICE_ALGO_CONNS)
-			continue;
-		if (n >= SLUICE_CONN_KEYS_PER_SOCK)
-			return 1;
-		sl_make_key(r, li, l, &w->pkt, &w->keys[n]);
-		w->nr = n + 1;
-	}
-	return 0;
-}
-
-/* bpf_loop callback: conn_rule_at. */
-static long conn_rule(__u32 i, void *ctx)
-{
-	return conn_rule_at(i, ctx);
-}
-
-/* Without bpf_loop: the walk as a bounded loop in a global function (sl_walk_rules). */
-__noinline int sl_walk_conn_rules(struct sl_conn_walk *w, __u32 nr)
-{
-	__u32 i;
-
-	if (!w)
-		return 0;
-	for (i = 0; i < SLUICE_MAX_RULES && i < nr; i++)
-		if (conn_rule_at(i, w))
-			break;
-	return 0;
-}
-
-/*
- * A passively established connection: match it like its SYN (remote
- * address as the source, local port as the destination), count it under
- * every connection limit it falls in, and remember where in its socket
- * storage, so that its close takes back exactly that.
- */
-static __always_inline void conn_established(struct bpf_sock_ops *skops)
-{
-	struct sl_conn_walk w = {};
-	struct sluice_sock_conns *sc;
-	struct sluice_config *cfg;
-	struct bpf_sock *sk = skops->sk;
-	__u32 zero = 0, i;
-
-	cfg = bpf_map_lookup_elem(&sl_config, &zero);
-	if (!cfg || !sk)
-		return;
-	if (cfg->conn_netns && bpf_get_netns_cookie(skops) != cfg->conn_netns)
-		return;
-	if (skops->family == 2) {
-		w.pkt.family = 4;
-		w.pkt.saddr[0] = skops->remote_ip4;
-	} else if (skops->family == 10 && !skops->remote_ip6[0] && !skops->remote_ip6[1] &&
-		   skops->remote_ip6[2] == sl_htonl(0xffff)) {
-		/* An IPv4 client of a dual-stack listener (::ffff:a.b.c.d): it is IPv4 to XDP. */
-		w.pkt.family = 4;
-		w.pkt.saddr[0] = skops->remote_ip6[3];
-	} else if (skops->family == 10) {
-		w.pkt.family = 6;
-		w.pkt.saddr[0] = skops->remote_ip6[0];
-		w.pkt.saddr[1] = skops->remote_ip6[1];
-		w.pkt.saddr[2] = skops->remote_ip6[2];
-		w.pkt.saddr[3] = skops->remote_ip6[3];
-	} else {
-		return;
-	}
-	w.pkt.proto = SL_IPPROTO_TCP;
-	w.pkt.dport = skops->local_port;	/* host byte order */
-	w.pkt.flags = SL_PKT_L4 | SL_PKT_PORTS;
-	w.pkt.tcp_flags = SLUICE_TCP_SYN;	/* so that "tcp-flags syn" rules match too */
-	w.rs_idx = cfg->active & 1;
-	{
-		struct sluice_ruleset *rs = bpf_map_lookup_elem(&sl_rulesets, &w.rs_idx);
-
-		if (!rs)
-			return;
-		__u32 nr = rs->nr_rules < SLUICE_MAX_RULES ? rs->nr_rules : SLUICE_MAX_RULES;
-
-		if (has_bpf_loop)
-			bpf_loop(nr, conn_rule, &w, 0);
-		else
-			sl_walk_conn_rules(&w, nr);
-	}
-	if (!w.nr)
-		return;
-	sc = bpf_sk_storage_get(&sl_sock_conns, sk, 0, BPF_SK_STORAGE_GET_F_CREATE);
-	if (!sc)
-		return;	/* not counted, so never uncounted; the daemon reconciles */
-	for (i = 0; i < SLUICE_CONN_KEYS_PER_SOCK; i++) {
-		struct sluice_conns one = { .count = 1 }, *c;
-
-		if (i >= w.nr)
-			break;
-		sc->keys[i] = w.keys[i];
-		c = bpf_map_lookup_elem(&sl_conns, &w.keys[i]);
-		if (c)
-			__sync_fetch_and_add(&c->count, 1);
-		else if (bpf_map_update_elem(&sl_conns, &w.keys[i], &one, BPF_NOEXIST) &&
-			 (c = bpf_map_lookup_elem(&sl_conns, &w.keys[i])))
-			__sync_fetch_and_add(&c->count, 1);	/* lost the insert race */
-	}
-	sc->nr = w.nr;
-	/* Tell us when this connection changes state: its close uncounts it. */
-	bpf_sock_ops_cb_flags_set(skops, skops->bpf_sock_ops_cb_flags | BPF_SOCK_OPS_STATE_CB_FLAG);
-}
-
-static __always_inline void conn_closed(struct bpf_sock_ops *skops)
-{
-	struct sluice_sock_conns *sc;
-	struct bpf_sock *sk = skops->sk;
-	__u32 i;
-
-	if (!sk)
-		return;
-	sc = bpf_sk_storage_get(&sl_sock_conns, sk, 0, 0);
-	if (!sc)
-		return;
-	for (i = 0; i < SLUICE_CONN_KEYS_PER_SOCK; i++) {
-		struct sluice_conns *c;
-		__u64 n;
-		int t;
-
-		if (i >= sc->nr)
-			break;
-		c = bpf_map_lookup_elem(&sl_conns, &sc->keys[i]);
-		if (!c)
-			continue;
-		/* Never below zero, even after the daemon corrected a count. */
-		for (t = 0; t < SL_CAS_TRIES; t++) {
-			n = READ_ONCE(c->count);
-			if (!n || __sync_val_compare_and_swap(&c->count, n, n - 1) == n)
-				break;
-		}
-	}
-	sc->nr = 0;
-	bpf_sk_storage_delete(&sl_sock_conns, sk);
-}
-
-SEC("sockops")
-int sluice_sockops(struct bpf_sock_ops *skops)
-{
-	switch (skops->op) {
-	case BPF_SOCK_OPS_PASSIVE_ESTABLISHED_CB:
-		conn_established(skops);
-		break;
-	case BPF_SOCK_OPS_STATE_CB:
-		if (skops->args[1] == BPF_TCP_CLOSE)
-			conn_closed(skops);
-		break;
-	}
-	return 1;
-}
+#include "sockops.h"

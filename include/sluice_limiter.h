@@ -323,6 +323,53 @@ static inline int sl_limit_needs_precise(const struct sluice_limit *l, __u64 tic
 	}
 }
 
+/*
+ * The dispatch over a limit's algorithm, so that the data path's code for
+ * one limit is the same whatever its kind: the state of a bucket is a word
+ * (a TAT, or a packed window) and an aux word (the sliding window's
+ * previous count). A new algorithm is a case in each of these three.
+ */
+
+/* The verdict on a bucket state (word, aux) for a packet of cost at now: 1 and the state after charging it, or 0. */
+static __always_inline int sl_meter(const struct sluice_limit *l, __u64 word, __u64 aux,
+				    __u64 now, __u32 cost, __u64 *next, __u64 *next_aux)
+{
+	*next_aux = aux;
+	switch (l->algo) {
+	case SLUICE_ALGO_FIXED:
+		return sl_fixed_admit(word, now, sl_limit_period_ns(l), cost, l->rate, next);
+	case SLUICE_ALGO_SLIDING:
+		return sl_sliding_admit(word, aux, now, sl_limit_period_ns(l), cost, l->rate, next,
+					next_aux);
+	default:
+		return sl_gcra_admit(word, now, sl_gcra_inc(l->interval_fp, cost), l->tolerance,
+				     next);
+	}
+}
+
+/* When a window state is empty again; 0 for a token bucket (its TAT says it). */
+static __always_inline __u64 sl_idle_at(const struct sluice_limit *l, __u64 word)
+{
+	if (l->algo != SLUICE_ALGO_FIXED && l->algo != SLUICE_ALGO_SLIDING)
+		return 0;
+	return sl_win_idle_at(l->algo, word, sl_limit_period_ns(l));
+}
+
+/*
+ * A window's word with a charge of cost at now taken back: 1 and *out
+ * while the window it went into is still the current one and holds that
+ * much, else 0 (nothing to take back). Token buckets take back by
+ * subtracting sl_gcra_inc (others may have built on the TAT since).
+ */
+static __always_inline int sl_win_uncharge(const struct sluice_limit *l, __u64 word, __u64 now,
+					   __u32 cost, __u64 *out)
+{
+	if ((__u32)(word >> 32) != (__u32)(now / sl_limit_period_ns(l)) || (__u32)word < cost)
+		return 0;
+	*out = word - cost;
+	return 1;
+}
+
 /* Fill in the key masks of a limit from its prefix lengths. */
 static inline void sl_limit_set_masks(struct sluice_limit *l)
 {

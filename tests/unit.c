@@ -1887,6 +1887,82 @@ static void key_make_prefixes(void)
 	}
 }
 
+/*
+ * The algorithm dispatch the data path runs for every limit (sl_meter,
+ * sl_idle_at, sl_win_uncharge): each kind admits what its own math says
+ * through the one entry point.
+ */
+static void meter_dispatch_each_algorithm(void)
+{
+	const __u64 sec = 1000000000ULL, t0 = 1000 * sec;
+	struct sluice_limit l;
+	__u64 word = 0, aux = 0, next, next_aux;
+	int i, n;
+
+	/* Token bucket, 10/s with a burst of 5: five at one instant, then refused. */
+	limit_init(&l, 10, 5, SLUICE_COST_PKT);
+	l.algo = SLUICE_ALGO_GCRA;
+	for (i = 0, n = 0; i < 8; i++)
+		if (sl_meter(&l, word, 0, t0, 1, &next, &next_aux)) {
+			word = next;
+			n++;
+		}
+	CHECK_EQ(n, 5);
+	CHECK_EQ(sl_idle_at(&l, word), 0);
+	/* 100 ms later, one more (one emission interval). */
+	CHECK(sl_meter(&l, word, 0, t0 + sec / 10, 1, &next, &next_aux), "refill refused");
+
+	/* Fixed window, 3 per second: three in a window, none more, three in the next. */
+	memset(&l, 0, sizeof(l));
+	l.algo = SLUICE_ALGO_FIXED;
+	l.rate = 3;
+	word = 0;
+	for (i = 0, n = 0; i < 5; i++)
+		if (sl_meter(&l, word, 0, t0 + i, 1, &next, &next_aux)) {
+			word = next;
+			n++;
+		}
+	CHECK_EQ(n, 3);
+	CHECK_EQ(word, sl_win_pack(t0 / sec, 3));
+	CHECK_EQ(sl_idle_at(&l, word), t0 + sec);
+	CHECK(sl_meter(&l, word, 0, t0 + sec, 1, &next, &next_aux), "next window refused");
+	CHECK_EQ(next, sl_win_pack(t0 / sec + 1, 1));
+
+	/* Sliding window, 10 per second: a full previous window weighs half at mid-window. */
+	l.algo = SLUICE_ALGO_SLIDING;
+	l.rate = 10;
+	word = sl_win_pack(t0 / sec, 10);
+	aux = 0;
+	for (i = 0, n = 0; i < 10; i++)
+		if (sl_meter(&l, word, aux, t0 + sec + sec / 2, 1, &next, &next_aux)) {
+			word = next;
+			aux = next_aux;
+			n++;
+		}
+	CHECK_EQ(n, 5);
+	CHECK_EQ(aux, 10);
+	CHECK_EQ(sl_idle_at(&l, word), t0 + 3 * sec);	/* still weighs in the window after */
+}
+
+/* What a window charge adds, sl_win_uncharge takes back, in its own window only. */
+static void meter_uncharge_restores_the_charge(void)
+{
+	const __u64 sec = 1000000000ULL, t0 = 1000 * sec;
+	struct sluice_limit l;
+	__u64 word = sl_win_pack(t0 / sec, 4), next, aux, back;
+
+	memset(&l, 0, sizeof(l));
+	l.algo = SLUICE_ALGO_FIXED;
+	l.rate = 100;
+	CHECK(sl_meter(&l, word, 0, t0 + 5, 3, &next, &aux), "charge refused");
+	CHECK(sl_win_uncharge(&l, next, t0 + 6, 3, &back), "uncharge refused");
+	CHECK_EQ(back, word);
+	/* In the next window the charge is gone with its window: nothing to take. */
+	CHECK(!sl_win_uncharge(&l, next, t0 + sec, 3, &back), "uncharged another window");
+	/* Never below zero. */
+	CHECK(!sl_win_uncharge(&l, sl_win_pack(t0 / sec, 2), t0, 3, &back), "count went negative");
+}
+
 int main(void)
 {
 	RUN(parse_length_zero);
@@ -1929,6 +2005,8 @@ int main(void)
 	RUN(key_make_prefixes);
 	RUN(state_hash_spread);
 	RUN(limit_needs_precise_edges);
+	RUN(meter_dispatch_each_algorithm);
+	RUN(meter_uncharge_restores_the_charge);
 
 	return check_total_failed != 0;
 }

@@ -1,0 +1,175 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Every map of the data path, and the read-only switches and globals the
+ * loader sets between open and load. The pinned ones are the maps of
+ * SL_MAPS (user/sluice_user.h), which the loader checks against these.
+ *
+ * Part of sluice.bpf.c, the one BPF object: included there, in this place,
+ * after what it uses.
+ */
+#ifndef SLUICE_BPF_MAPS_H
+#define SLUICE_BPF_MAPS_H
+
+/* Load-time tunables, set between __open() and __load(). */
+const volatile __u32 clock_mode = SLUICE_CLOCK_AUTO;	/* enum sluice_clock */
+/*
+ * The kernel has multi-buffer XDP (Linux 5.18: xdp.frags and
+ * bpf_xdp_get_buff_len). Set by the loader from a probe; without it the
+ * program loads without the frags flag and this read-only 0 makes the
+ * verifier skip the helper's call as dead code.
+ */
+const volatile __u32 has_frags = 1;
+/*
+ * The kernel has bpf_loop (Linux 5.17). Without it (set by the loader from
+ * a probe) the rules are walked by a bounded loop in a global function
+ * instead, and the verifier never sees a bpf_loop call.
+ */
+const volatile __u32 has_bpf_loop = 1;
+
+/* Ticks per second, from the kernel's config; 0 if libbpf could not read it. */
+extern const int CONFIG_HZ __kconfig __weak;
+
+/* The time under SLUICE_CLOCK_MANUAL; written by tests through the skeleton. */
+__u64 manual_now_ns = 0;
+
+/* CAS attempts on one bucket before the update counts as an internal fault. */
+#define SL_CAS_TRIES	8
+/* Bytes of a non-linear skb pulled into the head so the parser sees the headers. */
+#define SL_TC_PULL	256
+
+/* Global switches, one entry; written by the controller. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct sluice_config);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} sl_config SEC(".maps");
+
+/* Two rule sets; sl_config.active names the live one. Written by the controller. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 2);
+	__type(key, __u32);
+	__type(value, struct sluice_ruleset);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} sl_rulesets SEC(".maps");
+
+/*
+ * Per-source buckets, keyed by rule uid, limit and masked source: sets of
+ * SLUICE_WAYS ways (struct sluice_set), the set picked by a keyed hash.
+ * An array, so a lookup is inlined and costs no call, and a new key takes
+ * a way with one compare-and-swap instead of the LRU's locks. An evicted
+ * bucket reads as full again, which can only admit more, never less.
+ * Written by the data path; max_entries (sets) set at load time.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, SLUICE_DEFAULT_KEYS / SLUICE_WAYS);
+	__type(key, __u32);
+	__type(value, struct sluice_set);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} sl_state SEC(".maps");
+
+/*
+ * Established TCP connections per connection-limit key. A plain hash, never
+ * LRU: a count that vanished would let a source past its cap. Written by
+ * sl_sockops (atomic add/sub); the daemon corrects counts that leaked.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, SLUICE_CONN_MAX);
+	__type(key, struct sluice_key);
+	__type(value, struct sluice_conns);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} sl_conns SEC(".maps");
+
+/* The connection-limit keys each counted socket was counted under. */
+struct {
+	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct sluice_sock_conns);
+} sl_sock_conns SEC(".maps");
+
+/* Rule-wide buckets, indexed by sluice_limit.agg_slot; zeroed by the controller. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, SLUICE_AGG_SLOTS);
+	__type(key, __u32);
+	__type(value, struct sluice_state);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} sl_agg SEC(".maps");
+
+/* Per-rule counters by sluice_rule.slot. Per-CPU: plain adds, no atomics needed. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, SLUICE_STATS_SLOTS);
+	__type(key, __u32);
+	__type(value, struct sluice_rule_stats);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} sl_rule_stats SEC(".maps");
+
+/* Global counters by enum sluice_global. Per-CPU: plain adds. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, SLUICE_G_MAX);
+	__type(key, __u32);
+	__type(value, __u64);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} sl_global SEC(".maps");
+
+/* Shedding thresholds, default class, reserved capacity; written by the controller. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct sluice_shed);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} sl_shed SEC(".maps");
+
+/* Reserved-capacity buckets: [2 * cost + 0] total, [2 * cost + 1] classes 1..3. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 4);
+	__type(key, __u32);
+	__type(value, struct sluice_state);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} sl_capacity SEC(".maps");
+
+/* Per-class counters by class. Per-CPU: plain adds. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, SLUICE_MAX_CLASS + 1);
+	__type(key, __u32);
+	__type(value, struct sluice_class_stats);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} sl_class_stats SEC(".maps");
+
+/* "Started being limited" events for the daemon; written by the data path. */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 256 * 1024);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} sl_events SEC(".maps");
+
+/* Deny and allow lists: source prefixes, written by the controller. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
+	__uint(max_entries, SLUICE_LIST_MAX);
+	__type(key, struct sluice_lpm4);
+	__type(value, __u8);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} sl_deny4 SEC(".maps"), sl_allow4 SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
+	__uint(max_entries, SLUICE_LIST_MAX);
+	__type(key, struct sluice_lpm6);
+	__type(value, __u8);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} sl_deny6 SEC(".maps"), sl_allow6 SEC(".maps");
+
+#endif /* SLUICE_BPF_MAPS_H */

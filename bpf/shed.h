@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Reserved capacity and the per-class counters of adaptive shedding (the
+ * curve itself is include/sluice_shed.h, run by the controller).
+ *
+ * Part of sluice.bpf.c, the one BPF object: included there, in this place,
+ * after what it uses.
+ */
+#ifndef SLUICE_BPF_SHED_H
+#define SLUICE_BPF_SHED_H
+
+/*
+ * Reserved capacity for a packet of class cls: with charge 0, would every
+ * bucket admit it; with charge 1, move every TAT (the packet passed). The
+ * check and the charge straddle the rule limits, so a packet they drop
+ * uses no capacity; a CPU that loses a race between the two over-admits
+ * by that one packet. Global: verified once.
+ */
+__noinline int sl_capacity_op(const struct sluice_shed *sh, __u32 cls, __u32 len, __u64 now,
+			      __u32 charge)
+{
+	__u32 k, b;
+
+	if (!sh)
+		return 1;
+	for (k = 0; k < 2; k++) {
+		for (b = 0; b < 2; b++) {
+			const struct sluice_limit *l = b ? &sh->cap[k].noncrit : &sh->cap[k].total;
+			struct sluice_state *st;
+			__u64 inc, tat, next;
+			__u32 idx = 2 * k + b;
+			int i;
+
+			if (!l->interval_fp || (b && !cls))
+				continue;
+			st = bpf_map_lookup_elem(&sl_capacity, &idx);
+			if (!st)
+				continue;
+			inc = sl_gcra_inc(l->interval_fp, k == SLUICE_COST_BYTE ? len : 1);
+			if (!charge) {
+				if (!sl_gcra_admit(READ_ONCE(st->tat), now, inc, l->tolerance, &next))
+					return 0;
+				continue;
+			}
+			for (i = 0; i < SL_CAS_TRIES; i++) {
+				tat = READ_ONCE(st->tat);
+				next = (tat > now ? tat : now) + inc;
+				if (__sync_val_compare_and_swap(&st->tat, tat, next) == tat)
+					break;
+			}
+		}
+	}
+	return 1;
+}
+
+static __always_inline void class_count(__u32 cls, __u32 len, int what)
+{
+	struct sluice_class_stats *cs = bpf_map_lookup_elem(&sl_class_stats, &cls);
+
+	if (!cs)
+		return;
+	if (what == 0) {
+		cs->pkts++;
+		cs->bytes += len;
+	} else if (what == 1) {
+		cs->shed_pkts++;
+		cs->shed_bytes += len;
+	} else {
+		cs->cap_pkts++;
+		cs->cap_bytes += len;
+	}
+}
+
+#endif /* SLUICE_BPF_SHED_H */

@@ -1,0 +1,196 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Connection limits: the sock_ops program that counts each passively
+ * established connection under the keys of the rules it matches, and
+ * uncounts it when the kernel closes it.
+ *
+ * Part of sluice.bpf.c, the one BPF object: included there, in this place,
+ * after what it uses.
+ */
+#ifndef SLUICE_BPF_SOCKOPS_H
+#define SLUICE_BPF_SOCKOPS_H
+
+/* ---- connection limits: counting established connections ---- */
+
+/* State of one sl_sockops walk over the rules, on the stack. */
+struct sl_conn_walk {
+	struct sl_pkt pkt;
+	__u32 rs_idx;
+	__u32 nr;
+	struct sluice_key keys[SLUICE_CONN_KEYS_PER_SOCK];
+};
+
+/* The connection-limit keys rule i gives this connection; 1 stops the walk. */
+static __always_inline long conn_rule_at(__u32 i, struct sl_conn_walk *w)
+{
+	struct sluice_ruleset *rs;
+	const struct sluice_rule *r;
+	__u32 rs_idx = w->rs_idx;
+	__u64 idx = i;
+	__u32 li;
+
+	asm volatile("%[idx] &= %[mask]" : [idx] "+r"(idx) : [mask] "i"(SLUICE_MAX_RULES - 1));
+	/* A key on this frame's stack: w may be a global function's argument. */
+	rs = bpf_map_lookup_elem(&sl_rulesets, &rs_idx);
+	if (!rs || i >= SLUICE_MAX_RULES)
+		return 1;
+	r = &rs->rules[idx];
+	if (!sl_rule_match(r, &w->pkt))
+		return 0;
+	for (li = 0; li < SLUICE_MAX_LIMITS; li++) {
+		const struct sluice_limit *l = &r->limits[li];
+		__u32 n = w->nr;
+
+		if (li >= r->nr_limits || l->algo != SLUICE_ALGO_CONNS)
+			continue;
+		if (n >= SLUICE_CONN_KEYS_PER_SOCK)
+			return 1;
+		sl_make_key(r, li, l, &w->pkt, &w->keys[n]);
+		w->nr = n + 1;
+	}
+	return 0;
+}
+
+/* bpf_loop callback: conn_rule_at. */
+static long conn_rule(__u32 i, void *ctx)
+{
+	return conn_rule_at(i, ctx);
+}
+
+/* Without bpf_loop: the walk as a bounded loop in a global function (sl_walk_rules). */
+__noinline int sl_walk_conn_rules(struct sl_conn_walk *w, __u32 nr)
+{
+	__u32 i;
+
+	if (!w)
+		return 0;
+	for (i = 0; i < SLUICE_MAX_RULES && i < nr; i++)
+		if (conn_rule_at(i, w))
+			break;
+	return 0;
+}
+
+/*
+ * A passively established connection: match it like its SYN (remote
+ * address as the source, local port as the destination), count it under
+ * every connection limit it falls in, and remember where in its socket
+ * storage, so that its close takes back exactly that.
+ */
+static __always_inline void conn_established(struct bpf_sock_ops *skops)
+{
+	struct sl_conn_walk w = {};
+	struct sluice_sock_conns *sc;
+	struct sluice_config *cfg;
+	struct bpf_sock *sk = skops->sk;
+	__u32 zero = 0, i;
+
+	cfg = bpf_map_lookup_elem(&sl_config, &zero);
+	if (!cfg || !sk)
+		return;
+	if (cfg->conn_netns && bpf_get_netns_cookie(skops) != cfg->conn_netns)
+		return;
+	if (skops->family == 2) {
+		w.pkt.family = 4;
+		w.pkt.saddr[0] = skops->remote_ip4;
+	} else if (skops->family == 10 && !skops->remote_ip6[0] && !skops->remote_ip6[1] &&
+		   skops->remote_ip6[2] == sl_htonl(0xffff)) {
+		/* An IPv4 client of a dual-stack listener (::ffff:a.b.c.d): it is IPv4 to XDP. */
+		w.pkt.family = 4;
+		w.pkt.saddr[0] = skops->remote_ip6[3];
+	} else if (skops->family == 10) {
+		w.pkt.family = 6;
+		w.pkt.saddr[0] = skops->remote_ip6[0];
+		w.pkt.saddr[1] = skops->remote_ip6[1];
+		w.pkt.saddr[2] = skops->remote_ip6[2];
+		w.pkt.saddr[3] = skops->remote_ip6[3];
+	} else {
+		return;
+	}
+	w.pkt.proto = SL_IPPROTO_TCP;
+	w.pkt.dport = skops->local_port;	/* host byte order */
+	w.pkt.flags = SL_PKT_L4 | SL_PKT_PORTS;
+	w.pkt.tcp_flags = SLUICE_TCP_SYN;	/* so that "tcp-flags syn" rules match too */
+	w.rs_idx = cfg->active & 1;
+	{
+		struct sluice_ruleset *rs = bpf_map_lookup_elem(&sl_rulesets, &w.rs_idx);
+
+		if (!rs)
+			return;
+		__u32 nr = rs->nr_rules < SLUICE_MAX_RULES ? rs->nr_rules : SLUICE_MAX_RULES;
+
+		if (has_bpf_loop)
+			bpf_loop(nr, conn_rule, &w, 0);
+		else
+			sl_walk_conn_rules(&w, nr);
+	}
+	if (!w.nr)
+		return;
+	sc = bpf_sk_storage_get(&sl_sock_conns, sk, 0, BPF_SK_STORAGE_GET_F_CREATE);
+	if (!sc)
+		return;	/* not counted, so never uncounted; the daemon reconciles */
+	for (i = 0; i < SLUICE_CONN_KEYS_PER_SOCK; i++) {
+		struct sluice_conns one = { .count = 1 }, *c;
+
+		if (i >= w.nr)
+			break;
+		sc->keys[i] = w.keys[i];
+		c = bpf_map_lookup_elem(&sl_conns, &w.keys[i]);
+		if (c)
+			__sync_fetch_and_add(&c->count, 1);
+		else if (bpf_map_update_elem(&sl_conns, &w.keys[i], &one, BPF_NOEXIST) &&
+			 (c = bpf_map_lookup_elem(&sl_conns, &w.keys[i])))
+			__sync_fetch_and_add(&c->count, 1);	/* lost the insert race */
+	}
+	sc->nr = w.nr;
+	/* Tell us when this connection changes state: its close uncounts it. */
+	bpf_sock_ops_cb_flags_set(skops, skops->bpf_sock_ops_cb_flags | BPF_SOCK_OPS_STATE_CB_FLAG);
+}
+
+static __always_inline void conn_closed(struct bpf_sock_ops *skops)
+{
+	struct sluice_sock_conns *sc;
+	struct bpf_sock *sk = skops->sk;
+	__u32 i;
+
+	if (!sk)
+		return;
+	sc = bpf_sk_storage_get(&sl_sock_conns, sk, 0, 0);
+	if (!sc)
+		return;
+	for (i = 0; i < SLUICE_CONN_KEYS_PER_SOCK; i++) {
+		struct sluice_conns *c;
+		__u64 n;
+		int t;
+
+		if (i >= sc->nr)
+			break;
+		c = bpf_map_lookup_elem(&sl_conns, &sc->keys[i]);
+		if (!c)
+			continue;
+		/* Never below zero, even after the daemon corrected a count. */
+		for (t = 0; t < SL_CAS_TRIES; t++) {
+			n = READ_ONCE(c->count);
+			if (!n || __sync_val_compare_and_swap(&c->count, n, n - 1) == n)
+				break;
+		}
+	}
+	sc->nr = 0;
+	bpf_sk_storage_delete(&sl_sock_conns, sk);
+}
+
+SEC("sockops")
+int sluice_sockops(struct bpf_sock_ops *skops)
+{
+	switch (skops->op) {
+	case BPF_SOCK_OPS_PASSIVE_ESTABLISHED_CB:
+		conn_established(skops);
+		break;
+	case BPF_SOCK_OPS_STATE_CB:
+		if (skops->args[1] == BPF_TCP_CLOSE)
+			conn_closed(skops);
+		break;
+	}
+	return 1;
+}
+
+#endif /* SLUICE_BPF_SOCKOPS_H */
