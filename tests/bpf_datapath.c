@@ -243,7 +243,7 @@ static int xmit_from_sources(int n, int net)
 /* ------------------------------------------------------------------------ */
 
 /*
- * DP_CASE(name) { body } defines the case name() for RUN() (HARNESS_CASE):
+ * DP_CASE(name) { body } defines and registers the case name() (HARNESS_CASE):
  * a fresh object, the body, the global counters checked to balance, unload.
  */
 #define DP_CASE(name) HARNESS_CASE(name)
@@ -1406,20 +1406,20 @@ static void race_rounds(__u32 a, __u32 b, __u64 want)
 }
 
 /* One source from two CPUs: the per-source burst (100) bounds each round. */
-static void dp_two_cpus_one_source_exact(void)
+TEST_CASE(dp_two_cpus_one_source_exact)
 {
 	if (ncpu < 2) {
-		CHECK_FAIL("needs two CPUs");
+		CHECK_SKIP("one possible CPU");
 		return;
 	}
 	race_rounds(SRC_A, SRC_A, 100);
 }
 
 /* Two sources from two CPUs: the rule-wide burst (150) bounds each round. */
-static void dp_two_cpus_two_sources_exact(void)
+TEST_CASE(dp_two_cpus_two_sources_exact)
 {
 	if (ncpu < 2) {
-		CHECK_FAIL("needs two CPUs");
+		CHECK_SKIP("one possible CPU");
 		return;
 	}
 	race_rounds(SRC_A, SRC_B, 150);
@@ -1432,7 +1432,8 @@ static void dp_two_cpus_two_sources_exact(void)
 		tc_cases = 1;         \
 		dp_##name();          \
 		tc_cases = 0;         \
-	}
+	}                             \
+	CHECK_REGISTER(tc_##name);
 
 TC_CASE(protocols_pass_without_rules)
 TC_CASE(malformed_dropped_by_default)
@@ -1499,7 +1500,7 @@ static void run_mixed(int tc, char *verdicts, __u64 *counters)
 	teardown();
 }
 
-static void tc_same_verdicts_as_xdp(void)
+TEST_CASE(tc_same_verdicts_as_xdp)
 {
 	char vx[64], vt[64];
 	__u64 cx[SLUICE_G_MAX], ct[SLUICE_G_MAX];
@@ -1529,56 +1530,5 @@ int main(void)
 		return err > 0;
 	teardown();
 
-	RUN(dp_protocols_pass_without_rules);
-	RUN(dp_malformed_dropped_by_default);
-	RUN(dp_malformed_passed_with_malformed_pass);
-	RUN(dp_arp_passes_as_non_ip);
-	RUN(dp_ipv6_no_next_header_empty_passes);
-	RUN(dp_nd_passes_unless_named);
-	RUN(dp_tc_gso_charged_per_segment);
-	RUN(dp_nd_limited_when_named);
-	RUN(dp_vlan_limited_like_untagged);
-	RUN(dp_ipv6_extension_headers_matched);
-	RUN(dp_ipv4_fragments);
-	RUN(dp_deny_list);
-	RUN(dp_allow_list_bypasses_limits);
-	RUN(dp_deny_wins_over_allow);
-	RUN(dp_match_dport_range);
-	RUN(dp_match_src_cidr);
-	RUN(dp_match_syn_without_ack);
-	RUN(dp_match_icmp_type);
-	RUN(dp_multiple_rules_all_apply);
-	RUN(dp_per_src_burst_then_rate);
-	RUN(dp_bytes_per_second);
-	RUN(dp_bytes_burst_sized_packet);
-	RUN(dp_key_per_24_shared);
-	RUN(dp_key_per_64_shared_v6);
-	RUN(dp_per_all_limit);
-	RUN(dp_check_then_charge);
-	RUN(dp_spoofed_flood_bounded);
-	RUN(dp_dry_run);
-	RUN(dp_kill_switch);
-	RUN(dp_idle_refill);
-	RUN(dp_evicted_bucket_refills);
-	RUN(dp_fault_fail_open_and_closed);
-	RUN(dp_ruleset_flip);
-	if (ncpu >= 2) {
-		RUN(dp_two_cpus_one_source_exact);
-		RUN(dp_two_cpus_two_sources_exact);
-	} else {
-		SKIP("dp_two_cpus_one_source_exact", "one possible CPU");
-		SKIP("dp_two_cpus_two_sources_exact", "one possible CPU");
-	}
-
-	RUN(tc_protocols_pass_without_rules);
-	RUN(tc_malformed_dropped_by_default);
-	RUN(tc_arp_passes_as_non_ip);
-	RUN(tc_vlan_limited_like_untagged);
-	RUN(tc_per_src_burst_then_rate);
-	RUN(tc_bytes_per_second);
-	RUN(tc_deny_list);
-	RUN(tc_check_then_charge);
-	RUN(tc_same_verdicts_as_xdp);
-
-	return check_total_failed != 0;
+	return check_run_all();
 }

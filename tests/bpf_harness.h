@@ -206,7 +206,7 @@ static inline int harness_start(const char *suite)
 }
 
 /*
- * HARNESS_CASE(name) { body } defines the case name() for RUN(): it loads a
+ * HARNESS_CASE(name) { body } defines and registers the case name(): it loads a
  * fresh object (and fails without running the body if that fails), runs the
  * body, checks the suite's check_balance() and unloads.
  */
@@ -220,6 +220,7 @@ static inline int harness_start(const char *suite)
 		check_balance();       \
 		teardown();            \
 	}                              \
+	CHECK_REGISTER(name);          \
 	static void name##_body(void)
 
 /* ------------------------------------------------------------------------ */

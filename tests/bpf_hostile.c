@@ -486,6 +486,7 @@ static unsigned int base_rules(const char *name)
 				   "kernel's XDP or TC test_run");              \
 		teardown();                                                     \
 	}                                                                       \
+	CHECK_REGISTER(name);                                                   \
 	static void name##_body(void)
 
 /* Every base frame whole, then cut at every byte from the Ethernet header on. */
@@ -1104,7 +1105,7 @@ HOSTILE_CASE(hostile_non_ip)
 }
 
 /* The same corpus with `set malformed pass`: counted malformed, passed. */
-static void hostile_malformed_pass(void)
+TEST_CASE(hostile_malformed_pass)
 {
 	malformed_pass = 1;
 	hostile_truncated_at_every_byte();
@@ -1291,12 +1292,12 @@ static void fault_set_beyond_map(int closed)
 	teardown();
 }
 
-static void fault_set_beyond_map_fail_open(void)
+TEST_CASE(fault_set_beyond_map_fail_open)
 {
 	fault_set_beyond_map(0);
 }
 
-static void fault_set_beyond_map_fail_closed(void)
+TEST_CASE(fault_set_beyond_map_fail_closed)
 {
 	fault_set_beyond_map(1);
 }
@@ -1316,7 +1317,7 @@ static void fault_set_beyond_map_fail_closed(void)
  * evicted bucket reads as full), nothing faults even under fail closed,
  * and the table never holds more keys than it has ways.
  */
-static void evict_far_more_sources_than_ways(void)
+TEST_CASE(evict_far_more_sources_than_ways)
 {
 	int i, passed = 0, n, most = 0;
 
@@ -1346,7 +1347,7 @@ static void evict_far_more_sources_than_ways(void)
  * closer to full: idle keys (full buckets) go first, then keys that sent
  * less. It stays limited throughout.
  */
-static void evict_idle_ways_before_a_limiting_source(void)
+TEST_CASE(evict_idle_ways_before_a_limiting_source)
 {
 	const struct sluice_rule *r;
 	struct sluice_state st, d0;
@@ -1407,7 +1408,7 @@ static void evict_idle_ways_before_a_limiting_source(void)
  * again: eviction only ever admits more. Sources of the other set are
  * untouched.
  */
-static void evict_limiting_source_when_all_ways_limit(void)
+TEST_CASE(evict_limiting_source_when_all_ways_limit)
 {
 	const struct sluice_rule *r;
 	struct sluice_state st, before[3];
@@ -1464,7 +1465,7 @@ static void evict_limiting_source_when_all_ways_limit(void)
  * its state word (window index << 32 | count, far larger than any TAT): a
  * window long over goes before token buckets that are still limiting.
  */
-static void evict_window_by_its_end(void)
+TEST_CASE(evict_window_by_its_end)
 {
 	struct sluice_rule *gr, *wr;
 	struct sluice_set s;
@@ -1538,25 +1539,5 @@ int main(void)
 	       "from %d; shorter ones go through the XDP entry alone (the same core)\n", tc_min4,
 	       tc_min6, tc_minq);
 
-	RUN(hostile_truncated_at_every_byte);
-	RUN(hostile_ipv4_ihl);
-	RUN(hostile_ipv4_total_length);
-	RUN(hostile_ipv6_payload_length);
-	RUN(hostile_ipv6_extension_headers);
-	RUN(hostile_fragments);
-	RUN(hostile_vlan);
-	RUN(hostile_tcp);
-	RUN(hostile_udp);
-	RUN(hostile_icmp_errors);
-	RUN(hostile_jumbo);
-	RUN(hostile_xdp_multibuffer);
-	RUN(hostile_non_ip);
-	RUN(hostile_malformed_pass);
-	RUN(fault_set_beyond_map_fail_open);
-	RUN(fault_set_beyond_map_fail_closed);
-	RUN(evict_far_more_sources_than_ways);
-	RUN(evict_idle_ways_before_a_limiting_source);
-	RUN(evict_limiting_source_when_all_ways_limit);
-	RUN(evict_window_by_its_end);
-	return check_total_failed != 0;
+	return check_run_all();
 }

@@ -850,21 +850,5 @@ int main(void)
 		return err > 0;
 	teardown();
 
-	RUN(shed_fractions_by_class);
-	RUN(shed_class0_never);
-	RUN(shed_off_flag);
-	RUN(shed_consumes_no_tokens);
-	RUN(shed_nd_unnamed_never_shed);
-	RUN(shed_kill_switch_would_drop);
-	RUN(shed_allow_list_bypasses);
-	RUN(shed_tc_fractions);
-	RUN(capacity_pps_class0_keeps_reserve);
-	RUN(capacity_pps_alone);
-	RUN(capacity_noncritical_classes_share);
-	RUN(capacity_class0_under_reserve_never_refused);
-	RUN(capacity_bytes_class0_keeps_reserve);
-	RUN(capacity_drop_consumes_no_rule_tokens);
-	RUN(capacity_rule_drop_consumes_no_capacity);
-	RUN(shed_consumes_no_capacity);
-	return check_total_failed != 0;
+	return check_run_all();
 }

@@ -2,7 +2,8 @@
 /*
  * Minimal assertion macros for sluice's C tests.
  *
- * Each test case prints exactly one line, read by tests/run.sh:
+ * Cases register themselves (TEST_CASE, below) and check_run_all() runs
+ * them. Each test case prints exactly one line, read by tests/run.sh:
  *   ok - NAME
  *   not ok - NAME: what failed (file:line)
  *   skip - NAME: why
@@ -12,6 +13,7 @@
 #define SLUICE_TESTS_CHECK_H
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <inttypes.h>
 
@@ -55,23 +57,75 @@ static const char *check_skip;	/* why the current case checked nothing, or NULL 
 			CHECK_FAIL("%s = %.3f, want [%.3f, %.3f]", #got, g_, l_, h_); \
 	} while (0)
 
-/* Run one case: a function void f(void). */
-#define RUN(f)                                                         \
-	do {                                                           \
-		check_failed = 0;                                      \
-		check_skip = NULL;                                     \
-		f();                                                   \
-		if (check_failed) {                                    \
-			check_total_failed++;                          \
-			printf("not ok - %s: %s\n", #f, check_msg);    \
-		} else if (check_skip) {                               \
-			printf("skip - %s: %s\n", #f, check_skip);     \
-		} else {                                               \
-			printf("ok - %s\n", #f);                       \
-		}                                                      \
-		fflush(stdout);                                        \
-	} while (0)
-
 #define SKIP(name, why) printf("skip - %s: %s\n", name, why)
+
+/*
+ * Cases register themselves where they are defined, so no list can forget
+ * one: TEST_CASE(name) { body } (and the suites' own case macros, built on
+ * CHECK_REGISTER) puts a pointer to the case in the section sl_tests, and
+ * check_run_all() runs every case of the program in source order.
+ */
+struct check_case {
+	const char *name;
+	void (*fn)(void);
+	int line;
+};
+
+#define CHECK_REGISTER(fname)                                                    \
+	static const struct check_case check_case_##fname = { #fname, fname, __LINE__ }; \
+	static const struct check_case *const check_case_ptr_##fname             \
+		__attribute__((used, section("sl_tests"))) = &check_case_##fname
+
+#define TEST_CASE(fname)            \
+	static void fname(void);    \
+	CHECK_REGISTER(fname);      \
+	static void fname(void)
+
+extern const struct check_case *const __start_sl_tests[] __attribute__((weak));
+extern const struct check_case *const __stop_sl_tests[] __attribute__((weak));
+
+static int check_case_cmp(const void *a, const void *b)
+{
+	const struct check_case *x = *(const struct check_case *const *)a;
+	const struct check_case *y = *(const struct check_case *const *)b;
+
+	return (x->line > y->line) - (x->line < y->line);
+}
+
+/* Run one case: the line it prints, and the totals. */
+static void check_run_one(const char *name, void (*fn)(void))
+{
+	check_failed = 0;
+	check_skip = NULL;
+	fn();
+	if (check_failed) {
+		check_total_failed++;
+		printf("not ok - %s: %s\n", name, check_msg);
+	} else if (check_skip) {
+		printf("skip - %s: %s\n", name, check_skip);
+	} else {
+		printf("ok - %s\n", name);
+	}
+	fflush(stdout);
+}
+
+/* Every registered case, in the order of the source; 0 if none failed. */
+static int check_run_all(void)
+{
+	const struct check_case *v[1024];
+	size_t n = 0, i;
+
+	for (i = 0; __start_sl_tests && __start_sl_tests + i < __stop_sl_tests &&
+		    n < sizeof(v) / sizeof(v[0]); i++)
+		v[n++] = __start_sl_tests[i];
+	if (!n) {
+		printf("not ok - no test case registered\n");
+		return 1;
+	}
+	qsort(v, n, sizeof(v[0]), check_case_cmp);
+	for (i = 0; i < n; i++)
+		check_run_one(v[i]->name, v[i]->fn);
+	return check_total_failed != 0;
+}
 
 #endif /* SLUICE_TESTS_CHECK_H */

@@ -63,7 +63,7 @@ static double reference_drops(const struct sl_curve *c, int samples, int after, 
 	return drops;
 }
 
-static void shed_reference_60_drops_in_149_samples(void)
+TEST_CASE(shed_reference_60_drops_in_149_samples)
 {
 	struct sl_curve slip = def;
 	double before, after, s_end, s2;
@@ -84,7 +84,7 @@ static void shed_reference_60_drops_in_149_samples(void)
 }
 
 /* Shedding starts only after 28 s of overload and sheds everything 120 s later. */
-static void shed_starts_after_delay_full_after_ramp(void)
+TEST_CASE(shed_starts_after_delay_full_after_ramp)
 {
 	double s = sl_shed_floor(&def);
 	int k, first_pos = -1, first_one = -1;
@@ -107,7 +107,7 @@ static void shed_starts_after_delay_full_after_ramp(void)
 /* Direction                                                                */
 /* ------------------------------------------------------------------------ */
 
-static void shed_direction_edges(void)
+TEST_CASE(shed_direction_edges)
 {
 	static const struct {
 		double u, d;
@@ -144,7 +144,7 @@ static void shed_direction_edges(void)
 }
 
 /* In the dead zone S does not move, from anywhere in its range, for any dt. */
-static void shed_dead_zone_leaves_s(void)
+TEST_CASE(shed_dead_zone_leaves_s)
 {
 	static const double us[] = { 0.7, 0.72, 0.75, 0.79, 0.7999999 };
 	static const double dts[] = { 0.001, 1, 5, 28, 1000 };
@@ -174,7 +174,7 @@ static void shed_dead_zone_leaves_s(void)
  * Recovery from S = 1 at u = 0 (d = -1): 120 s until nothing is shed any
  * more (S <= 0), 148 s back to rest.
  */
-static void shed_recovery_takes_configured_time(void)
+TEST_CASE(shed_recovery_takes_configured_time)
 {
 	double s = 1;
 	int k, zero_at = -1, rest_at = -1;
@@ -200,7 +200,7 @@ static void shed_recovery_takes_configured_time(void)
 }
 
 /* dt is capped at the delay: one step never moves S by more than delay/ramp. */
-static void shed_dt_capped(void)
+TEST_CASE(shed_dt_capped)
 {
 	double floor = sl_shed_floor(&def), s28, s;
 
@@ -222,7 +222,7 @@ static void shed_dt_capped(void)
 }
 
 /* S never leaves [floor, 1], whatever u and dt. */
-static void shed_s_clamped(void)
+TEST_CASE(shed_s_clamped)
 {
 	static const double us[] = { -10, 0, 0.5, 0.75, 0.9, 1, 10 };
 	static const double dts[] = { 0, 0.5, 1, 10, 28, 100 };
@@ -249,7 +249,7 @@ static void shed_s_clamped(void)
  * must not become a threshold above 2^32: the data path would shed every
  * packet of the class.
  */
-static void shed_nan_keeps_s_and_threshold_in_range(void)
+TEST_CASE(shed_nan_keeps_s_and_threshold_in_range)
 {
 	double floor = sl_shed_floor(&def), s;
 	volatile double nan = NAN;	/* not folded at compile time */
@@ -270,7 +270,7 @@ static void shed_nan_keeps_s_and_threshold_in_range(void)
 /* Classes                                                                  */
 /* ------------------------------------------------------------------------ */
 
-static void shed_classes_lowest_first(void)
+TEST_CASE(shed_classes_lowest_first)
 {
 	static const struct {
 		double s, p1, p2, p3;
@@ -317,7 +317,7 @@ static void shed_classes_lowest_first(void)
 }
 
 /* Class 0 is never shed, nor is a class number out of range. */
-static void shed_class0_never(void)
+TEST_CASE(shed_class0_never)
 {
 	int k;
 
@@ -349,7 +349,7 @@ static void shed_class0_never(void)
 /* Thresholds                                                               */
 /* ------------------------------------------------------------------------ */
 
-static void shed_thresholds(void)
+TEST_CASE(shed_thresholds)
 {
 	CHECK_EQ(sl_shed_threshold(0), 0);
 	CHECK_EQ(sl_shed_threshold(1), 1ULL << 32);
@@ -386,7 +386,7 @@ static void shed_thresholds(void)
  * starts after 1 s of overload, everything is shed 4 s later, recovery
  * takes as long, and dt is capped at 1 s.
  */
-static void shed_custom_delay_ramp(void)
+TEST_CASE(shed_custom_delay_ramp)
 {
 	struct sl_curve c = { .good = 0.7, .bad = 0.8, .delay_s = 1, .ramp_s = 4 };
 	double s = sl_shed_floor(&c);
@@ -418,7 +418,7 @@ static void shed_custom_delay_ramp(void)
 }
 
 /* Other good/bad: the dead zone and both slopes follow them. */
-static void shed_custom_good_bad(void)
+TEST_CASE(shed_custom_good_bad)
 {
 	struct sl_curve c = { .good = 0.5, .bad = 0.9, .delay_s = 10, .ramp_s = 60 };
 	struct sl_curve top = { .good = 0.9, .bad = 1.0, .delay_s = 28, .ramp_s = 120 };
@@ -438,18 +438,5 @@ static void shed_custom_good_bad(void)
 
 int main(void)
 {
-	RUN(shed_reference_60_drops_in_149_samples);
-	RUN(shed_starts_after_delay_full_after_ramp);
-	RUN(shed_direction_edges);
-	RUN(shed_dead_zone_leaves_s);
-	RUN(shed_recovery_takes_configured_time);
-	RUN(shed_dt_capped);
-	RUN(shed_s_clamped);
-	RUN(shed_nan_keeps_s_and_threshold_in_range);
-	RUN(shed_classes_lowest_first);
-	RUN(shed_class0_never);
-	RUN(shed_thresholds);
-	RUN(shed_custom_delay_ramp);
-	RUN(shed_custom_good_bad);
-	return check_total_failed != 0;
+	return check_run_all();
 }

@@ -80,7 +80,7 @@ static __u64 unit_of(const struct sluice_limit *l)
 }
 
 /* A fresh bucket admits exactly burst packets at one instant, then one per interval. */
-static void gcra_fresh_burst_then_one_per_interval(void)
+TEST_CASE(gcra_fresh_burst_then_one_per_interval)
 {
 	static const __u64 rates[] = { 1, 3, 7, 10, 1000, 333333, 1000000, 7000000, 1000000000 };
 	static const __u64 bursts[] = { 1, 2, 3, 5, 10, 100, 1000, 65536 };
@@ -122,7 +122,7 @@ static void gcra_fresh_burst_then_one_per_interval(void)
  * A sender offering about 4x the rate for a long run gets burst + rate*t,
  * within 0.1%.
  */
-static void gcra_steady_rate_within_0_1pct(void)
+TEST_CASE(gcra_steady_rate_within_0_1pct)
 {
 	static const __u64 rates[] = { 1, 3, 7, 10, 100, 1000, 12345, 1000000 };
 	size_t i;
@@ -151,7 +151,7 @@ static void gcra_steady_rate_within_0_1pct(void)
  * After draining, burst*interval of idle time fills the bucket again: one ns
  * less is one packet short, and any longer idle gives no more than burst.
  */
-static void gcra_idle_refill_exact(void)
+TEST_CASE(gcra_idle_refill_exact)
 {
 	static const struct {
 		__u64 rate, burst;
@@ -181,7 +181,7 @@ static void gcra_idle_refill_exact(void)
  * stay within burst + rate*t, and right after any refusal within one maximum
  * packet of it.
  */
-static void gcra_byte_cost_mixed_sizes(void)
+TEST_CASE(gcra_byte_cost_mixed_sizes)
 {
 	static const __u32 sizes[] = { 64, 1500, 576, 40, 1280, 1500, 90, 1024 };
 	static const __u64 rates[] = { 125000, 3000, 1000000, 7777777, 125000000, 1000000000 };
@@ -232,7 +232,7 @@ static __u64 next_rate(__u64 r)
 }
 
 /* A packet costing more than the burst is never admitted, even by a full bucket. */
-static void gcra_cost_over_burst_never_admitted(void)
+TEST_CASE(gcra_cost_over_burst_never_admitted)
 {
 	static const __u64 bursts[] = { 1, 40, 64, 1499, 1500, 9000, 65535 };
 	__u64 rate;
@@ -275,7 +275,7 @@ static void gcra_cost_over_burst_never_admitted(void)
  * The converse: a full bucket admits a packet costing exactly the burst.
  * (Burst = one MTU-sized packet is a natural bytes/s configuration.)
  */
-static void gcra_bytes_full_bucket_admits_burst_sized_packet(void)
+TEST_CASE(gcra_bytes_full_bucket_admits_burst_sized_packet)
 {
 	static const __u64 bursts[] = { 1500, 2, 64, 9000 };
 	__u64 rate, tried = 0, refused = 0;
@@ -306,7 +306,7 @@ static void gcra_bytes_full_bucket_admits_burst_sized_packet(void)
 }
 
 /* sl_gcra_interval, sl_gcra_tolerance and sl_gcra_inc at their edges. */
-static void gcra_interval_tolerance_edges(void)
+TEST_CASE(gcra_interval_tolerance_edges)
 {
 	const __u64 one_s_fp = SL_NSEC_PER_SEC << SLUICE_FP_SHIFT;
 	__u64 ifp, maxb;
@@ -361,7 +361,7 @@ static void gcra_interval_tolerance_edges(void)
  * The per-packet TAT step is the interval rounded to the nearest ns: the
  * admitted packet rate is off by at most 0.5 ns per interval, for every rate.
  */
-static void gcra_pkt_step_rounding_bound(void)
+TEST_CASE(gcra_pkt_step_rounding_bound)
 {
 	__u64 rate;
 
@@ -378,7 +378,7 @@ static void gcra_pkt_step_rounding_bound(void)
 }
 
 /* 64-bit edges: now near 2^63 and near the top, TATs far away. */
-static void gcra_64bit_edges(void)
+TEST_CASE(gcra_64bit_edges)
 {
 	struct bucket b;
 	__u64 unit, tol, next = 12345, now;
@@ -451,7 +451,7 @@ static void gcra_64bit_edges(void)
  * Rates whose interval is not a whole number of ns stay accurate: over 1e6
  * saturating packets the admitted count is within 0.1% of rate*t.
  */
-static void gcra_fractional_interval_accuracy(void)
+TEST_CASE(gcra_fractional_interval_accuracy)
 {
 	static const __u64 rates[] = { 3, 7, 7000000, 333333 };
 	size_t i;
@@ -523,7 +523,7 @@ static int admit_naive(struct bucket **bs, int n, __u64 now, __u32 cost)
 	return 1;
 }
 
-static void gcra_check_then_charge_by_hand(void)
+TEST_CASE(gcra_check_then_charge_by_hand)
 {
 	struct bucket src[200], all;
 	struct bucket *bs[2];
@@ -581,7 +581,7 @@ static void gcra_check_then_charge_by_hand(void)
 }
 
 /* Tokens left and ns to the next token, as `top` shows them. */
-static void gcra_remaining(void)
+TEST_CASE(gcra_remaining)
 {
 	struct bucket b;
 	__u64 unit, refill = 99;
@@ -696,7 +696,7 @@ static void w6(__u32 *w, const __u8 *a)
 /* Parser                                                                   */
 /* ------------------------------------------------------------------------ */
 
-static void parse_ipv4_protocols(void)
+TEST_CASE(parse_ipv4_protocols)
 {
 	struct frame f, l;
 	struct sl_pkt p;
@@ -759,7 +759,7 @@ static void parse_ipv4_protocols(void)
 	CHECK_EQ(p.flags, SL_PKT_L4 | SL_PKT_PORTS);
 }
 
-static void parse_ipv6_protocols(void)
+TEST_CASE(parse_ipv6_protocols)
 {
 	struct frame f, l;
 	struct sl_pkt p;
@@ -806,7 +806,7 @@ static void parse_ipv6_protocols(void)
 	CHECK_EQ(parse(&f, &p), SL_PARSE_MALFORMED);
 }
 
-static void parse_vlan_tags(void)
+TEST_CASE(parse_vlan_tags)
 {
 	static const __u16 ad[] = { SL_ETH_P_8021AD };
 	struct frame f, l;
@@ -860,7 +860,7 @@ static void parse_vlan_tags(void)
 	CHECK_EQ(parse_n(&f, 18, 18, &p), SL_PARSE_MALFORMED);	/* tag, no IP */
 }
 
-static void parse_non_ip_and_tiny(void)
+TEST_CASE(parse_non_ip_and_tiny)
 {
 	struct frame f;
 	struct sl_pkt p;
@@ -897,7 +897,7 @@ static void check_truncations(const struct frame *f, const char *what)
 	}
 }
 
-static void parse_truncated_tcp4_every_offset(void)
+TEST_CASE(parse_truncated_tcp4_every_offset)
 {
 	struct frame f, l;
 
@@ -909,7 +909,7 @@ static void parse_truncated_tcp4_every_offset(void)
 	check_truncations(&f, "qinq tcp4 with options");
 }
 
-static void parse_truncated_udp6_every_offset(void)
+TEST_CASE(parse_truncated_udp6_every_offset)
 {
 	static const __u8 types[] = { SL_IPPROTO_HOPOPTS, SL_IPPROTO_FRAGMENT };
 	struct frame f, l, pl;
@@ -922,7 +922,7 @@ static void parse_truncated_udp6_every_offset(void)
 	check_truncations(&f, "udp6 behind hop-by-hop and fragment");
 }
 
-static void parse_ipv4_header_checks(void)
+TEST_CASE(parse_ipv4_header_checks)
 {
 	/* total length fields that do not fit the frame, the header or the TCP in it */
 	static const struct {
@@ -977,7 +977,7 @@ static void parse_ipv4_header_checks(void)
 	}
 }
 
-static void parse_ipv6_payload_len(void)
+TEST_CASE(parse_ipv6_payload_len)
 {
 	/* payload length fields around a 20-byte UDP datagram */
 	static const int bad_plen[] = {
@@ -1018,7 +1018,7 @@ static int parse_gso(const struct frame *f, struct sl_pkt *p)
 	return sl_parse(f->b, f->b + f->n, f->n, p);
 }
 
-static void parse_length_zero(void)
+TEST_CASE(parse_length_zero)
 {
 	struct frame f, l;
 	struct sl_pkt p;
@@ -1060,7 +1060,7 @@ static void parse_length_zero(void)
 	CHECK_EQ(p.len, 40);
 }
 
-static void parse_ipv6_extension_headers(void)
+TEST_CASE(parse_ipv6_extension_headers)
 {
 	static const __u8 single[] = { SL_IPPROTO_HOPOPTS, SL_IPPROTO_ROUTING, SL_IPPROTO_DSTOPTS,
 				       SL_IPPROTO_AH, SL_IPPROTO_FRAGMENT, SL_IPPROTO_MH };
@@ -1153,7 +1153,7 @@ static void parse_ipv6_extension_headers(void)
 	}
 }
 
-static void parse_ipv4_fragments(void)
+TEST_CASE(parse_ipv4_fragments)
 {
 	struct frame f, l;
 	struct sl_pkt p;
@@ -1216,7 +1216,7 @@ static void parse_ipv4_fragments(void)
 	CHECK_EQ(p.dport, 22);
 }
 
-static void parse_l4_checks(void)
+TEST_CASE(parse_l4_checks)
 {
 	/* UDP length fields in a 12-byte datagram: 0, 7 and 13 are malformed, 8 and 12 fine */
 	static const struct {
@@ -1275,7 +1275,7 @@ static void parse_l4_checks(void)
 	CHECK_EQ(parse(&f, &p), SL_PARSE_MALFORMED);
 }
 
-static void parse_nd_hop_limit(void)
+TEST_CASE(parse_nd_hop_limit)
 {
 	struct frame f, l;
 	struct sl_pkt p;
@@ -1303,7 +1303,7 @@ static void parse_nd_hop_limit(void)
 }
 
 /* TC on a non-linear skb: only the head is readable, frame_len is the whole frame. */
-static void parse_frame_len_beyond_readable(void)
+TEST_CASE(parse_frame_len_beyond_readable)
 {
 	struct frame f, l;
 	struct sl_pkt p;
@@ -1407,7 +1407,7 @@ static void pkt6(struct sl_pkt *p, const __u8 *src, __u8 proto, __u16 dport)
 	w6(p->saddr, src);
 }
 
-static void match_family_proto(void)
+TEST_CASE(match_family_proto)
 {
 	struct sluice_rule r;
 	struct sl_pkt p4, p6;
@@ -1442,7 +1442,7 @@ static void match_family_proto(void)
 	CHECK(sl_rule_match(&r, &p4), "unmatched fields used");
 }
 
-static void match_dport_range_edges(void)
+TEST_CASE(match_dport_range_edges)
 {
 	static const struct {
 		__u16 lo, hi;
@@ -1478,7 +1478,7 @@ static void match_dport_range_edges(void)
 	CHECK(!sl_rule_match(&r, &p), "icmp matched a port rule");
 }
 
-static void match_src_cidr_v4(void)
+TEST_CASE(match_src_cidr_v4)
 {
 	const __u32 net = IP4(198, 18, 0, 0) | 0x5a5a;	/* bits below the prefix ignored */
 	struct sluice_rule r;
@@ -1507,7 +1507,7 @@ static void match_src_cidr_v4(void)
 	}
 }
 
-static void match_src_cidr_v6(void)
+TEST_CASE(match_src_cidr_v6)
 {
 	struct sluice_rule r;
 	struct sl_pkt p;
@@ -1535,7 +1535,7 @@ static void match_src_cidr_v6(void)
 	}
 }
 
-static void match_tcp_syn_without_ack(void)
+TEST_CASE(match_tcp_syn_without_ack)
 {
 	struct sluice_rule r;
 	struct sl_pkt p;
@@ -1565,7 +1565,7 @@ static void match_tcp_syn_without_ack(void)
 	CHECK(!sl_rule_match(&r, &p), "fragment matched a flags rule");
 }
 
-static void match_icmp_type(void)
+TEST_CASE(match_icmp_type)
 {
 	struct sluice_rule r;
 	struct sl_pkt p;
@@ -1597,7 +1597,7 @@ static void match_icmp_type(void)
 	CHECK(!sl_rule_match(&r, &p), "icmp fragment matched icmp type 0");
 }
 
-static void match_fragments(void)
+TEST_CASE(match_fragments)
 {
 	struct sluice_rule dport, proto, flags;
 	struct frame f, l;
@@ -1646,7 +1646,7 @@ static void match_fragments(void)
 	}
 }
 
-static void match_nd_only_when_named(void)
+TEST_CASE(match_nd_only_when_named)
 {
 	struct sluice_rule all, v6, icmp6, ns, na, src;
 	struct frame f, l;
@@ -1702,7 +1702,7 @@ static __u32 ref_mask_word(unsigned int plen, unsigned int w)
 	return out;
 }
 
-static void key_masks_exhaustive(void)
+TEST_CASE(key_masks_exhaustive)
 {
 	struct sluice_limit l;
 	unsigned int plen, w;
@@ -1734,7 +1734,7 @@ static int cmp_u64(const void *a, const void *b)
  * share; a million sources spread over 1024 sets within a 6-sigma
  * chi-square bound; and another seed sends the same sources elsewhere.
  */
-static void state_hash_spread(void)
+TEST_CASE(state_hash_spread)
 {
 	enum { SETS = 1024, N = 1 << 20 };
 	static unsigned int per[SETS];
@@ -1777,7 +1777,7 @@ static void state_hash_spread(void)
  * Which limits need the precise clock at a 4 ms tick: token buckets whose
  * burst spans under 2 ticks, windows under 100 ticks; connection caps never.
  */
-static void limit_needs_precise_edges(void)
+TEST_CASE(limit_needs_precise_edges)
 {
 	const __u64 tick = 4 * 1000000ULL;
 	struct sluice_limit l = { .algo = SLUICE_ALGO_GCRA };
@@ -1803,7 +1803,7 @@ static void limit_needs_precise_edges(void)
 	CHECK_EQ(sl_limit_needs_precise(&l, tick), 0);
 }
 
-static void key_make_prefixes(void)
+TEST_CASE(key_make_prefixes)
 {
 	static const struct {
 		unsigned int plen;
@@ -1892,7 +1892,7 @@ static void key_make_prefixes(void)
  * sl_idle_at, sl_win_uncharge): each kind admits what its own math says
  * through the one entry point.
  */
-static void meter_dispatch_each_algorithm(void)
+TEST_CASE(meter_dispatch_each_algorithm)
 {
 	const __u64 sec = 1000000000ULL, t0 = 1000 * sec;
 	struct sluice_limit l;
@@ -1945,7 +1945,7 @@ static void meter_dispatch_each_algorithm(void)
 }
 
 /* What a window charge adds, sl_win_uncharge takes back, in its own window only. */
-static void meter_uncharge_restores_the_charge(void)
+TEST_CASE(meter_uncharge_restores_the_charge)
 {
 	const __u64 sec = 1000000000ULL, t0 = 1000 * sec;
 	struct sluice_limit l;
@@ -1965,48 +1965,5 @@ static void meter_uncharge_restores_the_charge(void)
 
 int main(void)
 {
-	RUN(parse_length_zero);
-	RUN(gcra_fresh_burst_then_one_per_interval);
-	RUN(gcra_steady_rate_within_0_1pct);
-	RUN(gcra_idle_refill_exact);
-	RUN(gcra_byte_cost_mixed_sizes);
-	RUN(gcra_cost_over_burst_never_admitted);
-	RUN(gcra_bytes_full_bucket_admits_burst_sized_packet);
-	RUN(gcra_interval_tolerance_edges);
-	RUN(gcra_pkt_step_rounding_bound);
-	RUN(gcra_64bit_edges);
-	RUN(gcra_fractional_interval_accuracy);
-	RUN(gcra_check_then_charge_by_hand);
-	RUN(gcra_remaining);
-
-	RUN(parse_ipv4_protocols);
-	RUN(parse_ipv6_protocols);
-	RUN(parse_vlan_tags);
-	RUN(parse_non_ip_and_tiny);
-	RUN(parse_truncated_tcp4_every_offset);
-	RUN(parse_truncated_udp6_every_offset);
-	RUN(parse_ipv4_header_checks);
-	RUN(parse_ipv6_payload_len);
-	RUN(parse_ipv6_extension_headers);
-	RUN(parse_ipv4_fragments);
-	RUN(parse_l4_checks);
-	RUN(parse_nd_hop_limit);
-	RUN(parse_frame_len_beyond_readable);
-
-	RUN(match_family_proto);
-	RUN(match_dport_range_edges);
-	RUN(match_src_cidr_v4);
-	RUN(match_src_cidr_v6);
-	RUN(match_tcp_syn_without_ack);
-	RUN(match_icmp_type);
-	RUN(match_fragments);
-	RUN(match_nd_only_when_named);
-	RUN(key_masks_exhaustive);
-	RUN(key_make_prefixes);
-	RUN(state_hash_spread);
-	RUN(limit_needs_precise_edges);
-	RUN(meter_dispatch_each_algorithm);
-	RUN(meter_uncharge_restores_the_charge);
-
-	return check_total_failed != 0;
+	return check_run_all();
 }

@@ -385,7 +385,7 @@ static __u64 check_sliding_bound(const struct pkt *a, size_t n, __u64 L, __u64 P
  * that counted the first 10 is gone. The exact log, the sliding window and
  * the token bucket (burst L) each admit only the first 10.
  */
-static void fixed_admits_2x_across_window_edge(void)
+TEST_CASE(fixed_admits_2x_across_window_edge)
 {
 	const __u64 L = 10, P = SEC;
 	struct trace tr = {};
@@ -417,7 +417,7 @@ static void fixed_admits_2x_across_window_edge(void)
  * [kP, (k+1)P), never more, and its state word says so: window index << 32
  * | count.
  */
-static void fixed_exactly_l_per_window(void)
+TEST_CASE(fixed_exactly_l_per_window)
 {
 	static const __u64 limits[] = { 1, 7, 100, 1000 };
 	static const __u64 periods_ms[] = { 1000, 60000, 3600000 };
@@ -455,7 +455,7 @@ static void fixed_exactly_l_per_window(void)
  * On the fixed window's edge trace the sliding window is exact: at the start
  * of window k + 1 the previous window still weighs (almost) all of its 10.
  */
-static void sliding_exact_on_edge_trace(void)
+TEST_CASE(sliding_exact_on_edge_trace)
 {
 	const __u64 L = 10, P = SEC;
 	struct trace tr = {};
@@ -483,7 +483,7 @@ static void sliding_exact_on_edge_trace(void)
  * consecutive windows, comes close to 2L: measured and printed here. The
  * exact log never exceeds L on the same traces (the reference is sound).
  */
-static void sliding_within_bound_over_any_span(void)
+TEST_CASE(sliding_within_bound_over_any_span)
 {
 	static const __u64 limits[] = { 1, 10, 100, 1000 };
 	static const __u64 periods_ms[] = { 1000, 60000 };
@@ -553,7 +553,7 @@ static void sliding_within_bound_over_any_span(void)
  * 55 ms of an hour) the previous window weighs nothing and 2L pass within
  * one period.
  */
-static void sliding_weight_rounds_towards_refusing(void)
+TEST_CASE(sliding_weight_rounds_towards_refusing)
 {
 	const __u64 L = 10, P = SEC;
 	struct trace tr = {};
@@ -582,7 +582,7 @@ static void sliding_weight_rounds_towards_refusing(void)
  * min(arrivals, burst + floor(t / interval)) by time t, at every t, for
  * rates per second, minute and hour.
  */
-static void gcra_exact_burst_plus_rate_times_t(void)
+TEST_CASE(gcra_exact_burst_plus_rate_times_t)
 {
 	static const struct {
 		__u64 rate, period_ms, burst, gap, dur;	/* gap and dur in ns */
@@ -621,7 +621,7 @@ static void gcra_exact_burst_plus_rate_times_t(void)
 }
 
 /* The emission interval of rates per minute, hour and day is exact. */
-static void gcra_interval_per_period(void)
+TEST_CASE(gcra_interval_per_period)
 {
 	CHECK_EQ(sl_gcra_interval_per(10, 1000), (100 * MSEC) << SLUICE_FP_SHIFT);
 	CHECK_EQ(sl_gcra_interval_per(100, 60000), (600 * MSEC) << SLUICE_FP_SHIFT);
@@ -646,7 +646,7 @@ static void gcra_interval_per_period(void)
  * however many windows were skipped. The token bucket alike: never less
  * left, full after burst intervals.
  */
-static void idle_keys_read_empty_never_emptier(void)
+TEST_CASE(idle_keys_read_empty_never_emptier)
 {
 	static const int algos[] = { SLUICE_ALGO_FIXED, SLUICE_ALGO_SLIDING, SLUICE_ALGO_GCRA };
 	static const __u64 gaps[] = { 2, 3, 10, 1000, 1000000, 1ULL << 31 };
@@ -690,7 +690,7 @@ static void idle_keys_read_empty_never_emptier(void)
 }
 
 /* The window just after a full one: fixed reads empty, sliding weighs the overlap. */
-static void next_window_after_full(void)
+TEST_CASE(next_window_after_full)
 {
 	const __u64 L = 100, P = 60 * SEC;
 	struct meter f, s;
@@ -725,7 +725,7 @@ static void next_window_after_full(void)
  * window, and a key idle for 2^32 - 1 windows reads empty. (Idle for
  * exactly 2^32 windows, a fixed window would read its old count again.)
  */
-static void fixed_32bit_window_index_wraps(void)
+TEST_CASE(fixed_32bit_window_index_wraps)
 {
 	const __u64 L = 10, P = SEC, W = 0xffffffffULL;
 	struct meter m;
@@ -749,7 +749,7 @@ static void fixed_32bit_window_index_wraps(void)
  * half way into the next one (index 2^32, truncated to 0) half of those
  * still count, so 5 are left, as anywhere else; 3/4 in, 7.
  */
-static void sliding_32bit_window_index_wraps(void)
+TEST_CASE(sliding_32bit_window_index_wraps)
 {
 	const __u64 L = 10, P = SEC, W = 0xffffffffULL;
 	struct meter m;
@@ -773,7 +773,7 @@ static void sliding_32bit_window_index_wraps(void)
  * never passes; the next window has all 64000 again. The sliding window
  * carries bytes into the next window the same way.
  */
-static void byte_costs(void)
+TEST_CASE(byte_costs)
 {
 	const __u64 L = 64000, P = 60 * SEC;
 	struct meter f, s;
@@ -805,17 +805,5 @@ static void byte_costs(void)
 
 int main(void)
 {
-	RUN(fixed_admits_2x_across_window_edge);
-	RUN(fixed_exactly_l_per_window);
-	RUN(sliding_exact_on_edge_trace);
-	RUN(sliding_within_bound_over_any_span);
-	RUN(sliding_weight_rounds_towards_refusing);
-	RUN(gcra_exact_burst_plus_rate_times_t);
-	RUN(gcra_interval_per_period);
-	RUN(idle_keys_read_empty_never_emptier);
-	RUN(next_window_after_full);
-	RUN(fixed_32bit_window_index_wraps);
-	RUN(sliding_32bit_window_index_wraps);
-	RUN(byte_costs);
-	return check_total_failed != 0;
+	return check_run_all();
 }
