@@ -302,6 +302,13 @@ static void words_free(struct words *w)
 	memset(w, 0, sizeof(*w));
 }
 
+/* Drop the words from n on. */
+static void words_cut(struct words *w, int n)
+{
+	while (w->n > n)
+		free(w->w[--w->n]);
+}
+
 static void word(struct load *ld, struct words *w, const char *s, size_t len, yaml_mark_t m)
 {
 	char *copy;
@@ -325,38 +332,47 @@ static void word_str(struct load *ld, struct words *w, const char *s, yaml_mark_
 }
 
 /*
- * One word of a limit's "per". Only key words are let through, so a value
- * can never smuggle another keyword ("src limit 1pps") into the rule.
+ * One item of a list value (a key word of "per"). Only the words the
+ * keyword takes are let through, so a value can never smuggle another
+ * keyword ("src limit 1pps") into the rule.
  */
-static bool per_word(struct load *ld, struct words *w, const char *s, size_t len, yaml_mark_t m)
+static bool item_word(struct load *ld, struct words *w, const struct sl_rule_kw *kw,
+		      const char *s, size_t len, yaml_mark_t m)
 {
-	if (!((len == 3 && !strncmp(s, "all", 3)) || (len == 3 && !strncmp(s, "src", 3)) ||
-	      (len > 4 && !strncmp(s, "src/", 4)) || (len > 5 && !strncmp(s, "src6/", 5)))) {
-		err_at(ld, m, "invalid per key \"%.*s\" (src[/LEN], src6/LEN or all)", (int)len, s);
+	int at = w->n;
+
+	word(ld, w, s, len, m);
+	if (w->n == at)
+		return false;
+	if (!kw->item(w->w[at])) {
+		err_at(ld, m, "invalid %s key \"%.*s\" (%s)", kw->key, (int)len, s, kw->items);
+		words_cut(w, at);
 		return false;
 	}
-	word(ld, w, s, len, m);
 	return true;
 }
 
-/* "per": one word, several separated by spaces, or a list of words. */
-static bool per_words(struct load *ld, struct words *w, const yaml_node_t *n)
+/* A list value ("per"): one word, several separated by spaces, or a list of words. */
+static bool item_words(struct load *ld, struct words *w, const struct sl_rule_kw *kw,
+		       const yaml_node_t *n)
 {
 	yaml_node_item_t *it, *end;
+	char what[32];
 	bool ok = true;
 	int before = w->n;
 
 	if (n->type == YAML_SEQUENCE_NODE) {
-		list(ld, n, "per", &it, &end);
+		list(ld, n, kw->key, &it, &end);
+		snprintf(what, sizeof(what), "a %s key", kw->key);
 		for (; it < end; it++) {
 			yaml_node_t *v = node(ld, *it);
-			const char *s = v ? scalar(ld, v, "a per key") : NULL;
+			const char *s = v ? scalar(ld, v, what) : NULL;
 
-			if (!s || !per_word(ld, w, s, strlen(s), v->start_mark))
+			if (!s || !item_word(ld, w, kw, s, strlen(s), v->start_mark))
 				ok = false;
 		}
 	} else {
-		const char *s = scalar(ld, n, "per"), *p;
+		const char *s = scalar(ld, n, kw->key), *p;
 		yaml_mark_t m;
 		bool exact;
 
@@ -379,141 +395,143 @@ static bool per_words(struct load *ld, struct words *w, const yaml_node_t *n)
 			m = n->start_mark;
 			if (exact)
 				m.column += (p - s) + (n->data.scalar.style != YAML_PLAIN_SCALAR_STYLE);
-			if (!per_word(ld, w, p, len, m))
+			if (!item_word(ld, w, kw, p, len, m))
 				ok = false;
 			p += len;
 		}
 	}
 	if (ok && w->n == before) {
-		err_at(ld, n->start_mark, "per needs a key (src[/LEN], src6/LEN or all)");
+		err_at(ld, n->start_mark, "%s needs a key (%s)", kw->key, kw->items);
 		ok = false;
 	}
 	return ok;
 }
 
 /*
- * Parse the words [start, start + len) of w on their own, between words
- * known to be good (pre before them, post after), so that every value is
- * judged by the CLI's parser even when another one of the same rule is
- * wrong. Returns false (reported) if the parser refuses them.
+ * The words of keyword kw given as key (its word placed at `at`) with value
+ * v; false (reported, nothing added) when v is no value of it.
  */
-static bool check_piece(struct load *ld, const struct words *w, int start,
-			const char *const *pre, int npre, const char *const *post, int npost,
+static bool kw_words(struct load *ld, struct words *w, const struct sl_rule_kw *kw,
+		     yaml_mark_t at, const yaml_node_t *v)
+{
+	int start = w->n;
+	const char *s;
+
+	word_str(ld, w, kw->word, at);
+	if (kw->item) {
+		if (item_words(ld, w, kw, v))
+			return true;
+	} else if ((s = scalar(ld, v, kw->key))) {
+		word_str(ld, w, s, v->start_mark);
+		return true;
+	}
+	words_cut(w, start);
+	return false;
+}
+
+/*
+ * Judge the words from start on their own (sl_rule_check_words(): a key
+ * and its value, or a whole limit), so that every value is judged by the
+ * CLI's parser even when another one of the same rule is wrong. Returns
+ * false (reported) if the parser refuses them.
+ */
+static bool check_words(struct load *ld, const struct words *w, int start, unsigned int head,
 			yaml_mark_t at)
 {
-	char name[SLUICE_NAME_LEN], **argv;
-	int len = w->n - start, argc = 0, i;
-	struct sluice_rule r;
 	struct sl_perr pe;
-	bool ok = true;
+	int len = w->n - start;
 
 	if (ld->oom)
 		return false;
-	argv = calloc(npre + len + npost, sizeof(*argv));
-	if (!argv) {
-		ld->oom = true;
-		return false;
-	}
-	/* sl_rule_parse() takes argv as main() does, but never writes to it. */
-	for (i = 0; i < npre; i++)
-		argv[argc++] = (char *)pre[i];
-	for (i = 0; i < len; i++)
-		argv[argc++] = w->w[start + i];
-	for (i = 0; i < npost; i++)
-		argv[argc++] = (char *)post[i];
-	if (sl_rule_parse(argc, argv, &r, name, &pe)) {
-		i = pe.word - npre;
-		err_at(ld, i >= 0 && i < len ? w->m[start + i] : at, "%s", pe.msg);
-		ok = false;
-	}
-	free(argv);
-	return ok;
+	if (!sl_rule_check_words(len, w->w + start, head, &pe))
+		return true;
+	err_at(ld, pe.word >= 0 && pe.word < len ? w->m[start + pe.word] : at, "%s", pe.msg);
+	return false;
 }
 
-/* Good words around a piece: a stand-in name, and a limit for rules to have one. */
-static const char *const stand_in[] = { "x" };
-static const char *const one_limit[] = { "limit", "1pps" };
-static const char *const named_limit[] = { "x", "limit", "1pps" };
-/* A connection limit judged alone stands in a TCP rule: conns needs one. */
-static const char *const tcp_stand_in[] = { "x", "proto", "tcp" };
+/* Keys of a rule or a limit: the keywords of `rule add` that stand there. */
+#define MAX_KEYS 32
 
-enum { L_RATE, L_CONNS, L_BURST, L_PER, L_ALGO, L_NR };
-static const char *const limit_keys[L_NR] = { "rate", "conns", "burst", "per", "algo" };
+static int kw_keys(bool limit, const char **names, const struct sl_rule_kw **kws)
+{
+	int k, nr = 0;
+
+	for (k = 0; k < sl_nr_rule_kws; k++) {
+		const struct sl_rule_kw *kw = &sl_rule_kws[k];
+
+		if ((kw->scope == SL_KW_LIMIT || kw->scope == SL_KW_OPTION) != limit)
+			continue;
+		kws[nr] = kw;
+		names[nr++] = kw->key;
+	}
+	return nr;
+}
 
 /*
- * One entry of "limits": limit RATE [burst N] [per KEY...] [algo A], or
- * conns N [per KEY...]. Each key is judged on its own, then the limit as a
- * whole (a burst too big for its rate, a burst on a window).
+ * One entry of "limits": a head (rate or conns) and its options. Each key
+ * is judged on its own (an option as in a limit of its head), then the
+ * limit as a whole (a burst too big for its rate, a burst on a window).
  */
 static bool limit_words(struct load *ld, struct words *w, const yaml_node_t *n)
 {
-	yaml_node_t *keys[L_NR], *vals[L_NR];
-	int i, start = w->n, piece, head;
-	const char *s;
+	const char *names[MAX_KEYS];
+	const struct sl_rule_kw *kws[MAX_KEYS];
+	yaml_node_t *keys[MAX_KEYS], *vals[MAX_KEYS];
+	char heads[64] = "", needs[64] = "";
+	int i, nr, start = w->n, piece, head = -1, nheads = 0;
 	bool ok = true;
 
-	if (!mapping(ld, n, "a limit", limit_keys, L_NR, keys, vals))
+	nr = kw_keys(true, names, kws);
+	if (!mapping(ld, n, "a limit", names, nr, keys, vals))
 		return false;
-	if (!vals[L_RATE] == !vals[L_CONNS]) {
-		err_at(ld, n->start_mark, vals[L_RATE] ? "a limit has a rate or conns, not both"
-						       : "a limit needs a rate (or conns)");
+	for (i = 0; i < nr; i++) {
+		if (kws[i]->scope != SL_KW_LIMIT)
+			continue;
+		snprintf(heads + strlen(heads), sizeof(heads) - strlen(heads), "%s%s",
+			 *heads ? " or " : "", names[i]);
+		snprintf(needs + strlen(needs), sizeof(needs) - strlen(needs),
+			 *needs ? " (or %s)" : "%s", names[i]);
+		if (vals[i] || head < 0)
+			head = i;
+		nheads += !!vals[i];
+	}
+	if (nheads != 1) {
+		if (nheads)
+			err_at(ld, n->start_mark, "a limit has a %s, not both", heads);
+		else
+			err_at(ld, n->start_mark, "a limit needs a %s", needs);
 		ok = false;
 	}
-	head = vals[L_CONNS] ? L_CONNS : L_RATE;
-	word_str(ld, w, head == L_CONNS ? "conns" : "limit", n->start_mark);
-	for (i = 0; i < L_NR; i++) {
-		if (!vals[i] || (i != head && (i == L_RATE || i == L_CONNS)))
-			continue;
-		piece = i == head ? w->n - 1 : w->n;
-		if (i != head)
-			word_str(ld, w, limit_keys[i], keys[i]->start_mark);
-		if (i == L_PER) {
-			if (!per_words(ld, w, vals[i])) {
-				ok = false;
-				continue;
-			}
-		} else if ((s = scalar(ld, vals[i], limit_keys[i]))) {
-			word_str(ld, w, s, vals[i]->start_mark);
-		} else {
-			ok = false;
-			continue;
-		}
-		if (i == head && head == L_CONNS
-			    ? !check_piece(ld, w, piece, tcp_stand_in, 3, NULL, 0, n->start_mark)
-			    : i == head
-			    ? !check_piece(ld, w, piece, stand_in, 1, NULL, 0, n->start_mark)
-			    : !check_piece(ld, w, piece, named_limit, 3, NULL, 0, n->start_mark))
+	/* The head first, its word where the limit is. */
+	if (vals[head]) {
+		if (!kw_words(ld, w, kws[head], n->start_mark, vals[head]) ||
+		    !check_words(ld, w, start, 0, n->start_mark))
 			ok = false;
 	}
-	if (head == L_CONNS) {
-		if (ok && !check_piece(ld, w, start, tcp_stand_in, 3, NULL, 0, n->start_mark))
+	for (i = 0; i < nr; i++) {
+		if (!vals[i] || kws[i]->scope != SL_KW_OPTION)
+			continue;
+		piece = w->n;
+		if (!kw_words(ld, w, kws[i], keys[i]->start_mark, vals[i]) ||
+		    !check_words(ld, w, piece, kws[head]->heads, n->start_mark))
 			ok = false;
-		return ok;
 	}
-	if (ok && !check_piece(ld, w, start, stand_in, 1, NULL, 0, n->start_mark))
+	if (ok && !check_words(ld, w, start, 0, n->start_mark))
 		ok = false;
 	return ok;
 }
 
-/* A rule's keys; those from R_FAMILY to R_ACTION are `rule add` words as they stand. */
-enum {
-	R_NAME, R_FAMILY, R_PROTO, R_DPORT, R_SRC, R_TCPFLAGS, R_ICMPTYPE, R_CLASS, R_ACTION,
-	R_LIMITS, R_NR
-};
-static const char *const rule_keys[R_NR] = {
-	"name", "family", "proto", "dport", "src", "tcp-flags", "icmp-type", "class", "action",
-	"limits",
-};
-
 /*
- * Rule number idx: build its words in a fixed order (family before src, so
- * the parser sees a contradiction between them), judge each key's words on
- * their own, then the whole rule (what keys say together), and keep the
- * result in the rule set while there is room.
+ * Rule number idx: build its words in a fixed order (the table's: family
+ * before src, so the parser sees a contradiction between them), judge each
+ * key's words on their own, then the whole rule (what keys say together),
+ * and keep the result in the rule set while there is room.
  */
 static void load_rule(struct load *ld, const yaml_node_t *n, int idx, struct seen_name *seen)
 {
-	yaml_node_t *keys[R_NR], *vals[R_NR];
+	const char *names[MAX_KEYS + 2];
+	const struct sl_rule_kw *kws[MAX_KEYS + 2];
+	yaml_node_t *keys[MAX_KEYS + 2], *vals[MAX_KEYS + 2];
 	struct words w = {};
 	yaml_node_item_t *it, *end;
 	struct sluice_rule r;
@@ -521,22 +539,26 @@ static void load_rule(struct load *ld, const yaml_node_t *n, int idx, struct see
 	char name[SLUICE_NAME_LEN];
 	const char *s;
 	bool ok = true;
-	int i, start;
+	int i, nr, start;
 
+	/* name, the rule's keywords, limits */
+	names[0] = "name";
+	nr = 1 + kw_keys(false, names + 1, kws + 1);
+	names[nr++] = "limits";
 	seen[idx].name = NULL;
 	if (n->type != YAML_MAPPING_NODE) {
 		err_at(ld, n->start_mark, "a rule must be a mapping, not %s", kind(n));
 		return;
 	}
-	if (!mapping(ld, n, "a rule", rule_keys, R_NR, keys, vals))
+	if (!mapping(ld, n, "a rule", names, nr, keys, vals))
 		return;
-	if (!vals[R_NAME]) {
+	if (!vals[0]) {
 		err_at(ld, n->start_mark, "a rule needs a name");
 		ok = false;
-	} else if ((s = scalar(ld, vals[R_NAME], "name"))) {
+	} else if ((s = scalar(ld, vals[0], "name"))) {
 		for (i = 0; i < idx; i++) {
 			if (seen[i].name && !strcmp(seen[i].name, s)) {
-				err_at(ld, vals[R_NAME]->start_mark,
+				err_at(ld, vals[0]->start_mark,
 				       "duplicate rule name \"%s\" (first at line %lu)", s,
 				       (unsigned long)seen[i].mark.line + 1);
 				ok = false;
@@ -544,32 +566,28 @@ static void load_rule(struct load *ld, const yaml_node_t *n, int idx, struct see
 			}
 		}
 		seen[idx].name = s;
-		seen[idx].mark = vals[R_NAME]->start_mark;
-		word_str(ld, &w, s, vals[R_NAME]->start_mark);
-		if (!check_piece(ld, &w, 0, NULL, 0, one_limit, 2, n->start_mark))
+		seen[idx].mark = vals[0]->start_mark;
+		word_str(ld, &w, s, vals[0]->start_mark);
+		if (sl_rule_name(s, &pe)) {
+			err_at(ld, vals[0]->start_mark, "%s", pe.msg);
 			ok = false;
+		}
 	} else {
 		ok = false;
 	}
-	for (i = R_FAMILY; i <= R_ACTION; i++) {
+	for (i = 1; i < nr - 1; i++) {
 		if (!vals[i])
 			continue;
-		s = scalar(ld, vals[i], rule_keys[i]);
-		if (!s) {
-			ok = false;
-			continue;
-		}
 		start = w.n;
-		word_str(ld, &w, rule_keys[i], keys[i]->start_mark);
-		word_str(ld, &w, s, vals[i]->start_mark);
-		if (!check_piece(ld, &w, start, stand_in, 1, one_limit, 2, n->start_mark))
+		if (!kw_words(ld, &w, kws[i], keys[i]->start_mark, vals[i]) ||
+		    !check_words(ld, &w, start, 0, n->start_mark))
 			ok = false;
 	}
-	if (vals[R_LIMITS]) {
-		if (!list(ld, vals[R_LIMITS], "limits", &it, &end)) {
+	if (vals[nr - 1]) {
+		if (!list(ld, vals[nr - 1], "limits", &it, &end)) {
 			ok = false;
 		} else if (it == end) {
-			err_at(ld, vals[R_LIMITS]->start_mark, "a rule needs at least one limit");
+			err_at(ld, vals[nr - 1]->start_mark, "a rule needs at least one limit");
 			ok = false;
 		}
 		for (; it < end; it++) {
