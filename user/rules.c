@@ -479,44 +479,45 @@ static void print_action(const struct sluice_rule *r)
  * is one entry here.
  */
 const struct sl_rule_kw sl_rule_kws[] = {
-	{ "family", "family", SL_KW_MATCH, 0, "ipv4|ipv6",
+	{ .word = "family", .key = "family", .scope = SL_KW_MATCH, .value = "ipv4|ipv6",
 	  .parse = kw_family, .print.rule = print_family },
-	{ "proto", "proto", SL_KW_MATCH, 0, "tcp|udp|icmp|icmpv6|NUM",
-	  .parse = kw_proto, .print.rule = print_proto },
-	{ "dport", "dport", SL_KW_MATCH, 0, "P[-Q]",
+	{ .word = "proto", .key = "proto", .scope = SL_KW_MATCH,
+	  .value = "tcp|udp|icmp|icmpv6|NUM", .parse = kw_proto, .print.rule = print_proto },
+	{ .word = "dport", .key = "dport", .scope = SL_KW_MATCH, .value = "P[-Q]",
 	  .parse = kw_dport, .print.rule = print_dport },
-	{ "src", "src", SL_KW_MATCH, 0, "CIDR",
+	{ .word = "src", .key = "src", .scope = SL_KW_MATCH, .value = "CIDR",
 	  .parse = kw_src, .print.rule = print_src },
-	{ "tcp-flags", "tcp-flags", SL_KW_MATCH, 0, "syn|FLAGS[/MASK]",
-	  .parse = kw_tcp_flags, .print.rule = print_tcp_flags },
-	{ "icmp-type", "icmp-type", SL_KW_MATCH, 0, "N",
+	{ .word = "tcp-flags", .key = "tcp-flags", .scope = SL_KW_MATCH,
+	  .value = "syn|FLAGS[/MASK]", .parse = kw_tcp_flags, .print.rule = print_tcp_flags },
+	{ .word = "icmp-type", .key = "icmp-type", .scope = SL_KW_MATCH, .value = "N",
 	  .parse = kw_icmp_type, .print.rule = print_icmp_type },
-	{ "class", "class", SL_KW_MATCH, 0, "N",
+	{ .word = "class", .key = "class", .scope = SL_KW_MATCH, .value = "N",
 	  .parse = kw_class, .print.rule = print_class,
 	  .help = "priority class for shedding: 0 critical (default) .. 3" },
-	{ "limit", "rate", SL_KW_LIMIT, SL_KW_RATE, "RATE",
-	  .parse = kw_limit, .print.limit = print_rate,
+	{ .word = "limit", .key = "rate", .scope = SL_KW_LIMIT, .heads = SL_KW_RATE,
+	  .value = "RATE", .parse = kw_limit, .print.limit = print_rate,
 	  .help = "RATE  := N{pps,kpps,mpps} | N{bit,kbit,mbit,gbit} | N{byte,kbyte,mbyte,gbyte}\n"
 		  "         per second, or N[byte-unit]/{s,min,h,day}: 10/s, 100/min, 64kbyte/h;\n"
 		  "         bit and byte rates cost the packet's IP length" },
-	{ "conns", "conns", SL_KW_LIMIT, SL_KW_CONNS, "N",
+	{ .word = "conns", .key = "conns", .scope = SL_KW_LIMIT, .heads = SL_KW_CONNS, .value = "N",
 	  .parse = kw_conns, .print.limit = print_conns,
 	  .help = "conns N [per KEY]   at most N established TCP connections per source\n"
 		  "         (proto tcp rules); a SYN from a source at its cap is dropped" },
-	{ "burst", "burst", SL_KW_OPTION, SL_KW_RATE, "N",
+	{ .word = "burst", .key = "burst", .scope = SL_KW_OPTION, .heads = SL_KW_RATE, .value = "N",
 	  .parse = kw_burst, .print.limit = print_burst,
 	  .help = "burst := packets (or bytes) admitted at once; default one second of RATE" },
-	{ "per", "per", SL_KW_OPTION, SL_KW_RATE | SL_KW_CONNS, "KEY",
-	  .item = per_item, .items = SL_PER_ITEMS,
+	{ .word = "per", .key = "per", .scope = SL_KW_OPTION, .heads = SL_KW_RATE | SL_KW_CONNS,
+	  .value = "KEY", .item = per_item, .items = SL_PER_ITEMS,
 	  .parse = kw_per, .print.limit = print_per,
-	  .help = "KEY   := src[/LEN] [src6/LEN]   one bucket per source prefix (default /32, /64)\n"
+	  .help = "KEY   := src[/LEN] [src6/LEN]   one bucket per source prefix "
+		  "(default /32, /64)\n"
 		  "       | all                    one bucket for the whole rule" },
-	{ "algo", "algo", SL_KW_OPTION, SL_KW_RATE, "ALGO",
-	  .parse = kw_algo, .print.limit = print_algo,
+	{ .word = "algo", .key = "algo", .scope = SL_KW_OPTION, .heads = SL_KW_RATE,
+	  .value = "ALGO", .parse = kw_algo, .print.limit = print_algo,
 	  .help = "algo  := token-bucket     (the default: GCRA, exact)\n"
 		  "       | fixed-window     (cheap, up to 2x across a window edge)\n"
 		  "       | sliding-window   (the previous window weighted by overlap)" },
-	{ "action", "action", SL_KW_RULE, 0, "drop|dry-run",
+	{ .word = "action", .key = "action", .scope = SL_KW_RULE, .value = "drop|dry-run",
 	  .parse = kw_action, .print.rule = print_action },
 };
 const int sl_nr_rule_kws = ARRAY_SIZE(sl_rule_kws);

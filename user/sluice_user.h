@@ -218,7 +218,8 @@ struct sl_rule_kw {
 	const char *items;
 	/* Reads the value (at the parser's word); returns the words used, or -errno. */
 	int (*parse)(struct sl_rule_parser *p);
-	union {		/* prints what it says in a rule or a limit, as `rule add` takes it */
+	/* Prints what it says in a rule or in a limit, in the words `rule add` takes. */
+	union {
 		void (*rule)(const struct sluice_rule *r);
 		void (*limit)(const struct sluice_limit *l);
 	} print;
