@@ -92,6 +92,7 @@ struct cfg_kind {
 	void (*print)(const struct cfg_key *k, const void *field);
 	/* What valid values are, after an invalid one; NULL: the key's hint. */
 	void (*hint)(const struct cfg_key *k, char *buf, size_t len);
+	uint64_t unit;		/* a duration's, in milliseconds */
 };
 
 /* A mapping of keys: the top level, events, shedding, an interface... */
@@ -116,7 +117,7 @@ struct cfg_key {
 	void (*print)(const struct cfg_key *k, const void *base);
 	const char *json;	/* its name there: the key's, - as _, unless given */
 	size_t off, size;	/* its field in the section's struct */
-	uint64_t min, max;	/* a number's or a duration's (ms) range; a choice's count */
+	uint64_t min, max;	/* a number's range, a duration's in ms; a choice's count */
 	const char *const *words;	/* a choice's words */
 	const char *what;	/* "invalid WHAT \"VALUE\"": the key's name unless given */
 	const char *hint;	/* what would be valid, after that */
@@ -374,20 +375,6 @@ static int parse_duration_ms(const char *s, uint64_t *out)
 	return -EINVAL;
 }
 
-/* A duration in whole seconds: 10s, 1m, 1h, 2000ms. */
-static int parse_duration_s(const char *s, uint64_t *out)
-{
-	uint64_t ms;
-	int err = parse_duration_ms(s, &ms);
-
-	if (err)
-		return err;
-	if (ms % 1000)
-		return -EINVAL;
-	*out = ms / 1000;
-	return 0;
-}
-
 /* A fraction: 0.2, or a percentage: 20%. */
 static int parse_fraction(const char *s, double *out)
 {
@@ -514,38 +501,35 @@ static void hint_range(const struct cfg_key *k, char *buf, size_t len)
 
 static const struct cfg_kind k_uint = { parse_uint, print_uint, hint_range };
 
-/* A duration in whole seconds, from min to max seconds. */
-static int parse_seconds(const struct cfg_key *k, const char *s, void *f)
+/* A duration from min to max milliseconds. */
+static int duration(const struct cfg_key *k, const char *s, uint64_t *ms)
 {
-	uint64_t v;
+	return parse_duration_ms(s, ms) || *ms < k->min || *ms > k->max ? -EINVAL : 0;
+}
 
-	if (parse_duration_s(s, &v) || v < k->min || v > k->max)
+/*
+ * A duration, kept in whole units of the kind's (milliseconds, or seconds:
+ * 10s and 2000ms, not 1500ms).
+ */
+static int parse_dur(const struct cfg_key *k, const char *s, void *f)
+{
+	uint64_t ms, unit = k->kind->unit;
+
+	if (duration(k, s, &ms) || ms % unit)
 		return -EINVAL;
-	set_uint(f, k->size, v);
+	set_uint(f, k->size, ms / unit);
 	return 0;
 }
 
-static const struct cfg_kind k_seconds = { parse_seconds, print_uint };
+static const struct cfg_kind k_ms = { parse_dur, print_uint, .unit = 1 };
+static const struct cfg_kind k_seconds = { parse_dur, print_uint, .unit = 1000 };
 
-/* A duration, from min to max milliseconds. */
-static int parse_ms(const struct cfg_key *k, const char *s, void *f)
-{
-	uint64_t v;
-
-	if (parse_duration_ms(s, &v) || v < k->min || v > k->max)
-		return -EINVAL;
-	set_uint(f, k->size, v);
-	return 0;
-}
-
-static const struct cfg_kind k_ms = { parse_ms, print_uint };
-
-/* A duration from min to max milliseconds, kept in seconds (a double). */
+/* A duration, kept in seconds (a double). */
 static int parse_ms_as_s(const struct cfg_key *k, const char *s, void *f)
 {
 	uint64_t ms;
 
-	if (parse_duration_ms(s, &ms) || ms < k->min || ms > k->max)
+	if (duration(k, s, &ms))
 		return -EINVAL;
 	*(double *)f = ms / 1000.0;
 	return 0;
@@ -1787,7 +1771,7 @@ static const struct cfg_section tables_section = SECTION("tables", tables_keys);
 
 static const struct cfg_key events_keys[] = {
 	{ .name = "interval", .kind = &k_seconds, FIELD(event_interval_s), .json = "interval_s",
-	  .min = 1, .max = CFG_MAX_INTERVAL, .def = "10s",
+	  .min = 1000, .max = CFG_MAX_INTERVAL * 1000ULL, .def = "10s",
 	  .hint = "whole seconds from 1s to 24h: 10s, 1m, 2000ms" },
 	{ .name = "lines", .kind = &k_uint, FIELD(event_lines), .max = CFG_MAX_LINES,
 	  .def = "20" },
