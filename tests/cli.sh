@@ -204,6 +204,7 @@ rules=(
 	"dns6 family ipv6 proto udp dport 53 limit 8mbit burst 20000 per src/32 src6/48"
 	"ping proto icmp icmp-type 8 limit 10pps burst 10 per src/32 src6/64 action drop"
 	"flags proto tcp tcp-flags fin,syn/fin,syn,rst limit 64kbyte burst 64000 per all action drop"
+	"win proto udp dport 5353 class 2 limit 10pps burst 10 per src/32 src6/64 limit 100/min per src/32 src6/64 algo sliding-window limit 500/hour per all algo fixed-window action drop"
 )
 for r in "${rules[@]}"; do
 	# shellcheck disable=SC2086

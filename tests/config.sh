@@ -51,10 +51,51 @@ out=$("$SLUICE" check etc/sluice.yaml 2>&1) || fail "check etc/sluice.yaml faile
 out=$(check_in / check "$PWD/etc/sluice.yaml" 2>&1) || fail "from /: $out"
 j=$("$SLUICE" -j check etc/sluice.yaml) || fail "-j failed"
 [ "$(echo "$j" | jq -r '.valid, (.errors | length), ([.rules[].name] | join(" ")),
-	.deny_files[0], .keys, .fail, .malformed, .metrics, .events.interval_s, .events.lines' |
+	.deny_files[0], .tables.keys, .fail, .malformed, .metrics, .events.interval_s, .events.lines' |
 	paste -sd' ')" == "true 0 ssh dns web ping etc/deny.txt 1048576 open drop 127.0.0.1:9464 10 20" ] ||
 	fail "-j does not say what the example says: $j"
 end_case config-example
+
+# check -j prints every section of the file from the tables that read it: each
+# top-level key of the annotated example (taken from the file itself, so
+# the list cannot drift) is in the output, and values are what the file says.
+begin_case
+ex=etc/sluice.yaml
+j=$("$SLUICE" -j check "$ex") || fail "-j check $ex failed"
+top=$(awk '/^[a-z-]+:/ { sub(/:.*/, ""); print }' "$ex")
+[ "$(echo "$top" | grep -c .)" -ge 12 ] || fail "only $(echo "$top" | grep -c .) top-level keys in $ex"
+for k in $top; do
+	echo "$j" | jq -e --arg k "${k//-/_}" 'has($k) and .[$k] != null' >/dev/null ||
+		fail "-j check prints no \"${k//-/_}\" for $k in $ex"
+done
+# val SECTION KEY: the value of KEY in SECTION (a block or a { flow } mapping)
+val() {
+	awk -v sec="$1" -v key="$2" '
+		/^[a-z-]+:/ { on = ($1 == sec ":") }
+		on { line = $0; sub(/#.*/, "", line)
+		     if (match(line, "(^ +|[{,] *)" key ": *[^,} ]+")) {
+			v = substr(line, RSTART, RLENGTH); sub(".*" key ": *", "", v); print v; exit } }' "$ex"
+}
+# 1s, 250ms, 2m as milliseconds
+ms() { case $1 in *ms) echo "${1%ms}" ;; *s) echo $((${1%s} * 1000)) ;; *m) echo $((${1%m} * 60000)) ;; esac; }
+want=$(printf '%s ' "$(ms "$(val shedding interval)")" "$(val shedding default-class)" \
+	"$(($(ms "$(val shedding delay)") / 1000))" "$(val capacity rate)" \
+	"$(awk -v r="$(val capacity reserve)" 'BEGIN { sub(/%/, "", r); print r / 100 }')" \
+	"$(($(ms "$(val events interval)") / 1000))" "$(val events lines)" "$(val tables keys)")
+got=$(echo "$j" | jq -r '.shedding.interval_ms, .shedding.default_class, .shedding.curve.delay_s,
+	.capacity.rate[0], .capacity.reserve, .events.interval_s, .events.lines, .tables.keys' |
+	paste -sd' ')
+[ "$got " == "$want" ] || fail "-j check says \"$got\", $ex says \"$want\""
+[ "$(echo "$j" | jq '.shedding.signals | length')" == \
+	"$(awk '/^shedding:/ { on = 1; next } /^[a-z]/ { on = 0 } on && /^ +- \{/' "$ex" | grep -c .)" ] ||
+	fail "-j check's signals are not the file's: $(echo "$j" | jq -c .shedding.signals)"
+# Without the sections: null, and the defaults when a section says nothing of them.
+printf 'shedding: { signals: [ { cpu: true } ] }\n' >"$T/shed-defaults.yaml"
+j=$(check_in "$T" -j check shed-defaults.yaml)
+[ "$(echo "$j" | jq -c '[.shedding.interval_ms, .shedding.curve, .shedding.default_class, .capacity]')" == \
+	'[1000,{"good":0.7,"bad":0.8,"delay_s":28,"ramp_s":120},3,null]' ] ||
+	fail "shedding defaults: $(echo "$j" | jq -c '[.shedding, .capacity]')"
+end_case config-json-every-section
 
 begin_case
 : >"$T/empty.yaml"
@@ -187,6 +228,23 @@ rules:
         burst: 0
 EOF
 expect_errors bad-burst burst.yaml 'burst.yaml:5:16|invalid burst "0"'
+
+# Each key of a limit is judged in its own limit: a burst against the
+# limit's own rate (so a burst the CLI takes is valid here too), and an
+# option of a connection limit as one.
+printf 'rules:\n  - { name: a, limits: [ { rate: 1mpps, burst: 1000000000000 } ] }\n' >"$T/bigburst.yaml"
+begin_case
+out=$(check_in "$T" check bigburst.yaml 2>&1) || fail "a burst that limit 1mpps takes is refused: $out"
+end_case config-burst-judged-by-its-own-rate
+cat >"$T/conns-options.yaml" <<'EOF'
+rules:
+  - name: c
+    proto: tcp
+    limits: [ { conns: 5, burst: 3, algo: fixed-window } ]
+EOF
+expect_errors conns-options conns-options.yaml \
+	'conns-options.yaml:4:27|"burst" must follow a limit RATE' \
+	'conns-options.yaml:4:43|invalid algo (token-bucket, fixed-window, sliding-window) "fixed-window"'
 
 cat >"$T/dup-rule.yaml" <<'EOF'
 rules:

@@ -4,7 +4,8 @@
 # can drift from it: every object `sluice help` lists has its section in
 # sluice(8) and is completed; every keyword in each object's usage (the same
 # words the completion offers) is in sluice(8); every key the config parser
-# knows (its key tables in user/config.c) is in sluice.yaml(5); both pages
+# knows (its schema tables in user/config.c, the rule keyword table in
+# user/rules.c) is in sluice.yaml(5); both pages
 # render without a warning; completion really completes, rule names from a
 # live sluice on the --bpffs of the line included; make install puts all
 # three where man and bash-completion look; every file and function
@@ -53,14 +54,13 @@ echo "# $n keywords from the objects' usage, each in sluice(8)"
 end_case docs-every-keyword-in-man
 
 begin_case
-keys=$(awk '/static const char \*const [a-z_]*keys\[[A-Z_]*\] = \{/,/\};/' user/config.c |
-	grep -o '"[a-z0-9-]*"' | tr -d '"' | sort -u)
+keys=$(grep -ohE '\.(name|key) = "[a-z0-9-]+"' user/config.c user/rules.c | cut -d'"' -f2 | sort -u)
 words=$(man_words "$MAN5")
 for k in $keys; do
 	grep -qx -- "$k" <<<"$words" || fail "sluice.yaml(5) lacks the config key \"$k\""
 done
 echo "# $(echo "$keys" | grep -c .) config keys, each in sluice.yaml(5)"
-[ "$(echo "$keys" | grep -c .)" -ge 30 ] || fail "only $(echo "$keys" | grep -c .) keys found in user/config.c"
+[ "$(echo "$keys" | grep -c .)" -ge 30 ] || fail "only $(echo "$keys" | grep -c .) keys found in user/config.c and user/rules.c"
 end_case docs-every-config-key-in-man
 
 begin_case

@@ -5,9 +5,13 @@
  * FILE:LINE:COLUMN: reason. Validation goes on after an error, so one pass
  * reports everything that is wrong; a file with any error yields nothing.
  *
- * A rule's keys are turned into the words of `sluice rule add` and parsed by
- * sl_rule_parse(), the CLI's own parser; each word remembers the node it came
- * from, so the word the parser names is placed back in the file.
+ * Every mapping of the file is read by a table of its keys (the schema,
+ * below): how each value is read, its default, and how `sluice check -j`
+ * prints it. A rule's and a limit's keys are the keywords of `sluice rule
+ * add` (sl_rule_kws[], user/rules.c): their values are turned into its
+ * words, each key judged on its own and then the rule whole by the CLI's
+ * own parser; each word remembers the node it came from, so the word the
+ * parser names is placed back in the file.
  */
 #include <arpa/inet.h>
 #include <ctype.h>
@@ -16,6 +20,7 @@
 #include <unistd.h>
 #include <libgen.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -32,9 +37,10 @@
 #define CFG_MAX_INTERVAL	86400
 /* events.lines per interval; 0 turns event lines off. */
 #define CFG_MAX_LINES		10000
-#define CFG_DEFAULT_LISTEN	"127.0.0.1:9464"
-#define CFG_DEFAULT_INTERVAL	10
-#define CFG_DEFAULT_LINES	20
+/* Keys of one mapping, at most. */
+#define MAX_KEYS		32
+#define STR_(x)			#x
+#define STR(x)			STR_(x)
 
 struct cfg_err {
 	char *file;
@@ -72,6 +78,58 @@ struct words {
 	yaml_mark_t *m;
 	int n, cap_w, cap_m;
 };
+
+/*
+ * The schema: every mapping of the file (a section) is a table of its keys,
+ * and each key says how its value is read, its default and how `check -j`
+ * prints it. Loading, defaults and printing all walk these tables.
+ */
+struct cfg_key;
+
+/* A single value's kind: how it is read from the file's text and printed. */
+struct cfg_kind {
+	int (*parse)(const struct cfg_key *k, const char *s, void *field);	/* 0 or -errno */
+	void (*print)(const struct cfg_key *k, const void *field);
+	/* What valid values are, after an invalid one; NULL: the key's hint. */
+	void (*hint)(const struct cfg_key *k, char *buf, size_t len);
+	uint64_t unit;		/* a duration's, in milliseconds */
+};
+
+/* A mapping of keys: the top level, events, shedding, an interface... */
+struct cfg_section {
+	const char *what;		/* in errors: "events", "an interface" */
+	const struct cfg_key *keys;
+	int nr;
+	/* After its keys: what they say together (curve: good <= bad). */
+	void (*check)(struct load *ld, const yaml_node_t *n, yaml_node_t *const *vals);
+};
+
+struct cfg_key {
+	const char *name;
+	/*
+	 * Read as a single value of a kind, as a section of its own (its
+	 * fields in the struct of the key's), or its own way (load).
+	 */
+	const struct cfg_kind *kind;
+	const struct cfg_section *sub;
+	void (*load)(struct load *ld, const yaml_node_t *v);
+	/* Printed by check -j by its kind or section, or its own way. */
+	void (*print)(const struct cfg_key *k, const void *base);
+	const char *json;	/* its name there: the key's, - as _, unless given */
+	size_t off, size;	/* its field in the section's struct */
+	uint64_t min, max;	/* a number's range, a duration's in ms; a choice's count */
+	const char *const *words;	/* a choice's words */
+	const char *what;	/* "invalid WHAT \"VALUE\"": the key's name unless given */
+	const char *hint;	/* what would be valid, after that */
+	const char *def;	/* the default, written as in the file */
+	const void *defp;	/* or a value to copy (size bytes) */
+	const char *need;	/* the error when the key is missing, if it must be there */
+};
+
+/* The field f of struct sl_cfg, or of type t, as a key's off and size. */
+#define FIELD(f) FIELD_OF(struct sl_cfg, f)
+#define FIELD_OF(t, f) .off = offsetof(t, f), .size = sizeof(((t *)0)->f)
+#define SECTION(w, k) { .what = (w), .keys = (k), .nr = ARRAY_SIZE(k) }
 
 /* Make room for one more element of size sz in *arr, which holds n of cap. */
 static bool grow(struct load *ld, void **arr, int n, int *cap, size_t sz)
@@ -236,7 +294,7 @@ static bool list(struct load *ld, const yaml_node_t *n, const char *what, yaml_n
  * mapping. Returns false when n is not a mapping.
  */
 static bool mapping(struct load *ld, const yaml_node_t *n, const char *what,
-		    const char *const *names, int nr, yaml_node_t **keys, yaml_node_t **vals)
+		    const struct cfg_key *names, int nr, yaml_node_t **keys, yaml_node_t **vals)
 {
 	yaml_node_pair_t *p;
 	int i;
@@ -263,7 +321,7 @@ static bool mapping(struct load *ld, const yaml_node_t *n, const char *what,
 			continue;
 		}
 		for (i = 0; i < nr; i++)
-			if (!strcmp(sval(k), names[i]))
+			if (!strcmp(sval(k), names[i].name))
 				break;
 		if (i == nr) {
 			char known[512];
@@ -273,20 +331,448 @@ static bool mapping(struct load *ld, const yaml_node_t *n, const char *what,
 			known[0] = '\0';
 			for (j = 0; j < nr && off < sizeof(known); j++)
 				off += snprintf(known + off, sizeof(known) - off, "%s%s",
-						j ? ", " : "", names[j]);
+						j ? ", " : "", names[j].name);
 			err_at(ld, k->start_mark, "unknown key \"%s\" in %s (known: %s)", sval(k),
 			       what, known);
 			continue;
 		}
 		if (keys[i]) {
 			err_at(ld, k->start_mark, "duplicate key \"%s\" in %s (first at line %lu)",
-			       names[i], what, (unsigned long)keys[i]->start_mark.line + 1);
+			       names[i].name, what, (unsigned long)keys[i]->start_mark.line + 1);
 			continue;
 		}
 		keys[i] = k;
 		vals[i] = v;
 	}
 	return true;
+}
+
+/* ---- values, and the walks of the schema ---- */
+
+/* A duration in milliseconds: 500ms, 10s, 1m, 1h. */
+static int parse_duration_ms(const char *s, uint64_t *out)
+{
+	static const struct {
+		const char *unit;
+		uint64_t ms;
+	} units[] = { { "ms", 1 }, { "s", 1000 }, { "m", 60000 }, { "h", 3600000 } };
+	char digits[21];
+	uint64_t v;
+	size_t n = strspn(s, "0123456789"), i;
+
+	if (!n || n >= sizeof(digits))
+		return -EINVAL;
+	memcpy(digits, s, n);
+	digits[n] = '\0';
+	if (parse_u64(digits, 0, UINT32_MAX, &v))
+		return -ERANGE;
+	for (i = 0; i < ARRAY_SIZE(units); i++) {
+		if (strcmp(s + n, units[i].unit))
+			continue;
+		*out = v * units[i].ms;
+		return 0;
+	}
+	return -EINVAL;
+}
+
+/* A fraction: 0.2, or a percentage: 20%. */
+static int parse_fraction(const char *s, double *out)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s)
+		return -EINVAL;
+	if (*end == '%' && !end[1])
+		v /= 100;
+	else if (*end)
+		return -EINVAL;
+	if (!(v >= 0 && v <= 1))
+		return -ERANGE;
+	*out = v;
+	return 0;
+}
+
+/* What the kernel takes as a device name (dev_valid_name()). */
+static bool valid_ifname(const char *s)
+{
+	size_t i, len = strlen(s);
+
+	if (!len || len >= IF_NAMESIZE || !strcmp(s, ".") || !strcmp(s, ".."))
+		return false;
+	for (i = 0; i < len; i++)
+		if (s[i] == '/' || s[i] == ':' || isspace((unsigned char)s[i]))
+			return false;
+	return true;
+}
+
+/* HOST:PORT, HOST an IPv4 address or an IPv6 one in brackets, PORT 1-65535. */
+static bool valid_listen(const char *s)
+{
+	char host[INET6_ADDRSTRLEN + 2];
+	unsigned char addr[16];
+	const char *port;
+	uint64_t v;
+	size_t len;
+
+	if (s[0] == '[') {
+		port = strstr(s, "]:");
+		if (!port)
+			return false;
+		len = port - s - 1;
+		if (len >= sizeof(host))
+			return false;
+		memcpy(host, s + 1, len);
+		host[len] = '\0';
+		if (inet_pton(AF_INET6, host, addr) != 1)
+			return false;
+		port += 2;
+	} else {
+		port = strrchr(s, ':');
+		if (!port || (size_t)(port - s) >= sizeof(host))
+			return false;
+		len = port - s;
+		memcpy(host, s, len);
+		host[len] = '\0';
+		if (inet_pton(AF_INET, host, addr) != 1)
+			return false;
+		port++;
+	}
+	return !parse_u64(port, 1, 65535, &v);
+}
+
+static void set_uint(void *f, size_t size, uint64_t v)
+{
+	switch (size) {
+	case 1: *(uint8_t *)f = v; break;
+	case 2: *(uint16_t *)f = v; break;
+	case 4: *(uint32_t *)f = v; break;
+	default: *(uint64_t *)f = v; break;
+	}
+}
+
+static uint64_t get_uint(const void *f, size_t size)
+{
+	switch (size) {
+	case 1: return *(const uint8_t *)f;
+	case 2: return *(const uint16_t *)f;
+	case 4: return *(const uint32_t *)f;
+	default: return *(const uint64_t *)f;
+	}
+}
+
+/* A name under check -j: the file's, with - as _ ("deny-files": "deny_files"). */
+static const char *underscored(const char *name, char *buf, size_t len)
+{
+	size_t i;
+
+	snprintf(buf, len, "%s", name);
+	for (i = 0; buf[i]; i++)
+		if (buf[i] == '-')
+			buf[i] = '_';
+	return buf;
+}
+
+#define JSON(k) ((k)->json ? (k)->json : underscored((k)->name, (char[32]){ 0 }, 32))
+
+/* A whole number from min to max. */
+static int parse_uint(const struct cfg_key *k, const char *s, void *f)
+{
+	uint64_t v;
+
+	if (parse_u64(s, k->min, k->max, &v))
+		return -EINVAL;
+	set_uint(f, k->size, v);
+	return 0;
+}
+
+static void print_uint(const struct cfg_key *k, const void *f)
+{
+	print_u64(JSON(k), NULL, get_uint(f, k->size));
+}
+
+static void hint_range(const struct cfg_key *k, char *buf, size_t len)
+{
+	snprintf(buf, len, "%llu to %llu", (unsigned long long)k->min,
+		 (unsigned long long)k->max);
+}
+
+static const struct cfg_kind k_uint = { parse_uint, print_uint, hint_range };
+
+/* A duration from min to max milliseconds. */
+static int duration(const struct cfg_key *k, const char *s, uint64_t *ms)
+{
+	return parse_duration_ms(s, ms) || *ms < k->min || *ms > k->max ? -EINVAL : 0;
+}
+
+/*
+ * A duration, kept in whole units of the kind's (milliseconds, or seconds:
+ * 10s and 2000ms, not 1500ms).
+ */
+static int parse_dur(const struct cfg_key *k, const char *s, void *f)
+{
+	uint64_t ms, unit = k->kind->unit;
+
+	if (duration(k, s, &ms) || ms % unit)
+		return -EINVAL;
+	set_uint(f, k->size, ms / unit);
+	return 0;
+}
+
+static const struct cfg_kind k_ms = { parse_dur, print_uint, .unit = 1 };
+static const struct cfg_kind k_seconds = { parse_dur, print_uint, .unit = 1000 };
+
+/* A duration, kept in seconds (a double). */
+static int parse_ms_as_s(const struct cfg_key *k, const char *s, void *f)
+{
+	uint64_t ms;
+
+	if (duration(k, s, &ms))
+		return -EINVAL;
+	*(double *)f = ms / 1000.0;
+	return 0;
+}
+
+static void print_dbl(const struct cfg_key *k, const void *f)
+{
+	print_double(JSON(k), NULL, *(const double *)f);
+}
+
+static const struct cfg_kind k_ms_as_s = { parse_ms_as_s, print_dbl };
+
+/* A fraction from 0 to 1: 0.7, 70%. */
+static int parse_frac(const struct cfg_key *k, const char *s, void *f)
+{
+	double v;
+
+	(void)k;
+	if (parse_fraction(s, &v))
+		return -EINVAL;
+	*(double *)f = v;
+	return 0;
+}
+
+static const struct cfg_kind k_fraction = { parse_frac, print_dbl };
+
+/* A share that leaves some: from 0 to below 1 (0.2, 20%). */
+static int parse_share(const struct cfg_key *k, const char *s, void *f)
+{
+	double v;
+
+	(void)k;
+	if (parse_fraction(s, &v) || v >= 1)
+		return -EINVAL;
+	*(double *)f = v;
+	return 0;
+}
+
+static const struct cfg_kind k_share = { parse_share, print_dbl };
+
+/* One of max words; the field holds its index. */
+static int parse_choice(const struct cfg_key *k, const char *s, void *f)
+{
+	uint64_t i;
+
+	for (i = 0; i < k->max; i++) {
+		if (!strcmp(s, k->words[i])) {
+			set_uint(f, k->size, i);
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+static void print_choice(const struct cfg_key *k, const void *f)
+{
+	print_str(JSON(k), NULL, k->words[get_uint(f, k->size) % k->max]);
+}
+
+/* "native, generic or tc" */
+static void hint_choice(const struct cfg_key *k, char *buf, size_t len)
+{
+	size_t off = 0;
+	uint64_t i;
+
+	buf[0] = '\0';
+	for (i = 0; i < k->max && off < len; i++)
+		off += snprintf(buf + off, len - off, "%s%s", i == 0 ? "" : i + 1 < k->max ?
+				", " : " or ", k->words[i]);
+}
+
+static const struct cfg_kind k_choice = { parse_choice, print_choice, hint_choice };
+
+/* A switch: on, true, yes (or off, false, no), as YAML 1.1 writes them. */
+static int parse_switch(const struct cfg_key *k, const char *s, void *f)
+{
+	static const char *const off[] = { "off", "false", "no", "Off", "False", "No", "OFF",
+					   "FALSE", "NO" };
+	static const char *const on[] = { "on", "true", "yes", "On", "True", "Yes", "ON",
+					  "TRUE", "YES" };
+	size_t i;
+
+	(void)k;
+	for (i = 0; i < ARRAY_SIZE(off); i++) {
+		if (!strcmp(s, off[i]) || !strcmp(s, on[i])) {
+			*(bool *)f = !strcmp(s, on[i]);
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+static void print_switch(const struct cfg_key *k, const void *f)
+{
+	print_bool(JSON(k), NULL, *(const bool *)f);
+}
+
+static const struct cfg_kind k_switch = { parse_switch, print_switch };
+
+static void print_string(const struct cfg_key *k, const void *f)
+{
+	print_str(JSON(k), NULL, f);
+}
+
+/* An interface name. */
+static int parse_ifname(const struct cfg_key *k, const char *s, void *f)
+{
+	if (!valid_ifname(s) || strlen(s) >= k->size)
+		return -EINVAL;
+	strcpy(f, s);
+	return 0;
+}
+
+static const struct cfg_kind k_ifname = { parse_ifname, print_string };
+
+/* Where the metrics endpoint listens. */
+static int parse_listen(const struct cfg_key *k, const char *s, void *f)
+{
+	if (strlen(s) >= k->size || !valid_listen(s))
+		return -EINVAL;
+	strcpy(f, s);
+	return 0;
+}
+
+static const struct cfg_kind k_listen = { parse_listen, print_string };
+
+/* "invalid WHAT \"VALUE\" (what would be valid)" */
+static void err_invalid(struct load *ld, const struct cfg_key *k, const yaml_node_t *v,
+			const char *s)
+{
+	char hint[128] = "";
+
+	if (k->hint)
+		snprintf(hint, sizeof(hint), "%s", k->hint);
+	else if (k->kind->hint)
+		k->kind->hint(k, hint, sizeof(hint));
+	err_at(ld, v->start_mark, "invalid %s \"%s\"%s%s%s", k->what ? k->what : k->name, s,
+	       *hint ? " (" : "", hint, *hint ? ")" : "");
+}
+
+/* The text s as the value of k, into its field in base; false (reported) if it is none. */
+static bool parse_value(struct load *ld, const struct cfg_key *k, const yaml_node_t *v,
+			const char *s, void *base)
+{
+	if (!k->kind->parse(k, s, (char *)base + k->off))
+		return true;
+	err_invalid(ld, k, v, s);
+	return false;
+}
+
+static bool load_value(struct load *ld, const struct cfg_key *k, const yaml_node_t *v,
+		       void *base)
+{
+	const char *s = scalar(ld, v, k->name);
+
+	return s && parse_value(ld, k, v, s, base);
+}
+
+static void load_section(struct load *ld, const struct cfg_section *sec, const yaml_node_t *n,
+			 void *base);
+
+static void load_key(struct load *ld, const struct cfg_key *k, const yaml_node_t *v, void *base)
+{
+	if (k->load)
+		k->load(ld, v);
+	else if (k->sub)
+		load_section(ld, k->sub, v, base);
+	else
+		load_value(ld, k, v, base);
+}
+
+/* Mapping n by the keys of sec, their fields in base. */
+static void load_section(struct load *ld, const struct cfg_section *sec, const yaml_node_t *n,
+			 void *base)
+{
+	yaml_node_t *keys[MAX_KEYS], *vals[MAX_KEYS];
+	int i;
+
+	if (!mapping(ld, n, sec->what, sec->keys, sec->nr, keys, vals))
+		return;
+	for (i = 0; i < sec->nr; i++) {
+		if (vals[i])
+			load_key(ld, &sec->keys[i], vals[i], base);
+		else if (sec->keys[i].need)
+			err_at(ld, n->start_mark, "%s", sec->keys[i].need);
+	}
+	if (sec->check)
+		sec->check(ld, n, vals);
+}
+
+/* The defaults of sec's keys (and their sections'), into base. */
+static void section_defaults(const struct cfg_section *sec, void *base)
+{
+	int i;
+
+	for (i = 0; i < sec->nr; i++) {
+		const struct cfg_key *k = &sec->keys[i];
+
+		if (k->sub)
+			section_defaults(k->sub, base);
+		if (k->defp)
+			memcpy((char *)base + k->off, k->defp, k->size);
+		if (k->def && k->kind->parse(k, k->def, (char *)base + k->off)) {
+			fprintf(stderr, "sluice: the default of %s, \"%s\", is no %s\n", k->name,
+				k->def, k->name);
+			abort();
+		}
+	}
+}
+
+static void print_section(const struct cfg_section *sec, const void *base);
+
+static void print_key(const struct cfg_key *k, const void *base)
+{
+	if (k->print) {
+		k->print(k, base);
+	} else if (k->sub) {
+		open_object(JSON(k));
+		print_section(k->sub, base);
+		close_object();
+	} else {
+		k->kind->print(k, (const char *)base + k->off);
+	}
+}
+
+/* What sec's keys hold in base, as check -j prints them. */
+static void print_section(const struct cfg_section *sec, const void *base)
+{
+	int i;
+
+	for (i = 0; i < sec->nr; i++)
+		print_key(&sec->keys[i], base);
+}
+
+/* Where a key is in its section's table. */
+static int key_index(const struct cfg_section *sec, const char *name)
+{
+	int i;
+
+	for (i = 0; i < sec->nr; i++)
+		if (!strcmp(sec->keys[i].name, name))
+			return i;
+	abort();
 }
 
 /* ---- rules ---- */
@@ -300,6 +786,13 @@ static void words_free(struct words *w)
 	free(w->w);
 	free(w->m);
 	memset(w, 0, sizeof(*w));
+}
+
+/* Drop the words from n on. */
+static void words_cut(struct words *w, int n)
+{
+	while (w->n > n)
+		free(w->w[--w->n]);
 }
 
 static void word(struct load *ld, struct words *w, const char *s, size_t len, yaml_mark_t m)
@@ -325,38 +818,47 @@ static void word_str(struct load *ld, struct words *w, const char *s, yaml_mark_
 }
 
 /*
- * One word of a limit's "per". Only key words are let through, so a value
- * can never smuggle another keyword ("src limit 1pps") into the rule.
+ * One item of a list value (a key word of "per"). Only the words the
+ * keyword takes are let through, so a value can never smuggle another
+ * keyword ("src limit 1pps") into the rule.
  */
-static bool per_word(struct load *ld, struct words *w, const char *s, size_t len, yaml_mark_t m)
+static bool item_word(struct load *ld, struct words *w, const struct sl_rule_kw *kw,
+		      const char *s, size_t len, yaml_mark_t m)
 {
-	if (!((len == 3 && !strncmp(s, "all", 3)) || (len == 3 && !strncmp(s, "src", 3)) ||
-	      (len > 4 && !strncmp(s, "src/", 4)) || (len > 5 && !strncmp(s, "src6/", 5)))) {
-		err_at(ld, m, "invalid per key \"%.*s\" (src[/LEN], src6/LEN or all)", (int)len, s);
+	int at = w->n;
+
+	word(ld, w, s, len, m);
+	if (w->n == at)
+		return false;
+	if (!kw->item(w->w[at])) {
+		err_at(ld, m, "invalid %s key \"%.*s\" (%s)", kw->key, (int)len, s, kw->items);
+		words_cut(w, at);
 		return false;
 	}
-	word(ld, w, s, len, m);
 	return true;
 }
 
-/* "per": one word, several separated by spaces, or a list of words. */
-static bool per_words(struct load *ld, struct words *w, const yaml_node_t *n)
+/* A list value ("per"): one word, several separated by spaces, or a list of words. */
+static bool item_words(struct load *ld, struct words *w, const struct sl_rule_kw *kw,
+		       const yaml_node_t *n)
 {
 	yaml_node_item_t *it, *end;
+	char what[32];
 	bool ok = true;
 	int before = w->n;
 
 	if (n->type == YAML_SEQUENCE_NODE) {
-		list(ld, n, "per", &it, &end);
+		list(ld, n, kw->key, &it, &end);
+		snprintf(what, sizeof(what), "a %s key", kw->key);
 		for (; it < end; it++) {
 			yaml_node_t *v = node(ld, *it);
-			const char *s = v ? scalar(ld, v, "a per key") : NULL;
+			const char *s = v ? scalar(ld, v, what) : NULL;
 
-			if (!s || !per_word(ld, w, s, strlen(s), v->start_mark))
+			if (!s || !item_word(ld, w, kw, s, strlen(s), v->start_mark))
 				ok = false;
 		}
 	} else {
-		const char *s = scalar(ld, n, "per"), *p;
+		const char *s = scalar(ld, n, kw->key), *p;
 		yaml_mark_t m;
 		bool exact;
 
@@ -379,141 +881,143 @@ static bool per_words(struct load *ld, struct words *w, const yaml_node_t *n)
 			m = n->start_mark;
 			if (exact)
 				m.column += (p - s) + (n->data.scalar.style != YAML_PLAIN_SCALAR_STYLE);
-			if (!per_word(ld, w, p, len, m))
+			if (!item_word(ld, w, kw, p, len, m))
 				ok = false;
 			p += len;
 		}
 	}
 	if (ok && w->n == before) {
-		err_at(ld, n->start_mark, "per needs a key (src[/LEN], src6/LEN or all)");
+		err_at(ld, n->start_mark, "%s needs a key (%s)", kw->key, kw->items);
 		ok = false;
 	}
 	return ok;
 }
 
 /*
- * Parse the words [start, start + len) of w on their own, between words
- * known to be good (pre before them, post after), so that every value is
- * judged by the CLI's parser even when another one of the same rule is
- * wrong. Returns false (reported) if the parser refuses them.
+ * The words of keyword kw given as key (its word placed at `at`) with value
+ * v; false (reported, nothing added) when v is no value of it.
  */
-static bool check_piece(struct load *ld, const struct words *w, int start,
-			const char *const *pre, int npre, const char *const *post, int npost,
+static bool kw_words(struct load *ld, struct words *w, const struct sl_rule_kw *kw,
+		     yaml_mark_t at, const yaml_node_t *v)
+{
+	int start = w->n;
+	const char *s;
+
+	word_str(ld, w, kw->word, at);
+	if (kw->item) {
+		if (item_words(ld, w, kw, v))
+			return true;
+	} else if ((s = scalar(ld, v, kw->key))) {
+		word_str(ld, w, s, v->start_mark);
+		return true;
+	}
+	words_cut(w, start);
+	return false;
+}
+
+/*
+ * Judge the words from start on their own (sl_rule_check_words(): a key
+ * and its value, or a whole limit), so that every value is judged by the
+ * CLI's parser even when another one of the same rule is wrong. Returns
+ * false (reported) if the parser refuses them.
+ */
+static bool check_words(struct load *ld, const struct words *w, int start, unsigned int head,
 			yaml_mark_t at)
 {
-	char name[SLUICE_NAME_LEN], **argv;
-	int len = w->n - start, argc = 0, i;
-	struct sluice_rule r;
 	struct sl_perr pe;
-	bool ok = true;
+	int len = w->n - start;
 
 	if (ld->oom)
 		return false;
-	argv = calloc(npre + len + npost, sizeof(*argv));
-	if (!argv) {
-		ld->oom = true;
-		return false;
-	}
-	/* sl_rule_parse() takes argv as main() does, but never writes to it. */
-	for (i = 0; i < npre; i++)
-		argv[argc++] = (char *)pre[i];
-	for (i = 0; i < len; i++)
-		argv[argc++] = w->w[start + i];
-	for (i = 0; i < npost; i++)
-		argv[argc++] = (char *)post[i];
-	if (sl_rule_parse(argc, argv, &r, name, &pe)) {
-		i = pe.word - npre;
-		err_at(ld, i >= 0 && i < len ? w->m[start + i] : at, "%s", pe.msg);
-		ok = false;
-	}
-	free(argv);
-	return ok;
+	if (!sl_rule_check_words(len, w->w + start, head, &pe))
+		return true;
+	err_at(ld, pe.word >= 0 && pe.word < len ? w->m[start + pe.word] : at, "%s", pe.msg);
+	return false;
 }
 
-/* Good words around a piece: a stand-in name, and a limit for rules to have one. */
-static const char *const stand_in[] = { "x" };
-static const char *const one_limit[] = { "limit", "1pps" };
-static const char *const named_limit[] = { "x", "limit", "1pps" };
-/* A connection limit judged alone stands in a TCP rule: conns needs one. */
-static const char *const tcp_stand_in[] = { "x", "proto", "tcp" };
+/* Keys of a rule or a limit: the keywords of `rule add` that stand there. */
+static int kw_keys(bool limit, struct cfg_key *keys, const struct sl_rule_kw **kws)
+{
+	int k, nr = 0;
 
-enum { L_RATE, L_CONNS, L_BURST, L_PER, L_ALGO, L_NR };
-static const char *const limit_keys[L_NR] = { "rate", "conns", "burst", "per", "algo" };
+	for (k = 0; k < sl_nr_rule_kws; k++) {
+		const struct sl_rule_kw *kw = &sl_rule_kws[k];
+
+		if ((kw->scope == SL_KW_LIMIT || kw->scope == SL_KW_OPTION) != limit)
+			continue;
+		kws[nr] = kw;
+		keys[nr++] = (struct cfg_key){ .name = kw->key };
+	}
+	return nr;
+}
 
 /*
- * One entry of "limits": limit RATE [burst N] [per KEY...] [algo A], or
- * conns N [per KEY...]. Each key is judged on its own, then the limit as a
- * whole (a burst too big for its rate, a burst on a window).
+ * One entry of "limits": a head (rate or conns) and its options. Each key
+ * is judged on its own (an option as in a limit of its head), then the
+ * limit as a whole (a burst too big for its rate, a burst on a window).
  */
 static bool limit_words(struct load *ld, struct words *w, const yaml_node_t *n)
 {
-	yaml_node_t *keys[L_NR], *vals[L_NR];
-	int i, start = w->n, piece, head;
-	const char *s;
+	struct cfg_key names[MAX_KEYS];
+	const struct sl_rule_kw *kws[MAX_KEYS];
+	yaml_node_t *keys[MAX_KEYS], *vals[MAX_KEYS];
+	char heads[64] = "", needs[64] = "";
+	int i, nr, start = w->n, piece, head = -1, nheads = 0;
 	bool ok = true;
 
-	if (!mapping(ld, n, "a limit", limit_keys, L_NR, keys, vals))
+	nr = kw_keys(true, names, kws);
+	if (!mapping(ld, n, "a limit", names, nr, keys, vals))
 		return false;
-	if (!vals[L_RATE] == !vals[L_CONNS]) {
-		err_at(ld, n->start_mark, vals[L_RATE] ? "a limit has a rate or conns, not both"
-						       : "a limit needs a rate (or conns)");
+	for (i = 0; i < nr; i++) {
+		if (kws[i]->scope != SL_KW_LIMIT)
+			continue;
+		snprintf(heads + strlen(heads), sizeof(heads) - strlen(heads), "%s%s",
+			 *heads ? " or " : "", names[i].name);
+		snprintf(needs + strlen(needs), sizeof(needs) - strlen(needs),
+			 *needs ? " (or %s)" : "%s", names[i].name);
+		if (vals[i] || head < 0)
+			head = i;
+		nheads += !!vals[i];
+	}
+	if (nheads != 1) {
+		if (nheads)
+			err_at(ld, n->start_mark, "a limit has a %s, not both", heads);
+		else
+			err_at(ld, n->start_mark, "a limit needs a %s", needs);
 		ok = false;
 	}
-	head = vals[L_CONNS] ? L_CONNS : L_RATE;
-	word_str(ld, w, head == L_CONNS ? "conns" : "limit", n->start_mark);
-	for (i = 0; i < L_NR; i++) {
-		if (!vals[i] || (i != head && (i == L_RATE || i == L_CONNS)))
-			continue;
-		piece = i == head ? w->n - 1 : w->n;
-		if (i != head)
-			word_str(ld, w, limit_keys[i], keys[i]->start_mark);
-		if (i == L_PER) {
-			if (!per_words(ld, w, vals[i])) {
-				ok = false;
-				continue;
-			}
-		} else if ((s = scalar(ld, vals[i], limit_keys[i]))) {
-			word_str(ld, w, s, vals[i]->start_mark);
-		} else {
-			ok = false;
-			continue;
-		}
-		if (i == head && head == L_CONNS
-			    ? !check_piece(ld, w, piece, tcp_stand_in, 3, NULL, 0, n->start_mark)
-			    : i == head
-			    ? !check_piece(ld, w, piece, stand_in, 1, NULL, 0, n->start_mark)
-			    : !check_piece(ld, w, piece, named_limit, 3, NULL, 0, n->start_mark))
+	/* The head first, its word where the limit is. */
+	if (vals[head]) {
+		if (!kw_words(ld, w, kws[head], n->start_mark, vals[head]) ||
+		    !check_words(ld, w, start, 0, n->start_mark))
 			ok = false;
 	}
-	if (head == L_CONNS) {
-		if (ok && !check_piece(ld, w, start, tcp_stand_in, 3, NULL, 0, n->start_mark))
+	for (i = 0; i < nr; i++) {
+		if (!vals[i] || kws[i]->scope != SL_KW_OPTION)
+			continue;
+		piece = w->n;
+		if (!kw_words(ld, w, kws[i], keys[i]->start_mark, vals[i]) ||
+		    !check_words(ld, w, piece, kws[head]->heads, n->start_mark))
 			ok = false;
-		return ok;
 	}
-	if (ok && !check_piece(ld, w, start, stand_in, 1, NULL, 0, n->start_mark))
+	if (ok && !check_words(ld, w, start, 0, n->start_mark))
 		ok = false;
 	return ok;
 }
 
-/* A rule's keys; those from R_FAMILY to R_ACTION are `rule add` words as they stand. */
-enum {
-	R_NAME, R_FAMILY, R_PROTO, R_DPORT, R_SRC, R_TCPFLAGS, R_ICMPTYPE, R_CLASS, R_ACTION,
-	R_LIMITS, R_NR
-};
-static const char *const rule_keys[R_NR] = {
-	"name", "family", "proto", "dport", "src", "tcp-flags", "icmp-type", "class", "action",
-	"limits",
-};
-
 /*
- * Rule number idx: build its words in a fixed order (family before src, so
- * the parser sees a contradiction between them), judge each key's words on
- * their own, then the whole rule (what keys say together), and keep the
- * result in the rule set while there is room.
+ * Rule number idx: build its words in a fixed order (the table's: family
+ * before src, so the parser sees a contradiction between them), judge each
+ * key's words on their own, then the whole rule (what keys say together),
+ * and keep the result in the rule set while there is room.
  */
+static const struct cfg_key rule_own_keys[] = { { .name = "name" }, { .name = "limits" } };
+
 static void load_rule(struct load *ld, const yaml_node_t *n, int idx, struct seen_name *seen)
 {
-	yaml_node_t *keys[R_NR], *vals[R_NR];
+	struct cfg_key names[MAX_KEYS + 2];
+	const struct sl_rule_kw *kws[MAX_KEYS + 2];
+	yaml_node_t *keys[MAX_KEYS + 2], *vals[MAX_KEYS + 2];
 	struct words w = {};
 	yaml_node_item_t *it, *end;
 	struct sluice_rule r;
@@ -521,22 +1025,26 @@ static void load_rule(struct load *ld, const yaml_node_t *n, int idx, struct see
 	char name[SLUICE_NAME_LEN];
 	const char *s;
 	bool ok = true;
-	int i, start;
+	int i, nr, start;
 
+	/* name, the rule's keywords, limits */
+	names[0] = rule_own_keys[0];
+	nr = 1 + kw_keys(false, names + 1, kws + 1);
+	names[nr++] = rule_own_keys[1];
 	seen[idx].name = NULL;
 	if (n->type != YAML_MAPPING_NODE) {
 		err_at(ld, n->start_mark, "a rule must be a mapping, not %s", kind(n));
 		return;
 	}
-	if (!mapping(ld, n, "a rule", rule_keys, R_NR, keys, vals))
+	if (!mapping(ld, n, "a rule", names, nr, keys, vals))
 		return;
-	if (!vals[R_NAME]) {
+	if (!vals[0]) {
 		err_at(ld, n->start_mark, "a rule needs a name");
 		ok = false;
-	} else if ((s = scalar(ld, vals[R_NAME], "name"))) {
+	} else if ((s = scalar(ld, vals[0], "name"))) {
 		for (i = 0; i < idx; i++) {
 			if (seen[i].name && !strcmp(seen[i].name, s)) {
-				err_at(ld, vals[R_NAME]->start_mark,
+				err_at(ld, vals[0]->start_mark,
 				       "duplicate rule name \"%s\" (first at line %lu)", s,
 				       (unsigned long)seen[i].mark.line + 1);
 				ok = false;
@@ -544,32 +1052,28 @@ static void load_rule(struct load *ld, const yaml_node_t *n, int idx, struct see
 			}
 		}
 		seen[idx].name = s;
-		seen[idx].mark = vals[R_NAME]->start_mark;
-		word_str(ld, &w, s, vals[R_NAME]->start_mark);
-		if (!check_piece(ld, &w, 0, NULL, 0, one_limit, 2, n->start_mark))
+		seen[idx].mark = vals[0]->start_mark;
+		word_str(ld, &w, s, vals[0]->start_mark);
+		if (sl_rule_name(s, &pe)) {
+			err_at(ld, vals[0]->start_mark, "%s", pe.msg);
 			ok = false;
+		}
 	} else {
 		ok = false;
 	}
-	for (i = R_FAMILY; i <= R_ACTION; i++) {
+	for (i = 1; i < nr - 1; i++) {
 		if (!vals[i])
 			continue;
-		s = scalar(ld, vals[i], rule_keys[i]);
-		if (!s) {
-			ok = false;
-			continue;
-		}
 		start = w.n;
-		word_str(ld, &w, rule_keys[i], keys[i]->start_mark);
-		word_str(ld, &w, s, vals[i]->start_mark);
-		if (!check_piece(ld, &w, start, stand_in, 1, one_limit, 2, n->start_mark))
+		if (!kw_words(ld, &w, kws[i], keys[i]->start_mark, vals[i]) ||
+		    !check_words(ld, &w, start, 0, n->start_mark))
 			ok = false;
 	}
-	if (vals[R_LIMITS]) {
-		if (!list(ld, vals[R_LIMITS], "limits", &it, &end)) {
+	if (vals[nr - 1]) {
+		if (!list(ld, vals[nr - 1], "limits", &it, &end)) {
 			ok = false;
 		} else if (it == end) {
-			err_at(ld, vals[R_LIMITS]->start_mark, "a rule needs at least one limit");
+			err_at(ld, vals[nr - 1]->start_mark, "a rule needs at least one limit");
 			ok = false;
 		}
 		for (; it < end; it++) {
@@ -622,26 +1126,19 @@ static void load_rules(struct load *ld, const yaml_node_t *n)
 
 /* ---- interfaces ---- */
 
-enum { I_NAME, I_MODE, I_NR };
-static const char *const iface_keys[I_NR] = { "name", "mode" };
-
-/* What the kernel takes as a device name (dev_valid_name()). */
-static bool valid_ifname(const char *s)
-{
-	size_t i, len = strlen(s);
-
-	if (!len || len >= IF_NAMESIZE || !strcmp(s, ".") || !strcmp(s, ".."))
-		return false;
-	for (i = 0; i < len; i++)
-		if (s[i] == '/' || s[i] == ':' || isspace((unsigned char)s[i]))
-			return false;
-	return true;
-}
+enum { I_NAME, I_MODE };
+static const struct cfg_key iface_keys[] = {
+	[I_NAME] = { .name = "name", .kind = &k_ifname, FIELD_OF(struct sl_cfg_iface, name),
+		     .what = "interface name", .need = "an interface needs a name" },
+	[I_MODE] = { .name = "mode", .kind = &k_choice, FIELD_OF(struct sl_cfg_iface, mode),
+		     .words = sl_mode_names, .max = ARRAY_SIZE(sl_mode_names), .def = "native" },
+};
+static const struct cfg_section iface_section = SECTION("an interface", iface_keys);
 
 static void load_iface(struct load *ld, const yaml_node_t *n)
 {
 	struct sl_cfg *cfg = ld->cfg;
-	yaml_node_t *keys[I_NR], *vals[I_NR];
+	yaml_node_t *keys[ARRAY_SIZE(iface_keys)], *vals[ARRAY_SIZE(iface_keys)];
 	struct sl_cfg_iface ifc = {};
 	bool ok = true;
 	const char *s;
@@ -651,17 +1148,14 @@ static void load_iface(struct load *ld, const yaml_node_t *n)
 		err_at(ld, n->start_mark, "an interface must be a mapping, not %s", kind(n));
 		return;
 	}
-	mapping(ld, n, "an interface", iface_keys, I_NR, keys, vals);
+	section_defaults(&iface_section, &ifc);
+	mapping(ld, n, iface_section.what, iface_keys, iface_section.nr, keys, vals);
 	if (!vals[I_NAME]) {
-		err_at(ld, n->start_mark, "an interface needs a name");
+		err_at(ld, n->start_mark, "%s", iface_keys[I_NAME].need);
 		ok = false;
-	} else if ((s = scalar(ld, vals[I_NAME], "name"))) {
-		if (!valid_ifname(s)) {
-			err_at(ld, vals[I_NAME]->start_mark, "invalid interface name \"%s\"", s);
+	} else if ((s = scalar(ld, vals[I_NAME], iface_keys[I_NAME].name))) {
+		if (!parse_value(ld, &iface_keys[I_NAME], vals[I_NAME], s, &ifc))
 			ok = false;
-		} else {
-			strcpy(ifc.name, s);
-		}
 		for (i = 0; i < ld->nr_ifnames; i++) {
 			if (!strcmp(ld->ifnames[i].name, s)) {
 				err_at(ld, vals[I_NAME]->start_mark,
@@ -679,20 +1173,8 @@ static void load_iface(struct load *ld, const yaml_node_t *n)
 	} else {
 		ok = false;
 	}
-	ifc.mode = SL_MODE_NATIVE;
-	if (vals[I_MODE]) {
-		s = scalar(ld, vals[I_MODE], "mode");
-		for (i = 0; s && i < (int)ARRAY_SIZE(sl_mode_names); i++)
-			if (!strcmp(s, sl_mode_names[i]))
-				break;
-		if (s && i == (int)ARRAY_SIZE(sl_mode_names))
-			err_at(ld, vals[I_MODE]->start_mark,
-			       "invalid mode \"%s\" (native, generic or tc)", s);
-		if (!s || i == (int)ARRAY_SIZE(sl_mode_names))
-			ok = false;
-		else
-			ifc.mode = i;
-	}
+	if (vals[I_MODE] && !load_value(ld, &iface_keys[I_MODE], vals[I_MODE], &ifc))
+		ok = false;
 	if (!ok || !grow(ld, (void **)&cfg->ifaces, cfg->nr_ifaces, &ld->cap_ifaces, sizeof(ifc)))
 		return;
 	cfg->ifaces[cfg->nr_ifaces++] = ifc;
@@ -710,6 +1192,20 @@ static void load_ifaces(struct load *ld, const yaml_node_t *n)
 		if (i)
 			load_iface(ld, i);
 	}
+}
+
+static void print_ifaces(const struct cfg_key *k, const void *base)
+{
+	const struct sl_cfg *cfg = base;
+	int i;
+
+	open_array(JSON(k));
+	for (i = 0; i < cfg->nr_ifaces; i++) {
+		open_object(NULL);
+		print_section(&iface_section, &cfg->ifaces[i]);
+		close_object();
+	}
+	close_array();
 }
 
 /* ---- deny and allow ---- */
@@ -857,224 +1353,202 @@ static void load_deny_files(struct load *ld, const yaml_node_t *n)
 	}
 }
 
-/* ---- switches, tables, metrics, events ---- */
-
-/* A value that must be one of two words; *out is the index of the word. */
-static void choice(struct load *ld, const yaml_node_t *n, const char *what, const char *a,
-		   const char *b, int *out)
+static void load_deny(struct load *ld, const yaml_node_t *n)
 {
-	const char *s = scalar(ld, n, what);
-
-	if (!s)
-		return;
-	if (!strcmp(s, a))
-		*out = 0;
-	else if (!strcmp(s, b))
-		*out = 1;
-	else
-		err_at(ld, n->start_mark, "invalid %s \"%s\" (%s or %s)", what, s, a, b);
+	load_cidrs(ld, n, "deny", &ld->cfg->deny, &ld->cfg->nr_deny, &ld->cap_deny);
 }
 
-enum { T_KEYS, T_NR };
-static const char *const table_keys[T_NR] = { "keys" };
-
-static void load_tables(struct load *ld, const yaml_node_t *n)
+static void load_allow(struct load *ld, const yaml_node_t *n)
 {
-	yaml_node_t *keys[T_NR], *vals[T_NR];
-	const char *s;
-	uint64_t v;
-
-	if (!mapping(ld, n, "tables", table_keys, T_NR, keys, vals) || !vals[T_KEYS])
-		return;
-	s = scalar(ld, vals[T_KEYS], "keys");
-	if (!s)
-		return;
-	if (parse_u64(s, 1, CFG_MAX_KEYS, &v))
-		err_at(ld, vals[T_KEYS]->start_mark, "invalid keys \"%s\" (1 to %llu)", s,
-		       CFG_MAX_KEYS);
-	else
-		ld->cfg->keys = v;
+	load_cidrs(ld, n, "allow", &ld->cfg->allow, &ld->cfg->nr_allow, &ld->cap_allow);
 }
 
-/* HOST:PORT, HOST an IPv4 address or an IPv6 one in brackets, PORT 1-65535. */
-static bool valid_listen(const char *s)
+static void print_deny_files(const struct cfg_key *k, const void *base)
 {
-	char host[INET6_ADDRSTRLEN + 2];
-	unsigned char addr[16];
-	const char *port;
-	uint64_t v;
-	size_t len;
+	const struct sl_cfg *cfg = base;
+	int i;
 
-	if (s[0] == '[') {
-		port = strstr(s, "]:");
-		if (!port)
-			return false;
-		len = port - s - 1;
-		if (len >= sizeof(host))
-			return false;
-		memcpy(host, s + 1, len);
-		host[len] = '\0';
-		if (inet_pton(AF_INET6, host, addr) != 1)
-			return false;
-		port += 2;
-	} else {
-		port = strrchr(s, ':');
-		if (!port || (size_t)(port - s) >= sizeof(host))
-			return false;
-		len = port - s;
-		memcpy(host, s, len);
-		host[len] = '\0';
-		if (inet_pton(AF_INET, host, addr) != 1)
-			return false;
-		port++;
-	}
-	return !parse_u64(port, 1, 65535, &v);
+	open_array(JSON(k));
+	for (i = 0; i < cfg->nr_deny_files; i++)
+		print_str(NULL, NULL, cfg->deny_files[i]);
+	close_array();
 }
 
-enum { M_LISTEN, M_NR };
-static const char *const metrics_keys[M_NR] = { "listen" };
+/* ---- metrics ---- */
+
+static const struct cfg_key metrics_keys[] = {
+	{ .name = "listen", .kind = &k_listen, FIELD(metrics_listen), .def = "127.0.0.1:9464",
+	  .hint = "IPV4:PORT or [IPV6]:PORT, PORT 1-65535" },
+};
+static const struct cfg_section metrics_section = SECTION("metrics", metrics_keys);
 
 /* A mapping, or a switch: off/false/no turn the endpoint off, on/true/yes keep the default. */
 static void load_metrics(struct load *ld, const yaml_node_t *n)
 {
-	static const char *const off[] = { "off", "false", "no", "Off", "False", "No", "OFF",
-					   "FALSE", "NO" };
-	static const char *const on[] = { "on", "true", "yes", "On", "True", "Yes", "ON",
-					  "TRUE", "YES" };
-	struct sl_cfg *cfg = ld->cfg;
-	yaml_node_t *keys[M_NR], *vals[M_NR];
-	const char *s;
-	size_t i;
-
-	if (n->type == YAML_SCALAR_NODE) {
-		for (i = 0; i < ARRAY_SIZE(off); i++) {
-			if (!strcmp(sval(n), off[i])) {
-				cfg->metrics = false;
-				return;
-			}
-			if (!strcmp(sval(n), on[i]))
-				return;
-		}
-	}
+	if (n->type == YAML_SCALAR_NODE && !parse_switch(NULL, sval(n), &ld->cfg->metrics))
+		return;
 	if (n->type == YAML_SCALAR_NODE && !is_null(n)) {
 		err_at(ld, n->start_mark,
 		       "metrics must be a mapping ({ listen: HOST:PORT }) or off, not \"%s\"",
 		       sval(n));
 		return;
 	}
-	if (!mapping(ld, n, "metrics", metrics_keys, M_NR, keys, vals) || !vals[M_LISTEN])
-		return;
-	s = scalar(ld, vals[M_LISTEN], "listen");
-	if (!s)
-		return;
-	if (strlen(s) >= sizeof(cfg->metrics_listen) || !valid_listen(s))
-		err_at(ld, vals[M_LISTEN]->start_mark,
-		       "invalid listen \"%s\" (IPV4:PORT or [IPV6]:PORT, PORT 1-65535)", s);
+	load_section(ld, &metrics_section, n, ld->cfg);
+}
+
+/* Where the endpoint listens, or null when it is off. */
+static void print_metrics(const struct cfg_key *k, const void *base)
+{
+	const struct sl_cfg *cfg = base;
+
+	if (cfg->metrics)
+		print_str(JSON(k), NULL, cfg->metrics_listen);
 	else
-		strcpy(cfg->metrics_listen, s);
-}
-
-/* A duration in milliseconds: 500ms, 10s, 1m, 1h. */
-static int parse_duration_ms(const char *s, uint64_t *out)
-{
-	static const struct {
-		const char *unit;
-		uint64_t ms;
-	} units[] = { { "ms", 1 }, { "s", 1000 }, { "m", 60000 }, { "h", 3600000 } };
-	char digits[21];
-	uint64_t v;
-	size_t n = strspn(s, "0123456789"), i;
-
-	if (!n || n >= sizeof(digits))
-		return -EINVAL;
-	memcpy(digits, s, n);
-	digits[n] = '\0';
-	if (parse_u64(digits, 0, UINT32_MAX, &v))
-		return -ERANGE;
-	for (i = 0; i < ARRAY_SIZE(units); i++) {
-		if (strcmp(s + n, units[i].unit))
-			continue;
-		*out = v * units[i].ms;
-		return 0;
-	}
-	return -EINVAL;
-}
-
-/* A duration in whole seconds: 10s, 1m, 1h, 2000ms. */
-static int parse_duration_s(const char *s, uint64_t *out)
-{
-	uint64_t ms;
-	int err = parse_duration_ms(s, &ms);
-
-	if (err)
-		return err;
-	if (ms % 1000)
-		return -EINVAL;
-	*out = ms / 1000;
-	return 0;
-}
-
-enum { E_INTERVAL, E_LINES, E_NR };
-static const char *const events_keys[E_NR] = { "interval", "lines" };
-
-static void load_events(struct load *ld, const yaml_node_t *n)
-{
-	yaml_node_t *keys[E_NR], *vals[E_NR];
-	const char *s;
-	uint64_t v;
-
-	if (!mapping(ld, n, "events", events_keys, E_NR, keys, vals))
-		return;
-	if (vals[E_INTERVAL] && (s = scalar(ld, vals[E_INTERVAL], "interval"))) {
-		if (parse_duration_s(s, &v) || v < 1 || v > CFG_MAX_INTERVAL)
-			err_at(ld, vals[E_INTERVAL]->start_mark,
-			       "invalid interval \"%s\" (whole seconds from 1s to 24h: 10s, 1m, "
-			       "2000ms)", s);
-		else
-			ld->cfg->event_interval_s = v;
-	}
-	if (vals[E_LINES] && (s = scalar(ld, vals[E_LINES], "lines"))) {
-		if (parse_u64(s, 0, CFG_MAX_LINES, &v))
-			err_at(ld, vals[E_LINES]->start_mark, "invalid lines \"%s\" (0 to %d)", s,
-			       CFG_MAX_LINES);
-		else
-			ld->cfg->event_lines = v;
-	}
+		print_null(JSON(k), NULL);
 }
 
 /* ---- shedding and reserved capacity ---- */
 
-/* A fraction: 0.2, or a percentage: 20%. */
-static int parse_fraction(const char *s, double *out)
+static bool sig_cpu(struct load *ld, const yaml_node_t *v, struct sl_cfg_signal *sig)
 {
-	char *end;
-	double v;
+	const char *s = scalar(ld, v, "cpu");
 
-	errno = 0;
-	v = strtod(s, &end);
-	if (errno || end == s)
-		return -EINVAL;
-	if (*end == '%' && !end[1])
-		v /= 100;
-	else if (*end)
-		return -EINVAL;
-	if (!(v >= 0 && v <= 1))
-		return -ERANGE;
-	*out = v;
-	return 0;
+	(void)sig;
+	if (!s)
+		return false;
+	if (strcmp(s, "true") && strcmp(s, "yes") && strcmp(s, "on")) {
+		if (strcmp(s, "false") && strcmp(s, "no") && strcmp(s, "off"))
+			err_at(ld, v->start_mark, "invalid cpu \"%s\" (true or false)", s);
+		return false;	/* switched off: not a signal */
+	}
+	return true;
 }
+
+static void print_sig_cpu(const char *json, const struct sl_cfg_signal *sig)
+{
+	(void)sig;
+	print_bool(json, NULL, true);
+}
+
+static bool sig_psi(struct load *ld, const yaml_node_t *v, struct sl_cfg_signal *sig)
+{
+	const char *s = scalar(ld, v, "psi");
+
+	if (!s)
+		return false;
+	if (strcmp(s, "cpu") && strcmp(s, "io") && strcmp(s, "memory")) {
+		err_at(ld, v->start_mark, "invalid psi \"%s\" (cpu, io or memory)", s);
+		return false;
+	}
+	strcpy(sig->arg, s);
+	return true;
+}
+
+static void print_sig_arg(const char *json, const struct sl_cfg_signal *sig)
+{
+	print_str(json, NULL, sig->arg);
+}
+
+/* A port, or a list of them. */
+static bool sig_accept_queue(struct load *ld, const yaml_node_t *v, struct sl_cfg_signal *sig)
+{
+	yaml_node_item_t *it = NULL, *end = NULL;
+	const char *s;
+
+	if (v->type == YAML_SCALAR_NODE) {
+		uint64_t port;
+
+		if (parse_u64(sval(v), 1, 65535, &port)) {
+			err_at(ld, v->start_mark, "invalid port \"%s\"", sval(v));
+			return false;
+		}
+		sig->ports[sig->nr_ports++] = port;
+	} else if (!list(ld, v, "accept-queue", &it, &end)) {
+		return false;
+	}
+	for (; it && it < end; it++) {
+		const yaml_node_t *pn = node(ld, *it);
+		uint64_t port;
+
+		if (!pn || !(s = scalar(ld, pn, "a port")))
+			continue;
+		if (parse_u64(s, 1, 65535, &port)) {
+			err_at(ld, pn->start_mark, "invalid port \"%s\"", s);
+			continue;
+		}
+		if (sig->nr_ports == SL_MAX_PORTS) {
+			err_at(ld, pn->start_mark, "too many ports (at most %d)", SL_MAX_PORTS);
+			break;
+		}
+		sig->ports[sig->nr_ports++] = port;
+	}
+	if (!sig->nr_ports) {
+		err_at(ld, v->start_mark, "accept-queue needs at least one port");
+		return false;
+	}
+	return true;
+}
+
+static void print_sig_ports(const char *json, const struct sl_cfg_signal *sig)
+{
+	int i;
+
+	open_array(json);
+	for (i = 0; i < sig->nr_ports; i++)
+		print_u64(NULL, NULL, sig->ports[i]);
+	close_array();
+}
+
+static bool sig_file(struct load *ld, const yaml_node_t *v, struct sl_cfg_signal *sig)
+{
+	const char *s = scalar(ld, v, "file");
+	char *path;
+
+	if (!s)
+		return false;
+	path = resolve(ld, s);
+	if (!path || strlen(path) >= sizeof(sig->arg)) {
+		err_at(ld, v->start_mark, "invalid file \"%s\"", s);
+		free(path);
+		return false;
+	}
+	strcpy(sig->arg, path);
+	free(path);
+	return true;
+}
+
+/* The signals of shedding, each a mapping of one key, by enum sl_signal_type. */
+static const struct cfg_signal {
+	const char *name;
+	const char *example;	/* in errors */
+	/* Reads v into sig: false when it is no signal (reported, or switched off). */
+	bool (*load)(struct load *ld, const yaml_node_t *v, struct sl_cfg_signal *sig);
+	void (*print)(const char *json, const struct sl_cfg_signal *sig);
+} signals[] = {
+	[SL_SIG_CPU] = { .name = "cpu", "{ cpu: true }", sig_cpu, print_sig_cpu },
+	[SL_SIG_PSI] = { .name = "psi", "{ psi: cpu }", sig_psi, print_sig_arg },
+	[SL_SIG_ACCEPTQ] = { .name = "accept-queue", "{ accept-queue: [PORT, ...] }",
+			     sig_accept_queue, print_sig_ports },
+	[SL_SIG_FILE] = { .name = "file", "{ file: PATH }", sig_file, print_sig_arg },
+};
 
 static void load_signal(struct load *ld, const yaml_node_t *n)
 {
 	struct sl_cfg_shed *sh = &ld->cfg->shed;
 	struct sl_cfg_signal *sig;
 	const yaml_node_t *k, *v;
-	const char *name, *s;
+	char names[128] = "", examples[256] = "";
+	size_t i;
 
+	for (i = 0; i < ARRAY_SIZE(signals); i++) {
+		snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s",
+			 i ? ", " : "", signals[i].name);
+		snprintf(examples + strlen(examples), sizeof(examples) - strlen(examples), "%s%s",
+			 i ? ", " : "", signals[i].example);
+	}
 	if (n->type != YAML_MAPPING_NODE ||
 	    n->data.mapping.pairs.top - n->data.mapping.pairs.start != 1) {
-		err_at(ld, n->start_mark, "a signal is one of { cpu: true }, { psi: cpu }, "
-		       "{ accept-queue: [PORT, ...] }, { file: PATH }");
+		err_at(ld, n->start_mark, "a signal is one of %s", examples);
 		return;
 	}
 	k = node(ld, n->data.mapping.pairs.start->key);
@@ -1087,170 +1561,25 @@ static void load_signal(struct load *ld, const yaml_node_t *n)
 		err_at(ld, n->start_mark, "too many signals (at most %d)", SLUICE_MAX_SIGNALS);
 		return;
 	}
+	for (i = 0; i < ARRAY_SIZE(signals); i++)
+		if (!strcmp(sval(k), signals[i].name))
+			break;
+	if (i == ARRAY_SIZE(signals)) {
+		err_at(ld, k->start_mark, "unknown signal \"%s\" (%s)", sval(k), names);
+		return;
+	}
 	sig = &sh->signals[sh->nr_signals];
 	memset(sig, 0, sizeof(*sig));
-	name = sval(k);
-	if (!strcmp(name, "cpu")) {
-		if (!(s = scalar(ld, v, "cpu")))
-			return;
-		if (strcmp(s, "true") && strcmp(s, "yes") && strcmp(s, "on")) {
-			if (strcmp(s, "false") && strcmp(s, "no") && strcmp(s, "off"))
-				err_at(ld, v->start_mark, "invalid cpu \"%s\" (true or false)", s);
-			return;	/* switched off: not a signal */
-		}
-		sig->type = SL_SIG_CPU;
-	} else if (!strcmp(name, "psi")) {
-		if (!(s = scalar(ld, v, "psi")))
-			return;
-		if (strcmp(s, "cpu") && strcmp(s, "io") && strcmp(s, "memory")) {
-			err_at(ld, v->start_mark, "invalid psi \"%s\" (cpu, io or memory)", s);
-			return;
-		}
-		sig->type = SL_SIG_PSI;
-		strcpy(sig->arg, s);
-	} else if (!strcmp(name, "accept-queue")) {
-		yaml_node_item_t *it, *end;
-
-		sig->type = SL_SIG_ACCEPTQ;
-		if (v->type == YAML_SCALAR_NODE) {
-			/* a single port */
-			it = NULL;
-			end = NULL;
-		} else if (!list(ld, v, "accept-queue", &it, &end)) {
-			return;
-		}
-		if (v->type == YAML_SCALAR_NODE) {
-			uint64_t port;
-
-			if (parse_u64(sval(v), 1, 65535, &port)) {
-				err_at(ld, v->start_mark, "invalid port \"%s\"", sval(v));
-				return;
-			}
-			sig->ports[sig->nr_ports++] = port;
-		}
-		for (; it && it < end; it++) {
-			const yaml_node_t *pn = node(ld, *it);
-			uint64_t port;
-
-			if (!pn || !(s = scalar(ld, pn, "a port")))
-				continue;
-			if (parse_u64(s, 1, 65535, &port)) {
-				err_at(ld, pn->start_mark, "invalid port \"%s\"", s);
-				continue;
-			}
-			if (sig->nr_ports == SL_MAX_PORTS) {
-				err_at(ld, pn->start_mark, "too many ports (at most %d)", SL_MAX_PORTS);
-				break;
-			}
-			sig->ports[sig->nr_ports++] = port;
-		}
-		if (!sig->nr_ports) {
-			err_at(ld, v->start_mark, "accept-queue needs at least one port");
-			return;
-		}
-	} else if (!strcmp(name, "file")) {
-		char *path;
-
-		if (!(s = scalar(ld, v, "file")))
-			return;
-		path = resolve(ld, s);
-		if (!path || strlen(path) >= sizeof(sig->arg)) {
-			err_at(ld, v->start_mark, "invalid file \"%s\"", s);
-			free(path);
-			return;
-		}
-		sig->type = SL_SIG_FILE;
-		strcpy(sig->arg, path);
-		free(path);
-	} else {
-		err_at(ld, k->start_mark, "unknown signal \"%s\" (cpu, psi, accept-queue, file)",
-		       name);
-		return;
-	}
-	sh->nr_signals++;
+	sig->type = i;
+	if (signals[i].load(ld, v, sig))
+		sh->nr_signals++;
 }
 
-enum { C_GOOD, C_BAD, C_DELAY, C_RAMP, C_NR };
-static const char *const curve_keys[C_NR] = { "good", "bad", "delay", "ramp" };
-
-static void load_curve(struct load *ld, const yaml_node_t *n)
+static void load_signals(struct load *ld, const yaml_node_t *n)
 {
-	struct sl_curve *c = &ld->cfg->shed.curve;
-	yaml_node_t *keys[C_NR], *vals[C_NR];
-	const char *s;
-	uint64_t ms;
-	int i;
-
-	if (!mapping(ld, n, "curve", curve_keys, C_NR, keys, vals))
-		return;
-	for (i = C_GOOD; i <= C_BAD; i++) {
-		double v;
-
-		if (!vals[i] || !(s = scalar(ld, vals[i], curve_keys[i])))
-			continue;
-		if (parse_fraction(s, &v)) {
-			err_at(ld, vals[i]->start_mark, "invalid %s \"%s\" (a utilization 0..1)",
-			       curve_keys[i], s);
-			continue;
-		}
-		if (i == C_GOOD)
-			c->good = v;
-		else
-			c->bad = v;
-	}
-	for (i = C_DELAY; i <= C_RAMP; i++) {
-		if (!vals[i] || !(s = scalar(ld, vals[i], curve_keys[i])))
-			continue;
-		if (parse_duration_ms(s, &ms) || ms == 0 || ms > CFG_MAX_INTERVAL * 1000ULL) {
-			err_at(ld, vals[i]->start_mark, "invalid %s \"%s\" (a duration: 500ms, 28s, "
-			       "2m; more than 0)", curve_keys[i], s);
-			continue;
-		}
-		if (i == C_DELAY)
-			c->delay_s = ms / 1000.0;
-		else
-			c->ramp_s = ms / 1000.0;
-	}
-	if (!(c->good > 0 && c->good <= c->bad && c->bad <= 1))
-		err_at(ld, n->start_mark, "curve needs 0 < good <= bad <= 1 (good %g, bad %g)",
-		       c->good, c->bad);
-}
-
-enum { S_INTERVAL, S_SIGNALS, S_CURVE, S_DEFAULT_CLASS, S_NR };
-static const char *const shed_keys[S_NR] = { "interval", "signals", "curve", "default-class" };
-
-static void load_shedding(struct load *ld, const yaml_node_t *n)
-{
-	struct sl_cfg_shed *sh = &ld->cfg->shed;
-	yaml_node_t *keys[S_NR], *vals[S_NR];
 	yaml_node_item_t *it, *end;
-	const char *s;
-	uint64_t v;
 
-	sh->on = true;
-	if (!mapping(ld, n, "shedding", shed_keys, S_NR, keys, vals))
-		return;
-	if (vals[S_INTERVAL] && (s = scalar(ld, vals[S_INTERVAL], "interval"))) {
-		if (parse_duration_ms(s, &v) || v < 10 || v > 60000)
-			err_at(ld, vals[S_INTERVAL]->start_mark,
-			       "invalid interval \"%s\" (10ms to 1m: 250ms, 1s)", s);
-		else
-			sh->interval_ms = v;
-	}
-	if (vals[S_CURVE])
-		load_curve(ld, vals[S_CURVE]);
-	if (vals[S_DEFAULT_CLASS] && (s = scalar(ld, vals[S_DEFAULT_CLASS], "default-class"))) {
-		if (parse_u64(s, 0, SLUICE_MAX_CLASS, &v))
-			err_at(ld, vals[S_DEFAULT_CLASS]->start_mark,
-			       "invalid default-class \"%s\" (0 critical .. %d)", s, SLUICE_MAX_CLASS);
-		else
-			sh->default_class = v;
-	}
-	if (!vals[S_SIGNALS]) {
-		err_at(ld, n->start_mark, "shedding needs signals: [ { cpu: true }, ... ]");
-		return;
-	}
-	if (!list(ld, vals[S_SIGNALS], "signals", &it, &end))
+	if (!list(ld, n, "signals", &it, &end))
 		return;
 	for (; it < end; it++) {
 		const yaml_node_t *sn = node(ld, *it);
@@ -1260,8 +1589,85 @@ static void load_shedding(struct load *ld, const yaml_node_t *n)
 	}
 }
 
-enum { P_RATE, P_RESERVE, P_NR };
-static const char *const capacity_keys[P_NR] = { "rate", "reserve" };
+/* [ { "cpu": true }, { "accept_queue": [ 53, 443 ] } ] */
+static void print_signals(const struct cfg_key *k, const void *base)
+{
+	const struct sl_cfg_shed *sh = &((const struct sl_cfg *)base)->shed;
+	char json[32];
+	int i;
+
+	open_array(JSON(k));
+	for (i = 0; i < sh->nr_signals; i++) {
+		const struct cfg_signal *t = &signals[sh->signals[i].type % ARRAY_SIZE(signals)];
+
+		open_object(NULL);
+		t->print(underscored(t->name, json, sizeof(json)), &sh->signals[i]);
+		close_object();
+	}
+	close_array();
+}
+
+static void check_curve(struct load *ld, const yaml_node_t *n, yaml_node_t *const *vals)
+{
+	const struct sl_curve *c = &ld->cfg->shed.curve;
+
+	(void)vals;
+	if (!(c->good > 0 && c->good <= c->bad && c->bad <= 1))
+		err_at(ld, n->start_mark, "curve needs 0 < good <= bad <= 1 (good %g, bad %g)",
+		       c->good, c->bad);
+}
+
+/* The curve's defaults are the shedding math's own. */
+static const struct sl_curve curve_default = SL_CURVE_DEFAULT;
+#define DURATION_HINT "a duration: 500ms, 28s, 2m; more than 0"
+
+static const struct cfg_key curve_keys[] = {
+	{ .name = "good", .kind = &k_fraction, FIELD(shed.curve.good),
+	  .defp = &curve_default.good, .hint = "a utilization 0..1" },
+	{ .name = "bad", .kind = &k_fraction, FIELD(shed.curve.bad),
+	  .defp = &curve_default.bad, .hint = "a utilization 0..1" },
+	{ .name = "delay", .kind = &k_ms_as_s, FIELD(shed.curve.delay_s), .json = "delay_s",
+	  .min = 1, .max = CFG_MAX_INTERVAL * 1000ULL, .defp = &curve_default.delay_s,
+	  .hint = DURATION_HINT },
+	{ .name = "ramp", .kind = &k_ms_as_s, FIELD(shed.curve.ramp_s), .json = "ramp_s",
+	  .min = 1, .max = CFG_MAX_INTERVAL * 1000ULL, .defp = &curve_default.ramp_s,
+	  .hint = DURATION_HINT },
+};
+static const struct cfg_section curve_section = {
+	"curve", curve_keys, ARRAY_SIZE(curve_keys), check_curve
+};
+
+static const struct cfg_key shed_keys[] = {
+	{ .name = "interval", .kind = &k_ms, FIELD(shed.interval_ms), .json = "interval_ms",
+	  .min = 10, .max = 60000, .def = "1s", .hint = "10ms to 1m: 250ms, 1s" },
+	{ .name = "signals", .load = load_signals, .print = print_signals,
+	  .need = "shedding needs signals: [ { cpu: true }, ... ]" },
+	{ .name = "curve", .sub = &curve_section },
+	{ .name = "default-class", .kind = &k_uint, FIELD(shed.default_class),
+	  .max = SLUICE_MAX_CLASS, .def = STR(SLUICE_MAX_CLASS),
+	  .hint = "0 critical .. " STR(SLUICE_MAX_CLASS) },
+};
+static const struct cfg_section shed_section = SECTION("shedding", shed_keys);
+
+static void load_shedding(struct load *ld, const yaml_node_t *n)
+{
+	ld->cfg->shed.on = true;
+	load_section(ld, &shed_section, n, ld->cfg);
+}
+
+/* The controller's settings, or null without a shedding section. */
+static void print_shedding(const struct cfg_key *k, const void *base)
+{
+	const struct sl_cfg *cfg = base;
+
+	if (!cfg->shed.on) {
+		print_null(JSON(k), NULL);
+		return;
+	}
+	open_object(JSON(k));
+	print_section(&shed_section, base);
+	close_object();
+}
 
 static void capacity_rate(struct load *ld, const yaml_node_t *n)
 {
@@ -1282,42 +1688,123 @@ static void capacity_rate(struct load *ld, const yaml_node_t *n)
 	cap->rate[cost] = rate;
 }
 
-static void load_capacity(struct load *ld, const yaml_node_t *n)
+/* A rate, or a list of them: one in packets, one in bytes (or bits). */
+static void load_capacity_rate(struct load *ld, const yaml_node_t *n)
 {
-	struct sl_cfg_capacity *cap = &ld->cfg->capacity;
-	yaml_node_t *keys[P_NR], *vals[P_NR];
-	const char *s;
+	yaml_node_item_t *it, *end;
 
-	if (!mapping(ld, n, "capacity", capacity_keys, P_NR, keys, vals))
+	if (n->type != YAML_SEQUENCE_NODE) {
+		capacity_rate(ld, n);
 		return;
-	if (vals[P_RATE] && vals[P_RATE]->type == YAML_SEQUENCE_NODE) {
-		yaml_node_item_t *it, *end;
-
-		list(ld, vals[P_RATE], "rate", &it, &end);
-		for (; it < end; it++)
-			if (node(ld, *it))
-				capacity_rate(ld, node(ld, *it));
-	} else if (vals[P_RATE]) {
-		capacity_rate(ld, vals[P_RATE]);
 	}
+	list(ld, n, "rate", &it, &end);
+	for (; it < end; it++)
+		if (node(ld, *it))
+			capacity_rate(ld, node(ld, *it));
+}
+
+static void print_capacity_rate(const struct cfg_key *k, const void *base)
+{
+	const struct sl_cfg_capacity *cap = &((const struct sl_cfg *)base)->capacity;
+	char buf[48];
+	int cost;
+
+	open_array(JSON(k));
+	for (cost = SLUICE_COST_PKT; cost <= SLUICE_COST_BYTE; cost++) {
+		if (!cap->rate[cost])
+			continue;
+		format_rate(cap->rate[cost], cost, buf, sizeof(buf));
+		print_str(NULL, NULL, buf);
+	}
+	close_array();
+}
+
+static void check_capacity(struct load *ld, const yaml_node_t *n, yaml_node_t *const *vals)
+{
+	const struct sl_cfg_capacity *cap = &ld->cfg->capacity;
+
+	(void)vals;
 	if (!cap->rate[0] && !cap->rate[1])
 		err_at(ld, n->start_mark, "capacity needs a rate: 1mpps, 10gbit, or both as a list");
-	if (vals[P_RESERVE] && (s = scalar(ld, vals[P_RESERVE], "reserve"))) {
-		if (parse_fraction(s, &cap->reserve) || cap->reserve >= 1)
-			err_at(ld, vals[P_RESERVE]->start_mark,
-			       "invalid reserve \"%s\" (20%%, or 0.2; below 100%%)", s);
+}
+
+static const struct cfg_key capacity_keys[] = {
+	{ .name = "rate", .load = load_capacity_rate, .print = print_capacity_rate },
+	{ .name = "reserve", .kind = &k_share, FIELD(capacity.reserve), .def = "20%",
+	  .hint = "20%, or 0.2; below 100%" },
+};
+static const struct cfg_section capacity_section = {
+	"capacity", capacity_keys, ARRAY_SIZE(capacity_keys), check_capacity
+};
+
+/* The capacity and its reserve, or null without a capacity section. */
+static void print_capacity(const struct cfg_key *k, const void *base)
+{
+	const struct sl_cfg_capacity *cap = &((const struct sl_cfg *)base)->capacity;
+
+	if (!cap->rate[0] && !cap->rate[1]) {
+		print_null(JSON(k), NULL);
+		return;
 	}
+	open_object(JSON(k));
+	print_section(&capacity_section, base);
+	close_object();
 }
 
 /* ---- the whole file ---- */
 
-enum {
-	K_INTERFACES, K_RULES, K_DENY, K_ALLOW, K_DENY_FILES, K_TABLES, K_FAIL, K_MALFORMED,
-	K_METRICS, K_EVENTS, K_SHEDDING, K_CAPACITY, K_NR
+static void print_rules(const struct cfg_key *k, const void *base)
+{
+	const struct sl_cfg *cfg = base;
+	__u32 i;
+
+	open_array(JSON(k));
+	for (i = 0; i < cfg->rules->nr_rules; i++)
+		sl_rule_print(cfg->rules, i);
+	close_array();
+}
+
+static const struct cfg_key tables_keys[] = {
+	{ .name = "keys", .kind = &k_uint, FIELD(keys), .min = 1, .max = CFG_MAX_KEYS },
 };
-static const char *const top_keys[K_NR] = {
-	"interfaces", "rules", "deny", "allow", "deny-files", "tables", "fail", "malformed",
-	"metrics", "events", "shedding", "capacity",
+static const struct cfg_section tables_section = SECTION("tables", tables_keys);
+
+static const struct cfg_key events_keys[] = {
+	{ .name = "interval", .kind = &k_seconds, FIELD(event_interval_s), .json = "interval_s",
+	  .min = 1000, .max = CFG_MAX_INTERVAL * 1000ULL, .def = "10s",
+	  .hint = "whole seconds from 1s to 24h: 10s, 1m, 2000ms" },
+	{ .name = "lines", .kind = &k_uint, FIELD(event_lines), .max = CFG_MAX_LINES,
+	  .def = "20" },
+};
+static const struct cfg_section events_section = SECTION("events", events_keys);
+
+static const char *const fail_words[] = { "open", "closed" };
+static const char *const malformed_words[] = { "drop", "pass" };
+
+static void check_top(struct load *ld, const yaml_node_t *n, yaml_node_t *const *vals);
+
+/* The top level of the file, in the order check -j prints it. */
+static const struct cfg_key top_keys[] = {
+	{ .name = "interfaces", .load = load_ifaces, .print = print_ifaces },
+	{ .name = "rules", .load = load_rules, .print = print_rules },
+	/* deny and allow print how many prefixes they hold, deny files' included */
+	{ .name = "deny", .load = load_deny, .kind = &k_uint, FIELD(nr_deny) },
+	{ .name = "allow", .load = load_allow, .kind = &k_uint, FIELD(nr_allow) },
+	{ .name = "deny-files", .load = load_deny_files, .print = print_deny_files },
+	{ .name = "tables", .sub = &tables_section },
+	{ .name = "fail", .kind = &k_choice, FIELD(fail_closed), .words = fail_words,
+	  .max = ARRAY_SIZE(fail_words), .def = "open" },
+	{ .name = "malformed", .kind = &k_choice, FIELD(malformed_pass),
+	  .words = malformed_words, .max = ARRAY_SIZE(malformed_words), .def = "drop" },
+	{ .name = "metrics", .load = load_metrics, .print = print_metrics, .sub = &metrics_section,
+	  .kind = &k_switch, FIELD(metrics), .def = "on" },
+	{ .name = "events", .sub = &events_section },
+	{ .name = "shedding", .load = load_shedding, .print = print_shedding,
+	  .sub = &shed_section },
+	{ .name = "capacity", .print = print_capacity, .sub = &capacity_section },
+};
+static const struct cfg_section top_section = {
+	"the top level", top_keys, ARRAY_SIZE(top_keys), check_top
 };
 
 /* The data path holds SLUICE_LIST_MAX prefixes per family and list. */
@@ -1335,46 +1822,24 @@ static void check_list_sizes(struct load *ld, const yaml_node_t *where, const ch
 	}
 }
 
+static void check_top(struct load *ld, const yaml_node_t *n, yaml_node_t *const *vals)
+{
+	const yaml_node_t *deny = vals[key_index(&top_section, "deny")];
+	const yaml_node_t *allow = vals[key_index(&top_section, "allow")];
+	struct sl_cfg *cfg = ld->cfg;
+
+	check_list_sizes(ld, deny ? deny : n, "deny", cfg->deny, cfg->nr_deny);
+	check_list_sizes(ld, allow ? allow : n, "allow", cfg->allow, cfg->nr_allow);
+}
+
 static void load_top(struct load *ld, const yaml_node_t *root)
 {
-	struct sl_cfg *cfg = ld->cfg;
-	yaml_node_t *keys[K_NR], *vals[K_NR];
-
 	if (root->type != YAML_MAPPING_NODE) {
 		err_at(ld, root->start_mark, "the top level must be a mapping, not %s",
 		       kind(root));
 		return;
 	}
-	mapping(ld, root, "the top level", top_keys, K_NR, keys, vals);
-	if (vals[K_INTERFACES])
-		load_ifaces(ld, vals[K_INTERFACES]);
-	if (vals[K_RULES])
-		load_rules(ld, vals[K_RULES]);
-	if (vals[K_DENY])
-		load_cidrs(ld, vals[K_DENY], "deny", &cfg->deny, &cfg->nr_deny, &ld->cap_deny);
-	if (vals[K_ALLOW])
-		load_cidrs(ld, vals[K_ALLOW], "allow", &cfg->allow, &cfg->nr_allow,
-			   &ld->cap_allow);
-	if (vals[K_DENY_FILES])
-		load_deny_files(ld, vals[K_DENY_FILES]);
-	if (vals[K_TABLES])
-		load_tables(ld, vals[K_TABLES]);
-	if (vals[K_FAIL])
-		choice(ld, vals[K_FAIL], "fail", "open", "closed", &cfg->fail_closed);
-	if (vals[K_MALFORMED])
-		choice(ld, vals[K_MALFORMED], "malformed", "drop", "pass", &cfg->malformed_pass);
-	if (vals[K_METRICS])
-		load_metrics(ld, vals[K_METRICS]);
-	if (vals[K_EVENTS])
-		load_events(ld, vals[K_EVENTS]);
-	if (vals[K_SHEDDING])
-		load_shedding(ld, vals[K_SHEDDING]);
-	if (vals[K_CAPACITY])
-		load_capacity(ld, vals[K_CAPACITY]);
-	check_list_sizes(ld, vals[K_DENY] ? vals[K_DENY] : root, "deny", cfg->deny,
-			 cfg->nr_deny);
-	check_list_sizes(ld, vals[K_ALLOW] ? vals[K_ALLOW] : root, "allow", cfg->allow,
-			 cfg->nr_allow);
+	load_section(ld, &top_section, root, ld->cfg);
 }
 
 /* The whole file in memory; a reader error then has a line to point at. */
@@ -1493,14 +1958,7 @@ static int load(const char *path, struct sl_cfg *cfg, struct load *ld)
 	}
 	ld->dir = strdup(dirname(dir));
 	free(dir);
-	cfg->metrics = true;
-	strcpy(cfg->metrics_listen, CFG_DEFAULT_LISTEN);
-	cfg->event_interval_s = CFG_DEFAULT_INTERVAL;
-	cfg->event_lines = CFG_DEFAULT_LINES;
-	cfg->shed.interval_ms = 1000;
-	cfg->shed.curve = (struct sl_curve)SL_CURVE_DEFAULT;
-	cfg->shed.default_class = SLUICE_MAX_CLASS;
-	cfg->capacity.reserve = 0.2;
+	section_defaults(&top_section, cfg);
 
 	if (!ld->dir || !yaml_parser_initialize(&parser)) {
 		err = -ENOMEM;
@@ -1586,39 +2044,10 @@ static void usage_check(void)
 		"Interfaces named in the file need not exist here.\n");
 }
 
+/* Every key of the file, from the schema: what it says, or its default. */
 static void print_cfg(const struct sl_cfg *cfg)
 {
-	int i;
-
-	open_array("rules");
-	for (i = 0; i < (int)cfg->rules->nr_rules; i++)
-		sl_rule_print(cfg->rules, i);
-	close_array();
-	open_array("interfaces");
-	for (i = 0; i < cfg->nr_ifaces; i++) {
-		open_object(NULL);
-		print_str("name", NULL, cfg->ifaces[i].name);
-		print_str("mode", NULL, sl_mode_names[cfg->ifaces[i].mode]);
-		close_object();
-	}
-	close_array();
-	print_u64("deny", NULL, cfg->nr_deny);
-	print_u64("allow", NULL, cfg->nr_allow);
-	open_array("deny_files");
-	for (i = 0; i < cfg->nr_deny_files; i++)
-		print_str(NULL, NULL, cfg->deny_files[i]);
-	close_array();
-	print_u64("keys", NULL, cfg->keys);
-	print_str("fail", NULL, cfg->fail_closed ? "closed" : "open");
-	print_str("malformed", NULL, cfg->malformed_pass ? "pass" : "drop");
-	if (cfg->metrics)
-		print_str("metrics", NULL, cfg->metrics_listen);
-	else
-		print_null("metrics", NULL);
-	open_object("events");
-	print_u64("interval_s", NULL, cfg->event_interval_s);
-	print_u64("lines", NULL, cfg->event_lines);
-	close_object();
+	print_section(&top_section, cfg);
 }
 
 int do_check(int argc, char **argv)

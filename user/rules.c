@@ -21,31 +21,19 @@
 #include "sluice_user.h"
 #include "sluice_limiter.h"
 
-static void usage_rule(void)
-{
-	fprintf(sl_usage_out(),
-		"Usage: sluice rule add NAME [MATCH...] LIMIT [LIMIT...] [action drop|dry-run]\n"
-		"LIMIT := limit RATE [burst N] [per KEY] [algo ALGO] | conns N [per KEY]\n"
-		"       sluice rule del NAME\n"
-		"       sluice rule list\n"
-		"MATCH := family ipv4|ipv6 | proto tcp|udp|icmp|icmpv6|NUM | dport P[-Q]\n"
-		"       | src CIDR | tcp-flags syn|FLAGS[/MASK] | icmp-type N\n"
-		"       | class N      priority class for shedding: 0 critical (default) .. 3\n"
-		"RATE  := N{pps,kpps,mpps} | N{bit,kbit,mbit,gbit} | N{byte,kbyte,mbyte,gbyte}\n"
-		"         per second, or N[byte-unit]/{s,min,h,day}: 10/s, 100/min, 64kbyte/h;\n"
-		"         bit and byte rates cost the packet's IP length\n"
-		"algo  := token-bucket     (the default: GCRA, exact)\n"
-		"       | fixed-window     (cheap, up to 2x across a window edge)\n"
-		"       | sliding-window   (the previous window weighted by overlap)\n"
-		"conns N [per KEY]   at most N established TCP connections per source\n"
-		"         (proto tcp rules); a SYN from a source at its cap is dropped\n"
-		"burst := packets (or bytes) admitted at once; default one second of RATE\n"
-		"KEY   := src[/LEN] [src6/LEN]   one bucket per source prefix (default /32, /64)\n"
-		"       | all                    one bucket for the whole rule\n"
-		"Up to %d rules of up to %d limits; a packet passes only if every limit of\n"
-		"every matching rule admits it, and only then is it charged.\n",
-		SLUICE_MAX_RULES, SLUICE_MAX_LIMITS);
-}
+/* The state of one rule being read, keyword by keyword. */
+struct sl_rule_parser {
+	int argc;
+	char **argv;
+	int i;				/* the keyword being read: argv[i] */
+	struct sluice_rule *r;
+	const char *name;
+	struct sl_perr *pe;
+	struct sluice_limit *l;		/* the limit being read; NULL before the first */
+	int limit_word;			/* its value's word, where its own errors point */
+	bool burst_set;
+	unsigned int seen_rule, seen_limit;	/* keywords given, by their place in the table */
+};
 
 /* Record an error about argv[word] (-1: the rule as a whole). */
 static int perr(struct sl_perr *pe, int word, int err, const char *fmt, ...)
@@ -65,6 +53,10 @@ static int bad(struct sl_perr *pe, int word, const char *what, const char *val)
 {
 	return perr(pe, word, -EINVAL, "invalid %s \"%s\"", what, val);
 }
+
+/* The value of the keyword being read, and its word. */
+#define VAL(p) ((p)->argv[(p)->i + 1])
+#define AT(p) ((p)->i + 1)
 
 static const char *const algo_names[] = {
 	[SLUICE_ALGO_GCRA] = "token-bucket",
@@ -129,14 +121,284 @@ static int limit_finish(struct sluice_limit *l, bool burst_set, struct sl_perr *
 	return 0;
 }
 
-/* Parse "per" keys after argv[*i]; leaves *i on the last word used. */
-static int parse_per(int argc, char **argv, int *i, struct sluice_limit *l, struct sl_perr *pe)
+/* The limit being read is complete: fill it in, or say what is wrong with it. */
+static int limit_end(struct sl_rule_parser *p)
 {
-	bool any = false;
+	return p->l ? limit_finish(p->l, p->burst_set, p->pe, p->limit_word) : 0;
+}
+
+/* A connection limit counts per source. */
+static int conns_per_source(const struct sluice_limit *l, struct sl_perr *pe)
+{
+	if (l->algo == SLUICE_ALGO_CONNS && l->key == SLUICE_KEY_ALL)
+		return perr(pe, -1, -EINVAL, "conns counts per source (src[/LEN] src6/LEN), not "
+			    "per all");
+	return 0;
+}
+
+/* A new limit, with the defaults: per source, /32 and /64. */
+static void limit_open(struct sl_rule_parser *p)
+{
+	p->l = &p->r->limits[p->r->nr_limits++];
+	p->limit_word = AT(p);
+	p->seen_limit = 0;
+	p->burst_set = false;
+	p->l->plen4 = 32;
+	p->l->plen6 = 64;
+	p->l->key = SLUICE_KEY_SRC;
+}
+
+/* A head: the limit before it is complete, and a new one starts. */
+static int limit_begin(struct sl_rule_parser *p)
+{
+	int err = limit_end(p);
+
+	if (err)
+		return err;
+	if (p->r->nr_limits == SLUICE_MAX_LIMITS)
+		return perr(p->pe, p->i, -E2BIG, "too many limits (at most %d per rule)",
+			    SLUICE_MAX_LIMITS);
+	limit_open(p);
+	return 0;
+}
+
+/* ---- the keywords: what each reads, and how each prints ---- */
+
+static int kw_family(struct sl_rule_parser *p)
+{
+	struct sluice_rule *r = p->r;
+	const char *val = VAL(p);
+	int fam;
+
+	if (!strcmp(val, "ipv4") || !strcmp(val, "inet"))
+		fam = 4;
+	else if (!strcmp(val, "ipv6") || !strcmp(val, "inet6"))
+		fam = 6;
+	else
+		return bad(p->pe, AT(p), "family", val);
+	if ((r->match & SLUICE_M_FAMILY) && r->family != fam)
+		return perr(p->pe, AT(p), -EINVAL, "family %s contradicts an earlier ipv%d src",
+			    val, r->family);
+	r->family = fam;
+	r->match |= SLUICE_M_FAMILY;
+	return 1;
+}
+
+static void print_family(const struct sluice_rule *r)
+{
+	if (r->match & SLUICE_M_FAMILY)
+		print_str("family", " family %s", r->family == 4 ? "ipv4" : "ipv6");
+}
+
+static int kw_proto(struct sl_rule_parser *p)
+{
+	if (parse_proto(VAL(p), &p->r->proto))
+		return bad(p->pe, AT(p), "proto", VAL(p));
+	p->r->match |= SLUICE_M_PROTO;
+	return 1;
+}
+
+static void print_proto(const struct sluice_rule *r)
+{
+	char buf[32];
+
+	if (r->match & SLUICE_M_PROTO)
+		print_str("proto", " proto %s", proto_name(r->proto, buf, sizeof(buf)));
+}
+
+static int kw_dport(struct sl_rule_parser *p)
+{
+	if (parse_port_range(VAL(p), &p->r->dport_lo, &p->r->dport_hi))
+		return bad(p->pe, AT(p), "dport", VAL(p));
+	p->r->match |= SLUICE_M_DPORT;
+	return 1;
+}
+
+static void print_dport(const struct sluice_rule *r)
+{
+	char buf[16];
+
+	if (!(r->match & SLUICE_M_DPORT))
+		return;
+	if (r->dport_lo == r->dport_hi)
+		snprintf(buf, sizeof(buf), "%u", r->dport_lo);
+	else
+		snprintf(buf, sizeof(buf), "%u-%u", r->dport_lo, r->dport_hi);
+	print_str("dport", " dport %s", buf);
+}
+
+static int kw_src(struct sl_rule_parser *p)
+{
+	struct sluice_rule *r = p->r;
+	const char *val = VAL(p);
+	struct sl_cidr c;
+	int k;
+
+	if (parse_cidr(val, &c))
+		return bad(p->pe, AT(p), "CIDR", val);
+	memcpy(r->src_net, c.addr, sizeof(r->src_net));
+	for (k = 0; k < 4; k++)
+		r->src_mask[k] = c.family == 4 ? (k ? 0 : sl_prefix_word(c.plen, 0))
+					       : sl_prefix_word(c.plen, k);
+	r->src_plen = c.plen;
+	if ((r->match & SLUICE_M_FAMILY) && r->family != c.family)
+		return perr(p->pe, AT(p), -EINVAL, "src \"%s\" is not of family ipv%d", val,
+			    r->family);
+	r->family = c.family;
+	r->match |= SLUICE_M_SRC | SLUICE_M_FAMILY;
+	return 1;
+}
+
+static void print_src(const struct sluice_rule *r)
+{
+	char buf[64];
+
+	if (!(r->match & SLUICE_M_SRC))
+		return;
+	format_cidr(r->family, r->src_net, r->src_plen, buf, sizeof(buf));
+	print_str("src", " src %s", buf);
+}
+
+static int kw_tcp_flags(struct sl_rule_parser *p)
+{
+	if (parse_tcp_flags(VAL(p), &p->r->tcp_value, &p->r->tcp_mask))
+		return bad(p->pe, AT(p), "tcp-flags", VAL(p));
+	p->r->match |= SLUICE_M_TCPFLAGS;
+	return 1;
+}
+
+static void print_tcp_flags(const struct sluice_rule *r)
+{
+	char buf[64];
+
+	if (!(r->match & SLUICE_M_TCPFLAGS))
+		return;
+	format_tcp_flags(r->tcp_value, r->tcp_mask, buf, sizeof(buf));
+	print_str("tcp_flags", " tcp-flags %s", buf);
+}
+
+static int kw_icmp_type(struct sl_rule_parser *p)
+{
 	uint64_t v;
 
-	while (*i + 1 < argc) {
-		const char *w = argv[*i + 1];
+	if (parse_u64(VAL(p), 0, 255, &v))
+		return bad(p->pe, AT(p), "icmp-type", VAL(p));
+	p->r->icmp_type = v;
+	p->r->match |= SLUICE_M_ICMPTYPE;
+	return 1;
+}
+
+static void print_icmp_type(const struct sluice_rule *r)
+{
+	if (r->match & SLUICE_M_ICMPTYPE)
+		print_u64("icmp_type", " icmp-type %llu", r->icmp_type);
+}
+
+static int kw_class(struct sl_rule_parser *p)
+{
+	uint64_t v;
+
+	if (parse_u64(VAL(p), 0, SLUICE_MAX_CLASS, &v))
+		return bad(p->pe, AT(p), "class (0 critical .. 3)", VAL(p));
+	p->r->class = v;
+	return 1;
+}
+
+static void print_class(const struct sluice_rule *r)
+{
+	print_u64("class", r->class ? " class %llu" : NULL, r->class);
+}
+
+static int kw_limit(struct sl_rule_parser *p)
+{
+	uint64_t rate;
+	uint32_t period;
+	int cost, err = limit_begin(p);
+
+	if (err)
+		return err;
+	if (parse_rate_per(VAL(p), &rate, &cost, &period))
+		return bad(p->pe, AT(p), "rate", VAL(p));
+	p->l->rate = rate;
+	p->l->cost = cost;
+	p->l->period_ms = period;
+	return 1;
+}
+
+static void print_rate(const struct sluice_limit *l)
+{
+	char rate[48];
+
+	if (l->algo == SLUICE_ALGO_CONNS)
+		return;
+	format_rate_per(l->rate, l->cost, l->period_ms, rate, sizeof(rate));
+	print_str("rate", " limit %s", rate);
+	print_u64(l->cost == SLUICE_COST_PKT ? "packets" : "bytes", NULL, l->rate);
+	print_u64("period_ms", NULL, l->period_ms ? l->period_ms : 1000);
+	print_str("cost", NULL, l->cost == SLUICE_COST_PKT ? "packets" : "bytes");
+}
+
+/* At most N established connections per key. */
+static int kw_conns(struct sl_rule_parser *p)
+{
+	int err = limit_begin(p);
+	uint64_t v;
+
+	if (err)
+		return err;
+	if (parse_u64(VAL(p), 1, UINT32_MAX, &v))
+		return bad(p->pe, AT(p), "connection count", VAL(p));
+	p->l->algo = SLUICE_ALGO_CONNS;
+	p->l->rate = v;
+	p->l->period_ms = 0;
+	return 1;
+}
+
+static void print_conns(const struct sluice_limit *l)
+{
+	if (l->algo == SLUICE_ALGO_CONNS)
+		print_u64("conns", " conns %llu", l->rate);
+}
+
+static int kw_burst(struct sl_rule_parser *p)
+{
+	uint64_t v;
+
+	if (!p->l || p->l->algo == SLUICE_ALGO_CONNS)
+		return perr(p->pe, p->i, -EINVAL, "\"burst\" must follow a limit RATE");
+	/* Whether it fits the rate is limit_finish()'s to say. */
+	if (parse_size(VAL(p), &v) || v == 0)
+		return bad(p->pe, AT(p), "burst", VAL(p));
+	p->l->burst = v;
+	p->burst_set = true;
+	return 1;
+}
+
+static void print_burst(const struct sluice_limit *l)
+{
+	if (l->algo == SLUICE_ALGO_GCRA)
+		print_u64("burst", " burst %llu", l->burst);
+}
+
+/* A word of a per key: all, src, src/LEN or src6/LEN. */
+#define SL_PER_ITEMS "src[/LEN], src6/LEN or all"
+static bool per_item(const char *w)
+{
+	return !strcmp(w, "all") || !strcmp(w, "src") || !strncmp(w, "src/", 4) ||
+	       !strncmp(w, "src6/", 5);
+}
+
+/* The per key words that follow. */
+static int kw_per(struct sl_rule_parser *p)
+{
+	struct sluice_limit *l = p->l;
+	int n, at;
+	uint64_t v;
+
+	if (!l)
+		return perr(p->pe, p->i, -EINVAL, "\"per\" must follow a limit");
+	for (n = 0, at = AT(p); at < p->argc && per_item(p->argv[at]); n++, at++) {
+		const char *w = p->argv[at];
 
 		if (!strcmp(w, "all")) {
 			l->key = SLUICE_KEY_ALL;
@@ -146,218 +408,249 @@ static int parse_per(int argc, char **argv, int *i, struct sluice_limit *l, stru
 			l->key = SLUICE_KEY_SRC;
 		} else if (!strncmp(w, "src/", 4)) {
 			if (parse_u64(w + 4, 0, 32, &v))
-				return bad(pe, *i + 1, "IPv4 key prefix", w);
+				return bad(p->pe, at, "IPv4 key prefix", w);
 			l->key = SLUICE_KEY_SRC;
 			l->plen4 = v;
-		} else if (!strncmp(w, "src6/", 5)) {
+		} else {
 			if (parse_u64(w + 5, 0, 128, &v))
-				return bad(pe, *i + 1, "IPv6 key prefix", w);
+				return bad(p->pe, at, "IPv6 key prefix", w);
 			l->key = SLUICE_KEY_SRC;
 			l->plen6 = v;
-		} else {
-			break;
 		}
-		any = true;
-		(*i)++;
 	}
-	if (!any)
-		return bad(pe, *i + 1 < argc ? *i + 1 : *i, "per key (src[/LEN], src6/LEN or all)",
-			   *i + 1 < argc ? argv[*i + 1] : "");
-	return 0;
+	if (!n)
+		return perr(p->pe, AT(p), -EINVAL, "invalid per key (%s) \"%s\"",
+			    SL_PER_ITEMS, VAL(p));
+	return n;
+}
+
+static void print_per(const struct sluice_limit *l)
+{
+	if (l->key == SLUICE_KEY_ALL) {
+		print_str("per", " per %s", "all");
+	} else {
+		print_str("per", " per %s", "src");
+		print_u64("prefix4", "/%llu", l->plen4);
+		print_u64("prefix6", " src6/%llu", l->plen6);
+	}
+}
+
+static int kw_algo(struct sl_rule_parser *p)
+{
+	const char *val = VAL(p);
+	int a;
+
+	if (!p->l)
+		return perr(p->pe, p->i, -EINVAL, "\"algo\" must follow a limit");
+	for (a = 0; a < SLUICE_ALGO_CONNS; a++)
+		if (!strcmp(val, algo_names[a]))
+			break;
+	if (a == SLUICE_ALGO_CONNS || p->l->algo == SLUICE_ALGO_CONNS)
+		return bad(p->pe, AT(p), "algo (token-bucket, fixed-window, sliding-window)", val);
+	p->l->algo = a;
+	return 1;
+}
+
+static void print_algo(const struct sluice_limit *l)
+{
+	print_str("algo", l->algo == SLUICE_ALGO_FIXED || l->algo == SLUICE_ALGO_SLIDING
+				  ? " algo %s" : NULL, algo_names[l->algo % 4]);
+}
+
+static int kw_action(struct sl_rule_parser *p)
+{
+	if (!strcmp(VAL(p), "drop"))
+		p->r->action = SLUICE_ACT_DROP;
+	else if (!strcmp(VAL(p), "dry-run"))
+		p->r->action = SLUICE_ACT_DRYRUN;
+	else
+		return bad(p->pe, AT(p), "action", VAL(p));
+	return 1;
+}
+
+static void print_action(const struct sluice_rule *r)
+{
+	print_str("action", " action %s", r->action == SLUICE_ACT_DRYRUN ? "dry-run" : "drop");
 }
 
 /*
- * Parse the words of `rule add` (argv[0] is NAME) into r and name. The
- * config file builds the same words, so both say the same things; on error
- * pe names the word at fault.
+ * The grammar of `rule add`, in the order a rule prints (a limit's keywords
+ * in the order a limit prints) and the config lists its keys. A new keyword
+ * is one entry here.
  */
-int sl_rule_parse(int argc, char **argv, struct sluice_rule *r, char *name, struct sl_perr *pe)
-{
-	/*
-	 * Every keyword but limit and conns may come once per rule (algo,
-	 * burst and per once per limit): a second one is refused by name, as
-	 * the config refuses a repeated key, never silently the last one kept.
-	 */
-	static const char *const once_rule[] = { "family", "proto", "dport", "src", "tcp-flags",
-						 "icmp-type", "class", "action" };
-	static const char *const once_limit[] = { "algo", "burst", "per" };
-	unsigned int seen_rule = 0, seen_limit = 0;
-	struct sluice_limit *l = NULL;
-	bool burst_set = false;
-	int i, err, limit_word = 0;
-	size_t k;
-	uint64_t v;
+const struct sl_rule_kw sl_rule_kws[] = {
+	{ .word = "family", .key = "family", .scope = SL_KW_MATCH, .value = "ipv4|ipv6",
+	  .parse = kw_family, .print.rule = print_family },
+	{ .word = "proto", .key = "proto", .scope = SL_KW_MATCH,
+	  .value = "tcp|udp|icmp|icmpv6|NUM", .parse = kw_proto, .print.rule = print_proto },
+	{ .word = "dport", .key = "dport", .scope = SL_KW_MATCH, .value = "P[-Q]",
+	  .parse = kw_dport, .print.rule = print_dport },
+	{ .word = "src", .key = "src", .scope = SL_KW_MATCH, .value = "CIDR",
+	  .parse = kw_src, .print.rule = print_src },
+	{ .word = "tcp-flags", .key = "tcp-flags", .scope = SL_KW_MATCH,
+	  .value = "syn|FLAGS[/MASK]", .parse = kw_tcp_flags, .print.rule = print_tcp_flags },
+	{ .word = "icmp-type", .key = "icmp-type", .scope = SL_KW_MATCH, .value = "N",
+	  .parse = kw_icmp_type, .print.rule = print_icmp_type },
+	{ .word = "class", .key = "class", .scope = SL_KW_MATCH, .value = "N",
+	  .parse = kw_class, .print.rule = print_class,
+	  .help = "priority class for shedding: 0 critical (default) .. 3" },
+	{ .word = "limit", .key = "rate", .scope = SL_KW_LIMIT, .heads = SL_KW_RATE,
+	  .value = "RATE", .parse = kw_limit, .print.limit = print_rate,
+	  .help = "RATE  := N{pps,kpps,mpps} | N{bit,kbit,mbit,gbit} | N{byte,kbyte,mbyte,gbyte}\n"
+		  "         per second, or N[byte-unit]/{s,min,h,day}: 10/s, 100/min, 64kbyte/h;\n"
+		  "         bit and byte rates cost the packet's IP length" },
+	{ .word = "conns", .key = "conns", .scope = SL_KW_LIMIT, .heads = SL_KW_CONNS, .value = "N",
+	  .parse = kw_conns, .print.limit = print_conns,
+	  .help = "conns N [per KEY]   at most N established TCP connections per source\n"
+		  "         (proto tcp rules); a SYN from a source at its cap is dropped" },
+	{ .word = "burst", .key = "burst", .scope = SL_KW_OPTION, .heads = SL_KW_RATE, .value = "N",
+	  .parse = kw_burst, .print.limit = print_burst,
+	  .help = "burst := packets (or bytes) admitted at once; default one second of RATE" },
+	{ .word = "per", .key = "per", .scope = SL_KW_OPTION, .heads = SL_KW_RATE | SL_KW_CONNS,
+	  .value = "KEY", .item = per_item, .items = SL_PER_ITEMS,
+	  .parse = kw_per, .print.limit = print_per,
+	  .help = "KEY   := src[/LEN] [src6/LEN]   one bucket per source prefix "
+		  "(default /32, /64)\n"
+		  "       | all                    one bucket for the whole rule" },
+	{ .word = "algo", .key = "algo", .scope = SL_KW_OPTION, .heads = SL_KW_RATE,
+	  .value = "ALGO", .parse = kw_algo, .print.limit = print_algo,
+	  .help = "algo  := token-bucket     (the default: GCRA, exact)\n"
+		  "       | fixed-window     (cheap, up to 2x across a window edge)\n"
+		  "       | sliding-window   (the previous window weighted by overlap)" },
+	{ .word = "action", .key = "action", .scope = SL_KW_RULE, .value = "drop|dry-run",
+	  .parse = kw_action, .print.rule = print_action },
+};
+const int sl_nr_rule_kws = ARRAY_SIZE(sl_rule_kws);
+_Static_assert(ARRAY_SIZE(sl_rule_kws) <= 32, "a bit of seen_rule and seen_limit a keyword");
 
+static bool in_limit(const struct sl_rule_kw *kw)
+{
+	return kw->scope == SL_KW_LIMIT || kw->scope == SL_KW_OPTION;
+}
+
+static const struct sl_rule_kw *kw_find(const char *word)
+{
+	int k;
+
+	for (k = 0; k < sl_nr_rule_kws; k++)
+		if (!strcmp(word, sl_rule_kws[k].word))
+			return &sl_rule_kws[k];
+	return NULL;
+}
+
+static void usage_rule(void)
+{
+	FILE *f = sl_usage_out();
+	const struct sl_rule_kw *kw, *o;
+	const struct sl_rule_kw *end = sl_rule_kws + sl_nr_rule_kws;
+	const char *sep = "";
+	int col;
+
+	fputs("Usage: sluice rule add NAME [MATCH...] LIMIT [LIMIT...]", f);
+	for (kw = sl_rule_kws; kw < end; kw++)
+		if (kw->scope == SL_KW_RULE)
+			fprintf(f, " [%s %s]", kw->word, kw->value);
+	fputs("\nLIMIT :=", f);
+	for (kw = sl_rule_kws; kw < end; kw++) {
+		if (kw->scope != SL_KW_LIMIT)
+			continue;
+		fprintf(f, "%s %s %s", sep, kw->word, kw->value);
+		for (o = sl_rule_kws; o < end; o++)
+			if (o->scope == SL_KW_OPTION && (o->heads & kw->heads))
+				fprintf(f, " [%s %s]", o->word, o->value);
+		sep = " |";
+	}
+	fputs("\n"
+	      "       sluice rule del NAME\n"
+	      "       sluice rule list\n", f);
+	/* The matches, as many as fit a line; one with a help on a line of its own. */
+	col = fprintf(f, "MATCH :=");
+	sep = "";
+	for (kw = sl_rule_kws; kw < end; kw++) {
+		if (kw->scope != SL_KW_MATCH)
+			continue;
+		if (*sep && (kw->help || col + 3 + strlen(kw->word) + 1 + strlen(kw->value) > 79)) {
+			fputs("\n      ", f);
+			col = 6;
+		}
+		col += fprintf(f, "%s %s %s", sep, kw->word, kw->value);
+		if (kw->help)
+			col += fprintf(f, "      %s", kw->help);
+		sep = " |";
+	}
+	fputc('\n', f);
+	for (kw = sl_rule_kws; kw < end; kw++)
+		if (kw->scope != SL_KW_MATCH && kw->help)
+			fprintf(f, "%s\n", kw->help);
+	fprintf(f, "Up to %d rules of up to %d limits; a packet passes only if every limit of\n"
+		"every matching rule admits it, and only then is it charged.\n",
+		SLUICE_MAX_RULES, SLUICE_MAX_LIMITS);
+}
+
+/* ---- reading a rule ---- */
+
+static void parser_init(struct sl_rule_parser *p, int argc, char **argv, struct sluice_rule *r,
+			const char *name, struct sl_perr *pe)
+{
+	memset(p, 0, sizeof(*p));
+	p->argc = argc;
+	p->argv = argv;
+	p->r = r;
+	p->name = name;
+	p->pe = pe;
 	memset(r, 0, sizeof(*r));
 	pe->word = -1;
 	pe->msg[0] = '\0';
-	if (argc < 1)
-		return perr(pe, -1, -EINVAL, "a rule needs a NAME");
-	if (strlen(argv[0]) >= SLUICE_NAME_LEN || !argv[0][0] ||
-	    strspn(argv[0], "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.") !=
-		    strlen(argv[0]))
-		return perr(pe, 0, -EINVAL, "invalid rule name \"%s\" (1-%d of A-Z a-z 0-9 _ - .)",
-			    argv[0], SLUICE_NAME_LEN - 1);
-	if (!strcmp(argv[0], "limit") || !strcmp(argv[0], "help"))
-		return perr(pe, 0, -EINVAL, "rule add needs a NAME before its matches and limits");
-	strcpy(name, argv[0]);
+}
 
-	for (i = 1; i < argc; i++) {
-		const char *w = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
+/* The keyword at argv[p->i] and its value; leaves p->i on the last word used. */
+static int rule_word(struct sl_rule_parser *p)
+{
+	const char *w = p->argv[p->i];
+	const struct sl_rule_kw *kw;
+	unsigned int bit;
+	int n;
 
-		/* Every keyword but the "per" key list takes exactly one value. */
-		if (!val)
-			return perr(pe, i, -EINVAL, "\"%s\" needs a value", w);
-		for (k = 0; k < ARRAY_SIZE(once_rule); k++) {
-			if (strcmp(w, once_rule[k]))
-				continue;
-			if (seen_rule & (1u << k))
-				return perr(pe, i, -EINVAL, "\"%s\" given twice in rule %s (each "
-					    "match, class and action once)", w, name);
-			seen_rule |= 1u << k;
-		}
-		for (k = 0; l && k < ARRAY_SIZE(once_limit); k++) {
-			if (strcmp(w, once_limit[k]))
-				continue;
-			if (seen_limit & (1u << k))
-				return perr(pe, i, -EINVAL, "\"%s\" given twice in one limit of rule "
-					    "%s", w, name);
-			seen_limit |= 1u << k;
-		}
-		if (!strcmp(w, "limit") || !strcmp(w, "conns")) {
-			bool conns = !strcmp(w, "conns");
-			uint64_t rate;
-			uint32_t period;
-			int cost;
-
-			if (l && (err = limit_finish(l, burst_set, pe, limit_word)))
-				return err;
-			if (r->nr_limits == SLUICE_MAX_LIMITS)
-				return perr(pe, i, -E2BIG, "too many limits (at most %d per rule)",
-					    SLUICE_MAX_LIMITS);
-			l = &r->limits[r->nr_limits++];
-			limit_word = i + 1;
-			seen_limit = 0;
-			burst_set = false;
-			l->plen4 = 32;
-			l->plen6 = 64;
-			l->key = SLUICE_KEY_SRC;
-			if (conns) {
-				/* At most N established connections per key. */
-				if (parse_u64(val, 1, UINT32_MAX, &v))
-					return bad(pe, i + 1, "connection count", val);
-				l->algo = SLUICE_ALGO_CONNS;
-				l->rate = v;
-				l->period_ms = 0;
-			} else {
-				if (parse_rate_per(val, &rate, &cost, &period))
-					return bad(pe, i + 1, "rate", val);
-				l->rate = rate;
-				l->cost = cost;
-				l->period_ms = period;
-			}
-			i++;
-		} else if (!strcmp(w, "algo")) {
-			int a;
-
-			if (!l)
-				return perr(pe, i, -EINVAL, "\"algo\" must follow a limit");
-			for (a = 0; a < SLUICE_ALGO_CONNS; a++)
-				if (!strcmp(val, algo_names[a]))
-					break;
-			if (a == SLUICE_ALGO_CONNS || l->algo == SLUICE_ALGO_CONNS)
-				return bad(pe, i + 1, "algo (token-bucket, fixed-window, sliding-window)",
-					   val);
-			l->algo = a;
-			i++;
-		} else if (!strcmp(w, "burst")) {
-			if (!l || l->algo == SLUICE_ALGO_CONNS)
-				return perr(pe, i, -EINVAL, "\"burst\" must follow a limit RATE");
-			/* Whether it fits the rate is limit_finish()'s to say. */
-			if (parse_size(val, &v) || v == 0)
-				return bad(pe, i + 1, "burst", val);
-			l->burst = v;
-			burst_set = true;
-			i++;
-		} else if (!strcmp(w, "per")) {
-			if (!l)
-				return perr(pe, i, -EINVAL, "\"per\" must follow a limit");
-			err = parse_per(argc, argv, &i, l, pe);
-			if (err)
-				return err;
-		} else if (!strcmp(w, "family")) {
-			int fam;
-
-			if (!strcmp(val, "ipv4") || !strcmp(val, "inet"))
-				fam = 4;
-			else if (!strcmp(val, "ipv6") || !strcmp(val, "inet6"))
-				fam = 6;
-			else
-				return bad(pe, i + 1, "family", val);
-			if ((r->match & SLUICE_M_FAMILY) && r->family != fam)
-				return perr(pe, i + 1, -EINVAL, "family %s contradicts an earlier "
-					    "ipv%d src", val, r->family);
-			r->family = fam;
-			r->match |= SLUICE_M_FAMILY;
-			i++;
-		} else if (!strcmp(w, "proto")) {
-			if (parse_proto(val, &r->proto))
-				return bad(pe, i + 1, "proto", val);
-			r->match |= SLUICE_M_PROTO;
-			i++;
-		} else if (!strcmp(w, "dport")) {
-			if (parse_port_range(val, &r->dport_lo, &r->dport_hi))
-				return bad(pe, i + 1, "dport", val);
-			r->match |= SLUICE_M_DPORT;
-			i++;
-		} else if (!strcmp(w, "src")) {
-			struct sl_cidr c;
-			int k;
-
-			if (parse_cidr(val, &c))
-				return bad(pe, i + 1, "CIDR", val);
-			memcpy(r->src_net, c.addr, sizeof(r->src_net));
-			for (k = 0; k < 4; k++)
-				r->src_mask[k] = c.family == 4 ? (k ? 0 : sl_prefix_word(c.plen, 0))
-							       : sl_prefix_word(c.plen, k);
-			r->src_plen = c.plen;
-			if ((r->match & SLUICE_M_FAMILY) && r->family != c.family)
-				return perr(pe, i + 1, -EINVAL, "src \"%s\" is not of family ipv%d",
-					    val, r->family);
-			r->family = c.family;
-			r->match |= SLUICE_M_SRC | SLUICE_M_FAMILY;
-			i++;
-		} else if (!strcmp(w, "tcp-flags")) {
-			if (parse_tcp_flags(val, &r->tcp_value, &r->tcp_mask))
-				return bad(pe, i + 1, "tcp-flags", val);
-			r->match |= SLUICE_M_TCPFLAGS;
-			i++;
-		} else if (!strcmp(w, "icmp-type")) {
-			if (parse_u64(val, 0, 255, &v))
-				return bad(pe, i + 1, "icmp-type", val);
-			r->icmp_type = v;
-			r->match |= SLUICE_M_ICMPTYPE;
-			i++;
-		} else if (!strcmp(w, "class")) {
-			if (parse_u64(val, 0, SLUICE_MAX_CLASS, &v))
-				return bad(pe, i + 1, "class (0 critical .. 3)", val);
-			r->class = v;
-			i++;
-		} else if (!strcmp(w, "action")) {
-			if (!strcmp(val, "drop"))
-				r->action = SLUICE_ACT_DROP;
-			else if (!strcmp(val, "dry-run"))
-				r->action = SLUICE_ACT_DRYRUN;
-			else
-				return bad(pe, i + 1, "action", val);
-			i++;
-		} else {
-			return perr(pe, i, -EINVAL, "unknown word \"%s\" in rule %s", w, name);
-		}
+	/* Every keyword takes a value (per: one or more key words). */
+	if (p->i + 1 >= p->argc)
+		return perr(p->pe, p->i, -EINVAL, "\"%s\" needs a value", w);
+	kw = kw_find(w);
+	if (!kw)
+		return perr(p->pe, p->i, -EINVAL, "unknown word \"%s\" in rule %s", w, p->name);
+	/*
+	 * Every keyword but a head may come once per rule (an option once per
+	 * limit): a second one is refused by name, as the config refuses a
+	 * repeated key, never silently the last one kept.
+	 */
+	bit = 1u << (kw - sl_rule_kws);
+	if (!in_limit(kw)) {
+		if (p->seen_rule & bit)
+			return perr(p->pe, p->i, -EINVAL, "\"%s\" given twice in rule %s (each "
+				    "match, class and action once)", w, p->name);
+		p->seen_rule |= bit;
+	} else if (kw->scope == SL_KW_OPTION && p->l) {
+		if (p->seen_limit & bit)
+			return perr(p->pe, p->i, -EINVAL, "\"%s\" given twice in one limit of rule "
+				    "%s", w, p->name);
+		p->seen_limit |= bit;
 	}
-	if (!l)
-		return perr(pe, -1, -EINVAL, "rule %s needs at least one limit", name);
-	err = limit_finish(l, burst_set, pe, limit_word);
+	n = kw->parse(p);
+	if (n < 0)
+		return n;
+	p->i += n;
+	return 0;
+}
+
+/* All words read: the last limit complete, then what the keywords say together. */
+static int rule_end(struct sl_rule_parser *p)
+{
+	struct sluice_rule *r = p->r;
+	struct sl_perr *pe = p->pe;
+	int i, err;
+
+	if (!p->l)
+		return perr(pe, -1, -EINVAL, "rule %s needs at least one limit", p->name);
+	err = limit_end(p);
 	if (err)
 		return err;
 
@@ -367,9 +660,9 @@ int sl_rule_parse(int argc, char **argv, struct sluice_rule *r, char *name, stru
 		if (!(r->match & SLUICE_M_PROTO) || r->proto != 6)
 			return perr(pe, -1, -EINVAL, "conns needs proto tcp: it counts established "
 				    "TCP connections");
-		if (r->limits[i].key == SLUICE_KEY_ALL)
-			return perr(pe, -1, -EINVAL, "conns counts per source (src[/LEN] "
-				    "src6/LEN), not per all");
+		err = conns_per_source(&r->limits[i], pe);
+		if (err)
+			return err;
 	}
 
 	/* Contradictions that would make a rule silently match nothing. */
@@ -386,6 +679,66 @@ int sl_rule_parse(int argc, char **argv, struct sluice_rule *r, char *name, stru
 		return perr(pe, -1, -EINVAL, "proto %s does not exist in ipv%d",
 			    r->proto == 1 ? "icmp" : "icmpv6", r->family);
 	return 0;
+}
+
+int sl_rule_name(const char *name, struct sl_perr *pe)
+{
+	if (strlen(name) >= SLUICE_NAME_LEN || !name[0] ||
+	    strspn(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.") !=
+		    strlen(name))
+		return perr(pe, 0, -EINVAL, "invalid rule name \"%s\" (1-%d of A-Z a-z 0-9 _ - .)",
+			    name, SLUICE_NAME_LEN - 1);
+	if (!strcmp(name, "limit") || !strcmp(name, "help"))
+		return perr(pe, 0, -EINVAL, "rule add needs a NAME before its matches and limits");
+	return 0;
+}
+
+/*
+ * Parse the words of `rule add` (argv[0] is NAME) into r and name; on error
+ * pe names the word at fault. The config file builds the same words.
+ */
+int sl_rule_parse(int argc, char **argv, struct sluice_rule *r, char *name, struct sl_perr *pe)
+{
+	struct sl_rule_parser p;
+	int err;
+
+	parser_init(&p, argc, argv, r, name, pe);
+	if (argc < 1)
+		return perr(pe, -1, -EINVAL, "a rule needs a NAME");
+	err = sl_rule_name(argv[0], pe);
+	if (err)
+		return err;
+	strcpy(name, argv[0]);
+	for (p.i = 1; p.i < argc; p.i++) {
+		err = rule_word(&p);
+		if (err)
+			return err;
+	}
+	return rule_end(&p);
+}
+
+int sl_rule_check_words(int argc, char **argv, unsigned int head, struct sl_perr *pe)
+{
+	const struct sl_rule_kw *first = argc > 0 ? kw_find(argv[0]) : NULL;
+	struct sl_rule_parser p;
+	struct sluice_rule r;
+	int err;
+
+	parser_init(&p, argc, argv, &r, "", pe);
+	if (first && first->scope == SL_KW_OPTION) {
+		limit_open(&p);
+		if (head & SL_KW_CONNS)
+			p.l->algo = SLUICE_ALGO_CONNS;
+	}
+	for (p.i = 0; p.i < argc; p.i++) {
+		err = rule_word(&p);
+		if (err)
+			return err;
+	}
+	if (!first || first->scope != SL_KW_LIMIT)
+		return 0;
+	err = limit_end(&p);
+	return err ? err : conns_per_source(p.l, pe);
 }
 
 static bool limits_equal(const struct sluice_rule *a, const struct sluice_rule *b)
@@ -583,70 +936,35 @@ out:
 	return err;
 }
 
-static void print_limit(const struct sluice_limit *l)
-{
-	char rate[48];
-
-	open_object(NULL);
-	if (l->algo == SLUICE_ALGO_CONNS) {
-		print_u64("conns", " conns %llu", l->rate);
-	} else {
-		format_rate_per(l->rate, l->cost, l->period_ms, rate, sizeof(rate));
-		print_str("rate", " limit %s", rate);
-		print_u64(l->cost == SLUICE_COST_PKT ? "packets" : "bytes", NULL, l->rate);
-		print_u64("period_ms", NULL, l->period_ms ? l->period_ms : 1000);
-		print_str("cost", NULL, l->cost == SLUICE_COST_PKT ? "packets" : "bytes");
-		if (l->algo == SLUICE_ALGO_GCRA)
-			print_u64("burst", " burst %llu", l->burst);
-	}
-	if (l->key == SLUICE_KEY_ALL) {
-		print_str("per", " per %s", "all");
-	} else {
-		print_str("per", " per %s", "src");
-		print_u64("prefix4", "/%llu", l->plen4);
-		print_u64("prefix6", " src6/%llu", l->plen6);
-	}
-	print_str("algo", l->algo == SLUICE_ALGO_FIXED || l->algo == SLUICE_ALGO_SLIDING
-				  ? " algo %s" : NULL, algo_names[l->algo % 4]);
-	close_object();
-}
-
-/* One rule, in the words `rule add` takes. */
+/* One rule, in the words `rule add` takes: each keyword prints itself. */
 void sl_rule_print(const struct sluice_ruleset *rs, __u32 i)
 {
+	const struct sl_rule_kw *kw, *o, *end = sl_rule_kws + sl_nr_rule_kws;
 	const struct sluice_rule *r = &rs->rules[i];
-	char buf[64];
+	bool limits = false;
 	__u32 j;
 
 	open_object(NULL);
 	print_str("name", "%s", rs->names[i]);
-	if (r->match & SLUICE_M_FAMILY)
-		print_str("family", " family %s", r->family == 4 ? "ipv4" : "ipv6");
-	if (r->match & SLUICE_M_PROTO)
-		print_str("proto", " proto %s", proto_name(r->proto, buf, sizeof(buf)));
-	if (r->match & SLUICE_M_DPORT) {
-		if (r->dport_lo == r->dport_hi)
-			snprintf(buf, sizeof(buf), "%u", r->dport_lo);
-		else
-			snprintf(buf, sizeof(buf), "%u-%u", r->dport_lo, r->dport_hi);
-		print_str("dport", " dport %s", buf);
+	for (kw = sl_rule_kws; kw < end; kw++) {
+		if (!in_limit(kw)) {
+			kw->print.rule(r);
+			continue;
+		}
+		/* The limits where their first keyword stands, each in keyword order. */
+		if (limits)
+			continue;
+		limits = true;
+		open_array("limits");
+		for (j = 0; j < r->nr_limits && j < SLUICE_MAX_LIMITS; j++) {
+			open_object(NULL);
+			for (o = kw; o < end; o++)
+				if (in_limit(o))
+					o->print.limit(&r->limits[j]);
+			close_object();
+		}
+		close_array();
 	}
-	if (r->match & SLUICE_M_SRC) {
-		format_cidr(r->family, r->src_net, r->src_plen, buf, sizeof(buf));
-		print_str("src", " src %s", buf);
-	}
-	if (r->match & SLUICE_M_TCPFLAGS) {
-		format_tcp_flags(r->tcp_value, r->tcp_mask, buf, sizeof(buf));
-		print_str("tcp_flags", " tcp-flags %s", buf);
-	}
-	if (r->match & SLUICE_M_ICMPTYPE)
-		print_u64("icmp_type", " icmp-type %llu", r->icmp_type);
-	print_u64("class", r->class ? " class %llu" : NULL, r->class);
-	open_array("limits");
-	for (j = 0; j < r->nr_limits && j < SLUICE_MAX_LIMITS; j++)
-		print_limit(&r->limits[j]);
-	close_array();
-	print_str("action", " action %s", r->action == SLUICE_ACT_DRYRUN ? "dry-run" : "drop");
 	print_u64("uid", NULL, r->uid);
 	print_text("\n");
 	close_object();

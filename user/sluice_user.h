@@ -207,6 +207,55 @@ int sl_rule_parse(int argc, char **argv, struct sluice_rule *r, char *name, stru
 /* Rule i of rs in the words `rule add` takes (text), or as an object (JSON). */
 void sl_rule_print(const struct sluice_ruleset *rs, __u32 i);
 
+/*
+ * The grammar of `rule add`, one entry a keyword (rules.c): the parser, the
+ * printer, the usage and the config file's rule and limit keys all read it.
+ */
+enum sl_kw_scope {
+	SL_KW_MATCH,		/* once a rule; a MATCH in the usage (class too) */
+	SL_KW_RULE,		/* once a rule; after the limits in the usage */
+	SL_KW_LIMIT,		/* starts a limit (a head): as many as a rule has limits */
+	SL_KW_OPTION,		/* once a limit, after a head it follows */
+};
+/* The heads of a limit, as bits: what a head is, what an option follows. */
+#define SL_KW_RATE	1u	/* limit RATE */
+#define SL_KW_CONNS	2u	/* conns N */
+struct sl_rule_parser;
+struct sl_rule_kw {
+	const char *word;	/* in `rule add` */
+	const char *key;	/* in the config file: most are the word itself */
+	int scope;		/* enum sl_kw_scope */
+	unsigned int heads;	/* SL_KW_LIMIT: which head; SL_KW_OPTION: the heads it follows */
+	const char *value;	/* its value in the usage: "ipv4|ipv6", "RATE" */
+	/*
+	 * NULL: one word of value. Else the value is a list of the words this
+	 * accepts (one or more; the config's `per: [src/24, src6/48]`), and
+	 * items says what they are, for errors.
+	 */
+	bool (*item)(const char *w);
+	const char *items;
+	/* Reads the value (at the parser's word); returns the words used, or -errno. */
+	int (*parse)(struct sl_rule_parser *p);
+	/* Prints what it says in a rule or in a limit, in the words `rule add` takes. */
+	union {
+		void (*rule)(const struct sluice_rule *r);
+		void (*limit)(const struct sluice_limit *l);
+	} print;
+	const char *help;	/* in the usage: a MATCH's one line, else its own lines */
+};
+extern const struct sl_rule_kw sl_rule_kws[];
+extern const int sl_nr_rule_kws;
+/* Whether name may name a rule; if not, pe (word 0) says why. */
+int sl_rule_name(const char *name, struct sl_perr *pe);
+/*
+ * Judge some words of a rule on their own, as the config judges each key
+ * and then each limit: argv[0] is a keyword and the rest its value, or a
+ * whole limit (a head, then its options). An option alone is read as in a
+ * limit of the head it names (SL_KW_RATE or SL_KW_CONNS); a limit that the
+ * words start is judged whole. 0, or -errno with pe naming the word.
+ */
+int sl_rule_check_words(int argc, char **argv, unsigned int head, struct sl_perr *pe);
+
 /* A rule set change: replace the live set with new rules (by name). */
 int sl_ruleset_commit(const struct sl_maps *m, struct sluice_ruleset *next);
 
