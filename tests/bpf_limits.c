@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "bpf_harness.h"
+#include "../tools/rand.h"
 
 /*
  * T0, the manual time at the start of every case, is window 1000 of 1 s
@@ -158,14 +159,11 @@ struct arrival {
 	__u32 len;	/* IP length */
 };
 
-static __u64 rng_state;
+static uint64_t rng_state;
 
 static __u64 rnd(void)
 {
-	rng_state ^= rng_state >> 12;
-	rng_state ^= rng_state << 25;
-	rng_state ^= rng_state >> 27;
-	return rng_state * 2685821657736338717ULL;
+	return sl_xorshift64s(&rng_state);
 }
 
 static __u64 rnd_below(__u64 n)

@@ -12,15 +12,12 @@ cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
 export SLUICE="$PWD/$BUILD/sluice" BUILD
 
-suites=(
-	"$BUILD/tests/unit"
-	"$BUILD/tests/shed_unit"
-	"$BUILD/tests/windows_unit"
+# The C suites, unit ones first, as tests/tests.mk finds them by name.
+c_suites=$(make --no-print-directory -s print-c-suites) || exit 1
+suites=()
+for c in $c_suites; do suites+=("$BUILD/tests/$c"); done
+suites+=(
 	tests/windowacc.sh
-	"$BUILD/tests/bpf_datapath"
-	"$BUILD/tests/bpf_shed"
-	"$BUILD/tests/bpf_limits"
-	"$BUILD/tests/bpf_hostile"
 	tests/features_off.sh
 	tests/cli.sh
 	tests/docs.sh

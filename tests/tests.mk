@@ -6,27 +6,29 @@ TEST_OUT := $(OUT)/tests
 $(TEST_OUT):
 	$(Q)mkdir -p $@
 
-# Host unit tests of the pure headers (limiter math, parser, matcher).
-$(TEST_OUT)/unit: tests/unit.c include/*.h tests/check.h tests/packet.h | $(TEST_OUT)
+# C suites, found by name: tests/*_unit.c and tests/unit.c test the pure
+# headers on the host; tests/bpf_*.c drive the real BPF object through
+# bpf_prog_test_run. Each prints one line per case (cases register
+# themselves, tests/check.h) and tests/run.sh runs them in this order, unit
+# suites first, from `make --no-print-directory -s print-c-suites`.
+C_UNIT_SUITES := $(patsubst tests/%.c,%,$(sort $(wildcard tests/unit.c tests/*_unit.c)))
+C_BPF_SUITES  := $(patsubst tests/%.c,%,$(sort $(wildcard tests/bpf_*.c)))
+C_SUITES      := $(C_UNIT_SUITES) $(C_BPF_SUITES)
+
+$(addprefix $(TEST_OUT)/,$(C_UNIT_SUITES)): $(TEST_OUT)/%: tests/%.c include/*.h tests/check.h \
+					   tests/packet.h | $(TEST_OUT)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(USER_CFLAGS) -Itests $< -o $@ -lm
 
-# Host unit tests of the shedding curve (sluice_shed.h), in simulated time.
-$(TEST_OUT)/shed_unit: tests/shed_unit.c include/*.h tests/check.h | $(TEST_OUT)
-	$(call msg,CC,$@)
-	$(Q)$(CC) $(USER_CFLAGS) -Itests $< -o $@ -lm
-
-# The real BPF object through bpf_prog_test_run_opts.
-$(TEST_OUT)/bpf_datapath: tests/bpf_datapath.c $(SKELS) include/*.h tests/check.h \
-			  tests/packet.h tests/bpf_harness.h | $(TEST_OUT)
+$(addprefix $(TEST_OUT)/,$(C_BPF_SUITES)): $(TEST_OUT)/%: tests/%.c $(SKELS) include/*.h tests/check.h \
+					  tests/packet.h tests/bpf_harness.h \
+					  user/kernel_features.h | $(TEST_OUT)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(USER_CFLAGS) -Itests $< -o $@ $(USER_LDLIBS) -lm
 
-# Shedding by class and reserved capacity in the real BPF object.
-$(TEST_OUT)/bpf_shed: tests/bpf_shed.c $(SKELS) include/*.h tests/check.h tests/packet.h \
-		      tests/bpf_harness.h | $(TEST_OUT)
-	$(call msg,CC,$@)
-	$(Q)$(CC) $(USER_CFLAGS) -Itests $< -o $@ $(USER_LDLIBS) -lm
+.PHONY: print-c-suites
+print-c-suites:
+	@echo $(C_SUITES)
 
 # The metrics endpoint served from pinned maps, as the daemon serves it.
 METRICS_SERVE_OBJS := $(addprefix $(OUT)/user/,metrics.o snapshot.o lists.o loader.o maps.o links.o output.o args.o state.o)
@@ -39,24 +41,11 @@ $(TEST_OUT)/shed_poke: tests/shed_poke.c include/*.h | $(TEST_OUT)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(USER_CFLAGS) $< -o $@ $(USER_LDLIBS)
 
-# Host unit tests of the window algorithms against an exact sliding log, in injected time.
-$(TEST_OUT)/windows_unit: tests/windows_unit.c include/*.h tests/check.h | $(TEST_OUT)
-	$(call msg,CC,$@)
-	$(Q)$(CC) $(USER_CFLAGS) -Itests $< -o $@ -lm
-
-# Windows, several windows on one key and connection limits in the real BPF object.
-$(TEST_OUT)/bpf_limits: tests/bpf_limits.c $(SKELS) include/*.h tests/check.h tests/packet.h \
-			tests/bpf_harness.h | $(TEST_OUT)
-	$(call msg,CC,$@)
-	$(Q)$(CC) $(USER_CFLAGS) -Itests $< -o $@ $(USER_LDLIBS)
-
 # The window accuracy table (tools/windowacc.c) is the limiter math itself.
 $(OUT)/windowacc: include/sluice.h include/sluice_limiter.h include/sluice_parse.h
 
-TEST_BINS := $(TEST_OUT)/unit $(TEST_OUT)/shed_unit $(TEST_OUT)/bpf_datapath \
-	     $(TEST_OUT)/bpf_shed $(TEST_OUT)/metrics_serve $(TEST_OUT)/shed_poke \
-	     $(OUT)/slgen $(OUT)/slsink $(OUT)/shedplot \
-	     $(TEST_OUT)/windows_unit $(TEST_OUT)/bpf_limits $(OUT)/windowacc \
+TEST_BINS := $(addprefix $(TEST_OUT)/,$(C_SUITES)) $(TEST_OUT)/metrics_serve \
+	     $(TEST_OUT)/shed_poke $(OUT)/slgen $(OUT)/slsink $(OUT)/shedplot $(OUT)/windowacc \
 	     $(OUT)/slserve $(OUT)/slconn
 
 .PHONY: test test-build
@@ -65,12 +54,6 @@ test-build: all $(TEST_BINS)
 test: test-deps
 	$(Q)$(MAKE) --no-print-directory test-build
 	$(Q)PATH="$(CURDIR)/$(DEPS_BIN):$$PATH" BUILD=$(OUT) tests/run.sh
-
-# Hostile frames through the real BPF object: every one with its verdict and counter.
-$(TEST_OUT)/bpf_hostile: tests/bpf_hostile.c $(SKELS) include/*.h tests/check.h tests/packet.h \
-			 tests/bpf_harness.h | $(TEST_OUT)
-	$(call msg,CC,$@)
-	$(Q)$(CC) $(USER_CFLAGS) -Itests $< -o $@ $(USER_LDLIBS) -lm
 
 # ---- fuzzing: libFuzzer targets built by clang with ASan and UBSan ----
 # tests/fuzz/fuzz_*.c, each linked with the userspace objects (main.c aside)
@@ -108,7 +91,7 @@ $(FUZZ_OUT)/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_LIB_OBJS) | $(FUZZ_OUT)/user
 .SECONDARY: $(FUZZ_LIB_OBJS)
 -include $(wildcard $(FUZZ_OUT)/user/*.d)
 
-test-build: $(TEST_OUT)/bpf_hostile $(FUZZ_BINS)
+test-build: $(FUZZ_BINS)
 
 .PHONY: fuzz
 fuzz: test-deps

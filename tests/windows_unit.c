@@ -31,6 +31,7 @@
 #include "sluice.h"
 #include "sluice_limiter.h"
 #include "check.h"
+#include "../tools/rand.h"
 
 #define SEC	1000000000ULL
 #define MSEC	1000000ULL
@@ -203,15 +204,12 @@ static void tr_free(struct trace *tr)
 	memset(tr, 0, sizeof(*tr));
 }
 
-/* xorshift64*: the same pseudo-random traces on every run. */
-static __u64 rng_state;
+/* The same pseudo-random traces on every run. */
+static uint64_t rng_state;
 
 static __u64 rnd(void)
 {
-	rng_state ^= rng_state >> 12;
-	rng_state ^= rng_state << 25;
-	rng_state ^= rng_state >> 27;
-	return rng_state * 2685821657736338717ULL;
+	return sl_xorshift64s(&rng_state);
 }
 
 /* Uniform in [0, n). */

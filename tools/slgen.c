@@ -42,6 +42,7 @@
 
 #define TOOL_NAME "slgen"
 #include "toolutil.h"
+#include "rand.h"
 
 /* Most sources one run may name. */
 #define MAX_SOURCES		256
@@ -417,18 +418,12 @@ static uint64_t wait_until(uint64_t deadline, uint64_t spin_ns)
 	return now;
 }
 
-/* xorshift64*: fast, and good enough to scatter source addresses. */
+/* Fast, and good enough to scatter source addresses. */
 static uint64_t rng_state;
 
 static uint64_t rng_next(void)
 {
-	uint64_t x = rng_state;
-
-	x ^= x >> 12;
-	x ^= x << 25;
-	x ^= x >> 27;
-	rng_state = x;
-	return x * 0x2545f4914f6cdd1dULL;
+	return sl_xorshift64s(&rng_state);
 }
 
 /* One's-complement sum of @len bytes, 16-bit big-endian words. */

@@ -26,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "rand.h"
 #include "sluice.h"
 #include "sluice_limiter.h"
 
@@ -68,15 +69,12 @@ static int cmp(const void *a, const void *b)
 	return x->t < y->t ? -1 : x->t > y->t;
 }
 
-/* xorshift64*: the same traces on every run. */
-static __u64 rng = 88172645463325252ULL;
+/* The same traces on every run. */
+static uint64_t rng = 88172645463325252ULL;
 
 static __u64 rnd_below(__u64 n)
 {
-	rng ^= rng >> 12;
-	rng ^= rng << 25;
-	rng ^= rng >> 27;
-	return (rng * 2685821657736338717ULL) % n;
+	return sl_xorshift64s(&rng) % n;
 }
 
 static void edge_bursts(struct trace *tr)

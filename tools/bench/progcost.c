@@ -44,6 +44,7 @@
 #include "sluice_limiter.h"
 #include "sluice.skel.h"
 #include "../../user/kernel_features.h"
+#include "../rand.h"
 #include "trivial.skel.h"
 #include "prims.skel.h"
 
@@ -251,27 +252,19 @@ static double run_distinct4(int fd, __u32 base, unsigned long n, __u32 want)
 	return total / n;
 }
 
-static __u64 xorshift(__u64 *rng)
-{
-	*rng ^= *rng << 13;
-	*rng ^= *rng >> 7;
-	*rng ^= *rng << 17;
-	return *rng;
-}
-
 /*
  * Mean ns over n single runs from IPv6 /64s picked at random: among the
  * keys a table was filled with (ways, nways of them), or among nways
  * addresses from SRC6_W1 when ways is NULL.
  */
 static double run_random6(int fd, const __u32 *ways, unsigned long nways, unsigned long n,
-			  __u64 *rng, __u32 want)
+			  uint64_t *rng, __u32 want)
 {
 	double total = 0, d;
 	unsigned long i, r;
 
 	for (i = 0; i < n; i++) {
-		r = xorshift(rng) % nways;
+		r = sl_xorshift64s(rng) % nways;
 		build_udp6(pkt, ways ? ways[r] : SRC6_W1 + (__u32)r, BENCH_PORT);
 		d = run_once(fd, PKT6_LEN);
 		if (d < 0 || last_verdict != want)
@@ -725,7 +718,7 @@ int main(int argc, char **argv)
 	struct prims *prims = NULL;
 	const char *json_path = NULL;
 	int c, k, p, err = 1, tfd, prim_fd[NPRIM];
-	__u64 rng = 0x9E3779B97F4A7C15ULL;
+	uint64_t rng = 0x9E3779B97F4A7C15ULL;
 	FILE *js;
 
 	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
