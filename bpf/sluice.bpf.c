@@ -380,6 +380,23 @@ __noinline int sl_limit_op(struct sl_eval *ev, const struct sluice_rule *r, __u3
 	return 0;
 }
 
+/*
+ * sl_limit_op, run once more when a new key's claim collided; a second
+ * collision is a fault (the fail policy decides). 1 go on, 0 stop.
+ */
+static __always_inline int limit_op(struct sl_eval *ev, const struct sluice_rule *r, __u32 li)
+{
+	int ret = sl_limit_op(ev, r, li);
+
+	if (ret == SL_LIMIT_AGAIN)
+		ret = sl_limit_op(ev, r, li);
+	if (ret == SL_LIMIT_AGAIN) {
+		ev->fault = 1;
+		ret = 0;
+	}
+	return ret;
+}
+
 /* Every limit of rule i in the current phase, under ev->op; 1 stops the walk. */
 static __always_inline long eval_rule_at(__u32 i, struct sl_eval *ev)
 {
@@ -405,16 +422,7 @@ static __always_inline long eval_rule_at(__u32 i, struct sl_eval *ev)
 	r = &rs->rules[idx];
 	n = r->nr_limits;
 	for (li = 0; li < SLUICE_MAX_LIMITS && li < n; li++) {
-		int ret = sl_limit_op(ev, r, li);
-
-		/* Once more; a second collision is a fault (the fail policy decides). */
-		if (ret == SL_LIMIT_AGAIN)
-			ret = sl_limit_op(ev, r, li);
-		if (ret == SL_LIMIT_AGAIN) {
-			ev->fault = 1;
-			ret = 0;
-		}
-		if (!ret) {
+		if (!limit_op(ev, r, li)) {
 			if (ev->op != SL_OP_REFUND)
 				ev->refused = idx;
 			return 1;
@@ -650,7 +658,7 @@ static __always_inline int eval_group(struct sl_eval *ev, const struct sluice_ru
 		}
 		ev->op = SL_OP_CHARGE;
 		ev->phase = nr_agg ? SL_PH_AGG : SL_PH_SRC;
-		if (sl_limit_op(ev, r, 0))
+		if (limit_op(ev, r, 0))
 			return 1;
 		if (!ev->fault)
 			ev->refused = first & (SLUICE_MAX_RULES - 1);
