@@ -38,7 +38,7 @@ for tool in jq bpftool; do
 		exit 0
 	fi
 done
-for b in "$SLUICE" "$SLGEN" "$BUILD/trivial.bpf.o"; do
+for b in "$SLUICE" "$SLGEN" "$BUILD/bench/trivial.bpf.o"; do
 	[ -e "$b" ] || { not_ok faults-setup "$b is missing (make)"; exit 1; }
 done
 
@@ -258,7 +258,7 @@ veth fp0 fp1
 in_ns "$NS" "$SLUICE" --bpffs "$ROOT" rule add r1 proto udp dport 53 limit 10pps >/dev/null ||
 	fail "rule add"
 rm -f "$ROOT/prog_xdp"
-bpftool prog load "$BUILD/trivial.bpf.o" "$ROOT/prog_xdp" type xdp || fail "cannot pin trivial"
+bpftool prog load "$BUILD/bench/trivial.bpf.o" "$ROOT/prog_xdp" type xdp || fail "cannot pin trivial"
 out=$(in_ns "$NS" "$SLUICE" --bpffs "$ROOT" attach fp0 2>&1)
 rc=$?
 name=$(xdp_prog_name fp0)
@@ -375,7 +375,7 @@ end_case faults-second-root-same-interface
 begin_case
 ROOT=$(new_root foreign)
 veth fx0 fx1
-in_ns "$NS" ip link set dev fx0 xdp obj "$BUILD/trivial.bpf.o" sec xdp || fail "cannot load trivial"
+in_ns "$NS" ip link set dev fx0 xdp obj "$BUILD/bench/trivial.bpf.o" sec xdp || fail "cannot load trivial"
 id=$(xdp_prog_id fx0)
 for mode in native generic; do
 	out=$(in_ns "$NS" "$SLUICE" --bpffs "$ROOT" attach fx0 mode $mode 2>&1) &&
