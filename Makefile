@@ -46,7 +46,9 @@ USER_CFLAGS   := $(COMMON_CFLAGS) -std=gnu11 -D_GNU_SOURCE -DSLUICE_VERSION='"$(
 # libbpf linked statically (Debian's libbpf-dev ships the archive): the
 # binary then runs where the distribution's libbpf is older (Ubuntu 22.04
 # has 0.5) or missing; the rest are stable C libraries every distribution has.
-USER_LDLIBS   := -l:libbpf.a -lelf -lz -lcap -lyaml -lmicrohttpd -lmnl -lm $(EXTRA_LDFLAGS)
+# hiredis (fleet limits) statically too: Debian 12's 0.14 is what it speaks.
+USER_LDLIBS   := -l:libbpf.a -l:libhiredis.a -lelf -lz -lcap -lyaml -lmicrohttpd -lmnl -lpthread \
+		 -lm $(EXTRA_LDFLAGS)
 BPF_CFLAGS    := -O2 -g -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
 		 -Iinclude -Ibpf -I$(OUT)
 
@@ -65,13 +67,14 @@ USER_OBJS := $(patsubst user/%.c,$(OUT)/user/%.o,$(USER_SRCS))
 #          capabilities), the benchmark's competitors for
 #          tests/bench_smoke.sh, and qemu-system-x86 and cpio, which boot
 #          Debian 12's own kernel for tests/kernels.sh, and groff-base
-#          (tests/docs.sh renders the man pages)
+#          (tests/docs.sh renders the man pages), and redis-server, the
+#          fleet's store (tests/fleet.sh starts its own, in namespaces)
 # promtool (Prometheus's metrics linter) is unpacked from Debian's
 # prometheus package into $(OUT)/deps/bin without installing the package,
 # whose server would start on :9090.
 BUILD_PKGS := clang gcc make libbpf-dev bpftool libelf-dev libcap-dev libyaml-dev libmnl-dev \
-	      libmicrohttpd-dev
-TEST_PKGS  := iproute2 jq curl valgrind libclang-rt-14-dev libcap2-bin nftables iptables ethtool \
+	      libmicrohttpd-dev libhiredis-dev
+TEST_PKGS  := iproute2 jq curl valgrind redis-server libclang-rt-14-dev libcap2-bin nftables iptables ethtool \
 	      qemu-system-x86 cpio groff-base
 DEPS_PKGS  := $(BUILD_PKGS)
 DEPS_BIN   := $(OUT)/deps/bin

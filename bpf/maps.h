@@ -61,10 +61,13 @@ struct {
  * An array, so a lookup is inlined and costs no call, and a new key takes
  * a way with one compare-and-swap instead of the LRU's locks. An evicted
  * bucket reads as full again, which can only admit more, never less.
- * Written by the data path; max_entries (sets) set at load time.
+ * Written by the data path; max_entries (sets) set at load time. Mappable:
+ * the daemon's fleet sync folds the fleet's use into a bucket with the same
+ * compare-and-swap on the same memory (include/sluice_state.h).
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
 	__uint(max_entries, SLUICE_DEFAULT_KEYS / SLUICE_WAYS);
 	__type(key, __u32);
 	__type(value, struct sluice_set);
@@ -92,14 +95,42 @@ struct {
 	__type(value, struct sluice_sock_conns);
 } sl_sock_conns SEC(".maps");
 
-/* Rule-wide buckets, indexed by sluice_limit.agg_slot; zeroed by the controller. */
+/*
+ * Rule-wide buckets, indexed by sluice_limit.agg_slot; zeroed by the
+ * controller. Mappable, like sl_state, for the fleet sync's fold.
+ */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
 	__uint(max_entries, SLUICE_AGG_SLOTS);
 	__type(key, __u32);
 	__type(value, struct sluice_state);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } sl_agg SEC(".maps");
+
+/*
+ * Hot keys of fleet-wide limits and what was charged to them here: the
+ * data path inserts a key once its bucket is half spent and adds each
+ * charge (atomic add); the daemon reads the growth, sends it to the fleet
+ * and removes keys gone cold. LRU: under a flood of hot keys the coldest
+ * go, and a key that comes back starts over from its bucket.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, SLUICE_FLEET_KEYS);
+	__type(key, struct sluice_key);
+	__type(value, struct sluice_fleet_use);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} sl_fleet_use SEC(".maps");
+
+/* The daemon's fleet sync, for `sluice fleet status` and /metrics; never read here. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct sluice_fleet_status);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} sl_fleet_status SEC(".maps");
 
 /* Per-rule counters by sluice_rule.slot. Per-CPU: plain adds, no atomics needed. */
 struct {

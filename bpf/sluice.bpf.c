@@ -169,6 +169,7 @@ struct sl_scratch {
 	__u64 drops;
 	__u32 pending;		/* an event waits to be sent */
 	__u32 pad;
+	struct sluice_fleet_use fu;	/* a new hot fleet key's first value */
 };
 
 struct {
@@ -258,6 +259,36 @@ static __always_inline int conns_op(struct sl_eval *ev, const struct sluice_rule
 	return !c || READ_ONCE(c->count) < l->rate;
 }
 
+/*
+ * A fleet-wide token bucket was charged to next at now: once it is half
+ * spent the key is hot, and what it is charged from then on is added up in
+ * sl_fleet_use for the daemon to send to the fleet. A new hot key starts
+ * with everything its bucket holds (next - now), which the fleet has not
+ * seen yet. Only hot keys of fleet limits pay this lookup.
+ */
+static __always_inline void fleet_note(const struct sluice_limit *l, const struct sluice_key *key,
+				       __u64 now, __u64 next, __u32 cost)
+{
+	struct sluice_fleet_use *u;
+	struct sl_scratch *sc;
+	__u32 zero = 0;
+
+	if (next - now <= l->tolerance / 2)
+		return;
+	u = bpf_map_lookup_elem(&sl_fleet_use, key);
+	if (u) {
+		__sync_fetch_and_add(&u->charged, sl_gcra_inc(l->interval_fp, cost));
+		return;
+	}
+	sc = bpf_map_lookup_elem(&sl_scratch, &zero);
+	if (!sc)
+		return;
+	sc->fu.charged = next - now;
+	sc->fu.since = now;
+	/* Another CPU inserted it first: its value holds our bucket's state too. */
+	bpf_map_update_elem(&sl_fleet_use, key, &sc->fu, BPF_NOEXIST);
+}
+
 /* sl_limit_op: a new key's way was lost to another CPU; run the limit again. */
 #define SL_LIMIT_AGAIN	2
 
@@ -296,6 +327,12 @@ __noinline int sl_limit_op(struct sl_eval *ev, const struct sluice_rule *r, __u3
 			ev->fault = 1;
 			return 0;
 		}
+		if (l->fleet) {
+			/* The rule-wide bucket's name in sl_fleet_use: family 0. */
+			__builtin_memset(&key, 0, sizeof(key));
+			key.uid = r->uid;
+			key.limit = li;
+		}
 	} else {
 		if (ev->phase != SL_PH_SRC)
 			return 1;
@@ -310,6 +347,9 @@ __noinline int sl_limit_op(struct sl_eval *ev, const struct sluice_rule *r, __u3
 		st = way ? &way->st : NULL;
 	}
 	cost = sl_limit_cost(l, &ev->pkt);
+	/* A fleet limit's share under the safe fallback: each packet counts n times. */
+	if (l->fleet > 1)
+		cost *= l->fleet;
 
 	if (ev->op == SL_OP_CHECK) {
 		word = st ? READ_ONCE(st->tat) : 0;
@@ -341,6 +381,8 @@ __noinline int sl_limit_op(struct sl_eval *ev, const struct sluice_rule *r, __u3
 		 */
 		if (!state_claim(set, victim, seen, &key, next, next_aux, sl_idle_at(l, next)))
 			return SL_LIMIT_AGAIN;
+		if (l->fleet)
+			fleet_note(l, &key, now, next, cost);
 		ev->charged++;
 		return 1;
 	}
@@ -372,6 +414,8 @@ __noinline int sl_limit_op(struct sl_eval *ev, const struct sluice_rule *r, __u3
 					WRITE_ONCE(way->idle_at, sl_idle_at(l, next));
 				}
 			}
+			if (l->fleet)
+				fleet_note(l, &key, now, next, cost);
 			ev->charged++;
 			return 1;
 		}
@@ -559,7 +603,8 @@ static __always_inline int fast_src(struct sl_eval *ev, const struct sluice_rule
 	struct sluice_key key;
 	int i;
 
-	if (l->algo != SLUICE_ALGO_GCRA || l->key != SLUICE_KEY_SRC)
+	/* A fleet limit takes the general path, which tells the fleet sync. */
+	if (l->algo != SLUICE_ALGO_GCRA || l->key != SLUICE_KEY_SRC || l->fleet)
 		return -1;
 	sl_make_key(r, 0, l, &ev->pkt, &key);
 	set = state_set(ev, &key);

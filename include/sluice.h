@@ -95,7 +95,13 @@ struct sluice_limit {
 	__u8 plen4;		/* IPv4 key prefix length, 0..32 */
 	__u8 plen6;		/* IPv6 key prefix length, 0..128 */
 	__u8 algo;		/* enum sluice_algo */
-	__u8 pad;
+	/*
+	 * 0: this host's limit. Else a fleet-wide limit (token bucket), kept
+	 * in step across hosts by the daemon (user/fleet.c), and each packet
+	 * costs this many times its cost: 1 normally, the number of live
+	 * hosts under the "safe" fallback (each host then enforces its share).
+	 */
+	__u8 fleet;
 	__u32 mask4;		/* network byte order mask of plen4 */
 	__u32 mask6[4];		/* network byte order mask of plen6 */
 	__u32 period_ms;	/* `rate` is per this long (1000 for per second); the window */
@@ -259,6 +265,69 @@ _Static_assert(sizeof(struct sluice_set) == 64 * SLUICE_WAYS, "sluice_set layout
 
 /* First key word (uid, limit, family, plen, pad) of a way being filled in. */
 #define SLUICE_WAY_BUSY	(0xffULL << 56)
+
+/* Keys of fleet-wide limits that are hot (near or over their limit) at once. */
+#define SLUICE_FLEET_KEYS	65536
+
+/*
+ * A hot key of a fleet-wide limit (sl_fleet_use, keyed by struct
+ * sluice_key; a rule-wide bucket has family 0). The data path adds what it
+ * charges; the daemon sends the growth since its last look to the fleet.
+ */
+struct sluice_fleet_use {
+	__u64 charged;		/* ns of TAT advance charged here since it became hot (atomic add) */
+	__u64 since;		/* data-path clock when it became hot */
+};
+_Static_assert(sizeof(struct sluice_fleet_use) == 16, "sluice_fleet_use layout");
+
+/* Redis servers one fleet speaks to (sharded: keys spread over them). */
+#define SLUICE_FLEET_NODES	8
+
+enum sluice_fleet_err {
+	SLUICE_FE_CONNECT = 0,	/* could not connect or authenticate */
+	SLUICE_FE_TIMEOUT,	/* no answer within the interval */
+	SLUICE_FE_REPLY,	/* an error or malformed reply */
+	SLUICE_FE_MAX,
+};
+
+struct sluice_fleet_node {
+	char addr[64];		/* host:port as configured */
+	__u32 up;		/* the last exchange worked */
+	__u32 pad;
+	__u64 last_ok_ns;	/* CLOCK_MONOTONIC of the last good exchange */
+	__u64 rtt_us;		/* that exchange's round trip */
+	__u64 keys;		/* keys synced through this node, total */
+	__u64 errors[SLUICE_FE_MAX];	/* by enum sluice_fleet_err */
+};
+
+/*
+ * What the daemon's fleet sync is doing (sl_fleet_status[0]): written by
+ * the daemon once per sync, read by `sluice fleet status` and /metrics.
+ * Not used by the data path.
+ */
+struct sluice_fleet_status {
+	char name[32];		/* the fleet's name: its keys' prefix */
+	char host[64];		/* this host's name in the fleet */
+	__u64 pid;		/* the daemon that writes this; 0: no fleet configured */
+	__u64 updated_ns;	/* CLOCK_MONOTONIC of the last write */
+	__u64 last_sync_ns;	/* of the last sync that reached every node */
+	__u64 sync_us;		/* that sync's duration */
+	__u64 syncs;		/* syncs run */
+	__u64 keys_synced;	/* key charges sent, total */
+	__u64 hot_keys;		/* hot keys at the last sync */
+	__u64 over_keys;	/* keys over their limit fleet-wide at the last sync */
+	__u64 floors;		/* local buckets moved forward by the fleet's use, total */
+	__u64 sync_hist[8];	/* syncs taking <= 1, 2, 5, 10, 25, 50, 100 ms, more */
+	__u32 mode;		/* 0 single, 1 sharded */
+	__u32 fallback;		/* 0 safe, 1 local */
+	__u32 fallback_active;	/* a node is stale: the fallback is in force */
+	__u32 hosts;		/* live hosts seen in the heartbeat set */
+	__u32 multiplier;	/* cost multiplier in force on fleet limits */
+	__u32 interval_ms;
+	__u32 stale_ms;
+	__u32 nr_nodes;
+	struct sluice_fleet_node node[SLUICE_FLEET_NODES];
+};
 
 /* Established TCP connections of one key (sl_conns), counted by sl_sockops. */
 struct sluice_conns {

@@ -1778,6 +1778,160 @@ static const struct cfg_key events_keys[] = {
 };
 static const struct cfg_section events_section = SECTION("events", events_keys);
 
+/* ---- fleet ---- */
+
+/* A name of the fleet, or of this host in it: letters, digits, _ - . */
+static int parse_fleet_name(const struct cfg_key *k, const char *s, void *f)
+{
+	if (!s[0] || strlen(s) >= k->size ||
+	    strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.") !=
+		    strlen(s))
+		return -EINVAL;
+	strcpy(f, s);
+	return 0;
+}
+
+static const struct cfg_kind k_fleet_name = { parse_fleet_name, print_string };
+
+/* A path, kept as written (the fleet thread opens it). */
+static int parse_path(const struct cfg_key *k, const char *s, void *f)
+{
+	if (!s[0] || strlen(s) >= k->size)
+		return -EINVAL;
+	strcpy(f, s);
+	return 0;
+}
+
+static const struct cfg_kind k_path = { parse_path, print_string };
+
+/* host:port or [v6]:port, the port 1-65535. */
+static bool valid_node(const char *s)
+{
+	const char *colon = strrchr(s, ':');
+	uint64_t port;
+
+	if (!colon || colon == s || strlen(s) >= 64)
+		return false;
+	if (s[0] == '[' && colon[-1] != ']')
+		return false;
+	return !parse_u64(colon + 1, 1, 65535, &port);
+}
+
+static void load_fleet_redis(struct load *ld, const yaml_node_t *n)
+{
+	struct sl_cfg_fleet *fl = &ld->cfg->fleet;
+	yaml_node_item_t *it, *end;
+
+	if (!list(ld, n, "redis", &it, &end))
+		return;
+	for (; it < end; it++) {
+		const yaml_node_t *v = node(ld, *it);
+		const char *s = v ? scalar(ld, v, "a Redis server") : NULL;
+
+		if (!s)
+			continue;
+		if (!valid_node(s)) {
+			err_at(ld, v->start_mark, "invalid Redis server \"%s\" (HOST:PORT or "
+			       "[IPV6]:PORT, PORT 1-65535)", s);
+			continue;
+		}
+		if (fl->nr_nodes == SLUICE_FLEET_NODES) {
+			err_at(ld, v->start_mark, "too many Redis servers (at most %d)",
+			       SLUICE_FLEET_NODES);
+			return;
+		}
+		strcpy(fl->nodes[fl->nr_nodes++], s);
+	}
+}
+
+static void print_fleet_redis(const struct cfg_key *k, const void *base)
+{
+	const struct sl_cfg *cfg = base;
+	int i;
+
+	open_array(JSON(k));
+	for (i = 0; i < cfg->fleet.nr_nodes; i++)
+		print_str(NULL, NULL, cfg->fleet.nodes[i]);
+	close_array();
+}
+
+int sl_fleet_auth_check(const char *path, char *why, size_t len)
+{
+	struct stat st;
+
+	if (stat(path, &st)) {
+		snprintf(why, len, "cannot read %s: %s", path, strerror(errno));
+		return -errno;
+	}
+	if (!S_ISREG(st.st_mode) || st.st_uid != 0 || (st.st_mode & 077)) {
+		snprintf(why, len, "%s must be a file owned by root that only root can read "
+			 "(chmod 600): it holds a password", path);
+		return -EPERM;
+	}
+	return 0;
+}
+
+static void check_fleet(struct load *ld, const yaml_node_t *n, yaml_node_t *const *vals);
+
+static const char *const fleet_modes[] = { "single", "sharded" };
+static const char *const fleet_fallbacks[] = { "safe", "local" };
+static const struct cfg_key fleet_keys[] = {
+	{ .name = "name", .kind = &k_fleet_name, FIELD(fleet.name),
+	  .hint = "1-31 of A-Z a-z 0-9 _ - .", .need = "a fleet needs a name" },
+	{ .name = "host", .kind = &k_fleet_name, FIELD(fleet.host),
+	  .hint = "1-63 of A-Z a-z 0-9 _ - .; default the hostname" },
+	{ .name = "redis", .load = load_fleet_redis, .print = print_fleet_redis,
+	  .need = "a fleet needs redis: [ HOST:PORT, ... ]" },
+	{ .name = "mode", .kind = &k_choice, FIELD(fleet.mode), .words = fleet_modes,
+	  .max = ARRAY_SIZE(fleet_modes), .def = "single" },
+	{ .name = "interval", .kind = &k_ms, FIELD(fleet.interval_ms), .json = "interval_ms",
+	  .min = 20, .max = 10000, .def = "250ms", .hint = "20ms to 10s: 50ms, 250ms, 1s" },
+	{ .name = "stale-after", .kind = &k_ms, FIELD(fleet.stale_ms), .json = "stale_after_ms",
+	  .min = 40, .max = 600000, .def = "2s", .hint = "40ms to 10m, more than interval" },
+	{ .name = "fallback", .kind = &k_choice, FIELD(fleet.fallback), .words = fleet_fallbacks,
+	  .max = ARRAY_SIZE(fleet_fallbacks), .def = "safe" },
+	{ .name = "auth-file", .kind = &k_path, FIELD(fleet.auth_file) },
+};
+static const struct cfg_section fleet_section = {
+	"fleet", fleet_keys, ARRAY_SIZE(fleet_keys), check_fleet
+};
+
+static void check_fleet(struct load *ld, const yaml_node_t *n, yaml_node_t *const *vals)
+{
+	struct sl_cfg_fleet *fl = &ld->cfg->fleet;
+	char why[320];
+
+	(void)vals;
+	if (fl->stale_ms <= fl->interval_ms)
+		err_at(ld, n->start_mark, "stale-after (%u ms) must be longer than interval (%u ms)",
+		       fl->stale_ms, fl->interval_ms);
+	if (fl->mode == SL_FLEET_SINGLE && fl->nr_nodes > 1)
+		err_at(ld, n->start_mark, "mode single speaks to one Redis server; %d given "
+		       "(mode sharded spreads keys over several)", fl->nr_nodes);
+	if (fl->auth_file[0] && sl_fleet_auth_check(fl->auth_file, why, sizeof(why)))
+		err_at(ld, n->start_mark, "auth-file: %s", why);
+}
+
+static void load_fleet(struct load *ld, const yaml_node_t *n)
+{
+	ld->cfg->fleet.on = true;
+	load_section(ld, &fleet_section, n, ld->cfg);
+}
+
+/* The fleet's settings, or null without a fleet section. */
+static void print_fleet(const struct cfg_key *k, const void *base)
+{
+	const struct sl_cfg *cfg = base;
+
+	if (!cfg->fleet.on) {
+		print_null(JSON(k), NULL);
+		return;
+	}
+	open_object(JSON(k));
+	print_section(&fleet_section, base);
+	close_object();
+}
+
 static const char *const fail_words[] = { "open", "closed" };
 static const char *const malformed_words[] = { "drop", "pass" };
 
@@ -1802,6 +1956,7 @@ static const struct cfg_key top_keys[] = {
 	{ .name = "shedding", .load = load_shedding, .print = print_shedding,
 	  .sub = &shed_section },
 	{ .name = "capacity", .print = print_capacity, .sub = &capacity_section },
+	{ .name = "fleet", .load = load_fleet, .print = print_fleet, .sub = &fleet_section },
 };
 static const struct cfg_section top_section = {
 	"the top level", top_keys, ARRAY_SIZE(top_keys), check_top
@@ -1824,6 +1979,20 @@ static void check_list_sizes(struct load *ld, const yaml_node_t *where, const ch
 
 static void check_top(struct load *ld, const yaml_node_t *n, yaml_node_t *const *vals)
 {
+	{
+		const struct sluice_ruleset *rs = ld->cfg->rules;
+		__u32 r, l;
+
+		for (r = 0; rs && !ld->cfg->fleet.on && r < rs->nr_rules && r < SLUICE_MAX_RULES; r++)
+			for (l = 0; l < rs->rules[r].nr_limits && l < SLUICE_MAX_LIMITS; l++)
+				if (rs->rules[r].limits[l].fleet) {
+					err_at(ld, n->start_mark, "rule %s has a limit with scope "
+					       "fleet, but the file has no fleet: section to keep it "
+					       "in step", rs->names[r]);
+					r = SLUICE_MAX_RULES;
+					break;
+				}
+	}
 	const yaml_node_t *deny = vals[key_index(&top_section, "deny")];
 	const yaml_node_t *allow = vals[key_index(&top_section, "allow")];
 	struct sl_cfg *cfg = ld->cfg;

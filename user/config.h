@@ -46,6 +46,22 @@ struct sl_cfg_capacity {
 	double reserve;		/* share kept for class 0, default 0.2 */
 };
 
+/* fleet: limits with scope fleet kept in step across hosts through Redis. */
+enum sl_fleet_mode { SL_FLEET_SINGLE, SL_FLEET_SHARDED };
+enum sl_fleet_fallback { SL_FLEET_SAFE, SL_FLEET_LOCAL };
+struct sl_cfg_fleet {
+	bool on;			/* the file has a fleet: section */
+	char name[32];			/* the fleet's name, its keys' prefix in Redis */
+	char host[64];			/* this host's name in the fleet; default the hostname */
+	char nodes[SLUICE_FLEET_NODES][64];	/* Redis servers, host:port */
+	int nr_nodes;
+	int mode;			/* enum sl_fleet_mode */
+	__u32 interval_ms;		/* sync period, default 250 ms */
+	__u32 stale_ms;			/* after this without Redis, the fallback; default 2 s */
+	int fallback;			/* enum sl_fleet_fallback */
+	char auth_file[256];		/* "[USER] PASSWORD", root-only; "" for none */
+};
+
 struct sl_cfg {
 	char *path;
 	struct sl_cfg_iface *ifaces;
@@ -68,7 +84,14 @@ struct sl_cfg {
 	__u32 event_lines;		/* events: { lines: 20 } per interval */
 	struct sl_cfg_shed shed;
 	struct sl_cfg_capacity capacity;
+	struct sl_cfg_fleet fleet;
 };
+
+/*
+ * Whether an auth file is fit to hold a password: a regular file owned by
+ * root that nobody else may read or write. 0, or -errno with why in buf.
+ */
+int sl_fleet_auth_check(const char *path, char *why, size_t len);
 
 /*
  * Load and validate path into cfg. Every problem is written to errs as

@@ -37,6 +37,8 @@
 #include "metrics.h"
 #include "shed.h"
 #include "conns.h"
+#include "fleet.h"
+#include <sys/eventfd.h>
 #include "sluice_limiter.h"
 
 /* Sources tracked for event log lines at once; more are counted, not named. */
@@ -66,6 +68,9 @@ struct daemon {
 	struct sl_signal sigs[SLUICE_MAX_SIGNALS];
 	double s_logged;	/* S when a change was last logged */
 	struct sl_conns_recon *recon;	/* connection counts vs the kernel's sockets */
+	struct sl_fleet *fleet;		/* the fleet sync's thread, with a fleet: section */
+	int fleet_fd;			/* eventfd: the fleet's cost multiplier changed */
+	unsigned int fleet_mult;	/* the multiplier the live rule set carries */
 };
 
 /* ---- logging ---- */
@@ -265,6 +270,67 @@ static void shed_tick(struct daemon *d)
 	d->s_logged = after;
 }
 
+/*
+ * Fleet limits carry the fleet sync's cost multiplier: 1, or each host's
+ * share under the safe fallback. Only the multiplier changes, so the
+ * commit keeps the rules' buckets.
+ */
+static void stamp_fleet(struct daemon *d, struct sluice_ruleset *rs)
+{
+	__u32 i, j;
+
+	d->fleet_mult = d->fleet ? sl_fleet_multiplier(d->fleet) : 1;
+	for (i = 0; i < rs->nr_rules && i < SLUICE_MAX_RULES; i++)
+		for (j = 0; j < rs->rules[i].nr_limits && j < SLUICE_MAX_LIMITS; j++)
+			if (rs->rules[i].limits[j].fleet)
+				rs->rules[i].limits[j].fleet = d->fleet_mult;
+}
+
+/* The fleet's multiplier changed: the rule set again, with it. */
+static void fleet_recommit(struct daemon *d)
+{
+	struct sluice_ruleset *rs;
+	int lock, err;
+
+	if (sl_fleet_multiplier(d->fleet) == d->fleet_mult)
+		return;
+	rs = malloc(sizeof(*rs));
+	lock = rs ? sl_lock() : -ENOMEM;
+	if (lock < 0) {
+		free(rs);
+		pr_warn("fleet: cannot apply the fallback share: %s", strerror(-lock));
+		return;
+	}
+	memcpy(rs, d->cfg.rules, sizeof(*rs));
+	stamp_fleet(d, rs);
+	err = sl_ruleset_commit(&d->maps, rs);
+	sl_unlock(lock);
+	free(rs);
+	if (err)
+		pr_warn("fleet: cannot apply the fallback share: %s", strerror(-err));
+	else
+		dlog("fleet limits: each packet counts %ux (this host's share 1/%u)", d->fleet_mult,
+		     d->fleet_mult);
+}
+
+/* (Re)start the fleet sync under the config in force, or stop it without one. */
+static void fleet_restart(struct daemon *d)
+{
+	sl_fleet_stop(d->fleet);
+	d->fleet = NULL;
+	if (d->cfg.fleet.on) {
+		d->fleet = sl_fleet_start(&d->cfg.fleet, d->fleet_fd);
+		if (!d->fleet)
+			pr_err("fleet: cannot start the sync: %s; fleet limits are enforced on this "
+			       "host alone", strerror(errno));
+		else
+			dlog("fleet %s: syncing with %d Redis server%s every %u ms", d->cfg.fleet.name,
+			     d->cfg.fleet.nr_nodes, d->cfg.fleet.nr_nodes == 1 ? "" : "s",
+			     d->cfg.fleet.interval_ms);
+	}
+	fleet_recommit(d);
+}
+
 /* Rules (atomically, keeping unchanged rules' state), lists, switches, interfaces. */
 static int apply(struct daemon *d)
 {
@@ -305,6 +371,7 @@ static int apply(struct daemon *d)
 		goto out;
 	}
 	memcpy(rs, d->cfg.rules, sizeof(*rs));
+	stamp_fleet(d, rs);
 	err = sl_ruleset_commit(&d->maps, rs);
 	if (!err)
 		dlog("rule set %u in force: %u rules", rs->gen, rs->nr_rules);
@@ -637,6 +704,7 @@ static void reload(struct daemon *d, const char *why)
 		dlog("reloaded %s (%s)", d->cfg_path, why);
 	}
 	sl_cfg_free(&old);
+	fleet_restart(d);
 	metrics_restart(d);
 	if (old_interval != d->cfg.event_interval_s)
 		events_arm(d);
@@ -704,8 +772,9 @@ int do_run(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{}
 	};
-	struct daemon d = { .sig_fd = -1, .ino_fd = -1, .tick_fd = -1, .lock_fd = -1, .shed_fd = -1 };
-	struct pollfd pfd[5];
+	struct daemon d = { .sig_fd = -1, .ino_fd = -1, .tick_fd = -1, .lock_fd = -1, .shed_fd = -1,
+			    .fleet_fd = -1, .fleet_mult = 1 };
+	struct pollfd pfd[6];
 	sigset_t mask;
 	int c, n, err = 0;
 
@@ -765,7 +834,8 @@ int do_run(int argc, char **argv)
 		goto out;
 	}
 	d.shed_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
-	if (d.shed_fd < 0) {
+	d.fleet_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (d.shed_fd < 0 || d.fleet_fd < 0) {
 		err = -errno;
 		goto out;
 	}
@@ -806,6 +876,8 @@ int do_run(int argc, char **argv)
 		pr_err("cannot drop capabilities: %s", strerror(-err));
 		goto out;
 	}
+	/* After the capabilities are dropped: the thread has none either. */
+	fleet_restart(&d);
 	dlog("running on %s with %s (pid %d)", opts.root, d.cfg_path, getpid());
 	sd_notify("READY=1");
 
@@ -814,6 +886,7 @@ int do_run(int argc, char **argv)
 	pfd[2] = (struct pollfd){ .fd = d.tick_fd, .events = POLLIN };
 	pfd[3] = (struct pollfd){ .fd = ring_buffer__epoll_fd(d.events), .events = POLLIN };
 	pfd[4] = (struct pollfd){ .fd = d.shed_fd, .events = POLLIN };
+	pfd[5] = (struct pollfd){ .fd = d.fleet_fd, .events = POLLIN };
 	for (;;) {
 		if (poll(pfd, ARRAY_SIZE(pfd), -1) < 0) {
 			if (errno == EINTR)
@@ -838,6 +911,12 @@ int do_run(int argc, char **argv)
 			reload(&d, "file changed");
 		if (pfd[3].revents)
 			ring_buffer__consume(d.events);
+		if (pfd[5].revents) {
+			__u64 n;
+
+			if (read(d.fleet_fd, &n, sizeof(n)) > 0)
+				fleet_recommit(&d);
+		}
 		if (pfd[4].revents) {
 			__u64 ticks;
 
@@ -867,6 +946,9 @@ int do_run(int argc, char **argv)
 	dlog("stopping; protection stays in place ('sluice detach' removes it)");
 	err = 0;
 out:
+	sl_fleet_stop(d.fleet);
+	if (d.fleet_fd >= 0)
+		close(d.fleet_fd);
 	if (d.metrics)
 		sl_metrics_stop(d.metrics);
 	ring_buffer__free(d.events);

@@ -12,6 +12,7 @@
 #include "sluice_user.h"
 #include "config.h"
 #include "shed.h"
+#include "fleet.h"
 
 struct sl_opts opts = { .root = SLUICE_DEFAULT_ROOT };
 
@@ -34,6 +35,7 @@ static const struct cmd {
 	{ "disable", do_disable, "disable                               kill switch: pass everything" },
 	{ "enable", do_enable, "enable                                undo disable" },
 	{ "shed", do_shed, "shed status|on|off|set S                adaptive load shedding" },
+	{ "fleet", do_fleet, "fleet status                          fleet-wide limits' sync with Redis" },
 	{ "set", do_set, "set fail open|closed | malformed drop|pass" },
 	{ "check", do_check, "check FILE                            validate a config file" },
 	{ "run", do_run, "run --config FILE                     the daemon: apply, reload, log, metrics" },

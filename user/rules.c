@@ -72,6 +72,9 @@ static const char *const algo_names[] = {
 static int limit_finish(struct sluice_limit *l, bool burst_set, struct sl_perr *pe, int word)
 {
 	sl_limit_set_masks(l);
+	if (l->fleet && l->algo != SLUICE_ALGO_GCRA)
+		return perr(pe, word, -EINVAL, "scope fleet applies to token-bucket limits: "
+			    "%s limits are counted on each host alone", algo_names[l->algo]);
 	if (l->algo == SLUICE_ALGO_CONNS)
 		return 0;
 	if (l->algo != SLUICE_ALGO_GCRA) {
@@ -380,12 +383,15 @@ static void print_burst(const struct sluice_limit *l)
 		print_u64("burst", " burst %llu", l->burst);
 }
 
-/* A word of a per key: all, src, src/LEN or src6/LEN. */
+/*
+ * A word of a per key: all, src, src/LEN or src6/LEN; and "fleet" after
+ * them, short for scope fleet (`per src fleet`).
+ */
 #define SL_PER_ITEMS "src[/LEN], src6/LEN or all"
 static bool per_item(const char *w)
 {
 	return !strcmp(w, "all") || !strcmp(w, "src") || !strncmp(w, "src/", 4) ||
-	       !strncmp(w, "src6/", 5);
+	       !strncmp(w, "src6/", 5) || !strcmp(w, "fleet");
 }
 
 /* The per key words that follow. */
@@ -400,7 +406,11 @@ static int kw_per(struct sl_rule_parser *p)
 	for (n = 0, at = AT(p); at < p->argc && per_item(p->argv[at]); n++, at++) {
 		const char *w = p->argv[at];
 
-		if (!strcmp(w, "all")) {
+		if (!strcmp(w, "fleet")) {
+			if (!n)
+				break;	/* a key first: "per fleet" says nothing */
+			l->fleet = 1;
+		} else if (!strcmp(w, "all")) {
 			l->key = SLUICE_KEY_ALL;
 			l->plen4 = 0;
 			l->plen6 = 0;
@@ -433,6 +443,25 @@ static void print_per(const struct sluice_limit *l)
 		print_u64("prefix4", "/%llu", l->plen4);
 		print_u64("prefix6", " src6/%llu", l->plen6);
 	}
+}
+
+/* Whose limit it is: this host's (the default), or the fleet's. */
+static int kw_scope(struct sl_rule_parser *p)
+{
+	if (!p->l)
+		return perr(p->pe, p->i, -EINVAL, "\"scope\" must follow a limit");
+	if (!strcmp(VAL(p), "host"))
+		p->l->fleet = 0;
+	else if (!strcmp(VAL(p), "fleet"))
+		p->l->fleet = 1;
+	else
+		return bad(p->pe, AT(p), "scope (host, fleet)", VAL(p));
+	return 1;
+}
+
+static void print_scope(const struct sluice_limit *l)
+{
+	print_str("scope", l->fleet ? " scope %s" : NULL, l->fleet ? "fleet" : "host");
 }
 
 static int kw_algo(struct sl_rule_parser *p)
@@ -517,6 +546,12 @@ const struct sl_rule_kw sl_rule_kws[] = {
 	  .help = "algo  := token-bucket     (the default: GCRA, exact)\n"
 		  "       | fixed-window     (cheap, up to 2x across a window edge)\n"
 		  "       | sliding-window   (the previous window weighted by overlap)" },
+	{ .word = "scope", .key = "scope", .scope = SL_KW_OPTION, .heads = SL_KW_RATE,
+	  .value = "host|fleet", .parse = kw_scope, .print.limit = print_scope,
+	  .help = "scope := host   (the default: this host's limit)\n"
+		  "       | fleet  (rate and burst for the whole fleet, kept in step through\n"
+		  "                 Redis by `sluice run` with a fleet: section; token bucket;\n"
+		  "                 `per src fleet` says the same)" },
 	{ .word = "action", .key = "action", .scope = SL_KW_RULE, .value = "drop|dry-run",
 	  .parse = kw_action, .print.rule = print_action },
 };
@@ -752,7 +787,8 @@ static bool limits_equal(const struct sluice_rule *a, const struct sluice_rule *
 
 		if (x->rate != y->rate || x->burst != y->burst || x->key != y->key ||
 		    x->cost != y->cost || x->plen4 != y->plen4 || x->plen6 != y->plen6 ||
-		    x->algo != y->algo || x->period_ms != y->period_ms)
+		    x->algo != y->algo || x->period_ms != y->period_ms ||
+		    !x->fleet != !y->fleet)
 			return false;
 	}
 	return true;

@@ -108,7 +108,10 @@ extern const char *const sl_mode_names[3];
 	X(arg, capacity, BPF_MAP_TYPE_ARRAY, 4, sizeof(struct sluice_state))                  \
 	X(arg, class_stats, BPF_MAP_TYPE_PERCPU_ARRAY, 4, sizeof(struct sluice_class_stats))  \
 	X(arg, conns, BPF_MAP_TYPE_HASH, sizeof(struct sluice_key), sizeof(struct sluice_conns)) \
-	X(arg, events, BPF_MAP_TYPE_RINGBUF, 0, 0)
+	X(arg, events, BPF_MAP_TYPE_RINGBUF, 0, 0)                                            \
+	X(arg, fleet_use, BPF_MAP_TYPE_LRU_HASH, sizeof(struct sluice_key),                   \
+	  sizeof(struct sluice_fleet_use))                                                     \
+	X(arg, fleet_status, BPF_MAP_TYPE_ARRAY, 4, sizeof(struct sluice_fleet_status))
 
 /* Pinned state: an fd per map of SL_MAPS, -1 when not open. */
 #define SL__MAP_FIELD(arg, f, ...) int f;

@@ -1,0 +1,349 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# Fleet-wide limits with a real Redis: three "hosts" (namespaces, each with
+# its own sluice daemon, bpffs root and veth), one client namespace, one
+# Redis namespace. Redis is Debian's redis-server, started and stopped here,
+# listening only inside its namespace.
+#
+#   client --c1/h1c--> H1 (daemon, XDP on h1c) --h1r/r1--+
+#          --c2/h2c--> H2                     --h2r/r2--+-- R (redis-server)
+#          --c3/h3c--> H3                     --h3r/r3--+
+#
+# One source (198.18.70.1) sends to all three hosts at once at 5x a fleet
+# limit. What a limit admits is read from each daemon's rule counters and
+# checked against burst + rate x t plus the stated sync bound
+# N x rate x (interval + round trip) (README "Fleet-wide limits"), and with
+# a floor (a fleet limit that refused honest traffic would be wrong too).
+# Nothing asserts how long anything took.
+set -u
+cd "$(dirname "$0")/.."
+. tests/lib.sh
+require_root fleet
+
+SLGEN=$BUILD/slgen
+TMP=$(mktemp -d)
+REDIS_PID=""
+trap '[ -n "$REDIS_PID" ] && kill -CONT "$REDIS_PID" 2>/dev/null; cleanup; rm -rf "$TMP"' EXIT
+
+for tool in jq redis-server redis-cli; do
+	if ! command -v $tool >/dev/null; then
+		skip fleet "$tool is missing (make deps installs it)"
+		exit 0
+	fi
+done
+for b in "$SLGEN" "$SLUICE"; do
+	[ -x "$b" ] || { not_ok fleet-setup "$b is missing (make)"; exit 1; }
+done
+
+# ---- namespaces and links ----
+C=$(new_netns cli) && R=$(new_netns red) || { not_ok fleet-setup "no namespaces"; exit 1; }
+H=()
+for i in 1 2 3; do
+	H[i]=$(new_netns "h$i") || { not_ok fleet-setup "no namespace h$i"; exit 1; }
+	if ! ip link add "c$i" netns "$C" type veth peer name "h${i}c" netns "${H[i]}" ||
+	   ! ip link add "r$i" netns "$R" type veth peer name "h${i}r" netns "${H[i]}"; then
+		not_ok fleet-setup "cannot create veth"; exit 1
+	fi
+	ip -n "$C" addr add "198.18.6$i.1/24" dev "c$i"
+	ip -n "${H[i]}" addr add "198.18.6$i.2/24" dev "h${i}c"
+	ip -n "$R" addr add "198.18.5$i.1/24" dev "r$i"
+	ip -n "${H[i]}" addr add "198.18.5$i.2/24" dev "h${i}r"
+	for l in "c$i:$C" "r$i:$R" "h${i}c:${H[i]}" "h${i}r:${H[i]}"; do
+		ip -n "${l#*:}" link set "${l%%:*}" up
+	done
+done
+# The one source every host sees.
+ip -n "$C" addr add 198.18.70.1/32 dev lo
+
+# ---- Redis ----
+# redis_start [ARGS...]: a fresh redis-server in R, no persistence.
+redis_start() {
+	# nsenter execs redis-server: $! is Redis itself, for SIGSTOP and kill.
+	nsenter --net="/run/netns/$R" redis-server --bind 0.0.0.0 --port 6379 --protected-mode no --save '' \
+		--appendonly no --dir "$TMP" --daemonize no --logfile "$TMP/redis.log" "$@" &
+	REDIS_PID=$!
+	for _ in $(seq 200); do
+		in_ns "$R" redis-cli -h 198.18.51.1 ${REDIS_PASS:+-a "$REDIS_PASS" --no-auth-warning} \
+			ping 2>/dev/null | grep -q PONG && return 0
+		sleep 0.05
+	done
+	return 1
+}
+redis_stop() {
+	[ -n "$REDIS_PID" ] || return 0
+	kill -CONT "$REDIS_PID" 2>/dev/null
+	kill "$REDIS_PID" 2>/dev/null
+	wait "$REDIS_PID" 2>/dev/null
+	REDIS_PID=""
+}
+rcli() { in_ns "$R" redis-cli -h 198.18.51.1 "$@"; }
+redis_start || { not_ok fleet-setup "redis-server did not start: $(tail -3 "$TMP/redis.log")"; exit 1; }
+
+# ---- one daemon per host ----
+RATE=200
+BURST=50
+INTERVAL_MS=100
+ROOTS_H=()
+# config I SCOPE [EXTRA-FLEET-KEYS]
+config() {
+	local i=$1 scope=$2 extra=${3:-}
+	cat >"$TMP/h$i.yaml" <<EOF
+interfaces: [ { name: h${i}c, mode: native } ]
+metrics: off
+rules:
+  - name: api
+    proto: udp
+    dport: 9000
+    limits:
+      - { rate: ${RATE}pps, burst: $BURST, per: src, scope: $scope }
+fleet:
+  name: t$TAG
+  host: host$i
+  redis: [ "198.18.5$i.1:6379" ]
+  interval: ${INTERVAL_MS}ms
+  stale-after: 600ms
+  $extra
+EOF
+}
+start_host() {
+	local i=$1
+	ROOTS_H[i]=$(new_root "h$i")
+	start_daemon "${H[i]}" "${ROOTS_H[i]}" "$TMP/h$i.yaml" "$TMP/h$i.log"
+}
+slh() { local i=$1; shift; in_ns "${H[i]}" "$SLUICE" --bpffs "${ROOTS_H[i]}" "$@"; }
+# passed and dropped packets of rule api on host I
+passed() { slh "$1" -j stats | jq '.rules[] | select(.name == "api") | .passed_packets'; }
+dropped() { slh "$1" -j stats | jq '.rules[] | select(.name == "api") | .dropped_packets'; }
+total_passed() { echo $(( $(passed 1) + $(passed 2) + $(passed 3) )); }
+total_seen() { echo $(( $(passed 1) + $(passed 2) + $(passed 3) + $(dropped 1) + $(dropped 2) + $(dropped 3) )); }
+
+# send SECS PPS-PER-HOST [HOSTS]: the one source to each host at once; waits.
+send() {
+	local secs=$1 pps=$2 hosts=${3:-1 2 3} i pids=()
+	for i in $hosts; do
+		in_ns "$C" "$SLGEN" --dst "198.18.6$i.2" --dport 9000 --src 198.18.70.1 --rate "$pps" \
+			--duration "$secs" --spin-us 0 --json >"$TMP/gen-$i.json" 2>>"$TMP/gen.err" &
+		pids+=($!)
+	done
+	wait "${pids[@]}"
+}
+sent() {
+	local i n=0
+	for i in ${1:-1 2 3}; do n=$((n + $(jq -r '.total_sent' "$TMP/gen-$i.json"))); done
+	echo "$n"
+}
+gen_secs() { jq -r '.sources[0] | (.last_ns - .first_ns) / 1e9' "$TMP/gen-1.json"; }
+
+# The most the fleet may admit in T seconds (README): burst + rate x T, plus
+# one sync's lag on every host, N x rate x (interval + round trip, taken as
+# one more interval here), plus 5% and 5 packets for the machine's noise.
+bound() { awk -v t="$1" -v r=$RATE -v b=$BURST -v iv=$INTERVAL_MS \
+	'BEGIN { printf "%d", (b + r * t + 3 * r * 2 * iv / 1000) * 1.05 + 5 }'; }
+
+for i in 1 2 3; do config "$i" fleet; done
+for i in 1 2 3; do
+	start_host "$i" || { not_ok fleet-setup "daemon $i did not start: $(tail -3 "$TMP/h$i.log")"; exit 1; }
+done
+
+# ---- 1. three hosts, one fleet limit ----
+begin_case
+# Every host has joined the heartbeat before traffic starts.
+for _ in $(seq 100); do
+	[ "$(slh 1 -j fleet status | jq '.hosts')" == 3 ] && break
+	sleep 0.1
+done
+st=$(slh 1 -j fleet status)
+[ "$(jq '.running' <<<"$st")" == true ] || fail "fleet status: not running: $st"
+[ "$(jq '.hosts' <<<"$st")" == 3 ] || fail "fleet status: hosts $(jq '.hosts' <<<"$st"), want 3"
+[ "$(jq -r '.nodes[0].up' <<<"$st")" == true ] || fail "fleet status: node down: $st"
+[ "$(jq -r '.limits[0].share' <<<"$st")" == 1 ] || fail "share $(jq '.limits[0].share' <<<"$st")"
+end_case fleet-status
+
+begin_case
+# 5x the limit in all: a third of it to each host.
+PPS=$((RATE * 5 / 3))
+send 6 "$PPS"
+got=$(total_passed)
+t=$(gen_secs)
+max=$(bound "$t")
+min=$(awk -v t="$t" -v r=$RATE -v b=$BURST 'BEGIN { printf "%d", (b + r * t) * 0.85 }')
+echo "# fleet of 3, ${RATE}pps burst $BURST, sync ${INTERVAL_MS}ms: admitted $got of $(sent) in ${t}s;" \
+	"burst + rate x t = $(awk -v t="$t" -v r=$RATE -v b=$BURST 'BEGIN { printf "%d", b + r * t }')," \
+	"bound $max; per host $(passed 1) $(passed 2) $(passed 3)"
+[ "$got" -le "$max" ] || fail "the fleet admitted $got, over the bound $max"
+[ "$got" -ge "$min" ] || fail "the fleet admitted $got, under $min: honest traffic refused"
+# Every packet was judged: none lost to a stall.
+[ "$(total_seen)" -ge $(( $(sent) * 98 / 100 )) ] || fail "judged $(total_seen) of $(sent)"
+FLEET_GOT=$got
+end_case fleet-three-hosts-one-limit
+
+# The charges reached Redis under the fleet's key names.
+begin_case
+# While traffic runs: a bucket lives in Redis as long as it is spent.
+send 2 "$PPS" &
+spid=$!
+sleep 1
+keys=$(rcli --scan --pattern "sluice:t$TAG:api:0:*" | wc -l)
+over=$(rcli zcard "sluice:t$TAG:over")
+wait $spid
+[ "$keys" -ge 1 ] || fail "no bucket of rule api in Redis"
+[ "$over" -ge 1 ] || fail "the source is not in the over-limit set"
+[ "$(slh 1 -j fleet status | jq '.keys_synced')" -gt 0 ] || fail "host 1 synced no key"
+end_case fleet-keys-in-redis
+
+# ---- 2. a host that never saw the source refuses it ----
+begin_case
+# Only host 1 is abused; then host 3, which has no bucket for the source
+# yet, gets a burst's worth at once. A fresh host would admit all of it.
+sleep 1.5
+send 3 $((RATE * 4)) 1 &
+spid=$!
+sleep 1.5
+before=$(passed 3)
+in_ns "$C" "$SLGEN" --dst 198.18.63.2 --dport 9000 --src 198.18.70.1 --rate 20000 --count "$BURST" \
+	--duration 1 --spin-us 0 >/dev/null 2>>"$TMP/gen.err"
+got3=$(( $(passed 3) - before ))
+wait $spid
+echo "# host 3 admitted $got3 of a $BURST-packet burst from a source over its fleet limit"
+[ "$got3" -lt $((BURST / 2)) ] || fail "host 3 admitted $got3 of $BURST: it did not learn the fleet's state"
+end_case fleet-over-limit-reaches-new-host
+
+# ---- 3. the same limit per host admits about 3x ----
+begin_case
+for i in 1 2 3; do config "$i" host; kill -HUP "${DAEMONS[i-1]}"; done
+sleep 1.5
+b=$(total_passed)
+send 6 "$PPS"
+local_got=$(( $(total_passed) - b ))
+echo "# the same limit per host: admitted $local_got (fleet: $FLEET_GOT)"
+[ "$local_got" -ge $((FLEET_GOT * 22 / 10)) ] ||
+	fail "per-host limits admitted $local_got, not about 3x the fleet's $FLEET_GOT"
+end_case fleet-vs-per-host
+for i in 1 2 3; do config "$i" fleet; kill -HUP "${DAEMONS[i-1]}"; done
+sleep 1.5
+
+# ---- 4. Redis stopped: the data path goes on, the safe fallback holds ----
+begin_case
+kill -STOP "$REDIS_PID"
+s0=$(total_seen)
+p0=$(total_passed)
+send 5 "$PPS"
+seen=$(( $(total_seen) - s0 ))
+got=$(( $(total_passed) - p0 ))
+st=$(slh 2 -j fleet status)
+echo "# Redis stopped: judged $seen of $(sent), admitted $got;" \
+	"fallback $(jq '.fallback_active' <<<"$st"), shares $(jq -c '[.limits[].share]' <<<"$st")"
+[ "$seen" -ge $(( $(sent) * 98 / 100 )) ] || fail "judged $seen of $(sent): the data path stalled"
+[ "$(jq '.fallback_active' <<<"$st")" == true ] || fail "fallback not in force: $st"
+[ "$(jq '.limits[0].multiplier' <<<"$st")" == 3 ] || fail "multiplier $(jq '.limits[0].multiplier' <<<"$st"), want 3"
+# Before stale-after the hosts run on their last state, then on 1/3 each.
+max=$(bound 5.6)
+[ "$got" -le "$max" ] || fail "admitted $got without Redis, over $max"
+grep -q "fleet: Redis is stale: the fallback is in force" "$TMP/h2.log" || fail "no log line for the fallback"
+end_case fleet-redis-stopped-safe-fallback
+
+begin_case
+kill -CONT "$REDIS_PID"
+for _ in $(seq 60); do
+	[ "$(slh 2 -j fleet status | jq '.fallback_active')" == false ] && break
+	sleep 0.1
+done
+st=$(slh 2 -j fleet status)
+[ "$(jq '.fallback_active' <<<"$st")" == false ] || fail "still in fallback after Redis came back"
+[ "$(jq '.limits[0].multiplier' <<<"$st")" == 1 ] || fail "multiplier $(jq '.limits[0].multiplier' <<<"$st") after recovery"
+end_case fleet-redis-recovers
+
+# ---- 5. Redis flushed mid-flood: no fresh burst ----
+begin_case
+sleep 1
+p0=$(total_passed)
+send 2 "$PPS" &
+spid=$!
+sleep 0.8
+rcli flushall >/dev/null
+wait $spid
+got=$(( $(total_passed) - p0 ))
+max=$(bound "$(gen_secs)")
+echo "# FLUSHALL during a flood: admitted $got in $(gen_secs)s (bound $max)"
+[ "$got" -le "$max" ] || fail "admitted $got after a flush, over $max"
+end_case fleet-redis-flushed-no-fresh-burst
+
+# ---- 6. Redis killed: a clear error, enforcement goes on, recovery ----
+begin_case
+redis_stop
+sleep 1
+p0=$(total_seen)
+send 1 "$PPS"
+[ $(( $(total_seen) - p0 )) -ge $(( $(sent) * 98 / 100 )) ] || fail "the data path stalled without Redis"
+grep -q "fleet: Redis 198.18.52.1:6379: " "$TMP/h2.log" || fail "no error logged for the dead Redis"
+redis_start || fail "redis did not restart"
+for _ in $(seq 60); do
+	[ "$(slh 2 -j fleet status | jq '.nodes[0].up')" == true ] && break
+	sleep 0.1
+done
+[ "$(slh 2 -j fleet status | jq '.nodes[0].up')" == true ] || fail "host 2 did not reconnect"
+end_case fleet-redis-killed-and-back
+
+# ---- 7. bad Redis: wrong password, not Redis at all ----
+begin_case
+redis_stop
+REDIS_PASS=s3cret redis_start --requirepass s3cret || fail "redis with a password did not start"
+printf 'wrong\n' >"$TMP/auth"
+chmod 600 "$TMP/auth"
+config 1 fleet "auth-file: $TMP/auth"
+kill -HUP "${DAEMONS[0]}"
+for _ in $(seq 50); do grep -q "fleet: Redis 198.18.51.1:6379: AUTH" "$TMP/h1.log" && break; sleep 0.1; done
+grep -q "fleet: Redis 198.18.51.1:6379: AUTH" "$TMP/h1.log" || fail "no AUTH error logged: $(tail -3 "$TMP/h1.log")"
+[ "$(slh 1 -j fleet status | jq '.nodes[0].errors_connect')" -gt 0 ] || fail "no connect error counted"
+p0=$(passed 1)
+send 1 100 1
+[ $(( $(passed 1) - p0 )) -gt 0 ] || fail "enforcement stopped with a wrong password"
+printf 's3cret\n' >"$TMP/auth"
+kill -HUP "${DAEMONS[0]}"
+for _ in $(seq 60); do [ "$(slh 1 -j fleet status | jq '.nodes[0].up')" == true ] && break; sleep 0.1; done
+[ "$(slh 1 -j fleet status | jq '.nodes[0].up')" == true ] || fail "the right password did not connect"
+end_case fleet-redis-password
+
+begin_case
+# A server that is not Redis: host 2's own metrics endpoint (HTTP) answers
+# the first command with an HTTP error, which is garbage to a Redis client.
+config 2 fleet
+sed -i -e 's/198.18.52.1:6379/127.0.0.1:19464/' -e 's/^metrics: off/metrics: { listen: "127.0.0.1:19464" }/' \
+	"$TMP/h2.yaml"
+kill -HUP "${DAEMONS[1]}"
+for _ in $(seq 50); do grep -q "fleet: Redis 127.0.0.1:19464" "$TMP/h2.log" && break; sleep 0.1; done
+grep -q "fleet: Redis 127.0.0.1:19464" "$TMP/h2.log" || fail "no error for a server that is not Redis: $(tail -3 "$TMP/h2.log")"
+kill -0 "${DAEMONS[1]}" || fail "the daemon died"
+p0=$(passed 2)
+send 1 100 2
+[ $(( $(passed 2) - p0 )) -gt 0 ] || fail "enforcement stopped"
+end_case fleet-not-redis
+
+# ---- 8. configs refused ----
+check_bad() {
+	local name=$1 want=$2
+	begin_case
+	if out=$("$SLUICE" check "$TMP/bad.yaml" 2>&1); then
+		fail "accepted"
+	elif ! grep -q -- "$want" <<<"$out"; then
+		fail "error does not say \"$want\": $out"
+	fi
+	end_case "$name"
+}
+base='rules: [ { name: a, limits: [ { rate: 10pps, scope: fleet } ] } ]'
+printf '%s\nfleet: { name: f, redis: [ "127.0.0.1:1", "127.0.0.1:2" ] }\n' "$base" >"$TMP/bad.yaml"
+check_bad fleet-check-single-two-servers "mode single speaks to one Redis server"
+printf '%s\nfleet: { name: f, redis: [ "localhost" ] }\n' "$base" >"$TMP/bad.yaml"
+check_bad fleet-check-bad-server 'invalid Redis server "localhost"'
+printf '%s\nfleet: { redis: [ "127.0.0.1:6379" ] }\n' "$base" >"$TMP/bad.yaml"
+check_bad fleet-check-no-name "a fleet needs a name"
+chmod 644 "$TMP/auth"
+printf '%s\nfleet: { name: f, redis: [ "127.0.0.1:6379" ], auth-file: %s }\n' "$base" "$TMP/auth" >"$TMP/bad.yaml"
+check_bad fleet-check-auth-readable "only root can read"
+printf '%s\nfleet: { name: f, redis: [ "127.0.0.1:6379" ], interval: 500ms, stale-after: 400ms }\n' "$base" >"$TMP/bad.yaml"
+check_bad fleet-check-stale-short "must be longer than interval"
+printf 'rules: [ { name: a, limits: [ { rate: 10pps, algo: fixed-window, scope: fleet } ] } ]\n' >"$TMP/bad.yaml"
+check_bad fleet-check-window "scope fleet applies to token-bucket limits"
+printf '%s\n' "$base" >"$TMP/bad.yaml"
+check_bad fleet-check-no-section "has no fleet: section"
+

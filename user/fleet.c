@@ -1,0 +1,1155 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Fleet-wide limits: one token bucket per key for a whole fleet of hosts,
+ * enforced by each host's data path, kept in step through Redis.
+ *
+ * Redis is never on the packet path. The data path notes what it charges to
+ * hot keys of fleet limits (sl_fleet_use); every interval the daemon's fleet
+ * thread sends each hot key's growth to Redis, where a script adds it to
+ * the fleet's bucket (GCRA charges add: tat = max(tat, now) + n x T) on
+ * Redis's own clock, and folds the fleet's answer back into the local
+ * bucket, which only ever moves toward "more consumed". Keys over their
+ * limit fleet-wide go into a sorted set every host reads each interval, so
+ * a host refuses them before it ever sees them. Cold keys never reach Redis.
+ *
+ * Time: every fleet time is Redis's (TIME inside the scripts); a host only
+ * ever uses differences of it (how far a bucket runs ahead of Redis's now),
+ * added to its own CLOCK_MONOTONIC at the moment it sent the request, so
+ * hosts' clocks never meet and their skew does not matter.
+ *
+ * When Redis is slow or gone the data path goes on alone: after
+ * stale-after, the safe fallback makes each fleet limit charge every packet
+ * N times (N: the live hosts of the last heartbeat), so each host enforces
+ * its 1/N share; the local fallback keeps the full rate on each host.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <hiredis/hiredis.h>
+#include "fleet.h"
+#include "sluice_limiter.h"
+#include "sluice_state.h"
+
+/* Keys per script call: the reply stays small and a slow call bounded. */
+#define FLEET_BATCH		512
+/* Over-limit keys read per node and interval. */
+#define FLEET_OVER_MAX		10000
+/* A hot key unchanged for this many syncs, and spent, leaves sl_fleet_use. */
+#define FLEET_COLD_SYNCS	8
+/* Longest wait between two connection attempts to a node that is down. */
+#define FLEET_BACKOFF_MAX_NS	(2 * 1000000000ULL)
+
+/*
+ * KEYS[1..n]: buckets; KEYS[n+1]: the over-limit set. Per bucket four
+ * ARGV: the charge in microseconds of TAT, the tolerance (over it the key
+ * is over its limit), how far the sender's own bucket runs ahead (a Redis
+ * that lost the key learns it back from the hosts; never a fresh burst),
+ * and 1 if the sender's bucket refused packets since its last sync (a
+ * refused packet charges nothing, so a key one host holds at its limit
+ * never runs over it; it is over its limit all the same). Returns Redis's now and, per bucket, how far the fleet's TAT runs
+ * ahead of it, in microseconds.
+ */
+static const char sync_lua[] =
+	"local t = redis.call('TIME')\n"
+	"local now = tonumber(t[1]) * 1000000 + tonumber(t[2])\n"
+	"local n = #KEYS - 1\n"
+	"local out = { now }\n"
+	"for i = 1, n do\n"
+	"  local c = tonumber(ARGV[4 * i - 3])\n"
+	"  local tol = tonumber(ARGV[4 * i - 2])\n"
+	"  local la = tonumber(ARGV[4 * i - 1])\n"
+	"  local refusing = ARGV[4 * i] == '1'\n"
+	"  local tat = tonumber(redis.call('GET', KEYS[i])) or 0\n"
+	"  if tat < now then tat = now end\n"
+	"  tat = tat + c\n"
+	"  if tat < now + la then tat = now + la end\n"
+	"  redis.call('SET', KEYS[i], string.format('%.0f', tat), 'PX',\n"
+	"             math.floor((tat - now) / 1000) + 1000)\n"
+	"  if tat - now > tol or refusing then\n"
+	"    redis.call('ZADD', KEYS[n + 1], string.format('%.0f', tat), KEYS[i])\n"
+	"  end\n"
+	"  out[i + 1] = tat - now\n"
+	"end\n"
+	"return out\n";
+
+/*
+ * KEYS[1]: the fleet's hosts (score: when each heartbeat expires), KEYS[2]:
+ * the over-limit set. ARGV: this host, its heartbeat's life and how many
+ * over-limit keys to return, in microseconds. Returns Redis's now, the live
+ * hosts, and the keys over their limit with their TATs.
+ */
+static const char poll_lua[] =
+	"local t = redis.call('TIME')\n"
+	"local now = tonumber(t[1]) * 1000000 + tonumber(t[2])\n"
+	"redis.call('ZADD', KEYS[1], string.format('%.0f', now + tonumber(ARGV[2])), ARGV[1])\n"
+	"redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', string.format('%.0f', now))\n"
+	"redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', string.format('%.0f', now))\n"
+	"local over = redis.call('ZRANGEBYSCORE', KEYS[2], string.format('%.0f', now), '+inf',\n"
+	"                        'WITHSCORES', 'LIMIT', 0, tonumber(ARGV[3]))\n"
+	"return { now, redis.call('ZCARD', KEYS[1]), over }\n";
+
+struct node {
+	char host[64];
+	int port;
+	redisContext *c;
+	char sha_sync[48], sha_poll[48];
+	__u64 last_ok;		/* CLOCK_MONOTONIC ns of the last good exchange */
+	__u64 next_try;		/* no connection attempt before this */
+	__u64 backoff;
+	__u32 hosts;		/* live hosts at the last heartbeat */
+	/* this sync's requests */
+	int nr_calls;
+	__u64 sent_at;
+};
+
+/* A hot key as the thread follows it from sync to sync. */
+struct trk {
+	struct sluice_key k;
+	__u64 last;		/* sluice_fleet_use.charged at the last sync */
+	__u64 carry_ns;		/* charge under a microsecond, sent later */
+	__u64 until;		/* the fleet's TAT in local time, as last heard */
+	__u64 drops;		/* the local bucket's refusals at the last sync */
+	__u32 idle;		/* syncs without a charge */
+	__u32 used;		/* a slot of the table */
+};
+
+/* One key of this sync. */
+struct item {
+	struct sluice_key k;
+	struct sluice_fleet_use use;
+	const struct sluice_rule *r;
+	__u32 li;
+	int node;
+	__u64 charge_us, ahead_us;
+	int refusing;		/* the local bucket refused packets since the last sync */
+	struct trk t;
+	char name[160];
+};
+
+struct sl_fleet {
+	struct sl_cfg_fleet cfg;
+	struct sl_maps maps;
+	int notify_fd;
+	pthread_t thread;
+	pthread_mutex_t lock;
+	pthread_cond_t wake;	/* on CLOCK_MONOTONIC; signalled to stop */
+	int stop;		/* under lock */
+	unsigned int mult;	/* __atomic */
+	struct node nodes[SLUICE_FLEET_NODES];
+	char auth_user[512], auth_pass[512];
+	bool auth;
+	/* sl_state and sl_agg mapped, for the fold */
+	struct sluice_set *sets;
+	size_t sets_len;
+	__u32 nr_sets;
+	struct sluice_state *agg;
+	size_t agg_len;
+	/* hot keys: open addressing, rebuilt every sync */
+	struct trk *tab, *tab_next;
+	size_t tab_cap;
+	struct item *items;
+	struct sluice_ruleset *rs;
+	struct sluice_fleet_status st;
+};
+
+static __u64 mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (__u64)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+/* FNV-1a, for the limit's parameters in a key's name and for shards. */
+static __u64 fnv(const void *p, size_t n, __u64 h)
+{
+	const unsigned char *b = p;
+
+	while (n--)
+		h = (h ^ *b++) * 0x100000001b3ULL;
+	return h;
+}
+
+static __u32 limit_params(const struct sluice_limit *l)
+{
+	__u64 h = 0xcbf29ce484222325ULL;
+
+	h = fnv(&l->rate, sizeof(l->rate), h);
+	h = fnv(&l->burst, sizeof(l->burst), h);
+	h = fnv(&l->period_ms, sizeof(l->period_ms), h);
+	h = fnv(&l->key, 1, h);
+	h = fnv(&l->cost, 1, h);
+	h = fnv(&l->plen4, 1, h);
+	h = fnv(&l->plen6, 1, h);
+	return h ^ (h >> 32);
+}
+
+int sl_fleet_key_name(const char *fleet, const char *rule, __u32 li, const struct sluice_limit *l,
+		      const struct sluice_key *k, char *buf, size_t len)
+{
+	char addr[INET6_ADDRSTRLEN];
+	int n;
+
+	if (!k->family)
+		n = snprintf(buf, len, "sluice:%s:%s:%u:%08x:all", fleet, rule, li,
+			     limit_params(l));
+	else if (!inet_ntop(k->family == 4 ? AF_INET : AF_INET6, k->addr, addr, sizeof(addr)))
+		return -EINVAL;
+	else
+		n = snprintf(buf, len, "sluice:%s:%s:%u:%08x:%s/%u", fleet, rule, li,
+			     limit_params(l), addr, k->plen);
+	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+}
+
+/* The rule and limit a Redis key names, in this host's live set; the key it is here. */
+static int key_parse(struct sl_fleet *f, const char *name, struct sluice_key *k,
+		     const struct sluice_rule **rp, __u32 *lip)
+{
+	char buf[160], *fields[6], *save = NULL, *p, *slash;
+	const struct sluice_limit *l;
+	unsigned long li, params;
+	__u32 i;
+	int nf;
+
+	if (strlen(name) >= sizeof(buf))
+		return -EINVAL;
+	strcpy(buf, name);
+	/* sluice, fleet, rule, limit, params: the address (IPv6 has colons) is the rest. */
+	for (nf = 0, p = buf; nf < 5; nf++) {
+		fields[nf] = strtok_r(nf ? NULL : p, ":", &save);
+		if (!fields[nf])
+			return -EINVAL;
+	}
+	fields[5] = save;
+	if (!fields[5] || !*fields[5] || strcmp(fields[0], "sluice") ||
+	    strcmp(fields[1], f->cfg.name))
+		return -EINVAL;
+	li = strtoul(fields[3], &p, 10);
+	if (*p || li >= SLUICE_MAX_LIMITS)
+		return -EINVAL;
+	params = strtoul(fields[4], &p, 16);
+	if (*p)
+		return -EINVAL;
+	for (i = 0; i < f->rs->nr_rules && i < SLUICE_MAX_RULES; i++)
+		if (!strncmp(f->rs->names[i], fields[2], SLUICE_NAME_LEN))
+			break;
+	if (i == f->rs->nr_rules || i == SLUICE_MAX_RULES || li >= f->rs->rules[i].nr_limits)
+		return -ENOENT;
+	l = &f->rs->rules[i].limits[li];
+	if (!l->fleet || limit_params(l) != params)
+		return -ENOENT;
+	memset(k, 0, sizeof(*k));
+	k->uid = f->rs->rules[i].uid;
+	k->limit = li;
+	if (strcmp(fields[5], "all")) {
+		unsigned long plen;
+
+		slash = strchr(fields[5], '/');
+		if (!slash || l->key != SLUICE_KEY_SRC)
+			return -EINVAL;
+		*slash = '\0';
+		plen = strtoul(slash + 1, &p, 10);
+		if (*p)
+			return -EINVAL;
+		if (inet_pton(AF_INET, fields[5], k->addr) == 1 && plen == l->plen4)
+			k->family = 4;
+		else if (inet_pton(AF_INET6, fields[5], k->addr) == 1 && plen == l->plen6)
+			k->family = 6;
+		else
+			return -EINVAL;
+		k->plen = plen;
+	} else if (l->key != SLUICE_KEY_ALL) {
+		return -EINVAL;
+	}
+	*rp = &f->rs->rules[i];
+	*lip = li;
+	return 0;
+}
+
+/* ---- the fold: the fleet's use into the local bucket ---- */
+
+/* tat = max(tat, floor), with the data path's compare-and-swap on the same word. */
+static bool fold_tat(__u64 *tat, __u64 floor)
+{
+	__u64 cur = __atomic_load_n(tat, __ATOMIC_ACQUIRE);
+
+	while (cur < floor)
+		if (__atomic_compare_exchange_n(tat, &cur, floor, false, __ATOMIC_SEQ_CST,
+						__ATOMIC_SEQ_CST))
+			return true;
+	return false;
+}
+
+/*
+ * Move key k's bucket forward to floor (data-path clock). A key this host
+ * has no bucket for gets one, claimed as the data path claims ways.
+ */
+static bool fold(struct sl_fleet *f, const struct sluice_rule *r, __u32 li,
+		 const struct sluice_key *k, __u64 floor, const struct sluice_config *cfg)
+{
+	const struct sluice_limit *l = &r->limits[li];
+	struct sluice_way *way, *victim;
+	struct sluice_set *set;
+	__u64 seen;
+	int tries;
+
+	if (floor <= mono_ns())
+		return false;	/* the fleet's bucket is full again: nothing to add */
+	if (l->key == SLUICE_KEY_ALL) {
+		if (!f->agg || (size_t)(l->agg_slot + 1) * sizeof(*f->agg) > f->agg_len)
+			return false;
+		return fold_tat(&f->agg[l->agg_slot].tat, floor);
+	}
+	if (!f->sets || !cfg->state_sets || cfg->state_sets > f->nr_sets)
+		return false;
+	set = &f->sets[sl_state_set(sl_key_hash(k, cfg->state_seed), cfg->state_sets)];
+	for (tries = 0; tries < 4; tries++) {
+		way = state_scan(set, k, &victim, &seen);
+		if (way)
+			return fold_tat(&way->st.tat, floor);
+		if (state_claim(set, victim, seen, k, floor, 0, 0))
+			return true;
+	}
+	return false;
+}
+
+/* ---- Redis ---- */
+
+static void node_drop(struct node *n, __u64 now)
+{
+	if (n->c)
+		redisFree(n->c);
+	n->c = NULL;
+	n->backoff = n->backoff ? n->backoff * 2 : 100000000ULL;
+	if (n->backoff > FLEET_BACKOFF_MAX_NS)
+		n->backoff = FLEET_BACKOFF_MAX_NS;
+	n->next_try = now + n->backoff;
+}
+
+static void count_err(struct sl_fleet *f, int i, int kind, const char *what, const char *detail)
+{
+	struct sluice_fleet_node *sn = &f->st.node[i];
+
+	sn->errors[kind]++;
+	/* Once per failure of a node that was up, not once per interval. */
+	if (sn->up)
+		fprintf(stderr, "sluice: fleet: Redis %s: %s%s%s\n", f->cfg.nodes[i], what,
+			detail ? ": " : "", detail ? detail : "");
+	sn->up = 0;
+}
+
+static struct timeval tv_ms(__u32 ms)
+{
+	return (struct timeval){ .tv_sec = ms / 1000, .tv_usec = (ms % 1000) * 1000 };
+}
+
+/* One command, its reply checked for an error; NULL (and the node dropped) on failure. */
+static redisReply *command(struct sl_fleet *f, int i, int argc, const char **argv)
+{
+	struct node *n = &f->nodes[i];
+	redisReply *rep = redisCommandArgv(n->c, argc, argv, NULL);
+
+	if (!rep) {
+		count_err(f, i, n->c->err == REDIS_ERR_IO && (errno == EAGAIN || errno == ETIMEDOUT)
+				      ? SLUICE_FE_TIMEOUT : SLUICE_FE_CONNECT,
+			  argv[0], n->c->errstr);
+		node_drop(n, mono_ns());
+		return NULL;
+	}
+	if (rep->type == REDIS_REPLY_ERROR) {
+		count_err(f, i, SLUICE_FE_CONNECT, argv[0], rep->str);
+		freeReplyObject(rep);
+		node_drop(n, mono_ns());
+		return NULL;
+	}
+	return rep;
+}
+
+static int load_script(struct sl_fleet *f, int i, const char *lua, char *sha)
+{
+	const char *argv[] = { "SCRIPT", "LOAD", lua };
+	redisReply *rep = command(f, i, 3, argv);
+
+	if (!rep)
+		return -EIO;
+	if (rep->type != REDIS_REPLY_STRING || rep->len >= 48) {
+		count_err(f, i, SLUICE_FE_REPLY, "SCRIPT LOAD", "not a script id");
+		freeReplyObject(rep);
+		node_drop(&f->nodes[i], mono_ns());
+		return -EPROTO;
+	}
+	memcpy(sha, rep->str, rep->len);
+	sha[rep->len] = '\0';
+	freeReplyObject(rep);
+	return 0;
+}
+
+/* Connect, authenticate and load the scripts; 0 when the node is ready. */
+static int node_connect(struct sl_fleet *f, int i, __u64 now)
+{
+	struct node *n = &f->nodes[i];
+	__u32 ms = f->cfg.interval_ms < 500 ? 500 : f->cfg.interval_ms;
+
+	if (n->c)
+		return 0;
+	if (now < n->next_try)
+		return -EAGAIN;
+	n->c = redisConnectWithTimeout(n->host, n->port, tv_ms(ms));
+	if (!n->c || n->c->err) {
+		count_err(f, i, SLUICE_FE_CONNECT, "cannot connect",
+			  n->c ? n->c->errstr : "out of memory");
+		node_drop(n, now);
+		return -ECONNREFUSED;
+	}
+	/* A stalled Redis holds the sync for at most an interval per node. */
+	redisSetTimeout(n->c, tv_ms(f->cfg.interval_ms));
+	if (f->auth) {
+		const char *argv[] = { "AUTH", f->auth_user, f->auth_pass };
+		redisReply *rep = f->auth_user[0] ? command(f, i, 3, argv)
+						  : command(f, i, 2, (const char *[]){ "AUTH",
+										  f->auth_pass });
+
+		if (!rep)
+			return -EACCES;
+		freeReplyObject(rep);
+	}
+	if (load_script(f, i, sync_lua, n->sha_sync) || load_script(f, i, poll_lua, n->sha_poll))
+		return -EIO;
+	n->backoff = 0;
+	return 0;
+}
+
+/* The node a key's charges go to: one, or a hash of its name over several. */
+static int shard(const struct sl_fleet *f, const char *name)
+{
+	if (f->cfg.mode != SL_FLEET_SHARDED || f->cfg.nr_nodes < 2)
+		return 0;
+	return fnv(name, strlen(name), 0xcbf29ce484222325ULL) % f->cfg.nr_nodes;
+}
+
+/* ---- the hot keys' table ---- */
+
+static size_t trk_slot(const struct trk *tab, size_t cap, const struct sluice_key *k)
+{
+	size_t i = sl_key_hash(k, 0x5eed) & (cap - 1);
+
+	while (tab[i].used && memcmp(&tab[i].k, k, sizeof(*k)))
+		i = (i + 1) & (cap - 1);
+	return i;
+}
+
+/* Every hot key and its use, in one pass of batched reads. */
+static int read_use(struct sl_fleet *f, size_t *nr)
+{
+	struct sluice_key keys[256];
+	struct sluice_fleet_use vals[256];
+	__u32 count, j;
+	bool first = true;
+	struct sluice_key in, out;
+	int err;
+
+	*nr = 0;
+	for (;;) {
+		LIBBPF_OPTS(bpf_map_batch_opts, o);
+
+		count = ARRAY_SIZE(keys);
+		err = bpf_map_lookup_batch(f->maps.fleet_use, first ? NULL : &in, &out, keys, vals,
+					   &count, &o);
+		if (err && errno != ENOENT)
+			return -errno;
+		for (j = 0; j < count && *nr < SLUICE_FLEET_KEYS; j++, (*nr)++) {
+			f->items[*nr].k = keys[j];
+			f->items[*nr].use = vals[j];
+		}
+		if (err)
+			return 0;	/* ENOENT: that was the last batch */
+		in = out;
+		first = false;
+	}
+}
+
+static __u32 live_hosts(const struct sl_fleet *f)
+{
+	__u32 h = 0;
+	int i;
+
+	for (i = 0; i < f->cfg.nr_nodes; i++)
+		if (f->nodes[i].hosts > h)
+			h = f->nodes[i].hosts;
+	return h;
+}
+
+/* Send the calls of node i: its keys' charges in batches, then the poll. */
+static void node_send(struct sl_fleet *f, int i, size_t nr, const char **argv, size_t *argvlen,
+		      char (*nums)[24])
+{
+	struct node *n = &f->nodes[i];
+	char hosts_key[96], over_key[96], ttl[24], maxn[24];
+	size_t at = 0, j, k;
+
+	n->nr_calls = 0;
+	snprintf(over_key, sizeof(over_key), "sluice:%s:over", f->cfg.name);
+	snprintf(hosts_key, sizeof(hosts_key), "sluice:%s:hosts", f->cfg.name);
+	n->sent_at = mono_ns();
+	while (at < nr) {
+		int argc = 0, nk = 0;
+
+		argv[argc++] = "EVALSHA";
+		argv[argc++] = n->sha_sync;
+		argv[argc++] = NULL;	/* numkeys, below */
+		for (j = at; j < nr && nk < FLEET_BATCH; j++)
+			if (f->items[j].node == i) {
+				argv[argc++] = f->items[j].name;
+				nk++;
+			}
+		if (!nk)
+			break;
+		argv[argc++] = over_key;
+		snprintf(nums[0], 24, "%d", nk + 1);
+		argv[2] = nums[0];
+		for (k = at, nk = 0; k < j; k++) {
+			struct item *it = &f->items[k];
+			const struct sluice_limit *l;
+
+			if (it->node != i)
+				continue;
+			l = &it->r->limits[it->li];
+			snprintf(nums[1 + 4 * nk], 24, "%llu", (unsigned long long)it->charge_us);
+			snprintf(nums[2 + 4 * nk], 24, "%llu",
+				 (unsigned long long)(l->tolerance / 1000));
+			snprintf(nums[3 + 4 * nk], 24, "%llu", (unsigned long long)it->ahead_us);
+			snprintf(nums[4 + 4 * nk], 24, "%d", it->refusing);
+			argv[argc++] = nums[1 + 4 * nk];
+			argv[argc++] = nums[2 + 4 * nk];
+			argv[argc++] = nums[3 + 4 * nk];
+			argv[argc++] = nums[4 + 4 * nk];
+			nk++;
+		}
+		for (k = 0; k < (size_t)argc; k++)
+			argvlen[k] = strlen(argv[k]);
+		redisAppendCommandArgv(n->c, argc, argv, argvlen);
+		n->nr_calls++;
+		at = j;
+	}
+	snprintf(ttl, sizeof(ttl), "%llu", (unsigned long long)f->cfg.stale_ms * 1000ULL);
+	snprintf(maxn, sizeof(maxn), "%d", FLEET_OVER_MAX);
+	{
+		const char *pv[] = { "EVALSHA", n->sha_poll, "2", hosts_key, over_key,
+				     f->cfg.host, ttl, maxn };
+
+		for (k = 0; k < ARRAY_SIZE(pv); k++)
+			argvlen[k] = strlen(pv[k]);
+		redisAppendCommandArgv(n->c, ARRAY_SIZE(pv), pv, argvlen);
+	}
+}
+
+/* Match each sync reply to the items it answers, in the order they were sent. */
+static int node_receive(struct sl_fleet *f, int i, size_t nr, const struct sluice_config *cfg)
+{
+	struct node *n = &f->nodes[i];
+	size_t at = 0;
+	redisReply *rep = NULL;
+	int call;
+	__u64 now_r, e;
+
+	for (call = 0; call <= n->nr_calls; call++) {
+		if (redisGetReply(n->c, (void **)&rep) != REDIS_OK || !rep) {
+			count_err(f, i, n->c->err == REDIS_ERR_IO ? SLUICE_FE_TIMEOUT
+								  : SLUICE_FE_CONNECT,
+				  "no reply", n->c->errstr);
+			node_drop(n, mono_ns());
+			return -EIO;
+		}
+		if (rep->type == REDIS_REPLY_ERROR) {
+			/* NOSCRIPT: a restarted Redis; load the scripts again next time. */
+			count_err(f, i, SLUICE_FE_REPLY, "script", rep->str);
+			freeReplyObject(rep);
+			node_drop(n, 0);
+			return -EPROTO;
+		}
+		if (rep->type != REDIS_REPLY_ARRAY || rep->elements < 1 ||
+		    rep->element[0]->type != REDIS_REPLY_INTEGER)
+			goto garbage;
+		now_r = rep->element[0]->integer;
+		if (call < n->nr_calls) {
+			size_t e_at = 1;
+
+			for (; at < nr && e_at < rep->elements; at++) {
+				struct item *it = &f->items[at];
+
+				if (it->node != i)
+					continue;
+				if (rep->element[e_at]->type != REDIS_REPLY_INTEGER ||
+				    rep->element[e_at]->integer < 0)
+					goto garbage;
+				e = rep->element[e_at++]->integer;
+				it->t.until = n->sent_at + e * 1000ULL;
+				if (fold(f, it->r, it->li, &it->k, it->t.until, cfg))
+					f->st.floors++;
+				f->st.keys_synced++;
+				f->st.node[i].keys++;
+			}
+			/* Items the reply had no answer for stay unsynced this time. */
+		} else {
+			redisReply *over;
+			size_t j;
+
+			if (rep->elements != 3 || rep->element[1]->type != REDIS_REPLY_INTEGER ||
+			    rep->element[2]->type != REDIS_REPLY_ARRAY)
+				goto garbage;
+			n->hosts = rep->element[1]->integer;
+			over = rep->element[2];
+			for (j = 0; j + 1 < over->elements; j += 2) {
+				const struct sluice_rule *r;
+				struct sluice_key k;
+				double score;
+				__u32 li;
+
+				if (over->element[j]->type != REDIS_REPLY_STRING ||
+				    over->element[j + 1]->type != REDIS_REPLY_STRING)
+					goto garbage;
+				f->st.over_keys++;
+				if (key_parse(f, over->element[j]->str, &k, &r, &li))
+					continue;	/* a limit this host does not have */
+				score = strtod(over->element[j + 1]->str, NULL);
+				if (!(score > now_r))
+					continue;
+				if (fold(f, r, li, &k, n->sent_at + (__u64)((score - now_r) * 1000),
+					 cfg))
+					f->st.floors++;
+			}
+		}
+		freeReplyObject(rep);
+		rep = NULL;
+	}
+	return 0;
+garbage:
+	count_err(f, i, SLUICE_FE_REPLY, "unexpected reply", NULL);
+	freeReplyObject(rep);
+	node_drop(n, mono_ns());
+	return -EPROTO;
+}
+
+/* The live rule set and the switches; the hot keys with what they grew by. */
+static size_t gather(struct sl_fleet *f, struct sluice_config *cfg, unsigned int mult)
+{
+	size_t nr = 0, i, out = 0, s;
+	__u64 now = mono_ns();
+
+	if (sl_read_live(&f->maps, f->rs) || sl_config_read(&f->maps, cfg) ||
+	    read_use(f, &nr))
+		return 0;
+	memset(f->tab_next, 0, f->tab_cap * sizeof(*f->tab_next));
+	for (i = 0; i < nr; i++) {
+		struct item *it = &f->items[out];
+		const struct sluice_rule *r = NULL;
+		__u64 delta, ahead = 0, drops = 0;
+		__u32 j;
+
+		*it = f->items[i];
+		for (j = 0; j < f->rs->nr_rules && j < SLUICE_MAX_RULES; j++)
+			if (f->rs->rules[j].uid == it->k.uid)
+				r = &f->rs->rules[j];
+		if (!r || it->k.limit >= r->nr_limits || !r->limits[it->k.limit].fleet) {
+			/* The rule or its limit is gone (a reload): forget the key. */
+			bpf_map_delete_elem(f->maps.fleet_use, &it->k);
+			continue;
+		}
+		it->r = r;
+		it->li = it->k.limit;
+		s = trk_slot(f->tab, f->tab_cap, &it->k);
+		if (f->tab[s].used)
+			it->t = f->tab[s];
+		else
+			memset(&it->t, 0, sizeof(it->t));
+		it->t.k = it->k;
+		it->t.used = 1;
+		delta = it->use.charged - it->t.last;
+		it->t.last = it->use.charged;
+		it->t.idle = delta ? 0 : it->t.idle + 1;
+		if (it->t.idle >= FLEET_COLD_SYNCS && it->t.until < now) {
+			/* Cold: its bucket is full here and in the fleet. */
+			bpf_map_delete_elem(f->maps.fleet_use, &it->k);
+			continue;
+		}
+		/* Under the safe fallback charges were multiplied: the fleet gets real ones. */
+		delta = delta / (mult ? mult : 1) + it->t.carry_ns;
+		it->charge_us = delta / 1000;
+		it->t.carry_ns = delta % 1000;
+		if (it->k.family) {
+			struct sluice_set *set;
+			struct sluice_way *w, *victim;
+			__u64 seen;
+
+			if (f->sets && cfg->state_sets && cfg->state_sets <= f->nr_sets) {
+				set = &f->sets[sl_state_set(sl_key_hash(&it->k, cfg->state_seed),
+							    cfg->state_sets)];
+				w = state_scan(set, &it->k, &victim, &seen);
+				ahead = w ? READ_ONCE(w->st.tat) : 0;
+				drops = w ? READ_ONCE(w->st.drops) : 0;
+			}
+		} else if (f->agg) {
+			ahead = READ_ONCE(f->agg[r->limits[it->li].agg_slot].tat);
+			drops = READ_ONCE(f->agg[r->limits[it->li].agg_slot].drops);
+		}
+		it->refusing = drops > it->t.drops;
+		it->t.drops = drops;
+		it->ahead_us = ahead > now ? (ahead - now) / 1000 / (mult ? mult : 1) : 0;
+		if (sl_fleet_key_name(f->cfg.name, f->rs->names[r - f->rs->rules], it->li,
+				      &r->limits[it->li], &it->k, it->name, sizeof(it->name)))
+			continue;
+		it->node = shard(f, it->name);
+		f->tab_next[trk_slot(f->tab_next, f->tab_cap, &it->k)] = it->t;
+		out++;
+	}
+	{
+		struct trk *t = f->tab;
+
+		f->tab = f->tab_next;
+		f->tab_next = t;
+	}
+	return out;
+}
+
+static void write_status(struct sl_fleet *f)
+{
+	__u32 zero = 0;
+
+	f->st.updated_ns = mono_ns();
+	bpf_map_update_elem(f->maps.fleet_status, &zero, &f->st, BPF_ANY);
+}
+
+/* One sync: every node's keys and poll, pipelined, then the replies. */
+static void sync_once(struct sl_fleet *f, const char **argv, size_t *argvlen, char (*nums)[24])
+{
+	struct sluice_config cfg = {};
+	unsigned int mult = __atomic_load_n(&f->mult, __ATOMIC_RELAXED), want;
+	__u64 t0 = mono_ns(), dt;
+	bool all_ok = true, stale = false;
+	size_t nr;
+	int i;
+
+	nr = gather(f, &cfg, mult);
+	f->st.hot_keys = nr;
+	f->st.over_keys = 0;
+	for (i = 0; i < f->cfg.nr_nodes; i++)
+		if (!node_connect(f, i, t0))
+			node_send(f, i, nr, argv, argvlen, nums);
+	for (i = 0; i < f->cfg.nr_nodes; i++) {
+		struct node *n = &f->nodes[i];
+
+		if (!n->c || node_receive(f, i, nr, &cfg)) {
+			all_ok = false;
+		} else {
+			n->last_ok = mono_ns();
+			f->st.node[i].up = 1;
+			f->st.node[i].last_ok_ns = n->last_ok;
+			f->st.node[i].rtt_us = (n->last_ok - n->sent_at) / 1000;
+		}
+		if (mono_ns() - n->last_ok > f->cfg.stale_ms * 1000000ULL)
+			stale = true;
+	}
+	dt = mono_ns() - t0;
+	f->st.syncs++;
+	if (all_ok) {
+		static const __u64 bounds_ms[] = { 1, 2, 5, 10, 25, 50, 100 };
+		size_t b;
+
+		f->st.last_sync_ns = t0;
+		f->st.sync_us = dt / 1000;
+		for (b = 0; b < ARRAY_SIZE(bounds_ms) && dt > bounds_ms[b] * 1000000ULL; b++)
+			;
+		f->st.sync_hist[b]++;
+	}
+	f->st.hosts = live_hosts(f);
+	/* The fallback: each host's share (safe) or the full rate (local). */
+	want = 1;
+	if (stale && f->cfg.fallback == SL_FLEET_SAFE)
+		want = f->st.hosts > 255 ? 255 : f->st.hosts ? f->st.hosts : 1;
+	if (stale != (bool)f->st.fallback_active)
+		fprintf(stderr, "sluice: fleet: %s\n",
+			stale ? "Redis is stale: the fallback is in force"
+			      : "Redis answers again: fleet limits are in step");
+	f->st.fallback_active = stale;
+	if (want != mult) {
+		__u64 one = 1;
+
+		__atomic_store_n(&f->mult, want, __ATOMIC_RELAXED);
+		if (write(f->notify_fd, &one, sizeof(one)) < 0)
+			fprintf(stderr, "sluice: fleet: cannot wake the daemon: %s\n",
+				strerror(errno));
+	}
+	f->st.multiplier = want;
+	write_status(f);
+}
+
+static void *fleet_thread(void *arg)
+{
+	struct sl_fleet *f = arg;
+	/* Per call: command, sha, numkeys, keys, the over set, 4 numbers a key. */
+	size_t max_args = 4 + FLEET_BATCH * 5;
+	const char **argv = calloc(max_args, sizeof(*argv));
+	size_t *argvlen = calloc(max_args, sizeof(*argvlen));
+	char (*nums)[24] = calloc(1 + 4 * FLEET_BATCH, 24);
+	struct timespec next;
+
+	if (!argv || !argvlen || !nums) {
+		fprintf(stderr, "sluice: fleet: out of memory; no fleet sync\n");
+		goto out;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &next);
+	for (;;) {
+		pthread_mutex_lock(&f->lock);
+		if (f->stop) {
+			pthread_mutex_unlock(&f->lock);
+			break;
+		}
+		pthread_mutex_unlock(&f->lock);
+		sync_once(f, argv, argvlen, nums);
+		next.tv_nsec += (long)f->cfg.interval_ms * 1000000L;
+		while (next.tv_nsec >= 1000000000L) {
+			next.tv_nsec -= 1000000000L;
+			next.tv_sec++;
+		}
+		{
+			struct timespec now;
+
+			/* A sync that overran its interval does not pile up the next ones. */
+			clock_gettime(CLOCK_MONOTONIC, &now);
+			if (now.tv_sec > next.tv_sec ||
+			    (now.tv_sec == next.tv_sec && now.tv_nsec > next.tv_nsec))
+				next = now;
+		}
+		pthread_mutex_lock(&f->lock);
+		while (!f->stop && pthread_cond_timedwait(&f->wake, &f->lock, &next) != ETIMEDOUT)
+			;
+		pthread_mutex_unlock(&f->lock);
+	}
+out:
+	free(argv);
+	free(argvlen);
+	free(nums);
+	return NULL;
+}
+
+/* "[USER] PASSWORD" on the first line of a root-only file. */
+static int read_auth(struct sl_fleet *f)
+{
+	char why[320], line[512], *nl, *sp;
+	FILE *fp;
+	int err;
+
+	err = sl_fleet_auth_check(f->cfg.auth_file, why, sizeof(why));
+	if (err) {
+		pr_err("fleet: auth-file: %s", why);
+		return err;
+	}
+	fp = fopen(f->cfg.auth_file, "re");
+	if (!fp || !fgets(line, sizeof(line), fp)) {
+		err = fp ? -EINVAL : -errno;
+		pr_err("fleet: cannot read the password from %s", f->cfg.auth_file);
+		if (fp)
+			fclose(fp);
+		return err;
+	}
+	fclose(fp);
+	nl = strchr(line, '\n');
+	if (nl)
+		*nl = '\0';
+	sp = strchr(line, ' ');
+	if (sp) {
+		*sp = '\0';
+		snprintf(f->auth_user, sizeof(f->auth_user), "%s", line);
+		snprintf(f->auth_pass, sizeof(f->auth_pass), "%s", sp + 1);
+	} else {
+		snprintf(f->auth_pass, sizeof(f->auth_pass), "%s", line);
+	}
+	explicit_bzero(line, sizeof(line));
+	f->auth = true;
+	return 0;
+}
+
+/* sl_state and sl_agg into this process, for the fold. */
+static void *map_mmap(int fd, size_t *len, __u32 *entries)
+{
+	struct bpf_map_info info = {};
+	__u32 ilen = sizeof(info);
+	long page = sysconf(_SC_PAGESIZE);
+	void *p;
+
+	if (bpf_obj_get_info_by_fd(fd, &info, &ilen))
+		return NULL;
+	*len = ((size_t)info.max_entries * info.value_size + page - 1) / page * page;
+	if (entries)
+		*entries = info.max_entries;
+	p = mmap(NULL, *len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	return p == MAP_FAILED ? NULL : p;
+}
+
+static void fleet_free(struct sl_fleet *f)
+{
+	int i;
+
+	for (i = 0; i < SLUICE_FLEET_NODES; i++)
+		if (f->nodes[i].c)
+			redisFree(f->nodes[i].c);
+	if (f->sets)
+		munmap(f->sets, f->sets_len);
+	if (f->agg)
+		munmap(f->agg, f->agg_len);
+	if (f->maps.fleet_status >= 0) {
+		__u32 zero = 0;
+
+		memset(&f->st, 0, sizeof(f->st));
+		bpf_map_update_elem(f->maps.fleet_status, &zero, &f->st, BPF_ANY);
+	}
+	sl_maps_close(&f->maps);
+	free(f->tab);
+	free(f->tab_next);
+	free(f->items);
+	free(f->rs);
+	explicit_bzero(f->auth_pass, sizeof(f->auth_pass));
+	free(f);
+}
+
+struct sl_fleet *sl_fleet_start(const struct sl_cfg_fleet *cfg, int notify_fd)
+{
+	struct sl_fleet *f = calloc(1, sizeof(*f));
+	int i, err;
+
+	if (!f) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	sl_maps_reset(&f->maps);
+	{
+		pthread_condattr_t ca;
+
+		pthread_mutex_init(&f->lock, NULL);
+		pthread_condattr_init(&ca);
+		pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+		pthread_cond_init(&f->wake, &ca);
+		pthread_condattr_destroy(&ca);
+	}
+	f->cfg = *cfg;
+	f->notify_fd = notify_fd;
+	f->mult = 1;
+	if (!f->cfg.host[0] && gethostname(f->cfg.host, sizeof(f->cfg.host) - 1))
+		strcpy(f->cfg.host, "localhost");
+	err = sl_maps_open(&f->maps);
+	if (err)
+		goto fail;
+	f->sets = map_mmap(f->maps.state, &f->sets_len, &f->nr_sets);
+	f->agg = map_mmap(f->maps.agg, &f->agg_len, NULL);
+	if (!f->sets || !f->agg) {
+		err = -errno;
+		pr_err("fleet: cannot map sluice's buckets (%s); 'sluice detach all' and a restart "
+		       "create them mappable", strerror(-err));
+		goto fail;
+	}
+	f->tab_cap = 2 * SLUICE_FLEET_KEYS;
+	f->tab = calloc(f->tab_cap, sizeof(*f->tab));
+	f->tab_next = calloc(f->tab_cap, sizeof(*f->tab_next));
+	f->items = calloc(SLUICE_FLEET_KEYS, sizeof(*f->items));
+	f->rs = calloc(1, sizeof(*f->rs));
+	if (!f->tab || !f->tab_next || !f->items || !f->rs) {
+		err = -ENOMEM;
+		goto fail;
+	}
+	if (f->cfg.auth_file[0]) {
+		err = read_auth(f);
+		if (err)
+			goto fail;
+	}
+	for (i = 0; i < f->cfg.nr_nodes; i++) {
+		struct node *n = &f->nodes[i];
+		char *colon;
+		const char *h = f->cfg.nodes[i];
+
+		if (h[0] == '[')
+			h++;
+		snprintf(n->host, sizeof(n->host), "%s", h);
+		colon = strrchr(n->host, ':');
+		if (!colon) {
+			err = -EINVAL;
+			goto fail;
+		}
+		*colon = '\0';
+		n->port = atoi(colon + 1);
+		if (colon > n->host && colon[-1] == ']')
+			colon[-1] = '\0';
+		n->last_ok = mono_ns();	/* stale-after counts from the start */
+		snprintf(f->st.node[i].addr, sizeof(f->st.node[i].addr), "%s", f->cfg.nodes[i]);
+		f->st.node[i].up = 1;	/* so the first failure is logged */
+	}
+	snprintf(f->st.name, sizeof(f->st.name), "%s", f->cfg.name);
+	snprintf(f->st.host, sizeof(f->st.host), "%s", f->cfg.host);
+	f->st.pid = getpid();
+	f->st.mode = f->cfg.mode;
+	f->st.fallback = f->cfg.fallback;
+	f->st.interval_ms = f->cfg.interval_ms;
+	f->st.stale_ms = f->cfg.stale_ms;
+	f->st.nr_nodes = f->cfg.nr_nodes;
+	f->st.multiplier = 1;
+	write_status(f);
+	err = pthread_create(&f->thread, NULL, fleet_thread, f);
+	if (err) {
+		err = -err;
+		goto fail;
+	}
+	return f;
+fail:
+	fleet_free(f);
+	errno = -err;
+	return NULL;
+}
+
+void sl_fleet_stop(struct sl_fleet *f)
+{
+	if (!f)
+		return;
+	pthread_mutex_lock(&f->lock);
+	f->stop = 1;
+	pthread_cond_signal(&f->wake);
+	pthread_mutex_unlock(&f->lock);
+	pthread_join(f->thread, NULL);
+	fleet_free(f);
+}
+
+unsigned int sl_fleet_multiplier(const struct sl_fleet *f)
+{
+	return f ? __atomic_load_n(&f->mult, __ATOMIC_RELAXED) : 1;
+}
+
+/* ---- sluice fleet status ---- */
+
+static void usage_fleet(void)
+{
+	fprintf(sl_usage_out(),
+		"Usage: sluice fleet status\n"
+		"  The daemon's sync of fleet-wide limits (scope fleet) with Redis: its\n"
+		"  nodes and their health, the last sync, hot keys, the fallback, and this\n"
+		"  host's share of each fleet limit. Needs `sluice run` with a fleet: section.\n");
+}
+
+static int cmd_status(int argc, char **argv, void *ctx)
+{
+	static const char *const modes[] = { "single", "sharded" };
+	static const char *const fallbacks[] = { "safe", "local" };
+	struct sluice_fleet_status st;
+	struct sluice_ruleset *rs = NULL;
+	struct sl_maps m;
+	__u32 zero = 0, i, j;
+	__u64 now = mono_ns();
+	bool running;
+	int err;
+
+	(void)argv;
+	(void)ctx;
+	if (argc) {
+		usage_fleet();
+		return -EINVAL;
+	}
+	err = sl_maps_open(&m);
+	if (err)
+		return err;
+	rs = calloc(1, sizeof(*rs));
+	if (!rs) {
+		err = -ENOMEM;
+		goto out;
+	}
+	if (bpf_map_lookup_elem(m.fleet_status, &zero, &st) || sl_read_live(&m, rs)) {
+		err = -errno;
+		pr_err("cannot read the fleet's state: %s", strerror(-err));
+		goto out;
+	}
+	running = st.pid && !kill(st.pid, 0);
+	out_begin();
+	print_bool("running", running ? NULL : "no fleet sync is running (sluice run with a "
+		   "fleet: section starts one)\n", running);
+	if (running) {
+		print_str("name", "fleet %s", st.name);
+		print_str("host", " host %s", st.host);
+		print_str("mode", " mode %s", modes[st.mode % 2]);
+		print_u64("interval_ms", " interval %llums", st.interval_ms);
+		print_u64("stale_after_ms", " stale-after %llums\n", st.stale_ms);
+		print_u64("pid", NULL, st.pid);
+		print_u64("hosts", "  live hosts %llu", st.hosts);
+		print_str("fallback", ", fallback %s", fallbacks[st.fallback % 2]);
+		print_bool("fallback_active", st.fallback_active ? " (IN FORCE)\n" : " (idle)\n",
+			   st.fallback_active);
+		print_u64("last_sync_ms_ago", "  last sync %llu ms ago",
+			  st.last_sync_ns ? (now - st.last_sync_ns) / 1000000 : 0);
+		print_u64("sync_us", ", took %llu us", st.sync_us);
+		print_u64("syncs", ", %llu syncs", st.syncs);
+		print_u64("hot_keys", "; hot keys %llu", st.hot_keys);
+		print_u64("over_keys", ", over their limit %llu", st.over_keys);
+		print_u64("keys_synced", ", charges sent %llu", st.keys_synced);
+		print_u64("floors", ", buckets moved by the fleet %llu\n", st.floors);
+		open_array("nodes");
+		for (i = 0; i < st.nr_nodes && i < SLUICE_FLEET_NODES; i++) {
+			const struct sluice_fleet_node *n = &st.node[i];
+
+			open_object(NULL);
+			print_str("addr", "  redis %s", n->addr);
+			print_bool("up", n->up ? " up" : " DOWN", n->up);
+			print_u64("rtt_us", ", rtt %llu us", n->rtt_us);
+			print_u64("last_ok_ms_ago", ", last good %llu ms ago",
+				  n->last_ok_ns ? (now - n->last_ok_ns) / 1000000 : 0);
+			print_u64("keys", ", keys %llu", n->keys);
+			print_u64("errors_connect", ", errors: connect %llu",
+				  n->errors[SLUICE_FE_CONNECT]);
+			print_u64("errors_timeout", " timeout %llu", n->errors[SLUICE_FE_TIMEOUT]);
+			print_u64("errors_reply", " reply %llu\n", n->errors[SLUICE_FE_REPLY]);
+			close_object();
+		}
+		close_array();
+	}
+	open_array("limits");
+	for (i = 0; i < rs->nr_rules && i < SLUICE_MAX_RULES; i++)
+		for (j = 0; j < rs->rules[i].nr_limits && j < SLUICE_MAX_LIMITS; j++) {
+			const struct sluice_limit *l = &rs->rules[i].limits[j];
+
+			if (!l->fleet)
+				continue;
+			open_object(NULL);
+			print_str("rule", "  rule %s", rs->names[i]);
+			print_u64("limit", " limit %llu", j);
+			print_u64("multiplier", ": each packet counts %llux", l->fleet);
+			print_double("share", ", this host's share %.3f of the fleet rate\n",
+				     1.0 / l->fleet);
+			close_object();
+		}
+	close_array();
+	out_end();
+out:
+	free(rs);
+	sl_maps_close(&m);
+	return err;
+}
+
+static void usage_ctx(void *ctx)
+{
+	(void)ctx;
+	usage_fleet();
+}
+
+static const struct sl_cmd fleet_cmds[] = {
+	{ "status", cmd_status },
+	{ "show", cmd_status },
+};
+
+int do_fleet(int argc, char **argv)
+{
+	return sl_cmd_select(fleet_cmds, ARRAY_SIZE(fleet_cmds), "fleet", argc, argv, NULL,
+			     usage_ctx);
+}
