@@ -81,7 +81,7 @@ redis_start || { not_ok fleet-setup "redis-server did not start: $(tail -3 "$TMP
 
 # ---- one daemon per host ----
 RATE=200
-BURST=50
+BURST=100
 INTERVAL_MS=100
 ROOTS_H=()
 # config I SCOPE [EXTRA-FLEET-KEYS]

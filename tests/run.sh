@@ -28,6 +28,7 @@ suites+=(
 	tests/metrics.sh
 	tests/shed.sh
 	tests/conns.sh
+	tests/fleet.sh
 	tests/faults.sh
 	tests/permissions.sh
 	tests/loader.sh
