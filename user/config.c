@@ -2219,6 +2219,42 @@ static void print_cfg(const struct sl_cfg *cfg)
 	print_section(&top_section, cfg);
 }
 
+/*
+ * The accuracy of each fleet limit at the configured interval (README
+ * "Fleet-wide limits"): once a key is hot, the fleet admits at most burst +
+ * rate x t plus rate x (interval + round trip) per host; before, each host
+ * may add a burst. The round trip is taken as 1 ms, a LAN's.
+ */
+static void print_fleet_bounds(const struct sl_cfg *cfg)
+{
+	const struct sluice_ruleset *rs = cfg->rules;
+	double lag_s = (cfg->fleet.interval_ms + 1) / 1000.0;
+	__u32 i, j;
+
+	if (!cfg->fleet.on)
+		return;
+	open_array("fleet_bounds");
+	for (i = 0; i < rs->nr_rules && i < SLUICE_MAX_RULES; i++)
+		for (j = 0; j < rs->rules[i].nr_limits && j < SLUICE_MAX_LIMITS; j++) {
+			const struct sluice_limit *l = &rs->rules[i].limits[j];
+			double per_s = l->rate * 1000.0 / (l->period_ms ? l->period_ms : 1000);
+			const char *unit = l->cost == SLUICE_COST_BYTE ? "bytes" : "packets";
+
+			if (!l->fleet)
+				continue;
+			open_object(NULL);
+			print_str("rule", "fleet limit %s", rs->names[i]);
+			print_u64("limit", "/%llu: ", j);
+			print_double("lag_per_host", "once a key is hot, the fleet admits at most "
+				     "burst + rate x t + %.0f ", per_s * lag_s);
+			print_str("unit", "%s", unit);
+			print_text(" per host (rate x (interval %u ms + 1 ms));", cfg->fleet.interval_ms);
+			print_u64("first_per_host", " before, up to %llu more per host\n", l->burst);
+			close_object();
+		}
+	close_array();
+}
+
 int do_check(int argc, char **argv)
 {
 	struct sl_cfg cfg;
@@ -2259,6 +2295,7 @@ int do_check(int argc, char **argv)
 			print_cfg(&cfg);
 		print_text("%s: valid: %u rules, %d interfaces, %d deny, %d allow\n", argv[0],
 			   cfg.rules->nr_rules, cfg.nr_ifaces, cfg.nr_deny, cfg.nr_allow);
+		print_fleet_bounds(&cfg);
 		sl_cfg_free(&cfg);
 	}
 	out_end();

@@ -16,6 +16,7 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <signal.h>
 #include <fcntl.h>
 #include <net/if.h>
 #include <netinet/in.h>
@@ -323,6 +324,76 @@ static void write_shed(FILE *out, const struct snapshot *snap)
 		      offsetof(struct sluice_class_stats, cap_bytes));
 }
 
+/* The daemon's fleet sync (sl_fleet_status); up 0 and no samples when none runs. */
+static void write_fleet(FILE *out, const struct snapshot *snap)
+{
+	static const char *const errs[] = { [SLUICE_FE_CONNECT] = "connect",
+					    [SLUICE_FE_TIMEOUT] = "timeout",
+					    [SLUICE_FE_REPLY] = "reply" };
+	static const char *const le[] = { "0.001", "0.002", "0.005", "0.01", "0.025", "0.05",
+					  "0.1", "+Inf" };
+	const struct sluice_fleet_status *f = &snap->s.fleet;
+	bool on = f->pid && !kill(f->pid, 0);
+	__u32 i, j, n = on ? (f->nr_nodes < SLUICE_FLEET_NODES ? f->nr_nodes : SLUICE_FLEET_NODES)
+			   : 0;
+	__u64 cum = 0, total = 0;
+	int e;
+
+	sl_metric_family(out, "sluice_fleet_up", "gauge",
+	       "Per Redis server of the fleet: 1 if the last exchange worked.");
+	for (i = 0; i < n; i++)
+		sl_metric_labeled(out, "sluice_fleet_up", "node", f->node[i].addr, f->node[i].up);
+	sl_metric_family(out, "sluice_fleet_sync_duration_seconds", "histogram",
+	       "Syncs with every Redis server of the fleet that completed, by duration.");
+	if (on) {
+		for (i = 0; i < ARRAY_SIZE(le); i++) {
+			cum += f->sync_hist[i];
+			fprintf(out, "sluice_fleet_sync_duration_seconds_bucket{le=\"%s\"} %llu\n",
+				le[i], (unsigned long long)cum);
+		}
+		/* The sum is not kept: the last sync's duration times the count is not it. */
+		for (i = 0; i < ARRAY_SIZE(le); i++)
+			total += f->sync_hist[i];
+		fprintf(out, "sluice_fleet_sync_duration_seconds_count %llu\n",
+			(unsigned long long)total);
+	}
+	sl_metric_family(out, "sluice_fleet_keys_synced_total", "counter",
+	       "Hot keys' charges sent to the fleet.");
+	if (on)
+		sl_metric_value(out, "sluice_fleet_keys_synced_total", f->keys_synced);
+	sl_metric_family(out, "sluice_fleet_hot_keys", "gauge",
+	       "Hot keys of fleet limits at the last sync.");
+	if (on)
+		sl_metric_value(out, "sluice_fleet_hot_keys", f->hot_keys);
+	sl_metric_family(out, "sluice_fleet_errors_total", "counter",
+	       "Failed exchanges with a Redis server of the fleet, by kind.");
+	for (i = 0; i < n; i++)
+		for (e = 0; e < SLUICE_FE_MAX; e++)
+			fprintf(out, "sluice_fleet_errors_total{node=\"%s\",kind=\"%s\"} %llu\n",
+				f->node[i].addr, errs[e], (unsigned long long)f->node[i].errors[e]);
+	sl_metric_family(out, "sluice_fleet_fallback_active", "gauge",
+	       "1 while Redis is stale and the fleet's fallback is in force.");
+	if (on)
+		sl_metric_value(out, "sluice_fleet_fallback_active", f->fallback_active);
+	sl_metric_family(out, "sluice_fleet_hosts", "gauge",
+	       "Live hosts in the fleet's heartbeat set.");
+	if (on)
+		sl_metric_value(out, "sluice_fleet_hosts", f->hosts);
+	sl_metric_family(out, "sluice_fleet_share", "gauge",
+	       "This host's share of each fleet-wide limit's rate: 1, or 1/hosts under the safe "
+	       "fallback.");
+	for (i = 0; i < snap->s.rs.nr_rules && i < SLUICE_MAX_RULES; i++)
+		for (j = 0; j < snap->s.rs.rules[i].nr_limits && j < SLUICE_MAX_LIMITS; j++) {
+			const struct sluice_limit *l = &snap->s.rs.rules[i].limits[j];
+
+			if (!l->fleet)
+				continue;
+			fputs("sluice_fleet_share{rule=", out);
+			put_label(out, snap->s.rs.names[i], SLUICE_NAME_LEN);
+			fprintf(out, ",limit=\"%u\"} %.6f\n", j, 1.0 / l->fleet);
+		}
+}
+
 static void write_snapshot(FILE *out, const struct snapshot *snap)
 {
 	__u32 i;
@@ -360,6 +431,7 @@ static void write_snapshot(FILE *out, const struct snapshot *snap)
 	       "Such events the ring buffer had no room for.");
 	sl_metric_value(out, "sluice_events_lost_total", snap->s.global[SLUICE_G_EVENTS_LOST]);
 	write_shed(out, snap);
+	write_fleet(out, snap);
 
 	sl_metric_family(out, "sluice_keys", "gauge",
 	       "Per-source buckets in the table, counted at most every 5 seconds.");

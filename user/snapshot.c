@@ -118,6 +118,8 @@ int sl_snapshot_read(const struct sl_maps *m, struct sl_snapshot *s, unsigned in
 				    sizeof(s->cls[i]) / sizeof(__u64));
 	if (!err && bpf_map_lookup_elem(m->shed, &zero, &s->shed))
 		err = -errno;
+	if (!err && bpf_map_lookup_elem(m->fleet_status, &zero, &s->fleet))
+		err = -errno;
 	if (!err && parts & SL_SNAP_CONNS)
 		read_conns(m->conns, s);
 	if (!err && parts & SL_SNAP_KEYS)

@@ -22,6 +22,7 @@ struct sl_snapshot {
 	__u64 global[SLUICE_G_MAX];		/* enum sluice_global */
 	struct sluice_rule_stats rule[SLUICE_MAX_RULES];	/* per rule of rs */
 	struct sluice_shed shed;
+	struct sluice_fleet_status fleet;	/* the daemon's fleet sync; pid 0: none */
 	struct sluice_class_stats cls[SLUICE_MAX_CLASS + 1];
 	unsigned int parts;			/* enum sl_snap_parts read */
 	__u64 conns[SLUICE_MAX_RULES];		/* SL_SNAP_CONNS */
