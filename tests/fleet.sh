@@ -216,8 +216,9 @@ begin_case
 send 2 "$PPS" &
 spid=$!
 sleep 1
-keys=$(rcli --scan --pattern "sluice:t$TAG:api:0:*" | wc -l)
-over=$(rcli zcard "sluice:t$TAG:over")
+keys=$(rcli --scan --pattern "sluice:{t$TAG#*}:api:0:*" | wc -l)
+over=0
+for k in $(rcli --scan --pattern "sluice:{t$TAG#*}:over"); do over=$((over + $(rcli zcard "$k"))); done
 wait $spid
 [ "$keys" -ge 1 ] || fail "no bucket of rule api in Redis"
 [ "$over" -ge 1 ] || fail "the source is not in the over-limit set"
@@ -362,7 +363,7 @@ done
 sleep 1.5
 spread=0
 for port in 6379 6380 6381; do
-	n=$(rcli -p $port --scan --pattern "sluice:t$TAG:api:0:*" | wc -l)
+	n=$(rcli -p $port --scan --pattern "sluice:{t$TAG#*}:api:0:*" | wc -l)
 	echo "# sharded: $n buckets on :$port"
 	[ "$n" -gt 0 ] && spread=$((spread + 1))
 done

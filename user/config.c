@@ -1873,7 +1873,7 @@ int sl_fleet_auth_check(const char *path, char *why, size_t len)
 
 static void check_fleet(struct load *ld, const yaml_node_t *n, yaml_node_t *const *vals);
 
-static const char *const fleet_modes[] = { "single", "sharded" };
+static const char *const fleet_modes[] = { "single", "sharded", "cluster" };
 static const char *const fleet_fallbacks[] = { "safe", "local" };
 static const struct cfg_key fleet_keys[] = {
 	{ .name = "name", .kind = &k_fleet_name, FIELD(fleet.name),

@@ -47,13 +47,13 @@ struct sl_cfg_capacity {
 };
 
 /* fleet: limits with scope fleet kept in step across hosts through Redis. */
-enum sl_fleet_mode { SL_FLEET_SINGLE, SL_FLEET_SHARDED };
+enum sl_fleet_mode { SL_FLEET_SINGLE, SL_FLEET_SHARDED, SL_FLEET_CLUSTER };
 enum sl_fleet_fallback { SL_FLEET_SAFE, SL_FLEET_LOCAL };
 struct sl_cfg_fleet {
 	bool on;			/* the file has a fleet: section */
 	char name[32];			/* the fleet's name, its keys' prefix in Redis */
 	char host[64];			/* this host's name in the fleet; default the hostname */
-	char nodes[SLUICE_FLEET_NODES][64];	/* Redis servers, host:port */
+	char nodes[SLUICE_FLEET_NODES][64];	/* Redis servers, host:port (cluster: any of its nodes) */
 	int nr_nodes;
 	int mode;			/* enum sl_fleet_mode */
 	__u32 interval_ms;		/* sync period, default 250 ms */

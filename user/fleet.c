@@ -39,6 +39,8 @@
 #include "sluice_limiter.h"
 #include "sluice_state.h"
 
+/* Hash-tag groups of keys (see key_group). */
+#define FLEET_GROUPS		16
 /* Keys per script call: the reply stays small and a slow call bounded. */
 #define FLEET_BATCH		512
 /* Over-limit keys read per node and interval. */
@@ -105,10 +107,7 @@ struct node {
 	__u64 last_ok;		/* CLOCK_MONOTONIC ns of the last good exchange */
 	__u64 next_try;		/* no connection attempt before this */
 	__u64 backoff;
-	__u32 hosts;		/* live hosts at the last heartbeat */
-	/* this sync's requests */
-	int nr_calls;
-	__u64 sent_at;
+	__u64 sent_at;		/* when this sync's calls went out */
 };
 
 /* A hot key as the thread follows it from sync to sync. */
@@ -128,7 +127,8 @@ struct item {
 	struct sluice_fleet_use use;
 	const struct sluice_rule *r;
 	__u32 li;
-	int node;
+	__u32 group;		/* key_group() of its name */
+	__u64 prev_last, prev_carry;	/* struct trk's before this sync, if it must be resent */
 	__u64 charge_us, ahead_us;
 	int refusing;		/* the local bucket refused packets since the last sync */
 	struct trk t;
@@ -144,7 +144,17 @@ struct sl_fleet {
 	pthread_cond_t wake;	/* on CLOCK_MONOTONIC; signalled to stop */
 	int stop;		/* under lock */
 	unsigned int mult;	/* __atomic */
+	/* Redis servers: as configured, or a cluster's primaries as found */
 	struct node nodes[SLUICE_FLEET_NODES];
+	int nr_nodes;
+	struct { char host[64]; int port; } seeds[SLUICE_FLEET_NODES];	/* cluster: where to ask */
+	int nr_seeds;
+	int group_node[FLEET_GROUPS];	/* the node holding each group */
+	__u64 group_ok[FLEET_GROUPS];	/* when each group was last in step */
+	bool mapped;		/* group_node is known */
+	bool refresh;		/* cluster: the slot map changed */
+	__u32 hosts_seen;	/* the most live hosts a poll reported this sync */
+	struct call *calls;
 	char auth_user[512], auth_pass[512];
 	bool auth;
 	/* sl_state and sl_agg mapped, for the fold */
@@ -179,6 +189,17 @@ static __u64 fnv(const void *p, size_t n, __u64 h)
 	return h;
 }
 
+/*
+ * A key's group: its name's hash tag, {FLEET#G}. Every key of a group, the
+ * group's over-limit set and its heartbeat set share one Redis Cluster
+ * slot, so one script call can touch them all; groups spread the keys over
+ * the cluster's primaries (and, sharded, over the servers).
+ */
+static __u32 key_group(const char *tail)
+{
+	return fnv(tail, strlen(tail), 0xcbf29ce484222325ULL) % FLEET_GROUPS;
+}
+
 static __u32 limit_params(const struct sluice_limit *l)
 {
 	__u64 h = 0xcbf29ce484222325ULL;
@@ -196,17 +217,19 @@ static __u32 limit_params(const struct sluice_limit *l)
 int sl_fleet_key_name(const char *fleet, const char *rule, __u32 li, const struct sluice_limit *l,
 		      const struct sluice_key *k, char *buf, size_t len)
 {
-	char addr[INET6_ADDRSTRLEN];
+	char addr[INET6_ADDRSTRLEN], tail[128];
 	int n;
 
 	if (!k->family)
-		n = snprintf(buf, len, "sluice:%s:%s:%u:%08x:all", fleet, rule, li,
-			     limit_params(l));
+		n = snprintf(tail, sizeof(tail), "%s:%u:%08x:all", rule, li, limit_params(l));
 	else if (!inet_ntop(k->family == 4 ? AF_INET : AF_INET6, k->addr, addr, sizeof(addr)))
 		return -EINVAL;
 	else
-		n = snprintf(buf, len, "sluice:%s:%s:%u:%08x:%s/%u", fleet, rule, li,
-			     limit_params(l), addr, k->plen);
+		n = snprintf(tail, sizeof(tail), "%s:%u:%08x:%s/%u", rule, li, limit_params(l), addr,
+			     k->plen);
+	if (n < 0 || (size_t)n >= sizeof(tail))
+		return -ENAMETOOLONG;
+	n = snprintf(buf, len, "sluice:{%s#%u}:%s", fleet, key_group(tail), tail);
 	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
 }
 
@@ -230,8 +253,9 @@ static int key_parse(struct sl_fleet *f, const char *name, struct sluice_key *k,
 			return -EINVAL;
 	}
 	fields[5] = save;
-	if (!fields[5] || !*fields[5] || strcmp(fields[0], "sluice") ||
-	    strcmp(fields[1], f->cfg.name))
+	if (!fields[5] || !*fields[5] || strcmp(fields[0], "sluice") || fields[1][0] != '{' ||
+	    strncmp(fields[1] + 1, f->cfg.name, strlen(f->cfg.name)) ||
+	    fields[1][1 + strlen(f->cfg.name)] != '#')
 		return -EINVAL;
 	li = strtoul(fields[3], &p, 10);
 	if (*p || li >= SLUICE_MAX_LIMITS)
@@ -342,7 +366,7 @@ static void count_err(struct sl_fleet *f, int i, int kind, const char *what, con
 	sn->errors[kind]++;
 	/* Once per failure of a node that was up, not once per interval. */
 	if (sn->up)
-		fprintf(stderr, "sluice: fleet: Redis %s: %s%s%s\n", f->cfg.nodes[i], what,
+		fprintf(stderr, "sluice: fleet: Redis %s: %s%s%s\n", sn->addr, what,
 			detail ? ": " : "", detail ? detail : "");
 	sn->up = 0;
 }
@@ -428,14 +452,6 @@ static int node_connect(struct sl_fleet *f, int i, __u64 now)
 	return 0;
 }
 
-/* The node a key's charges go to: one, or a hash of its name over several. */
-static int shard(const struct sl_fleet *f, const char *name)
-{
-	if (f->cfg.mode != SL_FLEET_SHARDED || f->cfg.nr_nodes < 2)
-		return 0;
-	return fnv(name, strlen(name), 0xcbf29ce484222325ULL) % f->cfg.nr_nodes;
-}
-
 /* ---- the hot keys' table ---- */
 
 static size_t trk_slot(const struct trk *tab, size_t cap, const struct sluice_key *k)
@@ -477,166 +493,342 @@ static int read_use(struct sl_fleet *f, size_t *nr)
 	}
 }
 
-static __u32 live_hosts(const struct sl_fleet *f)
+/* ---- Redis Cluster: which primary holds a group ---- */
+
+/* CRC16/XMODEM, as Redis Cluster hashes keys to its 16384 slots. */
+static __u16 crc16(const char *p, size_t n)
 {
-	__u32 h = 0;
+	__u16 crc = 0;
+	int b;
+
+	while (n--) {
+		crc ^= (__u16)(unsigned char)*p++ << 8;
+		for (b = 0; b < 8; b++)
+			crc = crc & 0x8000 ? (crc << 1) ^ 0x1021 : crc << 1;
+	}
+	return crc;
+}
+
+static __u16 group_slot(const struct sl_fleet *f, __u32 g)
+{
+	char tag[48];
+	int n = snprintf(tag, sizeof(tag), "%s#%u", f->cfg.name, g);
+
+	return crc16(tag, n) & 16383;
+}
+
+/* The node of host:port, added if new; -1 when the table is full. */
+static int node_find(struct sl_fleet *f, const char *host, int port)
+{
 	int i;
 
-	for (i = 0; i < f->cfg.nr_nodes; i++)
-		if (f->nodes[i].hosts > h)
-			h = f->nodes[i].hosts;
-	return h;
+	for (i = 0; i < f->nr_nodes; i++)
+		if (f->nodes[i].port == port && !strcmp(f->nodes[i].host, host))
+			return i;
+	if (f->nr_nodes == SLUICE_FLEET_NODES)
+		return -1;
+	i = f->nr_nodes++;
+	memset(&f->nodes[i], 0, sizeof(f->nodes[i]));
+	snprintf(f->nodes[i].host, sizeof(f->nodes[i].host), "%s", host);
+	f->nodes[i].port = port;
+	f->nodes[i].last_ok = mono_ns();
+	memset(&f->st.node[i], 0, sizeof(f->st.node[i]));
+	snprintf(f->st.node[i].addr, sizeof(f->st.node[i].addr), strchr(host, ':') ? "[%s]:%d"
+		 : "%s:%d", host, port);
+	f->st.node[i].up = 1;
+	f->st.nr_nodes = f->nr_nodes;
+	return i;
 }
 
-/* Send the calls of node i: its keys' charges in batches, then the poll. */
-static void node_send(struct sl_fleet *f, int i, size_t nr, const char **argv, size_t *argvlen,
-		      char (*nums)[24])
+/*
+ * The cluster's slot map (CLUSTER SLOTS) from the first node that answers,
+ * known primaries first, then the configured ones: each group's primary.
+ * 0, or -errno with the groups' nodes left as they were.
+ */
+static int cluster_refresh(struct sl_fleet *f)
 {
-	struct node *n = &f->nodes[i];
+	static const char *const argv[] = { "CLUSTER", "SLOTS" };
+	int g, i, tries = f->nr_nodes + f->nr_seeds, node[FLEET_GROUPS];
+	__u64 now = mono_ns();
+	redisReply *rep = NULL;
+	size_t r;
+
+	for (i = 0; i < tries && !rep; i++) {
+		int n = i < f->nr_nodes ? i : node_find(f, f->seeds[i - f->nr_nodes].host,
+							 f->seeds[i - f->nr_nodes].port);
+
+		if (n < 0 || node_connect(f, n, now))
+			continue;
+		rep = command(f, n, 2, (const char **)argv);
+		if (rep && rep->type != REDIS_REPLY_ARRAY) {
+			count_err(f, n, SLUICE_FE_REPLY, "CLUSTER SLOTS", "not a cluster's answer");
+			freeReplyObject(rep);
+			rep = NULL;
+		}
+	}
+	if (!rep)
+		return -EHOSTUNREACH;
+	for (g = 0; g < FLEET_GROUPS; g++) {
+		__u16 slot = group_slot(f, g);
+
+		node[g] = -1;
+		for (r = 0; r < rep->elements; r++) {
+			redisReply *e = rep->element[r], *pr;
+
+			if (e->type != REDIS_REPLY_ARRAY || e->elements < 3 ||
+			    e->element[0]->type != REDIS_REPLY_INTEGER ||
+			    e->element[1]->type != REDIS_REPLY_INTEGER ||
+			    slot < e->element[0]->integer || slot > e->element[1]->integer)
+				continue;
+			pr = e->element[2];
+			if (pr->type == REDIS_REPLY_ARRAY && pr->elements >= 2 &&
+			    pr->element[0]->type == REDIS_REPLY_STRING &&
+			    pr->element[1]->type == REDIS_REPLY_INTEGER)
+				node[g] = node_find(f, pr->element[0]->str, pr->element[1]->integer);
+			break;
+		}
+	}
+	freeReplyObject(rep);
+	for (g = 0; g < FLEET_GROUPS; g++)
+		if (node[g] >= 0)
+			f->group_node[g] = node[g];
+	f->refresh = false;
+	return 0;
+}
+
+/* ---- one sync ---- */
+
+enum { CALL_SYNC, CALL_POLL };
+/* One script call: a group's keys [first, first + n) of the sorted items, or its poll. */
+struct call {
+	int kind;
+	int node;
+	__u32 group;
+	size_t first, n;
+	bool done;		/* answered */
+};
+
+static int cmp_group(const void *a, const void *b)
+{
+	const struct item *x = a, *y = b;
+
+	return (int)x->group - (int)y->group;
+}
+
+/* The calls of this sync: each group's keys in batches, then its poll. */
+static size_t plan(struct sl_fleet *f, size_t nr)
+{
+	size_t nc = 0, i = 0;
+	__u32 g;
+
+	qsort(f->items, nr, sizeof(*f->items), cmp_group);
+	for (g = 0; g < FLEET_GROUPS; g++) {
+		while (i < nr && f->items[i].group == g) {
+			size_t n = 0;
+
+			while (i + n < nr && f->items[i + n].group == g && n < FLEET_BATCH)
+				n++;
+			f->calls[nc++] = (struct call){ CALL_SYNC, f->group_node[g], g, i, n };
+			i += n;
+		}
+		f->calls[nc++] = (struct call){ CALL_POLL, f->group_node[g], g, 0, 0 };
+	}
+	return nc;
+}
+
+static void append(struct sl_fleet *f, struct call *c, const char **argv, size_t *argvlen,
+		   char (*nums)[24])
+{
+	struct node *n = &f->nodes[c->node];
 	char hosts_key[96], over_key[96], ttl[24], maxn[24];
-	size_t at = 0, j, k;
+	int argc = 0;
+	size_t k;
 
-	n->nr_calls = 0;
-	snprintf(over_key, sizeof(over_key), "sluice:%s:over", f->cfg.name);
-	snprintf(hosts_key, sizeof(hosts_key), "sluice:%s:hosts", f->cfg.name);
-	n->sent_at = mono_ns();
-	while (at < nr) {
-		int argc = 0, nk = 0;
-
+	snprintf(over_key, sizeof(over_key), "sluice:{%s#%u}:over", f->cfg.name, c->group);
+	snprintf(hosts_key, sizeof(hosts_key), "sluice:{%s#%u}:hosts", f->cfg.name, c->group);
+	if (c->kind == CALL_POLL) {
+		snprintf(ttl, sizeof(ttl), "%llu", (unsigned long long)f->cfg.stale_ms * 1000ULL);
+		snprintf(maxn, sizeof(maxn), "%d", FLEET_OVER_MAX);
+		argv[argc++] = "EVALSHA";
+		argv[argc++] = n->sha_poll;
+		argv[argc++] = "2";
+		argv[argc++] = hosts_key;
+		argv[argc++] = over_key;
+		argv[argc++] = f->cfg.host;
+		argv[argc++] = ttl;
+		argv[argc++] = maxn;
+	} else {
 		argv[argc++] = "EVALSHA";
 		argv[argc++] = n->sha_sync;
-		argv[argc++] = NULL;	/* numkeys, below */
-		for (j = at; j < nr && nk < FLEET_BATCH; j++)
-			if (f->items[j].node == i) {
-				argv[argc++] = f->items[j].name;
-				nk++;
-			}
-		if (!nk)
-			break;
+		snprintf(nums[0], 24, "%zu", c->n + 1);
+		argv[argc++] = nums[0];
+		for (k = 0; k < c->n; k++)
+			argv[argc++] = f->items[c->first + k].name;
 		argv[argc++] = over_key;
-		snprintf(nums[0], 24, "%d", nk + 1);
-		argv[2] = nums[0];
-		for (k = at, nk = 0; k < j; k++) {
-			struct item *it = &f->items[k];
-			const struct sluice_limit *l;
+		for (k = 0; k < c->n; k++) {
+			const struct item *it = &f->items[c->first + k];
+			const struct sluice_limit *l = &it->r->limits[it->li];
 
-			if (it->node != i)
-				continue;
-			l = &it->r->limits[it->li];
-			snprintf(nums[1 + 4 * nk], 24, "%llu", (unsigned long long)it->charge_us);
-			snprintf(nums[2 + 4 * nk], 24, "%llu",
+			snprintf(nums[1 + 4 * k], 24, "%llu", (unsigned long long)it->charge_us);
+			snprintf(nums[2 + 4 * k], 24, "%llu",
 				 (unsigned long long)(l->tolerance / 1000));
-			snprintf(nums[3 + 4 * nk], 24, "%llu", (unsigned long long)it->ahead_us);
-			snprintf(nums[4 + 4 * nk], 24, "%d", it->refusing);
-			argv[argc++] = nums[1 + 4 * nk];
-			argv[argc++] = nums[2 + 4 * nk];
-			argv[argc++] = nums[3 + 4 * nk];
-			argv[argc++] = nums[4 + 4 * nk];
-			nk++;
+			snprintf(nums[3 + 4 * k], 24, "%llu", (unsigned long long)it->ahead_us);
+			snprintf(nums[4 + 4 * k], 24, "%d", it->refusing);
+			argv[argc++] = nums[1 + 4 * k];
+			argv[argc++] = nums[2 + 4 * k];
+			argv[argc++] = nums[3 + 4 * k];
+			argv[argc++] = nums[4 + 4 * k];
 		}
-		for (k = 0; k < (size_t)argc; k++)
-			argvlen[k] = strlen(argv[k]);
-		redisAppendCommandArgv(n->c, argc, argv, argvlen);
-		n->nr_calls++;
-		at = j;
 	}
-	snprintf(ttl, sizeof(ttl), "%llu", (unsigned long long)f->cfg.stale_ms * 1000ULL);
-	snprintf(maxn, sizeof(maxn), "%d", FLEET_OVER_MAX);
-	{
-		const char *pv[] = { "EVALSHA", n->sha_poll, "2", hosts_key, over_key,
-				     f->cfg.host, ttl, maxn };
-
-		for (k = 0; k < ARRAY_SIZE(pv); k++)
-			argvlen[k] = strlen(pv[k]);
-		redisAppendCommandArgv(n->c, ARRAY_SIZE(pv), pv, argvlen);
-	}
+	for (k = 0; k < (size_t)argc; k++)
+		argvlen[k] = strlen(argv[k]);
+	redisAppendCommandArgv(n->c, argc, argv, argvlen);
 }
 
-/* Match each sync reply to the items it answers, in the order they were sent. */
-static int node_receive(struct sl_fleet *f, int i, size_t nr, const struct sluice_config *cfg)
+/* One reply: 0, 1 when it was a redirect (the call was not run), or -errno. */
+static int take(struct sl_fleet *f, struct call *c, redisReply *rep,
+		const struct sluice_config *cfg)
 {
-	struct node *n = &f->nodes[i];
-	size_t at = 0;
-	redisReply *rep = NULL;
-	int call;
+	struct node *n = &f->nodes[c->node];
 	__u64 now_r, e;
+	size_t k;
 
-	for (call = 0; call <= n->nr_calls; call++) {
-		if (redisGetReply(n->c, (void **)&rep) != REDIS_OK || !rep) {
-			count_err(f, i, n->c->err == REDIS_ERR_IO ? SLUICE_FE_TIMEOUT
-								  : SLUICE_FE_CONNECT,
-				  "no reply", n->c->errstr);
-			node_drop(n, mono_ns());
-			return -EIO;
+	if (rep->type == REDIS_REPLY_ERROR) {
+		if (!strncmp(rep->str, "MOVED ", 6) || !strncmp(rep->str, "ASK ", 4)) {
+			/* The slot moved (a failover, a reshard): a new map next time. */
+			f->refresh = true;
+			return 1;
 		}
-		if (rep->type == REDIS_REPLY_ERROR) {
-			/* NOSCRIPT: a restarted Redis; load the scripts again next time. */
-			count_err(f, i, SLUICE_FE_REPLY, "script", rep->str);
-			freeReplyObject(rep);
-			node_drop(n, 0);
-			return -EPROTO;
-		}
-		if (rep->type != REDIS_REPLY_ARRAY || rep->elements < 1 ||
-		    rep->element[0]->type != REDIS_REPLY_INTEGER)
+		count_err(f, c->node, SLUICE_FE_REPLY, "script", rep->str);
+		return -EPROTO;
+	}
+	if (rep->type != REDIS_REPLY_ARRAY || rep->elements < 1 ||
+	    rep->element[0]->type != REDIS_REPLY_INTEGER)
+		goto garbage;
+	now_r = rep->element[0]->integer;
+	if (c->kind == CALL_SYNC) {
+		if (rep->elements != c->n + 1)
 			goto garbage;
-		now_r = rep->element[0]->integer;
-		if (call < n->nr_calls) {
-			size_t e_at = 1;
+		for (k = 0; k < c->n; k++) {
+			struct item *it = &f->items[c->first + k];
 
-			for (; at < nr && e_at < rep->elements; at++) {
-				struct item *it = &f->items[at];
-
-				if (it->node != i)
-					continue;
-				if (rep->element[e_at]->type != REDIS_REPLY_INTEGER ||
-				    rep->element[e_at]->integer < 0)
-					goto garbage;
-				e = rep->element[e_at++]->integer;
-				it->t.until = n->sent_at + e * 1000ULL;
-				if (fold(f, it->r, it->li, &it->k, it->t.until, cfg))
-					f->st.floors++;
-				f->st.keys_synced++;
-				f->st.node[i].keys++;
-			}
-			/* Items the reply had no answer for stay unsynced this time. */
-		} else {
-			redisReply *over;
-			size_t j;
-
-			if (rep->elements != 3 || rep->element[1]->type != REDIS_REPLY_INTEGER ||
-			    rep->element[2]->type != REDIS_REPLY_ARRAY)
+			if (rep->element[k + 1]->type != REDIS_REPLY_INTEGER ||
+			    rep->element[k + 1]->integer < 0)
 				goto garbage;
-			n->hosts = rep->element[1]->integer;
-			over = rep->element[2];
-			for (j = 0; j + 1 < over->elements; j += 2) {
-				const struct sluice_rule *r;
-				struct sluice_key k;
-				double score;
-				__u32 li;
-
-				if (over->element[j]->type != REDIS_REPLY_STRING ||
-				    over->element[j + 1]->type != REDIS_REPLY_STRING)
-					goto garbage;
-				f->st.over_keys++;
-				if (key_parse(f, over->element[j]->str, &k, &r, &li))
-					continue;	/* a limit this host does not have */
-				score = strtod(over->element[j + 1]->str, NULL);
-				if (!(score > now_r))
-					continue;
-				if (fold(f, r, li, &k, n->sent_at + (__u64)((score - now_r) * 1000),
-					 cfg))
-					f->st.floors++;
-			}
+			e = rep->element[k + 1]->integer;
+			it->t.until = n->sent_at + e * 1000ULL;
+			if (fold(f, it->r, it->li, &it->k, it->t.until, cfg))
+				f->st.floors++;
+			f->st.keys_synced++;
+			f->st.node[c->node].keys++;
 		}
-		freeReplyObject(rep);
-		rep = NULL;
+	} else {
+		redisReply *over;
+
+		if (rep->elements != 3 || rep->element[1]->type != REDIS_REPLY_INTEGER ||
+		    rep->element[2]->type != REDIS_REPLY_ARRAY)
+			goto garbage;
+		if ((__u32)rep->element[1]->integer > f->hosts_seen)
+			f->hosts_seen = rep->element[1]->integer;
+		over = rep->element[2];
+		for (k = 0; k + 1 < over->elements; k += 2) {
+			const struct sluice_rule *r;
+			struct sluice_key key;
+			double score;
+			__u32 li;
+
+			if (over->element[k]->type != REDIS_REPLY_STRING ||
+			    over->element[k + 1]->type != REDIS_REPLY_STRING)
+				goto garbage;
+			f->st.over_keys++;
+			if (key_parse(f, over->element[k]->str, &key, &r, &li))
+				continue;	/* a limit this host does not have */
+			score = strtod(over->element[k + 1]->str, NULL);
+			if (!(score > now_r))
+				continue;
+			if (fold(f, r, li, &key, n->sent_at + (__u64)((score - now_r) * 1000), cfg))
+				f->st.floors++;
+		}
 	}
 	return 0;
 garbage:
-	count_err(f, i, SLUICE_FE_REPLY, "unexpected reply", NULL);
-	freeReplyObject(rep);
-	node_drop(n, mono_ns());
+	count_err(f, c->node, SLUICE_FE_REPLY, "unexpected reply", NULL);
 	return -EPROTO;
+}
+
+/* Keys whose charge did not reach the fleet: send it again next time. */
+static void unsend(struct sl_fleet *f, const struct call *c)
+{
+	size_t k, s;
+
+	for (k = 0; c->kind == CALL_SYNC && k < c->n; k++) {
+		const struct item *it = &f->items[c->first + k];
+
+		s = trk_slot(f->tab, f->tab_cap, &it->k);
+		if (!f->tab[s].used)
+			continue;
+		f->tab[s].last = it->prev_last;
+		f->tab[s].carry_ns = it->prev_carry;
+	}
+}
+
+/* Send every call of node i, pipelined, and take the replies in order. */
+static void node_exchange(struct sl_fleet *f, int i, size_t nc, const char **argv,
+			  size_t *argvlen, char (*nums)[24], const struct sluice_config *cfg)
+{
+	struct node *n = &f->nodes[i];
+	redisReply *rep;
+	size_t j;
+	bool ok = true;
+
+	n->sent_at = mono_ns();
+	for (j = 0; j < nc; j++)
+		if (f->calls[j].node == i)
+			append(f, &f->calls[j], argv, argvlen, nums);
+	for (j = 0; j < nc; j++) {
+		struct call *c = &f->calls[j];
+		int r;
+
+		if (c->node != i)
+			continue;
+		if (!n->c)
+			continue;	/* sent before the connection failed: it may have run */
+		rep = NULL;
+		if (redisGetReply(n->c, (void **)&rep) != REDIS_OK || !rep) {
+			count_err(f, i, n->c->err == REDIS_ERR_IO ? SLUICE_FE_TIMEOUT
+								  : SLUICE_FE_REPLY,
+				  "no reply", n->c->errstr);
+			/*
+			 * Not sent again: a stalled Redis may still run it (a
+			 * charge counted twice would refuse honest traffic).
+			 */
+			node_drop(n, mono_ns());
+			if (f->cfg.mode == SL_FLEET_CLUSTER)
+				f->refresh = true;
+			ok = false;
+			continue;
+		}
+		r = take(f, c, rep, cfg);
+		freeReplyObject(rep);
+		if (r) {
+			/* A redirect was not run; anything else may have been. */
+			if (r == 1)
+				unsend(f, c);
+			ok = false;
+			if (r < 0) {
+				/* NOSCRIPT (a restarted Redis) or garbage: a new connection. */
+				node_drop(n, 0);
+			}
+			continue;
+		}
+		c->done = true;
+	}
+	if (ok && n->c) {
+		n->last_ok = mono_ns();
+		f->st.node[i].up = 1;
+		f->st.node[i].last_ok_ns = n->last_ok;
+		f->st.node[i].rtt_us = (n->last_ok - n->sent_at) / 1000;
+	}
 }
 
 /* The live rule set and the switches; the hot keys with what they grew by. */
@@ -673,6 +865,8 @@ static size_t gather(struct sl_fleet *f, struct sluice_config *cfg, unsigned int
 			memset(&it->t, 0, sizeof(it->t));
 		it->t.k = it->k;
 		it->t.used = 1;
+		it->prev_last = it->t.last;
+		it->prev_carry = it->t.carry_ns;
 		delta = it->use.charged - it->t.last;
 		it->t.last = it->use.charged;
 		it->t.idle = delta ? 0 : it->t.idle + 1;
@@ -681,10 +875,6 @@ static size_t gather(struct sl_fleet *f, struct sluice_config *cfg, unsigned int
 			bpf_map_delete_elem(f->maps.fleet_use, &it->k);
 			continue;
 		}
-		/* Under the safe fallback charges were multiplied: the fleet gets real ones. */
-		delta = delta / (mult ? mult : 1) + it->t.carry_ns;
-		it->charge_us = delta / 1000;
-		it->t.carry_ns = delta % 1000;
 		if (it->k.family) {
 			struct sluice_set *set;
 			struct sluice_way *w, *victim;
@@ -703,11 +893,25 @@ static size_t gather(struct sl_fleet *f, struct sluice_config *cfg, unsigned int
 		}
 		it->refusing = drops > it->t.drops;
 		it->t.drops = drops;
-		it->ahead_us = ahead > now ? (ahead - now) / 1000 / (mult ? mult : 1) : 0;
+		ahead = ahead > now ? (ahead - now) / (mult ? mult : 1) : 0;
+		it->ahead_us = ahead / 1000;
+		/*
+		 * Under the safe fallback charges were multiplied: the fleet gets
+		 * real ones. And a charge counts at most what the local bucket
+		 * still holds: a backlog of charges that could not be sent (Redis
+		 * away) is mostly spent already, and charged at once it would
+		 * refuse the key for as long as the backlog was.
+		 */
+		delta = delta / (mult ? mult : 1);
+		if (delta > ahead)
+			delta = ahead;
+		delta += it->t.carry_ns;
+		it->charge_us = delta / 1000;
+		it->t.carry_ns = delta % 1000;
 		if (sl_fleet_key_name(f->cfg.name, f->rs->names[r - f->rs->rules], it->li,
 				      &r->limits[it->li], &it->k, it->name, sizeof(it->name)))
 			continue;
-		it->node = shard(f, it->name);
+		it->group = key_group(strchr(strchr(it->name, '}'), ':') + 1);
 		f->tab_next[trk_slot(f->tab_next, f->tab_cap, &it->k)] = it->t;
 		out++;
 	}
@@ -728,36 +932,56 @@ static void write_status(struct sl_fleet *f)
 	bpf_map_update_elem(f->maps.fleet_status, &zero, &f->st, BPF_ANY);
 }
 
-/* One sync: every node's keys and poll, pipelined, then the replies. */
+/* One sync: every node's calls, pipelined, then the replies. */
 static void sync_once(struct sl_fleet *f, const char **argv, size_t *argvlen, char (*nums)[24])
 {
 	struct sluice_config cfg = {};
 	unsigned int mult = __atomic_load_n(&f->mult, __ATOMIC_RELAXED), want;
-	__u64 t0 = mono_ns(), dt;
+	__u64 t0 = mono_ns(), dt, now;
 	bool all_ok = true, stale = false;
-	size_t nr;
+	size_t nr, nc, j;
 	int i;
+	__u32 g;
 
+	if (f->cfg.mode == SL_FLEET_CLUSTER && (f->refresh || !f->mapped)) {
+		if (!cluster_refresh(f))
+			f->mapped = true;
+	}
 	nr = gather(f, &cfg, mult);
 	f->st.hot_keys = nr;
 	f->st.over_keys = 0;
-	for (i = 0; i < f->cfg.nr_nodes; i++)
-		if (!node_connect(f, i, t0))
-			node_send(f, i, nr, argv, argvlen, nums);
-	for (i = 0; i < f->cfg.nr_nodes; i++) {
-		struct node *n = &f->nodes[i];
+	f->hosts_seen = 0;
+	nc = f->mapped ? plan(f, nr) : 0;
+	for (i = 0; i < f->nr_nodes; i++) {
+		bool used = false;
 
-		if (!n->c || node_receive(f, i, nr, &cfg)) {
-			all_ok = false;
-		} else {
-			n->last_ok = mono_ns();
-			f->st.node[i].up = 1;
-			f->st.node[i].last_ok_ns = n->last_ok;
-			f->st.node[i].rtt_us = (n->last_ok - n->sent_at) / 1000;
+		for (j = 0; j < nc && !used; j++)
+			used = f->calls[j].node == i;
+		if (!used)
+			continue;
+		if (node_connect(f, i, t0)) {
+			for (j = 0; j < nc; j++)
+				if (f->calls[j].node == i)
+					unsend(f, &f->calls[j]);
+			if (f->cfg.mode == SL_FLEET_CLUSTER)
+				f->refresh = true;
+			continue;
 		}
-		if (mono_ns() - n->last_ok > f->cfg.stale_ms * 1000000ULL)
+		node_exchange(f, i, nc, argv, argvlen, nums, &cfg);
+	}
+	/* A group is in step when its poll (and so every sync before it) was answered. */
+	now = mono_ns();
+	for (j = 0; j < nc; j++)
+		if (f->calls[j].kind == CALL_POLL && f->calls[j].done)
+			f->group_ok[f->calls[j].group] = now;
+	for (g = 0; g < FLEET_GROUPS; g++) {
+		if (!nc || f->group_ok[g] != now)
+			all_ok = false;
+		if (now - f->group_ok[g] > f->cfg.stale_ms * 1000000ULL)
 			stale = true;
 	}
+	if (f->hosts_seen)
+		f->st.hosts = f->hosts_seen;
 	dt = mono_ns() - t0;
 	f->st.syncs++;
 	if (all_ok) {
@@ -770,7 +994,6 @@ static void sync_once(struct sl_fleet *f, const char **argv, size_t *argvlen, ch
 			;
 		f->st.sync_hist[b]++;
 	}
-	f->st.hosts = live_hosts(f);
 	/* The fallback: each host's share (safe) or the full rate (local). */
 	want = 1;
 	if (stale && f->cfg.fallback == SL_FLEET_SAFE)
@@ -917,6 +1140,7 @@ static void fleet_free(struct sl_fleet *f)
 	free(f->tab_next);
 	free(f->items);
 	free(f->rs);
+	free(f->calls);
 	explicit_bzero(f->auth_pass, sizeof(f->auth_pass));
 	free(f);
 }
@@ -970,27 +1194,38 @@ struct sl_fleet *sl_fleet_start(const struct sl_cfg_fleet *cfg, int notify_fd)
 		if (err)
 			goto fail;
 	}
+	f->calls = calloc(FLEET_GROUPS * (SLUICE_FLEET_KEYS / FLEET_BATCH + 2), sizeof(*f->calls));
+	if (!f->calls) {
+		err = -ENOMEM;
+		goto fail;
+	}
 	for (i = 0; i < f->cfg.nr_nodes; i++) {
-		struct node *n = &f->nodes[i];
-		char *colon;
+		char host[64], *colon;
 		const char *h = f->cfg.nodes[i];
 
-		if (h[0] == '[')
-			h++;
-		snprintf(n->host, sizeof(n->host), "%s", h);
-		colon = strrchr(n->host, ':');
+		snprintf(host, sizeof(host), "%s", h[0] == '[' ? h + 1 : h);
+		colon = strrchr(host, ':');
 		if (!colon) {
 			err = -EINVAL;
 			goto fail;
 		}
 		*colon = '\0';
-		n->port = atoi(colon + 1);
-		if (colon > n->host && colon[-1] == ']')
+		if (colon > host && colon[-1] == ']')
 			colon[-1] = '\0';
-		n->last_ok = mono_ns();	/* stale-after counts from the start */
-		snprintf(f->st.node[i].addr, sizeof(f->st.node[i].addr), "%s", f->cfg.nodes[i]);
-		f->st.node[i].up = 1;	/* so the first failure is logged */
+		if (f->cfg.mode == SL_FLEET_CLUSTER) {
+			/* Where to ask for the slot map; the primaries are found there. */
+			snprintf(f->seeds[i].host, sizeof(f->seeds[i].host), "%s", host);
+			f->seeds[i].port = atoi(colon + 1);
+			f->nr_seeds++;
+		} else {
+			node_find(f, host, atoi(colon + 1));
+		}
 	}
+	for (i = 0; i < FLEET_GROUPS; i++) {
+		f->group_node[i] = f->nr_nodes ? i % f->nr_nodes : 0;
+		f->group_ok[i] = mono_ns();	/* stale-after counts from the start */
+	}
+	f->mapped = f->cfg.mode != SL_FLEET_CLUSTER;
 	snprintf(f->st.name, sizeof(f->st.name), "%s", f->cfg.name);
 	snprintf(f->st.host, sizeof(f->st.host), "%s", f->cfg.host);
 	f->st.pid = getpid();
@@ -998,7 +1233,6 @@ struct sl_fleet *sl_fleet_start(const struct sl_cfg_fleet *cfg, int notify_fd)
 	f->st.fallback = f->cfg.fallback;
 	f->st.interval_ms = f->cfg.interval_ms;
 	f->st.stale_ms = f->cfg.stale_ms;
-	f->st.nr_nodes = f->cfg.nr_nodes;
 	f->st.multiplier = 1;
 	write_status(f);
 	err = pthread_create(&f->thread, NULL, fleet_thread, f);
@@ -1043,7 +1277,7 @@ static void usage_fleet(void)
 
 static int cmd_status(int argc, char **argv, void *ctx)
 {
-	static const char *const modes[] = { "single", "sharded" };
+	static const char *const modes[] = { "single", "sharded", "cluster" };
 	static const char *const fallbacks[] = { "safe", "local" };
 	struct sluice_fleet_status st;
 	struct sluice_ruleset *rs = NULL;
@@ -1079,7 +1313,7 @@ static int cmd_status(int argc, char **argv, void *ctx)
 	if (running) {
 		print_str("name", "fleet %s", st.name);
 		print_str("host", " host %s", st.host);
-		print_str("mode", " mode %s", modes[st.mode % 2]);
+		print_str("mode", " mode %s", modes[st.mode % 3]);
 		print_u64("interval_ms", " interval %llums", st.interval_ms);
 		print_u64("stale_after_ms", " stale-after %llums\n", st.stale_ms);
 		print_u64("pid", NULL, st.pid);
