@@ -379,7 +379,126 @@ for p in "${EXTRA_PIDS[@]}"; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; do
 for i in 1 2 3; do config "$i" fleet; kill -HUP "${DAEMONS[i-1]}"; done
 end_case fleet-sharded-three-servers
 
-# ---- 8. bad Redis: wrong password, not Redis at all ----
+# ---- 8. a Redis Cluster: three primaries with a replica each, and a failover ----
+begin_case
+# Its nodes announce one address every host routes to R.
+ip -n "$R" addr add 198.18.50.1/32 dev lo
+for i in 1 2 3; do ip -n "${H[i]}" route add 198.18.50.1/32 via "198.18.5$i.1"; done
+CL_PIDS=()
+for port in 7001 7002 7003 7004 7005 7006; do
+	mkdir -p "$TMP/cl-$port"
+	nsenter --net="/run/netns/$R" redis-server --bind 0.0.0.0 --port $port --protected-mode no \
+		--save '' --appendonly no --dir "$TMP/cl-$port" --daemonize no \
+		--logfile "$TMP/cl-$port.log" --cluster-enabled yes --cluster-config-file nodes.conf \
+		--cluster-node-timeout 1000 --cluster-announce-ip 198.18.50.1 &
+	CL_PIDS+=($!)
+	EXTRA_PIDS+=($!)
+done
+for port in 7001 7002 7003 7004 7005 7006; do
+	for _ in $(seq 100); do rcli -h 198.18.50.1 -p $port ping 2>/dev/null | grep -q PONG && break; sleep 0.05; done
+done
+in_ns "$R" redis-cli --cluster create 198.18.50.1:7001 198.18.50.1:7002 198.18.50.1:7003 \
+	198.18.50.1:7004 198.18.50.1:7005 198.18.50.1:7006 --cluster-replicas 1 --cluster-yes \
+	>"$TMP/cluster-create.log" 2>&1 || fail "cluster create: $(tail -3 "$TMP/cluster-create.log")"
+cluster_ok() {
+	local port=$1
+	rcli -h 198.18.50.1 -p "$port" cluster info 2>/dev/null | grep -q 'cluster_state:ok'
+}
+for _ in $(seq 100); do cluster_ok 7001 && break; sleep 0.1; done
+cluster_ok 7001 || fail "the cluster is not ok"
+for i in 1 2 3; do
+	config "$i" fleet "mode: cluster"
+	sed -i "s/redis: \[ \"198.18.5$i.1:6379\" \]/redis: [ \"198.18.50.1:700$i\" ]/" "$TMP/h$i.yaml"
+	kill -HUP "${DAEMONS[i-1]}"
+done
+for _ in $(seq 100); do
+	[ "$(slh 2 -j fleet status | jq '[.nodes[] | select(.up)] | length')" == 3 ] && break
+	sleep 0.1
+done
+st=$(slh 2 -j fleet status)
+[ "$(jq -r '.mode' <<<"$st")" == cluster ] || fail "not cluster mode: $st"
+[ "$(jq '[.nodes[] | select(.up)] | length' <<<"$st")" == 3 ] ||
+	fail "host 2 speaks to $(jq '[.nodes[] | select(.up)] | length' <<<"$st") primaries, want 3: $st"
+p0=$(total_passed)
+pids=()
+for i in 1 2 3; do
+	in_ns "$C" "$SLGEN" --dst "198.18.6$i.2" --dport 9000 --src "$SRCS" --rate "$PPS" \
+		--duration 3 --spin-us 0 --json >"$TMP/gen-$i.json" 2>>"$TMP/gen.err" &
+	pids+=($!)
+done
+sleep 1.5
+spread=0
+for port in 7001 7002 7003 7004 7005 7006; do
+	n=$(rcli -h 198.18.50.1 -p $port --scan --pattern "sluice:{t$TAG#*}:api:0:*" 2>/dev/null | wc -l)
+	[ "$(rcli -h 198.18.50.1 -p $port role 2>/dev/null | head -1)" == master ] || continue
+	echo "# cluster: $n buckets on primary :$port"
+	[ "$n" -gt 0 ] && spread=$((spread + 1))
+done
+wait "${pids[@]}"
+got=$(( $(total_passed) - p0 ))
+max=$(( 8 * $(FIRST=1 bound "$(gen_secs)") ))
+echo "# cluster, 8 sources at 5x: admitted $got (bound $max for the 8)"
+[ "$spread" -ge 2 ] || fail "the keys sit on $spread of 3 primaries"
+[ "$got" -le "$max" ] || fail "admitted $got, over $max"
+end_case fleet-cluster-three-primaries
+
+begin_case
+# Kill the primary of the most groups' slots while traffic runs: its
+# replica takes over, the hosts follow MOVED and the slot map, and the sync
+# resumes. What the fleet admits meanwhile stays within what the fallback
+# promises: the stale spell at each host's full rate at most.
+victim=""
+for port in 7001 7002 7003; do
+	[ "$(rcli -h 198.18.50.1 -p $port role 2>/dev/null | head -1)" == master ] && victim=$port && break
+done
+vpid=${CL_PIDS[$((victim - 7001))]}
+synced0=$(slh 1 -j fleet status | jq '.keys_synced')
+p0=$(total_passed)
+pids=()
+for i in 1 2 3; do
+	in_ns "$C" "$SLGEN" --dst "198.18.6$i.2" --dport 9000 --src "$SRCS" --rate "$PPS" \
+		--duration 6 --spin-us 0 --json >"$TMP/gen-$i.json" 2>>"$TMP/gen.err" &
+	pids+=($!)
+done
+sleep 1
+kill -9 "$vpid"
+wait "${pids[@]}"
+got=$(( $(total_passed) - p0 ))
+for _ in $(seq 100); do
+	cluster_ok $((victim == 7001 ? 7002 : 7001)) && break
+	sleep 0.1
+done
+cluster_ok $((victim == 7001 ? 7002 : 7001)) || fail "the cluster did not recover from losing :$victim"
+for _ in $(seq 100); do
+	[ "$(slh 1 -j fleet status | jq '.fallback_active')" == false ] && break
+	sleep 0.1
+done
+st=$(slh 1 -j fleet status)
+synced1=$(jq '.keys_synced' <<<"$st")
+max=$(( 8 * ( $(FIRST=1 bound "$(gen_secs)") + 3 * RATE * 3 ) ))
+echo "# cluster primary :$victim killed mid-flood: admitted $got (bound $max for the 8);" \
+	"nodes now $(jq -c '[.nodes[] | [.addr, .up]]' <<<"$st")"
+[ "$(jq '.fallback_active' <<<"$st")" == false ] || fail "still in fallback after the failover: $st"
+[ "$synced1" -gt "$synced0" ] || fail "no key synced after the failover"
+[ "$got" -le "$max" ] || fail "admitted $got across the failover, over $max"
+grep -q "fleet: Redis 198.18.50.1:$victim" "$TMP/h1.log" || fail "no log line for the lost primary"
+for p in "${CL_PIDS[@]}"; do kill -9 "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
+for i in 1 2 3; do config "$i" fleet; kill -HUP "${DAEMONS[i-1]}"; done
+sleep 1
+end_case fleet-cluster-failover
+
+begin_case
+# Cluster mode against a Redis that is not a cluster: a clear error.
+config 3 fleet "mode: cluster"
+kill -HUP "${DAEMONS[2]}"
+for _ in $(seq 50); do grep -q "CLUSTER SLOTS" "$TMP/h3.log" && break; sleep 0.1; done
+grep -q "fleet: Redis 198.18.53.1:6379: CLUSTER: ERR This instance has cluster support disabled" "$TMP/h3.log" ||
+	fail "no error for a Redis that is not a cluster: $(tail -3 "$TMP/h3.log")"
+config 3 fleet
+kill -HUP "${DAEMONS[2]}"
+end_case fleet-cluster-not-a-cluster
+
+# ---- 9. bad Redis: wrong password, not Redis at all ----
 begin_case
 redis_stop
 REDIS_PASS=s3cret redis_start --requirepass s3cret || fail "redis with a password did not start"
@@ -413,7 +532,7 @@ send 1 100 2
 [ $(( $(passed 2) - p0 )) -gt 0 ] || fail "enforcement stopped"
 end_case fleet-not-redis
 
-# ---- 9. configs refused ----
+# ---- 10. configs refused ----
 check_bad() {
 	local name=$1 want=$2
 	begin_case
