@@ -319,7 +319,7 @@ struct sluice_fleet_status {
 	__u64 floors;		/* local buckets moved forward by the fleet's use, total */
 	__u64 sync_hist[8];	/* syncs taking <= 1, 2, 5, 10, 25, 50, 100 ms, more */
 	__u32 mode;		/* 0 single, 1 sharded, 2 cluster */
-	__u32 fallback;		/* 0 safe, 1 local */
+	__u32 fallback;		/* 0 safe, 1 local, 2 hold */
 	__u32 fallback_active;	/* a node is stale: the fallback is in force */
 	__u32 hosts;		/* live hosts seen in the heartbeat set */
 	__u32 multiplier;	/* cost multiplier in force on fleet limits */

@@ -242,6 +242,29 @@ echo "# host 3 admitted $got3 of a $BURST-packet burst from a source over its fl
 [ "$got3" -lt $((BURST / 2)) ] || fail "host 3 admitted $got3 of $BURST: it did not learn the fleet's state"
 end_case fleet-over-limit-reaches-new-host
 
+# ---- 2b. traffic moves from all three hosts to one ----
+begin_case
+# Spread first, then all of it to host 1: host 1 alone then admits the
+# fleet's rate (the others' spent share does not starve it for longer than
+# the bucket's own horizon), and never more than the bound.
+send 2 "$PPS"
+send 4 $((RATE * 5)) 1 &
+spid=$!
+sleep 1.5
+ta=$(now_s); a=$(passed 1); ta=$(mid_s "$ta")
+sleep 2
+tb=$(now_s); b=$(passed 1); tb=$(mid_s "$tb")
+wait $spid
+got=$((b - a))
+w=$(awk -v a="$ta" -v b="$tb" 'BEGIN { printf "%.3f", b - a }')
+smax=$(awk -v w="$w" -v r=$RATE -v iv=$INTERVAL_MS 'BEGIN { printf "%d", (r * w + 3 * r * 2 * iv / 1000) * 1.05 + 5 }')
+smin=$(awk -v w="$w" -v r=$RATE 'BEGIN { printf "%d", r * w * 0.85 }')
+echo "# traffic moved to host 1: it admitted $got in ${w}s (rate x t =" \
+	"$(awk -v w="$w" -v r=$RATE 'BEGIN { printf "%d", r * w }'), bound $smax)"
+[ "$got" -le "$smax" ] || fail "host 1 admitted $got, over $smax"
+[ "$got" -ge "$smin" ] || fail "host 1 admitted $got, under $smin: it did not converge to the whole rate"
+end_case fleet-traffic-moves-to-one-host
+
 # ---- 3. the same limit per host admits about 3x ----
 begin_case
 for i in 1 2 3; do config "$i" host; kill -HUP "${DAEMONS[i-1]}"; done
@@ -289,6 +312,35 @@ st=$(slh 2 -j fleet status)
 [ "$(jq '.limits[0].multiplier' <<<"$st")" == 1 ] || fail "multiplier $(jq '.limits[0].multiplier' <<<"$st") after recovery"
 end_case fleet-redis-recovers
 
+begin_case
+# fallback hold: each host keeps the share of the fleet's use it had. With
+# the source on hosts 1 and 2 only, host 1's share is a half: without
+# Redis it counts each packet twice (safe would count it three times).
+for i in 1 2 3; do config "$i" fleet "fallback: hold"; kill -HUP "${DAEMONS[i-1]}"; done
+sleep 1
+send 6 $((RATE * 5 / 2)) "1 2" &
+spid=$!
+sleep 3
+kill -STOP "$REDIS_PID"
+for _ in $(seq 40); do
+	[ "$(slh 1 -j fleet status | jq '.fallback_active')" == true ] && break
+	sleep 0.1
+done
+st=$(slh 1 -j fleet status)
+kill -CONT "$REDIS_PID"
+wait $spid
+echo "# fallback hold with the source on 2 of 3 hosts: host 1 counts each packet" \
+	"$(jq '.limits[0].multiplier' <<<"$st")x"
+[ "$(jq -r '.fallback' <<<"$st")" == hold ] || fail "fallback $(jq -r '.fallback' <<<"$st")"
+[ "$(jq '.fallback_active' <<<"$st")" == true ] || fail "fallback not in force: $st"
+[ "$(jq '.limits[0].multiplier' <<<"$st")" == 2 ] || fail "multiplier $(jq '.limits[0].multiplier' <<<"$st"), want 2"
+for i in 1 2 3; do config "$i" fleet; kill -HUP "${DAEMONS[i-1]}"; done
+for _ in $(seq 60); do
+	[ "$(slh 1 -j fleet status | jq '.fallback_active')" == false ] && break
+	sleep 0.1
+done
+end_case fleet-redis-stopped-hold-fallback
+
 # ---- 5. Redis flushed mid-flood: no fresh burst ----
 begin_case
 # The key is hot; the counters are read half a second before and 1.5 s
@@ -306,9 +358,13 @@ wait $spid
 got=$((b - a))
 w=$(awk -v a="$ta" -v b="$tb" 'BEGIN { printf "%.3f", b - a }')
 smax=$(awk -v w="$w" -v r=$RATE -v iv=$INTERVAL_MS 'BEGIN { printf "%d", (r * w + 3 * r * 2 * iv / 1000) * 1.05 + 5 }')
+echo "# FLUSHALL during a flood: per host $(passed 1) $(passed 2) $(passed 3) in all;" \
+	"multipliers $(for i in 1 2 3; do slh $i -j fleet status | jq -c '[.limits[].multiplier, .fallback_active]'; done | tr '\n' ' ')"
 echo "# FLUSHALL during a flood: admitted $got in the ${w}s around it (rate x t =" \
 	"$(awk -v w="$w" -v r=$RATE 'BEGIN { printf "%d", r * w }'), bound $smax)"
 [ "$got" -le "$smax" ] || fail "admitted $got around a flush, over $smax"
+[ "$got" -ge "$(awk -v w="$w" -v r=$RATE 'BEGIN { printf "%d", r * w * 0.8 }')" ] ||
+	fail "admitted $got around a flush: the fleet refused honest traffic"
 end_case fleet-redis-flushed-no-fresh-burst
 
 # ---- 6. Redis killed: a clear error, enforcement goes on, recovery ----

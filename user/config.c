@@ -1874,7 +1874,7 @@ int sl_fleet_auth_check(const char *path, char *why, size_t len)
 static void check_fleet(struct load *ld, const yaml_node_t *n, yaml_node_t *const *vals);
 
 static const char *const fleet_modes[] = { "single", "sharded", "cluster" };
-static const char *const fleet_fallbacks[] = { "safe", "local" };
+static const char *const fleet_fallbacks[] = { "safe", "local", "hold" };
 static const struct cfg_key fleet_keys[] = {
 	{ .name = "name", .kind = &k_fleet_name, FIELD(fleet.name),
 	  .hint = "1-31 of A-Z a-z 0-9 _ - .", .need = "a fleet needs a name" },

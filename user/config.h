@@ -48,7 +48,7 @@ struct sl_cfg_capacity {
 
 /* fleet: limits with scope fleet kept in step across hosts through Redis. */
 enum sl_fleet_mode { SL_FLEET_SINGLE, SL_FLEET_SHARDED, SL_FLEET_CLUSTER };
-enum sl_fleet_fallback { SL_FLEET_SAFE, SL_FLEET_LOCAL };
+enum sl_fleet_fallback { SL_FLEET_SAFE, SL_FLEET_LOCAL, SL_FLEET_HOLD };
 struct sl_cfg_fleet {
 	bool on;			/* the file has a fleet: section */
 	char name[32];			/* the fleet's name, its keys' prefix in Redis */

@@ -316,6 +316,10 @@ static void fleet_recommit(struct daemon *d)
 /* (Re)start the fleet sync under the config in force, or stop it without one. */
 static void fleet_restart(struct daemon *d)
 {
+	if (d->cfg.fleet.on && sl_fleet_same(d->fleet, &d->cfg.fleet)) {
+		fleet_recommit(d);
+		return;
+	}
 	sl_fleet_stop(d->fleet);
 	d->fleet = NULL;
 	if (d->cfg.fleet.on) {

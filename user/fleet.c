@@ -154,6 +154,11 @@ struct sl_fleet {
 	bool mapped;		/* group_node is known */
 	bool refresh;		/* cluster: the slot map changed */
 	__u32 hosts_seen;	/* the most live hosts a poll reported this sync */
+	/* This host's share of the fleet's use, decaying (the hold fallback's) */
+	double use_local, use_fleet;
+	unsigned int hold_mult;	/* 1 / that share, while Redis answered */
+	__u64 started;		/* CLOCK_MONOTONIC when this sync began */
+	struct sl_cfg_fleet orig;	/* the config as given, for sl_fleet_same */
 	struct call *calls;
 	char auth_user[512], auth_pass[512];
 	bool auth;
@@ -691,7 +696,7 @@ static int take(struct sl_fleet *f, struct call *c, redisReply *rep,
 {
 	struct node *n = &f->nodes[c->node];
 	__u64 now_r, e;
-	size_t k;
+	size_t k, ts;
 
 	if (rep->type == REDIS_REPLY_ERROR) {
 		if (!strncmp(rep->str, "MOVED ", 6) || !strncmp(rep->str, "ASK ", 4)) {
@@ -716,7 +721,21 @@ static int take(struct sl_fleet *f, struct call *c, redisReply *rep,
 			    rep->element[k + 1]->integer < 0)
 				goto garbage;
 			e = rep->element[k + 1]->integer;
-			it->t.until = n->sent_at + e * 1000ULL;
+			{
+				/* How far the fleet moved this key since the last sync, and we. */
+				__u64 until = n->sent_at + e * 1000ULL;
+				__u64 base = n->sent_at - f->cfg.interval_ms * 1000000ULL;
+
+				if (it->t.until > base)
+					base = it->t.until;
+				f->use_fleet += until > base ? until - base : 0;
+				f->use_local += it->charge_us * 1000ULL;
+				it->t.until = until;
+				/* The table holds what the next sync starts from. */
+				ts = trk_slot(f->tab, f->tab_cap, &it->k);
+				if (f->tab[ts].used)
+					f->tab[ts].until = until;
+			}
 			if (fold(f, it->r, it->li, &it->k, it->t.until, cfg))
 				f->st.floors++;
 			f->st.keys_synced++;
@@ -859,10 +878,18 @@ static size_t gather(struct sl_fleet *f, struct sluice_config *cfg, unsigned int
 		it->r = r;
 		it->li = it->k.limit;
 		s = trk_slot(f->tab, f->tab_cap, &it->k);
-		if (f->tab[s].used)
+		if (f->tab[s].used) {
 			it->t = f->tab[s];
-		else
+		} else {
 			memset(&it->t, 0, sizeof(it->t));
+			/*
+			 * Hot before this sync started (a restart, a reload that
+			 * changed the fleet): what it was charged then was sent by
+			 * the sync before, or is spent. From now on.
+			 */
+			if (it->use.since < f->started)
+				it->t.last = it->use.charged;
+		}
 		it->t.k = it->k;
 		it->t.used = 1;
 		it->prev_last = it->t.last;
@@ -994,10 +1021,24 @@ static void sync_once(struct sl_fleet *f, const char **argv, size_t *argvlen, ch
 			;
 		f->st.sync_hist[b]++;
 	}
-	/* The fallback: each host's share (safe) or the full rate (local). */
+	/*
+	 * The share this host had of the fleet's use while Redis answered,
+	 * over the last few seconds (each sync weighs 0.95 of the one
+	 * before): hold keeps it when Redis goes away.
+	 */
+	if (!stale && f->use_local > 0) {
+		double m = f->use_fleet / f->use_local;
+
+		f->hold_mult = m < 1.5 ? 1 : m > 255 ? 255 : (unsigned int)(m + 0.5);
+	}
+	f->use_local *= 0.95;
+	f->use_fleet *= 0.95;
+	/* The fallback: each host's share (safe), the last share (hold), or the full rate (local). */
 	want = 1;
 	if (stale && f->cfg.fallback == SL_FLEET_SAFE)
 		want = f->st.hosts > 255 ? 255 : f->st.hosts ? f->st.hosts : 1;
+	else if (stale && f->cfg.fallback == SL_FLEET_HOLD)
+		want = f->hold_mult ? f->hold_mult : 1;
 	if (stale != (bool)f->st.fallback_active)
 		fprintf(stderr, "sluice: fleet: %s\n",
 			stale ? "Redis is stale: the fallback is in force"
@@ -1165,6 +1206,8 @@ struct sl_fleet *sl_fleet_start(const struct sl_cfg_fleet *cfg, int notify_fd)
 		pthread_condattr_destroy(&ca);
 	}
 	f->cfg = *cfg;
+	f->orig = *cfg;
+	f->started = mono_ns();
 	f->notify_fd = notify_fd;
 	f->mult = 1;
 	if (!f->cfg.host[0] && gethostname(f->cfg.host, sizeof(f->cfg.host) - 1))
@@ -1259,6 +1302,11 @@ void sl_fleet_stop(struct sl_fleet *f)
 	fleet_free(f);
 }
 
+bool sl_fleet_same(const struct sl_fleet *f, const struct sl_cfg_fleet *cfg)
+{
+	return f && !memcmp(&f->orig, cfg, sizeof(*cfg));
+}
+
 unsigned int sl_fleet_multiplier(const struct sl_fleet *f)
 {
 	return f ? __atomic_load_n(&f->mult, __ATOMIC_RELAXED) : 1;
@@ -1278,7 +1326,7 @@ static void usage_fleet(void)
 static int cmd_status(int argc, char **argv, void *ctx)
 {
 	static const char *const modes[] = { "single", "sharded", "cluster" };
-	static const char *const fallbacks[] = { "safe", "local" };
+	static const char *const fallbacks[] = { "safe", "local", "hold" };
 	struct sluice_fleet_status st;
 	struct sluice_ruleset *rs = NULL;
 	struct sl_maps m;
@@ -1318,7 +1366,7 @@ static int cmd_status(int argc, char **argv, void *ctx)
 		print_u64("stale_after_ms", " stale-after %llums\n", st.stale_ms);
 		print_u64("pid", NULL, st.pid);
 		print_u64("hosts", "  live hosts %llu", st.hosts);
-		print_str("fallback", ", fallback %s", fallbacks[st.fallback % 2]);
+		print_str("fallback", ", fallback %s", fallbacks[st.fallback % 3]);
 		print_bool("fallback_active", st.fallback_active ? " (IN FORCE)\n" : " (idle)\n",
 			   st.fallback_active);
 		print_u64("last_sync_ms_ago", "  last sync %llu ms ago",
