@@ -168,7 +168,8 @@ $(OUT)/shedplot: tools/shedplot.c include/sluice.h include/sluice_shed.h | $(OUT
 # docs/bench-*.png; BENCH_ARGS goes to tools/bench/bench.sh (--help).
 BENCH_PKGS := nftables iptables gnuplot-nox ethtool
 BENCH_BPF  := $(patsubst tools/bench/%.bpf.c,$(OUT)/bench/%.bpf.o,$(wildcard tools/bench/*.bpf.c))
-BENCH_BINS := $(OUT)/bench/progcost $(OUT)/bench/slflood $(OUT)/bench/slrr $(OUT)/bench/vstats
+BENCH_BINS := $(OUT)/bench/progcost $(OUT)/bench/slflood $(OUT)/bench/slrr $(OUT)/bench/vstats \
+	      $(OUT)/bench/fleetkeys
 .PHONY: bench bench-build bench-deps
 
 $(OUT)/bench:
@@ -196,6 +197,11 @@ $(OUT)/bench/vstats: tools/bench/vstats.c $(SKELS) user/kernel_features.h | $(OU
 $(OUT)/bench/slflood: tools/bench/slflood.c tools/toolutil.h $(OUT)/bench/slflood.skel.h
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(USER_CFLAGS) -I$(OUT)/bench $< -o $@ $(USER_LDLIBS)
+
+# Hot keys of a fleet limit without traffic, for the fleet stage.
+$(OUT)/bench/fleetkeys: tools/bench/fleetkeys.c tools/toolutil.h include/*.h | $(OUT)/bench
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(USER_CFLAGS) $< -o $@ $(USER_LDLIBS)
 
 $(OUT)/bench/slrr: tools/bench/slrr.c tools/toolutil.h | $(OUT)/bench
 	$(call msg,CC,$@)

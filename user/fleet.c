@@ -728,8 +728,11 @@ static int take(struct sl_fleet *f, struct call *c, redisReply *rep,
 
 				if (it->t.until > base)
 					base = it->t.until;
-				f->use_fleet += until > base ? until - base : 0;
-				f->use_local += it->charge_us * 1000ULL;
+				/* A key's first answer has nothing to measure from. */
+				if (it->t.until) {
+					f->use_fleet += until > base ? until - base : 0;
+					f->use_local += it->charge_us * 1000ULL;
+				}
 				it->t.until = until;
 				/* The table holds what the next sync starts from. */
 				ts = trk_slot(f->tab, f->tab_cap, &it->k);
@@ -1040,9 +1043,11 @@ static void sync_once(struct sl_fleet *f, const char **argv, size_t *argvlen, ch
 	else if (stale && f->cfg.fallback == SL_FLEET_HOLD)
 		want = f->hold_mult ? f->hold_mult : 1;
 	if (stale != (bool)f->st.fallback_active)
-		fprintf(stderr, "sluice: fleet: %s\n",
+		fprintf(stderr, "sluice: fleet: %s (fallback %s, each packet counts %ux)\n",
 			stale ? "Redis is stale: the fallback is in force"
-			      : "Redis answers again: fleet limits are in step");
+			      : "Redis answers again: fleet limits are in step",
+			f->cfg.fallback == SL_FLEET_SAFE ? "safe" :
+			f->cfg.fallback == SL_FLEET_HOLD ? "hold" : "local", want);
 	f->st.fallback_active = stale;
 	if (want != mult) {
 		__u64 one = 1;
@@ -1304,7 +1309,8 @@ void sl_fleet_stop(struct sl_fleet *f)
 
 bool sl_fleet_same(const struct sl_fleet *f, const struct sl_cfg_fleet *cfg)
 {
-	return f && !memcmp(&f->orig, cfg, sizeof(*cfg));
+	/* With an auth file, a reload reads the password again. */
+	return f && !cfg->auth_file[0] && !memcmp(&f->orig, cfg, sizeof(*cfg));
 }
 
 unsigned int sl_fleet_multiplier(const struct sl_fleet *f)

@@ -19,7 +19,10 @@ struct sl_fleet;
 struct sl_fleet *sl_fleet_start(const struct sl_cfg_fleet *cfg, int notify_fd);
 void sl_fleet_stop(struct sl_fleet *f);
 unsigned int sl_fleet_multiplier(const struct sl_fleet *f);
-/* Whether f runs under exactly cfg: a reload that keeps it keeps the sync. */
+/*
+ * Whether f runs under exactly cfg (and reads no password): a reload that
+ * keeps it keeps the sync.
+ */
 bool sl_fleet_same(const struct sl_fleet *f, const struct sl_cfg_fleet *cfg);
 
 /*

@@ -1,0 +1,138 @@
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# A fleet in namespaces, for tests/fleet.sh and the benchmark's fleet stage
+# (tools/bench/fleetbench.sh): a client namespace C, a Redis namespace R and
+# three hosts H[1..3], each host linked to both:
+#
+#   C --cI/hIc--> H[I] (sluice, XDP on hIc) --hIr/rI--> R (redis-server)
+#
+# Source this after tests/lib.sh, with TMP, SLGEN and TAG set; then call
+# fleet_up (returns non-zero, saying why on stderr, if something failed).
+# Addresses: C 198.18.6I.1, H[I] 198.18.6I.2 towards C and 198.18.5I.2
+# towards R at 198.18.5I.1; the one source every host sees, 198.18.70.1.
+
+RATE=${RATE:-200}
+BURST=${BURST:-100}
+INTERVAL_MS=${INTERVAL_MS:-100}
+REDIS_PID=""
+EXTRA_PIDS=()
+ROOTS_H=()
+H=()
+
+# Kill every Redis this file started (the caller's EXIT trap runs it).
+fleet_down() {
+	local p
+	[ -n "$REDIS_PID" ] && kill -CONT "$REDIS_PID" 2>/dev/null && kill "$REDIS_PID" 2>/dev/null
+	for p in "${EXTRA_PIDS[@]}"; do kill "$p" 2>/dev/null; done
+	return 0
+}
+
+fleet_up() {
+	local i l
+	C=$(new_netns cli) && R=$(new_netns red) || { echo "no namespaces" >&2; return 1; }
+	for i in 1 2 3; do
+		H[i]=$(new_netns "h$i") || { echo "no namespace h$i" >&2; return 1; }
+		if ! ip link add "c$i" netns "$C" type veth peer name "h${i}c" netns "${H[i]}" ||
+		   ! ip link add "r$i" netns "$R" type veth peer name "h${i}r" netns "${H[i]}"; then
+			echo "cannot create veth" >&2
+			return 1
+		fi
+		ip -n "$C" addr add "198.18.6$i.1/24" dev "c$i"
+		ip -n "${H[i]}" addr add "198.18.6$i.2/24" dev "h${i}c"
+		ip -n "$R" addr add "198.18.5$i.1/24" dev "r$i"
+		ip -n "${H[i]}" addr add "198.18.5$i.2/24" dev "h${i}r"
+		for l in "c$i:$C" "r$i:$R" "h${i}c:${H[i]}" "h${i}r:${H[i]}"; do
+			ip -n "${l#*:}" link set "${l%%:*}" up
+		done
+	done
+	# The one source every host sees.
+	ip -n "$C" addr add 198.18.70.1/32 dev lo
+	redis_start || { echo "redis-server did not start: $(tail -3 "$TMP/redis.log")" >&2; return 1; }
+}
+
+# redis_start [ARGS...]: a fresh redis-server in R, no persistence.
+redis_start() {
+	# nsenter execs redis-server: $! is Redis itself, for SIGSTOP and kill.
+	nsenter --net="/run/netns/$R" redis-server --bind 0.0.0.0 --port 6379 --protected-mode no --save '' \
+		--appendonly no --dir "$TMP" --daemonize no --logfile "$TMP/redis.log" "$@" &
+	REDIS_PID=$!
+	for _ in $(seq 200); do
+		in_ns "$R" redis-cli -h 198.18.51.1 ${REDIS_PASS:+-a "$REDIS_PASS" --no-auth-warning} \
+			ping 2>/dev/null | grep -q PONG && return 0
+		sleep 0.05
+	done
+	return 1
+}
+redis_stop() {
+	[ -n "$REDIS_PID" ] || return 0
+	kill -CONT "$REDIS_PID" 2>/dev/null
+	kill "$REDIS_PID" 2>/dev/null
+	wait "$REDIS_PID" 2>/dev/null
+	REDIS_PID=""
+}
+rcli() { in_ns "$R" redis-cli -h 198.18.51.1 "$@"; }
+
+# config I SCOPE [EXTRA-FLEET-KEYS]: host I's config file.
+config() {
+	local i=$1 scope=$2 extra=${3:-}
+	cat >"$TMP/h$i.yaml" <<EOF
+interfaces: [ { name: h${i}c, mode: native } ]
+metrics: { listen: "127.0.0.1:1946$i" }
+rules:
+  - name: api
+    proto: udp
+    dport: 9000
+    limits:
+      - { rate: ${RATE}pps, burst: $BURST, per: src, scope: $scope }
+fleet:
+  name: t$TAG
+  host: host$i
+  redis: [ "198.18.5$i.1:6379" ]
+  interval: ${INTERVAL_MS}ms
+  stale-after: ${STALE_MS:-600}ms
+  $extra
+EOF
+}
+start_host() {
+	local i=$1
+	ROOTS_H[i]=$(new_root "h$i")
+	start_daemon "${H[i]}" "${ROOTS_H[i]}" "$TMP/h$i.yaml" "$TMP/h$i.log"
+}
+slh() { local i=$1; shift; in_ns "${H[i]}" "$SLUICE" --bpffs "${ROOTS_H[i]}" "$@"; }
+# passed and dropped packets of rule api on host I
+passed() { slh "$1" -j stats interval 0 | jq '.rules[] | select(.name == "api") | .passed_packets'; }
+dropped() { slh "$1" -j stats interval 0 | jq '.rules[] | select(.name == "api") | .dropped_packets'; }
+# ... summed over the hosts in FLEET_HOSTS (default 1 2 3)
+total_passed() { local i n=0; for i in ${FLEET_HOSTS:-1 2 3}; do n=$((n + $(passed $i))); done; echo $n; }
+total_seen() {
+	local i n=0
+	for i in ${FLEET_HOSTS:-1 2 3}; do n=$((n + $(passed $i) + $(dropped $i))); done
+	echo $n
+}
+
+# send SECS PPS-PER-HOST [HOSTS]: the one source to each host at once; waits.
+send() {
+	local secs=$1 pps=$2 hosts=${3:-${FLEET_HOSTS:-1 2 3}} i pids=()
+	for i in $hosts; do
+		in_ns "$C" "$SLGEN" --dst "198.18.6$i.2" --dport 9000 --src 198.18.70.1 --rate "$pps" \
+			--duration "$secs" --spin-us 0 --json >"$TMP/gen-$i.json" 2>>"$TMP/gen.err" &
+		pids+=($!)
+	done
+	wait "${pids[@]}"
+}
+sent() {
+	local i n=0
+	for i in ${1:-${FLEET_HOSTS:-1 2 3}}; do n=$((n + $(jq -r '.total_sent' "$TMP/gen-$i.json"))); done
+	echo "$n"
+}
+gen_secs() { jq -r '.sources[0] | (.last_ns - .first_ns) / 1e9' "$TMP/gen-1.json"; }
+
+# The most the fleet may admit in T seconds once the key is hot (README):
+# burst + rate x T, plus one sync's lag on every host, N x rate x
+# (interval + round trip, taken as one more interval here), plus 5% and 5
+# packets for the machine's noise. From a standing start each of the other
+# N - 1 hosts may add its own first burst (FIRST=1).
+bound() { awk -v t="$1" -v r=$RATE -v b=$BURST -v iv=$INTERVAL_MS -v first="${FIRST:-0}" \
+	'BEGIN { printf "%d", (b + r * t + 3 * r * 2 * iv / 1000 + first * 2 * b) * 1.05 + 5 }'; }
+now_s() { date +%s.%N; }
+# The middle of a read that started at $1 and ends now.
+mid_s() { awk -v x="$1" -v y="$(now_s)" 'BEGIN { printf "%.6f", (x + y) / 2 }'; }

@@ -1,0 +1,144 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * fleetkeys: N hot keys of a fleet limit, made without traffic, for the
+ * benchmark's fleet stage (how the daemon's sync scales with hot keys).
+ *
+ * For rule RULE's limit 0 (per source, scope fleet) in the sluice pinned
+ * under --bpffs, every --interval-ms each of N sources 198.18.128.0 + i gets
+ * its bucket half spent (claimed in sl_state as the data path claims ways,
+ * include/sluice_state.h) and one packet's charge more in sl_fleet_use (a
+ * batched update), as the data path would for a source sending at the
+ * limit. Stops after --duration seconds.
+ *
+ *   fleetkeys --bpffs DIR --rule NAME --keys N --duration SEC [--interval-ms MS]
+ */
+#include <bpf/bpf.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#define TOOL_NAME "fleetkeys"
+#include "../toolutil.h"
+#include "sluice.h"
+#include "sluice_limiter.h"
+#include "sluice_state.h"
+
+static int pinned(const char *root, const char *name)
+{
+	char path[512];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", root, name);
+	fd = bpf_obj_get(path);
+	if (fd < 0)
+		fail("cannot open %s: %s", path, strerror(errno));
+	return fd;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "bpffs", required_argument, NULL, 'b' },
+		{ "rule", required_argument, NULL, 'r' },
+		{ "keys", required_argument, NULL, 'k' },
+		{ "duration", required_argument, NULL, 'd' },
+		{ "interval-ms", required_argument, NULL, 'i' },
+		{}
+	};
+	const char *root = NULL, *rule = NULL;
+	uint64_t nkeys = 0, interval_ms = 100;
+	double duration = 0;
+	struct sluice_ruleset *rs = calloc(1, sizeof(*rs));
+	struct sluice_config cfg;
+	struct sluice_key *keys;
+	struct sluice_fleet_use *use;
+	const struct sluice_limit *l = NULL;
+	struct sluice_set *sets;
+	struct bpf_map_info info = {};
+	__u32 ilen = sizeof(info), zero = 0, uid = 0, i;
+	int c, cfd, rfd, sfd, ufd;
+	uint64_t end, round = 0;
+	size_t len;
+
+	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+		switch (c) {
+		case 'b': root = optarg; break;
+		case 'r': rule = optarg; break;
+		case 'k':
+			if (parse_u64(optarg, 1, SLUICE_FLEET_KEYS, &nkeys))
+				invarg("invalid keys \"%s\" (1-%d)", optarg, SLUICE_FLEET_KEYS);
+			break;
+		case 'd': duration = duration_arg(optarg, 3600); break;
+		case 'i':
+			if (parse_u64(optarg, 1, 10000, &interval_ms))
+				invarg("invalid interval-ms \"%s\" (1-10000)", optarg);
+			break;
+		default: invarg("usage: fleetkeys --bpffs DIR --rule NAME --keys N --duration SEC");
+		}
+	}
+	if (!root || !rule || !nkeys || !duration || !rs)
+		invarg("usage: fleetkeys --bpffs DIR --rule NAME --keys N --duration SEC");
+	cfd = pinned(root, "sl_config");
+	rfd = pinned(root, "sl_rulesets");
+	sfd = pinned(root, "sl_state");
+	ufd = pinned(root, "sl_fleet_use");
+	if (bpf_map_lookup_elem(cfd, &zero, &cfg) ||
+	    bpf_map_lookup_elem(rfd, &cfg.active, rs))
+		fail("cannot read the live rule set: %s", strerror(errno));
+	for (i = 0; i < rs->nr_rules && i < SLUICE_MAX_RULES; i++)
+		if (!strncmp(rs->names[i], rule, SLUICE_NAME_LEN)) {
+			uid = rs->rules[i].uid;
+			l = &rs->rules[i].limits[0];
+		}
+	if (!l || !l->fleet || l->key != SLUICE_KEY_SRC || l->algo != SLUICE_ALGO_GCRA)
+		fail("rule %s has no per-source fleet token bucket as its first limit", rule);
+	if (bpf_obj_get_info_by_fd(sfd, &info, &ilen))
+		fail("sl_state: %s", strerror(errno));
+	len = ((size_t)info.max_entries * info.value_size + 4095) & ~4095UL;
+	sets = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, sfd, 0);
+	if (sets == MAP_FAILED)
+		fail("cannot map sl_state: %s", strerror(errno));
+	keys = calloc(nkeys, sizeof(*keys));
+	use = calloc(nkeys, sizeof(*use));
+	if (!keys || !use)
+		fail("out of memory");
+	for (i = 0; i < nkeys; i++) {
+		keys[i].uid = uid;
+		keys[i].family = 4;
+		keys[i].plen = 32;
+		keys[i].addr[0] = htonl(0xc6128000u + i);	/* 198.18.128.0 + i */
+	}
+	end = mono_ns() + (uint64_t)(duration * NSEC_PER_SEC);
+	catch_stop_signals();
+	while (!stop && mono_ns() < end) {
+		uint64_t t = mono_ns(), inc = sl_gcra_inc(l->interval_fp, 1);
+		__u32 count = nkeys;
+		LIBBPF_OPTS(bpf_map_batch_opts, o);
+
+		for (i = 0; i < nkeys; i++) {
+			struct sluice_set *set = &sets[sl_state_set(sl_key_hash(&keys[i], cfg.state_seed),
+							       cfg.state_sets)];
+			struct sluice_way *w, *victim;
+			__u64 seen, tat = t + l->tolerance / 2 + inc;
+
+			w = state_scan(set, &keys[i], &victim, &seen);
+			if (w)
+				__atomic_store_n(&w->st.tat, tat, __ATOMIC_RELAXED);
+			else
+				state_claim(set, victim, seen, &keys[i], tat, 0, 0);
+			use[i].charged = round ? use[i].charged + inc : l->tolerance / 2 + inc;
+			use[i].since = t;
+		}
+		if (bpf_map_update_batch(ufd, keys, use, &count, &o))
+			fail("sl_fleet_use: %s", strerror(errno));
+		round++;
+		{
+			uint64_t next = t + interval_ms * 1000000ULL, now = mono_ns();
+
+			if (next > now)
+				usleep((next - now) / 1000);
+		}
+	}
+	printf("{\"keys\": %llu, \"rounds\": %llu}\n", (unsigned long long)nkeys,
+	       (unsigned long long)round);
+	return 0;
+}
