@@ -166,7 +166,7 @@ $(OUT)/shedplot: tools/shedplot.c include/sluice.h include/sluice_shed.h | $(OUT
 # ---- make bench: sluice against the floor, nftables and iptables (tools/bench/) ----
 # Runs every stage once (under 10 minutes) and writes docs/BENCHMARKS.md and
 # docs/bench-*.png; BENCH_ARGS goes to tools/bench/bench.sh (--help).
-BENCH_PKGS := nftables iptables gnuplot-nox ethtool
+BENCH_PKGS := nftables iptables gnuplot-nox ethtool redis-server
 BENCH_BPF  := $(patsubst tools/bench/%.bpf.c,$(OUT)/bench/%.bpf.o,$(wildcard tools/bench/*.bpf.c))
 BENCH_BINS := $(OUT)/bench/progcost $(OUT)/bench/slflood $(OUT)/bench/slrr $(OUT)/bench/vstats \
 	      $(OUT)/bench/fleetkeys

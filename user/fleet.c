@@ -118,7 +118,7 @@ struct trk {
 	__u64 until;		/* the fleet's TAT in local time, as last heard */
 	__u64 drops;		/* the local bucket's refusals at the last sync */
 	__u32 idle;		/* syncs without a charge */
-	__u32 used;		/* a slot of the table */
+	__u32 used;		/* the generation of the table it is in (0: never) */
 };
 
 /* One key of this sync. */
@@ -170,6 +170,8 @@ struct sl_fleet {
 	size_t agg_len;
 	/* hot keys: open addressing, rebuilt every sync */
 	struct trk *tab, *tab_next;
+	__u32 gen;		/* tab's generation; tab_next is filled as gen + 1 */
+	size_t *order;		/* this sync's items by group */
 	size_t tab_cap;
 	struct item *items;
 	struct sluice_ruleset *rs;
@@ -459,11 +461,15 @@ static int node_connect(struct sl_fleet *f, int i, __u64 now)
 
 /* ---- the hot keys' table ---- */
 
-static size_t trk_slot(const struct trk *tab, size_t cap, const struct sluice_key *k)
+/*
+ * The slot of k in a table whose live entries carry generation gen (older
+ * ones read as empty, so a table is emptied by moving on, not cleared).
+ */
+static size_t trk_slot(const struct trk *tab, size_t cap, __u32 gen, const struct sluice_key *k)
 {
 	size_t i = sl_key_hash(k, 0x5eed) & (cap - 1);
 
-	while (tab[i].used && memcmp(&tab[i].k, k, sizeof(*k)))
+	while (tab[i].used == gen && memcmp(&tab[i].k, k, sizeof(*k)))
 		i = (i + 1) & (cap - 1);
 	return i;
 }
@@ -604,7 +610,7 @@ static int cluster_refresh(struct sl_fleet *f)
 /* ---- one sync ---- */
 
 enum { CALL_SYNC, CALL_POLL };
-/* One script call: a group's keys [first, first + n) of the sorted items, or its poll. */
+/* One script call: a group's keys, f->order[first .. first + n), or its poll. */
 struct call {
 	int kind;
 	int node;
@@ -613,28 +619,29 @@ struct call {
 	bool done;		/* answered */
 };
 
-static int cmp_group(const void *a, const void *b)
-{
-	const struct item *x = a, *y = b;
-
-	return (int)x->group - (int)y->group;
-}
-
 /* The calls of this sync: each group's keys in batches, then its poll. */
 static size_t plan(struct sl_fleet *f, size_t nr)
 {
-	size_t nc = 0, i = 0;
+	size_t at[FLEET_GROUPS + 1] = {}, nc = 0, i;
 	__u32 g;
 
-	qsort(f->items, nr, sizeof(*f->items), cmp_group);
-	for (g = 0; g < FLEET_GROUPS; g++) {
-		while (i < nr && f->items[i].group == g) {
-			size_t n = 0;
+	/* Items by group, in one counting pass: f->order[at[g] .. at[g + 1]). */
+	for (i = 0; i < nr; i++)
+		at[f->items[i].group + 1]++;
+	for (g = 0; g < FLEET_GROUPS; g++)
+		at[g + 1] += at[g];
+	{
+		size_t fill[FLEET_GROUPS];
 
-			while (i + n < nr && f->items[i + n].group == g && n < FLEET_BATCH)
-				n++;
+		memcpy(fill, at, sizeof(fill));
+		for (i = 0; i < nr; i++)
+			f->order[fill[f->items[i].group]++] = i;
+	}
+	for (g = 0; g < FLEET_GROUPS; g++) {
+		for (i = at[g]; i < at[g + 1]; i += FLEET_BATCH) {
+			size_t n = at[g + 1] - i < FLEET_BATCH ? at[g + 1] - i : FLEET_BATCH;
+
 			f->calls[nc++] = (struct call){ CALL_SYNC, f->group_node[g], g, i, n };
-			i += n;
 		}
 		f->calls[nc++] = (struct call){ CALL_POLL, f->group_node[g], g, 0, 0 };
 	}
@@ -668,10 +675,10 @@ static void append(struct sl_fleet *f, struct call *c, const char **argv, size_t
 		snprintf(nums[0], 24, "%zu", c->n + 1);
 		argv[argc++] = nums[0];
 		for (k = 0; k < c->n; k++)
-			argv[argc++] = f->items[c->first + k].name;
+			argv[argc++] = f->items[f->order[c->first + k]].name;
 		argv[argc++] = over_key;
 		for (k = 0; k < c->n; k++) {
-			const struct item *it = &f->items[c->first + k];
+			const struct item *it = &f->items[f->order[c->first + k]];
 			const struct sluice_limit *l = &it->r->limits[it->li];
 
 			snprintf(nums[1 + 4 * k], 24, "%llu", (unsigned long long)it->charge_us);
@@ -715,7 +722,7 @@ static int take(struct sl_fleet *f, struct call *c, redisReply *rep,
 		if (rep->elements != c->n + 1)
 			goto garbage;
 		for (k = 0; k < c->n; k++) {
-			struct item *it = &f->items[c->first + k];
+			struct item *it = &f->items[f->order[c->first + k]];
 
 			if (rep->element[k + 1]->type != REDIS_REPLY_INTEGER ||
 			    rep->element[k + 1]->integer < 0)
@@ -735,8 +742,8 @@ static int take(struct sl_fleet *f, struct call *c, redisReply *rep,
 				}
 				it->t.until = until;
 				/* The table holds what the next sync starts from. */
-				ts = trk_slot(f->tab, f->tab_cap, &it->k);
-				if (f->tab[ts].used)
+				ts = trk_slot(f->tab, f->tab_cap, f->gen, &it->k);
+				if (f->tab[ts].used == f->gen)
 					f->tab[ts].until = until;
 			}
 			if (fold(f, it->r, it->li, &it->k, it->t.until, cfg))
@@ -784,10 +791,10 @@ static void unsend(struct sl_fleet *f, const struct call *c)
 	size_t k, s;
 
 	for (k = 0; c->kind == CALL_SYNC && k < c->n; k++) {
-		const struct item *it = &f->items[c->first + k];
+		const struct item *it = &f->items[f->order[c->first + k]];
 
-		s = trk_slot(f->tab, f->tab_cap, &it->k);
-		if (!f->tab[s].used)
+		s = trk_slot(f->tab, f->tab_cap, f->gen, &it->k);
+		if (f->tab[s].used != f->gen)
 			continue;
 		f->tab[s].last = it->prev_last;
 		f->tab[s].carry_ns = it->prev_carry;
@@ -862,7 +869,6 @@ static size_t gather(struct sl_fleet *f, struct sluice_config *cfg, unsigned int
 	if (sl_read_live(&f->maps, f->rs) || sl_config_read(&f->maps, cfg) ||
 	    read_use(f, &nr))
 		return 0;
-	memset(f->tab_next, 0, f->tab_cap * sizeof(*f->tab_next));
 	for (i = 0; i < nr; i++) {
 		struct item *it = &f->items[out];
 		const struct sluice_rule *r = NULL;
@@ -880,8 +886,8 @@ static size_t gather(struct sl_fleet *f, struct sluice_config *cfg, unsigned int
 		}
 		it->r = r;
 		it->li = it->k.limit;
-		s = trk_slot(f->tab, f->tab_cap, &it->k);
-		if (f->tab[s].used) {
+		s = trk_slot(f->tab, f->tab_cap, f->gen, &it->k);
+		if (f->tab[s].used == f->gen) {
 			it->t = f->tab[s];
 		} else {
 			memset(&it->t, 0, sizeof(it->t));
@@ -894,7 +900,7 @@ static size_t gather(struct sl_fleet *f, struct sluice_config *cfg, unsigned int
 				it->t.last = it->use.charged;
 		}
 		it->t.k = it->k;
-		it->t.used = 1;
+		it->t.used = f->gen + 1;
 		it->prev_last = it->t.last;
 		it->prev_carry = it->t.carry_ns;
 		delta = it->use.charged - it->t.last;
@@ -938,11 +944,21 @@ static size_t gather(struct sl_fleet *f, struct sluice_config *cfg, unsigned int
 		delta += it->t.carry_ns;
 		it->charge_us = delta / 1000;
 		it->t.carry_ns = delta % 1000;
+		if (!it->charge_us && !it->refusing && it->t.until) {
+			/*
+			 * Nothing charged here since the last sync and nothing
+			 * refused: the fleet's view of it can wait until it is
+			 * charged again (others over its limit reach us through the
+			 * over-limit set). Followed, not sent.
+			 */
+			f->tab_next[trk_slot(f->tab_next, f->tab_cap, f->gen + 1, &it->k)] = it->t;
+			continue;
+		}
 		if (sl_fleet_key_name(f->cfg.name, f->rs->names[r - f->rs->rules], it->li,
 				      &r->limits[it->li], &it->k, it->name, sizeof(it->name)))
 			continue;
 		it->group = key_group(strchr(strchr(it->name, '}'), ':') + 1);
-		f->tab_next[trk_slot(f->tab_next, f->tab_cap, &it->k)] = it->t;
+		f->tab_next[trk_slot(f->tab_next, f->tab_cap, f->gen + 1, &it->k)] = it->t;
 		out++;
 	}
 	{
@@ -950,6 +966,7 @@ static size_t gather(struct sl_fleet *f, struct sluice_config *cfg, unsigned int
 
 		f->tab = f->tab_next;
 		f->tab_next = t;
+		f->gen++;
 	}
 	return out;
 }
@@ -1185,6 +1202,7 @@ static void fleet_free(struct sl_fleet *f)
 	free(f->tab);
 	free(f->tab_next);
 	free(f->items);
+	free(f->order);
 	free(f->rs);
 	free(f->calls);
 	explicit_bzero(f->auth_pass, sizeof(f->auth_pass));
@@ -1232,8 +1250,10 @@ struct sl_fleet *sl_fleet_start(const struct sl_cfg_fleet *cfg, int notify_fd)
 	f->tab = calloc(f->tab_cap, sizeof(*f->tab));
 	f->tab_next = calloc(f->tab_cap, sizeof(*f->tab_next));
 	f->items = calloc(SLUICE_FLEET_KEYS, sizeof(*f->items));
+	f->order = calloc(SLUICE_FLEET_KEYS, sizeof(*f->order));
+	f->gen = 1;
 	f->rs = calloc(1, sizeof(*f->rs));
-	if (!f->tab || !f->tab_next || !f->items || !f->rs) {
+	if (!f->tab || !f->tab_next || !f->items || !f->order || !f->rs) {
 		err = -ENOMEM;
 		goto fail;
 	}

@@ -17,6 +17,9 @@
 #             10 s, sent from both CPUs, for sluice, nftables and hashlimit
 #   service   TCP request/response rate to a server behind each filter while
 #             a UDP + SYN flood rises
+#   fleet     fleet-wide limits with a real Redis: accuracy against 1-3 hosts
+#             and sync intervals, Redis and daemon load against hot keys
+#             (tools/bench/fleetbench.sh)
 #
 # Writes FILE (default docs/BENCHMARKS.md) and its plots (bench-*.png next
 # to it) at the end, and prints every table as its stage finishes. --smoke
@@ -37,7 +40,7 @@ export SLUICE="$BUILD/sluice" BUILD
 SMOKE=0
 OUT_MD=docs/BENCHMARKS.md
 OUT_SET=0
-STAGES="cost flood scale accuracy service"
+STAGES="cost flood scale accuracy service fleet"
 ROUNDS=5
 usage() { sed -n '3,/^set -u$/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//'; }
 while [ $# -gt 0 ]; do
@@ -56,7 +59,7 @@ if ! [[ $ROUNDS =~ ^[1-9][0-9]?$ ]]; then
 	exit 2
 fi
 for s in $STAGES; do
-	case $s in cost | flood | scale | accuracy | service) ;;
+	case $s in cost | flood | scale | accuracy | service | fleet) ;;
 	*) echo "bench: unknown stage \"$s\"" >&2; exit 2 ;;
 	esac
 done
@@ -68,7 +71,7 @@ for t in jq nft iptables-legacy ip6tables-legacy nsenter taskset bpftool; do
 	fi
 done
 for b in sluice bench/trivial.bpf.o bench/progcost bench/vstats bench/slflood bench/slrr bench/xdp_pass.bpf.o \
-	bench/xdp_unspoof.bpf.o; do
+	bench/xdp_unspoof.bpf.o bench/fleetkeys slgen; do
 	[ -e "$BUILD/$b" ] || { echo "bench: $BUILD/$b is missing (make bench-build)" >&2; exit 1; }
 done
 
@@ -930,6 +933,13 @@ svc_report() {
 		for (j = 1; j <= 4; j++)
 			printf " %.1f", b[cs[j]] ? 100 * v[l, cs[j]] / b[cs[j]] : 0
 		printf "\n" } }' "$TMP/svc.tsv" >"$TMP/svc.dat"
+}
+
+# ---------------------------------------------------------------- fleet
+stage_fleet() {
+	say "== fleet: fleet-wide limits with Redis"
+	tools/bench/fleetbench.sh "$TMP/fleet.tsv" $([ $SMOKE -eq 1 ] && echo --smoke) | section fleet
+	[ "${PIPESTATUS[0]}" -eq 0 ]
 }
 
 # ---------------------------------------------------------------- run
