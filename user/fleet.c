@@ -43,6 +43,8 @@
 #define FLEET_GROUPS		16
 /* Keys per script call: the reply stays small and a slow call bounded. */
 #define FLEET_BATCH		512
+/* Hot keys read from sl_fleet_use per system call. */
+#define FLEET_READ_BATCH	4096
 /* Over-limit keys read per node and interval. */
 #define FLEET_OVER_MAX		10000
 /* A hot key unchanged for this many syncs, and spent, leaves sl_fleet_use. */
@@ -129,6 +131,8 @@ struct item {
 	__u32 li;
 	__u32 group;		/* key_group() of its name */
 	__u64 prev_last, prev_carry;	/* struct trk's before this sync, if it must be resent */
+	struct sluice_way *way;	/* where the key was in sl_state, for the fold */
+	size_t slot;		/* its place in the table of the next sync */
 	__u64 charge_us, ahead_us;
 	int refusing;		/* the local bucket refused packets since the last sync */
 	struct trk t;
@@ -176,6 +180,9 @@ struct sl_fleet {
 	struct item *items;
 	struct sluice_ruleset *rs;
 	struct sluice_fleet_status st;
+	/* One batched read of sl_fleet_use */
+	struct sluice_key batch_keys[FLEET_READ_BATCH];
+	struct sluice_fleet_use batch_vals[FLEET_READ_BATCH];
 };
 
 static __u64 mono_ns(void)
@@ -221,23 +228,97 @@ static __u32 limit_params(const struct sluice_limit *l)
 	return h ^ (h >> 32);
 }
 
+/* Decimal of v into buf (24 bytes), NUL-terminated; the sync formats many. */
+static const char *u64_str(char *buf, unsigned long long v)
+{
+	char t[24];
+	int i = sizeof(t);
+
+	do {
+		t[--i] = '0' + v % 10;
+		v /= 10;
+	} while (v);
+	memcpy(buf, t + i, sizeof(t) - i);
+	buf[sizeof(t) - i] = '\0';
+	return buf;
+}
+
+/* A string builder that stops at its end and says so. */
+struct sb {
+	char *p, *end;
+	bool over;
+};
+
+static void sb_mem(struct sb *b, const char *s, size_t n)
+{
+	if (b->over || n >= (size_t)(b->end - b->p)) {
+		b->over = true;
+		return;
+	}
+	memcpy(b->p, s, n);
+	b->p += n;
+	*b->p = '\0';
+}
+
+static void sb_str(struct sb *b, const char *s)
+{
+	sb_mem(b, s, strlen(s));
+}
+
+static void sb_u64(struct sb *b, unsigned long long v)
+{
+	char t[24];
+
+	sb_str(b, u64_str(t, v));
+}
+
 int sl_fleet_key_name(const char *fleet, const char *rule, __u32 li, const struct sluice_limit *l,
 		      const struct sluice_key *k, char *buf, size_t len)
 {
-	char addr[INET6_ADDRSTRLEN], tail[128];
-	int n;
+	static const char hex[] = "0123456789abcdef";
+	char tail[128], params[9], addr[INET6_ADDRSTRLEN];
+	struct sb b = { tail, tail + sizeof(tail) };
+	__u32 v = limit_params(l);
+	int i;
 
-	if (!k->family)
-		n = snprintf(tail, sizeof(tail), "%s:%u:%08x:all", rule, li, limit_params(l));
-	else if (!inet_ntop(k->family == 4 ? AF_INET : AF_INET6, k->addr, addr, sizeof(addr)))
-		return -EINVAL;
-	else
-		n = snprintf(tail, sizeof(tail), "%s:%u:%08x:%s/%u", rule, li, limit_params(l), addr,
-			     k->plen);
-	if (n < 0 || (size_t)n >= sizeof(tail))
+	for (i = 7; i >= 0; i--, v >>= 4)
+		params[i] = hex[v & 15];
+	params[8] = '\0';
+	sb_str(&b, rule);
+	sb_mem(&b, ":", 1);
+	sb_u64(&b, li);
+	sb_mem(&b, ":", 1);
+	sb_str(&b, params);
+	sb_mem(&b, ":", 1);
+	if (!k->family) {
+		sb_str(&b, "all");
+	} else if (k->family == 4) {
+		const __u8 *a = (const __u8 *)k->addr;
+
+		for (i = 0; i < 4; i++) {
+			if (i)
+				sb_mem(&b, ".", 1);
+			sb_u64(&b, a[i]);
+		}
+	} else {
+		if (!inet_ntop(AF_INET6, k->addr, addr, sizeof(addr)))
+			return -EINVAL;
+		sb_str(&b, addr);
+	}
+	if (k->family) {
+		sb_mem(&b, "/", 1);
+		sb_u64(&b, k->plen);
+	}
+	if (b.over)
 		return -ENAMETOOLONG;
-	n = snprintf(buf, len, "sluice:{%s#%u}:%s", fleet, key_group(tail), tail);
-	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+	b = (struct sb){ buf, buf + len };
+	sb_str(&b, "sluice:{");
+	sb_str(&b, fleet);
+	sb_mem(&b, "#", 1);
+	sb_u64(&b, key_group(tail));
+	sb_mem(&b, "}:", 2);
+	sb_str(&b, tail);
+	return b.over ? -ENAMETOOLONG : 0;
 }
 
 /* The rule and limit a Redis key names, in this host's live set; the key it is here. */
@@ -325,7 +406,8 @@ static bool fold_tat(__u64 *tat, __u64 floor)
  * has no bucket for gets one, claimed as the data path claims ways.
  */
 static bool fold(struct sl_fleet *f, const struct sluice_rule *r, __u32 li,
-		 const struct sluice_key *k, __u64 floor, const struct sluice_config *cfg)
+		 const struct sluice_key *k, __u64 floor, const struct sluice_config *cfg,
+		 __u64 now, struct sluice_way *hint)
 {
 	const struct sluice_limit *l = &r->limits[li];
 	struct sluice_way *way, *victim;
@@ -333,8 +415,12 @@ static bool fold(struct sl_fleet *f, const struct sluice_rule *r, __u32 li,
 	__u64 seen;
 	int tries;
 
-	if (floor <= mono_ns())
+	if (floor <= now)
 		return false;	/* the fleet's bucket is full again: nothing to add */
+	/* The way the sync found the key in, if it still holds the key. */
+	if (hint && READ_ONCE(*way_word(hint, 0)) == key_word(k, 0) &&
+	    *way_word(hint, 1) == key_word(k, 1) && *way_word(hint, 2) == key_word(k, 2))
+		return fold_tat(&hint->st.tat, floor);
 	if (l->key == SLUICE_KEY_ALL) {
 		if (!f->agg || (size_t)(l->agg_slot + 1) * sizeof(*f->agg) > f->agg_len)
 			return false;
@@ -477,8 +563,8 @@ static size_t trk_slot(const struct trk *tab, size_t cap, __u32 gen, const struc
 /* Every hot key and its use, in one pass of batched reads. */
 static int read_use(struct sl_fleet *f, size_t *nr)
 {
-	struct sluice_key keys[256];
-	struct sluice_fleet_use vals[256];
+	struct sluice_key *keys = f->batch_keys;
+	struct sluice_fleet_use *vals = f->batch_vals;
 	__u32 count, j;
 	bool first = true;
 	struct sluice_key in, out;
@@ -488,7 +574,7 @@ static int read_use(struct sl_fleet *f, size_t *nr)
 	for (;;) {
 		LIBBPF_OPTS(bpf_map_batch_opts, o);
 
-		count = ARRAY_SIZE(keys);
+		count = FLEET_READ_BATCH;
 		err = bpf_map_lookup_batch(f->maps.fleet_use, first ? NULL : &in, &out, keys, vals,
 					   &count, &o);
 		if (err && errno != ENOENT)
@@ -681,11 +767,10 @@ static void append(struct sl_fleet *f, struct call *c, const char **argv, size_t
 			const struct item *it = &f->items[f->order[c->first + k]];
 			const struct sluice_limit *l = &it->r->limits[it->li];
 
-			snprintf(nums[1 + 4 * k], 24, "%llu", (unsigned long long)it->charge_us);
-			snprintf(nums[2 + 4 * k], 24, "%llu",
-				 (unsigned long long)(l->tolerance / 1000));
-			snprintf(nums[3 + 4 * k], 24, "%llu", (unsigned long long)it->ahead_us);
-			snprintf(nums[4 + 4 * k], 24, "%d", it->refusing);
+			u64_str(nums[1 + 4 * k], it->charge_us);
+			u64_str(nums[2 + 4 * k], l->tolerance / 1000);
+			u64_str(nums[3 + 4 * k], it->ahead_us);
+			u64_str(nums[4 + 4 * k], it->refusing);
 			argv[argc++] = nums[1 + 4 * k];
 			argv[argc++] = nums[2 + 4 * k];
 			argv[argc++] = nums[3 + 4 * k];
@@ -703,7 +788,7 @@ static int take(struct sl_fleet *f, struct call *c, redisReply *rep,
 {
 	struct node *n = &f->nodes[c->node];
 	__u64 now_r, e;
-	size_t k, ts;
+	size_t k;
 
 	if (rep->type == REDIS_REPLY_ERROR) {
 		if (!strncmp(rep->str, "MOVED ", 6) || !strncmp(rep->str, "ASK ", 4)) {
@@ -742,11 +827,9 @@ static int take(struct sl_fleet *f, struct call *c, redisReply *rep,
 				}
 				it->t.until = until;
 				/* The table holds what the next sync starts from. */
-				ts = trk_slot(f->tab, f->tab_cap, f->gen, &it->k);
-				if (f->tab[ts].used == f->gen)
-					f->tab[ts].until = until;
+				f->tab[it->slot].until = until;
 			}
-			if (fold(f, it->r, it->li, &it->k, it->t.until, cfg))
+			if (fold(f, it->r, it->li, &it->k, it->t.until, cfg, n->sent_at, it->way))
 				f->st.floors++;
 			f->st.keys_synced++;
 			f->st.node[c->node].keys++;
@@ -775,7 +858,8 @@ static int take(struct sl_fleet *f, struct call *c, redisReply *rep,
 			score = strtod(over->element[k + 1]->str, NULL);
 			if (!(score > now_r))
 				continue;
-			if (fold(f, r, li, &key, n->sent_at + (__u64)((score - now_r) * 1000), cfg))
+			if (fold(f, r, li, &key, n->sent_at + (__u64)((score - now_r) * 1000), cfg,
+				 n->sent_at, NULL))
 				f->st.floors++;
 		}
 	}
@@ -788,16 +872,13 @@ garbage:
 /* Keys whose charge did not reach the fleet: send it again next time. */
 static void unsend(struct sl_fleet *f, const struct call *c)
 {
-	size_t k, s;
+	size_t k;
 
 	for (k = 0; c->kind == CALL_SYNC && k < c->n; k++) {
 		const struct item *it = &f->items[f->order[c->first + k]];
 
-		s = trk_slot(f->tab, f->tab_cap, f->gen, &it->k);
-		if (f->tab[s].used != f->gen)
-			continue;
-		f->tab[s].last = it->prev_last;
-		f->tab[s].carry_ns = it->prev_carry;
+		f->tab[it->slot].last = it->prev_last;
+		f->tab[it->slot].carry_ns = it->prev_carry;
 	}
 }
 
@@ -876,6 +957,7 @@ static size_t gather(struct sl_fleet *f, struct sluice_config *cfg, unsigned int
 		__u32 j;
 
 		*it = f->items[i];
+		it->way = NULL;
 		for (j = 0; j < f->rs->nr_rules && j < SLUICE_MAX_RULES; j++)
 			if (f->rs->rules[j].uid == it->k.uid)
 				r = &f->rs->rules[j];
@@ -922,6 +1004,7 @@ static size_t gather(struct sl_fleet *f, struct sluice_config *cfg, unsigned int
 				w = state_scan(set, &it->k, &victim, &seen);
 				ahead = w ? READ_ONCE(w->st.tat) : 0;
 				drops = w ? READ_ONCE(w->st.drops) : 0;
+				it->way = w;
 			}
 		} else if (f->agg) {
 			ahead = READ_ONCE(f->agg[r->limits[it->li].agg_slot].tat);
@@ -958,7 +1041,8 @@ static size_t gather(struct sl_fleet *f, struct sluice_config *cfg, unsigned int
 				      &r->limits[it->li], &it->k, it->name, sizeof(it->name)))
 			continue;
 		it->group = key_group(strchr(strchr(it->name, '}'), ':') + 1);
-		f->tab_next[trk_slot(f->tab_next, f->tab_cap, f->gen + 1, &it->k)] = it->t;
+		it->slot = trk_slot(f->tab_next, f->tab_cap, f->gen + 1, &it->k);
+		f->tab_next[it->slot] = it->t;
 		out++;
 	}
 	{
