@@ -33,6 +33,7 @@ enum sl_feature {
 	SL_FEAT_SOCKOPS_NETNS,	/* bpf_get_netns_cookie() in sock_ops */
 	SL_FEAT_BPF_LOOP,	/* bpf_loop() */
 	SL_FEAT_XDP_FRAGS,	/* xdp.frags, bpf_xdp_get_buff_len() */
+	SL_FEAT_SYNCOOKIE,	/* bpf_tcp_raw_{gen,check}_syncookie_ipv4/6() in XDP */
 	SL_FEAT_NR,
 };
 
@@ -52,6 +53,9 @@ static const struct sl_feature_desc {
 	[SL_FEAT_XDP_FRAGS] = { "xdp_frags", "XDP multi-buffer (xdp.frags)", "5.18",
 				"XDP sees only the first buffer of a frame, and native XDP does "
 				"not attach where the MTU needs more than one" },
+	[SL_FEAT_SYNCOOKIE] = { "syncookie", "the raw SYN cookie helpers "
+				"(bpf_tcp_raw_gen_syncookie_ipv4/6) in XDP", "6.0",
+				"rules with action cookie are refused; every other rule works" },
 };
 
 /* 1 the kernel has it, 0 it has not, -1 the probe could not tell. */
@@ -103,6 +107,10 @@ static inline void sl_features_probe(struct sl_features *f)
 	f->has[SL_FEAT_BPF_LOOP] = sl_probe_helper(BPF_PROG_TYPE_XDP, BPF_FUNC_loop);
 	f->has[SL_FEAT_XDP_FRAGS] = sl_probe_helper(BPF_PROG_TYPE_XDP,
 						    BPF_FUNC_xdp_get_buff_len);
+	/* The last of the four helpers added together in 6.0, and the lookup the ACK check uses. */
+	f->has[SL_FEAT_SYNCOOKIE] =
+		sl_probe_helper(BPF_PROG_TYPE_XDP, BPF_FUNC_tcp_raw_check_syncookie_ipv6) &&
+		sl_probe_helper(BPF_PROG_TYPE_XDP, BPF_FUNC_skc_lookup_tcp);
 	for (i = 0; off && i < SL_FEAT_NR; i++) {
 		const char *p = off, *name = sl_feature_descs[i].name;
 		size_t n = strlen(name);
@@ -150,6 +158,7 @@ static inline int sl_features_apply(struct sluice *skel, const struct sl_feature
 	bpf_program__set_autoload(skel->progs.sluice_sockops, f->has[SL_FEAT_SOCKOPS_NETNS] != 0);
 	skel->rodata->has_bpf_loop = f->has[SL_FEAT_BPF_LOOP] != 0;
 	skel->rodata->has_frags = f->has[SL_FEAT_XDP_FRAGS] != 0;
+	skel->rodata->has_syncookie = f->has[SL_FEAT_SYNCOOKIE] != 0;
 	if (!skel->rodata->has_frags)
 		return bpf_program__set_flags(xdp, bpf_program__flags(xdp) &
 					      ~BPF_F_XDP_HAS_FRAGS);
