@@ -149,6 +149,51 @@ static __always_inline int ck_charge(__u64 *tat, __u64 now, __u64 interval_fp, _
 	return 0;
 }
 
+/*
+ * Keeping the kernel willing. Its cookie path takes an ACK only from a
+ * listener that sent a cookie itself within the last two minutes
+ * (tcp_synq_no_recent_overflow), which with tcp_syncookies = 2 it does for
+ * every SYN that reaches it. So one valid SYN per rule, port and family
+ * every SL_CK_PRIME_NS is passed to the kernel instead of answered: the
+ * kernel answers it with a cookie of its own (no state either) and keeps
+ * accepting the answers to sluice's. The time of the latest sits in
+ * sl_cookie_dst under a key no address has (family 0x80 | family, the
+ * port in addr[0]). 1: pass this SYN.
+ */
+#define SL_CK_PRIME_NS	(60 * SL_NSEC_PER_SEC)
+
+static __always_inline int ck_prime(const struct sl_scratch *sc, __u16 dport, __u32 family)
+{
+	struct sluice_ck_dst k = {};
+	__u64 now = sc->ck_now, *at, old;
+
+	k.addr[0] = dport;
+	k.slot = sc->ck_slot;
+	k.family = 0x80 | family;
+	at = bpf_map_lookup_elem(&sl_cookie_dst, &k);
+	if (!at)
+		return !bpf_map_update_elem(&sl_cookie_dst, &k, &now, BPF_NOEXIST);
+	old = READ_ONCE(*at);
+	if (now - old < SL_CK_PRIME_NS)
+		return 0;
+	/* One CPU wins the pass; the others answer. */
+	return __sync_val_compare_and_swap(at, old, now) == old;
+}
+
+/* A SYN the data path counted as dropped by its rule was passed after all. */
+static __always_inline void ck_recount_passed(const struct sl_scratch *sc)
+{
+	__u32 slot = sc->ck_slot;
+	struct sluice_rule_stats *st = bpf_map_lookup_elem(&sl_rule_stats, &slot);
+
+	if (!st)
+		return;
+	st->dropped_pkts--;
+	st->dropped_bytes -= sc->ck_len;
+	st->passed_pkts++;
+	st->passed_bytes += sc->ck_len;
+}
+
 /* The SYN-ACK budgets of the rule the scratch names: 1 within both, 0 not. */
 static __always_inline int ck_budget(const struct sl_scratch *sc, const __u32 *saddr, __u32 family)
 {
@@ -322,6 +367,13 @@ static __noinline int sl_cookie_syn(struct xdp_md *ctx)
 	}
 	if (sl_csum_fold(ck_tcp_sum(wk->pseudo, loc.family, tcp, hl)) != 0xffff)
 		goto bad;
+
+	if (ck_prime(sc, (__u16)tcp[2] << 8 | tcp[3], loc.family)) {
+		ck_recount_passed(sc);
+		count(SLUICE_G_COOKIE_PRIMED);
+		count(SLUICE_G_PASSED);
+		return XDP_PASS;
+	}
 
 	if (!ck_budget(sc, saddr, loc.family)) {
 		count(SLUICE_G_COOKIE_BUDGET);

@@ -171,8 +171,9 @@ struct sl_scratch {
 	__u64 now;
 	__u64 drops;
 	__u32 pending;		/* an event waits to be sent */
-	/* A SYN for sl_cookie_syn: its rule's counter slot, SYN-ACK budgets and time. */
+	/* A SYN for sl_cookie_syn: its rule's counter slot, SYN-ACK budgets, time, length. */
 	__u32 ck_slot;
+	__u32 ck_len;
 	__u64 ck_now;
 	__u64 ck_interval_fp;
 	__u64 ck_tolerance;
@@ -800,9 +801,11 @@ __noinline int sl_count_passed(const struct sluice_ruleset *rs, __u64 matched, _
 #include "shed.h"
 
 /* What sl_cookie_syn needs of rule r, into the per-CPU scratch. */
-static __always_inline void ck_stash(struct sl_scratch *sc, const struct sluice_rule *r, __u64 now)
+static __always_inline void ck_stash(struct sl_scratch *sc, const struct sluice_rule *r, __u64 now,
+				     __u32 len)
 {
 	sc->ck_slot = r->slot;
+	sc->ck_len = len;
 	sc->ck_now = now;
 	sc->ck_interval_fp = r->ck_interval_fp;
 	sc->ck_tolerance = r->ck_tolerance;
@@ -996,7 +999,7 @@ static __always_inline int sluice_core(const void *data, const void *data_end, _
 		/* `cookie always`: the SYN is answered, whatever the limits say. */
 		__u32 ri = (m->cookie_always - 1) & (SLUICE_MAX_RULES - 1);
 
-		ck_stash(sc, &rs->rules[ri], clock_now(cfg, 0));
+		ck_stash(sc, &rs->rules[ri], clock_now(cfg, 0), ev.pkt.len);
 		rule_count(rs, ri, ev.pkt.len, SL_VERDICT_DROP);
 		return SL_VERDICT_COOKIE;
 	}
@@ -1013,7 +1016,7 @@ static __always_inline int sluice_core(const void *data, const void *data_end, _
 		if (ev.refused >= 0 && pure_syn(&ev.pkt) &&
 		    rs->rules[ev.refused & (SLUICE_MAX_RULES - 1)].action == SLUICE_ACT_COOKIE) {
 			/* Refused by an action cookie rule: answered instead. */
-			ck_stash(sc, &rs->rules[ev.refused & (SLUICE_MAX_RULES - 1)], ev.now);
+			ck_stash(sc, &rs->rules[ev.refused & (SLUICE_MAX_RULES - 1)], ev.now, ev.pkt.len);
 			return SL_VERDICT_COOKIE;
 		}
 		goto drop;

@@ -370,6 +370,7 @@ enum sluice_global {
 	SLUICE_G_COOKIE_VALID,	/* ACKs with a valid cookie, passed to the kernel */
 	SLUICE_G_COOKIE_INVALID, /* ACKs to a listener with an invalid cookie, dropped */
 	SLUICE_G_VERIFIED,	/* packets from verified sources shed as their class */
+	SLUICE_G_COOKIE_PRIMED,	/* SYNs passed to keep the kernel accepting cookies */
 	SLUICE_G_MAX,
 };
 

@@ -230,7 +230,30 @@ static struct sluice_rule *cookie_rule(__u64 rate, __u8 mode, __u32 ck, __u32 ck
 	return r;
 }
 
-/* The cookie flags and the host's window scale in sl_config, as the controller writes them. */
+/*
+ * The kernel was primed for rule i's port, for both families, at `at`: the
+ * data path answers SYNs instead of passing one (see ck_prime).
+ */
+static void primed(int i, __u64 at)
+{
+	struct sluice_ck_dst k;
+	int fam;
+
+	for (fam = 4; fam <= 6; fam += 2) {
+		memset(&k, 0, sizeof(k));
+		k.addr[0] = PORT;
+		k.slot = rs.rules[i].slot;
+		k.family = 0x80 | fam;
+		if (bpf_map__update_elem(skel->maps.sl_cookie_dst, &k, sizeof(k), &at, sizeof(at),
+					 0))
+			CHECK_FAIL("writing sl_cookie_dst: %s", strerror(errno));
+	}
+}
+
+/*
+ * The cookie flags and the host's window scale in sl_config, as the
+ * controller writes them, and rule 0's port primed just now.
+ */
 static void cookie_cfg(__u32 flags)
 {
 	struct sluice_config c = cfg_get();
@@ -238,6 +261,7 @@ static void cookie_cfg(__u32 flags)
 	c.cookie_flags = flags;
 	c.cookie_wscale = HOST_WS;
 	cfg_put(&c);
+	primed(0, T0);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -580,6 +604,39 @@ HARNESS_CASE(cookie_tc_drops)
 	CHECK_EQ(run_frame(&f, 1, &err), 1);
 	CHECK_EQ(run_frame(&f, 1, &err), 0);
 	CHECK_EQ(g(SLUICE_G_COOKIE_SENT), 0);
+}
+
+/*
+ * Keeping the kernel willing: the first valid SYN to a port the rule has
+ * not passed one of for SL_CK_PRIME_NS goes to the kernel (counted passed
+ * by the rule), the rest are answered; a minute later one passes again.
+ */
+HARNESS_CASE(cookie_primes_the_kernel)
+{
+	struct frame f, out;
+	struct where w;
+	int v;
+
+	cookie_rule(1, SLUICE_COOKIE_ALWAYS, 0, 0);
+	commit();
+	CFG_SET(cookie_flags, ALL_FLAGS);	/* and nothing primed yet */
+	syn_frame(&f, K4, SRC_A, PORT, &w);
+	v = run_xdp(&f, &out);
+	CHECK(v == XDP_PASS, "first SYN: verdict %d, want XDP_PASS (to the kernel)", v);
+	v = run_xdp(&f, &out);
+	CHECK(v == XDP_TX, "second SYN: verdict %d, want XDP_TX", v);
+	syn_frame(&f, K6, SRC_A, PORT, &w);
+	CHECK_EQ(run_xdp(&f, &out), XDP_PASS);	/* IPv6: a listener of its own */
+	CHECK_EQ(run_xdp(&f, &out), XDP_TX);
+	set_now(T0 + 59 * SEC);
+	CHECK_EQ(run_xdp(&f, &out), XDP_TX);
+	set_now(T0 + 60 * SEC);
+	CHECK_EQ(run_xdp(&f, &out), XDP_PASS);
+	CHECK_EQ(run_xdp(&f, &out), XDP_TX);
+	CHECK_EQ(g(SLUICE_G_COOKIE_PRIMED), 3);
+	CHECK_EQ(g(SLUICE_G_COOKIE_SENT), 4);
+	CHECK_EQ(rstat(0).passed_pkts, 3);
+	CHECK_EQ(rstat(0).dropped_pkts, 4);
 }
 
 /* ------------------------------------------------------------------------ */

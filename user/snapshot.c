@@ -31,6 +31,13 @@ const char *const sl_global_names[SLUICE_G_MAX] = {
 	[SLUICE_G_EVENTS_LOST] = "events_lost",
 	[SLUICE_G_SHED] = "shed",
 	[SLUICE_G_CAPACITY] = "over_capacity",
+	[SLUICE_G_COOKIE_SENT] = "cookies_sent",
+	[SLUICE_G_COOKIE_BUDGET] = "cookies_over_budget",
+	[SLUICE_G_COOKIE_BAD] = "cookies_bad_syn",
+	[SLUICE_G_COOKIE_VALID] = "cookies_validated",
+	[SLUICE_G_COOKIE_INVALID] = "cookies_invalid",
+	[SLUICE_G_VERIFIED] = "verified_spared",
+	[SLUICE_G_COOKIE_PRIMED] = "cookies_primed",
 };
 _Static_assert(sizeof(sl_global_names) / sizeof(sl_global_names[0]) == SLUICE_G_MAX,
 	       "a name for every global counter");
