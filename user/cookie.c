@@ -18,6 +18,8 @@
 #include "sluice.skel.h"
 #include "kernel_features.h"
 
+/* A verified source stays verified this long after its latest handshake (s). */
+#define SL_VERIFIED_TTL_S	600
 /* The largest window scale the kernel uses (TCP_MAX_WSCALE). */
 #define SL_TCP_MAX_WSCALE	14
 
@@ -102,6 +104,14 @@ int sl_cookie_prepare(struct sluice_ruleset *next, struct sluice_config *cfg)
 	__u32 i;
 
 	next->cookie_rules = sl_cookie_rules(next);
+	/*
+	 * Sources that complete a handshake are kept (sl_sockops) while a rule
+	 * answers cookies or spares verified sources, for SL_VERIFIED_TTL_S.
+	 */
+	cfg->verified_ttl_ns = 0;
+	for (i = 0; i < next->nr_rules && i < SLUICE_MAX_RULES; i++)
+		if (next->rules[i].verified_class || next->rules[i].action == SLUICE_ACT_COOKIE)
+			cfg->verified_ttl_ns = SL_VERIFIED_TTL_S * 1000000000ULL;
 	if (!next->cookie_rules)
 		return 0;
 	for (i = 0; i < next->nr_rules && next->rules[i].action != SLUICE_ACT_COOKIE; i++)
