@@ -309,7 +309,7 @@ static __noinline int sl_cookie_syn(struct xdp_md *ctx)
 {
 	void *data = (void *)(long)ctx->data;
 	void *data_end = (void *)(long)ctx->data_end;
-	__u32 *saddr, *daddr, mtu = 0, zero = 0, hl, l2, l3len, tot, flags, flen;
+	__u32 *saddr, *daddr, mtu = 0, zero = 0, hl, l2, l3len, tcplen, flags, flen;
 	__s64 isum;
 	struct ck_optwalk w;
 	struct ck_work *wk;
@@ -437,7 +437,26 @@ static __noinline int sl_cookie_syn(struct xdp_md *ctx)
 		mss = SL_CK_MSS_MIN;
 
 	/* The SYN-ACK's TCP header, built on the stack. */
+	/*
+	 * The frame to its new length first: the SYN's extension headers go,
+	 * and the SYN-ACK's options take 20 bytes with a timestamp, 4 (MSS)
+	 * without. A frame that cannot grow (a driver, or veth, without
+	 * tailroom) gets the short form: no timestamp, so no options but MSS.
+	 */
 	flags = cfg->cookie_flags;
+	l2 = loc.l3 & 31;
+	l3len = loc.family == 4 ? 20 : 40;
+	tcplen = sl_synack_tcplen(o, flags);
+	/* The whole frame's length, fragments included (XDP multi-buffer). */
+	flen = bpf_xdp_get_buff_len(ctx);
+	if (bpf_xdp_adjust_tail(ctx, (int)(l2 + l3len + tcplen) - (int)flen)) {
+		flags &= ~SLUICE_CK_TS;
+		tcplen = SL_SYNACK_TCPLEN_MIN;
+		if (bpf_xdp_adjust_tail(ctx, (int)(l2 + l3len + tcplen) - (int)flen))
+			goto bad;
+	}
+
+	/* The SYN-ACK's TCP header, built in the work space. */
 	{
 		__u32 seq = ((__u32)tcp[4] << 24 | (__u32)tcp[5] << 16 | (__u32)tcp[6] << 8 | tcp[7]);
 		__u8 p0 = tcp[0], p1 = tcp[1];
@@ -449,7 +468,7 @@ static __noinline int sl_cookie_syn(struct xdp_md *ctx)
 		sl_put32(tcp + 4, (__u32)ck);
 		sl_put32(tcp + 8, seq + 1);
 	}
-	tcp[12] = (SL_SYNACK_TCPLEN / 4) << 4;
+	tcp[12] = (tcplen / 4) << 4;
 	tcp[13] = SLUICE_TCP_SYN | SLUICE_TCP_ACK;
 	tcp[14] = SL_CK_WINDOW >> 8;
 	tcp[15] = SL_CK_WINDOW & 0xff;
@@ -458,13 +477,11 @@ static __noinline int sl_cookie_syn(struct xdp_md *ctx)
 			  sl_cookie_tsval(bpf_ktime_get_ns() / 1000000, o, flags),
 			  cfg->cookie_wscale);
 
-	/* The reply's IP header, on the stack too, and both checksums. */
+	/* The reply's IP header, and both checksums. */
 	__builtin_memset(ip, 0, sizeof(wk->ip));
 	if (loc.family == 4) {
-		l3len = 20;
 		ip[0] = 0x45;
-		ip[2] = 0;
-		ip[3] = 20 + SL_SYNACK_TCPLEN;
+		ip[3] = 20 + tcplen;
 		ip[6] = 0x40;	/* don't fragment */
 		ip[8] = SL_CK_TTL;
 		ip[9] = SL_IPPROTO_TCP;
@@ -474,25 +491,16 @@ static __noinline int sl_cookie_syn(struct xdp_md *ctx)
 		*(__u16 *)(ip + 10) = ~sl_csum_fold(isum < 0 ? 0 : isum);
 		ck_copy_out((__u8 *)(wk->pseudo), (const __u8 *)(ip + 12), 8);
 	} else {
-		l3len = 40;
 		ip[0] = 0x60;
-		ip[5] = SL_SYNACK_TCPLEN;
+		ip[5] = tcplen;
 		ip[6] = SL_IPPROTO_TCP;
 		ip[7] = SL_CK_TTL;
 		ck_copy_out((__u8 *)(ip + 8), (const __u8 *)(daddr), 16);
 		ck_copy_out((__u8 *)(ip + 24), (const __u8 *)(saddr), 16);
 		ck_copy_out((__u8 *)(wk->pseudo), (const __u8 *)(ip + 8), 32);
 	}
-	*(__u16 *)(tcp + 16) = ~sl_csum_fold(ck_tcp_sum(wk->pseudo, loc.family, tcp,
-						       SL_SYNACK_TCPLEN));
+	*(__u16 *)(tcp + 16) = ~sl_csum_fold(ck_tcp_sum(wk->pseudo, loc.family, tcp, tcplen));
 
-	/* The frame to its new length: the SYN's extension headers and options go. */
-	l2 = loc.l3 & 31;
-	tot = l2 + l3len + SL_SYNACK_TCPLEN;
-	/* The whole frame's length, fragments included (XDP multi-buffer). */
-	flen = bpf_xdp_get_buff_len(ctx);
-	if (bpf_xdp_adjust_tail(ctx, (int)tot - (int)flen))
-		goto bad;
 	data = (void *)(long)ctx->data;
 	data_end = (void *)(long)ctx->data_end;
 	if (data + 14 > data_end)
@@ -507,19 +515,30 @@ static __noinline int sl_cookie_syn(struct xdp_md *ctx)
 		*(__u32 *)(data + 6) = d0;
 		*(__u16 *)(data + 10) = d1;
 	}
+	/* Copies of constant length, which the verifier can check against the frame. */
 	l3 = (__u8 *)data + l2;
-	if (l3 + 40 + SL_SYNACK_TCPLEN > (__u8 *)data_end && loc.family == 6)
-		goto bad;
-	if (l3 + 20 + SL_SYNACK_TCPLEN > (__u8 *)data_end)
-		goto bad;
 	if (loc.family == 4) {
+		if (l3 + 20 + SL_SYNACK_TCPLEN_MIN > (__u8 *)data_end)
+			goto bad;
 		ck_copy_out(l3, ip, 20);
-		ck_copy_out(l3 + 20, tcp, SL_SYNACK_TCPLEN);
+		if (tcplen == SL_SYNACK_TCPLEN) {
+			if (l3 + 20 + SL_SYNACK_TCPLEN > (__u8 *)data_end)
+				goto bad;
+			ck_copy_out(l3 + 20, tcp, SL_SYNACK_TCPLEN);
+		} else {
+			ck_copy_out(l3 + 20, tcp, SL_SYNACK_TCPLEN_MIN);
+		}
 	} else {
-		if (l3 + 40 + SL_SYNACK_TCPLEN > (__u8 *)data_end)
+		if (l3 + 40 + SL_SYNACK_TCPLEN_MIN > (__u8 *)data_end)
 			goto bad;
 		ck_copy_out(l3, ip, 40);
-		ck_copy_out(l3 + 40, tcp, SL_SYNACK_TCPLEN);
+		if (tcplen == SL_SYNACK_TCPLEN) {
+			if (l3 + 40 + SL_SYNACK_TCPLEN > (__u8 *)data_end)
+				goto bad;
+			ck_copy_out(l3 + 40, tcp, SL_SYNACK_TCPLEN);
+		} else {
+			ck_copy_out(l3 + 40, tcp, SL_SYNACK_TCPLEN_MIN);
+		}
 	}
 	count(SLUICE_G_COOKIE_SENT);
 	count(SLUICE_G_DROPPED);

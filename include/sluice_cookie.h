@@ -39,8 +39,13 @@
 #define SL_IPPROTO_TCP_NR	6
 /* The longest TCP header: doff 15. */
 #define SL_TCP_MAXHDR		60
-/* The SYN-ACK's TCP header: 20 bytes and MSS, SACK-permitted + TS (or NOPs), WS. */
+/*
+ * The SYN-ACK's TCP header: 20 bytes and MSS, SACK-permitted + TS, WS (NOPs
+ * for what is off); without a timestamp nothing but MSS can come back, so
+ * 20 bytes and MSS alone.
+ */
 #define SL_SYNACK_TCPLEN	40
+#define SL_SYNACK_TCPLEN_MIN	24
 /* Options walked in a SYN before giving up (each is at least one byte). */
 #define SL_TCP_MAXOPTS		40
 
@@ -157,11 +162,18 @@ static __always_inline void sl_put32(__u8 *p, __u32 v)
 	p[3] = v;
 }
 
+/* The SYN-ACK's TCP header length for a SYN with options o under flags. */
+static __always_inline __u32 sl_synack_tcplen(const struct sl_synopts *o, __u32 flags)
+{
+	return o->saw_ts && (flags & SLUICE_CK_TS) ? SL_SYNACK_TCPLEN : SL_SYNACK_TCPLEN_MIN;
+}
+
 /*
- * The SYN-ACK's 20 option bytes at p, in the kernel's order: MSS, then
- * SACK-permitted + TS (NOP NOP when no SACK, NOPs when no TS), then NOP +
- * window scale (NOPs when the client sent none or scaling is off).
- * Options the kernel would not accept back from the cookie are left out.
+ * The SYN-ACK's option bytes at p (sl_synack_tcplen() - 20 of them), in
+ * the kernel's order: MSS, then SACK-permitted + TS (NOP NOP when no
+ * SACK), then NOP + window scale (NOPs when the client sent none or
+ * scaling is off); without a timestamp MSS alone. Options the kernel would
+ * not accept back from the cookie are left out.
  */
 static __always_inline void sl_synack_options(__u8 *p, __u16 mss, const struct sl_synopts *o,
 					      __u32 flags, __u32 tsval, __u8 wscale)
@@ -175,6 +187,8 @@ static __always_inline void sl_synack_options(__u8 *p, __u16 mss, const struct s
 	p[1] = 4;
 	p[2] = mss >> 8;
 	p[3] = mss;
+	if (!ts)
+		return;
 	if (sack) {
 		p[4] = SL_TCPOPT_SACK_PERM;
 		p[5] = 2;
@@ -182,14 +196,10 @@ static __always_inline void sl_synack_options(__u8 *p, __u16 mss, const struct s
 		p[4] = SL_TCPOPT_NOP;
 		p[5] = SL_TCPOPT_NOP;
 	}
-	if (ts) {
-		p[6] = SL_TCPOPT_TS;
-		p[7] = 10;
-		sl_put32(p + 8, tsval);
-		sl_put32(p + 12, o->tsval);
-	} else {
-		__builtin_memset(p + 6, SL_TCPOPT_NOP, 10);
-	}
+	p[6] = SL_TCPOPT_TS;
+	p[7] = 10;
+	sl_put32(p + 8, tsval);
+	sl_put32(p + 12, o->tsval);
 	p[16] = SL_TCPOPT_NOP;
 	if (ws) {
 		p[17] = SL_TCPOPT_WSCALE;

@@ -318,14 +318,21 @@ static int attach_sockops(int prog)
 }
 
 
+/*
+ * The sock_ops program counts connections for connection limits and keeps
+ * verified sources for rules that answer cookies or spare them.
+ */
 static bool needs_conn_counter(const struct sluice_ruleset *rs)
 {
 	__u32 i, j;
 
-	for (i = 0; i < rs->nr_rules && i < SLUICE_MAX_RULES; i++)
+	for (i = 0; i < rs->nr_rules && i < SLUICE_MAX_RULES; i++) {
+		if (rs->rules[i].verified_class || rs->rules[i].action == SLUICE_ACT_COOKIE)
+			return true;
 		for (j = 0; j < rs->rules[i].nr_limits && j < SLUICE_MAX_LIMITS; j++)
 			if (rs->rules[i].limits[j].algo == SLUICE_ALGO_CONNS)
 				return true;
+	}
 	return false;
 }
 
