@@ -174,7 +174,8 @@ static __always_inline int ck_prime(const struct sl_scratch *sc, __u16 dport, __
 	if (!at)
 		return !bpf_map_update_elem(&sl_cookie_dst, &k, &now, BPF_NOEXIST);
 	old = READ_ONCE(*at);
-	if (now - old < SL_CK_PRIME_NS)
+	/* Signed: another CPU's clock may have written a time a little ahead of ours. */
+	if ((__s64)(now - old) < (__s64)SL_CK_PRIME_NS)
 		return 0;
 	/* One CPU wins the pass; the others answer. */
 	return __sync_val_compare_and_swap(at, old, now) == old;
