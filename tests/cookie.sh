@@ -99,6 +99,27 @@ fi
 end_case cookie-needs-tcp-syncookies-2
 in_ns "$SRV" sysctl -qw net.ipv4.tcp_syncookies=2
 
+begin_case cookie-rule-words
+expect_fail "action cookie without tcp-flags syn" sl rule add x proto tcp dport $PORT \
+	limit 10pps action cookie
+expect_fail "cookie without action cookie" sl rule add x proto tcp dport $PORT \
+	tcp-flags syn limit 10pps cookie always
+expect_fail "cookie-budget 0" sl rule add x proto tcp dport $PORT tcp-flags syn \
+	limit 10pps action cookie cookie-budget 0
+expect_fail "verified-class 4" sl rule add x proto tcp limit 10pps verified-class 4
+expect_ok "a full cookie rule" sl rule add x proto tcp dport $PORT tcp-flags syn \
+	limit 10pps per all action cookie cookie always cookie-budget 300 cookie-dst-budget 3 \
+	verified-class 1
+line=$(sl rule list | grep '^x ')
+want="x proto tcp dport $PORT tcp-flags syn limit 10pps burst 10 per all action cookie cookie always cookie-budget 300 cookie-dst-budget 3 verified-class 1"
+[ "$line" = "$want" ] || fail "rule list: \"$line\", want \"$want\""
+# The printed words add the same rule again.
+expect_ok "rule del" sl rule del x
+# shellcheck disable=SC2086
+expect_ok "the listed words" sl rule add $want
+expect_ok "rule del" sl rule del x
+end_case cookie-rule-words
+
 begin_case cookie-refused-in-tc-mode
 ip -n "$SRV" link add ck-d type veth peer name ck-e
 ip -n "$SRV" link set ck-d up
