@@ -12,11 +12,14 @@
  * is kept per SYN. The SYN-ACKs are bounded by the rule's budget and by a
  * budget per destination, so sluice never becomes a reflector.
  *
- * Both functions are static subprograms reached only from the XDP entry
- * when has_syncookie is set: on a kernel without the helpers that read-only
- * 0 makes the verifier skip their calls as dead code. Each has a frame of
- * its own below the entry's, off the entry -> eval_rule -> sl_limit_op
- * chain that holds the stack budget.
+ * Both are programs of their own (sluice_cookie_syn, sluice_cookie_ack),
+ * which the XDP entry tail-calls through sl_cookie_progs once the core has
+ * said what the packet is: each gets a fresh stack of 512 bytes and is
+ * verified on its own, so the entry's stack budget (512 bytes summed over
+ * its deepest chain on kernels before 6.2) and its instruction count do not
+ * grow. On a kernel without the helpers (before 6.0) the loader does not
+ * load them (kernel_features.h): the slots stay empty, the tail call falls
+ * through, and the entry drops the SYN and passes the ACK.
  *
  * Part of sluice.bpf.c, the one BPF object: included there, in this place,
  * after what it uses.
@@ -306,7 +309,8 @@ static __always_inline __u32 ck_tcp_sum(__u8 *pseudo, __u32 family, __u8 *tcp, _
  * its checksums verified, the budgets charged, the frame rewritten in
  * place into the SYN-ACK. XDP_TX, or XDP_DROP for a SYN not answered.
  */
-static __noinline int sl_cookie_syn(struct xdp_md *ctx)
+SEC("xdp.frags")
+int sluice_cookie_syn(struct xdp_md *ctx)
 {
 	void *data = (void *)(long)ctx->data;
 	void *data_end = (void *)(long)ctx->data_end;
@@ -557,7 +561,8 @@ bad:
  * to the kernel's cookie path if valid, dropped and counted if not.
  * Everything else passes. XDP_PASS or XDP_DROP.
  */
-static __noinline int sl_cookie_ack(struct xdp_md *ctx)
+SEC("xdp.frags")
+int sluice_cookie_ack(struct xdp_md *ctx)
 {
 	void *data = (void *)(long)ctx->data;
 	void *data_end = (void *)(long)ctx->data_end;
@@ -574,7 +579,8 @@ static __noinline int sl_cookie_ack(struct xdp_md *ctx)
 	th = (__u8 *)data + (loc.l4 & (SL_CK_MAXOFF - 1));
 	if (th + sizeof(struct tcphdr) > (__u8 *)data_end)
 		goto pass;
-	if ((th[13] & (SLUICE_TCP_SYN | SLUICE_TCP_ACK | SLUICE_TCP_RST)) != SLUICE_TCP_ACK)
+	if ((th[13] & (SLUICE_TCP_SYN | SLUICE_TCP_ACK | SLUICE_TCP_RST | SLUICE_TCP_FIN)) !=
+	    SLUICE_TCP_ACK)
 		goto pass;
 	if (loc.family == 4) {
 		struct iphdr *iph = (void *)l3;

@@ -181,6 +181,19 @@ struct {
 } sl_deny6 SEC(".maps"), sl_allow6 SEC(".maps");
 
 /*
+ * The cookie programs the XDP entry tail-calls (bpf/cookie.h), by enum
+ * sluice_cookie_prog; filled by the loader after load, empty on a kernel
+ * without the raw cookie helpers.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
+	__uint(max_entries, SLUICE_CK_PROGS);
+	__type(key, __u32);
+	__type(value, __u32);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} sl_cookie_progs SEC(".maps");
+
+/*
  * SYN cookies: each action cookie rule's rule-wide SYN-ACK budget, a GCRA
  * TAT by sluice_rule.slot. Written by the data path (compare-and-swap).
  */

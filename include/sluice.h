@@ -314,6 +314,13 @@ struct sluice_sock_conns {
 	struct sluice_key keys[SLUICE_CONN_KEYS_PER_SOCK];
 };
 
+/* Slots of sl_cookie_progs: the programs that answer a SYN and check an ACK. */
+enum sluice_cookie_prog {
+	SLUICE_CK_PROG_SYN = 0,
+	SLUICE_CK_PROG_ACK = 1,
+	SLUICE_CK_PROGS,
+};
+
 /* Key of sl_cookie_dst: a SYN-ACK destination under one rule's budget. */
 struct sluice_ck_dst {
 	__u32 addr[4];		/* network byte order; IPv4 in [0] */

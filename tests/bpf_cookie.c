@@ -403,6 +403,13 @@ static void handshake(enum kind k, __u32 flags)
 	CHECK(v == XDP_DROP, "%s: forged ACK: verdict %d, want XDP_DROP", what, v);
 	CHECK_EQ(g(SLUICE_G_COOKIE_INVALID), 1);
 	CHECK_EQ(g(SLUICE_G_COOKIE_VALID), 1);
+	/* The same with PSH, as a first segment of data would come. */
+	l4_tcp_full(&l, PORT, SLUICE_TCP_ACK | SLUICE_TCP_PSH, CLIENT_ISN + 1,
+		    (cookie ^ 0xa5000000) + 1, 0);
+	tcp_frame(&ack, k, SRC_A, &l, &aw);
+	v = run_xdp(&ack, &out);
+	CHECK(v == XDP_DROP, "%s: forged PSH ACK: verdict %d, want XDP_DROP", what, v);
+	CHECK_EQ(g(SLUICE_G_COOKIE_INVALID), 2);
 	close(lfd);
 }
 

@@ -159,9 +159,47 @@ static inline int sl_features_apply(struct sluice *skel, const struct sl_feature
 	skel->rodata->has_bpf_loop = f->has[SL_FEAT_BPF_LOOP] != 0;
 	skel->rodata->has_frags = f->has[SL_FEAT_XDP_FRAGS] != 0;
 	skel->rodata->has_syncookie = f->has[SL_FEAT_SYNCOOKIE] != 0;
-	if (!skel->rodata->has_frags)
-		return bpf_program__set_flags(xdp, bpf_program__flags(xdp) &
-					      ~BPF_F_XDP_HAS_FRAGS);
+	/* The cookie programs are verified only where their helpers exist. */
+	bpf_program__set_autoload(skel->progs.sluice_cookie_syn, skel->rodata->has_syncookie);
+	bpf_program__set_autoload(skel->progs.sluice_cookie_ack, skel->rodata->has_syncookie);
+	if (!skel->rodata->has_frags) {
+		/* A tail call's target must agree with the caller on frags. */
+		struct bpf_program *p[] = { xdp, skel->progs.sluice_cookie_syn,
+					    skel->progs.sluice_cookie_ack };
+		size_t k;
+		int err;
+
+		for (k = 0; k < sizeof(p) / sizeof(p[0]); k++) {
+			err = bpf_program__set_flags(p[k], bpf_program__flags(p[k]) &
+							   ~BPF_F_XDP_HAS_FRAGS);
+			if (err)
+				return err;
+		}
+	}
+	return 0;
+}
+
+/*
+ * After load: the cookie programs into sl_cookie_progs, where the XDP
+ * entry tail-calls them (nothing where they were not loaded). 0 or -errno.
+ */
+static inline int sl_cookie_progs_fill(struct sluice *skel)
+{
+	struct bpf_program *p[SLUICE_CK_PROGS] = {
+		[SLUICE_CK_PROG_SYN] = skel->progs.sluice_cookie_syn,
+		[SLUICE_CK_PROG_ACK] = skel->progs.sluice_cookie_ack,
+	};
+	int map = bpf_map__fd(skel->maps.sl_cookie_progs);
+	__u32 k;
+
+	for (k = 0; k < SLUICE_CK_PROGS; k++) {
+		int fd = bpf_program__fd(p[k]);
+
+		if (fd < 0)
+			continue;
+		if (bpf_map_update_elem(map, &k, &fd, 0))
+			return -errno;
+	}
 	return 0;
 }
 

@@ -621,6 +621,11 @@ int sl_ensure_loaded(const struct sl_load_opts *lo)
 					       "CAP_SYS_ADMIN)" : "");
 		goto out;
 	}
+	err = sl_cookie_progs_fill(skel);
+	if (err) {
+		pr_err("cannot fill sl_cookie_progs: %s", strerror(-err));
+		goto out;
+	}
 	err = pin_prog(skel->progs.sluice_xdp, "prog_xdp");
 	if (!err)
 		err = pin_prog(skel->progs.sluice_tc, "prog_tc");

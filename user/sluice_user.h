@@ -108,6 +108,7 @@ extern const char *const sl_mode_names[3];
 	X(arg, capacity, BPF_MAP_TYPE_ARRAY, 4, sizeof(struct sluice_state))                  \
 	X(arg, class_stats, BPF_MAP_TYPE_PERCPU_ARRAY, 4, sizeof(struct sluice_class_stats))  \
 	X(arg, conns, BPF_MAP_TYPE_HASH, sizeof(struct sluice_key), sizeof(struct sluice_conns)) \
+	X(arg, cookie_progs, BPF_MAP_TYPE_PROG_ARRAY, 4, 4)                                   \
 	X(arg, cookie_agg, BPF_MAP_TYPE_ARRAY, 4, sizeof(__u64))                              \
 	X(arg, cookie_dst, BPF_MAP_TYPE_LRU_HASH, sizeof(struct sluice_ck_dst), sizeof(__u64))  \
 	X(arg, verified, BPF_MAP_TYPE_LRU_HASH, sizeof(struct sluice_verified_key), sizeof(__u64)) \

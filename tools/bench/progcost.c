@@ -524,6 +524,8 @@ static int open_inst(struct inst *in, int clock, unsigned long keys)
 	bpf_map__set_max_entries(in->skel->maps.sl_state, in->sets);
 	in->skel->rodata->clock_mode = clocks[clock].mode;
 	err = sluice__load(in->skel);
+	if (!err)
+		err = sl_cookie_progs_fill(in->skel);
 	if (err)
 		return err;
 	in->prog = bpf_program__fd(in->skel->progs.sluice_xdp);
