@@ -434,7 +434,7 @@ static void say_features(const struct sl_features *f)
 
 		if (f->has[i] || !d->instead)
 			continue;
-		if (i == SL_FEAT_XDP_FRAGS || i == SL_FEAT_SOCKOPS_NETNS)
+		if (i == SL_FEAT_XDP_FRAGS || i == SL_FEAT_SOCKOPS_NETNS || i == SL_FEAT_SYNCOOKIE)
 			pr_info("this kernel (%s) has no %s (Linux %s): %s", sl_kernel_release(),
 				d->what, d->since, d->instead);
 		else
