@@ -756,11 +756,17 @@ static __always_inline void rule_count(const struct sluice_ruleset *rs, __s32 i,
 				       int what)
 {
 	struct sluice_rule_stats *s;
+	__u64 idx = (__u32)i;
 	__u32 slot;
 
 	if (i < 0 || i >= SLUICE_MAX_RULES)
 		return;
-	slot = rs->rules[i].slot;
+	/*
+	 * Bound the index where the verifier sees it: 6.1's loses the checks
+	 * above when clang reloads i from a spill (see eval_rule_at).
+	 */
+	asm volatile("%[idx] &= %[mask]" : [idx] "+r"(idx) : [mask] "i"(SLUICE_MAX_RULES - 1));
+	slot = rs->rules[idx].slot;
 	s = bpf_map_lookup_elem(&sl_rule_stats, &slot);
 	if (!s)
 		return;
