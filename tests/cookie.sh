@@ -289,3 +289,36 @@ valid=$(($(g cookies_validated) - valid0))
 [ "$sent" -ge 8 ] || fail "$sent SYN-ACKs sent in generic mode (want >= 8)"
 [ "$valid" -ge 8 ] || fail "$valid cookies validated in generic mode (want >= 8)"
 end_case cookie-generic-mode
+
+# ---- verified sources keep their service while their class is shed ----
+# 198.18.0.2 completed handshakes above; 198.18.0.3 never did. Every packet
+# to PORT is class 3 but for verified sources (verified-class 0), and
+# shedding at S = 1 drops all of class 3: the verified client connects, the
+# other does not (no SYN of it reaches the server).
+begin_case cookie-verified-sources-keep-service
+ip -n "$CLI" addr add 198.18.0.3/16 dev ck-c
+ip -n "$SRV" neigh replace 198.18.0.3 lladdr "$mac_c" dev ck-s nud permanent
+expect_ok "rule del" sl rule del web
+expect_ok "rule add (class 3, verified-class 0)" sl rule add web proto tcp dport $PORT \
+	limit 1mpps per all class 3 verified-class 0
+spared0=$(g verified_spared)
+expect_ok "shed on" sl shed on
+expect_ok "shed set 1" sl shed set 1
+ok_v=0
+ok_u=0
+for _ in 1 2 3 4 5; do
+	in_ns "$CLI" "$SLCONN" --dst 198.18.0.1 --port $PORT --src 198.18.0.2 --hold 0.01 \
+		--timeout 1 >/dev/null 2>&1 && ok_v=$((ok_v + 1))
+done
+for _ in 1 2 3; do
+	in_ns "$CLI" "$SLCONN" --dst 198.18.0.1 --port $PORT --src 198.18.0.3 --hold 0.01 \
+		--timeout 1 >/dev/null 2>&1 && ok_u=$((ok_u + 1))
+done
+spared=$(($(g verified_spared) - spared0))
+sl shed set -0.2 >/dev/null 2>&1
+sl shed off >/dev/null 2>&1
+[ "$ok_v" -ge 4 ] || fail "the verified source connected $ok_v of 5 times (want >= 4)"
+[ "$ok_u" -eq 0 ] || fail "the unverified source connected $ok_u of 3 times under shedding"
+# Each verified connection is a SYN and an ACK at least, spared.
+[ "$spared" -ge $((2 * ok_v)) ] || fail "$spared packets spared for $ok_v connections"
+end_case cookie-verified-sources-keep-service
