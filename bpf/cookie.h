@@ -234,7 +234,7 @@ static __always_inline int ck_budget(const struct sl_scratch *sc, const __u32 *s
 }
 
 /*
- * Working space of sl_cookie_syn, per CPU and off the stack (the stack
+ * Working space of sluice_cookie_syn, per CPU and off the stack (the stack
  * budget): the SYN's TCP header, then the SYN-ACK's; the kernel's cookie
  * input, then the reply's IP header; the SYN's addresses.
  */
@@ -441,7 +441,6 @@ int sluice_cookie_syn(struct xdp_md *ctx)
 	if (mss < SL_CK_MSS_MIN)
 		mss = SL_CK_MSS_MIN;
 
-	/* The SYN-ACK's TCP header, built on the stack. */
 	/*
 	 * The frame to its new length first: the SYN's extension headers go,
 	 * and the SYN-ACK's options take 20 bytes with a timestamp, 4 (MSS)

@@ -172,7 +172,7 @@ struct sl_scratch {
 	__u64 now;
 	__u64 drops;
 	__u32 pending;		/* an event waits to be sent */
-	/* A SYN for sl_cookie_syn: its rule's counter slot, SYN-ACK budgets, time, length. */
+	/* A SYN for sluice_cookie_syn: its rule's counter slot, SYN-ACK budgets, time, length. */
 	__u32 ck_slot;
 	__u32 ck_len;
 	__u64 ck_now;
@@ -508,7 +508,7 @@ __noinline int sl_match_rules(struct sl_eval *ev, struct sl_match *m, __u32 disa
 /*
  * Is ev->pkt, a passed packet, an ACK (and nothing else) addressed like
  * the SYNs of an action cookie rule? Then it may carry a cookie's answer
- * (sl_cookie_ack). Global, so verified once and its answer an unknown
+ * (sluice_cookie_ack). Global, so verified once and its answer an unknown
  * value to the caller, which splits no paths before the very end.
  */
 __noinline int sl_match_cookie_ack(struct sl_eval *ev)
@@ -811,7 +811,7 @@ __noinline int sl_count_passed(const struct sluice_ruleset *rs, __u64 matched, _
 
 #include "shed.h"
 
-/* What sl_cookie_syn needs of rule r, into the per-CPU scratch. */
+/* What sluice_cookie_syn needs of rule r, into the per-CPU scratch. */
 static __always_inline void ck_stash(struct sl_scratch *sc, const struct sluice_rule *r, __u64 now,
 				     __u32 len)
 {
