@@ -896,15 +896,25 @@ int main(int argc, char **argv)
 		struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(BENCH_PORT) };
 		int one = 1;
 
+		err = 0;
 		lfd = socket(AF_INET, SOCK_STREAM, 0);
 		if (lfd >= 0)
 			setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-		if (lfd < 0 || bind(lfd, (struct sockaddr *)&a, sizeof(a)) || listen(lfd, 8)) {
+		if (lfd < 0)
+			err = -errno;
+		else if (bind(lfd, (struct sockaddr *)&a, sizeof(a)))
+			/* Another's listener there serves as well: the lookup finds it. */
+			err = errno == EADDRINUSE ? 0 : -errno;
+		else if (listen(lfd, 8))
+			err = -errno;
+		if (err) {
 			fprintf(stderr, "progcost: cannot listen on port %d: %s\n", BENCH_PORT,
-				strerror(errno));
+				strerror(-err));
+			err = 1;
 			goto out;
 		}
 	}
+	err = 1;	/* what every failure below returns */
 	triv_skel = trivial__open_and_load();
 	prims = prims__open_and_load();
 	if (!triv_skel || !prims) {
