@@ -26,6 +26,14 @@ const volatile __u32 has_frags = 1;
  */
 const volatile __u32 has_bpf_loop = 1;
 
+/*
+ * The kernel has the raw SYN cookie helpers (bpf_tcp_raw_gen_syncookie_*,
+ * bpf_tcp_raw_check_syncookie_*: Linux 6.0). Without them (set by the
+ * loader from a probe) the verifier never sees the cookie code, and
+ * `action cookie` rules are refused when added.
+ */
+const volatile __u32 has_syncookie = 1;
+
 /* Ticks per second, from the kernel's config; 0 if libbpf could not read it. */
 extern const int CONFIG_HZ __kconfig __weak;
 
@@ -202,5 +210,58 @@ struct {
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } sl_deny6 SEC(".maps"), sl_allow6 SEC(".maps");
+
+/*
+ * The cookie programs the XDP entry tail-calls (bpf/cookie.h), by enum
+ * sluice_cookie_prog; filled by the loader after load, empty on a kernel
+ * without the raw cookie helpers.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
+	__uint(max_entries, SLUICE_CK_PROGS);
+	__type(key, __u32);
+	__type(value, __u32);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} sl_cookie_progs SEC(".maps");
+
+/*
+ * SYN cookies: each action cookie rule's rule-wide SYN-ACK budget, a GCRA
+ * TAT by sluice_rule.slot. Written by the data path (compare-and-swap).
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, SLUICE_STATS_SLOTS);
+	__type(key, __u32);
+	__type(value, __u64);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} sl_cookie_agg SEC(".maps");
+
+/*
+ * The per-destination SYN-ACK budget: a GCRA TAT per (rule, address the
+ * SYN-ACK goes to). LRU: an evicted destination starts a full budget
+ * again, still under the rule-wide one. Written by the data path.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, SLUICE_CK_DST_MAX);
+	__type(key, struct sluice_ck_dst);
+	__type(value, __u64);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} sl_cookie_dst SEC(".maps");
+
+/*
+ * Verified sources: addresses that completed a TCP handshake with this
+ * host, with the CLOCK_MONOTONIC ns of the latest. Written by sl_sockops
+ * while sl_config.verified_ttl_ns is set; an entry older than that is
+ * ignored (and the LRU drops the oldest when full). Read by the data path
+ * for rules with a verified-class.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, SLUICE_VERIFIED_MAX);
+	__type(key, struct sluice_verified_key);
+	__type(value, __u64);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} sl_verified SEC(".maps");
 
 #endif /* SLUICE_BPF_MAPS_H */

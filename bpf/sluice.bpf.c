@@ -93,13 +93,14 @@ struct sl_eval {
 	__u64 seed;		/* sl_config.state_seed */
 	__u32 sets;		/* sl_config.state_sets */
 	__u32 rs_idx;		/* live rule set */
-	__u32 op;		/* enum sl_op */
-	__u32 phase;		/* enum sl_phase */
 	__u32 seen;		/* limits visited in this op so far */
 	__u32 charged;		/* limits charged by the CHARGE op (REFUND bound) */
 	__s32 refused;		/* rule index that refused, or -1 */
-	__u32 fault;		/* an internal fault happened */
-	__u32 fail_closed;
+	/* Bytes, not words: the struct is 8 bytes smaller on the entry's stack. */
+	__u8 op;		/* enum sl_op */
+	__u8 phase;		/* enum sl_phase */
+	__u8 fault;		/* an internal fault happened */
+	__u8 fail_closed;
 };
 
 /*
@@ -151,6 +152,9 @@ struct sl_match {
 	__u32 first_dry;
 	__u32 class;		/* most critical class among the matching rules */
 	__u32 precise;		/* a matching rule needs the precise clock */
+	__u32 cookie_always;	/* 1 + index of the first `cookie always` rule a SYN matched */
+	__u32 vclass;		/* 1 + the most critical verified-class; 0: none */
+	__u32 pad;
 };
 
 /*
@@ -168,7 +172,14 @@ struct sl_scratch {
 	__u64 now;
 	__u64 drops;
 	__u32 pending;		/* an event waits to be sent */
-	__u32 pad;
+	/* A SYN for sluice_cookie_syn: its rule's counter slot, SYN-ACK budgets, time, length. */
+	__u32 ck_slot;
+	__u32 ck_len;
+	__u64 ck_now;
+	__u64 ck_interval_fp;
+	__u64 ck_tolerance;
+	__u64 ckd_interval_fp;
+	__u64 ckd_tolerance;
 	struct sluice_fleet_use fu;	/* a new hot fleet key's first value */
 };
 
@@ -508,13 +519,20 @@ __noinline int sl_match_rules(struct sl_eval *ev, struct sl_match *m, __u32 disa
 
 		if (!sl_rule_match(r, &ev->pkt))
 			continue;
+		if (r->verified_class && (!m->vclass || r->verified_class < m->vclass))
+			m->vclass = r->verified_class;
+		if (r->action == SLUICE_ACT_COOKIE && r->cookie == SLUICE_COOKIE_ALWAYS &&
+		    !disabled && !m->cookie_always &&
+		    (ev->pkt.tcp_flags & (SLUICE_TCP_SYN | SLUICE_TCP_ACK | SLUICE_TCP_RST |
+					  SLUICE_TCP_FIN)) == SLUICE_TCP_SYN)
+			m->cookie_always = i + 1;
 		if (r->class < m->class)
 			m->class = r->class;
 		m->precise |= r->flags & SLUICE_RF_PRECISE;
 		for (li = 0; li < SLUICE_MAX_LIMITS; li++)
 			if (li < r->nr_limits && r->limits[li].key == SLUICE_KEY_ALL)
 				agg++;
-		if (r->action == SLUICE_ACT_DROP && !disabled) {
+		if ((r->action == SLUICE_ACT_DROP || r->action == SLUICE_ACT_COOKIE) && !disabled) {
 			if (!m->enforce)
 				m->first_enforce = i;
 			m->enforce |= 1ULL << i;
@@ -529,6 +547,49 @@ __noinline int sl_match_rules(struct sl_eval *ev, struct sl_match *m, __u32 disa
 		}
 	}
 	return 0;
+}
+
+/*
+ * Is ev->pkt, a passed packet, an ACK (and nothing else) addressed like
+ * the SYNs of an action cookie rule? Then it may carry a cookie's answer
+ * (sluice_cookie_ack). Global, so verified once and its answer an unknown
+ * value to the caller, which splits no paths before the very end.
+ */
+__noinline int sl_match_cookie_ack(struct sl_eval *ev)
+{
+	struct sluice_ruleset *rs;
+	struct sluice_config *cfg;
+	__u32 i, nr, rs_idx, zero = 0;
+	__u8 flags;
+	int hit = 0;
+
+	/* ACK, PSH and the ECN bits may come with it; SYN, RST and FIN may not. */
+	if (!ev || ev->pkt.proto != SL_IPPROTO_TCP || !(ev->pkt.flags & SL_PKT_L4) ||
+	    (ev->pkt.tcp_flags & (SLUICE_TCP_SYN | SLUICE_TCP_ACK | SLUICE_TCP_RST |
+				  SLUICE_TCP_FIN)) != SLUICE_TCP_ACK)
+		return 0;
+	cfg = bpf_map_lookup_elem(&sl_config, &zero);
+	if (!cfg || cfg->disabled)
+		return 0;
+	rs_idx = ev->rs_idx;
+	rs = bpf_map_lookup_elem(&sl_rulesets, &rs_idx);
+	if (!rs || !rs->cookie_rules)
+		return 0;
+	nr = rs->nr_rules;
+	flags = ev->pkt.tcp_flags;
+	ev->pkt.tcp_flags = SLUICE_TCP_SYN;
+	for (i = 0; i < SLUICE_MAX_RULES; i++) {
+		const struct sluice_rule *r = &rs->rules[i];
+
+		if (i >= nr)
+			break;
+		if (r->action == SLUICE_ACT_COOKIE && sl_rule_match(r, &ev->pkt)) {
+			hit = 1;
+			break;
+		}
+	}
+	ev->pkt.tcp_flags = flags;
+	return hit;
 }
 
 /* bpf_loop callback: eval_rule_at. */
@@ -740,11 +801,17 @@ static __always_inline void rule_count(const struct sluice_ruleset *rs, __s32 i,
 				       int what)
 {
 	struct sluice_rule_stats *s;
+	__u64 idx = (__u32)i;
 	__u32 slot;
 
 	if (i < 0 || i >= SLUICE_MAX_RULES)
 		return;
-	slot = rs->rules[i].slot;
+	/*
+	 * Bound the index where the verifier sees it: 6.1's loses the checks
+	 * above when clang reloads i from a spill (see eval_rule_at).
+	 */
+	asm volatile("%[idx] &= %[mask]" : [idx] "+r"(idx) : [mask] "i"(SLUICE_MAX_RULES - 1));
+	slot = rs->rules[idx].slot;
 	s = bpf_map_lookup_elem(&sl_rule_stats, &slot);
 	if (!s)
 		return;
@@ -788,6 +855,57 @@ __noinline int sl_count_passed(const struct sluice_ruleset *rs, __u64 matched, _
 }
 
 #include "shed.h"
+
+/* What sluice_cookie_syn needs of rule r, into the per-CPU scratch. */
+static __always_inline void ck_stash(struct sl_scratch *sc, const struct sluice_rule *r, __u64 now,
+				     __u32 len)
+{
+	sc->ck_slot = r->slot;
+	sc->ck_len = len;
+	sc->ck_now = now;
+	sc->ck_interval_fp = r->ck_interval_fp;
+	sc->ck_tolerance = r->ck_tolerance;
+	sc->ckd_interval_fp = r->ckd_interval_fp;
+	sc->ckd_tolerance = r->ckd_tolerance;
+}
+
+/* A pure SYN: the only packet a cookie answers. */
+static __always_inline int pure_syn(const struct sl_pkt *p)
+{
+	return p->proto == SL_IPPROTO_TCP && (p->flags & SL_PKT_L4) &&
+	       (p->tcp_flags & (SLUICE_TCP_SYN | SLUICE_TCP_ACK | SLUICE_TCP_RST | SLUICE_TCP_FIN)) ==
+		       SLUICE_TCP_SYN;
+}
+
+/*
+ * The class a packet of class cls is shed as, for rules whose most
+ * critical verified-class is vclass - 1: that class if its source completed
+ * a handshake within the verified TTL, else cls. Global: its answer is an
+ * unknown value to the caller, which splits no paths.
+ */
+__noinline int sl_verified_class(const struct sl_pkt *p, __u32 vclass, __u32 cls, __u64 now)
+{
+	struct sluice_verified_key k = {};
+	struct sluice_config *cfg;
+	__u32 zero = 0;
+	__u64 *at;
+
+	cfg = bpf_map_lookup_elem(&sl_config, &zero);
+	if (!p || !cfg || !cfg->verified_ttl_ns || !vclass || vclass - 1 >= cls)
+		return cls;
+	k.family = p->family;
+	k.addr[0] = p->saddr[0];
+	if (p->family == 6) {
+		k.addr[1] = p->saddr[1];
+		k.addr[2] = p->saddr[2];
+		k.addr[3] = p->saddr[3];
+	}
+	at = bpf_map_lookup_elem(&sl_verified, &k);
+	if (!at || now - READ_ONCE(*at) > cfg->verified_ttl_ns)
+		return cls;
+	count(SLUICE_G_VERIFIED);
+	return vclass - 1;
+}
 
 /* The event a bucket in sl_limit_op deferred (note_drop), sent from here. */
 static __always_inline void send_pending(struct sl_scratch *sc)
@@ -897,7 +1015,13 @@ static __always_inline int sluice_core(const void *data, const void *data_end, _
 	shed = bpf_map_lookup_elem(&sl_shed, &zero);
 	if (shed && (matched || !(ev.pkt.flags & SL_PKT_ND))) {
 		__u32 cls = (matched ? m->class : shed->default_class) & SLUICE_MAX_CLASS;
-		__u64 th = shed->threshold[cls];
+		__u64 th;
+
+		/* A verified source of a rule with a verified-class is shed as that class. */
+		if (m->vclass)
+			cls = sl_verified_class(&ev.pkt, m->vclass, cls, clock_now(cfg, 0)) &
+			      SLUICE_MAX_CLASS;
+		th = shed->threshold[cls];
 
 		class_count(cls, ev.pkt.len, 0);
 		if (cls && th && !(shed->flags & SLUICE_SHED_OFF) &&
@@ -927,6 +1051,14 @@ static __always_inline int sluice_core(const void *data, const void *data_end, _
 		count(SLUICE_G_NO_RULE);
 		goto pass;
 	}
+	if (m->cookie_always) {
+		/* `cookie always`: the SYN is answered, whatever the limits say. */
+		__u32 ri = (m->cookie_always - 1) & (SLUICE_MAX_RULES - 1);
+
+		ck_stash(sc, &rs->rules[ri], clock_now(cfg, 0), ev.pkt.len);
+		rule_count(rs, ri, ev.pkt.len, SL_VERDICT_DROP);
+		return SL_VERDICT_COOKIE;
+	}
 	if (!use_cap)
 		ev.now = clock_now(cfg, 0);
 	ev.now_p = clock_mode == SLUICE_CLOCK_AUTO && m->precise ? clock_now(cfg, 1) : ev.now;
@@ -937,6 +1069,12 @@ static __always_inline int sluice_core(const void *data, const void *data_end, _
 	    !eval_group(&ev, rs, enforce, nr, m->nr_enforce, m->agg_enforce, m->first_enforce)) {
 		rule_count(rs, ev.refused, ev.pkt.len, SL_VERDICT_DROP);
 		send_pending(sc);
+		if (ev.refused >= 0 && pure_syn(&ev.pkt) &&
+		    rs->rules[ev.refused & (SLUICE_MAX_RULES - 1)].action == SLUICE_ACT_COOKIE) {
+			/* Refused by an action cookie rule: answered instead. */
+			ck_stash(sc, &rs->rules[ev.refused & (SLUICE_MAX_RULES - 1)], ev.now, ev.pkt.len);
+			return SL_VERDICT_COOKIE;
+		}
 		goto drop;
 	}
 	if (dry && !eval_group(&ev, rs, dry, nr, m->nr_dry, m->agg_dry, m->first_dry)) {
@@ -958,6 +1096,9 @@ static __always_inline int sluice_core(const void *data, const void *data_end, _
 pass:
 	if (use_cap)
 		sl_capacity_op(shed, cap_cls, ev.pkt.len, ev.now, 1);
+	/* The entry counts it passed or dropped once the cookie is checked. */
+	if (sl_match_cookie_ack(&ev))
+		return SL_VERDICT_ACK;
 	count(SLUICE_G_PASSED);
 	return SL_VERDICT_PASS;
 
@@ -979,14 +1120,38 @@ drop:
  * measured when they reach past the head (see sluice_core): the call costs
  * about 20 ns here, on every packet otherwise.
  */
+#include "cookie.h"
+
+/*
+ * The cookie verdicts where no cookie is made: the SYN dropped, the ACK
+ * passed, and counted so (TC, and XDP on a kernel without the helpers,
+ * where no action cookie rule is accepted).
+ */
+static __always_inline int cookie_fallback(int v)
+{
+	if (v == SL_VERDICT_COOKIE) {
+		count(SLUICE_G_DROPPED);
+		return SL_VERDICT_DROP;
+	}
+	count(SLUICE_G_PASSED);
+	return SL_VERDICT_PASS;
+}
+
 SEC("xdp.frags")
 int sluice_xdp(struct xdp_md *ctx)
 {
 	void *data = (void *)(long)ctx->data;
 	void *data_end = (void *)(long)ctx->data_end;
+	int v = sluice_core(data, data_end, data_end - data, 1, ctx);
 
-	return sluice_core(data, data_end, data_end - data, 1, ctx) == SL_VERDICT_DROP ? XDP_DROP
-										      : XDP_PASS;
+	if (v == SL_VERDICT_COOKIE || v == SL_VERDICT_ACK) {
+		/* The cookie programs: no return from here unless the slot is empty. */
+		if (has_syncookie)
+			bpf_tail_call(ctx, &sl_cookie_progs,
+				      v == SL_VERDICT_COOKIE ? SLUICE_CK_PROG_SYN : SLUICE_CK_PROG_ACK);
+		v = cookie_fallback(v);
+	}
+	return v == SL_VERDICT_DROP ? XDP_DROP : XDP_PASS;
 }
 
 SEC("tc")
@@ -996,6 +1161,7 @@ int sluice_tc(struct __sk_buff *skb)
 	__u32 want = len < SL_TC_PULL ? len : SL_TC_PULL;
 	void *data = (void *)(long)skb->data;
 	void *data_end = (void *)(long)skb->data_end;
+	int v;
 
 	/* Headers may sit in paged data; pull them into the head only then. */
 	if (data + want > data_end) {
@@ -1004,8 +1170,11 @@ int sluice_tc(struct __sk_buff *skb)
 		data_end = (void *)(long)skb->data_end;
 	}
 	/* GRO and GSO hand TC super-packets: charge each the segments it carries. */
-	return sluice_core(data, data_end, len, skb->gso_segs, NULL) == SL_VERDICT_DROP ?
-		       TC_ACT_SHOT : TC_ACT_OK;
+	v = sluice_core(data, data_end, len, skb->gso_segs, NULL);
+	/* No cookies at TC: the controller refuses action cookie rules in tc mode. */
+	if (v == SL_VERDICT_COOKIE || v == SL_VERDICT_ACK)
+		v = cookie_fallback(v);
+	return v == SL_VERDICT_DROP ? TC_ACT_SHOT : TC_ACT_OK;
 }
 
 /*

@@ -76,6 +76,27 @@ __noinline int sl_walk_conn_rules(struct sl_conn_walk *w, __u32 nr)
  * every connection limit it falls in, and remember where in its socket
  * storage, so that its close takes back exactly that.
  */
+/*
+ * A passively established connection proves its remote address: a verified
+ * source (sl_verified), while the controller keeps them (verified_ttl_ns).
+ */
+static __always_inline void verify_source(struct bpf_sock_ops *skops,
+					  const struct sluice_config *cfg, const struct sl_pkt *p)
+{
+	struct sluice_verified_key k = {};
+	__u64 now;
+
+	if (!cfg->verified_ttl_ns)
+		return;
+	k.family = p->family;
+	k.addr[0] = p->saddr[0];
+	k.addr[1] = p->saddr[1];
+	k.addr[2] = p->saddr[2];
+	k.addr[3] = p->saddr[3];
+	now = clock_now(cfg, 0);
+	bpf_map_update_elem(&sl_verified, &k, &now, BPF_ANY);
+}
+
 static __always_inline void conn_established(struct bpf_sock_ops *skops)
 {
 	struct sl_conn_walk w = {};
@@ -106,6 +127,7 @@ static __always_inline void conn_established(struct bpf_sock_ops *skops)
 	} else {
 		return;
 	}
+	verify_source(skops, cfg, &w.pkt);
 	w.pkt.proto = SL_IPPROTO_TCP;
 	w.pkt.dport = skops->local_port;	/* host byte order */
 	w.pkt.flags = SL_PKT_L4 | SL_PKT_PORTS;

@@ -61,6 +61,17 @@ enum sluice_cost {
 enum sluice_action {
 	SLUICE_ACT_DROP = 0,
 	SLUICE_ACT_DRYRUN = 1,	/* pass, but count what would have been dropped */
+	/*
+	 * Enforce like drop, but a pure SYN the limits refuse is answered
+	 * from XDP with a SYN-ACK carrying a SYN cookie (sluice_rule.cookie).
+	 */
+	SLUICE_ACT_COOKIE = 2,
+};
+
+/* sluice_rule.cookie: which SYNs of an action cookie rule are answered. */
+enum sluice_cookie_mode {
+	SLUICE_COOKIE_OVER = 0,		/* those the limits refuse (the default) */
+	SLUICE_COOKIE_ALWAYS = 1,	/* every one; the limits see none */
 };
 
 /* Which fields of a rule take part in matching (sluice_rule.match). */
@@ -124,12 +135,30 @@ struct sluice_rule {
 	__u16 dport_lo;		/* host byte order, inclusive */
 	__u16 dport_hi;
 	__u8 flags;		/* enum sluice_rule_flags, set by the controller */
-	__u8 pad[3];
+	__u8 cookie;		/* enum sluice_cookie_mode, with SLUICE_ACT_COOKIE */
+	/*
+	 * Verified sources (sl_verified) matching this rule are shed as this
+	 * class minus 1 when that is more critical than the rule's; 0: no
+	 * such sparing.
+	 */
+	__u8 verified_class;
+	__u8 pad;
 	__u32 src_net[4];	/* network byte order, already masked */
 	__u32 src_mask[4];	/* network byte order */
 	struct sluice_limit limits[SLUICE_MAX_LIMITS];
+	/*
+	 * SYN-ACK budgets of SLUICE_ACT_COOKIE (token buckets, one packet a
+	 * unit): rule-wide in sl_cookie_agg[slot], and per destination (the
+	 * SYN's source) in sl_cookie_dst. A SYN over either is dropped.
+	 */
+	__u64 ck_interval_fp;
+	__u64 ck_tolerance;
+	__u64 ckd_interval_fp;
+	__u64 ckd_tolerance;
+	__u32 ck_rate;		/* SYN-ACKs per second for the rule, as configured */
+	__u32 ckd_rate;		/* per destination, per second */
 };
-_Static_assert(sizeof(struct sluice_rule) == 312, "sluice_rule layout");
+_Static_assert(sizeof(struct sluice_rule) == 352, "sluice_rule layout");
 
 /* sluice_rule.flags: derived from the limits by the controller. */
 enum sluice_rule_flags {
@@ -155,6 +184,8 @@ enum sluice_rule_flags {
 struct sluice_ruleset {
 	__u32 nr_rules;
 	__u32 gen;		/* bumped on every commit */
+	__u32 cookie_rules;	/* rules with action cookie: ACKs are checked for cookies */
+	__u32 pad;
 	struct sluice_rule rules[SLUICE_MAX_RULES];
 	char names[SLUICE_MAX_RULES][SLUICE_NAME_LEN];	/* read by userspace only */
 };
@@ -187,8 +218,18 @@ struct sluice_config {
 	 * agree within one tick whichever a packet reads.
 	 */
 	__u64 clock_off;
+	/*
+	 * SYN cookies: what the kernel's cookie check accepts back
+	 * (enum sluice_cookie_flags, include/sluice_cookie.h), read from its
+	 * sysctls by the controller, and the window scale the kernel gives a
+	 * cookie connection (what the SYN-ACK must advertise).
+	 */
+	__u32 cookie_flags;
+	__u32 cookie_wscale;
+	/* Verified sources stay verified this long after a handshake; 0: not kept. */
+	__u64 verified_ttl_ns;
 };
-_Static_assert(sizeof(struct sluice_config) == 56, "sluice_config layout");
+_Static_assert(sizeof(struct sluice_config) == 72, "sluice_config layout");
 
 enum sluice_list_bits {
 	SLUICE_L_DENY4 = 1 << 0,
@@ -342,6 +383,33 @@ struct sluice_sock_conns {
 	struct sluice_key keys[SLUICE_CONN_KEYS_PER_SOCK];
 };
 
+/* Slots of sl_cookie_progs: the programs that answer a SYN and check an ACK. */
+enum sluice_cookie_prog {
+	SLUICE_CK_PROG_SYN = 0,
+	SLUICE_CK_PROG_ACK = 1,
+	SLUICE_CK_PROGS,
+};
+
+/* Key of sl_cookie_dst: a SYN-ACK destination under one rule's budget. */
+struct sluice_ck_dst {
+	__u32 addr[4];		/* network byte order; IPv4 in [0] */
+	__u16 slot;		/* sluice_rule.slot */
+	__u8 family;		/* 4 or 6 */
+	__u8 pad;
+};
+_Static_assert(sizeof(struct sluice_ck_dst) == 20, "sluice_ck_dst layout");
+
+/* Key of sl_verified: a source that completed a TCP handshake with this host. */
+struct sluice_verified_key {
+	__u32 addr[4];		/* network byte order; IPv4 in [0] */
+	__u32 family;		/* 4 or 6 */
+};
+_Static_assert(sizeof(struct sluice_verified_key) == 20, "sluice_verified_key layout");
+/* Sources sl_verified holds; the least recently verified go first. */
+#define SLUICE_VERIFIED_MAX	65536
+/* SYN-ACK destinations sl_cookie_dst holds (LRU: an evicted one starts a full budget). */
+#define SLUICE_CK_DST_MAX	65536
+
 /* Per-rule counters, one per CPU per counter slot. */
 struct sluice_rule_stats {
 	__u64 passed_pkts;	/* includes would-drops (they pass) */
@@ -372,6 +440,13 @@ enum sluice_global {
 	SLUICE_G_EVENTS_LOST,	/* events the ring buffer had no room for */
 	SLUICE_G_SHED,		/* dropped by adaptive shedding */
 	SLUICE_G_CAPACITY,	/* dropped by reserved capacity */
+	SLUICE_G_COOKIE_SENT,	/* SYN-ACKs with a SYN cookie sent (the SYN counts as dropped) */
+	SLUICE_G_COOKIE_BUDGET,	/* SYNs not answered: over a SYN-ACK budget */
+	SLUICE_G_COOKIE_BAD,	/* SYNs not answered: bad checksum or not answerable */
+	SLUICE_G_COOKIE_VALID,	/* ACKs with a valid cookie, passed to the kernel */
+	SLUICE_G_COOKIE_INVALID, /* ACKs to a listener with an invalid cookie, dropped */
+	SLUICE_G_VERIFIED,	/* packets from verified sources shed as their class */
+	SLUICE_G_COOKIE_PRIMED,	/* SYNs passed to keep the kernel accepting cookies */
 	SLUICE_G_MAX,
 };
 

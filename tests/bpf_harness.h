@@ -121,6 +121,8 @@ static inline int load_with(__u32 sets, int state_fd)
 		err = bpf_map__reuse_fd(skel->maps.sl_state, state_fd);
 	if (!err)
 		err = sluice__load(skel);
+	if (!err)
+		err = sl_cookie_progs_fill(skel);
 	if (!err) {
 		memset(&c, 0, sizeof(c));
 		c.state_seed = STATE_SEED;

@@ -23,6 +23,7 @@ suites+=(
 	tests/docs.sh
 	tests/config.sh
 	tests/e2e.sh
+	tests/cookie.sh
 	tests/offload.sh
 	tests/daemon.sh
 	tests/metrics.sh

@@ -84,7 +84,14 @@
 /* Room for the largest packet built here. */
 #define PKT_BUF			(IP6_HLEN + UDP_HLEN + MAX_SIZE)
 
-enum proto { PROTO_UDP, PROTO_TCP_SYN };
+/*
+ * What is sent: UDP, TCP SYNs, or TCP ACKs with random sequence and
+ * acknowledgment numbers (a forged answer to a SYN cookie); the two TCP
+ * kinds are sent alike.
+ */
+enum proto { PROTO_UDP, PROTO_TCP_SYN, PROTO_TCP_ACK };
+/* The TCP flags of build_syn's segments: SYN, or ACK for --proto tcp-ack. */
+static uint8_t tcp_flags = 0x02;
 
 /* Leading bytes of every UDP payload (truncated if --size is smaller). */
 struct payload_hdr {
@@ -129,7 +136,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 "Usage: %s --dst ADDR --dport N --src ADDR[,ADDR...] --rate PPS --duration SEC\n"
-"             [--proto udp|tcp-syn] [--count N] [--size BYTES] [--sport N]\n"
+"             [--proto udp|tcp-syn|tcp-ack] [--count N] [--size BYTES] [--sport N]\n"
 "             [--spin-us N] [--slip-us N] [--json] [--any-addr]\n"
 "       %s --dst ADDR --dport N --spoof-prefix CIDR --rate PPS --duration SEC [...]\n"
 "\n"
@@ -139,7 +146,8 @@ static void usage(FILE *f)
 "\n"
 "  --dst ADDR            destination, IPv4 or IPv6\n"
 "  --dport N             destination port, 1-65535\n"
-"  --proto P             udp (default) or tcp-syn\n"
+"  --proto P             udp (default), tcp-syn, or tcp-ack (random sequence\n"
+"                        and acknowledgment numbers)\n"
 "  --src A[,A...]        source addresses, same family as --dst; may repeat\n"
 "  --spoof-prefix CIDR   instead of --src: a random source inside CIDR for\n"
 "                        every packet; --rate is then the aggregate rate\n"
@@ -160,7 +168,7 @@ static void usage(FILE *f)
 "  -V, --version         print the version\n"
 "\n"
 "Send errors (ENOBUFS, EAGAIN, ...) are counted, not fatal. Needs CAP_NET_RAW\n"
-"for tcp-syn and --spoof-prefix. Exit status: 0 done, 1 runtime error,\n"
+"for tcp-syn, tcp-ack and --spoof-prefix. Exit status: 0 done, 1 runtime error,\n"
 "2 bad arguments.\n",
 		prog, prog, MAX_SIZE, DEFAULT_SIZE, EPHEMERAL_BASE,
 		EPHEMERAL_BASE + EPHEMERAL_SPAN - 1, DEFAULT_SPIN_US);
@@ -279,8 +287,10 @@ static void parse_args(int argc, char **argv, struct opts *o)
 				o->proto = PROTO_UDP;
 			else if (!strcmp(optarg, "tcp-syn"))
 				o->proto = PROTO_TCP_SYN;
+			else if (!strcmp(optarg, "tcp-ack"))
+				o->proto = PROTO_TCP_ACK;
 			else
-				invarg("invalid --proto \"%s\" (udp or tcp-syn)", optarg);
+				invarg("invalid --proto \"%s\" (udp, tcp-syn or tcp-ack)", optarg);
 			break;
 		case OPT_SRC:
 			add_sources(o, optarg);
@@ -349,6 +359,11 @@ static void parse_args(int argc, char **argv, struct opts *o)
 		invarg("--src and --spoof-prefix exclude each other");
 	if (!o->spoof && !o->nsrc)
 		invarg("--src or --spoof-prefix is required");
+	if (o->proto == PROTO_TCP_ACK) {
+		/* From here on sent like SYNs, with the ACK flag. */
+		o->proto = PROTO_TCP_SYN;
+		tcp_flags = 0x10;
+	}
 	if (o->proto == PROTO_TCP_SYN && seen[OPT_SIZE])
 		invarg("--size applies to --proto udp only");
 	if (o->spoof && o->spoof_net.family != o->dst.family)
@@ -512,7 +527,10 @@ static size_t build_udp(uint8_t *p, const struct addr *src, const struct addr *d
 	return len;
 }
 
-/* TCP SYN with an MSS option at @p; returns its length. */
+/*
+ * TCP SYN with an MSS option at @p (or, with tcp_flags ACK, an ACK with a
+ * random acknowledgment number); returns its length.
+ */
 static size_t build_syn(uint8_t *p, const struct addr *src, const struct addr *dst,
 			uint16_t sport, uint16_t dport)
 {
@@ -521,7 +539,9 @@ static size_t build_syn(uint8_t *p, const struct addr *src, const struct addr *d
 	put16(p + 2, dport);
 	put32(p + 4, rng_next());		/* initial sequence number */
 	p[12] = (SYN_HLEN / 4) << 4;		/* data offset, in words */
-	p[13] = 0x02;				/* SYN */
+	p[13] = tcp_flags;			/* SYN (or ACK) */
+	if (tcp_flags & 0x10)
+		put32(p + 8, rng_next());	/* a guessed cookie */
 	put16(p + 14, SYN_WINDOW);
 	p[20] = 2;				/* kind: MSS */
 	p[21] = 4;				/* option length */

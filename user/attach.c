@@ -105,6 +105,15 @@ int do_attach(int argc, char **argv)
 	err = sl_is_loaded() ? sl_check_load_opts(&lo, keys_given, clock_given) : 0;
 	if (!err)
 		err = sl_ensure_loaded(&lo);
+	if (!err && mode == SL_MODE_TC) {
+		/* No SYN cookies at TC: refused while the rule set has cookie rules. */
+		struct sl_maps m;
+
+		err = sl_maps_open(&m);
+		if (!err)
+			err = sl_cookie_attach_check(&m, mode);
+		sl_maps_close(&m);
+	}
 	if (!err)
 		err = sl_attach_locked(dev, ifindex, mode);
 	if (err)

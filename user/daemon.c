@@ -215,6 +215,12 @@ static int apply_ifaces(struct daemon *d)
 			     cur >= 0 ? sl_mode_names[cur] : "gone", sl_mode_names[want->mode]);
 			sl_detach_ifindex(ifindex);
 		}
+		if (want->mode == SL_MODE_TC && d->cfg.rules && sl_cookie_rules(d->cfg.rules)) {
+			dlog("not attaching to %s in tc mode: the rules have action cookie, which "
+			     "answers SYNs from XDP; use mode native or generic", want->name);
+			err = err ? err : -EOPNOTSUPP;
+			continue;
+		}
 		e = sl_attach_locked(want->name, ifindex, want->mode);
 		if (e) {
 			err = err ? err : e;

@@ -33,6 +33,7 @@ enum sl_feature {
 	SL_FEAT_SOCKOPS_NETNS,	/* bpf_get_netns_cookie() in sock_ops */
 	SL_FEAT_BPF_LOOP,	/* bpf_loop() */
 	SL_FEAT_XDP_FRAGS,	/* xdp.frags, bpf_xdp_get_buff_len() */
+	SL_FEAT_SYNCOOKIE,	/* bpf_tcp_raw_{gen,check}_syncookie_ipv4/6() in XDP */
 	SL_FEAT_NR,
 };
 
@@ -52,6 +53,9 @@ static const struct sl_feature_desc {
 	[SL_FEAT_XDP_FRAGS] = { "xdp_frags", "XDP multi-buffer (xdp.frags)", "5.18",
 				"XDP sees only the first buffer of a frame, and native XDP does "
 				"not attach where the MTU needs more than one" },
+	[SL_FEAT_SYNCOOKIE] = { "syncookie", "the raw SYN cookie helpers "
+				"(bpf_tcp_raw_gen_syncookie_ipv4/6) in XDP", "6.0",
+				"rules with action cookie are refused; every other rule works" },
 };
 
 /* 1 the kernel has it, 0 it has not, -1 the probe could not tell. */
@@ -103,6 +107,10 @@ static inline void sl_features_probe(struct sl_features *f)
 	f->has[SL_FEAT_BPF_LOOP] = sl_probe_helper(BPF_PROG_TYPE_XDP, BPF_FUNC_loop);
 	f->has[SL_FEAT_XDP_FRAGS] = sl_probe_helper(BPF_PROG_TYPE_XDP,
 						    BPF_FUNC_xdp_get_buff_len);
+	/* The last of the four helpers added together in 6.0, and the lookup the ACK check uses. */
+	f->has[SL_FEAT_SYNCOOKIE] =
+		sl_probe_helper(BPF_PROG_TYPE_XDP, BPF_FUNC_tcp_raw_check_syncookie_ipv6) &&
+		sl_probe_helper(BPF_PROG_TYPE_XDP, BPF_FUNC_skc_lookup_tcp);
 	for (i = 0; off && i < SL_FEAT_NR; i++) {
 		const char *p = off, *name = sl_feature_descs[i].name;
 		size_t n = strlen(name);
@@ -150,9 +158,48 @@ static inline int sl_features_apply(struct sluice *skel, const struct sl_feature
 	bpf_program__set_autoload(skel->progs.sluice_sockops, f->has[SL_FEAT_SOCKOPS_NETNS] != 0);
 	skel->rodata->has_bpf_loop = f->has[SL_FEAT_BPF_LOOP] != 0;
 	skel->rodata->has_frags = f->has[SL_FEAT_XDP_FRAGS] != 0;
-	if (!skel->rodata->has_frags)
-		return bpf_program__set_flags(xdp, bpf_program__flags(xdp) &
-					      ~BPF_F_XDP_HAS_FRAGS);
+	skel->rodata->has_syncookie = f->has[SL_FEAT_SYNCOOKIE] != 0;
+	/* The cookie programs are verified only where their helpers exist. */
+	bpf_program__set_autoload(skel->progs.sluice_cookie_syn, skel->rodata->has_syncookie);
+	bpf_program__set_autoload(skel->progs.sluice_cookie_ack, skel->rodata->has_syncookie);
+	if (!skel->rodata->has_frags) {
+		/* A tail call's target must agree with the caller on frags. */
+		struct bpf_program *p[] = { xdp, skel->progs.sluice_cookie_syn,
+					    skel->progs.sluice_cookie_ack };
+		size_t k;
+		int err;
+
+		for (k = 0; k < sizeof(p) / sizeof(p[0]); k++) {
+			err = bpf_program__set_flags(p[k], bpf_program__flags(p[k]) &
+							   ~BPF_F_XDP_HAS_FRAGS);
+			if (err)
+				return err;
+		}
+	}
+	return 0;
+}
+
+/*
+ * After load: the cookie programs into sl_cookie_progs, where the XDP
+ * entry tail-calls them (nothing where they were not loaded). 0 or -errno.
+ */
+static inline int sl_cookie_progs_fill(struct sluice *skel)
+{
+	struct bpf_program *p[SLUICE_CK_PROGS] = {
+		[SLUICE_CK_PROG_SYN] = skel->progs.sluice_cookie_syn,
+		[SLUICE_CK_PROG_ACK] = skel->progs.sluice_cookie_ack,
+	};
+	int map = bpf_map__fd(skel->maps.sl_cookie_progs);
+	__u32 k;
+
+	for (k = 0; k < SLUICE_CK_PROGS; k++) {
+		int fd = bpf_program__fd(p[k]);
+
+		if (fd < 0)
+			continue;
+		if (bpf_map_update_elem(map, &k, &fd, 0))
+			return -errno;
+	}
 	return 0;
 }
 

@@ -318,14 +318,21 @@ static int attach_sockops(int prog)
 }
 
 
+/*
+ * The sock_ops program counts connections for connection limits and keeps
+ * verified sources for rules that answer cookies or spare them.
+ */
 static bool needs_conn_counter(const struct sluice_ruleset *rs)
 {
 	__u32 i, j;
 
-	for (i = 0; i < rs->nr_rules && i < SLUICE_MAX_RULES; i++)
+	for (i = 0; i < rs->nr_rules && i < SLUICE_MAX_RULES; i++) {
+		if (rs->rules[i].verified_class || rs->rules[i].action == SLUICE_ACT_COOKIE)
+			return true;
 		for (j = 0; j < rs->rules[i].nr_limits && j < SLUICE_MAX_LIMITS; j++)
 			if (rs->rules[i].limits[j].algo == SLUICE_ALGO_CONNS)
 				return true;
+	}
 	return false;
 }
 
@@ -427,7 +434,7 @@ static void say_features(const struct sl_features *f)
 
 		if (f->has[i] || !d->instead)
 			continue;
-		if (i == SL_FEAT_XDP_FRAGS || i == SL_FEAT_SOCKOPS_NETNS)
+		if (i == SL_FEAT_XDP_FRAGS || i == SL_FEAT_SOCKOPS_NETNS || i == SL_FEAT_SYNCOOKIE)
 			pr_info("this kernel (%s) has no %s (Linux %s): %s", sl_kernel_release(),
 				d->what, d->since, d->instead);
 		else
@@ -612,6 +619,11 @@ int sl_ensure_loaded(const struct sl_load_opts *lo)
 			pr_err("cannot load sluice: %s%s", strerror(-err),
 			       err == -EPERM ? " (needs root: CAP_BPF, CAP_NET_ADMIN, "
 					       "CAP_SYS_ADMIN)" : "");
+		goto out;
+	}
+	err = sl_cookie_progs_fill(skel);
+	if (err) {
+		pr_err("cannot fill sl_cookie_progs: %s", strerror(-err));
 		goto out;
 	}
 	err = pin_prog(skel->progs.sluice_xdp, "prog_xdp");

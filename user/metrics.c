@@ -394,6 +394,29 @@ static void write_fleet(FILE *out, const struct snapshot *snap)
 		}
 }
 
+/* SYN cookies and verified sources. */
+static void write_cookies(FILE *out, const struct snapshot *snap)
+{
+	static const int results[] = { SLUICE_G_COOKIE_SENT, SLUICE_G_COOKIE_BUDGET,
+				       SLUICE_G_COOKIE_BAD, SLUICE_G_COOKIE_VALID,
+				       SLUICE_G_COOKIE_INVALID, SLUICE_G_COOKIE_PRIMED };
+	size_t i;
+
+	sl_metric_family(out, "sluice_cookies_total", "counter",
+	       "SYN cookies: SYN-ACKs sent, SYNs not answered (over a budget, bad), ACKs "
+	       "checked (validated, invalid), SYNs passed to keep the kernel accepting cookies.");
+	for (i = 0; i < ARRAY_SIZE(results); i++)
+		fprintf(out, "sluice_cookies_total{result=\"%s\"} %llu\n",
+			sl_global_names[results[i]],
+			(unsigned long long)snap->s.global[results[i]]);
+	sl_metric_family(out, "sluice_verified_spared_total", "counter",
+	       "Packets of verified sources shed as their rule's verified-class.");
+	sl_metric_value(out, "sluice_verified_spared_total", snap->s.global[SLUICE_G_VERIFIED]);
+	sl_metric_family(out, "sluice_verified_sources", "gauge",
+	       "Sources that completed a TCP handshake within the verified TTL.");
+	sl_metric_value(out, "sluice_verified_sources", snap->s.verified);
+}
+
 static void write_snapshot(FILE *out, const struct snapshot *snap)
 {
 	__u32 i;
@@ -432,6 +455,7 @@ static void write_snapshot(FILE *out, const struct snapshot *snap)
 	sl_metric_value(out, "sluice_events_lost_total", snap->s.global[SLUICE_G_EVENTS_LOST]);
 	write_shed(out, snap);
 	write_fleet(out, snap);
+	write_cookies(out, snap);
 
 	sl_metric_family(out, "sluice_keys", "gauge",
 	       "Per-source buckets in the table, counted at most every 5 seconds.");

@@ -492,6 +492,8 @@ static int kw_action(struct sl_rule_parser *p)
 		p->r->action = SLUICE_ACT_DROP;
 	else if (!strcmp(VAL(p), "dry-run"))
 		p->r->action = SLUICE_ACT_DRYRUN;
+	else if (!strcmp(VAL(p), "cookie"))
+		p->r->action = SLUICE_ACT_COOKIE;
 	else
 		return bad(p->pe, AT(p), "action", VAL(p));
 	return 1;
@@ -499,7 +501,85 @@ static int kw_action(struct sl_rule_parser *p)
 
 static void print_action(const struct sluice_rule *r)
 {
-	print_str("action", " action %s", r->action == SLUICE_ACT_DRYRUN ? "dry-run" : "drop");
+	static const char *const names[] = { [SLUICE_ACT_DROP] = "drop",
+					     [SLUICE_ACT_DRYRUN] = "dry-run",
+					     [SLUICE_ACT_COOKIE] = "cookie" };
+
+	print_str("action", " action %s", names[r->action % 3]);
+}
+
+/* Which SYNs an action cookie rule answers. */
+static int kw_cookie(struct sl_rule_parser *p)
+{
+	if (!strcmp(VAL(p), "over-limit"))
+		p->r->cookie = SLUICE_COOKIE_OVER;
+	else if (!strcmp(VAL(p), "always"))
+		p->r->cookie = SLUICE_COOKIE_ALWAYS;
+	else
+		return bad(p->pe, AT(p), "cookie mode (over-limit, always)", VAL(p));
+	return 1;
+}
+
+static void print_cookie(const struct sluice_rule *r)
+{
+	if (r->action == SLUICE_ACT_COOKIE)
+		print_str("cookie", " cookie %s",
+			  r->cookie == SLUICE_COOKIE_ALWAYS ? "always" : "over-limit");
+}
+
+/* Default SYN-ACK budgets: per second for the rule, and per destination address. */
+#define SL_COOKIE_BUDGET	10000
+#define SL_COOKIE_DST_BUDGET	8
+
+static int kw_cookie_budget(struct sl_rule_parser *p)
+{
+	uint64_t v;
+
+	if (parse_u64(VAL(p), 1, 100000000, &v))
+		return bad(p->pe, AT(p), "cookie-budget (SYN-ACKs per second, 1..100000000)",
+			   VAL(p));
+	p->r->ck_rate = v;
+	return 1;
+}
+
+static void print_cookie_budget(const struct sluice_rule *r)
+{
+	if (r->action == SLUICE_ACT_COOKIE)
+		print_u64("cookie_budget", " cookie-budget %llu", r->ck_rate);
+}
+
+static int kw_cookie_dst_budget(struct sl_rule_parser *p)
+{
+	uint64_t v;
+
+	if (parse_u64(VAL(p), 1, 1000000, &v))
+		return bad(p->pe, AT(p),
+			   "cookie-dst-budget (SYN-ACKs per second to one address, 1..1000000)",
+			   VAL(p));
+	p->r->ckd_rate = v;
+	return 1;
+}
+
+static void print_cookie_dst_budget(const struct sluice_rule *r)
+{
+	if (r->action == SLUICE_ACT_COOKIE)
+		print_u64("cookie_dst_budget", " cookie-dst-budget %llu", r->ckd_rate);
+}
+
+static int kw_verified_class(struct sl_rule_parser *p)
+{
+	uint64_t v;
+
+	if (parse_u64(VAL(p), 0, SLUICE_MAX_CLASS, &v))
+		return bad(p->pe, AT(p), "verified-class (0 critical .. 3)", VAL(p));
+	p->r->verified_class = v + 1;
+	return 1;
+}
+
+static void print_verified_class(const struct sluice_rule *r)
+{
+	if (r->verified_class)
+		print_u64("verified_class", " verified-class %llu", r->verified_class - 1);
 }
 
 /*
@@ -552,8 +632,22 @@ const struct sl_rule_kw sl_rule_kws[] = {
 		  "       | fleet  (rate and burst for the whole fleet, kept in step through\n"
 		  "                 Redis by `sluice run` with a fleet: section; token bucket;\n"
 		  "                 `per src fleet` says the same)" },
-	{ .word = "action", .key = "action", .scope = SL_KW_RULE, .value = "drop|dry-run",
-	  .parse = kw_action, .print.rule = print_action },
+	{ .word = "action", .key = "action", .scope = SL_KW_RULE, .value = "drop|dry-run|cookie",
+	  .parse = kw_action, .print.rule = print_action,
+	  .help = "action cookie: a SYN the limits refuse is answered from XDP with a SYN\n"
+		  "         cookie (rules matching tcp-flags syn; native or generic XDP)" },
+	{ .word = "cookie", .key = "cookie", .scope = SL_KW_RULE, .value = "over-limit|always",
+	  .parse = kw_cookie, .print.rule = print_cookie,
+	  .help = "cookie always: every SYN of the rule is answered with a cookie" },
+	{ .word = "cookie-budget", .key = "cookie-budget", .scope = SL_KW_RULE, .value = "N",
+	  .parse = kw_cookie_budget, .print.rule = print_cookie_budget,
+	  .help = "cookie-budget N: at most N SYN-ACKs per second for the rule (10000)" },
+	{ .word = "cookie-dst-budget", .key = "cookie-dst-budget", .scope = SL_KW_RULE,
+	  .value = "N", .parse = kw_cookie_dst_budget, .print.rule = print_cookie_dst_budget,
+	  .help = "cookie-dst-budget N: at most N SYN-ACKs per second to one address (8)" },
+	{ .word = "verified-class", .key = "verified-class", .scope = SL_KW_RULE, .value = "N",
+	  .parse = kw_verified_class, .print.rule = print_verified_class,
+	  .help = "verified-class N: sources that completed a handshake are shed as class N" },
 };
 const int sl_nr_rule_kws = ARRAY_SIZE(sl_rule_kws);
 _Static_assert(ARRAY_SIZE(sl_rule_kws) <= 32, "a bit of seen_rule and seen_limit a keyword");
@@ -698,6 +792,30 @@ static int rule_end(struct sl_rule_parser *p)
 		err = conns_per_source(&r->limits[i], pe);
 		if (err)
 			return err;
+	}
+
+	/* SYN cookies: a rule that matches SYNs, and budgets that always hold. */
+	if (r->action != SLUICE_ACT_COOKIE) {
+		if (r->cookie || r->ck_rate || r->ckd_rate)
+			return perr(pe, -1, -EINVAL, "cookie, cookie-budget and cookie-dst-budget "
+				    "need action cookie");
+	} else {
+		if (!(r->match & SLUICE_M_PROTO) || r->proto != 6 ||
+		    !(r->match & SLUICE_M_TCPFLAGS) || !(r->tcp_mask & SLUICE_TCP_SYN) ||
+		    !(r->tcp_value & SLUICE_TCP_SYN))
+			return perr(pe, -1, -EINVAL, "action cookie needs proto tcp and tcp-flags "
+				    "syn: it answers SYNs");
+		if (!r->ck_rate)
+			r->ck_rate = SL_COOKIE_BUDGET;
+		if (!r->ckd_rate)
+			r->ckd_rate = SL_COOKIE_DST_BUDGET;
+		/* Token buckets of one second's budget. */
+		r->ck_interval_fp = sl_gcra_interval_per(r->ck_rate, 1000);
+		r->ck_tolerance = sl_gcra_tolerance(r->ck_interval_fp, r->ck_rate,
+						    SLUICE_COST_PKT);
+		r->ckd_interval_fp = sl_gcra_interval_per(r->ckd_rate, 1000);
+		r->ckd_tolerance = sl_gcra_tolerance(r->ckd_interval_fp, r->ckd_rate,
+						     SLUICE_COST_PKT);
 	}
 
 	/* Contradictions that would make a rule silently match nothing. */
@@ -944,6 +1062,9 @@ int sl_ruleset_commit(const struct sl_maps *m, struct sluice_ruleset *next)
 			}
 		}
 	}
+	err = sl_cookie_prepare(next, &cfg);
+	if (err)
+		goto out;
 	rules_set_flags(next);
 	next->gen = live->gen + 1;
 	err = sl_conn_counter_sync(m, next, false);

@@ -108,6 +108,10 @@ extern const char *const sl_mode_names[3];
 	X(arg, capacity, BPF_MAP_TYPE_ARRAY, 4, sizeof(struct sluice_state))                  \
 	X(arg, class_stats, BPF_MAP_TYPE_PERCPU_ARRAY, 4, sizeof(struct sluice_class_stats))  \
 	X(arg, conns, BPF_MAP_TYPE_HASH, sizeof(struct sluice_key), sizeof(struct sluice_conns)) \
+	X(arg, cookie_progs, BPF_MAP_TYPE_PROG_ARRAY, 4, 4)                                   \
+	X(arg, cookie_agg, BPF_MAP_TYPE_ARRAY, 4, sizeof(__u64))                              \
+	X(arg, cookie_dst, BPF_MAP_TYPE_LRU_HASH, sizeof(struct sluice_ck_dst), sizeof(__u64))  \
+	X(arg, verified, BPF_MAP_TYPE_LRU_HASH, sizeof(struct sluice_verified_key), sizeof(__u64)) \
 	X(arg, events, BPF_MAP_TYPE_RINGBUF, 0, 0)                                            \
 	X(arg, fleet_use, BPF_MAP_TYPE_LRU_HASH, sizeof(struct sluice_key),                   \
 	  sizeof(struct sluice_fleet_use))                                                     \
@@ -181,6 +185,10 @@ int sl_state_count(int fd, __u64 *used, __u64 *capacity);
 int sl_attach_locked(const char *dev, int ifindex, int mode);
 int sl_detach_ifindex(int ifindex);
 int sl_list_links(int *ifindexes, int max);
+/* SYN cookies (cookie.c): rules with action cookie in a set, and what they need. */
+int sl_cookie_rules(const struct sluice_ruleset *rs);
+int sl_cookie_prepare(struct sluice_ruleset *next, struct sluice_config *cfg);
+int sl_cookie_attach_check(const struct sl_maps *m, int mode);
 /* The deny and allow tries (lists.c); changes need the root lock held. */
 int sl_list_walk(const struct sl_maps *m, bool deny, int family,
 		 int (*cb)(const struct sl_cidr *c, void *ctx), void *ctx);

@@ -31,6 +31,13 @@ const char *const sl_global_names[SLUICE_G_MAX] = {
 	[SLUICE_G_EVENTS_LOST] = "events_lost",
 	[SLUICE_G_SHED] = "shed",
 	[SLUICE_G_CAPACITY] = "over_capacity",
+	[SLUICE_G_COOKIE_SENT] = "cookies_sent",
+	[SLUICE_G_COOKIE_BUDGET] = "cookies_over_budget",
+	[SLUICE_G_COOKIE_BAD] = "cookies_bad_syn",
+	[SLUICE_G_COOKIE_VALID] = "cookies_validated",
+	[SLUICE_G_COOKIE_INVALID] = "cookies_invalid",
+	[SLUICE_G_VERIFIED] = "verified_spared",
+	[SLUICE_G_COOKIE_PRIMED] = "cookies_primed",
 };
 _Static_assert(sizeof(sl_global_names) / sizeof(sl_global_names[0]) == SLUICE_G_MAX,
 	       "a name for every global counter");
@@ -94,6 +101,28 @@ static void read_conns(int fd, struct sl_snapshot *s)
 	}
 }
 
+/*
+ * Verified sources: entries of sl_verified whose latest handshake is
+ * within the TTL (older ones wait for the LRU). Bounded by the map's size.
+ */
+static __u64 count_verified(int fd, const struct sl_snapshot *s)
+{
+	struct sluice_verified_key k, next;
+	void *prev = NULL;
+	__u64 at, n = 0;
+	__u32 walked = 0;
+
+	if (!s->cfg.verified_ttl_ns)
+		return 0;
+	while (walked++ < SLUICE_VERIFIED_MAX && !bpf_map_get_next_key(fd, prev, &next)) {
+		k = next;
+		prev = &k;
+		if (!bpf_map_lookup_elem(fd, &k, &at) && s->at - at <= s->cfg.verified_ttl_ns)
+			n++;
+	}
+	return n;
+}
+
 int sl_snapshot_read(const struct sl_maps *m, struct sl_snapshot *s, unsigned int parts)
 {
 	__u32 i, zero = 0;
@@ -122,6 +151,8 @@ int sl_snapshot_read(const struct sl_maps *m, struct sl_snapshot *s, unsigned in
 		err = -errno;
 	if (!err && parts & SL_SNAP_CONNS)
 		read_conns(m->conns, s);
+	if (!err)
+		s->verified = count_verified(m->verified, s);
 	if (!err && parts & SL_SNAP_KEYS)
 		err = state_keys(m->state, s->at, &s->keys, &s->capacity);
 	for (fam = 0; !err && parts & SL_SNAP_LISTS && fam < 2; fam++) {

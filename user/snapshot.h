@@ -28,6 +28,7 @@ struct sl_snapshot {
 	__u64 conns[SLUICE_MAX_RULES];		/* SL_SNAP_CONNS */
 	__u64 keys, capacity;			/* SL_SNAP_KEYS: buckets used, and of */
 	__u64 deny[2], allow[2];		/* SL_SNAP_LISTS: [0] IPv4, [1] IPv6 */
+	__u64 verified;				/* sources verified within the TTL (always) */
 };
 
 /* The global counters' names: stats' keys, and /metrics' result label values. */

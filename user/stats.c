@@ -80,6 +80,8 @@ static void print_stats(const struct sl_snapshot *a, const struct sl_snapshot *b
 		close_object();
 	}
 	close_array();
+	if (b->cfg.verified_ttl_ns)
+		print_u64("verified_sources", "verified sources %llu\n", b->verified);
 	if (b->parts & SL_SNAP_KEYS) {
 		open_object("keys");
 		print_u64("used", NULL, b->keys);
@@ -420,6 +422,25 @@ static int top_way(const struct sluice_way *w, void *ctx)
 	return push_row(tw->rows, &row);
 }
 
+/* SYN cookies and verified sources, while a rule answers cookies or spares them. */
+static void print_cookies(const struct sl_maps *m)
+{
+	struct sl_snapshot *s = calloc(1, sizeof(*s));
+
+	if (!s || sl_snapshot_read(m, s, 0) || !s->cfg.verified_ttl_ns) {
+		free(s);
+		return;
+	}
+	open_object("cookies");
+	print_u64("sent", "cookies: sent %llu", s->global[SLUICE_G_COOKIE_SENT]);
+	print_u64("validated", ", validated %llu", s->global[SLUICE_G_COOKIE_VALID]);
+	print_u64("invalid", ", invalid %llu", s->global[SLUICE_G_COOKIE_INVALID]);
+	print_u64("over_budget", ", over budget %llu", s->global[SLUICE_G_COOKIE_BUDGET]);
+	print_u64("verified_sources", "; verified sources %llu\n", s->verified);
+	close_object();
+	free(s);
+}
+
 /* One table of the sources limited in the last TOP_WINDOW_NS. */
 static int top_once(const struct sl_maps *m, const struct sluice_ruleset *rs, int only_idx,
 		    uint64_t limit)
@@ -480,6 +501,7 @@ static int top_once(const struct sl_maps *m, const struct sluice_ruleset *rs, in
 		print_row(rs, &rows.v[i], now);
 	close_array();
 	print_connections(m, rs, only_idx, limit);
+	print_cookies(m);
 	out_end();
 out:
 	free(rows.v);

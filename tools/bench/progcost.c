@@ -30,6 +30,8 @@
  * driver and its plots. Private maps only: nothing pinned is touched.
  */
 #include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -42,6 +44,7 @@
 #include <bpf/libbpf.h>
 #include "sluice.h"
 #include "sluice_limiter.h"
+#include "sluice_cookie.h"
 #include "sluice.skel.h"
 #include "../../user/kernel_features.h"
 #include "../rand.h"
@@ -82,7 +85,7 @@ static const struct {
 
 enum path {
 	P_NORULE, P_HIT, P_DROP, P_V6, P_LIM4, P_RULES8, P_RULES32, P_RULES64, P_SPOOF,
-	P_HIT1, P_NEWFULL, NPATH
+	P_HIT1, P_NEWFULL, P_COOKIE_SYN, P_COOKIE_ACK, NPATH
 };
 static const struct {
 	const char *key, *name;
@@ -101,6 +104,10 @@ static const struct {
 	  XDP_DROP },
 	{ "hit_one_run", "one rule, existing key, admitted (one run per packet)", 1, XDP_PASS },
 	{ "new_full", "new key into a full table, a limiting way evicted", 1, XDP_PASS },
+	{ "cookie_syn", "SYN answered with a cookie (checksums, budgets, SYN-ACK, XDP_TX)", 1,
+	  XDP_TX },
+	{ "cookie_ack", "ACK with a valid cookie checked (socket lookup, cookie check)", 1,
+	  XDP_PASS },
 };
 
 enum prim { PR_KTIME, PR_COARSE, PR_JIFFIES, PR_PRANDOM, PR_SUBCALL, PR_SET_CAS, PR_LRU,
@@ -171,6 +178,54 @@ static void build_udp4(__u8 *p, __u32 saddr, __u16 dport)
 	udp[0] = htons(40000);
 	udp[1] = htons(dport);
 	udp[2] = htons(PKT4_LEN - 34);
+}
+
+/* The SYN of the cookie paths and its length: a Linux client's options, checksums right. */
+#define SYN4_LEN	(14 + 20 + 40)
+#define ACK4_LEN	(14 + 20 + 20)
+#define SYN_ISN		0x11223344u
+
+/* IPv4 header and TCP checksums of the frame at p (IPv4 header at 14, TCP at 34). */
+static void fix_csums4(__u8 *p, __u32 len)
+{
+	__u16 c;
+
+	p[24] = p[25] = 0;
+	c = ~sl_csum_fold(sl_csum_add(0, p + 14, 20));
+	p[24] = c >> 8;
+	p[25] = c;
+	p[34 + 16] = p[34 + 17] = 0;
+	c = ~sl_csum_fold(sl_csum_add(sl_pseudo4(p + 26, len - 34), p + 34, len - 34));
+	p[34 + 16] = c >> 8;
+	p[34 + 17] = c;
+}
+
+/* A TCP segment from 198.18.0.2:40000 to BENCH_PORT: SYN with options, or a bare ACK. */
+static void build_tcp4(__u8 *p, __u8 flags, __u32 seq, __u32 ack)
+{
+	static const __u8 opts[20] = { 2, 4, 0x05, 0xb4, 4, 2, 8, 10, 1, 2, 3, 4, 0, 0, 0, 0,
+				       1, 3, 3, 7 };
+	__u32 len = flags & SLUICE_TCP_SYN ? SYN4_LEN : ACK4_LEN;
+	__u8 *t = p + 34;
+
+	build_udp4(p, SRC4, BENCH_PORT);
+	memset(p + 34, 0, len - 34);
+	p[14 + 2] = 0;
+	p[14 + 3] = len - 14;
+	p[14 + 9] = 6;
+	t[0] = 40000 >> 8;
+	t[1] = 40000 & 0xff;
+	t[2] = BENCH_PORT >> 8;
+	t[3] = BENCH_PORT & 0xff;
+	sl_put32(t + 4, seq);
+	sl_put32(t + 8, ack);
+	t[12] = ((len - 34) / 4) << 4;
+	t[13] = flags;
+	t[14] = 0xff;
+	t[15] = 0xff;
+	if (flags & SLUICE_TCP_SYN)
+		memcpy(t + 20, opts, sizeof(opts));
+	fix_csums4(p, len);
 }
 
 /* 2001:db8:w1>>16:w1&0xffff::1 -> 2001:db8::1 */
@@ -340,6 +395,75 @@ static int set_rules(struct inst *in, __u32 nr, const struct lim *lims, __u32 nl
 	return 0;
 }
 
+static __u64 mono_ns(void);
+
+/*
+ * The cookie paths' rule: `proto tcp dport BENCH_PORT tcp-flags syn limit
+ * 1pps per all action cookie cookie always`, budgets that never refuse, the
+ * kernel primed just now (so no SYN is passed to it instead of answered)
+ * and every option allowed back (tcp_timestamps = 2).
+ */
+static int set_cookie_rule(struct inst *in)
+{
+	static const struct lim one = { 1, 1, SLUICE_KEY_ALL, 0, 0, 0 };
+	static struct sluice_ruleset rs;
+	struct sluice_config cfg;
+	struct sluice_ck_dst k = { .addr = { BENCH_PORT }, .slot = 0, .family = 0x80 | 4 };
+	struct sluice_rule *r = &rs.rules[0];
+	__u32 zero = 0;
+	__u64 now;
+
+	memset(&rs, 0, sizeof(rs));
+	rs.nr_rules = 1;
+	rs.cookie_rules = 1;
+	snprintf(rs.names[0], SLUICE_NAME_LEN, "cookie");
+	r->uid = in->uid++;
+	r->nr_limits = 1;
+	r->match = SLUICE_M_PROTO | SLUICE_M_DPORT | SLUICE_M_TCPFLAGS;
+	r->proto = 6;
+	r->dport_lo = r->dport_hi = BENCH_PORT;
+	r->tcp_mask = SLUICE_TCP_SYN | SLUICE_TCP_ACK;
+	r->tcp_value = SLUICE_TCP_SYN;
+	r->action = SLUICE_ACT_COOKIE;
+	r->cookie = SLUICE_COOKIE_ALWAYS;
+	fill_limit(&r->limits[0], &one, 0);
+	r->ck_rate = r->ckd_rate = 1000000000;
+	r->ck_interval_fp = r->ckd_interval_fp = sl_gcra_interval_per(OPEN_RATE, 1000);
+	r->ck_tolerance = r->ckd_tolerance = sl_gcra_tolerance(r->ck_interval_fp, OPEN_RATE,
+							       SLUICE_COST_PKT);
+	if (bpf_map_lookup_elem(in->config, &zero, &cfg))
+		return -errno;
+	cfg.next_uid = in->uid;
+	cfg.cookie_flags = SLUICE_CK_TS | SLUICE_CK_SACK | SLUICE_CK_WSCALE;
+	cfg.cookie_wscale = 7;
+	now = mono_ns();
+	if (bpf_map_update_elem(in->rulesets, &zero, &rs, 0) ||
+	    bpf_map_update_elem(in->config, &zero, &cfg, 0) ||
+	    bpf_map_update_elem(bpf_map__fd(in->skel->maps.sl_cookie_dst), &k, &now, 0))
+		return -errno;
+	return 0;
+}
+
+/*
+ * An ACK answering a SYN-ACK sluice just made (run once, its sequence
+ * number read back) into pkt: a cookie the kernel's check finds valid for
+ * the listener main() opened on BENCH_PORT. 0 or -1.
+ */
+static int cookie_ack(struct inst *in)
+{
+	__u8 out[SYN4_LEN + 64];
+	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = pkt, .data_size_in = SYN4_LEN,
+		    .data_out = out, .data_size_out = sizeof(out), .repeat = 1);
+	__u32 cookie;
+
+	build_tcp4(pkt, SLUICE_TCP_SYN, SYN_ISN, 0);
+	if (bpf_prog_test_run_opts(in->prog, &o) || o.retval != XDP_TX)
+		return -1;
+	cookie = (__u32)out[38] << 24 | (__u32)out[39] << 16 | (__u32)out[40] << 8 | out[41];
+	build_tcp4(pkt, SLUICE_TCP_ACK, SYN_ISN + 1, cookie + 1);
+	return 0;
+}
+
 static __u64 mono_ns(void)
 {
 	struct timespec ts;
@@ -400,6 +524,8 @@ static int open_inst(struct inst *in, int clock, unsigned long keys)
 	bpf_map__set_max_entries(in->skel->maps.sl_state, in->sets);
 	in->skel->rodata->clock_mode = clocks[clock].mode;
 	err = sluice__load(in->skel);
+	if (!err)
+		err = sl_cookie_progs_fill(in->skel);
 	if (err)
 		return err;
 	in->prog = bpf_program__fd(in->skel->progs.sluice_xdp);
@@ -616,6 +742,15 @@ static double run_path(struct inst *in, int p, unsigned long round)
 	__u32 len = PKT4_LEN;
 	int err = 0;
 
+	if (p == P_COOKIE_SYN || p == P_COOKIE_ACK) {
+		if (set_cookie_rule(in))
+			return -1;
+		if (p == P_COOKIE_ACK)
+			return cookie_ack(in) ? -1 : run_same(in->prog, ACK4_LEN, distinct, XDP_PASS);
+		build_tcp4(pkt, SLUICE_TCP_SYN, SYN_ISN, 0);
+		return run_same(in->prog, SYN4_LEN, distinct, XDP_TX);
+	}
+
 	build_udp4(pkt, SRC4, BENCH_PORT);
 	switch (p) {
 	case P_NORULE:
@@ -715,6 +850,7 @@ int main(int argc, char **argv)
 	struct timespec res_coarse;
 	struct inst clk[NCLK] = {}, sc[NSCALE] = {};
 	struct trivial *triv_skel = NULL;
+	int lfd = -1;
 	struct prims *prims = NULL;
 	const char *json_path = NULL;
 	int c, k, p, err = 1, tfd, prim_fd[NPRIM];
@@ -755,6 +891,30 @@ int main(int argc, char **argv)
 	if (clock_getres(CLOCK_MONOTONIC_COARSE, &res_coarse) == 0)
 		tick_ns = res_coarse.tv_sec * 1000000000ULL + res_coarse.tv_nsec;
 
+	/* A listener on BENCH_PORT: an ACK is checked only when it reaches one. */
+	{
+		struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(BENCH_PORT) };
+		int one = 1;
+
+		err = 0;
+		lfd = socket(AF_INET, SOCK_STREAM, 0);
+		if (lfd >= 0)
+			setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+		if (lfd < 0)
+			err = -errno;
+		else if (bind(lfd, (struct sockaddr *)&a, sizeof(a)))
+			/* Another's listener there serves as well: the lookup finds it. */
+			err = errno == EADDRINUSE ? 0 : -errno;
+		else if (listen(lfd, 8))
+			err = -errno;
+		if (err) {
+			fprintf(stderr, "progcost: cannot listen on port %d: %s\n", BENCH_PORT,
+				strerror(-err));
+			err = 1;
+			goto out;
+		}
+	}
+	err = 1;	/* what every failure below returns */
 	triv_skel = trivial__open_and_load();
 	prims = prims__open_and_load();
 	if (!triv_skel || !prims) {
@@ -1001,5 +1161,7 @@ out:
 	}
 	prims__destroy(prims);
 	trivial__destroy(triv_skel);
+	if (lfd >= 0)
+		close(lfd);
 	return err;
 }

@@ -1,0 +1,325 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# End to end: SYN cookies under a spoofed SYN flood. A server namespace
+# (tools/slserve on PORT, sluice attached by its CLI in native XDP) and a
+# client namespace joined by veth; real clients (tools/slconn) connect in a
+# bounded loop while tools/slgen floods SYNs from random sources of
+# 198.18.128.0/17 at FLOOD pps, far over the rule's rule-wide SYN limit.
+#
+# The client side of the veth runs an XDP_PASS program (veth hands XDP_TX
+# frames to a peer only when the peer runs XDP, as a NIC's wire would) and
+# sends with checksum offload off, so its SYNs carry the full checksum a
+# NIC's would (sluice verifies it before answering).
+#
+# Counts, with their tolerances:
+# - with action cookie, at least NCONN - 2 of NCONN connections succeed
+#   within one SYN's timeout (1 s, before the kernel's first
+#   retransmission): the slack is for a SYN-ACK lost on a machine that a
+#   flood keeps busy;
+# - with action drop, at most NCONN / 2 do: the limit admits about LIMIT of
+#   FLOOD SYNs a second, so a real SYN passes with probability ~1%;
+# - a forged ACK from each of NACK spoofed sources is dropped and counted
+#   exactly (a random 32-bit acknowledgment passes the kernel's cookie check
+#   with a probability under 2^-20), and the kernel never sees one.
+set -u
+cd "$(dirname "$0")/.."
+. tests/lib.sh
+TMP=$(mktemp -d)
+trap 'cleanup; rm -rf "$TMP"' EXIT
+require_root cookie
+
+SLGEN=$BUILD/slgen
+SLSERVE=$BUILD/slserve
+SLCONN=$BUILD/slconn
+XDP_PASS=$BUILD/bench/xdp_pass.bpf.o
+PORT=8080
+FLOOD=10000
+LIMIT=100
+NCONN=40
+NACK=100
+
+for b in "$SLGEN" "$SLSERVE" "$SLCONN" "$XDP_PASS"; do
+	if [ ! -x "$b" ] && [ ! -f "$b" ]; then
+		not_ok cookie-setup "$b is not built (make test-build)"
+		exit 1
+	fi
+done
+
+SRV=$(new_netns srv) && CLI=$(new_netns cli) || { not_ok cookie-setup "no namespaces"; exit 1; }
+ROOT=$(new_root cookie)
+if ! ip link add ck-c netns "$CLI" type veth peer name ck-s netns "$SRV"; then
+	not_ok cookie-setup "cannot create veth"
+	exit 1
+fi
+ip -n "$SRV" addr add 198.18.0.1/16 dev ck-s
+ip -n "$SRV" addr add 2001:db8::1/64 dev ck-s nodad
+ip -n "$CLI" addr add 198.18.0.2/16 dev ck-c
+ip -n "$CLI" addr add 2001:db8::2/64 dev ck-c nodad
+ip -n "$SRV" link set ck-s up
+ip -n "$CLI" link set ck-c up
+in_ns "$CLI" ethtool -K ck-c tx off >/dev/null 2>&1
+if ! ip -n "$CLI" link set dev ck-c xdp obj "$XDP_PASS" sec xdp 2>"$TMP/err"; then
+	not_ok cookie-setup "XDP_PASS on the client side: $(tail -1 "$TMP/err")"
+	exit 1
+fi
+mac_s=$(ip -n "$SRV" -j link show ck-s | jq -r '.[0].address')
+mac_c=$(ip -n "$CLI" -j link show ck-c | jq -r '.[0].address')
+ip -n "$CLI" neigh replace 198.18.0.1 lladdr "$mac_s" dev ck-c nud permanent
+ip -n "$CLI" neigh replace 2001:db8::1 lladdr "$mac_s" dev ck-c nud permanent
+ip -n "$SRV" neigh replace 198.18.0.2 lladdr "$mac_c" dev ck-s nud permanent
+ip -n "$SRV" neigh replace 2001:db8::2 lladdr "$mac_c" dev ck-s nud permanent
+in_ns "$SRV" sysctl -qw net.ipv4.tcp_timestamps=2
+
+sl() { in_ns "$SRV" "$SLUICE" --bpffs "$ROOT" "$@"; }
+slj() { in_ns "$SRV" "$SLUICE" -j --bpffs "$ROOT" "$@"; }
+g() { slj stats | jq -r ".global.$1"; }
+
+if ! out=$(sl attach ck-s mode native 2>&1); then
+	not_ok cookie-setup "attach: $out"
+	exit 1
+fi
+nsenter --net="/run/netns/$SRV" "$SLSERVE" --listen :: --port $PORT --duration 120 \
+	--ready-file "$TMP/ready" >"$TMP/serve.out" 2>&1 &
+DAEMONS+=($!)
+for _ in $(seq 100); do [ -e "$TMP/ready" ] && break; sleep 0.05; done
+
+RULE=(web proto tcp dport $PORT tcp-flags syn limit ${LIMIT}pps per all)
+
+# ---- what the kernel must allow, said by name ----
+begin_case cookie-needs-tcp-syncookies-2
+in_ns "$SRV" sysctl -qw net.ipv4.tcp_syncookies=1
+out=$(sl rule add "${RULE[@]}" action cookie 2>&1)
+rc=$?
+if [ $rc -eq 0 ]; then
+	fail "added with tcp_syncookies = 1"
+elif ! grep -q "net.ipv4.tcp_syncookies = 2" <<<"$out"; then
+	fail "the refusal does not name the sysctl: $out"
+fi
+[ "$(slj rule list | jq '.rules | length')" = 0 ] || fail "a rule was added anyway"
+end_case cookie-needs-tcp-syncookies-2
+in_ns "$SRV" sysctl -qw net.ipv4.tcp_syncookies=2
+
+begin_case cookie-rule-words
+expect_fail "action cookie without tcp-flags syn" sl rule add x proto tcp dport $PORT \
+	limit 10pps action cookie
+expect_fail "cookie without action cookie" sl rule add x proto tcp dport $PORT \
+	tcp-flags syn limit 10pps cookie always
+expect_fail "cookie-budget 0" sl rule add x proto tcp dport $PORT tcp-flags syn \
+	limit 10pps action cookie cookie-budget 0
+expect_fail "verified-class 4" sl rule add x proto tcp limit 10pps verified-class 4
+expect_ok "a full cookie rule" sl rule add x proto tcp dport $PORT tcp-flags syn \
+	limit 10pps per all action cookie cookie always cookie-budget 300 cookie-dst-budget 3 \
+	verified-class 1
+line=$(sl rule list | grep '^x ')
+want="x proto tcp dport $PORT tcp-flags syn limit 10pps burst 10 per all action cookie cookie always cookie-budget 300 cookie-dst-budget 3 verified-class 1"
+[ "$line" = "$want" ] || fail "rule list: \"$line\", want \"$want\""
+# The printed words add the same rule again.
+expect_ok "rule del" sl rule del x
+# shellcheck disable=SC2086
+expect_ok "the listed words" sl rule add $want
+expect_ok "rule del" sl rule del x
+end_case cookie-rule-words
+
+begin_case cookie-refused-in-tc-mode
+ip -n "$SRV" link add ck-d type veth peer name ck-e
+ip -n "$SRV" link set ck-d up
+expect_ok "tc attach" sl attach ck-d mode tc
+expect_fail "a cookie rule while ck-d is in tc mode" sl rule add "${RULE[@]}" action cookie
+out=$(sl rule add "${RULE[@]}" action cookie 2>&1)
+grep -q "tc mode" <<<"$out" || fail "the refusal does not name the mode: $out"
+expect_ok "detach ck-d" sl detach ck-d
+end_case cookie-refused-in-tc-mode
+
+# connect_loop FAMILY N: N connections one after another, each given 1 s (one
+# SYN: the kernel retransmits at 1 s); prints how many succeeded.
+connect_loop() {
+	local dst=$1 n=$2 i ok=0
+	for i in $(seq "$n"); do
+		if in_ns "$CLI" "$SLCONN" --dst "$dst" --port $PORT --hold 0.01 --timeout 1 \
+			>/dev/null 2>&1; then
+			ok=$((ok + 1))
+		fi
+	done
+	echo $ok
+}
+
+# flood SECS: spoofed SYNs at FLOOD pps in the background; its pid in FPID.
+flood() {
+	nsenter --net="/run/netns/$CLI" "$SLGEN" --dst 198.18.0.1 --dport $PORT --proto tcp-syn \
+		--spoof-prefix 198.18.128.0/17 --rate $FLOOD --duration "$1" --json \
+		>"$TMP/flood.json" 2>&1 &
+	FPID=$!
+}
+
+# ---- a rule-wide SYN limit alone refuses real clients with the flood ----
+begin_case cookie-drop-refuses-real-clients
+expect_ok "rule add (drop)" sl rule add "${RULE[@]}"
+# Longer than the loop can take (NCONN one-second timeouts): stopped after it.
+flood $((NCONN + 20))
+sleep 0.5
+ok_drop=$(connect_loop 198.18.0.1 $NCONN)
+kill "$FPID" 2>/dev/null; wait "$FPID" 2>/dev/null
+[ "$ok_drop" -le $((NCONN / 2)) ] ||
+	fail "$ok_drop of $NCONN connected at once under the flood with action drop (want <= $((NCONN / 2)))"
+expect_ok "rule del" sl rule del web
+echo "# action drop: $ok_drop of $NCONN connected on their first SYN under $FLOOD pps"
+end_case cookie-drop-refuses-real-clients
+
+# ---- with cookies the same clients connect, through the kernel's cookie path ----
+begin_case cookie-real-clients-connect-under-flood
+expect_ok "rule add (cookie)" sl rule add "${RULE[@]}" action cookie cookie-budget 100000 \
+	cookie-dst-budget 1000
+before_valid=$(g cookies_validated)
+before_recv=$(in_ns "$SRV" nstat -az TcpExtSyncookiesRecv | awk '/SyncookiesRecv/ {print $2}')
+flood 30
+sleep 0.5
+ok_ck=$(connect_loop 198.18.0.1 $NCONN)
+ok_ck6=$(connect_loop 2001:db8::1 10)
+kill -TERM "$FPID" 2>/dev/null; wait "$FPID" 2>/dev/null
+flood_sent=$(jq -r '.total_sent // 0' "$TMP/flood.json" 2>/dev/null)
+sent=$(g cookies_sent)
+over=$(g cookies_over_budget)
+bad=$(g cookies_bad_syn)
+dropped=$(slj stats | jq -r '.rules[] | select(.name == "web") | .dropped_packets')
+valid=$(($(g cookies_validated) - before_valid))
+recv=$(($(in_ns "$SRV" nstat -az TcpExtSyncookiesRecv | awk '/SyncookiesRecv/ {print $2}') - before_recv))
+[ "$ok_ck" -ge $((NCONN - 2)) ] ||
+	fail "$ok_ck of $NCONN IPv4 connections succeeded with cookies (want >= $((NCONN - 2)))"
+[ "$ok_ck6" -ge 8 ] || fail "$ok_ck6 of 10 IPv6 connections succeeded with cookies (want >= 8)"
+# Most real SYNs were over the limit and answered; each answer came back valid.
+[ "$valid" -ge $((ok_ck + ok_ck6 - 10)) ] ||
+	fail "$valid cookie ACKs validated for $((ok_ck + ok_ck6)) connections (want >= that - 10)"
+[ "$recv" -ge "$valid" ] || fail "the kernel took $recv cookies, sluice validated $valid"
+# Every SYN the rule refused was answered or counted not answered: exactly.
+[ "$dropped" -eq $((sent + over + bad)) ] ||
+	fail "the rule refused $dropped SYNs: $sent answered + $over over budget + $bad bad"
+# The flood was answered (its sources never reply): at least half of what
+# slgen sent (the rest: the limit's share, and what veth drops when the
+# flood outruns this 2-CPU machine).
+[ "${flood_sent:-0}" -gt 0 ] && [ "$sent" -ge $((flood_sent / 2)) ] ||
+	fail "$sent SYN-ACKs for ${flood_sent:-?} flood SYNs"
+echo "# packets $(g packets) parsed $(g parsed) dropped $dropped passed $(g passed) over $over bad $bad primed $(g cookies_primed)"
+echo "# action cookie: $ok_ck of $NCONN (IPv4) and $ok_ck6 of 10 (IPv6) connected on their first SYN; $sent SYN-ACKs, $valid cookies validated"
+end_case cookie-real-clients-connect-under-flood
+
+# ---- the options of a cookie connection are what the kernel made of them ----
+begin_case cookie-connection-options
+# cookie always: this connection's SYN is answered by sluice, not the kernel
+# (the kernel was primed above).
+expect_ok "rule del" sl rule del web
+expect_ok "rule add (always)" sl rule add "${RULE[@]}" action cookie cookie always \
+	cookie-dst-budget 1000
+sent0=$(g cookies_sent)
+nsenter --net="/run/netns/$CLI" "$SLCONN" --dst 198.18.0.1 --port $PORT --hold 2 --timeout 1 \
+	>"$TMP/conn.out" 2>&1 &
+cpid=$!
+for _ in $(seq 40); do grep -q connected "$TMP/conn.out" 2>/dev/null && break; sleep 0.05; done
+cli_ws=$(in_ns "$CLI" ss -tin dst 198.18.0.1 | grep -o 'wscale:[0-9]*,[0-9]*' | head -1)
+srv_ws=$(in_ns "$SRV" ss -tin dst 198.18.0.2 | grep -o 'wscale:[0-9]*,[0-9]*' | head -1)
+kill "$cpid" 2>/dev/null; wait "$cpid" 2>/dev/null
+grep -q connected "$TMP/conn.out" || fail "no connection: $(cat "$TMP/conn.out")"
+[ "$(g cookies_sent)" -gt "$sent0" ] || fail "the SYN was not answered by a cookie"
+# The client's send scale is what the SYN-ACK advertised; the server's
+# receive scale is what the kernel uses: they must be the same number.
+c_snd=${cli_ws#wscale:}; c_snd=${c_snd%,*}
+s_rcv=${srv_ws##*,}
+[ -n "$c_snd" ] && [ "$c_snd" = "$s_rcv" ] ||
+	fail "window scale: client sends with ${c_snd:-none}, server receives with ${s_rcv:-none}"
+# And the client's own scale came back through the timestamp's low bits
+# (SACK rides the same bits: tests/bpf_cookie.c checks the encoding).
+c_rcv=${cli_ws##*,}
+s_snd=${srv_ws#wscale:}; s_snd=${s_snd%,*}
+[ -n "$s_snd" ] && [ "$c_rcv" = "$s_snd" ] ||
+	fail "window scale: client receives with ${c_rcv:-none}, server sends with ${s_snd:-none}"
+end_case cookie-connection-options
+
+# ---- a forged answer is dropped and counted, and never reaches the kernel ----
+begin_case cookie-forged-acks-dropped
+inv0=$(g cookies_invalid)
+failed0=$(in_ns "$SRV" nstat -az TcpExtSyncookiesFailed | awk '/SyncookiesFailed/ {print $2}')
+in_ns "$CLI" "$SLGEN" --dst 198.18.0.1 --dport $PORT --proto tcp-ack \
+	--spoof-prefix 198.18.128.0/17 --rate 1000 --count $NACK --duration 5 >/dev/null 2>&1 ||
+	fail "slgen tcp-ack failed"
+for _ in $(seq 40); do [ $(($(g cookies_invalid) - inv0)) -ge $NACK ] && break; sleep 0.05; done
+inv=$(($(g cookies_invalid) - inv0))
+failed=$(($(in_ns "$SRV" nstat -az TcpExtSyncookiesFailed | awk '/SyncookiesFailed/ {print $2}') - failed0))
+[ "$inv" -eq $NACK ] || fail "$inv of $NACK forged ACKs counted invalid"
+[ "$failed" -eq 0 ] || fail "the kernel saw $failed forged cookies"
+end_case cookie-forged-acks-dropped
+
+# ---- sources that completed a handshake are verified ----
+begin_case cookie-verified-sources
+n=$(slj stats | jq -r '.verified_sources // 0')
+# 198.18.0.2 and 2001:db8::2 connected above.
+[ "$n" -ge 2 ] || fail "$n verified sources, want 198.18.0.2 and 2001:db8::2"
+slj top >"$TMP/top.json" 2>&1 || fail "top failed"
+jq -e '.cookies.verified_sources >= 2' "$TMP/top.json" >/dev/null || fail "top: $(cat "$TMP/top.json")"
+end_case cookie-verified-sources
+
+# ---- the SYN-ACK budget holds under the flood ----
+begin_case cookie-budget-holds
+expect_ok "rule del" sl rule del web
+expect_ok "rule add (budget 500)" sl rule add "${RULE[@]}" action cookie cookie-budget 500
+sent0=$(g cookies_sent)
+over0=$(g cookies_over_budget)
+flood 2
+wait "$FPID"
+secs=$(jq -r '.sources[0] | (.last_ns - .first_ns) / 1e9' "$TMP/flood.json")
+sent=$(($(g cookies_sent) - sent0))
+over=$(($(g cookies_over_budget) - over0))
+# burst (one second's budget) + rate x time, + 5% for the clock's tick.
+max=$(awk -v s="$secs" 'BEGIN { printf "%d", (500 + 500 * s) * 1.05 + 1 }')
+[ "$sent" -le "$max" ] || fail "$sent SYN-ACKs in $secs s with a budget of 500/s (want <= $max)"
+[ "$over" -ge 1 ] || fail "nothing counted over budget"
+end_case cookie-budget-holds
+
+# ---- generic XDP answers too (XDP_TX in the stack) ----
+begin_case cookie-generic-mode
+expect_ok "detach" sl detach ck-s
+expect_ok "attach generic" sl attach ck-s mode generic
+expect_ok "rule del" sl rule del web
+expect_ok "rule add (always)" sl rule add "${RULE[@]}" action cookie cookie always
+sent0=$(g cookies_sent)
+valid0=$(g cookies_validated)
+ok_gen=$(connect_loop 198.18.0.1 10)
+sent=$(($(g cookies_sent) - sent0))
+valid=$(($(g cookies_validated) - valid0))
+# One SYN a minute per port and family goes to the kernel (priming): the
+# other 9 or 10 are answered by sluice.
+[ "$ok_gen" -ge 9 ] || fail "$ok_gen of 10 connected in generic mode (want >= 9)"
+[ "$sent" -ge 8 ] || fail "$sent SYN-ACKs sent in generic mode (want >= 8)"
+[ "$valid" -ge 8 ] || fail "$valid cookies validated in generic mode (want >= 8)"
+end_case cookie-generic-mode
+
+# ---- verified sources keep their service while their class is shed ----
+# 198.18.0.2 completed handshakes above; 198.18.0.3 never did. Every packet
+# to PORT is class 3 but for verified sources (verified-class 0), and
+# shedding at S = 1 drops all of class 3: the verified client connects, the
+# other does not (no SYN of it reaches the server).
+begin_case cookie-verified-sources-keep-service
+ip -n "$CLI" addr add 198.18.0.3/16 dev ck-c
+ip -n "$SRV" neigh replace 198.18.0.3 lladdr "$mac_c" dev ck-s nud permanent
+expect_ok "rule del" sl rule del web
+expect_ok "rule add (class 3, verified-class 0)" sl rule add web proto tcp dport $PORT \
+	limit 1mpps per all class 3 verified-class 0
+spared0=$(g verified_spared)
+expect_ok "shed on" sl shed on
+expect_ok "shed set 1" sl shed set 1
+ok_v=0
+ok_u=0
+for _ in 1 2 3 4 5; do
+	in_ns "$CLI" "$SLCONN" --dst 198.18.0.1 --port $PORT --src 198.18.0.2 --hold 0.01 \
+		--timeout 1 >/dev/null 2>&1 && ok_v=$((ok_v + 1))
+done
+for _ in 1 2 3; do
+	in_ns "$CLI" "$SLCONN" --dst 198.18.0.1 --port $PORT --src 198.18.0.3 --hold 0.01 \
+		--timeout 1 >/dev/null 2>&1 && ok_u=$((ok_u + 1))
+done
+spared=$(($(g verified_spared) - spared0))
+sl shed set -0.2 >/dev/null 2>&1
+sl shed off >/dev/null 2>&1
+[ "$ok_v" -ge 4 ] || fail "the verified source connected $ok_v of 5 times (want >= 4)"
+[ "$ok_u" -eq 0 ] || fail "the unverified source connected $ok_u of 3 times under shedding"
+# Each verified connection is a SYN and an ACK at least, spared.
+[ "$spared" -ge $((2 * ok_v)) ] || fail "$spared packets spared for $ok_v connections"
+end_case cookie-verified-sources-keep-service

@@ -1,0 +1,179 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * SYN cookies, the controller's side: what a rule set with action cookie
+ * rules needs before it goes live (the kernel's helpers, XDP attachments,
+ * the kernel's cookie sysctls), and what the data path must know of the
+ * kernel to make SYN-ACKs the kernel's cookie path accepts back
+ * (sluice_config.cookie_flags and cookie_wscale).
+ *
+ * The sysctls are those of the network namespace sluice runs in, which is
+ * the one whose interfaces it attaches to and whose listeners answer.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "sluice_user.h"
+#include "sluice_cookie.h"
+#include "sluice.skel.h"
+#include "kernel_features.h"
+
+/* A verified source stays verified this long after its latest handshake (s). */
+#define SL_VERIFIED_TTL_S	600
+/* The largest window scale the kernel uses (TCP_MAX_WSCALE). */
+#define SL_TCP_MAX_WSCALE	14
+
+/* The first integer of /proc/sys/NAME (dots as slashes) into *v: 0 or -errno. */
+static int sysctl_int(const char *name, long *v)
+{
+	char path[256], *p;
+	FILE *f;
+	int n;
+
+	snprintf(path, sizeof(path), "/proc/sys/%s", name);
+	for (p = path + strlen("/proc/sys/"); *p; p++)
+		if (*p == '.')
+			*p = '/';
+	f = fopen(path, "r");
+	if (!f)
+		return -errno;
+	n = fscanf(f, "%ld", v);
+	fclose(f);
+	return n == 1 ? 0 : -EINVAL;
+}
+
+/* The third integer of net.ipv4.tcp_rmem (its max), 0 if unreadable. */
+static long tcp_rmem_max(void)
+{
+	long lo, def, max;
+	FILE *f = fopen("/proc/sys/net/ipv4/tcp_rmem", "r");
+	int n;
+
+	if (!f)
+		return 0;
+	n = fscanf(f, "%ld %ld %ld", &lo, &def, &max);
+	fclose(f);
+	return n == 3 ? max : 0;
+}
+
+/*
+ * The window scale the kernel gives a connection it makes from a cookie:
+ * tcp_select_initial_window() scales for the largest window the socket
+ * could get, max(tcp_rmem[2], rmem_max), to at most 14.
+ */
+static __u32 kernel_wscale(void)
+{
+	long rmem = tcp_rmem_max(), core = 0, space;
+	__u32 ws = 0;
+
+	sysctl_int("net.core.rmem_max", &core);
+	space = rmem > core ? rmem : core;
+	if (space > 0xffffffffL)
+		space = 0xffffffffL;
+	while (ws < SL_TCP_MAX_WSCALE && (space >> (ws + 16)) > 0)
+		ws++;
+	return ws;
+}
+
+int sl_cookie_rules(const struct sluice_ruleset *rs)
+{
+	__u32 i, n = 0;
+
+	for (i = 0; i < rs->nr_rules && i < SLUICE_MAX_RULES; i++)
+		n += rs->rules[i].action == SLUICE_ACT_COOKIE;
+	return n;
+}
+
+/* The first interface sluice is attached to in tc mode, into name; 0 if none. */
+static int tc_attachment(char *name, size_t len)
+{
+	int links[256], n, i, mode;
+
+	n = sl_list_links(links, ARRAY_SIZE(links));
+	for (i = 0; i < n; i++)
+		if (!sl_link_describe(links[i], name, len, &mode) && mode == SL_MODE_TC)
+			return 1;
+	return 0;
+}
+
+int sl_cookie_prepare(struct sluice_ruleset *next, struct sluice_config *cfg)
+{
+	struct sl_features f;
+	long syncookies = 0, ts = 0, sack = 0, ws = 0;
+	char dev[64];
+	__u32 i;
+
+	next->cookie_rules = sl_cookie_rules(next);
+	/*
+	 * Sources that complete a handshake are kept (sl_sockops) while a rule
+	 * answers cookies or spares verified sources, for SL_VERIFIED_TTL_S.
+	 */
+	cfg->verified_ttl_ns = 0;
+	for (i = 0; i < next->nr_rules && i < SLUICE_MAX_RULES; i++)
+		if (next->rules[i].verified_class || next->rules[i].action == SLUICE_ACT_COOKIE)
+			cfg->verified_ttl_ns = SL_VERIFIED_TTL_S * 1000000000ULL;
+	if (!next->cookie_rules)
+		return 0;
+	for (i = 0; i < next->nr_rules && next->rules[i].action != SLUICE_ACT_COOKIE; i++)
+		;
+	sl_features_probe(&f);
+	if (!f.has[SL_FEAT_SYNCOOKIE]) {
+		pr_err("rule %s: action cookie needs %s (Linux %s), which this kernel (%s) lacks",
+		       next->names[i], sl_feature_descs[SL_FEAT_SYNCOOKIE].what,
+		       sl_feature_descs[SL_FEAT_SYNCOOKIE].since, sl_kernel_release());
+		return -EOPNOTSUPP;
+	}
+	if (tc_attachment(dev, sizeof(dev))) {
+		pr_err("rule %s: action cookie answers SYNs from XDP, and %s is attached in tc "
+		       "mode, which cannot send them: attach it in native or generic mode",
+		       next->names[i], dev);
+		return -EOPNOTSUPP;
+	}
+	/*
+	 * The kernel turns a cookie's ACK into a connection only with
+	 * tcp_syncookies on, and without a recent overflow of the listener's
+	 * queue only with 2 (see README, SYN cookies).
+	 */
+	if (sysctl_int("net.ipv4.tcp_syncookies", &syncookies) || syncookies != 2) {
+		pr_err("rule %s: action cookie needs net.ipv4.tcp_syncookies = 2 (it is %ld): "
+		       "the kernel accepts a cookie's ACK only while its listener recently "
+		       "overflowed, unless it is 2; set it with "
+		       "'sysctl -w net.ipv4.tcp_syncookies=2' (in this network namespace)",
+		       next->names[i], syncookies);
+		return -EOPNOTSUPP;
+	}
+	sysctl_int("net.ipv4.tcp_timestamps", &ts);
+	sysctl_int("net.ipv4.tcp_sack", &sack);
+	sysctl_int("net.ipv4.tcp_window_scaling", &ws);
+	/*
+	 * The options ride in the timestamp, which the kernel reads back after
+	 * taking off its per-connection offset: 0 only with tcp_timestamps = 2.
+	 */
+	cfg->cookie_flags = (ts == 2 ? SLUICE_CK_TS : 0) | (sack ? SLUICE_CK_SACK : 0) |
+			    (ws ? SLUICE_CK_WSCALE : 0);
+	cfg->cookie_wscale = kernel_wscale();
+	if (ts != 2)
+		pr_info("net.ipv4.tcp_timestamps is %ld, not 2: connections made from SYN cookies "
+			"go without window scaling and SACK (the kernel offsets timestamps "
+			"unless it is 2, which garbles the options a cookie carries in them)", ts);
+	return 0;
+}
+
+int sl_cookie_attach_check(const struct sl_maps *m, int mode)
+{
+	struct sluice_ruleset *rs;
+	int n;
+
+	if (mode != SL_MODE_TC)
+		return 0;
+	rs = sl_live_get(m);
+	if (!rs)
+		return 0;
+	n = sl_cookie_rules(rs);
+	free(rs);
+	if (!n)
+		return 0;
+	pr_err("the rule set has action cookie rules, which answer SYNs from XDP; tc mode cannot "
+	       "send them: attach in native or generic mode, or remove those rules first");
+	return -EOPNOTSUPP;
+}
