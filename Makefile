@@ -5,6 +5,7 @@
 #   make deps       install missing Debian packages (as root)
 #   make test       everything under tests/ (installs deps first)
 #   make demo       throwaway namespaces, one abusive source, live stats
+#   make demo-fleet three hosts, one Redis: a fleet-wide limit, and Redis going away
 #   make plot-shed  the shedding curve over an overload, drawn into docs/shed.png
 #   make bench      sluice against the floor, nftables and iptables: docs/BENCHMARKS.md
 #   make fuzz       every libFuzzer target for FUZZ_SECS each (default 300)
@@ -81,7 +82,7 @@ DEPS_BIN   := $(OUT)/deps/bin
 
 .DEFAULT_GOAL := all
 .DELETE_ON_ERROR:
-.PHONY: all deps test-deps test demo plot-shed clean install fuzz soak
+.PHONY: all deps test-deps test demo demo-fleet plot-shed clean install fuzz soak
 
 PREFIX ?= /usr/local
 # The binary, the example config (kept if one is there), the systemd unit,
@@ -143,6 +144,11 @@ test-deps:
 test-kernels: test-deps
 	$(Q)$(MAKE) --no-print-directory test-build
 	$(Q)BUILD=$(OUT) tools/kernels/test-kernels.sh
+
+demo-fleet: deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)$(MAKE) --no-print-directory deps DEPS_PKGS="redis-server jq"
+	$(Q)tools/demo-fleet.sh
 
 demo: deps
 	$(Q)$(MAKE) --no-print-directory all

@@ -129,7 +129,10 @@ in_ns "$C" "$SLGEN" --dst 198.18.63.2 --dport 9000 --src 198.18.70.1 --rate 2000
 got3=$(( $(passed 3) - before ))
 wait $spid
 echo "# host 3 admitted $got3 of a $BURST-packet burst from a source over its fleet limit"
-[ "$got3" -lt $((BURST / 2)) ] || fail "host 3 admitted $got3 of $BURST: it did not learn the fleet's state"
+# It may take what the bucket refills between two polls, about rate x 2
+# intervals, and a quarter burst for timing; a fresh host would take it all.
+lim3=$((RATE * 2 * INTERVAL_MS / 1000 + BURST / 4))
+[ "$got3" -le "$lim3" ] || fail "host 3 admitted $got3 of $BURST (at most $lim3): it did not learn the fleet's state"
 end_case fleet-over-limit-reaches-new-host
 
 # ---- 2b. traffic moves from all three hosts to one ----

@@ -53,14 +53,20 @@
 #define FLEET_BACKOFF_MAX_NS	(2 * 1000000000ULL)
 
 /*
- * KEYS[1..n]: buckets; KEYS[n+1]: the over-limit set. Per bucket four
- * ARGV: the charge in microseconds of TAT, the tolerance (over it the key
- * is over its limit), how far the sender's own bucket runs ahead (a Redis
- * that lost the key learns it back from the hosts; never a fresh burst),
- * and 1 if the sender's bucket refused packets since its last sync (a
- * refused packet charges nothing, so a key one host holds at its limit
- * never runs over it; it is over its limit all the same). Returns Redis's now and, per bucket, how far the fleet's TAT runs
- * ahead of it, in microseconds.
+ * KEYS[1..n]: buckets; KEYS[n+1]: the over-limit set. Per bucket five
+ * ARGV, in microseconds but the fourth: the charge (TAT advance); the
+ * tolerance (over it the key is over its limit); how far the sender's own
+ * bucket runs ahead (a Redis that lost the key learns it back from the
+ * hosts; never a fresh burst); 1 if the sender's bucket refused packets
+ * since its last sync (a refused packet charges nothing, so a key one host
+ * holds at its limit never runs over it; it is over its limit all the
+ * same); and how long ago the sender's last charge of it was sent: its
+ * charges were made over that time, so they are added from that long ago
+ * (tat = max(tat, now - elapsed) + charge). Charged as if made now, a
+ * sync's worth would refuse for a sync's length whatever the burst, and a
+ * backlog sent late (Redis was away) for as long as the backlog was.
+ * Returns Redis's now and, per bucket, how far the fleet's TAT runs ahead
+ * of it.
  */
 static const char sync_lua[] =
 	"local t = redis.call('TIME')\n"
@@ -68,20 +74,23 @@ static const char sync_lua[] =
 	"local n = #KEYS - 1\n"
 	"local out = { now }\n"
 	"for i = 1, n do\n"
-	"  local c = tonumber(ARGV[4 * i - 3])\n"
-	"  local tol = tonumber(ARGV[4 * i - 2])\n"
-	"  local la = tonumber(ARGV[4 * i - 1])\n"
-	"  local refusing = ARGV[4 * i] == '1'\n"
+	"  local c = tonumber(ARGV[5 * i - 4])\n"
+	"  local tol = tonumber(ARGV[5 * i - 3])\n"
+	"  local la = tonumber(ARGV[5 * i - 2])\n"
+	"  local refusing = ARGV[5 * i - 1] == '1'\n"
+	"  local el = tonumber(ARGV[5 * i])\n"
 	"  local tat = tonumber(redis.call('GET', KEYS[i])) or 0\n"
-	"  if tat < now then tat = now end\n"
+	"  if tat < now - el then tat = now - el end\n"
 	"  tat = tat + c\n"
 	"  if tat < now + la then tat = now + la end\n"
-	"  redis.call('SET', KEYS[i], string.format('%.0f', tat), 'PX',\n"
-	"             math.floor((tat - now) / 1000) + 1000)\n"
+	"  if tat > now then\n"
+	"    redis.call('SET', KEYS[i], string.format('%.0f', tat), 'PX',\n"
+	"               math.floor((tat - now) / 1000) + 1000)\n"
+	"  end\n"
 	"  if tat - now > tol or refusing then\n"
 	"    redis.call('ZADD', KEYS[n + 1], string.format('%.0f', tat), KEYS[i])\n"
 	"  end\n"
-	"  out[i + 1] = tat - now\n"
+	"  out[i + 1] = tat > now and tat - now or 0\n"
 	"end\n"
 	"return out\n";
 
@@ -119,6 +128,7 @@ struct trk {
 	__u64 carry_ns;		/* charge under a microsecond, sent later */
 	__u64 until;		/* the fleet's TAT in local time, as last heard */
 	__u64 drops;		/* the local bucket's refusals at the last sync */
+	__u64 sent;		/* when its charge was last sent (and answered) */
 	__u32 idle;		/* syncs without a charge */
 	__u32 used;		/* the generation of the table it is in (0: never) */
 };
@@ -133,7 +143,7 @@ struct item {
 	__u64 prev_last, prev_carry;	/* struct trk's before this sync, if it must be resent */
 	struct sluice_way *way;	/* where the key was in sl_state, for the fold */
 	size_t slot;		/* its place in the table of the next sync */
-	__u64 charge_us, ahead_us;
+	__u64 charge_us, ahead_us, elapsed_us;
 	int refusing;		/* the local bucket refused packets since the last sync */
 	struct trk t;
 	char name[160];
@@ -767,14 +777,16 @@ static void append(struct sl_fleet *f, struct call *c, const char **argv, size_t
 			const struct item *it = &f->items[f->order[c->first + k]];
 			const struct sluice_limit *l = &it->r->limits[it->li];
 
-			u64_str(nums[1 + 4 * k], it->charge_us);
-			u64_str(nums[2 + 4 * k], l->tolerance / 1000);
-			u64_str(nums[3 + 4 * k], it->ahead_us);
-			u64_str(nums[4 + 4 * k], it->refusing);
-			argv[argc++] = nums[1 + 4 * k];
-			argv[argc++] = nums[2 + 4 * k];
-			argv[argc++] = nums[3 + 4 * k];
-			argv[argc++] = nums[4 + 4 * k];
+			u64_str(nums[1 + 5 * k], it->charge_us);
+			u64_str(nums[2 + 5 * k], l->tolerance / 1000);
+			u64_str(nums[3 + 5 * k], it->ahead_us);
+			u64_str(nums[4 + 5 * k], it->refusing);
+			u64_str(nums[5 + 5 * k], it->elapsed_us);
+			argv[argc++] = nums[1 + 5 * k];
+			argv[argc++] = nums[2 + 5 * k];
+			argv[argc++] = nums[3 + 5 * k];
+			argv[argc++] = nums[4 + 5 * k];
+			argv[argc++] = nums[5 + 5 * k];
 		}
 	}
 	for (k = 0; k < (size_t)argc; k++)
@@ -828,6 +840,7 @@ static int take(struct sl_fleet *f, struct call *c, redisReply *rep,
 				it->t.until = until;
 				/* The table holds what the next sync starts from. */
 				f->tab[it->slot].until = until;
+				f->tab[it->slot].sent = n->sent_at;
 			}
 			if (fold(f, it->r, it->li, &it->k, it->t.until, cfg, n->sent_at, it->way))
 				f->st.floors++;
@@ -1014,17 +1027,14 @@ static size_t gather(struct sl_fleet *f, struct sluice_config *cfg, unsigned int
 		it->t.drops = drops;
 		ahead = ahead > now ? (ahead - now) / (mult ? mult : 1) : 0;
 		it->ahead_us = ahead / 1000;
-		/*
-		 * Under the safe fallback charges were multiplied: the fleet gets
-		 * real ones. And a charge counts at most what the local bucket
-		 * still holds: a backlog of charges that could not be sent (Redis
-		 * away) is mostly spent already, and charged at once it would
-		 * refuse the key for as long as the backlog was.
-		 */
-		delta = delta / (mult ? mult : 1);
-		if (delta > ahead)
-			delta = ahead;
-		delta += it->t.carry_ns;
+		/* Under the safe fallback charges were multiplied: the fleet gets real ones. */
+		delta = delta / (mult ? mult : 1) + it->t.carry_ns;
+		/* Since when these charges were made: the last send, or the key turning hot. */
+		{
+			__u64 from = it->t.sent ? it->t.sent : it->use.since;
+
+			it->elapsed_us = now > from ? (now - from) / 1000 : 0;
+		}
 		it->charge_us = delta / 1000;
 		it->t.carry_ns = delta % 1000;
 		if (!it->charge_us && !it->refusing && it->t.until) {
@@ -1165,11 +1175,11 @@ static void sync_once(struct sl_fleet *f, const char **argv, size_t *argvlen, ch
 static void *fleet_thread(void *arg)
 {
 	struct sl_fleet *f = arg;
-	/* Per call: command, sha, numkeys, keys, the over set, 4 numbers a key. */
-	size_t max_args = 4 + FLEET_BATCH * 5;
+	/* Per call: command, sha, numkeys, keys, the over set, 5 numbers a key. */
+	size_t max_args = 4 + FLEET_BATCH * 6;
 	const char **argv = calloc(max_args, sizeof(*argv));
 	size_t *argvlen = calloc(max_args, sizeof(*argvlen));
-	char (*nums)[24] = calloc(1 + 4 * FLEET_BATCH, 24);
+	char (*nums)[24] = calloc(1 + 5 * FLEET_BATCH, 24);
 	struct timespec next;
 
 	if (!argv || !argvlen || !nums) {
