@@ -36,24 +36,33 @@ for _ in $(seq 100); do [ "$(slh 1 -j fleet status | jq '.hosts')" == 3 ] && bre
 echo "Fleet limit: ${RATE} pps, burst ${BURST}, per source, scope fleet, synced every ${INTERVAL_MS} ms."
 echo "One source sends $((RATE * 5 / 3)) pps to each of three hosts: $((RATE * 5 / 3 * 3)) pps in all."
 echo
-printf '%4s  %8s %8s %8s  %12s  %s\n' "t" "host 1" "host 2" "host 3" "fleet (pps)" "Redis"
-send "$SECS" $((RATE * 5 / 3)) >/dev/null 2>&1 &
+echo "Admitted per second (pps) over each step, as the counters and the clock say:"
+printf '%5s  %8s %8s %8s  %8s  %s\n' "t" "host 1" "host 2" "host 3" "fleet" "Redis"
+# The generators outlast the loop, which reads the counters of three hosts.
+send $((SECS + 30)) $((RATE * 5 / 3)) >/dev/null 2>&1 &
 spid=$!
 prev=(0 0 0 0)
+t_prev=$(now_s)
+t0=$t_prev
 redis="up"
 for t in $(seq "$SECS"); do
 	sleep 1
 	if [ "$t" -eq $((SECS / 3)) ]; then kill -STOP "$REDIS_PID"; redis="stopped"; fi
 	if [ "$t" -eq $((2 * SECS / 3)) ]; then kill -CONT "$REDIS_PID"; redis="back"; fi
 	now=(0 "$(passed 1)" "$(passed 2)" "$(passed 3)")
+	t_now=$(now_s)
 	st=$(slh 1 -j fleet status)
 	fb=$(jq -r 'if .fallback_active then "fallback: each host 1/\(.limits[0].multiplier)" else "in step" end' <<<"$st")
-	printf '%3ss  %8s %8s %8s  %12s  %s\n' "$t" $((now[1] - prev[1])) $((now[2] - prev[2])) \
-		$((now[3] - prev[3])) $((now[1] + now[2] + now[3] - prev[1] - prev[2] - prev[3])) \
-		"$redis, $fb"
+	awk -v t="$t_now" -v t0="$t0" -v dt="$(awk -v a="$t_prev" -v b="$t_now" 'BEGIN { print b - a }')" \
+		-v a1=$((now[1] - prev[1])) -v a2=$((now[2] - prev[2])) -v a3=$((now[3] - prev[3])) \
+		-v r="$redis, $fb" 'BEGIN { printf "%4.1fs  %8.0f %8.0f %8.0f  %8.0f  %s\n", t - t0,
+		a1 / dt, a2 / dt, a3 / dt, (a1 + a2 + a3) / dt, r }'
 	prev=("${now[@]}")
+	t_prev=$t_now
 done
-wait $spid
+kill "$(jobs -p)" 2>/dev/null
+pkill -f "slgen --dst 198.18.6" 2>/dev/null
+wait $spid 2>/dev/null
 echo
 echo "The fleet admitted about ${RATE} pps in all, wherever the packets landed; per host"
 echo "limits would have admitted up to $((RATE * 3)). sluice fleet status on host 1:"

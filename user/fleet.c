@@ -56,15 +56,20 @@
  * KEYS[1..n]: buckets; KEYS[n+1]: the over-limit set. Per bucket five
  * ARGV, in microseconds but the fourth: the charge (TAT advance); the
  * tolerance (over it the key is over its limit); how far the sender's own
- * bucket runs ahead (a Redis that lost the key learns it back from the
- * hosts; never a fresh burst); 1 if the sender's bucket refused packets
+ * bucket runs ahead (what Redis answers and publishes is never less: a
+ * Redis that lost the key hands out no fresh burst; what it keeps is only
+ * the charges, so charges that arrive late and spread over the same time
+ * from several hosts add up as they happened); 1 if the sender's bucket refused packets
  * since its last sync (a refused packet charges nothing, so a key one host
  * holds at its limit never runs over it; it is over its limit all the
- * same); and how long ago the sender's last charge of it was sent: its
- * charges were made over that time, so they are added from that long ago
- * (tat = max(tat, now - elapsed) + charge). Charged as if made now, a
- * sync's worth would refuse for a sync's length whatever the burst, and a
- * backlog sent late (Redis was away) for as long as the backlog was.
+ * same); and since when its charges were made (the sender's last send of
+ * it), in Redis's time as the sender reckons it from Redis's earlier
+ * answers (0: not known yet, now): they are added from then, tat =
+ * max(tat, from) + charge. Charged as if made now, a sync's worth would
+ * refuse for a sync's length whatever the burst, and a backlog sent late
+ * (Redis was away) for as long as the backlog was; and an absolute time,
+ * unlike "so long ago", stays right when a call is run late (a stalled
+ * Redis runs what was queued when it wakes).
  * Returns Redis's now and, per bucket, how far the fleet's TAT runs ahead
  * of it.
  */
@@ -78,19 +83,21 @@ static const char sync_lua[] =
 	"  local tol = tonumber(ARGV[5 * i - 3])\n"
 	"  local la = tonumber(ARGV[5 * i - 2])\n"
 	"  local refusing = ARGV[5 * i - 1] == '1'\n"
-	"  local el = tonumber(ARGV[5 * i])\n"
-	"  local tat = tonumber(redis.call('GET', KEYS[i])) or 0\n"
-	"  if tat < now - el then tat = now - el end\n"
+	"  local from = tonumber(ARGV[5 * i])\n"
+	"  if from <= 0 or from > now then from = now end\n"
+	"  local cur = tonumber(redis.call('GET', KEYS[i]))\n"
+	"  local tat = cur or 0\n"
+	"  if tat < from then tat = from end\n"
 	"  tat = tat + c\n"
-	"  if tat < now + la then tat = now + la end\n"
 	"  if tat > now then\n"
 	"    redis.call('SET', KEYS[i], string.format('%.0f', tat), 'PX',\n"
 	"               math.floor((tat - now) / 1000) + 1000)\n"
 	"  end\n"
+	"  if tat < now + la then tat = now + la end\n"
 	"  if tat - now > tol or refusing then\n"
 	"    redis.call('ZADD', KEYS[n + 1], string.format('%.0f', tat), KEYS[i])\n"
 	"  end\n"
-	"  out[i + 1] = tat > now and tat - now or 0\n"
+	"  out[i + 1] = tat - now\n"
 	"end\n"
 	"return out\n";
 
@@ -119,6 +126,9 @@ struct node {
 	__u64 next_try;		/* no connection attempt before this */
 	__u64 backoff;
 	__u64 sent_at;		/* when this sync's calls went out */
+	/* Redis's clock (TIME, us) less ours when it answered: one clock for the fleet */
+	long long offset_us;
+	bool offset_known;
 };
 
 /* A hot key as the thread follows it from sync to sync. */
@@ -143,7 +153,8 @@ struct item {
 	__u64 prev_last, prev_carry;	/* struct trk's before this sync, if it must be resent */
 	struct sluice_way *way;	/* where the key was in sl_state, for the fold */
 	size_t slot;		/* its place in the table of the next sync */
-	__u64 charge_us, ahead_us, elapsed_us;
+	__u64 charge_us, ahead_us;
+	__u64 from_ns;		/* since when its charges were made (CLOCK_MONOTONIC) */
 	int refusing;		/* the local bucket refused packets since the last sync */
 	struct trk t;
 	char name[160];
@@ -781,7 +792,9 @@ static void append(struct sl_fleet *f, struct call *c, const char **argv, size_t
 			u64_str(nums[2 + 5 * k], l->tolerance / 1000);
 			u64_str(nums[3 + 5 * k], it->ahead_us);
 			u64_str(nums[4 + 5 * k], it->refusing);
-			u64_str(nums[5 + 5 * k], it->elapsed_us);
+			u64_str(nums[5 + 5 * k], n->offset_known && it->from_ns / 1000 + n->offset_us > 0
+						 ? (unsigned long long)(it->from_ns / 1000 + n->offset_us)
+						 : 0);
 			argv[argc++] = nums[1 + 5 * k];
 			argv[argc++] = nums[2 + 5 * k];
 			argv[argc++] = nums[3 + 5 * k];
@@ -815,6 +828,9 @@ static int take(struct sl_fleet *f, struct call *c, redisReply *rep,
 	    rep->element[0]->type != REDIS_REPLY_INTEGER)
 		goto garbage;
 	now_r = rep->element[0]->integer;
+	/* Redis's time against ours, at the send (off by at most the round trip). */
+	n->offset_us = (long long)now_r - (long long)(n->sent_at / 1000);
+	n->offset_known = true;
 	if (c->kind == CALL_SYNC) {
 		if (rep->elements != c->n + 1)
 			goto garbage;
@@ -1030,11 +1046,7 @@ static size_t gather(struct sl_fleet *f, struct sluice_config *cfg, unsigned int
 		/* Under the safe fallback charges were multiplied: the fleet gets real ones. */
 		delta = delta / (mult ? mult : 1) + it->t.carry_ns;
 		/* Since when these charges were made: the last send, or the key turning hot. */
-		{
-			__u64 from = it->t.sent ? it->t.sent : it->use.since;
-
-			it->elapsed_us = now > from ? (now - from) / 1000 : 0;
-		}
+		it->from_ns = it->t.sent ? it->t.sent : it->use.since;
 		it->charge_us = delta / 1000;
 		it->t.carry_ns = delta % 1000;
 		if (!it->charge_us && !it->refusing && it->t.until) {
