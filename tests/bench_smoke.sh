@@ -14,6 +14,8 @@
 #   accuracy      every candidate admits something and no more than it was
 #                 sent; sluice (exact GCRA) no more than burst + rate x T
 #   service       every candidate serves requests without a flood
+#   synflood      every candidate's count of connected clients, and the
+#                 SYN-ACKs sent, are numbers
 #   targets       every target has a verdict, met or missed
 #   plots         PNG files (a skip when gnuplot is missing)
 set -u
@@ -80,7 +82,8 @@ while IFS='|' read -r prog insns _ stack insns2 stack2; do
 		num "$v" && [ "$v" -gt 0 ] && [ "$v" -le 512 ] || fail "$prog: a stack chain of $v"
 	done
 done < <(rows "### The verifier's headroom")
-[ "$n" -eq 4 ] || fail "$n programs in the verifier table, want 4"
+# The XDP and TC entries, the two cookie programs, sock_ops, the clock sync.
+[ "$n" -eq 6 ] || fail "$n programs in the verifier table, want 6"
 end_case bench-smoke-verifier
 
 for shape in A B C; do
@@ -145,6 +148,19 @@ for v in "$a" "$b" "$c" "$d"; do
 done
 [ "$(rows "## 5. Service under attack" | grep -c .)" -ge 2 ] || fail "no row under a flood"
 end_case bench-smoke-service
+
+# The SYN flood: every candidate's count of connected clients is a number.
+begin_case
+n=0
+while IFS='|' read -r rate k d c sent; do
+	n=$((n + 1))
+	for v in "$k" "$d" "$c"; do
+		num "${v%% of 40}" || fail "at $rate pps: \"$v\" clients"
+	done
+	num "$sent" || fail "at $rate pps: \"$sent\" SYN-ACKs"
+done < <(rows "## 6. SYN flood")
+[ "$n" -ge 1 ] || fail "no SYN flood row"
+end_case bench-smoke-synflood
 
 begin_case
 n=0

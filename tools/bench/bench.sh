@@ -17,6 +17,9 @@
 #             10 s, sent from both CPUs, for sluice, nftables and hashlimit
 #   service   TCP request/response rate to a server behind each filter while
 #             a UDP + SYN flood rises
+#   synflood  real clients connecting under a spoofed SYN flood at rising
+#             rates: the kernel's own cookies, a rule-wide limit, action
+#             cookie (tests/cookie.sh's harness, COOKIE_FLOOD per rate)
 #   fleet     fleet-wide limits with a real Redis: accuracy against 1-3 hosts
 #             and sync intervals, Redis and daemon load against hot keys
 #             (tools/bench/fleetbench.sh)
@@ -40,7 +43,7 @@ export SLUICE="$BUILD/sluice" BUILD
 SMOKE=0
 OUT_MD=docs/BENCHMARKS.md
 OUT_SET=0
-STAGES="cost flood scale accuracy service fleet"
+STAGES="cost flood scale accuracy service synflood fleet"
 ROUNDS=5
 usage() { sed -n '3,/^set -u$/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//'; }
 while [ $# -gt 0 ]; do
@@ -59,7 +62,7 @@ if ! [[ $ROUNDS =~ ^[1-9][0-9]?$ ]]; then
 	exit 2
 fi
 for s in $STAGES; do
-	case $s in cost | flood | scale | accuracy | service | fleet) ;;
+	case $s in cost | flood | scale | accuracy | service | synflood | fleet) ;;
 	*) echo "bench: unknown stage \"$s\"" >&2; exit 2 ;;
 	esac
 done
@@ -940,6 +943,42 @@ stage_fleet() {
 	say "== fleet: fleet-wide limits with Redis"
 	tools/bench/fleetbench.sh "$TMP/fleet.tsv" $([ $SMOKE -eq 1 ] && echo --smoke) | section fleet
 	[ "${PIPESTATUS[0]}" -eq 0 ]
+}
+
+# ---------------------------------------------------------------- stage: synflood
+# tests/cookie.sh at each rate: its comment lines say how many of its 40
+# clients connected on their first SYN under each candidate.
+stage_synflood() {
+	local rates="10000 40000 100000" r out k d c n
+	[ $SMOKE -eq 1 ] && rates="2000"
+	say "== synflood: real clients under a spoofed SYN flood ($rates pps)"
+	{
+		echo "## 6. SYN flood"
+		echo
+		echo "Real clients (tools/slconn) connecting one after another, each given"
+		echo "one SYN (1 s), while tools/slgen sends spoofed SYNs to the same port;"
+		echo "how many of 40 connected, under the kernel's own cookies alone"
+		echo "(net.ipv4.tcp_syncookies = 2, no sluice), a rule-wide SYN limit of"
+		echo "100 pps (\`action drop\`), and the same rule with \`action cookie\`."
+		echo "Source: tests/cookie.sh with COOKIE_FLOOD set to the rate."
+		echo
+		echo "| flood pps | kernel cookies | rule-wide limit | action cookie | SYN-ACKs sent |"
+		echo "|---:|---:|---:|---:|---:|"
+	} | section synflood
+	for r in $rates; do
+		out=$TMP/synflood-$r.out
+		COOKIE_FLOOD=$r BUILD=$BUILD tests/cookie.sh >"$out" 2>&1
+		k=$(sed -n 's/^# no sluice, kernel cookies: \([0-9]*\) of.*/\1/p' "$out")
+		d=$(sed -n 's/^# action drop: \([0-9]*\) of.*/\1/p' "$out")
+		c=$(sed -n 's/^# action cookie: \([0-9]*\) of.*/\1/p' "$out")
+		n=$(sed -n 's/^# action cookie: .*; \([0-9]*\) SYN-ACKs.*/\1/p' "$out")
+		if [ -z "$k$d$c" ]; then
+			say "synflood at $r pps: no result: $(grep -m1 '^not ok' "$out")"
+			return 1
+		fi
+		echo "| $r | ${k:-n/a} of 40 | ${d:-n/a} of 40 | ${c:-n/a} of 40 | ${n:-n/a} |"
+	done | section synflood
+	echo | section synflood
 }
 
 # ---------------------------------------------------------------- run
