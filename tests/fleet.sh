@@ -291,10 +291,7 @@ for i in 1 2 3; do
 	sed -i "s/redis: \[ \"198.18.5$i.1:6379\" \]/redis: [ \"198.18.5$i.1:6379\", \"198.18.5$i.1:6380\", \"198.18.5$i.1:6381\" ]/" "$TMP/h$i.yaml"
 	kill -HUP "${DAEMONS[i-1]}"
 done
-for _ in $(seq 100); do
-	[ "$(slh 3 -j fleet status | jq '[.nodes[] | select(.up)] | length')" == 3 ] && break
-	sleep 0.1
-done
+nodes_up 3 3
 [ "$(slh 3 -j fleet status | jq -r '.mode')" == sharded ] || fail "not sharded: $(slh 3 -j fleet status)"
 SRCS=""
 for s in $(seq 1 8); do
@@ -302,12 +299,8 @@ for s in $(seq 1 8); do
 	SRCS="$SRCS${SRCS:+,}198.18.71.$s"
 done
 p0=$(total_passed)
-pids=()
-for i in 1 2 3; do
-	in_ns "$C" "$SLGEN" --dst "198.18.6$i.2" --dport 9000 --src "$SRCS" --rate "$PPS" \
-		--duration 3 --spin-us 0 --json >"$TMP/gen-$i.json" 2>>"$TMP/gen.err" &
-	pids+=($!)
-done
+FLEET_SRC=$SRCS send 3 "$PPS" &
+spid=$!
 sleep 1.5
 spread=0
 for port in 6379 6380 6381; do
@@ -315,7 +308,7 @@ for port in 6379 6380 6381; do
 	echo "# sharded: $n buckets on :$port"
 	[ "$n" -gt 0 ] && spread=$((spread + 1))
 done
-wait "${pids[@]}"
+wait $spid
 got=$(( $(total_passed) - p0 ))
 max=$(( 8 * $(FIRST=1 bound "$(gen_secs)") ))
 echo "# sharded, 8 sources at 5x: admitted $got (bound $max for the 8)"
@@ -359,21 +352,14 @@ for i in 1 2 3; do
 	sed -i "s/redis: \[ \"198.18.5$i.1:6379\" \]/redis: [ \"198.18.50.1:700$i\" ]/" "$TMP/h$i.yaml"
 	kill -HUP "${DAEMONS[i-1]}"
 done
-for _ in $(seq 100); do
-	[ "$(slh 2 -j fleet status | jq '[.nodes[] | select(.up)] | length')" == 3 ] && break
-	sleep 0.1
-done
+nodes_up 2 3
 st=$(slh 2 -j fleet status)
 [ "$(jq -r '.mode' <<<"$st")" == cluster ] || fail "not cluster mode: $st"
 [ "$(jq '[.nodes[] | select(.up)] | length' <<<"$st")" == 3 ] ||
 	fail "host 2 speaks to $(jq '[.nodes[] | select(.up)] | length' <<<"$st") primaries, want 3: $st"
 p0=$(total_passed)
-pids=()
-for i in 1 2 3; do
-	in_ns "$C" "$SLGEN" --dst "198.18.6$i.2" --dport 9000 --src "$SRCS" --rate "$PPS" \
-		--duration 3 --spin-us 0 --json >"$TMP/gen-$i.json" 2>>"$TMP/gen.err" &
-	pids+=($!)
-done
+FLEET_SRC=$SRCS send 3 "$PPS" &
+spid=$!
 sleep 1.5
 spread=0
 for port in 7001 7002 7003 7004 7005 7006; do
@@ -382,7 +368,7 @@ for port in 7001 7002 7003 7004 7005 7006; do
 	echo "# cluster: $n buckets on primary :$port"
 	[ "$n" -gt 0 ] && spread=$((spread + 1))
 done
-wait "${pids[@]}"
+wait $spid
 got=$(( $(total_passed) - p0 ))
 max=$(( 8 * $(FIRST=1 bound "$(gen_secs)") ))
 echo "# cluster, 8 sources at 5x: admitted $got (bound $max for the 8)"
@@ -402,15 +388,11 @@ done
 vpid=${CL_PIDS[$((victim - 7001))]}
 synced0=$(slh 1 -j fleet status | jq '.keys_synced')
 p0=$(total_passed)
-pids=()
-for i in 1 2 3; do
-	in_ns "$C" "$SLGEN" --dst "198.18.6$i.2" --dport 9000 --src "$SRCS" --rate "$PPS" \
-		--duration 6 --spin-us 0 --json >"$TMP/gen-$i.json" 2>>"$TMP/gen.err" &
-	pids+=($!)
-done
+FLEET_SRC=$SRCS send 6 "$PPS" &
+spid=$!
 sleep 1
 kill -9 "$vpid"
-wait "${pids[@]}"
+wait $spid
 got=$(( $(total_passed) - p0 ))
 for _ in $(seq 100); do
 	cluster_ok $((victim == 7001 ? 7002 : 7001)) && break

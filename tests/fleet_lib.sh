@@ -109,11 +109,13 @@ total_seen() {
 	echo $n
 }
 
-# send SECS PPS-PER-HOST [HOSTS]: the one source to each host at once; waits.
+# send SECS PPS-PER-HOST [HOSTS]: the one source (or the sources in
+# FLEET_SRC, each at PPS) to each host at once; waits.
 send() {
 	local secs=$1 pps=$2 hosts=${3:-${FLEET_HOSTS:-1 2 3}} i pids=()
 	for i in $hosts; do
-		in_ns "$C" "$SLGEN" --dst "198.18.6$i.2" --dport 9000 --src 198.18.70.1 --rate "$pps" \
+		in_ns "$C" "$SLGEN" --dst "198.18.6$i.2" --dport 9000 --src "${FLEET_SRC:-198.18.70.1}" \
+			--rate "$pps" \
 			--duration "$secs" --spin-us 0 --json >"$TMP/gen-$i.json" 2>>"$TMP/gen.err" &
 		pids+=($!)
 	done
@@ -125,6 +127,14 @@ sent() {
 	echo "$n"
 }
 gen_secs() { jq -r '.sources[0] | (.last_ns - .first_ns) / 1e9' "$TMP/gen-1.json"; }
+# nodes_up I N: wait (bounded) until host I's sync has N Redis servers up.
+nodes_up() {
+	for _ in $(seq 100); do
+		[ "$(slh "$1" -j fleet status | jq '[.nodes[] | select(.up)] | length')" == "$2" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
 
 # The most the fleet may admit in T seconds once the key is hot (README):
 # burst + rate x T, plus one sync's lag on every host, N x rate x

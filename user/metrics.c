@@ -394,21 +394,28 @@ static void write_fleet(FILE *out, const struct snapshot *snap)
 		}
 }
 
+/* Global counters as one family, labelled result by their names in sl_global_names. */
+static void global_results(FILE *out, const struct snapshot *snap, const char *name,
+			   const enum sluice_global *which, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		fprintf(out, "%s{result=\"%s\"} %llu\n", name, sl_global_names[which[i]],
+			(unsigned long long)snap->s.global[which[i]]);
+}
+
 /* SYN cookies and verified sources. */
 static void write_cookies(FILE *out, const struct snapshot *snap)
 {
-	static const int results[] = { SLUICE_G_COOKIE_SENT, SLUICE_G_COOKIE_BUDGET,
+	static const enum sluice_global results[] = { SLUICE_G_COOKIE_SENT, SLUICE_G_COOKIE_BUDGET,
 				       SLUICE_G_COOKIE_BAD, SLUICE_G_COOKIE_VALID,
 				       SLUICE_G_COOKIE_INVALID, SLUICE_G_COOKIE_PRIMED };
-	size_t i;
 
 	sl_metric_family(out, "sluice_cookies_total", "counter",
 	       "SYN cookies: SYN-ACKs sent, SYNs not answered (over a budget, bad), ACKs "
 	       "checked (validated, invalid), SYNs passed to keep the kernel accepting cookies.");
-	for (i = 0; i < ARRAY_SIZE(results); i++)
-		fprintf(out, "sluice_cookies_total{result=\"%s\"} %llu\n",
-			sl_global_names[results[i]],
-			(unsigned long long)snap->s.global[results[i]]);
+	global_results(out, snap, "sluice_cookies_total", results, ARRAY_SIZE(results));
 	sl_metric_family(out, "sluice_verified_spared_total", "counter",
 	       "Packets of verified sources shed as their rule's verified-class.");
 	sl_metric_value(out, "sluice_verified_spared_total", snap->s.global[SLUICE_G_VERIFIED]);
@@ -437,10 +444,8 @@ static void write_snapshot(FILE *out, const struct snapshot *snap)
 	sl_metric_family(out, "sluice_packets_total", "counter",
 	       "Packets by what the data path found and did. Results overlap (parsed covers "
 	       "denied, allowed, no_rule; passed includes would_drop): do not sum them.");
-	for (i = 0; i < ARRAY_SIZE(packet_results); i++)
-		fprintf(out, "sluice_packets_total{result=\"%s\"} %llu\n",
-			sl_global_names[packet_results[i]],
-			(unsigned long long)snap->s.global[packet_results[i]]);
+	global_results(out, snap, "sluice_packets_total", packet_results,
+		       ARRAY_SIZE(packet_results));
 	sl_metric_family(out, "sluice_faults_total", "counter",
 	       "Internal faults of the data path (a bucket that could not be created or updated).");
 	sl_metric_value(out, "sluice_faults_total", snap->s.global[SLUICE_G_FAULT]);
