@@ -5,7 +5,7 @@
 #   load     attach in native, generic and tc mode on a veth, each refused
 #            cleanly or working (a verdict through it)
 #   traffic  tests/e2e.sh: paced UDP through veth, admitted counts
-#   BPF suites  the data-path, limits, hostile and shedding suites
+#   BPF suites  the data-path, limits, hostile, shedding and SYN-cookie suites
 #   verifier the verifier's headroom (tools/bench/vstats): instructions
 #            processed and deepest stack per program, with bpf_loop and
 #            with the bounded-loop walk that replaces it before 5.17
@@ -17,7 +17,7 @@ cd "$(dirname "$0")/../.."
 BUILD=${BUILD:-build}
 OUT=${KERNELS_OUT:-docs/KERNELS.md}
 KERNELS=${KERNELS:-6.1 6.12 5.10}
-CHECKS=${CHECKS:-load verifier traffic bpf_datapath bpf_limits bpf_hostile bpf_shed}
+CHECKS=${CHECKS:-load verifier traffic bpf_datapath bpf_limits bpf_hostile bpf_shed bpf_cookie}
 if [ -n "${QUICK:-}" ]; then KERNELS=6.1 CHECKS=load; fi
 G=tools/kernels/guest.sh
 TMP=$(mktemp -d)
@@ -64,7 +64,7 @@ cat >"$TMP/traffic.sh" <<'EOF'
 export PATH=$PWD/build/deps/bin:$PATH BUILD=build SLUICE=$PWD/build/sluice
 tests/run.sh tests/e2e.sh
 EOF
-for c in bpf_datapath bpf_limits bpf_hostile bpf_shed; do
+for c in bpf_datapath bpf_limits bpf_hostile bpf_shed bpf_cookie; do
 	printf 'export BUILD=build\ntests/run.sh build/tests/%s\n' "$c" >"$TMP/$c.sh"
 done
 
