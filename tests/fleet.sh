@@ -291,7 +291,7 @@ for i in 1 2 3; do
 	sed -i "s/redis: \[ \"198.18.5$i.1:6379\" \]/redis: [ \"198.18.5$i.1:6379\", \"198.18.5$i.1:6380\", \"198.18.5$i.1:6381\" ]/" "$TMP/h$i.yaml"
 	kill -HUP "${DAEMONS[i-1]}"
 done
-nodes_up 3 3
+nodes_up 3 3 || fail "host 3 does not reach the three servers: $(slh 3 -j fleet status)"
 [ "$(slh 3 -j fleet status | jq -r '.mode')" == sharded ] || fail "not sharded: $(slh 3 -j fleet status)"
 SRCS=""
 for s in $(seq 1 8); do

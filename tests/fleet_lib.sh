@@ -130,7 +130,7 @@ gen_secs() { jq -r '.sources[0] | (.last_ns - .first_ns) / 1e9' "$TMP/gen-1.json
 # nodes_up I N: wait (bounded) until host I's sync has N Redis servers up.
 nodes_up() {
 	for _ in $(seq 100); do
-		[ "$(slh "$1" -j fleet status | jq '[.nodes[] | select(.up)] | length')" == "$2" ] && return 0
+		[ "$(slh "$1" -j fleet status | jq '[.nodes[]? | select(.up)] | length')" == "$2" ] && return 0
 		sleep 0.1
 	done
 	return 1
