@@ -7,8 +7,9 @@
 # important: what a new server has), fetching its Depends from the archive;
 # there `sluice version` and `sluice check /etc/sluice/sluice.yaml` work, the
 # unit is disabled and verifies; sluice attached in a namespace of this
-# suite is taken off the interface when the package is removed; a purge
-# leaves nothing behind. The package goes into that throwaway root only:
+# suite stays attached, with its rule, through an upgrade (and an edited
+# conffile stays edited) and is taken off the interface when the package is
+# removed; a purge leaves nothing behind. The package goes into that throwaway root only:
 # nothing on this machine is installed or changed, so a make-installed
 # sluice in /usr/local is left alone (the last case checks).
 #
@@ -53,7 +54,7 @@ in_root() {
 host_state() {
 	dpkg-query -W -f='${Package} ${Status}\n' sluice 2>&1
 	for f in /usr/local/sbin/sluice /usr/sbin/sluice /etc/sluice /etc/sluice/sluice.yaml \
-		 /etc/systemd/system/sluice.service /lib/systemd/system/sluice.service /etc/$F2B; do
+		 /etc/systemd/system/sluice.service /lib/systemd/system/sluice.service "/$F2B"; do
 		if [ -e "$f" ]; then
 			echo "$f $(stat -c '%a %Y' "$f") $([ -f "$f" ] && md5sum <"$f")"
 		else
@@ -96,7 +97,7 @@ after=$(cd "$SRC" && find . -path ./build -prune -o -print | sort)
 end_case deb-build
 
 if [ ! -f "$DEB" ]; then
-	for c in lintian contents install unit remove-detaches purge; do
+	for c in lintian contents install unit upgrade-keeps-state remove-detaches purge; do
 		not_ok "deb-$c" "no package was built"
 	done
 	exit 1
@@ -222,7 +223,7 @@ m=$(stat -c '%a' "$R/etc/sluice" "$R/etc/sluice/sluice.yaml" "$R/etc/sluice/deny
 end_case deb-install
 
 if [ ! -x "$R/usr/sbin/sluice" ]; then
-	for c in unit remove-detaches purge; do
+	for c in unit upgrade-keeps-state remove-detaches purge; do
 		not_ok "deb-$c" "sluice is not installed in the fresh root"
 	done
 	exit 1
@@ -241,33 +242,48 @@ out=$(in_root systemd-analyze verify /lib/systemd/system/sluice.service 2>&1) ||
 [ -n "$out" ] && echo "$out" | sed 's/^/# systemd-analyze: /'
 end_case deb-unit
 
-# Removing the package takes sluice off the interfaces: in a namespace of
-# this suite, with a bpffs of the root's own (mounted at the default root's
-# parent inside a private mount namespace, where the package's prerm looks),
-# the package's sluice attaches with a rule, then dpkg -r runs.
+# An upgrade keeps what sluice enforces and the admin's edits; removing the
+# package takes sluice off the interfaces. In a namespace of this suite,
+# with a bpffs of the root's own (mounted at the default root's parent in a
+# private mount namespace, where the package's prerm looks), the package's
+# sluice attaches with a rule; the deny file is edited; the package is
+# installed over itself (prerm and postinst run as for an upgrade), then
+# removed.
 begin_case
 NS=$(new_netns deb) || fail "namespace"
 in_ns "$NS" ip link add "$TAG-d0" type veth peer name "$TAG-d1" &&
 	in_ns "$NS" ip link set "$TAG-d0" up && in_ns "$NS" ip link set "$TAG-d1" up ||
 	fail "veth in $NS"
 nsenter --net="/run/netns/$NS" unshare -m --propagation private sh -c '
-	r=$1 dev=$2
+	r=$1 dev=$2 deb=$3
+	xdp() { ip -d link show "$dev" | grep -c prog/xdp; }
 	mount -t proc proc "$r/proc" && mount -t sysfs sysfs "$r/sys" &&
 		mount -t bpf bpf "$r/sys/fs/bpf" || { echo "mount: failed"; exit 1; }
 	chroot "$r" sluice attach "$dev" mode generic && chroot "$r" sluice rule add debtest proto udp limit 10pps ||
 		{ echo "attach: failed"; exit 1; }
-	echo "attached: $(ip -d link show "$dev" | grep -c prog/xdp)"
+	echo "attached: $(xdp)"
 	echo "rules: $(chroot "$r" sluice -j rule list | grep -o "\"debtest\"")"
-	chroot "$r" env DEBIAN_FRONTEND=noninteractive dpkg -r sluice >/dev/null || echo "dpkg -r: failed"
-	echo "after: $(ip -d link show "$dev" | grep -c prog/xdp)"
+	echo 198.18.77.0/24 >>"$r/etc/sluice/deny.txt"
+	chroot "$r" env DEBIAN_FRONTEND=noninteractive dpkg -i "/tmp/$deb" </dev/null >/dev/null || echo "dpkg -i: failed"
+	echo "upgraded: $(xdp)"
+	echo "upgraded rules: $(chroot "$r" sluice -j rule list | grep -o "\"debtest\"")"
+	echo "deny edit: $(grep -c 198.18.77.0/24 "$r/etc/sluice/deny.txt")"
+	chroot "$r" env DEBIAN_FRONTEND=noninteractive dpkg -r sluice </dev/null >/dev/null || echo "dpkg -r: failed"
+	echo "removed: $(xdp)"
 	echo "pinned: $(ls -A "$r/sys/fs/bpf" | grep -c sluice)"
-' sh "$R" "$TAG-d0" >"$T/remove.log" 2>&1
+' sh "$R" "$TAG-d0" "$(basename "$DEB")" >"$T/remove.log" 2>&1
 sed 's/^/# /' "$T/remove.log"
 grep -qx 'attached: 1' "$T/remove.log" || fail "the package's sluice did not attach"
-grep -qx 'rules: "debtest"' "$T/remove.log" || fail "no rule debtest before removal"
-grep -qx 'after: 0' "$T/remove.log" || fail "XDP still attached after dpkg -r"
-grep -qx 'pinned: 0' "$T/remove.log" || fail "something still pinned after dpkg -r"
+grep -qx 'rules: "debtest"' "$T/remove.log" || fail "no rule debtest before the upgrade"
+grep -qx 'upgraded: 1' "$T/remove.log" || fail "the upgrade took sluice off the interface"
+grep -qx 'upgraded rules: "debtest"' "$T/remove.log" || fail "the upgrade lost the rule"
+grep -qx 'deny edit: 1' "$T/remove.log" || fail "the upgrade lost the edit of /etc/sluice/deny.txt"
 grep -q 'failed' "$T/remove.log" && fail "$(grep -m1 failed "$T/remove.log")"
+end_case deb-upgrade-keeps-state
+
+begin_case
+grep -qx 'removed: 0' "$T/remove.log" || fail "XDP still attached after dpkg -r"
+grep -qx 'pinned: 0' "$T/remove.log" || fail "something still pinned after dpkg -r"
 # Removed, not purged: the conffiles stay, the rest is gone.
 [ "$(in_root dpkg-query -W -f='${Status}' sluice 2>&1)" == "deinstall ok config-files" ] ||
 	fail "after dpkg -r: $(in_root dpkg-query -W -f='${Status}' sluice 2>&1)"
