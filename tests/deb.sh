@@ -64,6 +64,23 @@ host_state() {
 }
 HOST_BEFORE=$(host_state)
 
+# ---- debian/control against the Makefile ----
+
+# Every package the Makefile's build needs (BUILD_PKGS) is a Build-Depends,
+# but for gcc and make, which build-essential brings to every Debian build.
+begin_case
+pkgs=$(make --no-print-directory -s -f Makefile -f <(printf 'deb-pkgs:\n\t@echo $(BUILD_PKGS)\n') deb-pkgs)
+bdeps=$(sed -n '/^Build-Depends:/,/^[A-Z]/p' debian/control | sed -e 's/^Build-Depends://' -e '/^[A-Z]/d' |
+	tr ',' '\n' | sed -e 's/(.*)//' -e 's/ //g' | grep .)
+[ "$(wc -w <<<"$pkgs")" -ge 8 ] || fail "BUILD_PKGS read from the Makefile: \"$pkgs\""
+for p in $pkgs; do
+	case $p in gcc | make) continue ;; esac
+	grep -qx -- "$p" <<<"$bdeps" || fail "$p (BUILD_PKGS) is not in debian/control's Build-Depends"
+done
+grep -qx 'debhelper-compat' <<<"$bdeps" || fail "Build-Depends has no debhelper-compat"
+echo "# Build-Depends: $(tr '\n' ' ' <<<"$bdeps")"
+end_case deb-build-depends
+
 # ---- the build ----
 
 begin_case
