@@ -8,6 +8,7 @@
 #   make demo-fleet three hosts, one Redis: a fleet-wide limit, and Redis going away
 #   make plot-shed  the shedding curve over an overload, drawn into docs/shed.png
 #   make bench      sluice against the floor, nftables and iptables: docs/BENCHMARKS.md
+#   make deb        a Debian package (debian/) into build/deb/
 #   make fuzz       every libFuzzer target for FUZZ_SECS each (default 300)
 #   make soak       a 60 s spoofed-source flood against the daemon
 #   make test-kernels  Debian's 6.1, 6.12 and 5.10 kernels in qemu: docs/KERNELS.md
@@ -69,14 +70,17 @@ USER_OBJS := $(patsubst user/%.c,$(OUT)/user/%.o,$(USER_SRCS))
 #          tests/bench_smoke.sh, and qemu-system-x86 and cpio, which boot
 #          Debian 12's own kernel for tests/kernels.sh, and groff-base
 #          (tests/docs.sh renders the man pages), and redis-server, the
-#          fleet's store (tests/fleet.sh starts its own, in namespaces)
+#          fleet's store (tests/fleet.sh starts its own, in namespaces),
+#          and what builds and checks the Debian package for tests/deb.sh:
+#          debhelper, dpkg-dev, fakeroot, lintian, and mmdebstrap (a fresh
+#          Debian 12 root to install it into)
 # promtool (Prometheus's metrics linter) is unpacked from Debian's
 # prometheus package into $(OUT)/deps/bin without installing the package,
 # whose server would start on :9090.
 BUILD_PKGS := clang gcc make libbpf-dev bpftool libelf-dev libcap-dev libyaml-dev libmnl-dev \
 	      libmicrohttpd-dev libhiredis-dev
 TEST_PKGS  := iproute2 jq curl valgrind redis-server libclang-rt-14-dev libcap2-bin nftables iptables ethtool \
-	      qemu-system-x86 cpio groff-base
+	      qemu-system-x86 cpio groff-base debhelper dpkg-dev fakeroot lintian mmdebstrap
 DEPS_PKGS  := $(BUILD_PKGS)
 DEPS_BIN   := $(OUT)/deps/bin
 
@@ -85,20 +89,31 @@ DEPS_BIN   := $(OUT)/deps/bin
 .PHONY: all deps test-deps test demo demo-fleet plot-shed clean install fuzz soak
 
 PREFIX ?= /usr/local
-# The binary, the example config (kept if one is there), the systemd unit,
-# the man pages sluice(8) and sluice.yaml(5) and the bash completion.
-install: all
+# Where the systemd unit goes: /etc/systemd/system for a local install; the
+# Debian package puts it in /lib/systemd/system (debian/rules).
+SYSTEMDUNITDIR ?= /etc/systemd/system
+FAIL2BAN_ACTION := etc/fail2ban/action.d/sluice.conf
+# The binary, the example config (kept if one is there), the systemd unit
+# (its ExecStart naming the binary under PREFIX), the man pages sluice(8) and
+# sluice.yaml(5), the bash completion and, when the tree has it, the fail2ban
+# action. DESTDIR: a staging root, as `make deb` uses it.
+install: $(OUT)/sluice
 	install -D -m 0755 $(OUT)/sluice $(DESTDIR)$(PREFIX)/sbin/sluice
 	install -d -m 0700 $(DESTDIR)/etc/sluice
 	[ -e $(DESTDIR)/etc/sluice/sluice.yaml ] || \
 		install -m 0600 etc/sluice.yaml $(DESTDIR)/etc/sluice/sluice.yaml
 	[ -e $(DESTDIR)/etc/sluice/deny.txt ] || \
 		install -m 0600 etc/deny.txt $(DESTDIR)/etc/sluice/deny.txt
-	install -D -m 0644 etc/sluice.service $(DESTDIR)/etc/systemd/system/sluice.service
+	install -d -m 0755 $(DESTDIR)$(SYSTEMDUNITDIR)
+	sed 's|/usr/local/sbin/sluice|$(PREFIX)/sbin/sluice|g' etc/sluice.service \
+		> $(DESTDIR)$(SYSTEMDUNITDIR)/sluice.service
+	chmod 0644 $(DESTDIR)$(SYSTEMDUNITDIR)/sluice.service
 	install -D -m 0644 docs/man/sluice.8 $(DESTDIR)$(PREFIX)/share/man/man8/sluice.8
 	install -D -m 0644 docs/man/sluice.yaml.5 $(DESTDIR)$(PREFIX)/share/man/man5/sluice.yaml.5
 	install -D -m 0644 etc/bash-completion/sluice \
 		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/sluice
+	if [ -e $(FAIL2BAN_ACTION) ]; then \
+		install -D -m 0644 $(FAIL2BAN_ACTION) $(DESTDIR)/$(FAIL2BAN_ACTION); fi
 
 all: $(OUT)/sluice $(OUT)/slgen $(OUT)/slsink $(OUT)/sllisten
 
@@ -168,6 +183,31 @@ $(OUT)/shed.dat: $(OUT)/shedplot
 $(OUT)/shedplot: tools/shedplot.c include/sluice.h include/sluice_shed.h | $(OUT)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(USER_CFLAGS) $< -o $@ -lm
+
+# ---- make deb: a Debian package, by debhelper (debian/) ----
+# dpkg-buildpackage builds in a copy of the tree ($(DEB_DIR)/src: the files
+# git knows or would add, or every file outside the build directories when
+# the tree is not a git checkout) and writes the packages, .buildinfo and
+# .changes beside it, into $(DEB_DIR); the tree itself is left as it was.
+# lintian then checks them and fails the target on any error.
+DEB_PKGS := debhelper dpkg-dev fakeroot lintian
+DEB_DIR  := $(OUT)/deb
+.PHONY: deb
+deb:
+	$(Q)tools/deps.sh $(BUILD_PKGS) $(DEB_PKGS)
+	$(call msg,DEB,$(DEB_DIR))
+	$(Q)rm -rf $(DEB_DIR) && mkdir -p $(DEB_DIR)/src
+	$(Q)if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then \
+		git ls-files -z --cached --others --exclude-standard | \
+			tar --null --ignore-failed-read -T - -cf -; \
+	else \
+		tar --exclude=./$(OUT) --exclude='./build*' -cf - .; \
+	fi | tar -xf - -C $(DEB_DIR)/src
+	$(Q)cd $(DEB_DIR)/src && dpkg-buildpackage -b -us -uc -Jauto >../build.log 2>&1 || \
+		{ tail -40 ../build.log; echo "deb: dpkg-buildpackage failed, see $(DEB_DIR)/build.log" >&2; exit 1; }
+	$(Q)rm -rf $(DEB_DIR)/src
+	$(Q)lintian --fail-on error $(DEB_DIR)/*.changes
+	$(Q)ls $(DEB_DIR)/*.deb
 
 # ---- make bench: sluice against the floor, nftables and iptables (tools/bench/) ----
 # Runs every stage once (under 10 minutes) and writes docs/BENCHMARKS.md and

@@ -33,6 +33,7 @@ suites+=(
 	tests/faults.sh
 	tests/permissions.sh
 	tests/loader.sh
+	tests/deb.sh
 	tests/kernels.sh
 	tests/memcheck.sh
 	tests/soak.sh
