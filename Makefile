@@ -213,7 +213,7 @@ $(OUT)/bench/slrr: tools/bench/slrr.c tools/toolutil.h | $(OUT)/bench
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(USER_CFLAGS) $< -o $@ -lm
 
-bench-build: all $(BENCH_BINS) $(BENCH_BPF)
+bench-build: all $(BENCH_BINS) $(BENCH_BPF) $(OUT)/slserve $(OUT)/slconn
 
 bench-deps:
 	$(Q)$(MAKE) --no-print-directory deps DEPS_PKGS="$(BENCH_PKGS)"
