@@ -9,7 +9,7 @@
 #   make plot-shed  the shedding curve over an overload, drawn into docs/shed.png
 #   make bench      sluice against the floor, nftables and iptables: docs/BENCHMARKS.md
 #   make fuzz       every libFuzzer target for FUZZ_SECS each (default 300)
-#   make soak       a 60 s spoofed-source flood against the daemon
+#   make soak       a 60 s spoofed-source flood against the daemon, and a SYN cookie going stale
 #   make test-kernels  Debian's 6.1, 6.12 and 5.10 kernels in qemu: docs/KERNELS.md
 #   V=1             show the commands
 #   SANITIZE=1      ASan + UBSan in the userspace and test builds, into build-san
