@@ -159,8 +159,8 @@ while IFS='|' read -r rate cand first re failed med p90; do
 	n=$((n + 1))
 	cands[$cand]=1
 	if [[ "$first" =~ ^([0-9]+)\ of\ ([0-9]+)\ \( ]]; then
-		num "$re" && num "$failed" &&
-			[ $((BASH_REMATCH[1] + re + failed)) -eq "${BASH_REMATCH[2]}" ] ||
+		got=${BASH_REMATCH[1]} of=${BASH_REMATCH[2]}
+		num "$re" && num "$failed" && [ $((got + re + failed)) -eq "$of" ] ||
 			fail "at $rate, $cand: $first first, $re after a retransmission, $failed failed"
 	else
 		fail "at $rate, $cand: first SYN \"$first\""
