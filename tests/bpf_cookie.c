@@ -845,7 +845,8 @@ static void cookie_stale_ack_dropped(void)
 	sleep_until(made_end + STALE_WAIT_S);
 	for (i = 0; i < 2; i++) {
 		v = run_xdp(&ack[i], &out);
-		CHECK(v == XDP_DROP, "%s: the same ACK %d s after the SYN: verdict %d, want XDP_DROP",
+		CHECK(v == XDP_DROP,
+		      "%s: the same ACK %d s after the SYN: verdict %d, want XDP_DROP",
 		      kind_names[kinds[i]], STALE_WAIT_S, v);
 	}
 	CHECK_EQ(g(SLUICE_G_COOKIE_INVALID), 2);
@@ -876,7 +877,8 @@ int main(int argc, char **argv)
 	sl_features_probe(&f);
 	if (!f.has[SL_FEAT_SYNCOOKIE]) {
 		if (stale) {
-			SKIP("cookie_stale_ack_dropped", "no raw SYN cookie helpers on this kernel");
+			SKIP("cookie_stale_ack_dropped",
+			     "no raw SYN cookie helpers on this kernel");
 			return 0;
 		}
 		/* The cases below need the helpers: only the fallback runs. */
