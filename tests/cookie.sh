@@ -32,8 +32,9 @@
 #   lost on a machine that a flood keeps busy;
 # - with action drop, at most NCONN / 2 do: the limit admits about LIMIT of
 #   FLOOD SYNs a second, so a real SYN would pass with probability ~1% if
-#   the flood reached XDP evenly (it comes in bursts here, and real SYNs
-#   between them find the bucket refilled: 5-30% seen at 10 kpps);
+#   the flood reached XDP evenly; it comes in bursts on a shared machine,
+#   and real SYNs between them find the bucket refilled (5-30% seen at
+#   10 kpps here, more with the generator pinned to a CPU of its own);
 # - a forged ACK from each of NACK spoofed sources is dropped and counted
 #   exactly (a random 32-bit acknowledgment passes the kernel's cookie check
 #   with a probability under 2^-20), and the kernel never sees one.
