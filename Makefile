@@ -10,7 +10,7 @@
 #   make bench      sluice against the floor, nftables and iptables: docs/BENCHMARKS.md
 #   make deb        a Debian package (debian/) into build/deb/
 #   make fuzz       every libFuzzer target for FUZZ_SECS each (default 300)
-#   make soak       a 60 s spoofed-source flood against the daemon
+#   make soak       a 60 s spoofed-source flood against the daemon, and a SYN cookie going stale
 #   make test-kernels  Debian's 6.1, 6.12 and 5.10 kernels in qemu: docs/KERNELS.md
 #   V=1             show the commands
 #   SANITIZE=1      ASan + UBSan in the userspace and test builds, into build-san
@@ -253,7 +253,7 @@ $(OUT)/bench/slrr: tools/bench/slrr.c tools/toolutil.h | $(OUT)/bench
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(USER_CFLAGS) $< -o $@ -lm
 
-bench-build: all $(BENCH_BINS) $(BENCH_BPF)
+bench-build: all $(BENCH_BINS) $(BENCH_BPF) $(OUT)/slserve $(OUT)/slconn
 
 bench-deps:
 	$(Q)$(MAKE) --no-print-directory deps DEPS_PKGS="$(BENCH_PKGS)"

@@ -14,8 +14,9 @@
 #   accuracy      every candidate admits something and no more than it was
 #                 sent; sluice (exact GCRA) no more than burst + rate x T
 #   service       every candidate serves requests without a flood
-#   synflood      every candidate's count of connected clients, and the
-#                 SYN-ACKs sent, are numbers
+#   synflood      four candidates, each with counts of clients (first SYN,
+#                 after a retransmission, failed) that add up and times to
+#                 connect that are numbers; the SYN-ACKs sent a number
 #   targets       every target has a verdict, met or missed
 #   plots         PNG files (a skip when gnuplot is missing)
 set -u
@@ -149,17 +150,29 @@ done
 [ "$(rows "## 5. Service under attack" | grep -c .)" -ge 2 ] || fail "no row under a flood"
 end_case bench-smoke-service
 
-# The SYN flood: every candidate's count of connected clients is a number.
+# The SYN flood: four candidates a rate, each with counts of clients that add
+# up, and times to connect that are numbers (or "timed out").
 begin_case
 n=0
-while IFS='|' read -r rate k d c sent; do
+declare -A cands=()
+while IFS='|' read -r rate cand first re failed med p90; do
 	n=$((n + 1))
-	for v in "$k" "$d" "$c"; do
-		num "${v%% of 40}" || fail "at $rate pps: \"$v\" clients"
+	cands[$cand]=1
+	if [[ "$first" =~ ^([0-9]+)\ of\ ([0-9]+)\ \( ]]; then
+		got=${BASH_REMATCH[1]} of=${BASH_REMATCH[2]}
+		num "$re" && num "$failed" && [ $((got + re + failed)) -eq "$of" ] ||
+			fail "at $rate, $cand: $first first, $re after a retransmission, $failed failed"
+	else
+		fail "at $rate, $cand: first SYN \"$first\""
+	fi
+	for v in "$med" "$p90"; do
+		num "$v" || [ "$v" == "timed out" ] || fail "at $rate, $cand: time to connect \"$v\""
 	done
-	num "$sent" || fail "at $rate pps: \"$sent\" SYN-ACKs"
 done < <(rows "## 6. SYN flood")
-[ "$n" -ge 1 ] || fail "no SYN flood row"
+[ "$n" -ge 4 ] || fail "$n SYN flood rows, want at least 4"
+[ ${#cands[@]} -eq 4 ] || fail "candidates: ${!cands[*]}"
+grep -q '^SYN-ACKs sluice sent (action cookie), per rate: [0-9]* pps: [0-9]*' "$R" ||
+	fail "no count of SYN-ACKs sent"
 end_case bench-smoke-synflood
 
 begin_case

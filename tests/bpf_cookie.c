@@ -11,7 +11,11 @@
  * The cookie is the kernel's (its secret), so the test reads it from the
  * SYN-ACK and cannot predict it; whether it is right is what the kernel's
  * own check of the ACK says.
+ *
+ * `bpf_cookie stale` runs one case alone, which waits two minutes for a
+ * real cookie to go stale (tests/soak.sh runs it beside its flood).
  */
+#include <time.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 
@@ -725,11 +729,146 @@ static void cookie_off_falls_back(void)
 	teardown();
 }
 
-int main(void)
+/* ------------------------------------------------------------------------ */
+/* Stale cookies (`bpf_cookie stale`: tests/soak.sh runs it, it waits)      */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * The kernel's cookie carries a counter of minutes (tcp_cookie_time():
+ * jiffies / (60 * HZ)) in its top 8 bits, and the check takes it while the
+ * counter has moved on by less than MAX_SYNCOOKIE_AGE = 2
+ * (check_tcp_syn_cookie()): a cookie is good for at least 60 s and at most
+ * 120 s after it was made. The counter is also hashed with the kernel's
+ * secret into the low 24 bits, so no one can make a cookie with an old
+ * counter, this test included: a changed counter is merely a forged cookie
+ * (cookie_handshake_* drop those). The only honest stale cookie is a real
+ * one that has aged: this case makes one for IPv4 and one for IPv6 through
+ * the real object, checks that their ACKs pass at once and still pass
+ * STALE_FRESH_S later (well inside the minimum), then waits until they are
+ * more than 120 s old and checks that the same ACKs are dropped and counted
+ * invalid. Nothing else changes in between (the object's own clock is
+ * manual and stays at T0), so the verdict moved only because the kernel's
+ * minute counter did. It takes STALE_WAIT_S seconds, hence not in the
+ * suite's normal run.
+ */
+/* When the second look (still valid) is taken, after the SYN. */
+#define STALE_FRESH_S	45
+/* When the last (stale) is: 120 s, the longest a cookie lives, and a margin. */
+#define STALE_WAIT_S	125
+
+static double mono_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* Sleep until mono_s() reaches t. */
+static void sleep_until(double t)
+{
+	double left;
+
+	while ((left = t - mono_s()) > 0) {
+		struct timespec ts = { .tv_sec = (time_t)left,
+				       .tv_nsec = (long)((left - (time_t)left) * 1e9) };
+
+		nanosleep(&ts, NULL);
+	}
+}
+
+/* The ACK answering the SYN-ACK with this cookie, for kind k. */
+static void stale_ack(struct frame *ack, enum kind k, __u32 cookie)
+{
+	struct frame l;
+	struct where w;
+
+	l4_tcp_full(&l, PORT, SLUICE_TCP_ACK, CLIENT_ISN + 1, cookie + 1, 0);
+	tcp_frame(ack, k, SRC_A, &l, &w);
+}
+
+static void cookie_stale_ack_dropped(void)
+{
+	static const enum kind kinds[] = { K4, K6 };
+	struct frame syn, out, ack[2];
+	int lfd[2] = { -1, -1 }, i, v;
+	double made, made_end, t;
+	__u32 cookie;
+	struct where w;
+
+	if (setup())
+		return;
+	cookie_rule(1, SLUICE_COOKIE_OVER, 0, 0);
+	commit();
+	cookie_cfg(ALL_FLAGS);
+	lfd[0] = listen_on(4, PORT);
+	lfd[1] = listen_on(6, PORT);
+	if (lfd[0] < 0 || lfd[1] < 0) {
+		CHECK_FAIL("cannot listen on port %d: %s", PORT, strerror(errno));
+		goto out;
+	}
+	made = mono_s();
+	for (i = 0; i < 2; i++) {
+		syn_frame(&syn, kinds[i], SRC_A, PORT, &w);
+		if (i == 0)
+			CHECK_EQ(run_xdp(&syn, &out), XDP_PASS);	/* the limit's one */
+		v = run_xdp(&syn, &out);
+		if (v != XDP_TX) {
+			CHECK_FAIL("%s: SYN verdict %d, want XDP_TX", kind_names[kinds[i]], v);
+			goto out;
+		}
+		check_synack(&syn, &w, &out, ALL_FLAGS, &cookie, kind_names[kinds[i]]);
+		stale_ack(&ack[i], kinds[i], cookie);
+	}
+	made_end = mono_s();
+	/* The control: the cookies are good now. */
+	for (i = 0; i < 2; i++) {
+		v = run_xdp(&ack[i], &out);
+		CHECK(v == XDP_PASS, "%s: ACK right after the SYN: verdict %d, want XDP_PASS",
+		      kind_names[kinds[i]], v);
+	}
+	CHECK_EQ(g(SLUICE_G_COOKIE_VALID), 2);
+	/* Still good well inside the minimum lifetime of 60 s. */
+	sleep_until(made + STALE_FRESH_S);
+	for (i = 0; i < 2; i++) {
+		v = run_xdp(&ack[i], &out);
+		CHECK(v == XDP_PASS, "%s: ACK %d s after the SYN: verdict %d, want XDP_PASS",
+		      kind_names[kinds[i]], STALE_FRESH_S, v);
+	}
+	t = mono_s() - made;
+	/* Only a look taken before 60 s is sure to find the cookie good. */
+	if (t < 59)
+		CHECK_EQ(g(SLUICE_G_COOKIE_VALID), 4);
+	printf("# cookies made; their ACKs passed at once and %.1f s later\n", t);
+	fflush(stdout);
+	/* Older than 120 s: stale, whatever the phase of the minute counter. */
+	sleep_until(made_end + STALE_WAIT_S);
+	for (i = 0; i < 2; i++) {
+		v = run_xdp(&ack[i], &out);
+		CHECK(v == XDP_DROP,
+		      "%s: the same ACK %d s after the SYN: verdict %d, want XDP_DROP",
+		      kind_names[kinds[i]], STALE_WAIT_S, v);
+	}
+	CHECK_EQ(g(SLUICE_G_COOKIE_INVALID), 2);
+	printf("# the same ACKs %.1f s after the SYNs: dropped, %llu counted invalid\n",
+	       mono_s() - made, (unsigned long long)g(SLUICE_G_COOKIE_INVALID));
+	check_balance();
+out:
+	for (i = 0; i < 2; i++)
+		if (lfd[i] >= 0)
+			close(lfd[i]);
+	teardown();
+}
+
+int main(int argc, char **argv)
 {
 	struct sl_features f;
-	int err;
+	int stale = argc > 1 && !strcmp(argv[1], "stale"), err;
 
+	if (argc > 2 || (argc == 2 && !stale)) {
+		fprintf(stderr, "usage: %s [stale]\n", argv[0]);
+		return 2;
+	}
 	addr6(src6, 0x00010001, 1);
 	err = harness_start("bpf_cookie");
 	if (err)
@@ -737,8 +876,17 @@ int main(void)
 	teardown();
 	sl_features_probe(&f);
 	if (!f.has[SL_FEAT_SYNCOOKIE]) {
+		if (stale) {
+			SKIP("cookie_stale_ack_dropped",
+			     "no raw SYN cookie helpers on this kernel");
+			return 0;
+		}
 		/* The cases below need the helpers: only the fallback runs. */
 		check_run_one("cookie_off_falls_back", cookie_off_falls_back);
+		return check_total_failed != 0;
+	}
+	if (stale) {
+		check_run_one("cookie_stale_ack_dropped", cookie_stale_ack_dropped);
 		return check_total_failed != 0;
 	}
 	return check_run_all();

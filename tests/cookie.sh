@@ -2,25 +2,45 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 # End to end: SYN cookies under a spoofed SYN flood. A server namespace
 # (tools/slserve on PORT, sluice attached by its CLI in native XDP) and a
-# client namespace joined by veth; real clients (tools/slconn) connect in a
-# bounded loop while tools/slgen floods SYNs from random sources of
-# 198.18.128.0/17 at FLOOD pps, far over the rule's rule-wide SYN limit.
+# client namespace joined by veth; real clients (tools/slconn) arrive one
+# every CLIENT_GAP seconds, each given CLIENT_TIMEOUT to connect (the
+# kernel's first SYN retransmission at 1 s fits, its second at 3 s does not),
+# while tools/slgen floods SYNs from random sources of 198.18.128.0/17 at
+# FLOOD pps, far over the rule's rule-wide SYN limit.
 #
 # The client side of the veth runs an XDP_PASS program (veth hands XDP_TX
 # frames to a peer only when the peer runs XDP, as a NIC's wire would) and
 # sends with checksum offload off, so its SYNs carry the full checksum a
 # NIC's would (sluice verifies it before answering).
 #
-# Counts, with their tolerances:
-# - with action cookie, at least NCONN - 2 of NCONN connections succeed
-#   within one SYN's timeout (1 s, before the kernel's first
-#   retransmission): the slack is for a SYN-ACK lost on a machine that a
-#   flood keeps busy;
+# For each candidate (the kernel's own cookies without sluice; the floor, a
+# bare XDP program that drops the spoofed range; a rule-wide SYN limit with
+# action drop; the same rule with action cookie) it prints what clients saw
+# as a comment line the bench's synflood stage reads:
+#   # synflood cand=NAME flood_pps=R flood_kept_pps=K clients=N first_syn=A
+#     retransmitted=B failed=C median_ms=M p90_ms=P
+# (one line): K the rate slgen kept (answering the flood slows it on a
+# shared machine), A connected on their first SYN, B after the SYN was sent
+# again, C not within CLIENT_TIMEOUT; M and P the median and 90th
+# percentile of the time to connect over all N, a client that failed
+# counting as longer than any ("inf" when it is the one). Times are
+# printed, never asserted.
+#
+# Counts, with their tolerances (SLACK = 2, or 2% of NCONN when more):
+# - the kernel alone, the floor and action cookie: at least NCONN - SLACK
+#   clients connect on their first SYN: the slack is for a SYN or SYN-ACK
+#   lost on a machine that a flood keeps busy;
 # - with action drop, at most NCONN / 2 do: the limit admits about LIMIT of
-#   FLOOD SYNs a second, so a real SYN passes with probability ~1%;
+#   FLOOD SYNs a second, so a real SYN would pass with probability ~1% if
+#   the flood reached XDP evenly; it comes in bursts on a shared machine,
+#   and real SYNs between them find the bucket refilled (5-30% seen at
+#   10 kpps here, more with the generator pinned to a CPU of its own);
 # - a forged ACK from each of NACK spoofed sources is dropped and counted
 #   exactly (a random 32-bit acknowledgment passes the kernel's cookie check
 #   with a probability under 2^-20), and the kernel never sees one.
+#
+# COOKIE_FLOOD=pps and COOKIE_CLIENTS=N (default 40; the bench runs 200)
+# change the rate and the number of clients per candidate.
 set -u
 cd "$(dirname "$0")/.."
 . tests/lib.sh
@@ -34,11 +54,25 @@ SLCONN=$BUILD/slconn
 XDP_PASS=$BUILD/bench/xdp_pass.bpf.o
 PORT=8080
 FLOOD=${COOKIE_FLOOD:-10000}	# pps; COOKIE_FLOOD=N tries another rate
+NCONN=${COOKIE_CLIENTS:-40}	# real clients per candidate
 LIMIT=100
-NCONN=40
 NACK=100
+# A new client every CLIENT_GAP s, whatever became of the others (clients
+# arrive on their own), each given CLIENT_TIMEOUT s: the first SYN and the
+# kernel's retransmission at 1 s, not the next at 3 s.
+CLIENT_GAP=0.05
+CLIENT_TIMEOUT=2.5
+XDP_FLOOR=$BUILD/bench/xdp_unspoof.bpf.o
 
-for b in "$SLGEN" "$SLSERVE" "$SLCONN" "$XDP_PASS"; do
+for v in FLOOD NCONN; do
+	if ! [[ ${!v} =~ ^[1-9][0-9]{0,6}$ ]]; then
+		not_ok cookie-setup "invalid COOKIE_${v/NCONN/CLIENTS} \"${!v}\" (a whole number, 1-9999999)"
+		exit 1
+	fi
+done
+SLACK=$((NCONN / 50 > 2 ? NCONN / 50 : 2))
+
+for b in "$SLGEN" "$SLSERVE" "$SLCONN" "$XDP_PASS" "$XDP_FLOOR"; do
 	if [ ! -x "$b" ] && [ ! -f "$b" ]; then
 		not_ok cookie-setup "$b is not built (make test-build)"
 		exit 1
@@ -78,7 +112,7 @@ if ! out=$(sl attach ck-s mode native 2>&1); then
 	not_ok cookie-setup "attach: $out"
 	exit 1
 fi
-nsenter --net="/run/netns/$SRV" "$SLSERVE" --listen :: --port $PORT --duration 120 \
+nsenter --net="/run/netns/$SRV" "$SLSERVE" --listen :: --port $PORT --duration 600 \
 	--ready-file "$TMP/ready" >"$TMP/serve.out" 2>&1 &
 DAEMONS+=($!)
 for _ in $(seq 100); do [ -e "$TMP/ready" ] && break; sleep 0.05; done
@@ -130,17 +164,48 @@ grep -q "tc mode" <<<"$out" || fail "the refusal does not name the mode: $out"
 expect_ok "detach ck-d" sl detach ck-d
 end_case cookie-refused-in-tc-mode
 
-# connect_loop FAMILY N: N connections one after another, each given 1 s (one
-# SYN: the kernel retransmits at 1 s); prints how many succeeded.
-connect_loop() {
-	local dst=$1 n=$2 i ok=0
+# clients NAME DST N: N real clients to DST, a new one every CLIENT_GAP s,
+# each given CLIENT_TIMEOUT s; their lines in $TMP/NAME.N, and the summary
+# in $TMP/NAME.sum: "first_syn retransmitted failed median_ms p90_ms".
+clients() {
+	local name=$1 dst=$2 n=$3 i pids=()
+	rm -f "$TMP/$name".*
 	for i in $(seq "$n"); do
-		if in_ns "$CLI" "$SLCONN" --dst "$dst" --port $PORT --hold 0.01 --timeout 1 \
-			>/dev/null 2>&1; then
-			ok=$((ok + 1))
-		fi
+		nsenter --net="/run/netns/$CLI" "$SLCONN" --dst "$dst" --port $PORT --hold 0.01 \
+			--timeout $CLIENT_TIMEOUT >"$TMP/$name.$i" 2>&1 &
+		pids+=($!)
+		sleep $CLIENT_GAP
 	done
-	echo $ok
+	# Each exits within CLIENT_TIMEOUT + its hold.
+	wait "${pids[@]}" 2>/dev/null
+	# "connected SRC PORT in MS ms, N retransmissions"; anything else failed
+	# (1e12: longer than any time to connect, printed "inf").
+	for i in $(seq "$n"); do
+		awk '$1 == "connected" && $4 == "in" && $6 == "ms," { print $5, $7; f = 1 }
+		     END { if (!f) print 1e12, -1 }' "$TMP/$name.$i"
+	done | sort -g | awk -v n="$n" '
+		{ t[NR] = $1; if ($2 == 0) first++; else if ($2 > 0) re++; else failed++ }
+		function pct(p,  k) { k = int((p * n + 99) / 100); if (k < 1) k = 1
+			return t[k] >= 1e12 ? "inf" : sprintf("%.3f", t[k]) }
+		END { printf "%d %d %d %s %s\n", first, re, failed, pct(50), pct(90) }' \
+		>"$TMP/$name.sum"
+}
+# figure NAME FIELD: one figure of clients NAME's summary.
+figure() {
+	local f
+	read -r -a f <"$TMP/$1.sum"
+	case $2 in
+	first_syn) echo "${f[0]}" ;; retransmitted) echo "${f[1]}" ;; failed) echo "${f[2]}" ;;
+	connected) echo $((f[0] + f[1])) ;; median_ms) echo "${f[3]}" ;; p90_ms) echo "${f[4]}" ;;
+	esac
+}
+# report CAND NAME: the candidate's line for the bench (see the top).
+report() {
+	local f
+	read -r -a f <"$TMP/$2.sum"
+	echo "# synflood cand=$1 flood_pps=$FLOOD flood_kept_pps=${FLOOD_KEPT:-n/a}" \
+		"clients=$((f[0] + f[1] + f[2])) first_syn=${f[0]}" \
+		"retransmitted=${f[1]} failed=${f[2]} median_ms=${f[3]} p90_ms=${f[4]}"
 }
 
 # flood SECS: spoofed SYNs at FLOOD pps in the background; its pid in FPID.
@@ -150,33 +215,62 @@ flood() {
 		>"$TMP/flood.json" 2>&1 &
 	FPID=$!
 }
+# Longer than N clients can take, however slowly they start: stopped after them.
+flood_secs() { echo $(($1 + 60)); }
+# stop_flood: and the rate it kept, in pps, to FLOOD_KEPT (slgen's report).
+stop_flood() {
+	kill -INT "$FPID" 2>/dev/null
+	wait "$FPID" 2>/dev/null
+	FLOOD_KEPT=$(jq -r '(.sources[0] | (.last_ns - .first_ns) / 1e9) as $s |
+		if $s > 0 then .total_sent / $s | floor else "n/a" end' "$TMP/flood.json" 2>/dev/null)
+}
 
 # ---- without sluice, the kernel's own cookies (tcp_syncookies = 2) ----
 begin_case cookie-kernel-alone
 expect_ok "detach" sl detach ck-s
-flood $((NCONN + 20))
+flood "$(flood_secs $NCONN)"
 sleep 0.5
-ok_kern=$(connect_loop 198.18.0.1 $NCONN)
-kill "$FPID" 2>/dev/null; wait "$FPID" 2>/dev/null
+clients kern 198.18.0.1 $NCONN
+stop_flood
+report kernel kern
+ok_kern=$(figure kern first_syn)
 # The comparison's baseline: the kernel answers every SYN itself. Under this
 # flood the listener keeps up, so the clients connect (the point of sluice
 # is the flood never reaching it: see the cases below).
-[ "$ok_kern" -ge $((NCONN - 2)) ] ||
-	fail "$ok_kern of $NCONN connected with the kernel's cookies alone (want >= $((NCONN - 2)))"
+[ "$ok_kern" -ge $((NCONN - SLACK)) ] ||
+	fail "$ok_kern of $NCONN connected on their first SYN with the kernel's cookies alone (want >= $((NCONN - SLACK)))"
 echo "# no sluice, kernel cookies: $ok_kern of $NCONN connected on their first SYN under $FLOOD pps"
-expect_ok "attach again" sl attach ck-s mode native
 end_case cookie-kernel-alone
+
+# ---- the floor: a bare XDP program that knows the flood's range drops it ----
+begin_case cookie-floor
+if ! ip -n "$SRV" link set dev ck-s xdp obj "$XDP_FLOOR" sec xdp 2>"$TMP/err"; then
+	fail "XDP drop of the spoofed range: $(tail -1 "$TMP/err")"
+else
+	flood "$(flood_secs $NCONN)"
+	sleep 0.5
+	clients floor 198.18.0.1 $NCONN
+	stop_flood
+	ip -n "$SRV" link set dev ck-s xdp off
+	report floor floor
+	ok_floor=$(figure floor first_syn)
+	[ "$ok_floor" -ge $((NCONN - SLACK)) ] ||
+		fail "$ok_floor of $NCONN connected on their first SYN behind the floor (want >= $((NCONN - SLACK)))"
+fi
+expect_ok "attach again" sl attach ck-s mode native
+end_case cookie-floor
 
 # ---- a rule-wide SYN limit alone refuses real clients with the flood ----
 begin_case cookie-drop-refuses-real-clients
 expect_ok "rule add (drop)" sl rule add "${RULE[@]}"
-# Longer than the loop can take (NCONN one-second timeouts): stopped after it.
-flood $((NCONN + 20))
+flood "$(flood_secs $NCONN)"
 sleep 0.5
-ok_drop=$(connect_loop 198.18.0.1 $NCONN)
-kill "$FPID" 2>/dev/null; wait "$FPID" 2>/dev/null
+clients drop 198.18.0.1 $NCONN
+stop_flood
+report drop drop
+ok_drop=$(figure drop first_syn)
 [ "$ok_drop" -le $((NCONN / 2)) ] ||
-	fail "$ok_drop of $NCONN connected at once under the flood with action drop (want <= $((NCONN / 2)))"
+	fail "$ok_drop of $NCONN connected on their first SYN under the flood with action drop (want <= $((NCONN / 2)))"
 expect_ok "rule del" sl rule del web
 echo "# action drop: $ok_drop of $NCONN connected on their first SYN under $FLOOD pps"
 end_case cookie-drop-refuses-real-clients
@@ -187,11 +281,16 @@ expect_ok "rule add (cookie)" sl rule add "${RULE[@]}" action cookie cookie-budg
 	cookie-dst-budget 1000
 before_valid=$(g cookies_validated)
 before_recv=$(in_ns "$SRV" nstat -az TcpExtSyncookiesRecv | awk '/SyncookiesRecv/ {print $2}')
-flood 30
+flood "$(flood_secs $((NCONN + 10)))"
 sleep 0.5
-ok_ck=$(connect_loop 198.18.0.1 $NCONN)
-ok_ck6=$(connect_loop 2001:db8::1 10)
-kill -TERM "$FPID" 2>/dev/null; wait "$FPID" 2>/dev/null
+clients ck 198.18.0.1 $NCONN
+clients ck6 2001:db8::1 10
+stop_flood
+report cookie ck
+report cookie-ipv6 ck6
+ok_ck=$(figure ck first_syn)
+ok_ck6=$(figure ck6 first_syn)
+conn_ck=$(($(figure ck connected) + $(figure ck6 connected)))
 flood_sent=$(jq -r '.total_sent // 0' "$TMP/flood.json" 2>/dev/null)
 sent=$(g cookies_sent)
 over=$(g cookies_over_budget)
@@ -199,12 +298,14 @@ bad=$(g cookies_bad_syn)
 dropped=$(slj stats | jq -r '.rules[] | select(.name == "web") | .dropped_packets')
 valid=$(($(g cookies_validated) - before_valid))
 recv=$(($(in_ns "$SRV" nstat -az TcpExtSyncookiesRecv | awk '/SyncookiesRecv/ {print $2}') - before_recv))
-[ "$ok_ck" -ge $((NCONN - 2)) ] ||
-	fail "$ok_ck of $NCONN IPv4 connections succeeded with cookies (want >= $((NCONN - 2)))"
-[ "$ok_ck6" -ge 8 ] || fail "$ok_ck6 of 10 IPv6 connections succeeded with cookies (want >= 8)"
-# Most real SYNs were over the limit and answered; each answer came back valid.
-[ "$valid" -ge $((ok_ck + ok_ck6 - 10)) ] ||
-	fail "$valid cookie ACKs validated for $((ok_ck + ok_ck6)) connections (want >= that - 10)"
+[ "$ok_ck" -ge $((NCONN - SLACK)) ] ||
+	fail "$ok_ck of $NCONN IPv4 clients connected on their first SYN with cookies (want >= $((NCONN - SLACK)))"
+[ "$ok_ck6" -ge 8 ] || fail "$ok_ck6 of 10 IPv6 clients connected on their first SYN with cookies (want >= 8)"
+# Most real SYNs were over the limit and answered; each answer came back
+# valid (the rest: SYNs the limit admitted, about 1%, and one a minute
+# passed to keep the kernel willing).
+[ "$valid" -ge $((conn_ck - 10 - NCONN / 20)) ] ||
+	fail "$valid cookie ACKs validated for $conn_ck connections (want >= that - $((10 + NCONN / 20)))"
 [ "$recv" -ge "$valid" ] || fail "the kernel took $recv cookies, sluice validated $valid"
 # Every SYN the rule refused was answered or counted not answered: exactly.
 [ "$dropped" -eq $((sent + over + bad)) ] ||
@@ -297,12 +398,13 @@ expect_ok "rule del" sl rule del web
 expect_ok "rule add (always)" sl rule add "${RULE[@]}" action cookie cookie always
 sent0=$(g cookies_sent)
 valid0=$(g cookies_validated)
-ok_gen=$(connect_loop 198.18.0.1 10)
+clients gen 198.18.0.1 10
+ok_gen=$(figure gen first_syn)
 sent=$(($(g cookies_sent) - sent0))
 valid=$(($(g cookies_validated) - valid0))
 # One SYN a minute per port and family goes to the kernel (priming): the
 # other 9 or 10 are answered by sluice.
-[ "$ok_gen" -ge 9 ] || fail "$ok_gen of 10 connected in generic mode (want >= 9)"
+[ "$ok_gen" -ge 9 ] || fail "$ok_gen of 10 connected on their first SYN in generic mode (want >= 9)"
 [ "$sent" -ge 8 ] || fail "$sent SYN-ACKs sent in generic mode (want >= 8)"
 [ "$valid" -ge 8 ] || fail "$valid cookies validated in generic mode (want >= 8)"
 end_case cookie-generic-mode

@@ -19,6 +19,13 @@
 #   - the daemon's RSS stays flat from the first sample on, and it still
 #     reloads in the middle of the flood.
 # The figures are printed as "# " lines.
+#
+# Beside it, in a namespace of its own, a check that has to wait: a real
+# SYN cookie goes stale (build/tests/bpf_cookie stale, through
+# bpf_prog_test_run). Its ACK passes right after the SYN-ACK and again 45 s
+# later, and is dropped and counted invalid once the cookie is older than
+# the kernel's longest lifetime of 120 s. It takes about 125 s, whatever
+# SOAK_SECS is: its own line, cookie_stale_ack_dropped.
 set -u
 cd "$(dirname "$0")/.."
 . tests/lib.sh
@@ -51,9 +58,15 @@ for tool in jq curl bpftool; do
 		exit 0
 	fi
 done
-for b in "$SLGEN" "$SLSINK" "$SLUICE"; do
-	[ -x "$b" ] || { not_ok soak-setup "$b is missing (make)"; exit 1; }
+for b in "$SLGEN" "$SLSINK" "$SLUICE" "$BUILD/tests/bpf_cookie"; do
+	[ -x "$b" ] || { not_ok soak-setup "$b is missing (make test-build)"; exit 1; }
 done
+
+# The stale cookie first: it waits about 125 s while the flood below runs.
+CKNS=$(new_netns ck) || { not_ok soak-setup "no namespace for the stale cookie"; exit 1; }
+nsenter --net="/run/netns/$CKNS" "$BUILD/tests/bpf_cookie" stale >"$TMP/stale.out" 2>&1 &
+STALE=$!
+BG="$STALE"
 
 RCV=$(new_netns rcv) && SND=$(new_netns snd) || { not_ok soak-setup "no namespaces"; exit 1; }
 ROOT=$(new_root soak)
@@ -140,7 +153,7 @@ ready=$TMP/ready
 ip netns exec "$RCV" "$SLSINK" --listen 198.18.0.1 --port 9000 --duration $((SOAK_SECS + 30)) \
 	--idle 3 --json --ready-file "$ready" >"$TMP/sink.json" &
 SINK=$!
-BG="$SINK"
+BG="$STALE $SINK"
 for _ in $(seq 100); do [ -e "$ready" ] && break; sleep 0.05; done
 # The flood: as fast as the generator goes (a schedule it can never keep,
 # slipping instead of stopping when it falls behind), stopped by SIGINT
@@ -152,7 +165,7 @@ FLOOD=$!
 ip netns exec "$SND" "$SLGEN" --dst 198.18.0.1 --dport 9000 --src 198.18.0.2 --rate $LEGIT_RATE \
 	--duration "$SOAK_SECS" --json >"$TMP/legit.json" 2>"$TMP/legit.err" &
 LEGIT=$!
-BG="$SINK $FLOOD $LEGIT"
+BG="$STALE $SINK $FLOOD $LEGIT"
 
 # Samples every ~5 s: RSS, table memory and keys.
 samples=()
@@ -175,7 +188,7 @@ while kill -0 "$FLOOD" 2>/dev/null; do
 done
 wait "$FLOOD" "$LEGIT"
 wait "$SINK"
-BG=""
+BG="$STALE"
 sleep 0.5
 slj stats interval 0 >"$TMP/stats.json"
 drops=$(( $(veth_drops) - drops0 ))
@@ -261,3 +274,13 @@ wait "$DPID" || fail "the daemon exited $? on SIGTERM"
 DAEMONS=()
 end_case "soak-spoofed-flood-${SOAK_SECS}s"
 sl detach all >/dev/null 2>&1
+
+# The stale cookie's own line (it ends by itself, at most ~130 s after it began).
+wait "$STALE"
+rc=$?
+BG=""
+cat "$TMP/stale.out"
+if ! grep -qE '^(ok|not ok|skip) - cookie_stale_ack_dropped' "$TMP/stale.out"; then
+	not_ok cookie_stale_ack_dropped \
+		"bpf_cookie stale exited $rc without a result: $(tail -1 "$TMP/stale.out")"
+fi

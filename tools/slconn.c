@@ -4,8 +4,13 @@
  * opened with a time limit and held, for the connection-limit tests.
  *
  * Prints one line as soon as the connection is up or has failed:
- *   connected SRC PORT          (exit 0 when the hold ends)
+ *   connected SRC PORT in MS ms, N retransmissions   (exit 0 when the hold ends)
  *   failed: REASON              (exit 1; "timed out" when no SYN-ACK came)
+ * MS is the time to connect, from the first SYN (the connect() call) to the
+ * connection being up, in milliseconds; N how many times the SYN was sent
+ * again before a SYN-ACK came (the kernel's count, tcpi_total_retrans: no
+ * other segment can have been retransmitted yet), 0 for a connection made
+ * on its first SYN.
  * then holds the connection for --hold seconds, or until SIGINT / SIGTERM,
  * and closes it normally (FIN). If the peer ends it first, it prints
  * "ended: REASON" and exits 3. Sends nothing.
@@ -16,6 +21,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <unistd.h>
+#include <netinet/tcp.h>
 
 #define TOOL_NAME "slconn"
 #include "toolutil.h"
@@ -27,9 +33,10 @@ static void usage(FILE *f)
 	fprintf(f,
 "Usage: %s --dst ADDR --port N --hold SEC [--src ADDR] [--sport N] [--timeout SEC]\n"
 "\n"
-"Open one TCP connection within --timeout, print \"connected SRC PORT\" or\n"
-"\"failed: REASON\", and hold it for --hold seconds or until SIGTERM, then\n"
-"close it (FIN).\n"
+"Open one TCP connection within --timeout, print \"connected SRC PORT in MS ms,\n"
+"N retransmissions\" (the time from the first SYN, and how often the SYN was\n"
+"sent again) or \"failed: REASON\", and hold it for --hold seconds or until\n"
+"SIGTERM, then close it (FIN).\n"
 "\n"
 "  --dst ADDR          server address, in 198.18.0.0/15 or 2001:db8::/32\n"
 "  --port N            server port, 1-65535\n"
@@ -165,9 +172,11 @@ int main(int argc, char **argv)
 {
 	struct sockaddr_storage ss;
 	char host[INET6_ADDRSTRLEN];
+	struct tcp_info ti;
 	socklen_t len;
 	struct opts o;
 	int fd, err = 0, one = 1;
+	uint64_t t0, t1;
 
 	parse_opts(argc, argv, &o);
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -182,6 +191,8 @@ int main(int argc, char **argv)
 			fail("bind: %s", strerror(errno));
 	}
 	len = sockaddr_of(&o.dst, o.port, &ss);
+	/* The first SYN leaves in connect(): the time to connect counts from here. */
+	t0 = mono_ns();
 	if (connect(fd, (struct sockaddr *)&ss, len) && errno != EINPROGRESS) {
 		printf("failed: %s\n", strerror(errno));
 		return 1;
@@ -190,6 +201,7 @@ int main(int argc, char **argv)
 		printf("failed: %s\n", stop ? "interrupted" : "timed out");
 		return 1;
 	}
+	t1 = mono_ns();
 	len = sizeof(err);
 	getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len);
 	if (err) {
@@ -202,7 +214,14 @@ int main(int argc, char **argv)
 		inet_ntop(AF_INET, &((struct sockaddr_in *)&ss)->sin_addr, host, sizeof(host));
 	else
 		inet_ntop(AF_INET6, &((struct sockaddr_in6 *)&ss)->sin6_addr, host, sizeof(host));
-	printf("connected %s %u\n", host, ntohs(((struct sockaddr_in *)&ss)->sin_port));
+	/* Before the connection is up only the SYN can have been sent again. */
+	memset(&ti, 0, sizeof(ti));
+	len = sizeof(ti);
+	if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &len))
+		fail("TCP_INFO: %s", strerror(errno));
+	printf("connected %s %u in %.3f ms, %u retransmission%s\n", host,
+	       ntohs(((struct sockaddr_in *)&ss)->sin_port), (t1 - t0) / 1e6, ti.tcpi_total_retrans,
+	       ti.tcpi_total_retrans == 1 ? "" : "s");
 
 	/* Hold: only the peer ending it, a signal or the time wakes us. */
 	if (wait_for(fd, POLLIN | POLLRDHUP, o.hold * 1000)) {

@@ -47,6 +47,27 @@ acc_worst() {
 		END { if (n) printf "%.2f", m; else print "" }' "$TMP/acc.tsv"
 }
 
+# The SYN-flood target from synflood.tsv (rate cand clients first_syn ...):
+# the rates where the floor kept 99% of its clients on their first SYN, and
+# the least share of action cookie's clients that connected on theirs there.
+synflood_target() {
+	local kept worst measured
+	kept=$(awk -F'\t' '$2 == "floor" && $3 > 0 && $4 >= 0.99 * $3 { printf "%s%s", s, $1; s = " " }' \
+		"$TMP/synflood.tsv")
+	if [ -z "$kept" ]; then
+		row "$1" "the floor kept the service at no rate measured" ""
+		return
+	fi
+	worst=$(awk -F'\t' -v kept=" $kept " '$2 == "cookie" && index(kept, " " $1 " ") && $3 > 0 {
+		p = 100 * $4 / $3; if (!n++ || p < m) m = p } END { if (n) printf "%.1f", m }' \
+		"$TMP/synflood.tsv")
+	measured=$(awk -F'\t' -v kept=" $kept " '$2 == "cookie" {
+		note = index(kept, " " $1 " ") ? "" : ", where the floor did not keep it"
+		printf "%s%s pps: %d of %d%s", s, $1, $4, $3, note; s = "; " }' "$TMP/synflood.tsv")
+	row "$1" "least ${worst:-n/a}% where the floor kept the service ($measured)" \
+		"${worst:-n/a} >= 99"
+}
+
 targets() {
 	local hit hitp hitc newk newp newc a_sl a_nf a_ht b_sl bound bytes bkeys worst svc base maxv fl
 	local t_hit="hit path (existing key, one rule) within 35 ns of the trivial program"
@@ -59,6 +80,9 @@ targets() {
 	local t_acc="accuracy within 1% of ideal at each rate (sluice)"
 	local t_svc="service under the generator's maximum flood at least 95% of unattacked"
 	local t_fl="fleet: 10 000 hot keys synced every 250 ms for under 5% of one CPU per host"
+	local t_syn="SYN flood: at every flood rate where the bare XDP-drop floor still keeps the"
+	t_syn="$t_syn service (at least 99% of its clients connect on their first SYN), cookies keep"
+	t_syn="$t_syn at least 99% of real connections succeeding on their first SYN"
 	t_svc="$t_svc (sluice)"
 
 	echo "| target | measured | verdict |"
@@ -125,6 +149,11 @@ targets() {
 		row "$t_svc" "$(num "$svc" '%.0f')% ($fl)" "$svc >= 95"
 	else
 		norun "$t_svc"
+	fi
+	if have "$TMP/synflood.tsv"; then
+		synflood_target "$t_syn"
+	else
+		norun "$t_syn"
 	fi
 	fl=$(awk -F'\t' '$1 == "load" && $2 == 10000 { print $5 }' "$TMP/fleet.tsv" 2>/dev/null)
 	if [ -n "$fl" ]; then
