@@ -72,7 +72,12 @@
  * refuse for a sync's length whatever the burst, and a backlog sent late
  * (Redis was away) for as long as the backlog was; and an absolute time,
  * unlike "so long ago", stays right when a call is run late (a stalled
- * Redis runs what was queued when it wakes).
+ * Redis runs what was queued when it wakes). The bucket is stored even
+ * when its TAT is behind Redis's now (kept a second past it), so the next
+ * host's charge adds to it: were it dropped, each host's charge would
+ * start again from its own "from", and hosts that each stay within the
+ * rate would never add up (after a FLUSHALL or a stall the fleet admitted
+ * N times the rate; tests/fleet_sim.c).
  * Returns Redis's now and, per bucket, how far the fleet's TAT runs ahead
  * of it.
  *
@@ -108,10 +113,8 @@ static const char sync_lua[] =
 	"  local tat = cur or 0\n"
 	"  if tat < from then tat = from end\n"
 	"  tat = tat + c\n"
-	"  if tat > now then\n"
-	"    redis.call('SET', KEYS[i], string.format('%.0f', tat), 'PX',\n"
-	"               math.floor((tat - now) / 1000) + life)\n"
-	"  end\n"
+	"  redis.call('SET', KEYS[i], string.format('%.0f', tat), 'PX',\n"
+	"             math.floor(math.max(tat - now, 0) / 1000) + life)\n"
 	"  if tat < now + la then tat = now + la end\n"
 	"  if tat - now > tol or refusing then\n"
 	"    redis.call('ZADD', KEYS[n + 1], string.format('%.0f', tat), KEYS[i])\n"
