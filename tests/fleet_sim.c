@@ -46,8 +46,7 @@
  *   max(1 s, 4 delta + B / R) after the move on, b admits >= 0.9 R t (the
  *   others' spent share does not starve it);
  * - and the other side: with the load at 1.5x the rate or more and no idle
- *   gaps, admitted >= 0.6 R T (0.5 where a host sees the key under the
- *   rate), so a fleet that refuses everything fails.
+ *   gaps, admitted >= 0.7 R T, so a fleet that refuses everything fails.
  * These need every host that sees the key to see it over the rate (1.5x
  * here): a host's own bucket must be half spent before it reports the key
  * (the data path's hot threshold). Where some host sees it under the rate
@@ -684,7 +683,7 @@ static int run_trace(const struct trace *t, struct result *res, char *why, size_
 			       ? S.admitted_settled / (R * (t->dur - t->move_at - S.settle) / 1e9) : -1;
 		res->floor_checked = t->load >= 1.5 && t->pattern != P_IDLE;
 		/* Stated floors: see the header. */
-		res->floor = trace_reported(t) ? 0.6 : 0.5;
+		res->floor = 0.7;
 		res->floor_ratio = S.admitted_total / (R * T);
 		res->under = !trace_reported(t);
 		if (res->under) {

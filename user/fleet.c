@@ -964,8 +964,19 @@ static int take(struct sl_fleet *f, struct call *c, redisReply *rep,
 			if (!(score > now_r))
 				continue;
 			if (fold(f, r, li, &key, n->sent_at + (__u64)((score - now_r) * 1000), cfg,
-				 n->sent_at, NULL))
+				 n->sent_at, NULL)) {
+				struct sluice_fleet_use u = { .charged = 0, .since = n->sent_at };
+
 				f->st.floors++;
+				/*
+				 * The bucket now holds the fleet's use. Followed from
+				 * here, a key the data path turns hot later adds its
+				 * own charges to this entry, instead of reporting the
+				 * whole bucket, the fleet's use included, as its
+				 * first charge (the fleet would count that twice).
+				 */
+				bpf_map_update_elem(f->maps.fleet_use, &key, &u, BPF_NOEXIST);
+			}
 		}
 	}
 	return 0;
@@ -1148,12 +1159,13 @@ static size_t gather(struct sl_fleet *f, struct sluice_config *cfg, unsigned int
 		it->from_ns = it->t.sent ? it->t.sent : it->use.since;
 		it->charge_us = delta / 1000;
 		it->t.carry_ns = delta % 1000;
-		if (!it->charge_us && !it->refusing && it->t.until) {
+		if (!it->charge_us && !it->refusing) {
 			/*
 			 * Nothing charged here since the last sync and nothing
-			 * refused: the fleet's view of it can wait until it is
-			 * charged again (others over its limit reach us through the
-			 * over-limit set). Followed, not sent.
+			 * refused (or a key entered by the poll's fold, not yet
+			 * charged here): the fleet's view of it can wait until it
+			 * is charged again (others over its limit reach us through
+			 * the over-limit set). Followed, not sent.
 			 */
 			f->tab_next[trk_slot(f->tab_next, f->tab_cap, f->gen + 1, &it->k)] = it->t;
 			continue;
