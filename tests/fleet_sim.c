@@ -60,6 +60,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <netinet/in.h>
@@ -231,6 +232,8 @@ static int redis_start(void)
 		if (redis_pid < 0)
 			return -1;
 		if (!redis_pid) {
+			/* Gone with this program, however it ends. */
+			prctl(PR_SET_PDEATHSIG, SIGKILL);
 			execlp("redis-server", "redis-server", "--bind", "127.0.0.1", "--port", port,
 			       "--save", "", "--appendonly", "no", "--dir", redis_dir,
 			       "--daemonize", "no", "--logfile", log, (char *)NULL);
@@ -870,6 +873,7 @@ int main(void)
 		return err > 0;
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
+	signal(SIGPIPE, on_signal);
 	if (redis_start()) {
 		printf("not ok - fleet_sim: redis-server did not start on 127.0.0.1 (make deps "
 		       "installs it)\n");
