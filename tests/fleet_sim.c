@@ -13,13 +13,18 @@
  * every data path's now (each host's offset by its own constant, so hosts'
  * clocks disagree, as they do), every sync's monotonic clock (the same
  * per-host clock) and Redis's TIME (the scripts' optional "now" argument,
- * which only the hooks send). A sync's round trip rho is simulated too:
+ * which only the hooks send). The data path is the BPF object itself, not
+ * include/sluice_limiter.h alone: what makes a key hot and what it reports
+ * (fleet_note) lives only in bpf/sluice.bpf.c, and the traces showed that
+ * it shapes the bound. A sync's round trip rho is simulated too:
  * its calls are written, the other hosts' packets of the next rho run, and
  * only then are the replies read and folded. Syncs never overlap: one due
  * during another's round trip starts at its end.
  *
- * Traces are random but seeded (FLEET_SIM_SEED, default fixed; each trace
- * prints its own seed when it fails): N hosts, interval 20-1000 ms, round
+ * Traces are random but seeded (FLEET_SIM_SEED, default fixed; a failing
+ * trace names its own seed, and FLEET_SIM_ONLY=SEED runs it alone;
+ * FLEET_SIM_VERBOSE=1 prints a line per trace, FLEET_SIM_DEBUG=1 a line per
+ * sync and Redis's bucket): N hosts, interval 20-1000 ms, round
  * trip up to 20 ms, rate 50-1000 pps, burst 0.1-1 s of it, offered load
  * 0.5-10x the rate, per source or one rule-wide bucket, 3-7 s long.
  * Classes, FLEET_SIM_TRACES traces each (default 60): all traffic on one
@@ -775,7 +780,8 @@ static void run_class(const char *name, int cls, int ev)
 	double under_max = 0, under_floor = 1e9, min_settled = 1e9;
 	char why[256] = "";
 
-	for (i = 0; i < traces; i++) {
+	/* FLEET_SIM_ONLY=SEED: that trace alone, wherever it is. */
+	for (i = 0; i < (getenv("FLEET_SIM_ONLY") ? 100000 : traces); i++) {
 		__u64 seed = base_seed * 1000003ULL + cls * 100000ULL + i;
 		int p = ev == E_NONE ? cls : (int)(seed % 4 == 3 ? P_BURSTS : seed % 4);
 		struct result res;
@@ -890,6 +896,10 @@ int main(void)
 	printf("# seed %#llx, %d traces a class, redis-server on 127.0.0.1:%d\n",
 	       (unsigned long long)base_seed, traces, redis_port);
 	rc = check_run_all();
+	if (__start_sl_tests && __stop_sl_tests)
+		printf("%d passed, %d failed\n",
+		       (int)(__stop_sl_tests - __start_sl_tests) - check_total_failed,
+		       check_total_failed);
 	redisFree(ctl);
 	redis_kill();
 	return rc;
