@@ -13,7 +13,10 @@ $(TEST_OUT):
 # suites first, from `make --no-print-directory -s print-c-suites`.
 C_UNIT_SUITES := $(patsubst tests/%.c,%,$(sort $(wildcard tests/unit.c tests/*_unit.c)))
 C_BPF_SUITES  := $(patsubst tests/%.c,%,$(sort $(wildcard tests/bpf_*.c)))
-C_SUITES      := $(C_UNIT_SUITES) $(C_BPF_SUITES)
+# tests/fleet_sim.c: the BPF object and the daemon's fleet sync (user/fleet.c
+# and what it needs, main.c aside) against a real redis-server.
+C_FLEET_SUITES := fleet_sim
+C_SUITES      := $(C_UNIT_SUITES) $(C_BPF_SUITES) $(C_FLEET_SUITES)
 
 $(addprefix $(TEST_OUT)/,$(C_UNIT_SUITES)): $(TEST_OUT)/%: tests/%.c include/*.h tests/check.h \
 					   tests/packet.h | $(TEST_OUT)
@@ -25,6 +28,12 @@ $(addprefix $(TEST_OUT)/,$(C_BPF_SUITES)): $(TEST_OUT)/%: tests/%.c $(SKELS) inc
 					  user/kernel_features.h | $(TEST_OUT)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(USER_CFLAGS) -Itests $< -o $@ $(USER_LDLIBS) -lm
+
+FLEET_SIM_OBJS := $(filter-out $(OUT)/user/main.o,$(USER_OBJS))
+$(TEST_OUT)/fleet_sim: tests/fleet_sim.c $(FLEET_SIM_OBJS) $(SKELS) include/*.h tests/check.h \
+		       tests/packet.h tests/bpf_harness.h user/fleet.h | $(TEST_OUT)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(USER_CFLAGS) -Itests -Iuser $< $(FLEET_SIM_OBJS) -o $@ $(USER_LDLIBS) -lm
 
 .PHONY: print-c-suites
 print-c-suites:

@@ -2222,8 +2222,10 @@ static void print_cfg(const struct sl_cfg *cfg)
 /*
  * The accuracy of each fleet limit at the configured interval (README
  * "Fleet-wide limits"): once a key is hot, the fleet admits at most burst +
- * rate x t plus rate x (interval + round trip) per host; before, each host
- * may add a burst. The round trip is taken as 1 ms, a LAN's.
+ * rate x t plus rate x (interval + round trip) per host; before (a host
+ * reports a key once its own bucket for it is half spent), each host may
+ * add a burst and what its bucket refills meanwhile. The round trip is
+ * taken as 1 ms, a LAN's.
  */
 static void print_fleet_bounds(const struct sl_cfg *cfg)
 {
@@ -2249,7 +2251,9 @@ static void print_fleet_bounds(const struct sl_cfg *cfg)
 				     "burst + rate x t + %.0f ", per_s * lag_s);
 			print_str("unit", "%s", unit);
 			print_text(" per host (rate x (interval %u ms + 1 ms));", cfg->fleet.interval_ms);
-			print_u64("first_per_host", " before, up to %llu more per host\n", l->burst);
+			print_u64("first_per_host", " before (a host reports a key once it sees it "
+				  "over the rate), up to %llu more per host and what its bucket "
+				  "refills meanwhile\n", l->burst);
 			close_object();
 		}
 	close_array();

@@ -24,6 +24,7 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <signal.h>
@@ -71,14 +72,35 @@
  * refuse for a sync's length whatever the burst, and a backlog sent late
  * (Redis was away) for as long as the backlog was; and an absolute time,
  * unlike "so long ago", stays right when a call is run late (a stalled
- * Redis runs what was queued when it wakes).
+ * Redis runs what was queued when it wakes). The bucket is stored even
+ * when its TAT is behind Redis's now (kept a second past it), so the next
+ * host's charge adds to it: were it dropped, each host's charge would
+ * start again from its own "from", and hosts that each stay within the
+ * rate would never add up (after a FLUSHALL or a stall the fleet admitted
+ * N times the rate; tests/fleet_sim.c).
  * Returns Redis's now and, per bucket, how far the fleet's TAT runs ahead
  * of it.
+ *
+ * Test hook: one more ARGV after the buckets' is Redis's now (us) in place
+ * of TIME, and keys then live an hour longer (their expiry runs on the real
+ * clock, which must not overtake a simulated one; an expired key reads as a
+ * full bucket, as one whose TAT has passed does). Only a struct
+ * sl_fleet_hooks with redis_us set makes the sync send it, and only C code
+ * that calls sl_fleet_open() can set one: no config key or option reaches
+ * it, and a production host never sends the extra argument. A client that
+ * sends it anyway gains nothing it does not have already: whoever may call
+ * the script may SET the buckets themselves.
  */
 static const char sync_lua[] =
-	"local t = redis.call('TIME')\n"
-	"local now = tonumber(t[1]) * 1000000 + tonumber(t[2])\n"
 	"local n = #KEYS - 1\n"
+	"local now = ARGV[5 * n + 1] and tonumber(ARGV[5 * n + 1])\n"
+	"local life = 1000\n"
+	"if now then\n"
+	"  life = 3600000\n"
+	"else\n"
+	"  local t = redis.call('TIME')\n"
+	"  now = tonumber(t[1]) * 1000000 + tonumber(t[2])\n"
+	"end\n"
 	"local out = { now }\n"
 	"for i = 1, n do\n"
 	"  local c = tonumber(ARGV[5 * i - 4])\n"
@@ -91,10 +113,8 @@ static const char sync_lua[] =
 	"  local tat = cur or 0\n"
 	"  if tat < from then tat = from end\n"
 	"  tat = tat + c\n"
-	"  if tat > now then\n"
-	"    redis.call('SET', KEYS[i], string.format('%.0f', tat), 'PX',\n"
-	"               math.floor((tat - now) / 1000) + 1000)\n"
-	"  end\n"
+	"  redis.call('SET', KEYS[i], string.format('%.0f', tat), 'PX',\n"
+	"             math.floor(math.max(tat - now, 0) / 1000) + life)\n"
 	"  if tat < now + la then tat = now + la end\n"
 	"  if tat - now > tol or refusing then\n"
 	"    redis.call('ZADD', KEYS[n + 1], string.format('%.0f', tat), KEYS[i])\n"
@@ -106,12 +126,16 @@ static const char sync_lua[] =
 /*
  * KEYS[1]: the fleet's hosts (score: when each heartbeat expires), KEYS[2]:
  * the over-limit set. ARGV: this host, its heartbeat's life and how many
- * over-limit keys to return, in microseconds. Returns Redis's now, the live
- * hosts, and the keys over their limit with their TATs.
+ * over-limit keys to return, in microseconds; the test hook's optional
+ * fourth, Redis's now (as sync_lua's). Returns Redis's now, the live hosts,
+ * and the keys over their limit with their TATs.
  */
 static const char poll_lua[] =
-	"local t = redis.call('TIME')\n"
-	"local now = tonumber(t[1]) * 1000000 + tonumber(t[2])\n"
+	"local now = ARGV[4] and tonumber(ARGV[4])\n"
+	"if not now then\n"
+	"  local t = redis.call('TIME')\n"
+	"  now = tonumber(t[1]) * 1000000 + tonumber(t[2])\n"
+	"end\n"
 	"redis.call('ZADD', KEYS[1], string.format('%.0f', now + tonumber(ARGV[2])), ARGV[1])\n"
 	"redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', string.format('%.0f', now))\n"
 	"redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', string.format('%.0f', now))\n"
@@ -204,6 +228,11 @@ struct sl_fleet {
 	struct item *items;
 	struct sluice_ruleset *rs;
 	struct sluice_fleet_status st;
+	struct sl_fleet_hooks hooks;	/* a test's clocks; none in the daemon */
+	/* One call's arguments: command, sha, numkeys, keys, the over set, 5 numbers a key */
+	const char **argv;
+	size_t *argvlen;
+	char (*nums)[24];
 	/* One batched read of sl_fleet_use */
 	struct sluice_key batch_keys[FLEET_READ_BATCH];
 	struct sluice_fleet_use batch_vals[FLEET_READ_BATCH];
@@ -215,6 +244,12 @@ static __u64 mono_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (__u64)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+/* The sync's clock: CLOCK_MONOTONIC, the data path's, or a test's (hooks.clock). */
+static __u64 fleet_now(const struct sl_fleet *f)
+{
+	return f->hooks.clock ? f->hooks.clock(f->hooks.ctx) : mono_ns();
 }
 
 /* FNV-1a, for the limit's parameters in a key's name and for shards. */
@@ -503,13 +538,13 @@ static redisReply *command(struct sl_fleet *f, int i, int argc, const char **arg
 		count_err(f, i, n->c->err == REDIS_ERR_IO && (errno == EAGAIN || errno == ETIMEDOUT)
 				      ? SLUICE_FE_TIMEOUT : SLUICE_FE_CONNECT,
 			  argv[0], n->c->errstr);
-		node_drop(n, mono_ns());
+		node_drop(n, fleet_now(f));
 		return NULL;
 	}
 	if (rep->type == REDIS_REPLY_ERROR) {
 		count_err(f, i, SLUICE_FE_CONNECT, argv[0], rep->str);
 		freeReplyObject(rep);
-		node_drop(n, mono_ns());
+		node_drop(n, fleet_now(f));
 		return NULL;
 	}
 	return rep;
@@ -525,7 +560,7 @@ static int load_script(struct sl_fleet *f, int i, const char *lua, char *sha)
 	if (rep->type != REDIS_REPLY_STRING || rep->len >= 48) {
 		count_err(f, i, SLUICE_FE_REPLY, "SCRIPT LOAD", "not a script id");
 		freeReplyObject(rep);
-		node_drop(&f->nodes[i], mono_ns());
+		node_drop(&f->nodes[i], fleet_now(f));
 		return -EPROTO;
 	}
 	memcpy(sha, rep->str, rep->len);
@@ -652,7 +687,7 @@ static int node_find(struct sl_fleet *f, const char *host, int port)
 	memset(&f->nodes[i], 0, sizeof(f->nodes[i]));
 	snprintf(f->nodes[i].host, sizeof(f->nodes[i].host), "%s", host);
 	f->nodes[i].port = port;
-	f->nodes[i].last_ok = mono_ns();
+	f->nodes[i].last_ok = fleet_now(f);
 	memset(&f->st.node[i], 0, sizeof(f->st.node[i]));
 	snprintf(f->st.node[i].addr, sizeof(f->st.node[i].addr), strchr(host, ':') ? "[%s]:%d"
 		 : "%s:%d", host, port);
@@ -670,7 +705,7 @@ static int cluster_refresh(struct sl_fleet *f)
 {
 	static const char *const argv[] = { "CLUSTER", "SLOTS" };
 	int g, i, tries = f->nr_nodes + f->nr_seeds, node[FLEET_GROUPS];
-	__u64 now = mono_ns();
+	__u64 now = fleet_now(f);
 	redisReply *rep = NULL;
 	size_t r;
 
@@ -762,7 +797,7 @@ static void append(struct sl_fleet *f, struct call *c, const char **argv, size_t
 		   char (*nums)[24])
 {
 	struct node *n = &f->nodes[c->node];
-	char hosts_key[96], over_key[96], ttl[24], maxn[24];
+	char hosts_key[96], over_key[96], ttl[24], maxn[24], rnow[24];
 	int argc = 0;
 	size_t k;
 
@@ -779,6 +814,11 @@ static void append(struct sl_fleet *f, struct call *c, const char **argv, size_t
 		argv[argc++] = f->cfg.host;
 		argv[argc++] = ttl;
 		argv[argc++] = maxn;
+		if (f->hooks.redis_us) {
+			snprintf(rnow, sizeof(rnow), "%llu",
+				 (unsigned long long)f->hooks.redis_us(f->hooks.ctx));
+			argv[argc++] = rnow;
+		}
 	} else {
 		argv[argc++] = "EVALSHA";
 		argv[argc++] = n->sha_sync;
@@ -821,6 +861,10 @@ static void append(struct sl_fleet *f, struct call *c, const char **argv, size_t
 						? (unsigned long long)(it->from_ns / 1000 + n->offset_us)
 						: 0);
 			argv[argc++] = nums[5 + 5 * k];
+		}
+		if (f->hooks.redis_us) {
+			argvlen[argc] = u64_str(rnow, f->hooks.redis_us(f->hooks.ctx));
+			argv[argc++] = rnow;
 		}
 	}
 	/* The sync's arguments have their lengths; the poll's and the head's are measured. */
@@ -920,8 +964,19 @@ static int take(struct sl_fleet *f, struct call *c, redisReply *rep,
 			if (!(score > now_r))
 				continue;
 			if (fold(f, r, li, &key, n->sent_at + (__u64)((score - now_r) * 1000), cfg,
-				 n->sent_at, NULL))
+				 n->sent_at, NULL)) {
+				struct sluice_fleet_use u = { .charged = 0, .since = n->sent_at };
+
 				f->st.floors++;
+				/*
+				 * The bucket now holds the fleet's use. Followed from
+				 * here, a key the data path turns hot later adds its
+				 * own charges to this entry, instead of reporting the
+				 * whole bucket, the fleet's use included, as its
+				 * first charge (the fleet would count that twice).
+				 */
+				bpf_map_update_elem(f->maps.fleet_use, &key, &u, BPF_NOEXIST);
+			}
 		}
 	}
 	return 0;
@@ -952,10 +1007,18 @@ static void node_exchange(struct sl_fleet *f, int i, size_t nc, const char **arg
 	size_t j;
 	bool ok = true;
 
-	n->sent_at = mono_ns();
+	n->sent_at = fleet_now(f);
 	for (j = 0; j < nc; j++)
 		if (f->calls[j].node == i)
 			append(f, &f->calls[j], argv, argvlen, nums);
+	if (f->hooks.in_flight && n->c) {
+		int done = 0;
+
+		/* Sent before the hook runs (the round trip), as redisGetReply would. */
+		while (!done && redisBufferWrite(n->c, &done) == REDIS_OK)
+			;
+		f->hooks.in_flight(f->hooks.ctx);
+	}
 	for (j = 0; j < nc; j++) {
 		struct call *c = &f->calls[j];
 		int r;
@@ -973,7 +1036,7 @@ static void node_exchange(struct sl_fleet *f, int i, size_t nc, const char **arg
 			 * Not sent again: a stalled Redis may still run it (a
 			 * charge counted twice would refuse honest traffic).
 			 */
-			node_drop(n, mono_ns());
+			node_drop(n, fleet_now(f));
 			if (f->cfg.mode == SL_FLEET_CLUSTER)
 				f->refresh = true;
 			ok = false;
@@ -995,7 +1058,7 @@ static void node_exchange(struct sl_fleet *f, int i, size_t nc, const char **arg
 		c->done = true;
 	}
 	if (ok && n->c) {
-		n->last_ok = mono_ns();
+		n->last_ok = fleet_now(f);
 		f->st.node[i].up = 1;
 		f->st.node[i].last_ok_ns = n->last_ok;
 		f->st.node[i].rtt_us = (n->last_ok - n->sent_at) / 1000;
@@ -1006,7 +1069,7 @@ static void node_exchange(struct sl_fleet *f, int i, size_t nc, const char **arg
 static size_t gather(struct sl_fleet *f, struct sluice_config *cfg, unsigned int mult)
 {
 	size_t nr = 0, i, out = 0, s;
-	__u64 now = mono_ns();
+	__u64 now = fleet_now(f);
 
 	if (sl_read_live(&f->maps, f->rs) || sl_config_read(&f->maps, cfg) ||
 	    read_use(f, &nr))
@@ -1096,12 +1159,13 @@ static size_t gather(struct sl_fleet *f, struct sluice_config *cfg, unsigned int
 		it->from_ns = it->t.sent ? it->t.sent : it->use.since;
 		it->charge_us = delta / 1000;
 		it->t.carry_ns = delta % 1000;
-		if (!it->charge_us && !it->refusing && it->t.until) {
+		if (!it->charge_us && !it->refusing) {
 			/*
 			 * Nothing charged here since the last sync and nothing
-			 * refused: the fleet's view of it can wait until it is
-			 * charged again (others over its limit reach us through the
-			 * over-limit set). Followed, not sent.
+			 * refused (or a key entered by the poll's fold, not yet
+			 * charged here): the fleet's view of it can wait until it
+			 * is charged again (others over its limit reach us through
+			 * the over-limit set). Followed, not sent.
 			 */
 			f->tab_next[trk_slot(f->tab_next, f->tab_cap, f->gen + 1, &it->k)] = it->t;
 			continue;
@@ -1129,7 +1193,7 @@ static void write_status(struct sl_fleet *f)
 {
 	__u32 zero = 0;
 
-	f->st.updated_ns = mono_ns();
+	f->st.updated_ns = fleet_now(f);
 	bpf_map_update_elem(f->maps.fleet_status, &zero, &f->st, BPF_ANY);
 }
 
@@ -1138,7 +1202,7 @@ static void sync_once(struct sl_fleet *f, const char **argv, size_t *argvlen, ch
 {
 	struct sluice_config cfg = {};
 	unsigned int mult = __atomic_load_n(&f->mult, __ATOMIC_RELAXED), want;
-	__u64 t0 = mono_ns(), dt, now;
+	__u64 t0 = fleet_now(f), dt, now;
 	bool all_ok = true, stale = false;
 	size_t nr, nc, j;
 	int i;
@@ -1171,7 +1235,7 @@ static void sync_once(struct sl_fleet *f, const char **argv, size_t *argvlen, ch
 		node_exchange(f, i, nc, argv, argvlen, nums, &cfg);
 	}
 	/* A group is in step when its poll (and so every sync before it) was answered. */
-	now = mono_ns();
+	now = fleet_now(f);
 	for (j = 0; j < nc; j++)
 		if (f->calls[j].kind == CALL_POLL && f->calls[j].done)
 			f->group_ok[f->calls[j].group] = now;
@@ -1183,7 +1247,7 @@ static void sync_once(struct sl_fleet *f, const char **argv, size_t *argvlen, ch
 	}
 	if (f->hosts_seen)
 		f->st.hosts = f->hosts_seen;
-	dt = mono_ns() - t0;
+	dt = fleet_now(f) - t0;
 	f->st.syncs++;
 	if (all_ok) {
 		static const __u64 bounds_ms[] = { 1, 2, 5, 10, 25, 50, 100 };
@@ -1224,7 +1288,7 @@ static void sync_once(struct sl_fleet *f, const char **argv, size_t *argvlen, ch
 		__u64 one = 1;
 
 		__atomic_store_n(&f->mult, want, __ATOMIC_RELAXED);
-		if (write(f->notify_fd, &one, sizeof(one)) < 0)
+		if (f->notify_fd >= 0 && write(f->notify_fd, &one, sizeof(one)) < 0)
 			fprintf(stderr, "sluice: fleet: cannot wake the daemon: %s\n",
 				strerror(errno));
 	}
@@ -1232,20 +1296,16 @@ static void sync_once(struct sl_fleet *f, const char **argv, size_t *argvlen, ch
 	write_status(f);
 }
 
+void sl_fleet_sync(struct sl_fleet *f)
+{
+	sync_once(f, f->argv, f->argvlen, f->nums);
+}
+
 static void *fleet_thread(void *arg)
 {
 	struct sl_fleet *f = arg;
-	/* Per call: command, sha, numkeys, keys, the over set, 5 numbers a key. */
-	size_t max_args = 4 + FLEET_BATCH * 6;
-	const char **argv = calloc(max_args, sizeof(*argv));
-	size_t *argvlen = calloc(max_args, sizeof(*argvlen));
-	char (*nums)[24] = calloc(1 + 5 * FLEET_BATCH, 24);
 	struct timespec next;
 
-	if (!argv || !argvlen || !nums) {
-		fprintf(stderr, "sluice: fleet: out of memory; no fleet sync\n");
-		goto out;
-	}
 	clock_gettime(CLOCK_MONOTONIC, &next);
 	for (;;) {
 		pthread_mutex_lock(&f->lock);
@@ -1254,7 +1314,7 @@ static void *fleet_thread(void *arg)
 			break;
 		}
 		pthread_mutex_unlock(&f->lock);
-		sync_once(f, argv, argvlen, nums);
+		sl_fleet_sync(f);
 		next.tv_nsec += (long)f->cfg.interval_ms * 1000000L;
 		while (next.tv_nsec >= 1000000000L) {
 			next.tv_nsec -= 1000000000L;
@@ -1274,10 +1334,6 @@ static void *fleet_thread(void *arg)
 			;
 		pthread_mutex_unlock(&f->lock);
 	}
-out:
-	free(argv);
-	free(argvlen);
-	free(nums);
 	return NULL;
 }
 
@@ -1359,11 +1415,37 @@ static void fleet_free(struct sl_fleet *f)
 	free(f->order);
 	free(f->rs);
 	free(f->calls);
+	free(f->argv);
+	free(f->argvlen);
+	free(f->nums);
 	explicit_bzero(f->auth_pass, sizeof(f->auth_pass));
 	free(f);
 }
 
-struct sl_fleet *sl_fleet_start(const struct sl_cfg_fleet *cfg, int notify_fd)
+/* Each fd of m duplicated into *out (all -1 on failure): 0 or -errno. */
+static int maps_dup(const struct sl_maps *m, struct sl_maps *out)
+{
+	struct sl_maps in = *m;
+	int *src[] = SL_MAP_FDS(&in), *dst[] = SL_MAP_FDS(out);
+	size_t i;
+
+	sl_maps_reset(out);
+	for (i = 0; i < ARRAY_SIZE(src); i++) {
+		if (*src[i] < 0)
+			continue;
+		*dst[i] = fcntl(*src[i], F_DUPFD_CLOEXEC, 3);
+		if (*dst[i] < 0) {
+			int err = -errno;
+
+			sl_maps_close(out);
+			return err;
+		}
+	}
+	return 0;
+}
+
+struct sl_fleet *sl_fleet_open(const struct sl_cfg_fleet *cfg, const struct sl_maps *maps,
+			       const struct sl_fleet_hooks *hooks)
 {
 	struct sl_fleet *f = calloc(1, sizeof(*f));
 	int i, err;
@@ -1384,12 +1466,14 @@ struct sl_fleet *sl_fleet_start(const struct sl_cfg_fleet *cfg, int notify_fd)
 	}
 	f->cfg = *cfg;
 	f->orig = *cfg;
-	f->started = mono_ns();
-	f->notify_fd = notify_fd;
+	if (hooks)
+		f->hooks = *hooks;
+	f->started = fleet_now(f);
+	f->notify_fd = -1;
 	f->mult = 1;
 	if (!f->cfg.host[0] && gethostname(f->cfg.host, sizeof(f->cfg.host) - 1))
 		strcpy(f->cfg.host, "localhost");
-	err = sl_maps_open(&f->maps);
+	err = maps ? maps_dup(maps, &f->maps) : sl_maps_open(&f->maps);
 	if (err)
 		goto fail;
 	f->sets = map_mmap(f->maps.state, &f->sets_len, &f->nr_sets);
@@ -1417,7 +1501,11 @@ struct sl_fleet *sl_fleet_start(const struct sl_cfg_fleet *cfg, int notify_fd)
 			goto fail;
 	}
 	f->calls = calloc(FLEET_GROUPS * (SLUICE_FLEET_KEYS / FLEET_BATCH + 2), sizeof(*f->calls));
-	if (!f->calls) {
+	/* Per call: command, sha, numkeys, keys, the over set, 5 numbers a key, a test's now. */
+	f->argv = calloc(5 + FLEET_BATCH * 6, sizeof(*f->argv));
+	f->argvlen = calloc(5 + FLEET_BATCH * 6, sizeof(*f->argvlen));
+	f->nums = calloc(1 + 5 * FLEET_BATCH, sizeof(*f->nums));
+	if (!f->calls || !f->argv || !f->argvlen || !f->nums) {
 		err = -ENOMEM;
 		goto fail;
 	}
@@ -1445,7 +1533,7 @@ struct sl_fleet *sl_fleet_start(const struct sl_cfg_fleet *cfg, int notify_fd)
 	}
 	for (i = 0; i < FLEET_GROUPS; i++) {
 		f->group_node[i] = f->nr_nodes ? i % f->nr_nodes : 0;
-		f->group_ok[i] = mono_ns();	/* stale-after counts from the start */
+		f->group_ok[i] = fleet_now(f);	/* stale-after counts from the start */
 	}
 	f->mapped = f->cfg.mode != SL_FLEET_CLUSTER;
 	snprintf(f->st.name, sizeof(f->st.name), "%s", f->cfg.name);
@@ -1457,16 +1545,34 @@ struct sl_fleet *sl_fleet_start(const struct sl_cfg_fleet *cfg, int notify_fd)
 	f->st.stale_ms = f->cfg.stale_ms;
 	f->st.multiplier = 1;
 	write_status(f);
-	err = pthread_create(&f->thread, NULL, fleet_thread, f);
-	if (err) {
-		err = -err;
-		goto fail;
-	}
 	return f;
 fail:
 	fleet_free(f);
 	errno = -err;
 	return NULL;
+}
+
+void sl_fleet_close(struct sl_fleet *f)
+{
+	if (f)
+		fleet_free(f);
+}
+
+struct sl_fleet *sl_fleet_start(const struct sl_cfg_fleet *cfg, int notify_fd)
+{
+	struct sl_fleet *f = sl_fleet_open(cfg, NULL, NULL);
+	int err;
+
+	if (!f)
+		return NULL;
+	f->notify_fd = notify_fd;
+	err = pthread_create(&f->thread, NULL, fleet_thread, f);
+	if (err) {
+		fleet_free(f);
+		errno = err;
+		return NULL;
+	}
+	return f;
 }
 
 void sl_fleet_stop(struct sl_fleet *f)

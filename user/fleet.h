@@ -26,6 +26,36 @@ unsigned int sl_fleet_multiplier(const struct sl_fleet *f);
 bool sl_fleet_same(const struct sl_fleet *f, const struct sl_cfg_fleet *cfg);
 
 /*
+ * The sync without its thread, for tests/fleet_sim.c, which runs several
+ * hosts' syncs in one process against simulated time. sl_fleet_start() is
+ * sl_fleet_open(cfg, NULL, NULL) and a thread calling sl_fleet_sync()
+ * every interval.
+ */
+struct sl_fleet_hooks {
+	/* The clock of the sync, which must be the data path's (default CLOCK_MONOTONIC). */
+	__u64 (*clock)(void *ctx);
+	/*
+	 * Redis's now in microseconds, sent with each script call in place of
+	 * Redis's own TIME (see sync_lua). NULL in the daemon: always TIME.
+	 */
+	__u64 (*redis_us)(void *ctx);
+	/* Called once a node's calls are written, before their replies are read. */
+	void (*in_flight)(void *ctx);
+	void *ctx;
+};
+
+/*
+ * A sync on maps (its fds are duplicated; NULL: the pinned maps of the
+ * current root) under hooks (NULL: none). NULL with errno on failure.
+ */
+struct sl_fleet *sl_fleet_open(const struct sl_cfg_fleet *cfg, const struct sl_maps *maps,
+			       const struct sl_fleet_hooks *hooks);
+/* One sync: every hot key's charge sent, the fleet's answers folded in. */
+void sl_fleet_sync(struct sl_fleet *f);
+/* Free what sl_fleet_open() made (not for sl_fleet_start()'s: sl_fleet_stop()). */
+void sl_fleet_close(struct sl_fleet *f);
+
+/*
  * The Redis key of a bucket, as every host names it:
  * sluice:FLEET:RULE:LIMIT:PARAMS:ADDR/PLEN (ADDR "all" for a rule-wide
  * bucket); PARAMS is a hash of the limit's rate, burst and key, so hosts

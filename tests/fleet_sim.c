@@ -1,0 +1,906 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The fleet's accuracy bound (README "Fleet-wide limits") over many
+ * simulated traces, with injected time, against a real redis-server.
+ *
+ * What runs is the real thing: each of N = 1..4 hosts is its own loaded
+ * instance of the BPF object (its own sl_state, sl_agg, sl_fleet_use), its
+ * packets go through bpf_prog_test_run with the manual clock, and its sync
+ * is user/fleet.c's own (sl_fleet_open / sl_fleet_sync: gather, the Lua
+ * scripts, the fold into the mapped buckets), talking to a redis-server
+ * this program starts on 127.0.0.1 at a port the kernel picked. Only time
+ * is simulated, through struct sl_fleet_hooks: one simulation clock drives
+ * every data path's now (each host's offset by its own constant, so hosts'
+ * clocks disagree, as they do), every sync's monotonic clock (the same
+ * per-host clock) and Redis's TIME (the scripts' optional "now" argument,
+ * which only the hooks send). The data path is the BPF object itself, not
+ * include/sluice_limiter.h alone: what makes a key hot and what it reports
+ * (fleet_note) lives only in bpf/sluice.bpf.c, and the traces showed that
+ * it shapes the bound. A sync's round trip rho is simulated too:
+ * its calls are written, the other hosts' packets of the next rho run, and
+ * only then are the replies read and folded. Syncs never overlap: one due
+ * during another's round trip starts at its end.
+ *
+ * Traces are random but seeded (FLEET_SIM_SEED, default fixed; a failing
+ * trace names its own seed, and FLEET_SIM_ONLY=SEED runs it alone;
+ * FLEET_SIM_VERBOSE=1 prints a line per trace, FLEET_SIM_DEBUG=1 a line per
+ * sync and Redis's bucket): N hosts, interval 20-1000 ms, round
+ * trip up to 20 ms, rate 50-1000 pps, burst 0.1-1 s of it, offered load
+ * 0.5-10x the rate, per source or one rule-wide bucket, 3-7 s long.
+ * Classes, FLEET_SIM_TRACES traces each (default 60): all traffic on one
+ * host; spread round-robin; moving from one host to another halfway; bursts
+ * of several packets at one instant; on/off with idle gaps longer than the
+ * bucket's refill; and, over those patterns, Redis flushed (FLUSHALL) or
+ * stalled for 2-4 intervals (a password set and every host's connection
+ * killed: the syncs fail, the hosts back off, charges are sent again
+ * afterwards).
+ *
+ * Each trace checks, in packets, with R, B, N, delta, rho as above and T
+ * its length (README "Fleet-wide limits"; +2 for rounding):
+ * - the whole trace: admitted <= B + R T + N R (delta + rho)
+ *   + (N - 1) (B + R t1), t1 when the key was first sent to Redis (before,
+ *   each host holds it to its own bucket and reports nothing);
+ * - once every host has synced since then (t_h), for every t:
+ *   admitted in (t_h, t] <= B + R (t - t_h) + N R (delta + rho);
+ * - a stall adds to both, per host, R times how much longer than an
+ *   interval it went without an answered sync; a FLUSHALL N R (delta + rho);
+ * - a move, at t_m to host b, with the key refused before it: b admits in
+ *   (t_m, t] at most R (t - t_m) + 2 R (delta + rho) (it polled the
+ *   fleet's state at most an interval before, and that state was at most
+ *   an interval and a round trip old), plus the event's term; and from
+ *   max(1 s, 4 delta + B / R) after the move on, b admits >= 0.9 R t (the
+ *   others' spent share does not starve it);
+ * - and the other side: with the load at 1.5x the rate or more and no idle
+ *   gaps, admitted >= 0.7 R T, so a fleet that refuses everything fails.
+ * These need every host that sees the key to see it over the rate (1.5x
+ * here): a host's own bucket must be half spent before it reports the key
+ * (the data path's hot threshold). Where some host sees it under the rate
+ * (spread thin, or in small bursts), that host holds it to its own bucket
+ * only, and the trace checks the per-host bound, admitted <= the hosts that
+ * see it x (B + R T); the summary says how far over the fleet's bound such
+ * traces went.
+ * Per class: a "#" summary (closest approach to each bound, in units of
+ * N R (delta + rho); lowest admitted / R T) and one ok/not ok line.
+ */
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <netinet/in.h>
+#include <hiredis/hiredis.h>
+
+#include "bpf_harness.h"
+#include "../user/fleet.h"
+
+#define HOSTS_MAX	4
+#define NO_TIME		(~0ULL)
+
+enum pattern { P_ONE, P_SPREAD, P_MOVE, P_BURSTS, P_IDLE, P_NR };
+enum event { E_NONE, E_FLUSH, E_STALL };
+static const char *const pattern_name[] = { "one host", "spread", "move", "bursts", "idle gaps" };
+
+struct host {
+	struct sluice *skel;
+	struct sl_fleet *f;
+	__u64 off;		/* this host's clock less the simulation's (ns) */
+	__u64 next_sync;	/* simulation time of its next sync */
+	__u64 last_ok;		/* simulation time of its last answered sync */
+	__u64 longest_gap;	/* longest time without an answered sync */
+	__u64 last_sync_ns;	/* sluice_fleet_status.last_sync_ns as last read */
+	unsigned int mult;
+	struct sluice_set *sets;
+	size_t sets_len;
+	struct sluice_state *agg;
+	size_t agg_len;
+	__u64 admitted, admitted_move;
+	int synced_key;		/* has sent the key at least once */
+};
+
+struct trace {
+	__u64 seed;
+	unsigned int n;
+	__u64 delta, rho, rate, burst, dur;	/* ns, ns, pps, packets, ns */
+	double load;				/* offered / rate */
+	int pattern, event, per_all;
+	__u64 ev_at, ev_len;
+	unsigned int from, to;
+	__u64 move_at;
+	__u64 on, off;
+	unsigned int burst_pk;
+};
+
+/* main.c's options, which the user objects read; the defaults. */
+struct sl_opts opts = { .root = SLUICE_DEFAULT_ROOT };
+
+static struct host hosts[HOSTS_MAX];
+static struct {
+	__u64 now;			/* simulation time, ns */
+	__u64 redis_off_us;		/* Redis's clock less the simulation's (us) */
+	const struct trace *t;
+	/* the packet source */
+	__u64 next_pkt;
+	__u64 pkt_idx;
+	unsigned int burst_left;
+	__u64 rng;
+	struct frame frame;
+	/* the event */
+	int ev_state;			/* 0 not yet, 1 under way, 2 over */
+	/* accounting */
+	__u64 t_h;			/* NO_TIME until every host synced after the first send */
+	__u64 first_send;
+	__u64 admitted_total, admitted_h;
+	double worst_h;			/* max of admitted in (t_h, t] - R (t - t_h) */
+	double worst_move;		/* max of admitted on b in (t_m, t] - R (t - t_m) */
+	int refused_before_move;
+	__u64 settle;			/* after a move, when host b's rate is measured from */
+	__u64 admitted_settled;
+	int in_flight;
+} S;
+
+static redisContext *ctl;
+static pid_t redis_pid;
+static int redis_port;
+static char redis_dir[64];
+
+/* xorshift64*: the traces' randomness, seeded. */
+static __u64 rnd(__u64 *s)
+{
+	*s ^= *s >> 12;
+	*s ^= *s << 25;
+	*s ^= *s >> 27;
+	return *s * 0x2545F4914F6CDD1DULL;
+}
+
+static double rnd01(__u64 *s)
+{
+	return (rnd(s) >> 11) * (1.0 / 9007199254740992.0);
+}
+
+static __u64 rnd_in(__u64 *s, __u64 lo, __u64 hi)
+{
+	return lo + rnd(s) % (hi - lo + 1);
+}
+
+/* ---- Redis ---- */
+
+static void redis_kill(void)
+{
+	if (redis_pid > 0) {
+		kill(redis_pid, SIGKILL);
+		waitpid(redis_pid, NULL, 0);
+		redis_pid = 0;
+	}
+	if (redis_dir[0]) {
+		char p[128];
+
+		snprintf(p, sizeof(p), "%s/redis.log", redis_dir);
+		unlink(p);
+		rmdir(redis_dir);
+		redis_dir[0] = '\0';
+	}
+}
+
+static void on_signal(int sig)
+{
+	redis_kill();
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+/* A port on 127.0.0.1 the kernel says is free. */
+static int free_port(void)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t len = sizeof(a);
+	int fd = socket(AF_INET, SOCK_STREAM, 0), port = -1;
+
+	if (fd >= 0 && !bind(fd, (struct sockaddr *)&a, sizeof(a)) &&
+	    !getsockname(fd, (struct sockaddr *)&a, &len))
+		port = ntohs(a.sin_port);
+	if (fd >= 0)
+		close(fd);
+	return port;
+}
+
+static redisReply *rcmd(const char *fmt, ...)
+{
+	va_list ap;
+	redisReply *r;
+
+	va_start(ap, fmt);
+	r = redisvCommand(ctl, fmt, ap);
+	va_end(ap);
+	return r;
+}
+
+/* redis-server on loopback, no persistence, in a temp dir; 0 or -1 (why on stderr). */
+static int redis_start(void)
+{
+	int attempt, i;
+
+	snprintf(redis_dir, sizeof(redis_dir), "/tmp/sluice-fleetsim.XXXXXX");
+	if (!mkdtemp(redis_dir)) {
+		redis_dir[0] = '\0';
+		return -1;
+	}
+	for (attempt = 0; attempt < 3; attempt++) {
+		char port[16], log[128];
+
+		redis_port = free_port();
+		if (redis_port < 0)
+			return -1;
+		snprintf(port, sizeof(port), "%d", redis_port);
+		snprintf(log, sizeof(log), "%s/redis.log", redis_dir);
+		redis_pid = fork();
+		if (redis_pid < 0)
+			return -1;
+		if (!redis_pid) {
+			/* Gone with this program, however it ends. */
+			prctl(PR_SET_PDEATHSIG, SIGKILL);
+			execlp("redis-server", "redis-server", "--bind", "127.0.0.1", "--port", port,
+			       "--save", "", "--appendonly", "no", "--dir", redis_dir,
+			       "--daemonize", "no", "--logfile", log, (char *)NULL);
+			_exit(127);
+		}
+		for (i = 0; i < 200; i++) {
+			redisReply *r;
+
+			usleep(25000);
+			if (waitpid(redis_pid, NULL, WNOHANG) == redis_pid) {
+				redis_pid = 0;
+				break;	/* the port was taken after all: another one */
+			}
+			ctl = redisConnect("127.0.0.1", redis_port);
+			if (ctl && !ctl->err && (r = rcmd("PING"))) {
+				freeReplyObject(r);
+				return 0;
+			}
+			if (ctl)
+				redisFree(ctl);
+			ctl = NULL;
+		}
+		if (redis_pid > 0) {
+			kill(redis_pid, SIGKILL);
+			waitpid(redis_pid, NULL, 0);
+			redis_pid = 0;
+		}
+	}
+	return -1;
+}
+
+/* One control command that must succeed. */
+static void rok(const char *what, redisReply *r)
+{
+	if (!r || r->type == REDIS_REPLY_ERROR)
+		CHECK_FAIL("redis %s: %s", what, r ? r->str : ctl->errstr);
+	if (r)
+		freeReplyObject(r);
+}
+
+/* ---- the hosts ---- */
+
+static __u64 hook_clock(void *ctx)
+{
+	return S.now + ((struct host *)ctx)->off;
+}
+
+static __u64 hook_redis(void *ctx)
+{
+	(void)ctx;
+	/* The script runs halfway through the round trip. */
+	return (S.now + S.t->rho / 2) / 1000 + S.redis_off_us;
+}
+
+static void run_packets(__u64 until);
+
+static void hook_in_flight(void *ctx)
+{
+	(void)ctx;
+	/* The round trip: everyone's packets go on meanwhile. */
+	S.in_flight = 1;
+	run_packets(S.now + S.t->rho);
+	S.in_flight = 0;
+}
+
+static void *map_mem(struct bpf_map *m, size_t *len)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	void *p;
+
+	*len = ((size_t)bpf_map__max_entries(m) * bpf_map__value_size(m) + page - 1) / page * page;
+	p = mmap(NULL, *len, PROT_READ | PROT_WRITE, MAP_SHARED, bpf_map__fd(m), 0);
+	return p == MAP_FAILED ? NULL : p;
+}
+
+static int hosts_load(void)
+{
+	int i, err;
+
+	for (i = 0; i < HOSTS_MAX; i++) {
+		/* The first is harness_start()'s. */
+		err = i ? load() : 0;
+		if (err)
+			return err;
+		hosts[i].skel = skel;
+		hosts[i].sets = map_mem(skel->maps.sl_state, &hosts[i].sets_len);
+		hosts[i].agg = map_mem(skel->maps.sl_agg, &hosts[i].agg_len);
+		if (!hosts[i].sets || !hosts[i].agg)
+			return -errno;
+	}
+	return 0;
+}
+
+/* Every bucket and hot key of host h gone: a fresh data path. */
+static void host_reset(struct host *h)
+{
+	struct sluice_key k, next;
+	int fd = bpf_map__fd(h->skel->maps.sl_fleet_use);
+
+	memset(h->sets, 0, h->sets_len);
+	memset(h->agg, 0, h->agg_len);
+	while (!bpf_map_get_next_key(fd, NULL, &next)) {
+		k = next;
+		if (bpf_map_delete_elem(fd, &k))
+			break;
+	}
+}
+
+static struct sluice_fleet_status host_status(const struct host *h)
+{
+	struct sluice_fleet_status st;
+	__u32 zero = 0;
+
+	memset(&st, 0, sizeof(st));
+	bpf_map_lookup_elem(bpf_map__fd(h->skel->maps.sl_fleet_status), &zero, &st);
+	return st;
+}
+
+static void commit_to(struct host *h)
+{
+	skel = h->skel;
+	commit();
+}
+
+/* ---- a trace ---- */
+
+static int pkt_host(void)
+{
+	const struct trace *t = S.t;
+
+	switch (t->pattern) {
+	case P_ONE:
+		return t->from;
+	case P_MOVE:
+		return S.now < t->move_at ? t->from : t->to;
+	case P_BURSTS:
+		return (S.pkt_idx / t->burst_pk) % t->n;
+	default:
+		return S.pkt_idx % t->n;
+	}
+}
+
+/* When the packet after the one at S.next_pkt comes. */
+static __u64 pkt_after(__u64 at)
+{
+	const struct trace *t = S.t;
+	double gap = 1e9 / (t->load * t->rate);
+	__u64 next;
+
+	if (t->pattern == P_BURSTS) {
+		if (--S.burst_left)
+			return at;
+		S.burst_left = t->burst_pk;
+		gap *= t->burst_pk;
+	}
+	next = at + (__u64)(gap * (0.7 + 0.6 * rnd01(&S.rng)));
+	if (t->pattern == P_IDLE && next % (t->on + t->off) >= t->on)
+		next = (next / (t->on + t->off) + 1) * (t->on + t->off);
+	return next;
+}
+
+static void deliver(void)
+{
+	const struct trace *t = S.t;
+	int hi = pkt_host(), v;
+	struct host *h = &hosts[hi];
+
+	skel = h->skel;
+	set_now(S.now + h->off);
+	v = xmit(&S.frame);
+	if (v == 1) {
+		h->admitted++;
+		S.admitted_total++;
+		if (S.t_h != NO_TIME) {
+			double ex;
+
+			S.admitted_h++;
+			ex = S.admitted_h - (double)t->rate * (S.now - S.t_h) / 1e9;
+			if (ex > S.worst_h)
+				S.worst_h = ex;
+		}
+		if (t->pattern == P_MOVE && S.now >= t->move_at && hi == (int)t->to) {
+			double ex;
+
+			h->admitted_move++;
+			if (S.now >= t->move_at + S.settle)
+				S.admitted_settled++;
+			ex = h->admitted_move - (double)t->rate * (S.now - t->move_at) / 1e9;
+			if (ex > S.worst_move)
+				S.worst_move = ex;
+		}
+	} else if (v == 0 && t->pattern == P_MOVE && S.now < t->move_at) {
+		S.refused_before_move = 1;
+	}
+	S.pkt_idx++;
+}
+
+/* Every packet due up to until (and no sync or event). */
+static void run_packets(__u64 until)
+{
+	while (S.next_pkt <= until && S.next_pkt < S.t->dur) {
+		S.now = S.next_pkt;
+		deliver();
+		S.next_pkt = pkt_after(S.next_pkt);
+	}
+	if (until > S.now)
+		S.now = until;
+}
+
+static void host_sync(struct host *h)
+{
+	const struct trace *t = S.t;
+	struct sluice_fleet_status st;
+	unsigned int m;
+	__u64 at = S.now;
+
+	sl_fleet_sync(h->f);
+	st = host_status(h);
+	if (st.last_sync_ns != h->last_sync_ns) {
+		/* Answered: everything it sent reached the fleet. */
+		h->last_sync_ns = st.last_sync_ns;
+		if (at - h->last_ok > h->longest_gap)
+			h->longest_gap = at - h->last_ok;
+		h->last_ok = at;
+	}
+	if (getenv("FLEET_SIM_DEBUG"))
+		printf("#   %.3f s host %ld: syncs %llu ok-at %llu hot %llu synced %llu floors %llu "
+		       "over %llu err %llu/%llu/%llu admitted %llu\n", S.now / 1e9, (long)(h - hosts),
+		       (unsigned long long)st.syncs, (unsigned long long)st.last_sync_ns,
+		       (unsigned long long)st.hot_keys, (unsigned long long)st.keys_synced,
+		       (unsigned long long)st.floors, (unsigned long long)st.over_keys,
+		       (unsigned long long)st.node[0].errors[0], (unsigned long long)st.node[0].errors[1],
+		       (unsigned long long)st.node[0].errors[2], (unsigned long long)h->admitted);
+	if (getenv("FLEET_SIM_DEBUG")) {
+		redisReply *k = rcmd("KEYS sluice:*"), *v;
+		size_t j;
+
+		for (j = 0; k && k->type == REDIS_REPLY_ARRAY && j < k->elements; j++) {
+			if (strstr(k->element[j]->str, ":over") || strstr(k->element[j]->str, ":hosts"))
+				continue;
+			v = rcmd("GET %s", k->element[j]->str);
+			if (v && v->type == REDIS_REPLY_STRING)
+				printf("#     stored tat - redis now: %.1f ms\n",
+				       (strtod(v->str, NULL) - (double)(S.now / 1000 + S.redis_off_us)) / 1000);
+			if (v)
+				freeReplyObject(v);
+		}
+		if (k)
+			freeReplyObject(k);
+	}
+	if (st.keys_synced && !h->synced_key) {
+		h->synced_key = 1;
+		if (S.first_send == NO_TIME)
+			S.first_send = S.now;
+	}
+	/* The daemon's part: a new multiplier (a fallback) into the rules. */
+	m = sl_fleet_multiplier(h->f);
+	if (m != h->mult) {
+		h->mult = m;
+		rs.rules[0].limits[0].fleet = m;
+		commit_to(h);
+		rs.rules[0].limits[0].fleet = 1;
+	}
+	h->next_sync += t->delta;
+	if (h->next_sync < S.now)
+		h->next_sync = S.now;
+}
+
+static void redis_event(void)
+{
+	const struct trace *t = S.t;
+
+	if (t->event == E_FLUSH) {
+		rok("FLUSHALL", rcmd("FLUSHALL"));
+		S.ev_state = 2;
+	} else if (S.ev_state == 0) {
+		rok("CONFIG SET requirepass", rcmd("CONFIG SET requirepass %s", "stalled"));
+		rok("CLIENT KILL", rcmd("CLIENT KILL TYPE normal SKIPME yes"));
+		S.ev_state = 1;
+	} else {
+		rok("CONFIG SET requirepass", rcmd("CONFIG SET requirepass %s", ""));
+		S.ev_state = 2;
+	}
+}
+
+/*
+ * Whether every host that sees the key sees it at 1.5 times the rate or
+ * more, so that its own bucket is soon half spent and it reports the key
+ * (the data path's hot threshold): the fleet's bound needs that. A key a
+ * host sees under the rate is never reported from there, and that host
+ * holds it to its own bucket only (README "Fleet-wide limits").
+ */
+static int trace_reported(const struct trace *t)
+{
+	double per_host = t->pattern == P_ONE || t->pattern == P_MOVE ? t->load : t->load / t->n;
+
+	return per_host >= 1.5;
+}
+
+struct result {
+	double total_excess;	/* admitted - (B + R T) */
+	double bound_total, bound_h, bound_move, sync_term;
+	double worst_h, worst_move, floor_ratio;
+	double t1;		/* when the key was first sent (s; T: never) */
+	int under;		/* some host sees the key under the rate: per-host bound */
+	double floor;		/* the least admitted / R T when floor_checked */
+	double settled;		/* after a move and a settling time, host b's admitted / R t */
+	int move_checked, floor_checked;
+};
+
+/* Run trace t; what it admitted against its bounds into *res; 0 if every check held. */
+static int run_trace(const struct trace *t, struct result *res, char *why, size_t whylen)
+{
+	struct sl_cfg_fleet cfg;
+	struct sluice_limit *l;
+	struct sluice_rule *r;
+	struct frame l4;
+	__u64 stall_extra = 0;
+	unsigned int i;
+	int bad = 0;
+
+	memset(&S, 0, sizeof(S));
+	S.t = t;
+	S.rng = t->seed ^ 0x9e3779b97f4a7c15ULL;
+	S.t_h = NO_TIME;
+	S.first_send = NO_TIME;
+	S.redis_off_us = 1700000000000000ULL + rnd(&S.rng) % 1000000000000ULL;
+	S.burst_left = t->burst_pk ? t->burst_pk : 1;
+	S.settle = 4 * t->delta + t->burst * SEC / t->rate > SEC ? 4 * t->delta + t->burst * SEC / t->rate : SEC;
+	rok("FLUSHALL", rcmd("FLUSHALL"));
+	rok("CONFIG SET requirepass", rcmd("CONFIG SET requirepass %s", ""));
+
+	memset(&rs, 0, sizeof(rs));
+	next_agg = agg_base;
+	r = add_rule(SLUICE_ACT_DROP);
+	l = new_limit(r, SLUICE_ALGO_GCRA, t->rate, 0, t->burst, SLUICE_COST_PKT,
+		      t->per_all ? SLUICE_KEY_ALL : SLUICE_KEY_SRC, 32, 64);
+	l->fleet = 1;
+	l4_udp(&l4, 9000, 18);
+	frame4(&S.frame, IP4(198, 18, 7, 1 + (t->seed & 127)), SL_IPPROTO_UDP, &l4);
+
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.on = true;
+	snprintf(cfg.name, sizeof(cfg.name), "sim%llx", (unsigned long long)(t->seed & 0xffffff));
+	snprintf(cfg.nodes[0], sizeof(cfg.nodes[0]), "127.0.0.1:%d", redis_port);
+	cfg.nr_nodes = 1;
+	cfg.mode = SL_FLEET_SINGLE;
+	cfg.interval_ms = t->delta / MSEC;
+	/* The fallback is tests/fleet.sh's: never within a trace here. */
+	cfg.stale_ms = 600000;
+	cfg.fallback = SL_FLEET_SAFE;
+	for (i = 0; i < t->n; i++) {
+		struct host *h = &hosts[i];
+		struct sl_fleet_hooks hk = { hook_clock, hook_redis, hook_in_flight, h };
+		struct sl_maps m;
+
+		host_reset(h);
+		commit_to(h);
+		h->off = T0 + rnd(&S.rng) % (100 * SEC);
+		h->next_sync = rnd(&S.rng) % t->delta;
+		h->last_ok = 0;
+		h->longest_gap = 0;
+		h->last_sync_ns = 0;
+		h->mult = 1;
+		h->admitted = h->admitted_move = 0;
+		h->synced_key = 0;
+		snprintf(cfg.host, sizeof(cfg.host), "host%u", i);
+		sl_maps_reset(&m);
+		m.config = bpf_map__fd(h->skel->maps.sl_config);
+		m.rulesets = bpf_map__fd(h->skel->maps.sl_rulesets);
+		m.state = bpf_map__fd(h->skel->maps.sl_state);
+		m.agg = bpf_map__fd(h->skel->maps.sl_agg);
+		m.fleet_use = bpf_map__fd(h->skel->maps.sl_fleet_use);
+		m.fleet_status = bpf_map__fd(h->skel->maps.sl_fleet_status);
+		h->f = sl_fleet_open(&cfg, &m, &hk);
+		if (!h->f) {
+			snprintf(why, whylen, "sl_fleet_open: %s", strerror(errno));
+			while (i--)
+				sl_fleet_close(hosts[i].f);
+			return 1;
+		}
+	}
+
+	S.next_pkt = rnd(&S.rng) % (SEC / t->rate);
+	for (;;) {
+		__u64 next_sync = NO_TIME, ev = NO_TIME, at;
+		struct host *hs = NULL;
+
+		for (i = 0; i < t->n; i++)
+			if (hosts[i].next_sync < next_sync) {
+				next_sync = hosts[i].next_sync;
+				hs = &hosts[i];
+			}
+		if (t->event == E_FLUSH && S.ev_state == 0)
+			ev = t->ev_at;
+		else if (t->event == E_STALL && S.ev_state < 2)
+			ev = S.ev_state ? t->ev_at + t->ev_len : t->ev_at;
+		at = S.next_pkt < next_sync ? S.next_pkt : next_sync;
+		if (ev < at)
+			at = ev;
+		if (at >= t->dur)
+			break;
+		if (at == ev) {
+			S.now = at;
+			redis_event();
+		} else if (at == S.next_pkt) {
+			run_packets(at);
+		} else {
+			S.now = at;
+			host_sync(hs);
+			/* t_h: every host has synced once since the key was first sent. */
+			if (S.t_h == NO_TIME && S.first_send != NO_TIME) {
+				int all = 1;
+
+				for (i = 0; i < t->n; i++)
+					all &= hosts[i].last_ok > S.first_send;
+				if (all)
+					S.t_h = S.now;
+			}
+		}
+	}
+	S.now = t->dur;
+	for (i = 0; i < t->n; i++) {
+		struct host *h = &hosts[i];
+
+		if (S.now - h->last_ok > h->longest_gap)
+			h->longest_gap = S.now - h->last_ok;
+		if (t->event == E_STALL && h->longest_gap > t->delta)
+			stall_extra += h->longest_gap - t->delta;
+		sl_fleet_close(h->f);
+		h->f = NULL;
+	}
+
+	{
+		double R = t->rate, B = t->burst, T = t->dur / 1e9, N = t->n;
+		double lag = (t->delta + t->rho) / 1e9, extra, t1;
+
+		res->sync_term = N * R * lag;
+		extra = R * stall_extra / 1e9 + (t->event == E_FLUSH ? res->sync_term : 0);
+		res->total_excess = S.admitted_total - (B + R * T);
+		t1 = S.first_send == NO_TIME ? T : S.first_send / 1e9;
+		res->t1 = t1;
+		res->bound_total = res->sync_term + (N - 1) * (B + R * t1) + extra + 2;
+		res->bound_h = B + res->sync_term + extra + 2;
+		res->worst_h = S.worst_h;
+		res->bound_move = 2 * R * lag + extra + 2;
+		res->worst_move = S.worst_move;
+		res->move_checked = t->pattern == P_MOVE && S.refused_before_move;
+		res->settled = t->move_at + S.settle < t->dur
+			       ? S.admitted_settled / (R * (t->dur - t->move_at - S.settle) / 1e9) : -1;
+		res->floor_checked = t->load >= 1.5 && t->pattern != P_IDLE;
+		/* Stated floors: see the header. */
+		res->floor = 0.7;
+		res->floor_ratio = S.admitted_total / (R * T);
+		res->under = !trace_reported(t);
+		if (res->under) {
+			/* Each host that sees the key holds it to its own bucket, no more. */
+			double active = t->pattern == P_ONE ? 1 : t->pattern == P_MOVE ? 2 : N;
+
+			res->bound_total = (active - 1) * (B + R * T) + 2;
+			res->bound_h = 1e18;
+		}
+		if (res->total_excess > res->bound_total) {
+			snprintf(why, whylen, "admitted %llu, over B + R T + %.1f",
+				 (unsigned long long)S.admitted_total, res->bound_total);
+			bad = 1;
+		} else if (S.worst_h > res->bound_h) {
+			snprintf(why, whylen, "once hot, %.1f over R t (bound %.1f)", S.worst_h,
+				 res->bound_h);
+			bad = 1;
+		} else if (res->move_checked && S.worst_move > res->bound_move) {
+			snprintf(why, whylen, "after the move, host %u admitted %.1f over R t (bound "
+				 "%.1f)", t->to, S.worst_move, res->bound_move);
+			bad = 1;
+		} else if (res->move_checked && res->settled >= 0 && res->settled < 0.9) {
+			snprintf(why, whylen, "after the move, host %u admitted only %.3f of R t once "
+				 "settled", t->to, res->settled);
+			bad = 1;
+		} else if (res->floor_checked && res->floor_ratio < res->floor) {
+			snprintf(why, whylen, "admitted only %.3f of R T (floor %.2f)", res->floor_ratio,
+				 res->floor);
+			bad = 1;
+		}
+	}
+	return bad;
+}
+
+/* A random trace of pattern p (event ev) from seed. */
+static void make_trace(struct trace *t, __u64 seed, int p, int ev)
+{
+	static const __u64 deltas[] = { 20, 50, 100, 250, 500, 1000 };
+	static const __u64 rates[] = { 50, 100, 200, 500, 1000 };
+	static const double loads[] = { 0.5, 0.9, 1.5, 3, 10 };
+	__u64 s = seed;
+
+	memset(t, 0, sizeof(*t));
+	t->seed = seed;
+	rnd(&s);
+	t->n = rnd_in(&s, 1, HOSTS_MAX);
+	if (p == P_MOVE && t->n < 2)
+		t->n = 2;
+	t->delta = deltas[rnd(&s) % 6] * MSEC;
+	t->rho = rnd_in(&s, 100 * USEC, (t->delta / 2 < 20 * MSEC ? t->delta / 2 : 20 * MSEC));
+	t->rate = rates[rnd(&s) % 5];
+	t->burst = t->rate * rnd_in(&s, 100, 1000) / 1000;
+	if (t->burst < 5)
+		t->burst = 5;
+	t->load = loads[rnd(&s) % 5];
+	if (p == P_MOVE && t->load < 1.5)
+		t->load = 3;	/* the key is refused before it moves */
+	t->dur = rnd_in(&s, 3, 7) * SEC;
+	/* At most 20 000 packets a trace. */
+	while (t->load * t->rate * t->dur / SEC > 20000 && t->rate > 50)
+		t->rate /= 2;
+	t->per_all = rnd(&s) % 5 == 0;
+	t->pattern = p;
+	t->from = rnd(&s) % t->n;
+	t->to = (t->from + 1 + rnd(&s) % (t->n - 1 ? t->n - 1 : 1)) % t->n;
+	t->move_at = t->dur / 2;
+	t->burst_pk = p == P_BURSTS ? rnd_in(&s, 5, 50) : 1;
+	t->on = rnd_in(&s, 500, 1500) * MSEC;
+	/* Idle longer than the bucket's refill and an interval. */
+	t->off = t->burst * SEC / t->rate + t->delta + rnd_in(&s, 100, 1000) * MSEC;
+	t->event = ev;
+	t->ev_at = rnd_in(&s, t->dur / 4, t->dur / 2);
+	t->ev_len = rnd_in(&s, 2, 4) * t->delta;
+	/* Over a second before the end: the hosts get back in step. */
+	if (ev == E_STALL && t->dur < t->ev_at + t->ev_len + 2 * SEC)
+		t->dur = t->ev_at + t->ev_len + 2 * SEC;
+}
+
+static __u64 base_seed = 0x51ce5eed;
+static int traces = 60;
+
+static void run_class(const char *name, int cls, int ev)
+{
+	double worst_total = -1e9, worst_h = -1e9, worst_move = -1e9, min_floor = 1e9;
+	int i, failed = 0, moves = 0, floors = 0, unders = 0, by_n[HOSTS_MAX + 1] = {};
+	double under_max = 0, under_floor = 1e9, min_settled = 1e9;
+	char why[256] = "";
+
+	/* FLEET_SIM_ONLY=SEED: that trace alone, wherever it is. */
+	for (i = 0; i < (getenv("FLEET_SIM_ONLY") ? 100000 : traces); i++) {
+		__u64 seed = base_seed * 1000003ULL + cls * 100000ULL + i;
+		int p = ev == E_NONE ? cls : (int)(seed % 4 == 3 ? P_BURSTS : seed % 4);
+		struct result res;
+		struct trace t;
+
+		if (getenv("FLEET_SIM_ONLY") && strtoull(getenv("FLEET_SIM_ONLY"), NULL, 0) != seed)
+			continue;
+		make_trace(&t, seed, p, ev);
+		by_n[t.n]++;
+		memset(&res, 0, sizeof(res));
+		if (run_trace(&t, &res, why, sizeof(why))) {
+			if (!failed++)
+				CHECK_FAIL("trace seed %#llx (%s, N %u, delta %llu ms, rho %llu us, "
+					   "R %llu, B %llu, load %.1fx, %s, T %llu s): %s",
+					   (unsigned long long)seed, pattern_name[t.pattern], t.n,
+					   (unsigned long long)(t.delta / MSEC),
+					   (unsigned long long)(t.rho / USEC),
+					   (unsigned long long)t.rate, (unsigned long long)t.burst, t.load,
+					   t.per_all ? "all" : "src", (unsigned long long)(t.dur / SEC),
+					   why);
+		}
+		if (getenv("FLEET_SIM_VERBOSE"))
+			printf("# %s %#llx N %u d %llu r %llu R %llu B %llu x%.1f %s t1 %.2f: excess %.1f "
+			       "(bound %.1f), hot %.1f (%.1f), move %.1f (%.1f), floor %.3f\n",
+			       name, (unsigned long long)seed, t.n,
+			       (unsigned long long)(t.delta / MSEC),
+			       (unsigned long long)(t.rho / USEC), (unsigned long long)t.rate,
+			       (unsigned long long)t.burst, t.load, pattern_name[t.pattern], res.t1,
+			       res.total_excess, res.bound_total, res.worst_h, res.bound_h,
+			       res.worst_move, res.bound_move, res.floor_ratio);
+		if (res.under) {
+			/* What the fleet admitted beyond its bound without the hot threshold. */
+			double over = (res.total_excess - res.sync_term) / (t.burst + t.rate * t.dur / 1e9);
+
+			unders++;
+			if (over > under_max)
+				under_max = over;
+			if (t.load >= 1.5 && t.pattern != P_IDLE && res.floor_ratio < under_floor)
+				under_floor = res.floor_ratio;
+		}
+		/* The worst of each, as a fraction of the sync term N R (delta + rho). */
+		if (!res.under && (res.total_excess - res.bound_total) / res.sync_term > worst_total)
+			worst_total = (res.total_excess - res.bound_total) / res.sync_term;
+		if (!res.under && (res.worst_h - res.bound_h) / res.sync_term > worst_h)
+			worst_h = (res.worst_h - res.bound_h) / res.sync_term;
+		if (res.move_checked) {
+			moves++;
+			if (res.settled >= 0 && res.settled < min_settled)
+				min_settled = res.settled;
+			if ((res.worst_move - res.bound_move) / res.sync_term > worst_move)
+				worst_move = (res.worst_move - res.bound_move) / res.sync_term;
+		}
+		if (res.floor_checked && !res.under) {
+			floors++;
+			if (res.floor_ratio < min_floor)
+				min_floor = res.floor_ratio;
+		}
+	}
+	printf("# %s: %d traces (N=1..4: %d %d %d %d), %d failed; closest to a bound, in units "
+	       "of N R (delta + rho) below it: total %.2f, once hot %.2f", name, traces, by_n[1],
+	       by_n[2], by_n[3], by_n[4], failed, -worst_total, -worst_h);
+	if (moves)
+		printf(", after a move %.2f (%d traces; the new host's admitted / R t once settled: "
+		       "%.3f at least)", -worst_move, moves, min_settled);
+	if (unders)
+		printf("; %d traces with a host under the rate, held per host: up to %.2f x "
+		       "(B + R T) beyond the fleet's bound", unders, under_max);
+	if (under_floor < 1e9)
+		printf(", lowest admitted / R T of those at 1.5x or more %.3f", under_floor);
+	if (floors)
+		printf("; lowest admitted / R T at 1.5x or more: %.3f (%d traces)", min_floor,
+		       floors);
+	printf("\n");
+}
+
+TEST_CASE(one_host) { run_class("one host", P_ONE, E_NONE); }
+TEST_CASE(spread) { run_class("spread", P_SPREAD, E_NONE); }
+TEST_CASE(move) { run_class("move", P_MOVE, E_NONE); }
+TEST_CASE(bursts) { run_class("bursts", P_BURSTS, E_NONE); }
+TEST_CASE(idle_gaps) { run_class("idle gaps", P_IDLE, E_NONE); }
+TEST_CASE(flushall) { run_class("flushall", 5, E_FLUSH); }
+TEST_CASE(stall) { run_class("stall", 6, E_STALL); }
+
+int main(void)
+{
+	const char *e;
+	int err, rc;
+
+	if ((e = getenv("FLEET_SIM_SEED")))
+		base_seed = strtoull(e, NULL, 0);
+	if ((e = getenv("FLEET_SIM_TRACES")) && atoi(e) > 0)
+		traces = atoi(e);
+	err = harness_start("fleet_sim");
+	if (err)
+		return err > 0;
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	signal(SIGPIPE, on_signal);
+	if (redis_start()) {
+		printf("not ok - fleet_sim: redis-server did not start on 127.0.0.1 (make deps "
+		       "installs it)\n");
+		redis_kill();
+		return 1;
+	}
+	err = hosts_load();
+	if (err) {
+		printf("not ok - fleet_sim: loading %d BPF objects: %s\n", HOSTS_MAX,
+		       strerror(-err));
+		redis_kill();
+		return 1;
+	}
+	printf("# seed %#llx, %d traces a class, redis-server on 127.0.0.1:%d\n",
+	       (unsigned long long)base_seed, traces, redis_port);
+	rc = check_run_all();
+	if (__start_sl_tests && __stop_sl_tests)
+		printf("%d passed, %d failed\n",
+		       (int)(__stop_sl_tests - __start_sl_tests) - check_total_failed,
+		       check_total_failed);
+	redisFree(ctl);
+	redis_kill();
+	return rc;
+}
