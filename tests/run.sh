@@ -26,6 +26,8 @@ suites+=(
 	tests/cookie.sh
 	tests/offload.sh
 	tests/daemon.sh
+	tests/ttl.sh
+	tests/fail2ban.sh
 	tests/metrics.sh
 	tests/shed.sh
 	tests/conns.sh

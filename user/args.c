@@ -451,7 +451,7 @@ void format_rate(uint64_t rate, int cost, char *buf, size_t len)
 }
 
 /*
- * A duration in nanoseconds: a bare whole number of seconds (600, as
+ * A duration in nanoseconds: a bare number of seconds (600 or 600.5, as
  * fail2ban's bantime), or terms NUMBER[.FRACTION]UNIT one after another
  * (90s, 10m, 1h30m, 1.5h, 250ms, CrowdSec's 3h59m58.0251s), units ms, s,
  * m, h, d. No sign, no spaces. -EINVAL for anything else, -ERANGE past
@@ -474,6 +474,8 @@ int sl_parse_duration_ns(const char *s, uint64_t *ns)
 		return 0;
 	}
 	while (*p) {
+		const char *start = p;
+
 		if (*p < '0' || *p > '9')
 			return -EINVAL;
 		for (whole = 0; *p >= '0' && *p <= '9'; p++) {
@@ -494,6 +496,12 @@ int sl_parse_duration_ns(const char *s, uint64_t *ns)
 					scale *= 10;
 				}
 		}
+		/* A bare number, fraction and all, is seconds (600.5); only alone. */
+		if (!*p && s == start) {
+			i = 1;
+			n = 0;
+			goto unit;
+		}
 		for (i = 0; i < ARRAY_SIZE(units); i++) {
 			n = strlen(units[i].unit);
 			/* "m" must not take the "m" of "ms" */
@@ -502,6 +510,7 @@ int sl_parse_duration_ns(const char *s, uint64_t *ns)
 		}
 		if (i == ARRAY_SIZE(units))
 			return -EINVAL;
+unit:
 		p += n;
 		if (whole > UINT64_MAX / units[i].ns)
 			return -ERANGE;
