@@ -49,6 +49,7 @@ USER_CFLAGS   := $(COMMON_CFLAGS) -std=gnu11 -D_GNU_SOURCE -DSLUICE_VERSION='"$(
 # has 0.5) or missing; the rest are stable C libraries every distribution has.
 # hiredis (fleet limits) statically too: Debian 12's 0.14 is what it speaks.
 USER_LDLIBS   := -l:libbpf.a -l:libhiredis.a -lelf -lz -lcap -lyaml -lmicrohttpd -lmnl -lpthread \
+		 -lcurl -ljson-c \
 		 -lm $(EXTRA_LDFLAGS)
 BPF_CFLAGS    := -O2 -g -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
 		 -Iinclude -Ibpf -I$(OUT)
@@ -74,7 +75,7 @@ USER_OBJS := $(patsubst user/%.c,$(OUT)/user/%.o,$(USER_SRCS))
 # prometheus package into $(OUT)/deps/bin without installing the package,
 # whose server would start on :9090.
 BUILD_PKGS := clang gcc make libbpf-dev bpftool libelf-dev libcap-dev libyaml-dev libmnl-dev \
-	      libmicrohttpd-dev libhiredis-dev
+	      libmicrohttpd-dev libhiredis-dev libcurl4-openssl-dev libjson-c-dev
 TEST_PKGS  := iproute2 jq curl valgrind redis-server libclang-rt-14-dev libcap2-bin nftables iptables ethtool \
 	      qemu-system-x86 cpio groff-base fail2ban crowdsec
 DEPS_PKGS  := $(BUILD_PKGS)

@@ -28,6 +28,7 @@ suites+=(
 	tests/daemon.sh
 	tests/ttl.sh
 	tests/fail2ban.sh
+	tests/crowdsec.sh
 	tests/metrics.sh
 	tests/shed.sh
 	tests/conns.sh

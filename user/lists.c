@@ -186,10 +186,11 @@ static int update_list_bits(const struct sl_maps *m)
  *  - an entry with a ttl gets the new one (from now), or becomes permanent;
  *  - an entry only the config lists stays permanent while the config lists
  *    it; the runtime ttl is what it keeps when the config stops listing it.
- * -ENOSPC when the list is full. Caller holds the lock.
+ * -ENOSPC when the list is full. Caller holds the lock and then calls
+ * sl_list_bits() (once for many entries; sl_list_add() does both).
  */
-int sl_list_add(const struct sl_maps *m, bool deny, const struct sl_cidr *c, __u64 ttl_ns,
-		bool *kept)
+int sl_list_add_entry(const struct sl_maps *m, bool deny, const struct sl_cidr *c, __u64 ttl_ns,
+		      bool *kept)
 {
 	struct sluice_list_val v, old;
 	__u64 now = sl_mono_ns();
@@ -215,8 +216,44 @@ int sl_list_add(const struct sl_maps *m, bool deny, const struct sl_cidr *c, __u
 		v.flags |= old.flags & SLUICE_LV_CONFIG;
 	}
 	v.expires_ns = v.flags & SLUICE_LV_CONFIG ? 0 : v.rt_expires_ns;
-	err = entry_put(m, deny, c, &v);
+	return entry_put(m, deny, c, &v);
+}
+
+int sl_list_add(const struct sl_maps *m, bool deny, const struct sl_cidr *c, __u64 ttl_ns,
+		bool *kept)
+{
+	int err = sl_list_add_entry(m, deny, c, ttl_ns, kept);
+
 	return err ? err : update_list_bits(m);
+}
+
+/*
+ * A ban tool's unban: the runtime part of c's entry goes. An entry the
+ * config lists stays, permanent; one only the runtime put there is
+ * deleted. -ENOENT when no runtime entry for exactly c is there. Caller
+ * holds the lock and then calls sl_list_bits().
+ */
+int sl_list_unban_entry(const struct sl_maps *m, bool deny, const struct sl_cidr *c)
+{
+	struct sluice_list_val old;
+	int err = entry_get(m, deny, c, &old);
+
+	if (err)
+		return err;
+	if (!(old.flags & SLUICE_LV_RUNTIME))
+		return -ENOENT;
+	if (old.flags & SLUICE_LV_CONFIG) {
+		old.flags = SLUICE_LV_CONFIG;
+		old.expires_ns = old.rt_expires_ns = 0;
+		return entry_put(m, deny, c, &old);
+	}
+	return entry_del(m, deny, c);
+}
+
+/* sl_config.lists again, after sl_list_*_entry() changes. Caller holds the lock. */
+int sl_list_bits(const struct sl_maps *m)
+{
+	return update_list_bits(m);
 }
 
 /*

@@ -204,6 +204,11 @@ int sl_list_count(const struct sl_maps *m, bool deny, int family, __u64 *n);
 int sl_list_add(const struct sl_maps *m, bool deny, const struct sl_cidr *c, __u64 ttl_ns,
 		bool *kept);
 int sl_list_del(const struct sl_maps *m, bool deny, const struct sl_cidr *c);
+/* Many changes under one lock: each entry, then sl_list_bits() once. */
+int sl_list_add_entry(const struct sl_maps *m, bool deny, const struct sl_cidr *c, __u64 ttl_ns,
+		      bool *kept);
+int sl_list_unban_entry(const struct sl_maps *m, bool deny, const struct sl_cidr *c);
+int sl_list_bits(const struct sl_maps *m);
 int sl_list_purge(const struct sl_maps *m, __u64 *n);
 __u64 sl_list_expire(const struct sl_maps *m);
 int sl_list_sync(const struct sl_maps *m, bool deny, const struct sl_cidr *v, int n);
@@ -288,6 +293,7 @@ int do_detach(int argc, char **argv);
 int do_status(int argc, char **argv);
 int do_rule(int argc, char **argv);
 int do_deny(int argc, char **argv);
+int do_crowdsec(int argc, char **argv);
 int do_allow(int argc, char **argv);
 int do_stats(int argc, char **argv);
 int do_top(int argc, char **argv);
