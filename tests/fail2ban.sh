@@ -5,7 +5,8 @@
 # temporary directory, jails on log files this suite writes. Failures from
 # a source get it banned (on sluice's deny list with the jail's bantime as
 # its ttl, its datagrams dropped on the veth) and unbanned when the ban
-# ends; bantime -1 bans permanently; IPv6 too; and a ban ends on time even
+# ends; bantime -1 bans for the longest ttl; an operator's permanent deny
+# outlives a ban and its unban; IPv6 too; and a ban ends on time even
 # when fail2ban is killed.
 set -u
 cd "$(dirname "$0")/.."
@@ -67,7 +68,7 @@ backend = polling
 usedns = no
 findtime = 10m
 maxretry = 3
-bantime = 4
+bantime = 10
 action = sluice[sluice="$SLUICE --bpffs $ROOT"]
 
 [sl-test]
@@ -99,8 +100,8 @@ if ! wait_for 20 listed 198.18.80.2/32; then
 	fail "198.18.80.2 not on the deny list: $(slj deny list) $(grep -i ban "$TMP/f2b.log" | tail -3)"
 else
 	t=$(ttl_of 198.18.80.2/32)
-	[[ "$t" =~ ^[0-9]+$ ]] && [ "$t" -ge 1 ] && [ "$t" -le 4 ] ||
-		fail "ttl \"$t\", want 1..4 (the jail's bantime)"
+	[[ "$t" =~ ^[0-9]+$ ]] && [ "$t" -ge 1 ] && [ "$t" -le 10 ] ||
+		fail "ttl \"$t\", want 1..10 (the jail's bantime)"
 	got=$(deliver 198.18.80.2 10)
 	[ "$got" -eq 0 ] || fail "banned source: $got of 10 arrived"
 	got=$(deliver 198.18.80.3 10)
@@ -112,13 +113,15 @@ else
 fi
 end_case fail2ban-ban-and-unban
 
-# ---- 2. bantime -1: permanent until fail2ban unbans ----
+# ---- 2. bantime -1: the longest ttl until fail2ban unbans; an operator's deny stays ----
 begin_case
 failures 198.18.80.4 3 "$TMP/perm.log"
 if ! wait_for 20 listed 198.18.80.4/32; then
 	fail "198.18.80.4 not on the deny list: $(slj deny list)"
 else
-	[ "$(ttl_of 198.18.80.4/32)" == null ] || fail "ttl $(ttl_of 198.18.80.4/32), want null"
+	t=$(ttl_of 198.18.80.4/32)
+	[[ "$t" =~ ^[0-9]+$ ]] && [ "$t" -ge $((3650 * 86400 - 100)) ] ||
+		fail "ttl \"$t\", want 3650 days"
 	got=$(deliver 198.18.80.4 10)
 	[ "$got" -eq 0 ] || fail "banned source: $got of 10 arrived"
 	out=$(fail2ban-client -c "$F2B" set sl-perm unbanip 198.18.80.4 2>&1) ||
@@ -127,7 +130,17 @@ else
 	got=$(deliver 198.18.80.4 10)
 	[ "$got" -ge 9 ] || fail "unbanned source: $got of 10 arrived (tolerance 1)"
 fi
-end_case fail2ban-permanent
+# An address the operator denies permanently: a ban leaves it so, the unban too.
+expect_ok "operator's deny" sl deny add 198.18.80.3
+out=$(fail2ban-client -c "$F2B" set sl-test banip 198.18.80.3 2>&1) || fail "banip: $out"
+wait_for 10 grep -q "Ban 198.18.80.3" "$TMP/f2b.log" || fail "fail2ban did not ban 198.18.80.3"
+out=$(fail2ban-client -c "$F2B" set sl-test unbanip 198.18.80.3 2>&1) || fail "unbanip: $out"
+wait_for 10 grep -q "Unban 198.18.80.3" "$TMP/f2b.log" || fail "fail2ban did not unban 198.18.80.3"
+[ "$(ttl_of 198.18.80.3/32)" == null ] || fail "the operator's deny became \"$(ttl_of 198.18.80.3/32)\""
+got=$(deliver 198.18.80.3 10)
+[ "$got" -eq 0 ] || fail "the operator's denied source: $got of 10 arrived"
+expect_ok "deny del" sl deny del 198.18.80.3
+end_case fail2ban-permanent-and-operator-deny
 
 # ---- 3. IPv6; and a ban ends on time with fail2ban killed ----
 begin_case

@@ -66,6 +66,15 @@ expect_ok "del ttl" sl deny del 2001:db8:90::/48
 out=$(sl deny del 2001:db8:90::/48 2>&1) && fail "del of a missing entry succeeded"
 expect_ok "del missing-ok" sl deny del 2001:db8:90::/48 missing-ok
 expect_ok "allow del" sl allow del 198.18.92.0/24
+# ttl-only (a ban tool's unban): a permanent entry stays, a ttl entry goes.
+out=$(sl deny del 198.18.91.0/24 ttl-only 2>&1) || fail "ttl-only on a permanent entry: $out"
+[[ "$out" == *"left in place"* ]] || fail "ttl-only did not say it left the entry: $out"
+[ "$(ttl_of deny 198.18.91.0/24)" == null ] || fail "ttl-only removed a permanent entry"
+expect_ok "ttl entry" sl deny add 198.18.90.0/24 ttl 1h
+expect_ok "ttl-only on a ttl entry" sl deny del 198.18.90.0/24 ttl-only
+[ -z "$(ttl_of deny 198.18.90.0/24)" ] || fail "ttl-only left a ttl entry"
+out=$(sl deny del 198.18.90.0/24 ttl-only 2>&1) && fail "ttl-only of a missing entry succeeded"
+expect_ok "ttl-only missing-ok" sl deny del 198.18.90.0/24 ttl-only missing-ok
 end_case ttl-readd-rule
 
 # ---- 3. bad ttls: status 1, the word named, nothing changed ----

@@ -5,8 +5,8 @@
  * startup=true first, for every decision in force, then only what changed)
  * and maps ban decisions on an Ip or a Range to deny entries whose ttl is
  * the decision's remaining duration; a deleted decision takes its entry
- * off again (the runtime part of it: a prefix the daemon's config lists
- * stays). Entries expire by themselves, so a bouncer that stops leaves
+ * off again as `deny del ttl-only` does (a permanent entry, an operator's
+ * or the config's, stays). Entries expire by themselves, so a bouncer that stops leaves
  * nothing behind for longer than CrowdSec said. HTTP through libcurl, JSON
  * through json-c.
  */
@@ -218,7 +218,7 @@ static int cs_apply(const char *body, struct cs_counts *n)
 				 : sl_list_unban_entry(&m, true, &c);
 			if (!r)
 				pass ? n->added++ : n->removed++;
-			else if (r == -ENOENT)
+			else if (r == -ENOENT || r == -EPERM)
 				n->skipped++;
 			else {
 				pr_warn("crowdsec: %s %s: %s", pass ? "cannot deny" : "cannot remove",

@@ -228,9 +228,10 @@ int sl_list_add(const struct sl_maps *m, bool deny, const struct sl_cidr *c, __u
 }
 
 /*
- * A ban tool's unban: the runtime part of c's entry goes. An entry the
- * config lists stays, permanent; one only the runtime put there is
- * deleted. -ENOENT when no runtime entry for exactly c is there. Caller
+ * A ban tool's unban: the runtime ttl of c's entry goes. An entry the
+ * config lists stays, permanent; a runtime entry without a ttl (an
+ * operator's permanent deny, which the ban's add left as it was) stays too:
+ * -EPERM. -ENOENT when no runtime entry for exactly c is there. Caller
  * holds the lock and then calls sl_list_bits().
  */
 int sl_list_unban_entry(const struct sl_maps *m, bool deny, const struct sl_cidr *c)
@@ -240,8 +241,10 @@ int sl_list_unban_entry(const struct sl_maps *m, bool deny, const struct sl_cidr
 
 	if (err)
 		return err;
-	if (!(old.flags & SLUICE_LV_RUNTIME))
+	if (!(old.flags & SLUICE_LV_RUNTIME) || expired(&old, sl_mono_ns()))
 		return -ENOENT;
+	if (!old.rt_expires_ns)
+		return -EPERM;
 	if (old.flags & SLUICE_LV_CONFIG) {
 		old.flags = SLUICE_LV_CONFIG;
 		old.expires_ns = old.rt_expires_ns = 0;
@@ -438,12 +441,14 @@ static void usage_list(const char *what)
 
 	fprintf(sl_usage_out(),
 		"Usage: sluice %s add CIDR [ttl DURATION]%s\n"
-		"       sluice %s del CIDR [missing-ok]\n"
+		"       sluice %s del CIDR [ttl-only] [missing-ok]\n"
 		"       sluice %s list\n"
 		"%s\n"
 		"ttl: the entry expires by itself after DURATION (600, 90s, 10m, 2h, 1d, 1h30m;\n"
 		"     1s to 3650d); without it the entry is permanent. Adding again sets a new\n"
 		"     ttl; a permanent entry stays permanent. list shows the time left.\n"
+		"ttl-only: remove the entry only if it has a ttl (a ban tool's unban: a\n"
+		"     permanent entry stays, and so does a prefix the config lists).\n"
 		"missing-ok: a CIDR that is not on the list (or has expired) is not an error.\n",
 		what, deny ? " [force]" : "", what, what,
 		deny ? "Sources in a denied prefix are dropped before any rule. force: a /0\n"
@@ -583,6 +588,7 @@ static int cmd_list(int argc, char **argv, void *ctx)
 static int change(const char *what, bool add, int argc, char **argv)
 {
 	bool deny = !strcmp(what, "deny"), force = false, missing_ok = false, kept = false;
+	bool ttl_only = false;
 	char left[32];
 	struct sl_maps m;
 	struct sl_cidr c;
@@ -605,6 +611,8 @@ static int change(const char *what, bool add, int argc, char **argv)
 				return -EINVAL;
 		} else if (!add && !strcmp(argv[i], "missing-ok") && !missing_ok) {
 			missing_ok = true;
+		} else if (!add && !strcmp(argv[i], "ttl-only") && !ttl_only) {
+			ttl_only = true;
 		} else {
 			pr_err("unexpected \"%s\" after the CIDR", argv[i]);
 			usage_list(what);
@@ -624,7 +632,19 @@ static int change(const char *what, bool add, int argc, char **argv)
 	lock = sl_write_begin(&m, add);
 	if (lock < 0)
 		return lock;
-	err = add ? sl_list_add(&m, deny, &c, ttl, &kept) : sl_list_del(&m, deny, &c);
+	if (add) {
+		err = sl_list_add(&m, deny, &c, ttl, &kept);
+	} else if (ttl_only) {
+		err = sl_list_unban_entry(&m, deny, &c);
+		if (err == -EPERM) {
+			kept = true;
+			err = 0;
+		}
+		if (!err)
+			err = sl_list_bits(&m);
+	} else {
+		err = sl_list_del(&m, deny, &c);
+	}
 	if (err == -ENOENT && missing_ok) {
 		print_text("%s is not on the %s list\n", argv[0], what);
 		err = 0;
@@ -637,7 +657,8 @@ static int change(const char *what, bool add, int argc, char **argv)
 	} else if (err) {
 		pr_err("cannot update the %s list: %s", what, strerror(-err));
 	} else if (kept) {
-		print_text("%s is on the %s list permanently; ttl not applied\n", argv[0], what);
+		print_text("%s is on the %s list permanently; %s\n", argv[0], what,
+			   add ? "ttl not applied" : "left in place");
 	} else if (add && ttl) {
 		sl_format_secs((ttl + 999999999ULL) / 1000000000ULL, left, sizeof(left));
 		print_text("added %s to the %s list, ttl %s\n", argv[0], what, left);
