@@ -62,7 +62,8 @@ USER_OBJS := $(patsubst user/%.c,$(OUT)/user/%.o,$(USER_SRCS))
 
 # Debian packages, each for a reason (README "Requirements" lists the same):
 #   build: the BPF compiler, libbpf and bpftool (vmlinux.h, skeletons) and
-#          the libraries the binary links
+#          the libraries the binary links (libcurl and json-c: the CrowdSec
+#          bouncer's HTTP and JSON)
 #   test:  iproute2 (ip, ss), jq (JSON output), curl (metrics endpoint),
 #          valgrind (tests/memcheck.sh), libclang-rt-14-dev (libFuzzer for
 #          tests/fuzz.sh), libcap2-bin (capsh decodes the daemon's
@@ -70,7 +71,10 @@ USER_OBJS := $(patsubst user/%.c,$(OUT)/user/%.o,$(USER_SRCS))
 #          tests/bench_smoke.sh, and qemu-system-x86 and cpio, which boot
 #          Debian 12's own kernel for tests/kernels.sh, and groff-base
 #          (tests/docs.sh renders the man pages), and redis-server, the
-#          fleet's store (tests/fleet.sh starts its own, in namespaces)
+#          fleet's store (tests/fleet.sh starts its own, in namespaces),
+#          fail2ban and crowdsec, the ban tools tests/fail2ban.sh and
+#          tests/crowdsec.sh run with private configs (tools/deps.sh keeps
+#          crowdsec from registering with CrowdSec's Central API)
 # promtool (Prometheus's metrics linter) is unpacked from Debian's
 # prometheus package into $(OUT)/deps/bin without installing the package,
 # whose server would start on :9090.
@@ -87,7 +91,8 @@ DEPS_BIN   := $(OUT)/deps/bin
 
 PREFIX ?= /usr/local
 # The binary, the example config (kept if one is there), the systemd unit,
-# the man pages sluice(8) and sluice.yaml(5) and the bash completion.
+# the man pages sluice(8) and sluice.yaml(5), the bash completion, and the
+# fail2ban action where fail2ban is installed.
 install: all
 	install -D -m 0755 $(OUT)/sluice $(DESTDIR)$(PREFIX)/sbin/sluice
 	install -d -m 0700 $(DESTDIR)/etc/sluice
@@ -100,6 +105,8 @@ install: all
 	install -D -m 0644 docs/man/sluice.yaml.5 $(DESTDIR)$(PREFIX)/share/man/man5/sluice.yaml.5
 	install -D -m 0644 etc/bash-completion/sluice \
 		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/sluice
+	[ ! -d $(DESTDIR)/etc/fail2ban/action.d ] || \
+		install -m 0644 etc/fail2ban/action.d/sluice.conf $(DESTDIR)/etc/fail2ban/action.d/
 
 all: $(OUT)/sluice $(OUT)/slgen $(OUT)/slsink $(OUT)/sllisten
 
