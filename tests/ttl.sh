@@ -182,7 +182,9 @@ else
 		fail "198.18.80.4/32 not shown as the config's"
 	got=$(deliver 198.18.80.4 10)
 	[ "$got" -eq 0 ] || fail "config-denied source: $got of 10 arrived"
-	# Reload with a config that drops both its prefixes and names another.
+	# Reload with a config that drops both its prefixes and names another,
+	# which a runtime ttl entry holds already: it becomes permanent.
+	expect_ok "runtime ttl, before the config lists it" sl deny add 198.18.97.0/24 ttl 1h
 	cfg "198.18.97.0/24"
 	kill -HUP "$DPID"
 	for i in $(seq 100); do
@@ -191,7 +193,8 @@ else
 	done
 	grep -q "reloaded" "$LOG" || fail "no reload: $(tr '\n' ' ' <"$LOG")"
 	[ -z "$(ttl_of deny 198.18.94.0/24)" ] || fail "the config's old 198.18.94.0/24 stayed"
-	[ "$(ttl_of deny 198.18.97.0/24)" == null ] || fail "the config's new 198.18.97.0/24 missing"
+	[ "$(ttl_of deny 198.18.97.0/24)" == null ] ||
+		fail "the config's new 198.18.97.0/24 is not permanent: \"$(ttl_of deny 198.18.97.0/24)\""
 	t=$(ttl_of deny 198.18.95.0/24)
 	in_range "$t" 3000 3600 || fail "runtime ttl entry after reload: ttl \"$t\""
 	t=$(ttl_of deny 198.18.80.4/32)
