@@ -5,10 +5,17 @@
  * sl_config.lists says which tries hold entries, so an empty list costs the
  * data path no lookup.
  *
+ * Each entry's value (struct sluice_list_val) carries its expiry in the
+ * data path's clock (0: permanent) and who put it there: the daemon's
+ * config (permanent, synced whole by sl_list_sync) or the runtime (the
+ * CLI, ban tools; kept across reloads). Expired entries are ignored by the
+ * data path at once and removed by the next writer (sl_write_begin) or
+ * the daemon's tick.
+ *
  * This file owns the four tries: the CLI's deny/allow commands, the
- * daemon's config and the metrics' entry counts all go through the
- * functions below, and the list bits are computed in one place, from what
- * the tries hold.
+ * daemon's config, the CrowdSec bouncer and the metrics' entry counts all
+ * go through the functions below, and the list bits are computed in one
+ * place, from what the tries hold.
  */
 #include <errno.h>
 #include <stdlib.h>
