@@ -50,6 +50,7 @@ USER_CFLAGS   := $(COMMON_CFLAGS) -std=gnu11 -D_GNU_SOURCE -DSLUICE_VERSION='"$(
 # has 0.5) or missing; the rest are stable C libraries every distribution has.
 # hiredis (fleet limits) statically too: Debian 12's 0.14 is what it speaks.
 USER_LDLIBS   := -l:libbpf.a -l:libhiredis.a -lelf -lz -lcap -lyaml -lmicrohttpd -lmnl -lpthread \
+		 -lcurl -ljson-c \
 		 -lm $(EXTRA_LDFLAGS)
 BPF_CFLAGS    := -O2 -g -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
 		 -Iinclude -Ibpf -I$(OUT)
@@ -62,7 +63,8 @@ USER_OBJS := $(patsubst user/%.c,$(OUT)/user/%.o,$(USER_SRCS))
 
 # Debian packages, each for a reason (README "Requirements" lists the same):
 #   build: the BPF compiler, libbpf and bpftool (vmlinux.h, skeletons) and
-#          the libraries the binary links
+#          the libraries the binary links (libcurl and json-c: the CrowdSec
+#          bouncer's HTTP and JSON)
 #   test:  iproute2 (ip, ss), jq (JSON output), curl (metrics endpoint),
 #          valgrind (tests/memcheck.sh), libclang-rt-14-dev (libFuzzer for
 #          tests/fuzz.sh), libcap2-bin (capsh decodes the daemon's
@@ -71,6 +73,9 @@ USER_OBJS := $(patsubst user/%.c,$(OUT)/user/%.o,$(USER_SRCS))
 #          Debian 12's own kernel for tests/kernels.sh, and groff-base
 #          (tests/docs.sh renders the man pages), and redis-server, the
 #          fleet's store (tests/fleet.sh starts its own, in namespaces),
+#          fail2ban and crowdsec, the ban tools tests/fail2ban.sh and
+#          tests/crowdsec.sh run with private configs (tools/deps.sh keeps
+#          crowdsec from registering with CrowdSec's Central API),
 #          and what builds and checks the Debian package for tests/deb.sh:
 #          debhelper, dpkg-dev, fakeroot, lintian, and mmdebstrap (a fresh
 #          Debian 12 root to install it into)
@@ -78,9 +83,10 @@ USER_OBJS := $(patsubst user/%.c,$(OUT)/user/%.o,$(USER_SRCS))
 # prometheus package into $(OUT)/deps/bin without installing the package,
 # whose server would start on :9090.
 BUILD_PKGS := clang gcc make libbpf-dev bpftool libelf-dev libcap-dev libyaml-dev libmnl-dev \
-	      libmicrohttpd-dev libhiredis-dev
+	      libmicrohttpd-dev libhiredis-dev libcurl4-openssl-dev libjson-c-dev
 TEST_PKGS  := iproute2 jq curl valgrind redis-server libclang-rt-14-dev libcap2-bin nftables iptables ethtool \
-	      qemu-system-x86 cpio groff-base debhelper dpkg-dev fakeroot lintian mmdebstrap
+	      qemu-system-x86 cpio groff-base fail2ban crowdsec debhelper dpkg-dev fakeroot lintian \
+	      mmdebstrap
 DEPS_PKGS  := $(BUILD_PKGS)
 DEPS_BIN   := $(OUT)/deps/bin
 

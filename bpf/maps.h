@@ -192,12 +192,15 @@ struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } sl_events SEC(".maps");
 
-/* Deny and allow lists: source prefixes, written by the controller. */
+/*
+ * Deny and allow lists: source prefixes, each with its expiry (0:
+ * permanent), written by the controller.
+ */
 struct {
 	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
 	__uint(max_entries, SLUICE_LIST_MAX);
 	__type(key, struct sluice_lpm4);
-	__type(value, __u8);
+	__type(value, struct sluice_list_val);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } sl_deny4 SEC(".maps"), sl_allow4 SEC(".maps");
@@ -206,7 +209,7 @@ struct {
 	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
 	__uint(max_entries, SLUICE_LIST_MAX);
 	__type(key, struct sluice_lpm6);
-	__type(value, __u8);
+	__type(value, struct sluice_list_val);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } sl_deny6 SEC(".maps"), sl_allow6 SEC(".maps");

@@ -47,19 +47,51 @@ static __always_inline __u64 clock_now(const struct sluice_config *cfg, int prec
 	return bpf_ktime_get_coarse_ns();
 }
 
-/* Is the source on list (v4 trie, v6 trie)? */
-static __always_inline int on_list(void *trie4, void *trie6, const struct sl_pkt *p)
+/*
+ * Is the source on a list (its v4 trie, its v6 trie), counting only
+ * entries that have not expired? An entry with a time to live carries its
+ * expiry in the data path's clock; the clock is read only when the longest
+ * match has one, so permanent entries cost what they always did. A trie's
+ * lookup returns the longest matching prefix only: when that one has
+ * expired, look again below its length, so an expired /32 inside a live
+ * /24 does not hide the /24. Up to SLUICE_LIST_DEPTH expired entries nested
+ * in one another are looked past; deeper than that the source counts as
+ * not listed until the controller purges them (every CLI write, every
+ * daemon tick). Static and not inlined: its frame is on its own short
+ * call chain, off the rule walk's deep one, and 6.1 verifies it in the
+ * caller's context (map pointers as arguments need a static function).
+ */
+static __noinline int on_list(void *trie4, void *trie6, const struct sl_pkt *p,
+			      const struct sluice_config *cfg)
 {
+	struct sluice_lpm6 k = { .plen = 128 };
+	struct sluice_list_val *v;
+	__u64 now = 0, exp;
+	int i;
+
 	if (p->family == 4) {
-		struct sluice_lpm4 k = { .plen = 32, .addr = p->saddr[0] };
-
-		return bpf_map_lookup_elem(trie4, &k) != NULL;
+		k.plen = 32;
+		k.addr[0] = p->saddr[0];
 	} else {
-		struct sluice_lpm6 k = { .plen = 128 };
-
 		__builtin_memcpy(k.addr, p->saddr, sizeof(k.addr));
-		return bpf_map_lookup_elem(trie6, &k) != NULL;
 	}
+	for (i = 0; i < SLUICE_LIST_DEPTH; i++) {
+		/* The v4 trie reads the first 8 bytes of k: its plen and addr[0]. */
+		v = bpf_map_lookup_elem(p->family == 4 ? trie4 : trie6, &k);
+		if (!v)
+			return 0;
+		exp = READ_ONCE(v->expires_ns);
+		if (!exp)
+			return 1;
+		if (!now)
+			now = clock_now(cfg, 0);
+		if (now < exp)
+			return 1;
+		if (!v->plen)
+			return 0;
+		k.plen = v->plen - 1;
+	}
+	return 0;
 }
 
 /* What one pass over the applicable limits does. */
@@ -973,12 +1005,12 @@ static __always_inline int sluice_core(const void *data, const void *data_end, _
 	 * source is dropped, from others it passes as before.
 	 */
 	if ((cfg->lists & (SLUICE_L_DENY4 | SLUICE_L_DENY6)) &&
-	    on_list(&sl_deny4, &sl_deny6, &ev.pkt)) {
+	    on_list(&sl_deny4, &sl_deny6, &ev.pkt, cfg)) {
 		count(SLUICE_G_DENIED);
 		goto drop;
 	}
 	if ((cfg->lists & (SLUICE_L_ALLOW4 | SLUICE_L_ALLOW6)) &&
-	    on_list(&sl_allow4, &sl_allow6, &ev.pkt)) {
+	    on_list(&sl_allow4, &sl_allow6, &ev.pkt, cfg)) {
 		count(SLUICE_G_ALLOWED);
 		count(SLUICE_G_PASSED);
 		return SL_VERDICT_PASS;

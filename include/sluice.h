@@ -236,6 +236,11 @@ enum sluice_list_bits {
 	SLUICE_L_DENY6 = 1 << 1,
 	SLUICE_L_ALLOW4 = 1 << 2,
 	SLUICE_L_ALLOW6 = 1 << 3,
+	/*
+	 * Some entry carries a time to live: writers purge expired entries.
+	 * Userspace only; the data path reads each entry's own expiry.
+	 */
+	SLUICE_L_TTL = 1 << 4,
 };
 
 /*
@@ -253,6 +258,33 @@ struct sluice_lpm6 {
 };
 _Static_assert(sizeof(struct sluice_lpm4) == 8 && sizeof(struct sluice_lpm6) == 20,
 	       "LPM key layout");
+
+/* Who put a deny/allow entry there (sluice_list_val.flags). */
+enum sluice_list_origin {
+	SLUICE_LV_CONFIG = 1 << 0,	/* the daemon's config lists it: permanent */
+	SLUICE_LV_RUNTIME = 1 << 1,	/* `deny add` / `allow add` (a person, a ban tool) */
+};
+
+/*
+ * Value of the deny and allow tries. expires_ns is what the data path
+ * reads: 0 = permanent, else the entry counts only while the data path's
+ * clock (CLOCK_MONOTONIC, see sluice_config.clock_off) is below it; an
+ * expired entry is skipped, and the lookup goes on with the prefixes
+ * shorter than plen (the entry's own length, which a trie's lookup does not
+ * return). rt_expires_ns is the runtime add's own expiry (0 = permanent)
+ * while the config also lists the prefix, so that the entry falls back to
+ * it when the config stops listing it. Written by the controller only.
+ */
+struct sluice_list_val {
+	__u64 expires_ns;
+	__u64 rt_expires_ns;
+	__u8 plen;
+	__u8 flags;		/* enum sluice_list_origin */
+	__u8 pad[6];
+};
+_Static_assert(sizeof(struct sluice_list_val) == 24, "list value layout");
+/* Expired entries nested in one another that one lookup looks past. */
+#define SLUICE_LIST_DEPTH	4
 
 /*
  * Key of a per-source bucket in sl_state. 8-byte aligned: the data path

@@ -587,6 +587,32 @@ static inline int state_count(struct sluice_key *first)
 /* ------------------------------------------------------------------------ */
 
 /* 2001:db8:<net>::<host> */
+/*
+ * An entry of a deny or allow trie, as the controller writes it: net/plen
+ * (host order for v4, 16 bytes for v6), expiring at expires_ns of the
+ * manual clock (0: permanent).
+ */
+static inline void list_put4(struct bpf_map *m, __u32 net, __u32 plen, __u64 expires_ns)
+{
+	struct sluice_lpm4 k = { .plen = plen, .addr = htonl(net) };
+	struct sluice_list_val v = { .expires_ns = expires_ns, .plen = plen,
+				     .flags = SLUICE_LV_RUNTIME };
+
+	if (bpf_map__update_elem(m, &k, sizeof(k), &v, sizeof(v), 0))
+		CHECK_FAIL("adding to %s: %s", bpf_map__name(m), strerror(errno));
+}
+
+static inline void list_put6(struct bpf_map *m, const __u8 *net, __u32 plen, __u64 expires_ns)
+{
+	struct sluice_lpm6 k = { .plen = plen };
+	struct sluice_list_val v = { .expires_ns = expires_ns, .plen = plen,
+				     .flags = SLUICE_LV_RUNTIME };
+
+	memcpy(k.addr, net, 16);
+	if (bpf_map__update_elem(m, &k, sizeof(k), &v, sizeof(v), 0))
+		CHECK_FAIL("adding to %s: %s", bpf_map__name(m), strerror(errno));
+}
+
 static inline void addr6(__u8 *a, __u32 net, __u32 host)
 {
 	memset(a, 0, 16);

@@ -79,6 +79,15 @@ vg deny-add-v6 0 deny add 2001:db8:bad::/48
 vg deny-list 0 -j deny list
 vg deny-del 0 deny del 198.18.9.0/24
 vg allow-add 0 allow add 198.18.10.0/24
+vg deny-add-ttl 0 deny add 198.18.11.0/24 ttl 1h30m
+vg deny-add-ttl-v6 0 deny add 2001:db8:bad:1::/64 ttl 600.5
+vg deny-add-bad-ttl 1 deny add 198.18.12.0/24 ttl 99999999999999999999h
+vg deny-list-ttl 0 deny list
+vg deny-del-ttl-only 0 deny del 198.18.11.0/24 ttl-only
+vg deny-del-missing-ok 0 deny del 198.18.11.0/24 missing-ok
+echo sluice-memcheck-key >"$TMP/cskey"
+vg crowdsec-bad-url 1 crowdsec run url 127.0.0.1:1 key-file "$TMP/cskey" once
+vg crowdsec-dead-api 1 crowdsec run url http://127.0.0.1:1 key-file "$TMP/cskey" once
 vg status 0 status
 vg status-json 0 -p status
 vg stats 0 stats interval 0

@@ -26,6 +26,9 @@ suites+=(
 	tests/cookie.sh
 	tests/offload.sh
 	tests/daemon.sh
+	tests/ttl.sh
+	tests/fail2ban.sh
+	tests/crowdsec.sh
 	tests/metrics.sh
 	tests/shed.sh
 	tests/conns.sh

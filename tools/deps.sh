@@ -71,5 +71,15 @@ if [ ! -e /usr/sbin/policy-rc.d ]; then
 	rc_made=1
 fi
 trap '[ -n "$rc_made" ] && rm -f /usr/sbin/policy-rc.d' EXIT
+# crowdsec's postinst registers the machine with CrowdSec's Central API on
+# the internet unless its credentials file is already there and not empty
+# (Debian's README.Debian): the tests run only its local API, so say so.
+for p in "${missing[@]}"; do
+	if [ "$p" = crowdsec ] && [ ! -s /etc/crowdsec/online_api_credentials.yaml ]; then
+		mkdir -p /etc/crowdsec
+		echo "# no Central API registration (installed by sluice's tools/deps.sh)" \
+			>/etc/crowdsec/online_api_credentials.yaml
+	fi
+done
 DEBIAN_FRONTEND=noninteractive apt-get "${APT_OPTS[@]}" install -y --no-install-recommends \
 	"${missing[@]}" >/dev/null

@@ -449,3 +449,78 @@ void format_rate(uint64_t rate, int cost, char *buf, size_t len)
 	}
 	snprintf(buf, len, "%" PRIu64 "%s", rate, u[i]);
 }
+
+/*
+ * A duration in nanoseconds: a bare number of seconds (600 or 600.5, as
+ * fail2ban's bantime), or terms NUMBER[.FRACTION]UNIT one after another
+ * (90s, 10m, 1h30m, 1.5h, 250ms, CrowdSec's 3h59m58.0251s), units ms, s,
+ * m, h, d. No sign, no spaces. -EINVAL for anything else, -ERANGE past
+ * 2^64 ns.
+ */
+int sl_parse_duration_ns(const char *s, uint64_t *ns)
+{
+	static const struct { const char *unit; uint64_t ns; } units[] = {
+		{ "ms", 1000000ULL }, { "s", 1000000000ULL }, { "m", 60000000000ULL },
+		{ "h", 3600000000000ULL }, { "d", 86400000000000ULL },
+	};
+	uint64_t total = 0, whole, part, scale;
+	const char *p = s;
+	size_t i, n;
+
+	if (!s || *s < '0' || *s > '9')
+		return -EINVAL;
+	if (!parse_u64(s, 0, UINT64_MAX / 1000000000ULL, &whole)) {
+		*ns = whole * 1000000000ULL;
+		return 0;
+	}
+	while (*p) {
+		const char *start = p;
+
+		if (*p < '0' || *p > '9')
+			return -EINVAL;
+		for (whole = 0; *p >= '0' && *p <= '9'; p++) {
+			if (whole > (UINT64_MAX - 9) / 10)
+				return -ERANGE;
+			whole = whole * 10 + (uint64_t)(*p - '0');
+		}
+		/* Up to 9 digits of fraction count (nanoseconds of a second); more are cut. */
+		part = 0;
+		scale = 1;
+		if (*p == '.') {
+			p++;
+			if (*p < '0' || *p > '9')
+				return -EINVAL;
+			for (; *p >= '0' && *p <= '9'; p++)
+				if (scale < 1000000000ULL) {
+					part = part * 10 + (uint64_t)(*p - '0');
+					scale *= 10;
+				}
+		}
+		/* A bare number, fraction and all, is seconds (600.5); only alone. */
+		if (!*p && s == start) {
+			i = 1;
+			n = 0;
+			goto unit;
+		}
+		for (i = 0; i < ARRAY_SIZE(units); i++) {
+			n = strlen(units[i].unit);
+			/* "m" must not take the "m" of "ms" */
+			if (!strncmp(p, units[i].unit, n) && !(n == 1 && p[0] == 'm' && p[1] == 's'))
+				break;
+		}
+		if (i == ARRAY_SIZE(units))
+			return -EINVAL;
+unit:
+		p += n;
+		if (whole > UINT64_MAX / units[i].ns)
+			return -ERANGE;
+		whole *= units[i].ns;
+		/* part / scale of a unit, in ns: unit ns is at most 8.64e13, part < 1e9 */
+		whole += (uint64_t)((unsigned __int128)part * units[i].ns / scale);
+		if (total > UINT64_MAX - whole)
+			return -ERANGE;
+		total += whole;
+	}
+	*ns = total;
+	return 0;
+}

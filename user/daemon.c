@@ -941,13 +941,21 @@ int do_run(int argc, char **argv)
 			ring_buffer__consume(d.events);
 			events_flush(&d);
 			conns_reconcile(&d);
-			/* Interfaces that appeared, or came back under a new index. */
+			/*
+			 * Interfaces that appeared, or came back under a new
+			 * index; deny/allow entries past their ttl.
+			 */
 			{
 				int lock = sl_lock();
+				__u64 n;
 
 				if (lock >= 0) {
 					apply_ifaces(&d);
+					n = sl_list_expire(&d.maps);
 					sl_unlock(lock);
+					if (n)
+						dlog("removed %llu expired deny/allow entr%s",
+						     (unsigned long long)n, n == 1 ? "y" : "ies");
 				}
 			}
 		}

@@ -28,8 +28,8 @@ static const struct cmd {
 	{ "detach", do_detach, "detach DEV|all                        stop (all: remove everything)" },
 	{ "status", do_status, "status                                what is loaded and where" },
 	{ "rule", do_rule, "rule add|del|list ...                 rate-limit rules" },
-	{ "deny", do_deny, "deny add|del|list CIDR                sources always dropped" },
-	{ "allow", do_allow, "allow add|del|list CIDR               sources never limited" },
+	{ "deny", do_deny, "deny add|del|list CIDR [ttl DUR]      sources always dropped" },
+	{ "allow", do_allow, "allow add|del|list CIDR [ttl DUR]     sources never limited" },
 	{ "stats", do_stats, "stats                                 global and per-rule counters" },
 	{ "top", do_top, "top [N] [rule NAME]                   sources being limited now" },
 	{ "disable", do_disable, "disable                               kill switch: pass everything" },
@@ -39,6 +39,7 @@ static const struct cmd {
 	{ "set", do_set, "set fail open|closed | malformed drop|pass" },
 	{ "check", do_check, "check FILE                            validate a config file" },
 	{ "run", do_run, "run --config FILE                     the daemon: apply, reload, log, metrics" },
+	{ "crowdsec", do_crowdsec, "crowdsec run url URL key-file FILE    CrowdSec bans as expiring deny entries" },
 	{ "version", do_version, "version" },
 	{ "help", do_help, "help" },
 };

@@ -47,6 +47,8 @@ int sl_write_begin(struct sl_maps *m, bool load)
 		sl_unlock(lock);
 		return err;
 	}
+	/* Whoever writes next removes deny/allow entries past their ttl. */
+	sl_list_expire(m);
 	return lock;
 }
 

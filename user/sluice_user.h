@@ -61,6 +61,11 @@ struct sl_cidr {
 	unsigned int plen;
 };
 int parse_cidr(const char *s, struct sl_cidr *c);
+/* A duration: 600 (seconds), 90s, 10m, 2h, 1d, 1h30m, 1.5s, 250ms; -EINVAL / -ERANGE. */
+int sl_parse_duration_ns(const char *s, uint64_t *ns);
+void sl_format_secs(__u64 secs, char *buf, size_t len);
+/* CLOCK_MONOTONIC in ns: the data path's clock, as userspace reads it. */
+__u64 sl_mono_ns(void);
 int parse_port_range(const char *s, __u16 *lo, __u16 *hi);
 int parse_proto(const char *s, __u8 *proto);
 int parse_tcp_flags(const char *s, __u8 *value, __u8 *mask);
@@ -93,6 +98,8 @@ extern const char *const sl_mode_names[3];
  * on every load (sl_ensure_loaded), so the two cannot drift apart.
  * X(arg, field, type, key size, value size); the pin name is "sl_" field.
  */
+/* The deny and allow tries' value. */
+#define SL_LIST_VAL sizeof(struct sluice_list_val)
 #define SL_MAPS(X, arg)                                                                      \
 	X(arg, config, BPF_MAP_TYPE_ARRAY, 4, sizeof(struct sluice_config))                   \
 	X(arg, rulesets, BPF_MAP_TYPE_ARRAY, 4, sizeof(struct sluice_ruleset))                \
@@ -100,10 +107,10 @@ extern const char *const sl_mode_names[3];
 	X(arg, agg, BPF_MAP_TYPE_ARRAY, 4, sizeof(struct sluice_state))                       \
 	X(arg, rule_stats, BPF_MAP_TYPE_PERCPU_ARRAY, 4, sizeof(struct sluice_rule_stats))    \
 	X(arg, global, BPF_MAP_TYPE_PERCPU_ARRAY, 4, sizeof(__u64))                           \
-	X(arg, deny4, BPF_MAP_TYPE_LPM_TRIE, sizeof(struct sluice_lpm4), 1)                   \
-	X(arg, deny6, BPF_MAP_TYPE_LPM_TRIE, sizeof(struct sluice_lpm6), 1)                   \
-	X(arg, allow4, BPF_MAP_TYPE_LPM_TRIE, sizeof(struct sluice_lpm4), 1)                  \
-	X(arg, allow6, BPF_MAP_TYPE_LPM_TRIE, sizeof(struct sluice_lpm6), 1)                  \
+	X(arg, deny4, BPF_MAP_TYPE_LPM_TRIE, sizeof(struct sluice_lpm4), SL_LIST_VAL)         \
+	X(arg, deny6, BPF_MAP_TYPE_LPM_TRIE, sizeof(struct sluice_lpm6), SL_LIST_VAL)         \
+	X(arg, allow4, BPF_MAP_TYPE_LPM_TRIE, sizeof(struct sluice_lpm4), SL_LIST_VAL)        \
+	X(arg, allow6, BPF_MAP_TYPE_LPM_TRIE, sizeof(struct sluice_lpm6), SL_LIST_VAL)        \
 	X(arg, shed, BPF_MAP_TYPE_ARRAY, 4, sizeof(struct sluice_shed))                       \
 	X(arg, capacity, BPF_MAP_TYPE_ARRAY, 4, sizeof(struct sluice_state))                  \
 	X(arg, class_stats, BPF_MAP_TYPE_PERCPU_ARRAY, 4, sizeof(struct sluice_class_stats))  \
@@ -191,9 +198,19 @@ int sl_cookie_prepare(struct sluice_ruleset *next, struct sluice_config *cfg);
 int sl_cookie_attach_check(const struct sl_maps *m, int mode);
 /* The deny and allow tries (lists.c); changes need the root lock held. */
 int sl_list_walk(const struct sl_maps *m, bool deny, int family,
-		 int (*cb)(const struct sl_cidr *c, void *ctx), void *ctx);
+		 int (*cb)(const struct sl_cidr *c, const struct sluice_list_val *v, void *ctx),
+		 void *ctx);
 int sl_list_count(const struct sl_maps *m, bool deny, int family, __u64 *n);
-int sl_list_change(const struct sl_maps *m, bool deny, const struct sl_cidr *c, bool add);
+int sl_list_add(const struct sl_maps *m, bool deny, const struct sl_cidr *c, __u64 ttl_ns,
+		bool *kept);
+int sl_list_del(const struct sl_maps *m, bool deny, const struct sl_cidr *c);
+/* Many changes under one lock: each entry, then sl_list_bits() once. */
+int sl_list_add_entry(const struct sl_maps *m, bool deny, const struct sl_cidr *c, __u64 ttl_ns,
+		      bool *kept);
+int sl_list_unban_entry(const struct sl_maps *m, bool deny, const struct sl_cidr *c);
+int sl_list_bits(const struct sl_maps *m);
+int sl_list_purge(const struct sl_maps *m, __u64 *n);
+__u64 sl_list_expire(const struct sl_maps *m);
 int sl_list_sync(const struct sl_maps *m, bool deny, const struct sl_cidr *v, int n);
 int sl_link_mode(int ifindex);	/* enum sl_attach_mode, or -ENOENT / -ENODEV (interface gone) */
 /* Its name (as attached, if gone: -ENODEV) and mode; -ENOENT if not attached. */
@@ -276,6 +293,7 @@ int do_detach(int argc, char **argv);
 int do_status(int argc, char **argv);
 int do_rule(int argc, char **argv);
 int do_deny(int argc, char **argv);
+int do_crowdsec(int argc, char **argv);
 int do_allow(int argc, char **argv);
 int do_stats(int argc, char **argv);
 int do_top(int argc, char **argv);

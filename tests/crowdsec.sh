@@ -1,0 +1,183 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# `sluice crowdsec run` against the real CrowdSec local API (Debian's
+# crowdsec): its LAPI alone (-no-cs), with a private config, database and
+# credentials in a temporary directory, on the loopback of the receiver's
+# namespace. Decisions added with cscli show up on the deny list with
+# their duration as ttl and drop the source's datagrams on the veth;
+# deleted ones go; other types are skipped; a wrong key, a dead API and
+# bad arguments fail clearly and change nothing.
+set -u
+cd "$(dirname "$0")/.."
+. tests/lib.sh
+. tests/ban_lib.sh
+TMP=$(mktemp -d)
+CS=$TMP/cs
+CS_PID=""
+B_PID=""
+stop_pid() { [ -n "$1" ] && { kill -TERM "$1" 2>/dev/null; wait "$1" 2>/dev/null; }; return 0; }
+trap 'stop_pid "$B_PID"; stop_pid "$CS_PID"; cleanup; rm -rf "$TMP"' EXIT
+require_root crowdsec
+if ! command -v crowdsec >/dev/null || ! command -v cscli >/dev/null; then
+	not_ok crowdsec-setup "crowdsec/cscli not installed (make test installs crowdsec)"
+	exit 1
+fi
+if ! ban_net cs; then
+	not_ok crowdsec-setup "cannot create the namespaces, the veth or attach"
+	exit 1
+fi
+sl() { in_ns "$RCV" "$SLUICE" --bpffs "$ROOT" "$@"; }
+slj() { in_ns "$RCV" "$SLUICE" -j --bpffs "$ROOT" "$@"; }
+ttl_of() { slj deny list | jq -r --arg c "$1" '.deny[] | select(.cidr == $c) | .ttl'; }
+wait_for() {
+	local n=$(($1 * 5)); shift
+	for _ in $(seq "$n"); do "$@" && return 0; sleep 0.2; done
+	return 1
+}
+listed() { [ -n "$(ttl_of "$1")" ]; }
+unlisted() { [ -z "$(ttl_of "$1")" ]; }
+in_range() { [[ "$1" =~ ^[0-9]+$ ]] && [ "$1" -ge "$2" ] && [ "$1" -le "$3" ]; }
+# The LAPI listens in the receiver's own namespace: no port is shared with anyone.
+PORT=18411
+URL=http://127.0.0.1:$PORT
+cscli_() { in_ns "$RCV" cscli -c "$CS/config.yaml" "$@"; }
+
+mkdir -p "$CS/data" "$CS/hub" "$CS/log"
+cat >"$CS/config.yaml" <<EOF
+common:
+  daemonize: false
+  log_media: file
+  log_level: info
+  log_dir: $CS/log
+  working_dir: .
+config_paths:
+  config_dir: $CS/
+  data_dir: $CS/data/
+  simulation_path: $CS/simulation.yaml
+  hub_dir: $CS/hub/
+  index_path: $CS/hub/.index.json
+  notification_dir: $CS/notifications/
+  plugin_dir: /usr/lib/crowdsec/plugins/
+db_config:
+  log_level: info
+  type: sqlite
+  db_path: $CS/data/crowdsec.db
+  use_wal: false
+api:
+  client:
+    credentials_path: $CS/local_api_credentials.yaml
+  server:
+    log_level: info
+    listen_uri: 127.0.0.1:$PORT
+    profiles_path: /etc/crowdsec/profiles.yaml
+    trusted_ips:
+      - 127.0.0.1
+prometheus:
+  enabled: false
+EOF
+echo "simulation: off" >"$CS/simulation.yaml"
+if ! out=$(cscli_ machines add sluice-test --auto -f "$CS/local_api_credentials.yaml" 2>&1) ||
+   ! cscli_ bouncers add sluice-test -o raw >"$CS/key" 2>"$TMP/cscli.err"; then
+	not_ok crowdsec-setup "cscli: $out $(cat "$TMP/cscli.err")"
+	exit 1
+fi
+nsenter --net="/run/netns/$RCV" crowdsec -c "$CS/config.yaml" -no-cs >"$TMP/cs.out" 2>&1 &
+CS_PID=$!
+if ! wait_for 30 sh -c "nsenter --net=/run/netns/$RCV curl -s -o /dev/null -m 2 $URL/v1/decisions/stream"; then
+	not_ok crowdsec-setup "the local API did not answer: $(tail -5 "$TMP/cs.out" "$CS/log/crowdsec_api.log" 2>&1 | tr '\n' ' ')"
+	exit 1
+fi
+bouncer() { in_ns "$RCV" "$SLUICE" --bpffs "$ROOT" crowdsec run url "$URL" "$@"; }
+
+# ---- 1. bad input, a wrong key, a dead API: status 1, a clear error, nothing changed ----
+echo "0000wrongkey0000" >"$TMP/badkey"
+printf '\n' >"$TMP/emptykey"
+expect_bad() {
+	local name=$1 word=$2 before err rc; shift 2
+	begin_case
+	before=$(slj deny list)
+	err=$("$@" 2>&1 >/dev/null)
+	rc=$?
+	[ "$rc" -eq 1 ] || fail "exit status $rc, want 1: $*"
+	[[ "$err" == *"$word"* ]] || fail "error does not say \"$word\": $err"
+	[ "$before" == "$(slj deny list)" ] || fail "the deny list changed"
+	end_case "crowdsec-bad-$name"
+}
+expect_bad wrong-key "HTTP 403" bouncer key-file "$TMP/badkey" once
+expect_bad dead-api "127.0.0.1:1" in_ns "$RCV" "$SLUICE" --bpffs "$ROOT" crowdsec run \
+	url http://127.0.0.1:1 key-file "$CS/key" once
+expect_bad no-key-file "/nonexistent" bouncer key-file /nonexistent once
+expect_bad empty-key "bouncer's key" bouncer key-file "$TMP/emptykey" once
+expect_bad interval "invalid interval \"0s\"" bouncer key-file "$CS/key" interval 0s
+expect_bad url "invalid url" in_ns "$RCV" "$SLUICE" --bpffs "$ROOT" crowdsec run \
+	url 127.0.0.1:$PORT key-file "$CS/key" once
+expect_bad no-url "needs url" in_ns "$RCV" "$SLUICE" --bpffs "$ROOT" crowdsec run key-file "$CS/key"
+expect_bad twice '"url" given twice' bouncer url "$URL" key-file "$CS/key" once
+
+# ---- 2. the stream: bans in, other types skipped, deletions out ----
+begin_case
+nsenter --net="/run/netns/$RCV" "$SLUICE" --bpffs "$ROOT" crowdsec run url "$URL" \
+	key-file "$CS/key" interval 1s >"$TMP/bouncer.out" 2>&1 &
+B_PID=$!
+cscli_ decisions add --ip 198.18.80.2 --duration 2m >/dev/null 2>&1 || fail "cscli decisions add --ip"
+cscli_ decisions add --range 198.18.81.0/24 --duration 1h >/dev/null 2>&1 || fail "cscli decisions add --range"
+cscli_ decisions add --ip 2001:db8:80::3 --duration 10m >/dev/null 2>&1 || fail "cscli decisions add v6"
+cscli_ decisions add --ip 198.18.80.3 --duration 2m --type captcha >/dev/null 2>&1 ||
+	fail "cscli decisions add captcha"
+if ! wait_for 20 listed 198.18.80.2/32; then
+	fail "198.18.80.2 not on the deny list: $(slj deny list) $(tr '\n' ' ' <"$TMP/bouncer.out")"
+else
+	wait_for 10 listed 2001:db8:80::3/128 || fail "2001:db8:80::3 not listed: $(slj deny list)"
+	t=$(ttl_of 198.18.80.2/32)
+	in_range "$t" 90 120 || fail "198.18.80.2 ttl \"$t\", want 90..120 (a 2m decision)"
+	t=$(ttl_of 198.18.81.0/24)
+	in_range "$t" 3500 3600 || fail "198.18.81.0/24 ttl \"$t\", want 3500..3600 (a 1h range)"
+	t=$(ttl_of 2001:db8:80::3/128)
+	in_range "$t" 500 600 || fail "2001:db8:80::3 ttl \"$t\", want 500..600"
+	unlisted 198.18.80.3/32 || fail "a captcha decision became a deny entry"
+	got=$(deliver 198.18.80.2 10)
+	[ "$got" -eq 0 ] || fail "banned source: $got of 10 arrived"
+	got=$(deliver 2001:db8:80::3 10)
+	[ "$got" -eq 0 ] || fail "banned IPv6 source: $got of 10 arrived"
+	got=$(deliver 198.18.80.3 10)
+	[ "$got" -ge 9 ] || fail "captcha'd source: $got of 10 arrived (tolerance 1)"
+	cscli_ decisions delete --ip 198.18.80.2 >/dev/null 2>&1 || fail "cscli decisions delete"
+	wait_for 20 unlisted 198.18.80.2/32 || fail "198.18.80.2 still listed after its decision was deleted"
+	got=$(deliver 198.18.80.2 10)
+	[ "$got" -ge 9 ] || fail "after the deletion: $got of 10 arrived (tolerance 1)"
+	listed 198.18.81.0/24 || fail "the range went with another decision"
+fi
+end_case crowdsec-stream-ban-and-delete
+
+# ---- 3. the API goes away: the bouncer keeps going, the bans stay, SIGTERM ends it ----
+begin_case
+stop_pid "$CS_PID"
+CS_PID=""
+for _ in $(seq 20); do grep -q "127.0.0.1:$PORT" "$TMP/bouncer.out" && break; sleep 0.2; done
+grep -q "127.0.0.1:$PORT" "$TMP/bouncer.out" || fail "the bouncer did not say the API is gone"
+kill -0 "$B_PID" 2>/dev/null || fail "the bouncer exited when the API went away"
+listed 198.18.81.0/24 || fail "the bans went with the API"
+kill -TERM "$B_PID"
+wait "$B_PID"
+rc=$?
+B_PID=""
+[ "$rc" -eq 0 ] || fail "exit status $rc after SIGTERM"
+listed 2001:db8:80::3/128 || fail "the bans went with the bouncer"
+end_case crowdsec-api-gone
+
+# ---- 4. once: every decision in force, one pull ----
+begin_case
+sl deny del 198.18.81.0/24 >/dev/null || fail "deny del"
+nsenter --net="/run/netns/$RCV" crowdsec -c "$CS/config.yaml" -no-cs >>"$TMP/cs.out" 2>&1 &
+CS_PID=$!
+wait_for 30 sh -c "nsenter --net=/run/netns/$RCV curl -s -o /dev/null -m 2 $URL/v1/decisions/stream" ||
+	fail "the local API did not come back"
+out=$(in_ns "$RCV" "$SLUICE" -j --bpffs "$ROOT" crowdsec run url "$URL" key-file "$CS/key" once 2>&1) ||
+	fail "once: $out"
+[ "$(jq -r .startup <<<"$out")" == true ] || fail "once: $out"
+[ "$(jq -r .added <<<"$out")" -ge 2 ] || fail "once added $(jq -r .added <<<"$out"), want at least 2: $out"
+t=$(ttl_of 198.18.81.0/24)
+in_range "$t" 3000 3600 || fail "198.18.81.0/24 back with ttl \"$t\""
+end_case crowdsec-once
+
+exit 0

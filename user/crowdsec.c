@@ -1,0 +1,403 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * `sluice crowdsec run`: a CrowdSec bouncer. It follows the local API's
+ * decision stream (GET /v1/decisions/stream with the bouncer's X-Api-Key;
+ * startup=true first, for every decision in force, then only what changed)
+ * and maps ban decisions on an Ip or a Range to deny entries whose ttl is
+ * the decision's remaining duration; a deleted decision takes its entry
+ * off again as `deny del ttl-only` does (a permanent entry, an operator's
+ * or the config's, stays). Entries expire by themselves, so a bouncer that stops leaves
+ * nothing behind for longer than CrowdSec said. HTTP through libcurl, JSON
+ * through json-c.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/signalfd.h>
+#include <unistd.h>
+#include <curl/curl.h>
+#include <json-c/json.h>
+#include "sluice_user.h"
+
+/* The decision stream's answer is read up to this size (a full community blocklist is ~2 MiB). */
+#define CS_BODY_MAX (64u << 20)
+/* One request's time limit, in seconds. */
+#define CS_TIMEOUT_S 10
+/* A decision's ttl is capped at the longest ttl an entry takes (10 years). */
+#define CS_TTL_MAX_NS (3650ULL * 86400 * 1000000000ULL)
+/* Polling interval bounds and default, in ns. */
+#define CS_INTERVAL_MIN_NS 1000000000ULL
+#define CS_INTERVAL_MAX_NS (3600ULL * 1000000000ULL)
+#define CS_INTERVAL_DEF_NS (10ULL * 1000000000ULL)
+
+struct cs_opts {
+	char url[512];		/* the stream's URL without its query */
+	char key[256];
+	uint64_t interval_ns;
+	bool once;
+};
+
+struct cs_counts {
+	unsigned int added, removed, skipped, failed;
+};
+
+static void usage_crowdsec(void)
+{
+	fprintf(sl_usage_out(),
+		"Usage: sluice crowdsec run url URL key-file FILE [interval DURATION] [once]\n"
+		"A CrowdSec bouncer: follows the local API's decision stream at URL (e.g.\n"
+		"http://127.0.0.1:8080) with the bouncer key in FILE ('cscli bouncers add NAME\n"
+		"-o raw'), every DURATION (default 10s, 1s to 1h), and puts each ban decision on\n"
+		"an Ip or a Range on the deny list with the decision's duration as its ttl; a\n"
+		"deleted decision takes it off. once: one pull of every decision in force, then\n"
+		"exit. Runs until SIGINT or SIGTERM; entries expire by themselves.\n");
+}
+
+struct body {
+	char *buf;
+	size_t len;
+};
+
+static size_t body_write(char *p, size_t size, size_t n, void *ctx)
+{
+	struct body *b = ctx;
+	size_t add = size * n;
+	char *nb;
+
+	if (b->len + add + 1 > CS_BODY_MAX)
+		return 0;
+	nb = realloc(b->buf, b->len + add + 1);
+	if (!nb)
+		return 0;
+	memcpy(nb + b->len, p, add);
+	b->buf = nb;
+	b->len += add;
+	b->buf[b->len] = '\0';
+	return add;
+}
+
+/* GET the stream; the body in *out (free it). 0, or -EIO after saying why. */
+static int cs_get(const struct cs_opts *o, bool startup, char **out)
+{
+	struct body b = { 0 };
+	struct curl_slist *hdr = NULL;
+	char url[600], key[300], err[CURL_ERROR_SIZE] = "";
+	long code = 0;
+	CURLcode rc;
+	CURL *c;
+
+	c = curl_easy_init();
+	if (!c) {
+		pr_err("crowdsec: cannot start an HTTP client");
+		return -ENOMEM;
+	}
+	snprintf(url, sizeof(url), "%s/v1/decisions/stream?startup=%s", o->url,
+		 startup ? "true" : "false");
+	snprintf(key, sizeof(key), "X-Api-Key: %s", o->key);
+	hdr = curl_slist_append(hdr, key);
+	curl_easy_setopt(c, CURLOPT_URL, url);
+	curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdr);
+	curl_easy_setopt(c, CURLOPT_USERAGENT, "sluice-crowdsec/" SLUICE_VERSION);
+	curl_easy_setopt(c, CURLOPT_TIMEOUT, (long)CS_TIMEOUT_S);
+	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(c, CURLOPT_ERRORBUFFER, err);
+	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, body_write);
+	curl_easy_setopt(c, CURLOPT_WRITEDATA, &b);
+	rc = curl_easy_perform(c);
+	if (rc == CURLE_OK)
+		curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
+	curl_slist_free_all(hdr);
+	curl_easy_cleanup(c);
+	if (rc != CURLE_OK) {
+		pr_err("crowdsec: %s: %s", o->url, err[0] ? err : curl_easy_strerror(rc));
+		free(b.buf);
+		return -EIO;
+	}
+	if (code != 200) {
+		pr_err("crowdsec: %s answered HTTP %ld%s%.200s", o->url, code,
+		       code == 403 ? " (is the bouncer key right?): " : ": ", b.buf ? b.buf : "");
+		free(b.buf);
+		return -EIO;
+	}
+	*out = b.buf ? b.buf : strdup("");
+	return *out ? 0 : -ENOMEM;
+}
+
+static const char *str_of(struct json_object *o, const char *key)
+{
+	struct json_object *v;
+
+	if (!json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_string))
+		return NULL;
+	return json_object_get_string(v);
+}
+
+/*
+ * One decision: a ban on an Ip or a Range, as a CIDR and its remaining
+ * ttl (ns; 0 if it has run out). 0, or 1 for a decision sluice does not
+ * enforce (another type, another scope), or -EINVAL for one it cannot read.
+ */
+static int cs_decision(struct json_object *d, struct sl_cidr *c, __u64 *ttl, const char **what)
+{
+	const char *type = str_of(d, "type"), *scope = str_of(d, "scope");
+	const char *value = str_of(d, "value"), *dur = str_of(d, "duration");
+	uint64_t ns;
+
+	*what = value ? value : "?";
+	if (!type || !scope || !value)
+		return -EINVAL;
+	if (strcasecmp(type, "ban") || (strcasecmp(scope, "ip") && strcasecmp(scope, "range")))
+		return 1;
+	if (parse_cidr(value, c))
+		return -EINVAL;
+	/* A whole family is never denied on a decision's word. */
+	if (!c->plen)
+		return -EINVAL;
+	*ttl = 0;
+	/* Go's time.Duration: "3h59m58.9s"; negative once it has run out. */
+	if (dur && dur[0] != '-') {
+		if (sl_parse_duration_ns(dur, &ns))
+			return -EINVAL;
+		*ttl = ns > CS_TTL_MAX_NS ? CS_TTL_MAX_NS : ns;
+	}
+	return 0;
+}
+
+/* Apply one answer of the stream. 0, or -errno if nothing could be applied. */
+static int cs_apply(const char *body, struct cs_counts *n)
+{
+	struct json_object *root, *arr;
+	enum json_tokener_error jerr;
+	struct sl_maps m;
+	int lock, err = 0, pass;
+	size_t i, len;
+
+	memset(n, 0, sizeof(*n));
+	root = json_tokener_parse_verbose(body, &jerr);
+	if (!root || !json_object_is_type(root, json_type_object)) {
+		pr_err("crowdsec: the decision stream is not a JSON object: %s",
+		       root ? "another JSON value" : json_tokener_error_desc(jerr));
+		json_object_put(root);
+		return -EINVAL;
+	}
+	lock = sl_write_begin(&m, false);
+	if (lock < 0) {
+		json_object_put(root);
+		return lock;
+	}
+	/* Deleted first: a decision replaced by a new one in the same answer stays. */
+	for (pass = 0; pass < 2; pass++) {
+		if (!json_object_object_get_ex(root, pass ? "new" : "deleted", &arr) ||
+		    !json_object_is_type(arr, json_type_array))
+			continue;
+		len = json_object_array_length(arr);
+		for (i = 0; i < len; i++) {
+			struct json_object *d = json_object_array_get_idx(arr, i);
+			const char *what = "?";
+			struct sl_cidr c;
+			bool kept;
+			__u64 ttl;
+			int r = json_object_is_type(d, json_type_object) ?
+					cs_decision(d, &c, &ttl, &what) : -EINVAL;
+
+			if (r < 0) {
+				pr_warn("crowdsec: skipping a decision sluice cannot read (value "
+					"\"%s\")", what);
+				n->failed++;
+				continue;
+			}
+			if (r > 0 || (pass && !ttl)) {
+				n->skipped++;
+				continue;
+			}
+			r = pass ? sl_list_add_entry(&m, true, &c, ttl, &kept)
+				 : sl_list_unban_entry(&m, true, &c);
+			if (!r)
+				pass ? n->added++ : n->removed++;
+			else if (r == -ENOENT || r == -EPERM)
+				n->skipped++;
+			else {
+				pr_warn("crowdsec: %s %s: %s", pass ? "cannot deny" : "cannot remove",
+					what, r == -ENOSPC ? "the deny list is full" : strerror(-r));
+				n->failed++;
+			}
+		}
+	}
+	err = sl_list_bits(&m);
+	if (err)
+		pr_err("crowdsec: cannot update the list bits: %s", strerror(-err));
+	sl_write_end(&m, lock);
+	json_object_put(root);
+	return err;
+}
+
+static void cs_report(const struct cs_counts *n, bool startup)
+{
+	if (!opts.json && !n->added && !n->removed && !n->failed && !startup)
+		return;
+	out_begin();
+	print_text("crowdsec: ");
+	print_bool("startup", NULL, startup);
+	print_u64("added", "%llu added, ", n->added);
+	print_u64("removed", "%llu removed, ", n->removed);
+	print_u64("skipped", "%llu skipped", n->skipped);
+	print_u64("failed", n->failed ? ", %llu failed" : NULL, n->failed);
+	print_text("\n");
+	out_end();
+	fflush(stdout);
+}
+
+static int read_key(const char *path, char *key, size_t len)
+{
+	FILE *f = fopen(path, "r");
+	size_t n;
+
+	if (!f) {
+		pr_err("cannot read key-file %s: %s", path, strerror(errno));
+		return -EINVAL;
+	}
+	if (!fgets(key, (int)len, f))
+		key[0] = '\0';
+	fclose(f);
+	n = strcspn(key, "\r\n");
+	key[n] = '\0';
+	if (!n || strspn(key, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+			      "0123456789-_.+/=") != n) {
+		pr_err("key-file %s: the first line must be the bouncer's key", path);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int parse_args(int argc, char **argv, struct cs_opts *o)
+{
+	const char *url = NULL, *keyfile = NULL, *ival = NULL;
+	int i;
+
+	memset(o, 0, sizeof(*o));
+	o->interval_ns = CS_INTERVAL_DEF_NS;
+	for (i = 0; i < argc; i++) {
+		const char **slot = !strcmp(argv[i], "url") ? &url :
+				    !strcmp(argv[i], "key-file") ? &keyfile :
+				    !strcmp(argv[i], "interval") ? &ival : NULL;
+
+		if (!strcmp(argv[i], "once") && !o->once) {
+			o->once = true;
+			continue;
+		}
+		if (!slot || *slot) {
+			pr_err(slot ? "\"%s\" given twice" : "unexpected \"%s\"", argv[i]);
+			usage_crowdsec();
+			return -EINVAL;
+		}
+		if (i + 1 >= argc) {
+			pr_err("%s needs a value", argv[i]);
+			return -EINVAL;
+		}
+		*slot = argv[++i];
+	}
+	if (!url || !keyfile) {
+		pr_err("crowdsec run needs url and key-file");
+		usage_crowdsec();
+		return -EINVAL;
+	}
+	if ((strncmp(url, "http://", 7) && strncmp(url, "https://", 8)) ||
+	    strlen(url) >= sizeof(o->url) || strpbrk(url, " \t\r\n?#")) {
+		pr_err("invalid url \"%s\": http://HOST:PORT or https://HOST:PORT", url);
+		return -EINVAL;
+	}
+	snprintf(o->url, sizeof(o->url), "%s", url);
+	/* The stream's path is appended: no trailing slash doubled. */
+	while (strlen(o->url) > 8 && o->url[strlen(o->url) - 1] == '/')
+		o->url[strlen(o->url) - 1] = '\0';
+	if (ival && (sl_parse_duration_ns(ival, &o->interval_ns) ||
+		     o->interval_ns < CS_INTERVAL_MIN_NS || o->interval_ns > CS_INTERVAL_MAX_NS)) {
+		pr_err("invalid interval \"%s\": a duration from 1s to 1h", ival);
+		return -EINVAL;
+	}
+	return read_key(keyfile, o->key, sizeof(o->key));
+}
+
+/* One pull and its application. */
+static int cs_poll(const struct cs_opts *o, bool startup)
+{
+	struct cs_counts n;
+	char *body = NULL;
+	int err = cs_get(o, startup, &body);
+
+	if (!err)
+		err = cs_apply(body, &n);
+	free(body);
+	if (!err)
+		cs_report(&n, startup);
+	return err;
+}
+
+static int cmd_run(int argc, char **argv, void *ctx)
+{
+	struct pollfd pfd;
+	struct cs_opts o;
+	bool startup = true;
+	sigset_t set;
+	int err;
+
+	(void)ctx;
+	err = parse_args(argc, argv, &o);
+	if (err)
+		return err;
+	if (!sl_is_loaded())
+		return sl_not_loaded();
+	if (curl_global_init(CURL_GLOBAL_DEFAULT)) {
+		pr_err("crowdsec: cannot start libcurl");
+		return -ENOMEM;
+	}
+	if (o.once) {
+		err = cs_poll(&o, true);
+		curl_global_cleanup();
+		return err;
+	}
+	/* SIGINT/SIGTERM end the loop between pulls (a pull takes at most CS_TIMEOUT_S). */
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+	pfd.fd = signalfd(-1, &set, SFD_CLOEXEC);
+	pfd.events = POLLIN;
+	if (pfd.fd < 0) {
+		err = -errno;
+		pr_err("crowdsec: signalfd: %s", strerror(-err));
+		curl_global_cleanup();
+		return err;
+	}
+	pr_info("crowdsec: following %s every %llu ms", o.url,
+		(unsigned long long)(o.interval_ns / 1000000));
+	for (;;) {
+		/* Until a pull works, ask for everything in force again. */
+		if (!cs_poll(&o, startup))
+			startup = false;
+		if (poll(&pfd, 1, (int)(o.interval_ns / 1000000)) > 0)
+			break;
+	}
+	close(pfd.fd);
+	curl_global_cleanup();
+	return 0;
+}
+
+static void usage_ctx(void *ctx)
+{
+	(void)ctx;
+	usage_crowdsec();
+}
+
+static const struct sl_cmd cs_cmds[] = {
+	{ "run", cmd_run },
+};
+
+int do_crowdsec(int argc, char **argv)
+{
+	return sl_cmd_select(cs_cmds, ARRAY_SIZE(cs_cmds), "crowdsec", argc, argv, NULL, usage_ctx);
+}
