@@ -484,6 +484,178 @@ static __always_inline int limit_op(struct sl_eval *ev, const struct sluice_rule
 	return ret;
 }
 
+/* sl_limit_at's answers */
+#define SL_AT_REFUSED	(-1)	/* CHECK, CHARGE: the bucket refuses */
+#define SL_AT_WALK	(-2)	/* a new key, or a contended bucket: take the walk */
+#define SL_AT_FAULT	(-3)
+#define SL_AT_GONE	2	/* CHARGE: the way went to another key meanwhile, nothing charged */
+
+/*
+ * Limit li of rule r, for sl_rule_once. SL_OP_CHECK: where its bucket is
+ * if it would admit (>= 0: the way of its set for a per-source bucket, 0
+ * for others). SL_OP_CHARGE: charge the bucket in way loc, 1 when charged.
+ * SL_OP_REFUND: give back that charge. The set is found again by the key's
+ * hash (cheap); the scan of its ways is what is saved. Global, so verified
+ * once: the caller's loop over limits then carries only scalars from limit
+ * to limit.
+ */
+__noinline int sl_limit_at(struct sl_eval *ev, const struct sluice_rule *r, __u32 li, __u32 op,
+			   __u32 loc)
+{
+	const struct sluice_limit *l;
+	struct sluice_way *way = NULL;
+	struct sluice_set *set;
+	struct sluice_state *s;
+	struct sluice_key key;
+	__u64 word, aux, next, next_aux, now;
+	__u32 idx, cost, w;
+	int i;
+
+	if (!ev || !r || li >= SLUICE_MAX_LIMITS)
+		return SL_AT_FAULT;
+	asm volatile("%[li] &= %[mask]" : [li] "+r"(li) : [mask] "i"(SLUICE_MAX_LIMITS - 1));
+	l = &r->limits[li];
+	now = rule_now(ev, r);
+	if (l->algo == SLUICE_ALGO_CONNS) {
+		if (op != SL_OP_CHECK)
+			return 1;
+		ev->phase = SL_PH_SRC;
+		return conns_op(ev, r, li, l) ? 0 : SL_AT_REFUSED;
+	}
+	if (l->key == SLUICE_KEY_ALL) {
+		idx = l->agg_slot;
+		s = bpf_map_lookup_elem(&sl_agg, &idx);
+		if (!s)
+			return SL_AT_FAULT;
+		if (l->fleet) {
+			__builtin_memset(&key, 0, sizeof(key));
+			key.uid = r->uid;
+			key.limit = li;
+		}
+	} else {
+		sl_make_key(r, li, l, &ev->pkt, &key);
+		idx = sl_state_set(sl_key_hash(&key, ev->seed), ev->sets);
+		set = bpf_map_lookup_elem(&sl_state, &idx);
+		if (!set)
+			return SL_AT_FAULT;
+		if (op == SL_OP_CHECK) {
+			for (w = 0; w < SLUICE_WAYS; w++) {
+				way = &set->way[w];
+				if (READ_ONCE(*way_word(way, 0)) == key_word(&key, 0) &&
+				    *way_word(way, 1) == key_word(&key, 1) &&
+				    *way_word(way, 2) == key_word(&key, 2))
+					break;
+			}
+			if (w >= SLUICE_WAYS)
+				return SL_AT_WALK;	/* a new key: the walk claims its way */
+			loc = w;
+		}
+		way = &set->way[loc & (SLUICE_WAYS - 1)];
+		s = &way->st;
+	}
+	cost = sl_limit_cost(l, &ev->pkt);
+	if (l->fleet > 1)
+		cost *= l->fleet;
+	if (op == SL_OP_CHECK) {
+		if (sl_meter(l, READ_ONCE(s->tat), READ_ONCE(s->aux), now, cost, &next, &next_aux))
+			return loc;
+		note_drop(s, now, way ? &key : NULL, r->uid, li, 1);
+		return SL_AT_REFUSED;
+	}
+	if (op == SL_OP_REFUND) {
+		uncharge(l, s, now, cost);
+		return 0;
+	}
+	for (i = 0; i < SL_CAS_TRIES; i++) {
+		word = READ_ONCE(s->tat);
+		aux = READ_ONCE(s->aux);
+		if (!sl_meter(l, word, aux, now, cost, &next, &next_aux)) {
+			note_drop(s, now, way ? &key : NULL, r->uid, li, 1);
+			return SL_AT_REFUSED;
+		}
+		if (__sync_val_compare_and_swap(&s->tat, word, next) == word) {
+			if (next_aux != aux)
+				WRITE_ONCE(s->aux, next_aux);
+			if (way) {
+				if (READ_ONCE(*way_word(way, 0)) != key_word(&key, 0) ||
+				    *way_word(way, 1) != key_word(&key, 1) ||
+				    *way_word(way, 2) != key_word(&key, 2)) {
+					/* The way went to another key meanwhile: see sl_limit_op. */
+					uncharge(l, s, now, cost);
+					return SL_AT_GONE;
+				}
+				if ((word ^ next) >> 32 && l->algo != SLUICE_ALGO_GCRA)
+					WRITE_ONCE(way->idle_at, sl_idle_at(l, next));
+			}
+			if (l->fleet)
+				fleet_note(l, &key, now, next, cost);
+			return 1;
+		}
+	}
+	return SL_AT_WALK;
+}
+
+/*
+ * One matched rule with several limits, the common case of "several limits
+ * per rule": each bucket looked up once. Pass one checks every limit
+ * (rule-wide ones first, as the walk orders them) and keeps where each
+ * bucket is; pass two charges them there. 1 admitted and charged, 0
+ * refused or a fault (ev->fault), -1 take the general walk: a per-source
+ * bucket that does not exist yet (its claim, with its races, is the
+ * walk's), or a bucket whose compare-and-swap kept failing; nothing of
+ * this packet is charged then. A bucket that refuses in pass two (another
+ * CPU charged it since pass one) refunds what pass two charged before it,
+ * as the walk's CHECK, CHARGE and REFUND do. Global: verified once, not
+ * on every path of the entry program.
+ */
+__noinline int sl_rule_once(struct sl_eval *ev, const struct sluice_rule *r, __u32 n)
+{
+	__u32 li, pass;
+	int at;
+
+	if (!ev || !r || n > SLUICE_MAX_LIMITS)
+		return -1;
+	/*
+	 * ev->seen: where pass one found each per-source bucket, 2 bits (its
+	 * way) a limit; ev->charged: the limits pass two charged, a bit each.
+	 * In ev rather than here: this frame stays small, under the stack
+	 * budget's deepest chain (see struct sl_eval). The walk resets both.
+	 */
+	ev->seen = 0;
+	ev->charged = 0;
+	for (pass = 0; pass < 2; pass++)
+		for (li = 0; li < SLUICE_MAX_LIMITS && li < n; li++) {
+			if ((r->limits[li].key == SLUICE_KEY_ALL) != !pass)
+				continue;
+			at = sl_limit_at(ev, r, li, SL_OP_CHECK, 0);
+			if (at < 0) {
+				if (at == SL_AT_FAULT)
+					ev->fault = 1;
+				return at == SL_AT_WALK ? -1 : 0;
+			}
+			ev->seen |= (__u32)(at & (SLUICE_WAYS - 1)) << (2 * li);
+		}
+	for (pass = 0; pass < 2; pass++)
+		for (li = 0; li < SLUICE_MAX_LIMITS && li < n; li++) {
+			if ((r->limits[li].key == SLUICE_KEY_ALL) != !pass)
+				continue;
+			at = sl_limit_at(ev, r, li, SL_OP_CHARGE, ev->seen >> (2 * li));
+			if (at == 1) {
+				ev->charged |= 1U << li;
+			} else if (at != SL_AT_GONE) {
+				if (at == SL_AT_FAULT)
+					ev->fault = 1;
+				goto undo;
+			}
+		}
+	return 1;
+undo:
+	for (li = 0; li < SLUICE_MAX_LIMITS && li < n; li++)
+		if (ev->charged & (1U << li))
+			sl_limit_at(ev, r, li, SL_OP_REFUND, ev->seen >> (2 * li));
+	return at == SL_AT_WALK ? -1 : 0;
+}
+
 /* Every limit of rule i in the current phase, under ev->op; 1 stops the walk. */
 static __always_inline long eval_rule_at(__u32 i, struct sl_eval *ev)
 {
@@ -780,6 +952,21 @@ static __always_inline int eval_group(struct sl_eval *ev, const struct sluice_ru
 	if (nr_agg && !(group & (group - 1)) && !agg_admits(ev, r)) {
 		ev->refused = first & (SLUICE_MAX_RULES - 1);
 		goto not_admitted;
+	}
+	if (nr_limits > 1 && !(group & (group - 1))) {
+		int o = sl_rule_once(ev, r, nr_limits);
+
+		if (o > 0)
+			return 1;
+		if (!o) {
+			if (!ev->fault)
+				ev->refused = first & (SLUICE_MAX_RULES - 1);
+			goto not_admitted;
+		}
+		/* A new key or a contended bucket: the general walk, from the start. */
+		ev->fault = 0;
+		ev->refused = -1;
+		ev->charged = 0;
 	}
 	if (nr_limits == 1) {
 		/*

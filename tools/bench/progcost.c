@@ -110,6 +110,20 @@ static const struct {
 	  XDP_PASS },
 };
 
+/* The data path's aims: one path's cost over trivial against another's, in the same rounds. */
+static const struct {
+	const char *name;
+	int num, den;
+	double max;
+} aims[] = {
+	{ "one rule, existing key / no rules", P_HIT, P_NORULE, 1.5 },
+	{ "4 limits on one rule / one limit", P_LIM4, P_HIT, 2.0 },
+	{ "64 rules, the last matching / one rule", P_RULES64, P_HIT, 1.3 },
+	{ "new key into a full table / existing key (one run per packet)", P_NEWFULL, P_HIT1,
+	  2.0 },
+};
+#define NAIM (int)(sizeof(aims) / sizeof(aims[0]))
+
 enum prim { PR_KTIME, PR_COARSE, PR_JIFFIES, PR_PRANDOM, PR_SUBCALL, PR_SET_CAS, PR_LRU,
 	    PR_HASH, PR_LRU_CAS, PR_COUNTERS, NPRIM };
 /* report.sh looks the pieces up by these names in the JSON. */
@@ -844,6 +858,8 @@ int main(int argc, char **argv)
 	static double res[NCLK][NPATH][MAX_ROUNDS], med[NCLK][NPATH];
 	static double triv[MAX_ROUNDS], triv1[MAX_ROUNDS], prim[NPRIM][MAX_ROUNDS];
 	static double scale[NSCALE][MAX_ROUNDS], triv6[MAX_ROUNDS];
+	/* clock auto, per round: each path over its trivial program, and the aims' ratios */
+	static double over[NPATH][MAX_ROUNDS], spread[NPATH][3], aim[NAIM][MAX_ROUNDS], m_aim[NAIM];
 	double m_triv, m_triv1, m_triv6, m_prim[NPRIM], m_scale[NSCALE];
 	double bytes_state[NSCALE], bytes_lru[NSCALE], bytes_hash[NSCALE], present[NSCALE];
 	unsigned long max_keys = 4194304, i, nscale = 0;
@@ -853,7 +869,7 @@ int main(int argc, char **argv)
 	int lfd = -1;
 	struct prims *prims = NULL;
 	const char *json_path = NULL;
-	int c, k, p, err = 1, tfd, prim_fd[NPRIM];
+	int a, c, k, p, err = 1, tfd, prim_fd[NPRIM];
 	uint64_t rng = 0x9E3779B97F4A7C15ULL;
 	FILE *js;
 
@@ -1056,6 +1072,25 @@ int main(int argc, char **argv)
 	}
 	for (k = 0; k < (int)nscale; k++)
 		present[k] = present_share(&sc[k], 1);
+	/*
+	 * Before the medians sort the rounds: each path's cost in each round
+	 * over the trivial program of that round, and each aim's ratio of two
+	 * paths in the same round, so a slow round slows both sides.
+	 */
+	for (p = 0; p < NPATH; p++)
+		for (i = 0; i < rounds; i++)
+			over[p][i] = res[0][p][i] - (paths[p].distinct ? triv1[i] : triv[i]);
+	for (a = 0; a < NAIM; a++)
+		for (i = 0; i < rounds; i++)
+			aim[a][i] = over[aims[a].den][i] > 0 ? over[aims[a].num][i] /
+								over[aims[a].den][i] : 0;
+	for (p = 0; p < NPATH; p++) {
+		spread[p][1] = median(over[p], rounds);
+		spread[p][0] = over[p][0];
+		spread[p][2] = over[p][rounds - 1];
+	}
+	for (a = 0; a < NAIM; a++)
+		m_aim[a] = median(aim[a], rounds);
 	m_triv = median(triv, rounds);
 	m_triv1 = median(triv1, rounds);
 	m_triv6 = median(triv6, rounds);
@@ -1090,6 +1125,18 @@ int main(int argc, char **argv)
 	       "the first round, and each new key's bucket is left limiting too, so every new "
 	       "key evicts a limiting bucket.\n\n", rounds, repeat, distinct, FULL_KEYS,
 	       FULL_KEYS / SLUICE_WAYS, SLUICE_WAYS);
+
+	printf("| path (clock auto) | over trivial: min | median | max |\n|---|---:|---:|---:|\n");
+	for (p = 0; p < NPATH; p++)
+		printf("| %s | %+.0f | %+.0f | %+.0f |\n", paths[p].name, spread[p][0], spread[p][1],
+		       spread[p][2]);
+	printf("\nThe spread of each path's cost over its trivial program across the %lu "
+	       "rounds (clock auto).\n\n", rounds);
+	printf("| ratio of two paths' cost over trivial, same rounds (clock auto) | median | "
+	       "aim |\n|---|---:|---:|\n");
+	for (a = 0; a < NAIM; a++)
+		printf("| %s | %.2f x | <= %.1f x |\n", aims[a].name, m_aim[a], aims[a].max);
+	printf("\n");
 
 	printf("| piece (trivial program plus ...) | ns | over trivial |\n|---|---:|---:|\n");
 	printf("| nothing (trivial XDP_DROP) | %.0f | |\n", m_triv);
@@ -1133,7 +1180,15 @@ int main(int argc, char **argv)
 				fprintf(js, "\"%s\": %.1f, ", clocks[k].key, med[k][p]);
 			fprintf(js, "\"floor\": %.1f}", paths[p].distinct ? m_triv1 : m_triv);
 		}
-		fprintf(js, "},\n \"pieces\": {");
+		fprintf(js, "},\n \"spread\": {");
+		for (p = 0; p < NPATH; p++)
+			fprintf(js, "%s\"%s\": [%.1f, %.1f, %.1f]", p ? ", " : "", paths[p].key,
+				spread[p][0], spread[p][1], spread[p][2]);
+		fprintf(js, "},\n \"aims\": [");
+		for (a = 0; a < NAIM; a++)
+			fprintf(js, "%s{\"name\": \"%s\", \"ratio\": %.3f, \"max\": %.2f}",
+				a ? ", " : "", aims[a].name, m_aim[a], aims[a].max);
+		fprintf(js, "],\n \"pieces\": {");
 		for (p = 0; p < NPRIM; p++)
 			fprintf(js, "%s\"%s\": %.1f", p ? ", " : "", prim_names[p], m_prim[p]);
 		fprintf(js, "},\n \"keys\": [");

@@ -101,6 +101,13 @@ targets() {
 			"$hitc"))" "$hit <= 35"
 		row "$t_new" "+$(num "$newk") ns (precise +$(num "$newp"), coarse +$(num \
 			"$newc")), full table, a limiting bucket evicted" "$newk <= 150"
+		# Ratios of two paths' costs over trivial taken in the same rounds:
+		# they hold on a busy day, when the absolute figures move.
+		while IFS=$'\t' read -r name r mx lo hi; do
+			[ -n "$name" ] || continue
+			row "data path, same rounds: $name at most $mx x" \
+				"$(num "$r" '%.2f') x" "$r <= $mx"
+		done < <(jq -r '.aims[]? | [.name, .ratio, .max] | @tsv' "$PJ")
 	else
 		norun "$t_hit"
 		norun "$t_new"
