@@ -171,10 +171,28 @@ static int apply_lists(const struct sl_maps *m, const struct sl_cfg *c)
  * Attach what the config names, in the mode it names; detach what it does
  * not name. An interface that does not exist yet is retried every tick.
  */
+/*
+ * An XDP attachment that is not as the config asks: alone where it asks
+ * for libxdp's dispatcher or at another priority there, or in one where it
+ * says off. (auto takes either.)
+ */
+static bool dispatcher_differs(int ifindex, const struct sl_cfg_iface *want)
+{
+	struct sl_xdpm_info xi;
+	bool joined = !sl_link_xdpm(ifindex, &xi);
+
+	if (want->mode == SL_MODE_TC)
+		return false;
+	if (want->dispatcher == SL_DISP_LIBXDP)
+		return !joined || xi.prio != want->priority;
+	return want->dispatcher == SL_DISP_OFF && joined;
+}
+
 static int apply_ifaces(struct daemon *d)
 {
 	int links[256], n, i, j, err = 0;
 	char name[IF_NAMESIZE];
+	struct sl_xdpm_info xi;
 
 	bool all_there = true;
 
@@ -208,9 +226,13 @@ static int apply_ifaces(struct daemon *d)
 			continue;
 		}
 		cur = sl_link_mode(ifindex);
-		if (cur == want->mode)
+		if (cur == want->mode && !dispatcher_differs(ifindex, want))
 			continue;
-		if (cur >= 0 || cur == -ENODEV) {
+		if (cur == want->mode) {
+			dlog("re-attaching %s: dispatcher %s, priority %u", want->name,
+			     sl_dispatcher_names[want->dispatcher], want->priority);
+			sl_detach_ifindex(ifindex);
+		} else if (cur >= 0 || cur == -ENODEV) {
 			dlog("re-attaching %s: mode %s -> %s", want->name,
 			     cur >= 0 ? sl_mode_names[cur] : "gone", sl_mode_names[want->mode]);
 			sl_detach_ifindex(ifindex);
@@ -221,12 +243,18 @@ static int apply_ifaces(struct daemon *d)
 			err = err ? err : -EOPNOTSUPP;
 			continue;
 		}
+		xdp_dispatcher = want->dispatcher;
+		xdp_priority = want->priority;
 		e = sl_attach_locked(want->name, ifindex, want->mode);
 		if (e) {
 			err = err ? err : e;
 			continue;
 		}
-		dlog("attached to %s in %s mode", want->name, sl_mode_names[want->mode]);
+		if (!sl_link_xdpm(ifindex, &xi))
+			dlog("attached to %s in %s mode (libxdp dispatcher, priority %u)", want->name,
+			     sl_mode_names[want->mode], xi.prio);
+		else
+			dlog("attached to %s in %s mode", want->name, sl_mode_names[want->mode]);
 	}
 	return err;
 }
