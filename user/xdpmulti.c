@@ -18,17 +18,18 @@
  * program, from a fresh open of the same object: every map it uses is the
  * one the pinned XDP entry uses (the pinned maps, and the object's own
  * .rodata, .bss and scratch maps, taken by id from prog_xdp), so both
- * entries share the rules, the buckets and the counters. One map differs:
- * the kernel lets a program tail-call only into programs that agree with
- * it on xdp.frags, and libxdp loads extension programs without that flag
- * (the dispatcher carries it), so the copy tail-calls the SYN-cookie
- * programs loaded beside it without the flag, through their own pinned
- * array, sl_cookie_progs_ext (filled right after the attach: a SYN that
- * meets a cookie rule in the moment between is passed, as when the cookie
- * programs are missing). It passes what it passes on to the next component
- * (XDP_PASS is its chain-call action) and ends the chain with anything
- * else, and it runs at the priority the caller names (SL_XDP_PRIO_DEFAULT:
- * after xdp-filter's 10, before the default 50).
+ * entries share the rules, the buckets, the counters and the SYN-cookie
+ * programs they tail-call. sluice loads it itself, with the pinned entry as
+ * its first target and xdp.frags as the entry has it (a tail call's target
+ * must agree with its caller on frags; libxdp would load an extension
+ * without the flag), and libxdp moves it into the dispatcher (re-attaching
+ * an extension to another target: Linux 5.10+). libxdp takes a loaded
+ * program's run priority and chain-call actions from its BTF, where
+ * libxdp's XDP_RUN_CONFIG puts them (a .xdp_run_config section): sluice
+ * adds that section's types to the object's BTF before the load, with the
+ * priority asked for (SL_XDP_PRIO_DEFAULT: after xdp-filter's 10, before
+ * the default 50) and XDP_PASS as its chain-call action: what sluice passes
+ * goes on to the next program, anything else ends the chain.
  *
  * The record under sluice's root is the extension program itself,
  * xdpm_<netns>_<ifindex>_<mode>_<prio>_<name> (links.c parses it): it keeps
@@ -41,7 +42,9 @@
 #include <string.h>
 #include <unistd.h>
 #include <linux/if_link.h>
+#include <linux/btf.h>
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include <xdp/libxdp.h>
 #include "sluice_user.h"
@@ -156,8 +159,7 @@ static int reuse_maps(struct bpf_object *obj, int xdp_fd)
 			break;
 		}
 		bpf_object__for_each_map(map, obj) {
-			if (strncmp(bpf_map__name(map), mi.name, BPF_OBJ_NAME_LEN - 1) ||
-			    bpf_map__type(map) == BPF_MAP_TYPE_PROG_ARRAY)
+			if (strncmp(bpf_map__name(map), mi.name, BPF_OBJ_NAME_LEN - 1))
 				continue;
 			/* Taken as it is: not looked up again by its pin, nor pinned. */
 			err = bpf_map__set_pin_path(map, NULL);
@@ -171,23 +173,36 @@ static int reuse_maps(struct bpf_object *obj, int xdp_fd)
 }
 
 /*
- * The copy's SYN-cookie programs, without xdp.frags (see above), and the
- * array it reaches them through, pinned so that it keeps them.
+ * libxdp's run config for sluice_xdp into the object's BTF, as
+ * XDP_RUN_CONFIG(sluice_xdp) would compile it:
+ *   struct { __uint(priority, prio); __uint(XDP_PASS, 1); }
+ *	_sluice_xdp SEC(".xdp_run_config");
+ * (__uint(name, n) is int (*name)[n]: the number is the array's length.)
  */
-static int prepare_cookie_progs(struct sluice *skel)
+static int add_run_config(struct btf *btf, unsigned int prio)
 {
-	struct bpf_program *p[] = { skel->progs.sluice_cookie_syn, skel->progs.sluice_cookie_ack };
-	char path[PATH_MAX];
-	size_t i;
-	int err;
+	int i32, arr, ptr_prio, ptr_pass, st, var, sec, err;
 
-	for (i = 0; i < ARRAY_SIZE(p); i++) {
-		err = bpf_program__set_flags(p[i], bpf_program__flags(p[i]) & ~BPF_F_XDP_HAS_FRAGS);
-		if (err)
-			return err;
-	}
-	err = sl_pin_path(path, sizeof(path), "sl_cookie_progs_ext");
-	return err ? err : bpf_map__set_pin_path(skel->maps.sl_cookie_progs, path);
+	i32 = btf__add_int(btf, "int", 4, BTF_INT_SIGNED);
+	if (i32 < 0)
+		return i32;
+	arr = btf__add_array(btf, i32, i32, prio);
+	ptr_prio = arr < 0 ? arr : btf__add_ptr(btf, arr);
+	arr = ptr_prio < 0 ? ptr_prio : btf__add_array(btf, i32, i32, 1);
+	ptr_pass = arr < 0 ? arr : btf__add_ptr(btf, arr);
+	st = ptr_pass < 0 ? ptr_pass : btf__add_struct(btf, NULL, 2 * sizeof(void *));
+	if (st < 0)
+		return st;
+	err = btf__add_field(btf, "priority", ptr_prio, 0, 0);
+	if (!err)
+		err = btf__add_field(btf, "XDP_PASS", ptr_pass, 8 * sizeof(void *), 0);
+	if (err)
+		return err;
+	var = btf__add_var(btf, "_sluice_xdp", BTF_VAR_GLOBAL_ALLOCATED, st);
+	sec = var < 0 ? var : btf__add_datasec(btf, ".xdp_run_config", 2 * sizeof(void *));
+	if (sec < 0)
+		return sec;
+	return btf__add_datasec_var_info(btf, var, 0, 2 * sizeof(void *));
 }
 
 /*
@@ -216,7 +231,6 @@ static int probe_ext(void)
  */
 int sl_xdpm_attach(const char *dev, int ifindex, int mode, unsigned int prio, const char *pin)
 {
-	DECLARE_LIBXDP_OPTS(xdp_program_opts, xo);
 	struct xdp_program *xp = NULL;
 	struct xdp_multiprog *mp = NULL;
 	struct sluice *skel = NULL;
@@ -259,33 +273,51 @@ int sl_xdpm_attach(const char *dev, int ifindex, int mode, unsigned int prio, co
 		pr_err("cannot open sluice's BPF object: %s", why);
 		goto out;
 	}
-	/* The entry and the cookie programs it tail-calls (where they load at all). */
 	bpf_object__for_each_program(p, skel->obj)
-		if (p != skel->progs.sluice_cookie_syn && p != skel->progs.sluice_cookie_ack)
-			bpf_program__set_autoload(p, p == skel->progs.sluice_xdp);
-	err = prepare_cookie_progs(skel);
-	if (!err)
-		err = reuse_maps(skel->obj, xdp);
+		bpf_program__set_autoload(p, p == skel->progs.sluice_xdp);
+	p = skel->progs.sluice_xdp;
+	err = reuse_maps(skel->obj, xdp);
 	if (err) {
 		pr_err("cannot share the maps of %s with the dispatcher's copy: %s", path,
 		       strerror(-err));
 		goto out;
 	}
-	xo.obj = skel->obj;
-	xo.prog_name = "sluice_xdp";
-	xp = xdp_program__create(&xo);
+	err = add_run_config(bpf_object__btf(skel->obj), prio);
+	if (err) {
+		pr_err("cannot add libxdp's run config to the BPF object's BTF: %s",
+		       strerror(-err));
+		goto out;
+	}
+	/* An extension of the pinned entry until libxdp moves it into the dispatcher. */
+	err = bpf_program__set_type(p, BPF_PROG_TYPE_EXT);
+	if (!err)
+		err = bpf_program__set_expected_attach_type(p, 0);
+	if (!err)
+		err = bpf_program__set_attach_target(p, xdp, "sluice_xdp");
+	if (!err)
+		err = bpf_program__set_flags(p, skel->rodata->has_frags ? BPF_F_XDP_HAS_FRAGS : 0);
+	if (!err)
+		err = bpf_object__load(skel->obj);
+	if (err) {
+		pr_err("cannot load sluice's XDP program as an extension for libxdp's dispatcher: "
+		       "%s", strerror(-err));
+		goto out;
+	}
+	xp = xdp_program__from_fd(bpf_program__fd(p));
 	err = libxdp_get_error(xp);
 	if (err) {
 		xp = NULL;
 		pr_err("libxdp cannot take sluice's XDP program: %s", strerror(-err));
 		goto out;
 	}
-	/* XDP_PASS goes on to the next program; a drop, XDP_TX or a redirect is final. */
-	err = xdp_program__set_run_prio(xp, prio);
-	if (!err)
-		err = xdp_program__set_chain_call_enabled(xp, XDP_PASS, true);
-	if (err)
+	if (xdp_program__run_prio(xp) != prio || !xdp_program__chain_call_enabled(xp, XDP_PASS)) {
+		pr_err("BUG: libxdp reads sluice's run config as priority %u%s, not %u and XDP_PASS",
+		       xdp_program__run_prio(xp),
+		       xdp_program__chain_call_enabled(xp, XDP_PASS) ? "" : " without XDP_PASS",
+		       prio);
+		err = -EINVAL;
 		goto out;
+	}
 	err = xdp_program__attach(xp, ifindex, xdp_mode_of(mode), 0);
 	if (err) {
 		libxdp_strerror(err, msg, sizeof(msg));
@@ -312,12 +344,6 @@ int sl_xdpm_attach(const char *dev, int ifindex, int mode, unsigned int prio, co
 		       "programs, Linux 5.10+): attach without 'dispatcher libxdp'",
 		       sl_kernel_release());
 		err = -EOPNOTSUPP;
-		goto out;
-	}
-	err = sl_cookie_progs_fill(skel);
-	if (err) {
-		pr_err("cannot fill sl_cookie_progs_ext: %s", strerror(-err));
-		xdp_program__detach(xp, ifindex, xdp_mode_of(mode), 0);
 		goto out;
 	}
 	err = sl_pin_path(path, sizeof(path), pin);
