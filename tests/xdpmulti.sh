@@ -208,6 +208,11 @@ if [ -n "$HAVE_DISPATCHER" ]; then
 	progs=$(loader_progs | sort | tr '\n' ' ')
 	[ "$progs" = "sluice_xdp xdpfilt_alw_all " ] || fail "xdp-loader status lists: $progs"
 	[ "$(hook_prog)" = xdp_dispatcher ] || fail "hook holds $(hook_prog)"
+	# The SYN-cookie programs are out of the dispatcher's reach: cookie rules refused.
+	out=$(sl rule add ck proto tcp dport 8080 tcp-flags syn limit 10pps action cookie 2>&1)
+	rc=$?
+	[ $rc -eq 1 ] && grep -q "has sluice in libxdp's dispatcher" <<<"$out" ||
+		fail "a cookie rule beside the dispatcher: exit $rc: $out"
 	dropped 7777 198.18.0.2 "xdp-filter beside sluice"
 	limited 9000 198.18.0.3 "sluice beside xdp-filter"
 	unlimited 9001 198.18.0.4 "neither"

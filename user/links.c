@@ -341,6 +341,9 @@ static int attach_xdp_shared(const char *dev, int ifindex, int mode)
 		       sl_mode_names[hmode], sl_mode_names[hmode]);
 		return -EBUSY;
 	}
+	hook = sl_xdpm_cookie_check(dev);
+	if (hook)
+		return hook;
 	if ((size_t)snprintf(pin, sizeof(pin), "xdpm_%lu_%d_%s_%u_%s", netns_ino(), ifindex,
 			     sl_mode_names[mode], xdp_priority, dev) >= sizeof(pin))
 		return -ENAMETOOLONG;

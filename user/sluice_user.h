@@ -109,6 +109,8 @@ int sl_xdpm_hook(int ifindex, int *mode, __u32 *prog_id);
 int sl_xdpm_find(int ifindex, __u32 prog_id, struct sl_xdpm_info *info);
 int sl_xdpm_attach(const char *dev, int ifindex, int mode, unsigned int prio, const char *pin);
 int sl_xdpm_detach(int ifindex, int prog);
+/* -EOPNOTSUPP (said) if the live rules have action cookie, which a dispatcher cannot answer. */
+int sl_xdpm_cookie_check(const char *dev);
 
 /*
  * Every map sluice pins, once: the field of struct sl_maps, the pin name and

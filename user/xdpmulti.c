@@ -18,12 +18,17 @@
  * program, from a fresh open of the same object: every map it uses is the
  * one the pinned XDP entry uses (the pinned maps, and the object's own
  * .rodata, .bss and scratch maps, taken by id from prog_xdp), so both
- * entries share the rules, the buckets, the counters and the SYN-cookie
- * programs they tail-call. sluice loads it itself, with the pinned entry as
- * its first target and xdp.frags as the entry has it (a tail call's target
- * must agree with its caller on frags; libxdp would load an extension
- * without the flag), and libxdp moves it into the dispatcher (re-attaching
- * an extension to another target: Linux 5.10+). libxdp takes a loaded
+ * entries share the rules, the buckets and the counters. All but one:
+ * kernels before 6.5 let a program tail-call only into programs of its
+ * own type, and an extension is not an XDP program there, so the copy
+ * cannot reach the SYN-cookie programs; it gets an empty array of its own,
+ * where the tail call finds nothing and the entry's fallback applies (a
+ * SYN a cookie rule refuses is dropped), and rules with action cookie are
+ * refused while sluice is in a dispatcher, as in tc mode
+ * (sl_xdpm_cookie_check, user/cookie.c). sluice loads the copy itself,
+ * with the pinned entry as its first target and xdp.frags as the entry has
+ * it, and libxdp moves it into the dispatcher (re-attaching an extension
+ * to another target: Linux 5.10+). libxdp takes a loaded
  * program's run priority and chain-call actions from its BTF, where
  * libxdp's XDP_RUN_CONFIG puts them (a .xdp_run_config section): sluice
  * adds that section's types to the object's BTF before the load, with the
@@ -59,8 +64,7 @@ static int libxdp_print(enum libxdp_print_level level, const char *fmt, va_list 
 {
 	if (level != LIBXDP_WARN && !opts.debug)
 		return 0;
-	fputs("libxdp: ", stderr);
-	return vfprintf(stderr, fmt, ap);
+	return vfprintf(stderr, fmt, ap);	/* libxdp's lines say "libxdp: " */
 }
 
 static void libxdp_init(void)
@@ -159,7 +163,9 @@ static int reuse_maps(struct bpf_object *obj, int xdp_fd)
 			break;
 		}
 		bpf_object__for_each_map(map, obj) {
-			if (strncmp(bpf_map__name(map), mi.name, BPF_OBJ_NAME_LEN - 1))
+			/* Not the cookie programs' array: see above. */
+			if (strncmp(bpf_map__name(map), mi.name, BPF_OBJ_NAME_LEN - 1) ||
+			    bpf_map__type(map) == BPF_MAP_TYPE_PROG_ARRAY)
 				continue;
 			/* Taken as it is: not looked up again by its pin, nor pinned. */
 			err = bpf_map__set_pin_path(map, NULL);
@@ -203,6 +209,31 @@ static int add_run_config(struct btf *btf, unsigned int prio)
 	if (sec < 0)
 		return sec;
 	return btf__add_datasec_var_info(btf, var, 0, 2 * sizeof(void *));
+}
+
+/*
+ * Rules with action cookie need the SYN-cookie programs, which sluice's
+ * program in a dispatcher cannot reach (see above): refused, as in tc mode.
+ */
+int sl_xdpm_cookie_check(const char *dev)
+{
+	struct sluice_ruleset *rs;
+	struct sl_maps m;
+	int n = 0;
+
+	if (sl_maps_open(&m))
+		return 0;	/* nothing loaded: no rules */
+	rs = sl_live_get(&m);
+	if (rs)
+		n = sl_cookie_rules(rs);
+	free(rs);
+	sl_maps_close(&m);
+	if (!n)
+		return 0;
+	pr_err("the rule set has action cookie rules, whose SYN-cookie programs sluice cannot "
+	       "reach from libxdp's dispatcher: attach %s alone (a free interface, or dispatcher "
+	       "off) or remove those rules first", dev);
+	return -EOPNOTSUPP;
 }
 
 /*
@@ -276,7 +307,10 @@ int sl_xdpm_attach(const char *dev, int ifindex, int mode, unsigned int prio, co
 	bpf_object__for_each_program(p, skel->obj)
 		bpf_program__set_autoload(p, p == skel->progs.sluice_xdp);
 	p = skel->progs.sluice_xdp;
-	err = reuse_maps(skel->obj, xdp);
+	/* An empty array of the copy's own, held by it alone. */
+	err = bpf_map__set_pin_path(skel->maps.sl_cookie_progs, NULL);
+	if (!err)
+		err = reuse_maps(skel->obj, xdp);
 	if (err) {
 		pr_err("cannot share the maps of %s with the dispatcher's copy: %s", path,
 		       strerror(-err));
