@@ -659,6 +659,7 @@ int sl_link_ids(int ifindex, __u32 *link_id, __u32 *prog_id, bool *clsact)
 
 int sl_link_xdpm(int ifindex, struct sl_xdpm_info *info)
 {
+	struct sl_xdpm_info xi;
 	struct bpf_link_info li;
 	struct link_pin lp;
 
@@ -667,7 +668,8 @@ int sl_link_xdpm(int ifindex, struct sl_xdpm_info *info)
 		return -ENOENT;
 	info->prio = lp.prio;
 	info->mode = lp.mode;
-	if (link_alive(&lp, &li))
-		sl_xdpm_find(ifindex, li.prog_id, info);
+	/* What the dispatcher says, while sluice is in it; else what the record says. */
+	if (link_alive(&lp, &li) && !sl_xdpm_find(ifindex, li.prog_id, &xi))
+		*info = xi;
 	return 0;
 }
