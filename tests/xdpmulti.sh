@@ -286,8 +286,8 @@ id=$(hook_id)
 for d in auto libxdp; do
 	out=$(sl attach xm-r dispatcher $d 2>&1); rc=$?
 	[ $rc -eq 1 ] || fail "dispatcher $d beside a netlink program: exit $rc, want 1: $out"
-	grep -q "not libxdp's dispatcher; sluice leaves it alone" <<<"$out" ||
-		fail "dispatcher $d: no clear refusal: $out"
+	grep -q "(id $id, \"xdp_pass_all\") that is not libxdp's dispatcher; sluice leaves it alone" \
+		<<<"$out" || fail "dispatcher $d: no clear refusal naming the program: $out"
 done
 [ "$(hook_id)" = "$id" ] || fail "the netlink program $id replaced by $(hook_id)"
 unlimited 9000 198.18.0.12 "behind the netlink program"

@@ -208,15 +208,16 @@ static int explain_busy(const char *dev, int ifindex)
 		__u32 len = sizeof(info);
 		int fd = bpf_prog_get_fd_by_id(q.prog_id);
 
-		if (fd >= 0 && !bpf_obj_get_info_by_fd(fd, &info, &len) &&
-		    !strcmp(info.name, "xdp_dispatcher")) {
+		bool named = fd >= 0 && !bpf_obj_get_info_by_fd(fd, &info, &len);
+
+		if (named && !strcmp(info.name, "xdp_dispatcher")) {
 			const char *dir = getenv("LIBXDP_BPFFS");
 
 			/* libxdp finds a dispatcher's programs only under its own directory. */
 			pr_err("%s has libxdp's dispatcher (id %u) but none of its state under %s/xdp: "
 			       "set LIBXDP_BPFFS as it was for the tool that loaded it", dev,
 			       q.prog_id, dir ? dir : "/sys/fs/bpf");
-		} else if (fd >= 0 && !bpf_obj_get_info_by_fd(fd, &info, &len))
+		} else if (named)
 			pr_err("%s already has an XDP program (id %u, \"%s\") that is not libxdp's "
 			       "dispatcher; sluice leaves it alone: remove it first, load it through "
 			       "libxdp (xdp-loader) for sluice to join, or use mode tc", dev,
