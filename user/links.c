@@ -325,7 +325,7 @@ static int attach_xdp_shared(const char *dev, int ifindex, int mode)
 	int hook, hmode = mode;
 	__u32 hid = 0;
 
-	hook = sl_xdpm_hook(ifindex, &hmode, &hid);
+	hook = sl_xdpm_hook(ifindex, mode, &hmode, &hid);
 	if (hook < 0)
 		return 1;	/* the attach says what is wrong */
 	if (hook == SL_HOOK_OTHER)

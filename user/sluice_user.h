@@ -103,8 +103,8 @@ struct sl_xdpm_info {
 	int count;		/* programs in it, sluice's included */
 	int mode;		/* enum sl_attach_mode it is attached in */
 };
-/* SL_HOOK_*, with the mode and program id of what is there; or -errno. */
-int sl_xdpm_hook(int ifindex, int *mode, __u32 *prog_id);
+/* SL_HOOK_* of the hook for mode want, with the mode and program id of what is there; or -errno. */
+int sl_xdpm_hook(int ifindex, int want, int *mode, __u32 *prog_id);
 /* Is prog_id a program of the dispatcher on ifindex? 0 (info filled) or -ENOENT. */
 int sl_xdpm_find(int ifindex, __u32 prog_id, struct sl_xdpm_info *info);
 int sl_xdpm_attach(const char *dev, int ifindex, int mode, unsigned int prio, const char *pin);

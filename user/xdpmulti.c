@@ -81,10 +81,17 @@ static enum xdp_attach_mode xdp_mode_of(int mode)
 	return mode == SL_MODE_GENERIC ? XDP_MODE_SKB : XDP_MODE_NATIVE;
 }
 
-int sl_xdpm_hook(int ifindex, int *mode, __u32 *prog_id)
+/*
+ * A driver (native) and a generic program can be on an interface at once;
+ * libxdp manages one of them, the driver's if both are there. The slot of
+ * the mode asked for decides: empty, it is free, unless libxdp's dispatcher
+ * holds the other (then *mode says which, for the caller to refuse).
+ */
+int sl_xdpm_hook(int ifindex, int want, int *mode, __u32 *prog_id)
 {
 	LIBBPF_OPTS(bpf_xdp_query_opts, q);
 	struct xdp_multiprog *mp;
+	__u32 own, other;
 	int err;
 
 	libxdp_init();
@@ -92,15 +99,24 @@ int sl_xdpm_hook(int ifindex, int *mode, __u32 *prog_id)
 	err = bpf_xdp_query(ifindex, 0, &q);
 	if (err)
 		return err;
-	*prog_id = q.drv_prog_id ? q.drv_prog_id : q.skb_prog_id;
-	if (!*prog_id)
+	own = want == SL_MODE_GENERIC ? q.skb_prog_id : q.drv_prog_id;
+	other = want == SL_MODE_GENERIC ? q.drv_prog_id : q.skb_prog_id;
+	if (!own && !other)
 		return SL_HOOK_FREE;
-	*mode = q.drv_prog_id ? SL_MODE_NATIVE : SL_MODE_GENERIC;
+	/* What libxdp looks at: the driver's slot if it is taken. */
+	if (own && want == SL_MODE_GENERIC && other)
+		return *prog_id = own, *mode = want, SL_HOOK_OTHER;
+	*prog_id = own ? own : other;
+	*mode = own ? want : (want == SL_MODE_GENERIC ? SL_MODE_NATIVE : SL_MODE_GENERIC);
 	mp = xdp_multiprog__get_from_ifindex(ifindex);
 	if (libxdp_get_error(mp) || !mp)
-		return SL_HOOK_OTHER;
-	err = xdp_multiprog__is_legacy(mp) ? SL_HOOK_OTHER : SL_HOOK_DISPATCHER;
+		err = SL_HOOK_OTHER;
+	else
+		err = xdp_multiprog__is_legacy(mp) ? SL_HOOK_OTHER : SL_HOOK_DISPATCHER;
 	xdp_multiprog__close(mp);
+	/* Another program in the other mode's slot is no business of this one. */
+	if (!own && err == SL_HOOK_OTHER)
+		return SL_HOOK_FREE;
 	return err;
 }
 
