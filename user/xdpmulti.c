@@ -82,10 +82,12 @@ static enum xdp_attach_mode xdp_mode_of(int mode)
 }
 
 /*
- * A driver (native) and a generic program can be on an interface at once;
- * libxdp manages one of them, the driver's if both are there. The slot of
- * the mode asked for decides: empty, it is free, unless libxdp's dispatcher
- * holds the other (then *mode says which, for the caller to refuse).
+ * The hook of the mode asked for: SL_HOOK_FREE if its slot is empty, unless
+ * libxdp's dispatcher holds the other mode's (then *mode says which, for
+ * the caller to refuse with the mode to use). Another program in the other
+ * slot is left to the attach, which the kernel refuses (native and generic
+ * XDP do not run at once) and explain_busy explains. libxdp looks at the
+ * driver's slot when both are taken.
  */
 int sl_xdpm_hook(int ifindex, int want, int *mode, __u32 *prog_id)
 {
