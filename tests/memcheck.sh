@@ -103,6 +103,11 @@ vg check-invalid 1 -j check "$TMP/bad.yaml"
 vg check-missing 1 check "$TMP/none.yaml"
 vg unknown-object 1 frobnicate
 vg detach 0 detach mc0
+# Beside an XDP program that is not libxdp's dispatcher: libxdp looks at it.
+if in_ns "$NS" ip link set mc1 xdpgeneric obj "$BUILD/bench/xdp_pass.bpf.o" sec xdp; then
+	vg attach-beside-foreign 1 attach mc1 mode generic
+	in_ns "$NS" ip link set mc1 xdpgeneric off
+fi
 
 # The daemon: starts, reloads once, stops on SIGTERM.
 begin_case

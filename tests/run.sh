@@ -25,6 +25,7 @@ suites+=(
 	tests/e2e.sh
 	tests/cookie.sh
 	tests/offload.sh
+	tests/xdpmulti.sh
 	tests/daemon.sh
 	tests/ttl.sh
 	tests/fail2ban.sh

@@ -40,7 +40,7 @@ print-c-suites:
 	@echo $(C_SUITES)
 
 # The metrics endpoint served from pinned maps, as the daemon serves it.
-METRICS_SERVE_OBJS := $(addprefix $(OUT)/user/,metrics.o snapshot.o lists.o loader.o maps.o links.o output.o args.o state.o)
+METRICS_SERVE_OBJS := $(addprefix $(OUT)/user/,metrics.o snapshot.o lists.o loader.o maps.o links.o xdpmulti.o cookie.o output.o args.o state.o)
 $(TEST_OUT)/metrics_serve: tests/metrics_serve.c $(METRICS_SERVE_OBJS) | $(TEST_OUT)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(USER_CFLAGS) -Iuser $< $(METRICS_SERVE_OBJS) -o $@ $(USER_LDLIBS)

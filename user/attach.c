@@ -15,9 +15,21 @@ static void usage_attach(FILE *f)
 {
 	fprintf(f,
 		"Usage: sluice attach DEV [mode native|generic|tc] [tc-hook auto|tcx|clsact]\n"
+		"                         [dispatcher auto|libxdp|off] [priority N]\n"
 		"                         [keys N] [clock auto|precise|coarse]\n"
 		"  mode   native: XDP in the driver (default); generic: XDP in the stack;\n"
 		"         tc: TC ingress\n"
+		"  dispatcher  for mode native or generic, sharing the interface with other\n"
+		"         XDP programs through libxdp's dispatcher (as xdp-loader and\n"
+		"         xdp-filter do): auto (default) joins a dispatcher already there\n"
+		"         and attaches alone to a free interface; libxdp always goes through\n"
+		"         one, making it if need be; off only ever attaches alone. An XDP\n"
+		"         program not loaded through libxdp is refused and left alone.\n"
+		"         libxdp keeps its state under $LIBXDP_BPFFS/xdp (/sys/fs/bpf/xdp)\n"
+		"  priority  sluice's run priority in the dispatcher, lower first (default\n"
+		"         %d: after xdp-filter's 10, before the default 50); implies\n"
+		"         dispatcher libxdp. What sluice passes goes on to the next program\n"
+		"         there; what it drops (or answers) goes no further\n"
 		"  tc-hook  for mode tc: a tcx link (Linux 6.6+) or a filter on the clsact\n"
 		"         qdisc; auto (default) takes tcx where the kernel has it\n"
 		"  keys   per-source buckets to track (default %d), set when first loaded;\n"
@@ -27,13 +39,15 @@ static void usage_attach(FILE *f)
 		"         whose burst spans under %d ticks (or a window under %d ticks), which\n"
 		"         read the precise one; precise: always bpf_ktime_get_ns; coarse:\n"
 		"         always the jiffies clock\n",
-		SLUICE_DEFAULT_KEYS, SLUICE_WAYS, SLUICE_COARSE_TICKS, SLUICE_COARSE_WINDOW_TICKS);
+		SL_XDP_PRIO_DEFAULT, SLUICE_DEFAULT_KEYS, SLUICE_WAYS, SLUICE_COARSE_TICKS,
+		SLUICE_COARSE_WINDOW_TICKS);
 }
 
 int do_attach(int argc, char **argv)
 {
 	struct sl_load_opts lo = { .clock = SLUICE_CLOCK_AUTO };
-	bool keys_given = false, clock_given = false;
+	bool keys_given = false, clock_given = false, disp_given = false, prio_given = false;
+	struct sl_xdpm_info xi;
 	int mode = SL_MODE_NATIVE;
 	const char *dev;
 	int ifindex, lock = -1, err, i;
@@ -69,6 +83,23 @@ int do_attach(int argc, char **argv)
 				pr_err("invalid tc-hook \"%s\" (auto, tcx or clsact)", val);
 				return -EINVAL;
 			}
+		} else if (!strcmp(argv[i], "dispatcher")) {
+			for (xdp_dispatcher = 0; xdp_dispatcher < (int)ARRAY_SIZE(sl_dispatcher_names);
+			     xdp_dispatcher++)
+				if (!strcmp(val, sl_dispatcher_names[xdp_dispatcher]))
+					break;
+			if (xdp_dispatcher == (int)ARRAY_SIZE(sl_dispatcher_names)) {
+				pr_err("invalid dispatcher \"%s\" (auto, libxdp or off)", val);
+				return -EINVAL;
+			}
+			disp_given = true;
+		} else if (!strcmp(argv[i], "priority")) {
+			if (parse_u64(val, 0, INT_MAX, &v)) {
+				pr_err("invalid priority \"%s\" (0 to %d)", val, INT_MAX);
+				return -EINVAL;
+			}
+			xdp_priority = v;
+			prio_given = true;
 		} else if (!strcmp(argv[i], "keys")) {
 			if (parse_u64(val, 1, 1ULL << 28, &v)) {
 				pr_err("invalid keys \"%s\" (1 to %llu)", val, 1ULL << 28);
@@ -94,6 +125,18 @@ int do_attach(int argc, char **argv)
 			return -EINVAL;
 		}
 	}
+	if ((disp_given || prio_given) && mode == SL_MODE_TC) {
+		pr_err("%s applies to XDP (mode native or generic), not to mode tc",
+		       disp_given ? "dispatcher" : "priority");
+		return -EINVAL;
+	}
+	if (prio_given && disp_given && xdp_dispatcher == SL_DISP_OFF) {
+		pr_err("priority is sluice's place in libxdp's dispatcher, which dispatcher off "
+		       "never joins");
+		return -EINVAL;
+	}
+	if (prio_given)
+		xdp_dispatcher = SL_DISP_LIBXDP;
 	ifindex = if_nametoindex(dev);
 	if (!ifindex) {
 		pr_err("unknown interface \"%s\"", dev);
@@ -120,7 +163,14 @@ int do_attach(int argc, char **argv)
 		goto out;
 	out_begin();
 	print_str("attached", "attached to %s", dev);
-	print_str("mode", " in %s mode\n", sl_mode_names[mode]);
+	print_str("mode", " in %s mode", sl_mode_names[mode]);
+	if (!sl_link_xdpm(ifindex, &xi)) {
+		print_str("dispatcher", " (%s dispatcher", "libxdp");
+		print_u64("priority", ", priority %llu", xi.prio);
+		print_u64("dispatcher_id", ", program %llu", xi.dispatcher_id);
+		print_u64("dispatcher_programs", " of %llu)", xi.count);
+	}
+	print_text("\n");
 	out_end();
 out:
 	sl_unlock(lock);
@@ -203,6 +253,7 @@ int do_status(int argc, char **argv)
 	int links[256], n, i, err;
 	struct bpf_map_info minfo = {};
 	__u32 ilen = sizeof(minfo);
+	struct sl_xdpm_info xi;
 
 	if (argc > 0) {
 		bool help = argc == 1 && !strcmp(argv[0], "help");
@@ -275,7 +326,18 @@ int do_status(int argc, char **argv)
 		print_str("mode", " mode %s", mode >= 0 ? sl_mode_names[mode] : "unknown");
 		if (mode == SL_MODE_TC)
 			print_str("tc_hook", " hook %s", clsact ? "clsact" : "tcx");
-		print_u64("link_id", " link %llu", link_id);
+		if (!sl_link_xdpm(links[i], &xi)) {
+			/* In libxdp's dispatcher: no link of our own; the dispatcher's program. */
+			print_str("dispatcher", " (%s dispatcher", "libxdp");
+			print_u64("priority", ", priority %llu)", xi.prio);
+			if (xi.dispatcher_id)
+				print_u64("dispatcher_id", " dispatcher %llu", xi.dispatcher_id);
+			if (xi.count)
+				print_u64("dispatcher_programs", " (%llu programs)", xi.count);
+		} else {
+			print_str("dispatcher", NULL, "none");
+			print_u64("link_id", " link %llu", link_id);
+		}
 		print_u64("prog_id", " prog %llu", prog_id);
 		print_bool("interface_gone", NULL, gone);
 		if (gone)

@@ -19,6 +19,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 #include <libgen.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -1126,12 +1127,17 @@ static void load_rules(struct load *ld, const yaml_node_t *n)
 
 /* ---- interfaces ---- */
 
-enum { I_NAME, I_MODE };
+enum { I_NAME, I_MODE, I_DISPATCHER, I_PRIORITY };
 static const struct cfg_key iface_keys[] = {
 	[I_NAME] = { .name = "name", .kind = &k_ifname, FIELD_OF(struct sl_cfg_iface, name),
 		     .what = "interface name", .need = "an interface needs a name" },
 	[I_MODE] = { .name = "mode", .kind = &k_choice, FIELD_OF(struct sl_cfg_iface, mode),
 		     .words = sl_mode_names, .max = ARRAY_SIZE(sl_mode_names), .def = "native" },
+	[I_DISPATCHER] = { .name = "dispatcher", .kind = &k_choice,
+			   FIELD_OF(struct sl_cfg_iface, dispatcher), .words = sl_dispatcher_names,
+			   .max = ARRAY_SIZE(sl_dispatcher_names), .def = "auto" },
+	[I_PRIORITY] = { .name = "priority", .kind = &k_uint, FIELD_OF(struct sl_cfg_iface, priority),
+			 .max = INT_MAX, .def = STR(SL_XDP_PRIO_DEFAULT) },
 };
 static const struct cfg_section iface_section = SECTION("an interface", iface_keys);
 
@@ -1173,8 +1179,23 @@ static void load_iface(struct load *ld, const yaml_node_t *n)
 	} else {
 		ok = false;
 	}
-	if (vals[I_MODE] && !load_value(ld, &iface_keys[I_MODE], vals[I_MODE], &ifc))
+	for (i = I_MODE; i <= I_PRIORITY; i++)
+		if (vals[i] && !load_value(ld, &iface_keys[i], vals[i], &ifc))
+			ok = false;
+	/* As attach takes them: for XDP; a priority is a place in the dispatcher. */
+	if (ok && ifc.mode == SL_MODE_TC && (vals[I_DISPATCHER] || vals[I_PRIORITY])) {
+		err_at(ld, vals[I_DISPATCHER] ? vals[I_DISPATCHER]->start_mark
+					      : vals[I_PRIORITY]->start_mark,
+		       "%s applies to XDP (mode native or generic), not to mode tc",
+		       vals[I_DISPATCHER] ? "dispatcher" : "priority");
 		ok = false;
+	} else if (ok && vals[I_PRIORITY] && ifc.dispatcher == SL_DISP_OFF) {
+		err_at(ld, vals[I_PRIORITY]->start_mark, "priority is sluice's place in libxdp's "
+		       "dispatcher, which dispatcher off never joins");
+		ok = false;
+	} else if (ok && vals[I_PRIORITY]) {
+		ifc.dispatcher = SL_DISP_LIBXDP;
+	}
 	if (!ok || !grow(ld, (void **)&cfg->ifaces, cfg->nr_ifaces, &ld->cap_ifaces, sizeof(ifc)))
 		return;
 	cfg->ifaces[cfg->nr_ifaces++] = ifc;

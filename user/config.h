@@ -14,6 +14,8 @@
 struct sl_cfg_iface {
 	char name[IF_NAMESIZE];
 	int mode;			/* enum sl_attach_mode */
+	int dispatcher;			/* enum sl_xdp_dispatcher */
+	__u32 priority;			/* run priority in libxdp's dispatcher */
 };
 
 /* Utilization signals of the shedding controller; u is their maximum. */

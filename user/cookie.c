@@ -84,15 +84,24 @@ int sl_cookie_rules(const struct sluice_ruleset *rs)
 	return n;
 }
 
-/* The first interface sluice is attached to in tc mode, into name; 0 if none. */
+/*
+ * The first interface sluice is attached to in tc mode (1) or in libxdp's
+ * dispatcher (2), into name; 0 if none. Neither can answer SYNs with cookies.
+ */
 static int tc_attachment(char *name, size_t len)
 {
 	int links[256], n, i, mode;
+	struct sl_xdpm_info xi;
 
 	n = sl_list_links(links, ARRAY_SIZE(links));
-	for (i = 0; i < n; i++)
-		if (!sl_link_describe(links[i], name, len, &mode) && mode == SL_MODE_TC)
+	for (i = 0; i < n; i++) {
+		if (sl_link_describe(links[i], name, len, &mode))
+			continue;
+		if (mode == SL_MODE_TC)
 			return 1;
+		if (!sl_link_xdpm(links[i], &xi))
+			return 2;
+	}
 	return 0;
 }
 
@@ -123,10 +132,16 @@ int sl_cookie_prepare(struct sluice_ruleset *next, struct sluice_config *cfg)
 		       sl_feature_descs[SL_FEAT_SYNCOOKIE].since, sl_kernel_release());
 		return -EOPNOTSUPP;
 	}
-	if (tc_attachment(dev, sizeof(dev))) {
+	switch (tc_attachment(dev, sizeof(dev))) {
+	case 1:
 		pr_err("rule %s: action cookie answers SYNs from XDP, and %s is attached in tc "
 		       "mode, which cannot send them: attach it in native or generic mode",
 		       next->names[i], dev);
+		return -EOPNOTSUPP;
+	case 2:
+		pr_err("rule %s: action cookie answers SYNs from sluice's own XDP program, and %s "
+		       "has sluice in libxdp's dispatcher, which cannot reach it: attach it alone "
+		       "(dispatcher off)", next->names[i], dev);
 		return -EOPNOTSUPP;
 	}
 	/*

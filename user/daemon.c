@@ -171,10 +171,28 @@ static int apply_lists(const struct sl_maps *m, const struct sl_cfg *c)
  * Attach what the config names, in the mode it names; detach what it does
  * not name. An interface that does not exist yet is retried every tick.
  */
+/*
+ * An XDP attachment that is not as the config asks: alone where it asks
+ * for libxdp's dispatcher or at another priority there, or in one where it
+ * says off. (auto takes either.)
+ */
+static bool dispatcher_differs(int ifindex, const struct sl_cfg_iface *want)
+{
+	struct sl_xdpm_info xi;
+	bool joined = !sl_link_xdpm(ifindex, &xi);
+
+	if (want->mode == SL_MODE_TC)
+		return false;
+	if (want->dispatcher == SL_DISP_LIBXDP)
+		return !joined || xi.prio != want->priority;
+	return want->dispatcher == SL_DISP_OFF && joined;
+}
+
 static int apply_ifaces(struct daemon *d)
 {
 	int links[256], n, i, j, err = 0;
 	char name[IF_NAMESIZE];
+	struct sl_xdpm_info xi;
 
 	bool all_there = true;
 
@@ -208,9 +226,13 @@ static int apply_ifaces(struct daemon *d)
 			continue;
 		}
 		cur = sl_link_mode(ifindex);
-		if (cur == want->mode)
+		if (cur == want->mode && !dispatcher_differs(ifindex, want))
 			continue;
-		if (cur >= 0 || cur == -ENODEV) {
+		if (cur == want->mode) {
+			dlog("re-attaching %s: dispatcher %s, priority %u", want->name,
+			     sl_dispatcher_names[want->dispatcher], want->priority);
+			sl_detach_ifindex(ifindex);
+		} else if (cur >= 0 || cur == -ENODEV) {
 			dlog("re-attaching %s: mode %s -> %s", want->name,
 			     cur >= 0 ? sl_mode_names[cur] : "gone", sl_mode_names[want->mode]);
 			sl_detach_ifindex(ifindex);
@@ -221,12 +243,18 @@ static int apply_ifaces(struct daemon *d)
 			err = err ? err : -EOPNOTSUPP;
 			continue;
 		}
+		xdp_dispatcher = want->dispatcher;
+		xdp_priority = want->priority;
 		e = sl_attach_locked(want->name, ifindex, want->mode);
 		if (e) {
 			err = err ? err : e;
 			continue;
 		}
-		dlog("attached to %s in %s mode", want->name, sl_mode_names[want->mode]);
+		if (!sl_link_xdpm(ifindex, &xi))
+			dlog("attached to %s in %s mode (libxdp dispatcher, priority %u)", want->name,
+			     sl_mode_names[want->mode], xi.prio);
+		else
+			dlog("attached to %s in %s mode", want->name, sl_mode_names[want->mode]);
 	}
 	return err;
 }
@@ -595,13 +623,37 @@ static void conns_reconcile(struct daemon *d)
 /* ---- capabilities ---- */
 
 /*
- * After loading and attaching, keep only what reloads need: CAP_BPF for the
- * bpf() syscall, CAP_NET_ADMIN to attach interfaces. Everything else goes,
- * from the bounding set too.
+ * Does the daemon share an interface through libxdp's dispatcher, or may
+ * it on a reload? libxdp opens the dispatcher's programs by id (which
+ * takes CAP_SYS_ADMIN) and sluice's program in it is an extension program
+ * (CAP_PERFMON).
  */
-static int drop_caps(void)
+static bool uses_dispatcher(const struct daemon *d)
 {
-	static const cap_value_t keep[] = { CAP_BPF, CAP_NET_ADMIN };
+	struct sl_xdpm_info xi;
+	int links[256], n, i;
+
+	for (i = 0; i < d->cfg.nr_ifaces; i++)
+		if (d->cfg.ifaces[i].mode != SL_MODE_TC &&
+		    d->cfg.ifaces[i].dispatcher == SL_DISP_LIBXDP)
+			return true;
+	n = sl_list_links(links, ARRAY_SIZE(links));
+	for (i = 0; i < n; i++)
+		if (!sl_link_xdpm(links[i], &xi))
+			return true;
+	return false;
+}
+
+/*
+ * After loading and attaching, keep only what reloads need: CAP_BPF for the
+ * bpf() syscall, CAP_NET_ADMIN to attach interfaces, and where libxdp's
+ * dispatcher is used, CAP_SYS_ADMIN and CAP_PERFMON (uses_dispatcher).
+ * Everything else goes, from the bounding set too.
+ */
+static int drop_caps(bool dispatcher)
+{
+	static const cap_value_t keep[] = { CAP_BPF, CAP_NET_ADMIN, CAP_SYS_ADMIN, CAP_PERFMON };
+	int nkeep = dispatcher ? 4 : 2, k;
 	cap_t caps = cap_init();
 	cap_value_t c;
 	char *text;
@@ -609,13 +661,15 @@ static int drop_caps(void)
 
 	if (!caps)
 		return -errno;
-	if (cap_set_flag(caps, CAP_PERMITTED, ARRAY_SIZE(keep), keep, CAP_SET) ||
-	    cap_set_flag(caps, CAP_EFFECTIVE, ARRAY_SIZE(keep), keep, CAP_SET)) {
+	if (cap_set_flag(caps, CAP_PERMITTED, nkeep, keep, CAP_SET) ||
+	    cap_set_flag(caps, CAP_EFFECTIVE, nkeep, keep, CAP_SET)) {
 		err = -errno;
 		goto out;
 	}
 	for (c = 0; c <= CAP_LAST_CAP; c++) {
-		if (c == CAP_BPF || c == CAP_NET_ADMIN)
+		for (k = 0; k < nkeep && keep[k] != c; k++)
+			;
+		if (k < nkeep)
 			continue;
 		if (cap_drop_bound(c) && errno != EINVAL) {
 			err = -errno;
@@ -881,7 +935,7 @@ int do_run(int argc, char **argv)
 		goto out;
 	}
 	events_arm(&d);
-	err = drop_caps();
+	err = drop_caps(uses_dispatcher(&d));
 	if (err) {
 		pr_err("cannot drop capabilities: %s", strerror(-err));
 		goto out;

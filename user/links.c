@@ -66,6 +66,8 @@ struct link_pin {
 	int mode;			/* enum sl_attach_mode; -1: not recorded */
 	bool tcf;			/* a clsact filter, not a bpf_link */
 	bool qdisc_ours;		/* tcf: sluice created the clsact qdisc */
+	bool xdpm;			/* a program in libxdp's dispatcher (xdpmulti.c) */
+	unsigned int prio;		/* xdpm: its run priority as attached */
 	char name[IF_NAMESIZE];		/* as attached; "" if not recorded */
 	char pin[NAME_MAX + 1];		/* the file under the root */
 };
@@ -75,8 +77,22 @@ static bool parse_link_pin(const char *file, struct link_pin *lp)
 {
 	unsigned long ns;
 	int idx, off = 0, m, q;
+	unsigned int prio;
 	char mode[16];
 
+	if (sscanf(file, "xdpm_%lu_%d_%15[a-z]_%u_%n", &ns, &idx, mode, &prio, &off) == 4 && off) {
+		if (ns != netns_ino() || idx <= 0)
+			return false;
+		memset(lp, 0, sizeof(*lp));
+		lp->ifindex = idx;
+		lp->xdpm = true;
+		lp->prio = prio;
+		lp->mode = strcmp(mode, "generic") ? SL_MODE_NATIVE : SL_MODE_GENERIC;
+		snprintf(lp->pin, sizeof(lp->pin), "%s", file);
+		snprintf(lp->name, sizeof(lp->name), "%s", file + off);
+		return true;
+	}
+	off = 0;
 	if (sscanf(file, "tcf_%lu_%d_%d_%n", &ns, &idx, &q, &off) == 3 && off) {
 		if (ns != netns_ino() || idx <= 0)
 			return false;
@@ -138,7 +154,8 @@ static int link_pin_path(char *buf, size_t len, const struct link_pin *lp)
 /*
  * Is the pinned link still on its interface? The kernel clears a link's
  * ifindex when its interface goes away (the first word of both the xdp and
- * the tcx link info).
+ * the tcx link info). A program in libxdp's dispatcher is there while the
+ * dispatcher on the interface lists it.
  */
 static bool link_alive(const struct link_pin *lp, struct bpf_link_info *li)
 {
@@ -153,7 +170,15 @@ static bool link_alive(const struct link_pin *lp, struct bpf_link_info *li)
 	fd = bpf_obj_get(path);
 	if (fd < 0)
 		return false;
-	if (lp->tcf) {
+	if (lp->xdpm) {
+		struct bpf_prog_info pi = {};
+		struct sl_xdpm_info xi;
+		__u32 plen = sizeof(pi);
+
+		if (!bpf_obj_get_info_by_fd(fd, &pi, &plen))
+			alive = !sl_xdpm_find(lp->ifindex, pi.id, &xi);
+		li->prog_id = pi.id;
+	} else if (lp->tcf) {
 		/* A clsact filter: ours while our handle holds the pinned program. */
 		LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = lp->ifindex,
 			    .attach_point = BPF_TC_INGRESS);
@@ -183,12 +208,25 @@ static int explain_busy(const char *dev, int ifindex)
 		__u32 len = sizeof(info);
 		int fd = bpf_prog_get_fd_by_id(q.prog_id);
 
-		if (fd >= 0 && !bpf_obj_get_info_by_fd(fd, &info, &len))
-			pr_err("%s already has an XDP program (id %u, \"%s\"); sluice leaves it "
-			       "alone: remove it first or use mode tc", dev, q.prog_id, info.name);
+		bool named = fd >= 0 && !bpf_obj_get_info_by_fd(fd, &info, &len);
+
+		if (named && !strcmp(info.name, "xdp_dispatcher")) {
+			const char *dir = getenv("LIBXDP_BPFFS");
+
+			/* libxdp finds a dispatcher's programs only under its own directory. */
+			pr_err("%s has libxdp's dispatcher (id %u) but none of its state under %s/xdp: "
+			       "set LIBXDP_BPFFS as it was for the tool that loaded it", dev,
+			       q.prog_id, dir ? dir : "/sys/fs/bpf");
+		} else if (named)
+			pr_err("%s already has an XDP program (id %u, \"%s\") that is not libxdp's "
+			       "dispatcher; sluice leaves it alone: remove it first, load it through "
+			       "libxdp (xdp-loader) for sluice to join, or use mode tc", dev,
+			       q.prog_id, info.name);
 		else
-			pr_err("%s already has an XDP program (id %u); sluice leaves it alone: "
-			       "remove it first or use mode tc", dev, q.prog_id);
+			pr_err("%s already has an XDP program (id %u) that is not libxdp's "
+			       "dispatcher; sluice leaves it alone: remove it first, load it through "
+			       "libxdp (xdp-loader) for sluice to join, or use mode tc", dev,
+			       q.prog_id);
 		if (fd >= 0)
 			close(fd);
 	} else {
@@ -275,6 +313,44 @@ fail:
 	return err;
 }
 
+/*
+ * XDP modes: what holds the hook decides. A libxdp dispatcher is joined
+ * (unless dispatcher off); a free hook is taken alone (a link of our own)
+ * unless dispatcher libxdp asks for one; any other program is left alone.
+ * 0 joined, 1 to attach alone, or -errno after saying why.
+ */
+static int attach_xdp_shared(const char *dev, int ifindex, int mode)
+{
+	char pin[NAME_MAX + 1];
+	int hook, hmode = mode;
+	__u32 hid = 0;
+
+	hook = sl_xdpm_hook(ifindex, mode, &hmode, &hid);
+	if (hook < 0)
+		return 1;	/* the attach says what is wrong */
+	if (hook == SL_HOOK_OTHER)
+		return explain_busy(dev, ifindex);
+	if (hook == SL_HOOK_FREE && xdp_dispatcher != SL_DISP_LIBXDP)
+		return 1;
+	if (hook == SL_HOOK_DISPATCHER && xdp_dispatcher == SL_DISP_OFF) {
+		pr_err("%s has libxdp's dispatcher (program %u) and dispatcher is off: sluice "
+		       "leaves it alone (dispatcher auto or libxdp joins it)", dev, hid);
+		return -EBUSY;
+	}
+	if (hook == SL_HOOK_DISPATCHER && hmode != mode) {
+		pr_err("%s has libxdp's dispatcher in %s mode: attach in mode %s to join it", dev,
+		       sl_mode_names[hmode], sl_mode_names[hmode]);
+		return -EBUSY;
+	}
+	hook = sl_xdpm_cookie_check(dev);
+	if (hook)
+		return hook;
+	if ((size_t)snprintf(pin, sizeof(pin), "xdpm_%lu_%d_%s_%u_%s", netns_ino(), ifindex,
+			     sl_mode_names[mode], xdp_priority, dev) >= sizeof(pin))
+		return -ENAMETOOLONG;
+	return sl_xdpm_attach(dev, ifindex, mode, xdp_priority, pin);
+}
+
 int sl_attach_locked(const char *dev, int ifindex, int mode)
 {
 	LIBBPF_OPTS(bpf_link_create_opts, lco);
@@ -322,6 +398,11 @@ int sl_attach_locked(const char *dev, int ifindex, int mode)
 				 mode == SL_MODE_TC ? BPF_PROG_TYPE_SCHED_CLS : BPF_PROG_TYPE_XDP);
 		if (err)
 			goto out;
+	}
+	if (mode != SL_MODE_TC) {
+		err = attach_xdp_shared(dev, ifindex, mode);
+		if (err != 1)
+			goto out;	/* joined a dispatcher, or refused */
 	}
 	if (mode == SL_MODE_TC) {
 		link = tc_hook == SL_TC_HOOK_CLSACT ? -1 : bpf_link_create(prog, ifindex,
@@ -376,7 +457,8 @@ int sl_count_all_links(void)
 	if (!d)
 		return 0;
 	while ((de = readdir(d)))
-		n += !strncmp(de->d_name, "link_", 5) || !strncmp(de->d_name, "tcf_", 4);
+		n += !strncmp(de->d_name, "link_", 5) || !strncmp(de->d_name, "tcf_", 4) ||
+		     !strncmp(de->d_name, "xdpm_", 5);
 	closedir(d);
 	return n;
 }
@@ -409,6 +491,16 @@ static int unpin_link(const struct link_pin *lp)
 
 	if (err)
 		return err;
+	if (lp->xdpm) {
+		int fd = bpf_obj_get(path);
+
+		/* Out of the dispatcher, the others left running; gone already is fine. */
+		err = fd < 0 ? 0 : sl_xdpm_detach(lp->ifindex, fd);
+		if (fd >= 0)
+			close(fd);
+		if (err && err != -ENOENT && err != -ENODEV)
+			return err;
+	}
 	if (lp->tcf) {
 		LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = lp->ifindex,
 			    .attach_point = BPF_TC_INGRESS);
@@ -477,8 +569,11 @@ int sl_remove_all(void)
 
 		if (de->d_name[0] == '.')
 			continue;
-		/* A clsact filter of this namespace goes first; its record with it. */
-		if (parse_link_pin(de->d_name, &lp) && lp.tcf) {
+		/*
+		 * A clsact filter or a dispatcher's program of this namespace
+		 * goes first; its record with it.
+		 */
+		if (parse_link_pin(de->d_name, &lp) && (lp.tcf || lp.xdpm)) {
 			int e = unpin_link(&lp);
 
 			err = err ? err : e;
@@ -488,9 +583,11 @@ int sl_remove_all(void)
 		 * One of another namespace cannot be reached from here: its
 		 * record stays, so that `detach all` there removes it.
 		 */
-		if (!strncmp(de->d_name, "tcf_", 4)) {
-			pr_err("a tc filter of sluice's in another network namespace stays until "
-			       "'sluice detach all' runs there (%s)", de->d_name);
+		if (!strncmp(de->d_name, "tcf_", 4) || !strncmp(de->d_name, "xdpm_", 5)) {
+			pr_err("a %s of sluice's in another network namespace stays until "
+			       "'sluice detach all' runs there (%s)",
+			       de->d_name[0] == 't' ? "tc filter" : "dispatcher's program",
+			       de->d_name);
 			continue;
 		}
 		if (strncmp(de->d_name, "link_", 5) && strncmp(de->d_name, "prog_", 5) &&
@@ -558,5 +655,22 @@ int sl_link_ids(int ifindex, __u32 *link_id, __u32 *prog_id, bool *clsact)
 	*link_id = li.id;
 	*prog_id = li.prog_id;
 	*clsact = lp.tcf;
+	return 0;
+}
+
+int sl_link_xdpm(int ifindex, struct sl_xdpm_info *info)
+{
+	struct sl_xdpm_info xi;
+	struct bpf_link_info li;
+	struct link_pin lp;
+
+	memset(info, 0, sizeof(*info));
+	if (find_link(ifindex, NULL, &lp) || !lp.xdpm)
+		return -ENOENT;
+	info->prio = lp.prio;
+	info->mode = lp.mode;
+	/* What the dispatcher says, while sluice is in it; else what the record says. */
+	if (link_alive(&lp, &li) && !sl_xdpm_find(ifindex, li.prog_id, &xi))
+		*info = xi;
 	return 0;
 }

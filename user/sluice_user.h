@@ -89,6 +89,33 @@ enum sl_attach_mode { SL_MODE_NATIVE = 0, SL_MODE_GENERIC, SL_MODE_TC };
 enum sl_tc_hook { SL_TC_HOOK_AUTO = 0, SL_TC_HOOK_TCX, SL_TC_HOOK_CLSACT };
 extern int tc_hook;
 extern const char *const sl_mode_names[3];
+/*
+ * XDP modes and libxdp's multi-program dispatcher (xdpmulti.c): auto joins
+ * a dispatcher already on the interface and attaches alone to a free one;
+ * libxdp always goes through one (making it if need be); off never does.
+ */
+enum sl_xdp_dispatcher { SL_DISP_AUTO = 0, SL_DISP_LIBXDP, SL_DISP_OFF };
+extern int xdp_dispatcher;
+extern const char *const sl_dispatcher_names[3];
+/* sluice's run priority in a dispatcher: after xdp-filter (10), before the default (50). */
+#define SL_XDP_PRIO_DEFAULT 20
+extern unsigned int xdp_priority;
+/* What holds an interface's XDP hook. */
+enum { SL_HOOK_FREE = 0, SL_HOOK_DISPATCHER, SL_HOOK_OTHER };
+struct sl_xdpm_info {
+	__u32 dispatcher_id;	/* the dispatcher program */
+	unsigned int prio;	/* sluice's run priority in it */
+	int count;		/* programs in it, sluice's included */
+	int mode;		/* enum sl_attach_mode it is attached in */
+};
+/* SL_HOOK_* of the hook for mode want, with the mode and program id of what is there; or -errno. */
+int sl_xdpm_hook(int ifindex, int want, int *mode, __u32 *prog_id);
+/* Is prog_id a program of the dispatcher on ifindex? 0 (info filled) or -ENOENT. */
+int sl_xdpm_find(int ifindex, __u32 prog_id, struct sl_xdpm_info *info);
+int sl_xdpm_attach(const char *dev, int ifindex, int mode, unsigned int prio, const char *pin);
+int sl_xdpm_detach(int ifindex, int prog);
+/* -EOPNOTSUPP (said) if the live rules have action cookie, which a dispatcher cannot answer. */
+int sl_xdpm_cookie_check(const char *dev);
 
 /*
  * Every map sluice pins, once: the field of struct sl_maps, the pin name and
@@ -217,6 +244,8 @@ int sl_link_mode(int ifindex);	/* enum sl_attach_mode, or -ENOENT / -ENODEV (int
 int sl_link_describe(int ifindex, char *name, size_t len, int *mode);
 int sl_link_find_gone(const char *name);
 int sl_link_ids(int ifindex, __u32 *link_id, __u32 *prog_id, bool *clsact);
+/* The dispatcher sluice joined on ifindex: 0 and info, or -ENOENT (attached alone, or not). */
+int sl_link_xdpm(int ifindex, struct sl_xdpm_info *info);
 int sl_count_all_links(void);
 int sl_remove_all(void);
 /* A pinned program of the expected name and type (links.c), for the loader too. */

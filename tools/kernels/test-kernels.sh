@@ -6,6 +6,9 @@
 #            cleanly or working (a verdict through it)
 #   traffic  tests/e2e.sh: paced UDP through veth, admitted counts
 #   BPF suites  the data-path, limits, hostile, shedding and SYN-cookie suites
+#   xdpmulti tests/xdpmulti.sh's cases that need libxdp's dispatcher: sluice
+#            beside the real xdp-filter, native and generic, after its
+#            daemon died (freplace: Linux 5.10+)
 #   verifier the verifier's headroom (tools/bench/vstats): instructions
 #            processed and deepest stack per program, with bpf_loop and
 #            with the bounded-loop walk that replaces it before 5.17
@@ -17,7 +20,7 @@ cd "$(dirname "$0")/../.."
 BUILD=${BUILD:-build}
 OUT=${KERNELS_OUT:-docs/KERNELS.md}
 KERNELS=${KERNELS:-6.1 6.12 5.10}
-CHECKS=${CHECKS:-load verifier traffic bpf_datapath bpf_limits bpf_hostile bpf_shed bpf_cookie}
+CHECKS=${CHECKS:-load verifier traffic bpf_datapath bpf_limits bpf_hostile bpf_shed bpf_cookie xdpmulti}
 if [ -n "${QUICK:-}" ]; then KERNELS=6.1 CHECKS=load; fi
 G=tools/kernels/guest.sh
 TMP=$(mktemp -d)
@@ -63,6 +66,10 @@ EOF
 cat >"$TMP/traffic.sh" <<'EOF'
 export PATH=$PWD/build/deps/bin:$PATH BUILD=build SLUICE=$PWD/build/sluice
 tests/run.sh tests/e2e.sh
+EOF
+cat >"$TMP/xdpmulti.sh" <<'EOF'
+export PATH=$PWD/build/deps/bin:$PATH BUILD=build SLUICE=$PWD/build/sluice
+XDPMULTI_DISPATCHER_ONLY=1 tests/run.sh tests/xdpmulti.sh
 EOF
 for c in bpf_datapath bpf_limits bpf_hostile bpf_shed bpf_cookie; do
 	printf 'export BUILD=build\ntests/run.sh build/tests/%s\n' "$c" >"$TMP/$c.sh"
