@@ -48,8 +48,10 @@ USER_CFLAGS   := $(COMMON_CFLAGS) -std=gnu11 -D_GNU_SOURCE -DSLUICE_VERSION='"$(
 # binary then runs where the distribution's libbpf is older (Ubuntu 22.04
 # has 0.5) or missing; the rest are stable C libraries every distribution has.
 # hiredis (fleet limits) statically too: Debian 12's 0.14 is what it speaks.
-USER_LDLIBS   := -l:libbpf.a -l:libhiredis.a -lelf -lz -lcap -lyaml -lmicrohttpd -lmnl -lpthread \
-		 -lm $(EXTRA_LDFLAGS)
+# libpcap (`sluice capture` writes pcap with it) dynamically: every
+# distribution ships it.
+USER_LDLIBS   := -l:libbpf.a -l:libhiredis.a -lelf -lz -lcap -lyaml -lmicrohttpd -lmnl -lpcap \
+		 -lpthread -lm $(EXTRA_LDFLAGS)
 BPF_CFLAGS    := -O2 -g -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
 		 -Iinclude -Ibpf -I$(OUT)
 
@@ -69,14 +71,16 @@ USER_OBJS := $(patsubst user/%.c,$(OUT)/user/%.o,$(USER_SRCS))
 #          tests/bench_smoke.sh, and qemu-system-x86 and cpio, which boot
 #          Debian 12's own kernel for tests/kernels.sh, and groff-base
 #          (tests/docs.sh renders the man pages), and redis-server, the
-#          fleet's store (tests/fleet.sh starts its own, in namespaces)
+#          fleet's store (tests/fleet.sh starts its own, in namespaces),
+#          and tcpdump, which reads back what `sluice capture` wrote
+#          (tests/capture.sh)
 # promtool (Prometheus's metrics linter) is unpacked from Debian's
 # prometheus package into $(OUT)/deps/bin without installing the package,
 # whose server would start on :9090.
 BUILD_PKGS := clang gcc make libbpf-dev bpftool libelf-dev libcap-dev libyaml-dev libmnl-dev \
-	      libmicrohttpd-dev libhiredis-dev
+	      libmicrohttpd-dev libhiredis-dev libpcap-dev
 TEST_PKGS  := iproute2 jq curl valgrind redis-server libclang-rt-14-dev libcap2-bin nftables iptables ethtool \
-	      qemu-system-x86 cpio groff-base
+	      qemu-system-x86 cpio groff-base tcpdump
 DEPS_PKGS  := $(BUILD_PKGS)
 DEPS_BIN   := $(OUT)/deps/bin
 

@@ -32,6 +32,7 @@ static const struct cmd {
 	{ "allow", do_allow, "allow add|del|list CIDR               sources never limited" },
 	{ "stats", do_stats, "stats                                 global and per-rule counters" },
 	{ "top", do_top, "top [N] [rule NAME]                   sources being limited now" },
+	{ "capture", do_capture, "capture [rule NAME] [dropped|passed|all] [-w FILE]  samples of judged packets" },
 	{ "disable", do_disable, "disable                               kill switch: pass everything" },
 	{ "enable", do_enable, "enable                                undo disable" },
 	{ "shed", do_shed, "shed status|on|off|set S                adaptive load shedding" },
