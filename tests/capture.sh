@@ -127,6 +127,10 @@ expect_fail "capture without sluice loaded" \
 	in_ns "$RCV" "$SLUICE" --bpffs "/sys/fs/bpf/$TAG-none" capture count 1
 rm -rf "/sys/fs/bpf/$TAG-none"
 sl capture help | grep -q 'Usage: sluice capture' || fail "capture help"
+# A kernel without bpf_xdp_load_bytes (before 5.18) cannot copy at XDP: refused by name.
+out=$(SLUICE_FEATURES_OFF=xdp_frags sl capture count 1 2>&1)
+[ $? -eq 1 ] && grep -q 'bpf_xdp_load_bytes.*5.18.*mode tc' <<<"$out" ||
+	fail "XDP capture without bpf_xdp_load_bytes: $out"
 end_case capture-bad-args
 
 # ---- dropped packets to pcap, read back by tcpdump ----
