@@ -83,8 +83,8 @@ static void on_signal(int sig)
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"Usage: sluice capture [rule NAME] [dropped|passed|all] [count N] [rate N/s]\n"
-		"                      [snaplen N] [-w FILE|-]\n"
+		"Usage: sluice capture [rule NAME] [dropped|passed|all] [count N] [rate N/s] "
+		"[snaplen N] [-w FILE|-]\n"
 		"  samples of the packets sluice judged, copied by the data path at most\n"
 		"  rate a second (default %u, at most %u; shared by all CPUs)\n"
 		"  rule NAME   only packets that rule decided (a passed packet belongs to\n"
