@@ -376,6 +376,51 @@ static bool pid_alive(__u32 pid)
 	return pid && (kill((pid_t)pid, 0) == 0 || errno == EPERM);
 }
 
+/* Another capture's lease holds and its process lives: say so. */
+static int busy(const struct cap *c)
+{
+	if (c->ctl->lease_ns <= sl_now_ns() || !pid_alive(c->ctl->pid) ||
+	    c->ctl->pid == (__u32)getpid())
+		return 0;
+	pr_err("a capture is already running (pid %u)", c->ctl->pid);
+	return -EBUSY;
+}
+
+/*
+ * Take the capture under the root lock, so that two starting at once
+ * cannot both: the control, then the lease, then the switch.
+ */
+static int claim(struct cap *c)
+{
+	struct sluice_config cfg;
+	int lock, err;
+
+	lock = sl_lock_root();
+	if (lock < 0)
+		return lock;
+	err = busy(c);
+	if (err)
+		goto out;
+	c->ctl->lease_ns = 0;
+	c->ctl->window = 0;
+	c->ctl->budget = c->budget;
+	c->ctl->snaplen = c->snaplen;
+	c->ctl->verdicts = c->verdicts;
+	c->ctl->rule_slot = c->rule_slot;
+	c->ctl->pid = getpid();
+	__atomic_store_n(&c->ctl->lease_ns, sl_now_ns() + SLUICE_CAPTURE_LEASE_NS, __ATOMIC_RELEASE);
+	err = sl_config_read(&c->m, &cfg);
+	if (!err) {
+		cfg.capture = 1;
+		err = sl_config_write(&c->m, &cfg);
+	}
+	if (err)
+		pr_err("cannot set the capture switch: %s", strerror(-err));
+out:
+	sl_unlock(lock);
+	return err;
+}
+
 /* Set or clear sl_config.capture under the root lock. */
 static int set_switch(struct cap *c, __u32 on)
 {
@@ -469,6 +514,14 @@ static int run(struct cap *c)
 	__u64 next_renew;
 	int err, i;
 
+	/* From here on a signal ends the capture the orderly way. */
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	sigaction(SIGPIPE, &sa, NULL);
+
 	c->ctl_len = (size_t)sysconf(_SC_PAGESIZE);
 	c->ctl = mmap(NULL, c->ctl_len, PROT_READ | PROT_WRITE, MAP_SHARED, c->m.capture, 0);
 	if (c->ctl == MAP_FAILED) {
@@ -477,10 +530,10 @@ static int run(struct cap *c)
 		pr_err("cannot map the capture's control: %s", strerror(-err));
 		return err;
 	}
-	if (c->ctl->lease_ns > sl_now_ns() && pid_alive(c->ctl->pid) && c->ctl->pid != (__u32)getpid()) {
-		pr_err("a capture is already running (pid %u)", c->ctl->pid);
-		return -EBUSY;
-	}
+	/* Refused before the file is opened (and truncated); claim() checks again. */
+	err = busy(c);
+	if (err)
+		return err;
 	if (c->file) {
 		char why[256];
 
@@ -510,26 +563,10 @@ static int run(struct cap *c)
 	clock_gettime(CLOCK_MONOTONIC, &mono);
 	c->wall_off_ns = ((__s64)rt.tv_sec - mono.tv_sec) * 1000000000LL + rt.tv_nsec - mono.tv_nsec;
 
-	/* The control first, the lease last: then the switch. */
-	c->ctl->lease_ns = 0;
-	c->ctl->window = 0;
-	c->ctl->budget = c->budget;
-	c->ctl->snaplen = c->snaplen;
-	c->ctl->verdicts = c->verdicts;
-	c->ctl->rule_slot = c->rule_slot;
-	c->ctl->pid = getpid();
-	__atomic_store_n(&c->ctl->lease_ns, sl_now_ns() + SLUICE_CAPTURE_LEASE_NS, __ATOMIC_RELEASE);
-	started = true;
-	err = set_switch(c, 1);
+	err = claim(c);
 	if (err)
 		goto out;
-
-	sa.sa_handler = on_signal;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
-	sigaction(SIGPIPE, &sa, NULL);
+	started = true;
 	if (!c->file && !opts.json)
 		fprintf(stderr, "capturing %s packets%s%s, at most %llu a second\n",
 			c->verdicts == 3 ? "passed and dropped" :
@@ -548,6 +585,9 @@ static int run(struct cap *c)
 		}
 		err = 0;
 		if (c->dumper ? sl_pcap_flush(c->dumper) != 0 : fflush(stdout) || ferror(stdout)) {
+			/* A reader that went away (| head, | tcpdump -c) ends it quietly. */
+			if (errno == EPIPE || stop_sig == SIGPIPE)
+				break;
 			pr_err("cannot write %s: %s", c->file ? c->file : "the output",
 			       strerror(errno));
 			err = -EIO;

@@ -17,7 +17,7 @@ cd "$(dirname "$0")/../.."
 BUILD=${BUILD:-build}
 OUT=${KERNELS_OUT:-docs/KERNELS.md}
 KERNELS=${KERNELS:-6.1 6.12 5.10}
-CHECKS=${CHECKS:-load verifier traffic bpf_datapath bpf_limits bpf_hostile bpf_shed bpf_cookie}
+CHECKS=${CHECKS:-load verifier traffic bpf_datapath bpf_limits bpf_hostile bpf_shed bpf_cookie bpf_capture}
 if [ -n "${QUICK:-}" ]; then KERNELS=6.1 CHECKS=load; fi
 G=tools/kernels/guest.sh
 TMP=$(mktemp -d)
@@ -64,7 +64,7 @@ cat >"$TMP/traffic.sh" <<'EOF'
 export PATH=$PWD/build/deps/bin:$PATH BUILD=build SLUICE=$PWD/build/sluice
 tests/run.sh tests/e2e.sh
 EOF
-for c in bpf_datapath bpf_limits bpf_hostile bpf_shed bpf_cookie; do
+for c in bpf_datapath bpf_limits bpf_hostile bpf_shed bpf_cookie bpf_capture; do
 	printf 'export BUILD=build\ntests/run.sh build/tests/%s\n' "$c" >"$TMP/$c.sh"
 done
 
