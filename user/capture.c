@@ -376,6 +376,24 @@ static bool pid_alive(__u32 pid)
 	return pid && (kill((pid_t)pid, 0) == 0 || errno == EPERM);
 }
 
+static int zero_stats(const struct cap *c)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	struct sluice_capture_stats *z;
+	__u32 zero = 0;
+	int err = 0;
+
+	if (ncpu <= 0)
+		return -EINVAL;
+	z = calloc(ncpu, sizeof(*z));
+	if (!z)
+		return -ENOMEM;
+	if (bpf_map_update_elem(c->m.capture_stats, &zero, z, BPF_ANY))
+		err = -errno;
+	free(z);
+	return err;
+}
+
 /* Another capture's lease holds and its process lives: say so. */
 static int busy(const struct cap *c)
 {
@@ -401,6 +419,11 @@ static int claim(struct cap *c)
 	err = busy(c);
 	if (err)
 		goto out;
+	err = zero_stats(c);
+	if (err) {
+		pr_err("cannot reset the capture's counters: %s", strerror(-err));
+		goto out;
+	}
 	c->ctl->lease_ns = 0;
 	c->ctl->window = 0;
 	c->ctl->budget = c->budget;
@@ -438,24 +461,6 @@ static int set_switch(struct cap *c, __u32 on)
 	sl_unlock(lock);
 	if (err)
 		pr_err("cannot %s the capture switch: %s", on ? "set" : "clear", strerror(-err));
-	return err;
-}
-
-static int zero_stats(const struct cap *c)
-{
-	int ncpu = libbpf_num_possible_cpus();
-	struct sluice_capture_stats *z;
-	__u32 zero = 0;
-	int err = 0;
-
-	if (ncpu <= 0)
-		return -EINVAL;
-	z = calloc(ncpu, sizeof(*z));
-	if (!z)
-		return -ENOMEM;
-	if (bpf_map_update_elem(c->m.capture_stats, &zero, z, BPF_ANY))
-		err = -errno;
-	free(z);
 	return err;
 }
 
@@ -554,11 +559,6 @@ static int run(struct cap *c)
 	ring_buffer__consume(rb);
 	c->draining = false;
 
-	err = zero_stats(c);
-	if (err) {
-		pr_err("cannot reset the capture's counters: %s", strerror(-err));
-		goto out;
-	}
 	clock_gettime(CLOCK_REALTIME, &rt);
 	clock_gettime(CLOCK_MONOTONIC, &mono);
 	c->wall_off_ns = ((__s64)rt.tv_sec - mono.tv_sec) * 1000000000LL + rt.tv_nsec - mono.tv_nsec;
