@@ -34,10 +34,15 @@ struct {
 /*
  * What the core tells the capture about a verdict, as the `why` word it
  * carries: bits 0-7 enum sluice_capture_reason, 8-15 the deciding rule's
- * index in the live set plus one (0: no rule), 16-23 enum
- * sluice_capture_flags.
+ * index in the live set plus one (0: no rule; SL_WHY_FIRST: the first rule
+ * the packet matched, from sl_scratch), 16-23 enum sluice_capture_flags;
+ * the capture adds the verdict in bits 24-31. The core only moves
+ * constants and the refusing rule's index into it and branches on none of
+ * it, so the verifier's states do not split over it: the global functions
+ * below decode it.
  */
 #define SL_WHY(reason, ri1, flags) ((reason) | (ri1) << 8 | (flags) << 16)
+#define SL_WHY_FIRST	0xff
 
 /*
  * Budget retries: another CPU took the word in between. Losing all of them
@@ -46,19 +51,47 @@ struct {
 #define SL_CAP_CAS_TRIES	4
 
 /*
+ * The rule that ri1 (SL_WHY's) names in the live set: its slot, and its
+ * uid in *uid; SLUICE_CAPTURE_ANY_RULE and 0 for none.
+ */
+static __always_inline __u32 cap_rule(const struct sluice_config *cfg, __u32 ri1, __u32 *uid)
+{
+	const struct sluice_ruleset *rs;
+	struct sl_scratch *sc;
+	__u32 zero = 0, idx;
+
+	*uid = 0;
+	if (!ri1)
+		return SLUICE_CAPTURE_ANY_RULE;
+	if (ri1 == SL_WHY_FIRST) {
+		/* sl_match_rules' result for this packet, still in this CPU's scratch. */
+		sc = bpf_map_lookup_elem(&sl_scratch, &zero);
+		if (!sc)
+			return SLUICE_CAPTURE_ANY_RULE;
+		ri1 = (sc->m.enforce ? sc->m.first_enforce : sc->m.first_dry) + 1;
+	}
+	idx = cfg->active & 1;
+	rs = bpf_map_lookup_elem(&sl_rulesets, &idx);
+	if (!rs)
+		return SLUICE_CAPTURE_ANY_RULE;
+	*uid = rs->rules[(ri1 - 1) & (SLUICE_MAX_RULES - 1)].uid;
+	return rs->rules[(ri1 - 1) & (SLUICE_MAX_RULES - 1)].slot;
+}
+
+/*
  * The capture's filters and budget for one packet: the record to fill
  * (its header written but for ifindex, len and caplen, which the entry
- * knows), or NULL to copy nothing. what: bits 0-3 the verdict, 4-7 the
- * reason, 8-15 the flags, 16-31 the rule's slot.
+ * knows), or NULL to copy nothing. what: SL_WHY and the verdict in bits
+ * 24-31.
  */
-static __always_inline struct sl_cap_rec *cap_admit(__u32 what, __u32 uid)
+static __always_inline struct sl_cap_rec *cap_admit(__u32 what)
 {
 	struct sluice_capture_stats *cs;
 	struct sluice_capture *c;
 	struct sluice_config *cfg;
 	struct sl_cap_rec *rec;
 	__u64 now, sec, word, next;
-	__u32 zero = 0, slot = what >> 16, budget;
+	__u32 zero = 0, slot, uid, budget, verdict = (what >> 24) & 0xf;
 	int i, got = 0;
 
 	cfg = bpf_map_lookup_elem(&sl_config, &zero);
@@ -77,8 +110,9 @@ static __always_inline struct sl_cap_rec *cap_admit(__u32 what, __u32 uid)
 		WRITE_ONCE(cfg->capture, 0);
 		return NULL;
 	}
-	if (!(READ_ONCE(c->verdicts) & (1U << (what & 0xf))))
+	if (!(READ_ONCE(c->verdicts) & (1U << verdict)))
 		return NULL;
+	slot = cap_rule(cfg, (what >> 8) & 0xff, &uid);
 	if (c->rule_slot != SLUICE_CAPTURE_ANY_RULE && c->rule_slot != slot)
 		return NULL;
 	/* One word for the second and its count: a new second starts at one. */
@@ -108,24 +142,38 @@ static __always_inline struct sl_cap_rec *cap_admit(__u32 what, __u32 uid)
 	rec->h.ts = bpf_ktime_get_ns();
 	rec->h.rule_uid = uid;
 	rec->h.rule_slot = slot;
-	rec->h.verdict = what & 0xf;
-	rec->h.reason = (what >> 4) & 0xf;
-	rec->h.flags = (what >> 8) & 0xff;
+	rec->h.verdict = verdict;
+	rec->h.reason = what & 0xff;
+	rec->h.flags = (what >> 16) & 0xff;
 	/* The snaplen rides in caplen until the entry knows the frame's length. */
 	rec->h.caplen = READ_ONCE(c->snaplen);
 	return rec;
 }
 
-/* How much of a frame of len the record takes: 0 (nothing to copy) .. the snaplen. */
-static __always_inline __u32 cap_len(const struct sl_cap_rec *rec, __u32 len)
+/*
+ * How much of a frame of len the record takes: 1 .. the snaplen, or 0 for
+ * nothing to copy. The load helpers want a size the verifier knows is at
+ * least 1; 6.1's learns no lower bound from a test for 0, so the size is
+ * handed over as ((n - 1) & (max - 1)) + 1, which is n for every n in
+ * 1..max and which any verifier bounds to 1..max.
+ */
+static __always_inline __u64 cap_len(const struct sl_cap_rec *rec, __u32 len)
 {
 	__u32 caplen = rec->h.caplen;
+	__u64 n;
 
-	return len < caplen ? len : caplen;
+	if (len < caplen)
+		caplen = len;
+	if (caplen < 1 || caplen > SLUICE_CAPTURE_SNAPLEN_MAX)
+		return 0;
+	n = caplen - 1;
+	/* In asm, so that clang, which knows the mask changes nothing, keeps it. */
+	asm volatile("%[n] &= %[m]" : [n] "+r"(n) : [m] "i"(SLUICE_CAPTURE_SNAPLEN_MAX - 1));
+	return n + 1;
 }
 
 /* The filled record into the ring; counted either way. */
-static __always_inline void cap_emit(struct sl_cap_rec *rec, __u32 caplen)
+static __always_inline void cap_emit(struct sl_cap_rec *rec, __u64 caplen)
 {
 	struct sluice_capture_stats *cs;
 	__u32 zero = 0;
@@ -147,19 +195,20 @@ static __always_inline void cap_emit(struct sl_cap_rec *rec, __u32 caplen)
  * sees none of this, and the controller refuses to capture at XDP.
  * Global: verified once, on its own small frame.
  */
-__noinline int sl_capture_xdp(struct xdp_md *ctx, __u32 what, __u32 uid)
+__noinline int sl_capture_xdp(struct xdp_md *ctx, __u32 what)
 {
 	struct sl_cap_rec *rec;
-	__u32 len, caplen;
+	__u64 caplen;
+	__u32 len;
 
 	if (!has_frags || !ctx)
 		return 0;
-	rec = cap_admit(what, uid);
+	rec = cap_admit(what);
 	if (!rec)
 		return 0;
 	len = bpf_xdp_get_buff_len(ctx);
 	caplen = cap_len(rec, len);
-	if (caplen < 1 || caplen > SLUICE_CAPTURE_SNAPLEN_MAX)
+	if (!caplen)
 		return 0;
 	rec->h.ifindex = ctx->ingress_ifindex;
 	rec->h.len = len;
@@ -170,19 +219,20 @@ __noinline int sl_capture_xdp(struct xdp_md *ctx, __u32 what, __u32 uid)
 }
 
 /* The TC entry's copy, through bpf_skb_load_bytes (paged data included). */
-__noinline int sl_capture_skb(struct __sk_buff *skb, __u32 what, __u32 uid)
+__noinline int sl_capture_skb(struct __sk_buff *skb, __u32 what)
 {
 	struct sl_cap_rec *rec;
-	__u32 len, caplen;
+	__u64 caplen;
+	__u32 len;
 
 	if (!skb)
 		return 0;
-	rec = cap_admit(what, uid);
+	rec = cap_admit(what);
 	if (!rec)
 		return 0;
 	len = skb->len;
 	caplen = cap_len(rec, len);
-	if (caplen < 1 || caplen > SLUICE_CAPTURE_SNAPLEN_MAX)
+	if (!caplen)
 		return 0;
 	rec->h.ifindex = skb->ifindex;
 	rec->h.len = len;
@@ -198,24 +248,14 @@ __noinline int sl_capture_skb(struct __sk_buff *skb, __u32 what, __u32 uid)
  * none does. The entry passes its own context: xctx at XDP, skb at TC.
  */
 static __always_inline void capture(struct xdp_md *xctx, struct __sk_buff *skb,
-				    const struct sluice_config *cfg,
-				    const struct sluice_ruleset *rs, __u32 verdict, __u32 why)
+				    const struct sluice_config *cfg, __u32 verdict, __u32 why)
 {
-	__u32 slot = SLUICE_CAPTURE_ANY_RULE, uid = 0, ri1 = (why >> 8) & 0xff, what;
-
 	if (!cfg->capture)
 		return;
-	if (ri1 && rs) {
-		const struct sluice_rule *r = &rs->rules[(ri1 - 1) & (SLUICE_MAX_RULES - 1)];
-
-		slot = r->slot;
-		uid = r->uid;
-	}
-	what = verdict | (why & 0xf) << 4 | ((why >> 16) & 0xff) << 8 | slot << 16;
 	if (xctx)
-		sl_capture_xdp(xctx, what, uid);
+		sl_capture_xdp(xctx, why | verdict << 24);
 	else if (skb)
-		sl_capture_skb(skb, what, uid);
+		sl_capture_skb(skb, why | verdict << 24);
 }
 
 #endif /* SLUICE_BPF_CAPTURE_H */

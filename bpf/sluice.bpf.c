@@ -927,7 +927,7 @@ static __always_inline void send_pending(struct sl_scratch *sc)
 static __always_inline int sluice_core(const void *data, const void *data_end, __u32 frame_len,
 				       __u32 segs, struct xdp_md *xctx, struct __sk_buff *skb)
 {
-	struct sluice_ruleset *rs = NULL;
+	struct sluice_ruleset *rs;
 	/* For the capture: SL_WHY(reason, deciding rule + 1, flags). */
 	__u32 why = SLUICE_CR_NO_RULE;
 	struct sluice_config *cfg;
@@ -989,7 +989,7 @@ static __always_inline int sluice_core(const void *data, const void *data_end, _
 	    on_list(&sl_allow4, &sl_allow6, &ev.pkt)) {
 		count(SLUICE_G_ALLOWED);
 		count(SLUICE_G_PASSED);
-		capture(xctx, skb, cfg, NULL, SLUICE_CV_PASSED, SLUICE_CR_ALLOW);
+		capture(xctx, skb, cfg, SLUICE_CV_PASSED, SLUICE_CR_ALLOW);
 		return SL_VERDICT_PASS;
 	}
 
@@ -1068,7 +1068,7 @@ static __always_inline int sluice_core(const void *data, const void *data_end, _
 
 		ck_stash(sc, &rs->rules[ri], clock_now(cfg, 0), ev.pkt.len);
 		rule_count(rs, ri, ev.pkt.len, SL_VERDICT_DROP);
-		capture(xctx, skb, cfg, rs, SLUICE_CV_DROPPED, SL_WHY(SLUICE_CR_COOKIE, ri + 1, 0));
+		capture(xctx, skb, cfg, SLUICE_CV_DROPPED, SL_WHY(SLUICE_CR_COOKIE, ri + 1, 0));
 		return SL_VERDICT_COOKIE;
 	}
 	if (!use_cap)
@@ -1085,7 +1085,7 @@ static __always_inline int sluice_core(const void *data, const void *data_end, _
 		    rs->rules[ev.refused & (SLUICE_MAX_RULES - 1)].action == SLUICE_ACT_COOKIE) {
 			/* Refused by an action cookie rule: answered instead. */
 			ck_stash(sc, &rs->rules[ev.refused & (SLUICE_MAX_RULES - 1)], ev.now, ev.pkt.len);
-			capture(xctx, skb, cfg, rs, SLUICE_CV_DROPPED,
+			capture(xctx, skb, cfg, SLUICE_CV_DROPPED,
 				SL_WHY(SLUICE_CR_COOKIE, (ev.refused & (SLUICE_MAX_RULES - 1)) + 1, 0));
 			return SL_VERDICT_COOKIE;
 		}
@@ -1095,6 +1095,8 @@ static __always_inline int sluice_core(const void *data, const void *data_end, _
 			SLUICE_CR_FAULT;
 		goto drop;
 	}
+	/* A passed packet is captured as the first rule's it matched (a would-drop as its rule's). */
+	why = SL_WHY(SLUICE_CR_RULE, SL_WHY_FIRST, 0);
 	if (dry && !eval_group(&ev, rs, dry, nr, m->nr_dry, m->agg_dry, m->first_dry)) {
 		/* The refusing rule counts a would-drop (which also passes). */
 		count(SLUICE_G_WOULD_DROP);
@@ -1108,10 +1110,6 @@ static __always_inline int sluice_core(const void *data, const void *data_end, _
 	send_pending(sc);
 	/* Every rule that let the packet through; one (the usual case) needs no walk. */
 	matched = enforce | dry;
-	/* A passed packet is captured as the first rule's it matched. */
-	if (matched && !(why & SL_WHY(0, 0, SLUICE_CF_WOULD_DROP)))
-		why = SL_WHY(SLUICE_CR_RULE,
-			     (enforce ? m->first_enforce : m->first_dry) % SLUICE_MAX_RULES + 1, 0);
 	if (matched && !(matched & (matched - 1)))
 		rule_count(rs, enforce ? m->first_enforce : m->first_dry, ev.pkt.len,
 			   SL_VERDICT_PASS);
@@ -1128,7 +1126,7 @@ pass:
 	if (sl_match_cookie_ack(&ev))
 		return SL_VERDICT_ACK;
 	count(SLUICE_G_PASSED);
-	capture(xctx, skb, cfg, rs, SLUICE_CV_PASSED, why);
+	capture(xctx, skb, cfg, SLUICE_CV_PASSED, why);
 	return SL_VERDICT_PASS;
 
 drop:
@@ -1136,11 +1134,11 @@ drop:
 		/* Kill switch: pass, but say what would have been dropped. */
 		count(SLUICE_G_WOULD_DROP);
 		count(SLUICE_G_PASSED);
-		capture(xctx, skb, cfg, rs, SLUICE_CV_PASSED, why | SL_WHY(0, 0, SLUICE_CF_WOULD_DROP));
+		capture(xctx, skb, cfg, SLUICE_CV_PASSED, why | SL_WHY(0, 0, SLUICE_CF_WOULD_DROP));
 		return SL_VERDICT_PASS;
 	}
 	count(SLUICE_G_DROPPED);
-	capture(xctx, skb, cfg, rs, SLUICE_CV_DROPPED, why);
+	capture(xctx, skb, cfg, SLUICE_CV_DROPPED, why);
 	return SL_VERDICT_DROP;
 }
 

@@ -480,6 +480,9 @@ _Static_assert(sizeof(struct sluice_event) == 40, "sluice_event layout");
  */
 /* Bytes of a frame a capture record may hold (its snaplen's ceiling). */
 #define SLUICE_CAPTURE_SNAPLEN_MAX	2048
+/* A power of two: the data path bounds a copy's size with a mask of it (bpf/capture.h). */
+_Static_assert((SLUICE_CAPTURE_SNAPLEN_MAX & (SLUICE_CAPTURE_SNAPLEN_MAX - 1)) == 0,
+	       "snaplen ceiling a power of two");
 /* Packets a second the data path may copy: the default and the ceiling. */
 #define SLUICE_CAPTURE_BUDGET_DEF	1000
 #define SLUICE_CAPTURE_BUDGET_MAX	100000
