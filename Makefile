@@ -52,9 +52,10 @@ USER_CFLAGS   := $(COMMON_CFLAGS) -std=gnu11 -D_GNU_SOURCE -DSLUICE_VERSION='"$(
 # libxdp (sharing XDP with other programs through its dispatcher) statically
 # and before libbpf: Debian's libxdp.so would pull the system's libbpf.so
 # into the process beside the static one, two copies of libbpf in one
-# binary; libxdp.a carries its dispatcher object built in.
+# binary; libxdp.a carries its dispatcher object built in. libpcap (`sluice
+# capture` writes pcap with it) dynamically: every distribution ships it.
 USER_LDLIBS   := -l:libxdp.a -l:libbpf.a -l:libhiredis.a -lelf -lz -lcap -lyaml -lmicrohttpd -lmnl -lpthread \
-		 -lcurl -ljson-c \
+		 -lcurl -ljson-c -lpcap \
 		 -lm $(EXTRA_LDFLAGS)
 BPF_CFLAGS    := -O2 -g -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
 		 -Iinclude -Ibpf -I$(OUT)
@@ -83,16 +84,17 @@ USER_OBJS := $(patsubst user/%.c,$(OUT)/user/%.o,$(USER_SRCS))
 #          and what builds and checks the Debian package for tests/deb.sh:
 #          debhelper, dpkg-dev, fakeroot, lintian, and mmdebstrap (a fresh
 #          Debian 12 root to install it into)
-#          and xdp-tools (xdp-filter and xdp-loader share interfaces with sluice
-#          through libxdp's dispatcher in tests/xdpmulti.sh)
+#          xdp-tools (xdp-filter and xdp-loader share interfaces with sluice
+#          through libxdp's dispatcher in tests/xdpmulti.sh), and tcpdump,
+#          which reads back what `sluice capture` wrote (tests/capture.sh)
 # promtool (Prometheus's metrics linter) is unpacked from Debian's
 # prometheus package into $(OUT)/deps/bin without installing the package,
 # whose server would start on :9090.
 BUILD_PKGS := clang gcc make libbpf-dev bpftool libelf-dev libcap-dev libyaml-dev libmnl-dev \
-	      libmicrohttpd-dev libhiredis-dev libcurl4-openssl-dev libjson-c-dev libxdp-dev
+	      libmicrohttpd-dev libhiredis-dev libcurl4-openssl-dev libjson-c-dev libxdp-dev libpcap-dev
 TEST_PKGS  := iproute2 jq curl valgrind redis-server libclang-rt-14-dev libcap2-bin nftables iptables ethtool \
 	      qemu-system-x86 cpio groff-base fail2ban crowdsec debhelper dpkg-dev fakeroot lintian \
-	      mmdebstrap xdp-tools
+	      mmdebstrap xdp-tools tcpdump
 DEPS_PKGS  := $(BUILD_PKGS)
 DEPS_BIN   := $(OUT)/deps/bin
 

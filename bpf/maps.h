@@ -193,6 +193,40 @@ struct {
 } sl_events SEC(".maps");
 
 /*
+ * `sluice capture`: its lease, filters and per-second budget (struct
+ * sluice_capture). Written by the capture (lease, filters; in place through
+ * mmap) and by the data path (the budget's window, compare-and-swap).
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct sluice_capture);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} sl_capture SEC(".maps");
+
+/* What the data path counted for the capture. Per-CPU: plain adds; zeroed by the capture. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct sluice_capture_stats);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} sl_capture_stats SEC(".maps");
+
+/*
+ * Captured packets (struct sluice_capture_hdr, then the frame's bytes) for
+ * the capture to read. 2 MiB: over a second of full-size frames at the
+ * default budget.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 2 * 1024 * 1024);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} sl_capture_ring SEC(".maps");
+
+/*
  * Deny and allow lists: source prefixes, each with its expiry (0:
  * permanent), written by the controller.
  */

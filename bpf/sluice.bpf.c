@@ -1126,6 +1126,8 @@ __noinline int sl_verified_class(const struct sl_pkt *p, __u32 vclass, __u32 cls
 	return vclass - 1;
 }
 
+#include "capture.h"
+
 /* The event a bucket in sl_limit_op deferred (note_drop), sent from here. */
 static __always_inline void send_pending(struct sl_scratch *sc)
 {
@@ -1137,12 +1139,16 @@ static __always_inline void send_pending(struct sl_scratch *sc)
 
 /*
  * The verdict on one frame. frame_len is its whole length; segs the
- * packets it stands for (a GSO super-packet at TC: more than 1).
+ * packets it stands for (a GSO super-packet at TC: more than 1). The
+ * entry's context: xctx at XDP, skb at TC (the other NULL), for the
+ * capture's copy of a judged frame.
  */
 static __always_inline int sluice_core(const void *data, const void *data_end, __u32 frame_len,
-				       __u32 segs, struct xdp_md *xctx)
+				       __u32 segs, struct xdp_md *xctx, struct __sk_buff *skb)
 {
 	struct sluice_ruleset *rs;
+	/* For the capture: SL_WHY(reason, deciding rule + 1, flags). */
+	__u32 why = SLUICE_CR_NO_RULE;
 	struct sluice_config *cfg;
 	struct sl_eval ev = {};
 	__u64 enforce = 0, dry = 0, matched;
@@ -1178,6 +1184,7 @@ static __always_inline int sluice_core(const void *data, const void *data_end, _
 	}
 	if (res == SL_PARSE_MALFORMED) {
 		count(SLUICE_G_MALFORMED);
+		why = SLUICE_CR_MALFORMED;
 		if (cfg->malformed_pass)
 			goto pass;
 		goto drop;
@@ -1194,12 +1201,14 @@ static __always_inline int sluice_core(const void *data, const void *data_end, _
 	if ((cfg->lists & (SLUICE_L_DENY4 | SLUICE_L_DENY6)) &&
 	    on_list(&sl_deny4, &sl_deny6, &ev.pkt, cfg)) {
 		count(SLUICE_G_DENIED);
+		why = SLUICE_CR_DENY;
 		goto drop;
 	}
 	if ((cfg->lists & (SLUICE_L_ALLOW4 | SLUICE_L_ALLOW6)) &&
 	    on_list(&sl_allow4, &sl_allow6, &ev.pkt, cfg)) {
 		count(SLUICE_G_ALLOWED);
 		count(SLUICE_G_PASSED);
+		capture(xctx, skb, cfg, SLUICE_CV_PASSED, SLUICE_CR_ALLOW);
 		return SL_VERDICT_PASS;
 	}
 
@@ -1248,6 +1257,7 @@ static __always_inline int sluice_core(const void *data, const void *data_end, _
 		    (__u64)bpf_get_prandom_u32() < th) {
 			class_count(cls, ev.pkt.len, 1);
 			count(SLUICE_G_SHED);
+			why = SLUICE_CR_SHED;
 			goto drop;
 		}
 		if (shed->cap[0].total.interval_fp || shed->cap[1].total.interval_fp) {
@@ -1261,6 +1271,7 @@ static __always_inline int sluice_core(const void *data, const void *data_end, _
 			if (!sl_capacity_op(shed, cls, ev.pkt.len, ev.now, 0)) {
 				class_count(cls, ev.pkt.len, 2);
 				count(SLUICE_G_CAPACITY);
+				why = SLUICE_CR_CAPACITY;
 				goto drop;
 			}
 			use_cap = 1;
@@ -1276,6 +1287,7 @@ static __always_inline int sluice_core(const void *data, const void *data_end, _
 
 		ck_stash(sc, &rs->rules[ri], clock_now(cfg, 0), ev.pkt.len);
 		rule_count(rs, ri, ev.pkt.len, SL_VERDICT_DROP);
+		capture(xctx, skb, cfg, SLUICE_CV_DROPPED, SL_WHY(SLUICE_CR_COOKIE, ri + 1, 0));
 		return SL_VERDICT_COOKIE;
 	}
 	if (!use_cap)
@@ -1292,16 +1304,26 @@ static __always_inline int sluice_core(const void *data, const void *data_end, _
 		    rs->rules[ev.refused & (SLUICE_MAX_RULES - 1)].action == SLUICE_ACT_COOKIE) {
 			/* Refused by an action cookie rule: answered instead. */
 			ck_stash(sc, &rs->rules[ev.refused & (SLUICE_MAX_RULES - 1)], ev.now, ev.pkt.len);
+			capture(xctx, skb, cfg, SLUICE_CV_DROPPED,
+				SL_WHY(SLUICE_CR_COOKIE, (ev.refused & (SLUICE_MAX_RULES - 1)) + 1, 0));
 			return SL_VERDICT_COOKIE;
 		}
+		/* refused -1: a fault under fail closed. */
+		why = ev.refused >= 0 ?
+			SL_WHY(SLUICE_CR_RULE, (ev.refused & (SLUICE_MAX_RULES - 1)) + 1, 0) :
+			SLUICE_CR_FAULT;
 		goto drop;
 	}
+	/* A passed packet is captured as the first rule's it matched (a would-drop as its rule's). */
+	why = SL_WHY(SLUICE_CR_RULE, SL_WHY_FIRST, 0);
 	if (dry && !eval_group(&ev, rs, dry, nr, m->nr_dry, m->agg_dry, m->first_dry)) {
 		/* The refusing rule counts a would-drop (which also passes). */
 		count(SLUICE_G_WOULD_DROP);
 		if (ev.refused >= 0) {
 			rule_count(rs, ev.refused, ev.pkt.len, SL_VERDICT_WOULD_DROP);
 			dry &= ~(1ULL << (ev.refused & 63));
+			why = SL_WHY(SLUICE_CR_RULE, (ev.refused & (SLUICE_MAX_RULES - 1)) + 1,
+				     SLUICE_CF_WOULD_DROP);
 		}
 	}
 	send_pending(sc);
@@ -1315,10 +1337,15 @@ static __always_inline int sluice_core(const void *data, const void *data_end, _
 pass:
 	if (use_cap)
 		sl_capacity_op(shed, cap_cls, ev.pkt.len, ev.now, 1);
-	/* The entry counts it passed or dropped once the cookie is checked. */
+	/*
+	 * The entry counts it passed or dropped once the cookie is checked;
+	 * the capture does not see such an ACK (its verdict is the cookie
+	 * program's).
+	 */
 	if (sl_match_cookie_ack(&ev))
 		return SL_VERDICT_ACK;
 	count(SLUICE_G_PASSED);
+	capture(xctx, skb, cfg, SLUICE_CV_PASSED, why);
 	return SL_VERDICT_PASS;
 
 drop:
@@ -1326,9 +1353,11 @@ drop:
 		/* Kill switch: pass, but say what would have been dropped. */
 		count(SLUICE_G_WOULD_DROP);
 		count(SLUICE_G_PASSED);
+		capture(xctx, skb, cfg, SLUICE_CV_PASSED, why | SL_WHY(0, 0, SLUICE_CF_WOULD_DROP));
 		return SL_VERDICT_PASS;
 	}
 	count(SLUICE_G_DROPPED);
+	capture(xctx, skb, cfg, SLUICE_CV_DROPPED, why);
 	return SL_VERDICT_DROP;
 }
 
@@ -1361,7 +1390,7 @@ int sluice_xdp(struct xdp_md *ctx)
 {
 	void *data = (void *)(long)ctx->data;
 	void *data_end = (void *)(long)ctx->data_end;
-	int v = sluice_core(data, data_end, data_end - data, 1, ctx);
+	int v = sluice_core(data, data_end, data_end - data, 1, ctx, NULL);
 
 	if (v == SL_VERDICT_COOKIE || v == SL_VERDICT_ACK) {
 		/* The cookie programs: no return from here unless the slot is empty. */
@@ -1389,7 +1418,7 @@ int sluice_tc(struct __sk_buff *skb)
 		data_end = (void *)(long)skb->data_end;
 	}
 	/* GRO and GSO hand TC super-packets: charge each the segments it carries. */
-	v = sluice_core(data, data_end, len, skb->gso_segs, NULL);
+	v = sluice_core(data, data_end, len, skb->gso_segs, NULL, skb);
 	/* No cookies at TC: the controller refuses action cookie rules in tc mode. */
 	if (v == SL_VERDICT_COOKIE || v == SL_VERDICT_ACK)
 		v = cookie_fallback(v);

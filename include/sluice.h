@@ -228,8 +228,17 @@ struct sluice_config {
 	__u32 cookie_wscale;
 	/* Verified sources stay verified this long after a handshake; 0: not kept. */
 	__u64 verified_ttl_ns;
+	/*
+	 * A `sluice capture` runs: the data path looks at sl_capture (its
+	 * lease, filters and budget) for every packet it judges. 0: nothing is
+	 * looked at or copied. Set and cleared by the capture under the root
+	 * lock; cleared by the data path once the capture's lease has run out
+	 * (a capture killed by SIGKILL).
+	 */
+	__u32 capture;
+	__u32 pad2;
 };
-_Static_assert(sizeof(struct sluice_config) == 72, "sluice_config layout");
+_Static_assert(sizeof(struct sluice_config) == 80, "sluice_config layout");
 
 enum sluice_list_bits {
 	SLUICE_L_DENY4 = 1 << 0,
@@ -494,6 +503,92 @@ struct sluice_event {
 	__u64 drops;		/* the bucket's drop count including this drop */
 };
 _Static_assert(sizeof(struct sluice_event) == 40, "sluice_event layout");
+
+/*
+ * `sluice capture`: samples of judged packets, copied by the data path
+ * into the sl_capture_ring ring buffer at most `budget` a second (shared
+ * by all CPUs), while sl_config.capture is set and the lease in
+ * sl_capture has not run out.
+ */
+/* Bytes of a frame a capture record may hold (its snaplen's ceiling). */
+#define SLUICE_CAPTURE_SNAPLEN_MAX	2048
+/* A power of two: the data path bounds a copy's size with a mask of it (bpf/capture.h). */
+_Static_assert((SLUICE_CAPTURE_SNAPLEN_MAX & (SLUICE_CAPTURE_SNAPLEN_MAX - 1)) == 0,
+	       "snaplen ceiling a power of two");
+/* Packets a second the data path may copy: the default and the ceiling. */
+#define SLUICE_CAPTURE_BUDGET_DEF	1000
+#define SLUICE_CAPTURE_BUDGET_MAX	100000
+/* The capture renews its lease this often; the data path honours it this long. */
+#define SLUICE_CAPTURE_RENEW_NS		1000000000ULL
+#define SLUICE_CAPTURE_LEASE_NS		3000000000ULL
+/* sluice_capture.rule_slot: no rule filter. */
+#define SLUICE_CAPTURE_ANY_RULE		0xffff
+
+/* sluice_capture.verdicts and sluice_capture_hdr.verdict (as 1 << verdict). */
+enum sluice_capture_verdict {
+	SLUICE_CV_PASSED = 0,
+	SLUICE_CV_DROPPED = 1,
+};
+
+/* Why a captured packet got its verdict (sluice_capture_hdr.reason). */
+enum sluice_capture_reason {
+	SLUICE_CR_NO_RULE = 0,	/* IP that matched no rule (passed) */
+	SLUICE_CR_RULE,		/* a rule's limits: rule_uid / rule_slot say which */
+	SLUICE_CR_DENY,		/* the deny list */
+	SLUICE_CR_ALLOW,	/* the allow list (passed) */
+	SLUICE_CR_SHED,		/* adaptive shedding */
+	SLUICE_CR_CAPACITY,	/* reserved capacity */
+	SLUICE_CR_MALFORMED,	/* truncated or invalid IP */
+	SLUICE_CR_COOKIE,	/* a SYN answered with a SYN cookie instead (dropped) */
+	SLUICE_CR_FAULT,	/* an internal fault, under the fail policy */
+	SLUICE_CR_MAX,
+};
+
+/* sluice_capture_hdr.flags */
+enum sluice_capture_flags {
+	SLUICE_CF_WOULD_DROP = 1 << 0,	/* passed by dry-run or the kill switch */
+};
+
+/*
+ * The capture's control and budget, sl_capture[0]. Mappable: the capture
+ * writes the lease word in place while the data path moves `window` by
+ * compare-and-swap, so neither overwrites the other's word.
+ */
+struct sluice_capture {
+	__u64 lease_ns;		/* data-path clock: copy nothing after this; 0: none */
+	__u64 window;		/* second << 32 | packets copied in it (CAS) */
+	__u32 budget;		/* packets a second, 1..SLUICE_CAPTURE_BUDGET_MAX */
+	__u32 snaplen;		/* bytes of each frame, 1..SLUICE_CAPTURE_SNAPLEN_MAX */
+	__u32 verdicts;		/* 1 << enum sluice_capture_verdict: which are copied */
+	__u16 rule_slot;	/* only packets of this rule (sluice_rule.slot), or ANY_RULE */
+	__u16 pad;
+	__u32 pid;		/* the capture's process */
+	__u32 pad2;
+};
+_Static_assert(sizeof(struct sluice_capture) == 40, "sluice_capture layout");
+
+/* What the data path counted for the running capture (sl_capture_stats, per CPU). */
+struct sluice_capture_stats {
+	__u64 captured;		/* records written to the ring */
+	__u64 lost_budget;	/* wanted, but over the second's budget */
+	__u64 lost_ring;	/* within the budget, but the ring was full */
+};
+_Static_assert(sizeof(struct sluice_capture_stats) == 24, "sluice_capture_stats layout");
+
+/* A record of sl_capture_ring: this header, then caplen bytes of the frame. */
+struct sluice_capture_hdr {
+	__u64 ts;		/* bpf_ktime_get_ns (CLOCK_MONOTONIC) when judged */
+	__u32 rule_uid;		/* the rule that decided (sluice_rule.uid); 0: none */
+	__u32 ifindex;		/* interface it arrived on */
+	__u32 len;		/* the frame's whole length */
+	__u16 caplen;		/* bytes that follow */
+	__u16 rule_slot;	/* that rule's slot; SLUICE_CAPTURE_ANY_RULE: none */
+	__u8 verdict;		/* enum sluice_capture_verdict */
+	__u8 reason;		/* enum sluice_capture_reason */
+	__u8 flags;		/* enum sluice_capture_flags */
+	__u8 pad[5];
+};
+_Static_assert(sizeof(struct sluice_capture_hdr) == 32, "sluice_capture_hdr layout");
 
 /* Signals the shedding controller reports (struct sluice_shed). */
 #define SLUICE_MAX_SIGNALS	8

@@ -5,7 +5,8 @@
 # (user/kernel_features.h) makes this kernel look as if it had neither
 # bpf_loop, multi-buffer XDP nor the raw SYN cookie helpers, so the rules are
 # walked by the bounded loop, XDP loads without xdp.frags and the cookie code
-# is switched off (bpf_cookie then checks the fallback). Case names get the
+# is switched off (bpf_cookie then checks the fallback, bpf_capture captures
+# at TC and sees XDP's capture switched off). Case names get the
 # prefix "pre5.17-".
 set -u
 cd "$(dirname "$0")/.."
@@ -13,7 +14,7 @@ cd "$(dirname "$0")/.."
 require_root features_off
 BUILD=${BUILD:-build}
 rc=0
-for t in bpf_datapath bpf_limits bpf_hostile bpf_cookie; do
+for t in bpf_datapath bpf_limits bpf_hostile bpf_cookie bpf_capture; do
 	SLUICE_FEATURES_OFF=bpf_loop,xdp_frags,syncookie "$BUILD/tests/$t" 2>&1 |
 		sed -E 's/^(ok|not ok|skip) - /\1 - pre5.17-/'
 	[ "${PIPESTATUS[0]}" -eq 0 ] || rc=1

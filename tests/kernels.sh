@@ -7,7 +7,8 @@
 # it (SLUICE_FEATURES_OFF=bpf_loop: the rules walked without bpf_loop) and
 # once with no kernel config file anywhere (/boot unmounted; Debian's
 # kernels have no /proc/config.gz); and a rule with action cookie (6.1
-# has the raw SYN cookie helpers); and sluice joining the real xdp-filter's
+# has the raw SYN cookie helpers); the capture suite (bpf_capture: the
+# copy into the ring from XDP and TC); and sluice joining the real xdp-filter's
 # libxdp dispatcher (tests/xdpmulti.sh's xf-first case: freplace programs,
 # which this machine's own kernel refuses; make test-kernels runs all its
 # dispatcher cases). The kernel package is fetched from Debian's archive the
@@ -76,6 +77,13 @@ else
 	echo "not ok - kernels-6.1-cookie-rule: $(echo "$out" | tail -1)"
 fi
 $S detach all >/dev/null 2>&1
+# Captures: records in the ring from XDP and TC, with 6.1's verifier.
+if out=$(build/tests/bpf_capture 2>&1) && ! grep -q '^not ok' <<<"$out" &&
+	[ "$(grep -c '^ok' <<<"$out")" -ge 7 ]; then
+	echo "ok - kernels-6.1-capture"
+else
+	echo "not ok - kernels-6.1-capture: $(grep -m1 -v '^ok' <<<"$out")"
+fi
 # libxdp's dispatcher with xdp-filter (tests/xdpmulti.sh, its dispatcher cases).
 XDPMULTI_DISPATCHER_ONLY=1 XDPMULTI_CASES=xf-first BUILD=build SLUICE=$PWD/build/sluice \
 	tests/xdpmulti.sh 2>&1 |
@@ -85,6 +93,6 @@ BUILD=$BUILD tools/kernels/guest.sh run 6.1 "$TMP/load.sh" 900 >"$TMP/out" 2>&1
 rc=$?
 grep -E '^(ok|not ok|skip) - ' "$TMP/out"
 n=$(grep -cE '^(ok|not ok) - kernels-6.1-' "$TMP/out")
-if [ "$rc" -ne 0 ] || [ "$n" -ne 7 ]; then
-	not_ok kernels-6.1-guest "the guest ran $n of 7 checks (exit $rc): $(grep -v '^ok' "$TMP/out" | tail -3 | tr '\n' ' ')"
+if [ "$rc" -ne 0 ] || [ "$n" -ne 8 ]; then
+	not_ok kernels-6.1-guest "the guest ran $n of 8 checks (exit $rc): $(grep -v '^ok' "$TMP/out" | tail -3 | tr '\n' ' ')"
 fi

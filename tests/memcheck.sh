@@ -93,6 +93,8 @@ vg status-json 0 -p status
 vg stats 0 stats interval 0
 vg stats-json 0 -j stats interval 0
 vg top 0 top
+vg capture-bad-rate 1 capture rate 0/s
+vg capture-unknown-rule 1 capture rule nope
 vg switches 0 set fail closed
 vg disable 0 disable
 vg enable 0 enable

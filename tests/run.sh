@@ -24,6 +24,7 @@ suites+=(
 	tests/config.sh
 	tests/e2e.sh
 	tests/cookie.sh
+	tests/capture.sh
 	tests/offload.sh
 	tests/xdpmulti.sh
 	tests/daemon.sh

@@ -260,7 +260,7 @@ int do_status(int argc, char **argv)
 
 		fprintf(help ? stdout : stderr, "Usage: sluice status\n"
 			"  what is loaded and where: attachments and their modes, switches,\n"
-			"  rules, the per-source table and the clock\n");
+			"  rules, the per-source table, the clock and whether a capture runs\n");
 		return help ? 0 : -EINVAL;
 	}
 	if (!sl_is_loaded()) {
@@ -306,6 +306,7 @@ int do_status(int argc, char **argv)
 	close_object();
 	clock = sl_loaded_clock();
 	print_str("clock", "clock: %s\n", clock >= 0 ? sl_clock_names[clock] : "unknown");
+	sl_capture_status(&m, &cfg);
 	open_array("interfaces");
 	n = sl_list_links(links, ARRAY_SIZE(links));
 	if (!n)

@@ -38,6 +38,7 @@ static const struct cmd {
 	{ "fleet", do_fleet, "fleet status                          fleet-wide limits' sync with Redis" },
 	{ "set", do_set, "set fail open|closed | malformed drop|pass" },
 	{ "check", do_check, "check FILE                            validate a config file" },
+	{ "capture", do_capture, "capture [rule NAME] [-w FILE] ...     samples of judged packets (pcap)" },
 	{ "run", do_run, "run --config FILE                     the daemon: apply, reload, log, metrics" },
 	{ "crowdsec", do_crowdsec, "crowdsec run url URL key-file FILE    CrowdSec bans as expiring deny entries" },
 	{ "version", do_version, "version" },

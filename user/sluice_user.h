@@ -149,7 +149,11 @@ int sl_xdpm_cookie_check(const char *dev);
 	X(arg, events, BPF_MAP_TYPE_RINGBUF, 0, 0)                                            \
 	X(arg, fleet_use, BPF_MAP_TYPE_LRU_HASH, sizeof(struct sluice_key),                   \
 	  sizeof(struct sluice_fleet_use))                                                     \
-	X(arg, fleet_status, BPF_MAP_TYPE_ARRAY, 4, sizeof(struct sluice_fleet_status))
+	X(arg, fleet_status, BPF_MAP_TYPE_ARRAY, 4, sizeof(struct sluice_fleet_status))        \
+	X(arg, capture, BPF_MAP_TYPE_ARRAY, 4, sizeof(struct sluice_capture))                 \
+	X(arg, capture_stats, BPF_MAP_TYPE_PERCPU_ARRAY, 4,                                   \
+	  sizeof(struct sluice_capture_stats))                                                 \
+	X(arg, capture_ring, BPF_MAP_TYPE_RINGBUF, 0, 0)
 
 /* Pinned state: an fd per map of SL_MAPS, -1 when not open. */
 #define SL__MAP_FIELD(arg, f, ...) int f;
@@ -329,6 +333,9 @@ int do_top(int argc, char **argv);
 int do_disable(int argc, char **argv);
 int do_enable(int argc, char **argv);
 int do_set(int argc, char **argv);
+int do_capture(int argc, char **argv);
+/* The capture's switch and lease, for `sluice status` (capture.c). */
+void sl_capture_status(const struct sl_maps *m, const struct sluice_config *cfg);
 
 /* Monotonic ns on the data path's clock. */
 __u64 sl_now_ns(void);

@@ -20,7 +20,7 @@ cd "$(dirname "$0")/../.."
 BUILD=${BUILD:-build}
 OUT=${KERNELS_OUT:-docs/KERNELS.md}
 KERNELS=${KERNELS:-6.1 6.12 5.10}
-CHECKS=${CHECKS:-load verifier traffic bpf_datapath bpf_limits bpf_hostile bpf_shed bpf_cookie xdpmulti}
+CHECKS=${CHECKS:-load verifier traffic bpf_datapath bpf_limits bpf_hostile bpf_shed bpf_cookie bpf_capture xdpmulti}
 if [ -n "${QUICK:-}" ]; then KERNELS=6.1 CHECKS=load; fi
 G=tools/kernels/guest.sh
 TMP=$(mktemp -d)
@@ -71,7 +71,7 @@ cat >"$TMP/xdpmulti.sh" <<'EOF'
 export PATH=$PWD/build/deps/bin:$PATH BUILD=build SLUICE=$PWD/build/sluice
 XDPMULTI_DISPATCHER_ONLY=1 tests/run.sh tests/xdpmulti.sh
 EOF
-for c in bpf_datapath bpf_limits bpf_hostile bpf_shed bpf_cookie; do
+for c in bpf_datapath bpf_limits bpf_hostile bpf_shed bpf_cookie bpf_capture; do
 	printf 'export BUILD=build\ntests/run.sh build/tests/%s\n' "$c" >"$TMP/$c.sh"
 done
 

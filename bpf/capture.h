@@ -1,0 +1,261 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * `sluice capture` in the data path: a copy of a judged packet into the
+ * sl_capture_ring ring buffer, at most sluice_capture.budget a second
+ * across all CPUs, while a capture runs.
+ *
+ * Off, it costs the entry one read of sl_config.capture at the verdict.
+ * On, the two global functions below run once per judged packet: the
+ * capture's filters (verdict, rule) first, so that only what was asked
+ * for spends the budget, then the budget (one compare-and-swap on a
+ * second-and-count word), then the copy. They are called from the entry
+ * programs' own frame, never from the rule walk, so the deepest call chain
+ * (entry -> eval_rule -> sl_limit_op) does not grow; their frames are small.
+ *
+ * Part of sluice.bpf.c: included there, after maps.h and clock_now().
+ */
+#ifndef SLUICE_BPF_CAPTURE_H
+#define SLUICE_BPF_CAPTURE_H
+
+/* A record being built, off the stack: the header, then the frame's first bytes. */
+struct sl_cap_rec {
+	struct sluice_capture_hdr h;
+	__u8 data[SLUICE_CAPTURE_SNAPLEN_MAX];
+};
+
+/* Per CPU: a packet runs to its verdict on one CPU, so nothing else touches it meanwhile. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct sl_cap_rec);
+} sl_capture_buf SEC(".maps");
+
+/*
+ * What the core tells the capture about a verdict, as the `why` word it
+ * carries: bits 0-7 enum sluice_capture_reason, 8-15 the deciding rule's
+ * index in the live set plus one (0: no rule; SL_WHY_FIRST: the first rule
+ * the packet matched, from sl_scratch), 16-23 enum sluice_capture_flags;
+ * the capture adds the verdict in bits 24-31. The core only moves
+ * constants and the refusing rule's index into it and branches on none of
+ * it, so the verifier's states do not split over it: the global functions
+ * below decode it.
+ */
+#define SL_WHY(reason, ri1, flags) ((reason) | (ri1) << 8 | (flags) << 16)
+#define SL_WHY_FIRST	0xff
+
+/*
+ * Budget retries: another CPU took the word in between. Losing all of them
+ * counts the packet as lost to the budget (the word was busy, not full).
+ */
+#define SL_CAP_CAS_TRIES	4
+
+/*
+ * The rule that ri1 (SL_WHY's) names in the live set: its slot, and its
+ * uid in *uid; SLUICE_CAPTURE_ANY_RULE and 0 for none.
+ */
+static __always_inline __u32 cap_rule(const struct sluice_config *cfg, __u32 ri1, __u32 *uid)
+{
+	const struct sluice_ruleset *rs;
+	struct sl_scratch *sc;
+	__u32 zero = 0, idx;
+
+	*uid = 0;
+	if (!ri1)
+		return SLUICE_CAPTURE_ANY_RULE;
+	if (ri1 == SL_WHY_FIRST) {
+		/* sl_match_rules' result for this packet, still in this CPU's scratch. */
+		sc = bpf_map_lookup_elem(&sl_scratch, &zero);
+		if (!sc)
+			return SLUICE_CAPTURE_ANY_RULE;
+		ri1 = (sc->m.enforce ? sc->m.first_enforce : sc->m.first_dry) + 1;
+	}
+	idx = cfg->active & 1;
+	rs = bpf_map_lookup_elem(&sl_rulesets, &idx);
+	if (!rs)
+		return SLUICE_CAPTURE_ANY_RULE;
+	*uid = rs->rules[(ri1 - 1) & (SLUICE_MAX_RULES - 1)].uid;
+	return rs->rules[(ri1 - 1) & (SLUICE_MAX_RULES - 1)].slot;
+}
+
+/*
+ * The capture's filters and budget for one packet: the record to fill
+ * (its header written but for ifindex, len and caplen, which the entry
+ * knows), or NULL to copy nothing. what: SL_WHY and the verdict in bits
+ * 24-31.
+ */
+static __always_inline struct sl_cap_rec *cap_admit(__u32 what)
+{
+	struct sluice_capture_stats *cs;
+	struct sluice_capture *c;
+	struct sluice_config *cfg;
+	struct sl_cap_rec *rec;
+	__u64 now, sec, word, next;
+	__u32 zero = 0, slot, uid, budget, verdict = (what >> 24) & 0xf;
+	int i, got = 0;
+
+	cfg = bpf_map_lookup_elem(&sl_config, &zero);
+	c = bpf_map_lookup_elem(&sl_capture, &zero);
+	cs = bpf_map_lookup_elem(&sl_capture_stats, &zero);
+	if (!cfg || !c || !cs)
+		return NULL;
+	now = clock_now(cfg, 0);
+	if (now > READ_ONCE(c->lease_ns)) {
+		/*
+		 * The capture stopped renewing its lease without clearing
+		 * its flag (killed by SIGKILL): clear it, so that packets
+		 * stop paying for this. A racing new capture renews and
+		 * sets it again within a second (user/capture.c).
+		 */
+		WRITE_ONCE(cfg->capture, 0);
+		return NULL;
+	}
+	if (!(READ_ONCE(c->verdicts) & (1U << verdict)))
+		return NULL;
+	slot = cap_rule(cfg, (what >> 8) & 0xff, &uid);
+	if (c->rule_slot != SLUICE_CAPTURE_ANY_RULE && c->rule_slot != slot)
+		return NULL;
+	/* One word for the second and its count: a new second starts at one. */
+	sec = now / SL_NSEC_PER_SEC;
+	budget = READ_ONCE(c->budget);
+	for (i = 0; i < SL_CAP_CAS_TRIES; i++) {
+		word = READ_ONCE(c->window);
+		if (word >> 32 != sec)
+			next = sec << 32 | 1;
+		else if ((__u32)word >= budget)
+			break;
+		else
+			next = word + 1;
+		if (__sync_val_compare_and_swap(&c->window, word, next) == word) {
+			got = 1;
+			break;
+		}
+	}
+	if (!got) {
+		cs->lost_budget++;
+		return NULL;
+	}
+	rec = bpf_map_lookup_elem(&sl_capture_buf, &zero);
+	if (!rec)
+		return NULL;
+	/* The precise clock for the timestamp: only copied packets pay for it. */
+	rec->h.ts = bpf_ktime_get_ns();
+	rec->h.rule_uid = uid;
+	rec->h.rule_slot = slot;
+	rec->h.verdict = verdict;
+	rec->h.reason = what & 0xff;
+	rec->h.flags = (what >> 16) & 0xff;
+	/* The snaplen rides in caplen until the entry knows the frame's length. */
+	rec->h.caplen = READ_ONCE(c->snaplen);
+	return rec;
+}
+
+/*
+ * How much of a frame of len the record takes: 1 .. the snaplen, or 0 for
+ * nothing to copy. The load helpers want a size the verifier knows is at
+ * least 1; 6.1's learns no lower bound from a test for 0, so the size is
+ * handed over as ((n - 1) & (max - 1)) + 1, which is n for every n in
+ * 1..max and which any verifier bounds to 1..max.
+ */
+static __always_inline __u64 cap_len(const struct sl_cap_rec *rec, __u32 len)
+{
+	__u32 caplen = rec->h.caplen;
+	__u64 n;
+
+	if (len < caplen)
+		caplen = len;
+	if (caplen < 1 || caplen > SLUICE_CAPTURE_SNAPLEN_MAX)
+		return 0;
+	n = caplen - 1;
+	/* In asm, so that clang, which knows the mask changes nothing, keeps it. */
+	asm volatile("%[n] &= %[m]" : [n] "+r"(n) : [m] "i"(SLUICE_CAPTURE_SNAPLEN_MAX - 1));
+	return n + 1;
+}
+
+/* The filled record into the ring; counted either way. */
+static __always_inline void cap_emit(struct sl_cap_rec *rec, __u64 caplen)
+{
+	struct sluice_capture_stats *cs;
+	__u32 zero = 0;
+
+	cs = bpf_map_lookup_elem(&sl_capture_stats, &zero);
+	if (!cs)
+		return;
+	rec->h.caplen = caplen;
+	if (bpf_ringbuf_output(&sl_capture_ring, rec, sizeof(rec->h) + caplen, 0))
+		cs->lost_ring++;
+	else
+		cs->captured++;
+}
+
+/*
+ * The XDP entry's copy: the frame through bpf_xdp_load_bytes, which reads
+ * across the fragments of a multi-buffer frame. That helper came with
+ * multi-buffer XDP (Linux 5.18): without it (has_frags 0) the verifier
+ * sees none of this, and the controller refuses to capture at XDP.
+ * Global: verified once, on its own small frame.
+ */
+__noinline int sl_capture_xdp(struct xdp_md *ctx, __u32 what)
+{
+	struct sl_cap_rec *rec;
+	__u64 caplen;
+	__u32 len;
+
+	if (!has_frags || !ctx)
+		return 0;
+	rec = cap_admit(what);
+	if (!rec)
+		return 0;
+	len = bpf_xdp_get_buff_len(ctx);
+	caplen = cap_len(rec, len);
+	if (!caplen)
+		return 0;
+	rec->h.ifindex = ctx->ingress_ifindex;
+	rec->h.len = len;
+	if (bpf_xdp_load_bytes(ctx, 0, rec->data, caplen))
+		return 0;
+	cap_emit(rec, caplen);
+	return 0;
+}
+
+/* The TC entry's copy, through bpf_skb_load_bytes (paged data included). */
+__noinline int sl_capture_skb(struct __sk_buff *skb, __u32 what)
+{
+	struct sl_cap_rec *rec;
+	__u64 caplen;
+	__u32 len;
+
+	if (!skb)
+		return 0;
+	rec = cap_admit(what);
+	if (!rec)
+		return 0;
+	len = skb->len;
+	caplen = cap_len(rec, len);
+	if (!caplen)
+		return 0;
+	rec->h.ifindex = skb->ifindex;
+	rec->h.len = len;
+	if (bpf_skb_load_bytes(skb, 0, rec->data, caplen))
+		return 0;
+	cap_emit(rec, caplen);
+	return 0;
+}
+
+/*
+ * A packet's verdict is final (verdict: enum sluice_capture_verdict; why:
+ * SL_WHY): a copy for the capture if one runs. One read of a word when
+ * none does. The entry passes its own context: xctx at XDP, skb at TC.
+ */
+static __always_inline void capture(struct xdp_md *xctx, struct __sk_buff *skb,
+				    const struct sluice_config *cfg, __u32 verdict, __u32 why)
+{
+	if (!cfg->capture)
+		return;
+	if (xctx)
+		sl_capture_xdp(xctx, why | verdict << 24);
+	else if (skb)
+		sl_capture_skb(skb, why | verdict << 24);
+}
+
+#endif /* SLUICE_BPF_CAPTURE_H */
