@@ -64,7 +64,7 @@ synflood_target() {
 	measured=$(awk -F'\t' -v kept=" $kept " '$2 == "cookie" {
 		note = index(kept, " " $1 " ") ? "" : ", where the floor did not keep it"
 		printf "%s%s pps: %d of %d%s", s, $1, $4, $3, note; s = "; " }' "$TMP/synflood.tsv")
-	row "$1" "least ${worst:-n/a}% where the floor kept the service ($measured)" \
+	row "$1" "at least ${worst:-n/a}% of first SYNs where the floor kept the service ($measured)" \
 		"${worst:-n/a} >= 99"
 }
 
