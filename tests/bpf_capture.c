@@ -270,15 +270,12 @@ HARNESS_CASE(lease_expired)
 /* Other reasons: the deny list, and the kill switch's would-drop. */
 HARNESS_CASE(reasons)
 {
-	struct sluice_lpm4 k = { .plen = 32, .addr = htonl(SRC_B) };
-	__u8 one = 1;
 	struct frame f;
 
 	flood_rule();
 	commit();
 	capture_on(DROPPED | PASSED, ANY, 100, 64, T0 + 10 * SEC);
-	if (bpf_map__update_elem(skel->maps.sl_deny4, &k, sizeof(k), &one, 1, 0))
-		CHECK_FAIL("deny list: %s", strerror(errno));
+	list_put4(skel->maps.sl_deny4, SRC_B, 32, 0);
 	CFG_SET(lists, SLUICE_L_DENY4);
 	udp_frame(&f, SRC_B, PORT);
 	CHECK(xmit(&f) == 0, "denied source passed");
