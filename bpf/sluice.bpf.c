@@ -302,12 +302,17 @@ static __always_inline int conns_op(struct sl_eval *ev, const struct sluice_rule
 	return !c || READ_ONCE(c->count) < l->rate;
 }
 
+/* One charge in SL_FLEET_SAMPLE of an untracked key tracks it (a power of 2). */
+#define SL_FLEET_SAMPLE	32
+
 /*
- * A fleet-wide token bucket was charged to next at now: once it is half
- * spent the key is hot, and what it is charged from then on is added up in
- * sl_fleet_use for the daemon to send to the fleet. A new hot key starts
- * with everything its bucket holds (next - now), which the fleet has not
- * seen yet. Only hot keys of fleet limits pay this lookup.
+ * A fleet-wide token bucket was charged to next at now. A tracked key (in
+ * sl_fleet_use) adds up every charge for the daemon, which sends the keys
+ * hot enough to matter to the fleet. An untracked key becomes tracked once
+ * its bucket is half spent, or on one charge in SL_FLEET_SAMPLE at random,
+ * so a source spread thin over many hosts is tracked within a few dozen of
+ * its packets on each. A new key starts with everything its bucket holds
+ * (next - now), which the fleet has not seen yet. Fleet limits only.
  */
 static __always_inline void fleet_note(const struct sluice_limit *l, const struct sluice_key *key,
 				       __u64 now, __u64 next, __u32 cost)
@@ -316,13 +321,14 @@ static __always_inline void fleet_note(const struct sluice_limit *l, const struc
 	struct sl_scratch *sc;
 	__u32 zero = 0;
 
-	if (next - now <= l->tolerance / 2)
-		return;
 	u = bpf_map_lookup_elem(&sl_fleet_use, key);
 	if (u) {
 		__sync_fetch_and_add(&u->charged, sl_gcra_inc(l->interval_fp, cost));
 		return;
 	}
+	/* Not tracked: half spent, or one charge in SL_FLEET_SAMPLE at random. */
+	if (next - now <= l->tolerance / 2 && (bpf_get_prandom_u32() & (SL_FLEET_SAMPLE - 1)))
+		return;
 	sc = bpf_map_lookup_elem(&sl_scratch, &zero);
 	if (!sc)
 		return;

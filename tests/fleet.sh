@@ -158,6 +158,33 @@ echo "# traffic moved to host 1: it admitted $got in ${w}s (rate x t =" \
 [ "$got" -ge "$smin" ] || fail "host 1 admitted $got, under $smin: it did not converge to the whole rate"
 end_case fleet-traffic-moves-to-one-host
 
+# ---- 2c. a source spread thin: each host sees it under the rate ----
+begin_case
+# 0.6 x the rate to each host, 1.8 x in all, from a new source: no host's
+# own bucket is ever half spent; the hosts track it by sampling and the
+# daemons send it, so the fleet admits the rate within the sync bound plus
+# the cool keys' leak (1/8 of the rate), where per-host limits would admit
+# 1.8 x the rate.
+ip -n "$C" addr add 198.18.70.77/32 dev lo || fail "cannot add the spread source"
+FLEET_SRC=198.18.70.77 send 7 $((RATE * 6 / 10)) &
+spid=$!
+sleep 1.5
+ta=$(now_s); a=$(total_passed); ta=$(mid_s "$ta")
+sleep 4
+tb=$(now_s); b=$(total_passed); tb=$(mid_s "$tb")
+wait $spid
+thin=$((b - a))
+w=$(awk -v a="$ta" -v b="$tb" 'BEGIN { printf "%.3f", b - a }')
+smax=$(awk -v w="$w" -v r=$RATE -v iv=$INTERVAL_MS \
+	'BEGIN { printf "%d", (r * w * 9 / 8 + 3 * r * 2 * iv / 1000) * 1.05 + 5 }')
+echo "# spread thin, 0.6 x ${RATE}pps to each of 3 hosts: admitted $thin in ${w}s" \
+	"(rate x t = $(awk -v w="$w" -v r=$RATE 'BEGIN { printf "%d", r * w }'), bound $smax," \
+	"per-host limits: $(awk -v w="$w" -v r=$RATE 'BEGIN { printf "%d", 1.8 * r * w }'))"
+[ "$thin" -le "$smax" ] || fail "spread thin, the fleet admitted $thin in ${w}s, over the bound $smax"
+smin=$(awk -v w="$w" -v r=$RATE 'BEGIN { printf "%d", r * w * 0.7 }')
+[ "$thin" -ge "$smin" ] || fail "spread thin, the fleet admitted $thin in ${w}s, under $smin"
+end_case fleet-spread-thin
+
 # ---- 3. the same limit per host admits about 3x ----
 begin_case
 for i in 1 2 3; do config "$i" host; kill -HUP "${DAEMONS[i-1]}"; done

@@ -52,13 +52,14 @@
  *   others' spent share does not starve it);
  * - and the other side: with the load at 1.5x the rate or more and no idle
  *   gaps, admitted >= 0.7 R T, so a fleet that refuses everything fails.
- * These need every host that sees the key to see it over the rate (1.5x
- * here): a host's own bucket must be half spent before it reports the key
- * (the data path's hot threshold). Where some host sees it under the rate
- * (spread thin, or in small bursts), that host holds it to its own bucket
- * only, and the trace checks the per-host bound, admitted <= the hosts that
- * see it x (B + R T); the summary says how far over the fleet's bound such
- * traces went.
+ * Both bounds also carry the daemon's cool keys' leak, f R T (f = 1/8:
+ * keys whose charges times the live hosts stay under f R are not sent),
+ * and per host the packets before the data path tracks the key (one charge
+ * in 32 at random, if its bucket is not half spent first: SAMPLE_PKTS, 32
+ * x 16, exceeded with a chance of e^-16). Every class, spread thin or in
+ * small bursts included, is checked against the fleet's bound; the summary
+ * also says, for traces where some host sees the key under 1.5x the rate,
+ * how far over B + R T they went.
  * Per class: a "#" summary (closest approach to each bound, in units of
  * N R (delta + rho); lowest admitted / R T) and one ok/not ok line.
  */
@@ -76,6 +77,10 @@
 
 #define HOSTS_MAX	4
 #define NO_TIME		(~0ULL)
+/* user/fleet.c's FLEET_COOL, the fraction of R its unsent keys may reach */
+#define FLEET_F		(1.0 / 8)
+/* Packets before one charge in 32 tracks a key, but for a chance of e^-16 */
+#define SAMPLE_PKTS	(32 * 16)
 
 enum pattern { P_ONE, P_SPREAD, P_MOVE, P_BURSTS, P_IDLE, P_NR };
 enum event { E_NONE, E_FLUSH, E_STALL };
@@ -526,10 +531,9 @@ static void redis_event(void)
 
 /*
  * Whether every host that sees the key sees it at 1.5 times the rate or
- * more, so that its own bucket is soon half spent and it reports the key
- * (the data path's hot threshold): the fleet's bound needs that. A key a
- * host sees under the rate is never reported from there, and that host
- * holds it to its own bucket only (README "Fleet-wide limits").
+ * more, so that its own bucket is soon half spent; the others track it by
+ * sampling. Only the summary and the floor check tell them apart now: both
+ * are held to the fleet's bound (README "Fleet-wide limits").
  */
 static int trace_reported(const struct trace *t)
 {
@@ -694,13 +698,14 @@ static int run_trace(const struct trace *t, struct result *res, char *why, size_
 		res->floor = 0.7;
 		res->floor_ratio = S.admitted_total / (R * T);
 		res->under = !trace_reported(t);
-		if (res->under) {
-			/* Each host that sees the key holds it to its own bucket, no more. */
-			double active = t->pattern == P_ONE ? 1 : t->pattern == P_MOVE ? 2 : N;
-
-			res->bound_total = (active - 1) * (B + R * T) + 2;
-			res->bound_h = 1e18;
-		}
+		/*
+		 * The daemon's cool keys (under FLEET_COOL of R fleet-wide) are
+		 * not sent: at most f R T more; and a host that has not tracked
+		 * the key yet (one charge in 32 tracks it) has not counted its
+		 * drained charges: SAMPLE_PKTS per host at most.
+		 */
+		res->bound_total += FLEET_F * R * T + N * SAMPLE_PKTS;
+		res->bound_h += FLEET_F * R * T + N * SAMPLE_PKTS;
 		if (res->total_excess > res->bound_total) {
 			snprintf(why, whylen, "admitted %llu, over B + R T + %.1f",
 				 (unsigned long long)S.admitted_total, res->bound_total);
@@ -813,7 +818,7 @@ static void run_class(const char *name, int cls, int ev)
 			       res.total_excess, res.bound_total, res.worst_h, res.bound_h,
 			       res.worst_move, res.bound_move, res.floor_ratio);
 		if (res.under) {
-			/* What the fleet admitted beyond its bound without the hot threshold. */
+			/* How far over B + R T + N R (delta + rho) the thinly spread ones went. */
 			double over = (res.total_excess - res.sync_term) / (t.burst + t.rate * t.dur / 1e9);
 
 			unders++;
@@ -823,9 +828,9 @@ static void run_class(const char *name, int cls, int ev)
 				under_floor = res.floor_ratio;
 		}
 		/* The worst of each, as a fraction of the sync term N R (delta + rho). */
-		if (!res.under && (res.total_excess - res.bound_total) / res.sync_term > worst_total)
+		if ((res.total_excess - res.bound_total) / res.sync_term > worst_total)
 			worst_total = (res.total_excess - res.bound_total) / res.sync_term;
-		if (!res.under && (res.worst_h - res.bound_h) / res.sync_term > worst_h)
+		if ((res.worst_h - res.bound_h) / res.sync_term > worst_h)
 			worst_h = (res.worst_h - res.bound_h) / res.sync_term;
 		if (res.move_checked) {
 			moves++;
@@ -847,8 +852,8 @@ static void run_class(const char *name, int cls, int ev)
 		printf(", after a move %.2f (%d traces; the new host's admitted / R t once settled: "
 		       "%.3f at least)", -worst_move, moves, min_settled);
 	if (unders)
-		printf("; %d traces with a host under the rate, held per host: up to %.2f x "
-		       "(B + R T) beyond the fleet's bound", unders, under_max);
+		printf("; %d traces with a host under 1.5x the rate: up to %.2f x (B + R T) "
+		       "over B + R T + N R (delta + rho)", unders, under_max);
 	if (under_floor < 1e9)
 		printf(", lowest admitted / R T of those at 1.5x or more %.3f", under_floor);
 	if (floors)

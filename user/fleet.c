@@ -52,6 +52,15 @@
 #define FLEET_OVER_MAX		10000
 /* A hot key unchanged for this many syncs, and spent, leaves sl_fleet_use. */
 #define FLEET_COLD_SYNCS	8
+/*
+ * A tracked key is sent when its charge here since its last send, times the
+ * live hosts, reaches FLEET_COOL_NUM / FLEET_COOL_DEN of the limit's rate over
+ * that time (or it refuses, is over in the fleet, or is half spent here). The
+ * keys left out add up to under that fraction f of the rate R fleet-wide: the
+ * fleet admits at most f R t beyond its bound (README "Fleet-wide limits").
+ */
+#define FLEET_COOL_NUM	1
+#define FLEET_COOL_DEN	8
 /* Longest wait between two connection attempts to a node that is down. */
 #define FLEET_BACKOFF_MAX_NS	(2 * 1000000000ULL)
 
@@ -1159,14 +1168,22 @@ static size_t gather(struct sl_fleet *f, struct sluice_config *cfg, unsigned int
 		it->from_ns = it->t.sent ? it->t.sent : it->use.since;
 		it->charge_us = delta / 1000;
 		it->t.carry_ns = delta % 1000;
-		if (!it->charge_us && !it->refusing) {
+		if ((!it->charge_us && !it->refusing) ||
+		    (!it->refusing && it->t.until < now && ahead * 2 <= r->limits[it->li].tolerance &&
+		     now > it->from_ns &&
+		     delta * (f->st.hosts ? f->st.hosts : 1) * FLEET_COOL_DEN <
+			     (now - it->from_ns) * FLEET_COOL_NUM)) {
 			/*
 			 * Nothing charged here since the last sync and nothing
 			 * refused (or a key entered by the poll's fold, not yet
-			 * charged here): the fleet's view of it can wait until it
-			 * is charged again (others over its limit reach us through
-			 * the over-limit set). Followed, not sent.
+			 * charged here), or a cool key: not refusing, not over in
+			 * the fleet, its bucket here under half spent, and what it
+			 * was charged since it was last sent, times the live
+			 * hosts, under FLEET_COOL of the limit's rate over that
+			 * time. Its charge is kept (carried) and it is followed,
+			 * not sent; the fleet's view of it can wait.
 			 */
+			it->t.carry_ns = delta;
 			f->tab_next[trk_slot(f->tab_next, f->tab_cap, f->gen + 1, &it->k)] = it->t;
 			continue;
 		}
