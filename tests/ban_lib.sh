@@ -7,6 +7,12 @@
 #                  senders 198.18.80.2-4 / 2001:db8:80::2-3
 #   deliver SRC N  N UDP datagrams from SRC to the receiver; prints how many
 #                  arrived (the sink's count for SRC)
+#   sl, slj ARGS   sluice on the receiver's root (slj: with -j)
+#   ttl_of LIST CIDR   the deny or allow entry's ttl in seconds ("null":
+#                  permanent; "" if absent); listed / unlisted CIDR: on the
+#                  deny list or not
+#   wait_for SECS CMD...   until CMD succeeds, polling every 0.2 s (bounded)
+#   in_range V LO HI   V is a whole number within [LO, HI]
 SLGEN=${SLGEN:-$PWD/${BUILD:-build}/slgen}
 SLSINK=${SLSINK:-$PWD/${BUILD:-build}/slsink}
 BAN_PORT=9411
@@ -36,6 +42,18 @@ ban_net() {
 	done
 	in_ns "$RCV" "$SLUICE" --bpffs "$ROOT" attach "$BAN_DEV" mode generic >/dev/null
 }
+
+sl() { in_ns "$RCV" "$SLUICE" --bpffs "$ROOT" "$@"; }
+slj() { in_ns "$RCV" "$SLUICE" -j --bpffs "$ROOT" "$@"; }
+ttl_of() { slj "$1" list | jq -r --arg c "$2" '.[][] | select(.cidr == $c) | .ttl'; }
+listed() { [ -n "$(ttl_of deny "$1")" ]; }
+unlisted() { [ -z "$(ttl_of deny "$1")" ]; }
+wait_for() {
+	local n=$(($1 * 5)); shift
+	for _ in $(seq "$n"); do "$@" && return 0; sleep 0.2; done
+	return 1
+}
+in_range() { [[ "$1" =~ ^[0-9]+$ ]] && [ "$1" -ge "$2" ] && [ "$1" -le "$3" ]; }
 
 deliver() {
 	local src=$1 n=$2 ready=$TMP/ban-ready dst=198.18.80.1 sink

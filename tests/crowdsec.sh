@@ -26,17 +26,6 @@ if ! ban_net cs; then
 	not_ok crowdsec-setup "cannot create the namespaces, the veth or attach"
 	exit 1
 fi
-sl() { in_ns "$RCV" "$SLUICE" --bpffs "$ROOT" "$@"; }
-slj() { in_ns "$RCV" "$SLUICE" -j --bpffs "$ROOT" "$@"; }
-ttl_of() { slj deny list | jq -r --arg c "$1" '.deny[] | select(.cidr == $c) | .ttl'; }
-wait_for() {
-	local n=$(($1 * 5)); shift
-	for _ in $(seq "$n"); do "$@" && return 0; sleep 0.2; done
-	return 1
-}
-listed() { [ -n "$(ttl_of "$1")" ]; }
-unlisted() { [ -z "$(ttl_of "$1")" ]; }
-in_range() { [[ "$1" =~ ^[0-9]+$ ]] && [ "$1" -ge "$2" ] && [ "$1" -le "$3" ]; }
 # The LAPI listens in the receiver's own namespace: no port is shared with anyone.
 PORT=18411
 URL=http://127.0.0.1:$PORT
@@ -128,11 +117,11 @@ if ! wait_for 20 listed 198.18.80.2/32; then
 	fail "198.18.80.2 not on the deny list: $(slj deny list) $(tr '\n' ' ' <"$TMP/bouncer.out")"
 else
 	wait_for 10 listed 2001:db8:80::3/128 || fail "2001:db8:80::3 not listed: $(slj deny list)"
-	t=$(ttl_of 198.18.80.2/32)
+	t=$(ttl_of deny 198.18.80.2/32)
 	in_range "$t" 90 120 || fail "198.18.80.2 ttl \"$t\", want 90..120 (a 2m decision)"
-	t=$(ttl_of 198.18.81.0/24)
+	t=$(ttl_of deny 198.18.81.0/24)
 	in_range "$t" 3500 3600 || fail "198.18.81.0/24 ttl \"$t\", want 3500..3600 (a 1h range)"
-	t=$(ttl_of 2001:db8:80::3/128)
+	t=$(ttl_of deny 2001:db8:80::3/128)
 	in_range "$t" 500 600 || fail "2001:db8:80::3 ttl \"$t\", want 500..600"
 	unlisted 198.18.80.3/32 || fail "a captcha decision became a deny entry"
 	got=$(deliver 198.18.80.2 10)
@@ -176,7 +165,7 @@ out=$(in_ns "$RCV" "$SLUICE" -j --bpffs "$ROOT" crowdsec run url "$URL" key-file
 	fail "once: $out"
 [ "$(jq -r .startup <<<"$out")" == true ] || fail "once: $out"
 [ "$(jq -r .added <<<"$out")" -ge 2 ] || fail "once added $(jq -r .added <<<"$out"), want at least 2: $out"
-t=$(ttl_of 198.18.81.0/24)
+t=$(ttl_of deny 198.18.81.0/24)
 in_range "$t" 3000 3600 || fail "198.18.81.0/24 back with ttl \"$t\""
 end_case crowdsec-once
 

@@ -32,17 +32,6 @@ if ! ban_net f2b; then
 	not_ok fail2ban-setup "cannot create the namespaces, the veth or attach"
 	exit 1
 fi
-sl() { in_ns "$RCV" "$SLUICE" --bpffs "$ROOT" "$@"; }
-slj() { in_ns "$RCV" "$SLUICE" -j --bpffs "$ROOT" "$@"; }
-ttl_of() { slj deny list | jq -r --arg c "$1" '.deny[] | select(.cidr == $c) | .ttl'; }
-# wait_for SECS CMD...: until CMD succeeds, polling every 0.2 s (bounded).
-wait_for() {
-	local n=$(($1 * 5)); shift
-	for _ in $(seq "$n"); do "$@" && return 0; sleep 0.2; done
-	return 1
-}
-listed() { [ -n "$(ttl_of "$1")" ]; }
-unlisted() { [ -z "$(ttl_of "$1")" ]; }
 # failures ADDR N LOG: N log lines the jails' filter takes.
 failures() { for _ in $(seq "$2"); do echo "sl-test: authentication failure from $1"; done >>"$3"; }
 
@@ -99,7 +88,7 @@ failures 198.18.80.2 3 "$TMP/auth.log"
 if ! wait_for 20 listed 198.18.80.2/32; then
 	fail "198.18.80.2 not on the deny list: $(slj deny list) $(grep -i ban "$TMP/f2b.log" | tail -3)"
 else
-	t=$(ttl_of 198.18.80.2/32)
+	t=$(ttl_of deny 198.18.80.2/32)
 	[[ "$t" =~ ^[0-9]+$ ]] && [ "$t" -ge 1 ] && [ "$t" -le 10 ] ||
 		fail "ttl \"$t\", want 1..10 (the jail's bantime)"
 	got=$(deliver 198.18.80.2 10)
@@ -119,7 +108,7 @@ failures 198.18.80.4 3 "$TMP/perm.log"
 if ! wait_for 20 listed 198.18.80.4/32; then
 	fail "198.18.80.4 not on the deny list: $(slj deny list)"
 else
-	t=$(ttl_of 198.18.80.4/32)
+	t=$(ttl_of deny 198.18.80.4/32)
 	[[ "$t" =~ ^[0-9]+$ ]] && [ "$t" -ge $((3650 * 86400 - 100)) ] ||
 		fail "ttl \"$t\", want 3650 days"
 	got=$(deliver 198.18.80.4 10)
@@ -136,7 +125,7 @@ out=$(fail2ban-client -c "$F2B" set sl-test banip 198.18.80.3 2>&1) || fail "ban
 wait_for 10 grep -q "Ban 198.18.80.3" "$TMP/f2b.log" || fail "fail2ban did not ban 198.18.80.3"
 out=$(fail2ban-client -c "$F2B" set sl-test unbanip 198.18.80.3 2>&1) || fail "unbanip: $out"
 wait_for 10 grep -q "Unban 198.18.80.3" "$TMP/f2b.log" || fail "fail2ban did not unban 198.18.80.3"
-[ "$(ttl_of 198.18.80.3/32)" == null ] || fail "the operator's deny became \"$(ttl_of 198.18.80.3/32)\""
+[ "$(ttl_of deny 198.18.80.3/32)" == null ] || fail "the operator's deny became \"$(ttl_of deny 198.18.80.3/32)\""
 got=$(deliver 198.18.80.3 10)
 [ "$got" -eq 0 ] || fail "the operator's denied source: $got of 10 arrived"
 expect_ok "deny del" sl deny del 198.18.80.3

@@ -18,12 +18,6 @@ if ! ban_net ttl; then
 	not_ok ttl-setup "cannot create the namespaces, the veth or attach"
 	exit 1
 fi
-sl() { in_ns "$RCV" "$SLUICE" --bpffs "$ROOT" "$@"; }
-slj() { in_ns "$RCV" "$SLUICE" -j --bpffs "$ROOT" "$@"; }
-# ttl_of LIST CIDR: the entry's ttl in seconds ("null": permanent; "" if absent).
-ttl_of() { slj "$1" list | jq -r --arg c "$2" '.[][] | select(.cidr == $c) | .ttl'; }
-# in_range V LO HI
-in_range() { [[ "$1" =~ ^[0-9]+$ ]] && [ "$1" -ge "$2" ] && [ "$1" -le "$3" ]; }
 
 # ---- 1. add with a ttl, list the time left ----
 begin_case
