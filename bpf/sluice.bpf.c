@@ -338,6 +338,58 @@ static __always_inline void fleet_note(const struct sluice_limit *l, const struc
 	bpf_map_update_elem(&sl_fleet_use, key, &sc->fu, BPF_NOEXIST);
 }
 
+/* charge_state's answers */
+#define SL_CH_REFUSED	0	/* the bucket refuses (counted on it) */
+#define SL_CH_DONE	1	/* charged */
+#define SL_CH_GONE	2	/* the way went to another key meanwhile: the charge given back */
+#define SL_CH_BUSY	(-1)	/* the compare-and-swap kept failing */
+
+/*
+ * Charge cost to bucket st of limit l at now. way: st's way in sl_state
+ * (key its key), NULL for a rule-wide bucket. The state is shared by every
+ * CPU: compare-and-swap, bounded retry. *nextp: the bucket's new word.
+ */
+static __always_inline int charge_state(const struct sluice_limit *l, struct sluice_state *st,
+					struct sluice_way *way, const struct sluice_key *key,
+					__u32 uid, __u32 li, __u64 now, __u32 cost, __u64 *nextp)
+{
+	__u64 word, aux, next, next_aux;
+	int i;
+
+	for (i = 0; i < SL_CAS_TRIES; i++) {
+		word = READ_ONCE(st->tat);
+		aux = READ_ONCE(st->aux);
+		if (!sl_meter(l, word, aux, now, cost, &next, &next_aux)) {
+			note_drop(st, now, way ? key : NULL, uid, li, 1);
+			return SL_CH_REFUSED;
+		}
+		if (__sync_val_compare_and_swap(&st->tat, word, next) != word)
+			continue;
+		*nextp = next;
+		/*
+		 * Sliding window: the previous window's count, when the window
+		 * turned. A plain store: a racing reader may see the old one
+		 * for an instant, within the approximation.
+		 */
+		if (next_aux != aux)
+			WRITE_ONCE(st->aux, next_aux);
+		if (!way)
+			return SL_CH_DONE;
+		if (READ_ONCE(*way_word(way, 0)) != key_word(key, 0)) {
+			/*
+			 * The way went to another key while we charged it: give
+			 * that back. Ours is gone, which reads as full: admitted.
+			 */
+			uncharge(l, st, now, cost);
+			return SL_CH_GONE;
+		}
+		if ((word ^ next) >> 32 && l->algo != SLUICE_ALGO_GCRA)
+			WRITE_ONCE(way->idle_at, sl_idle_at(l, next));
+		return SL_CH_DONE;
+	}
+	return SL_CH_BUSY;
+}
+
 /* sl_limit_op: a new key's way was lost to another CPU; run the limit again. */
 #define SL_LIMIT_AGAIN	2
 
@@ -358,7 +410,6 @@ __noinline int sl_limit_op(struct sl_eval *ev, const struct sluice_rule *r, __u3
 	struct sluice_key key;
 	__u64 word, aux, next, next_aux, now, seen = 0;
 	__u32 slot, cost;
-	int i;
 
 	if (!ev || !r || li >= SLUICE_MAX_LIMITS)
 		return 0;
@@ -435,42 +486,17 @@ __noinline int sl_limit_op(struct sl_eval *ev, const struct sluice_rule *r, __u3
 		ev->charged++;
 		return 1;
 	}
-	/* The state is shared by every CPU: compare-and-swap, bounded retry. */
-	for (i = 0; i < SL_CAS_TRIES; i++) {
-		word = READ_ONCE(st->tat);
-		aux = READ_ONCE(st->aux);
-		if (!sl_meter(l, word, aux, now, cost, &next, &next_aux)) {
-			note_drop(st, now, way ? &key : NULL, r->uid, li, 1);
-			return 0;
-		}
-		if (__sync_val_compare_and_swap(&st->tat, word, next) == word) {
-			/*
-			 * Sliding window: the previous window's count, when the
-			 * window turned. A plain store: a racing reader may see
-			 * the old one for an instant, within the approximation.
-			 */
-			if (next_aux != aux)
-				WRITE_ONCE(st->aux, next_aux);
-			if (way) {
-				if (READ_ONCE(*way_word(way, 0)) != key_word(&key, 0)) {
-					/*
-					 * The way went to another key while we
-					 * charged it: give that back. Ours is
-					 * gone, which reads as full: admitted.
-					 */
-					uncharge(l, st, now, cost);
-				} else if ((word ^ next) >> 32 && l->algo != SLUICE_ALGO_GCRA) {
-					WRITE_ONCE(way->idle_at, sl_idle_at(l, next));
-				}
-			}
-			if (l->fleet)
-				fleet_note(l, &key, now, next, cost);
-			ev->charged++;
-			return 1;
-		}
+	switch (charge_state(l, st, way, &key, r->uid, li, now, cost, &next)) {
+	case SL_CH_REFUSED:
+		return 0;
+	case SL_CH_BUSY:
+		ev->fault = 1;
+		return 0;
 	}
-	ev->fault = 1;
-	return 0;
+	if (l->fleet)
+		fleet_note(l, &key, now, next, cost);
+	ev->charged++;
+	return 1;
 }
 
 /*
@@ -513,9 +539,8 @@ __noinline int sl_limit_at(struct sl_eval *ev, const struct sluice_rule *r, __u3
 	struct sluice_set *set;
 	struct sluice_state *s;
 	struct sluice_key key;
-	__u64 word, aux, next, next_aux, now;
+	__u64 next, next_aux, now;
 	__u32 idx, cost, w;
-	int i;
 
 	if (!ev || !r || li >= SLUICE_MAX_LIMITS)
 		return SL_AT_FAULT;
@@ -572,33 +597,17 @@ __noinline int sl_limit_at(struct sl_eval *ev, const struct sluice_rule *r, __u3
 		uncharge(l, s, now, cost);
 		return 0;
 	}
-	for (i = 0; i < SL_CAS_TRIES; i++) {
-		word = READ_ONCE(s->tat);
-		aux = READ_ONCE(s->aux);
-		if (!sl_meter(l, word, aux, now, cost, &next, &next_aux)) {
-			note_drop(s, now, way ? &key : NULL, r->uid, li, 1);
-			return SL_AT_REFUSED;
-		}
-		if (__sync_val_compare_and_swap(&s->tat, word, next) == word) {
-			if (next_aux != aux)
-				WRITE_ONCE(s->aux, next_aux);
-			if (way) {
-				if (READ_ONCE(*way_word(way, 0)) != key_word(&key, 0) ||
-				    *way_word(way, 1) != key_word(&key, 1) ||
-				    *way_word(way, 2) != key_word(&key, 2)) {
-					/* The way went to another key meanwhile: see sl_limit_op. */
-					uncharge(l, s, now, cost);
-					return SL_AT_GONE;
-				}
-				if ((word ^ next) >> 32 && l->algo != SLUICE_ALGO_GCRA)
-					WRITE_ONCE(way->idle_at, sl_idle_at(l, next));
-			}
-			if (l->fleet)
-				fleet_note(l, &key, now, next, cost);
-			return 1;
-		}
+	switch (charge_state(l, s, way, &key, r->uid, li, now, cost, &next)) {
+	case SL_CH_REFUSED:
+		return SL_AT_REFUSED;
+	case SL_CH_BUSY:
+		return SL_AT_WALK;
+	case SL_CH_GONE:
+		return SL_AT_GONE;
 	}
-	return SL_AT_WALK;
+	if (l->fleet)
+		fleet_note(l, &key, now, next, cost);
+	return 1;
 }
 
 /*
