@@ -236,7 +236,18 @@ static __always_inline int ck_budget(const struct sl_scratch *sc, const __u32 *s
 /*
  * Working space of sluice_cookie_syn, per CPU and off the stack (the stack
  * budget): the SYN's TCP header, then the SYN-ACK's; the kernel's cookie
- * input, then the reply's IP header; the SYN's addresses.
+ * input, then the reply's IP header; the SYN's addresses; the SYN's
+ * options.
+ *
+ * The options are here, in map memory, and not on the stack, for the
+ * verifier's sake: kernels before 6.8 walk a bpf_loop callback once, so
+ * every state they explore after the walk has read one option at most.
+ * Stack slots are tracked, and from zeroed ones such a verifier
+ * concluded that saw_ts and saw_ws are never both set, never visited
+ * the window-scale option's store, and (as a privileged load does)
+ * removed it: 6.1 sent NOPs in its place. What is in a map value is
+ * never tracked, so every option is an unknown there and every branch
+ * on it is kept.
  */
 struct ck_work {
 	__u8 tcp[64] __attribute__((aligned(8)));
@@ -244,6 +255,7 @@ struct ck_work {
 	__u32 saddr[4];
 	__u32 daddr[4];
 	__u8 pseudo[40] __attribute__((aligned(8)));	/* addresses, 0, protocol, TCP length */
+	struct sl_synopts o;				/* written by ck_option */
 };
 
 /*
@@ -267,10 +279,13 @@ struct {
 	__type(value, struct ck_work);
 } sl_ck_work SEC(".maps");
 
-/* A SYN's options being read by bpf_loop (ck_option), on the stack as bpf_loop wants. */
+/*
+ * A SYN's options being read by bpf_loop (ck_option), on the stack as
+ * bpf_loop wants; what is read goes to ck_work.o (see there).
+ */
 struct ck_optwalk {
 	__u8 *tcp;		/* ck_work.tcp */
-	struct sl_synopts o;
+	struct sl_synopts *o;	/* ck_work.o */
 	__u32 hl;
 	__u32 at;
 };
@@ -280,7 +295,7 @@ static long ck_option(__u32 n, void *ctx)
 {
 	struct ck_optwalk *w = ctx;
 
-	return !w->tcp || !sl_syn_option(w->tcp, w->hl & 63, &w->at, &w->o);
+	return !w->tcp || !w->o || !sl_syn_option(w->tcp, w->hl & 63, &w->at, w->o);
 }
 
 /*
@@ -319,7 +334,7 @@ int sluice_cookie_syn(struct xdp_md *ctx)
 	struct ck_optwalk w;
 	struct ck_work *wk;
 	__u8 *tcp, *ip;
-	struct sl_synopts *o = &w.o;
+	struct sl_synopts *o;
 	struct sl_ck_loc loc;
 	struct sl_scratch *sc;
 	struct sluice_config *cfg;
@@ -336,7 +351,9 @@ int sluice_cookie_syn(struct xdp_md *ctx)
 	ip = wk->ip;
 	saddr = wk->saddr;
 	daddr = wk->daddr;
+	o = &wk->o;
 	w.tcp = tcp;
+	w.o = o;
 	l3 = (__u8 *)data + (loc.l3 & 31);
 	th = (__u8 *)data + (loc.l4 & (SL_CK_MAXOFF - 1));
 	if (th + 20 > (__u8 *)data_end)
