@@ -40,7 +40,11 @@ extern const int CONFIG_HZ __kconfig __weak;
 /* The time under SLUICE_CLOCK_MANUAL; written by tests through the skeleton. */
 __u64 manual_now_ns = 0;
 
-/* CAS attempts on one bucket before the update counts as an internal fault. */
+/*
+ * CAS attempts on one word before giving up. A rate limit's bucket that
+ * keeps losing is contention, not a fault: the packet is refused and
+ * counted (SL_EV_CONTENDED, sluice.bpf.c).
+ */
 #define SL_CAS_TRIES	8
 /* Bytes of a non-linear skb pulled into the head so the parser sees the headers. */
 #define SL_TC_PULL	256

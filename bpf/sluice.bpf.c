@@ -131,9 +131,24 @@ struct sl_eval {
 	/* Bytes, not words: the struct is 8 bytes smaller on the entry's stack. */
 	__u8 op;		/* enum sl_op */
 	__u8 phase;		/* enum sl_phase */
-	__u8 fault;		/* an internal fault happened */
+	__u8 fault;		/* SL_EV_FAULT or SL_EV_CONTENDED happened */
 	__u8 fail_closed;
 };
+
+/*
+ * sl_eval.fault: what ended an evaluation other than a refusal. Either
+ * stops the walks at once; they differ in what the packet gets.
+ */
+#define SL_EV_FAULT	1	/* an internal fault: the fail policy decides */
+/*
+ * Contention: the state this packet needs is being changed by another CPU
+ * beyond the bounded retry: a new key's way claimed twice by a claim in
+ * progress (a claimant stalled between its two compare-and-swaps, as a
+ * preempted vCPU is), or a bucket's compare-and-swap lost SL_CAS_TRIES
+ * times in a row. Refused by the rule being evaluated, counted under
+ * SLUICE_G_CONTENDED; never admitted uncharged (docs/ARCHITECTURE.md).
+ */
+#define SL_EV_CONTENDED	2
 
 /*
  * The time rule r's buckets are metered by. Each bucket belongs to one
@@ -424,7 +439,7 @@ __noinline int sl_limit_op(struct sl_eval *ev, const struct sluice_rule *r, __u3
 		slot = l->agg_slot;
 		st = bpf_map_lookup_elem(&sl_agg, &slot);
 		if (!st) {
-			ev->fault = 1;
+			ev->fault = SL_EV_FAULT;
 			return 0;
 		}
 		if (l->fleet) {
@@ -439,7 +454,7 @@ __noinline int sl_limit_op(struct sl_eval *ev, const struct sluice_rule *r, __u3
 		sl_make_key(r, li, l, &ev->pkt, &key);
 		set = state_set(ev, &key);
 		if (!set) {
-			ev->fault = 1;
+			ev->fault = SL_EV_FAULT;
 			return 0;
 		}
 		/* NULL: no bucket yet, which reads as a full one. */
@@ -490,7 +505,7 @@ __noinline int sl_limit_op(struct sl_eval *ev, const struct sluice_rule *r, __u3
 	case SL_CH_REFUSED:
 		return 0;
 	case SL_CH_BUSY:
-		ev->fault = 1;
+		ev->fault = SL_EV_CONTENDED;
 		return 0;
 	}
 	if (l->fleet)
@@ -501,7 +516,8 @@ __noinline int sl_limit_op(struct sl_eval *ev, const struct sluice_rule *r, __u3
 
 /*
  * sl_limit_op, run once more when a new key's claim collided; a second
- * collision is a fault (the fail policy decides). 1 go on, 0 stop.
+ * collision is contention (SL_EV_CONTENDED: refused, not a fault). 1 go
+ * on, 0 stop.
  */
 static __always_inline int limit_op(struct sl_eval *ev, const struct sluice_rule *r, __u32 li)
 {
@@ -510,7 +526,7 @@ static __always_inline int limit_op(struct sl_eval *ev, const struct sluice_rule
 	if (ret == SL_LIMIT_AGAIN)
 		ret = sl_limit_op(ev, r, li);
 	if (ret == SL_LIMIT_AGAIN) {
-		ev->fault = 1;
+		ev->fault = SL_EV_CONTENDED;
 		ret = 0;
 	}
 	return ret;
@@ -645,7 +661,7 @@ __noinline int sl_rule_once(struct sl_eval *ev, const struct sluice_rule *r, __u
 			at = sl_limit_at(ev, r, li, SL_OP_CHECK, 0);
 			if (at < 0) {
 				if (at == SL_AT_FAULT)
-					ev->fault = 1;
+					ev->fault = SL_EV_FAULT;
 				return at == SL_AT_WALK ? -1 : 0;
 			}
 			ev->seen |= (__u32)(at & (SLUICE_WAYS - 1)) << (2 * li);
@@ -659,7 +675,7 @@ __noinline int sl_rule_once(struct sl_eval *ev, const struct sluice_rule *r, __u
 				ev->charged |= 1U << li;
 			} else if (at != SL_AT_GONE) {
 				if (at == SL_AT_FAULT)
-					ev->fault = 1;
+					ev->fault = SL_EV_FAULT;
 				goto undo;
 			}
 		}
@@ -952,7 +968,8 @@ static __always_inline int agg_admits(struct sl_eval *ev, const struct sluice_ru
 /*
  * Check then charge every limit of the group. Returns 1 if admitted (and
  * charged), 0 if refused (nothing charged; ev->refused says by which rule).
- * A fault sets ev->fault and returns 1 (fail open) or 0 (fail closed).
+ * A fault sets ev->fault and returns 1 (fail open) or 0 (fail closed);
+ * contention (SL_EV_CONTENDED) is a refusal by the rule it met, counted.
  */
 static __always_inline int eval_group(struct sl_eval *ev, const struct sluice_ruleset *rs,
 				      __u64 group, __u32 nr_rules, __u32 nr_limits,
@@ -1000,7 +1017,7 @@ static __always_inline int eval_group(struct sl_eval *ev, const struct sluice_ru
 		ev->phase = nr_agg ? SL_PH_AGG : SL_PH_SRC;
 		if (limit_op(ev, r, 0))
 			return 1;
-		if (!ev->fault)
+		if (ev->fault != SL_EV_FAULT)
 			ev->refused = first & (SLUICE_MAX_RULES - 1);
 		goto not_admitted;
 	}
@@ -1020,6 +1037,11 @@ static __always_inline int eval_group(struct sl_eval *ev, const struct sluice_ru
 		ev->fault = fault;
 	}
 not_admitted:
+	if (ev->fault == SL_EV_CONTENDED) {
+		/* ev->refused: the rule whose limit met it (eval_rule_at, or above). */
+		count(SLUICE_G_CONTENDED);
+		return 0;
+	}
 	if (ev->fault) {
 		count(SLUICE_G_FAULT);
 		ev->refused = -1;

@@ -475,7 +475,7 @@ enum sluice_global {
 	SLUICE_G_PASSED,	/* total passed */
 	SLUICE_G_DROPPED,	/* total dropped */
 	SLUICE_G_WOULD_DROP,	/* passed by dry-run or the kill switch */
-	SLUICE_G_FAULT,		/* internal faults (map insert failed, CAS gave up) */
+	SLUICE_G_FAULT,		/* internal faults (a bucket's map or set not there) */
 	SLUICE_G_FAIL_OPEN,	/* faults that passed a packet */
 	SLUICE_G_EVENTS,	/* "started being limited" events sent */
 	SLUICE_G_EVENTS_LOST,	/* events the ring buffer had no room for */
@@ -488,6 +488,12 @@ enum sluice_global {
 	SLUICE_G_COOKIE_INVALID, /* ACKs to a listener with an invalid cookie, dropped */
 	SLUICE_G_VERIFIED,	/* packets from verified sources shed as their class */
 	SLUICE_G_COOKIE_PRIMED,	/* SYNs passed to keep the kernel accepting cookies */
+	/*
+	 * Refused because their bucket was being changed by another CPU
+	 * beyond the bounded retry (a new key's claim in progress, a
+	 * compare-and-swap lost every time): contention, never a fault.
+	 */
+	SLUICE_G_CONTENDED,
 	SLUICE_G_MAX,
 };
 

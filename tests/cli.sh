@@ -229,6 +229,9 @@ j=$(slj stats)
 echo "$j" | jq -e '.interval_s > 0.5 and (.global | has("packets_per_sec")) and
 	(.rules[0] | has("dropped_packets_per_sec"))' >/dev/null || fail "no rates: $j"
 slj stats interval 0 | jq -e 'has("interval_s") | not' >/dev/null || fail "interval 0 waited"
+# Contention (a new bucket another CPU is still claiming) has a counter of its own, beside faults.
+slj stats interval 0 | jq -e '.global | (.contended | type == "number") and has("faults")' \
+	>/dev/null || fail "no contended counter in stats -j: $(slj stats interval 0 | jq -c .global)"
 frames=$(timeout -s INT 3 "$SLUICE" -j --bpffs "$ROOT" top live 0.5 2>/dev/null |
 	jq -c .limited | grep -c .)
 [ "$frames" -ge 2 ] || fail "top live gave $frames frames in 3 s"

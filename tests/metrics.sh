@@ -143,7 +143,7 @@ grep -qi '^content-type: text/plain; version=0.0.4' "$TMP/headers" ||
 	fail "content type: $(grep -i content-type "$TMP/headers")"
 for f in sluice_rule_packets_total:counter sluice_rule_bytes_total:counter \
 	 sluice_frames_total:counter sluice_packets_total:counter sluice_faults_total:counter \
-	 sluice_fail_open_total:counter sluice_events_total:counter \
+	 sluice_fail_open_total:counter sluice_contended_total:counter sluice_events_total:counter \
 	 sluice_events_lost_total:counter sluice_keys:gauge sluice_keys_capacity:gauge \
 	 sluice_rules:gauge sluice_rule_limits:gauge sluice_enabled:gauge \
 	 sluice_fail_closed:gauge sluice_ruleset_generation:gauge \

@@ -447,11 +447,15 @@ static void write_snapshot(FILE *out, const struct snapshot *snap)
 	global_results(out, snap, "sluice_packets_total", packet_results,
 		       ARRAY_SIZE(packet_results));
 	sl_metric_family(out, "sluice_faults_total", "counter",
-	       "Internal faults of the data path (a bucket that could not be created or updated).");
+	       "Internal faults of the data path (a bucket's map or set that is not there).");
 	sl_metric_value(out, "sluice_faults_total", snap->s.global[SLUICE_G_FAULT]);
 	sl_metric_family(out, "sluice_fail_open_total", "counter",
 	       "Internal faults that passed the packet (fail open).");
 	sl_metric_value(out, "sluice_fail_open_total", snap->s.global[SLUICE_G_FAIL_OPEN]);
+	sl_metric_family(out, "sluice_contended_total", "counter",
+	       "Packets refused because another CPU was changing their bucket beyond the "
+	       "bounded retry (a new source's claim in progress): never admitted uncharged.");
+	sl_metric_value(out, "sluice_contended_total", snap->s.global[SLUICE_G_CONTENDED]);
 	sl_metric_family(out, "sluice_events_total", "counter",
 	       "Events the data path sent when a bucket started limiting after a quiet spell.");
 	sl_metric_value(out, "sluice_events_total", snap->s.global[SLUICE_G_EVENTS]);

@@ -38,6 +38,7 @@ const char *const sl_global_names[SLUICE_G_MAX] = {
 	[SLUICE_G_COOKIE_INVALID] = "cookies_invalid",
 	[SLUICE_G_VERIFIED] = "verified_spared",
 	[SLUICE_G_COOKIE_PRIMED] = "cookies_primed",
+	[SLUICE_G_CONTENDED] = "contended",
 };
 _Static_assert(sizeof(sl_global_names) / sizeof(sl_global_names[0]) == SLUICE_G_MAX,
 	       "a name for every global counter");
