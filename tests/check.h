@@ -8,6 +8,12 @@
  *   not ok - NAME: what failed (file:line)
  *   skip - NAME: why
  * A case fails when any CHECK in it fails; the first failure is reported.
+ *
+ * SLUICE_TEST_CASES, when set, runs only the cases it names: names or
+ * shell patterns (fnmatch), separated by spaces or commas, e.g.
+ * SLUICE_TEST_CASES='dp_two_cpus_* dp_stalled_claim_*'. The others are
+ * not run and print nothing (a "#" line says how many ran); a pattern
+ * that matches no case fails the run, so a typo cannot pass as nothing.
  */
 #ifndef SLUICE_TESTS_CHECK_H
 #define SLUICE_TESTS_CHECK_H
@@ -16,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <inttypes.h>
+#include <fnmatch.h>
 
 static int check_failed;	/* failures in the current case */
 static int check_total_failed;	/* cases that failed */
@@ -109,11 +116,37 @@ static void check_run_one(const char *name, void (*fn)(void))
 	fflush(stdout);
 }
 
-/* Every registered case, in the order of the source; 0 if none failed. */
+/* Separators of SLUICE_TEST_CASES' patterns. */
+#define CHECK_CASES_SEP " ,\t\n"
+
+/*
+ * Does SLUICE_TEST_CASES (sel) select case name? With hit, pattern j of
+ * sel that matches sets hit[j] (at most 64 patterns are tracked).
+ */
+static int check_selected(const char *sel, const char *name, int *hit)
+{
+	char buf[1024], *tok, *save = NULL;
+	int j = 0, any = 0;
+
+	snprintf(buf, sizeof(buf), "%s", sel);
+	for (tok = strtok_r(buf, CHECK_CASES_SEP, &save); tok;
+	     tok = strtok_r(NULL, CHECK_CASES_SEP, &save), j++) {
+		if (!fnmatch(tok, name, 0)) {
+			any = 1;
+			if (hit && j < 64)
+				hit[j] = 1;
+		}
+	}
+	return any;
+}
+
+/* Every registered case (or those SLUICE_TEST_CASES selects), in source order; 0 if none failed. */
 static int check_run_all(void)
 {
 	const struct check_case *v[1024];
-	size_t n = 0, i;
+	const char *sel = getenv("SLUICE_TEST_CASES");
+	int hit[64] = { 0 };
+	size_t n = 0, i, ran = 0;
 
 	for (i = 0; __start_sl_tests && __start_sl_tests + i < __stop_sl_tests &&
 		    n < sizeof(v) / sizeof(v[0]); i++)
@@ -122,9 +155,30 @@ static int check_run_all(void)
 		printf("not ok - no test case registered\n");
 		return 1;
 	}
+	/* Set but empty (or separators alone): every case. */
+	if (sel && strlen(sel) == strspn(sel, CHECK_CASES_SEP))
+		sel = NULL;
 	qsort(v, n, sizeof(v[0]), check_case_cmp);
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n; i++) {
+		if (sel && !check_selected(sel, v[i]->name, hit))
+			continue;
 		check_run_one(v[i]->name, v[i]->fn);
+		ran++;
+	}
+	if (sel) {
+		char buf[1024], *tok, *save = NULL;
+		int j = 0;
+
+		printf("# SLUICE_TEST_CASES: %zu of %zu cases run\n", ran, n);
+		snprintf(buf, sizeof(buf), "%s", sel);
+		for (tok = strtok_r(buf, CHECK_CASES_SEP, &save); tok;
+		     tok = strtok_r(NULL, CHECK_CASES_SEP, &save), j++) {
+			if (j < 64 && !hit[j]) {
+				printf("not ok - SLUICE_TEST_CASES: \"%s\" matches no case\n", tok);
+				check_total_failed++;
+			}
+		}
+	}
 	return check_total_failed != 0;
 }
 
