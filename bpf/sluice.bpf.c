@@ -17,12 +17,22 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 #include "maps.h"
 
+/*
+ * Global counter idx (enum sluice_global) of this CPU's struct
+ * sluice_globals g, looked up once per packet by sluice_core; NULL: none.
+ */
+static __always_inline void gcount(struct sluice_globals *g, __u32 idx)
+{
+	if (g && idx < SLUICE_G_MAX)
+		g->count[idx] += 1;
+}
+
+/* Global counter idx, for paths off the per-packet one (a fault, an event, the cookies). */
 static __always_inline void count(__u32 idx)
 {
-	__u64 *c = bpf_map_lookup_elem(&sl_global, &idx);
+	__u32 zero = 0;
 
-	if (c)
-		*c += 1;
+	gcount(bpf_map_lookup_elem(&sl_global, &zero), idx);
 }
 
 /*
@@ -1173,9 +1183,11 @@ static __always_inline int sluice_core(const void *data, const void *data_end, _
 	struct sl_match *m;
 	__u32 zero = 0, nr;
 	__u32 disabled;
+	/* Every global counter of this CPU, looked up once (a per-CPU array: inlined). */
+	struct sluice_globals *g = bpf_map_lookup_elem(&sl_global, &zero);
 	int res;
 
-	count(SLUICE_G_PACKETS);
+	gcount(g, SLUICE_G_PACKETS);
 	if (segs > 1) {
 		ev.pkt.segs = segs > 0xffff ? 0xffff : segs;
 		ev.pkt.flags = SL_PKT_GSO;
@@ -1188,25 +1200,25 @@ static __always_inline int sluice_core(const void *data, const void *data_end, _
 			res = sl_parse(data, data_end, full, &ev.pkt);
 	}
 	if (res == SL_PARSE_NON_IP) {
-		count(SLUICE_G_NON_IP);
+		gcount(g, SLUICE_G_NON_IP);
 		return SL_VERDICT_PASS;
 	}
 	cfg = bpf_map_lookup_elem(&sl_config, &zero);
 	if (!cfg) {
-		count(SLUICE_G_FAULT);
-		count(SLUICE_G_FAIL_OPEN);
+		gcount(g, SLUICE_G_FAULT);
+		gcount(g, SLUICE_G_FAIL_OPEN);
 		return SL_VERDICT_PASS;
 	}
 	if (res == SL_PARSE_MALFORMED) {
-		count(SLUICE_G_MALFORMED);
+		gcount(g, SLUICE_G_MALFORMED);
 		why = SLUICE_CR_MALFORMED;
 		if (cfg->malformed_pass)
 			goto pass;
 		goto drop;
 	}
-	count(SLUICE_G_PARSED);
+	gcount(g, SLUICE_G_PARSED);
 	if (ev.pkt.flags & SL_PKT_ND)
-		count(SLUICE_G_ND);
+		gcount(g, SLUICE_G_ND);
 
 	/*
 	 * Deny before allow: a source on both lists is denied. An explicit
@@ -1215,14 +1227,14 @@ static __always_inline int sluice_core(const void *data, const void *data_end, _
 	 */
 	if ((cfg->lists & (SLUICE_L_DENY4 | SLUICE_L_DENY6)) &&
 	    on_list(&sl_deny4, &sl_deny6, &ev.pkt, cfg)) {
-		count(SLUICE_G_DENIED);
+		gcount(g, SLUICE_G_DENIED);
 		why = SLUICE_CR_DENY;
 		goto drop;
 	}
 	if ((cfg->lists & (SLUICE_L_ALLOW4 | SLUICE_L_ALLOW6)) &&
 	    on_list(&sl_allow4, &sl_allow6, &ev.pkt, cfg)) {
-		count(SLUICE_G_ALLOWED);
-		count(SLUICE_G_PASSED);
+		gcount(g, SLUICE_G_ALLOWED);
+		gcount(g, SLUICE_G_PASSED);
 		capture(xctx, skb, cfg, SLUICE_CV_PASSED, SLUICE_CR_ALLOW);
 		return SL_VERDICT_PASS;
 	}
@@ -1241,8 +1253,8 @@ static __always_inline int sluice_core(const void *data, const void *data_end, _
 
 	sc = bpf_map_lookup_elem(&sl_scratch, &zero);
 	if (!sc) {
-		count(SLUICE_G_FAULT);
-		count(SLUICE_G_FAIL_OPEN);
+		gcount(g, SLUICE_G_FAULT);
+		gcount(g, SLUICE_G_FAIL_OPEN);
 		goto pass;
 	}
 	sc->pending = 0;
@@ -1271,7 +1283,7 @@ static __always_inline int sluice_core(const void *data, const void *data_end, _
 		    (!shed->expires_ns || clock_now(cfg, 0) <= shed->expires_ns) &&
 		    (__u64)bpf_get_prandom_u32() < th) {
 			class_count(cls, ev.pkt.len, 1);
-			count(SLUICE_G_SHED);
+			gcount(g, SLUICE_G_SHED);
 			why = SLUICE_CR_SHED;
 			goto drop;
 		}
@@ -1285,7 +1297,7 @@ static __always_inline int sluice_core(const void *data, const void *data_end, _
 			cap_cls = cls;
 			if (!sl_capacity_op(shed, cls, ev.pkt.len, ev.now, 0)) {
 				class_count(cls, ev.pkt.len, 2);
-				count(SLUICE_G_CAPACITY);
+				gcount(g, SLUICE_G_CAPACITY);
 				why = SLUICE_CR_CAPACITY;
 				goto drop;
 			}
@@ -1293,7 +1305,7 @@ static __always_inline int sluice_core(const void *data, const void *data_end, _
 		}
 	}
 	if (!matched) {
-		count(SLUICE_G_NO_RULE);
+		gcount(g, SLUICE_G_NO_RULE);
 		goto pass;
 	}
 	if (m->cookie_always) {
@@ -1333,7 +1345,7 @@ static __always_inline int sluice_core(const void *data, const void *data_end, _
 	why = SL_WHY(SLUICE_CR_RULE, SL_WHY_FIRST, 0);
 	if (dry && !eval_group(&ev, rs, dry, nr, m->nr_dry, m->agg_dry, m->first_dry)) {
 		/* The refusing rule counts a would-drop (which also passes). */
-		count(SLUICE_G_WOULD_DROP);
+		gcount(g, SLUICE_G_WOULD_DROP);
 		if (ev.refused >= 0) {
 			rule_count(rs, ev.refused, ev.pkt.len, SL_VERDICT_WOULD_DROP);
 			dry &= ~(1ULL << (ev.refused & 63));
@@ -1359,19 +1371,19 @@ pass:
 	 */
 	if (sl_match_cookie_ack(&ev))
 		return SL_VERDICT_ACK;
-	count(SLUICE_G_PASSED);
+	gcount(g, SLUICE_G_PASSED);
 	capture(xctx, skb, cfg, SLUICE_CV_PASSED, why);
 	return SL_VERDICT_PASS;
 
 drop:
 	if (cfg->disabled) {
 		/* Kill switch: pass, but say what would have been dropped. */
-		count(SLUICE_G_WOULD_DROP);
-		count(SLUICE_G_PASSED);
+		gcount(g, SLUICE_G_WOULD_DROP);
+		gcount(g, SLUICE_G_PASSED);
 		capture(xctx, skb, cfg, SLUICE_CV_PASSED, why | SL_WHY(0, 0, SLUICE_CF_WOULD_DROP));
 		return SL_VERDICT_PASS;
 	}
-	count(SLUICE_G_DROPPED);
+	gcount(g, SLUICE_G_DROPPED);
 	capture(xctx, skb, cfg, SLUICE_CV_DROPPED, why);
 	return SL_VERDICT_DROP;
 }

@@ -462,7 +462,7 @@ struct sluice_rule_stats {
 };
 _Static_assert(sizeof(struct sluice_rule_stats) == 48, "sluice_rule_stats layout");
 
-/* Global counters, indices into sl_global (per-CPU __u64). */
+/* Global counters, indices into struct sluice_globals.count (sl_global, per CPU). */
 enum sluice_global {
 	SLUICE_G_PACKETS = 0,	/* every frame the program saw */
 	SLUICE_G_PARSED,	/* well-formed IPv4/IPv6 */
@@ -490,6 +490,16 @@ enum sluice_global {
 	SLUICE_G_COOKIE_PRIMED,	/* SYNs passed to keep the kernel accepting cookies */
 	SLUICE_G_MAX,
 };
+
+/*
+ * Every global counter in one per-CPU value, sl_global[0]: the data path
+ * looks it up once per packet and increments fields of it, instead of one
+ * lookup per counter.
+ */
+struct sluice_globals {
+	__u64 count[SLUICE_G_MAX];	/* by enum sluice_global */
+};
+_Static_assert(sizeof(struct sluice_globals) == 8 * SLUICE_G_MAX, "sluice_globals layout");
 
 /*
  * A bucket started refusing packets after a quiet spell of at least

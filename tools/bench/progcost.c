@@ -682,18 +682,19 @@ static double present_share(const struct inst *in, __u32 uid)
 static long long global_count(const struct inst *in, __u32 idx)
 {
 	int ncpu = libbpf_num_possible_cpus(), c;
+	struct sluice_globals *v;
 	long long sum = 0;
-	__u64 *v;
+	__u32 zero = 0;
 
-	if (ncpu <= 0)
+	if (ncpu <= 0 || idx >= SLUICE_G_MAX)
 		return -1;
 	v = calloc(ncpu, sizeof(*v));
 	if (!v)
 		return -1;
-	if (bpf_map_lookup_elem(in->global, &idx, v))
+	if (bpf_map_lookup_elem(in->global, &zero, v))
 		sum = -1;
 	for (c = 0; c < ncpu && sum >= 0; c++)
-		sum += v[c];
+		sum += v[c].count[idx];
 	free(v);
 	return sum;
 }
