@@ -717,14 +717,75 @@ static __always_inline long eval_rule_at(__u32 i, struct sl_eval *ev)
 
 
 /*
- * Match every rule of the live set against ev->pkt. Global, so the verifier
- * checks it once and the caller sees the masks as unknown values rather than
- * one exact constant per path through the 64 rules.
+ * The lowest candidate of cand (a rule index of rs) matched against ev->pkt
+ * and, if it matches, added to m. Returns the candidates left.
+ */
+static __always_inline __u64 match_one(const struct sluice_ruleset *rs, struct sl_eval *ev,
+				       struct sl_match *m, __u32 disabled, __u64 cand)
+{
+	const struct sluice_rule *r;
+	__u64 low = cand & -cand;
+	__u32 i, li, agg = 0;
+
+	cand ^= low;
+	i = sl_bit_index(low) & (SLUICE_MAX_RULES - 1);
+	r = &rs->rules[i];
+	if (!sl_rule_match(r, &ev->pkt))
+		return cand;
+	if (r->verified_class && (!m->vclass || r->verified_class < m->vclass))
+		m->vclass = r->verified_class;
+	if (r->action == SLUICE_ACT_COOKIE && r->cookie == SLUICE_COOKIE_ALWAYS &&
+	    !disabled && !m->cookie_always &&
+	    (ev->pkt.tcp_flags & (SLUICE_TCP_SYN | SLUICE_TCP_ACK | SLUICE_TCP_RST |
+				  SLUICE_TCP_FIN)) == SLUICE_TCP_SYN)
+		m->cookie_always = i + 1;
+	if (r->class < m->class)
+		m->class = r->class;
+	m->precise |= r->flags & SLUICE_RF_PRECISE;
+	for (li = 0; li < SLUICE_MAX_LIMITS; li++)
+		if (li < r->nr_limits && r->limits[li].key == SLUICE_KEY_ALL)
+			agg++;
+	if ((r->action == SLUICE_ACT_DROP || r->action == SLUICE_ACT_COOKIE) && !disabled) {
+		if (!m->enforce)
+			m->first_enforce = i;
+		m->enforce |= 1ULL << i;
+		m->nr_enforce += r->nr_limits;
+		m->agg_enforce += agg;
+	} else {
+		if (!m->dry)
+			m->first_dry = i;
+		m->dry |= 1ULL << i;
+		m->nr_dry += r->nr_limits;
+		m->agg_dry += agg;
+	}
+	return cand;
+}
+
+/* match_one while candidates are left, once, eight times (written out: see below). */
+#define SL_MATCH1	do { if (!cand) return 0; cand = match_one(rs, ev, m, disabled, cand); } while (0)
+#define SL_MATCH8	do { SL_MATCH1; SL_MATCH1; SL_MATCH1; SL_MATCH1; \
+			     SL_MATCH1; SL_MATCH1; SL_MATCH1; SL_MATCH1; } while (0)
+_Static_assert(SLUICE_MAX_RULES == 64, "sl_match_rules takes eight times SL_MATCH8");
+
+/*
+ * Match the live set's rules against ev->pkt: only the candidates its index
+ * gives for the packet's protocol and destination port (sl_rule_candidates),
+ * lowest first, so the cost follows the rules that may match rather than
+ * the number of rules. Each step takes the lowest candidate bit and its
+ * index by arithmetic (sl_bit_index). The steps are written out rather
+ * than looped: every step's index is an unknown value to the verifier, and
+ * at a loop's head the states of earlier steps (other counters) would miss
+ * and be evicted before they could prune the later paths through the body,
+ * which took the program past the verifier's million instructions; written
+ * out, each step prunes at its own end. Global, so the verifier checks it
+ * once and the caller sees the masks as unknown values rather than one
+ * exact constant per path.
  */
 __noinline int sl_match_rules(struct sl_eval *ev, struct sl_match *m, __u32 disabled)
 {
 	struct sluice_ruleset *rs;
-	__u32 i, nr, rs_idx;
+	__u32 nr, rs_idx;
+	__u64 cand;
 
 	if (!ev || !m)
 		return 0;
@@ -739,42 +800,15 @@ __noinline int sl_match_rules(struct sl_eval *ev, struct sl_match *m, __u32 disa
 	if (!rs)
 		return 0;
 	nr = rs->nr_rules;
-	for (i = 0; i < SLUICE_MAX_RULES; i++) {
-		const struct sluice_rule *r = &rs->rules[i];
-
-		if (i >= nr)
-			break;
-		__u32 li, agg = 0;
-
-		if (!sl_rule_match(r, &ev->pkt))
-			continue;
-		if (r->verified_class && (!m->vclass || r->verified_class < m->vclass))
-			m->vclass = r->verified_class;
-		if (r->action == SLUICE_ACT_COOKIE && r->cookie == SLUICE_COOKIE_ALWAYS &&
-		    !disabled && !m->cookie_always &&
-		    (ev->pkt.tcp_flags & (SLUICE_TCP_SYN | SLUICE_TCP_ACK | SLUICE_TCP_RST |
-					  SLUICE_TCP_FIN)) == SLUICE_TCP_SYN)
-			m->cookie_always = i + 1;
-		if (r->class < m->class)
-			m->class = r->class;
-		m->precise |= r->flags & SLUICE_RF_PRECISE;
-		for (li = 0; li < SLUICE_MAX_LIMITS; li++)
-			if (li < r->nr_limits && r->limits[li].key == SLUICE_KEY_ALL)
-				agg++;
-		if ((r->action == SLUICE_ACT_DROP || r->action == SLUICE_ACT_COOKIE) && !disabled) {
-			if (!m->enforce)
-				m->first_enforce = i;
-			m->enforce |= 1ULL << i;
-			m->nr_enforce += r->nr_limits;
-			m->agg_enforce += agg;
-		} else {
-			if (!m->dry)
-				m->first_dry = i;
-			m->dry |= 1ULL << i;
-			m->nr_dry += r->nr_limits;
-			m->agg_dry += agg;
-		}
-	}
+	cand = sl_rule_candidates(rs, &ev->pkt, nr);
+	SL_MATCH8;
+	SL_MATCH8;
+	SL_MATCH8;
+	SL_MATCH8;
+	SL_MATCH8;
+	SL_MATCH8;
+	SL_MATCH8;
+	SL_MATCH8;
 	return 0;
 }
 

@@ -267,6 +267,8 @@ static inline int stage_rules(struct sluice_config *c)
 	*c = cfg_get();
 	idx = (c->active & 1) ^ 1;
 	rs.gen++;
+	/* As the controller commits a set: with its rule index (sl_ruleset_index). */
+	sl_ruleset_index(&rs);
 	if (bpf_map__update_elem(skel->maps.sl_rulesets, &idx, 4, &rs, sizeof(rs), 0)) {
 		CHECK_FAIL("writing sl_rulesets[%u]: %s", idx, strerror(errno));
 		return -1;
