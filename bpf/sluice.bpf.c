@@ -716,22 +716,17 @@ static __always_inline long eval_rule_at(__u32 i, struct sl_eval *ev)
 }
 
 
-/*
- * The lowest candidate of cand (a rule index of rs) matched against ev->pkt
- * and, if it matches, added to m. Returns the candidates left.
- */
-static __always_inline __u64 match_one(const struct sluice_ruleset *rs, struct sl_eval *ev,
-				       struct sl_match *m, __u32 disabled, __u64 cand)
+/* Rule i of rs against ev->pkt: if it matches, into m. */
+static __always_inline void match_one(const struct sluice_ruleset *rs, struct sl_eval *ev,
+				      struct sl_match *m, __u32 disabled, __u32 i)
 {
 	const struct sluice_rule *r;
-	__u64 low = cand & -cand;
-	__u32 i, li, agg = 0;
+	__u32 li, agg = 0;
 
-	cand ^= low;
-	i = sl_bit_index(low) & (SLUICE_MAX_RULES - 1);
+	i &= SLUICE_MAX_RULES - 1;
 	r = &rs->rules[i];
 	if (!sl_rule_match(r, &ev->pkt))
-		return cand;
+		return;
 	if (r->verified_class && (!m->vclass || r->verified_class < m->vclass))
 		m->vclass = r->verified_class;
 	if (r->action == SLUICE_ACT_COOKIE && r->cookie == SLUICE_COOKIE_ALWAYS &&
@@ -758,34 +753,45 @@ static __always_inline __u64 match_one(const struct sluice_ruleset *rs, struct s
 		m->nr_dry += r->nr_limits;
 		m->agg_dry += agg;
 	}
-	return cand;
 }
 
-/* match_one while candidates are left, once, eight times (written out: see below). */
-#define SL_MATCH1	do { if (!cand) return 0; cand = match_one(rs, ev, m, disabled, cand); } while (0)
-#define SL_MATCH8	do { SL_MATCH1; SL_MATCH1; SL_MATCH1; SL_MATCH1; \
-			     SL_MATCH1; SL_MATCH1; SL_MATCH1; SL_MATCH1; } while (0)
-_Static_assert(SLUICE_MAX_RULES == 64, "sl_match_rules takes eight times SL_MATCH8");
+/*
+ * match_one for a packet's second and later candidates. Global, so the
+ * verifier checks the body once, not once per candidate and path.
+ */
+__noinline int sl_match_one(struct sl_eval *ev, struct sl_match *m, __u32 i, __u32 disabled)
+{
+	struct sluice_ruleset *rs;
+	__u32 rs_idx;
+
+	if (!ev || !m)
+		return 0;
+	/* A map key from the stack, as in sl_match_rules. */
+	rs_idx = ev->rs_idx;
+	rs = bpf_map_lookup_elem(&sl_rulesets, &rs_idx);
+	if (rs)
+		match_one(rs, ev, m, disabled, i);
+	return 0;
+}
 
 /*
  * Match the live set's rules against ev->pkt: only the candidates its index
  * gives for the packet's protocol and destination port (sl_rule_candidates),
  * lowest first, so the cost follows the rules that may match rather than
  * the number of rules. Each step takes the lowest candidate bit and its
- * index by arithmetic (sl_bit_index). The steps are written out rather
- * than looped: every step's index is an unknown value to the verifier, and
- * at a loop's head the states of earlier steps (other counters) would miss
- * and be evicted before they could prune the later paths through the body,
- * which took the program past the verifier's million instructions; written
- * out, each step prunes at its own end. Global, so the verifier checks it
- * once and the caller sees the masks as unknown values rather than one
- * exact constant per path.
+ * index by arithmetic (sl_bit_index). The first candidate, usually the
+ * only one, is matched inline; the others through sl_match_one, a global
+ * function (a call each), so that the verifier checks the body twice in
+ * all: written out or looped inline, 64 copies of it took 6.1's verifier
+ * past its million instructions (and a loop, 6.18's too). Global, so the
+ * verifier checks it once and the caller sees the masks as unknown values
+ * rather than one exact constant per path.
  */
 __noinline int sl_match_rules(struct sl_eval *ev, struct sl_match *m, __u32 disabled)
 {
 	struct sluice_ruleset *rs;
-	__u32 nr, rs_idx;
-	__u64 cand;
+	__u32 k, nr, rs_idx;
+	__u64 cand, low;
 
 	if (!ev || !m)
 		return 0;
@@ -801,14 +807,16 @@ __noinline int sl_match_rules(struct sl_eval *ev, struct sl_match *m, __u32 disa
 		return 0;
 	nr = rs->nr_rules;
 	cand = sl_rule_candidates(rs, &ev->pkt, nr);
-	SL_MATCH8;
-	SL_MATCH8;
-	SL_MATCH8;
-	SL_MATCH8;
-	SL_MATCH8;
-	SL_MATCH8;
-	SL_MATCH8;
-	SL_MATCH8;
+	if (!cand)
+		return 0;
+	low = cand & -cand;
+	cand ^= low;
+	match_one(rs, ev, m, disabled, sl_bit_index(low));
+	for (k = 1; k < SLUICE_MAX_RULES && cand; k++) {
+		low = cand & -cand;
+		cand ^= low;
+		sl_match_one(ev, m, sl_bit_index(low), disabled);
+	}
 	return 0;
 }
 
@@ -1221,6 +1229,13 @@ static __always_inline int sluice_core(const void *data, const void *data_end, _
 	struct sluice_globals *g = bpf_map_lookup_elem(&sl_global, &zero);
 	int res;
 
+	/*
+	 * Cannot fail (one entry, key 0). Checked once here, so that the
+	 * verifier does not follow the rest of the program once with the
+	 * counters and once without.
+	 */
+	if (!g)
+		return SL_VERDICT_PASS;
 	gcount(g, SLUICE_G_PACKETS);
 	if (segs > 1) {
 		ev.pkt.segs = segs > 0xffff ? 0xffff : segs;
