@@ -153,12 +153,15 @@ struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } sl_rule_stats SEC(".maps");
 
-/* Global counters by enum sluice_global. Per-CPU: plain adds. */
+/*
+ * Global counters, one struct sluice_globals (by enum sluice_global) looked
+ * up once per packet. Per-CPU: plain adds, no atomics needed.
+ */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, SLUICE_G_MAX);
+	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, __u64);
+	__type(value, struct sluice_globals);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } sl_global SEC(".maps");
 

@@ -176,6 +176,19 @@ enum sluice_rule_flags {
 /* A window of at least this many ticks moves its edges by at most 1%. */
 #define SLUICE_COARSE_WINDOW_TICKS	100
 
+/* Protocol classes of the rule index (struct sluice_ruleset.cand). */
+enum sluice_idx_proto {
+	SLUICE_IDX_TCP = 0,
+	SLUICE_IDX_UDP = 1,
+	SLUICE_IDX_OTHER = 2,	/* ICMP, ICMPv6 and every other protocol */
+	SLUICE_IDX_PROTOS,
+};
+/* Destination-port buckets of the rule index: the top 8 bits of a 32-bit hash. */
+#define SLUICE_PORT_BUCKETS	256
+/* The index's bucket for packets without ports (ICMP, non-first fragments, ...). */
+#define SLUICE_IDX_NOPORT	SLUICE_PORT_BUCKETS
+_Static_assert(SLUICE_MAX_RULES <= 64, "the rule index holds a rule set in 64-bit masks");
+
 /*
  * A whole rule set. The data path reads sl_rulesets[config.active]; the
  * controller writes the other entry and then flips config.active, so a
@@ -185,8 +198,19 @@ struct sluice_ruleset {
 	__u32 nr_rules;
 	__u32 gen;		/* bumped on every commit */
 	__u32 cookie_rules;	/* rules with action cookie: ACKs are checked for cookies */
-	__u32 pad;
+	/* cand holds the rule index (sl_ruleset_index); 0: every rule is a candidate. */
+	__u32 indexed;
 	struct sluice_rule rules[SLUICE_MAX_RULES];
+	/*
+	 * The rule index, written with the rules by sl_ruleset_index: bit i of
+	 * cand[class][bucket] is set when rule i may match a packet of that
+	 * protocol class (enum sluice_idx_proto) whose destination port falls
+	 * in that bucket (sl_port_bucket; SLUICE_IDX_NOPORT: a packet without
+	 * ports). A superset: the data path still matches each candidate in
+	 * full, and only those, so the cost of matching follows the rules that
+	 * may apply, not the number of rules.
+	 */
+	__u64 cand[SLUICE_IDX_PROTOS][SLUICE_PORT_BUCKETS + 1];
 	char names[SLUICE_MAX_RULES][SLUICE_NAME_LEN];	/* read by userspace only */
 };
 
@@ -462,7 +486,7 @@ struct sluice_rule_stats {
 };
 _Static_assert(sizeof(struct sluice_rule_stats) == 48, "sluice_rule_stats layout");
 
-/* Global counters, indices into sl_global (per-CPU __u64). */
+/* Global counters, indices into struct sluice_globals.count (sl_global, per CPU). */
 enum sluice_global {
 	SLUICE_G_PACKETS = 0,	/* every frame the program saw */
 	SLUICE_G_PARSED,	/* well-formed IPv4/IPv6 */
@@ -496,6 +520,16 @@ enum sluice_global {
 	SLUICE_G_CONTENDED,
 	SLUICE_G_MAX,
 };
+
+/*
+ * Every global counter in one per-CPU value, sl_global[0]: the data path
+ * looks it up once per packet and increments fields of it, instead of one
+ * lookup per counter.
+ */
+struct sluice_globals {
+	__u64 count[SLUICE_G_MAX];	/* by enum sluice_global */
+};
+_Static_assert(sizeof(struct sluice_globals) == 8 * SLUICE_G_MAX, "sluice_globals layout");
 
 /*
  * A bucket started refusing packets after a quiet spell of at least

@@ -255,6 +255,109 @@ static __always_inline int sl_rule_match(const struct sluice_rule *r, const stru
 }
 
 /*
+ * The rule index (struct sluice_ruleset.cand): rules by protocol class and
+ * destination-port bucket, so that matching visits only the rules that may
+ * match (sl_rule_candidates) instead of every rule of the set.
+ */
+static __always_inline __u32 sl_idx_proto(__u8 proto)
+{
+	if (proto == SL_IPPROTO_TCP)
+		return SLUICE_IDX_TCP;
+	if (proto == SL_IPPROTO_UDP)
+		return SLUICE_IDX_UDP;
+	return SLUICE_IDX_OTHER;
+}
+
+/*
+ * A port's bucket, 0 .. SLUICE_PORT_BUCKETS - 1: the top 8 bits of the port
+ * times the 32-bit golden ratio, so that ports in use together (22, 53, 80,
+ * 443; a run of consecutive ports) fall in different buckets.
+ */
+static __always_inline __u32 sl_port_bucket(__u32 port)
+{
+	return (__u32)(port * 0x9E3779B1u) >> 24;
+}
+
+/* Ports a rule's range may span before it is set in every bucket without walking them. */
+#define SL_IDX_WIDE_RANGE	4096
+
+/*
+ * Build the index of rs's rules (userspace, whenever the set is written:
+ * with the rules, into the entry that is not live yet). Each rule's bit is
+ * set in every cell it may match in: a superset, as sl_rule_match still
+ * decides; unused rule slots have no bits.
+ */
+static inline void sl_ruleset_index(struct sluice_ruleset *rs)
+{
+	__u32 nr = rs->nr_rules < SLUICE_MAX_RULES ? rs->nr_rules : SLUICE_MAX_RULES;
+	__u32 i, pc, b, port;
+
+	__builtin_memset(rs->cand, 0, sizeof(rs->cand));
+	for (i = 0; i < nr; i++) {
+		const struct sluice_rule *r = &rs->rules[i];
+		__u64 bit = 1ULL << i;
+		__u8 m = r->match;
+
+		for (pc = 0; pc < SLUICE_IDX_PROTOS; pc++) {
+			if ((m & SLUICE_M_PROTO) && sl_idx_proto(r->proto) != pc)
+				continue;
+			/* TCP flags match TCP only; an ICMP type ICMP and ICMPv6 only. */
+			if ((m & SLUICE_M_TCPFLAGS) && pc != SLUICE_IDX_TCP)
+				continue;
+			if ((m & SLUICE_M_ICMPTYPE) && pc != SLUICE_IDX_OTHER)
+				continue;
+			if (!(m & SLUICE_M_DPORT)) {
+				for (b = 0; b <= SLUICE_IDX_NOPORT; b++)
+					rs->cand[pc][b] |= bit;
+				continue;
+			}
+			/* A port range matches packets with ports (TCP, UDP) only. */
+			if (pc == SLUICE_IDX_OTHER || r->dport_hi < r->dport_lo)
+				continue;
+			if ((__u32)r->dport_hi - r->dport_lo >= SL_IDX_WIDE_RANGE) {
+				for (b = 0; b < SLUICE_PORT_BUCKETS; b++)
+					rs->cand[pc][b] |= bit;
+				continue;
+			}
+			for (port = r->dport_lo; port <= r->dport_hi; port++)
+				rs->cand[pc][sl_port_bucket(port)] |= bit;
+		}
+	}
+	rs->indexed = 1;
+}
+
+/*
+ * The rules of rs (the first nr) that may match p: its index cell, or every
+ * rule when the set carries no index.
+ */
+static __always_inline __u64 sl_rule_candidates(const struct sluice_ruleset *rs,
+						const struct sl_pkt *p, __u32 nr)
+{
+	__u64 all = nr >= 64 ? ~0ULL : (1ULL << nr) - 1;
+	__u32 b = SLUICE_IDX_NOPORT;
+
+	if (!rs->indexed)
+		return all;
+	if (p->flags & SL_PKT_PORTS)
+		b = sl_port_bucket(p->dport);
+	return rs->cand[sl_idx_proto(p->proto)][b] & all;
+}
+
+/*
+ * Index of the one bit set in x (a power of two; 64 for 0): the bits below
+ * it counted without a branch or a table, so a loop over candidates gives
+ * the verifier one unknown index per step rather than a constant per path.
+ */
+static __always_inline __u32 sl_bit_index(__u64 x)
+{
+	x -= 1;
+	x = x - ((x >> 1) & 0x5555555555555555ULL);
+	x = (x & 0x3333333333333333ULL) + ((x >> 2) & 0x3333333333333333ULL);
+	x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0fULL;
+	return (__u32)((x * 0x0101010101010101ULL) >> 56);
+}
+
+/*
  * The per-source bucket key of limit li of rule r for packet p. The masks
  * are precomputed by the controller (sl_limit_set_masks), so this is
  * branch-free apart from the family.

@@ -267,6 +267,8 @@ static inline int stage_rules(struct sluice_config *c)
 	*c = cfg_get();
 	idx = (c->active & 1) ^ 1;
 	rs.gen++;
+	/* As the controller commits a set: with its rule index (sl_ruleset_index). */
+	sl_ruleset_index(&rs);
 	if (bpf_map__update_elem(skel->maps.sl_rulesets, &idx, 4, &rs, sizeof(rs), 0)) {
 		CHECK_FAIL("writing sl_rulesets[%u]: %s", idx, strerror(errno));
 		return -1;
@@ -364,16 +366,21 @@ static inline void match_src4(struct sluice_rule *r, __u32 net, unsigned int ple
 /* Global counter idx summed over CPUs. */
 static inline __u64 g(int idx)
 {
-	__u64 v[ncpu], sum = 0;
-	__u32 key = idx;
+	struct sluice_globals v[ncpu];
+	__u64 sum = 0;
+	__u32 key = 0;
 	int i;
 
+	if (idx < 0 || idx >= SLUICE_G_MAX) {
+		CHECK_FAIL("no global counter %d", idx);
+		return 0;
+	}
 	if (bpf_map__lookup_elem(skel->maps.sl_global, &key, 4, v, sizeof(v), 0)) {
-		CHECK_FAIL("reading sl_global[%d]: %s", idx, strerror(errno));
+		CHECK_FAIL("reading sl_global (counter %d): %s", idx, strerror(errno));
 		return 0;
 	}
 	for (i = 0; i < ncpu; i++)
-		sum += v[i];
+		sum += v[i].count[idx];
 	return sum;
 }
 

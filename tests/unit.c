@@ -1442,6 +1442,143 @@ TEST_CASE(match_family_proto)
 	CHECK(sl_rule_match(&r, &p4), "unmatched fields used");
 }
 
+/* The rule index: which rules sl_rule_match says match, as a mask of rs's first nr. */
+static __u64 match_linear(const struct sluice_ruleset *rs, const struct sl_pkt *p)
+{
+	__u64 m = 0;
+	__u32 i;
+
+	for (i = 0; i < rs->nr_rules; i++)
+		if (sl_rule_match(&rs->rules[i], p))
+			m |= 1ULL << i;
+	return m;
+}
+
+static __u64 idx_rng = 0x2545F4914F6CDD1DULL;
+static __u32 idx_rand(void)
+{
+	idx_rng ^= idx_rng << 13;
+	idx_rng ^= idx_rng >> 7;
+	idx_rng ^= idx_rng << 17;
+	return (__u32)(idx_rng >> 16);
+}
+
+TEST_CASE(match_index_bit_index)
+{
+	__u32 b;
+
+	for (b = 0; b < 64; b++)
+		CHECK(sl_bit_index(1ULL << b) == b, "bit %u: %u", b, sl_bit_index(1ULL << b));
+}
+
+/*
+ * Random rule sets and packets: every rule that matches a packet is among
+ * the index's candidates for it (the data path matches only those).
+ */
+TEST_CASE(match_index_superset)
+{
+	static const __u8 protos[] = { SL_IPPROTO_TCP, SL_IPPROTO_UDP, SL_IPPROTO_ICMP,
+				       SL_IPPROTO_ICMPV6, 47 };
+	static struct sluice_ruleset rs;
+	unsigned int set, n, fewer = 0, total = 0;
+	struct sl_pkt p;
+	__u32 i;
+
+	for (set = 0; set < 200; set++) {
+		memset(&rs, 0, sizeof(rs));
+		rs.nr_rules = 1 + idx_rand() % SLUICE_MAX_RULES;
+		for (i = 0; i < rs.nr_rules; i++) {
+			struct sluice_rule *r = &rs.rules[i];
+			__u32 lo = idx_rand() % 12000, w = idx_rand() % 8;
+
+			rule_init(r);
+			r->match = idx_rand() & (SLUICE_M_PROTO | SLUICE_M_DPORT | SLUICE_M_TCPFLAGS |
+						 SLUICE_M_ICMPTYPE | SLUICE_M_FAMILY);
+			r->family = idx_rand() & 1 ? 4 : 6;
+			r->proto = protos[idx_rand() % sizeof(protos)];
+			/* Single ports, short and wide ranges, the full range, an empty one. */
+			r->dport_lo = lo;
+			r->dport_hi = w == 0 ? lo : w < 4 ? lo + idx_rand() % 300 :
+				      w < 6 ? lo + 4000 + idx_rand() % 9000 : w == 6 ? 65535 : lo - 1;
+			if (w == 6)
+				r->dport_lo = 0;
+			r->tcp_mask = SLUICE_TCP_SYN;
+			r->tcp_value = idx_rand() & 1 ? SLUICE_TCP_SYN : 0;
+			r->icmp_type = idx_rand() % 4 ? 8 : 135;
+		}
+		sl_ruleset_index(&rs);
+		CHECK(rs.indexed == 1, "set %u not marked indexed", set);
+		for (n = 0; n < 500; n++) {
+			__u8 proto = protos[idx_rand() % sizeof(protos)];
+			__u64 want, cand;
+
+			pkt4(&p, IP4(198, 18, 0, 1), proto, idx_rand() % 12000);
+			if (idx_rand() & 1)
+				p.family = 6;
+			if (proto == SL_IPPROTO_TCP)
+				p.tcp_flags = idx_rand() & 1 ? SLUICE_TCP_SYN : SLUICE_TCP_ACK;
+			if (proto == SL_IPPROTO_ICMP || proto == SL_IPPROTO_ICMPV6)
+				p.icmp_type = idx_rand() % 3 ? 8 : 135;
+			if (proto == SL_IPPROTO_ICMPV6 && p.icmp_type == 135)
+				p.flags |= SL_PKT_ND;
+			/* A non-first fragment: no ports, no L4 header. */
+			if (!(idx_rand() % 8))
+				p.flags = 0;
+			want = match_linear(&rs, &p);
+			cand = sl_rule_candidates(&rs, &p, rs.nr_rules);
+			if (want & ~cand) {
+				CHECK(0, "set %u packet %u: rules %#llx match but are not candidates "
+					 "(candidates %#llx)", set, n, (unsigned long long)(want & ~cand),
+				      (unsigned long long)cand);
+				return;
+			}
+			CHECK(rs.nr_rules == 64 || !(cand >> rs.nr_rules),
+			      "candidates past the set's %u rules: %#llx", rs.nr_rules,
+			      (unsigned long long)cand);
+			total++;
+			fewer += __builtin_popcountll(cand) < rs.nr_rules;
+		}
+	}
+	/* And it does narrow: most packets have fewer candidates than rules. */
+	CHECK(fewer * 2 > total, "the index narrowed only %u of %u packets", fewer, total);
+}
+
+/* The shape of the cost benchmark: 64 single-port rules, the last matching. */
+TEST_CASE(match_index_narrows_to_the_port)
+{
+	static struct sluice_ruleset rs;
+	struct sl_pkt p;
+	__u32 i;
+
+	memset(&rs, 0, sizeof(rs));
+	rs.nr_rules = 64;
+	for (i = 0; i < 64; i++) {
+		rule_init(&rs.rules[i]);
+		rs.rules[i].match = SLUICE_M_PROTO | SLUICE_M_DPORT;
+		rs.rules[i].proto = SL_IPPROTO_UDP;
+		rs.rules[i].dport_lo = rs.rules[i].dport_hi = i == 63 ? 9000 : 10000 + i;
+	}
+	pkt4(&p, IP4(198, 18, 0, 2), SL_IPPROTO_UDP, 9000);
+	CHECK(sl_rule_candidates(&rs, &p, 64) == ~0ULL, "no index: every rule a candidate");
+	sl_ruleset_index(&rs);
+	CHECK(sl_rule_candidates(&rs, &p, 64) == 1ULL << 63, "udp 9000: %#llx",
+	      (unsigned long long)sl_rule_candidates(&rs, &p, 64));
+	pkt4(&p, IP4(198, 18, 0, 2), SL_IPPROTO_TCP, 9000);
+	CHECK(sl_rule_candidates(&rs, &p, 64) == 0, "tcp 9000 is no udp rule's");
+	pkt4(&p, IP4(198, 18, 0, 2), SL_IPPROTO_ICMP, 0);
+	CHECK(sl_rule_candidates(&rs, &p, 64) == 0, "icmp has no port");
+	/* A rule without a port is everyone's candidate, ports or not. */
+	rs.rules[5].match = 0;
+	sl_ruleset_index(&rs);
+	CHECK(sl_rule_candidates(&rs, &p, 64) == 1ULL << 5, "icmp: %#llx",
+	      (unsigned long long)sl_rule_candidates(&rs, &p, 64));
+	pkt4(&p, IP4(198, 18, 0, 2), SL_IPPROTO_UDP, 9000);
+	CHECK(sl_rule_candidates(&rs, &p, 64) == (1ULL << 63 | 1ULL << 5), "udp 9000: %#llx",
+	      (unsigned long long)sl_rule_candidates(&rs, &p, 64));
+	/* Only the first nr rules count. */
+	CHECK(sl_rule_candidates(&rs, &p, 8) == 1ULL << 5, "first 8 rules");
+}
+
 TEST_CASE(match_dport_range_edges)
 {
 	static const struct {

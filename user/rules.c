@@ -1066,6 +1066,8 @@ int sl_ruleset_commit(const struct sl_maps *m, struct sluice_ruleset *next)
 	if (err)
 		goto out;
 	rules_set_flags(next);
+	/* The rule index goes in with the rules: the flip below makes both live at once. */
+	sl_ruleset_index(next);
 	next->gen = live->gen + 1;
 	err = sl_conn_counter_sync(m, next, false);
 	if (err)

@@ -133,7 +133,7 @@ int sl_xdpm_cookie_check(const char *dev);
 	X(arg, state, BPF_MAP_TYPE_ARRAY, 4, sizeof(struct sluice_set))                       \
 	X(arg, agg, BPF_MAP_TYPE_ARRAY, 4, sizeof(struct sluice_state))                       \
 	X(arg, rule_stats, BPF_MAP_TYPE_PERCPU_ARRAY, 4, sizeof(struct sluice_rule_stats))    \
-	X(arg, global, BPF_MAP_TYPE_PERCPU_ARRAY, 4, sizeof(__u64))                           \
+	X(arg, global, BPF_MAP_TYPE_PERCPU_ARRAY, 4, sizeof(struct sluice_globals))          \
 	X(arg, deny4, BPF_MAP_TYPE_LPM_TRIE, sizeof(struct sluice_lpm4), SL_LIST_VAL)         \
 	X(arg, deny6, BPF_MAP_TYPE_LPM_TRIE, sizeof(struct sluice_lpm6), SL_LIST_VAL)         \
 	X(arg, allow4, BPF_MAP_TYPE_LPM_TRIE, sizeof(struct sluice_lpm4), SL_LIST_VAL)        \

@@ -138,8 +138,7 @@ int sl_snapshot_read(const struct sl_maps *m, struct sl_snapshot *s, unsigned in
 	if (s->rs.nr_rules > SLUICE_MAX_RULES)
 		s->rs.nr_rules = SLUICE_MAX_RULES;
 	s->at = sl_now_ns();
-	for (i = 0; !err && i < SLUICE_G_MAX; i++)
-		err = sl_percpu_sum(m->global, i, &s->global[i], 1);
+	err = sl_percpu_sum(m->global, 0, s->global, SLUICE_G_MAX);
 	for (i = 0; !err && i < s->rs.nr_rules; i++)
 		err = sl_percpu_sum(m->rule_stats, s->rs.rules[i].slot, (__u64 *)&s->rule[i],
 				    sizeof(s->rule[i]) / sizeof(__u64));

@@ -403,6 +403,8 @@ static int set_rules(struct inst *in, __u32 nr, const struct lim *lims, __u32 nl
 	if (bpf_map_lookup_elem(in->config, &zero, &cfg))
 		return -errno;
 	cfg.next_uid = in->uid;
+	/* As the controller commits a set: with its rule index. */
+	sl_ruleset_index(&rs);
 	if (bpf_map_update_elem(in->rulesets, &zero, &rs, 0) ||
 	    bpf_map_update_elem(in->config, &zero, &cfg, 0))
 		return -errno;
@@ -451,6 +453,8 @@ static int set_cookie_rule(struct inst *in)
 	cfg.cookie_flags = SLUICE_CK_TS | SLUICE_CK_SACK | SLUICE_CK_WSCALE;
 	cfg.cookie_wscale = 7;
 	now = mono_ns();
+	/* As the controller commits a set: with its rule index. */
+	sl_ruleset_index(&rs);
 	if (bpf_map_update_elem(in->rulesets, &zero, &rs, 0) ||
 	    bpf_map_update_elem(in->config, &zero, &cfg, 0) ||
 	    bpf_map_update_elem(bpf_map__fd(in->skel->maps.sl_cookie_dst), &k, &now, 0))
@@ -682,18 +686,19 @@ static double present_share(const struct inst *in, __u32 uid)
 static long long global_count(const struct inst *in, __u32 idx)
 {
 	int ncpu = libbpf_num_possible_cpus(), c;
+	struct sluice_globals *v;
 	long long sum = 0;
-	__u64 *v;
+	__u32 zero = 0;
 
-	if (ncpu <= 0)
+	if (ncpu <= 0 || idx >= SLUICE_G_MAX)
 		return -1;
 	v = calloc(ncpu, sizeof(*v));
 	if (!v)
 		return -1;
-	if (bpf_map_lookup_elem(in->global, &idx, v))
+	if (bpf_map_lookup_elem(in->global, &zero, v))
 		sum = -1;
 	for (c = 0; c < ncpu && sum >= 0; c++)
-		sum += v[c];
+		sum += v[c].count[idx];
 	free(v);
 	return sum;
 }
