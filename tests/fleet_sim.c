@@ -63,6 +63,7 @@
  * Per class: a "#" summary (closest approach to each bound, in units of
  * N R (delta + rho); lowest admitted / R T) and one ok/not ok line.
  */
+#include <endian.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/mman.h>
@@ -485,9 +486,17 @@ static void host_sync(struct host *h)
 			if (strstr(k->element[j]->str, ":over") || strstr(k->element[j]->str, ":hosts"))
 				continue;
 			v = rcmd("GET %s", k->element[j]->str);
-			if (v && v->type == REDIS_REPLY_STRING)
+			if (v && v->type == REDIS_REPLY_STRING && v->len == sizeof(double)) {
+				/* A little-endian double (user/fleet.c's sync_lua) */
+				__u64 b;
+				double tat;
+
+				memcpy(&b, v->str, sizeof(b));
+				b = le64toh(b);
+				memcpy(&tat, &b, sizeof(tat));
 				printf("#     stored tat - redis now: %.1f ms\n",
-				       (strtod(v->str, NULL) - (double)(S.now / 1000 + S.redis_off_us)) / 1000);
+				       (tat - (double)(S.now / 1000 + S.redis_off_us)) / 1000);
+			}
 			if (v)
 				freeReplyObject(v);
 		}
