@@ -43,15 +43,20 @@
  * - once every host has synced since then (t_h), for every t:
  *   admitted in (t_h, t] <= B + R (t - t_h) + N R (delta + rho);
  * - a stall adds to both, per host, R times how much longer than an
- *   interval it went without an answered sync; a FLUSHALL N R (delta + rho);
+ *   interval it went without an answered sync; a FLUSHALL B + N R (delta
+ *   + rho): each host stays at its own bucket, but while Redis's bucket,
+ *   refilled from the next charges alone, catches up with them, every host
+ *   refills at R;
  * - a move, at t_m to host b, with the key refused before it: b admits in
  *   (t_m, t] at most R (t - t_m) + 2 R (delta + rho) (it polled the
  *   fleet's state at most an interval before, and that state was at most
  *   an interval and a round trip old), plus the event's term; and from
  *   max(1 s, 4 delta + B / R) after the move on, b admits >= 0.9 R t (the
  *   others' spent share does not starve it);
- * - and the other side: with the load at 1.5x the rate or more and no idle
- *   gaps, admitted >= 0.7 R T, so a fleet that refuses everything fails.
+ * - and the other side: with the load at 1.5x the rate or more, no idle
+ *   gaps and no burst of more packets at once than B (a bucket admits B of
+ *   those, whatever the rate), admitted >= 0.7 R T, so a fleet that refuses
+ *   everything fails.
  * Both bounds also carry the daemon's cool keys' leak, f R T (f = 1/8:
  * keys whose charges times the live hosts stay under f R are not sent),
  * and U, the packets hosts admitted while their data path did not track
@@ -751,7 +756,7 @@ static int run_trace(const struct trace *t, struct result *res, char *why, size_
 		double lag = (t->delta + t->rho) / 1e9, extra, t1;
 
 		res->sync_term = N * R * lag;
-		extra = R * stall_extra / 1e9 + (t->event == E_FLUSH ? res->sync_term : 0);
+		extra = R * stall_extra / 1e9 + (t->event == E_FLUSH ? res->sync_term + B : 0);
 		res->total_excess = S.admitted_total - (B + R * T);
 		t1 = S.first_send == NO_TIME ? T : S.first_send / 1e9;
 		res->t1 = t1;
@@ -763,7 +768,13 @@ static int run_trace(const struct trace *t, struct result *res, char *why, size_
 		res->move_checked = t->pattern == P_MOVE && S.refused_before_move;
 		res->settled = t->move_at + S.settle < t->dur
 			       ? S.admitted_settled / (R * (t->dur - t->move_at - S.settle) / 1e9) : -1;
-		res->floor_checked = t->load >= 1.5 && t->pattern != P_IDLE;
+		/*
+		 * Bursts of more packets at one instant than the bucket holds
+		 * are cut to B each, whatever the rate: one host's own bucket
+		 * admits no more, so no floor on R T there.
+		 */
+		res->floor_checked = t->load >= 1.5 && t->pattern != P_IDLE &&
+				     !(t->pattern == P_BURSTS && t->burst_pk > t->burst);
 		/* Stated floors: see the header. */
 		res->floor = 0.7;
 		res->floor_ratio = S.admitted_total / (R * T);
