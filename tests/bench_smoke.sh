@@ -5,7 +5,8 @@
 # that make sense. At this size they measure nothing worth quoting (make
 # bench is the benchmark), but each case below fails if its stage did not
 # run, ran something else, or produced nonsense:
-#   program cost  every path's ns/packet a positive number below 100 us
+#   program cost  every path's ns/packet a positive number below 100 us, the
+#                 fleet-scope path among them, its ratio among the targets
 #   verifier      every program within the verifier's limits (instructions, stack)
 #   floods        per shape, every candidate a positive cost and rate; the
 #                 bare XDP drop admits nothing, no filter admits more than
@@ -17,6 +18,7 @@
 #   synflood      four candidates, each with counts of clients (first SYN,
 #                 after a retransmission, failed) that add up and times to
 #                 connect that are numbers; the SYN-ACKs sent a number
+#   fleet load    the hot keys made are sent, CPU and command counts numbers
 #   targets       every target has a verdict, met or missed
 #   plots         PNG files (a skip when gnuplot is missing)
 set -u
@@ -60,15 +62,20 @@ rows() {
 num() { [[ "$1" =~ ^[0-9]+(\.[0-9]+)?$ ]]; }
 
 begin_case
-n=0
+n=0 fleet=0
 while IFS='|' read -r path auto _ precise _ coarse _; do
 	n=$((n + 1))
+	case $path in *"fleet scope"*) fleet=1 ;; esac
 	for v in "$auto" "$precise" "$coarse"; do
 		num "$v" && awk -v v="$v" 'BEGIN { exit !(v > 0 && v < 100000) }' ||
 			fail "\"$path\": $v ns/packet"
 	done
 done < <(rows "## 1. Program cost")
 [ "$n" -ge 10 ] || fail "$n program-cost rows, want at least 10"
+# The fleet path beside the same limit per host, and its ratio among the targets.
+[ $fleet -eq 1 ] || fail "no fleet-scope row in the program cost table"
+grep -q '^| data path, same rounds: fleet scope, tracked key / the same limit per host' "$R" ||
+	fail "no target row for the fleet path"
 end_case bench-smoke-program-cost
 
 # The verifier's headroom: every program loaded, within both of its limits.
@@ -174,6 +181,24 @@ done < <(rows "## 6. SYN flood")
 grep -q '^SYN-ACKs sluice sent (action cookie), per rate: [0-9]* pps: [0-9]*' "$R" ||
 	fail "no count of SYN-ACKs sent"
 end_case bench-smoke-synflood
+
+# The fleet's load row: the hot keys fleetkeys made are sent (at least half
+# of them per sync on average: a sync right after an overrun one may find
+# nothing new), with CPU and command counts that are numbers.
+begin_case
+row=$(grep -E '^\| [0-9]+ \(of [0-9]+ made\) \|' "$R" | head -1 | sed 's/^| *//; s/ *|$//; s/ *| */|/g')
+if [ -z "$row" ]; then
+	fail "no fleet load row"
+else
+	IFS='|' read -r hot calls cmds rcpu dcpu ms <<<"$row"
+	made=$(sed 's/.*(of \([0-9]*\) made).*/\1/' <<<"$hot")
+	hot=${hot%% *}
+	[ "$hot" -ge $((made / 2)) ] || fail "$hot keys sent per sync of $made made"
+	for v in "$calls" "$cmds" "${rcpu%\%}" "${dcpu%\%}" "${ms% ms}"; do
+		num "$v" || fail "fleet load row: \"$v\" in $row"
+	done
+fi
+end_case bench-smoke-fleet-load
 
 begin_case
 n=0

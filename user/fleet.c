@@ -23,6 +23,7 @@
  * its 1/N share; the local fallback keeps the full rate on each host.
  */
 #include <arpa/inet.h>
+#include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -44,6 +45,14 @@
 #define FLEET_GROUPS		16
 /* Keys per script call: the reply stays small and a slow call bounded. */
 #define FLEET_BATCH		512
+/* A key's numbers in a sync call: four little-endian doubles (sync_lua). */
+#define FLEET_ARG_BYTES		32
+/* The hot keys' table: twice as many slots as keys, or more (a power of 2). */
+#define FLEET_TAB_MIN		1024
+#define FLEET_TAB_MAX		(2 * SLUICE_FLEET_KEYS)
+/* A key name's tail (RULE:LIMIT:PARAMS:ADDR) and whole name are shorter than these. */
+#define FLEET_TAIL_MAX		128
+#define FLEET_NAME_MAX		160
 /* Hot keys read from sl_fleet_use per system call. */
 #define FLEET_READ_BATCH	4096
 /* How many items ahead a pass over them fetches into the cache */
@@ -65,18 +74,20 @@
 #define FLEET_BACKOFF_MAX_NS	(2 * 1000000000ULL)
 
 /*
- * KEYS[1..n]: buckets; KEYS[n+1]: the over-limit set. Per bucket five
- * ARGV, in microseconds but the fourth: the charge (TAT advance); the
- * tolerance (over it the key is over its limit); how far the sender's own
- * bucket runs ahead (what Redis answers and publishes is never less: a
- * Redis that lost the key hands out no fresh burst; what it keeps is only
- * the charges, so charges that arrive late and spread over the same time
- * from several hosts add up as they happened); 1 if the sender's bucket refused packets
- * since its last sync (a refused packet charges nothing, so a key one host
- * holds at its limit never runs over it; it is over its limit all the
- * same); and since when its charges were made (the sender's last send of
- * it), in Redis's time as the sender reckons it from Redis's earlier
- * answers (0: not known yet, now): they are added from then, tat =
+ * KEYS[1..n]: buckets; KEYS[n+1]: the over-limit set. ARGV[1]: per bucket
+ * four numbers, in microseconds, as little-endian doubles (one argument
+ * for the call, not four a key: Redis and the sync each parse one string):
+ * the charge (TAT advance); the threshold over which the key is over its
+ * limit: the tolerance, or below any TAT (-1e18) if the sender's bucket
+ * refused packets since its last sync (a refused packet charges nothing,
+ * so a key one host holds at its limit never runs over it; it is over its
+ * limit all the same); how far the sender's own bucket runs ahead (what
+ * Redis answers and publishes is never less: a Redis that lost the key
+ * hands out no fresh burst; what it keeps is only the charges, so charges
+ * that arrive late and spread over the same time from several hosts add
+ * up as they happened); and since when its charges were made (the sender's
+ * last send of it), in Redis's time as the sender reckons it from Redis's
+ * earlier answers (0: not known yet, now): they are added from then, tat =
  * max(tat, from) + charge. Charged as if made now, a sync's worth would
  * refuse for a sync's length whatever the burst, and a backlog sent late
  * (Redis was away) for as long as the backlog was; and an absolute time,
@@ -86,51 +97,58 @@
  * host's charge adds to it: were it dropped, each host's charge would
  * start again from its own "from", and hosts that each stay within the
  * rate would never add up (after a FLUSHALL or a stall the fleet admitted
- * N times the rate; tests/fleet_sim.c).
- * Returns Redis's now and, per bucket, how far the fleet's TAT runs ahead
- * of it.
+ * N times the rate; tests/fleet_sim.c); it is stored as a little-endian
+ * double, which takes no formatting and no parsing (a decimal one, as
+ * earlier versions stored, is read too), and lives a second or two past
+ * its TAT (whole seconds: few distinct TTLs to format). Per bucket Redis
+ * runs one SET (and a ZADD when it is over); one MGET reads them all.
+ * Returns Redis's now and, as one string of little-endian doubles, per
+ * bucket how far the fleet's TAT runs ahead of it.
  *
- * Test hook: one more ARGV after the buckets' is Redis's now (us) in place
- * of TIME, and keys then live an hour longer (their expiry runs on the real
- * clock, which must not overtake a simulated one; an expired key reads as a
- * full bucket, as one whose TAT has passed does). Only a struct
- * sl_fleet_hooks with redis_us set makes the sync send it, and only C code
- * that calls sl_fleet_open() can set one: no config key or option reaches
- * it, and a production host never sends the extra argument. A client that
- * sends it anyway gains nothing it does not have already: whoever may call
- * the script may SET the buckets themselves.
+ * Test hook: ARGV[2], if given, is Redis's now (us) in place of TIME, and
+ * keys then live an hour longer (their expiry runs on the real clock,
+ * which must not overtake a simulated one; an expired key reads as a full
+ * bucket, as one whose TAT has passed does). Only a struct sl_fleet_hooks
+ * with redis_us set makes the sync send it, and only C code that calls
+ * sl_fleet_open() can set one: no config key or option reaches it, and a
+ * production host never sends the extra argument. A client that sends it
+ * anyway gains nothing it does not have already: whoever may call the
+ * script may SET the buckets themselves.
  */
 static const char sync_lua[] =
 	"local n = #KEYS - 1\n"
-	"local now = ARGV[5 * n + 1] and tonumber(ARGV[5 * n + 1])\n"
-	"local life = 1000\n"
+	"local now = ARGV[2] and tonumber(ARGV[2])\n"
+	"local life = 1\n"
 	"if now then\n"
-	"  life = 3600000\n"
+	"  life = 3600\n"
 	"else\n"
 	"  local t = redis.call('TIME')\n"
 	"  now = tonumber(t[1]) * 1000000 + tonumber(t[2])\n"
 	"end\n"
-	"local out = { now }\n"
+	"local args = ARGV[1]\n"
+	"if n < 1 or #args ~= 32 * n then\n"
+	"  return redis.error_reply('sluice: bad arguments')\n"
+	"end\n"
+	"local cur = redis.call('MGET', unpack(KEYS, 1, n))\n"
+	"local over, out, ex, p = KEYS[n + 1], {}, {}, 1\n"
+	"local c, tol, la, from, tat, v, s\n"
 	"for i = 1, n do\n"
-	"  local c = tonumber(ARGV[5 * i - 4])\n"
-	"  local tol = tonumber(ARGV[5 * i - 3])\n"
-	"  local la = tonumber(ARGV[5 * i - 2])\n"
-	"  local refusing = ARGV[5 * i - 1] == '1'\n"
-	"  local from = tonumber(ARGV[5 * i])\n"
+	"  c, tol, la, from, p = struct.unpack('<dddd', args, p)\n"
 	"  if from <= 0 or from > now then from = now end\n"
-	"  local cur = tonumber(redis.call('GET', KEYS[i]))\n"
-	"  local tat = cur or 0\n"
+	"  v = cur[i]\n"
+	"  tat = v and #v == 8 and struct.unpack('<d', v) or tonumber(v) or 0\n"
 	"  if tat < from then tat = from end\n"
 	"  tat = tat + c\n"
-	"  redis.call('SET', KEYS[i], string.format('%.0f', tat), 'PX',\n"
-	"             math.floor(math.max(tat - now, 0) / 1000) + life)\n"
+	"  s = math.ceil(math.max(tat - now, 0) / 1000000) + life\n"
+	"  if not ex[s] then ex[s] = tostring(s) end\n"
+	"  redis.call('SET', KEYS[i], struct.pack('<d', tat), 'EX', ex[s])\n"
 	"  if tat < now + la then tat = now + la end\n"
-	"  if tat - now > tol or refusing then\n"
-	"    redis.call('ZADD', KEYS[n + 1], string.format('%.0f', tat), KEYS[i])\n"
+	"  if tat - now > tol then\n"
+	"    redis.call('ZADD', over, string.format('%.0f', tat), KEYS[i])\n"
 	"  end\n"
-	"  out[i + 1] = tat - now\n"
+	"  out[i] = struct.pack('<d', tat - now)\n"
 	"end\n"
-	"return out\n";
+	"return { now, table.concat(out) }\n";
 
 /*
  * KEYS[1]: the fleet's hosts (score: when each heartbeat expires), KEYS[2]:
@@ -168,14 +186,15 @@ struct node {
 
 /* A hot key as the thread follows it from sync to sync. */
 struct trk {
+	/* What a lookup reads first, together (trk_prefetch) */
+	__u32 used;		/* the generation of the table it is in (0: never) */
+	__u32 idle;		/* syncs without a charge */
 	struct sluice_key k;
 	__u64 last;		/* sluice_fleet_use.charged at the last sync */
 	__u64 carry_ns;		/* charge under a microsecond, sent later */
 	__u64 until;		/* the fleet's TAT in local time, as last heard */
 	__u64 drops;		/* the local bucket's refusals at the last sync */
 	__u64 sent;		/* when its charge was last sent (and answered) */
-	__u32 idle;		/* syncs without a charge */
-	__u32 used;		/* the generation of the table it is in (0: never) */
 };
 
 /* One key of this sync. */
@@ -193,7 +212,7 @@ struct item {
 	int refusing;		/* the local bucket refused packets since the last sync */
 	struct trk t;
 	__u32 name_len;
-	char name[160];
+	const char *name;	/* in f->names */
 };
 
 struct sl_fleet {
@@ -232,16 +251,26 @@ struct sl_fleet {
 	/* hot keys: open addressing, rebuilt every sync */
 	struct trk *tab, *tab_next;
 	__u32 gen;		/* tab's generation; tab_next is filled as gen + 1 */
-	size_t *order;		/* this sync's items by group */
-	size_t tab_cap;
+	struct item *by_group;	/* plan()'s: this sync's items in group order, then items */
+	size_t tab_cap, next_cap;	/* their sizes, powers of 2: twice the keys or more */
 	struct item *items;
+	/* This sync's key names, one after another (FLEET_NAME_MAX each at most) */
+	char *names;
+	size_t names_used;
+	/* Per rule and limit, made once a sync: its names' RULE:LIMIT:PARAMS: and their hash */
+	struct name_part {
+		__u32 gen;	/* the sync (f->gen) it was made for */
+		__u32 len;	/* 0: too long, its keys have no name */
+		__u64 hash;	/* fnv() of s, where its keys' hashes start */
+		char s[FLEET_TAIL_MAX];
+	} parts[SLUICE_MAX_RULES][SLUICE_MAX_LIMITS];
 	struct sluice_ruleset *rs;
 	struct sluice_fleet_status st;
 	struct sl_fleet_hooks hooks;	/* a test's clocks; none in the daemon */
-	/* One call's arguments: command, sha, numkeys, keys, the over set, 5 numbers a key */
+	/* One call's arguments: command, sha, numkeys, keys, the over set, the numbers */
 	const char **argv;
 	size_t *argvlen;
-	char (*nums)[24];
+	char *args;		/* a sync call's numbers, FLEET_ARG_BYTES a key */
 	/* One batched read of sl_fleet_use */
 	struct sluice_key batch_keys[FLEET_READ_BATCH];
 	struct sluice_fleet_use batch_vals[FLEET_READ_BATCH];
@@ -261,6 +290,8 @@ static __u64 fleet_now(const struct sl_fleet *f)
 	return f->hooks.clock ? f->hooks.clock(f->hooks.ctx) : mono_ns();
 }
 
+#define FNV_BASIS	0xcbf29ce484222325ULL
+
 /* FNV-1a, for the limit's parameters in a key's name and for shards. */
 static __u64 fnv(const void *p, size_t n, __u64 h)
 {
@@ -279,12 +310,12 @@ static __u64 fnv(const void *p, size_t n, __u64 h)
  */
 static __u32 key_group(const char *tail)
 {
-	return fnv(tail, strlen(tail), 0xcbf29ce484222325ULL) % FLEET_GROUPS;
+	return fnv(tail, strlen(tail), FNV_BASIS) % FLEET_GROUPS;
 }
 
 static __u32 limit_params(const struct sluice_limit *l)
 {
-	__u64 h = 0xcbf29ce484222325ULL;
+	__u64 h = FNV_BASIS;
 
 	h = fnv(&l->rate, sizeof(l->rate), h);
 	h = fnv(&l->burst, sizeof(l->burst), h);
@@ -294,6 +325,28 @@ static __u32 limit_params(const struct sluice_limit *l)
 	h = fnv(&l->plen4, 1, h);
 	h = fnv(&l->plen6, 1, h);
 	return h ^ (h >> 32);
+}
+
+/* v as a little-endian double at p (Lua's struct '<d'); past it. */
+static char *put_double(char *p, double v)
+{
+	__u64 b;
+
+	memcpy(&b, &v, sizeof(b));
+	b = htole64(b);
+	memcpy(p, &b, sizeof(b));
+	return p + sizeof(b);
+}
+
+static double get_double(const char *p)
+{
+	double v;
+	__u64 b;
+
+	memcpy(&b, p, sizeof(b));
+	b = le64toh(b);
+	memcpy(&v, &b, sizeof(v));
+	return v;
 }
 
 /* Decimal of v into buf (24 bytes), NUL-terminated; the sync formats many. Its length. */
@@ -340,53 +393,142 @@ static void sb_u64(struct sb *b, unsigned long long v)
 	sb_mem(b, t, u64_str(t, v));
 }
 
-int sl_fleet_key_name(const char *fleet, const char *rule, __u32 li, const struct sluice_limit *l,
-		      const struct sluice_key *k, char *buf, size_t len)
+/* The hot keys' table: twice as many slots as keys, or more (a power of 2). */
+#define FLEET_TAB_MIN		1024
+#define FLEET_TAB_MAX		(2 * SLUICE_FLEET_KEYS)
+/* A key name's tail starts with its limit's part: "RULE:LIMIT:PARAMS:". */
+static void name_limit(struct sb *b, const char *rule, __u32 li, const struct sluice_limit *l)
 {
 	static const char hex[] = "0123456789abcdef";
-	char tail[128], params[9], addr[INET6_ADDRSTRLEN];
-	struct sb b = { tail, tail + sizeof(tail) };
+	char params[9];
 	__u32 v = limit_params(l);
 	int i;
 
 	for (i = 7; i >= 0; i--, v >>= 4)
 		params[i] = hex[v & 15];
 	params[8] = '\0';
-	sb_str(&b, rule);
-	sb_mem(&b, ":", 1);
-	sb_u64(&b, li);
-	sb_mem(&b, ":", 1);
-	sb_str(&b, params);
-	sb_mem(&b, ":", 1);
-	if (!k->family) {
-		sb_str(&b, "all");
-	} else if (k->family == 4) {
-		const __u8 *a = (const __u8 *)k->addr;
+	sb_str(b, rule);
+	sb_mem(b, ":", 1);
+	sb_u64(b, li);
+	sb_mem(b, ":", 1);
+	sb_str(b, params);
+	sb_mem(b, ":", 1);
+}
 
+/* Decimal of v into p (3 bytes), not terminated; its length. */
+static size_t dec_u8(char *p, unsigned int v)
+{
+	if (v >= 100) {
+		p[0] = '0' + v / 100;
+		p[1] = '0' + v / 10 % 10;
+		p[2] = '0' + v % 10;
+		return 3;
+	}
+	if (v >= 10) {
+		p[0] = '0' + v / 10;
+		p[1] = '0' + v % 10;
+		return 2;
+	}
+	p[0] = '0' + v;
+	return 1;
+}
+
+/* ... and ends with the key's: "all", or ADDR/PLEN. */
+static void name_addr(struct sb *b, const struct sluice_key *k)
+{
+	char addr[INET6_ADDRSTRLEN];
+	int i;
+
+	if (!k->family) {
+		sb_str(b, "all");
+		return;
+	}
+	if (k->family == 4) {
+		const __u8 *a = (const __u8 *)k->addr;
+		char *p = addr;
+
+		/* Every sync names every key it sends: not through printf. */
 		for (i = 0; i < 4; i++) {
-			if (i)
-				sb_mem(&b, ".", 1);
-			sb_u64(&b, a[i]);
+			p += dec_u8(p, a[i]);
+			*p++ = '.';
 		}
-	} else {
-		if (!inet_ntop(AF_INET6, k->addr, addr, sizeof(addr)))
-			return -EINVAL;
-		sb_str(&b, addr);
+		p[-1] = '/';
+		p += dec_u8(p, k->plen);
+		sb_mem(b, addr, p - addr);
+		return;
 	}
-	if (k->family) {
-		sb_mem(&b, "/", 1);
-		sb_u64(&b, k->plen);
-	}
+	if (inet_ntop(AF_INET6, k->addr, addr, sizeof(addr)))
+		sb_str(b, addr);
+	else
+		b->over = true;
+	sb_mem(b, "/", 1);
+	sb_u64(b, k->plen);
+}
+
+/* The whole name: "sluice:{FLEET#GROUP}:" and the tail, whose hash gives GROUP. */
+static void name_whole(struct sb *b, const char *fleet, __u32 group, const char *tail,
+		       size_t tail_len)
+{
+	sb_str(b, "sluice:{");
+	sb_str(b, fleet);
+	sb_mem(b, "#", 1);
+	sb_u64(b, group);
+	sb_mem(b, "}:", 2);
+	sb_mem(b, tail, tail_len);
+}
+
+int sl_fleet_key_name(const char *fleet, const char *rule, __u32 li, const struct sluice_limit *l,
+		      const struct sluice_key *k, char *buf, size_t len)
+{
+	char tail[FLEET_TAIL_MAX];
+	struct sb b = { tail, tail + sizeof(tail) };
+
+	name_limit(&b, rule, li, l);
+	name_addr(&b, k);
 	if (b.over)
 		return -ENAMETOOLONG;
 	b = (struct sb){ buf, buf + len };
-	sb_str(&b, "sluice:{");
-	sb_str(&b, fleet);
-	sb_mem(&b, "#", 1);
-	sb_u64(&b, key_group(tail));
-	sb_mem(&b, "}:", 2);
-	sb_str(&b, tail);
+	name_whole(&b, fleet, key_group(tail), tail, strlen(tail));
 	return b.over ? -ENAMETOOLONG : 0;
+}
+
+/*
+ * What sl_fleet_key_name() makes of item it (of rule ri), into this sync's
+ * names, and its group; the limit's part made once a sync. 0, or
+ * -ENAMETOOLONG (that key is not synced).
+ */
+static int item_name(struct sl_fleet *f, struct item *it, __u32 ri)
+{
+	struct name_part *np = &f->parts[ri][it->li];
+	char tail[FLEET_TAIL_MAX];
+	struct sb b;
+	size_t alen;
+
+	if (np->gen != f->gen) {
+		b = (struct sb){ np->s, np->s + sizeof(np->s) };
+		name_limit(&b, f->rs->names[ri], it->li, &it->r->limits[it->li]);
+		np->len = b.over ? 0 : b.p - np->s;
+		np->hash = fnv(np->s, np->len, FNV_BASIS);
+		np->gen = f->gen;
+	}
+	if (!np->len)
+		return -ENAMETOOLONG;
+	/* The tail, in one buffer as sl_fleet_key_name() has it, for the same bound. */
+	memcpy(tail, np->s, np->len);
+	b = (struct sb){ tail + np->len, tail + sizeof(tail) };
+	name_addr(&b, &it->k);
+	if (b.over)
+		return -ENAMETOOLONG;
+	alen = b.p - (tail + np->len);
+	it->group = fnv(tail + np->len, alen, np->hash) % FLEET_GROUPS;
+	b = (struct sb){ f->names + f->names_used, f->names + f->names_used + FLEET_NAME_MAX };
+	name_whole(&b, f->cfg.name, it->group, tail, np->len + alen);
+	if (b.over)
+		return -ENAMETOOLONG;
+	it->name = f->names + f->names_used;
+	it->name_len = b.p - it->name;
+	f->names_used += it->name_len + 1;
+	return 0;
 }
 
 /* The rule and limit a Redis key names, in this host's live set; the key it is here. */
@@ -628,6 +770,13 @@ static size_t trk_slot(const struct trk *tab, size_t cap, __u32 gen, const struc
 	return i;
 }
 
+/* Fetch a table entry's first part, what trk_slot() reads, into the cache. */
+static void trk_prefetch(const struct trk *t)
+{
+	__builtin_prefetch(t);
+	__builtin_prefetch((const char *)&t->k + sizeof(t->k) - 1);
+}
+
 /* Every hot key and its use, in one pass of batched reads. */
 static int read_use(struct sl_fleet *f, size_t *nr)
 {
@@ -764,7 +913,7 @@ static int cluster_refresh(struct sl_fleet *f)
 /* ---- one sync ---- */
 
 enum { CALL_SYNC, CALL_POLL };
-/* One script call: a group's keys, f->order[first .. first + n), or its poll. */
+/* One script call: a group's keys, f->items[first .. first + n), or its poll. */
 struct call {
 	int kind;
 	int node;
@@ -779,17 +928,25 @@ static size_t plan(struct sl_fleet *f, size_t nr)
 	size_t at[FLEET_GROUPS + 1] = {}, nc = 0, i;
 	__u32 g;
 
-	/* Items by group, in one counting pass: f->order[at[g] .. at[g + 1]). */
+	/*
+	 * Items by group, in one counting pass: f->items[at[g] .. at[g + 1]),
+	 * copied in that order, so that the passes over each call's keys
+	 * (append, take) read them one after another.
+	 */
 	for (i = 0; i < nr; i++)
 		at[f->items[i].group + 1]++;
 	for (g = 0; g < FLEET_GROUPS; g++)
 		at[g + 1] += at[g];
 	{
 		size_t fill[FLEET_GROUPS];
+		struct item *t;
 
 		memcpy(fill, at, sizeof(fill));
 		for (i = 0; i < nr; i++)
-			f->order[fill[f->items[i].group]++] = i;
+			f->by_group[fill[f->items[i].group]++] = f->items[i];
+		t = f->items;
+		f->items = f->by_group;
+		f->by_group = t;
 	}
 	for (g = 0; g < FLEET_GROUPS; g++) {
 		for (i = at[g]; i < at[g + 1]; i += FLEET_BATCH) {
@@ -803,10 +960,10 @@ static size_t plan(struct sl_fleet *f, size_t nr)
 }
 
 static void append(struct sl_fleet *f, struct call *c, const char **argv, size_t *argvlen,
-		   char (*nums)[24])
+		   char *args)
 {
 	struct node *n = &f->nodes[c->node];
-	char hosts_key[96], over_key[96], ttl[24], maxn[24], rnow[24];
+	char hosts_key[96], over_key[96], ttl[24], maxn[24], rnow[24], numkeys[24];
 	int argc = 0;
 	size_t k;
 
@@ -829,48 +986,29 @@ static void append(struct sl_fleet *f, struct call *c, const char **argv, size_t
 			argv[argc++] = rnow;
 		}
 	} else {
+		char *p = args;
+
 		argv[argc++] = "EVALSHA";
 		argv[argc++] = n->sha_sync;
-		snprintf(nums[0], 24, "%zu", c->n + 1);
-		argv[argc++] = nums[0];
+		snprintf(numkeys, sizeof(numkeys), "%zu", c->n + 1);
+		argv[argc++] = numkeys;
 		for (k = 0; k < c->n; k++) {
-			const struct item *it = &f->items[f->order[c->first + k]];
+			const struct item *it = &f->items[c->first + k];
+			const struct sluice_limit *l;
 
+			l = &it->r->limits[it->li];
 			argvlen[argc] = it->name_len;
 			argv[argc++] = it->name;
+			p = put_double(p, it->charge_us);
+			p = put_double(p, it->refusing ? -1e18 : (double)(l->tolerance / 1000));
+			p = put_double(p, it->ahead_us);
+			p = put_double(p, n->offset_known && it->from_ns / 1000 + n->offset_us > 0
+					  ? (double)(it->from_ns / 1000 + n->offset_us) : 0);
 		}
 		argvlen[argc] = strlen(over_key);
 		argv[argc++] = over_key;
-		for (k = 0; k < c->n; k++) {
-			const struct item *it = &f->items[f->order[c->first + k]];
-			const struct sluice_limit *l;
-
-			/*
-			 * Items are visited by group, out of their order in memory:
-			 * fetch a few ahead, or each one is a cache miss.
-			 */
-			if (k + FLEET_AHEAD < c->n) {
-				const struct item *nx = &f->items[f->order[c->first + k + FLEET_AHEAD]];
-
-				__builtin_prefetch(nx);
-				__builtin_prefetch(nx->name);
-			}
-			l = &it->r->limits[it->li];
-
-			argvlen[argc] = u64_str(nums[1 + 5 * k], it->charge_us);
-			argv[argc++] = nums[1 + 5 * k];
-			argvlen[argc] = u64_str(nums[2 + 5 * k], l->tolerance / 1000);
-			argv[argc++] = nums[2 + 5 * k];
-			argvlen[argc] = u64_str(nums[3 + 5 * k], it->ahead_us);
-			argv[argc++] = nums[3 + 5 * k];
-			argvlen[argc] = u64_str(nums[4 + 5 * k], it->refusing);
-			argv[argc++] = nums[4 + 5 * k];
-			argvlen[argc] = u64_str(nums[5 + 5 * k],
-						n->offset_known && it->from_ns / 1000 + n->offset_us > 0
-						? (unsigned long long)(it->from_ns / 1000 + n->offset_us)
-						: 0);
-			argv[argc++] = nums[5 + 5 * k];
-		}
+		argvlen[argc] = p - args;
+		argv[argc++] = args;
 		if (f->hooks.redis_us) {
 			argvlen[argc] = u64_str(rnow, f->hooks.redis_us(f->hooks.ctx));
 			argv[argc++] = rnow;
@@ -889,6 +1027,7 @@ static int take(struct sl_fleet *f, struct call *c, redisReply *rep,
 {
 	struct node *n = &f->nodes[c->node];
 	__u64 now_r, e;
+	double d;
 	size_t k;
 
 	if (rep->type == REDIS_REPLY_ERROR) {
@@ -908,24 +1047,27 @@ static int take(struct sl_fleet *f, struct call *c, redisReply *rep,
 	n->offset_us = (long long)now_r - (long long)(n->sent_at / 1000);
 	n->offset_known = true;
 	if (c->kind == CALL_SYNC) {
-		if (rep->elements != c->n + 1)
+		const redisReply *ahead = rep->elements == 2 ? rep->element[1] : NULL;
+
+		if (!ahead || ahead->type != REDIS_REPLY_STRING ||
+		    (size_t)ahead->len != c->n * sizeof(double))
 			goto garbage;
 		for (k = 0; k < c->n; k++) {
-			struct item *it = &f->items[f->order[c->first + k]];
+			struct item *it = &f->items[c->first + k];
 
+			/* Its table slot and bucket are far apart in memory: fetch ahead. */
 			if (k + FLEET_AHEAD < c->n) {
-				const struct item *nx = &f->items[f->order[c->first + k + FLEET_AHEAD]];
+				const struct item *nx = it + FLEET_AHEAD;
 
-				__builtin_prefetch(nx);
-				__builtin_prefetch(&nx->t);
 				__builtin_prefetch(&f->tab[nx->slot]);
 				if (nx->way)
 					__builtin_prefetch(nx->way);
 			}
-			if (rep->element[k + 1]->type != REDIS_REPLY_INTEGER ||
-			    rep->element[k + 1]->integer < 0)
+			d = get_double(ahead->str + k * sizeof(double));
+			/* From 0 up to what a __u64 of nanoseconds holds. */
+			if (!(d >= 0 && d < 1.8e13))
 				goto garbage;
-			e = rep->element[k + 1]->integer;
+			e = d;
 			{
 				/* How far the fleet moved this key since the last sync, and we. */
 				__u64 until = n->sent_at + e * 1000ULL;
@@ -1000,7 +1142,7 @@ static void unsend(struct sl_fleet *f, const struct call *c)
 	size_t k;
 
 	for (k = 0; c->kind == CALL_SYNC && k < c->n; k++) {
-		const struct item *it = &f->items[f->order[c->first + k]];
+		const struct item *it = &f->items[c->first + k];
 
 		f->tab[it->slot].last = it->prev_last;
 		f->tab[it->slot].carry_ns = it->prev_carry;
@@ -1009,7 +1151,7 @@ static void unsend(struct sl_fleet *f, const struct call *c)
 
 /* Send every call of node i, pipelined, and take the replies in order. */
 static void node_exchange(struct sl_fleet *f, int i, size_t nc, const char **argv,
-			  size_t *argvlen, char (*nums)[24], const struct sluice_config *cfg)
+			  size_t *argvlen, char *args, const struct sluice_config *cfg)
 {
 	struct node *n = &f->nodes[i];
 	redisReply *rep;
@@ -1019,7 +1161,7 @@ static void node_exchange(struct sl_fleet *f, int i, size_t nc, const char **arg
 	n->sent_at = fleet_now(f);
 	for (j = 0; j < nc; j++)
 		if (f->calls[j].node == i)
-			append(f, &f->calls[j], argv, argvlen, nums);
+			append(f, &f->calls[j], argv, argvlen, args);
 	if (f->hooks.in_flight && n->c) {
 		int done = 0;
 
@@ -1077,12 +1219,17 @@ static void node_exchange(struct sl_fleet *f, int i, size_t nc, const char **arg
 /* The live rule set and the switches; the hot keys with what they grew by. */
 static size_t gather(struct sl_fleet *f, struct sluice_config *cfg, unsigned int mult)
 {
+	const struct sluice_rule *last_r = NULL;
 	size_t nr = 0, i, out = 0, s;
-	__u64 now = fleet_now(f);
+	__u64 now = fleet_now(f), h;
 
+	f->names_used = 0;
 	if (sl_read_live(&f->maps, f->rs) || sl_config_read(&f->maps, cfg) ||
 	    read_use(f, &nr))
 		return 0;
+	/* The next table as small as the keys allow: fewer cache misses. */
+	for (f->next_cap = FLEET_TAB_MIN; f->next_cap < 2 * nr; f->next_cap *= 2)
+		;
 	for (i = 0; i < nr; i++) {
 		struct item *it = &f->items[out];
 		const struct sluice_rule *r = NULL;
@@ -1101,14 +1248,19 @@ static size_t gather(struct sl_fleet *f, struct sluice_config *cfg, unsigned int
 				for (o = 0; o < sizeof(struct sluice_set); o += 64)
 					__builtin_prefetch(p + o);
 			}
-			__builtin_prefetch(&f->tab[sl_key_hash(nk, 0x5eed) & (f->tab_cap - 1)]);
+			h = sl_key_hash(nk, 0x5eed);
+			trk_prefetch(&f->tab[h & (f->tab_cap - 1)]);
+			trk_prefetch(&f->tab_next[h & (f->next_cap - 1)]);
 		}
 
 		*it = f->items[i];
 		it->way = NULL;
-		for (j = 0; j < f->rs->nr_rules && j < SLUICE_MAX_RULES; j++)
+		if (last_r && last_r->uid == it->k.uid)
+			r = last_r;
+		for (j = 0; !r && j < f->rs->nr_rules && j < SLUICE_MAX_RULES; j++)
 			if (f->rs->rules[j].uid == it->k.uid)
 				r = &f->rs->rules[j];
+		last_r = r;
 		if (!r || it->k.limit >= r->nr_limits || !r->limits[it->k.limit].fleet) {
 			/* The rule or its limit is gone (a reload): forget the key. */
 			bpf_map_delete_elem(f->maps.fleet_use, &it->k);
@@ -1184,15 +1336,12 @@ static size_t gather(struct sl_fleet *f, struct sluice_config *cfg, unsigned int
 			 * not sent; the fleet's view of it can wait.
 			 */
 			it->t.carry_ns = delta;
-			f->tab_next[trk_slot(f->tab_next, f->tab_cap, f->gen + 1, &it->k)] = it->t;
+			f->tab_next[trk_slot(f->tab_next, f->next_cap, f->gen + 1, &it->k)] = it->t;
 			continue;
 		}
-		if (sl_fleet_key_name(f->cfg.name, f->rs->names[r - f->rs->rules], it->li,
-				      &r->limits[it->li], &it->k, it->name, sizeof(it->name)))
+		if (item_name(f, it, r - f->rs->rules))
 			continue;
-		it->name_len = strlen(it->name);
-		it->group = key_group(strchr(strchr(it->name, '}'), ':') + 1);
-		it->slot = trk_slot(f->tab_next, f->tab_cap, f->gen + 1, &it->k);
+		it->slot = trk_slot(f->tab_next, f->next_cap, f->gen + 1, &it->k);
 		f->tab_next[it->slot] = it->t;
 		out++;
 	}
@@ -1201,6 +1350,7 @@ static size_t gather(struct sl_fleet *f, struct sluice_config *cfg, unsigned int
 
 		f->tab = f->tab_next;
 		f->tab_next = t;
+		f->tab_cap = f->next_cap;
 		f->gen++;
 	}
 	return out;
@@ -1215,7 +1365,7 @@ static void write_status(struct sl_fleet *f)
 }
 
 /* One sync: every node's calls, pipelined, then the replies. */
-static void sync_once(struct sl_fleet *f, const char **argv, size_t *argvlen, char (*nums)[24])
+static void sync_once(struct sl_fleet *f, const char **argv, size_t *argvlen, char *args)
 {
 	struct sluice_config cfg = {};
 	unsigned int mult = __atomic_load_n(&f->mult, __ATOMIC_RELAXED), want;
@@ -1249,7 +1399,7 @@ static void sync_once(struct sl_fleet *f, const char **argv, size_t *argvlen, ch
 				f->refresh = true;
 			continue;
 		}
-		node_exchange(f, i, nc, argv, argvlen, nums, &cfg);
+		node_exchange(f, i, nc, argv, argvlen, args, &cfg);
 	}
 	/* A group is in step when its poll (and so every sync before it) was answered. */
 	now = fleet_now(f);
@@ -1315,7 +1465,7 @@ static void sync_once(struct sl_fleet *f, const char **argv, size_t *argvlen, ch
 
 void sl_fleet_sync(struct sl_fleet *f)
 {
-	sync_once(f, f->argv, f->argvlen, f->nums);
+	sync_once(f, f->argv, f->argvlen, f->args);
 }
 
 static void *fleet_thread(void *arg)
@@ -1429,12 +1579,13 @@ static void fleet_free(struct sl_fleet *f)
 	free(f->tab);
 	free(f->tab_next);
 	free(f->items);
-	free(f->order);
+	free(f->by_group);
+	free(f->names);
 	free(f->rs);
 	free(f->calls);
 	free(f->argv);
 	free(f->argvlen);
-	free(f->nums);
+	free(f->args);
 	explicit_bzero(f->auth_pass, sizeof(f->auth_pass));
 	free(f);
 }
@@ -1501,14 +1652,15 @@ struct sl_fleet *sl_fleet_open(const struct sl_cfg_fleet *cfg, const struct sl_m
 		       "create them mappable", strerror(-err));
 		goto fail;
 	}
-	f->tab_cap = 2 * SLUICE_FLEET_KEYS;
-	f->tab = calloc(f->tab_cap, sizeof(*f->tab));
-	f->tab_next = calloc(f->tab_cap, sizeof(*f->tab_next));
+	f->tab_cap = FLEET_TAB_MIN;
+	f->tab = calloc(FLEET_TAB_MAX, sizeof(*f->tab));
+	f->tab_next = calloc(FLEET_TAB_MAX, sizeof(*f->tab_next));
 	f->items = calloc(SLUICE_FLEET_KEYS, sizeof(*f->items));
-	f->order = calloc(SLUICE_FLEET_KEYS, sizeof(*f->order));
+	f->by_group = calloc(SLUICE_FLEET_KEYS, sizeof(*f->by_group));
+	f->names = malloc((size_t)SLUICE_FLEET_KEYS * FLEET_NAME_MAX);
 	f->gen = 1;
 	f->rs = calloc(1, sizeof(*f->rs));
-	if (!f->tab || !f->tab_next || !f->items || !f->order || !f->rs) {
+	if (!f->tab || !f->tab_next || !f->items || !f->by_group || !f->names || !f->rs) {
 		err = -ENOMEM;
 		goto fail;
 	}
@@ -1518,11 +1670,11 @@ struct sl_fleet *sl_fleet_open(const struct sl_cfg_fleet *cfg, const struct sl_m
 			goto fail;
 	}
 	f->calls = calloc(FLEET_GROUPS * (SLUICE_FLEET_KEYS / FLEET_BATCH + 2), sizeof(*f->calls));
-	/* Per call: command, sha, numkeys, keys, the over set, 5 numbers a key, a test's now. */
-	f->argv = calloc(5 + FLEET_BATCH * 6, sizeof(*f->argv));
-	f->argvlen = calloc(5 + FLEET_BATCH * 6, sizeof(*f->argvlen));
-	f->nums = calloc(1 + 5 * FLEET_BATCH, sizeof(*f->nums));
-	if (!f->calls || !f->argv || !f->argvlen || !f->nums) {
+	/* Per call: command, sha, numkeys, keys, the over set, the numbers, a test's now. */
+	f->argv = calloc(6 + FLEET_BATCH, sizeof(*f->argv));
+	f->argvlen = calloc(6 + FLEET_BATCH, sizeof(*f->argvlen));
+	f->args = malloc(FLEET_ARG_BYTES * FLEET_BATCH);
+	if (!f->calls || !f->argv || !f->argvlen || !f->args) {
 		err = -ENOMEM;
 		goto fail;
 	}

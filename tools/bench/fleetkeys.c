@@ -4,11 +4,16 @@
  * benchmark's fleet stage (how the daemon's sync scales with hot keys).
  *
  * For rule RULE's limit 0 (per source, scope fleet) in the sluice pinned
- * under --bpffs, every --interval-ms each of N sources 198.18.128.0 + i gets
+ * under --bpffs, every --interval-ms each of N sources 198.18.96.0 + i gets
  * its bucket half spent (claimed in sl_state as the data path claims ways,
- * include/sluice_state.h) and one packet's charge more in sl_fleet_use (a
- * batched update), as the data path would for a source sending at the
- * limit. Stops after --duration seconds.
+ * include/sluice_state.h) and the interval's charge at the limit's rate more
+ * in sl_fleet_use (a batched update), as the data path would for a source
+ * sending at the limit: every key is hot, so every sync sends every key.
+ * Stops after --duration seconds.
+ *
+ * N may be more than sl_fleet_use holds (SLUICE_FLEET_KEYS, an LRU): the
+ * map then keeps the keys charged last, as it does on a host with more hot
+ * sources than that, and the sync follows those.
  *
  *   fleetkeys --bpffs DIR --rule NAME --keys N --duration SEC [--interval-ms MS]
  */
@@ -21,6 +26,10 @@
 #include "sluice.h"
 #include "sluice_limiter.h"
 #include "sluice_state.h"
+
+/* Sources 198.18.96.0 and up: 100000 of them stay within 198.18.0.0/15. */
+#define FLEETKEYS_BASE	0xc6126000u
+#define FLEETKEYS_MAX	100000
 
 static int pinned(const char *root, const char *name)
 {
@@ -64,8 +73,8 @@ int main(int argc, char **argv)
 		case 'b': root = optarg; break;
 		case 'r': rule = optarg; break;
 		case 'k':
-			if (parse_u64(optarg, 1, SLUICE_FLEET_KEYS, &nkeys))
-				invarg("invalid keys \"%s\" (1-%d)", optarg, SLUICE_FLEET_KEYS);
+			if (parse_u64(optarg, 1, FLEETKEYS_MAX, &nkeys))
+				invarg("invalid keys \"%s\" (1-%d)", optarg, FLEETKEYS_MAX);
 			break;
 		case 'd': duration = duration_arg(optarg, 3600); break;
 		case 'i':
@@ -105,12 +114,13 @@ int main(int argc, char **argv)
 		keys[i].uid = uid;
 		keys[i].family = 4;
 		keys[i].plen = 32;
-		keys[i].addr[0] = htonl(0xc6128000u + i);	/* 198.18.128.0 + i */
+		keys[i].addr[0] = htonl(FLEETKEYS_BASE + i);
 	}
 	end = mono_ns() + (uint64_t)(duration * NSEC_PER_SEC);
 	catch_stop_signals();
 	while (!stop && mono_ns() < end) {
-		uint64_t t = mono_ns(), inc = sl_gcra_inc(l->interval_fp, 1);
+		/* At the limit's rate, an interval's packets move the TAT on by the interval. */
+		uint64_t t = mono_ns(), inc = interval_ms * 1000000ULL;
 		__u32 count = nkeys;
 		LIBBPF_OPTS(bpf_map_batch_opts, o);
 

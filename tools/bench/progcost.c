@@ -6,7 +6,8 @@
  * Four tables, each the median of --rounds rounds, the candidates of a
  * table alternated inside every round so that noise hits them alike:
  *
- *  - paths: no rules, an existing key admitted / dropped, an IPv6 /64 key,
+ *  - paths: no rules, an existing key admitted / dropped, the same under a
+ *    fleet-scope limit (the key tracked for the fleet sync), an IPv6 /64 key,
  *    4 limits on one rule, 8/32/64 rules, a spoofed source refused by the
  *    rule-wide limit (repeat runs of one packet), and a new key inserted
  *    into a full table (one run per packet, each from a new source, next
@@ -71,6 +72,8 @@
 /* IPv6 sources 2001:db8:X:Y::1, X:Y = SRC6_W1 + n: one /64 per key. */
 #define SRC6_W1		0x10000000u
 #define MAX_ROUNDS	101
+/* A fleet-scope limit's key, tracked, against the same limit per host: at most this. */
+#define FLEET_AIM	2.0
 
 /* The data path's clocks, in the order of the table's columns. */
 enum clock_col { CLK_AUTO, CLK_PRECISE, CLK_COARSE, NCLK };
@@ -84,7 +87,7 @@ static const struct {
 };
 
 enum path {
-	P_NORULE, P_HIT, P_DROP, P_V6, P_LIM4, P_RULES8, P_RULES32, P_RULES64, P_SPOOF,
+	P_NORULE, P_HIT, P_FLEET, P_DROP, P_V6, P_LIM4, P_RULES8, P_RULES32, P_RULES64, P_SPOOF,
 	P_HIT1, P_NEWFULL, P_COOKIE_SYN, P_COOKIE_ACK, NPATH
 };
 static const struct {
@@ -94,6 +97,7 @@ static const struct {
 } paths[NPATH] = {
 	{ "no_rules", "no rules (parse, match nothing, count)", 0, XDP_PASS },
 	{ "hit", "one rule, existing key, admitted", 0, XDP_PASS },
+	{ "fleet_hit", "the same, fleet scope, key tracked for the fleet sync", 0, XDP_PASS },
 	{ "drop", "one rule, existing key, dropped", 0, XDP_DROP },
 	{ "v6_64", "IPv6 /64 key, existing, admitted", 0, XDP_PASS },
 	{ "limits4", "4 limits on one rule (src, src/24, src/16, all), admitted", 0, XDP_PASS },
@@ -117,6 +121,7 @@ static const struct {
 	double max;
 } aims[] = {
 	{ "one rule, existing key / no rules", P_HIT, P_NORULE, 1.5 },
+	{ "fleet scope, tracked key / the same limit per host", P_FLEET, P_HIT, FLEET_AIM },
 	{ "4 limits on one rule / one limit", P_LIM4, P_HIT, 2.0 },
 	{ "64 rules, the last matching / one rule", P_RULES64, P_HIT, 1.3 },
 	{ "new key into a full table / existing key (one run per packet)", P_NEWFULL, P_HIT1,
@@ -142,7 +147,7 @@ static unsigned long scale_keys[] = { 1024, 65536, 1048576, 4194304 };
 
 struct inst {
 	struct sluice *skel;
-	int prog, state, rulesets, config, agg, global;
+	int prog, state, rulesets, config, agg, global, fleet_use;
 	__u32 uid;		/* next rule uid */
 	__u32 sets;		/* sl_state's sets: keys / SLUICE_WAYS */
 	__u64 seed;		/* sl_config.state_seed */
@@ -154,6 +159,7 @@ struct lim {
 	__u64 rate, burst;
 	__u8 key, plen4, plen6;
 	__u32 period_ms;	/* 0: per second */
+	__u8 fleet;		/* scope fleet: sluice_limit.fleet 1 (in step, no fallback) */
 };
 
 static unsigned long rounds = 5, repeat = 200000, distinct = 20000;
@@ -353,6 +359,7 @@ static void fill_limit(struct sluice_limit *l, const struct lim *s, __u16 agg_sl
 	l->plen4 = s->plen4;
 	l->plen6 = s->plen6;
 	l->agg_slot = agg_slot;
+	l->fleet = s->fleet;
 	l->period_ms = s->period_ms ? s->period_ms : 1000;
 	l->interval_fp = sl_gcra_interval_per(s->rate, l->period_ms);
 	l->tolerance = sl_gcra_tolerance(l->interval_fp, s->burst, SLUICE_COST_PKT);
@@ -552,6 +559,7 @@ static int open_inst(struct inst *in, int clock, unsigned long keys)
 	in->config = bpf_map__fd(in->skel->maps.sl_config);
 	in->agg = bpf_map__fd(in->skel->maps.sl_agg);
 	in->global = bpf_map__fd(in->skel->maps.sl_global);
+	in->fleet_use = bpf_map__fd(in->skel->maps.sl_fleet_use);
 	in->uid = 1;
 
 	do {
@@ -572,6 +580,16 @@ static int open_inst(struct inst *in, int clock, unsigned long keys)
 				strerror(-err), clocks[clock].key);
 	}
 	return 0;
+}
+
+/* The key of SRC4 under limit 0 of rule uid, as the data path makes it. */
+static void fleet_key(struct sluice_key *k, __u32 uid)
+{
+	memset(k, 0, sizeof(*k));
+	k->uid = uid;
+	k->family = 4;
+	k->plen = 32;
+	k->addr[0] = htonl(SRC4);
 }
 
 /* The key of 2001:db8:w1::/64 under limit 0 of rule uid, as the data path makes it. */
@@ -759,6 +777,7 @@ static double run_path(struct inst *in, int p, unsigned long round)
 	 */
 	static const struct lim slow = { 1, 2, SLUICE_KEY_SRC, 32, 64, 3600000 };
 	__u32 len = PKT4_LEN;
+	struct sluice_key k;
 	int err = 0;
 
 	if (p == P_COOKIE_SYN || p == P_COOKIE_ACK) {
@@ -778,6 +797,27 @@ static double run_path(struct inst *in, int p, unsigned long round)
 	case P_HIT:
 		err = set_rules(in, 1, &open, 1);
 		break;
+	case P_FLEET: {
+		static const struct lim fleet = { OPEN_RATE, OPEN_RATE, SLUICE_KEY_SRC, 32, 64, 0, 1 };
+		struct sluice_fleet_use u = {};
+		double ns;
+
+		err = set_rules(in, 1, &fleet, 1);
+		if (err || run_once(in->prog, len) < 0)
+			return -1;
+		/*
+		 * Tracked, as the fleet sync's fold leaves a key the fleet
+		 * knows: every charge is added up for the sync. Measured only
+		 * if that is what the runs did.
+		 */
+		fleet_key(&k, in->uid - 1);
+		if (bpf_map_update_elem(in->fleet_use, &k, &u, BPF_ANY))
+			return -1;
+		ns = run_repeat(in->prog, len, paths[p].verdict);
+		if (bpf_map_lookup_elem(in->fleet_use, &k, &u) || u.charged == 0)
+			return -1;
+		return ns;
+	}
 	case P_DROP:
 		err = set_rules(in, 1, &tight, 1);
 		break;
