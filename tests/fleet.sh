@@ -73,7 +73,7 @@ begin_case
 # between the fleet admits rate x the time between the reads, within the
 # sync bound; over the whole run, within the bound from a standing start.
 PPS=$((RATE * 5 / 3))
-send 7 "$PPS" &
+bg_send 7 "$PPS"
 spid=$!
 sleep 1.5
 ta=$(now_s); a=$(total_passed); ta=$(mid_s "$ta")
@@ -83,7 +83,7 @@ wait $spid
 steady=$((b - a))
 w=$(awk -v a="$ta" -v b="$tb" 'BEGIN { printf "%.3f", b - a }')
 smax=$(awk -v w="$w" -v r=$RATE -v iv=$INTERVAL_MS 'BEGIN { printf "%d", (r * w + 3 * r * 2 * iv / 1000) * 1.05 + 5 }')
-smin=$(awk -v w="$w" -v r=$RATE 'BEGIN { printf "%d", r * w * 0.85 }')
+smin=$(awk -v w="$(covered "$ta" "$tb")" -v r=$RATE 'BEGIN { printf "%d", r * w * 0.85 }')
 got=$(total_passed)
 t=$(gen_secs)
 max=$(FIRST=1 bound "$t")
@@ -141,7 +141,7 @@ begin_case
 # fleet's rate (the others' spent share does not starve it for longer than
 # the bucket's own horizon), and never more than the bound.
 send 2 "$PPS"
-send 4 $((RATE * 5)) 1 &
+bg_send 4 $((RATE * 5)) 1
 spid=$!
 sleep 1.5
 ta=$(now_s); a=$(passed 1); ta=$(mid_s "$ta")
@@ -151,7 +151,7 @@ wait $spid
 got=$((b - a))
 w=$(awk -v a="$ta" -v b="$tb" 'BEGIN { printf "%.3f", b - a }')
 smax=$(awk -v w="$w" -v r=$RATE -v iv=$INTERVAL_MS 'BEGIN { printf "%d", (r * w + 3 * r * 2 * iv / 1000) * 1.05 + 5 }')
-smin=$(awk -v w="$w" -v r=$RATE 'BEGIN { printf "%d", r * w * 0.85 }')
+smin=$(awk -v w="$(covered "$ta" "$tb")" -v r=$RATE 'BEGIN { printf "%d", r * w * 0.85 }')
 echo "# traffic moved to host 1: it admitted $got in ${w}s (rate x t =" \
 	"$(awk -v w="$w" -v r=$RATE 'BEGIN { printf "%d", r * w }'), bound $smax)"
 [ "$got" -le "$smax" ] || fail "host 1 admitted $got, over $smax"
@@ -166,7 +166,7 @@ begin_case
 # the cool keys' leak (1/8 of the rate), where per-host limits would admit
 # 1.8 x the rate.
 ip -n "$C" addr add 198.18.70.77/32 dev lo || fail "cannot add the spread source"
-FLEET_SRC=198.18.70.77 send 7 $((RATE * 6 / 10)) &
+FLEET_SRC=198.18.70.77 bg_send 7 $((RATE * 6 / 10))
 spid=$!
 sleep 1.5
 ta=$(now_s); a=$(total_passed); ta=$(mid_s "$ta")
@@ -181,7 +181,7 @@ echo "# spread thin, 0.6 x ${RATE}pps to each of 3 hosts: admitted $thin in ${w}
 	"(rate x t = $(awk -v w="$w" -v r=$RATE 'BEGIN { printf "%d", r * w }'), bound $smax," \
 	"per-host limits: $(awk -v w="$w" -v r=$RATE 'BEGIN { printf "%d", 1.8 * r * w }'))"
 [ "$thin" -le "$smax" ] || fail "spread thin, the fleet admitted $thin in ${w}s, over the bound $smax"
-smin=$(awk -v w="$w" -v r=$RATE 'BEGIN { printf "%d", r * w * 0.7 }')
+smin=$(awk -v w="$(covered "$ta" "$tb")" -v r=$RATE 'BEGIN { printf "%d", r * w * 0.7 }')
 [ "$thin" -ge "$smin" ] || fail "spread thin, the fleet admitted $thin in ${w}s, under $smin"
 end_case fleet-spread-thin
 
@@ -265,8 +265,10 @@ end_case fleet-redis-stopped-hold-fallback
 begin_case
 # The key is hot; the counters are read half a second before and 1.5 s
 # after the flush. A Redis that handed out a fresh bucket would let each
-# host admit a burst more in between.
-send 4 "$PPS" &
+# host admit a burst more in between. The honest floor counts only the part
+# of that window the flood covered: on a loaded machine the reads can run
+# past its end.
+bg_send 4 "$PPS"
 spid=$!
 sleep 1.5
 ta=$(now_s); a=$(total_passed); ta=$(mid_s "$ta")
@@ -277,14 +279,15 @@ tb=$(now_s); b=$(total_passed); tb=$(mid_s "$tb")
 wait $spid
 got=$((b - a))
 w=$(awk -v a="$ta" -v b="$tb" 'BEGIN { printf "%.3f", b - a }')
+wf=$(covered "$ta" "$tb")
 smax=$(awk -v w="$w" -v r=$RATE -v iv=$INTERVAL_MS 'BEGIN { printf "%d", (r * w + 3 * r * 2 * iv / 1000) * 1.05 + 5 }')
 echo "# FLUSHALL during a flood: per host $(passed 1) $(passed 2) $(passed 3) in all;" \
 	"multipliers $(for i in 1 2 3; do slh $i -j fleet status | jq -c '[.limits[].multiplier, .fallback_active]'; done | tr '\n' ' ')"
 echo "# FLUSHALL during a flood: admitted $got in the ${w}s around it (rate x t =" \
 	"$(awk -v w="$w" -v r=$RATE 'BEGIN { printf "%d", r * w }'), bound $smax)"
 [ "$got" -le "$smax" ] || fail "admitted $got around a flush, over $smax"
-[ "$got" -ge "$(awk -v w="$w" -v r=$RATE 'BEGIN { printf "%d", r * w * 0.8 }')" ] ||
-	fail "admitted $got around a flush: the fleet refused honest traffic"
+[ "$got" -ge "$(awk -v w="$wf" -v r=$RATE 'BEGIN { printf "%d", r * w * 0.8 }')" ] ||
+	fail "admitted $got in the ${wf}s of flood around a flush: the fleet refused honest traffic"
 end_case fleet-redis-flushed-no-fresh-burst
 
 # ---- 6. Redis killed: a clear error, enforcement goes on, recovery ----

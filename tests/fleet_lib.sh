@@ -144,5 +144,14 @@ nodes_up() {
 bound() { awk -v t="$1" -v r=$RATE -v b=$BURST -v iv=$INTERVAL_MS -v first="${FIRST:-0}" \
 	'BEGIN { printf "%d", (b + r * t + 3 * r * 2 * iv / 1000 + first * 2 * b) * 1.05 + 5 }'; }
 now_s() { date +%s.%N; }
+# bg_send SECS PPS [HOSTS]: send in the background ($! is its pid); when it
+# ends, its end time is in $TMP/send-end. covered A B: the seconds of [A, B]
+# before that end, for floors that count only what the flood covered (on a
+# loaded machine the reads around a window can run past the flood's end).
+bg_send() { rm -f "$TMP/send-end"; ( send "$@"; now_s >"$TMP/send-end" ) & }
+covered() {
+	awk -v a="$1" -v b="$2" -v e="$(cat "$TMP/send-end" 2>/dev/null)" \
+		'BEGIN { if (e != "" && e < b) b = e; printf "%.3f", b - a }'
+}
 # The middle of a read that started at $1 and ends now.
 mid_s() { awk -v x="$1" -v y="$(now_s)" 'BEGIN { printf "%.6f", (x + y) / 2 }'; }
