@@ -1247,7 +1247,13 @@ static __always_inline int sluice_core(const void *data, const void *data_end, _
 	struct sl_match *m;
 	__u32 zero = 0, nr;
 	__u32 disabled;
-	/* Every global counter of this CPU, looked up once (a per-CPU array: inlined). */
+	/*
+	 * This CPU's global counters for the parse and the lists (a per-CPU
+	 * array: the lookup is inlined). After the rule walk each count looks
+	 * them up again: a pointer kept across the walk takes a stack slot,
+	 * and on 6.1 that slot takes the deepest call chain from 480 to the
+	 * 512-byte limit (frames are rounded up to 32 bytes).
+	 */
 	struct sluice_globals *g = bpf_map_lookup_elem(&sl_global, &zero);
 	int res;
 
@@ -1354,7 +1360,7 @@ static __always_inline int sluice_core(const void *data, const void *data_end, _
 		    (!shed->expires_ns || clock_now(cfg, 0) <= shed->expires_ns) &&
 		    (__u64)bpf_get_prandom_u32() < th) {
 			class_count(cls, ev.pkt.len, 1);
-			gcount(g, SLUICE_G_SHED);
+			count(SLUICE_G_SHED);
 			why = SLUICE_CR_SHED;
 			goto drop;
 		}
@@ -1368,7 +1374,7 @@ static __always_inline int sluice_core(const void *data, const void *data_end, _
 			cap_cls = cls;
 			if (!sl_capacity_op(shed, cls, ev.pkt.len, ev.now, 0)) {
 				class_count(cls, ev.pkt.len, 2);
-				gcount(g, SLUICE_G_CAPACITY);
+				count(SLUICE_G_CAPACITY);
 				why = SLUICE_CR_CAPACITY;
 				goto drop;
 			}
@@ -1376,7 +1382,7 @@ static __always_inline int sluice_core(const void *data, const void *data_end, _
 		}
 	}
 	if (!matched) {
-		gcount(g, SLUICE_G_NO_RULE);
+		count(SLUICE_G_NO_RULE);
 		goto pass;
 	}
 	if (m->cookie_always) {
@@ -1416,7 +1422,7 @@ static __always_inline int sluice_core(const void *data, const void *data_end, _
 	why = SL_WHY(SLUICE_CR_RULE, SL_WHY_FIRST, 0);
 	if (dry && !eval_group(&ev, rs, dry, nr, m->nr_dry, m->agg_dry, m->first_dry)) {
 		/* The refusing rule counts a would-drop (which also passes). */
-		gcount(g, SLUICE_G_WOULD_DROP);
+		count(SLUICE_G_WOULD_DROP);
 		if (ev.refused >= 0) {
 			rule_count(rs, ev.refused, ev.pkt.len, SL_VERDICT_WOULD_DROP);
 			dry &= ~(1ULL << (ev.refused & 63));
@@ -1442,19 +1448,19 @@ pass:
 	 */
 	if (sl_match_cookie_ack(&ev))
 		return SL_VERDICT_ACK;
-	gcount(g, SLUICE_G_PASSED);
+	count(SLUICE_G_PASSED);
 	capture(xctx, skb, cfg, SLUICE_CV_PASSED, why);
 	return SL_VERDICT_PASS;
 
 drop:
 	if (cfg->disabled) {
 		/* Kill switch: pass, but say what would have been dropped. */
-		gcount(g, SLUICE_G_WOULD_DROP);
-		gcount(g, SLUICE_G_PASSED);
+		count(SLUICE_G_WOULD_DROP);
+		count(SLUICE_G_PASSED);
 		capture(xctx, skb, cfg, SLUICE_CV_PASSED, why | SL_WHY(0, 0, SLUICE_CF_WOULD_DROP));
 		return SL_VERDICT_PASS;
 	}
-	gcount(g, SLUICE_G_DROPPED);
+	count(SLUICE_G_DROPPED);
 	capture(xctx, skb, cfg, SLUICE_CV_DROPPED, why);
 	return SL_VERDICT_DROP;
 }
