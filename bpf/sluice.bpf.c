@@ -19,7 +19,7 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 /*
  * Global counter idx (enum sluice_global) of this CPU's struct
- * sluice_globals g, looked up once per packet by sluice_core; NULL: none.
+ * sluice_globals g, looked up by sluice_core; NULL: none.
  */
 static __always_inline void gcount(struct sluice_globals *g, __u32 idx)
 {
