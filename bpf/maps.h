@@ -154,8 +154,9 @@ struct {
 } sl_rule_stats SEC(".maps");
 
 /*
- * Global counters, one struct sluice_globals (by enum sluice_global) looked
- * up once per packet. Per-CPU: plain adds, no atomics needed.
+ * Global counters, one struct sluice_globals (by enum sluice_global): one
+ * lookup for the parse's and the lists' counts, one for the verdict's.
+ * Per-CPU: plain adds, no atomics needed.
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);

@@ -523,8 +523,8 @@ enum sluice_global {
 
 /*
  * Every global counter in one per-CPU value, sl_global[0]: the data path
- * looks it up once per packet and increments fields of it, instead of one
- * lookup per counter.
+ * looks it up once before the rule walk and once for the verdict, and
+ * increments fields of it, instead of one lookup per counter.
  */
 struct sluice_globals {
 	__u64 count[SLUICE_G_MAX];	/* by enum sluice_global */
