@@ -324,7 +324,7 @@ static __always_inline __u32 ck_tcp_sum(__u8 *pseudo, __u32 family, __u8 *tcp, _
  * its checksums verified, the budgets charged, the frame rewritten in
  * place into the SYN-ACK. XDP_TX, or XDP_DROP for a SYN not answered.
  */
-SEC("xdp.frags")
+SEC("xdp")
 int sluice_cookie_syn(struct xdp_md *ctx)
 {
 	void *data = (void *)(long)ctx->data;
@@ -577,7 +577,7 @@ bad:
  * to the kernel's cookie path if valid, dropped and counted if not.
  * Everything else passes. XDP_PASS or XDP_DROP.
  */
-SEC("xdp.frags")
+SEC("xdp")
 int sluice_cookie_ack(struct xdp_md *ctx)
 {
 	void *data = (void *)(long)ctx->data;

@@ -1466,7 +1466,9 @@ drop:
 }
 
 /*
- * xdp.frags: frames longer than one buffer (jumbo MTUs) come as a linear
+ * Multi-buffer XDP (BPF_F_XDP_HAS_FRAGS, asked for by the loader where the
+ * kernel has it: user/kernel_features.h says why the section is plain
+ * "xdp"): frames longer than one buffer (jumbo MTUs) come as a linear
  * head plus fragments. The headers sit in the head; length fields are
  * checked against the whole buffer (bpf_xdp_get_buff_len), which is only
  * measured when they reach past the head (see sluice_core): the call costs
@@ -1489,7 +1491,7 @@ static __always_inline int cookie_fallback(int v)
 	return SL_VERDICT_PASS;
 }
 
-SEC("xdp.frags")
+SEC("xdp")
 int sluice_xdp(struct xdp_md *ctx)
 {
 	void *data = (void *)(long)ctx->data;

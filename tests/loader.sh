@@ -53,6 +53,28 @@ fi
 sl detach all >/dev/null 2>&1
 end_case loader-loads-without-bpf_loop
 
+# Multi-buffer XDP is asked for only where the kernel has it: a kernel
+# before 5.18 refuses the flag outright, so an object that carries it there
+# cannot load at all. A veth peer whose MTU needs more than a page takes
+# only a multi-buffer program in native mode: with the flag it attaches,
+# with xdp_frags switched off it is refused, by name, and nothing is left.
+begin_case
+in_ns "$NS" ip link add ldj type veth peer name ldjp mtu 9000 &&
+	in_ns "$NS" ip link set ldj mtu 9000 up && in_ns "$NS" ip link set ldjp up ||
+	fail "jumbo veth"
+out=$(sl attach ldj mode native 2>&1) || fail "native attach at MTU 9000 with xdp.frags: $out"
+sl detach all >/dev/null 2>&1
+out=$(SLUICE_FEATURES_OFF=xdp_frags sl attach ldj mode native 2>&1) &&
+	fail "attached at MTU 9000 with xdp_frags off: the program still carries the flag"
+echo "$out" | grep -q 'its MTU needs multi-buffer XDP.*lower the MTU, or use mode generic or tc' ||
+	fail "the refusal does not say why: $(echo "$out" | tail -1)"
+[ "$(slj status | jq '.interfaces | length')" == 0 ] ||
+	fail "an interface is attached after the refusal: $(slj status | jq -c .interfaces)"
+expect_ok "generic attach at MTU 9000 with xdp_frags off" sl attach ldj mode generic
+sl detach all >/dev/null 2>&1
+in_ns "$NS" ip link del ldj 2>/dev/null
+end_case loader-xdp-frags-only-where-the-kernel-has-it
+
 # Without the netns cookie in sock_ops (before 5.15) connection limits are
 # turned off by name and every other limit works.
 begin_case

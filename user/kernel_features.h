@@ -136,13 +136,38 @@ static inline const char *sl_kernel_release(void)
 }
 
 /*
+ * Multi-buffer XDP for the XDP programs where the kernel has it. They are
+ * SEC("xdp"), not SEC("xdp.frags"), and the flag is asked for here: libbpf
+ * adds BPF_F_XDP_HAS_FRAGS to an "xdp.frags" section at load whatever the
+ * program's flags say, and a kernel before 5.18 refuses that flag (EINVAL),
+ * so such a section cannot load there at all. A tail call's target must
+ * agree with its caller on frags, so the cookie programs follow the entry.
+ */
+static inline int sl_xdp_frags_set(struct sluice *skel, int frags)
+{
+	struct bpf_program *p[] = { skel->progs.sluice_xdp, skel->progs.sluice_cookie_syn,
+				    skel->progs.sluice_cookie_ack };
+	size_t k;
+	int err;
+
+	for (k = 0; k < sizeof(p) / sizeof(p[0]); k++) {
+		__u32 fl = bpf_program__flags(p[k]);
+
+		err = bpf_program__set_flags(p[k], frags ? fl | BPF_F_XDP_HAS_FRAGS :
+							   fl & ~BPF_F_XDP_HAS_FRAGS);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/*
  * Set skel's switches for f, between open and load. 0, or -EOPNOTSUPP with
  * why[] saying which feature sluice needs and the kernel lacks.
  */
 static inline int sl_features_apply(struct sluice *skel, const struct sl_features *f,
 				    char *why, size_t len)
 {
-	struct bpf_program *xdp = skel->progs.sluice_xdp;
 	int i;
 
 	for (i = 0; i < SL_FEAT_NR; i++) {
@@ -162,21 +187,7 @@ static inline int sl_features_apply(struct sluice *skel, const struct sl_feature
 	/* The cookie programs are verified only where their helpers exist. */
 	bpf_program__set_autoload(skel->progs.sluice_cookie_syn, skel->rodata->has_syncookie);
 	bpf_program__set_autoload(skel->progs.sluice_cookie_ack, skel->rodata->has_syncookie);
-	if (!skel->rodata->has_frags) {
-		/* A tail call's target must agree with the caller on frags. */
-		struct bpf_program *p[] = { xdp, skel->progs.sluice_cookie_syn,
-					    skel->progs.sluice_cookie_ack };
-		size_t k;
-		int err;
-
-		for (k = 0; k < sizeof(p) / sizeof(p[0]); k++) {
-			err = bpf_program__set_flags(p[k], bpf_program__flags(p[k]) &
-							   ~BPF_F_XDP_HAS_FRAGS);
-			if (err)
-				return err;
-		}
-	}
-	return 0;
+	return sl_xdp_frags_set(skel, skel->rodata->has_frags);
 }
 
 /*

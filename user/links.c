@@ -424,6 +424,11 @@ int sl_attach_locked(const char *dev, int ifindex, int mode)
 		else if (mode == SL_MODE_NATIVE && (err == -EOPNOTSUPP || err == -EINVAL))
 			pr_err("%s has no native XDP support (%s); try mode generic or tc", dev,
 			       strerror(-err));
+		else if (mode == SL_MODE_NATIVE && err == -ERANGE)
+			/* veth (and drivers like it) refuse a single-buffer program past a page. */
+			pr_err("cannot attach to %s in native mode: its MTU needs multi-buffer XDP, "
+			       "which this kernel or driver does not give sluice (Linux 5.18); lower "
+			       "the MTU, or use mode generic or tc", dev);
 		else if (mode == SL_MODE_TC && err == -EINVAL)
 			pr_err("cannot attach to %s in tc mode: this kernel lacks tcx links "
 			       "(Linux 6.6+; tc-hook auto or clsact attaches to clsact instead)", dev);
