@@ -298,13 +298,51 @@ p0=$(total_seen)
 send 1 "$PPS"
 [ $(( $(total_seen) - p0 )) -ge $(( $(sent) * 98 / 100 )) ] || fail "the data path stalled without Redis"
 grep -q "fleet: Redis 198.18.52.1:6379: " "$TMP/h2.log" || fail "no error logged for the dead Redis"
-redis_start || fail "redis did not restart"
+# DEBUG from loopback inside R only: the next case makes Redis slow with it.
+redis_start --enable-debug-command local || fail "redis did not restart"
 for _ in $(seq 60); do
 	[ "$(slh 2 -j fleet status | jq '.nodes[0].up')" == true ] && break
 	sleep 0.1
 done
 [ "$(slh 2 -j fleet status | jq '.nodes[0].up')" == true ] || fail "host 2 did not reconnect"
 end_case fleet-redis-killed-and-back
+
+# ---- 6b. Redis slow ----
+# This kernel has no netem, so the delay is Redis's own: it blocks its
+# event loop for 150 ms out of every 250 (DEBUG SLEEP, as a long script or
+# a KEYS would), so a sync's round trip grows by up to 150 ms. Every packet
+# is still judged at once, and the fleet admits at most burst + rate x t
+# plus the sync's lag on every host, the lag taken as the interval plus
+# the longest wait. The floor: the fleet keeps admitting honest traffic,
+# at least half the rate. (Lossy links are not here: README, "Fleet-wide
+# limits", says what a lost request costs today.)
+# lag_bound T LAG_MS: the most the fleet may admit in T seconds with that lag.
+lag_bound() { awk -v t="$1" -v r=$RATE -v b=$BURST -v iv=$INTERVAL_MS -v lag="$2" \
+	'BEGIN { printf "%d", (b + r * t + 3 * r * (iv + lag) / 1000) * 1.05 + 5 }'; }
+begin_case
+nodes_up 1 1 && nodes_up 3 1 || fail "the hosts did not reconnect to Redis"
+( for _ in $(seq 16); do
+	in_ns "$R" redis-cli -h 127.0.0.1 debug sleep 0.15 >/dev/null 2>&1 || exit 1
+	sleep 0.1
+  done ) &
+slow=$!
+s0=$(total_seen)
+p0=$(total_passed)
+send 4 "$PPS"
+wait $slow || fail "Redis refused DEBUG SLEEP"
+seen=$(( $(total_seen) - s0 ))
+got=$(( $(total_passed) - p0 ))
+t=$(gen_secs)
+max=$(lag_bound "$t" 150)
+min=$(awk -v t="$t" -v r=$RATE 'BEGIN { printf "%d", r * t * 0.5 }')
+echo "# Redis slow (150 ms of every 250 asleep): judged $seen of $(sent), admitted $got in ${t}s" \
+	"(burst + rate x t = $(awk -v t="$t" -v r=$RATE -v b=$BURST 'BEGIN { printf "%d", b + r * t }')," \
+	"bound $max), sync $(slh 1 -j fleet status | jq -c "{sync_us, syncs}")"
+[ "$seen" -ge $(( $(sent) * 98 / 100 )) ] || fail "judged $seen of $(sent): the data path stalled"
+[ "$got" -le "$max" ] || fail "admitted $got with a slow Redis, over $max"
+[ "$got" -ge "$min" ] || fail "admitted $got with a slow Redis, under $min: honest traffic refused"
+end_case fleet-redis-slow
+
 
 # ---- 7. sharded over three Redis servers ----
 begin_case
