@@ -71,6 +71,12 @@
 #define SRC4		0xc6120002u
 /* IPv6 sources 2001:db8:X:Y::1, X:Y = SRC6_W1 + n: one /64 per key. */
 #define SRC6_W1		0x10000000u
+/*
+ * The IPv4 sources of the cold existing-key instance: all of 198.18.0.0/15,
+ * as many as find a free way (about 97% of a 65536-way table's ways).
+ */
+#define COLD4_BASE	0xc6120000u
+#define COLD4_END	0xc6140000u
 #define MAX_ROUNDS	101
 /* A fleet-scope limit's key, tracked, against the same limit per host: at most this. */
 #define FLEET_AIM	2.0
@@ -88,7 +94,9 @@ static const struct {
 
 enum path {
 	P_NORULE, P_HIT, P_FLEET, P_DROP, P_V6, P_LIM4, P_RULES8, P_RULES32, P_RULES64, P_SPOOF,
-	P_HIT1, P_NEWFULL, P_COOKIE_SYN, P_COOKIE_ACK, NPATH
+	P_HIT1, P_NEWFULL, P_COOKIE_SYN, P_COOKIE_ACK, NPATH,
+	/* Not a row of the paths' table: measured on its own instance (cold4, clock auto). */
+	P_COLD = NPATH
 };
 static const struct {
 	const char *key, *name;
@@ -114,7 +122,14 @@ static const struct {
 	  XDP_PASS },
 };
 
-/* The data path's aims: one path's cost over trivial against another's, in the same rounds. */
+/* The row of P_COLD, beside the paths. */
+#define COLD_NAME "one rule, an existing key picked at random from a full table of as many " \
+		  "ways (one run per packet, clock auto)"
+
+/*
+ * The data path's aims: one path's cost over trivial against another's, in
+ * the same rounds; max 0: a ratio shown for comparison, no aim.
+ */
 static const struct {
 	const char *name;
 	int num, den;
@@ -124,8 +139,10 @@ static const struct {
 	{ "fleet scope, tracked key / the same limit per host", P_FLEET, P_HIT, FLEET_AIM },
 	{ "4 limits on one rule / one limit", P_LIM4, P_HIT, 2.0 },
 	{ "64 rules, the last matching / one rule", P_RULES64, P_HIT, 1.3 },
-	{ "new key into a full table / existing key (one run per packet)", P_NEWFULL, P_HIT1,
-	  2.0 },
+	{ "new key into a full table / an existing key picked at random from a full table of "
+	  "the same size (one run per packet)", P_NEWFULL, P_COLD, 2.0 },
+	{ "new key into a full table / the one existing key run again (one run per packet; "
+	  "its set stays in the cache)", P_NEWFULL, P_HIT1, 0 },
 };
 #define NAIM (int)(sizeof(aims) / sizeof(aims[0]))
 
@@ -151,8 +168,13 @@ struct inst {
 	__u32 uid;		/* next rule uid */
 	__u32 sets;		/* sl_state's sets: keys / SLUICE_WAYS */
 	__u64 seed;		/* sl_config.state_seed */
-	/* fill_table's keys: way w of set s holds 2001:db8:X::/64, X = ways[s*SLUICE_WAYS + w]. */
-	__u32 *ways;
+	/*
+	 * fill_table's keys: way w of set s holds 2001:db8:X::/64 (or IPv4
+	 * source X), X = ways[s*SLUICE_WAYS + w], 0 for a way left empty; the
+	 * same X compacted into keys[0 .. nkeys - 1].
+	 */
+	__u32 *ways, *keys;
+	unsigned long nkeys;
 };
 
 struct lim {
@@ -342,6 +364,23 @@ static double run_random6(int fd, const __u32 *ways, unsigned long nways, unsign
 		r = sl_xorshift64s(rng) % nways;
 		build_udp6(pkt, ways ? ways[r] : SRC6_W1 + (__u32)r, BENCH_PORT);
 		d = run_once(fd, PKT6_LEN);
+		if (d < 0 || last_verdict != want)
+			return -1;
+		total += d;
+	}
+	return total / n;
+}
+
+/* Mean ns over n single runs from IPv4 sources picked at random among nways. */
+static double run_random4(int fd, const __u32 *ways, unsigned long nways, unsigned long n,
+			  uint64_t *rng, __u32 want)
+{
+	double total = 0, d;
+	unsigned long i;
+
+	for (i = 0; i < n; i++) {
+		build_udp4(pkt, ways[sl_xorshift64s(rng) % nways], BENCH_PORT);
+		d = run_once(fd, PKT4_LEN);
 		if (d < 0 || last_verdict != want)
 			return -1;
 		total += d;
@@ -592,6 +631,27 @@ static void fleet_key(struct sluice_key *k, __u32 uid)
 	k->addr[0] = htonl(SRC4);
 }
 
+static void key6(struct sluice_key *k, __u32 uid, __u32 w1);
+
+/* The key of IPv4 source a (host order) under limit 0 of rule uid, as the data path makes it. */
+static void key4(struct sluice_key *k, __u32 uid, __u32 a)
+{
+	memset(k, 0, sizeof(*k));
+	k->uid = uid;
+	k->family = 4;
+	k->plen = 32;
+	k->addr[0] = htonl(a);
+}
+
+/* A key fill_table puts in: IPv6 /64 2001:db8:X::/64, or IPv4 source X (fam 4). */
+static void fill_key(struct sluice_key *k, int fam, __u32 uid, __u32 x)
+{
+	if (fam == 4)
+		key4(k, uid, x);
+	else
+		key6(k, uid, x);
+}
+
 /* The key of 2001:db8:w1::/64 under limit 0 of rule uid, as the data path makes it. */
 static void key6(struct sluice_key *k, __u32 uid, __u32 w1)
 {
@@ -616,33 +676,37 @@ static __u32 key_set(const struct inst *in, const struct sluice_key *k)
  * ways: the last sets fill like the last coupons of a collection). Buckets
  * hold tat and nothing else. Keeps which key is in which way in in->ways.
  */
-static int fill_table(struct inst *in, __u32 uid, __u64 tat)
+static int fill_table(struct inst *in, __u32 uid, __u64 tat, int fam)
 {
 	const unsigned long chunk = 16384;
 	unsigned long nways = (unsigned long)in->sets * SLUICE_WAYS, placed = 0, s, j;
 	__u8 *used = calloc(in->sets, 1);
 	struct sluice_set *vals = calloc(chunk, sizeof(*vals));
-	__u32 *idx = calloc(chunk, sizeof(*idx)), w1 = SRC6_W1;
+	__u32 *idx = calloc(chunk, sizeof(*idx)), w1 = fam == 4 ? COLD4_BASE : SRC6_W1;
 	struct sluice_key k;
 	int err = 0;
 
 	free(in->ways);
-	in->ways = malloc(nways * sizeof(*in->ways));
-	if (!used || !vals || !idx || !in->ways) {
+	free(in->keys);
+	in->ways = calloc(nways, sizeof(*in->ways));
+	in->keys = malloc(nways * sizeof(*in->keys));
+	if (!used || !vals || !idx || !in->ways || !in->keys) {
 		err = -ENOMEM;
 		goto out;
 	}
 	while (placed < nways) {
+		if (fam == 4 && w1 == COLD4_END)
+			break;	/* the range is used up: some ways stay empty */
 		if (w1 == 0) {
 			/* Every W tried: cannot happen with a working hash. */
 			err = -EOVERFLOW;
 			goto out;
 		}
-		key6(&k, uid, w1);
+		fill_key(&k, fam, uid, w1);
 		s = key_set(in, &k);
 		if (used[s] < SLUICE_WAYS) {
 			in->ways[s * SLUICE_WAYS + used[s]++] = w1;
-			placed++;
+			in->keys[placed++] = w1;
 		}
 		w1++;
 	}
@@ -658,13 +722,16 @@ static int fill_table(struct inst *in, __u32 uid, __u64 tat)
 			for (w = 0; w < SLUICE_WAYS; w++) {
 				struct sluice_way *way = &vals[j].way[w];
 
-				key6(&way->key, uid, in->ways[(s + j) * SLUICE_WAYS + w]);
+				if (!in->ways[(s + j) * SLUICE_WAYS + w])
+					continue;
+				fill_key(&way->key, fam, uid, in->ways[(s + j) * SLUICE_WAYS + w]);
 				way->st.tat = tat;
 			}
 		}
 		if (bpf_map_update_batch(in->state, idx, vals, &cnt, &o))
 			err = -errno;
 	}
+	in->nkeys = placed;
 out:
 	free(used);
 	free(vals);
@@ -677,9 +744,9 @@ out:
  * set: every key a run picks exists, so a key the data path did not find
  * where fill_table put it shows as an insert that evicted another.
  */
-static double present_share(const struct inst *in, __u32 uid)
+static double present_share(const struct inst *in, __u32 uid, int fam)
 {
-	unsigned long nways = (unsigned long)in->sets * SLUICE_WAYS;
+	unsigned long nways = in->nkeys;
 	unsigned long i, hit = 0, step = nways > 4096 ? nways / 4096 : 1, tried = 0;
 	struct sluice_set set;
 	struct sluice_key k;
@@ -687,7 +754,7 @@ static double present_share(const struct inst *in, __u32 uid)
 	int w;
 
 	for (i = 0; i < nways; i += step, tried++) {
-		key6(&k, uid, in->ways[i]);
+		fill_key(&k, fam, uid, in->keys[i]);
 		s = key_set(in, &k);
 		if (bpf_map_lookup_elem(in->state, &s, &set))
 			continue;
@@ -904,12 +971,13 @@ int main(int argc, char **argv)
 	static double triv[MAX_ROUNDS], triv1[MAX_ROUNDS], prim[NPRIM][MAX_ROUNDS];
 	static double scale[NSCALE][MAX_ROUNDS], triv6[MAX_ROUNDS];
 	/* clock auto, per round: each path over its trivial program, and the aims' ratios */
-	static double over[NPATH][MAX_ROUNDS], spread[NPATH][3], aim[NAIM][MAX_ROUNDS], m_aim[NAIM];
+	static double over[NPATH + 1][MAX_ROUNDS], spread[NPATH + 1][3], aim[NAIM][MAX_ROUNDS];
+	static double cold4[MAX_ROUNDS], m_aim[NAIM];
 	double m_triv, m_triv1, m_triv6, m_prim[NPRIM], m_scale[NSCALE];
 	double bytes_state[NSCALE], bytes_lru[NSCALE], bytes_hash[NSCALE], present[NSCALE];
 	unsigned long max_keys = 4194304, i, nscale = 0;
 	struct timespec res_coarse;
-	struct inst clk[NCLK] = {}, sc[NSCALE] = {};
+	struct inst clk[NCLK] = {}, sc[NSCALE] = {}, cold = {};
 	struct trivial *triv_skel = NULL;
 	int lfd = -1;
 	struct prims *prims = NULL;
@@ -1033,9 +1101,30 @@ int main(int argc, char **argv)
 		 * Every way taken by a bucket an hour from full (uid FILL_UID is
 		 * no rule's): a new key must evict one that is still limiting.
 		 */
-		err = fill_table(&clk[k], FILL_UID, mono_ns() + 3600 * 1000000000ULL);
+		err = fill_table(&clk[k], FILL_UID, mono_ns() + 3600 * 1000000000ULL, 6);
 		if (err) {
 			fprintf(stderr, "progcost: cannot fill the table: %s\n", strerror(-err));
+			err = 1;
+			goto out;
+		}
+	}
+	/*
+	 * An existing key measured as the new key is: one run per packet, each
+	 * from another IPv4 source, in a table of as many ways, so that its
+	 * set is as far from the cache as a new key's (the new key's row less
+	 * this one is what inserting costs, not where the set was).
+	 */
+	{
+		static const struct lim open = { OPEN_RATE, OPEN_RATE, SLUICE_KEY_SRC, 32, 64 };
+
+		err = open_inst(&cold, CLK_AUTO, FULL_KEYS);
+		if (!err)
+			err = set_rules(&cold, 1, &open, 1);
+		if (!err)
+			err = fill_table(&cold, cold.uid - 1, 0, 4);
+		if (err) {
+			fprintf(stderr, "progcost: cannot set up the cold existing keys: %s\n",
+				strerror(-err));
 			err = 1;
 			goto out;
 		}
@@ -1049,7 +1138,7 @@ int main(int argc, char **argv)
 		if (!err)
 			err = set_rules(&sc[i], 1, &open, 1);
 		if (!err)
-			err = fill_table(&sc[i], 1, 0);
+			err = fill_table(&sc[i], 1, 0, 6);
 		if (err) {
 			fprintf(stderr, "progcost: cannot set up %lu keys: %s\n", n, strerror(-err));
 			err = 1;
@@ -1073,6 +1162,7 @@ int main(int argc, char **argv)
 			for (k = 0; k < NCLK; k++)
 				res[k][p][i] = run_path(&clk[k], p, i);
 		triv1[i] = run_distinct4(tfd, 0xc6130000, distinct, XDP_DROP);
+		cold4[i] = run_random4(cold.prog, cold.keys, cold.nkeys, distinct, &rng, XDP_PASS);
 		triv6[i] = run_random6(tfd, NULL, 1024, distinct, &rng, XDP_DROP);
 		for (k = 0; k < (int)nscale; k++)
 			scale[k][i] = run_random6(sc[k].prog, sc[k].ways,
@@ -1085,6 +1175,8 @@ int main(int argc, char **argv)
 
 		if (triv[i] < 0 || triv1[i] < 0 || triv6[i] < 0)
 			bad = "the trivial program";
+		if (cold4[i] < 0)
+			bad = "existing key from a full table";
 		for (p = 0; p < NPRIM && !bad; p++)
 			if (prim[p][i] < 0)
 				bad = prim_names[p];
@@ -1105,8 +1197,8 @@ int main(int argc, char **argv)
 	 * The data path passes a packet whose per-source lookup faults (fail
 	 * open), which would make its figures those of the fault: none allowed.
 	 */
-	for (k = 0; k < NCLK + (int)nscale; k++) {
-		struct inst *in = k < NCLK ? &clk[k] : &sc[k - NCLK];
+	for (k = 0; k <= NCLK + (int)nscale; k++) {
+		struct inst *in = k < NCLK ? &clk[k] : k == NCLK ? &cold : &sc[k - NCLK - 1];
 		long long faults = global_count(in, SLUICE_G_FAULT);
 
 		if (faults != 0) {
@@ -1116,7 +1208,12 @@ int main(int argc, char **argv)
 		}
 	}
 	for (k = 0; k < (int)nscale; k++)
-		present[k] = present_share(&sc[k], 1);
+		present[k] = present_share(&sc[k], 1, 6);
+	/* Every pick an existing key: a miss would have measured an insert. */
+	if (present_share(&cold, cold.uid - 1, 4) < 1) {
+		fprintf(stderr, "progcost: keys of the cold existing-key table went missing\n");
+		goto out;
+	}
 	/*
 	 * Before the medians sort the rounds: each path's cost in each round
 	 * over the trivial program of that round, and each aim's ratio of two
@@ -1125,11 +1222,13 @@ int main(int argc, char **argv)
 	for (p = 0; p < NPATH; p++)
 		for (i = 0; i < rounds; i++)
 			over[p][i] = res[0][p][i] - (paths[p].distinct ? triv1[i] : triv[i]);
+	for (i = 0; i < rounds; i++)
+		over[P_COLD][i] = cold4[i] - triv1[i];
 	for (a = 0; a < NAIM; a++)
 		for (i = 0; i < rounds; i++)
 			aim[a][i] = over[aims[a].den][i] > 0 ? over[aims[a].num][i] /
 								over[aims[a].den][i] : 0;
-	for (p = 0; p < NPATH; p++) {
+	for (p = 0; p <= P_COLD; p++) {
 		spread[p][1] = median(over[p], rounds);
 		spread[p][0] = over[p][0];
 		spread[p][2] = over[p][rounds - 1];
@@ -1172,15 +1271,22 @@ int main(int argc, char **argv)
 	       FULL_KEYS / SLUICE_WAYS, SLUICE_WAYS);
 
 	printf("| path (clock auto) | over trivial: min | median | max |\n|---|---:|---:|---:|\n");
-	for (p = 0; p < NPATH; p++)
-		printf("| %s | %+.0f | %+.0f | %+.0f |\n", paths[p].name, spread[p][0], spread[p][1],
-		       spread[p][2]);
+	for (p = 0; p <= P_COLD; p++)
+		printf("| %s | %+.0f | %+.0f | %+.0f |\n", p == P_COLD ? COLD_NAME : paths[p].name,
+		       spread[p][0], spread[p][1], spread[p][2]);
 	printf("\nThe spread of each path's cost over its trivial program across the %lu "
-	       "rounds (clock auto).\n\n", rounds);
+	       "rounds (clock auto). The last row is the existing key measured as the new key "
+	       "is: each run from another IPv4 source, picked at random among the %lu keys of a "
+	       "table of %d ways, so its set is as far from the cache as a new key's; the new "
+	       "key's cost less this one is what the insert itself costs.\n\n", rounds,
+	       cold.nkeys, FULL_KEYS);
 	printf("| ratio of two paths' cost over trivial, same rounds (clock auto) | median | "
 	       "aim |\n|---|---:|---:|\n");
 	for (a = 0; a < NAIM; a++)
-		printf("| %s | %.2f x | <= %.1f x |\n", aims[a].name, m_aim[a], aims[a].max);
+		if (aims[a].max > 0)
+			printf("| %s | %.2f x | <= %.1f x |\n", aims[a].name, m_aim[a], aims[a].max);
+		else
+			printf("| %s | %.2f x | (shown, no aim) |\n", aims[a].name, m_aim[a]);
 	printf("\n");
 
 	printf("| piece (trivial program plus ...) | ns | over trivial |\n|---|---:|---:|\n");
@@ -1226,13 +1332,16 @@ int main(int argc, char **argv)
 			fprintf(js, "\"floor\": %.1f}", paths[p].distinct ? m_triv1 : m_triv);
 		}
 		fprintf(js, "},\n \"spread\": {");
-		for (p = 0; p < NPATH; p++)
-			fprintf(js, "%s\"%s\": [%.1f, %.1f, %.1f]", p ? ", " : "", paths[p].key,
+		for (p = 0; p <= P_COLD; p++)
+			fprintf(js, "%s\"%s\": [%.1f, %.1f, %.1f]", p ? ", " : "",
+				p == P_COLD ? "existing_cold" : paths[p].key,
 				spread[p][0], spread[p][1], spread[p][2]);
 		fprintf(js, "},\n \"aims\": [");
-		for (a = 0; a < NAIM; a++)
-			fprintf(js, "%s{\"name\": \"%s\", \"ratio\": %.3f, \"max\": %.2f}",
-				a ? ", " : "", aims[a].name, m_aim[a], aims[a].max);
+		/* Only the aims: the ratios shown for comparison are the markdown's. */
+		for (a = 0, c = 0; a < NAIM; a++)
+			if (aims[a].max > 0)
+				fprintf(js, "%s{\"name\": \"%s\", \"ratio\": %.3f, \"max\": %.2f}",
+					c++ ? ", " : "", aims[a].name, m_aim[a], aims[a].max);
 		fprintf(js, "],\n \"pieces\": {");
 		for (p = 0; p < NPRIM; p++)
 			fprintf(js, "%s\"%s\": %.1f", p ? ", " : "", prim_names[p], m_prim[p]);
@@ -1254,11 +1363,16 @@ out:
 	for (k = 0; k < NCLK; k++) {
 		sluice__destroy(clk[k].skel);
 		free(clk[k].ways);
+		free(clk[k].keys);
 	}
 	for (i = 0; i < NSCALE; i++) {
 		sluice__destroy(sc[i].skel);
 		free(sc[i].ways);
+		free(sc[i].keys);
 	}
+	sluice__destroy(cold.skel);
+	free(cold.ways);
+	free(cold.keys);
 	prims__destroy(prims);
 	trivial__destroy(triv_skel);
 	if (lfd >= 0)
