@@ -261,6 +261,42 @@ for _ in $(seq 60); do
 done
 end_case fleet-redis-stopped-hold-fallback
 
+begin_case
+# fallback local: without Redis each host keeps the full rate, so the fleet
+# admits up to N x the limit, and no more: each host's own bucket holds.
+# From a source of its own: what the fleet then owes for it (the backlog
+# each host sends when Redis is back) is not the later cases' business.
+for i in 1 2 3; do config "$i" fleet "fallback: local"; kill -HUP "${DAEMONS[i-1]}"; done
+ip -n "$C" addr add 198.18.70.2/32 dev lo
+sleep 1
+kill -STOP "$REDIS_PID"
+p0=$(total_passed)
+s0=$(total_seen)
+FLEET_SRC=198.18.70.2 send 5 "$PPS"
+got=$(( $(total_passed) - p0 ))
+seen=$(( $(total_seen) - s0 ))
+t=$(gen_secs)
+st=$(slh 2 -j fleet status)
+kill -CONT "$REDIS_PID"
+# Each host: its own burst and rate; the floor counts the stale-after the
+# hosts spend on their last state first (at least the fleet's rate then).
+max=$(awk -v t="$t" -v r=$RATE -v b=$BURST 'BEGIN { printf "%d", 3 * (b + r * t) * 1.05 + 5 }')
+min=$(awk -v t="$t" -v r=$RATE -v s="${STALE_MS:-600}" 'BEGIN { printf "%d", 3 * r * (t - s / 1000) * 0.85 }')
+echo "# fallback local, Redis stopped: judged $seen of $(sent), admitted $got in ${t}s" \
+	"(each host burst + rate x t = $(awk -v t="$t" -v r=$RATE -v b=$BURST 'BEGIN { printf "%d", b + r * t }'), fleet at most $max)"
+[ "$(jq -r '.fallback' <<<"$st")" == local ] || fail "fallback $(jq -r '.fallback' <<<"$st")"
+[ "$(jq '.fallback_active' <<<"$st")" == true ] || fail "fallback not in force: $st"
+[ "$(jq '.limits[0].multiplier' <<<"$st")" == 1 ] || fail "multiplier $(jq '.limits[0].multiplier' <<<"$st"), want 1"
+[ "$seen" -ge $(( $(sent) * 98 / 100 )) ] || fail "judged $seen of $(sent): the data path stalled"
+[ "$got" -le "$max" ] || fail "admitted $got under fallback local, over $max"
+[ "$got" -ge "$min" ] || fail "admitted $got under fallback local, under $min: not the full rate on each host"
+for i in 1 2 3; do config "$i" fleet; kill -HUP "${DAEMONS[i-1]}"; done
+for _ in $(seq 60); do
+	[ "$(slh 1 -j fleet status | jq '.fallback_active')" == false ] && break
+	sleep 0.1
+done
+end_case fleet-redis-stopped-local-fallback
+
 # ---- 5. Redis flushed mid-flood: no fresh burst ----
 begin_case
 # The key is hot; the counters are read half a second before and 1.5 s
