@@ -233,6 +233,41 @@ st=$(slh 2 -j fleet status)
 end_case fleet-redis-recovers
 
 begin_case
+# The safe fallback's N is the most live hosts seen lately, not the last
+# heartbeat count: when the other hosts lose Redis first, their heartbeats
+# lapse and host 1 sees itself alone; when Redis then goes for host 1 too,
+# it must still take 1/3, not the whole rate (as it did when N was the
+# last count: 2441 admitted against 1299 over a lossy path).
+cut() { for a in 198.18.52.2 198.18.53.2; do in_ns "$R" iptables -w "$1" INPUT -s "$a" -j DROP; done; }
+cut -A || fail "cannot cut hosts 2 and 3 off Redis"
+for _ in $(seq 100); do
+	[ "$(slh 1 -j fleet status | jq '.hosts')" == 1 ] && break
+	sleep 0.1
+done
+alone=$(slh 1 -j fleet status | jq '.hosts')
+kill -STOP "$REDIS_PID"
+for _ in $(seq 100); do
+	[ "$(slh 1 -j fleet status | jq '.fallback_active')" == true ] && break
+	sleep 0.1
+done
+st=$(slh 1 -j fleet status)
+kill -CONT "$REDIS_PID"
+cut -D
+echo "# hosts 2 and 3 cut off first: host 1 saw $alone live host(s), then in fallback counts" \
+	"each packet $(jq '.limits[0].multiplier' <<<"$st")x"
+[ "$alone" == 1 ] || fail "host 1 still saw $alone hosts after the others lost Redis: the case tested nothing"
+[ "$(jq '.fallback_active' <<<"$st")" == true ] || fail "fallback not in force: $st"
+[ "$(jq '.limits[0].multiplier' <<<"$st")" == 3 ] ||
+	fail "multiplier $(jq '.limits[0].multiplier' <<<"$st"), want 3 (the fleet had 3 hosts)"
+for i in 1 2 3; do
+	for _ in $(seq 100); do
+		[ "$(slh "$i" -j fleet status | jq '.fallback_active')" == false ] && break
+		sleep 0.1
+	done
+done
+end_case fleet-safe-fallback-remembers-hosts
+
+begin_case
 # fallback hold: each host keeps the share of the fleet's use it had. With
 # the source on host 1 alone, host 1's share is all of it: without Redis it
 # keeps the whole rate (safe, above, counted each packet three times).
