@@ -377,6 +377,16 @@ int sl_xdpm_attach(const char *dev, int ifindex, int mode, unsigned int prio, co
 			pr_err("cannot join the XDP dispatcher on %s: %s (is it attached in the "
 			       "other mode? 'sluice status' and 'xdp-loader status %s' show it)",
 			       dev, msg, dev);
+		else if (err == -EINVAL)
+			/*
+			 * libxdp could not move the copy into the dispatcher
+			 * (bpf_link_create with a new target: EINVAL), then
+			 * tried it alone. Seen on Debian's 6.12, not on 6.1.
+			 */
+			pr_err("cannot attach to %s through libxdp's dispatcher: this kernel (%s) "
+			       "refused to move sluice's program into it (%s); attach sluice in tc "
+			       "mode beside the other XDP program, or alone on %s", dev,
+			       sl_kernel_release(), msg, dev);
 		else
 			pr_err("cannot attach to %s through libxdp's dispatcher: %s", dev, msg);
 		goto out;
