@@ -237,6 +237,7 @@ struct sl_fleet {
 	bool mapped;		/* group_node is known */
 	bool refresh;		/* cluster: the slot map changed */
 	__u32 hosts_seen;	/* the most live hosts a poll reported this sync */
+	__u64 ok_since;		/* since when every sync had every group in step; 0: not now */
 	__u32 hosts_hi;		/* the most seen lately (the safe fallback's N) ... */
 	__u64 hosts_hi_at;	/* ... and when it was seen last */
 	/* This host's share of the fleet's use, decaying (the hold fallback's) */
@@ -1417,6 +1418,19 @@ static void sync_once(struct sl_fleet *f, const char **argv, size_t *argvlen, ch
 		if (now - f->group_ok[g] > f->cfg.stale_ms * 1000000ULL)
 			stale = true;
 	}
+	/*
+	 * Out of the fallback only once Redis has answered every sync for
+	 * stale-after: a path that fails now and then (lossy, flapping) would
+	 * otherwise let every host run on its own bucket for up to
+	 * stale-after at each failure, not once.
+	 */
+	if (!all_ok)
+		f->ok_since = 0;
+	else if (!f->ok_since)
+		f->ok_since = now;
+	if (!stale && f->st.fallback_active &&
+	    (!f->ok_since || now - f->ok_since < f->cfg.stale_ms * 1000000ULL))
+		stale = true;
 	if (f->hosts_seen)
 		f->st.hosts = f->hosts_seen;
 	/*
