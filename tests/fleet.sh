@@ -45,10 +45,7 @@ done
 # ---- 1. three hosts, one fleet limit ----
 begin_case
 # Every host has joined the heartbeat before traffic starts.
-for _ in $(seq 100); do
-	[ "$(slh 1 -j fleet status | jq '.hosts')" == 3 ] && break
-	sleep 0.1
-done
+wait_status 1 '.hosts' 3 100
 st=$(slh 1 -j fleet status)
 [ "$(jq '.running' <<<"$st")" == true ] || fail "fleet status: not running: $st"
 [ "$(jq '.hosts' <<<"$st")" == 3 ] || fail "fleet status: hosts $(jq '.hosts' <<<"$st"), want 3"
@@ -223,10 +220,7 @@ end_case fleet-redis-stopped-safe-fallback
 
 begin_case
 kill -CONT "$REDIS_PID"
-for _ in $(seq 60); do
-	[ "$(slh 2 -j fleet status | jq '.fallback_active')" == false ] && break
-	sleep 0.1
-done
+wait_status 2 '.fallback_active' false 60
 st=$(slh 2 -j fleet status)
 [ "$(jq '.fallback_active' <<<"$st")" == false ] || fail "still in fallback after Redis came back"
 [ "$(jq '.limits[0].multiplier' <<<"$st")" == 1 ] || fail "multiplier $(jq '.limits[0].multiplier' <<<"$st") after recovery"
@@ -240,16 +234,10 @@ begin_case
 # last count: 2441 admitted against 1299 over a lossy path).
 cut() { for a in 198.18.52.2 198.18.53.2; do in_ns "$R" iptables -w "$1" INPUT -s "$a" -j DROP; done; }
 cut -A || fail "cannot cut hosts 2 and 3 off Redis"
-for _ in $(seq 100); do
-	[ "$(slh 1 -j fleet status | jq '.hosts')" == 1 ] && break
-	sleep 0.1
-done
+wait_status 1 '.hosts' 1 100
 alone=$(slh 1 -j fleet status | jq '.hosts')
 kill -STOP "$REDIS_PID"
-for _ in $(seq 100); do
-	[ "$(slh 1 -j fleet status | jq '.fallback_active')" == true ] && break
-	sleep 0.1
-done
+wait_status 1 '.fallback_active' true 100
 st=$(slh 1 -j fleet status)
 kill -CONT "$REDIS_PID"
 cut -D
@@ -260,10 +248,7 @@ echo "# hosts 2 and 3 cut off first: host 1 saw $alone live host(s), then in fal
 [ "$(jq '.limits[0].multiplier' <<<"$st")" == 3 ] ||
 	fail "multiplier $(jq '.limits[0].multiplier' <<<"$st"), want 3 (the fleet had 3 hosts)"
 for i in 1 2 3; do
-	for _ in $(seq 100); do
-		[ "$(slh "$i" -j fleet status | jq '.fallback_active')" == false ] && break
-		sleep 0.1
-	done
+	wait_status "$i" '.fallback_active' false 100
 done
 end_case fleet-safe-fallback-remembers-hosts
 
@@ -277,10 +262,7 @@ send 6 $((RATE * 5)) 1 &
 spid=$!
 sleep 3
 kill -STOP "$REDIS_PID"
-for _ in $(seq 40); do
-	[ "$(slh 1 -j fleet status | jq '.fallback_active')" == true ] && break
-	sleep 0.1
-done
+wait_status 1 '.fallback_active' true 40
 st=$(slh 1 -j fleet status)
 kill -CONT "$REDIS_PID"
 wait $spid
@@ -290,10 +272,7 @@ echo "# fallback hold with the source on host 1 alone: host 1 counts each packet
 [ "$(jq '.fallback_active' <<<"$st")" == true ] || fail "fallback not in force: $st"
 [ "$(jq '.limits[0].multiplier' <<<"$st")" == 1 ] || fail "multiplier $(jq '.limits[0].multiplier' <<<"$st"), want 1"
 for i in 1 2 3; do config "$i" fleet; kill -HUP "${DAEMONS[i-1]}"; done
-for _ in $(seq 60); do
-	[ "$(slh 1 -j fleet status | jq '.fallback_active')" == false ] && break
-	sleep 0.1
-done
+wait_status 1 '.fallback_active' false 60
 end_case fleet-redis-stopped-hold-fallback
 
 begin_case
@@ -326,10 +305,7 @@ echo "# fallback local, Redis stopped: judged $seen of $(sent), admitted $got in
 [ "$got" -le "$max" ] || fail "admitted $got under fallback local, over $max"
 [ "$got" -ge "$min" ] || fail "admitted $got under fallback local, under $min: not the full rate on each host"
 for i in 1 2 3; do config "$i" fleet; kill -HUP "${DAEMONS[i-1]}"; done
-for _ in $(seq 60); do
-	[ "$(slh 1 -j fleet status | jq '.fallback_active')" == false ] && break
-	sleep 0.1
-done
+wait_status 1 '.fallback_active' false 60
 end_case fleet-redis-stopped-local-fallback
 
 # ---- 5. Redis flushed mid-flood: no fresh burst ----
@@ -371,10 +347,7 @@ send 1 "$PPS"
 grep -q "fleet: Redis 198.18.52.1:6379: " "$TMP/h2.log" || fail "no error logged for the dead Redis"
 # DEBUG from loopback inside R only: the next case makes Redis slow with it.
 redis_start --enable-debug-command local || fail "redis did not restart"
-for _ in $(seq 60); do
-	[ "$(slh 2 -j fleet status | jq '.nodes[0].up')" == true ] && break
-	sleep 0.1
-done
+wait_status 2 '.nodes[0].up' true 60
 [ "$(slh 2 -j fleet status | jq '.nodes[0].up')" == true ] || fail "host 2 did not reconnect"
 end_case fleet-redis-killed-and-back
 
@@ -538,10 +511,7 @@ for _ in $(seq 100); do
 	sleep 0.1
 done
 cluster_ok $((victim == 7001 ? 7002 : 7001)) || fail "the cluster did not recover from losing :$victim"
-for _ in $(seq 100); do
-	[ "$(slh 1 -j fleet status | jq '.fallback_active')" == false ] && break
-	sleep 0.1
-done
+wait_status 1 '.fallback_active' false 100
 st=$(slh 1 -j fleet status)
 synced1=$(jq '.keys_synced' <<<"$st")
 max=$(( 8 * ( $(FIRST=1 bound "$(gen_secs)") + 3 * RATE * 3 ) ))

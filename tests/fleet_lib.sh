@@ -127,6 +127,15 @@ sent() {
 	echo "$n"
 }
 gen_secs() { jq -r '.sources[0] | (.last_ns - .first_ns) / 1e9' "$TMP/gen-1.json"; }
+# wait_status I JQ VALUE TRIES: wait (bounded: TRIES x 0.1 s) until host
+# I's `fleet status -j` gives VALUE for JQ; the caller checks it after.
+wait_status() {
+	for _ in $(seq "$4"); do
+		[ "$(slh "$1" -j fleet status | jq "$2")" == "$3" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
 # nodes_up I N: wait (bounded) until host I's sync has N Redis servers up.
 nodes_up() {
 	for _ in $(seq 100); do
