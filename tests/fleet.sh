@@ -360,9 +360,6 @@ end_case fleet-redis-killed-and-back
 # the longest wait. The floor: the fleet keeps admitting honest traffic,
 # at least half the rate. (Lossy links are not here: README, "Fleet-wide
 # limits", says what a lost request costs today.)
-# lag_bound T LAG_MS: the most the fleet may admit in T seconds with that lag.
-lag_bound() { awk -v t="$1" -v r=$RATE -v b=$BURST -v iv=$INTERVAL_MS -v lag="$2" \
-	'BEGIN { printf "%d", (b + r * t + 3 * r * (iv + lag) / 1000) * 1.05 + 5 }'; }
 begin_case
 nodes_up 1 1 && nodes_up 3 1 || fail "the hosts did not reconnect to Redis"
 ( for _ in $(seq 16); do
@@ -377,7 +374,7 @@ wait $slow || fail "Redis refused DEBUG SLEEP"
 seen=$(( $(total_seen) - s0 ))
 got=$(( $(total_passed) - p0 ))
 t=$(gen_secs)
-max=$(lag_bound "$t" 150)
+max=$(bound "$t" 150)
 min=$(awk -v t="$t" -v r=$RATE 'BEGIN { printf "%d", r * t * 0.5 }')
 echo "# Redis slow (150 ms of every 250 asleep): judged $seen of $(sent), admitted $got in ${t}s" \
 	"(burst + rate x t = $(awk -v t="$t" -v r=$RATE -v b=$BURST 'BEGIN { printf "%d", b + r * t }')," \

@@ -150,8 +150,11 @@ nodes_up() {
 # (interval + round trip, taken as one more interval here), plus 5% and 5
 # packets for the machine's noise. From a standing start each of the other
 # N - 1 hosts may add its own first burst (FIRST=1).
-bound() { awk -v t="$1" -v r=$RATE -v b=$BURST -v iv=$INTERVAL_MS -v first="${FIRST:-0}" \
-	'BEGIN { printf "%d", (b + r * t + 3 * r * 2 * iv / 1000 + first * 2 * b) * 1.05 + 5 }'; }
+# bound T [LAG_MS]: the same with the sync's lag on every host taken as the
+# interval plus LAG_MS (default: one more interval) instead.
+bound() { awk -v t="$1" -v r=$RATE -v b=$BURST -v iv=$INTERVAL_MS -v lag="${2:-$INTERVAL_MS}" \
+	-v first="${FIRST:-0}" \
+	'BEGIN { printf "%d", (b + r * t + 3 * r * (iv + lag) / 1000 + first * 2 * b) * 1.05 + 5 }'; }
 now_s() { date +%s.%N; }
 # bg_send SECS PPS [HOSTS]: send in the background ($! is its pid); when it
 # ends, its end time is in $TMP/send-end. covered A B: the seconds of [A, B]

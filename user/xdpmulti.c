@@ -26,9 +26,10 @@
  * SYN a cookie rule refuses is dropped), and rules with action cookie are
  * refused while sluice is in a dispatcher, as in tc mode
  * (sl_xdpm_cookie_check, user/cookie.c). sluice loads the copy itself,
- * with the pinned entry as its first target and xdp.frags as the entry has
- * it, and libxdp moves it into the dispatcher (re-attaching an extension
- * to another target: Linux 5.10+). libxdp takes a loaded
+ * with the pinned entry as its first target and multi-buffer XDP as the
+ * entry has it (sl_open_for_kernel sets the flag for both), and libxdp
+ * moves it into the dispatcher (re-attaching an extension to another
+ * target: Linux 5.10+). libxdp takes a loaded
  * program's run priority and chain-call actions from its BTF, where
  * libxdp's XDP_RUN_CONFIG puts them (a .xdp_run_config section): sluice
  * adds that section's types to the object's BTF before the load, with the
@@ -346,8 +347,6 @@ int sl_xdpm_attach(const char *dev, int ifindex, int mode, unsigned int prio, co
 		err = bpf_program__set_expected_attach_type(p, 0);
 	if (!err)
 		err = bpf_program__set_attach_target(p, xdp, "sluice_xdp");
-	if (!err)
-		err = bpf_program__set_flags(p, skel->rodata->has_frags ? BPF_F_XDP_HAS_FRAGS : 0);
 	if (!err)
 		err = bpf_object__load(skel->obj);
 	if (err) {

@@ -168,12 +168,8 @@ struct inst {
 	__u32 uid;		/* next rule uid */
 	__u32 sets;		/* sl_state's sets: keys / SLUICE_WAYS */
 	__u64 seed;		/* sl_config.state_seed */
-	/*
-	 * fill_table's keys: way w of set s holds 2001:db8:X::/64 (or IPv4
-	 * source X), X = ways[s*SLUICE_WAYS + w], 0 for a way left empty; the
-	 * same X compacted into keys[0 .. nkeys - 1].
-	 */
-	__u32 *ways, *keys;
+	/* fill_table's keys: X of 2001:db8:X::/64, or of IPv4 source X. */
+	__u32 *keys;
 	unsigned long nkeys;
 };
 
@@ -350,37 +346,24 @@ static double run_distinct4(int fd, __u32 base, unsigned long n, __u32 want)
 }
 
 /*
- * Mean ns over n single runs from IPv6 /64s picked at random: among the
- * keys a table was filled with (ways, nways of them), or among nways
- * addresses from SRC6_W1 when ways is NULL.
+ * Mean ns over n single runs from sources picked at random: among the keys
+ * a table was filled with (keys, nkeys of them: IPv6 /64s 2001:db8:X::/64,
+ * or IPv4 sources X for fam 4), or among nkeys /64s from SRC6_W1 when keys
+ * is NULL.
  */
-static double run_random6(int fd, const __u32 *ways, unsigned long nways, unsigned long n,
-			  uint64_t *rng, __u32 want)
+static double run_random(int fd, int fam, const __u32 *keys, unsigned long nkeys,
+			 unsigned long n, uint64_t *rng, __u32 want)
 {
 	double total = 0, d;
 	unsigned long i, r;
 
 	for (i = 0; i < n; i++) {
-		r = sl_xorshift64s(rng) % nways;
-		build_udp6(pkt, ways ? ways[r] : SRC6_W1 + (__u32)r, BENCH_PORT);
-		d = run_once(fd, PKT6_LEN);
-		if (d < 0 || last_verdict != want)
-			return -1;
-		total += d;
-	}
-	return total / n;
-}
-
-/* Mean ns over n single runs from IPv4 sources picked at random among nways. */
-static double run_random4(int fd, const __u32 *ways, unsigned long nways, unsigned long n,
-			  uint64_t *rng, __u32 want)
-{
-	double total = 0, d;
-	unsigned long i;
-
-	for (i = 0; i < n; i++) {
-		build_udp4(pkt, ways[sl_xorshift64s(rng) % nways], BENCH_PORT);
-		d = run_once(fd, PKT4_LEN);
+		r = sl_xorshift64s(rng) % nkeys;
+		if (fam == 4)
+			build_udp4(pkt, keys[r], BENCH_PORT);
+		else
+			build_udp6(pkt, keys ? keys[r] : SRC6_W1 + (__u32)r, BENCH_PORT);
+		d = run_once(fd, fam == 4 ? PKT4_LEN : PKT6_LEN);
 		if (d < 0 || last_verdict != want)
 			return -1;
 		total += d;
@@ -621,18 +604,6 @@ static int open_inst(struct inst *in, int clock, unsigned long keys)
 	return 0;
 }
 
-/* The key of SRC4 under limit 0 of rule uid, as the data path makes it. */
-static void fleet_key(struct sluice_key *k, __u32 uid)
-{
-	memset(k, 0, sizeof(*k));
-	k->uid = uid;
-	k->family = 4;
-	k->plen = 32;
-	k->addr[0] = htonl(SRC4);
-}
-
-static void key6(struct sluice_key *k, __u32 uid, __u32 w1);
-
 /* The key of IPv4 source a (host order) under limit 0 of rule uid, as the data path makes it. */
 static void key4(struct sluice_key *k, __u32 uid, __u32 a)
 {
@@ -641,15 +612,6 @@ static void key4(struct sluice_key *k, __u32 uid, __u32 a)
 	k->family = 4;
 	k->plen = 32;
 	k->addr[0] = htonl(a);
-}
-
-/* A key fill_table puts in: IPv6 /64 2001:db8:X::/64, or IPv4 source X (fam 4). */
-static void fill_key(struct sluice_key *k, int fam, __u32 uid, __u32 x)
-{
-	if (fam == 4)
-		key4(k, uid, x);
-	else
-		key6(k, uid, x);
 }
 
 /* The key of 2001:db8:w1::/64 under limit 0 of rule uid, as the data path makes it. */
@@ -663,6 +625,15 @@ static void key6(struct sluice_key *k, __u32 uid, __u32 w1)
 	k->addr[1] = htonl(w1);
 }
 
+/* A key fill_table puts in: IPv6 /64 2001:db8:X::/64, or IPv4 source X (fam 4). */
+static void fill_key(struct sluice_key *k, int fam, __u32 uid, __u32 x)
+{
+	if (fam == 4)
+		key4(k, uid, x);
+	else
+		key6(k, uid, x);
+}
+
 static __u32 key_set(const struct inst *in, const struct sluice_key *k)
 {
 	return sl_state_set(sl_key_hash(k, in->seed), in->sets);
@@ -673,8 +644,10 @@ static __u32 key_set(const struct inst *in, const struct sluice_key *k)
  * 2001:db8:W::/64 of rule uid (limit 0), W from SRC6_W1 on, each put in the
  * set the data path looks in; a key whose set is full already is skipped,
  * and the next W tried, until no way is left (a few times as many W as
- * ways: the last sets fill like the last coupons of a collection). Buckets
- * hold tat and nothing else. Keeps which key is in which way in in->ways.
+ * ways: the last sets fill like the last coupons of a collection). With fam
+ * 4, IPv4 sources W of COLD4_BASE .. COLD4_END instead, until the range is
+ * used up (some ways stay empty). Buckets hold tat and nothing else. The
+ * keys put in are in in->keys (in->nkeys of them).
  */
 static int fill_table(struct inst *in, __u32 uid, __u64 tat, int fam)
 {
@@ -683,14 +656,14 @@ static int fill_table(struct inst *in, __u32 uid, __u64 tat, int fam)
 	__u8 *used = calloc(in->sets, 1);
 	struct sluice_set *vals = calloc(chunk, sizeof(*vals));
 	__u32 *idx = calloc(chunk, sizeof(*idx)), w1 = fam == 4 ? COLD4_BASE : SRC6_W1;
+	/* Way w of set s holds key ways[s * SLUICE_WAYS + w]; 0: left empty. */
+	__u32 *ways = calloc(nways, sizeof(*ways));
 	struct sluice_key k;
 	int err = 0;
 
-	free(in->ways);
 	free(in->keys);
-	in->ways = calloc(nways, sizeof(*in->ways));
 	in->keys = malloc(nways * sizeof(*in->keys));
-	if (!used || !vals || !idx || !in->ways || !in->keys) {
+	if (!used || !vals || !idx || !ways || !in->keys) {
 		err = -ENOMEM;
 		goto out;
 	}
@@ -705,7 +678,7 @@ static int fill_table(struct inst *in, __u32 uid, __u64 tat, int fam)
 		fill_key(&k, fam, uid, w1);
 		s = key_set(in, &k);
 		if (used[s] < SLUICE_WAYS) {
-			in->ways[s * SLUICE_WAYS + used[s]++] = w1;
+			ways[s * SLUICE_WAYS + used[s]++] = w1;
 			in->keys[placed++] = w1;
 		}
 		w1++;
@@ -722,9 +695,9 @@ static int fill_table(struct inst *in, __u32 uid, __u64 tat, int fam)
 			for (w = 0; w < SLUICE_WAYS; w++) {
 				struct sluice_way *way = &vals[j].way[w];
 
-				if (!in->ways[(s + j) * SLUICE_WAYS + w])
+				if (!ways[(s + j) * SLUICE_WAYS + w])
 					continue;
-				fill_key(&way->key, fam, uid, in->ways[(s + j) * SLUICE_WAYS + w]);
+				fill_key(&way->key, fam, uid, ways[(s + j) * SLUICE_WAYS + w]);
 				way->st.tat = tat;
 			}
 		}
@@ -733,6 +706,7 @@ static int fill_table(struct inst *in, __u32 uid, __u64 tat, int fam)
 	}
 	in->nkeys = placed;
 out:
+	free(ways);
 	free(used);
 	free(vals);
 	free(idx);
@@ -877,7 +851,7 @@ static double run_path(struct inst *in, int p, unsigned long round)
 		 * knows: every charge is added up for the sync. Measured only
 		 * if that is what the runs did.
 		 */
-		fleet_key(&k, in->uid - 1);
+		key4(&k, in->uid - 1, SRC4);
 		if (bpf_map_update_elem(in->fleet_use, &k, &u, BPF_ANY))
 			return -1;
 		ns = run_repeat(in->prog, len, paths[p].verdict);
@@ -1162,12 +1136,11 @@ int main(int argc, char **argv)
 			for (k = 0; k < NCLK; k++)
 				res[k][p][i] = run_path(&clk[k], p, i);
 		triv1[i] = run_distinct4(tfd, 0xc6130000, distinct, XDP_DROP);
-		cold4[i] = run_random4(cold.prog, cold.keys, cold.nkeys, distinct, &rng, XDP_PASS);
-		triv6[i] = run_random6(tfd, NULL, 1024, distinct, &rng, XDP_DROP);
+		cold4[i] = run_random(cold.prog, 4, cold.keys, cold.nkeys, distinct, &rng, XDP_PASS);
+		triv6[i] = run_random(tfd, 6, NULL, 1024, distinct, &rng, XDP_DROP);
 		for (k = 0; k < (int)nscale; k++)
-			scale[k][i] = run_random6(sc[k].prog, sc[k].ways,
-						  (unsigned long)sc[k].sets * SLUICE_WAYS, distinct,
-						  &rng, XDP_PASS);
+			scale[k][i] = run_random(sc[k].prog, 6, sc[k].keys, sc[k].nkeys, distinct,
+						 &rng, XDP_PASS);
 	}
 	/* A failed run, or a packet that got another verdict than its path's, spoils the table. */
 	for (i = 0; i < rounds; i++) {
@@ -1175,7 +1148,7 @@ int main(int argc, char **argv)
 
 		if (triv[i] < 0 || triv1[i] < 0 || triv6[i] < 0)
 			bad = "the trivial program";
-		if (cold4[i] < 0)
+		else if (cold4[i] < 0)
 			bad = "existing key from a full table";
 		for (p = 0; p < NPRIM && !bad; p++)
 			if (prim[p][i] < 0)
@@ -1362,16 +1335,13 @@ int main(int argc, char **argv)
 out:
 	for (k = 0; k < NCLK; k++) {
 		sluice__destroy(clk[k].skel);
-		free(clk[k].ways);
 		free(clk[k].keys);
 	}
 	for (i = 0; i < NSCALE; i++) {
 		sluice__destroy(sc[i].skel);
-		free(sc[i].ways);
 		free(sc[i].keys);
 	}
 	sluice__destroy(cold.skel);
-	free(cold.ways);
 	free(cold.keys);
 	prims__destroy(prims);
 	trivial__destroy(triv_skel);
