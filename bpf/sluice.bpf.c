@@ -331,33 +331,40 @@ static __always_inline int conns_op(struct sl_eval *ev, const struct sluice_rule
 #define SL_FLEET_SAMPLE	32
 
 /*
- * A fleet-wide token bucket was charged to next at now. A tracked key (in
- * sl_fleet_use) adds up every charge for the daemon, which sends the keys
- * hot enough to matter to the fleet. An untracked key becomes tracked once
- * its bucket is half spent, or on one charge in SL_FLEET_SAMPLE at random,
- * so a source spread thin over many hosts is tracked within a few dozen of
- * its packets on each. A new key starts with everything its bucket holds
- * (next - now), which the fleet has not seen yet. Fleet limits only.
+ * A fleet-wide limit's bucket was charged to next at now (wnow: its window
+ * clock). A tracked key (in sl_fleet_use) adds up every charge for the
+ * daemon, which sends the keys hot enough to matter to the fleet: TAT
+ * advance for a token bucket, cost for a window. An untracked key becomes
+ * tracked once its bucket is half spent, or on one charge in
+ * SL_FLEET_SAMPLE at random, so a source spread thin over many hosts is
+ * tracked within a few dozen of its packets on each. A new key starts with
+ * everything its bucket holds (next - now; a window's count), which the
+ * fleet has not seen yet. Fleet limits only.
  */
 static __always_inline void fleet_note(const struct sluice_limit *l, const struct sluice_key *key,
 				       __u64 now, __u64 next, __u32 cost)
 {
 	struct sluice_fleet_use *u;
 	struct sl_scratch *sc;
+	__u64 held, half;
 	__u32 zero = 0;
+	int win = sl_limit_windowed(l);
 
 	u = bpf_map_lookup_elem(&sl_fleet_use, key);
 	if (u) {
-		__sync_fetch_and_add(&u->charged, sl_gcra_inc(l->interval_fp, cost));
+		__sync_fetch_and_add(&u->charged, win ? cost : sl_gcra_inc(l->interval_fp, cost));
 		return;
 	}
+	/* What the bucket holds spent, against half of what it may. */
+	held = win ? (__u32)next : next - now;
+	half = win ? l->rate / 2 : l->tolerance / 2;
 	/* Not tracked: half spent, or one charge in SL_FLEET_SAMPLE at random. */
-	if (next - now <= l->tolerance / 2 && (bpf_get_prandom_u32() & (SL_FLEET_SAMPLE - 1)))
+	if (held <= half && (bpf_get_prandom_u32() & (SL_FLEET_SAMPLE - 1)))
 		return;
 	sc = bpf_map_lookup_elem(&sl_scratch, &zero);
 	if (!sc)
 		return;
-	sc->fu.charged = next - now;
+	sc->fu.charged = held;
 	sc->fu.since = now;
 	/* Another CPU inserted it first: its value holds our bucket's state too. */
 	bpf_map_update_elem(&sl_fleet_use, key, &sc->fu, BPF_NOEXIST);
@@ -370,13 +377,15 @@ static __always_inline void fleet_note(const struct sluice_limit *l, const struc
 #define SL_CH_BUSY	(-1)	/* the compare-and-swap kept failing */
 
 /*
- * Charge cost to bucket st of limit l at now. way: st's way in sl_state
- * (key its key), NULL for a rule-wide bucket. The state is shared by every
- * CPU: compare-and-swap, bounded retry. *nextp: the bucket's new word.
+ * Charge cost to bucket st of limit l at now (wnow: its window clock,
+ * sl_limit_wnow). way: st's way in sl_state (key its key), NULL for a
+ * rule-wide bucket. The state is shared by every CPU: compare-and-swap,
+ * bounded retry. *nextp: the bucket's new word.
  */
 static __always_inline int charge_state(const struct sluice_limit *l, struct sluice_state *st,
 					struct sluice_way *way, const struct sluice_key *key,
-					__u32 uid, __u32 li, __u64 now, __u32 cost, __u64 *nextp)
+					__u32 uid, __u32 li, __u64 now, __u64 wnow, __u32 cost,
+					__u64 *nextp)
 {
 	__u64 word, aux, next, next_aux;
 	int i;
@@ -384,7 +393,7 @@ static __always_inline int charge_state(const struct sluice_limit *l, struct slu
 	for (i = 0; i < SL_CAS_TRIES; i++) {
 		word = READ_ONCE(st->tat);
 		aux = READ_ONCE(st->aux);
-		if (!sl_meter(l, word, aux, now, cost, &next, &next_aux)) {
+		if (!sl_meter(l, word, aux, wnow, cost, &next, &next_aux)) {
 			note_drop(st, now, way ? key : NULL, uid, li, 1);
 			return SL_CH_REFUSED;
 		}
@@ -405,7 +414,7 @@ static __always_inline int charge_state(const struct sluice_limit *l, struct slu
 			 * The way went to another key while we charged it: give
 			 * that back. Ours is gone, which reads as full: admitted.
 			 */
-			uncharge(l, st, now, cost);
+			uncharge(l, st, wnow, cost);
 			return SL_CH_GONE;
 		}
 		if ((word ^ next) >> 32 && l->algo != SLUICE_ALGO_GCRA)
@@ -413,6 +422,22 @@ static __always_inline int charge_state(const struct sluice_limit *l, struct slu
 		return SL_CH_DONE;
 	}
 	return SL_CH_BUSY;
+}
+
+/*
+ * The clock limit l's windows are cut by at now (sl_limit_wnow): a fleet
+ * window limit's reads the fleet's offset from the config; every other
+ * limit's is now, and looks nothing up.
+ */
+static __always_inline __u64 limit_wnow(const struct sluice_limit *l, __u64 now)
+{
+	const struct sluice_config *cfg;
+	__u32 zero = 0;
+
+	if (!l->fleet || !sl_limit_windowed(l))
+		return now;
+	cfg = bpf_map_lookup_elem(&sl_config, &zero);
+	return cfg ? sl_limit_wnow(l, now, cfg->fleet_win_off) : now;
 }
 
 /* sl_limit_op: a new key's way was lost to another CPU; run the limit again. */
@@ -433,7 +458,7 @@ __noinline int sl_limit_op(struct sl_eval *ev, const struct sluice_rule *r, __u3
 	struct sluice_set *set = NULL;
 	struct sluice_state *st;
 	struct sluice_key key;
-	__u64 word, aux, next, next_aux, now, seen = 0;
+	__u64 word, aux, next, next_aux, now, wnow, seen = 0;
 	__u32 slot, cost;
 
 	if (!ev || !r || li >= SLUICE_MAX_LIMITS)
@@ -443,6 +468,7 @@ __noinline int sl_limit_op(struct sl_eval *ev, const struct sluice_rule *r, __u3
 	now = rule_now(ev, r);
 	if (l->algo == SLUICE_ALGO_CONNS)
 		return conns_op(ev, r, li, l);
+	wnow = limit_wnow(l, now);
 	if (l->key == SLUICE_KEY_ALL) {
 		if (ev->phase != SL_PH_AGG)
 			return 1;
@@ -479,7 +505,7 @@ __noinline int sl_limit_op(struct sl_eval *ev, const struct sluice_rule *r, __u3
 	if (ev->op == SL_OP_CHECK) {
 		word = st ? READ_ONCE(st->tat) : 0;
 		aux = st ? READ_ONCE(st->aux) : 0;
-		if (sl_meter(l, word, aux, now, cost, &next, &next_aux))
+		if (sl_meter(l, word, aux, wnow, cost, &next, &next_aux))
 			return 1;
 		if (st)
 			note_drop(st, now, way ? &key : NULL, r->uid, li, 1);
@@ -490,14 +516,14 @@ __noinline int sl_limit_op(struct sl_eval *ev, const struct sluice_rule *r, __u3
 			return 0;
 		ev->seen++;
 		if (st)
-			uncharge(l, st, now, cost);
+			uncharge(l, st, wnow, cost);
 		return 1;
 	}
 
 	/* SL_OP_CHARGE */
 	if (!st) {
 		/* A new bucket starts full (an empty window): this packet is its first charge. */
-		if (!set || !sl_meter(l, 0, 0, now, cost, &next, &next_aux))
+		if (!set || !sl_meter(l, 0, 0, wnow, cost, &next, &next_aux))
 			return 0;
 		/*
 		 * A claim lost or handed back means another CPU was creating
@@ -511,7 +537,7 @@ __noinline int sl_limit_op(struct sl_eval *ev, const struct sluice_rule *r, __u3
 		ev->charged++;
 		return 1;
 	}
-	switch (charge_state(l, st, way, &key, r->uid, li, now, cost, &next)) {
+	switch (charge_state(l, st, way, &key, r->uid, li, now, wnow, cost, &next)) {
 	case SL_CH_REFUSED:
 		return 0;
 	case SL_CH_BUSY:
@@ -565,7 +591,7 @@ __noinline int sl_limit_at(struct sl_eval *ev, const struct sluice_rule *r, __u3
 	struct sluice_set *set;
 	struct sluice_state *s;
 	struct sluice_key key;
-	__u64 next, next_aux, now;
+	__u64 next, next_aux, now, wnow;
 	__u32 idx, cost, w;
 
 	if (!ev || !r || li >= SLUICE_MAX_LIMITS)
@@ -579,6 +605,7 @@ __noinline int sl_limit_at(struct sl_eval *ev, const struct sluice_rule *r, __u3
 		ev->phase = SL_PH_SRC;
 		return conns_op(ev, r, li, l) ? 0 : SL_AT_REFUSED;
 	}
+	wnow = limit_wnow(l, now);
 	if (l->key == SLUICE_KEY_ALL) {
 		idx = l->agg_slot;
 		s = bpf_map_lookup_elem(&sl_agg, &idx);
@@ -614,16 +641,16 @@ __noinline int sl_limit_at(struct sl_eval *ev, const struct sluice_rule *r, __u3
 	if (l->fleet > 1)
 		cost *= l->fleet;
 	if (op == SL_OP_CHECK) {
-		if (sl_meter(l, READ_ONCE(s->tat), READ_ONCE(s->aux), now, cost, &next, &next_aux))
+		if (sl_meter(l, READ_ONCE(s->tat), READ_ONCE(s->aux), wnow, cost, &next, &next_aux))
 			return loc;
 		note_drop(s, now, way ? &key : NULL, r->uid, li, 1);
 		return SL_AT_REFUSED;
 	}
 	if (op == SL_OP_REFUND) {
-		uncharge(l, s, now, cost);
+		uncharge(l, s, wnow, cost);
 		return 0;
 	}
-	switch (charge_state(l, s, way, &key, r->uid, li, now, cost, &next)) {
+	switch (charge_state(l, s, way, &key, r->uid, li, now, wnow, cost, &next)) {
 	case SL_CH_REFUSED:
 		return SL_AT_REFUSED;
 	case SL_CH_BUSY:

@@ -107,8 +107,9 @@ struct sluice_limit {
 	__u8 plen6;		/* IPv6 key prefix length, 0..128 */
 	__u8 algo;		/* enum sluice_algo */
 	/*
-	 * 0: this host's limit. Else a fleet-wide limit (token bucket), kept
-	 * in step across hosts by the daemon (user/fleet.c), and each packet
+	 * 0: this host's limit. Else a fleet-wide limit (a token bucket or
+	 * a window), kept in step across hosts by the daemon (user/fleet.c),
+	 * and each packet
 	 * costs this many times its cost: 1 normally, the number of live
 	 * hosts under the "safe" fallback (each host then enforces its share).
 	 */
@@ -261,8 +262,17 @@ struct sluice_config {
 	 */
 	__u32 capture;
 	__u32 pad2;
+	/*
+	 * Fleet window limits cut their windows on the fleet's clock: Redis's
+	 * TIME (ns since the epoch) less CLOCK_MONOTONIC, as this host's fleet
+	 * sync measured it, so every host's windows turn together. The data
+	 * path adds it modulo the period (sl_limit_wnow). 0: no fleet yet,
+	 * windows on this host's clock. Written by the fleet sync under the
+	 * root lock.
+	 */
+	__u64 fleet_win_off;
 };
-_Static_assert(sizeof(struct sluice_config) == 80, "sluice_config layout");
+_Static_assert(sizeof(struct sluice_config) == 88, "sluice_config layout");
 
 enum sluice_list_bits {
 	SLUICE_L_DENY4 = 1 << 0,
@@ -381,7 +391,11 @@ _Static_assert(sizeof(struct sluice_set) == 64 * SLUICE_WAYS, "sluice_set layout
  * charges; the daemon sends the growth since its last look to the fleet.
  */
 struct sluice_fleet_use {
-	__u64 charged;		/* ns of TAT advance charged here since it became hot (atomic add) */
+	/*
+	 * What was charged here since it became hot (atomic add): ns of TAT
+	 * advance for a token bucket, units of cost for a window.
+	 */
+	__u64 charged;
 	__u64 since;		/* data-path clock when it became hot */
 };
 _Static_assert(sizeof(struct sluice_fleet_use) == 16, "sluice_fleet_use layout");

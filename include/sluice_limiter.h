@@ -123,6 +123,28 @@ static __always_inline __u64 sl_limit_period_ns(const struct sluice_limit *l)
 	return (l->period_ms ? l->period_ms : 1000) * 1000000ULL;
 }
 
+/* Is limit l counted in windows? */
+static __always_inline int sl_limit_windowed(const struct sluice_limit *l)
+{
+	return l->algo == SLUICE_ALGO_FIXED || l->algo == SLUICE_ALGO_SLIDING;
+}
+
+/*
+ * The clock limit l's windows are cut by: for a fleet window limit, now
+ * plus the fleet's clock offset (sluice_config.fleet_win_off) modulo the
+ * period, so that its windows turn when the fleet's (Redis's) do, on every
+ * host; for every other limit now itself. Modulo the period, the index it
+ * gives is the fleet's less a constant (the offset's whole periods) and
+ * the clock runs less than one period ahead of now: a window's idle_at
+ * from it is at most a period late, which only keeps a bucket longer.
+ */
+static __always_inline __u64 sl_limit_wnow(const struct sluice_limit *l, __u64 now, __u64 off)
+{
+	if (!l->fleet || !off || !sl_limit_windowed(l))
+		return now;
+	return now + off % sl_limit_period_ns(l);
+}
+
 /*
  * Cost of a packet under a limit: its IP length for a byte limit, for a
  * packet limit the segments it stands for (a GSO super-packet at TC is
@@ -453,7 +475,7 @@ static __always_inline int sl_meter(const struct sluice_limit *l, __u64 word, __
 /* When a window state is empty again; 0 for a token bucket (its TAT says it). */
 static __always_inline __u64 sl_idle_at(const struct sluice_limit *l, __u64 word)
 {
-	if (l->algo != SLUICE_ALGO_FIXED && l->algo != SLUICE_ALGO_SLIDING)
+	if (!sl_limit_windowed(l))
 		return 0;
 	return sl_win_idle_at(l->algo, word, sl_limit_period_ns(l));
 }

@@ -396,6 +396,60 @@ BL_CASE(bl_window_state_words)
 	CHECK_EQ(state4(r, 0, SRC_A, NULL).drops, 0);
 }
 
+/*
+ * A fleet window turns on the fleet's clock: with sl_config.fleet_win_off
+ * 0.3 s past whole seconds, a fleet fixed window of 10/s turns at local
+ * T0 + 0.7 s, not T0 + 1 s, while a host window beside it turns at T0 + 1 s.
+ * Its charges are counted for the fleet sync in units of cost (20 over
+ * the two windows, whenever the key started being tracked), and its way's
+ * idle_at is its window's end on that clock.
+ */
+BL_CASE(bl_fleet_window_turns_on_the_fleet_clock)
+{
+	struct sluice_rule *r;
+	struct sluice_limit *fl;
+	struct sluice_fleet_use u = {};
+	struct sluice_state st;
+	struct sluice_way w;
+	struct sluice_key k;
+	struct frame f;
+
+	r = add_rule(SLUICE_ACT_DROP);
+	fl = win_src(r, SLUICE_ALGO_FIXED, 10, 1000);
+	fl->fleet = 1;
+	CFG_SET(fleet_win_off, 1000 * SEC + 3 * SEC / 10);
+	commit();
+	udp4(&f, SRC_A);
+	/* T0 + 0.65 s is T0 + 0.95 s on the fleet's clock: window 1000, 10 pass */
+	set_now(T0 + 65 * SEC / 100);
+	CHECK_EQ(xmit_n(&f, 12), 10);
+	st = state4(r, 0, SRC_A, NULL);
+	CHECK_EQ(st.tat, sl_win_pack(1000, 10));
+	/* T0 + 0.75 s is T0 + 1.05 s there: window 1001, 10 more */
+	set_now(T0 + 75 * SEC / 100);
+	CHECK_EQ(xmit_n(&f, 12), 10);
+	k = key4(r, 0, SRC_A);
+	if (state_way(&k, &w)) {
+		CHECK_FAIL("no bucket for the fleet window's key");
+	} else {
+		CHECK_EQ(w.st.tat, sl_win_pack(1001, 10));
+		CHECK_EQ(w.st.drops, 4);
+		CHECK_EQ(w.idle_at, sl_win_idle_at(SLUICE_ALGO_FIXED, w.st.tat, SEC));
+	}
+	if (bpf_map__lookup_elem(skel->maps.sl_fleet_use, &k, sizeof(k), &u, sizeof(u), 0))
+		CHECK_FAIL("the fleet window's key is not tracked: %s", strerror(errno));
+	else
+		CHECK_EQ(u.charged, 20);
+	/* The same limit on this host alone is still in window 1000 there. */
+	fl->fleet = 0;
+	commit();
+	udp4(&f, SRC_B);
+	set_now(T0 + 65 * SEC / 100);
+	CHECK_EQ(xmit_n(&f, 10), 10);
+	set_now(T0 + 75 * SEC / 100);
+	CHECK_EQ(xmit_n(&f, 2), 0);
+}
+
 /* ------------------------------------------------------------------------ */
 /* Several windows on one key                                               */
 /* ------------------------------------------------------------------------ */

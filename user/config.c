@@ -27,6 +27,7 @@
 #include <sys/stat.h>
 #include <yaml.h>
 #include "config.h"
+#include "sluice_limiter.h"
 
 /* Largest config file read (bytes): far beyond any real one, short of abuse. */
 #define CFG_MAX_SIZE		(16 << 20)
@@ -2013,6 +2014,22 @@ static void check_top(struct load *ld, const yaml_node_t *n, yaml_node_t *const 
 					r = SLUICE_MAX_RULES;
 					break;
 				}
+		/*
+		 * A fleet window shorter than two intervals would turn before
+		 * the fleet's count of it came back: each host would count
+		 * alone.
+		 */
+		for (r = 0; rs && ld->cfg->fleet.on && r < rs->nr_rules && r < SLUICE_MAX_RULES; r++)
+			for (l = 0; l < rs->rules[r].nr_limits && l < SLUICE_MAX_LIMITS; l++) {
+				const struct sluice_limit *lim = &rs->rules[r].limits[l];
+
+				if (lim->fleet && sl_limit_windowed(lim) &&
+				    lim->period_ms < 2 * ld->cfg->fleet.interval_ms)
+					err_at(ld, n->start_mark, "rule %s: a fleet window (%u ms) "
+					       "must span at least two sync intervals (%u ms each)",
+					       rs->names[r], lim->period_ms,
+					       ld->cfg->fleet.interval_ms);
+			}
 	}
 	const yaml_node_t *deny = vals[key_index(&top_section, "deny")];
 	const yaml_node_t *allow = vals[key_index(&top_section, "allow")];
@@ -2245,8 +2262,10 @@ static void print_cfg(const struct sl_cfg *cfg)
  * "Fleet-wide limits"): once a key is hot, the fleet admits at most burst +
  * rate x t plus rate x (interval + round trip) per host; before (a host
  * reports a key once its own bucket for it is half spent), each host may
- * add a burst and what its bucket refills meanwhile. The round trip is
- * taken as 1 ms, a LAN's.
+ * add a burst and what its bucket refills meanwhile. A fleet window admits
+ * its count, plus what the source sends the fleet in the two intervals and
+ * round trips the hosts take to learn that it is spent, and never more
+ * than its count on each host. The round trip is taken as 1 ms, a LAN's.
  */
 static void print_fleet_bounds(const struct sl_cfg *cfg)
 {
@@ -2268,6 +2287,18 @@ static void print_fleet_bounds(const struct sl_cfg *cfg)
 			open_object(NULL);
 			print_str("rule", "fleet limit %s", rs->names[i]);
 			print_u64("limit", "/%llu: ", j);
+			if (sl_limit_windowed(l)) {
+				print_u64("window_ms", "its windows (%llu ms) turn together on "
+					  "every host; in each the fleet admits at most ",
+					  l->period_ms ? l->period_ms : 1000);
+				print_u64("per_window", "%llu ", l->rate);
+				print_str("unit", "%s", unit);
+				print_u64("window_lag_ms", " + what the source sends the fleet in "
+					  "%llu ms (2 x (interval + 1 ms)), and at most that many on "
+					  "each host\n", 2ULL * (cfg->fleet.interval_ms + 1));
+				close_object();
+				continue;
+			}
 			print_double("lag_per_host", "once a key is hot, the fleet admits at most "
 				     "burst + rate x t + %.0f ", per_s * lag_s);
 			print_str("unit", "%s", unit);

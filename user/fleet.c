@@ -33,6 +33,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
@@ -46,8 +47,8 @@
 #define FLEET_GROUPS		16
 /* Keys per script call: the reply stays small and a slow call bounded. */
 #define FLEET_BATCH		512
-/* A key's numbers in a sync call: four little-endian doubles (sync_lua). */
-#define FLEET_ARG_BYTES		32
+/* A key's numbers in a sync call: its kind and four or seven little-endian doubles (sync_lua). */
+#define FLEET_ARG_BYTES		64
 /* The hot keys' table: twice as many slots as keys, or more (a power of 2). */
 #define FLEET_TAB_MIN		1024
 #define FLEET_TAB_MAX		(2 * SLUICE_FLEET_KEYS)
@@ -78,9 +79,27 @@
 
 /*
  * KEYS[1..n]: buckets; KEYS[n+1]: the over-limit set. ARGV[1]: per bucket
- * four numbers, in microseconds, as little-endian doubles (one argument
- * for the call, not four a key: Redis and the sync each parse one string):
- * the charge (TAT advance); the threshold over which the key is over its
+ * its kind and its numbers, as little-endian doubles (one argument for the
+ * call, not several a key: Redis and the sync each parse one string).
+ *
+ * Kind 1 and 2, a fixed or sliding window (fleet windows turn on Redis's
+ * clock; each host cuts its own by it, sl_limit_wnow): the window's index
+ * (Redis's now / period); the charges made here in the window before it
+ * and in it; this host's own counts of those two windows (the fleet's is
+ * never less: a Redis that lost the key hands no one a fresh window); the
+ * count at which the key is over its limit (below any count, -1, if the
+ * sender refused packets since its last sync); and the period in
+ * microseconds. The bucket keeps the last two windows: its index and their
+ * two counts, as three doubles, and lives until the window after its
+ * last one ends (the sliding window still weighs it). A sender behind the
+ * bucket (its clock turned a window later than another host's) adds its
+ * current window's charge to what is now the previous one. A key at or
+ * over its count is over its limit until its window ends. Returns the
+ * bucket's three numbers. A window's count is not a rate: charges that
+ * arrive late add to the window they name, and nothing carries over.
+ *
+ * Kind 0, a token bucket: four numbers, in microseconds: the charge (TAT
+ * advance); the threshold over which the key is over its
  * limit: the tolerance, or below any TAT (-1e18) if the sender's bucket
  * refused packets since its last sync (a refused packet charges nothing,
  * so a key one host holds at its limit never runs over it; it is over its
@@ -129,27 +148,63 @@ static const char sync_lua[] =
 	"  now = tonumber(t[1]) * 1000000 + tonumber(t[2])\n"
 	"end\n"
 	"local args = ARGV[1]\n"
-	"if n < 1 or #args ~= 32 * n then\n"
+	"if n < 1 or #args < 40 * n then\n"
 	"  return redis.error_reply('sluice: bad arguments')\n"
 	"end\n"
 	"local cur = redis.call('MGET', unpack(KEYS, 1, n))\n"
 	"local over, out, ex, p = KEYS[n + 1], {}, {}, 1\n"
-	"local c, tol, la, from, tat, v, s\n"
+	"local kind, c, tol, la, from, tat, v, s\n"
+	"local idx, cp, cc, oc, op, thr, per, si, sc, sp\n"
 	"for i = 1, n do\n"
-	"  c, tol, la, from, p = struct.unpack('<dddd', args, p)\n"
-	"  if from <= 0 or from > now then from = now end\n"
-	"  v = cur[i]\n"
-	"  tat = v and #v == 8 and struct.unpack('<d', v) or tonumber(v) or 0\n"
-	"  if tat < from then tat = from end\n"
-	"  tat = tat + c\n"
-	"  s = math.ceil(math.max(tat - now, 0) / 1000000) + life\n"
-	"  if not ex[s] then ex[s] = tostring(s) end\n"
-	"  redis.call('SET', KEYS[i], struct.pack('<d', tat), 'EX', ex[s])\n"
-	"  if tat < now + la then tat = now + la end\n"
-	"  if tat - now > tol then\n"
-	"    redis.call('ZADD', over, string.format('%.0f', tat), KEYS[i])\n"
+	"  if p + 8 > #args + 1 then\n"
+	"    return redis.error_reply('sluice: bad arguments')\n"
 	"  end\n"
-	"  out[i] = struct.pack('<d', tat - now)\n"
+	"  kind, p = struct.unpack('<d', args, p)\n"
+	"  v = cur[i]\n"
+	"  if kind == 0 then\n"
+	"    c, tol, la, from, p = struct.unpack('<dddd', args, p)\n"
+	"    if from <= 0 or from > now then from = now end\n"
+	"    tat = v and #v == 8 and struct.unpack('<d', v) or tonumber(v) or 0\n"
+	"    if tat < from then tat = from end\n"
+	"    tat = tat + c\n"
+	"    s = math.ceil(math.max(tat - now, 0) / 1000000) + life\n"
+	"    if not ex[s] then ex[s] = tostring(s) end\n"
+	"    redis.call('SET', KEYS[i], struct.pack('<d', tat), 'EX', ex[s])\n"
+	"    if tat < now + la then tat = now + la end\n"
+	"    if tat - now > tol then\n"
+	"      redis.call('ZADD', over, string.format('%.0f', tat), KEYS[i])\n"
+	"    end\n"
+	"    out[i] = struct.pack('<d', tat - now)\n"
+	"  else\n"
+	"    idx, cp, cc, oc, op, thr, per, p = struct.unpack('<ddddddd', args, p)\n"
+	"    if per < 1 or idx < 1 then\n"
+	"      return redis.error_reply('sluice: bad arguments')\n"
+	"    end\n"
+	"    si, sc, sp = -1, 0, 0\n"
+	"    if v and #v == 24 then si, sc, sp = struct.unpack('<ddd', v) end\n"
+	"    if si < idx then\n"
+	"      if si == idx - 1 then sp = sc else sp = 0 end\n"
+	"      si, sc = idx, 0\n"
+	"    end\n"
+	"    if si == idx then\n"
+	"      sc = sc + cc\n"
+	"      sp = sp + cp\n"
+	"      if sc < oc then sc = oc end\n"
+	"      if sp < op then sp = op end\n"
+	"    elseif si == idx + 1 then\n"
+	"      sp = sp + cc\n"
+	"    end\n"
+	"    s = math.ceil(math.max((si + 2) * per - now, 0) / 1000000) + life\n"
+	"    if not ex[s] then ex[s] = tostring(s) end\n"
+	"    redis.call('SET', KEYS[i], struct.pack('<ddd', si, sc, sp), 'EX', ex[s])\n"
+	"    if sc >= thr and (si + 1) * per > now then\n"
+	"      redis.call('ZADD', over, string.format('%.0f', (si + 1) * per), KEYS[i])\n"
+	"    end\n"
+	"    out[i] = struct.pack('<ddd', si, sc, sp)\n"
+	"  end\n"
+	"end\n"
+	"if p ~= #args + 1 then\n"
+	"  return redis.error_reply('sluice: bad arguments')\n"
 	"end\n"
 	"return { now, table.concat(out) }\n";
 
@@ -194,10 +249,13 @@ struct trk {
 	__u32 idle;		/* syncs without a charge */
 	struct sluice_key k;
 	__u64 last;		/* sluice_fleet_use.charged at the last sync */
-	__u64 carry_ns;		/* charge under a microsecond, sent later */
+	__u64 carry_ns;		/* charge under a microsecond (a window's: units), sent later */
 	__u64 until;		/* the fleet's TAT in local time, as last heard */
 	__u64 drops;		/* the local bucket's refusals at the last sync */
 	__u64 sent;		/* when its charge was last sent (and answered) */
+	/* A window's: the fleet's window it was last sent in, and the fleet's count of it */
+	__u64 win;		/* 0: none yet */
+	__u64 wcount;
 };
 
 /* One key of this sync. */
@@ -212,6 +270,11 @@ struct item {
 	size_t slot;		/* its place in the table of the next sync */
 	__u64 charge_us, ahead_us;
 	__u64 from_ns;		/* since when its charges were made (CLOCK_MONOTONIC) */
+	/*
+	 * A window's (win_of): the fleet's window index now, the charges made
+	 * here in it and in the one before, and this host's counts of the two.
+	 */
+	__u64 widx, wc_cur, wc_prev, wown_cur, wown_prev;
 	int refusing;		/* the local bucket refused packets since the last sync */
 	struct trk t;
 	__u32 name_len;
@@ -273,6 +336,15 @@ struct sl_fleet {
 	struct sluice_ruleset *rs;
 	struct sluice_fleet_status st;
 	struct sl_fleet_hooks hooks;	/* a test's clocks; none in the daemon */
+	/*
+	 * The fleet's clock for windows: Redis's TIME less ours, in ns, as
+	 * sluice_config.fleet_win_off holds it (0: not known yet), measured on
+	 * the node of group 0 (the same on every host), and the round trip of
+	 * the measurement it was taken from.
+	 */
+	__u64 win_off;
+	__u64 win_off_rtt;
+	__u64 win_off_next, win_off_next_rtt;	/* one to take after this sync; 0: none */
 	/* One call's arguments: command, sha, numkeys, keys, the over set, the numbers */
 	const char **argv;
 	size_t *argvlen;
@@ -330,6 +402,9 @@ static __u32 limit_params(const struct sluice_limit *l)
 	h = fnv(&l->cost, 1, h);
 	h = fnv(&l->plen4, 1, h);
 	h = fnv(&l->plen6, 1, h);
+	/* A window's bucket is not a token bucket's (token buckets' names kept as they were). */
+	if (sl_limit_windowed(l))
+		h = fnv(&l->algo, 1, h);
 	return h ^ (h >> 32);
 }
 
@@ -617,39 +692,120 @@ static bool fold_tat(__u64 *tat, __u64 floor)
 	return false;
 }
 
+/* x = max(x, v), with the data path's compare-and-swap on the same word. */
+static void fold_max(__u64 *x, __u64 v)
+{
+	__u64 cur = __atomic_load_n(x, __ATOMIC_ACQUIRE);
+
+	while (cur < v &&
+	       !__atomic_compare_exchange_n(x, &cur, v, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
+		;
+}
+
+/* What the fleet says of a key, to fold into its bucket here. */
+struct fleet_view {
+	__u64 floor;		/* a token bucket: its TAT (data-path clock) at least this */
+	__u32 idx;		/* a window: the data path's index of the fleet's window */
+	__u64 cnt, prev;	/* its count, and the window before's, at least these */
+};
+
 /*
- * Move key k's bucket forward to floor (data-path clock). A key this host
- * has no bucket for gets one, claimed as the data path claims ways.
+ * A window bucket's counts raised to the fleet's: window v->idx to at
+ * least v->cnt, and a sliding window's previous one to at least v->prev.
+ * A bucket still in an earlier window moves to the fleet's (as the data
+ * path's own turn would, its count becoming the previous one when they are
+ * adjacent); one already in a later window keeps it, and a sliding one
+ * takes the fleet's count as its previous window's when that is the one.
+ * The previous count is a plain word next to the window's, as the data
+ * path keeps it: a fold racing a turn can leave it the larger of the two
+ * candidates, which only refuses sooner. way: st's, to move its idle_at.
+ */
+static bool fold_win(const struct sluice_limit *l, struct sluice_state *st,
+		     struct sluice_way *way, const struct fleet_view *v)
+{
+	int sliding = l->algo == SLUICE_ALGO_SLIDING;
+	__u64 cnt = v->cnt < UINT32_MAX ? v->cnt : UINT32_MAX;
+	__u64 prev = v->prev < UINT32_MAX ? v->prev : UINT32_MAX;
+	__u64 cur = __atomic_load_n(&st->tat, __ATOMIC_ACQUIRE), want, mine;
+	__u32 wi;
+
+	for (;;) {
+		wi = cur >> 32;
+		if ((__s32)(wi - v->idx) > 0) {
+			/* This host has turned already: the fleet's is its previous window. */
+			if (sliding && wi == v->idx + 1)
+				fold_max(&st->aux, cnt);
+			return false;
+		}
+		if (wi == v->idx && (__u32)cur >= cnt) {
+			if (sliding)
+				fold_max(&st->aux, prev);
+			return false;
+		}
+		want = sl_win_pack(v->idx, cnt);
+		if (__atomic_compare_exchange_n(&st->tat, &cur, want, false, __ATOMIC_SEQ_CST,
+						__ATOMIC_SEQ_CST))
+			break;
+	}
+	if (wi == v->idx) {
+		if (sliding)
+			fold_max(&st->aux, prev);
+		return true;
+	}
+	/* A turn: the previous window is ours, if it was the one before, or the fleet's. */
+	mine = wi + 1 == v->idx ? (__u32)cur : 0;
+	if (sliding)
+		__atomic_store_n(&st->aux, mine > prev ? mine : prev, __ATOMIC_RELEASE);
+	if (way)
+		__atomic_store_n(&way->idle_at, sl_idle_at(l, want), __ATOMIC_RELEASE);
+	return true;
+}
+
+/* The fleet's view into one bucket here: a token bucket's TAT, or a window's counts. */
+static bool fold_state(const struct sluice_limit *l, struct sluice_state *st,
+		       struct sluice_way *way, const struct fleet_view *v)
+{
+	return sl_limit_windowed(l) ? fold_win(l, st, way, v) : fold_tat(&st->tat, v->floor);
+}
+
+/*
+ * Move key k's bucket forward to what the fleet says of it (v). A key this
+ * host has no bucket for gets one, claimed as the data path claims ways.
  */
 static bool fold(struct sl_fleet *f, const struct sluice_rule *r, __u32 li,
-		 const struct sluice_key *k, __u64 floor, const struct sluice_config *cfg,
-		 __u64 now, struct sluice_way *hint)
+		 const struct sluice_key *k, const struct fleet_view *v,
+		 const struct sluice_config *cfg, __u64 now, struct sluice_way *hint)
 {
 	const struct sluice_limit *l = &r->limits[li];
+	int win = sl_limit_windowed(l);
 	struct sluice_way *way, *victim;
 	struct sluice_set *set;
-	__u64 seen;
+	__u64 seen, word;
 	int tries;
 
-	if (floor <= now)
-		return false;	/* the fleet's bucket is full again: nothing to add */
+	/* The fleet's bucket is full again, or its windows empty: nothing to add. */
+	if (win ? !v->cnt && !v->prev : v->floor <= now)
+		return false;
 	/* The way the sync found the key in, if it still holds the key. */
 	if (hint && READ_ONCE(*way_word(hint, 0)) == key_word(k, 0) &&
 	    *way_word(hint, 1) == key_word(k, 1) && *way_word(hint, 2) == key_word(k, 2))
-		return fold_tat(&hint->st.tat, floor);
+		return fold_state(l, &hint->st, hint, v);
 	if (l->key == SLUICE_KEY_ALL) {
 		if (!f->agg || (size_t)(l->agg_slot + 1) * sizeof(*f->agg) > f->agg_len)
 			return false;
-		return fold_tat(&f->agg[l->agg_slot].tat, floor);
+		return fold_state(l, &f->agg[l->agg_slot], NULL, v);
 	}
 	if (!f->sets || !cfg->state_sets || cfg->state_sets > f->nr_sets)
 		return false;
 	set = &f->sets[sl_state_set(sl_key_hash(k, cfg->state_seed), cfg->state_sets)];
+	word = win ? sl_win_pack(v->idx, v->cnt < UINT32_MAX ? v->cnt : UINT32_MAX) : v->floor;
 	for (tries = 0; tries < 4; tries++) {
 		way = state_scan(set, k, &victim, &seen);
 		if (way)
-			return fold_tat(&way->st.tat, floor);
-		if (state_claim(set, victim, seen, k, floor, 0, 0))
+			return fold_state(l, &way->st, way, v);
+		if (state_claim(set, victim, seen, k, word,
+				win && l->algo == SLUICE_ALGO_SLIDING ? v->prev : 0,
+				sl_idle_at(l, word)))
 			return true;
 	}
 	return false;
@@ -1005,6 +1161,18 @@ static void append(struct sl_fleet *f, struct call *c, const char **argv, size_t
 			l = &it->r->limits[it->li];
 			argvlen[argc] = it->name_len;
 			argv[argc++] = it->name;
+			if (sl_limit_windowed(l)) {
+				p = put_double(p, l->algo == SLUICE_ALGO_SLIDING ? 2 : 1);
+				p = put_double(p, it->widx);
+				p = put_double(p, it->wc_prev);
+				p = put_double(p, it->wc_cur);
+				p = put_double(p, it->wown_cur);
+				p = put_double(p, it->wown_prev);
+				p = put_double(p, it->refusing ? -1 : (double)l->rate);
+				p = put_double(p, sl_limit_period_ns(l) / 1000);
+				continue;
+			}
+			p = put_double(p, 0);
 			p = put_double(p, it->charge_us);
 			p = put_double(p, it->refusing ? -1e18 : (double)(l->tolerance / 1000));
 			p = put_double(p, it->ahead_us);
@@ -1025,6 +1193,69 @@ static void append(struct sl_fleet *f, struct call *c, const char **argv, size_t
 		if (c->kind == CALL_POLL || k < 3)
 			argvlen[k] = strlen(argv[k]);
 	redisAppendCommandArgv(n->c, argc, argv, argvlen);
+}
+
+/*
+ * A window key's answer (three doubles at p: the fleet's window, its count
+ * and the one before's) into v, for the fold, and its table entry. Its
+ * window here is the fleet's less the offset's whole periods. -EPROTO on
+ * numbers no script sends.
+ */
+static int take_win(struct sl_fleet *f, struct item *it, const struct sluice_limit *l,
+		    const char *p, const struct sluice_config *cfg, __u64 sent_at,
+		    struct fleet_view *v)
+{
+	double si = get_double(p), sc = get_double(p + 8), sp = get_double(p + 16);
+	__u64 period = sl_limit_period_ns(l), off = cfg->fleet_win_off, unit_ns, grew;
+
+	/* The script's window is the one sent, or a later one another host's clock turned to. */
+	if (!(si >= 1 && si < 1.8e16 && sc >= 0 && sc < 1.8e19 && sp >= 0 && sp < 1.8e19) ||
+	    (__u64)si < it->widx)
+		return -EPROTO;
+	v->idx = (__u64)si - off / period;
+	v->cnt = sc;
+	v->prev = sp;
+	/* Counted in the fleet until its window ends (the next one too, for a sliding window's weight). */
+	it->t.until = sc || sp ? ((__u64)si + (l->algo == SLUICE_ALGO_SLIDING ? 2 : 1)) * period - off
+			       : 0;
+	/* This host's share of the fleet's use (the hold fallback), as time of the limit's rate. */
+	unit_ns = l->rate ? period / l->rate : 0;
+	grew = it->t.win == (__u64)si ? (sc > it->t.wcount ? sc - it->t.wcount : 0) : sc;
+	if (it->t.win) {
+		f->use_fleet += (double)grew * unit_ns;
+		f->use_local += (double)it->charge_us * unit_ns;
+	}
+	it->t.win = it->widx;
+	it->t.wcount = (__u64)si == it->widx ? (__u64)sc : 0;
+	f->tab[it->slot].until = it->t.until;
+	f->tab[it->slot].win = it->t.win;
+	f->tab[it->slot].wcount = it->t.wcount;
+	f->tab[it->slot].sent = sent_at;
+	return 0;
+}
+
+/*
+ * The fleet's clock for windows, from a poll of group 0's node: Redis's
+ * TIME (now_r, us) against ours half way through the round trip. A new
+ * offset is taken only when the one in force disagrees with this
+ * measurement by more than the measurement can be off (half its round trip,
+ * and as much again for the one in force) and a millisecond: windows turn
+ * where they turned, unless Redis's clock really moved (a step, a failover
+ * to a node with another clock). Written after the sync (sync_once): its
+ * keys were reckoned with the one in force.
+ */
+static void win_clock(struct sl_fleet *f, __u64 now_r, __u64 sent, __u64 recv)
+{
+	__u64 rtt = recv > sent ? recv - sent : 0, mid = sent + rtt / 2, r_ns = now_r * 1000, d;
+
+	if (r_ns <= mid)
+		return;
+	d = r_ns - mid;
+	if (f->win_off && (d > f->win_off ? d - f->win_off : f->win_off - d) <=
+				  rtt / 2 + f->win_off_rtt / 2 + 1000000)
+		return;
+	f->win_off_next = d;
+	f->win_off_next_rtt = rtt;
 }
 
 /* One reply: 0, 1 when it was a redirect (the call was not run), or -errno. */
@@ -1052,14 +1283,24 @@ static int take(struct sl_fleet *f, struct call *c, redisReply *rep,
 	/* Redis's time against ours, at the send (off by at most the round trip). */
 	n->offset_us = (long long)now_r - (long long)(n->sent_at / 1000);
 	n->offset_known = true;
+	if (c->kind == CALL_POLL && c->group == 0)
+		win_clock(f, now_r, n->sent_at, fleet_now(f));
 	if (c->kind == CALL_SYNC) {
 		const redisReply *ahead = rep->elements == 2 ? rep->element[1] : NULL;
+		size_t want = 0, at = 0;
 
+		for (k = 0; k < c->n; k++) {
+			const struct item *it = &f->items[c->first + k];
+
+			want += sl_limit_windowed(&it->r->limits[it->li]) ? 3 : 1;
+		}
 		if (!ahead || ahead->type != REDIS_REPLY_STRING ||
-		    (size_t)ahead->len != c->n * sizeof(double))
+		    (size_t)ahead->len != want * sizeof(double))
 			goto garbage;
 		for (k = 0; k < c->n; k++) {
 			struct item *it = &f->items[c->first + k];
+			const struct sluice_limit *l = &it->r->limits[it->li];
+			struct fleet_view v = {};
 
 			/* Its table slot and bucket are far apart in memory: fetch ahead. */
 			if (k + FLEET_AHEAD < c->n) {
@@ -1069,7 +1310,14 @@ static int take(struct sl_fleet *f, struct call *c, redisReply *rep,
 				if (nx->way)
 					__builtin_prefetch(nx->way);
 			}
-			d = get_double(ahead->str + k * sizeof(double));
+			if (sl_limit_windowed(l)) {
+				if (take_win(f, it, l, ahead->str + at, cfg, n->sent_at, &v))
+					goto garbage;
+				at += 3 * sizeof(double);
+				goto folded;
+			}
+			d = get_double(ahead->str + at);
+			at += sizeof(double);
 			/* From 0 up to what a __u64 of nanoseconds holds. */
 			if (!(d >= 0 && d < 1.8e13))
 				goto garbage;
@@ -1091,7 +1339,9 @@ static int take(struct sl_fleet *f, struct call *c, redisReply *rep,
 				f->tab[it->slot].until = until;
 				f->tab[it->slot].sent = n->sent_at;
 			}
-			if (fold(f, it->r, it->li, &it->k, it->t.until, cfg, n->sent_at, it->way))
+			v.floor = it->t.until;
+folded:
+			if (fold(f, it->r, it->li, &it->k, &v, cfg, n->sent_at, it->way))
 				f->st.floors++;
 			f->st.keys_synced++;
 			f->st.node[c->node].keys++;
@@ -1106,7 +1356,9 @@ static int take(struct sl_fleet *f, struct call *c, redisReply *rep,
 			f->hosts_seen = rep->element[1]->integer;
 		over = rep->element[2];
 		for (k = 0; k + 1 < over->elements; k += 2) {
+			const struct sluice_limit *l;
 			const struct sluice_rule *r;
+			struct fleet_view v = {};
 			struct sluice_key key;
 			double score;
 			__u32 li;
@@ -1118,10 +1370,22 @@ static int take(struct sl_fleet *f, struct call *c, redisReply *rep,
 			if (key_parse(f, over->element[k]->str, &key, &r, &li))
 				continue;	/* a limit this host does not have */
 			score = strtod(over->element[k + 1]->str, NULL);
-			if (!(score > now_r))
+			if (!(score > now_r && score < 1.8e16))
 				continue;
-			if (fold(f, r, li, &key, n->sent_at + (__u64)((score - now_r) * 1000), cfg,
-				 n->sent_at, NULL)) {
+			l = &r->limits[li];
+			if (sl_limit_windowed(l)) {
+				/* Over until its window ends: that window, at its count. */
+				__u64 period = sl_limit_period_ns(l), off = cfg->fleet_win_off;
+
+				if (!off)
+					continue;
+				v.idx = (__u64)score * 1000 / period - 1 - off / period;
+				v.cnt = l->rate;
+				v.prev = 0;
+			} else {
+				v.floor = n->sent_at + (__u64)((score - now_r) * 1000);
+			}
+			if (fold(f, r, li, &key, &v, cfg, n->sent_at, NULL)) {
 				struct sluice_fleet_use u = { .charged = 0, .since = n->sent_at };
 
 				f->st.floors++;
@@ -1222,6 +1486,54 @@ static void node_exchange(struct sl_fleet *f, int i, size_t nc, const char **arg
 	}
 }
 
+/*
+ * A window key's part of gather: its charges for the sync (struct item's
+ * w* fields), from units, what was charged here since its last send, and
+ * its bucket here (word, aux). Those charges went into the window current
+ * at that send and the ones after: all into this one when the key was sent
+ * in it already; else this one holds what this host's bucket counts in it
+ * (the fleet's count of a window reaches a bucket only through a sync that
+ * sent in it, or the over set's, which is the limit: then all went into
+ * this one, which errs towards refusing) and the rest went into the one
+ * before. false: not sent now, only followed, its units carried: no fleet
+ * clock yet (its windows would not be the fleet's), or nothing charged and
+ * nothing refused, or cool as gather says of token buckets (not refusing,
+ * not counted in the fleet's current window, its count here at most half
+ * the limit, and units times the live hosts under FLEET_COOL of the limit
+ * over the time since its last send).
+ */
+static bool win_of(struct sl_fleet *f, struct item *it, const struct sluice_limit *l, __u64 word,
+		   __u64 aux, __u64 now, __u64 units, __u64 off)
+{
+	__u64 period = sl_limit_period_ns(l), elapsed;
+	__u32 c = sl_limit_wnow(l, now, off) / period, wi = word >> 32;
+
+	units += it->t.carry_ns;
+	it->t.carry_ns = 0;
+	it->from_ns = it->t.sent ? it->t.sent : it->use.since;
+	it->widx = (now + off) / period;
+	it->wown_cur = wi == c ? (__u32)word : 0;
+	it->wown_prev = wi == c ? (l->algo == SLUICE_ALGO_SLIDING ? aux : 0)
+				: wi + 1 == c ? (__u32)word : 0;
+	elapsed = now > it->from_ns ? now - it->from_ns : 0;
+	if (!off || (!units && !it->refusing) ||
+	    (!it->refusing && it->t.until < now && it->wown_cur * 2 <= l->rate &&
+	     (double)units * (f->st.hosts ? f->st.hosts : 1) * FLEET_COOL_DEN * period <
+		     (double)l->rate * elapsed * FLEET_COOL_NUM)) {
+		it->t.carry_ns = units;
+		return false;
+	}
+	if (it->t.win == it->widx) {
+		it->wc_cur = units;
+		it->wc_prev = 0;
+	} else {
+		it->wc_cur = units < it->wown_cur ? units : it->wown_cur;
+		it->wc_prev = units - it->wc_cur;
+	}
+	it->charge_us = units;	/* what this host's share of the fleet's use counts */
+	return true;
+}
+
 /* The live rule set and the switches; the hot keys with what they grew by. */
 static size_t gather(struct sl_fleet *f, struct sluice_config *cfg, unsigned int mult)
 {
@@ -1239,7 +1551,8 @@ static size_t gather(struct sl_fleet *f, struct sluice_config *cfg, unsigned int
 	for (i = 0; i < nr; i++) {
 		struct item *it = &f->items[out];
 		const struct sluice_rule *r = NULL;
-		__u64 delta, ahead = 0, drops = 0;
+		__u64 delta, ahead = 0, aux = 0, drops = 0;
+		const struct sluice_limit *l;
 		__u32 j;
 
 		/* The buckets' sets and the table are far apart in memory: fetch ahead. */
@@ -1274,6 +1587,7 @@ static size_t gather(struct sl_fleet *f, struct sluice_config *cfg, unsigned int
 		}
 		it->r = r;
 		it->li = it->k.limit;
+		l = &r->limits[it->li];
 		s = trk_slot(f->tab, f->tab_cap, f->gen, &it->k);
 		if (f->tab[s].used == f->gen) {
 			it->t = f->tab[s];
@@ -1309,15 +1623,27 @@ static size_t gather(struct sl_fleet *f, struct sluice_config *cfg, unsigned int
 							    cfg->state_sets)];
 				w = state_scan(set, &it->k, &victim, &seen);
 				ahead = w ? READ_ONCE(w->st.tat) : 0;
+				aux = w ? READ_ONCE(w->st.aux) : 0;
 				drops = w ? READ_ONCE(w->st.drops) : 0;
 				it->way = w;
 			}
 		} else if (f->agg) {
-			ahead = READ_ONCE(f->agg[r->limits[it->li].agg_slot].tat);
-			drops = READ_ONCE(f->agg[r->limits[it->li].agg_slot].drops);
+			ahead = READ_ONCE(f->agg[l->agg_slot].tat);
+			aux = READ_ONCE(f->agg[l->agg_slot].aux);
+			drops = READ_ONCE(f->agg[l->agg_slot].drops);
 		}
 		it->refusing = drops > it->t.drops;
 		it->t.drops = drops;
+		if (sl_limit_windowed(l)) {
+			/* ahead: the bucket's word, (window, count). */
+			if (!win_of(f, it, l, ahead, aux, now, delta / (mult ? mult : 1),
+				    cfg->fleet_win_off)) {
+				f->tab_next[trk_slot(f->tab_next, f->next_cap, f->gen + 1,
+						     &it->k)] = it->t;
+				continue;
+			}
+			goto send;
+		}
 		ahead = ahead > now ? (ahead - now) / (mult ? mult : 1) : 0;
 		it->ahead_us = ahead / 1000;
 		/* Under the safe fallback charges were multiplied: the fleet gets real ones. */
@@ -1345,6 +1671,7 @@ static size_t gather(struct sl_fleet *f, struct sluice_config *cfg, unsigned int
 			f->tab_next[trk_slot(f->tab_next, f->next_cap, f->gen + 1, &it->k)] = it->t;
 			continue;
 		}
+send:
 		if (item_name(f, it, r - f->rs->rules))
 			continue;
 		it->slot = trk_slot(f->tab_next, f->next_cap, f->gen + 1, &it->k);
@@ -1360,6 +1687,34 @@ static size_t gather(struct sl_fleet *f, struct sluice_config *cfg, unsigned int
 		f->gen++;
 	}
 	return out;
+}
+
+/*
+ * The fleet's clock offset into sluice_config, for the data path (and
+ * f->win_off), under the root's writer lock that every writer of the
+ * config takes (the daemon's main thread included), taken without waiting:
+ * held by another writer, it is tried again after the next sync. A root
+ * that cannot be opened has no other writer (a test's maps).
+ */
+static void win_off_store(struct sl_fleet *f, __u64 off, __u64 rtt)
+{
+	struct sluice_config cfg;
+	int fd = open(opts.root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB)) {
+		close(fd);
+		return;
+	}
+	if (!sl_config_read(&f->maps, &cfg)) {
+		cfg.fleet_win_off = off;
+		if (!sl_config_write(&f->maps, &cfg)) {
+			f->win_off = off;
+			f->win_off_rtt = rtt;
+			f->win_off_next = 0;
+		}
+	}
+	if (fd >= 0)
+		close(fd);
 }
 
 static void write_status(struct sl_fleet *f)
@@ -1494,6 +1849,8 @@ static void sync_once(struct sl_fleet *f, const char **argv, size_t *argvlen, ch
 				strerror(errno));
 	}
 	f->st.multiplier = want;
+	if (f->win_off_next)
+		win_off_store(f, f->win_off_next, f->win_off_next_rtt);
 	write_status(f);
 }
 
@@ -1685,6 +2042,15 @@ struct sl_fleet *sl_fleet_open(const struct sl_cfg_fleet *cfg, const struct sl_m
 		pr_err("fleet: cannot map sluice's buckets (%s); 'sluice detach all' and a restart "
 		       "create them mappable", strerror(-err));
 		goto fail;
+	}
+	{
+		struct sluice_config sc;
+
+		/* The offset in force stays (a restart turns no window), until Redis disagrees. */
+		if (!sl_config_read(&f->maps, &sc) && sc.fleet_win_off) {
+			f->win_off = sc.fleet_win_off;
+			f->win_off_rtt = 2000000;
+		}
 	}
 	f->tab_cap = FLEET_TAB_MIN;
 	f->tab = calloc(FLEET_TAB_MAX, sizeof(*f->tab));

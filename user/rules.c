@@ -72,9 +72,9 @@ static const char *const algo_names[] = {
 static int limit_finish(struct sluice_limit *l, bool burst_set, struct sl_perr *pe, int word)
 {
 	sl_limit_set_masks(l);
-	if (l->fleet && l->algo != SLUICE_ALGO_GCRA)
-		return perr(pe, word, -EINVAL, "scope fleet applies to token-bucket limits: "
-			    "%s limits are counted on each host alone", algo_names[l->algo]);
+	if (l->fleet && l->algo == SLUICE_ALGO_CONNS)
+		return perr(pe, word, -EINVAL, "scope fleet applies to token-bucket and window "
+			    "limits: a connection cap counts this host's connections");
 	if (l->algo == SLUICE_ALGO_CONNS)
 		return 0;
 	if (l->algo != SLUICE_ALGO_GCRA) {
@@ -630,8 +630,9 @@ const struct sl_rule_kw sl_rule_kws[] = {
 	  .value = "host|fleet", .parse = kw_scope, .print.limit = print_scope,
 	  .help = "scope := host   (the default: this host's limit)\n"
 		  "       | fleet  (rate and burst for the whole fleet, kept in step through\n"
-		  "                 Redis by `sluice run` with a fleet: section; token bucket;\n"
-		  "                 `per src fleet` says the same)" },
+		  "                 Redis by `sluice run` with a fleet: section; a token\n"
+		  "                 bucket or a window, whose windows then turn on Redis's\n"
+		  "                 clock; `per src fleet` says the same)" },
 	{ .word = "action", .key = "action", .scope = SL_KW_RULE, .value = "drop|dry-run|cookie",
 	  .parse = kw_action, .print.rule = print_action,
 	  .help = "action cookie: a SYN the limits refuse is answered from XDP with a SYN\n"

@@ -297,16 +297,17 @@ static int rule_by_uid(const struct sluice_ruleset *rs, __u32 uid)
 /*
  * What a bucket has left at now and when more comes: tokens and the next
  * one for a token bucket; for a window, what is left of it and when the
- * next window starts.
+ * next window starts (a fleet window's on the fleet's clock, win_off).
  */
 static __u64 remaining(const struct sluice_limit *l, const struct sluice_state *st, __u64 now,
-		       __u64 *refill)
+		       __u64 win_off, __u64 *refill)
 {
 	__u64 period = sl_limit_period_ns(l), next, prev;
 	__u64 lo = 0, hi = l->rate, mid;
 
 	if (l->algo == SLUICE_ALGO_GCRA)
 		return sl_gcra_remaining(l, st->tat, now, refill);
+	now = sl_limit_wnow(l, now, win_off);
 	*refill = period - now % period;
 	if (l->algo == SLUICE_ALGO_FIXED)
 		return sl_fixed_admit(st->tat, now, period, 0, l->rate, &next)
@@ -322,7 +323,8 @@ static __u64 remaining(const struct sluice_limit *l, const struct sluice_state *
 	return lo;
 }
 
-static void print_row(const struct sluice_ruleset *rs, const struct top_row *row, __u64 now)
+static void print_row(const struct sluice_ruleset *rs, const struct top_row *row, __u64 now,
+		      __u64 win_off)
 {
 	const struct sluice_rule *r = &rs->rules[row->rule];
 	const struct sluice_limit *l = &r->limits[row->key.limit % SLUICE_MAX_LIMITS];
@@ -333,7 +335,7 @@ static void print_row(const struct sluice_ruleset *rs, const struct top_row *row
 		snprintf(src, sizeof(src), "all");
 	else
 		format_cidr(row->key.family, row->key.addr, row->key.plen, src, sizeof(src));
-	left = remaining(l, &row->st, now, &refill);
+	left = remaining(l, &row->st, now, win_off, &refill);
 	/* The limit by what it says ("src/24 100pps"), not by its index. */
 	{
 		char rate[40];
@@ -449,10 +451,13 @@ static int top_once(const struct sl_maps *m, const struct sluice_ruleset *rs, in
 	struct bpf_map_info info = {};
 	__u32 ilen = sizeof(info);
 	struct top_walk tw = { .rows = &rows, .rs = rs, .only_idx = only_idx };
+	struct sluice_config cfg = {};
 	size_t i;
 	int err = 0, a;
 	__u64 now;
 
+	/* Fleet windows' clock offset; none (0) if the config cannot be read. */
+	sl_config_read(m, &cfg);
 	/* One clock reading for the whole table. */
 	now = sl_now_ns();
 	tw.now = now;
@@ -498,7 +503,7 @@ static int top_once(const struct sl_maps *m, const struct sluice_ruleset *rs, in
 		print_text("%-44s %-16s %-22s %12s %10s %10s %8s\n", "source", "rule", "limit",
 			   "drops", "tokens", "refill ms", "last s");
 	for (i = 0; i < rows.n && i < limit; i++)
-		print_row(rs, &rows.v[i], now);
+		print_row(rs, &rows.v[i], now, cfg.fleet_win_off);
 	close_array();
 	print_connections(m, rs, only_idx, limit);
 	print_cookies(m);
