@@ -182,6 +182,61 @@ smin=$(awk -v w="$(covered "$ta" "$tb")" -v r=$RATE 'BEGIN { printf "%d", r * w 
 [ "$thin" -ge "$smin" ] || fail "spread thin, the fleet admitted $thin in ${w}s, under $smin"
 end_case fleet-spread-thin
 
+# ---- 2b. fleet windows: fixed and sliding ----
+# Rules fixed and swin count WRATE a second, a fixed and a sliding window,
+# fleet-wide. Their windows turn on Redis's clock on every host, so the
+# reads below are made half way through one of its seconds and four
+# seconds later: at 5x the limit each window is spent within its first
+# few hundred ms, so four windows' worth lies between them. The hosts'
+# allocations (README "Fleet windows") add up to the limit in each window;
+# what may pass on top is what the source sends between a window's turn
+# and the hosts' syncs just after it (2 ms, and the sync's own time: 30 ms
+# are allowed for both on this busy machine), and the noise of the reads:
+# 5% and 10. A floor too: a fleet that refused honest traffic would be
+# wrong.
+# redis_frac: how far into Redis's current second it is (0 to 1).
+redis_frac() { rcli time | awk 'NR == 2 { printf "%.6f", $1 / 1e6 }'; }
+mid_second() { sleep "$(awk -v f="$(redis_frac)" 'BEGIN { d = 0.5 - f; if (d < 0.05) d += 1; printf "%.3f", d }')"; }
+# win_run RULE PORT: the fleet's admitted packets over four windows, into WIN_GOT.
+win_run() {
+	local b
+	FLEET_RULE=$1 FLEET_DPORT=$2 bg_send 7 $((WRATE * 5 / 3))
+	spid=$!
+	sleep 1.2
+	mid_second
+	b=$(FLEET_RULE=$1 total_passed)
+	sleep 4
+	WIN_GOT=$(( $(FLEET_RULE=$1 total_passed) - b ))
+	wait $spid
+}
+WIN_MAX=$(awk -v r=$WRATE 'BEGIN { printf "%d", 4 * (r * 1.05 + 5 * r * 0.030) + 10 }')
+WIN_MIN=$(awk -v r=$WRATE 'BEGIN { printf "%d", 4 * r * 0.85 }')
+for w in fixed:9001 swin:9002; do
+	begin_case
+	win_run "${w%%:*}" "${w#*:}"
+	echo "# fleet window ${w%%:*}, $WRATE a second, 3 hosts at 5x: admitted $WIN_GOT in four" \
+		"windows (4 x the limit = $((4 * WRATE)), bound $WIN_MAX, floor $WIN_MIN)"
+	[ "$WIN_GOT" -le "$WIN_MAX" ] || fail "admitted $WIN_GOT in four windows, over $WIN_MAX"
+	[ "$WIN_GOT" -ge "$WIN_MIN" ] || fail "admitted $WIN_GOT in four windows, under $WIN_MIN: honest traffic refused"
+	eval "WIN_${w%%:*}=$WIN_GOT"
+	end_case "fleet-window-${w%%:*}-three-hosts"
+done
+begin_case
+# Its bucket in Redis: the window, its count (at most the limit), the
+# previous window's and the hosts' allocations, which add up to at most
+# the limit too.
+FLEET_DPORT=9001 send 1 $((WRATE * 5 / 3)) &
+spid=$!
+sleep 0.6
+k=$(rcli --scan --pattern "sluice:{t$TAG#*}:fixed:0:*" | head -1)
+vals=$(rcli --raw get "$k" | od -A n -t f8 -v | tr -s ' \n' ' ')
+wait $spid
+echo "# the fixed window's bucket $k: $vals"
+[ -n "$k" ] || fail "no bucket of rule fixed in Redis"
+awk -v w="$WRATE" -v t="$(date +%s)" '{ if (NF < 6 || $2 > w || $4 > w + 0.5 || $1 < t - 5 || $1 > t + 5 || (NF - 4) % 2) exit 1 }' <<<"$vals" ||
+	fail "the bucket is not (window, count <= $WRATE, previous, allocations <= $WRATE, hosts): $vals"
+end_case fleet-window-bucket-in-redis
+
 # ---- 3. the same limit per host admits about 3x ----
 begin_case
 for i in 1 2 3; do config "$i" host; kill -HUP "${DAEMONS[i-1]}"; done
@@ -193,6 +248,15 @@ echo "# the same limit per host: admitted $local_got (fleet: $FLEET_GOT)"
 [ "$local_got" -ge $((FLEET_GOT * 22 / 10)) ] ||
 	fail "per-host limits admitted $local_got, not about 3x the fleet's $FLEET_GOT"
 end_case fleet-vs-per-host
+for w in fixed:9001 swin:9002; do
+	begin_case
+	win_run "${w%%:*}" "${w#*:}"
+	eval "fleet_win=\$WIN_${w%%:*}"
+	echo "# window ${w%%:*} per host: admitted $WIN_GOT in four windows (fleet: $fleet_win)"
+	[ "$WIN_GOT" -ge $((fleet_win * 22 / 10)) ] ||
+		fail "per-host windows admitted $WIN_GOT, not about 3x the fleet's $fleet_win"
+	end_case "fleet-window-${w%%:*}-vs-per-host"
+done
 for i in 1 2 3; do config "$i" fleet; kill -HUP "${DAEMONS[i-1]}"; done
 sleep 1.5
 
@@ -591,8 +655,11 @@ printf '%s\nfleet: { name: f, redis: [ "127.0.0.1:6379" ], auth-file: %s }\n' "$
 check_bad fleet-check-auth-readable "only root can read"
 printf '%s\nfleet: { name: f, redis: [ "127.0.0.1:6379" ], interval: 500ms, stale-after: 400ms }\n' "$base" >"$TMP/bad.yaml"
 check_bad fleet-check-stale-short "must be longer than interval"
-printf 'rules: [ { name: a, limits: [ { rate: 10pps, algo: fixed-window, scope: fleet } ] } ]\n' >"$TMP/bad.yaml"
-check_bad fleet-check-window "scope fleet applies to token-bucket limits"
+printf 'rules: [ { name: a, limits: [ { conns: 10, scope: fleet } ] } ]\n' >"$TMP/bad.yaml"
+check_bad fleet-check-conns "scope fleet applies to token-bucket and window limits"
+printf '%s\nfleet: { name: f, redis: [ "127.0.0.1:6379" ], interval: 600ms }\n' \
+	'rules: [ { name: a, limits: [ { rate: 10/s, algo: sliding-window, scope: fleet } ] } ]' >"$TMP/bad.yaml"
+check_bad fleet-check-window-short "a fleet window (1000 ms) must span at least two sync intervals"
 printf '%s\n' "$base" >"$TMP/bad.yaml"
 check_bad fleet-check-no-section "has no fleet: section"
 
@@ -604,3 +671,11 @@ out=$("$SLUICE" -j check "$TMP/ok.yaml") || fail "a valid fleet config refused: 
 	fail "lag_per_host $(jq '.fleet_bounds[0].lag_per_host' <<<"$out"), want 10pps x 101 ms"
 [ "$(jq -r '.fleet.mode' <<<"$out")" == single ] || fail "fleet section not printed: $out"
 end_case fleet-check-prints-bound
+
+begin_case
+printf '%s\nfleet: { name: f, redis: [ "127.0.0.1:6379" ], interval: 100ms }\n' \
+	'rules: [ { name: a, limits: [ { rate: 600/min, algo: fixed-window, scope: fleet } ] } ]' >"$TMP/ok.yaml"
+out=$("$SLUICE" -j check "$TMP/ok.yaml") || fail "a fleet window refused: $out"
+[ "$(jq -c '.fleet_bounds[0] | [.window_ms, .per_window, .turn_lag_ms]' <<<"$out")" == '[60000,600,3]' ] ||
+	fail "fleet window bound: $(jq -c '.fleet_bounds[0]' <<<"$out")"
+end_case fleet-check-window-bound

@@ -11,6 +11,7 @@
 # towards R at 198.18.5I.1; the one source every host sees, 198.18.70.1.
 
 RATE=${RATE:-200}
+WRATE=${WRATE:-$RATE}
 BURST=${BURST:-100}
 INTERVAL_MS=${INTERVAL_MS:-100}
 REDIS_PID=""
@@ -71,7 +72,9 @@ redis_stop() {
 }
 rcli() { in_ns "$R" redis-cli -h 198.18.51.1 "$@"; }
 
-# config I SCOPE [EXTRA-FLEET-KEYS]: host I's config file.
+# config I SCOPE [EXTRA-FLEET-KEYS]: host I's config file. Rule api (UDP
+# 9000) has the token bucket; fixed and swin (9001, 9002) the same count
+# per second, WRATE, as a fixed and a sliding window.
 config() {
 	local i=$1 scope=$2 extra=${3:-}
 	cat >"$TMP/h$i.yaml" <<EOF
@@ -83,6 +86,16 @@ rules:
     dport: 9000
     limits:
       - { rate: ${RATE}pps, burst: $BURST, per: src, scope: $scope }
+  - name: fixed
+    proto: udp
+    dport: 9001
+    limits:
+      - { rate: ${WRATE}/s, algo: fixed-window, per: src, scope: $scope }
+  - name: swin
+    proto: udp
+    dport: 9002
+    limits:
+      - { rate: ${WRATE}/s, algo: sliding-window, per: src, scope: $scope }
 fleet:
   name: t$TAG
   host: host$i
@@ -98,9 +111,9 @@ start_host() {
 	start_daemon "${H[i]}" "${ROOTS_H[i]}" "$TMP/h$i.yaml" "$TMP/h$i.log"
 }
 slh() { local i=$1; shift; in_ns "${H[i]}" "$SLUICE" --bpffs "${ROOTS_H[i]}" "$@"; }
-# passed and dropped packets of rule api on host I
-passed() { slh "$1" -j stats interval 0 | jq '.rules[] | select(.name == "api") | .passed_packets'; }
-dropped() { slh "$1" -j stats interval 0 | jq '.rules[] | select(.name == "api") | .dropped_packets'; }
+# passed and dropped packets of rule api (or FLEET_RULE) on host I
+passed() { slh "$1" -j stats interval 0 | jq ".rules[] | select(.name == \"${FLEET_RULE:-api}\") | .passed_packets"; }
+dropped() { slh "$1" -j stats interval 0 | jq ".rules[] | select(.name == \"${FLEET_RULE:-api}\") | .dropped_packets"; }
 # ... summed over the hosts in FLEET_HOSTS (default 1 2 3)
 total_passed() { local i n=0; for i in ${FLEET_HOSTS:-1 2 3}; do n=$((n + $(passed $i))); done; echo $n; }
 total_seen() {
@@ -110,11 +123,12 @@ total_seen() {
 }
 
 # send SECS PPS-PER-HOST [HOSTS]: the one source (or the sources in
-# FLEET_SRC, each at PPS) to each host at once; waits.
+# FLEET_SRC, each at PPS) to each host at once, to UDP port 9000 (or
+# FLEET_DPORT); waits.
 send() {
 	local secs=$1 pps=$2 hosts=${3:-${FLEET_HOSTS:-1 2 3}} i pids=()
 	for i in $hosts; do
-		in_ns "$C" "$SLGEN" --dst "198.18.6$i.2" --dport 9000 --src "${FLEET_SRC:-198.18.70.1}" \
+		in_ns "$C" "$SLGEN" --dst "198.18.6$i.2" --dport "${FLEET_DPORT:-9000}" --src "${FLEET_SRC:-198.18.70.1}" \
 			--rate "$pps" \
 			--duration "$secs" --spin-us 0 --json >"$TMP/gen-$i.json" 2>>"$TMP/gen.err" &
 		pids+=($!)

@@ -2263,9 +2263,10 @@ static void print_cfg(const struct sl_cfg *cfg)
  * rate x t plus rate x (interval + round trip) per host; before (a host
  * reports a key once its own bucket for it is half spent), each host may
  * add a burst and what its bucket refills meanwhile. A fleet window admits
- * its count, plus what the source sends the fleet in the two intervals and
- * round trips the hosts take to learn that it is spent, and never more
- * than its count on each host. The round trip is taken as 1 ms, a LAN's.
+ * its count, plus what the source sends the fleet between the window's
+ * turn and the hosts' syncs just after it (2 ms and a round trip); before
+ * a host first syncs a source, what it admits until then. The round trip
+ * is taken as 1 ms, a LAN's.
  */
 static void print_fleet_bounds(const struct sl_cfg *cfg)
 {
@@ -2293,9 +2294,12 @@ static void print_fleet_bounds(const struct sl_cfg *cfg)
 					  l->period_ms ? l->period_ms : 1000);
 				print_u64("per_window", "%llu ", l->rate);
 				print_str("unit", "%s", unit);
-				print_u64("window_lag_ms", " + what the source sends the fleet in "
-					  "%llu ms (2 x (interval + 1 ms)), and at most that many on "
-					  "each host\n", 2ULL * (cfg->fleet.interval_ms + 1));
+				print_u64("turn_lag_ms", " + what the source sends the fleet in the "
+					  "%llu ms after each turn (the hosts sync then: 2 ms + the "
+					  "round trip, 1 ms);", 3);
+				print_u64("first_per_host", " before a host first syncs a source, up "
+					  "to %llu more on it and what it admits in an interval\n",
+					  l->rate);
 				close_object();
 				continue;
 			}

@@ -47,8 +47,8 @@
 #define FLEET_GROUPS		16
 /* Keys per script call: the reply stays small and a slow call bounded. */
 #define FLEET_BATCH		512
-/* A key's numbers in a sync call: its kind and four or seven little-endian doubles (sync_lua). */
-#define FLEET_ARG_BYTES		64
+/* A key's numbers in a sync call: its kind and four or ten little-endian doubles (sync_lua). */
+#define FLEET_ARG_BYTES		88
 /* The hot keys' table: twice as many slots as keys, or more (a power of 2). */
 #define FLEET_TAB_MIN		1024
 #define FLEET_TAB_MAX		(2 * SLUICE_FLEET_KEYS)
@@ -74,6 +74,8 @@
  */
 #define FLEET_COOL_NUM	1
 #define FLEET_COOL_DEN	8
+/* A sync this long after a fleet window turns (win_turn_after): every data path has turned. */
+#define FLEET_TURN_NS		(2 * 1000000ULL)
 /* Longest wait between two connection attempts to a node that is down. */
 #define FLEET_BACKOFF_MAX_NS	(2 * 1000000000ULL)
 
@@ -85,17 +87,28 @@
  * Kind 1 and 2, a fixed or sliding window (fleet windows turn on Redis's
  * clock; each host cuts its own by it, sl_limit_wnow): the window's index
  * (Redis's now / period); the charges made here in the window before it
- * and in it; this host's own counts of those two windows (the fleet's is
- * never less: a Redis that lost the key hands no one a fresh window); the
- * count at which the key is over its limit (below any count, -1, if the
- * sender refused packets since its last sync); and the period in
- * microseconds. The bucket keeps the last two windows: its index and their
- * two counts, as three doubles, and lives until the window after its
- * last one ends (the sliding window still weighs it). A sender behind the
- * bucket (its clock turned a window later than another host's) adds its
- * current window's charge to what is now the previous one. A key at or
- * over its count is over its limit until its window ends. Returns the
- * bucket's three numbers. A window's count is not a rate: charges that
+ * and in it; all this host has charged in those two windows (the fleet's
+ * count is never less: a Redis that lost the key hands no one a fresh
+ * window); the count at which the key is spent, as good as over its limit
+ * (win_spent); the period in microseconds; the limit; this host's id (a
+ * hash of its name) and the live hosts, N.
+ *
+ * The bucket holds the window's index, its count and the previous
+ * window's, the sum of the hosts' allocations, and per host its
+ * allocation: how much of the window it may admit in all, which is never
+ * less than what it has used. Each call hands the caller what it has not
+ * used back to the window, then allocates it its use and 1/N of what no
+ * allocation holds (for a sliding window, less the previous window's
+ * weight now): the allocations never add up to more than the limit, so
+ * the hosts together admit no more than it whatever each of them sees, and
+ * a host the traffic moved to gains a third of what is left at each sync
+ * (with N = 3). The bucket lives until the window after its own ends (the
+ * sliding window still weighs it). A sender behind the bucket (its clock
+ * turned a window later than another host's) adds its current window's
+ * charge to what is now the previous one and gets no allocation (-1). A
+ * key whose count reaches the spent count is over its limit until its
+ * window ends. Returns the window's index, its two counts and the
+ * caller's allocation. A window's count is not a rate: charges that
  * arrive late add to the window they name, and nothing carries over.
  *
  * Kind 0, a token bucket: four numbers, in microseconds: the charge (TAT
@@ -154,7 +167,7 @@ static const char sync_lua[] =
 	"local cur = redis.call('MGET', unpack(KEYS, 1, n))\n"
 	"local over, out, ex, p = KEYS[n + 1], {}, {}, 1\n"
 	"local kind, c, tol, la, from, tat, v, s\n"
-	"local idx, cp, cc, oc, op, thr, per, si, sc, sp\n"
+	"local idx, cp, cc, oc, op, thr, per, lim, hid, nh, si, sc, sp, sa, al, a, k, u, w, g\n"
 	"for i = 1, n do\n"
 	"  if p + 8 > #args + 1 then\n"
 	"    return redis.error_reply('sluice: bad arguments')\n"
@@ -176,31 +189,61 @@ static const char sync_lua[] =
 	"    end\n"
 	"    out[i] = struct.pack('<d', tat - now)\n"
 	"  else\n"
-	"    idx, cp, cc, oc, op, thr, per, p = struct.unpack('<ddddddd', args, p)\n"
-	"    if per < 1 or idx < 1 then\n"
+	"    idx, cp, cc, oc, op, thr, per, lim, hid, nh, p =\n"
+	"      struct.unpack('<dddddddddd', args, p)\n"
+	"    if per < 1 or idx < 1 or nh < 1 then\n"
 	"      return redis.error_reply('sluice: bad arguments')\n"
 	"    end\n"
-	"    si, sc, sp = -1, 0, 0\n"
-	"    if v and #v == 24 then si, sc, sp = struct.unpack('<ddd', v) end\n"
+	"    si, sc, sp, sa, al = -1, 0, 0, 0, {}\n"
+	"    if v and #v >= 32 and (#v - 32) % 16 == 0 then\n"
+	"      si, sc, sp, sa = struct.unpack('<dddd', v)\n"
+	"      for q = 33, #v, 16 do\n"
+	"        al[#al + 1] = { struct.unpack('<dd', v, q) }\n"
+	"      end\n"
+	"    end\n"
 	"    if si < idx then\n"
 	"      if si == idx - 1 then sp = sc else sp = 0 end\n"
-	"      si, sc = idx, 0\n"
+	"      si, sc, sa, al = idx, 0, 0, {}\n"
 	"    end\n"
+	"    a = -1\n"
 	"    if si == idx then\n"
 	"      sc = sc + cc\n"
 	"      sp = sp + cp\n"
 	"      if sc < oc then sc = oc end\n"
 	"      if sp < op then sp = op end\n"
+	"      k = #al + 1\n"
+	"      for q = 1, #al do\n"
+	"        if al[q][1] == hid then k = q end\n"
+	"      end\n"
+	"      a = al[k] and al[k][2] or 0\n"
+	"      if a < oc then a = oc end\n"
+	"      sa = sa - (al[k] and al[k][2] or 0) + a\n"
+	"      u = sa\n"
+	"      if kind == 2 then\n"
+	"        w = 1 - (now - si * per) / per\n"
+	"        if w < 0 then w = 0 elseif w > 1 then w = 1 end\n"
+	"        u = u + sp * w\n"
+	"      end\n"
+	"      if u < lim then\n"
+	"        g = math.floor((lim - u) / nh)\n"
+	"        a = a + g\n"
+	"        sa = sa + g\n"
+	"      end\n"
+	"      al[k] = { hid, a }\n"
 	"    elseif si == idx + 1 then\n"
 	"      sp = sp + cc\n"
 	"    end\n"
 	"    s = math.ceil(math.max((si + 2) * per - now, 0) / 1000000) + life\n"
 	"    if not ex[s] then ex[s] = tostring(s) end\n"
-	"    redis.call('SET', KEYS[i], struct.pack('<ddd', si, sc, sp), 'EX', ex[s])\n"
+	"    for q = 1, #al do\n"
+	"      al[q] = struct.pack('<dd', al[q][1], al[q][2])\n"
+	"    end\n"
+	"    redis.call('SET', KEYS[i], struct.pack('<dddd', si, sc, sp, sa) .. table.concat(al),\n"
+	"               'EX', ex[s])\n"
 	"    if sc >= thr and (si + 1) * per > now then\n"
 	"      redis.call('ZADD', over, string.format('%.0f', (si + 1) * per), KEYS[i])\n"
 	"    end\n"
-	"    out[i] = struct.pack('<ddd', si, sc, sp)\n"
+	"    out[i] = struct.pack('<dddd', si, sc, sp, a)\n"
 	"  end\n"
 	"end\n"
 	"if p ~= #args + 1 then\n"
@@ -253,9 +296,14 @@ struct trk {
 	__u64 until;		/* the fleet's TAT in local time, as last heard */
 	__u64 drops;		/* the local bucket's refusals at the last sync */
 	__u64 sent;		/* when its charge was last sent (and answered) */
-	/* A window's: the fleet's window it was last sent in, and the fleet's count of it */
-	__u64 win;		/* 0: none yet */
-	__u64 wcount;
+	/*
+	 * A window's: the fleet's window it was last sent in (0: none yet),
+	 * the most the fleet has counted in it, and what this host charged in
+	 * it and in the one before (all sent and answered).
+	 */
+	__u64 win;
+	__u64 wfmax;
+	__u64 wown, wown_prev;
 };
 
 /* One key of this sync. */
@@ -272,9 +320,10 @@ struct item {
 	__u64 from_ns;		/* since when its charges were made (CLOCK_MONOTONIC) */
 	/*
 	 * A window's (win_of): the fleet's window index now, the charges made
-	 * here in it and in the one before, and this host's counts of the two.
+	 * here in it and in the one before, all this host charged in the two
+	 * (its floors in Redis), and the bucket's count here at the gather.
 	 */
-	__u64 widx, wc_cur, wc_prev, wown_cur, wown_prev;
+	__u64 widx, wc_cur, wc_prev, wown_cur, wown_prev, wgather;
 	int refusing;		/* the local bucket refused packets since the last sync */
 	struct trk t;
 	__u32 name_len;
@@ -345,6 +394,7 @@ struct sl_fleet {
 	__u64 win_off;
 	__u64 win_off_rtt;
 	__u64 win_off_next, win_off_next_rtt;	/* one to take after this sync; 0: none */
+	double host_id;		/* this host in a window's allocations: a hash of its name */
 	/* One call's arguments: command, sha, numkeys, keys, the over set, the numbers */
 	const char **argv;
 	size_t *argvlen;
@@ -707,26 +757,33 @@ struct fleet_view {
 	__u64 floor;		/* a token bucket: its TAT (data-path clock) at least this */
 	__u32 idx;		/* a window: the data path's index of the fleet's window */
 	__u64 cnt, prev;	/* its count, and the window before's, at least these */
+	/*
+	 * set: the count becomes cnt plus what the bucket counted here since
+	 * the gather (gather: its count then), up or down; else at least cnt.
+	 */
+	bool set;
+	__u64 gather;
 };
 
 /*
- * A window bucket's counts raised to the fleet's: window v->idx to at
- * least v->cnt, and a sliding window's previous one to at least v->prev.
- * A bucket still in an earlier window moves to the fleet's (as the data
- * path's own turn would, its count becoming the previous one when they are
- * adjacent); one already in a later window keeps it, and a sliding one
- * takes the fleet's count as its previous window's when that is the one.
- * The previous count is a plain word next to the window's, as the data
- * path keeps it: a fold racing a turn can leave it the larger of the two
- * candidates, which only refuses sooner. way: st's, to move its idle_at.
+ * A window bucket's counts from the fleet's: window v->idx's count to
+ * v->cnt and what was counted here since the gather (v->set; see take_win
+ * for what cnt is then), or to at least v->cnt, and a sliding window's
+ * previous one to at least v->prev. A bucket still in an earlier window
+ * moves to the fleet's (as the data path's own turn would, its count
+ * becoming the previous one when they are adjacent); one already in a
+ * later window keeps it, and a sliding one takes the fleet's count as its
+ * previous window's when that is the one. The previous count is a plain
+ * word next to the window's, as the data path keeps it: a fold racing a
+ * turn can leave it the larger of the two candidates, which only refuses
+ * sooner. way: st's, to move its idle_at.
  */
 static bool fold_win(const struct sluice_limit *l, struct sluice_state *st,
 		     struct sluice_way *way, const struct fleet_view *v)
 {
 	int sliding = l->algo == SLUICE_ALGO_SLIDING;
-	__u64 cnt = v->cnt < UINT32_MAX ? v->cnt : UINT32_MAX;
 	__u64 prev = v->prev < UINT32_MAX ? v->prev : UINT32_MAX;
-	__u64 cur = __atomic_load_n(&st->tat, __ATOMIC_ACQUIRE), want, mine;
+	__u64 cur = __atomic_load_n(&st->tat, __ATOMIC_ACQUIRE), want, mine, cnt;
 	__u32 wi;
 
 	for (;;) {
@@ -734,10 +791,15 @@ static bool fold_win(const struct sluice_limit *l, struct sluice_state *st,
 		if ((__s32)(wi - v->idx) > 0) {
 			/* This host has turned already: the fleet's is its previous window. */
 			if (sliding && wi == v->idx + 1)
-				fold_max(&st->aux, cnt);
+				fold_max(&st->aux, v->cnt < UINT32_MAX ? v->cnt : UINT32_MAX);
 			return false;
 		}
-		if (wi == v->idx && (__u32)cur >= cnt) {
+		cnt = v->cnt;
+		if (wi == v->idx && v->set && (__u32)cur > v->gather)
+			cnt += (__u32)cur - v->gather;
+		if (cnt > UINT32_MAX)
+			cnt = UINT32_MAX;
+		if (wi == v->idx && (v->set ? (__u32)cur == cnt : (__u32)cur >= cnt)) {
 			if (sliding)
 				fold_max(&st->aux, prev);
 			return false;
@@ -759,6 +821,37 @@ static bool fold_win(const struct sluice_limit *l, struct sluice_state *st,
 	if (way)
 		__atomic_store_n(&way->idle_at, sl_idle_at(l, want), __ATOMIC_RELEASE);
 	return true;
+}
+
+/*
+ * The count at which a fleet window is published as spent (over its
+ * limit: every host then counts it full until it ends, hosts that never
+ * saw the key included). Not the limit itself: under the shares take_win
+ * hands out, the hosts' own refusals say nothing of the fleet's (a host
+ * refuses once its share is spent), and the fleet's count comes ever
+ * closer to the limit without reaching it. So: within a quarter of one
+ * host's share of the window of it, or, for a window too small to say so,
+ * one short. What is left then goes unused: under 1/(4N) of the limit.
+ */
+static double win_spent(const struct sluice_limit *l, __u32 hosts)
+{
+	__u64 slack = l->rate / (4ULL * (hosts ? hosts : 1));
+
+	return (double)(l->rate - (slack ? slack : l->rate > 1 ? 1 : 0));
+}
+
+/*
+ * Is window idx (the data path's index) later than the one this host's
+ * clock is in at now? The data path takes any other window than its
+ * current one for an old one, so a fold into a later window would be
+ * lost at the next packet: a host whose clock is a little behind the
+ * fleet's (the offset is measured to within a round trip) waits for it.
+ */
+static bool win_ahead(const struct sluice_limit *l, __u64 off, __u32 idx, __u64 now)
+{
+	__u32 c = sl_limit_wnow(l, now, off) / sl_limit_period_ns(l);
+
+	return (__s32)(idx - c) > 0;
 }
 
 /* The fleet's view into one bucket here: a token bucket's TAT, or a window's counts. */
@@ -1168,8 +1261,11 @@ static void append(struct sl_fleet *f, struct call *c, const char **argv, size_t
 				p = put_double(p, it->wc_cur);
 				p = put_double(p, it->wown_cur);
 				p = put_double(p, it->wown_prev);
-				p = put_double(p, it->refusing ? -1 : (double)l->rate);
+				p = put_double(p, win_spent(l, f->st.hosts));
 				p = put_double(p, sl_limit_period_ns(l) / 1000);
+				p = put_double(p, l->rate);
+				p = put_double(p, f->host_id);
+				p = put_double(p, f->st.hosts ? f->st.hosts : 1);
 				continue;
 			}
 			p = put_double(p, 0);
@@ -1196,40 +1292,78 @@ static void append(struct sl_fleet *f, struct call *c, const char **argv, size_t
 }
 
 /*
- * A window key's answer (three doubles at p: the fleet's window, its count
- * and the one before's) into v, for the fold, and its table entry. Its
- * window here is the fleet's less the offset's whole periods. -EPROTO on
- * numbers no script sends.
+ * A window key's answer (four doubles at p: the fleet's window, its count
+ * and the one before's, this host's allocation in it) into v, for the
+ * fold, and its table entry. Its window here is the fleet's less the
+ * offset's whole periods.
+ *
+ * The bucket here is set so that it admits what the allocation leaves this
+ * host (the allocation less what it has used), less what it charged since
+ * the gather; for a sliding window as the previous window will weigh one
+ * interval from now, so that it admits no more than that until the next
+ * sync, when the weight has shrunk. Never below the most the fleet has
+ * counted in the window (a Redis that lost the key hands out nothing).
+ * Without an allocation (this host's clock is behind the fleet's), at
+ * least the fleet's count. -EPROTO on numbers no script sends.
  */
 static int take_win(struct sl_fleet *f, struct item *it, const struct sluice_limit *l,
-		    const char *p, const struct sluice_config *cfg, __u64 sent_at,
+		    const char *p, const struct sluice_config *cfg, __u64 now_r, __u64 sent_at,
 		    struct fleet_view *v)
 {
 	double si = get_double(p), sc = get_double(p + 8), sp = get_double(p + 16);
-	__u64 period = sl_limit_period_ns(l), off = cfg->fleet_win_off, unit_ns, grew;
+	double a = get_double(p + 24), cnt;
+	__u64 period = sl_limit_period_ns(l), off = cfg->fleet_win_off, unit_ns, grew, fm;
 
 	/* The script's window is the one sent, or a later one another host's clock turned to. */
-	if (!(si >= 1 && si < 1.8e16 && sc >= 0 && sc < 1.8e19 && sp >= 0 && sp < 1.8e19) ||
-	    (__u64)si < it->widx)
+	if (!(si >= 1 && si < 1.8e16 && sc >= 0 && sc < 1.8e19 && sp >= 0 && sp < 1.8e19 &&
+	      a >= -1 && a < 1.8e19) || (__u64)si < it->widx)
 		return -EPROTO;
+	fm = it->t.win == (__u64)si && it->t.wfmax > sc ? it->t.wfmax : (__u64)sc;
 	v->idx = (__u64)si - off / period;
-	v->cnt = sc;
 	v->prev = sp;
+	v->cnt = fm;
+	if (a >= 0 && (__u64)si == it->widx) {
+		cnt = (double)l->rate - (a > it->wown_cur ? a - it->wown_cur : 0);
+		if (l->algo == SLUICE_ALGO_SLIDING) {
+			/* The previous window's weight one interval from now. */
+			double in = (double)now_r * 1000 + f->cfg.interval_ms * 1e6 -
+				    si * (double)period;
+
+			in = in < 0 ? 0 : in > period ? period : in;
+			cnt -= sp * (period - in) / period;
+		}
+		if (cnt > fm)
+			v->cnt = cnt;
+		v->set = true;
+		v->gather = it->wgather;
+	}
 	/* Counted in the fleet until its window ends (the next one too, for a sliding window's weight). */
 	it->t.until = sc || sp ? ((__u64)si + (l->algo == SLUICE_ALGO_SLIDING ? 2 : 1)) * period - off
 			       : 0;
 	/* This host's share of the fleet's use (the hold fallback), as time of the limit's rate. */
 	unit_ns = l->rate ? period / l->rate : 0;
-	grew = it->t.win == (__u64)si ? (sc > it->t.wcount ? sc - it->t.wcount : 0) : sc;
+	grew = it->t.win == (__u64)si ? fm - it->t.wfmax : fm;
 	if (it->t.win) {
 		f->use_fleet += (double)grew * unit_ns;
 		f->use_local += (double)it->charge_us * unit_ns;
 	}
-	it->t.win = it->widx;
-	it->t.wcount = (__u64)si == it->widx ? (__u64)sc : 0;
+	if ((__u64)si == it->widx) {
+		it->t.win = it->widx;
+		it->t.wfmax = fm;
+		it->t.wown = it->wown_cur;
+		it->t.wown_prev = it->wown_prev;
+	} else {
+		/* Another host turned first: what was sent as this window is the fleet's previous. */
+		it->t.win = (__u64)si;
+		it->t.wfmax = fm;
+		it->t.wown = 0;
+		it->t.wown_prev = it->wown_cur;
+	}
 	f->tab[it->slot].until = it->t.until;
 	f->tab[it->slot].win = it->t.win;
-	f->tab[it->slot].wcount = it->t.wcount;
+	f->tab[it->slot].wfmax = it->t.wfmax;
+	f->tab[it->slot].wown = it->t.wown;
+	f->tab[it->slot].wown_prev = it->t.wown_prev;
 	f->tab[it->slot].sent = sent_at;
 	return 0;
 }
@@ -1292,7 +1426,7 @@ static int take(struct sl_fleet *f, struct call *c, redisReply *rep,
 		for (k = 0; k < c->n; k++) {
 			const struct item *it = &f->items[c->first + k];
 
-			want += sl_limit_windowed(&it->r->limits[it->li]) ? 3 : 1;
+			want += sl_limit_windowed(&it->r->limits[it->li]) ? 4 : 1;
 		}
 		if (!ahead || ahead->type != REDIS_REPLY_STRING ||
 		    (size_t)ahead->len != want * sizeof(double))
@@ -1311,9 +1445,11 @@ static int take(struct sl_fleet *f, struct call *c, redisReply *rep,
 					__builtin_prefetch(nx->way);
 			}
 			if (sl_limit_windowed(l)) {
-				if (take_win(f, it, l, ahead->str + at, cfg, n->sent_at, &v))
+				if (take_win(f, it, l, ahead->str + at, cfg, now_r, n->sent_at, &v))
 					goto garbage;
-				at += 3 * sizeof(double);
+				at += 4 * sizeof(double);
+				if (win_ahead(l, cfg->fleet_win_off, v.idx, fleet_now(f)))
+					goto counted;
 				goto folded;
 			}
 			d = get_double(ahead->str + at);
@@ -1343,6 +1479,7 @@ static int take(struct sl_fleet *f, struct call *c, redisReply *rep,
 folded:
 			if (fold(f, it->r, it->li, &it->k, &v, cfg, n->sent_at, it->way))
 				f->st.floors++;
+counted:
 			f->st.keys_synced++;
 			f->st.node[c->node].keys++;
 		}
@@ -1382,6 +1519,8 @@ folded:
 				v.idx = (__u64)score * 1000 / period - 1 - off / period;
 				v.cnt = l->rate;
 				v.prev = 0;
+				if (win_ahead(l, off, v.idx, fleet_now(f)))
+					continue;
 			} else {
 				v.floor = n->sent_at + (__u64)((score - now_r) * 1000);
 			}
@@ -1503,7 +1642,7 @@ static void node_exchange(struct sl_fleet *f, int i, size_t nc, const char **arg
  * over the time since its last send).
  */
 static bool win_of(struct sl_fleet *f, struct item *it, const struct sluice_limit *l, __u64 word,
-		   __u64 aux, __u64 now, __u64 units, __u64 off)
+		   __u64 now, __u64 units, __u64 off)
 {
 	__u64 period = sl_limit_period_ns(l), elapsed;
 	__u32 c = sl_limit_wnow(l, now, off) / period, wi = word >> 32;
@@ -1512,12 +1651,10 @@ static bool win_of(struct sl_fleet *f, struct item *it, const struct sluice_limi
 	it->t.carry_ns = 0;
 	it->from_ns = it->t.sent ? it->t.sent : it->use.since;
 	it->widx = (now + off) / period;
-	it->wown_cur = wi == c ? (__u32)word : 0;
-	it->wown_prev = wi == c ? (l->algo == SLUICE_ALGO_SLIDING ? aux : 0)
-				: wi + 1 == c ? (__u32)word : 0;
+	it->wgather = wi == c ? (__u32)word : 0;
 	elapsed = now > it->from_ns ? now - it->from_ns : 0;
 	if (!off || (!units && !it->refusing) ||
-	    (!it->refusing && it->t.until < now && it->wown_cur * 2 <= l->rate &&
+	    (!it->refusing && it->t.until < now && it->wgather * 2 <= l->rate &&
 	     (double)units * (f->st.hosts ? f->st.hosts : 1) * FLEET_COOL_DEN * period <
 		     (double)l->rate * elapsed * FLEET_COOL_NUM)) {
 		it->t.carry_ns = units;
@@ -1527,8 +1664,19 @@ static bool win_of(struct sl_fleet *f, struct item *it, const struct sluice_limi
 		it->wc_cur = units;
 		it->wc_prev = 0;
 	} else {
-		it->wc_cur = units < it->wown_cur ? units : it->wown_cur;
+		it->wc_cur = units < it->wgather ? units : it->wgather;
 		it->wc_prev = units - it->wc_cur;
+	}
+	/* This host's own counts of the two windows, sent and answered before and now. */
+	if (it->t.win == it->widx) {
+		it->wown_cur = it->t.wown + it->wc_cur;
+		it->wown_prev = it->t.wown_prev;
+	} else if (it->t.win + 1 == it->widx) {
+		it->wown_cur = it->wc_cur;
+		it->wown_prev = it->t.wown + it->wc_prev;
+	} else {
+		it->wown_cur = it->wc_cur;
+		it->wown_prev = it->wc_prev;
 	}
 	it->charge_us = units;	/* what this host's share of the fleet's use counts */
 	return true;
@@ -1551,7 +1699,7 @@ static size_t gather(struct sl_fleet *f, struct sluice_config *cfg, unsigned int
 	for (i = 0; i < nr; i++) {
 		struct item *it = &f->items[out];
 		const struct sluice_rule *r = NULL;
-		__u64 delta, ahead = 0, aux = 0, drops = 0;
+		__u64 delta, ahead = 0, drops = 0;
 		const struct sluice_limit *l;
 		__u32 j;
 
@@ -1623,20 +1771,18 @@ static size_t gather(struct sl_fleet *f, struct sluice_config *cfg, unsigned int
 							    cfg->state_sets)];
 				w = state_scan(set, &it->k, &victim, &seen);
 				ahead = w ? READ_ONCE(w->st.tat) : 0;
-				aux = w ? READ_ONCE(w->st.aux) : 0;
 				drops = w ? READ_ONCE(w->st.drops) : 0;
 				it->way = w;
 			}
 		} else if (f->agg) {
 			ahead = READ_ONCE(f->agg[l->agg_slot].tat);
-			aux = READ_ONCE(f->agg[l->agg_slot].aux);
 			drops = READ_ONCE(f->agg[l->agg_slot].drops);
 		}
 		it->refusing = drops > it->t.drops;
 		it->t.drops = drops;
 		if (sl_limit_windowed(l)) {
 			/* ahead: the bucket's word, (window, count). */
-			if (!win_of(f, it, l, ahead, aux, now, delta / (mult ? mult : 1),
+			if (!win_of(f, it, l, ahead, now, delta / (mult ? mult : 1),
 				    cfg->fleet_win_off)) {
 				f->tab_next[trk_slot(f->tab_next, f->next_cap, f->gen + 1,
 						     &it->k)] = it->t;
@@ -1859,13 +2005,50 @@ void sl_fleet_sync(struct sl_fleet *f)
 	sync_once(f, f->argv, f->argvlen, f->args);
 }
 
+/*
+ * When the next fleet window turns after now (CLOCK_MONOTONIC), and
+ * FLEET_TURN_NS more; 0 if no fleet window limit is in force or there is
+ * no fleet clock yet. Every host's windows turn together (sl_limit_wnow),
+ * and each host starts a new window with nothing counted, so until its
+ * first sync in it a host admits whatever comes; a sync just after the
+ * turn, on every host at once, hands out the shares while the window is
+ * still nearly whole.
+ */
+static __u64 win_turn_after(const struct sl_fleet *f, __u64 now)
+{
+	__u64 best = 0, period, t;
+	__u32 i, j;
+
+	if (!f->win_off)
+		return 0;
+	for (i = 0; i < f->rs->nr_rules && i < SLUICE_MAX_RULES; i++)
+		for (j = 0; j < f->rs->rules[i].nr_limits && j < SLUICE_MAX_LIMITS; j++) {
+			const struct sluice_limit *l = &f->rs->rules[i].limits[j];
+
+			if (!l->fleet || !sl_limit_windowed(l))
+				continue;
+			period = sl_limit_period_ns(l);
+			t = now + period - sl_limit_wnow(l, now, f->win_off) % period + FLEET_TURN_NS;
+			if (!best || t < best)
+				best = t;
+		}
+	return best;
+}
+
+static struct timespec ts_of(__u64 ns)
+{
+	return (struct timespec){ .tv_sec = ns / 1000000000ULL, .tv_nsec = ns % 1000000000ULL };
+}
+
 static void *fleet_thread(void *arg)
 {
 	struct sl_fleet *f = arg;
-	struct timespec next;
+	__u64 next = mono_ns(), wake, turn;
+	bool extra = false;
 
-	clock_gettime(CLOCK_MONOTONIC, &next);
 	for (;;) {
+		struct timespec ts;
+
 		pthread_mutex_lock(&f->lock);
 		if (f->stop) {
 			pthread_mutex_unlock(&f->lock);
@@ -1873,22 +2056,21 @@ static void *fleet_thread(void *arg)
 		}
 		pthread_mutex_unlock(&f->lock);
 		sl_fleet_sync(f);
-		next.tv_nsec += (long)f->cfg.interval_ms * 1000000L;
-		while (next.tv_nsec >= 1000000000L) {
-			next.tv_nsec -= 1000000000L;
-			next.tv_sec++;
-		}
-		{
-			struct timespec now;
-
+		/* A sync at a window's turn leaves the interval's schedule as it was. */
+		if (!extra) {
+			next += (__u64)f->cfg.interval_ms * 1000000ULL;
 			/* A sync that overran its interval does not pile up the next ones. */
-			clock_gettime(CLOCK_MONOTONIC, &now);
-			if (now.tv_sec > next.tv_sec ||
-			    (now.tv_sec == next.tv_sec && now.tv_nsec > next.tv_nsec))
-				next = now;
+			if (mono_ns() > next)
+				next = mono_ns();
 		}
+		wake = next;
+		turn = win_turn_after(f, mono_ns());
+		extra = turn && turn < next;
+		if (extra)
+			wake = turn;
+		ts = ts_of(wake);
 		pthread_mutex_lock(&f->lock);
-		while (!f->stop && pthread_cond_timedwait(&f->wake, &f->lock, &next) != ETIMEDOUT)
+		while (!f->stop && pthread_cond_timedwait(&f->wake, &f->lock, &ts) != ETIMEDOUT)
 			;
 		pthread_mutex_unlock(&f->lock);
 	}
@@ -2107,6 +2289,8 @@ struct sl_fleet *sl_fleet_open(const struct sl_cfg_fleet *cfg, const struct sl_m
 	f->mapped = f->cfg.mode != SL_FLEET_CLUSTER;
 	snprintf(f->st.name, sizeof(f->st.name), "%s", f->cfg.name);
 	snprintf(f->st.host, sizeof(f->st.host), "%s", f->cfg.host);
+	/* 48 bits: a double holds it exactly; 0 is no host. */
+	f->host_id = (double)((fnv(f->cfg.host, strlen(f->cfg.host), FNV_BASIS) >> 16) | 1);
 	f->st.pid = getpid();
 	f->st.mode = f->cfg.mode;
 	f->st.fallback = f->cfg.fallback;
