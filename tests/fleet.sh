@@ -222,19 +222,25 @@ for w in fixed:9001 swin:9002; do
 	end_case "fleet-window-${w%%:*}-three-hosts"
 done
 begin_case
-# Its bucket in Redis: the window, its count (at most the limit), the
-# previous window's and the hosts' allocations, which add up to at most
-# the limit too.
+# Its bucket in Redis: the window (Redis's second), its count (at most
+# the limit, and the turn's allowance), the previous window's, the sum of
+# the hosts' allocations (the same bound: a host that used more than its
+# allocation before its first sync in the window is allocated its use),
+# then host and allocation for each of the three hosts, adding up to that
+# sum.
 FLEET_DPORT=9001 send 1 $((WRATE * 5 / 3)) &
 spid=$!
 sleep 0.6
 k=$(rcli --scan --pattern "sluice:{t$TAG#*}:fixed:0:*" | head -1)
-vals=$(rcli --raw get "$k" | od -A n -t f8 -v | tr -s ' \n' ' ')
+vals=$(rcli --raw get "$k" | head -c -1 | od -A n -t f8 -v | tr -s ' \n' ' ')
 wait $spid
 echo "# the fixed window's bucket $k: $vals"
 [ -n "$k" ] || fail "no bucket of rule fixed in Redis"
-awk -v w="$WRATE" -v t="$(date +%s)" '{ if (NF < 6 || $2 > w || $4 > w + 0.5 || $1 < t - 5 || $1 > t + 5 || (NF - 4) % 2) exit 1 }' <<<"$vals" ||
-	fail "the bucket is not (window, count <= $WRATE, previous, allocations <= $WRATE, hosts): $vals"
+awk -v w="$WRATE" -v t="$(rcli time | head -1)" '{
+	m = w * 1.15 + 10; a = 0
+	for (i = 6; i <= NF; i += 2) a += $i
+	if (NF != 10 || $1 < t - 2 || $1 > t || $2 > m || $4 > m || a != $4) exit 1 }' <<<"$vals" ||
+	fail "the bucket is not (window, count, previous, allocations, three hosts' allocations adding up to them): $vals"
 end_case fleet-window-bucket-in-redis
 
 # ---- 3. the same limit per host admits about 3x ----

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * Fleet-wide limits: one token bucket per key for a whole fleet of hosts,
- * enforced by each host's data path, kept in step through Redis.
+ * Fleet-wide limits: one token bucket (or window) per key for a whole
+ * fleet of hosts, enforced by each host's data path, kept in step through
+ * Redis. Windows are counts, not rates: see sync_lua and take_win for how
+ * they are shared out; what follows is said of token buckets.
  *
  * Redis is never on the packet path. The data path notes what it charges to
  * hot keys of fleet limits (sl_fleet_use); every interval the daemon's fleet
@@ -99,9 +101,11 @@
  * less than what it has used. Each call hands the caller what it has not
  * used back to the window, then allocates it its use and 1/N of what no
  * allocation holds (for a sliding window, less the previous window's
- * weight now): the allocations never add up to more than the limit, so
- * the hosts together admit no more than it whatever each of them sees, and
- * a host the traffic moved to gains a third of what is left at each sync
+ * weight now): the allocations add up to no more than the limit (or what
+ * the hosts used, where a host used more than it was allocated: what it
+ * admitted between the window's turn and its first sync in it), so the
+ * hosts together admit no more than it whatever each of them sees, and a
+ * host the traffic moved to gains a third of what is left at each sync
  * (with N = 3). The bucket lives until the window after its own ends (the
  * sliding window still weighs it). A sender behind the bucket (its clock
  * turned a window later than another host's) adds its current window's
