@@ -302,11 +302,10 @@ struct trk {
 	__u64 sent;		/* when its charge was last sent (and answered) */
 	/*
 	 * A window's: the fleet's window it was last sent in (0: none yet),
-	 * the most the fleet has counted in it, and what this host charged in
-	 * it and in the one before (all sent and answered).
+	 * and what this host charged in it and in the one before.
 	 */
 	__u64 win;
-	__u64 wfmax;
+	__u64 wfwin, wfmax;	/* the most the fleet told of window wfwin */
 	__u64 wown, wown_prev;
 };
 
@@ -318,6 +317,7 @@ struct item {
 	__u32 li;
 	__u32 group;		/* key_group() of its name */
 	__u64 prev_last, prev_carry;	/* struct trk's before this sync, if it must be resent */
+	__u64 prev_win, prev_wown, prev_wown_prev;
 	struct sluice_way *way;	/* where the key was in sl_state, for the fold */
 	size_t slot;		/* its place in the table of the next sync */
 	__u64 charge_us, ahead_us;
@@ -763,7 +763,8 @@ struct fleet_view {
 	__u64 cnt, prev;	/* its count, and the window before's, at least these */
 	/*
 	 * set: the count becomes cnt plus what the bucket counted here since
-	 * the gather (gather: its count then), up or down; else at least cnt.
+	 * the gather (gather: its count then), up or down, and a sliding
+	 * window's previous count prev; else at least cnt and prev.
 	 */
 	bool set;
 	__u64 gather;
@@ -804,7 +805,9 @@ static bool fold_win(const struct sluice_limit *l, struct sluice_state *st,
 		if (cnt > UINT32_MAX)
 			cnt = UINT32_MAX;
 		if (wi == v->idx && (v->set ? (__u32)cur == cnt : (__u32)cur >= cnt)) {
-			if (sliding)
+			if (sliding && v->set)
+				__atomic_store_n(&st->aux, prev, __ATOMIC_RELEASE);
+			else if (sliding)
 				fold_max(&st->aux, prev);
 			return false;
 		}
@@ -814,12 +817,17 @@ static bool fold_win(const struct sluice_limit *l, struct sluice_state *st,
 			break;
 	}
 	if (wi == v->idx) {
-		if (sliding)
+		if (sliding && v->set)
+			__atomic_store_n(&st->aux, prev, __ATOMIC_RELEASE);
+		else if (sliding)
 			fold_max(&st->aux, prev);
 		return true;
 	}
-	/* A turn: the previous window is ours, if it was the one before, or the fleet's. */
-	mine = wi + 1 == v->idx ? (__u32)cur : 0;
+	/*
+	 * A turn: the previous window is ours, if it was the one before, or
+	 * the fleet's; set, the fleet's (ours counts the others' allocations).
+	 */
+	mine = wi + 1 == v->idx && !v->set ? (__u32)cur : 0;
 	if (sliding)
 		__atomic_store_n(&st->aux, mine > prev ? mine : prev, __ATOMIC_RELEASE);
 	if (way)
@@ -1303,15 +1311,14 @@ static void append(struct sl_fleet *f, struct call *c, const char **argv, size_t
  *
  * The bucket here is set so that it admits what the allocation leaves this
  * host (the allocation less what it has used), less what it charged since
- * the gather; for a sliding window as the previous window will weigh one
- * interval from now, so that it admits no more than that until the next
- * sync, when the weight has shrunk. Never below the most the fleet has
- * counted in the window (a Redis that lost the key hands out nothing).
+ * the gather, and for a sliding window with no previous count (see
+ * below). Never below the most the fleet has counted in the window (a
+ * Redis that lost the key hands out nothing).
  * Without an allocation (this host's clock is behind the fleet's), at
  * least the fleet's count. -EPROTO on numbers no script sends.
  */
 static int take_win(struct sl_fleet *f, struct item *it, const struct sluice_limit *l,
-		    const char *p, const struct sluice_config *cfg, __u64 now_r, __u64 sent_at,
+		    const char *p, const struct sluice_config *cfg, __u64 sent_at,
 		    struct fleet_view *v)
 {
 	double si = get_double(p), sc = get_double(p + 8), sp = get_double(p + 16);
@@ -1322,22 +1329,22 @@ static int take_win(struct sl_fleet *f, struct item *it, const struct sluice_lim
 	if (!(si >= 1 && si < 1.8e16 && sc >= 0 && sc < 1.8e19 && sp >= 0 && sp < 1.8e19 &&
 	      a >= -1 && a < 1.8e19) || (__u64)si < it->widx)
 		return -EPROTO;
-	fm = it->t.win == (__u64)si && it->t.wfmax > sc ? it->t.wfmax : (__u64)sc;
+	fm = it->t.wfwin == (__u64)si && it->t.wfmax > sc ? it->t.wfmax : (__u64)sc;
 	v->idx = (__u64)si - off / period;
 	v->prev = sp;
 	v->cnt = fm;
 	if (a >= 0 && (__u64)si == it->widx) {
 		cnt = (double)l->rate - (a > it->wown_cur ? a - it->wown_cur : 0);
-		if (l->algo == SLUICE_ALGO_SLIDING) {
-			/* The previous window's weight one interval from now. */
-			double in = (double)now_r * 1000 + f->cfg.interval_ms * 1e6 -
-				    si * (double)period;
-
-			in = in < 0 ? 0 : in > period ? period : in;
-			cnt -= sp * (period - in) / period;
-		}
 		if (cnt > fm)
 			v->cnt = cnt;
+		/*
+		 * A sliding window's previous count is weighed into the
+		 * allocations by the script; the bucket here holds none, so
+		 * it admits its allocation and no more however long the next
+		 * sync takes (the weight shrinks meanwhile: with it in the
+		 * bucket, every host would take the room it frees, N times).
+		 */
+		v->prev = 0;
 		v->set = true;
 		v->gather = it->wgather;
 	}
@@ -1346,25 +1353,22 @@ static int take_win(struct sl_fleet *f, struct item *it, const struct sluice_lim
 			       : 0;
 	/* This host's share of the fleet's use (the hold fallback), as time of the limit's rate. */
 	unit_ns = l->rate ? period / l->rate : 0;
-	grew = it->t.win == (__u64)si ? fm - it->t.wfmax : fm;
-	if (it->t.win) {
+	grew = it->t.wfwin == (__u64)si ? fm - it->t.wfmax : fm;
+	if (it->t.wfwin) {
 		f->use_fleet += (double)grew * unit_ns;
 		f->use_local += (double)it->charge_us * unit_ns;
 	}
-	if ((__u64)si == it->widx) {
-		it->t.win = it->widx;
-		it->t.wfmax = fm;
-		it->t.wown = it->wown_cur;
-		it->t.wown_prev = it->wown_prev;
-	} else {
+	it->t.wfwin = (__u64)si;
+	it->t.wfmax = fm;
+	if ((__u64)si != it->widx) {
 		/* Another host turned first: what was sent as this window is the fleet's previous. */
 		it->t.win = (__u64)si;
-		it->t.wfmax = fm;
 		it->t.wown = 0;
 		it->t.wown_prev = it->wown_cur;
 	}
 	f->tab[it->slot].until = it->t.until;
 	f->tab[it->slot].win = it->t.win;
+	f->tab[it->slot].wfwin = it->t.wfwin;
 	f->tab[it->slot].wfmax = it->t.wfmax;
 	f->tab[it->slot].wown = it->t.wown;
 	f->tab[it->slot].wown_prev = it->t.wown_prev;
@@ -1449,7 +1453,7 @@ static int take(struct sl_fleet *f, struct call *c, redisReply *rep,
 					__builtin_prefetch(nx->way);
 			}
 			if (sl_limit_windowed(l)) {
-				if (take_win(f, it, l, ahead->str + at, cfg, now_r, n->sent_at, &v))
+				if (take_win(f, it, l, ahead->str + at, cfg, n->sent_at, &v))
 					goto garbage;
 				at += 4 * sizeof(double);
 				if (win_ahead(l, cfg->fleet_win_off, v.idx, fleet_now(f)))
@@ -1559,6 +1563,9 @@ static void unsend(struct sl_fleet *f, const struct call *c)
 
 		f->tab[it->slot].last = it->prev_last;
 		f->tab[it->slot].carry_ns = it->prev_carry;
+		f->tab[it->slot].win = it->prev_win;
+		f->tab[it->slot].wown = it->prev_wown;
+		f->tab[it->slot].wown_prev = it->prev_wown_prev;
 	}
 }
 
@@ -1682,6 +1689,15 @@ static bool win_of(struct sl_fleet *f, struct item *it, const struct sluice_limi
 		it->wown_cur = it->wc_cur;
 		it->wown_prev = it->wc_prev;
 	}
+	/*
+	 * This host's own counts are what it charged, whether or not this
+	 * sync's answer comes back: one that is lost may have run or not, and
+	 * is not sent again, but the next sync's floors carry it (unsend()
+	 * takes them back for a call that was never run, which is sent again).
+	 */
+	it->t.win = it->widx;
+	it->t.wown = it->wown_cur;
+	it->t.wown_prev = it->wown_prev;
 	it->charge_us = units;	/* what this host's share of the fleet's use counts */
 	return true;
 }
@@ -1757,6 +1773,9 @@ static size_t gather(struct sl_fleet *f, struct sluice_config *cfg, unsigned int
 		it->t.used = f->gen + 1;
 		it->prev_last = it->t.last;
 		it->prev_carry = it->t.carry_ns;
+		it->prev_win = it->t.win;
+		it->prev_wown = it->t.wown;
+		it->prev_wown_prev = it->t.wown_prev;
 		delta = it->use.charged - it->t.last;
 		it->t.last = it->use.charged;
 		it->t.idle = delta ? 0 : it->t.idle + 1;
