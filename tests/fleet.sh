@@ -428,8 +428,7 @@ end_case fleet-redis-killed-and-back
 # is still judged at once, and the fleet admits at most burst + rate x t
 # plus the sync's lag on every host, the lag taken as the interval plus
 # the longest wait. The floor: the fleet keeps admitting honest traffic,
-# at least half the rate. (Lossy links are not here: README, "Fleet-wide
-# limits", says what a lost request costs today.)
+# at least half the rate. (A lossy link is the next case.)
 begin_case
 nodes_up 1 1 && nodes_up 3 1 || fail "the hosts did not reconnect to Redis"
 ( for _ in $(seq 16); do
@@ -453,6 +452,47 @@ echo "# Redis slow (150 ms of every 250 asleep): judged $seen of $(sent), admitt
 [ "$got" -le "$max" ] || fail "admitted $got with a slow Redis, over $max"
 [ "$got" -ge "$min" ] || fail "admitted $got with a slow Redis, under $min: honest traffic refused"
 end_case fleet-redis-slow
+
+# ---- 6c. a lossy path to Redis ----
+# 20% of the packets to and from Redis dropped (iptables' statistic match:
+# this kernel has no netem). A sync not answered within its interval drops
+# its connection, so such a path keeps the hosts in the safe fallback most
+# of the time, with a good sync now and then. What the fallback promises
+# (README): each host on its own bucket until the fallback is in force
+# (stale-after, and an interval to notice), then rate / N each: over the
+# run burst + rate x t, plus N x rate x (stale-after + 2 intervals), plus
+# the other hosts' first bursts; 5% and 5 for noise. And a floor: honest
+# traffic goes on, 0.7 x rate x t.
+begin_case
+if ! in_ns "$R" iptables -w -A INPUT -p tcp --dport 6379 -m statistic --mode random \
+	--probability 0.2 -j DROP 2>"$TMP/ipt.err" ||
+   ! in_ns "$R" iptables -w -A OUTPUT -p tcp --sport 6379 -m statistic --mode random \
+	--probability 0.2 -j DROP 2>>"$TMP/ipt.err"; then
+	fail "iptables cannot drop Redis's packets: $(cat "$TMP/ipt.err")"
+else
+	sleep 1
+	s0=$(total_seen)
+	p0=$(total_passed)
+	send 6 "$PPS"
+	seen=$(( $(total_seen) - s0 ))
+	got=$(( $(total_passed) - p0 ))
+	t=$(gen_secs)
+	max=$(awk -v t="$t" -v r=$RATE -v b=$BURST -v iv=$INTERVAL_MS -v st="${STALE_MS:-600}" \
+		'BEGIN { printf "%d", (b + r * t + 3 * r * (st + 2 * iv) / 1000 + 2 * b) * 1.05 + 5 }')
+	min=$(awk -v t="$t" -v r=$RATE 'BEGIN { printf "%d", r * t * 0.7 }')
+	echo "# Redis 20% lossy: judged $seen of $(sent), admitted $got in ${t}s (burst + rate x t =" \
+		"$(awk -v t="$t" -v r=$RATE -v b=$BURST 'BEGIN { printf "%d", b + r * t }'), what the" \
+		"fallback promises $max; per-host limits about $(awk -v t="$t" -v r=$RATE -v b=$BURST \
+		'BEGIN { printf "%d", 3 * (b + r * t) }')), timeouts on host 1:" \
+		"$(slh 1 -j fleet status | jq '.nodes[0].errors_timeout')"
+	[ "$seen" -ge $(( $(sent) * 98 / 100 )) ] || fail "judged $seen of $(sent): the data path stalled"
+	[ "$got" -le "$max" ] || fail "admitted $got over a lossy path, over $max"
+	[ "$got" -ge "$min" ] || fail "admitted $got over a lossy path, under $min: honest traffic refused"
+fi
+in_ns "$R" iptables -w -D INPUT -p tcp --dport 6379 -m statistic --mode random --probability 0.2 -j DROP 2>/dev/null
+in_ns "$R" iptables -w -D OUTPUT -p tcp --sport 6379 -m statistic --mode random --probability 0.2 -j DROP 2>/dev/null
+nodes_up 1 1 && nodes_up 2 1 && nodes_up 3 1 || fail "the hosts did not get back to Redis"
+end_case fleet-redis-lossy
 
 
 # ---- 7. sharded over three Redis servers ----
