@@ -49,7 +49,7 @@
 #define FLEET_GROUPS		16
 /* Keys per script call: the reply stays small and a slow call bounded. */
 #define FLEET_BATCH		512
-/* A key's numbers in a sync call: its kind and four or ten little-endian doubles (sync_lua). */
+/* A key's numbers in a sync call: its kind and seven or ten little-endian doubles (sync_lua). */
 #define FLEET_ARG_BYTES		88
 /* The hot keys' table: twice as many slots as keys, or more (a power of 2). */
 #define FLEET_TAB_MIN		1024
@@ -115,8 +115,20 @@
  * caller's allocation. A window's count is not a rate: charges that
  * arrive late add to the window they name, and nothing carries over.
  *
- * Kind 0, a token bucket: four numbers, in microseconds: the charge (TAT
- * advance); the threshold over which the key is over its
+ * Kind 0, a token bucket: seven numbers, in microseconds but the third
+ * and fourth: all the sender has charged the key (TAT advance) since it
+ * began following it, that total as of its last answered call, a number
+ * naming that run (a new one each time the key is followed anew: a
+ * restart, a key that went cold and came back), and the sender's id (a
+ * hash of its name). The charge is the run's total less what the key's
+ * record of it (per host: id, run and total, after the TAT in the
+ * bucket's value) held: a call
+ * whose answer was lost, or that was never run, is carried by the next,
+ * and one run late or twice adds nothing (a total behind the record
+ * charges nothing and leaves it where it was). Without a record of the
+ * run (its first call, or a Redis that lost it), the total less the
+ * answered one: what may not have reached the fleet. Then the threshold
+ * over which the key is over its
  * limit: the tolerance, or below any TAT (-1e18) if the sender's bucket
  * refused packets since its last sync (a refused packet charges nothing,
  * so a key one host holds at its limit never runs over it; it is over its
@@ -139,8 +151,10 @@
  * N times the rate; tests/fleet_sim.c); it is stored as a little-endian
  * double, which takes no formatting and no parsing (a decimal one, as
  * earlier versions stored, is read too), and lives a second or two past
- * its TAT (whole seconds: few distinct TTLs to format). Per bucket Redis
- * runs one SET (and a ZADD when it is over); one MGET reads them all.
+ * its TAT (whole seconds: few distinct TTLs to format), with its records.
+ * Per bucket Redis runs one SET (and a ZADD when it is over); one MGET
+ * reads them all. A bucket of a sluice before the records (the TAT alone)
+ * is read as one without records.
  * Returns Redis's now and, as one string of little-endian doubles, per
  * bucket how far the fleet's TAT runs ahead of it.
  *
@@ -165,12 +179,12 @@ static const char sync_lua[] =
 	"  now = tonumber(t[1]) * 1000000 + tonumber(t[2])\n"
 	"end\n"
 	"local args = ARGV[1]\n"
-	"if n < 1 or #args < 40 * n then\n"
+	"if n < 1 or #args < 64 * n then\n"
 	"  return redis.error_reply('sluice: bad arguments')\n"
 	"end\n"
 	"local cur = redis.call('MGET', unpack(KEYS, 1, n))\n"
 	"local over, out, ex, p = KEYS[n + 1], {}, {}, 1\n"
-	"local kind, c, tol, la, from, tat, v, s\n"
+	"local kind, c, tol, la, from, tat, v, s, tot, ack, ep, hs\n"
 	"local idx, cp, cc, oc, op, thr, per, lim, hid, nh, si, sc, sp, sa, al, a, k, u, w, g\n"
 	"for i = 1, n do\n"
 	"  if p + 8 > #args + 1 then\n"
@@ -179,14 +193,31 @@ static const char sync_lua[] =
 	"  kind, p = struct.unpack('<d', args, p)\n"
 	"  v = cur[i]\n"
 	"  if kind == 0 then\n"
-	"    c, tol, la, from, p = struct.unpack('<dddd', args, p)\n"
+	"    tot, ack, ep, hid, tol, la, from, p = struct.unpack('<ddddddd', args, p)\n"
 	"    if from <= 0 or from > now then from = now end\n"
-	"    tat = v and #v == 8 and struct.unpack('<d', v) or tonumber(v) or 0\n"
+	"    hs, k, c, tat = {}, nil, tot - ack, 0\n"
+	"    if v and #v >= 8 and (#v - 8) % 24 == 0 then\n"
+	"      tat = struct.unpack('<d', v)\n"
+	"      for q = 9, #v, 24 do\n"
+	"        hs[#hs + 1] = { struct.unpack('<ddd', v, q) }\n"
+	"        if hs[#hs][1] == hid then k = #hs end\n"
+	"      end\n"
+	"    elseif v then\n"
+	"      tat = tonumber(v) or 0\n"
+	"    end\n"
+	"    if k and hs[k][2] == ep then\n"
+	"      c = tot - hs[k][3]\n"
+	"      if c < 0 then c, tot = 0, hs[k][3] end\n"
+	"    end\n"
+	"    hs[k or #hs + 1] = { hid, ep, tot }\n"
 	"    if tat < from then tat = from end\n"
 	"    tat = tat + c\n"
 	"    s = math.ceil(math.max(tat - now, 0) / 1000000) + life\n"
 	"    if not ex[s] then ex[s] = tostring(s) end\n"
-	"    redis.call('SET', KEYS[i], struct.pack('<d', tat), 'EX', ex[s])\n"
+	"    for q = 1, #hs do\n"
+	"      hs[q] = struct.pack('<ddd', hs[q][1], hs[q][2], hs[q][3])\n"
+	"    end\n"
+	"    redis.call('SET', KEYS[i], struct.pack('<d', tat) .. table.concat(hs), 'EX', ex[s])\n"
 	"    if tat < now + la then tat = now + la end\n"
 	"    if tat - now > tol then\n"
 	"      redis.call('ZADD', over, string.format('%.0f', tat), KEYS[i])\n"
@@ -307,6 +338,12 @@ struct trk {
 	__u64 win;
 	__u64 wfwin, wfmax;	/* the most the fleet told of window wfwin */
 	__u64 wown, wown_prev;
+	/*
+	 * A token bucket's: all its charges sent in this run, that total as
+	 * of its last answered call, and the run's number (sync_lua).
+	 */
+	__u64 tot_us, acked_us;
+	__u64 run;
 };
 
 /* One key of this sync. */
@@ -317,7 +354,7 @@ struct item {
 	__u32 li;
 	__u32 group;		/* key_group() of its name */
 	__u64 prev_last, prev_carry;	/* struct trk's before this sync, if it must be resent */
-	__u64 prev_win, prev_wown, prev_wown_prev;
+	__u64 prev_win, prev_wown, prev_wown_prev, prev_tot;
 	struct sluice_way *way;	/* where the key was in sl_state, for the fold */
 	size_t slot;		/* its place in the table of the next sync */
 	__u64 charge_us, ahead_us;
@@ -398,7 +435,8 @@ struct sl_fleet {
 	__u64 win_off;
 	__u64 win_off_rtt;
 	__u64 win_off_next, win_off_next_rtt;	/* one to take after this sync; 0: none */
-	double host_id;		/* this host in a window's allocations: a hash of its name */
+	double host_id;		/* this host in Redis's records: a hash of its name */
+	__u64 runs;		/* the last run number handed to a token bucket key (trk.run) */
 	/* One call's arguments: command, sha, numkeys, keys, the over set, the numbers */
 	const char **argv;
 	size_t *argvlen;
@@ -1281,7 +1319,10 @@ static void append(struct sl_fleet *f, struct call *c, const char **argv, size_t
 				continue;
 			}
 			p = put_double(p, 0);
-			p = put_double(p, it->charge_us);
+			p = put_double(p, it->t.tot_us);
+			p = put_double(p, it->t.acked_us);
+			p = put_double(p, it->t.run);
+			p = put_double(p, f->host_id);
 			p = put_double(p, it->refusing ? -1e18 : (double)(l->tolerance / 1000));
 			p = put_double(p, it->ahead_us);
 			p = put_double(p, n->offset_known && it->from_ns / 1000 + n->offset_us > 0
@@ -1482,6 +1523,7 @@ static int take(struct sl_fleet *f, struct call *c, redisReply *rep,
 				/* The table holds what the next sync starts from. */
 				f->tab[it->slot].until = until;
 				f->tab[it->slot].sent = n->sent_at;
+				f->tab[it->slot].acked_us = it->t.tot_us;
 			}
 			v.floor = it->t.until;
 folded:
@@ -1566,6 +1608,7 @@ static void unsend(struct sl_fleet *f, const struct call *c)
 		f->tab[it->slot].win = it->prev_win;
 		f->tab[it->slot].wown = it->prev_wown;
 		f->tab[it->slot].wown_prev = it->prev_wown_prev;
+		f->tab[it->slot].tot_us = it->prev_tot;
 	}
 }
 
@@ -1604,8 +1647,10 @@ static void node_exchange(struct sl_fleet *f, int i, size_t nc, const char **arg
 								  : SLUICE_FE_REPLY,
 				  "no reply", n->c->errstr);
 			/*
-			 * Not sent again: a stalled Redis may still run it (a
-			 * charge counted twice would refuse honest traffic).
+			 * Not taken back: a stalled Redis may still run it. A
+			 * token bucket's next call carries its charge anyway
+			 * (its run's total), and Redis counts it once; a
+			 * window's next floors do.
 			 */
 			node_drop(n, fleet_now(f));
 			if (f->cfg.mode == SL_FLEET_CLUSTER)
@@ -1761,6 +1806,8 @@ static size_t gather(struct sl_fleet *f, struct sluice_config *cfg, unsigned int
 			it->t = f->tab[s];
 		} else {
 			memset(&it->t, 0, sizeof(it->t));
+			/* A new run of the key here: 48 bits, which a double holds. */
+			it->t.run = ++f->runs & ((1ULL << 48) - 1);
 			/*
 			 * Hot before this sync started (a restart, a reload that
 			 * changed the fleet): what it was charged then was sent by
@@ -1776,6 +1823,7 @@ static size_t gather(struct sl_fleet *f, struct sluice_config *cfg, unsigned int
 		it->prev_win = it->t.win;
 		it->prev_wown = it->t.wown;
 		it->prev_wown_prev = it->t.wown_prev;
+		it->prev_tot = it->t.tot_us;
 		delta = it->use.charged - it->t.last;
 		it->t.last = it->use.charged;
 		it->t.idle = delta ? 0 : it->t.idle + 1;
@@ -1843,6 +1891,9 @@ static size_t gather(struct sl_fleet *f, struct sluice_config *cfg, unsigned int
 send:
 		if (item_name(f, it, r - f->rs->rules))
 			continue;
+		/* A token bucket sends its run's total (sync_lua): a lost answer loses no charge. */
+		if (!sl_limit_windowed(l))
+			it->t.tot_us += it->charge_us;
 		it->slot = trk_slot(f->tab_next, f->next_cap, f->gen + 1, &it->k);
 		f->tab_next[it->slot] = it->t;
 		out++;
@@ -2314,6 +2365,14 @@ struct sl_fleet *sl_fleet_open(const struct sl_cfg_fleet *cfg, const struct sl_m
 	snprintf(f->st.host, sizeof(f->st.host), "%s", f->cfg.host);
 	/* 48 bits: a double holds it exactly; 0 is no host. */
 	f->host_id = (double)((fnv(f->cfg.host, strlen(f->cfg.host), FNV_BASIS) >> 16) | 1);
+	{
+		struct timespec ts;
+
+		/* Runs of a new process start elsewhere: its totals are not an old run's. */
+		clock_gettime(CLOCK_REALTIME, &ts);
+		f->runs = fnv(&ts, sizeof(ts), fnv(&f->host_id, sizeof(f->host_id), FNV_BASIS) ^
+						  (__u64)getpid());
+	}
 	f->st.pid = getpid();
 	f->st.mode = f->cfg.mode;
 	f->st.fallback = f->cfg.fallback;
