@@ -63,6 +63,8 @@
 #define FLEET_AHEAD		8
 /* Over-limit keys read per node and interval. */
 #define FLEET_OVER_MAX		10000
+/* After leaving the fallback, this many stale-afters in which one failed sync brings it back. */
+#define FLEET_PROBATION		10
 /* Seconds a live host counts towards the safe fallback's N after it was last seen. */
 #define FLEET_HOSTS_MEMORY_S	60
 /* A hot key unchanged for this many syncs, and spent, leaves sl_fleet_use. */
@@ -391,6 +393,7 @@ struct sl_fleet {
 	bool refresh;		/* cluster: the slot map changed */
 	__u32 hosts_seen;	/* the most live hosts a poll reported this sync */
 	__u64 ok_since;		/* since when every sync had every group in step; 0: not now */
+	__u64 left_at;		/* when the fallback last ended; 0: never */
 	__u32 hosts_hi;		/* the most seen lately (the safe fallback's N) ... */
 	__u64 hosts_hi_at;	/* ... and when it was seen last */
 	/* This host's share of the fleet's use, decaying (the hold fallback's) */
@@ -2006,6 +2009,18 @@ static void sync_once(struct sl_fleet *f, const char **argv, size_t *argvlen, ch
 	if (!stale && f->st.fallback_active &&
 	    (!f->ok_since || now - f->ok_since < f->cfg.stale_ms * 1000000ULL))
 		stale = true;
+	/*
+	 * And back into it at the first failed sync for FLEET_PROBATION
+	 * stale-afters after leaving it, not after stale-after more: each
+	 * failure of a flapping path would otherwise give every host that
+	 * long on its own bucket again (seen: 1842 and 2149 admitted in 6 s
+	 * over a 20% lossy path, where the fallback holds 1300).
+	 */
+	if (!stale && !all_ok && f->left_at &&
+	    now - f->left_at < FLEET_PROBATION * f->cfg.stale_ms * 1000000ULL)
+		stale = true;
+	if (!stale && f->st.fallback_active)
+		f->left_at = now;
 	if (f->hosts_seen)
 		f->st.hosts = f->hosts_seen;
 	/*
