@@ -74,18 +74,11 @@ rcli() { in_ns "$R" redis-cli -h 198.18.51.1 "$@"; }
 
 # config I SCOPE [EXTRA-FLEET-KEYS]: host I's config file. Rule api (UDP
 # 9000) has the token bucket; fixed and swin (9001, 9002) the same count
-# per second, WRATE, as a fixed and a sliding window.
+# per second, WRATE, as a fixed and a sliding window, when the interval
+# is at most half a second (a fleet window spans two intervals at least).
 config() {
-	local i=$1 scope=$2 extra=${3:-}
-	cat >"$TMP/h$i.yaml" <<EOF
-interfaces: [ { name: h${i}c, mode: native } ]
-metrics: { listen: "127.0.0.1:1946$i" }
-rules:
-  - name: api
-    proto: udp
-    dport: 9000
-    limits:
-      - { rate: ${RATE}pps, burst: $BURST, per: src, scope: $scope }
+	local i=$1 scope=$2 extra=${3:-} wins=""
+	[ "$INTERVAL_MS" -le 500 ] && wins="
   - name: fixed
     proto: udp
     dport: 9001
@@ -95,7 +88,16 @@ rules:
     proto: udp
     dport: 9002
     limits:
-      - { rate: ${WRATE}/s, algo: sliding-window, per: src, scope: $scope }
+      - { rate: ${WRATE}/s, algo: sliding-window, per: src, scope: $scope }"
+	cat >"$TMP/h$i.yaml" <<EOF
+interfaces: [ { name: h${i}c, mode: native } ]
+metrics: { listen: "127.0.0.1:1946$i" }
+rules:
+  - name: api
+    proto: udp
+    dport: 9000
+    limits:
+      - { rate: ${RATE}pps, burst: $BURST, per: src, scope: $scope }$wins
 fleet:
   name: t$TAG
   host: host$i
