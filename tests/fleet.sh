@@ -190,9 +190,10 @@ end_case fleet-spread-thin
 # few hundred ms, so four windows' worth lies between them. The hosts'
 # allocations (README "Fleet windows") add up to the limit in each window;
 # what may pass on top is what the source sends between a window's turn
-# and the hosts' syncs just after it (2 ms, and the sync's own time: 30 ms
-# are allowed for both on this busy machine), and the noise of the reads:
-# 5% and 10. A floor too: a fleet that refused honest traffic would be
+# and the hosts' syncs just after it: 2 ms and the sync's own time, with
+# three daemons and Redis waking together on two busy CPUs (up to 30 a
+# window, 30 ms, has been seen; 50 ms are allowed), and the noise of the
+# reads: 5% and 10. A floor too: a fleet that refused honest traffic would be
 # wrong.
 # redis_frac: how far into Redis's current second it is (0 to 1).
 redis_frac() { rcli time | awk 'NR == 2 { printf "%.6f", $1 / 1e6 }'; }
@@ -209,7 +210,7 @@ win_run() {
 	WIN_GOT=$(( $(FLEET_RULE=$1 total_passed) - b ))
 	wait $spid
 }
-WIN_MAX=$(awk -v r=$WRATE 'BEGIN { printf "%d", 4 * (r * 1.05 + 5 * r * 0.030) + 10 }')
+WIN_MAX=$(awk -v r=$WRATE 'BEGIN { printf "%d", 4 * (r * 1.05 + 5 * r * 0.050) + 10 }')
 WIN_MIN=$(awk -v r=$WRATE 'BEGIN { printf "%d", 4 * r * 0.85 }')
 for w in fixed:9001 swin:9002; do
 	begin_case
