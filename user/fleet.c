@@ -100,10 +100,12 @@
  * The bucket holds the window's index, its count and the previous
  * window's, the sum of the hosts' allocations, and per host its
  * allocation: how much of the window it may admit in all, which is never
- * less than what it has used. Each call hands the caller what it has not
- * used back to the window, then allocates it its use and 1/N of what no
- * allocation holds (for a sliding window, less the previous window's
- * weight now): the allocations add up to no more than the limit (or what
+ * less than what it has used. Each call raises the caller's allocation to
+ * its use if it is below, then adds 1/N of what no allocation holds (for
+ * a sliding window, less the previous window's weight now; what a host
+ * does not use stays its own until the window ends: handed back, it could
+ * go to another host while its last charges were still on their way):
+ * the allocations add up to no more than the limit (or what
  * the hosts used, where a host used more than it was allocated: what it
  * admitted between the window's turn and its first sync in it), so the
  * hosts together admit no more than it whatever each of them sees, and a
