@@ -572,12 +572,17 @@ static __always_inline int limit_op(struct sl_eval *ev, const struct sluice_rule
 #define SL_AT_REFUSED	(-1)	/* CHECK, CHARGE: the bucket refuses */
 #define SL_AT_WALK	(-2)	/* a new key, or a contended bucket: take the walk */
 #define SL_AT_FAULT	(-3)
-#define SL_AT_GONE	2	/* CHARGE: the way went to another key meanwhile, nothing charged */
+#define SL_AT_GONE	(-4)	/* CHARGE: the way went to another key meanwhile, nothing charged */
+#define SL_AT_CHARGED	4	/* CHARGE: charged, in way (answer - SL_AT_CHARGED) */
+/* sl_limit_at's loc for CHARGE: find the bucket first (no CHECK before it) */
+#define SL_AT_FIND	SLUICE_WAYS
 
 /*
  * Limit li of rule r, for sl_rule_once. SL_OP_CHECK: where its bucket is
  * if it would admit (>= 0: the way of its set for a per-source bucket, 0
- * for others). SL_OP_CHARGE: charge the bucket in way loc, 1 when charged.
+ * for others). SL_OP_CHARGE: charge the bucket in way loc, or, with loc
+ * SL_AT_FIND, wherever its set's scan finds it (a connection cap is
+ * checked then, as CHECK checks it); SL_AT_CHARGED + the way when charged.
  * SL_OP_REFUND: give back that charge. The set is found again by the key's
  * hash (cheap); the scan of its ways is what is saved. Global, so verified
  * once: the caller's loop over limits then carries only scalars from limit
@@ -600,10 +605,13 @@ __noinline int sl_limit_at(struct sl_eval *ev, const struct sluice_rule *r, __u3
 	l = &r->limits[li];
 	now = rule_now(ev, r);
 	if (l->algo == SLUICE_ALGO_CONNS) {
-		if (op != SL_OP_CHECK)
-			return 1;
+		/* Never charged: checked by CHECK, or by a CHARGE that finds. */
+		if (op == SL_OP_REFUND || (op == SL_OP_CHARGE && loc < SL_AT_FIND))
+			return SL_AT_CHARGED;
 		ev->phase = SL_PH_SRC;
-		return conns_op(ev, r, li, l) ? 0 : SL_AT_REFUSED;
+		if (!conns_op(ev, r, li, l))
+			return SL_AT_REFUSED;
+		return op == SL_OP_CHECK ? 0 : SL_AT_CHARGED;
 	}
 	wnow = limit_wnow(l, now);
 	if (l->key == SLUICE_KEY_ALL) {
@@ -622,7 +630,7 @@ __noinline int sl_limit_at(struct sl_eval *ev, const struct sluice_rule *r, __u3
 		set = bpf_map_lookup_elem(&sl_state, &idx);
 		if (!set)
 			return SL_AT_FAULT;
-		if (op == SL_OP_CHECK) {
+		if (op == SL_OP_CHECK || loc >= SL_AT_FIND) {
 			for (w = 0; w < SLUICE_WAYS; w++) {
 				way = &set->way[w];
 				if (READ_ONCE(*way_word(way, 0)) == key_word(&key, 0) &&
@@ -634,7 +642,9 @@ __noinline int sl_limit_at(struct sl_eval *ev, const struct sluice_rule *r, __u3
 				return SL_AT_WALK;	/* a new key: the walk claims its way */
 			loc = w;
 		}
-		way = &set->way[loc & (SLUICE_WAYS - 1)];
+		/* Masked where the verifier sees it: the scan's w is not kept bounded. */
+		asm volatile("%[loc] &= %[mask]" : [loc] "+r"(loc) : [mask] "i"(SLUICE_WAYS - 1));
+		way = &set->way[loc];
 		s = &way->st;
 	}
 	cost = sl_limit_cost(l, &ev->pkt);
@@ -660,37 +670,66 @@ __noinline int sl_limit_at(struct sl_eval *ev, const struct sluice_rule *r, __u3
 	}
 	if (l->fleet)
 		fleet_note(l, &key, now, next, cost);
-	return 1;
+	return SL_AT_CHARGED + (loc & (SLUICE_WAYS - 1));
 }
 
 /*
  * One matched rule with several limits, the common case of "several limits
- * per rule": each bucket looked up once. Pass one checks every limit
- * (rule-wide ones first, as the walk orders them) and keeps where each
- * bucket is; pass two charges them there. 1 admitted and charged, 0
- * refused or a fault (ev->fault), -1 take the general walk: a per-source
- * bucket that does not exist yet (its claim, with its races, is the
- * walk's), or a bucket whose compare-and-swap kept failing; nothing of
- * this packet is charged then. A bucket that refuses in pass two (another
- * CPU charged it since pass one) refunds what pass two charged before it,
- * as the walk's CHECK, CHARGE and REFUND do. Global: verified once, not
- * on every path of the entry program.
+ * per rule": each bucket looked up once. 1 admitted and charged, 0 refused
+ * or a fault (ev->fault), -1 take the general walk: a per-source bucket
+ * that does not exist yet (its claim, with its races, is the walk's), or a
+ * bucket whose compare-and-swap kept failing; nothing of this packet is
+ * charged then.
+ *
+ * The rule-wide limits were checked already (agg_admits), so a packet
+ * meets a refusal in its per-source buckets: those are charged first, each
+ * where its set's scan finds it, in one call (check and charge are one
+ * compare-and-swap), then the rule-wide ones. A bucket that refuses gives
+ * back what this packet charged before it, as the walk's CHECK, CHARGE and
+ * REFUND do when a race refuses in CHARGE. Between the charge and its
+ * refund another CPU sees that bucket one packet fuller: only a packet of
+ * the same key (the same source, or its prefix) can, and only at the edge
+ * of a limit that key is over in another of its buckets, so rule-wide
+ * buckets, which every source shares, are charged last.
+ *
+ * A rule with a fleet limit checks every bucket before it charges any (two
+ * passes): a fleet limit's charge is also counted for the fleet sync
+ * (fleet_note), which a refund does not take back.
+ *
+ * Global: verified once, not on every path of the entry program.
  */
 __noinline int sl_rule_once(struct sl_eval *ev, const struct sluice_rule *r, __u32 n)
 {
-	__u32 li, pass;
+	__u32 li, pass, fleet = 0;
 	int at;
 
 	if (!ev || !r || n > SLUICE_MAX_LIMITS)
 		return -1;
 	/*
-	 * ev->seen: where pass one found each per-source bucket, 2 bits (its
-	 * way) a limit; ev->charged: the limits pass two charged, a bit each.
-	 * In ev rather than here: this frame stays small, under the stack
-	 * budget's deepest chain (see struct sl_eval). The walk resets both.
+	 * ev->seen: where each per-source bucket was found, 2 bits (its way)
+	 * a limit; ev->charged: the limits charged, a bit each. In ev rather
+	 * than here: this frame stays small, under the stack budget's
+	 * deepest chain (see struct sl_eval). The walk resets both.
 	 */
 	ev->seen = 0;
 	ev->charged = 0;
+	for (li = 0; li < SLUICE_MAX_LIMITS && li < n; li++)
+		fleet |= r->limits[li].fleet;
+	if (!fleet) {
+		for (pass = 0; pass < 2; pass++)
+			for (li = 0; li < SLUICE_MAX_LIMITS && li < n; li++) {
+				if ((r->limits[li].key == SLUICE_KEY_ALL) != pass)
+					continue;
+				at = sl_limit_at(ev, r, li, SL_OP_CHARGE, SL_AT_FIND);
+				if (at >= SL_AT_CHARGED) {
+					ev->seen |= (__u32)(at & (SLUICE_WAYS - 1)) << (2 * li);
+					ev->charged |= 1U << li;
+				} else if (at != SL_AT_GONE) {
+					goto undo;
+				}
+			}
+		return 1;
+	}
 	for (pass = 0; pass < 2; pass++)
 		for (li = 0; li < SLUICE_MAX_LIMITS && li < n; li++) {
 			if ((r->limits[li].key == SLUICE_KEY_ALL) != !pass)
@@ -708,19 +747,18 @@ __noinline int sl_rule_once(struct sl_eval *ev, const struct sluice_rule *r, __u
 			if ((r->limits[li].key == SLUICE_KEY_ALL) != !pass)
 				continue;
 			at = sl_limit_at(ev, r, li, SL_OP_CHARGE, ev->seen >> (2 * li));
-			if (at == 1) {
+			if (at >= SL_AT_CHARGED)
 				ev->charged |= 1U << li;
-			} else if (at != SL_AT_GONE) {
-				if (at == SL_AT_FAULT)
-					ev->fault = SL_EV_FAULT;
+			else if (at != SL_AT_GONE)
 				goto undo;
-			}
 		}
 	return 1;
 undo:
+	if (at == SL_AT_FAULT)
+		ev->fault = SL_EV_FAULT;
 	for (li = 0; li < SLUICE_MAX_LIMITS && li < n; li++)
 		if (ev->charged & (1U << li))
-			sl_limit_at(ev, r, li, SL_OP_REFUND, ev->seen >> (2 * li));
+			sl_limit_at(ev, r, li, SL_OP_REFUND, (ev->seen >> (2 * li)) & (SLUICE_WAYS - 1));
 	return at == SL_AT_WALK ? -1 : 0;
 }
 

@@ -501,9 +501,13 @@ BL_CASE(bl_several_windows_burst_consumes_nothing)
  * The same rule over an hour, 50 pps for the first 15 s of each minute:
  * the per-second window would pass 150 a minute, the per-minute one caps
  * it at 100 (reached after 10 s), and the per-hour one at 500, so minutes
- * 5 and 6 pass nothing. Packets the per-minute window refuses leave the
- * per-second window untouched (it stays at second 9, count 10), and those
- * the per-hour window refuses leave the per-minute window at minute 4. The
+ * 5 and 6 pass nothing. Packets the per-minute window refuses charge the
+ * per-second window nothing: one rule's per-source buckets are charged in
+ * turn and a refusal gives back what came before it (sl_rule_once), so
+ * the per-second window is in the last second they reached (14) with none
+ * of them counted, and those the per-hour window refuses leave both the
+ * per-second and the per-minute windows holding none of them (a window
+ * that has turned and holds 0 admits as the old one, past, would). The
  * next hour starts afresh.
  */
 BL_CASE(bl_several_windows_minute_and_hour_caps)
@@ -530,7 +534,7 @@ BL_CASE(bl_several_windows_minute_and_hour_caps)
 		total += passed;
 		if (min == 0) {
 			s = state4(r, 0, SRC_A, NULL);
-			CHECK_EQ(s.tat, sl_win_pack(H0 / SEC + 9, 10));
+			CHECK_EQ(s.tat, sl_win_pack(H0 / SEC + 14, 0));
 			/* seconds 0-9: 40 a second over the per-second window */
 			CHECK_EQ(s.drops, 400);
 			/* seconds 10-14: all 50 a second over the per-minute window */
@@ -541,8 +545,9 @@ BL_CASE(bl_several_windows_minute_and_hour_caps)
 	s = state4(r, 0, SRC_A, NULL);
 	m = state4(r, 1, SRC_A, NULL);
 	h = state4(r, 2, SRC_A, NULL);
-	CHECK_EQ(s.tat, sl_win_pack(H0 / SEC + 4 * 60 + 9, 10));
-	CHECK_EQ(m.tat, sl_win_pack(H0 / (60 * SEC) + 4, 100));
+	/* in the last second and minute the refused packets reached, none of them counted */
+	CHECK_EQ(s.tat, sl_win_pack(H0 / SEC + 6 * 60 + 14, 0));
+	CHECK_EQ(m.tat, sl_win_pack(H0 / (60 * SEC) + 6, 0));
 	CHECK_EQ(h.tat, sl_win_pack(H0 / (3600 * SEC), 500));
 	CHECK_EQ(h.drops, 2 * 750);
 	/* the next hour */
