@@ -244,6 +244,19 @@ awk -v w="$WRATE" -v t="$(rcli time | head -1)" '{
 	fail "the bucket is not (window, count, previous, allocations, three hosts' allocations adding up to them): $vals"
 end_case fleet-window-bucket-in-redis
 
+begin_case
+# The windows' clock each host measured (sluice fleet status): Redis's TIME
+# less its CLOCK_MONOTONIC. The three hosts share this machine's monotonic
+# clock, so their offsets agree within what a measurement can be off (half
+# a round trip on loopback, a millisecond taken as unchanged): 5 ms.
+offs=$(for i in 1 2 3; do slh "$i" -j fleet status | jq -r 'if .window_clock then .window_offset_ns else "none" end'; done | tr '\n' ' ')
+echo "# the hosts' fleet window clocks (Redis's TIME - CLOCK_MONOTONIC, ns): $offs"
+awk '{ if (NF != 3) exit 1; for (i = 1; i <= 3; i++) { if ($i !~ /^[0-9]+$/) exit 1;
+	if (!mn || $i < mn) mn = $i; if ($i > mx) mx = $i }
+	exit (mx - mn > 5e6) }' <<<"$offs" ||
+	fail "the hosts' window clocks are missing or disagree by over 5 ms: $offs"
+end_case fleet-window-clock-agrees
+
 # ---- 3. the same limit per host admits about 3x ----
 begin_case
 for i in 1 2 3; do config "$i" host; kill -HUP "${DAEMONS[i-1]}"; done

@@ -2466,6 +2466,7 @@ static int cmd_status(int argc, char **argv, void *ctx)
 	static const char *const modes[] = { "single", "sharded", "cluster" };
 	static const char *const fallbacks[] = { "safe", "local", "hold" };
 	struct sluice_fleet_status st;
+	struct sluice_config sc;
 	struct sluice_ruleset *rs = NULL;
 	struct sl_maps m;
 	__u32 zero = 0, i, j;
@@ -2487,7 +2488,8 @@ static int cmd_status(int argc, char **argv, void *ctx)
 		err = -ENOMEM;
 		goto out;
 	}
-	if (bpf_map_lookup_elem(m.fleet_status, &zero, &st) || sl_read_live(&m, rs)) {
+	if (bpf_map_lookup_elem(m.fleet_status, &zero, &st) || sl_read_live(&m, rs) ||
+	    sl_config_read(&m, &sc)) {
 		err = -errno;
 		pr_err("cannot read the fleet's state: %s", strerror(-err));
 		goto out;
@@ -2515,6 +2517,17 @@ static int cmd_status(int argc, char **argv, void *ctx)
 		print_u64("over_keys", ", over their limit %llu", st.over_keys);
 		print_u64("keys_synced", ", charges sent %llu", st.keys_synced);
 		print_u64("floors", ", buckets moved by the fleet %llu\n", st.floors);
+		/*
+		 * The fleet windows' clock: Redis's TIME less this host's
+		 * CLOCK_MONOTONIC (0 until measured); the same on every host
+		 * whose monotonic clocks agree, within the measurement.
+		 */
+		print_bool("window_clock", sc.fleet_win_off ? "  fleet window clock: Redis's" :
+			   "  fleet window clock: not measured yet (fleet windows are not "
+			   "sent until it is)\n", sc.fleet_win_off != 0);
+		if (sc.fleet_win_off)
+			print_u64("window_offset_ns", ", this host's monotonic clock + %llu ns\n",
+				  sc.fleet_win_off);
 		open_array("nodes");
 		for (i = 0; i < st.nr_nodes && i < SLUICE_FLEET_NODES; i++) {
 			const struct sluice_fleet_node *n = &st.node[i];
