@@ -245,12 +245,18 @@ stage_cost() {
 		echo
 		echo "### What the pieces cost"
 		echo
-		echo "The trivial program plus one thing, same rounds. Every call into the"
-		echo "kernel (a helper, a hash lookup) costs about 20 ns before it does anything"
-		echo "on this VM: each return goes through the Safe-RET thunk of the"
-		echo "speculative return stack overflow mitigation (\`spec_rstack_overflow\`);"
-		echo "what the JIT inlines (array and per-CPU lookups, \`bpf_jiffies64\`) is"
-		echo "nearly free. The set-associative lookup is sluice's per-source lookup"
+		local helper gcall srso
+		helper=$(awk -F'|' '/bpf_get_prandom_u32/ { gsub(/ /, "", $4); print $4; exit }' "$TMP/progcost.md")
+		gcall=$(awk -F'|' '/call of a global BPF function/ { gsub(/ /, "", $4); print $4; exit }' "$TMP/progcost.md")
+		srso=$(cat /sys/devices/system/cpu/vulnerabilities/spec_rstack_overflow 2>/dev/null || echo unknown)
+		echo "The trivial program plus one thing, same rounds. Here a call into the"
+		echo "kernel that does nothing (\`bpf_get_prandom_u32\`) costs ${helper:-?} ns and a"
+		echo "call of a global BPF function ${gcall:-?}; this CPU's speculative return stack"
+		echo "overflow status is \"$srso\". Where its Safe-RET mitigation is on (AMD"
+		echo "Zen, as on the VM of earlier runs) every return in the kernel goes through"
+		echo "a thunk and each call costs about 20 ns before it does anything; what the"
+		echo "JIT inlines (array and per-CPU lookups, \`bpf_jiffies64\`) is nearly free"
+		echo "either way. The set-associative lookup is sluice's per-source lookup"
 		echo "(sl_state): the key's hash, the array lookup of its set, the key compared"
 		echo "with each way's, the TAT's compare-and-swap; the hash map pieces are the"
 		echo "kernel's maps with the same key, for comparison."
