@@ -243,6 +243,11 @@ stage_cost() {
 		echo
 		sed -n '1,/^Median of/p' "$TMP/progcost.md"
 		echo
+		# Each path's spread over the rounds, and the aims' same-round ratios.
+		awk '/^\| path \(clock auto\)/,/^$/' "$TMP/progcost.md"
+		grep -m1 '^The spread of each path' "$TMP/progcost.md"
+		echo
+		awk '/^\| ratio of two paths/,/^$/' "$TMP/progcost.md"
 		echo "### What the pieces cost"
 		echo
 		local helper gcall srso
