@@ -746,7 +746,13 @@ __noinline int sl_rule_once(struct sl_eval *ev, const struct sluice_rule *r, __u
 		for (li = 0; li < SLUICE_MAX_LIMITS && li < n; li++) {
 			if ((r->limits[li].key == SLUICE_KEY_ALL) != !pass)
 				continue;
-			at = sl_limit_at(ev, r, li, SL_OP_CHARGE, ev->seen >> (2 * li));
+			/*
+			 * Masked to this limit's 2 bits: the ones above are later
+			 * limits' ways, and a loc of SL_AT_FIND or more would scan
+			 * the set again (and check a connection cap again).
+			 */
+			at = sl_limit_at(ev, r, li, SL_OP_CHARGE,
+					 (ev->seen >> (2 * li)) & (SLUICE_WAYS - 1));
 			if (at >= SL_AT_CHARGED)
 				ev->charged |= 1U << li;
 			else if (at != SL_AT_GONE)
