@@ -951,11 +951,16 @@ static int run_trace(const struct trace *t, struct result *res, char *why, size_
 		res->bound_move = 2 * R * lag + extra + 2;
 		res->worst_move = S.worst_move;
 		res->move_checked = t->pattern == P_MOVE && S.refused_before_move;
-		res->settled = t->move_at + S.settle < t->dur
-			       ? S.admitted_settled / (R * (t->dur - t->move_at - S.settle) / 1e9) : -1;
-		res->settled_short = res->settled >= 0 &&
-				     S.admitted_settled + 2 <
-				     0.9 * R * (t->dur - t->move_at - S.settle) / 1e9;
+		if (t->move_at + S.settle < t->dur) {
+			/* R t over the settled stretch, in packets */
+			double rt = R * (t->dur - t->move_at - S.settle) / 1e9;
+
+			res->settled = S.admitted_settled / rt;
+			res->settled_short = S.admitted_settled + 2 < 0.9 * rt;
+		} else {
+			res->settled = -1;
+			res->settled_short = 0;
+		}
 		/*
 		 * Bursts of more packets at one instant than the bucket holds
 		 * are cut to B each, whatever the rate: one host's own bucket
