@@ -121,6 +121,21 @@ struct {
 } sl_agg SEC(".maps");
 
 /*
+ * Refusals by each rule-wide bucket (indexed as sl_agg) on this CPU that
+ * its drops count does not hold yet (note_drop): per CPU, so that a flood
+ * every CPU refuses writes no shared line per packet. Added to the bucket
+ * by the next refusal that writes it; readers add what is here (summed
+ * over CPUs) to the bucket's drops. Zeroed with the bucket.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, SLUICE_AGG_SLOTS);
+	__type(key, __u32);
+	__type(value, __u64);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} sl_agg_drops SEC(".maps");
+
+/*
  * Hot keys of fleet-wide limits and what was charged to them here: the
  * data path inserts a key once its bucket is half spent and adds each
  * charge (atomic add); the daemon reads the growth, sends it to the fleet

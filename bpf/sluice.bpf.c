@@ -249,16 +249,43 @@ struct {
 
 /*
  * A bucket refused a packet: count it on the bucket, and if the bucket had
- * been quiet, say that it started limiting. key NULL: a rule-wide bucket.
+ * been quiet, say that it started limiting. key NULL: a rule-wide bucket,
+ * sl_agg[slot].
+ *
+ * A refusal changes no token, so it need not write the bucket either: a
+ * flood that every CPU refuses would otherwise move the bucket's cache line
+ * from CPU to CPU on every packet (measured: 2.6 x the cost of one CPU's
+ * refusal, with two CPUs refusing at once). So a rule-wide bucket that
+ * this CPU saw refuse within SLUICE_DROP_BATCH_NS (by last_drop) counts the
+ * refusal in sl_agg_drops, this CPU's own; the next refusal past that adds
+ * this CPU's count to the bucket's drops and moves last_drop. A refusing
+ * bucket is written at most once a batch period per CPU, and last_drop
+ * trails the latest refusal by less than one. The quiet spell before an
+ * event is measured from it, so it may be short of SLUICE_EVENT_QUIET_NS by
+ * that much. A per-source bucket belongs to one source, which most
+ * receive-side scaling keeps on one CPU: it is counted on the bucket.
  */
 static __always_inline void note_drop(struct sluice_state *st, __u64 now,
-				      const struct sluice_key *key, __u32 uid, __u32 li, int defer)
+				      const struct sluice_key *key, __u32 uid, __u32 li, int defer,
+				      __u32 slot)
 {
 	struct sl_scratch *sc;
 	__u32 zero = 0;
-	__u64 drops = __sync_fetch_and_add(&st->drops, 1) + 1;
-	__u64 last = st->last_drop;
+	__u64 last = READ_ONCE(st->last_drop), add = 1, drops, *pend = NULL;
 
+	if (!key) {
+		pend = bpf_map_lookup_elem(&sl_agg_drops, &slot);
+		/* Signed: another CPU may have stored a time a little ahead of ours. */
+		if (pend && last && (__s64)(now - last) < (__s64)SLUICE_DROP_BATCH_NS) {
+			*pend += 1;
+			return;
+		}
+		if (pend) {
+			add += *pend;
+			*pend = 0;
+		}
+	}
+	drops = __sync_fetch_and_add(&st->drops, add) + add;
 	/* Racy read and store: two CPUs may both report a start; harmless. */
 	st->last_drop = now;
 	if (now - last < SLUICE_EVENT_QUIET_NS && last)
@@ -394,7 +421,7 @@ static __always_inline int charge_state(const struct sluice_limit *l, struct slu
 		word = READ_ONCE(st->tat);
 		aux = READ_ONCE(st->aux);
 		if (!sl_meter(l, word, aux, wnow, cost, &next, &next_aux)) {
-			note_drop(st, now, way ? key : NULL, uid, li, 1);
+			note_drop(st, now, way ? key : NULL, uid, li, 1, l->agg_slot);
 			return SL_CH_REFUSED;
 		}
 		if (__sync_val_compare_and_swap(&st->tat, word, next) != word)
@@ -508,7 +535,7 @@ __noinline int sl_limit_op(struct sl_eval *ev, const struct sluice_rule *r, __u3
 		if (sl_meter(l, word, aux, wnow, cost, &next, &next_aux))
 			return 1;
 		if (st)
-			note_drop(st, now, way ? &key : NULL, r->uid, li, 1);
+			note_drop(st, now, way ? &key : NULL, r->uid, li, 1, l->agg_slot);
 		return 0;
 	}
 	if (ev->op == SL_OP_REFUND) {
@@ -653,7 +680,7 @@ __noinline int sl_limit_at(struct sl_eval *ev, const struct sluice_rule *r, __u3
 	if (op == SL_OP_CHECK) {
 		if (sl_meter(l, READ_ONCE(s->tat), READ_ONCE(s->aux), wnow, cost, &next, &next_aux))
 			return loc;
-		note_drop(s, now, way ? &key : NULL, r->uid, li, 1);
+		note_drop(s, now, way ? &key : NULL, r->uid, li, 1, l->agg_slot);
 		return SL_AT_REFUSED;
 	}
 	if (op == SL_OP_REFUND) {
@@ -1041,7 +1068,7 @@ static __always_inline int fast_src(struct sl_eval *ev, const struct sluice_rule
 	for (i = 0; i < SL_CAS_TRIES; i++) {
 		tat = READ_ONCE(way->st.tat);
 		if (!sl_gcra_admit(tat, now, inc, l->tolerance, &next)) {
-			note_drop(&way->st, now, &key, r->uid, 0, 0);
+			note_drop(&way->st, now, &key, r->uid, 0, 0, 0);
 			return 0;
 		}
 		if (__sync_val_compare_and_swap(&way->st.tat, tat, next) == tat) {
@@ -1081,7 +1108,7 @@ static __always_inline int agg_admits(struct sl_eval *ev, const struct sluice_ru
 		if (!sl_gcra_admit(READ_ONCE(st->tat), rule_now(ev, r),
 				   sl_gcra_inc(l->interval_fp, sl_limit_cost(l, &ev->pkt)),
 				   l->tolerance, &next)) {
-			note_drop(st, rule_now(ev, r), NULL, r->uid, li, 0);
+			note_drop(st, rule_now(ev, r), NULL, r->uid, li, 0, slot);
 			return 0;
 		}
 	}

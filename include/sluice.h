@@ -351,8 +351,14 @@ _Static_assert(sizeof(struct sluice_key) == 24, "sluice_key layout");
  */
 struct sluice_state {
 	__u64 tat;		/* CAS-updated */
-	__u64 drops;		/* packets this bucket refused (atomic add) */
-	__u64 last_drop;	/* ns of the latest refusal (plain store) */
+	/*
+	 * Packets this bucket refused (atomic add). A rule-wide bucket's
+	 * latest refusals may wait per CPU in sl_agg_drops: its count is
+	 * this plus theirs (SLUICE_DROP_BATCH_NS).
+	 */
+	__u64 drops;
+	/* ns of the latest refusal (plain store); a rule-wide bucket's trails it by under a batch */
+	__u64 last_drop;
 	__u64 aux;		/* sliding window: the previous window's count */
 };
 _Static_assert(sizeof(struct sluice_state) == 32, "sluice_state layout");
@@ -551,6 +557,15 @@ _Static_assert(sizeof(struct sluice_globals) == 8 * SLUICE_G_MAX, "sluice_global
  * turns these into a bounded number of log lines per interval.
  */
 #define SLUICE_EVENT_QUIET_NS	1000000000ULL
+/*
+ * A rule-wide bucket that refused within this long on a CPU counts that
+ * CPU's further refusals apart (sl_agg_drops) and adds them to its drops
+ * at the first refusal after it: 2^23 ns, about 8.4 ms (three ticks of the
+ * jiffies clock at HZ=250 before one is seen past it). Under the fleet
+ * sync's shortest interval (20 ms), so a bucket that keeps refusing shows
+ * its drops grow at every sync.
+ */
+#define SLUICE_DROP_BATCH_NS	(1ULL << 23)
 struct sluice_event {
 	struct sluice_key key;	/* key.family 0: the rule-wide bucket key.uid/key.limit */
 	__u64 ts;		/* ns, data-path clock */

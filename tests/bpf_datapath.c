@@ -1132,6 +1132,92 @@ DP_CASE(dp_per_all_limit)
 	CHECK_EQ(rstat(0).dropped_pkts, 7);
 }
 
+/* sl_events since the last call: how many, and the last one's drops. */
+static int on_event(void *ctx, void *data, size_t size)
+{
+	const struct sluice_event *e = data;
+	__u64 *c = ctx;
+
+	if (size >= sizeof(*e)) {
+		c[0]++;
+		c[1] = e->drops;
+	}
+	return 0;
+}
+
+static void events_read(__u64 *n, __u64 *drops)
+{
+	__u64 c[2] = { 0, 0 };
+	struct ring_buffer *rb;
+
+	rb = ring_buffer__new(bpf_map__fd(skel->maps.sl_events), on_event, c, NULL);
+	if (!rb) {
+		CHECK_FAIL("ring_buffer__new: %s", strerror(errno));
+	} else {
+		ring_buffer__consume(rb);
+		ring_buffer__free(rb);
+	}
+	*n = c[0];
+	*drops = c[1];
+}
+
+/*
+ * A rule-wide bucket that refuses on and on is written once a batch period
+ * (SLUICE_DROP_BATCH_NS) per CPU: the refusals in between wait in this
+ * CPU's sl_agg_drops and go into the bucket's drops with the next refusal
+ * past it. Readers count them either way. An event still marks the first
+ * refusal after a quiet spell, with the bucket's count.
+ */
+DP_CASE(dp_per_all_refusals_wait_per_cpu)
+{
+	struct sluice_rule *r;
+	struct sluice_limit *l;
+	struct sluice_state st;
+	struct frame f;
+	__u64 n, d;
+
+	r = add_rule(SLUICE_ACT_DROP);
+	l = per_all(r, 10, 5);
+	commit();
+	CHECK_EQ(xmit_from_sources(10, 30), 5);
+	/* the first refusal wrote the bucket and told of it; the other four wait */
+	st = agg_raw(l);
+	CHECK_EQ(st.drops, 1);
+	CHECK_EQ(st.last_drop, T0);
+	CHECK_EQ(agg_waiting(l), 4);
+	CHECK_EQ(agg_get(l).drops, 5);
+	events_read(&n, &d);
+	CHECK_EQ(n, 1);
+	CHECK_EQ(d, 1);
+	/* within the batch period: it waits too */
+	set_now(T0 + SLUICE_DROP_BATCH_NS - 1);
+	udp4(&f, IP4(198, 18, 31, 1), 53);
+	CHECK_EQ(xmit_n(&f, 1), 0);
+	st = agg_raw(l);
+	CHECK_EQ(st.drops, 1);
+	CHECK_EQ(st.last_drop, T0);
+	CHECK_EQ(agg_waiting(l), 5);
+	/* past it: this refusal takes what waited into the bucket */
+	set_now(T0 + SLUICE_DROP_BATCH_NS);
+	CHECK_EQ(xmit_n(&f, 1), 0);
+	st = agg_raw(l);
+	CHECK_EQ(st.drops, 7);
+	CHECK_EQ(st.last_drop, T0 + SLUICE_DROP_BATCH_NS);
+	CHECK_EQ(agg_waiting(l), 0);
+	events_read(&n, &d);
+	CHECK_EQ(n, 0);
+	/* after a quiet spell (the burst of 5 is back): one event, the count whole */
+	set_now(T0 + SLUICE_DROP_BATCH_NS + SLUICE_EVENT_QUIET_NS);
+	CHECK_EQ(xmit_n(&f, 7), 5);
+	events_read(&n, &d);
+	CHECK_EQ(n, 1);
+	CHECK_EQ(d, 8);
+	CHECK_EQ(agg_raw(l).drops, 8);
+	CHECK_EQ(agg_waiting(l), 1);
+	CHECK_EQ(agg_get(l).drops, 9);
+	CHECK_EQ(rstat(0).dropped_pkts, 9);
+}
+
 DP_CASE(dp_check_then_charge)
 {
 	struct sluice_rule *r;
@@ -1605,6 +1691,21 @@ static void race_rounds(__u32 a, __u32 b, __u64 want)
 		CHECK(!rc[i].err, "racer %d: %s", i, strerror(-rc[i].err));
 	}
 	pthread_barrier_destroy(&bar);
+	/*
+	 * Every refusal counted once, by the bucket that refused it: the
+	 * rule-wide one's count whole (what waits per CPU included), the
+	 * sources' on their buckets, and the contended ones apart.
+	 */
+	{
+		__u64 drops = agg_get(all).drops;
+		struct sluice_state st;
+
+		if (!state_get4(r, 0, a, &st))
+			drops += st.drops;
+		if (b != a && !state_get4(r, 0, b, &st))
+			drops += st.drops;
+		CHECK_EQ(drops + g(SLUICE_G_CONTENDED), g(SLUICE_G_DROPPED));
+	}
 	if (g(SLUICE_G_CONTENDED))
 		printf("# %llu packets met a claim in progress twice and were refused\n",
 		       (unsigned long long)g(SLUICE_G_CONTENDED));

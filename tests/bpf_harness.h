@@ -407,8 +407,37 @@ static inline struct sluice_rule_stats rstat(int i)
 	return s;
 }
 
-/* The rule-wide bucket of limit l. */
+/* Refusals of limit l's rule-wide bucket waiting per CPU (sl_agg_drops), summed. */
+static inline __u64 agg_waiting(const struct sluice_limit *l)
+{
+	__u64 v[ncpu], sum = 0;
+	__u32 key = l->agg_slot;
+	int c;
+
+	if (bpf_map__lookup_elem(skel->maps.sl_agg_drops, &key, 4, v, sizeof(v), 0)) {
+		CHECK_FAIL("reading sl_agg_drops[%u]: %s", key, strerror(errno));
+		return 0;
+	}
+	for (c = 0; c < ncpu; c++)
+		sum += v[c];
+	return sum;
+}
+
+/* The rule-wide bucket of limit l as readers see it: drops with those waiting per CPU. */
 static inline struct sluice_state agg_get(const struct sluice_limit *l)
+{
+	struct sluice_state st;
+	__u32 key = l->agg_slot;
+
+	memset(&st, 0, sizeof(st));
+	if (bpf_map__lookup_elem(skel->maps.sl_agg, &key, 4, &st, sizeof(st), 0))
+		CHECK_FAIL("reading sl_agg[%u]: %s", key, strerror(errno));
+	st.drops += agg_waiting(l);
+	return st;
+}
+
+/* The rule-wide bucket of limit l as it is in sl_agg, without those waiting. */
+static inline struct sluice_state agg_raw(const struct sluice_limit *l)
 {
 	struct sluice_state st;
 	__u32 key = l->agg_slot;

@@ -468,6 +468,26 @@ static void metrics_restart(struct daemon *d)
 
 /* ---- events: one log line per limited source per interval, bounded ---- */
 
+static bool bucket_now(struct daemon *d, const struct sluice_ruleset *rs,
+		       const struct sluice_config *cfg, const struct sluice_key *k,
+		       struct sluice_state *st, int *rule);
+
+/*
+ * A rule-wide bucket's event counts its drops without the refusals other
+ * CPUs still hold apart (sl_agg_drops), which may be left from an earlier
+ * flood: start from the count read whole, as every later interval is.
+ */
+static void agg_drops_at_start(struct daemon *d, struct tracked *t)
+{
+	struct sluice_ruleset *rs = sl_live_get(&d->maps);
+	struct sluice_state st;
+	int rule;
+
+	if (rs && bucket_now(d, rs, NULL, &t->key, &st, &rule))
+		t->drops_at_start = st.drops ? st.drops - 1 : 0;
+	free(rs);
+}
+
 static int on_event(void *ctx, void *data, size_t size)
 {
 	const struct sluice_event *e = data;
@@ -485,6 +505,8 @@ static int on_event(void *ctx, void *data, size_t size)
 	}
 	d->tracked[d->nr_tracked].key = e->key;
 	d->tracked[d->nr_tracked].drops_at_start = e->drops ? e->drops - 1 : 0;
+	if (!e->key.family)
+		agg_drops_at_start(d, &d->tracked[d->nr_tracked]);
 	d->nr_tracked++;
 	return 0;
 }
@@ -505,7 +527,7 @@ static bool bucket_now(struct daemon *d, const struct sluice_ruleset *rs,
 	if (k->family == 0) {
 		__u32 slot = rs->rules[*rule].limits[k->limit % SLUICE_MAX_LIMITS].agg_slot;
 
-		return !bpf_map_lookup_elem(d->maps.agg, &slot, st);
+		return !sl_agg_read(&d->maps, slot, st);
 	}
 	return !sl_state_find(d->maps.state, cfg, k, st);
 }

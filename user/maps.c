@@ -198,3 +198,17 @@ int sl_percpu_sum(int map_fd, __u32 key, __u64 *out, size_t words)
 	return 0;
 }
 
+int sl_agg_read(const struct sl_maps *m, __u32 slot, struct sluice_state *st)
+{
+	__u64 waiting;
+	int err;
+
+	if (bpf_map_lookup_elem(m->agg, &slot, st))
+		return -errno;
+	err = sl_percpu_sum(m->agg_drops, slot, &waiting, 1);
+	if (err)
+		return err;
+	st->drops += waiting;
+	return 0;
+}
+

@@ -1061,6 +1061,10 @@ int sl_ruleset_commit(const struct sl_maps *m, struct sluice_ruleset *next)
 				err = -errno;
 				goto out;
 			}
+			/* Refusals an earlier rule's bucket left waiting per CPU go with it. */
+			err = zero_percpu(m->agg_drops, idx, sizeof(__u64));
+			if (err)
+				goto out;
 		}
 	}
 	err = sl_cookie_prepare(next, &cfg);

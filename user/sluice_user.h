@@ -132,6 +132,7 @@ int sl_xdpm_cookie_check(const char *dev);
 	X(arg, rulesets, BPF_MAP_TYPE_ARRAY, 4, sizeof(struct sluice_ruleset))                \
 	X(arg, state, BPF_MAP_TYPE_ARRAY, 4, sizeof(struct sluice_set))                       \
 	X(arg, agg, BPF_MAP_TYPE_ARRAY, 4, sizeof(struct sluice_state))                       \
+	X(arg, agg_drops, BPF_MAP_TYPE_PERCPU_ARRAY, 4, sizeof(__u64))                        \
 	X(arg, rule_stats, BPF_MAP_TYPE_PERCPU_ARRAY, 4, sizeof(struct sluice_rule_stats))    \
 	X(arg, global, BPF_MAP_TYPE_PERCPU_ARRAY, 4, sizeof(struct sluice_globals))          \
 	X(arg, deny4, BPF_MAP_TYPE_LPM_TRIE, sizeof(struct sluice_lpm4), SL_LIST_VAL)         \
@@ -341,6 +342,8 @@ void sl_capture_status(const struct sl_maps *m, const struct sluice_config *cfg)
 __u64 sl_now_ns(void);
 /* Sum a per-CPU value array of n __u64 words per CPU into out. */
 int sl_percpu_sum(int map_fd, __u32 key, __u64 *out, size_t words);
+/* Rule-wide bucket slot of sl_agg, its drops with the refusals still waiting per CPU; or -errno. */
+int sl_agg_read(const struct sl_maps *m, __u32 slot, struct sluice_state *st);
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 

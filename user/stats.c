@@ -481,7 +481,7 @@ static int top_once(const struct sl_maps *m, const struct sluice_ruleset *rs, in
 			if (r->limits[j].key != SLUICE_KEY_ALL)
 				continue;
 			slot = r->limits[j].agg_slot;
-			if (bpf_map_lookup_elem(m->agg, &slot, &row.st) || !row.st.drops ||
+			if (sl_agg_read(m, slot, &row.st) || !row.st.drops ||
 			    !limited_recently(&row.st, now))
 				continue;
 			row.key.uid = r->uid;
