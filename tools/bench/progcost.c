@@ -34,6 +34,8 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <errno.h>
+#include <pthread.h>
+#include <sched.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -96,7 +98,11 @@ enum path {
 	P_NORULE, P_HIT, P_FLEET, P_DROP, P_V6, P_LIM4, P_RULES8, P_RULES32, P_RULES64, P_SPOOF,
 	P_HIT1, P_NEWFULL, P_COOKIE_SYN, P_COOKIE_ACK, NPATH,
 	/* Not a row of the paths' table: measured on its own instance (cold4, clock auto). */
-	P_COLD = NPATH
+	P_COLD = NPATH,
+	/* Not rows either: P_SPOOF and P_DROP run by two CPUs at once (clock auto). */
+	P_SPOOF2,
+	P_DROP2,
+	NROWS
 };
 static const struct {
 	const char *key, *name;
@@ -125,6 +131,14 @@ static const struct {
 /* The row of P_COLD, beside the paths. */
 #define COLD_NAME "one rule, an existing key picked at random from a full table of as many " \
 		  "ways (one run per packet, clock auto)"
+/* The rows of P_SPOOF2 and P_DROP2: each CPU's cost while the other runs the same. */
+static const char *const two_cpu_names[2] = {
+	"spoofed source refused by a rule-wide limit, two CPUs at once (each CPU's cost)",
+	"one rule, existing key, dropped, two CPUs at once (each CPU's cost)",
+};
+static const char *const two_cpu_keys[2] = { "spoof_two_cpus", "drop_two_cpus" };
+
+static const char *row_name(int p);
 
 /*
  * The data path's aims: one path's cost over trivial against another's, in
@@ -143,6 +157,9 @@ static const struct {
 	  "the same size (one run per packet)", P_NEWFULL, P_COLD, 2.0 },
 	{ "new key into a full table / the one existing key run again (one run per packet; "
 	  "its set stays in the cache)", P_NEWFULL, P_HIT1, 0 },
+	{ "spoofed source refused by a rule-wide limit: two CPUs at once / one CPU",
+	  P_SPOOF2, P_SPOOF, 1.25 },
+	{ "one source over its limit: two CPUs at once / one CPU", P_DROP2, P_DROP, 0 },
 };
 #define NAIM (int)(sizeof(aims) / sizeof(aims[0]))
 
@@ -795,6 +812,53 @@ static double kernel_map_bytes(enum bpf_map_type type, unsigned long entries)
 }
 
 /* One path on one instance; ns per packet. */
+/* One thread of run_two: the current packet, repeat runs on one CPU. */
+struct two_cpu {
+	int fd, cpu;
+	__u32 len, want;
+	double ns;
+};
+
+static void *two_cpu_run(void *arg)
+{
+	struct two_cpu *t = arg;
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(t->cpu, &set);
+	t->ns = -1;
+	if (sched_setaffinity(0, sizeof(set), &set))
+		return NULL;
+	t->ns = run_repeat(t->fd, t->len, t->want);
+	return NULL;
+}
+
+/*
+ * The current packet run by CPUs 0 and 1 at once, each repeat times: the
+ * mean of the two CPUs' ns per packet, or -1. What the two share (a bucket
+ * both refuse or charge) moves between their caches as it is written.
+ */
+static double run_two(int fd, __u32 len, __u32 want)
+{
+	struct two_cpu t[2] = { { fd, 0, len, want, -1 }, { fd, 1, len, want, -1 } };
+	pthread_t th[2];
+	int i, started = 0;
+
+	for (i = 0; i < 2; i++)
+		if (!pthread_create(&th[i], NULL, two_cpu_run, &t[i]))
+			started++;
+	for (i = 0; i < started; i++)
+		pthread_join(th[i], NULL);
+	if (started < 2 || t[0].ns < 0 || t[1].ns < 0)
+		return -1;
+	return (t[0].ns + t[1].ns) / 2;
+}
+
+/* P_SPOOF and P_DROP of the last run_path, run by two CPUs at once (clock auto). */
+static double two_ns[2];
+/* The instance whose P_SPOOF and P_DROP run on two CPUs too (clock auto); NULL: none. */
+static struct inst *two_inst;
+
 static double run_path(struct inst *in, int p, unsigned long round)
 {
 	static const struct lim open = { OPEN_RATE, OPEN_RATE, SLUICE_KEY_SRC, 32, 64 };
@@ -904,7 +968,18 @@ static double run_path(struct inst *in, int p, unsigned long round)
 	/* The first packet creates the bucket (or takes the only token). */
 	if (run_once(in->prog, len) < 0)
 		return -1;
+	if (in == two_inst && (p == P_SPOOF || p == P_DROP))
+		two_ns[p == P_DROP] = run_two(in->prog, len, paths[p].verdict);
 	return run_repeat(in->prog, len, paths[p].verdict);
+}
+
+static const char *row_name(int p)
+{
+	if (p == P_COLD)
+		return COLD_NAME;
+	if (p >= P_SPOOF2)
+		return two_cpu_names[p - P_SPOOF2];
+	return paths[p].name;
 }
 
 static void usage(FILE *f)
@@ -945,7 +1020,8 @@ int main(int argc, char **argv)
 	static double triv[MAX_ROUNDS], triv1[MAX_ROUNDS], prim[NPRIM][MAX_ROUNDS];
 	static double scale[NSCALE][MAX_ROUNDS], triv6[MAX_ROUNDS];
 	/* clock auto, per round: each path over its trivial program, and the aims' ratios */
-	static double over[NPATH + 1][MAX_ROUNDS], spread[NPATH + 1][3], aim[NAIM][MAX_ROUNDS];
+	static double over[NROWS][MAX_ROUNDS], spread[NROWS][3], aim[NAIM][MAX_ROUNDS];
+	static double two[2][MAX_ROUNDS];
 	static double cold4[MAX_ROUNDS], m_aim[NAIM];
 	double m_triv, m_triv1, m_triv6, m_prim[NPRIM], m_scale[NSCALE];
 	double bytes_state[NSCALE], bytes_lru[NSCALE], bytes_hash[NSCALE], present[NSCALE];
@@ -1082,6 +1158,13 @@ int main(int argc, char **argv)
 			goto out;
 		}
 	}
+	/* CPUs 0 and 1 both online: the two-CPU rows. */
+	{
+		cpu_set_t on;
+
+		if (!sched_getaffinity(0, sizeof(on), &on) && CPU_ISSET(0, &on) && CPU_ISSET(1, &on))
+			two_inst = &clk[CLK_AUTO];
+	}
 	/*
 	 * An existing key measured as the new key is: one run per packet, each
 	 * from another IPv4 source, in a table of as many ways, so that its
@@ -1135,6 +1218,8 @@ int main(int argc, char **argv)
 		for (p = 0; p < NPATH; p++)
 			for (k = 0; k < NCLK; k++)
 				res[k][p][i] = run_path(&clk[k], p, i);
+		two[0][i] = two_ns[0];
+		two[1][i] = two_ns[1];
 		triv1[i] = run_distinct4(tfd, 0xc6130000, distinct, XDP_DROP);
 		cold4[i] = run_random(cold.prog, 4, cold.keys, cold.nkeys, distinct, &rng, XDP_PASS);
 		triv6[i] = run_random(tfd, 6, NULL, 1024, distinct, &rng, XDP_DROP);
@@ -1150,6 +1235,8 @@ int main(int argc, char **argv)
 			bad = "the trivial program";
 		else if (cold4[i] < 0)
 			bad = "existing key from a full table";
+		else if (two_inst && (two[0][i] < 0 || two[1][i] < 0))
+			bad = "two CPUs at once";
 		for (p = 0; p < NPRIM && !bad; p++)
 			if (prim[p][i] < 0)
 				bad = prim_names[p];
@@ -1195,13 +1282,16 @@ int main(int argc, char **argv)
 	for (p = 0; p < NPATH; p++)
 		for (i = 0; i < rounds; i++)
 			over[p][i] = res[0][p][i] - (paths[p].distinct ? triv1[i] : triv[i]);
-	for (i = 0; i < rounds; i++)
+	for (i = 0; i < rounds; i++) {
 		over[P_COLD][i] = cold4[i] - triv1[i];
+		over[P_SPOOF2][i] = two[0][i] - triv[i];
+		over[P_DROP2][i] = two[1][i] - triv[i];
+	}
 	for (a = 0; a < NAIM; a++)
 		for (i = 0; i < rounds; i++)
 			aim[a][i] = over[aims[a].den][i] > 0 ? over[aims[a].num][i] /
 								over[aims[a].den][i] : 0;
-	for (p = 0; p <= P_COLD; p++) {
+	for (p = 0; p < NROWS; p++) {
 		spread[p][1] = median(over[p], rounds);
 		spread[p][0] = over[p][0];
 		spread[p][2] = over[p][rounds - 1];
@@ -1244,20 +1334,28 @@ int main(int argc, char **argv)
 	       FULL_KEYS / SLUICE_WAYS, SLUICE_WAYS);
 
 	printf("| path (clock auto) | over trivial: min | median | max |\n|---|---:|---:|---:|\n");
-	for (p = 0; p <= P_COLD; p++)
-		printf("| %s | %+.0f | %+.0f | %+.0f |\n", p == P_COLD ? COLD_NAME : paths[p].name,
-		       spread[p][0], spread[p][1], spread[p][2]);
+	for (p = 0; p < NROWS; p++)
+		if (p < P_SPOOF2 || two_inst)
+			printf("| %s | %+.0f | %+.0f | %+.0f |\n", row_name(p), spread[p][0],
+			       spread[p][1], spread[p][2]);
 	printf("\nThe spread of each path's cost over its trivial program across the %lu "
-	       "rounds (clock auto). The last row is the existing key measured as the new key "
+	       "rounds (clock auto). The existing key picked at random is measured as the new key "
 	       "is: each run from another IPv4 source, picked at random among the %lu keys of a "
 	       "table of %d ways, so its set is as far from the cache as a new key's; the new "
-	       "key's cost less this one is what the insert itself costs.\n\n", rounds,
-	       cold.nkeys, FULL_KEYS);
+	       "key's cost less this one is what the insert itself costs.%s\n\n", rounds,
+	       cold.nkeys, FULL_KEYS,
+	       two_inst ? " The two-CPU rows run the path's packet on CPUs 0 and 1 at once, "
+			  "each repeat times, and give the mean of the two CPUs' ns per packet: "
+			  "a bucket that both refuse shows what writing it on every packet "
+			  "costs when its cache line moves between them." :
+			  " With one CPU online there are no two-CPU rows.");
 	printf("| ratio of two paths' cost over trivial, same rounds (clock auto) | median | "
 	       "aim |\n|---|---:|---:|\n");
 	for (a = 0; a < NAIM; a++)
-		if (aims[a].max > 0)
-			printf("| %s | %.2f x | <= %.1f x |\n", aims[a].name, m_aim[a], aims[a].max);
+		if (!two_inst && aims[a].num >= P_SPOOF2)
+			continue;
+		else if (aims[a].max > 0)
+			printf("| %s | %.2f x | <= %.2f x |\n", aims[a].name, m_aim[a], aims[a].max);
 		else
 			printf("| %s | %.2f x | (shown, no aim) |\n", aims[a].name, m_aim[a]);
 	printf("\n");
@@ -1305,14 +1403,16 @@ int main(int argc, char **argv)
 			fprintf(js, "\"floor\": %.1f}", paths[p].distinct ? m_triv1 : m_triv);
 		}
 		fprintf(js, "},\n \"spread\": {");
-		for (p = 0; p <= P_COLD; p++)
-			fprintf(js, "%s\"%s\": [%.1f, %.1f, %.1f]", p ? ", " : "",
-				p == P_COLD ? "existing_cold" : paths[p].key,
-				spread[p][0], spread[p][1], spread[p][2]);
+		for (p = 0; p < NROWS; p++)
+			if (p < P_SPOOF2 || two_inst)
+				fprintf(js, "%s\"%s\": [%.1f, %.1f, %.1f]", p ? ", " : "",
+					p == P_COLD ? "existing_cold" :
+					p >= P_SPOOF2 ? two_cpu_keys[p - P_SPOOF2] : paths[p].key,
+					spread[p][0], spread[p][1], spread[p][2]);
 		fprintf(js, "},\n \"aims\": [");
 		/* Only the aims: the ratios shown for comparison are the markdown's. */
 		for (a = 0, c = 0; a < NAIM; a++)
-			if (aims[a].max > 0)
+			if (aims[a].max > 0 && (two_inst || aims[a].num < P_SPOOF2))
 				fprintf(js, "%s{\"name\": \"%s\", \"ratio\": %.3f, \"max\": %.2f}",
 					c++ ? ", " : "", aims[a].name, m_aim[a], aims[a].max);
 		fprintf(js, "],\n \"pieces\": {");
