@@ -136,6 +136,19 @@ struct {
 } sl_agg_drops SEC(".maps");
 
 /*
+ * Refusals of per-source buckets on this CPU that their drops do not hold
+ * yet, a key a slot (struct sluice_src_wait; note_drop). Per CPU, as
+ * sl_agg_drops; readers add what waits for a key on every CPU.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, SLUICE_SRC_WAIT_SLOTS);
+	__type(key, __u32);
+	__type(value, struct sluice_src_wait);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} sl_src_drops SEC(".maps");
+
+/*
  * Hot keys of fleet-wide limits and what was charged to them here: the
  * data path inserts a key once its bucket is half spent and adds each
  * charge (atomic add); the daemon reads the growth, sends it to the fleet

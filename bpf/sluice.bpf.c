@@ -247,6 +247,46 @@ struct {
 	__type(value, struct sl_scratch);
 } sl_scratch SEC(".maps");
 
+#include "state.h"
+
+/*
+ * Give the refusals waiting in slot of this CPU's sl_src_drops to their
+ * bucket, if sl_state still holds it (an evicted bucket's count is gone
+ * with it), and free the slot. Global: verified once, off the paths that
+ * call it.
+ */
+__noinline int sl_src_drops_flush(__u32 slot)
+{
+	struct sluice_src_wait *w = bpf_map_lookup_elem(&sl_src_drops, &slot);
+	struct sluice_config *cfg;
+	struct sluice_set *set;
+	__u32 zero = 0, idx, i;
+	__u64 n;
+
+	if (!w || !w->n)
+		return 0;
+	n = w->n;
+	w->n = 0;
+	cfg = bpf_map_lookup_elem(&sl_config, &zero);
+	if (!cfg || !cfg->state_sets)
+		return 0;
+	idx = sl_state_set(sl_key_hash(&w->key, cfg->state_seed), cfg->state_sets);
+	set = bpf_map_lookup_elem(&sl_state, &idx);
+	if (!set)
+		return 0;
+	for (i = 0; i < SLUICE_WAYS; i++) {
+		struct sluice_way *way = &set->way[i];
+
+		if (READ_ONCE(*way_word(way, 0)) == key_word(&w->key, 0) &&
+		    *way_word(way, 1) == key_word(&w->key, 1) &&
+		    *way_word(way, 2) == key_word(&w->key, 2)) {
+			__sync_fetch_and_add(&way->st.drops, n);
+			break;
+		}
+	}
+	return 0;
+}
+
 /*
  * A bucket refused a packet: count it on the bucket, and if the bucket had
  * been quiet, say that it started limiting. key NULL: a rule-wide bucket,
@@ -258,31 +298,64 @@ struct {
  * refusal, with two CPUs refusing at once). So a rule-wide bucket that
  * this CPU saw refuse within SLUICE_DROP_BATCH_NS (by last_drop) counts the
  * refusal in sl_agg_drops, this CPU's own; the next refusal past that adds
- * this CPU's count to the bucket's drops and moves last_drop. A refusing
- * bucket is written at most once a batch period per CPU, and last_drop
+ * this CPU's count to the bucket's drops and moves last_drop. A rule-wide
+ * bucket that keeps refusing is written once a batch period per CPU; last_drop
  * trails the latest refusal by less than one. The quiet spell before an
  * event is measured from it, so it may be short of SLUICE_EVENT_QUIET_NS by
- * that much. A per-source bucket belongs to one source, which most
- * receive-side scaling keeps on one CPU: it is counted on the bucket.
+ * that much. A per-source bucket's refusals wait the same way in this
+ * CPU's slot of sl_src_drops for its key, if the slot is free or already
+ * the key's; a slot whose key was not refused here for a batch is given
+ * over (sl_src_drops_flush). When the slot is another's, the refusal is
+ * written to the bucket as before.
  */
 static __always_inline void note_drop(struct sluice_state *st, __u64 now,
 				      const struct sluice_key *key, __u32 uid, __u32 li, int defer,
 				      __u32 slot)
 {
 	struct sl_scratch *sc;
-	__u32 zero = 0;
-	__u64 last = READ_ONCE(st->last_drop), add = 1, drops, *pend = NULL;
+	/*
+	 * The one map key of every lookup here (the slot of sl_agg_drops or
+	 * sl_src_drops, then 0): one stack slot, in frames that sit on the
+	 * deepest call chain (see struct sl_eval).
+	 */
+	__u32 idx = slot;
+	__u64 last = READ_ONCE(st->last_drop), add = 1, drops, *pend;
+	/* Signed: another CPU may have stored a time a little ahead of ours. */
+	int recent = last && (__s64)(now - last) < (__s64)SLUICE_DROP_BATCH_NS;
+	struct sluice_src_wait *w;
 
 	if (!key) {
-		pend = bpf_map_lookup_elem(&sl_agg_drops, &slot);
-		/* Signed: another CPU may have stored a time a little ahead of ours. */
-		if (pend && last && (__s64)(now - last) < (__s64)SLUICE_DROP_BATCH_NS) {
+		pend = bpf_map_lookup_elem(&sl_agg_drops, &idx);
+		if (pend && recent) {
 			*pend += 1;
 			return;
 		}
 		if (pend) {
 			add += *pend;
 			*pend = 0;
+		}
+	} else {
+		idx = sl_src_wait_slot(key);
+		w = bpf_map_lookup_elem(&sl_src_drops, &idx);
+		if (w) {
+			int mine = w->n && key_same(&w->key, key);
+
+			if (recent) {
+				/* Another key's, not refused here for a batch: its turn is over. */
+				if (!mine && w->n && (__s64)(now - w->at) >= (__s64)SLUICE_DROP_BATCH_NS)
+					sl_src_drops_flush(idx);
+				if (mine || !w->n) {
+					if (!mine)
+						w->key = *key;
+					w->n += 1;
+					w->at = now;
+					return;
+				}
+				/* The slot is another key's: this refusal is written. */
+			} else if (mine) {
+				add += w->n;
+				w->n = 0;
+			}
 		}
 	}
 	drops = __sync_fetch_and_add(&st->drops, add) + add;
@@ -294,7 +367,8 @@ static __always_inline void note_drop(struct sluice_state *st, __u64 now,
 		sl_event(key, (__u64)uid << 8 | li, now, drops);
 		return;
 	}
-	sc = bpf_map_lookup_elem(&sl_scratch, &zero);
+	idx = 0;
+	sc = bpf_map_lookup_elem(&sl_scratch, &idx);
 	if (!sc)
 		return;
 	if (key)
@@ -307,7 +381,6 @@ static __always_inline void note_drop(struct sluice_state *st, __u64 now,
 	sc->pending = 1;
 }
 
-#include "state.h"
 
 /*
  * Take back a charge of cost at now: for a token bucket exactly what it

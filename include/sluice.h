@@ -352,12 +352,13 @@ _Static_assert(sizeof(struct sluice_key) == 24, "sluice_key layout");
 struct sluice_state {
 	__u64 tat;		/* CAS-updated */
 	/*
-	 * Packets this bucket refused (atomic add). A rule-wide bucket's
-	 * latest refusals may wait per CPU in sl_agg_drops: its count is
-	 * this plus theirs (SLUICE_DROP_BATCH_NS).
+	 * Packets this bucket refused (atomic add). Its latest refusals may
+	 * wait per CPU (sl_agg_drops for a rule-wide bucket, sl_src_drops
+	 * for a per-source one): its count is this plus theirs
+	 * (SLUICE_DROP_BATCH_NS).
 	 */
 	__u64 drops;
-	/* ns of the latest refusal (plain store); a rule-wide bucket's trails it by under a batch */
+	/* ns of the latest refusal written (plain store): under a batch before the latest */
 	__u64 last_drop;
 	__u64 aux;		/* sliding window: the previous window's count */
 };
@@ -558,14 +559,31 @@ _Static_assert(sizeof(struct sluice_globals) == 8 * SLUICE_G_MAX, "sluice_global
  */
 #define SLUICE_EVENT_QUIET_NS	1000000000ULL
 /*
- * A rule-wide bucket that refused within this long on a CPU counts that
- * CPU's further refusals apart (sl_agg_drops) and adds them to its drops
- * at the first refusal after it: 2^23 ns, about 8.4 ms (three ticks of the
+ * A bucket that refused within this long on a CPU counts that CPU's
+ * further refusals apart (sl_agg_drops, sl_src_drops) and adds them to
+ * its drops at the first refusal after it: 2^23 ns, about 8.4 ms (three ticks of the
  * jiffies clock at HZ=250 before one is seen past it). Under the fleet
  * sync's shortest interval (20 ms), so a bucket that keeps refusing shows
  * its drops grow at every sync.
  */
 #define SLUICE_DROP_BATCH_NS	(1ULL << 23)
+
+/*
+ * Refusals of per-source buckets waiting on one CPU, as a rule-wide
+ * bucket's wait in sl_agg_drops: sl_src_drops is a per-CPU array of
+ * SLUICE_SRC_WAIT_SLOTS of these, a key in the slot its words pick
+ * (sl_src_wait_slot), one key a slot. A slot whose key has not been
+ * refused on its CPU for a batch period is given to the next key that
+ * wants it, its count first added to its bucket.
+ */
+#define SLUICE_SRC_WAIT_SHIFT	10
+#define SLUICE_SRC_WAIT_SLOTS	(1U << SLUICE_SRC_WAIT_SHIFT)
+struct sluice_src_wait {
+	struct sluice_key key;	/* whose refusals wait here (n 0: none, the slot is free) */
+	__u64 n;		/* refusals not yet in the bucket's drops */
+	__u64 at;		/* data-path clock of the latest */
+};
+_Static_assert(sizeof(struct sluice_src_wait) == 40, "sluice_src_wait layout");
 struct sluice_event {
 	struct sluice_key key;	/* key.family 0: the rule-wide bucket key.uid/key.limit */
 	__u64 ts;		/* ns, data-path clock */

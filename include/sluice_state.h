@@ -30,6 +30,20 @@ static __always_inline __u64 *way_word(struct sluice_way *w, int i)
 	return &((__u64 *)&w->key)[i];
 }
 
+/* Are keys a and b the same (their three words)? */
+static __always_inline int key_same(const struct sluice_key *a, const struct sluice_key *b)
+{
+	return key_word(a, 0) == key_word(b, 0) && key_word(a, 1) == key_word(b, 1) &&
+	       key_word(a, 2) == key_word(b, 2);
+}
+
+/* The slot of sl_src_drops where key k's refusals wait (struct sluice_src_wait). */
+static __always_inline __u32 sl_src_wait_slot(const struct sluice_key *k)
+{
+	return ((key_word(k, 0) ^ key_word(k, 1) ^ key_word(k, 2)) * 0x9E3779B97F4A7C15ULL) >>
+	       (64 - SLUICE_SRC_WAIT_SHIFT);
+}
+
 /*
  * One pass over the set: the way holding key k, or NULL (no bucket, which
  * reads as a full one). On the way, *victim is set to the way a new key

@@ -968,10 +968,14 @@ DP_CASE(dp_per_src_burst_then_rate)
 	CHECK_EQ(rstat(0).dropped_bytes, 41 * 46);
 	CHECK_EQ(g(SLUICE_G_PASSED), 12);
 	CHECK_EQ(g(SLUICE_G_DROPPED), 41);
-	/* the bucket's own drop counter and time of the latest refusal */
+	/*
+	 * The bucket's own drop counter (with what waits per CPU) and the
+	 * time it was last written: the refusals at 200 ms came within a
+	 * batch period of those at 199 ms, so they wait.
+	 */
 	CHECK(!state_get4(r, 0, SRC_A, &st), "no bucket for SRC_A");
 	CHECK_EQ(st.drops, 36);
-	CHECK_EQ(st.last_drop, T0 + 200 * MSEC);
+	CHECK_EQ(st.last_drop, T0 + 199 * MSEC);
 	CHECK_EQ(st.tat, T0 + 200 * MSEC + 5 * unit_of(&r->limits[0]));
 	CHECK(!state_get4(r, 0, SRC_B, &st), "no bucket for SRC_B");
 	CHECK_EQ(st.drops, 5);
@@ -1216,6 +1220,97 @@ DP_CASE(dp_per_all_refusals_wait_per_cpu)
 	CHECK_EQ(agg_waiting(l), 1);
 	CHECK_EQ(agg_get(l).drops, 9);
 	CHECK_EQ(rstat(0).dropped_pkts, 9);
+}
+
+/* The same for a per-source bucket: its refusals wait in this CPU's slot for its key. */
+DP_CASE(dp_per_src_refusals_wait_per_cpu)
+{
+	struct sluice_rule *r;
+	struct sluice_state st = {};
+	struct sluice_way w = {};
+	struct sluice_key k;
+	struct frame f;
+
+	r = add_rule(SLUICE_ACT_DROP);
+	per_src(r, 10, 5);
+	commit();
+	k = key4(r, 0, SRC_A);
+	udp4(&f, SRC_A, 53);
+	CHECK_EQ(xmit_n(&f, 10), 5);
+	CHECK(!state_way(&k, &w), "no bucket for SRC_A");
+	CHECK_EQ(w.st.drops, 1);
+	CHECK_EQ(w.st.last_drop, T0);
+	CHECK_EQ(src_waiting(&k), 4);
+	CHECK(!state_find(&k, &st), "no bucket for SRC_A");
+	CHECK_EQ(st.drops, 5);
+	set_now(T0 + SLUICE_DROP_BATCH_NS - 1);
+	CHECK_EQ(xmit_n(&f, 1), 0);
+	CHECK(!state_way(&k, &w), "no bucket for SRC_A");
+	CHECK_EQ(w.st.drops, 1);
+	CHECK_EQ(src_waiting(&k), 5);
+	set_now(T0 + SLUICE_DROP_BATCH_NS);
+	CHECK_EQ(xmit_n(&f, 1), 0);
+	CHECK(!state_way(&k, &w), "no bucket for SRC_A");
+	CHECK_EQ(w.st.drops, 7);
+	CHECK_EQ(w.st.last_drop, T0 + SLUICE_DROP_BATCH_NS);
+	CHECK_EQ(src_waiting(&k), 0);
+	CHECK_EQ(rstat(0).dropped_pkts, 7);
+}
+
+/*
+ * Two sources whose keys pick the same slot: the second's refusals are
+ * written while the first's wait there, and the slot is given over once
+ * the first was not refused on this CPU for a batch period, its count
+ * going into its bucket first.
+ */
+DP_CASE(dp_src_wait_slot_given_over)
+{
+	struct sluice_key ka, kb;
+	struct sluice_rule *r;
+	struct sluice_state st = {};
+	struct sluice_way w = {};
+	struct frame fa, fb;
+	__u32 b = 0, i;
+
+	r = add_rule(SLUICE_ACT_DROP);
+	per_src(r, 10, 1);
+	commit();
+	ka = key4(r, 0, SRC_A);
+	for (i = 1; i < 65536 && !b; i++) {
+		kb = key4(r, 0, IP4(198, 19, i >> 8, i & 0xff));
+		if (sl_src_wait_slot(&kb) == sl_src_wait_slot(&ka))
+			b = IP4(198, 19, i >> 8, i & 0xff);
+	}
+	if (!b) {
+		CHECK_FAIL("no source shares SRC_A's slot among 65535");
+		return;
+	}
+	udp4(&fa, SRC_A, 53);
+	udp4(&fb, b, 53);
+	/* A: one admitted, one refused and written, one waiting */
+	CHECK_EQ(xmit_n(&fa, 3), 1);
+	CHECK(!state_way(&ka, &w), "no bucket for A");
+	CHECK_EQ(w.st.drops, 1);
+	CHECK_EQ(src_waiting(&ka), 1);
+	/* half a batch on, B: A holds the slot, so B's second refusal is written too */
+	set_now(T0 + SLUICE_DROP_BATCH_NS / 2);
+	CHECK_EQ(xmit_n(&fb, 3), 1);
+	CHECK(!state_way(&kb, &w), "no bucket for B");
+	CHECK_EQ(w.st.drops, 2);
+	CHECK_EQ(src_waiting(&kb), 0);
+	CHECK_EQ(src_waiting(&ka), 1);
+	/* a batch after A's last refusal: A's count goes to its bucket, B takes the slot */
+	set_now(T0 + SLUICE_DROP_BATCH_NS);
+	CHECK_EQ(xmit_n(&fb, 1), 0);
+	CHECK(!state_way(&ka, &w), "no bucket for A");
+	CHECK_EQ(w.st.drops, 2);
+	CHECK_EQ(src_waiting(&ka), 0);
+	CHECK(!state_way(&kb, &w), "no bucket for B");
+	CHECK_EQ(w.st.drops, 2);
+	CHECK_EQ(src_waiting(&kb), 1);
+	CHECK(!state_find(&kb, &st), "no bucket for B");
+	CHECK_EQ(st.drops, 3);
+	CHECK_EQ(rstat(0).dropped_pkts, 5);
 }
 
 DP_CASE(dp_check_then_charge)

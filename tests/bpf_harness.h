@@ -34,6 +34,7 @@
 
 #include "sluice.h"
 #include "sluice_limiter.h"
+#include "sluice_state.h"
 #include "sluice.skel.h"
 #include "../user/kernel_features.h"
 #include "check.h"
@@ -564,14 +565,37 @@ static inline int state_way(const struct sluice_key *k, struct sluice_way *w)
 	return 0;
 }
 
-/* The bucket of key k into *st: 0, or -ENOENT if no way of its set holds it. */
+/* Refusals of key k's per-source bucket waiting per CPU (sl_src_drops), summed. */
+static inline __u64 src_waiting(const struct sluice_key *k)
+{
+	struct sluice_src_wait v[ncpu];
+	__u32 slot = sl_src_wait_slot(k);
+	__u64 sum = 0;
+	int c;
+
+	if (bpf_map__lookup_elem(skel->maps.sl_src_drops, &slot, 4, v, sizeof(v), 0)) {
+		CHECK_FAIL("reading sl_src_drops[%u]: %s", slot, strerror(errno));
+		return 0;
+	}
+	for (c = 0; c < ncpu; c++)
+		if (v[c].n && key_same(&v[c].key, k))
+			sum += v[c].n;
+	return sum;
+}
+
+/*
+ * The bucket of key k into *st, as readers see it (drops with those
+ * waiting per CPU): 0, or -ENOENT if no way of its set holds it.
+ */
 static inline int state_find(const struct sluice_key *k, struct sluice_state *st)
 {
 	struct sluice_way w;
 	int err = state_way(k, &w);
 
-	if (!err)
+	if (!err) {
 		*st = w.st;
+		st->drops += src_waiting(k);
+	}
 	return err;
 }
 

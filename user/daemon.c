@@ -469,21 +469,37 @@ static void metrics_restart(struct daemon *d)
 /* ---- events: one log line per limited source per interval, bounded ---- */
 
 static bool bucket_now(struct daemon *d, const struct sluice_ruleset *rs,
-		       const struct sluice_config *cfg, const struct sluice_key *k,
-		       struct sluice_state *st, int *rule);
+		       const struct sluice_config *cfg, const struct sl_src_waits *ws,
+		       const struct sluice_key *k, struct sluice_state *st, int *rule);
 
 /*
- * A rule-wide bucket's event counts its drops without the refusals other
- * CPUs still hold apart (sl_agg_drops), which may be left from an earlier
- * flood: start from the count read whole, as every later interval is.
+ * An event counts its bucket's drops without the refusals other CPUs still
+ * hold apart (sl_agg_drops, sl_src_drops), which may be left from an
+ * earlier flood: start from the count read whole, as every later interval
+ * is.
  */
-static void agg_drops_at_start(struct daemon *d, struct tracked *t)
+static void drops_at_start(struct daemon *d, struct tracked *t)
 {
-	struct sluice_ruleset *rs = sl_live_get(&d->maps);
+	struct sluice_ruleset *rs = NULL;
+	struct sluice_config cfg;
 	struct sluice_state st;
+	bool found = false;
+	__u64 waiting;
 	int rule;
 
-	if (rs && bucket_now(d, rs, NULL, &t->key, &st, &rule))
+	if (t->key.family) {
+		/* No rule set to read: a source's bucket is found by its key. */
+		if (!sl_config_read(&d->maps, &cfg) &&
+		    !sl_src_waiting_key(&d->maps, &t->key, &waiting) &&
+		    !sl_state_find(d->maps.state, &cfg, &t->key, &st)) {
+			st.drops += waiting;
+			found = true;
+		}
+	} else {
+		rs = sl_live_get(&d->maps);
+		found = rs && bucket_now(d, rs, NULL, NULL, &t->key, &st, &rule);
+	}
+	if (found)
 		t->drops_at_start = st.drops ? st.drops - 1 : 0;
 	free(rs);
 }
@@ -505,16 +521,15 @@ static int on_event(void *ctx, void *data, size_t size)
 	}
 	d->tracked[d->nr_tracked].key = e->key;
 	d->tracked[d->nr_tracked].drops_at_start = e->drops ? e->drops - 1 : 0;
-	if (!e->key.family)
-		agg_drops_at_start(d, &d->tracked[d->nr_tracked]);
+	drops_at_start(d, &d->tracked[d->nr_tracked]);
 	d->nr_tracked++;
 	return 0;
 }
 
 /* The bucket behind a tracked key now; false if it is gone. */
 static bool bucket_now(struct daemon *d, const struct sluice_ruleset *rs,
-		       const struct sluice_config *cfg, const struct sluice_key *k,
-		       struct sluice_state *st, int *rule)
+		       const struct sluice_config *cfg, const struct sl_src_waits *ws,
+		       const struct sluice_key *k, struct sluice_state *st, int *rule)
 {
 	__u32 i;
 
@@ -529,7 +544,10 @@ static bool bucket_now(struct daemon *d, const struct sluice_ruleset *rs,
 
 		return !sl_agg_read(&d->maps, slot, st);
 	}
-	return !sl_state_find(d->maps.state, cfg, k, st);
+	if (sl_state_find(d->maps.state, cfg, k, st))
+		return false;
+	st->drops += sl_src_waiting(ws, k);
+	return true;
 }
 
 /* A host as its address, a prefix as CIDR, a rule-wide bucket as "all sources". */
@@ -560,6 +578,7 @@ static void events_flush(struct daemon *d)
 {
 	struct sluice_ruleset *rs = NULL;
 	struct sluice_config scfg;	/* sl_state's hash seed and set count */
+	struct sl_src_waits ws = {};
 	struct ev_line *lines = NULL;
 	size_t i, kept = 0, n = 0;
 	__u64 more = d->untracked;
@@ -570,7 +589,7 @@ static void events_flush(struct daemon *d)
 	}
 	rs = sl_live_get(&d->maps);
 	lines = calloc(d->nr_tracked + 1, sizeof(*lines));
-	if (!rs || !lines || sl_config_read(&d->maps, &scfg))
+	if (!rs || !lines || sl_config_read(&d->maps, &scfg) || sl_src_waits_read(&d->maps, &ws))
 		goto out;
 	for (i = 0; i < d->nr_tracked; i++) {
 		struct tracked *t = &d->tracked[i];
@@ -579,7 +598,7 @@ static void events_flush(struct daemon *d)
 		__u64 dropped;
 		int rule;
 
-		if (!bucket_now(d, rs, &scfg, &t->key, &st, &rule))
+		if (!bucket_now(d, rs, &scfg, &ws, &t->key, &st, &rule))
 			continue;	/* rule gone or bucket evicted: forget it */
 		dropped = st.drops - t->drops_at_start;
 		if (!dropped)
@@ -609,6 +628,7 @@ static void events_flush(struct daemon *d)
 	__atomic_store_n(&d->limited, n + d->untracked, __ATOMIC_RELAXED);
 out:
 	d->untracked = 0;
+	sl_src_waits_free(&ws);
 	free(lines);
 	free(rs);
 }

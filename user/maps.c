@@ -13,6 +13,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "sluice_user.h"
+#include "sluice_state.h"
 
 /*
  * What each pinned map must be, in SL_MAPS order. Values are read into
@@ -196,6 +197,74 @@ int sl_percpu_sum(int map_fd, __u32 key, __u64 *out, size_t words)
 			out[i] += vals[(size_t)c * words + i];
 	free(vals);
 	return 0;
+}
+
+int sl_src_waits_read(const struct sl_maps *m, struct sl_src_waits *ws)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	__u32 slot;
+
+	ws->w = NULL;
+	ws->ncpu = 0;
+	if (ncpu <= 0)
+		return -EINVAL;
+	ws->w = calloc((size_t)ncpu * SLUICE_SRC_WAIT_SLOTS, sizeof(*ws->w));
+	if (!ws->w)
+		return -ENOMEM;
+	for (slot = 0; slot < SLUICE_SRC_WAIT_SLOTS; slot++)
+		if (bpf_map_lookup_elem(m->src_drops, &slot, &ws->w[(size_t)slot * ncpu])) {
+			int err = -errno;
+
+			free(ws->w);
+			ws->w = NULL;
+			return err;
+		}
+	ws->ncpu = ncpu;
+	return 0;
+}
+
+__u64 sl_src_waiting(const struct sl_src_waits *ws, const struct sluice_key *k)
+{
+	size_t base = (size_t)sl_src_wait_slot(k) * ws->ncpu;
+	__u64 n = 0;
+	int c;
+
+	for (c = 0; ws->w && c < ws->ncpu; c++)
+		if (ws->w[base + c].n && key_same(&ws->w[base + c].key, k))
+			n += ws->w[base + c].n;
+	return n;
+}
+
+int sl_src_waiting_key(const struct sl_maps *m, const struct sluice_key *k, __u64 *n)
+{
+	int ncpu = libbpf_num_possible_cpus(), c;
+	__u32 slot = sl_src_wait_slot(k);
+	struct sluice_src_wait *v;
+
+	*n = 0;
+	if (ncpu <= 0)
+		return -EINVAL;
+	v = calloc(ncpu, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	if (bpf_map_lookup_elem(m->src_drops, &slot, v)) {
+		int err = -errno;
+
+		free(v);
+		return err;
+	}
+	for (c = 0; c < ncpu; c++)
+		if (v[c].n && key_same(&v[c].key, k))
+			*n += v[c].n;
+	free(v);
+	return 0;
+}
+
+void sl_src_waits_free(struct sl_src_waits *ws)
+{
+	free(ws->w);
+	ws->w = NULL;
+	ws->ncpu = 0;
 }
 
 int sl_agg_read(const struct sl_maps *m, __u32 slot, struct sluice_state *st)

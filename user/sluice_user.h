@@ -133,6 +133,7 @@ int sl_xdpm_cookie_check(const char *dev);
 	X(arg, state, BPF_MAP_TYPE_ARRAY, 4, sizeof(struct sluice_set))                       \
 	X(arg, agg, BPF_MAP_TYPE_ARRAY, 4, sizeof(struct sluice_state))                       \
 	X(arg, agg_drops, BPF_MAP_TYPE_PERCPU_ARRAY, 4, sizeof(__u64))                        \
+	X(arg, src_drops, BPF_MAP_TYPE_PERCPU_ARRAY, 4, sizeof(struct sluice_src_wait))     \
 	X(arg, rule_stats, BPF_MAP_TYPE_PERCPU_ARRAY, 4, sizeof(struct sluice_rule_stats))    \
 	X(arg, global, BPF_MAP_TYPE_PERCPU_ARRAY, 4, sizeof(struct sluice_globals))          \
 	X(arg, deny4, BPF_MAP_TYPE_LPM_TRIE, sizeof(struct sluice_lpm4), SL_LIST_VAL)         \
@@ -344,6 +345,17 @@ __u64 sl_now_ns(void);
 int sl_percpu_sum(int map_fd, __u32 key, __u64 *out, size_t words);
 /* Rule-wide bucket slot of sl_agg, its drops with the refusals still waiting per CPU; or -errno. */
 int sl_agg_read(const struct sl_maps *m, __u32 slot, struct sluice_state *st);
+/* Every CPU's slots of sl_src_drops, read at once: refusals of per-source buckets still waiting. */
+struct sl_src_waits {
+	struct sluice_src_wait *w;	/* slot-major: w[slot * ncpu + cpu] */
+	int ncpu;
+};
+int sl_src_waits_read(const struct sl_maps *m, struct sl_src_waits *ws);
+/* What waits for key k on every CPU: add it to its bucket's drops. */
+__u64 sl_src_waiting(const struct sl_src_waits *ws, const struct sluice_key *k);
+void sl_src_waits_free(struct sl_src_waits *ws);
+/* What waits for key k alone (its one slot, every CPU): 0 or -errno. */
+int sl_src_waiting_key(const struct sl_maps *m, const struct sluice_key *k, __u64 *n);
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 

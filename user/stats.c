@@ -406,6 +406,7 @@ static void print_connections(const struct sl_maps *m, const struct sluice_rules
 struct top_walk {
 	struct top_rows *rows;
 	const struct sluice_ruleset *rs;
+	const struct sl_src_waits *ws;	/* refusals still waiting per CPU */
 	int only_idx;
 	__u64 now;
 };
@@ -416,6 +417,7 @@ static int top_way(const struct sluice_way *w, void *ctx)
 	struct top_walk *tw = ctx;
 	struct top_row row = { .key = w->key, .st = w->st };
 
+	row.st.drops += sl_src_waiting(tw->ws, &row.key);
 	if (!row.st.drops || !limited_recently(&row.st, tw->now))
 		return 0;
 	row.rule = rule_by_uid(tw->rs, row.key.uid);
@@ -450,7 +452,8 @@ static int top_once(const struct sl_maps *m, const struct sluice_ruleset *rs, in
 	struct top_rows rows = {};
 	struct bpf_map_info info = {};
 	__u32 ilen = sizeof(info);
-	struct top_walk tw = { .rows = &rows, .rs = rs, .only_idx = only_idx };
+	struct sl_src_waits ws = {};
+	struct top_walk tw = { .rows = &rows, .rs = rs, .only_idx = only_idx, .ws = &ws };
 	struct sluice_config cfg = {};
 	size_t i;
 	int err = 0, a;
@@ -462,6 +465,11 @@ static int top_once(const struct sl_maps *m, const struct sluice_ruleset *rs, in
 	now = sl_now_ns();
 	tw.now = now;
 	bpf_obj_get_info_by_fd(m->state, &info, &ilen);
+	err = sl_src_waits_read(m, &ws);
+	if (err) {
+		pr_err("cannot read sl_src_drops: %s", strerror(-err));
+		goto out;
+	}
 	err = sl_state_walk(m->state, top_way, &tw);
 	if (err) {
 		if (err != -ENOMEM)
@@ -509,6 +517,7 @@ static int top_once(const struct sl_maps *m, const struct sluice_ruleset *rs, in
 	print_cookies(m);
 	out_end();
 out:
+	sl_src_waits_free(&ws);
 	free(rows.v);
 	return err;
 }
