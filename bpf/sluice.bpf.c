@@ -381,7 +381,6 @@ static __always_inline void note_drop(struct sluice_state *st, __u64 now,
 	sc->pending = 1;
 }
 
-
 /*
  * Take back a charge of cost at now: for a token bucket exactly what it
  * added (others may have built on it), for a window the cost out of the
