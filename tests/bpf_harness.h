@@ -424,19 +424,6 @@ static inline __u64 agg_waiting(const struct sluice_limit *l)
 	return sum;
 }
 
-/* The rule-wide bucket of limit l as readers see it: drops with those waiting per CPU. */
-static inline struct sluice_state agg_get(const struct sluice_limit *l)
-{
-	struct sluice_state st;
-	__u32 key = l->agg_slot;
-
-	memset(&st, 0, sizeof(st));
-	if (bpf_map__lookup_elem(skel->maps.sl_agg, &key, 4, &st, sizeof(st), 0))
-		CHECK_FAIL("reading sl_agg[%u]: %s", key, strerror(errno));
-	st.drops += agg_waiting(l);
-	return st;
-}
-
 /* The rule-wide bucket of limit l as it is in sl_agg, without those waiting. */
 static inline struct sluice_state agg_raw(const struct sluice_limit *l)
 {
@@ -446,6 +433,15 @@ static inline struct sluice_state agg_raw(const struct sluice_limit *l)
 	memset(&st, 0, sizeof(st));
 	if (bpf_map__lookup_elem(skel->maps.sl_agg, &key, 4, &st, sizeof(st), 0))
 		CHECK_FAIL("reading sl_agg[%u]: %s", key, strerror(errno));
+	return st;
+}
+
+/* The rule-wide bucket of limit l as readers see it: drops with those waiting per CPU. */
+static inline struct sluice_state agg_get(const struct sluice_limit *l)
+{
+	struct sluice_state st = agg_raw(l);
+
+	st.drops += agg_waiting(l);
 	return st;
 }
 

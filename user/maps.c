@@ -199,10 +199,23 @@ int sl_percpu_sum(int map_fd, __u32 key, __u64 *out, size_t words)
 	return 0;
 }
 
+/* What waits for key k among one slot's values, one per CPU. */
+static __u64 waiting_in(const struct sluice_src_wait *v, int ncpu, const struct sluice_key *k)
+{
+	__u64 n = 0;
+	int c;
+
+	for (c = 0; c < ncpu; c++)
+		if (v[c].n && key_same(&v[c].key, k))
+			n += v[c].n;
+	return n;
+}
+
 int sl_src_waits_read(const struct sl_maps *m, struct sl_src_waits *ws)
 {
 	int ncpu = libbpf_num_possible_cpus();
-	__u32 slot;
+	__u32 keys[SLUICE_SRC_WAIT_SLOTS], count = SLUICE_SRC_WAIT_SLOTS, out;
+	LIBBPF_OPTS(bpf_map_batch_opts, o);
 
 	ws->w = NULL;
 	ws->ncpu = 0;
@@ -211,33 +224,29 @@ int sl_src_waits_read(const struct sl_maps *m, struct sl_src_waits *ws)
 	ws->w = calloc((size_t)ncpu * SLUICE_SRC_WAIT_SLOTS, sizeof(*ws->w));
 	if (!ws->w)
 		return -ENOMEM;
-	for (slot = 0; slot < SLUICE_SRC_WAIT_SLOTS; slot++)
-		if (bpf_map_lookup_elem(m->src_drops, &slot, &ws->w[(size_t)slot * ncpu])) {
-			int err = -errno;
+	/* Every slot in one call: per-CPU values come slot-major, a CPU's after another's. */
+	if (bpf_map_lookup_batch(m->src_drops, NULL, &out, keys, ws->w, &count, &o) &&
+	    errno != ENOENT) {
+		int err = -errno;
 
-			free(ws->w);
-			ws->w = NULL;
-			return err;
-		}
+		free(ws->w);
+		ws->w = NULL;
+		return err;
+	}
 	ws->ncpu = ncpu;
 	return 0;
 }
 
 __u64 sl_src_waiting(const struct sl_src_waits *ws, const struct sluice_key *k)
 {
-	size_t base = (size_t)sl_src_wait_slot(k) * ws->ncpu;
-	__u64 n = 0;
-	int c;
-
-	for (c = 0; ws->w && c < ws->ncpu; c++)
-		if (ws->w[base + c].n && key_same(&ws->w[base + c].key, k))
-			n += ws->w[base + c].n;
-	return n;
+	if (!ws->w)
+		return 0;
+	return waiting_in(&ws->w[(size_t)sl_src_wait_slot(k) * ws->ncpu], ws->ncpu, k);
 }
 
 int sl_src_waiting_key(const struct sl_maps *m, const struct sluice_key *k, __u64 *n)
 {
-	int ncpu = libbpf_num_possible_cpus(), c;
+	int ncpu = libbpf_num_possible_cpus();
 	__u32 slot = sl_src_wait_slot(k);
 	struct sluice_src_wait *v;
 
@@ -253,9 +262,7 @@ int sl_src_waiting_key(const struct sl_maps *m, const struct sluice_key *k, __u6
 		free(v);
 		return err;
 	}
-	for (c = 0; c < ncpu; c++)
-		if (v[c].n && key_same(&v[c].key, k))
-			*n += v[c].n;
+	*n = waiting_in(v, ncpu, k);
 	free(v);
 	return 0;
 }
