@@ -1009,14 +1009,18 @@ __noinline int sl_match_rules(struct sl_eval *ev, struct sl_match *m, __u32 disa
 /*
  * Is ev->pkt, a passed packet, an ACK (and nothing else) addressed like
  * the SYNs of an action cookie rule? Then it may carry a cookie's answer
- * (sluice_cookie_ack). Global, so verified once and its answer an unknown
- * value to the caller, which splits no paths before the very end.
+ * (sluice_cookie_ack). Only the index's candidates for its protocol and
+ * port are visited, as in sl_match_rules: an ACK's cost does not grow with
+ * the rules that cannot match it. Global, so verified once and its answer
+ * an unknown value to the caller, which splits no paths before the very
+ * end.
  */
 __noinline int sl_match_cookie_ack(struct sl_eval *ev)
 {
 	struct sluice_ruleset *rs;
 	struct sluice_config *cfg;
-	__u32 i, nr, rs_idx, zero = 0;
+	__u32 k, rs_idx, zero = 0;
+	__u64 cand, low;
 	__u8 flags;
 	int hit = 0;
 
@@ -1032,14 +1036,15 @@ __noinline int sl_match_cookie_ack(struct sl_eval *ev)
 	rs = bpf_map_lookup_elem(&sl_rulesets, &rs_idx);
 	if (!rs || !rs->cookie_rules)
 		return 0;
-	nr = rs->nr_rules;
+	cand = sl_rule_candidates(rs, &ev->pkt, rs->nr_rules);
 	flags = ev->pkt.tcp_flags;
 	ev->pkt.tcp_flags = SLUICE_TCP_SYN;
-	for (i = 0; i < SLUICE_MAX_RULES; i++) {
-		const struct sluice_rule *r = &rs->rules[i];
+	for (k = 0; k < SLUICE_MAX_RULES && cand; k++) {
+		const struct sluice_rule *r;
 
-		if (i >= nr)
-			break;
+		low = cand & -cand;
+		cand ^= low;
+		r = &rs->rules[sl_bit_index(low) & (SLUICE_MAX_RULES - 1)];
 		if (r->action == SLUICE_ACT_COOKIE && sl_rule_match(r, &ev->pkt)) {
 			hit = 1;
 			break;

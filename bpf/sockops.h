@@ -17,24 +17,30 @@ struct sl_conn_walk {
 	struct sl_pkt pkt;
 	__u32 rs_idx;
 	__u32 nr;
+	__u64 cand;	/* the candidates not visited yet (sl_rule_candidates) */
 	struct sluice_key keys[SLUICE_CONN_KEYS_PER_SOCK];
 };
 
-/* The connection-limit keys rule i gives this connection; 1 stops the walk. */
-static __always_inline long conn_rule_at(__u32 i, struct sl_conn_walk *w)
+/*
+ * The connection-limit keys the next candidate rule (the lowest bit of
+ * w->cand) gives this connection; 1 stops the walk.
+ */
+static __always_inline long conn_rule_at(struct sl_conn_walk *w)
 {
 	struct sluice_ruleset *rs;
 	const struct sluice_rule *r;
 	__u32 rs_idx = w->rs_idx;
-	__u64 idx = i;
+	__u64 low = w->cand & -w->cand;
 	__u32 li;
 
-	asm volatile("%[idx] &= %[mask]" : [idx] "+r"(idx) : [mask] "i"(SLUICE_MAX_RULES - 1));
+	if (!low)
+		return 1;
+	w->cand ^= low;
 	/* A key on this frame's stack: w may be a global function's argument. */
 	rs = bpf_map_lookup_elem(&sl_rulesets, &rs_idx);
-	if (!rs || i >= SLUICE_MAX_RULES)
+	if (!rs)
 		return 1;
-	r = &rs->rules[idx];
+	r = &rs->rules[sl_bit_index(low) & (SLUICE_MAX_RULES - 1)];
 	if (!sl_rule_match(r, &w->pkt))
 		return 0;
 	for (li = 0; li < SLUICE_MAX_LIMITS; li++) {
@@ -54,7 +60,7 @@ static __always_inline long conn_rule_at(__u32 i, struct sl_conn_walk *w)
 /* bpf_loop callback: conn_rule_at. */
 static long conn_rule(__u32 i, void *ctx)
 {
-	return conn_rule_at(i, ctx);
+	return conn_rule_at(ctx);
 }
 
 /* Without bpf_loop: the walk as a bounded loop in a global function (sl_walk_rules). */
@@ -65,7 +71,7 @@ __noinline int sl_walk_conn_rules(struct sl_conn_walk *w, __u32 nr)
 	if (!w)
 		return 0;
 	for (i = 0; i < SLUICE_MAX_RULES && i < nr; i++)
-		if (conn_rule_at(i, w))
+		if (conn_rule_at(w))
 			break;
 	return 0;
 }
@@ -138,8 +144,13 @@ static __always_inline void conn_established(struct bpf_sock_ops *skops)
 
 		if (!rs)
 			return;
+		/*
+		 * Only the rules the index gives for the local port, lowest
+		 * first: the walk stops when none are left.
+		 */
 		__u32 nr = rs->nr_rules < SLUICE_MAX_RULES ? rs->nr_rules : SLUICE_MAX_RULES;
 
+		w.cand = sl_rule_candidates(rs, &w.pkt, nr);
 		if (has_bpf_loop)
 			bpf_loop(nr, conn_rule, &w, 0);
 		else

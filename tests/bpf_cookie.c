@@ -472,6 +472,54 @@ HARNESS_CASE(cookie_other_acks_pass)
 		close(lfd);
 }
 
+/*
+ * The ACK check visits the rule index's candidates for the ACK's port, not
+ * every rule: a cookie rule behind 40 others (on other ports, and some on
+ * every port) is still found for its port, and the same rule set's ACKs to
+ * another port with a listener, whose candidates hold no cookie rule, are
+ * not checked.
+ */
+HARNESS_CASE(cookie_ack_found_among_many_rules)
+{
+	struct frame ack, out, l;
+	struct where w;
+	int lfd, lfd2, i, v;
+
+	for (i = 0; i < 40; i++) {
+		struct sluice_rule *r = add_rule(SLUICE_ACT_DROP);
+
+		match_proto(r, SL_IPPROTO_TCP);
+		/* Every fourth on every port; the rest on ports around PORT but not it. */
+		if (i % 4) {
+			r->match |= SLUICE_M_DPORT;
+			r->dport_lo = r->dport_hi = PORT + 2 + i;
+		}
+		new_limit(r, SLUICE_ALGO_GCRA, 1000000, 0, 1000000, SLUICE_COST_PKT,
+			  SLUICE_KEY_SRC, 32, 128);
+	}
+	cookie_rule(1, SLUICE_COOKIE_OVER, 0, 0);
+	commit();
+	cookie_cfg(ALL_FLAGS);
+	lfd = listen_on(4, PORT);
+	lfd2 = listen_on(4, OTHER_PORT);
+	CHECK(lfd >= 0 && lfd2 >= 0, "cannot listen on %d and %d", PORT, OTHER_PORT);
+	/* A forged answer to the cookie rule's port: checked, dropped. */
+	l4_tcp_full(&l, PORT, SLUICE_TCP_ACK, CLIENT_ISN + 1, 0xa5a5a5a5, 0);
+	tcp_frame(&ack, K4, SRC_A, &l, &w);
+	v = run_xdp(&ack, &out);
+	CHECK(v == XDP_DROP, "forged ACK to the cookie rule's port: verdict %d, want XDP_DROP", v);
+	CHECK_EQ(g(SLUICE_G_COOKIE_INVALID), 1);
+	/* The same to another port: ten rules match it, none a cookie rule; passed unchecked. */
+	l4_tcp_full(&l, OTHER_PORT, SLUICE_TCP_ACK, CLIENT_ISN + 1, 0xa5a5a5a5, 0);
+	tcp_frame(&ack, K4, SRC_A, &l, &w);
+	CHECK_EQ(run_xdp(&ack, &out), XDP_PASS);
+	CHECK_EQ(g(SLUICE_G_COOKIE_VALID) + g(SLUICE_G_COOKIE_INVALID), 1);
+	if (lfd >= 0)
+		close(lfd);
+	if (lfd2 >= 0)
+		close(lfd2);
+}
+
 /* SYN+FIN, SYN+RST, SYN+ACK and a SYN with a bad checksum are never answered. */
 HARNESS_CASE(cookie_never_answered)
 {
