@@ -96,7 +96,7 @@ static const struct {
 
 enum path {
 	P_NORULE, P_HIT, P_FLEET, P_DROP, P_V6, P_LIM4, P_RULES8, P_RULES32, P_RULES64, P_SPOOF,
-	P_HIT1, P_NEWFULL, P_COOKIE_SYN, P_COOKIE_ACK, NPATH,
+	P_HIT1, P_NEWFULL, P_COOKIE_SYN, P_COOKIE_ACK, P_COOKIE_ACK64, NPATH,
 	/* Not a row of the paths' table: measured on its own instance (cold4, clock auto). */
 	P_COLD = NPATH,
 	/* Not rows either: P_SPOOF and P_DROP run by two CPUs at once (clock auto). */
@@ -126,6 +126,8 @@ static const struct {
 	  XDP_TX },
 	{ "cookie_ack", "ACK with a valid cookie checked (socket lookup, cookie check)", 1,
 	  XDP_PASS },
+	{ "cookie_ack_rules64", "the same, the cookie rule behind 63 rules on other ports", 1,
+	  XDP_PASS },
 };
 
 /* The row of P_COLD, beside the paths. */
@@ -153,6 +155,8 @@ static const struct {
 	{ "fleet scope, tracked key / the same limit per host", P_FLEET, P_HIT, FLEET_AIM },
 	{ "4 limits on one rule / one limit", P_LIM4, P_HIT, 2.0 },
 	{ "64 rules, the last matching / one rule", P_RULES64, P_HIT, 1.3 },
+	{ "ACK with a cookie, its rule behind 63 others / alone", P_COOKIE_ACK64, P_COOKIE_ACK,
+	  1.3 },
 	{ "new key into a full table / an existing key picked at random from a full table of "
 	  "the same size (one run per packet)", P_NEWFULL, P_COLD, 2.0 },
 	{ "new key into a full table / the one existing key run again (one run per packet; "
@@ -463,22 +467,36 @@ static __u64 mono_ns(void);
  * The cookie paths' rule: `proto tcp dport BENCH_PORT tcp-flags syn limit
  * 1pps per all action cookie cookie always`, budgets that never refuse, the
  * kernel primed just now (so no SYN is passed to it instead of answered)
- * and every option allowed back (tcp_timestamps = 2).
+ * and every option allowed back (tcp_timestamps = 2). Behind `front` rules
+ * of `proto tcp dport` other ports (limit-free drop rules: they never
+ * match the bench's packets).
  */
-static int set_cookie_rule(struct inst *in)
+static int set_cookie_rule(struct inst *in, __u32 front)
 {
 	static const struct lim one = { 1, 1, SLUICE_KEY_ALL, 0, 0, 0 };
 	static struct sluice_ruleset rs;
 	struct sluice_config cfg;
-	struct sluice_ck_dst k = { .addr = { BENCH_PORT }, .slot = 0, .family = 0x80 | 4 };
-	struct sluice_rule *r = &rs.rules[0];
-	__u32 zero = 0;
+	struct sluice_ck_dst k = { .addr = { BENCH_PORT }, .slot = front, .family = 0x80 | 4 };
+	struct sluice_rule *r = &rs.rules[front];
+	__u32 zero = 0, i;
 	__u64 now;
 
 	memset(&rs, 0, sizeof(rs));
-	rs.nr_rules = 1;
+	rs.nr_rules = front + 1;
 	rs.cookie_rules = 1;
-	snprintf(rs.names[0], SLUICE_NAME_LEN, "cookie");
+	for (i = 0; i < front; i++) {
+		struct sluice_rule *o = &rs.rules[i];
+
+		snprintf(rs.names[i], SLUICE_NAME_LEN, "other%u", i);
+		o->uid = in->uid++;
+		o->slot = i;
+		o->match = SLUICE_M_PROTO | SLUICE_M_DPORT;
+		o->proto = 6;
+		o->dport_lo = o->dport_hi = BENCH_PORT + 1 + i;
+		o->action = SLUICE_ACT_DROP;
+	}
+	snprintf(rs.names[front], SLUICE_NAME_LEN, "cookie");
+	r->slot = front;
 	r->uid = in->uid++;
 	r->nr_limits = 1;
 	r->match = SLUICE_M_PROTO | SLUICE_M_DPORT | SLUICE_M_TCPFLAGS;
@@ -885,10 +903,10 @@ static double run_path(struct inst *in, int p, unsigned long round)
 	struct sluice_key k;
 	int err = 0;
 
-	if (p == P_COOKIE_SYN || p == P_COOKIE_ACK) {
-		if (set_cookie_rule(in))
+	if (p == P_COOKIE_SYN || p == P_COOKIE_ACK || p == P_COOKIE_ACK64) {
+		if (set_cookie_rule(in, p == P_COOKIE_ACK64 ? 63 : 0))
 			return -1;
-		if (p == P_COOKIE_ACK)
+		if (p != P_COOKIE_SYN)
 			return cookie_ack(in) ? -1 : run_same(in->prog, ACK4_LEN, distinct, XDP_PASS);
 		build_tcp4(pkt, SLUICE_TCP_SYN, SYN_ISN, 0);
 		return run_same(in->prog, SYN4_LEN, distinct, XDP_TX);
