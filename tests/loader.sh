@@ -140,6 +140,29 @@ n=$(slj status | jq '.interfaces | length')
 [ "$n" == 3 ] || fail "$n interfaces attached, want 3"
 end_case loader-accepts-same-options
 
+# Pins an older build left (one without a map this build has, as
+# sl_src_drops was added): commands that need the map say so, naming
+# 'detach all', and change nothing; the program stays attached.
+begin_case
+if [ ! -e "$ROOT/sl_src_drops" ]; then
+	fail "no pin $ROOT/sl_src_drops to take away: $(ls "$ROOT" | tr '\n' ' ')"
+else
+	mv "$ROOT/sl_src_drops" "$ROOT/sl_src_drops_away"
+	out=$(sl stats 2>&1)
+	rc=$?
+	[ "$rc" -eq 1 ] || fail "stats over an older build's pins exited $rc, want 1: $out"
+	[[ "$out" == *"an older build, without sl_src_drops"*"detach all"* ]] ||
+		fail "the error does not say what is missing and what to do: $out"
+	out=$(sl rule add old-pins limit 10/s 2>&1) && fail "rule add over an older build's pins succeeded: $out"
+	mv "$ROOT/sl_src_drops_away" "$ROOT/sl_src_drops"
+	n=$(slj status | jq '.interfaces | length')
+	[ "$n" == 3 ] || fail "$n interfaces attached after the refusals, want 3"
+	slj rule list | jq -e '.rules[] | select(.name == "old-pins")' >/dev/null 2>&1 &&
+		fail "the refused rule add left rule old-pins"
+	expect_ok "stats with the pin back" sl stats
+fi
+end_case loader-older-build-pins-named
+
 # ---- the connection counter on the cgroup root ----
 
 # Where the loader looks, in its order (user/loader.c cgroup2_root).

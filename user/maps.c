@@ -86,8 +86,15 @@ int sl_maps_open(struct sl_maps *m)
 		*fds[i] = bpf_obj_get(path);
 		if (*fds[i] < 0) {
 			err = -errno;
-			pr_err("cannot open pinned map %s: %s%s", path, strerror(-err),
-			       err == -EPERM || err == -EACCES ? " (needs root)" : "");
+			if (err == -ENOENT)
+				/* Loaded, so the pins are an older build's, from before this map. */
+				pr_err("cannot open pinned map %s: the sluice loaded under %s is "
+				       "an older build, without %s ('sluice detach all' takes it "
+				       "off, with its state, so that this one can load)", path,
+				       opts.root, sl_map_shapes[i].name);
+			else
+				pr_err("cannot open pinned map %s: %s%s", path, strerror(-err),
+				       err == -EPERM || err == -EACCES ? " (needs root)" : "");
 			goto fail;
 		}
 		{
