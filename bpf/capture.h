@@ -33,16 +33,17 @@ struct {
 
 /*
  * What the core tells the capture about a verdict, as the `why` word it
- * carries: bits 0-7 enum sluice_capture_reason, 8-15 the deciding rule's
+ * carries: bits 0-7 enum sluice_capture_reason, 8-16 the deciding rule's
  * index in the live set plus one (0: no rule; SL_WHY_FIRST: the first rule
- * the packet matched, from sl_scratch), 16-23 enum sluice_capture_flags;
+ * the packet matched, from sl_scratch), 17-23 enum sluice_capture_flags;
  * the capture adds the verdict in bits 24-31. The core only moves
  * constants and the refusing rule's index into it and branches on none of
  * it, so the verifier's states do not split over it: the global functions
  * below decode it.
  */
-#define SL_WHY(reason, ri1, flags) ((reason) | (ri1) << 8 | (flags) << 16)
-#define SL_WHY_FIRST	0xff
+#define SL_WHY(reason, ri1, flags) ((reason) | (ri1) << 8 | (flags) << 17)
+#define SL_WHY_FIRST	0x1ff
+_Static_assert(SLUICE_MAX_RULES < SL_WHY_FIRST, "SL_WHY holds a rule index plus one");
 
 /*
  * Budget retries: another CPU took the word in between. Losing all of them
@@ -112,7 +113,7 @@ static __always_inline struct sl_cap_rec *cap_admit(__u32 what)
 	}
 	if (!(READ_ONCE(c->verdicts) & (1U << verdict)))
 		return NULL;
-	slot = cap_rule(cfg, (what >> 8) & 0xff, &uid);
+	slot = cap_rule(cfg, (what >> 8) & SL_WHY_FIRST, &uid);
 	if (c->rule_slot != SLUICE_CAPTURE_ANY_RULE && c->rule_slot != slot)
 		return NULL;
 	/* One word for the second and its count: a new second starts at one. */
@@ -144,7 +145,7 @@ static __always_inline struct sl_cap_rec *cap_admit(__u32 what)
 	rec->h.rule_slot = slot;
 	rec->h.verdict = verdict;
 	rec->h.reason = what & 0xff;
-	rec->h.flags = (what >> 16) & 0xff;
+	rec->h.flags = (what >> 17) & 0x7f;
 	/* The snaplen rides in caplen until the entry knows the frame's length. */
 	rec->h.caplen = READ_ONCE(c->snaplen);
 	return rec;

@@ -18,6 +18,8 @@ struct sl_conn_walk {
 	__u32 rs_idx;
 	__u32 nr;
 	__u64 cand;	/* the candidates not visited yet (sl_rule_candidates) */
+	__u32 cell;	/* their cell of the rule index */
+	__u32 pad;
 	struct sluice_key keys[SLUICE_CONN_KEYS_PER_SOCK];
 };
 
@@ -40,7 +42,7 @@ static __always_inline long conn_rule_at(struct sl_conn_walk *w)
 	rs = bpf_map_lookup_elem(&sl_rulesets, &rs_idx);
 	if (!rs)
 		return 1;
-	r = &rs->rules[sl_bit_index(low) & (SLUICE_MAX_RULES - 1)];
+	r = &rs->rules[sl_cand_rule(rs, w->cell, sl_bit_index(low)) & (SLUICE_MAX_RULES - 1)];
 	if (!sl_rule_match(r, &w->pkt))
 		return 0;
 	for (li = 0; li < SLUICE_MAX_LIMITS; li++) {
@@ -70,7 +72,7 @@ __noinline int sl_walk_conn_rules(struct sl_conn_walk *w, __u32 nr)
 
 	if (!w)
 		return 0;
-	for (i = 0; i < SLUICE_MAX_RULES && i < nr; i++)
+	for (i = 0; i < SLUICE_MAX_CAND && i < nr; i++)
 		if (conn_rule_at(w))
 			break;
 	return 0;
@@ -148,13 +150,11 @@ static __always_inline void conn_established(struct bpf_sock_ops *skops)
 		 * Only the rules the index gives for the local port, lowest
 		 * first: the walk stops when none are left.
 		 */
-		__u32 nr = rs->nr_rules < SLUICE_MAX_RULES ? rs->nr_rules : SLUICE_MAX_RULES;
-
-		w.cand = sl_rule_candidates(rs, &w.pkt, nr);
+		w.cand = sl_rule_candidates(rs, &w.pkt, &w.cell);
 		if (has_bpf_loop)
-			bpf_loop(nr, conn_rule, &w, 0);
+			bpf_loop(SLUICE_MAX_CAND, conn_rule, &w, 0);
 		else
-			sl_walk_conn_rules(&w, nr);
+			sl_walk_conn_rules(&w, SLUICE_MAX_CAND);
 	}
 	if (!w.nr)
 		return;

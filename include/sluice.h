@@ -12,8 +12,14 @@
 #include <linux/types.h>
 #endif
 
-/* Rules in one rule set; the data path walks at most this many. */
-#define SLUICE_MAX_RULES	64
+/* Rules in one rule set (a power of two: indices are masked with it). */
+#define SLUICE_MAX_RULES	256
+/*
+ * Rules that may meet one packet: the most one cell of the rule index
+ * (struct sluice_ruleset.cand) holds. The data path walks at most this many
+ * a packet, in 64-bit masks.
+ */
+#define SLUICE_MAX_CAND		64
 /* Limits carried by one rule. */
 #define SLUICE_MAX_LIMITS	4
 /* Rule names, NUL included. */
@@ -188,7 +194,16 @@ enum sluice_idx_proto {
 #define SLUICE_PORT_BUCKETS	256
 /* The index's bucket for packets without ports (ICMP, non-first fragments, ...). */
 #define SLUICE_IDX_NOPORT	SLUICE_PORT_BUCKETS
-_Static_assert(SLUICE_MAX_RULES <= 64, "the rule index holds a rule set in 64-bit masks");
+/*
+ * Cells of the rule index: a protocol class's buckets, then the next
+ * class's (771 in all), rounded up to a power of two so that the data path
+ * bounds a cell with a mask, not a branch the verifier would follow twice.
+ */
+#define SLUICE_IDX_CELLS	1024
+_Static_assert(SLUICE_IDX_PROTOS * (SLUICE_PORT_BUCKETS + 1) <= SLUICE_IDX_CELLS,
+	       "the rule index's cells");
+_Static_assert(SLUICE_MAX_CAND == 64, "a cell's rules are walked in 64-bit masks");
+_Static_assert(SLUICE_MAX_RULES <= 256, "a cell names its rules in bytes");
 
 /*
  * A whole rule set. The data path reads sl_rulesets[config.active]; the
@@ -199,19 +214,27 @@ struct sluice_ruleset {
 	__u32 nr_rules;
 	__u32 gen;		/* bumped on every commit */
 	__u32 cookie_rules;	/* rules with action cookie: ACKs are checked for cookies */
-	/* cand holds the rule index (sl_ruleset_index); 0: every rule is a candidate. */
+	/*
+	 * cand and cand_rule hold the rule index (sl_ruleset_index); 0: no
+	 * index, and no rule is a candidate (every writer builds one).
+	 */
 	__u32 indexed;
 	struct sluice_rule rules[SLUICE_MAX_RULES];
 	/*
-	 * The rule index, written with the rules by sl_ruleset_index: bit i of
-	 * cand[class][bucket] is set when rule i may match a packet of that
-	 * protocol class (enum sluice_idx_proto) whose destination port falls
-	 * in that bucket (sl_port_bucket; SLUICE_IDX_NOPORT: a packet without
-	 * ports). A superset: the data path still matches each candidate in
-	 * full, and only those, so the cost of matching follows the rules that
-	 * may apply, not the number of rules.
+	 * The rule index, written with the rules by sl_ruleset_index. A cell
+	 * is a protocol class (enum sluice_idx_proto) and a bucket of
+	 * destination ports (sl_port_bucket; SLUICE_IDX_NOPORT: a packet
+	 * without ports), cell = class * (SLUICE_PORT_BUCKETS + 1) + bucket.
+	 * cand_rule[cell] lists, lowest first, the rules that may match a
+	 * packet of that cell, and bit k of cand[cell] is set for each entry k
+	 * of the list: the data path's masks (which rules matched, which are
+	 * being evaluated) are over these positions, not over rule indices. A
+	 * superset: the data path still matches each candidate in full, and
+	 * only those, so the cost of matching follows the rules that may
+	 * apply, not the number of rules.
 	 */
-	__u64 cand[SLUICE_IDX_PROTOS][SLUICE_PORT_BUCKETS + 1];
+	__u64 cand[SLUICE_IDX_CELLS];
+	__u8 cand_rule[SLUICE_IDX_CELLS][SLUICE_MAX_CAND];
 	char names[SLUICE_MAX_RULES][SLUICE_NAME_LEN];	/* read by userspace only */
 };
 

@@ -11,6 +11,9 @@
 #include "sluice.h"
 #include "sluice_parse.h"
 
+/* E2BIG, where errno.h is not at hand (the BPF side). */
+#define SL_E2BIG	7
+
 #define SL_NSEC_PER_SEC 1000000000ULL
 /* Largest cost one packet can have (IPv4/IPv6 length fields are 16 bits, plus 40). */
 #define SL_MAX_COST 65575ULL
@@ -303,21 +306,54 @@ static __always_inline __u32 sl_port_bucket(__u32 port)
 /* Ports a rule's range may span before it is set in every bucket without walking them. */
 #define SL_IDX_WIDE_RANGE	4096
 
+/* The index's cell of a protocol class and a port bucket (struct sluice_ruleset.cand). */
+static __always_inline __u32 sl_idx_cell(__u32 pc, __u32 bucket)
+{
+	return pc * (SLUICE_PORT_BUCKETS + 1) + bucket;
+}
+
+/* Where sl_ruleset_index found more rules than a cell holds: the fullest cell. */
+struct sl_idx_full {
+	__u32 pc, bucket;	/* its protocol class and port bucket */
+	__u32 n;		/* the rules that may meet a packet of it */
+};
+
+/*
+ * Rule i into cell c of rs's index, counted in n[c] (past the list too, so
+ * that an error can say how many), once per rule: rules come in ascending
+ * order, so last[c] (the latest rule added, plus one) tells, and the lists
+ * stay sorted.
+ */
+static inline void sl_idx_add(struct sluice_ruleset *rs, __u16 *n, __u16 *last, __u32 c, __u32 i)
+{
+	if (last[c] == i + 1)
+		return;
+	last[c] = i + 1;
+	if (n[c] < SLUICE_MAX_CAND) {
+		rs->cand_rule[c][n[c]] = i;
+		rs->cand[c] |= 1ULL << n[c];
+	}
+	n[c]++;
+}
+
 /*
  * Build the index of rs's rules (userspace, whenever the set is written:
- * with the rules, into the entry that is not live yet). Each rule's bit is
- * set in every cell it may match in: a superset, as sl_rule_match still
- * decides; unused rule slots have no bits.
+ * with the rules, into the entry that is not live yet). Each rule goes into
+ * every cell it may match in: a superset, as sl_rule_match still decides.
+ * 0, or -E2BIG when a cell would hold more than SLUICE_MAX_CAND rules (more
+ * rules than that may meet one packet): the set must not be written, and
+ * *full (if not NULL) says which cell, with how many.
  */
-static inline void sl_ruleset_index(struct sluice_ruleset *rs)
+static inline int sl_ruleset_index(struct sluice_ruleset *rs, struct sl_idx_full *full)
 {
 	__u32 nr = rs->nr_rules < SLUICE_MAX_RULES ? rs->nr_rules : SLUICE_MAX_RULES;
-	__u32 i, pc, b, port;
+	__u16 n[SLUICE_IDX_CELLS] = { 0 }, last[SLUICE_IDX_CELLS] = { 0 };
+	__u32 i, pc, b, port, c, worst = 0;
 
 	__builtin_memset(rs->cand, 0, sizeof(rs->cand));
+	__builtin_memset(rs->cand_rule, 0, sizeof(rs->cand_rule));
 	for (i = 0; i < nr; i++) {
 		const struct sluice_rule *r = &rs->rules[i];
-		__u64 bit = 1ULL << i;
 		__u8 m = r->match;
 
 		for (pc = 0; pc < SLUICE_IDX_PROTOS; pc++) {
@@ -330,7 +366,7 @@ static inline void sl_ruleset_index(struct sluice_ruleset *rs)
 				continue;
 			if (!(m & SLUICE_M_DPORT)) {
 				for (b = 0; b <= SLUICE_IDX_NOPORT; b++)
-					rs->cand[pc][b] |= bit;
+					sl_idx_add(rs, n, last, sl_idx_cell(pc, b), i);
 				continue;
 			}
 			/* A port range matches packets with ports (TCP, UDP) only. */
@@ -338,31 +374,50 @@ static inline void sl_ruleset_index(struct sluice_ruleset *rs)
 				continue;
 			if ((__u32)r->dport_hi - r->dport_lo >= SL_IDX_WIDE_RANGE) {
 				for (b = 0; b < SLUICE_PORT_BUCKETS; b++)
-					rs->cand[pc][b] |= bit;
+					sl_idx_add(rs, n, last, sl_idx_cell(pc, b), i);
 				continue;
 			}
 			for (port = r->dport_lo; port <= r->dport_hi; port++)
-				rs->cand[pc][sl_port_bucket(port)] |= bit;
+				sl_idx_add(rs, n, last, sl_idx_cell(pc, sl_port_bucket(port)), i);
 		}
 	}
 	rs->indexed = 1;
+	for (c = 0; c < SLUICE_IDX_CELLS; c++)
+		if (n[c] > n[worst])
+			worst = c;
+	if (n[worst] <= SLUICE_MAX_CAND)
+		return 0;
+	if (full) {
+		full->pc = worst / (SLUICE_PORT_BUCKETS + 1);
+		full->bucket = worst % (SLUICE_PORT_BUCKETS + 1);
+		full->n = n[worst];
+	}
+	return -SL_E2BIG;
 }
 
 /*
- * The rules of rs (the first nr) that may match p: its index cell, or every
- * rule when the set carries no index.
+ * The rules of rs that may match p, as positions in the list of its index
+ * cell, *cell (bit k: the list's entry k, sl_cand_rule); none without an
+ * index.
  */
 static __always_inline __u64 sl_rule_candidates(const struct sluice_ruleset *rs,
-						const struct sl_pkt *p, __u32 nr)
+						const struct sl_pkt *p, __u32 *cell)
 {
-	__u64 all = nr >= 64 ? ~0ULL : (1ULL << nr) - 1;
 	__u32 b = SLUICE_IDX_NOPORT;
 
+	*cell = 0;
 	if (!rs->indexed)
-		return all;
+		return 0;
 	if (p->flags & SL_PKT_PORTS)
 		b = sl_port_bucket(p->dport);
-	return rs->cand[sl_idx_proto(p->proto)][b] & all;
+	*cell = sl_idx_cell(sl_idx_proto(p->proto), b);
+	return rs->cand[*cell & (SLUICE_IDX_CELLS - 1)];
+}
+
+/* The index of the rule at position k of cell's list (sl_rule_candidates). */
+static __always_inline __u32 sl_cand_rule(const struct sluice_ruleset *rs, __u32 cell, __u32 k)
+{
+	return rs->cand_rule[cell & (SLUICE_IDX_CELLS - 1)][k & (SLUICE_MAX_CAND - 1)];
 }
 
 /*

@@ -939,6 +939,90 @@ DP_CASE(dp_multiple_rules_all_apply)
 	CHECK_EQ(g(SLUICE_G_DROPPED), 9 + 5);
 }
 
+/*
+ * A full set of SLUICE_MAX_RULES rules. The data path's masks are over a
+ * cell's list of candidates, not over rule indices, so the same pair of
+ * rules (an enforcing limit and a dry-run one on UDP 9999) must give the
+ * same verdicts and counters alone, as rules 0 and 1, and behind 251
+ * others, as rules 253 and 254, where their positions in the cell are not
+ * their indices. The last rule, a port-less TCP one, limits too.
+ */
+static void pair_on_9999(void)
+{
+	struct sluice_rule *e = add_rule(SLUICE_ACT_DROP), *d;
+
+	match_proto(e, SL_IPPROTO_UDP);
+	match_dport(e, 9999, 9999);
+	per_src(e, 1, 4);
+	d = add_rule(SLUICE_ACT_DRYRUN);
+	match_proto(d, SL_IPPROTO_UDP);
+	match_dport(d, 9999, 9999);
+	per_src(d, 1, 2);
+}
+
+DP_CASE(dp_full_rule_set_positions)
+{
+	struct sluice_rule_stats alone[2], behind[2];
+	struct frame f;
+	int passed, i;
+
+	pair_on_9999();
+	commit();
+	udp4(&f, SRC_A, 9999);
+	passed = xmit_n(&f, 6);
+	CHECK_EQ(passed, 4);
+	alone[0] = rstat(0);
+	alone[1] = rstat(1);
+
+	clear_rules();
+	for (i = 0; i < SLUICE_MAX_RULES - 3; i++) {
+		struct sluice_rule *o = add_rule(SLUICE_ACT_DROP);
+
+		match_proto(o, SL_IPPROTO_UDP);
+		/* Ports 9748 .. 10001 but the pair's 9999. */
+		match_dport(o, 9748 + i + (i >= 251), 9748 + i + (i >= 251));
+		per_src(o, 1, 1);
+	}
+	pair_on_9999();
+	{
+		struct sluice_rule *t = add_rule(SLUICE_ACT_DROP);
+
+		match_proto(t, SL_IPPROTO_TCP);
+		per_src(t, 1, 3);
+	}
+	CHECK_EQ(rs.nr_rules, SLUICE_MAX_RULES);
+	/* 9766 (rule 18) shares 9999's cell: the pair sits at positions 1 and 2 of its list. */
+	CHECK_EQ(sl_port_bucket(9766), sl_port_bucket(9999));
+	commit();
+	udp4(&f, SRC_B, 9999);
+	CHECK_EQ(xmit_n(&f, 6), passed);
+	behind[0] = rstat(SLUICE_MAX_RULES - 3);
+	behind[1] = rstat(SLUICE_MAX_RULES - 2);
+	for (i = 0; i < 2; i++) {
+		CHECK(behind[i].passed_pkts == alone[i].passed_pkts &&
+		      behind[i].dropped_pkts == alone[i].dropped_pkts &&
+		      behind[i].wdrop_pkts == alone[i].wdrop_pkts,
+		      "rule %d of the pair: passed %llu dropped %llu would-drop %llu behind 251 "
+		      "rules, %llu %llu %llu alone", i, (unsigned long long)behind[i].passed_pkts,
+		      (unsigned long long)behind[i].dropped_pkts,
+		      (unsigned long long)behind[i].wdrop_pkts,
+		      (unsigned long long)alone[i].passed_pkts,
+		      (unsigned long long)alone[i].dropped_pkts,
+		      (unsigned long long)alone[i].wdrop_pkts);
+	}
+	CHECK(alone[0].dropped_pkts == 2 && alone[1].wdrop_pkts == 2,
+	      "the pair alone: %llu dropped, %llu would-drop", (unsigned long long)alone[0].dropped_pkts,
+	      (unsigned long long)alone[1].wdrop_pkts);
+	/* The neighbours met nothing; the last rule limits TCP from anywhere. */
+	CHECK_EQ(rstat(0).passed_pkts + rstat(250).passed_pkts + rstat(252).passed_pkts, 0);
+	udp4(&f, SRC_B, 9748);
+	CHECK_EQ(xmit_n(&f, 3), 1);
+	CHECK_EQ(rstat(0).dropped_pkts, 2);
+	tcp4(&f, SRC_B, 443, SLUICE_TCP_SYN);
+	CHECK_EQ(xmit_n(&f, 5), 3);
+	CHECK_EQ(rstat(SLUICE_MAX_RULES - 1).dropped_pkts, 2);
+}
+
 DP_CASE(dp_per_src_burst_then_rate)
 {
 	struct sluice_rule *r;

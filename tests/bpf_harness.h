@@ -269,7 +269,11 @@ static inline int stage_rules(struct sluice_config *c)
 	idx = (c->active & 1) ^ 1;
 	rs.gen++;
 	/* As the controller commits a set: with its rule index (sl_ruleset_index). */
-	sl_ruleset_index(&rs);
+	if (sl_ruleset_index(&rs, NULL)) {
+		CHECK_FAIL("the rule set's index is over-full: more than %d rules meet a cell",
+			   SLUICE_MAX_CAND);
+		return -1;
+	}
 	if (bpf_map__update_elem(skel->maps.sl_rulesets, &idx, 4, &rs, sizeof(rs), 0)) {
 		CHECK_FAIL("writing sl_rulesets[%u]: %s", idx, strerror(errno));
 		return -1;

@@ -171,19 +171,32 @@ for o in attach rule deny shed check; do
 done
 end_case cli-help-on-stdout
 
-# Rule capacity: 64 rules fit (with "base"), the next is refused whole.
+# Rule capacity: 256 rules fit (with "base"), the next is refused whole.
 begin_case
-for i in $(seq 1 63); do
+for i in $(seq 1 255); do
 	sl rule add "cap$i" proto udp dport "$((1000 + i))" limit 10pps >/dev/null 2>&1 ||
 		fail "rule cap$i refused"
 done
-[ "$(slj rule list | jq '.rules | length')" == "64" ] || fail "not 64 rules"
-end_case cli-64-rules
-bad_input too-many-rules "too many rules" rule add cap64 limit 10pps
+[ "$(slj rule list | jq '.rules | length')" == "256" ] || fail "not 256 rules"
+end_case cli-256-rules
+bad_input too-many-rules "too many rules" rule add cap256 proto udp dport 2000 limit 10pps
 begin_case
-for i in $(seq 1 63); do sl rule del "cap$i" >/dev/null 2>&1 || fail "del cap$i"; done
+for i in $(seq 1 255); do sl rule del "cap$i" >/dev/null 2>&1 || fail "del cap$i"; done
 [ "$(slj rule list | jq '.rules | length')" == "1" ] || fail "rules left behind"
 end_case cli-rule-del
+# At most 64 rules may meet one packet: beside "base" (UDP 53), 63 rules
+# without a port fit; a 64th would make 65 for UDP 53 and is refused whole.
+begin_case
+for i in $(seq 1 63); do
+	sl rule add "every$i" limit 10pps >/dev/null 2>&1 || fail "rule every$i refused"
+done
+[ "$(slj rule list | jq '.rules | length')" == "64" ] || fail "not 64 rules"
+end_case cli-64-rules-meet-one-packet
+bad_input rules-over-one-cell "65 rules may match one UDP packet to port 53" rule add every64 limit 10pps
+begin_case
+for i in $(seq 1 63); do sl rule del "every$i" >/dev/null 2>&1 || fail "del every$i"; done
+[ "$(slj rule list | jq '.rules | length')" == "1" ] || fail "rules left behind"
+end_case cli-rule-del-every
 
 # -j output parses, and errors are JSON too.
 begin_case

@@ -256,16 +256,43 @@ EOF
 expect_errors duplicate-rule dup-rule.yaml \
 	'dup-rule.yaml:4:11|duplicate rule name "dns" (first at line 2)'
 
-# 65 rules, one per line after "rules:": the 65th is on line 66.
+# 257 rules, one per line after "rules:", each on a port of its own: the
+# 257th is on line 258.
 {
 	echo "rules:"
-	for i in $(seq 1 65); do echo "  - { name: r$i, limits: [ { rate: 1pps } ] }"; done
+	for i in $(seq 1 257); do
+		echo "  - { name: r$i, proto: tcp, dport: $((10000 + i)), limits: [ { rate: 1pps } ] }"
+	done
 } >"$T/many.yaml"
-expect_errors too-many-rules many.yaml 'many.yaml:66:5|too many rules (at most 64)'
-head -n 65 "$T/many.yaml" >"$T/64.yaml"
+expect_errors too-many-rules many.yaml 'many.yaml:258:5|too many rules (at most 256)'
+head -n 257 "$T/many.yaml" >"$T/256.yaml"
 begin_case
-out=$(check_in "$T" check 64.yaml 2>&1) || fail "64 rules refused: $out"
-end_case config-64-rules
+out=$(check_in "$T" check 256.yaml 2>&1) || fail "256 rules refused: $out"
+end_case config-256-rules
+# At most 64 rules may meet one packet (the data path's rule index): 64
+# rules without a port are accepted; a 65th for TCP is refused, saying
+# how many rules would meet which packets; 65 on one port too, naming it.
+{
+	echo "rules:"
+	for i in $(seq 1 64); do echo "  - { name: r$i, limits: [ { rate: 1pps } ] }"; done
+} >"$T/64.yaml"
+begin_case
+out=$(check_in "$T" check 64.yaml 2>&1) || fail "64 port-less rules refused: $out"
+end_case config-64-rules-meet-every-packet
+{
+	cat "$T/64.yaml"
+	echo "  - { name: r65, proto: tcp, limits: [ { rate: 1pps } ] }"
+} >"$T/65-tcp.yaml"
+expect_errors rules-over-one-cell 65-tcp.yaml \
+	'65-tcp.yaml:2:3|65 rules may match every TCP packet, and the data path judges a packet by at most 64'
+{
+	echo "rules:"
+	for i in $(seq 1 65); do echo "  - { name: r$i, proto: udp, dport: 53, limits: [ { rate: 1pps } ] }"; done
+	for i in $(seq 66 200); do echo "  - { name: r$i, proto: udp, dport: $((20000 + i)), limits: [ { rate: 1pps } ] }"; done
+} >"$T/65-port.yaml"
+expect_errors rules-over-one-port 65-port.yaml \
+	'65-port.yaml:2:3|rules may match one UDP packet to port 53, and the data path judges a packet by at most 64'
+
 
 cat >"$T/limits.yaml" <<'EOF'
 rules:

@@ -9,6 +9,7 @@
  * heap overflow that ASan or valgrind reports (build with
  * EXTRA_CFLAGS=-fsanitize=address to check).
  */
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1442,16 +1443,56 @@ TEST_CASE(match_family_proto)
 	CHECK(sl_rule_match(&r, &p4), "unmatched fields used");
 }
 
-/* The rule index: which rules sl_rule_match says match, as a mask of rs's first nr. */
-static __u64 match_linear(const struct sluice_ruleset *rs, const struct sl_pkt *p)
+/* A set of rules by index, SLUICE_MAX_RULES bits. */
+struct rule_bits {
+	__u64 w[SLUICE_MAX_RULES / 64];
+};
+
+static int rule_bits_count(const struct rule_bits *b)
 {
-	__u64 m = 0;
+	int n = 0;
+	size_t i;
+
+	for (i = 0; i < SLUICE_MAX_RULES / 64; i++)
+		n += __builtin_popcountll(b->w[i]);
+	return n;
+}
+
+/* The rule index: which rules sl_rule_match says match. */
+static void match_linear(const struct sluice_ruleset *rs, const struct sl_pkt *p,
+			 struct rule_bits *b)
+{
 	__u32 i;
 
+	memset(b, 0, sizeof(*b));
 	for (i = 0; i < rs->nr_rules; i++)
 		if (sl_rule_match(&rs->rules[i], p))
-			m |= 1ULL << i;
-	return m;
+			b->w[i / 64] |= 1ULL << (i % 64);
+}
+
+/*
+ * The rules the index gives p as candidates, by index; false if its cell's
+ * list is not in ascending order (the data path's masks stand for it, and
+ * the lowest matching rule must come first).
+ */
+static bool cand_linear(const struct sluice_ruleset *rs, const struct sl_pkt *p,
+			struct rule_bits *b)
+{
+	__u32 cell, k, ri;
+	__u64 cand = sl_rule_candidates(rs, p, &cell);
+	int prev = -1;
+
+	memset(b, 0, sizeof(*b));
+	for (k = 0; k < SLUICE_MAX_CAND; k++) {
+		if (!(cand & (1ULL << k)))
+			continue;
+		ri = sl_cand_rule(rs, cell, k);
+		if ((int)ri <= prev)
+			return false;
+		prev = ri;
+		b->w[ri / 64] |= 1ULL << (ri % 64);
+	}
+	return true;
 }
 
 static __u64 idx_rng = 0x2545F4914F6CDD1DULL;
@@ -1472,21 +1513,33 @@ TEST_CASE(match_index_bit_index)
 }
 
 /*
- * Random rule sets and packets: every rule that matches a packet is among
- * the index's candidates for it (the data path matches only those).
+ * Random rule sets of up to SLUICE_MAX_RULES rules and random packets:
+ * every rule that matches a packet is among the index's candidates for it
+ * (the data path matches only those), in ascending order. Half the sets
+ * name a port in every rule, so that sets of more than 64 rules fit, and a
+ * quarter have nearly SLUICE_MAX_RULES: a set whose cell would hold more
+ * than SLUICE_MAX_CAND rules is refused, and that cell is counted by hand.
  */
 TEST_CASE(match_index_superset)
 {
 	static const __u8 protos[] = { SL_IPPROTO_TCP, SL_IPPROTO_UDP, SL_IPPROTO_ICMP,
 				       SL_IPPROTO_ICMPV6, 47 };
 	static struct sluice_ruleset rs;
-	unsigned int set, n, fewer = 0, total = 0;
+	unsigned int set, n, fewer = 0, total = 0, big = 0, refused = 0;
+	struct rule_bits want, cand;
+	struct sl_idx_full full;
 	struct sl_pkt p;
-	__u32 i;
+	__u32 i, k;
+	int err;
 
 	for (set = 0; set < 200; set++) {
+		bool ports = set % 2;
+
 		memset(&rs, 0, sizeof(rs));
 		rs.nr_rules = 1 + idx_rand() % SLUICE_MAX_RULES;
+		/* A quarter of the sets crowded: most of their cells over-full. */
+		if (set % 4 == 2)
+			rs.nr_rules = SLUICE_MAX_RULES - idx_rand() % 32;
 		for (i = 0; i < rs.nr_rules; i++) {
 			struct sluice_rule *r = &rs.rules[i];
 			__u32 lo = idx_rand() % 12000, w = idx_rand() % 8;
@@ -1494,8 +1547,12 @@ TEST_CASE(match_index_superset)
 			rule_init(r);
 			r->match = idx_rand() & (SLUICE_M_PROTO | SLUICE_M_DPORT | SLUICE_M_TCPFLAGS |
 						 SLUICE_M_ICMPTYPE | SLUICE_M_FAMILY);
+			if (ports) {
+				r->match |= SLUICE_M_PROTO | SLUICE_M_DPORT;
+				w %= 4;
+			}
 			r->family = idx_rand() & 1 ? 4 : 6;
-			r->proto = protos[idx_rand() % sizeof(protos)];
+			r->proto = protos[idx_rand() % (ports ? 2 : sizeof(protos))];
 			/* Single ports, short and wide ranges, the full range, an empty one. */
 			r->dport_lo = lo;
 			r->dport_hi = w == 0 ? lo : w < 4 ? lo + idx_rand() % 300 :
@@ -1506,11 +1563,41 @@ TEST_CASE(match_index_superset)
 			r->tcp_value = idx_rand() & 1 ? SLUICE_TCP_SYN : 0;
 			r->icmp_type = idx_rand() % 4 ? 8 : 135;
 		}
-		sl_ruleset_index(&rs);
+		memset(&full, 0, sizeof(full));
+		err = sl_ruleset_index(&rs, &full);
+		if (err) {
+			__u32 c = 0;
+
+			CHECK(err == -SL_E2BIG && full.n > SLUICE_MAX_CAND,
+			      "set %u refused (%d) with a cell of %u rules", set, err, full.n);
+			/* Count the cell's rules by hand: each port-less, or naming a port of it. */
+			for (i = 0; i < rs.nr_rules; i++) {
+				const struct sluice_rule *r = &rs.rules[i];
+				bool in = false;
+				__u32 port;
+
+				if (r->match & SLUICE_M_PROTO && sl_idx_proto(r->proto) != full.pc)
+					continue;
+				if ((r->match & SLUICE_M_TCPFLAGS && full.pc != SLUICE_IDX_TCP) ||
+				    (r->match & SLUICE_M_ICMPTYPE && full.pc != SLUICE_IDX_OTHER))
+					continue;
+				if (!(r->match & SLUICE_M_DPORT))
+					in = true;
+				else if (full.bucket != SLUICE_IDX_NOPORT && full.pc != SLUICE_IDX_OTHER)
+					for (port = r->dport_lo; port <= r->dport_hi && !in; port++)
+						in = r->dport_hi - r->dport_lo >= SL_IDX_WIDE_RANGE ||
+						     sl_port_bucket(port) == full.bucket;
+				c += in;
+			}
+			CHECK(c == full.n, "set %u: the full cell holds %u rules, counted %u", set,
+			      full.n, c);
+			refused++;
+			continue;
+		}
 		CHECK(rs.indexed == 1, "set %u not marked indexed", set);
+		big += rs.nr_rules > 64;
 		for (n = 0; n < 500; n++) {
 			__u8 proto = protos[idx_rand() % sizeof(protos)];
-			__u64 want, cand;
 
 			pkt4(&p, IP4(198, 18, 0, 1), proto, idx_rand() % 12000);
 			if (idx_rand() & 1)
@@ -1524,31 +1611,41 @@ TEST_CASE(match_index_superset)
 			/* A non-first fragment: no ports, no L4 header. */
 			if (!(idx_rand() % 8))
 				p.flags = 0;
-			want = match_linear(&rs, &p);
-			cand = sl_rule_candidates(&rs, &p, rs.nr_rules);
-			if (want & ~cand) {
-				CHECK(0, "set %u packet %u: rules %#llx match but are not candidates "
-					 "(candidates %#llx)", set, n, (unsigned long long)(want & ~cand),
-				      (unsigned long long)cand);
+			match_linear(&rs, &p, &want);
+			if (!cand_linear(&rs, &p, &cand)) {
+				CHECK(0, "set %u packet %u: a cell's rules out of order", set, n);
 				return;
 			}
-			CHECK(rs.nr_rules == 64 || !(cand >> rs.nr_rules),
-			      "candidates past the set's %u rules: %#llx", rs.nr_rules,
-			      (unsigned long long)cand);
+			for (k = 0; k < SLUICE_MAX_RULES / 64; k++)
+				if (want.w[k] & ~cand.w[k]) {
+					CHECK(0, "set %u packet %u: rules %#llx (word %u) match but are "
+						 "not candidates", set, n,
+					      (unsigned long long)(want.w[k] & ~cand.w[k]), k);
+					return;
+				}
+			for (k = rs.nr_rules; k < SLUICE_MAX_RULES; k++)
+				if (cand.w[k / 64] & (1ULL << (k % 64))) {
+					CHECK(0, "candidate %u past the set's %u rules", k, rs.nr_rules);
+					return;
+				}
 			total++;
-			fewer += __builtin_popcountll(cand) < rs.nr_rules;
+			fewer += rule_bits_count(&cand) < (int)rs.nr_rules;
 		}
 	}
 	/* And it does narrow: most packets have fewer candidates than rules. */
 	CHECK(fewer * 2 > total, "the index narrowed only %u of %u packets", fewer, total);
+	/* Both kinds of set were met: over 64 rules indexed, and cells over-full refused. */
+	CHECK(big >= 20 && refused >= 10, "%u sets of over 64 rules indexed, %u refused", big,
+	      refused);
 }
 
-/* The shape of the cost benchmark: 64 single-port rules, the last matching. */
+/* The shape of the cost benchmark: single-port rules, the last matching. */
 TEST_CASE(match_index_narrows_to_the_port)
 {
 	static struct sluice_ruleset rs;
 	struct sl_pkt p;
-	__u32 i;
+	__u32 i, cell;
+	__u64 c;
 
 	memset(&rs, 0, sizeof(rs));
 	rs.nr_rules = 64;
@@ -1559,24 +1656,85 @@ TEST_CASE(match_index_narrows_to_the_port)
 		rs.rules[i].dport_lo = rs.rules[i].dport_hi = i == 63 ? 9000 : 10000 + i;
 	}
 	pkt4(&p, IP4(198, 18, 0, 2), SL_IPPROTO_UDP, 9000);
-	CHECK(sl_rule_candidates(&rs, &p, 64) == ~0ULL, "no index: every rule a candidate");
-	sl_ruleset_index(&rs);
-	CHECK(sl_rule_candidates(&rs, &p, 64) == 1ULL << 63, "udp 9000: %#llx",
-	      (unsigned long long)sl_rule_candidates(&rs, &p, 64));
+	c = sl_rule_candidates(&rs, &p, &cell);
+	CHECK(c == 0, "no index: candidates %#llx, want none", (unsigned long long)c);
+	CHECK(sl_ruleset_index(&rs, NULL) == 0, "64 rules refused");
+	c = sl_rule_candidates(&rs, &p, &cell);
+	CHECK(c == 1 && sl_cand_rule(&rs, cell, 0) == 63, "udp 9000: %#llx, first rule %u",
+	      (unsigned long long)c, sl_cand_rule(&rs, cell, 0));
 	pkt4(&p, IP4(198, 18, 0, 2), SL_IPPROTO_TCP, 9000);
-	CHECK(sl_rule_candidates(&rs, &p, 64) == 0, "tcp 9000 is no udp rule's");
+	CHECK(sl_rule_candidates(&rs, &p, &cell) == 0, "tcp 9000 is no udp rule's");
 	pkt4(&p, IP4(198, 18, 0, 2), SL_IPPROTO_ICMP, 0);
-	CHECK(sl_rule_candidates(&rs, &p, 64) == 0, "icmp has no port");
-	/* A rule without a port is everyone's candidate, ports or not. */
+	CHECK(sl_rule_candidates(&rs, &p, &cell) == 0, "icmp has no port");
+	/* A rule without a port is everyone's candidate, ports or not, and comes first. */
 	rs.rules[5].match = 0;
-	sl_ruleset_index(&rs);
-	CHECK(sl_rule_candidates(&rs, &p, 64) == 1ULL << 5, "icmp: %#llx",
-	      (unsigned long long)sl_rule_candidates(&rs, &p, 64));
+	sl_ruleset_index(&rs, NULL);
+	c = sl_rule_candidates(&rs, &p, &cell);
+	CHECK(c == 1 && sl_cand_rule(&rs, cell, 0) == 5, "icmp: %#llx", (unsigned long long)c);
 	pkt4(&p, IP4(198, 18, 0, 2), SL_IPPROTO_UDP, 9000);
-	CHECK(sl_rule_candidates(&rs, &p, 64) == (1ULL << 63 | 1ULL << 5), "udp 9000: %#llx",
-	      (unsigned long long)sl_rule_candidates(&rs, &p, 64));
-	/* Only the first nr rules count. */
-	CHECK(sl_rule_candidates(&rs, &p, 8) == 1ULL << 5, "first 8 rules");
+	c = sl_rule_candidates(&rs, &p, &cell);
+	CHECK(c == 3 && sl_cand_rule(&rs, cell, 0) == 5 && sl_cand_rule(&rs, cell, 1) == 63,
+	      "udp 9000: %#llx", (unsigned long long)c);
+}
+
+/*
+ * SLUICE_MAX_RULES rules, each on its own port: every port's cell lists its
+ * rule, the last one's too. SLUICE_MAX_CAND rules without a port fit; one
+ * more is refused, naming the cell, and so is the same many on one port.
+ */
+TEST_CASE(match_index_full_set_and_full_cells)
+{
+	static struct sluice_ruleset rs;
+	struct sl_idx_full full = {};
+	struct rule_bits cand;
+	struct sl_pkt p;
+	__u32 i, cell;
+
+	memset(&rs, 0, sizeof(rs));
+	rs.nr_rules = SLUICE_MAX_RULES;
+	for (i = 0; i < SLUICE_MAX_RULES; i++) {
+		rule_init(&rs.rules[i]);
+		rs.rules[i].match = SLUICE_M_PROTO | SLUICE_M_DPORT;
+		rs.rules[i].proto = SL_IPPROTO_TCP;
+		rs.rules[i].dport_lo = rs.rules[i].dport_hi = 20000 + i;
+	}
+	CHECK(sl_ruleset_index(&rs, &full) == 0, "%u single-port rules refused: a cell of %u",
+	      SLUICE_MAX_RULES, full.n);
+	for (i = 0; i < SLUICE_MAX_RULES; i++) {
+		pkt4(&p, IP4(198, 18, 0, 2), SL_IPPROTO_TCP, 20000 + i);
+		cand_linear(&rs, &p, &cand);
+		if (!(cand.w[i / 64] & (1ULL << (i % 64)))) {
+			CHECK(0, "port %u: rule %u is no candidate", 20000 + i, i);
+			break;
+		}
+	}
+	/* The first SLUICE_MAX_CAND without a port: every cell full, and it fits. */
+	for (i = 0; i < SLUICE_MAX_CAND; i++)
+		rs.rules[i].match = 0;
+	CHECK(sl_ruleset_index(&rs, &full) != 0, "64 port-less rules and more on a port fit");
+	rs.nr_rules = SLUICE_MAX_CAND;
+	CHECK(sl_ruleset_index(&rs, NULL) == 0, "%d port-less rules refused", SLUICE_MAX_CAND);
+	pkt4(&p, IP4(198, 18, 0, 2), SL_IPPROTO_UDP, 53);
+	CHECK(sl_rule_candidates(&rs, &p, &cell) == ~0ULL &&
+	      sl_cand_rule(&rs, cell, 63) == 63, "udp 53: not every port-less rule");
+	rs.nr_rules = SLUICE_MAX_CAND + 1;
+	rs.rules[SLUICE_MAX_CAND].match = SLUICE_M_PROTO;
+	rs.rules[SLUICE_MAX_CAND].proto = SL_IPPROTO_UDP;
+	memset(&full, 0, sizeof(full));
+	CHECK(sl_ruleset_index(&rs, &full) == -SL_E2BIG && full.n == SLUICE_MAX_CAND + 1 &&
+	      full.pc == SLUICE_IDX_UDP, "65 rules for UDP: %u in class %u", full.n, full.pc);
+	/* 65 rules on one port, the rest elsewhere: that port's cell is named. */
+	for (i = 0; i < SLUICE_MAX_RULES; i++) {
+		rs.rules[i].match = SLUICE_M_PROTO | SLUICE_M_DPORT;
+		rs.rules[i].proto = SL_IPPROTO_TCP;
+		rs.rules[i].dport_lo = rs.rules[i].dport_hi = i <= SLUICE_MAX_CAND ? 443 : 30000 + i;
+	}
+	rs.nr_rules = SLUICE_MAX_RULES;
+	memset(&full, 0, sizeof(full));
+	CHECK(sl_ruleset_index(&rs, &full) == -SL_E2BIG && full.pc == SLUICE_IDX_TCP &&
+	      full.bucket == sl_port_bucket(443) && full.n >= SLUICE_MAX_CAND + 1,
+	      "65 rules on tcp 443: class %u bucket %u (443's: %u), %u rules", full.pc,
+	      full.bucket, sl_port_bucket(443), full.n);
 }
 
 TEST_CASE(match_dport_range_edges)

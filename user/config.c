@@ -1124,6 +1124,13 @@ static void load_rules(struct load *ld, const yaml_node_t *n)
 		load_rule(ld, r, idx, seen);
 	}
 	free(seen);
+	/* Only a whole set (a rule with errors leaves a hole) says what meets a packet. */
+	if (ld->cfg->rules->nr_rules && idx <= SLUICE_MAX_RULES && !ld->nr_errs) {
+		char why[320];
+
+		if (sl_ruleset_index_why(ld->cfg->rules, why, sizeof(why)))
+			err_at(ld, n->start_mark, "%s", why);
+	}
 }
 
 /* ---- interfaces ---- */

@@ -976,6 +976,55 @@ static int zero_percpu(int fd, __u32 key, size_t size)
 }
 
 /*
+ * Build rs's rule index (sl_ruleset_index). 0, or -E2BIG with why (len
+ * bytes) saying which protocol and port more than SLUICE_MAX_CAND rules
+ * may all meet.
+ */
+int sl_ruleset_index_why(struct sluice_ruleset *rs, char *why, size_t len)
+{
+	static const char *const classes[SLUICE_IDX_PROTOS] = {
+		"TCP", "UDP", "ICMP (or other protocol)",
+	};
+	struct sl_idx_full full = {};
+	__u32 port, i, named = 65536;
+
+	if (!sl_ruleset_index(rs, &full))
+		return 0;
+	if (full.bucket == SLUICE_IDX_NOPORT) {
+		snprintf(why, len, "%u rules may match one %s packet without ports, and the data "
+			 "path judges a packet by at most %d (rules that name no port count for "
+			 "every packet)", full.n, classes[full.pc % SLUICE_IDX_PROTOS],
+			 SLUICE_MAX_CAND);
+		return -E2BIG;
+	}
+	/* A port of the cell that a rule of it names, if one does. */
+	for (port = 0; port < 65536; port++) {
+		if (sl_port_bucket(port) != full.bucket)
+			continue;
+		for (i = 0; i < rs->nr_rules && i < SLUICE_MAX_RULES && named == 65536; i++)
+			if ((rs->rules[i].match & SLUICE_M_DPORT) && rs->rules[i].dport_lo <= port &&
+			    port <= rs->rules[i].dport_hi &&
+			    rs->rules[i].dport_hi - rs->rules[i].dport_lo < SL_IDX_WIDE_RANGE)
+				named = port;
+		if (named != 65536)
+			break;
+	}
+	if (named == 65536) {
+		snprintf(why, len, "%u rules may match every %s packet, and the data path judges "
+			 "a packet by at most %d (rules that name no port, or a range of %d ports "
+			 "or more, count for every port)", full.n,
+			 classes[full.pc % SLUICE_IDX_PROTOS], SLUICE_MAX_CAND, SL_IDX_WIDE_RANGE);
+		return -E2BIG;
+	}
+	snprintf(why, len, "%u rules may match one %s packet to port %u, and the data path "
+		 "judges a packet by at most %d (rules that name no port, or a range of %d ports "
+		 "or more, count for every port; ports share %d cells of the rule index, so "
+		 "others may add to it)", full.n, classes[full.pc % SLUICE_IDX_PROTOS], named,
+		 SLUICE_MAX_CAND, SL_IDX_WIDE_RANGE, SLUICE_PORT_BUCKETS);
+	return -E2BIG;
+}
+
+/*
  * Replace the live rule set with next (names and rules filled in; uid, slot
  * and agg_slot are assigned here). Caller holds the root lock.
  */
@@ -999,6 +1048,16 @@ int sl_ruleset_commit(const struct sl_maps *m, struct sluice_ruleset *next)
 	if (next->nr_rules > SLUICE_MAX_RULES) {
 		err = -E2BIG;
 		goto out;
+	}
+	{
+		char why[320];
+
+		/* Before anything is written: a set the index cannot hold changes nothing. */
+		err = sl_ruleset_index_why(next, why, sizeof(why));
+		if (err) {
+			pr_err("%s", why);
+			goto out;
+		}
 	}
 	/* Slots the live set uses stay untouched until it is gone. */
 	for (i = 0; i < live->nr_rules && i < SLUICE_MAX_RULES; i++) {
@@ -1072,7 +1131,7 @@ int sl_ruleset_commit(const struct sl_maps *m, struct sluice_ruleset *next)
 		goto out;
 	rules_set_flags(next);
 	/* The rule index goes in with the rules: the flip below makes both live at once. */
-	sl_ruleset_index(next);
+	sl_ruleset_index(next, NULL);
 	next->gen = live->gen + 1;
 	err = sl_conn_counter_sync(m, next, false);
 	if (err)

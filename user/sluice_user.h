@@ -321,6 +321,7 @@ int sl_rule_check_words(int argc, char **argv, unsigned int head, struct sl_perr
 
 /* A rule set change: replace the live set with new rules (by name). */
 int sl_ruleset_commit(const struct sl_maps *m, struct sluice_ruleset *next);
+int sl_ruleset_index_why(struct sluice_ruleset *rs, char *why, size_t len);
 
 /* Objects of the command line: argc/argv start after the object word. */
 int do_attach(int argc, char **argv);
