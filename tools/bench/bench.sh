@@ -284,7 +284,7 @@ stage_cost() {
 			awk '{ printf "| %s | %d | %.0f%% | %d B | %d | %d B |\n", $1, $2, $2 / 10000, $3, $4, $5 }'
 	} | section cost
 	# Plot data: rules (over trivial under clock auto, precise, coarse) and tracked keys.
-	jq -r '.paths | [["1", .hit], ["8", .rules8], ["32", .rules32], ["64", .rules64]][] |
+	jq -r '.paths | [["1", .hit], ["8", .rules8], ["32", .rules32], ["64", .rules64], ["256", .rules256]][] |
 		"\(.[0]) \(.[1].auto - .[1].floor) \(.[1].precise - .[1].floor)" +
 		" \(.[1].coarse - .[1].floor)"' "$pj" >"$TMP/rules.dat"
 	jq -r '. as $r | .keys[] | "\(.keys) \(.ns - $r.trivial_one_run6)"' "$pj" \

@@ -14,7 +14,7 @@ if (have(dir . "/rules.dat")) {
 	set xlabel "rules"
 	set ylabel "ns per packet over the trivial program"
 	set logscale x 2
-	set xrange [0.8:80]
+	set xrange [0.8:320]
 	set yrange [0:*]
 	plot dir . "/rules.dat" using 1:2 with linespoints pt 7 lc rgb "#2ca02c" \
 	         title "clock auto (the default)", \

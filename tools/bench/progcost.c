@@ -95,7 +95,8 @@ static const struct {
 };
 
 enum path {
-	P_NORULE, P_HIT, P_FLEET, P_DROP, P_V6, P_LIM4, P_RULES8, P_RULES32, P_RULES64, P_SPOOF,
+	P_NORULE, P_HIT, P_FLEET, P_DROP, P_V6, P_LIM4, P_RULES8, P_RULES32, P_RULES64, P_RULES256,
+	P_SPOOF,
 	P_HIT1, P_NEWFULL, P_COOKIE_SYN, P_COOKIE_ACK, P_COOKIE_ACK64, NPATH,
 	/* Not a row of the paths' table: measured on its own instance (cold4, clock auto). */
 	P_COLD = NPATH,
@@ -118,6 +119,7 @@ static const struct {
 	{ "rules8", "8 rules, the last matches, existing key", 0, XDP_PASS },
 	{ "rules32", "32 rules, the last matches, existing key", 0, XDP_PASS },
 	{ "rules64", "64 rules, the last matches, existing key", 0, XDP_PASS },
+	{ "rules256", "256 rules, the last matches, existing key", 0, XDP_PASS },
 	{ "spoof", "spoofed source refused by a rule-wide limit (per all + per src)", 0,
 	  XDP_DROP },
 	{ "hit_one_run", "one rule, existing key, admitted (one run per packet)", 1, XDP_PASS },
@@ -155,6 +157,7 @@ static const struct {
 	{ "fleet scope, tracked key / the same limit per host", P_FLEET, P_HIT, FLEET_AIM },
 	{ "4 limits on one rule / one limit", P_LIM4, P_HIT, 2.0 },
 	{ "64 rules, the last matching / one rule", P_RULES64, P_HIT, 1.3 },
+	{ "256 rules, the last matching / 64 rules", P_RULES256, P_RULES64, 1.1 },
 	{ "ACK with a cookie, its rule behind 63 others / alone", P_COOKIE_ACK64, P_COOKIE_ACK,
 	  1.3 },
 	{ "new key into a full table / an existing key picked at random from a full table of "
@@ -454,7 +457,7 @@ static int set_rules(struct inst *in, __u32 nr, const struct lim *lims, __u32 nl
 		return -errno;
 	cfg.next_uid = in->uid;
 	/* As the controller commits a set: with its rule index. */
-	sl_ruleset_index(&rs);
+	sl_ruleset_index(&rs, NULL);
 	if (bpf_map_update_elem(in->rulesets, &zero, &rs, 0) ||
 	    bpf_map_update_elem(in->config, &zero, &cfg, 0))
 		return -errno;
@@ -518,7 +521,7 @@ static int set_cookie_rule(struct inst *in, __u32 front)
 	cfg.cookie_wscale = 7;
 	now = mono_ns();
 	/* As the controller commits a set: with its rule index. */
-	sl_ruleset_index(&rs);
+	sl_ruleset_index(&rs, NULL);
 	if (bpf_map_update_elem(in->rulesets, &zero, &rs, 0) ||
 	    bpf_map_update_elem(in->config, &zero, &cfg, 0) ||
 	    bpf_map_update_elem(bpf_map__fd(in->skel->maps.sl_cookie_dst), &k, &now, 0))
@@ -960,6 +963,9 @@ static double run_path(struct inst *in, int p, unsigned long round)
 		break;
 	case P_RULES64:
 		err = set_rules(in, 64, &open, 1);
+		break;
+	case P_RULES256:
+		err = set_rules(in, 256, &open, 1);
 		break;
 	case P_SPOOF:
 		err = set_rules(in, 1, spoof, 2);
