@@ -1052,7 +1052,12 @@ int sl_ruleset_commit(const struct sl_maps *m, struct sluice_ruleset *next)
 	{
 		char why[320];
 
-		/* Before anything is written: a set the index cannot hold changes nothing. */
+		/*
+		 * The rule index goes in with the rules (the flip below makes
+		 * both live at once; nothing after this changes what a rule
+		 * matches), built before anything is written: a set the index
+		 * cannot hold changes nothing.
+		 */
 		err = sl_ruleset_index_why(next, why, sizeof(why));
 		if (err) {
 			pr_err("%s", why);
@@ -1130,8 +1135,6 @@ int sl_ruleset_commit(const struct sl_maps *m, struct sluice_ruleset *next)
 	if (err)
 		goto out;
 	rules_set_flags(next);
-	/* The rule index goes in with the rules: the flip below makes both live at once. */
-	sl_ruleset_index(next, NULL);
 	next->gen = live->gen + 1;
 	err = sl_conn_counter_sync(m, next, false);
 	if (err)
