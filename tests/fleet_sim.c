@@ -19,7 +19,9 @@
  * it shapes the bound. A sync's round trip rho is simulated too:
  * its calls are written, the other hosts' packets of the next rho run, and
  * only then are the replies read and folded. Syncs never overlap: one due
- * during another's round trip starts at its end.
+ * during another's round trip starts at its end. Each host syncs every
+ * interval and, as the daemon's thread does, just after each fleet
+ * window's turn (sl_fleet_turn_after).
  *
  * Traces are random but seeded (FLEET_SIM_SEED, default fixed; a failing
  * trace names its own seed, and FLEET_SIM_ONLY=SEED runs it alone;
@@ -84,6 +86,9 @@
  * Three more classes do the same for fleet windows (fixed and sliding, L a
  * second, windows of a second, delta up to 500 ms), over every pattern,
  * then with a FLUSHALL and with a stall; their checks are win_check's.
+ * One more trace holds a fixed window's key, refused for most of each
+ * window on the one host that sees it, to one stretch of untracked
+ * packets: it is never dropped as cold while it is refused.
  */
 #include <endian.h>
 #include <fcntl.h>
@@ -117,6 +122,8 @@ struct host {
 	struct sl_fleet *f;
 	__u64 off;		/* this host's clock less the simulation's (ns) */
 	__u64 next_sync;	/* simulation time of its next sync */
+	__u64 next_tick;	/* ... of its next sync by the interval */
+	int turn_sync;		/* the next sync is a fleet window's turn's (not the interval's) */
 	__u64 last_ok;		/* simulation time of its last answered sync */
 	__u64 longest_gap;	/* longest time without an answered sync */
 	__u64 last_sync_ns;	/* sluice_fleet_status.last_sync_ns as last read */
@@ -636,9 +643,23 @@ static void host_sync(struct host *h)
 		commit_to(h);
 		rs.rules[0].limits[0].fleet = 1;
 	}
-	h->next_sync += t->delta;
-	if (h->next_sync < S.now)
-		h->next_sync = S.now;
+	/*
+	 * The next sync, as sl_fleet_start()'s thread schedules it: every
+	 * interval, and just after each fleet window's turn
+	 * (sl_fleet_turn_after, on the host's clock), which leaves the
+	 * interval's schedule as it was.
+	 */
+	if (!h->turn_sync) {
+		h->next_tick += t->delta;
+		if (h->next_tick < S.now)
+			h->next_tick = S.now;
+	}
+	{
+		__u64 turn = sl_fleet_turn_after(h->f, S.now + h->off);
+
+		h->turn_sync = turn && turn - h->off < h->next_tick;
+		h->next_sync = h->turn_sync ? turn - h->off : h->next_tick;
+	}
 }
 
 static void redis_event(void)
@@ -768,6 +789,20 @@ static int win_check(const struct trace *t, struct result *res, char *why, size_
 			 SAMPLE_ONE_IN);
 		bad = 1;
 	}
+	/*
+	 * A host that sees every packet, at 1.5 L a second or more (one every
+	 * 13 ms at most, under the shortest interval), charges or refuses
+	 * the key between any two syncs of an interval: its key is never
+	 * cold, so it is tracked once and stays so. A key that left as cold
+	 * while it was refused would come back untracked in the next window,
+	 * where the host admits up to L/2 before it is sent again.
+	 */
+	if (!bad && t->pattern == P_ONE && t->load >= 1.5 && hosts[t->from].stretches > 1) {
+		snprintf(why, whylen, "the key left sl_fleet_use while it was refused: %llu stretches "
+			 "of untracked packets on the host that sees them all",
+			 (unsigned long long)hosts[t->from].stretches);
+		bad = 1;
+	}
 	for (w = 0; w < WIN_MAX && (__u64)w <= last; w++) {
 		double over = (double)S.win_admitted[w] - L - S.win_presync[w] - S.win_untracked[w] -
 			      (S.win_flushed[w] ? L : 0);
@@ -856,7 +891,8 @@ static int run_trace(const struct trace *t, struct result *res, char *why, size_
 		host_reset(h);
 		commit_to(h);
 		h->off = T0 + rnd(&S.rng) % (100 * SEC);
-		h->next_sync = rnd(&S.rng) % t->delta;
+		h->next_sync = h->next_tick = rnd(&S.rng) % t->delta;
+		h->turn_sync = 0;
 		h->last_ok = 0;
 		h->longest_gap = 0;
 		h->last_sync_ns = 0;
@@ -1219,6 +1255,39 @@ TEST_CASE(flushall) { run_class("flushall", 5, E_FLUSH, 0); }
 TEST_CASE(stall) { run_class("stall", 6, E_STALL, 0); }
 /* Fleet windows, fixed and sliding, over every pattern; then with a FLUSHALL, a stall. */
 TEST_CASE(windows) { run_class("windows", 7, E_NONE, 1); }
+
+/*
+ * A fixed window's key, refused for most of each window on the one host
+ * that sees it, stays tracked from window to window. Its allocation is
+ * spent a third of the way into each window at 1.5 L, and nothing is
+ * charged after; the sync just after the turn often comes before the new
+ * window's first packet (150 a second, the turn's sync 2 ms after it). A
+ * key cold by its charges alone left sl_fleet_use there, and each window
+ * then began with up to L/2 admitted untracked before it was sent again.
+ */
+TEST_CASE(windows_refused_key_stays_tracked)
+{
+	struct result res = {};
+	struct trace t;
+	char why[256] = "";
+
+	make_trace(&t, base_seed, P_ONE, E_NONE, 1);
+	t.n = 1;
+	t.from = t.to = 0;
+	t.algo = SLUICE_ALGO_FIXED;
+	t.delta = 20 * MSEC;
+	t.rho = MSEC;
+	t.rate = t.burst = 100;
+	t.load = 1.5;
+	t.per_all = 0;
+	t.dur = 8 * SEC;
+	if (run_trace(&t, &res, why, sizeof(why)))
+		CHECK_FAIL("%s", why);
+	printf("# a fixed window refused on its one host: %llu untracked in %llu stretches, worst "
+	       "window %.3f L over L + presync + untracked\n", (unsigned long long)res.untracked,
+	       (unsigned long long)res.stretches, res.win_worst);
+	CHECK_EQ(res.stretches, 1);
+}
 TEST_CASE(windows_flushall) { run_class("windows flushall", 8, E_FLUSH, 1); }
 TEST_CASE(windows_stall) { run_class("windows stall", 9, E_STALL, 1); }
 

@@ -67,7 +67,7 @@
 #define FLEET_PROBATION		10
 /* Seconds a live host counts towards the safe fallback's N after it was last seen. */
 #define FLEET_HOSTS_MEMORY_S	60
-/* A hot key unchanged for this many syncs, and spent, leaves sl_fleet_use. */
+/* A hot key neither charged nor refused for this many syncs, and spent, leaves sl_fleet_use. */
 #define FLEET_COLD_SYNCS	8
 /*
  * A tracked key is sent when its charge here since its last send, times the
@@ -78,7 +78,7 @@
  */
 #define FLEET_COOL_NUM	1
 #define FLEET_COOL_DEN	8
-/* A sync this long after a fleet window turns (win_turn_after): every data path has turned. */
+/* A sync this long after a fleet window turns (sl_fleet_turn_after): every data path has turned. */
 #define FLEET_TURN_NS		(2 * 1000000ULL)
 /* Longest wait between two connection attempts to a node that is down. */
 #define FLEET_BACKOFF_MAX_NS	(2 * 1000000000ULL)
@@ -1831,12 +1831,6 @@ static size_t gather(struct sl_fleet *f, struct sluice_config *cfg, unsigned int
 		it->prev_tot = it->t.tot_us;
 		delta = it->use.charged - it->t.last;
 		it->t.last = it->use.charged;
-		it->t.idle = delta ? 0 : it->t.idle + 1;
-		if (it->t.idle >= FLEET_COLD_SYNCS && it->t.until < now) {
-			/* Cold: its bucket is full here and in the fleet. */
-			bpf_map_delete_elem(f->maps.fleet_use, &it->k);
-			continue;
-		}
 		if (it->k.family) {
 			struct sluice_set *set;
 			struct sluice_way *w, *victim;
@@ -1856,6 +1850,19 @@ static size_t gather(struct sl_fleet *f, struct sluice_config *cfg, unsigned int
 		}
 		it->refusing = drops > it->t.drops;
 		it->t.drops = drops;
+		/*
+		 * Idle: nothing charged and nothing refused here since the last
+		 * sync. A fleet window's key that spent its allocation refuses
+		 * and charges nothing until its window turns; cold by its
+		 * charges alone, it left sl_fleet_use at the turn and began the
+		 * next window untracked.
+		 */
+		it->t.idle = delta || it->refusing ? 0 : it->t.idle + 1;
+		if (it->t.idle >= FLEET_COLD_SYNCS && it->t.until < now) {
+			/* Cold: its bucket is full here and in the fleet. */
+			bpf_map_delete_elem(f->maps.fleet_use, &it->k);
+			continue;
+		}
 		if (sl_limit_windowed(l)) {
 			/* ahead: the bucket's word, (window, count). */
 			if (!win_of(f, it, l, ahead, now, delta / (mult ? mult : 1),
@@ -2105,7 +2112,7 @@ void sl_fleet_sync(struct sl_fleet *f)
  * turn, on every host at once, hands out the shares while the window is
  * still nearly whole.
  */
-static __u64 win_turn_after(const struct sl_fleet *f, __u64 now)
+__u64 sl_fleet_turn_after(const struct sl_fleet *f, __u64 now)
 {
 	__u64 best = 0, period, t;
 	__u32 i, j;
@@ -2155,7 +2162,7 @@ static void *fleet_thread(void *arg)
 				next = mono_ns();
 		}
 		wake = next;
-		turn = win_turn_after(f, mono_ns());
+		turn = sl_fleet_turn_after(f, mono_ns());
 		extra = turn && turn < next;
 		if (extra)
 			wake = turn;

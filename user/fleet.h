@@ -52,6 +52,12 @@ struct sl_fleet *sl_fleet_open(const struct sl_cfg_fleet *cfg, const struct sl_m
 			       const struct sl_fleet_hooks *hooks);
 /* One sync: every hot key's charge sent, the fleet's answers folded in. */
 void sl_fleet_sync(struct sl_fleet *f);
+/*
+ * When the sync after the next fleet window's turn is due, on the sync's
+ * clock (later than now); 0 with no fleet window in force or no fleet clock
+ * yet. sl_fleet_start()'s thread syncs then as well as every interval.
+ */
+__u64 sl_fleet_turn_after(const struct sl_fleet *f, __u64 now);
 /* Free what sl_fleet_open() made (not for sl_fleet_start()'s: sl_fleet_stop()). */
 void sl_fleet_close(struct sl_fleet *f);
 
