@@ -986,7 +986,7 @@ __noinline int sl_match_rules(struct sl_eval *ev, struct sl_match *m, __u32 disa
 {
 	struct sluice_ruleset *rs;
 	__u32 k, rs_idx, cell;
-	__u64 cand, low;
+	__u64 cand;
 
 	if (!ev || !m)
 		return 0;
@@ -1004,14 +1004,9 @@ __noinline int sl_match_rules(struct sl_eval *ev, struct sl_match *m, __u32 disa
 	ev->cell = cell;
 	if (!cand)
 		return 0;
-	low = cand & -cand;
-	cand ^= low;
-	match_one(rs, ev, m, disabled, sl_bit_index(low));
-	for (k = 1; k < SLUICE_MAX_CAND && cand; k++) {
-		low = cand & -cand;
-		cand ^= low;
-		sl_match_one(ev, m, sl_bit_index(low), disabled);
-	}
+	match_one(rs, ev, m, disabled, sl_cand_pop(&cand));
+	for (k = 1; k < SLUICE_MAX_CAND && cand; k++)
+		sl_match_one(ev, m, sl_cand_pop(&cand), disabled);
 	return 0;
 }
 
@@ -1029,7 +1024,7 @@ __noinline int sl_match_cookie_ack(struct sl_eval *ev)
 	struct sluice_ruleset *rs;
 	struct sluice_config *cfg;
 	__u32 k, rs_idx, cell, zero = 0;
-	__u64 cand, low;
+	__u64 cand;
 	__u8 flags;
 	int hit = 0;
 
@@ -1051,9 +1046,7 @@ __noinline int sl_match_cookie_ack(struct sl_eval *ev)
 	for (k = 0; k < SLUICE_MAX_CAND && cand; k++) {
 		const struct sluice_rule *r;
 
-		low = cand & -cand;
-		cand ^= low;
-		r = &rs->rules[sl_cand_rule(rs, cell, sl_bit_index(low)) & (SLUICE_MAX_RULES - 1)];
+		r = &rs->rules[sl_cand_rule(rs, cell, sl_cand_pop(&cand)) & (SLUICE_MAX_RULES - 1)];
 		if (r->action == SLUICE_ACT_COOKIE && sl_rule_match(r, &ev->pkt)) {
 			hit = 1;
 			break;

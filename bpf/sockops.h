@@ -31,18 +31,16 @@ static __always_inline long conn_rule_at(struct sl_conn_walk *w)
 {
 	struct sluice_ruleset *rs;
 	const struct sluice_rule *r;
-	__u32 rs_idx = w->rs_idx;
-	__u64 low = w->cand & -w->cand;
-	__u32 li;
+	__u32 rs_idx = w->rs_idx, pos, li;
 
-	if (!low)
+	if (!w->cand)
 		return 1;
-	w->cand ^= low;
+	pos = sl_cand_pop(&w->cand);
 	/* A key on this frame's stack: w may be a global function's argument. */
 	rs = bpf_map_lookup_elem(&sl_rulesets, &rs_idx);
 	if (!rs)
 		return 1;
-	r = &rs->rules[sl_cand_rule(rs, w->cell, sl_bit_index(low)) & (SLUICE_MAX_RULES - 1)];
+	r = &rs->rules[sl_cand_rule(rs, w->cell, pos) & (SLUICE_MAX_RULES - 1)];
 	if (!sl_rule_match(r, &w->pkt))
 		return 0;
 	for (li = 0; li < SLUICE_MAX_LIMITS; li++) {
@@ -66,13 +64,13 @@ static long conn_rule(__u32 i, void *ctx)
 }
 
 /* Without bpf_loop: the walk as a bounded loop in a global function (sl_walk_rules). */
-__noinline int sl_walk_conn_rules(struct sl_conn_walk *w, __u32 nr)
+__noinline int sl_walk_conn_rules(struct sl_conn_walk *w)
 {
 	__u32 i;
 
 	if (!w)
 		return 0;
-	for (i = 0; i < SLUICE_MAX_CAND && i < nr; i++)
+	for (i = 0; i < SLUICE_MAX_CAND; i++)
 		if (conn_rule_at(w))
 			break;
 	return 0;
@@ -154,7 +152,7 @@ static __always_inline void conn_established(struct bpf_sock_ops *skops)
 		if (has_bpf_loop)
 			bpf_loop(SLUICE_MAX_CAND, conn_rule, &w, 0);
 		else
-			sl_walk_conn_rules(&w, SLUICE_MAX_CAND);
+			sl_walk_conn_rules(&w);
 	}
 	if (!w.nr)
 		return;

@@ -435,6 +435,19 @@ static __always_inline __u32 sl_bit_index(__u64 x)
 }
 
 /*
+ * The lowest of the candidates *cand, taken out of it: its position in the
+ * cell's list (64 when none is left). Each walk over a cell's candidates
+ * steps with it, lowest first.
+ */
+static __always_inline __u32 sl_cand_pop(__u64 *cand)
+{
+	__u64 low = *cand & -*cand;
+
+	*cand ^= low;
+	return sl_bit_index(low);
+}
+
+/*
  * The per-source bucket key of limit li of rule r for packet p. The masks
  * are precomputed by the controller (sl_limit_set_masks), so this is
  * branch-free apart from the family.

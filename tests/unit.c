@@ -1512,6 +1512,34 @@ TEST_CASE(match_index_bit_index)
 		CHECK(sl_bit_index(1ULL << b) == b, "bit %u: %u", b, sl_bit_index(1ULL << b));
 }
 
+/* sl_cand_pop: every candidate once, lowest first, then 64 on an empty mask. */
+TEST_CASE(match_index_cand_pop)
+{
+	__u64 masks[] = { 0, 1, 1ULL << 63, ~0ULL, 0x8000000000000001ULL, 0x5a5a0000f00f0ff0ULL };
+	unsigned int i, b;
+
+	for (i = 0; i < sizeof(masks) / sizeof(masks[0]); i++) {
+		__u64 cand = masks[i];
+		int prev = -1;
+
+		for (b = 0; b < 64; b++) {
+			if (!(masks[i] & (1ULL << b)))
+				continue;
+			CHECK(sl_cand_pop(&cand) == b, "mask %#llx: not bit %u next",
+			      (unsigned long long)masks[i], b);
+			CHECK((int)b > prev && !(cand & (1ULL << b)) &&
+				      (cand | (1ULL << b) | ((1ULL << b) - 1)) ==
+					      (masks[i] | (1ULL << b) | ((1ULL << b) - 1)),
+			      "mask %#llx: bit %u not taken out alone", (unsigned long long)masks[i], b);
+			prev = b;
+		}
+		CHECK(cand == 0, "mask %#llx: %#llx left", (unsigned long long)masks[i],
+		      (unsigned long long)cand);
+		CHECK(sl_cand_pop(&cand) == 64 && cand == 0, "mask %#llx: an empty mask gives 64",
+		      (unsigned long long)masks[i]);
+	}
+}
+
 /*
  * Random rule sets of up to SLUICE_MAX_RULES rules and random packets:
  * every rule that matches a packet is among the index's candidates for it
