@@ -1,16 +1,16 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * `sluice capture` in the data path: a copy of a judged packet into the
- * sl_capture_ring ring buffer, at most sluice_capture.budget a second
+ * wr_capture_ring ring buffer, at most sluice_capture.budget a second
  * across all CPUs, while a capture runs.
  *
- * Off, it costs the entry one read of sl_config.capture at the verdict.
+ * Off, it costs the entry one read of wr_config.capture at the verdict.
  * On, the two global functions below run once per judged packet: the
  * capture's filters (verdict, rule) first, so that only what was asked
  * for spends the budget, then the budget (one compare-and-swap on a
  * second-and-count word), then the copy. They are called from the entry
  * programs' own frame, never from the rule walk, so the deepest call chain
- * (entry -> eval_rule -> sl_limit_op) does not grow; their frames are small.
+ * (entry -> eval_rule -> wr_limit_op) does not grow; their frames are small.
  *
  * Part of sluice.bpf.c: included there, after maps.h and clock_now().
  */
@@ -18,7 +18,7 @@
 #define SLUICE_BPF_CAPTURE_H
 
 /* A record being built, off the stack: the header, then the frame's first bytes. */
-struct sl_cap_rec {
+struct wr_cap_rec {
 	struct sluice_capture_hdr h;
 	__u8 data[SLUICE_CAPTURE_SNAPLEN_MAX];
 };
@@ -28,51 +28,51 @@ struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, struct sl_cap_rec);
-} sl_capture_buf SEC(".maps");
+	__type(value, struct wr_cap_rec);
+} wr_capture_buf SEC(".maps");
 
 /*
  * What the core tells the capture about a verdict, as the `why` word it
  * carries: bits 0-7 enum sluice_capture_reason, 8-16 the deciding rule's
- * index in the live set plus one (0: no rule; SL_WHY_FIRST: the first rule
- * the packet matched, from sl_scratch), 17-23 enum sluice_capture_flags;
+ * index in the live set plus one (0: no rule; WR_WHY_FIRST: the first rule
+ * the packet matched, from wr_scratch), 17-23 enum sluice_capture_flags;
  * the capture adds the verdict in bits 24-31. The core only moves
  * constants and the refusing rule's index into it and branches on none of
  * it, so the verifier's states do not split over it: the global functions
  * below decode it.
  */
-#define SL_WHY(reason, ri1, flags) ((reason) | (ri1) << 8 | (flags) << 17)
-#define SL_WHY_FIRST	0x1ff
-_Static_assert(SLUICE_MAX_RULES < SL_WHY_FIRST, "SL_WHY holds a rule index plus one");
+#define WR_WHY(reason, ri1, flags) ((reason) | (ri1) << 8 | (flags) << 17)
+#define WR_WHY_FIRST	0x1ff
+_Static_assert(SLUICE_MAX_RULES < WR_WHY_FIRST, "WR_WHY holds a rule index plus one");
 
 /*
  * Budget retries: another CPU took the word in between. Losing all of them
  * counts the packet as lost to the budget (the word was busy, not full).
  */
-#define SL_CAP_CAS_TRIES	4
+#define WR_CAP_CAS_TRIES	4
 
 /*
- * The rule that ri1 (SL_WHY's) names in the live set: its slot, and its
+ * The rule that ri1 (WR_WHY's) names in the live set: its slot, and its
  * uid in *uid; SLUICE_CAPTURE_ANY_RULE and 0 for none.
  */
 static __always_inline __u32 cap_rule(const struct sluice_config *cfg, __u32 ri1, __u32 *uid)
 {
 	const struct sluice_ruleset *rs;
-	struct sl_scratch *sc;
+	struct wr_scratch *sc;
 	__u32 zero = 0, idx;
 
 	*uid = 0;
 	if (!ri1)
 		return SLUICE_CAPTURE_ANY_RULE;
-	if (ri1 == SL_WHY_FIRST) {
-		/* sl_match_rules' result for this packet, still in this CPU's scratch. */
-		sc = bpf_map_lookup_elem(&sl_scratch, &zero);
+	if (ri1 == WR_WHY_FIRST) {
+		/* wr_match_rules' result for this packet, still in this CPU's scratch. */
+		sc = bpf_map_lookup_elem(&wr_scratch, &zero);
 		if (!sc)
 			return SLUICE_CAPTURE_ANY_RULE;
 		ri1 = (sc->m.enforce ? sc->m.first_enforce : sc->m.first_dry) + 1;
 	}
 	idx = cfg->active & 1;
-	rs = bpf_map_lookup_elem(&sl_rulesets, &idx);
+	rs = bpf_map_lookup_elem(&wr_rulesets, &idx);
 	if (!rs)
 		return SLUICE_CAPTURE_ANY_RULE;
 	*uid = rs->rules[(ri1 - 1) & (SLUICE_MAX_RULES - 1)].uid;
@@ -82,22 +82,22 @@ static __always_inline __u32 cap_rule(const struct sluice_config *cfg, __u32 ri1
 /*
  * The capture's filters and budget for one packet: the record to fill
  * (its header written but for ifindex, len and caplen, which the entry
- * knows), or NULL to copy nothing. what: SL_WHY and the verdict in bits
+ * knows), or NULL to copy nothing. what: WR_WHY and the verdict in bits
  * 24-31.
  */
-static __always_inline struct sl_cap_rec *cap_admit(__u32 what)
+static __always_inline struct wr_cap_rec *cap_admit(__u32 what)
 {
 	struct sluice_capture_stats *cs;
 	struct sluice_capture *c;
 	struct sluice_config *cfg;
-	struct sl_cap_rec *rec;
+	struct wr_cap_rec *rec;
 	__u64 now, sec, word, next;
 	__u32 zero = 0, slot, uid, budget, verdict = (what >> 24) & 0xf;
 	int i, got = 0;
 
-	cfg = bpf_map_lookup_elem(&sl_config, &zero);
-	c = bpf_map_lookup_elem(&sl_capture, &zero);
-	cs = bpf_map_lookup_elem(&sl_capture_stats, &zero);
+	cfg = bpf_map_lookup_elem(&wr_config, &zero);
+	c = bpf_map_lookup_elem(&wr_capture, &zero);
+	cs = bpf_map_lookup_elem(&wr_capture_stats, &zero);
 	if (!cfg || !c || !cs)
 		return NULL;
 	now = clock_now(cfg, 0);
@@ -113,13 +113,13 @@ static __always_inline struct sl_cap_rec *cap_admit(__u32 what)
 	}
 	if (!(READ_ONCE(c->verdicts) & (1U << verdict)))
 		return NULL;
-	slot = cap_rule(cfg, (what >> 8) & SL_WHY_FIRST, &uid);
+	slot = cap_rule(cfg, (what >> 8) & WR_WHY_FIRST, &uid);
 	if (c->rule_slot != SLUICE_CAPTURE_ANY_RULE && c->rule_slot != slot)
 		return NULL;
 	/* One word for the second and its count: a new second starts at one. */
-	sec = now / SL_NSEC_PER_SEC;
+	sec = now / WR_NSEC_PER_SEC;
 	budget = READ_ONCE(c->budget);
-	for (i = 0; i < SL_CAP_CAS_TRIES; i++) {
+	for (i = 0; i < WR_CAP_CAS_TRIES; i++) {
 		word = READ_ONCE(c->window);
 		if (word >> 32 != sec)
 			next = sec << 32 | 1;
@@ -136,7 +136,7 @@ static __always_inline struct sl_cap_rec *cap_admit(__u32 what)
 		cs->lost_budget++;
 		return NULL;
 	}
-	rec = bpf_map_lookup_elem(&sl_capture_buf, &zero);
+	rec = bpf_map_lookup_elem(&wr_capture_buf, &zero);
 	if (!rec)
 		return NULL;
 	/* The precise clock for the timestamp: only copied packets pay for it. */
@@ -158,7 +158,7 @@ static __always_inline struct sl_cap_rec *cap_admit(__u32 what)
  * handed over as ((n - 1) & (max - 1)) + 1, which is n for every n in
  * 1..max and which any verifier bounds to 1..max.
  */
-static __always_inline __u64 cap_len(const struct sl_cap_rec *rec, __u32 len)
+static __always_inline __u64 cap_len(const struct wr_cap_rec *rec, __u32 len)
 {
 	__u32 caplen = rec->h.caplen;
 	__u64 n;
@@ -174,16 +174,16 @@ static __always_inline __u64 cap_len(const struct sl_cap_rec *rec, __u32 len)
 }
 
 /* The filled record into the ring; counted either way. */
-static __always_inline void cap_emit(struct sl_cap_rec *rec, __u64 caplen)
+static __always_inline void cap_emit(struct wr_cap_rec *rec, __u64 caplen)
 {
 	struct sluice_capture_stats *cs;
 	__u32 zero = 0;
 
-	cs = bpf_map_lookup_elem(&sl_capture_stats, &zero);
+	cs = bpf_map_lookup_elem(&wr_capture_stats, &zero);
 	if (!cs)
 		return;
 	rec->h.caplen = caplen;
-	if (bpf_ringbuf_output(&sl_capture_ring, rec, sizeof(rec->h) + caplen, 0))
+	if (bpf_ringbuf_output(&wr_capture_ring, rec, sizeof(rec->h) + caplen, 0))
 		cs->lost_ring++;
 	else
 		cs->captured++;
@@ -196,9 +196,9 @@ static __always_inline void cap_emit(struct sl_cap_rec *rec, __u64 caplen)
  * sees none of this, and the controller refuses to capture at XDP.
  * Global: verified once, on its own small frame.
  */
-__noinline int sl_capture_xdp(struct xdp_md *ctx, __u32 what)
+__noinline int wr_capture_xdp(struct xdp_md *ctx, __u32 what)
 {
-	struct sl_cap_rec *rec;
+	struct wr_cap_rec *rec;
 	__u64 caplen;
 	__u32 len;
 
@@ -220,9 +220,9 @@ __noinline int sl_capture_xdp(struct xdp_md *ctx, __u32 what)
 }
 
 /* The TC entry's copy, through bpf_skb_load_bytes (paged data included). */
-__noinline int sl_capture_skb(struct __sk_buff *skb, __u32 what)
+__noinline int wr_capture_skb(struct __sk_buff *skb, __u32 what)
 {
-	struct sl_cap_rec *rec;
+	struct wr_cap_rec *rec;
 	__u64 caplen;
 	__u32 len;
 
@@ -245,7 +245,7 @@ __noinline int sl_capture_skb(struct __sk_buff *skb, __u32 what)
 
 /*
  * A packet's verdict is final (verdict: enum sluice_capture_verdict; why:
- * SL_WHY): a copy for the capture if one runs. One read of a word when
+ * WR_WHY): a copy for the capture if one runs. One read of a word when
  * none does. The entry passes its own context: xctx at XDP, skb at TC.
  */
 static __always_inline void capture(struct xdp_md *xctx, struct __sk_buff *skb,
@@ -254,9 +254,9 @@ static __always_inline void capture(struct xdp_md *xctx, struct __sk_buff *skb,
 	if (!cfg->capture)
 		return;
 	if (xctx)
-		sl_capture_xdp(xctx, why | verdict << 24);
+		wr_capture_xdp(xctx, why | verdict << 24);
 	else if (skb)
-		sl_capture_skb(skb, why | verdict << 24);
+		wr_capture_skb(skb, why | verdict << 24);
 }
 
 #endif /* SLUICE_BPF_CAPTURE_H */

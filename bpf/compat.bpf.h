@@ -15,12 +15,12 @@
 #endif
 
 /* Verdicts of the shared core, mapped to XDP_* / TC_ACT_* by each entry. */
-#define SL_VERDICT_PASS	0
-#define SL_VERDICT_DROP	1
-#define SL_VERDICT_WOULD_DROP	2
+#define WR_VERDICT_PASS	0
+#define WR_VERDICT_DROP	1
+#define WR_VERDICT_WOULD_DROP	2
 /* A SYN to answer with a cookie (sluice_cookie_syn); not yet counted as passed or dropped. */
-#define SL_VERDICT_COOKIE	3
+#define WR_VERDICT_COOKIE	3
 /* An ACK whose cookie to check (sluice_cookie_ack); not yet counted either. */
-#define SL_VERDICT_ACK		4
+#define WR_VERDICT_ACK		4
 
 #endif /* SLUICE_COMPAT_BPF_H */

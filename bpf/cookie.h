@@ -13,7 +13,7 @@
  * budget per destination, so sluice never becomes a reflector.
  *
  * Both are programs of their own (sluice_cookie_syn, sluice_cookie_ack),
- * which the XDP entry tail-calls through sl_cookie_progs once the core has
+ * which the XDP entry tail-calls through wr_cookie_progs once the core has
  * said what the packet is: each gets a fresh stack of 512 bytes and is
  * verified on its own, so the entry's stack budget (512 bytes summed over
  * its deepest chain on kernels before 6.2) and its instruction count do not
@@ -30,18 +30,18 @@
 #include "sluice_cookie.h"
 
 /* The farthest a TCP header may start in a frame sluice answers or checks. */
-#define SL_CK_MAXOFF	256
+#define WR_CK_MAXOFF	256
 /* The largest MSS advertised (an IPv4 MTU of 65535). */
-#define SL_CK_MSS_MAX	65495
+#define WR_CK_MSS_MAX	65495
 /* The smallest (RFC 1122's default). */
-#define SL_CK_MSS_MIN	536
+#define WR_CK_MSS_MIN	536
 /* The SYN-ACK's receive window: unscaled, as in every SYN-ACK. */
-#define SL_CK_WINDOW	65535
+#define WR_CK_WINDOW	65535
 /* The SYN-ACK's TTL / hop limit. */
-#define SL_CK_TTL	64
+#define WR_CK_TTL	64
 
 /* Where a frame's headers are. */
-struct sl_ck_loc {
+struct wr_ck_loc {
 	__u32 l3;		/* offset of the IP header */
 	__u32 l4;		/* offset of the TCP header */
 	__u32 seg;		/* TCP segment length: header and payload */
@@ -49,48 +49,48 @@ struct sl_ck_loc {
 };
 
 /*
- * The headers of a TCP frame: Ethernet, up to SL_MAX_VLAN tags, IPv4 or
+ * The headers of a TCP frame: Ethernet, up to WR_MAX_VLAN tags, IPv4 or
  * IPv6 with hop-by-hop and destination options walked. 0, or -1 for a
  * frame that is not answered or checked here: not TCP, a fragment, an
  * IPv4 header with options, an IPv6 routing header (whose pseudo-header
- * address is another host's) or AH, headers past SL_CK_MAXOFF. Out of
+ * address is another host's) or AH, headers past WR_CK_MAXOFF. Out of
  * line, with loops the verifier walks (no unrolling: this code runs on
  * 6.0 and later only), so that its callers' frames stay small.
  */
-static __noinline int ck_locate(struct xdp_md *ctx, struct sl_ck_loc *loc)
+static __noinline int ck_locate(struct xdp_md *ctx, struct wr_ck_loc *loc)
 {
 	const void *data = (void *)(long)ctx->data;
 	const void *data_end = (void *)(long)ctx->data_end;
 	const __u8 *cur = data;
-	__u32 off = sizeof(struct sl_eth);
+	__u32 off = sizeof(struct wr_eth);
 	__u16 proto;
 	int i;
 
-	if (cur + sizeof(struct sl_eth) > (const __u8 *)data_end)
+	if (cur + sizeof(struct wr_eth) > (const __u8 *)data_end)
 		return -1;
-	proto = sl_ntohs(((const struct sl_eth *)cur)->proto);
-	for (i = 0; i < SL_MAX_VLAN; i++) {
-		const struct sl_vlan *vh = (const void *)(cur + off);
+	proto = wr_ntohs(((const struct wr_eth *)cur)->proto);
+	for (i = 0; i < WR_MAX_VLAN; i++) {
+		const struct wr_vlan *vh = (const void *)(cur + off);
 
-		if (proto != SL_ETH_P_8021Q && proto != SL_ETH_P_8021AD)
+		if (proto != WR_ETH_P_8021Q && proto != WR_ETH_P_8021AD)
 			break;
 		if ((const void *)(vh + 1) > data_end)
 			return -1;
-		proto = sl_ntohs(vh->proto);
+		proto = wr_ntohs(vh->proto);
 		off += sizeof(*vh);
 	}
 	loc->l3 = off;
-	if (proto == SL_ETH_P_IP) {
-		const struct sl_ip4 *ip = (const void *)(cur + off);
+	if (proto == WR_ETH_P_IP) {
+		const struct wr_ip4 *ip = (const void *)(cur + off);
 		__u32 tot;
 
 		if ((const void *)(ip + 1) > data_end)
 			return -1;
 		/* Options would have to be taken out of the reply: not answered. */
-		if (ip->ver_ihl != 0x45 || ip->proto != SL_IPPROTO_TCP ||
-		    (sl_ntohs(ip->frag_off) & 0x3fff))
+		if (ip->ver_ihl != 0x45 || ip->proto != WR_IPPROTO_TCP ||
+		    (wr_ntohs(ip->frag_off) & 0x3fff))
 			return -1;
-		tot = sl_ntohs(ip->tot_len);
+		tot = wr_ntohs(ip->tot_len);
 		if (tot < sizeof(*ip) + 20)
 			return -1;
 		loc->family = 4;
@@ -98,23 +98,23 @@ static __noinline int ck_locate(struct xdp_md *ctx, struct sl_ck_loc *loc)
 		loc->seg = tot - sizeof(*ip);
 		return 0;
 	}
-	if (proto == SL_ETH_P_IPV6) {
-		const struct sl_ip6 *ip6 = (const void *)(cur + off);
+	if (proto == WR_ETH_P_IPV6) {
+		const struct wr_ip6 *ip6 = (const void *)(cur + off);
 		__u32 left;
 		__u8 nh;
 
 		if ((const void *)(ip6 + 1) > data_end)
 			return -1;
-		left = sl_ntohs(ip6->payload_len);
+		left = wr_ntohs(ip6->payload_len);
 		nh = ip6->nexthdr;
 		off += sizeof(*ip6);
-		for (i = 0; i < SL_MAX_EXTHDR; i++) {
-			const __u8 *eh = cur + (off & (SL_CK_MAXOFF - 1));
+		for (i = 0; i < WR_MAX_EXTHDR; i++) {
+			const __u8 *eh = cur + (off & (WR_CK_MAXOFF - 1));
 			__u32 hl;
 
-			if (nh != SL_IPPROTO_HOPOPTS && nh != SL_IPPROTO_DSTOPTS)
+			if (nh != WR_IPPROTO_HOPOPTS && nh != WR_IPPROTO_DSTOPTS)
 				break;
-			if (off >= SL_CK_MAXOFF || eh + 8 > (const __u8 *)data_end)
+			if (off >= WR_CK_MAXOFF || eh + 8 > (const __u8 *)data_end)
 				return -1;
 			hl = ((__u32)eh[1] + 1) * 8;
 			if (hl > left)
@@ -123,7 +123,7 @@ static __noinline int ck_locate(struct xdp_md *ctx, struct sl_ck_loc *loc)
 			off += hl;
 			left -= hl;
 		}
-		if (nh != SL_IPPROTO_TCP || off >= SL_CK_MAXOFF || left < 20)
+		if (nh != WR_IPPROTO_TCP || off >= WR_CK_MAXOFF || left < 20)
 			return -1;
 		loc->family = 6;
 		loc->l4 = off;
@@ -139,12 +139,12 @@ static __noinline int ck_locate(struct xdp_md *ctx, struct sl_ck_loc *loc)
  */
 static __always_inline int ck_charge(__u64 *tat, __u64 now, __u64 interval_fp, __u64 tolerance)
 {
-	__u64 inc = sl_gcra_inc(interval_fp, 1), old, next;
+	__u64 inc = wr_gcra_inc(interval_fp, 1), old, next;
 	int i;
 
-	for (i = 0; i < SL_CAS_TRIES; i++) {
+	for (i = 0; i < WR_CAS_TRIES; i++) {
 		old = READ_ONCE(*tat);
-		if (!sl_gcra_admit(old, now, inc, tolerance, &next))
+		if (!wr_gcra_admit(old, now, inc, tolerance, &next))
 			return 0;
 		if (__sync_val_compare_and_swap(tat, old, next) == old)
 			return 1;
@@ -157,15 +157,15 @@ static __always_inline int ck_charge(__u64 *tat, __u64 now, __u64 interval_fp, _
  * listener that sent a cookie itself within the last two minutes
  * (tcp_synq_no_recent_overflow), which with tcp_syncookies = 2 it does for
  * every SYN that reaches it. So one valid SYN per rule, port and family
- * every SL_CK_PRIME_NS is passed to the kernel instead of answered: the
+ * every WR_CK_PRIME_NS is passed to the kernel instead of answered: the
  * kernel answers it with a cookie of its own (no state either) and keeps
  * accepting the answers to sluice's. The time of the latest sits in
- * sl_cookie_dst under a key no address has (family 0x80 | family, the
+ * wr_cookie_dst under a key no address has (family 0x80 | family, the
  * port in addr[0]). 1: pass this SYN.
  */
-#define SL_CK_PRIME_NS	(60 * SL_NSEC_PER_SEC)
+#define WR_CK_PRIME_NS	(60 * WR_NSEC_PER_SEC)
 
-static __always_inline int ck_prime(const struct sl_scratch *sc, __u16 dport, __u32 family)
+static __always_inline int ck_prime(const struct wr_scratch *sc, __u16 dport, __u32 family)
 {
 	struct sluice_ck_dst k = {};
 	__u64 now = sc->ck_now, *at, old;
@@ -173,22 +173,22 @@ static __always_inline int ck_prime(const struct sl_scratch *sc, __u16 dport, __
 	k.addr[0] = dport;
 	k.slot = sc->ck_slot;
 	k.family = 0x80 | family;
-	at = bpf_map_lookup_elem(&sl_cookie_dst, &k);
+	at = bpf_map_lookup_elem(&wr_cookie_dst, &k);
 	if (!at)
-		return !bpf_map_update_elem(&sl_cookie_dst, &k, &now, BPF_NOEXIST);
+		return !bpf_map_update_elem(&wr_cookie_dst, &k, &now, BPF_NOEXIST);
 	old = READ_ONCE(*at);
 	/* Signed: another CPU's clock may have written a time a little ahead of ours. */
-	if ((__s64)(now - old) < (__s64)SL_CK_PRIME_NS)
+	if ((__s64)(now - old) < (__s64)WR_CK_PRIME_NS)
 		return 0;
 	/* One CPU wins the pass; the others answer. */
 	return __sync_val_compare_and_swap(at, old, now) == old;
 }
 
 /* A SYN the data path counted as dropped by its rule was passed after all. */
-static __always_inline void ck_recount_passed(const struct sl_scratch *sc)
+static __always_inline void ck_recount_passed(const struct wr_scratch *sc)
 {
 	__u32 slot = sc->ck_slot;
-	struct sluice_rule_stats *st = bpf_map_lookup_elem(&sl_rule_stats, &slot);
+	struct sluice_rule_stats *st = bpf_map_lookup_elem(&wr_rule_stats, &slot);
 
 	if (!st)
 		return;
@@ -199,7 +199,7 @@ static __always_inline void ck_recount_passed(const struct sl_scratch *sc)
 }
 
 /* The SYN-ACK budgets of the rule the scratch names: 1 within both, 0 not. */
-static __always_inline int ck_budget(const struct sl_scratch *sc, const __u32 *saddr, __u32 family)
+static __always_inline int ck_budget(const struct wr_scratch *sc, const __u32 *saddr, __u32 family)
 {
 	struct sluice_ck_dst k = {};
 	__u32 slot = sc->ck_slot;
@@ -214,19 +214,19 @@ static __always_inline int ck_budget(const struct sl_scratch *sc, const __u32 *s
 		}
 		k.slot = slot;
 		k.family = family;
-		tat = bpf_map_lookup_elem(&sl_cookie_dst, &k);
+		tat = bpf_map_lookup_elem(&wr_cookie_dst, &k);
 		if (!tat) {
 			__u64 zero = 0;
 
 			/* A new destination: a full budget. Losing the insert race is harmless. */
-			bpf_map_update_elem(&sl_cookie_dst, &k, &zero, BPF_NOEXIST);
-			tat = bpf_map_lookup_elem(&sl_cookie_dst, &k);
+			bpf_map_update_elem(&wr_cookie_dst, &k, &zero, BPF_NOEXIST);
+			tat = bpf_map_lookup_elem(&wr_cookie_dst, &k);
 		}
 		if (!tat || !ck_charge(tat, sc->ck_now, sc->ckd_interval_fp, sc->ckd_tolerance))
 			return 0;
 	}
 	if (sc->ck_interval_fp) {
-		tat = bpf_map_lookup_elem(&sl_cookie_agg, &slot);
+		tat = bpf_map_lookup_elem(&wr_cookie_agg, &slot);
 		if (!tat || !ck_charge(tat, sc->ck_now, sc->ck_interval_fp, sc->ck_tolerance))
 			return 0;
 	}
@@ -255,7 +255,7 @@ struct ck_work {
 	__u32 saddr[4];
 	__u32 daddr[4];
 	__u8 pseudo[40] __attribute__((aligned(8)));	/* addresses, 0, protocol, TCP length */
-	struct sl_synopts o;				/* written by ck_option */
+	struct wr_synopts o;				/* written by ck_option */
 };
 
 /*
@@ -277,7 +277,7 @@ struct {
 	__uint(max_entries, 1);
 	__type(key, __u32);
 	__type(value, struct ck_work);
-} sl_ck_work SEC(".maps");
+} wr_ck_work SEC(".maps");
 
 /*
  * A SYN's options being read by bpf_loop (ck_option), on the stack as
@@ -285,17 +285,17 @@ struct {
  */
 struct ck_optwalk {
 	__u8 *tcp;		/* ck_work.tcp */
-	struct sl_synopts *o;	/* ck_work.o */
+	struct wr_synopts *o;	/* ck_work.o */
 	__u32 hl;
 	__u32 at;
 };
 
-/* bpf_loop callback: one option (sl_syn_option); 1 stops the walk. */
+/* bpf_loop callback: one option (wr_syn_option); 1 stops the walk. */
 static long ck_option(__u32 n, void *ctx)
 {
 	struct ck_optwalk *w = ctx;
 
-	return !w->tcp || !w->o || !sl_syn_option(w->tcp, w->hl & 63, &w->at, w->o);
+	return !w->tcp || !w->o || !wr_syn_option(w->tcp, w->hl & 63, &w->at, w->o);
 }
 
 /*
@@ -309,7 +309,7 @@ static __always_inline __u32 ck_tcp_sum(__u8 *pseudo, __u32 family, __u8 *tcp, _
 	__s64 sum;
 
 	pseudo[family == 4 ? 8 : 32] = 0;
-	pseudo[family == 4 ? 9 : 33] = SL_IPPROTO_TCP;
+	pseudo[family == 4 ? 9 : 33] = WR_IPPROTO_TCP;
 	pseudo[family == 4 ? 10 : 34] = n >> 8;
 	pseudo[family == 4 ? 11 : 35] = n;
 	sum = bpf_csum_diff(NULL, 0, (void *)pseudo, family == 4 ? 12 : 36, 0);
@@ -334,17 +334,17 @@ int sluice_cookie_syn(struct xdp_md *ctx)
 	struct ck_optwalk w;
 	struct ck_work *wk;
 	__u8 *tcp, *ip;
-	struct sl_synopts *o;
-	struct sl_ck_loc loc;
-	struct sl_scratch *sc;
+	struct wr_synopts *o;
+	struct wr_ck_loc loc;
+	struct wr_scratch *sc;
 	struct sluice_config *cfg;
 	__u16 mss;
 	__s64 ck;
 	__u8 *th, *l3;
 
-	sc = bpf_map_lookup_elem(&sl_scratch, &zero);
-	cfg = bpf_map_lookup_elem(&sl_config, &zero);
-	wk = bpf_map_lookup_elem(&sl_ck_work, &zero);
+	sc = bpf_map_lookup_elem(&wr_scratch, &zero);
+	cfg = bpf_map_lookup_elem(&wr_config, &zero);
+	wk = bpf_map_lookup_elem(&wr_ck_work, &zero);
 	if (!sc || !cfg || !wk || ck_locate(ctx, &loc))
 		goto bad;
 	tcp = wk->tcp;
@@ -355,7 +355,7 @@ int sluice_cookie_syn(struct xdp_md *ctx)
 	w.tcp = tcp;
 	w.o = o;
 	l3 = (__u8 *)data + (loc.l3 & 31);
-	th = (__u8 *)data + (loc.l4 & (SL_CK_MAXOFF - 1));
+	th = (__u8 *)data + (loc.l4 & (WR_CK_MAXOFF - 1));
 	if (th + 20 > (__u8 *)data_end)
 		goto bad;
 	/* A pure SYN: FIN, RST or ACK with it is never answered. */
@@ -364,10 +364,10 @@ int sluice_cookie_syn(struct xdp_md *ctx)
 		goto bad;
 	hl = (th[12] >> 4) * 4;
 	/* Data on a SYN (TCP Fast Open) would be lost: not answered, the client retries. */
-	if (hl < 20 || hl > SL_TCP_MAXHDR || hl != loc.seg)
+	if (hl < 20 || hl > WR_TCP_MAXHDR || hl != loc.seg)
 		goto bad;
 	/* bpf_xdp_load_bytes: this kernel has it (5.18), as it has the cookie helpers. */
-	if (bpf_xdp_load_bytes(ctx, loc.l4 & (SL_CK_MAXOFF - 1), tcp, hl & 60))
+	if (bpf_xdp_load_bytes(ctx, loc.l4 & (WR_CK_MAXOFF - 1), tcp, hl & 60))
 		goto bad;
 
 	/* Checksums first: a corrupt SYN gets no answer. */
@@ -375,7 +375,7 @@ int sluice_cookie_syn(struct xdp_md *ctx)
 		if (l3 + 20 > (__u8 *)data_end)
 			goto bad;
 		isum = bpf_csum_diff(NULL, 0, (void *)l3, 20, 0);
-		if (isum < 0 || sl_csum_fold(isum) != 0xffff)
+		if (isum < 0 || wr_csum_fold(isum) != 0xffff)
 			goto bad;
 		saddr[0] = *(__u32 *)(l3 + 12);
 		daddr[0] = *(__u32 *)(l3 + 16);
@@ -387,7 +387,7 @@ int sluice_cookie_syn(struct xdp_md *ctx)
 		ck_copy_out((__u8 *)(daddr), (const __u8 *)(l3 + 24), 16);
 		ck_copy_out((__u8 *)(wk->pseudo), (const __u8 *)(l3 + 8), 32);
 	}
-	if (sl_csum_fold(ck_tcp_sum(wk->pseudo, loc.family, tcp, hl)) != 0xffff)
+	if (wr_csum_fold(ck_tcp_sum(wk->pseudo, loc.family, tcp, hl)) != 0xffff)
 		goto bad;
 
 	if (ck_prime(sc, (__u16)tcp[2] << 8 | tcp[3], loc.family)) {
@@ -407,7 +407,7 @@ int sluice_cookie_syn(struct xdp_md *ctx)
 	w.hl = hl;
 	w.at = 20;
 	/* bpf_loop: this kernel has it (5.17), as it has the cookie helpers (6.0). */
-	bpf_loop(SL_TCP_MAXOPTS, ck_option, &w, 0);
+	bpf_loop(WR_TCP_MAXOPTS, ck_option, &w, 0);
 
 	/*
 	 * The kernel's cookie for this SYN, from a copy of its addresses, ports
@@ -426,10 +426,10 @@ int sluice_cookie_syn(struct xdp_md *ctx)
 		ck_copy_out(c, tcp, 12);
 		c[12] = 6 << 4;
 		c[13] = SLUICE_TCP_SYN;
-		c[20] = o->mss ? SL_TCPOPT_MSS : SL_TCPOPT_NOP;
-		c[21] = o->mss ? 4 : SL_TCPOPT_NOP;
-		c[22] = o->mss ? o->mss >> 8 : SL_TCPOPT_NOP;
-		c[23] = o->mss ? o->mss & 0xff : SL_TCPOPT_NOP;
+		c[20] = o->mss ? WR_TCPOPT_MSS : WR_TCPOPT_NOP;
+		c[21] = o->mss ? 4 : WR_TCPOPT_NOP;
+		c[22] = o->mss ? o->mss >> 8 : WR_TCPOPT_NOP;
+		c[23] = o->mss ? o->mss & 0xff : WR_TCPOPT_NOP;
 		ck = bpf_tcp_raw_gen_syncookie_ipv4(iph, (struct tcphdr *)c, 24);
 	} else {
 		struct ipv6hdr *ip6h = (void *)ip;
@@ -441,10 +441,10 @@ int sluice_cookie_syn(struct xdp_md *ctx)
 		ck_copy_out(c, tcp, 12);
 		c[12] = 6 << 4;
 		c[13] = SLUICE_TCP_SYN;
-		c[20] = o->mss ? SL_TCPOPT_MSS : SL_TCPOPT_NOP;
-		c[21] = o->mss ? 4 : SL_TCPOPT_NOP;
-		c[22] = o->mss ? o->mss >> 8 : SL_TCPOPT_NOP;
-		c[23] = o->mss ? o->mss & 0xff : SL_TCPOPT_NOP;
+		c[20] = o->mss ? WR_TCPOPT_MSS : WR_TCPOPT_NOP;
+		c[21] = o->mss ? 4 : WR_TCPOPT_NOP;
+		c[22] = o->mss ? o->mss >> 8 : WR_TCPOPT_NOP;
+		c[23] = o->mss ? o->mss & 0xff : WR_TCPOPT_NOP;
 		ck = bpf_tcp_raw_gen_syncookie_ipv6(ip6h, (struct tcphdr *)c, 24);
 	}
 	if (ck < 0)
@@ -452,11 +452,11 @@ int sluice_cookie_syn(struct xdp_md *ctx)
 
 	/* This host's MSS: the interface's MTU less the headers, as the kernel advertises. */
 	bpf_check_mtu(ctx, 0, &mtu, 0, 0);
-	mss = SL_CK_MSS_MAX;
-	if (mtu && mtu - (loc.family == 4 ? 40 : 60) < SL_CK_MSS_MAX)
+	mss = WR_CK_MSS_MAX;
+	if (mtu && mtu - (loc.family == 4 ? 40 : 60) < WR_CK_MSS_MAX)
 		mss = mtu - (loc.family == 4 ? 40 : 60);
-	if (mss < SL_CK_MSS_MIN)
-		mss = SL_CK_MSS_MIN;
+	if (mss < WR_CK_MSS_MIN)
+		mss = WR_CK_MSS_MIN;
 
 	/*
 	 * The frame to its new length first: the SYN's extension headers go,
@@ -467,12 +467,12 @@ int sluice_cookie_syn(struct xdp_md *ctx)
 	flags = cfg->cookie_flags;
 	l2 = loc.l3 & 31;
 	l3len = loc.family == 4 ? 20 : 40;
-	tcplen = sl_synack_tcplen(o, flags);
+	tcplen = wr_synack_tcplen(o, flags);
 	/* The whole frame's length, fragments included (XDP multi-buffer). */
 	flen = bpf_xdp_get_buff_len(ctx);
 	if (bpf_xdp_adjust_tail(ctx, (int)(l2 + l3len + tcplen) - (int)flen)) {
 		flags &= ~SLUICE_CK_TS;
-		tcplen = SL_SYNACK_TCPLEN_MIN;
+		tcplen = WR_SYNACK_TCPLEN_MIN;
 		if (bpf_xdp_adjust_tail(ctx, (int)(l2 + l3len + tcplen) - (int)flen))
 			goto bad;
 	}
@@ -486,16 +486,16 @@ int sluice_cookie_syn(struct xdp_md *ctx)
 		tcp[1] = tcp[3];
 		tcp[2] = p0;
 		tcp[3] = p1;
-		sl_put32(tcp + 4, (__u32)ck);
-		sl_put32(tcp + 8, seq + 1);
+		wr_put32(tcp + 4, (__u32)ck);
+		wr_put32(tcp + 8, seq + 1);
 	}
 	tcp[12] = (tcplen / 4) << 4;
 	tcp[13] = SLUICE_TCP_SYN | SLUICE_TCP_ACK;
-	tcp[14] = SL_CK_WINDOW >> 8;
-	tcp[15] = SL_CK_WINDOW & 0xff;
+	tcp[14] = WR_CK_WINDOW >> 8;
+	tcp[15] = WR_CK_WINDOW & 0xff;
 	tcp[16] = tcp[17] = tcp[18] = tcp[19] = 0;
-	sl_synack_options(tcp + 20, mss, o, flags,
-			  sl_cookie_tsval(bpf_ktime_get_ns() / 1000000, o, flags),
+	wr_synack_options(tcp + 20, mss, o, flags,
+			  wr_cookie_tsval(bpf_ktime_get_ns() / 1000000, o, flags),
 			  cfg->cookie_wscale);
 
 	/* The reply's IP header, and both checksums. */
@@ -504,23 +504,23 @@ int sluice_cookie_syn(struct xdp_md *ctx)
 		ip[0] = 0x45;
 		ip[3] = 20 + tcplen;
 		ip[6] = 0x40;	/* don't fragment */
-		ip[8] = SL_CK_TTL;
-		ip[9] = SL_IPPROTO_TCP;
+		ip[8] = WR_CK_TTL;
+		ip[9] = WR_IPPROTO_TCP;
 		ck_copy_out((__u8 *)(ip + 12), (const __u8 *)(daddr), 4);
 		ck_copy_out((__u8 *)(ip + 16), (const __u8 *)(saddr), 4);
 		isum = bpf_csum_diff(NULL, 0, (void *)ip, 20, 0);
-		*(__u16 *)(ip + 10) = ~sl_csum_fold(isum < 0 ? 0 : isum);
+		*(__u16 *)(ip + 10) = ~wr_csum_fold(isum < 0 ? 0 : isum);
 		ck_copy_out((__u8 *)(wk->pseudo), (const __u8 *)(ip + 12), 8);
 	} else {
 		ip[0] = 0x60;
 		ip[5] = tcplen;
-		ip[6] = SL_IPPROTO_TCP;
-		ip[7] = SL_CK_TTL;
+		ip[6] = WR_IPPROTO_TCP;
+		ip[7] = WR_CK_TTL;
 		ck_copy_out((__u8 *)(ip + 8), (const __u8 *)(daddr), 16);
 		ck_copy_out((__u8 *)(ip + 24), (const __u8 *)(saddr), 16);
 		ck_copy_out((__u8 *)(wk->pseudo), (const __u8 *)(ip + 8), 32);
 	}
-	*(__u16 *)(tcp + 16) = ~sl_csum_fold(ck_tcp_sum(wk->pseudo, loc.family, tcp, tcplen));
+	*(__u16 *)(tcp + 16) = ~wr_csum_fold(ck_tcp_sum(wk->pseudo, loc.family, tcp, tcplen));
 
 	data = (void *)(long)ctx->data;
 	data_end = (void *)(long)ctx->data_end;
@@ -539,26 +539,26 @@ int sluice_cookie_syn(struct xdp_md *ctx)
 	/* Copies of constant length, which the verifier can check against the frame. */
 	l3 = (__u8 *)data + l2;
 	if (loc.family == 4) {
-		if (l3 + 20 + SL_SYNACK_TCPLEN_MIN > (__u8 *)data_end)
+		if (l3 + 20 + WR_SYNACK_TCPLEN_MIN > (__u8 *)data_end)
 			goto bad;
 		ck_copy_out(l3, ip, 20);
-		if (tcplen == SL_SYNACK_TCPLEN) {
-			if (l3 + 20 + SL_SYNACK_TCPLEN > (__u8 *)data_end)
+		if (tcplen == WR_SYNACK_TCPLEN) {
+			if (l3 + 20 + WR_SYNACK_TCPLEN > (__u8 *)data_end)
 				goto bad;
-			ck_copy_out(l3 + 20, tcp, SL_SYNACK_TCPLEN);
+			ck_copy_out(l3 + 20, tcp, WR_SYNACK_TCPLEN);
 		} else {
-			ck_copy_out(l3 + 20, tcp, SL_SYNACK_TCPLEN_MIN);
+			ck_copy_out(l3 + 20, tcp, WR_SYNACK_TCPLEN_MIN);
 		}
 	} else {
-		if (l3 + 40 + SL_SYNACK_TCPLEN_MIN > (__u8 *)data_end)
+		if (l3 + 40 + WR_SYNACK_TCPLEN_MIN > (__u8 *)data_end)
 			goto bad;
 		ck_copy_out(l3, ip, 40);
-		if (tcplen == SL_SYNACK_TCPLEN) {
-			if (l3 + 40 + SL_SYNACK_TCPLEN > (__u8 *)data_end)
+		if (tcplen == WR_SYNACK_TCPLEN) {
+			if (l3 + 40 + WR_SYNACK_TCPLEN > (__u8 *)data_end)
 				goto bad;
-			ck_copy_out(l3 + 40, tcp, SL_SYNACK_TCPLEN);
+			ck_copy_out(l3 + 40, tcp, WR_SYNACK_TCPLEN);
 		} else {
-			ck_copy_out(l3 + 40, tcp, SL_SYNACK_TCPLEN_MIN);
+			ck_copy_out(l3 + 40, tcp, WR_SYNACK_TCPLEN_MIN);
 		}
 	}
 	count(SLUICE_G_COOKIE_SENT);
@@ -583,7 +583,7 @@ int sluice_cookie_ack(struct xdp_md *ctx)
 	void *data = (void *)(long)ctx->data;
 	void *data_end = (void *)(long)ctx->data_end;
 	struct bpf_sock_tuple t = {};
-	struct sl_ck_loc loc;
+	struct wr_ck_loc loc;
 	struct bpf_sock *sk;
 	__u8 *th, *l3;
 	__u32 state;
@@ -592,7 +592,7 @@ int sluice_cookie_ack(struct xdp_md *ctx)
 	if (ck_locate(ctx, &loc))
 		goto pass;
 	l3 = (__u8 *)data + (loc.l3 & 31);
-	th = (__u8 *)data + (loc.l4 & (SL_CK_MAXOFF - 1));
+	th = (__u8 *)data + (loc.l4 & (WR_CK_MAXOFF - 1));
 	if (th + sizeof(struct tcphdr) > (__u8 *)data_end)
 		goto pass;
 	if ((th[13] & (SLUICE_TCP_SYN | SLUICE_TCP_ACK | SLUICE_TCP_RST | SLUICE_TCP_FIN)) !=

@@ -2,7 +2,7 @@
 /*
  * Every map of the data path, and the read-only switches and globals the
  * loader sets between open and load. The pinned ones are the maps of
- * SL_MAPS (user/sluice_user.h), which the loader checks against these.
+ * WR_MAPS (user/sluice_user.h), which the loader checks against these.
  *
  * Part of sluice.bpf.c, the one BPF object: included there, in this place,
  * after what it uses.
@@ -43,11 +43,11 @@ __u64 manual_now_ns = 0;
 /*
  * CAS attempts on one word before giving up. A rate limit's bucket that
  * keeps losing is contention, not a fault: the packet is refused and
- * counted (SL_EV_CONTENDED, sluice.bpf.c).
+ * counted (WR_EV_CONTENDED, sluice.bpf.c).
  */
-#define SL_CAS_TRIES	8
+#define WR_CAS_TRIES	8
 /* Bytes of a non-linear skb pulled into the head so the parser sees the headers. */
-#define SL_TC_PULL	256
+#define WR_TC_PULL	256
 
 /* Global switches, one entry; written by the controller. */
 struct {
@@ -56,16 +56,16 @@ struct {
 	__type(key, __u32);
 	__type(value, struct sluice_config);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
-} sl_config SEC(".maps");
+} wr_config SEC(".maps");
 
-/* Two rule sets; sl_config.active names the live one. Written by the controller. */
+/* Two rule sets; wr_config.active names the live one. Written by the controller. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, 2);
 	__type(key, __u32);
 	__type(value, struct sluice_ruleset);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
-} sl_rulesets SEC(".maps");
+} wr_rulesets SEC(".maps");
 
 /*
  * Per-source buckets, keyed by rule uid, limit and masked source: sets of
@@ -84,12 +84,12 @@ struct {
 	__type(key, __u32);
 	__type(value, struct sluice_set);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
-} sl_state SEC(".maps");
+} wr_state SEC(".maps");
 
 /*
  * Established TCP connections per connection-limit key. A plain hash, never
  * LRU: a count that vanished would let a source past its cap. Written by
- * sl_sockops (atomic add/sub); the daemon corrects counts that leaked.
+ * wr_sockops (atomic add/sub); the daemon corrects counts that leaked.
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -97,7 +97,7 @@ struct {
 	__type(key, struct sluice_key);
 	__type(value, struct sluice_conns);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
-} sl_conns SEC(".maps");
+} wr_conns SEC(".maps");
 
 /* The connection-limit keys each counted socket was counted under. */
 struct {
@@ -105,11 +105,11 @@ struct {
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, int);
 	__type(value, struct sluice_sock_conns);
-} sl_sock_conns SEC(".maps");
+} wr_sock_conns SEC(".maps");
 
 /*
  * Rule-wide buckets, indexed by sluice_limit.agg_slot; zeroed by the
- * controller. Mappable, like sl_state, for the fleet sync's fold.
+ * controller. Mappable, like wr_state, for the fleet sync's fold.
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -118,10 +118,10 @@ struct {
 	__type(key, __u32);
 	__type(value, struct sluice_state);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
-} sl_agg SEC(".maps");
+} wr_agg SEC(".maps");
 
 /*
- * Refusals by each rule-wide bucket (indexed as sl_agg) on this CPU that
+ * Refusals by each rule-wide bucket (indexed as wr_agg) on this CPU that
  * its drops count does not hold yet (note_drop): per CPU, so that a flood
  * every CPU refuses writes no shared line per packet. Added to the bucket
  * by the next refusal that writes it; readers add what is here (summed
@@ -133,12 +133,12 @@ struct {
 	__type(key, __u32);
 	__type(value, __u64);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
-} sl_agg_drops SEC(".maps");
+} wr_agg_drops SEC(".maps");
 
 /*
  * Refusals of per-source buckets on this CPU that their drops do not hold
  * yet, a key a slot (struct sluice_src_wait; note_drop). Per CPU, as
- * sl_agg_drops; readers add what waits for a key on every CPU.
+ * wr_agg_drops; readers add what waits for a key on every CPU.
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -146,7 +146,7 @@ struct {
 	__type(key, __u32);
 	__type(value, struct sluice_src_wait);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
-} sl_src_drops SEC(".maps");
+} wr_src_drops SEC(".maps");
 
 /*
  * Hot keys of fleet-wide limits and what was charged to them here: the
@@ -161,7 +161,7 @@ struct {
 	__type(key, struct sluice_key);
 	__type(value, struct sluice_fleet_use);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
-} sl_fleet_use SEC(".maps");
+} wr_fleet_use SEC(".maps");
 
 /* The daemon's fleet sync, for `sluice fleet status` and /metrics; never read here. */
 struct {
@@ -170,7 +170,7 @@ struct {
 	__type(key, __u32);
 	__type(value, struct sluice_fleet_status);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
-} sl_fleet_status SEC(".maps");
+} wr_fleet_status SEC(".maps");
 
 /* Per-rule counters by sluice_rule.slot. Per-CPU: plain adds, no atomics needed. */
 struct {
@@ -179,7 +179,7 @@ struct {
 	__type(key, __u32);
 	__type(value, struct sluice_rule_stats);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
-} sl_rule_stats SEC(".maps");
+} wr_rule_stats SEC(".maps");
 
 /*
  * Global counters, one struct sluice_globals (by enum sluice_global): one
@@ -192,7 +192,7 @@ struct {
 	__type(key, __u32);
 	__type(value, struct sluice_globals);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
-} sl_global SEC(".maps");
+} wr_global SEC(".maps");
 
 /* Shedding thresholds, default class, reserved capacity; written by the controller. */
 struct {
@@ -201,7 +201,7 @@ struct {
 	__type(key, __u32);
 	__type(value, struct sluice_shed);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
-} sl_shed SEC(".maps");
+} wr_shed SEC(".maps");
 
 /* Reserved-capacity buckets: [2 * cost + 0] total, [2 * cost + 1] classes 1..3. */
 struct {
@@ -210,7 +210,7 @@ struct {
 	__type(key, __u32);
 	__type(value, struct sluice_state);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
-} sl_capacity SEC(".maps");
+} wr_capacity SEC(".maps");
 
 /* Per-class counters by class. Per-CPU: plain adds. */
 struct {
@@ -219,14 +219,14 @@ struct {
 	__type(key, __u32);
 	__type(value, struct sluice_class_stats);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
-} sl_class_stats SEC(".maps");
+} wr_class_stats SEC(".maps");
 
 /* "Started being limited" events for the daemon; written by the data path. */
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 256 * 1024);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
-} sl_events SEC(".maps");
+} wr_events SEC(".maps");
 
 /*
  * `sluice capture`: its lease, filters and per-second budget (struct
@@ -240,7 +240,7 @@ struct {
 	__type(key, __u32);
 	__type(value, struct sluice_capture);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
-} sl_capture SEC(".maps");
+} wr_capture SEC(".maps");
 
 /* What the data path counted for the capture. Per-CPU: plain adds; zeroed by the capture. */
 struct {
@@ -249,7 +249,7 @@ struct {
 	__type(key, __u32);
 	__type(value, struct sluice_capture_stats);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
-} sl_capture_stats SEC(".maps");
+} wr_capture_stats SEC(".maps");
 
 /*
  * Captured packets (struct sluice_capture_hdr, then the frame's bytes) for
@@ -260,7 +260,7 @@ struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 2 * 1024 * 1024);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
-} sl_capture_ring SEC(".maps");
+} wr_capture_ring SEC(".maps");
 
 /*
  * Deny and allow lists: source prefixes, each with its expiry (0:
@@ -273,7 +273,7 @@ struct {
 	__type(value, struct sluice_list_val);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
-} sl_deny4 SEC(".maps"), sl_allow4 SEC(".maps");
+} wr_deny4 SEC(".maps"), wr_allow4 SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
@@ -282,7 +282,7 @@ struct {
 	__type(value, struct sluice_list_val);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
-} sl_deny6 SEC(".maps"), sl_allow6 SEC(".maps");
+} wr_deny6 SEC(".maps"), wr_allow6 SEC(".maps");
 
 /*
  * The cookie programs the XDP entry tail-calls (bpf/cookie.h), by enum
@@ -295,7 +295,7 @@ struct {
 	__type(key, __u32);
 	__type(value, __u32);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
-} sl_cookie_progs SEC(".maps");
+} wr_cookie_progs SEC(".maps");
 
 /*
  * SYN cookies: each action cookie rule's rule-wide SYN-ACK budget, a GCRA
@@ -307,7 +307,7 @@ struct {
 	__type(key, __u32);
 	__type(value, __u64);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
-} sl_cookie_agg SEC(".maps");
+} wr_cookie_agg SEC(".maps");
 
 /*
  * The per-destination SYN-ACK budget: a GCRA TAT per (rule, address the
@@ -320,12 +320,12 @@ struct {
 	__type(key, struct sluice_ck_dst);
 	__type(value, __u64);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
-} sl_cookie_dst SEC(".maps");
+} wr_cookie_dst SEC(".maps");
 
 /*
  * Verified sources: addresses that completed a TCP handshake with this
- * host, with the CLOCK_MONOTONIC ns of the latest. Written by sl_sockops
- * while sl_config.verified_ttl_ns is set; an entry older than that is
+ * host, with the CLOCK_MONOTONIC ns of the latest. Written by wr_sockops
+ * while wr_config.verified_ttl_ns is set; an entry older than that is
  * ignored (and the LRU drops the oldest when full). Read by the data path
  * for rules with a verified-class.
  */
@@ -335,6 +335,6 @@ struct {
 	__type(key, struct sluice_verified_key);
 	__type(value, __u64);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
-} sl_verified SEC(".maps");
+} wr_verified SEC(".maps");
 
 #endif /* SLUICE_BPF_MAPS_H */

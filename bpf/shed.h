@@ -16,7 +16,7 @@
  * uses no capacity; a CPU that loses a race between the two over-admits
  * by that one packet. Global: verified once.
  */
-__noinline int sl_capacity_op(const struct sluice_shed *sh, __u32 cls, __u32 len, __u64 now,
+__noinline int wr_capacity_op(const struct sluice_shed *sh, __u32 cls, __u32 len, __u64 now,
 			      __u32 charge)
 {
 	__u32 k, b;
@@ -33,16 +33,16 @@ __noinline int sl_capacity_op(const struct sluice_shed *sh, __u32 cls, __u32 len
 
 			if (!l->interval_fp || (b && !cls))
 				continue;
-			st = bpf_map_lookup_elem(&sl_capacity, &idx);
+			st = bpf_map_lookup_elem(&wr_capacity, &idx);
 			if (!st)
 				continue;
-			inc = sl_gcra_inc(l->interval_fp, k == SLUICE_COST_BYTE ? len : 1);
+			inc = wr_gcra_inc(l->interval_fp, k == SLUICE_COST_BYTE ? len : 1);
 			if (!charge) {
-				if (!sl_gcra_admit(READ_ONCE(st->tat), now, inc, l->tolerance, &next))
+				if (!wr_gcra_admit(READ_ONCE(st->tat), now, inc, l->tolerance, &next))
 					return 0;
 				continue;
 			}
-			for (i = 0; i < SL_CAS_TRIES; i++) {
+			for (i = 0; i < WR_CAS_TRIES; i++) {
 				tat = READ_ONCE(st->tat);
 				next = (tat > now ? tat : now) + inc;
 				if (__sync_val_compare_and_swap(&st->tat, tat, next) == tat)
@@ -55,7 +55,7 @@ __noinline int sl_capacity_op(const struct sluice_shed *sh, __u32 cls, __u32 len
 
 static __always_inline void class_count(__u32 cls, __u32 len, int what)
 {
-	struct sluice_class_stats *cs = bpf_map_lookup_elem(&sl_class_stats, &cls);
+	struct sluice_class_stats *cs = bpf_map_lookup_elem(&wr_class_stats, &cls);
 
 	if (!cs)
 		return;

@@ -32,7 +32,7 @@ static __always_inline void count(__u32 idx)
 {
 	__u32 zero = 0;
 
-	gcount(bpf_map_lookup_elem(&sl_global, &zero), idx);
+	gcount(bpf_map_lookup_elem(&wr_global, &zero), idx);
 }
 
 /*
@@ -71,7 +71,7 @@ static __always_inline __u64 clock_now(const struct sluice_config *cfg, int prec
  * call chain, off the rule walk's deep one, and 6.1 verifies it in the
  * caller's context (map pointers as arguments need a static function).
  */
-static __noinline int on_list(void *trie4, void *trie6, const struct sl_pkt *p,
+static __noinline int on_list(void *trie4, void *trie6, const struct wr_pkt *p,
 			      const struct sluice_config *cfg)
 {
 	struct sluice_lpm6 k = { .plen = 128 };
@@ -105,69 +105,69 @@ static __noinline int on_list(void *trie4, void *trie6, const struct sl_pkt *p,
 }
 
 /* What one pass over the applicable limits does. */
-enum sl_op {
-	SL_OP_CHECK,	/* would every limit admit? stop at the first that refuses */
-	SL_OP_CHARGE,	/* admit and move every TAT; stop at the first that refuses */
-	SL_OP_REFUND,	/* give back what the first `charged` limits were charged */
+enum wr_op {
+	WR_OP_CHECK,	/* would every limit admit? stop at the first that refuses */
+	WR_OP_CHARGE,	/* admit and move every TAT; stop at the first that refuses */
+	WR_OP_REFUND,	/* give back what the first `charged` limits were charged */
 };
 
 /* Which limits a pass visits; aggregate buckets always go first. */
-enum sl_phase {
-	SL_PH_AGG,
-	SL_PH_SRC,
+enum wr_phase {
+	WR_PH_AGG,
+	WR_PH_SRC,
 };
 
 /*
  * The stack budget. Kernels before 6.2 add up the frames of a call chain,
  * each rounded up to 32 bytes, bpf_loop's callback counted as a call, and
  * refuse a chain over 512 bytes. The deepest chain is the entry program
- * (sluice_core inline, with this struct) -> eval_rule -> sl_limit_op, so:
+ * (sluice_core inline, with this struct) -> eval_rule -> wr_limit_op, so:
  * the matching result lives in a per-CPU scratch map rather than on the
- * entry's stack, and sl_limit_op emits its events inline instead of
- * calling sl_event (a fourth frame).
+ * entry's stack, and wr_limit_op emits its events inline instead of
+ * calling wr_event (a fourth frame).
  */
 /* State of one evaluation, on the stack and handed to bpf_loop callbacks. */
-struct sl_eval {
-	struct sl_pkt pkt;
+struct wr_eval {
+	struct wr_pkt pkt;
 	__u64 group;		/* rules being evaluated, bit per position in cell's list */
 	__u64 now;		/* the clock, for rules without SLUICE_RF_PRECISE */
 	__u64 now_p;		/* the clock for rules with it: precise under clock auto */
-	__u64 seed;		/* sl_config.state_seed */
-	__u32 sets;		/* sl_config.state_sets */
+	__u64 seed;		/* wr_config.state_seed */
+	__u32 sets;		/* wr_config.state_sets */
 	__u32 rs_idx;		/* live rule set */
 	__u32 seen;		/* limits visited in this op so far */
 	__u32 charged;		/* limits charged by the CHARGE op (REFUND bound) */
-	__u16 cell;		/* the rule index's cell of the packet (sl_rule_candidates) */
+	__u16 cell;		/* the rule index's cell of the packet (wr_rule_candidates) */
 	__u16 pad;
 	__s32 refused;		/* rule index that refused, or -1 */
 	/* Bytes, not words: the struct is 8 bytes smaller on the entry's stack. */
-	__u8 op;		/* enum sl_op */
-	__u8 phase;		/* enum sl_phase */
-	__u8 fault;		/* SL_EV_FAULT or SL_EV_CONTENDED happened */
+	__u8 op;		/* enum wr_op */
+	__u8 phase;		/* enum wr_phase */
+	__u8 fault;		/* WR_EV_FAULT or WR_EV_CONTENDED happened */
 	__u8 fail_closed;
 };
 
 /*
- * sl_eval.fault: what ended an evaluation other than a refusal. Either
+ * wr_eval.fault: what ended an evaluation other than a refusal. Either
  * stops the walks at once; they differ in what the packet gets.
  */
-#define SL_EV_FAULT	1	/* an internal fault: the fail policy decides */
+#define WR_EV_FAULT	1	/* an internal fault: the fail policy decides */
 /*
  * Contention: the state this packet needs is being changed by another CPU
  * beyond the bounded retry: a new key's way claimed twice by a claim in
  * progress (a claimant stalled between its two compare-and-swaps, as a
- * preempted vCPU is), or a bucket's compare-and-swap lost SL_CAS_TRIES
+ * preempted vCPU is), or a bucket's compare-and-swap lost WR_CAS_TRIES
  * times in a row. Refused by the rule being evaluated, counted under
  * SLUICE_G_CONTENDED; never admitted uncharged (docs/ARCHITECTURE.md).
  */
-#define SL_EV_CONTENDED	2
+#define WR_EV_CONTENDED	2
 
 /*
  * The time rule r's buckets are metered by. Each bucket belongs to one
  * rule, so it always sees the same clock, even when a packet matches
  * rules of both kinds.
  */
-static __always_inline __u64 rule_now(const struct sl_eval *ev, const struct sluice_rule *r)
+static __always_inline __u64 rule_now(const struct wr_eval *ev, const struct sluice_rule *r)
 {
 	return r->flags & SLUICE_RF_PRECISE ? ev->now_p : ev->now;
 }
@@ -176,11 +176,11 @@ static __always_inline __u64 rule_now(const struct sl_eval *ev, const struct slu
  * Say that a bucket started limiting. key NULL: a rule-wide bucket.
  * Global and out of line: it runs once per quiet spell, not per packet.
  */
-__noinline int sl_event(const struct sluice_key *key, __u64 uid_li, __u64 now, __u64 drops)
+__noinline int wr_event(const struct sluice_key *key, __u64 uid_li, __u64 now, __u64 drops)
 {
 	struct sluice_event *e;
 
-	e = bpf_ringbuf_reserve(&sl_events, sizeof(*e), 0);
+	e = bpf_ringbuf_reserve(&wr_events, sizeof(*e), 0);
 	if (!e) {
 		count(SLUICE_G_EVENTS_LOST);
 		return 0;
@@ -200,7 +200,7 @@ __noinline int sl_event(const struct sluice_key *key, __u64 uid_li, __u64 now, _
 }
 
 /* Which rules a packet matched, split by whether they enforce. */
-struct sl_match {
+struct wr_match {
 	__u64 enforce;		/* action drop, kill switch off */
 	__u64 dry;		/* action dry-run, or any rule under the kill switch */
 	__u32 nr_enforce;	/* limits carried by the enforcing rules */
@@ -218,14 +218,14 @@ struct sl_match {
 
 /*
  * Per-packet scratch space off the entry program's stack (see the stack
- * budget above struct sl_eval): the match result, written by
- * sl_match_rules, and the "started limiting" event a bucket deep in
- * sl_limit_op wants sent, which sluice_core sends once the rules are done.
+ * budget above struct wr_eval): the match result, written by
+ * wr_match_rules, and the "started limiting" event a bucket deep in
+ * wr_limit_op wants sent, which sluice_core sends once the rules are done.
  * Per CPU, and a packet runs to its verdict on one CPU without sleeping, so
  * nothing else touches it meanwhile.
  */
-struct sl_scratch {
-	struct sl_match m;
+struct wr_scratch {
+	struct wr_match m;
 	struct sluice_key key;	/* the bucket's key; family 0: a rule-wide bucket */
 	__u64 uid_li;		/* rule uid << 8 | limit index */
 	__u64 now;
@@ -246,20 +246,20 @@ struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, struct sl_scratch);
-} sl_scratch SEC(".maps");
+	__type(value, struct wr_scratch);
+} wr_scratch SEC(".maps");
 
 #include "state.h"
 
 /*
- * Give the refusals waiting in slot of this CPU's sl_src_drops to their
- * bucket, if sl_state still holds it (an evicted bucket's count is gone
+ * Give the refusals waiting in slot of this CPU's wr_src_drops to their
+ * bucket, if wr_state still holds it (an evicted bucket's count is gone
  * with it), and free the slot. Global: verified once, off the paths that
  * call it.
  */
-__noinline int sl_src_drops_flush(__u32 slot)
+__noinline int wr_src_drops_flush(__u32 slot)
 {
-	struct sluice_src_wait *w = bpf_map_lookup_elem(&sl_src_drops, &slot);
+	struct sluice_src_wait *w = bpf_map_lookup_elem(&wr_src_drops, &slot);
 	struct sluice_config *cfg;
 	struct sluice_set *set;
 	__u32 zero = 0, idx, i;
@@ -269,11 +269,11 @@ __noinline int sl_src_drops_flush(__u32 slot)
 		return 0;
 	n = w->n;
 	w->n = 0;
-	cfg = bpf_map_lookup_elem(&sl_config, &zero);
+	cfg = bpf_map_lookup_elem(&wr_config, &zero);
 	if (!cfg || !cfg->state_sets)
 		return 0;
-	idx = sl_state_set(sl_key_hash(&w->key, cfg->state_seed), cfg->state_sets);
-	set = bpf_map_lookup_elem(&sl_state, &idx);
+	idx = wr_state_set(wr_key_hash(&w->key, cfg->state_seed), cfg->state_sets);
+	set = bpf_map_lookup_elem(&wr_state, &idx);
 	if (!set)
 		return 0;
 	for (i = 0; i < SLUICE_WAYS; i++) {
@@ -292,33 +292,33 @@ __noinline int sl_src_drops_flush(__u32 slot)
 /*
  * A bucket refused a packet: count it on the bucket, and if the bucket had
  * been quiet, say that it started limiting. key NULL: a rule-wide bucket,
- * sl_agg[slot].
+ * wr_agg[slot].
  *
  * A refusal changes no token, so it need not write the bucket either: a
  * flood that every CPU refuses would otherwise move the bucket's cache line
  * from CPU to CPU on every packet (measured: 2.6 x the cost of one CPU's
  * refusal, with two CPUs refusing at once). So a rule-wide bucket that
  * this CPU saw refuse within SLUICE_DROP_BATCH_NS (by last_drop) counts the
- * refusal in sl_agg_drops, this CPU's own; the next refusal past that adds
+ * refusal in wr_agg_drops, this CPU's own; the next refusal past that adds
  * this CPU's count to the bucket's drops and moves last_drop. A rule-wide
  * bucket that keeps refusing is written once a batch period per CPU; last_drop
  * trails the latest refusal by less than one. The quiet spell before an
  * event is measured from it, so it may be short of SLUICE_EVENT_QUIET_NS by
  * that much. A per-source bucket's refusals wait the same way in this
- * CPU's slot of sl_src_drops for its key, if the slot is free or already
+ * CPU's slot of wr_src_drops for its key, if the slot is free or already
  * the key's; a slot whose key was not refused here for a batch is given
- * over (sl_src_drops_flush). When the slot is another's, the refusal is
+ * over (wr_src_drops_flush). When the slot is another's, the refusal is
  * written to the bucket as before.
  */
 static __always_inline void note_drop(struct sluice_state *st, __u64 now,
 				      const struct sluice_key *key, __u32 uid, __u32 li, int defer,
 				      __u32 slot)
 {
-	struct sl_scratch *sc;
+	struct wr_scratch *sc;
 	/*
-	 * The one map key of every lookup here (the slot of sl_agg_drops or
-	 * sl_src_drops, then 0): one stack slot, in frames that sit on the
-	 * deepest call chain (see struct sl_eval).
+	 * The one map key of every lookup here (the slot of wr_agg_drops or
+	 * wr_src_drops, then 0): one stack slot, in frames that sit on the
+	 * deepest call chain (see struct wr_eval).
 	 */
 	__u32 idx = slot;
 	__u64 last = READ_ONCE(st->last_drop), add = 1, drops, *pend;
@@ -327,7 +327,7 @@ static __always_inline void note_drop(struct sluice_state *st, __u64 now,
 	struct sluice_src_wait *w;
 
 	if (!key) {
-		pend = bpf_map_lookup_elem(&sl_agg_drops, &idx);
+		pend = bpf_map_lookup_elem(&wr_agg_drops, &idx);
 		if (pend && recent) {
 			*pend += 1;
 			return;
@@ -337,15 +337,15 @@ static __always_inline void note_drop(struct sluice_state *st, __u64 now,
 			*pend = 0;
 		}
 	} else {
-		idx = sl_src_wait_slot(key);
-		w = bpf_map_lookup_elem(&sl_src_drops, &idx);
+		idx = wr_src_wait_slot(key);
+		w = bpf_map_lookup_elem(&wr_src_drops, &idx);
 		if (w) {
 			int mine = w->n && key_same(&w->key, key);
 
 			if (recent) {
 				/* Another key's, not refused here for a batch: its turn is over. */
 				if (!mine && w->n && (__s64)(now - w->at) >= (__s64)SLUICE_DROP_BATCH_NS)
-					sl_src_drops_flush(idx);
+					wr_src_drops_flush(idx);
 				if (mine || !w->n) {
 					if (!mine)
 						w->key = *key;
@@ -366,11 +366,11 @@ static __always_inline void note_drop(struct sluice_state *st, __u64 now,
 	if (now - last < SLUICE_EVENT_QUIET_NS && last)
 		return;
 	if (!defer) {
-		sl_event(key, (__u64)uid << 8 | li, now, drops);
+		wr_event(key, (__u64)uid << 8 | li, now, drops);
 		return;
 	}
 	idx = 0;
-	sc = bpf_map_lookup_elem(&sl_scratch, &idx);
+	sc = bpf_map_lookup_elem(&wr_scratch, &idx);
 	if (!sc)
 		return;
 	if (key)
@@ -395,12 +395,12 @@ static __always_inline void uncharge(const struct sluice_limit *l, struct sluice
 	int i;
 
 	if (l->algo == SLUICE_ALGO_GCRA) {
-		__sync_fetch_and_add(&st->tat, -sl_gcra_inc(l->interval_fp, cost));
+		__sync_fetch_and_add(&st->tat, -wr_gcra_inc(l->interval_fp, cost));
 		return;
 	}
-	for (i = 0; i < SL_CAS_TRIES; i++) {
+	for (i = 0; i < WR_CAS_TRIES; i++) {
 		word = READ_ONCE(st->tat);
-		if (!sl_win_uncharge(l, word, now, cost, &next) ||
+		if (!wr_win_uncharge(l, word, now, cost, &next) ||
 		    __sync_val_compare_and_swap(&st->tat, word, next) == word)
 			break;
 	}
@@ -408,36 +408,36 @@ static __always_inline void uncharge(const struct sluice_limit *l, struct sluice
 
 /*
  * A connection limit: a SYN (without ACK) from a key already at its cap of
- * established connections is refused. Nothing is charged here: sl_sockops
+ * established connections is refused. Nothing is charged here: wr_sockops
  * counts connections as the kernel establishes and closes them.
  */
-static __always_inline int conns_op(struct sl_eval *ev, const struct sluice_rule *r, __u32 li,
+static __always_inline int conns_op(struct wr_eval *ev, const struct sluice_rule *r, __u32 li,
 				    const struct sluice_limit *l)
 {
 	struct sluice_conns *c;
 	struct sluice_key key;
 
 	/* Never charged, so never refunded; per source only. */
-	if (ev->phase != SL_PH_SRC || ev->op == SL_OP_REFUND)
+	if (ev->phase != WR_PH_SRC || ev->op == WR_OP_REFUND)
 		return 1;
-	if (ev->pkt.proto != SL_IPPROTO_TCP || !(ev->pkt.flags & SL_PKT_L4) ||
+	if (ev->pkt.proto != WR_IPPROTO_TCP || !(ev->pkt.flags & WR_PKT_L4) ||
 	    (ev->pkt.tcp_flags & (SLUICE_TCP_SYN | SLUICE_TCP_ACK)) != SLUICE_TCP_SYN)
 		return 1;
-	sl_make_key(r, li, l, &ev->pkt, &key);
-	c = bpf_map_lookup_elem(&sl_conns, &key);
+	wr_make_key(r, li, l, &ev->pkt, &key);
+	c = bpf_map_lookup_elem(&wr_conns, &key);
 	return !c || READ_ONCE(c->count) < l->rate;
 }
 
-/* One charge in SL_FLEET_SAMPLE of an untracked key tracks it (a power of 2). */
-#define SL_FLEET_SAMPLE	32
+/* One charge in WR_FLEET_SAMPLE of an untracked key tracks it (a power of 2). */
+#define WR_FLEET_SAMPLE	32
 
 /*
  * A fleet-wide limit's bucket was charged to next at now (wnow: its window
- * clock). A tracked key (in sl_fleet_use) adds up every charge for the
+ * clock). A tracked key (in wr_fleet_use) adds up every charge for the
  * daemon, which sends the keys hot enough to matter to the fleet: TAT
  * advance for a token bucket, cost for a window. An untracked key becomes
  * tracked once its bucket is half spent, or on one charge in
- * SL_FLEET_SAMPLE at random, so a source spread thin over many hosts is
+ * WR_FLEET_SAMPLE at random, so a source spread thin over many hosts is
  * tracked within a few dozen of its packets on each. A new key starts with
  * everything its bucket holds (next - now; a window's count), which the
  * fleet has not seen yet. Fleet limits only.
@@ -446,40 +446,40 @@ static __always_inline void fleet_note(const struct sluice_limit *l, const struc
 				       __u64 now, __u64 next, __u32 cost)
 {
 	struct sluice_fleet_use *u;
-	struct sl_scratch *sc;
+	struct wr_scratch *sc;
 	__u64 held, half;
 	__u32 zero = 0;
-	int win = sl_limit_windowed(l);
+	int win = wr_limit_windowed(l);
 
-	u = bpf_map_lookup_elem(&sl_fleet_use, key);
+	u = bpf_map_lookup_elem(&wr_fleet_use, key);
 	if (u) {
-		__sync_fetch_and_add(&u->charged, win ? cost : sl_gcra_inc(l->interval_fp, cost));
+		__sync_fetch_and_add(&u->charged, win ? cost : wr_gcra_inc(l->interval_fp, cost));
 		return;
 	}
 	/* What the bucket holds spent, against half of what it may. */
 	held = win ? (__u32)next : next - now;
 	half = win ? l->rate / 2 : l->tolerance / 2;
-	/* Not tracked: half spent, or one charge in SL_FLEET_SAMPLE at random. */
-	if (held <= half && (bpf_get_prandom_u32() & (SL_FLEET_SAMPLE - 1)))
+	/* Not tracked: half spent, or one charge in WR_FLEET_SAMPLE at random. */
+	if (held <= half && (bpf_get_prandom_u32() & (WR_FLEET_SAMPLE - 1)))
 		return;
-	sc = bpf_map_lookup_elem(&sl_scratch, &zero);
+	sc = bpf_map_lookup_elem(&wr_scratch, &zero);
 	if (!sc)
 		return;
 	sc->fu.charged = held;
 	sc->fu.since = now;
 	/* Another CPU inserted it first: its value holds our bucket's state too. */
-	bpf_map_update_elem(&sl_fleet_use, key, &sc->fu, BPF_NOEXIST);
+	bpf_map_update_elem(&wr_fleet_use, key, &sc->fu, BPF_NOEXIST);
 }
 
 /* charge_state's answers */
-#define SL_CH_REFUSED	0	/* the bucket refuses (counted on it) */
-#define SL_CH_DONE	1	/* charged */
-#define SL_CH_GONE	2	/* the way went to another key meanwhile: the charge given back */
-#define SL_CH_BUSY	(-1)	/* the compare-and-swap kept failing */
+#define WR_CH_REFUSED	0	/* the bucket refuses (counted on it) */
+#define WR_CH_DONE	1	/* charged */
+#define WR_CH_GONE	2	/* the way went to another key meanwhile: the charge given back */
+#define WR_CH_BUSY	(-1)	/* the compare-and-swap kept failing */
 
 /*
  * Charge cost to bucket st of limit l at now (wnow: its window clock,
- * sl_limit_wnow). way: st's way in sl_state (key its key), NULL for a
+ * wr_limit_wnow). way: st's way in wr_state (key its key), NULL for a
  * rule-wide bucket. The state is shared by every CPU: compare-and-swap,
  * bounded retry. *nextp: the bucket's new word.
  */
@@ -491,12 +491,12 @@ static __always_inline int charge_state(const struct sluice_limit *l, struct slu
 	__u64 word, aux, next, next_aux;
 	int i;
 
-	for (i = 0; i < SL_CAS_TRIES; i++) {
+	for (i = 0; i < WR_CAS_TRIES; i++) {
 		word = READ_ONCE(st->tat);
 		aux = READ_ONCE(st->aux);
-		if (!sl_meter(l, word, aux, wnow, cost, &next, &next_aux)) {
+		if (!wr_meter(l, word, aux, wnow, cost, &next, &next_aux)) {
 			note_drop(st, now, way ? key : NULL, uid, li, 1, l->agg_slot);
-			return SL_CH_REFUSED;
+			return WR_CH_REFUSED;
 		}
 		if (__sync_val_compare_and_swap(&st->tat, word, next) != word)
 			continue;
@@ -509,24 +509,24 @@ static __always_inline int charge_state(const struct sluice_limit *l, struct slu
 		if (next_aux != aux)
 			WRITE_ONCE(st->aux, next_aux);
 		if (!way)
-			return SL_CH_DONE;
+			return WR_CH_DONE;
 		if (READ_ONCE(*way_word(way, 0)) != key_word(key, 0)) {
 			/*
 			 * The way went to another key while we charged it: give
 			 * that back. Ours is gone, which reads as full: admitted.
 			 */
 			uncharge(l, st, wnow, cost);
-			return SL_CH_GONE;
+			return WR_CH_GONE;
 		}
 		if ((word ^ next) >> 32 && l->algo != SLUICE_ALGO_GCRA)
-			WRITE_ONCE(way->idle_at, sl_idle_at(l, next));
-		return SL_CH_DONE;
+			WRITE_ONCE(way->idle_at, wr_idle_at(l, next));
+		return WR_CH_DONE;
 	}
-	return SL_CH_BUSY;
+	return WR_CH_BUSY;
 }
 
 /*
- * The clock limit l's windows are cut by at now (sl_limit_wnow): a fleet
+ * The clock limit l's windows are cut by at now (wr_limit_wnow): a fleet
  * window limit's reads the fleet's offset from the config; every other
  * limit's is now, and looks nothing up.
  */
@@ -535,24 +535,24 @@ static __always_inline __u64 limit_wnow(const struct sluice_limit *l, __u64 now)
 	const struct sluice_config *cfg;
 	__u32 zero = 0;
 
-	if (!l->fleet || !sl_limit_windowed(l))
+	if (!l->fleet || !wr_limit_windowed(l))
 		return now;
-	cfg = bpf_map_lookup_elem(&sl_config, &zero);
-	return cfg ? sl_limit_wnow(l, now, cfg->fleet_win_off) : now;
+	cfg = bpf_map_lookup_elem(&wr_config, &zero);
+	return cfg ? wr_limit_wnow(l, now, cfg->fleet_win_off) : now;
 }
 
-/* sl_limit_op: a new key's way was lost to another CPU; run the limit again. */
-#define SL_LIMIT_AGAIN	2
+/* wr_limit_op: a new key's way was lost to another CPU; run the limit again. */
+#define WR_LIMIT_AGAIN	2
 
 /*
  * Limit li of rule r under ev->op. Returns 1 to go on, 0 to stop the walk
- * (a refusal, a fault, or the end of a refund), SL_LIMIT_AGAIN to be run
+ * (a refusal, a fault, or the end of a refund), WR_LIMIT_AGAIN to be run
  * again.
  *
  * A global function: the verifier checks it once, not once per rule and
  * limit, which keeps the program far below the complexity limit.
  */
-__noinline int sl_limit_op(struct sl_eval *ev, const struct sluice_rule *r, __u32 li)
+__noinline int wr_limit_op(struct wr_eval *ev, const struct sluice_rule *r, __u32 li)
 {
 	const struct sluice_limit *l;
 	struct sluice_way *way = NULL, *victim = NULL;
@@ -571,48 +571,48 @@ __noinline int sl_limit_op(struct sl_eval *ev, const struct sluice_rule *r, __u3
 		return conns_op(ev, r, li, l);
 	wnow = limit_wnow(l, now);
 	if (l->key == SLUICE_KEY_ALL) {
-		if (ev->phase != SL_PH_AGG)
+		if (ev->phase != WR_PH_AGG)
 			return 1;
 		slot = l->agg_slot;
-		st = bpf_map_lookup_elem(&sl_agg, &slot);
+		st = bpf_map_lookup_elem(&wr_agg, &slot);
 		if (!st) {
-			ev->fault = SL_EV_FAULT;
+			ev->fault = WR_EV_FAULT;
 			return 0;
 		}
 		if (l->fleet) {
-			/* The rule-wide bucket's name in sl_fleet_use: family 0. */
+			/* The rule-wide bucket's name in wr_fleet_use: family 0. */
 			__builtin_memset(&key, 0, sizeof(key));
 			key.uid = r->uid;
 			key.limit = li;
 		}
 	} else {
-		if (ev->phase != SL_PH_SRC)
+		if (ev->phase != WR_PH_SRC)
 			return 1;
-		sl_make_key(r, li, l, &ev->pkt, &key);
+		wr_make_key(r, li, l, &ev->pkt, &key);
 		set = state_set(ev, &key);
 		if (!set) {
-			ev->fault = SL_EV_FAULT;
+			ev->fault = WR_EV_FAULT;
 			return 0;
 		}
 		/* NULL: no bucket yet, which reads as a full one. */
 		way = state_scan(set, &key, &victim, &seen);
 		st = way ? &way->st : NULL;
 	}
-	cost = sl_limit_cost(l, &ev->pkt);
+	cost = wr_limit_cost(l, &ev->pkt);
 	/* A fleet limit's share under the safe fallback: each packet counts n times. */
 	if (l->fleet > 1)
 		cost *= l->fleet;
 
-	if (ev->op == SL_OP_CHECK) {
+	if (ev->op == WR_OP_CHECK) {
 		word = st ? READ_ONCE(st->tat) : 0;
 		aux = st ? READ_ONCE(st->aux) : 0;
-		if (sl_meter(l, word, aux, wnow, cost, &next, &next_aux))
+		if (wr_meter(l, word, aux, wnow, cost, &next, &next_aux))
 			return 1;
 		if (st)
 			note_drop(st, now, way ? &key : NULL, r->uid, li, 1, l->agg_slot);
 		return 0;
 	}
-	if (ev->op == SL_OP_REFUND) {
+	if (ev->op == WR_OP_REFUND) {
 		if (ev->seen >= ev->charged)
 			return 0;
 		ev->seen++;
@@ -621,28 +621,28 @@ __noinline int sl_limit_op(struct sl_eval *ev, const struct sluice_rule *r, __u3
 		return 1;
 	}
 
-	/* SL_OP_CHARGE */
+	/* WR_OP_CHARGE */
 	if (!st) {
 		/* A new bucket starts full (an empty window): this packet is its first charge. */
-		if (!set || !sl_meter(l, 0, 0, wnow, cost, &next, &next_aux))
+		if (!set || !wr_meter(l, 0, 0, wnow, cost, &next, &next_aux))
 			return 0;
 		/*
 		 * A claim lost or handed back means another CPU was creating
 		 * a key in this set, perhaps this one: the caller runs this
 		 * limit again, which finds the key if it is there now.
 		 */
-		if (!state_claim(set, victim, seen, &key, next, next_aux, sl_idle_at(l, next)))
-			return SL_LIMIT_AGAIN;
+		if (!state_claim(set, victim, seen, &key, next, next_aux, wr_idle_at(l, next)))
+			return WR_LIMIT_AGAIN;
 		if (l->fleet)
 			fleet_note(l, &key, now, next, cost);
 		ev->charged++;
 		return 1;
 	}
 	switch (charge_state(l, st, way, &key, r->uid, li, now, wnow, cost, &next)) {
-	case SL_CH_REFUSED:
+	case WR_CH_REFUSED:
 		return 0;
-	case SL_CH_BUSY:
-		ev->fault = SL_EV_CONTENDED;
+	case WR_CH_BUSY:
+		ev->fault = WR_EV_CONTENDED;
 		return 0;
 	}
 	if (l->fleet)
@@ -652,44 +652,44 @@ __noinline int sl_limit_op(struct sl_eval *ev, const struct sluice_rule *r, __u3
 }
 
 /*
- * sl_limit_op, run once more when a new key's claim collided; a second
- * collision is contention (SL_EV_CONTENDED: refused, not a fault). 1 go
+ * wr_limit_op, run once more when a new key's claim collided; a second
+ * collision is contention (WR_EV_CONTENDED: refused, not a fault). 1 go
  * on, 0 stop.
  */
-static __always_inline int limit_op(struct sl_eval *ev, const struct sluice_rule *r, __u32 li)
+static __always_inline int limit_op(struct wr_eval *ev, const struct sluice_rule *r, __u32 li)
 {
-	int ret = sl_limit_op(ev, r, li);
+	int ret = wr_limit_op(ev, r, li);
 
-	if (ret == SL_LIMIT_AGAIN)
-		ret = sl_limit_op(ev, r, li);
-	if (ret == SL_LIMIT_AGAIN) {
-		ev->fault = SL_EV_CONTENDED;
+	if (ret == WR_LIMIT_AGAIN)
+		ret = wr_limit_op(ev, r, li);
+	if (ret == WR_LIMIT_AGAIN) {
+		ev->fault = WR_EV_CONTENDED;
 		ret = 0;
 	}
 	return ret;
 }
 
-/* sl_limit_at's answers */
-#define SL_AT_REFUSED	(-1)	/* CHECK, CHARGE: the bucket refuses */
-#define SL_AT_WALK	(-2)	/* a new key, or a contended bucket: take the walk */
-#define SL_AT_FAULT	(-3)
-#define SL_AT_GONE	(-4)	/* CHARGE: the way went to another key meanwhile, nothing charged */
-#define SL_AT_CHARGED	4	/* CHARGE: charged, in way (answer - SL_AT_CHARGED) */
-/* sl_limit_at's loc for CHARGE: find the bucket first (no CHECK before it) */
-#define SL_AT_FIND	SLUICE_WAYS
+/* wr_limit_at's answers */
+#define WR_AT_REFUSED	(-1)	/* CHECK, CHARGE: the bucket refuses */
+#define WR_AT_WALK	(-2)	/* a new key, or a contended bucket: take the walk */
+#define WR_AT_FAULT	(-3)
+#define WR_AT_GONE	(-4)	/* CHARGE: the way went to another key meanwhile, nothing charged */
+#define WR_AT_CHARGED	4	/* CHARGE: charged, in way (answer - WR_AT_CHARGED) */
+/* wr_limit_at's loc for CHARGE: find the bucket first (no CHECK before it) */
+#define WR_AT_FIND	SLUICE_WAYS
 
 /*
- * Limit li of rule r, for sl_rule_once. SL_OP_CHECK: where its bucket is
+ * Limit li of rule r, for wr_rule_once. WR_OP_CHECK: where its bucket is
  * if it would admit (>= 0: the way of its set for a per-source bucket, 0
- * for others). SL_OP_CHARGE: charge the bucket in way loc, or, with loc
- * SL_AT_FIND, wherever its set's scan finds it (a connection cap is
- * checked then, as CHECK checks it); SL_AT_CHARGED + the way when charged.
- * SL_OP_REFUND: give back that charge. The set is found again by the key's
+ * for others). WR_OP_CHARGE: charge the bucket in way loc, or, with loc
+ * WR_AT_FIND, wherever its set's scan finds it (a connection cap is
+ * checked then, as CHECK checks it); WR_AT_CHARGED + the way when charged.
+ * WR_OP_REFUND: give back that charge. The set is found again by the key's
  * hash (cheap); the scan of its ways is what is saved. Global, so verified
  * once: the caller's loop over limits then carries only scalars from limit
  * to limit.
  */
-__noinline int sl_limit_at(struct sl_eval *ev, const struct sluice_rule *r, __u32 li, __u32 op,
+__noinline int wr_limit_at(struct wr_eval *ev, const struct sluice_rule *r, __u32 li, __u32 op,
 			   __u32 loc)
 {
 	const struct sluice_limit *l;
@@ -701,37 +701,37 @@ __noinline int sl_limit_at(struct sl_eval *ev, const struct sluice_rule *r, __u3
 	__u32 idx, cost, w;
 
 	if (!ev || !r || li >= SLUICE_MAX_LIMITS)
-		return SL_AT_FAULT;
+		return WR_AT_FAULT;
 	asm volatile("%[li] &= %[mask]" : [li] "+r"(li) : [mask] "i"(SLUICE_MAX_LIMITS - 1));
 	l = &r->limits[li];
 	now = rule_now(ev, r);
 	if (l->algo == SLUICE_ALGO_CONNS) {
 		/* Never charged: checked by CHECK, or by a CHARGE that finds. */
-		if (op == SL_OP_REFUND || (op == SL_OP_CHARGE && loc < SL_AT_FIND))
-			return SL_AT_CHARGED;
-		ev->phase = SL_PH_SRC;
+		if (op == WR_OP_REFUND || (op == WR_OP_CHARGE && loc < WR_AT_FIND))
+			return WR_AT_CHARGED;
+		ev->phase = WR_PH_SRC;
 		if (!conns_op(ev, r, li, l))
-			return SL_AT_REFUSED;
-		return op == SL_OP_CHECK ? 0 : SL_AT_CHARGED;
+			return WR_AT_REFUSED;
+		return op == WR_OP_CHECK ? 0 : WR_AT_CHARGED;
 	}
 	wnow = limit_wnow(l, now);
 	if (l->key == SLUICE_KEY_ALL) {
 		idx = l->agg_slot;
-		s = bpf_map_lookup_elem(&sl_agg, &idx);
+		s = bpf_map_lookup_elem(&wr_agg, &idx);
 		if (!s)
-			return SL_AT_FAULT;
+			return WR_AT_FAULT;
 		if (l->fleet) {
 			__builtin_memset(&key, 0, sizeof(key));
 			key.uid = r->uid;
 			key.limit = li;
 		}
 	} else {
-		sl_make_key(r, li, l, &ev->pkt, &key);
-		idx = sl_state_set(sl_key_hash(&key, ev->seed), ev->sets);
-		set = bpf_map_lookup_elem(&sl_state, &idx);
+		wr_make_key(r, li, l, &ev->pkt, &key);
+		idx = wr_state_set(wr_key_hash(&key, ev->seed), ev->sets);
+		set = bpf_map_lookup_elem(&wr_state, &idx);
 		if (!set)
-			return SL_AT_FAULT;
-		if (op == SL_OP_CHECK || loc >= SL_AT_FIND) {
+			return WR_AT_FAULT;
+		if (op == WR_OP_CHECK || loc >= WR_AT_FIND) {
 			for (w = 0; w < SLUICE_WAYS; w++) {
 				way = &set->way[w];
 				if (READ_ONCE(*way_word(way, 0)) == key_word(&key, 0) &&
@@ -740,7 +740,7 @@ __noinline int sl_limit_at(struct sl_eval *ev, const struct sluice_rule *r, __u3
 					break;
 			}
 			if (w >= SLUICE_WAYS)
-				return SL_AT_WALK;	/* a new key: the walk claims its way */
+				return WR_AT_WALK;	/* a new key: the walk claims its way */
 			loc = w;
 		}
 		/* Masked where the verifier sees it: the scan's w is not kept bounded. */
@@ -748,30 +748,30 @@ __noinline int sl_limit_at(struct sl_eval *ev, const struct sluice_rule *r, __u3
 		way = &set->way[loc];
 		s = &way->st;
 	}
-	cost = sl_limit_cost(l, &ev->pkt);
+	cost = wr_limit_cost(l, &ev->pkt);
 	if (l->fleet > 1)
 		cost *= l->fleet;
-	if (op == SL_OP_CHECK) {
-		if (sl_meter(l, READ_ONCE(s->tat), READ_ONCE(s->aux), wnow, cost, &next, &next_aux))
+	if (op == WR_OP_CHECK) {
+		if (wr_meter(l, READ_ONCE(s->tat), READ_ONCE(s->aux), wnow, cost, &next, &next_aux))
 			return loc;
 		note_drop(s, now, way ? &key : NULL, r->uid, li, 1, l->agg_slot);
-		return SL_AT_REFUSED;
+		return WR_AT_REFUSED;
 	}
-	if (op == SL_OP_REFUND) {
+	if (op == WR_OP_REFUND) {
 		uncharge(l, s, wnow, cost);
 		return 0;
 	}
 	switch (charge_state(l, s, way, &key, r->uid, li, now, wnow, cost, &next)) {
-	case SL_CH_REFUSED:
-		return SL_AT_REFUSED;
-	case SL_CH_BUSY:
-		return SL_AT_WALK;
-	case SL_CH_GONE:
-		return SL_AT_GONE;
+	case WR_CH_REFUSED:
+		return WR_AT_REFUSED;
+	case WR_CH_BUSY:
+		return WR_AT_WALK;
+	case WR_CH_GONE:
+		return WR_AT_GONE;
 	}
 	if (l->fleet)
 		fleet_note(l, &key, now, next, cost);
-	return SL_AT_CHARGED + (loc & (SLUICE_WAYS - 1));
+	return WR_AT_CHARGED + (loc & (SLUICE_WAYS - 1));
 }
 
 /*
@@ -799,7 +799,7 @@ __noinline int sl_limit_at(struct sl_eval *ev, const struct sluice_rule *r, __u3
  *
  * Global: verified once, not on every path of the entry program.
  */
-__noinline int sl_rule_once(struct sl_eval *ev, const struct sluice_rule *r, __u32 n)
+__noinline int wr_rule_once(struct wr_eval *ev, const struct sluice_rule *r, __u32 n)
 {
 	__u32 li, pass, fleet = 0;
 	int at;
@@ -810,7 +810,7 @@ __noinline int sl_rule_once(struct sl_eval *ev, const struct sluice_rule *r, __u
 	 * ev->seen: where each per-source bucket was found, 2 bits (its way)
 	 * a limit; ev->charged: the limits charged, a bit each. In ev rather
 	 * than here: this frame stays small, under the stack budget's
-	 * deepest chain (see struct sl_eval). The walk resets both.
+	 * deepest chain (see struct wr_eval). The walk resets both.
 	 */
 	ev->seen = 0;
 	ev->charged = 0;
@@ -821,11 +821,11 @@ __noinline int sl_rule_once(struct sl_eval *ev, const struct sluice_rule *r, __u
 			for (li = 0; li < SLUICE_MAX_LIMITS && li < n; li++) {
 				if ((r->limits[li].key == SLUICE_KEY_ALL) != pass)
 					continue;
-				at = sl_limit_at(ev, r, li, SL_OP_CHARGE, SL_AT_FIND);
-				if (at >= SL_AT_CHARGED) {
+				at = wr_limit_at(ev, r, li, WR_OP_CHARGE, WR_AT_FIND);
+				if (at >= WR_AT_CHARGED) {
 					ev->seen |= (__u32)(at & (SLUICE_WAYS - 1)) << (2 * li);
 					ev->charged |= 1U << li;
-				} else if (at != SL_AT_GONE) {
+				} else if (at != WR_AT_GONE) {
 					goto undo;
 				}
 			}
@@ -835,11 +835,11 @@ __noinline int sl_rule_once(struct sl_eval *ev, const struct sluice_rule *r, __u
 		for (li = 0; li < SLUICE_MAX_LIMITS && li < n; li++) {
 			if ((r->limits[li].key == SLUICE_KEY_ALL) != !pass)
 				continue;
-			at = sl_limit_at(ev, r, li, SL_OP_CHECK, 0);
+			at = wr_limit_at(ev, r, li, WR_OP_CHECK, 0);
 			if (at < 0) {
-				if (at == SL_AT_FAULT)
-					ev->fault = SL_EV_FAULT;
-				return at == SL_AT_WALK ? -1 : 0;
+				if (at == WR_AT_FAULT)
+					ev->fault = WR_EV_FAULT;
+				return at == WR_AT_WALK ? -1 : 0;
 			}
 			ev->seen |= (__u32)(at & (SLUICE_WAYS - 1)) << (2 * li);
 		}
@@ -849,31 +849,31 @@ __noinline int sl_rule_once(struct sl_eval *ev, const struct sluice_rule *r, __u
 				continue;
 			/*
 			 * Masked to this limit's 2 bits: the ones above are later
-			 * limits' ways, and a loc of SL_AT_FIND or more would scan
+			 * limits' ways, and a loc of WR_AT_FIND or more would scan
 			 * the set again (and check a connection cap again).
 			 */
-			at = sl_limit_at(ev, r, li, SL_OP_CHARGE,
+			at = wr_limit_at(ev, r, li, WR_OP_CHARGE,
 					 (ev->seen >> (2 * li)) & (SLUICE_WAYS - 1));
-			if (at >= SL_AT_CHARGED)
+			if (at >= WR_AT_CHARGED)
 				ev->charged |= 1U << li;
-			else if (at != SL_AT_GONE)
+			else if (at != WR_AT_GONE)
 				goto undo;
 		}
 	return 1;
 undo:
-	if (at == SL_AT_FAULT)
-		ev->fault = SL_EV_FAULT;
+	if (at == WR_AT_FAULT)
+		ev->fault = WR_EV_FAULT;
 	for (li = 0; li < SLUICE_MAX_LIMITS && li < n; li++)
 		if (ev->charged & (1U << li))
-			sl_limit_at(ev, r, li, SL_OP_REFUND, (ev->seen >> (2 * li)) & (SLUICE_WAYS - 1));
-	return at == SL_AT_WALK ? -1 : 0;
+			wr_limit_at(ev, r, li, WR_OP_REFUND, (ev->seen >> (2 * li)) & (SLUICE_WAYS - 1));
+	return at == WR_AT_WALK ? -1 : 0;
 }
 
 /*
  * Every limit of the rule at position i of the packet's cell (ev->cell) in
  * the current phase, under ev->op; 1 stops the walk.
  */
-static __always_inline long eval_rule_at(__u32 i, struct sl_eval *ev)
+static __always_inline long eval_rule_at(__u32 i, struct wr_eval *ev)
 {
 	struct sluice_ruleset *rs;
 	const struct sluice_rule *r;
@@ -891,16 +891,16 @@ static __always_inline long eval_rule_at(__u32 i, struct sl_eval *ev)
 	if (!(ev->group & (1ULL << idx)))
 		return 0;
 	/* A key on this frame's stack: ev may be a global function's argument. */
-	rs = bpf_map_lookup_elem(&sl_rulesets, &rs_idx);
+	rs = bpf_map_lookup_elem(&wr_rulesets, &rs_idx);
 	if (!rs)
 		return 1;
-	idx = sl_cand_rule(rs, ev->cell, idx);
+	idx = wr_cand_rule(rs, ev->cell, idx);
 	asm volatile("%[idx] &= %[mask]" : [idx] "+r"(idx) : [mask] "i"(SLUICE_MAX_RULES - 1));
 	r = &rs->rules[idx];
 	n = r->nr_limits;
 	for (li = 0; li < SLUICE_MAX_LIMITS && li < n; li++) {
 		if (!limit_op(ev, r, li)) {
-			if (ev->op != SL_OP_REFUND)
+			if (ev->op != WR_OP_REFUND)
 				ev->refused = idx;
 			return 1;
 		}
@@ -910,16 +910,16 @@ static __always_inline long eval_rule_at(__u32 i, struct sl_eval *ev)
 
 
 /* The rule at position pos of ev->cell's list against ev->pkt: if it matches, into m. */
-static __always_inline void match_one(const struct sluice_ruleset *rs, struct sl_eval *ev,
-				      struct sl_match *m, __u32 disabled, __u32 pos)
+static __always_inline void match_one(const struct sluice_ruleset *rs, struct wr_eval *ev,
+				      struct wr_match *m, __u32 disabled, __u32 pos)
 {
 	const struct sluice_rule *r;
 	__u32 li, agg = 0, i;
 
 	pos &= SLUICE_MAX_CAND - 1;
-	i = sl_cand_rule(rs, ev->cell, pos) & (SLUICE_MAX_RULES - 1);
+	i = wr_cand_rule(rs, ev->cell, pos) & (SLUICE_MAX_RULES - 1);
 	r = &rs->rules[i];
-	if (!sl_rule_match(r, &ev->pkt))
+	if (!wr_rule_match(r, &ev->pkt))
 		return;
 	m->npos = pos + 1;
 	if (r->verified_class && (!m->vclass || r->verified_class < m->vclass))
@@ -954,16 +954,16 @@ static __always_inline void match_one(const struct sluice_ruleset *rs, struct sl
  * match_one for a packet's second and later candidates. Global, so the
  * verifier checks the body once, not once per candidate and path.
  */
-__noinline int sl_match_one(struct sl_eval *ev, struct sl_match *m, __u32 pos, __u32 disabled)
+__noinline int wr_match_one(struct wr_eval *ev, struct wr_match *m, __u32 pos, __u32 disabled)
 {
 	struct sluice_ruleset *rs;
 	__u32 rs_idx;
 
 	if (!ev || !m)
 		return 0;
-	/* A map key from the stack, as in sl_match_rules. */
+	/* A map key from the stack, as in wr_match_rules. */
 	rs_idx = ev->rs_idx;
-	rs = bpf_map_lookup_elem(&sl_rulesets, &rs_idx);
+	rs = bpf_map_lookup_elem(&wr_rulesets, &rs_idx);
 	if (rs)
 		match_one(rs, ev, m, disabled, pos);
 	return 0;
@@ -971,18 +971,18 @@ __noinline int sl_match_one(struct sl_eval *ev, struct sl_match *m, __u32 pos, _
 
 /*
  * Match the live set's rules against ev->pkt: only the candidates its index
- * gives for the packet's protocol and destination port (sl_rule_candidates),
+ * gives for the packet's protocol and destination port (wr_rule_candidates),
  * lowest first, so the cost follows the rules that may match rather than
  * the number of rules. Each step takes the lowest candidate bit and its
- * index by arithmetic (sl_bit_index). The first candidate, usually the
- * only one, is matched inline; the others through sl_match_one, a global
+ * index by arithmetic (wr_bit_index). The first candidate, usually the
+ * only one, is matched inline; the others through wr_match_one, a global
  * function (a call each), so that the verifier checks the body twice in
  * all: written out or looped inline, 64 copies of it took 6.1's verifier
  * past its million instructions (and a loop, 6.18's too). Global, so the
  * verifier checks it once and the caller sees the masks as unknown values
  * rather than one exact constant per path.
  */
-__noinline int sl_match_rules(struct sl_eval *ev, struct sl_match *m, __u32 disabled)
+__noinline int wr_match_rules(struct wr_eval *ev, struct wr_match *m, __u32 disabled)
 {
 	struct sluice_ruleset *rs;
 	__u32 k, rs_idx, cell;
@@ -997,16 +997,16 @@ __noinline int sl_match_rules(struct sl_eval *ev, struct sl_match *m, __u32 disa
 	 * into a global function's argument (memory of unknown kind to them).
 	 */
 	rs_idx = ev->rs_idx;
-	rs = bpf_map_lookup_elem(&sl_rulesets, &rs_idx);
+	rs = bpf_map_lookup_elem(&wr_rulesets, &rs_idx);
 	if (!rs)
 		return 0;
-	cand = sl_rule_candidates(rs, &ev->pkt, &cell);
+	cand = wr_rule_candidates(rs, &ev->pkt, &cell);
 	ev->cell = cell;
 	if (!cand)
 		return 0;
-	match_one(rs, ev, m, disabled, sl_cand_pop(&cand));
+	match_one(rs, ev, m, disabled, wr_cand_pop(&cand));
 	for (k = 1; k < SLUICE_MAX_CAND && cand; k++)
-		sl_match_one(ev, m, sl_cand_pop(&cand), disabled);
+		wr_match_one(ev, m, wr_cand_pop(&cand), disabled);
 	return 0;
 }
 
@@ -1014,12 +1014,12 @@ __noinline int sl_match_rules(struct sl_eval *ev, struct sl_match *m, __u32 disa
  * Is ev->pkt, a passed packet, an ACK (and nothing else) addressed like
  * the SYNs of an action cookie rule? Then it may carry a cookie's answer
  * (sluice_cookie_ack). Only the index's candidates for its protocol and
- * port are visited, as in sl_match_rules: an ACK's cost does not grow with
+ * port are visited, as in wr_match_rules: an ACK's cost does not grow with
  * the rules that cannot match it. Global, so verified once and its answer
  * an unknown value to the caller, which splits no paths before the very
  * end.
  */
-__noinline int sl_match_cookie_ack(struct sl_eval *ev)
+__noinline int wr_match_cookie_ack(struct wr_eval *ev)
 {
 	struct sluice_ruleset *rs;
 	struct sluice_config *cfg;
@@ -1029,25 +1029,25 @@ __noinline int sl_match_cookie_ack(struct sl_eval *ev)
 	int hit = 0;
 
 	/* ACK, PSH and the ECN bits may come with it; SYN, RST and FIN may not. */
-	if (!ev || ev->pkt.proto != SL_IPPROTO_TCP || !(ev->pkt.flags & SL_PKT_L4) ||
+	if (!ev || ev->pkt.proto != WR_IPPROTO_TCP || !(ev->pkt.flags & WR_PKT_L4) ||
 	    (ev->pkt.tcp_flags & (SLUICE_TCP_SYN | SLUICE_TCP_ACK | SLUICE_TCP_RST |
 				  SLUICE_TCP_FIN)) != SLUICE_TCP_ACK)
 		return 0;
-	cfg = bpf_map_lookup_elem(&sl_config, &zero);
+	cfg = bpf_map_lookup_elem(&wr_config, &zero);
 	if (!cfg || cfg->disabled)
 		return 0;
 	rs_idx = ev->rs_idx;
-	rs = bpf_map_lookup_elem(&sl_rulesets, &rs_idx);
+	rs = bpf_map_lookup_elem(&wr_rulesets, &rs_idx);
 	if (!rs || !rs->cookie_rules)
 		return 0;
-	cand = sl_rule_candidates(rs, &ev->pkt, &cell);
+	cand = wr_rule_candidates(rs, &ev->pkt, &cell);
 	flags = ev->pkt.tcp_flags;
 	ev->pkt.tcp_flags = SLUICE_TCP_SYN;
 	for (k = 0; k < SLUICE_MAX_CAND && cand; k++) {
 		const struct sluice_rule *r;
 
-		r = &rs->rules[sl_cand_rule(rs, cell, sl_cand_pop(&cand)) & (SLUICE_MAX_RULES - 1)];
-		if (r->action == SLUICE_ACT_COOKIE && sl_rule_match(r, &ev->pkt)) {
+		r = &rs->rules[wr_cand_rule(rs, cell, wr_cand_pop(&cand)) & (SLUICE_MAX_RULES - 1)];
+		if (r->action == SLUICE_ACT_COOKIE && wr_rule_match(r, &ev->pkt)) {
 			hit = 1;
 			break;
 		}
@@ -1067,7 +1067,7 @@ static long eval_rule(__u32 i, void *ctx)
  * global function, so that the verifier checks its passes once, not at
  * every call site.
  */
-__noinline int sl_walk_rules(struct sl_eval *ev, __u32 nr)
+__noinline int wr_walk_rules(struct wr_eval *ev, __u32 nr)
 {
 	__u32 i;
 
@@ -1080,33 +1080,33 @@ __noinline int sl_walk_rules(struct sl_eval *ev, __u32 nr)
 }
 
 /* eval_rule over positions 0 .. nr - 1 of the packet's cell, until one stops the walk. */
-static __always_inline void walk_rules(struct sl_eval *ev, __u32 nr)
+static __always_inline void walk_rules(struct wr_eval *ev, __u32 nr)
 {
 	if (has_bpf_loop)
 		bpf_loop(nr, eval_rule, ev, 0);
 	else
-		sl_walk_rules(ev, nr);
+		wr_walk_rules(ev, nr);
 }
 
 /* One op over the group: aggregate buckets first, then per-source ones. */
-static __always_inline int run_op(struct sl_eval *ev, __u32 op, __u32 nr_rules,
+static __always_inline int run_op(struct wr_eval *ev, __u32 op, __u32 nr_rules,
 				  __u32 nr_limits, __u32 nr_agg)
 {
 	ev->op = op;
 	ev->seen = 0;
 	ev->refused = -1;
 	if (nr_agg) {
-		ev->phase = SL_PH_AGG;
+		ev->phase = WR_PH_AGG;
 		walk_rules(ev, nr_rules);
 		if (ev->refused >= 0 || ev->fault)
 			return 0;
 	}
 	/*
 	 * The rule-wide limits go first so that a packet they refuse never
-	 * creates per-source state: a spoofed flood does not churn sl_state.
+	 * creates per-source state: a spoofed flood does not churn wr_state.
 	 */
 	if (nr_limits > nr_agg) {
-		ev->phase = SL_PH_SRC;
+		ev->phase = WR_PH_SRC;
 		walk_rules(ev, nr_rules);
 	}
 	return ev->refused < 0 && !ev->fault;
@@ -1119,7 +1119,7 @@ static __always_inline int run_op(struct sl_eval *ev, __u32 op, __u32 nr_rules,
  * path (a way claimed by another CPU first, or a compare-and-swap that
  * kept failing).
  */
-static __always_inline int fast_src(struct sl_eval *ev, const struct sluice_rule *r)
+static __always_inline int fast_src(struct wr_eval *ev, const struct sluice_rule *r)
 {
 	const struct sluice_limit *l = &r->limits[0];
 	struct sluice_way *way, *victim;
@@ -1131,27 +1131,27 @@ static __always_inline int fast_src(struct sl_eval *ev, const struct sluice_rule
 	/* A fleet limit takes the general path, which tells the fleet sync. */
 	if (l->algo != SLUICE_ALGO_GCRA || l->key != SLUICE_KEY_SRC || l->fleet)
 		return -1;
-	sl_make_key(r, 0, l, &ev->pkt, &key);
+	wr_make_key(r, 0, l, &ev->pkt, &key);
 	set = state_set(ev, &key);
 	if (!set)
 		return -1;
 	way = state_scan(set, &key, &victim, &seen);
 	now = rule_now(ev, r);
-	inc = sl_gcra_inc(l->interval_fp, sl_limit_cost(l, &ev->pkt));
+	inc = wr_gcra_inc(l->interval_fp, wr_limit_cost(l, &ev->pkt));
 	if (!way) {
 		/* A new bucket starts full: this packet is its first charge. */
-		if (!sl_gcra_admit(0, now, inc, l->tolerance, &next))
+		if (!wr_gcra_admit(0, now, inc, l->tolerance, &next))
 			return 0;
 		return state_claim(set, victim, seen, &key, next, 0, 0) ? 1 : -1;
 	}
-	for (i = 0; i < SL_CAS_TRIES; i++) {
+	for (i = 0; i < WR_CAS_TRIES; i++) {
 		tat = READ_ONCE(way->st.tat);
-		if (!sl_gcra_admit(tat, now, inc, l->tolerance, &next)) {
+		if (!wr_gcra_admit(tat, now, inc, l->tolerance, &next)) {
 			note_drop(&way->st, now, &key, r->uid, 0, 0, 0);
 			return 0;
 		}
 		if (__sync_val_compare_and_swap(&way->st.tat, tat, next) == tat) {
-			/* The way went to another key meanwhile: see sl_limit_op. */
+			/* The way went to another key meanwhile: see wr_limit_op. */
 			if (READ_ONCE(*way_word(way, 0)) != key_word(&key, 0))
 				__sync_fetch_and_add(&way->st.tat, -inc);
 			return 1;
@@ -1166,7 +1166,7 @@ static __always_inline int fast_src(struct sl_eval *ev, const struct sluice_rule
  * no per-source state. 1: every one admits (the general path still charges
  * them), 0: refused.
  */
-static __always_inline int agg_admits(struct sl_eval *ev, const struct sluice_rule *r)
+static __always_inline int agg_admits(struct wr_eval *ev, const struct sluice_rule *r)
 {
 	__u32 li;
 
@@ -1181,11 +1181,11 @@ static __always_inline int agg_admits(struct sl_eval *ev, const struct sluice_ru
 		if (l->key != SLUICE_KEY_ALL || l->algo != SLUICE_ALGO_GCRA)
 			continue;
 		slot = l->agg_slot;
-		st = bpf_map_lookup_elem(&sl_agg, &slot);
+		st = bpf_map_lookup_elem(&wr_agg, &slot);
 		if (!st)
 			return 1;	/* the general path counts the fault */
-		if (!sl_gcra_admit(READ_ONCE(st->tat), rule_now(ev, r),
-				   sl_gcra_inc(l->interval_fp, sl_limit_cost(l, &ev->pkt)),
+		if (!wr_gcra_admit(READ_ONCE(st->tat), rule_now(ev, r),
+				   wr_gcra_inc(l->interval_fp, wr_limit_cost(l, &ev->pkt)),
 				   l->tolerance, &next)) {
 			note_drop(st, rule_now(ev, r), NULL, r->uid, li, 0, slot);
 			return 0;
@@ -1198,9 +1198,9 @@ static __always_inline int agg_admits(struct sl_eval *ev, const struct sluice_ru
  * Check then charge every limit of the group. Returns 1 if admitted (and
  * charged), 0 if refused (nothing charged; ev->refused says by which rule).
  * A fault sets ev->fault and returns 1 (fail open) or 0 (fail closed);
- * contention (SL_EV_CONTENDED) is a refusal by the rule it met, counted.
+ * contention (WR_EV_CONTENDED) is a refusal by the rule it met, counted.
  */
-static __always_inline int eval_group(struct sl_eval *ev, const struct sluice_ruleset *rs,
+static __always_inline int eval_group(struct wr_eval *ev, const struct sluice_ruleset *rs,
 				      __u64 group, __u32 nr_rules, __u32 nr_limits,
 				      __u32 nr_agg, __u32 first)
 {
@@ -1215,7 +1215,7 @@ static __always_inline int eval_group(struct sl_eval *ev, const struct sluice_ru
 		goto not_admitted;
 	}
 	if (nr_limits > 1 && !(group & (group - 1))) {
-		int o = sl_rule_once(ev, r, nr_limits);
+		int o = wr_rule_once(ev, r, nr_limits);
 
 		if (o > 0)
 			return 1;
@@ -1242,17 +1242,17 @@ static __always_inline int eval_group(struct sl_eval *ev, const struct sluice_ru
 			ev->refused = first & (SLUICE_MAX_RULES - 1);
 			goto not_admitted;
 		}
-		ev->op = SL_OP_CHARGE;
-		ev->phase = nr_agg ? SL_PH_AGG : SL_PH_SRC;
+		ev->op = WR_OP_CHARGE;
+		ev->phase = nr_agg ? WR_PH_AGG : WR_PH_SRC;
 		if (limit_op(ev, r, 0))
 			return 1;
-		if (ev->fault != SL_EV_FAULT)
+		if (ev->fault != WR_EV_FAULT)
 			ev->refused = first & (SLUICE_MAX_RULES - 1);
 		goto not_admitted;
 	}
-	if (!run_op(ev, SL_OP_CHECK, nr_rules, nr_limits, nr_agg))
+	if (!run_op(ev, WR_OP_CHECK, nr_rules, nr_limits, nr_agg))
 		goto not_admitted;
-	if (run_op(ev, SL_OP_CHARGE, nr_rules, nr_limits, nr_agg))
+	if (run_op(ev, WR_OP_CHARGE, nr_rules, nr_limits, nr_agg))
 		return 1;
 	/* Lost a race (or a fault) half-way: undo what this packet charged. */
 	if (ev->charged) {
@@ -1261,12 +1261,12 @@ static __always_inline int eval_group(struct sl_eval *ev, const struct sluice_ru
 
 		/* A fault flag would end the refund walk early: clear it meanwhile. */
 		ev->fault = 0;
-		run_op(ev, SL_OP_REFUND, nr_rules, nr_limits, nr_agg);
+		run_op(ev, WR_OP_REFUND, nr_rules, nr_limits, nr_agg);
 		ev->refused = refused;
 		ev->fault = fault;
 	}
 not_admitted:
-	if (ev->fault == SL_EV_CONTENDED) {
+	if (ev->fault == WR_EV_CONTENDED) {
 		/* ev->refused: the rule whose limit met it (eval_rule_at, or above). */
 		count(SLUICE_G_CONTENDED);
 		return 0;
@@ -1297,15 +1297,15 @@ static __always_inline void rule_count(const struct sluice_ruleset *rs, __s32 i,
 	 */
 	asm volatile("%[idx] &= %[mask]" : [idx] "+r"(idx) : [mask] "i"(SLUICE_MAX_RULES - 1));
 	slot = rs->rules[idx].slot;
-	s = bpf_map_lookup_elem(&sl_rule_stats, &slot);
+	s = bpf_map_lookup_elem(&wr_rule_stats, &slot);
 	if (!s)
 		return;
 	switch (what) {
-	case SL_VERDICT_PASS:
+	case WR_VERDICT_PASS:
 		s->passed_pkts++;
 		s->passed_bytes += len;
 		break;
-	case SL_VERDICT_DROP:
+	case WR_VERDICT_DROP:
 		s->dropped_pkts++;
 		s->dropped_bytes += len;
 		break;
@@ -1323,7 +1323,7 @@ static __always_inline void rule_count(const struct sluice_ruleset *rs, __s32 i,
  * Every matching rule that let the packet through counts it as passed.
  * Global, so verified once: the caller's masks are exact constants per path.
  */
-__noinline int sl_count_passed(const struct sluice_ruleset *rs, __u64 matched, __u32 len,
+__noinline int wr_count_passed(const struct sluice_ruleset *rs, __u64 matched, __u32 len,
 			       __u32 cell)
 {
 	__u32 i;
@@ -1334,7 +1334,7 @@ __noinline int sl_count_passed(const struct sluice_ruleset *rs, __u64 matched, _
 		if (!matched)
 			break;
 		if (matched & 1)
-			rule_count(rs, sl_cand_rule(rs, cell, i), len, SL_VERDICT_PASS);
+			rule_count(rs, wr_cand_rule(rs, cell, i), len, WR_VERDICT_PASS);
 		matched >>= 1;
 	}
 	return 0;
@@ -1347,7 +1347,7 @@ __noinline int sl_count_passed(const struct sluice_ruleset *rs, __u64 matched, _
  * came from (a byte written on every refusal took 6.1's verifier 38k
  * instructions further).
  */
-__noinline __u64 sl_mask_without(const struct sluice_ruleset *rs, __u64 mask, __u32 cell,
+__noinline __u64 wr_mask_without(const struct sluice_ruleset *rs, __u64 mask, __u32 cell,
 				 __s32 ri)
 {
 	__u32 k;
@@ -1355,7 +1355,7 @@ __noinline __u64 sl_mask_without(const struct sluice_ruleset *rs, __u64 mask, __
 	if (!rs)
 		return mask;
 	for (k = 0; k < SLUICE_MAX_CAND; k++)
-		if ((mask & (1ULL << k)) && (__s32)sl_cand_rule(rs, cell, k) == ri)
+		if ((mask & (1ULL << k)) && (__s32)wr_cand_rule(rs, cell, k) == ri)
 			return mask & ~(1ULL << k);
 	return mask;
 }
@@ -1363,7 +1363,7 @@ __noinline __u64 sl_mask_without(const struct sluice_ruleset *rs, __u64 mask, __
 #include "shed.h"
 
 /* What sluice_cookie_syn needs of rule r, into the per-CPU scratch. */
-static __always_inline void ck_stash(struct sl_scratch *sc, const struct sluice_rule *r, __u64 now,
+static __always_inline void ck_stash(struct wr_scratch *sc, const struct sluice_rule *r, __u64 now,
 				     __u32 len)
 {
 	sc->ck_slot = r->slot;
@@ -1376,9 +1376,9 @@ static __always_inline void ck_stash(struct sl_scratch *sc, const struct sluice_
 }
 
 /* A pure SYN: the only packet a cookie answers. */
-static __always_inline int pure_syn(const struct sl_pkt *p)
+static __always_inline int pure_syn(const struct wr_pkt *p)
 {
-	return p->proto == SL_IPPROTO_TCP && (p->flags & SL_PKT_L4) &&
+	return p->proto == WR_IPPROTO_TCP && (p->flags & WR_PKT_L4) &&
 	       (p->tcp_flags & (SLUICE_TCP_SYN | SLUICE_TCP_ACK | SLUICE_TCP_RST | SLUICE_TCP_FIN)) ==
 		       SLUICE_TCP_SYN;
 }
@@ -1389,14 +1389,14 @@ static __always_inline int pure_syn(const struct sl_pkt *p)
  * a handshake within the verified TTL, else cls. Global: its answer is an
  * unknown value to the caller, which splits no paths.
  */
-__noinline int sl_verified_class(const struct sl_pkt *p, __u32 vclass, __u32 cls, __u64 now)
+__noinline int wr_verified_class(const struct wr_pkt *p, __u32 vclass, __u32 cls, __u64 now)
 {
 	struct sluice_verified_key k = {};
 	struct sluice_config *cfg;
 	__u32 zero = 0;
 	__u64 *at;
 
-	cfg = bpf_map_lookup_elem(&sl_config, &zero);
+	cfg = bpf_map_lookup_elem(&wr_config, &zero);
 	if (!p || !cfg || !cfg->verified_ttl_ns || !vclass || vclass - 1 >= cls)
 		return cls;
 	k.family = p->family;
@@ -1406,7 +1406,7 @@ __noinline int sl_verified_class(const struct sl_pkt *p, __u32 vclass, __u32 cls
 		k.addr[2] = p->saddr[2];
 		k.addr[3] = p->saddr[3];
 	}
-	at = bpf_map_lookup_elem(&sl_verified, &k);
+	at = bpf_map_lookup_elem(&wr_verified, &k);
 	if (!at || now - READ_ONCE(*at) > cfg->verified_ttl_ns)
 		return cls;
 	count(SLUICE_G_VERIFIED);
@@ -1415,13 +1415,13 @@ __noinline int sl_verified_class(const struct sl_pkt *p, __u32 vclass, __u32 cls
 
 #include "capture.h"
 
-/* The event a bucket in sl_limit_op deferred (note_drop), sent from here. */
-static __always_inline void send_pending(struct sl_scratch *sc)
+/* The event a bucket in wr_limit_op deferred (note_drop), sent from here. */
+static __always_inline void send_pending(struct wr_scratch *sc)
 {
 	if (!sc->pending)
 		return;
 	sc->pending = 0;
-	sl_event(sc->key.family ? &sc->key : NULL, sc->uid_li, sc->now, sc->drops);
+	wr_event(sc->key.family ? &sc->key : NULL, sc->uid_li, sc->now, sc->drops);
 }
 
 /*
@@ -1434,15 +1434,15 @@ static __always_inline int sluice_core(const void *data, const void *data_end, _
 				       __u32 segs, struct xdp_md *xctx, struct __sk_buff *skb)
 {
 	struct sluice_ruleset *rs;
-	/* For the capture: SL_WHY(reason, deciding rule + 1, flags). */
+	/* For the capture: WR_WHY(reason, deciding rule + 1, flags). */
 	__u32 why = SLUICE_CR_NO_RULE;
 	struct sluice_config *cfg;
-	struct sl_eval ev = {};
+	struct wr_eval ev = {};
 	__u64 enforce = 0, dry = 0, matched;
 	struct sluice_shed *shed = NULL;
 	__u32 cap_cls = 0, use_cap = 0;
-	struct sl_scratch *sc;
-	struct sl_match *m;
+	struct wr_scratch *sc;
+	struct wr_match *m;
 	__u32 zero = 0;
 	__u32 disabled;
 	/*
@@ -1452,7 +1452,7 @@ static __always_inline int sluice_core(const void *data, const void *data_end, _
 	 * and on 6.1 that slot takes the deepest call chain from 480 to the
 	 * 512-byte limit (frames are rounded up to 32 bytes).
 	 */
-	struct sluice_globals *g = bpf_map_lookup_elem(&sl_global, &zero);
+	struct sluice_globals *g = bpf_map_lookup_elem(&wr_global, &zero);
 	int res;
 
 	/*
@@ -1461,30 +1461,30 @@ static __always_inline int sluice_core(const void *data, const void *data_end, _
 	 * counters and once without.
 	 */
 	if (!g)
-		return SL_VERDICT_PASS;
+		return WR_VERDICT_PASS;
 	gcount(g, SLUICE_G_PACKETS);
 	if (segs > 1) {
 		ev.pkt.segs = segs > 0xffff ? 0xffff : segs;
-		ev.pkt.flags = SL_PKT_GSO;
+		ev.pkt.flags = WR_PKT_GSO;
 	}
-	res = sl_parse(data, data_end, frame_len, &ev.pkt);
-	if (res == SL_PARSE_MALFORMED && xctx && has_frags) {
+	res = wr_parse(data, data_end, frame_len, &ev.pkt);
+	if (res == WR_PARSE_MALFORMED && xctx && has_frags) {
 		__u32 full = bpf_xdp_get_buff_len(xctx);
 
 		if (full > frame_len)
-			res = sl_parse(data, data_end, full, &ev.pkt);
+			res = wr_parse(data, data_end, full, &ev.pkt);
 	}
-	if (res == SL_PARSE_NON_IP) {
+	if (res == WR_PARSE_NON_IP) {
 		gcount(g, SLUICE_G_NON_IP);
-		return SL_VERDICT_PASS;
+		return WR_VERDICT_PASS;
 	}
-	cfg = bpf_map_lookup_elem(&sl_config, &zero);
+	cfg = bpf_map_lookup_elem(&wr_config, &zero);
 	if (!cfg) {
 		gcount(g, SLUICE_G_FAULT);
 		gcount(g, SLUICE_G_FAIL_OPEN);
-		return SL_VERDICT_PASS;
+		return WR_VERDICT_PASS;
 	}
-	if (res == SL_PARSE_MALFORMED) {
+	if (res == WR_PARSE_MALFORMED) {
 		gcount(g, SLUICE_G_MALFORMED);
 		why = SLUICE_CR_MALFORMED;
 		if (cfg->malformed_pass)
@@ -1492,7 +1492,7 @@ static __always_inline int sluice_core(const void *data, const void *data_end, _
 		goto drop;
 	}
 	gcount(g, SLUICE_G_PARSED);
-	if (ev.pkt.flags & SL_PKT_ND)
+	if (ev.pkt.flags & WR_PKT_ND)
 		gcount(g, SLUICE_G_ND);
 
 	/*
@@ -1501,17 +1501,17 @@ static __always_inline int sluice_core(const void *data, const void *data_end, _
 	 * source is dropped, from others it passes as before.
 	 */
 	if ((cfg->lists & (SLUICE_L_DENY4 | SLUICE_L_DENY6)) &&
-	    on_list(&sl_deny4, &sl_deny6, &ev.pkt, cfg)) {
+	    on_list(&wr_deny4, &wr_deny6, &ev.pkt, cfg)) {
 		gcount(g, SLUICE_G_DENIED);
 		why = SLUICE_CR_DENY;
 		goto drop;
 	}
 	if ((cfg->lists & (SLUICE_L_ALLOW4 | SLUICE_L_ALLOW6)) &&
-	    on_list(&sl_allow4, &sl_allow6, &ev.pkt, cfg)) {
+	    on_list(&wr_allow4, &wr_allow6, &ev.pkt, cfg)) {
 		gcount(g, SLUICE_G_ALLOWED);
 		gcount(g, SLUICE_G_PASSED);
 		capture(xctx, skb, cfg, SLUICE_CV_PASSED, SLUICE_CR_ALLOW);
-		return SL_VERDICT_PASS;
+		return WR_VERDICT_PASS;
 	}
 
 	disabled = cfg->disabled;
@@ -1519,11 +1519,11 @@ static __always_inline int sluice_core(const void *data, const void *data_end, _
 	ev.fail_closed = cfg->fail_closed;
 	ev.seed = cfg->state_seed;
 	ev.sets = cfg->state_sets;
-	rs = bpf_map_lookup_elem(&sl_rulesets, &ev.rs_idx);
+	rs = bpf_map_lookup_elem(&wr_rulesets, &ev.rs_idx);
 	if (!rs)
 		goto pass;
 
-	sc = bpf_map_lookup_elem(&sl_scratch, &zero);
+	sc = bpf_map_lookup_elem(&wr_scratch, &zero);
 	if (!sc) {
 		gcount(g, SLUICE_G_FAULT);
 		gcount(g, SLUICE_G_FAIL_OPEN);
@@ -1531,7 +1531,7 @@ static __always_inline int sluice_core(const void *data, const void *data_end, _
 	}
 	sc->pending = 0;
 	m = &sc->m;
-	sl_match_rules(&ev, m, disabled);
+	wr_match_rules(&ev, m, disabled);
 	matched = m->enforce | m->dry;
 
 	/*
@@ -1539,14 +1539,14 @@ static __always_inline int sluice_core(const void *data, const void *data_end, _
 	 * a shed packet consumes no tokens. Neighbour discovery that no rule
 	 * names is never shed.
 	 */
-	shed = bpf_map_lookup_elem(&sl_shed, &zero);
-	if (shed && (matched || !(ev.pkt.flags & SL_PKT_ND))) {
+	shed = bpf_map_lookup_elem(&wr_shed, &zero);
+	if (shed && (matched || !(ev.pkt.flags & WR_PKT_ND))) {
 		__u32 cls = (matched ? m->class : shed->default_class) & SLUICE_MAX_CLASS;
 		__u64 th;
 
 		/* A verified source of a rule with a verified-class is shed as that class. */
 		if (m->vclass)
-			cls = sl_verified_class(&ev.pkt, m->vclass, cls, clock_now(cfg, 0)) &
+			cls = wr_verified_class(&ev.pkt, m->vclass, cls, clock_now(cfg, 0)) &
 			      SLUICE_MAX_CLASS;
 		th = shed->threshold[cls];
 
@@ -1567,7 +1567,7 @@ static __always_inline int sluice_core(const void *data, const void *data_end, _
 			 */
 			ev.now = clock_now(cfg, 0);
 			cap_cls = cls;
-			if (!sl_capacity_op(shed, cls, ev.pkt.len, ev.now, 0)) {
+			if (!wr_capacity_op(shed, cls, ev.pkt.len, ev.now, 0)) {
 				class_count(cls, ev.pkt.len, 2);
 				count(SLUICE_G_CAPACITY);
 				why = SLUICE_CR_CAPACITY;
@@ -1585,9 +1585,9 @@ static __always_inline int sluice_core(const void *data, const void *data_end, _
 		__u32 ri = (m->cookie_always - 1) & (SLUICE_MAX_RULES - 1);
 
 		ck_stash(sc, &rs->rules[ri], clock_now(cfg, 0), ev.pkt.len);
-		rule_count(rs, ri, ev.pkt.len, SL_VERDICT_DROP);
-		capture(xctx, skb, cfg, SLUICE_CV_DROPPED, SL_WHY(SLUICE_CR_COOKIE, ri + 1, 0));
-		return SL_VERDICT_COOKIE;
+		rule_count(rs, ri, ev.pkt.len, WR_VERDICT_DROP);
+		capture(xctx, skb, cfg, SLUICE_CV_DROPPED, WR_WHY(SLUICE_CR_COOKIE, ri + 1, 0));
+		return WR_VERDICT_COOKIE;
 	}
 	if (!use_cap)
 		ev.now = clock_now(cfg, 0);
@@ -1598,31 +1598,31 @@ static __always_inline int sluice_core(const void *data, const void *data_end, _
 	if (enforce &&
 	    !eval_group(&ev, rs, enforce, m->npos, m->nr_enforce, m->agg_enforce,
 			m->first_enforce)) {
-		rule_count(rs, ev.refused, ev.pkt.len, SL_VERDICT_DROP);
+		rule_count(rs, ev.refused, ev.pkt.len, WR_VERDICT_DROP);
 		send_pending(sc);
 		if (ev.refused >= 0 && pure_syn(&ev.pkt) &&
 		    rs->rules[ev.refused & (SLUICE_MAX_RULES - 1)].action == SLUICE_ACT_COOKIE) {
 			/* Refused by an action cookie rule: answered instead. */
 			ck_stash(sc, &rs->rules[ev.refused & (SLUICE_MAX_RULES - 1)], ev.now, ev.pkt.len);
 			capture(xctx, skb, cfg, SLUICE_CV_DROPPED,
-				SL_WHY(SLUICE_CR_COOKIE, (ev.refused & (SLUICE_MAX_RULES - 1)) + 1, 0));
-			return SL_VERDICT_COOKIE;
+				WR_WHY(SLUICE_CR_COOKIE, (ev.refused & (SLUICE_MAX_RULES - 1)) + 1, 0));
+			return WR_VERDICT_COOKIE;
 		}
 		/* refused -1: a fault under fail closed. */
 		why = ev.refused >= 0 ?
-			SL_WHY(SLUICE_CR_RULE, (ev.refused & (SLUICE_MAX_RULES - 1)) + 1, 0) :
+			WR_WHY(SLUICE_CR_RULE, (ev.refused & (SLUICE_MAX_RULES - 1)) + 1, 0) :
 			SLUICE_CR_FAULT;
 		goto drop;
 	}
 	/* A passed packet is captured as the first rule's it matched (a would-drop as its rule's). */
-	why = SL_WHY(SLUICE_CR_RULE, SL_WHY_FIRST, 0);
+	why = WR_WHY(SLUICE_CR_RULE, WR_WHY_FIRST, 0);
 	if (dry && !eval_group(&ev, rs, dry, m->npos, m->nr_dry, m->agg_dry, m->first_dry)) {
 		/* The refusing rule counts a would-drop (which also passes). */
 		count(SLUICE_G_WOULD_DROP);
 		if (ev.refused >= 0) {
-			rule_count(rs, ev.refused, ev.pkt.len, SL_VERDICT_WOULD_DROP);
-			dry = sl_mask_without(rs, dry, ev.cell, ev.refused);
-			why = SL_WHY(SLUICE_CR_RULE, (ev.refused & (SLUICE_MAX_RULES - 1)) + 1,
+			rule_count(rs, ev.refused, ev.pkt.len, WR_VERDICT_WOULD_DROP);
+			dry = wr_mask_without(rs, dry, ev.cell, ev.refused);
+			why = WR_WHY(SLUICE_CR_RULE, (ev.refused & (SLUICE_MAX_RULES - 1)) + 1,
 				     SLUICE_CF_WOULD_DROP);
 		}
 	}
@@ -1631,34 +1631,34 @@ static __always_inline int sluice_core(const void *data, const void *data_end, _
 	matched = enforce | dry;
 	if (matched && !(matched & (matched - 1)))
 		rule_count(rs, enforce ? m->first_enforce : m->first_dry, ev.pkt.len,
-			   SL_VERDICT_PASS);
+			   WR_VERDICT_PASS);
 	else if (matched)
-		sl_count_passed(rs, matched, ev.pkt.len, ev.cell);
+		wr_count_passed(rs, matched, ev.pkt.len, ev.cell);
 pass:
 	if (use_cap)
-		sl_capacity_op(shed, cap_cls, ev.pkt.len, ev.now, 1);
+		wr_capacity_op(shed, cap_cls, ev.pkt.len, ev.now, 1);
 	/*
 	 * The entry counts it passed or dropped once the cookie is checked;
 	 * the capture does not see such an ACK (its verdict is the cookie
 	 * program's).
 	 */
-	if (sl_match_cookie_ack(&ev))
-		return SL_VERDICT_ACK;
+	if (wr_match_cookie_ack(&ev))
+		return WR_VERDICT_ACK;
 	count(SLUICE_G_PASSED);
 	capture(xctx, skb, cfg, SLUICE_CV_PASSED, why);
-	return SL_VERDICT_PASS;
+	return WR_VERDICT_PASS;
 
 drop:
 	if (cfg->disabled) {
 		/* Kill switch: pass, but say what would have been dropped. */
 		count(SLUICE_G_WOULD_DROP);
 		count(SLUICE_G_PASSED);
-		capture(xctx, skb, cfg, SLUICE_CV_PASSED, why | SL_WHY(0, 0, SLUICE_CF_WOULD_DROP));
-		return SL_VERDICT_PASS;
+		capture(xctx, skb, cfg, SLUICE_CV_PASSED, why | WR_WHY(0, 0, SLUICE_CF_WOULD_DROP));
+		return WR_VERDICT_PASS;
 	}
 	count(SLUICE_G_DROPPED);
 	capture(xctx, skb, cfg, SLUICE_CV_DROPPED, why);
-	return SL_VERDICT_DROP;
+	return WR_VERDICT_DROP;
 }
 
 /*
@@ -1679,12 +1679,12 @@ drop:
  */
 static __always_inline int cookie_fallback(int v)
 {
-	if (v == SL_VERDICT_COOKIE) {
+	if (v == WR_VERDICT_COOKIE) {
 		count(SLUICE_G_DROPPED);
-		return SL_VERDICT_DROP;
+		return WR_VERDICT_DROP;
 	}
 	count(SLUICE_G_PASSED);
-	return SL_VERDICT_PASS;
+	return WR_VERDICT_PASS;
 }
 
 SEC("xdp")
@@ -1694,21 +1694,21 @@ int sluice_xdp(struct xdp_md *ctx)
 	void *data_end = (void *)(long)ctx->data_end;
 	int v = sluice_core(data, data_end, data_end - data, 1, ctx, NULL);
 
-	if (v == SL_VERDICT_COOKIE || v == SL_VERDICT_ACK) {
+	if (v == WR_VERDICT_COOKIE || v == WR_VERDICT_ACK) {
 		/* The cookie programs: no return from here unless the slot is empty. */
 		if (has_syncookie)
-			bpf_tail_call(ctx, &sl_cookie_progs,
-				      v == SL_VERDICT_COOKIE ? SLUICE_CK_PROG_SYN : SLUICE_CK_PROG_ACK);
+			bpf_tail_call(ctx, &wr_cookie_progs,
+				      v == WR_VERDICT_COOKIE ? SLUICE_CK_PROG_SYN : SLUICE_CK_PROG_ACK);
 		v = cookie_fallback(v);
 	}
-	return v == SL_VERDICT_DROP ? XDP_DROP : XDP_PASS;
+	return v == WR_VERDICT_DROP ? XDP_DROP : XDP_PASS;
 }
 
 SEC("tc")
 int sluice_tc(struct __sk_buff *skb)
 {
 	__u32 len = skb->len;
-	__u32 want = len < SL_TC_PULL ? len : SL_TC_PULL;
+	__u32 want = len < WR_TC_PULL ? len : WR_TC_PULL;
 	void *data = (void *)(long)skb->data;
 	void *data_end = (void *)(long)skb->data_end;
 	int v;
@@ -1722,9 +1722,9 @@ int sluice_tc(struct __sk_buff *skb)
 	/* GRO and GSO hand TC super-packets: charge each the segments it carries. */
 	v = sluice_core(data, data_end, len, skb->gso_segs, NULL, skb);
 	/* No cookies at TC: the controller refuses action cookie rules in tc mode. */
-	if (v == SL_VERDICT_COOKIE || v == SL_VERDICT_ACK)
+	if (v == WR_VERDICT_COOKIE || v == WR_VERDICT_ACK)
 		v = cookie_fallback(v);
-	return v == SL_VERDICT_DROP ? TC_ACT_SHOT : TC_ACT_OK;
+	return v == WR_VERDICT_DROP ? TC_ACT_SHOT : TC_ACT_OK;
 }
 
 /*
@@ -1743,10 +1743,10 @@ int sluice_clock_sync(struct xdp_md *ctx)
 
 	if (CONFIG_HZ <= 0 || CONFIG_HZ > 10000)
 		return XDP_PASS;
-	cfg = bpf_map_lookup_elem(&sl_config, &zero);
+	cfg = bpf_map_lookup_elem(&wr_config, &zero);
 	if (!cfg)
 		return XDP_PASS;
-	tick = SL_NSEC_PER_SEC / CONFIG_HZ;
+	tick = WR_NSEC_PER_SEC / CONFIG_HZ;
 	off = bpf_ktime_get_ns() - bpf_jiffies64() * tick;
 	if (cfg->clock_tick != tick || (__s64)(off - cfg->clock_off) < 0) {
 		cfg->clock_off = off;

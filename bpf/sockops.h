@@ -12,12 +12,12 @@
 
 /* ---- connection limits: counting established connections ---- */
 
-/* State of one sl_sockops walk over the rules, on the stack. */
-struct sl_conn_walk {
-	struct sl_pkt pkt;
+/* State of one wr_sockops walk over the rules, on the stack. */
+struct wr_conn_walk {
+	struct wr_pkt pkt;
 	__u32 rs_idx;
 	__u32 nr;
-	__u64 cand;	/* the candidates not visited yet (sl_rule_candidates) */
+	__u64 cand;	/* the candidates not visited yet (wr_rule_candidates) */
 	__u32 cell;	/* their cell of the rule index */
 	__u32 pad;
 	struct sluice_key keys[SLUICE_CONN_KEYS_PER_SOCK];
@@ -27,7 +27,7 @@ struct sl_conn_walk {
  * The connection-limit keys the next candidate rule (the lowest bit of
  * w->cand) gives this connection; 1 stops the walk.
  */
-static __always_inline long conn_rule_at(struct sl_conn_walk *w)
+static __always_inline long conn_rule_at(struct wr_conn_walk *w)
 {
 	struct sluice_ruleset *rs;
 	const struct sluice_rule *r;
@@ -35,13 +35,13 @@ static __always_inline long conn_rule_at(struct sl_conn_walk *w)
 
 	if (!w->cand)
 		return 1;
-	pos = sl_cand_pop(&w->cand);
+	pos = wr_cand_pop(&w->cand);
 	/* A key on this frame's stack: w may be a global function's argument. */
-	rs = bpf_map_lookup_elem(&sl_rulesets, &rs_idx);
+	rs = bpf_map_lookup_elem(&wr_rulesets, &rs_idx);
 	if (!rs)
 		return 1;
-	r = &rs->rules[sl_cand_rule(rs, w->cell, pos) & (SLUICE_MAX_RULES - 1)];
-	if (!sl_rule_match(r, &w->pkt))
+	r = &rs->rules[wr_cand_rule(rs, w->cell, pos) & (SLUICE_MAX_RULES - 1)];
+	if (!wr_rule_match(r, &w->pkt))
 		return 0;
 	for (li = 0; li < SLUICE_MAX_LIMITS; li++) {
 		const struct sluice_limit *l = &r->limits[li];
@@ -51,7 +51,7 @@ static __always_inline long conn_rule_at(struct sl_conn_walk *w)
 			continue;
 		if (n >= SLUICE_CONN_KEYS_PER_SOCK)
 			return 1;
-		sl_make_key(r, li, l, &w->pkt, &w->keys[n]);
+		wr_make_key(r, li, l, &w->pkt, &w->keys[n]);
 		w->nr = n + 1;
 	}
 	return 0;
@@ -63,8 +63,8 @@ static long conn_rule(__u32 i, void *ctx)
 	return conn_rule_at(ctx);
 }
 
-/* Without bpf_loop: the walk as a bounded loop in a global function (sl_walk_rules). */
-__noinline int sl_walk_conn_rules(struct sl_conn_walk *w)
+/* Without bpf_loop: the walk as a bounded loop in a global function (wr_walk_rules). */
+__noinline int wr_walk_conn_rules(struct wr_conn_walk *w)
 {
 	__u32 i;
 
@@ -84,10 +84,10 @@ __noinline int sl_walk_conn_rules(struct sl_conn_walk *w)
  */
 /*
  * A passively established connection proves its remote address: a verified
- * source (sl_verified), while the controller keeps them (verified_ttl_ns).
+ * source (wr_verified), while the controller keeps them (verified_ttl_ns).
  */
 static __always_inline void verify_source(struct bpf_sock_ops *skops,
-					  const struct sluice_config *cfg, const struct sl_pkt *p)
+					  const struct sluice_config *cfg, const struct wr_pkt *p)
 {
 	struct sluice_verified_key k = {};
 	__u64 now;
@@ -100,18 +100,18 @@ static __always_inline void verify_source(struct bpf_sock_ops *skops,
 	k.addr[2] = p->saddr[2];
 	k.addr[3] = p->saddr[3];
 	now = clock_now(cfg, 0);
-	bpf_map_update_elem(&sl_verified, &k, &now, BPF_ANY);
+	bpf_map_update_elem(&wr_verified, &k, &now, BPF_ANY);
 }
 
 static __always_inline void conn_established(struct bpf_sock_ops *skops)
 {
-	struct sl_conn_walk w = {};
+	struct wr_conn_walk w = {};
 	struct sluice_sock_conns *sc;
 	struct sluice_config *cfg;
 	struct bpf_sock *sk = skops->sk;
 	__u32 zero = 0, i;
 
-	cfg = bpf_map_lookup_elem(&sl_config, &zero);
+	cfg = bpf_map_lookup_elem(&wr_config, &zero);
 	if (!cfg || !sk)
 		return;
 	if (cfg->conn_netns && bpf_get_netns_cookie(skops) != cfg->conn_netns)
@@ -120,7 +120,7 @@ static __always_inline void conn_established(struct bpf_sock_ops *skops)
 		w.pkt.family = 4;
 		w.pkt.saddr[0] = skops->remote_ip4;
 	} else if (skops->family == 10 && !skops->remote_ip6[0] && !skops->remote_ip6[1] &&
-		   skops->remote_ip6[2] == sl_htonl(0xffff)) {
+		   skops->remote_ip6[2] == wr_htonl(0xffff)) {
 		/* An IPv4 client of a dual-stack listener (::ffff:a.b.c.d): it is IPv4 to XDP. */
 		w.pkt.family = 4;
 		w.pkt.saddr[0] = skops->remote_ip6[3];
@@ -134,13 +134,13 @@ static __always_inline void conn_established(struct bpf_sock_ops *skops)
 		return;
 	}
 	verify_source(skops, cfg, &w.pkt);
-	w.pkt.proto = SL_IPPROTO_TCP;
+	w.pkt.proto = WR_IPPROTO_TCP;
 	w.pkt.dport = skops->local_port;	/* host byte order */
-	w.pkt.flags = SL_PKT_L4 | SL_PKT_PORTS;
+	w.pkt.flags = WR_PKT_L4 | WR_PKT_PORTS;
 	w.pkt.tcp_flags = SLUICE_TCP_SYN;	/* so that "tcp-flags syn" rules match too */
 	w.rs_idx = cfg->active & 1;
 	{
-		struct sluice_ruleset *rs = bpf_map_lookup_elem(&sl_rulesets, &w.rs_idx);
+		struct sluice_ruleset *rs = bpf_map_lookup_elem(&wr_rulesets, &w.rs_idx);
 
 		if (!rs)
 			return;
@@ -148,15 +148,15 @@ static __always_inline void conn_established(struct bpf_sock_ops *skops)
 		 * Only the rules the index gives for the local port, lowest
 		 * first: the walk stops when none are left.
 		 */
-		w.cand = sl_rule_candidates(rs, &w.pkt, &w.cell);
+		w.cand = wr_rule_candidates(rs, &w.pkt, &w.cell);
 		if (has_bpf_loop)
 			bpf_loop(SLUICE_MAX_CAND, conn_rule, &w, 0);
 		else
-			sl_walk_conn_rules(&w);
+			wr_walk_conn_rules(&w);
 	}
 	if (!w.nr)
 		return;
-	sc = bpf_sk_storage_get(&sl_sock_conns, sk, 0, BPF_SK_STORAGE_GET_F_CREATE);
+	sc = bpf_sk_storage_get(&wr_sock_conns, sk, 0, BPF_SK_STORAGE_GET_F_CREATE);
 	if (!sc)
 		return;	/* not counted, so never uncounted; the daemon reconciles */
 	for (i = 0; i < SLUICE_CONN_KEYS_PER_SOCK; i++) {
@@ -165,11 +165,11 @@ static __always_inline void conn_established(struct bpf_sock_ops *skops)
 		if (i >= w.nr)
 			break;
 		sc->keys[i] = w.keys[i];
-		c = bpf_map_lookup_elem(&sl_conns, &w.keys[i]);
+		c = bpf_map_lookup_elem(&wr_conns, &w.keys[i]);
 		if (c)
 			__sync_fetch_and_add(&c->count, 1);
-		else if (bpf_map_update_elem(&sl_conns, &w.keys[i], &one, BPF_NOEXIST) &&
-			 (c = bpf_map_lookup_elem(&sl_conns, &w.keys[i])))
+		else if (bpf_map_update_elem(&wr_conns, &w.keys[i], &one, BPF_NOEXIST) &&
+			 (c = bpf_map_lookup_elem(&wr_conns, &w.keys[i])))
 			__sync_fetch_and_add(&c->count, 1);	/* lost the insert race */
 	}
 	sc->nr = w.nr;
@@ -185,7 +185,7 @@ static __always_inline void conn_closed(struct bpf_sock_ops *skops)
 
 	if (!sk)
 		return;
-	sc = bpf_sk_storage_get(&sl_sock_conns, sk, 0, 0);
+	sc = bpf_sk_storage_get(&wr_sock_conns, sk, 0, 0);
 	if (!sc)
 		return;
 	for (i = 0; i < SLUICE_CONN_KEYS_PER_SOCK; i++) {
@@ -195,18 +195,18 @@ static __always_inline void conn_closed(struct bpf_sock_ops *skops)
 
 		if (i >= sc->nr)
 			break;
-		c = bpf_map_lookup_elem(&sl_conns, &sc->keys[i]);
+		c = bpf_map_lookup_elem(&wr_conns, &sc->keys[i]);
 		if (!c)
 			continue;
 		/* Never below zero, even after the daemon corrected a count. */
-		for (t = 0; t < SL_CAS_TRIES; t++) {
+		for (t = 0; t < WR_CAS_TRIES; t++) {
 			n = READ_ONCE(c->count);
 			if (!n || __sync_val_compare_and_swap(&c->count, n, n - 1) == n)
 				break;
 		}
 	}
 	sc->nr = 0;
-	bpf_sk_storage_delete(&sl_sock_conns, sk);
+	bpf_sk_storage_delete(&wr_sock_conns, sk);
 }
 
 SEC("sockops")

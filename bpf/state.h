@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * sl_state, the per-source buckets: an array of sets of SLUICE_WAYS ways,
+ * wr_state, the per-source buckets: an array of sets of SLUICE_WAYS ways,
  * the set picked by a seeded hash of the key, ways claimed and published
  * with compare-and-swap.
  *
@@ -12,18 +12,18 @@
 
 #include "sluice_state.h"
 
-/* ---- sl_state: per-source buckets in a set-associative table ---- */
+/* ---- wr_state: per-source buckets in a set-associative table ---- */
 
-/* The set key k lives in; NULL when sl_state has no such set (an internal fault). */
-static __always_inline struct sluice_set *state_set(const struct sl_eval *ev,
+/* The set key k lives in; NULL when wr_state has no such set (an internal fault). */
+static __always_inline struct sluice_set *state_set(const struct wr_eval *ev,
 						    const struct sluice_key *k)
 {
 	__u32 idx;
 
 	if (!ev->sets)
 		return NULL;
-	idx = sl_state_set(sl_key_hash(k, ev->seed), ev->sets);
-	return bpf_map_lookup_elem(&sl_state, &idx);
+	idx = wr_state_set(wr_key_hash(k, ev->seed), ev->sets);
+	return bpf_map_lookup_elem(&wr_state, &idx);
 }
 
 #endif /* SLUICE_BPF_STATE_H */

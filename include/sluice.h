@@ -33,13 +33,13 @@
 #define SLUICE_AGG_SLOTS	(2 * SLUICE_MAX_RULES * SLUICE_MAX_LIMITS)
 /* Priority classes: 0 is critical (never shed) .. 3 least important. */
 #define SLUICE_MAX_CLASS	3
-/* Connection-count keys (sl_conns), across all connection limits. */
+/* Connection-count keys (wr_conns), across all connection limits. */
 #define SLUICE_CONN_MAX		65536
 /* Prefixes each deny/allow list holds per family. */
 #define SLUICE_LIST_MAX		65536
-/* Default number of per-source keys tracked (sl_state ways). */
+/* Default number of per-source keys tracked (wr_state ways). */
 #define SLUICE_DEFAULT_KEYS	1048576
-/* Ways per set of sl_state: a key lives in one of the SLUICE_WAYS of its set. */
+/* Ways per set of wr_state: a key lives in one of the SLUICE_WAYS of its set. */
 #define SLUICE_WAYS		4
 /* Fractional bits of the GCRA emission interval. */
 #define SLUICE_FP_SHIFT		16
@@ -55,7 +55,7 @@ enum sluice_algo {
 	SLUICE_ALGO_GCRA = 0,	/* token bucket as GCRA: exact, bursts up to `burst` */
 	SLUICE_ALGO_FIXED = 1,	/* fixed window: cheap; up to 2x at window edges */
 	SLUICE_ALGO_SLIDING = 2, /* sliding window counter: previous window weighted */
-	SLUICE_ALGO_CONNS = 3,	/* concurrent established TCP connections (sl_conns) */
+	SLUICE_ALGO_CONNS = 3,	/* concurrent established TCP connections (wr_conns) */
 };
 
 /* What one packet costs. */
@@ -106,7 +106,7 @@ struct sluice_limit {
 	__u64 tolerance;	/* ns the TAT may run ahead of now (the burst) */
 	__u64 rate;		/* as configured: units of cost per period (conns: the cap) */
 	__u64 burst;		/* as configured, units of cost */
-	__u16 agg_slot;		/* index into sl_agg for SLUICE_KEY_ALL */
+	__u16 agg_slot;		/* index into wr_agg for SLUICE_KEY_ALL */
 	__u8 key;		/* enum sluice_key_kind */
 	__u8 cost;		/* enum sluice_cost */
 	__u8 plen4;		/* IPv4 key prefix length, 0..32 */
@@ -128,7 +128,7 @@ _Static_assert(sizeof(struct sluice_limit) == 64, "sluice_limit layout");
 
 struct sluice_rule {
 	__u32 uid;		/* bucket identity; new whenever the limits change */
-	__u16 slot;		/* counter slot in sl_rule_stats, stable per name */
+	__u16 slot;		/* counter slot in wr_rule_stats, stable per name */
 	__u8 nr_limits;		/* 1..SLUICE_MAX_LIMITS */
 	__u8 action;		/* enum sluice_action */
 	__u8 match;		/* enum sluice_match_bits */
@@ -144,7 +144,7 @@ struct sluice_rule {
 	__u8 flags;		/* enum sluice_rule_flags, set by the controller */
 	__u8 cookie;		/* enum sluice_cookie_mode, with SLUICE_ACT_COOKIE */
 	/*
-	 * Verified sources (sl_verified) matching this rule are shed as this
+	 * Verified sources (wr_verified) matching this rule are shed as this
 	 * class minus 1 when that is more critical than the rule's; 0: no
 	 * such sparing.
 	 */
@@ -155,8 +155,8 @@ struct sluice_rule {
 	struct sluice_limit limits[SLUICE_MAX_LIMITS];
 	/*
 	 * SYN-ACK budgets of SLUICE_ACT_COOKIE (token buckets, one packet a
-	 * unit): rule-wide in sl_cookie_agg[slot], and per destination (the
-	 * SYN's source) in sl_cookie_dst. A SYN over either is dropped.
+	 * unit): rule-wide in wr_cookie_agg[slot], and per destination (the
+	 * SYN's source) in wr_cookie_dst. A SYN over either is dropped.
 	 */
 	__u64 ck_interval_fp;
 	__u64 ck_tolerance;
@@ -206,7 +206,7 @@ _Static_assert(SLUICE_MAX_CAND == 64, "a cell's rules are walked in 64-bit masks
 _Static_assert(SLUICE_MAX_RULES <= 256, "a cell names its rules in bytes");
 
 /*
- * A whole rule set. The data path reads sl_rulesets[config.active]; the
+ * A whole rule set. The data path reads wr_rulesets[config.active]; the
  * controller writes the other entry and then flips config.active, so a
  * packet is only ever judged by one complete set.
  */
@@ -215,15 +215,15 @@ struct sluice_ruleset {
 	__u32 gen;		/* bumped on every commit */
 	__u32 cookie_rules;	/* rules with action cookie: ACKs are checked for cookies */
 	/*
-	 * cand and cand_rule hold the rule index (sl_ruleset_index); 0: no
+	 * cand and cand_rule hold the rule index (wr_ruleset_index); 0: no
 	 * index, and no rule is a candidate (every writer builds one).
 	 */
 	__u32 indexed;
 	struct sluice_rule rules[SLUICE_MAX_RULES];
 	/*
-	 * The rule index, written with the rules by sl_ruleset_index. A cell
+	 * The rule index, written with the rules by wr_ruleset_index. A cell
 	 * is a protocol class (enum sluice_idx_proto) and a bucket of
-	 * destination ports (sl_port_bucket; SLUICE_IDX_NOPORT: a packet
+	 * destination ports (wr_port_bucket; SLUICE_IDX_NOPORT: a packet
 	 * without ports), cell = class * (SLUICE_PORT_BUCKETS + 1) + bucket.
 	 * cand_rule[cell] lists, lowest first, the rules that may match a
 	 * packet of that cell, and bit k of cand[cell] is set for each entry k
@@ -238,9 +238,9 @@ struct sluice_ruleset {
 	char names[SLUICE_MAX_RULES][SLUICE_NAME_LEN];	/* read by userspace only */
 };
 
-/* Global switches, sl_config[0]. Written by the controller. */
+/* Global switches, wr_config[0]. Written by the controller. */
 struct sluice_config {
-	__u32 active;		/* which sl_rulesets entry is live: 0 or 1 */
+	__u32 active;		/* which wr_rulesets entry is live: 0 or 1 */
 	__u32 disabled;		/* kill switch: pass everything, count would-drops */
 	__u32 fail_closed;	/* drop instead of pass on internal faults */
 	__u32 malformed_pass;	/* pass malformed IP instead of dropping it */
@@ -252,7 +252,7 @@ struct sluice_config {
 	 */
 	__u64 conn_netns;
 	/*
-	 * sl_state: the key of its set hash (random, set once when the maps
+	 * wr_state: the key of its set hash (random, set once when the maps
 	 * are created) and its number of sets. Never changed while it holds
 	 * state: every bucket would move.
 	 */
@@ -277,7 +277,7 @@ struct sluice_config {
 	/* Verified sources stay verified this long after a handshake; 0: not kept. */
 	__u64 verified_ttl_ns;
 	/*
-	 * A `sluice capture` runs: the data path looks at sl_capture (its
+	 * A `sluice capture` runs: the data path looks at wr_capture (its
 	 * lease, filters and budget) for every packet it judges. 0: nothing is
 	 * looked at or copied. Set and cleared by the capture under the root
 	 * lock; cleared by the data path once the capture's lease has run out
@@ -289,7 +289,7 @@ struct sluice_config {
 	 * Fleet window limits cut their windows on the fleet's clock: Redis's
 	 * TIME (ns since the epoch) less CLOCK_MONOTONIC, as this host's fleet
 	 * sync measured it, so every host's windows turn together. The data
-	 * path adds it modulo the period (sl_limit_wnow). 0: no fleet yet,
+	 * path adds it modulo the period (wr_limit_wnow). 0: no fleet yet,
 	 * windows on this host's clock. Written by the fleet sync under the
 	 * root lock.
 	 */
@@ -310,7 +310,7 @@ enum sluice_list_bits {
 };
 
 /*
- * Keys of the deny and allow LPM tries (sl_deny4/6, sl_allow4/6): the
+ * Keys of the deny and allow LPM tries (wr_deny4/6, wr_allow4/6): the
  * prefix length first, as LPM tries want; addresses in network order.
  */
 struct sluice_lpm4 {
@@ -353,7 +353,7 @@ _Static_assert(sizeof(struct sluice_list_val) == 24, "list value layout");
 #define SLUICE_LIST_DEPTH	4
 
 /*
- * Key of a per-source bucket in sl_state. 8-byte aligned: the data path
+ * Key of a per-source bucket in wr_state. 8-byte aligned: the data path
  * hashes and compares it as three 64-bit words.
  */
 struct sluice_key {
@@ -367,7 +367,7 @@ struct sluice_key {
 _Static_assert(sizeof(struct sluice_key) == 24, "sluice_key layout");
 
 /*
- * A bucket: per-source in sl_state, rule-wide in sl_agg. For a token
+ * A bucket: per-source in wr_state, rule-wide in wr_agg. For a token
  * bucket `tat` is the GCRA theoretical arrival time; for the window
  * algorithms it packs the current window (window index << 32 | cost counted
  * in it) and `aux` holds the previous window's count (sliding window).
@@ -376,7 +376,7 @@ struct sluice_state {
 	__u64 tat;		/* CAS-updated */
 	/*
 	 * Packets this bucket refused (atomic add). Its latest refusals may
-	 * wait per CPU (sl_agg_drops for a rule-wide bucket, sl_src_drops
+	 * wait per CPU (wr_agg_drops for a rule-wide bucket, wr_src_drops
 	 * for a per-source one): its count is this plus theirs
 	 * (SLUICE_DROP_BATCH_NS).
 	 */
@@ -388,9 +388,9 @@ struct sluice_state {
 _Static_assert(sizeof(struct sluice_state) == 32, "sluice_state layout");
 
 /*
- * sl_state is a set-associative table: an array of sets, each holding
+ * wr_state is a set-associative table: an array of sets, each holding
  * SLUICE_WAYS buckets. A key lives in the set its keyed hash picks
- * (sl_state_set()), in any way of it. A way whose key.uid is 0 is empty;
+ * (wr_state_set()), in any way of it. A way whose key.uid is 0 is empty;
  * one whose first key word is SLUICE_WAY_BUSY is being filled in. A full
  * set gives up the way that is closest to full (smallest TAT, or the end
  * of its window): an evicted bucket reads as full again, which can only
@@ -416,7 +416,7 @@ _Static_assert(sizeof(struct sluice_set) == 64 * SLUICE_WAYS, "sluice_set layout
 #define SLUICE_FLEET_KEYS	65536
 
 /*
- * A hot key of a fleet-wide limit (sl_fleet_use, keyed by struct
+ * A hot key of a fleet-wide limit (wr_fleet_use, keyed by struct
  * sluice_key; a rule-wide bucket has family 0). The data path adds what it
  * charges; the daemon sends the growth since its last look to the fleet.
  */
@@ -451,7 +451,7 @@ struct sluice_fleet_node {
 };
 
 /*
- * What the daemon's fleet sync is doing (sl_fleet_status[0]): written by
+ * What the daemon's fleet sync is doing (wr_fleet_status[0]): written by
  * the daemon once per sync, read by `sluice fleet status` and /metrics.
  * Not used by the data path.
  */
@@ -479,7 +479,7 @@ struct sluice_fleet_status {
 	struct sluice_fleet_node node[SLUICE_FLEET_NODES];
 };
 
-/* Established TCP connections of one key (sl_conns), counted by sl_sockops. */
+/* Established TCP connections of one key (wr_conns), counted by wr_sockops. */
 struct sluice_conns {
 	__u64 count;		/* atomic add/sub */
 };
@@ -492,14 +492,14 @@ struct sluice_sock_conns {
 	struct sluice_key keys[SLUICE_CONN_KEYS_PER_SOCK];
 };
 
-/* Slots of sl_cookie_progs: the programs that answer a SYN and check an ACK. */
+/* Slots of wr_cookie_progs: the programs that answer a SYN and check an ACK. */
 enum sluice_cookie_prog {
 	SLUICE_CK_PROG_SYN = 0,
 	SLUICE_CK_PROG_ACK = 1,
 	SLUICE_CK_PROGS,
 };
 
-/* Key of sl_cookie_dst: a SYN-ACK destination under one rule's budget. */
+/* Key of wr_cookie_dst: a SYN-ACK destination under one rule's budget. */
 struct sluice_ck_dst {
 	__u32 addr[4];		/* network byte order; IPv4 in [0] */
 	__u16 slot;		/* sluice_rule.slot */
@@ -508,15 +508,15 @@ struct sluice_ck_dst {
 };
 _Static_assert(sizeof(struct sluice_ck_dst) == 20, "sluice_ck_dst layout");
 
-/* Key of sl_verified: a source that completed a TCP handshake with this host. */
+/* Key of wr_verified: a source that completed a TCP handshake with this host. */
 struct sluice_verified_key {
 	__u32 addr[4];		/* network byte order; IPv4 in [0] */
 	__u32 family;		/* 4 or 6 */
 };
 _Static_assert(sizeof(struct sluice_verified_key) == 20, "sluice_verified_key layout");
-/* Sources sl_verified holds; the least recently verified go first. */
+/* Sources wr_verified holds; the least recently verified go first. */
 #define SLUICE_VERIFIED_MAX	65536
-/* SYN-ACK destinations sl_cookie_dst holds (LRU: an evicted one starts a full budget). */
+/* SYN-ACK destinations wr_cookie_dst holds (LRU: an evicted one starts a full budget). */
 #define SLUICE_CK_DST_MAX	65536
 
 /* Per-rule counters, one per CPU per counter slot. */
@@ -530,7 +530,7 @@ struct sluice_rule_stats {
 };
 _Static_assert(sizeof(struct sluice_rule_stats) == 48, "sluice_rule_stats layout");
 
-/* Global counters, indices into struct sluice_globals.count (sl_global, per CPU). */
+/* Global counters, indices into struct sluice_globals.count (wr_global, per CPU). */
 enum sluice_global {
 	SLUICE_G_PACKETS = 0,	/* every frame the program saw */
 	SLUICE_G_PARSED,	/* well-formed IPv4/IPv6 */
@@ -566,7 +566,7 @@ enum sluice_global {
 };
 
 /*
- * Every global counter in one per-CPU value, sl_global[0]: the data path
+ * Every global counter in one per-CPU value, wr_global[0]: the data path
  * looks it up once before the rule walk and once for the verdict, and
  * increments fields of it, instead of one lookup per counter.
  */
@@ -577,13 +577,13 @@ _Static_assert(sizeof(struct sluice_globals) == 8 * SLUICE_G_MAX, "sluice_global
 
 /*
  * A bucket started refusing packets after a quiet spell of at least
- * SLUICE_EVENT_QUIET_NS. Sent on the sl_events ring buffer; the daemon
+ * SLUICE_EVENT_QUIET_NS. Sent on the wr_events ring buffer; the daemon
  * turns these into a bounded number of log lines per interval.
  */
 #define SLUICE_EVENT_QUIET_NS	1000000000ULL
 /*
  * A bucket that refused within this long on a CPU counts that CPU's
- * further refusals apart (sl_agg_drops, sl_src_drops) and adds them to
+ * further refusals apart (wr_agg_drops, wr_src_drops) and adds them to
  * its drops at the first refusal after it: 2^23 ns, about 8.4 ms (three ticks of the
  * jiffies clock at HZ=250 before one is seen past it). Under the fleet
  * sync's shortest interval (20 ms), so a bucket that keeps refusing shows
@@ -593,9 +593,9 @@ _Static_assert(sizeof(struct sluice_globals) == 8 * SLUICE_G_MAX, "sluice_global
 
 /*
  * Refusals of per-source buckets waiting on one CPU, as a rule-wide
- * bucket's wait in sl_agg_drops: sl_src_drops is a per-CPU array of
+ * bucket's wait in wr_agg_drops: wr_src_drops is a per-CPU array of
  * SLUICE_SRC_WAIT_SLOTS of these, a key in the slot its words pick
- * (sl_src_wait_slot), one key a slot. A slot whose key has not been
+ * (wr_src_wait_slot), one key a slot. A slot whose key has not been
  * refused on its CPU for a batch period is given to the next key that
  * wants it, its count first added to its bucket.
  */
@@ -616,9 +616,9 @@ _Static_assert(sizeof(struct sluice_event) == 40, "sluice_event layout");
 
 /*
  * `sluice capture`: samples of judged packets, copied by the data path
- * into the sl_capture_ring ring buffer at most `budget` a second (shared
- * by all CPUs), while sl_config.capture is set and the lease in
- * sl_capture has not run out.
+ * into the wr_capture_ring ring buffer at most `budget` a second (shared
+ * by all CPUs), while wr_config.capture is set and the lease in
+ * wr_capture has not run out.
  */
 /* Bytes of a frame a capture record may hold (its snaplen's ceiling). */
 #define SLUICE_CAPTURE_SNAPLEN_MAX	2048
@@ -660,7 +660,7 @@ enum sluice_capture_flags {
 };
 
 /*
- * The capture's control and budget, sl_capture[0]. Mappable: the capture
+ * The capture's control and budget, wr_capture[0]. Mappable: the capture
  * writes the lease word in place while the data path moves `window` by
  * compare-and-swap, so neither overwrites the other's word.
  */
@@ -677,7 +677,7 @@ struct sluice_capture {
 };
 _Static_assert(sizeof(struct sluice_capture) == 40, "sluice_capture layout");
 
-/* What the data path counted for the running capture (sl_capture_stats, per CPU). */
+/* What the data path counted for the running capture (wr_capture_stats, per CPU). */
 struct sluice_capture_stats {
 	__u64 captured;		/* records written to the ring */
 	__u64 lost_budget;	/* wanted, but over the second's budget */
@@ -685,7 +685,7 @@ struct sluice_capture_stats {
 };
 _Static_assert(sizeof(struct sluice_capture_stats) == 24, "sluice_capture_stats layout");
 
-/* A record of sl_capture_ring: this header, then caplen bytes of the frame. */
+/* A record of wr_capture_ring: this header, then caplen bytes of the frame. */
 struct sluice_capture_hdr {
 	__u64 ts;		/* bpf_ktime_get_ns (CLOCK_MONOTONIC) when judged */
 	__u32 rule_uid;		/* the rule that decided (sluice_rule.uid); 0: none */
@@ -714,7 +714,7 @@ enum sluice_shed_flags {
  * Reserved capacity for one kind of cost: every class charges `total`
  * (the host's capacity); classes 1..3 also charge `noncrit`, which runs at
  * (1 - reserve) of it, so class 0 always keeps at least the reserve. A
- * rate of 0 means not configured. State: sl_capacity[2 * cost + 0/1].
+ * rate of 0 means not configured. State: wr_capacity[2 * cost + 0/1].
  */
 struct sluice_capacity {
 	struct sluice_limit total;
@@ -722,7 +722,7 @@ struct sluice_capacity {
 };
 
 /*
- * Shedding, sl_shed[0]: per-class drop thresholds the data path applies,
+ * Shedding, wr_shed[0]: per-class drop thresholds the data path applies,
  * and the controller's state, which is the source of truth for S: the CLI
  * reads and sets it here, and a restarted daemon adopts it. Written by the
  * daemon (and by `sluice shed`); fixed-point values are in millionths.

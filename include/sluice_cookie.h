@@ -28,38 +28,38 @@
 #endif
 
 /* TCP option kinds. */
-#define SL_TCPOPT_EOL		0
-#define SL_TCPOPT_NOP		1
-#define SL_TCPOPT_MSS		2
-#define SL_TCPOPT_WSCALE	3
-#define SL_TCPOPT_SACK_PERM	4
-#define SL_TCPOPT_TS		8
+#define WR_TCPOPT_EOL		0
+#define WR_TCPOPT_NOP		1
+#define WR_TCPOPT_MSS		2
+#define WR_TCPOPT_WSCALE	3
+#define WR_TCPOPT_SACK_PERM	4
+#define WR_TCPOPT_TS		8
 
 /* IP protocol number of TCP, for the pseudo-header. */
-#define SL_IPPROTO_TCP_NR	6
+#define WR_IPPROTO_TCP_NR	6
 /* The longest TCP header: doff 15. */
-#define SL_TCP_MAXHDR		60
+#define WR_TCP_MAXHDR		60
 /*
  * The SYN-ACK's TCP header: 20 bytes and MSS, SACK-permitted + TS, WS (NOPs
  * for what is off); without a timestamp nothing but MSS can come back, so
  * 20 bytes and MSS alone.
  */
-#define SL_SYNACK_TCPLEN	40
-#define SL_SYNACK_TCPLEN_MIN	24
+#define WR_SYNACK_TCPLEN	40
+#define WR_SYNACK_TCPLEN_MIN	24
 /* Options walked in a SYN before giving up (each is at least one byte). */
-#define SL_TCP_MAXOPTS		40
+#define WR_TCP_MAXOPTS		40
 
 /* The kernel's timestamp option bits (net/ipv4/syncookies.c). */
-#define SL_TS_OPT_WSCALE_MASK	0xf
-#define SL_TS_OPT_SACK		(1 << 4)
-#define SL_TS_OPT_ECN		(1 << 5)
-#define SL_TSBITS		6
-#define SL_TSMASK		((1u << SL_TSBITS) - 1)
+#define WR_TS_OPT_WSCALE_MASK	0xf
+#define WR_TS_OPT_SACK		(1 << 4)
+#define WR_TS_OPT_ECN		(1 << 5)
+#define WR_TSBITS		6
+#define WR_TSMASK		((1u << WR_TSBITS) - 1)
 /* The largest window scale (RFC 7323). */
-#define SL_MAX_WSCALE		14
+#define WR_MAX_WSCALE		14
 
 /* What a SYN asked for. */
-struct sl_synopts {
+struct wr_synopts {
 	__u32 tsval;		/* with saw_ts: the client's TSval, network order as read */
 	__u16 mss;		/* 0: no MSS option */
 	__u8 wscale;		/* with saw_ws */
@@ -77,18 +77,18 @@ struct sl_synopts {
  * call, so that the data path can walk them with bpf_loop and the
  * verifier checks one step, not every path through forty.
  */
-static __always_inline int sl_syn_option(const __u8 *hdr, __u32 hl, __u32 *at,
-					 struct sl_synopts *o)
+static __always_inline int wr_syn_option(const __u8 *hdr, __u32 hl, __u32 *at,
+					 struct wr_synopts *o)
 {
 	__u32 i = *at;
 	__u8 kind, olen;
 
-	if (i >= hl || i >= SL_TCP_MAXHDR)
+	if (i >= hl || i >= WR_TCP_MAXHDR)
 		return 0;
 	kind = hdr[i & 63];
-	if (kind == SL_TCPOPT_EOL)
+	if (kind == WR_TCPOPT_EOL)
 		return 0;
-	if (kind == SL_TCPOPT_NOP) {
+	if (kind == WR_TCPOPT_NOP) {
 		*at = i + 1;
 		return 1;
 	}
@@ -97,16 +97,16 @@ static __always_inline int sl_syn_option(const __u8 *hdr, __u32 hl, __u32 *at,
 	olen = hdr[(i + 1) & 63];
 	if (olen < 2 || i + olen > hl)
 		return 0;
-	if (kind == SL_TCPOPT_MSS && olen == 4) {
+	if (kind == WR_TCPOPT_MSS && olen == 4) {
 		o->mss = (__u16)hdr[(i + 2) & 63] << 8 | hdr[(i + 3) & 63];
-	} else if (kind == SL_TCPOPT_WSCALE && olen == 3) {
+	} else if (kind == WR_TCPOPT_WSCALE && olen == 3) {
 		o->wscale = hdr[(i + 2) & 63];
-		if (o->wscale > SL_MAX_WSCALE)
-			o->wscale = SL_MAX_WSCALE;
+		if (o->wscale > WR_MAX_WSCALE)
+			o->wscale = WR_MAX_WSCALE;
 		o->saw_ws = 1;
-	} else if (kind == SL_TCPOPT_SACK_PERM && olen == 2) {
+	} else if (kind == WR_TCPOPT_SACK_PERM && olen == 2) {
 		o->sack = 1;
-	} else if (kind == SL_TCPOPT_TS && olen == 10) {
+	} else if (kind == WR_TCPOPT_TS && olen == 10) {
 		o->tsval = (__u32)hdr[(i + 2) & 63] << 24 | (__u32)hdr[(i + 3) & 63] << 16 |
 			   (__u32)hdr[(i + 4) & 63] << 8 | hdr[(i + 5) & 63];
 		o->saw_ts = 1;
@@ -116,14 +116,14 @@ static __always_inline int sl_syn_option(const __u8 *hdr, __u32 hl, __u32 *at,
 }
 
 /* Every option of a SYN's TCP header hdr (hl bytes), for host code. */
-static inline void sl_syn_options(const __u8 *hdr, __u32 hl, struct sl_synopts *o)
+static inline void wr_syn_options(const __u8 *hdr, __u32 hl, struct wr_synopts *o)
 {
 	__u32 at = 20;
 	int n;
 
 	__builtin_memset(o, 0, sizeof(*o));
-	for (n = 0; n < SL_TCP_MAXOPTS; n++)
-		if (!sl_syn_option(hdr, hl, &at, o))
+	for (n = 0; n < WR_TCP_MAXOPTS; n++)
+		if (!wr_syn_option(hdr, hl, &at, o))
 			break;
 }
 
@@ -139,22 +139,22 @@ enum sluice_cookie_flags {
  * CLOCK_MONOTONIC) carrying the options agreed: the kernel's
  * cookie_init_timestamp, never ahead of the clock.
  */
-static __always_inline __u32 sl_cookie_tsval(__u32 now_ms, const struct sl_synopts *o,
+static __always_inline __u32 wr_cookie_tsval(__u32 now_ms, const struct wr_synopts *o,
 					     __u32 flags)
 {
-	__u32 opts = SL_TS_OPT_WSCALE_MASK, ts;
+	__u32 opts = WR_TS_OPT_WSCALE_MASK, ts;
 
 	if (o->saw_ws && (flags & SLUICE_CK_WSCALE))
-		opts = o->wscale & SL_TS_OPT_WSCALE_MASK;
+		opts = o->wscale & WR_TS_OPT_WSCALE_MASK;
 	if (o->sack && (flags & SLUICE_CK_SACK))
-		opts |= SL_TS_OPT_SACK;
-	ts = (now_ms & ~SL_TSMASK) | opts;
+		opts |= WR_TS_OPT_SACK;
+	ts = (now_ms & ~WR_TSMASK) | opts;
 	if ((__s32)(ts - now_ms) > 0)
-		ts -= 1u << SL_TSBITS;
+		ts -= 1u << WR_TSBITS;
 	return ts;
 }
 
-static __always_inline void sl_put32(__u8 *p, __u32 v)
+static __always_inline void wr_put32(__u8 *p, __u32 v)
 {
 	p[0] = v >> 24;
 	p[1] = v >> 16;
@@ -163,19 +163,19 @@ static __always_inline void sl_put32(__u8 *p, __u32 v)
 }
 
 /* The SYN-ACK's TCP header length for a SYN with options o under flags. */
-static __always_inline __u32 sl_synack_tcplen(const struct sl_synopts *o, __u32 flags)
+static __always_inline __u32 wr_synack_tcplen(const struct wr_synopts *o, __u32 flags)
 {
-	return o->saw_ts && (flags & SLUICE_CK_TS) ? SL_SYNACK_TCPLEN : SL_SYNACK_TCPLEN_MIN;
+	return o->saw_ts && (flags & SLUICE_CK_TS) ? WR_SYNACK_TCPLEN : WR_SYNACK_TCPLEN_MIN;
 }
 
 /*
- * The SYN-ACK's option bytes at p (sl_synack_tcplen() - 20 of them), in
+ * The SYN-ACK's option bytes at p (wr_synack_tcplen() - 20 of them), in
  * the kernel's order: MSS, then SACK-permitted + TS (NOP NOP when no
  * SACK), then NOP + window scale (NOPs when the client sent none or
  * scaling is off); without a timestamp MSS alone. Options the kernel would
  * not accept back from the cookie are left out.
  */
-static __always_inline void sl_synack_options(__u8 *p, __u16 mss, const struct sl_synopts *o,
+static __always_inline void wr_synack_options(__u8 *p, __u16 mss, const struct wr_synopts *o,
 					      __u32 flags, __u32 tsval, __u8 wscale)
 {
 	int ts = o->saw_ts && (flags & SLUICE_CK_TS);
@@ -183,37 +183,37 @@ static __always_inline void sl_synack_options(__u8 *p, __u16 mss, const struct s
 	int sack = ts && o->sack && (flags & SLUICE_CK_SACK);
 	int ws = ts && o->saw_ws && (flags & SLUICE_CK_WSCALE);
 
-	p[0] = SL_TCPOPT_MSS;
+	p[0] = WR_TCPOPT_MSS;
 	p[1] = 4;
 	p[2] = mss >> 8;
 	p[3] = mss;
 	if (!ts)
 		return;
 	if (sack) {
-		p[4] = SL_TCPOPT_SACK_PERM;
+		p[4] = WR_TCPOPT_SACK_PERM;
 		p[5] = 2;
 	} else {
-		p[4] = SL_TCPOPT_NOP;
-		p[5] = SL_TCPOPT_NOP;
+		p[4] = WR_TCPOPT_NOP;
+		p[5] = WR_TCPOPT_NOP;
 	}
-	p[6] = SL_TCPOPT_TS;
+	p[6] = WR_TCPOPT_TS;
 	p[7] = 10;
-	sl_put32(p + 8, tsval);
-	sl_put32(p + 12, o->tsval);
-	p[16] = SL_TCPOPT_NOP;
+	wr_put32(p + 8, tsval);
+	wr_put32(p + 12, o->tsval);
+	p[16] = WR_TCPOPT_NOP;
 	if (ws) {
-		p[17] = SL_TCPOPT_WSCALE;
+		p[17] = WR_TCPOPT_WSCALE;
 		p[18] = 3;
 		p[19] = wscale;
 	} else {
-		p[17] = SL_TCPOPT_NOP;
-		p[18] = SL_TCPOPT_NOP;
-		p[19] = SL_TCPOPT_NOP;
+		p[17] = WR_TCPOPT_NOP;
+		p[18] = WR_TCPOPT_NOP;
+		p[19] = WR_TCPOPT_NOP;
 	}
 }
 
 /* Fold a 32-bit ones' complement sum to 16 bits. */
-static __always_inline __u16 sl_csum_fold(__u32 sum)
+static __always_inline __u16 wr_csum_fold(__u32 sum)
 {
 	sum = (sum & 0xffff) + (sum >> 16);
 	sum = (sum & 0xffff) + (sum >> 16);
@@ -225,7 +225,7 @@ static __always_inline __u16 sl_csum_fold(__u32 sum)
  * big-endian 16-bit words, added to sum. Each word is at most 0xffff and
  * at most 40 of them are added, so the 32-bit sum never overflows.
  */
-static __always_inline __u32 sl_csum_add(__u32 sum, const __u8 *p, __u32 n)
+static __always_inline __u32 wr_csum_add(__u32 sum, const __u8 *p, __u32 n)
 {
 	__u32 i;
 
@@ -238,15 +238,15 @@ static __always_inline __u32 sl_csum_add(__u32 sum, const __u8 *p, __u32 n)
 }
 
 /* The pseudo-header sum of TCP over IPv4 (addresses as 8 bytes, network order). */
-static __always_inline __u32 sl_pseudo4(const __u8 *addrs, __u32 tcplen)
+static __always_inline __u32 wr_pseudo4(const __u8 *addrs, __u32 tcplen)
 {
-	return sl_csum_add(0, addrs, 8) + SL_IPPROTO_TCP_NR + tcplen;
+	return wr_csum_add(0, addrs, 8) + WR_IPPROTO_TCP_NR + tcplen;
 }
 
 /* The pseudo-header sum of TCP over IPv6 (addresses as 32 bytes). */
-static __always_inline __u32 sl_pseudo6(const __u8 *addrs, __u32 tcplen)
+static __always_inline __u32 wr_pseudo6(const __u8 *addrs, __u32 tcplen)
 {
-	return sl_csum_add(0, addrs, 32) + SL_IPPROTO_TCP_NR + tcplen;
+	return wr_csum_add(0, addrs, 32) + WR_IPPROTO_TCP_NR + tcplen;
 }
 
 #endif /* SLUICE_COOKIE_H */

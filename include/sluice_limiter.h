@@ -12,13 +12,13 @@
 #include "sluice_parse.h"
 
 /* E2BIG, where errno.h is not at hand (the BPF side). */
-#define SL_E2BIG	7
+#define WR_E2BIG	7
 
-#define SL_NSEC_PER_SEC 1000000000ULL
+#define WR_NSEC_PER_SEC 1000000000ULL
 /* Largest cost one packet can have (IPv4/IPv6 length fields are 16 bits, plus 40). */
-#define SL_MAX_COST 65575ULL
+#define WR_MAX_COST 65575ULL
 /* Longest period of a rate or window: a day (period_ns << 16 must fit 64 bits). */
-#define SL_MAX_PERIOD_MS 86400000ULL
+#define WR_MAX_PERIOD_MS 86400000ULL
 
 /*
  * GCRA (the virtual-scheduling form of the token bucket). A bucket is one
@@ -30,7 +30,7 @@
  */
 
 /* ns a packet of this cost moves the TAT, rounded to the nearest ns. */
-static __always_inline __u64 sl_gcra_inc(__u64 interval_fp, __u32 cost)
+static __always_inline __u64 wr_gcra_inc(__u64 interval_fp, __u32 cost)
 {
 	return ((__u64)cost * interval_fp + (1ULL << (SLUICE_FP_SHIFT - 1))) >> SLUICE_FP_SHIFT;
 }
@@ -40,7 +40,7 @@ static __always_inline __u64 sl_gcra_inc(__u64 interval_fp, __u32 cost)
  * Unsigned arithmetic throughout: next >= now always holds, so next - now
  * cannot wrap.
  */
-static __always_inline int sl_gcra_admit(__u64 tat, __u64 now, __u64 inc, __u64 tolerance,
+static __always_inline int wr_gcra_admit(__u64 tat, __u64 now, __u64 inc, __u64 tolerance,
 					 __u64 *next)
 {
 	__u64 base = tat > now ? tat : now;
@@ -57,15 +57,15 @@ static __always_inline int sl_gcra_admit(__u64 tat, __u64 now, __u64 inc, __u64 
  * in it. An idle key's old window simply is not the current one, so expiry
  * is arithmetic here too, and a vanished entry reads as an empty window.
  */
-#define SL_WIN_FRAC_SHIFT 16	/* precision of the sliding window's weight */
+#define WR_WIN_FRAC_SHIFT 16	/* precision of the sliding window's weight */
 
-static __always_inline __u64 sl_win_pack(__u32 idx, __u32 count)
+static __always_inline __u64 wr_win_pack(__u32 idx, __u32 count)
 {
 	return ((__u64)idx << 32) | count;
 }
 
 /* Fixed window: admitted if this window's count plus cost stays within limit. */
-static __always_inline int sl_fixed_admit(__u64 word, __u64 now, __u64 period_ns, __u64 cost,
+static __always_inline int wr_fixed_admit(__u64 word, __u64 now, __u64 period_ns, __u64 cost,
 					  __u64 limit, __u64 *next)
 {
 	__u32 idx = now / period_ns;
@@ -75,7 +75,7 @@ static __always_inline int sl_fixed_admit(__u64 word, __u64 now, __u64 period_ns
 		count = 0;
 	if (count + cost > limit)
 		return 0;
-	*next = sl_win_pack(idx, count + cost);
+	*next = wr_win_pack(idx, count + cost);
 	return 1;
 }
 
@@ -86,7 +86,7 @@ static __always_inline int sl_fixed_admit(__u64 word, __u64 now, __u64 period_ns
  * were spread evenly); the weight is rounded up, so it errs towards
  * refusing. *next_prev is what the previous window's count becomes.
  */
-static __always_inline int sl_sliding_admit(__u64 word, __u64 prev, __u64 now, __u64 period_ns,
+static __always_inline int wr_sliding_admit(__u64 word, __u64 prev, __u64 now, __u64 period_ns,
 					    __u64 cost, __u64 limit, __u64 *next, __u64 *next_prev)
 {
 	__u32 idx = now / period_ns;
@@ -101,11 +101,11 @@ static __always_inline int sl_sliding_admit(__u64 word, __u64 prev, __u64 now, _
 	/* From now itself: idx is 32 bits and wraps, now does not. */
 	elapsed = now % period_ns;
 	/* Rounded up, so the previous window never weighs less than it should. */
-	weight = (((period_ns - elapsed) << SL_WIN_FRAC_SHIFT) + period_ns - 1) / period_ns;
-	est = (prev * weight + (1ULL << SL_WIN_FRAC_SHIFT) - 1) >> SL_WIN_FRAC_SHIFT;
+	weight = (((period_ns - elapsed) << WR_WIN_FRAC_SHIFT) + period_ns - 1) / period_ns;
+	est = (prev * weight + (1ULL << WR_WIN_FRAC_SHIFT) - 1) >> WR_WIN_FRAC_SHIFT;
 	if (est + count + cost > limit)
 		return 0;
-	*next = sl_win_pack(idx, count + cost);
+	*next = wr_win_pack(idx, count + cost);
 	*next_prev = prev;
 	return 1;
 }
@@ -113,21 +113,21 @@ static __always_inline int sl_sliding_admit(__u64 word, __u64 prev, __u64 now, _
 /*
  * When a window state word is an empty window again: the end of its
  * window, or for the sliding window the end of the next one (until then it
- * still weighs as the previous window). What sl_state evicts by.
+ * still weighs as the previous window). What wr_state evicts by.
  */
-static __always_inline __u64 sl_win_idle_at(__u32 algo, __u64 word, __u64 period_ns)
+static __always_inline __u64 wr_win_idle_at(__u32 algo, __u64 word, __u64 period_ns)
 {
 	return ((word >> 32) + (algo == SLUICE_ALGO_SLIDING ? 2 : 1)) * period_ns;
 }
 
 /* The period of a limit in ns (per second when not set). */
-static __always_inline __u64 sl_limit_period_ns(const struct sluice_limit *l)
+static __always_inline __u64 wr_limit_period_ns(const struct sluice_limit *l)
 {
 	return (l->period_ms ? l->period_ms : 1000) * 1000000ULL;
 }
 
 /* Is limit l counted in windows? */
-static __always_inline int sl_limit_windowed(const struct sluice_limit *l)
+static __always_inline int wr_limit_windowed(const struct sluice_limit *l)
 {
 	return l->algo == SLUICE_ALGO_FIXED || l->algo == SLUICE_ALGO_SLIDING;
 }
@@ -141,11 +141,11 @@ static __always_inline int sl_limit_windowed(const struct sluice_limit *l)
  * the clock runs less than one period ahead of now: a window's idle_at
  * from it is at most a period late, which only keeps a bucket longer.
  */
-static __always_inline __u64 sl_limit_wnow(const struct sluice_limit *l, __u64 now, __u64 off)
+static __always_inline __u64 wr_limit_wnow(const struct sluice_limit *l, __u64 now, __u64 off)
 {
-	if (!l->fleet || !off || !sl_limit_windowed(l))
+	if (!l->fleet || !off || !wr_limit_windowed(l))
 		return now;
-	return now + off % sl_limit_period_ns(l);
+	return now + off % wr_limit_period_ns(l);
 }
 
 /*
@@ -153,7 +153,7 @@ static __always_inline __u64 sl_limit_wnow(const struct sluice_limit *l, __u64 n
  * packet limit the segments it stands for (a GSO super-packet at TC is
  * several packets on the wire, as XDP would have seen them).
  */
-static __always_inline __u32 sl_limit_cost(const struct sluice_limit *l, const struct sl_pkt *p)
+static __always_inline __u32 wr_limit_cost(const struct sluice_limit *l, const struct wr_pkt *p)
 {
 	return l->cost == SLUICE_COST_BYTE ? p->len : p->segs ? p->segs : 1;
 }
@@ -163,20 +163,20 @@ static __always_inline __u32 sl_limit_cost(const struct sluice_limit *l, const s
  * 0 for a rate that cannot be represented (0, or so high the interval
  * rounds to nothing, or a period over 49 days).
  */
-static inline __u64 sl_gcra_interval_per(__u64 rate, __u64 period_ms)
+static inline __u64 wr_gcra_interval_per(__u64 rate, __u64 period_ms)
 {
 	__u64 period_ns = period_ms * 1000000ULL;
 
-	if (rate == 0 || period_ms == 0 || period_ms > SL_MAX_PERIOD_MS ||
+	if (rate == 0 || period_ms == 0 || period_ms > WR_MAX_PERIOD_MS ||
 	    rate > (period_ns << SLUICE_FP_SHIFT))
 		return 0;
 	return (period_ns << SLUICE_FP_SHIFT) / rate;
 }
 
 /* Emission interval for a rate in units per second. */
-static inline __u64 sl_gcra_interval(__u64 rate)
+static inline __u64 wr_gcra_interval(__u64 rate)
 {
-	return sl_gcra_interval_per(rate, 1000);
+	return wr_gcra_interval_per(rate, 1000);
 }
 
 /*
@@ -184,21 +184,21 @@ static inline __u64 sl_gcra_interval(__u64 rate)
  * rounded per-packet cost, so a fresh bucket admits exactly burst packets.
  * 0 when burst * interval does not fit comfortably in 62 bits.
  */
-static inline __u64 sl_gcra_tolerance(__u64 interval_fp, __u64 burst, int cost_kind)
+static inline __u64 wr_gcra_tolerance(__u64 interval_fp, __u64 burst, int cost_kind)
 {
 	__u64 unit;
 
 	if (burst == 0 || interval_fp == 0)
 		return 0;
 	if (cost_kind == SLUICE_COST_PKT) {
-		unit = sl_gcra_inc(interval_fp, 1);
+		unit = wr_gcra_inc(interval_fp, 1);
 		if (unit == 0 || burst > (1ULL << 62) / unit)
 			return 0;
 		return burst * unit;
 	}
 	if (burst > (1ULL << 62) / interval_fp)
 		return 0;
-	/* Rounded like sl_gcra_inc, so a packet of exactly burst bytes fits. */
+	/* Rounded like wr_gcra_inc, so a packet of exactly burst bytes fits. */
 	return (burst * interval_fp + (1ULL << (SLUICE_FP_SHIFT - 1))) >> SLUICE_FP_SHIFT;
 }
 
@@ -206,10 +206,10 @@ static inline __u64 sl_gcra_tolerance(__u64 interval_fp, __u64 burst, int cost_k
  * Tokens (units of cost) left in a bucket at now, and ns until the next
  * whole token: what `top` shows.
  */
-static inline __u64 sl_gcra_remaining(const struct sluice_limit *l, __u64 tat, __u64 now,
+static inline __u64 wr_gcra_remaining(const struct sluice_limit *l, __u64 tat, __u64 now,
 				      __u64 *refill_ns)
 {
-	__u64 unit = l->cost == SLUICE_COST_PKT ? sl_gcra_inc(l->interval_fp, 1) : 0;
+	__u64 unit = l->cost == SLUICE_COST_PKT ? wr_gcra_inc(l->interval_fp, 1) : 0;
 	__u64 backlog = tat > now ? tat - now : 0;
 	__u64 free_ns;
 
@@ -229,7 +229,7 @@ static inline __u64 sl_gcra_remaining(const struct sluice_limit *l, __u64 tat, _
 }
 
 /* Network-order mask of the top plen bits of 32-bit word w of an address. */
-static __always_inline __u32 sl_prefix_word(__u32 plen, __u32 w)
+static __always_inline __u32 wr_prefix_word(__u32 plen, __u32 w)
 {
 	__u32 bits;
 
@@ -238,16 +238,16 @@ static __always_inline __u32 sl_prefix_word(__u32 plen, __u32 w)
 	bits = plen - w * 32;
 	if (bits >= 32)
 		return 0xffffffffu;
-	return sl_htonl(~0u << (32 - bits));
+	return wr_htonl(~0u << (32 - bits));
 }
 
 /* Does rule r match packet p? Every matching rule applies. */
-static __always_inline int sl_rule_match(const struct sluice_rule *r, const struct sl_pkt *p)
+static __always_inline int wr_rule_match(const struct sluice_rule *r, const struct wr_pkt *p)
 {
 	__u8 m = r->match;
 
 	/* Neighbour discovery passes unless a rule names its ICMPv6 type. */
-	if ((p->flags & SL_PKT_ND) &&
+	if ((p->flags & WR_PKT_ND) &&
 	    (!(m & SLUICE_M_ICMPTYPE) || r->icmp_type != p->icmp_type))
 		return 0;
 	if ((m & SLUICE_M_FAMILY) && r->family != p->family)
@@ -256,7 +256,7 @@ static __always_inline int sl_rule_match(const struct sluice_rule *r, const stru
 		return 0;
 	if (m & SLUICE_M_DPORT) {
 		/* Non-first fragments carry no ports: only port-less rules match them. */
-		if (!(p->flags & SL_PKT_PORTS) || p->dport < r->dport_lo || p->dport > r->dport_hi)
+		if (!(p->flags & WR_PKT_PORTS) || p->dport < r->dport_lo || p->dport > r->dport_hi)
 			return 0;
 	}
 	if (m & SLUICE_M_SRC) {
@@ -267,13 +267,13 @@ static __always_inline int sl_rule_match(const struct sluice_rule *r, const stru
 			return 0;
 	}
 	if (m & SLUICE_M_TCPFLAGS) {
-		if (p->proto != SL_IPPROTO_TCP || !(p->flags & SL_PKT_L4) ||
+		if (p->proto != WR_IPPROTO_TCP || !(p->flags & WR_PKT_L4) ||
 		    (p->tcp_flags & r->tcp_mask) != r->tcp_value)
 			return 0;
 	}
 	if (m & SLUICE_M_ICMPTYPE) {
-		if ((p->proto != SL_IPPROTO_ICMP && p->proto != SL_IPPROTO_ICMPV6) ||
-		    !(p->flags & SL_PKT_L4) || p->icmp_type != r->icmp_type)
+		if ((p->proto != WR_IPPROTO_ICMP && p->proto != WR_IPPROTO_ICMPV6) ||
+		    !(p->flags & WR_PKT_L4) || p->icmp_type != r->icmp_type)
 			return 0;
 	}
 	return 1;
@@ -282,13 +282,13 @@ static __always_inline int sl_rule_match(const struct sluice_rule *r, const stru
 /*
  * The rule index (struct sluice_ruleset.cand): rules by protocol class and
  * destination-port bucket, so that matching visits only the rules that may
- * match (sl_rule_candidates) instead of every rule of the set.
+ * match (wr_rule_candidates) instead of every rule of the set.
  */
-static __always_inline __u32 sl_idx_proto(__u8 proto)
+static __always_inline __u32 wr_idx_proto(__u8 proto)
 {
-	if (proto == SL_IPPROTO_TCP)
+	if (proto == WR_IPPROTO_TCP)
 		return SLUICE_IDX_TCP;
-	if (proto == SL_IPPROTO_UDP)
+	if (proto == WR_IPPROTO_UDP)
 		return SLUICE_IDX_UDP;
 	return SLUICE_IDX_OTHER;
 }
@@ -298,22 +298,22 @@ static __always_inline __u32 sl_idx_proto(__u8 proto)
  * times the 32-bit golden ratio, so that ports in use together (22, 53, 80,
  * 443; a run of consecutive ports) fall in different buckets.
  */
-static __always_inline __u32 sl_port_bucket(__u32 port)
+static __always_inline __u32 wr_port_bucket(__u32 port)
 {
 	return (__u32)(port * 0x9E3779B1u) >> 24;
 }
 
 /* Ports a rule's range may span before it is set in every bucket without walking them. */
-#define SL_IDX_WIDE_RANGE	4096
+#define WR_IDX_WIDE_RANGE	4096
 
 /* The index's cell of a protocol class and a port bucket (struct sluice_ruleset.cand). */
-static __always_inline __u32 sl_idx_cell(__u32 pc, __u32 bucket)
+static __always_inline __u32 wr_idx_cell(__u32 pc, __u32 bucket)
 {
 	return pc * (SLUICE_PORT_BUCKETS + 1) + bucket;
 }
 
-/* Where sl_ruleset_index found more rules than a cell holds: the fullest cell. */
-struct sl_idx_full {
+/* Where wr_ruleset_index found more rules than a cell holds: the fullest cell. */
+struct wr_idx_full {
 	__u32 pc, bucket;	/* its protocol class and port bucket */
 	__u32 n;		/* the rules that may meet a packet of it */
 };
@@ -324,7 +324,7 @@ struct sl_idx_full {
  * order, so last[c] (the latest rule added, plus one) tells, and the lists
  * stay sorted.
  */
-static inline void sl_idx_add(struct sluice_ruleset *rs, __u16 *n, __u16 *last, __u32 c, __u32 i)
+static inline void wr_idx_add(struct sluice_ruleset *rs, __u16 *n, __u16 *last, __u32 c, __u32 i)
 {
 	if (last[c] == i + 1)
 		return;
@@ -339,12 +339,12 @@ static inline void sl_idx_add(struct sluice_ruleset *rs, __u16 *n, __u16 *last, 
 /*
  * Build the index of rs's rules (userspace, whenever the set is written:
  * with the rules, into the entry that is not live yet). Each rule goes into
- * every cell it may match in: a superset, as sl_rule_match still decides.
+ * every cell it may match in: a superset, as wr_rule_match still decides.
  * 0, or -E2BIG when a cell would hold more than SLUICE_MAX_CAND rules (more
  * rules than that may meet one packet): the set must not be written, and
  * *full (if not NULL) says which cell, with how many.
  */
-static inline int sl_ruleset_index(struct sluice_ruleset *rs, struct sl_idx_full *full)
+static inline int wr_ruleset_index(struct sluice_ruleset *rs, struct wr_idx_full *full)
 {
 	__u32 nr = rs->nr_rules < SLUICE_MAX_RULES ? rs->nr_rules : SLUICE_MAX_RULES;
 	__u16 n[SLUICE_IDX_CELLS] = { 0 }, last[SLUICE_IDX_CELLS] = { 0 };
@@ -357,7 +357,7 @@ static inline int sl_ruleset_index(struct sluice_ruleset *rs, struct sl_idx_full
 		__u8 m = r->match;
 
 		for (pc = 0; pc < SLUICE_IDX_PROTOS; pc++) {
-			if ((m & SLUICE_M_PROTO) && sl_idx_proto(r->proto) != pc)
+			if ((m & SLUICE_M_PROTO) && wr_idx_proto(r->proto) != pc)
 				continue;
 			/* TCP flags match TCP only; an ICMP type ICMP and ICMPv6 only. */
 			if ((m & SLUICE_M_TCPFLAGS) && pc != SLUICE_IDX_TCP)
@@ -366,19 +366,19 @@ static inline int sl_ruleset_index(struct sluice_ruleset *rs, struct sl_idx_full
 				continue;
 			if (!(m & SLUICE_M_DPORT)) {
 				for (b = 0; b <= SLUICE_IDX_NOPORT; b++)
-					sl_idx_add(rs, n, last, sl_idx_cell(pc, b), i);
+					wr_idx_add(rs, n, last, wr_idx_cell(pc, b), i);
 				continue;
 			}
 			/* A port range matches packets with ports (TCP, UDP) only. */
 			if (pc == SLUICE_IDX_OTHER || r->dport_hi < r->dport_lo)
 				continue;
-			if ((__u32)r->dport_hi - r->dport_lo >= SL_IDX_WIDE_RANGE) {
+			if ((__u32)r->dport_hi - r->dport_lo >= WR_IDX_WIDE_RANGE) {
 				for (b = 0; b < SLUICE_PORT_BUCKETS; b++)
-					sl_idx_add(rs, n, last, sl_idx_cell(pc, b), i);
+					wr_idx_add(rs, n, last, wr_idx_cell(pc, b), i);
 				continue;
 			}
 			for (port = r->dport_lo; port <= r->dport_hi; port++)
-				sl_idx_add(rs, n, last, sl_idx_cell(pc, sl_port_bucket(port)), i);
+				wr_idx_add(rs, n, last, wr_idx_cell(pc, wr_port_bucket(port)), i);
 		}
 	}
 	rs->indexed = 1;
@@ -392,30 +392,30 @@ static inline int sl_ruleset_index(struct sluice_ruleset *rs, struct sl_idx_full
 		full->bucket = worst % (SLUICE_PORT_BUCKETS + 1);
 		full->n = n[worst];
 	}
-	return -SL_E2BIG;
+	return -WR_E2BIG;
 }
 
 /*
  * The rules of rs that may match p, as positions in the list of its index
- * cell, *cell (bit k: the list's entry k, sl_cand_rule); none without an
+ * cell, *cell (bit k: the list's entry k, wr_cand_rule); none without an
  * index.
  */
-static __always_inline __u64 sl_rule_candidates(const struct sluice_ruleset *rs,
-						const struct sl_pkt *p, __u32 *cell)
+static __always_inline __u64 wr_rule_candidates(const struct sluice_ruleset *rs,
+						const struct wr_pkt *p, __u32 *cell)
 {
 	__u32 b = SLUICE_IDX_NOPORT;
 
 	*cell = 0;
 	if (!rs->indexed)
 		return 0;
-	if (p->flags & SL_PKT_PORTS)
-		b = sl_port_bucket(p->dport);
-	*cell = sl_idx_cell(sl_idx_proto(p->proto), b);
+	if (p->flags & WR_PKT_PORTS)
+		b = wr_port_bucket(p->dport);
+	*cell = wr_idx_cell(wr_idx_proto(p->proto), b);
 	return rs->cand[*cell & (SLUICE_IDX_CELLS - 1)];
 }
 
-/* The index of the rule at position k of cell's list (sl_rule_candidates). */
-static __always_inline __u32 sl_cand_rule(const struct sluice_ruleset *rs, __u32 cell, __u32 k)
+/* The index of the rule at position k of cell's list (wr_rule_candidates). */
+static __always_inline __u32 wr_cand_rule(const struct sluice_ruleset *rs, __u32 cell, __u32 k)
 {
 	return rs->cand_rule[cell & (SLUICE_IDX_CELLS - 1)][k & (SLUICE_MAX_CAND - 1)];
 }
@@ -425,7 +425,7 @@ static __always_inline __u32 sl_cand_rule(const struct sluice_ruleset *rs, __u32
  * it counted without a branch or a table, so a loop over candidates gives
  * the verifier one unknown index per step rather than a constant per path.
  */
-static __always_inline __u32 sl_bit_index(__u64 x)
+static __always_inline __u32 wr_bit_index(__u64 x)
 {
 	x -= 1;
 	x = x - ((x >> 1) & 0x5555555555555555ULL);
@@ -439,21 +439,21 @@ static __always_inline __u32 sl_bit_index(__u64 x)
  * cell's list (64 when none is left). Each walk over a cell's candidates
  * steps with it, lowest first.
  */
-static __always_inline __u32 sl_cand_pop(__u64 *cand)
+static __always_inline __u32 wr_cand_pop(__u64 *cand)
 {
 	__u64 low = *cand & -*cand;
 
 	*cand ^= low;
-	return sl_bit_index(low);
+	return wr_bit_index(low);
 }
 
 /*
  * The per-source bucket key of limit li of rule r for packet p. The masks
- * are precomputed by the controller (sl_limit_set_masks), so this is
+ * are precomputed by the controller (wr_limit_set_masks), so this is
  * branch-free apart from the family.
  */
-static __always_inline void sl_make_key(const struct sluice_rule *r, __u32 li,
-					const struct sluice_limit *l, const struct sl_pkt *p,
+static __always_inline void wr_make_key(const struct sluice_rule *r, __u32 li,
+					const struct sluice_limit *l, const struct wr_pkt *p,
 					struct sluice_key *k)
 {
 	k->uid = r->uid;
@@ -476,13 +476,13 @@ static __always_inline void sl_make_key(const struct sluice_rule *r, __u32 li,
 }
 
 /*
- * sl_state's set hash: the key's three 64-bit words mixed under a random
+ * wr_state's set hash: the key's three 64-bit words mixed under a random
  * seed (multiply, xor-shift), so sources cannot be picked to share a set.
  * For a fixed rule, limit and family an IPv4 key maps one to one onto the
  * hash; collisions only matter for the set anyway, since ways compare the
  * whole key.
  */
-static __always_inline __u64 sl_key_hash(const struct sluice_key *k, __u64 seed)
+static __always_inline __u64 wr_key_hash(const struct sluice_key *k, __u64 seed)
 {
 	const __u64 *w = (const __u64 *)k;
 	__u64 h;
@@ -494,7 +494,7 @@ static __always_inline __u64 sl_key_hash(const struct sluice_key *k, __u64 seed)
 }
 
 /* The set of a hash among sets: the top 32 bits scaled, no division. */
-static __always_inline __u32 sl_state_set(__u64 hash, __u32 sets)
+static __always_inline __u32 wr_state_set(__u64 hash, __u32 sets)
 {
 	return ((hash >> 32) * (__u64)sets) >> 32;
 }
@@ -503,14 +503,14 @@ static __always_inline __u32 sl_state_set(__u64 hash, __u32 sets)
  * Does limit l need the precise clock (enum sluice_rule_flags)? tick_ns:
  * the jiffies clock's step.
  */
-static inline int sl_limit_needs_precise(const struct sluice_limit *l, __u64 tick_ns)
+static inline int wr_limit_needs_precise(const struct sluice_limit *l, __u64 tick_ns)
 {
 	switch (l->algo) {
 	case SLUICE_ALGO_GCRA:
 		return l->tolerance < SLUICE_COARSE_TICKS * tick_ns;
 	case SLUICE_ALGO_FIXED:
 	case SLUICE_ALGO_SLIDING:
-		return sl_limit_period_ns(l) < SLUICE_COARSE_WINDOW_TICKS * tick_ns;
+		return wr_limit_period_ns(l) < SLUICE_COARSE_WINDOW_TICKS * tick_ns;
 	default:
 		return 0;
 	}
@@ -524,53 +524,53 @@ static inline int sl_limit_needs_precise(const struct sluice_limit *l, __u64 tic
  */
 
 /* The verdict on a bucket state (word, aux) for a packet of cost at now: 1 and the state after charging it, or 0. */
-static __always_inline int sl_meter(const struct sluice_limit *l, __u64 word, __u64 aux,
+static __always_inline int wr_meter(const struct sluice_limit *l, __u64 word, __u64 aux,
 				    __u64 now, __u32 cost, __u64 *next, __u64 *next_aux)
 {
 	*next_aux = aux;
 	switch (l->algo) {
 	case SLUICE_ALGO_FIXED:
-		return sl_fixed_admit(word, now, sl_limit_period_ns(l), cost, l->rate, next);
+		return wr_fixed_admit(word, now, wr_limit_period_ns(l), cost, l->rate, next);
 	case SLUICE_ALGO_SLIDING:
-		return sl_sliding_admit(word, aux, now, sl_limit_period_ns(l), cost, l->rate, next,
+		return wr_sliding_admit(word, aux, now, wr_limit_period_ns(l), cost, l->rate, next,
 					next_aux);
 	default:
-		return sl_gcra_admit(word, now, sl_gcra_inc(l->interval_fp, cost), l->tolerance,
+		return wr_gcra_admit(word, now, wr_gcra_inc(l->interval_fp, cost), l->tolerance,
 				     next);
 	}
 }
 
 /* When a window state is empty again; 0 for a token bucket (its TAT says it). */
-static __always_inline __u64 sl_idle_at(const struct sluice_limit *l, __u64 word)
+static __always_inline __u64 wr_idle_at(const struct sluice_limit *l, __u64 word)
 {
-	if (!sl_limit_windowed(l))
+	if (!wr_limit_windowed(l))
 		return 0;
-	return sl_win_idle_at(l->algo, word, sl_limit_period_ns(l));
+	return wr_win_idle_at(l->algo, word, wr_limit_period_ns(l));
 }
 
 /*
  * A window's word with a charge of cost at now taken back: 1 and *out
  * while the window it went into is still the current one and holds that
  * much, else 0 (nothing to take back). Token buckets take back by
- * subtracting sl_gcra_inc (others may have built on the TAT since).
+ * subtracting wr_gcra_inc (others may have built on the TAT since).
  */
-static __always_inline int sl_win_uncharge(const struct sluice_limit *l, __u64 word, __u64 now,
+static __always_inline int wr_win_uncharge(const struct sluice_limit *l, __u64 word, __u64 now,
 					   __u32 cost, __u64 *out)
 {
-	if ((__u32)(word >> 32) != (__u32)(now / sl_limit_period_ns(l)) || (__u32)word < cost)
+	if ((__u32)(word >> 32) != (__u32)(now / wr_limit_period_ns(l)) || (__u32)word < cost)
 		return 0;
 	*out = word - cost;
 	return 1;
 }
 
 /* Fill in the key masks of a limit from its prefix lengths. */
-static inline void sl_limit_set_masks(struct sluice_limit *l)
+static inline void wr_limit_set_masks(struct sluice_limit *l)
 {
 	__u32 w;
 
-	l->mask4 = sl_prefix_word(l->plen4, 0);
+	l->mask4 = wr_prefix_word(l->plen4, 0);
 	for (w = 0; w < 4; w++)
-		l->mask6[w] = sl_prefix_word(l->plen6, w);
+		l->mask6[w] = wr_prefix_word(l->plen6, w);
 }
 
 #endif /* SLUICE_LIMITER_H */

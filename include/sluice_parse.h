@@ -17,60 +17,60 @@
 
 /* Unrolled for BPF (clang); host compilers may ignore it. */
 #ifdef __clang__
-#define SL_UNROLL _Pragma("unroll")
+#define WR_UNROLL _Pragma("unroll")
 #else
-#define SL_UNROLL
+#define WR_UNROLL
 #endif
 
 /* VLAN tags walked; a frame with a third tag is malformed. */
-#define SL_MAX_VLAN	2
+#define WR_MAX_VLAN	2
 /* IPv6 extension headers walked before giving up as malformed. */
-#define SL_MAX_EXTHDR	8
+#define WR_MAX_EXTHDR	8
 
-#define SL_ETH_P_IP	0x0800
-#define SL_ETH_P_IPV6	0x86DD
-#define SL_ETH_P_8021Q	0x8100
-#define SL_ETH_P_8021AD	0x88A8
+#define WR_ETH_P_IP	0x0800
+#define WR_ETH_P_IPV6	0x86DD
+#define WR_ETH_P_8021Q	0x8100
+#define WR_ETH_P_8021AD	0x88A8
 
-#define SL_IPPROTO_HOPOPTS	0
-#define SL_IPPROTO_ICMP		1
-#define SL_IPPROTO_TCP		6
-#define SL_IPPROTO_UDP		17
-#define SL_IPPROTO_ROUTING	43
-#define SL_IPPROTO_FRAGMENT	44
-#define SL_IPPROTO_AH		51
-#define SL_IPPROTO_ICMPV6	58
-#define SL_IPPROTO_NONE		59
-#define SL_IPPROTO_DSTOPTS	60
-#define SL_IPPROTO_MH		135
+#define WR_IPPROTO_HOPOPTS	0
+#define WR_IPPROTO_ICMP		1
+#define WR_IPPROTO_TCP		6
+#define WR_IPPROTO_UDP		17
+#define WR_IPPROTO_ROUTING	43
+#define WR_IPPROTO_FRAGMENT	44
+#define WR_IPPROTO_AH		51
+#define WR_IPPROTO_ICMPV6	58
+#define WR_IPPROTO_NONE		59
+#define WR_IPPROTO_DSTOPTS	60
+#define WR_IPPROTO_MH		135
 
 /* ICMPv6 router solicitation .. redirect: neighbour discovery (RFC 4861). */
-#define SL_ND_FIRST	133
-#define SL_ND_LAST	137
+#define WR_ND_FIRST	133
+#define WR_ND_LAST	137
 /* ND is only valid with hop limit 255: it never crossed a router. */
-#define SL_ND_HOPLIMIT	255
+#define WR_ND_HOPLIMIT	255
 
 #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-#define sl_ntohs(x) __builtin_bswap16(x)
-#define sl_htonl(x) __builtin_bswap32(x)
+#define wr_ntohs(x) __builtin_bswap16(x)
+#define wr_htonl(x) __builtin_bswap32(x)
 #else
-#define sl_ntohs(x) (x)
-#define sl_htonl(x) (x)
+#define wr_ntohs(x) (x)
+#define wr_htonl(x) (x)
 #endif
 
 /* Wire headers, only the fields sluice reads. */
-struct sl_eth {
+struct wr_eth {
 	__u8 dst[6];
 	__u8 src[6];
 	__be16 proto;
 };
 
-struct sl_vlan {
+struct wr_vlan {
 	__be16 tci;
 	__be16 proto;	/* encapsulated ethertype */
 };
 
-struct sl_ip4 {
+struct wr_ip4 {
 	__u8 ver_ihl;
 	__u8 tos;
 	__be16 tot_len;
@@ -83,7 +83,7 @@ struct sl_ip4 {
 	__be32 daddr;
 };
 
-struct sl_ip6 {
+struct wr_ip6 {
 	__u8 ver_tc;
 	__u8 tc_flow[3];
 	__be16 payload_len;
@@ -93,7 +93,7 @@ struct sl_ip6 {
 	__be32 daddr[4];
 };
 
-struct sl_ip6_frag {
+struct wr_ip6_frag {
 	__u8 nexthdr;
 	__u8 reserved;
 	__be16 frag_off;	/* offset in 8-byte units << 3, low bit M */
@@ -101,14 +101,14 @@ struct sl_ip6_frag {
 };
 
 /* The longest GSO packet the kernel builds: 512 KiB (GSO_MAX_SIZE with BIG TCP). */
-#define SL_GSO_MAX_LEN		(512u * 1024)
+#define WR_GSO_MAX_LEN		(512u * 1024)
 
-/* sl_pkt.flags */
+/* wr_pkt.flags */
 enum {
-	SL_PKT_L4 = 1 << 0,	/* the upper-layer header was present and parsed */
-	SL_PKT_PORTS = 1 << 1,	/* TCP or UDP: dport is valid */
-	SL_PKT_FRAG = 1 << 2,	/* a fragment (first or not) */
-	SL_PKT_ND = 1 << 3,	/* IPv6 neighbour discovery / router advertisement */
+	WR_PKT_L4 = 1 << 0,	/* the upper-layer header was present and parsed */
+	WR_PKT_PORTS = 1 << 1,	/* TCP or UDP: dport is valid */
+	WR_PKT_FRAG = 1 << 2,	/* a fragment (first or not) */
+	WR_PKT_ND = 1 << 3,	/* IPv6 neighbour discovery / router advertisement */
 	/*
 	 * Set by the caller before parsing: a GSO super-packet (TC only),
 	 * whose IP length field may be 0 because its real length does not fit
@@ -116,19 +116,19 @@ enum {
 	 * then means the frame's own length; in any other packet it is
 	 * malformed.
 	 */
-	SL_PKT_GSO = 1 << 4,
+	WR_PKT_GSO = 1 << 4,
 };
 
 /* What the rest of the data path knows about a packet. */
-struct sl_pkt {
+struct wr_pkt {
 	__u32 saddr[4];		/* network byte order; IPv4 in [0], rest 0 */
 	__u32 len;		/* L3 length: the cost of a bytes/s limit */
-	__u16 dport;		/* host byte order, with SL_PKT_PORTS */
+	__u16 dport;		/* host byte order, with WR_PKT_PORTS */
 	__u8 family;		/* 4 or 6 */
 	__u8 proto;		/* upper-layer protocol after extension headers */
 	__u8 flags;
-	__u8 tcp_flags;		/* with SL_PKT_L4 and proto TCP */
-	__u8 icmp_type;		/* with SL_PKT_L4 and proto ICMP/ICMPv6 */
+	__u8 tcp_flags;		/* with WR_PKT_L4 and proto TCP */
+	__u8 icmp_type;		/* with WR_PKT_L4 and proto ICMP/ICMPv6 */
 	__u8 pad;
 	/*
 	 * Segments the packet stands for: a GSO super-packet at TC carries
@@ -139,78 +139,78 @@ struct sl_pkt {
 	__u16 pad2;
 };
 
-enum sl_parse_result {
-	SL_PARSE_IP = 0,
-	SL_PARSE_NON_IP,
-	SL_PARSE_MALFORMED,
+enum wr_parse_result {
+	WR_PARSE_IP = 0,
+	WR_PARSE_NON_IP,
+	WR_PARSE_MALFORMED,
 };
 
 /*
  * The upper-layer header at l4, of which l4_len bytes belong to this IP
  * packet. Non-first fragments never get here.
  */
-static __always_inline int sl_parse_l4(const __u8 *l4, const __u8 *end, __u32 l4_len,
-				       struct sl_pkt *p)
+static __always_inline int wr_parse_l4(const __u8 *l4, const __u8 *end, __u32 l4_len,
+				       struct wr_pkt *p)
 {
 	switch (p->proto) {
-	case SL_IPPROTO_TCP: {
+	case WR_IPPROTO_TCP: {
 		__u8 doff;
 
 		/* A first fragment too small for the TCP header (RFC 1858). */
 		if (l4_len < 20 || l4 + 20 > end)
-			return SL_PARSE_MALFORMED;
+			return WR_PARSE_MALFORMED;
 		doff = l4[12] >> 4;
 		if (doff < 5 || (__u32)doff * 4 > l4_len)
-			return SL_PARSE_MALFORMED;
-		p->dport = sl_ntohs(*(const __be16 *)(l4 + 2));
+			return WR_PARSE_MALFORMED;
+		p->dport = wr_ntohs(*(const __be16 *)(l4 + 2));
 		p->tcp_flags = l4[13];
-		p->flags |= SL_PKT_L4 | SL_PKT_PORTS;
-		return SL_PARSE_IP;
+		p->flags |= WR_PKT_L4 | WR_PKT_PORTS;
+		return WR_PARSE_IP;
 	}
-	case SL_IPPROTO_UDP: {
+	case WR_IPPROTO_UDP: {
 		__u16 ulen;
 
 		if (l4_len < 8 || l4 + 8 > end)
-			return SL_PARSE_MALFORMED;
-		ulen = sl_ntohs(*(const __be16 *)(l4 + 4));
+			return WR_PARSE_MALFORMED;
+		ulen = wr_ntohs(*(const __be16 *)(l4 + 4));
 		/* The UDP length covers the whole datagram, so a fragment's is longer. */
-		if (ulen < 8 || (!(p->flags & SL_PKT_FRAG) && ulen > l4_len))
-			return SL_PARSE_MALFORMED;
-		p->dport = sl_ntohs(*(const __be16 *)(l4 + 2));
-		p->flags |= SL_PKT_L4 | SL_PKT_PORTS;
-		return SL_PARSE_IP;
+		if (ulen < 8 || (!(p->flags & WR_PKT_FRAG) && ulen > l4_len))
+			return WR_PARSE_MALFORMED;
+		p->dport = wr_ntohs(*(const __be16 *)(l4 + 2));
+		p->flags |= WR_PKT_L4 | WR_PKT_PORTS;
+		return WR_PARSE_IP;
 	}
-	case SL_IPPROTO_ICMP:
-	case SL_IPPROTO_ICMPV6:
+	case WR_IPPROTO_ICMP:
+	case WR_IPPROTO_ICMPV6:
 		/* type, code, checksum and 4 bytes of rest-of-header */
 		if (l4_len < 8 || l4 + 8 > end)
-			return SL_PARSE_MALFORMED;
+			return WR_PARSE_MALFORMED;
 		p->icmp_type = l4[0];
-		p->flags |= SL_PKT_L4;
-		return SL_PARSE_IP;
+		p->flags |= WR_PKT_L4;
+		return WR_PARSE_IP;
 	default:
 		/* Other protocols carry nothing rules match on beyond proto. */
-		return SL_PARSE_IP;
+		return WR_PARSE_IP;
 	}
 }
 
-static __always_inline int sl_parse_ip4(const __u8 *l3, const __u8 *end, __u32 l3_len,
-					struct sl_pkt *p)
+static __always_inline int wr_parse_ip4(const __u8 *l3, const __u8 *end, __u32 l3_len,
+					struct wr_pkt *p)
 {
-	const struct sl_ip4 *ip = (const void *)l3;
+	const struct wr_ip4 *ip = (const void *)l3;
 	__u32 hlen, tot;
 	__u16 frag;
 
 	if ((const void *)(ip + 1) > (const void *)end)
-		return SL_PARSE_MALFORMED;
+		return WR_PARSE_MALFORMED;
 	/* IHL below 5 is rejected before it is used as a length. */
 	if ((ip->ver_ihl >> 4) != 4 || (ip->ver_ihl & 0xf) < 5)
-		return SL_PARSE_MALFORMED;
+		return WR_PARSE_MALFORMED;
 	hlen = (ip->ver_ihl & 0xf) * 4;
-	tot = sl_ntohs(ip->tot_len);
+	tot = wr_ntohs(ip->tot_len);
 	/*
 	 * BIG TCP: a GSO packet over 64 KiB says 0; its length is the frame's,
-	 * which GSO bounds (SL_GSO_MAX_LEN, also a bound the verifier can see).
+	 * which GSO bounds (WR_GSO_MAX_LEN, also a bound the verifier can see).
 	 */
 	if (tot == 0) {
 		/*
@@ -218,46 +218,46 @@ static __always_inline int sl_parse_ip4(const __u8 *l3, const __u8 *end, __u32 l
 		 * be 0: verifiers before 6.8 do not see that such a path is
 		 * dead and lose the packet pointer on it.
 		 */
-		if (!(p->flags & SL_PKT_GSO) || l3_len > SL_GSO_MAX_LEN)
-			return SL_PARSE_MALFORMED;
-		tot = l3_len & (SL_GSO_MAX_LEN * 2 - 1);
+		if (!(p->flags & WR_PKT_GSO) || l3_len > WR_GSO_MAX_LEN)
+			return WR_PARSE_MALFORMED;
+		tot = l3_len & (WR_GSO_MAX_LEN * 2 - 1);
 	}
 	/* The total length may undercount the frame (padding), never overcount. */
 	if (tot < hlen || tot > l3_len)
-		return SL_PARSE_MALFORMED;
+		return WR_PARSE_MALFORMED;
 
 	p->family = 4;
 	p->proto = ip->proto;
 	p->saddr[0] = ip->saddr;
 	p->len = tot;
 
-	frag = sl_ntohs(ip->frag_off);
+	frag = wr_ntohs(ip->frag_off);
 	if (frag & 0x1fff) {
 		/* Not the first fragment: no upper-layer header here. */
-		p->flags |= SL_PKT_FRAG;
-		return SL_PARSE_IP;
+		p->flags |= WR_PKT_FRAG;
+		return WR_PARSE_IP;
 	}
 	if (frag & 0x2000)
-		p->flags |= SL_PKT_FRAG;
+		p->flags |= WR_PKT_FRAG;
 	if (l3 + hlen > end)
-		return SL_PARSE_MALFORMED;
-	return sl_parse_l4(l3 + hlen, end, tot - hlen, p);
+		return WR_PARSE_MALFORMED;
+	return wr_parse_l4(l3 + hlen, end, tot - hlen, p);
 }
 
-static __always_inline int sl_parse_ip6(const __u8 *l3, const __u8 *end, __u32 l3_len,
-					struct sl_pkt *p)
+static __always_inline int wr_parse_ip6(const __u8 *l3, const __u8 *end, __u32 l3_len,
+					struct wr_pkt *p)
 {
-	const struct sl_ip6 *ip6 = (const void *)l3;
+	const struct wr_ip6 *ip6 = (const void *)l3;
 	const __u8 *cur;
 	__u32 left;
 	__u8 nh;
 	int i;
 
 	if ((const void *)(ip6 + 1) > (const void *)end)
-		return SL_PARSE_MALFORMED;
+		return WR_PARSE_MALFORMED;
 	if ((ip6->ver_tc >> 4) != 6)
-		return SL_PARSE_MALFORMED;
-	left = sl_ntohs(ip6->payload_len);
+		return WR_PARSE_MALFORMED;
+	left = wr_ntohs(ip6->payload_len);
 	/*
 	 * Payload length 0: a BIG TCP GSO packet over 64 KiB, whose length is
 	 * the frame's (the kernel no longer adds the RFC 2675 jumbo option;
@@ -272,125 +272,125 @@ static __always_inline int sl_parse_ip6(const __u8 *l3, const __u8 *end, __u32 l
 	p->saddr[3] = ip6->saddr[3];
 	/* Decided here: no path goes on with a length known to be 0 (see IPv4). */
 	if (left == 0) {
-		if ((p->flags & SL_PKT_GSO) && l3_len > sizeof(*ip6) &&
-		    l3_len <= SL_GSO_MAX_LEN) {
-			left = (l3_len - sizeof(*ip6)) & (SL_GSO_MAX_LEN * 2 - 1);
-		} else if (ip6->nexthdr == SL_IPPROTO_NONE) {
-			p->proto = SL_IPPROTO_NONE;
+		if ((p->flags & WR_PKT_GSO) && l3_len > sizeof(*ip6) &&
+		    l3_len <= WR_GSO_MAX_LEN) {
+			left = (l3_len - sizeof(*ip6)) & (WR_GSO_MAX_LEN * 2 - 1);
+		} else if (ip6->nexthdr == WR_IPPROTO_NONE) {
+			p->proto = WR_IPPROTO_NONE;
 			p->len = sizeof(*ip6);
-			return SL_PARSE_IP;
+			return WR_PARSE_IP;
 		} else {
-			return SL_PARSE_MALFORMED;
+			return WR_PARSE_MALFORMED;
 		}
 	}
 	if (left + sizeof(*ip6) > l3_len)
-		return SL_PARSE_MALFORMED;
+		return WR_PARSE_MALFORMED;
 	p->len = left + sizeof(*ip6);
 
 	nh = ip6->nexthdr;
 	cur = l3 + sizeof(*ip6);
-SL_UNROLL
-	for (i = 0; i < SL_MAX_EXTHDR; i++) {
+WR_UNROLL
+	for (i = 0; i < WR_MAX_EXTHDR; i++) {
 		__u32 hl;
 
 		switch (nh) {
-		case SL_IPPROTO_HOPOPTS:
-		case SL_IPPROTO_ROUTING:
-		case SL_IPPROTO_DSTOPTS:
-		case SL_IPPROTO_MH:
+		case WR_IPPROTO_HOPOPTS:
+		case WR_IPPROTO_ROUTING:
+		case WR_IPPROTO_DSTOPTS:
+		case WR_IPPROTO_MH:
 			if (left < 8 || cur + 8 > end)
-				return SL_PARSE_MALFORMED;
+				return WR_PARSE_MALFORMED;
 			hl = ((__u32)cur[1] + 1) * 8;
 			break;
-		case SL_IPPROTO_AH:
+		case WR_IPPROTO_AH:
 			if (left < 8 || cur + 8 > end)
-				return SL_PARSE_MALFORMED;
+				return WR_PARSE_MALFORMED;
 			hl = ((__u32)cur[1] + 2) * 4;
 			break;
-		case SL_IPPROTO_FRAGMENT: {
-			const struct sl_ip6_frag *fh = (const void *)cur;
+		case WR_IPPROTO_FRAGMENT: {
+			const struct wr_ip6_frag *fh = (const void *)cur;
 
 			if (left < sizeof(*fh) || (const void *)(fh + 1) > (const void *)end)
-				return SL_PARSE_MALFORMED;
-			p->flags |= SL_PKT_FRAG;
-			if (sl_ntohs(fh->frag_off) & 0xfff8) {
+				return WR_PARSE_MALFORMED;
+			p->flags |= WR_PKT_FRAG;
+			if (wr_ntohs(fh->frag_off) & 0xfff8) {
 				/* Not the first fragment: no upper-layer header here. */
 				p->proto = fh->nexthdr;
-				return SL_PARSE_IP;
+				return WR_PARSE_IP;
 			}
 			hl = sizeof(*fh);
 			break;
 		}
-		case SL_IPPROTO_NONE:
+		case WR_IPPROTO_NONE:
 			p->proto = nh;
-			return SL_PARSE_IP;
+			return WR_PARSE_IP;
 		default:
 			goto upper;
 		}
 		if (hl > left)
-			return SL_PARSE_MALFORMED;
+			return WR_PARSE_MALFORMED;
 		nh = cur[0];
 		cur += hl;
 		left -= hl;
 	}
-	/* Still an extension header after SL_MAX_EXTHDR of them. */
+	/* Still an extension header after WR_MAX_EXTHDR of them. */
 	switch (nh) {
-	case SL_IPPROTO_HOPOPTS:
-	case SL_IPPROTO_ROUTING:
-	case SL_IPPROTO_DSTOPTS:
-	case SL_IPPROTO_MH:
-	case SL_IPPROTO_AH:
-	case SL_IPPROTO_FRAGMENT:
-		return SL_PARSE_MALFORMED;
+	case WR_IPPROTO_HOPOPTS:
+	case WR_IPPROTO_ROUTING:
+	case WR_IPPROTO_DSTOPTS:
+	case WR_IPPROTO_MH:
+	case WR_IPPROTO_AH:
+	case WR_IPPROTO_FRAGMENT:
+		return WR_PARSE_MALFORMED;
 	}
 upper:
 	p->proto = nh;
-	if (sl_parse_l4(cur, end, left, p) != SL_PARSE_IP)
-		return SL_PARSE_MALFORMED;
-	if (nh == SL_IPPROTO_ICMPV6 && p->icmp_type >= SL_ND_FIRST &&
-	    p->icmp_type <= SL_ND_LAST && ip6->hop_limit == SL_ND_HOPLIMIT)
-		p->flags |= SL_PKT_ND;
-	return SL_PARSE_IP;
+	if (wr_parse_l4(cur, end, left, p) != WR_PARSE_IP)
+		return WR_PARSE_MALFORMED;
+	if (nh == WR_IPPROTO_ICMPV6 && p->icmp_type >= WR_ND_FIRST &&
+	    p->icmp_type <= WR_ND_LAST && ip6->hop_limit == WR_ND_HOPLIMIT)
+		p->flags |= WR_PKT_ND;
+	return WR_PARSE_IP;
 }
 
 /*
  * Parse one Ethernet frame. data..end is readable; frame_len is the length of
  * the whole frame.
  */
-static __always_inline int sl_parse(const void *data, const void *end, __u32 frame_len,
-				    struct sl_pkt *p)
+static __always_inline int wr_parse(const void *data, const void *end, __u32 frame_len,
+				    struct wr_pkt *p)
 {
 	const __u8 *cur = data;
-	__u32 off = sizeof(struct sl_eth);
+	__u32 off = sizeof(struct wr_eth);
 	__u16 proto;
 	int i;
 
-	if (cur + sizeof(struct sl_eth) > (const __u8 *)end || frame_len < off)
-		return SL_PARSE_MALFORMED;
-	proto = sl_ntohs(((const struct sl_eth *)cur)->proto);
-	cur += sizeof(struct sl_eth);
-SL_UNROLL
-	for (i = 0; i < SL_MAX_VLAN; i++) {
-		const struct sl_vlan *vh = (const void *)cur;
+	if (cur + sizeof(struct wr_eth) > (const __u8 *)end || frame_len < off)
+		return WR_PARSE_MALFORMED;
+	proto = wr_ntohs(((const struct wr_eth *)cur)->proto);
+	cur += sizeof(struct wr_eth);
+WR_UNROLL
+	for (i = 0; i < WR_MAX_VLAN; i++) {
+		const struct wr_vlan *vh = (const void *)cur;
 
-		if (proto != SL_ETH_P_8021Q && proto != SL_ETH_P_8021AD)
+		if (proto != WR_ETH_P_8021Q && proto != WR_ETH_P_8021AD)
 			break;
 		if ((const void *)(vh + 1) > end)
-			return SL_PARSE_MALFORMED;
-		proto = sl_ntohs(vh->proto);
+			return WR_PARSE_MALFORMED;
+		proto = wr_ntohs(vh->proto);
 		cur += sizeof(*vh);
 		off += sizeof(*vh);
 	}
 	if (frame_len < off)
-		return SL_PARSE_MALFORMED;
-	if (proto == SL_ETH_P_IP)
-		return sl_parse_ip4(cur, end, frame_len - off, p);
-	if (proto == SL_ETH_P_IPV6)
-		return sl_parse_ip6(cur, end, frame_len - off, p);
+		return WR_PARSE_MALFORMED;
+	if (proto == WR_ETH_P_IP)
+		return wr_parse_ip4(cur, end, frame_len - off, p);
+	if (proto == WR_ETH_P_IPV6)
+		return wr_parse_ip6(cur, end, frame_len - off, p);
 	/* A third VLAN tag: deeper than sluice looks, so not trusted as non-IP. */
-	if (proto == SL_ETH_P_8021Q || proto == SL_ETH_P_8021AD)
-		return SL_PARSE_MALFORMED;
-	return SL_PARSE_NON_IP;
+	if (proto == WR_ETH_P_8021Q || proto == WR_ETH_P_8021AD)
+		return WR_PARSE_MALFORMED;
+	return WR_PARSE_NON_IP;
 }
 
 #endif /* SLUICE_PARSE_H */

@@ -20,28 +20,28 @@
 
 #include "sluice.h"
 
-struct sl_curve {
+struct wr_curve {
 	double good;		/* below: recover (default 0.7) */
 	double bad;		/* from here: shed (default 0.8) */
 	double delay_s;		/* sustained overload before shedding starts (28) */
 	double ramp_s;		/* then to shed everything (120) */
 };
 
-#define SL_CURVE_DEFAULT { .good = 0.7, .bad = 0.8, .delay_s = 28, .ramp_s = 120 }
+#define WR_CURVE_DEFAULT { .good = 0.7, .bad = 0.8, .delay_s = 28, .ramp_s = 120 }
 
 /* Clamp, NaN to lo: no arithmetic slip may ever read as "shed everything". */
-static inline double sl_clamp(double v, double lo, double hi)
+static inline double wr_clamp(double v, double lo, double hi)
 {
 	return v >= lo ? (v <= hi ? v : hi) : lo;
 }
 
 /* The resting level: -delay/ramp (real division: -28/120, not -1). */
-static inline double sl_shed_floor(const struct sl_curve *c)
+static inline double wr_shed_floor(const struct wr_curve *c)
 {
 	return -c->delay_s / c->ramp_s;
 }
 
-static inline double sl_shed_direction(const struct sl_curve *c, double u)
+static inline double wr_shed_direction(const struct wr_curve *c, double u)
 {
 	double d;
 
@@ -51,32 +51,32 @@ static inline double sl_shed_direction(const struct sl_curve *c, double u)
 		d = 0;
 	else
 		d = c->bad < 1 ? (u - c->bad) / (1 - c->bad) : 1;
-	return sl_clamp(d, -1, 1);
+	return wr_clamp(d, -1, 1);
 }
 
 /* S after dt seconds at utilization u. */
-static inline double sl_shed_step(const struct sl_curve *c, double s, double u, double dt)
+static inline double wr_shed_step(const struct wr_curve *c, double s, double u, double dt)
 {
 	if (!(dt >= 0))
 		dt = 0;
 	if (dt > c->delay_s)
 		dt = c->delay_s;
-	s += dt * sl_shed_direction(c, u) / c->ramp_s;
-	return sl_clamp(s, sl_shed_floor(c), 1);
+	s += dt * wr_shed_direction(c, u) / c->ramp_s;
+	return wr_clamp(s, wr_shed_floor(c), 1);
 }
 
 /* Drop probability of class (0 critical .. SLUICE_MAX_CLASS) at S. */
-static inline double sl_shed_class_prob(double s, unsigned int class)
+static inline double wr_shed_class_prob(double s, unsigned int class)
 {
 	if (class == 0 || class > SLUICE_MAX_CLASS)
 		return 0;
-	return sl_clamp(3 * s - (SLUICE_MAX_CLASS - class), 0, 1);
+	return wr_clamp(3 * s - (SLUICE_MAX_CLASS - class), 0, 1);
 }
 
 /* Probability as the data path's threshold: drop if rand32 < threshold. */
-static inline __u64 sl_shed_threshold(double p)
+static inline __u64 wr_shed_threshold(double p)
 {
-	p = sl_clamp(p, 0, 1);
+	p = wr_clamp(p, 0, 1);
 	return (__u64)(p * 4294967296.0 + 0.5);
 }
 

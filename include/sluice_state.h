@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * The ways of one sl_state set (struct sluice_set): finding a key, and
+ * The ways of one wr_state set (struct sluice_set): finding a key, and
  * claiming a way for a new one with compare-and-swap. The data path runs
  * this on the map's memory; the daemon's fleet sync runs the same code on
  * the same memory, mapped into userspace, to fold the fleet's use into a
@@ -37,8 +37,8 @@ static __always_inline int key_same(const struct sluice_key *a, const struct slu
 	       key_word(a, 2) == key_word(b, 2);
 }
 
-/* The slot of sl_src_drops where key k's refusals wait (struct sluice_src_wait). */
-static __always_inline __u32 sl_src_wait_slot(const struct sluice_key *k)
+/* The slot of wr_src_drops where key k's refusals wait (struct sluice_src_wait). */
+static __always_inline __u32 wr_src_wait_slot(const struct sluice_key *k)
 {
 	return ((key_word(k, 0) ^ key_word(k, 1) ^ key_word(k, 2)) * 0x9E3779B97F4A7C15ULL) >>
 	       (64 - SLUICE_SRC_WAIT_SHIFT);

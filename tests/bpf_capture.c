@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * `sluice capture` in the real BPF object, through bpf_prog_test_run_opts:
- * what lands in sl_capture_ring (header and bytes) for crafted frames, the
+ * what lands in wr_capture_ring (header and bytes) for crafted frames, the
  * filters, the per-second budget on the test-controlled clock, the lease,
  * and nothing at all while the switch is off. XDP and TC both.
  */
@@ -40,7 +40,7 @@ static int drain(void)
 	struct ring_buffer *rb;
 
 	nrecs = 0;
-	rb = ring_buffer__new(bpf_map__fd(skel->maps.sl_capture_ring), on_rec, NULL, NULL);
+	rb = ring_buffer__new(bpf_map__fd(skel->maps.wr_capture_ring), on_rec, NULL, NULL);
 	if (!rb) {
 		CHECK_FAIL("ring_buffer__new: %s", strerror(errno));
 		return -1;
@@ -56,9 +56,9 @@ static struct sluice_capture_stats cstats(void)
 	__u32 zero = 0;
 	int i;
 
-	if (ncpu > 256 || bpf_map__lookup_elem(skel->maps.sl_capture_stats, &zero, 4, v,
+	if (ncpu > 256 || bpf_map__lookup_elem(skel->maps.wr_capture_stats, &zero, 4, v,
 					       sizeof(v[0]) * ncpu, 0)) {
-		CHECK_FAIL("reading sl_capture_stats");
+		CHECK_FAIL("reading wr_capture_stats");
 		return s;
 	}
 	for (i = 0; i < ncpu; i++) {
@@ -88,8 +88,8 @@ static void capture_on(__u32 verdicts, __u16 slot, __u32 budget, __u32 snaplen, 
 
 	if (!skel->rodata->has_frags)
 		use_tc = 1;
-	if (bpf_map__update_elem(skel->maps.sl_capture, &zero, 4, &c, sizeof(c), 0))
-		CHECK_FAIL("writing sl_capture: %s", strerror(errno));
+	if (bpf_map__update_elem(skel->maps.wr_capture, &zero, 4, &c, sizeof(c), 0))
+		CHECK_FAIL("writing wr_capture: %s", strerror(errno));
 	CFG_SET(capture, 1);
 }
 
@@ -102,7 +102,7 @@ static struct sluice_rule *flood_rule(void)
 {
 	struct sluice_rule *r = add_rule(SLUICE_ACT_DROP);
 
-	match_proto(r, SL_IPPROTO_UDP);
+	match_proto(r, WR_IPPROTO_UDP);
 	r->match |= SLUICE_M_DPORT;
 	r->dport_lo = r->dport_hi = PORT;
 	new_limit(r, SLUICE_ALGO_GCRA, 1, 0, 1, SLUICE_COST_PKT, SLUICE_KEY_SRC, 32, 128);
@@ -114,7 +114,7 @@ static void udp_frame(struct frame *f, __u32 src, __u16 dport)
 	struct frame l;
 
 	l4_udp(&l, dport, 32);
-	frame4(f, src, SL_IPPROTO_UDP, &l);
+	frame4(f, src, WR_IPPROTO_UDP, &l);
 }
 
 /* A dropped frame lands in the ring with its header and every byte. */
@@ -165,7 +165,7 @@ HARNESS_CASE(tc_dropped_record)
 	dropped_record(1);
 }
 
-/* Switch off: nothing is copied or counted, whatever sl_capture says. */
+/* Switch off: nothing is copied or counted, whatever wr_capture says. */
 HARNESS_CASE(off_copies_nothing)
 {
 	struct frame f;
@@ -275,7 +275,7 @@ HARNESS_CASE(reasons)
 	flood_rule();
 	commit();
 	capture_on(DROPPED | PASSED, ANY, 100, 64, T0 + 10 * SEC);
-	list_put4(skel->maps.sl_deny4, SRC_B, 32, 0);
+	list_put4(skel->maps.wr_deny4, SRC_B, 32, 0);
 	CFG_SET(lists, SLUICE_L_DENY4);
 	udp_frame(&f, SRC_B, PORT);
 	CHECK(xmit(&f) == 0, "denied source passed");

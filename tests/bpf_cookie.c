@@ -72,11 +72,11 @@ static __u16 tcp_sum(const struct frame *f, const struct where *w, size_t seglen
 	__u32 sum;
 
 	if (w->family == 4)
-		sum = sl_pseudo4(f->b + w->l3 + 12, seglen);
+		sum = wr_pseudo4(f->b + w->l3 + 12, seglen);
 	else
-		sum = sl_pseudo6(f->b + w->l3 + 8, seglen);
-	sum = sl_csum_add(sum, f->b + w->l4, seglen < 80 ? seglen : 80);
-	return sl_csum_fold(sum);
+		sum = wr_pseudo6(f->b + w->l3 + 8, seglen);
+	sum = wr_csum_add(sum, f->b + w->l4, seglen < 80 ? seglen : 80);
+	return wr_csum_fold(sum);
 }
 
 /* Fill in the IPv4 header checksum and the TCP checksum of a frame built here. */
@@ -87,7 +87,7 @@ static void fix_csums(struct frame *f, const struct where *w)
 
 	if (w->family == 4) {
 		f->b[w->l3 + 10] = f->b[w->l3 + 11] = 0;
-		c = ~sl_csum_fold(sl_csum_add(0, f->b + w->l3, 20));
+		c = ~wr_csum_fold(wr_csum_add(0, f->b + w->l3, 20));
 		f->b[w->l3 + 10] = c >> 8;
 		f->b[w->l3 + 11] = c;
 	}
@@ -116,12 +116,12 @@ static void l4_tcp_full(struct frame *l, __u16 dport, __u8 flags, __u32 seq, __u
 	if (opts) {
 		__u8 *o = l->b + 20;
 
-		o[0] = SL_TCPOPT_MSS, o[1] = 4, o[2] = CLIENT_MSS >> 8, o[3] = CLIENT_MSS & 0xff;
-		o[4] = SL_TCPOPT_SACK_PERM, o[5] = 2;
-		o[6] = SL_TCPOPT_TS, o[7] = 10;
-		sl_put32(o + 8, CLIENT_TSVAL);
-		sl_put32(o + 12, 0);
-		o[16] = SL_TCPOPT_NOP, o[17] = SL_TCPOPT_WSCALE, o[18] = 3, o[19] = CLIENT_WS;
+		o[0] = WR_TCPOPT_MSS, o[1] = 4, o[2] = CLIENT_MSS >> 8, o[3] = CLIENT_MSS & 0xff;
+		o[4] = WR_TCPOPT_SACK_PERM, o[5] = 2;
+		o[6] = WR_TCPOPT_TS, o[7] = 10;
+		wr_put32(o + 8, CLIENT_TSVAL);
+		wr_put32(o + 12, 0);
+		o[16] = WR_TCPOPT_NOP, o[17] = WR_TCPOPT_WSCALE, o[18] = 3, o[19] = CLIENT_WS;
 	}
 }
 
@@ -141,31 +141,31 @@ static void tcp_frame(struct frame *f, enum kind k, __u32 src, const struct fram
 	switch (k) {
 	case K4:
 	case K4_VLAN:
-		eth(f, SL_ETH_P_IP, k == K4_VLAN, TAG_Q);
+		eth(f, WR_ETH_P_IP, k == K4_VLAN, TAG_Q);
 		w->l3 = f->n;
-		ip4(f, src, SL_IPPROTO_TCP, 5, 0, 0, l4);
+		ip4(f, src, WR_IPPROTO_TCP, 5, 0, 0, l4);
 		w->l4 = w->l3 + 20;
 		w->family = 4;
 		break;
 	case K6:
-		eth(f, SL_ETH_P_IPV6, 0, NULL);
+		eth(f, WR_ETH_P_IPV6, 0, NULL);
 		w->l3 = f->n;
-		ip6(f, src6, SL_IPPROTO_TCP, 64, -1, l4);
+		ip6(f, src6, WR_IPPROTO_TCP, 64, -1, l4);
 		w->l4 = w->l3 + 40;
 		w->family = 6;
 		break;
 	default:
 		/* hop-by-hop options: next header TCP, length 0 (8 bytes), PadN */
 		p.n = 0;
-		put8(&p, SL_IPPROTO_TCP);
+		put8(&p, WR_IPPROTO_TCP);
 		put8(&p, 0);
 		put8(&p, 1);
 		put8(&p, 4);
 		zeros(&p, 4);
 		putn(&p, l4->b, l4->n);
-		eth(f, SL_ETH_P_IPV6, 0, NULL);
+		eth(f, WR_ETH_P_IPV6, 0, NULL);
 		w->l3 = f->n;
-		ip6(f, src6, SL_IPPROTO_HOPOPTS, 64, -1, &p);
+		ip6(f, src6, WR_IPPROTO_HOPOPTS, 64, -1, &p);
 		w->l4 = w->l3 + 48;
 		w->family = 6;
 		break;
@@ -204,8 +204,8 @@ static int run_xdp(const struct frame *f, struct frame *out)
 /* A GCRA budget of rate per second with a burst of burst, as the controller sets it. */
 static void budget(__u64 *ifp, __u64 *tol, __u64 rate, __u64 burst)
 {
-	*ifp = sl_gcra_interval_per(rate, 1000);
-	*tol = sl_gcra_tolerance(*ifp, burst, SLUICE_COST_PKT);
+	*ifp = wr_gcra_interval_per(rate, 1000);
+	*tol = wr_gcra_tolerance(*ifp, burst, SLUICE_COST_PKT);
 }
 
 /*
@@ -217,7 +217,7 @@ static struct sluice_rule *cookie_rule(__u64 rate, __u8 mode, __u32 ck, __u32 ck
 {
 	struct sluice_rule *r = add_rule(SLUICE_ACT_COOKIE);
 
-	match_proto(r, SL_IPPROTO_TCP);
+	match_proto(r, WR_IPPROTO_TCP);
 	r->match |= SLUICE_M_DPORT | SLUICE_M_TCPFLAGS;
 	r->dport_lo = r->dport_hi = PORT;
 	r->tcp_mask = SLUICE_TCP_SYN | SLUICE_TCP_ACK;
@@ -248,14 +248,14 @@ static void primed(int i, __u64 at)
 		k.addr[0] = PORT;
 		k.slot = rs.rules[i].slot;
 		k.family = 0x80 | fam;
-		if (bpf_map__update_elem(skel->maps.sl_cookie_dst, &k, sizeof(k), &at, sizeof(at),
+		if (bpf_map__update_elem(skel->maps.wr_cookie_dst, &k, sizeof(k), &at, sizeof(at),
 					 0))
-			CHECK_FAIL("writing sl_cookie_dst: %s", strerror(errno));
+			CHECK_FAIL("writing wr_cookie_dst: %s", strerror(errno));
 	}
 }
 
 /*
- * The cookie flags and the host's window scale in sl_config, as the
+ * The cookie flags and the host's window scale in wr_config, as the
  * controller writes them, and rule 0's port primed just now.
  */
 static void cookie_cfg(__u32 flags)
@@ -286,7 +286,7 @@ static void check_synack(const struct frame *syn, const struct where *w, const s
 	const __u8 *ip = out->b + w->l3, *in = syn->b + w->l3, *th = out->b + l4, *o = th + 20;
 	int ts = flags & SLUICE_CK_TS;
 	/* With a timestamp every option; without, MSS alone. */
-	unsigned int tcplen = ts ? SL_SYNACK_TCPLEN : SL_SYNACK_TCPLEN_MIN;
+	unsigned int tcplen = ts ? WR_SYNACK_TCPLEN : WR_SYNACK_TCPLEN_MIN;
 
 	if (out->n != l4 + tcplen) {
 		CHECK_FAIL("%s: SYN-ACK of %zu bytes, want %zu", what, out->n, l4 + tcplen);
@@ -300,7 +300,7 @@ static void check_synack(const struct frame *syn, const struct where *w, const s
 		      "%s: IPv4 header %02x len %u proto %u", what, ip[0], get16(ip + 2), ip[9]);
 		CHECK(!memcmp(ip + 12, in + 16, 4) && !memcmp(ip + 16, in + 12, 4),
 		      "%s: IPv4 addresses not swapped", what);
-		CHECK(sl_csum_fold(sl_csum_add(0, ip, 20)) == 0xffff, "%s: bad IPv4 checksum", what);
+		CHECK(wr_csum_fold(wr_csum_add(0, ip, 20)) == 0xffff, "%s: bad IPv4 checksum", what);
 	} else {
 		CHECK((ip[0] >> 4) == 6 && get16(ip + 4) == tcplen && ip[6] == 6,
 		      "%s: IPv6 header: payload %u next header %u", what, get16(ip + 4), ip[6]);
@@ -314,18 +314,18 @@ static void check_synack(const struct frame *syn, const struct where *w, const s
 	CHECK(th[12] >> 4 == tcplen / 4, "%s: data offset %u", what, th[12] >> 4);
 	CHECK(tcp_sum(out, &ow, tcplen) == 0xffff, "%s: bad TCP checksum", what);
 	/* MSS: this host's, from the test device's MTU; at least the minimum. */
-	CHECK(o[0] == SL_TCPOPT_MSS && o[1] == 4 && get16(o + 2) >= 536, "%s: MSS option %u %u %u",
+	CHECK(o[0] == WR_TCPOPT_MSS && o[1] == 4 && get16(o + 2) >= 536, "%s: MSS option %u %u %u",
 	      what, o[0], o[1], get16(o + 2));
 	if (ts) {
 		__u32 tsval = get32(o + 8);
 
-		CHECK(o[4] == SL_TCPOPT_SACK_PERM && o[5] == 2, "%s: no SACK-permitted", what);
-		CHECK(o[6] == SL_TCPOPT_TS && o[7] == 10 && get32(o + 12) == CLIENT_TSVAL,
+		CHECK(o[4] == WR_TCPOPT_SACK_PERM && o[5] == 2, "%s: no SACK-permitted", what);
+		CHECK(o[6] == WR_TCPOPT_TS && o[7] == 10 && get32(o + 12) == CLIENT_TSVAL,
 		      "%s: timestamp option %u %u echo %08x", what, o[6], o[7], get32(o + 12));
 		/* The kernel's encoding: the client's scale and SACK in the low bits. */
-		CHECK((tsval & SL_TS_OPT_WSCALE_MASK) == CLIENT_WS && (tsval & SL_TS_OPT_SACK),
+		CHECK((tsval & WR_TS_OPT_WSCALE_MASK) == CLIENT_WS && (tsval & WR_TS_OPT_SACK),
 		      "%s: TSval %08x does not carry wscale %u and SACK", what, tsval, CLIENT_WS);
-		CHECK(o[16] == SL_TCPOPT_NOP && o[17] == SL_TCPOPT_WSCALE && o[18] == 3 &&
+		CHECK(o[16] == WR_TCPOPT_NOP && o[17] == WR_TCPOPT_WSCALE && o[18] == 3 &&
 		      o[19] == HOST_WS, "%s: window scale option %u %u %u", what, o[17], o[18],
 		      o[19]);
 	}
@@ -488,7 +488,7 @@ HARNESS_CASE(cookie_ack_found_among_many_rules)
 	for (i = 0; i < 40; i++) {
 		struct sluice_rule *r = add_rule(SLUICE_ACT_DROP);
 
-		match_proto(r, SL_IPPROTO_TCP);
+		match_proto(r, WR_IPPROTO_TCP);
 		/* Every fourth on every port; the rest on ports around PORT but not it. */
 		if (i % 4) {
 			r->match |= SLUICE_M_DPORT;
@@ -662,7 +662,7 @@ HARNESS_CASE(cookie_tc_drops)
 
 /*
  * Keeping the kernel willing: the first valid SYN to a port the rule has
- * not passed one of for SL_CK_PRIME_NS goes to the kernel (counted passed
+ * not passed one of for WR_CK_PRIME_NS goes to the kernel (counted passed
  * by the rule), the rest are answered; a minute later one passes again.
  */
 HARNESS_CASE(cookie_primes_the_kernel)
@@ -704,8 +704,8 @@ static void verify(__u32 src, __u64 at)
 	memset(&k, 0, sizeof(k));
 	k.family = 4;
 	k.addr[0] = htonl(src);
-	if (bpf_map__update_elem(skel->maps.sl_verified, &k, sizeof(k), &at, sizeof(at), 0))
-		CHECK_FAIL("writing sl_verified: %s", strerror(errno));
+	if (bpf_map__update_elem(skel->maps.wr_verified, &k, sizeof(k), &at, sizeof(at), 0))
+		CHECK_FAIL("writing wr_verified: %s", strerror(errno));
 }
 
 /*
@@ -721,7 +721,7 @@ HARNESS_CASE(verified_sources_spared)
 	__u32 zero = 0;
 
 	r = add_rule(SLUICE_ACT_DROP);
-	match_proto(r, SL_IPPROTO_TCP);
+	match_proto(r, WR_IPPROTO_TCP);
 	r->class = 3;
 	r->verified_class = 0 + 1;
 	new_limit(r, SLUICE_ALGO_GCRA, 1000000, 0, 1000000, SLUICE_COST_PKT, SLUICE_KEY_ALL, 0,
@@ -729,8 +729,8 @@ HARNESS_CASE(verified_sources_spared)
 	commit();
 	memset(&sh, 0, sizeof(sh));
 	sh.threshold[3] = 1ULL << 32;	/* class 3: shed everything */
-	if (bpf_map__update_elem(skel->maps.sl_shed, &zero, 4, &sh, sizeof(sh), 0))
-		CHECK_FAIL("writing sl_shed: %s", strerror(errno));
+	if (bpf_map__update_elem(skel->maps.wr_shed, &zero, 4, &sh, sizeof(sh), 0))
+		CHECK_FAIL("writing wr_shed: %s", strerror(errno));
 	CFG_SET(verified_ttl_ns, 60 * SEC);
 	verify(SRC_A, T0 - 10 * SEC);
 	verify(SRC_C, T0 - 61 * SEC);
@@ -910,7 +910,7 @@ out:
 
 int main(int argc, char **argv)
 {
-	struct sl_features f;
+	struct wr_features f;
 	int stale = argc > 1 && !strcmp(argv[1], "stale"), err;
 
 	if (argc > 2 || (argc == 2 && !stale)) {
@@ -922,8 +922,8 @@ int main(int argc, char **argv)
 	if (err)
 		return err > 0;
 	teardown();
-	sl_features_probe(&f);
-	if (!f.has[SL_FEAT_SYNCOOKIE]) {
+	wr_features_probe(&f);
+	if (!f.has[WR_FEAT_SYNCOOKIE]) {
 		if (stale) {
 			SKIP("cookie_stale_ack_dropped",
 			     "no raw SYN cookie helpers on this kernel");

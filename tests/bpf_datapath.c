@@ -4,10 +4,10 @@
  * verdicts and counters out.
  *
  * Each case loads a fresh skeleton (so maps start empty) with the manual
- * clock, a small sl_state and pinning switched off, so nothing under
+ * clock, a small wr_state and pinning switched off, so nothing under
  * /sys/fs/bpf is read or written. Rule sets are written the way the
- * controller does it: into the inactive sl_rulesets entry, then
- * sl_config.active is flipped. The harness that does so is bpf_harness.h.
+ * controller does it: into the inactive wr_rulesets entry, then
+ * wr_config.active is flipped. The harness that does so is bpf_harness.h.
  */
 #include "bpf_harness.h"
 
@@ -45,7 +45,7 @@ static struct sluice_limit *per_all(struct sluice_rule *r, __u64 rate, __u64 bur
 
 static __u64 unit_of(const struct sluice_limit *l)
 {
-	return sl_gcra_inc(l->interval_fp, 1);
+	return wr_gcra_inc(l->interval_fp, 1);
 }
 
 static void match_dport(struct sluice_rule *r, __u16 lo, __u16 hi)
@@ -55,7 +55,7 @@ static void match_dport(struct sluice_rule *r, __u16 lo, __u16 hi)
 	r->dport_hi = hi;
 }
 
-/* ICMP (proto SL_IPPROTO_ICMP) or ICMPv6 (SL_IPPROTO_ICMPV6) of one type. */
+/* ICMP (proto WR_IPPROTO_ICMP) or ICMPv6 (WR_IPPROTO_ICMPV6) of one type. */
 static void match_icmp(struct sluice_rule *r, __u8 proto, __u8 type)
 {
 	match_proto(r, proto);
@@ -72,7 +72,7 @@ static void match_src6(struct sluice_rule *r, const __u8 *net, unsigned int plen
 	r->src_plen = plen;
 	memcpy(r->src_net, net, 16);
 	for (i = 0; i < 4; i++) {
-		r->src_mask[i] = sl_prefix_word(plen, i);
+		r->src_mask[i] = wr_prefix_word(plen, i);
 		r->src_net[i] &= r->src_mask[i];
 	}
 }
@@ -123,7 +123,7 @@ static void udp4(struct frame *f, __u32 src, __u16 dport)
 	struct frame l;
 
 	l4_udp(&l, dport, 18);
-	frame4(f, src, SL_IPPROTO_UDP, &l);
+	frame4(f, src, WR_IPPROTO_UDP, &l);
 }
 
 /* UDP/IPv4 whose IP total length (the bytes/s cost) is l3len. */
@@ -132,7 +132,7 @@ static void udp4_len(struct frame *f, __u32 src, __u16 dport, size_t l3len)
 	struct frame l;
 
 	l4_udp(&l, dport, l3len - 28);
-	frame4(f, src, SL_IPPROTO_UDP, &l);
+	frame4(f, src, WR_IPPROTO_UDP, &l);
 }
 
 static void icmp4(struct frame *f, __u32 src, __u8 type)
@@ -140,7 +140,7 @@ static void icmp4(struct frame *f, __u32 src, __u8 type)
 	struct frame l;
 
 	l4_icmp(&l, type, 32);
-	frame4(f, src, SL_IPPROTO_ICMP, &l);
+	frame4(f, src, WR_IPPROTO_ICMP, &l);
 }
 
 static void udp6(struct frame *f, const __u8 *src, __u16 dport)
@@ -148,14 +148,14 @@ static void udp6(struct frame *f, const __u8 *src, __u16 dport)
 	struct frame l;
 
 	l4_udp(&l, dport, 18);
-	frame6(f, src, SL_IPPROTO_UDP, &l);
+	frame6(f, src, WR_IPPROTO_UDP, &l);
 }
 
 static void arp(struct frame *f)
 {
 	eth(f, 0x0806, 0, NULL);
 	put16(f, 1);		/* Ethernet */
-	put16(f, SL_ETH_P_IP);
+	put16(f, WR_ETH_P_IP);
 	put8(f, 6);
 	put8(f, 4);
 	put16(f, 1);		/* request */
@@ -173,11 +173,11 @@ static int malformed_frames(struct frame *fs)
 
 	/* TCP/IPv4 cut after 30 bytes of IP */
 	l4_tcp(&l, 80, SLUICE_TCP_SYN, 5);
-	frame4(&fs[n], IP4(198, 18, 0, 9), SL_IPPROTO_TCP, &l);
+	frame4(&fs[n], IP4(198, 18, 0, 9), WR_IPPROTO_TCP, &l);
 	fs[n].n = 14 + 30;
 	n++;
 	/* IHL 4 */
-	frame4(&fs[n], IP4(198, 18, 0, 9), SL_IPPROTO_TCP, &l);
+	frame4(&fs[n], IP4(198, 18, 0, 9), WR_IPPROTO_TCP, &l);
 	fs[n].b[14] = 0x44;
 	n++;
 	/* IPv6 payload length larger than the frame */
@@ -191,13 +191,13 @@ static int malformed_frames(struct frame *fs)
 	}
 	/* three VLAN tags */
 	l4_udp(&l, 53, 10);
-	eth(&fs[n], SL_ETH_P_IP, 3, TAG_3);
-	ip4(&fs[n], IP4(198, 18, 0, 9), SL_IPPROTO_UDP, 5, 0, 0, &l);
+	eth(&fs[n], WR_ETH_P_IP, 3, TAG_3);
+	ip4(&fs[n], IP4(198, 18, 0, 9), WR_IPPROTO_UDP, 5, 0, 0, &l);
 	n++;
 	/* UDP length 0 */
 	l.b[4] = 0;
 	l.b[5] = 0;
-	frame4(&fs[n], IP4(198, 18, 0, 9), SL_IPPROTO_UDP, &l);
+	frame4(&fs[n], IP4(198, 18, 0, 9), WR_IPPROTO_UDP, &l);
 	n++;
 	return n;
 }
@@ -364,12 +364,12 @@ DP_CASE(dp_ipv6_no_next_header_empty_passes)
 	__u8 a[16];
 
 	addr6(a, 3, 3);
-	eth_ip6(&f, a, SL_IPPROTO_NONE, 64, 0, &l);
+	eth_ip6(&f, a, WR_IPPROTO_NONE, 64, 0, &l);
 	CHECK_EQ(xmit(&f), 1);
 	CHECK_EQ(g(SLUICE_G_PARSED), 1);
 	CHECK_EQ(g(SLUICE_G_MALFORMED), 0);
 	/* the same 0 with a next header that needs a payload is malformed, dropped */
-	eth_ip6(&f, a, SL_IPPROTO_UDP, 64, 0, &l);
+	eth_ip6(&f, a, WR_IPPROTO_UDP, 64, 0, &l);
 	CHECK_EQ(xmit(&f), 0);
 	CHECK_EQ(g(SLUICE_G_MALFORMED), 1);
 }
@@ -384,12 +384,12 @@ DP_CASE(dp_nd_passes_unless_named)
 	r = add_rule(SLUICE_ACT_DROP);
 	r->match = SLUICE_M_FAMILY;
 	r->family = 6;
-	match_proto(r, SL_IPPROTO_ICMPV6);
+	match_proto(r, WR_IPPROTO_ICMPV6);
 	per_src(r, 1, 1);
 	commit();
 	/* another source is denied; LL6 is not */
 	addr6(denied, 9, 9);
-	list_add6(skel->maps.sl_deny6, denied, 128);
+	list_add6(skel->maps.wr_deny6, denied, 128);
 	CFG_SET(lists, SLUICE_L_DENY6);
 
 	icmp6(&f, LL6, 135, 255);	/* NS */
@@ -428,7 +428,7 @@ DP_CASE(dp_nd_limited_when_named)
 	struct frame f;
 
 	r = add_rule(SLUICE_ACT_DROP);
-	match_icmp(r, SL_IPPROTO_ICMPV6, 135);
+	match_icmp(r, WR_IPPROTO_ICMPV6, 135);
 	per_src(r, 1, 1);
 	commit();
 	icmp6(&f, LL6, 135, 255);
@@ -447,27 +447,27 @@ DP_CASE(dp_vlan_limited_like_untagged)
 	struct frame f, l;
 
 	r = add_rule(SLUICE_ACT_DROP);
-	match_proto(r, SL_IPPROTO_UDP);
+	match_proto(r, WR_IPPROTO_UDP);
 	match_dport(r, 53, 53);
 	per_src(r, 1, 2);
 	commit();
 	l4_udp(&l, 53, 10);
 	udp4(&f, SRC_A, 53);
 	CHECK_EQ(xmit_n(&f, 3), 2);
-	eth(&f, SL_ETH_P_IP, 1, TAG_Q);
-	ip4(&f, SRC_B, SL_IPPROTO_UDP, 5, 0, 0, &l);
+	eth(&f, WR_ETH_P_IP, 1, TAG_Q);
+	ip4(&f, SRC_B, WR_IPPROTO_UDP, 5, 0, 0, &l);
 	CHECK_EQ(xmit_n(&f, 3), 2);
-	eth(&f, SL_ETH_P_IP, 2, TAG_QINQ);
-	ip4(&f, SRC_C, SL_IPPROTO_UDP, 5, 0, 0, &l);
+	eth(&f, WR_ETH_P_IP, 2, TAG_QINQ);
+	ip4(&f, SRC_C, WR_IPPROTO_UDP, 5, 0, 0, &l);
 	CHECK_EQ(xmit_n(&f, 3), 2);
 	/* tagged or not, SRC_A has one bucket */
-	eth(&f, SL_ETH_P_IP, 2, TAG_QINQ);
-	ip4(&f, SRC_A, SL_IPPROTO_UDP, 5, 0, 0, &l);
+	eth(&f, WR_ETH_P_IP, 2, TAG_QINQ);
+	ip4(&f, SRC_A, WR_IPPROTO_UDP, 5, 0, 0, &l);
 	CHECK_EQ(xmit(&f), 0);
 	/* a tagged frame to another port is not matched */
-	eth(&f, SL_ETH_P_IP, 1, TAG_Q);
+	eth(&f, WR_ETH_P_IP, 1, TAG_Q);
 	l4_udp(&l, 54, 10);
-	ip4(&f, SRC_A, SL_IPPROTO_UDP, 5, 0, 0, &l);
+	ip4(&f, SRC_A, WR_IPPROTO_UDP, 5, 0, 0, &l);
 	CHECK_EQ(xmit(&f), 1);
 	CHECK_EQ(rstat(0).passed_pkts, 6);
 	CHECK_EQ(rstat(0).dropped_pkts, 4);
@@ -487,14 +487,14 @@ static void udp6_ext(struct frame *f, const __u8 *src, const __u8 *types, int n,
 	l4_udp(&l, dport, 20);
 	pl.n = 0;
 	for (i = 0; i < n; i++) {
-		__u8 next = i + 1 < n ? types[i + 1] : SL_IPPROTO_UDP;
+		__u8 next = i + 1 < n ? types[i + 1] : WR_IPPROTO_UDP;
 
 		put8(&pl, next);
-		if (types[i] == SL_IPPROTO_FRAGMENT) {
+		if (types[i] == WR_IPPROTO_FRAGMENT) {
 			put8(&pl, 0);
 			put16(&pl, fragoff);
 			put32(&pl, 77);
-		} else if (types[i] == SL_IPPROTO_AH) {
+		} else if (types[i] == WR_IPPROTO_AH) {
 			put8(&pl, 16 / 4 - 2);
 			zeros(&pl, 14);
 		} else {
@@ -503,15 +503,15 @@ static void udp6_ext(struct frame *f, const __u8 *src, const __u8 *types, int n,
 		}
 	}
 	putn(&pl, l.b, l.n);
-	frame6(f, src, n ? types[0] : SL_IPPROTO_UDP, &pl);
+	frame6(f, src, n ? types[0] : WR_IPPROTO_UDP, &pl);
 }
 
 DP_CASE(dp_ipv6_extension_headers_matched)
 {
-	static const __u8 chain[] = { SL_IPPROTO_HOPOPTS, SL_IPPROTO_DSTOPTS, SL_IPPROTO_ROUTING,
-				      SL_IPPROTO_FRAGMENT };
-	static const __u8 ah[] = { SL_IPPROTO_AH };
-	static const __u8 frag[] = { SL_IPPROTO_FRAGMENT };
+	static const __u8 chain[] = { WR_IPPROTO_HOPOPTS, WR_IPPROTO_DSTOPTS, WR_IPPROTO_ROUTING,
+				      WR_IPPROTO_FRAGMENT };
+	static const __u8 ah[] = { WR_IPPROTO_AH };
+	static const __u8 frag[] = { WR_IPPROTO_FRAGMENT };
 	struct sluice_rule *r;
 	struct frame f;
 	__u8 a[16], b[16], c[16];
@@ -519,7 +519,7 @@ DP_CASE(dp_ipv6_extension_headers_matched)
 	r = add_rule(SLUICE_ACT_DROP);
 	r->match = SLUICE_M_FAMILY;
 	r->family = 6;
-	match_proto(r, SL_IPPROTO_UDP);
+	match_proto(r, WR_IPPROTO_UDP);
 	match_dport(r, 53, 53);
 	per_src(r, 1, 1);
 	commit();
@@ -545,17 +545,17 @@ DP_CASE(dp_ipv4_fragments)
 	struct frame first, later, l;
 
 	r = add_rule(SLUICE_ACT_DROP);
-	match_proto(r, SL_IPPROTO_UDP);
+	match_proto(r, WR_IPPROTO_UDP);
 	match_dport(r, 53, 53);
 	per_src(r, 1, 1);
 	commit();
 	/* first fragment: MF, offset 0, the UDP header there */
 	l4_udp(&l, 53, 1000);
 	l.n = 8 + 200;
-	eth_ip4(&first, SRC_A, SL_IPPROTO_UDP, 5, 0x2000, 0, &l);
+	eth_ip4(&first, SRC_A, WR_IPPROTO_UDP, 5, 0x2000, 0, &l);
 	/* a later fragment, its payload starting with bytes that look like port 53 */
 	l4_udp(&l, 53, 200);
-	eth_ip4(&later, SRC_A, SL_IPPROTO_UDP, 5, 26, 0, &l);
+	eth_ip4(&later, SRC_A, WR_IPPROTO_UDP, 5, 26, 0, &l);
 
 	CHECK_EQ(xmit_n(&first, 2), 1);
 	CHECK_EQ(xmit_n(&later, 5), 5);
@@ -566,7 +566,7 @@ DP_CASE(dp_ipv4_fragments)
 	/* a proto-only rule (new rule set, flipped in) matches later fragments */
 	clear_rules();
 	r = add_rule(SLUICE_ACT_DROP);
-	match_proto(r, SL_IPPROTO_UDP);
+	match_proto(r, WR_IPPROTO_UDP);
 	per_src(r, 1, 1);
 	commit();
 	CHECK_EQ(xmit_n(&later, 3), 1);
@@ -580,11 +580,11 @@ DP_CASE(dp_deny_list)
 	struct frame f;
 	__u8 bad[16], net[16], good[16];
 
-	list_add4(skel->maps.sl_deny4, IP4(198, 18, 66, 0), 24);
+	list_add4(skel->maps.wr_deny4, IP4(198, 18, 66, 0), 24);
 	addr6(net, 0x0bad0000, 0);
 	addr6(bad, 0x0bad0001, 5);	/* inside 2001:db8:bad::/48 */
 	addr6(good, 0x0bae0000, 5);
-	list_add6(skel->maps.sl_deny6, net, 48);
+	list_add6(skel->maps.wr_deny6, net, 48);
 
 	/* lists bits clear: the tries are not consulted */
 	udp4(&f, IP4(198, 18, 66, 7), 53);
@@ -623,10 +623,10 @@ DP_CASE(dp_deny_ttl)
 
 	CFG_SET(lists, SLUICE_L_DENY4 | SLUICE_L_DENY6);
 	/* 198.18.70.7/32 for 10 s; 2001:db8:70::/48 for 5 s */
-	list_put4(skel->maps.sl_deny4, IP4(198, 18, 70, 7), 32, T0 + 10 * SEC);
+	list_put4(skel->maps.wr_deny4, IP4(198, 18, 70, 7), 32, T0 + 10 * SEC);
 	addr6(net, 0x00700000, 0);
 	addr6(a6, 0x00700000, 9);
-	list_put6(skel->maps.sl_deny6, net, 48, T0 + 5 * SEC);
+	list_put6(skel->maps.wr_deny6, net, 48, T0 + 5 * SEC);
 	udp4(&f, IP4(198, 18, 70, 7), 53);
 	CHECK_EQ(xmit_n(&f, 3), 0);
 	udp4(&f, IP4(198, 18, 70, 8), 53);
@@ -646,32 +646,32 @@ DP_CASE(dp_deny_ttl)
 
 	/* An expired /32 in a live /24: the /24 still denies it. */
 	set_now(T0 + 20 * SEC);
-	list_put4(skel->maps.sl_deny4, IP4(198, 18, 71, 0), 24, 0);
-	list_put4(skel->maps.sl_deny4, IP4(198, 18, 71, 7), 32, T0 + 15 * SEC);
+	list_put4(skel->maps.wr_deny4, IP4(198, 18, 71, 0), 24, 0);
+	list_put4(skel->maps.wr_deny4, IP4(198, 18, 71, 7), 32, T0 + 15 * SEC);
 	udp4(&f, IP4(198, 18, 71, 7), 53);
 	CHECK_EQ(xmit(&f), 0);
 	/* ... and a live /32 in an expired /24 denies only itself. */
-	list_put4(skel->maps.sl_deny4, IP4(198, 18, 72, 0), 24, T0 + 15 * SEC);
-	list_put4(skel->maps.sl_deny4, IP4(198, 18, 72, 7), 32, T0 + 30 * SEC);
+	list_put4(skel->maps.wr_deny4, IP4(198, 18, 72, 0), 24, T0 + 15 * SEC);
+	list_put4(skel->maps.wr_deny4, IP4(198, 18, 72, 7), 32, T0 + 30 * SEC);
 	udp4(&f, IP4(198, 18, 72, 7), 53);
 	CHECK_EQ(xmit(&f), 0);
 	udp4(&f, IP4(198, 18, 72, 8), 53);
 	CHECK_EQ(xmit(&f), 1);
 
 	/* A live /16 under SLUICE_LIST_DEPTH - 1 expired prefixes of 198.18.73.7: found. */
-	list_put4(skel->maps.sl_deny4, IP4(198, 18, 0, 0), 16, 0);
+	list_put4(skel->maps.wr_deny4, IP4(198, 18, 0, 0), 16, 0);
 	for (i = 0; i < SLUICE_LIST_DEPTH - 1; i++)
-		list_put4(skel->maps.sl_deny4, IP4(198, 18, 73, 7) & ~((1U << i) - 1), 32 - i,
+		list_put4(skel->maps.wr_deny4, IP4(198, 18, 73, 7) & ~((1U << i) - 1), 32 - i,
 			  T0 + SEC);
 	udp4(&f, IP4(198, 18, 73, 7), 53);
 	CHECK_EQ(xmit(&f), 0);
 	/* One more expired level: past the lookups one packet makes, so it passes. */
-	list_put4(skel->maps.sl_deny4, IP4(198, 18, 73, 0) & ~((1U << i) - 1), 32 - i, T0 + SEC);
+	list_put4(skel->maps.wr_deny4, IP4(198, 18, 73, 0) & ~((1U << i) - 1), 32 - i, T0 + SEC);
 	CHECK_EQ(xmit(&f), 1);
 
 	/* A v6 /128 with a ttl inside an expired /48: expiry per entry. */
 	addr6(b6, 0x00700000, 10);
-	list_put6(skel->maps.sl_deny6, b6, 128, T0 + 25 * SEC);
+	list_put6(skel->maps.wr_deny6, b6, 128, T0 + 25 * SEC);
 	udp6(&f, b6, 53);
 	CHECK_EQ(xmit(&f), 0);
 	udp6(&f, a6, 53);
@@ -690,7 +690,7 @@ DP_CASE(dp_allow_ttl)
 	r = add_rule(SLUICE_ACT_DROP);
 	per_src(r, 1, 1);
 	commit();
-	list_put4(skel->maps.sl_allow4, SRC_A, 32, T0 + 2 * SEC);
+	list_put4(skel->maps.wr_allow4, SRC_A, 32, T0 + 2 * SEC);
 	CFG_SET(lists, SLUICE_L_ALLOW4);
 	udp4(&f, SRC_A, 53);
 	CHECK_EQ(xmit_n(&f, 10), 10);
@@ -711,11 +711,11 @@ DP_CASE(dp_allow_list_bypasses_limits)
 	r = add_rule(SLUICE_ACT_DROP);
 	per_src(r, 1, 1);
 	commit();
-	list_add4(skel->maps.sl_allow4, SRC_A, 32);
+	list_add4(skel->maps.wr_allow4, SRC_A, 32);
 	addr6(net, 0x00010000, 0);
 	addr6(ok6, 0x00010000, 77);
 	addr6(other6, 0x00020000, 77);
-	list_add6(skel->maps.sl_allow6, net, 64);
+	list_add6(skel->maps.wr_allow6, net, 64);
 	CFG_SET(lists, SLUICE_L_ALLOW4 | SLUICE_L_ALLOW6);
 
 	udp4(&f, SRC_A, 53);
@@ -740,11 +740,11 @@ DP_CASE(dp_deny_wins_over_allow)
 	struct frame f;
 	__u8 a[16];
 
-	list_add4(skel->maps.sl_deny4, SRC_A, 32);
-	list_add4(skel->maps.sl_allow4, IP4(198, 18, 1, 0), 24);
+	list_add4(skel->maps.wr_deny4, SRC_A, 32);
+	list_add4(skel->maps.wr_allow4, IP4(198, 18, 1, 0), 24);
 	addr6(a, 3, 3);
-	list_add6(skel->maps.sl_deny6, a, 128);
-	list_add6(skel->maps.sl_allow6, a, 128);
+	list_add6(skel->maps.wr_deny6, a, 128);
+	list_add6(skel->maps.wr_allow6, a, 128);
 	CFG_SET(lists, SLUICE_L_DENY4 | SLUICE_L_DENY6 | SLUICE_L_ALLOW4 | SLUICE_L_ALLOW6);
 	udp4(&f, SRC_A, 53);
 	CHECK_EQ(xmit(&f), 0);
@@ -770,7 +770,7 @@ DP_CASE(dp_match_dport_range)
 	__u64 in = 0;
 
 	r = add_rule(SLUICE_ACT_DROP);
-	match_proto(r, SL_IPPROTO_UDP);
+	match_proto(r, WR_IPPROTO_UDP);
 	match_dport(r, 1000, 2000);
 	per_src(r, 1, 1);
 	commit();
@@ -837,7 +837,7 @@ DP_CASE(dp_match_syn_without_ack)
 	__u8 a[16];
 
 	r = add_rule(SLUICE_ACT_DROP);
-	match_proto(r, SL_IPPROTO_TCP);
+	match_proto(r, WR_IPPROTO_TCP);
 	r->match |= SLUICE_M_TCPFLAGS;
 	r->tcp_mask = SLUICE_TCP_SYN | SLUICE_TCP_ACK;
 	r->tcp_value = SLUICE_TCP_SYN;
@@ -871,10 +871,10 @@ DP_CASE(dp_match_icmp_type)
 	__u8 a[16];
 
 	r4 = add_rule(SLUICE_ACT_DROP);
-	match_icmp(r4, SL_IPPROTO_ICMP, 8);
+	match_icmp(r4, WR_IPPROTO_ICMP, 8);
 	per_src(r4, 1, 1);
 	r6 = add_rule(SLUICE_ACT_DROP);
-	match_icmp(r6, SL_IPPROTO_ICMPV6, 128);
+	match_icmp(r6, WR_IPPROTO_ICMPV6, 128);
 	per_src(r6, 1, 1);
 	commit();
 	icmp4(&f, SRC_A, 8);
@@ -903,7 +903,7 @@ DP_CASE(dp_multiple_rules_all_apply)
 	const __u32 x = IP4(198, 18, 20, 1), y = IP4(198, 18, 21, 1), z = IP4(198, 18, 20, 2);
 
 	ra = add_rule(SLUICE_ACT_DROP);	/* all UDP, per source burst 3 */
-	match_proto(ra, SL_IPPROTO_UDP);
+	match_proto(ra, WR_IPPROTO_UDP);
 	per_src(ra, 1, 3);
 	rb = add_rule(SLUICE_ACT_DROP);	/* everything from 198.18.20.0/24, burst 5 */
 	match_src4(rb, IP4(198, 18, 20, 0), 24);
@@ -951,11 +951,11 @@ static void pair_on_9999(void)
 {
 	struct sluice_rule *e = add_rule(SLUICE_ACT_DROP), *d;
 
-	match_proto(e, SL_IPPROTO_UDP);
+	match_proto(e, WR_IPPROTO_UDP);
 	match_dport(e, 9999, 9999);
 	per_src(e, 1, 4);
 	d = add_rule(SLUICE_ACT_DRYRUN);
-	match_proto(d, SL_IPPROTO_UDP);
+	match_proto(d, WR_IPPROTO_UDP);
 	match_dport(d, 9999, 9999);
 	per_src(d, 1, 2);
 }
@@ -978,7 +978,7 @@ DP_CASE(dp_full_rule_set_positions)
 	for (i = 0; i < SLUICE_MAX_RULES - 3; i++) {
 		struct sluice_rule *o = add_rule(SLUICE_ACT_DROP);
 
-		match_proto(o, SL_IPPROTO_UDP);
+		match_proto(o, WR_IPPROTO_UDP);
 		/* Ports 9748 .. 10001 but the pair's 9999. */
 		match_dport(o, 9748 + i + (i >= 251), 9748 + i + (i >= 251));
 		per_src(o, 1, 1);
@@ -987,12 +987,12 @@ DP_CASE(dp_full_rule_set_positions)
 	{
 		struct sluice_rule *t = add_rule(SLUICE_ACT_DROP);
 
-		match_proto(t, SL_IPPROTO_TCP);
+		match_proto(t, WR_IPPROTO_TCP);
 		per_src(t, 1, 3);
 	}
 	CHECK_EQ(rs.nr_rules, SLUICE_MAX_RULES);
 	/* 9766 (rule 18) shares 9999's cell: the pair sits at positions 1 and 2 of its list. */
-	CHECK_EQ(sl_port_bucket(9766), sl_port_bucket(9999));
+	CHECK_EQ(wr_port_bucket(9766), wr_port_bucket(9999));
 	commit();
 	udp4(&f, SRC_B, 9999);
 	CHECK_EQ(xmit_n(&f, 6), passed);
@@ -1094,8 +1094,8 @@ DP_CASE(dp_bytes_per_second)
 	/* tagged: the cost is still the L3 length */
 	set_now(T0 + 200 * MSEC);
 	l4_udp(&l, 53, 500 - 28);
-	eth(&f, SL_ETH_P_IP, 2, TAG_QINQ);
-	ip4(&f, SRC_A, SL_IPPROTO_UDP, 5, 0, 0, &l);
+	eth(&f, WR_ETH_P_IP, 2, TAG_QINQ);
+	ip4(&f, SRC_A, WR_IPPROTO_UDP, 5, 0, 0, &l);
 	CHECK_EQ(xmit(&f), 1);
 	passed_bytes += 500;
 	CHECK_EQ(xmit(&f), 0);
@@ -1220,7 +1220,7 @@ DP_CASE(dp_per_all_limit)
 	CHECK_EQ(rstat(0).dropped_pkts, 7);
 }
 
-/* sl_events since the last call: how many, and the last one's drops. */
+/* wr_events since the last call: how many, and the last one's drops. */
 static int on_event(void *ctx, void *data, size_t size)
 {
 	const struct sluice_event *e = data;
@@ -1238,7 +1238,7 @@ static void events_read(__u64 *n, __u64 *drops)
 	__u64 c[2] = { 0, 0 };
 	struct ring_buffer *rb;
 
-	rb = ring_buffer__new(bpf_map__fd(skel->maps.sl_events), on_event, c, NULL);
+	rb = ring_buffer__new(bpf_map__fd(skel->maps.wr_events), on_event, c, NULL);
 	if (!rb) {
 		CHECK_FAIL("ring_buffer__new: %s", strerror(errno));
 	} else {
@@ -1252,7 +1252,7 @@ static void events_read(__u64 *n, __u64 *drops)
 /*
  * A rule-wide bucket that refuses on and on is written once a batch period
  * (SLUICE_DROP_BATCH_NS) per CPU: the refusals in between wait in this
- * CPU's sl_agg_drops and go into the bucket's drops with the next refusal
+ * CPU's wr_agg_drops and go into the bucket's drops with the next refusal
  * past it. Readers count them either way. An event still marks the first
  * refusal after a quiet spell, with the bucket's count.
  */
@@ -1362,7 +1362,7 @@ DP_CASE(dp_src_wait_slot_given_over)
 	ka = key4(r, 0, SRC_A);
 	for (i = 1; i < 65536 && !b; i++) {
 		kb = key4(r, 0, IP4(198, 19, i >> 8, i & 0xff));
-		if (sl_src_wait_slot(&kb) == sl_src_wait_slot(&ka))
+		if (wr_src_wait_slot(&kb) == wr_src_wait_slot(&ka))
 			b = IP4(198, 19, i >> 8, i & 0xff);
 	}
 	if (!b) {
@@ -1504,7 +1504,7 @@ DP_CASE(dp_kill_switch)
 	r = add_rule(SLUICE_ACT_DROP);
 	per_src(r, 1, 1);
 	commit();
-	list_add4(skel->maps.sl_deny4, denied, 32);
+	list_add4(skel->maps.wr_deny4, denied, 32);
 	CFG_SET(lists, SLUICE_L_DENY4);
 	CFG_SET(disabled, 1);
 
@@ -1589,8 +1589,8 @@ DP_CASE(dp_evicted_bucket_refills)
 
 /*
  * Internal faults. The fault here is a rule-wide limit whose agg_slot lies
- * outside sl_agg: the lookup fails as a map fault would. (A per-source one,
- * a set beyond sl_state, is in bpf_hostile.c.)
+ * outside wr_agg: the lookup fails as a map fault would. (A per-source one,
+ * a set beyond wr_state, is in bpf_hostile.c.)
  */
 DP_CASE(dp_fault_fail_open_and_closed)
 {
@@ -1640,7 +1640,7 @@ static __attribute__((noinline)) __u32 set_of4(const struct sluice_rule *r, __u3
 {
 	struct sluice_key k = key4(r, 0, src);
 
-	return sl_state_set(sl_key_hash(&k, seed), sets);
+	return wr_state_set(wr_key_hash(&k, seed), sets);
 }
 
 /* An IPv4 source in 198.18.0.0/15 whose bucket lives in set (in), or not in it. */
@@ -1666,7 +1666,7 @@ static void way_busy(const struct sluice_key *k, int w, int busy)
 	struct sluice_set s;
 
 	if (state_set_get(idx, &s)) {
-		CHECK_FAIL("reading sl_state[%u]", idx);
+		CHECK_FAIL("reading wr_state[%u]", idx);
 		return;
 	}
 	memset(&s.way[w], 0, sizeof(s.way[w]));
@@ -1949,14 +1949,14 @@ static void run_mixed(int tc, char *verdicts, __u64 *counters)
 		return;
 	use_tc = tc;
 	r = add_rule(SLUICE_ACT_DROP);
-	match_proto(r, SL_IPPROTO_UDP);
+	match_proto(r, WR_IPPROTO_UDP);
 	per_src(r, 10, 3);
 	per_all(r, 10, 20);
 	r = add_rule(SLUICE_ACT_DRYRUN);
-	match_proto(r, SL_IPPROTO_TCP);
+	match_proto(r, WR_IPPROTO_TCP);
 	per_src(r, 10, 1);
 	commit();
-	list_add4(skel->maps.sl_deny4, SRC_C, 32);
+	list_add4(skel->maps.wr_deny4, SRC_C, 32);
 	CFG_SET(lists, SLUICE_L_DENY4);
 	nbad = malformed_frames(bad);
 	addr6(a, 5, 5);

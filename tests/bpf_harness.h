@@ -6,10 +6,10 @@
  * frames run through bpf_prog_test_run_opts.
  *
  * Every load is a fresh skeleton (so maps start empty) with the manual
- * clock at T0, a small sl_state and pinning switched off, so nothing under
- * /sys/fs/bpf is read or written; sl_config then gets the state seed and
+ * clock at T0, a small wr_state and pinning switched off, so nothing under
+ * /sys/fs/bpf is read or written; wr_config then gets the state seed and
  * set count, as the loader writes them. Rule sets are built in rs and
- * committed into the inactive sl_rulesets entry, then sl_config.active is
+ * committed into the inactive wr_rulesets entry, then wr_config.active is
  * flipped.
  *
  * Each suite includes this once, from its .c file; everything here is
@@ -45,10 +45,10 @@
 #define USEC	1000ULL
 /* Manual time at the start of every case. */
 #define T0	(1000 * SEC)
-/* sl_state size for load(), in ways: small, but no eviction unless a case asks for it. */
+/* wr_state size for load(), in ways: small, but no eviction unless a case asks for it. */
 #define STATE_KEYS	4096
 /*
- * sl_config.state_seed after every load. Fixed, so runs are reproducible;
+ * wr_config.state_seed after every load. Fixed, so runs are reproducible;
  * nothing depends on its value except cases that pick keys by their set,
  * and those compute the set with it (state_set_of()).
  */
@@ -78,22 +78,22 @@ static inline int quiet_print(enum libbpf_print_level level, const char *fmt, va
 /* Loading                                                                  */
 /* ------------------------------------------------------------------------ */
 
-/* sl_state's number of sets, as the kernel holds it; 0 if it cannot be read. */
+/* wr_state's number of sets, as the kernel holds it; 0 if it cannot be read. */
 static inline __u32 state_map_sets(void)
 {
 	struct bpf_map_info info;
 	__u32 len = sizeof(info);
 
 	memset(&info, 0, sizeof(info));
-	if (bpf_obj_get_info_by_fd(bpf_map__fd(skel->maps.sl_state), &info, &len))
+	if (bpf_obj_get_info_by_fd(bpf_map__fd(skel->maps.wr_state), &info, &len))
 		return 0;
 	return info.max_entries;
 }
 
 /*
- * Open, manual clock, sets sets in sl_state (or, with state_fd >= 0, that
+ * Open, manual clock, sets sets in wr_state (or, with state_fd >= 0, that
  * map in its place, whatever its size), nothing pinned, load; then
- * sl_config's state seed (STATE_SEED) and set count (the map's), as the
+ * wr_config's state seed (STATE_SEED) and set count (the map's), as the
  * loader writes them, an empty rs, agg slots from agg_base and use_tc from
  * tc_cases. 0 or -errno.
  */
@@ -107,30 +107,30 @@ static inline int load_with(__u32 sets, int state_fd)
 	char why[256];
 
 	/* Opened as the loader opens it: SLUICE_FEATURES_OFF applies here too. */
-	skel = sl_open_for_kernel(NULL, NULL, why, sizeof(why));
+	skel = wr_open_for_kernel(NULL, NULL, why, sizeof(why));
 	if (!skel) {
 		err = -errno;
 		fprintf(stderr, "%s\n", why);
 		return err;
 	}
 	skel->rodata->clock_mode = SLUICE_CLOCK_MANUAL;
-	err = bpf_map__set_max_entries(skel->maps.sl_state, sets);
+	err = bpf_map__set_max_entries(skel->maps.wr_state, sets);
 	bpf_object__for_each_map(m, skel->obj)
 		if (!err)
 			err = bpf_map__set_pin_path(m, NULL);
 	if (!err && state_fd >= 0)
-		err = bpf_map__reuse_fd(skel->maps.sl_state, state_fd);
+		err = bpf_map__reuse_fd(skel->maps.wr_state, state_fd);
 	if (!err)
 		err = sluice__load(skel);
 	if (!err)
-		err = sl_cookie_progs_fill(skel);
+		err = wr_cookie_progs_fill(skel);
 	if (!err) {
 		memset(&c, 0, sizeof(c));
 		c.state_seed = STATE_SEED;
 		c.state_sets = state_map_sets();
 		if (!c.state_sets)
 			err = -EINVAL;
-		else if (bpf_map__update_elem(skel->maps.sl_config, &zero, 4, &c, sizeof(c), 0))
+		else if (bpf_map__update_elem(skel->maps.wr_config, &zero, 4, &c, sizeof(c), 0))
 			err = -errno;
 	}
 	if (err) {
@@ -145,7 +145,7 @@ static inline int load_with(__u32 sets, int state_fd)
 	return 0;
 }
 
-/* The usual load: STATE_KEYS ways in sl_state. 0 or -errno. */
+/* The usual load: STATE_KEYS ways in wr_state. 0 or -errno. */
 static inline int load(void)
 {
 	return load_with(STATE_KEYS / SLUICE_WAYS, -1);
@@ -227,7 +227,7 @@ static inline int harness_start(const char *suite)
 	static void name##_body(void)
 
 /* ------------------------------------------------------------------------ */
-/* sl_config and rule sets                                                  */
+/* wr_config and rule sets                                                  */
 /* ------------------------------------------------------------------------ */
 
 static inline struct sluice_config cfg_get(void)
@@ -236,8 +236,8 @@ static inline struct sluice_config cfg_get(void)
 	__u32 zero = 0;
 
 	memset(&c, 0, sizeof(c));
-	if (bpf_map__lookup_elem(skel->maps.sl_config, &zero, 4, &c, sizeof(c), 0))
-		CHECK_FAIL("reading sl_config: %s", strerror(errno));
+	if (bpf_map__lookup_elem(skel->maps.wr_config, &zero, 4, &c, sizeof(c), 0))
+		CHECK_FAIL("reading wr_config: %s", strerror(errno));
 	return c;
 }
 
@@ -245,8 +245,8 @@ static inline void cfg_put(const struct sluice_config *c)
 {
 	__u32 zero = 0;
 
-	if (bpf_map__update_elem(skel->maps.sl_config, &zero, 4, c, sizeof(*c), 0))
-		CHECK_FAIL("writing sl_config: %s", strerror(errno));
+	if (bpf_map__update_elem(skel->maps.wr_config, &zero, 4, c, sizeof(*c), 0))
+		CHECK_FAIL("writing wr_config: %s", strerror(errno));
 }
 
 #define CFG_SET(field, v)                      \
@@ -257,8 +257,8 @@ static inline void cfg_put(const struct sluice_config *c)
 	} while (0)
 
 /*
- * Write rs (its gen one up) into the inactive sl_rulesets entry. *c is
- * sl_config as it was, with active naming that entry, for the caller to
+ * Write rs (its gen one up) into the inactive wr_rulesets entry. *c is
+ * wr_config as it was, with active naming that entry, for the caller to
  * write back (or not). 0, or -1 if the write failed.
  */
 static inline int stage_rules(struct sluice_config *c)
@@ -268,14 +268,14 @@ static inline int stage_rules(struct sluice_config *c)
 	*c = cfg_get();
 	idx = (c->active & 1) ^ 1;
 	rs.gen++;
-	/* As the controller commits a set: with its rule index (sl_ruleset_index). */
-	if (sl_ruleset_index(&rs, NULL)) {
+	/* As the controller commits a set: with its rule index (wr_ruleset_index). */
+	if (wr_ruleset_index(&rs, NULL)) {
 		CHECK_FAIL("the rule set's index is over-full: more than %d rules meet a cell",
 			   SLUICE_MAX_CAND);
 		return -1;
 	}
-	if (bpf_map__update_elem(skel->maps.sl_rulesets, &idx, 4, &rs, sizeof(rs), 0)) {
-		CHECK_FAIL("writing sl_rulesets[%u]: %s", idx, strerror(errno));
+	if (bpf_map__update_elem(skel->maps.wr_rulesets, &idx, 4, &rs, sizeof(rs), 0)) {
+		CHECK_FAIL("writing wr_rulesets[%u]: %s", idx, strerror(errno));
 		return -1;
 	}
 	c->active = idx;
@@ -330,10 +330,10 @@ static inline void limit_init(struct sluice_limit *l, int algo, __u64 rate, __u3
 	if (algo != SLUICE_ALGO_CONNS) {
 		l->period_ms = period_ms;
 		l->burst = algo == SLUICE_ALGO_GCRA ? burst : rate;
-		l->interval_fp = sl_gcra_interval_per(rate, period_ms ? period_ms : 1000);
-		l->tolerance = sl_gcra_tolerance(l->interval_fp, l->burst, cost);
+		l->interval_fp = wr_gcra_interval_per(rate, period_ms ? period_ms : 1000);
+		l->tolerance = wr_gcra_tolerance(l->interval_fp, l->burst, cost);
 	}
-	sl_limit_set_masks(l);
+	wr_limit_set_masks(l);
 }
 
 /* The next limit of rule r, as limit_init() fills it; rule-wide ones get the next agg_slot. */
@@ -360,7 +360,7 @@ static inline void match_src4(struct sluice_rule *r, __u32 net, unsigned int ple
 	r->match |= SLUICE_M_SRC | SLUICE_M_FAMILY;
 	r->family = 4;
 	r->src_plen = plen;
-	r->src_mask[0] = sl_prefix_word(plen, 0);
+	r->src_mask[0] = wr_prefix_word(plen, 0);
 	r->src_net[0] = htonl(net) & r->src_mask[0];
 }
 
@@ -380,8 +380,8 @@ static inline __u64 g(int idx)
 		CHECK_FAIL("no global counter %d", idx);
 		return 0;
 	}
-	if (bpf_map__lookup_elem(skel->maps.sl_global, &key, 4, v, sizeof(v), 0)) {
-		CHECK_FAIL("reading sl_global (counter %d): %s", idx, strerror(errno));
+	if (bpf_map__lookup_elem(skel->maps.wr_global, &key, 4, v, sizeof(v), 0)) {
+		CHECK_FAIL("reading wr_global (counter %d): %s", idx, strerror(errno));
 		return 0;
 	}
 	for (i = 0; i < ncpu; i++)
@@ -397,8 +397,8 @@ static inline struct sluice_rule_stats rstat(int i)
 	int c;
 
 	memset(&s, 0, sizeof(s));
-	if (bpf_map__lookup_elem(skel->maps.sl_rule_stats, &key, 4, v, sizeof(v), 0)) {
-		CHECK_FAIL("reading sl_rule_stats[%u]: %s", key, strerror(errno));
+	if (bpf_map__lookup_elem(skel->maps.wr_rule_stats, &key, 4, v, sizeof(v), 0)) {
+		CHECK_FAIL("reading wr_rule_stats[%u]: %s", key, strerror(errno));
 		return s;
 	}
 	for (c = 0; c < ncpu; c++) {
@@ -412,15 +412,15 @@ static inline struct sluice_rule_stats rstat(int i)
 	return s;
 }
 
-/* Refusals of limit l's rule-wide bucket waiting per CPU (sl_agg_drops), summed. */
+/* Refusals of limit l's rule-wide bucket waiting per CPU (wr_agg_drops), summed. */
 static inline __u64 agg_waiting(const struct sluice_limit *l)
 {
 	__u64 v[ncpu], sum = 0;
 	__u32 key = l->agg_slot;
 	int c;
 
-	if (bpf_map__lookup_elem(skel->maps.sl_agg_drops, &key, 4, v, sizeof(v), 0)) {
-		CHECK_FAIL("reading sl_agg_drops[%u]: %s", key, strerror(errno));
+	if (bpf_map__lookup_elem(skel->maps.wr_agg_drops, &key, 4, v, sizeof(v), 0)) {
+		CHECK_FAIL("reading wr_agg_drops[%u]: %s", key, strerror(errno));
 		return 0;
 	}
 	for (c = 0; c < ncpu; c++)
@@ -428,15 +428,15 @@ static inline __u64 agg_waiting(const struct sluice_limit *l)
 	return sum;
 }
 
-/* The rule-wide bucket of limit l as it is in sl_agg, without those waiting. */
+/* The rule-wide bucket of limit l as it is in wr_agg, without those waiting. */
 static inline struct sluice_state agg_raw(const struct sluice_limit *l)
 {
 	struct sluice_state st;
 	__u32 key = l->agg_slot;
 
 	memset(&st, 0, sizeof(st));
-	if (bpf_map__lookup_elem(skel->maps.sl_agg, &key, 4, &st, sizeof(st), 0))
-		CHECK_FAIL("reading sl_agg[%u]: %s", key, strerror(errno));
+	if (bpf_map__lookup_elem(skel->maps.wr_agg, &key, 4, &st, sizeof(st), 0))
+		CHECK_FAIL("reading wr_agg[%u]: %s", key, strerror(errno));
 	return st;
 }
 
@@ -482,8 +482,8 @@ static inline struct sluice_key key6(const struct sluice_rule *r, __u32 li, cons
 }
 
 /*
- * Entries in m, a hash keyed by struct sluice_key (sl_conns); the first key
- * found goes to *first if given. sl_state is counted by state_count().
+ * Entries in m, a hash keyed by struct sluice_key (wr_conns); the first key
+ * found goes to *first if given. wr_state is counted by state_count().
  */
 static inline int key_count(struct bpf_map *m, struct sluice_key *first)
 {
@@ -502,32 +502,32 @@ static inline int key_count(struct bpf_map *m, struct sluice_key *first)
 }
 
 /*
- * sl_state, as the data path sees it: an array of sets of SLUICE_WAYS
- * ways; key k lives in set sl_state_set(sl_key_hash(k, seed), sets), with
- * seed and sets from sl_config, in any way of it.
+ * wr_state, as the data path sees it: an array of sets of SLUICE_WAYS
+ * ways; key k lives in set wr_state_set(wr_key_hash(k, seed), sets), with
+ * seed and sets from wr_config, in any way of it.
  */
 
-/* Set idx of sl_state into *s: 0, or -errno (-ENOENT beyond the map). */
+/* Set idx of wr_state into *s: 0, or -errno (-ENOENT beyond the map). */
 static inline int state_set_get(__u32 idx, struct sluice_set *s)
 {
 	memset(s, 0, sizeof(*s));
-	if (bpf_map__lookup_elem(skel->maps.sl_state, &idx, 4, s, sizeof(*s), 0))
+	if (bpf_map__lookup_elem(skel->maps.wr_state, &idx, 4, s, sizeof(*s), 0))
 		return -errno;
 	return 0;
 }
 
 static inline void state_set_put(__u32 idx, const struct sluice_set *s)
 {
-	if (bpf_map__update_elem(skel->maps.sl_state, &idx, 4, s, sizeof(*s), 0))
-		CHECK_FAIL("writing sl_state[%u]: %s", idx, strerror(errno));
+	if (bpf_map__update_elem(skel->maps.wr_state, &idx, 4, s, sizeof(*s), 0))
+		CHECK_FAIL("writing wr_state[%u]: %s", idx, strerror(errno));
 }
 
-/* The set of key k under sl_config's seed and set count, as the data path computes it. */
+/* The set of key k under wr_config's seed and set count, as the data path computes it. */
 static inline __u32 state_set_of(const struct sluice_key *k)
 {
 	struct sluice_config c = cfg_get();
 
-	return sl_state_set(sl_key_hash(k, c.state_seed), c.state_sets);
+	return wr_state_set(wr_key_hash(k, c.state_seed), c.state_sets);
 }
 
 /* A way that holds a key: not empty, not being filled in. */
@@ -565,16 +565,16 @@ static inline int state_way(const struct sluice_key *k, struct sluice_way *w)
 	return 0;
 }
 
-/* Refusals of key k's per-source bucket waiting per CPU (sl_src_drops), summed. */
+/* Refusals of key k's per-source bucket waiting per CPU (wr_src_drops), summed. */
 static inline __u64 src_waiting(const struct sluice_key *k)
 {
 	struct sluice_src_wait v[ncpu];
-	__u32 slot = sl_src_wait_slot(k);
+	__u32 slot = wr_src_wait_slot(k);
 	__u64 sum = 0;
 	int c;
 
-	if (bpf_map__lookup_elem(skel->maps.sl_src_drops, &slot, 4, v, sizeof(v), 0)) {
-		CHECK_FAIL("reading sl_src_drops[%u]: %s", slot, strerror(errno));
+	if (bpf_map__lookup_elem(skel->maps.wr_src_drops, &slot, 4, v, sizeof(v), 0)) {
+		CHECK_FAIL("reading wr_src_drops[%u]: %s", slot, strerror(errno));
 		return 0;
 	}
 	for (c = 0; c < ncpu; c++)
@@ -619,7 +619,7 @@ static inline int state_forget(const struct sluice_key *k)
 	return 0;
 }
 
-/* Ways of sl_state that hold a key; the first one found goes to *first if given. */
+/* Ways of wr_state that hold a key; the first one found goes to *first if given. */
 static inline int state_count(struct sluice_key *first)
 {
 	__u32 idx, sets = state_map_sets();
@@ -628,7 +628,7 @@ static inline int state_count(struct sluice_key *first)
 
 	for (idx = 0; idx < sets; idx++) {
 		if (state_set_get(idx, &s)) {
-			CHECK_FAIL("reading sl_state[%u]: %s", idx, strerror(errno));
+			CHECK_FAIL("reading wr_state[%u]: %s", idx, strerror(errno));
 			return n;
 		}
 		for (i = 0; i < SLUICE_WAYS; i++) {
@@ -695,7 +695,7 @@ static inline void tcp4(struct frame *f, __u32 src, __u16 dport, __u8 flags)
 	struct frame l;
 
 	l4_tcp(&l, dport, flags, 5);
-	frame4(f, src, SL_IPPROTO_TCP, &l);
+	frame4(f, src, WR_IPPROTO_TCP, &l);
 }
 
 static inline void tcp6(struct frame *f, const __u8 *src, __u16 dport, __u8 flags)
@@ -703,7 +703,7 @@ static inline void tcp6(struct frame *f, const __u8 *src, __u16 dport, __u8 flag
 	struct frame l;
 
 	l4_tcp(&l, dport, flags, 5);
-	frame6(f, src, SL_IPPROTO_TCP, &l);
+	frame6(f, src, WR_IPPROTO_TCP, &l);
 }
 
 static inline void icmp6(struct frame *f, const __u8 *src, __u8 type, __u8 hop)
@@ -711,7 +711,7 @@ static inline void icmp6(struct frame *f, const __u8 *src, __u8 type, __u8 hop)
 	struct frame l;
 
 	l4_icmp(&l, type, 24);
-	eth_ip6(f, src, SL_IPPROTO_ICMPV6, hop, -1, &l);
+	eth_ip6(f, src, WR_IPPROTO_ICMPV6, hop, -1, &l);
 }
 
 /* ------------------------------------------------------------------------ */

@@ -16,7 +16,7 @@
  * passed or dropped counts it, exactly the expected rules count it as
  * passed, and R_BYTES is charged exactly its IP length.
  *
- * Then faults: per-source keys whose set is not in sl_state (sl_config
+ * Then faults: per-source keys whose set is not in wr_state (wr_config
  * claims more sets than the map has), with fail open and with fail closed;
  * and eviction from a table of a few sets: far more sources than ways must
  * never fault nor refuse a new source its burst, a source deep in its limit
@@ -64,7 +64,7 @@ static int tc_max;
 /* Rules and maps                                                           */
 /* ------------------------------------------------------------------------ */
 
-/* commit(), with the case's malformed_pass in the same write of sl_config. */
+/* commit(), with the case's malformed_pass in the same write of wr_config. */
 static void commit_with_malformed_pass(void)
 {
 	struct sluice_config c;
@@ -109,12 +109,12 @@ static void probe_rules(void)
 		r = add_named_rule(rule_names[i]);
 		switch (i) {
 		case R_UDP53:
-			match_proto(r, SL_IPPROTO_UDP);
+			match_proto(r, WR_IPPROTO_UDP);
 			r->match |= SLUICE_M_DPORT;
 			r->dport_lo = r->dport_hi = 53;
 			break;
 		case R_SYN80:
-			match_proto(r, SL_IPPROTO_TCP);
+			match_proto(r, WR_IPPROTO_TCP);
 			r->match |= SLUICE_M_DPORT | SLUICE_M_TCPFLAGS;
 			r->dport_lo = r->dport_hi = 80;
 			r->tcp_value = SLUICE_TCP_SYN;
@@ -123,15 +123,15 @@ static void probe_rules(void)
 		case R_ECHO4:
 		case R_UNREACH:
 		case R_ECHO6:
-			match_proto(r, i == R_ECHO6 ? SL_IPPROTO_ICMPV6 : SL_IPPROTO_ICMP);
+			match_proto(r, i == R_ECHO6 ? WR_IPPROTO_ICMPV6 : WR_IPPROTO_ICMP);
 			r->match |= SLUICE_M_ICMPTYPE;
 			r->icmp_type = i == R_ECHO4 ? 8 : i == R_UNREACH ? 3 : 128;
 			break;
 		case R_UDPANY:
-			match_proto(r, SL_IPPROTO_UDP);
+			match_proto(r, WR_IPPROTO_UDP);
 			break;
 		case R_TCPANY:
-			match_proto(r, SL_IPPROTO_TCP);
+			match_proto(r, WR_IPPROTO_TCP);
 			break;
 		default:
 			break;
@@ -151,8 +151,8 @@ static void rule_passed(int i, __u64 *pkts, __u64 *bytes)
 	int c;
 
 	*pkts = *bytes = 0;
-	if (bpf_map__lookup_elem(skel->maps.sl_rule_stats, &key, 4, v, sizeof(v), 0)) {
-		CHECK_FAIL("reading sl_rule_stats[%u]: %s", key, strerror(errno));
+	if (bpf_map__lookup_elem(skel->maps.wr_rule_stats, &key, 4, v, sizeof(v), 0)) {
+		CHECK_FAIL("reading wr_rule_stats[%u]: %s", key, strerror(errno));
 		return;
 	}
 	for (c = 0; c < ncpu; c++) {
@@ -226,11 +226,11 @@ static size_t tc_min_of(const struct frame *f)
 {
 	__u16 type = f->n >= 14 ? f->b[12] << 8 | f->b[13] : 0;
 
-	if (type == SL_ETH_P_IP)
+	if (type == WR_ETH_P_IP)
 		return tc_min4;
-	if (type == SL_ETH_P_IPV6)
+	if (type == WR_ETH_P_IPV6)
 		return tc_min6;
-	if (type == SL_ETH_P_8021Q || type == SL_ETH_P_8021AD)
+	if (type == WR_ETH_P_8021Q || type == WR_ETH_P_8021AD)
 		return tc_minq;
 	return 14;
 }
@@ -371,14 +371,14 @@ static void set_plen(struct frame *f, size_t l3, unsigned int v)
 static void ext(struct frame *pl, __u8 t, __u8 next, __u8 len)
 {
 	put8(pl, next);
-	if (t == SL_IPPROTO_FRAGMENT) {
+	if (t == WR_IPPROTO_FRAGMENT) {
 		put8(pl, 0);
 		put16(pl, 0);	/* offset 0, M clear: an atomic fragment */
 		put32(pl, 77);
 		return;
 	}
 	put8(pl, len);
-	if (t == SL_IPPROTO_AH)
+	if (t == WR_IPPROTO_AH)
 		zeros(pl, (len + 2) * 4 - 2);
 	else
 		zeros(pl, (len + 1) * 8 - 2);
@@ -391,55 +391,55 @@ static int base_frames(struct frame *fs, struct layout *ly, const char **names)
 	int n = 0;
 
 	l4_udp(&l, 53, 10);
-	frame4(&fs[n], SRC, SL_IPPROTO_UDP, &l);
+	frame4(&fs[n], SRC, WR_IPPROTO_UDP, &l);
 	ly[n] = (struct layout){ 14, 34, 8, 0 };
 	names[n++] = "udp4";
 	l4_tcp(&l, 80, SLUICE_TCP_SYN, 8);
-	frame4(&fs[n], SRC, SL_IPPROTO_TCP, &l);
+	frame4(&fs[n], SRC, WR_IPPROTO_TCP, &l);
 	ly[n] = (struct layout){ 14, 34, 32, 0 };
 	names[n++] = "tcp4-options";
 	l4_icmp(&l, 8, 16);
-	frame4(&fs[n], SRC, SL_IPPROTO_ICMP, &l);
+	frame4(&fs[n], SRC, WR_IPPROTO_ICMP, &l);
 	ly[n] = (struct layout){ 14, 34, 8, 0 };
 	names[n++] = "icmp4";
 	l4_udp(&l, 53, 10);
-	eth(&fs[n], SL_ETH_P_IP, 0, NULL);
-	ip4_opts(&fs[n], SRC, SL_IPPROTO_UDP, 9, 0, &l);
+	eth(&fs[n], WR_ETH_P_IP, 0, NULL);
+	ip4_opts(&fs[n], SRC, WR_IPPROTO_UDP, 9, 0, &l);
 	ly[n] = (struct layout){ 14, 50, 8, 0 };
 	names[n++] = "udp4-ihl9";
-	eth(&fs[n], SL_ETH_P_IP, 1, TAG_Q);
-	ip4(&fs[n], SRC, SL_IPPROTO_UDP, 5, 0, 0, &l);
+	eth(&fs[n], WR_ETH_P_IP, 1, TAG_Q);
+	ip4(&fs[n], SRC, WR_IPPROTO_UDP, 5, 0, 0, &l);
 	ly[n] = (struct layout){ 18, 38, 8, 0 };
 	names[n++] = "udp4-vlan";
-	eth(&fs[n], SL_ETH_P_IPV6, 2, TAG_QINQ);
-	ip6(&fs[n], SRC6, SL_IPPROTO_UDP, 64, -1, &l);
+	eth(&fs[n], WR_ETH_P_IPV6, 2, TAG_QINQ);
+	ip6(&fs[n], SRC6, WR_IPPROTO_UDP, 64, -1, &l);
 	ly[n] = (struct layout){ 22, 62, 8, 1 };
 	names[n++] = "udp6-qinq";
 	l4_tcp(&l, 80, SLUICE_TCP_SYN, 5);
-	frame6(&fs[n], SRC6, SL_IPPROTO_TCP, &l);
+	frame6(&fs[n], SRC6, WR_IPPROTO_TCP, &l);
 	ly[n] = (struct layout){ 14, 54, 20, 1 };
 	names[n++] = "tcp6";
 	l4_icmp(&l, 128, 8);
-	frame6(&fs[n], SRC6, SL_IPPROTO_ICMPV6, &l);
+	frame6(&fs[n], SRC6, WR_IPPROTO_ICMPV6, &l);
 	ly[n] = (struct layout){ 14, 54, 8, 1 };
 	names[n++] = "icmp6";
 	/* hop-by-hop, destination options, routing, fragment (first), UDP */
 	l4_udp(&l, 53, 10);
 	pl.n = 0;
-	ext(&pl, SL_IPPROTO_HOPOPTS, SL_IPPROTO_DSTOPTS, 0);
-	ext(&pl, SL_IPPROTO_DSTOPTS, SL_IPPROTO_ROUTING, 1);
-	ext(&pl, SL_IPPROTO_ROUTING, SL_IPPROTO_FRAGMENT, 0);
-	ext(&pl, SL_IPPROTO_FRAGMENT, SL_IPPROTO_UDP, 0);
+	ext(&pl, WR_IPPROTO_HOPOPTS, WR_IPPROTO_DSTOPTS, 0);
+	ext(&pl, WR_IPPROTO_DSTOPTS, WR_IPPROTO_ROUTING, 1);
+	ext(&pl, WR_IPPROTO_ROUTING, WR_IPPROTO_FRAGMENT, 0);
+	ext(&pl, WR_IPPROTO_FRAGMENT, WR_IPPROTO_UDP, 0);
 	putn(&pl, l.b, l.n);
-	frame6(&fs[n], SRC6, SL_IPPROTO_HOPOPTS, &pl);
+	frame6(&fs[n], SRC6, WR_IPPROTO_HOPOPTS, &pl);
 	ly[n] = (struct layout){ 14, 54, 40 + 8, 1 };
 	names[n++] = "udp6-ext-chain";
 	/* AH, then TCP */
 	l4_tcp(&l, 80, SLUICE_TCP_SYN, 5);
 	pl.n = 0;
-	ext(&pl, SL_IPPROTO_AH, SL_IPPROTO_TCP, 4);
+	ext(&pl, WR_IPPROTO_AH, WR_IPPROTO_TCP, 4);
 	putn(&pl, l.b, l.n);
-	frame6(&fs[n], SRC6, SL_IPPROTO_AH, &pl);
+	frame6(&fs[n], SRC6, WR_IPPROTO_AH, &pl);
 	ly[n] = (struct layout){ 14, 54, 24 + 20, 1 };
 	names[n++] = "tcp6-ah";
 	return n;
@@ -539,40 +539,40 @@ HOSTILE_CASE(hostile_ipv4_ihl)
 	l4_udp(&l, 53, 10);
 	/* below 5: rejected before it is used as a length */
 	for (ihl = 0; ihl < 5; ihl++) {
-		frame4(&f, SRC, SL_IPPROTO_UDP, &l);
+		frame4(&f, SRC, WR_IPPROTO_UDP, &l);
 		f.b[14] = 0x40 | ihl;
 		snprintf(name, sizeof(name), "ihl %d", ihl);
 		frame_is(name, &f, malformed());
 	}
 	/* 6..15 with real options: the UDP header is found behind them */
 	for (ihl = 6; ihl <= 15; ihl++) {
-		eth(&f, SL_ETH_P_IP, 0, NULL);
-		ip4_opts(&f, SRC, SL_IPPROTO_UDP, ihl, 0, &l);
+		eth(&f, WR_ETH_P_IP, 0, NULL);
+		ip4_opts(&f, SRC, WR_IPPROTO_UDP, ihl, 0, &l);
 		snprintf(name, sizeof(name), "ihl %d with options", ihl);
 		frame_is(name, &f, parsed(BIT(R_UDP53) | BIT(R_UDPANY), ihl * 4 + 18));
 	}
 	/* 15, but no options: 60 header bytes claimed in a 38-byte packet */
-	frame4(&f, SRC, SL_IPPROTO_UDP, &l);
+	frame4(&f, SRC, WR_IPPROTO_UDP, &l);
 	f.b[14] = 0x4f;
 	frame_is("ihl 15, total length 38", &f, malformed());
 	set_tot(&f, 14, 60 + 18);
 	frame_is("ihl 15, total length beyond the frame", &f, malformed());
 	/* options only: no room left for the UDP header */
-	eth(&f, SL_ETH_P_IP, 0, NULL);
-	ip4_opts(&f, SRC, SL_IPPROTO_UDP, 15, 0, &l);
+	eth(&f, WR_ETH_P_IP, 0, NULL);
+	ip4_opts(&f, SRC, WR_IPPROTO_UDP, 15, 0, &l);
 	set_tot(&f, 14, 60);
 	frame_is("ihl 15, total length 60 (no UDP header)", &f, malformed());
 	/* other protocols behind options are parsed too */
-	eth(&f, SL_ETH_P_IP, 0, NULL);
+	eth(&f, WR_ETH_P_IP, 0, NULL);
 	l4_icmp(&l, 8, 4);
-	ip4_opts(&f, SRC, SL_IPPROTO_ICMP, 10, 0, &l);
+	ip4_opts(&f, SRC, WR_IPPROTO_ICMP, 10, 0, &l);
 	frame_is("icmp echo behind ihl 10", &f, parsed(BIT(R_ECHO4), 40 + 12));
 	/* the version must match the ethertype */
 	l4_udp(&l, 53, 10);
-	frame4(&f, SRC, SL_IPPROTO_UDP, &l);
+	frame4(&f, SRC, WR_IPPROTO_UDP, &l);
 	f.b[14] = 0x65;
 	frame_is("version 6 in an IPv4 ethertype", &f, malformed());
-	frame6(&f, SRC6, SL_IPPROTO_UDP, &l);
+	frame6(&f, SRC6, WR_IPPROTO_UDP, &l);
 	f.b[14] = 0x45;
 	frame_is("version 4 in an IPv6 ethertype", &f, malformed());
 }
@@ -587,23 +587,23 @@ HOSTILE_CASE(hostile_ipv4_total_length)
 	l4_udp(&l, 53, 10);
 	/* 38 is the truth; every other value here lies in a way that cannot pass */
 	for (i = 0; i < sizeof(lies) / sizeof(lies[0]); i++) {
-		frame4(&f, SRC, SL_IPPROTO_UDP, &l);
+		frame4(&f, SRC, WR_IPPROTO_UDP, &l);
 		set_tot(&f, 14, lies[i]);
 		snprintf(name, sizeof(name), "total length %u of 38", lies[i]);
 		frame_is(name, &f, malformed());
 	}
 	/* shorter than the frame: Ethernet padding; the cost is the IP length */
-	frame4(&f, SRC, SL_IPPROTO_UDP, &l);
+	frame4(&f, SRC, WR_IPPROTO_UDP, &l);
 	zeros(&f, 46);
 	frame_is("38-byte packet in a padded frame", &f, parsed(BIT(R_UDP53) | BIT(R_UDPANY), 38));
 	/* shorter than the UDP length says: a datagram cut short */
-	frame4(&f, SRC, SL_IPPROTO_UDP, &l);
+	frame4(&f, SRC, WR_IPPROTO_UDP, &l);
 	set_tot(&f, 14, 36);
 	frame_is("total length 36 under a UDP length of 18", &f, malformed());
 	/* a UDP length shorter than the IP payload is trimmed by the stack: parsed */
 	l.b[4] = 0;
 	l.b[5] = 8;
-	frame4(&f, SRC, SL_IPPROTO_UDP, &l);
+	frame4(&f, SRC, WR_IPPROTO_UDP, &l);
 	frame_is("UDP length 8 in an 18-byte payload", &f,
 		 parsed(BIT(R_UDP53) | BIT(R_UDPANY), 38));
 }
@@ -618,31 +618,31 @@ HOSTILE_CASE(hostile_ipv6_payload_length)
 	l4_udp(&l, 53, 10);
 	/* 18 is the truth */
 	for (i = 0; i < sizeof(lies) / sizeof(lies[0]); i++) {
-		frame6(&f, SRC6, SL_IPPROTO_UDP, &l);
+		frame6(&f, SRC6, WR_IPPROTO_UDP, &l);
 		set_plen(&f, 14, lies[i]);
 		snprintf(name, sizeof(name), "payload length %u of 18", lies[i]);
 		frame_is(name, &f, malformed());
 	}
-	frame6(&f, SRC6, SL_IPPROTO_UDP, &l);
+	frame6(&f, SRC6, WR_IPPROTO_UDP, &l);
 	zeros(&f, 30);
 	frame_is("18-byte payload in a padded frame", &f,
 		 parsed(BIT(R_UDP53) | BIT(R_UDPANY), 58));
 	/* a jumbogram: payload length 0 and a jumbo option, cannot come over Ethernet */
 	pl.n = 0;
-	put8(&pl, SL_IPPROTO_UDP);
+	put8(&pl, WR_IPPROTO_UDP);
 	put8(&pl, 0);
 	put8(&pl, 0xc2);	/* jumbo payload option */
 	put8(&pl, 4);
 	put32(&pl, 8 + 18);
 	putn(&pl, l.b, l.n);
-	frame6(&f, SRC6, SL_IPPROTO_HOPOPTS, &pl);
+	frame6(&f, SRC6, WR_IPPROTO_HOPOPTS, &pl);
 	set_plen(&f, 14, 0);
 	frame_is("jumbogram (payload length 0, jumbo option)", &f, malformed());
 	/* shorter than the extension header in front of UDP */
 	pl.n = 0;
-	ext(&pl, SL_IPPROTO_DSTOPTS, SL_IPPROTO_UDP, 1);
+	ext(&pl, WR_IPPROTO_DSTOPTS, WR_IPPROTO_UDP, 1);
 	putn(&pl, l.b, l.n);
-	frame6(&f, SRC6, SL_IPPROTO_DSTOPTS, &pl);
+	frame6(&f, SRC6, WR_IPPROTO_DSTOPTS, &pl);
 	set_plen(&f, 14, 12);
 	frame_is("payload length inside the destination options", &f, malformed());
 	set_plen(&f, 14, 16 + 4);
@@ -658,13 +658,13 @@ static void chain6(struct frame *f, const __u8 *types, int n, int udp)
 	pl.n = 0;
 	for (i = 0; i < n; i++)
 		ext(&pl, types[i],
-		    i + 1 < n ? types[i + 1] : udp ? SL_IPPROTO_UDP : SL_IPPROTO_NONE,
-		    types[i] == SL_IPPROTO_AH ? 4 : 0);
+		    i + 1 < n ? types[i + 1] : udp ? WR_IPPROTO_UDP : WR_IPPROTO_NONE,
+		    types[i] == WR_IPPROTO_AH ? 4 : 0);
 	if (udp) {
 		l4_udp(&l, 53, 10);
 		putn(&pl, l.b, l.n);
 	}
-	frame6(f, SRC6, n ? types[0] : SL_IPPROTO_UDP, &pl);
+	frame6(f, SRC6, n ? types[0] : WR_IPPROTO_UDP, &pl);
 }
 
 HOSTILE_CASE(hostile_ipv6_extension_headers)
@@ -674,52 +674,52 @@ HOSTILE_CASE(hostile_ipv6_extension_headers)
 	char name[64];
 	int n, i;
 
-	/* up to the walk bound (SL_MAX_EXTHDR) of destination options: parsed */
-	for (n = 1; n <= SL_MAX_EXTHDR; n++) {
-		memset(types, SL_IPPROTO_DSTOPTS, sizeof(types));
+	/* up to the walk bound (WR_MAX_EXTHDR) of destination options: parsed */
+	for (n = 1; n <= WR_MAX_EXTHDR; n++) {
+		memset(types, WR_IPPROTO_DSTOPTS, sizeof(types));
 		chain6(&f, types, n, 1);
 		snprintf(name, sizeof(name), "%d destination options, then UDP", n);
 		frame_is(name, &f, parsed(BIT(R_UDP53) | BIT(R_UDPANY), f.n - 14));
 	}
 	/* one more than the walk bound, and far more: malformed */
-	for (n = SL_MAX_EXTHDR + 1; n <= 24; n += n < 12 ? 1 : 6) {
+	for (n = WR_MAX_EXTHDR + 1; n <= 24; n += n < 12 ? 1 : 6) {
 		chain6(&f, types, n, 1);
 		snprintf(name, sizeof(name), "%d destination options, then UDP", n);
 		frame_is(name, &f, malformed());
 	}
 	/* the bound with every kind of header in it */
 	{
-		static const __u8 mix[SL_MAX_EXTHDR] = {
-			SL_IPPROTO_HOPOPTS, SL_IPPROTO_DSTOPTS, SL_IPPROTO_ROUTING, SL_IPPROTO_AH,
-			SL_IPPROTO_FRAGMENT, SL_IPPROTO_MH, SL_IPPROTO_DSTOPTS, SL_IPPROTO_AH,
+		static const __u8 mix[WR_MAX_EXTHDR] = {
+			WR_IPPROTO_HOPOPTS, WR_IPPROTO_DSTOPTS, WR_IPPROTO_ROUTING, WR_IPPROTO_AH,
+			WR_IPPROTO_FRAGMENT, WR_IPPROTO_MH, WR_IPPROTO_DSTOPTS, WR_IPPROTO_AH,
 		};
 
-		chain6(&f, mix, SL_MAX_EXTHDR, 1);
+		chain6(&f, mix, WR_MAX_EXTHDR, 1);
 		frame_is("8 mixed extension headers, then UDP", &f,
 			 parsed(BIT(R_UDP53) | BIT(R_UDPANY), f.n - 14));
 	}
 	/* a chain that loops: each header names its own type, to the end of the packet */
 	pl.n = 0;
 	for (i = 0; i < 40; i++)
-		ext(&pl, SL_IPPROTO_ROUTING, SL_IPPROTO_ROUTING, 0);
-	frame6(&f, SRC6, SL_IPPROTO_ROUTING, &pl);
+		ext(&pl, WR_IPPROTO_ROUTING, WR_IPPROTO_ROUTING, 0);
+	frame6(&f, SRC6, WR_IPPROTO_ROUTING, &pl);
 	frame_is("routing headers naming themselves to the end", &f, malformed());
 	pl.n = 0;
 	for (i = 0; i < 3; i++)
-		ext(&pl, SL_IPPROTO_HOPOPTS, SL_IPPROTO_HOPOPTS, 0);
-	frame6(&f, SRC6, SL_IPPROTO_HOPOPTS, &pl);
+		ext(&pl, WR_IPPROTO_HOPOPTS, WR_IPPROTO_HOPOPTS, 0);
+	frame6(&f, SRC6, WR_IPPROTO_HOPOPTS, &pl);
 	frame_is("hop-by-hop naming itself until the payload ends", &f, malformed());
 	/* a header claiming more than the packet holds */
 	pl.n = 0;
-	ext(&pl, SL_IPPROTO_DSTOPTS, SL_IPPROTO_UDP, 0);
+	ext(&pl, WR_IPPROTO_DSTOPTS, WR_IPPROTO_UDP, 0);
 	pl.b[1] = 255;	/* 2048 bytes */
 	l4_udp(&l, 53, 10);
 	putn(&pl, l.b, l.n);
-	frame6(&f, SRC6, SL_IPPROTO_DSTOPTS, &pl);
+	frame6(&f, SRC6, WR_IPPROTO_DSTOPTS, &pl);
 	frame_is("destination options of 2048 bytes in 26", &f, malformed());
 	/* the chain ends exactly where the packet does, naming UDP */
 	chain6(&f, types, 2, 0);
-	f.b[14 + 40 + 8] = SL_IPPROTO_UDP;
+	f.b[14 + 40 + 8] = WR_IPPROTO_UDP;
 	frame_is("chain naming UDP at the end of the packet", &f, malformed());
 	/* no next header: parsed, nothing for port rules */
 	chain6(&f, types, 2, 0);
@@ -737,79 +737,79 @@ HOSTILE_CASE(hostile_fragments)
 	/* IPv4 first fragment (MF, offset 0): the UDP header and its ports are there */
 	l4_udp(&l, 53, 1000);
 	l.n = 8 + 100;
-	eth_ip4(&f, SRC, SL_IPPROTO_UDP, 5, 0x2000, 0, &l);
+	eth_ip4(&f, SRC, WR_IPPROTO_UDP, 5, 0x2000, 0, &l);
 	frame_is("ipv4 first fragment of a UDP datagram", &f,
 		 parsed(BIT(R_UDP53) | BIT(R_UDPANY), 128));
 	/* tiny first fragments (RFC 1858): too short for the TCP header */
 	l4_tcp(&l, 80, SLUICE_TCP_SYN, 5);
 	l.n = 16;
-	eth_ip4(&f, SRC, SL_IPPROTO_TCP, 5, 0x2000, 0, &l);
+	eth_ip4(&f, SRC, WR_IPPROTO_TCP, 5, 0x2000, 0, &l);
 	frame_is("ipv4 first fragment with 16 bytes of TCP", &f, malformed());
 	l.n = 8;
-	eth_ip4(&f, SRC, SL_IPPROTO_TCP, 5, 0x2000, 0, &l);
+	eth_ip4(&f, SRC, WR_IPPROTO_TCP, 5, 0x2000, 0, &l);
 	frame_is("ipv4 first fragment with 8 bytes of TCP", &f, malformed());
 	/* non-first fragments carry no ports: only port-less rules match */
 	l4_tcp(&l, 80, SLUICE_TCP_SYN, 5);
-	eth_ip4(&f, SRC, SL_IPPROTO_TCP, 5, 1, 0, &l);
+	eth_ip4(&f, SRC, WR_IPPROTO_TCP, 5, 1, 0, &l);
 	frame_is("ipv4 fragment at offset 8 (overlapping the TCP header)", &f,
 		 parsed(BIT(R_TCPANY), 40));
 	l4_udp(&l, 53, 10);
-	eth_ip4(&f, SRC, SL_IPPROTO_UDP, 5, 0x2000 | 0x1fff, 0, &l);
+	eth_ip4(&f, SRC, WR_IPPROTO_UDP, 5, 0x2000 | 0x1fff, 0, &l);
 	frame_is("ipv4 fragment at the last offset, MF", &f, parsed(BIT(R_UDPANY), 38));
-	eth_ip4(&f, SRC, SL_IPPROTO_UDP, 5, 185, 0, &l);
+	eth_ip4(&f, SRC, WR_IPPROTO_UDP, 5, 185, 0, &l);
 	frame_is("ipv4 last fragment whose payload looks like UDP to 53", &f,
 		 parsed(BIT(R_UDPANY), 38));
 	l.n = 0;
-	eth_ip4(&f, SRC, SL_IPPROTO_UDP, 5, 185, 0, &l);
+	eth_ip4(&f, SRC, WR_IPPROTO_UDP, 5, 185, 0, &l);
 	frame_is("ipv4 non-first fragment with no payload", &f, parsed(BIT(R_UDPANY), 20));
 	l4_icmp(&l, 8, 8);
-	eth_ip4(&f, SRC, SL_IPPROTO_ICMP, 5, 3, 0, &l);
+	eth_ip4(&f, SRC, WR_IPPROTO_ICMP, 5, 3, 0, &l);
 	frame_is("ipv4 non-first fragment of an echo", &f, parsed(0, 36));
 	/* DF with MF, and the reserved bit: flags, not offsets */
 	l4_udp(&l, 53, 10);
-	eth_ip4(&f, SRC, SL_IPPROTO_UDP, 5, 0x4000 | 0x2000, 0, &l);
+	eth_ip4(&f, SRC, WR_IPPROTO_UDP, 5, 0x4000 | 0x2000, 0, &l);
 	frame_is("ipv4 DF and MF, offset 0", &f, parsed(BIT(R_UDP53) | BIT(R_UDPANY), 38));
-	eth_ip4(&f, SRC, SL_IPPROTO_UDP, 5, 0x8000, 0, &l);
+	eth_ip4(&f, SRC, WR_IPPROTO_UDP, 5, 0x8000, 0, &l);
 	frame_is("ipv4 reserved flag", &f, parsed(BIT(R_UDP53) | BIT(R_UDPANY), 38));
 
 	/* IPv6 first fragment (offset 0, M): ports visible */
 	pl.n = 0;
-	put8(&pl, SL_IPPROTO_UDP);
+	put8(&pl, WR_IPPROTO_UDP);
 	put8(&pl, 0);
 	put16(&pl, 1);
 	put32(&pl, 5);
 	l4_udp(&l, 53, 1000);
 	l.n = 8 + 24;
 	putn(&pl, l.b, l.n);
-	frame6(&f, SRC6, SL_IPPROTO_FRAGMENT, &pl);
+	frame6(&f, SRC6, WR_IPPROTO_FRAGMENT, &pl);
 	frame_is("ipv6 first fragment of a UDP datagram", &f,
 		 parsed(BIT(R_UDP53) | BIT(R_UDPANY), 80));
 	/* tiny first fragment */
 	pl.n = 8;
-	pl.b[0] = SL_IPPROTO_TCP;
+	pl.b[0] = WR_IPPROTO_TCP;
 	put32(&pl, 0x9c400050);
-	frame6(&f, SRC6, SL_IPPROTO_FRAGMENT, &pl);
+	frame6(&f, SRC6, WR_IPPROTO_FRAGMENT, &pl);
 	frame_is("ipv6 first fragment with 4 bytes of TCP", &f, malformed());
 	/* non-first: the protocol from the fragment header, no ports, no ICMPv6 type */
 	pl.n = 0;
-	put8(&pl, SL_IPPROTO_UDP);
+	put8(&pl, WR_IPPROTO_UDP);
 	put8(&pl, 0);
 	put16(&pl, 100 << 3);
 	put32(&pl, 5);
 	l4_udp(&l, 53, 10);
 	putn(&pl, l.b, l.n);
-	frame6(&f, SRC6, SL_IPPROTO_FRAGMENT, &pl);
+	frame6(&f, SRC6, WR_IPPROTO_FRAGMENT, &pl);
 	frame_is("ipv6 non-first fragment looking like UDP to 53", &f, parsed(BIT(R_UDPANY), 66));
-	pl.b[0] = SL_IPPROTO_ICMPV6;
+	pl.b[0] = WR_IPPROTO_ICMPV6;
 	l4_icmp(&l, 135, 16);
 	pl.n = 8;
 	putn(&pl, l.b, l.n);
-	frame6(&f, SRC6, SL_IPPROTO_FRAGMENT, &pl);
+	frame6(&f, SRC6, WR_IPPROTO_FRAGMENT, &pl);
 	f.b[14 + 7] = 255;
 	frame_is("ipv6 non-first fragment looking like a neighbour solicitation", &f,
 		 parsed(0, 72));
 	/* an atomic fragment (offset 0, no M) is a whole datagram */
-	chain6(&f, (const __u8[]){ SL_IPPROTO_FRAGMENT }, 1, 1);
+	chain6(&f, (const __u8[]){ WR_IPPROTO_FRAGMENT }, 1, 1);
 	frame_is("ipv6 atomic fragment", &f, parsed(BIT(R_UDP53) | BIT(R_UDPANY), 66));
 	/* the fragment header itself cut short by the payload length */
 	set_plen(&f, 14, 4);
@@ -818,31 +818,31 @@ HOSTILE_CASE(hostile_fragments)
 
 HOSTILE_CASE(hostile_vlan)
 {
-	static const __u16 q2[] = { SL_ETH_P_8021Q, SL_ETH_P_8021Q };
-	static const __u16 ad_inner[] = { SL_ETH_P_8021Q, SL_ETH_P_8021AD };
-	static const __u16 four[] = { SL_ETH_P_8021Q, SL_ETH_P_8021Q, SL_ETH_P_8021Q,
-				      SL_ETH_P_8021Q };
+	static const __u16 q2[] = { WR_ETH_P_8021Q, WR_ETH_P_8021Q };
+	static const __u16 ad_inner[] = { WR_ETH_P_8021Q, WR_ETH_P_8021AD };
+	static const __u16 four[] = { WR_ETH_P_8021Q, WR_ETH_P_8021Q, WR_ETH_P_8021Q,
+				      WR_ETH_P_8021Q };
 	struct frame f, l;
 
 	l4_udp(&l, 53, 10);
-	eth(&f, SL_ETH_P_IP, 1, TAG_Q);
-	ip4(&f, SRC, SL_IPPROTO_UDP, 5, 0, 0, &l);
+	eth(&f, WR_ETH_P_IP, 1, TAG_Q);
+	ip4(&f, SRC, WR_IPPROTO_UDP, 5, 0, 0, &l);
 	frame_is("one 802.1Q tag", &f, parsed(BIT(R_UDP53) | BIT(R_UDPANY), 38));
-	eth(&f, SL_ETH_P_IP, 2, TAG_QINQ);
-	ip4(&f, SRC, SL_IPPROTO_UDP, 5, 0, 0, &l);
+	eth(&f, WR_ETH_P_IP, 2, TAG_QINQ);
+	ip4(&f, SRC, WR_IPPROTO_UDP, 5, 0, 0, &l);
 	frame_is("802.1ad + 802.1Q", &f, parsed(BIT(R_UDP53) | BIT(R_UDPANY), 38));
-	eth(&f, SL_ETH_P_IPV6, 2, q2);
-	ip6(&f, SRC6, SL_IPPROTO_UDP, 64, -1, &l);
+	eth(&f, WR_ETH_P_IPV6, 2, q2);
+	ip6(&f, SRC6, WR_IPPROTO_UDP, 64, -1, &l);
 	frame_is("two 802.1Q tags, IPv6", &f, parsed(BIT(R_UDP53) | BIT(R_UDPANY), 58));
-	eth(&f, SL_ETH_P_IP, 2, ad_inner);
-	ip4(&f, SRC, SL_IPPROTO_UDP, 5, 0, 0, &l);
+	eth(&f, WR_ETH_P_IP, 2, ad_inner);
+	ip4(&f, SRC, WR_IPPROTO_UDP, 5, 0, 0, &l);
 	frame_is("802.1Q outside 802.1ad", &f, parsed(BIT(R_UDP53) | BIT(R_UDPANY), 38));
 	/* deeper than two: never trusted, not even as non-IP */
-	eth(&f, SL_ETH_P_IP, 3, TAG_3);
-	ip4(&f, SRC, SL_IPPROTO_UDP, 5, 0, 0, &l);
+	eth(&f, WR_ETH_P_IP, 3, TAG_3);
+	ip4(&f, SRC, WR_IPPROTO_UDP, 5, 0, 0, &l);
 	frame_is("three tags", &f, malformed());
-	eth(&f, SL_ETH_P_IP, 4, four);
-	ip4(&f, SRC, SL_IPPROTO_UDP, 5, 0, 0, &l);
+	eth(&f, WR_ETH_P_IP, 4, four);
+	ip4(&f, SRC, WR_IPPROTO_UDP, 5, 0, 0, &l);
 	frame_is("four tags", &f, malformed());
 	eth(&f, 0x0806, 3, TAG_3);
 	zeros(&f, 28);
@@ -855,7 +855,7 @@ HOSTILE_CASE(hostile_vlan)
 	zeros(&f, 28);
 	frame_is("ARP behind two tags", &f, non_ip());
 	/* a tag with nothing behind it */
-	eth(&f, SL_ETH_P_IP, 2, TAG_QINQ);
+	eth(&f, WR_ETH_P_IP, 2, TAG_QINQ);
 	f.n -= 2;
 	frame_is("two tags cut inside the second", &f, malformed());
 }
@@ -869,30 +869,30 @@ HOSTILE_CASE(hostile_tcp)
 	for (doff = 0; doff < 5; doff++) {
 		l4_tcp(&l, 80, SLUICE_TCP_SYN, 5);
 		l.b[12] = doff << 4;
-		frame4(&f, SRC, SL_IPPROTO_TCP, &l);
+		frame4(&f, SRC, WR_IPPROTO_TCP, &l);
 		snprintf(name, sizeof(name), "tcp data offset %d", doff);
 		frame_is(name, &f, malformed());
 	}
 	l4_tcp(&l, 80, SLUICE_TCP_SYN, 5);
 	l.b[12] = 15 << 4;
-	frame4(&f, SRC, SL_IPPROTO_TCP, &l);
+	frame4(&f, SRC, WR_IPPROTO_TCP, &l);
 	frame_is("tcp data offset 15 in a 20-byte segment", &f, malformed());
 	l4_tcp(&l, 80, SLUICE_TCP_SYN, 15);
-	frame4(&f, SRC, SL_IPPROTO_TCP, &l);
+	frame4(&f, SRC, WR_IPPROTO_TCP, &l);
 	frame_is("tcp data offset 15 with 40 bytes of options", &f,
 		 parsed(BIT(R_SYN80) | BIT(R_TCPANY), 80));
 	l4_tcp(&l, 80, SLUICE_TCP_SYN | SLUICE_TCP_ACK, 5);
-	frame4(&f, SRC, SL_IPPROTO_TCP, &l);
+	frame4(&f, SRC, WR_IPPROTO_TCP, &l);
 	frame_is("tcp SYN+ACK is not a connection attempt", &f, parsed(BIT(R_TCPANY), 40));
 	l4_tcp(&l, 80, SLUICE_TCP_SYN | SLUICE_TCP_FIN, 5);
-	frame4(&f, SRC, SL_IPPROTO_TCP, &l);
+	frame4(&f, SRC, WR_IPPROTO_TCP, &l);
 	frame_is("tcp SYN+FIN counts as SYN without ACK", &f,
 		 parsed(BIT(R_SYN80) | BIT(R_TCPANY), 40));
 	l4_tcp(&l, 80, 0xff, 5);
-	frame4(&f, SRC, SL_IPPROTO_TCP, &l);
+	frame4(&f, SRC, WR_IPPROTO_TCP, &l);
 	frame_is("tcp every flag", &f, parsed(BIT(R_TCPANY), 40));
 	l4_tcp(&l, 0, 0, 5);
-	frame6(&f, SRC6, SL_IPPROTO_TCP, &l);
+	frame6(&f, SRC6, WR_IPPROTO_TCP, &l);
 	frame_is("tcp to port 0, no flags", &f, parsed(BIT(R_TCPANY), 60));
 }
 
@@ -905,24 +905,24 @@ HOSTILE_CASE(hostile_udp)
 	for (ulen = 0; ulen < 8; ulen++) {
 		l4_udp(&l, 53, 10);
 		l.b[5] = ulen;
-		frame4(&f, SRC, SL_IPPROTO_UDP, &l);
+		frame4(&f, SRC, WR_IPPROTO_UDP, &l);
 		snprintf(name, sizeof(name), "udp length %d", ulen);
 		frame_is(name, &f, malformed());
 	}
 	l4_udp(&l, 53, 0);
-	frame4(&f, SRC, SL_IPPROTO_UDP, &l);
+	frame4(&f, SRC, WR_IPPROTO_UDP, &l);
 	frame_is("udp with no payload", &f, parsed(BIT(R_UDP53) | BIT(R_UDPANY), 28));
 	l4_udp(&l, 53, 10);
 	l.b[5] = 19;
-	frame4(&f, SRC, SL_IPPROTO_UDP, &l);
+	frame4(&f, SRC, WR_IPPROTO_UDP, &l);
 	frame_is("udp length one beyond the payload", &f, malformed());
 	l4_udp(&l, 53, 10);
 	l.b[4] = 0;
 	l.b[5] = 0;
-	frame6(&f, SRC6, SL_IPPROTO_UDP, &l);
+	frame6(&f, SRC6, WR_IPPROTO_UDP, &l);
 	frame_is("udp length 0 over IPv6 (a jumbogram's)", &f, malformed());
 	l4_udp(&l, 0, 10);
-	frame4(&f, SRC, SL_IPPROTO_UDP, &l);
+	frame4(&f, SRC, WR_IPPROTO_UDP, &l);
 	frame_is("udp to port 0", &f, parsed(BIT(R_UDPANY), 38));
 }
 
@@ -934,46 +934,46 @@ HOSTILE_CASE(hostile_icmp_errors)
 	/* the quoted datagram: from the victim, to port 53 */
 	l4_udp(&iu, 53, 0);
 	inner.n = 0;
-	ip4(&inner, IP4(198, 18, 0, 1), SL_IPPROTO_UDP, 5, 0, 0, &iu);
+	ip4(&inner, IP4(198, 18, 0, 1), WR_IPPROTO_UDP, 5, 0, 0, &iu);
 	l4_icmp(&l, 3, 0);
 	putn(&l, inner.b, inner.n);
-	frame4(&f, SRC, SL_IPPROTO_ICMP, &l);
+	frame4(&f, SRC, WR_IPPROTO_ICMP, &l);
 	frame_is("icmp port unreachable quoting UDP to 53", &f,
 		 parsed(BIT(R_UNREACH), 20 + 8 + 28));
 	l.b[0] = 11;
-	frame4(&f, SRC, SL_IPPROTO_ICMP, &l);
+	frame4(&f, SRC, WR_IPPROTO_ICMP, &l);
 	frame_is("icmp time exceeded quoting UDP to 53", &f, parsed(0, 56));
 	/* quoting a TCP SYN to 80 */
 	l4_tcp(&iu, 80, SLUICE_TCP_SYN, 5);
 	iu.n = 8;
 	inner.n = 0;
-	ip4(&inner, IP4(198, 18, 0, 1), SL_IPPROTO_TCP, 5, 0, 48, &iu);
+	ip4(&inner, IP4(198, 18, 0, 1), WR_IPPROTO_TCP, 5, 0, 48, &iu);
 	l4_icmp(&l, 3, 0);
 	putn(&l, inner.b, inner.n);
-	frame4(&f, SRC, SL_IPPROTO_ICMP, &l);
+	frame4(&f, SRC, WR_IPPROTO_ICMP, &l);
 	frame_is("icmp unreachable quoting a TCP SYN to 80", &f, parsed(BIT(R_UNREACH), 56));
 	/* ICMPv6 destination unreachable and packet too big quoting UDP to 53 */
 	l4_udp(&iu, 53, 0);
 	inner.n = 0;
-	ip6(&inner, DST6, SL_IPPROTO_UDP, 64, -1, &iu);
+	ip6(&inner, DST6, WR_IPPROTO_UDP, 64, -1, &iu);
 	l4_icmp(&l, 1, 0);
 	putn(&l, inner.b, inner.n);
-	frame6(&f, SRC6, SL_IPPROTO_ICMPV6, &l);
+	frame6(&f, SRC6, WR_IPPROTO_ICMPV6, &l);
 	frame_is("icmpv6 unreachable quoting UDP to 53", &f, parsed(0, 40 + 8 + 48));
 	l.b[0] = 2;
-	frame6(&f, SRC6, SL_IPPROTO_ICMPV6, &l);
+	frame6(&f, SRC6, WR_IPPROTO_ICMPV6, &l);
 	frame_is("icmpv6 packet too big quoting UDP to 53", &f, parsed(0, 96));
 	/* ICMP too short for its own header */
 	l4_icmp(&l, 8, 0);
 	l.n = 7;
-	frame4(&f, SRC, SL_IPPROTO_ICMP, &l);
+	frame4(&f, SRC, WR_IPPROTO_ICMP, &l);
 	frame_is("icmp of 7 bytes", &f, malformed());
 	l.n = 4;
-	frame6(&f, SRC6, SL_IPPROTO_ICMPV6, &l);
+	frame6(&f, SRC6, WR_IPPROTO_ICMPV6, &l);
 	frame_is("icmpv6 of 4 bytes", &f, malformed());
 	/* an echo with a large payload */
 	l4_icmp(&l, 8, 1400);
-	frame4(&f, SRC, SL_IPPROTO_ICMP, &l);
+	frame4(&f, SRC, WR_IPPROTO_ICMP, &l);
 	frame_is("icmp echo of 1408 bytes", &f, parsed(BIT(R_ECHO4), 1428));
 }
 
@@ -1006,9 +1006,9 @@ static void udp_frame(struct frame *f, int n, int v6)
 
 	l4_udp(&l, 53, n - 14 - (v6 ? 40 : 20) - 8);
 	if (v6)
-		frame6(f, SRC6, SL_IPPROTO_UDP, &l);
+		frame6(f, SRC6, WR_IPPROTO_UDP, &l);
 	else
-		frame4(f, SRC, SL_IPPROTO_UDP, &l);
+		frame4(f, SRC, WR_IPPROTO_UDP, &l);
 }
 
 /*
@@ -1098,9 +1098,9 @@ HOSTILE_CASE(hostile_non_ip)
 	}
 	eth(&f, 0x0806, 0, NULL);
 	frame_is("ARP with nothing behind the Ethernet header", &f, non_ip());
-	eth(&f, SL_ETH_P_IP, 0, NULL);
+	eth(&f, WR_ETH_P_IP, 0, NULL);
 	frame_is("IPv4 ethertype, nothing behind it", &f, malformed());
-	eth(&f, SL_ETH_P_IPV6, 0, NULL);
+	eth(&f, WR_ETH_P_IPV6, 0, NULL);
 	frame_is("IPv6 ethertype, nothing behind it", &f, malformed());
 }
 
@@ -1137,7 +1137,7 @@ static int send_from(__u32 src)
 	int err, v;
 
 	l4_udp(&l, 53, 10);
-	frame4(&f, src, SL_IPPROTO_UDP, &l);
+	frame4(&f, src, WR_IPPROTO_UDP, &l);
 	v = run_frame(&f, 0, &err);
 	if (v < 0)
 		CHECK_FAIL("test_run: %s", strerror(-err));
@@ -1160,7 +1160,7 @@ static int load_sets(__u32 sets)
 	int err = load_with(sets, -1);
 
 	if (err)
-		CHECK_FAIL("loading with %u sets in sl_state: %s", sets, strerror(-err));
+		CHECK_FAIL("loading with %u sets in wr_state: %s", sets, strerror(-err));
 	return err;
 }
 
@@ -1174,7 +1174,7 @@ static void set_fail_closed(int closed)
 
 /*
  * Sources of 198.18.0.0/16, from base on, whose key for limit 0 of rule r
- * lies in set `set` (under sl_config's seed and set count): n of them into
+ * lies in set `set` (under wr_config's seed and set count): n of them into
  * out. How many were found.
  */
 static int sources_in_set(const struct sluice_rule *r, __u32 set, __u32 base, __u32 *out, int n)
@@ -1202,18 +1202,18 @@ static int has_bucket(const struct sluice_rule *r, __u32 src, struct sluice_stat
 	return !state_find(&k, st ? st : &tmp);
 }
 
-/* All of sl_state into buf (sets sets of it). */
+/* All of wr_state into buf (sets sets of it). */
 static void state_dump(struct sluice_set *buf, __u32 sets)
 {
 	__u32 i;
 
 	for (i = 0; i < sets; i++)
 		if (state_set_get(i, &buf[i]))
-			CHECK_FAIL("reading sl_state[%u]: %s", i, strerror(errno));
+			CHECK_FAIL("reading wr_state[%u]: %s", i, strerror(errno));
 }
 
 /*
- * A per-source key whose set is not in sl_state: sl_config claims twice
+ * A per-source key whose set is not in wr_state: wr_config claims twice
  * the sets the map has, so about half the sources hash beyond it (then
  * none: a set count of 0, never initialised). Each of their packets is an
  * internal fault, passed under fail open (the default) and dropped under
@@ -1266,7 +1266,7 @@ static void fault_set_beyond_map(int closed)
 	CHECK_EQ(g(SLUICE_G_PASSED) - pas, closed ? 0 : 30);
 	CHECK_EQ(g(SLUICE_G_DROPPED) - dro, closed ? 30 : 0);
 	state_dump(after, FAULT_SETS);
-	CHECK(!memcmp(before, after, sizeof(before)), "a faulted packet wrote to sl_state");
+	CHECK(!memcmp(before, after, sizeof(before)), "a faulted packet wrote to wr_state");
 
 	/* the sources that have buckets are still limited exactly */
 	CHECK_EQ(send_from(good[0]), 0);
@@ -1287,7 +1287,7 @@ static void fault_set_beyond_map(int closed)
 	CHECK_EQ(g(SLUICE_G_FAULT), 32);
 	CHECK_EQ(g(SLUICE_G_FAIL_OPEN), closed ? 0 : 32);
 	state_dump(after, FAULT_SETS);
-	CHECK(!memcmp(before, after, sizeof(before)), "a faulted packet wrote to sl_state");
+	CHECK(!memcmp(before, after, sizeof(before)), "a faulted packet wrote to wr_state");
 	check_balance();
 	teardown();
 }
@@ -1303,7 +1303,7 @@ TEST_CASE(fault_set_beyond_map_fail_closed)
 }
 
 /*
- * Eviction. sl_state of EVICT_SETS sets (EVICT_SETS x SLUICE_WAYS ways)
+ * Eviction. wr_state of EVICT_SETS sets (EVICT_SETS x SLUICE_WAYS ways)
  * and one rule, 1 pps per source with a burst of EVICT_BURST: a source
  * that sent its whole burst is deep in its limit (its TAT EVICT_BURST s
  * ahead), one that sent a packet a second ago is a full bucket again.
@@ -1334,7 +1334,7 @@ TEST_CASE(evict_far_more_sources_than_ways)
 	}
 	CHECK_EQ(passed, 20000);
 	CHECK_EQ(g(SLUICE_G_FAULT), 0);
-	CHECK(most <= EVICT_SETS * SLUICE_WAYS, "sl_state held %d keys, it has %d ways", most,
+	CHECK(most <= EVICT_SETS * SLUICE_WAYS, "wr_state held %d keys, it has %d ways", most,
 	      EVICT_SETS * SLUICE_WAYS);
 	/* and every way is in use: a full table evicts, it does not stay half empty */
 	CHECK_EQ(state_count(NULL), EVICT_SETS * SLUICE_WAYS);
@@ -1496,9 +1496,9 @@ TEST_CASE(evict_window_by_its_end)
 	if (state_set_get(0, &s) || (wi = way_of(&s, &k)) < 0) {
 		CHECK_FAIL("no way for the window key");
 	} else {
-		CHECK_EQ(s.way[wi].st.tat, sl_win_pack(T0 / SEC, 1));
-		CHECK_EQ(s.way[wi].idle_at, sl_win_idle_at(SLUICE_ALGO_FIXED,
-							   sl_win_pack(T0 / SEC, 1), SEC));
+		CHECK_EQ(s.way[wi].st.tat, wr_win_pack(T0 / SEC, 1));
+		CHECK_EQ(s.way[wi].idle_at, wr_win_idle_at(SLUICE_ALGO_FIXED,
+							   wr_win_pack(T0 / SEC, 1), SEC));
 	}
 	/* 1.5 s on, its window is over; three buckets take their whole burst */
 	set_now(T0 + 3 * SEC / 2);
@@ -1530,9 +1530,9 @@ int main(void)
 	err = harness_start("bpf_hostile");
 	if (err)
 		return err > 0;
-	tc_min4 = frame_limit(1, 1, SL_ETH_P_IP);
-	tc_min6 = frame_limit(1, 1, SL_ETH_P_IPV6);
-	tc_minq = frame_limit(1, 1, SL_ETH_P_8021Q);
+	tc_min4 = frame_limit(1, 1, WR_ETH_P_IP);
+	tc_min6 = frame_limit(1, 1, WR_ETH_P_IPV6);
+	tc_minq = frame_limit(1, 1, WR_ETH_P_8021Q);
 	tc_max = frame_limit(1, 0, 0x88b5);	/* a local experimental ethertype */
 	teardown();
 	printf("# the TC entry's test_run takes IPv4 frames from %d bytes, IPv6 from %d, tagged "

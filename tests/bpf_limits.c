@@ -53,12 +53,12 @@ static struct sluice_limit *conns_src(struct sluice_rule *r, __u64 cap, int plen
 static void match_tcp_dport(struct sluice_rule *r, __u16 port)
 {
 	r->match |= SLUICE_M_PROTO | SLUICE_M_DPORT;
-	r->proto = SL_IPPROTO_TCP;
+	r->proto = WR_IPPROTO_TCP;
 	r->dport_lo = port;
 	r->dport_hi = port;
 }
 
-/* sl_state of limit li of rule r for src; all zero (and *found 0) when there is none. */
+/* wr_state of limit li of rule r for src; all zero (and *found 0) when there is none. */
 static struct sluice_state state4(const struct sluice_rule *r, __u32 li, __u32 src, int *found)
 {
 	struct sluice_key k = key4(r, li, src);
@@ -76,23 +76,23 @@ static void conns_put(const struct sluice_key *k, __u64 count)
 {
 	struct sluice_conns c = { .count = count };
 
-	if (bpf_map__update_elem(skel->maps.sl_conns, k, sizeof(*k), &c, sizeof(c), 0))
-		CHECK_FAIL("writing sl_conns: %s", strerror(errno));
+	if (bpf_map__update_elem(skel->maps.wr_conns, k, sizeof(*k), &c, sizeof(c), 0))
+		CHECK_FAIL("writing wr_conns: %s", strerror(errno));
 }
 
-/* sl_conns[k], or -1 if there is no entry. */
+/* wr_conns[k], or -1 if there is no entry. */
 static long long conns_get(const struct sluice_key *k)
 {
 	struct sluice_conns c;
 
-	if (bpf_map__lookup_elem(skel->maps.sl_conns, k, sizeof(*k), &c, sizeof(c), 0))
+	if (bpf_map__lookup_elem(skel->maps.wr_conns, k, sizeof(*k), &c, sizeof(c), 0))
 		return -1;
 	return c.count;
 }
 
 static int conns_entries(void)
 {
-	return key_count(skel->maps.sl_conns, NULL);
+	return key_count(skel->maps.wr_conns, NULL);
 }
 
 /* Faults the current case caused on purpose (or counted as it went); none by default. */
@@ -120,7 +120,7 @@ static void udp4_len(struct frame *f, __u32 src, size_t l3len)
 	struct frame l;
 
 	l4_udp(&l, 53, l3len - 28);
-	frame4(f, src, SL_IPPROTO_UDP, &l);
+	frame4(f, src, WR_IPPROTO_UDP, &l);
 }
 
 static void udp4(struct frame *f, __u32 src)
@@ -141,15 +141,15 @@ struct model {
 static int model_admit(struct model *m, __u64 now, __u64 cost)
 {
 	const struct sluice_limit *l = m->l;
-	__u64 next = 0, next_aux = m->aux, P = sl_limit_period_ns(l);
+	__u64 next = 0, next_aux = m->aux, P = wr_limit_period_ns(l);
 	int ok;
 
 	if (l->algo == SLUICE_ALGO_FIXED)
-		ok = sl_fixed_admit(m->word, now, P, cost, l->rate, &next);
+		ok = wr_fixed_admit(m->word, now, P, cost, l->rate, &next);
 	else if (l->algo == SLUICE_ALGO_SLIDING)
-		ok = sl_sliding_admit(m->word, m->aux, now, P, cost, l->rate, &next, &next_aux);
+		ok = wr_sliding_admit(m->word, m->aux, now, P, cost, l->rate, &next, &next_aux);
 	else
-		ok = sl_gcra_admit(m->word, now, sl_gcra_inc(l->interval_fp, cost), l->tolerance,
+		ok = wr_gcra_admit(m->word, now, wr_gcra_inc(l->interval_fp, cost), l->tolerance,
 				   &next);
 	if (ok) {
 		m->word = next;
@@ -167,7 +167,7 @@ static uint64_t rng_state;
 
 static __u64 rnd(void)
 {
-	return sl_xorshift64s(&rng_state);
+	return wr_xorshift64s(&rng_state);
 }
 
 static __u64 rnd_below(__u64 n)
@@ -226,7 +226,7 @@ static int make_trace(int kind, __u64 L, __u64 P, __u64 k, struct arrival *a)
 /*
  * Send the trace from src (each frame at its time) and require, packet by
  * packet, the verdict of limit li of rule r's pure function; then the same
- * bucket word (and previous-window count) in sl_state or sl_agg. Returns
+ * bucket word (and previous-window count) in wr_state or wr_agg. Returns
  * how many passed.
  */
 static int trace_as_pure(const struct sluice_rule *r, __u32 li, const struct arrival *a, int n,
@@ -265,7 +265,7 @@ static int trace_as_pure(const struct sluice_rule *r, __u32 li, const struct arr
 		__u64 want = 0;
 
 		if (l->algo == SLUICE_ALGO_FIXED || l->algo == SLUICE_ALGO_SLIDING)
-			want = sl_win_idle_at(l->algo, st.tat, sl_limit_period_ns(l));
+			want = wr_win_idle_at(l->algo, st.tat, wr_limit_period_ns(l));
 		if (!state_way(&k, &w))
 			CHECK(w.idle_at == want, "%s: idle_at %llu, want %llu (the word's window)",
 			      what, (unsigned long long)w.idle_at, (unsigned long long)want);
@@ -315,7 +315,7 @@ static void windows_as_pure(int algo)
 		r[i] = add_rule(SLUICE_ACT_DROP);
 		/* each rule its own port, so a trace meets only its own limit */
 		r[i]->match = SLUICE_M_PROTO | SLUICE_M_DPORT;
-		r[i]->proto = SL_IPPROTO_UDP;
+		r[i]->proto = WR_IPPROTO_UDP;
 		r[i]->dport_lo = r[i]->dport_hi = 53;
 		new_limit(r[i], algo, c[i].L, c[i].period_ms, 0, c[i].cost, c[i].key, all ? 0 : 32,
 			  all ? 0 : 128);
@@ -379,17 +379,17 @@ BL_CASE(bl_window_state_words)
 	set_now(T0 + SEC / 2);
 	CHECK_EQ(xmit_n(&f, 7), 7);
 	st = state4(r, 0, SRC_A, NULL);
-	CHECK_EQ(st.tat, sl_win_pack(1000, 7));
+	CHECK_EQ(st.tat, wr_win_pack(1000, 7));
 	CHECK_EQ(st.aux, 0);
 	st = state4(r, 1, SRC_A, NULL);
-	CHECK_EQ(st.tat, sl_win_pack(1000, 7));
+	CHECK_EQ(st.tat, wr_win_pack(1000, 7));
 	/* 3/4 of the 7 still count: ceil(5.25) = 6, so 4 more pass */
 	set_now(T0 + SEC + SEC / 4);
 	CHECK_EQ(xmit_n(&f, 10), 4);
 	st = state4(r, 0, SRC_A, NULL);
-	CHECK_EQ(st.tat, sl_win_pack(1001, 4));
+	CHECK_EQ(st.tat, wr_win_pack(1001, 4));
 	st = state4(r, 1, SRC_A, NULL);
-	CHECK_EQ(st.tat, sl_win_pack(1001, 4));
+	CHECK_EQ(st.tat, wr_win_pack(1001, 4));
 	CHECK_EQ(st.aux, 7);
 	CHECK_EQ(st.drops, 6);
 	/* the fixed window admitted those 6, so they were never its to refuse */
@@ -397,7 +397,7 @@ BL_CASE(bl_window_state_words)
 }
 
 /*
- * A fleet window turns on the fleet's clock: with sl_config.fleet_win_off
+ * A fleet window turns on the fleet's clock: with wr_config.fleet_win_off
  * 0.3 s past whole seconds, a fleet fixed window of 10/s turns at local
  * T0 + 0.7 s, not T0 + 1 s, while a host window beside it turns at T0 + 1 s.
  * Its charges are counted for the fleet sync in units of cost (20 over
@@ -424,7 +424,7 @@ BL_CASE(bl_fleet_window_turns_on_the_fleet_clock)
 	set_now(T0 + 65 * SEC / 100);
 	CHECK_EQ(xmit_n(&f, 12), 10);
 	st = state4(r, 0, SRC_A, NULL);
-	CHECK_EQ(st.tat, sl_win_pack(1000, 10));
+	CHECK_EQ(st.tat, wr_win_pack(1000, 10));
 	/* T0 + 0.75 s is T0 + 1.05 s there: window 1001, 10 more */
 	set_now(T0 + 75 * SEC / 100);
 	CHECK_EQ(xmit_n(&f, 12), 10);
@@ -432,12 +432,12 @@ BL_CASE(bl_fleet_window_turns_on_the_fleet_clock)
 	if (state_way(&k, &w)) {
 		CHECK_FAIL("no bucket for the fleet window's key");
 	} else {
-		CHECK_EQ(w.st.tat, sl_win_pack(1001, 10));
+		CHECK_EQ(w.st.tat, wr_win_pack(1001, 10));
 		/* refused 2 and 2, what waits on this CPU included */
 		CHECK_EQ(w.st.drops + src_waiting(&k), 4);
-		CHECK_EQ(w.idle_at, sl_win_idle_at(SLUICE_ALGO_FIXED, w.st.tat, SEC));
+		CHECK_EQ(w.idle_at, wr_win_idle_at(SLUICE_ALGO_FIXED, w.st.tat, SEC));
 	}
-	if (bpf_map__lookup_elem(skel->maps.sl_fleet_use, &k, sizeof(k), &u, sizeof(u), 0))
+	if (bpf_map__lookup_elem(skel->maps.wr_fleet_use, &k, sizeof(k), &u, sizeof(u), 0))
 		CHECK_FAIL("the fleet window's key is not tracked: %s", strerror(errno));
 	else
 		CHECK_EQ(u.charged, 20);
@@ -487,9 +487,9 @@ BL_CASE(bl_several_windows_burst_consumes_nothing)
 	s = state4(r, 0, SRC_A, NULL);
 	m = state4(r, 1, SRC_A, NULL);
 	h = state4(r, 2, SRC_A, NULL);
-	CHECK_EQ(s.tat, sl_win_pack(H0 / SEC + 4, 10));
-	CHECK_EQ(m.tat, sl_win_pack(H0 / (60 * SEC), 50));
-	CHECK_EQ(h.tat, sl_win_pack(H0 / (3600 * SEC), 50));
+	CHECK_EQ(s.tat, wr_win_pack(H0 / SEC + 4, 10));
+	CHECK_EQ(m.tat, wr_win_pack(H0 / (60 * SEC), 50));
+	CHECK_EQ(h.tat, wr_win_pack(H0 / (3600 * SEC), 50));
 	/* every refusal was the per-second window's */
 	CHECK_EQ(s.drops, 4950);
 	CHECK_EQ(m.drops, 0);
@@ -504,7 +504,7 @@ BL_CASE(bl_several_windows_burst_consumes_nothing)
  * it at 100 (reached after 10 s), and the per-hour one at 500, so minutes
  * 5 and 6 pass nothing. Packets the per-minute window refuses charge the
  * per-second window nothing: one rule's per-source buckets are charged in
- * turn and a refusal gives back what came before it (sl_rule_once), so
+ * turn and a refusal gives back what came before it (wr_rule_once), so
  * the per-second window is in the last second they reached (14) with none
  * of them counted, and those the per-hour window refuses leave both the
  * per-second and the per-minute windows holding none of them (a window
@@ -535,7 +535,7 @@ BL_CASE(bl_several_windows_minute_and_hour_caps)
 		total += passed;
 		if (min == 0) {
 			s = state4(r, 0, SRC_A, NULL);
-			CHECK_EQ(s.tat, sl_win_pack(H0 / SEC + 14, 0));
+			CHECK_EQ(s.tat, wr_win_pack(H0 / SEC + 14, 0));
 			/* seconds 0-9: 40 a second over the per-second window */
 			CHECK_EQ(s.drops, 400);
 			/* seconds 10-14: all 50 a second over the per-minute window */
@@ -547,9 +547,9 @@ BL_CASE(bl_several_windows_minute_and_hour_caps)
 	m = state4(r, 1, SRC_A, NULL);
 	h = state4(r, 2, SRC_A, NULL);
 	/* in the last second and minute the refused packets reached, none of them counted */
-	CHECK_EQ(s.tat, sl_win_pack(H0 / SEC + 6 * 60 + 14, 0));
-	CHECK_EQ(m.tat, sl_win_pack(H0 / (60 * SEC) + 6, 0));
-	CHECK_EQ(h.tat, sl_win_pack(H0 / (3600 * SEC), 500));
+	CHECK_EQ(s.tat, wr_win_pack(H0 / SEC + 6 * 60 + 14, 0));
+	CHECK_EQ(m.tat, wr_win_pack(H0 / (60 * SEC) + 6, 0));
+	CHECK_EQ(h.tat, wr_win_pack(H0 / (3600 * SEC), 500));
 	CHECK_EQ(h.drops, 2 * 750);
 	/* the next hour */
 	for (i = passed = 0; i < 750; i++) {
@@ -557,7 +557,7 @@ BL_CASE(bl_several_windows_minute_and_hour_caps)
 		passed += xmit(&f) == 1;
 	}
 	CHECK_EQ(passed, 100);
-	CHECK_EQ(state4(r, 2, SRC_A, NULL).tat, sl_win_pack(H0 / (3600 * SEC) + 1, 100));
+	CHECK_EQ(state4(r, 2, SRC_A, NULL).tat, wr_win_pack(H0 / (3600 * SEC) + 1, 100));
 }
 
 /*
@@ -600,8 +600,8 @@ BL_CASE(bl_several_windows_mixed_algorithms)
 	h = state4(r, 0, SRC_A, NULL);
 	m = state4(r, 1, SRC_A, NULL);
 	s = state4(r, 2, SRC_A, NULL);
-	CHECK_EQ(h.tat, sl_win_pack(H0 / (3600 * SEC), 59));
-	CHECK_EQ(m.tat, sl_win_pack(H0 / (60 * SEC), 59));
+	CHECK_EQ(h.tat, wr_win_pack(H0 / (3600 * SEC), 59));
+	CHECK_EQ(m.tat, wr_win_pack(H0 / (60 * SEC), 59));
 	CHECK_EQ(m.aux, 0);
 	CHECK_EQ(s.tat, H0 + 59 * 100 * MSEC);
 	CHECK_EQ(h.drops + m.drops, 0);
@@ -694,8 +694,8 @@ BL_CASE(bl_check_then_charge_across_algorithms)
 	udp4(&f, SRC_A);
 	set_now(T0 + SEC / 2);
 	CHECK_EQ(xmit_n(&f, 20), 5);
-	CHECK_EQ(state4(r0, 0, SRC_A, NULL).tat, sl_win_pack((T0 + SEC / 2) / (60 * SEC), 5));
-	CHECK_EQ(agg_get(all).tat, sl_win_pack(T0 / SEC, 5));
+	CHECK_EQ(state4(r0, 0, SRC_A, NULL).tat, wr_win_pack((T0 + SEC / 2) / (60 * SEC), 5));
+	CHECK_EQ(agg_get(all).tat, wr_win_pack(T0 / SEC, 5));
 	CHECK_EQ(agg_get(all).drops, 15);
 	CHECK_EQ(state4(r2, 0, SRC_A, NULL).tat, T0 + SEC / 2 + 5 * MSEC);
 	CHECK_EQ(rstat(1).dropped_pkts, 15);
@@ -721,12 +721,12 @@ BL_CASE(bl_check_then_charge_across_algorithms)
 	set_now(T0 + 2 * SEC);
 	udp4(&f, SRC_B);
 	CHECK_EQ(xmit_n(&f, 10), 3);
-	CHECK_EQ(state4(r0, 0, SRC_B, NULL).tat, sl_win_pack(T0 / SEC + 2, 3));
+	CHECK_EQ(state4(r0, 0, SRC_B, NULL).tat, wr_win_pack(T0 / SEC + 2, 3));
 	st = agg_get(tb);
 	CHECK_EQ(st.tat, T0 + 2 * SEC + 3 * 10 * MSEC);
 	CHECK_EQ(st.drops, 0);
 	st = state4(r1, 0, SRC_B, NULL);
-	CHECK_EQ(st.tat, sl_win_pack((T0 + 2 * SEC) / (60 * SEC), 3));
+	CHECK_EQ(st.tat, wr_win_pack((T0 + 2 * SEC) / (60 * SEC), 3));
 	CHECK_EQ(st.drops, 7);
 }
 
@@ -791,8 +791,8 @@ TEST_CASE(bl_two_cpus_windows_exact)
 			break;
 		}
 		passed = p;
-		if (state4(r, 0, SRC_A, NULL).tat != sl_win_pack(now / SEC, 100) ||
-		    agg_get(all).tat != sl_win_pack(now / SEC, 100)) {
+		if (state4(r, 0, SRC_A, NULL).tat != wr_win_pack(now / SEC, 100) ||
+		    agg_get(all).tat != wr_win_pack(now / SEC, 100)) {
 			CHECK_FAIL("round %d: per-source word %#llx, rule-wide %#llx", round,
 				   (unsigned long long)state4(r, 0, SRC_A, NULL).tat,
 				   (unsigned long long)agg_get(all).tat);
@@ -823,11 +823,11 @@ TEST_CASE(bl_two_cpus_windows_exact)
 /* ------------------------------------------------------------------------ */
 
 /*
- * conns 3 per source on tcp port 22, with sl_conns written by hand (as the
+ * conns 3 per source on tcp port 22, with wr_conns written by hand (as the
  * sock_ops program would count). At the cap a SYN from A is dropped and
  * counted; everything else from A (SYN-ACK, ACK, data, FIN, RST) passes, a
  * SYN from B passes, a SYN from A to another port passes. Below the cap
- * SYNs pass, and XDP never writes sl_conns: it only reads it.
+ * SYNs pass, and XDP never writes wr_conns: it only reads it.
  */
 BL_CASE(bl_conns_syn_refused_at_cap)
 {
@@ -972,7 +972,7 @@ BL_CASE(bl_conns_with_rate_check_then_charge)
 /*
  * The sock_ops program attached to this process's cgroup v2, the process
  * in a network namespace of its own (so only its connections count:
- * sl_config.conn_netns is that namespace's cookie), TCP over loopback.
+ * wr_config.conn_netns is that namespace's cookie), TCP over loopback.
  */
 #ifndef SO_NETNS_COOKIE
 #define SO_NETNS_COOKIE 71
@@ -1031,7 +1031,7 @@ static __u64 netns_cookie(void)
 }
 
 /*
- * Load, attach sl_sockops to our cgroup, enter a new network namespace
+ * Load, attach wr_sockops to our cgroup, enter a new network namespace
  * with lo up, and count its connections (until then no rule matches: the
  * rule set is empty). 0, or -1 with what failed in *why (NULL: the load,
  * already reported).
@@ -1189,7 +1189,7 @@ static long long conns_settled(const struct sluice_key *k, long long want)
 	return v;
 }
 
-/* What sl_conns holds, for messages: "family/plen addr=count ..." */
+/* What wr_conns holds, for messages: "family/plen addr=count ..." */
 static const char *conns_dump(void)
 {
 	static char buf[512];
@@ -1198,7 +1198,7 @@ static const char *conns_dump(void)
 	int err;
 
 	buf[0] = '\0';
-	err = bpf_map__get_next_key(skel->maps.sl_conns, NULL, &next, sizeof(next));
+	err = bpf_map__get_next_key(skel->maps.wr_conns, NULL, &next, sizeof(next));
 	while (!err && n < sizeof(buf) - 100) {
 		char a[INET6_ADDRSTRLEN];
 
@@ -1206,7 +1206,7 @@ static const char *conns_dump(void)
 		inet_ntop(k.family == 4 ? AF_INET : AF_INET6, k.addr, a, sizeof(a));
 		n += snprintf(buf + n, sizeof(buf) - n, "%s{family %u plen %u %s limit %u}=%lld",
 			      n ? " " : "", k.family, k.plen, a, k.limit, conns_get(&k));
-		err = bpf_map__get_next_key(skel->maps.sl_conns, &k, &next, sizeof(next));
+		err = bpf_map__get_next_key(skel->maps.wr_conns, &k, &next, sizeof(next));
 	}
 	return n ? buf : "(empty)";
 }
@@ -1336,7 +1336,7 @@ TEST_CASE(bl_sockops_dual_stack_listener)
 	} else {
 		CHECK(conns_settled(&k6, 1) == 1, "IPv6 client not counted: %s", conns_dump());
 		CHECK(conns_settled(&k4, 1) == 1, "IPv4 client of a dual-stack listener not "
-		      "counted under its IPv4 key; sl_conns holds %s", conns_dump());
+		      "counted under its IPv4 key; wr_conns holds %s", conns_dump());
 	}
 	close(c4);
 	close(s4);

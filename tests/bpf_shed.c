@@ -4,7 +4,7 @@
  * bpf_prog_test_run_opts.
  *
  * As in bpf_datapath.c, each case loads a fresh skeleton with the manual
- * clock, a small sl_state and pinning switched off. Every test run is one
+ * clock, a small wr_state and pinning switched off. Every test run is one
  * packet (repeat = 1), so bpf_get_prandom_u32() draws anew for each and
  * shed fractions are binomial: with n packets at probability p the count
  * shed is checked against n p +- 5 sqrt(n p (1 - p)) (a false failure about
@@ -13,7 +13,7 @@
  * Classes come from rules: rule "class c" matches sources 198.18.(10 + c).0/24
  * and carries one rule-wide limit far above anything a case sends, so
  * only shedding and capacity refuse packets. Traffic that matches no rule
- * comes from 198.18.50.0/24 and has sl_shed.default_class.
+ * comes from 198.18.50.0/24 and has wr_shed.default_class.
  */
 #include <math.h>
 
@@ -82,8 +82,8 @@ static struct sluice_shed shed_get(void)
 	__u32 zero = 0;
 
 	memset(&sh, 0, sizeof(sh));
-	if (bpf_map__lookup_elem(skel->maps.sl_shed, &zero, 4, &sh, sizeof(sh), 0))
-		CHECK_FAIL("reading sl_shed: %s", strerror(errno));
+	if (bpf_map__lookup_elem(skel->maps.wr_shed, &zero, 4, &sh, sizeof(sh), 0))
+		CHECK_FAIL("reading wr_shed: %s", strerror(errno));
 	return sh;
 }
 
@@ -91,8 +91,8 @@ static void shed_put(const struct sluice_shed *sh)
 {
 	__u32 zero = 0;
 
-	if (bpf_map__update_elem(skel->maps.sl_shed, &zero, 4, sh, sizeof(*sh), 0))
-		CHECK_FAIL("writing sl_shed: %s", strerror(errno));
+	if (bpf_map__update_elem(skel->maps.wr_shed, &zero, 4, sh, sizeof(*sh), 0))
+		CHECK_FAIL("writing wr_shed: %s", strerror(errno));
 }
 
 /* Thresholds of classes 0..3 and the class of traffic no rule matches. */
@@ -129,8 +129,8 @@ static struct sluice_class_stats cstat(__u32 cls)
 	int c;
 
 	memset(&s, 0, sizeof(s));
-	if (bpf_map__lookup_elem(skel->maps.sl_class_stats, &cls, 4, v, sizeof(v), 0)) {
-		CHECK_FAIL("reading sl_class_stats[%u]: %s", cls, strerror(errno));
+	if (bpf_map__lookup_elem(skel->maps.wr_class_stats, &cls, 4, v, sizeof(v), 0)) {
+		CHECK_FAIL("reading wr_class_stats[%u]: %s", cls, strerror(errno));
 		return s;
 	}
 	for (c = 0; c < ncpu; c++) {
@@ -149,8 +149,8 @@ static struct sluice_state capstate(__u32 idx)
 	struct sluice_state st;
 
 	memset(&st, 0, sizeof(st));
-	if (bpf_map__lookup_elem(skel->maps.sl_capacity, &idx, 4, &st, sizeof(st), 0))
-		CHECK_FAIL("reading sl_capacity[%u]: %s", idx, strerror(errno));
+	if (bpf_map__lookup_elem(skel->maps.wr_capacity, &idx, 4, &st, sizeof(st), 0))
+		CHECK_FAIL("reading wr_capacity[%u]: %s", idx, strerror(errno));
 	return st;
 }
 
@@ -189,7 +189,7 @@ static void udp4_len(struct frame *f, __u32 src, size_t l3len)
 	struct frame l;
 
 	l4_udp(&l, 53, l3len - 28);
-	frame4(f, src, SL_IPPROTO_UDP, &l);
+	frame4(f, src, WR_IPPROTO_UDP, &l);
 }
 
 /* 46 bytes of IP, as bpf_datapath.c's udp4(). */
@@ -456,7 +456,7 @@ SH_CASE(shed_nd_unnamed_never_shed)
 	/* a rule naming NS, class 2: NS is that rule's traffic now */
 	r = add_rule_in_class(2);
 	r->match = SLUICE_M_PROTO | SLUICE_M_ICMPTYPE;
-	r->proto = SL_IPPROTO_ICMPV6;
+	r->proto = WR_IPPROTO_ICMPV6;
 	r->icmp_type = 135;
 	add_limit(r, 1000000000, 1000000000, SLUICE_KEY_ALL);
 	commit();
@@ -505,7 +505,7 @@ SH_CASE(shed_allow_list_bypasses)
 
 	class_rules();
 	shed_set(0, 0, 0, TH_ALL, 3);
-	list_put4(skel->maps.sl_allow4, IP4(198, 18, CLASS_NET(3), 9), 32, 0);
+	list_put4(skel->maps.wr_allow4, IP4(198, 18, CLASS_NET(3), 9), 32, 0);
 	c = cfg_get();
 	c.lists = SLUICE_L_ALLOW4;
 	cfg_put(&c);
@@ -581,8 +581,8 @@ static void capacity_reset(void)
 	__u32 i;
 
 	for (i = 0; i < 4; i++)
-		if (bpf_map__update_elem(skel->maps.sl_capacity, &i, 4, &zero, sizeof(zero), 0))
-			CHECK_FAIL("resetting sl_capacity[%u]: %s", i, strerror(errno));
+		if (bpf_map__update_elem(skel->maps.wr_capacity, &i, 4, &zero, sizeof(zero), 0))
+			CHECK_FAIL("resetting wr_capacity[%u]: %s", i, strerror(errno));
 }
 
 /*
@@ -797,7 +797,7 @@ SH_CASE(capacity_rule_drop_consumes_no_capacity)
 	add_limit(r, 1, 1, SLUICE_KEY_SRC);
 	commit();
 	capacity_set(SLUICE_COST_PKT, 100, 10, 0);
-	unit = sl_gcra_inc(shed_get().cap[SLUICE_COST_PKT].total.interval_fp, 1);
+	unit = wr_gcra_inc(shed_get().cap[SLUICE_COST_PKT].total.interval_fp, 1);
 	class_frame(&f, 3, 1);
 	CHECK_EQ(xmit_n(&f, 50), 1);
 	CHECK_EQ(rstat(0).dropped_pkts, 49);

@@ -69,7 +69,7 @@ static const char *check_skip;	/* why the current case checked nothing, or NULL 
 /*
  * Cases register themselves where they are defined, so no list can forget
  * one: TEST_CASE(name) { body } (and the suites' own case macros, built on
- * CHECK_REGISTER) puts a pointer to the case in the section sl_tests, and
+ * CHECK_REGISTER) puts a pointer to the case in the section wr_tests, and
  * check_run_all() runs every case of the program in source order.
  */
 struct check_case {
@@ -81,15 +81,15 @@ struct check_case {
 #define CHECK_REGISTER(fname)                                                    \
 	static const struct check_case check_case_##fname = { #fname, fname, __LINE__ }; \
 	static const struct check_case *const check_case_ptr_##fname             \
-		__attribute__((used, section("sl_tests"))) = &check_case_##fname
+		__attribute__((used, section("wr_tests"))) = &check_case_##fname
 
 #define TEST_CASE(fname)            \
 	static void fname(void);    \
 	CHECK_REGISTER(fname);      \
 	static void fname(void)
 
-extern const struct check_case *const __start_sl_tests[] __attribute__((weak));
-extern const struct check_case *const __stop_sl_tests[] __attribute__((weak));
+extern const struct check_case *const __start_wr_tests[] __attribute__((weak));
+extern const struct check_case *const __stop_wr_tests[] __attribute__((weak));
 
 static int check_case_cmp(const void *a, const void *b)
 {
@@ -148,9 +148,9 @@ static int check_run_all(void)
 	int hit[64] = { 0 };
 	size_t n = 0, i, ran = 0;
 
-	for (i = 0; __start_sl_tests && __start_sl_tests + i < __stop_sl_tests &&
+	for (i = 0; __start_wr_tests && __start_wr_tests + i < __stop_wr_tests &&
 		    n < sizeof(v) / sizeof(v[0]); i++)
-		v[n++] = __start_sl_tests[i];
+		v[n++] = __start_wr_tests[i];
 	if (!n) {
 		printf("not ok - no test case registered\n");
 		return 1;

@@ -64,9 +64,9 @@ end_case cli-attach
 # /proc/timer_list: its "now" is ktime_get, then each CPU's jiffies, read
 # a moment later, so a tick may pass in between: -1 to 2 ticks are taken).
 begin_case
-# sl_config's fields by byte offset (struct sluice_config), little-endian;
+# wr_config's fields by byte offset (struct sluice_config), little-endian;
 # a 64-bit value as a decimal string through awk (the offset may wrap).
-cfgb=$(bpftool -j map dump pinned "$ROOT/sl_config" |
+cfgb=$(bpftool -j map dump pinned "$ROOT/wr_config" |
 	jq -r '.[0].value | map(ltrimstr("0x")) | join(" ")')
 le() {
 	awk -v o="$1" -v n="$2" -v d=0123456789abcdef 'function hex(s) {

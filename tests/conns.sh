@@ -14,7 +14,7 @@
 # connect again; a second source is unaffected throughout; IPv6 alike; and
 # a dual-stack listener on "::" enforces the cap on IPv4 clients too.
 #
-# Waits are bounded polls of sluice's pinned sl_conns; assertions are on
+# Waits are bounded polls of sluice's pinned wr_conns; assertions are on
 # counts and outcomes, never on how long something took.
 set -u
 cd "$(dirname "$0")/.."
@@ -98,15 +98,15 @@ addr_words() {
 uid_of() { slj rule list | jq -r --arg n "$1" '.rules[] | select(.name == $n) | .uid'; }
 # conns_of RULE ADDR: the established connections sluice counts for ADDR under RULE.
 conns_of() {
-	bpftool -j map dump pinned "$ROOT/sl_conns" 2>/dev/null |
+	bpftool -j map dump pinned "$ROOT/wr_conns" 2>/dev/null |
 		jq --argjson u "$(uid_of "$1")" --argjson w "$(addr_words "$2")" \
 			'[.[] | .formatted | select(.key.uid == $u and .key.addr == $w) |
 			  .value.count] | add // 0'
 }
 conns_are() { [ "$(conns_of "$1" "$2")" = "$3" ]; }
-# Every sl_conns entry, for messages.
+# Every wr_conns entry, for messages.
 conns_dump() {
-	bpftool -j map dump pinned "$ROOT/sl_conns" 2>/dev/null |
+	bpftool -j map dump pinned "$ROOT/wr_conns" 2>/dev/null |
 		jq -c '[.[] | .formatted | {f: .key.family, p: .key.plen, a: .key.addr,
 			n: .value.count}]'
 }
@@ -247,7 +247,7 @@ if serve dual :: $DPORT; then
 	expect_conn d1 $B $DPORT
 	expect_conn d2 $B $DPORT
 	refused_conn d-over $B $DPORT
-	[ -n "$CASE_FAILED" ] && echo "# sl_conns: $(conns_dump)"
+	[ -n "$CASE_FAILED" ] && echo "# wr_conns: $(conns_dump)"
 else
 	fail "slserve on :: did not start"
 fi

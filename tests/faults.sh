@@ -14,7 +14,7 @@
 #   a full deny list; deny files that never end (a FIFO, /dev/zero)
 #   jumbo frames at MTU 9000 through native XDP (or a refusal that names
 #     the MTU), generic XDP and TC
-# The data path's own fault (a per-source key whose set sl_state lacks, fail
+# The data path's own fault (a per-source key whose set wr_state lacks, fail
 # open and fail closed) is in tests/bpf_hostile.c: a full table evicts, it
 # never fails, so only the test object can make it.
 #
@@ -225,10 +225,10 @@ begin_case
 ROOT=$(new_root tamper)
 in_ns "$NS" "$SLUICE" --bpffs "$ROOT" rule add r1 proto udp dport 53 limit 10pps >/dev/null ||
 	fail "rule add"
-for tamper in "sl_config:type array key 4 value 4096 entries 1" \
-	      "sl_config:type hash key 4 value 32 entries 16" \
-	      "sl_rulesets:type array key 4 value 64 entries 2" \
-	      "sl_global:type array key 4 value 8 entries 1"; do
+for tamper in "wr_config:type array key 4 value 4096 entries 1" \
+	      "wr_config:type hash key 4 value 32 entries 16" \
+	      "wr_rulesets:type array key 4 value 64 entries 2" \
+	      "wr_global:type array key 4 value 8 entries 1"; do
 	name=${tamper%%:*}
 	in_ns "$NS" "$SLUICE" --bpffs "$ROOT" detach all >/dev/null 2>&1
 	in_ns "$NS" "$SLUICE" --bpffs "$ROOT" rule add r1 proto udp dport 53 limit 10pps >/dev/null

@@ -4,12 +4,12 @@
  * simulated traces, with injected time, against a real redis-server.
  *
  * What runs is the real thing: each of N = 1..4 hosts is its own loaded
- * instance of the BPF object (its own sl_state, sl_agg, sl_fleet_use), its
+ * instance of the BPF object (its own wr_state, wr_agg, wr_fleet_use), its
  * packets go through bpf_prog_test_run with the manual clock, and its sync
- * is user/fleet.c's own (sl_fleet_open / sl_fleet_sync: gather, the Lua
+ * is user/fleet.c's own (wr_fleet_open / wr_fleet_sync: gather, the Lua
  * scripts, the fold into the mapped buckets), talking to a redis-server
  * this program starts on 127.0.0.1 at a port the kernel picked. Only time
- * is simulated, through struct sl_fleet_hooks: one simulation clock drives
+ * is simulated, through struct wr_fleet_hooks: one simulation clock drives
  * every data path's now (each host's offset by its own constant, so hosts'
  * clocks disagree, as they do), every sync's monotonic clock (the same
  * per-host clock) and Redis's TIME (the scripts' optional "now" argument,
@@ -21,7 +21,7 @@
  * only then are the replies read and folded. Syncs never overlap: one due
  * during another's round trip starts at its end. Each host syncs every
  * interval and, as the daemon's thread does, just after each fleet
- * window's turn (sl_fleet_turn_after).
+ * window's turn (wr_fleet_turn_after).
  *
  * Traces are random but seeded (FLEET_SIM_SEED, default fixed; a failing
  * trace names its own seed, and FLEET_SIM_ONLY=SEED runs it alone;
@@ -65,14 +65,14 @@
  * Both bounds also carry the daemon's cool keys' leak, f R T (f = 1/8:
  * keys whose charges times the live hosts stay under f R are not sent),
  * and U, the packets hosts admitted while their data path did not track
- * the key (sl_fleet_use had no entry for it when the packet came): only
+ * the key (wr_fleet_use had no entry for it when the packet came): only
  * those can be missing from what a host reports (it reports what its
  * bucket holds when it starts tracking, and every charge after). U is
  * counted, packet by packet, and held to what the design allows: an
  * untracked key's bucket is under half spent (else the next charge tracks
  * it), and each charge tracks it with a chance of 1 in 32, so each stretch
  * of untracked packets on a host (the first, and one more each time the
- * key leaves sl_fleet_use, as cold, and comes back) is a geometric count with
+ * key leaves wr_fleet_use, as cold, and comes back) is a geometric count with
  * mean 32. Over M stretches U >= s has the chance P(Binomial(s, 1/32) <
  * M); the trace fails if U reaches the s where that is 1e-9 (653 for one
  * stretch, 920 for four: sample_bound()), so a data path that samples
@@ -108,7 +108,7 @@
 #define NO_TIME		(~0ULL)
 /* user/fleet.c's FLEET_COOL, the fraction of R its unsent keys may reach */
 #define FLEET_F		(1.0 / 8)
-/* bpf/sluice.bpf.c's SL_FLEET_SAMPLE: one charge in 32 tracks an untracked key */
+/* bpf/sluice.bpf.c's WR_FLEET_SAMPLE: one charge in 32 tracks an untracked key */
 #define SAMPLE_ONE_IN	32
 /* The chance a trace's untracked packets may exceed sample_bound() with */
 #define SAMPLE_P	1e-9
@@ -119,7 +119,7 @@ static const char *const pattern_name[] = { "one host", "spread", "move", "burst
 
 struct host {
 	struct sluice *skel;
-	struct sl_fleet *f;
+	struct wr_fleet *f;
 	__u64 off;		/* this host's clock less the simulation's (ns) */
 	__u64 next_sync;	/* simulation time of its next sync */
 	__u64 next_tick;	/* ... of its next sync by the interval */
@@ -133,7 +133,7 @@ struct host {
 	struct sluice_state *agg;
 	size_t agg_len;
 	__u64 admitted, admitted_move;
-	__u64 untracked;	/* admitted while sl_fleet_use did not hold the key */
+	__u64 untracked;	/* admitted while wr_fleet_use did not hold the key */
 	__u64 stretches;	/* runs of such packets: the first, and after each drop */
 	int in_stretch;		/* untracked since its last such packet */
 	int synced_key;		/* has sent the key at least once */
@@ -159,7 +159,7 @@ struct trace {
 #define WIN_MAX		16
 
 /* main.c's options, which the user objects read; the defaults. */
-struct sl_opts opts = { .root = SLUICE_DEFAULT_ROOT };
+struct wr_opts opts = { .root = SLUICE_DEFAULT_ROOT };
 
 static struct host hosts[HOSTS_MAX];
 static struct {
@@ -393,8 +393,8 @@ static int hosts_load(void)
 		if (err)
 			return err;
 		hosts[i].skel = skel;
-		hosts[i].sets = map_mem(skel->maps.sl_state, &hosts[i].sets_len);
-		hosts[i].agg = map_mem(skel->maps.sl_agg, &hosts[i].agg_len);
+		hosts[i].sets = map_mem(skel->maps.wr_state, &hosts[i].sets_len);
+		hosts[i].agg = map_mem(skel->maps.wr_agg, &hosts[i].agg_len);
 		if (!hosts[i].sets || !hosts[i].agg)
 			return -errno;
 	}
@@ -405,7 +405,7 @@ static int hosts_load(void)
 static void host_reset(struct host *h)
 {
 	struct sluice_key k, next;
-	int fd = bpf_map__fd(h->skel->maps.sl_fleet_use);
+	int fd = bpf_map__fd(h->skel->maps.wr_fleet_use);
 
 	struct sluice_config c;
 	__u32 zero = 0;
@@ -413,9 +413,9 @@ static void host_reset(struct host *h)
 	memset(h->sets, 0, h->sets_len);
 	memset(h->agg, 0, h->agg_len);
 	/* The last trace's fleet clock went with its Redis. */
-	if (!bpf_map_lookup_elem(bpf_map__fd(h->skel->maps.sl_config), &zero, &c)) {
+	if (!bpf_map_lookup_elem(bpf_map__fd(h->skel->maps.wr_config), &zero, &c)) {
 		c.fleet_win_off = 0;
-		bpf_map_update_elem(bpf_map__fd(h->skel->maps.sl_config), &zero, &c, BPF_ANY);
+		bpf_map_update_elem(bpf_map__fd(h->skel->maps.wr_config), &zero, &c, BPF_ANY);
 	}
 	while (!bpf_map_get_next_key(fd, NULL, &next)) {
 		k = next;
@@ -430,7 +430,7 @@ static struct sluice_fleet_status host_status(const struct host *h)
 	__u32 zero = 0;
 
 	memset(&st, 0, sizeof(st));
-	bpf_map_lookup_elem(bpf_map__fd(h->skel->maps.sl_fleet_status), &zero, &st);
+	bpf_map_lookup_elem(bpf_map__fd(h->skel->maps.wr_fleet_status), &zero, &st);
 	return st;
 }
 
@@ -482,7 +482,7 @@ static int tracked(const struct host *h)
 {
 	struct sluice_key k;
 
-	return !bpf_map_get_next_key(bpf_map__fd(h->skel->maps.sl_fleet_use), NULL, &k);
+	return !bpf_map_get_next_key(bpf_map__fd(h->skel->maps.wr_fleet_use), NULL, &k);
 }
 
 static void deliver(void)
@@ -561,7 +561,7 @@ static void host_sync(struct host *h)
 	unsigned int m;
 	__u64 at = S.now;
 
-	sl_fleet_sync(h->f);
+	wr_fleet_sync(h->f);
 	st = host_status(h);
 	/* A window trace: the key went out and came back in the window of the sync's start. */
 	if (st.keys_synced != h->keys_synced && st.last_sync_ns != h->last_sync_ns)
@@ -612,7 +612,7 @@ static void host_sync(struct host *h)
 		struct sluice_config c;
 		__u32 zero = 0;
 
-		bpf_map_lookup_elem(bpf_map__fd(h->skel->maps.sl_config), &zero, &c);
+		bpf_map_lookup_elem(bpf_map__fd(h->skel->maps.wr_config), &zero, &c);
 		struct sluice_key k = key4(&rs.rules[0], 0, IP4(198, 18, 7, 1 + (t->seed & 127)));
 		struct sluice_way w = {};
 
@@ -636,7 +636,7 @@ static void host_sync(struct host *h)
 			S.first_send = S.now;
 	}
 	/* The daemon's part: a new multiplier (a fallback) into the rules. */
-	m = sl_fleet_multiplier(h->f);
+	m = wr_fleet_multiplier(h->f);
 	if (m != h->mult) {
 		h->mult = m;
 		rs.rules[0].limits[0].fleet = m;
@@ -644,9 +644,9 @@ static void host_sync(struct host *h)
 		rs.rules[0].limits[0].fleet = 1;
 	}
 	/*
-	 * The next sync, as sl_fleet_start()'s thread schedules it: every
+	 * The next sync, as wr_fleet_start()'s thread schedules it: every
 	 * interval, and just after each fleet window's turn
-	 * (sl_fleet_turn_after, on the host's clock), which leaves the
+	 * (wr_fleet_turn_after, on the host's clock), which leaves the
 	 * interval's schedule as it was.
 	 */
 	if (!h->turn_sync) {
@@ -655,7 +655,7 @@ static void host_sync(struct host *h)
 			h->next_tick = S.now;
 	}
 	{
-		__u64 turn = sl_fleet_turn_after(h->f, S.now + h->off);
+		__u64 turn = wr_fleet_turn_after(h->f, S.now + h->off);
 
 		h->turn_sync = turn && turn - h->off < h->next_tick;
 		h->next_sync = h->turn_sync ? turn - h->off : h->next_tick;
@@ -798,7 +798,7 @@ static int win_check(const struct trace *t, struct result *res, char *why, size_
 	 * where the host admits up to L/2 before it is sent again.
 	 */
 	if (!bad && t->pattern == P_ONE && t->load >= 1.5 && hosts[t->from].stretches > 1) {
-		snprintf(why, whylen, "the key left sl_fleet_use while it was refused: %llu stretches "
+		snprintf(why, whylen, "the key left wr_fleet_use while it was refused: %llu stretches "
 			 "of untracked packets on the host that sees them all",
 			 (unsigned long long)hosts[t->from].stretches);
 		bad = 1;
@@ -840,7 +840,7 @@ static int win_check(const struct trace *t, struct result *res, char *why, size_
 /* Run trace t; what it admitted against its bounds into *res; 0 if every check held. */
 static int run_trace(const struct trace *t, struct result *res, char *why, size_t whylen)
 {
-	struct sl_cfg_fleet cfg;
+	struct wr_cfg_fleet cfg;
 	struct sluice_limit *l;
 	struct sluice_rule *r;
 	struct frame l4;
@@ -871,22 +871,22 @@ static int run_trace(const struct trace *t, struct result *res, char *why, size_
 			      t->per_all ? SLUICE_KEY_ALL : SLUICE_KEY_SRC, 32, 64);
 	l->fleet = 1;
 	l4_udp(&l4, 9000, 18);
-	frame4(&S.frame, IP4(198, 18, 7, 1 + (t->seed & 127)), SL_IPPROTO_UDP, &l4);
+	frame4(&S.frame, IP4(198, 18, 7, 1 + (t->seed & 127)), WR_IPPROTO_UDP, &l4);
 
 	memset(&cfg, 0, sizeof(cfg));
 	cfg.on = true;
 	snprintf(cfg.name, sizeof(cfg.name), "sim%llx", (unsigned long long)(t->seed & 0xffffff));
 	snprintf(cfg.nodes[0], sizeof(cfg.nodes[0]), "127.0.0.1:%d", redis_port);
 	cfg.nr_nodes = 1;
-	cfg.mode = SL_FLEET_SINGLE;
+	cfg.mode = WR_FLEET_SINGLE;
 	cfg.interval_ms = t->delta / MSEC;
 	/* The fallback is tests/fleet.sh's: never within a trace here. */
 	cfg.stale_ms = 600000;
-	cfg.fallback = SL_FLEET_SAFE;
+	cfg.fallback = WR_FLEET_SAFE;
 	for (i = 0; i < t->n; i++) {
 		struct host *h = &hosts[i];
-		struct sl_fleet_hooks hk = { hook_clock, hook_redis, hook_in_flight, h };
-		struct sl_maps m;
+		struct wr_fleet_hooks hk = { hook_clock, hook_redis, hook_in_flight, h };
+		struct wr_maps m;
 
 		host_reset(h);
 		commit_to(h);
@@ -904,18 +904,18 @@ static int run_trace(const struct trace *t, struct result *res, char *why, size_
 		h->keys_synced = 0;
 		h->win_synced = 0;
 		snprintf(cfg.host, sizeof(cfg.host), "host%u", i);
-		sl_maps_reset(&m);
-		m.config = bpf_map__fd(h->skel->maps.sl_config);
-		m.rulesets = bpf_map__fd(h->skel->maps.sl_rulesets);
-		m.state = bpf_map__fd(h->skel->maps.sl_state);
-		m.agg = bpf_map__fd(h->skel->maps.sl_agg);
-		m.fleet_use = bpf_map__fd(h->skel->maps.sl_fleet_use);
-		m.fleet_status = bpf_map__fd(h->skel->maps.sl_fleet_status);
-		h->f = sl_fleet_open(&cfg, &m, &hk);
+		wr_maps_reset(&m);
+		m.config = bpf_map__fd(h->skel->maps.wr_config);
+		m.rulesets = bpf_map__fd(h->skel->maps.wr_rulesets);
+		m.state = bpf_map__fd(h->skel->maps.wr_state);
+		m.agg = bpf_map__fd(h->skel->maps.wr_agg);
+		m.fleet_use = bpf_map__fd(h->skel->maps.wr_fleet_use);
+		m.fleet_status = bpf_map__fd(h->skel->maps.wr_fleet_status);
+		h->f = wr_fleet_open(&cfg, &m, &hk);
 		if (!h->f) {
-			snprintf(why, whylen, "sl_fleet_open: %s", strerror(errno));
+			snprintf(why, whylen, "wr_fleet_open: %s", strerror(errno));
 			while (i--)
-				sl_fleet_close(hosts[i].f);
+				wr_fleet_close(hosts[i].f);
 			return 1;
 		}
 	}
@@ -966,7 +966,7 @@ static int run_trace(const struct trace *t, struct result *res, char *why, size_
 			h->longest_gap = S.now - h->last_ok;
 		if (t->event == E_STALL && h->longest_gap > t->delta)
 			stall_extra += h->longest_gap - t->delta;
-		sl_fleet_close(h->f);
+		wr_fleet_close(h->f);
 		h->f = NULL;
 	}
 	if (t->algo != SLUICE_ALGO_GCRA)
@@ -1262,7 +1262,7 @@ TEST_CASE(windows) { run_class("windows", 7, E_NONE, 1); }
  * spent a third of the way into each window at 1.5 L, and nothing is
  * charged after; the sync just after the turn often comes before the new
  * window's first packet (150 a second, the turn's sync 2 ms after it). A
- * key cold by its charges alone left sl_fleet_use there, and each window
+ * key cold by its charges alone left wr_fleet_use there, and each window
  * then began with up to L/2 admitted untracked before it was sent again.
  */
 TEST_CASE(windows_refused_key_stays_tracked)
@@ -1327,8 +1327,8 @@ int main(void)
 	 * and prints the one summary, and CI adds up every summary line, so
 	 * a second one here counted these cases twice.
 	 */
-	if (__start_sl_tests && __stop_sl_tests)
-		printf("# %d cases, %d failed\n", (int)(__stop_sl_tests - __start_sl_tests),
+	if (__start_wr_tests && __stop_wr_tests)
+		printf("# %d cases, %d failed\n", (int)(__stop_wr_tests - __start_wr_tests),
 		       check_total_failed);
 	redisFree(ctl);
 	redis_kill();

@@ -141,20 +141,20 @@ n=$(slj status | jq '.interfaces | length')
 end_case loader-accepts-same-options
 
 # Pins an older build left (one without a map this build has, as
-# sl_src_drops was added): commands that need the map say so, naming
+# wr_src_drops was added): commands that need the map say so, naming
 # 'detach all', and change nothing; the program stays attached.
 begin_case
-if [ ! -e "$ROOT/sl_src_drops" ]; then
-	fail "no pin $ROOT/sl_src_drops to take away: $(ls "$ROOT" | tr '\n' ' ')"
+if [ ! -e "$ROOT/wr_src_drops" ]; then
+	fail "no pin $ROOT/wr_src_drops to take away: $(ls "$ROOT" | tr '\n' ' ')"
 else
-	mv "$ROOT/sl_src_drops" "$ROOT/sl_src_drops_away"
+	mv "$ROOT/wr_src_drops" "$ROOT/wr_src_drops_away"
 	out=$(sl stats 2>&1)
 	rc=$?
 	[ "$rc" -eq 1 ] || fail "stats over an older build's pins exited $rc, want 1: $out"
-	[[ "$out" == *"an older build, without sl_src_drops"*"detach all"* ]] ||
+	[[ "$out" == *"an older build, without wr_src_drops"*"detach all"* ]] ||
 		fail "the error does not say what is missing and what to do: $out"
 	out=$(sl rule add old-pins limit 10/s 2>&1) && fail "rule add over an older build's pins succeeded: $out"
-	mv "$ROOT/sl_src_drops_away" "$ROOT/sl_src_drops"
+	mv "$ROOT/wr_src_drops_away" "$ROOT/wr_src_drops"
 	n=$(slj status | jq '.interfaces | length')
 	[ "$n" == 3 ] || fail "$n interfaces attached after the refusals, want 3"
 	slj rule list | jq -e '.rules[] | select(.name == "old-pins")' >/dev/null 2>&1 &&
@@ -203,8 +203,8 @@ else
 	expect_ok "rule del ssh" sl rule del ssh
 	[ ! -e "$ROOT/cgroup_sockops" ] || fail "cgroup_sockops still pinned"
 	attached "$PID" && fail "sluice_sockops still on $CG after the last connection limit went"
-	n=$(bpftool -j map dump pinned "$ROOT/sl_conns" | jq length)
-	[ "$n" == 0 ] || fail "sl_conns keeps $n counts"
+	n=$(bpftool -j map dump pinned "$ROOT/wr_conns" | jq length)
+	[ "$n" == 0 ] || fail "wr_conns keeps $n counts"
 	expect_ok "rule add (conns again)" sl rule add web proto tcp dport 443 conns 10 per src
 	attached "$PID" || fail "not attached again"
 	expect_ok "detach all" sl detach all

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * Test driver of the metrics endpoint: opens the maps pinned under --bpffs
- * and serves them with sl_metrics_start() until SIGTERM or SIGINT, the way
+ * and serves them with wr_metrics_start() until SIGTERM or SIGINT, the way
  * the daemon does. The extra callback appends a counter of its own
  * (sluice_test_scrapes_total) so tests can see where extra metrics land.
  *
@@ -20,7 +20,7 @@
 #include "sluice_user.h"
 #include "metrics.h"
 
-struct sl_opts opts = { .root = SLUICE_DEFAULT_ROOT };
+struct wr_opts opts = { .root = SLUICE_DEFAULT_ROOT };
 
 static atomic_ullong scrapes;
 
@@ -54,9 +54,9 @@ int main(int argc, char **argv)
 		{ "render", no_argument, NULL, 'R' },
 		{}
 	};
-	const char *listen = SL_METRICS_DEFAULT_LISTEN, *ready = NULL;
-	struct sl_metrics *srv;
-	struct sl_maps m;
+	const char *listen = WR_METRICS_DEFAULT_LISTEN, *ready = NULL;
+	struct wr_metrics *srv;
+	struct wr_maps m;
 	bool once = false;
 	sigset_t set;
 	int c, sig, err;
@@ -85,20 +85,20 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	libbpf_set_print(libbpf_quiet);
-	if (sl_maps_open(&m))
+	if (wr_maps_open(&m))
 		return 1;
 	if (once) {
 		char *buf;
 		size_t len;
 
-		err = sl_metrics_render(&m, &buf, &len);
+		err = wr_metrics_render(&m, &buf, &len);
 		if (!err) {
 			fwrite(buf, 1, len, stdout);
 			free(buf);
 		} else {
 			pr_err("cannot render: %s", strerror(-err));
 		}
-		sl_maps_close(&m);
+		wr_maps_close(&m);
 		return err ? 1 : 0;
 	}
 	/* Block the stop signals first: the server's thread inherits the mask. */
@@ -106,9 +106,9 @@ int main(int argc, char **argv)
 	sigaddset(&set, SIGTERM);
 	sigaddset(&set, SIGINT);
 	sigprocmask(SIG_BLOCK, &set, NULL);
-	srv = sl_metrics_start(listen, &m, extra, NULL);
+	srv = wr_metrics_start(listen, &m, extra, NULL);
 	/* The server holds its own fds: closing ours now is what the daemon may do too. */
-	sl_maps_close(&m);
+	wr_maps_close(&m);
 	if (!srv)
 		return 1;
 	if (ready) {
@@ -118,6 +118,6 @@ int main(int argc, char **argv)
 			fclose(f);
 	}
 	sigwait(&set, &sig);
-	sl_metrics_stop(srv);
+	wr_metrics_stop(srv);
 	return 0;
 }

@@ -30,9 +30,9 @@ static const __u8 DST6[16] = { 0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0
 static const __u8 LL6[16] = { 0xfe, 0x80, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1 };
 
 /* VLAN tag stacks for eth(): one 802.1Q, QinQ, and one tag more than is parsed. */
-static const __u16 TAG_Q[] = { SL_ETH_P_8021Q };
-static const __u16 TAG_QINQ[] = { SL_ETH_P_8021AD, SL_ETH_P_8021Q };
-static const __u16 TAG_3[] = { SL_ETH_P_8021AD, SL_ETH_P_8021Q, SL_ETH_P_8021Q };
+static const __u16 TAG_Q[] = { WR_ETH_P_8021Q };
+static const __u16 TAG_QINQ[] = { WR_ETH_P_8021AD, WR_ETH_P_8021Q };
+static const __u16 TAG_3[] = { WR_ETH_P_8021AD, WR_ETH_P_8021Q, WR_ETH_P_8021Q };
 
 static inline void put8(struct frame *f, unsigned int v)
 {
@@ -161,7 +161,7 @@ static inline void ip6(struct frame *f, const __u8 *src, __u8 nexthdr, __u8 hop,
 static inline void eth_ip4(struct frame *f, __u32 src, __u8 proto, __u8 ihl, __u16 frag,
 			   __u16 tot, const struct frame *l4)
 {
-	eth(f, SL_ETH_P_IP, 0, NULL);
+	eth(f, WR_ETH_P_IP, 0, NULL);
 	ip4(f, src, proto, ihl, frag, tot, l4);
 }
 
@@ -169,7 +169,7 @@ static inline void eth_ip4(struct frame *f, __u32 src, __u8 proto, __u8 ihl, __u
 static inline void eth_ip6(struct frame *f, const __u8 *src, __u8 nexthdr, __u8 hop, int plen,
 			   const struct frame *payload)
 {
-	eth(f, SL_ETH_P_IPV6, 0, NULL);
+	eth(f, WR_ETH_P_IPV6, 0, NULL);
 	ip6(f, src, nexthdr, hop, plen, payload);
 }
 

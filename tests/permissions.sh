@@ -142,9 +142,9 @@ echo "# $n pins under $ROOT, all 0600 root, the directory 0700 root"
 [ "$n" -ge 10 ] || fail "only $n pins"
 out=$(as_nobody ls "$ROOT" 2>&1) && fail "nobody can list $ROOT: $out"
 if command -v bpftool >/dev/null; then
-	out=$(as_nobody bpftool map show pinned "$ROOT/sl_config" 2>&1) && fail "nobody opened sl_config"
-	out=$(as_nobody bpftool map update pinned "$ROOT/sl_config" key hex 00 00 00 00 \
-		value hex $(printf '00 %.0s' $(seq 32)) 2>&1) && fail "nobody wrote sl_config"
+	out=$(as_nobody bpftool map show pinned "$ROOT/wr_config" 2>&1) && fail "nobody opened wr_config"
+	out=$(as_nobody bpftool map update pinned "$ROOT/wr_config" key hex 00 00 00 00 \
+		value hex $(printf '00 %.0s' $(seq 32)) 2>&1) && fail "nobody wrote wr_config"
 fi
 end_case permissions-pins-root-only
 

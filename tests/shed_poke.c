@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * Test helper: writes a known shedding state into the sl_shed map pinned
+ * Test helper: writes a known shedding state into the wr_shed map pinned
  * under a bpffs root, as a shedding controller would, for the metrics
  * tests (tests/metrics.sh).
  *
@@ -35,8 +35,8 @@ static void capacity(struct sluice_limit *l, __u64 rate, __u64 burst, int cost)
 	l->burst = burst;
 	l->cost = cost;
 	l->key = SLUICE_KEY_ALL;
-	l->interval_fp = sl_gcra_interval(rate);
-	l->tolerance = sl_gcra_tolerance(l->interval_fp, burst, cost);
+	l->interval_fp = wr_gcra_interval(rate);
+	l->tolerance = wr_gcra_tolerance(l->interval_fp, burst, cost);
 }
 
 static void fill(struct sluice_shed *sh)
@@ -49,7 +49,7 @@ static void fill(struct sluice_shed *sh)
 	unsigned int c, i;
 
 	for (c = 0; c <= SLUICE_MAX_CLASS; c++)
-		sh->threshold[c] = sl_shed_threshold(sl_shed_class_prob(s, c));
+		sh->threshold[c] = wr_shed_threshold(wr_shed_class_prob(s, c));
 	sh->flags = SLUICE_SHED_ACTIVE;
 	sh->s_micro = s * 1000000;
 	sh->u_micro = 900000;
@@ -88,8 +88,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "Usage: shed_poke --bpffs DIR [--clear]\n");
 		return 2;
 	}
-	fd = pinned(argv[2], "sl_shed");
-	cap_fd = pinned(argv[2], "sl_capacity");
+	fd = pinned(argv[2], "wr_shed");
+	cap_fd = pinned(argv[2], "wr_capacity");
 	if (fd < 0 || cap_fd < 0)
 		return 1;
 	memset(&sh, 0, sizeof(sh));
@@ -97,13 +97,13 @@ int main(int argc, char **argv)
 		fill(&sh);
 	k = 0;
 	if (bpf_map_update_elem(fd, &k, &sh, BPF_ANY)) {
-		fprintf(stderr, "shed_poke: writing sl_shed: %s\n", strerror(errno));
+		fprintf(stderr, "shed_poke: writing wr_shed: %s\n", strerror(errno));
 		return 1;
 	}
 	/* The capacity buckets start full (TAT 0), as when a controller changes rates. */
 	for (k = 0; k < 4; k++) {
 		if (bpf_map_update_elem(cap_fd, &k, &full, BPF_ANY)) {
-			fprintf(stderr, "shed_poke: resetting sl_capacity[%u]: %s\n", k,
+			fprintf(stderr, "shed_poke: resetting wr_capacity[%u]: %s\n", k,
 				strerror(errno));
 			return 1;
 		}

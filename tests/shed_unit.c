@@ -25,7 +25,7 @@
 			CHECK_FAIL("%s = %.12g, want %.12g", #got, g_, w_);         \
 	} while (0)
 
-static const struct sl_curve def = SL_CURVE_DEFAULT;
+static const struct wr_curve def = WR_CURVE_DEFAULT;
 
 /* ------------------------------------------------------------------------ */
 /* The reference case of DESIGN.md 1.4                                     */
@@ -47,15 +47,15 @@ static const struct sl_curve def = SL_CURVE_DEFAULT;
  * 120 s) gives about 3.6 and fails the same bounds. After the 149th step S
  * is exactly 1 (clamped; it reaches 1, up to rounding, at the 148th).
  */
-static double reference_drops(const struct sl_curve *c, int samples, int after, double *s_end)
+static double reference_drops(const struct wr_curve *c, int samples, int after, double *s_end)
 {
-	double s = sl_shed_floor(c), drops = 0;
+	double s = wr_shed_floor(c), drops = 0;
 	int k;
 
 	for (k = 0; k < samples; k++) {
 		if (!after)
 			drops += s > 0 ? s : 0;
-		s = sl_shed_step(c, s, 1.0, 1.0);
+		s = wr_shed_step(c, s, 1.0, 1.0);
 		if (after)
 			drops += s > 0 ? s : 0;
 	}
@@ -65,7 +65,7 @@ static double reference_drops(const struct sl_curve *c, int samples, int after, 
 
 TEST_CASE(shed_reference_60_drops_in_149_samples)
 {
-	struct sl_curve slip = def;
+	struct wr_curve slip = def;
 	double before, after, s_end, s2;
 
 	before = reference_drops(&def, 149, 0, &s_end);
@@ -86,12 +86,12 @@ TEST_CASE(shed_reference_60_drops_in_149_samples)
 /* Shedding starts only after 28 s of overload and sheds everything 120 s later. */
 TEST_CASE(shed_starts_after_delay_full_after_ramp)
 {
-	double s = sl_shed_floor(&def);
+	double s = wr_shed_floor(&def);
 	int k, first_pos = -1, first_one = -1;
 
 	CHECK_NEAR(s, -28.0 / 120, 1e-15);
 	for (k = 1; k <= 200; k++) {
-		s = sl_shed_step(&def, s, 1.0, 1.0);
+		s = wr_shed_step(&def, s, 1.0, 1.0);
 		if (first_pos < 0 && s > EPS)
 			first_pos = k;
 		/* 148 steps of 1/120 sum to 1 only up to rounding */
@@ -132,15 +132,15 @@ TEST_CASE(shed_direction_edges)
 	size_t i;
 
 	for (i = 0; i < ARRAY_LEN(t); i++) {
-		double d = sl_shed_direction(&def, t[i].u);
+		double d = wr_shed_direction(&def, t[i].u);
 
 		if (!(fabs(d - t[i].d) <= EPS))
 			CHECK_FAIL("direction(u = %g) = %.12g, want %.12g", t[i].u, d, t[i].d);
 	}
 	/* Just below good recovers, however slightly; just above bad sheds. */
-	CHECK(sl_shed_direction(&def, nextafter(0.7, 0)) < 0, "just below good");
-	CHECK(sl_shed_direction(&def, nextafter(0.8, 1)) > 0, "just above bad");
-	CHECK(sl_shed_direction(&def, nextafter(0.8, 0)) == 0, "just below bad");
+	CHECK(wr_shed_direction(&def, nextafter(0.7, 0)) < 0, "just below good");
+	CHECK(wr_shed_direction(&def, nextafter(0.8, 1)) > 0, "just above bad");
+	CHECK(wr_shed_direction(&def, nextafter(0.8, 0)) == 0, "just below bad");
 }
 
 /* In the dead zone S does not move, from anywhere in its range, for any dt. */
@@ -148,13 +148,13 @@ TEST_CASE(shed_dead_zone_leaves_s)
 {
 	static const double us[] = { 0.7, 0.72, 0.75, 0.79, 0.7999999 };
 	static const double dts[] = { 0.001, 1, 5, 28, 1000 };
-	double starts[] = { sl_shed_floor(&def), -0.1, 0, 0.3, 0.5, 0.99, 1 };
+	double starts[] = { wr_shed_floor(&def), -0.1, 0, 0.3, 0.5, 0.99, 1 };
 	size_t i, j, k;
 
 	for (i = 0; i < ARRAY_LEN(us); i++)
 		for (j = 0; j < ARRAY_LEN(dts); j++)
 			for (k = 0; k < ARRAY_LEN(starts); k++) {
-				double s = sl_shed_step(&def, starts[k], us[i], dts[j]);
+				double s = wr_shed_step(&def, starts[k], us[i], dts[j]);
 
 				if (s != starts[k])
 					CHECK_FAIL("u %g dt %g moved S from %.12g to %.12g", us[i],
@@ -165,7 +165,7 @@ TEST_CASE(shed_dead_zone_leaves_s)
 		double s = 0.4;
 
 		for (i = 0; i < 10000; i++)
-			s = sl_shed_step(&def, s, 0.75, 1);
+			s = wr_shed_step(&def, s, 0.75, 1);
 		CHECK(s == 0.4, "S drifted to %.12g in the dead zone", s);
 	}
 }
@@ -180,44 +180,44 @@ TEST_CASE(shed_recovery_takes_configured_time)
 	int k, zero_at = -1, rest_at = -1;
 
 	for (k = 1; k <= 300; k++) {
-		s = sl_shed_step(&def, s, 0.0, 1.0);
+		s = wr_shed_step(&def, s, 0.0, 1.0);
 		if (zero_at < 0 && s <= EPS)
 			zero_at = k;
-		if (rest_at < 0 && s <= sl_shed_floor(&def) + EPS)
+		if (rest_at < 0 && s <= wr_shed_floor(&def) + EPS)
 			rest_at = k;
 	}
 	CHECK_EQ(zero_at, 120);
 	CHECK_EQ(rest_at, 148);
-	CHECK(s == sl_shed_floor(&def), "S after 300 s idle is %.12g", s);
+	CHECK(s == wr_shed_floor(&def), "S after 300 s idle is %.12g", s);
 	/* At u = 0.35 (d = -0.5) the same takes twice as long. */
 	s = 1;
 	for (k = 1; k <= 240; k++)
-		s = sl_shed_step(&def, s, 0.35, 1.0);
+		s = wr_shed_step(&def, s, 0.35, 1.0);
 	CHECK_NEAR(s, 0, EPS);
 	/* Every class sheds nothing once S <= 0. */
 	for (k = 0; k <= SLUICE_MAX_CLASS; k++)
-		CHECK_EQ(sl_shed_threshold(sl_shed_class_prob(s - EPS, k)), 0);
+		CHECK_EQ(wr_shed_threshold(wr_shed_class_prob(s - EPS, k)), 0);
 }
 
 /* dt is capped at the delay: one step never moves S by more than delay/ramp. */
 TEST_CASE(shed_dt_capped)
 {
-	double floor = sl_shed_floor(&def), s28, s;
+	double floor = wr_shed_floor(&def), s28, s;
 
-	s28 = sl_shed_step(&def, floor, 1.0, 28);
+	s28 = wr_shed_step(&def, floor, 1.0, 28);
 	CHECK_NEAR(s28, 0, EPS);
-	CHECK(sl_shed_step(&def, floor, 1.0, 29) == s28, "dt 29 s moved S more than 28 s");
-	CHECK(sl_shed_step(&def, floor, 1.0, 3600) == s28, "dt 1 h moved S more than 28 s");
-	CHECK(sl_shed_step(&def, floor, 1.0, INFINITY) == s28, "dt inf");
+	CHECK(wr_shed_step(&def, floor, 1.0, 29) == s28, "dt 29 s moved S more than 28 s");
+	CHECK(wr_shed_step(&def, floor, 1.0, 3600) == s28, "dt 1 h moved S more than 28 s");
+	CHECK(wr_shed_step(&def, floor, 1.0, INFINITY) == s28, "dt inf");
 	/* Below the cap dt counts in full. */
-	CHECK_NEAR(sl_shed_step(&def, floor, 1.0, 27), -1.0 / 120, EPS);
+	CHECK_NEAR(wr_shed_step(&def, floor, 1.0, 27), -1.0 / 120, EPS);
 	/* Recovering too: from 1, one huge gap moves at most 28/120. */
-	CHECK_NEAR(sl_shed_step(&def, 1, 0.0, 1e6), 1 - 28.0 / 120, EPS);
+	CHECK_NEAR(wr_shed_step(&def, 1, 0.0, 1e6), 1 - 28.0 / 120, EPS);
 	/* A clock that went backwards moves nothing. */
-	CHECK(sl_shed_step(&def, 0.5, 1.0, -5) == 0.5, "negative dt moved S");
-	CHECK(sl_shed_step(&def, 0.5, 0.0, 0) == 0.5, "zero dt moved S");
+	CHECK(wr_shed_step(&def, 0.5, 1.0, -5) == 0.5, "negative dt moved S");
+	CHECK(wr_shed_step(&def, 0.5, 0.0, 0) == 0.5, "zero dt moved S");
 	/* A day-long gap (a suspended host) counts as 28 s, no more. */
-	s = sl_shed_step(&def, 0.5, 1.0, 86400);
+	s = wr_shed_step(&def, 0.5, 1.0, 86400);
 	CHECK_NEAR(s, 0.5 + 28.0 / 120, EPS);
 }
 
@@ -226,7 +226,7 @@ TEST_CASE(shed_s_clamped)
 {
 	static const double us[] = { -10, 0, 0.5, 0.75, 0.9, 1, 10 };
 	static const double dts[] = { 0, 0.5, 1, 10, 28, 100 };
-	double s, floor = sl_shed_floor(&def);
+	double s, floor = wr_shed_floor(&def);
 	size_t i, j;
 	int k;
 
@@ -234,7 +234,7 @@ TEST_CASE(shed_s_clamped)
 		for (j = 0; j < ARRAY_LEN(dts); j++) {
 			s = 0;
 			for (k = 0; k < 50; k++) {
-				s = sl_shed_step(&def, s, us[i], dts[j]);
+				s = wr_shed_step(&def, s, us[i], dts[j]);
 				if (s < floor || s > 1)
 					CHECK_FAIL("u %g dt %g: S = %.12g after %d steps", us[i],
 						   dts[j], s, k + 1);
@@ -251,17 +251,17 @@ TEST_CASE(shed_s_clamped)
  */
 TEST_CASE(shed_nan_keeps_s_and_threshold_in_range)
 {
-	double floor = sl_shed_floor(&def), s;
+	double floor = wr_shed_floor(&def), s;
 	volatile double nan = NAN;	/* not folded at compile time */
 	__u64 th;
 
-	s = sl_shed_step(&def, 0.5, nan, 1);
+	s = wr_shed_step(&def, 0.5, nan, 1);
 	CHECK(s >= floor && s <= 1, "step(S 0.5, u NaN) = %g", s);
-	s = sl_shed_step(&def, 0.5, 1.0, nan);
+	s = wr_shed_step(&def, 0.5, 1.0, nan);
 	CHECK(s >= floor && s <= 1, "step(S 0.5, dt NaN) = %g", s);
-	th = sl_shed_threshold(nan);
+	th = wr_shed_threshold(nan);
 	CHECK(th <= (1ULL << 32), "threshold(NaN) = %llu, above 2^32", (unsigned long long)th);
-	th = sl_shed_threshold(sl_shed_class_prob(nan, 3));
+	th = wr_shed_threshold(wr_shed_class_prob(nan, 3));
 	CHECK(th <= (1ULL << 32), "threshold(class 3 at S NaN) = %llu, above 2^32",
 	      (unsigned long long)th);
 }
@@ -289,8 +289,8 @@ TEST_CASE(shed_classes_lowest_first)
 	int k;
 
 	for (i = 0; i < ARRAY_LEN(t); i++) {
-		double p1 = sl_shed_class_prob(t[i].s, 1), p2 = sl_shed_class_prob(t[i].s, 2),
-		       p3 = sl_shed_class_prob(t[i].s, 3);
+		double p1 = wr_shed_class_prob(t[i].s, 1), p2 = wr_shed_class_prob(t[i].s, 2),
+		       p3 = wr_shed_class_prob(t[i].s, 3);
 
 		if (fabs(p1 - t[i].p1) > EPS || fabs(p2 - t[i].p2) > EPS ||
 		    fabs(p3 - t[i].p3) > EPS)
@@ -300,8 +300,8 @@ TEST_CASE(shed_classes_lowest_first)
 	/* Over the whole range: a lower class never sheds less than a higher one. */
 	for (k = -300; k <= 1200; k++) {
 		double s = k / 1000.0;
-		double p1 = sl_shed_class_prob(s, 1), p2 = sl_shed_class_prob(s, 2),
-		       p3 = sl_shed_class_prob(s, 3);
+		double p1 = wr_shed_class_prob(s, 1), p2 = wr_shed_class_prob(s, 2),
+		       p3 = wr_shed_class_prob(s, 3);
 
 		if (!(p3 >= p2 && p2 >= p1 && p1 >= 0 && p3 <= 1)) {
 			CHECK_FAIL("S %.3f: classes 1..3 shed %.4f %.4f %.4f", s, p1, p2, p3);
@@ -324,23 +324,23 @@ TEST_CASE(shed_class0_never)
 	for (k = -300; k <= 2000; k++) {
 		double s = k / 1000.0;
 
-		if (sl_shed_class_prob(s, 0) != 0 || sl_shed_threshold(sl_shed_class_prob(s, 0))) {
+		if (wr_shed_class_prob(s, 0) != 0 || wr_shed_threshold(wr_shed_class_prob(s, 0))) {
 			CHECK_FAIL("class 0 shed at S %.3f", s);
 			break;
 		}
-		if (sl_shed_class_prob(s, SLUICE_MAX_CLASS + 1) != 0 ||
-		    sl_shed_class_prob(s, ~0u) != 0) {
+		if (wr_shed_class_prob(s, SLUICE_MAX_CLASS + 1) != 0 ||
+		    wr_shed_class_prob(s, ~0u) != 0) {
 			CHECK_FAIL("class out of range shed at S %.3f", s);
 			break;
 		}
 	}
 	/* And over the whole reference trace, even at S = 1 for minutes. */
 	{
-		double s = sl_shed_floor(&def);
+		double s = wr_shed_floor(&def);
 
 		for (k = 0; k < 600; k++) {
-			s = sl_shed_step(&def, s, 1.0, 1.0);
-			CHECK(sl_shed_class_prob(s, 0) == 0, "class 0 shed at step %d", k);
+			s = wr_shed_step(&def, s, 1.0, 1.0);
+			CHECK(wr_shed_class_prob(s, 0) == 0, "class 0 shed at step %d", k);
 		}
 	}
 }
@@ -351,30 +351,30 @@ TEST_CASE(shed_class0_never)
 
 TEST_CASE(shed_thresholds)
 {
-	CHECK_EQ(sl_shed_threshold(0), 0);
-	CHECK_EQ(sl_shed_threshold(1), 1ULL << 32);
-	CHECK_EQ(sl_shed_threshold(0.5), 1ULL << 31);
-	CHECK_EQ(sl_shed_threshold(0.25), 1ULL << 30);
-	CHECK_EQ(sl_shed_threshold(1.0 / 3), 1431655765ULL);	/* 2^32 / 3 = ...765.33 */
-	CHECK_EQ(sl_shed_threshold(2.0 / 3), 2863311531ULL);	/* ...530.67 */
+	CHECK_EQ(wr_shed_threshold(0), 0);
+	CHECK_EQ(wr_shed_threshold(1), 1ULL << 32);
+	CHECK_EQ(wr_shed_threshold(0.5), 1ULL << 31);
+	CHECK_EQ(wr_shed_threshold(0.25), 1ULL << 30);
+	CHECK_EQ(wr_shed_threshold(1.0 / 3), 1431655765ULL);	/* 2^32 / 3 = ...765.33 */
+	CHECK_EQ(wr_shed_threshold(2.0 / 3), 2863311531ULL);	/* ...530.67 */
 	/* Outside [0, 1]: clamped. */
-	CHECK_EQ(sl_shed_threshold(-0.5), 0);
-	CHECK_EQ(sl_shed_threshold(1.5), 1ULL << 32);
-	CHECK_EQ(sl_shed_threshold(INFINITY), 1ULL << 32);
-	CHECK_EQ(sl_shed_threshold(-INFINITY), 0);
+	CHECK_EQ(wr_shed_threshold(-0.5), 0);
+	CHECK_EQ(wr_shed_threshold(1.5), 1ULL << 32);
+	CHECK_EQ(wr_shed_threshold(INFINITY), 1ULL << 32);
+	CHECK_EQ(wr_shed_threshold(-INFINITY), 0);
 	/* Below half a step rounds to never; one step is 1 / 2^32. */
-	CHECK_EQ(sl_shed_threshold(1e-12), 0);
-	CHECK_EQ(sl_shed_threshold(1.0 / 4294967296.0), 1);
+	CHECK_EQ(wr_shed_threshold(1e-12), 0);
+	CHECK_EQ(wr_shed_threshold(1.0 / 4294967296.0), 1);
 	/* Just below 1: one random value in 2^32 still passes. */
-	CHECK_EQ(sl_shed_threshold(1 - 1.0 / 4294967296.0), 0xffffffffULL);
+	CHECK_EQ(wr_shed_threshold(1 - 1.0 / 4294967296.0), 0xffffffffULL);
 	/*
 	 * The data path drops when prandom_u32 < threshold: 2^32 drops every
 	 * u32, 0 none, 2^31 exactly the lower half.
 	 */
-	CHECK((__u64)0xffffffffu < sl_shed_threshold(1), "2^32 - 1 not below the threshold of 1");
-	CHECK(!((__u64)0 < sl_shed_threshold(0)), "0 below the threshold of 0");
-	CHECK((__u64)0x7fffffffu < sl_shed_threshold(0.5) &&
-	      !((__u64)0x80000000u < sl_shed_threshold(0.5)), "0.5 does not split at 2^31");
+	CHECK((__u64)0xffffffffu < wr_shed_threshold(1), "2^32 - 1 not below the threshold of 1");
+	CHECK(!((__u64)0 < wr_shed_threshold(0)), "0 below the threshold of 0");
+	CHECK((__u64)0x7fffffffu < wr_shed_threshold(0.5) &&
+	      !((__u64)0x80000000u < wr_shed_threshold(0.5)), "0.5 does not split at 2^31");
 }
 
 /* ------------------------------------------------------------------------ */
@@ -388,13 +388,13 @@ TEST_CASE(shed_thresholds)
  */
 TEST_CASE(shed_custom_delay_ramp)
 {
-	struct sl_curve c = { .good = 0.7, .bad = 0.8, .delay_s = 1, .ramp_s = 4 };
-	double s = sl_shed_floor(&c);
+	struct wr_curve c = { .good = 0.7, .bad = 0.8, .delay_s = 1, .ramp_s = 4 };
+	double s = wr_shed_floor(&c);
 	int k, first_pos = -1, first_one = -1, zero_at = -1;
 
 	CHECK_NEAR(s, -0.25, 1e-15);
 	for (k = 1; k <= 40; k++) {
-		s = sl_shed_step(&c, s, 1.0, 0.25);
+		s = wr_shed_step(&c, s, 1.0, 0.25);
 		if (first_pos < 0 && s > EPS)
 			first_pos = k;
 		if (first_one < 0 && s >= 1 - EPS)
@@ -404,36 +404,36 @@ TEST_CASE(shed_custom_delay_ramp)
 	CHECK_EQ(first_one, 20);	/* 5 s */
 	CHECK(s == 1.0, "S = %.12g after 10 s", s);
 	for (k = 1; k <= 40; k++) {
-		s = sl_shed_step(&c, s, 0.0, 0.25);
+		s = wr_shed_step(&c, s, 0.0, 0.25);
 		if (zero_at < 0 && s <= EPS)
 			zero_at = k;
 	}
 	CHECK_EQ(zero_at, 16);		/* 4 s to stop shedding */
 	CHECK(s == -0.25, "S = %.12g after 10 s idle, want the floor", s);
 	/* dt capped at 1 s: one 10 s gap moves S by 1/4 only. */
-	CHECK_NEAR(sl_shed_step(&c, 0, 1.0, 10), 0.25, EPS);
+	CHECK_NEAR(wr_shed_step(&c, 0, 1.0, 10), 0.25, EPS);
 	/* Half-way through the ramp the classes split as with the defaults. */
-	CHECK_NEAR(sl_shed_class_prob(sl_shed_step(&c, 0.25, 1.0, 1), 3), 1, EPS);
-	CHECK_NEAR(sl_shed_class_prob(sl_shed_step(&c, 0.25, 1.0, 1), 2), 0.5, EPS);
+	CHECK_NEAR(wr_shed_class_prob(wr_shed_step(&c, 0.25, 1.0, 1), 3), 1, EPS);
+	CHECK_NEAR(wr_shed_class_prob(wr_shed_step(&c, 0.25, 1.0, 1), 2), 0.5, EPS);
 }
 
 /* Other good/bad: the dead zone and both slopes follow them. */
 TEST_CASE(shed_custom_good_bad)
 {
-	struct sl_curve c = { .good = 0.5, .bad = 0.9, .delay_s = 10, .ramp_s = 60 };
-	struct sl_curve top = { .good = 0.9, .bad = 1.0, .delay_s = 28, .ramp_s = 120 };
+	struct wr_curve c = { .good = 0.5, .bad = 0.9, .delay_s = 10, .ramp_s = 60 };
+	struct wr_curve top = { .good = 0.9, .bad = 1.0, .delay_s = 28, .ramp_s = 120 };
 
-	CHECK_NEAR(sl_shed_direction(&c, 0.25), -0.5, EPS);
-	CHECK_NEAR(sl_shed_direction(&c, 0.5), 0, EPS);
-	CHECK_NEAR(sl_shed_direction(&c, 0.7), 0, EPS);
-	CHECK_NEAR(sl_shed_direction(&c, 0.95), 0.5, EPS);
-	CHECK_NEAR(sl_shed_direction(&c, 1.0), 1, EPS);
-	CHECK_NEAR(sl_shed_floor(&c), -10.0 / 60, EPS);
-	CHECK_NEAR(sl_shed_step(&c, 0, 0.95, 6), 0.05, EPS);
+	CHECK_NEAR(wr_shed_direction(&c, 0.25), -0.5, EPS);
+	CHECK_NEAR(wr_shed_direction(&c, 0.5), 0, EPS);
+	CHECK_NEAR(wr_shed_direction(&c, 0.7), 0, EPS);
+	CHECK_NEAR(wr_shed_direction(&c, 0.95), 0.5, EPS);
+	CHECK_NEAR(wr_shed_direction(&c, 1.0), 1, EPS);
+	CHECK_NEAR(wr_shed_floor(&c), -10.0 / 60, EPS);
+	CHECK_NEAR(wr_shed_step(&c, 0, 0.95, 6), 0.05, EPS);
 	/* bad = 1: only u >= 1 sheds, at full speed; no division by zero. */
-	CHECK_NEAR(sl_shed_direction(&top, 0.95), 0, EPS);
-	CHECK_NEAR(sl_shed_direction(&top, 1.0), 1, EPS);
-	CHECK_NEAR(sl_shed_direction(&top, 1.5), 1, EPS);
+	CHECK_NEAR(wr_shed_direction(&top, 0.95), 0, EPS);
+	CHECK_NEAR(wr_shed_direction(&top, 1.0), 1, EPS);
+	CHECK_NEAR(wr_shed_direction(&top, 1.5), 1, EPS);
 }
 
 int main(void)

@@ -114,12 +114,12 @@ slj() { in_ns "$RCV" "$SLUICE" -j --bpffs "$ROOT" "$@"; }
 g() { jq -r ".global.$1" "$2"; }
 r() { jq -r --arg n "$1" --arg f "$2" '.rules[] | select(.name == $n) | .[$f]' "$3"; }
 rss_kb() { awk '$1 == "VmRSS:" { print $2 }' "/proc/$1/status"; }
-# Kernel memory of the pinned sl_state (bytes: a fixed array of sets), and
+# Kernel memory of the pinned wr_state (bytes: a fixed array of sets), and
 # the keys the daemon's metrics say it holds and can hold (its ways in use,
 # read by a walk over the sets while the flood churns them).
 table() {
 	local mem n cap
-	mem=$(bpftool -j map show pinned "$ROOT/sl_state" | jq -r '.bytes_memlock')
+	mem=$(bpftool -j map show pinned "$ROOT/wr_state" | jq -r '.bytes_memlock')
 	read -r n cap < <(in_ns "$RCV" curl -s --max-time 5 http://127.0.0.1:9464/metrics |
 		awk '$1 == "sluice_keys" { n = $2 } $1 == "sluice_keys_capacity" { c = $2 }
 		     END { print (n == "" ? "?" : n), (c == "" ? "?" : c) }')
@@ -179,7 +179,7 @@ while kill -0 "$FLOOD" 2>/dev/null; do
 	read -r mem n cap < <(table)
 	rss=$(rss_kb "$DPID")
 	samples+=("$t $rss $mem $n $cap")
-	echo "# t=${t}s daemon RSS ${rss} kB; sl_state ${mem:-?} bytes, sluice_keys ${n:-?} of ${cap:-?}"
+	echo "# t=${t}s daemon RSS ${rss} kB; wr_state ${mem:-?} bytes, sluice_keys ${n:-?} of ${cap:-?}"
 	if [ $half -eq 0 ] && [ $t -ge $((SOAK_SECS / 2)) ]; then
 		# a reload in the middle of the flood
 		kill -HUP "$DPID"
@@ -222,14 +222,14 @@ mem0=""
 for s in "${samples[@]}"; do
 	read -r t _ mem sn _ <<<"$s"
 	[ -z "$mem0" ] && mem0=$mem
-	[ "$mem" == "$mem0" ] || fail "sl_state memory moved: $mem0 -> $mem bytes"
+	[ "$mem" == "$mem0" ] || fail "wr_state memory moved: $mem0 -> $mem bytes"
 	[[ "$sn" != [0-9]* ]] || [ "$sn" -le "$cap" ] ||
-		fail "sl_state held $sn keys at t=${t}s, its capacity is $cap"
+		fail "wr_state held $sn keys at t=${t}s, its capacity is $cap"
 done
-echo "# sl_state at rest: $n keys of $cap ($SOAK_KEYS asked for), $mem0 bytes throughout"
-[ "$cap" -ge "$SOAK_KEYS" ] || fail "sl_state holds $cap keys, $SOAK_KEYS were asked for"
-[ "$n" -le "$cap" ] || fail "sl_state holds $n keys, its capacity is $cap"
-[ "$n" -ge $((cap / 2)) ] || fail "sl_state holds only $n of $cap keys after the flood"
+echo "# wr_state at rest: $n keys of $cap ($SOAK_KEYS asked for), $mem0 bytes throughout"
+[ "$cap" -ge "$SOAK_KEYS" ] || fail "wr_state holds $cap keys, $SOAK_KEYS were asked for"
+[ "$n" -le "$cap" ] || fail "wr_state holds $n keys, its capacity is $cap"
+[ "$n" -ge $((cap / 2)) ] || fail "wr_state holds only $n of $cap keys after the flood"
 [ ${#samples[@]} -ge 2 ] || fail "only ${#samples[@]} samples"
 # the daemon's RSS: flat after the first sample (at most 1 MiB or 5% up)
 first=$(echo "${samples[0]:-}" | cut -d' ' -f2)

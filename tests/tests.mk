@@ -45,7 +45,7 @@ $(TEST_OUT)/metrics_serve: tests/metrics_serve.c $(METRICS_SERVE_OBJS) | $(TEST_
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(USER_CFLAGS) -Iuser $< $(METRICS_SERVE_OBJS) -o $@ $(USER_LDLIBS)
 
-# Writes a known shedding state into the pinned sl_shed, for tests/metrics.sh.
+# Writes a known shedding state into the pinned wr_shed, for tests/metrics.sh.
 $(TEST_OUT)/shed_poke: tests/shed_poke.c include/*.h | $(TEST_OUT)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(USER_CFLAGS) $< -o $@ $(USER_LDLIBS)

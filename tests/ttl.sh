@@ -95,7 +95,7 @@ end_case ttl-bad-words
 # ---- 4. an entry drops until it expires, with no daemon; the next writer purges it ----
 begin_case
 src=198.18.80.3
-entries() { bpftool -j map dump pinned "$ROOT/sl_deny4" | jq 'length'; }
+entries() { bpftool -j map dump pinned "$ROOT/wr_deny4" | jq 'length'; }
 n0=$(entries)
 expect_ok "deny add ttl 3s" sl deny add $src/32 ttl 3s
 d0=$(ban_counter denied)

@@ -43,8 +43,8 @@ static void limit_init(struct sluice_limit *l, __u64 rate, __u64 burst, int cost
 	l->rate = rate;
 	l->burst = burst;
 	l->cost = cost;
-	l->interval_fp = sl_gcra_interval(rate);
-	l->tolerance = sl_gcra_tolerance(l->interval_fp, burst, cost);
+	l->interval_fp = wr_gcra_interval(rate);
+	l->tolerance = wr_gcra_tolerance(l->interval_fp, burst, cost);
 }
 
 static void bucket_init(struct bucket *b, __u64 rate, __u64 burst, int cost)
@@ -56,9 +56,9 @@ static void bucket_init(struct bucket *b, __u64 rate, __u64 burst, int cost)
 /* Offer one packet of this cost at now: 1 if admitted (the TAT moves). */
 static int offer(struct bucket *b, __u64 now, __u32 cost)
 {
-	__u64 next, inc = sl_gcra_inc(b->l.interval_fp, cost);
+	__u64 next, inc = wr_gcra_inc(b->l.interval_fp, cost);
 
-	if (!sl_gcra_admit(b->tat, now, inc, b->l.tolerance, &next))
+	if (!wr_gcra_admit(b->tat, now, inc, b->l.tolerance, &next))
 		return 0;
 	b->tat = next;
 	return 1;
@@ -77,7 +77,7 @@ static __u64 drain(struct bucket *b, __u64 now, __u32 cost, __u64 max)
 /* ns one packet moves the TAT under a packets/s limit. */
 static __u64 unit_of(const struct sluice_limit *l)
 {
-	return sl_gcra_inc(l->interval_fp, 1);
+	return wr_gcra_inc(l->interval_fp, 1);
 }
 
 /* A fresh bucket admits exactly burst packets at one instant, then one per interval. */
@@ -243,7 +243,7 @@ TEST_CASE(gcra_cost_over_burst_never_admitted)
 		for (j = 0; j < sizeof(bursts) / sizeof(bursts[0]); j++) {
 			struct bucket b;
 			__u64 costs[4] = { bursts[j] + 1, bursts[j] + 2, 2 * bursts[j],
-					   SL_MAX_COST };
+					   WR_MAX_COST };
 			int k;
 
 			bucket_init(&b, rate, bursts[j], SLUICE_COST_BYTE);
@@ -298,7 +298,7 @@ TEST_CASE(gcra_bytes_full_bucket_admits_burst_sized_packet)
 					   (unsigned long long)rate, (unsigned long long)bursts[j],
 					   (unsigned long long)bursts[j],
 					   (unsigned long long)b.l.tolerance,
-					   (unsigned long long)sl_gcra_inc(b.l.interval_fp,
+					   (unsigned long long)wr_gcra_inc(b.l.interval_fp,
 									   (__u32)bursts[j]));
 		}
 	if (refused)
@@ -306,56 +306,56 @@ TEST_CASE(gcra_bytes_full_bucket_admits_burst_sized_packet)
 			(unsigned long long)refused, (unsigned long long)tried);
 }
 
-/* sl_gcra_interval, sl_gcra_tolerance and sl_gcra_inc at their edges. */
+/* wr_gcra_interval, wr_gcra_tolerance and wr_gcra_inc at their edges. */
 TEST_CASE(gcra_interval_tolerance_edges)
 {
-	const __u64 one_s_fp = SL_NSEC_PER_SEC << SLUICE_FP_SHIFT;
+	const __u64 one_s_fp = WR_NSEC_PER_SEC << SLUICE_FP_SHIFT;
 	__u64 ifp, maxb;
 
-	CHECK_EQ(sl_gcra_interval(0), 0);
-	CHECK_EQ(sl_gcra_interval(1), one_s_fp);
-	CHECK_EQ(sl_gcra_interval(3), one_s_fp / 3);
-	CHECK_EQ(sl_gcra_interval(one_s_fp), 1);
-	CHECK_EQ(sl_gcra_interval(one_s_fp + 1), 0);
-	CHECK_EQ(sl_gcra_interval(UINT64_MAX), 0);
+	CHECK_EQ(wr_gcra_interval(0), 0);
+	CHECK_EQ(wr_gcra_interval(1), one_s_fp);
+	CHECK_EQ(wr_gcra_interval(3), one_s_fp / 3);
+	CHECK_EQ(wr_gcra_interval(one_s_fp), 1);
+	CHECK_EQ(wr_gcra_interval(one_s_fp + 1), 0);
+	CHECK_EQ(wr_gcra_interval(UINT64_MAX), 0);
 
 	/* rounding to the nearest ns, half up */
-	CHECK_EQ(sl_gcra_inc(3ULL << (SLUICE_FP_SHIFT - 1), 1), 2);	/* 1.5 */
-	CHECK_EQ(sl_gcra_inc(3ULL << (SLUICE_FP_SHIFT - 1), 2), 3);	/* 3.0 */
-	CHECK_EQ(sl_gcra_inc((1ULL << (SLUICE_FP_SHIFT - 1)) - 1, 1), 0);
-	CHECK_EQ(sl_gcra_inc(1ULL << (SLUICE_FP_SHIFT - 1), 1), 1);
+	CHECK_EQ(wr_gcra_inc(3ULL << (SLUICE_FP_SHIFT - 1), 1), 2);	/* 1.5 */
+	CHECK_EQ(wr_gcra_inc(3ULL << (SLUICE_FP_SHIFT - 1), 2), 3);	/* 3.0 */
+	CHECK_EQ(wr_gcra_inc((1ULL << (SLUICE_FP_SHIFT - 1)) - 1, 1), 0);
+	CHECK_EQ(wr_gcra_inc(1ULL << (SLUICE_FP_SHIFT - 1), 1), 1);
 	/* the largest product: no overflow */
-	CHECK_EQ(sl_gcra_inc(one_s_fp, SL_MAX_COST), SL_MAX_COST * SL_NSEC_PER_SEC);
-	CHECK_EQ(sl_gcra_inc(one_s_fp, 0), 0);
+	CHECK_EQ(wr_gcra_inc(one_s_fp, WR_MAX_COST), WR_MAX_COST * WR_NSEC_PER_SEC);
+	CHECK_EQ(wr_gcra_inc(one_s_fp, 0), 0);
 
 	/* tolerance: zero inputs */
-	CHECK_EQ(sl_gcra_tolerance(0, 10, SLUICE_COST_PKT), 0);
-	CHECK_EQ(sl_gcra_tolerance(0, 10, SLUICE_COST_BYTE), 0);
-	CHECK_EQ(sl_gcra_tolerance(one_s_fp, 0, SLUICE_COST_PKT), 0);
-	CHECK_EQ(sl_gcra_tolerance(one_s_fp, 0, SLUICE_COST_BYTE), 0);
+	CHECK_EQ(wr_gcra_tolerance(0, 10, SLUICE_COST_PKT), 0);
+	CHECK_EQ(wr_gcra_tolerance(0, 10, SLUICE_COST_BYTE), 0);
+	CHECK_EQ(wr_gcra_tolerance(one_s_fp, 0, SLUICE_COST_PKT), 0);
+	CHECK_EQ(wr_gcra_tolerance(one_s_fp, 0, SLUICE_COST_BYTE), 0);
 
 	/* packets: burst whole units, up to 2^62 ns, 0 beyond */
-	ifp = sl_gcra_interval(1);
-	maxb = (1ULL << 62) / SL_NSEC_PER_SEC;
-	CHECK_EQ(sl_gcra_tolerance(ifp, maxb, SLUICE_COST_PKT), maxb * SL_NSEC_PER_SEC);
-	CHECK(sl_gcra_tolerance(ifp, maxb, SLUICE_COST_PKT) <= (1ULL << 62), "tolerance > 2^62");
-	CHECK_EQ(sl_gcra_tolerance(ifp, maxb + 1, SLUICE_COST_PKT), 0);
-	CHECK_EQ(sl_gcra_tolerance(ifp, UINT64_MAX, SLUICE_COST_PKT), 0);
+	ifp = wr_gcra_interval(1);
+	maxb = (1ULL << 62) / WR_NSEC_PER_SEC;
+	CHECK_EQ(wr_gcra_tolerance(ifp, maxb, SLUICE_COST_PKT), maxb * WR_NSEC_PER_SEC);
+	CHECK(wr_gcra_tolerance(ifp, maxb, SLUICE_COST_PKT) <= (1ULL << 62), "tolerance > 2^62");
+	CHECK_EQ(wr_gcra_tolerance(ifp, maxb + 1, SLUICE_COST_PKT), 0);
+	CHECK_EQ(wr_gcra_tolerance(ifp, UINT64_MAX, SLUICE_COST_PKT), 0);
 	/* bytes: burst * interval_fp up to 2^62, 0 beyond */
 	maxb = (1ULL << 62) / ifp;
-	CHECK_EQ(sl_gcra_tolerance(ifp, maxb, SLUICE_COST_BYTE), maxb * SL_NSEC_PER_SEC);
-	CHECK_EQ(sl_gcra_tolerance(ifp, maxb + 1, SLUICE_COST_BYTE), 0);
-	CHECK_EQ(sl_gcra_tolerance(ifp, UINT64_MAX, SLUICE_COST_BYTE), 0);
+	CHECK_EQ(wr_gcra_tolerance(ifp, maxb, SLUICE_COST_BYTE), maxb * WR_NSEC_PER_SEC);
+	CHECK_EQ(wr_gcra_tolerance(ifp, maxb + 1, SLUICE_COST_BYTE), 0);
+	CHECK_EQ(wr_gcra_tolerance(ifp, UINT64_MAX, SLUICE_COST_BYTE), 0);
 
 	/* packets at 1e9 pps: 1 ns per packet, still exact */
-	ifp = sl_gcra_interval(1000000000);
-	CHECK_EQ(sl_gcra_inc(ifp, 1), 1);
-	CHECK_EQ(sl_gcra_tolerance(ifp, 5, SLUICE_COST_PKT), 5);
+	ifp = wr_gcra_interval(1000000000);
+	CHECK_EQ(wr_gcra_inc(ifp, 1), 1);
+	CHECK_EQ(wr_gcra_tolerance(ifp, 5, SLUICE_COST_PKT), 5);
 	/* packets so fast the per-packet step rounds to 0 ns: unrepresentable, 0 */
-	ifp = sl_gcra_interval(3000000000ULL);
+	ifp = wr_gcra_interval(3000000000ULL);
 	CHECK(ifp != 0, "interval of 3e9 pps is 0");
-	CHECK_EQ(sl_gcra_inc(ifp, 1), 0);
-	CHECK_EQ(sl_gcra_tolerance(ifp, 5, SLUICE_COST_PKT), 0);
+	CHECK_EQ(wr_gcra_inc(ifp, 1), 0);
+	CHECK_EQ(wr_gcra_tolerance(ifp, 5, SLUICE_COST_PKT), 0);
 }
 
 /*
@@ -367,7 +367,7 @@ TEST_CASE(gcra_pkt_step_rounding_bound)
 	__u64 rate;
 
 	for (rate = 1; rate <= 1000000000; rate = next_rate(rate)) {
-		__u64 ifp = sl_gcra_interval(rate), unit = sl_gcra_inc(ifp, 1);
+		__u64 ifp = wr_gcra_interval(rate), unit = wr_gcra_inc(ifp, 1);
 		double exact = 1e9 / (double)rate;
 
 		if (unit < exact - 0.5 - 1e-6 || unit > exact + 0.5 + 1e-6) {
@@ -411,23 +411,23 @@ TEST_CASE(gcra_64bit_edges)
 	CHECK_EQ(drain(&b, UINT64_MAX - tol, 1, 100), 5);
 
 	/* TAT far in the future: refused, and *next untouched */
-	CHECK_EQ(sl_gcra_admit(UINT64_MAX, T0, unit, tol, &next), 0);
+	CHECK_EQ(wr_gcra_admit(UINT64_MAX, T0, unit, tol, &next), 0);
 	CHECK_EQ(next, 12345);
-	CHECK_EQ(sl_gcra_admit(T0 + tol + 1, T0, unit, tol, &next), 0);
-	CHECK_EQ(sl_gcra_admit(T0 + (1ULL << 62), T0, unit, tol, &next), 0);
+	CHECK_EQ(wr_gcra_admit(T0 + tol + 1, T0, unit, tol, &next), 0);
+	CHECK_EQ(wr_gcra_admit(T0 + (1ULL << 62), T0, unit, tol, &next), 0);
 	CHECK_EQ(next, 12345);
 	/* exactly at the edge: room for one more */
-	CHECK_EQ(sl_gcra_admit(T0 + tol - unit, T0, unit, tol, &next), 1);
+	CHECK_EQ(wr_gcra_admit(T0 + tol - unit, T0, unit, tol, &next), 1);
 	CHECK_EQ(next, T0 + tol);
-	CHECK_EQ(sl_gcra_admit(T0 + tol - unit + 1, T0, unit, tol, &next), 0);
+	CHECK_EQ(wr_gcra_admit(T0 + tol - unit + 1, T0, unit, tol, &next), 0);
 
 	/* inc larger than the tolerance: refused at any TAT */
 	next = 7;
-	CHECK_EQ(sl_gcra_admit(0, T0, tol + 1, tol, &next), 0);
-	CHECK_EQ(sl_gcra_admit(0, 0, UINT64_MAX, tol, &next), 0);
+	CHECK_EQ(wr_gcra_admit(0, T0, tol + 1, tol, &next), 0);
+	CHECK_EQ(wr_gcra_admit(0, 0, UINT64_MAX, tol, &next), 0);
 	CHECK_EQ(next, 7);
 	/* zero cost is always admitted within tolerance and moves nothing */
-	CHECK_EQ(sl_gcra_admit(T0 + tol, T0, 0, tol, &next), 1);
+	CHECK_EQ(wr_gcra_admit(T0 + tol, T0, 0, tol, &next), 1);
 	CHECK_EQ(next, T0 + tol);
 
 	/* rate 1/s, burst 1: exactly one per second over 1000 s */
@@ -482,7 +482,7 @@ TEST_CASE(gcra_fractional_interval_accuracy)
 			double want;
 
 			bucket_init(&b, brates[i], 1000, SLUICE_COST_BYTE);
-			step = sl_gcra_inc(b.l.interval_fp, 100) / 2;
+			step = wr_gcra_inc(b.l.interval_fp, 100) / 2;
 			while (n < 1000000) {
 				n += offer(&b, now, 100);
 				now += step;
@@ -504,7 +504,7 @@ static int admit_all(struct bucket **bs, int n, __u64 now, __u32 cost)
 	int i;
 
 	for (i = 0; i < n; i++)
-		if (!sl_gcra_admit(bs[i]->tat, now, sl_gcra_inc(bs[i]->l.interval_fp, cost),
+		if (!wr_gcra_admit(bs[i]->tat, now, wr_gcra_inc(bs[i]->l.interval_fp, cost),
 				   bs[i]->l.tolerance, &next))
 			return 0;
 	for (i = 0; i < n; i++)
@@ -589,32 +589,32 @@ TEST_CASE(gcra_remaining)
 
 	bucket_init(&b, 10, 5, SLUICE_COST_PKT);
 	unit = unit_of(&b.l);
-	CHECK_EQ(sl_gcra_remaining(&b.l, 0, T0, &refill), 5);
+	CHECK_EQ(wr_gcra_remaining(&b.l, 0, T0, &refill), 5);
 	CHECK_EQ(refill, 0);
 	CHECK_EQ(drain(&b, T0, 1, 2), 2);
-	CHECK_EQ(sl_gcra_remaining(&b.l, b.tat, T0, &refill), 3);
+	CHECK_EQ(wr_gcra_remaining(&b.l, b.tat, T0, &refill), 3);
 	CHECK_EQ(refill, unit);
-	CHECK_EQ(sl_gcra_remaining(&b.l, b.tat, T0 + unit / 4, &refill), 3);
+	CHECK_EQ(wr_gcra_remaining(&b.l, b.tat, T0 + unit / 4, &refill), 3);
 	CHECK_EQ(refill, unit - unit / 4);
-	CHECK_EQ(sl_gcra_remaining(&b.l, b.tat, T0 + unit, &refill), 4);
+	CHECK_EQ(wr_gcra_remaining(&b.l, b.tat, T0 + unit, &refill), 4);
 	CHECK_EQ(refill, unit);
-	CHECK_EQ(sl_gcra_remaining(&b.l, b.tat, T0 + 2 * unit, &refill), 5);
+	CHECK_EQ(wr_gcra_remaining(&b.l, b.tat, T0 + 2 * unit, &refill), 5);
 	CHECK_EQ(refill, 0);
-	CHECK_EQ(sl_gcra_remaining(&b.l, b.tat, T0 + 3600 * SEC, &refill), 5);
+	CHECK_EQ(wr_gcra_remaining(&b.l, b.tat, T0 + 3600 * SEC, &refill), 5);
 	CHECK_EQ(drain(&b, T0, 1, 100), 3);
-	CHECK_EQ(sl_gcra_remaining(&b.l, b.tat, T0, &refill), 0);
+	CHECK_EQ(wr_gcra_remaining(&b.l, b.tat, T0, &refill), 0);
 	/* beyond the horizon (cannot happen through admit): clamped, never wraps */
-	CHECK_EQ(sl_gcra_remaining(&b.l, UINT64_MAX, T0, &refill), 0);
+	CHECK_EQ(wr_gcra_remaining(&b.l, UINT64_MAX, T0, &refill), 0);
 
 	/* bytes at 1000 B/s: 1 ms per byte */
 	bucket_init(&b, 1000, 3000, SLUICE_COST_BYTE);
-	CHECK_EQ(sl_gcra_remaining(&b.l, 0, T0, &refill), 3000);
+	CHECK_EQ(wr_gcra_remaining(&b.l, 0, T0, &refill), 3000);
 	CHECK_EQ(refill, 0);
 	CHECK(offer(&b, T0, 1000), "1000 bytes refused");
-	CHECK_EQ(sl_gcra_remaining(&b.l, b.tat, T0, &refill), 2000);
+	CHECK_EQ(wr_gcra_remaining(&b.l, b.tat, T0, &refill), 2000);
 	CHECK_EQ(refill, MSEC);
-	CHECK_EQ(sl_gcra_remaining(&b.l, b.tat, T0 + 500 * MSEC, &refill), 2500);
-	CHECK_EQ(sl_gcra_remaining(&b.l, b.tat, T0 + SEC, &refill), 3000);
+	CHECK_EQ(wr_gcra_remaining(&b.l, b.tat, T0 + 500 * MSEC, &refill), 2500);
+	CHECK_EQ(wr_gcra_remaining(&b.l, b.tat, T0 + SEC, &refill), 3000);
 	CHECK_EQ(refill, 0);
 }
 
@@ -629,13 +629,13 @@ static const __u8 SRC6[16] = { 0x20, 0x01, 0x0d, 0xb8, 0, 1, 0, 2, 0, 3, 0, 4, 0
 static void ext6(struct frame *pl, __u8 type, __u8 next, size_t len, __u16 fragoff)
 {
 	switch (type) {
-	case SL_IPPROTO_FRAGMENT:
+	case WR_IPPROTO_FRAGMENT:
 		put8(pl, next);
 		put8(pl, 0);
 		put16(pl, fragoff);
 		put32(pl, 0xabcd);
 		break;
-	case SL_IPPROTO_AH:
+	case WR_IPPROTO_AH:
 		put8(pl, next);
 		put8(pl, len / 4 - 2);
 		zeros(pl, len - 2);
@@ -657,7 +657,7 @@ static void chain6(struct frame *pl, const __u8 *types, int n, __u8 upper, __u16
 	pl->n = 0;
 	for (i = 0; i < n; i++) {
 		__u8 next = i + 1 < n ? types[i + 1] : upper;
-		size_t len = types[i] == SL_IPPROTO_AH ? 16 : types[i] == SL_IPPROTO_FRAGMENT ? 8 :
+		size_t len = types[i] == WR_IPPROTO_AH ? 16 : types[i] == WR_IPPROTO_FRAGMENT ? 8 :
 			     (i & 1) ? 16 : 8;
 
 		ext6(pl, types[i], next, len, fragoff);
@@ -669,7 +669,7 @@ static void chain6(struct frame *pl, const __u8 *types, int n, __u8 upper, __u16
  * Parse the first n bytes of f from an exact-size heap copy, frame_len as
  * given. p is zeroed first, as the data path's is.
  */
-static int parse_n(const struct frame *f, size_t n, __u32 frame_len, struct sl_pkt *p)
+static int parse_n(const struct frame *f, size_t n, __u32 frame_len, struct wr_pkt *p)
 {
 	__u8 *buf = malloc(n ? n : 1);
 	int r;
@@ -678,12 +678,12 @@ static int parse_n(const struct frame *f, size_t n, __u32 frame_len, struct sl_p
 		abort();
 	memcpy(buf, f->b, n);
 	memset(p, 0, sizeof(*p));
-	r = sl_parse(buf, buf + n, frame_len, p);
+	r = wr_parse(buf, buf + n, frame_len, p);
 	free(buf);
 	return r;
 }
 
-static int parse(const struct frame *f, struct sl_pkt *p)
+static int parse(const struct frame *f, struct wr_pkt *p)
 {
 	return parse_n(f, f->n, f->n, p);
 }
@@ -700,198 +700,198 @@ static void w6(__u32 *w, const __u8 *a)
 TEST_CASE(parse_ipv4_protocols)
 {
 	struct frame f, l;
-	struct sl_pkt p;
+	struct wr_pkt p;
 	__u32 src = IP4(198, 18, 1, 2);
 
 	l4_tcp(&l, 443, SLUICE_TCP_SYN, 5);
-	frame4(&f, src, SL_IPPROTO_TCP, &l);
-	CHECK_EQ(parse(&f, &p), SL_PARSE_IP);
+	frame4(&f, src, WR_IPPROTO_TCP, &l);
+	CHECK_EQ(parse(&f, &p), WR_PARSE_IP);
 	CHECK_EQ(p.family, 4);
-	CHECK_EQ(p.proto, SL_IPPROTO_TCP);
+	CHECK_EQ(p.proto, WR_IPPROTO_TCP);
 	CHECK_EQ(p.saddr[0], htonl(src));
 	CHECK_EQ(p.saddr[1] | p.saddr[2] | p.saddr[3], 0);
 	CHECK_EQ(p.len, 40);
 	CHECK_EQ(p.dport, 443);
 	CHECK_EQ(p.tcp_flags, SLUICE_TCP_SYN);
-	CHECK_EQ(p.flags, SL_PKT_L4 | SL_PKT_PORTS);
+	CHECK_EQ(p.flags, WR_PKT_L4 | WR_PKT_PORTS);
 
 	l4_udp(&l, 53, 30);
-	frame4(&f, src, SL_IPPROTO_UDP, &l);
-	CHECK_EQ(parse(&f, &p), SL_PARSE_IP);
-	CHECK_EQ(p.proto, SL_IPPROTO_UDP);
+	frame4(&f, src, WR_IPPROTO_UDP, &l);
+	CHECK_EQ(parse(&f, &p), WR_PARSE_IP);
+	CHECK_EQ(p.proto, WR_IPPROTO_UDP);
 	CHECK_EQ(p.len, 58);
 	CHECK_EQ(p.dport, 53);
-	CHECK_EQ(p.flags, SL_PKT_L4 | SL_PKT_PORTS);
+	CHECK_EQ(p.flags, WR_PKT_L4 | WR_PKT_PORTS);
 
 	l4_icmp(&l, 8, 56);
-	frame4(&f, src, SL_IPPROTO_ICMP, &l);
-	CHECK_EQ(parse(&f, &p), SL_PARSE_IP);
-	CHECK_EQ(p.proto, SL_IPPROTO_ICMP);
+	frame4(&f, src, WR_IPPROTO_ICMP, &l);
+	CHECK_EQ(parse(&f, &p), WR_PARSE_IP);
+	CHECK_EQ(p.proto, WR_IPPROTO_ICMP);
 	CHECK_EQ(p.icmp_type, 8);
 	CHECK_EQ(p.len, 84);
-	CHECK_EQ(p.flags, SL_PKT_L4);
+	CHECK_EQ(p.flags, WR_PKT_L4);
 
 	/* GRE: proto only */
 	l4_icmp(&l, 0, 0);
 	frame4(&f, src, 47, &l);
-	CHECK_EQ(parse(&f, &p), SL_PARSE_IP);
+	CHECK_EQ(parse(&f, &p), WR_PARSE_IP);
 	CHECK_EQ(p.proto, 47);
 	CHECK_EQ(p.flags, 0);
 
 	/* options: IHL 15, the TCP header found after them */
 	l4_tcp(&l, 8080, SLUICE_TCP_ACK, 5);
-	eth_ip4(&f, src, SL_IPPROTO_TCP, 15, 0, 0, &l);
-	CHECK_EQ(parse(&f, &p), SL_PARSE_IP);
+	eth_ip4(&f, src, WR_IPPROTO_TCP, 15, 0, 0, &l);
+	CHECK_EQ(parse(&f, &p), WR_PARSE_IP);
 	CHECK_EQ(p.dport, 8080);
 	CHECK_EQ(p.tcp_flags, SLUICE_TCP_ACK);
 	CHECK_EQ(p.len, 80);
 
 	/* Ethernet padding after a short datagram: fine, the cost is the IP length */
 	l4_udp(&l, 53, 0);
-	frame4(&f, src, SL_IPPROTO_UDP, &l);
+	frame4(&f, src, WR_IPPROTO_UDP, &l);
 	zeros(&f, 60 - f.n);
-	CHECK_EQ(parse(&f, &p), SL_PARSE_IP);
+	CHECK_EQ(parse(&f, &p), WR_PARSE_IP);
 	CHECK_EQ(p.len, 28);
 
 	/* DF set is not a fragment */
 	l4_udp(&l, 53, 0);
-	eth_ip4(&f, src, SL_IPPROTO_UDP, 5, 0x4000, 0, &l);
-	CHECK_EQ(parse(&f, &p), SL_PARSE_IP);
-	CHECK_EQ(p.flags, SL_PKT_L4 | SL_PKT_PORTS);
+	eth_ip4(&f, src, WR_IPPROTO_UDP, 5, 0x4000, 0, &l);
+	CHECK_EQ(parse(&f, &p), WR_PARSE_IP);
+	CHECK_EQ(p.flags, WR_PKT_L4 | WR_PKT_PORTS);
 }
 
 TEST_CASE(parse_ipv6_protocols)
 {
 	struct frame f, l;
-	struct sl_pkt p;
+	struct wr_pkt p;
 	__u32 w[4];
 
 	w6(w, SRC6);
 	l4_tcp(&l, 22, SLUICE_TCP_SYN | SLUICE_TCP_ACK, 8);
-	frame6(&f, SRC6, SL_IPPROTO_TCP, &l);
-	CHECK_EQ(parse(&f, &p), SL_PARSE_IP);
+	frame6(&f, SRC6, WR_IPPROTO_TCP, &l);
+	CHECK_EQ(parse(&f, &p), WR_PARSE_IP);
 	CHECK_EQ(p.family, 6);
-	CHECK_EQ(p.proto, SL_IPPROTO_TCP);
+	CHECK_EQ(p.proto, WR_IPPROTO_TCP);
 	CHECK(!memcmp(p.saddr, w, 16), "v6 source");
 	CHECK_EQ(p.len, 40 + 32);
 	CHECK_EQ(p.dport, 22);
 	CHECK_EQ(p.tcp_flags, SLUICE_TCP_SYN | SLUICE_TCP_ACK);
-	CHECK_EQ(p.flags, SL_PKT_L4 | SL_PKT_PORTS);
+	CHECK_EQ(p.flags, WR_PKT_L4 | WR_PKT_PORTS);
 
 	l4_udp(&l, 5353, 100);
-	frame6(&f, SRC6, SL_IPPROTO_UDP, &l);
-	CHECK_EQ(parse(&f, &p), SL_PARSE_IP);
-	CHECK_EQ(p.proto, SL_IPPROTO_UDP);
+	frame6(&f, SRC6, WR_IPPROTO_UDP, &l);
+	CHECK_EQ(parse(&f, &p), WR_PARSE_IP);
+	CHECK_EQ(p.proto, WR_IPPROTO_UDP);
 	CHECK_EQ(p.dport, 5353);
 	CHECK_EQ(p.len, 148);
-	CHECK_EQ(p.flags, SL_PKT_L4 | SL_PKT_PORTS);
+	CHECK_EQ(p.flags, WR_PKT_L4 | WR_PKT_PORTS);
 
 	l4_icmp(&l, 128, 8);
-	frame6(&f, SRC6, SL_IPPROTO_ICMPV6, &l);
-	CHECK_EQ(parse(&f, &p), SL_PARSE_IP);
-	CHECK_EQ(p.proto, SL_IPPROTO_ICMPV6);
+	frame6(&f, SRC6, WR_IPPROTO_ICMPV6, &l);
+	CHECK_EQ(parse(&f, &p), WR_PARSE_IP);
+	CHECK_EQ(p.proto, WR_IPPROTO_ICMPV6);
 	CHECK_EQ(p.icmp_type, 128);
-	CHECK_EQ(p.flags, SL_PKT_L4);
+	CHECK_EQ(p.flags, WR_PKT_L4);
 
 	/* No next header */
 	l4_icmp(&l, 0, 0);
-	frame6(&f, SRC6, SL_IPPROTO_NONE, &l);
-	CHECK_EQ(parse(&f, &p), SL_PARSE_IP);
-	CHECK_EQ(p.proto, SL_IPPROTO_NONE);
+	frame6(&f, SRC6, WR_IPPROTO_NONE, &l);
+	CHECK_EQ(parse(&f, &p), WR_PARSE_IP);
+	CHECK_EQ(p.proto, WR_IPPROTO_NONE);
 	CHECK_EQ(p.flags, 0);
 
 	/* wrong version in an IPv6 ethertype */
 	l4_udp(&l, 53, 0);
-	frame6(&f, SRC6, SL_IPPROTO_UDP, &l);
+	frame6(&f, SRC6, WR_IPPROTO_UDP, &l);
 	f.b[14] = 0x40;
-	CHECK_EQ(parse(&f, &p), SL_PARSE_MALFORMED);
+	CHECK_EQ(parse(&f, &p), WR_PARSE_MALFORMED);
 }
 
 TEST_CASE(parse_vlan_tags)
 {
-	static const __u16 ad[] = { SL_ETH_P_8021AD };
+	static const __u16 ad[] = { WR_ETH_P_8021AD };
 	struct frame f, l;
-	struct sl_pkt p;
+	struct wr_pkt p;
 	__u32 src = IP4(198, 18, 9, 9);
 
 	l4_udp(&l, 53, 10);
-	eth(&f, SL_ETH_P_IP, 1, TAG_Q);
-	ip4(&f, src, SL_IPPROTO_UDP, 5, 0, 0, &l);
-	CHECK_EQ(parse(&f, &p), SL_PARSE_IP);
+	eth(&f, WR_ETH_P_IP, 1, TAG_Q);
+	ip4(&f, src, WR_IPPROTO_UDP, 5, 0, 0, &l);
+	CHECK_EQ(parse(&f, &p), WR_PARSE_IP);
 	CHECK_EQ(p.dport, 53);
 	CHECK_EQ(p.saddr[0], htonl(src));
 	CHECK_EQ(p.len, 38);
 
-	eth(&f, SL_ETH_P_IP, 1, ad);
-	ip4(&f, src, SL_IPPROTO_UDP, 5, 0, 0, &l);
-	CHECK_EQ(parse(&f, &p), SL_PARSE_IP);
+	eth(&f, WR_ETH_P_IP, 1, ad);
+	ip4(&f, src, WR_IPPROTO_UDP, 5, 0, 0, &l);
+	CHECK_EQ(parse(&f, &p), WR_PARSE_IP);
 	CHECK_EQ(p.dport, 53);
 
-	eth(&f, SL_ETH_P_IP, 2, TAG_QINQ);
-	ip4(&f, src, SL_IPPROTO_UDP, 5, 0, 0, &l);
-	CHECK_EQ(parse(&f, &p), SL_PARSE_IP);
+	eth(&f, WR_ETH_P_IP, 2, TAG_QINQ);
+	ip4(&f, src, WR_IPPROTO_UDP, 5, 0, 0, &l);
+	CHECK_EQ(parse(&f, &p), WR_PARSE_IP);
 	CHECK_EQ(p.dport, 53);
 	CHECK_EQ(p.len, 38);
 
 	/* two 802.1Q tags are as good as QinQ */
 	{
-		static const __u16 qq[] = { SL_ETH_P_8021Q, SL_ETH_P_8021Q };
+		static const __u16 qq[] = { WR_ETH_P_8021Q, WR_ETH_P_8021Q };
 
-		eth(&f, SL_ETH_P_IPV6, 2, qq);
-		ip6(&f, SRC6, SL_IPPROTO_UDP, 64, -1, &l);
-		CHECK_EQ(parse(&f, &p), SL_PARSE_IP);
+		eth(&f, WR_ETH_P_IPV6, 2, qq);
+		ip6(&f, SRC6, WR_IPPROTO_UDP, 64, -1, &l);
+		CHECK_EQ(parse(&f, &p), WR_PARSE_IP);
 		CHECK_EQ(p.family, 6);
 		CHECK_EQ(p.dport, 53);
 	}
 
 	/* a third tag is deeper than sluice looks: malformed, not non-IP */
-	eth(&f, SL_ETH_P_IP, 3, TAG_3);
-	ip4(&f, src, SL_IPPROTO_UDP, 5, 0, 0, &l);
-	CHECK_EQ(parse(&f, &p), SL_PARSE_MALFORMED);
+	eth(&f, WR_ETH_P_IP, 3, TAG_3);
+	ip4(&f, src, WR_IPPROTO_UDP, 5, 0, 0, &l);
+	CHECK_EQ(parse(&f, &p), WR_PARSE_MALFORMED);
 
 	/* ARP inside a tag is still non-IP */
 	eth(&f, 0x0806, 1, TAG_Q);
 	zeros(&f, 28);
-	CHECK_EQ(parse(&f, &p), SL_PARSE_NON_IP);
+	CHECK_EQ(parse(&f, &p), WR_PARSE_NON_IP);
 
 	/* tag cut short */
-	eth(&f, SL_ETH_P_IP, 1, TAG_Q);
-	CHECK_EQ(parse_n(&f, 16, 16, &p), SL_PARSE_MALFORMED);
-	CHECK_EQ(parse_n(&f, 17, 17, &p), SL_PARSE_MALFORMED);
-	CHECK_EQ(parse_n(&f, 18, 18, &p), SL_PARSE_MALFORMED);	/* tag, no IP */
+	eth(&f, WR_ETH_P_IP, 1, TAG_Q);
+	CHECK_EQ(parse_n(&f, 16, 16, &p), WR_PARSE_MALFORMED);
+	CHECK_EQ(parse_n(&f, 17, 17, &p), WR_PARSE_MALFORMED);
+	CHECK_EQ(parse_n(&f, 18, 18, &p), WR_PARSE_MALFORMED);	/* tag, no IP */
 }
 
 TEST_CASE(parse_non_ip_and_tiny)
 {
 	struct frame f;
-	struct sl_pkt p;
+	struct wr_pkt p;
 	size_t n;
 
 	eth(&f, 0x0806, 0, NULL);
 	zeros(&f, 28);
-	CHECK_EQ(parse(&f, &p), SL_PARSE_NON_IP);
+	CHECK_EQ(parse(&f, &p), WR_PARSE_NON_IP);
 	eth(&f, 0x88cc, 0, NULL);	/* LLDP */
 	zeros(&f, 40);
-	CHECK_EQ(parse(&f, &p), SL_PARSE_NON_IP);
+	CHECK_EQ(parse(&f, &p), WR_PARSE_NON_IP);
 	/* just the Ethernet header of ARP */
-	CHECK_EQ(parse_n(&f, 14, 14, &p), SL_PARSE_NON_IP);
+	CHECK_EQ(parse_n(&f, 14, 14, &p), WR_PARSE_NON_IP);
 	for (n = 0; n < 14; n++)
-		CHECK_EQ(parse_n(&f, n, (__u32)n, &p), SL_PARSE_MALFORMED);
+		CHECK_EQ(parse_n(&f, n, (__u32)n, &p), WR_PARSE_MALFORMED);
 	/* readable 14 bytes but frame_len claims fewer */
-	CHECK_EQ(parse_n(&f, 14, 13, &p), SL_PARSE_MALFORMED);
+	CHECK_EQ(parse_n(&f, 14, 13, &p), WR_PARSE_MALFORMED);
 }
 
 /* Every truncation of a valid frame is malformed, and nothing reads past the end. */
 static void check_truncations(const struct frame *f, const char *what)
 {
-	struct sl_pkt p;
+	struct wr_pkt p;
 	size_t n;
 
-	CHECK(parse(f, &p) == SL_PARSE_IP, "%s: the whole frame does not parse", what);
+	CHECK(parse(f, &p) == WR_PARSE_IP, "%s: the whole frame does not parse", what);
 	for (n = 0; n < f->n; n++) {
 		int r = parse_n(f, n, (__u32)n, &p);
 
-		if (r != SL_PARSE_MALFORMED) {
+		if (r != WR_PARSE_MALFORMED) {
 			CHECK_FAIL("%s cut at %zu of %zu: result %d", what, n, f->n, r);
 			return;
 		}
@@ -903,23 +903,23 @@ TEST_CASE(parse_truncated_tcp4_every_offset)
 	struct frame f, l;
 
 	l4_tcp(&l, 80, SLUICE_TCP_SYN, 6);
-	frame4(&f, IP4(198, 18, 0, 7), SL_IPPROTO_TCP, &l);
+	frame4(&f, IP4(198, 18, 0, 7), WR_IPPROTO_TCP, &l);
 	check_truncations(&f, "tcp4");
-	eth(&f, SL_ETH_P_IP, 2, TAG_QINQ);
-	ip4(&f, IP4(198, 18, 0, 7), SL_IPPROTO_TCP, 7, 0, 0, &l);
+	eth(&f, WR_ETH_P_IP, 2, TAG_QINQ);
+	ip4(&f, IP4(198, 18, 0, 7), WR_IPPROTO_TCP, 7, 0, 0, &l);
 	check_truncations(&f, "qinq tcp4 with options");
 }
 
 TEST_CASE(parse_truncated_udp6_every_offset)
 {
-	static const __u8 types[] = { SL_IPPROTO_HOPOPTS, SL_IPPROTO_FRAGMENT };
+	static const __u8 types[] = { WR_IPPROTO_HOPOPTS, WR_IPPROTO_FRAGMENT };
 	struct frame f, l, pl;
 
 	l4_udp(&l, 53, 12);
-	frame6(&f, SRC6, SL_IPPROTO_UDP, &l);
+	frame6(&f, SRC6, WR_IPPROTO_UDP, &l);
 	check_truncations(&f, "udp6");
-	chain6(&pl, types, 2, SL_IPPROTO_UDP, 0, &l);
-	frame6(&f, SRC6, SL_IPPROTO_HOPOPTS, &pl);
+	chain6(&pl, types, 2, WR_IPPROTO_UDP, 0, &l);
+	frame6(&f, SRC6, WR_IPPROTO_HOPOPTS, &pl);
 	check_truncations(&f, "udp6 behind hop-by-hop and fragment");
 }
 
@@ -935,34 +935,34 @@ TEST_CASE(parse_ipv4_header_checks)
 		{ 5, 39 },			/* short of the TCP header the frame carries */
 	};
 	struct frame f, l;
-	struct sl_pkt p;
+	struct wr_pkt p;
 	size_t i;
 	__u8 ihl;
 
 	l4_tcp(&l, 80, SLUICE_TCP_SYN, 5);
 	/* IHL below 5, with a correct-looking rest */
 	for (ihl = 0; ihl < 5; ihl++) {
-		eth_ip4(&f, IP4(198, 18, 0, 2), SL_IPPROTO_TCP, ihl, 0, 40, &l);
-		CHECK_EQ(parse(&f, &p), SL_PARSE_MALFORMED);
+		eth_ip4(&f, IP4(198, 18, 0, 2), WR_IPPROTO_TCP, ihl, 0, 40, &l);
+		CHECK_EQ(parse(&f, &p), WR_PARSE_MALFORMED);
 	}
 	/* version not 4 */
-	frame4(&f, IP4(198, 18, 0, 2), SL_IPPROTO_TCP, &l);
+	frame4(&f, IP4(198, 18, 0, 2), WR_IPPROTO_TCP, &l);
 	f.b[14] = 0x65;
-	CHECK_EQ(parse(&f, &p), SL_PARSE_MALFORMED);
+	CHECK_EQ(parse(&f, &p), WR_PARSE_MALFORMED);
 	/* IHL beyond the packet: 60-byte header in a 40-byte datagram */
-	frame4(&f, IP4(198, 18, 0, 2), SL_IPPROTO_TCP, &l);
+	frame4(&f, IP4(198, 18, 0, 2), WR_IPPROTO_TCP, &l);
 	f.b[14] = 0x4f;
-	CHECK_EQ(parse(&f, &p), SL_PARSE_MALFORMED);
+	CHECK_EQ(parse(&f, &p), WR_PARSE_MALFORMED);
 	/* IHL beyond the frame, total length agreeing with it */
-	frame4(&f, IP4(198, 18, 0, 2), SL_IPPROTO_TCP, &l);
+	frame4(&f, IP4(198, 18, 0, 2), WR_IPPROTO_TCP, &l);
 	f.b[14] = 0x4f;
 	f.b[16] = 0;
 	f.b[17] = 60;
-	CHECK_EQ(parse(&f, &p), SL_PARSE_MALFORMED);
+	CHECK_EQ(parse(&f, &p), WR_PARSE_MALFORMED);
 	for (i = 0; i < sizeof(bad_tot) / sizeof(bad_tot[0]); i++) {
-		eth_ip4(&f, IP4(198, 18, 0, 2), SL_IPPROTO_TCP, bad_tot[i].ihl, 0, bad_tot[i].tot,
+		eth_ip4(&f, IP4(198, 18, 0, 2), WR_IPPROTO_TCP, bad_tot[i].ihl, 0, bad_tot[i].tot,
 			&l);
-		CHECK(parse(&f, &p) == SL_PARSE_MALFORMED, "IHL %u tot_len %u: not malformed",
+		CHECK(parse(&f, &p) == WR_PARSE_MALFORMED, "IHL %u tot_len %u: not malformed",
 		      bad_tot[i].ihl, bad_tot[i].tot);
 	}
 	/* exactly a bare header with no payload, protocol without L4 parsing */
@@ -970,11 +970,11 @@ TEST_CASE(parse_ipv4_header_checks)
 		struct frame none = { .n = 0 };
 
 		frame4(&f, IP4(198, 18, 0, 2), 47, &none);
-		CHECK_EQ(parse(&f, &p), SL_PARSE_IP);
+		CHECK_EQ(parse(&f, &p), WR_PARSE_IP);
 		CHECK_EQ(p.len, 20);
 		/* ... but TCP with no header at all is malformed */
-		frame4(&f, IP4(198, 18, 0, 2), SL_IPPROTO_TCP, &none);
-		CHECK_EQ(parse(&f, &p), SL_PARSE_MALFORMED);
+		frame4(&f, IP4(198, 18, 0, 2), WR_IPPROTO_TCP, &none);
+		CHECK_EQ(parse(&f, &p), WR_PARSE_MALFORMED);
 	}
 }
 
@@ -988,232 +988,232 @@ TEST_CASE(parse_ipv6_payload_len)
 		19,		/* shorter than the UDP length field says */
 	};
 	struct frame f, l;
-	struct sl_pkt p;
+	struct wr_pkt p;
 	size_t i;
 
 	l4_udp(&l, 53, 12);
 	for (i = 0; i < sizeof(bad_plen) / sizeof(bad_plen[0]); i++) {
-		eth_ip6(&f, SRC6, SL_IPPROTO_UDP, 64, bad_plen[i], &l);
-		CHECK(parse(&f, &p) == SL_PARSE_MALFORMED, "payload length %d: not malformed",
+		eth_ip6(&f, SRC6, WR_IPPROTO_UDP, 64, bad_plen[i], &l);
+		CHECK(parse(&f, &p) == WR_PARSE_MALFORMED, "payload length %d: not malformed",
 		      bad_plen[i]);
 	}
 	/* exact, and with trailing padding: the cost is 40 + payload length */
-	eth_ip6(&f, SRC6, SL_IPPROTO_UDP, 64, 20, &l);
-	CHECK_EQ(parse(&f, &p), SL_PARSE_IP);
+	eth_ip6(&f, SRC6, WR_IPPROTO_UDP, 64, 20, &l);
+	CHECK_EQ(parse(&f, &p), WR_PARSE_IP);
 	CHECK_EQ(p.len, 60);
 	zeros(&f, 6);
-	CHECK_EQ(parse(&f, &p), SL_PARSE_IP);
+	CHECK_EQ(parse(&f, &p), WR_PARSE_IP);
 	CHECK_EQ(p.len, 60);
 }
 
 /*
  * A length field of 0: BIG TCP's GSO super-packets at TC (over 64 KiB, so
  * their real length does not fit) are judged by the frame's length, but
- * only when the caller says the frame is one (SL_PKT_GSO); any other 0 is
+ * only when the caller says the frame is one (WR_PKT_GSO); any other 0 is
  * malformed, except IPv6 with No Next Header, which has no payload at all.
  */
-static int parse_gso(const struct frame *f, struct sl_pkt *p)
+static int parse_gso(const struct frame *f, struct wr_pkt *p)
 {
 	memset(p, 0, sizeof(*p));
-	p->flags = SL_PKT_GSO;
-	return sl_parse(f->b, f->b + f->n, f->n, p);
+	p->flags = WR_PKT_GSO;
+	return wr_parse(f->b, f->b + f->n, f->n, p);
 }
 
 TEST_CASE(parse_length_zero)
 {
 	struct frame f, l;
-	struct sl_pkt p;
+	struct wr_pkt p;
 
 	/* IPv6, payload length 0 over a 20-byte UDP datagram */
 	l4_udp(&l, 53, 12);
-	eth_ip6(&f, SRC6, SL_IPPROTO_UDP, 64, 0, &l);
-	CHECK_EQ(parse(&f, &p), SL_PARSE_MALFORMED);
-	CHECK_EQ(parse_gso(&f, &p), SL_PARSE_IP);
+	eth_ip6(&f, SRC6, WR_IPPROTO_UDP, 64, 0, &l);
+	CHECK_EQ(parse(&f, &p), WR_PARSE_MALFORMED);
+	CHECK_EQ(parse_gso(&f, &p), WR_PARSE_IP);
 	CHECK_EQ(p.len, 60);
-	CHECK_EQ(p.proto, SL_IPPROTO_UDP);
+	CHECK_EQ(p.proto, WR_IPPROTO_UDP);
 	CHECK_EQ(p.dport, 53);
 	/* ... a GSO frame of nothing but the IPv6 header is still malformed */
 	l.n = 0;
-	eth_ip6(&f, SRC6, SL_IPPROTO_UDP, 64, 0, &l);
-	CHECK_EQ(parse_gso(&f, &p), SL_PARSE_MALFORMED);
+	eth_ip6(&f, SRC6, WR_IPPROTO_UDP, 64, 0, &l);
+	CHECK_EQ(parse_gso(&f, &p), WR_PARSE_MALFORMED);
 	/* IPv6 with No Next Header and payload length 0: valid, 40 bytes */
-	eth_ip6(&f, SRC6, SL_IPPROTO_NONE, 64, 0, &l);
-	CHECK_EQ(parse(&f, &p), SL_PARSE_IP);
+	eth_ip6(&f, SRC6, WR_IPPROTO_NONE, 64, 0, &l);
+	CHECK_EQ(parse(&f, &p), WR_PARSE_IP);
 	CHECK_EQ(p.len, 40);
-	CHECK_EQ(p.proto, SL_IPPROTO_NONE);
+	CHECK_EQ(p.proto, WR_IPPROTO_NONE);
 	/* ... and with trailing padding, still 40 */
 	zeros(&f, 6);
-	CHECK_EQ(parse(&f, &p), SL_PARSE_IP);
+	CHECK_EQ(parse(&f, &p), WR_PARSE_IP);
 	CHECK_EQ(p.len, 40);
 
 	/* IPv4, total length 0 over a 20-byte UDP datagram */
 	l4_udp(&l, 53, 12);
-	frame4(&f, IP4(198, 18, 0, 2), SL_IPPROTO_UDP, &l);
+	frame4(&f, IP4(198, 18, 0, 2), WR_IPPROTO_UDP, &l);
 	f.b[16] = 0;
 	f.b[17] = 0;
-	CHECK_EQ(parse(&f, &p), SL_PARSE_MALFORMED);
-	CHECK_EQ(parse_gso(&f, &p), SL_PARSE_IP);
+	CHECK_EQ(parse(&f, &p), WR_PARSE_MALFORMED);
+	CHECK_EQ(parse_gso(&f, &p), WR_PARSE_IP);
 	CHECK_EQ(p.len, 40);
 	CHECK_EQ(p.dport, 53);
 	/* a GSO frame whose length field is not 0 is judged by it, as any */
-	frame4(&f, IP4(198, 18, 0, 2), SL_IPPROTO_UDP, &l);
-	CHECK_EQ(parse_gso(&f, &p), SL_PARSE_IP);
+	frame4(&f, IP4(198, 18, 0, 2), WR_IPPROTO_UDP, &l);
+	CHECK_EQ(parse_gso(&f, &p), WR_PARSE_IP);
 	CHECK_EQ(p.len, 40);
 }
 
 TEST_CASE(parse_ipv6_extension_headers)
 {
-	static const __u8 single[] = { SL_IPPROTO_HOPOPTS, SL_IPPROTO_ROUTING, SL_IPPROTO_DSTOPTS,
-				       SL_IPPROTO_AH, SL_IPPROTO_FRAGMENT, SL_IPPROTO_MH };
-	static const __u8 mixed[] = { SL_IPPROTO_HOPOPTS, SL_IPPROTO_DSTOPTS, SL_IPPROTO_ROUTING,
-				      SL_IPPROTO_FRAGMENT, SL_IPPROTO_AH, SL_IPPROTO_DSTOPTS };
-	__u8 many[SL_MAX_EXTHDR + 1];
+	static const __u8 single[] = { WR_IPPROTO_HOPOPTS, WR_IPPROTO_ROUTING, WR_IPPROTO_DSTOPTS,
+				       WR_IPPROTO_AH, WR_IPPROTO_FRAGMENT, WR_IPPROTO_MH };
+	static const __u8 mixed[] = { WR_IPPROTO_HOPOPTS, WR_IPPROTO_DSTOPTS, WR_IPPROTO_ROUTING,
+				      WR_IPPROTO_FRAGMENT, WR_IPPROTO_AH, WR_IPPROTO_DSTOPTS };
+	__u8 many[WR_MAX_EXTHDR + 1];
 	struct frame f, l, pl;
-	struct sl_pkt p;
+	struct wr_pkt p;
 	size_t i;
 
 	l4_tcp(&l, 443, SLUICE_TCP_SYN, 5);
 	for (i = 0; i < sizeof(single); i++) {
-		chain6(&pl, &single[i], 1, SL_IPPROTO_TCP, 0, &l);
+		chain6(&pl, &single[i], 1, WR_IPPROTO_TCP, 0, &l);
 		frame6(&f, SRC6, single[i], &pl);
-		if (parse(&f, &p) != SL_PARSE_IP) {
+		if (parse(&f, &p) != WR_PARSE_IP) {
 			CHECK_FAIL("extension header %u alone: not parsed", single[i]);
 			continue;
 		}
-		CHECK_EQ(p.proto, SL_IPPROTO_TCP);
+		CHECK_EQ(p.proto, WR_IPPROTO_TCP);
 		CHECK_EQ(p.dport, 443);
 		CHECK_EQ(p.len, 40 + pl.n);
-		CHECK_EQ(p.flags, SL_PKT_L4 | SL_PKT_PORTS |
-				  (single[i] == SL_IPPROTO_FRAGMENT ? SL_PKT_FRAG : 0));
+		CHECK_EQ(p.flags, WR_PKT_L4 | WR_PKT_PORTS |
+				  (single[i] == WR_IPPROTO_FRAGMENT ? WR_PKT_FRAG : 0));
 	}
 
 	/* a mixed chain of six, the fragment header a first fragment (M set) */
-	chain6(&pl, mixed, sizeof(mixed), SL_IPPROTO_TCP, 1, &l);
+	chain6(&pl, mixed, sizeof(mixed), WR_IPPROTO_TCP, 1, &l);
 	frame6(&f, SRC6, mixed[0], &pl);
-	CHECK_EQ(parse(&f, &p), SL_PARSE_IP);
+	CHECK_EQ(parse(&f, &p), WR_PARSE_IP);
 	CHECK_EQ(p.dport, 443);
-	CHECK_EQ(p.flags, SL_PKT_L4 | SL_PKT_PORTS | SL_PKT_FRAG);
+	CHECK_EQ(p.flags, WR_PKT_L4 | WR_PKT_PORTS | WR_PKT_FRAG);
 
 	/* a non-first fragment: protocol known, no L4, no ports */
 	l4_udp(&l, 53, 40);
-	chain6(&pl, &single[4], 1, SL_IPPROTO_UDP, 185 << 3, &l);
-	frame6(&f, SRC6, SL_IPPROTO_FRAGMENT, &pl);
-	CHECK_EQ(parse(&f, &p), SL_PARSE_IP);
-	CHECK_EQ(p.proto, SL_IPPROTO_UDP);
-	CHECK_EQ(p.flags, SL_PKT_FRAG);
+	chain6(&pl, &single[4], 1, WR_IPPROTO_UDP, 185 << 3, &l);
+	frame6(&f, SRC6, WR_IPPROTO_FRAGMENT, &pl);
+	CHECK_EQ(parse(&f, &p), WR_PARSE_IP);
+	CHECK_EQ(p.proto, WR_IPPROTO_UDP);
+	CHECK_EQ(p.flags, WR_PKT_FRAG);
 	CHECK_EQ(p.dport, 0);
 	/* ... behind a hop-by-hop header too */
 	{
-		static const __u8 hf[] = { SL_IPPROTO_HOPOPTS, SL_IPPROTO_FRAGMENT };
+		static const __u8 hf[] = { WR_IPPROTO_HOPOPTS, WR_IPPROTO_FRAGMENT };
 
-		chain6(&pl, hf, 2, SL_IPPROTO_UDP, (8 << 3) | 1, &l);
-		frame6(&f, SRC6, SL_IPPROTO_HOPOPTS, &pl);
-		CHECK_EQ(parse(&f, &p), SL_PARSE_IP);
-		CHECK_EQ(p.flags, SL_PKT_FRAG);
+		chain6(&pl, hf, 2, WR_IPPROTO_UDP, (8 << 3) | 1, &l);
+		frame6(&f, SRC6, WR_IPPROTO_HOPOPTS, &pl);
+		CHECK_EQ(parse(&f, &p), WR_PARSE_IP);
+		CHECK_EQ(p.flags, WR_PKT_FRAG);
 	}
 
-	/* SL_MAX_EXTHDR headers are walked; one more is malformed */
+	/* WR_MAX_EXTHDR headers are walked; one more is malformed */
 	l4_udp(&l, 53, 0);
 	for (i = 0; i < sizeof(many); i++)
-		many[i] = i & 1 ? SL_IPPROTO_DSTOPTS : SL_IPPROTO_ROUTING;
-	chain6(&pl, many, SL_MAX_EXTHDR, SL_IPPROTO_UDP, 0, &l);
+		many[i] = i & 1 ? WR_IPPROTO_DSTOPTS : WR_IPPROTO_ROUTING;
+	chain6(&pl, many, WR_MAX_EXTHDR, WR_IPPROTO_UDP, 0, &l);
 	frame6(&f, SRC6, many[0], &pl);
-	CHECK_EQ(parse(&f, &p), SL_PARSE_IP);
+	CHECK_EQ(parse(&f, &p), WR_PARSE_IP);
 	CHECK_EQ(p.dport, 53);
-	chain6(&pl, many, SL_MAX_EXTHDR + 1, SL_IPPROTO_UDP, 0, &l);
+	chain6(&pl, many, WR_MAX_EXTHDR + 1, WR_IPPROTO_UDP, 0, &l);
 	frame6(&f, SRC6, many[0], &pl);
-	CHECK_EQ(parse(&f, &p), SL_PARSE_MALFORMED);
+	CHECK_EQ(parse(&f, &p), WR_PARSE_MALFORMED);
 	/* ... also when the last is a fragment header */
-	many[SL_MAX_EXTHDR] = SL_IPPROTO_FRAGMENT;
-	chain6(&pl, many, SL_MAX_EXTHDR + 1, SL_IPPROTO_UDP, 0, &l);
+	many[WR_MAX_EXTHDR] = WR_IPPROTO_FRAGMENT;
+	chain6(&pl, many, WR_MAX_EXTHDR + 1, WR_IPPROTO_UDP, 0, &l);
 	frame6(&f, SRC6, many[0], &pl);
-	CHECK_EQ(parse(&f, &p), SL_PARSE_MALFORMED);
+	CHECK_EQ(parse(&f, &p), WR_PARSE_MALFORMED);
 
 	/* an extension header longer than the payload */
 	l4_udp(&l, 53, 0);
-	chain6(&pl, single, 1, SL_IPPROTO_UDP, 0, &l);
+	chain6(&pl, single, 1, WR_IPPROTO_UDP, 0, &l);
 	pl.b[1] = 200;
-	frame6(&f, SRC6, SL_IPPROTO_HOPOPTS, &pl);
-	CHECK_EQ(parse(&f, &p), SL_PARSE_MALFORMED);
+	frame6(&f, SRC6, WR_IPPROTO_HOPOPTS, &pl);
+	CHECK_EQ(parse(&f, &p), WR_PARSE_MALFORMED);
 	/* AH claiming more than there is */
-	chain6(&pl, &single[3], 1, SL_IPPROTO_UDP, 0, &l);
+	chain6(&pl, &single[3], 1, WR_IPPROTO_UDP, 0, &l);
 	pl.b[1] = 10;
-	frame6(&f, SRC6, SL_IPPROTO_AH, &pl);
-	CHECK_EQ(parse(&f, &p), SL_PARSE_MALFORMED);
+	frame6(&f, SRC6, WR_IPPROTO_AH, &pl);
+	CHECK_EQ(parse(&f, &p), WR_PARSE_MALFORMED);
 	/* an extension header that is the whole payload: nothing after it */
 	{
 		struct frame none = { .n = 0 };
 
-		chain6(&pl, single, 1, SL_IPPROTO_UDP, 0, &none);
-		frame6(&f, SRC6, SL_IPPROTO_HOPOPTS, &pl);
-		CHECK_EQ(parse(&f, &p), SL_PARSE_MALFORMED);
-		chain6(&pl, single, 1, SL_IPPROTO_NONE, 0, &none);
-		frame6(&f, SRC6, SL_IPPROTO_HOPOPTS, &pl);
-		CHECK_EQ(parse(&f, &p), SL_PARSE_IP);
-		CHECK_EQ(p.proto, SL_IPPROTO_NONE);
+		chain6(&pl, single, 1, WR_IPPROTO_UDP, 0, &none);
+		frame6(&f, SRC6, WR_IPPROTO_HOPOPTS, &pl);
+		CHECK_EQ(parse(&f, &p), WR_PARSE_MALFORMED);
+		chain6(&pl, single, 1, WR_IPPROTO_NONE, 0, &none);
+		frame6(&f, SRC6, WR_IPPROTO_HOPOPTS, &pl);
+		CHECK_EQ(parse(&f, &p), WR_PARSE_IP);
+		CHECK_EQ(p.proto, WR_IPPROTO_NONE);
 	}
 }
 
 TEST_CASE(parse_ipv4_fragments)
 {
 	struct frame f, l;
-	struct sl_pkt p;
+	struct wr_pkt p;
 	__u32 src = IP4(198, 18, 3, 3);
 
 	/* non-first fragment: offset 185*8, a UDP-looking payload that is not a header */
 	l4_udp(&l, 53, 100);
-	eth_ip4(&f, src, SL_IPPROTO_UDP, 5, 185, 0, &l);
-	CHECK_EQ(parse(&f, &p), SL_PARSE_IP);
-	CHECK_EQ(p.proto, SL_IPPROTO_UDP);
-	CHECK_EQ(p.flags, SL_PKT_FRAG);
+	eth_ip4(&f, src, WR_IPPROTO_UDP, 5, 185, 0, &l);
+	CHECK_EQ(parse(&f, &p), WR_PARSE_IP);
+	CHECK_EQ(p.proto, WR_IPPROTO_UDP);
+	CHECK_EQ(p.flags, WR_PKT_FRAG);
 	CHECK_EQ(p.dport, 0);
 	CHECK_EQ(p.len, 128);
 	/* middle fragment (MF and an offset) */
-	eth_ip4(&f, src, SL_IPPROTO_TCP, 5, 0x2000 | 1, 0, &l);
-	CHECK_EQ(parse(&f, &p), SL_PARSE_IP);
-	CHECK_EQ(p.flags, SL_PKT_FRAG);
+	eth_ip4(&f, src, WR_IPPROTO_TCP, 5, 0x2000 | 1, 0, &l);
+	CHECK_EQ(parse(&f, &p), WR_PARSE_IP);
+	CHECK_EQ(p.flags, WR_PKT_FRAG);
 	/* non-first fragment with only a few payload bytes: no L4 needed */
 	{
 		struct frame tiny = { .n = 0 };
 
 		put8(&tiny, 0xab);
-		eth_ip4(&f, src, SL_IPPROTO_TCP, 5, 3, 0, &tiny);
-		CHECK_EQ(parse(&f, &p), SL_PARSE_IP);
-		CHECK_EQ(p.flags, SL_PKT_FRAG);
+		eth_ip4(&f, src, WR_IPPROTO_TCP, 5, 3, 0, &tiny);
+		CHECK_EQ(parse(&f, &p), WR_PARSE_IP);
+		CHECK_EQ(p.flags, WR_PKT_FRAG);
 	}
 
 	/* first fragment: MF, offset 0; ports there, UDP length covers the whole datagram */
 	l4_udp(&l, 53, 1472);
 	l.n = 8 + 100;
-	eth_ip4(&f, src, SL_IPPROTO_UDP, 5, 0x2000, 0, &l);
-	CHECK_EQ(parse(&f, &p), SL_PARSE_IP);
-	CHECK_EQ(p.flags, SL_PKT_FRAG | SL_PKT_L4 | SL_PKT_PORTS);
+	eth_ip4(&f, src, WR_IPPROTO_UDP, 5, 0x2000, 0, &l);
+	CHECK_EQ(parse(&f, &p), WR_PARSE_IP);
+	CHECK_EQ(p.flags, WR_PKT_FRAG | WR_PKT_L4 | WR_PKT_PORTS);
 	CHECK_EQ(p.dport, 53);
 	/* ... the same UDP length without MF is malformed */
-	frame4(&f, src, SL_IPPROTO_UDP, &l);
-	CHECK_EQ(parse(&f, &p), SL_PARSE_MALFORMED);
+	frame4(&f, src, WR_IPPROTO_UDP, &l);
+	CHECK_EQ(parse(&f, &p), WR_PARSE_MALFORMED);
 
 	/* first TCP fragment with the TCP header cut (RFC 1858 tiny fragment) */
 	l4_tcp(&l, 22, SLUICE_TCP_SYN, 5);
 	l.n = 8;
-	eth_ip4(&f, src, SL_IPPROTO_TCP, 5, 0x2000, 0, &l);
-	CHECK_EQ(parse(&f, &p), SL_PARSE_MALFORMED);
+	eth_ip4(&f, src, WR_IPPROTO_TCP, 5, 0x2000, 0, &l);
+	CHECK_EQ(parse(&f, &p), WR_PARSE_MALFORMED);
 	/* ... and with 16 bytes: still cut */
 	l4_tcp(&l, 22, SLUICE_TCP_SYN, 5);
 	l.n = 16;
-	eth_ip4(&f, src, SL_IPPROTO_TCP, 5, 0x2000, 0, &l);
-	CHECK_EQ(parse(&f, &p), SL_PARSE_MALFORMED);
+	eth_ip4(&f, src, WR_IPPROTO_TCP, 5, 0x2000, 0, &l);
+	CHECK_EQ(parse(&f, &p), WR_PARSE_MALFORMED);
 	/* ... whole header but data offset reaching past the fragment */
 	l4_tcp(&l, 22, SLUICE_TCP_SYN, 5);
 	l.b[12] = 10 << 4;
-	eth_ip4(&f, src, SL_IPPROTO_TCP, 5, 0x2000, 0, &l);
-	CHECK_EQ(parse(&f, &p), SL_PARSE_MALFORMED);
+	eth_ip4(&f, src, WR_IPPROTO_TCP, 5, 0x2000, 0, &l);
+	CHECK_EQ(parse(&f, &p), WR_PARSE_MALFORMED);
 	/* a first TCP fragment with the whole header is fine */
 	l4_tcp(&l, 22, SLUICE_TCP_SYN, 5);
 	zeros(&l, 64);
-	eth_ip4(&f, src, SL_IPPROTO_TCP, 5, 0x2000, 0, &l);
-	CHECK_EQ(parse(&f, &p), SL_PARSE_IP);
-	CHECK_EQ(p.flags, SL_PKT_FRAG | SL_PKT_L4 | SL_PKT_PORTS);
+	eth_ip4(&f, src, WR_IPPROTO_TCP, 5, 0x2000, 0, &l);
+	CHECK_EQ(parse(&f, &p), WR_PARSE_IP);
+	CHECK_EQ(p.flags, WR_PKT_FRAG | WR_PKT_L4 | WR_PKT_PORTS);
 	CHECK_EQ(p.dport, 22);
 }
 
@@ -1224,11 +1224,11 @@ TEST_CASE(parse_l4_checks)
 		__u8 len;
 		int want;
 	} udp_len[] = {
-		{ 0, SL_PARSE_MALFORMED }, { 7, SL_PARSE_MALFORMED }, { 13, SL_PARSE_MALFORMED },
-		{ 12, SL_PARSE_IP }, { 8, SL_PARSE_IP },
+		{ 0, WR_PARSE_MALFORMED }, { 7, WR_PARSE_MALFORMED }, { 13, WR_PARSE_MALFORMED },
+		{ 12, WR_PARSE_IP }, { 8, WR_PARSE_IP },
 	};
 	struct frame f, l;
-	struct sl_pkt p;
+	struct wr_pkt p;
 	size_t i;
 	__u8 doff;
 	__u32 src = IP4(198, 18, 4, 4);
@@ -1237,31 +1237,31 @@ TEST_CASE(parse_l4_checks)
 	for (doff = 0; doff < 5; doff++) {
 		l4_tcp(&l, 80, SLUICE_TCP_SYN, 5);
 		l.b[12] = doff << 4;
-		frame4(&f, src, SL_IPPROTO_TCP, &l);
-		CHECK_EQ(parse(&f, &p), SL_PARSE_MALFORMED);
-		frame6(&f, SRC6, SL_IPPROTO_TCP, &l);
-		CHECK_EQ(parse(&f, &p), SL_PARSE_MALFORMED);
+		frame4(&f, src, WR_IPPROTO_TCP, &l);
+		CHECK_EQ(parse(&f, &p), WR_PARSE_MALFORMED);
+		frame6(&f, SRC6, WR_IPPROTO_TCP, &l);
+		CHECK_EQ(parse(&f, &p), WR_PARSE_MALFORMED);
 	}
 	/* data offset past the segment; then exactly the segment */
 	l4_tcp(&l, 80, SLUICE_TCP_SYN, 5);
 	l.b[12] = 6 << 4;
-	frame4(&f, src, SL_IPPROTO_TCP, &l);
-	CHECK_EQ(parse(&f, &p), SL_PARSE_MALFORMED);
+	frame4(&f, src, WR_IPPROTO_TCP, &l);
+	CHECK_EQ(parse(&f, &p), WR_PARSE_MALFORMED);
 	l4_tcp(&l, 80, SLUICE_TCP_SYN, 15);
-	frame4(&f, src, SL_IPPROTO_TCP, &l);
-	CHECK_EQ(parse(&f, &p), SL_PARSE_IP);
+	frame4(&f, src, WR_IPPROTO_TCP, &l);
+	CHECK_EQ(parse(&f, &p), WR_PARSE_IP);
 
 	/* UDP length 0, 7, larger than the datagram; 8 and shorter than the datagram are fine */
 	l4_udp(&l, 53, 4);
 	l.b[4] = 0;
 	l.b[5] = 0;
-	frame6(&f, SRC6, SL_IPPROTO_UDP, &l);
-	CHECK_EQ(parse(&f, &p), SL_PARSE_MALFORMED);
+	frame6(&f, SRC6, WR_IPPROTO_UDP, &l);
+	CHECK_EQ(parse(&f, &p), WR_PARSE_MALFORMED);
 	for (i = 0; i < sizeof(udp_len) / sizeof(udp_len[0]); i++) {
 		int r;
 
 		l.b[5] = udp_len[i].len;
-		frame4(&f, src, SL_IPPROTO_UDP, &l);
+		frame4(&f, src, WR_IPPROTO_UDP, &l);
 		r = parse(&f, &p);
 		CHECK(r == udp_len[i].want, "UDP length %u: result %d, want %d", udp_len[i].len, r,
 		      udp_len[i].want);
@@ -1270,86 +1270,86 @@ TEST_CASE(parse_l4_checks)
 	/* ICMP shorter than 8 bytes */
 	l4_icmp(&l, 8, 0);
 	l.n = 7;
-	frame4(&f, src, SL_IPPROTO_ICMP, &l);
-	CHECK_EQ(parse(&f, &p), SL_PARSE_MALFORMED);
-	frame6(&f, SRC6, SL_IPPROTO_ICMPV6, &l);
-	CHECK_EQ(parse(&f, &p), SL_PARSE_MALFORMED);
+	frame4(&f, src, WR_IPPROTO_ICMP, &l);
+	CHECK_EQ(parse(&f, &p), WR_PARSE_MALFORMED);
+	frame6(&f, SRC6, WR_IPPROTO_ICMPV6, &l);
+	CHECK_EQ(parse(&f, &p), WR_PARSE_MALFORMED);
 }
 
 TEST_CASE(parse_nd_hop_limit)
 {
 	struct frame f, l;
-	struct sl_pkt p;
+	struct wr_pkt p;
 	unsigned int t;
 
 	for (t = 0; t < 256; t++) {
-		int nd = t >= SL_ND_FIRST && t <= SL_ND_LAST;
+		int nd = t >= WR_ND_FIRST && t <= WR_ND_LAST;
 
 		l4_icmp(&l, t, 16);
-		eth_ip6(&f, LL6, SL_IPPROTO_ICMPV6, 255, -1, &l);
-		CHECK_EQ(parse(&f, &p), SL_PARSE_IP);
+		eth_ip6(&f, LL6, WR_IPPROTO_ICMPV6, 255, -1, &l);
+		CHECK_EQ(parse(&f, &p), WR_PARSE_IP);
 		CHECK_EQ(p.icmp_type, t);
-		CHECK_EQ(!!(p.flags & SL_PKT_ND), nd);
+		CHECK_EQ(!!(p.flags & WR_PKT_ND), nd);
 		/* hop limit 64: routed, so not neighbour discovery */
-		eth_ip6(&f, LL6, SL_IPPROTO_ICMPV6, 64, -1, &l);
-		CHECK_EQ(parse(&f, &p), SL_PARSE_IP);
-		CHECK_EQ(p.flags & SL_PKT_ND, 0);
+		eth_ip6(&f, LL6, WR_IPPROTO_ICMPV6, 64, -1, &l);
+		CHECK_EQ(parse(&f, &p), WR_PARSE_IP);
+		CHECK_EQ(p.flags & WR_PKT_ND, 0);
 	}
 	/* IPv4 ICMP type 135 with TTL 255 is nothing special */
 	l4_icmp(&l, 135, 0);
-	frame4(&f, IP4(198, 18, 0, 9), SL_IPPROTO_ICMP, &l);
+	frame4(&f, IP4(198, 18, 0, 9), WR_IPPROTO_ICMP, &l);
 	f.b[22] = 255;
-	CHECK_EQ(parse(&f, &p), SL_PARSE_IP);
-	CHECK_EQ(p.flags & SL_PKT_ND, 0);
+	CHECK_EQ(parse(&f, &p), WR_PARSE_IP);
+	CHECK_EQ(p.flags & WR_PKT_ND, 0);
 }
 
 /* TC on a non-linear skb: only the head is readable, frame_len is the whole frame. */
 TEST_CASE(parse_frame_len_beyond_readable)
 {
 	struct frame f, l;
-	struct sl_pkt p;
+	struct wr_pkt p;
 	size_t n;
 
 	l4_tcp(&l, 443, SLUICE_TCP_ACK, 5);
 	zeros(&l, 1460);
-	frame4(&f, IP4(198, 18, 5, 5), SL_IPPROTO_TCP, &l);
+	frame4(&f, IP4(198, 18, 5, 5), WR_IPPROTO_TCP, &l);
 	CHECK_EQ(f.n, 1514);
-	CHECK_EQ(parse_n(&f, 64, 1514, &p), SL_PARSE_IP);
+	CHECK_EQ(parse_n(&f, 64, 1514, &p), WR_PARSE_IP);
 	CHECK_EQ(p.len, 1500);
 	CHECK_EQ(p.dport, 443);
-	CHECK_EQ(p.flags, SL_PKT_L4 | SL_PKT_PORTS);
+	CHECK_EQ(p.flags, WR_PKT_L4 | WR_PKT_PORTS);
 	/* exactly the headers readable */
-	CHECK_EQ(parse_n(&f, 54, 1514, &p), SL_PARSE_IP);
+	CHECK_EQ(parse_n(&f, 54, 1514, &p), WR_PARSE_IP);
 	/* headers themselves cut in the readable part: malformed, never a read past it */
 	for (n = 0; n < 54; n++)
-		CHECK(parse_n(&f, n, 1514, &p) == SL_PARSE_MALFORMED, "tcp4 head of %zu", n);
+		CHECK(parse_n(&f, n, 1514, &p) == WR_PARSE_MALFORMED, "tcp4 head of %zu", n);
 	/* frame_len still bounds the length fields */
-	CHECK_EQ(parse_n(&f, 64, 1513, &p), SL_PARSE_MALFORMED);
+	CHECK_EQ(parse_n(&f, 64, 1513, &p), WR_PARSE_MALFORMED);
 
 	l4_udp(&l, 53, 1400);
-	frame6(&f, SRC6, SL_IPPROTO_UDP, &l);
-	CHECK_EQ(parse_n(&f, 62, (__u32)f.n, &p), SL_PARSE_IP);
+	frame6(&f, SRC6, WR_IPPROTO_UDP, &l);
+	CHECK_EQ(parse_n(&f, 62, (__u32)f.n, &p), WR_PARSE_IP);
 	CHECK_EQ(p.len, 1448);
 	CHECK_EQ(p.dport, 53);
 	for (n = 0; n < 62; n++)
-		CHECK(parse_n(&f, n, (__u32)f.n, &p) == SL_PARSE_MALFORMED, "udp6 head of %zu", n);
+		CHECK(parse_n(&f, n, (__u32)f.n, &p) == WR_PARSE_MALFORMED, "udp6 head of %zu", n);
 	/* behind extension headers */
 	{
-		static const __u8 types[] = { SL_IPPROTO_HOPOPTS, SL_IPPROTO_ROUTING,
-					      SL_IPPROTO_FRAGMENT, SL_IPPROTO_AH };
+		static const __u8 types[] = { WR_IPPROTO_HOPOPTS, WR_IPPROTO_ROUTING,
+					      WR_IPPROTO_FRAGMENT, WR_IPPROTO_AH };
 		struct frame pl;
 		size_t hdrs;
 
-		chain6(&pl, types, 4, SL_IPPROTO_UDP, 0, &l);
+		chain6(&pl, types, 4, WR_IPPROTO_UDP, 0, &l);
 		frame6(&f, SRC6, types[0], &pl);
 		hdrs = 14 + 40 + (pl.n - l.n) + 8;
-		CHECK_EQ(parse_n(&f, hdrs, (__u32)f.n, &p), SL_PARSE_IP);
+		CHECK_EQ(parse_n(&f, hdrs, (__u32)f.n, &p), WR_PARSE_IP);
 		CHECK_EQ(p.dport, 53);
 		for (n = 0; n < hdrs; n++)
-			CHECK(parse_n(&f, n, (__u32)f.n, &p) == SL_PARSE_MALFORMED,
+			CHECK(parse_n(&f, n, (__u32)f.n, &p) == WR_PARSE_MALFORMED,
 			      "ext udp6 head of %zu", n);
 	}
-	CHECK_EQ(parse_n(&f, 62, (__u32)f.n - 1, &p), SL_PARSE_MALFORMED);
+	CHECK_EQ(parse_n(&f, 62, (__u32)f.n - 1, &p), WR_PARSE_MALFORMED);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -1368,7 +1368,7 @@ static void rule_src4(struct sluice_rule *r, __u32 net, unsigned int plen)
 	r->match |= SLUICE_M_SRC | SLUICE_M_FAMILY;
 	r->family = 4;
 	r->src_plen = plen;
-	r->src_mask[0] = sl_prefix_word(plen, 0);
+	r->src_mask[0] = wr_prefix_word(plen, 0);
 	r->src_net[0] = htonl(net) & r->src_mask[0];
 }
 
@@ -1382,26 +1382,26 @@ static void rule_src6(struct sluice_rule *r, const __u8 *net, unsigned int plen)
 	r->family = 6;
 	r->src_plen = plen;
 	for (i = 0; i < 4; i++) {
-		r->src_mask[i] = sl_prefix_word(plen, i);
+		r->src_mask[i] = wr_prefix_word(plen, i);
 		r->src_net[i] = w[i] & r->src_mask[i];
 	}
 }
 
-static void pkt4(struct sl_pkt *p, __u32 src, __u8 proto, __u16 dport)
+static void pkt4(struct wr_pkt *p, __u32 src, __u8 proto, __u16 dport)
 {
 	memset(p, 0, sizeof(*p));
 	p->family = 4;
 	p->saddr[0] = htonl(src);
 	p->proto = proto;
 	p->len = 100;
-	p->flags = SL_PKT_L4;
-	if (proto == SL_IPPROTO_TCP || proto == SL_IPPROTO_UDP) {
-		p->flags |= SL_PKT_PORTS;
+	p->flags = WR_PKT_L4;
+	if (proto == WR_IPPROTO_TCP || proto == WR_IPPROTO_UDP) {
+		p->flags |= WR_PKT_PORTS;
 		p->dport = dport;
 	}
 }
 
-static void pkt6(struct sl_pkt *p, const __u8 *src, __u8 proto, __u16 dport)
+static void pkt6(struct wr_pkt *p, const __u8 *src, __u8 proto, __u16 dport)
 {
 	pkt4(p, 0, proto, dport);
 	p->family = 6;
@@ -1411,36 +1411,36 @@ static void pkt6(struct sl_pkt *p, const __u8 *src, __u8 proto, __u16 dport)
 TEST_CASE(match_family_proto)
 {
 	struct sluice_rule r;
-	struct sl_pkt p4, p6;
+	struct wr_pkt p4, p6;
 
-	pkt4(&p4, IP4(198, 18, 0, 1), SL_IPPROTO_UDP, 53);
-	pkt6(&p6, SRC6, SL_IPPROTO_UDP, 53);
+	pkt4(&p4, IP4(198, 18, 0, 1), WR_IPPROTO_UDP, 53);
+	pkt6(&p6, SRC6, WR_IPPROTO_UDP, 53);
 	rule_init(&r);
-	CHECK(sl_rule_match(&r, &p4) && sl_rule_match(&r, &p6), "empty rule matches all");
+	CHECK(wr_rule_match(&r, &p4) && wr_rule_match(&r, &p6), "empty rule matches all");
 	r.match = SLUICE_M_FAMILY;
 	r.family = 4;
-	CHECK(sl_rule_match(&r, &p4) && !sl_rule_match(&r, &p6), "family 4");
+	CHECK(wr_rule_match(&r, &p4) && !wr_rule_match(&r, &p6), "family 4");
 	r.family = 6;
-	CHECK(!sl_rule_match(&r, &p4) && sl_rule_match(&r, &p6), "family 6");
+	CHECK(!wr_rule_match(&r, &p4) && wr_rule_match(&r, &p6), "family 6");
 	r.match = SLUICE_M_PROTO;
-	r.proto = SL_IPPROTO_UDP;
-	CHECK(sl_rule_match(&r, &p4) && sl_rule_match(&r, &p6), "proto udp");
-	r.proto = SL_IPPROTO_TCP;
-	CHECK(!sl_rule_match(&r, &p4) && !sl_rule_match(&r, &p6), "proto tcp");
+	r.proto = WR_IPPROTO_UDP;
+	CHECK(wr_rule_match(&r, &p4) && wr_rule_match(&r, &p6), "proto udp");
+	r.proto = WR_IPPROTO_TCP;
+	CHECK(!wr_rule_match(&r, &p4) && !wr_rule_match(&r, &p6), "proto tcp");
 	r.match = SLUICE_M_PROTO | SLUICE_M_FAMILY;
-	r.proto = SL_IPPROTO_UDP;
+	r.proto = WR_IPPROTO_UDP;
 	r.family = 6;
-	CHECK(!sl_rule_match(&r, &p4) && sl_rule_match(&r, &p6), "udp6");
+	CHECK(!wr_rule_match(&r, &p4) && wr_rule_match(&r, &p6), "udp6");
 	/* fields without their match bit are ignored */
 	rule_init(&r);
-	r.proto = SL_IPPROTO_TCP;
+	r.proto = WR_IPPROTO_TCP;
 	r.family = 6;
 	r.dport_lo = 1;
 	r.dport_hi = 2;
 	r.icmp_type = 9;
 	r.tcp_mask = 0xff;
 	r.tcp_value = 0x12;
-	CHECK(sl_rule_match(&r, &p4), "unmatched fields used");
+	CHECK(wr_rule_match(&r, &p4), "unmatched fields used");
 }
 
 /* A set of rules by index, SLUICE_MAX_RULES bits. */
@@ -1458,15 +1458,15 @@ static int rule_bits_count(const struct rule_bits *b)
 	return n;
 }
 
-/* The rule index: which rules sl_rule_match says match. */
-static void match_linear(const struct sluice_ruleset *rs, const struct sl_pkt *p,
+/* The rule index: which rules wr_rule_match says match. */
+static void match_linear(const struct sluice_ruleset *rs, const struct wr_pkt *p,
 			 struct rule_bits *b)
 {
 	__u32 i;
 
 	memset(b, 0, sizeof(*b));
 	for (i = 0; i < rs->nr_rules; i++)
-		if (sl_rule_match(&rs->rules[i], p))
+		if (wr_rule_match(&rs->rules[i], p))
 			b->w[i / 64] |= 1ULL << (i % 64);
 }
 
@@ -1475,18 +1475,18 @@ static void match_linear(const struct sluice_ruleset *rs, const struct sl_pkt *p
  * list is not in ascending order (the data path's masks stand for it, and
  * the lowest matching rule must come first).
  */
-static bool cand_linear(const struct sluice_ruleset *rs, const struct sl_pkt *p,
+static bool cand_linear(const struct sluice_ruleset *rs, const struct wr_pkt *p,
 			struct rule_bits *b)
 {
 	__u32 cell, k, ri;
-	__u64 cand = sl_rule_candidates(rs, p, &cell);
+	__u64 cand = wr_rule_candidates(rs, p, &cell);
 	int prev = -1;
 
 	memset(b, 0, sizeof(*b));
 	for (k = 0; k < SLUICE_MAX_CAND; k++) {
 		if (!(cand & (1ULL << k)))
 			continue;
-		ri = sl_cand_rule(rs, cell, k);
+		ri = wr_cand_rule(rs, cell, k);
 		if ((int)ri <= prev)
 			return false;
 		prev = ri;
@@ -1509,10 +1509,10 @@ TEST_CASE(match_index_bit_index)
 	__u32 b;
 
 	for (b = 0; b < 64; b++)
-		CHECK(sl_bit_index(1ULL << b) == b, "bit %u: %u", b, sl_bit_index(1ULL << b));
+		CHECK(wr_bit_index(1ULL << b) == b, "bit %u: %u", b, wr_bit_index(1ULL << b));
 }
 
-/* sl_cand_pop: every candidate once, lowest first, then 64 on an empty mask. */
+/* wr_cand_pop: every candidate once, lowest first, then 64 on an empty mask. */
 TEST_CASE(match_index_cand_pop)
 {
 	__u64 masks[] = { 0, 1, 1ULL << 63, ~0ULL, 0x8000000000000001ULL, 0x5a5a0000f00f0ff0ULL };
@@ -1524,7 +1524,7 @@ TEST_CASE(match_index_cand_pop)
 		for (b = 0; b < 64; b++) {
 			if (!(masks[i] & (1ULL << b)))
 				continue;
-			CHECK(sl_cand_pop(&cand) == b, "mask %#llx: not bit %u next",
+			CHECK(wr_cand_pop(&cand) == b, "mask %#llx: not bit %u next",
 			      (unsigned long long)masks[i], b);
 			/* From bit b up, what is left is the mask above b. */
 			CHECK((cand & ~((1ULL << b) - 1)) == (masks[i] & ~((2ULL << b) - 1)),
@@ -1532,7 +1532,7 @@ TEST_CASE(match_index_cand_pop)
 		}
 		CHECK(cand == 0, "mask %#llx: %#llx left", (unsigned long long)masks[i],
 		      (unsigned long long)cand);
-		CHECK(sl_cand_pop(&cand) == 64 && cand == 0, "mask %#llx: an empty mask gives 64",
+		CHECK(wr_cand_pop(&cand) == 64 && cand == 0, "mask %#llx: an empty mask gives 64",
 		      (unsigned long long)masks[i]);
 	}
 }
@@ -1547,13 +1547,13 @@ TEST_CASE(match_index_cand_pop)
  */
 TEST_CASE(match_index_superset)
 {
-	static const __u8 protos[] = { SL_IPPROTO_TCP, SL_IPPROTO_UDP, SL_IPPROTO_ICMP,
-				       SL_IPPROTO_ICMPV6, 47 };
+	static const __u8 protos[] = { WR_IPPROTO_TCP, WR_IPPROTO_UDP, WR_IPPROTO_ICMP,
+				       WR_IPPROTO_ICMPV6, 47 };
 	static struct sluice_ruleset rs;
 	unsigned int set, n, fewer = 0, total = 0, big = 0, refused = 0;
 	struct rule_bits want, cand;
-	struct sl_idx_full full;
-	struct sl_pkt p;
+	struct wr_idx_full full;
+	struct wr_pkt p;
 	__u32 i, k;
 	int err;
 
@@ -1589,11 +1589,11 @@ TEST_CASE(match_index_superset)
 			r->icmp_type = idx_rand() % 4 ? 8 : 135;
 		}
 		memset(&full, 0, sizeof(full));
-		err = sl_ruleset_index(&rs, &full);
+		err = wr_ruleset_index(&rs, &full);
 		if (err) {
 			__u32 c = 0;
 
-			CHECK(err == -SL_E2BIG && full.n > SLUICE_MAX_CAND,
+			CHECK(err == -WR_E2BIG && full.n > SLUICE_MAX_CAND,
 			      "set %u refused (%d) with a cell of %u rules", set, err, full.n);
 			/* Count the cell's rules by hand: each port-less, or naming a port of it. */
 			for (i = 0; i < rs.nr_rules; i++) {
@@ -1601,7 +1601,7 @@ TEST_CASE(match_index_superset)
 				bool in = false;
 				__u32 port;
 
-				if (r->match & SLUICE_M_PROTO && sl_idx_proto(r->proto) != full.pc)
+				if (r->match & SLUICE_M_PROTO && wr_idx_proto(r->proto) != full.pc)
 					continue;
 				if ((r->match & SLUICE_M_TCPFLAGS && full.pc != SLUICE_IDX_TCP) ||
 				    (r->match & SLUICE_M_ICMPTYPE && full.pc != SLUICE_IDX_OTHER))
@@ -1610,8 +1610,8 @@ TEST_CASE(match_index_superset)
 					in = true;
 				else if (full.bucket != SLUICE_IDX_NOPORT && full.pc != SLUICE_IDX_OTHER)
 					for (port = r->dport_lo; port <= r->dport_hi && !in; port++)
-						in = r->dport_hi - r->dport_lo >= SL_IDX_WIDE_RANGE ||
-						     sl_port_bucket(port) == full.bucket;
+						in = r->dport_hi - r->dport_lo >= WR_IDX_WIDE_RANGE ||
+						     wr_port_bucket(port) == full.bucket;
 				c += in;
 			}
 			CHECK(c == full.n, "set %u: the full cell holds %u rules, counted %u", set,
@@ -1627,12 +1627,12 @@ TEST_CASE(match_index_superset)
 			pkt4(&p, IP4(198, 18, 0, 1), proto, idx_rand() % 12000);
 			if (idx_rand() & 1)
 				p.family = 6;
-			if (proto == SL_IPPROTO_TCP)
+			if (proto == WR_IPPROTO_TCP)
 				p.tcp_flags = idx_rand() & 1 ? SLUICE_TCP_SYN : SLUICE_TCP_ACK;
-			if (proto == SL_IPPROTO_ICMP || proto == SL_IPPROTO_ICMPV6)
+			if (proto == WR_IPPROTO_ICMP || proto == WR_IPPROTO_ICMPV6)
 				p.icmp_type = idx_rand() % 3 ? 8 : 135;
-			if (proto == SL_IPPROTO_ICMPV6 && p.icmp_type == 135)
-				p.flags |= SL_PKT_ND;
+			if (proto == WR_IPPROTO_ICMPV6 && p.icmp_type == 135)
+				p.flags |= WR_PKT_ND;
 			/* A non-first fragment: no ports, no L4 header. */
 			if (!(idx_rand() % 8))
 				p.flags = 0;
@@ -1668,7 +1668,7 @@ TEST_CASE(match_index_superset)
 TEST_CASE(match_index_narrows_to_the_port)
 {
 	static struct sluice_ruleset rs;
-	struct sl_pkt p;
+	struct wr_pkt p;
 	__u32 i, cell;
 	__u64 c;
 
@@ -1677,28 +1677,28 @@ TEST_CASE(match_index_narrows_to_the_port)
 	for (i = 0; i < 64; i++) {
 		rule_init(&rs.rules[i]);
 		rs.rules[i].match = SLUICE_M_PROTO | SLUICE_M_DPORT;
-		rs.rules[i].proto = SL_IPPROTO_UDP;
+		rs.rules[i].proto = WR_IPPROTO_UDP;
 		rs.rules[i].dport_lo = rs.rules[i].dport_hi = i == 63 ? 9000 : 10000 + i;
 	}
-	pkt4(&p, IP4(198, 18, 0, 2), SL_IPPROTO_UDP, 9000);
-	c = sl_rule_candidates(&rs, &p, &cell);
+	pkt4(&p, IP4(198, 18, 0, 2), WR_IPPROTO_UDP, 9000);
+	c = wr_rule_candidates(&rs, &p, &cell);
 	CHECK(c == 0, "no index: candidates %#llx, want none", (unsigned long long)c);
-	CHECK(sl_ruleset_index(&rs, NULL) == 0, "64 rules refused");
-	c = sl_rule_candidates(&rs, &p, &cell);
-	CHECK(c == 1 && sl_cand_rule(&rs, cell, 0) == 63, "udp 9000: %#llx, first rule %u",
-	      (unsigned long long)c, sl_cand_rule(&rs, cell, 0));
-	pkt4(&p, IP4(198, 18, 0, 2), SL_IPPROTO_TCP, 9000);
-	CHECK(sl_rule_candidates(&rs, &p, &cell) == 0, "tcp 9000 is no udp rule's");
-	pkt4(&p, IP4(198, 18, 0, 2), SL_IPPROTO_ICMP, 0);
-	CHECK(sl_rule_candidates(&rs, &p, &cell) == 0, "icmp has no port");
+	CHECK(wr_ruleset_index(&rs, NULL) == 0, "64 rules refused");
+	c = wr_rule_candidates(&rs, &p, &cell);
+	CHECK(c == 1 && wr_cand_rule(&rs, cell, 0) == 63, "udp 9000: %#llx, first rule %u",
+	      (unsigned long long)c, wr_cand_rule(&rs, cell, 0));
+	pkt4(&p, IP4(198, 18, 0, 2), WR_IPPROTO_TCP, 9000);
+	CHECK(wr_rule_candidates(&rs, &p, &cell) == 0, "tcp 9000 is no udp rule's");
+	pkt4(&p, IP4(198, 18, 0, 2), WR_IPPROTO_ICMP, 0);
+	CHECK(wr_rule_candidates(&rs, &p, &cell) == 0, "icmp has no port");
 	/* A rule without a port is everyone's candidate, ports or not, and comes first. */
 	rs.rules[5].match = 0;
-	sl_ruleset_index(&rs, NULL);
-	c = sl_rule_candidates(&rs, &p, &cell);
-	CHECK(c == 1 && sl_cand_rule(&rs, cell, 0) == 5, "icmp: %#llx", (unsigned long long)c);
-	pkt4(&p, IP4(198, 18, 0, 2), SL_IPPROTO_UDP, 9000);
-	c = sl_rule_candidates(&rs, &p, &cell);
-	CHECK(c == 3 && sl_cand_rule(&rs, cell, 0) == 5 && sl_cand_rule(&rs, cell, 1) == 63,
+	wr_ruleset_index(&rs, NULL);
+	c = wr_rule_candidates(&rs, &p, &cell);
+	CHECK(c == 1 && wr_cand_rule(&rs, cell, 0) == 5, "icmp: %#llx", (unsigned long long)c);
+	pkt4(&p, IP4(198, 18, 0, 2), WR_IPPROTO_UDP, 9000);
+	c = wr_rule_candidates(&rs, &p, &cell);
+	CHECK(c == 3 && wr_cand_rule(&rs, cell, 0) == 5 && wr_cand_rule(&rs, cell, 1) == 63,
 	      "udp 9000: %#llx", (unsigned long long)c);
 }
 
@@ -1710,9 +1710,9 @@ TEST_CASE(match_index_narrows_to_the_port)
 TEST_CASE(match_index_full_set_and_full_cells)
 {
 	static struct sluice_ruleset rs;
-	struct sl_idx_full full = {};
+	struct wr_idx_full full = {};
 	struct rule_bits cand;
-	struct sl_pkt p;
+	struct wr_pkt p;
 	__u32 i, cell;
 
 	memset(&rs, 0, sizeof(rs));
@@ -1720,13 +1720,13 @@ TEST_CASE(match_index_full_set_and_full_cells)
 	for (i = 0; i < SLUICE_MAX_RULES; i++) {
 		rule_init(&rs.rules[i]);
 		rs.rules[i].match = SLUICE_M_PROTO | SLUICE_M_DPORT;
-		rs.rules[i].proto = SL_IPPROTO_TCP;
+		rs.rules[i].proto = WR_IPPROTO_TCP;
 		rs.rules[i].dport_lo = rs.rules[i].dport_hi = 20000 + i;
 	}
-	CHECK(sl_ruleset_index(&rs, &full) == 0, "%u single-port rules refused: a cell of %u",
+	CHECK(wr_ruleset_index(&rs, &full) == 0, "%u single-port rules refused: a cell of %u",
 	      SLUICE_MAX_RULES, full.n);
 	for (i = 0; i < SLUICE_MAX_RULES; i++) {
-		pkt4(&p, IP4(198, 18, 0, 2), SL_IPPROTO_TCP, 20000 + i);
+		pkt4(&p, IP4(198, 18, 0, 2), WR_IPPROTO_TCP, 20000 + i);
 		cand_linear(&rs, &p, &cand);
 		if (!(cand.w[i / 64] & (1ULL << (i % 64)))) {
 			CHECK(0, "port %u: rule %u is no candidate", 20000 + i, i);
@@ -1736,30 +1736,30 @@ TEST_CASE(match_index_full_set_and_full_cells)
 	/* The first SLUICE_MAX_CAND without a port: every cell full, and it fits. */
 	for (i = 0; i < SLUICE_MAX_CAND; i++)
 		rs.rules[i].match = 0;
-	CHECK(sl_ruleset_index(&rs, &full) != 0, "64 port-less rules and more on a port fit");
+	CHECK(wr_ruleset_index(&rs, &full) != 0, "64 port-less rules and more on a port fit");
 	rs.nr_rules = SLUICE_MAX_CAND;
-	CHECK(sl_ruleset_index(&rs, NULL) == 0, "%d port-less rules refused", SLUICE_MAX_CAND);
-	pkt4(&p, IP4(198, 18, 0, 2), SL_IPPROTO_UDP, 53);
-	CHECK(sl_rule_candidates(&rs, &p, &cell) == ~0ULL &&
-	      sl_cand_rule(&rs, cell, 63) == 63, "udp 53: not every port-less rule");
+	CHECK(wr_ruleset_index(&rs, NULL) == 0, "%d port-less rules refused", SLUICE_MAX_CAND);
+	pkt4(&p, IP4(198, 18, 0, 2), WR_IPPROTO_UDP, 53);
+	CHECK(wr_rule_candidates(&rs, &p, &cell) == ~0ULL &&
+	      wr_cand_rule(&rs, cell, 63) == 63, "udp 53: not every port-less rule");
 	rs.nr_rules = SLUICE_MAX_CAND + 1;
 	rs.rules[SLUICE_MAX_CAND].match = SLUICE_M_PROTO;
-	rs.rules[SLUICE_MAX_CAND].proto = SL_IPPROTO_UDP;
+	rs.rules[SLUICE_MAX_CAND].proto = WR_IPPROTO_UDP;
 	memset(&full, 0, sizeof(full));
-	CHECK(sl_ruleset_index(&rs, &full) == -SL_E2BIG && full.n == SLUICE_MAX_CAND + 1 &&
+	CHECK(wr_ruleset_index(&rs, &full) == -WR_E2BIG && full.n == SLUICE_MAX_CAND + 1 &&
 	      full.pc == SLUICE_IDX_UDP, "65 rules for UDP: %u in class %u", full.n, full.pc);
 	/* 65 rules on one port, the rest elsewhere: that port's cell is named. */
 	for (i = 0; i < SLUICE_MAX_RULES; i++) {
 		rs.rules[i].match = SLUICE_M_PROTO | SLUICE_M_DPORT;
-		rs.rules[i].proto = SL_IPPROTO_TCP;
+		rs.rules[i].proto = WR_IPPROTO_TCP;
 		rs.rules[i].dport_lo = rs.rules[i].dport_hi = i <= SLUICE_MAX_CAND ? 443 : 30000 + i;
 	}
 	rs.nr_rules = SLUICE_MAX_RULES;
 	memset(&full, 0, sizeof(full));
-	CHECK(sl_ruleset_index(&rs, &full) == -SL_E2BIG && full.pc == SLUICE_IDX_TCP &&
-	      full.bucket == sl_port_bucket(443) && full.n >= SLUICE_MAX_CAND + 1,
+	CHECK(wr_ruleset_index(&rs, &full) == -WR_E2BIG && full.pc == SLUICE_IDX_TCP &&
+	      full.bucket == wr_port_bucket(443) && full.n >= SLUICE_MAX_CAND + 1,
 	      "65 rules on tcp 443: class %u bucket %u (443's: %u), %u rules", full.pc,
-	      full.bucket, sl_port_bucket(443), full.n);
+	      full.bucket, wr_port_bucket(443), full.n);
 }
 
 TEST_CASE(match_dport_range_edges)
@@ -1768,7 +1768,7 @@ TEST_CASE(match_dport_range_edges)
 		__u16 lo, hi;
 	} rg[] = { { 1000, 2000 }, { 0, 0 }, { 65535, 65535 }, { 0, 65535 }, { 53, 53 } };
 	struct sluice_rule r;
-	struct sl_pkt p;
+	struct wr_pkt p;
 	size_t i;
 	unsigned int port;
 
@@ -1780,9 +1780,9 @@ TEST_CASE(match_dport_range_edges)
 		for (port = 0; port < 65536; port++) {
 			int want = port >= rg[i].lo && port <= rg[i].hi;
 
-			pkt4(&p, IP4(198, 18, 0, 1), port & 1 ? SL_IPPROTO_TCP : SL_IPPROTO_UDP,
+			pkt4(&p, IP4(198, 18, 0, 1), port & 1 ? WR_IPPROTO_TCP : WR_IPPROTO_UDP,
 			     port);
-			if (sl_rule_match(&r, &p) != want) {
+			if (wr_rule_match(&r, &p) != want) {
 				CHECK_FAIL("range %u-%u port %u: match %d", rg[i].lo, rg[i].hi,
 					   port, !want);
 				break;
@@ -1794,71 +1794,71 @@ TEST_CASE(match_dport_range_edges)
 	r.match = SLUICE_M_DPORT;
 	r.dport_lo = 0;
 	r.dport_hi = 65535;
-	pkt4(&p, IP4(198, 18, 0, 1), SL_IPPROTO_ICMP, 0);
-	CHECK(!sl_rule_match(&r, &p), "icmp matched a port rule");
+	pkt4(&p, IP4(198, 18, 0, 1), WR_IPPROTO_ICMP, 0);
+	CHECK(!wr_rule_match(&r, &p), "icmp matched a port rule");
 }
 
 TEST_CASE(match_src_cidr_v4)
 {
 	const __u32 net = IP4(198, 18, 0, 0) | 0x5a5a;	/* bits below the prefix ignored */
 	struct sluice_rule r;
-	struct sl_pkt p;
+	struct wr_pkt p;
 	unsigned int plen, bit;
 
 	for (plen = 0; plen <= 32; plen++) {
 		rule_init(&r);
 		rule_src4(&r, net, plen);
-		pkt4(&p, net, SL_IPPROTO_UDP, 1);
-		CHECK(sl_rule_match(&r, &p), "/%u: the net itself", plen);
+		pkt4(&p, net, WR_IPPROTO_UDP, 1);
+		CHECK(wr_rule_match(&r, &p), "/%u: the net itself", plen);
 		/* flipping any bit inside the prefix leaves it; outside stays in */
 		for (bit = 0; bit < 32; bit++) {
 			int inside = bit < plen;
 
-			pkt4(&p, net ^ (0x80000000u >> bit), SL_IPPROTO_UDP, 1);
-			if (sl_rule_match(&r, &p) == inside) {
+			pkt4(&p, net ^ (0x80000000u >> bit), WR_IPPROTO_UDP, 1);
+			if (wr_rule_match(&r, &p) == inside) {
 				CHECK_FAIL("/%u: bit %u flipped, match %d", plen, bit, inside);
 				return;
 			}
 		}
 		/* never an IPv6 packet, even with the same first word */
-		pkt6(&p, SRC6, SL_IPPROTO_UDP, 1);
+		pkt6(&p, SRC6, WR_IPPROTO_UDP, 1);
 		p.saddr[0] = htonl(net);
-		CHECK(!sl_rule_match(&r, &p), "/%u matched IPv6", plen);
+		CHECK(!wr_rule_match(&r, &p), "/%u matched IPv6", plen);
 	}
 }
 
 TEST_CASE(match_src_cidr_v6)
 {
 	struct sluice_rule r;
-	struct sl_pkt p;
+	struct wr_pkt p;
 	unsigned int plen, bit;
 
 	for (plen = 0; plen <= 128; plen++) {
 		rule_init(&r);
 		rule_src6(&r, SRC6, plen);
-		pkt6(&p, SRC6, SL_IPPROTO_TCP, 1);
-		CHECK(sl_rule_match(&r, &p), "/%u: the net itself", plen);
+		pkt6(&p, SRC6, WR_IPPROTO_TCP, 1);
+		CHECK(wr_rule_match(&r, &p), "/%u: the net itself", plen);
 		for (bit = 0; bit < 128; bit++) {
 			__u8 a[16];
 			int inside = bit < plen;
 
 			memcpy(a, SRC6, 16);
 			a[bit / 8] ^= 0x80 >> (bit % 8);
-			pkt6(&p, a, SL_IPPROTO_TCP, 1);
-			if (sl_rule_match(&r, &p) == inside) {
+			pkt6(&p, a, WR_IPPROTO_TCP, 1);
+			if (wr_rule_match(&r, &p) == inside) {
 				CHECK_FAIL("/%u: bit %u flipped, match %d", plen, bit, inside);
 				return;
 			}
 		}
-		pkt4(&p, IP4(198, 18, 0, 1), SL_IPPROTO_TCP, 1);
-		CHECK(!sl_rule_match(&r, &p), "v6 /%u matched IPv4", plen);
+		pkt4(&p, IP4(198, 18, 0, 1), WR_IPPROTO_TCP, 1);
+		CHECK(!wr_rule_match(&r, &p), "v6 /%u matched IPv4", plen);
 	}
 }
 
 TEST_CASE(match_tcp_syn_without_ack)
 {
 	struct sluice_rule r;
-	struct sl_pkt p;
+	struct wr_pkt p;
 	unsigned int f;
 
 	rule_init(&r);
@@ -1868,69 +1868,69 @@ TEST_CASE(match_tcp_syn_without_ack)
 	for (f = 0; f < 256; f++) {
 		int want = (f & (SLUICE_TCP_SYN | SLUICE_TCP_ACK)) == SLUICE_TCP_SYN;
 
-		pkt4(&p, IP4(198, 18, 0, 1), SL_IPPROTO_TCP, 80);
+		pkt4(&p, IP4(198, 18, 0, 1), WR_IPPROTO_TCP, 80);
 		p.tcp_flags = f;
-		CHECK(sl_rule_match(&r, &p) == want, "flags 0x%02x", f);
-		pkt6(&p, SRC6, SL_IPPROTO_TCP, 80);
+		CHECK(wr_rule_match(&r, &p) == want, "flags 0x%02x", f);
+		pkt6(&p, SRC6, WR_IPPROTO_TCP, 80);
 		p.tcp_flags = f;
-		CHECK(sl_rule_match(&r, &p) == want, "v6 flags 0x%02x", f);
+		CHECK(wr_rule_match(&r, &p) == want, "v6 flags 0x%02x", f);
 	}
 	/* UDP, or TCP without a parsed header (non-first fragment), never matches */
-	pkt4(&p, IP4(198, 18, 0, 1), SL_IPPROTO_UDP, 80);
+	pkt4(&p, IP4(198, 18, 0, 1), WR_IPPROTO_UDP, 80);
 	p.tcp_flags = SLUICE_TCP_SYN;
-	CHECK(!sl_rule_match(&r, &p), "udp matched a flags rule");
-	pkt4(&p, IP4(198, 18, 0, 1), SL_IPPROTO_TCP, 80);
-	p.flags = SL_PKT_FRAG;
+	CHECK(!wr_rule_match(&r, &p), "udp matched a flags rule");
+	pkt4(&p, IP4(198, 18, 0, 1), WR_IPPROTO_TCP, 80);
+	p.flags = WR_PKT_FRAG;
 	p.tcp_flags = SLUICE_TCP_SYN;
-	CHECK(!sl_rule_match(&r, &p), "fragment matched a flags rule");
+	CHECK(!wr_rule_match(&r, &p), "fragment matched a flags rule");
 }
 
 TEST_CASE(match_icmp_type)
 {
 	struct sluice_rule r;
-	struct sl_pkt p;
+	struct wr_pkt p;
 	unsigned int t;
 
 	rule_init(&r);
 	r.match = SLUICE_M_ICMPTYPE | SLUICE_M_PROTO;
-	r.proto = SL_IPPROTO_ICMP;
+	r.proto = WR_IPPROTO_ICMP;
 	r.icmp_type = 8;
 	for (t = 0; t < 256; t++) {
-		pkt4(&p, IP4(198, 18, 0, 1), SL_IPPROTO_ICMP, 0);
+		pkt4(&p, IP4(198, 18, 0, 1), WR_IPPROTO_ICMP, 0);
 		p.icmp_type = t;
-		CHECK(sl_rule_match(&r, &p) == (t == 8), "icmp type %u", t);
+		CHECK(wr_rule_match(&r, &p) == (t == 8), "icmp type %u", t);
 	}
-	r.proto = SL_IPPROTO_ICMPV6;
+	r.proto = WR_IPPROTO_ICMPV6;
 	r.icmp_type = 128;
 	for (t = 0; t < 256; t++) {
-		pkt6(&p, SRC6, SL_IPPROTO_ICMPV6, 0);
+		pkt6(&p, SRC6, WR_IPPROTO_ICMPV6, 0);
 		p.icmp_type = t;
-		CHECK(sl_rule_match(&r, &p) == (t == 128), "icmpv6 type %u", t);
+		CHECK(wr_rule_match(&r, &p) == (t == 128), "icmpv6 type %u", t);
 	}
 	/* a type rule never matches other protocols or an unparsed header */
 	r.match = SLUICE_M_ICMPTYPE;
 	r.icmp_type = 0;
-	pkt4(&p, IP4(198, 18, 0, 1), SL_IPPROTO_UDP, 0);
-	CHECK(!sl_rule_match(&r, &p), "udp matched icmp type 0");
-	pkt4(&p, IP4(198, 18, 0, 1), SL_IPPROTO_ICMP, 0);
-	p.flags = SL_PKT_FRAG;
-	CHECK(!sl_rule_match(&r, &p), "icmp fragment matched icmp type 0");
+	pkt4(&p, IP4(198, 18, 0, 1), WR_IPPROTO_UDP, 0);
+	CHECK(!wr_rule_match(&r, &p), "udp matched icmp type 0");
+	pkt4(&p, IP4(198, 18, 0, 1), WR_IPPROTO_ICMP, 0);
+	p.flags = WR_PKT_FRAG;
+	CHECK(!wr_rule_match(&r, &p), "icmp fragment matched icmp type 0");
 }
 
 TEST_CASE(match_fragments)
 {
 	struct sluice_rule dport, proto, flags;
 	struct frame f, l;
-	struct sl_pkt p;
+	struct wr_pkt p;
 
 	rule_init(&dport);
 	dport.match = SLUICE_M_PROTO | SLUICE_M_DPORT;
-	dport.proto = SL_IPPROTO_UDP;
+	dport.proto = WR_IPPROTO_UDP;
 	dport.dport_lo = 53;
 	dport.dport_hi = 53;
 	rule_init(&proto);
 	proto.match = SLUICE_M_PROTO;
-	proto.proto = SL_IPPROTO_UDP;
+	proto.proto = WR_IPPROTO_UDP;
 	rule_init(&flags);
 	flags.match = SLUICE_M_TCPFLAGS;
 	flags.tcp_mask = SLUICE_TCP_SYN;
@@ -1938,31 +1938,31 @@ TEST_CASE(match_fragments)
 
 	/* non-first IPv4 fragment whose payload happens to hold "port 53" */
 	l4_udp(&l, 53, 100);
-	eth_ip4(&f, IP4(198, 18, 0, 1), SL_IPPROTO_UDP, 5, 50, 0, &l);
-	CHECK_EQ(parse(&f, &p), SL_PARSE_IP);
-	CHECK(!sl_rule_match(&dport, &p), "non-first v4 fragment matched a dport rule");
-	CHECK(sl_rule_match(&proto, &p), "non-first v4 fragment missed a proto rule");
-	CHECK(!sl_rule_match(&flags, &p), "non-first v4 fragment matched a flags rule");
+	eth_ip4(&f, IP4(198, 18, 0, 1), WR_IPPROTO_UDP, 5, 50, 0, &l);
+	CHECK_EQ(parse(&f, &p), WR_PARSE_IP);
+	CHECK(!wr_rule_match(&dport, &p), "non-first v4 fragment matched a dport rule");
+	CHECK(wr_rule_match(&proto, &p), "non-first v4 fragment missed a proto rule");
+	CHECK(!wr_rule_match(&flags, &p), "non-first v4 fragment matched a flags rule");
 	/* first fragment has ports: matches both */
-	eth_ip4(&f, IP4(198, 18, 0, 1), SL_IPPROTO_UDP, 5, 0x2000, 0, &l);
-	CHECK_EQ(parse(&f, &p), SL_PARSE_IP);
-	CHECK(sl_rule_match(&dport, &p), "first v4 fragment missed a dport rule");
-	CHECK(sl_rule_match(&proto, &p), "first v4 fragment missed a proto rule");
+	eth_ip4(&f, IP4(198, 18, 0, 1), WR_IPPROTO_UDP, 5, 0x2000, 0, &l);
+	CHECK_EQ(parse(&f, &p), WR_PARSE_IP);
+	CHECK(wr_rule_match(&dport, &p), "first v4 fragment missed a dport rule");
+	CHECK(wr_rule_match(&proto, &p), "first v4 fragment missed a proto rule");
 
 	/* the same for IPv6 */
 	{
-		static const __u8 fr[] = { SL_IPPROTO_FRAGMENT };
+		static const __u8 fr[] = { WR_IPPROTO_FRAGMENT };
 		struct frame pl;
 
-		chain6(&pl, fr, 1, SL_IPPROTO_UDP, 100 << 3, &l);
-		frame6(&f, SRC6, SL_IPPROTO_FRAGMENT, &pl);
-		CHECK_EQ(parse(&f, &p), SL_PARSE_IP);
-		CHECK(!sl_rule_match(&dport, &p), "non-first v6 fragment matched a dport rule");
-		CHECK(sl_rule_match(&proto, &p), "non-first v6 fragment missed a proto rule");
-		chain6(&pl, fr, 1, SL_IPPROTO_UDP, 1, &l);
-		frame6(&f, SRC6, SL_IPPROTO_FRAGMENT, &pl);
-		CHECK_EQ(parse(&f, &p), SL_PARSE_IP);
-		CHECK(sl_rule_match(&dport, &p), "first v6 fragment missed a dport rule");
+		chain6(&pl, fr, 1, WR_IPPROTO_UDP, 100 << 3, &l);
+		frame6(&f, SRC6, WR_IPPROTO_FRAGMENT, &pl);
+		CHECK_EQ(parse(&f, &p), WR_PARSE_IP);
+		CHECK(!wr_rule_match(&dport, &p), "non-first v6 fragment matched a dport rule");
+		CHECK(wr_rule_match(&proto, &p), "non-first v6 fragment missed a proto rule");
+		chain6(&pl, fr, 1, WR_IPPROTO_UDP, 1, &l);
+		frame6(&f, SRC6, WR_IPPROTO_FRAGMENT, &pl);
+		CHECK_EQ(parse(&f, &p), WR_PARSE_IP);
+		CHECK(wr_rule_match(&dport, &p), "first v6 fragment missed a dport rule");
 	}
 }
 
@@ -1970,7 +1970,7 @@ TEST_CASE(match_nd_only_when_named)
 {
 	struct sluice_rule all, v6, icmp6, ns, na, src;
 	struct frame f, l;
-	struct sl_pkt p;
+	struct wr_pkt p;
 
 	rule_init(&all);
 	rule_init(&v6);
@@ -1979,10 +1979,10 @@ TEST_CASE(match_nd_only_when_named)
 	rule_init(&icmp6);
 	icmp6.match = SLUICE_M_FAMILY | SLUICE_M_PROTO;
 	icmp6.family = 6;
-	icmp6.proto = SL_IPPROTO_ICMPV6;
+	icmp6.proto = WR_IPPROTO_ICMPV6;
 	rule_init(&ns);
 	ns.match = SLUICE_M_PROTO | SLUICE_M_ICMPTYPE;
-	ns.proto = SL_IPPROTO_ICMPV6;
+	ns.proto = WR_IPPROTO_ICMPV6;
 	ns.icmp_type = 135;
 	na = ns;
 	na.icmp_type = 136;
@@ -1990,22 +1990,22 @@ TEST_CASE(match_nd_only_when_named)
 	rule_src6(&src, LL6, 10);
 
 	l4_icmp(&l, 135, 16);
-	eth_ip6(&f, LL6, SL_IPPROTO_ICMPV6, 255, -1, &l);
-	CHECK_EQ(parse(&f, &p), SL_PARSE_IP);
-	CHECK(p.flags & SL_PKT_ND, "NS not ND");
-	CHECK(!sl_rule_match(&all, &p), "ND matched a match-all rule");
-	CHECK(!sl_rule_match(&v6, &p), "ND matched an IPv6 rule");
-	CHECK(!sl_rule_match(&icmp6, &p), "ND matched an ICMPv6 rule");
-	CHECK(!sl_rule_match(&src, &p), "ND matched a source rule");
-	CHECK(sl_rule_match(&ns, &p), "ND missed a rule naming type 135");
-	CHECK(!sl_rule_match(&na, &p), "NS matched a rule naming type 136");
+	eth_ip6(&f, LL6, WR_IPPROTO_ICMPV6, 255, -1, &l);
+	CHECK_EQ(parse(&f, &p), WR_PARSE_IP);
+	CHECK(p.flags & WR_PKT_ND, "NS not ND");
+	CHECK(!wr_rule_match(&all, &p), "ND matched a match-all rule");
+	CHECK(!wr_rule_match(&v6, &p), "ND matched an IPv6 rule");
+	CHECK(!wr_rule_match(&icmp6, &p), "ND matched an ICMPv6 rule");
+	CHECK(!wr_rule_match(&src, &p), "ND matched a source rule");
+	CHECK(wr_rule_match(&ns, &p), "ND missed a rule naming type 135");
+	CHECK(!wr_rule_match(&na, &p), "NS matched a rule naming type 136");
 
 	/* the same type with hop limit 64 is ordinary ICMPv6 */
-	eth_ip6(&f, LL6, SL_IPPROTO_ICMPV6, 64, -1, &l);
-	CHECK_EQ(parse(&f, &p), SL_PARSE_IP);
-	CHECK(sl_rule_match(&all, &p), "routed 135 missed match-all");
-	CHECK(sl_rule_match(&icmp6, &p), "routed 135 missed the ICMPv6 rule");
-	CHECK(sl_rule_match(&ns, &p), "routed 135 missed the type rule");
+	eth_ip6(&f, LL6, WR_IPPROTO_ICMPV6, 64, -1, &l);
+	CHECK_EQ(parse(&f, &p), WR_PARSE_IP);
+	CHECK(wr_rule_match(&all, &p), "routed 135 missed match-all");
+	CHECK(wr_rule_match(&icmp6, &p), "routed 135 missed the ICMPv6 rule");
+	CHECK(wr_rule_match(&ns, &p), "routed 135 missed the type rule");
 }
 
 /* Reference: network-order mask word w of an address prefix, bit by bit. */
@@ -2031,7 +2031,7 @@ TEST_CASE(key_masks_exhaustive)
 		memset(&l, 0, sizeof(l));
 		l.plen4 = plen <= 32 ? plen : 32;
 		l.plen6 = plen;
-		sl_limit_set_masks(&l);
+		wr_limit_set_masks(&l);
 		CHECK_EQ(l.mask4, ref_mask_word(l.plen4, 0));
 		for (w = 0; w < 4; w++)
 			if (l.mask6[w] != ref_mask_word(plen, w))
@@ -2048,7 +2048,7 @@ static int cmp_u64(const void *a, const void *b)
 }
 
 /*
- * sl_state's set hash. Every set index is in range; for one rule, limit
+ * wr_state's set hash. Every set index is in range; for one rule, limit
  * and family, distinct IPv4 sources have distinct hashes (the mix is a
  * bijection of the address word), so the set is all that two sources can
  * share; a million sources spread over 1024 sets within a 6-sigma
@@ -2069,12 +2069,12 @@ TEST_CASE(state_hash_spread)
 		__u32 set;
 
 		k.addr[0] = htonl(0xc6120000u + i);	/* 198.18.0.0/12 and on: any bits do */
-		hashes[i] = sl_key_hash(&k, seed);
-		set = sl_state_set(hashes[i], SETS);
+		hashes[i] = wr_key_hash(&k, seed);
+		set = wr_state_set(hashes[i], SETS);
 		CHECK(set < SETS, "set %u of %u", set, SETS);
 		if (set < SETS)
 			per[set]++;
-		if (sl_state_set(sl_key_hash(&k, seed ^ 1), SETS) != set)
+		if (wr_state_set(wr_key_hash(&k, seed ^ 1), SETS) != set)
 			moved++;
 	}
 	for (i = 0; i < SETS; i++)
@@ -2088,9 +2088,9 @@ TEST_CASE(state_hash_spread)
 			break;
 	CHECK(i == N, "two IPv4 sources share a hash");
 	/* The edges of the scaling: one set, and the largest set count. */
-	CHECK_EQ(sl_state_set(~0ULL, 1), 0);
-	CHECK_EQ(sl_state_set(~0ULL, 0xffffffffu), 0xfffffffeu);
-	CHECK_EQ(sl_state_set(0, 0xffffffffu), 0);
+	CHECK_EQ(wr_state_set(~0ULL, 1), 0);
+	CHECK_EQ(wr_state_set(~0ULL, 0xffffffffu), 0xfffffffeu);
+	CHECK_EQ(wr_state_set(0, 0xffffffffu), 0);
 }
 
 /*
@@ -2102,25 +2102,25 @@ TEST_CASE(limit_needs_precise_edges)
 	const __u64 tick = 4 * 1000000ULL;
 	struct sluice_limit l = { .algo = SLUICE_ALGO_GCRA };
 
-	l.interval_fp = sl_gcra_interval(1000);		/* 1 ms a packet */
-	l.tolerance = sl_gcra_tolerance(l.interval_fp, 8, SLUICE_COST_PKT);
-	CHECK_EQ(sl_limit_needs_precise(&l, tick), 0);	/* 8 ms: two ticks */
-	l.tolerance = sl_gcra_tolerance(l.interval_fp, 7, SLUICE_COST_PKT);
-	CHECK_EQ(sl_limit_needs_precise(&l, tick), 1);	/* 7 ms */
-	l.interval_fp = sl_gcra_interval(1000000);
-	l.tolerance = sl_gcra_tolerance(l.interval_fp, 1000000, SLUICE_COST_PKT);
-	CHECK_EQ(sl_limit_needs_precise(&l, tick), 0);	/* the default burst: 1 s */
+	l.interval_fp = wr_gcra_interval(1000);		/* 1 ms a packet */
+	l.tolerance = wr_gcra_tolerance(l.interval_fp, 8, SLUICE_COST_PKT);
+	CHECK_EQ(wr_limit_needs_precise(&l, tick), 0);	/* 8 ms: two ticks */
+	l.tolerance = wr_gcra_tolerance(l.interval_fp, 7, SLUICE_COST_PKT);
+	CHECK_EQ(wr_limit_needs_precise(&l, tick), 1);	/* 7 ms */
+	l.interval_fp = wr_gcra_interval(1000000);
+	l.tolerance = wr_gcra_tolerance(l.interval_fp, 1000000, SLUICE_COST_PKT);
+	CHECK_EQ(wr_limit_needs_precise(&l, tick), 0);	/* the default burst: 1 s */
 	l.algo = SLUICE_ALGO_FIXED;
 	l.period_ms = 400;
-	CHECK_EQ(sl_limit_needs_precise(&l, tick), 0);	/* 100 ticks */
+	CHECK_EQ(wr_limit_needs_precise(&l, tick), 0);	/* 100 ticks */
 	l.period_ms = 399;
-	CHECK_EQ(sl_limit_needs_precise(&l, tick), 1);
+	CHECK_EQ(wr_limit_needs_precise(&l, tick), 1);
 	l.algo = SLUICE_ALGO_SLIDING;
 	l.period_ms = 0;				/* per second */
-	CHECK_EQ(sl_limit_needs_precise(&l, tick), 0);
+	CHECK_EQ(wr_limit_needs_precise(&l, tick), 0);
 	l.algo = SLUICE_ALGO_CONNS;
 	l.tolerance = 0;
-	CHECK_EQ(sl_limit_needs_precise(&l, tick), 0);
+	CHECK_EQ(wr_limit_needs_precise(&l, tick), 0);
 }
 
 TEST_CASE(key_make_prefixes)
@@ -2147,7 +2147,7 @@ TEST_CASE(key_make_prefixes)
 	struct sluice_rule r;
 	struct sluice_limit *l;
 	struct sluice_key k;
-	struct sl_pkt p;
+	struct wr_pkt p;
 	size_t i;
 
 	rule_init(&r);
@@ -2157,9 +2157,9 @@ TEST_CASE(key_make_prefixes)
 		memset(&k, 0xff, sizeof(k));
 		l->plen4 = v4[i].plen;
 		l->plen6 = 64;
-		sl_limit_set_masks(l);
-		pkt4(&p, IP4(198, 18, 5, 77), SL_IPPROTO_UDP, 53);
-		sl_make_key(&r, 2, l, &p, &k);
+		wr_limit_set_masks(l);
+		pkt4(&p, IP4(198, 18, 5, 77), WR_IPPROTO_UDP, 53);
+		wr_make_key(&r, 2, l, &p, &k);
 		CHECK_EQ(k.uid, 0xdeadbeef);
 		CHECK_EQ(k.limit, 2);
 		CHECK_EQ(k.family, 4);
@@ -2174,9 +2174,9 @@ TEST_CASE(key_make_prefixes)
 		memset(&k, 0xff, sizeof(k));
 		l->plen4 = 24;
 		l->plen6 = v6[i].plen;
-		sl_limit_set_masks(l);
-		pkt6(&p, a6, SL_IPPROTO_UDP, 53);
-		sl_make_key(&r, 1, l, &p, &k);
+		wr_limit_set_masks(l);
+		pkt6(&p, a6, WR_IPPROTO_UDP, 53);
+		wr_make_key(&r, 1, l, &p, &k);
 		w6(want, v6[i].want);
 		CHECK_EQ(k.family, 6);
 		CHECK_EQ(k.limit, 1);
@@ -2192,24 +2192,24 @@ TEST_CASE(key_make_prefixes)
 		memset(&b, 0, sizeof(b));
 		memset(&c, 0, sizeof(c));
 		l->plen4 = 24;
-		sl_limit_set_masks(l);
-		pkt4(&p, IP4(198, 18, 9, 1), SL_IPPROTO_UDP, 53);
-		sl_make_key(&r, 0, l, &p, &a);
-		pkt4(&p, IP4(198, 18, 9, 254), SL_IPPROTO_UDP, 53);
-		sl_make_key(&r, 0, l, &p, &b);
-		pkt4(&p, IP4(198, 18, 10, 1), SL_IPPROTO_UDP, 53);
-		sl_make_key(&r, 0, l, &p, &c);
+		wr_limit_set_masks(l);
+		pkt4(&p, IP4(198, 18, 9, 1), WR_IPPROTO_UDP, 53);
+		wr_make_key(&r, 0, l, &p, &a);
+		pkt4(&p, IP4(198, 18, 9, 254), WR_IPPROTO_UDP, 53);
+		wr_make_key(&r, 0, l, &p, &b);
+		pkt4(&p, IP4(198, 18, 10, 1), WR_IPPROTO_UDP, 53);
+		wr_make_key(&r, 0, l, &p, &c);
 		CHECK(!memcmp(&a, &b, sizeof(a)), "same /24, different keys");
 		CHECK(memcmp(&a, &c, sizeof(a)), "different /24, same key");
 		/* and the limit index and uid separate buckets */
-		sl_make_key(&r, 1, l, &p, &b);
+		wr_make_key(&r, 1, l, &p, &b);
 		CHECK(memcmp(&b, &c, sizeof(b)), "limit index not in the key");
 	}
 }
 
 /*
- * The algorithm dispatch the data path runs for every limit (sl_meter,
- * sl_idle_at, sl_win_uncharge): each kind admits what its own math says
+ * The algorithm dispatch the data path runs for every limit (wr_meter,
+ * wr_idle_at, wr_win_uncharge): each kind admits what its own math says
  * through the one entry point.
  */
 TEST_CASE(meter_dispatch_each_algorithm)
@@ -2223,14 +2223,14 @@ TEST_CASE(meter_dispatch_each_algorithm)
 	limit_init(&l, 10, 5, SLUICE_COST_PKT);
 	l.algo = SLUICE_ALGO_GCRA;
 	for (i = 0, n = 0; i < 8; i++)
-		if (sl_meter(&l, word, 0, t0, 1, &next, &next_aux)) {
+		if (wr_meter(&l, word, 0, t0, 1, &next, &next_aux)) {
 			word = next;
 			n++;
 		}
 	CHECK_EQ(n, 5);
-	CHECK_EQ(sl_idle_at(&l, word), 0);
+	CHECK_EQ(wr_idle_at(&l, word), 0);
 	/* 100 ms later, one more (one emission interval). */
-	CHECK(sl_meter(&l, word, 0, t0 + sec / 10, 1, &next, &next_aux), "refill refused");
+	CHECK(wr_meter(&l, word, 0, t0 + sec / 10, 1, &next, &next_aux), "refill refused");
 
 	/* Fixed window, 3 per second: three in a window, none more, three in the next. */
 	memset(&l, 0, sizeof(l));
@@ -2238,49 +2238,49 @@ TEST_CASE(meter_dispatch_each_algorithm)
 	l.rate = 3;
 	word = 0;
 	for (i = 0, n = 0; i < 5; i++)
-		if (sl_meter(&l, word, 0, t0 + i, 1, &next, &next_aux)) {
+		if (wr_meter(&l, word, 0, t0 + i, 1, &next, &next_aux)) {
 			word = next;
 			n++;
 		}
 	CHECK_EQ(n, 3);
-	CHECK_EQ(word, sl_win_pack(t0 / sec, 3));
-	CHECK_EQ(sl_idle_at(&l, word), t0 + sec);
-	CHECK(sl_meter(&l, word, 0, t0 + sec, 1, &next, &next_aux), "next window refused");
-	CHECK_EQ(next, sl_win_pack(t0 / sec + 1, 1));
+	CHECK_EQ(word, wr_win_pack(t0 / sec, 3));
+	CHECK_EQ(wr_idle_at(&l, word), t0 + sec);
+	CHECK(wr_meter(&l, word, 0, t0 + sec, 1, &next, &next_aux), "next window refused");
+	CHECK_EQ(next, wr_win_pack(t0 / sec + 1, 1));
 
 	/* Sliding window, 10 per second: a full previous window weighs half at mid-window. */
 	l.algo = SLUICE_ALGO_SLIDING;
 	l.rate = 10;
-	word = sl_win_pack(t0 / sec, 10);
+	word = wr_win_pack(t0 / sec, 10);
 	aux = 0;
 	for (i = 0, n = 0; i < 10; i++)
-		if (sl_meter(&l, word, aux, t0 + sec + sec / 2, 1, &next, &next_aux)) {
+		if (wr_meter(&l, word, aux, t0 + sec + sec / 2, 1, &next, &next_aux)) {
 			word = next;
 			aux = next_aux;
 			n++;
 		}
 	CHECK_EQ(n, 5);
 	CHECK_EQ(aux, 10);
-	CHECK_EQ(sl_idle_at(&l, word), t0 + 3 * sec);	/* still weighs in the window after */
+	CHECK_EQ(wr_idle_at(&l, word), t0 + 3 * sec);	/* still weighs in the window after */
 }
 
-/* What a window charge adds, sl_win_uncharge takes back, in its own window only. */
+/* What a window charge adds, wr_win_uncharge takes back, in its own window only. */
 TEST_CASE(meter_uncharge_restores_the_charge)
 {
 	const __u64 sec = 1000000000ULL, t0 = 1000 * sec;
 	struct sluice_limit l;
-	__u64 word = sl_win_pack(t0 / sec, 4), next, aux, back;
+	__u64 word = wr_win_pack(t0 / sec, 4), next, aux, back;
 
 	memset(&l, 0, sizeof(l));
 	l.algo = SLUICE_ALGO_FIXED;
 	l.rate = 100;
-	CHECK(sl_meter(&l, word, 0, t0 + 5, 3, &next, &aux), "charge refused");
-	CHECK(sl_win_uncharge(&l, next, t0 + 6, 3, &back), "uncharge refused");
+	CHECK(wr_meter(&l, word, 0, t0 + 5, 3, &next, &aux), "charge refused");
+	CHECK(wr_win_uncharge(&l, next, t0 + 6, 3, &back), "uncharge refused");
 	CHECK_EQ(back, word);
 	/* In the next window the charge is gone with its window: nothing to take. */
-	CHECK(!sl_win_uncharge(&l, next, t0 + sec, 3, &back), "uncharged another window");
+	CHECK(!wr_win_uncharge(&l, next, t0 + sec, 3, &back), "uncharged another window");
 	/* Never below zero. */
-	CHECK(!sl_win_uncharge(&l, sl_win_pack(t0 / sec, 2), t0, 3, &back), "count went negative");
+	CHECK(!wr_win_uncharge(&l, wr_win_pack(t0 / sec, 2), t0, 3, &back), "count went negative");
 }
 
 int main(void)

@@ -62,9 +62,9 @@ static void meter_init(struct meter *m, int algo, __u64 limit, __u64 period_ms, 
 	m->l.period_ms = period_ms;
 	m->l.cost = cost;
 	m->l.burst = algo == SLUICE_ALGO_GCRA ? burst : limit;
-	m->l.interval_fp = sl_gcra_interval_per(limit, period_ms);
-	m->l.tolerance = sl_gcra_tolerance(m->l.interval_fp, m->l.burst, cost);
-	m->period = sl_limit_period_ns(&m->l);
+	m->l.interval_fp = wr_gcra_interval_per(limit, period_ms);
+	m->l.tolerance = wr_gcra_tolerance(m->l.interval_fp, m->l.burst, cost);
+	m->period = wr_limit_period_ns(&m->l);
 }
 
 /* Check and charge one packet of cost at now (the data path's meter()). */
@@ -75,14 +75,14 @@ static int meter_admit(struct meter *m, __u64 now, __u64 cost)
 
 	switch (m->l.algo) {
 	case SLUICE_ALGO_FIXED:
-		ok = sl_fixed_admit(m->word, now, m->period, cost, m->l.rate, &next);
+		ok = wr_fixed_admit(m->word, now, m->period, cost, m->l.rate, &next);
 		break;
 	case SLUICE_ALGO_SLIDING:
-		ok = sl_sliding_admit(m->word, m->aux, now, m->period, cost, m->l.rate, &next,
+		ok = wr_sliding_admit(m->word, m->aux, now, m->period, cost, m->l.rate, &next,
 				      &next_aux);
 		break;
 	default:
-		ok = sl_gcra_admit(m->word, now, sl_gcra_inc(m->l.interval_fp, cost),
+		ok = wr_gcra_admit(m->word, now, wr_gcra_inc(m->l.interval_fp, cost),
 				   m->l.tolerance, &next);
 		break;
 	}
@@ -209,7 +209,7 @@ static uint64_t rng_state;
 
 static __u64 rnd(void)
 {
-	return sl_xorshift64s(&rng_state);
+	return wr_xorshift64s(&rng_state);
 }
 
 /* Uniform in [0, n). */
@@ -440,7 +440,7 @@ TEST_CASE(fixed_exactly_l_per_window)
 				CHECK(got == L, "%llu per %llu ms, window %llu: %llu admitted",
 				      (unsigned long long)L, (unsigned long long)periods_ms[j],
 				      (unsigned long long)w, (unsigned long long)got);
-				CHECK_EQ(m.word, sl_win_pack(w, L));
+				CHECK_EQ(m.word, wr_win_pack(w, L));
 			}
 		}
 }
@@ -467,7 +467,7 @@ TEST_CASE(sliding_exact_on_edge_trace)
 	CHECK_EQ(n, L);
 	CHECK_EQ(max_span(out, n, P), L);
 	/* The previous window's count is carried as it turned. */
-	CHECK_EQ(m.word, sl_win_pack(K0, L));
+	CHECK_EQ(m.word, wr_win_pack(K0, L));
 	CHECK(meter_would(&m, (K0 + 1) * P, 1) == 0, "admits at the start of window k + 1");
 	/* Half way into window k + 1, half of the previous window counts: 5 left. */
 	CHECK_EQ(meter_left(&m, (K0 + 1) * P + P / 2, L), L / 2);
@@ -599,7 +599,7 @@ TEST_CASE(gcra_exact_burst_plus_rate_times_t)
 
 		meter_init(&m, SLUICE_ALGO_GCRA, c[i].rate, c[i].period_ms, c[i].burst,
 			   SLUICE_COST_PKT);
-		CHECK_EQ(sl_gcra_inc(m.l.interval_fp, 1), I);
+		CHECK_EQ(wr_gcra_inc(m.l.interval_fp, 1), I);
 		for (t = 0; t <= c[i].dur; t += c[i].gap) {
 			arrivals++;
 			got += meter_admit(&m, K0 * SEC + t, 1);
@@ -621,16 +621,16 @@ TEST_CASE(gcra_exact_burst_plus_rate_times_t)
 /* The emission interval of rates per minute, hour and day is exact. */
 TEST_CASE(gcra_interval_per_period)
 {
-	CHECK_EQ(sl_gcra_interval_per(10, 1000), (100 * MSEC) << SLUICE_FP_SHIFT);
-	CHECK_EQ(sl_gcra_interval_per(100, 60000), (600 * MSEC) << SLUICE_FP_SHIFT);
-	CHECK_EQ(sl_gcra_interval_per(500, 3600000), (7200 * MSEC) << SLUICE_FP_SHIFT);
-	CHECK_EQ(sl_gcra_interval_per(1000, 86400000), (86400 * MSEC) << SLUICE_FP_SHIFT);
+	CHECK_EQ(wr_gcra_interval_per(10, 1000), (100 * MSEC) << SLUICE_FP_SHIFT);
+	CHECK_EQ(wr_gcra_interval_per(100, 60000), (600 * MSEC) << SLUICE_FP_SHIFT);
+	CHECK_EQ(wr_gcra_interval_per(500, 3600000), (7200 * MSEC) << SLUICE_FP_SHIFT);
+	CHECK_EQ(wr_gcra_interval_per(1000, 86400000), (86400 * MSEC) << SLUICE_FP_SHIFT);
 	/* 64 kbyte per minute: 60 s / 64000 bytes */
-	CHECK_EQ(sl_gcra_interval_per(64000, 60000), ((60 * SEC) << SLUICE_FP_SHIFT) / 64000);
-	CHECK_EQ(sl_gcra_interval_per(0, 1000), 0);
-	CHECK_EQ(sl_gcra_interval_per(1, 0), 0);
-	CHECK_EQ(sl_gcra_interval_per(1, SL_MAX_PERIOD_MS + 1), 0);
-	CHECK(sl_gcra_interval_per(1, SL_MAX_PERIOD_MS) != 0, "a day is a valid period");
+	CHECK_EQ(wr_gcra_interval_per(64000, 60000), ((60 * SEC) << SLUICE_FP_SHIFT) / 64000);
+	CHECK_EQ(wr_gcra_interval_per(0, 1000), 0);
+	CHECK_EQ(wr_gcra_interval_per(1, 0), 0);
+	CHECK_EQ(wr_gcra_interval_per(1, WR_MAX_PERIOD_MS + 1), 0);
+	CHECK(wr_gcra_interval_per(1, WR_MAX_PERIOD_MS) != 0, "a day is a valid period");
 }
 
 /* ------------------------------------------------------------------------ */
@@ -735,7 +735,7 @@ TEST_CASE(fixed_32bit_window_index_wraps)
 			got += meter_admit(&m, w * P + i * (P / (2 * L)), 1);
 		CHECK(got == L, "window %#llx: %llu admitted", (unsigned long long)w,
 		      (unsigned long long)got);
-		CHECK_EQ(m.word, sl_win_pack((__u32)w, L));
+		CHECK_EQ(m.word, wr_win_pack((__u32)w, L));
 	}
 	meter_init(&m, SLUICE_ALGO_FIXED, L, 1000, 0, SLUICE_COST_PKT);
 	CHECK_EQ(meter_admit(&m, 5 * P, L), 1);
@@ -792,13 +792,13 @@ TEST_CASE(byte_costs)
 	for (i = got = 0; i < 100; i++)
 		got += meter_admit(&s, K0 * P + i * MSEC, 1500);
 	CHECK_EQ(got, 42);
-	CHECK_EQ(s.word, sl_win_pack(K0, 63000));
+	CHECK_EQ(s.word, wr_win_pack(K0, 63000));
 	/* A quarter into the next window, 3/4 of 63000 = 47250 still count. */
 	CHECK_EQ(meter_left(&s, (K0 + 1) * P + P / 4, L), L - 47250);
 	CHECK_EQ(meter_admit(&s, (K0 + 1) * P + P / 4, L - 47250 + 1), 0);
 	CHECK_EQ(meter_admit(&s, (K0 + 1) * P + P / 4, L - 47250), 1);
 	CHECK_EQ(s.aux, 63000);
-	CHECK_EQ(s.word, sl_win_pack(K0 + 1, L - 47250));
+	CHECK_EQ(s.word, wr_win_pack(K0 + 1, L - 47250));
 }
 
 int main(void)

@@ -10,7 +10,7 @@
 
 #include <stdint.h>
 
-static inline uint64_t sl_xorshift64s(uint64_t *state)
+static inline uint64_t wr_xorshift64s(uint64_t *state)
 {
 	uint64_t x = *state;
 

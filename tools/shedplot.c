@@ -33,14 +33,14 @@ static void sample(double t, double u, double s)
 	/* No "-0.000000" where S crosses zero by rounding. */
 	if (s > -1e-12 && s < 1e-12)
 		s = 0;
-	printf("%.0f %.3f %.6f %.6f %.6f %.6f %.6f\n", t, u, s, sl_shed_class_prob(s, 0),
-	       sl_shed_class_prob(s, 1), sl_shed_class_prob(s, 2), sl_shed_class_prob(s, 3));
+	printf("%.0f %.3f %.6f %.6f %.6f %.6f %.6f\n", t, u, s, wr_shed_class_prob(s, 0),
+	       wr_shed_class_prob(s, 1), wr_shed_class_prob(s, 2), wr_shed_class_prob(s, 3));
 }
 
 int main(int argc, char **argv)
 {
-	const struct sl_curve c = SL_CURVE_DEFAULT;
-	double s = sl_shed_floor(&c), t = 0;
+	const struct wr_curve c = WR_CURVE_DEFAULT;
+	double s = wr_shed_floor(&c), t = 0;
 	unsigned int i, k;
 
 	if (argc > 1) {
@@ -56,7 +56,7 @@ int main(int argc, char **argv)
 	for (i = 0; i < sizeof(trace) / sizeof(trace[0]); i++) {
 		for (k = 0; k < trace[i].secs / STEP_S; k++) {
 			t += STEP_S;
-			s = sl_shed_step(&c, s, trace[i].u, STEP_S);
+			s = wr_shed_step(&c, s, trace[i].u, STEP_S);
 			sample(t, trace[i].u, s);
 		}
 	}

@@ -438,7 +438,7 @@ static uint64_t rng_state;
 
 static uint64_t rng_next(void)
 {
-	return sl_xorshift64s(&rng_state);
+	return wr_xorshift64s(&rng_state);
 }
 
 /* One's-complement sum of @len bytes, 16-bit big-endian words. */

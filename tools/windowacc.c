@@ -74,7 +74,7 @@ static uint64_t rng = 88172645463325252ULL;
 
 static __u64 rnd_below(__u64 n)
 {
-	return sl_xorshift64s(&rng) % n;
+	return wr_xorshift64s(&rng) % n;
 }
 
 static void edge_bursts(struct trace *tr)
@@ -138,22 +138,22 @@ static size_t run(int algo, const struct trace *tr, struct pkt *out)
 	size_t i, n = 0, head = 0;
 	int ok;
 
-	l.interval_fp = sl_gcra_interval_per(L, P / MSEC);
-	l.tolerance = sl_gcra_tolerance(l.interval_fp, L, SLUICE_COST_PKT);
+	l.interval_fp = wr_gcra_interval_per(L, P / MSEC);
+	l.tolerance = wr_gcra_tolerance(l.interval_fp, L, SLUICE_COST_PKT);
 	for (i = 0; i < tr->n; i++) {
 		__u64 now = tr->p[i].t;
 
 		next_aux = aux;
 		switch (algo) {
 		case TOKEN_BUCKET:
-			ok = sl_gcra_admit(word, now, sl_gcra_inc(l.interval_fp, 1), l.tolerance,
+			ok = wr_gcra_admit(word, now, wr_gcra_inc(l.interval_fp, 1), l.tolerance,
 					   &next);
 			break;
 		case FIXED:
-			ok = sl_fixed_admit(word, now, P, 1, L, &next);
+			ok = wr_fixed_admit(word, now, P, 1, L, &next);
 			break;
 		case SLIDING:
-			ok = sl_sliding_admit(word, aux, now, P, 1, L, &next, &next_aux);
+			ok = wr_sliding_admit(word, aux, now, P, 1, L, &next, &next_aux);
 			break;
 		default:
 			/* admitted in (now - P, now], plus this one, at most L */

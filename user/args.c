@@ -24,7 +24,7 @@ bool is_prefix(const char *word, const char *full)
  * order that the word starts (as in ip(8) and bpftool). No word is a usage
  * error; "help" prints usage to stdout.
  */
-int sl_cmd_select(const struct sl_cmd *cmds, size_t n, const char *object, int argc,
+int wr_cmd_select(const struct wr_cmd *cmds, size_t n, const char *object, int argc,
 		  char **argv, void *ctx, void (*usage)(void *ctx))
 {
 	size_t i;
@@ -124,7 +124,7 @@ int parse_rate(const char *s, uint64_t *rate, int *cost)
 				return -EINVAL;
 			v /= 8;
 		}
-		if (v == 0 || sl_gcra_interval(v) == 0)
+		if (v == 0 || wr_gcra_interval(v) == 0)
 			return -ERANGE;
 		*rate = v;
 		*cost = units[i].cost;
@@ -177,7 +177,7 @@ int parse_rate_per(const char *s, uint64_t *rate, int *cost, uint32_t *period_ms
 	} else if (parse_rate(buf, rate, cost) || *cost != SLUICE_COST_BYTE) {
 		return -EINVAL;
 	}
-	return sl_gcra_interval_per(*rate, *period_ms) ? 0 : -ERANGE;
+	return wr_gcra_interval_per(*rate, *period_ms) ? 0 : -ERANGE;
 }
 
 /* A rate as the CLI takes it: per second in its own units, else COUNT/PERIOD. */
@@ -229,7 +229,7 @@ int parse_size(const char *s, uint64_t *out)
 }
 
 /* ADDR or ADDR/LEN, IPv4 or IPv6; host bits must be zero. */
-int parse_cidr(const char *s, struct sl_cidr *c)
+int parse_cidr(const char *s, struct wr_cidr *c)
 {
 	char buf[INET6_ADDRSTRLEN + 8];
 	const char *slash;
@@ -256,8 +256,8 @@ int parse_cidr(const char *s, struct sl_cidr *c)
 		c->plen = plen;
 	}
 	for (w = 0; w < 4; w++) {
-		__u32 m = c->family == 4 ? (w ? 0 : sl_prefix_word(c->plen, 0))
-					 : sl_prefix_word(c->plen, w);
+		__u32 m = c->family == 4 ? (w ? 0 : wr_prefix_word(c->plen, 0))
+					 : wr_prefix_word(c->plen, w);
 
 		if (c->addr[w] & ~m)
 			return -EINVAL;	/* host bits set: almost always a typo */
@@ -457,7 +457,7 @@ void format_rate(uint64_t rate, int cost, char *buf, size_t len)
  * m, h, d. No sign, no spaces. -EINVAL for anything else, -ERANGE past
  * 2^64 ns.
  */
-int sl_parse_duration_ns(const char *s, uint64_t *ns)
+int wr_parse_duration_ns(const char *s, uint64_t *ns)
 {
 	static const struct { const char *unit; uint64_t ns; } units[] = {
 		{ "ms", 1000000ULL }, { "s", 1000000000ULL }, { "m", 60000000000ULL },

@@ -39,16 +39,16 @@ static void usage_attach(FILE *f)
 		"         whose burst spans under %d ticks (or a window under %d ticks), which\n"
 		"         read the precise one; precise: always bpf_ktime_get_ns; coarse:\n"
 		"         always the jiffies clock\n",
-		SL_XDP_PRIO_DEFAULT, SLUICE_DEFAULT_KEYS, SLUICE_WAYS, SLUICE_COARSE_TICKS,
+		WR_XDP_PRIO_DEFAULT, SLUICE_DEFAULT_KEYS, SLUICE_WAYS, SLUICE_COARSE_TICKS,
 		SLUICE_COARSE_WINDOW_TICKS);
 }
 
 int do_attach(int argc, char **argv)
 {
-	struct sl_load_opts lo = { .clock = SLUICE_CLOCK_AUTO };
+	struct wr_load_opts lo = { .clock = SLUICE_CLOCK_AUTO };
 	bool keys_given = false, clock_given = false, disp_given = false, prio_given = false;
-	struct sl_xdpm_info xi;
-	int mode = SL_MODE_NATIVE;
+	struct wr_xdpm_info xi;
+	int mode = WR_MODE_NATIVE;
 	const char *dev;
 	int ifindex, lock = -1, err, i;
 	uint64_t v;
@@ -66,10 +66,10 @@ int do_attach(int argc, char **argv)
 			return -EINVAL;
 		}
 		if (!strcmp(argv[i], "mode")) {
-			for (mode = 0; mode < (int)ARRAY_SIZE(sl_mode_names); mode++)
-				if (!strcmp(val, sl_mode_names[mode]))
+			for (mode = 0; mode < (int)ARRAY_SIZE(wr_mode_names); mode++)
+				if (!strcmp(val, wr_mode_names[mode]))
 					break;
-			if (mode == (int)ARRAY_SIZE(sl_mode_names)) {
+			if (mode == (int)ARRAY_SIZE(wr_mode_names)) {
 				pr_err("invalid mode \"%s\" (native, generic or tc)", val);
 				return -EINVAL;
 			}
@@ -84,11 +84,11 @@ int do_attach(int argc, char **argv)
 				return -EINVAL;
 			}
 		} else if (!strcmp(argv[i], "dispatcher")) {
-			for (xdp_dispatcher = 0; xdp_dispatcher < (int)ARRAY_SIZE(sl_dispatcher_names);
+			for (xdp_dispatcher = 0; xdp_dispatcher < (int)ARRAY_SIZE(wr_dispatcher_names);
 			     xdp_dispatcher++)
-				if (!strcmp(val, sl_dispatcher_names[xdp_dispatcher]))
+				if (!strcmp(val, wr_dispatcher_names[xdp_dispatcher]))
 					break;
-			if (xdp_dispatcher == (int)ARRAY_SIZE(sl_dispatcher_names)) {
+			if (xdp_dispatcher == (int)ARRAY_SIZE(wr_dispatcher_names)) {
 				pr_err("invalid dispatcher \"%s\" (auto, libxdp or off)", val);
 				return -EINVAL;
 			}
@@ -125,46 +125,46 @@ int do_attach(int argc, char **argv)
 			return -EINVAL;
 		}
 	}
-	if ((disp_given || prio_given) && mode == SL_MODE_TC) {
+	if ((disp_given || prio_given) && mode == WR_MODE_TC) {
 		pr_err("%s applies to XDP (mode native or generic), not to mode tc",
 		       disp_given ? "dispatcher" : "priority");
 		return -EINVAL;
 	}
-	if (prio_given && disp_given && xdp_dispatcher == SL_DISP_OFF) {
+	if (prio_given && disp_given && xdp_dispatcher == WR_DISP_OFF) {
 		pr_err("priority is sluice's place in libxdp's dispatcher, which dispatcher off "
 		       "never joins");
 		return -EINVAL;
 	}
 	if (prio_given)
-		xdp_dispatcher = SL_DISP_LIBXDP;
+		xdp_dispatcher = WR_DISP_LIBXDP;
 	ifindex = if_nametoindex(dev);
 	if (!ifindex) {
 		pr_err("unknown interface \"%s\"", dev);
 		return -ENODEV;
 	}
-	lock = sl_lock_root();
+	lock = wr_lock_root();
 	if (lock < 0)
 		return lock;
-	err = sl_is_loaded() ? sl_check_load_opts(&lo, keys_given, clock_given) : 0;
+	err = wr_is_loaded() ? wr_check_load_opts(&lo, keys_given, clock_given) : 0;
 	if (!err)
-		err = sl_ensure_loaded(&lo);
-	if (!err && mode == SL_MODE_TC) {
+		err = wr_ensure_loaded(&lo);
+	if (!err && mode == WR_MODE_TC) {
 		/* No SYN cookies at TC: refused while the rule set has cookie rules. */
-		struct sl_maps m;
+		struct wr_maps m;
 
-		err = sl_maps_open(&m);
+		err = wr_maps_open(&m);
 		if (!err)
-			err = sl_cookie_attach_check(&m, mode);
-		sl_maps_close(&m);
+			err = wr_cookie_attach_check(&m, mode);
+		wr_maps_close(&m);
 	}
 	if (!err)
-		err = sl_attach_locked(dev, ifindex, mode);
+		err = wr_attach_locked(dev, ifindex, mode);
 	if (err)
 		goto out;
 	out_begin();
 	print_str("attached", "attached to %s", dev);
-	print_str("mode", " in %s mode", sl_mode_names[mode]);
-	if (!sl_link_xdpm(ifindex, &xi)) {
+	print_str("mode", " in %s mode", wr_mode_names[mode]);
+	if (!wr_link_xdpm(ifindex, &xi)) {
 		print_str("dispatcher", " (%s dispatcher", "libxdp");
 		print_u64("priority", ", priority %llu", xi.prio);
 		print_u64("dispatcher_id", ", program %llu", xi.dispatcher_id);
@@ -173,7 +173,7 @@ int do_attach(int argc, char **argv)
 	print_text("\n");
 	out_end();
 out:
-	sl_unlock(lock);
+	wr_unlock(lock);
 	return err;
 }
 
@@ -188,7 +188,7 @@ int do_detach(int argc, char **argv)
 				"  all  remove it everywhere, with its rules, lists and state\n");
 		return argc == 1 ? 0 : -EINVAL;
 	}
-	err = sl_probe_path(opts.root);
+	err = wr_probe_path(opts.root);
 	if (err == -EACCES)
 		return err;
 	if (err) {
@@ -197,25 +197,25 @@ int do_detach(int argc, char **argv)
 		pr_err("sluice is not attached to \"%s\" (nothing under %s)", argv[0], opts.root);
 		return -ENOENT;
 	}
-	lock = sl_lock();
+	lock = wr_lock();
 	if (lock < 0) {
 		pr_err("cannot lock %s: %s", opts.root, strerror(-lock));
 		return lock;
 	}
 	if (!strcmp(argv[0], "all")) {
-		int others = sl_count_all_links();
+		int others = wr_count_all_links();
 
-		n = sl_list_links(links, ARRAY_SIZE(links));
+		n = wr_list_links(links, ARRAY_SIZE(links));
 		for (i = 0; i < n; i++) {
 			int mode;
 
-			sl_link_describe(links[i], name, sizeof(name), &mode);
+			wr_link_describe(links[i], name, sizeof(name), &mode);
 			print_text("detached from %s\n", name);
 		}
 		if (others > n)
 			print_text("detached %d attachments in other network namespaces\n",
 				   others - n);
-		err = sl_remove_all();
+		err = wr_remove_all();
 		if (err)
 			pr_err("cannot remove everything under %s: %s", opts.root, strerror(-err));
 		goto out;
@@ -223,13 +223,13 @@ int do_detach(int argc, char **argv)
 	ifindex = if_nametoindex(argv[0]);
 	/* An interface that is gone: by the name it was attached as, or as status shows it. */
 	if (!ifindex)
-		ifindex = sl_link_find_gone(argv[0]);
+		ifindex = wr_link_find_gone(argv[0]);
 	if (!ifindex) {
 		pr_err("unknown interface \"%s\"", argv[0]);
 		err = -ENODEV;
 		goto out;
 	}
-	err = sl_detach_ifindex(ifindex);
+	err = wr_detach_ifindex(ifindex);
 	if (err) {
 		if (err == -ENOENT)
 			pr_err("sluice is not attached to %s", argv[0]);
@@ -239,7 +239,7 @@ int do_detach(int argc, char **argv)
 	}
 	print_text("detached from %s\n", argv[0]);
 out:
-	sl_unlock(lock);
+	wr_unlock(lock);
 	return err;
 }
 
@@ -248,12 +248,12 @@ int do_status(int argc, char **argv)
 	int clock;
 	struct sluice_ruleset *rs = NULL;
 	struct sluice_config cfg = {};
-	struct sl_maps m;
+	struct wr_maps m;
 	char name[IF_NAMESIZE + 16];
 	int links[256], n, i, err;
 	struct bpf_map_info minfo = {};
 	__u32 ilen = sizeof(minfo);
-	struct sl_xdpm_info xi;
+	struct wr_xdpm_info xi;
 
 	if (argc > 0) {
 		bool help = argc == 1 && !strcmp(argv[0], "help");
@@ -263,13 +263,13 @@ int do_status(int argc, char **argv)
 			"  rules, the per-source table, the clock and whether a capture runs\n");
 		return help ? 0 : -EINVAL;
 	}
-	if (!sl_is_loaded()) {
+	if (!wr_is_loaded()) {
 		char path[PATH_MAX];
 
 		/* "Not loaded" only when we could have seen it: else say why not. */
-		if (!sl_pin_path(path, sizeof(path), "prog_xdp") && access(path, F_OK) &&
+		if (!wr_pin_path(path, sizeof(path), "prog_xdp") && access(path, F_OK) &&
 		    (errno == EACCES || errno == EPERM))
-			return sl_not_loaded();
+			return wr_not_loaded();
 		out_begin();
 		print_bool("loaded", "loaded: %s\n", false);
 		print_str("bpffs", "bpffs: %s\n", opts.root);
@@ -278,11 +278,11 @@ int do_status(int argc, char **argv)
 		out_end();
 		return 0;
 	}
-	err = sl_maps_open(&m);
+	err = wr_maps_open(&m);
 	if (err)
 		return err;
-	rs = sl_live_get(&m);
-	err = rs ? sl_config_read(&m, &cfg) : -ENOENT;
+	rs = wr_live_get(&m);
+	err = rs ? wr_config_read(&m, &cfg) : -ENOENT;
 	if (err) {
 		if (rs)
 			pr_err("cannot read the config: %s", strerror(-err));
@@ -304,11 +304,11 @@ int do_status(int argc, char **argv)
 	print_u64("sets", " (%llu sets", minfo.max_entries);
 	print_u64("ways", " of %llu ways)\n", SLUICE_WAYS);
 	close_object();
-	clock = sl_loaded_clock();
-	print_str("clock", "clock: %s\n", clock >= 0 ? sl_clock_names[clock] : "unknown");
-	sl_capture_status(&m, &cfg);
+	clock = wr_loaded_clock();
+	print_str("clock", "clock: %s\n", clock >= 0 ? wr_clock_names[clock] : "unknown");
+	wr_capture_status(&m, &cfg);
 	open_array("interfaces");
-	n = sl_list_links(links, ARRAY_SIZE(links));
+	n = wr_list_links(links, ARRAY_SIZE(links));
 	if (!n)
 		print_text("attached: nowhere\n");
 	for (i = 0; i < n; i++) {
@@ -316,18 +316,18 @@ int do_status(int argc, char **argv)
 		bool gone, clsact;
 		int mode = -1;
 
-		if (sl_link_ids(links[i], &link_id, &prog_id, &clsact))
+		if (wr_link_ids(links[i], &link_id, &prog_id, &clsact))
 			continue;	/* detached since the directory was read */
-		gone = sl_link_describe(links[i], name, sizeof(name), &mode) == -ENODEV;
+		gone = wr_link_describe(links[i], name, sizeof(name), &mode) == -ENODEV;
 		open_object(NULL);
 		print_text("attached: ");
 		print_str("interface", "%s", name);
 		print_u64("ifindex", NULL, links[i]);
 		/* As attach names it; a link of an older version whose interface is gone says "unknown". */
-		print_str("mode", " mode %s", mode >= 0 ? sl_mode_names[mode] : "unknown");
-		if (mode == SL_MODE_TC)
+		print_str("mode", " mode %s", mode >= 0 ? wr_mode_names[mode] : "unknown");
+		if (mode == WR_MODE_TC)
 			print_str("tc_hook", " hook %s", clsact ? "clsact" : "tcx");
-		if (!sl_link_xdpm(links[i], &xi)) {
+		if (!wr_link_xdpm(links[i], &xi)) {
 			/* In libxdp's dispatcher: no link of our own; the dispatcher's program. */
 			print_str("dispatcher", " (%s dispatcher", "libxdp");
 			print_u64("priority", ", priority %llu)", xi.prio);
@@ -347,14 +347,14 @@ int do_status(int argc, char **argv)
 		close_object();
 	}
 	close_array();
-	i = sl_count_all_links() - n;
+	i = wr_count_all_links() - n;
 	print_u64("other_netns_attachments", i ? "attached in other network namespaces: %llu\n"
 						: NULL, i);
 	out_end();
 	err = 0;
 out:
 	free(rs);
-	sl_maps_close(&m);
+	wr_maps_close(&m);
 	return err;
 }
 

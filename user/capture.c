@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * `sluice capture`: samples of the packets sluice judged, copied by the
- * data path (bpf/capture.h) into the sl_capture_ring ring buffer at a
+ * data path (bpf/capture.h) into the wr_capture_ring ring buffer at a
  * bounded rate, written as pcap (libpcap's writer) or printed a line each.
  *
- * The switch and the lease. sl_config.capture tells the data path to look
- * at sl_capture at all; it is set under the root lock when a capture
+ * The switch and the lease. wr_config.capture tells the data path to look
+ * at wr_capture at all; it is set under the root lock when a capture
  * starts and cleared when it ends (a signal, its count reached, an error).
- * sl_capture.lease_ns is renewed every second to three seconds ahead: a
+ * wr_capture.lease_ns is renewed every second to three seconds ahead: a
  * capture killed by SIGKILL cannot clear the switch, so the data path
  * stops copying when the lease runs out and clears the switch itself at
  * the next packet. Until then a dead capture costs a few seconds of
@@ -61,12 +61,12 @@ struct cap {
 	const char *file;	/* -w: pcap to this file, "-" stdout */
 	__u16 rule_slot;	/* the rule's slot, or SLUICE_CAPTURE_ANY_RULE */
 	/* While it runs. */
-	struct sl_maps m;
-	struct sluice_capture *ctl;	/* sl_capture[0], mapped */
+	struct wr_maps m;
+	struct sluice_capture *ctl;	/* wr_capture[0], mapped */
 	size_t ctl_len;
 	struct sluice_ruleset *rs;	/* the live set, for rule names */
 	__u64 rs_read_ns;
-	struct sl_pcap *dumper;
+	struct wr_pcap *dumper;
 	__s64 wall_off_ns;	/* CLOCK_REALTIME - CLOCK_MONOTONIC */
 	__u64 written;
 	bool draining;		/* discarding what an earlier capture left in the ring */
@@ -149,9 +149,9 @@ static int parse_args(int argc, char **argv, struct cap *c)
 		}
 		i++;
 		if (seen == &seen_rule) {
-			struct sl_perr pe;
+			struct wr_perr pe;
 
-			if (sl_rule_name(v, &pe))
+			if (wr_rule_name(v, &pe))
 				return bad("rule name", v, pe.msg);
 			c->rule = v;
 		} else if (seen == &seen_count) {
@@ -196,10 +196,10 @@ static const char *rule_name(struct cap *c, __u32 uid)
 		for (i = 0; c->rs && i < c->rs->nr_rules && i < SLUICE_MAX_RULES; i++)
 			if (c->rs->rules[i].uid == uid)
 				return c->rs->names[i];
-		if (pass || sl_now_ns() - c->rs_read_ns < 1000000000ULL)
+		if (pass || wr_now_ns() - c->rs_read_ns < 1000000000ULL)
 			break;
-		c->rs_read_ns = sl_now_ns();
-		if (sl_read_live(&c->m, c->rs))
+		c->rs_read_ns = wr_now_ns();
+		if (wr_read_live(&c->m, c->rs))
 			break;
 	}
 	return NULL;
@@ -361,7 +361,7 @@ static int on_record(void *ctx, void *data, size_t size)
 	if (size < sizeof(*h) || h->caplen > size - sizeof(*h))
 		return 0;
 	if (c->dumper) {
-		sl_pcap_write(c->dumper, (__s64)h->ts + c->wall_off_ns,
+		wr_pcap_write(c->dumper, (__s64)h->ts + c->wall_off_ns,
 			      (const __u8 *)data + sizeof(*h), h->caplen, h->len);
 	} else {
 		print_record(c, h, (const __u8 *)data + sizeof(*h));
@@ -397,7 +397,7 @@ static int zero_stats(const struct cap *c)
 /* Another capture's lease holds and its process lives: say so. */
 static int busy(const struct cap *c)
 {
-	if (c->ctl->lease_ns <= sl_now_ns() || !pid_alive(c->ctl->pid) ||
+	if (c->ctl->lease_ns <= wr_now_ns() || !pid_alive(c->ctl->pid) ||
 	    c->ctl->pid == (__u32)getpid())
 		return 0;
 	pr_err("a capture is already running (pid %u)", c->ctl->pid);
@@ -413,7 +413,7 @@ static int claim(struct cap *c)
 	struct sluice_config cfg;
 	int lock, err;
 
-	lock = sl_lock_root();
+	lock = wr_lock_root();
 	if (lock < 0)
 		return lock;
 	err = busy(c);
@@ -431,34 +431,34 @@ static int claim(struct cap *c)
 	c->ctl->verdicts = c->verdicts;
 	c->ctl->rule_slot = c->rule_slot;
 	c->ctl->pid = getpid();
-	__atomic_store_n(&c->ctl->lease_ns, sl_now_ns() + SLUICE_CAPTURE_LEASE_NS, __ATOMIC_RELEASE);
-	err = sl_config_read(&c->m, &cfg);
+	__atomic_store_n(&c->ctl->lease_ns, wr_now_ns() + SLUICE_CAPTURE_LEASE_NS, __ATOMIC_RELEASE);
+	err = wr_config_read(&c->m, &cfg);
 	if (!err) {
 		cfg.capture = 1;
-		err = sl_config_write(&c->m, &cfg);
+		err = wr_config_write(&c->m, &cfg);
 	}
 	if (err)
 		pr_err("cannot set the capture switch: %s", strerror(-err));
 out:
-	sl_unlock(lock);
+	wr_unlock(lock);
 	return err;
 }
 
-/* Set or clear sl_config.capture under the root lock. */
+/* Set or clear wr_config.capture under the root lock. */
 static int set_switch(struct cap *c, __u32 on)
 {
 	struct sluice_config cfg;
 	int lock, err;
 
-	lock = sl_lock_root();
+	lock = wr_lock_root();
 	if (lock < 0)
 		return lock;
-	err = sl_config_read(&c->m, &cfg);
+	err = wr_config_read(&c->m, &cfg);
 	if (!err && cfg.capture != on) {
 		cfg.capture = on;
-		err = sl_config_write(&c->m, &cfg);
+		err = wr_config_write(&c->m, &cfg);
 	}
-	sl_unlock(lock);
+	wr_unlock(lock);
 	if (err)
 		pr_err("cannot %s the capture switch: %s", on ? "set" : "clear", strerror(-err));
 	return err;
@@ -467,19 +467,19 @@ static int set_switch(struct cap *c, __u32 on)
 /* XDP attachments need bpf_xdp_load_bytes (Linux 5.18) for the copy. */
 static int check_kernel(void)
 {
-	struct sl_features f;
+	struct wr_features f;
 	int links[256], n, i;
 
-	sl_features_probe(&f);
-	if (f.has[SL_FEAT_XDP_FRAGS])
+	wr_features_probe(&f);
+	if (f.has[WR_FEAT_XDP_FRAGS])
 		return 0;
-	n = sl_list_links(links, ARRAY_SIZE(links));
+	n = wr_list_links(links, ARRAY_SIZE(links));
 	for (i = 0; i < n; i++) {
-		if (sl_link_mode(links[i]) == SL_MODE_TC)
+		if (wr_link_mode(links[i]) == WR_MODE_TC)
 			continue;
 		pr_err("capture at XDP needs bpf_xdp_load_bytes, which this kernel (%s) lacks "
 		       "(Linux 5.18 or later); capture in tc mode (attach DEV mode tc) instead",
-		       sl_kernel_release());
+		       wr_kernel_release());
 		return -EOPNOTSUPP;
 	}
 	return 0;
@@ -506,7 +506,7 @@ static void summary(const struct cap *c, const struct sluice_capture_stats *s)
 
 static int read_stats(const struct cap *c, struct sluice_capture_stats *s)
 {
-	return sl_percpu_sum(c->m.capture_stats, 0, (__u64 *)s, sizeof(*s) / sizeof(__u64));
+	return wr_percpu_sum(c->m.capture_stats, 0, (__u64 *)s, sizeof(*s) / sizeof(__u64));
 }
 
 static int run(struct cap *c)
@@ -542,7 +542,7 @@ static int run(struct cap *c)
 	if (c->file) {
 		char why[256];
 
-		c->dumper = sl_pcap_open(c->file, (int)c->snaplen, why, sizeof(why));
+		c->dumper = wr_pcap_open(c->file, (int)c->snaplen, why, sizeof(why));
 		if (!c->dumper) {
 			pr_err("cannot write %s: %s", c->file, why);
 			return -EIO;
@@ -574,7 +574,7 @@ static int run(struct cap *c)
 			c->rule ? " of rule " : "", c->rule ? c->rule : "",
 			(unsigned long long)c->budget);
 
-	next_renew = sl_now_ns() + SLUICE_CAPTURE_RENEW_NS;
+	next_renew = wr_now_ns() + SLUICE_CAPTURE_RENEW_NS;
 	while (!stop_sig && !(c->count && c->written >= c->count)) {
 		__u64 now;
 
@@ -584,7 +584,7 @@ static int run(struct cap *c)
 			goto out;
 		}
 		err = 0;
-		if (c->dumper ? sl_pcap_flush(c->dumper) != 0 : fflush(stdout) || ferror(stdout)) {
+		if (c->dumper ? wr_pcap_flush(c->dumper) != 0 : fflush(stdout) || ferror(stdout)) {
 			/* A reader that went away (| head, | tcpdump -c) ends it quietly. */
 			if (errno == EPIPE || stop_sig == SIGPIPE)
 				break;
@@ -593,7 +593,7 @@ static int run(struct cap *c)
 			err = -EIO;
 			goto out;
 		}
-		now = sl_now_ns();
+		now = wr_now_ns();
 		if (now < next_renew)
 			continue;
 		next_renew = now + SLUICE_CAPTURE_RENEW_NS;
@@ -602,7 +602,7 @@ static int run(struct cap *c)
 		{
 			struct sluice_config cfg;
 
-			if (!sl_config_read(&c->m, &cfg) && !cfg.capture) {
+			if (!wr_config_read(&c->m, &cfg) && !cfg.capture) {
 				err = set_switch(c, 1);
 				if (err)
 					goto out;
@@ -634,14 +634,14 @@ out:
  * For `sluice status`: whether a capture runs. The switch may outlive a
  * capture killed by SIGKILL until its lease runs out and a packet clears it.
  */
-void sl_capture_status(const struct sl_maps *m, const struct sluice_config *cfg)
+void wr_capture_status(const struct wr_maps *m, const struct sluice_config *cfg)
 {
 	struct sluice_capture ctl = {};
 	__u32 zero = 0;
 	bool live;
 
 	bpf_map_lookup_elem(m->capture, &zero, &ctl);
-	live = cfg->capture && ctl.lease_ns > sl_now_ns() && pid_alive(ctl.pid);
+	live = cfg->capture && ctl.lease_ns > wr_now_ns() && pid_alive(ctl.pid);
 	open_object("capture");
 	print_bool("switch", NULL, cfg->capture);
 	print_bool("running", NULL, live);
@@ -678,18 +678,18 @@ int do_capture(int argc, char **argv)
 		pr_err("not writing pcap to a terminal (-w - wants a pipe or a file)");
 		return -EINVAL;
 	}
-	sl_maps_reset(&c.m);
-	if (!sl_is_loaded())
-		return sl_not_loaded();
-	err = sl_maps_open(&c.m);
+	wr_maps_reset(&c.m);
+	if (!wr_is_loaded())
+		return wr_not_loaded();
+	err = wr_maps_open(&c.m);
 	if (err)
 		return err;
-	c.rs = sl_live_get(&c.m);
+	c.rs = wr_live_get(&c.m);
 	if (!c.rs) {
 		err = -EIO;
 		goto out;
 	}
-	c.rs_read_ns = sl_now_ns();
+	c.rs_read_ns = wr_now_ns();
 	err = check_kernel();
 	if (err)
 		goto out;
@@ -709,10 +709,10 @@ int do_capture(int argc, char **argv)
 	}
 	err = run(&c);
 out:
-	sl_pcap_close(c.dumper);
+	wr_pcap_close(c.dumper);
 	if (c.ctl)
 		munmap(c.ctl, c.ctl_len);
 	free(c.rs);
-	sl_maps_close(&c.m);
+	wr_maps_close(&c.m);
 	return err;
 }

@@ -8,7 +8,7 @@
  * Every mapping of the file is read by a table of its keys (the schema,
  * below): how each value is read, its default, and how `sluice check -j`
  * prints it. A rule's and a limit's keys are the keywords of `sluice rule
- * add` (sl_rule_kws[], user/rules.c): their values are turned into its
+ * add` (wr_rule_kws[], user/rules.c): their values are turned into its
  * words, each key judged on its own and then the rule whole by the CLI's
  * own parser; each word remembers the node it came from, so the word the
  * parser names is placed back in the file.
@@ -64,7 +64,7 @@ struct load {
 	const char *path;
 	char *dir;
 	yaml_document_t doc;
-	struct sl_cfg *cfg;
+	struct wr_cfg *cfg;
 	struct cfg_err *errs;
 	int nr_errs, cap_errs;
 	int cap_ifaces, cap_deny, cap_allow, cap_deny_files;
@@ -128,8 +128,8 @@ struct cfg_key {
 	const char *need;	/* the error when the key is missing, if it must be there */
 };
 
-/* The field f of struct sl_cfg, or of type t, as a key's off and size. */
-#define FIELD(f) FIELD_OF(struct sl_cfg, f)
+/* The field f of struct wr_cfg, or of type t, as a key's off and size. */
+#define FIELD(f) FIELD_OF(struct wr_cfg, f)
 #define FIELD_OF(t, f) .off = offsetof(t, f), .size = sizeof(((t *)0)->f)
 #define SECTION(w, k) { .what = (w), .keys = (k), .nr = ARRAY_SIZE(k) }
 
@@ -824,7 +824,7 @@ static void word_str(struct load *ld, struct words *w, const char *s, yaml_mark_
  * keyword takes are let through, so a value can never smuggle another
  * keyword ("src limit 1pps") into the rule.
  */
-static bool item_word(struct load *ld, struct words *w, const struct sl_rule_kw *kw,
+static bool item_word(struct load *ld, struct words *w, const struct wr_rule_kw *kw,
 		      const char *s, size_t len, yaml_mark_t m)
 {
 	int at = w->n;
@@ -841,7 +841,7 @@ static bool item_word(struct load *ld, struct words *w, const struct sl_rule_kw 
 }
 
 /* A list value ("per"): one word, several separated by spaces, or a list of words. */
-static bool item_words(struct load *ld, struct words *w, const struct sl_rule_kw *kw,
+static bool item_words(struct load *ld, struct words *w, const struct wr_rule_kw *kw,
 		       const yaml_node_t *n)
 {
 	yaml_node_item_t *it, *end;
@@ -899,7 +899,7 @@ static bool item_words(struct load *ld, struct words *w, const struct sl_rule_kw
  * The words of keyword kw given as key (its word placed at `at`) with value
  * v; false (reported, nothing added) when v is no value of it.
  */
-static bool kw_words(struct load *ld, struct words *w, const struct sl_rule_kw *kw,
+static bool kw_words(struct load *ld, struct words *w, const struct wr_rule_kw *kw,
 		     yaml_mark_t at, const yaml_node_t *v)
 {
 	int start = w->n;
@@ -918,7 +918,7 @@ static bool kw_words(struct load *ld, struct words *w, const struct sl_rule_kw *
 }
 
 /*
- * Judge the words from start on their own (sl_rule_check_words(): a key
+ * Judge the words from start on their own (wr_rule_check_words(): a key
  * and its value, or a whole limit), so that every value is judged by the
  * CLI's parser even when another one of the same rule is wrong. Returns
  * false (reported) if the parser refuses them.
@@ -926,26 +926,26 @@ static bool kw_words(struct load *ld, struct words *w, const struct sl_rule_kw *
 static bool check_words(struct load *ld, const struct words *w, int start, unsigned int head,
 			yaml_mark_t at)
 {
-	struct sl_perr pe;
+	struct wr_perr pe;
 	int len = w->n - start;
 
 	if (ld->oom)
 		return false;
-	if (!sl_rule_check_words(len, w->w + start, head, &pe))
+	if (!wr_rule_check_words(len, w->w + start, head, &pe))
 		return true;
 	err_at(ld, pe.word >= 0 && pe.word < len ? w->m[start + pe.word] : at, "%s", pe.msg);
 	return false;
 }
 
 /* Keys of a rule or a limit: the keywords of `rule add` that stand there. */
-static int kw_keys(bool limit, struct cfg_key *keys, const struct sl_rule_kw **kws)
+static int kw_keys(bool limit, struct cfg_key *keys, const struct wr_rule_kw **kws)
 {
 	int k, nr = 0;
 
-	for (k = 0; k < sl_nr_rule_kws; k++) {
-		const struct sl_rule_kw *kw = &sl_rule_kws[k];
+	for (k = 0; k < wr_nr_rule_kws; k++) {
+		const struct wr_rule_kw *kw = &wr_rule_kws[k];
 
-		if ((kw->scope == SL_KW_LIMIT || kw->scope == SL_KW_OPTION) != limit)
+		if ((kw->scope == WR_KW_LIMIT || kw->scope == WR_KW_OPTION) != limit)
 			continue;
 		kws[nr] = kw;
 		keys[nr++] = (struct cfg_key){ .name = kw->key };
@@ -961,7 +961,7 @@ static int kw_keys(bool limit, struct cfg_key *keys, const struct sl_rule_kw **k
 static bool limit_words(struct load *ld, struct words *w, const yaml_node_t *n)
 {
 	struct cfg_key names[MAX_KEYS];
-	const struct sl_rule_kw *kws[MAX_KEYS];
+	const struct wr_rule_kw *kws[MAX_KEYS];
 	yaml_node_t *keys[MAX_KEYS], *vals[MAX_KEYS];
 	char heads[64] = "", needs[64] = "";
 	int i, nr, start = w->n, piece, head = -1, nheads = 0;
@@ -971,7 +971,7 @@ static bool limit_words(struct load *ld, struct words *w, const yaml_node_t *n)
 	if (!mapping(ld, n, "a limit", names, nr, keys, vals))
 		return false;
 	for (i = 0; i < nr; i++) {
-		if (kws[i]->scope != SL_KW_LIMIT)
+		if (kws[i]->scope != WR_KW_LIMIT)
 			continue;
 		snprintf(heads + strlen(heads), sizeof(heads) - strlen(heads), "%s%s",
 			 *heads ? " or " : "", names[i].name);
@@ -995,7 +995,7 @@ static bool limit_words(struct load *ld, struct words *w, const yaml_node_t *n)
 			ok = false;
 	}
 	for (i = 0; i < nr; i++) {
-		if (!vals[i] || kws[i]->scope != SL_KW_OPTION)
+		if (!vals[i] || kws[i]->scope != WR_KW_OPTION)
 			continue;
 		piece = w->n;
 		if (!kw_words(ld, w, kws[i], keys[i]->start_mark, vals[i]) ||
@@ -1018,12 +1018,12 @@ static const struct cfg_key rule_own_keys[] = { { .name = "name" }, { .name = "l
 static void load_rule(struct load *ld, const yaml_node_t *n, int idx, struct seen_name *seen)
 {
 	struct cfg_key names[MAX_KEYS + 2];
-	const struct sl_rule_kw *kws[MAX_KEYS + 2];
+	const struct wr_rule_kw *kws[MAX_KEYS + 2];
 	yaml_node_t *keys[MAX_KEYS + 2], *vals[MAX_KEYS + 2];
 	struct words w = {};
 	yaml_node_item_t *it, *end;
 	struct sluice_rule r;
-	struct sl_perr pe;
+	struct wr_perr pe;
 	char name[SLUICE_NAME_LEN];
 	const char *s;
 	bool ok = true;
@@ -1056,7 +1056,7 @@ static void load_rule(struct load *ld, const yaml_node_t *n, int idx, struct see
 		seen[idx].name = s;
 		seen[idx].mark = vals[0]->start_mark;
 		word_str(ld, &w, s, vals[0]->start_mark);
-		if (sl_rule_name(s, &pe)) {
+		if (wr_rule_name(s, &pe)) {
 			err_at(ld, vals[0]->start_mark, "%s", pe.msg);
 			ok = false;
 		}
@@ -1087,7 +1087,7 @@ static void load_rule(struct load *ld, const yaml_node_t *n, int idx, struct see
 	}
 	/* The whole rule only when every piece is good: otherwise it is noise. */
 	if (ok && !ld->oom) {
-		if (sl_rule_parse(w.n, w.w, &r, name, &pe)) {
+		if (wr_rule_parse(w.n, w.w, &r, name, &pe)) {
 			err_at(ld, pe.word >= 0 && pe.word < w.n ? w.m[pe.word] : n->start_mark,
 			       "%s", pe.msg);
 		} else if (idx < SLUICE_MAX_RULES) {
@@ -1128,7 +1128,7 @@ static void load_rules(struct load *ld, const yaml_node_t *n)
 	if (ld->cfg->rules->nr_rules && idx <= SLUICE_MAX_RULES && !ld->nr_errs) {
 		char why[320];
 
-		if (sl_ruleset_index_why(ld->cfg->rules, why, sizeof(why)))
+		if (wr_ruleset_index_why(ld->cfg->rules, why, sizeof(why)))
 			err_at(ld, n->start_mark, "%s", why);
 	}
 }
@@ -1137,23 +1137,23 @@ static void load_rules(struct load *ld, const yaml_node_t *n)
 
 enum { I_NAME, I_MODE, I_DISPATCHER, I_PRIORITY };
 static const struct cfg_key iface_keys[] = {
-	[I_NAME] = { .name = "name", .kind = &k_ifname, FIELD_OF(struct sl_cfg_iface, name),
+	[I_NAME] = { .name = "name", .kind = &k_ifname, FIELD_OF(struct wr_cfg_iface, name),
 		     .what = "interface name", .need = "an interface needs a name" },
-	[I_MODE] = { .name = "mode", .kind = &k_choice, FIELD_OF(struct sl_cfg_iface, mode),
-		     .words = sl_mode_names, .max = ARRAY_SIZE(sl_mode_names), .def = "native" },
+	[I_MODE] = { .name = "mode", .kind = &k_choice, FIELD_OF(struct wr_cfg_iface, mode),
+		     .words = wr_mode_names, .max = ARRAY_SIZE(wr_mode_names), .def = "native" },
 	[I_DISPATCHER] = { .name = "dispatcher", .kind = &k_choice,
-			   FIELD_OF(struct sl_cfg_iface, dispatcher), .words = sl_dispatcher_names,
-			   .max = ARRAY_SIZE(sl_dispatcher_names), .def = "auto" },
-	[I_PRIORITY] = { .name = "priority", .kind = &k_uint, FIELD_OF(struct sl_cfg_iface, priority),
-			 .max = INT_MAX, .def = STR(SL_XDP_PRIO_DEFAULT) },
+			   FIELD_OF(struct wr_cfg_iface, dispatcher), .words = wr_dispatcher_names,
+			   .max = ARRAY_SIZE(wr_dispatcher_names), .def = "auto" },
+	[I_PRIORITY] = { .name = "priority", .kind = &k_uint, FIELD_OF(struct wr_cfg_iface, priority),
+			 .max = INT_MAX, .def = STR(WR_XDP_PRIO_DEFAULT) },
 };
 static const struct cfg_section iface_section = SECTION("an interface", iface_keys);
 
 static void load_iface(struct load *ld, const yaml_node_t *n)
 {
-	struct sl_cfg *cfg = ld->cfg;
+	struct wr_cfg *cfg = ld->cfg;
 	yaml_node_t *keys[ARRAY_SIZE(iface_keys)], *vals[ARRAY_SIZE(iface_keys)];
-	struct sl_cfg_iface ifc = {};
+	struct wr_cfg_iface ifc = {};
 	bool ok = true;
 	const char *s;
 	int i;
@@ -1191,18 +1191,18 @@ static void load_iface(struct load *ld, const yaml_node_t *n)
 		if (vals[i] && !load_value(ld, &iface_keys[i], vals[i], &ifc))
 			ok = false;
 	/* As attach takes them: for XDP; a priority is a place in the dispatcher. */
-	if (ok && ifc.mode == SL_MODE_TC && (vals[I_DISPATCHER] || vals[I_PRIORITY])) {
+	if (ok && ifc.mode == WR_MODE_TC && (vals[I_DISPATCHER] || vals[I_PRIORITY])) {
 		err_at(ld, vals[I_DISPATCHER] ? vals[I_DISPATCHER]->start_mark
 					      : vals[I_PRIORITY]->start_mark,
 		       "%s applies to XDP (mode native or generic), not to mode tc",
 		       vals[I_DISPATCHER] ? "dispatcher" : "priority");
 		ok = false;
-	} else if (ok && vals[I_PRIORITY] && ifc.dispatcher == SL_DISP_OFF) {
+	} else if (ok && vals[I_PRIORITY] && ifc.dispatcher == WR_DISP_OFF) {
 		err_at(ld, vals[I_PRIORITY]->start_mark, "priority is sluice's place in libxdp's "
 		       "dispatcher, which dispatcher off never joins");
 		ok = false;
 	} else if (ok && vals[I_PRIORITY]) {
-		ifc.dispatcher = SL_DISP_LIBXDP;
+		ifc.dispatcher = WR_DISP_LIBXDP;
 	}
 	if (!ok || !grow(ld, (void **)&cfg->ifaces, cfg->nr_ifaces, &ld->cap_ifaces, sizeof(ifc)))
 		return;
@@ -1225,7 +1225,7 @@ static void load_ifaces(struct load *ld, const yaml_node_t *n)
 
 static void print_ifaces(const struct cfg_key *k, const void *base)
 {
-	const struct sl_cfg *cfg = base;
+	const struct wr_cfg *cfg = base;
 	int i;
 
 	open_array(JSON(k));
@@ -1239,8 +1239,8 @@ static void print_ifaces(const struct cfg_key *k, const void *base)
 
 /* ---- deny and allow ---- */
 
-static void add_cidr(struct load *ld, struct sl_cidr **arr, int *nr, int *cap,
-		     const struct sl_cidr *c)
+static void add_cidr(struct load *ld, struct wr_cidr **arr, int *nr, int *cap,
+		     const struct wr_cidr *c)
 {
 	if (!grow(ld, (void **)arr, *nr, cap, sizeof(**arr)))
 		return;
@@ -1257,10 +1257,10 @@ static void add_cidr(struct load *ld, struct sl_cidr **arr, int *nr, int *cap,
 		     "CIDR force' does, by hand)"
 
 static void load_cidrs(struct load *ld, const yaml_node_t *n, const char *what,
-		       struct sl_cidr **arr, int *nr, int *cap)
+		       struct wr_cidr **arr, int *nr, int *cap)
 {
 	yaml_node_item_t *it, *end;
-	struct sl_cidr c;
+	struct wr_cidr c;
 
 	if (!list(ld, n, what, &it, &end))
 		return;
@@ -1296,7 +1296,7 @@ static char *resolve(struct load *ld, const char *p)
 /* One CIDR per line; '#' starts a comment; blank lines are skipped. */
 static void read_deny_file(struct load *ld, const char *path, yaml_mark_t at)
 {
-	struct sl_cfg *cfg = ld->cfg;
+	struct wr_cfg *cfg = ld->cfg;
 	unsigned long lineno = 0;
 	char *line = NULL;
 	size_t len = 0;
@@ -1324,7 +1324,7 @@ static void read_deny_file(struct load *ld, const char *path, yaml_mark_t at)
 		return;
 	}
 	while (getline(&line, &len, f) >= 0) {
-		struct sl_cidr c;
+		struct wr_cidr c;
 		char *s, *e;
 
 		lineno++;
@@ -1359,7 +1359,7 @@ static void read_deny_file(struct load *ld, const char *path, yaml_mark_t at)
 
 static void load_deny_files(struct load *ld, const yaml_node_t *n)
 {
-	struct sl_cfg *cfg = ld->cfg;
+	struct wr_cfg *cfg = ld->cfg;
 	yaml_node_item_t *it, *end;
 
 	if (!list(ld, n, "deny-files", &it, &end))
@@ -1394,7 +1394,7 @@ static void load_allow(struct load *ld, const yaml_node_t *n)
 
 static void print_deny_files(const struct cfg_key *k, const void *base)
 {
-	const struct sl_cfg *cfg = base;
+	const struct wr_cfg *cfg = base;
 	int i;
 
 	open_array(JSON(k));
@@ -1428,7 +1428,7 @@ static void load_metrics(struct load *ld, const yaml_node_t *n)
 /* Where the endpoint listens, or null when it is off. */
 static void print_metrics(const struct cfg_key *k, const void *base)
 {
-	const struct sl_cfg *cfg = base;
+	const struct wr_cfg *cfg = base;
 
 	if (cfg->metrics)
 		print_str(JSON(k), NULL, cfg->metrics_listen);
@@ -1438,7 +1438,7 @@ static void print_metrics(const struct cfg_key *k, const void *base)
 
 /* ---- shedding and reserved capacity ---- */
 
-static bool sig_cpu(struct load *ld, const yaml_node_t *v, struct sl_cfg_signal *sig)
+static bool sig_cpu(struct load *ld, const yaml_node_t *v, struct wr_cfg_signal *sig)
 {
 	const char *s = scalar(ld, v, "cpu");
 
@@ -1453,13 +1453,13 @@ static bool sig_cpu(struct load *ld, const yaml_node_t *v, struct sl_cfg_signal 
 	return true;
 }
 
-static void print_sig_cpu(const char *json, const struct sl_cfg_signal *sig)
+static void print_sig_cpu(const char *json, const struct wr_cfg_signal *sig)
 {
 	(void)sig;
 	print_bool(json, NULL, true);
 }
 
-static bool sig_psi(struct load *ld, const yaml_node_t *v, struct sl_cfg_signal *sig)
+static bool sig_psi(struct load *ld, const yaml_node_t *v, struct wr_cfg_signal *sig)
 {
 	const char *s = scalar(ld, v, "psi");
 
@@ -1473,13 +1473,13 @@ static bool sig_psi(struct load *ld, const yaml_node_t *v, struct sl_cfg_signal 
 	return true;
 }
 
-static void print_sig_arg(const char *json, const struct sl_cfg_signal *sig)
+static void print_sig_arg(const char *json, const struct wr_cfg_signal *sig)
 {
 	print_str(json, NULL, sig->arg);
 }
 
 /* A port, or a list of them. */
-static bool sig_accept_queue(struct load *ld, const yaml_node_t *v, struct sl_cfg_signal *sig)
+static bool sig_accept_queue(struct load *ld, const yaml_node_t *v, struct wr_cfg_signal *sig)
 {
 	yaml_node_item_t *it = NULL, *end = NULL;
 	const char *s;
@@ -1505,8 +1505,8 @@ static bool sig_accept_queue(struct load *ld, const yaml_node_t *v, struct sl_cf
 			err_at(ld, pn->start_mark, "invalid port \"%s\"", s);
 			continue;
 		}
-		if (sig->nr_ports == SL_MAX_PORTS) {
-			err_at(ld, pn->start_mark, "too many ports (at most %d)", SL_MAX_PORTS);
+		if (sig->nr_ports == WR_MAX_PORTS) {
+			err_at(ld, pn->start_mark, "too many ports (at most %d)", WR_MAX_PORTS);
 			break;
 		}
 		sig->ports[sig->nr_ports++] = port;
@@ -1518,7 +1518,7 @@ static bool sig_accept_queue(struct load *ld, const yaml_node_t *v, struct sl_cf
 	return true;
 }
 
-static void print_sig_ports(const char *json, const struct sl_cfg_signal *sig)
+static void print_sig_ports(const char *json, const struct wr_cfg_signal *sig)
 {
 	int i;
 
@@ -1528,7 +1528,7 @@ static void print_sig_ports(const char *json, const struct sl_cfg_signal *sig)
 	close_array();
 }
 
-static bool sig_file(struct load *ld, const yaml_node_t *v, struct sl_cfg_signal *sig)
+static bool sig_file(struct load *ld, const yaml_node_t *v, struct wr_cfg_signal *sig)
 {
 	const char *s = scalar(ld, v, "file");
 	char *path;
@@ -1546,25 +1546,25 @@ static bool sig_file(struct load *ld, const yaml_node_t *v, struct sl_cfg_signal
 	return true;
 }
 
-/* The signals of shedding, each a mapping of one key, by enum sl_signal_type. */
+/* The signals of shedding, each a mapping of one key, by enum wr_signal_type. */
 static const struct cfg_signal {
 	const char *name;
 	const char *example;	/* in errors */
 	/* Reads v into sig: false when it is no signal (reported, or switched off). */
-	bool (*load)(struct load *ld, const yaml_node_t *v, struct sl_cfg_signal *sig);
-	void (*print)(const char *json, const struct sl_cfg_signal *sig);
+	bool (*load)(struct load *ld, const yaml_node_t *v, struct wr_cfg_signal *sig);
+	void (*print)(const char *json, const struct wr_cfg_signal *sig);
 } signals[] = {
-	[SL_SIG_CPU] = { .name = "cpu", "{ cpu: true }", sig_cpu, print_sig_cpu },
-	[SL_SIG_PSI] = { .name = "psi", "{ psi: cpu }", sig_psi, print_sig_arg },
-	[SL_SIG_ACCEPTQ] = { .name = "accept-queue", "{ accept-queue: [PORT, ...] }",
+	[WR_SIG_CPU] = { .name = "cpu", "{ cpu: true }", sig_cpu, print_sig_cpu },
+	[WR_SIG_PSI] = { .name = "psi", "{ psi: cpu }", sig_psi, print_sig_arg },
+	[WR_SIG_ACCEPTQ] = { .name = "accept-queue", "{ accept-queue: [PORT, ...] }",
 			     sig_accept_queue, print_sig_ports },
-	[SL_SIG_FILE] = { .name = "file", "{ file: PATH }", sig_file, print_sig_arg },
+	[WR_SIG_FILE] = { .name = "file", "{ file: PATH }", sig_file, print_sig_arg },
 };
 
 static void load_signal(struct load *ld, const yaml_node_t *n)
 {
-	struct sl_cfg_shed *sh = &ld->cfg->shed;
-	struct sl_cfg_signal *sig;
+	struct wr_cfg_shed *sh = &ld->cfg->shed;
+	struct wr_cfg_signal *sig;
 	const yaml_node_t *k, *v;
 	char names[128] = "", examples[256] = "";
 	size_t i;
@@ -1621,7 +1621,7 @@ static void load_signals(struct load *ld, const yaml_node_t *n)
 /* [ { "cpu": true }, { "accept_queue": [ 53, 443 ] } ] */
 static void print_signals(const struct cfg_key *k, const void *base)
 {
-	const struct sl_cfg_shed *sh = &((const struct sl_cfg *)base)->shed;
+	const struct wr_cfg_shed *sh = &((const struct wr_cfg *)base)->shed;
 	char json[32];
 	int i;
 
@@ -1638,7 +1638,7 @@ static void print_signals(const struct cfg_key *k, const void *base)
 
 static void check_curve(struct load *ld, const yaml_node_t *n, yaml_node_t *const *vals)
 {
-	const struct sl_curve *c = &ld->cfg->shed.curve;
+	const struct wr_curve *c = &ld->cfg->shed.curve;
 
 	(void)vals;
 	if (!(c->good > 0 && c->good <= c->bad && c->bad <= 1))
@@ -1647,7 +1647,7 @@ static void check_curve(struct load *ld, const yaml_node_t *n, yaml_node_t *cons
 }
 
 /* The curve's defaults are the shedding math's own. */
-static const struct sl_curve curve_default = SL_CURVE_DEFAULT;
+static const struct wr_curve curve_default = WR_CURVE_DEFAULT;
 #define DURATION_HINT "a duration: 500ms, 28s, 2m; more than 0"
 
 static const struct cfg_key curve_keys[] = {
@@ -1687,7 +1687,7 @@ static void load_shedding(struct load *ld, const yaml_node_t *n)
 /* The controller's settings, or null without a shedding section. */
 static void print_shedding(const struct cfg_key *k, const void *base)
 {
-	const struct sl_cfg *cfg = base;
+	const struct wr_cfg *cfg = base;
 
 	if (!cfg->shed.on) {
 		print_null(JSON(k), NULL);
@@ -1700,7 +1700,7 @@ static void print_shedding(const struct cfg_key *k, const void *base)
 
 static void capacity_rate(struct load *ld, const yaml_node_t *n)
 {
-	struct sl_cfg_capacity *cap = &ld->cfg->capacity;
+	struct wr_cfg_capacity *cap = &ld->cfg->capacity;
 	const char *s = scalar(ld, n, "rate");
 	uint64_t rate;
 	int cost;
@@ -1734,7 +1734,7 @@ static void load_capacity_rate(struct load *ld, const yaml_node_t *n)
 
 static void print_capacity_rate(const struct cfg_key *k, const void *base)
 {
-	const struct sl_cfg_capacity *cap = &((const struct sl_cfg *)base)->capacity;
+	const struct wr_cfg_capacity *cap = &((const struct wr_cfg *)base)->capacity;
 	char buf[48];
 	int cost;
 
@@ -1750,7 +1750,7 @@ static void print_capacity_rate(const struct cfg_key *k, const void *base)
 
 static void check_capacity(struct load *ld, const yaml_node_t *n, yaml_node_t *const *vals)
 {
-	const struct sl_cfg_capacity *cap = &ld->cfg->capacity;
+	const struct wr_cfg_capacity *cap = &ld->cfg->capacity;
 
 	(void)vals;
 	if (!cap->rate[0] && !cap->rate[1])
@@ -1769,7 +1769,7 @@ static const struct cfg_section capacity_section = {
 /* The capacity and its reserve, or null without a capacity section. */
 static void print_capacity(const struct cfg_key *k, const void *base)
 {
-	const struct sl_cfg_capacity *cap = &((const struct sl_cfg *)base)->capacity;
+	const struct wr_cfg_capacity *cap = &((const struct wr_cfg *)base)->capacity;
 
 	if (!cap->rate[0] && !cap->rate[1]) {
 		print_null(JSON(k), NULL);
@@ -1784,12 +1784,12 @@ static void print_capacity(const struct cfg_key *k, const void *base)
 
 static void print_rules(const struct cfg_key *k, const void *base)
 {
-	const struct sl_cfg *cfg = base;
+	const struct wr_cfg *cfg = base;
 	__u32 i;
 
 	open_array(JSON(k));
 	for (i = 0; i < cfg->rules->nr_rules; i++)
-		sl_rule_print(cfg->rules, i);
+		wr_rule_print(cfg->rules, i);
 	close_array();
 }
 
@@ -1848,7 +1848,7 @@ static bool valid_node(const char *s)
 
 static void load_fleet_redis(struct load *ld, const yaml_node_t *n)
 {
-	struct sl_cfg_fleet *fl = &ld->cfg->fleet;
+	struct wr_cfg_fleet *fl = &ld->cfg->fleet;
 	yaml_node_item_t *it, *end;
 
 	if (!list(ld, n, "redis", &it, &end))
@@ -1875,7 +1875,7 @@ static void load_fleet_redis(struct load *ld, const yaml_node_t *n)
 
 static void print_fleet_redis(const struct cfg_key *k, const void *base)
 {
-	const struct sl_cfg *cfg = base;
+	const struct wr_cfg *cfg = base;
 	int i;
 
 	open_array(JSON(k));
@@ -1884,7 +1884,7 @@ static void print_fleet_redis(const struct cfg_key *k, const void *base)
 	close_array();
 }
 
-int sl_fleet_auth_check(const char *path, char *why, size_t len)
+int wr_fleet_auth_check(const char *path, char *why, size_t len)
 {
 	struct stat st;
 
@@ -1927,17 +1927,17 @@ static const struct cfg_section fleet_section = {
 
 static void check_fleet(struct load *ld, const yaml_node_t *n, yaml_node_t *const *vals)
 {
-	struct sl_cfg_fleet *fl = &ld->cfg->fleet;
+	struct wr_cfg_fleet *fl = &ld->cfg->fleet;
 	char why[320];
 
 	(void)vals;
 	if (fl->stale_ms <= fl->interval_ms)
 		err_at(ld, n->start_mark, "stale-after (%u ms) must be longer than interval (%u ms)",
 		       fl->stale_ms, fl->interval_ms);
-	if (fl->mode == SL_FLEET_SINGLE && fl->nr_nodes > 1)
+	if (fl->mode == WR_FLEET_SINGLE && fl->nr_nodes > 1)
 		err_at(ld, n->start_mark, "mode single speaks to one Redis server; %d given "
 		       "(mode sharded spreads keys over several)", fl->nr_nodes);
-	if (fl->auth_file[0] && sl_fleet_auth_check(fl->auth_file, why, sizeof(why)))
+	if (fl->auth_file[0] && wr_fleet_auth_check(fl->auth_file, why, sizeof(why)))
 		err_at(ld, n->start_mark, "auth-file: %s", why);
 }
 
@@ -1950,7 +1950,7 @@ static void load_fleet(struct load *ld, const yaml_node_t *n)
 /* The fleet's settings, or null without a fleet section. */
 static void print_fleet(const struct cfg_key *k, const void *base)
 {
-	const struct sl_cfg *cfg = base;
+	const struct wr_cfg *cfg = base;
 
 	if (!cfg->fleet.on) {
 		print_null(JSON(k), NULL);
@@ -1993,7 +1993,7 @@ static const struct cfg_section top_section = {
 
 /* The data path holds SLUICE_LIST_MAX prefixes per family and list. */
 static void check_list_sizes(struct load *ld, const yaml_node_t *where, const char *what,
-			     const struct sl_cidr *v, int n)
+			     const struct wr_cidr *v, int n)
 {
 	int fam, i, count;
 
@@ -2030,7 +2030,7 @@ static void check_top(struct load *ld, const yaml_node_t *n, yaml_node_t *const 
 			for (l = 0; l < rs->rules[r].nr_limits && l < SLUICE_MAX_LIMITS; l++) {
 				const struct sluice_limit *lim = &rs->rules[r].limits[l];
 
-				if (lim->fleet && sl_limit_windowed(lim) &&
+				if (lim->fleet && wr_limit_windowed(lim) &&
 				    lim->period_ms < 2 * ld->cfg->fleet.interval_ms)
 					err_at(ld, n->start_mark, "rule %s: a fleet window (%u ms) "
 					       "must span at least two sync intervals (%u ms each)",
@@ -2040,7 +2040,7 @@ static void check_top(struct load *ld, const yaml_node_t *n, yaml_node_t *const 
 	}
 	const yaml_node_t *deny = vals[key_index(&top_section, "deny")];
 	const yaml_node_t *allow = vals[key_index(&top_section, "allow")];
-	struct sl_cfg *cfg = ld->cfg;
+	struct wr_cfg *cfg = ld->cfg;
 
 	check_list_sizes(ld, deny ? deny : n, "deny", cfg->deny, cfg->nr_deny);
 	check_list_sizes(ld, allow ? allow : n, "allow", cfg->allow, cfg->nr_allow);
@@ -2145,7 +2145,7 @@ static void syntax_error(struct load *ld, const yaml_parser_t *p, const char *bu
 		err_at(ld, m, "syntax error: %s", problem);
 }
 
-static int load(const char *path, struct sl_cfg *cfg, struct load *ld)
+static int load(const char *path, struct wr_cfg *cfg, struct load *ld)
 {
 	yaml_parser_t parser;
 	yaml_document_t extra;
@@ -2167,7 +2167,7 @@ static int load(const char *path, struct sl_cfg *cfg, struct load *ld)
 	if (!dir || !cfg->path || !cfg->rules) {
 		free(dir);
 		free(buf);
-		sl_cfg_free(cfg);
+		wr_cfg_free(cfg);
 		return -ENOMEM;
 	}
 	ld->dir = strdup(dirname(dir));
@@ -2206,7 +2206,7 @@ out:
 	if (ld->nr_errs)
 		qsort(ld->errs, ld->nr_errs, sizeof(*ld->errs), err_order);
 	if (err || ld->nr_errs)
-		sl_cfg_free(cfg);
+		wr_cfg_free(cfg);
 	return err ? err : ld->nr_errs;
 }
 
@@ -2219,7 +2219,7 @@ static void load_done(struct load *ld)
 	ld->dir = NULL;
 }
 
-int sl_cfg_load(const char *path, struct sl_cfg *cfg, FILE *errs)
+int wr_cfg_load(const char *path, struct wr_cfg *cfg, FILE *errs)
 {
 	struct load ld;
 	int ret, i;
@@ -2232,7 +2232,7 @@ int sl_cfg_load(const char *path, struct sl_cfg *cfg, FILE *errs)
 	return ret;
 }
 
-void sl_cfg_free(struct sl_cfg *cfg)
+void wr_cfg_free(struct wr_cfg *cfg)
 {
 	int i;
 
@@ -2251,7 +2251,7 @@ void sl_cfg_free(struct sl_cfg *cfg)
 
 static void usage_check(void)
 {
-	fprintf(sl_usage_out(),
+	fprintf(wr_usage_out(),
 		"Usage: sluice check FILE\n"
 		"Validate a config file without applying anything: every error is printed as\n"
 		"FILE:LINE:COLUMN: reason, and the exit status is 0 only for a valid file.\n"
@@ -2259,7 +2259,7 @@ static void usage_check(void)
 }
 
 /* Every key of the file, from the schema: what it says, or its default. */
-static void print_cfg(const struct sl_cfg *cfg)
+static void print_cfg(const struct wr_cfg *cfg)
 {
 	print_section(&top_section, cfg);
 }
@@ -2275,7 +2275,7 @@ static void print_cfg(const struct sl_cfg *cfg)
  * a host first syncs a source, what it admits until then. The round trip
  * is taken as 1 ms, a LAN's.
  */
-static void print_fleet_bounds(const struct sl_cfg *cfg)
+static void print_fleet_bounds(const struct wr_cfg *cfg)
 {
 	const struct sluice_ruleset *rs = cfg->rules;
 	double lag_s = (cfg->fleet.interval_ms + 1) / 1000.0;
@@ -2295,7 +2295,7 @@ static void print_fleet_bounds(const struct sl_cfg *cfg)
 			open_object(NULL);
 			print_str("rule", "fleet limit %s", rs->names[i]);
 			print_u64("limit", "/%llu: ", j);
-			if (sl_limit_windowed(l)) {
+			if (wr_limit_windowed(l)) {
 				print_u64("window_ms", "its windows (%llu ms) turn together on "
 					  "every host; in each the fleet admits at most ",
 					  l->period_ms ? l->period_ms : 1000);
@@ -2324,7 +2324,7 @@ static void print_fleet_bounds(const struct sl_cfg *cfg)
 
 int do_check(int argc, char **argv)
 {
-	struct sl_cfg cfg;
+	struct wr_cfg cfg;
 	struct load ld;
 	int ret, i;
 
@@ -2363,7 +2363,7 @@ int do_check(int argc, char **argv)
 		print_text("%s: valid: %u rules, %d interfaces, %d deny, %d allow\n", argv[0],
 			   cfg.rules->nr_rules, cfg.nr_ifaces, cfg.nr_deny, cfg.nr_allow);
 		print_fleet_bounds(&cfg);
-		sl_cfg_free(&cfg);
+		wr_cfg_free(&cfg);
 	}
 	out_end();
 out:

@@ -2,7 +2,7 @@
 /*
  * The declarative config file (YAML, parsed with libyaml). Its words are the
  * CLI's: a rule's keys become the words of `sluice rule add`, parsed by the
- * same sl_rule_parse(), so anything the CLI can say, the file can say.
+ * same wr_rule_parse(), so anything the CLI can say, the file can say.
  */
 #ifndef SLUICE_CONFIG_H
 #define SLUICE_CONFIG_H
@@ -11,68 +11,68 @@
 #include "sluice_user.h"
 #include "sluice_shed.h"
 
-struct sl_cfg_iface {
+struct wr_cfg_iface {
 	char name[IF_NAMESIZE];
-	int mode;			/* enum sl_attach_mode */
-	int dispatcher;			/* enum sl_xdp_dispatcher */
+	int mode;			/* enum wr_attach_mode */
+	int dispatcher;			/* enum wr_xdp_dispatcher */
 	__u32 priority;			/* run priority in libxdp's dispatcher */
 };
 
 /* Utilization signals of the shedding controller; u is their maximum. */
-enum sl_signal_type {
-	SL_SIG_CPU,		/* CPU busy share incl. softirq, /proc/stat */
-	SL_SIG_PSI,		/* pressure stall share, /proc/pressure/<arg> */
-	SL_SIG_ACCEPTQ,		/* accept-queue fill of listening TCP ports */
-	SL_SIG_FILE,		/* a number 0..1 the application writes to <arg> */
+enum wr_signal_type {
+	WR_SIG_CPU,		/* CPU busy share incl. softirq, /proc/stat */
+	WR_SIG_PSI,		/* pressure stall share, /proc/pressure/<arg> */
+	WR_SIG_ACCEPTQ,		/* accept-queue fill of listening TCP ports */
+	WR_SIG_FILE,		/* a number 0..1 the application writes to <arg> */
 };
-#define SL_MAX_PORTS 16
+#define WR_MAX_PORTS 16
 
-struct sl_cfg_signal {
-	int type;		/* enum sl_signal_type */
+struct wr_cfg_signal {
+	int type;		/* enum wr_signal_type */
 	char arg[256];		/* psi: cpu|io|memory; file: path (resolved) */
-	__u16 ports[SL_MAX_PORTS];
+	__u16 ports[WR_MAX_PORTS];
 	int nr_ports;
 };
 
-struct sl_cfg_shed {
+struct wr_cfg_shed {
 	bool on;		/* the file has a shedding: section */
 	__u32 interval_ms;	/* controller step, default 1000 */
-	struct sl_cfg_signal signals[SLUICE_MAX_SIGNALS];
+	struct wr_cfg_signal signals[SLUICE_MAX_SIGNALS];
 	int nr_signals;
-	struct sl_curve curve;	/* default SL_CURVE_DEFAULT */
+	struct wr_curve curve;	/* default WR_CURVE_DEFAULT */
 	int default_class;	/* class of traffic no rule matches, default 3 */
 };
 
-struct sl_cfg_capacity {
+struct wr_cfg_capacity {
 	__u64 rate[2];		/* by enum sluice_cost; 0: not given */
 	double reserve;		/* share kept for class 0, default 0.2 */
 };
 
 /* fleet: limits with scope fleet kept in step across hosts through Redis. */
-enum sl_fleet_mode { SL_FLEET_SINGLE, SL_FLEET_SHARDED, SL_FLEET_CLUSTER };
-enum sl_fleet_fallback { SL_FLEET_SAFE, SL_FLEET_LOCAL, SL_FLEET_HOLD };
-struct sl_cfg_fleet {
+enum wr_fleet_mode { WR_FLEET_SINGLE, WR_FLEET_SHARDED, WR_FLEET_CLUSTER };
+enum wr_fleet_fallback { WR_FLEET_SAFE, WR_FLEET_LOCAL, WR_FLEET_HOLD };
+struct wr_cfg_fleet {
 	bool on;			/* the file has a fleet: section */
 	char name[32];			/* the fleet's name, its keys' prefix in Redis */
 	char host[64];			/* this host's name in the fleet; default the hostname */
 	char nodes[SLUICE_FLEET_NODES][64];	/* Redis servers, host:port (cluster: any of its nodes) */
 	int nr_nodes;
-	int mode;			/* enum sl_fleet_mode */
+	int mode;			/* enum wr_fleet_mode */
 	__u32 interval_ms;		/* sync period, default 250 ms */
 	__u32 stale_ms;			/* after this without Redis, the fallback; default 2 s */
-	int fallback;			/* enum sl_fleet_fallback */
+	int fallback;			/* enum wr_fleet_fallback */
 	char auth_file[256];		/* "[USER] PASSWORD", root-only; "" for none */
 };
 
-struct sl_cfg {
+struct wr_cfg {
 	char *path;
-	struct sl_cfg_iface *ifaces;
+	struct wr_cfg_iface *ifaces;
 	int nr_ifaces;
-	/* Names and rules as sl_rule_parse() left them; commit assigns identities. */
+	/* Names and rules as wr_rule_parse() left them; commit assigns identities. */
 	struct sluice_ruleset *rules;
-	struct sl_cidr *deny;		/* from `deny:` and every file of `deny-files:` */
+	struct wr_cidr *deny;		/* from `deny:` and every file of `deny-files:` */
 	int nr_deny;
-	struct sl_cidr *allow;
+	struct wr_cidr *allow;
 	int nr_allow;
 	/* As opened (relative paths start at the config's directory), so a reload can watch them. */
 	char **deny_files;
@@ -84,16 +84,16 @@ struct sl_cfg {
 	char metrics_listen[64];	/* "127.0.0.1:9464" unless given */
 	__u32 event_interval_s;		/* events: { interval: 10s } */
 	__u32 event_lines;		/* events: { lines: 20 } per interval */
-	struct sl_cfg_shed shed;
-	struct sl_cfg_capacity capacity;
-	struct sl_cfg_fleet fleet;
+	struct wr_cfg_shed shed;
+	struct wr_cfg_capacity capacity;
+	struct wr_cfg_fleet fleet;
 };
 
 /*
  * Whether an auth file is fit to hold a password: a regular file owned by
  * root that nobody else may read or write. 0, or -errno with why in buf.
  */
-int sl_fleet_auth_check(const char *path, char *why, size_t len);
+int wr_fleet_auth_check(const char *path, char *why, size_t len);
 
 /*
  * Load and validate path into cfg. Every problem is written to errs as
@@ -101,8 +101,8 @@ int sl_fleet_auth_check(const char *path, char *why, size_t len);
  * number of errors (> 0) if not, or -errno if the file cannot be read. On
  * any non-zero return cfg holds nothing (it is freed).
  */
-int sl_cfg_load(const char *path, struct sl_cfg *cfg, FILE *errs);
-void sl_cfg_free(struct sl_cfg *cfg);
+int wr_cfg_load(const char *path, struct wr_cfg *cfg, FILE *errs);
+void wr_cfg_free(struct wr_cfg *cfg);
 
 /* `sluice check FILE` */
 int do_check(int argc, char **argv);

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * Connection limits: keeping sl_conns true to the kernel.
+ * Connection limits: keeping wr_conns true to the kernel.
  *
- * sl_sockops counts each passively established connection under its keys
+ * wr_sockops counts each passively established connection under its keys
  * and uncounts it when the kernel closes it, so counts are exact as long as
  * the program saw both ends. It cannot see connections that were there
  * before it was loaded, nor ones whose socket storage could not be made;
@@ -59,11 +59,11 @@ static int push(struct kv **v, size_t *n, size_t *cap, const struct sluice_key *
 	return 0;
 }
 
-/* One kernel socket: the keys it is counted under, as sl_sockops makes them. */
+/* One kernel socket: the keys it is counted under, as wr_sockops makes them. */
 static int tally_cb(const struct inet_diag_msg *m, void *arg)
 {
 	struct tally *t = arg;
-	struct sl_pkt p = {};
+	struct wr_pkt p = {};
 	__u32 i, li;
 
 	if (m->idiag_family == AF_INET) {
@@ -71,7 +71,7 @@ static int tally_cb(const struct inet_diag_msg *m, void *arg)
 		p.saddr[0] = m->id.idiag_dst[0];
 	} else if (m->idiag_family == AF_INET6 && !m->id.idiag_dst[0] && !m->id.idiag_dst[1] &&
 		   m->id.idiag_dst[2] == htonl(0xffff)) {
-		/* An IPv4 client of a dual-stack listener, as sl_sockops counts it. */
+		/* An IPv4 client of a dual-stack listener, as wr_sockops counts it. */
 		p.family = 4;
 		p.saddr[0] = m->id.idiag_dst[3];
 	} else if (m->idiag_family == AF_INET6) {
@@ -80,21 +80,21 @@ static int tally_cb(const struct inet_diag_msg *m, void *arg)
 	} else {
 		return 0;
 	}
-	p.proto = SL_IPPROTO_TCP;
+	p.proto = WR_IPPROTO_TCP;
 	p.dport = ntohs(m->id.idiag_sport);	/* our side: the listening port */
-	p.flags = SL_PKT_L4 | SL_PKT_PORTS;
+	p.flags = WR_PKT_L4 | WR_PKT_PORTS;
 	p.tcp_flags = SLUICE_TCP_SYN;
 	for (i = 0; i < t->rs->nr_rules && i < SLUICE_MAX_RULES; i++) {
 		const struct sluice_rule *r = &t->rs->rules[i];
 
-		if (!sl_rule_match(r, &p))
+		if (!wr_rule_match(r, &p))
 			continue;
 		for (li = 0; li < r->nr_limits && li < SLUICE_MAX_LIMITS; li++) {
 			struct sluice_key k;
 
 			if (r->limits[li].algo != SLUICE_ALGO_CONNS)
 				continue;
-			sl_make_key(r, li, &r->limits[li], &p, &k);
+			wr_make_key(r, li, &r->limits[li], &p, &k);
 			t->err = push(&t->v, &t->n, &t->cap, &k, 1);
 			if (t->err)
 				return 1;
@@ -125,7 +125,7 @@ static struct kv *find(struct kv *v, size_t n, const struct sluice_key *k)
 }
 
 /* A disagreement seen before: same key, same map value, same kernel truth. */
-static bool seen_before(const struct sl_conns_recon *rc, const struct sluice_key *k,
+static bool seen_before(const struct wr_conns_recon *rc, const struct sluice_key *k,
 			__u64 map_count, __u64 truth)
 {
 	size_t i;
@@ -137,10 +137,10 @@ static bool seen_before(const struct sl_conns_recon *rc, const struct sluice_key
 	return false;
 }
 
-static void remember(struct sl_conns_recon *rc, const struct sluice_key *k, __u64 map_count,
+static void remember(struct wr_conns_recon *rc, const struct sluice_key *k, __u64 map_count,
 		     __u64 truth)
 {
-	if (rc->nr_next >= SL_CONNS_PENDING_MAX)
+	if (rc->nr_next >= WR_CONNS_PENDING_MAX)
 		return;
 	rc->next[rc->nr_next].key = *k;
 	rc->next[rc->nr_next].map_count = map_count;
@@ -148,8 +148,8 @@ static void remember(struct sl_conns_recon *rc, const struct sluice_key *k, __u6
 	rc->nr_next++;
 }
 
-int sl_conns_reconcile(const struct sl_maps *m, const struct sluice_ruleset *rs,
-		       struct sl_conns_recon *rc, int *fixed)
+int wr_conns_reconcile(const struct wr_maps *m, const struct sluice_ruleset *rs,
+		       struct wr_conns_recon *rc, int *fixed)
 {
 	struct tally t = { .rs = rs };
 	struct sluice_key k, next;
@@ -164,7 +164,7 @@ int sl_conns_reconcile(const struct sl_maps *m, const struct sluice_ruleset *rs,
 		for (__u32 li = 0; li < rs->rules[i].nr_limits && li < SLUICE_MAX_LIMITS; li++)
 			any |= rs->rules[i].limits[li].algo == SLUICE_ALGO_CONNS;
 	if (any) {
-		err = sl_tcp_dump(COUNTED_STATES, tally_cb, &t);
+		err = wr_tcp_dump(COUNTED_STATES, tally_cb, &t);
 		if (!err)
 			err = t.err;
 		if (err)

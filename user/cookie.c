@@ -19,9 +19,9 @@
 #include "kernel_features.h"
 
 /* A verified source stays verified this long after its latest handshake (s). */
-#define SL_VERIFIED_TTL_S	600
+#define WR_VERIFIED_TTL_S	600
 /* The largest window scale the kernel uses (TCP_MAX_WSCALE). */
-#define SL_TCP_MAX_WSCALE	14
+#define WR_TCP_MAX_WSCALE	14
 
 /* The first integer of /proc/sys/NAME (dots as slashes) into *v: 0 or -errno. */
 static int sysctl_int(const char *name, long *v)
@@ -70,12 +70,12 @@ static __u32 kernel_wscale(void)
 	space = rmem > core ? rmem : core;
 	if (space > 0xffffffffL)
 		space = 0xffffffffL;
-	while (ws < SL_TCP_MAX_WSCALE && (space >> (ws + 16)) > 0)
+	while (ws < WR_TCP_MAX_WSCALE && (space >> (ws + 16)) > 0)
 		ws++;
 	return ws;
 }
 
-int sl_cookie_rules(const struct sluice_ruleset *rs)
+int wr_cookie_rules(const struct sluice_ruleset *rs)
 {
 	__u32 i, n = 0;
 
@@ -91,45 +91,45 @@ int sl_cookie_rules(const struct sluice_ruleset *rs)
 static int tc_attachment(char *name, size_t len)
 {
 	int links[256], n, i, mode;
-	struct sl_xdpm_info xi;
+	struct wr_xdpm_info xi;
 
-	n = sl_list_links(links, ARRAY_SIZE(links));
+	n = wr_list_links(links, ARRAY_SIZE(links));
 	for (i = 0; i < n; i++) {
-		if (sl_link_describe(links[i], name, len, &mode))
+		if (wr_link_describe(links[i], name, len, &mode))
 			continue;
-		if (mode == SL_MODE_TC)
+		if (mode == WR_MODE_TC)
 			return 1;
-		if (!sl_link_xdpm(links[i], &xi))
+		if (!wr_link_xdpm(links[i], &xi))
 			return 2;
 	}
 	return 0;
 }
 
-int sl_cookie_prepare(struct sluice_ruleset *next, struct sluice_config *cfg)
+int wr_cookie_prepare(struct sluice_ruleset *next, struct sluice_config *cfg)
 {
-	struct sl_features f;
+	struct wr_features f;
 	long syncookies = 0, ts = 0, sack = 0, ws = 0;
 	char dev[64];
 	__u32 i;
 
-	next->cookie_rules = sl_cookie_rules(next);
+	next->cookie_rules = wr_cookie_rules(next);
 	/*
-	 * Sources that complete a handshake are kept (sl_sockops) while a rule
-	 * answers cookies or spares verified sources, for SL_VERIFIED_TTL_S.
+	 * Sources that complete a handshake are kept (wr_sockops) while a rule
+	 * answers cookies or spares verified sources, for WR_VERIFIED_TTL_S.
 	 */
 	cfg->verified_ttl_ns = 0;
 	for (i = 0; i < next->nr_rules && i < SLUICE_MAX_RULES; i++)
 		if (next->rules[i].verified_class || next->rules[i].action == SLUICE_ACT_COOKIE)
-			cfg->verified_ttl_ns = SL_VERIFIED_TTL_S * 1000000000ULL;
+			cfg->verified_ttl_ns = WR_VERIFIED_TTL_S * 1000000000ULL;
 	if (!next->cookie_rules)
 		return 0;
 	for (i = 0; i < next->nr_rules && next->rules[i].action != SLUICE_ACT_COOKIE; i++)
 		;
-	sl_features_probe(&f);
-	if (!f.has[SL_FEAT_SYNCOOKIE]) {
+	wr_features_probe(&f);
+	if (!f.has[WR_FEAT_SYNCOOKIE]) {
 		pr_err("rule %s: action cookie needs %s (Linux %s), which this kernel (%s) lacks",
-		       next->names[i], sl_feature_descs[SL_FEAT_SYNCOOKIE].what,
-		       sl_feature_descs[SL_FEAT_SYNCOOKIE].since, sl_kernel_release());
+		       next->names[i], wr_feature_descs[WR_FEAT_SYNCOOKIE].what,
+		       wr_feature_descs[WR_FEAT_SYNCOOKIE].since, wr_kernel_release());
 		return -EOPNOTSUPP;
 	}
 	switch (tc_attachment(dev, sizeof(dev))) {
@@ -174,17 +174,17 @@ int sl_cookie_prepare(struct sluice_ruleset *next, struct sluice_config *cfg)
 	return 0;
 }
 
-int sl_cookie_attach_check(const struct sl_maps *m, int mode)
+int wr_cookie_attach_check(const struct wr_maps *m, int mode)
 {
 	struct sluice_ruleset *rs;
 	int n;
 
-	if (mode != SL_MODE_TC)
+	if (mode != WR_MODE_TC)
 		return 0;
-	rs = sl_live_get(m);
+	rs = wr_live_get(m);
 	if (!rs)
 		return 0;
-	n = sl_cookie_rules(rs);
+	n = wr_cookie_rules(rs);
 	free(rs);
 	if (!n)
 		return 0;

@@ -46,7 +46,7 @@ struct cs_counts {
 
 static void usage_crowdsec(void)
 {
-	fprintf(sl_usage_out(),
+	fprintf(wr_usage_out(),
 		"Usage: sluice crowdsec run url URL key-file FILE [interval DURATION] [once]\n"
 		"A CrowdSec bouncer: follows the local API's decision stream at URL (e.g.\n"
 		"http://127.0.0.1:8080) with the bouncer key in FILE ('cscli bouncers add NAME\n"
@@ -141,7 +141,7 @@ static const char *str_of(struct json_object *o, const char *key)
  * ttl (ns; 0 if it has run out). 0, or 1 for a decision sluice does not
  * enforce (another type, another scope), or -EINVAL for one it cannot read.
  */
-static int cs_decision(struct json_object *d, struct sl_cidr *c, __u64 *ttl, const char **what)
+static int cs_decision(struct json_object *d, struct wr_cidr *c, __u64 *ttl, const char **what)
 {
 	const char *type = str_of(d, "type"), *scope = str_of(d, "scope");
 	const char *value = str_of(d, "value"), *dur = str_of(d, "duration");
@@ -160,7 +160,7 @@ static int cs_decision(struct json_object *d, struct sl_cidr *c, __u64 *ttl, con
 	*ttl = 0;
 	/* Go's time.Duration: "3h59m58.9s"; negative once it has run out. */
 	if (dur && dur[0] != '-') {
-		if (sl_parse_duration_ns(dur, &ns))
+		if (wr_parse_duration_ns(dur, &ns))
 			return -EINVAL;
 		*ttl = ns > CS_TTL_MAX_NS ? CS_TTL_MAX_NS : ns;
 	}
@@ -172,7 +172,7 @@ static int cs_apply(const char *body, struct cs_counts *n)
 {
 	struct json_object *root, *arr;
 	enum json_tokener_error jerr;
-	struct sl_maps m;
+	struct wr_maps m;
 	int lock, err = 0, pass;
 	size_t i, len;
 
@@ -184,7 +184,7 @@ static int cs_apply(const char *body, struct cs_counts *n)
 		json_object_put(root);
 		return -EINVAL;
 	}
-	lock = sl_write_begin(&m, false);
+	lock = wr_write_begin(&m, false);
 	if (lock < 0) {
 		json_object_put(root);
 		return lock;
@@ -198,7 +198,7 @@ static int cs_apply(const char *body, struct cs_counts *n)
 		for (i = 0; i < len; i++) {
 			struct json_object *d = json_object_array_get_idx(arr, i);
 			const char *what = "?";
-			struct sl_cidr c;
+			struct wr_cidr c;
 			bool kept;
 			__u64 ttl;
 			int r = json_object_is_type(d, json_type_object) ?
@@ -214,8 +214,8 @@ static int cs_apply(const char *body, struct cs_counts *n)
 				n->skipped++;
 				continue;
 			}
-			r = pass ? sl_list_add_entry(&m, true, &c, ttl, &kept)
-				 : sl_list_unban_entry(&m, true, &c);
+			r = pass ? wr_list_add_entry(&m, true, &c, ttl, &kept)
+				 : wr_list_unban_entry(&m, true, &c);
 			if (!r)
 				pass ? n->added++ : n->removed++;
 			else if (r == -ENOENT || r == -EPERM)
@@ -227,10 +227,10 @@ static int cs_apply(const char *body, struct cs_counts *n)
 			}
 		}
 	}
-	err = sl_list_bits(&m);
+	err = wr_list_bits(&m);
 	if (err)
 		pr_err("crowdsec: cannot update the list bits: %s", strerror(-err));
-	sl_write_end(&m, lock);
+	wr_write_end(&m, lock);
 	json_object_put(root);
 	return err;
 }
@@ -314,7 +314,7 @@ static int parse_args(int argc, char **argv, struct cs_opts *o)
 	/* The stream's path is appended: no trailing slash doubled. */
 	while (strlen(o->url) > 8 && o->url[strlen(o->url) - 1] == '/')
 		o->url[strlen(o->url) - 1] = '\0';
-	if (ival && (sl_parse_duration_ns(ival, &o->interval_ns) ||
+	if (ival && (wr_parse_duration_ns(ival, &o->interval_ns) ||
 		     o->interval_ns < CS_INTERVAL_MIN_NS || o->interval_ns > CS_INTERVAL_MAX_NS)) {
 		pr_err("invalid interval \"%s\": a duration from 1s to 1h", ival);
 		return -EINVAL;
@@ -349,8 +349,8 @@ static int cmd_run(int argc, char **argv, void *ctx)
 	err = parse_args(argc, argv, &o);
 	if (err)
 		return err;
-	if (!sl_is_loaded())
-		return sl_not_loaded();
+	if (!wr_is_loaded())
+		return wr_not_loaded();
 	if (curl_global_init(CURL_GLOBAL_DEFAULT)) {
 		pr_err("crowdsec: cannot start libcurl");
 		return -ENOMEM;
@@ -393,11 +393,11 @@ static void usage_ctx(void *ctx)
 	usage_crowdsec();
 }
 
-static const struct sl_cmd cs_cmds[] = {
+static const struct wr_cmd cs_cmds[] = {
 	{ "run", cmd_run },
 };
 
 int do_crowdsec(int argc, char **argv)
 {
-	return sl_cmd_select(cs_cmds, ARRAY_SIZE(cs_cmds), "crowdsec", argc, argv, NULL, usage_ctx);
+	return wr_cmd_select(cs_cmds, ARRAY_SIZE(cs_cmds), "crowdsec", argc, argv, NULL, usage_ctx);
 }

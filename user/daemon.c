@@ -50,10 +50,10 @@ struct tracked {
 };
 
 struct daemon {
-	struct sl_cfg cfg;
-	struct sl_maps maps;
+	struct wr_cfg cfg;
+	struct wr_maps maps;
 	struct ring_buffer *events;
-	struct sl_metrics *metrics;
+	struct wr_metrics *metrics;
 	char metrics_listen[64];
 	char *cfg_path;		/* as given */
 	char *cfg_dir, *cfg_base;
@@ -65,10 +65,10 @@ struct daemon {
 	__u64 reloads_ok, reloads_failed, limited;
 	bool missing_ifaces;	/* some configured interface does not exist yet */
 	int shed_fd;		/* timerfd of the shedding controller */
-	struct sl_signal sigs[SLUICE_MAX_SIGNALS];
+	struct wr_signal sigs[SLUICE_MAX_SIGNALS];
 	double s_logged;	/* S when a change was last logged */
-	struct sl_conns_recon *recon;	/* connection counts vs the kernel's sockets */
-	struct sl_fleet *fleet;		/* the fleet sync's thread, with a fleet: section */
+	struct wr_conns_recon *recon;	/* connection counts vs the kernel's sockets */
+	struct wr_fleet *fleet;		/* the fleet sync's thread, with a fleet: section */
 	int fleet_fd;			/* eventfd: the fleet's cost multiplier changed */
 	unsigned int fleet_mult;	/* the multiplier the live rule set carries */
 };
@@ -150,21 +150,21 @@ static int instance_lock(void)
 
 /* ---- applying a config ---- */
 
-static int apply_lists(const struct sl_maps *m, const struct sl_cfg *c)
+static int apply_lists(const struct wr_maps *m, const struct wr_cfg *c)
 {
 	struct sluice_config sc;
 	int err;
 
-	err = sl_list_sync(m, true, c->deny, c->nr_deny);
+	err = wr_list_sync(m, true, c->deny, c->nr_deny);
 	if (!err)
-		err = sl_list_sync(m, false, c->allow, c->nr_allow);
+		err = wr_list_sync(m, false, c->allow, c->nr_allow);
 	if (!err)
-		err = sl_config_read(m, &sc);
+		err = wr_config_read(m, &sc);
 	if (err)
 		return err;
 	sc.fail_closed = c->fail_closed;
 	sc.malformed_pass = c->malformed_pass;
-	return sl_config_write(m, &sc);
+	return wr_config_write(m, &sc);
 }
 
 /*
@@ -176,30 +176,30 @@ static int apply_lists(const struct sl_maps *m, const struct sl_cfg *c)
  * for libxdp's dispatcher or at another priority there, or in one where it
  * says off. (auto takes either.)
  */
-static bool dispatcher_differs(int ifindex, const struct sl_cfg_iface *want)
+static bool dispatcher_differs(int ifindex, const struct wr_cfg_iface *want)
 {
-	struct sl_xdpm_info xi;
-	bool joined = !sl_link_xdpm(ifindex, &xi);
+	struct wr_xdpm_info xi;
+	bool joined = !wr_link_xdpm(ifindex, &xi);
 
-	if (want->mode == SL_MODE_TC)
+	if (want->mode == WR_MODE_TC)
 		return false;
-	if (want->dispatcher == SL_DISP_LIBXDP)
+	if (want->dispatcher == WR_DISP_LIBXDP)
 		return !joined || xi.prio != want->priority;
-	return want->dispatcher == SL_DISP_OFF && joined;
+	return want->dispatcher == WR_DISP_OFF && joined;
 }
 
 static int apply_ifaces(struct daemon *d)
 {
 	int links[256], n, i, j, err = 0;
 	char name[IF_NAMESIZE];
-	struct sl_xdpm_info xi;
+	struct wr_xdpm_info xi;
 
 	bool all_there = true;
 
 	d->missing_ifaces = false;
 	for (j = 0; j < d->cfg.nr_ifaces; j++)
 		all_there &= if_nametoindex(d->cfg.ifaces[j].name) != 0;
-	n = sl_list_links(links, ARRAY_SIZE(links));
+	n = wr_list_links(links, ARRAY_SIZE(links));
 	for (i = 0; i < n; i++) {
 		bool wanted = false, gone = !if_indextoname(links[i], name);
 
@@ -213,10 +213,10 @@ static int apply_ifaces(struct daemon *d)
 			continue;
 		dlog("detaching from %s: %s", gone ? "a removed interface" : name,
 		     gone ? "it is gone" : "not in the config");
-		sl_detach_ifindex(links[i]);
+		wr_detach_ifindex(links[i]);
 	}
 	for (j = 0; j < d->cfg.nr_ifaces; j++) {
-		const struct sl_cfg_iface *want = &d->cfg.ifaces[j];
+		const struct wr_cfg_iface *want = &d->cfg.ifaces[j];
 		int ifindex = if_nametoindex(want->name), cur, e;
 
 		if (!ifindex) {
@@ -225,19 +225,19 @@ static int apply_ifaces(struct daemon *d)
 			d->missing_ifaces = true;
 			continue;
 		}
-		cur = sl_link_mode(ifindex);
+		cur = wr_link_mode(ifindex);
 		if (cur == want->mode && !dispatcher_differs(ifindex, want))
 			continue;
 		if (cur == want->mode) {
 			dlog("re-attaching %s: dispatcher %s, priority %u", want->name,
-			     sl_dispatcher_names[want->dispatcher], want->priority);
-			sl_detach_ifindex(ifindex);
+			     wr_dispatcher_names[want->dispatcher], want->priority);
+			wr_detach_ifindex(ifindex);
 		} else if (cur >= 0 || cur == -ENODEV) {
 			dlog("re-attaching %s: mode %s -> %s", want->name,
-			     cur >= 0 ? sl_mode_names[cur] : "gone", sl_mode_names[want->mode]);
-			sl_detach_ifindex(ifindex);
+			     cur >= 0 ? wr_mode_names[cur] : "gone", wr_mode_names[want->mode]);
+			wr_detach_ifindex(ifindex);
 		}
-		if (want->mode == SL_MODE_TC && d->cfg.rules && sl_cookie_rules(d->cfg.rules)) {
+		if (want->mode == WR_MODE_TC && d->cfg.rules && wr_cookie_rules(d->cfg.rules)) {
 			dlog("not attaching to %s in tc mode: the rules have action cookie, which "
 			     "answers SYNs from XDP; use mode native or generic", want->name);
 			err = err ? err : -EOPNOTSUPP;
@@ -245,16 +245,16 @@ static int apply_ifaces(struct daemon *d)
 		}
 		xdp_dispatcher = want->dispatcher;
 		xdp_priority = want->priority;
-		e = sl_attach_locked(want->name, ifindex, want->mode);
+		e = wr_attach_locked(want->name, ifindex, want->mode);
 		if (e) {
 			err = err ? err : e;
 			continue;
 		}
-		if (!sl_link_xdpm(ifindex, &xi))
+		if (!wr_link_xdpm(ifindex, &xi))
 			dlog("attached to %s in %s mode (libxdp dispatcher, priority %u)", want->name,
-			     sl_mode_names[want->mode], xi.prio);
+			     wr_mode_names[want->mode], xi.prio);
 		else
-			dlog("attached to %s in %s mode", want->name, sl_mode_names[want->mode]);
+			dlog("attached to %s in %s mode", want->name, wr_mode_names[want->mode]);
 	}
 	return err;
 }
@@ -269,7 +269,7 @@ static void shed_arm(struct daemon *d)
 	memset(d->sigs, 0, sizeof(d->sigs));
 	for (i = 0; i < d->cfg.shed.nr_signals; i++)
 		d->sigs[i].cfg = d->cfg.shed.signals[i];
-	if (!sl_shed_read(d->maps.shed, &sh))
+	if (!wr_shed_read(d->maps.shed, &sh))
 		d->s_logged = sh.s_micro / 1e6;
 	if (d->shed_fd < 0)
 		return;
@@ -288,7 +288,7 @@ static void shed_tick(struct daemon *d)
 	struct sluice_shed sh;
 	int err;
 
-	err = sl_shed_step_once(&d->maps, &d->cfg, d->sigs, &before, &after);
+	err = wr_shed_step_once(&d->maps, &d->cfg, d->sigs, &before, &after);
 	if (err) {
 		pr_warn("shedding step failed: %s", strerror(-err));
 		return;
@@ -296,11 +296,11 @@ static void shed_tick(struct daemon *d)
 	/* Also note when shedding starts or stops, however small the step. */
 	if (fabs(after - d->s_logged) <= 0.05 && (after > 0) == (d->s_logged > 0))
 		return;
-	sl_shed_read(d->maps.shed, &sh);
+	wr_shed_read(d->maps.shed, &sh);
 	dlog("shedding amount S %.3f -> %.3f (u %.3f): drop probability class 3 %.2f, "
 	     "class 2 %.2f, class 1 %.2f", d->s_logged, after, sh.u_micro / 1e6,
-	     sl_shed_class_prob(after, 3), sl_shed_class_prob(after, 2),
-	     sl_shed_class_prob(after, 1));
+	     wr_shed_class_prob(after, 3), wr_shed_class_prob(after, 2),
+	     wr_shed_class_prob(after, 1));
 	d->s_logged = after;
 }
 
@@ -313,7 +313,7 @@ static void stamp_fleet(struct daemon *d, struct sluice_ruleset *rs)
 {
 	__u32 i, j;
 
-	d->fleet_mult = d->fleet ? sl_fleet_multiplier(d->fleet) : 1;
+	d->fleet_mult = d->fleet ? wr_fleet_multiplier(d->fleet) : 1;
 	for (i = 0; i < rs->nr_rules && i < SLUICE_MAX_RULES; i++)
 		for (j = 0; j < rs->rules[i].nr_limits && j < SLUICE_MAX_LIMITS; j++)
 			if (rs->rules[i].limits[j].fleet)
@@ -326,10 +326,10 @@ static void fleet_recommit(struct daemon *d)
 	struct sluice_ruleset *rs;
 	int lock, err;
 
-	if (sl_fleet_multiplier(d->fleet) == d->fleet_mult)
+	if (wr_fleet_multiplier(d->fleet) == d->fleet_mult)
 		return;
 	rs = malloc(sizeof(*rs));
-	lock = rs ? sl_lock() : -ENOMEM;
+	lock = rs ? wr_lock() : -ENOMEM;
 	if (lock < 0) {
 		free(rs);
 		pr_warn("fleet: cannot apply the fallback share: %s", strerror(-lock));
@@ -337,8 +337,8 @@ static void fleet_recommit(struct daemon *d)
 	}
 	memcpy(rs, d->cfg.rules, sizeof(*rs));
 	stamp_fleet(d, rs);
-	err = sl_ruleset_commit(&d->maps, rs);
-	sl_unlock(lock);
+	err = wr_ruleset_commit(&d->maps, rs);
+	wr_unlock(lock);
 	free(rs);
 	if (err)
 		pr_warn("fleet: cannot apply the fallback share: %s", strerror(-err));
@@ -350,14 +350,14 @@ static void fleet_recommit(struct daemon *d)
 /* (Re)start the fleet sync under the config in force, or stop it without one. */
 static void fleet_restart(struct daemon *d)
 {
-	if (d->cfg.fleet.on && sl_fleet_same(d->fleet, &d->cfg.fleet)) {
+	if (d->cfg.fleet.on && wr_fleet_same(d->fleet, &d->cfg.fleet)) {
 		fleet_recommit(d);
 		return;
 	}
-	sl_fleet_stop(d->fleet);
+	wr_fleet_stop(d->fleet);
 	d->fleet = NULL;
 	if (d->cfg.fleet.on) {
-		d->fleet = sl_fleet_start(&d->cfg.fleet, d->fleet_fd);
+		d->fleet = wr_fleet_start(&d->cfg.fleet, d->fleet_fd);
 		if (!d->fleet)
 			pr_err("fleet: cannot start the sync: %s; fleet limits are enforced on this "
 			       "host alone", strerror(errno));
@@ -372,26 +372,26 @@ static void fleet_restart(struct daemon *d)
 /* Rules (atomically, keeping unchanged rules' state), lists, switches, interfaces. */
 static int apply(struct daemon *d)
 {
-	struct sl_load_opts lo = { .keys = d->cfg.keys, .clock = SLUICE_CLOCK_AUTO };
+	struct wr_load_opts lo = { .keys = d->cfg.keys, .clock = SLUICE_CLOCK_AUTO };
 	struct sluice_ruleset *rs;
 	struct bpf_map_info info = {};
 	__u32 ilen = sizeof(info);
 	int lock, err;
 
 	/* State that vanished under us: our caps no longer allow loading it anew. */
-	if (d->maps.config >= 0 && !sl_is_loaded()) {
+	if (d->maps.config >= 0 && !wr_is_loaded()) {
 		pr_err("the pinned state under %s is gone (removed while the daemon ran); "
 		       "restart the daemon to load sluice again", opts.root);
 		return -ENOENT;
 	}
-	lock = sl_lock_root();
+	lock = wr_lock_root();
 	if (lock < 0)
 		return lock;
-	err = sl_ensure_loaded(&lo);
+	err = wr_ensure_loaded(&lo);
 	if (err)
 		goto out;
 	if (d->maps.config < 0) {
-		err = sl_maps_open(&d->maps);
+		err = wr_maps_open(&d->maps);
 		if (err)
 			goto out;
 	}
@@ -410,7 +410,7 @@ static int apply(struct daemon *d)
 	}
 	memcpy(rs, d->cfg.rules, sizeof(*rs));
 	stamp_fleet(d, rs);
-	err = sl_ruleset_commit(&d->maps, rs);
+	err = wr_ruleset_commit(&d->maps, rs);
 	if (!err)
 		dlog("rule set %u in force: %u rules", rs->gen, rs->nr_rules);
 	free(rs);
@@ -423,7 +423,7 @@ static int apply(struct daemon *d)
 		pr_err("cannot apply the deny/allow lists: %s", strerror(-err));
 		goto out;
 	}
-	err = sl_shed_configure(&d->maps, &d->cfg);
+	err = wr_shed_configure(&d->maps, &d->cfg);
 	if (err) {
 		pr_err("cannot apply shedding and capacity: %s", strerror(-err));
 		goto out;
@@ -431,7 +431,7 @@ static int apply(struct daemon *d)
 	shed_arm(d);
 	err = apply_ifaces(d);
 out:
-	sl_unlock(lock);
+	wr_unlock(lock);
 	return err;
 }
 
@@ -441,25 +441,25 @@ static void metrics_extra(FILE *out, void *arg)
 {
 	struct daemon *d = arg;
 
-	sl_metric_family(out, "sluice_config_reloads_total", "counter", "Config reloads by result.");
-	sl_metric_labeled(out, "sluice_config_reloads_total", "result", "ok",
+	wr_metric_family(out, "sluice_config_reloads_total", "counter", "Config reloads by result.");
+	wr_metric_labeled(out, "sluice_config_reloads_total", "result", "ok",
 			  __atomic_load_n(&d->reloads_ok, __ATOMIC_RELAXED));
-	sl_metric_labeled(out, "sluice_config_reloads_total", "result", "error",
+	wr_metric_labeled(out, "sluice_config_reloads_total", "result", "error",
 			  __atomic_load_n(&d->reloads_failed, __ATOMIC_RELAXED));
-	sl_metric_family(out, "sluice_limited_sources", "gauge",
+	wr_metric_family(out, "sluice_limited_sources", "gauge",
 			 "Sources being limited this event interval.");
-	sl_metric_value(out, "sluice_limited_sources", __atomic_load_n(&d->limited, __ATOMIC_RELAXED));
+	wr_metric_value(out, "sluice_limited_sources", __atomic_load_n(&d->limited, __ATOMIC_RELAXED));
 }
 
 static void metrics_restart(struct daemon *d)
 {
 	if (d->metrics && (!d->cfg.metrics || strcmp(d->metrics_listen, d->cfg.metrics_listen))) {
-		sl_metrics_stop(d->metrics);
+		wr_metrics_stop(d->metrics);
 		d->metrics = NULL;
 	}
 	if (!d->cfg.metrics || d->metrics)
 		return;
-	d->metrics = sl_metrics_start(d->cfg.metrics_listen, &d->maps, metrics_extra, d);
+	d->metrics = wr_metrics_start(d->cfg.metrics_listen, &d->maps, metrics_extra, d);
 	if (d->metrics) {
 		snprintf(d->metrics_listen, sizeof(d->metrics_listen), "%s", d->cfg.metrics_listen);
 		dlog("metrics on http://%s/metrics", d->metrics_listen);
@@ -469,12 +469,12 @@ static void metrics_restart(struct daemon *d)
 /* ---- events: one log line per limited source per interval, bounded ---- */
 
 static bool bucket_now(struct daemon *d, const struct sluice_ruleset *rs,
-		       const struct sluice_config *cfg, const struct sl_src_waits *ws,
+		       const struct sluice_config *cfg, const struct wr_src_waits *ws,
 		       const struct sluice_key *k, struct sluice_state *st, int *rule);
 
 /*
  * An event counts its bucket's drops without the refusals other CPUs still
- * hold apart (sl_agg_drops, sl_src_drops), which may be left from an
+ * hold apart (wr_agg_drops, wr_src_drops), which may be left from an
  * earlier flood: start from the count read whole, as every later interval
  * is.
  */
@@ -489,14 +489,14 @@ static void drops_at_start(struct daemon *d, struct tracked *t)
 
 	if (t->key.family) {
 		/* No rule set to read: a source's bucket is found by its key. */
-		if (!sl_config_read(&d->maps, &cfg) &&
-		    !sl_src_waiting_key(&d->maps, &t->key, &waiting) &&
-		    !sl_state_find(d->maps.state, &cfg, &t->key, &st)) {
+		if (!wr_config_read(&d->maps, &cfg) &&
+		    !wr_src_waiting_key(&d->maps, &t->key, &waiting) &&
+		    !wr_state_find(d->maps.state, &cfg, &t->key, &st)) {
 			st.drops += waiting;
 			found = true;
 		}
 	} else {
-		rs = sl_live_get(&d->maps);
+		rs = wr_live_get(&d->maps);
 		found = rs && bucket_now(d, rs, NULL, NULL, &t->key, &st, &rule);
 	}
 	if (found)
@@ -528,7 +528,7 @@ static int on_event(void *ctx, void *data, size_t size)
 
 /* The bucket behind a tracked key now; false if it is gone. */
 static bool bucket_now(struct daemon *d, const struct sluice_ruleset *rs,
-		       const struct sluice_config *cfg, const struct sl_src_waits *ws,
+		       const struct sluice_config *cfg, const struct wr_src_waits *ws,
 		       const struct sluice_key *k, struct sluice_state *st, int *rule)
 {
 	__u32 i;
@@ -542,11 +542,11 @@ static bool bucket_now(struct daemon *d, const struct sluice_ruleset *rs,
 	if (k->family == 0) {
 		__u32 slot = rs->rules[*rule].limits[k->limit % SLUICE_MAX_LIMITS].agg_slot;
 
-		return !sl_agg_read(&d->maps, slot, st);
+		return !wr_agg_read(&d->maps, slot, st);
 	}
-	if (sl_state_find(d->maps.state, cfg, k, st))
+	if (wr_state_find(d->maps.state, cfg, k, st))
 		return false;
-	st->drops += sl_src_waiting(ws, k);
+	st->drops += wr_src_waiting(ws, k);
 	return true;
 }
 
@@ -577,8 +577,8 @@ static int cmp_lines(const void *a, const void *b)
 static void events_flush(struct daemon *d)
 {
 	struct sluice_ruleset *rs = NULL;
-	struct sluice_config scfg;	/* sl_state's hash seed and set count */
-	struct sl_src_waits ws = {};
+	struct sluice_config scfg;	/* wr_state's hash seed and set count */
+	struct wr_src_waits ws = {};
 	struct ev_line *lines = NULL;
 	size_t i, kept = 0, n = 0;
 	__u64 more = d->untracked;
@@ -587,9 +587,9 @@ static void events_flush(struct daemon *d)
 		__atomic_store_n(&d->limited, 0, __ATOMIC_RELAXED);
 		return;
 	}
-	rs = sl_live_get(&d->maps);
+	rs = wr_live_get(&d->maps);
 	lines = calloc(d->nr_tracked + 1, sizeof(*lines));
-	if (!rs || !lines || sl_config_read(&d->maps, &scfg) || sl_src_waits_read(&d->maps, &ws))
+	if (!rs || !lines || wr_config_read(&d->maps, &scfg) || wr_src_waits_read(&d->maps, &ws))
 		goto out;
 	for (i = 0; i < d->nr_tracked; i++) {
 		struct tracked *t = &d->tracked[i];
@@ -628,7 +628,7 @@ static void events_flush(struct daemon *d)
 	__atomic_store_n(&d->limited, n + d->untracked, __ATOMIC_RELAXED);
 out:
 	d->untracked = 0;
-	sl_src_waits_free(&ws);
+	wr_src_waits_free(&ws);
 	free(lines);
 	free(rs);
 }
@@ -648,12 +648,12 @@ static void events_arm(struct daemon *d)
 /* Every event interval: connection counts against the kernel's own sockets. */
 static void conns_reconcile(struct daemon *d)
 {
-	struct sluice_ruleset *rs = sl_live_get(&d->maps);
+	struct sluice_ruleset *rs = wr_live_get(&d->maps);
 	int fixed = 0, err;
 
 	if (!rs)
 		return;
-	err = sl_conns_reconcile(&d->maps, rs, d->recon, &fixed);
+	err = wr_conns_reconcile(&d->maps, rs, d->recon, &fixed);
 	if (err)
 		pr_warn("cannot reconcile connection counts: %s", strerror(-err));
 	else if (fixed)
@@ -672,16 +672,16 @@ static void conns_reconcile(struct daemon *d)
  */
 static bool uses_dispatcher(const struct daemon *d)
 {
-	struct sl_xdpm_info xi;
+	struct wr_xdpm_info xi;
 	int links[256], n, i;
 
 	for (i = 0; i < d->cfg.nr_ifaces; i++)
-		if (d->cfg.ifaces[i].mode != SL_MODE_TC &&
-		    d->cfg.ifaces[i].dispatcher == SL_DISP_LIBXDP)
+		if (d->cfg.ifaces[i].mode != WR_MODE_TC &&
+		    d->cfg.ifaces[i].dispatcher == WR_DISP_LIBXDP)
 			return true;
-	n = sl_list_links(links, ARRAY_SIZE(links));
+	n = wr_list_links(links, ARRAY_SIZE(links));
 	for (i = 0; i < n; i++)
-		if (!sl_link_xdpm(links[i], &xi))
+		if (!wr_link_xdpm(links[i], &xi))
 			return true;
 	return false;
 }
@@ -754,7 +754,7 @@ static int untrusted(const char *path, bool dir)
 	return 0;
 }
 
-static int trust_config(const struct sl_cfg *cfg, const char *path)
+static int trust_config(const struct wr_cfg *cfg, const char *path)
 {
 	char *dup = strdup(path);
 	int err, i;
@@ -774,13 +774,13 @@ static int trust_config(const struct sl_cfg *cfg, const char *path)
 
 static void reload(struct daemon *d, const char *why)
 {
-	struct sl_cfg next = {};
+	struct wr_cfg next = {};
 	__u32 old_interval;
-	struct sl_cfg old;
+	struct wr_cfg old;
 	int n;
 
 	sd_notify("RELOADING=1");
-	n = sl_cfg_load(d->cfg_path, &next, stderr);
+	n = wr_cfg_load(d->cfg_path, &next, stderr);
 	if (n) {
 		__atomic_add_fetch(&d->reloads_failed, 1, __ATOMIC_RELAXED);
 		if (n > 0)
@@ -795,7 +795,7 @@ static void reload(struct daemon *d, const char *why)
 	if (trust_config(&next, d->cfg_path)) {
 		__atomic_add_fetch(&d->reloads_failed, 1, __ATOMIC_RELAXED);
 		dlog("%s: reload (%s) rejected; the running rule set stays", d->cfg_path, why);
-		sl_cfg_free(&next);
+		wr_cfg_free(&next);
 		sd_notify("READY=1");
 		return;
 	}
@@ -809,7 +809,7 @@ static void reload(struct daemon *d, const char *why)
 		__atomic_add_fetch(&d->reloads_ok, 1, __ATOMIC_RELAXED);
 		dlog("reloaded %s (%s)", d->cfg_path, why);
 	}
-	sl_cfg_free(&old);
+	wr_cfg_free(&old);
 	fleet_restart(d);
 	metrics_restart(d);
 	if (old_interval != d->cfg.event_interval_s)
@@ -864,7 +864,7 @@ static bool config_changed(struct daemon *d)
 
 static void usage_run(void)
 {
-	fprintf(sl_usage_out(),
+	fprintf(wr_usage_out(),
 		"Usage: sluice run --config FILE\n"
 		"  Apply FILE, then stay in the foreground: reload on SIGHUP and when FILE\n"
 		"  changes, log sources as they get limited, serve metrics. SIGTERM/SIGINT\n"
@@ -884,7 +884,7 @@ int do_run(int argc, char **argv)
 	sigset_t mask;
 	int c, n, err = 0;
 
-	sl_maps_reset(&d.maps);
+	wr_maps_reset(&d.maps);
 	optind = 0;	/* argv[0] is the first word after "run" */
 	argv--;
 	argc++;
@@ -906,7 +906,7 @@ int do_run(int argc, char **argv)
 		usage_run();
 		return -EINVAL;
 	}
-	n = sl_cfg_load(d.cfg_path, &d.cfg, stderr);
+	n = wr_cfg_load(d.cfg_path, &d.cfg, stderr);
 	if (n) {
 		if (n > 0)
 			pr_err("%s: %d error%s; nothing applied", d.cfg_path, n, n == 1 ? "" : "s");
@@ -955,7 +955,7 @@ int do_run(int argc, char **argv)
 		char path[PATH_MAX];
 		int fd;
 
-		err = sl_pin_path(path, sizeof(path), "sl_events");
+		err = wr_pin_path(path, sizeof(path), "wr_events");
 		fd = err ? -1 : bpf_obj_get(path);
 		d.events = fd >= 0 ? ring_buffer__new(fd, on_event, &d, NULL) : NULL;
 		if (fd >= 0)
@@ -1042,13 +1042,13 @@ int do_run(int argc, char **argv)
 			 * index; deny/allow entries past their ttl.
 			 */
 			{
-				int lock = sl_lock();
+				int lock = wr_lock();
 				__u64 n;
 
 				if (lock >= 0) {
 					apply_ifaces(&d);
-					n = sl_list_expire(&d.maps);
-					sl_unlock(lock);
+					n = wr_list_expire(&d.maps);
+					wr_unlock(lock);
 					if (n)
 						dlog("removed %llu expired deny/allow entr%s",
 						     (unsigned long long)n, n == 1 ? "y" : "ies");
@@ -1060,13 +1060,13 @@ int do_run(int argc, char **argv)
 	dlog("stopping; protection stays in place ('sluice detach' removes it)");
 	err = 0;
 out:
-	sl_fleet_stop(d.fleet);
+	wr_fleet_stop(d.fleet);
 	if (d.fleet_fd >= 0)
 		close(d.fleet_fd);
 	if (d.metrics)
-		sl_metrics_stop(d.metrics);
+		wr_metrics_stop(d.metrics);
 	ring_buffer__free(d.events);
-	sl_maps_close(&d.maps);
+	wr_maps_close(&d.maps);
 	if (d.sig_fd >= 0)
 		close(d.sig_fd);
 	if (d.ino_fd >= 0)
@@ -1081,6 +1081,6 @@ out:
 	free(d.recon);
 	free(d.cfg_dir);
 	free(d.cfg_base);
-	sl_cfg_free(&d.cfg);
+	wr_cfg_free(&d.cfg);
 	return err;
 }

@@ -6,7 +6,7 @@
  * they are shared out; what follows is said of token buckets.
  *
  * Redis is never on the packet path. The data path notes what it charges to
- * hot keys of fleet limits (sl_fleet_use); every interval the daemon's fleet
+ * hot keys of fleet limits (wr_fleet_use); every interval the daemon's fleet
  * thread sends each hot key's growth to Redis, where a script adds it to
  * the fleet's bucket (GCRA charges add: tat = max(tat, now) + n x T) on
  * Redis's own clock, and folds the fleet's answer back into the local
@@ -57,7 +57,7 @@
 /* A key name's tail (RULE:LIMIT:PARAMS:ADDR) and whole name are shorter than these. */
 #define FLEET_TAIL_MAX		128
 #define FLEET_NAME_MAX		160
-/* Hot keys read from sl_fleet_use per system call. */
+/* Hot keys read from wr_fleet_use per system call. */
 #define FLEET_READ_BATCH	4096
 /* How many items ahead a pass over them fetches into the cache */
 #define FLEET_AHEAD		8
@@ -67,7 +67,7 @@
 #define FLEET_PROBATION		10
 /* Seconds a live host counts towards the safe fallback's N after it was last seen. */
 #define FLEET_HOSTS_MEMORY_S	60
-/* A hot key neither charged nor refused for this many syncs, and spent, leaves sl_fleet_use. */
+/* A hot key neither charged nor refused for this many syncs, and spent, leaves wr_fleet_use. */
 #define FLEET_COLD_SYNCS	8
 /*
  * A tracked key is sent when its charge here since its last send, times the
@@ -78,7 +78,7 @@
  */
 #define FLEET_COOL_NUM	1
 #define FLEET_COOL_DEN	8
-/* A sync this long after a fleet window turns (sl_fleet_turn_after): every data path has turned. */
+/* A sync this long after a fleet window turns (wr_fleet_turn_after): every data path has turned. */
 #define FLEET_TURN_NS		(2 * 1000000ULL)
 /* Longest wait between two connection attempts to a node that is down. */
 #define FLEET_BACKOFF_MAX_NS	(2 * 1000000000ULL)
@@ -89,7 +89,7 @@
  * call, not several a key: Redis and the sync each parse one string).
  *
  * Kind 1 and 2, a fixed or sliding window (fleet windows turn on Redis's
- * clock; each host cuts its own by it, sl_limit_wnow): the window's index
+ * clock; each host cuts its own by it, wr_limit_wnow): the window's index
  * (Redis's now / period); the charges made here in the window before it
  * and in it; all this host has charged in those two windows (the fleet's
  * count is never less: a Redis that lost the key hands no one a fresh
@@ -165,9 +165,9 @@
  * Test hook: ARGV[2], if given, is Redis's now (us) in place of TIME, and
  * keys then live an hour longer (their expiry runs on the real clock,
  * which must not overtake a simulated one; an expired key reads as a full
- * bucket, as one whose TAT has passed does). Only a struct sl_fleet_hooks
+ * bucket, as one whose TAT has passed does). Only a struct wr_fleet_hooks
  * with redis_us set makes the sync send it, and only C code that calls
- * sl_fleet_open() can set one: no config key or option reaches it, and a
+ * wr_fleet_open() can set one: no config key or option reaches it, and a
  * production host never sends the extra argument. A client that sends it
  * anyway gains nothing it does not have already: whoever may call the
  * script may SET the buckets themselves.
@@ -359,7 +359,7 @@ struct item {
 	__u32 group;		/* key_group() of its name */
 	__u64 prev_last, prev_carry;	/* struct trk's before this sync, if it must be resent */
 	__u64 prev_win, prev_wown, prev_wown_prev, prev_tot;
-	struct sluice_way *way;	/* where the key was in sl_state, for the fold */
+	struct sluice_way *way;	/* where the key was in wr_state, for the fold */
 	size_t slot;		/* its place in the table of the next sync */
 	__u64 charge_us, ahead_us;
 	__u64 from_ns;		/* since when its charges were made (CLOCK_MONOTONIC) */
@@ -375,9 +375,9 @@ struct item {
 	const char *name;	/* in f->names */
 };
 
-struct sl_fleet {
-	struct sl_cfg_fleet cfg;
-	struct sl_maps maps;
+struct wr_fleet {
+	struct wr_cfg_fleet cfg;
+	struct wr_maps maps;
 	int notify_fd;
 	pthread_t thread;
 	pthread_mutex_t lock;
@@ -402,11 +402,11 @@ struct sl_fleet {
 	double use_local, use_fleet;
 	unsigned int hold_mult;	/* 1 / that share, while Redis answered */
 	__u64 started;		/* CLOCK_MONOTONIC when this sync began */
-	struct sl_cfg_fleet orig;	/* the config as given, for sl_fleet_same */
+	struct wr_cfg_fleet orig;	/* the config as given, for wr_fleet_same */
 	struct call *calls;
 	char auth_user[512], auth_pass[512];
 	bool auth;
-	/* sl_state and sl_agg mapped, for the fold */
+	/* wr_state and wr_agg mapped, for the fold */
 	struct sluice_set *sets;
 	size_t sets_len;
 	__u32 nr_sets;
@@ -430,7 +430,7 @@ struct sl_fleet {
 	} parts[SLUICE_MAX_RULES][SLUICE_MAX_LIMITS];
 	struct sluice_ruleset *rs;
 	struct sluice_fleet_status st;
-	struct sl_fleet_hooks hooks;	/* a test's clocks; none in the daemon */
+	struct wr_fleet_hooks hooks;	/* a test's clocks; none in the daemon */
 	/*
 	 * The fleet's clock for windows: Redis's TIME less ours, in ns, as
 	 * sluice_config.fleet_win_off holds it (0: not known yet), measured on
@@ -446,7 +446,7 @@ struct sl_fleet {
 	const char **argv;
 	size_t *argvlen;
 	char *args;		/* a sync call's numbers, FLEET_ARG_BYTES a key */
-	/* One batched read of sl_fleet_use */
+	/* One batched read of wr_fleet_use */
 	struct sluice_key batch_keys[FLEET_READ_BATCH];
 	struct sluice_fleet_use batch_vals[FLEET_READ_BATCH];
 };
@@ -460,7 +460,7 @@ static __u64 mono_ns(void)
 }
 
 /* The sync's clock: CLOCK_MONOTONIC, the data path's, or a test's (hooks.clock). */
-static __u64 fleet_now(const struct sl_fleet *f)
+static __u64 fleet_now(const struct wr_fleet *f)
 {
 	return f->hooks.clock ? f->hooks.clock(f->hooks.ctx) : mono_ns();
 }
@@ -500,7 +500,7 @@ static __u32 limit_params(const struct sluice_limit *l)
 	h = fnv(&l->plen4, 1, h);
 	h = fnv(&l->plen6, 1, h);
 	/* A window's bucket is not a token bucket's (token buckets' names kept as they were). */
-	if (sl_limit_windowed(l))
+	if (wr_limit_windowed(l))
 		h = fnv(&l->algo, 1, h);
 	return h ^ (h >> 32);
 }
@@ -655,7 +655,7 @@ static void name_whole(struct sb *b, const char *fleet, __u32 group, const char 
 	sb_mem(b, tail, tail_len);
 }
 
-int sl_fleet_key_name(const char *fleet, const char *rule, __u32 li, const struct sluice_limit *l,
+int wr_fleet_key_name(const char *fleet, const char *rule, __u32 li, const struct sluice_limit *l,
 		      const struct sluice_key *k, char *buf, size_t len)
 {
 	char tail[FLEET_TAIL_MAX];
@@ -671,11 +671,11 @@ int sl_fleet_key_name(const char *fleet, const char *rule, __u32 li, const struc
 }
 
 /*
- * What sl_fleet_key_name() makes of item it (of rule ri), into this sync's
+ * What wr_fleet_key_name() makes of item it (of rule ri), into this sync's
  * names, and its group; the limit's part made once a sync. 0, or
  * -ENAMETOOLONG (that key is not synced).
  */
-static int item_name(struct sl_fleet *f, struct item *it, __u32 ri)
+static int item_name(struct wr_fleet *f, struct item *it, __u32 ri)
 {
 	struct name_part *np = &f->parts[ri][it->li];
 	char tail[FLEET_TAIL_MAX];
@@ -691,7 +691,7 @@ static int item_name(struct sl_fleet *f, struct item *it, __u32 ri)
 	}
 	if (!np->len)
 		return -ENAMETOOLONG;
-	/* The tail, in one buffer as sl_fleet_key_name() has it, for the same bound. */
+	/* The tail, in one buffer as wr_fleet_key_name() has it, for the same bound. */
 	memcpy(tail, np->s, np->len);
 	b = (struct sb){ tail + np->len, tail + sizeof(tail) };
 	name_addr(&b, &it->k);
@@ -710,7 +710,7 @@ static int item_name(struct sl_fleet *f, struct item *it, __u32 ri)
 }
 
 /* The rule and limit a Redis key names, in this host's live set; the key it is here. */
-static int key_parse(struct sl_fleet *f, const char *name, struct sluice_key *k,
+static int key_parse(struct wr_fleet *f, const char *name, struct sluice_key *k,
 		     const struct sluice_rule **rp, __u32 *lip)
 {
 	char buf[160], *fields[6], *save = NULL, *p, *slash;
@@ -854,7 +854,7 @@ static bool fold_win(const struct sluice_limit *l, struct sluice_state *st,
 				fold_max(&st->aux, prev);
 			return false;
 		}
-		want = sl_win_pack(v->idx, cnt);
+		want = wr_win_pack(v->idx, cnt);
 		if (__atomic_compare_exchange_n(&st->tat, &cur, want, false, __ATOMIC_SEQ_CST,
 						__ATOMIC_SEQ_CST))
 			break;
@@ -874,7 +874,7 @@ static bool fold_win(const struct sluice_limit *l, struct sluice_state *st,
 	if (sliding)
 		__atomic_store_n(&st->aux, mine > prev ? mine : prev, __ATOMIC_RELEASE);
 	if (way)
-		__atomic_store_n(&way->idle_at, sl_idle_at(l, want), __ATOMIC_RELEASE);
+		__atomic_store_n(&way->idle_at, wr_idle_at(l, want), __ATOMIC_RELEASE);
 	return true;
 }
 
@@ -904,7 +904,7 @@ static double win_spent(const struct sluice_limit *l, __u32 hosts)
  */
 static bool win_ahead(const struct sluice_limit *l, __u64 off, __u32 idx, __u64 now)
 {
-	__u32 c = sl_limit_wnow(l, now, off) / sl_limit_period_ns(l);
+	__u32 c = wr_limit_wnow(l, now, off) / wr_limit_period_ns(l);
 
 	return (__s32)(idx - c) > 0;
 }
@@ -913,19 +913,19 @@ static bool win_ahead(const struct sluice_limit *l, __u64 off, __u32 idx, __u64 
 static bool fold_state(const struct sluice_limit *l, struct sluice_state *st,
 		       struct sluice_way *way, const struct fleet_view *v)
 {
-	return sl_limit_windowed(l) ? fold_win(l, st, way, v) : fold_tat(&st->tat, v->floor);
+	return wr_limit_windowed(l) ? fold_win(l, st, way, v) : fold_tat(&st->tat, v->floor);
 }
 
 /*
  * Move key k's bucket forward to what the fleet says of it (v). A key this
  * host has no bucket for gets one, claimed as the data path claims ways.
  */
-static bool fold(struct sl_fleet *f, const struct sluice_rule *r, __u32 li,
+static bool fold(struct wr_fleet *f, const struct sluice_rule *r, __u32 li,
 		 const struct sluice_key *k, const struct fleet_view *v,
 		 const struct sluice_config *cfg, __u64 now, struct sluice_way *hint)
 {
 	const struct sluice_limit *l = &r->limits[li];
-	int win = sl_limit_windowed(l);
+	int win = wr_limit_windowed(l);
 	struct sluice_way *way, *victim;
 	struct sluice_set *set;
 	__u64 seen, word;
@@ -945,15 +945,15 @@ static bool fold(struct sl_fleet *f, const struct sluice_rule *r, __u32 li,
 	}
 	if (!f->sets || !cfg->state_sets || cfg->state_sets > f->nr_sets)
 		return false;
-	set = &f->sets[sl_state_set(sl_key_hash(k, cfg->state_seed), cfg->state_sets)];
-	word = win ? sl_win_pack(v->idx, v->cnt < UINT32_MAX ? v->cnt : UINT32_MAX) : v->floor;
+	set = &f->sets[wr_state_set(wr_key_hash(k, cfg->state_seed), cfg->state_sets)];
+	word = win ? wr_win_pack(v->idx, v->cnt < UINT32_MAX ? v->cnt : UINT32_MAX) : v->floor;
 	for (tries = 0; tries < 4; tries++) {
 		way = state_scan(set, k, &victim, &seen);
 		if (way)
 			return fold_state(l, &way->st, way, v);
 		if (state_claim(set, victim, seen, k, word,
 				win && l->algo == SLUICE_ALGO_SLIDING ? v->prev : 0,
-				sl_idle_at(l, word)))
+				wr_idle_at(l, word)))
 			return true;
 	}
 	return false;
@@ -972,7 +972,7 @@ static void node_drop(struct node *n, __u64 now)
 	n->next_try = now + n->backoff;
 }
 
-static void count_err(struct sl_fleet *f, int i, int kind, const char *what, const char *detail)
+static void count_err(struct wr_fleet *f, int i, int kind, const char *what, const char *detail)
 {
 	struct sluice_fleet_node *sn = &f->st.node[i];
 
@@ -990,7 +990,7 @@ static struct timeval tv_ms(__u32 ms)
 }
 
 /* One command, its reply checked for an error; NULL (and the node dropped) on failure. */
-static redisReply *command(struct sl_fleet *f, int i, int argc, const char **argv)
+static redisReply *command(struct wr_fleet *f, int i, int argc, const char **argv)
 {
 	struct node *n = &f->nodes[i];
 	redisReply *rep = redisCommandArgv(n->c, argc, argv, NULL);
@@ -1011,7 +1011,7 @@ static redisReply *command(struct sl_fleet *f, int i, int argc, const char **arg
 	return rep;
 }
 
-static int load_script(struct sl_fleet *f, int i, const char *lua, char *sha)
+static int load_script(struct wr_fleet *f, int i, const char *lua, char *sha)
 {
 	const char *argv[] = { "SCRIPT", "LOAD", lua };
 	redisReply *rep = command(f, i, 3, argv);
@@ -1031,7 +1031,7 @@ static int load_script(struct sl_fleet *f, int i, const char *lua, char *sha)
 }
 
 /* Connect, authenticate and load the scripts; 0 when the node is ready. */
-static int node_connect(struct sl_fleet *f, int i, __u64 now)
+static int node_connect(struct wr_fleet *f, int i, __u64 now)
 {
 	struct node *n = &f->nodes[i];
 	__u32 ms = f->cfg.interval_ms < 500 ? 500 : f->cfg.interval_ms;
@@ -1073,7 +1073,7 @@ static int node_connect(struct sl_fleet *f, int i, __u64 now)
  */
 static size_t trk_slot(const struct trk *tab, size_t cap, __u32 gen, const struct sluice_key *k)
 {
-	size_t i = sl_key_hash(k, 0x5eed) & (cap - 1);
+	size_t i = wr_key_hash(k, 0x5eed) & (cap - 1);
 
 	while (tab[i].used == gen && memcmp(&tab[i].k, k, sizeof(*k)))
 		i = (i + 1) & (cap - 1);
@@ -1088,7 +1088,7 @@ static void trk_prefetch(const struct trk *t)
 }
 
 /* Every hot key and its use, in one pass of batched reads. */
-static int read_use(struct sl_fleet *f, size_t *nr)
+static int read_use(struct wr_fleet *f, size_t *nr)
 {
 	struct sluice_key *keys = f->batch_keys;
 	struct sluice_fleet_use *vals = f->batch_vals;
@@ -1133,7 +1133,7 @@ static __u16 crc16(const char *p, size_t n)
 	return crc;
 }
 
-static __u16 group_slot(const struct sl_fleet *f, __u32 g)
+static __u16 group_slot(const struct wr_fleet *f, __u32 g)
 {
 	char tag[48];
 	int n = snprintf(tag, sizeof(tag), "%s#%u", f->cfg.name, g);
@@ -1142,7 +1142,7 @@ static __u16 group_slot(const struct sl_fleet *f, __u32 g)
 }
 
 /* The node of host:port, added if new; -1 when the table is full. */
-static int node_find(struct sl_fleet *f, const char *host, int port)
+static int node_find(struct wr_fleet *f, const char *host, int port)
 {
 	int i;
 
@@ -1169,7 +1169,7 @@ static int node_find(struct sl_fleet *f, const char *host, int port)
  * known primaries first, then the configured ones: each group's primary.
  * 0, or -errno with the groups' nodes left as they were.
  */
-static int cluster_refresh(struct sl_fleet *f)
+static int cluster_refresh(struct wr_fleet *f)
 {
 	static const char *const argv[] = { "CLUSTER", "SLOTS" };
 	int g, i, tries = f->nr_nodes + f->nr_seeds, node[FLEET_GROUPS];
@@ -1233,7 +1233,7 @@ struct call {
 };
 
 /* The calls of this sync: each group's keys in batches, then its poll. */
-static size_t plan(struct sl_fleet *f, size_t nr)
+static size_t plan(struct wr_fleet *f, size_t nr)
 {
 	size_t at[FLEET_GROUPS + 1] = {}, nc = 0, i;
 	__u32 g;
@@ -1269,7 +1269,7 @@ static size_t plan(struct sl_fleet *f, size_t nr)
 	return nc;
 }
 
-static void append(struct sl_fleet *f, struct call *c, const char **argv, size_t *argvlen,
+static void append(struct wr_fleet *f, struct call *c, const char **argv, size_t *argvlen,
 		   char *args)
 {
 	struct node *n = &f->nodes[c->node];
@@ -1309,7 +1309,7 @@ static void append(struct sl_fleet *f, struct call *c, const char **argv, size_t
 			l = &it->r->limits[it->li];
 			argvlen[argc] = it->name_len;
 			argv[argc++] = it->name;
-			if (sl_limit_windowed(l)) {
+			if (wr_limit_windowed(l)) {
 				p = put_double(p, l->algo == SLUICE_ALGO_SLIDING ? 2 : 1);
 				p = put_double(p, it->widx);
 				p = put_double(p, it->wc_prev);
@@ -1317,7 +1317,7 @@ static void append(struct sl_fleet *f, struct call *c, const char **argv, size_t
 				p = put_double(p, it->wown_cur);
 				p = put_double(p, it->wown_prev);
 				p = put_double(p, win_spent(l, f->st.hosts));
-				p = put_double(p, sl_limit_period_ns(l) / 1000);
+				p = put_double(p, wr_limit_period_ns(l) / 1000);
 				p = put_double(p, l->rate);
 				p = put_double(p, f->host_id);
 				p = put_double(p, f->st.hosts ? f->st.hosts : 1);
@@ -1363,13 +1363,13 @@ static void append(struct sl_fleet *f, struct call *c, const char **argv, size_t
  * Without an allocation (this host's clock is behind the fleet's), at
  * least the fleet's count. -EPROTO on numbers no script sends.
  */
-static int take_win(struct sl_fleet *f, struct item *it, const struct sluice_limit *l,
+static int take_win(struct wr_fleet *f, struct item *it, const struct sluice_limit *l,
 		    const char *p, const struct sluice_config *cfg, __u64 sent_at,
 		    struct fleet_view *v)
 {
 	double si = get_double(p), sc = get_double(p + 8), sp = get_double(p + 16);
 	double a = get_double(p + 24), cnt;
-	__u64 period = sl_limit_period_ns(l), off = cfg->fleet_win_off, unit_ns, grew, fm;
+	__u64 period = wr_limit_period_ns(l), off = cfg->fleet_win_off, unit_ns, grew, fm;
 
 	/* The script's window is the one sent, or a later one another host's clock turned to. */
 	if (!(si >= 1 && si < 1.8e16 && sc >= 0 && sc < 1.8e19 && sp >= 0 && sp < 1.8e19 &&
@@ -1432,7 +1432,7 @@ static int take_win(struct sl_fleet *f, struct item *it, const struct sluice_lim
  * to a node with another clock). Written after the sync (sync_once): its
  * keys were reckoned with the one in force.
  */
-static void win_clock(struct sl_fleet *f, __u64 now_r, __u64 sent, __u64 recv)
+static void win_clock(struct wr_fleet *f, __u64 now_r, __u64 sent, __u64 recv)
 {
 	__u64 rtt = recv > sent ? recv - sent : 0, mid = sent + rtt / 2, r_ns = now_r * 1000, d;
 
@@ -1447,7 +1447,7 @@ static void win_clock(struct sl_fleet *f, __u64 now_r, __u64 sent, __u64 recv)
 }
 
 /* One reply: 0, 1 when it was a redirect (the call was not run), or -errno. */
-static int take(struct sl_fleet *f, struct call *c, redisReply *rep,
+static int take(struct wr_fleet *f, struct call *c, redisReply *rep,
 		const struct sluice_config *cfg)
 {
 	struct node *n = &f->nodes[c->node];
@@ -1480,7 +1480,7 @@ static int take(struct sl_fleet *f, struct call *c, redisReply *rep,
 		for (k = 0; k < c->n; k++) {
 			const struct item *it = &f->items[c->first + k];
 
-			want += sl_limit_windowed(&it->r->limits[it->li]) ? 4 : 1;
+			want += wr_limit_windowed(&it->r->limits[it->li]) ? 4 : 1;
 		}
 		if (!ahead || ahead->type != REDIS_REPLY_STRING ||
 		    (size_t)ahead->len != want * sizeof(double))
@@ -1498,7 +1498,7 @@ static int take(struct sl_fleet *f, struct call *c, redisReply *rep,
 				if (nx->way)
 					__builtin_prefetch(nx->way);
 			}
-			if (sl_limit_windowed(l)) {
+			if (wr_limit_windowed(l)) {
 				if (take_win(f, it, l, ahead->str + at, cfg, n->sent_at, &v))
 					goto garbage;
 				at += 4 * sizeof(double);
@@ -1565,9 +1565,9 @@ counted:
 			if (!(score > now_r && score < 1.8e16))
 				continue;
 			l = &r->limits[li];
-			if (sl_limit_windowed(l)) {
+			if (wr_limit_windowed(l)) {
 				/* Over until its window ends: that window, at its count. */
-				__u64 period = sl_limit_period_ns(l), off = cfg->fleet_win_off;
+				__u64 period = wr_limit_period_ns(l), off = cfg->fleet_win_off;
 
 				if (!off)
 					continue;
@@ -1601,7 +1601,7 @@ garbage:
 }
 
 /* Keys whose charge did not reach the fleet: send it again next time. */
-static void unsend(struct sl_fleet *f, const struct call *c)
+static void unsend(struct wr_fleet *f, const struct call *c)
 {
 	size_t k;
 
@@ -1618,7 +1618,7 @@ static void unsend(struct sl_fleet *f, const struct call *c)
 }
 
 /* Send every call of node i, pipelined, and take the replies in order. */
-static void node_exchange(struct sl_fleet *f, int i, size_t nc, const char **argv,
+static void node_exchange(struct wr_fleet *f, int i, size_t nc, const char **argv,
 			  size_t *argvlen, char *args, const struct sluice_config *cfg)
 {
 	struct node *n = &f->nodes[i];
@@ -1658,7 +1658,7 @@ static void node_exchange(struct sl_fleet *f, int i, size_t nc, const char **arg
 			 * window's next floors do.
 			 */
 			node_drop(n, fleet_now(f));
-			if (f->cfg.mode == SL_FLEET_CLUSTER)
+			if (f->cfg.mode == WR_FLEET_CLUSTER)
 				f->refresh = true;
 			ok = false;
 			continue;
@@ -1702,11 +1702,11 @@ static void node_exchange(struct sl_fleet *f, int i, size_t nc, const char **arg
  * the limit, and units times the live hosts under FLEET_COOL of the limit
  * over the time since its last send).
  */
-static bool win_of(struct sl_fleet *f, struct item *it, const struct sluice_limit *l, __u64 word,
+static bool win_of(struct wr_fleet *f, struct item *it, const struct sluice_limit *l, __u64 word,
 		   __u64 now, __u64 units, __u64 off)
 {
-	__u64 period = sl_limit_period_ns(l), elapsed;
-	__u32 c = sl_limit_wnow(l, now, off) / period, wi = word >> 32;
+	__u64 period = wr_limit_period_ns(l), elapsed;
+	__u32 c = wr_limit_wnow(l, now, off) / period, wi = word >> 32;
 
 	units += it->t.carry_ns;
 	it->t.carry_ns = 0;
@@ -1753,14 +1753,14 @@ static bool win_of(struct sl_fleet *f, struct item *it, const struct sluice_limi
 }
 
 /* The live rule set and the switches; the hot keys with what they grew by. */
-static size_t gather(struct sl_fleet *f, struct sluice_config *cfg, unsigned int mult)
+static size_t gather(struct wr_fleet *f, struct sluice_config *cfg, unsigned int mult)
 {
 	const struct sluice_rule *last_r = NULL;
 	size_t nr = 0, i, out = 0, s;
 	__u64 now = fleet_now(f), h;
 
 	f->names_used = 0;
-	if (sl_read_live(&f->maps, f->rs) || sl_config_read(&f->maps, cfg) ||
+	if (wr_read_live(&f->maps, f->rs) || wr_config_read(&f->maps, cfg) ||
 	    read_use(f, &nr))
 		return 0;
 	/* The next table as small as the keys allow: fewer cache misses. */
@@ -1778,14 +1778,14 @@ static size_t gather(struct sl_fleet *f, struct sluice_config *cfg, unsigned int
 			const struct sluice_key *nk = &f->items[i + FLEET_AHEAD].k;
 
 			if (nk->family && f->sets && cfg->state_sets && cfg->state_sets <= f->nr_sets) {
-				const char *p = (const char *)&f->sets[sl_state_set(
-					sl_key_hash(nk, cfg->state_seed), cfg->state_sets)];
+				const char *p = (const char *)&f->sets[wr_state_set(
+					wr_key_hash(nk, cfg->state_seed), cfg->state_sets)];
 				size_t o;
 
 				for (o = 0; o < sizeof(struct sluice_set); o += 64)
 					__builtin_prefetch(p + o);
 			}
-			h = sl_key_hash(nk, 0x5eed);
+			h = wr_key_hash(nk, 0x5eed);
 			trk_prefetch(&f->tab[h & (f->tab_cap - 1)]);
 			trk_prefetch(&f->tab_next[h & (f->next_cap - 1)]);
 		}
@@ -1837,7 +1837,7 @@ static size_t gather(struct sl_fleet *f, struct sluice_config *cfg, unsigned int
 			__u64 seen;
 
 			if (f->sets && cfg->state_sets && cfg->state_sets <= f->nr_sets) {
-				set = &f->sets[sl_state_set(sl_key_hash(&it->k, cfg->state_seed),
+				set = &f->sets[wr_state_set(wr_key_hash(&it->k, cfg->state_seed),
 							    cfg->state_sets)];
 				w = state_scan(set, &it->k, &victim, &seen);
 				ahead = w ? READ_ONCE(w->st.tat) : 0;
@@ -1854,7 +1854,7 @@ static size_t gather(struct sl_fleet *f, struct sluice_config *cfg, unsigned int
 		 * Idle: nothing charged and nothing refused here since the last
 		 * sync. A fleet window's key that spent its allocation refuses
 		 * and charges nothing until its window turns; cold by its
-		 * charges alone, it left sl_fleet_use at the turn and began the
+		 * charges alone, it left wr_fleet_use at the turn and began the
 		 * next window untracked.
 		 */
 		it->t.idle = delta || it->refusing ? 0 : it->t.idle + 1;
@@ -1863,7 +1863,7 @@ static size_t gather(struct sl_fleet *f, struct sluice_config *cfg, unsigned int
 			bpf_map_delete_elem(f->maps.fleet_use, &it->k);
 			continue;
 		}
-		if (sl_limit_windowed(l)) {
+		if (wr_limit_windowed(l)) {
 			/* ahead: the bucket's word, (window, count). */
 			if (!win_of(f, it, l, ahead, now, delta / (mult ? mult : 1),
 				    cfg->fleet_win_off)) {
@@ -1904,7 +1904,7 @@ send:
 		if (item_name(f, it, r - f->rs->rules))
 			continue;
 		/* A token bucket sends its run's total (sync_lua): a lost answer loses no charge. */
-		if (!sl_limit_windowed(l))
+		if (!wr_limit_windowed(l))
 			it->t.tot_us += it->charge_us;
 		it->slot = trk_slot(f->tab_next, f->next_cap, f->gen + 1, &it->k);
 		f->tab_next[it->slot] = it->t;
@@ -1928,7 +1928,7 @@ send:
  * held by another writer, it is tried again after the next sync. A root
  * that cannot be opened has no other writer (a test's maps).
  */
-static void win_off_store(struct sl_fleet *f, __u64 off, __u64 rtt)
+static void win_off_store(struct wr_fleet *f, __u64 off, __u64 rtt)
 {
 	struct sluice_config cfg;
 	int fd = open(opts.root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -1937,9 +1937,9 @@ static void win_off_store(struct sl_fleet *f, __u64 off, __u64 rtt)
 		close(fd);
 		return;
 	}
-	if (!sl_config_read(&f->maps, &cfg)) {
+	if (!wr_config_read(&f->maps, &cfg)) {
 		cfg.fleet_win_off = off;
-		if (!sl_config_write(&f->maps, &cfg)) {
+		if (!wr_config_write(&f->maps, &cfg)) {
 			f->win_off = off;
 			f->win_off_rtt = rtt;
 			f->win_off_next = 0;
@@ -1949,7 +1949,7 @@ static void win_off_store(struct sl_fleet *f, __u64 off, __u64 rtt)
 		close(fd);
 }
 
-static void write_status(struct sl_fleet *f)
+static void write_status(struct wr_fleet *f)
 {
 	__u32 zero = 0;
 
@@ -1958,7 +1958,7 @@ static void write_status(struct sl_fleet *f)
 }
 
 /* One sync: every node's calls, pipelined, then the replies. */
-static void sync_once(struct sl_fleet *f, const char **argv, size_t *argvlen, char *args)
+static void sync_once(struct wr_fleet *f, const char **argv, size_t *argvlen, char *args)
 {
 	struct sluice_config cfg = {};
 	unsigned int mult = __atomic_load_n(&f->mult, __ATOMIC_RELAXED), want;
@@ -1968,7 +1968,7 @@ static void sync_once(struct sl_fleet *f, const char **argv, size_t *argvlen, ch
 	int i;
 	__u32 g;
 
-	if (f->cfg.mode == SL_FLEET_CLUSTER && (f->refresh || !f->mapped)) {
+	if (f->cfg.mode == WR_FLEET_CLUSTER && (f->refresh || !f->mapped)) {
 		if (!cluster_refresh(f))
 			f->mapped = true;
 	}
@@ -1988,7 +1988,7 @@ static void sync_once(struct sl_fleet *f, const char **argv, size_t *argvlen, ch
 			for (j = 0; j < nc; j++)
 				if (f->calls[j].node == i)
 					unsend(f, &f->calls[j]);
-			if (f->cfg.mode == SL_FLEET_CLUSTER)
+			if (f->cfg.mode == WR_FLEET_CLUSTER)
 				f->refresh = true;
 			continue;
 		}
@@ -2073,16 +2073,16 @@ static void sync_once(struct sl_fleet *f, const char **argv, size_t *argvlen, ch
 	f->use_fleet *= 0.95;
 	/* The fallback: each host's share (safe), the last share (hold), or the full rate (local). */
 	want = 1;
-	if (stale && f->cfg.fallback == SL_FLEET_SAFE)
+	if (stale && f->cfg.fallback == WR_FLEET_SAFE)
 		want = f->hosts_hi > 255 ? 255 : f->hosts_hi ? f->hosts_hi : 1;
-	else if (stale && f->cfg.fallback == SL_FLEET_HOLD)
+	else if (stale && f->cfg.fallback == WR_FLEET_HOLD)
 		want = f->hold_mult ? f->hold_mult : 1;
 	if (stale != (bool)f->st.fallback_active)
 		fprintf(stderr, "sluice: fleet: %s (fallback %s, each packet counts %ux)\n",
 			stale ? "Redis is stale: the fallback is in force"
 			      : "Redis answers again: fleet limits are in step",
-			f->cfg.fallback == SL_FLEET_SAFE ? "safe" :
-			f->cfg.fallback == SL_FLEET_HOLD ? "hold" : "local", want);
+			f->cfg.fallback == WR_FLEET_SAFE ? "safe" :
+			f->cfg.fallback == WR_FLEET_HOLD ? "hold" : "local", want);
 	f->st.fallback_active = stale;
 	if (want != mult) {
 		__u64 one = 1;
@@ -2098,7 +2098,7 @@ static void sync_once(struct sl_fleet *f, const char **argv, size_t *argvlen, ch
 	write_status(f);
 }
 
-void sl_fleet_sync(struct sl_fleet *f)
+void wr_fleet_sync(struct wr_fleet *f)
 {
 	sync_once(f, f->argv, f->argvlen, f->args);
 }
@@ -2106,13 +2106,13 @@ void sl_fleet_sync(struct sl_fleet *f)
 /*
  * When the next fleet window turns after now (CLOCK_MONOTONIC), and
  * FLEET_TURN_NS more; 0 if no fleet window limit is in force or there is
- * no fleet clock yet. Every host's windows turn together (sl_limit_wnow),
+ * no fleet clock yet. Every host's windows turn together (wr_limit_wnow),
  * and each host starts a new window with nothing counted, so until its
  * first sync in it a host admits whatever comes; a sync just after the
  * turn, on every host at once, hands out the shares while the window is
  * still nearly whole.
  */
-__u64 sl_fleet_turn_after(const struct sl_fleet *f, __u64 now)
+__u64 wr_fleet_turn_after(const struct wr_fleet *f, __u64 now)
 {
 	__u64 best = 0, period, t;
 	__u32 i, j;
@@ -2123,10 +2123,10 @@ __u64 sl_fleet_turn_after(const struct sl_fleet *f, __u64 now)
 		for (j = 0; j < f->rs->rules[i].nr_limits && j < SLUICE_MAX_LIMITS; j++) {
 			const struct sluice_limit *l = &f->rs->rules[i].limits[j];
 
-			if (!l->fleet || !sl_limit_windowed(l))
+			if (!l->fleet || !wr_limit_windowed(l))
 				continue;
-			period = sl_limit_period_ns(l);
-			t = now + period - sl_limit_wnow(l, now, f->win_off) % period + FLEET_TURN_NS;
+			period = wr_limit_period_ns(l);
+			t = now + period - wr_limit_wnow(l, now, f->win_off) % period + FLEET_TURN_NS;
 			if (!best || t < best)
 				best = t;
 		}
@@ -2140,7 +2140,7 @@ static struct timespec ts_of(__u64 ns)
 
 static void *fleet_thread(void *arg)
 {
-	struct sl_fleet *f = arg;
+	struct wr_fleet *f = arg;
 	__u64 next = mono_ns(), wake, turn;
 	bool extra = false;
 
@@ -2153,7 +2153,7 @@ static void *fleet_thread(void *arg)
 			break;
 		}
 		pthread_mutex_unlock(&f->lock);
-		sl_fleet_sync(f);
+		wr_fleet_sync(f);
 		/* A sync at a window's turn leaves the interval's schedule as it was. */
 		if (!extra) {
 			next += (__u64)f->cfg.interval_ms * 1000000ULL;
@@ -2162,7 +2162,7 @@ static void *fleet_thread(void *arg)
 				next = mono_ns();
 		}
 		wake = next;
-		turn = sl_fleet_turn_after(f, mono_ns());
+		turn = wr_fleet_turn_after(f, mono_ns());
 		extra = turn && turn < next;
 		if (extra)
 			wake = turn;
@@ -2176,13 +2176,13 @@ static void *fleet_thread(void *arg)
 }
 
 /* "[USER] PASSWORD" on the first line of a root-only file. */
-static int read_auth(struct sl_fleet *f)
+static int read_auth(struct wr_fleet *f)
 {
 	char why[320], line[512], *nl, *sp;
 	FILE *fp;
 	int err;
 
-	err = sl_fleet_auth_check(f->cfg.auth_file, why, sizeof(why));
+	err = wr_fleet_auth_check(f->cfg.auth_file, why, sizeof(why));
 	if (err) {
 		pr_err("fleet: auth-file: %s", why);
 		return err;
@@ -2212,7 +2212,7 @@ static int read_auth(struct sl_fleet *f)
 	return 0;
 }
 
-/* sl_state and sl_agg into this process, for the fold. */
+/* wr_state and wr_agg into this process, for the fold. */
 static void *map_mmap(int fd, size_t *len, __u32 *entries)
 {
 	struct bpf_map_info info = {};
@@ -2229,7 +2229,7 @@ static void *map_mmap(int fd, size_t *len, __u32 *entries)
 	return p == MAP_FAILED ? NULL : p;
 }
 
-static void fleet_free(struct sl_fleet *f)
+static void fleet_free(struct wr_fleet *f)
 {
 	int i;
 
@@ -2246,7 +2246,7 @@ static void fleet_free(struct sl_fleet *f)
 		memset(&f->st, 0, sizeof(f->st));
 		bpf_map_update_elem(f->maps.fleet_status, &zero, &f->st, BPF_ANY);
 	}
-	sl_maps_close(&f->maps);
+	wr_maps_close(&f->maps);
 	free(f->tab);
 	free(f->tab_next);
 	free(f->items);
@@ -2262,13 +2262,13 @@ static void fleet_free(struct sl_fleet *f)
 }
 
 /* Each fd of m duplicated into *out (all -1 on failure): 0 or -errno. */
-static int maps_dup(const struct sl_maps *m, struct sl_maps *out)
+static int maps_dup(const struct wr_maps *m, struct wr_maps *out)
 {
-	struct sl_maps in = *m;
-	int *src[] = SL_MAP_FDS(&in), *dst[] = SL_MAP_FDS(out);
+	struct wr_maps in = *m;
+	int *src[] = WR_MAP_FDS(&in), *dst[] = WR_MAP_FDS(out);
 	size_t i;
 
-	sl_maps_reset(out);
+	wr_maps_reset(out);
 	for (i = 0; i < ARRAY_SIZE(src); i++) {
 		if (*src[i] < 0)
 			continue;
@@ -2276,24 +2276,24 @@ static int maps_dup(const struct sl_maps *m, struct sl_maps *out)
 		if (*dst[i] < 0) {
 			int err = -errno;
 
-			sl_maps_close(out);
+			wr_maps_close(out);
 			return err;
 		}
 	}
 	return 0;
 }
 
-struct sl_fleet *sl_fleet_open(const struct sl_cfg_fleet *cfg, const struct sl_maps *maps,
-			       const struct sl_fleet_hooks *hooks)
+struct wr_fleet *wr_fleet_open(const struct wr_cfg_fleet *cfg, const struct wr_maps *maps,
+			       const struct wr_fleet_hooks *hooks)
 {
-	struct sl_fleet *f = calloc(1, sizeof(*f));
+	struct wr_fleet *f = calloc(1, sizeof(*f));
 	int i, err;
 
 	if (!f) {
 		errno = ENOMEM;
 		return NULL;
 	}
-	sl_maps_reset(&f->maps);
+	wr_maps_reset(&f->maps);
 	{
 		pthread_condattr_t ca;
 
@@ -2312,7 +2312,7 @@ struct sl_fleet *sl_fleet_open(const struct sl_cfg_fleet *cfg, const struct sl_m
 	f->mult = 1;
 	if (!f->cfg.host[0] && gethostname(f->cfg.host, sizeof(f->cfg.host) - 1))
 		strcpy(f->cfg.host, "localhost");
-	err = maps ? maps_dup(maps, &f->maps) : sl_maps_open(&f->maps);
+	err = maps ? maps_dup(maps, &f->maps) : wr_maps_open(&f->maps);
 	if (err)
 		goto fail;
 	f->sets = map_mmap(f->maps.state, &f->sets_len, &f->nr_sets);
@@ -2327,7 +2327,7 @@ struct sl_fleet *sl_fleet_open(const struct sl_cfg_fleet *cfg, const struct sl_m
 		struct sluice_config sc;
 
 		/* The offset in force stays (a restart turns no window), until Redis disagrees. */
-		if (!sl_config_read(&f->maps, &sc) && sc.fleet_win_off) {
+		if (!wr_config_read(&f->maps, &sc) && sc.fleet_win_off) {
 			f->win_off = sc.fleet_win_off;
 			f->win_off_rtt = 2000000;
 		}
@@ -2371,7 +2371,7 @@ struct sl_fleet *sl_fleet_open(const struct sl_cfg_fleet *cfg, const struct sl_m
 		*colon = '\0';
 		if (colon > host && colon[-1] == ']')
 			colon[-1] = '\0';
-		if (f->cfg.mode == SL_FLEET_CLUSTER) {
+		if (f->cfg.mode == WR_FLEET_CLUSTER) {
 			/* Where to ask for the slot map; the primaries are found there. */
 			snprintf(f->seeds[i].host, sizeof(f->seeds[i].host), "%s", host);
 			f->seeds[i].port = atoi(colon + 1);
@@ -2384,7 +2384,7 @@ struct sl_fleet *sl_fleet_open(const struct sl_cfg_fleet *cfg, const struct sl_m
 		f->group_node[i] = f->nr_nodes ? i % f->nr_nodes : 0;
 		f->group_ok[i] = fleet_now(f);	/* stale-after counts from the start */
 	}
-	f->mapped = f->cfg.mode != SL_FLEET_CLUSTER;
+	f->mapped = f->cfg.mode != WR_FLEET_CLUSTER;
 	snprintf(f->st.name, sizeof(f->st.name), "%s", f->cfg.name);
 	snprintf(f->st.host, sizeof(f->st.host), "%s", f->cfg.host);
 	/* 48 bits: a double holds it exactly; 0 is no host. */
@@ -2411,15 +2411,15 @@ fail:
 	return NULL;
 }
 
-void sl_fleet_close(struct sl_fleet *f)
+void wr_fleet_close(struct wr_fleet *f)
 {
 	if (f)
 		fleet_free(f);
 }
 
-struct sl_fleet *sl_fleet_start(const struct sl_cfg_fleet *cfg, int notify_fd)
+struct wr_fleet *wr_fleet_start(const struct wr_cfg_fleet *cfg, int notify_fd)
 {
-	struct sl_fleet *f = sl_fleet_open(cfg, NULL, NULL);
+	struct wr_fleet *f = wr_fleet_open(cfg, NULL, NULL);
 	int err;
 
 	if (!f)
@@ -2434,7 +2434,7 @@ struct sl_fleet *sl_fleet_start(const struct sl_cfg_fleet *cfg, int notify_fd)
 	return f;
 }
 
-void sl_fleet_stop(struct sl_fleet *f)
+void wr_fleet_stop(struct wr_fleet *f)
 {
 	if (!f)
 		return;
@@ -2446,13 +2446,13 @@ void sl_fleet_stop(struct sl_fleet *f)
 	fleet_free(f);
 }
 
-bool sl_fleet_same(const struct sl_fleet *f, const struct sl_cfg_fleet *cfg)
+bool wr_fleet_same(const struct wr_fleet *f, const struct wr_cfg_fleet *cfg)
 {
 	/* With an auth file, a reload reads the password again. */
 	return f && !cfg->auth_file[0] && !memcmp(&f->orig, cfg, sizeof(*cfg));
 }
 
-unsigned int sl_fleet_multiplier(const struct sl_fleet *f)
+unsigned int wr_fleet_multiplier(const struct wr_fleet *f)
 {
 	return f ? __atomic_load_n(&f->mult, __ATOMIC_RELAXED) : 1;
 }
@@ -2461,7 +2461,7 @@ unsigned int sl_fleet_multiplier(const struct sl_fleet *f)
 
 static void usage_fleet(void)
 {
-	fprintf(sl_usage_out(),
+	fprintf(wr_usage_out(),
 		"Usage: sluice fleet status\n"
 		"  The daemon's sync of fleet-wide limits (scope fleet) with Redis: its\n"
 		"  nodes and their health, the last sync, hot keys, the fallback, and this\n"
@@ -2475,7 +2475,7 @@ static int cmd_status(int argc, char **argv, void *ctx)
 	struct sluice_fleet_status st;
 	struct sluice_config sc;
 	struct sluice_ruleset *rs = NULL;
-	struct sl_maps m;
+	struct wr_maps m;
 	__u32 zero = 0, i, j;
 	__u64 now = mono_ns();
 	bool running;
@@ -2487,7 +2487,7 @@ static int cmd_status(int argc, char **argv, void *ctx)
 		usage_fleet();
 		return -EINVAL;
 	}
-	err = sl_maps_open(&m);
+	err = wr_maps_open(&m);
 	if (err)
 		return err;
 	rs = calloc(1, sizeof(*rs));
@@ -2495,8 +2495,8 @@ static int cmd_status(int argc, char **argv, void *ctx)
 		err = -ENOMEM;
 		goto out;
 	}
-	if (bpf_map_lookup_elem(m.fleet_status, &zero, &st) || sl_read_live(&m, rs) ||
-	    sl_config_read(&m, &sc)) {
+	if (bpf_map_lookup_elem(m.fleet_status, &zero, &st) || wr_read_live(&m, rs) ||
+	    wr_config_read(&m, &sc)) {
 		err = -errno;
 		pr_err("cannot read the fleet's state: %s", strerror(-err));
 		goto out;
@@ -2573,7 +2573,7 @@ static int cmd_status(int argc, char **argv, void *ctx)
 	out_end();
 out:
 	free(rs);
-	sl_maps_close(&m);
+	wr_maps_close(&m);
 	return err;
 }
 
@@ -2583,13 +2583,13 @@ static void usage_ctx(void *ctx)
 	usage_fleet();
 }
 
-static const struct sl_cmd fleet_cmds[] = {
+static const struct wr_cmd fleet_cmds[] = {
 	{ "status", cmd_status },
 	{ "show", cmd_status },
 };
 
 int do_fleet(int argc, char **argv)
 {
-	return sl_cmd_select(fleet_cmds, ARRAY_SIZE(fleet_cmds), "fleet", argc, argv, NULL,
+	return wr_cmd_select(fleet_cmds, ARRAY_SIZE(fleet_cmds), "fleet", argc, argv, NULL,
 			     usage_ctx);
 }

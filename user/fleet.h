@@ -7,31 +7,31 @@
 
 #include "config.h"
 
-struct sl_fleet;
+struct wr_fleet;
 
 /*
  * Start syncing under cfg (copied) on the pinned maps of the current root,
  * in a thread of its own: the caller's loop never waits on Redis. When the
  * cost multiplier the fleet limits should carry changes (the safe fallback
  * starts or ends), notify_fd (an eventfd) is written and
- * sl_fleet_multiplier() says the new one. NULL with errno on failure.
+ * wr_fleet_multiplier() says the new one. NULL with errno on failure.
  */
-struct sl_fleet *sl_fleet_start(const struct sl_cfg_fleet *cfg, int notify_fd);
-void sl_fleet_stop(struct sl_fleet *f);
-unsigned int sl_fleet_multiplier(const struct sl_fleet *f);
+struct wr_fleet *wr_fleet_start(const struct wr_cfg_fleet *cfg, int notify_fd);
+void wr_fleet_stop(struct wr_fleet *f);
+unsigned int wr_fleet_multiplier(const struct wr_fleet *f);
 /*
  * Whether f runs under exactly cfg (and reads no password): a reload that
  * keeps it keeps the sync.
  */
-bool sl_fleet_same(const struct sl_fleet *f, const struct sl_cfg_fleet *cfg);
+bool wr_fleet_same(const struct wr_fleet *f, const struct wr_cfg_fleet *cfg);
 
 /*
  * The sync without its thread, for tests/fleet_sim.c, which runs several
- * hosts' syncs in one process against simulated time. sl_fleet_start() is
- * sl_fleet_open(cfg, NULL, NULL) and a thread calling sl_fleet_sync()
+ * hosts' syncs in one process against simulated time. wr_fleet_start() is
+ * wr_fleet_open(cfg, NULL, NULL) and a thread calling wr_fleet_sync()
  * every interval.
  */
-struct sl_fleet_hooks {
+struct wr_fleet_hooks {
 	/* The clock of the sync, which must be the data path's (default CLOCK_MONOTONIC). */
 	__u64 (*clock)(void *ctx);
 	/*
@@ -48,18 +48,18 @@ struct sl_fleet_hooks {
  * A sync on maps (its fds are duplicated; NULL: the pinned maps of the
  * current root) under hooks (NULL: none). NULL with errno on failure.
  */
-struct sl_fleet *sl_fleet_open(const struct sl_cfg_fleet *cfg, const struct sl_maps *maps,
-			       const struct sl_fleet_hooks *hooks);
+struct wr_fleet *wr_fleet_open(const struct wr_cfg_fleet *cfg, const struct wr_maps *maps,
+			       const struct wr_fleet_hooks *hooks);
 /* One sync: every hot key's charge sent, the fleet's answers folded in. */
-void sl_fleet_sync(struct sl_fleet *f);
+void wr_fleet_sync(struct wr_fleet *f);
 /*
  * When the sync after the next fleet window's turn is due, on the sync's
  * clock (later than now); 0 with no fleet window in force or no fleet clock
- * yet. sl_fleet_start()'s thread syncs then as well as every interval.
+ * yet. wr_fleet_start()'s thread syncs then as well as every interval.
  */
-__u64 sl_fleet_turn_after(const struct sl_fleet *f, __u64 now);
-/* Free what sl_fleet_open() made (not for sl_fleet_start()'s: sl_fleet_stop()). */
-void sl_fleet_close(struct sl_fleet *f);
+__u64 wr_fleet_turn_after(const struct wr_fleet *f, __u64 now);
+/* Free what wr_fleet_open() made (not for wr_fleet_start()'s: wr_fleet_stop()). */
+void wr_fleet_close(struct wr_fleet *f);
 
 /*
  * The Redis key of a bucket, as every host names it:
@@ -67,7 +67,7 @@ void sl_fleet_close(struct sl_fleet *f);
  * bucket); PARAMS is a hash of the limit's rate, burst and key, so hosts
  * whose limits differ never share a bucket.
  */
-int sl_fleet_key_name(const char *fleet, const char *rule, __u32 li, const struct sluice_limit *l,
+int wr_fleet_key_name(const char *fleet, const char *rule, __u32 li, const struct sluice_limit *l,
 		      const struct sluice_key *k, char *buf, size_t len);
 
 /* `sluice fleet status` */

@@ -28,43 +28,43 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-enum sl_feature {
-	SL_FEAT_CMPXCHG,	/* BPF_ATOMIC | BPF_CMPXCHG */
-	SL_FEAT_SOCKOPS_NETNS,	/* bpf_get_netns_cookie() in sock_ops */
-	SL_FEAT_BPF_LOOP,	/* bpf_loop() */
-	SL_FEAT_XDP_FRAGS,	/* xdp.frags, bpf_xdp_get_buff_len() */
-	SL_FEAT_SYNCOOKIE,	/* bpf_tcp_raw_{gen,check}_syncookie_ipv4/6() in XDP */
-	SL_FEAT_NR,
+enum wr_feature {
+	WR_FEAT_CMPXCHG,	/* BPF_ATOMIC | BPF_CMPXCHG */
+	WR_FEAT_SOCKOPS_NETNS,	/* bpf_get_netns_cookie() in sock_ops */
+	WR_FEAT_BPF_LOOP,	/* bpf_loop() */
+	WR_FEAT_XDP_FRAGS,	/* xdp.frags, bpf_xdp_get_buff_len() */
+	WR_FEAT_SYNCOOKIE,	/* bpf_tcp_raw_{gen,check}_syncookie_ipv4/6() in XDP */
+	WR_FEAT_NR,
 };
 
-static const struct sl_feature_desc {
+static const struct wr_feature_desc {
 	const char *name;	/* for SLUICE_FEATURES_OFF */
 	const char *what;
 	const char *since;	/* the release it came in */
 	const char *instead;	/* NULL: sluice cannot run without it */
-} sl_feature_descs[SL_FEAT_NR] = {
-	[SL_FEAT_CMPXCHG] = { "cmpxchg", "BPF atomic compare-and-swap", "5.12", NULL },
-	[SL_FEAT_SOCKOPS_NETNS] = { "sockops_netns_cookie",
+} wr_feature_descs[WR_FEAT_NR] = {
+	[WR_FEAT_CMPXCHG] = { "cmpxchg", "BPF atomic compare-and-swap", "5.12", NULL },
+	[WR_FEAT_SOCKOPS_NETNS] = { "sockops_netns_cookie",
 				    "bpf_get_netns_cookie() in sock_ops programs", "5.15",
 				    "connection limits (conns N) are refused; every other "
 				    "limit works" },
-	[SL_FEAT_BPF_LOOP] = { "bpf_loop", "bpf_loop()", "5.17",
+	[WR_FEAT_BPF_LOOP] = { "bpf_loop", "bpf_loop()", "5.17",
 			       "the rules are walked in a bounded loop, verified pass by pass" },
-	[SL_FEAT_XDP_FRAGS] = { "xdp_frags", "XDP multi-buffer (xdp.frags)", "5.18",
+	[WR_FEAT_XDP_FRAGS] = { "xdp_frags", "XDP multi-buffer (xdp.frags)", "5.18",
 				"XDP sees only the first buffer of a frame, and native XDP does "
 				"not attach where the MTU needs more than one" },
-	[SL_FEAT_SYNCOOKIE] = { "syncookie", "the raw SYN cookie helpers "
+	[WR_FEAT_SYNCOOKIE] = { "syncookie", "the raw SYN cookie helpers "
 				"(bpf_tcp_raw_gen_syncookie_ipv4/6) in XDP", "6.0",
 				"rules with action cookie are refused; every other rule works" },
 };
 
 /* 1 the kernel has it, 0 it has not, -1 the probe could not tell. */
-struct sl_features {
-	int has[SL_FEAT_NR];
+struct wr_features {
+	int has[WR_FEAT_NR];
 };
 
 /* A compare-and-swap on a stack slot: refused by kernels before 5.12. */
-static inline int sl_probe_cmpxchg(void)
+static inline int wr_probe_cmpxchg(void)
 {
 	const struct bpf_insn insns[] = {
 		/* *(u64 *)(r10 - 8) = 0 */
@@ -89,30 +89,30 @@ static inline int sl_probe_cmpxchg(void)
 	return errno == EINVAL ? 0 : -1;
 }
 
-static inline int sl_probe_helper(enum bpf_prog_type type, enum bpf_func_id id)
+static inline int wr_probe_helper(enum bpf_prog_type type, enum bpf_func_id id)
 {
 	int r = libbpf_probe_bpf_helper(type, id, NULL);
 
 	return r < 0 ? -1 : r;
 }
 
-static inline void sl_features_probe(struct sl_features *f)
+static inline void wr_features_probe(struct wr_features *f)
 {
 	const char *off = getenv("SLUICE_FEATURES_OFF");
 	int i;
 
-	f->has[SL_FEAT_CMPXCHG] = sl_probe_cmpxchg();
-	f->has[SL_FEAT_SOCKOPS_NETNS] = sl_probe_helper(BPF_PROG_TYPE_SOCK_OPS,
+	f->has[WR_FEAT_CMPXCHG] = wr_probe_cmpxchg();
+	f->has[WR_FEAT_SOCKOPS_NETNS] = wr_probe_helper(BPF_PROG_TYPE_SOCK_OPS,
 							BPF_FUNC_get_netns_cookie);
-	f->has[SL_FEAT_BPF_LOOP] = sl_probe_helper(BPF_PROG_TYPE_XDP, BPF_FUNC_loop);
-	f->has[SL_FEAT_XDP_FRAGS] = sl_probe_helper(BPF_PROG_TYPE_XDP,
+	f->has[WR_FEAT_BPF_LOOP] = wr_probe_helper(BPF_PROG_TYPE_XDP, BPF_FUNC_loop);
+	f->has[WR_FEAT_XDP_FRAGS] = wr_probe_helper(BPF_PROG_TYPE_XDP,
 						    BPF_FUNC_xdp_get_buff_len);
 	/* The last of the four helpers added together in 6.0, and the lookup the ACK check uses. */
-	f->has[SL_FEAT_SYNCOOKIE] =
-		sl_probe_helper(BPF_PROG_TYPE_XDP, BPF_FUNC_tcp_raw_check_syncookie_ipv6) &&
-		sl_probe_helper(BPF_PROG_TYPE_XDP, BPF_FUNC_skc_lookup_tcp);
-	for (i = 0; off && i < SL_FEAT_NR; i++) {
-		const char *p = off, *name = sl_feature_descs[i].name;
+	f->has[WR_FEAT_SYNCOOKIE] =
+		wr_probe_helper(BPF_PROG_TYPE_XDP, BPF_FUNC_tcp_raw_check_syncookie_ipv6) &&
+		wr_probe_helper(BPF_PROG_TYPE_XDP, BPF_FUNC_skc_lookup_tcp);
+	for (i = 0; off && i < WR_FEAT_NR; i++) {
+		const char *p = off, *name = wr_feature_descs[i].name;
 		size_t n = strlen(name);
 
 		while ((p = strstr(p, name))) {
@@ -126,7 +126,7 @@ static inline void sl_features_probe(struct sl_features *f)
 }
 
 /* The running kernel's release, for messages. */
-static inline const char *sl_kernel_release(void)
+static inline const char *wr_kernel_release(void)
 {
 	static struct utsname u;
 
@@ -143,7 +143,7 @@ static inline const char *sl_kernel_release(void)
  * so such a section cannot load there at all. A tail call's target must
  * agree with its caller on frags, so the cookie programs follow the entry.
  */
-static inline int sl_xdp_frags_set(struct sluice *skel, int frags)
+static inline int wr_xdp_frags_set(struct sluice *skel, int frags)
 {
 	struct bpf_program *p[] = { skel->progs.sluice_xdp, skel->progs.sluice_cookie_syn,
 				    skel->progs.sluice_cookie_ack };
@@ -165,42 +165,42 @@ static inline int sl_xdp_frags_set(struct sluice *skel, int frags)
  * Set skel's switches for f, between open and load. 0, or -EOPNOTSUPP with
  * why[] saying which feature sluice needs and the kernel lacks.
  */
-static inline int sl_features_apply(struct sluice *skel, const struct sl_features *f,
+static inline int wr_features_apply(struct sluice *skel, const struct wr_features *f,
 				    char *why, size_t len)
 {
 	int i;
 
-	for (i = 0; i < SL_FEAT_NR; i++) {
-		const struct sl_feature_desc *d = &sl_feature_descs[i];
+	for (i = 0; i < WR_FEAT_NR; i++) {
+		const struct wr_feature_desc *d = &wr_feature_descs[i];
 
 		if (f->has[i] == 0 && !d->instead) {
 			snprintf(why, len, "this kernel (%s) has no %s, which sluice needs "
-				 "(Linux %s or later)", sl_kernel_release(), d->what, d->since);
+				 "(Linux %s or later)", wr_kernel_release(), d->what, d->since);
 			return -EOPNOTSUPP;
 		}
 	}
 	/* Without it the connection counter cannot tell namespaces apart: not loaded. */
-	bpf_program__set_autoload(skel->progs.sluice_sockops, f->has[SL_FEAT_SOCKOPS_NETNS] != 0);
-	skel->rodata->has_bpf_loop = f->has[SL_FEAT_BPF_LOOP] != 0;
-	skel->rodata->has_frags = f->has[SL_FEAT_XDP_FRAGS] != 0;
-	skel->rodata->has_syncookie = f->has[SL_FEAT_SYNCOOKIE] != 0;
+	bpf_program__set_autoload(skel->progs.sluice_sockops, f->has[WR_FEAT_SOCKOPS_NETNS] != 0);
+	skel->rodata->has_bpf_loop = f->has[WR_FEAT_BPF_LOOP] != 0;
+	skel->rodata->has_frags = f->has[WR_FEAT_XDP_FRAGS] != 0;
+	skel->rodata->has_syncookie = f->has[WR_FEAT_SYNCOOKIE] != 0;
 	/* The cookie programs are verified only where their helpers exist. */
 	bpf_program__set_autoload(skel->progs.sluice_cookie_syn, skel->rodata->has_syncookie);
 	bpf_program__set_autoload(skel->progs.sluice_cookie_ack, skel->rodata->has_syncookie);
-	return sl_xdp_frags_set(skel, skel->rodata->has_frags);
+	return wr_xdp_frags_set(skel, skel->rodata->has_frags);
 }
 
 /*
- * After load: the cookie programs into sl_cookie_progs, where the XDP
+ * After load: the cookie programs into wr_cookie_progs, where the XDP
  * entry tail-calls them (nothing where they were not loaded). 0 or -errno.
  */
-static inline int sl_cookie_progs_fill(struct sluice *skel)
+static inline int wr_cookie_progs_fill(struct sluice *skel)
 {
 	struct bpf_program *p[SLUICE_CK_PROGS] = {
 		[SLUICE_CK_PROG_SYN] = skel->progs.sluice_cookie_syn,
 		[SLUICE_CK_PROG_ACK] = skel->progs.sluice_cookie_ack,
 	};
-	int map = bpf_map__fd(skel->maps.sl_cookie_progs);
+	int map = bpf_map__fd(skel->maps.wr_cookie_progs);
 	__u32 k;
 
 	for (k = 0; k < SLUICE_CK_PROGS; k++) {
@@ -221,7 +221,7 @@ static inline int sl_cookie_progs_fill(struct sluice *skel)
  * the kernel reports as exactly its TICK_NSEC; "" (libbpf then reads the
  * config file) if it cannot be had.
  */
-static inline const char *sl_kconfig(void)
+static inline const char *wr_kconfig(void)
 {
 	static char buf[32];
 	struct timespec res;
@@ -239,16 +239,16 @@ static inline const char *sl_kconfig(void)
  * pin_root if not NULL. NULL with errno set; EOPNOTSUPP with why[] saying
  * what the kernel lacks.
  */
-static inline struct sluice *sl_open_for_kernel(const char *pin_root, struct sl_features *f,
+static inline struct sluice *wr_open_for_kernel(const char *pin_root, struct wr_features *f,
 						char *why, size_t len)
 {
-	LIBBPF_OPTS(bpf_object_open_opts, oo, .pin_root_path = pin_root, .kconfig = sl_kconfig());
-	struct sl_features probed;
+	LIBBPF_OPTS(bpf_object_open_opts, oo, .pin_root_path = pin_root, .kconfig = wr_kconfig());
+	struct wr_features probed;
 	struct sluice *skel;
 	int err;
 
 	if (!f) {
-		sl_features_probe(&probed);
+		wr_features_probe(&probed);
 		f = &probed;
 	}
 	why[0] = 0;
@@ -257,7 +257,7 @@ static inline struct sluice *sl_open_for_kernel(const char *pin_root, struct sl_
 		snprintf(why, len, "cannot open the BPF object: %s", strerror(errno));
 		return NULL;
 	}
-	err = sl_features_apply(skel, f, why, len);
+	err = wr_features_apply(skel, f, why, len);
 	if (err) {
 		if (!why[0])
 			snprintf(why, len, "%s", strerror(-err));

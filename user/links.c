@@ -27,7 +27,7 @@
 #define BPF_LINK_TYPE_TCX 11
 #endif
 
-const char *const sl_mode_names[3] = { "native", "generic", "tc" };
+const char *const wr_mode_names[3] = { "native", "generic", "tc" };
 
 /*
  * The network namespace we run in, by inode. Interface indexes mean
@@ -58,12 +58,12 @@ static const char *xdp_mode(int ifindex);
  * created the clsact qdisc (and so removes it again). The filter has
  * sluice's own handle and priority, so it never replaces another's.
  */
-#define SL_TC_HANDLE	0x51c3
-#define SL_TC_PRIO	0xc1
+#define WR_TC_HANDLE	0x51c3
+#define WR_TC_PRIO	0xc1
 
 struct link_pin {
 	int ifindex;
-	int mode;			/* enum sl_attach_mode; -1: not recorded */
+	int mode;			/* enum wr_attach_mode; -1: not recorded */
 	bool tcf;			/* a clsact filter, not a bpf_link */
 	bool qdisc_ours;		/* tcf: sluice created the clsact qdisc */
 	bool xdpm;			/* a program in libxdp's dispatcher (xdpmulti.c) */
@@ -87,7 +87,7 @@ static bool parse_link_pin(const char *file, struct link_pin *lp)
 		lp->ifindex = idx;
 		lp->xdpm = true;
 		lp->prio = prio;
-		lp->mode = strcmp(mode, "generic") ? SL_MODE_NATIVE : SL_MODE_GENERIC;
+		lp->mode = strcmp(mode, "generic") ? WR_MODE_NATIVE : WR_MODE_GENERIC;
 		snprintf(lp->pin, sizeof(lp->pin), "%s", file);
 		snprintf(lp->name, sizeof(lp->name), "%s", file + off);
 		return true;
@@ -98,7 +98,7 @@ static bool parse_link_pin(const char *file, struct link_pin *lp)
 			return false;
 		memset(lp, 0, sizeof(*lp));
 		lp->ifindex = idx;
-		lp->mode = SL_MODE_TC;
+		lp->mode = WR_MODE_TC;
 		lp->tcf = true;
 		lp->qdisc_ours = q == 1;
 		snprintf(lp->pin, sizeof(lp->pin), "%s", file);
@@ -116,10 +116,10 @@ static bool parse_link_pin(const char *file, struct link_pin *lp)
 		return true;			/* the older form */
 	if (sscanf(file + off, "_%15[a-z]_%n", mode, &m) != 1 || !m)
 		return false;
-	for (lp->mode = 0; lp->mode < (int)ARRAY_SIZE(sl_mode_names); lp->mode++)
-		if (!strcmp(mode, sl_mode_names[lp->mode]))
+	for (lp->mode = 0; lp->mode < (int)ARRAY_SIZE(wr_mode_names); lp->mode++)
+		if (!strcmp(mode, wr_mode_names[lp->mode]))
 			break;
-	if (lp->mode == (int)ARRAY_SIZE(sl_mode_names))
+	if (lp->mode == (int)ARRAY_SIZE(wr_mode_names))
 		return false;
 	snprintf(lp->name, sizeof(lp->name), "%s", file + off + m);
 	return true;
@@ -148,7 +148,7 @@ static int find_link(int ifindex, const char *name, struct link_pin *lp)
 
 static int link_pin_path(char *buf, size_t len, const struct link_pin *lp)
 {
-	return sl_pin_path(buf, len, lp->pin);
+	return wr_pin_path(buf, len, lp->pin);
 }
 
 /*
@@ -172,17 +172,17 @@ static bool link_alive(const struct link_pin *lp, struct bpf_link_info *li)
 		return false;
 	if (lp->xdpm) {
 		struct bpf_prog_info pi = {};
-		struct sl_xdpm_info xi;
+		struct wr_xdpm_info xi;
 		__u32 plen = sizeof(pi);
 
 		if (!bpf_obj_get_info_by_fd(fd, &pi, &plen))
-			alive = !sl_xdpm_find(lp->ifindex, pi.id, &xi);
+			alive = !wr_xdpm_find(lp->ifindex, pi.id, &xi);
 		li->prog_id = pi.id;
 	} else if (lp->tcf) {
 		/* A clsact filter: ours while our handle holds the pinned program. */
 		LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = lp->ifindex,
 			    .attach_point = BPF_TC_INGRESS);
-		LIBBPF_OPTS(bpf_tc_opts, to, .handle = SL_TC_HANDLE, .priority = SL_TC_PRIO);
+		LIBBPF_OPTS(bpf_tc_opts, to, .handle = WR_TC_HANDLE, .priority = WR_TC_PRIO);
 		struct bpf_prog_info pi = {};
 		__u32 plen = sizeof(pi);
 
@@ -236,7 +236,7 @@ static int explain_busy(const char *dev, int ifindex)
 }
 
 /* Is the pinned program sluice's? Never attach whatever sits under our name. */
-int sl_check_prog(int fd, const char *path, const char *name, __u32 type)
+int wr_check_prog(int fd, const char *path, const char *name, __u32 type)
 {
 	struct bpf_prog_info info = {};
 	__u32 len = sizeof(info);
@@ -256,18 +256,18 @@ int sl_check_prog(int fd, const char *path, const char *name, __u32 type)
  * outlives this process. Caller holds the root lock; sluice is loaded.
  */
 /* How TC mode hooks in: tcx where the kernel has it, else clsact (auto). */
-int tc_hook = SL_TC_HOOK_AUTO;
+int tc_hook = WR_TC_HOOK_AUTO;
 
 /*
  * TC mode through the clsact qdisc: create it unless it is there (-EEXIST:
  * someone else's, left alone on detach), add sluice's filter, and pin the
- * program again as the record of it (see SL_TC_HANDLE).
+ * program again as the record of it (see WR_TC_HANDLE).
  */
 static int attach_clsact(const char *dev, int ifindex, int prog)
 {
 	LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = ifindex, .attach_point = BPF_TC_INGRESS);
-	LIBBPF_OPTS(bpf_tc_opts, to, .prog_fd = prog, .handle = SL_TC_HANDLE,
-		    .priority = SL_TC_PRIO);
+	LIBBPF_OPTS(bpf_tc_opts, to, .prog_fd = prog, .handle = WR_TC_HANDLE,
+		    .priority = WR_TC_PRIO);
 	char pin[NAME_MAX + 1], path[PATH_MAX];
 	bool created;
 	int err;
@@ -280,7 +280,7 @@ static int attach_clsact(const char *dev, int ifindex, int prog)
 	created = !err;
 	if ((size_t)snprintf(pin, sizeof(pin), "tcf_%lu_%d_%d_%s", netns_ino(), ifindex,
 			     created, dev) >= sizeof(pin) ||
-	    sl_pin_path(path, sizeof(path), pin)) {
+	    wr_pin_path(path, sizeof(path), pin)) {
 		err = -ENAMETOOLONG;
 		goto fail;
 	}
@@ -289,7 +289,7 @@ static int attach_clsact(const char *dev, int ifindex, int prog)
 		if (err == -EEXIST)
 			pr_err("%s already has a tc filter with sluice's handle %#x and priority "
 			       "%#x on its ingress hook; sluice leaves it alone", dev,
-			       SL_TC_HANDLE, SL_TC_PRIO);
+			       WR_TC_HANDLE, WR_TC_PRIO);
 		else
 			pr_err("cannot attach to %s through clsact: %s", dev, strerror(-err));
 		goto fail;
@@ -325,33 +325,33 @@ static int attach_xdp_shared(const char *dev, int ifindex, int mode)
 	int hook, hmode = mode;
 	__u32 hid = 0;
 
-	hook = sl_xdpm_hook(ifindex, mode, &hmode, &hid);
+	hook = wr_xdpm_hook(ifindex, mode, &hmode, &hid);
 	if (hook < 0)
 		return 1;	/* the attach says what is wrong */
-	if (hook == SL_HOOK_OTHER)
+	if (hook == WR_HOOK_OTHER)
 		return explain_busy(dev, ifindex);
-	if (hook == SL_HOOK_FREE && xdp_dispatcher != SL_DISP_LIBXDP)
+	if (hook == WR_HOOK_FREE && xdp_dispatcher != WR_DISP_LIBXDP)
 		return 1;
-	if (hook == SL_HOOK_DISPATCHER && xdp_dispatcher == SL_DISP_OFF) {
+	if (hook == WR_HOOK_DISPATCHER && xdp_dispatcher == WR_DISP_OFF) {
 		pr_err("%s has libxdp's dispatcher (program %u) and dispatcher is off: sluice "
 		       "leaves it alone (dispatcher auto or libxdp joins it)", dev, hid);
 		return -EBUSY;
 	}
-	if (hook == SL_HOOK_DISPATCHER && hmode != mode) {
+	if (hook == WR_HOOK_DISPATCHER && hmode != mode) {
 		pr_err("%s has libxdp's dispatcher in %s mode: attach in mode %s to join it", dev,
-		       sl_mode_names[hmode], sl_mode_names[hmode]);
+		       wr_mode_names[hmode], wr_mode_names[hmode]);
 		return -EBUSY;
 	}
-	hook = sl_xdpm_cookie_check(dev);
+	hook = wr_xdpm_cookie_check(dev);
 	if (hook)
 		return hook;
 	if ((size_t)snprintf(pin, sizeof(pin), "xdpm_%lu_%d_%s_%u_%s", netns_ino(), ifindex,
-			     sl_mode_names[mode], xdp_priority, dev) >= sizeof(pin))
+			     wr_mode_names[mode], xdp_priority, dev) >= sizeof(pin))
 		return -ENAMETOOLONG;
-	return sl_xdpm_attach(dev, ifindex, mode, xdp_priority, pin);
+	return wr_xdpm_attach(dev, ifindex, mode, xdp_priority, pin);
 }
 
-int sl_attach_locked(const char *dev, int ifindex, int mode)
+int wr_attach_locked(const char *dev, int ifindex, int mode)
 {
 	LIBBPF_OPTS(bpf_link_create_opts, lco);
 	char path[PATH_MAX];
@@ -374,7 +374,7 @@ int sl_attach_locked(const char *dev, int ifindex, int mode)
 		memset(&lp, 0, sizeof(lp));
 		lp.ifindex = ifindex;
 		if ((size_t)snprintf(lp.pin, sizeof(lp.pin), "link_%lu_%d_%s_%s", netns_ino(),
-				     ifindex, sl_mode_names[mode], dev) >= sizeof(lp.pin)) {
+				     ifindex, wr_mode_names[mode], dev) >= sizeof(lp.pin)) {
 			err = -ENAMETOOLONG;
 			goto out;
 		}
@@ -385,7 +385,7 @@ int sl_attach_locked(const char *dev, int ifindex, int mode)
 	{
 		char ppath[PATH_MAX];
 
-		err = sl_pin_path(ppath, sizeof(ppath), mode == SL_MODE_TC ? "prog_tc" : "prog_xdp");
+		err = wr_pin_path(ppath, sizeof(ppath), mode == WR_MODE_TC ? "prog_tc" : "prog_xdp");
 		if (err)
 			goto out;
 		prog = bpf_obj_get(ppath);
@@ -394,46 +394,46 @@ int sl_attach_locked(const char *dev, int ifindex, int mode)
 			pr_err("cannot open pinned program %s: %s", ppath, strerror(-err));
 			goto out;
 		}
-		err = sl_check_prog(prog, ppath, mode == SL_MODE_TC ? "sluice_tc" : "sluice_xdp",
-				 mode == SL_MODE_TC ? BPF_PROG_TYPE_SCHED_CLS : BPF_PROG_TYPE_XDP);
+		err = wr_check_prog(prog, ppath, mode == WR_MODE_TC ? "sluice_tc" : "sluice_xdp",
+				 mode == WR_MODE_TC ? BPF_PROG_TYPE_SCHED_CLS : BPF_PROG_TYPE_XDP);
 		if (err)
 			goto out;
 	}
-	if (mode != SL_MODE_TC) {
+	if (mode != WR_MODE_TC) {
 		err = attach_xdp_shared(dev, ifindex, mode);
 		if (err != 1)
 			goto out;	/* joined a dispatcher, or refused */
 	}
-	if (mode == SL_MODE_TC) {
-		link = tc_hook == SL_TC_HOOK_CLSACT ? -1 : bpf_link_create(prog, ifindex,
+	if (mode == WR_MODE_TC) {
+		link = tc_hook == WR_TC_HOOK_CLSACT ? -1 : bpf_link_create(prog, ifindex,
 									   BPF_TCX_INGRESS, NULL);
 		/* No tcx links (before Linux 6.6), or asked for: a clsact filter. */
-		if (tc_hook == SL_TC_HOOK_CLSACT ||
-		    (link < 0 && tc_hook == SL_TC_HOOK_AUTO && errno == EINVAL)) {
+		if (tc_hook == WR_TC_HOOK_CLSACT ||
+		    (link < 0 && tc_hook == WR_TC_HOOK_AUTO && errno == EINVAL)) {
 			err = attach_clsact(dev, ifindex, prog);
 			goto out;
 		}
 	} else {
-		lco.flags = mode == SL_MODE_NATIVE ? XDP_FLAGS_DRV_MODE : XDP_FLAGS_SKB_MODE;
+		lco.flags = mode == WR_MODE_NATIVE ? XDP_FLAGS_DRV_MODE : XDP_FLAGS_SKB_MODE;
 		link = bpf_link_create(prog, ifindex, BPF_XDP, &lco);
 	}
 	if (link < 0) {
 		err = -errno;
 		if (err == -EBUSY || err == -EEXIST)
 			err = explain_busy(dev, ifindex);
-		else if (mode == SL_MODE_NATIVE && (err == -EOPNOTSUPP || err == -EINVAL))
+		else if (mode == WR_MODE_NATIVE && (err == -EOPNOTSUPP || err == -EINVAL))
 			pr_err("%s has no native XDP support (%s); try mode generic or tc", dev,
 			       strerror(-err));
-		else if (mode == SL_MODE_NATIVE && err == -ERANGE)
+		else if (mode == WR_MODE_NATIVE && err == -ERANGE)
 			/* veth (and drivers like it) refuse a single-buffer program past a page. */
 			pr_err("cannot attach to %s in native mode: its MTU needs multi-buffer XDP, "
 			       "which this kernel or driver does not give sluice (Linux 5.18); lower "
 			       "the MTU, or use mode generic or tc", dev);
-		else if (mode == SL_MODE_TC && err == -EINVAL)
+		else if (mode == WR_MODE_TC && err == -EINVAL)
 			pr_err("cannot attach to %s in tc mode: this kernel lacks tcx links "
 			       "(Linux 6.6+; tc-hook auto or clsact attaches to clsact instead)", dev);
 		else
-			pr_err("cannot attach to %s in %s mode: %s", dev, sl_mode_names[mode],
+			pr_err("cannot attach to %s in %s mode: %s", dev, wr_mode_names[mode],
 			       strerror(-err));
 		goto out;
 	}
@@ -453,7 +453,7 @@ out:
 
 /* Help asked for goes to stdout; usage after a mistake to stderr. */
 /* Link pins of every namespace. */
-int sl_count_all_links(void)
+int wr_count_all_links(void)
 {
 	struct dirent *de;
 	DIR *d = opendir(opts.root);
@@ -468,7 +468,7 @@ int sl_count_all_links(void)
 	return n;
 }
 
-int sl_list_links(int *ifindexes, int max)
+int wr_list_links(int *ifindexes, int max)
 {
 	struct link_pin lp;
 	struct dirent *de;
@@ -500,7 +500,7 @@ static int unpin_link(const struct link_pin *lp)
 		int fd = bpf_obj_get(path);
 
 		/* Out of the dispatcher, the others left running; gone already is fine. */
-		err = fd < 0 ? 0 : sl_xdpm_detach(lp->ifindex, fd);
+		err = fd < 0 ? 0 : wr_xdpm_detach(lp->ifindex, fd);
 		if (fd >= 0)
 			close(fd);
 		if (err && err != -ENOENT && err != -ENODEV)
@@ -509,7 +509,7 @@ static int unpin_link(const struct link_pin *lp)
 	if (lp->tcf) {
 		LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = lp->ifindex,
 			    .attach_point = BPF_TC_INGRESS);
-		LIBBPF_OPTS(bpf_tc_opts, to, .handle = SL_TC_HANDLE, .priority = SL_TC_PRIO);
+		LIBBPF_OPTS(bpf_tc_opts, to, .handle = WR_TC_HANDLE, .priority = WR_TC_PRIO);
 		struct bpf_link_info li;
 
 		if (link_alive(lp, &li)) {
@@ -529,7 +529,7 @@ static int unpin_link(const struct link_pin *lp)
 }
 
 /* Unpin (and so destroy) the link of ifindex. Caller holds the root lock. */
-int sl_detach_ifindex(int ifindex)
+int wr_detach_ifindex(int ifindex)
 {
 	struct link_pin lp;
 	int err = find_link(ifindex, NULL, &lp);
@@ -537,7 +537,7 @@ int sl_detach_ifindex(int ifindex)
 	return err ? err : unpin_link(&lp);
 }
 
-int sl_link_describe(int ifindex, char *name, size_t len, int *mode)
+int wr_link_describe(int ifindex, char *name, size_t len, int *mode)
 {
 	struct bpf_link_info li;
 	struct link_pin lp;
@@ -548,9 +548,9 @@ int sl_link_describe(int ifindex, char *name, size_t len, int *mode)
 	alive = link_alive(&lp, &li);
 	*mode = lp.mode;
 	if (lp.mode < 0 && alive && li.type == BPF_LINK_TYPE_TCX)
-		*mode = SL_MODE_TC;
+		*mode = WR_MODE_TC;
 	else if (lp.mode < 0 && alive)
-		*mode = strcmp(xdp_mode(ifindex), "generic") ? SL_MODE_NATIVE : SL_MODE_GENERIC;
+		*mode = strcmp(xdp_mode(ifindex), "generic") ? WR_MODE_NATIVE : WR_MODE_GENERIC;
 	if (alive && if_indextoname(ifindex, name))
 		return 0;
 	if (lp.name[0])
@@ -560,7 +560,7 @@ int sl_link_describe(int ifindex, char *name, size_t len, int *mode)
 	return -ENODEV;
 }
 
-int sl_remove_all(void)
+int wr_remove_all(void)
 {
 	char path[PATH_MAX];
 	struct dirent *de;
@@ -596,9 +596,9 @@ int sl_remove_all(void)
 			continue;
 		}
 		if (strncmp(de->d_name, "link_", 5) && strncmp(de->d_name, "prog_", 5) &&
-		    strncmp(de->d_name, "sl_", 3) && strncmp(de->d_name, "cgroup_", 7))
+		    strncmp(de->d_name, "wr_", 3) && strncmp(de->d_name, "cgroup_", 7))
 			continue;	/* not ours: leave it */
-		if (sl_pin_path(path, sizeof(path), de->d_name) || unlink(path))
+		if (wr_pin_path(path, sizeof(path), de->d_name) || unlink(path))
 			err = -errno;
 	}
 	closedir(d);
@@ -623,10 +623,10 @@ static const char *xdp_mode(int ifindex)
 	}
 }
 
-int sl_link_mode(int ifindex)
+int wr_link_mode(int ifindex)
 {
 	char name[IF_NAMESIZE + 16];
-	int mode, err = sl_link_describe(ifindex, name, sizeof(name), &mode);
+	int mode, err = wr_link_describe(ifindex, name, sizeof(name), &mode);
 
 	return err ? err : mode;
 }
@@ -636,7 +636,7 @@ int sl_link_mode(int ifindex)
  * The interface index of an attachment whose interface is gone, by the
  * name it was attached as or as status shows it ("ifindexN"); 0 if none.
  */
-int sl_link_find_gone(const char *name)
+int wr_link_find_gone(const char *name)
 {
 	struct link_pin lp;
 	int idx;
@@ -649,7 +649,7 @@ int sl_link_find_gone(const char *name)
 }
 
 /* What status shows of the attachment of ifindex: its link and program, and its hook. */
-int sl_link_ids(int ifindex, __u32 *link_id, __u32 *prog_id, bool *clsact)
+int wr_link_ids(int ifindex, __u32 *link_id, __u32 *prog_id, bool *clsact)
 {
 	struct bpf_link_info li;
 	struct link_pin lp;
@@ -663,9 +663,9 @@ int sl_link_ids(int ifindex, __u32 *link_id, __u32 *prog_id, bool *clsact)
 	return 0;
 }
 
-int sl_link_xdpm(int ifindex, struct sl_xdpm_info *info)
+int wr_link_xdpm(int ifindex, struct wr_xdpm_info *info)
 {
-	struct sl_xdpm_info xi;
+	struct wr_xdpm_info xi;
 	struct bpf_link_info li;
 	struct link_pin lp;
 
@@ -675,7 +675,7 @@ int sl_link_xdpm(int ifindex, struct sl_xdpm_info *info)
 	info->prio = lp.prio;
 	info->mode = lp.mode;
 	/* What the dispatcher says, while sluice is in it; else what the record says. */
-	if (link_alive(&lp, &li) && !sl_xdpm_find(ifindex, li.prog_id, &xi))
+	if (link_alive(&lp, &li) && !wr_xdpm_find(ifindex, li.prog_id, &xi))
 		*info = xi;
 	return 0;
 }

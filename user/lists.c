@@ -2,14 +2,14 @@
 /*
  * Deny and allow lists: source prefixes in LPM tries, one per family.
  * Denied sources are dropped first; allowed ones then bypass every limit.
- * sl_config.lists says which tries hold entries, so an empty list costs the
+ * wr_config.lists says which tries hold entries, so an empty list costs the
  * data path no lookup.
  *
  * Each entry's value (struct sluice_list_val) carries its expiry in the
  * data path's clock (0: permanent) and who put it there: the daemon's
- * config (permanent, synced whole by sl_list_sync) or the runtime (the
+ * config (permanent, synced whole by wr_list_sync) or the runtime (the
  * CLI, ban tools; kept across reloads). Expired entries are ignored by the
- * data path at once and removed by the next writer (sl_write_begin) or
+ * data path at once and removed by the next writer (wr_write_begin) or
  * the daemon's tick.
  *
  * This file owns the four tries: the CLI's deny/allow commands, the
@@ -28,7 +28,7 @@
 #define WALK_BOUND (2ULL * SLUICE_LIST_MAX + 1)
 
 /* The data path's clock, as userspace reads it (see sluice_config.clock_off). */
-__u64 sl_mono_ns(void)
+__u64 wr_mono_ns(void)
 {
 	struct timespec ts;
 
@@ -36,7 +36,7 @@ __u64 sl_mono_ns(void)
 	return (__u64)ts.tv_sec * 1000000000ULL + (__u64)ts.tv_nsec;
 }
 
-static int list_fd(const struct sl_maps *m, bool deny, int family)
+static int list_fd(const struct wr_maps *m, bool deny, int family)
 {
 	if (deny)
 		return family == 4 ? m->deny4 : m->deny6;
@@ -44,7 +44,7 @@ static int list_fd(const struct sl_maps *m, bool deny, int family)
 }
 
 /* A trie's key for c, in a buffer big enough for either family. */
-static void cidr_key(const struct sl_cidr *c, struct sluice_lpm6 *k)
+static void cidr_key(const struct wr_cidr *c, struct sluice_lpm6 *k)
 {
 	memset(k, 0, sizeof(*k));
 	k->plen = c->plen;
@@ -61,7 +61,7 @@ static bool expired(const struct sluice_list_val *v, __u64 now)
  * lookup matches the longest prefix of c's length or shorter, so the
  * value's own plen tells an exact hit from a covering prefix.
  */
-static int entry_get(const struct sl_maps *m, bool deny, const struct sl_cidr *c,
+static int entry_get(const struct wr_maps *m, bool deny, const struct wr_cidr *c,
 		     struct sluice_list_val *v)
 {
 	struct sluice_lpm6 k;
@@ -72,7 +72,7 @@ static int entry_get(const struct sl_maps *m, bool deny, const struct sl_cidr *c
 	return v->plen == c->plen ? 0 : -ENOENT;
 }
 
-static int entry_put(const struct sl_maps *m, bool deny, const struct sl_cidr *c,
+static int entry_put(const struct wr_maps *m, bool deny, const struct wr_cidr *c,
 		     const struct sluice_list_val *v)
 {
 	struct sluice_lpm6 k;
@@ -85,7 +85,7 @@ static int entry_put(const struct sl_maps *m, bool deny, const struct sl_cidr *c
 	return err == -E2BIG ? -ENOSPC : err;
 }
 
-static int entry_del(const struct sl_maps *m, bool deny, const struct sl_cidr *c)
+static int entry_del(const struct wr_maps *m, bool deny, const struct wr_cidr *c)
 {
 	struct sluice_lpm6 k;
 
@@ -98,8 +98,8 @@ static int entry_del(const struct sl_maps *m, bool deny, const struct sl_cidr *c
  * non-zero (which is returned). Expired entries are passed too. The walk
  * restarts nowhere: a concurrent change may be seen or not, never loop it.
  */
-int sl_list_walk(const struct sl_maps *m, bool deny, int family,
-		 int (*cb)(const struct sl_cidr *c, const struct sluice_list_val *v, void *ctx),
+int wr_list_walk(const struct wr_maps *m, bool deny, int family,
+		 int (*cb)(const struct wr_cidr *c, const struct sluice_list_val *v, void *ctx),
 		 void *ctx)
 {
 	struct sluice_lpm6 k, next;
@@ -111,7 +111,7 @@ int sl_list_walk(const struct sl_maps *m, bool deny, int family,
 	int ret;
 
 	while (n++ < WALK_BOUND && !bpf_map_get_next_key(fd, prev, &next)) {
-		struct sl_cidr c = { .family = family };
+		struct wr_cidr c = { .family = family };
 
 		memset(&k, 0, sizeof(k));
 		memcpy(&k, &next, ksz);
@@ -134,7 +134,7 @@ struct count_ctx {
 	bool ttl;		/* some entry (expired or not) has an expiry */
 };
 
-static int count_one(const struct sl_cidr *c, const struct sluice_list_val *v, void *ctx)
+static int count_one(const struct wr_cidr *c, const struct sluice_list_val *v, void *ctx)
 {
 	struct count_ctx *cc = ctx;
 
@@ -147,21 +147,21 @@ static int count_one(const struct sl_cidr *c, const struct sluice_list_val *v, v
 }
 
 /* Entries that have not expired. */
-int sl_list_count(const struct sl_maps *m, bool deny, int family, __u64 *n)
+int wr_list_count(const struct wr_maps *m, bool deny, int family, __u64 *n)
 {
-	struct count_ctx cc = { .now = sl_mono_ns() };
-	int err = sl_list_walk(m, deny, family, count_one, &cc);
+	struct count_ctx cc = { .now = wr_mono_ns() };
+	int err = wr_list_walk(m, deny, family, count_one, &cc);
 
 	*n = cc.live;
 	return err;
 }
 
 /*
- * sl_config.lists from what the tries hold: a trie's bit while it holds
+ * wr_config.lists from what the tries hold: a trie's bit while it holds
  * any entry (an expired one too, until it is purged), SLUICE_L_TTL while
  * any entry has an expiry. Caller holds the lock.
  */
-static int update_list_bits(const struct sl_maps *m)
+static int update_list_bits(const struct wr_maps *m)
 {
 	static const struct { bool deny; int family; __u32 bit; } tries[] = {
 		{ true, 4, SLUICE_L_DENY4 }, { true, 6, SLUICE_L_DENY6 },
@@ -169,20 +169,20 @@ static int update_list_bits(const struct sl_maps *m)
 	};
 	struct sluice_config cfg;
 	size_t i;
-	int err = sl_config_read(m, &cfg);
+	int err = wr_config_read(m, &cfg);
 
 	cfg.lists = 0;
 	for (i = 0; !err && i < ARRAY_SIZE(tries); i++) {
 		/* now = 0: every entry counts, expired ones too */
 		struct count_ctx cc = { .now = 0 };
 
-		err = sl_list_walk(m, tries[i].deny, tries[i].family, count_one, &cc);
+		err = wr_list_walk(m, tries[i].deny, tries[i].family, count_one, &cc);
 		if (cc.live)
 			cfg.lists |= tries[i].bit;
 		if (cc.ttl)
 			cfg.lists |= SLUICE_L_TTL;
 	}
-	return err ? err : sl_config_write(m, &cfg);
+	return err ? err : wr_config_write(m, &cfg);
 }
 
 /*
@@ -194,13 +194,13 @@ static int update_list_bits(const struct sl_maps *m)
  *  - an entry only the config lists stays permanent while the config lists
  *    it; the runtime ttl is what it keeps when the config stops listing it.
  * -ENOSPC when the list is full. Caller holds the lock and then calls
- * sl_list_bits() (once for many entries; sl_list_add() does both).
+ * wr_list_bits() (once for many entries; wr_list_add() does both).
  */
-int sl_list_add_entry(const struct sl_maps *m, bool deny, const struct sl_cidr *c, __u64 ttl_ns,
+int wr_list_add_entry(const struct wr_maps *m, bool deny, const struct wr_cidr *c, __u64 ttl_ns,
 		      bool *kept)
 {
 	struct sluice_list_val v, old;
-	__u64 now = sl_mono_ns();
+	__u64 now = wr_mono_ns();
 	int err;
 
 	*kept = false;
@@ -226,10 +226,10 @@ int sl_list_add_entry(const struct sl_maps *m, bool deny, const struct sl_cidr *
 	return entry_put(m, deny, c, &v);
 }
 
-int sl_list_add(const struct sl_maps *m, bool deny, const struct sl_cidr *c, __u64 ttl_ns,
+int wr_list_add(const struct wr_maps *m, bool deny, const struct wr_cidr *c, __u64 ttl_ns,
 		bool *kept)
 {
-	int err = sl_list_add_entry(m, deny, c, ttl_ns, kept);
+	int err = wr_list_add_entry(m, deny, c, ttl_ns, kept);
 
 	return err ? err : update_list_bits(m);
 }
@@ -239,16 +239,16 @@ int sl_list_add(const struct sl_maps *m, bool deny, const struct sl_cidr *c, __u
  * config lists stays, permanent; a runtime entry without a ttl (an
  * operator's permanent deny, which the ban's add left as it was) stays too:
  * -EPERM. -ENOENT when no runtime entry for exactly c is there. Caller
- * holds the lock and then calls sl_list_bits().
+ * holds the lock and then calls wr_list_bits().
  */
-int sl_list_unban_entry(const struct sl_maps *m, bool deny, const struct sl_cidr *c)
+int wr_list_unban_entry(const struct wr_maps *m, bool deny, const struct wr_cidr *c)
 {
 	struct sluice_list_val old;
 	int err = entry_get(m, deny, c, &old);
 
 	if (err)
 		return err;
-	if (!(old.flags & SLUICE_LV_RUNTIME) || expired(&old, sl_mono_ns()))
+	if (!(old.flags & SLUICE_LV_RUNTIME) || expired(&old, wr_mono_ns()))
 		return -ENOENT;
 	if (!old.rt_expires_ns)
 		return -EPERM;
@@ -260,8 +260,8 @@ int sl_list_unban_entry(const struct sl_maps *m, bool deny, const struct sl_cidr
 	return entry_del(m, deny, c);
 }
 
-/* sl_config.lists again, after sl_list_*_entry() changes. Caller holds the lock. */
-int sl_list_bits(const struct sl_maps *m)
+/* wr_config.lists again, after wr_list_*_entry() changes. Caller holds the lock. */
+int wr_list_bits(const struct wr_maps *m)
 {
 	return update_list_bits(m);
 }
@@ -271,13 +271,13 @@ int sl_list_bits(const struct sl_maps *m)
  * next reload). -ENOENT when it is not there (or had expired). Caller
  * holds the lock.
  */
-int sl_list_del(const struct sl_maps *m, bool deny, const struct sl_cidr *c)
+int wr_list_del(const struct wr_maps *m, bool deny, const struct wr_cidr *c)
 {
 	struct sluice_list_val old;
 	int err = entry_get(m, deny, c, &old);
 
 	if (!err) {
-		bool was_live = !expired(&old, sl_mono_ns());
+		bool was_live = !expired(&old, wr_mono_ns());
 
 		err = entry_del(m, deny, c);
 		if (!err && !was_live)
@@ -294,15 +294,15 @@ int sl_list_del(const struct sl_maps *m, bool deny, const struct sl_cidr *c)
 /* ---- purging expired entries, syncing the config's ---- */
 
 struct cidr_vec {
-	struct sl_cidr *v;
+	struct wr_cidr *v;
 	struct sluice_list_val *val;
 	size_t n;
 };
 
-static int vec_push(struct cidr_vec *s, const struct sl_cidr *c, const struct sluice_list_val *v)
+static int vec_push(struct cidr_vec *s, const struct wr_cidr *c, const struct sluice_list_val *v)
 {
 	if (!(s->n & 255)) {
-		struct sl_cidr *nv = realloc(s->v, (s->n + 256) * sizeof(*nv));
+		struct wr_cidr *nv = realloc(s->v, (s->n + 256) * sizeof(*nv));
 		struct sluice_list_val *nval;
 
 		if (!nv)
@@ -330,7 +330,7 @@ struct purge_ctx {
 	struct cidr_vec gone;
 };
 
-static int collect_expired(const struct sl_cidr *c, const struct sluice_list_val *v, void *ctx)
+static int collect_expired(const struct wr_cidr *c, const struct sluice_list_val *v, void *ctx)
 {
 	struct purge_ctx *p = ctx;
 
@@ -339,23 +339,23 @@ static int collect_expired(const struct sl_cidr *c, const struct sluice_list_val
 
 /*
  * Delete every expired entry of both lists; *n says how many. Costs one
- * read of sl_config when no entry has an expiry. Caller holds the lock.
+ * read of wr_config when no entry has an expiry. Caller holds the lock.
  */
-int sl_list_purge(const struct sl_maps *m, __u64 *n)
+int wr_list_purge(const struct wr_maps *m, __u64 *n)
 {
-	struct purge_ctx p = { .now = sl_mono_ns() };
+	struct purge_ctx p = { .now = wr_mono_ns() };
 	struct sluice_config cfg;
 	int err, fam, deny;
 	size_t j;
 
 	*n = 0;
-	err = sl_config_read(m, &cfg);
+	err = wr_config_read(m, &cfg);
 	if (err || !(cfg.lists & SLUICE_L_TTL))
 		return err;
 	for (deny = 0; deny <= 1; deny++) {
 		/* Collect first, delete after: deleting while walking skips keys. */
 		for (fam = 4; !err && fam <= 6; fam += 2)
-			err = sl_list_walk(m, deny, fam, collect_expired, &p);
+			err = wr_list_walk(m, deny, fam, collect_expired, &p);
 		for (j = 0; !err && j < p.gone.n; j++)
 			if (!entry_del(m, deny, &p.gone.v[j]))
 				++*n;
@@ -364,7 +364,7 @@ int sl_list_purge(const struct sl_maps *m, __u64 *n)
 	return err ? err : update_list_bits(m);
 }
 
-static bool cidr_in(const struct sl_cidr *v, int n, const struct sl_cidr *c)
+static bool cidr_in(const struct wr_cidr *v, int n, const struct wr_cidr *c)
 {
 	int i;
 
@@ -376,18 +376,18 @@ static bool cidr_in(const struct sl_cidr *v, int n, const struct sl_cidr *c)
 }
 
 struct stale {
-	const struct sl_cidr *keep;
+	const struct wr_cidr *keep;
 	int nr_keep;
 	struct cidr_vec out;	/* the config's entries it no longer lists, and expired ones */
 };
 
-static int collect_stale(const struct sl_cidr *c, const struct sluice_list_val *v, void *ctx)
+static int collect_stale(const struct wr_cidr *c, const struct sluice_list_val *v, void *ctx)
 {
 	struct stale *s = ctx;
 
 	if (cidr_in(s->keep, s->nr_keep, c))
 		return 0;
-	if (!(v->flags & SLUICE_LV_CONFIG) && !expired(v, sl_mono_ns()))
+	if (!(v->flags & SLUICE_LV_CONFIG) && !expired(v, wr_mono_ns()))
 		return 0;
 	return vec_push(&s->out, c, v);
 }
@@ -402,17 +402,17 @@ static int collect_stale(const struct sl_cidr *c, const struct sluice_list_val *
  * comes out after, so an entry on both the old and the new list is never
  * missing for a moment. Caller holds the lock.
  */
-int sl_list_sync(const struct sl_maps *m, bool deny, const struct sl_cidr *v, int n)
+int wr_list_sync(const struct wr_maps *m, bool deny, const struct wr_cidr *v, int n)
 {
 	struct stale s = { .keep = v, .nr_keep = n };
 	struct sluice_list_val val, old;
-	__u64 now = sl_mono_ns();
+	__u64 now = wr_mono_ns();
 	int err = 0, fam, i;
 	size_t j;
 
 	/* Collect first, change after: deleting while walking skips keys. */
 	for (fam = 4; !err && fam <= 6; fam += 2)
-		err = sl_list_walk(m, deny, fam, collect_stale, &s);
+		err = wr_list_walk(m, deny, fam, collect_stale, &s);
 	for (i = 0; !err && i < n; i++) {
 		memset(&val, 0, sizeof(val));
 		val.plen = v[i].plen;
@@ -446,7 +446,7 @@ static void usage_list(const char *what)
 {
 	bool deny = !strcmp(what, "deny");
 
-	fprintf(sl_usage_out(),
+	fprintf(wr_usage_out(),
 		"Usage: sluice %s add CIDR [ttl DURATION]%s\n"
 		"       sluice %s del CIDR [ttl-only] [missing-ok]\n"
 		"       sluice %s list\n"
@@ -464,18 +464,18 @@ static void usage_list(const char *what)
 }
 
 /* The longest ttl: ten years, far from any overflow of the clock. */
-#define SL_TTL_MAX_NS (3650ULL * 86400 * 1000000000ULL)
+#define WR_TTL_MAX_NS (3650ULL * 86400 * 1000000000ULL)
 
 /*
- * A ttl: a duration (sl_parse_duration_ns) from 1 s to SL_TTL_MAX_NS.
+ * A ttl: a duration (wr_parse_duration_ns) from 1 s to WR_TTL_MAX_NS.
  * 0 or -EINVAL after naming the bad word.
  */
 static int parse_ttl(const char *s, __u64 *ns)
 {
 	uint64_t v;
-	int err = sl_parse_duration_ns(s, &v);
+	int err = wr_parse_duration_ns(s, &v);
 
-	if (err || v < 1000000000ULL || v > SL_TTL_MAX_NS) {
+	if (err || v < 1000000000ULL || v > WR_TTL_MAX_NS) {
 		pr_err("invalid ttl \"%s\": a duration from 1s to 3650d (600, 90s, 10m, 2h, 1d, "
 		       "1h30m)", s);
 		return -EINVAL;
@@ -485,7 +485,7 @@ static int parse_ttl(const char *s, __u64 *ns)
 }
 
 /* Seconds as a duration: 9m59s, 1d2h, 45s. */
-void sl_format_secs(__u64 secs, char *buf, size_t len)
+void wr_format_secs(__u64 secs, char *buf, size_t len)
 {
 	static const struct { char unit; __u64 secs; } units[] = {
 		{ 'd', 86400 }, { 'h', 3600 }, { 'm', 60 }, { 's', 1 },
@@ -510,7 +510,7 @@ struct print_ctx {
 	char buf[64];
 };
 
-static int print_one(const struct sl_cidr *c, const struct sluice_list_val *v, void *ctx)
+static int print_one(const struct wr_cidr *c, const struct sluice_list_val *v, void *ctx)
 {
 	struct print_ctx *p = ctx;
 	char left[32];
@@ -526,7 +526,7 @@ static int print_one(const struct sl_cidr *c, const struct sluice_list_val *v, v
 	if (v->expires_ns) {
 		/* Rounded up: an entry that still counts never shows 0. */
 		secs = (v->expires_ns - p->now + 999999999ULL) / 1000000000ULL;
-		sl_format_secs(secs, left, sizeof(left));
+		wr_format_secs(secs, left, sizeof(left));
 		print_text(" ttl %s", left);
 		print_u64("ttl", NULL, secs);
 	} else {
@@ -539,14 +539,14 @@ static int print_one(const struct sl_cidr *c, const struct sluice_list_val *v, v
 }
 
 /*
- * Purge expired entries (every writer does, in sl_write_begin, and the
+ * Purge expired entries (every writer does, in wr_write_begin, and the
  * daemon every tick): a failure is said, never fatal. Caller holds the
  * lock. How many went.
  */
-__u64 sl_list_expire(const struct sl_maps *m)
+__u64 wr_list_expire(const struct wr_maps *m)
 {
 	__u64 n;
-	int err = sl_list_purge(m, &n);
+	int err = wr_list_purge(m, &n);
 
 	if (err)
 		pr_warn("cannot purge expired deny/allow entries: %s", strerror(-err));
@@ -559,8 +559,8 @@ __u64 sl_list_expire(const struct sl_maps *m)
 static int cmd_list(int argc, char **argv, void *ctx)
 {
 	const char *what = ctx;
-	struct print_ctx pc = { .now = sl_mono_ns() };
-	struct sl_maps m;
+	struct print_ctx pc = { .now = wr_mono_ns() };
+	struct wr_maps m;
 	int err, fam;
 
 	(void)argv;
@@ -568,26 +568,26 @@ static int cmd_list(int argc, char **argv, void *ctx)
 		usage_list(what);
 		return -EINVAL;
 	}
-	err = sl_maps_open(&m);
+	err = wr_maps_open(&m);
 	if (err)
 		return err;
 	out_begin();
 	open_array(what);
 	for (fam = 4; !err && fam <= 6; fam += 2)
-		err = sl_list_walk(&m, !strcmp(what, "deny"), fam, print_one, &pc);
+		err = wr_list_walk(&m, !strcmp(what, "deny"), fam, print_one, &pc);
 	close_array();
 	out_end();
-	sl_maps_close(&m);
+	wr_maps_close(&m);
 	if (err) {
 		pr_err("cannot read the %s list: %s", what, strerror(-err));
 		return err;
 	}
 	/* Expired entries seen: whoever runs next removes them, so this does. */
 	if (pc.expired) {
-		int lock = sl_write_begin(&m, false);
+		int lock = wr_write_begin(&m, false);
 
 		if (lock >= 0)
-			sl_write_end(&m, lock);
+			wr_write_end(&m, lock);
 	}
 	return 0;
 }
@@ -597,8 +597,8 @@ static int change(const char *what, bool add, int argc, char **argv)
 	bool deny = !strcmp(what, "deny"), force = false, missing_ok = false, kept = false;
 	bool ttl_only = false;
 	char left[32];
-	struct sl_maps m;
-	struct sl_cidr c;
+	struct wr_maps m;
+	struct wr_cidr c;
 	__u64 ttl = 0;
 	int lock, err, i;
 
@@ -636,21 +636,21 @@ static int change(const char *what, bool add, int argc, char **argv)
 		       "say 'deny add %s force' if that is meant", argv[0], c.family, argv[0]);
 		return -EINVAL;
 	}
-	lock = sl_write_begin(&m, add);
+	lock = wr_write_begin(&m, add);
 	if (lock < 0)
 		return lock;
 	if (add) {
-		err = sl_list_add(&m, deny, &c, ttl, &kept);
+		err = wr_list_add(&m, deny, &c, ttl, &kept);
 	} else if (ttl_only) {
-		err = sl_list_unban_entry(&m, deny, &c);
+		err = wr_list_unban_entry(&m, deny, &c);
 		if (err == -EPERM) {
 			kept = true;
 			err = 0;
 		}
 		if (!err)
-			err = sl_list_bits(&m);
+			err = wr_list_bits(&m);
 	} else {
-		err = sl_list_del(&m, deny, &c);
+		err = wr_list_del(&m, deny, &c);
 	}
 	if (err == -ENOENT && missing_ok) {
 		print_text("%s is not on the %s list\n", argv[0], what);
@@ -667,13 +667,13 @@ static int change(const char *what, bool add, int argc, char **argv)
 		print_text("%s is on the %s list permanently; %s\n", argv[0], what,
 			   add ? "ttl not applied" : "left in place");
 	} else if (add && ttl) {
-		sl_format_secs((ttl + 999999999ULL) / 1000000000ULL, left, sizeof(left));
+		wr_format_secs((ttl + 999999999ULL) / 1000000000ULL, left, sizeof(left));
 		print_text("added %s to the %s list, ttl %s\n", argv[0], what, left);
 	} else {
 		print_text("%s %s %s the %s list\n", add ? "added" : "removed", argv[0],
 			   add ? "to" : "from", what);
 	}
-	sl_write_end(&m, lock);
+	wr_write_end(&m, lock);
 	return err;
 }
 
@@ -692,7 +692,7 @@ static void usage_ctx(void *ctx)
 	usage_list(ctx);
 }
 
-static const struct sl_cmd list_cmds[] = {
+static const struct wr_cmd list_cmds[] = {
 	{ "add", cmd_add },
 	{ "delete", cmd_del },
 	{ "list", cmd_list },
@@ -701,12 +701,12 @@ static const struct sl_cmd list_cmds[] = {
 
 int do_deny(int argc, char **argv)
 {
-	return sl_cmd_select(list_cmds, ARRAY_SIZE(list_cmds), "deny", argc, argv, (void *)"deny",
+	return wr_cmd_select(list_cmds, ARRAY_SIZE(list_cmds), "deny", argc, argv, (void *)"deny",
 			     usage_ctx);
 }
 
 int do_allow(int argc, char **argv)
 {
-	return sl_cmd_select(list_cmds, ARRAY_SIZE(list_cmds), "allow", argc, argv, (void *)"allow",
+	return wr_cmd_select(list_cmds, ARRAY_SIZE(list_cmds), "allow", argc, argv, (void *)"allow",
 			     usage_ctx);
 }

@@ -6,7 +6,7 @@
  * attach.c.
  *
  * Layout under the bpffs root (default /sys/fs/bpf/sluice):
- *   sl_*            maps, pinned by name by libbpf
+ *   wr_*            maps, pinned by name by libbpf
  *   prog_xdp        the XDP entry
  *   prog_tc         the TC ingress entry
  *   link_<ifindex>  one bpf_link per attached interface
@@ -37,7 +37,7 @@
 
 
 /*
- * The BPF object's pinned maps against SL_MAPS, both ways: a map pinned by
+ * The BPF object's pinned maps against WR_MAPS, both ways: a map pinned by
  * name that the list lacks, or one whose shape differs, is a build error
  * that no test of a single command would see. Checked on every load.
  */
@@ -49,36 +49,36 @@ static int check_map_list(struct bpf_object *obj)
 	bpf_object__for_each_map(map, obj) {
 		if (!bpf_map__pin_path(map) && bpf_map__is_internal(map))
 			continue;
-		for (i = 0; i < SL_NR_MAPS; i++)
-			if (!strcmp(bpf_map__name(map), sl_map_shapes[i].name))
+		for (i = 0; i < WR_NR_MAPS; i++)
+			if (!strcmp(bpf_map__name(map), wr_map_shapes[i].name))
 				break;
-		if (i == SL_NR_MAPS) {
-			if (strncmp(bpf_map__name(map), "sl_", 3) || !bpf_map__pin_path(map))
+		if (i == WR_NR_MAPS) {
+			if (strncmp(bpf_map__name(map), "wr_", 3) || !bpf_map__pin_path(map))
 				continue;	/* not pinned: not ours to open */
-			pr_err("BUG: pinned map %s is missing from SL_MAPS", bpf_map__name(map));
+			pr_err("BUG: pinned map %s is missing from WR_MAPS", bpf_map__name(map));
 			return -EINVAL;
 		}
 		seen++;
-		if (bpf_map__type(map) != sl_map_shapes[i].type ||
-		    bpf_map__key_size(map) != sl_map_shapes[i].key ||
-		    (sl_map_shapes[i].type != BPF_MAP_TYPE_RINGBUF &&
-		     bpf_map__value_size(map) != sl_map_shapes[i].value)) {
+		if (bpf_map__type(map) != wr_map_shapes[i].type ||
+		    bpf_map__key_size(map) != wr_map_shapes[i].key ||
+		    (wr_map_shapes[i].type != BPF_MAP_TYPE_RINGBUF &&
+		     bpf_map__value_size(map) != wr_map_shapes[i].value)) {
 			pr_err("BUG: map %s is type %d, key %u, value %u in the BPF object but "
-			       "SL_MAPS says %u, %u, %u", sl_map_shapes[i].name, bpf_map__type(map),
-			       bpf_map__key_size(map), bpf_map__value_size(map), sl_map_shapes[i].type,
-			       sl_map_shapes[i].key, sl_map_shapes[i].value);
+			       "WR_MAPS says %u, %u, %u", wr_map_shapes[i].name, bpf_map__type(map),
+			       bpf_map__key_size(map), bpf_map__value_size(map), wr_map_shapes[i].type,
+			       wr_map_shapes[i].key, wr_map_shapes[i].value);
 			return -EINVAL;
 		}
 	}
-	if (seen != SL_NR_MAPS) {
-		pr_err("BUG: SL_MAPS names %zu maps the BPF object does not define",
-		       (size_t)SL_NR_MAPS - seen);
+	if (seen != WR_NR_MAPS) {
+		pr_err("BUG: WR_MAPS names %zu maps the BPF object does not define",
+		       (size_t)WR_NR_MAPS - seen);
 		return -EINVAL;
 	}
 	return 0;
 }
 
-int sl_pin_path(char *buf, size_t len, const char *name)
+int wr_pin_path(char *buf, size_t len, const char *name)
 {
 	int n = snprintf(buf, len, "%s/%s", opts.root, name);
 
@@ -117,7 +117,7 @@ static int mkdir_p(const char *path)
  * Make root a directory on a bpffs. If neither it nor its parent is on one,
  * mount a bpffs: on /sys/fs/bpf for the default root, else on root itself.
  */
-int sl_bpffs_ensure(const char *root)
+int wr_bpffs_ensure(const char *root)
 {
 	char parent[PATH_MAX];
 	const char *mnt;
@@ -143,7 +143,7 @@ int sl_bpffs_ensure(const char *root)
 	return on_bpffs(root) ? 0 : -ENOTDIR;
 }
 
-int sl_lock(void)
+int wr_lock(void)
 {
 	int fd = open(opts.root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
@@ -159,21 +159,21 @@ int sl_lock(void)
 }
 
 /* A bpffs at the root, and the root's writer lock on it; -errno after saying why. */
-int sl_lock_root(void)
+int wr_lock_root(void)
 {
-	int lock, err = sl_bpffs_ensure(opts.root);
+	int lock, err = wr_bpffs_ensure(opts.root);
 
 	if (err) {
 		pr_err("cannot prepare bpffs at %s: %s", opts.root, strerror(-err));
 		return err;
 	}
-	lock = sl_lock();
+	lock = wr_lock();
 	if (lock < 0)
 		pr_err("cannot lock %s: %s", opts.root, strerror(-lock));
 	return lock;
 }
 
-void sl_unlock(int fd)
+void wr_unlock(int fd)
 {
 	if (fd >= 0)
 		close(fd);	/* drops the flock */
@@ -185,37 +185,37 @@ void sl_unlock(int fd)
  * hides everything under it from an unprivileged user, who must hear
  * "permission denied", never "nothing there".
  */
-int sl_probe_path(const char *path)
+int wr_probe_path(const char *path)
 {
 	if (!access(path, F_OK))
 		return 0;
 	if (errno == EACCES || errno == EPERM)
-		return sl_denied();
+		return wr_denied();
 	return -ENOENT;
 }
 
-int sl_denied(void)
+int wr_denied(void)
 {
 	pr_err("permission denied under %s: sluice needs root (CAP_BPF, CAP_NET_ADMIN, "
 	       "CAP_SYS_ADMIN)", opts.root);
 	return -EACCES;
 }
 
-bool sl_is_loaded(void)
+bool wr_is_loaded(void)
 {
 	char path[PATH_MAX];
 
-	return !sl_pin_path(path, sizeof(path), "prog_xdp") && access(path, F_OK) == 0;
+	return !wr_pin_path(path, sizeof(path), "prog_xdp") && access(path, F_OK) == 0;
 }
 
-int sl_not_loaded(void)
+int wr_not_loaded(void)
 {
 	char path[PATH_MAX];
 
 	/* Tell "nothing there" from "not allowed to look". */
-	if (!sl_pin_path(path, sizeof(path), "prog_xdp") && access(path, F_OK) &&
+	if (!wr_pin_path(path, sizeof(path), "prog_xdp") && access(path, F_OK) &&
 	    (errno == EACCES || errno == EPERM))
-		return sl_denied();
+		return wr_denied();
 	pr_err("sluice is not loaded under %s (attach an interface or add a rule first)",
 	       opts.root);
 	return -ENOENT;
@@ -224,7 +224,7 @@ int sl_not_loaded(void)
 static int pin_prog(struct bpf_program *prog, const char *name)
 {
 	char path[PATH_MAX];
-	int err = sl_pin_path(path, sizeof(path), name);
+	int err = wr_pin_path(path, sizeof(path), name);
 
 	if (err)
 		return err;
@@ -282,14 +282,14 @@ static int cgroup2_root(char *buf, size_t len)
 /*
  * Count connections for connection limits: sock_ops on the cgroup v2 root,
  * held by the pinned link cgroup_sockops. The host's cgroup root carries it
- * only while a rule has a connection limit (sl_conn_counter_sync).
+ * only while a rule has a connection limit (wr_conn_counter_sync).
  */
 static int attach_sockops(int prog)
 {
 	char cg[PATH_MAX], path[PATH_MAX];
 	int cgfd, link, err;
 
-	err = sl_pin_path(path, sizeof(path), "cgroup_sockops");
+	err = wr_pin_path(path, sizeof(path), "cgroup_sockops");
 	if (err)
 		return err;
 	if (!access(path, F_OK))
@@ -344,14 +344,14 @@ static bool needs_conn_counter(const struct sluice_ruleset *rs)
  * connections that close while it is away cannot leak into later ones.
  * Caller holds the root lock.
  */
-int sl_conn_counter_sync(const struct sl_maps *m, const struct sluice_ruleset *rs, bool live)
+int wr_conn_counter_sync(const struct wr_maps *m, const struct sluice_ruleset *rs, bool live)
 {
 	char lpath[PATH_MAX], ppath[PATH_MAX];
 	bool attached, need = needs_conn_counter(rs);
 	int prog, err;
 
-	if (sl_pin_path(lpath, sizeof(lpath), "cgroup_sockops") ||
-	    sl_pin_path(ppath, sizeof(ppath), "prog_sockops"))
+	if (wr_pin_path(lpath, sizeof(lpath), "cgroup_sockops") ||
+	    wr_pin_path(ppath, sizeof(ppath), "prog_sockops"))
 		return -ENAMETOOLONG;
 	attached = !access(lpath, F_OK);
 	if (need == attached || (need && live) || (!need && !live))
@@ -386,28 +386,28 @@ int sl_conn_counter_sync(const struct sl_maps *m, const struct sluice_ruleset *r
 	}
 	prog = bpf_obj_get(ppath);
 	if (prog < 0) {
-		struct sl_features f;
+		struct wr_features f;
 
 		err = -errno;
-		sl_features_probe(&f);
-		if (err == -ENOENT && !f.has[SL_FEAT_SOCKOPS_NETNS]) {
+		wr_features_probe(&f);
+		if (err == -ENOENT && !f.has[WR_FEAT_SOCKOPS_NETNS]) {
 			pr_err("connection limits need %s (Linux %s), which this kernel (%s) "
-			       "lacks", sl_feature_descs[SL_FEAT_SOCKOPS_NETNS].what,
-			       sl_feature_descs[SL_FEAT_SOCKOPS_NETNS].since, sl_kernel_release());
+			       "lacks", wr_feature_descs[WR_FEAT_SOCKOPS_NETNS].what,
+			       wr_feature_descs[WR_FEAT_SOCKOPS_NETNS].since, wr_kernel_release());
 			return -EOPNOTSUPP;
 		}
 		pr_err("cannot open %s: %s (state of an older version: 'sluice detach all' and "
 		       "load again)", ppath, strerror(-err));
 		return err;
 	}
-	err = sl_check_prog(prog, ppath, "sluice_sockops", BPF_PROG_TYPE_SOCK_OPS);
+	err = wr_check_prog(prog, ppath, "sluice_sockops", BPF_PROG_TYPE_SOCK_OPS);
 	if (!err)
 		err = attach_sockops(prog);
 	close(prog);
 	return err;
 }
 
-/* The seed of sl_state's set hash: random and nonzero (0 reads as "not set"). */
+/* The seed of wr_state's set hash: random and nonzero (0 reads as "not set"). */
 static int state_seed(__u64 *seed)
 {
 	ssize_t n;
@@ -425,20 +425,20 @@ static int state_seed(__u64 *seed)
  * that changes what sluice does as a notice (user/kernel_features.h has
  * the list and the probes).
  */
-static void say_features(const struct sl_features *f)
+static void say_features(const struct wr_features *f)
 {
 	int i;
 
-	for (i = 0; i < SL_FEAT_NR; i++) {
-		const struct sl_feature_desc *d = &sl_feature_descs[i];
+	for (i = 0; i < WR_FEAT_NR; i++) {
+		const struct wr_feature_desc *d = &wr_feature_descs[i];
 
 		if (f->has[i] || !d->instead)
 			continue;
-		if (i == SL_FEAT_XDP_FRAGS || i == SL_FEAT_SOCKOPS_NETNS || i == SL_FEAT_SYNCOOKIE)
-			pr_info("this kernel (%s) has no %s (Linux %s): %s", sl_kernel_release(),
+		if (i == WR_FEAT_XDP_FRAGS || i == WR_FEAT_SOCKOPS_NETNS || i == WR_FEAT_SYNCOOKIE)
+			pr_info("this kernel (%s) has no %s (Linux %s): %s", wr_kernel_release(),
 				d->what, d->since, d->instead);
 		else
-			pr_debug("this kernel (%s) has no %s (Linux %s): %s", sl_kernel_release(),
+			pr_debug("this kernel (%s) has no %s (Linux %s): %s", wr_kernel_release(),
 				 d->what, d->since, d->instead);
 	}
 }
@@ -449,7 +449,7 @@ static void say_features(const struct sl_features *f)
 /*
  * Measure the offset of the jiffies clock from CLOCK_MONOTONIC: every run
  * of sluice_clock_sync samples ktime - jiffies x tick and keeps the
- * smallest in sl_config, which is the offset once a sample has landed just
+ * smallest in wr_config, which is the offset once a sample has landed just
  * after a tick. Sampling for a few ticks gets within a few microseconds.
  * Without it the data path reads bpf_ktime_get_coarse_ns instead, which is
  * slower but just as correct, so a failure here is no reason to stop.
@@ -464,7 +464,7 @@ static void clock_sync(struct bpf_program *prog)
 	 */
 	LIBBPF_OPTS(bpf_test_run_opts, to, .data_in = frame, .data_size_in = sizeof(frame),
 		    .data_out = out, .data_size_out = sizeof(out), .repeat = 1);
-	__u64 end = sl_now_ns() + CLOCK_SYNC_NS;
+	__u64 end = wr_now_ns() + CLOCK_SYNC_NS;
 	int fd = bpf_program__fd(prog), runs = 0;
 
 	do {
@@ -474,11 +474,11 @@ static void clock_sync(struct bpf_program *prog)
 			return;
 		}
 		runs++;
-	} while (sl_now_ns() < end);
+	} while (wr_now_ns() < end);
 	pr_debug("measured the jiffies clock's offset over %d runs", runs);
 }
 
-const char *const sl_clock_names[4] = {
+const char *const wr_clock_names[4] = {
 	[SLUICE_CLOCK_PRECISE] = "precise", [SLUICE_CLOCK_COARSE] = "coarse",
 	[SLUICE_CLOCK_MANUAL] = "manual", [SLUICE_CLOCK_AUTO] = "auto",
 };
@@ -488,14 +488,14 @@ const char *const sl_clock_names[4] = {
  * map of the pinned XDP program, at its offset in the skeleton's layout.
  * -errno if it cannot be read.
  */
-int sl_loaded_clock(void)
+int wr_loaded_clock(void)
 {
 	char path[PATH_MAX];
 	struct bpf_prog_info pi = {};
 	__u32 ids[32] = {}, len = sizeof(pi), i, zero = 0;
 	int prog, err = -ENOENT;
 
-	if (sl_pin_path(path, sizeof(path), "prog_xdp"))
+	if (wr_pin_path(path, sizeof(path), "prog_xdp"))
 		return -ENAMETOOLONG;
 	prog = bpf_obj_get(path);
 	if (prog < 0)
@@ -524,7 +524,7 @@ int sl_loaded_clock(void)
 
 				memcpy(&c, (char *)val + offsetof(struct sluice__rodata, clock_mode),
 				       sizeof(c));
-				err = c < ARRAY_SIZE(sl_clock_names) ? (int)c : -EINVAL;
+				err = c < ARRAY_SIZE(wr_clock_names) ? (int)c : -EINVAL;
 			}
 			free(val);
 		}
@@ -540,12 +540,12 @@ out:
  * is loaded: given and different, the caller is told to start over, never
  * silently ignored. 0 if they agree or were not given.
  */
-int sl_check_load_opts(const struct sl_load_opts *lo, bool keys_given, bool clock_given)
+int wr_check_load_opts(const struct wr_load_opts *lo, bool keys_given, bool clock_given)
 {
 	char path[PATH_MAX];
 	int fd, clock;
 
-	if (keys_given && !sl_pin_path(path, sizeof(path), "sl_state") &&
+	if (keys_given && !wr_pin_path(path, sizeof(path), "wr_state") &&
 	    (fd = bpf_obj_get(path)) >= 0) {
 		struct bpf_map_info info = {};
 		__u32 len = sizeof(info);
@@ -563,11 +563,11 @@ int sl_check_load_opts(const struct sl_load_opts *lo, bool keys_given, bool cloc
 		}
 	}
 	if (clock_given) {
-		clock = sl_loaded_clock();
+		clock = wr_loaded_clock();
 		if (clock >= 0 && clock != lo->clock) {
 			pr_err("sluice is already loaded with clock %s; clock %s takes effect only "
 			       "on a fresh load ('sluice detach all' first, which also removes rules "
-			       "and lists)", sl_clock_names[clock], sl_clock_names[lo->clock]);
+			       "and lists)", wr_clock_names[clock], wr_clock_names[lo->clock]);
 			return -EEXIST;
 		}
 	}
@@ -578,20 +578,20 @@ int sl_check_load_opts(const struct sl_load_opts *lo, bool keys_given, bool cloc
  * Load the programs and create (or reuse) the pinned maps, unless already
  * done. Called with the root lock held.
  */
-int sl_ensure_loaded(const struct sl_load_opts *lo)
+int wr_ensure_loaded(const struct wr_load_opts *lo)
 {
 	struct sluice *skel = NULL;
 	struct sluice_config cfg;
-	struct sl_features feat;
-	struct sl_maps m;
+	struct wr_features feat;
+	struct wr_maps m;
 	__u32 zero = 0;
 	char why[256];
 	int err;
 
-	if (sl_is_loaded())
+	if (wr_is_loaded())
 		return 0;
-	sl_features_probe(&feat);
-	skel = sl_open_for_kernel(opts.root, &feat, why, sizeof(why));
+	wr_features_probe(&feat);
+	skel = wr_open_for_kernel(opts.root, &feat, why, sizeof(why));
 	if (!skel) {
 		err = -errno;
 		pr_err("cannot load sluice: %s", why);
@@ -603,8 +603,8 @@ int sl_ensure_loaded(const struct sl_load_opts *lo)
 		goto out;
 	skel->rodata->clock_mode = lo ? lo->clock : SLUICE_CLOCK_AUTO;
 	if (lo && lo->keys) {
-		/* sl_state holds sets of SLUICE_WAYS buckets: round keys up to whole sets. */
-		err = bpf_map__set_max_entries(skel->maps.sl_state,
+		/* wr_state holds sets of SLUICE_WAYS buckets: round keys up to whole sets. */
+		err = bpf_map__set_max_entries(skel->maps.wr_state,
 					       (lo->keys + SLUICE_WAYS - 1) / SLUICE_WAYS);
 		if (err)
 			goto out;
@@ -621,9 +621,9 @@ int sl_ensure_loaded(const struct sl_load_opts *lo)
 					       "CAP_SYS_ADMIN)" : "");
 		goto out;
 	}
-	err = sl_cookie_progs_fill(skel);
+	err = wr_cookie_progs_fill(skel);
 	if (err) {
-		pr_err("cannot fill sl_cookie_progs: %s", strerror(-err));
+		pr_err("cannot fill wr_cookie_progs: %s", strerror(-err));
 		goto out;
 	}
 	err = pin_prog(skel->progs.sluice_xdp, "prog_xdp");
@@ -640,7 +640,7 @@ int sl_ensure_loaded(const struct sl_load_opts *lo)
 		goto out;
 	}
 	/* A fresh config starts handing out uids at 1. */
-	err = bpf_map_lookup_elem(bpf_map__fd(skel->maps.sl_config), &zero, &cfg) ? -errno : 0;
+	err = bpf_map_lookup_elem(bpf_map__fd(skel->maps.wr_config), &zero, &cfg) ? -errno : 0;
 	if (!err && (cfg.next_uid == 0 || cfg.state_sets == 0)) {
 		if (cfg.next_uid == 0) {
 			cfg.next_uid = 1;
@@ -648,7 +648,7 @@ int sl_ensure_loaded(const struct sl_load_opts *lo)
 			cfg.conn_netns = netns_cookie();
 		}
 		/*
-		 * sl_state's hash seed and set count, once: every bucket lives
+		 * wr_state's hash seed and set count, once: every bucket lives
 		 * where they say, so adopted pins keep theirs. Until state_sets
 		 * is set the data path stores nothing, so there is nothing to
 		 * move when it is set here.
@@ -658,12 +658,12 @@ int sl_ensure_loaded(const struct sl_load_opts *lo)
 			__u32 ilen = sizeof(info);
 
 			err = state_seed(&cfg.state_seed);
-			if (!err && bpf_obj_get_info_by_fd(bpf_map__fd(skel->maps.sl_state), &info,
+			if (!err && bpf_obj_get_info_by_fd(bpf_map__fd(skel->maps.wr_state), &info,
 							   &ilen))
 				err = -errno;
 			cfg.state_sets = info.max_entries;
 		}
-		if (!err && bpf_map_update_elem(bpf_map__fd(skel->maps.sl_config), &zero, &cfg, 0))
+		if (!err && bpf_map_update_elem(bpf_map__fd(skel->maps.wr_config), &zero, &cfg, 0))
 			err = -errno;
 	}
 	if (err) {

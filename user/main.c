@@ -14,7 +14,7 @@
 #include "shed.h"
 #include "fleet.h"
 
-struct sl_opts opts = { .root = SLUICE_DEFAULT_ROOT };
+struct wr_opts opts = { .root = SLUICE_DEFAULT_ROOT };
 
 static int do_help(int argc, char **argv);
 static int do_version(int argc, char **argv);

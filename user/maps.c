@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * The pinned maps: opening them all (each checked against its shape in
- * SL_MAPS), the writers' lock around a change, the config and the live
+ * WR_MAPS), the writers' lock around a change, the config and the live
  * rule set, per-CPU sums, and the clock userspace shares with the data path.
  */
 #include <errno.h>
@@ -16,71 +16,71 @@
 #include "sluice_state.h"
 
 /*
- * What each pinned map must be, in SL_MAPS order. Values are read into
+ * What each pinned map must be, in WR_MAPS order. Values are read into
  * these structs, so a map of another shape under our name (tampered with,
  * or left by another version) is refused, not trusted.
  */
-const struct sl_map_shape sl_map_shapes[SL_NR_MAPS] = {
-#define SHAPE(arg, f, t, k, v) { "sl_" #f, t, k, v },
-	SL_MAPS(SHAPE, )
+const struct wr_map_shape wr_map_shapes[WR_NR_MAPS] = {
+#define SHAPE(arg, f, t, k, v) { "wr_" #f, t, k, v },
+	WR_MAPS(SHAPE, )
 #undef SHAPE
 };
 
 /*
  * Begin a change to pinned state: a bpffs at the root, the root locked,
  * sluice loaded if load is set, the maps open. Returns the lock (>= 0) or
- * -errno after saying why; end with sl_write_end() either way.
+ * -errno after saying why; end with wr_write_end() either way.
  */
-int sl_write_begin(struct sl_maps *m, bool load)
+int wr_write_begin(struct wr_maps *m, bool load)
 {
 	int lock, err;
 
-	sl_maps_reset(m);
-	if (!load && !sl_is_loaded())
-		return sl_not_loaded();
-	lock = sl_lock_root();
+	wr_maps_reset(m);
+	if (!load && !wr_is_loaded())
+		return wr_not_loaded();
+	lock = wr_lock_root();
 	if (lock < 0)
 		return lock;
-	err = load ? sl_ensure_loaded(NULL) : 0;
+	err = load ? wr_ensure_loaded(NULL) : 0;
 	if (!err)
-		err = sl_maps_open(m);
+		err = wr_maps_open(m);
 	if (err) {
-		sl_unlock(lock);
+		wr_unlock(lock);
 		return err;
 	}
 	/* Whoever writes next removes deny/allow entries past their ttl. */
-	sl_list_expire(m);
+	wr_list_expire(m);
 	return lock;
 }
 
-void sl_write_end(struct sl_maps *m, int lock)
+void wr_write_end(struct wr_maps *m, int lock)
 {
-	sl_maps_close(m);
+	wr_maps_close(m);
 	if (lock >= 0)
-		sl_unlock(lock);
+		wr_unlock(lock);
 }
 
-void sl_maps_reset(struct sl_maps *m)
+void wr_maps_reset(struct wr_maps *m)
 {
-	int *fds[] = SL_MAP_FDS(m);
+	int *fds[] = WR_MAP_FDS(m);
 	size_t i;
 
 	for (i = 0; i < ARRAY_SIZE(fds); i++)
 		*fds[i] = -1;
 }
 
-int sl_maps_open(struct sl_maps *m)
+int wr_maps_open(struct wr_maps *m)
 {
-	int *fds[] = SL_MAP_FDS(m);
+	int *fds[] = WR_MAP_FDS(m);
 	char path[PATH_MAX];
 	size_t i;
 	int err;
 
-	sl_maps_reset(m);
-	if (!sl_is_loaded())
-		return sl_not_loaded();
+	wr_maps_reset(m);
+	if (!wr_is_loaded())
+		return wr_not_loaded();
 	for (i = 0; i < ARRAY_SIZE(fds); i++) {
-		err = sl_pin_path(path, sizeof(path), sl_map_shapes[i].name);
+		err = wr_pin_path(path, sizeof(path), wr_map_shapes[i].name);
 		if (err)
 			goto fail;
 		*fds[i] = bpf_obj_get(path);
@@ -91,7 +91,7 @@ int sl_maps_open(struct sl_maps *m)
 				pr_err("cannot open pinned map %s: the sluice loaded under %s is "
 				       "an older build, without %s ('sluice detach all' takes it "
 				       "off, with its state, so that this one can load)", path,
-				       opts.root, sl_map_shapes[i].name);
+				       opts.root, wr_map_shapes[i].name);
 			else
 				pr_err("cannot open pinned map %s: %s%s", path, strerror(-err),
 				       err == -EPERM || err == -EACCES ? " (needs root)" : "");
@@ -102,12 +102,12 @@ int sl_maps_open(struct sl_maps *m)
 			__u32 len = sizeof(info);
 
 			if (bpf_obj_get_info_by_fd(*fds[i], &info, &len) ||
-			    info.type != sl_map_shapes[i].type || info.key_size != sl_map_shapes[i].key ||
+			    info.type != wr_map_shapes[i].type || info.key_size != wr_map_shapes[i].key ||
 			    (info.type != BPF_MAP_TYPE_RINGBUF &&
-			     info.value_size != sl_map_shapes[i].value)) {
+			     info.value_size != wr_map_shapes[i].value)) {
 				pr_err("pinned %s is not sluice's %s (type %u, key %u, value %u "
 				       "bytes); refusing to use it: 'sluice detach all' removes "
-				       "sluice's state", path, sl_map_shapes[i].name, info.type, info.key_size,
+				       "sluice's state", path, wr_map_shapes[i].name, info.type, info.key_size,
 				       info.value_size);
 				err = -EINVAL;
 				goto fail;
@@ -116,13 +116,13 @@ int sl_maps_open(struct sl_maps *m)
 	}
 	return 0;
 fail:
-	sl_maps_close(m);
+	wr_maps_close(m);
 	return err;
 }
 
-void sl_maps_close(struct sl_maps *m)
+void wr_maps_close(struct wr_maps *m)
 {
-	int *fds[] = SL_MAP_FDS(m);
+	int *fds[] = WR_MAP_FDS(m);
 	size_t i;
 
 	for (i = 0; i < ARRAY_SIZE(fds); i++) {
@@ -132,14 +132,14 @@ void sl_maps_close(struct sl_maps *m)
 	}
 }
 
-int sl_config_read(const struct sl_maps *m, struct sluice_config *cfg)
+int wr_config_read(const struct wr_maps *m, struct sluice_config *cfg)
 {
 	__u32 zero = 0;
 
 	return bpf_map_lookup_elem(m->config, &zero, cfg) ? -errno : 0;
 }
 
-int sl_config_write(const struct sl_maps *m, const struct sluice_config *cfg)
+int wr_config_write(const struct wr_maps *m, const struct sluice_config *cfg)
 {
 	__u32 zero = 0;
 
@@ -147,10 +147,10 @@ int sl_config_write(const struct sl_maps *m, const struct sluice_config *cfg)
 }
 
 /* The live rule set in a new allocation (free it), or NULL after saying why. */
-struct sluice_ruleset *sl_live_get(const struct sl_maps *m)
+struct sluice_ruleset *wr_live_get(const struct wr_maps *m)
 {
 	struct sluice_ruleset *rs = calloc(1, sizeof(*rs));
-	int err = rs ? sl_read_live(m, rs) : -ENOMEM;
+	int err = rs ? wr_read_live(m, rs) : -ENOMEM;
 
 	if (err) {
 		pr_err("cannot read the rule set: %s", strerror(-err));
@@ -160,11 +160,11 @@ struct sluice_ruleset *sl_live_get(const struct sl_maps *m)
 	return rs;
 }
 
-int sl_read_live(const struct sl_maps *m, struct sluice_ruleset *rs)
+int wr_read_live(const struct wr_maps *m, struct sluice_ruleset *rs)
 {
 	struct sluice_config cfg;
 	__u32 idx;
-	int err = sl_config_read(m, &cfg);
+	int err = wr_config_read(m, &cfg);
 
 	if (err)
 		return err;
@@ -172,7 +172,7 @@ int sl_read_live(const struct sl_maps *m, struct sluice_ruleset *rs)
 	return bpf_map_lookup_elem(m->rulesets, &idx, rs) ? -errno : 0;
 }
 
-__u64 sl_now_ns(void)
+__u64 wr_now_ns(void)
 {
 	struct timespec ts;
 
@@ -180,7 +180,7 @@ __u64 sl_now_ns(void)
 	return (__u64)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 }
 
-int sl_percpu_sum(int map_fd, __u32 key, __u64 *out, size_t words)
+int wr_percpu_sum(int map_fd, __u32 key, __u64 *out, size_t words)
 {
 	int ncpu = libbpf_num_possible_cpus();
 	__u64 *vals;
@@ -218,7 +218,7 @@ static __u64 waiting_in(const struct sluice_src_wait *v, int ncpu, const struct 
 	return n;
 }
 
-int sl_src_waits_read(const struct sl_maps *m, struct sl_src_waits *ws)
+int wr_src_waits_read(const struct wr_maps *m, struct wr_src_waits *ws)
 {
 	int ncpu = libbpf_num_possible_cpus();
 	__u32 keys[SLUICE_SRC_WAIT_SLOTS], count = SLUICE_SRC_WAIT_SLOTS, out;
@@ -244,17 +244,17 @@ int sl_src_waits_read(const struct sl_maps *m, struct sl_src_waits *ws)
 	return 0;
 }
 
-__u64 sl_src_waiting(const struct sl_src_waits *ws, const struct sluice_key *k)
+__u64 wr_src_waiting(const struct wr_src_waits *ws, const struct sluice_key *k)
 {
 	if (!ws->w)
 		return 0;
-	return waiting_in(&ws->w[(size_t)sl_src_wait_slot(k) * ws->ncpu], ws->ncpu, k);
+	return waiting_in(&ws->w[(size_t)wr_src_wait_slot(k) * ws->ncpu], ws->ncpu, k);
 }
 
-int sl_src_waiting_key(const struct sl_maps *m, const struct sluice_key *k, __u64 *n)
+int wr_src_waiting_key(const struct wr_maps *m, const struct sluice_key *k, __u64 *n)
 {
 	int ncpu = libbpf_num_possible_cpus();
-	__u32 slot = sl_src_wait_slot(k);
+	__u32 slot = wr_src_wait_slot(k);
 	struct sluice_src_wait *v;
 
 	*n = 0;
@@ -274,21 +274,21 @@ int sl_src_waiting_key(const struct sl_maps *m, const struct sluice_key *k, __u6
 	return 0;
 }
 
-void sl_src_waits_free(struct sl_src_waits *ws)
+void wr_src_waits_free(struct wr_src_waits *ws)
 {
 	free(ws->w);
 	ws->w = NULL;
 	ws->ncpu = 0;
 }
 
-int sl_agg_read(const struct sl_maps *m, __u32 slot, struct sluice_state *st)
+int wr_agg_read(const struct wr_maps *m, __u32 slot, struct sluice_state *st)
 {
 	__u64 waiting;
 	int err;
 
 	if (bpf_map_lookup_elem(m->agg, &slot, st))
 		return -errno;
-	err = sl_percpu_sum(m->agg_drops, slot, &waiting, 1);
+	err = wr_percpu_sum(m->agg_drops, slot, &waiting, 1);
 	if (err)
 		return err;
 	st->drops += waiting;

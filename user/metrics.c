@@ -5,7 +5,7 @@
  * Rendering reads everything first (config, live rule set, per-CPU
  * counters summed, table occupancy, attachments) and only then writes the
  * text, so a scrape either shows one consistent snapshot or fails whole.
- * Counting the buckets in sl_state means reading the whole table (64 MiB
+ * Counting the buckets in wr_state means reading the whole table (64 MiB
  * at the default size), so that count is cached for KEYS_CACHE_NS.
  *
  * The server is libmicrohttpd with one internal thread: scrapes run one at
@@ -34,7 +34,7 @@
 #include "snapshot.h"
 
 /* Attachments reported at most (as many as `status` lists). */
-#define SL_MAX_LINKS 256
+#define WR_MAX_LINKS 256
 /* Concurrent HTTP connections, and seconds an idle one is kept. */
 #define HTTP_MAX_CONNS 16U
 #define HTTP_TIMEOUT_S 10U
@@ -47,7 +47,7 @@
 /* The text exposition format, version 0.0.4. */
 #define CONTENT_TYPE "text/plain; version=0.0.4; charset=utf-8"
 
-/* The global counters exposed as sluice_packets_total{result=...}, named by sl_global_names. */
+/* The global counters exposed as sluice_packets_total{result=...}, named by wr_global_names. */
 static const enum sluice_global packet_results[] = {
 	SLUICE_G_PARSED, SLUICE_G_NON_IP, SLUICE_G_MALFORMED, SLUICE_G_ND, SLUICE_G_DENIED,
 	SLUICE_G_ALLOWED, SLUICE_G_NO_RULE, SLUICE_G_PASSED, SLUICE_G_DROPPED,
@@ -64,9 +64,9 @@ struct link_row {
 
 /* Everything one scrape shows, read before anything is written. */
 struct snapshot {
-	struct sl_snapshot s;	/* the counters (user/snapshot.c) */
+	struct wr_snapshot s;	/* the counters (user/snapshot.c) */
 	int nr_links;
-	struct link_row links[SL_MAX_LINKS];
+	struct link_row links[WR_MAX_LINKS];
 };
 
 /* ---- attachments ---- */
@@ -85,18 +85,18 @@ static int cmp_links(const void *a, const void *b)
  */
 static void read_links(struct snapshot *snap)
 {
-	int idx[SL_MAX_LINKS], n, i, mode, err;
+	int idx[WR_MAX_LINKS], n, i, mode, err;
 
-	n = sl_list_links(idx, SL_MAX_LINKS);
+	n = wr_list_links(idx, WR_MAX_LINKS);
 	snap->nr_links = 0;
 	for (i = 0; i < n; i++) {
 		struct link_row *row = &snap->links[snap->nr_links];
 
-		err = sl_link_describe(idx[i], row->name, sizeof(row->name), &mode);
+		err = wr_link_describe(idx[i], row->name, sizeof(row->name), &mode);
 		if (err == -ENOENT)
 			continue;	/* detached since the directory was read */
 		row->ifindex = idx[i];
-		row->mode = mode >= 0 && mode < (int)ARRAY_SIZE(sl_mode_names) ? sl_mode_names[mode]
+		row->mode = mode >= 0 && mode < (int)ARRAY_SIZE(wr_mode_names) ? wr_mode_names[mode]
 									     : "unknown";
 		row->attached = err == 0;
 		snap->nr_links++;
@@ -107,9 +107,9 @@ static void read_links(struct snapshot *snap)
 
 /* ---- reading ---- */
 
-static int read_snapshot(const struct sl_maps *m, struct snapshot *snap)
+static int read_snapshot(const struct wr_maps *m, struct snapshot *snap)
 {
-	int err = sl_snapshot_read(m, &snap->s, SL_SNAP_KEYS | SL_SNAP_CONNS | SL_SNAP_LISTS);
+	int err = wr_snapshot_read(m, &snap->s, WR_SNAP_KEYS | WR_SNAP_CONNS | WR_SNAP_LISTS);
 
 	if (!err)
 		read_links(snap);
@@ -178,17 +178,17 @@ static void put_label(FILE *out, const char *v, size_t max)
 	fputc('"', out);
 }
 
-void sl_metric_family(FILE *out, const char *name, const char *type, const char *help)
+void wr_metric_family(FILE *out, const char *name, const char *type, const char *help)
 {
 	fprintf(out, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
-void sl_metric_value(FILE *out, const char *name, __u64 v)
+void wr_metric_value(FILE *out, const char *name, __u64 v)
 {
 	fprintf(out, "%s %llu\n", name, (unsigned long long)v);
 }
 
-void sl_metric_labeled(FILE *out, const char *name, const char *label, const char *lv, __u64 v)
+void wr_metric_labeled(FILE *out, const char *name, const char *label, const char *lv, __u64 v)
 {
 	fprintf(out, "%s{%s=", name, label);
 	put_label(out, lv, strlen(lv));
@@ -223,7 +223,7 @@ static void class_counter(FILE *out, const struct snapshot *snap, const char *na
 {
 	__u32 c;
 
-	sl_metric_family(out, name, "counter", help);
+	wr_metric_family(out, name, "counter", help);
 	for (c = 0; c <= SLUICE_MAX_CLASS; c++)
 		fprintf(out, "%s{class=\"%u\"} %llu\n", name, c,
 			(unsigned long long)*(const __u64 *)((const char *)&snap->s.cls[c] + off));
@@ -249,16 +249,16 @@ static void write_shed(FILE *out, const struct snapshot *snap)
 	bool live = (sh->flags & SLUICE_SHED_ACTIVE) &&
 		    (!sh->expires_ns || snap->s.at <= sh->expires_ns);
 
-	sl_metric_family(out, "sluice_shed_utilization", "gauge",
+	wr_metric_family(out, "sluice_shed_utilization", "gauge",
 	       "Utilization u in [0, 1] at the shedding controller's last step: the highest of "
 	       "its readable signals. Absent while none is readable.");
 	if (sh->u_micro >= 0)
 		fprintf(out, "sluice_shed_utilization %.6f\n", sh->u_micro / 1e6);
-	sl_metric_family(out, "sluice_shed_amount", "gauge",
+	wr_metric_family(out, "sluice_shed_amount", "gauge",
 	       "Shedding amount S in [-delay/ramp, 1]: below 0 nothing is shed; class 3 sheds "
 	       "from 0, class 2 from 1/3, class 1 from 2/3.");
 	fprintf(out, "sluice_shed_amount %.6f\n", sh->s_micro / 1e6);
-	sl_metric_family(out, "sluice_shed_probability", "gauge",
+	wr_metric_family(out, "sluice_shed_probability", "gauge",
 	       "Probability that the data path sheds a packet of each priority class (0 "
 	       "critical, never shed .. 3).");
 	for (c = 0; c <= SLUICE_MAX_CLASS; c++) {
@@ -266,13 +266,13 @@ static void write_shed(FILE *out, const struct snapshot *snap)
 
 		fprintf(out, "sluice_shed_probability{class=\"%u\"} %.9g\n", c, p < 1 ? p : 1);
 	}
-	sl_metric_family(out, "sluice_shed_enabled", "gauge",
+	wr_metric_family(out, "sluice_shed_enabled", "gauge",
 	       "1 unless the operator switched shedding off (sluice shed off).");
-	sl_metric_value(out, "sluice_shed_enabled", !(sh->flags & SLUICE_SHED_OFF));
-	sl_metric_family(out, "sluice_shed_active", "gauge",
+	wr_metric_value(out, "sluice_shed_enabled", !(sh->flags & SLUICE_SHED_OFF));
+	wr_metric_family(out, "sluice_shed_active", "gauge",
 	       "1 while a shedding controller is running and its thresholds have not expired.");
-	sl_metric_value(out, "sluice_shed_active", live);
-	sl_metric_family(out, "sluice_shed_signal", "gauge",
+	wr_metric_value(out, "sluice_shed_active", live);
+	wr_metric_family(out, "sluice_shed_signal", "gauge",
 	       "Each utilization signal's value at the controller's last step; absent while "
 	       "unreadable.");
 	for (i = 0; i < n; i++) {
@@ -282,7 +282,7 @@ static void write_shed(FILE *out, const struct snapshot *snap)
 		put_label(out, sh->signal_name[i], SLUICE_SIGNAL_NAME_LEN);
 		fprintf(out, "} %.6f\n", sh->signal_micro[i] / 1e6);
 	}
-	sl_metric_family(out, "sluice_shed_signal_readable", "gauge",
+	wr_metric_family(out, "sluice_shed_signal_readable", "gauge",
 	       "1 if the signal could be read at the controller's last step, else 0.");
 	for (i = 0; i < n; i++) {
 		if (signal_dup(sh, i))
@@ -291,7 +291,7 @@ static void write_shed(FILE *out, const struct snapshot *snap)
 		put_label(out, sh->signal_name[i], SLUICE_SIGNAL_NAME_LEN);
 		fprintf(out, "} %d\n", sh->signal_micro[i] >= 0);
 	}
-	sl_metric_family(out, "sluice_capacity_rate", "gauge",
+	wr_metric_family(out, "sluice_capacity_rate", "gauge",
 	       "Reserved capacity per second: the host's (scope total) and what classes 1..3 "
 	       "together may use (scope noncritical). Absent when not configured.");
 	for (c = 0; c < ARRAY_SIZE(units); c++) {
@@ -324,7 +324,7 @@ static void write_shed(FILE *out, const struct snapshot *snap)
 		      offsetof(struct sluice_class_stats, cap_bytes));
 }
 
-/* The daemon's fleet sync (sl_fleet_status); up 0 and no samples when none runs. */
+/* The daemon's fleet sync (wr_fleet_status); up 0 and no samples when none runs. */
 static void write_fleet(FILE *out, const struct snapshot *snap)
 {
 	static const char *const errs[] = { [SLUICE_FE_CONNECT] = "connect",
@@ -339,11 +339,11 @@ static void write_fleet(FILE *out, const struct snapshot *snap)
 	__u64 cum = 0, total = 0;
 	int e;
 
-	sl_metric_family(out, "sluice_fleet_up", "gauge",
+	wr_metric_family(out, "sluice_fleet_up", "gauge",
 	       "Per Redis server of the fleet: 1 if the last exchange worked.");
 	for (i = 0; i < n; i++)
-		sl_metric_labeled(out, "sluice_fleet_up", "node", f->node[i].addr, f->node[i].up);
-	sl_metric_family(out, "sluice_fleet_sync_duration_seconds", "histogram",
+		wr_metric_labeled(out, "sluice_fleet_up", "node", f->node[i].addr, f->node[i].up);
+	wr_metric_family(out, "sluice_fleet_sync_duration_seconds", "histogram",
 	       "Syncs with every Redis server of the fleet that completed, by duration.");
 	if (on) {
 		for (i = 0; i < ARRAY_SIZE(le); i++) {
@@ -357,29 +357,29 @@ static void write_fleet(FILE *out, const struct snapshot *snap)
 		fprintf(out, "sluice_fleet_sync_duration_seconds_count %llu\n",
 			(unsigned long long)total);
 	}
-	sl_metric_family(out, "sluice_fleet_keys_synced_total", "counter",
+	wr_metric_family(out, "sluice_fleet_keys_synced_total", "counter",
 	       "Hot keys' charges sent to the fleet.");
 	if (on)
-		sl_metric_value(out, "sluice_fleet_keys_synced_total", f->keys_synced);
-	sl_metric_family(out, "sluice_fleet_hot_keys", "gauge",
+		wr_metric_value(out, "sluice_fleet_keys_synced_total", f->keys_synced);
+	wr_metric_family(out, "sluice_fleet_hot_keys", "gauge",
 	       "Hot keys of fleet limits at the last sync.");
 	if (on)
-		sl_metric_value(out, "sluice_fleet_hot_keys", f->hot_keys);
-	sl_metric_family(out, "sluice_fleet_errors_total", "counter",
+		wr_metric_value(out, "sluice_fleet_hot_keys", f->hot_keys);
+	wr_metric_family(out, "sluice_fleet_errors_total", "counter",
 	       "Failed exchanges with a Redis server of the fleet, by kind.");
 	for (i = 0; i < n; i++)
 		for (e = 0; e < SLUICE_FE_MAX; e++)
 			fprintf(out, "sluice_fleet_errors_total{node=\"%s\",kind=\"%s\"} %llu\n",
 				f->node[i].addr, errs[e], (unsigned long long)f->node[i].errors[e]);
-	sl_metric_family(out, "sluice_fleet_fallback_active", "gauge",
+	wr_metric_family(out, "sluice_fleet_fallback_active", "gauge",
 	       "1 while Redis is stale and the fleet's fallback is in force.");
 	if (on)
-		sl_metric_value(out, "sluice_fleet_fallback_active", f->fallback_active);
-	sl_metric_family(out, "sluice_fleet_hosts", "gauge",
+		wr_metric_value(out, "sluice_fleet_fallback_active", f->fallback_active);
+	wr_metric_family(out, "sluice_fleet_hosts", "gauge",
 	       "Live hosts in the fleet's heartbeat set.");
 	if (on)
-		sl_metric_value(out, "sluice_fleet_hosts", f->hosts);
-	sl_metric_family(out, "sluice_fleet_share", "gauge",
+		wr_metric_value(out, "sluice_fleet_hosts", f->hosts);
+	wr_metric_family(out, "sluice_fleet_share", "gauge",
 	       "This host's share of each fleet-wide limit's rate: 1, or 1/hosts under the safe "
 	       "fallback.");
 	for (i = 0; i < snap->s.rs.nr_rules && i < SLUICE_MAX_RULES; i++)
@@ -394,14 +394,14 @@ static void write_fleet(FILE *out, const struct snapshot *snap)
 		}
 }
 
-/* Global counters as one family, labelled result by their names in sl_global_names. */
+/* Global counters as one family, labelled result by their names in wr_global_names. */
 static void global_results(FILE *out, const struct snapshot *snap, const char *name,
 			   const enum sluice_global *which, size_t n)
 {
 	size_t i;
 
 	for (i = 0; i < n; i++)
-		fprintf(out, "%s{result=\"%s\"} %llu\n", name, sl_global_names[which[i]],
+		fprintf(out, "%s{result=\"%s\"} %llu\n", name, wr_global_names[which[i]],
 			(unsigned long long)snap->s.global[which[i]]);
 }
 
@@ -412,16 +412,16 @@ static void write_cookies(FILE *out, const struct snapshot *snap)
 				       SLUICE_G_COOKIE_BAD, SLUICE_G_COOKIE_VALID,
 				       SLUICE_G_COOKIE_INVALID, SLUICE_G_COOKIE_PRIMED };
 
-	sl_metric_family(out, "sluice_cookies_total", "counter",
+	wr_metric_family(out, "sluice_cookies_total", "counter",
 	       "SYN cookies: SYN-ACKs sent, SYNs not answered (over a budget, bad), ACKs "
 	       "checked (validated, invalid), SYNs passed to keep the kernel accepting cookies.");
 	global_results(out, snap, "sluice_cookies_total", results, ARRAY_SIZE(results));
-	sl_metric_family(out, "sluice_verified_spared_total", "counter",
+	wr_metric_family(out, "sluice_verified_spared_total", "counter",
 	       "Packets of verified sources shed as their rule's verified-class.");
-	sl_metric_value(out, "sluice_verified_spared_total", snap->s.global[SLUICE_G_VERIFIED]);
-	sl_metric_family(out, "sluice_verified_sources", "gauge",
+	wr_metric_value(out, "sluice_verified_spared_total", snap->s.global[SLUICE_G_VERIFIED]);
+	wr_metric_family(out, "sluice_verified_sources", "gauge",
 	       "Sources that completed a TCP handshake within the verified TTL.");
-	sl_metric_value(out, "sluice_verified_sources", snap->s.verified);
+	wr_metric_value(out, "sluice_verified_sources", snap->s.verified);
 }
 
 static void write_snapshot(FILE *out, const struct snapshot *snap)
@@ -429,58 +429,58 @@ static void write_snapshot(FILE *out, const struct snapshot *snap)
 	__u32 i;
 	int l;
 
-	sl_metric_family(out, "sluice_rule_packets_total", "counter",
+	wr_metric_family(out, "sluice_rule_packets_total", "counter",
 	       "Packets matched by each live rule, by verdict. passed includes would_drop: "
 	       "dry-run rules and the kill switch pass what they would have dropped.");
 	rule_verdicts(out, snap, "sluice_rule_packets_total", false);
-	sl_metric_family(out, "sluice_rule_bytes_total", "counter",
+	wr_metric_family(out, "sluice_rule_bytes_total", "counter",
 	       "IP bytes (IPv4 total length, IPv6 40 + payload length) matched by each live "
 	       "rule, by verdict, as sluice_rule_packets_total.");
 	rule_verdicts(out, snap, "sluice_rule_bytes_total", true);
 
-	sl_metric_family(out, "sluice_frames_total", "counter",
+	wr_metric_family(out, "sluice_frames_total", "counter",
 	       "Frames the data path saw, IP or not.");
-	sl_metric_value(out, "sluice_frames_total", snap->s.global[SLUICE_G_PACKETS]);
-	sl_metric_family(out, "sluice_packets_total", "counter",
+	wr_metric_value(out, "sluice_frames_total", snap->s.global[SLUICE_G_PACKETS]);
+	wr_metric_family(out, "sluice_packets_total", "counter",
 	       "Packets by what the data path found and did. Results overlap (parsed covers "
 	       "denied, allowed, no_rule; passed includes would_drop): do not sum them.");
 	global_results(out, snap, "sluice_packets_total", packet_results,
 		       ARRAY_SIZE(packet_results));
-	sl_metric_family(out, "sluice_faults_total", "counter",
+	wr_metric_family(out, "sluice_faults_total", "counter",
 	       "Internal faults of the data path (a bucket's map or set that is not there).");
-	sl_metric_value(out, "sluice_faults_total", snap->s.global[SLUICE_G_FAULT]);
-	sl_metric_family(out, "sluice_fail_open_total", "counter",
+	wr_metric_value(out, "sluice_faults_total", snap->s.global[SLUICE_G_FAULT]);
+	wr_metric_family(out, "sluice_fail_open_total", "counter",
 	       "Internal faults that passed the packet (fail open).");
-	sl_metric_value(out, "sluice_fail_open_total", snap->s.global[SLUICE_G_FAIL_OPEN]);
-	sl_metric_family(out, "sluice_contended_total", "counter",
+	wr_metric_value(out, "sluice_fail_open_total", snap->s.global[SLUICE_G_FAIL_OPEN]);
+	wr_metric_family(out, "sluice_contended_total", "counter",
 	       "Packets refused because another CPU was changing their bucket beyond the "
 	       "bounded retry (a new source's claim in progress): never admitted uncharged.");
-	sl_metric_value(out, "sluice_contended_total", snap->s.global[SLUICE_G_CONTENDED]);
-	sl_metric_family(out, "sluice_events_total", "counter",
+	wr_metric_value(out, "sluice_contended_total", snap->s.global[SLUICE_G_CONTENDED]);
+	wr_metric_family(out, "sluice_events_total", "counter",
 	       "Events the data path sent when a bucket started limiting after a quiet spell.");
-	sl_metric_value(out, "sluice_events_total", snap->s.global[SLUICE_G_EVENTS]);
-	sl_metric_family(out, "sluice_events_lost_total", "counter",
+	wr_metric_value(out, "sluice_events_total", snap->s.global[SLUICE_G_EVENTS]);
+	wr_metric_family(out, "sluice_events_lost_total", "counter",
 	       "Such events the ring buffer had no room for.");
-	sl_metric_value(out, "sluice_events_lost_total", snap->s.global[SLUICE_G_EVENTS_LOST]);
+	wr_metric_value(out, "sluice_events_lost_total", snap->s.global[SLUICE_G_EVENTS_LOST]);
 	write_shed(out, snap);
 	write_fleet(out, snap);
 	write_cookies(out, snap);
 
-	sl_metric_family(out, "sluice_keys", "gauge",
+	wr_metric_family(out, "sluice_keys", "gauge",
 	       "Per-source buckets in the table, counted at most every 5 seconds.");
-	sl_metric_value(out, "sluice_keys", snap->s.keys);
-	sl_metric_family(out, "sluice_keys_capacity", "gauge",
+	wr_metric_value(out, "sluice_keys", snap->s.keys);
+	wr_metric_family(out, "sluice_keys_capacity", "gauge",
 	       "Per-source buckets the table holds (sets x ways); a full set evicts.");
-	sl_metric_value(out, "sluice_keys_capacity", snap->s.capacity);
-	sl_metric_family(out, "sluice_rules", "gauge", "Rules in the live rule set.");
-	sl_metric_value(out, "sluice_rules", snap->s.rs.nr_rules);
-	sl_metric_family(out, "sluice_rule_limits", "gauge", "Limits each live rule carries.");
+	wr_metric_value(out, "sluice_keys_capacity", snap->s.capacity);
+	wr_metric_family(out, "sluice_rules", "gauge", "Rules in the live rule set.");
+	wr_metric_value(out, "sluice_rules", snap->s.rs.nr_rules);
+	wr_metric_family(out, "sluice_rule_limits", "gauge", "Limits each live rule carries.");
 	for (i = 0; i < snap->s.rs.nr_rules; i++) {
 		fputs("sluice_rule_limits{rule=", out);
 		put_label(out, snap->s.rs.names[i], SLUICE_NAME_LEN);
 		fprintf(out, "} %u\n", snap->s.rs.rules[i].nr_limits);
 	}
-	sl_metric_family(out, "sluice_rule_connections", "gauge",
+	wr_metric_family(out, "sluice_rule_connections", "gauge",
 	       "Established TCP connections counted for each rule's connection limits.");
 	for (i = 0; i < snap->s.rs.nr_rules; i++) {
 		bool has = false;
@@ -493,18 +493,18 @@ static void write_snapshot(FILE *out, const struct snapshot *snap)
 		put_label(out, snap->s.rs.names[i], SLUICE_NAME_LEN);
 		fprintf(out, "} %llu\n", (unsigned long long)snap->s.conns[i]);
 	}
-	sl_metric_family(out, "sluice_enabled", "gauge",
+	wr_metric_family(out, "sluice_enabled", "gauge",
 	       "1 unless the kill switch is on (then everything passes and would-drops are "
 	       "counted).");
-	sl_metric_value(out, "sluice_enabled", !snap->s.cfg.disabled);
-	sl_metric_family(out, "sluice_fail_closed", "gauge",
+	wr_metric_value(out, "sluice_enabled", !snap->s.cfg.disabled);
+	wr_metric_family(out, "sluice_fail_closed", "gauge",
 	       "1 if internal faults drop the packet, 0 if they pass it.");
-	sl_metric_value(out, "sluice_fail_closed", !!snap->s.cfg.fail_closed);
-	sl_metric_family(out, "sluice_ruleset_generation", "gauge",
+	wr_metric_value(out, "sluice_fail_closed", !!snap->s.cfg.fail_closed);
+	wr_metric_family(out, "sluice_ruleset_generation", "gauge",
 	       "Generation of the live rule set, bumped by every commit.");
-	sl_metric_value(out, "sluice_ruleset_generation", snap->s.rs.gen);
+	wr_metric_value(out, "sluice_ruleset_generation", snap->s.rs.gen);
 
-	sl_metric_family(out, "sluice_interface_attached", "gauge",
+	wr_metric_family(out, "sluice_interface_attached", "gauge",
 	       "1 for each attachment, 0 if its interface is gone (named as it was "
 	       "attached). mode is native, generic or tc (unknown when it cannot be told).");
 	for (l = 0; l < snap->nr_links; l++) {
@@ -512,15 +512,15 @@ static void write_snapshot(FILE *out, const struct snapshot *snap)
 		put_label(out, snap->links[l].name, sizeof(snap->links[l].name));
 		fprintf(out, ",mode=\"%s\"} %d\n", snap->links[l].mode, snap->links[l].attached);
 	}
-	sl_metric_family(out, "sluice_up", "gauge", "1: sluice is loaded and its maps were read.");
-	sl_metric_value(out, "sluice_up", 1);
+	wr_metric_family(out, "sluice_up", "gauge", "1: sluice is loaded and its maps were read.");
+	wr_metric_value(out, "sluice_up", 1);
 
-	sl_metric_family(out, "sluice_deny_entries", "gauge", "Prefixes on the deny list.");
+	wr_metric_family(out, "sluice_deny_entries", "gauge", "Prefixes on the deny list.");
 	fprintf(out, "sluice_deny_entries{family=\"ipv4\"} %llu\n",
 		(unsigned long long)snap->s.deny[0]);
 	fprintf(out, "sluice_deny_entries{family=\"ipv6\"} %llu\n",
 		(unsigned long long)snap->s.deny[1]);
-	sl_metric_family(out, "sluice_allow_entries", "gauge", "Prefixes on the allow list.");
+	wr_metric_family(out, "sluice_allow_entries", "gauge", "Prefixes on the allow list.");
 	fprintf(out, "sluice_allow_entries{family=\"ipv4\"} %llu\n",
 		(unsigned long long)snap->s.allow[0]);
 	fprintf(out, "sluice_allow_entries{family=\"ipv6\"} %llu\n",
@@ -528,7 +528,7 @@ static void write_snapshot(FILE *out, const struct snapshot *snap)
 }
 
 /* sluice's metrics, then the extra ones, into a new buffer. */
-static int render(const struct sl_maps *m, sl_metrics_extra_fn extra, void *arg, char **buf,
+static int render(const struct wr_maps *m, wr_metrics_extra_fn extra, void *arg, char **buf,
 		  size_t *len)
 {
 	struct snapshot *snap = calloc(1, sizeof(*snap));
@@ -564,17 +564,17 @@ out:
 	return err;
 }
 
-int sl_metrics_render(const struct sl_maps *m, char **buf, size_t *len)
+int wr_metrics_render(const struct wr_maps *m, char **buf, size_t *len)
 {
 	return render(m, NULL, NULL, buf, len);
 }
 
 /* ---- the server ---- */
 
-struct sl_metrics {
+struct wr_metrics {
 	struct MHD_Daemon *mhd;
-	struct sl_maps maps;	/* duplicates of the caller's fds, ours to close */
-	sl_metrics_extra_fn extra;
+	struct wr_maps maps;	/* duplicates of the caller's fds, ours to close */
+	wr_metrics_extra_fn extra;
 	void *arg;
 	bool failing;		/* the last scrape failed: warn once per outage */
 };
@@ -610,7 +610,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
 			      const char *method, const char *version, const char *upload_data,
 			      size_t *upload_data_size, void **req_cls)
 {
-	struct sl_metrics *s = cls;
+	struct wr_metrics *s = cls;
 	char *body, msg[128];
 	size_t len;
 	int err;
@@ -730,35 +730,35 @@ static int listen_on(const char *addr)
 	return fd;
 }
 
-#define MAP_FDS SL_MAP_FDS
+#define MAP_FDS WR_MAP_FDS
 
-static int dup_maps(struct sl_maps *dst, const struct sl_maps *src)
+static int dup_maps(struct wr_maps *dst, const struct wr_maps *src)
 {
 	int *to[] = MAP_FDS(dst);
 	const int *from[] = MAP_FDS(src);
 	size_t i;
 
-	sl_maps_reset(dst);
+	wr_maps_reset(dst);
 	for (i = 0; i < ARRAY_SIZE(to); i++) {
 		*to[i] = *from[i] < 0 ? -1 : fcntl(*from[i], F_DUPFD_CLOEXEC, 0);
 		if (*to[i] < 0) {
 			int err = *from[i] < 0 ? -EBADF : -errno;
 
-			sl_maps_close(dst);
+			wr_maps_close(dst);
 			return err;
 		}
 	}
 	return 0;
 }
 
-struct sl_metrics *sl_metrics_start(const char *addr, const struct sl_maps *m,
-				    sl_metrics_extra_fn extra, void *arg)
+struct wr_metrics *wr_metrics_start(const char *addr, const struct wr_maps *m,
+				    wr_metrics_extra_fn extra, void *arg)
 {
-	struct sl_metrics *s;
+	struct wr_metrics *s;
 	int fd = -1, err;
 
 	if (!addr)
-		addr = SL_METRICS_DEFAULT_LISTEN;
+		addr = WR_METRICS_DEFAULT_LISTEN;
 	s = calloc(1, sizeof(*s));
 	if (!s) {
 		err = -ENOMEM;
@@ -798,18 +798,18 @@ struct sl_metrics *sl_metrics_start(const char *addr, const struct sl_maps *m,
 	return s;	/* the socket is libmicrohttpd's now */
 fail:
 	if (s) {
-		sl_maps_close(&s->maps);
+		wr_maps_close(&s->maps);
 		free(s);
 	}
 	errno = -err;
 	return NULL;
 }
 
-void sl_metrics_stop(struct sl_metrics *s)
+void wr_metrics_stop(struct wr_metrics *s)
 {
 	if (!s)
 		return;
 	MHD_stop_daemon(s->mhd);	/* joins the thread, closes the socket */
-	sl_maps_close(&s->maps);
+	wr_maps_close(&s->maps);
 	free(s);
 }

@@ -12,15 +12,15 @@
 #include "sluice_user.h"
 
 /* Where the endpoint listens unless told otherwise: loopback only. */
-#define SL_METRICS_DEFAULT_LISTEN "127.0.0.1:9464"
+#define WR_METRICS_DEFAULT_LISTEN "127.0.0.1:9464"
 
 /*
  * Render the Prometheus text exposition of everything sluice counts into
  * *buf (malloc'd, free it; *len bytes, NUL-terminated). Returns 0 or -errno;
- * on error *buf is NULL. The sl_state entry count is cached for a few
+ * on error *buf is NULL. The wr_state entry count is cached for a few
  * seconds, so frequent calls stay cheap.
  */
-int sl_metrics_render(const struct sl_maps *m, char **buf, size_t *len);
+int wr_metrics_render(const struct wr_maps *m, char **buf, size_t *len);
 
 /*
  * Extra metrics the caller owns (reload counts, event counts, shedding
@@ -28,14 +28,14 @@ int sl_metrics_render(const struct sl_maps *m, char **buf, size_t *len);
  * from the server's thread, one scrape at a time: read shared state with
  * atomics or a lock of the caller's own.
  */
-typedef void (*sl_metrics_extra_fn)(FILE *out, void *arg);
+typedef void (*wr_metrics_extra_fn)(FILE *out, void *arg);
 
 /* A family's HELP and TYPE lines, and its samples (label values escaped): for extras too. */
-void sl_metric_family(FILE *out, const char *name, const char *type, const char *help);
-void sl_metric_value(FILE *out, const char *name, __u64 v);
-void sl_metric_labeled(FILE *out, const char *name, const char *label, const char *lv, __u64 v);
+void wr_metric_family(FILE *out, const char *name, const char *type, const char *help);
+void wr_metric_value(FILE *out, const char *name, __u64 v);
+void wr_metric_labeled(FILE *out, const char *name, const char *label, const char *lv, __u64 v);
 
-struct sl_metrics;
+struct wr_metrics;
 
 /*
  * Serve GET (and HEAD) /metrics on addr, "ADDR:PORT" or "[ADDR6]:PORT"
@@ -45,9 +45,9 @@ struct sl_metrics;
  * closed afterwards; re-opened maps need a new server. extra may be NULL.
  * Returns NULL with errno set after saying why.
  */
-struct sl_metrics *sl_metrics_start(const char *addr, const struct sl_maps *m,
-				    sl_metrics_extra_fn extra, void *arg);
+struct wr_metrics *wr_metrics_start(const char *addr, const struct wr_maps *m,
+				    wr_metrics_extra_fn extra, void *arg);
 /* Stop serving (waits for a scrape in progress), close the fds; NULL is fine. */
-void sl_metrics_stop(struct sl_metrics *s);
+void wr_metrics_stop(struct wr_metrics *s);
 
 #endif /* SLUICE_METRICS_H */

@@ -9,14 +9,14 @@
 #include <pcap/pcap.h>
 #include "pcapout.h"
 
-struct sl_pcap {
+struct wr_pcap {
 	pcap_t *p;
 	pcap_dumper_t *d;
 };
 
-struct sl_pcap *sl_pcap_open(const char *file, int snaplen, char *err, size_t len)
+struct wr_pcap *wr_pcap_open(const char *file, int snaplen, char *err, size_t len)
 {
-	struct sl_pcap *w = calloc(1, sizeof(*w));
+	struct wr_pcap *w = calloc(1, sizeof(*w));
 
 	if (!w) {
 		snprintf(err, len, "out of memory");
@@ -40,7 +40,7 @@ struct sl_pcap *sl_pcap_open(const char *file, int snaplen, char *err, size_t le
 	return w;
 }
 
-void sl_pcap_write(struct sl_pcap *w, long long wall_ns, const void *data, unsigned int caplen,
+void wr_pcap_write(struct wr_pcap *w, long long wall_ns, const void *data, unsigned int caplen,
 		   unsigned int len)
 {
 	struct pcap_pkthdr h = {};
@@ -52,12 +52,12 @@ void sl_pcap_write(struct sl_pcap *w, long long wall_ns, const void *data, unsig
 	pcap_dump((u_char *)w->d, &h, data);
 }
 
-int sl_pcap_flush(struct sl_pcap *w)
+int wr_pcap_flush(struct wr_pcap *w)
 {
 	return pcap_dump_flush(w->d);
 }
 
-void sl_pcap_close(struct sl_pcap *w)
+void wr_pcap_close(struct wr_pcap *w)
 {
 	if (!w)
 		return;

@@ -5,14 +5,14 @@
 
 #include <stddef.h>
 
-struct sl_pcap;
+struct wr_pcap;
 /* An Ethernet pcap writer on file ("-": stdout); NULL with err[] saying why. */
-struct sl_pcap *sl_pcap_open(const char *file, int snaplen, char *err, size_t len);
+struct wr_pcap *wr_pcap_open(const char *file, int snaplen, char *err, size_t len);
 /* One frame: caplen of its len bytes, judged at wall_ns (CLOCK_REALTIME). */
-void sl_pcap_write(struct sl_pcap *w, long long wall_ns, const void *data, unsigned int caplen,
+void wr_pcap_write(struct wr_pcap *w, long long wall_ns, const void *data, unsigned int caplen,
 		   unsigned int len);
 /* 0, or -1 if what was written could not be flushed. */
-int sl_pcap_flush(struct sl_pcap *w);
-void sl_pcap_close(struct sl_pcap *w);
+int wr_pcap_flush(struct wr_pcap *w);
+void wr_pcap_close(struct wr_pcap *w);
 
 #endif /* SLUICE_PCAPOUT_H */

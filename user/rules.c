@@ -2,8 +2,8 @@
 /*
  * Rules: parsing `rule add`, listing, and committing a whole rule set.
  *
- * A commit writes the complete new set into the inactive sl_rulesets entry,
- * flips sl_config.active, then waits for an RCU grace period, so that no
+ * A commit writes the complete new set into the inactive wr_rulesets entry,
+ * flips wr_config.active, then waits for an RCU grace period, so that no
  * packet is judged by a mix of two sets and the entry is free for the next
  * commit. Rules keep their bucket state (uid, rule-wide buckets) while their
  * name and limits stay the same, and their counters while their name does.
@@ -22,13 +22,13 @@
 #include "sluice_limiter.h"
 
 /* The state of one rule being read, keyword by keyword. */
-struct sl_rule_parser {
+struct wr_rule_parser {
 	int argc;
 	char **argv;
 	int i;				/* the keyword being read: argv[i] */
 	struct sluice_rule *r;
 	const char *name;
-	struct sl_perr *pe;
+	struct wr_perr *pe;
 	struct sluice_limit *l;		/* the limit being read; NULL before the first */
 	int limit_word;			/* its value's word, where its own errors point */
 	bool burst_set;
@@ -36,9 +36,9 @@ struct sl_rule_parser {
 };
 
 /* Record an error about argv[word] (-1: the rule as a whole). */
-static int perr(struct sl_perr *pe, int word, int err, const char *fmt, ...)
+static int perr(struct wr_perr *pe, int word, int err, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
-static int perr(struct sl_perr *pe, int word, int err, const char *fmt, ...)
+static int perr(struct wr_perr *pe, int word, int err, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -49,7 +49,7 @@ static int perr(struct sl_perr *pe, int word, int err, const char *fmt, ...)
 	return err;
 }
 
-static int bad(struct sl_perr *pe, int word, const char *what, const char *val)
+static int bad(struct wr_perr *pe, int word, const char *what, const char *val)
 {
 	return perr(pe, word, -EINVAL, "invalid %s \"%s\"", what, val);
 }
@@ -66,12 +66,12 @@ static const char *const algo_names[] = {
 };
 
 /* The smallest burst of a byte token bucket: one full-size packet's IP length. */
-#define SL_MIN_BYTE_BURST 1500
+#define WR_MIN_BYTE_BURST 1500
 
 /* Fill the derived fields of a limit: interval, tolerance, masks. */
-static int limit_finish(struct sluice_limit *l, bool burst_set, struct sl_perr *pe, int word)
+static int limit_finish(struct sluice_limit *l, bool burst_set, struct wr_perr *pe, int word)
 {
-	sl_limit_set_masks(l);
+	wr_limit_set_masks(l);
 	if (l->fleet && l->algo == SLUICE_ALGO_CONNS)
 		return perr(pe, word, -EINVAL, "scope fleet applies to token-bucket and window "
 			    "limits: a connection cap counts this host's connections");
@@ -98,19 +98,19 @@ static int limit_finish(struct sluice_limit *l, bool burst_set, struct sl_perr *
 	 * never pass.
 	 */
 	if (l->algo == SLUICE_ALGO_GCRA && l->cost == SLUICE_COST_BYTE && burst_set &&
-	    l->burst < SL_MIN_BYTE_BURST)
+	    l->burst < WR_MIN_BYTE_BURST)
 		return perr(pe, word, -EINVAL, "burst %llu is smaller than one full-size packet: "
 			    "a byte limit charges each packet its IP length, %u bytes at a 1500 "
 			    "MTU, which could never pass (burst %u or more)",
-			    (unsigned long long)l->burst, SL_MIN_BYTE_BURST, SL_MIN_BYTE_BURST);
-	l->interval_fp = sl_gcra_interval_per(l->rate, l->period_ms);
+			    (unsigned long long)l->burst, WR_MIN_BYTE_BURST, WR_MIN_BYTE_BURST);
+	l->interval_fp = wr_gcra_interval_per(l->rate, l->period_ms);
 	if (!l->interval_fp)
 		return perr(pe, word, -ERANGE, "rate out of range: %llu %s per %u ms is too fast "
 			    "to meter (a packet every nanosecond at most) or the period too long",
 			    (unsigned long long)l->rate,
 			    l->cost == SLUICE_COST_BYTE ? "bytes" : "packets",
 			    l->period_ms ? l->period_ms : 1000);
-	l->tolerance = sl_gcra_tolerance(l->interval_fp, l->burst, l->cost);
+	l->tolerance = wr_gcra_tolerance(l->interval_fp, l->burst, l->cost);
 	if (!l->tolerance) {
 		if (burst_set)
 			return perr(pe, word, -ERANGE, "burst %llu at this rate is out of range",
@@ -125,13 +125,13 @@ static int limit_finish(struct sluice_limit *l, bool burst_set, struct sl_perr *
 }
 
 /* The limit being read is complete: fill it in, or say what is wrong with it. */
-static int limit_end(struct sl_rule_parser *p)
+static int limit_end(struct wr_rule_parser *p)
 {
 	return p->l ? limit_finish(p->l, p->burst_set, p->pe, p->limit_word) : 0;
 }
 
 /* A connection limit counts per source. */
-static int conns_per_source(const struct sluice_limit *l, struct sl_perr *pe)
+static int conns_per_source(const struct sluice_limit *l, struct wr_perr *pe)
 {
 	if (l->algo == SLUICE_ALGO_CONNS && l->key == SLUICE_KEY_ALL)
 		return perr(pe, -1, -EINVAL, "conns counts per source (src[/LEN] src6/LEN), not "
@@ -140,7 +140,7 @@ static int conns_per_source(const struct sluice_limit *l, struct sl_perr *pe)
 }
 
 /* A new limit, with the defaults: per source, /32 and /64. */
-static void limit_open(struct sl_rule_parser *p)
+static void limit_open(struct wr_rule_parser *p)
 {
 	p->l = &p->r->limits[p->r->nr_limits++];
 	p->limit_word = AT(p);
@@ -152,7 +152,7 @@ static void limit_open(struct sl_rule_parser *p)
 }
 
 /* A head: the limit before it is complete, and a new one starts. */
-static int limit_begin(struct sl_rule_parser *p)
+static int limit_begin(struct wr_rule_parser *p)
 {
 	int err = limit_end(p);
 
@@ -167,7 +167,7 @@ static int limit_begin(struct sl_rule_parser *p)
 
 /* ---- the keywords: what each reads, and how each prints ---- */
 
-static int kw_family(struct sl_rule_parser *p)
+static int kw_family(struct wr_rule_parser *p)
 {
 	struct sluice_rule *r = p->r;
 	const char *val = VAL(p);
@@ -193,7 +193,7 @@ static void print_family(const struct sluice_rule *r)
 		print_str("family", " family %s", r->family == 4 ? "ipv4" : "ipv6");
 }
 
-static int kw_proto(struct sl_rule_parser *p)
+static int kw_proto(struct wr_rule_parser *p)
 {
 	if (parse_proto(VAL(p), &p->r->proto))
 		return bad(p->pe, AT(p), "proto", VAL(p));
@@ -209,7 +209,7 @@ static void print_proto(const struct sluice_rule *r)
 		print_str("proto", " proto %s", proto_name(r->proto, buf, sizeof(buf)));
 }
 
-static int kw_dport(struct sl_rule_parser *p)
+static int kw_dport(struct wr_rule_parser *p)
 {
 	if (parse_port_range(VAL(p), &p->r->dport_lo, &p->r->dport_hi))
 		return bad(p->pe, AT(p), "dport", VAL(p));
@@ -230,19 +230,19 @@ static void print_dport(const struct sluice_rule *r)
 	print_str("dport", " dport %s", buf);
 }
 
-static int kw_src(struct sl_rule_parser *p)
+static int kw_src(struct wr_rule_parser *p)
 {
 	struct sluice_rule *r = p->r;
 	const char *val = VAL(p);
-	struct sl_cidr c;
+	struct wr_cidr c;
 	int k;
 
 	if (parse_cidr(val, &c))
 		return bad(p->pe, AT(p), "CIDR", val);
 	memcpy(r->src_net, c.addr, sizeof(r->src_net));
 	for (k = 0; k < 4; k++)
-		r->src_mask[k] = c.family == 4 ? (k ? 0 : sl_prefix_word(c.plen, 0))
-					       : sl_prefix_word(c.plen, k);
+		r->src_mask[k] = c.family == 4 ? (k ? 0 : wr_prefix_word(c.plen, 0))
+					       : wr_prefix_word(c.plen, k);
 	r->src_plen = c.plen;
 	if ((r->match & SLUICE_M_FAMILY) && r->family != c.family)
 		return perr(p->pe, AT(p), -EINVAL, "src \"%s\" is not of family ipv%d", val,
@@ -262,7 +262,7 @@ static void print_src(const struct sluice_rule *r)
 	print_str("src", " src %s", buf);
 }
 
-static int kw_tcp_flags(struct sl_rule_parser *p)
+static int kw_tcp_flags(struct wr_rule_parser *p)
 {
 	if (parse_tcp_flags(VAL(p), &p->r->tcp_value, &p->r->tcp_mask))
 		return bad(p->pe, AT(p), "tcp-flags", VAL(p));
@@ -280,7 +280,7 @@ static void print_tcp_flags(const struct sluice_rule *r)
 	print_str("tcp_flags", " tcp-flags %s", buf);
 }
 
-static int kw_icmp_type(struct sl_rule_parser *p)
+static int kw_icmp_type(struct wr_rule_parser *p)
 {
 	uint64_t v;
 
@@ -297,7 +297,7 @@ static void print_icmp_type(const struct sluice_rule *r)
 		print_u64("icmp_type", " icmp-type %llu", r->icmp_type);
 }
 
-static int kw_class(struct sl_rule_parser *p)
+static int kw_class(struct wr_rule_parser *p)
 {
 	uint64_t v;
 
@@ -312,7 +312,7 @@ static void print_class(const struct sluice_rule *r)
 	print_u64("class", r->class ? " class %llu" : NULL, r->class);
 }
 
-static int kw_limit(struct sl_rule_parser *p)
+static int kw_limit(struct wr_rule_parser *p)
 {
 	uint64_t rate;
 	uint32_t period;
@@ -342,7 +342,7 @@ static void print_rate(const struct sluice_limit *l)
 }
 
 /* At most N established connections per key. */
-static int kw_conns(struct sl_rule_parser *p)
+static int kw_conns(struct wr_rule_parser *p)
 {
 	int err = limit_begin(p);
 	uint64_t v;
@@ -363,7 +363,7 @@ static void print_conns(const struct sluice_limit *l)
 		print_u64("conns", " conns %llu", l->rate);
 }
 
-static int kw_burst(struct sl_rule_parser *p)
+static int kw_burst(struct wr_rule_parser *p)
 {
 	uint64_t v;
 
@@ -387,7 +387,7 @@ static void print_burst(const struct sluice_limit *l)
  * A word of a per key: all, src, src/LEN or src6/LEN; and "fleet" after
  * them, short for scope fleet (`per src fleet`).
  */
-#define SL_PER_ITEMS "src[/LEN], src6/LEN or all"
+#define WR_PER_ITEMS "src[/LEN], src6/LEN or all"
 static bool per_item(const char *w)
 {
 	return !strcmp(w, "all") || !strcmp(w, "src") || !strncmp(w, "src/", 4) ||
@@ -395,7 +395,7 @@ static bool per_item(const char *w)
 }
 
 /* The per key words that follow. */
-static int kw_per(struct sl_rule_parser *p)
+static int kw_per(struct wr_rule_parser *p)
 {
 	struct sluice_limit *l = p->l;
 	int n, at;
@@ -430,7 +430,7 @@ static int kw_per(struct sl_rule_parser *p)
 	}
 	if (!n)
 		return perr(p->pe, AT(p), -EINVAL, "invalid per key (%s) \"%s\"",
-			    SL_PER_ITEMS, VAL(p));
+			    WR_PER_ITEMS, VAL(p));
 	return n;
 }
 
@@ -446,7 +446,7 @@ static void print_per(const struct sluice_limit *l)
 }
 
 /* Whose limit it is: this host's (the default), or the fleet's. */
-static int kw_scope(struct sl_rule_parser *p)
+static int kw_scope(struct wr_rule_parser *p)
 {
 	if (!p->l)
 		return perr(p->pe, p->i, -EINVAL, "\"scope\" must follow a limit");
@@ -464,7 +464,7 @@ static void print_scope(const struct sluice_limit *l)
 	print_str("scope", l->fleet ? " scope %s" : NULL, l->fleet ? "fleet" : "host");
 }
 
-static int kw_algo(struct sl_rule_parser *p)
+static int kw_algo(struct wr_rule_parser *p)
 {
 	const char *val = VAL(p);
 	int a;
@@ -486,7 +486,7 @@ static void print_algo(const struct sluice_limit *l)
 				  ? " algo %s" : NULL, algo_names[l->algo % 4]);
 }
 
-static int kw_action(struct sl_rule_parser *p)
+static int kw_action(struct wr_rule_parser *p)
 {
 	if (!strcmp(VAL(p), "drop"))
 		p->r->action = SLUICE_ACT_DROP;
@@ -509,7 +509,7 @@ static void print_action(const struct sluice_rule *r)
 }
 
 /* Which SYNs an action cookie rule answers. */
-static int kw_cookie(struct sl_rule_parser *p)
+static int kw_cookie(struct wr_rule_parser *p)
 {
 	if (!strcmp(VAL(p), "over-limit"))
 		p->r->cookie = SLUICE_COOKIE_OVER;
@@ -528,10 +528,10 @@ static void print_cookie(const struct sluice_rule *r)
 }
 
 /* Default SYN-ACK budgets: per second for the rule, and per destination address. */
-#define SL_COOKIE_BUDGET	10000
-#define SL_COOKIE_DST_BUDGET	8
+#define WR_COOKIE_BUDGET	10000
+#define WR_COOKIE_DST_BUDGET	8
 
-static int kw_cookie_budget(struct sl_rule_parser *p)
+static int kw_cookie_budget(struct wr_rule_parser *p)
 {
 	uint64_t v;
 
@@ -548,7 +548,7 @@ static void print_cookie_budget(const struct sluice_rule *r)
 		print_u64("cookie_budget", " cookie-budget %llu", r->ck_rate);
 }
 
-static int kw_cookie_dst_budget(struct sl_rule_parser *p)
+static int kw_cookie_dst_budget(struct wr_rule_parser *p)
 {
 	uint64_t v;
 
@@ -566,7 +566,7 @@ static void print_cookie_dst_budget(const struct sluice_rule *r)
 		print_u64("cookie_dst_budget", " cookie-dst-budget %llu", r->ckd_rate);
 }
 
-static int kw_verified_class(struct sl_rule_parser *p)
+static int kw_verified_class(struct wr_rule_parser *p)
 {
 	uint64_t v;
 
@@ -587,106 +587,106 @@ static void print_verified_class(const struct sluice_rule *r)
  * in the order a limit prints) and the config lists its keys. A new keyword
  * is one entry here.
  */
-const struct sl_rule_kw sl_rule_kws[] = {
-	{ .word = "family", .key = "family", .scope = SL_KW_MATCH, .value = "ipv4|ipv6",
+const struct wr_rule_kw wr_rule_kws[] = {
+	{ .word = "family", .key = "family", .scope = WR_KW_MATCH, .value = "ipv4|ipv6",
 	  .parse = kw_family, .print.rule = print_family },
-	{ .word = "proto", .key = "proto", .scope = SL_KW_MATCH,
+	{ .word = "proto", .key = "proto", .scope = WR_KW_MATCH,
 	  .value = "tcp|udp|icmp|icmpv6|NUM", .parse = kw_proto, .print.rule = print_proto },
-	{ .word = "dport", .key = "dport", .scope = SL_KW_MATCH, .value = "P[-Q]",
+	{ .word = "dport", .key = "dport", .scope = WR_KW_MATCH, .value = "P[-Q]",
 	  .parse = kw_dport, .print.rule = print_dport },
-	{ .word = "src", .key = "src", .scope = SL_KW_MATCH, .value = "CIDR",
+	{ .word = "src", .key = "src", .scope = WR_KW_MATCH, .value = "CIDR",
 	  .parse = kw_src, .print.rule = print_src },
-	{ .word = "tcp-flags", .key = "tcp-flags", .scope = SL_KW_MATCH,
+	{ .word = "tcp-flags", .key = "tcp-flags", .scope = WR_KW_MATCH,
 	  .value = "syn|FLAGS[/MASK]", .parse = kw_tcp_flags, .print.rule = print_tcp_flags },
-	{ .word = "icmp-type", .key = "icmp-type", .scope = SL_KW_MATCH, .value = "N",
+	{ .word = "icmp-type", .key = "icmp-type", .scope = WR_KW_MATCH, .value = "N",
 	  .parse = kw_icmp_type, .print.rule = print_icmp_type },
-	{ .word = "class", .key = "class", .scope = SL_KW_MATCH, .value = "N",
+	{ .word = "class", .key = "class", .scope = WR_KW_MATCH, .value = "N",
 	  .parse = kw_class, .print.rule = print_class,
 	  .help = "priority class for shedding: 0 critical (default) .. 3" },
-	{ .word = "limit", .key = "rate", .scope = SL_KW_LIMIT, .heads = SL_KW_RATE,
+	{ .word = "limit", .key = "rate", .scope = WR_KW_LIMIT, .heads = WR_KW_RATE,
 	  .value = "RATE", .parse = kw_limit, .print.limit = print_rate,
 	  .help = "RATE  := N{pps,kpps,mpps} | N{bit,kbit,mbit,gbit} | N{byte,kbyte,mbyte,gbyte}\n"
 		  "         per second, or N[byte-unit]/{s,min,h,day}: 10/s, 100/min, 64kbyte/h;\n"
 		  "         bit and byte rates cost the packet's IP length" },
-	{ .word = "conns", .key = "conns", .scope = SL_KW_LIMIT, .heads = SL_KW_CONNS, .value = "N",
+	{ .word = "conns", .key = "conns", .scope = WR_KW_LIMIT, .heads = WR_KW_CONNS, .value = "N",
 	  .parse = kw_conns, .print.limit = print_conns,
 	  .help = "conns N [per KEY]   at most N established TCP connections per source\n"
 		  "         (proto tcp rules); a SYN from a source at its cap is dropped" },
-	{ .word = "burst", .key = "burst", .scope = SL_KW_OPTION, .heads = SL_KW_RATE, .value = "N",
+	{ .word = "burst", .key = "burst", .scope = WR_KW_OPTION, .heads = WR_KW_RATE, .value = "N",
 	  .parse = kw_burst, .print.limit = print_burst,
 	  .help = "burst := packets (or bytes) admitted at once; default one second of RATE" },
-	{ .word = "per", .key = "per", .scope = SL_KW_OPTION, .heads = SL_KW_RATE | SL_KW_CONNS,
-	  .value = "KEY", .item = per_item, .items = SL_PER_ITEMS,
+	{ .word = "per", .key = "per", .scope = WR_KW_OPTION, .heads = WR_KW_RATE | WR_KW_CONNS,
+	  .value = "KEY", .item = per_item, .items = WR_PER_ITEMS,
 	  .parse = kw_per, .print.limit = print_per,
 	  .help = "KEY   := src[/LEN] [src6/LEN]   one bucket per source prefix "
 		  "(default /32, /64)\n"
 		  "       | all                    one bucket for the whole rule" },
-	{ .word = "algo", .key = "algo", .scope = SL_KW_OPTION, .heads = SL_KW_RATE,
+	{ .word = "algo", .key = "algo", .scope = WR_KW_OPTION, .heads = WR_KW_RATE,
 	  .value = "ALGO", .parse = kw_algo, .print.limit = print_algo,
 	  .help = "algo  := token-bucket     (the default: GCRA, exact)\n"
 		  "       | fixed-window     (cheap, up to 2x across a window edge)\n"
 		  "       | sliding-window   (the previous window weighted by overlap)" },
-	{ .word = "scope", .key = "scope", .scope = SL_KW_OPTION, .heads = SL_KW_RATE,
+	{ .word = "scope", .key = "scope", .scope = WR_KW_OPTION, .heads = WR_KW_RATE,
 	  .value = "host|fleet", .parse = kw_scope, .print.limit = print_scope,
 	  .help = "scope := host   (the default: this host's limit)\n"
 		  "       | fleet  (rate and burst for the whole fleet, kept in step through\n"
 		  "                 Redis by `sluice run` with a fleet: section; a token\n"
 		  "                 bucket or a window, whose windows then turn on Redis's\n"
 		  "                 clock; `per src fleet` says the same)" },
-	{ .word = "action", .key = "action", .scope = SL_KW_RULE, .value = "drop|dry-run|cookie",
+	{ .word = "action", .key = "action", .scope = WR_KW_RULE, .value = "drop|dry-run|cookie",
 	  .parse = kw_action, .print.rule = print_action,
 	  .help = "action cookie: a SYN the limits refuse is answered from XDP with a SYN\n"
 		  "         cookie (rules matching tcp-flags syn; native or generic XDP)" },
-	{ .word = "cookie", .key = "cookie", .scope = SL_KW_RULE, .value = "over-limit|always",
+	{ .word = "cookie", .key = "cookie", .scope = WR_KW_RULE, .value = "over-limit|always",
 	  .parse = kw_cookie, .print.rule = print_cookie,
 	  .help = "cookie always: every SYN of the rule is answered with a cookie" },
-	{ .word = "cookie-budget", .key = "cookie-budget", .scope = SL_KW_RULE, .value = "N",
+	{ .word = "cookie-budget", .key = "cookie-budget", .scope = WR_KW_RULE, .value = "N",
 	  .parse = kw_cookie_budget, .print.rule = print_cookie_budget,
 	  .help = "cookie-budget N: at most N SYN-ACKs per second for the rule (10000)" },
-	{ .word = "cookie-dst-budget", .key = "cookie-dst-budget", .scope = SL_KW_RULE,
+	{ .word = "cookie-dst-budget", .key = "cookie-dst-budget", .scope = WR_KW_RULE,
 	  .value = "N", .parse = kw_cookie_dst_budget, .print.rule = print_cookie_dst_budget,
 	  .help = "cookie-dst-budget N: at most N SYN-ACKs per second to one address (8)" },
-	{ .word = "verified-class", .key = "verified-class", .scope = SL_KW_RULE, .value = "N",
+	{ .word = "verified-class", .key = "verified-class", .scope = WR_KW_RULE, .value = "N",
 	  .parse = kw_verified_class, .print.rule = print_verified_class,
 	  .help = "verified-class N: sources that completed a handshake are shed as class N" },
 };
-const int sl_nr_rule_kws = ARRAY_SIZE(sl_rule_kws);
-_Static_assert(ARRAY_SIZE(sl_rule_kws) <= 32, "a bit of seen_rule and seen_limit a keyword");
+const int wr_nr_rule_kws = ARRAY_SIZE(wr_rule_kws);
+_Static_assert(ARRAY_SIZE(wr_rule_kws) <= 32, "a bit of seen_rule and seen_limit a keyword");
 
-static bool in_limit(const struct sl_rule_kw *kw)
+static bool in_limit(const struct wr_rule_kw *kw)
 {
-	return kw->scope == SL_KW_LIMIT || kw->scope == SL_KW_OPTION;
+	return kw->scope == WR_KW_LIMIT || kw->scope == WR_KW_OPTION;
 }
 
-static const struct sl_rule_kw *kw_find(const char *word)
+static const struct wr_rule_kw *kw_find(const char *word)
 {
 	int k;
 
-	for (k = 0; k < sl_nr_rule_kws; k++)
-		if (!strcmp(word, sl_rule_kws[k].word))
-			return &sl_rule_kws[k];
+	for (k = 0; k < wr_nr_rule_kws; k++)
+		if (!strcmp(word, wr_rule_kws[k].word))
+			return &wr_rule_kws[k];
 	return NULL;
 }
 
 static void usage_rule(void)
 {
-	FILE *f = sl_usage_out();
-	const struct sl_rule_kw *kw, *o;
-	const struct sl_rule_kw *end = sl_rule_kws + sl_nr_rule_kws;
+	FILE *f = wr_usage_out();
+	const struct wr_rule_kw *kw, *o;
+	const struct wr_rule_kw *end = wr_rule_kws + wr_nr_rule_kws;
 	const char *sep = "";
 	int col;
 
 	fputs("Usage: sluice rule add NAME [MATCH...] LIMIT [LIMIT...]", f);
-	for (kw = sl_rule_kws; kw < end; kw++)
-		if (kw->scope == SL_KW_RULE)
+	for (kw = wr_rule_kws; kw < end; kw++)
+		if (kw->scope == WR_KW_RULE)
 			fprintf(f, " [%s %s]", kw->word, kw->value);
 	fputs("\nLIMIT :=", f);
-	for (kw = sl_rule_kws; kw < end; kw++) {
-		if (kw->scope != SL_KW_LIMIT)
+	for (kw = wr_rule_kws; kw < end; kw++) {
+		if (kw->scope != WR_KW_LIMIT)
 			continue;
 		fprintf(f, "%s %s %s", sep, kw->word, kw->value);
-		for (o = sl_rule_kws; o < end; o++)
-			if (o->scope == SL_KW_OPTION && (o->heads & kw->heads))
+		for (o = wr_rule_kws; o < end; o++)
+			if (o->scope == WR_KW_OPTION && (o->heads & kw->heads))
 				fprintf(f, " [%s %s]", o->word, o->value);
 		sep = " |";
 	}
@@ -696,8 +696,8 @@ static void usage_rule(void)
 	/* The matches, as many as fit a line; one with a help on a line of its own. */
 	col = fprintf(f, "MATCH :=");
 	sep = "";
-	for (kw = sl_rule_kws; kw < end; kw++) {
-		if (kw->scope != SL_KW_MATCH)
+	for (kw = wr_rule_kws; kw < end; kw++) {
+		if (kw->scope != WR_KW_MATCH)
 			continue;
 		if (*sep && (kw->help || col + 3 + strlen(kw->word) + 1 + strlen(kw->value) > 79)) {
 			fputs("\n      ", f);
@@ -709,8 +709,8 @@ static void usage_rule(void)
 		sep = " |";
 	}
 	fputc('\n', f);
-	for (kw = sl_rule_kws; kw < end; kw++)
-		if (kw->scope != SL_KW_MATCH && kw->help)
+	for (kw = wr_rule_kws; kw < end; kw++)
+		if (kw->scope != WR_KW_MATCH && kw->help)
 			fprintf(f, "%s\n", kw->help);
 	fprintf(f, "Up to %d rules of up to %d limits; a packet passes only if every limit of\n"
 		"every matching rule admits it, and only then is it charged.\n",
@@ -719,8 +719,8 @@ static void usage_rule(void)
 
 /* ---- reading a rule ---- */
 
-static void parser_init(struct sl_rule_parser *p, int argc, char **argv, struct sluice_rule *r,
-			const char *name, struct sl_perr *pe)
+static void parser_init(struct wr_rule_parser *p, int argc, char **argv, struct sluice_rule *r,
+			const char *name, struct wr_perr *pe)
 {
 	memset(p, 0, sizeof(*p));
 	p->argc = argc;
@@ -734,10 +734,10 @@ static void parser_init(struct sl_rule_parser *p, int argc, char **argv, struct 
 }
 
 /* The keyword at argv[p->i] and its value; leaves p->i on the last word used. */
-static int rule_word(struct sl_rule_parser *p)
+static int rule_word(struct wr_rule_parser *p)
 {
 	const char *w = p->argv[p->i];
-	const struct sl_rule_kw *kw;
+	const struct wr_rule_kw *kw;
 	unsigned int bit;
 	int n;
 
@@ -752,13 +752,13 @@ static int rule_word(struct sl_rule_parser *p)
 	 * limit): a second one is refused by name, as the config refuses a
 	 * repeated key, never silently the last one kept.
 	 */
-	bit = 1u << (kw - sl_rule_kws);
+	bit = 1u << (kw - wr_rule_kws);
 	if (!in_limit(kw)) {
 		if (p->seen_rule & bit)
 			return perr(p->pe, p->i, -EINVAL, "\"%s\" given twice in rule %s (each "
 				    "match, class and action once)", w, p->name);
 		p->seen_rule |= bit;
-	} else if (kw->scope == SL_KW_OPTION && p->l) {
+	} else if (kw->scope == WR_KW_OPTION && p->l) {
 		if (p->seen_limit & bit)
 			return perr(p->pe, p->i, -EINVAL, "\"%s\" given twice in one limit of rule "
 				    "%s", w, p->name);
@@ -772,10 +772,10 @@ static int rule_word(struct sl_rule_parser *p)
 }
 
 /* All words read: the last limit complete, then what the keywords say together. */
-static int rule_end(struct sl_rule_parser *p)
+static int rule_end(struct wr_rule_parser *p)
 {
 	struct sluice_rule *r = p->r;
-	struct sl_perr *pe = p->pe;
+	struct wr_perr *pe = p->pe;
 	int i, err;
 
 	if (!p->l)
@@ -807,15 +807,15 @@ static int rule_end(struct sl_rule_parser *p)
 			return perr(pe, -1, -EINVAL, "action cookie needs proto tcp and tcp-flags "
 				    "syn: it answers SYNs");
 		if (!r->ck_rate)
-			r->ck_rate = SL_COOKIE_BUDGET;
+			r->ck_rate = WR_COOKIE_BUDGET;
 		if (!r->ckd_rate)
-			r->ckd_rate = SL_COOKIE_DST_BUDGET;
+			r->ckd_rate = WR_COOKIE_DST_BUDGET;
 		/* Token buckets of one second's budget. */
-		r->ck_interval_fp = sl_gcra_interval_per(r->ck_rate, 1000);
-		r->ck_tolerance = sl_gcra_tolerance(r->ck_interval_fp, r->ck_rate,
+		r->ck_interval_fp = wr_gcra_interval_per(r->ck_rate, 1000);
+		r->ck_tolerance = wr_gcra_tolerance(r->ck_interval_fp, r->ck_rate,
 						    SLUICE_COST_PKT);
-		r->ckd_interval_fp = sl_gcra_interval_per(r->ckd_rate, 1000);
-		r->ckd_tolerance = sl_gcra_tolerance(r->ckd_interval_fp, r->ckd_rate,
+		r->ckd_interval_fp = wr_gcra_interval_per(r->ckd_rate, 1000);
+		r->ckd_tolerance = wr_gcra_tolerance(r->ckd_interval_fp, r->ckd_rate,
 						     SLUICE_COST_PKT);
 	}
 
@@ -835,7 +835,7 @@ static int rule_end(struct sl_rule_parser *p)
 	return 0;
 }
 
-int sl_rule_name(const char *name, struct sl_perr *pe)
+int wr_rule_name(const char *name, struct wr_perr *pe)
 {
 	if (strlen(name) >= SLUICE_NAME_LEN || !name[0] ||
 	    strspn(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.") !=
@@ -851,15 +851,15 @@ int sl_rule_name(const char *name, struct sl_perr *pe)
  * Parse the words of `rule add` (argv[0] is NAME) into r and name; on error
  * pe names the word at fault. The config file builds the same words.
  */
-int sl_rule_parse(int argc, char **argv, struct sluice_rule *r, char *name, struct sl_perr *pe)
+int wr_rule_parse(int argc, char **argv, struct sluice_rule *r, char *name, struct wr_perr *pe)
 {
-	struct sl_rule_parser p;
+	struct wr_rule_parser p;
 	int err;
 
 	parser_init(&p, argc, argv, r, name, pe);
 	if (argc < 1)
 		return perr(pe, -1, -EINVAL, "a rule needs a NAME");
-	err = sl_rule_name(argv[0], pe);
+	err = wr_rule_name(argv[0], pe);
 	if (err)
 		return err;
 	strcpy(name, argv[0]);
@@ -871,17 +871,17 @@ int sl_rule_parse(int argc, char **argv, struct sluice_rule *r, char *name, stru
 	return rule_end(&p);
 }
 
-int sl_rule_check_words(int argc, char **argv, unsigned int head, struct sl_perr *pe)
+int wr_rule_check_words(int argc, char **argv, unsigned int head, struct wr_perr *pe)
 {
-	const struct sl_rule_kw *first = argc > 0 ? kw_find(argv[0]) : NULL;
-	struct sl_rule_parser p;
+	const struct wr_rule_kw *first = argc > 0 ? kw_find(argv[0]) : NULL;
+	struct wr_rule_parser p;
 	struct sluice_rule r;
 	int err;
 
 	parser_init(&p, argc, argv, &r, "", pe);
-	if (first && first->scope == SL_KW_OPTION) {
+	if (first && first->scope == WR_KW_OPTION) {
 		limit_open(&p);
-		if (head & SL_KW_CONNS)
+		if (head & WR_KW_CONNS)
 			p.l->algo = SLUICE_ALGO_CONNS;
 	}
 	for (p.i = 0; p.i < argc; p.i++) {
@@ -889,7 +889,7 @@ int sl_rule_check_words(int argc, char **argv, unsigned int head, struct sl_perr
 		if (err)
 			return err;
 	}
-	if (!first || first->scope != SL_KW_LIMIT)
+	if (!first || first->scope != WR_KW_LIMIT)
 		return 0;
 	err = limit_end(&p);
 	return err ? err : conns_per_source(p.l, pe);
@@ -943,7 +943,7 @@ static void rules_set_flags(struct sluice_ruleset *rs)
 
 		r->flags &= ~SLUICE_RF_PRECISE;
 		for (j = 0; j < r->nr_limits && j < SLUICE_MAX_LIMITS; j++)
-			if (sl_limit_needs_precise(&r->limits[j], tick))
+			if (wr_limit_needs_precise(&r->limits[j], tick))
 				r->flags |= SLUICE_RF_PRECISE;
 	}
 }
@@ -976,19 +976,19 @@ static int zero_percpu(int fd, __u32 key, size_t size)
 }
 
 /*
- * Build rs's rule index (sl_ruleset_index). 0, or -E2BIG with why (len
+ * Build rs's rule index (wr_ruleset_index). 0, or -E2BIG with why (len
  * bytes) saying which protocol and port more than SLUICE_MAX_CAND rules
  * may all meet.
  */
-int sl_ruleset_index_why(struct sluice_ruleset *rs, char *why, size_t len)
+int wr_ruleset_index_why(struct sluice_ruleset *rs, char *why, size_t len)
 {
 	static const char *const classes[SLUICE_IDX_PROTOS] = {
 		"TCP", "UDP", "ICMP (or other protocol)",
 	};
-	struct sl_idx_full full = {};
+	struct wr_idx_full full = {};
 	__u32 port, i, named = 65536;
 
-	if (!sl_ruleset_index(rs, &full))
+	if (!wr_ruleset_index(rs, &full))
 		return 0;
 	if (full.bucket == SLUICE_IDX_NOPORT) {
 		snprintf(why, len, "%u rules may match one %s packet without ports, and the data "
@@ -999,12 +999,12 @@ int sl_ruleset_index_why(struct sluice_ruleset *rs, char *why, size_t len)
 	}
 	/* A port of the cell that a rule of it names, if one does. */
 	for (port = 0; port < 65536; port++) {
-		if (sl_port_bucket(port) != full.bucket)
+		if (wr_port_bucket(port) != full.bucket)
 			continue;
 		for (i = 0; i < rs->nr_rules && i < SLUICE_MAX_RULES && named == 65536; i++)
 			if ((rs->rules[i].match & SLUICE_M_DPORT) && rs->rules[i].dport_lo <= port &&
 			    port <= rs->rules[i].dport_hi &&
-			    rs->rules[i].dport_hi - rs->rules[i].dport_lo < SL_IDX_WIDE_RANGE)
+			    rs->rules[i].dport_hi - rs->rules[i].dport_lo < WR_IDX_WIDE_RANGE)
 				named = port;
 		if (named != 65536)
 			break;
@@ -1013,14 +1013,14 @@ int sl_ruleset_index_why(struct sluice_ruleset *rs, char *why, size_t len)
 		snprintf(why, len, "%u rules may match every %s packet, and the data path judges "
 			 "a packet by at most %d (rules that name no port, or a range of %d ports "
 			 "or more, count for every port)", full.n,
-			 classes[full.pc % SLUICE_IDX_PROTOS], SLUICE_MAX_CAND, SL_IDX_WIDE_RANGE);
+			 classes[full.pc % SLUICE_IDX_PROTOS], SLUICE_MAX_CAND, WR_IDX_WIDE_RANGE);
 		return -E2BIG;
 	}
 	snprintf(why, len, "%u rules may match one %s packet to port %u, and the data path "
 		 "judges a packet by at most %d (rules that name no port, or a range of %d ports "
 		 "or more, count for every port; ports share %d cells of the rule index, so "
 		 "others may add to it)", full.n, classes[full.pc % SLUICE_IDX_PROTOS], named,
-		 SLUICE_MAX_CAND, SL_IDX_WIDE_RANGE, SLUICE_PORT_BUCKETS);
+		 SLUICE_MAX_CAND, WR_IDX_WIDE_RANGE, SLUICE_PORT_BUCKETS);
 	return -E2BIG;
 }
 
@@ -1028,7 +1028,7 @@ int sl_ruleset_index_why(struct sluice_ruleset *rs, char *why, size_t len)
  * Replace the live rule set with next (names and rules filled in; uid, slot
  * and agg_slot are assigned here). Caller holds the root lock.
  */
-int sl_ruleset_commit(const struct sl_maps *m, struct sluice_ruleset *next)
+int wr_ruleset_commit(const struct wr_maps *m, struct sluice_ruleset *next)
 {
 	bool slot_used[SLUICE_STATS_SLOTS] = {}, agg_used[SLUICE_AGG_SLOTS] = {};
 	struct sluice_ruleset *live;
@@ -1040,9 +1040,9 @@ int sl_ruleset_commit(const struct sl_maps *m, struct sluice_ruleset *next)
 	live = calloc(1, sizeof(*live));
 	if (!live)
 		return -ENOMEM;
-	err = sl_config_read(m, &cfg);
+	err = wr_config_read(m, &cfg);
 	if (!err)
-		err = sl_read_live(m, live);
+		err = wr_read_live(m, live);
 	if (err)
 		goto out;
 	if (next->nr_rules > SLUICE_MAX_RULES) {
@@ -1058,7 +1058,7 @@ int sl_ruleset_commit(const struct sl_maps *m, struct sluice_ruleset *next)
 		 * matches), built before anything is written: a set the index
 		 * cannot hold changes nothing.
 		 */
-		err = sl_ruleset_index_why(next, why, sizeof(why));
+		err = wr_ruleset_index_why(next, why, sizeof(why));
 		if (err) {
 			pr_err("%s", why);
 			goto out;
@@ -1131,12 +1131,12 @@ int sl_ruleset_commit(const struct sl_maps *m, struct sluice_ruleset *next)
 				goto out;
 		}
 	}
-	err = sl_cookie_prepare(next, &cfg);
+	err = wr_cookie_prepare(next, &cfg);
 	if (err)
 		goto out;
 	rules_set_flags(next);
 	next->gen = live->gen + 1;
-	err = sl_conn_counter_sync(m, next, false);
+	err = wr_conn_counter_sync(m, next, false);
 	if (err)
 		goto out;
 	idx = !(cfg.active & 1);
@@ -1145,10 +1145,10 @@ int sl_ruleset_commit(const struct sl_maps *m, struct sluice_ruleset *next)
 		goto out;
 	}
 	cfg.active = idx;
-	err = sl_config_write(m, &cfg);
+	err = wr_config_write(m, &cfg);
 	if (err)
 		goto out;
-	err = sl_conn_counter_sync(m, next, true);
+	err = wr_conn_counter_sync(m, next, true);
 	if (err)
 		goto out;
 	/*
@@ -1163,16 +1163,16 @@ out:
 }
 
 /* One rule, in the words `rule add` takes: each keyword prints itself. */
-void sl_rule_print(const struct sluice_ruleset *rs, __u32 i)
+void wr_rule_print(const struct sluice_ruleset *rs, __u32 i)
 {
-	const struct sl_rule_kw *kw, *o, *end = sl_rule_kws + sl_nr_rule_kws;
+	const struct wr_rule_kw *kw, *o, *end = wr_rule_kws + wr_nr_rule_kws;
 	const struct sluice_rule *r = &rs->rules[i];
 	bool limits = false;
 	__u32 j;
 
 	open_object(NULL);
 	print_str("name", "%s", rs->names[i]);
-	for (kw = sl_rule_kws; kw < end; kw++) {
+	for (kw = wr_rule_kws; kw < end; kw++) {
 		if (!in_limit(kw)) {
 			kw->print.rule(r);
 			continue;
@@ -1196,9 +1196,9 @@ void sl_rule_print(const struct sluice_ruleset *rs, __u32 i)
 	close_object();
 }
 
-static int rule_list(const struct sl_maps *m)
+static int rule_list(const struct wr_maps *m)
 {
-	struct sluice_ruleset *rs = sl_live_get(m);
+	struct sluice_ruleset *rs = wr_live_get(m);
 	__u32 i;
 
 	if (!rs)
@@ -1206,7 +1206,7 @@ static int rule_list(const struct sl_maps *m)
 	out_begin();
 	open_array("rules");
 	for (i = 0; i < rs->nr_rules && i < SLUICE_MAX_RULES; i++)
-		sl_rule_print(rs, i);
+		wr_rule_print(rs, i);
 	close_array();
 	out_end();
 	free(rs);
@@ -1218,13 +1218,13 @@ static int rule_change(int argc, char **argv, bool add)
 	struct sluice_ruleset *rs = NULL;
 	struct sluice_rule r;
 	char name[SLUICE_NAME_LEN] = "";
-	struct sl_maps m;
+	struct wr_maps m;
 	int lock, err = 0, at;
 
 	if (add) {
-		struct sl_perr pe;
+		struct wr_perr pe;
 
-		err = sl_rule_parse(argc, argv, &r, name, &pe);
+		err = wr_rule_parse(argc, argv, &r, name, &pe);
 		if (err) {
 			pr_err("%s", pe.msg);
 			if (argc < 1)
@@ -1240,10 +1240,10 @@ static int rule_change(int argc, char **argv, bool add)
 		snprintf(name, sizeof(name), "%s", argv[0]);
 	}
 	/* Rules may come before any interface: adding loads without attaching. */
-	lock = sl_write_begin(&m, add);
+	lock = wr_write_begin(&m, add);
 	if (lock < 0)
 		return lock;
-	rs = sl_live_get(&m);
+	rs = wr_live_get(&m);
 	if (!rs) {
 		err = -ENOENT;
 		goto out;
@@ -1278,7 +1278,7 @@ static int rule_change(int argc, char **argv, bool add)
 		memset(&rs->rules[rs->nr_rules], 0, sizeof(rs->rules[0]));
 		memset(rs->names[rs->nr_rules], 0, SLUICE_NAME_LEN);
 	}
-	err = sl_ruleset_commit(&m, rs);
+	err = wr_ruleset_commit(&m, rs);
 	if (err) {
 		pr_err("cannot commit the rule set: %s", strerror(-err));
 		goto out;
@@ -1286,7 +1286,7 @@ static int rule_change(int argc, char **argv, bool add)
 	print_text("%s rule %s\n", add ? "added" : "deleted", name);
 out:
 	free(rs);
-	sl_write_end(&m, lock);
+	wr_write_end(&m, lock);
 	return err;
 }
 
@@ -1304,7 +1304,7 @@ static int cmd_del(int argc, char **argv, void *ctx)
 
 static int cmd_list(int argc, char **argv, void *ctx)
 {
-	struct sl_maps m;
+	struct wr_maps m;
 	int err;
 
 	(void)argv;
@@ -1313,11 +1313,11 @@ static int cmd_list(int argc, char **argv, void *ctx)
 		pr_err("rule list takes no arguments");
 		return -EINVAL;
 	}
-	err = sl_maps_open(&m);
+	err = wr_maps_open(&m);
 	if (err)
 		return err;
 	err = rule_list(&m);
-	sl_maps_close(&m);
+	wr_maps_close(&m);
 	return err;
 }
 
@@ -1327,7 +1327,7 @@ static void usage_ctx(void *ctx)
 	usage_rule();
 }
 
-static const struct sl_cmd rule_cmds[] = {
+static const struct wr_cmd rule_cmds[] = {
 	{ "add", cmd_add },
 	{ "delete", cmd_del },
 	{ "list", cmd_list },
@@ -1336,5 +1336,5 @@ static const struct sl_cmd rule_cmds[] = {
 
 int do_rule(int argc, char **argv)
 {
-	return sl_cmd_select(rule_cmds, ARRAY_SIZE(rule_cmds), "rule", argc, argv, NULL, usage_ctx);
+	return wr_cmd_select(rule_cmds, ARRAY_SIZE(rule_cmds), "rule", argc, argv, NULL, usage_ctx);
 }

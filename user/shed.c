@@ -3,7 +3,7 @@
  * Adaptive shedding: the utilization signals, the controller step that the
  * daemon runs every interval, and `sluice shed`.
  *
- * The pinned sl_shed entry is the source of truth for S: the controller
+ * The pinned wr_shed entry is the source of truth for S: the controller
  * reads it, steps it and writes it back with the per-class thresholds, so
  * `sluice shed set S` and a restarted daemon both simply work on it.
  */
@@ -24,19 +24,19 @@
 
 /* ---- signals ---- */
 
-void sl_signal_name(const struct sl_cfg_signal *c, char *buf, size_t len)
+void wr_signal_name(const struct wr_cfg_signal *c, char *buf, size_t len)
 {
 	size_t off;
 	int i;
 
 	switch (c->type) {
-	case SL_SIG_CPU:
+	case WR_SIG_CPU:
 		snprintf(buf, len, "cpu");
 		break;
-	case SL_SIG_PSI:
+	case WR_SIG_PSI:
 		snprintf(buf, len, "psi:%s", c->arg);
 		break;
-	case SL_SIG_FILE:
+	case WR_SIG_FILE:
 		snprintf(buf, len, "file:%s", c->arg);
 		break;
 	default:
@@ -47,7 +47,7 @@ void sl_signal_name(const struct sl_cfg_signal *c, char *buf, size_t len)
 }
 
 /* CPU busy share since the last reading: everything but idle and iowait. */
-static int read_cpu(struct sl_signal *s, double *u)
+static int read_cpu(struct wr_signal *s, double *u)
 {
 	unsigned long long v[10] = {};
 	unsigned long long busy, total = 0;
@@ -80,13 +80,13 @@ static int read_cpu(struct sl_signal *s, double *u)
 }
 
 /* Share of wall time some task stalled waiting for the resource (PSI "some"). */
-static int read_psi(struct sl_signal *s, double *u)
+static int read_psi(struct wr_signal *s, double *u)
 {
 	char path[320], line[256];
 	unsigned long long total = 0;
 	bool found = false;
 	FILE *f;
-	__u64 now = sl_now_ns();
+	__u64 now = wr_now_ns();
 
 	snprintf(path, sizeof(path), "/proc/pressure/%s", s->cfg.arg);
 	f = fopen(path, "re");
@@ -112,7 +112,7 @@ static int read_psi(struct sl_signal *s, double *u)
 }
 
 /* A number in [0, 1] written by the application. */
-static int read_file(struct sl_signal *s, double *u)
+static int read_file(struct wr_signal *s, double *u)
 {
 	char buf[64], *end;
 	ssize_t n;
@@ -137,7 +137,7 @@ static int read_file(struct sl_signal *s, double *u)
 }
 
 struct acceptq {
-	const struct sl_cfg_signal *cfg;
+	const struct wr_cfg_signal *cfg;
 	double fill;
 	int listeners;
 };
@@ -164,10 +164,10 @@ static int acceptq_cb(const struct inet_diag_msg *m, void *data)
 }
 
 /* Fullest accept queue among the listening TCP sockets on the ports. */
-static int read_acceptq(struct sl_signal *s, double *u)
+static int read_acceptq(struct wr_signal *s, double *u)
 {
 	struct acceptq a = { .cfg = &s->cfg };
-	int err = sl_tcp_dump(1 << TCP_LISTEN, acceptq_cb, &a);
+	int err = wr_tcp_dump(1 << TCP_LISTEN, acceptq_cb, &a);
 
 	if (err)
 		return err;
@@ -177,14 +177,14 @@ static int read_acceptq(struct sl_signal *s, double *u)
 	return 0;
 }
 
-int sl_signal_read(struct sl_signal *s, double *u)
+int wr_signal_read(struct wr_signal *s, double *u)
 {
 	switch (s->cfg.type) {
-	case SL_SIG_CPU:
+	case WR_SIG_CPU:
 		return read_cpu(s, u);
-	case SL_SIG_PSI:
+	case WR_SIG_PSI:
 		return read_psi(s, u);
-	case SL_SIG_FILE:
+	case WR_SIG_FILE:
 		return read_file(s, u);
 	default:
 		return read_acceptq(s, u);
@@ -205,17 +205,17 @@ static void set_thresholds(struct sluice_shed *sh, double s)
 
 	for (c = 0; c <= SLUICE_MAX_CLASS; c++)
 		sh->threshold[c] = (sh->flags & SLUICE_SHED_OFF) ? 0
-			: sl_shed_threshold(sl_shed_class_prob(s, c));
+			: wr_shed_threshold(wr_shed_class_prob(s, c));
 }
 
-int sl_shed_read(int fd, struct sluice_shed *sh)
+int wr_shed_read(int fd, struct sluice_shed *sh)
 {
 	__u32 zero = 0;
 
 	return bpf_map_lookup_elem(fd, &zero, sh) ? -errno : 0;
 }
 
-int sl_shed_write(int fd, const struct sluice_shed *sh)
+int wr_shed_write(int fd, const struct sluice_shed *sh)
 {
 	__u32 zero = 0;
 
@@ -250,23 +250,23 @@ static void capacity_limits(struct sluice_capacity *c, __u64 rate, int cost, dou
 		l->burst = rates[i] / 10 ? rates[i] / 10 : 1;
 		if (cost == SLUICE_COST_BYTE && l->burst < 1500)
 			l->burst = 1500;
-		l->interval_fp = sl_gcra_interval(l->rate);
-		l->tolerance = sl_gcra_tolerance(l->interval_fp, l->burst, cost);
+		l->interval_fp = wr_gcra_interval(l->rate);
+		l->tolerance = wr_gcra_tolerance(l->interval_fp, l->burst, cost);
 	}
 }
 
 /*
- * Apply the config's part of sl_shed (default class, capacity, signal
+ * Apply the config's part of wr_shed (default class, capacity, signal
  * names), keeping S and the operator's switches. Capacity buckets restart
  * when their rates change.
  */
-int sl_shed_configure(const struct sl_maps *m, const struct sl_cfg *cfg)
+int wr_shed_configure(const struct wr_maps *m, const struct wr_cfg *cfg)
 {
 	struct sluice_shed sh, old;
 	struct sluice_state empty = {};
 	int err, k, i;
 
-	err = sl_shed_read(m->shed, &sh);
+	err = wr_shed_read(m->shed, &sh);
 	if (err)
 		return err;
 	old = sh;
@@ -277,20 +277,20 @@ int sl_shed_configure(const struct sl_maps *m, const struct sl_cfg *cfg)
 	for (i = 0; i < SLUICE_MAX_SIGNALS; i++) {
 		memset(sh.signal_name[i], 0, SLUICE_SIGNAL_NAME_LEN);
 		if (i < (int)sh.nr_signals)
-			sl_signal_name(&cfg->shed.signals[i], sh.signal_name[i],
+			wr_signal_name(&cfg->shed.signals[i], sh.signal_name[i],
 				       SLUICE_SIGNAL_NAME_LEN);
 	}
 	if (!cfg->shed.on) {
 		/* No controller: nothing is shed, and S rests. */
 		sh.flags &= ~SLUICE_SHED_ACTIVE;
-		sh.s_micro = micro(sl_shed_floor(&cfg->shed.curve));
+		sh.s_micro = micro(wr_shed_floor(&cfg->shed.curve));
 		sh.u_micro = 0;
 		sh.expires_ns = 0;
 	} else {
 		sh.flags |= SLUICE_SHED_ACTIVE;
 		/* A fresh map reads S = 0; start from rest instead. */
 		if (!old.updated_ns && !old.s_micro)
-			sh.s_micro = micro(sl_shed_floor(&cfg->shed.curve));
+			sh.s_micro = micro(wr_shed_floor(&cfg->shed.curve));
 	}
 	set_thresholds(&sh, sh.s_micro / 1e6);
 	for (k = 0; k < 2; k++) {
@@ -303,24 +303,24 @@ int sl_shed_configure(const struct sl_maps *m, const struct sl_cfg *cfg)
 			bpf_map_update_elem(m->capacity, &idx, &empty, BPF_ANY);
 		}
 	}
-	return sl_shed_write(m->shed, &sh);
+	return wr_shed_write(m->shed, &sh);
 }
 
-int sl_shed_step_once(const struct sl_maps *m, const struct sl_cfg *cfg, struct sl_signal *sigs,
+int wr_shed_step_once(const struct wr_maps *m, const struct wr_cfg *cfg, struct wr_signal *sigs,
 		      double *s_before, double *s_after)
 {
 	struct sluice_shed sh;
-	__u64 now = sl_now_ns();
+	__u64 now = wr_now_ns();
 	double u = 0, s, dt;
 	bool any = false;
 	int err, i;
 
-	err = sl_shed_read(m->shed, &sh);
+	err = wr_shed_read(m->shed, &sh);
 	if (err)
 		return err;
 	for (i = 0; i < cfg->shed.nr_signals && i < SLUICE_MAX_SIGNALS; i++) {
 		double v = 0;
-		int e = sl_signal_read(&sigs[i], &v);
+		int e = wr_signal_read(&sigs[i], &v);
 
 		if (e) {
 			/* Missing or unreadable: reported, and ignored, never read as 0 or 1. */
@@ -328,7 +328,7 @@ int sl_shed_step_once(const struct sl_maps *m, const struct sl_cfg *cfg, struct 
 			if (e != -EAGAIN && !sigs[i].warned) {
 				char name[SLUICE_SIGNAL_NAME_LEN];
 
-				sl_signal_name(&cfg->shed.signals[i], name, sizeof(name));
+				wr_signal_name(&cfg->shed.signals[i], name, sizeof(name));
 				pr_warn("shedding signal %s unreadable (%s); ignored while it is",
 					name, strerror(-e));
 				sigs[i].warned = true;
@@ -338,7 +338,7 @@ int sl_shed_step_once(const struct sl_maps *m, const struct sl_cfg *cfg, struct 
 		if (sigs[i].warned) {
 			char name[SLUICE_SIGNAL_NAME_LEN];
 
-			sl_signal_name(&cfg->shed.signals[i], name, sizeof(name));
+			wr_signal_name(&cfg->shed.signals[i], name, sizeof(name));
 			pr_warn("shedding signal %s readable again", name);
 			sigs[i].warned = false;
 		}
@@ -352,7 +352,7 @@ int sl_shed_step_once(const struct sl_maps *m, const struct sl_cfg *cfg, struct 
 	/* Without any readable signal S stays where it is. */
 	if (any && sh.updated_ns) {
 		dt = now > sh.updated_ns ? (now - sh.updated_ns) / 1e9 : 0;
-		s = sl_shed_step(&cfg->shed.curve, s, u, dt);
+		s = wr_shed_step(&cfg->shed.curve, s, u, dt);
 	}
 	*s_after = s;
 	sh.s_micro = micro(s);
@@ -362,14 +362,14 @@ int sl_shed_step_once(const struct sl_maps *m, const struct sl_cfg *cfg, struct 
 	sh.expires_ns = now + (5 * cfg->shed.interval_ms > 5000 ? 5 * cfg->shed.interval_ms : 5000) *
 				      1000000ULL;
 	set_thresholds(&sh, s);
-	return sl_shed_write(m->shed, &sh);
+	return wr_shed_write(m->shed, &sh);
 }
 
 /* ---- sluice shed ---- */
 
 static void usage_shed(void)
 {
-	fprintf(sl_usage_out(),
+	fprintf(wr_usage_out(),
 		"Usage: sluice shed status\n"
 		"       sluice shed off | on\n"
 		"       sluice shed set S\n"
@@ -379,15 +379,15 @@ static void usage_shed(void)
 		"  set S   move S (-1 .. 1) now; the controller goes on from there\n");
 }
 
-static int shed_status(const struct sl_maps *m)
+static int shed_status(const struct wr_maps *m)
 {
 	struct sluice_shed sh;
 	__u64 cs[SLUICE_MAX_CLASS + 1][6];
 	unsigned int c, i;
-	int err = sl_shed_read(m->shed, &sh);
+	int err = wr_shed_read(m->shed, &sh);
 
 	for (c = 0; !err && c <= SLUICE_MAX_CLASS; c++)
-		err = sl_percpu_sum(m->class_stats, c, cs[c], 6);
+		err = wr_percpu_sum(m->class_stats, c, cs[c], 6);
 	if (err) {
 		pr_err("cannot read the shedding state: %s", strerror(-err));
 		return err;
@@ -444,7 +444,7 @@ static int shed_status(const struct sl_maps *m)
 
 static int cmd_status(int argc, char **argv, void *ctx)
 {
-	struct sl_maps m;
+	struct wr_maps m;
 	int err;
 
 	(void)argv;
@@ -453,11 +453,11 @@ static int cmd_status(int argc, char **argv, void *ctx)
 		usage_shed();
 		return -EINVAL;
 	}
-	err = sl_maps_open(&m);
+	err = wr_maps_open(&m);
 	if (err)
 		return err;
 	err = shed_status(&m);
-	sl_maps_close(&m);
+	wr_maps_close(&m);
 	return err;
 }
 
@@ -465,17 +465,17 @@ static int cmd_status(int argc, char **argv, void *ctx)
 static int change(const char *what, int argc, char **argv)
 {
 	struct sluice_shed sh;
-	struct sl_maps m;
+	struct wr_maps m;
 	int lock, err;
 
 	if (!strcmp(what, "set") ? argc != 1 : argc != 0) {
 		usage_shed();
 		return -EINVAL;
 	}
-	lock = sl_write_begin(&m, false);
+	lock = wr_write_begin(&m, false);
 	if (lock < 0)
 		return lock;
-	err = sl_shed_read(m.shed, &sh);
+	err = wr_shed_read(m.shed, &sh);
 	if (err)
 		goto out;
 	if (!strcmp(what, "set")) {
@@ -499,7 +499,7 @@ static int change(const char *what, int argc, char **argv)
 		sh.flags &= ~SLUICE_SHED_OFF;
 	}
 	set_thresholds(&sh, sh.s_micro / 1e6);
-	err = sl_shed_write(m.shed, &sh);
+	err = wr_shed_write(m.shed, &sh);
 	if (err) {
 		pr_err("cannot write the shedding state: %s", strerror(-err));
 		goto out;
@@ -509,7 +509,7 @@ static int change(const char *what, int argc, char **argv)
 	else
 		print_text("shedding %s\n", what);
 out:
-	sl_write_end(&m, lock);
+	wr_write_end(&m, lock);
 	return err;
 }
 
@@ -537,7 +537,7 @@ static void usage_ctx(void *ctx)
 	usage_shed();
 }
 
-static const struct sl_cmd shed_cmds[] = {
+static const struct wr_cmd shed_cmds[] = {
 	{ "status", cmd_status },
 	{ "show", cmd_status },
 	{ "on", cmd_on, true },
@@ -547,5 +547,5 @@ static const struct sl_cmd shed_cmds[] = {
 
 int do_shed(int argc, char **argv)
 {
-	return sl_cmd_select(shed_cmds, ARRAY_SIZE(shed_cmds), "shed", argc, argv, NULL, usage_ctx);
+	return wr_cmd_select(shed_cmds, ARRAY_SIZE(shed_cmds), "shed", argc, argv, NULL, usage_ctx);
 }

@@ -13,7 +13,7 @@
 #include <bpf/libbpf.h>
 #include "snapshot.h"
 
-const char *const sl_global_names[SLUICE_G_MAX] = {
+const char *const wr_global_names[SLUICE_G_MAX] = {
 	[SLUICE_G_PACKETS] = "packets",
 	[SLUICE_G_PARSED] = "parsed",
 	[SLUICE_G_NON_IP] = "non_ip",
@@ -40,13 +40,13 @@ const char *const sl_global_names[SLUICE_G_MAX] = {
 	[SLUICE_G_COOKIE_PRIMED] = "cookies_primed",
 	[SLUICE_G_CONTENDED] = "contended",
 };
-_Static_assert(sizeof(sl_global_names) / sizeof(sl_global_names[0]) == SLUICE_G_MAX,
+_Static_assert(sizeof(wr_global_names) / sizeof(wr_global_names[0]) == SLUICE_G_MAX,
 	       "a name for every global counter");
 
-/* How long a count of sl_state buckets is reused (ns). */
+/* How long a count of wr_state buckets is reused (ns). */
 #define KEYS_CACHE_NS (5ULL * 1000000000ULL)
 
-/* The bucket count of sl_state, reused for KEYS_CACHE_NS; shared by all threads. */
+/* The bucket count of wr_state, reused for KEYS_CACHE_NS; shared by all threads. */
 static pthread_mutex_t keys_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct {
 	__u32 map_id;		/* which map the count is of */
@@ -68,7 +68,7 @@ static int state_keys(int fd, __u64 now, __u64 *count, __u64 *capacity)
 		*count = keys_cache.count;
 		*capacity = keys_cache.capacity;
 	} else {
-		err = sl_state_count(fd, count, capacity);
+		err = wr_state_count(fd, count, capacity);
 		if (!err) {
 			keys_cache.map_id = info.id;
 			keys_cache.at = now;
@@ -82,7 +82,7 @@ static int state_keys(int fd, __u64 now, __u64 *count, __u64 *capacity)
 }
 
 /* Established connections counted for connection limits, summed per live rule. */
-static void read_conns(int fd, struct sl_snapshot *s)
+static void read_conns(int fd, struct wr_snapshot *s)
 {
 	struct sluice_key k, next;
 	void *prev = NULL;
@@ -103,10 +103,10 @@ static void read_conns(int fd, struct sl_snapshot *s)
 }
 
 /*
- * Verified sources: entries of sl_verified whose latest handshake is
+ * Verified sources: entries of wr_verified whose latest handshake is
  * within the TTL (older ones wait for the LRU). Bounded by the map's size.
  */
-static __u64 count_verified(int fd, const struct sl_snapshot *s)
+static __u64 count_verified(int fd, const struct wr_snapshot *s)
 {
 	struct sluice_verified_key k, next;
 	void *prev = NULL;
@@ -124,47 +124,47 @@ static __u64 count_verified(int fd, const struct sl_snapshot *s)
 	return n;
 }
 
-int sl_snapshot_read(const struct sl_maps *m, struct sl_snapshot *s, unsigned int parts)
+int wr_snapshot_read(const struct wr_maps *m, struct wr_snapshot *s, unsigned int parts)
 {
 	__u32 i, zero = 0;
 	int err, fam;
 
 	memset(s, 0, sizeof(*s));
-	err = sl_config_read(m, &s->cfg);
+	err = wr_config_read(m, &s->cfg);
 	if (!err)
-		err = sl_read_live(m, &s->rs);
+		err = wr_read_live(m, &s->rs);
 	if (err)
 		return err;
 	if (s->rs.nr_rules > SLUICE_MAX_RULES)
 		s->rs.nr_rules = SLUICE_MAX_RULES;
-	s->at = sl_now_ns();
-	err = sl_percpu_sum(m->global, 0, s->global, SLUICE_G_MAX);
+	s->at = wr_now_ns();
+	err = wr_percpu_sum(m->global, 0, s->global, SLUICE_G_MAX);
 	for (i = 0; !err && i < s->rs.nr_rules; i++)
-		err = sl_percpu_sum(m->rule_stats, s->rs.rules[i].slot, (__u64 *)&s->rule[i],
+		err = wr_percpu_sum(m->rule_stats, s->rs.rules[i].slot, (__u64 *)&s->rule[i],
 				    sizeof(s->rule[i]) / sizeof(__u64));
 	for (i = 0; !err && i <= SLUICE_MAX_CLASS; i++)
-		err = sl_percpu_sum(m->class_stats, i, (__u64 *)&s->cls[i],
+		err = wr_percpu_sum(m->class_stats, i, (__u64 *)&s->cls[i],
 				    sizeof(s->cls[i]) / sizeof(__u64));
 	if (!err && bpf_map_lookup_elem(m->shed, &zero, &s->shed))
 		err = -errno;
 	if (!err && bpf_map_lookup_elem(m->fleet_status, &zero, &s->fleet))
 		err = -errno;
-	if (!err && parts & SL_SNAP_CONNS)
+	if (!err && parts & WR_SNAP_CONNS)
 		read_conns(m->conns, s);
 	if (!err)
 		s->verified = count_verified(m->verified, s);
-	if (!err && parts & SL_SNAP_KEYS)
+	if (!err && parts & WR_SNAP_KEYS)
 		err = state_keys(m->state, s->at, &s->keys, &s->capacity);
-	for (fam = 0; !err && parts & SL_SNAP_LISTS && fam < 2; fam++) {
-		err = sl_list_count(m, true, fam ? 6 : 4, &s->deny[fam]);
+	for (fam = 0; !err && parts & WR_SNAP_LISTS && fam < 2; fam++) {
+		err = wr_list_count(m, true, fam ? 6 : 4, &s->deny[fam]);
 		if (!err)
-			err = sl_list_count(m, false, fam ? 6 : 4, &s->allow[fam]);
+			err = wr_list_count(m, false, fam ? 6 : 4, &s->allow[fam]);
 	}
 	s->parts = parts;
 	return err;
 }
 
-int sl_snapshot_rule_in(const struct sl_snapshot *a, const struct sl_snapshot *b, __u32 i)
+int wr_snapshot_rule_in(const struct wr_snapshot *a, const struct wr_snapshot *b, __u32 i)
 {
 	__u32 j;
 

@@ -1,14 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * Reading sl_state, the per-source buckets: one key's bucket, every
+ * Reading wr_state, the per-source buckets: one key's bucket, every
  * occupied way, and how many there are.
  *
- * sl_state is an array of sets of SLUICE_WAYS ways (struct sluice_set), so
- * a key is found by hashing it to its set under the seed in sl_config and
+ * wr_state is an array of sets of SLUICE_WAYS ways (struct sluice_set), so
+ * a key is found by hashing it to its set under the seed in wr_config and
  * comparing it with each way, as the data path does. The data path writes
  * ways while we read them: a set is copied without a lock, so a way read
  * here may be a moment old, or half replaced by a new key. That is fine for
- * showing what is limited; nothing here writes sl_state.
+ * showing what is limited; nothing here writes wr_state.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -30,7 +30,7 @@ static bool way_used(const struct sluice_way *w)
 	return w->key.uid != 0 && first != SLUICE_WAY_BUSY;
 }
 
-int sl_state_find(int fd, const struct sluice_config *cfg, const struct sluice_key *k,
+int wr_state_find(int fd, const struct sluice_config *cfg, const struct sluice_key *k,
 		  struct sluice_state *st)
 {
 	struct sluice_set set;
@@ -38,7 +38,7 @@ int sl_state_find(int fd, const struct sluice_config *cfg, const struct sluice_k
 
 	if (!cfg->state_sets)
 		return -ENOENT;	/* never initialised: the data path stored nothing */
-	idx = sl_state_set(sl_key_hash(k, cfg->state_seed), cfg->state_sets);
+	idx = wr_state_set(wr_key_hash(k, cfg->state_seed), cfg->state_sets);
 	if (bpf_map_lookup_elem(fd, &idx, &set))
 		return -errno;
 	for (w = 0; w < SLUICE_WAYS; w++) {
@@ -86,12 +86,12 @@ static int walk_sets(const struct sluice_set *sets, __u32 n,
 }
 
 /*
- * Every occupied way of sl_state, set by set, a batch of sets per syscall
+ * Every occupied way of wr_state, set by set, a batch of sets per syscall
  * (Linux 5.6+; one lookup per set where batches are refused). Returns 0
  * once every set was read, cb's nonzero value if it stopped the walk, or
  * -errno.
  */
-int sl_state_walk(int fd, int (*cb)(const struct sluice_way *w, void *ctx), void *ctx)
+int wr_state_walk(int fd, int (*cb)(const struct sluice_way *w, void *ctx), void *ctx)
 {
 	LIBBPF_OPTS(bpf_map_batch_opts, bo);
 	struct bpf_map_info info;
@@ -117,7 +117,7 @@ int sl_state_walk(int fd, int (*cb)(const struct sluice_way *w, void *ctx), void
 			      ? -errno : 0;
 		if (err && err != -ENOENT) {
 			/* Not supported here (or failed): go on one set at a time. */
-			pr_debug("reading sl_state in batches failed at set %u: %s", next,
+			pr_debug("reading wr_state in batches failed at set %u: %s", next,
 				 strerror(-err));
 			batch = false;
 			break;
@@ -160,8 +160,8 @@ static int count_way(const struct sluice_way *w, void *ctx)
 	return 0;
 }
 
-/* Occupied ways of sl_state, and how many it has (sets x SLUICE_WAYS). */
-int sl_state_count(int fd, __u64 *used, __u64 *capacity)
+/* Occupied ways of wr_state, and how many it has (sets x SLUICE_WAYS). */
+int wr_state_count(int fd, __u64 *used, __u64 *capacity)
 {
 	struct bpf_map_info info;
 	__u64 n = 0;
@@ -170,7 +170,7 @@ int sl_state_count(int fd, __u64 *used, __u64 *capacity)
 	if (err)
 		return err;
 	*capacity = (__u64)info.max_entries * SLUICE_WAYS;
-	err = sl_state_walk(fd, count_way, &n);
+	err = wr_state_walk(fd, count_way, &n);
 	if (err)
 		return err;
 	*used = n;

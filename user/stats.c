@@ -24,7 +24,7 @@ static double rate(__u64 now, __u64 before, double secs)
 }
 
 /* b's counters, with rates since a if there is an a (rules matched by uid). */
-static void print_stats(const struct sl_snapshot *a, const struct sl_snapshot *b)
+static void print_stats(const struct wr_snapshot *a, const struct wr_snapshot *b)
 {
 	const struct sluice_ruleset *rs = &b->rs;
 	double secs = a ? (b->at - a->at) / 1e9 : 0;
@@ -38,10 +38,10 @@ static void print_stats(const struct sl_snapshot *a, const struct sl_snapshot *b
 	for (i = 0; i < SLUICE_G_MAX; i++) {
 		char fmt[48], key[48];
 
-		snprintf(fmt, sizeof(fmt), "  %-20s %%14llu", sl_global_names[i]);
-		print_u64(sl_global_names[i], fmt, b->global[i]);
+		snprintf(fmt, sizeof(fmt), "  %-20s %%14llu", wr_global_names[i]);
+		print_u64(wr_global_names[i], fmt, b->global[i]);
 		if (a) {
-			snprintf(key, sizeof(key), "%s_per_sec", sl_global_names[i]);
+			snprintf(key, sizeof(key), "%s_per_sec", wr_global_names[i]);
 			print_double(key, " %14.1f", rate(b->global[i], a->global[i], secs));
 		}
 		print_text("\n");
@@ -51,7 +51,7 @@ static void print_stats(const struct sl_snapshot *a, const struct sl_snapshot *b
 	print_text("%-20s %12s %14s %12s %14s %12s %14s\n", "rule", "passed", "bytes", "dropped",
 		   "bytes", "would-drop", "bytes");
 	for (i = 0; i < rs->nr_rules && i < SLUICE_MAX_RULES; i++) {
-		int j = a ? sl_snapshot_rule_in(a, b, i) : -1;
+		int j = a ? wr_snapshot_rule_in(a, b, i) : -1;
 		const struct sluice_rule_stats *s = &b->rule[i], *p = j >= 0 ? &a->rule[j] : NULL;
 
 		open_object(NULL);
@@ -82,7 +82,7 @@ static void print_stats(const struct sl_snapshot *a, const struct sl_snapshot *b
 	close_array();
 	if (b->cfg.verified_ttl_ns)
 		print_u64("verified_sources", "verified sources %llu\n", b->verified);
-	if (b->parts & SL_SNAP_KEYS) {
+	if (b->parts & WR_SNAP_KEYS) {
 		open_object("keys");
 		print_u64("used", NULL, b->keys);
 		print_u64("capacity", NULL, b->capacity);
@@ -155,9 +155,9 @@ static int parse_secs(const char *s, double *out)
 }
 
 /* A snapshot, its failure said; with keys, the buckets counted too. */
-static int snapshot(const struct sl_maps *m, struct sl_snapshot *s, bool keys)
+static int snapshot(const struct wr_maps *m, struct wr_snapshot *s, bool keys)
 {
-	int err = sl_snapshot_read(m, s, keys ? SL_SNAP_KEYS : 0);
+	int err = wr_snapshot_read(m, s, keys ? WR_SNAP_KEYS : 0);
 
 	if (err)
 		pr_err("cannot read counters: %s", strerror(-err));
@@ -166,10 +166,10 @@ static int snapshot(const struct sl_maps *m, struct sl_snapshot *s, bool keys)
 
 int do_stats(int argc, char **argv)
 {
-	struct sl_snapshot *a = NULL, *b = NULL;
+	struct wr_snapshot *a = NULL, *b = NULL;
 	double interval = 1;
 	bool live = false, totals_only = false;
-	struct sl_maps m;
+	struct wr_maps m;
 	int err, i;
 
 	for (i = 0; i < argc; i++) {
@@ -189,7 +189,7 @@ int do_stats(int argc, char **argv)
 		} else {
 			if (strcmp(argv[i], "help"))
 				pr_err("unknown stats argument \"%s\"", argv[i]);
-			fprintf(sl_usage_out(),
+			fprintf(wr_usage_out(),
 				"Usage: sluice stats [interval SECS] [live [SECS]]\n"
 				"  global counters and per-rule passed/dropped/would-drop packets and\n"
 				"  bytes, with rates per second measured over SECS (default 1;\n"
@@ -197,7 +197,7 @@ int do_stats(int argc, char **argv)
 			return strcmp(argv[i], "help") ? -EINVAL : 0;
 		}
 	}
-	err = sl_maps_open(&m);
+	err = wr_maps_open(&m);
 	if (err)
 		return err;
 	a = calloc(1, sizeof(*a));
@@ -216,7 +216,7 @@ int do_stats(int argc, char **argv)
 	}
 	live_setup();
 	while (live_sleep(interval)) {
-		struct sl_snapshot *t;
+		struct wr_snapshot *t;
 
 		err = snapshot(&m, b, opts.json);
 		if (err)
@@ -233,7 +233,7 @@ int do_stats(int argc, char **argv)
 out:
 	free(a);
 	free(b);
-	sl_maps_close(&m);
+	wr_maps_close(&m);
 	return err;
 }
 
@@ -302,20 +302,20 @@ static int rule_by_uid(const struct sluice_ruleset *rs, __u32 uid)
 static __u64 remaining(const struct sluice_limit *l, const struct sluice_state *st, __u64 now,
 		       __u64 win_off, __u64 *refill)
 {
-	__u64 period = sl_limit_period_ns(l), next, prev;
+	__u64 period = wr_limit_period_ns(l), next, prev;
 	__u64 lo = 0, hi = l->rate, mid;
 
 	if (l->algo == SLUICE_ALGO_GCRA)
-		return sl_gcra_remaining(l, st->tat, now, refill);
-	now = sl_limit_wnow(l, now, win_off);
+		return wr_gcra_remaining(l, st->tat, now, refill);
+	now = wr_limit_wnow(l, now, win_off);
 	*refill = period - now % period;
 	if (l->algo == SLUICE_ALGO_FIXED)
-		return sl_fixed_admit(st->tat, now, period, 0, l->rate, &next)
+		return wr_fixed_admit(st->tat, now, period, 0, l->rate, &next)
 			       ? l->rate - (__u32)next : 0;
 	/* Sliding: the largest cost it would still admit, found by bisection. */
 	while (lo < hi) {
 		mid = lo + (hi - lo + 1) / 2;
-		if (sl_sliding_admit(st->tat, st->aux, now, period, mid, l->rate, &next, &prev))
+		if (wr_sliding_admit(st->tat, st->aux, now, period, mid, l->rate, &next, &prev))
 			lo = mid;
 		else
 			hi = mid - 1;
@@ -365,7 +365,7 @@ static void print_row(const struct sluice_ruleset *rs, const struct top_row *row
 }
 
 /* Sources at their connection cap: a new SYN from them is refused now. */
-static void print_connections(const struct sl_maps *m, const struct sluice_ruleset *rs,
+static void print_connections(const struct wr_maps *m, const struct sluice_ruleset *rs,
 			      int only_idx, uint64_t limit)
 {
 	struct sluice_key k, next;
@@ -402,11 +402,11 @@ static void print_connections(const struct sl_maps *m, const struct sluice_rules
 	close_array();
 }
 
-/* What top's walk over sl_state collects, and against what. */
+/* What top's walk over wr_state collects, and against what. */
 struct top_walk {
 	struct top_rows *rows;
 	const struct sluice_ruleset *rs;
-	const struct sl_src_waits *ws;	/* refusals still waiting per CPU */
+	const struct wr_src_waits *ws;	/* refusals still waiting per CPU */
 	int only_idx;
 	__u64 now;
 };
@@ -417,7 +417,7 @@ static int top_way(const struct sluice_way *w, void *ctx)
 	struct top_walk *tw = ctx;
 	struct top_row row = { .key = w->key, .st = w->st };
 
-	row.st.drops += sl_src_waiting(tw->ws, &row.key);
+	row.st.drops += wr_src_waiting(tw->ws, &row.key);
 	if (!row.st.drops || !limited_recently(&row.st, tw->now))
 		return 0;
 	row.rule = rule_by_uid(tw->rs, row.key.uid);
@@ -427,11 +427,11 @@ static int top_way(const struct sluice_way *w, void *ctx)
 }
 
 /* SYN cookies and verified sources, while a rule answers cookies or spares them. */
-static void print_cookies(const struct sl_maps *m)
+static void print_cookies(const struct wr_maps *m)
 {
-	struct sl_snapshot *s = calloc(1, sizeof(*s));
+	struct wr_snapshot *s = calloc(1, sizeof(*s));
 
-	if (!s || sl_snapshot_read(m, s, 0) || !s->cfg.verified_ttl_ns) {
+	if (!s || wr_snapshot_read(m, s, 0) || !s->cfg.verified_ttl_ns) {
 		free(s);
 		return;
 	}
@@ -446,13 +446,13 @@ static void print_cookies(const struct sl_maps *m)
 }
 
 /* One table of the sources limited in the last TOP_WINDOW_NS. */
-static int top_once(const struct sl_maps *m, const struct sluice_ruleset *rs, int only_idx,
+static int top_once(const struct wr_maps *m, const struct sluice_ruleset *rs, int only_idx,
 		    uint64_t limit)
 {
 	struct top_rows rows = {};
 	struct bpf_map_info info = {};
 	__u32 ilen = sizeof(info);
-	struct sl_src_waits ws = {};
+	struct wr_src_waits ws = {};
 	struct top_walk tw = { .rows = &rows, .rs = rs, .only_idx = only_idx, .ws = &ws };
 	struct sluice_config cfg = {};
 	size_t i;
@@ -460,17 +460,17 @@ static int top_once(const struct sl_maps *m, const struct sluice_ruleset *rs, in
 	__u64 now;
 
 	/* Fleet windows' clock offset; none (0) if the config cannot be read. */
-	sl_config_read(m, &cfg);
+	wr_config_read(m, &cfg);
 	/* One clock reading for the whole table. */
-	now = sl_now_ns();
+	now = wr_now_ns();
 	tw.now = now;
 	bpf_obj_get_info_by_fd(m->state, &info, &ilen);
-	err = sl_src_waits_read(m, &ws);
+	err = wr_src_waits_read(m, &ws);
 	if (err) {
-		pr_err("cannot read sl_src_drops: %s", strerror(-err));
+		pr_err("cannot read wr_src_drops: %s", strerror(-err));
 		goto out;
 	}
-	err = sl_state_walk(m->state, top_way, &tw);
+	err = wr_state_walk(m->state, top_way, &tw);
 	if (err) {
 		if (err != -ENOMEM)
 			pr_err("cannot read the per-source buckets: %s", strerror(-err));
@@ -489,7 +489,7 @@ static int top_once(const struct sl_maps *m, const struct sluice_ruleset *rs, in
 			if (r->limits[j].key != SLUICE_KEY_ALL)
 				continue;
 			slot = r->limits[j].agg_slot;
-			if (sl_agg_read(m, slot, &row.st) || !row.st.drops ||
+			if (wr_agg_read(m, slot, &row.st) || !row.st.drops ||
 			    !limited_recently(&row.st, now))
 				continue;
 			row.key.uid = r->uid;
@@ -517,7 +517,7 @@ static int top_once(const struct sl_maps *m, const struct sluice_ruleset *rs, in
 	print_cookies(m);
 	out_end();
 out:
-	sl_src_waits_free(&ws);
+	wr_src_waits_free(&ws);
 	free(rows.v);
 	return err;
 }
@@ -530,7 +530,7 @@ int do_top(int argc, char **argv)
 	uint64_t limit = 10;
 	bool live = false;
 	int only_idx = -1, err, a;
-	struct sl_maps m;
+	struct wr_maps m;
 
 	for (a = 0; a < argc; a++) {
 		if (!strcmp(argv[a], "rule") && a + 1 < argc) {
@@ -540,7 +540,7 @@ int do_top(int argc, char **argv)
 			if (a + 1 < argc && !parse_secs(argv[a + 1], &interval))
 				a++;
 		} else if (!strcmp(argv[a], "help")) {
-			fprintf(sl_usage_out(), "Usage: sluice top [N] [rule NAME] [live [SECS]]\n"
+			fprintf(wr_usage_out(), "Usage: sluice top [N] [rule NAME] [live [SECS]]\n"
 					"  the N (default 10) sources refused most that were "
 					"refused in the last 10 s;\n"
 					"  live: refresh every SECS (default 1) until Ctrl-C\n");
@@ -550,10 +550,10 @@ int do_top(int argc, char **argv)
 			return -EINVAL;
 		}
 	}
-	err = sl_maps_open(&m);
+	err = wr_maps_open(&m);
 	if (err)
 		return err;
-	rs = sl_live_get(&m);
+	rs = wr_live_get(&m);
 	if (!rs) {
 		err = -ENOENT;
 		goto out;
@@ -578,7 +578,7 @@ int do_top(int argc, char **argv)
 			break;
 		/* The rule set may have changed meanwhile. */
 		free(rs);
-		rs = sl_live_get(&m);
+		rs = wr_live_get(&m);
 		if (!rs) {
 			err = -ENOENT;
 			break;
@@ -586,6 +586,6 @@ int do_top(int argc, char **argv)
 	}
 out:
 	free(rs);
-	sl_maps_close(&m);
+	wr_maps_close(&m);
 	return err;
 }

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * The switches in sl_config: `disable` / `enable` (the kill switch) and
+ * The switches in wr_config: `disable` / `enable` (the kill switch) and
  * `set fail|malformed`, each a read-modify-write of the config under the
  * root lock.
  */
@@ -12,20 +12,20 @@
 static int config_change(int (*apply)(struct sluice_config *, void *), void *arg)
 {
 	struct sluice_config cfg;
-	struct sl_maps m;
+	struct wr_maps m;
 	int lock, err;
 
-	lock = sl_write_begin(&m, false);
+	lock = wr_write_begin(&m, false);
 	if (lock < 0)
 		return lock;
-	err = sl_config_read(&m, &cfg);
+	err = wr_config_read(&m, &cfg);
 	if (!err)
 		err = apply(&cfg, arg);
 	if (!err)
-		err = sl_config_write(&m, &cfg);
+		err = wr_config_write(&m, &cfg);
 	if (err && err != -EINVAL)
 		pr_err("cannot update the config: %s", strerror(-err));
-	sl_write_end(&m, lock);
+	wr_write_end(&m, lock);
 	return err;
 }
 
@@ -42,7 +42,7 @@ int do_disable(int argc, char **argv)
 
 	(void)argv;
 	if (argc) {
-		fprintf(sl_usage_out(), "Usage: sluice disable\n"
+		fprintf(wr_usage_out(), "Usage: sluice disable\n"
 				"  kill switch: pass everything, still count what would be dropped\n");
 		return opts.help && argc == 1 ? 0 : -EINVAL;
 	}
@@ -59,7 +59,7 @@ int do_enable(int argc, char **argv)
 
 	(void)argv;
 	if (argc) {
-		fprintf(sl_usage_out(), "Usage: sluice enable\n  undo disable\n");
+		fprintf(wr_usage_out(), "Usage: sluice enable\n  undo disable\n");
 		return opts.help && argc == 1 ? 0 : -EINVAL;
 	}
 	err = config_change(set_disabled, &zero);
@@ -106,7 +106,7 @@ int do_set(int argc, char **argv)
 		if (argc >= 1 && strcmp(argv[0], "help") && strcmp(argv[0], "fail") &&
 		    strcmp(argv[0], "malformed"))
 			pr_err("unknown setting \"%s\"", argv[0]);
-		fprintf(sl_usage_out(), "Usage: sluice set fail open|closed\n"
+		fprintf(wr_usage_out(), "Usage: sluice set fail open|closed\n"
 				"       sluice set malformed drop|pass\n"
 				"  fail       what an internal fault (e.g. a full table) does to the "
 				"packet\n"

@@ -13,7 +13,7 @@
 #include "tcpdiag.h"
 
 struct dump {
-	sl_tcp_cb cb;
+	wr_tcp_cb cb;
 	void *arg;
 };
 
@@ -27,7 +27,7 @@ static int dump_cb(const struct nlmsghdr *nlh, void *data)
 	return d->cb(m, d->arg) ? MNL_CB_STOP : MNL_CB_OK;
 }
 
-int sl_tcp_dump(__u32 states, sl_tcp_cb cb, void *arg)
+int wr_tcp_dump(__u32 states, wr_tcp_cb cb, void *arg)
 {
 	char buf[MNL_SOCKET_BUFFER_SIZE];
 	struct dump d = { cb, arg };

@@ -7,9 +7,9 @@
 #include <linux/types.h>
 
 /* Called per socket; non-zero stops the dump. */
-typedef int (*sl_tcp_cb)(const struct inet_diag_msg *m, void *arg);
+typedef int (*wr_tcp_cb)(const struct inet_diag_msg *m, void *arg);
 
 /* Every IPv4 and IPv6 TCP socket in one of `states` (bit per TCP_* state). */
-int sl_tcp_dump(__u32 states, sl_tcp_cb cb, void *arg);
+int wr_tcp_dump(__u32 states, wr_tcp_cb cb, void *arg);
 
 #endif /* SLUICE_TCPDIAG_H */

@@ -25,15 +25,15 @@
  * where the tail call finds nothing and the entry's fallback applies (a
  * SYN a cookie rule refuses is dropped), and rules with action cookie are
  * refused while sluice is in a dispatcher, as in tc mode
- * (sl_xdpm_cookie_check, user/cookie.c). sluice loads the copy itself,
+ * (wr_xdpm_cookie_check, user/cookie.c). sluice loads the copy itself,
  * with the pinned entry as its first target and multi-buffer XDP as the
- * entry has it (sl_open_for_kernel sets the flag for both), and libxdp
+ * entry has it (wr_open_for_kernel sets the flag for both), and libxdp
  * moves it into the dispatcher (re-attaching an extension to another
  * target: Linux 5.10+). libxdp takes a loaded
  * program's run priority and chain-call actions from its BTF, where
  * libxdp's XDP_RUN_CONFIG puts them (a .xdp_run_config section): sluice
  * adds that section's types to the object's BTF before the load, with the
- * priority asked for (SL_XDP_PRIO_DEFAULT: after xdp-filter's 10, before
+ * priority asked for (WR_XDP_PRIO_DEFAULT: after xdp-filter's 10, before
  * the default 50) and XDP_PASS as its chain-call action: what sluice passes
  * goes on to the next program, anything else ends the chain.
  *
@@ -57,9 +57,9 @@
 #include "sluice.skel.h"
 #include "kernel_features.h"
 
-int xdp_dispatcher = SL_DISP_AUTO;
-unsigned int xdp_priority = SL_XDP_PRIO_DEFAULT;
-const char *const sl_dispatcher_names[3] = { "auto", "libxdp", "off" };
+int xdp_dispatcher = WR_DISP_AUTO;
+unsigned int xdp_priority = WR_XDP_PRIO_DEFAULT;
+const char *const wr_dispatcher_names[3] = { "auto", "libxdp", "off" };
 
 static int libxdp_print(enum libxdp_print_level level, const char *fmt, va_list ap)
 {
@@ -79,18 +79,18 @@ static void libxdp_init(void)
 
 static enum xdp_attach_mode xdp_mode_of(int mode)
 {
-	return mode == SL_MODE_GENERIC ? XDP_MODE_SKB : XDP_MODE_NATIVE;
+	return mode == WR_MODE_GENERIC ? XDP_MODE_SKB : XDP_MODE_NATIVE;
 }
 
 /*
- * The hook of the mode asked for: SL_HOOK_FREE if its slot is empty, unless
+ * The hook of the mode asked for: WR_HOOK_FREE if its slot is empty, unless
  * libxdp's dispatcher holds the other mode's (then *mode says which, for
  * the caller to refuse with the mode to use). Another program in the other
  * slot is left to the attach, which the kernel refuses (native and generic
  * XDP do not run at once) and explain_busy explains. libxdp looks at the
  * driver's slot when both are taken.
  */
-int sl_xdpm_hook(int ifindex, int want, int *mode, __u32 *prog_id)
+int wr_xdpm_hook(int ifindex, int want, int *mode, __u32 *prog_id)
 {
 	LIBBPF_OPTS(bpf_xdp_query_opts, q);
 	struct xdp_multiprog *mp;
@@ -102,28 +102,28 @@ int sl_xdpm_hook(int ifindex, int want, int *mode, __u32 *prog_id)
 	err = bpf_xdp_query(ifindex, 0, &q);
 	if (err)
 		return err;
-	own = want == SL_MODE_GENERIC ? q.skb_prog_id : q.drv_prog_id;
-	other = want == SL_MODE_GENERIC ? q.drv_prog_id : q.skb_prog_id;
+	own = want == WR_MODE_GENERIC ? q.skb_prog_id : q.drv_prog_id;
+	other = want == WR_MODE_GENERIC ? q.drv_prog_id : q.skb_prog_id;
 	if (!own && !other)
-		return SL_HOOK_FREE;
+		return WR_HOOK_FREE;
 	/* What libxdp looks at: the driver's slot if it is taken. */
-	if (own && want == SL_MODE_GENERIC && other)
-		return *prog_id = own, *mode = want, SL_HOOK_OTHER;
+	if (own && want == WR_MODE_GENERIC && other)
+		return *prog_id = own, *mode = want, WR_HOOK_OTHER;
 	*prog_id = own ? own : other;
-	*mode = own ? want : (want == SL_MODE_GENERIC ? SL_MODE_NATIVE : SL_MODE_GENERIC);
+	*mode = own ? want : (want == WR_MODE_GENERIC ? WR_MODE_NATIVE : WR_MODE_GENERIC);
 	mp = xdp_multiprog__get_from_ifindex(ifindex);
 	if (libxdp_get_error(mp) || !mp)
-		err = SL_HOOK_OTHER;
+		err = WR_HOOK_OTHER;
 	else
-		err = xdp_multiprog__is_legacy(mp) ? SL_HOOK_OTHER : SL_HOOK_DISPATCHER;
+		err = xdp_multiprog__is_legacy(mp) ? WR_HOOK_OTHER : WR_HOOK_DISPATCHER;
 	xdp_multiprog__close(mp);
 	/* Another program in the other mode's slot is no business of this one. */
-	if (!own && err == SL_HOOK_OTHER)
-		return SL_HOOK_FREE;
+	if (!own && err == WR_HOOK_OTHER)
+		return WR_HOOK_FREE;
 	return err;
 }
 
-int sl_xdpm_find(int ifindex, __u32 prog_id, struct sl_xdpm_info *info)
+int wr_xdpm_find(int ifindex, __u32 prog_id, struct wr_xdpm_info *info)
 {
 	struct xdp_multiprog *mp;
 	struct xdp_program *p = NULL;
@@ -144,8 +144,8 @@ int sl_xdpm_find(int ifindex, __u32 prog_id, struct sl_xdpm_info *info)
 		info->count++;
 	}
 	info->dispatcher_id = xdp_program__id(xdp_multiprog__main_prog(mp));
-	info->mode = xdp_multiprog__attach_mode(mp) == XDP_MODE_SKB ? SL_MODE_GENERIC
-								       : SL_MODE_NATIVE;
+	info->mode = xdp_multiprog__attach_mode(mp) == XDP_MODE_SKB ? WR_MODE_GENERIC
+								       : WR_MODE_NATIVE;
 out:
 	xdp_multiprog__close(mp);
 	return err;
@@ -234,19 +234,19 @@ static int add_run_config(struct btf *btf, unsigned int prio)
  * Rules with action cookie need the SYN-cookie programs, which sluice's
  * program in a dispatcher cannot reach (see above): refused, as in tc mode.
  */
-int sl_xdpm_cookie_check(const char *dev)
+int wr_xdpm_cookie_check(const char *dev)
 {
 	struct sluice_ruleset *rs;
-	struct sl_maps m;
+	struct wr_maps m;
 	int n = 0;
 
-	if (sl_maps_open(&m))
+	if (wr_maps_open(&m))
 		return 0;	/* nothing loaded: no rules */
-	rs = sl_live_get(&m);
+	rs = wr_live_get(&m);
 	if (rs)
-		n = sl_cookie_rules(rs);
+		n = wr_cookie_rules(rs);
 	free(rs);
-	sl_maps_close(&m);
+	wr_maps_close(&m);
 	if (!n)
 		return 0;
 	pr_err("the rule set has action cookie rules, whose SYN-cookie programs sluice cannot "
@@ -279,14 +279,14 @@ static int probe_ext(void)
  * program, and pin it as the record `pin` under the root. Caller holds the
  * root lock and has checked that the hook is free or holds a dispatcher.
  */
-int sl_xdpm_attach(const char *dev, int ifindex, int mode, unsigned int prio, const char *pin)
+int wr_xdpm_attach(const char *dev, int ifindex, int mode, unsigned int prio, const char *pin)
 {
 	struct xdp_program *xp = NULL;
 	struct xdp_multiprog *mp = NULL;
 	struct sluice *skel = NULL;
 	struct bpf_program *p;
 	char path[PATH_MAX], why[256], msg[128];
-	struct sl_xdpm_info info;
+	struct wr_xdpm_info info;
 	const char *skip;
 	int xdp = -1, err;
 	__u32 id;
@@ -298,7 +298,7 @@ int sl_xdpm_attach(const char *dev, int ifindex, int mode, unsigned int prio, co
 		       "dispatcher; unset it to join one");
 		return -EINVAL;
 	}
-	err = sl_pin_path(path, sizeof(path), "prog_xdp");
+	err = wr_pin_path(path, sizeof(path), "prog_xdp");
 	if (err)
 		return err;
 	xdp = bpf_obj_get(path);
@@ -307,17 +307,17 @@ int sl_xdpm_attach(const char *dev, int ifindex, int mode, unsigned int prio, co
 		pr_err("cannot open pinned program %s: %s", path, strerror(-err));
 		return err;
 	}
-	err = sl_check_prog(xdp, path, "sluice_xdp", BPF_PROG_TYPE_XDP);
+	err = wr_check_prog(xdp, path, "sluice_xdp", BPF_PROG_TYPE_XDP);
 	if (err)
 		goto out;
 	err = probe_ext();
 	if (err) {
 		pr_err("this kernel (%s) refuses extension (freplace) programs, which libxdp's "
 		       "dispatcher is made of (kernel lockdown or a security policy): sluice can "
-		       "attach to %s only alone", sl_kernel_release(), dev);
+		       "attach to %s only alone", wr_kernel_release(), dev);
 		goto out;
 	}
-	skel = sl_open_for_kernel(opts.root, NULL, why, sizeof(why));
+	skel = wr_open_for_kernel(opts.root, NULL, why, sizeof(why));
 	if (!skel) {
 		err = -errno;
 		pr_err("cannot open sluice's BPF object: %s", why);
@@ -327,7 +327,7 @@ int sl_xdpm_attach(const char *dev, int ifindex, int mode, unsigned int prio, co
 		bpf_program__set_autoload(p, p == skel->progs.sluice_xdp);
 	p = skel->progs.sluice_xdp;
 	/* An empty array of the copy's own, held by it alone. */
-	err = bpf_map__set_pin_path(skel->maps.sl_cookie_progs, NULL);
+	err = bpf_map__set_pin_path(skel->maps.wr_cookie_progs, NULL);
 	if (!err)
 		err = reuse_maps(skel->obj, xdp);
 	if (err) {
@@ -385,7 +385,7 @@ int sl_xdpm_attach(const char *dev, int ifindex, int mode, unsigned int prio, co
 			pr_err("cannot attach to %s through libxdp's dispatcher: this kernel (%s) "
 			       "refused to move sluice's program into it (%s); attach sluice in tc "
 			       "mode beside the other XDP program, or alone on %s", dev,
-			       sl_kernel_release(), msg, dev);
+			       wr_kernel_release(), msg, dev);
 		else
 			pr_err("cannot attach to %s through libxdp's dispatcher: %s", dev, msg);
 		goto out;
@@ -395,7 +395,7 @@ int sl_xdpm_attach(const char *dev, int ifindex, int mode, unsigned int prio, co
 	 * libxdp attaches a lone program without its dispatcher where the
 	 * kernel cannot run one (freplace needs Linux 5.10+): never that.
 	 */
-	if (sl_xdpm_find(ifindex, id, &info)) {
+	if (wr_xdpm_find(ifindex, id, &info)) {
 		xdp_program__detach(xp, ifindex, xdp_mode_of(mode), 0);
 		mp = xdp_multiprog__get_from_ifindex(ifindex);
 		if (!libxdp_get_error(mp) && mp && xdp_multiprog__is_legacy(mp) &&
@@ -403,11 +403,11 @@ int sl_xdpm_attach(const char *dev, int ifindex, int mode, unsigned int prio, co
 			xdp_multiprog__detach(mp);
 		pr_err("this kernel (%s) cannot run libxdp's dispatcher (it needs freplace "
 		       "programs, Linux 5.10+): attach without 'dispatcher libxdp'",
-		       sl_kernel_release());
+		       wr_kernel_release());
 		err = -EOPNOTSUPP;
 		goto out;
 	}
-	err = sl_pin_path(path, sizeof(path), pin);
+	err = wr_pin_path(path, sizeof(path), pin);
 	if (!err && bpf_obj_pin(xdp_program__fd(xp), path))
 		err = -errno;
 	if (err) {
@@ -430,10 +430,10 @@ out:
  * Take sluice's program (prog, the record's fd) out of the dispatcher on
  * ifindex, leaving the others. -ENOENT if it is not there (any more).
  */
-int sl_xdpm_detach(int ifindex, int prog)
+int wr_xdpm_detach(int ifindex, int prog)
 {
 	struct xdp_program *xp;
-	struct sl_xdpm_info info;
+	struct wr_xdpm_info info;
 	char msg[128];
 	int err;
 
@@ -442,7 +442,7 @@ int sl_xdpm_detach(int ifindex, int prog)
 	err = libxdp_get_error(xp);
 	if (err)
 		return err;
-	if (sl_xdpm_find(ifindex, xdp_program__id(xp), &info)) {
+	if (wr_xdpm_find(ifindex, xdp_program__id(xp), &info)) {
 		err = -ENOENT;
 		goto out;
 	}

@@ -18,7 +18,7 @@
 #include "sluice_user.h"
 #include "sluice_limiter.h"
 
-struct sl_opts opts = { .root = "/nonexistent" };
+struct wr_opts opts = { .root = "/nonexistent" };
 
 #define FAIL(...)                                             \
 	do {                                                  \
@@ -53,7 +53,7 @@ static void rate(const char *s)
 
 	if (parse_rate(s, &v, &cost))
 		return;
-	if (!v || !sl_gcra_interval(v) || (cost != SLUICE_COST_PKT && cost != SLUICE_COST_BYTE))
+	if (!v || !wr_gcra_interval(v) || (cost != SLUICE_COST_PKT && cost != SLUICE_COST_BYTE))
 		FAIL("parse_rate(\"%s\") = %llu cost %d", esc(s), (unsigned long long)v, cost);
 	format_rate(v, cost, buf, sizeof(buf));
 	if (parse_rate(buf, &v2, &cost2) || v2 != v || cost2 != cost)
@@ -70,7 +70,7 @@ static void rate_per(const char *s)
 
 	if (parse_rate_per(s, &v, &cost, &per))
 		return;
-	if (!v || !per || !sl_gcra_interval_per(v, per) ||
+	if (!v || !per || !wr_gcra_interval_per(v, per) ||
 	    (cost != SLUICE_COST_PKT && cost != SLUICE_COST_BYTE))
 		FAIL("parse_rate_per(\"%s\") = %llu cost %d per %u ms", esc(s),
 		     (unsigned long long)v, cost, per);
@@ -117,7 +117,7 @@ static void size(const char *s)
 
 static void cidr(const char *s)
 {
-	struct sl_cidr c, c2;
+	struct wr_cidr c, c2;
 	char buf[80];
 	__u32 w, m;
 
@@ -126,7 +126,7 @@ static void cidr(const char *s)
 	if ((c.family != 4 && c.family != 6) || c.plen > (c.family == 4 ? 32u : 128u))
 		FAIL("parse_cidr(\"%s\"): family %d plen %u", esc(s), c.family, c.plen);
 	for (w = 0; w < 4; w++) {
-		m = c.family == 4 ? (w ? 0 : sl_prefix_word(c.plen, 0)) : sl_prefix_word(c.plen, w);
+		m = c.family == 4 ? (w ? 0 : wr_prefix_word(c.plen, 0)) : wr_prefix_word(c.plen, w);
 		if (c.addr[w] & ~m)
 			FAIL("parse_cidr(\"%s\"): host bits set in word %u", esc(s), w);
 	}

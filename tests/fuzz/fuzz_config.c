@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * libFuzzer target: the YAML config loader, sl_cfg_load(), as `sluice
+ * libFuzzer target: the YAML config loader, wr_cfg_load(), as `sluice
  * check` and `sluice run` call it. Each input is written to sluice.yaml in
  * a private directory beside a small deny.txt (so relative deny-files
  * resolve) and loaded. A valid config must hold only rules the data path
@@ -17,7 +17,7 @@
 #include "config.h"
 #include "sluice_limiter.h"
 
-struct sl_opts opts = { .root = "/nonexistent" };
+struct wr_opts opts = { .root = "/nonexistent" };
 
 #define FAIL(...)                                               \
 	do {                                                    \
@@ -65,7 +65,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	return 0;
 }
 
-static void check_cfg(const struct sl_cfg *c)
+static void check_cfg(const struct wr_cfg *c)
 {
 	__u32 i, li;
 	int j;
@@ -96,22 +96,22 @@ static void check_cfg(const struct sl_cfg *c)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t n)
 {
-	struct sl_cfg cfg;
+	struct wr_cfg cfg;
 	int ret;
 
 	if (n > 65536)
 		return 0;
 	write_file(path, data, n);
 	memset(&cfg, 0x5a, sizeof(cfg));
-	ret = sl_cfg_load(path, &cfg, devnull);
+	ret = wr_cfg_load(path, &cfg, devnull);
 	if (ret < 0)
-		FAIL("sl_cfg_load: %s", strerror(-ret));
+		FAIL("wr_cfg_load: %s", strerror(-ret));
 	if (ret > 0) {
 		if (cfg.rules || cfg.ifaces || cfg.deny || cfg.path)
 			FAIL("an invalid config (%d errors) left something behind", ret);
 		return 0;
 	}
 	check_cfg(&cfg);
-	sl_cfg_free(&cfg);
+	wr_cfg_free(&cfg);
 	return 0;
 }

@@ -14,7 +14,7 @@
  *    and every field the data path uses;
  *  - a shorter linear head (TC on a non-linear skb) only ever turns a
  *    result into MALFORMED, never into another verdict;
- *  - sl_rule_match() and sl_make_key() agree with bit-by-bit references;
+ *  - wr_rule_match() and wr_make_key() agree with bit-by-bit references;
  *  - a fresh GCRA bucket admits exactly what its burst allows.
  */
 #include <stdint.h>
@@ -56,72 +56,72 @@ static unsigned int be16(const struct ref *r, size_t off)
 }
 
 /* The upper-layer header at off, l4_len bytes of it in this packet. */
-static int ref_l4(const struct ref *r, size_t off, size_t l4_len, int frag, struct sl_pkt *p)
+static int ref_l4(const struct ref *r, size_t off, size_t l4_len, int frag, struct wr_pkt *p)
 {
 	switch (p->proto) {
 	case 6:
 		if (l4_len < 20 || !have(r, off, 20))
-			return SL_PARSE_MALFORMED;
+			return WR_PARSE_MALFORMED;
 		if ((r->f[off + 12] >> 4) < 5 || (size_t)(r->f[off + 12] >> 4) * 4 > l4_len)
-			return SL_PARSE_MALFORMED;
+			return WR_PARSE_MALFORMED;
 		p->dport = be16(r, off + 2);
 		p->tcp_flags = r->f[off + 13];
-		p->flags |= SL_PKT_L4 | SL_PKT_PORTS;
-		return SL_PARSE_IP;
+		p->flags |= WR_PKT_L4 | WR_PKT_PORTS;
+		return WR_PARSE_IP;
 	case 17:
 		if (l4_len < 8 || !have(r, off, 8))
-			return SL_PARSE_MALFORMED;
+			return WR_PARSE_MALFORMED;
 		/* a fragment's UDP length is the whole datagram's */
 		if (be16(r, off + 4) < 8 || (!frag && be16(r, off + 4) > l4_len))
-			return SL_PARSE_MALFORMED;
+			return WR_PARSE_MALFORMED;
 		p->dport = be16(r, off + 2);
-		p->flags |= SL_PKT_L4 | SL_PKT_PORTS;
-		return SL_PARSE_IP;
+		p->flags |= WR_PKT_L4 | WR_PKT_PORTS;
+		return WR_PARSE_IP;
 	case 1:
 	case 58:
 		if (l4_len < 8 || !have(r, off, 8))
-			return SL_PARSE_MALFORMED;
+			return WR_PARSE_MALFORMED;
 		p->icmp_type = r->f[off];
-		p->flags |= SL_PKT_L4;
-		return SL_PARSE_IP;
+		p->flags |= WR_PKT_L4;
+		return WR_PARSE_IP;
 	}
-	return SL_PARSE_IP;
+	return WR_PARSE_IP;
 }
 
-static int ref_ip4(const struct ref *r, size_t l3, size_t l3_len, struct sl_pkt *p)
+static int ref_ip4(const struct ref *r, size_t l3, size_t l3_len, struct wr_pkt *p)
 {
 	size_t hlen, tot;
 	unsigned int fo;
 
 	if (!have(r, l3, 20) || r->f[l3] >> 4 != 4 || (r->f[l3] & 15) < 5)
-		return SL_PARSE_MALFORMED;
+		return WR_PARSE_MALFORMED;
 	hlen = (r->f[l3] & 15) * 4;
 	tot = be16(r, l3 + 2);
 	if (tot < hlen || tot > l3_len)
-		return SL_PARSE_MALFORMED;
+		return WR_PARSE_MALFORMED;
 	p->family = 4;
 	p->proto = r->f[l3 + 9];
 	memcpy(&p->saddr[0], r->f + l3 + 12, 4);
 	p->len = tot;
 	fo = be16(r, l3 + 6);
 	if (fo & 0x1fff) {
-		p->flags |= SL_PKT_FRAG;
-		return SL_PARSE_IP;
+		p->flags |= WR_PKT_FRAG;
+		return WR_PARSE_IP;
 	}
 	if (fo & 0x2000)
-		p->flags |= SL_PKT_FRAG;
+		p->flags |= WR_PKT_FRAG;
 	if (!have(r, l3, hlen))
-		return SL_PARSE_MALFORMED;
-	return ref_l4(r, l3 + hlen, tot - hlen, !!(p->flags & SL_PKT_FRAG), p);
+		return WR_PARSE_MALFORMED;
+	return ref_l4(r, l3 + hlen, tot - hlen, !!(p->flags & WR_PKT_FRAG), p);
 }
 
-static int ref_ip6(const struct ref *r, size_t l3, size_t l3_len, struct sl_pkt *p)
+static int ref_ip6(const struct ref *r, size_t l3, size_t l3_len, struct wr_pkt *p)
 {
 	size_t off, left;
 	int nh, i;
 
 	if (!have(r, l3, 40) || r->f[l3] >> 4 != 6)
-		return SL_PARSE_MALFORMED;
+		return WR_PARSE_MALFORMED;
 	left = be16(r, l3 + 4);
 	/* Payload length 0: valid only with No Next Header (no GSO here). */
 	if (left == 0 && r->f[l3 + 6] == 59) {
@@ -129,34 +129,34 @@ static int ref_ip6(const struct ref *r, size_t l3, size_t l3_len, struct sl_pkt 
 		memcpy(p->saddr, r->f + l3 + 8, 16);
 		p->len = 40;
 		p->proto = 59;
-		return SL_PARSE_IP;
+		return WR_PARSE_IP;
 	}
 	if (left == 0 || 40 + left > l3_len)
-		return SL_PARSE_MALFORMED;
+		return WR_PARSE_MALFORMED;
 	p->family = 6;
 	memcpy(p->saddr, r->f + l3 + 8, 16);
 	p->len = 40 + left;
 	nh = r->f[l3 + 6];
 	off = l3 + 40;
-	/* At most SL_MAX_EXTHDR extension headers, then the upper layer. */
+	/* At most WR_MAX_EXTHDR extension headers, then the upper layer. */
 	for (i = 0;; i++) {
 		size_t hl;
 
 		if (nh == 59) {
 			p->proto = nh;
-			return SL_PARSE_IP;
+			return WR_PARSE_IP;
 		}
 		if (nh != 0 && nh != 43 && nh != 60 && nh != 135 && nh != 51 && nh != 44)
 			break;
-		if (i == SL_MAX_EXTHDR)
-			return SL_PARSE_MALFORMED;
+		if (i == WR_MAX_EXTHDR)
+			return WR_PARSE_MALFORMED;
 		if (left < 8 || !have(r, off, 8))
-			return SL_PARSE_MALFORMED;
+			return WR_PARSE_MALFORMED;
 		if (nh == 44) {
-			p->flags |= SL_PKT_FRAG;
+			p->flags |= WR_PKT_FRAG;
 			if (be16(r, off + 2) & 0xfff8) {
 				p->proto = r->f[off];
-				return SL_PARSE_IP;
+				return WR_PARSE_IP;
 			}
 			hl = 8;
 		} else if (nh == 51) {
@@ -165,21 +165,21 @@ static int ref_ip6(const struct ref *r, size_t l3, size_t l3_len, struct sl_pkt 
 			hl = (r->f[off + 1] + 1) * 8;
 		}
 		if (hl > left)
-			return SL_PARSE_MALFORMED;
+			return WR_PARSE_MALFORMED;
 		nh = r->f[off];
 		off += hl;
 		left -= hl;
 	}
 	p->proto = nh;
-	if (ref_l4(r, off, left, !!(p->flags & SL_PKT_FRAG), p) != SL_PARSE_IP)
-		return SL_PARSE_MALFORMED;
+	if (ref_l4(r, off, left, !!(p->flags & WR_PKT_FRAG), p) != WR_PARSE_IP)
+		return WR_PARSE_MALFORMED;
 	if (nh == 58 && p->icmp_type >= 133 && p->icmp_type <= 137 && r->f[l3 + 7] == 255)
-		p->flags |= SL_PKT_ND;
-	return SL_PARSE_IP;
+		p->flags |= WR_PKT_ND;
+	return WR_PARSE_IP;
 }
 
 /* The frame f[0, n): n is both what is readable and the frame's length. */
-static int ref_parse(const __u8 *f, size_t n, struct sl_pkt *p, size_t *l2)
+static int ref_parse(const __u8 *f, size_t n, struct wr_pkt *p, size_t *l2)
 {
 	struct ref r = { f, n };
 	unsigned int type;
@@ -188,13 +188,13 @@ static int ref_parse(const __u8 *f, size_t n, struct sl_pkt *p, size_t *l2)
 
 	*l2 = 0;
 	if (!have(&r, 0, 14))
-		return SL_PARSE_MALFORMED;
+		return WR_PARSE_MALFORMED;
 	type = be16(&r, 12);
 	while (type == 0x8100 || type == 0x88a8) {
-		if (tags == SL_MAX_VLAN)
-			return SL_PARSE_MALFORMED;	/* a third tag */
+		if (tags == WR_MAX_VLAN)
+			return WR_PARSE_MALFORMED;	/* a third tag */
 		if (!have(&r, off, 4))
-			return SL_PARSE_MALFORMED;
+			return WR_PARSE_MALFORMED;
 		type = be16(&r, off + 2);
 		off += 4;
 		tags++;
@@ -204,22 +204,22 @@ static int ref_parse(const __u8 *f, size_t n, struct sl_pkt *p, size_t *l2)
 		return ref_ip4(&r, off, n - off, p);
 	if (type == 0x86dd)
 		return ref_ip6(&r, off, n - off, p);
-	return SL_PARSE_NON_IP;
+	return WR_PARSE_NON_IP;
 }
 
 /* ---- what the data path uses of a parsed packet ---- */
 
-static int same_pkt(const struct sl_pkt *a, const struct sl_pkt *b)
+static int same_pkt(const struct wr_pkt *a, const struct wr_pkt *b)
 {
 	return !memcmp(a->saddr, b->saddr, sizeof(a->saddr)) && a->len == b->len &&
 	       a->family == b->family && a->proto == b->proto && a->flags == b->flags &&
-	       (!(a->flags & SL_PKT_PORTS) || a->dport == b->dport) &&
-	       (!(a->flags & SL_PKT_L4) || a->proto != 6 || a->tcp_flags == b->tcp_flags) &&
-	       (!(a->flags & SL_PKT_L4) || (a->proto != 1 && a->proto != 58) ||
+	       (!(a->flags & WR_PKT_PORTS) || a->dport == b->dport) &&
+	       (!(a->flags & WR_PKT_L4) || a->proto != 6 || a->tcp_flags == b->tcp_flags) &&
+	       (!(a->flags & WR_PKT_L4) || (a->proto != 1 && a->proto != 58) ||
 		a->icmp_type == b->icmp_type);
 }
 
-static void dump_pkt(const char *what, int res, const struct sl_pkt *p)
+static void dump_pkt(const char *what, int res, const struct wr_pkt *p)
 {
 	fprintf(stderr, "  %s: result %d family %u proto %u len %u flags %#x dport %u tcp %#x "
 		"icmp %u saddr %08x:%08x:%08x:%08x\n", what, res, p->family, p->proto, p->len,
@@ -228,7 +228,7 @@ static void dump_pkt(const char *what, int res, const struct sl_pkt *p)
 }
 
 /* Parse from an exact-size copy of the first `linear` bytes; frame_len is n. */
-static int parse_copy(const __u8 *frame, size_t linear, size_t n, struct sl_pkt *p)
+static int parse_copy(const __u8 *frame, size_t linear, size_t n, struct wr_pkt *p)
 {
 	__u8 *copy = malloc(linear ? linear : 1);
 	int res;
@@ -237,7 +237,7 @@ static int parse_copy(const __u8 *frame, size_t linear, size_t n, struct sl_pkt 
 		abort();
 	memcpy(copy, frame, linear);
 	memset(p, 0, sizeof(*p));
-	res = sl_parse(copy, copy + linear, (__u32)n, p);
+	res = wr_parse(copy, copy + linear, (__u32)n, p);
 	free(copy);
 	return res;
 }
@@ -263,11 +263,11 @@ static int prefix_equal(const __u32 *a, const __u32 *b, unsigned int plen)
 }
 
 /* The README's matching rules, written out again. */
-static int ref_match(const struct sluice_rule *r, const struct sl_pkt *p)
+static int ref_match(const struct sluice_rule *r, const struct wr_pkt *p)
 {
-	int ports = p->flags & SL_PKT_PORTS, l4 = p->flags & SL_PKT_L4;
+	int ports = p->flags & WR_PKT_PORTS, l4 = p->flags & WR_PKT_L4;
 
-	if ((p->flags & SL_PKT_ND) &&
+	if ((p->flags & WR_PKT_ND) &&
 	    !((r->match & SLUICE_M_ICMPTYPE) && r->icmp_type == p->icmp_type))
 		return 0;
 	if ((r->match & SLUICE_M_FAMILY) && r->family != p->family)
@@ -330,10 +330,10 @@ static void make_rule(const __u8 *c, struct sluice_rule *r)
 		r->src_net[1] = r->src_net[2] = r->src_net[3] = 0;
 	ref_mask(r->src_plen, m);
 	for (w = 0; w < 4; w++) {
-		r->src_mask[w] = r->family == 4 ? (w ? 0 : sl_prefix_word(r->src_plen, 0))
-						: sl_prefix_word(r->src_plen, w);
+		r->src_mask[w] = r->family == 4 ? (w ? 0 : wr_prefix_word(r->src_plen, 0))
+						: wr_prefix_word(r->src_plen, w);
 		if (r->src_mask[w] != m[w])
-			FAIL("sl_prefix_word(%u, %d) = %08x, bit by bit %08x", r->src_plen, w,
+			FAIL("wr_prefix_word(%u, %d) = %08x, bit by bit %08x", r->src_plen, w,
 			     r->src_mask[w], m[w]);
 		r->src_net[w] &= r->src_mask[w];
 	}
@@ -350,13 +350,13 @@ static void make_limit(const __u8 *c, struct sluice_limit *l)
 	memcpy(&l->rate, c + 3, 5);
 	l->rate = (l->rate & ((1ULL << 40) - 1)) + 1;
 	l->burst = ((__u64)c[8] << 16 | (__u64)c[9] << 8 | c[10]) + 1;
-	l->interval_fp = sl_gcra_interval(l->rate);
-	l->tolerance = sl_gcra_tolerance(l->interval_fp, l->burst, l->cost);
-	sl_limit_set_masks(l);
+	l->interval_fp = wr_gcra_interval(l->rate);
+	l->tolerance = wr_gcra_tolerance(l->interval_fp, l->burst, l->cost);
+	wr_limit_set_masks(l);
 }
 
 static void check_key(const struct sluice_rule *r, const struct sluice_limit *l,
-		      const struct sl_pkt *p)
+		      const struct wr_pkt *p)
 {
 	struct sluice_key k;
 	__u32 m[4], want[4];
@@ -364,13 +364,13 @@ static void check_key(const struct sluice_rule *r, const struct sluice_limit *l,
 	int w;
 
 	memset(&k, 0xa5, sizeof(k));
-	sl_make_key(r, 1, l, p, &k);
+	wr_make_key(r, 1, l, p, &k);
 	ref_mask(plen, m);
 	for (w = 0; w < 4; w++)
 		want[w] = p->saddr[w] & m[w];
 	if (k.uid != r->uid || k.limit != 1 || k.family != p->family || k.plen != plen ||
 	    k.pad != 0 || memcmp(k.addr, want, sizeof(want)))
-		FAIL("sl_make_key: family %u plen %u addr %08x:%08x:%08x:%08x, want plen %u "
+		FAIL("wr_make_key: family %u plen %u addr %08x:%08x:%08x:%08x, want plen %u "
 		     "%08x:%08x:%08x:%08x", k.family, k.plen, k.addr[0], k.addr[1], k.addr[2],
 		     k.addr[3], plen, want[0], want[1], want[2], want[3]);
 }
@@ -380,20 +380,20 @@ static void check_key(const struct sluice_rule *r, const struct sluice_limit *l,
  * their total fits the burst (in whole units of the rounded cost), and not
  * one more; every TAT stays within tolerance of now.
  */
-static void check_gcra(const struct sluice_limit *l, const struct sl_pkt *p)
+static void check_gcra(const struct sluice_limit *l, const struct wr_pkt *p)
 {
-	const __u64 now = 1000ULL * SL_NSEC_PER_SEC;
-	__u32 cost = sl_limit_cost(l, p);
+	const __u64 now = 1000ULL * WR_NSEC_PER_SEC;
+	__u32 cost = wr_limit_cost(l, p);
 	__u64 inc, tat = 0, next, admitted = 0, want;
 	int i;
 
 	if (!l->interval_fp || !l->tolerance)
 		return;	/* `rule add` refuses these limits */
-	if (cost > SL_MAX_COST)
-		FAIL("cost %u above SL_MAX_COST", cost);
-	inc = sl_gcra_inc(l->interval_fp, cost);
+	if (cost > WR_MAX_COST)
+		FAIL("cost %u above WR_MAX_COST", cost);
+	inc = wr_gcra_inc(l->interval_fp, cost);
 	want = inc ? l->tolerance / inc : ~0ULL;
-	for (i = 0; i < 70 && sl_gcra_admit(tat, now, inc, l->tolerance, &next); i++) {
+	for (i = 0; i < 70 && wr_gcra_admit(tat, now, inc, l->tolerance, &next); i++) {
 		if (next < now || next - now > l->tolerance || next < tat)
 			FAIL("gcra: TAT %llu out of [now, now + tolerance %llu]",
 			     (unsigned long long)(next - now), (unsigned long long)l->tolerance);
@@ -412,7 +412,7 @@ static void check_gcra(const struct sluice_limit *l, const struct sl_pkt *p)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct sl_pkt p, q, ref;
+	struct wr_pkt p, q, ref;
 	struct sluice_rule r;
 	struct sluice_limit l;
 	const __u8 *frame;
@@ -427,47 +427,47 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	res = parse_copy(frame, n, n, &p);
 	memset(&ref, 0, sizeof(ref));
 	rres = ref_parse(frame, n, &ref, &l2);
-	if (res != rres || (res == SL_PARSE_IP && !same_pkt(&p, &ref))) {
-		fprintf(stderr, "fuzz_packet: sl_parse and the reference disagree on %zu bytes\n",
+	if (res != rres || (res == WR_PARSE_IP && !same_pkt(&p, &ref))) {
+		fprintf(stderr, "fuzz_packet: wr_parse and the reference disagree on %zu bytes\n",
 			n);
-		dump_pkt("sl_parse ", res, &p);
+		dump_pkt("wr_parse ", res, &p);
 		dump_pkt("reference", rres, &ref);
 		abort();
 	}
-	if (res == SL_PARSE_IP) {
+	if (res == WR_PARSE_IP) {
 		if ((p.family != 4 && p.family != 6) || p.len > n - l2 ||
 		    p.len < (p.family == 4 ? 20u : p.proto == 59 ? 40u : 41u))
 			FAIL("family %u len %u in a %zu-byte frame (L2 %zu)", p.family, p.len, n,
 			     l2);
-		if (p.flags & ~(SL_PKT_L4 | SL_PKT_PORTS | SL_PKT_FRAG | SL_PKT_ND))
+		if (p.flags & ~(WR_PKT_L4 | WR_PKT_PORTS | WR_PKT_FRAG | WR_PKT_ND))
 			FAIL("unknown flags %#x", p.flags);
-		if ((p.flags & SL_PKT_PORTS) && (!(p.flags & SL_PKT_L4) ||
+		if ((p.flags & WR_PKT_PORTS) && (!(p.flags & WR_PKT_L4) ||
 						 (p.proto != 6 && p.proto != 17)))
 			FAIL("ports without a TCP/UDP header (proto %u flags %#x)", p.proto,
 			     p.flags);
-		if ((p.flags & SL_PKT_ND) && (p.family != 6 || p.proto != 58 ||
-					      !(p.flags & SL_PKT_L4)))
+		if ((p.flags & WR_PKT_ND) && (p.family != 6 || p.proto != 58 ||
+					      !(p.flags & WR_PKT_L4)))
 			FAIL("ND flag on family %u proto %u", p.family, p.proto);
 	}
 
 	/* A shorter linear head: the same result, or MALFORMED, nothing else. */
 	linear = n ? (size_t)(data[CTL_LEN - 1] | data[CTL_LEN - 2] << 8) % (n + 1) : 0;
 	cres = parse_copy(frame, linear, n, &q);
-	if (cres != SL_PARSE_MALFORMED &&
-	    (cres != res || (res == SL_PARSE_IP && !same_pkt(&p, &q)))) {
+	if (cres != WR_PARSE_MALFORMED &&
+	    (cres != res || (res == WR_PARSE_IP && !same_pkt(&p, &q)))) {
 		fprintf(stderr, "fuzz_packet: a %zu-byte head of a %zu-byte frame parses "
 			"differently\n", linear, n);
 		dump_pkt("whole", res, &p);
 		dump_pkt("head ", cres, &q);
 		abort();
 	}
-	if (res != SL_PARSE_IP)
+	if (res != WR_PARSE_IP)
 		return 0;
 
 	make_rule(data, &r);
-	if (sl_rule_match(&r, &p) != ref_match(&r, &p)) {
-		fprintf(stderr, "fuzz_packet: sl_rule_match %d, reference %d (match %#x)\n",
-			sl_rule_match(&r, &p), ref_match(&r, &p), r.match);
+	if (wr_rule_match(&r, &p) != ref_match(&r, &p)) {
+		fprintf(stderr, "fuzz_packet: wr_rule_match %d, reference %d (match %#x)\n",
+			wr_rule_match(&r, &p), ref_match(&r, &p), r.match);
 		dump_pkt("packet", res, &p);
 		abort();
 	}

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * libFuzzer target: sl_rule_parse(), the parser behind `sluice rule add`
+ * libFuzzer target: wr_rule_parse(), the parser behind `sluice rule add`
  * and every rule of the config file. The input is split into words at
  * spaces, newlines and NULs (argv[0] is NAME). A rule it accepts must be
  * one the data path can run (every limit with a usable interval and
@@ -16,7 +16,7 @@
 #include "sluice_user.h"
 #include "sluice_limiter.h"
 
-struct sl_opts opts = { .root = "/nonexistent" };
+struct wr_opts opts = { .root = "/nonexistent" };
 
 #define MAX_WORDS 64
 
@@ -69,8 +69,8 @@ static void check_rule(const struct sluice_rule *r, const char *name)
 		if (!(r->match & SLUICE_M_FAMILY) || r->src_plen > (r->family == 4 ? 32 : 128))
 			FAIL("src /%u without its family", r->src_plen);
 		for (w = 0; w < 4; w++) {
-			m = r->family == 4 ? (w ? 0 : sl_prefix_word(r->src_plen, 0))
-					   : sl_prefix_word(r->src_plen, w);
+			m = r->family == 4 ? (w ? 0 : wr_prefix_word(r->src_plen, 0))
+					   : wr_prefix_word(r->src_plen, w);
 			if (r->src_mask[w] != m || (r->src_net[w] & ~m))
 				FAIL("src word %u: net %08x mask %08x, want mask %08x", w,
 				     r->src_net[w], r->src_mask[w], m);
@@ -79,10 +79,10 @@ static void check_rule(const struct sluice_rule *r, const char *name)
 	for (li = 0; li < r->nr_limits; li++) {
 		const struct sluice_limit *l = &r->limits[li];
 
-		if (l->plen4 > 32 || l->plen6 > 128 || l->mask4 != sl_prefix_word(l->plen4, 0))
+		if (l->plen4 > 32 || l->plen6 > 128 || l->mask4 != wr_prefix_word(l->plen4, 0))
 			FAIL("limit %u: key /%u /%u mask4 %08x", li, l->plen4, l->plen6, l->mask4);
 		for (w = 0; w < 4; w++)
-			if (l->mask6[w] != sl_prefix_word(l->plen6, w))
+			if (l->mask6[w] != wr_prefix_word(l->plen6, w))
 				FAIL("limit %u: mask6 word %u", li, w);
 
 		if (l->algo > SLUICE_ALGO_CONNS || l->key > SLUICE_KEY_ALL ||
@@ -98,7 +98,7 @@ static void check_rule(const struct sluice_rule *r, const char *name)
 			     (unsigned long long)l->rate, (unsigned long long)l->burst,
 			     (unsigned long long)l->interval_fp, (unsigned long long)l->tolerance);
 		/* the tolerance holds the burst, to within the rounding of one unit */
-		if (l->tolerance < sl_gcra_inc(l->interval_fp, 1))
+		if (l->tolerance < wr_gcra_inc(l->interval_fp, 1))
 			FAIL("limit %u: tolerance %llu below one unit", li,
 			     (unsigned long long)l->tolerance);
 	}
@@ -120,7 +120,7 @@ static char *print_rule(const struct sluice_rule *r, const char *name)
 	if (!mem)
 		abort();
 	stdout = mem;
-	sl_rule_print(&rs, 0);
+	wr_rule_print(&rs, 0);
 	fclose(mem);
 	stdout = saved;
 	return buf;
@@ -131,7 +131,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t n)
 	char *s, *text, *w[MAX_WORDS], *w2[MAX_WORDS], name[SLUICE_NAME_LEN] = "";
 	char name2[SLUICE_NAME_LEN] = "";
 	struct sluice_rule r, r2;
-	struct sl_perr pe;
+	struct wr_perr pe;
 	int argc, argc2, err;
 
 	if (n > 1024)
@@ -142,7 +142,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t n)
 	memcpy(s, data, n);
 	s[n] = '\0';
 	argc = split(s, n, w);
-	err = sl_rule_parse(argc, w, &r, name, &pe);
+	err = wr_rule_parse(argc, w, &r, name, &pe);
 	if (err) {
 		if (err > 0 || !pe.msg[0] || pe.word < -1 || pe.word >= argc)
 			FAIL("error %d, word %d of %d, message \"%s\"", err, pe.word, argc, pe.msg);
@@ -152,7 +152,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t n)
 	check_rule(&r, name);
 	text = print_rule(&r, name);
 	argc2 = split(text, strlen(text), w2);
-	err = sl_rule_parse(argc2, w2, &r2, name2, &pe);
+	err = wr_rule_parse(argc2, w2, &r2, name2, &pe);
 	if (err)
 		FAIL("printed rule does not parse: %s", pe.msg);
 	if (strcmp(name, name2) || memcmp(&r, &r2, sizeof(r))) {

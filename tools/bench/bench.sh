@@ -126,7 +126,7 @@ declare -A CNAME=([fl]="bare XDP_DROP (floor)" [no]="no filter" [sl]="sluice"
 	[sc]="sluice, clock precise" [nf]="nftables netdev meter" [ht]="iptables hashlimit (raw)")
 declare -A NS=() RIF=() GIF=() RMAC=() GMAC=() DST4=() DST6=() SRC4=() ROOT=()
 GEN=""
-SL_KEYS=8388608		# sluice (clock auto): the flood's 1M keys, the scale stage's 4M
+WR_KEYS=8388608		# sluice (clock auto): the flood's 1M keys, the scale stage's 4M
 SC_KEYS=2097152
 
 topo_up() {
@@ -172,7 +172,7 @@ topo_up() {
 			obj "$BUILD/bench/xdp_pass.bpf.o" sec xdp ;;
 		sl | sc)
 			ROOT[$c]=$(new_root "$c")
-			local keys=$SL_KEYS clk=auto
+			local keys=$WR_KEYS clk=auto
 			[ "$c" = sc ] && keys=$SC_KEYS clk=precise
 			[ $SMOKE -eq 1 ] && keys=65536
 			slc "$c" attach "${RIF[$c]}" mode native keys $keys clock $clk \
@@ -187,7 +187,7 @@ nft_in() { in_ns "${NS[$1]}" nft "${@:2}"; }
 ipt_in() { in_ns "${NS[$1]}" iptables-legacy "${@:2}"; }
 ip6t_in() { in_ns "${NS[$1]}" ip6tables-legacy "${@:2}"; }
 # Drop every sluice rule of candidate c.
-sl_clear() {
+wr_clear() {
 	local r
 	for r in $(slc "$1" -j rule list | jq -r '.rules[]?.name // empty' 2>/dev/null); do
 		slc "$1" rule del "$r" >/dev/null
@@ -237,7 +237,7 @@ stage_cost() {
 		echo "default (the jiffies clock, and \`bpf_ktime_get_ns\` only for rules whose"
 		echo "limits need it; the rules here carry the flags the controller would give"
 		echo "them), \`clock precise\` and \`clock coarse\`. Each instance is set up as"
-		echo "the loader sets sluice up (sl_state's hash seed and set count written,"
+		echo "the loader sets sluice up (wr_state's hash seed and set count written,"
 		echo "the jiffies clock's offset measured). \"Over trivial\" is the program's"
 		echo "own cost. Source: \`build/bench/progcost\`."
 		echo
@@ -262,7 +262,7 @@ stage_cost() {
 		echo "a thunk and each call costs about 20 ns before it does anything; what the"
 		echo "JIT inlines (array and per-CPU lookups, \`bpf_jiffies64\`) is nearly free"
 		echo "either way. The set-associative lookup is sluice's per-source lookup"
-		echo "(sl_state): the key's hash, the array lookup of its set, the key compared"
+		echo "(wr_state): the key's hash, the array lookup of its set, the key compared"
 		echo "with each way's, the TAT's compare-and-swap; the hash map pieces are the"
 		echo "kernel's maps with the same key, for comparison."
 		echo
@@ -303,7 +303,7 @@ RULE_WIDE_BURST=1000
 
 shape_rules() {
 	local s=$1 c
-	for c in sl sc; do sl_clear $c; done
+	for c in sl sc; do wr_clear $c; done
 	case $s in
 	A)
 		for c in sl sc; do
@@ -555,11 +555,11 @@ stage_scale() {
 	[ $SMOKE -eq 1 ] && cnt=20000
 	say "== scale: sluice against tracked keys (bpf_stats)"
 	topo_up || return 1
-	sl_clear sl
+	wr_clear sl
 	: >"$TMP/scale.tsv"
 	echo 1 >/proc/sys/kernel/bpf_stats_enabled
 	for n in $SCALE_KEYS; do
-		sl_clear sl
+		wr_clear sl
 		slc sl rule add k$n family ipv6 proto udp dport 9005 limit 10pps burst 10 per src \
 			>/dev/null || return 1
 		# Warm up: every key exists before anything is measured.
@@ -584,7 +584,7 @@ stage_scale() {
 		say "   $n keys done ($(($(date +%s) - T0)) s)"
 	done
 	echo "$STATS_WAS" >/proc/sys/kernel/bpf_stats_enabled
-	sl_clear sl
+	wr_clear sl
 	scale_report | section scale
 }
 
@@ -602,7 +602,7 @@ scale_report() {
 	echo
 	echo "The flood of stage 2 from N IPv6 sources (one /64 each) in a scattered"
 	echo "order, each source under its limit, after one warm-up pass that creates"
-	echo "every key; sluice keeps $([ $SMOKE -eq 1 ] && echo 65536 || echo $SL_KEYS) keys."
+	echo "every key; sluice keeps $([ $SMOKE -eq 1 ] && echo 65536 || echo $WR_KEYS) keys."
 	echo "In-program time from bpf_stats"
 	echo "(run_time_ns / run_cnt, which adds its own clock reads to both programs);"
 	echo "CPU per packet as in stage 2 (the admitted packets' trip to the stack"
@@ -644,7 +644,7 @@ scale_report() {
 			" of the array" + "\u0027" + "s own. The kernel" +
 			"\u0027" + "s hash maps holding the same key and bucket" +
 			" (\($r.payload_bytes) bytes) take \(.hash) bytes per entry (plain hash)" +
-			" and \(.lru_hash) (LRU hash, what sl_state was before): their element" +
+			" and \(.lru_hash) (LRU hash, what wr_state was before): their element" +
 			" header and bucket come on top of the payload."' "$pj"
 		echo
 	fi
@@ -660,7 +660,7 @@ acc_port() { case $1 in 10) echo 9101 ;; 1000) echo 9102 ;; *) echo 9103 ;; esac
 acc_rules() {
 	local c=$1 rate port burst nft="" sets=""
 	case $c in
-	sl | sc) sl_clear "$c" ;;
+	sl | sc) wr_clear "$c" ;;
 	ht) ipt_clear ht ;;
 	esac
 	for rate in $ACC_RATES; do
@@ -742,8 +742,8 @@ stage_accuracy() {
 		done
 		say "   ${CNAME[$c]} done ($(($(date +%s) - T0)) s)"
 	done
-	sl_clear sl
-	sl_clear sc
+	wr_clear sl
+	wr_clear sc
 	acc_report | section accuracy
 }
 
@@ -782,7 +782,7 @@ SVC_PORT=8080
 # the best any filter can do.
 SVC_CANDS="no nf sl fl"
 svc_rules() {
-	sl_clear sl
+	wr_clear sl
 	slc sl rule add syn proto tcp dport $SVC_PORT tcp-flags syn limit 2kpps burst 2000 per all \
 		limit 100pps burst 200 per src >/dev/null || return 1
 	slc sl rule add udp proto udp dport $SVC_PORT limit 10kpps burst 10000 per all \

@@ -5,13 +5,13 @@
  *
  * For rule RULE's limit 0 (per source, scope fleet) in the sluice pinned
  * under --bpffs, every --interval-ms each of N sources 198.18.96.0 + i gets
- * its bucket half spent (claimed in sl_state as the data path claims ways,
+ * its bucket half spent (claimed in wr_state as the data path claims ways,
  * include/sluice_state.h) and the interval's charge at the limit's rate more
- * in sl_fleet_use (a batched update), as the data path would for a source
+ * in wr_fleet_use (a batched update), as the data path would for a source
  * sending at the limit: every key is hot, so every sync sends every key.
  * Stops after --duration seconds.
  *
- * N may be more than sl_fleet_use holds (SLUICE_FLEET_KEYS, an LRU): the
+ * N may be more than wr_fleet_use holds (SLUICE_FLEET_KEYS, an LRU): the
  * map then keeps the keys charged last, as it does on a host with more hot
  * sources than that, and the sync follows those.
  *
@@ -86,10 +86,10 @@ int main(int argc, char **argv)
 	}
 	if (!root || !rule || !nkeys || !duration || !rs)
 		invarg("usage: fleetkeys --bpffs DIR --rule NAME --keys N --duration SEC");
-	cfd = pinned(root, "sl_config");
-	rfd = pinned(root, "sl_rulesets");
-	sfd = pinned(root, "sl_state");
-	ufd = pinned(root, "sl_fleet_use");
+	cfd = pinned(root, "wr_config");
+	rfd = pinned(root, "wr_rulesets");
+	sfd = pinned(root, "wr_state");
+	ufd = pinned(root, "wr_fleet_use");
 	if (bpf_map_lookup_elem(cfd, &zero, &cfg) ||
 	    bpf_map_lookup_elem(rfd, &cfg.active, rs))
 		fail("cannot read the live rule set: %s", strerror(errno));
@@ -101,11 +101,11 @@ int main(int argc, char **argv)
 	if (!l || !l->fleet || l->key != SLUICE_KEY_SRC || l->algo != SLUICE_ALGO_GCRA)
 		fail("rule %s has no per-source fleet token bucket as its first limit", rule);
 	if (bpf_obj_get_info_by_fd(sfd, &info, &ilen))
-		fail("sl_state: %s", strerror(errno));
+		fail("wr_state: %s", strerror(errno));
 	len = ((size_t)info.max_entries * info.value_size + 4095) & ~4095UL;
 	sets = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, sfd, 0);
 	if (sets == MAP_FAILED)
-		fail("cannot map sl_state: %s", strerror(errno));
+		fail("cannot map wr_state: %s", strerror(errno));
 	keys = calloc(nkeys, sizeof(*keys));
 	use = calloc(nkeys, sizeof(*use));
 	if (!keys || !use)
@@ -125,7 +125,7 @@ int main(int argc, char **argv)
 		LIBBPF_OPTS(bpf_map_batch_opts, o);
 
 		for (i = 0; i < nkeys; i++) {
-			struct sluice_set *set = &sets[sl_state_set(sl_key_hash(&keys[i], cfg.state_seed),
+			struct sluice_set *set = &sets[wr_state_set(wr_key_hash(&keys[i], cfg.state_seed),
 							       cfg.state_sets)];
 			struct sluice_way *w, *victim;
 			__u64 seen, tat = t + l->tolerance / 2 + inc;
@@ -139,7 +139,7 @@ int main(int argc, char **argv)
 			use[i].since = t;
 		}
 		if (bpf_map_update_batch(ufd, keys, use, &count, &o))
-			fail("sl_fleet_use: %s", strerror(errno));
+			fail("wr_fleet_use: %s", strerror(errno));
 		round++;
 		{
 			uint64_t next = t + interval_ms * 1000000ULL, now = mono_ns();

@@ -37,7 +37,7 @@ struct {
 } p_hash SEC(".maps");
 
 /*
- * sl_state's layout: sets of SLUICE_WAYS ways in an array. progcost puts
+ * wr_state's layout: sets of SLUICE_WAYS ways in an array. progcost puts
  * the hit key (set_key() below) in the last way of its set and keys of the
  * same rule and limit in the others, so a lookup compares as many words as
  * the data path's longest hit does.
@@ -50,7 +50,7 @@ struct {
 	__type(value, struct sluice_set);
 } p_sets SEC(".maps");
 
-/* The set hash's seed, written by progcost: a variable, as sl_config's is. */
+/* The set hash's seed, written by progcost: a variable, as wr_config's is. */
 __u64 p_seed;
 
 /* Per-CPU counters: the verifier inlines these lookups. */
@@ -100,7 +100,7 @@ int p_prandom(struct xdp_md *ctx)
 	return XDP_DROP;
 }
 
-/* A global (non-inlined) BPF function, like sl_match_rules and sl_limit_op. */
+/* A global (non-inlined) BPF function, like wr_match_rules and wr_limit_op. */
 __noinline int p_callee(struct xdp_md *ctx)
 {
 	return ctx ? ctx->ingress_ifindex + 1 : 0;
@@ -145,7 +145,7 @@ int p_set_cas(struct xdp_md *ctx)
 	struct sluice_set *set;
 	__u32 idx, i;
 
-	idx = sl_state_set(sl_key_hash(&k, p_seed), P_SETS);
+	idx = wr_state_set(wr_key_hash(&k, p_seed), P_SETS);
 	set = bpf_map_lookup_elem(&p_sets, &idx);
 	if (!set)
 		return XDP_DROP;
@@ -163,7 +163,7 @@ int p_set_cas(struct xdp_md *ctx)
 	return XDP_DROP;
 }
 
-/* The lookup plus the compare-and-swap sluice did on the bucket when sl_state was an LRU hash. */
+/* The lookup plus the compare-and-swap sluice did on the bucket when wr_state was an LRU hash. */
 SEC("xdp")
 int p_lru_cas(struct xdp_md *ctx)
 {

@@ -21,10 +21,10 @@
  *    (memlock in fdinfo), next to the kernel's hash maps holding sluice's
  *    key and bucket.
  *
- * Every instance is set up as the loader sets up sluice: sl_state sized in
- * sets of SLUICE_WAYS ways, sl_config's set hash seed and set count
+ * Every instance is set up as the loader sets up sluice: wr_state sized in
+ * sets of SLUICE_WAYS ways, wr_config's set hash seed and set count
  * written before any packet, and the jiffies clock's offset measured for
- * the clocks that read it. Tables are filled by writing sl_state directly,
+ * the clocks that read it. Tables are filled by writing wr_state directly,
  * each key in the set the data path's hash picks for it.
  *
  * Markdown goes to stdout; --json FILE writes every median for the bench
@@ -190,8 +190,8 @@ struct inst {
 	struct sluice *skel;
 	int prog, state, rulesets, config, agg, global, fleet_use;
 	__u32 uid;		/* next rule uid */
-	__u32 sets;		/* sl_state's sets: keys / SLUICE_WAYS */
-	__u64 seed;		/* sl_config.state_seed */
+	__u32 sets;		/* wr_state's sets: keys / SLUICE_WAYS */
+	__u64 seed;		/* wr_config.state_seed */
 	/* fill_table's keys: X of 2001:db8:X::/64, or of IPv4 source X. */
 	__u32 *keys;
 	unsigned long nkeys;
@@ -226,7 +226,7 @@ static double median(double *v, unsigned long n)
 
 static void build_udp4(__u8 *p, __u32 saddr, __u16 dport)
 {
-	struct sl_ip4 *ip = (void *)(p + 14);
+	struct wr_ip4 *ip = (void *)(p + 14);
 	__u16 *udp = (void *)(p + 34);
 
 	memset(p, 0, PKT4_LEN);
@@ -253,11 +253,11 @@ static void fix_csums4(__u8 *p, __u32 len)
 	__u16 c;
 
 	p[24] = p[25] = 0;
-	c = ~sl_csum_fold(sl_csum_add(0, p + 14, 20));
+	c = ~wr_csum_fold(wr_csum_add(0, p + 14, 20));
 	p[24] = c >> 8;
 	p[25] = c;
 	p[34 + 16] = p[34 + 17] = 0;
-	c = ~sl_csum_fold(sl_csum_add(sl_pseudo4(p + 26, len - 34), p + 34, len - 34));
+	c = ~wr_csum_fold(wr_csum_add(wr_pseudo4(p + 26, len - 34), p + 34, len - 34));
 	p[34 + 16] = c >> 8;
 	p[34 + 17] = c;
 }
@@ -279,8 +279,8 @@ static void build_tcp4(__u8 *p, __u8 flags, __u32 seq, __u32 ack)
 	t[1] = 40000 & 0xff;
 	t[2] = BENCH_PORT >> 8;
 	t[3] = BENCH_PORT & 0xff;
-	sl_put32(t + 4, seq);
-	sl_put32(t + 8, ack);
+	wr_put32(t + 4, seq);
+	wr_put32(t + 8, ack);
 	t[12] = ((len - 34) / 4) << 4;
 	t[13] = flags;
 	t[14] = 0xff;
@@ -382,7 +382,7 @@ static double run_random(int fd, int fam, const __u32 *keys, unsigned long nkeys
 	unsigned long i, r;
 
 	for (i = 0; i < n; i++) {
-		r = sl_xorshift64s(rng) % nkeys;
+		r = wr_xorshift64s(rng) % nkeys;
 		if (fam == 4)
 			build_udp4(pkt, keys[r], BENCH_PORT);
 		else
@@ -407,9 +407,9 @@ static void fill_limit(struct sluice_limit *l, const struct lim *s, __u16 agg_sl
 	l->agg_slot = agg_slot;
 	l->fleet = s->fleet;
 	l->period_ms = s->period_ms ? s->period_ms : 1000;
-	l->interval_fp = sl_gcra_interval_per(s->rate, l->period_ms);
-	l->tolerance = sl_gcra_tolerance(l->interval_fp, s->burst, SLUICE_COST_PKT);
-	sl_limit_set_masks(l);
+	l->interval_fp = wr_gcra_interval_per(s->rate, l->period_ms);
+	l->tolerance = wr_gcra_tolerance(l->interval_fp, s->burst, SLUICE_COST_PKT);
+	wr_limit_set_masks(l);
 }
 
 /*
@@ -446,7 +446,7 @@ static int set_rules(struct inst *in, __u32 nr, const struct lim *lims, __u32 nl
 			__u32 slot = i * SLUICE_MAX_LIMITS + li;
 
 			fill_limit(&r->limits[li], last ? &lims[li] : &open, slot);
-			if (sl_limit_needs_precise(&r->limits[li], tick_ns))
+			if (wr_limit_needs_precise(&r->limits[li], tick_ns))
 				r->flags |= SLUICE_RF_PRECISE;
 			if (bpf_map_update_elem(in->agg, &slot, &zero_st, 0))
 				return -errno;
@@ -457,7 +457,7 @@ static int set_rules(struct inst *in, __u32 nr, const struct lim *lims, __u32 nl
 		return -errno;
 	cfg.next_uid = in->uid;
 	/* As the controller commits a set: with its rule index. */
-	sl_ruleset_index(&rs, NULL);
+	wr_ruleset_index(&rs, NULL);
 	if (bpf_map_update_elem(in->rulesets, &zero, &rs, 0) ||
 	    bpf_map_update_elem(in->config, &zero, &cfg, 0))
 		return -errno;
@@ -511,8 +511,8 @@ static int set_cookie_rule(struct inst *in, __u32 front)
 	r->cookie = SLUICE_COOKIE_ALWAYS;
 	fill_limit(&r->limits[0], &one, 0);
 	r->ck_rate = r->ckd_rate = 1000000000;
-	r->ck_interval_fp = r->ckd_interval_fp = sl_gcra_interval_per(OPEN_RATE, 1000);
-	r->ck_tolerance = r->ckd_tolerance = sl_gcra_tolerance(r->ck_interval_fp, OPEN_RATE,
+	r->ck_interval_fp = r->ckd_interval_fp = wr_gcra_interval_per(OPEN_RATE, 1000);
+	r->ck_tolerance = r->ckd_tolerance = wr_gcra_tolerance(r->ck_interval_fp, OPEN_RATE,
 							       SLUICE_COST_PKT);
 	if (bpf_map_lookup_elem(in->config, &zero, &cfg))
 		return -errno;
@@ -521,10 +521,10 @@ static int set_cookie_rule(struct inst *in, __u32 front)
 	cfg.cookie_wscale = 7;
 	now = mono_ns();
 	/* As the controller commits a set: with its rule index. */
-	sl_ruleset_index(&rs, NULL);
+	wr_ruleset_index(&rs, NULL);
 	if (bpf_map_update_elem(in->rulesets, &zero, &rs, 0) ||
 	    bpf_map_update_elem(in->config, &zero, &cfg, 0) ||
-	    bpf_map_update_elem(bpf_map__fd(in->skel->maps.sl_cookie_dst), &k, &now, 0))
+	    bpf_map_update_elem(bpf_map__fd(in->skel->maps.wr_cookie_dst), &k, &now, 0))
 		return -errno;
 	return 0;
 }
@@ -584,7 +584,7 @@ static int clock_sync(struct inst *in)
 
 /*
  * A private sluice with `keys` ways of per-source state under a clock,
- * initialised as the loader initialises it: sl_config holds sl_state's
+ * initialised as the loader initialises it: wr_config holds wr_state's
  * set count and a random nonzero seed (without them every per-source
  * lookup is an internal fault, and fail-open hides it), and the clocks
  * that read jiffies have their offset.
@@ -599,27 +599,27 @@ static int open_inst(struct inst *in, int clock, unsigned long keys)
 
 	memset(in, 0, sizeof(*in));
 	in->sets = keys / SLUICE_WAYS ? keys / SLUICE_WAYS : 1;
-	in->skel = sl_open_for_kernel(NULL, NULL, why, sizeof(why));
+	in->skel = wr_open_for_kernel(NULL, NULL, why, sizeof(why));
 	if (!in->skel) {
 		fprintf(stderr, "progcost: %s\n", why);
 		return -errno;
 	}
 	bpf_object__for_each_map(map, in->skel->obj)
 		bpf_map__set_pin_path(map, NULL);
-	bpf_map__set_max_entries(in->skel->maps.sl_state, in->sets);
+	bpf_map__set_max_entries(in->skel->maps.wr_state, in->sets);
 	in->skel->rodata->clock_mode = clocks[clock].mode;
 	err = sluice__load(in->skel);
 	if (!err)
-		err = sl_cookie_progs_fill(in->skel);
+		err = wr_cookie_progs_fill(in->skel);
 	if (err)
 		return err;
 	in->prog = bpf_program__fd(in->skel->progs.sluice_xdp);
-	in->state = bpf_map__fd(in->skel->maps.sl_state);
-	in->rulesets = bpf_map__fd(in->skel->maps.sl_rulesets);
-	in->config = bpf_map__fd(in->skel->maps.sl_config);
-	in->agg = bpf_map__fd(in->skel->maps.sl_agg);
-	in->global = bpf_map__fd(in->skel->maps.sl_global);
-	in->fleet_use = bpf_map__fd(in->skel->maps.sl_fleet_use);
+	in->state = bpf_map__fd(in->skel->maps.wr_state);
+	in->rulesets = bpf_map__fd(in->skel->maps.wr_rulesets);
+	in->config = bpf_map__fd(in->skel->maps.wr_config);
+	in->agg = bpf_map__fd(in->skel->maps.wr_agg);
+	in->global = bpf_map__fd(in->skel->maps.wr_global);
+	in->fleet_use = bpf_map__fd(in->skel->maps.wr_fleet_use);
 	in->uid = 1;
 
 	do {
@@ -674,7 +674,7 @@ static void fill_key(struct sluice_key *k, int fam, __u32 uid, __u32 x)
 
 static __u32 key_set(const struct inst *in, const struct sluice_key *k)
 {
-	return sl_state_set(sl_key_hash(k, in->seed), in->sets);
+	return wr_state_set(wr_key_hash(k, in->seed), in->sets);
 }
 
 /*
@@ -779,7 +779,7 @@ static double present_share(const struct inst *in, __u32 uid, int fam)
 	return (double)hit / tried;
 }
 
-/* A counter of the data path (sl_global, enum sluice_global), summed over CPUs. */
+/* A counter of the data path (wr_global, enum sluice_global), summed over CPUs. */
 static long long global_count(const struct inst *in, __u32 idx)
 {
 	int ncpu = libbpf_num_possible_cpus(), c;
@@ -1146,7 +1146,7 @@ int main(int argc, char **argv)
 			if (getrandom(&prims->bss->p_seed, sizeof(prims->bss->p_seed), 0) < 0)
 				prims->bss->p_seed = rng;
 		} while (!prims->bss->p_seed);
-		idx = sl_state_set(sl_key_hash(&sk, prims->bss->p_seed),
+		idx = wr_state_set(wr_key_hash(&sk, prims->bss->p_seed),
 				   bpf_map__max_entries(prims->maps.p_sets));
 		/* Other sources of the same rule before it: every way compares two words. */
 		for (w = 0; w < SLUICE_WAYS; w++) {
@@ -1287,7 +1287,7 @@ int main(int argc, char **argv)
 
 		if (faults != 0) {
 			fprintf(stderr, "progcost: the data path counted %lld internal faults "
-					"(sl_config's state_sets or state_seed?)\n", faults);
+					"(wr_config's state_sets or state_seed?)\n", faults);
 			goto out;
 		}
 	}

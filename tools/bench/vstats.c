@@ -215,7 +215,7 @@ int main(int argc, char **argv)
 	}
 	libbpf_set_print(quiet);
 	if (file) {
-		LIBBPF_OPTS(bpf_object_open_opts, oo, .kconfig = sl_kconfig());
+		LIBBPF_OPTS(bpf_object_open_opts, oo, .kconfig = wr_kconfig());
 
 		obj = bpf_object__open_file(file, &oo);
 		if (!obj) {
@@ -223,7 +223,7 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	} else {
-		skel = sl_open_for_kernel(NULL, NULL, why, sizeof(why));
+		skel = wr_open_for_kernel(NULL, NULL, why, sizeof(why));
 		if (!skel) {
 			fprintf(stderr, "vstats: %s\n", why);
 			return 1;
@@ -252,10 +252,10 @@ int main(int argc, char **argv)
 			st[i].deepest = deepest_chain(&st[i]);
 	}
 	if (json)
-		printf("{\"kernel\":\"%s\",\"loaded\":%s,\"programs\":[", sl_kernel_release(),
+		printf("{\"kernel\":\"%s\",\"loaded\":%s,\"programs\":[", wr_kernel_release(),
 		       err ? "false" : "true");
 	else
-		printf("kernel %s\n%-20s %12s %8s  %s\n", sl_kernel_release(), "program",
+		printf("kernel %s\n%-20s %12s %8s  %s\n", wr_kernel_release(), "program",
 		       "insns", "chain", "stack per function");
 	for (i = 0; i < n; i++) {
 		char words[256] = "";
