@@ -129,7 +129,7 @@ install: $(OUT)/sluice
 	if [ -e $(FAIL2BAN_ACTION) ]; then \
 		install -D -m 0644 $(FAIL2BAN_ACTION) $(DESTDIR)/$(FAIL2BAN_ACTION); fi
 
-all: $(OUT)/sluice $(OUT)/slgen $(OUT)/slsink $(OUT)/sllisten
+all: $(OUT)/sluice $(OUT)/wrgen $(OUT)/wrsink $(OUT)/wrlisten
 
 $(OUT) $(OUT)/user:
 	$(Q)mkdir -p $@
@@ -228,7 +228,7 @@ deb:
 # docs/bench-*.png; BENCH_ARGS goes to tools/bench/bench.sh (--help).
 BENCH_PKGS := nftables iptables gnuplot-nox ethtool redis-server
 BENCH_BPF  := $(patsubst tools/bench/%.bpf.c,$(OUT)/bench/%.bpf.o,$(wildcard tools/bench/*.bpf.c))
-BENCH_BINS := $(OUT)/bench/progcost $(OUT)/bench/slflood $(OUT)/bench/slrr $(OUT)/bench/vstats \
+BENCH_BINS := $(OUT)/bench/progcost $(OUT)/bench/wrflood $(OUT)/bench/wrrr $(OUT)/bench/vstats \
 	      $(OUT)/bench/fleetkeys
 .PHONY: bench bench-build bench-deps
 
@@ -254,7 +254,7 @@ $(OUT)/bench/vstats: tools/bench/vstats.c $(SKELS) user/kernel_features.h | $(OU
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(USER_CFLAGS) $< -o $@ $(USER_LDLIBS)
 
-$(OUT)/bench/slflood: tools/bench/slflood.c tools/toolutil.h $(OUT)/bench/slflood.skel.h
+$(OUT)/bench/wrflood: tools/bench/wrflood.c tools/toolutil.h $(OUT)/bench/wrflood.skel.h
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(USER_CFLAGS) -I$(OUT)/bench $< -o $@ $(USER_LDLIBS)
 
@@ -263,11 +263,11 @@ $(OUT)/bench/fleetkeys: tools/bench/fleetkeys.c tools/toolutil.h include/*.h | $
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(USER_CFLAGS) $< -o $@ $(USER_LDLIBS)
 
-$(OUT)/bench/slrr: tools/bench/slrr.c tools/toolutil.h | $(OUT)/bench
+$(OUT)/bench/wrrr: tools/bench/wrrr.c tools/toolutil.h | $(OUT)/bench
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(USER_CFLAGS) $< -o $@ -lm
 
-bench-build: all $(BENCH_BINS) $(BENCH_BPF) $(OUT)/slserve $(OUT)/slconn
+bench-build: all $(BENCH_BINS) $(BENCH_BPF) $(OUT)/wrserve $(OUT)/wrconn
 
 bench-deps:
 	$(Q)$(MAKE) --no-print-directory deps DEPS_PKGS="$(BENCH_PKGS)"

@@ -7,14 +7,14 @@
 #                  senders 198.18.80.2-4 / 2001:db8:80::2-3
 #   deliver SRC N  N UDP datagrams from SRC to the receiver; prints how many
 #                  arrived (the sink's count for SRC)
-#   sl, slj ARGS   sluice on the receiver's root (slj: with -j)
+#   wr, wrj ARGS   sluice on the receiver's root (wrj: with -j)
 #   ttl_of LIST CIDR   the deny or allow entry's ttl in seconds ("null":
 #                  permanent; "" if absent); listed / unlisted CIDR: on the
 #                  deny list or not
 #   wait_for SECS CMD...   until CMD succeeds, polling every 0.2 s (bounded)
 #   in_range V LO HI   V is a whole number within [LO, HI]
-SLGEN=${SLGEN:-$PWD/${BUILD:-build}/slgen}
-SLSINK=${SLSINK:-$PWD/${BUILD:-build}/slsink}
+SLGEN=${SLGEN:-$PWD/${BUILD:-build}/wrgen}
+SLSINK=${SLSINK:-$PWD/${BUILD:-build}/wrsink}
 BAN_PORT=9411
 BAN_SRCS4="198.18.80.2 198.18.80.3 198.18.80.4"
 BAN_SRCS6="2001:db8:80::2 2001:db8:80::3"
@@ -43,9 +43,9 @@ ban_net() {
 	in_ns "$RCV" "$SLUICE" --bpffs "$ROOT" attach "$BAN_DEV" mode generic >/dev/null
 }
 
-sl() { in_ns "$RCV" "$SLUICE" --bpffs "$ROOT" "$@"; }
-slj() { in_ns "$RCV" "$SLUICE" -j --bpffs "$ROOT" "$@"; }
-ttl_of() { slj "$1" list | jq -r --arg c "$2" '.[][] | select(.cidr == $c) | .ttl'; }
+wr() { in_ns "$RCV" "$SLUICE" --bpffs "$ROOT" "$@"; }
+wrj() { in_ns "$RCV" "$SLUICE" -j --bpffs "$ROOT" "$@"; }
+ttl_of() { wrj "$1" list | jq -r --arg c "$2" '.[][] | select(.cidr == $c) | .ttl'; }
 listed() { [ -n "$(ttl_of deny "$1")" ]; }
 unlisted() { [ -z "$(ttl_of deny "$1")" ]; }
 wait_for() {

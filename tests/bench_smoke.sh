@@ -31,7 +31,7 @@ for t in nft iptables-legacy ip6tables-legacy ethtool; do
 		exit 0
 	fi
 done
-for b in bench/progcost bench/vstats bench/slflood bench/slrr; do
+for b in bench/progcost bench/vstats bench/wrflood bench/wrrr; do
 	if [ ! -x "$BUILD/$b" ]; then
 		not_ok bench-smoke "$BUILD/$b is missing (make bench-build)"
 		exit 1

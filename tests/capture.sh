@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 # `sluice capture`: samples of judged packets through the real data path.
 # Two namespaces joined by veth, sluice attached on the receiving side, a
-# UDP flood (tools/slgen) against a rule that drops most of it and light
+# UDP flood (tools/wrgen) against a rule that drops most of it and light
 # traffic that another rule passes. What capture writes is read back with
 # the real tcpdump (-r): counts, addresses and ports, and that the verdict
 # and rule filters held. Then the rate budget (a count bound, never a
@@ -13,7 +13,7 @@ cd "$(dirname "$0")/.."
 . tests/lib.sh
 require_root capture
 
-SLGEN=$BUILD/slgen
+SLGEN=$BUILD/wrgen
 TMP=$(mktemp -d)
 trap 'cleanup; rm -rf "$TMP"' EXIT
 # Ports nobody else's tests use.
@@ -49,9 +49,9 @@ for a in 198.18.0.2 198.18.0.3 2001:db8:c::2; do
 	ip -n "$RCV" neigh replace $a lladdr "$mac_s" dev "$DEV_R" nud permanent
 done
 
-sl() { in_ns "$RCV" "$SLUICE" --bpffs "$ROOT" "$@"; }
-slj() { in_ns "$RCV" "$SLUICE" -j --bpffs "$ROOT" "$@"; }
-switch_on() { slj status | jq -r '.capture.switch'; }
+wr() { in_ns "$RCV" "$SLUICE" --bpffs "$ROOT" "$@"; }
+wrj() { in_ns "$RCV" "$SLUICE" -j --bpffs "$ROOT" "$@"; }
+switch_on() { wrj status | jq -r '.capture.switch'; }
 
 # flood SECS [RATE]: 198.18.0.2 floods the flood rule's port, 198.18.0.3
 # sends 100 pps to the port the other rule passes, in the background
@@ -100,9 +100,9 @@ cap_wait() {
 # tcpdump's reading of a pcap file, one line per packet.
 readpcap() { tcpdump -nn -r "$1" "${@:2}" 2>/dev/null; }
 
-if ! sl attach "$DEV_R" >/dev/null 2>"$TMP/err" ||
-	! sl rule add flood proto udp dport $FLOOD_PORT limit 10pps burst 10 >/dev/null 2>>"$TMP/err" ||
-	! sl rule add other proto udp dport $OTHER_PORT limit 10kpps >/dev/null 2>>"$TMP/err"; then
+if ! wr attach "$DEV_R" >/dev/null 2>"$TMP/err" ||
+	! wr rule add flood proto udp dport $FLOOD_PORT limit 10pps burst 10 >/dev/null 2>>"$TMP/err" ||
+	! wr rule add other proto udp dport $OTHER_PORT limit 10kpps >/dev/null 2>>"$TMP/err"; then
 	not_ok capture-setup "$(cat "$TMP/err")"
 	exit 1
 fi
@@ -114,21 +114,21 @@ for args in "count 0" "count x" "count" "count 1000000001" "rate 0" "rate 0/s" \
 	"bogus" "rule" "rule nosuch" "rule bad/name" "dropped passed" "all all" \
 	"count 5 count 6" "-w" "-w /nonexistent-dir-$TAG/x.pcap"; do
 	# shellcheck disable=SC2086
-	expect_fail "capture $args" sl capture $args
+	expect_fail "capture $args" wr capture $args
 done
 [ "$(switch_on)" = false ] || fail "the switch is on after refused captures"
-out=$(sl capture rule nosuch 2>&1)
+out=$(wr capture rule nosuch 2>&1)
 grep -q 'no rule named "nosuch"' <<<"$out" || fail "unknown rule not named: $out"
-out=$(sl capture rate 100001/s 2>&1)
+out=$(wr capture rate 100001/s 2>&1)
 grep -q 'invalid rate "100001/s"' <<<"$out" || fail "bad rate not named: $out"
-out=$(slj capture bogus 2>/dev/null)
+out=$(wrj capture bogus 2>/dev/null)
 jq -e '.error' <<<"$out" >/dev/null 2>&1 || fail "-j error not JSON: $out"
 expect_fail "capture without sluice loaded" \
 	in_ns "$RCV" "$SLUICE" --bpffs "/sys/fs/bpf/$TAG-none" capture count 1
 rm -rf "/sys/fs/bpf/$TAG-none"
-sl capture help | grep -q 'Usage: sluice capture' || fail "capture help"
+wr capture help | grep -q 'Usage: sluice capture' || fail "capture help"
 # A kernel without bpf_xdp_load_bytes (before 5.18) cannot copy at XDP: refused by name.
-out=$(SLUICE_FEATURES_OFF=xdp_frags sl capture count 1 2>&1)
+out=$(SLUICE_FEATURES_OFF=xdp_frags wr capture count 1 2>&1)
 [ $? -eq 1 ] && grep -q 'bpf_xdp_load_bytes.*5.18.*mode tc' <<<"$out" ||
 	fail "XDP capture without bpf_xdp_load_bytes: $out"
 end_case capture-bad-args
@@ -239,10 +239,10 @@ end_case capture-budget
 # ---- one capture at a time; SIGKILL: the lease ends it ----
 begin_case
 if cap_bg "$TMP/c6.out" capture dropped; then
-	expect_fail "a second capture" sl capture count 1
-	grep -q "already running (pid $CPID)" <<<"$(sl capture count 1 2>&1)" ||
+	expect_fail "a second capture" wr capture count 1
+	grep -q "already running (pid $CPID)" <<<"$(wr capture count 1 2>&1)" ||
 		fail "the second capture does not name the first"
-	[ "$(slj status | jq -r '.capture.running')" = true ] || fail "status: not running"
+	[ "$(wrj status | jq -r '.capture.running')" = true ] || fail "status: not running"
 	kill -9 "$CPID"
 	wait "$CPID" 2>/dev/null
 	[ "$(switch_on)" = true ] || fail "the switch went off without the lease running out"
@@ -251,7 +251,7 @@ if cap_bg "$TMP/c6.out" capture dropped; then
 	in_ns "$SND" "$SLGEN" --dst 198.18.0.1 --dport $FLOOD_PORT --src 198.18.0.2 \
 		--rate 100 --duration 0.2 >/dev/null 2>&1
 	[ "$(switch_on)" = false ] || fail "the switch is still on past the lease"
-	[ "$(slj status | jq -r '.capture.running')" = false ] || fail "status: still running"
+	[ "$(wrj status | jq -r '.capture.running')" = false ] || fail "status: still running"
 	# And the next capture runs as usual.
 	if cap_bg "$TMP/c7.out" capture count 5 -w "$TMP/after.pcap"; then
 		flood 2
@@ -270,11 +270,11 @@ end_case capture-one-at-a-time-and-lease
 
 # ---- TC mode, IPv6, -w - into tcpdump ----
 begin_case
-sl detach "$DEV_R" >/dev/null
-if sl attach "$DEV_R" mode tc >/dev/null 2>"$TMP/err"; then
+wr detach "$DEV_R" >/dev/null
+if wr attach "$DEV_R" mode tc >/dev/null 2>"$TMP/err"; then
 	# The IPv6 flood's own rule, the only one its packets match.
-	sl rule del flood >/dev/null
-	sl rule add flood6 family ipv6 proto udp dport $FLOOD_PORT limit 10pps burst 10 \
+	wr rule del flood >/dev/null
+	wr rule add flood6 family ipv6 proto udp dport $FLOOD_PORT limit 10pps burst 10 \
 		>/dev/null 2>"$TMP/err" || fail "rule add: $(cat "$TMP/err")"
 	timeout -s INT $CAP_TIMEOUT nsenter --net="/run/netns/$RCV" "$SLUICE" --bpffs "$ROOT" \
 		capture rule flood6 count 10 snaplen 96 -w - 2>"$TMP/c8.err" |

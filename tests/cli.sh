@@ -14,17 +14,17 @@ in_ns "$NS" ip link add cli0 type veth peer name cli1
 in_ns "$NS" ip link set cli0 up
 in_ns "$NS" ip link set cli1 up
 
-sl() { in_ns "$NS" "$SLUICE" --bpffs "$ROOT" "$@"; }
-slj() { in_ns "$NS" "$SLUICE" -j --bpffs "$ROOT" "$@"; }
+wr() { in_ns "$NS" "$SLUICE" --bpffs "$ROOT" "$@"; }
+wrj() { in_ns "$NS" "$SLUICE" -j --bpffs "$ROOT" "$@"; }
 # The whole observable state, to compare before and after a failed command.
 TMPE=$(mktemp)
 trap 'cleanup; rm -f "$TMPE"' EXIT
 snapshot() {
 	{
-		slj status | jq -S 'del(.interfaces[]?.link_id, .interfaces[]?.prog_id)'
-		slj rule list | jq -S .
-		slj deny list | jq -S .
-		slj allow list | jq -S .
+		wrj status | jq -S 'del(.interfaces[]?.link_id, .interfaces[]?.prog_id)'
+		wrj rule list | jq -S .
+		wrj deny list | jq -S .
+		wrj allow list | jq -S .
 	} 2>&1
 }
 
@@ -35,7 +35,7 @@ bad_input() {
 	local before after err rc
 	begin_case
 	before=$(snapshot)
-	err=$(sl "$@" 2>&1 >/dev/null)
+	err=$(wr "$@" 2>&1 >/dev/null)
 	rc=$?
 	[ "$rc" -eq 1 ] || fail "exit status $rc, want 1, for: $*"
 	[[ "$err" == *"$word"* ]] || fail "error does not name \"$word\": $err"
@@ -47,15 +47,15 @@ bad_input() {
 
 # Before anything is loaded: read commands say so; status says not loaded.
 begin_case
-out=$(sl stats 2>&1) && fail "stats succeeded with nothing loaded"
+out=$(wr stats 2>&1) && fail "stats succeeded with nothing loaded"
 [[ "$out" == *"not loaded"* ]] || fail "unclear error: $out"
-[ "$(slj status | jq -r .loaded)" == "false" ] || fail "status claims loaded"
+[ "$(wrj status | jq -r .loaded)" == "false" ] || fail "status claims loaded"
 end_case cli-not-loaded
 
 begin_case
-expect_ok "attach" sl attach cli0 mode generic
-[ "$(slj status | jq -r '.interfaces[0].interface')" == "cli0" ] || fail "status lacks cli0"
-[ "$(slj status | jq -r '.interfaces[0].mode')" == "generic" ] || fail "mode not generic"
+expect_ok "attach" wr attach cli0 mode generic
+[ "$(wrj status | jq -r '.interfaces[0].interface')" == "cli0" ] || fail "status lacks cli0"
+[ "$(wrj status | jq -r '.interfaces[0].mode')" == "generic" ] || fail "mode not generic"
 end_case cli-attach
 
 # The loader's one-time setup of the per-source table and the jiffies clock:
@@ -91,8 +91,8 @@ else
 fi
 end_case cli-state-and-clock-setup
 
-expect_ok "seed rule" sl rule add base proto udp dport 53 limit 100pps
-expect_ok "seed deny" sl deny add 198.18.9.0/24
+expect_ok "seed rule" wr rule add base proto udp dport 53 limit 100pps
+expect_ok "seed deny" wr deny add 198.18.9.0/24
 
 bad_input unknown-interface nosuch0 attach nosuch0
 bad_input attach-twice cli0 attach cli0
@@ -142,14 +142,14 @@ bad_input rate-too-fast 1000000000000 rule add r1 limit 1000000000000pps
 bad_input byte-burst-under-a-packet "burst 1500 or more" rule add r1 limit 1mbit burst 100
 
 begin_case
-expect_ok "two limits on one rule" sl rule add two limit 10pps limit 100pps per all
-expect_ok "rule del two" sl rule del two
-expect_ok "a byte limit with a packet's burst" sl rule add bytes limit 1mbit burst 1500
-expect_ok "rule del bytes" sl rule del bytes
-expect_ok "deny add ::/0 force" sl deny add ::/0 force
-[ "$(slj deny list | jq -r '[.. | strings | select(. == "::/0")] | length')" -ge 1 ] ||
-	fail "::/0 not listed after force: $(slj deny list)"
-expect_ok "deny del ::/0" sl deny del ::/0
+expect_ok "two limits on one rule" wr rule add two limit 10pps limit 100pps per all
+expect_ok "rule del two" wr rule del two
+expect_ok "a byte limit with a packet's burst" wr rule add bytes limit 1mbit burst 1500
+expect_ok "rule del bytes" wr rule del bytes
+expect_ok "deny add ::/0 force" wr deny add ::/0 force
+[ "$(wrj deny list | jq -r '[.. | strings | select(. == "::/0")] | length')" -ge 1 ] ||
+	fail "::/0 not listed after force: $(wrj deny list)"
+expect_ok "deny del ::/0" wr deny del ::/0
 end_case cli-repeats-and-force-allowed
 
 # Help asked for goes to stdout with status 0; usage after a mistake to stderr with 1.
@@ -174,39 +174,39 @@ end_case cli-help-on-stdout
 # Rule capacity: 256 rules fit (with "base"), the next is refused whole.
 begin_case
 for i in $(seq 1 255); do
-	sl rule add "cap$i" proto udp dport "$((1000 + i))" limit 10pps >/dev/null 2>&1 ||
+	wr rule add "cap$i" proto udp dport "$((1000 + i))" limit 10pps >/dev/null 2>&1 ||
 		fail "rule cap$i refused"
 done
-[ "$(slj rule list | jq '.rules | length')" == "256" ] || fail "not 256 rules"
+[ "$(wrj rule list | jq '.rules | length')" == "256" ] || fail "not 256 rules"
 end_case cli-256-rules
 bad_input too-many-rules "too many rules" rule add cap256 proto udp dport 2000 limit 10pps
 begin_case
-for i in $(seq 1 255); do sl rule del "cap$i" >/dev/null 2>&1 || fail "del cap$i"; done
-[ "$(slj rule list | jq '.rules | length')" == "1" ] || fail "rules left behind"
+for i in $(seq 1 255); do wr rule del "cap$i" >/dev/null 2>&1 || fail "del cap$i"; done
+[ "$(wrj rule list | jq '.rules | length')" == "1" ] || fail "rules left behind"
 end_case cli-rule-del
 # At most 64 rules may meet one packet: beside "base" (UDP 53), 63 rules
 # without a port fit; a 64th would make 65 for UDP 53 and is refused whole.
 begin_case
 for i in $(seq 1 63); do
-	sl rule add "every$i" limit 10pps >/dev/null 2>&1 || fail "rule every$i refused"
+	wr rule add "every$i" limit 10pps >/dev/null 2>&1 || fail "rule every$i refused"
 done
-[ "$(slj rule list | jq '.rules | length')" == "64" ] || fail "not 64 rules"
+[ "$(wrj rule list | jq '.rules | length')" == "64" ] || fail "not 64 rules"
 end_case cli-64-rules-meet-one-packet
 bad_input rules-over-one-cell "65 rules may match one UDP packet to port 53" rule add every64 limit 10pps
 begin_case
-for i in $(seq 1 63); do sl rule del "every$i" >/dev/null 2>&1 || fail "del every$i"; done
-[ "$(slj rule list | jq '.rules | length')" == "1" ] || fail "rules left behind"
+for i in $(seq 1 63); do wr rule del "every$i" >/dev/null 2>&1 || fail "del every$i"; done
+[ "$(wrj rule list | jq '.rules | length')" == "1" ] || fail "rules left behind"
 end_case cli-rule-del-every
 
 # -j output parses, and errors are JSON too.
 begin_case
 for c in status "rule list" "deny list" "allow list" "stats interval 0" stats top version; do
 	# shellcheck disable=SC2086
-	slj $c | jq -e . >/dev/null 2>&1 || fail "-j $c does not parse"
+	wrj $c | jq -e . >/dev/null 2>&1 || fail "-j $c does not parse"
 	# shellcheck disable=SC2086
 	in_ns "$NS" "$SLUICE" -p --bpffs "$ROOT" $c | jq -e . >/dev/null 2>&1 || fail "-p $c"
 done
-err=$(slj rule del nosuch)
+err=$(wrj rule del nosuch)
 [ "$(echo "$err" | jq -r .error)" == 'unknown rule "nosuch"' ] || fail "JSON error: $err"
 end_case cli-json
 
@@ -221,9 +221,9 @@ rules=(
 )
 for r in "${rules[@]}"; do
 	# shellcheck disable=SC2086
-	sl rule add $r >/dev/null 2>&1 || fail "cannot add: $r"
+	wr rule add $r >/dev/null 2>&1 || fail "cannot add: $r"
 done
-listed=$(sl rule list | grep -v '^base ')
+listed=$(wr rule list | grep -v '^base ')
 want=$(printf '%s\n' "${rules[@]}" | sed 's/ action drop$//; s/$//' )
 while read -r line; do
 	name=${line%% *}
@@ -233,18 +233,18 @@ while read -r line; do
 done <<<"$listed"
 [ "$(echo "$listed" | grep -c .)" == "${#rules[@]}" ] || fail "wrong rule count listed"
 : "$want"
-for r in "${rules[@]}"; do sl rule del "${r%% *}" >/dev/null; done
+for r in "${rules[@]}"; do wr rule del "${r%% *}" >/dev/null; done
 end_case cli-roundtrip
 
 # stats: rates per second over an interval, or totals at once; live views refresh.
 begin_case
-j=$(slj stats)
+j=$(wrj stats)
 echo "$j" | jq -e '.interval_s > 0.5 and (.global | has("packets_per_sec")) and
 	(.rules[0] | has("dropped_packets_per_sec"))' >/dev/null || fail "no rates: $j"
-slj stats interval 0 | jq -e 'has("interval_s") | not' >/dev/null || fail "interval 0 waited"
+wrj stats interval 0 | jq -e 'has("interval_s") | not' >/dev/null || fail "interval 0 waited"
 # Contention (a new bucket another CPU is still claiming) has a counter of its own, beside faults.
-slj stats interval 0 | jq -e '.global | (.contended | type == "number") and has("faults")' \
-	>/dev/null || fail "no contended counter in stats -j: $(slj stats interval 0 | jq -c .global)"
+wrj stats interval 0 | jq -e '.global | (.contended | type == "number") and has("faults")' \
+	>/dev/null || fail "no contended counter in stats -j: $(wrj stats interval 0 | jq -c .global)"
 frames=$(timeout -s INT 3 "$SLUICE" -j --bpffs "$ROOT" top live 0.5 2>/dev/null |
 	jq -c .limited | grep -c .)
 [ "$frames" -ge 2 ] || fail "top live gave $frames frames in 3 s"
@@ -255,18 +255,18 @@ grep -q $'\033' "$TMPE" && fail "top live wrote control codes into a pipe"
 frames=$(timeout -s INT 3 "$SLUICE" -j --bpffs "$ROOT" stats live 0.5 2>/dev/null |
 	jq -c .interval_s | grep -c .)
 [ "$frames" -ge 2 ] || fail "stats live gave $frames frames in 3 s"
-expect_fail "bad interval" sl stats interval 5x
+expect_fail "bad interval" wr stats interval 5x
 end_case cli-stats-rates-and-live
 
 # Switches show in status.
 begin_case
-sl disable >/dev/null && [ "$(slj status | jq -r .enabled)" == "false" ] || fail "disable"
-sl enable >/dev/null && [ "$(slj status | jq -r .enabled)" == "true" ] || fail "enable"
-sl set fail closed >/dev/null && [ "$(slj status | jq -r .fail)" == "closed" ] || fail "fail"
-sl set fail open >/dev/null
-sl set malformed pass >/dev/null && [ "$(slj status | jq -r .malformed)" == "pass" ] ||
+wr disable >/dev/null && [ "$(wrj status | jq -r .enabled)" == "false" ] || fail "disable"
+wr enable >/dev/null && [ "$(wrj status | jq -r .enabled)" == "true" ] || fail "enable"
+wr set fail closed >/dev/null && [ "$(wrj status | jq -r .fail)" == "closed" ] || fail "fail"
+wr set fail open >/dev/null
+wr set malformed pass >/dev/null && [ "$(wrj status | jq -r .malformed)" == "pass" ] ||
 	fail "malformed"
-sl set malformed drop >/dev/null
+wr set malformed drop >/dev/null
 end_case cli-switches
 
 # Prefixes work as in ip(8): the first object in `sluice help` order wins.
@@ -275,7 +275,7 @@ begin_case
 	fail "'ru li' is not rule list"
 [ "$(in_ns "$NS" "$SLUICE" -j --bpffs "$ROOT" sta | jq -r .loaded)" == "true" ] ||
 	fail "'sta' is not status"
-expect_fail "no object starts with 'x'" sl xyz
+expect_fail "no object starts with 'x'" wr xyz
 end_case cli-prefix
 
 # A user without privileges gets a clear error, not a crash.
@@ -291,10 +291,10 @@ fi
 end_case cli-unprivileged
 
 begin_case
-expect_ok "detach one" sl detach cli0
-[ "$(slj status | jq '.interfaces | length')" == "0" ] || fail "still attached"
-[ "$(slj rule list | jq '.rules | length')" == "1" ] || fail "rules lost on detach DEV"
-expect_ok "detach all" sl detach all
+expect_ok "detach one" wr detach cli0
+[ "$(wrj status | jq '.interfaces | length')" == "0" ] || fail "still attached"
+[ "$(wrj rule list | jq '.rules | length')" == "1" ] || fail "rules lost on detach DEV"
+expect_ok "detach all" wr detach all
 [ ! -e "$ROOT" ] || fail "$ROOT left behind"
-[ "$(slj status | jq -r .loaded)" == "false" ] || fail "still loaded"
+[ "$(wrj status | jq -r .loaded)" == "false" ] || fail "still loaded"
 end_case cli-detach

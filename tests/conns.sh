@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 # Connection limits end to end: sluice attached by its CLI in front of a
-# real TCP server (tools/slserve) in one namespace, clients (tools/slconn,
+# real TCP server (tools/wrserve) in one namespace, clients (tools/wrconn,
 # one process per held connection, each from a chosen source address and
 # port) in another. sluice's own connection counter, the sock_ops program
 # the load attached to the cgroup v2 root, counts the server's established
@@ -30,7 +30,7 @@ A=198.18.0.2 B=198.18.0.3 A6=2001:db8::2 B6=2001:db8::3
 # Source ports of the clients whose packets the tests black-hole.
 VICTIM_PORT=40101
 
-PIDS=()		# every slserve and slconn started, stopped on exit
+PIDS=()		# every wrserve and wrconn started, stopped on exit
 stop_all() {
 	local p
 	for p in "${PIDS[@]}"; do kill -9 "$p" 2>/dev/null; done
@@ -58,8 +58,8 @@ for a in $A $B $A6 $B6; do
 	ip -n "$RCV" neigh replace $a lladdr "$mac_s" dev cn-r nud permanent
 done
 
-sl() { in_ns "$RCV" "$SLUICE" --bpffs "$ROOT" "$@"; }
-slj() { in_ns "$RCV" "$SLUICE" -j --bpffs "$ROOT" "$@"; }
+wr() { in_ns "$RCV" "$SLUICE" --bpffs "$ROOT" "$@"; }
+wrj() { in_ns "$RCV" "$SLUICE" -j --bpffs "$ROOT" "$@"; }
 
 # until_true SECS CMD...: CMD every 0.1 s until it succeeds, for at most SECS.
 until_true() {
@@ -95,7 +95,7 @@ addr_words() {
 	echo "[${w[0]},${w[1]},${w[2]},${w[3]}]"
 }
 
-uid_of() { slj rule list | jq -r --arg n "$1" '.rules[] | select(.name == $n) | .uid'; }
+uid_of() { wrj rule list | jq -r --arg n "$1" '.rules[] | select(.name == $n) | .uid'; }
 # conns_of RULE ADDR: the established connections sluice counts for ADDR under RULE.
 conns_of() {
 	bpftool -j map dump pinned "$ROOT/wr_conns" 2>/dev/null |
@@ -110,29 +110,29 @@ conns_dump() {
 		jq -c '[.[] | .formatted | {f: .key.family, p: .key.plen, a: .key.addr,
 			n: .value.count}]'
 }
-dropped() { slj stats | jq --arg n "$1" '.rules[] | select(.name == $n) | .dropped_packets'; }
+dropped() { wrj stats | jq --arg n "$1" '.rules[] | select(.name == $n) | .dropped_packets'; }
 
-# serve NAME ADDR PORT: slserve in RCV until the suite ends (bounded: 300 s);
+# serve NAME ADDR PORT: wrserve in RCV until the suite ends (bounded: 300 s);
 # SERVER[NAME] is its pid, $TMP/serve-NAME.out what it says when stopped.
 declare -A SERVER
 serve() {
 	local ready=$TMP/ready-$1
-	ip netns exec "$RCV" "$BUILD/slserve" --listen "$2" --port "$3" --duration 300 \
+	ip netns exec "$RCV" "$BUILD/wrserve" --listen "$2" --port "$3" --duration 300 \
 		--ready-file "$ready" >"$TMP/serve-$1.out" 2>&1 &
 	SERVER[$1]=$!
 	PIDS+=($!)
 	until_true 5 test -e "$ready"
 }
 
-# conn NAME SRC [PORT [SPORT]]: one held connection from SRC (slconn in SND,
-# for at most 300 s). Sets RESULT to slconn's first line ("connected ..."
+# conn NAME SRC [PORT [SPORT]]: one held connection from SRC (wrconn in SND,
+# for at most 300 s). Sets RESULT to wrconn's first line ("connected ..."
 # or "failed: ..."), waiting for it at most 6 s, and CPID[NAME] to its pid.
 declare -A CPID
 RESULT=
 conn() {
 	local name=$1 src=$2 port=${3:-$PORT} sport=${4:-} dst out=$TMP/conn-$1.out
 	dst=$([[ $src == *:* ]] && echo 2001:db8::1 || echo 198.18.0.1)
-	nsenter --net="/run/netns/$SND" "$BUILD/slconn" --src "$src" ${sport:+--sport "$sport"} \
+	nsenter --net="/run/netns/$SND" "$BUILD/wrconn" --src "$src" ${sport:+--sport "$sport"} \
 		--dst "$dst" --port "$port" --timeout 2 --hold 300 >"$out" 2>&1 &
 	CPID[$name]=$!
 	PIDS+=($!)
@@ -155,15 +155,15 @@ end_conn() {
 }
 alive() { kill -0 "${CPID[$1]}" 2>/dev/null; }
 
-if ! out=$(sl attach cn-r mode native 2>&1); then
+if ! out=$(wr attach cn-r mode native 2>&1); then
 	not_ok conns-attach "$out"
 	exit 1
 fi
-sl rule add web proto tcp dport $PORT conns $CAP per src src6/128 >/dev/null ||
+wr rule add web proto tcp dport $PORT conns $CAP per src src6/128 >/dev/null ||
 	{ not_ok conns-rule "rule add web failed"; exit 1; }
 [ -e "$ROOT/cgroup_sockops" ] || { not_ok conns-attach "no pinned cgroup_sockops link"; exit 1; }
 serve v4 198.18.0.1 $PORT && serve v6 2001:db8::1 $PORT ||
-	{ not_ok conns-setup "slserve did not start"; exit 1; }
+	{ not_ok conns-setup "wrserve did not start"; exit 1; }
 
 # N connections from A succeed, the N+1th times out with its SYNs dropped.
 begin_case
@@ -179,7 +179,7 @@ echo "# SYNs dropped for one refused connect (2 s): $((after - before))"
 expect_conn b1 $B
 until_true 5 conns_are web $B 1 || fail "B counted $(conns_of web $B), want 1"
 # top lists A at its cap, and not B.
-top=$(slj top)
+top=$(wrj top)
 echo "$top" | jq -e --arg s "$A/32" --argjson n $CAP '.connections[] |
 	select(.source == $s and .rule == "web" and .connections == $n and .cap == $n)' \
 	>/dev/null || fail "top does not show A at its cap: $top"
@@ -242,14 +242,14 @@ end_case conns-ipv6
 
 # A dual-stack listener: IPv4 clients reach it as ::ffff:a.b.c.d sockets.
 begin_case
-sl rule add dual proto tcp dport $DPORT conns 2 per src >/dev/null || fail "rule add dual"
+wr rule add dual proto tcp dport $DPORT conns 2 per src >/dev/null || fail "rule add dual"
 if serve dual :: $DPORT; then
 	expect_conn d1 $B $DPORT
 	expect_conn d2 $B $DPORT
 	refused_conn d-over $B $DPORT
 	[ -n "$CASE_FAILED" ] && echo "# wr_conns: $(conns_dump)"
 else
-	fail "slserve on :: did not start"
+	fail "wrserve on :: did not start"
 fi
 end_case conns-dual-stack-listener
 
@@ -259,7 +259,7 @@ end_case conns-dual-stack-listener
 begin_case
 kill -TERM "${SERVER[v4]}" && wait "${SERVER[v4]}"
 out=$(cat "$TMP/serve-v4.out")
-echo "# slserve: $out"
+echo "# wrserve: $out"
 [[ $out == *"by error 1 (first error: Connection timed out)"* ]] ||
 	fail "the server did not time the vanished client out: $out"
 end_case conns-server-timed-out-vanished-client

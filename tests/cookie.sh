@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 # End to end: SYN cookies under a spoofed SYN flood. A server namespace
-# (tools/slserve on PORT, sluice attached by its CLI in native XDP) and a
-# client namespace joined by veth; real clients (tools/slconn) arrive one
+# (tools/wrserve on PORT, sluice attached by its CLI in native XDP) and a
+# client namespace joined by veth; real clients (tools/wrconn) arrive one
 # every CLIENT_GAP seconds, each given CLIENT_TIMEOUT to connect (the
 # kernel's first SYN retransmission at 1 s fits, its second at 3 s does not),
-# while tools/slgen floods SYNs from random sources of 198.18.128.0/17 at
+# while tools/wrgen floods SYNs from random sources of 198.18.128.0/17 at
 # FLOOD pps, far over the rule's rule-wide SYN limit.
 #
 # The client side of the veth runs an XDP_PASS program (veth hands XDP_TX
@@ -19,7 +19,7 @@
 # as a comment line the bench's synflood stage reads:
 #   # synflood cand=NAME flood_pps=R flood_kept_pps=K clients=N first_syn=A
 #     retransmitted=B failed=C median_ms=M p90_ms=P
-# (one line): K the rate slgen kept (answering the flood slows it on a
+# (one line): K the rate wrgen kept (answering the flood slows it on a
 # shared machine), A connected on their first SYN, B after the SYN was sent
 # again, C not within CLIENT_TIMEOUT; M and P the median and 90th
 # percentile of the time to connect over all N, a client that failed
@@ -48,9 +48,9 @@ TMP=$(mktemp -d)
 trap 'cleanup; rm -rf "$TMP"' EXIT
 require_root cookie
 
-SLGEN=$BUILD/slgen
-SLSERVE=$BUILD/slserve
-SLCONN=$BUILD/slconn
+SLGEN=$BUILD/wrgen
+SLSERVE=$BUILD/wrserve
+SLCONN=$BUILD/wrconn
 XDP_PASS=$BUILD/bench/xdp_pass.bpf.o
 PORT=8080
 FLOOD=${COOKIE_FLOOD:-10000}	# pps; COOKIE_FLOOD=N tries another rate
@@ -104,11 +104,11 @@ ip -n "$SRV" neigh replace 198.18.0.2 lladdr "$mac_c" dev ck-s nud permanent
 ip -n "$SRV" neigh replace 2001:db8::2 lladdr "$mac_c" dev ck-s nud permanent
 in_ns "$SRV" sysctl -qw net.ipv4.tcp_timestamps=2
 
-sl() { in_ns "$SRV" "$SLUICE" --bpffs "$ROOT" "$@"; }
-slj() { in_ns "$SRV" "$SLUICE" -j --bpffs "$ROOT" "$@"; }
-g() { slj stats | jq -r ".global.$1"; }
+wr() { in_ns "$SRV" "$SLUICE" --bpffs "$ROOT" "$@"; }
+wrj() { in_ns "$SRV" "$SLUICE" -j --bpffs "$ROOT" "$@"; }
+g() { wrj stats | jq -r ".global.$1"; }
 
-if ! out=$(sl attach ck-s mode native 2>&1); then
+if ! out=$(wr attach ck-s mode native 2>&1); then
 	not_ok cookie-setup "attach: $out"
 	exit 1
 fi
@@ -122,46 +122,46 @@ RULE=(web proto tcp dport $PORT tcp-flags syn limit ${LIMIT}pps per all)
 # ---- what the kernel must allow, said by name ----
 begin_case cookie-needs-tcp-syncookies-2
 in_ns "$SRV" sysctl -qw net.ipv4.tcp_syncookies=1
-out=$(sl rule add "${RULE[@]}" action cookie 2>&1)
+out=$(wr rule add "${RULE[@]}" action cookie 2>&1)
 rc=$?
 if [ $rc -eq 0 ]; then
 	fail "added with tcp_syncookies = 1"
 elif ! grep -q "net.ipv4.tcp_syncookies = 2" <<<"$out"; then
 	fail "the refusal does not name the sysctl: $out"
 fi
-[ "$(slj rule list | jq '.rules | length')" = 0 ] || fail "a rule was added anyway"
+[ "$(wrj rule list | jq '.rules | length')" = 0 ] || fail "a rule was added anyway"
 end_case cookie-needs-tcp-syncookies-2
 in_ns "$SRV" sysctl -qw net.ipv4.tcp_syncookies=2
 
 begin_case cookie-rule-words
-expect_fail "action cookie without tcp-flags syn" sl rule add x proto tcp dport $PORT \
+expect_fail "action cookie without tcp-flags syn" wr rule add x proto tcp dport $PORT \
 	limit 10pps action cookie
-expect_fail "cookie without action cookie" sl rule add x proto tcp dport $PORT \
+expect_fail "cookie without action cookie" wr rule add x proto tcp dport $PORT \
 	tcp-flags syn limit 10pps cookie always
-expect_fail "cookie-budget 0" sl rule add x proto tcp dport $PORT tcp-flags syn \
+expect_fail "cookie-budget 0" wr rule add x proto tcp dport $PORT tcp-flags syn \
 	limit 10pps action cookie cookie-budget 0
-expect_fail "verified-class 4" sl rule add x proto tcp limit 10pps verified-class 4
-expect_ok "a full cookie rule" sl rule add x proto tcp dport $PORT tcp-flags syn \
+expect_fail "verified-class 4" wr rule add x proto tcp limit 10pps verified-class 4
+expect_ok "a full cookie rule" wr rule add x proto tcp dport $PORT tcp-flags syn \
 	limit 10pps per all action cookie cookie always cookie-budget 300 cookie-dst-budget 3 \
 	verified-class 1
-line=$(sl rule list | grep '^x ')
+line=$(wr rule list | grep '^x ')
 want="x proto tcp dport $PORT tcp-flags syn limit 10pps burst 10 per all action cookie cookie always cookie-budget 300 cookie-dst-budget 3 verified-class 1"
 [ "$line" = "$want" ] || fail "rule list: \"$line\", want \"$want\""
 # The printed words add the same rule again.
-expect_ok "rule del" sl rule del x
+expect_ok "rule del" wr rule del x
 # shellcheck disable=SC2086
-expect_ok "the listed words" sl rule add $want
-expect_ok "rule del" sl rule del x
+expect_ok "the listed words" wr rule add $want
+expect_ok "rule del" wr rule del x
 end_case cookie-rule-words
 
 begin_case cookie-refused-in-tc-mode
 ip -n "$SRV" link add ck-d type veth peer name ck-e
 ip -n "$SRV" link set ck-d up
-expect_ok "tc attach" sl attach ck-d mode tc
-expect_fail "a cookie rule while ck-d is in tc mode" sl rule add "${RULE[@]}" action cookie
-out=$(sl rule add "${RULE[@]}" action cookie 2>&1)
+expect_ok "tc attach" wr attach ck-d mode tc
+expect_fail "a cookie rule while ck-d is in tc mode" wr rule add "${RULE[@]}" action cookie
+out=$(wr rule add "${RULE[@]}" action cookie 2>&1)
 grep -q "tc mode" <<<"$out" || fail "the refusal does not name the mode: $out"
-expect_ok "detach ck-d" sl detach ck-d
+expect_ok "detach ck-d" wr detach ck-d
 end_case cookie-refused-in-tc-mode
 
 # clients NAME DST N: N real clients to DST, a new one every CLIENT_GAP s,
@@ -217,7 +217,7 @@ flood() {
 }
 # Longer than N clients can take, however slowly they start: stopped after them.
 flood_secs() { echo $(($1 + 60)); }
-# stop_flood: and the rate it kept, in pps, to FLOOD_KEPT (slgen's report).
+# stop_flood: and the rate it kept, in pps, to FLOOD_KEPT (wrgen's report).
 stop_flood() {
 	kill -INT "$FPID" 2>/dev/null
 	wait "$FPID" 2>/dev/null
@@ -227,7 +227,7 @@ stop_flood() {
 
 # ---- without sluice, the kernel's own cookies (tcp_syncookies = 2) ----
 begin_case cookie-kernel-alone
-expect_ok "detach" sl detach ck-s
+expect_ok "detach" wr detach ck-s
 flood "$(flood_secs $NCONN)"
 sleep 0.5
 clients kern 198.18.0.1 $NCONN
@@ -257,12 +257,12 @@ else
 	[ "$ok_floor" -ge $((NCONN - SLACK)) ] ||
 		fail "$ok_floor of $NCONN connected on their first SYN behind the floor (want >= $((NCONN - SLACK)))"
 fi
-expect_ok "attach again" sl attach ck-s mode native
+expect_ok "attach again" wr attach ck-s mode native
 end_case cookie-floor
 
 # ---- a rule-wide SYN limit alone refuses real clients with the flood ----
 begin_case cookie-drop-refuses-real-clients
-expect_ok "rule add (drop)" sl rule add "${RULE[@]}"
+expect_ok "rule add (drop)" wr rule add "${RULE[@]}"
 flood "$(flood_secs $NCONN)"
 sleep 0.5
 clients drop 198.18.0.1 $NCONN
@@ -271,13 +271,13 @@ report drop drop
 ok_drop=$(figure drop first_syn)
 [ "$ok_drop" -le $((NCONN / 2)) ] ||
 	fail "$ok_drop of $NCONN connected on their first SYN under the flood with action drop (want <= $((NCONN / 2)))"
-expect_ok "rule del" sl rule del web
+expect_ok "rule del" wr rule del web
 echo "# action drop: $ok_drop of $NCONN connected on their first SYN under $FLOOD pps"
 end_case cookie-drop-refuses-real-clients
 
 # ---- with cookies the same clients connect, through the kernel's cookie path ----
 begin_case cookie-real-clients-connect-under-flood
-expect_ok "rule add (cookie)" sl rule add "${RULE[@]}" action cookie cookie-budget 100000 \
+expect_ok "rule add (cookie)" wr rule add "${RULE[@]}" action cookie cookie-budget 100000 \
 	cookie-dst-budget 1000
 before_valid=$(g cookies_validated)
 before_recv=$(in_ns "$SRV" nstat -az TcpExtSyncookiesRecv | awk '/SyncookiesRecv/ {print $2}')
@@ -295,7 +295,7 @@ flood_sent=$(jq -r '.total_sent // 0' "$TMP/flood.json" 2>/dev/null)
 sent=$(g cookies_sent)
 over=$(g cookies_over_budget)
 bad=$(g cookies_bad_syn)
-dropped=$(slj stats | jq -r '.rules[] | select(.name == "web") | .dropped_packets')
+dropped=$(wrj stats | jq -r '.rules[] | select(.name == "web") | .dropped_packets')
 valid=$(($(g cookies_validated) - before_valid))
 recv=$(($(in_ns "$SRV" nstat -az TcpExtSyncookiesRecv | awk '/SyncookiesRecv/ {print $2}') - before_recv))
 [ "$ok_ck" -ge $((NCONN - SLACK)) ] ||
@@ -311,7 +311,7 @@ recv=$(($(in_ns "$SRV" nstat -az TcpExtSyncookiesRecv | awk '/SyncookiesRecv/ {p
 [ "$dropped" -eq $((sent + over + bad)) ] ||
 	fail "the rule refused $dropped SYNs: $sent answered + $over over budget + $bad bad"
 # The flood was answered (its sources never reply): at least half of what
-# slgen sent (the rest: the limit's share, and what veth drops when the
+# wrgen sent (the rest: the limit's share, and what veth drops when the
 # flood outruns this 2-CPU machine).
 [ "${flood_sent:-0}" -gt 0 ] && [ "$sent" -ge $((flood_sent / 2)) ] ||
 	fail "$sent SYN-ACKs for ${flood_sent:-?} flood SYNs"
@@ -323,8 +323,8 @@ end_case cookie-real-clients-connect-under-flood
 begin_case cookie-connection-options
 # cookie always: this connection's SYN is answered by sluice, not the kernel
 # (the kernel was primed above).
-expect_ok "rule del" sl rule del web
-expect_ok "rule add (always)" sl rule add "${RULE[@]}" action cookie cookie always \
+expect_ok "rule del" wr rule del web
+expect_ok "rule add (always)" wr rule add "${RULE[@]}" action cookie cookie always \
 	cookie-dst-budget 1000
 sent0=$(g cookies_sent)
 nsenter --net="/run/netns/$CLI" "$SLCONN" --dst 198.18.0.1 --port $PORT --hold 2 --timeout 1 \
@@ -356,7 +356,7 @@ inv0=$(g cookies_invalid)
 failed0=$(in_ns "$SRV" nstat -az TcpExtSyncookiesFailed | awk '/SyncookiesFailed/ {print $2}')
 in_ns "$CLI" "$SLGEN" --dst 198.18.0.1 --dport $PORT --proto tcp-ack \
 	--spoof-prefix 198.18.128.0/17 --rate 1000 --count $NACK --duration 5 >/dev/null 2>&1 ||
-	fail "slgen tcp-ack failed"
+	fail "wrgen tcp-ack failed"
 for _ in $(seq 40); do [ $(($(g cookies_invalid) - inv0)) -ge $NACK ] && break; sleep 0.05; done
 inv=$(($(g cookies_invalid) - inv0))
 failed=$(($(in_ns "$SRV" nstat -az TcpExtSyncookiesFailed | awk '/SyncookiesFailed/ {print $2}') - failed0))
@@ -366,17 +366,17 @@ end_case cookie-forged-acks-dropped
 
 # ---- sources that completed a handshake are verified ----
 begin_case cookie-verified-sources
-n=$(slj stats | jq -r '.verified_sources // 0')
+n=$(wrj stats | jq -r '.verified_sources // 0')
 # 198.18.0.2 and 2001:db8::2 connected above.
 [ "$n" -ge 2 ] || fail "$n verified sources, want 198.18.0.2 and 2001:db8::2"
-slj top >"$TMP/top.json" 2>&1 || fail "top failed"
+wrj top >"$TMP/top.json" 2>&1 || fail "top failed"
 jq -e '.cookies.verified_sources >= 2' "$TMP/top.json" >/dev/null || fail "top: $(cat "$TMP/top.json")"
 end_case cookie-verified-sources
 
 # ---- the SYN-ACK budget holds under the flood ----
 begin_case cookie-budget-holds
-expect_ok "rule del" sl rule del web
-expect_ok "rule add (budget 500)" sl rule add "${RULE[@]}" action cookie cookie-budget 500
+expect_ok "rule del" wr rule del web
+expect_ok "rule add (budget 500)" wr rule add "${RULE[@]}" action cookie cookie-budget 500
 sent0=$(g cookies_sent)
 over0=$(g cookies_over_budget)
 flood 2
@@ -392,10 +392,10 @@ end_case cookie-budget-holds
 
 # ---- generic XDP answers too (XDP_TX in the stack) ----
 begin_case cookie-generic-mode
-expect_ok "detach" sl detach ck-s
-expect_ok "attach generic" sl attach ck-s mode generic
-expect_ok "rule del" sl rule del web
-expect_ok "rule add (always)" sl rule add "${RULE[@]}" action cookie cookie always
+expect_ok "detach" wr detach ck-s
+expect_ok "attach generic" wr attach ck-s mode generic
+expect_ok "rule del" wr rule del web
+expect_ok "rule add (always)" wr rule add "${RULE[@]}" action cookie cookie always
 sent0=$(g cookies_sent)
 valid0=$(g cookies_validated)
 clients gen 198.18.0.1 10
@@ -417,12 +417,12 @@ end_case cookie-generic-mode
 begin_case cookie-verified-sources-keep-service
 ip -n "$CLI" addr add 198.18.0.3/16 dev ck-c
 ip -n "$SRV" neigh replace 198.18.0.3 lladdr "$mac_c" dev ck-s nud permanent
-expect_ok "rule del" sl rule del web
-expect_ok "rule add (class 3, verified-class 0)" sl rule add web proto tcp dport $PORT \
+expect_ok "rule del" wr rule del web
+expect_ok "rule add (class 3, verified-class 0)" wr rule add web proto tcp dport $PORT \
 	limit 1mpps per all class 3 verified-class 0
 spared0=$(g verified_spared)
-expect_ok "shed on" sl shed on
-expect_ok "shed set 1" sl shed set 1
+expect_ok "shed on" wr shed on
+expect_ok "shed set 1" wr shed set 1
 ok_v=0
 ok_u=0
 for _ in 1 2 3 4 5; do
@@ -434,8 +434,8 @@ for _ in 1 2 3; do
 		--timeout 1 >/dev/null 2>&1 && ok_u=$((ok_u + 1))
 done
 spared=$(($(g verified_spared) - spared0))
-sl shed set -0.2 >/dev/null 2>&1
-sl shed off >/dev/null 2>&1
+wr shed set -0.2 >/dev/null 2>&1
+wr shed off >/dev/null 2>&1
 [ "$ok_v" -ge 4 ] || fail "the verified source connected $ok_v of 5 times (want >= 4)"
 [ "$ok_u" -eq 0 ] || fail "the unverified source connected $ok_u of 3 times under shedding"
 # Each verified connection is a SYN and an ACK at least, spared.

@@ -84,12 +84,12 @@ printf '\n' >"$TMP/emptykey"
 expect_bad() {
 	local name=$1 word=$2 before err rc; shift 2
 	begin_case
-	before=$(slj deny list)
+	before=$(wrj deny list)
 	err=$("$@" 2>&1 >/dev/null)
 	rc=$?
 	[ "$rc" -eq 1 ] || fail "exit status $rc, want 1: $*"
 	[[ "$err" == *"$word"* ]] || fail "error does not say \"$word\": $err"
-	[ "$before" == "$(slj deny list)" ] || fail "the deny list changed"
+	[ "$before" == "$(wrj deny list)" ] || fail "the deny list changed"
 	end_case "crowdsec-bad-$name"
 }
 expect_bad wrong-key "HTTP 403" bouncer key-file "$TMP/badkey" once
@@ -114,9 +114,9 @@ cscli_ decisions add --ip 2001:db8:80::3 --duration 10m >/dev/null 2>&1 || fail 
 cscli_ decisions add --ip 198.18.80.3 --duration 2m --type captcha >/dev/null 2>&1 ||
 	fail "cscli decisions add captcha"
 if ! wait_for 20 listed 198.18.80.2/32; then
-	fail "198.18.80.2 not on the deny list: $(slj deny list) $(tr '\n' ' ' <"$TMP/bouncer.out")"
+	fail "198.18.80.2 not on the deny list: $(wrj deny list) $(tr '\n' ' ' <"$TMP/bouncer.out")"
 else
-	wait_for 10 listed 2001:db8:80::3/128 || fail "2001:db8:80::3 not listed: $(slj deny list)"
+	wait_for 10 listed 2001:db8:80::3/128 || fail "2001:db8:80::3 not listed: $(wrj deny list)"
 	t=$(ttl_of deny 198.18.80.2/32)
 	in_range "$t" 90 120 || fail "198.18.80.2 ttl \"$t\", want 90..120 (a 2m decision)"
 	t=$(ttl_of deny 198.18.81.0/24)
@@ -156,7 +156,7 @@ end_case crowdsec-api-gone
 
 # ---- 4. once: every decision in force, one pull ----
 begin_case
-sl deny del 198.18.81.0/24 >/dev/null || fail "deny del"
+wr deny del 198.18.81.0/24 >/dev/null || fail "deny del"
 nsenter --net="/run/netns/$RCV" crowdsec -c "$CS/config.yaml" -no-cs >>"$TMP/cs.out" 2>&1 &
 CS_PID=$!
 wait_for 30 sh -c "nsenter --net=/run/netns/$RCV curl -s -o /dev/null -m 2 $URL/v1/decisions/stream" ||

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 # The daemon, `sluice run --config FILE`, end to end: two namespaces joined
 # by veth, the daemon in the receiving one on a bpffs root of this suite's
-# own, paced UDP from tools/slgen counted by tools/slsink.
+# own, paced UDP from tools/wrgen counted by tools/wrsink.
 #
 # Admitted counts are checked as in e2e.sh: against burst + rate x time, the
 # time being what the generator measured from its first to its last send,
@@ -18,8 +18,8 @@ cd "$(dirname "$0")/.."
 . tests/lib.sh
 require_root daemon
 
-SLGEN=$BUILD/slgen
-SLSINK=$BUILD/slsink
+SLGEN=$BUILD/wrgen
+SLSINK=$BUILD/wrsink
 TMP=$(mktemp -d)
 # cleanup (tests/lib.sh) also kills the daemons listed in DAEMONS.
 trap 'cleanup; rm -rf "$TMP"' EXIT
@@ -83,8 +83,8 @@ wait_count() {
 	return 1
 }
 
-sl() { in_ns "$RCV" "$SLUICE" --bpffs "$ROOT" "$@"; }
-slj() { in_ns "$RCV" "$SLUICE" -j --bpffs "$ROOT" "$@"; }
+wr() { in_ns "$RCV" "$SLUICE" --bpffs "$ROOT" "$@"; }
+wrj() { in_ns "$RCV" "$SLUICE" -j --bpffs "$ROOT" "$@"; }
 
 # sink PORT: a receiver in RCV counting per source into $TMP/sink-PORT.json,
 # stopping 1.5 s after the last datagram; its pid in SINK_PID.
@@ -97,7 +97,7 @@ sink() {
 	for i in $(seq 100); do [ -e "$ready" ] && return 0; sleep 0.05; done
 	return 1
 }
-# gen SRC PORT RATE DURATION [ARGS...]: slgen from SRC in SND to RCV,
+# gen SRC PORT RATE DURATION [ARGS...]: wrgen from SRC in SND to RCV,
 # results in $TMP/gen-SRC.json; run it in the background with &.
 gen() {
 	local src=$1 port=$2 rate=$3 dur=$4
@@ -121,17 +121,17 @@ near() {
 }
 # rule_stat RULE FIELD: from `sluice -j stats` (totals at once, no rates).
 rule_stat() {
-	slj stats interval 0 | jq -r --arg r "$1" --arg f "$2" '.rules[] | select(.name == $r) | .[$f]'
+	wrj stats interval 0 | jq -r --arg r "$1" --arg f "$2" '.rules[] | select(.name == $r) | .[$f]'
 }
 # top_row SRC: "TOKENS DROPS" from SRC's row in `sluice -j top rule abuse`
 # ("none none" if it has none).
 top_row() {
-	slj top rule abuse | jq -r --arg s "$1/32" \
+	wrj top rule abuse | jq -r --arg s "$1/32" \
 		'[.sources[] | select(.source == $s) | "\(.tokens) \(.drops)"] | .[0] // "none none"'
 }
 # attached DEV: what `sluice -j status` says DEV is attached in ("none" if not).
 attached() {
-	slj status | jq -r --arg d "$1" \
+	wrj status | jq -r --arg d "$1" \
 		'[.interfaces[]? | select(.interface == $d) | .mode] | .[0] // "none"'
 }
 
@@ -233,7 +233,7 @@ rc=$?
 [ "$rc" -ne 124 ] || fail "run did not exit"
 [[ "$out" == *"$TMP/invalid.yaml:$BAD_LINE:$BAD_COL: "* ]] ||
 	fail "no $TMP/invalid.yaml:$BAD_LINE:$BAD_COL in: $out"
-[ "$(slj status | jq -r .loaded)" == false ] || fail "loaded: $(slj status)"
+[ "$(wrj status | jq -r .loaded)" == false ] || fail "loaded: $(wrj status)"
 [ "$(ip -n "$RCV" -j -d link show dm-r | jq -r '.[0].xdp // "none"')" == none ] ||
 	fail "an XDP program is on dm-r"
 if command -v bpftool >/dev/null; then
@@ -254,14 +254,14 @@ LOG=$TMP/example.log
 if ! run_daemon "$ROOT" "$TMP/example/sluice.yaml" "$LOG"; then
 	fail "the daemon did not come up: $(lines "$LOG" | tr '\n' ' ')"
 else
-	names=$(slj rule list | jq -r '[.rules[].name] | join(" ")')
-	[ "$names" == "ssh dns web ping" ] || fail "rule list: $(slj rule list)"
+	names=$(wrj rule list | jq -r '[.rules[].name] | join(" ")')
+	[ "$names" == "ssh dns web ping" ] || fail "rule list: $(wrj rule list)"
 	# Rule for rule, what `sluice check` reads in the file (identities aside).
 	want=$("$SLUICE" -j check "$TMP/example/sluice.yaml" | jq -cS '[.rules[] | del(.uid)]')
-	have=$(slj rule list | jq -cS '[.rules[] | del(.uid)]')
+	have=$(wrj rule list | jq -cS '[.rules[] | del(.uid)]')
 	[ "$have" == "$want" ] || fail "rule list $have, the file says $want"
 	# deny.txt was found next to the config (the daemon ran from /).
-	deny=$(slj deny list | jq -c '.')
+	deny=$(wrj deny list | jq -c '.')
 	for c in 192.0.2.0/24 198.51.100.66/32 2001:db8:bad::/48 203.0.113.0/24; do
 		[[ "$deny" == *"\"$c\""* ]] || fail "deny list lacks $c: $deny"
 	done
@@ -273,7 +273,7 @@ else
 	kill -TERM "$DPID"
 	wait "$DPID" || fail "exit status $? after SIGTERM"
 fi
-sl detach all >/dev/null 2>&1
+wr detach all >/dev/null 2>&1
 end_case daemon-example-config
 
 # ---- 3. reloads under traffic ----
@@ -326,8 +326,8 @@ echo "# reloads: $(count "$LOG" '^sluice: reloaded .* \(SIGHUP\)$') by SIGHUP," 
 # Each reload put the config it was given in force: A has 5 rules, B 6.
 [ "$(count "$LOG" 'in force: 6 rules$')" -eq 10 ] && [ "$(count "$LOG" 'in force: 5 rules$')" -eq 11 ] ||
 	fail "rule sets in force: $(lines "$LOG" | grep 'in force' | tr '\n' ' ')"
-[ "$(slj rule list | jq -r '[.rules[].name] | sort | join(" ")')" == \
-	"abuse exact legit other spoof" ] || fail "rule list after the last reload (A): $(slj rule list)"
+[ "$(wrj rule list | jq -r '[.rules[].name] | sort | join(" ")')" == \
+	"abuse exact legit other spoof" ] || fail "rule list after the last reload (A): $(wrj rule list)"
 # Not one legitimate packet lost across 20 rule set switches.
 [ "$(got 198.18.0.2 9000)" -eq "$(sent 198.18.0.2)" ] ||
 	fail "legit: received $(got 198.18.0.2 9000) of $(sent 198.18.0.2)"
@@ -357,7 +357,7 @@ end_case daemon-reload-under-traffic
 # ---- 4. an invalid reload keeps the running set ----
 
 begin_case
-before=$(slj rule list)
+before=$(wrj rule list)
 cp "$CFG_DIR/bad.yaml" "$CFG_DIR/.tmp" && mv -f "$CFG_DIR/.tmp" "$CFG"
 wait_count "$LOG" 'reload \(file changed\) rejected' 1 || fail "no rejection logged (file watch)"
 kill -HUP "$D1"
@@ -370,7 +370,7 @@ chk=$("$SLUICE" check "$CFG" 2>&1 | grep "^$CFG:")
 lines "$LOG" | grep -qxF "$chk" ||
 	fail "the log does not say what check says ($chk)"
 kill -0 "$D1" 2>/dev/null || fail "the daemon exited"
-[ "$(slj rule list)" == "$before" ] || fail "rule list changed: $(slj rule list)"
+[ "$(wrj rule list)" == "$before" ] || fail "rule list changed: $(wrj rule list)"
 # Still limited at 50 pps (the invalid file says 500): a fresh source.
 sink 9001 && S=$SINK_PID || fail "sink"
 gen 198.18.0.4 9001 1000 1
@@ -392,7 +392,7 @@ dropped_before=$(rule_stat abuse dropped_packets)
 kill -9 "$D1"
 wait "$D1" 2>/dev/null
 kill -0 "$D1" 2>/dev/null && fail "the daemon survived kill -9"
-[ "$(attached dm-r)" == native ] || fail "not attached after kill -9: $(slj status)"
+[ "$(attached dm-r)" == native ] || fail "not attached after kill -9: $(wrj status)"
 sleep 2
 dropped_dead=$(rule_stat abuse dropped_packets)
 LOG=$TMP/d2.log
@@ -510,7 +510,7 @@ code=$(scrape)
 [ "$code" == 200 ] || fail "GET /metrics: $code"
 p1=$(val "$P") d1=$(val "$D") r1=$(val "$R")
 echo "# exact: passed $p0 -> $p1, dropped $d0 -> $d1, reloads ok $r0 -> $r1"
-[ "$(sent 198.18.0.6)" == 300 ] || fail "slgen sent $(sent 198.18.0.6)"
+[ "$(sent 198.18.0.6)" == 300 ] || fail "wrgen sent $(sent 198.18.0.6)"
 [ "$p0" != missing ] && [ "$d0" != missing ] || fail "no series for rule exact"
 [ "$p1" == $((p0 + 100)) ] || fail "passed $p0 -> $p1, expected +100"
 [ "$d1" == $((d0 + 200)) ] || fail "dropped $d0 -> $d1, expected +200"
@@ -544,7 +544,7 @@ done
 # A spoofed flood: a few hundred new sources limited every second.
 from=$(wc -l <"$LOG")
 ip netns exec "$SND" "$SLGEN" --dst 198.18.0.1 --dport 9005 --spoof-prefix 198.18.128.0/17 \
-	--rate 5000 --duration 3 --json >"$TMP/gen-spoof.json" || fail "slgen spoofed: $(cat "$TMP/gen-spoof.json")"
+	--rate 5000 --duration 3 --json >"$TMP/gen-spoof.json" || fail "wrgen spoofed: $(cat "$TMP/gen-spoof.json")"
 sleep 2.2
 tail -n +$((from + 1)) "$LOG" >"$TMP/ev2.log"
 # Lines of one flush come out together; flushes are an interval (1 s) apart,
@@ -599,7 +599,7 @@ rc=$?
 [ "$rc" -eq 0 ] || fail "exit status $rc after SIGTERM"
 lines "$LOG" | grep -q "^sluice: stopping; protection stays in place" ||
 	fail "log: $(lines "$LOG" | tail -2 | tr '\n' ' ')"
-[ "$(attached dm-r)" == native ] || fail "not attached: $(slj status)"
+[ "$(attached dm-r)" == native ] || fail "not attached: $(wrj status)"
 sink 9004 && S=$SINK_PID || fail "sink"
 gen 198.18.0.7 9004 1000 5 --count 300
 wait $S

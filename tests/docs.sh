@@ -117,7 +117,7 @@ for f in $(grep -oE '\b(user|bpf|include|tools|tests|etc)/[A-Za-z0-9_./-]+\.(c|h
 	n=$((n + 1))
 	[ -e "$f" ] || fail "$A names $f, which does not exist"
 done
-for fn in $(grep -oE '`(sl|sluice)_[a-z0-9_]+`' "$A" | tr -d '`' | sort -u); do
+for fn in $(grep -oE '`(wr|sluice)_[a-z0-9_]+`' "$A" | tr -d '`' | sort -u); do
 	n=$((n + 1))
 	grep -rqE "\b$fn\b" user bpf include || fail "$A names $fn, which is nowhere in user/, bpf/ or include/"
 done

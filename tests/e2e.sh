@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 # End to end: two namespaces joined by veth, sluice attached by its CLI on
-# the receiving side, paced UDP from several sources (tools/slgen, one
+# the receiving side, paced UDP from several sources (tools/wrgen, one
 # generator per source so each has its own rate) counted by a real receiver
-# (tools/slsink). Admitted counts are checked against burst + rate x time,
+# (tools/wrsink). Admitted counts are checked against burst + rate x time,
 # the time being what the generator measured from its first to last send.
 #
 # Tolerance: |admitted - ideal| <= 3% of ideal + 3 packets. The limiter is
@@ -15,8 +15,8 @@ cd "$(dirname "$0")/.."
 trap cleanup EXIT
 require_root e2e
 
-SLGEN=$BUILD/slgen
-SLSINK=$BUILD/slsink
+SLGEN=$BUILD/wrgen
+SLSINK=$BUILD/wrsink
 PORT=9000
 TMP=$(mktemp -d)
 trap 'cleanup; rm -rf "$TMP"' EXIT
@@ -47,8 +47,8 @@ for a in 198.18.0.2 198.18.0.3 198.18.0.4 198.18.1.2 2001:db8::2 2001:db8::3 200
 	ip -n "$RCV" neigh replace $a lladdr "$mac_s" dev e2e-r nud permanent
 done
 
-sl() { in_ns "$RCV" "$SLUICE" --bpffs "$ROOT" "$@"; }
-slj() { in_ns "$RCV" "$SLUICE" -j --bpffs "$ROOT" "$@"; }
+wr() { in_ns "$RCV" "$SLUICE" --bpffs "$ROOT" "$@"; }
+wrj() { in_ns "$RCV" "$SLUICE" -j --bpffs "$ROOT" "$@"; }
 
 # traffic DURATION SRC:RATE...: a sink in RCV, one generator per source in
 # SND, all at once. Results: $TMP/gen-SRC.json and $TMP/sink.json.
@@ -91,20 +91,20 @@ near() {
 		fail "$1: admitted $2, ideal $3 (tolerance 3% + 3)"
 }
 
-if ! out=$(sl attach e2e-r mode native 2>&1); then
+if ! out=$(wr attach e2e-r mode native 2>&1); then
 	not_ok e2e-attach-native "$out"
 	exit 1
 fi
 
 # Per source: an abusive, a busy and a well-behaved source at once.
 begin_case
-sl rule add persrc proto udp dport $PORT limit 200pps burst 60 per src >/dev/null ||
+wr rule add persrc proto udp dport $PORT limit 200pps burst 60 per src >/dev/null ||
 	fail "rule add"
 traffic 3 198.18.0.2=1000 198.18.0.3=400 198.18.0.4=100
 # top first: it shows sources refused in its last 10 s, and in a slow
 # guest (make test-kernels) the checks below can take longer than that.
-top=$(slj top)
-toptext=$(sl top)
+top=$(wrj top)
+toptext=$(wr top)
 for s in 198.18.0.2 198.18.0.3; do
 	near "$s" "$(got $s)" "$(ideal 60 200 "$(secs $s)")"
 done
@@ -112,8 +112,8 @@ done
 [ "$(got 198.18.0.4)" -eq "$(sent 198.18.0.4)" ] ||
 	fail "198.18.0.4 under its limit lost packets: $(got 198.18.0.4) of $(sent 198.18.0.4)"
 # sluice's own counters agree with the receiver.
-passed=$(slj stats | jq '.rules[] | select(.name == "persrc") | .passed_packets')
-dropped=$(slj stats | jq '.rules[] | select(.name == "persrc") | .dropped_packets')
+passed=$(wrj stats | jq '.rules[] | select(.name == "persrc") | .passed_packets')
+dropped=$(wrj stats | jq '.rules[] | select(.name == "persrc") | .dropped_packets')
 total_sent=$(( $(sent 198.18.0.2) + $(sent 198.18.0.3) + $(sent 198.18.0.4) ))
 total_got=$(got_sum 198.18.0.2 198.18.0.3 198.18.0.4)
 [ "$passed" -eq "$total_got" ] || fail "stats passed $passed, receiver got $total_got"
@@ -128,45 +128,45 @@ lim=$(echo "$top" | jq -r '.sources[] | select(.source == "198.18.0.2/32") | .li
 [ "$lim" == "src/32 200pps" ] || fail "top names the limit \"$lim\", want \"src/32 200pps\""
 grep -E '^198\.18\.0\.2/32 +persrc +src/32 200pps ' <<<"$toptext" >/dev/null ||
 	fail "text top: $(sed -n 2,3p <<<"$toptext" | tr '\n' ' ')"
-sl rule del persrc >/dev/null
+wr rule del persrc >/dev/null
 end_case e2e-per-source
 
 # Per /24: two sources in one /24 share a bucket; a third /24 has its own.
 begin_case
-sl rule add per24 proto udp dport $PORT limit 300pps burst 90 per src/24 >/dev/null ||
+wr rule add per24 proto udp dport $PORT limit 300pps burst 90 per src/24 >/dev/null ||
 	fail "rule add"
 traffic 3 198.18.0.2=400 198.18.0.3=400 198.18.1.2=400
 near "198.18.0.0/24" "$(got_sum 198.18.0.2 198.18.0.3)" \
 	"$(ideal 90 300 "$(secs_max 198.18.0.2 198.18.0.3)")"
 near "198.18.1.0/24" "$(got 198.18.1.2)" "$(ideal 90 300 "$(secs 198.18.1.2)")"
-sl rule del per24 >/dev/null
+wr rule del per24 >/dev/null
 end_case e2e-per-prefix
 
 # Rule-wide: one bucket for everything the rule matches.
 begin_case
-sl rule add whole proto udp dport $PORT limit 500pps burst 150 per all >/dev/null ||
+wr rule add whole proto udp dport $PORT limit 500pps burst 150 per all >/dev/null ||
 	fail "rule add"
 traffic 3 198.18.0.2=400 198.18.0.3=400 198.18.1.2=400
 near "rule-wide" "$(got_sum 198.18.0.2 198.18.0.3 198.18.1.2)" \
 	"$(ideal 150 500 "$(secs_max 198.18.0.2 198.18.0.3 198.18.1.2)")"
-sl rule del whole >/dev/null
+wr rule del whole >/dev/null
 end_case e2e-per-rule
 
 # IPv6 keyed per /64: two sources in one /64 share, another /64 does not.
 begin_case
-sl rule add v6 family ipv6 proto udp dport $PORT limit 200pps burst 60 per src6/64 >/dev/null ||
+wr rule add v6 family ipv6 proto udp dport $PORT limit 200pps burst 60 per src6/64 >/dev/null ||
 	fail "rule add"
 traffic 3 2001:db8::2=300 2001:db8::3=300 2001:db8:0:1::2=300
 near "2001:db8::/64" "$(got_sum 2001:db8::2 2001:db8::3)" \
 	"$(ideal 60 200 "$(secs_max 2001:db8::2 2001:db8::3)")"
 near "2001:db8:0:1::/64" "$(got 2001:db8:0:1::2)" "$(ideal 60 200 "$(secs 2001:db8:0:1::2)")"
-sl rule del v6 >/dev/null
+wr rule del v6 >/dev/null
 end_case e2e-ipv6-per-64
 
 # Detach restores full pass-through (the rule is still there).
 begin_case
-sl rule add tight proto udp dport $PORT limit 10pps burst 5 >/dev/null
-sl detach e2e-r >/dev/null || fail "detach"
+wr rule add tight proto udp dport $PORT limit 10pps burst 5 >/dev/null
+wr detach e2e-r >/dev/null || fail "detach"
 traffic 1 198.18.0.2=500
 [ "$(got 198.18.0.2)" -eq "$(sent 198.18.0.2)" ] ||
 	fail "after detach: $(got 198.18.0.2) of $(sent 198.18.0.2) arrived"
@@ -176,16 +176,16 @@ end_case e2e-detach-passes
 # burst 20 at 10 pps admit 20 + 10 x 0.2 s.
 for mode in native generic tc; do
 	begin_case
-	if ! out=$(sl attach e2e-r mode $mode 2>&1); then
+	if ! out=$(wr attach e2e-r mode $mode 2>&1); then
 		fail "attach: $out"
 	else
-		[ "$(slj status | jq -r '.interfaces[0].mode')" == "$mode" ] ||
-			fail "status mode $(slj status | jq -r '.interfaces[0].mode')"
-		sl rule del tight >/dev/null
-		sl rule add tight proto udp dport $PORT limit 10pps burst 20 >/dev/null
+		[ "$(wrj status | jq -r '.interfaces[0].mode')" == "$mode" ] ||
+			fail "status mode $(wrj status | jq -r '.interfaces[0].mode')"
+		wr rule del tight >/dev/null
+		wr rule add tight proto udp dport $PORT limit 10pps burst 20 >/dev/null
 		traffic 0.2 198.18.0.3=1000
 		near "$mode" "$(got 198.18.0.3)" "$(ideal 20 10 "$(secs 198.18.0.3)")"
-		sl detach e2e-r >/dev/null || fail "detach"
+		wr detach e2e-r >/dev/null || fail "detach"
 	fi
 	end_case "e2e-mode-$mode"
 done

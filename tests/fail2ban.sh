@@ -33,7 +33,7 @@ if ! ban_net f2b; then
 	exit 1
 fi
 # failures ADDR N LOG: N log lines the jails' filter takes.
-failures() { for _ in $(seq "$2"); do echo "sl-test: authentication failure from $1"; done >>"$3"; }
+failures() { for _ in $(seq "$2"); do echo "wr-test: authentication failure from $1"; done >>"$3"; }
 
 mkdir -p "$F2B/action.d" "$F2B/filter.d"
 cp etc/fail2ban/action.d/sluice.conf "$F2B/action.d/"
@@ -46,9 +46,9 @@ pidfile = $TMP/f2b.pid
 dbfile = $TMP/f2b.sqlite3
 allowipv6 = auto
 EOF
-cat >"$F2B/filter.d/sl-test.conf" <<'EOF'
+cat >"$F2B/filter.d/wr-test.conf" <<'EOF'
 [Definition]
-failregex = ^sl-test: authentication failure from <HOST>$
+failregex = ^wr-test: authentication failure from <HOST>$
 datepattern = {NONE}
 EOF
 cat >"$F2B/jail.conf" <<EOF
@@ -60,14 +60,14 @@ maxretry = 3
 bantime = 10
 action = sluice[sluice="$SLUICE --bpffs $ROOT"]
 
-[sl-test]
+[wr-test]
 enabled = true
-filter = sl-test
+filter = wr-test
 logpath = $TMP/auth.log
 
-[sl-perm]
+[wr-perm]
 enabled = true
-filter = sl-test
+filter = wr-test
 logpath = $TMP/perm.log
 bantime = -1
 EOF
@@ -86,7 +86,7 @@ fi
 begin_case
 failures 198.18.80.2 3 "$TMP/auth.log"
 if ! wait_for 20 listed 198.18.80.2/32; then
-	fail "198.18.80.2 not on the deny list: $(slj deny list) $(grep -i ban "$TMP/f2b.log" | tail -3)"
+	fail "198.18.80.2 not on the deny list: $(wrj deny list) $(grep -i ban "$TMP/f2b.log" | tail -3)"
 else
 	t=$(ttl_of deny 198.18.80.2/32)
 	[[ "$t" =~ ^[0-9]+$ ]] && [ "$t" -ge 1 ] && [ "$t" -le 10 ] ||
@@ -106,36 +106,36 @@ end_case fail2ban-ban-and-unban
 begin_case
 failures 198.18.80.4 3 "$TMP/perm.log"
 if ! wait_for 20 listed 198.18.80.4/32; then
-	fail "198.18.80.4 not on the deny list: $(slj deny list)"
+	fail "198.18.80.4 not on the deny list: $(wrj deny list)"
 else
 	t=$(ttl_of deny 198.18.80.4/32)
 	[[ "$t" =~ ^[0-9]+$ ]] && [ "$t" -ge $((3650 * 86400 - 100)) ] ||
 		fail "ttl \"$t\", want 3650 days"
 	got=$(deliver 198.18.80.4 10)
 	[ "$got" -eq 0 ] || fail "banned source: $got of 10 arrived"
-	out=$(fail2ban-client -c "$F2B" set sl-perm unbanip 198.18.80.4 2>&1) ||
+	out=$(fail2ban-client -c "$F2B" set wr-perm unbanip 198.18.80.4 2>&1) ||
 		fail "unbanip: $out"
 	wait_for 10 unlisted 198.18.80.4/32 || fail "still listed after unbanip"
 	got=$(deliver 198.18.80.4 10)
 	[ "$got" -ge 9 ] || fail "unbanned source: $got of 10 arrived (tolerance 1)"
 fi
 # An address the operator denies permanently: a ban leaves it so, the unban too.
-expect_ok "operator's deny" sl deny add 198.18.80.3
-out=$(fail2ban-client -c "$F2B" set sl-test banip 198.18.80.3 2>&1) || fail "banip: $out"
+expect_ok "operator's deny" wr deny add 198.18.80.3
+out=$(fail2ban-client -c "$F2B" set wr-test banip 198.18.80.3 2>&1) || fail "banip: $out"
 wait_for 10 grep -q "Ban 198.18.80.3" "$TMP/f2b.log" || fail "fail2ban did not ban 198.18.80.3"
-out=$(fail2ban-client -c "$F2B" set sl-test unbanip 198.18.80.3 2>&1) || fail "unbanip: $out"
+out=$(fail2ban-client -c "$F2B" set wr-test unbanip 198.18.80.3 2>&1) || fail "unbanip: $out"
 wait_for 10 grep -q "Unban 198.18.80.3" "$TMP/f2b.log" || fail "fail2ban did not unban 198.18.80.3"
 [ "$(ttl_of deny 198.18.80.3/32)" == null ] || fail "the operator's deny became \"$(ttl_of deny 198.18.80.3/32)\""
 got=$(deliver 198.18.80.3 10)
 [ "$got" -eq 0 ] || fail "the operator's denied source: $got of 10 arrived"
-expect_ok "deny del" sl deny del 198.18.80.3
+expect_ok "deny del" wr deny del 198.18.80.3
 end_case fail2ban-permanent-and-operator-deny
 
 # ---- 3. IPv6; and a ban ends on time with fail2ban killed ----
 begin_case
 failures 2001:db8:80::2 3 "$TMP/auth.log"
 if ! wait_for 20 listed 2001:db8:80::2/128; then
-	fail "2001:db8:80::2 not on the deny list: $(slj deny list)"
+	fail "2001:db8:80::2 not on the deny list: $(wrj deny list)"
 else
 	got=$(deliver 2001:db8:80::2 10)
 	[ "$got" -eq 0 ] || fail "banned IPv6 source: $got of 10 arrived"

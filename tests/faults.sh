@@ -24,7 +24,7 @@ cd "$(dirname "$0")/.."
 . tests/lib.sh
 require_root faults
 
-SLGEN=$BUILD/slgen
+SLGEN=$BUILD/wrgen
 FAULT_KILLS=${FAULT_KILLS:-30}
 TMP=$(mktemp -d)
 # cleanup (tests/lib.sh) also kills the daemons listed in DAEMONS.
@@ -504,7 +504,7 @@ for mode in native generic tc; do
 	fi
 	ip netns exec "$SND" "$SLGEN" --dst 198.18.0.1 --dport 9000 --src 198.18.0.2 --rate 200 \
 		--count 100 --duration 2 --size 8900 --json >"$TMP/jgen.json" 2>&1 ||
-		fail "slgen: $(cat "$TMP/jgen.json")"
+		fail "wrgen: $(cat "$TMP/jgen.json")"
 	in_ns "$NS" "$SLUICE" -j --bpffs "$ROOT" stats interval 0 >"$TMP/jstats" 2>&1
 	mal=$(jq -r .global.malformed "$TMP/jstats")
 	pb=$(jq -r '.rules[] | select(.name == "big") | .passed_bytes' "$TMP/jstats")

@@ -20,7 +20,7 @@ cd "$(dirname "$0")/.."
 . tests/lib.sh
 require_root fleet
 
-SLGEN=$BUILD/slgen
+SLGEN=$BUILD/wrgen
 TMP=$(mktemp -d)
 . tests/fleet_lib.sh
 trap 'fleet_down; cleanup; rm -rf "$TMP"' EXIT
@@ -46,7 +46,7 @@ done
 begin_case
 # Every host has joined the heartbeat before traffic starts.
 wait_status 1 '.hosts' 3 100
-st=$(slh 1 -j fleet status)
+st=$(wrh 1 -j fleet status)
 [ "$(jq '.running' <<<"$st")" == true ] || fail "fleet status: not running: $st"
 [ "$(jq '.hosts' <<<"$st")" == 3 ] || fail "fleet status: hosts $(jq '.hosts' <<<"$st"), want 3"
 [ "$(jq -r '.nodes[0].up' <<<"$st")" == true ] || fail "fleet status: node down: $st"
@@ -109,7 +109,7 @@ for k in $(rcli --scan --pattern "sluice:{t$TAG#*}:over"); do over=$((over + $(r
 wait $spid
 [ "$keys" -ge 1 ] || fail "no bucket of rule api in Redis"
 [ "$over" -ge 1 ] || fail "the source is not in the over-limit set"
-[ "$(slh 1 -j fleet status | jq '.keys_synced')" -gt 0 ] || fail "host 1 synced no key"
+[ "$(wrh 1 -j fleet status | jq '.keys_synced')" -gt 0 ] || fail "host 1 synced no key"
 end_case fleet-keys-in-redis
 
 # ---- 2. a host that never saw the source refuses it ----
@@ -280,7 +280,7 @@ begin_case
 # less its CLOCK_MONOTONIC. The three hosts share this machine's monotonic
 # clock, so their offsets agree within what a measurement can be off (half
 # a round trip on loopback, a millisecond taken as unchanged): 5 ms.
-offs=$(for i in 1 2 3; do slh "$i" -j fleet status | jq -r 'if .window_clock then .window_offset_ns else "none" end'; done | tr '\n' ' ')
+offs=$(for i in 1 2 3; do wrh "$i" -j fleet status | jq -r 'if .window_clock then .window_offset_ns else "none" end'; done | tr '\n' ' ')
 echo "# the hosts' fleet window clocks (Redis's TIME - CLOCK_MONOTONIC, ns): $offs"
 awk '{ if (NF != 3) exit 1; for (i = 1; i <= 3; i++) { if ($i !~ /^[0-9]+$/) exit 1;
 	if (!mn || $i < mn) mn = $i; if ($i > mx) mx = $i }
@@ -319,7 +319,7 @@ p0=$(total_passed)
 send 5 "$PPS"
 seen=$(( $(total_seen) - s0 ))
 got=$(( $(total_passed) - p0 ))
-st=$(slh 2 -j fleet status)
+st=$(wrh 2 -j fleet status)
 echo "# Redis stopped: judged $seen of $(sent), admitted $got;" \
 	"fallback $(jq '.fallback_active' <<<"$st"), shares $(jq -c '[.limits[].share]' <<<"$st")"
 [ "$seen" -ge $(( $(sent) * 98 / 100 )) ] || fail "judged $seen of $(sent): the data path stalled"
@@ -336,7 +336,7 @@ end_case fleet-redis-stopped-safe-fallback
 begin_case
 kill -CONT "$REDIS_PID"
 wait_status 2 '.fallback_active' false 60
-st=$(slh 2 -j fleet status)
+st=$(wrh 2 -j fleet status)
 [ "$(jq '.fallback_active' <<<"$st")" == false ] || fail "still in fallback after Redis came back"
 [ "$(jq '.limits[0].multiplier' <<<"$st")" == 1 ] || fail "multiplier $(jq '.limits[0].multiplier' <<<"$st") after recovery"
 end_case fleet-redis-recovers
@@ -350,10 +350,10 @@ begin_case
 cut() { for a in 198.18.52.2 198.18.53.2; do in_ns "$R" iptables -w "$1" INPUT -s "$a" -j DROP; done; }
 cut -A || fail "cannot cut hosts 2 and 3 off Redis"
 wait_status 1 '.hosts' 1 100
-alone=$(slh 1 -j fleet status | jq '.hosts')
+alone=$(wrh 1 -j fleet status | jq '.hosts')
 kill -STOP "$REDIS_PID"
 wait_status 1 '.fallback_active' true 100
-st=$(slh 1 -j fleet status)
+st=$(wrh 1 -j fleet status)
 kill -CONT "$REDIS_PID"
 cut -D
 echo "# hosts 2 and 3 cut off first: host 1 saw $alone live host(s), then in fallback counts" \
@@ -378,7 +378,7 @@ spid=$!
 sleep 3
 kill -STOP "$REDIS_PID"
 wait_status 1 '.fallback_active' true 40
-st=$(slh 1 -j fleet status)
+st=$(wrh 1 -j fleet status)
 kill -CONT "$REDIS_PID"
 wait $spid
 echo "# fallback hold with the source on host 1 alone: host 1 counts each packet" \
@@ -405,7 +405,7 @@ FLEET_SRC=198.18.70.2 send 5 "$PPS"
 got=$(( $(total_passed) - p0 ))
 seen=$(( $(total_seen) - s0 ))
 t=$(gen_secs)
-st=$(slh 2 -j fleet status)
+st=$(wrh 2 -j fleet status)
 kill -CONT "$REDIS_PID"
 # Each host: its own burst and rate; the floor counts the stale-after the
 # hosts spend on their last state first (at least the fleet's rate then).
@@ -444,7 +444,7 @@ w=$(awk -v a="$ta" -v b="$tb" 'BEGIN { printf "%.3f", b - a }')
 wf=$(covered "$ta" "$tb")
 smax=$(awk -v w="$w" -v r=$RATE -v iv=$INTERVAL_MS 'BEGIN { printf "%d", (r * w + 3 * r * 2 * iv / 1000) * 1.05 + 5 }')
 echo "# FLUSHALL during a flood: per host $(passed 1) $(passed 2) $(passed 3) in all;" \
-	"multipliers $(for i in 1 2 3; do slh $i -j fleet status | jq -c '[.limits[].multiplier, .fallback_active]'; done | tr '\n' ' ')"
+	"multipliers $(for i in 1 2 3; do wrh $i -j fleet status | jq -c '[.limits[].multiplier, .fallback_active]'; done | tr '\n' ' ')"
 echo "# FLUSHALL during a flood: admitted $got in the ${w}s around it (rate x t =" \
 	"$(awk -v w="$w" -v r=$RATE 'BEGIN { printf "%d", r * w }'), bound $smax)"
 [ "$got" -le "$smax" ] || fail "admitted $got around a flush, over $smax"
@@ -463,7 +463,7 @@ grep -q "fleet: Redis 198.18.52.1:6379: " "$TMP/h2.log" || fail "no error logged
 # DEBUG from loopback inside R only: the next case makes Redis slow with it.
 redis_start --enable-debug-command local || fail "redis did not restart"
 wait_status 2 '.nodes[0].up' true 60
-[ "$(slh 2 -j fleet status | jq '.nodes[0].up')" == true ] || fail "host 2 did not reconnect"
+[ "$(wrh 2 -j fleet status | jq '.nodes[0].up')" == true ] || fail "host 2 did not reconnect"
 end_case fleet-redis-killed-and-back
 
 # ---- 6b. Redis slow ----
@@ -492,7 +492,7 @@ max=$(bound "$t" 150)
 min=$(awk -v t="$t" -v r=$RATE 'BEGIN { printf "%d", r * t * 0.5 }')
 echo "# Redis slow (150 ms of every 250 asleep): judged $seen of $(sent), admitted $got in ${t}s" \
 	"(burst + rate x t = $(awk -v t="$t" -v r=$RATE -v b=$BURST 'BEGIN { printf "%d", b + r * t }')," \
-	"bound $max), sync $(slh 1 -j fleet status | jq -c "{sync_us, syncs}")"
+	"bound $max), sync $(wrh 1 -j fleet status | jq -c "{sync_us, syncs}")"
 [ "$seen" -ge $(( $(sent) * 98 / 100 )) ] || fail "judged $seen of $(sent): the data path stalled"
 [ "$got" -le "$max" ] || fail "admitted $got with a slow Redis, over $max"
 [ "$got" -ge "$min" ] || fail "admitted $got with a slow Redis, under $min: honest traffic refused"
@@ -529,7 +529,7 @@ else
 		"$(awk -v t="$t" -v r=$RATE -v b=$BURST 'BEGIN { printf "%d", b + r * t }'), what the" \
 		"fallback promises $max; per-host limits about $(awk -v t="$t" -v r=$RATE -v b=$BURST \
 		'BEGIN { printf "%d", 3 * (b + r * t) }')), timeouts on host 1:" \
-		"$(slh 1 -j fleet status | jq '.nodes[0].errors_timeout')"
+		"$(wrh 1 -j fleet status | jq '.nodes[0].errors_timeout')"
 	[ "$seen" -ge $(( $(sent) * 98 / 100 )) ] || fail "judged $seen of $(sent): the data path stalled"
 	[ "$got" -le "$max" ] || fail "admitted $got over a lossy path, over $max"
 	[ "$got" -ge "$min" ] || fail "admitted $got over a lossy path, under $min: honest traffic refused"
@@ -555,8 +555,8 @@ for i in 1 2 3; do
 	sed -i "s/redis: \[ \"198.18.5$i.1:6379\" \]/redis: [ \"198.18.5$i.1:6379\", \"198.18.5$i.1:6380\", \"198.18.5$i.1:6381\" ]/" "$TMP/h$i.yaml"
 	kill -HUP "${DAEMONS[i-1]}"
 done
-nodes_up 3 3 || fail "host 3 does not reach the three servers: $(slh 3 -j fleet status)"
-[ "$(slh 3 -j fleet status | jq -r '.mode')" == sharded ] || fail "not sharded: $(slh 3 -j fleet status)"
+nodes_up 3 3 || fail "host 3 does not reach the three servers: $(wrh 3 -j fleet status)"
+[ "$(wrh 3 -j fleet status | jq -r '.mode')" == sharded ] || fail "not sharded: $(wrh 3 -j fleet status)"
 SRCS=""
 for s in $(seq 1 8); do
 	ip -n "$C" addr add "198.18.71.$s/32" dev lo
@@ -578,7 +578,7 @@ max=$(( 8 * $(FIRST=1 bound "$(gen_secs)") ))
 echo "# sharded, 8 sources at 5x: admitted $got (bound $max for the 8)"
 [ "$spread" -ge 2 ] || fail "the keys sit on $spread of 3 servers"
 [ "$got" -le "$max" ] || fail "admitted $got, over $max"
-[ "$(slh 1 -j fleet status | jq '[.nodes[].keys] | map(select(. > 0)) | length')" -ge 2 ] ||
+[ "$(wrh 1 -j fleet status | jq '[.nodes[].keys] | map(select(. > 0)) | length')" -ge 2 ] ||
 	fail "host 1 synced through fewer than 2 servers"
 for p in "${EXTRA_PIDS[@]}"; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
 for i in 1 2 3; do config "$i" fleet; kill -HUP "${DAEMONS[i-1]}"; done
@@ -617,7 +617,7 @@ for i in 1 2 3; do
 	kill -HUP "${DAEMONS[i-1]}"
 done
 nodes_up 2 3
-st=$(slh 2 -j fleet status)
+st=$(wrh 2 -j fleet status)
 [ "$(jq -r '.mode' <<<"$st")" == cluster ] || fail "not cluster mode: $st"
 [ "$(jq '[.nodes[] | select(.up)] | length' <<<"$st")" == 3 ] ||
 	fail "host 2 speaks to $(jq '[.nodes[] | select(.up)] | length' <<<"$st") primaries, want 3: $st"
@@ -650,7 +650,7 @@ for port in 7001 7002 7003; do
 	[ "$(rcli -h 198.18.50.1 -p $port role 2>/dev/null | head -1)" == master ] && victim=$port && break
 done
 vpid=${CL_PIDS[$((victim - 7001))]}
-synced0=$(slh 1 -j fleet status | jq '.keys_synced')
+synced0=$(wrh 1 -j fleet status | jq '.keys_synced')
 p0=$(total_passed)
 FLEET_SRC=$SRCS send 6 "$PPS" &
 spid=$!
@@ -664,7 +664,7 @@ for _ in $(seq 100); do
 done
 cluster_ok $((victim == 7001 ? 7002 : 7001)) || fail "the cluster did not recover from losing :$victim"
 wait_status 1 '.fallback_active' false 100
-st=$(slh 1 -j fleet status)
+st=$(wrh 1 -j fleet status)
 synced1=$(jq '.keys_synced' <<<"$st")
 max=$(( 8 * ( $(FIRST=1 bound "$(gen_secs)") + 3 * RATE * 3 ) ))
 echo "# cluster primary :$victim killed mid-flood: admitted $got (bound $max for the 8);" \
@@ -699,14 +699,14 @@ config 1 fleet "auth-file: $TMP/auth"
 kill -HUP "${DAEMONS[0]}"
 for _ in $(seq 50); do grep -q "fleet: Redis 198.18.51.1:6379: AUTH" "$TMP/h1.log" && break; sleep 0.1; done
 grep -q "fleet: Redis 198.18.51.1:6379: AUTH" "$TMP/h1.log" || fail "no AUTH error logged: $(tail -3 "$TMP/h1.log")"
-[ "$(slh 1 -j fleet status | jq '.nodes[0].errors_connect')" -gt 0 ] || fail "no connect error counted"
+[ "$(wrh 1 -j fleet status | jq '.nodes[0].errors_connect')" -gt 0 ] || fail "no connect error counted"
 p0=$(passed 1)
 send 1 100 1
 [ $(( $(passed 1) - p0 )) -gt 0 ] || fail "enforcement stopped with a wrong password"
 printf 's3cret\n' >"$TMP/auth"
 kill -HUP "${DAEMONS[0]}"
-for _ in $(seq 60); do [ "$(slh 1 -j fleet status | jq '.nodes[0].up')" == true ] && break; sleep 0.1; done
-[ "$(slh 1 -j fleet status | jq '.nodes[0].up')" == true ] || fail "the right password did not connect"
+for _ in $(seq 60); do [ "$(wrh 1 -j fleet status | jq '.nodes[0].up')" == true ] && break; sleep 0.1; done
+[ "$(wrh 1 -j fleet status | jq '.nodes[0].up')" == true ] || fail "the right password did not connect"
 end_case fleet-redis-password
 
 begin_case

@@ -112,10 +112,10 @@ start_host() {
 	ROOTS_H[i]=$(new_root "h$i")
 	start_daemon "${H[i]}" "${ROOTS_H[i]}" "$TMP/h$i.yaml" "$TMP/h$i.log"
 }
-slh() { local i=$1; shift; in_ns "${H[i]}" "$SLUICE" --bpffs "${ROOTS_H[i]}" "$@"; }
+wrh() { local i=$1; shift; in_ns "${H[i]}" "$SLUICE" --bpffs "${ROOTS_H[i]}" "$@"; }
 # passed and dropped packets of rule api (or FLEET_RULE) on host I
-passed() { slh "$1" -j stats interval 0 | jq ".rules[] | select(.name == \"${FLEET_RULE:-api}\") | .passed_packets"; }
-dropped() { slh "$1" -j stats interval 0 | jq ".rules[] | select(.name == \"${FLEET_RULE:-api}\") | .dropped_packets"; }
+passed() { wrh "$1" -j stats interval 0 | jq ".rules[] | select(.name == \"${FLEET_RULE:-api}\") | .passed_packets"; }
+dropped() { wrh "$1" -j stats interval 0 | jq ".rules[] | select(.name == \"${FLEET_RULE:-api}\") | .dropped_packets"; }
 # ... summed over the hosts in FLEET_HOSTS (default 1 2 3)
 total_passed() { local i n=0; for i in ${FLEET_HOSTS:-1 2 3}; do n=$((n + $(passed $i))); done; echo $n; }
 total_seen() {
@@ -147,7 +147,7 @@ gen_secs() { jq -r '.sources[0] | (.last_ns - .first_ns) / 1e9' "$TMP/gen-1.json
 # I's `fleet status -j` gives VALUE for JQ; the caller checks it after.
 wait_status() {
 	for _ in $(seq "$4"); do
-		[ "$(slh "$1" -j fleet status | jq "$2")" == "$3" ] && return 0
+		[ "$(wrh "$1" -j fleet status | jq "$2")" == "$3" ] && return 0
 		sleep 0.1
 	done
 	return 1
@@ -155,7 +155,7 @@ wait_status() {
 # nodes_up I N: wait (bounded) until host I's sync has N Redis servers up.
 nodes_up() {
 	for _ in $(seq 100); do
-		[ "$(slh "$1" -j fleet status | jq '[.nodes[]? | select(.up)] | length')" == "$2" ] && return 0
+		[ "$(wrh "$1" -j fleet status | jq '[.nodes[]? | select(.up)] | length')" == "$2" ] && return 0
 		sleep 0.1
 	done
 	return 1

@@ -6,7 +6,7 @@
 
 SLUICE=${SLUICE:-$PWD/build/sluice}
 BUILD=${BUILD:-build}
-TAG="sl$$"
+TAG="wr$$"
 NETNS=()
 ROOTS=()
 CASE_FAILED=""

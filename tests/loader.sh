@@ -22,8 +22,8 @@ for i in 0 1 2; do
 	in_ns "$NS" ip link add ld$i type veth peer name ldp$i || { not_ok loader-setup "veth"; exit 1; }
 	in_ns "$NS" ip link set ld$i up
 done
-sl() { in_ns "$NS" "$SLUICE" --bpffs "$ROOT" "$@"; }
-slj() { in_ns "$NS" "$SLUICE" -j --bpffs "$ROOT" "$@"; }
+wr() { in_ns "$NS" "$SLUICE" --bpffs "$ROOT" "$@"; }
+wrj() { in_ns "$NS" "$SLUICE" -j --bpffs "$ROOT" "$@"; }
 
 # ---- the binary itself ----
 
@@ -41,7 +41,7 @@ end_case loader-libbpf-linked-in
 # The same object without bpf_loop (as kernels before 5.17 get it) loads,
 # and -d says what replaced it.
 begin_case
-out=$(SLUICE_FEATURES_OFF=bpf_loop,xdp_frags sl -d attach ld2 2>&1)
+out=$(SLUICE_FEATURES_OFF=bpf_loop,xdp_frags wr -d attach ld2 2>&1)
 rc=$?
 if [ $rc -ne 0 ]; then
 	fail "attach without bpf_loop: $(echo "$out" | grep -v '^libbpf' | tail -2 | tr '\n' ' ')"
@@ -50,7 +50,7 @@ elif ! echo "$out" | grep -q 'has no bpf_loop() (Linux 5.17): the rules are walk
 elif ! echo "$out" | grep -q 'has no XDP multi-buffer (xdp.frags) (Linux 5.18)'; then
 	fail "the missing xdp.frags was not said: $(echo "$out" | grep -i frags | head -2)"
 fi
-sl detach all >/dev/null 2>&1
+wr detach all >/dev/null 2>&1
 end_case loader-loads-without-bpf_loop
 
 # Multi-buffer XDP is asked for only where the kernel has it: a kernel
@@ -62,16 +62,16 @@ begin_case
 in_ns "$NS" ip link add ldj type veth peer name ldjp mtu 9000 &&
 	in_ns "$NS" ip link set ldj mtu 9000 up && in_ns "$NS" ip link set ldjp up ||
 	fail "jumbo veth"
-out=$(sl attach ldj mode native 2>&1) || fail "native attach at MTU 9000 with xdp.frags: $out"
-sl detach all >/dev/null 2>&1
-out=$(SLUICE_FEATURES_OFF=xdp_frags sl attach ldj mode native 2>&1) &&
+out=$(wr attach ldj mode native 2>&1) || fail "native attach at MTU 9000 with xdp.frags: $out"
+wr detach all >/dev/null 2>&1
+out=$(SLUICE_FEATURES_OFF=xdp_frags wr attach ldj mode native 2>&1) &&
 	fail "attached at MTU 9000 with xdp_frags off: the program still carries the flag"
 echo "$out" | grep -q 'its MTU needs multi-buffer XDP.*lower the MTU, or use mode generic or tc' ||
 	fail "the refusal does not say why: $(echo "$out" | tail -1)"
-[ "$(slj status | jq '.interfaces | length')" == 0 ] ||
-	fail "an interface is attached after the refusal: $(slj status | jq -c .interfaces)"
-expect_ok "generic attach at MTU 9000 with xdp_frags off" sl attach ldj mode generic
-sl detach all >/dev/null 2>&1
+[ "$(wrj status | jq '.interfaces | length')" == 0 ] ||
+	fail "an interface is attached after the refusal: $(wrj status | jq -c .interfaces)"
+expect_ok "generic attach at MTU 9000 with xdp_frags off" wr attach ldj mode generic
+wr detach all >/dev/null 2>&1
 in_ns "$NS" ip link del ldj 2>/dev/null
 end_case loader-xdp-frags-only-where-the-kernel-has-it
 
@@ -79,22 +79,22 @@ end_case loader-xdp-frags-only-where-the-kernel-has-it
 # turned off by name and every other limit works.
 begin_case
 export SLUICE_FEATURES_OFF=sockops_netns_cookie
-out=$(sl attach ld2 2>&1) || fail "attach without the sock_ops netns cookie: $out"
+out=$(wr attach ld2 2>&1) || fail "attach without the sock_ops netns cookie: $out"
 echo "$out" | grep -q 'connection limits (conns N) are refused; every other limit works' ||
 	fail "the attach did not say connection limits are off: $out"
-err=$(sl rule add lc proto tcp dport 22 conns 5 per src 2>&1) && fail "a conns rule was added"
+err=$(wr rule add lc proto tcp dport 22 conns 5 per src 2>&1) && fail "a conns rule was added"
 echo "$err" | grep -q 'connection limits need bpf_get_netns_cookie() in sock_ops programs (Linux 5.15)' ||
 	fail "the conns rule's refusal does not name the feature: $err"
-expect_ok "rate rule" sl rule add lr proto udp dport 53 limit 10pps
-[ "$(slj rule list | jq -r '[.rules[].name] | join(",")')" == lr ] ||
-	fail "rules after the refusal: $(slj rule list | jq -c '[.rules[].name]')"
+expect_ok "rate rule" wr rule add lr proto udp dport 53 limit 10pps
+[ "$(wrj rule list | jq -r '[.rules[].name] | join(",")')" == lr ] ||
+	fail "rules after the refusal: $(wrj rule list | jq -c '[.rules[].name]')"
 unset SLUICE_FEATURES_OFF
-sl detach all >/dev/null 2>&1
+wr detach all >/dev/null 2>&1
 end_case loader-conns-off-without-sockops-netns-cookie
 
 # A feature sluice cannot do without is refused by name, nothing left behind.
 begin_case
-out=$(SLUICE_FEATURES_OFF=cmpxchg sl attach ld2 2>&1)
+out=$(SLUICE_FEATURES_OFF=cmpxchg wr attach ld2 2>&1)
 rc=$?
 if [ $rc -ne 1 ]; then
 	fail "attach without compare-and-swap exited $rc: $out"
@@ -110,12 +110,12 @@ end_case loader-refuses-missing-cmpxchg-by-name
 # ---- options only a load sets ----
 
 begin_case
-expect_ok "first attach" sl attach ld0 keys 4096 clock coarse
-st=$(slj status)
+expect_ok "first attach" wr attach ld0 keys 4096 clock coarse
+st=$(wrj status)
 [ "$(jq -r .keys.capacity <<<"$st")" == 4096 ] || fail "status keys.capacity: $(jq -c .keys <<<"$st")"
 [ "$(jq -r .clock <<<"$st")" == coarse ] || fail "status clock: $(jq -r .clock <<<"$st")"
-sl status | grep -q '^clock: coarse$' || fail "text status has no 'clock: coarse'"
-sl status | grep -q 'per-source buckets: capacity 4096' || fail "text status has no capacity 4096"
+wr status | grep -q '^clock: coarse$' || fail "text status has no 'clock: coarse'"
+wr status | grep -q 'per-source buckets: capacity 4096' || fail "text status has no capacity 4096"
 [ -z "$(jq -r '.key_capacity // empty' <<<"$st")" ] || fail "status still has key_capacity"
 end_case loader-status-shows-keys-and-clock
 
@@ -123,20 +123,20 @@ end_case loader-status-shows-keys-and-clock
 for opt in "keys 8192" "clock precise" "clock auto"; do
 	begin_case
 	# shellcheck disable=SC2086
-	out=$(sl attach ld1 $opt 2>&1)
+	out=$(wr attach ld1 $opt 2>&1)
 	rc=$?
 	[ "$rc" -eq 1 ] || fail "attach ld1 $opt exited $rc, want 1: $out"
 	[[ "$out" == *"detach all"* ]] || fail "the refusal does not say 'detach all': $out"
-	n=$(slj status | jq '[.interfaces[] | select(.interface == "ld1")] | length')
+	n=$(wrj status | jq '[.interfaces[] | select(.interface == "ld1")] | length')
 	[ "$n" == 0 ] || fail "ld1 was attached despite the refusal"
 	end_case "loader-refuses-$(echo "$opt" | tr ' ' -)-once-loaded"
 done
 
 begin_case
 # The same values as loaded (keys rounded as the loader rounds them) are no change.
-expect_ok "attach ld1 with the loaded options" sl attach ld1 keys 4093 clock coarse
-expect_ok "attach ld2 without options" sl attach ld2
-n=$(slj status | jq '.interfaces | length')
+expect_ok "attach ld1 with the loaded options" wr attach ld1 keys 4093 clock coarse
+expect_ok "attach ld2 without options" wr attach ld2
+n=$(wrj status | jq '.interfaces | length')
 [ "$n" == 3 ] || fail "$n interfaces attached, want 3"
 end_case loader-accepts-same-options
 
@@ -148,18 +148,18 @@ if [ ! -e "$ROOT/wr_src_drops" ]; then
 	fail "no pin $ROOT/wr_src_drops to take away: $(ls "$ROOT" | tr '\n' ' ')"
 else
 	mv "$ROOT/wr_src_drops" "$ROOT/wr_src_drops_away"
-	out=$(sl stats 2>&1)
+	out=$(wr stats 2>&1)
 	rc=$?
 	[ "$rc" -eq 1 ] || fail "stats over an older build's pins exited $rc, want 1: $out"
 	[[ "$out" == *"an older build, without wr_src_drops"*"detach all"* ]] ||
 		fail "the error does not say what is missing and what to do: $out"
-	out=$(sl rule add old-pins limit 10/s 2>&1) && fail "rule add over an older build's pins succeeded: $out"
+	out=$(wr rule add old-pins limit 10/s 2>&1) && fail "rule add over an older build's pins succeeded: $out"
 	mv "$ROOT/wr_src_drops_away" "$ROOT/wr_src_drops"
-	n=$(slj status | jq '.interfaces | length')
+	n=$(wrj status | jq '.interfaces | length')
 	[ "$n" == 3 ] || fail "$n interfaces attached after the refusals, want 3"
-	slj rule list | jq -e '.rules[] | select(.name == "old-pins")' >/dev/null 2>&1 &&
+	wrj rule list | jq -e '.rules[] | select(.name == "old-pins")' >/dev/null 2>&1 &&
 		fail "the refused rule add left rule old-pins"
-	expect_ok "stats with the pin back" sl stats
+	expect_ok "stats with the pin back" wr stats
 fi
 end_case loader-older-build-pins-named
 
@@ -186,28 +186,28 @@ else
 	[ -n "$PID" ] && [ "$PID" != null ] || fail "no pinned prog_sockops"
 	[ ! -e "$ROOT/cgroup_sockops" ] || fail "cgroup_sockops pinned with no connection limit"
 	attached "$PID" && fail "sluice_sockops (id $PID) on $CG with no connection limit"
-	expect_ok "rule add (rate)" sl rule add dns proto udp dport 53 limit 10pps
+	expect_ok "rule add (rate)" wr rule add dns proto udp dport 53 limit 10pps
 	attached "$PID" && fail "sluice_sockops on $CG after a rule without a connection limit"
 	end_case loader-no-conn-counter-without-conn-limit
 
 	begin_case
-	expect_ok "rule add (conns)" sl rule add web proto tcp dport 443 conns 10 per src
+	expect_ok "rule add (conns)" wr rule add web proto tcp dport 443 conns 10 per src
 	[ -e "$ROOT/cgroup_sockops" ] || fail "no cgroup_sockops after a connection limit"
 	attached "$PID" || fail "sluice_sockops (id $PID) is not on $CG"
-	expect_ok "rule add (second conns)" sl rule add ssh proto tcp dport 22 conns 2 per src
-	expect_ok "rule del web" sl rule del web
+	expect_ok "rule add (second conns)" wr rule add ssh proto tcp dport 22 conns 2 per src
+	expect_ok "rule del web" wr rule del web
 	attached "$PID" || fail "the counter went while rule ssh still has a connection limit"
 	end_case loader-conn-counter-with-conn-limit
 
 	begin_case
-	expect_ok "rule del ssh" sl rule del ssh
+	expect_ok "rule del ssh" wr rule del ssh
 	[ ! -e "$ROOT/cgroup_sockops" ] || fail "cgroup_sockops still pinned"
 	attached "$PID" && fail "sluice_sockops still on $CG after the last connection limit went"
 	n=$(bpftool -j map dump pinned "$ROOT/wr_conns" | jq length)
 	[ "$n" == 0 ] || fail "wr_conns keeps $n counts"
-	expect_ok "rule add (conns again)" sl rule add web proto tcp dport 443 conns 10 per src
+	expect_ok "rule add (conns again)" wr rule add web proto tcp dport 443 conns 10 per src
 	attached "$PID" || fail "not attached again"
-	expect_ok "detach all" sl detach all
+	expect_ok "detach all" wr detach all
 	attached "$PID" && fail "sluice_sockops on $CG after detach all"
 	end_case loader-conn-counter-removed-with-last-conn-limit
 fi
@@ -251,7 +251,7 @@ fi
 
 begin_case
 R3=$(new_root ldt)
-slt() { in_ns "$NS" "$SLUICE" --bpffs "$R3" "$@"; }
+wrt() { in_ns "$NS" "$SLUICE" --bpffs "$R3" "$@"; }
 in_ns "$NS" ip link add lt0 type veth peer name ltp0 && in_ns "$NS" ip link set lt0 up &&
 	in_ns "$NS" ip link add lt1 type veth peer name ltp1 && in_ns "$NS" ip link set lt1 up ||
 	fail "veth"
@@ -260,8 +260,8 @@ in_ns "$NS" tc qdisc add dev lt1 clsact
 # (a classic BPF filter that matches nothing: cls_bpf is what sluice needs anyway)
 in_ns "$NS" tc filter add dev lt1 ingress pref 7 protocol all bpf bytecode "1,6 0 0 0," classid 1:1 ||
 	fail "cannot add the other filter"
-expect_ok "attach lt0 through clsact" slt attach lt0 mode tc tc-hook clsact
-expect_ok "attach lt1 through clsact" slt attach lt1 mode tc tc-hook clsact
+expect_ok "attach lt0 through clsact" wrt attach lt0 mode tc tc-hook clsact
+expect_ok "attach lt1 through clsact" wrt attach lt1 mode tc tc-hook clsact
 for d in lt0 lt1; do
 	in_ns "$NS" tc filter show dev $d ingress | grep -q 'handle 0x51c3 sluice_tc' ||
 		fail "no sluice_tc filter on $d: $(in_ns "$NS" tc filter show dev $d ingress | tr '\n' ' ')"
@@ -269,11 +269,11 @@ done
 hooks=$(in_ns "$NS" "$SLUICE" -j --bpffs "$R3" status |
 	jq -r '[.interfaces[] | "\(.interface):\(.mode):\(.tc_hook)"] | sort | join(",")')
 [ "$hooks" == "lt0:tc:clsact,lt1:tc:clsact" ] || fail "status shows $hooks"
-out=$(slt attach lt0 mode tc tc-hook clsact 2>&1)
+out=$(wrt attach lt0 mode tc tc-hook clsact 2>&1)
 [ $? -eq 1 ] || fail "a second attach of lt0 did not fail with 1: $out"
-expect_ok "detach lt0" slt detach lt0
+expect_ok "detach lt0" wrt detach lt0
 in_ns "$NS" tc qdisc show dev lt0 | grep -q clsact && fail "the clsact qdisc sluice made on lt0 stayed"
-expect_ok "detach all" slt detach all
+expect_ok "detach all" wrt detach all
 in_ns "$NS" tc filter show dev lt1 ingress | grep -q sluice_tc && fail "sluice's filter stayed on lt1"
 in_ns "$NS" tc filter show dev lt1 ingress | grep -q "pref 7 bpf" ||
 	fail "detach removed the other filter on lt1"

@@ -16,7 +16,7 @@ require_root metrics
 
 SERVE=$BUILD/tests/metrics_serve
 POKE=$BUILD/tests/shed_poke
-SLGEN=$BUILD/slgen
+SLGEN=$BUILD/wrgen
 PORT=9464		# inside the test's own namespace: nothing else there
 URL=http://127.0.0.1:$PORT/metrics
 TMP=$(mktemp -d)
@@ -53,7 +53,7 @@ ip -n "$SND" addr add 198.18.0.2/16 dev mt-s
 ip -n "$SND" addr add 198.18.0.3/16 dev mt-s
 ip -n "$RCV" link set mt-r up
 ip -n "$SND" link set mt-s up
-# Permanent neighbours: no ARP, so every packet counted is one slgen sent.
+# Permanent neighbours: no ARP, so every packet counted is one wrgen sent.
 mac_r=$(ip -n "$RCV" -j link show mt-r | jq -r '.[0].address')
 mac_s=$(ip -n "$SND" -j link show mt-s | jq -r '.[0].address')
 ip -n "$SND" neigh replace 198.18.0.1 lladdr "$mac_r" dev mt-s nud permanent
@@ -71,7 +71,7 @@ fi
 ip -n "$RCV" link set "$ODD" up
 ip -n "$RCV" link set mt-p up
 
-sl() { in_ns "$RCV" "$SLUICE" --bpffs "$ROOT" "$@"; }
+wr() { in_ns "$RCV" "$SLUICE" --bpffs "$ROOT" "$@"; }
 
 # serve ADDR: start a server in RCV; its pid in SERVER. Fails if it does not come up.
 serve() {
@@ -109,22 +109,22 @@ promtool_ok() {
 		fail "promtool: $(echo "$out" | tr '\n' ' ')"
 	fi
 }
-# slgen SRC DPORT: 300 UDP packets at 1000 pps from SRC in SND to RCV.
+# wrgen SRC DPORT: 300 UDP packets at 1000 pps from SRC in SND to RCV.
 send300() {
 	ip netns exec "$SND" "$SLGEN" --dst 198.18.0.1 --dport "$2" --src "$1" --rate 1000 \
 		--count 300 --duration 5 --json >"$TMP/gen.json" ||
-		fail "slgen from $1: $(cat "$TMP/gen.json")"
+		fail "wrgen from $1: $(cat "$TMP/gen.json")"
 	[ "$(jq -r .total_sent "$TMP/gen.json")" == 300 ] ||
-		fail "slgen sent $(jq -r .total_sent "$TMP/gen.json") of 300"
+		fail "wrgen sent $(jq -r .total_sent "$TMP/gen.json") of 300"
 }
 
-if ! out=$(sl attach mt-r mode native keys 4096 2>&1) || ! out=$(sl attach "$ODD" mode tc 2>&1)
+if ! out=$(wr attach mt-r mode native keys 4096 2>&1) || ! out=$(wr attach "$ODD" mode tc 2>&1)
 then
 	not_ok metrics-setup "attach: $out"
 	exit 1
 fi
-sl rule add burst proto udp dport 9000 limit 1pps burst 100 >/dev/null &&
-	sl rule add dry proto udp dport 9001 limit 1pps burst 50 limit 10kpps per all \
+wr rule add burst proto udp dport 9000 limit 1pps burst 100 >/dev/null &&
+	wr rule add dry proto udp dport 9001 limit 1pps burst 50 limit 10kpps per all \
 		action dry-run >/dev/null || { not_ok metrics-setup "rule add"; exit 1; }
 if ! serve 127.0.0.1:$PORT; then
 	not_ok metrics-setup "metrics_serve did not start: $(cat "$TMP/serve.err")"
@@ -262,10 +262,10 @@ end_case metrics-keys-counted-and-cached
 begin_case
 scrape >/dev/null
 gen=$(val sluice_ruleset_generation)
-sl set fail closed >/dev/null && sl disable >/dev/null &&
-	sl deny add 198.18.200.0/24 >/dev/null && sl deny add 2001:db8:dead::/48 >/dev/null &&
-	sl allow add 198.18.201.0/24 >/dev/null &&
-	sl rule add third proto tcp dport 22 limit 5pps >/dev/null || fail "CLI changes failed"
+wr set fail closed >/dev/null && wr disable >/dev/null &&
+	wr deny add 198.18.200.0/24 >/dev/null && wr deny add 2001:db8:dead::/48 >/dev/null &&
+	wr allow add 198.18.201.0/24 >/dev/null &&
+	wr rule add third proto tcp dport 22 limit 5pps >/dev/null || fail "CLI changes failed"
 scrape >/dev/null
 promtool_ok "$TMP/scrape"
 expect sluice_enabled 0
@@ -277,7 +277,7 @@ expect 'sluice_allow_entries{family="ipv6"}' 0
 expect sluice_rules 3
 expect 'sluice_rule_limits{rule="third"}' 1
 [ "$gen" != missing ] && expect sluice_ruleset_generation $((gen + 1))
-sl enable >/dev/null && sl set fail open >/dev/null
+wr enable >/dev/null && wr set fail open >/dev/null
 scrape >/dev/null
 expect sluice_enabled 1
 expect sluice_fail_closed 0
@@ -297,9 +297,9 @@ end_case metrics-interface-gone
 # (S 0.5: class 3 sheds all, class 2 half, class 1 nothing; classes 1..3
 # held to 1 pps, burst 100), then 300 packets at 1000 pps of each class.
 begin_case
-sl rule add c1 proto udp dport 9101 class 1 limit 1mpps per all >/dev/null &&
-	sl rule add c2 proto udp dport 9102 class 2 limit 1mpps per all >/dev/null &&
-	sl rule add c3 proto udp dport 9103 class 3 limit 1mpps per all >/dev/null ||
+wr rule add c1 proto udp dport 9101 class 1 limit 1mpps per all >/dev/null &&
+	wr rule add c2 proto udp dport 9102 class 2 limit 1mpps per all >/dev/null &&
+	wr rule add c3 proto udp dport 9103 class 3 limit 1mpps per all >/dev/null ||
 	fail "rule add"
 "$POKE" --bpffs "$ROOT" || fail "shed_poke failed"
 scrape >/dev/null

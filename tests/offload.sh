@@ -30,10 +30,10 @@ ip -n "$SND" addr add 2001:db8::2/64 dev ofs0 nodad
 ip -n "$RCV" addr add 2001:db8::1/64 dev ofr0 nodad
 ip -n "$SND" link set ofs0 up
 ip -n "$RCV" link set ofr0 up
-sl() { in_ns "$RCV" "$SLUICE" --bpffs "$ROOT" "$@"; }
-slj() { in_ns "$RCV" "$SLUICE" -j --bpffs "$ROOT" "$@"; }
+wr() { in_ns "$RCV" "$SLUICE" --bpffs "$ROOT" "$@"; }
+wrj() { in_ns "$RCV" "$SLUICE" -j --bpffs "$ROOT" "$@"; }
 PORT=5001
-sl attach ofr0 mode tc >/dev/null || { not_ok offload-setup "attach in tc mode"; exit 1; }
+wr attach ofr0 mode tc >/dev/null || { not_ok offload-setup "attach in tc mode"; exit 1; }
 # The sender's TCP sizes its super-packets by its pacing rate, which a busy
 # machine lowers; at least 64 segments each (when that much is queued)
 # keeps them large whatever else runs.
@@ -41,10 +41,10 @@ in_ns "$SND" sysctl -qw net.ipv4.tcp_min_tso_segs=64 ||
 	{ not_ok offload-setup "cannot set tcp_min_tso_segs"; exit 1; }
 
 # send ADDR BYTES: one TCP transfer of BYTES zeros to ADDR:PORT, from SND,
-# into slserve (which reads and discards); 0 if every byte was written.
+# into wrserve (which reads and discards); 0 if every byte was written.
 send() {
 	local srv rc
-	in_ns "$RCV" "$BUILD/slserve" --listen "$1" --port $PORT --duration 60 >/dev/null 2>&1 &
+	in_ns "$RCV" "$BUILD/wrserve" --listen "$1" --port $PORT --duration 60 >/dev/null 2>&1 &
 	srv=$!
 	for _ in $(seq 50); do
 		in_ns "$RCV" ss -Hltn "sport = :$PORT" | grep -q . && break
@@ -56,8 +56,8 @@ send() {
 	wait "$srv" 2>/dev/null
 	return $rc
 }
-malformed() { slj stats interval 0 | jq .global.malformed; }
-rule() { slj stats interval 0 | jq ".rules[] | select(.name == \"$1\") | .$2"; }
+malformed() { wrj stats interval 0 | jq .global.malformed; }
+rule() { wrj stats interval 0 | jq ".rules[] | select(.name == \"$1\") | .$2"; }
 
 # BIG TCP over IPv6, then over IPv4 where the kernel has it (6.3+).
 for fam in 6 4; do
@@ -72,7 +72,7 @@ for fam in 6 4; do
 		skip "offload-big-tcp-ipv$fam" "this kernel or iproute2 has no $set"
 		continue
 	fi
-	sl rule add big$fam proto tcp dport $PORT limit 10mpps >/dev/null || fail "rule add"
+	wr rule add big$fam proto tcp dport $PORT limit 10mpps >/dev/null || fail "rule add"
 	m0=$(malformed)
 	send $dst 300000000 || fail "the 300 MB transfer did not complete"
 	m1=$(malformed)
@@ -80,7 +80,7 @@ for fam in 6 4; do
 	bytes=$(rule big$fam passed_bytes) pkts=$(rule big$fam passed_packets)
 	echo "# IPv$fam: $pkts packets, $bytes bytes passed"
 	[ "$bytes" -ge 300000000 ] || fail "only $bytes bytes passed sluice"
-	sl rule del big$fam >/dev/null
+	wr rule del big$fam >/dev/null
 	# (The length-0 super-packets are some among many: sluice without the
 	# BIG TCP fix counted about a thousand of them malformed on this very
 	# transfer, and it stalled.)
@@ -89,7 +89,7 @@ done
 
 # A packet limit charges each super-packet its segments.
 begin_case
-sl rule add seg proto tcp dport $PORT limit 1000pps burst 20000 action dry-run >/dev/null ||
+wr rule add seg proto tcp dport $PORT limit 1000pps burst 20000 action dry-run >/dev/null ||
 	fail "rule add"
 send 198.18.0.1 100000000 || fail "the 100 MB transfer did not complete"
 pkts=$(rule seg passed_packets) would=$(rule seg would_drop_packets)

@@ -38,20 +38,20 @@ ROOT=$(new_root p)
 in_ns "$NS" ip link add pp0 type veth peer name pp1
 in_ns "$NS" ip link set pp0 up
 in_ns "$NS" ip link set pp1 up
-sl() { in_ns "$NS" "$SLUICE" --bpffs "$ROOT" "$@"; }
-slj() { in_ns "$NS" "$SLUICE" -j --bpffs "$ROOT" "$@"; }
+wr() { in_ns "$NS" "$SLUICE" --bpffs "$ROOT" "$@"; }
+wrj() { in_ns "$NS" "$SLUICE" -j --bpffs "$ROOT" "$@"; }
 # As nobody, with no capabilities at all.
 as_nobody() { in_ns "$NS" setpriv --reuid=nobody --regid="$NOGROUP" --clear-groups --inh-caps=-all \
 	--bounding-set=-all "$@"; }
 # The whole observable state, to compare before and after.
 snapshot() {
 	{
-		slj status | jq -S 'del(.interfaces[]?.link_id, .interfaces[]?.prog_id, .generation)'
-		slj rule list | jq -S .
-		slj deny list | jq -S .
-		slj allow list | jq -S .
-		slj stats interval 0 | jq -S '.rules | map({name})'
-		slj shed status | jq -S 'del(.signals, .updated_ns, .expires_ns) | del(.. | .packets?, .bytes?)' 2>/dev/null
+		wrj status | jq -S 'del(.interfaces[]?.link_id, .interfaces[]?.prog_id, .generation)'
+		wrj rule list | jq -S .
+		wrj deny list | jq -S .
+		wrj allow list | jq -S .
+		wrj stats interval 0 | jq -S '.rules | map({name})'
+		wrj shed status | jq -S 'del(.signals, .updated_ns, .expires_ns) | del(.. | .packets?, .bytes?)' 2>/dev/null
 	} 2>&1
 }
 died() { [ "$1" -ge 128 ] || grep -qE 'Sanitizer|stack smashing|Segmentation|core dumped' "$2"; }
@@ -111,13 +111,13 @@ if [ "${1:-}" == --fresh-bpffs ]; then
 	printf 'rules:\n  - { name: dns, proto: udp, dport: 53, limits: [ { rate: 100pps } ] }\nmetrics: off\n' \
 		>"$TMP/metrics.yaml"
 	chmod 600 "$TMP/metrics.yaml"
-	sl attach pp0 >/dev/null && sl rule add r1 proto udp dport 53 limit 10pps >/dev/null &&
-		sl deny add 198.18.9.0/24 >/dev/null ||
+	wr attach pp0 >/dev/null && wr rule add r1 proto udp dport 53 limit 10pps >/dev/null &&
+		wr deny add 198.18.9.0/24 >/dev/null ||
 		{ not_ok permissions-unprivileged-cli-nobody-fresh-bpffs "setup failed"; exit 1; }
 	m=$(stat -c '%a' /sys/fs/bpf)
 	echo "# /sys/fs/bpf mounted by sluice: mode $m"
 	unprivileged_cli permissions-unprivileged-cli-nobody-fresh-bpffs
-	sl detach all >/dev/null 2>&1
+	wr detach all >/dev/null 2>&1
 	exit 0
 fi
 
@@ -125,8 +125,8 @@ fi
 # ---- pinned objects ----
 
 begin_case
-(umask 000 && sl attach pp0 >/dev/null && sl rule add r1 proto udp dport 53 limit 10pps >/dev/null &&
-	sl deny add 198.18.9.0/24 >/dev/null) || fail "setup under umask 000"
+(umask 000 && wr attach pp0 >/dev/null && wr rule add r1 proto udp dport 53 limit 10pps >/dev/null &&
+	wr deny add 198.18.9.0/24 >/dev/null) || fail "setup under umask 000"
 mode=$(stat -c '%a %U' "$ROOT")
 [ "$mode" == "700 root" ] || fail "$ROOT is $mode, want 700 root"
 n=0

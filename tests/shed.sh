@@ -25,8 +25,8 @@ ip -n "$RCV" link set sh-r up
 ip -n "$SND" link set sh-s up
 ip -n "$RCV" link set lo up
 
-sl() { in_ns "$RCV" "$SLUICE" --bpffs "$ROOT" "$@"; }
-slj() { in_ns "$RCV" "$SLUICE" -j --bpffs "$ROOT" "$@"; }
+wr() { in_ns "$RCV" "$SLUICE" --bpffs "$ROOT" "$@"; }
+wrj() { in_ns "$RCV" "$SLUICE" -j --bpffs "$ROOT" "$@"; }
 
 DAEMON=
 DLOG=
@@ -47,9 +47,9 @@ stop_daemon() {
 }
 
 # prob CLASS: that class's drop probability now; shed CLASS: its shed count.
-prob() { slj shed status | jq ".classes[$1].probability"; }
-shed() { slj shed status | jq ".classes[$1].shed_packets"; }
-util() { slj shed status | jq ".utilization"; }
+prob() { wrj shed status | jq ".classes[$1].probability"; }
+shed() { wrj shed status | jq ".classes[$1].shed_packets"; }
+util() { wrj shed status | jq ".utilization"; }
 util_is() { [ "$(util)" = "$1" ]; }
 # until_true SECS CMD...: run CMD every 0.1 s until it succeeds, for at most SECS.
 until_true() {
@@ -85,7 +85,7 @@ if ! shed_daemon "$TMP/file.yaml"; then
 	fail "daemon did not start: $(cat "$DLOG")"
 else
 	# Steady traffic from all three classes for the whole case (bounded: 30 s).
-	ip netns exec "$SND" "$BUILD/slgen" --dst 198.18.0.1 --dport 9000 \
+	ip netns exec "$SND" "$BUILD/wrgen" --dst 198.18.0.1 --dport 9000 \
 		--src 198.18.0.2,198.18.0.3,198.18.0.4 --rate 300 --duration 30 >/dev/null &
 	GEN=$!
 	sleep 0.5
@@ -102,7 +102,7 @@ else
 	[ "$(prob 3)" = 1 ] || fail "class 3 probability $(prob 3) with class 2 shedding"
 	[ "$(shed 0)" = 0 ] || fail "class 0 shed"
 	[ "$(prob 0)" = 0 ] || fail "class 0 probability $(prob 0)"
-	slj shed status | jq -e '.signals[0].value == 1 and .utilization == 1' >/dev/null ||
+	wrj shed status | jq -e '.signals[0].value == 1 and .utilization == 1' >/dev/null ||
 		fail "status does not show the file signal at 1"
 	grep -q "shedding amount S" "$DLOG" || fail "no change of S logged"
 
@@ -137,7 +137,7 @@ if shed_daemon "$TMP/file.yaml"; then
 	# The last step promised its thresholds for 5 s; after that, none.
 	sleep 6
 	before=$(shed 3)
-	ip netns exec "$SND" "$BUILD/slgen" --dst 198.18.0.1 --dport 9000 --src 198.18.0.4 \
+	ip netns exec "$SND" "$BUILD/wrgen" --dst 198.18.0.1 --dport 9000 --src 198.18.0.4 \
 		--rate 200 --count 100 --duration 5 >/dev/null
 	[ "$(shed 3)" = "$before" ] || fail "a dead controller still sheds: $before -> $(shed 3)"
 else
@@ -158,7 +158,7 @@ shedding:
 metrics: off
 YAML
 begin_case
-ip netns exec "$RCV" "$BUILD/sllisten" --listen 198.18.0.1 --port 8080 --backlog 4 \
+ip netns exec "$RCV" "$BUILD/wrlisten" --listen 198.18.0.1 --port 8080 --backlog 4 \
 	--duration 40 --ready-file "$TMP/listening" &
 LISTENER=$!
 until_true 5 test -e "$TMP/listening" || fail "listener did not start"
@@ -171,7 +171,7 @@ if shed_daemon "$TMP/aq.yaml"; then
 			"exec 3<>/dev/tcp/198.18.0.1/8080 && sleep 19" 2>/dev/null &)
 	done
 	until_true 10 above util "" 0.99 ||
-		fail "a full accept queue did not drive u to 1: $(slj shed status | jq -c .signals)"
+		fail "a full accept queue did not drive u to 1: $(wrj shed status | jq -c .signals)"
 	until_true 15 above prob 3 0 || fail "u from the accept queue did not start shedding"
 else
 	fail "daemon did not start"
@@ -183,12 +183,12 @@ end_case shed-accept-queue-signal
 
 # Operators in an incident: off, set, on.
 begin_case
-sl shed off >/dev/null || fail "shed off"
-[ "$(slj shed status | jq .enabled)" = false ] || fail "off not shown"
+wr shed off >/dev/null || fail "shed off"
+[ "$(wrj shed status | jq .enabled)" = false ] || fail "off not shown"
 [ "$(prob 3)" = 0 ] || fail "off leaves class 3 at $(prob 3)"
-sl shed on >/dev/null && sl shed set 0.5 >/dev/null || fail "on / set"
+wr shed on >/dev/null && wr shed set 0.5 >/dev/null || fail "on / set"
 [ "$(prob 3)" = 1 ] && [ "$(prob 2)" = 0.5 ] && [ "$(prob 1)" = 0 ] ||
 	fail "set 0.5 gave $(prob 3) $(prob 2) $(prob 1)"
-expect_fail "set out of range" sl shed set 1.5
-sl shed set -0.2 >/dev/null
+expect_fail "set out of range" wr shed set 1.5
+wr shed set -0.2 >/dev/null
 end_case shed-operator-commands

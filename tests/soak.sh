@@ -38,8 +38,8 @@ FLOOD_RATE=20000
 FLOOD_BURST=2000
 # The well-behaved stream: well under its own limit.
 LEGIT_RATE=200
-SLGEN=$BUILD/slgen
-SLSINK=$BUILD/slsink
+SLGEN=$BUILD/wrgen
+SLSINK=$BUILD/wrsink
 TMP=$(mktemp -d)
 DAEMONS=()
 stop_all() {
@@ -109,8 +109,8 @@ metrics: { listen: "127.0.0.1:9464" }
 events: { interval: 1s, lines: 5 }
 EOF
 
-sl() { in_ns "$RCV" "$SLUICE" --bpffs "$ROOT" "$@"; }
-slj() { in_ns "$RCV" "$SLUICE" -j --bpffs "$ROOT" "$@"; }
+wr() { in_ns "$RCV" "$SLUICE" --bpffs "$ROOT" "$@"; }
+wrj() { in_ns "$RCV" "$SLUICE" -j --bpffs "$ROOT" "$@"; }
 g() { jq -r ".global.$1" "$2"; }
 r() { jq -r --arg n "$1" --arg f "$2" '.rules[] | select(.name == $n) | .[$f]' "$3"; }
 rss_kb() { awk '$1 == "VmRSS:" { print $2 }' "/proc/$1/status"; }
@@ -190,7 +190,7 @@ wait "$FLOOD" "$LEGIT"
 wait "$SINK"
 BG="$STALE"
 sleep 0.5
-slj stats interval 0 >"$TMP/stats.json"
+wrj stats interval 0 >"$TMP/stats.json"
 drops=$(( $(veth_drops) - drops0 ))
 
 fsent=$(jq -r '.total_sent' "$TMP/flood.json")
@@ -273,7 +273,7 @@ kill -TERM "$DPID"
 wait "$DPID" || fail "the daemon exited $? on SIGTERM"
 DAEMONS=()
 end_case "soak-spoofed-flood-${SOAK_SECS}s"
-sl detach all >/dev/null 2>&1
+wr detach all >/dev/null 2>&1
 
 # The stale cookie's own line (it ends by itself, at most ~130 s after it began).
 wait "$STALE"

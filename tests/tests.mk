@@ -54,8 +54,8 @@ $(TEST_OUT)/shed_poke: tests/shed_poke.c include/*.h | $(TEST_OUT)
 $(OUT)/windowacc: include/sluice.h include/sluice_limiter.h include/sluice_parse.h
 
 TEST_BINS := $(addprefix $(TEST_OUT)/,$(C_SUITES)) $(TEST_OUT)/metrics_serve \
-	     $(TEST_OUT)/shed_poke $(OUT)/slgen $(OUT)/slsink $(OUT)/shedplot $(OUT)/windowacc \
-	     $(OUT)/slserve $(OUT)/slconn
+	     $(TEST_OUT)/shed_poke $(OUT)/wrgen $(OUT)/wrsink $(OUT)/shedplot $(OUT)/windowacc \
+	     $(OUT)/wrserve $(OUT)/wrconn
 
 .PHONY: test test-build
 test-build: all $(TEST_BINS)

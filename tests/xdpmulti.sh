@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 # Sharing an interface with other XDP programs through libxdp's dispatcher,
 # against the real xdp-filter and xdp-loader of xdp-tools: two namespaces
-# joined by veth, paced UDP from tools/slgen counted by tools/slsink.
+# joined by veth, paced UDP from tools/wrgen counted by tools/wrsink.
 #
 #   xf-first     xdp-filter loaded, then sluice joins its dispatcher: the
 #                port xdp-filter drops stays dropped, sluice's limit holds
@@ -38,8 +38,8 @@ cd "$(dirname "$0")/.."
 . tests/lib.sh
 require_root xdpmulti
 
-SLGEN=$BUILD/slgen
-SLSINK=$BUILD/slsink
+SLGEN=$BUILD/wrgen
+SLSINK=$BUILD/wrsink
 PASSPROG=$BUILD/bench/xdp_pass.bpf.o
 TMP=$(mktemp -d)
 trap 'cleanup; rm -rf "$TMP"' EXIT
@@ -81,8 +81,8 @@ XF=$(new_root xf)
 mkdir -p "$XF"
 export LIBXDP_BPFFS=$XF
 
-sl() { in_ns "$RCV" "$SLUICE" --bpffs "$ROOT" "$@"; }
-slj() { in_ns "$RCV" "$SLUICE" -j --bpffs "$ROOT" "$@"; }
+wr() { in_ns "$RCV" "$SLUICE" --bpffs "$ROOT" "$@"; }
+wrj() { in_ns "$RCV" "$SLUICE" -j --bpffs "$ROOT" "$@"; }
 # xdp-filter / xdp-loader in RCV, their /sys/fs/bpf being $XF.
 xt() {
 	in_ns "$RCV" unshare -m --propagation private sh -c \
@@ -148,19 +148,19 @@ want() { [ -z "${XDPMULTI_CASES:-}" ] || [[ " $XDPMULTI_CASES " == *" $1 "* ]]; 
 # ---- bad input: exit status 1, nothing attached ----
 [ -z "$ONLY" ] && {
 begin_case
-expect_fail "dispatcher bogus" sl attach xm-r dispatcher bogus
-expect_fail "priority -1" sl attach xm-r priority -1
-expect_fail "priority 12x" sl attach xm-r priority 12x
-expect_fail "priority 2^31" sl attach xm-r priority 2147483648
-expect_fail "priority in mode tc" sl attach xm-r mode tc priority 5
-expect_fail "dispatcher in mode tc" sl attach xm-r mode tc dispatcher libxdp
-expect_fail "priority with dispatcher off" sl attach xm-r priority 5 dispatcher off
-expect_fail "dispatcher without value" sl attach xm-r dispatcher
+expect_fail "dispatcher bogus" wr attach xm-r dispatcher bogus
+expect_fail "priority -1" wr attach xm-r priority -1
+expect_fail "priority 12x" wr attach xm-r priority 12x
+expect_fail "priority 2^31" wr attach xm-r priority 2147483648
+expect_fail "priority in mode tc" wr attach xm-r mode tc priority 5
+expect_fail "dispatcher in mode tc" wr attach xm-r mode tc dispatcher libxdp
+expect_fail "priority with dispatcher off" wr attach xm-r priority 5 dispatcher off
+expect_fail "dispatcher without value" wr attach xm-r dispatcher
 [ "$(hook_prog)" = none ] || fail "bad input left $(hook_prog) on xm-r"
 end_case xdpmulti-bad-input
 }
 
-sl rule add lim proto udp dport 9000 limit 1pps burst 20 per src >/dev/null ||
+wr rule add lim proto udp dport 9000 limit 1pps burst 20 per src >/dev/null ||
 	{ not_ok xdpmulti-setup "rule add"; exit 1; }
 
 # Does this kernel give xdp-filter a dispatcher? Its program on the hook says.
@@ -179,7 +179,7 @@ if [ -z "$HAVE_DISPATCHER" ] && [ -z "$ONLY" ]; then
 	# ---- no dispatcher here: xdp-filter alone is a foreign program ----
 	begin_case
 	id=$(hook_id)
-	out=$(sl attach xm-r 2>&1); rc=$?
+	out=$(wr attach xm-r 2>&1); rc=$?
 	[ $rc -eq 1 ] || fail "attach beside a lone xdp-filter: exit $rc, want 1: $out"
 	grep -q "not libxdp's dispatcher" <<<"$out" || fail "no clear refusal: $out"
 	[ "$(hook_id)" = "$id" ] || fail "xdp-filter's program $id replaced by $(hook_id)"
@@ -188,11 +188,11 @@ if [ -z "$HAVE_DISPATCHER" ] && [ -z "$ONLY" ]; then
 	end_case xdpmulti-lone-xdp-filter-refused
 	xt xdp-filter unload xm-r >/dev/null 2>&1
 	begin_case
-	out=$(sl attach xm-r dispatcher libxdp 2>&1); rc=$?
+	out=$(wr attach xm-r dispatcher libxdp 2>&1); rc=$?
 	[ $rc -eq 1 ] || fail "dispatcher libxdp without freplace: exit $rc, want 1: $out"
 	grep -q "refuses extension (freplace) programs" <<<"$out" || fail "no clear refusal: $out"
 	[ "$(hook_prog)" = none ] || fail "the refusal left $(hook_prog) on xm-r"
-	[ "$(slj status | jq '.interfaces | length')" = 0 ] || fail "status shows an attachment"
+	[ "$(wrj status | jq '.interfaces | length')" = 0 ] || fail "status shows an attachment"
 	ls "$ROOT" | grep -q '^xdpm_' && fail "a record was left: $(ls "$ROOT" | grep '^xdpm_')"
 	end_case xdpmulti-dispatcher-refused-without-freplace
 	for c in xf-first sluice-first generic fail-static; do
@@ -203,29 +203,29 @@ fi
 if [ -n "$HAVE_DISPATCHER" ] && want xf-first; then
 	# ---- xdp-filter first, then sluice joins ----
 	begin_case
-	out=$(slj attach xm-r 2>"$TMP/err") || fail "attach: $(cat "$TMP/err")"
+	out=$(wrj attach xm-r 2>"$TMP/err") || fail "attach: $(cat "$TMP/err")"
 	[ "$(jq -r .dispatcher <<<"$out")" = libxdp ] || fail "attach -j: $out"
-	st=$(slj status | jq -c '.interfaces[0]')
+	st=$(wrj status | jq -c '.interfaces[0]')
 	[ "$(jq -r '.mode + "/" + .dispatcher + "/" + (.priority|tostring)' <<<"$st")" = \
 		native/libxdp/20 ] || fail "status: $st"
 	[ "$(jq -r .dispatcher_programs <<<"$st")" = 2 ] || fail "status: not 2 programs: $st"
-	sl status | grep -q "mode native (libxdp dispatcher, priority 20)" ||
-		fail "status text: $(sl status | grep attached)"
+	wr status | grep -q "mode native (libxdp dispatcher, priority 20)" ||
+		fail "status text: $(wr status | grep attached)"
 	progs=$(loader_progs | sort | tr '\n' ' ')
 	[ "$progs" = "sluice_xdp xdpfilt_alw_all " ] || fail "xdp-loader status lists: $progs"
 	[ "$(hook_prog)" = xdp_dispatcher ] || fail "hook holds $(hook_prog)"
 	# The SYN-cookie programs are out of the dispatcher's reach: cookie rules refused.
-	out=$(sl rule add ck proto tcp dport 8080 tcp-flags syn limit 10pps action cookie 2>&1)
+	out=$(wr rule add ck proto tcp dport 8080 tcp-flags syn limit 10pps action cookie 2>&1)
 	rc=$?
 	[ $rc -eq 1 ] && grep -q "has sluice in libxdp's dispatcher" <<<"$out" ||
 		fail "a cookie rule beside the dispatcher: exit $rc: $out"
 	dropped 7777 198.18.0.2 "xdp-filter beside sluice"
 	limited 9000 198.18.0.3 "sluice beside xdp-filter"
 	unlimited 9001 198.18.0.4 "neither"
-	sl detach xm-r >/dev/null || fail "detach"
+	wr detach xm-r >/dev/null || fail "detach"
 	progs=$(loader_progs | tr '\n' ' ')
 	[ "$progs" = "xdpfilt_alw_all " ] || fail "after detach xdp-loader lists: $progs"
-	[ "$(slj status | jq '.interfaces | length')" = 0 ] || fail "status still shows sluice"
+	[ "$(wrj status | jq '.interfaces | length')" = 0 ] || fail "status still shows sluice"
 	dropped 7777 198.18.0.2 "xdp-filter after sluice's detach"
 	unlimited 9000 198.18.0.5 "port 9000 after sluice's detach"
 	xt xdp-filter unload xm-r >/dev/null 2>&1 || fail "xdp-filter unload"
@@ -238,14 +238,14 @@ xt xdp-filter unload xm-r >/dev/null 2>&1
 if [ -n "$HAVE_DISPATCHER" ] && want sluice-first; then
 	# ---- sluice first (dispatcher libxdp, priority 5), xdp-filter joins ----
 	begin_case
-	sl attach xm-r dispatcher libxdp priority 5 >/dev/null || fail "attach dispatcher libxdp"
+	wr attach xm-r dispatcher libxdp priority 5 >/dev/null || fail "attach dispatcher libxdp"
 	[ "$(hook_prog)" = xdp_dispatcher ] || fail "hook holds $(hook_prog), not the dispatcher"
 	xt xdp-filter load xm-r -m native >/dev/null 2>&1 || fail "xdp-filter load beside sluice"
 	xt xdp-filter port 7777 >/dev/null || fail "xdp-filter port"
 	progs=$(loader_progs | tr '\n' ' ')
 	# Run order, lowest priority first: sluice (5), then xdp-filter (10).
 	[ "$progs" = "sluice_xdp xdpfilt_alw_all " ] || fail "xdp-loader lists: $progs"
-	st=$(slj status | jq -c '.interfaces[0]')
+	st=$(wrj status | jq -c '.interfaces[0]')
 	[ "$(jq -r '.priority' <<<"$st")/$(jq -r .dispatcher_programs <<<"$st")" = 5/2 ] ||
 		fail "status: $st"
 	dropped 7777 198.18.0.6 "xdp-filter behind sluice"
@@ -254,7 +254,7 @@ if [ -n "$HAVE_DISPATCHER" ] && want sluice-first; then
 	[ "$(loader_progs | tr '\n' ' ')" = "sluice_xdp " ] || fail "after xdp-filter left: $(loader_progs)"
 	limited 9000 198.18.0.8 "sluice after xdp-filter left"
 	unlimited 7777 198.18.0.9 "port 7777 once xdp-filter left"
-	sl detach xm-r >/dev/null || fail "detach"
+	wr detach xm-r >/dev/null || fail "detach"
 	[ "$(hook_prog)" = none ] || fail "after detach xm-r holds $(hook_prog)"
 	end_case xdpmulti-sluice-first
 fi
@@ -264,15 +264,15 @@ if [ -n "$HAVE_DISPATCHER" ] && want generic; then
 	begin_case
 	xt xdp-filter load xm-r -m skb >/dev/null 2>&1 || fail "xdp-filter load -m skb"
 	xt xdp-filter port 7777 >/dev/null || fail "xdp-filter port"
-	out=$(sl attach xm-r 2>&1); rc=$?
+	out=$(wr attach xm-r 2>&1); rc=$?
 	[ $rc -eq 1 ] && grep -q "in generic mode: attach in mode generic" <<<"$out" ||
 		fail "native attach beside a generic dispatcher: exit $rc: $out"
-	sl attach xm-r mode generic >/dev/null || fail "attach mode generic"
-	st=$(slj status | jq -c '.interfaces[0]')
+	wr attach xm-r mode generic >/dev/null || fail "attach mode generic"
+	st=$(wrj status | jq -c '.interfaces[0]')
 	[ "$(jq -r '.mode + "/" + .dispatcher' <<<"$st")" = generic/libxdp ] || fail "status: $st"
 	dropped 7777 198.18.0.10 "xdp-filter in generic mode"
 	limited 9000 198.18.0.11 "sluice in generic mode"
-	sl detach xm-r >/dev/null || fail "detach"
+	wr detach xm-r >/dev/null || fail "detach"
 	dropped 7777 198.18.0.10 "xdp-filter after sluice's detach (generic)"
 	xt xdp-filter unload xm-r >/dev/null 2>&1 || fail "xdp-filter unload"
 	end_case xdpmulti-generic
@@ -284,7 +284,7 @@ begin_case
 ip -n "$RCV" link set xm-r xdpdrv obj "$PASSPROG" sec xdp || fail "ip link set xdp"
 id=$(hook_id)
 for d in auto libxdp; do
-	out=$(sl attach xm-r dispatcher $d 2>&1); rc=$?
+	out=$(wr attach xm-r dispatcher $d 2>&1); rc=$?
 	[ $rc -eq 1 ] || fail "dispatcher $d beside a netlink program: exit $rc, want 1: $out"
 	grep -q "(id $id, \"xdp_pass_all\") that is not libxdp's dispatcher; sluice leaves it alone" \
 		<<<"$out" || fail "dispatcher $d: no clear refusal naming the program: $out"
@@ -296,7 +296,7 @@ ip -n "$RCV" link set xm-r xdpdrv off
 ip -n "$RCV" link set xm-r xdpgeneric obj "$PASSPROG" sec xdp || fail "ip link set xdpgeneric"
 id=$(hook_id)
 for m in generic native; do
-	out=$(sl attach xm-r mode $m 2>&1); rc=$?
+	out=$(wr attach xm-r mode $m 2>&1); rc=$?
 	[ $rc -eq 1 ] && grep -q "(id $id, \"xdp_pass_all\") that is not libxdp's dispatcher" \
 		<<<"$out" || fail "mode $m beside a generic netlink program: exit $rc: $out"
 done
@@ -306,12 +306,12 @@ ip -n "$RCV" link set xm-r xdpgeneric off
 in_ns "$RCV" "$SLUICE" --bpffs "$OTHER" attach xm-r dispatcher off >/dev/null ||
 	fail "attach from the other root"
 id=$(hook_id)
-out=$(sl attach xm-r 2>&1); rc=$?
+out=$(wr attach xm-r 2>&1); rc=$?
 [ $rc -eq 1 ] && grep -q "not libxdp's dispatcher" <<<"$out" ||
 	fail "beside a bpf_link: exit $rc: $out"
 [ "$(hook_id)" = "$id" ] || fail "the linked program $id replaced by $(hook_id)"
 in_ns "$RCV" "$SLUICE" --bpffs "$OTHER" detach all >/dev/null
-[ "$(slj status | jq '.interfaces | length')" = 0 ] || fail "status shows an attachment"
+[ "$(wrj status | jq '.interfaces | length')" = 0 ] || fail "status shows an attachment"
 end_case xdpmulti-foreign
 }
 
@@ -331,19 +331,19 @@ if [ -n "$HAVE_DISPATCHER" ] && want fail-static; then
 	EOF
 	if start_daemon "$RCV" "$ROOT" "$TMP/sluice.yaml" "$TMP/daemon.log"; then
 		for _ in $(seq 100); do
-			[ "$(slj status | jq -r '.interfaces[0].dispatcher // ""')" = libxdp ] && break
+			[ "$(wrj status | jq -r '.interfaces[0].dispatcher // ""')" = libxdp ] && break
 			sleep 0.1
 		done
-		st=$(slj status | jq -c '.interfaces[0]')
+		st=$(wrj status | jq -c '.interfaces[0]')
 		[ "$(jq -r '.dispatcher + "/" + (.priority|tostring)' <<<"$st")" = libxdp/30 ] ||
 			fail "the daemon's attachment: $st"
 		stop_daemons
-		st=$(slj status | jq -c '.interfaces[0]')
+		st=$(wrj status | jq -c '.interfaces[0]')
 		[ "$(jq -r '.dispatcher + "/" + (.dispatcher_programs|tostring)' <<<"$st")" = libxdp/2 ] ||
 			fail "after the daemon died: $st"
 		limited 9000 198.18.0.13 "sluice after the daemon died"
 		dropped 7777 198.18.0.14 "xdp-filter after the daemon died"
-		sl detach xm-r >/dev/null || fail "detach"
+		wr detach xm-r >/dev/null || fail "detach"
 		dropped 7777 198.18.0.14 "xdp-filter after detach"
 	else
 		fail "the daemon did not start: $(tail -2 "$TMP/daemon.log")"

@@ -18,7 +18,7 @@ if [ "$(id -u)" -ne 0 ]; then
 	exit 1
 fi
 . tests/lib.sh
-SLGEN=$BUILD/slgen
+SLGEN=$BUILD/wrgen
 TMP=$(mktemp -d)
 . tests/fleet_lib.sh
 trap 'fleet_down; cleanup; rm -rf "$TMP"' EXIT
@@ -31,7 +31,7 @@ for i in 1 2 3; do
 	config "$i" fleet
 	start_host "$i" || { echo "demo-fleet: host $i did not start: $(tail -3 "$TMP/h$i.log")" >&2; exit 1; }
 done
-for _ in $(seq 100); do [ "$(slh 1 -j fleet status | jq '.hosts')" == 3 ] && break; sleep 0.1; done
+for _ in $(seq 100); do [ "$(wrh 1 -j fleet status | jq '.hosts')" == 3 ] && break; sleep 0.1; done
 
 echo "Fleet limit: ${RATE} pps, burst ${BURST}, per source, scope fleet, synced every ${INTERVAL_MS} ms."
 echo "One source sends $((RATE * 5 / 3)) pps to each of three hosts: $((RATE * 5 / 3 * 3)) pps in all."
@@ -51,7 +51,7 @@ for t in $(seq "$SECS"); do
 	if [ "$t" -eq $((2 * SECS / 3)) ]; then kill -CONT "$REDIS_PID"; redis="back"; fi
 	now=(0 "$(passed 1)" "$(passed 2)" "$(passed 3)")
 	t_now=$(now_s)
-	st=$(slh 1 -j fleet status)
+	st=$(wrh 1 -j fleet status)
 	fb=$(jq -r 'if .fallback_active then "fallback: each host 1/\(.limits[0].multiplier)" else "in step" end' <<<"$st")
 	awk -v t="$t_now" -v t0="$t0" -v dt="$(awk -v a="$t_prev" -v b="$t_now" 'BEGIN { print b - a }')" \
 		-v a1=$((now[1] - prev[1])) -v a2=$((now[2] - prev[2])) -v a3=$((now[3] - prev[3])) \
@@ -61,9 +61,9 @@ for t in $(seq "$SECS"); do
 	t_prev=$t_now
 done
 kill "$(jobs -p)" 2>/dev/null
-pkill -f "slgen --dst 198.18.6" 2>/dev/null
+pkill -f "wrgen --dst 198.18.6" 2>/dev/null
 wait $spid 2>/dev/null
 echo
 echo "The fleet admitted about ${RATE} pps in all, wherever the packets landed; per host"
 echo "limits would have admitted up to $((RATE * 3)). sluice fleet status on host 1:"
-slh 1 fleet status
+wrh 1 fleet status

@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
 SLUICE=$PWD/$BUILD/sluice
 SECS=${DEMO_SECS:-10}
-TAG=sldemo$$
+TAG=wrdemo$$
 SRV=$TAG-srv
 CLI=$TAG-cli
 ROOT=/sys/fs/bpf/$TAG
@@ -31,7 +31,7 @@ trap 'exit 130' INT TERM
 
 say() { printf '\n\033[1m%s\033[0m\n' "$*"; }
 run() { printf '$ %s\n' "$*"; "$@"; }
-sl() { nsenter --net="/run/netns/$SRV" "$SLUICE" --bpffs "$ROOT" "$@"; }
+wr() { nsenter --net="/run/netns/$SRV" "$SLUICE" --bpffs "$ROOT" "$@"; }
 
 say "1. Two namespaces joined by veth: $CLI (clients) and $SRV (the protected host)"
 ip netns add "$SRV"
@@ -45,22 +45,22 @@ ip -n "$SRV" link set lo up
 echo "clients 198.18.0.2, .3, .4 (polite, 50 pps each) and 198.18.0.66 (abusive, 2000 pps)"
 
 say "2. Attach sluice to the server's interface and limit each source to 100 pps"
-sl() { nsenter --net="/run/netns/$SRV" "$SLUICE" --bpffs "$ROOT" "$@"; }
+wr() { nsenter --net="/run/netns/$SRV" "$SLUICE" --bpffs "$ROOT" "$@"; }
 printf '$ sluice attach demo-s mode native\n'
-sl attach demo-s mode native || exit 1
+wr attach demo-s mode native || exit 1
 printf '$ sluice rule add game proto udp dport 5353 limit 100pps burst 50 per src\n'
-sl rule add game proto udp dport 5353 limit 100pps burst 50 per src || exit 1
-sl status
+wr rule add game proto udp dport 5353 limit 100pps burst 50 per src || exit 1
+wr status
 
 say "3. Traffic for ${SECS}s; a receiver counts what arrives per source"
-ip netns exec "$SRV" "$BUILD/slsink" --listen 198.18.0.1 --port 5353 --duration $((SECS + 5)) \
+ip netns exec "$SRV" "$BUILD/wrsink" --listen 198.18.0.1 --port 5353 --duration $((SECS + 5)) \
 	--idle 2 >"/tmp/$TAG.sink" &
 sleep 0.3
 start=$EPOCHREALTIME
-ip netns exec "$CLI" "$BUILD/slgen" --dst 198.18.0.1 --dport 5353 --src 198.18.0.2,198.18.0.3,198.18.0.4 \
+ip netns exec "$CLI" "$BUILD/wrgen" --dst 198.18.0.1 --dport 5353 --src 198.18.0.2,198.18.0.3,198.18.0.4 \
 	--rate 50 --duration "$SECS" >/dev/null &
 polite=$!
-ip netns exec "$CLI" "$BUILD/slgen" --dst 198.18.0.1 --dport 5353 --src 198.18.0.66 \
+ip netns exec "$CLI" "$BUILD/wrgen" --dst 198.18.0.1 --dport 5353 --src 198.18.0.66 \
 	--rate 2000 --duration "$SECS" >/dev/null &
 abusive=$!
 # A snapshot every 2 s while the senders run, each labelled with the time
@@ -69,13 +69,13 @@ while kill -0 "$polite" 2>/dev/null || kill -0 "$abusive" 2>/dev/null; do
 	sleep 2
 	kill -0 "$polite" 2>/dev/null || kill -0 "$abusive" 2>/dev/null || break
 	say "   t=$(awk -v a="$start" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }')s  sluice top"
-	sl top 5
-	sl -j stats | jq -r '.rules[] | "   rule \(.name): passed \(.passed_packets), dropped \(.dropped_packets)"'
+	wr top 5
+	wr -j stats | jq -r '.rules[] | "   rule \(.name): passed \(.passed_packets), dropped \(.dropped_packets)"'
 done
 wait
 
 say "4. What the receiver got per source (100 pps x ${SECS}s + burst 50 is the cap)"
 cat "/tmp/$TAG.sink"
 say "5. sluice stats"
-sl stats
+wr stats
 say "Cleaning up: detach all, delete the namespaces"

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * What slgen and slsink share: messages and exit codes (2 for bad
+ * What wrgen and wrsink share: messages and exit codes (2 for bad
  * arguments, 1 for runtime errors, {"error": ...} on stdout with --json),
  * number and address parsing, the options every tool takes the same way,
  * the monotonic clock and stopping on SIGINT / SIGTERM.

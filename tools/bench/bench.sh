@@ -76,8 +76,8 @@ for t in jq nft iptables-legacy ip6tables-legacy nsenter taskset bpftool; do
 		exit 1
 	fi
 done
-for b in sluice bench/trivial.bpf.o bench/progcost bench/vstats bench/slflood bench/slrr bench/xdp_pass.bpf.o \
-	bench/xdp_unspoof.bpf.o bench/fleetkeys slgen slserve slconn; do
+for b in sluice bench/trivial.bpf.o bench/progcost bench/vstats bench/wrflood bench/wrrr bench/xdp_pass.bpf.o \
+	bench/xdp_unspoof.bpf.o bench/fleetkeys wrgen wrserve wrconn; do
 	[ -e "$BUILD/$b" ] || { echo "bench: $BUILD/$b is missing (make bench-build)" >&2; exit 1; }
 done
 
@@ -121,8 +121,8 @@ calc() { awk "BEGIN { x = $1; print x }"; }
 # and nothing of one (an iptables table, say) is left in another's path.
 #   candidate i: receiver 198.18.(10+i).1/24 and 2001:db8:ff0i::1/64 on
 #   r<c><pid>; the generator's end g<c><pid> holds .2 / ::2.
-CANDS=(fl no sl sc nf ht)
-declare -A CNAME=([fl]="bare XDP_DROP (floor)" [no]="no filter" [sl]="sluice"
+CANDS=(fl no wr sc nf ht)
+declare -A CNAME=([fl]="bare XDP_DROP (floor)" [no]="no filter" [wr]="sluice"
 	[sc]="sluice, clock precise" [nf]="nftables netdev meter" [ht]="iptables hashlimit (raw)")
 declare -A NS=() RIF=() GIF=() RMAC=() GMAC=() DST4=() DST6=() SRC4=() ROOT=()
 GEN=""
@@ -170,32 +170,32 @@ topo_up() {
 			obj "$BUILD/bench/trivial.bpf.o" sec xdp ;;
 		no | nf | ht) ip -n "$ns" link set dev "${RIF[$c]}" xdpdrv \
 			obj "$BUILD/bench/xdp_pass.bpf.o" sec xdp ;;
-		sl | sc)
+		wr | sc)
 			ROOT[$c]=$(new_root "$c")
 			local keys=$WR_KEYS clk=auto
 			[ "$c" = sc ] && keys=$SC_KEYS clk=precise
 			[ $SMOKE -eq 1 ] && keys=65536
-			slc "$c" attach "${RIF[$c]}" mode native keys $keys clock $clk \
+			wrc "$c" attach "${RIF[$c]}" mode native keys $keys clock $clk \
 				>/dev/null || return 1
 			;;
 		esac || return 1
 		i=$((i + 1))
 	done
 }
-slc() { local c=$1; shift; in_ns "${NS[$c]}" "$SLUICE" --bpffs "${ROOT[$c]}" "$@"; }
+wrc() { local c=$1; shift; in_ns "${NS[$c]}" "$SLUICE" --bpffs "${ROOT[$c]}" "$@"; }
 nft_in() { in_ns "${NS[$1]}" nft "${@:2}"; }
 ipt_in() { in_ns "${NS[$1]}" iptables-legacy "${@:2}"; }
 ip6t_in() { in_ns "${NS[$1]}" ip6tables-legacy "${@:2}"; }
 # Drop every sluice rule of candidate c.
 wr_clear() {
 	local r
-	for r in $(slc "$1" -j rule list | jq -r '.rules[]?.name // empty' 2>/dev/null); do
-		slc "$1" rule del "$r" >/dev/null
+	for r in $(wrc "$1" -j rule list | jq -r '.rules[]?.name // empty' 2>/dev/null); do
+		wrc "$1" rule del "$r" >/dev/null
 	done
 }
 # nft_load c BODY: replace the candidate's ruleset with one netdev table.
 nft_load() {
-	printf 'flush ruleset\ntable netdev slbench {\n%s\n}\n' "$2" |
+	printf 'flush ruleset\ntable netdev wrbench {\n%s\n}\n' "$2" |
 		sed "s/@DEV@/${RIF[$1]}/g" | nft_in "$1" -f -
 }
 ipt_clear() { ipt_in "$1" -t raw -F PREROUTING; ip6t_in "$1" -t raw -F PREROUTING; }
@@ -211,10 +211,10 @@ noports() {
 xdp_id() { ip -n "${NS[$1]}" -j link show "${RIF[$1]}" | jq -r '.[0].xdp.prog.id // empty'; }
 prog_stats() { bpftool prog show id "$1" -j | jq -r '"\(.run_time_ns // 0) \(.run_cnt // 0)"'; }
 
-# flood c ARGS...: slflood out of the candidate's veth, on the flood CPU.
+# flood c ARGS...: wrflood out of the candidate's veth, on the flood CPU.
 flood() {
 	local c=$1; shift
-	ip netns exec "$GEN" "$BUILD/bench/slflood" --dev "${GIF[$c]}" --dmac "${RMAC[$c]}" \
+	ip netns exec "$GEN" "$BUILD/bench/wrflood" --dev "${GIF[$c]}" --dmac "${RMAC[$c]}" \
 		--cpu "$GENCPU" --json "$@"
 }
 
@@ -303,11 +303,11 @@ RULE_WIDE_BURST=1000
 
 shape_rules() {
 	local s=$1 c
-	for c in sl sc; do wr_clear $c; done
+	for c in wr sc; do wr_clear $c; done
 	case $s in
 	A)
-		for c in sl sc; do
-			slc $c rule add fa proto udp dport 9001 limit 10pps burst 10 per src \
+		for c in wr sc; do
+			wrc $c rule add fa proto udp dport 9001 limit 10pps burst 10 per src \
 				>/dev/null
 		done
 		nft_load nf '	set s { type ipv4_addr; size 65536; flags dynamic,timeout; timeout 120s; }
@@ -322,8 +322,8 @@ shape_rules() {
 			--hashlimit-htable-expire 120000 -j DROP
 		;;
 	B)
-		for c in sl sc; do
-			slc $c rule add fb proto udp dport 9002 limit ${RULE_WIDE}pps \
+		for c in wr sc; do
+			wrc $c rule add fb proto udp dport 9002 limit ${RULE_WIDE}pps \
 				burst $RULE_WIDE_BURST per all limit 10pps burst 10 per src \
 				>/dev/null
 		done
@@ -343,8 +343,8 @@ shape_rules() {
 			--hashlimit-htable-expire 120000 -j DROP
 		;;
 	C)
-		for c in sl sc; do
-			slc $c rule add fc family ipv6 proto udp dport 9003 limit 10pps burst 10 \
+		for c in wr sc; do
+			wrc $c rule add fc family ipv6 proto udp dport 9003 limit 10pps burst 10 \
 				per src >/dev/null
 		done
 		nft_load nf '	set s { type ipv6_addr; size 2097152; flags dynamic,timeout; timeout 120s; }
@@ -360,7 +360,7 @@ shape_rules() {
 	esac
 }
 
-# shape_args SHAPE c: slflood's traffic arguments.
+# shape_args SHAPE c: wrflood's traffic arguments.
 FA_COUNT=1000000 FB_COUNT=1000000 FC_SOURCES=1048576
 shape_args() {
 	case $1 in
@@ -405,7 +405,7 @@ flood_run() {
 flood_bpf_stats() {
 	local s=$1 c id before after
 	echo 1 >/proc/sys/kernel/bpf_stats_enabled
-	for c in fl sl sc; do
+	for c in fl wr sc; do
 		id=$(xdp_id $c)
 		before=$(prog_stats "$id")
 		flood "$c" $(shape_args "$s" "$c") >/dev/null || return 1
@@ -421,8 +421,8 @@ flood_profile() {
 	local s=$1
 	command -v perf >/dev/null || return 0
 	if ! perf record -q -e cpu-clock -F 4999 -o "$TMP/perf-$s.data" -- \
-		ip netns exec "$GEN" "$BUILD/bench/slflood" --dev "${GIF[sl]}" \
-		--dmac "${RMAC[sl]}" --cpu "$GENCPU" $(shape_args "$s" sl) \
+		ip netns exec "$GEN" "$BUILD/bench/wrflood" --dev "${GIF[wr]}" \
+		--dmac "${RMAC[wr]}" --cpu "$GENCPU" $(shape_args "$s" wr) \
 		>/dev/null 2>"$TMP/perf-$s.err"; then
 		say "   (perf record failed: $(tail -1 "$TMP/perf-$s.err"))"
 		return 0
@@ -436,11 +436,11 @@ stage_flood() {
 	if [ $SMOKE -eq 1 ]; then
 		FA_COUNT=20000 FB_COUNT=20000 FC_SOURCES=4096
 	fi
-	say "== flood: CPU per packet over veth (slflood), $ROUNDS rounds"
+	say "== flood: CPU per packet over veth (wrflood), $ROUNDS rounds"
 	topo_up || { say "topology setup failed"; return 1; }
 	: >"$TMP/flood.tsv"
 	: >"$TMP/flood_prog.tsv"
-	cands=(fl no sl sc nf ht)
+	cands=(fl no wr sc nf ht)
 	for s in $SHAPES; do
 		shape_rules "$s" || { say "rules for shape $s failed"; return 1; }
 		if [ "$s" = C ]; then
@@ -472,10 +472,10 @@ flood_medians() {
 }
 
 flood_report() {
-	local s c m fl cpu stat all adm mpps marg sl nf ht prog
+	local s c m fl cpu stat all adm mpps marg wr nf ht prog
 	echo "## 2. Flood cost end to end"
 	echo
-	echo "A fixed number of 64-byte packets (\`slflood\`: BPF_PROG_RUN live frames, XDP_TX"
+	echo "A fixed number of 64-byte packets (\`wrflood\`: BPF_PROG_RUN live frames, XDP_TX"
 	echo "out of one end of a veth pair, so they arrive at the other end as xdp_frames,"
 	echo "as from a NIC) sent into each candidate on the other end. The generator, veth"
 	echo "and everything the receiver does run on one CPU (cpu$GENCPU). \"ns/packet\" is the"
@@ -502,7 +502,7 @@ flood_report() {
 		printf ' /proc/stat cpu%s |' "$GENCPU"
 		echo " /proc/stat all CPUs | admitted/s | Mpps |"
 		echo "|---|---:|---:|---:|---:|---:|---:|"
-		for c in fl no sl sc nf ht; do
+		for c in fl no wr sc nf ht; do
 			read -r cpu stat all adm mpps <<<"$(flood_medians "$s" "$c")"
 			marg=$(calc "$cpu - $fl")
 			[ "$c" = fl ] && marg=""
@@ -512,14 +512,14 @@ flood_report() {
 				"$(fmt "$(calc "$mpps / 1e6")" '%.2f')"
 			echo "$s $c $cpu $marg $adm" >>"$TMP/flood_med.txt"
 		done
-		sl=$(awk -v s="$s" '$1 == s && $2 == "sl" { print $4 }' "$TMP/flood_med.txt")
+		wr=$(awk -v s="$s" '$1 == s && $2 == "wr" { print $4 }' "$TMP/flood_med.txt")
 		nf=$(awk -v s="$s" '$1 == s && $2 == "nf" { print $4 }' "$TMP/flood_med.txt")
 		ht=$(awk -v s="$s" '$1 == s && $2 == "ht" { print $4 }' "$TMP/flood_med.txt")
 		echo
 		printf 'sluice marginal / nftables marginal: **%s**; / hashlimit: **%s**.' \
-			"$(fmt "$(calc "$sl / $nf")" '%.2f')" "$(fmt "$(calc "$sl / $ht")" '%.2f')"
+			"$(fmt "$(calc "$wr / $nf")" '%.2f')" "$(fmt "$(calc "$wr / $ht")" '%.2f')"
 		prog=$(awk -v s="$s" '$1 == s { printf "%s%s %.0f ns", (n++ ? ", " : ""),
-			($2 == "fl" ? "floor" : $2 == "sl" ? "sluice" : "sluice precise"), $3 }' \
+			($2 == "fl" ? "floor" : $2 == "wr" ? "sluice" : "sluice precise"), $3 }' \
 			"$TMP/flood_prog.tsv")
 		echo " In-program time (bpf_stats run_time_ns / run_cnt, one extra run): $prog."
 		echo
@@ -535,7 +535,7 @@ flood_report() {
 		fi
 	done
 	# Plot data: marginal over floor per shape and candidate.
-	for c in no sl sc nf ht; do
+	for c in no wr sc nf ht; do
 		printf '"%s"' "${CNAME[$c]}"
 		for s in $SHAPES; do
 			printf ' %s' "$(awk -v s="$s" -v c="$c" '$1 == s && $2 == c { print $4 }' \
@@ -555,18 +555,18 @@ stage_scale() {
 	[ $SMOKE -eq 1 ] && cnt=20000
 	say "== scale: sluice against tracked keys (bpf_stats)"
 	topo_up || return 1
-	wr_clear sl
+	wr_clear wr
 	: >"$TMP/scale.tsv"
 	echo 1 >/proc/sys/kernel/bpf_stats_enabled
 	for n in $SCALE_KEYS; do
-		wr_clear sl
-		slc sl rule add k$n family ipv6 proto udp dport 9005 limit 10pps burst 10 per src \
+		wr_clear wr
+		wrc wr rule add k$n family ipv6 proto udp dport 9005 limit 10pps burst 10 per src \
 			>/dev/null || return 1
 		# Warm up: every key exists before anything is measured.
-		flood sl --dst "${DST6[sl]}" --src 2001:db8:2000::1 --sources "$n" --dport 9005 \
+		flood wr --dst "${DST6[wr]}" --src 2001:db8:2000::1 --sources "$n" --dport 9005 \
 			--count "$n" >/dev/null || return 1
 		for ((r = 0; r < SCALE_ROUNDS; r++)); do
-			for c in fl sl; do
+			for c in fl wr; do
 				id=$(xdp_id $c)
 				b=$(prog_stats "$id")
 				k1=$(ksoft)
@@ -584,7 +584,7 @@ stage_scale() {
 		say "   $n keys done ($(($(date +%s) - T0)) s)"
 	done
 	echo "$STATS_WAS" >/proc/sys/kernel/bpf_stats_enabled
-	wr_clear sl
+	wr_clear wr
 	scale_report | section scale
 }
 
@@ -613,9 +613,9 @@ scale_report() {
 	echo "|---:|---:|---:|---:|---:|---:|"
 	for n in $SCALE_KEYS; do
 		fp=$(scale_med "$n" fl 3)
-		sp=$(scale_med "$n" sl 3)
+		sp=$(scale_med "$n" wr 3)
 		fc=$(scale_med "$n" fl 4)
-		sc=$(scale_med "$n" sl 4)
+		sc=$(scale_med "$n" wr 4)
 		printf '| %s | %s | %s | %s | %s | %s |\n' "$n" "$(fmt "$sp")" "$(fmt "$fp")" \
 			"$(fmt "$(calc "$sp - $fp")" '%+.0f')" "$(fmt "$sc")" "$(fmt "$fc")"
 		echo "$n $(calc "$sp - $fp")" >>"$TMP/keys_e2e.dat"
@@ -652,7 +652,7 @@ scale_report() {
 
 # ---------------------------------------------------------------- stage: accuracy
 ACC_RATES="10 1000 100000"
-ACC_CANDS="sl sc nf ht"
+ACC_CANDS="wr sc nf ht"
 ACC_SECS=10
 acc_burst() { awk -v r="$1" 'BEGIN { b = int(r / 10); print (b < 10 ? 10 : b) }'; }
 acc_port() { case $1 in 10) echo 9101 ;; 1000) echo 9102 ;; *) echo 9103 ;; esac; }
@@ -660,14 +660,14 @@ acc_port() { case $1 in 10) echo 9101 ;; 1000) echo 9102 ;; *) echo 9103 ;; esac
 acc_rules() {
 	local c=$1 rate port burst nft="" sets=""
 	case $c in
-	sl | sc) wr_clear "$c" ;;
+	wr | sc) wr_clear "$c" ;;
 	ht) ipt_clear ht ;;
 	esac
 	for rate in $ACC_RATES; do
 		port=$(acc_port "$rate")
 		burst=$(acc_burst "$rate")
 		case $c in
-		sl | sc) slc "$c" rule add acc$rate proto udp dport "$port" limit "${rate}pps" \
+		wr | sc) wrc "$c" rule add acc$rate proto udp dport "$port" limit "${rate}pps" \
 			burst "$burst" per src >/dev/null || return 1 ;;
 		nf)
 			# A set per rule: an element's limit is created by the rule that adds it.
@@ -695,9 +695,9 @@ acc_rules() {
 acc_admitted() {
 	local c=$1 port=$2
 	case $c in
-	sl | sc) slc "$c" -j stats interval 0 | jq --arg n "acc$3" '.rules[] | select(.name == $n) |
+	wr | sc) wrc "$c" -j stats interval 0 | jq --arg n "acc$3" '.rules[] | select(.name == $n) |
 		.passed_packets' ;;
-	nf) nft_in nf -j list chain netdev slbench in | jq --argjson p "$port" '[.nftables[] |
+	nf) nft_in nf -j list chain netdev wrbench in | jq --argjson p "$port" '[.nftables[] |
 		.rule? // empty | select((.expr | length) == 2 and .expr[0].match.right == $p) |
 		.expr[1].counter.packets] | add' ;;
 	ht) ipt_in ht -t raw -L PREROUTING -v -x -n |
@@ -717,7 +717,7 @@ stage_accuracy() {
 		for rate in $ACC_RATES; do
 			port=$(acc_port "$rate")
 			for cpu in 0 "$GENCPU"; do
-				ip netns exec "$GEN" "$BUILD/bench/slflood" --dev "${GIF[$c]}" \
+				ip netns exec "$GEN" "$BUILD/bench/wrflood" --dev "${GIF[$c]}" \
 					--dmac "${RMAC[$c]}" --cpu "$cpu" --dst "${DST4[$c]}" \
 					--src "${SRC4[$c]}" --dport "$port" --rate "$rate" --catch-up \
 					--count "$(awk -v r="$rate" -v t="$ACC_SECS" \
@@ -742,7 +742,7 @@ stage_accuracy() {
 		done
 		say "   ${CNAME[$c]} done ($(($(date +%s) - T0)) s)"
 	done
-	wr_clear sl
+	wr_clear wr
 	wr_clear sc
 	acc_report | section accuracy
 }
@@ -752,7 +752,7 @@ acc_report() {
 	echo
 	echo "One source limited to 10, 1k and 100k packets/s (burst: a tenth of a second"
 	echo "of rate, at least 10) for ${ACC_SECS} s, all three at once, each sent by two"
-	echo "\`slflood\` processes paced at the rate (so twice the limit is offered),"
+	echo "\`wrflood\` processes paced at the rate (so twice the limit is offered),"
 	echo "pinned to different CPUs; the veth pair has a queue per CPU, so the same"
 	echo "bucket is charged from both CPUs at once. A paced sender that falls behind"
 	echo "catches up. Ideal = burst + rate x T, T from the first to the last packet"
@@ -760,15 +760,15 @@ acc_report() {
 	echo
 	echo "| candidate | rate/s | burst | sent | admitted | T (s) | ideal | error |"
 	echo "|---|---:|---:|---:|---:|---:|---:|---:|"
-	awk -F'\t' -v n1="${CNAME[sl]}" -v n2="${CNAME[nf]}" -v n3="${CNAME[ht]}" \
+	awk -F'\t' -v n1="${CNAME[wr]}" -v n2="${CNAME[nf]}" -v n3="${CNAME[ht]}" \
 		-v n4="${CNAME[sc]}" '{
-		name = $1 == "sl" ? n1 : $1 == "nf" ? n2 : $1 == "sc" ? n4 : n3
+		name = $1 == "wr" ? n1 : $1 == "nf" ? n2 : $1 == "sc" ? n4 : n3
 		printf "| %s | %d | %d | %d | %d | %.3f | %.0f | %+.2f%% |\n", name, $2, $3, $4, $5,
 			$6, $7, $8 }' "$TMP/acc.tsv"
 	echo
 	# Plot data: error per rate (rows) and candidate (columns).
 	awk -F'\t' '{ e[$2, $1] = $8; r[$2] = 1 } END { for (x in r)
-		printf "%s %s %s %s %s\n", x, e[x, "sl"], e[x, "nf"], e[x, "ht"], e[x, "sc"] }' \
+		printf "%s %s %s %s %s\n", x, e[x, "wr"], e[x, "nf"], e[x, "ht"], e[x, "sc"] }' \
 		"$TMP/acc.tsv" | sort -n >"$TMP/acc.dat"
 }
 
@@ -780,12 +780,12 @@ SVC_PORT=8080
 # No filter, nftables, sluice, and the floor: what veth and an XDP program
 # that drops the spoofed range and nothing else cost the host at that rate,
 # the best any filter can do.
-SVC_CANDS="no nf sl fl"
+SVC_CANDS="no nf wr fl"
 svc_rules() {
-	wr_clear sl
-	slc sl rule add syn proto tcp dport $SVC_PORT tcp-flags syn limit 2kpps burst 2000 per all \
+	wr_clear wr
+	wrc wr rule add syn proto tcp dport $SVC_PORT tcp-flags syn limit 2kpps burst 2000 per all \
 		limit 100pps burst 200 per src >/dev/null || return 1
-	slc sl rule add udp proto udp dport $SVC_PORT limit 10kpps burst 10000 per all \
+	wrc wr rule add udp proto udp dport $SVC_PORT limit 10kpps burst 10000 per all \
 		limit 100pps burst 100 per src >/dev/null || return 1
 	nft_load nf '	set syn4 { type ipv4_addr; size 65536; flags dynamic,timeout; timeout 120s; }
 	set udp4 { type ipv4_addr; size 65536; flags dynamic,timeout; timeout 120s; }
@@ -832,7 +832,7 @@ xdp_seen() {
 svc_run() {
 	local c=$1 level=$2 ready=$TMP/svc-ready out fpid count rate x1 x2
 	rm -f "$ready"
-	taskset -c "$HOSTCPU" ip netns exec "$GEN" "$BUILD/bench/slrr" client \
+	taskset -c "$HOSTCPU" ip netns exec "$GEN" "$BUILD/bench/wrrr" client \
 		--connect "${DST4[$c]}" --port $SVC_PORT --conns 8 --duration "$SVC_SECS" \
 		--settle "$SVC_SETTLE" --ready-file "$ready" --json >"$TMP/svc-client.json" &
 	local cpid=$!
@@ -848,7 +848,7 @@ svc_run() {
 			count=$(awk -v r="$level" -v d="$SVC_SECS" \
 				'BEGIN { printf "%d", r * (d + 2) }')
 		fi
-		ip netns exec "$GEN" "$BUILD/bench/slflood" --dev "${GIF[$c]}" \
+		ip netns exec "$GEN" "$BUILD/bench/wrflood" --dev "${GIF[$c]}" \
 			--dmac "${RMAC[$c]}" \
 			--cpu "$GENCPU" --dst "${DST4[$c]}" --src 198.18.128.0 --spoof-bits 15 \
 			--proto mix --dport $SVC_PORT --count "$count" --rate "$rate" --json \
@@ -881,7 +881,7 @@ stage_service() {
 	for c in $SVC_CANDS; do
 		svc_pin "$c"
 		rm -f "$ready"
-		taskset -c "$HOSTCPU" ip netns exec "${NS[$c]}" "$BUILD/bench/slrr" server \
+		taskset -c "$HOSTCPU" ip netns exec "${NS[$c]}" "$BUILD/bench/wrrr" server \
 			--listen "${DST4[$c]}" --port $SVC_PORT --duration 600 \
 			--ready-file "$ready" &
 		PIDS[srv$c]=$!
@@ -905,7 +905,7 @@ svc_report() {
 	local c level base v fr
 	echo "## 5. Service under attack"
 	echo
-	echo "\`slrr\`: 8 TCP connections, each keeping one 64-byte request in flight to an"
+	echo "\`wrrr\`: 8 TCP connections, each keeping one 64-byte request in flight to an"
 	echo "echo server in the protected namespace; completed requests per second over"
 	echo "${SVC_SECS} s. The flood alternates UDP and SYN packets to the server's port from"
 	echo "random sources in 198.18.128.0/17 at the given rate (\`max\`: as fast as the"
@@ -946,7 +946,7 @@ svc_report() {
 	awk -F'\t' '$2 == "0" { b[$1] = $3 } { v[$2, $1] = $3; if (!($2 in seen)) {
 		seen[$2] = 1; lv[n++] = $2 } } END { for (i = 0; i < n; i++) {
 		l = lv[i]; printf "\"%s\"", (l == "0" ? "none" : l)
-		split("no nf sl fl", cs, " ")
+		split("no nf wr fl", cs, " ")
 		for (j = 1; j <= 4; j++)
 			printf " %.1f", b[cs[j]] ? 100 * v[l, cs[j]] / b[cs[j]] : 0
 		printf "\n" } }' "$TMP/svc.tsv" >"$TMP/svc.dat"
@@ -1001,9 +1001,9 @@ stage_synflood() {
 	{
 		echo "## 6. SYN flood"
 		echo
-		echo "Real clients (tools/slconn), a new one every 50 ms whatever became of the"
+		echo "Real clients (tools/wrconn), a new one every 50 ms whatever became of the"
 		echo "others, each given 2.5 s to connect (the kernel's SYN retransmission at"
-		echo "1 s fits, the next at 3 s does not), while tools/slgen sends spoofed SYNs"
+		echo "1 s fits, the next at 3 s does not), while tools/wrgen sends spoofed SYNs"
 		echo "from 198.18.128.0/17 to the same port; $n clients per candidate and rate."
 		echo "Candidates: the kernel's own cookies alone (net.ipv4.tcp_syncookies = 2,"
 		echo "no sluice); the floor, a bare XDP program that drops the spoofed range"
@@ -1012,7 +1012,7 @@ stage_synflood() {
 		echo "connection was up without the SYN being sent again; the time to connect"
 		echo "runs from the first SYN, over all clients, one that never connected"
 		echo "counting as longer than any (\"timed out\" when the percentile is one of"
-		echo "those). \"Flood kept\" is the rate slgen kept. Source: tests/cookie.sh with"
+		echo "those). \"Flood kept\" is the rate wrgen kept. Source: tests/cookie.sh with"
 		echo "COOKIE_FLOOD and COOKIE_CLIENTS set. One run, one round."
 		echo
 		echo "| flood pps (kept) | candidate | first SYN | after a retransmission | failed |" \

@@ -35,7 +35,7 @@ while [ $# -gt 0 ]; do
 	esac
 	shift
 done
-SLGEN=$BUILD/slgen
+SLGEN=$BUILD/wrgen
 TMP=$(mktemp -d "${TMPDIR:-/var/tmp}/sluice-fleetbench.XXXXXX")
 . tests/fleet_lib.sh
 trap 'fleet_down; cleanup; rm -rf "$TMP"' EXIT
@@ -64,7 +64,7 @@ start_fleet() {
 		start_host "$i" || { say "fleetbench: daemon $i did not start: $(tail -3 "$TMP/h$i.log")"; exit 1; }
 	done
 	for _ in $(seq 100); do
-		[ "$(slh 1 -j fleet status | jq '.hosts')" == "$n" ] && break
+		[ "$(wrh 1 -j fleet status | jq '.hosts')" == "$n" ] && break
 		sleep 0.1
 	done
 }
@@ -131,11 +131,11 @@ for k in $KEYS_LIST; do
 	sleep 2
 	c0=$(cpu_s "$dpid"); r0=$(redis_info stats total_commands_processed); e0=$(evalsha_calls)
 	u0=$(redis_info cpu used_cpu_user); s0=$(redis_info cpu used_cpu_sys); t0=$(now_s)
-	st0=$(slh 1 -j fleet status)
+	st0=$(wrh 1 -j fleet status)
 	sleep $((LSECS - 4))
 	c1=$(cpu_s "$dpid"); r1=$(redis_info stats total_commands_processed); e1=$(evalsha_calls)
 	u1=$(redis_info cpu used_cpu_user); s1=$(redis_info cpu used_cpu_sys); t1=$(now_s)
-	st=$(slh 1 -j fleet status)
+	st=$(wrh 1 -j fleet status)
 	wait $kpid || { say "fleetbench: fleetkeys --keys $k failed"; exit 1; }
 	read -r cmds rcpu dcpu calls <<<"$(awk -v c0="$c0" -v c1="$c1" -v r0="$r0" -v r1="$r1" \
 		-v u0="$u0" -v u1="$u1" -v s0="$s0" -v s1="$s1" -v t0="$t0" -v t1="$t1" -v e0="$e0" \

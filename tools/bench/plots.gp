@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 # Plots of `make bench`, from the data files tools/bench/bench.sh leaves in dir:
-#   gnuplot -e "dir='/tmp/slbench.X'; out='docs'" tools/bench/plots.gp
+#   gnuplot -e "dir='/tmp/wrbench.X'; out='docs'" tools/bench/plots.gp
 # Each plot is drawn only when its data file exists.
 have(f) = system("test -s '" . f . "' && echo 1 || echo 0") + 0
 

@@ -75,15 +75,15 @@ synflood_target() {
 svc_target() {
 	local per worst measured
 	per=$(awk -F'\t' '$2 == "0" { b[$1] = $3 }
-		$2 != "0" && ($1 == "sl" || $1 == "fl") { v[$2, $1] = $3; if (!($2 in seen)) {
+		$2 != "0" && ($1 == "wr" || $1 == "fl") { v[$2, $1] = $3; if (!($2 in seen)) {
 			seen[$2] = 1; lv[n++] = $2 } }
 		END { for (i = 0; i < n; i++) { l = lv[i]
-			if (!(b["sl"] > 0) || !(b["fl"] > 0) || v[l, "fl"] == "" || v[l, "sl"] == "")
+			if (!(b["wr"] > 0) || !(b["fl"] > 0) || v[l, "fl"] == "" || v[l, "wr"] == "")
 				continue
-			f = v[l, "fl"] / b["fl"]; s = v[l, "sl"] / b["sl"]
+			f = v[l, "fl"] / b["fl"]; s = v[l, "wr"] / b["wr"]
 			kept = f >= 0.01
 			printf "%s\t%s\t%.4f\t%.0f\t%.0f\n", l, kept, kept ? s / f : -1,
-				v[l, "sl"], v[l, "fl"] } }' "$TMP/svc.tsv")
+				v[l, "wr"], v[l, "fl"] } }' "$TMP/svc.tsv")
 	if [ -z "$per" ]; then
 		row "$1" "no flood rate measured for both sluice and the floor" ""
 		return
@@ -146,10 +146,10 @@ targets() {
 		norun "$t_new"
 	fi
 	if have "$TMP/flood_med.txt"; then
-		a_sl=$(med A sl 4) a_nf=$(med A nf 4) a_ht=$(med A ht 4) b_sl=$(med B sl 4)
+		a_sl=$(med A wr 4) a_nf=$(med A nf 4) a_ht=$(med A ht 4) b_sl=$(med B wr 4)
 		# flood.tsv: shape cand round own stat all wall admitted/s sent pps
 		bound=$(awk -F'\t' -v w="$RULE_WIDE" -v b="$RULE_WIDE_BURST" '
-			$1 == "B" && $2 == "sl" {
+			$1 == "B" && $2 == "wr" {
 				t = $7 * $9 / 1e9; r = $8 * t / (b + w * t); if (r > m) m = r }
 			END { printf "%.3f", m }' "$TMP/flood.tsv")
 		row "$t_ht" "$(num "$a_sl") vs $(num "$a_ht") ns: $(ratio "$a_sl" "$a_ht") x" \
@@ -171,7 +171,7 @@ targets() {
 		norun "$t_by"
 	fi
 	if have "$TMP/acc.tsv"; then
-		worst=$(acc_worst sl)
+		worst=$(acc_worst wr)
 		row "$t_acc" "worst $(num "$worst" '%.2f')% (clock precise $(num "$(acc_worst sc)" \
 			'%.2f')%, nftables $(num "$(acc_worst nf)" '%.2f')%, hashlimit $(num \
 			"$(acc_worst ht)" '%.2f')%)" "$worst <= 1"

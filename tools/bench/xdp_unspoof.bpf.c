@@ -15,7 +15,7 @@
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
-/* The spoofed range slflood draws from in that stage: 198.18.128.0/17. */
+/* The spoofed range wrflood draws from in that stage: 198.18.128.0/17. */
 #define SPOOF_NET	0xc6128000
 #define SPOOF_MASK	0xffff8000
 

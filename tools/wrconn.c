@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * slconn: one TCP connection from a chosen source address (and port),
+ * wrconn: one TCP connection from a chosen source address (and port),
  * opened with a time limit and held, for the connection-limit tests.
  *
  * Prints one line as soon as the connection is up or has failed:
@@ -15,7 +15,7 @@
  * and closes it normally (FIN). If the peer ends it first, it prints
  * "ended: REASON" and exits 3. Sends nothing.
  *
- * Addresses must lie in 198.18.0.0/15 or 2001:db8::/32, as for slgen.
+ * Addresses must lie in 198.18.0.0/15 or 2001:db8::/32, as for wrgen.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -23,7 +23,7 @@
 #include <unistd.h>
 #include <netinet/tcp.h>
 
-#define TOOL_NAME "slconn"
+#define TOOL_NAME "wrconn"
 #include "toolutil.h"
 
 #define MAX_SECS	3600.0
@@ -58,7 +58,7 @@ struct opts {
 	double hold, timeout;
 };
 
-/* 198.18.0.0/15 and 2001:db8::/32, the ranges test traffic may use (as slgen). */
+/* 198.18.0.0/15 and 2001:db8::/32, the ranges test traffic may use (as wrgen). */
 static bool in_test_range(const struct addr *a)
 {
 	if (a->family == AF_INET)

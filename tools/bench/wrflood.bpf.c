@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * slflood's packet rewriter: run through BPF_PROG_RUN in live-frames mode
+ * wrflood's packet rewriter: run through BPF_PROG_RUN in live-frames mode
  * (BPF_F_TEST_XDP_LIVE_FRAMES), it turns the template frame userspace
  * passes in into packet number n of the flood and sends it with XDP_TX,
  * which live mode turns into a redirect out of the ingress device (one end
@@ -32,7 +32,7 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 enum { PROTO_UDP = 0, PROTO_SYN = 1, PROTO_MIX = 2 };
 
-/* Set by slflood before load. */
+/* Set by wrflood before load. */
 const volatile __u32 family = 4;	/* 4 or 6 */
 const volatile __u32 proto = PROTO_UDP;
 const volatile __u32 src_bits = 0;	/* 2^src_bits distinct sources */
@@ -125,7 +125,7 @@ static __always_inline void write_l4(__u8 *l4, int syn)
 }
 
 SEC("xdp")
-int slflood(struct xdp_md *ctx)
+int wrflood(struct xdp_md *ctx)
 {
 	void *data = (void *)(long)ctx->data;
 	void *end = (void *)(long)ctx->data_end;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * slserve: a TCP server that accepts every connection and holds it open
+ * wrserve: a TCP server that accepts every connection and holds it open
  * until the peer goes away, for the connection-limit tests. It never sends
  * a byte and discards what it reads.
  *
@@ -20,7 +20,7 @@
 #include <poll.h>
 #include <unistd.h>
 
-#define TOOL_NAME "slserve"
+#define TOOL_NAME "wrserve"
 #include "toolutil.h"
 
 /* Connections held at once; more are accepted and closed at once. */

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * slflood: a fixed number of packets, as fast as one CPU can make them or
+ * wrflood: a fixed number of packets, as fast as one CPU can make them or
  * at a paced rate, out of one end of a veth pair into whatever is attached
  * to the other end. The benchmark's flood generator.
  *
- * It runs slflood.bpf.c through BPF_PROG_RUN in live-frames mode: the
+ * It runs wrflood.bpf.c through BPF_PROG_RUN in live-frames mode: the
  * kernel makes the frames from a page pool and the program rewrites and
  * sends each one (XDP_TX, a redirect out of --dev). There is no socket and
  * no skb on the sending side, so the generator's own cost per packet is
@@ -13,7 +13,7 @@
  * dropped unsent), so a paced run keeps its CPU busy; a paced run may send
  * a little more than --count (what one call's worth of runs sent).
  *
- *   slflood --dev DEV --dmac MAC --dst ADDR --src ADDR --count N
+ *   wrflood --dev DEV --dmac MAC --dst ADDR --src ADDR --count N
  *           [--sources N | --spoof-bits B] [--proto udp|syn|mix] [--dport N]
  *           [--rate PPS [--catch-up]] [--cpu N] [--json]
  *
@@ -24,7 +24,7 @@
  * source is a /64 of its own. Everything stays in 198.18.0.0/15 and
  * 2001:db8::/32 (checked).
  */
-#define TOOL_NAME "slflood"
+#define TOOL_NAME "wrflood"
 #include <net/if.h>
 #include <sched.h>
 #include <sys/ioctl.h>
@@ -32,7 +32,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "../toolutil.h"
-#include "slflood.skel.h"
+#include "wrflood.skel.h"
 
 /* Frame: Ethernet, IP, and the 24 L4 bytes the BPF side writes. */
 #define L4_LEN		24
@@ -48,7 +48,7 @@
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"Usage: slflood --dev DEV --dmac MAC --dst ADDR --src ADDR --count N\n"
+		"Usage: wrflood --dev DEV --dmac MAC --dst ADDR --src ADDR --count N\n"
 		"               [--sources N | --spoof-bits B] [--proto udp|syn|mix]\n"
 		"               [--dport N] [--rate PPS [--catch-up]] [--cpu N] [--json]\n"
 		"  Sends N packets out of DEV (one end of a veth pair) to MAC/ADDR through\n"
@@ -116,7 +116,7 @@ int main(int argc, char **argv)
 	uint8_t dmac[6], smac[6], frame[14 + 40 + L4_LEN] = {};
 	unsigned int bits = 0, frame_len, ifindex;
 	uint64_t sent = 0, calls = 0, start, t_end;
-	struct slflood *skel;
+	struct wrflood *skel;
 	struct ifreq ifr = {};
 	struct timespec cpu0, cpu1;
 	int c, fd, err, proto;
@@ -243,7 +243,7 @@ int main(int argc, char **argv)
 		if (sched_setaffinity(0, sizeof(set), &set))
 			fail("cannot run on CPU %llu: %s", (unsigned long long)cpu, strerror(errno));
 	}
-	skel = slflood__open();
+	skel = wrflood__open();
 	if (!skel)
 		fail("cannot open the BPF object: %s", strerror(errno));
 	skel->rodata->family = dst.family == AF_INET ? 4 : 6;
@@ -256,7 +256,7 @@ int main(int argc, char **argv)
 	skel->rodata->interval_ns = rate ? NSEC_PER_SEC / rate : 0;
 	skel->rodata->max_seq = count;
 	skel->rodata->catch_up = seen['u'];
-	err = slflood__load(skel);
+	err = wrflood__load(skel);
 	if (err)
 		fail("cannot load the BPF object: %s (root?)", strerror(-err));
 	catch_stop_signals();
@@ -273,7 +273,7 @@ int main(int argc, char **argv)
 		if (!rate && count - sent < CHUNK_MAX)
 			o.repeat = count - sent;
 		/* Paced: the program stops sending at count; the rest of the call idles. */
-		err = bpf_prog_test_run_opts(bpf_program__fd(skel->progs.slflood), &o);
+		err = bpf_prog_test_run_opts(bpf_program__fd(skel->progs.wrflood), &o);
 		/* A signal cuts a run short; seq still counts what went out. */
 		if (err && err != -EINTR)
 			fail("BPF_PROG_RUN: %s", strerror(-err));
@@ -300,6 +300,6 @@ int main(int argc, char **argv)
 	else
 		printf("sent %llu packets in %.3f s (%.0f pps)\n", (unsigned long long)sent,
 		       (t_end - start) / 1e9, sent / ((t_end - start) / 1e9));
-	slflood__destroy(skel);
+	wrflood__destroy(skel);
 	return 0;
 }

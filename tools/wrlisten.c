@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * sllisten: a TCP listener that never accepts, so connections pile up in its
+ * wrlisten: a TCP listener that never accepts, so connections pile up in its
  * accept queue: the "workers not keeping up" case for the accept-queue
  * shedding signal. Exits after --duration seconds or on SIGINT/SIGTERM.
  *
- *   sllisten --listen ADDR --port N [--backlog N] --duration SEC [--ready-file PATH]
+ *   wrlisten --listen ADDR --port N [--backlog N] --duration SEC [--ready-file PATH]
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -33,7 +33,7 @@ static int number(const char *opt, const char *s, long min, long max, long *out)
 	errno = 0;
 	v = strtol(s, &end, 10);
 	if (errno || end == s || *end || v < min || v > max) {
-		fprintf(stderr, "sllisten: invalid %s \"%s\" (%ld to %ld)\n", opt, s, min, max);
+		fprintf(stderr, "wrlisten: invalid %s \"%s\" (%ld to %ld)\n", opt, s, min, max);
 		return -1;
 	}
 	*out = v;
@@ -67,14 +67,14 @@ int main(int argc, char **argv)
 		case 'r': ready = optarg; break;
 		default:
 			fprintf(c == 'h' ? stdout : stderr,
-				"Usage: sllisten --listen ADDR --port N [--backlog N] --duration SEC "
+				"Usage: wrlisten --listen ADDR --port N [--backlog N] --duration SEC "
 				"[--ready-file PATH]\n"
 				"A TCP listener that never accepts: its accept queue fills up.\n");
 			return c == 'h' ? 0 : 2;
 		}
 	}
 	if (!addr || !port || !duration) {
-		fprintf(stderr, "sllisten: --listen, --port and --duration are required\n");
+		fprintf(stderr, "wrlisten: --listen, --port and --duration are required\n");
 		return 2;
 	}
 	if (inet_pton(AF_INET, addr, &((struct sockaddr_in *)&ss)->sin_addr) == 1) {
@@ -86,13 +86,13 @@ int main(int argc, char **argv)
 		((struct sockaddr_in6 *)&ss)->sin6_port = htons(port);
 		len = sizeof(struct sockaddr_in6);
 	} else {
-		fprintf(stderr, "sllisten: invalid --listen \"%s\"\n", addr);
+		fprintf(stderr, "wrlisten: invalid --listen \"%s\"\n", addr);
 		return 2;
 	}
 	fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
 	    bind(fd, (struct sockaddr *)&ss, len) || listen(fd, backlog)) {
-		fprintf(stderr, "sllisten: cannot listen on %s:%ld: %s\n", addr, port,
+		fprintf(stderr, "wrlisten: cannot listen on %s:%ld: %s\n", addr, port,
 			strerror(errno));
 		return 1;
 	}

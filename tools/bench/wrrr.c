@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * slrr: TCP request/response, the legitimate service of the benchmark's
+ * wrrr: TCP request/response, the legitimate service of the benchmark's
  * "service under attack" stage.
  *
- *   slrr server --listen ADDR --port N --duration SEC [--ready-file PATH]
- *   slrr client --connect ADDR --port N --duration SEC [--conns N] [--size BYTES]
+ *   wrrr server --listen ADDR --port N --duration SEC [--ready-file PATH]
+ *   wrrr client --connect ADDR --port N --duration SEC [--conns N] [--size BYTES]
  *               [--settle SEC] [--ready-file PATH] [--json]
  *
  * The server echoes every request back (same size). The client opens
@@ -14,7 +14,7 @@
  * completed requests. A connection that breaks is counted and not reopened.
  * Both stop early on SIGINT / SIGTERM.
  */
-#define TOOL_NAME "slrr"
+#define TOOL_NAME "wrrr"
 #include <fcntl.h>
 #include <netinet/tcp.h>
 #include <sys/epoll.h>
@@ -36,8 +36,8 @@ struct conn {
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"Usage: slrr server --listen ADDR --port N --duration SEC [--ready-file PATH]\n"
-		"       slrr client --connect ADDR --port N --duration SEC [--conns N]\n"
+		"Usage: wrrr server --listen ADDR --port N --duration SEC [--ready-file PATH]\n"
+		"       wrrr client --connect ADDR --port N --duration SEC [--conns N]\n"
 		"                   [--size BYTES] [--settle SEC] [--ready-file PATH] [--json]\n");
 }
 
