@@ -1,13 +1,13 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-# sluice: packet-level rate limiter and DoS front line.
+# weir: packet-level rate limiter and DoS front line.
 #
-#   make            build build/sluice
+#   make            build build/weir
 #   make deps       install missing Debian packages (as root)
 #   make test       everything under tests/ (installs deps first)
 #   make demo       throwaway namespaces, one abusive source, live stats
 #   make demo-fleet three hosts, one Redis: a fleet-wide limit, and Redis going away
 #   make plot-shed  the shedding curve over an overload, drawn into docs/shed.png
-#   make bench      sluice against the floor, nftables and iptables: docs/BENCHMARKS.md
+#   make bench      weir against the floor, nftables and iptables: docs/BENCHMARKS.md
 #   make deb        a Debian package (debian/) into build/deb/
 #   make fuzz       every libFuzzer target for FUZZ_SECS each (default 300)
 #   make soak       a 60 s spoofed-source flood against the daemon, and a SYN cookie going stale
@@ -43,7 +43,7 @@ endif
 ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
 
 COMMON_CFLAGS := -O2 -g -Wall -Wextra -Werror -Iinclude -I$(OUT)
-USER_CFLAGS   := $(COMMON_CFLAGS) -std=gnu11 -D_GNU_SOURCE -DSLUICE_VERSION='"$(VERSION)"' \
+USER_CFLAGS   := $(COMMON_CFLAGS) -std=gnu11 -D_GNU_SOURCE -DWEIR_VERSION='"$(VERSION)"' \
 		 -Wno-missing-field-initializers $(EXTRA_CFLAGS)
 # libbpf linked statically (Debian's libbpf-dev ships the archive): the
 # binary then runs where the distribution's libbpf is older (Ubuntu 22.04
@@ -52,7 +52,7 @@ USER_CFLAGS   := $(COMMON_CFLAGS) -std=gnu11 -D_GNU_SOURCE -DSLUICE_VERSION='"$(
 # libxdp (sharing XDP with other programs through its dispatcher) statically
 # and before libbpf: Debian's libxdp.so would pull the system's libbpf.so
 # into the process beside the static one, two copies of libbpf in one
-# binary; libxdp.a carries its dispatcher object built in. libpcap (`sluice
+# binary; libxdp.a carries its dispatcher object built in. libpcap (`weir
 # capture` writes pcap with it) dynamically: every distribution ships it.
 USER_LDLIBS   := -l:libxdp.a -l:libbpf.a -l:libhiredis.a -lelf -lz -lcap -lyaml -lmicrohttpd -lmnl -lpthread \
 		 -lcurl -ljson-c -lpcap \
@@ -84,9 +84,9 @@ USER_OBJS := $(patsubst user/%.c,$(OUT)/user/%.o,$(USER_SRCS))
 #          and what builds and checks the Debian package for tests/deb.sh:
 #          debhelper, dpkg-dev, fakeroot, lintian, and mmdebstrap (a fresh
 #          Debian 12 root to install it into)
-#          xdp-tools (xdp-filter and xdp-loader share interfaces with sluice
+#          xdp-tools (xdp-filter and xdp-loader share interfaces with weir
 #          through libxdp's dispatcher in tests/xdpmulti.sh), and tcpdump,
-#          which reads back what `sluice capture` wrote (tests/capture.sh)
+#          which reads back what `weir capture` wrote (tests/capture.sh)
 # promtool (Prometheus's metrics linter) is unpacked from Debian's
 # prometheus package into $(OUT)/deps/bin without installing the package,
 # whose server would start on :9090.
@@ -106,30 +106,30 @@ PREFIX ?= /usr/local
 # Where the systemd unit goes: /etc/systemd/system for a local install; the
 # Debian package puts it in /lib/systemd/system (debian/rules).
 SYSTEMDUNITDIR ?= /etc/systemd/system
-FAIL2BAN_ACTION := etc/fail2ban/action.d/sluice.conf
+FAIL2BAN_ACTION := etc/fail2ban/action.d/weir.conf
 # The binary, the example config (kept if one is there), the systemd unit
-# (its ExecStart naming the binary under PREFIX), the man pages sluice(8) and
-# sluice.yaml(5), the bash completion and, when the tree has it, the fail2ban
+# (its ExecStart naming the binary under PREFIX), the man pages weir(8) and
+# weir.yaml(5), the bash completion and, when the tree has it, the fail2ban
 # action. DESTDIR: a staging root, as `make deb` uses it.
-install: $(OUT)/sluice
-	install -D -m 0755 $(OUT)/sluice $(DESTDIR)$(PREFIX)/sbin/sluice
-	install -d -m 0700 $(DESTDIR)/etc/sluice
-	[ -e $(DESTDIR)/etc/sluice/sluice.yaml ] || \
-		install -m 0600 etc/sluice.yaml $(DESTDIR)/etc/sluice/sluice.yaml
-	[ -e $(DESTDIR)/etc/sluice/deny.txt ] || \
-		install -m 0600 etc/deny.txt $(DESTDIR)/etc/sluice/deny.txt
+install: $(OUT)/weir
+	install -D -m 0755 $(OUT)/weir $(DESTDIR)$(PREFIX)/sbin/weir
+	install -d -m 0700 $(DESTDIR)/etc/weir
+	[ -e $(DESTDIR)/etc/weir/weir.yaml ] || \
+		install -m 0600 etc/weir.yaml $(DESTDIR)/etc/weir/weir.yaml
+	[ -e $(DESTDIR)/etc/weir/deny.txt ] || \
+		install -m 0600 etc/deny.txt $(DESTDIR)/etc/weir/deny.txt
 	install -d -m 0755 $(DESTDIR)$(SYSTEMDUNITDIR)
-	sed 's|/usr/local/sbin/sluice|$(PREFIX)/sbin/sluice|g' etc/sluice.service \
-		> $(DESTDIR)$(SYSTEMDUNITDIR)/sluice.service
-	chmod 0644 $(DESTDIR)$(SYSTEMDUNITDIR)/sluice.service
-	install -D -m 0644 docs/man/sluice.8 $(DESTDIR)$(PREFIX)/share/man/man8/sluice.8
-	install -D -m 0644 docs/man/sluice.yaml.5 $(DESTDIR)$(PREFIX)/share/man/man5/sluice.yaml.5
-	install -D -m 0644 etc/bash-completion/sluice \
-		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/sluice
+	sed 's|/usr/local/sbin/weir|$(PREFIX)/sbin/weir|g' etc/weir.service \
+		> $(DESTDIR)$(SYSTEMDUNITDIR)/weir.service
+	chmod 0644 $(DESTDIR)$(SYSTEMDUNITDIR)/weir.service
+	install -D -m 0644 docs/man/weir.8 $(DESTDIR)$(PREFIX)/share/man/man8/weir.8
+	install -D -m 0644 docs/man/weir.yaml.5 $(DESTDIR)$(PREFIX)/share/man/man5/weir.yaml.5
+	install -D -m 0644 etc/bash-completion/weir \
+		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/weir
 	if [ -e $(FAIL2BAN_ACTION) ]; then \
 		install -D -m 0644 $(FAIL2BAN_ACTION) $(DESTDIR)/$(FAIL2BAN_ACTION); fi
 
-all: $(OUT)/sluice $(OUT)/wrgen $(OUT)/wrsink $(OUT)/wrlisten
+all: $(OUT)/weir $(OUT)/wrgen $(OUT)/wrsink $(OUT)/wrlisten
 
 $(OUT) $(OUT)/user:
 	$(Q)mkdir -p $@
@@ -151,7 +151,7 @@ $(OUT)/user/%.o: user/%.c $(SKELS) | $(OUT)/user
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(USER_CFLAGS) -MMD -MP -c $< -o $@
 
-$(OUT)/sluice: $(USER_OBJS)
+$(OUT)/weir: $(USER_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(USER_CFLAGS) $^ $(USER_LDLIBS) -o $@
 
@@ -194,7 +194,7 @@ $(OUT)/shed.dat: $(OUT)/shedplot
 	$(call msg,GEN,$@)
 	$(Q)$< > $@
 
-$(OUT)/shedplot: tools/shedplot.c include/sluice.h include/sluice_shed.h | $(OUT)
+$(OUT)/shedplot: tools/shedplot.c include/weir.h include/weir_shed.h | $(OUT)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(USER_CFLAGS) $< -o $@ -lm
 
@@ -223,7 +223,7 @@ deb:
 	$(Q)lintian --fail-on error $(DEB_DIR)/*.changes
 	$(Q)ls $(DEB_DIR)/*.deb
 
-# ---- make bench: sluice against the floor, nftables and iptables (tools/bench/) ----
+# ---- make bench: weir against the floor, nftables and iptables (tools/bench/) ----
 # Runs every stage once (under 10 minutes) and writes docs/BENCHMARKS.md and
 # docs/bench-*.png; BENCH_ARGS goes to tools/bench/bench.sh (--help).
 BENCH_PKGS := nftables iptables gnuplot-nox ethtool redis-server

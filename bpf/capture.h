@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * `sluice capture` in the data path: a copy of a judged packet into the
- * wr_capture_ring ring buffer, at most sluice_capture.budget a second
+ * `weir capture` in the data path: a copy of a judged packet into the
+ * wr_capture_ring ring buffer, at most weir_capture.budget a second
  * across all CPUs, while a capture runs.
  *
  * Off, it costs the entry one read of wr_config.capture at the verdict.
@@ -12,15 +12,15 @@
  * programs' own frame, never from the rule walk, so the deepest call chain
  * (entry -> eval_rule -> wr_limit_op) does not grow; their frames are small.
  *
- * Part of sluice.bpf.c: included there, after maps.h and clock_now().
+ * Part of weir.bpf.c: included there, after maps.h and clock_now().
  */
-#ifndef SLUICE_BPF_CAPTURE_H
-#define SLUICE_BPF_CAPTURE_H
+#ifndef WEIR_BPF_CAPTURE_H
+#define WEIR_BPF_CAPTURE_H
 
 /* A record being built, off the stack: the header, then the frame's first bytes. */
 struct wr_cap_rec {
-	struct sluice_capture_hdr h;
-	__u8 data[SLUICE_CAPTURE_SNAPLEN_MAX];
+	struct weir_capture_hdr h;
+	__u8 data[WEIR_CAPTURE_SNAPLEN_MAX];
 };
 
 /* Per CPU: a packet runs to its verdict on one CPU, so nothing else touches it meanwhile. */
@@ -33,9 +33,9 @@ struct {
 
 /*
  * What the core tells the capture about a verdict, as the `why` word it
- * carries: bits 0-7 enum sluice_capture_reason, 8-16 the deciding rule's
+ * carries: bits 0-7 enum weir_capture_reason, 8-16 the deciding rule's
  * index in the live set plus one (0: no rule; WR_WHY_FIRST: the first rule
- * the packet matched, from wr_scratch), 17-23 enum sluice_capture_flags;
+ * the packet matched, from wr_scratch), 17-23 enum weir_capture_flags;
  * the capture adds the verdict in bits 24-31. The core only moves
  * constants and the refusing rule's index into it and branches on none of
  * it, so the verifier's states do not split over it: the global functions
@@ -43,7 +43,7 @@ struct {
  */
 #define WR_WHY(reason, ri1, flags) ((reason) | (ri1) << 8 | (flags) << 17)
 #define WR_WHY_FIRST	0x1ff
-_Static_assert(SLUICE_MAX_RULES < WR_WHY_FIRST, "WR_WHY holds a rule index plus one");
+_Static_assert(WEIR_MAX_RULES < WR_WHY_FIRST, "WR_WHY holds a rule index plus one");
 
 /*
  * Budget retries: another CPU took the word in between. Losing all of them
@@ -53,30 +53,30 @@ _Static_assert(SLUICE_MAX_RULES < WR_WHY_FIRST, "WR_WHY holds a rule index plus 
 
 /*
  * The rule that ri1 (WR_WHY's) names in the live set: its slot, and its
- * uid in *uid; SLUICE_CAPTURE_ANY_RULE and 0 for none.
+ * uid in *uid; WEIR_CAPTURE_ANY_RULE and 0 for none.
  */
-static __always_inline __u32 cap_rule(const struct sluice_config *cfg, __u32 ri1, __u32 *uid)
+static __always_inline __u32 cap_rule(const struct weir_config *cfg, __u32 ri1, __u32 *uid)
 {
-	const struct sluice_ruleset *rs;
+	const struct weir_ruleset *rs;
 	struct wr_scratch *sc;
 	__u32 zero = 0, idx;
 
 	*uid = 0;
 	if (!ri1)
-		return SLUICE_CAPTURE_ANY_RULE;
+		return WEIR_CAPTURE_ANY_RULE;
 	if (ri1 == WR_WHY_FIRST) {
 		/* wr_match_rules' result for this packet, still in this CPU's scratch. */
 		sc = bpf_map_lookup_elem(&wr_scratch, &zero);
 		if (!sc)
-			return SLUICE_CAPTURE_ANY_RULE;
+			return WEIR_CAPTURE_ANY_RULE;
 		ri1 = (sc->m.enforce ? sc->m.first_enforce : sc->m.first_dry) + 1;
 	}
 	idx = cfg->active & 1;
 	rs = bpf_map_lookup_elem(&wr_rulesets, &idx);
 	if (!rs)
-		return SLUICE_CAPTURE_ANY_RULE;
-	*uid = rs->rules[(ri1 - 1) & (SLUICE_MAX_RULES - 1)].uid;
-	return rs->rules[(ri1 - 1) & (SLUICE_MAX_RULES - 1)].slot;
+		return WEIR_CAPTURE_ANY_RULE;
+	*uid = rs->rules[(ri1 - 1) & (WEIR_MAX_RULES - 1)].uid;
+	return rs->rules[(ri1 - 1) & (WEIR_MAX_RULES - 1)].slot;
 }
 
 /*
@@ -87,9 +87,9 @@ static __always_inline __u32 cap_rule(const struct sluice_config *cfg, __u32 ri1
  */
 static __always_inline struct wr_cap_rec *cap_admit(__u32 what)
 {
-	struct sluice_capture_stats *cs;
-	struct sluice_capture *c;
-	struct sluice_config *cfg;
+	struct weir_capture_stats *cs;
+	struct weir_capture *c;
+	struct weir_config *cfg;
 	struct wr_cap_rec *rec;
 	__u64 now, sec, word, next;
 	__u32 zero = 0, slot, uid, budget, verdict = (what >> 24) & 0xf;
@@ -114,7 +114,7 @@ static __always_inline struct wr_cap_rec *cap_admit(__u32 what)
 	if (!(READ_ONCE(c->verdicts) & (1U << verdict)))
 		return NULL;
 	slot = cap_rule(cfg, (what >> 8) & WR_WHY_FIRST, &uid);
-	if (c->rule_slot != SLUICE_CAPTURE_ANY_RULE && c->rule_slot != slot)
+	if (c->rule_slot != WEIR_CAPTURE_ANY_RULE && c->rule_slot != slot)
 		return NULL;
 	/* One word for the second and its count: a new second starts at one. */
 	sec = now / WR_NSEC_PER_SEC;
@@ -165,18 +165,18 @@ static __always_inline __u64 cap_len(const struct wr_cap_rec *rec, __u32 len)
 
 	if (len < caplen)
 		caplen = len;
-	if (caplen < 1 || caplen > SLUICE_CAPTURE_SNAPLEN_MAX)
+	if (caplen < 1 || caplen > WEIR_CAPTURE_SNAPLEN_MAX)
 		return 0;
 	n = caplen - 1;
 	/* In asm, so that clang, which knows the mask changes nothing, keeps it. */
-	asm volatile("%[n] &= %[m]" : [n] "+r"(n) : [m] "i"(SLUICE_CAPTURE_SNAPLEN_MAX - 1));
+	asm volatile("%[n] &= %[m]" : [n] "+r"(n) : [m] "i"(WEIR_CAPTURE_SNAPLEN_MAX - 1));
 	return n + 1;
 }
 
 /* The filled record into the ring; counted either way. */
 static __always_inline void cap_emit(struct wr_cap_rec *rec, __u64 caplen)
 {
-	struct sluice_capture_stats *cs;
+	struct weir_capture_stats *cs;
 	__u32 zero = 0;
 
 	cs = bpf_map_lookup_elem(&wr_capture_stats, &zero);
@@ -244,12 +244,12 @@ __noinline int wr_capture_skb(struct __sk_buff *skb, __u32 what)
 }
 
 /*
- * A packet's verdict is final (verdict: enum sluice_capture_verdict; why:
+ * A packet's verdict is final (verdict: enum weir_capture_verdict; why:
  * WR_WHY): a copy for the capture if one runs. One read of a word when
  * none does. The entry passes its own context: xctx at XDP, skb at TC.
  */
 static __always_inline void capture(struct xdp_md *xctx, struct __sk_buff *skb,
-				    const struct sluice_config *cfg, __u32 verdict, __u32 why)
+				    const struct weir_config *cfg, __u32 verdict, __u32 why)
 {
 	if (!cfg->capture)
 		return;
@@ -259,4 +259,4 @@ static __always_inline void capture(struct xdp_md *xctx, struct __sk_buff *skb,
 		wr_capture_skb(skb, why | verdict << 24);
 }
 
-#endif /* SLUICE_BPF_CAPTURE_H */
+#endif /* WEIR_BPF_CAPTURE_H */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /* What vmlinux.h lacks: UAPI macros and small helpers the data path uses. */
-#ifndef SLUICE_COMPAT_BPF_H
-#define SLUICE_COMPAT_BPF_H
+#ifndef WEIR_COMPAT_BPF_H
+#define WEIR_COMPAT_BPF_H
 
 #define TC_ACT_OK	0
 #define TC_ACT_SHOT	2
@@ -18,9 +18,9 @@
 #define WR_VERDICT_PASS	0
 #define WR_VERDICT_DROP	1
 #define WR_VERDICT_WOULD_DROP	2
-/* A SYN to answer with a cookie (sluice_cookie_syn); not yet counted as passed or dropped. */
+/* A SYN to answer with a cookie (weir_cookie_syn); not yet counted as passed or dropped. */
 #define WR_VERDICT_COOKIE	3
-/* An ACK whose cookie to check (sluice_cookie_ack); not yet counted either. */
+/* An ACK whose cookie to check (weir_cookie_ack); not yet counted either. */
 #define WR_VERDICT_ACK		4
 
-#endif /* SLUICE_COMPAT_BPF_H */
+#endif /* WEIR_COMPAT_BPF_H */

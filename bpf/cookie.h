@@ -8,11 +8,11 @@
  * The cookie is the kernel's (bpf_tcp_raw_gen_syncookie_ipv4/6: its secret,
  * its MSS table), so the kernel's own cookie path turns the returning ACK
  * into a connection; the options the cookie cannot carry ride in the
- * timestamp as the kernel encodes them (include/sluice_cookie.h). No state
+ * timestamp as the kernel encodes them (include/weir_cookie.h). No state
  * is kept per SYN. The SYN-ACKs are bounded by the rule's budget and by a
- * budget per destination, so sluice never becomes a reflector.
+ * budget per destination, so weir never becomes a reflector.
  *
- * Both are programs of their own (sluice_cookie_syn, sluice_cookie_ack),
+ * Both are programs of their own (weir_cookie_syn, weir_cookie_ack),
  * which the XDP entry tail-calls through wr_cookie_progs once the core has
  * said what the packet is: each gets a fresh stack of 512 bytes and is
  * verified on its own, so the entry's stack budget (512 bytes summed over
@@ -21,15 +21,15 @@
  * load them (kernel_features.h): the slots stay empty, the tail call falls
  * through, and the entry drops the SYN and passes the ACK.
  *
- * Part of sluice.bpf.c, the one BPF object: included there, in this place,
+ * Part of weir.bpf.c, the one BPF object: included there, in this place,
  * after what it uses.
  */
-#ifndef SLUICE_BPF_COOKIE_H
-#define SLUICE_BPF_COOKIE_H
+#ifndef WEIR_BPF_COOKIE_H
+#define WEIR_BPF_COOKIE_H
 
-#include "sluice_cookie.h"
+#include "weir_cookie.h"
 
-/* The farthest a TCP header may start in a frame sluice answers or checks. */
+/* The farthest a TCP header may start in a frame weir answers or checks. */
 #define WR_CK_MAXOFF	256
 /* The largest MSS advertised (an IPv4 MTU of 65535). */
 #define WR_CK_MSS_MAX	65495
@@ -159,7 +159,7 @@ static __always_inline int ck_charge(__u64 *tat, __u64 now, __u64 interval_fp, _
  * every SYN that reaches it. So one valid SYN per rule, port and family
  * every WR_CK_PRIME_NS is passed to the kernel instead of answered: the
  * kernel answers it with a cookie of its own (no state either) and keeps
- * accepting the answers to sluice's. The time of the latest sits in
+ * accepting the answers to weir's. The time of the latest sits in
  * wr_cookie_dst under a key no address has (family 0x80 | family, the
  * port in addr[0]). 1: pass this SYN.
  */
@@ -167,7 +167,7 @@ static __always_inline int ck_charge(__u64 *tat, __u64 now, __u64 interval_fp, _
 
 static __always_inline int ck_prime(const struct wr_scratch *sc, __u16 dport, __u32 family)
 {
-	struct sluice_ck_dst k = {};
+	struct weir_ck_dst k = {};
 	__u64 now = sc->ck_now, *at, old;
 
 	k.addr[0] = dport;
@@ -188,7 +188,7 @@ static __always_inline int ck_prime(const struct wr_scratch *sc, __u16 dport, __
 static __always_inline void ck_recount_passed(const struct wr_scratch *sc)
 {
 	__u32 slot = sc->ck_slot;
-	struct sluice_rule_stats *st = bpf_map_lookup_elem(&wr_rule_stats, &slot);
+	struct weir_rule_stats *st = bpf_map_lookup_elem(&wr_rule_stats, &slot);
 
 	if (!st)
 		return;
@@ -201,7 +201,7 @@ static __always_inline void ck_recount_passed(const struct wr_scratch *sc)
 /* The SYN-ACK budgets of the rule the scratch names: 1 within both, 0 not. */
 static __always_inline int ck_budget(const struct wr_scratch *sc, const __u32 *saddr, __u32 family)
 {
-	struct sluice_ck_dst k = {};
+	struct weir_ck_dst k = {};
 	__u32 slot = sc->ck_slot;
 	__u64 *tat;
 
@@ -234,7 +234,7 @@ static __always_inline int ck_budget(const struct wr_scratch *sc, const __u32 *s
 }
 
 /*
- * Working space of sluice_cookie_syn, per CPU and off the stack (the stack
+ * Working space of weir_cookie_syn, per CPU and off the stack (the stack
  * budget): the SYN's TCP header, then the SYN-ACK's; the kernel's cookie
  * input, then the reply's IP header; the SYN's addresses; the SYN's
  * options.
@@ -325,7 +325,7 @@ static __always_inline __u32 ck_tcp_sum(__u8 *pseudo, __u32 family, __u8 *tcp, _
  * place into the SYN-ACK. XDP_TX, or XDP_DROP for a SYN not answered.
  */
 SEC("xdp")
-int sluice_cookie_syn(struct xdp_md *ctx)
+int weir_cookie_syn(struct xdp_md *ctx)
 {
 	void *data = (void *)(long)ctx->data;
 	void *data_end = (void *)(long)ctx->data_end;
@@ -337,7 +337,7 @@ int sluice_cookie_syn(struct xdp_md *ctx)
 	struct wr_synopts *o;
 	struct wr_ck_loc loc;
 	struct wr_scratch *sc;
-	struct sluice_config *cfg;
+	struct weir_config *cfg;
 	__u16 mss;
 	__s64 ck;
 	__u8 *th, *l3;
@@ -359,8 +359,8 @@ int sluice_cookie_syn(struct xdp_md *ctx)
 	if (th + 20 > (__u8 *)data_end)
 		goto bad;
 	/* A pure SYN: FIN, RST or ACK with it is never answered. */
-	if ((th[13] & (SLUICE_TCP_SYN | SLUICE_TCP_ACK | SLUICE_TCP_RST | SLUICE_TCP_FIN)) !=
-	    SLUICE_TCP_SYN)
+	if ((th[13] & (WEIR_TCP_SYN | WEIR_TCP_ACK | WEIR_TCP_RST | WEIR_TCP_FIN)) !=
+	    WEIR_TCP_SYN)
 		goto bad;
 	hl = (th[12] >> 4) * 4;
 	/* Data on a SYN (TCP Fast Open) would be lost: not answered, the client retries. */
@@ -392,14 +392,14 @@ int sluice_cookie_syn(struct xdp_md *ctx)
 
 	if (ck_prime(sc, (__u16)tcp[2] << 8 | tcp[3], loc.family)) {
 		ck_recount_passed(sc);
-		count(SLUICE_G_COOKIE_PRIMED);
-		count(SLUICE_G_PASSED);
+		count(WEIR_G_COOKIE_PRIMED);
+		count(WEIR_G_PASSED);
 		return XDP_PASS;
 	}
 
 	if (!ck_budget(sc, saddr, loc.family)) {
-		count(SLUICE_G_COOKIE_BUDGET);
-		count(SLUICE_G_DROPPED);
+		count(WEIR_G_COOKIE_BUDGET);
+		count(WEIR_G_DROPPED);
 		return XDP_DROP;
 	}
 
@@ -425,7 +425,7 @@ int sluice_cookie_syn(struct xdp_md *ctx)
 		iph->daddr = daddr[0];
 		ck_copy_out(c, tcp, 12);
 		c[12] = 6 << 4;
-		c[13] = SLUICE_TCP_SYN;
+		c[13] = WEIR_TCP_SYN;
 		c[20] = o->mss ? WR_TCPOPT_MSS : WR_TCPOPT_NOP;
 		c[21] = o->mss ? 4 : WR_TCPOPT_NOP;
 		c[22] = o->mss ? o->mss >> 8 : WR_TCPOPT_NOP;
@@ -440,7 +440,7 @@ int sluice_cookie_syn(struct xdp_md *ctx)
 		ck_copy_out((__u8 *)(&ip6h->daddr), (const __u8 *)(daddr), 16);
 		ck_copy_out(c, tcp, 12);
 		c[12] = 6 << 4;
-		c[13] = SLUICE_TCP_SYN;
+		c[13] = WEIR_TCP_SYN;
 		c[20] = o->mss ? WR_TCPOPT_MSS : WR_TCPOPT_NOP;
 		c[21] = o->mss ? 4 : WR_TCPOPT_NOP;
 		c[22] = o->mss ? o->mss >> 8 : WR_TCPOPT_NOP;
@@ -471,7 +471,7 @@ int sluice_cookie_syn(struct xdp_md *ctx)
 	/* The whole frame's length, fragments included (XDP multi-buffer). */
 	flen = bpf_xdp_get_buff_len(ctx);
 	if (bpf_xdp_adjust_tail(ctx, (int)(l2 + l3len + tcplen) - (int)flen)) {
-		flags &= ~SLUICE_CK_TS;
+		flags &= ~WEIR_CK_TS;
 		tcplen = WR_SYNACK_TCPLEN_MIN;
 		if (bpf_xdp_adjust_tail(ctx, (int)(l2 + l3len + tcplen) - (int)flen))
 			goto bad;
@@ -490,7 +490,7 @@ int sluice_cookie_syn(struct xdp_md *ctx)
 		wr_put32(tcp + 8, seq + 1);
 	}
 	tcp[12] = (tcplen / 4) << 4;
-	tcp[13] = SLUICE_TCP_SYN | SLUICE_TCP_ACK;
+	tcp[13] = WEIR_TCP_SYN | WEIR_TCP_ACK;
 	tcp[14] = WR_CK_WINDOW >> 8;
 	tcp[15] = WR_CK_WINDOW & 0xff;
 	tcp[16] = tcp[17] = tcp[18] = tcp[19] = 0;
@@ -561,24 +561,24 @@ int sluice_cookie_syn(struct xdp_md *ctx)
 			ck_copy_out(l3 + 40, tcp, WR_SYNACK_TCPLEN_MIN);
 		}
 	}
-	count(SLUICE_G_COOKIE_SENT);
-	count(SLUICE_G_DROPPED);
+	count(WEIR_G_COOKIE_SENT);
+	count(WEIR_G_DROPPED);
 	return XDP_TX;
 bad:
-	count(SLUICE_G_COOKIE_BAD);
-	count(SLUICE_G_DROPPED);
+	count(WEIR_G_COOKIE_BAD);
+	count(WEIR_G_DROPPED);
 	return XDP_DROP;
 }
 
 /*
  * An ACK to the ports of an action cookie rule: if no connection or
  * request stands behind it, only a listener, it can only be the answer to
- * a cookie (the kernel's or sluice's, one secret): checked, and passed
+ * a cookie (the kernel's or weir's, one secret): checked, and passed
  * to the kernel's cookie path if valid, dropped and counted if not.
  * Everything else passes. XDP_PASS or XDP_DROP.
  */
 SEC("xdp")
-int sluice_cookie_ack(struct xdp_md *ctx)
+int weir_cookie_ack(struct xdp_md *ctx)
 {
 	void *data = (void *)(long)ctx->data;
 	void *data_end = (void *)(long)ctx->data_end;
@@ -595,8 +595,8 @@ int sluice_cookie_ack(struct xdp_md *ctx)
 	th = (__u8 *)data + (loc.l4 & (WR_CK_MAXOFF - 1));
 	if (th + sizeof(struct tcphdr) > (__u8 *)data_end)
 		goto pass;
-	if ((th[13] & (SLUICE_TCP_SYN | SLUICE_TCP_ACK | SLUICE_TCP_RST | SLUICE_TCP_FIN)) !=
-	    SLUICE_TCP_ACK)
+	if ((th[13] & (WEIR_TCP_SYN | WEIR_TCP_ACK | WEIR_TCP_RST | WEIR_TCP_FIN)) !=
+	    WEIR_TCP_ACK)
 		goto pass;
 	if (loc.family == 4) {
 		struct iphdr *iph = (void *)l3;
@@ -639,14 +639,14 @@ int sluice_cookie_ack(struct xdp_md *ctx)
 		ret = bpf_tcp_raw_check_syncookie_ipv6(ip6h, (struct tcphdr *)th);
 	}
 	if (ret) {
-		count(SLUICE_G_COOKIE_INVALID);
-		count(SLUICE_G_DROPPED);
+		count(WEIR_G_COOKIE_INVALID);
+		count(WEIR_G_DROPPED);
 		return XDP_DROP;
 	}
-	count(SLUICE_G_COOKIE_VALID);
+	count(WEIR_G_COOKIE_VALID);
 pass:
-	count(SLUICE_G_PASSED);
+	count(WEIR_G_PASSED);
 	return XDP_PASS;
 }
 
-#endif /* SLUICE_BPF_COOKIE_H */
+#endif /* WEIR_BPF_COOKIE_H */

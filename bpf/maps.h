@@ -2,16 +2,16 @@
 /*
  * Every map of the data path, and the read-only switches and globals the
  * loader sets between open and load. The pinned ones are the maps of
- * WR_MAPS (user/sluice_user.h), which the loader checks against these.
+ * WR_MAPS (user/weir_user.h), which the loader checks against these.
  *
- * Part of sluice.bpf.c, the one BPF object: included there, in this place,
+ * Part of weir.bpf.c, the one BPF object: included there, in this place,
  * after what it uses.
  */
-#ifndef SLUICE_BPF_MAPS_H
-#define SLUICE_BPF_MAPS_H
+#ifndef WEIR_BPF_MAPS_H
+#define WEIR_BPF_MAPS_H
 
 /* Load-time tunables, set between __open() and __load(). */
-const volatile __u32 clock_mode = SLUICE_CLOCK_AUTO;	/* enum sluice_clock */
+const volatile __u32 clock_mode = WEIR_CLOCK_AUTO;	/* enum weir_clock */
 /*
  * The kernel has multi-buffer XDP (Linux 5.18: xdp.frags and
  * bpf_xdp_get_buff_len). Set by the loader from a probe; without it the
@@ -37,13 +37,13 @@ const volatile __u32 has_syncookie = 1;
 /* Ticks per second, from the kernel's config; 0 if libbpf could not read it. */
 extern const int CONFIG_HZ __kconfig __weak;
 
-/* The time under SLUICE_CLOCK_MANUAL; written by tests through the skeleton. */
+/* The time under WEIR_CLOCK_MANUAL; written by tests through the skeleton. */
 __u64 manual_now_ns = 0;
 
 /*
  * CAS attempts on one word before giving up. A rate limit's bucket that
  * keeps losing is contention, not a fault: the packet is refused and
- * counted (WR_EV_CONTENDED, sluice.bpf.c).
+ * counted (WR_EV_CONTENDED, weir.bpf.c).
  */
 #define WR_CAS_TRIES	8
 /* Bytes of a non-linear skb pulled into the head so the parser sees the headers. */
@@ -54,7 +54,7 @@ struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, struct sluice_config);
+	__type(value, struct weir_config);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } wr_config SEC(".maps");
 
@@ -63,26 +63,26 @@ struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, 2);
 	__type(key, __u32);
-	__type(value, struct sluice_ruleset);
+	__type(value, struct weir_ruleset);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } wr_rulesets SEC(".maps");
 
 /*
  * Per-source buckets, keyed by rule uid, limit and masked source: sets of
- * SLUICE_WAYS ways (struct sluice_set), the set picked by a keyed hash.
+ * WEIR_WAYS ways (struct weir_set), the set picked by a keyed hash.
  * An array, so a lookup is inlined and costs no call, and a new key takes
  * a way with one compare-and-swap instead of the LRU's locks. An evicted
  * bucket reads as full again, which can only admit more, never less.
  * Written by the data path; max_entries (sets) set at load time. Mappable:
  * the daemon's fleet sync folds the fleet's use into a bucket with the same
- * compare-and-swap on the same memory (include/sluice_state.h).
+ * compare-and-swap on the same memory (include/weir_state.h).
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(map_flags, BPF_F_MMAPABLE);
-	__uint(max_entries, SLUICE_DEFAULT_KEYS / SLUICE_WAYS);
+	__uint(max_entries, WEIR_DEFAULT_KEYS / WEIR_WAYS);
 	__type(key, __u32);
-	__type(value, struct sluice_set);
+	__type(value, struct weir_set);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } wr_state SEC(".maps");
 
@@ -93,9 +93,9 @@ struct {
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, SLUICE_CONN_MAX);
-	__type(key, struct sluice_key);
-	__type(value, struct sluice_conns);
+	__uint(max_entries, WEIR_CONN_MAX);
+	__type(key, struct weir_key);
+	__type(value, struct weir_conns);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } wr_conns SEC(".maps");
 
@@ -104,19 +104,19 @@ struct {
 	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, int);
-	__type(value, struct sluice_sock_conns);
+	__type(value, struct weir_sock_conns);
 } wr_sock_conns SEC(".maps");
 
 /*
- * Rule-wide buckets, indexed by sluice_limit.agg_slot; zeroed by the
+ * Rule-wide buckets, indexed by weir_limit.agg_slot; zeroed by the
  * controller. Mappable, like wr_state, for the fleet sync's fold.
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(map_flags, BPF_F_MMAPABLE);
-	__uint(max_entries, SLUICE_AGG_SLOTS);
+	__uint(max_entries, WEIR_AGG_SLOTS);
 	__type(key, __u32);
-	__type(value, struct sluice_state);
+	__type(value, struct weir_state);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } wr_agg SEC(".maps");
 
@@ -129,7 +129,7 @@ struct {
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, SLUICE_AGG_SLOTS);
+	__uint(max_entries, WEIR_AGG_SLOTS);
 	__type(key, __u32);
 	__type(value, __u64);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
@@ -137,14 +137,14 @@ struct {
 
 /*
  * Refusals of per-source buckets on this CPU that their drops do not hold
- * yet, a key a slot (struct sluice_src_wait; note_drop). Per CPU, as
+ * yet, a key a slot (struct weir_src_wait; note_drop). Per CPU, as
  * wr_agg_drops; readers add what waits for a key on every CPU.
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, SLUICE_SRC_WAIT_SLOTS);
+	__uint(max_entries, WEIR_SRC_WAIT_SLOTS);
 	__type(key, __u32);
-	__type(value, struct sluice_src_wait);
+	__type(value, struct weir_src_wait);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } wr_src_drops SEC(".maps");
 
@@ -157,32 +157,32 @@ struct {
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, SLUICE_FLEET_KEYS);
-	__type(key, struct sluice_key);
-	__type(value, struct sluice_fleet_use);
+	__uint(max_entries, WEIR_FLEET_KEYS);
+	__type(key, struct weir_key);
+	__type(value, struct weir_fleet_use);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } wr_fleet_use SEC(".maps");
 
-/* The daemon's fleet sync, for `sluice fleet status` and /metrics; never read here. */
+/* The daemon's fleet sync, for `weir fleet status` and /metrics; never read here. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, struct sluice_fleet_status);
+	__type(value, struct weir_fleet_status);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } wr_fleet_status SEC(".maps");
 
-/* Per-rule counters by sluice_rule.slot. Per-CPU: plain adds, no atomics needed. */
+/* Per-rule counters by weir_rule.slot. Per-CPU: plain adds, no atomics needed. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, SLUICE_STATS_SLOTS);
+	__uint(max_entries, WEIR_STATS_SLOTS);
 	__type(key, __u32);
-	__type(value, struct sluice_rule_stats);
+	__type(value, struct weir_rule_stats);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } wr_rule_stats SEC(".maps");
 
 /*
- * Global counters, one struct sluice_globals (by enum sluice_global): one
+ * Global counters, one struct weir_globals (by enum weir_global): one
  * lookup for the parse's and the lists' counts, one for the verdict's.
  * Per-CPU: plain adds, no atomics needed.
  */
@@ -190,7 +190,7 @@ struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, struct sluice_globals);
+	__type(value, struct weir_globals);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } wr_global SEC(".maps");
 
@@ -199,7 +199,7 @@ struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, struct sluice_shed);
+	__type(value, struct weir_shed);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } wr_shed SEC(".maps");
 
@@ -208,16 +208,16 @@ struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, 4);
 	__type(key, __u32);
-	__type(value, struct sluice_state);
+	__type(value, struct weir_state);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } wr_capacity SEC(".maps");
 
 /* Per-class counters by class. Per-CPU: plain adds. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, SLUICE_MAX_CLASS + 1);
+	__uint(max_entries, WEIR_MAX_CLASS + 1);
 	__type(key, __u32);
-	__type(value, struct sluice_class_stats);
+	__type(value, struct weir_class_stats);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } wr_class_stats SEC(".maps");
 
@@ -229,8 +229,8 @@ struct {
 } wr_events SEC(".maps");
 
 /*
- * `sluice capture`: its lease, filters and per-second budget (struct
- * sluice_capture). Written by the capture (lease, filters; in place through
+ * `weir capture`: its lease, filters and per-second budget (struct
+ * weir_capture). Written by the capture (lease, filters; in place through
  * mmap) and by the data path (the budget's window, compare-and-swap).
  */
 struct {
@@ -238,7 +238,7 @@ struct {
 	__uint(map_flags, BPF_F_MMAPABLE);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, struct sluice_capture);
+	__type(value, struct weir_capture);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } wr_capture SEC(".maps");
 
@@ -247,12 +247,12 @@ struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, struct sluice_capture_stats);
+	__type(value, struct weir_capture_stats);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } wr_capture_stats SEC(".maps");
 
 /*
- * Captured packets (struct sluice_capture_hdr, then the frame's bytes) for
+ * Captured packets (struct weir_capture_hdr, then the frame's bytes) for
  * the capture to read. 2 MiB: over a second of full-size frames at the
  * default budget.
  */
@@ -268,30 +268,30 @@ struct {
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
-	__uint(max_entries, SLUICE_LIST_MAX);
-	__type(key, struct sluice_lpm4);
-	__type(value, struct sluice_list_val);
+	__uint(max_entries, WEIR_LIST_MAX);
+	__type(key, struct weir_lpm4);
+	__type(value, struct weir_list_val);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } wr_deny4 SEC(".maps"), wr_allow4 SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
-	__uint(max_entries, SLUICE_LIST_MAX);
-	__type(key, struct sluice_lpm6);
-	__type(value, struct sluice_list_val);
+	__uint(max_entries, WEIR_LIST_MAX);
+	__type(key, struct weir_lpm6);
+	__type(value, struct weir_list_val);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } wr_deny6 SEC(".maps"), wr_allow6 SEC(".maps");
 
 /*
  * The cookie programs the XDP entry tail-calls (bpf/cookie.h), by enum
- * sluice_cookie_prog; filled by the loader after load, empty on a kernel
+ * weir_cookie_prog; filled by the loader after load, empty on a kernel
  * without the raw cookie helpers.
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
-	__uint(max_entries, SLUICE_CK_PROGS);
+	__uint(max_entries, WEIR_CK_PROGS);
 	__type(key, __u32);
 	__type(value, __u32);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
@@ -299,11 +299,11 @@ struct {
 
 /*
  * SYN cookies: each action cookie rule's rule-wide SYN-ACK budget, a GCRA
- * TAT by sluice_rule.slot. Written by the data path (compare-and-swap).
+ * TAT by weir_rule.slot. Written by the data path (compare-and-swap).
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, SLUICE_STATS_SLOTS);
+	__uint(max_entries, WEIR_STATS_SLOTS);
 	__type(key, __u32);
 	__type(value, __u64);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
@@ -316,8 +316,8 @@ struct {
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, SLUICE_CK_DST_MAX);
-	__type(key, struct sluice_ck_dst);
+	__uint(max_entries, WEIR_CK_DST_MAX);
+	__type(key, struct weir_ck_dst);
 	__type(value, __u64);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } wr_cookie_dst SEC(".maps");
@@ -331,10 +331,10 @@ struct {
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, SLUICE_VERIFIED_MAX);
-	__type(key, struct sluice_verified_key);
+	__uint(max_entries, WEIR_VERIFIED_MAX);
+	__type(key, struct weir_verified_key);
 	__type(value, __u64);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } wr_verified SEC(".maps");
 
-#endif /* SLUICE_BPF_MAPS_H */
+#endif /* WEIR_BPF_MAPS_H */

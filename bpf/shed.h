@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * Reserved capacity and the per-class counters of adaptive shedding (the
- * curve itself is include/sluice_shed.h, run by the controller).
+ * curve itself is include/weir_shed.h, run by the controller).
  *
- * Part of sluice.bpf.c, the one BPF object: included there, in this place,
+ * Part of weir.bpf.c, the one BPF object: included there, in this place,
  * after what it uses.
  */
-#ifndef SLUICE_BPF_SHED_H
-#define SLUICE_BPF_SHED_H
+#ifndef WEIR_BPF_SHED_H
+#define WEIR_BPF_SHED_H
 
 /*
  * Reserved capacity for a packet of class cls: with charge 0, would every
@@ -16,7 +16,7 @@
  * uses no capacity; a CPU that loses a race between the two over-admits
  * by that one packet. Global: verified once.
  */
-__noinline int wr_capacity_op(const struct sluice_shed *sh, __u32 cls, __u32 len, __u64 now,
+__noinline int wr_capacity_op(const struct weir_shed *sh, __u32 cls, __u32 len, __u64 now,
 			      __u32 charge)
 {
 	__u32 k, b;
@@ -25,8 +25,8 @@ __noinline int wr_capacity_op(const struct sluice_shed *sh, __u32 cls, __u32 len
 		return 1;
 	for (k = 0; k < 2; k++) {
 		for (b = 0; b < 2; b++) {
-			const struct sluice_limit *l = b ? &sh->cap[k].noncrit : &sh->cap[k].total;
-			struct sluice_state *st;
+			const struct weir_limit *l = b ? &sh->cap[k].noncrit : &sh->cap[k].total;
+			struct weir_state *st;
 			__u64 inc, tat, next;
 			__u32 idx = 2 * k + b;
 			int i;
@@ -36,7 +36,7 @@ __noinline int wr_capacity_op(const struct sluice_shed *sh, __u32 cls, __u32 len
 			st = bpf_map_lookup_elem(&wr_capacity, &idx);
 			if (!st)
 				continue;
-			inc = wr_gcra_inc(l->interval_fp, k == SLUICE_COST_BYTE ? len : 1);
+			inc = wr_gcra_inc(l->interval_fp, k == WEIR_COST_BYTE ? len : 1);
 			if (!charge) {
 				if (!wr_gcra_admit(READ_ONCE(st->tat), now, inc, l->tolerance, &next))
 					return 0;
@@ -55,7 +55,7 @@ __noinline int wr_capacity_op(const struct sluice_shed *sh, __u32 cls, __u32 len
 
 static __always_inline void class_count(__u32 cls, __u32 len, int what)
 {
-	struct sluice_class_stats *cs = bpf_map_lookup_elem(&wr_class_stats, &cls);
+	struct weir_class_stats *cs = bpf_map_lookup_elem(&wr_class_stats, &cls);
 
 	if (!cs)
 		return;
@@ -71,4 +71,4 @@ static __always_inline void class_count(__u32 cls, __u32 len, int what)
 	}
 }
 
-#endif /* SLUICE_BPF_SHED_H */
+#endif /* WEIR_BPF_SHED_H */

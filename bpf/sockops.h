@@ -4,11 +4,11 @@
  * established connection under the keys of the rules it matches, and
  * uncounts it when the kernel closes it.
  *
- * Part of sluice.bpf.c, the one BPF object: included there, in this place,
+ * Part of weir.bpf.c, the one BPF object: included there, in this place,
  * after what it uses.
  */
-#ifndef SLUICE_BPF_SOCKOPS_H
-#define SLUICE_BPF_SOCKOPS_H
+#ifndef WEIR_BPF_SOCKOPS_H
+#define WEIR_BPF_SOCKOPS_H
 
 /* ---- connection limits: counting established connections ---- */
 
@@ -20,7 +20,7 @@ struct wr_conn_walk {
 	__u64 cand;	/* the candidates not visited yet (wr_rule_candidates) */
 	__u32 cell;	/* their cell of the rule index */
 	__u32 pad;
-	struct sluice_key keys[SLUICE_CONN_KEYS_PER_SOCK];
+	struct weir_key keys[WEIR_CONN_KEYS_PER_SOCK];
 };
 
 /*
@@ -29,8 +29,8 @@ struct wr_conn_walk {
  */
 static __always_inline long conn_rule_at(struct wr_conn_walk *w)
 {
-	struct sluice_ruleset *rs;
-	const struct sluice_rule *r;
+	struct weir_ruleset *rs;
+	const struct weir_rule *r;
 	__u32 rs_idx = w->rs_idx, pos, li;
 
 	if (!w->cand)
@@ -40,16 +40,16 @@ static __always_inline long conn_rule_at(struct wr_conn_walk *w)
 	rs = bpf_map_lookup_elem(&wr_rulesets, &rs_idx);
 	if (!rs)
 		return 1;
-	r = &rs->rules[wr_cand_rule(rs, w->cell, pos) & (SLUICE_MAX_RULES - 1)];
+	r = &rs->rules[wr_cand_rule(rs, w->cell, pos) & (WEIR_MAX_RULES - 1)];
 	if (!wr_rule_match(r, &w->pkt))
 		return 0;
-	for (li = 0; li < SLUICE_MAX_LIMITS; li++) {
-		const struct sluice_limit *l = &r->limits[li];
+	for (li = 0; li < WEIR_MAX_LIMITS; li++) {
+		const struct weir_limit *l = &r->limits[li];
 		__u32 n = w->nr;
 
-		if (li >= r->nr_limits || l->algo != SLUICE_ALGO_CONNS)
+		if (li >= r->nr_limits || l->algo != WEIR_ALGO_CONNS)
 			continue;
-		if (n >= SLUICE_CONN_KEYS_PER_SOCK)
+		if (n >= WEIR_CONN_KEYS_PER_SOCK)
 			return 1;
 		wr_make_key(r, li, l, &w->pkt, &w->keys[n]);
 		w->nr = n + 1;
@@ -70,7 +70,7 @@ __noinline int wr_walk_conn_rules(struct wr_conn_walk *w)
 
 	if (!w)
 		return 0;
-	for (i = 0; i < SLUICE_MAX_CAND; i++)
+	for (i = 0; i < WEIR_MAX_CAND; i++)
 		if (conn_rule_at(w))
 			break;
 	return 0;
@@ -87,9 +87,9 @@ __noinline int wr_walk_conn_rules(struct wr_conn_walk *w)
  * source (wr_verified), while the controller keeps them (verified_ttl_ns).
  */
 static __always_inline void verify_source(struct bpf_sock_ops *skops,
-					  const struct sluice_config *cfg, const struct wr_pkt *p)
+					  const struct weir_config *cfg, const struct wr_pkt *p)
 {
-	struct sluice_verified_key k = {};
+	struct weir_verified_key k = {};
 	__u64 now;
 
 	if (!cfg->verified_ttl_ns)
@@ -106,8 +106,8 @@ static __always_inline void verify_source(struct bpf_sock_ops *skops,
 static __always_inline void conn_established(struct bpf_sock_ops *skops)
 {
 	struct wr_conn_walk w = {};
-	struct sluice_sock_conns *sc;
-	struct sluice_config *cfg;
+	struct weir_sock_conns *sc;
+	struct weir_config *cfg;
 	struct bpf_sock *sk = skops->sk;
 	__u32 zero = 0, i;
 
@@ -137,10 +137,10 @@ static __always_inline void conn_established(struct bpf_sock_ops *skops)
 	w.pkt.proto = WR_IPPROTO_TCP;
 	w.pkt.dport = skops->local_port;	/* host byte order */
 	w.pkt.flags = WR_PKT_L4 | WR_PKT_PORTS;
-	w.pkt.tcp_flags = SLUICE_TCP_SYN;	/* so that "tcp-flags syn" rules match too */
+	w.pkt.tcp_flags = WEIR_TCP_SYN;	/* so that "tcp-flags syn" rules match too */
 	w.rs_idx = cfg->active & 1;
 	{
-		struct sluice_ruleset *rs = bpf_map_lookup_elem(&wr_rulesets, &w.rs_idx);
+		struct weir_ruleset *rs = bpf_map_lookup_elem(&wr_rulesets, &w.rs_idx);
 
 		if (!rs)
 			return;
@@ -150,7 +150,7 @@ static __always_inline void conn_established(struct bpf_sock_ops *skops)
 		 */
 		w.cand = wr_rule_candidates(rs, &w.pkt, &w.cell);
 		if (has_bpf_loop)
-			bpf_loop(SLUICE_MAX_CAND, conn_rule, &w, 0);
+			bpf_loop(WEIR_MAX_CAND, conn_rule, &w, 0);
 		else
 			wr_walk_conn_rules(&w);
 	}
@@ -159,8 +159,8 @@ static __always_inline void conn_established(struct bpf_sock_ops *skops)
 	sc = bpf_sk_storage_get(&wr_sock_conns, sk, 0, BPF_SK_STORAGE_GET_F_CREATE);
 	if (!sc)
 		return;	/* not counted, so never uncounted; the daemon reconciles */
-	for (i = 0; i < SLUICE_CONN_KEYS_PER_SOCK; i++) {
-		struct sluice_conns one = { .count = 1 }, *c;
+	for (i = 0; i < WEIR_CONN_KEYS_PER_SOCK; i++) {
+		struct weir_conns one = { .count = 1 }, *c;
 
 		if (i >= w.nr)
 			break;
@@ -179,7 +179,7 @@ static __always_inline void conn_established(struct bpf_sock_ops *skops)
 
 static __always_inline void conn_closed(struct bpf_sock_ops *skops)
 {
-	struct sluice_sock_conns *sc;
+	struct weir_sock_conns *sc;
 	struct bpf_sock *sk = skops->sk;
 	__u32 i;
 
@@ -188,8 +188,8 @@ static __always_inline void conn_closed(struct bpf_sock_ops *skops)
 	sc = bpf_sk_storage_get(&wr_sock_conns, sk, 0, 0);
 	if (!sc)
 		return;
-	for (i = 0; i < SLUICE_CONN_KEYS_PER_SOCK; i++) {
-		struct sluice_conns *c;
+	for (i = 0; i < WEIR_CONN_KEYS_PER_SOCK; i++) {
+		struct weir_conns *c;
 		__u64 n;
 		int t;
 
@@ -210,7 +210,7 @@ static __always_inline void conn_closed(struct bpf_sock_ops *skops)
 }
 
 SEC("sockops")
-int sluice_sockops(struct bpf_sock_ops *skops)
+int weir_sockops(struct bpf_sock_ops *skops)
 {
 	switch (skops->op) {
 	case BPF_SOCK_OPS_PASSIVE_ESTABLISHED_CB:
@@ -224,4 +224,4 @@ int sluice_sockops(struct bpf_sock_ops *skops)
 	return 1;
 }
 
-#endif /* SLUICE_BPF_SOCKOPS_H */
+#endif /* WEIR_BPF_SOCKOPS_H */

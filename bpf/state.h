@@ -1,22 +1,22 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * wr_state, the per-source buckets: an array of sets of SLUICE_WAYS ways,
+ * wr_state, the per-source buckets: an array of sets of WEIR_WAYS ways,
  * the set picked by a seeded hash of the key, ways claimed and published
  * with compare-and-swap.
  *
- * Part of sluice.bpf.c, the one BPF object: included there, in this place,
+ * Part of weir.bpf.c, the one BPF object: included there, in this place,
  * after what it uses.
  */
-#ifndef SLUICE_BPF_STATE_H
-#define SLUICE_BPF_STATE_H
+#ifndef WEIR_BPF_STATE_H
+#define WEIR_BPF_STATE_H
 
-#include "sluice_state.h"
+#include "weir_state.h"
 
 /* ---- wr_state: per-source buckets in a set-associative table ---- */
 
 /* The set key k lives in; NULL when wr_state has no such set (an internal fault). */
-static __always_inline struct sluice_set *state_set(const struct wr_eval *ev,
-						    const struct sluice_key *k)
+static __always_inline struct weir_set *state_set(const struct wr_eval *ev,
+						    const struct weir_key *k)
 {
 	__u32 idx;
 
@@ -26,4 +26,4 @@ static __always_inline struct sluice_set *state_set(const struct wr_eval *ev,
 	return bpf_map_lookup_elem(&wr_state, &idx);
 }
 
-#endif /* SLUICE_BPF_STATE_H */
+#endif /* WEIR_BPF_STATE_H */

@@ -1,13 +1,13 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 # What the deny-list suites share (tests/ttl.sh, tests/fail2ban.sh,
 # tests/crowdsec.sh): a receiver and a sender namespace joined by a veth,
-# sluice attached on the receiver's end, and a count of what arrives.
+# weir attached on the receiver's end, and a count of what arrives.
 # Source after tests/lib.sh; needs $TMP.
 #   ban_net NAME   RCV, SND, ROOT; receiver 198.18.80.1 / 2001:db8:80::1,
 #                  senders 198.18.80.2-4 / 2001:db8:80::2-3
 #   deliver SRC N  N UDP datagrams from SRC to the receiver; prints how many
 #                  arrived (the sink's count for SRC)
-#   wr, wrj ARGS   sluice on the receiver's root (wrj: with -j)
+#   wr, wrj ARGS   weir on the receiver's root (wrj: with -j)
 #   ttl_of LIST CIDR   the deny or allow entry's ttl in seconds ("null":
 #                  permanent; "" if absent); listed / unlisted CIDR: on the
 #                  deny list or not
@@ -40,11 +40,11 @@ ban_net() {
 	for a in $BAN_SRCS4 $BAN_SRCS6; do
 		ip -n "$RCV" neigh replace "$a" lladdr "$mac_s" dev "$BAN_DEV" nud permanent
 	done
-	in_ns "$RCV" "$SLUICE" --bpffs "$ROOT" attach "$BAN_DEV" mode generic >/dev/null
+	in_ns "$RCV" "$WEIR" --bpffs "$ROOT" attach "$BAN_DEV" mode generic >/dev/null
 }
 
-wr() { in_ns "$RCV" "$SLUICE" --bpffs "$ROOT" "$@"; }
-wrj() { in_ns "$RCV" "$SLUICE" -j --bpffs "$ROOT" "$@"; }
+wr() { in_ns "$RCV" "$WEIR" --bpffs "$ROOT" "$@"; }
+wrj() { in_ns "$RCV" "$WEIR" -j --bpffs "$ROOT" "$@"; }
 ttl_of() { wrj "$1" list | jq -r --arg c "$2" '.[][] | select(.cidr == $c) | .ttl'; }
 listed() { [ -n "$(ttl_of deny "$1")" ]; }
 unlisted() { [ -z "$(ttl_of deny "$1")" ]; }
@@ -73,7 +73,7 @@ deliver() {
 		.packets] | add // 0' "$TMP/ban-sink.json"
 }
 
-# The global counter NAME (denied, passed, ...) of sluice stats.
+# The global counter NAME (denied, passed, ...) of weir stats.
 ban_counter() {
-	in_ns "$RCV" "$SLUICE" -j --bpffs "$ROOT" stats interval 0 | jq -r --arg n "$1" '.global[$n]'
+	in_ns "$RCV" "$WEIR" -j --bpffs "$ROOT" stats interval 0 | jq -r --arg n "$1" '.global[$n]'
 }

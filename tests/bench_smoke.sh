@@ -10,10 +10,10 @@
 #   verifier      every program within the verifier's limits (instructions, stack)
 #   floods        per shape, every candidate a positive cost and rate; the
 #                 bare XDP drop admits nothing, no filter admits more than
-#                 sluice (which limits)
+#                 weir (which limits)
 #   scaling       the table's bytes per key positive and at most 128
 #   accuracy      every candidate admits something and no more than it was
-#                 sent; sluice (exact GCRA) no more than burst + rate x T
+#                 sent; weir (exact GCRA) no more than burst + rate x T
 #   service       every candidate serves requests without a flood
 #   synflood      four candidates, each with counts of clients (first SYN,
 #                 after a retransmission, failed) that add up and times to
@@ -110,9 +110,9 @@ for shape in A B C; do
 	[ "${adm[bare XDP_DROP (floor)]:-x}" == 0 ] ||
 		fail "the bare XDP drop admitted ${adm[bare XDP_DROP (floor)]:-nothing}"
 	if [ "$shape" != C ]; then
-		# A and B are floods over their limits: sluice passes far less than no filter.
-		awk -v s="${adm[sluice]:-0}" -v f="${adm[no filter]:-0}" 'BEGIN { exit !(s < f) }' ||
-			fail "sluice admitted ${adm[sluice]:-?}/s, no filter ${adm[no filter]:-?}/s"
+		# A and B are floods over their limits: weir passes far less than no filter.
+		awk -v s="${adm[weir]:-0}" -v f="${adm[no filter]:-0}" 'BEGIN { exit !(s < f) }' ||
+			fail "weir admitted ${adm[weir]:-?}/s, no filter ${adm[no filter]:-?}/s"
 	fi
 	unset adm
 	end_case "bench-smoke-flood-shape-$shape"
@@ -138,7 +138,7 @@ while IFS='|' read -r cand rate burst sent admitted t ideal _; do
 	done
 	[ "$admitted" -gt 0 ] && [ "$admitted" -le "$sent" ] ||
 		fail "$cand at $rate/s admitted $admitted of $sent"
-	if [[ "$cand" == sluice* ]]; then
+	if [[ "$cand" == weir* ]]; then
 		awk -v a="$admitted" -v i="$ideal" 'BEGIN { exit !(a <= i * 1.01 + 1) }' ||
 			fail "$cand at $rate/s admitted $admitted, more than burst + rate x T = $ideal"
 	fi
@@ -178,7 +178,7 @@ while IFS='|' read -r rate cand first re failed med p90; do
 done < <(rows "## 6. SYN flood")
 [ "$n" -ge 4 ] || fail "$n SYN flood rows, want at least 4"
 [ ${#cands[@]} -eq 4 ] || fail "candidates: ${!cands[*]}"
-grep -q '^SYN-ACKs sluice sent (action cookie), per rate: [0-9]* pps: [0-9]*' "$R" ||
+grep -q '^SYN-ACKs weir sent (action cookie), per rate: [0-9]* pps: [0-9]*' "$R" ||
 	fail "no count of SYN-ACKs sent"
 end_case bench-smoke-synflood
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * `sluice capture` in the real BPF object, through bpf_prog_test_run_opts:
+ * `weir capture` in the real BPF object, through bpf_prog_test_run_opts:
  * what lands in wr_capture_ring (header and bytes) for crafted frames, the
  * filters, the per-second budget on the test-controlled clock, the lease,
  * and nothing at all while the switch is off. XDP and TC both.
@@ -17,8 +17,8 @@ static void check_balance(void)
 /* Records read from the ring by drain(). */
 #define MAX_RECS 64
 static struct rec {
-	struct sluice_capture_hdr h;
-	__u8 data[SLUICE_CAPTURE_SNAPLEN_MAX];
+	struct weir_capture_hdr h;
+	__u8 data[WEIR_CAPTURE_SNAPLEN_MAX];
 	size_t size;
 } recs[MAX_RECS];
 static int nrecs;
@@ -50,9 +50,9 @@ static int drain(void)
 	return nrecs;
 }
 
-static struct sluice_capture_stats cstats(void)
+static struct weir_capture_stats cstats(void)
 {
-	struct sluice_capture_stats s = {}, v[256];
+	struct weir_capture_stats s = {}, v[256];
 	__u32 zero = 0;
 	int i;
 
@@ -76,7 +76,7 @@ static struct sluice_capture_stats cstats(void)
  */
 static void capture_on(__u32 verdicts, __u16 slot, __u32 budget, __u32 snaplen, __u64 lease)
 {
-	struct sluice_capture c = {
+	struct weir_capture c = {
 		.lease_ns = lease,
 		.budget = budget,
 		.snaplen = snaplen,
@@ -93,19 +93,19 @@ static void capture_on(__u32 verdicts, __u16 slot, __u32 budget, __u32 snaplen, 
 	CFG_SET(capture, 1);
 }
 
-#define DROPPED	(1U << SLUICE_CV_DROPPED)
-#define PASSED	(1U << SLUICE_CV_PASSED)
-#define ANY	SLUICE_CAPTURE_ANY_RULE
+#define DROPPED	(1U << WEIR_CV_DROPPED)
+#define PASSED	(1U << WEIR_CV_PASSED)
+#define ANY	WEIR_CAPTURE_ANY_RULE
 
 /* A rule on PORT: one packet per second per source, burst 1. */
-static struct sluice_rule *flood_rule(void)
+static struct weir_rule *flood_rule(void)
 {
-	struct sluice_rule *r = add_rule(SLUICE_ACT_DROP);
+	struct weir_rule *r = add_rule(WEIR_ACT_DROP);
 
 	match_proto(r, WR_IPPROTO_UDP);
-	r->match |= SLUICE_M_DPORT;
+	r->match |= WEIR_M_DPORT;
 	r->dport_lo = r->dport_hi = PORT;
-	new_limit(r, SLUICE_ALGO_GCRA, 1, 0, 1, SLUICE_COST_PKT, SLUICE_KEY_SRC, 32, 128);
+	new_limit(r, WEIR_ALGO_GCRA, 1, 0, 1, WEIR_COST_PKT, WEIR_KEY_SRC, 32, 128);
 	return r;
 }
 
@@ -120,7 +120,7 @@ static void udp_frame(struct frame *f, __u32 src, __u16 dport)
 /* A dropped frame lands in the ring with its header and every byte. */
 static void dropped_record(int tc)
 {
-	struct sluice_rule *r;
+	struct weir_rule *r;
 	struct frame f;
 	__u32 uid, slot;
 
@@ -133,7 +133,7 @@ static void dropped_record(int tc)
 	uid = r->uid;
 	slot = r->slot;
 	commit();
-	capture_on(DROPPED, ANY, 100, SLUICE_CAPTURE_SNAPLEN_MAX, T0 + 10 * SEC);
+	capture_on(DROPPED, ANY, 100, WEIR_CAPTURE_SNAPLEN_MAX, T0 + 10 * SEC);
 	udp_frame(&f, SRC_A, PORT);
 	CHECK(xmit(&f) == 1, "the first frame is the burst: passed");
 	CHECK(xmit(&f) == 0, "the second is dropped");
@@ -142,8 +142,8 @@ static void dropped_record(int tc)
 		return;
 	CHECK(recs[0].h.rule_uid == uid, "rule uid %u, want %u", recs[0].h.rule_uid, uid);
 	CHECK(recs[0].h.rule_slot == slot, "rule slot %u, want %u", recs[0].h.rule_slot, slot);
-	CHECK(recs[0].h.verdict == SLUICE_CV_DROPPED, "verdict %u", recs[0].h.verdict);
-	CHECK(recs[0].h.reason == SLUICE_CR_RULE, "reason %u", recs[0].h.reason);
+	CHECK(recs[0].h.verdict == WEIR_CV_DROPPED, "verdict %u", recs[0].h.verdict);
+	CHECK(recs[0].h.reason == WEIR_CR_RULE, "reason %u", recs[0].h.reason);
 	CHECK(recs[0].h.flags == 0, "flags %u", recs[0].h.flags);
 	CHECK(recs[0].h.len == f.n && recs[0].h.caplen == f.n, "len %u caplen %u, want %zu",
 	      recs[0].h.len, recs[0].h.caplen, f.n);
@@ -185,7 +185,7 @@ HARNESS_CASE(off_copies_nothing)
 /* Verdict and rule filters: only what was asked for, and it spends no budget. */
 HARNESS_CASE(filters)
 {
-	struct sluice_rule *a, *b;
+	struct weir_rule *a, *b;
 	struct frame fa, fb;
 	__u16 slot_b;
 	int i;
@@ -207,7 +207,7 @@ HARNESS_CASE(filters)
 	}
 	CHECK(drain() == 2, "%d records, want the 2 passed", nrecs);
 	for (i = 0; i < nrecs && i < MAX_RECS; i++)
-		CHECK(recs[i].h.verdict == SLUICE_CV_PASSED, "record %d: verdict %u", i,
+		CHECK(recs[i].h.verdict == WEIR_CV_PASSED, "record %d: verdict %u", i,
 		      recs[i].h.verdict);
 
 	/* Dropped of rule b only. */
@@ -218,7 +218,7 @@ HARNESS_CASE(filters)
 	}
 	CHECK(drain() == 3, "%d records, want rule b's 3 drops", nrecs);
 	for (i = 0; i < nrecs && i < MAX_RECS; i++)
-		CHECK(recs[i].h.rule_slot == slot_b && recs[i].h.verdict == SLUICE_CV_DROPPED &&
+		CHECK(recs[i].h.rule_slot == slot_b && recs[i].h.verdict == WEIR_CV_DROPPED &&
 			      recs[i].data[14 + 20 + 3] == ((PORT + 1) & 0xff),
 		      "record %d: slot %u verdict %u", i, recs[i].h.rule_slot, recs[i].h.verdict);
 	CHECK(cstats().lost_budget == 0, "filtered packets spent the budget");
@@ -227,7 +227,7 @@ HARNESS_CASE(filters)
 /* The budget: at most budget records a second of the data path's clock. */
 HARNESS_CASE(budget_per_second)
 {
-	struct sluice_capture_stats s;
+	struct weir_capture_stats s;
 	struct frame f;
 	int i;
 
@@ -276,19 +276,19 @@ HARNESS_CASE(reasons)
 	commit();
 	capture_on(DROPPED | PASSED, ANY, 100, 64, T0 + 10 * SEC);
 	list_put4(skel->maps.wr_deny4, SRC_B, 32, 0);
-	CFG_SET(lists, SLUICE_L_DENY4);
+	CFG_SET(lists, WEIR_L_DENY4);
 	udp_frame(&f, SRC_B, PORT);
 	CHECK(xmit(&f) == 0, "denied source passed");
-	CHECK(drain() == 1 && recs[0].h.reason == SLUICE_CR_DENY &&
-		      recs[0].h.verdict == SLUICE_CV_DROPPED && recs[0].h.rule_uid == 0 &&
+	CHECK(drain() == 1 && recs[0].h.reason == WEIR_CR_DENY &&
+		      recs[0].h.verdict == WEIR_CV_DROPPED && recs[0].h.rule_uid == 0 &&
 		      recs[0].h.rule_slot == ANY,
 	      "deny: %d records, reason %u", nrecs, recs[0].h.reason);
 	CFG_SET(disabled, 1);
 	udp_frame(&f, SRC_A, PORT);
 	xmit(&f);
 	CHECK(xmit(&f) == 1, "the kill switch dropped");
-	CHECK(drain() == 2 && recs[1].h.verdict == SLUICE_CV_PASSED &&
-		      recs[1].h.reason == SLUICE_CR_RULE && recs[1].h.flags == SLUICE_CF_WOULD_DROP,
+	CHECK(drain() == 2 && recs[1].h.verdict == WEIR_CV_PASSED &&
+		      recs[1].h.reason == WEIR_CR_RULE && recs[1].h.flags == WEIR_CF_WOULD_DROP,
 	      "would-drop: %d records, verdict %u reason %u flags %u", nrecs, recs[1].h.verdict,
 	      recs[1].h.reason, recs[1].h.flags);
 }

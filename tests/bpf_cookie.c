@@ -20,7 +20,7 @@
 #include <sys/socket.h>
 
 #include "bpf_harness.h"
-#include "sluice_cookie.h"
+#include "weir_cookie.h"
 
 /* The port the rules protect; a listener there makes ACKs worth checking. */
 #define PORT		45443
@@ -32,14 +32,14 @@
 #define CLIENT_TSVAL	0x01020304u
 #define CLIENT_ISN	0x11223344u
 /* Every cookie flag: the kernel accepts timestamps, SACK and scaling back. */
-#define ALL_FLAGS	(SLUICE_CK_TS | SLUICE_CK_SACK | SLUICE_CK_WSCALE)
+#define ALL_FLAGS	(WEIR_CK_TS | WEIR_CK_SACK | WEIR_CK_WSCALE)
 /* The window scale the config says the kernel uses. */
 #define HOST_WS		9
 
 static void check_balance(void)
 {
-	__u64 pk = g(SLUICE_G_PACKETS), non = g(SLUICE_G_NON_IP), pas = g(SLUICE_G_PASSED),
-	      dro = g(SLUICE_G_DROPPED);
+	__u64 pk = g(WEIR_G_PACKETS), non = g(WEIR_G_NON_IP), pas = g(WEIR_G_PASSED),
+	      dro = g(WEIR_G_DROPPED);
 
 	CHECK(pk == non + pas + dro, "PACKETS %llu != NON_IP %llu + PASSED %llu + DROPPED %llu",
 	      (unsigned long long)pk, (unsigned long long)non, (unsigned long long)pas,
@@ -178,7 +178,7 @@ static void syn_frame(struct frame *f, enum kind k, __u32 src, __u16 dport, stru
 {
 	struct frame l;
 
-	l4_tcp_full(&l, dport, SLUICE_TCP_SYN, CLIENT_ISN, 0, 1);
+	l4_tcp_full(&l, dport, WEIR_TCP_SYN, CLIENT_ISN, 0, 1);
 	tcp_frame(f, k, src, &l, w);
 }
 
@@ -187,7 +187,7 @@ static int run_xdp(const struct frame *f, struct frame *out)
 {
 	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = f->b, .data_size_in = f->n,
 		    .data_out = out->b, .data_size_out = sizeof(out->b), .repeat = 1);
-	int err = bpf_prog_test_run_opts(bpf_program__fd(skel->progs.sluice_xdp), &o);
+	int err = bpf_prog_test_run_opts(bpf_program__fd(skel->progs.weir_xdp), &o);
 
 	if (err) {
 		CHECK_FAIL("xdp test_run of %zu bytes: %s", f->n, strerror(-err));
@@ -205,7 +205,7 @@ static int run_xdp(const struct frame *f, struct frame *out)
 static void budget(__u64 *ifp, __u64 *tol, __u64 rate, __u64 burst)
 {
 	*ifp = wr_gcra_interval_per(rate, 1000);
-	*tol = wr_gcra_tolerance(*ifp, burst, SLUICE_COST_PKT);
+	*tol = wr_gcra_tolerance(*ifp, burst, WEIR_COST_PKT);
 }
 
 /*
@@ -213,17 +213,17 @@ static void budget(__u64 *ifp, __u64 *tol, __u64 rate, __u64 burst)
  * with SYN-ACK budgets of ck per second for the rule and ckd per
  * destination (0: none), each with a burst of one second.
  */
-static struct sluice_rule *cookie_rule(__u64 rate, __u8 mode, __u32 ck, __u32 ckd)
+static struct weir_rule *cookie_rule(__u64 rate, __u8 mode, __u32 ck, __u32 ckd)
 {
-	struct sluice_rule *r = add_rule(SLUICE_ACT_COOKIE);
+	struct weir_rule *r = add_rule(WEIR_ACT_COOKIE);
 
 	match_proto(r, WR_IPPROTO_TCP);
-	r->match |= SLUICE_M_DPORT | SLUICE_M_TCPFLAGS;
+	r->match |= WEIR_M_DPORT | WEIR_M_TCPFLAGS;
 	r->dport_lo = r->dport_hi = PORT;
-	r->tcp_mask = SLUICE_TCP_SYN | SLUICE_TCP_ACK;
-	r->tcp_value = SLUICE_TCP_SYN;
+	r->tcp_mask = WEIR_TCP_SYN | WEIR_TCP_ACK;
+	r->tcp_value = WEIR_TCP_SYN;
 	r->cookie = mode;
-	new_limit(r, SLUICE_ALGO_GCRA, rate, 0, rate, SLUICE_COST_PKT, SLUICE_KEY_ALL, 0, 0);
+	new_limit(r, WEIR_ALGO_GCRA, rate, 0, rate, WEIR_COST_PKT, WEIR_KEY_ALL, 0, 0);
 	r->ck_rate = ck;
 	r->ckd_rate = ckd;
 	if (ck)
@@ -240,7 +240,7 @@ static struct sluice_rule *cookie_rule(__u64 rate, __u8 mode, __u32 ck, __u32 ck
  */
 static void primed(int i, __u64 at)
 {
-	struct sluice_ck_dst k;
+	struct weir_ck_dst k;
 	int fam;
 
 	for (fam = 4; fam <= 6; fam += 2) {
@@ -260,7 +260,7 @@ static void primed(int i, __u64 at)
  */
 static void cookie_cfg(__u32 flags)
 {
-	struct sluice_config c = cfg_get();
+	struct weir_config c = cfg_get();
 
 	c.cookie_flags = flags;
 	c.cookie_wscale = HOST_WS;
@@ -284,7 +284,7 @@ static void check_synack(const struct frame *syn, const struct where *w, const s
 	size_t l4 = w->l3 + (w->family == 4 ? 20 : 40);
 	struct where ow = { .l3 = w->l3, .l4 = l4, .family = w->family };
 	const __u8 *ip = out->b + w->l3, *in = syn->b + w->l3, *th = out->b + l4, *o = th + 20;
-	int ts = flags & SLUICE_CK_TS;
+	int ts = flags & WEIR_CK_TS;
 	/* With a timestamp every option; without, MSS alone. */
 	unsigned int tcplen = ts ? WR_SYNACK_TCPLEN : WR_SYNACK_TCPLEN_MIN;
 
@@ -310,7 +310,7 @@ static void check_synack(const struct frame *syn, const struct where *w, const s
 	CHECK(get16(th) == get16(syn->b + w->l4 + 2) && get16(th + 2) == get16(syn->b + w->l4),
 	      "%s: ports not swapped: %u -> %u", what, get16(th), get16(th + 2));
 	CHECK(get32(th + 8) == CLIENT_ISN + 1, "%s: ack %08x, want ISN + 1", what, get32(th + 8));
-	CHECK(th[13] == (SLUICE_TCP_SYN | SLUICE_TCP_ACK), "%s: flags %02x", what, th[13]);
+	CHECK(th[13] == (WEIR_TCP_SYN | WEIR_TCP_ACK), "%s: flags %02x", what, th[13]);
 	CHECK(th[12] >> 4 == tcplen / 4, "%s: data offset %u", what, th[12] >> 4);
 	CHECK(tcp_sum(out, &ow, tcplen) == 0xffff, "%s: bad TCP checksum", what);
 	/* MSS: this host's, from the test device's MTU; at least the minimum. */
@@ -373,8 +373,8 @@ static void handshake(enum kind k, __u32 flags)
 	int lfd, v;
 	char what[64];
 
-	snprintf(what, sizeof(what), "%s%s", kind_names[k], flags & SLUICE_CK_TS ? "" : " no ts");
-	cookie_rule(1, SLUICE_COOKIE_OVER, 0, 0);
+	snprintf(what, sizeof(what), "%s%s", kind_names[k], flags & WEIR_CK_TS ? "" : " no ts");
+	cookie_rule(1, WEIR_COOKIE_OVER, 0, 0);
 	commit();
 	cookie_cfg(flags);
 	lfd = listen_on(k >= K6 ? 6 : 4, PORT);
@@ -388,32 +388,32 @@ static void handshake(enum kind k, __u32 flags)
 	CHECK(v == XDP_TX, "%s: SYN over the limit: verdict %d, want XDP_TX", what, v);
 	if (v == XDP_TX)
 		check_synack(&syn, &w, &out, flags, &cookie, what);
-	CHECK_EQ(g(SLUICE_G_COOKIE_SENT), 1);
+	CHECK_EQ(g(WEIR_G_COOKIE_SENT), 1);
 	CHECK_EQ(rstat(0).dropped_pkts, 1);
 
-	l4_tcp_full(&l, PORT, SLUICE_TCP_ACK, CLIENT_ISN + 1, cookie + 1, 0);
+	l4_tcp_full(&l, PORT, WEIR_TCP_ACK, CLIENT_ISN + 1, cookie + 1, 0);
 	tcp_frame(&ack, k, SRC_A, &l, &aw);
 	v = run_xdp(&ack, &out);
 	CHECK(v == XDP_PASS, "%s: ACK with the cookie: verdict %d, want XDP_PASS", what, v);
-	CHECK_EQ(g(SLUICE_G_COOKIE_VALID), 1);
+	CHECK_EQ(g(WEIR_G_COOKIE_VALID), 1);
 
 	/*
 	 * Forged: the cookie's counter bits changed. (Its low bits are the MSS
 	 * index, so a cookie one off can be valid for another MSS.)
 	 */
-	l4_tcp_full(&l, PORT, SLUICE_TCP_ACK, CLIENT_ISN + 1, (cookie ^ 0xa5000000) + 1, 0);
+	l4_tcp_full(&l, PORT, WEIR_TCP_ACK, CLIENT_ISN + 1, (cookie ^ 0xa5000000) + 1, 0);
 	tcp_frame(&ack, k, SRC_A, &l, &aw);
 	v = run_xdp(&ack, &out);
 	CHECK(v == XDP_DROP, "%s: forged ACK: verdict %d, want XDP_DROP", what, v);
-	CHECK_EQ(g(SLUICE_G_COOKIE_INVALID), 1);
-	CHECK_EQ(g(SLUICE_G_COOKIE_VALID), 1);
+	CHECK_EQ(g(WEIR_G_COOKIE_INVALID), 1);
+	CHECK_EQ(g(WEIR_G_COOKIE_VALID), 1);
 	/* The same with PSH, as a first segment of data would come. */
-	l4_tcp_full(&l, PORT, SLUICE_TCP_ACK | SLUICE_TCP_PSH, CLIENT_ISN + 1,
+	l4_tcp_full(&l, PORT, WEIR_TCP_ACK | WEIR_TCP_PSH, CLIENT_ISN + 1,
 		    (cookie ^ 0xa5000000) + 1, 0);
 	tcp_frame(&ack, k, SRC_A, &l, &aw);
 	v = run_xdp(&ack, &out);
 	CHECK(v == XDP_DROP, "%s: forged PSH ACK: verdict %d, want XDP_DROP", what, v);
-	CHECK_EQ(g(SLUICE_G_COOKIE_INVALID), 2);
+	CHECK_EQ(g(WEIR_G_COOKIE_INVALID), 2);
 	close(lfd);
 }
 
@@ -440,7 +440,7 @@ HARNESS_CASE(cookie_handshake_ipv6_hop_by_hop)
 /* tcp_timestamps = 1 (random offsets): no timestamp, so no options ride along. */
 HARNESS_CASE(cookie_handshake_without_timestamps)
 {
-	handshake(K4, SLUICE_CK_SACK | SLUICE_CK_WSCALE);
+	handshake(K4, WEIR_CK_SACK | WEIR_CK_WSCALE);
 }
 
 /* ACKs that are not a cookie's answer are left alone. */
@@ -450,24 +450,24 @@ HARNESS_CASE(cookie_other_acks_pass)
 	struct where w;
 	int lfd;
 
-	cookie_rule(1, SLUICE_COOKIE_OVER, 0, 0);
+	cookie_rule(1, WEIR_COOKIE_OVER, 0, 0);
 	commit();
 	cookie_cfg(ALL_FLAGS);
 	lfd = listen_on(4, OTHER_PORT);
 	CHECK(lfd >= 0, "cannot listen on %d", OTHER_PORT);
 	/* No listener on the rule's port: nothing to check against, passed. */
-	l4_tcp_full(&l, PORT, SLUICE_TCP_ACK, 1, 12345, 0);
+	l4_tcp_full(&l, PORT, WEIR_TCP_ACK, 1, 12345, 0);
 	tcp_frame(&ack, K4, SRC_A, &l, &w);
 	CHECK_EQ(run_xdp(&ack, &out), XDP_PASS);
 	/* A listener, but on a port no cookie rule names: not checked, passed. */
-	l4_tcp_full(&l, OTHER_PORT, SLUICE_TCP_ACK, 1, 12345, 0);
+	l4_tcp_full(&l, OTHER_PORT, WEIR_TCP_ACK, 1, 12345, 0);
 	tcp_frame(&ack, K4, SRC_A, &l, &w);
 	CHECK_EQ(run_xdp(&ack, &out), XDP_PASS);
 	/* An RST to the rule's port is not an ACK to check. */
-	l4_tcp_full(&l, PORT, SLUICE_TCP_ACK | SLUICE_TCP_RST, 1, 12345, 0);
+	l4_tcp_full(&l, PORT, WEIR_TCP_ACK | WEIR_TCP_RST, 1, 12345, 0);
 	tcp_frame(&ack, K4, SRC_A, &l, &w);
 	CHECK_EQ(run_xdp(&ack, &out), XDP_PASS);
-	CHECK_EQ(g(SLUICE_G_COOKIE_VALID) + g(SLUICE_G_COOKIE_INVALID), 0);
+	CHECK_EQ(g(WEIR_G_COOKIE_VALID) + g(WEIR_G_COOKIE_INVALID), 0);
 	if (lfd >= 0)
 		close(lfd);
 }
@@ -486,34 +486,34 @@ HARNESS_CASE(cookie_ack_found_among_many_rules)
 	int lfd, lfd2, i, v;
 
 	for (i = 0; i < 40; i++) {
-		struct sluice_rule *r = add_rule(SLUICE_ACT_DROP);
+		struct weir_rule *r = add_rule(WEIR_ACT_DROP);
 
 		match_proto(r, WR_IPPROTO_TCP);
 		/* Every fourth on every port; the rest on ports around PORT but not it. */
 		if (i % 4) {
-			r->match |= SLUICE_M_DPORT;
+			r->match |= WEIR_M_DPORT;
 			r->dport_lo = r->dport_hi = PORT + 2 + i;
 		}
-		new_limit(r, SLUICE_ALGO_GCRA, 1000000, 0, 1000000, SLUICE_COST_PKT,
-			  SLUICE_KEY_SRC, 32, 128);
+		new_limit(r, WEIR_ALGO_GCRA, 1000000, 0, 1000000, WEIR_COST_PKT,
+			  WEIR_KEY_SRC, 32, 128);
 	}
-	cookie_rule(1, SLUICE_COOKIE_OVER, 0, 0);
+	cookie_rule(1, WEIR_COOKIE_OVER, 0, 0);
 	commit();
 	cookie_cfg(ALL_FLAGS);
 	lfd = listen_on(4, PORT);
 	lfd2 = listen_on(4, OTHER_PORT);
 	CHECK(lfd >= 0 && lfd2 >= 0, "cannot listen on %d and %d", PORT, OTHER_PORT);
 	/* A forged answer to the cookie rule's port: checked, dropped. */
-	l4_tcp_full(&l, PORT, SLUICE_TCP_ACK, CLIENT_ISN + 1, 0xa5a5a5a5, 0);
+	l4_tcp_full(&l, PORT, WEIR_TCP_ACK, CLIENT_ISN + 1, 0xa5a5a5a5, 0);
 	tcp_frame(&ack, K4, SRC_A, &l, &w);
 	v = run_xdp(&ack, &out);
 	CHECK(v == XDP_DROP, "forged ACK to the cookie rule's port: verdict %d, want XDP_DROP", v);
-	CHECK_EQ(g(SLUICE_G_COOKIE_INVALID), 1);
+	CHECK_EQ(g(WEIR_G_COOKIE_INVALID), 1);
 	/* The same to another port: ten rules match it, none a cookie rule; passed unchecked. */
-	l4_tcp_full(&l, OTHER_PORT, SLUICE_TCP_ACK, CLIENT_ISN + 1, 0xa5a5a5a5, 0);
+	l4_tcp_full(&l, OTHER_PORT, WEIR_TCP_ACK, CLIENT_ISN + 1, 0xa5a5a5a5, 0);
 	tcp_frame(&ack, K4, SRC_A, &l, &w);
 	CHECK_EQ(run_xdp(&ack, &out), XDP_PASS);
-	CHECK_EQ(g(SLUICE_G_COOKIE_VALID) + g(SLUICE_G_COOKIE_INVALID), 1);
+	CHECK_EQ(g(WEIR_G_COOKIE_VALID) + g(WEIR_G_COOKIE_INVALID), 1);
 	if (lfd >= 0)
 		close(lfd);
 	if (lfd2 >= 0)
@@ -523,15 +523,15 @@ HARNESS_CASE(cookie_ack_found_among_many_rules)
 /* SYN+FIN, SYN+RST, SYN+ACK and a SYN with a bad checksum are never answered. */
 HARNESS_CASE(cookie_never_answered)
 {
-	static const __u8 flags[] = { SLUICE_TCP_SYN | SLUICE_TCP_FIN,
-				      SLUICE_TCP_SYN | SLUICE_TCP_RST };
+	static const __u8 flags[] = { WEIR_TCP_SYN | WEIR_TCP_FIN,
+				      WEIR_TCP_SYN | WEIR_TCP_RST };
 	struct frame f, out, l;
 	struct where w;
 	unsigned int i;
 	int v;
 
 	/* The rule matches every SYN, with or without other flags, and admits none. */
-	cookie_rule(1, SLUICE_COOKIE_OVER, 0, 0)->tcp_mask = SLUICE_TCP_SYN;
+	cookie_rule(1, WEIR_COOKIE_OVER, 0, 0)->tcp_mask = WEIR_TCP_SYN;
 	commit();
 	cookie_cfg(ALL_FLAGS);
 	syn_frame(&f, K4, SRC_B, PORT, &w);
@@ -554,8 +554,8 @@ HARNESS_CASE(cookie_never_answered)
 	f.b[w.l4 + 16] ^= 0x80;
 	v = run_xdp(&f, &out);
 	CHECK(v == XDP_DROP, "bad TCP checksum over IPv6: verdict %d, want XDP_DROP", v);
-	CHECK_EQ(g(SLUICE_G_COOKIE_SENT), 0);
-	CHECK_EQ(g(SLUICE_G_COOKIE_BAD), 3);
+	CHECK_EQ(g(WEIR_G_COOKIE_SENT), 0);
+	CHECK_EQ(g(WEIR_G_COOKIE_BAD), 3);
 }
 
 /* The rule-wide SYN-ACK budget: 10 per second, so 10 of 30 SYNs at one instant. */
@@ -565,7 +565,7 @@ HARNESS_CASE(cookie_budget_rule)
 	struct where w;
 	int i, tx = 0;
 
-	cookie_rule(1, SLUICE_COOKIE_ALWAYS, 10, 0);
+	cookie_rule(1, WEIR_COOKIE_ALWAYS, 10, 0);
 	commit();
 	cookie_cfg(ALL_FLAGS);
 	for (i = 0; i < 30; i++) {
@@ -573,8 +573,8 @@ HARNESS_CASE(cookie_budget_rule)
 		tx += run_xdp(&f, &out) == XDP_TX;
 	}
 	CHECK_EQ(tx, 10);
-	CHECK_EQ(g(SLUICE_G_COOKIE_SENT), 10);
-	CHECK_EQ(g(SLUICE_G_COOKIE_BUDGET), 20);
+	CHECK_EQ(g(WEIR_G_COOKIE_SENT), 10);
+	CHECK_EQ(g(WEIR_G_COOKIE_BUDGET), 20);
 	/* A second later the budget is 10 again. */
 	set_now(T0 + SEC);
 	for (i = 0, tx = 0; i < 30; i++) {
@@ -591,7 +591,7 @@ HARNESS_CASE(cookie_budget_per_destination)
 	struct where w;
 	int i, tx_a = 0, tx_b = 0;
 
-	cookie_rule(1, SLUICE_COOKIE_ALWAYS, 1000, 2);
+	cookie_rule(1, WEIR_COOKIE_ALWAYS, 1000, 2);
 	commit();
 	cookie_cfg(ALL_FLAGS);
 	for (i = 0; i < 10; i++) {
@@ -602,7 +602,7 @@ HARNESS_CASE(cookie_budget_per_destination)
 	}
 	CHECK_EQ(tx_a, 2);
 	CHECK_EQ(tx_b, 2);
-	CHECK_EQ(g(SLUICE_G_COOKIE_BUDGET), 16);
+	CHECK_EQ(g(WEIR_G_COOKIE_BUDGET), 16);
 }
 
 /* cookie always: a SYN within the limits is answered too, and charges nothing. */
@@ -613,7 +613,7 @@ HARNESS_CASE(cookie_always_answers_every_syn)
 	__u32 cookie;
 	int i, tx = 0;
 
-	cookie_rule(1000, SLUICE_COOKIE_ALWAYS, 0, 0);
+	cookie_rule(1000, WEIR_COOKIE_ALWAYS, 0, 0);
 	commit();
 	cookie_cfg(ALL_FLAGS);
 	for (i = 0; i < 5; i++) {
@@ -634,14 +634,14 @@ HARNESS_CASE(cookie_kill_switch_passes)
 	struct frame f, out;
 	struct where w;
 
-	cookie_rule(1, SLUICE_COOKIE_ALWAYS, 0, 0);
+	cookie_rule(1, WEIR_COOKIE_ALWAYS, 0, 0);
 	commit();
 	cookie_cfg(ALL_FLAGS);
 	CFG_SET(disabled, 1);
 	syn_frame(&f, K4, SRC_A, PORT, &w);
 	CHECK_EQ(run_xdp(&f, &out), XDP_PASS);
 	CHECK_EQ(run_xdp(&f, &out), XDP_PASS);
-	CHECK_EQ(g(SLUICE_G_COOKIE_SENT), 0);
+	CHECK_EQ(g(WEIR_G_COOKIE_SENT), 0);
 }
 
 /* At TC a cookie rule's refused SYN is dropped (no cookies there), and counted so. */
@@ -651,13 +651,13 @@ HARNESS_CASE(cookie_tc_drops)
 	struct where w;
 	int err;
 
-	cookie_rule(1, SLUICE_COOKIE_OVER, 0, 0);
+	cookie_rule(1, WEIR_COOKIE_OVER, 0, 0);
 	commit();
 	cookie_cfg(ALL_FLAGS);
 	syn_frame(&f, K4, SRC_A, PORT, &w);
 	CHECK_EQ(run_frame(&f, 1, &err), 1);
 	CHECK_EQ(run_frame(&f, 1, &err), 0);
-	CHECK_EQ(g(SLUICE_G_COOKIE_SENT), 0);
+	CHECK_EQ(g(WEIR_G_COOKIE_SENT), 0);
 }
 
 /*
@@ -671,7 +671,7 @@ HARNESS_CASE(cookie_primes_the_kernel)
 	struct where w;
 	int v;
 
-	cookie_rule(1, SLUICE_COOKIE_ALWAYS, 0, 0);
+	cookie_rule(1, WEIR_COOKIE_ALWAYS, 0, 0);
 	commit();
 	CFG_SET(cookie_flags, ALL_FLAGS);	/* and nothing primed yet */
 	syn_frame(&f, K4, SRC_A, PORT, &w);
@@ -687,8 +687,8 @@ HARNESS_CASE(cookie_primes_the_kernel)
 	set_now(T0 + 60 * SEC);
 	CHECK_EQ(run_xdp(&f, &out), XDP_PASS);
 	CHECK_EQ(run_xdp(&f, &out), XDP_TX);
-	CHECK_EQ(g(SLUICE_G_COOKIE_PRIMED), 3);
-	CHECK_EQ(g(SLUICE_G_COOKIE_SENT), 4);
+	CHECK_EQ(g(WEIR_G_COOKIE_PRIMED), 3);
+	CHECK_EQ(g(WEIR_G_COOKIE_SENT), 4);
 	CHECK_EQ(rstat(0).passed_pkts, 3);
 	CHECK_EQ(rstat(0).dropped_pkts, 4);
 }
@@ -699,7 +699,7 @@ HARNESS_CASE(cookie_primes_the_kernel)
 
 static void verify(__u32 src, __u64 at)
 {
-	struct sluice_verified_key k;
+	struct weir_verified_key k;
 
 	memset(&k, 0, sizeof(k));
 	k.family = 4;
@@ -715,16 +715,16 @@ static void verify(__u32 src, __u64 at)
  */
 HARNESS_CASE(verified_sources_spared)
 {
-	struct sluice_shed sh;
-	struct sluice_rule *r;
+	struct weir_shed sh;
+	struct weir_rule *r;
 	struct frame f;
 	__u32 zero = 0;
 
-	r = add_rule(SLUICE_ACT_DROP);
+	r = add_rule(WEIR_ACT_DROP);
 	match_proto(r, WR_IPPROTO_TCP);
 	r->class = 3;
 	r->verified_class = 0 + 1;
-	new_limit(r, SLUICE_ALGO_GCRA, 1000000, 0, 1000000, SLUICE_COST_PKT, SLUICE_KEY_ALL, 0,
+	new_limit(r, WEIR_ALGO_GCRA, 1000000, 0, 1000000, WEIR_COST_PKT, WEIR_KEY_ALL, 0,
 		  0);
 	commit();
 	memset(&sh, 0, sizeof(sh));
@@ -735,23 +735,23 @@ HARNESS_CASE(verified_sources_spared)
 	verify(SRC_A, T0 - 10 * SEC);
 	verify(SRC_C, T0 - 61 * SEC);
 
-	tcp4(&f, SRC_A, 80, SLUICE_TCP_ACK);
+	tcp4(&f, SRC_A, 80, WEIR_TCP_ACK);
 	CHECK_EQ(xmit_n(&f, 20), 20);
-	tcp4(&f, SRC_B, 80, SLUICE_TCP_ACK);
+	tcp4(&f, SRC_B, 80, WEIR_TCP_ACK);
 	CHECK_EQ(xmit_n(&f, 20), 0);
-	tcp4(&f, SRC_C, 80, SLUICE_TCP_ACK);
+	tcp4(&f, SRC_C, 80, WEIR_TCP_ACK);
 	CHECK_EQ(xmit_n(&f, 20), 0);
-	CHECK_EQ(g(SLUICE_G_VERIFIED), 20);
-	CHECK_EQ(g(SLUICE_G_SHED), 40);
+	CHECK_EQ(g(WEIR_G_VERIFIED), 20);
+	CHECK_EQ(g(WEIR_G_SHED), 40);
 	/* Kept off (TTL 0), nobody is spared. */
 	CFG_SET(verified_ttl_ns, 0);
-	tcp4(&f, SRC_A, 80, SLUICE_TCP_ACK);
+	tcp4(&f, SRC_A, 80, WEIR_TCP_ACK);
 	CHECK_EQ(xmit_n(&f, 5), 0);
 }
 
 /*
  * Without the raw cookie helpers (a kernel before 6.0, or
- * SLUICE_FEATURES_OFF=syncookie) the object loads with the cookie code
+ * WEIR_FEATURES_OFF=syncookie) the object loads with the cookie code
  * switched off: a cookie rule's refused SYN is dropped, never answered,
  * and ACKs pass unchecked. (The controller refuses such rules there; this
  * is what the data path does if one is there anyway.)
@@ -763,16 +763,16 @@ static void cookie_off_falls_back(void)
 
 	if (setup())
 		return;
-	cookie_rule(1, SLUICE_COOKIE_OVER, 0, 0);
+	cookie_rule(1, WEIR_COOKIE_OVER, 0, 0);
 	commit();
 	cookie_cfg(ALL_FLAGS);
 	syn_frame(&f, K4, SRC_A, PORT, &w);
 	CHECK_EQ(run_xdp(&f, &out), XDP_PASS);
 	CHECK_EQ(run_xdp(&f, &out), XDP_DROP);
-	l4_tcp_full(&l, PORT, SLUICE_TCP_ACK, CLIENT_ISN + 1, 12345, 0);
+	l4_tcp_full(&l, PORT, WEIR_TCP_ACK, CLIENT_ISN + 1, 12345, 0);
 	tcp_frame(&f, K4, SRC_A, &l, &w);
 	CHECK_EQ(run_xdp(&f, &out), XDP_PASS);
-	CHECK_EQ(g(SLUICE_G_COOKIE_SENT) + g(SLUICE_G_COOKIE_INVALID), 0);
+	CHECK_EQ(g(WEIR_G_COOKIE_SENT) + g(WEIR_G_COOKIE_INVALID), 0);
 	check_balance();
 	teardown();
 }
@@ -831,7 +831,7 @@ static void stale_ack(struct frame *ack, enum kind k, __u32 cookie)
 	struct frame l;
 	struct where w;
 
-	l4_tcp_full(&l, PORT, SLUICE_TCP_ACK, CLIENT_ISN + 1, cookie + 1, 0);
+	l4_tcp_full(&l, PORT, WEIR_TCP_ACK, CLIENT_ISN + 1, cookie + 1, 0);
 	tcp_frame(ack, k, SRC_A, &l, &w);
 }
 
@@ -846,7 +846,7 @@ static void cookie_stale_ack_dropped(void)
 
 	if (setup())
 		return;
-	cookie_rule(1, SLUICE_COOKIE_OVER, 0, 0);
+	cookie_rule(1, WEIR_COOKIE_OVER, 0, 0);
 	commit();
 	cookie_cfg(ALL_FLAGS);
 	lfd[0] = listen_on(4, PORT);
@@ -875,7 +875,7 @@ static void cookie_stale_ack_dropped(void)
 		CHECK(v == XDP_PASS, "%s: ACK right after the SYN: verdict %d, want XDP_PASS",
 		      kind_names[kinds[i]], v);
 	}
-	CHECK_EQ(g(SLUICE_G_COOKIE_VALID), 2);
+	CHECK_EQ(g(WEIR_G_COOKIE_VALID), 2);
 	/* Still good well inside the minimum lifetime of 60 s. */
 	sleep_until(made + STALE_FRESH_S);
 	for (i = 0; i < 2; i++) {
@@ -886,7 +886,7 @@ static void cookie_stale_ack_dropped(void)
 	t = mono_s() - made;
 	/* Only a look taken before 60 s is sure to find the cookie good. */
 	if (t < 59)
-		CHECK_EQ(g(SLUICE_G_COOKIE_VALID), 4);
+		CHECK_EQ(g(WEIR_G_COOKIE_VALID), 4);
 	printf("# cookies made; their ACKs passed at once and %.1f s later\n", t);
 	fflush(stdout);
 	/* Older than 120 s: stale, whatever the phase of the minute counter. */
@@ -897,9 +897,9 @@ static void cookie_stale_ack_dropped(void)
 		      "%s: the same ACK %d s after the SYN: verdict %d, want XDP_DROP",
 		      kind_names[kinds[i]], STALE_WAIT_S, v);
 	}
-	CHECK_EQ(g(SLUICE_G_COOKIE_INVALID), 2);
+	CHECK_EQ(g(WEIR_G_COOKIE_INVALID), 2);
 	printf("# the same ACKs %.1f s after the SYNs: dropped, %llu counted invalid\n",
-	       mono_s() - made, (unsigned long long)g(SLUICE_G_COOKIE_INVALID));
+	       mono_s() - made, (unsigned long long)g(WEIR_G_COOKIE_INVALID));
 	check_balance();
 out:
 	for (i = 0; i < 2; i++)

@@ -26,48 +26,48 @@ static void clear_rules(void)
 }
 
 /* A token bucket of rate per second; rule-wide ones get the next agg_slot. */
-static struct sluice_limit *add_limit(struct sluice_rule *r, __u64 rate, __u64 burst, int cost,
+static struct weir_limit *add_limit(struct weir_rule *r, __u64 rate, __u64 burst, int cost,
 				      int key, int plen4, int plen6)
 {
-	return new_limit(r, SLUICE_ALGO_GCRA, rate, 0, burst, cost, key, plen4, plen6);
+	return new_limit(r, WEIR_ALGO_GCRA, rate, 0, burst, cost, key, plen4, plen6);
 }
 
 /* Per-source packets/s limit, the common case. */
-static struct sluice_limit *per_src(struct sluice_rule *r, __u64 rate, __u64 burst)
+static struct weir_limit *per_src(struct weir_rule *r, __u64 rate, __u64 burst)
 {
-	return add_limit(r, rate, burst, SLUICE_COST_PKT, SLUICE_KEY_SRC, 32, 128);
+	return add_limit(r, rate, burst, WEIR_COST_PKT, WEIR_KEY_SRC, 32, 128);
 }
 
-static struct sluice_limit *per_all(struct sluice_rule *r, __u64 rate, __u64 burst)
+static struct weir_limit *per_all(struct weir_rule *r, __u64 rate, __u64 burst)
 {
-	return add_limit(r, rate, burst, SLUICE_COST_PKT, SLUICE_KEY_ALL, 0, 0);
+	return add_limit(r, rate, burst, WEIR_COST_PKT, WEIR_KEY_ALL, 0, 0);
 }
 
-static __u64 unit_of(const struct sluice_limit *l)
+static __u64 unit_of(const struct weir_limit *l)
 {
 	return wr_gcra_inc(l->interval_fp, 1);
 }
 
-static void match_dport(struct sluice_rule *r, __u16 lo, __u16 hi)
+static void match_dport(struct weir_rule *r, __u16 lo, __u16 hi)
 {
-	r->match |= SLUICE_M_DPORT;
+	r->match |= WEIR_M_DPORT;
 	r->dport_lo = lo;
 	r->dport_hi = hi;
 }
 
 /* ICMP (proto WR_IPPROTO_ICMP) or ICMPv6 (WR_IPPROTO_ICMPV6) of one type. */
-static void match_icmp(struct sluice_rule *r, __u8 proto, __u8 type)
+static void match_icmp(struct weir_rule *r, __u8 proto, __u8 type)
 {
 	match_proto(r, proto);
-	r->match |= SLUICE_M_ICMPTYPE;
+	r->match |= WEIR_M_ICMPTYPE;
 	r->icmp_type = type;
 }
 
-static void match_src6(struct sluice_rule *r, const __u8 *net, unsigned int plen)
+static void match_src6(struct weir_rule *r, const __u8 *net, unsigned int plen)
 {
 	int i;
 
-	r->match |= SLUICE_M_SRC | SLUICE_M_FAMILY;
+	r->match |= WEIR_M_SRC | WEIR_M_FAMILY;
 	r->family = 6;
 	r->src_plen = plen;
 	memcpy(r->src_net, net, 16);
@@ -78,9 +78,9 @@ static void match_src6(struct sluice_rule *r, const __u8 *net, unsigned int plen
 }
 
 /* The per-source bucket of limit li of rule r for an IPv4 source (host order). */
-static int state_get4(const struct sluice_rule *r, __u32 li, __u32 src, struct sluice_state *st)
+static int state_get4(const struct weir_rule *r, __u32 li, __u32 src, struct weir_state *st)
 {
-	struct sluice_key k = key4(r, li, src);
+	struct weir_key k = key4(r, li, src);
 
 	return state_find(&k, st);
 }
@@ -102,8 +102,8 @@ static void list_add6(struct bpf_map *m, const __u8 *net, __u32 plen)
  */
 static void check_balance(void)
 {
-	__u64 pk = g(SLUICE_G_PACKETS), non = g(SLUICE_G_NON_IP), par = g(SLUICE_G_PARSED),
-	      mal = g(SLUICE_G_MALFORMED), pas = g(SLUICE_G_PASSED), dro = g(SLUICE_G_DROPPED);
+	__u64 pk = g(WEIR_G_PACKETS), non = g(WEIR_G_NON_IP), par = g(WEIR_G_PARSED),
+	      mal = g(WEIR_G_MALFORMED), pas = g(WEIR_G_PASSED), dro = g(WEIR_G_DROPPED);
 
 	CHECK(pk == non + par + mal, "PACKETS %llu != NON_IP %llu + PARSED %llu + MALFORMED %llu",
 	      (unsigned long long)pk, (unsigned long long)non, (unsigned long long)par,
@@ -172,7 +172,7 @@ static int malformed_frames(struct frame *fs)
 	int n = 0;
 
 	/* TCP/IPv4 cut after 30 bytes of IP */
-	l4_tcp(&l, 80, SLUICE_TCP_SYN, 5);
+	l4_tcp(&l, 80, WEIR_TCP_SYN, 5);
 	frame4(&fs[n], IP4(198, 18, 0, 9), WR_IPPROTO_TCP, &l);
 	fs[n].n = 14 + 30;
 	n++;
@@ -237,23 +237,23 @@ DP_CASE(dp_protocols_pass_without_rules)
 	addr6(a, 1, 1);
 	udp4(&f, SRC_A, 53);
 	CHECK_EQ(xmit(&f), 1);
-	tcp4(&f, SRC_A, 80, SLUICE_TCP_SYN);
+	tcp4(&f, SRC_A, 80, WEIR_TCP_SYN);
 	CHECK_EQ(xmit(&f), 1);
 	icmp4(&f, SRC_A, 8);
 	CHECK_EQ(xmit(&f), 1);
 	udp6(&f, a, 53);
 	CHECK_EQ(xmit(&f), 1);
-	tcp6(&f, a, 443, SLUICE_TCP_SYN);
+	tcp6(&f, a, 443, WEIR_TCP_SYN);
 	CHECK_EQ(xmit(&f), 1);
 	icmp6(&f, a, 128, 64);
 	CHECK_EQ(xmit(&f), 1);
-	CHECK_EQ(g(SLUICE_G_PACKETS), 6);
-	CHECK_EQ(g(SLUICE_G_PARSED), 6);
-	CHECK_EQ(g(SLUICE_G_NO_RULE), 6);
-	CHECK_EQ(g(SLUICE_G_PASSED), 6);
-	CHECK_EQ(g(SLUICE_G_DROPPED), 0);
-	CHECK_EQ(g(SLUICE_G_MALFORMED), 0);
-	CHECK_EQ(g(SLUICE_G_FAULT), 0);
+	CHECK_EQ(g(WEIR_G_PACKETS), 6);
+	CHECK_EQ(g(WEIR_G_PARSED), 6);
+	CHECK_EQ(g(WEIR_G_NO_RULE), 6);
+	CHECK_EQ(g(WEIR_G_PASSED), 6);
+	CHECK_EQ(g(WEIR_G_DROPPED), 0);
+	CHECK_EQ(g(WEIR_G_MALFORMED), 0);
+	CHECK_EQ(g(WEIR_G_FAULT), 0);
 }
 
 DP_CASE(dp_malformed_dropped_by_default)
@@ -264,10 +264,10 @@ DP_CASE(dp_malformed_dropped_by_default)
 	n = malformed_frames(fs);
 	for (i = 0; i < n; i++)
 		CHECK(xmit(&fs[i]) == 0, "malformed frame %d passed", i);
-	CHECK_EQ(g(SLUICE_G_MALFORMED), n);
-	CHECK_EQ(g(SLUICE_G_DROPPED), n);
-	CHECK_EQ(g(SLUICE_G_PARSED), 0);
-	CHECK_EQ(g(SLUICE_G_PASSED), 0);
+	CHECK_EQ(g(WEIR_G_MALFORMED), n);
+	CHECK_EQ(g(WEIR_G_DROPPED), n);
+	CHECK_EQ(g(WEIR_G_PARSED), 0);
+	CHECK_EQ(g(WEIR_G_PASSED), 0);
 }
 
 DP_CASE(dp_malformed_passed_with_malformed_pass)
@@ -279,33 +279,33 @@ DP_CASE(dp_malformed_passed_with_malformed_pass)
 	n = malformed_frames(fs);
 	for (i = 0; i < n; i++)
 		CHECK(xmit(&fs[i]) == 1, "malformed frame %d dropped", i);
-	CHECK_EQ(g(SLUICE_G_MALFORMED), n);
-	CHECK_EQ(g(SLUICE_G_DROPPED), 0);
-	CHECK_EQ(g(SLUICE_G_PARSED), 0);
+	CHECK_EQ(g(WEIR_G_MALFORMED), n);
+	CHECK_EQ(g(WEIR_G_DROPPED), 0);
+	CHECK_EQ(g(WEIR_G_PARSED), 0);
 	/* a passed frame is counted as passed, as it is under the kill switch */
-	CHECK_EQ(g(SLUICE_G_PASSED), n);
+	CHECK_EQ(g(WEIR_G_PASSED), n);
 }
 
 DP_CASE(dp_arp_passes_as_non_ip)
 {
-	struct sluice_rule *r;
-	struct sluice_limit *l;
+	struct weir_rule *r;
+	struct weir_limit *l;
 	struct frame f;
 
 	/* a rule matching every IP packet, one packet in all */
-	r = add_rule(SLUICE_ACT_DROP);
+	r = add_rule(WEIR_ACT_DROP);
 	l = per_all(r, 1, 1);
 	commit();
 	arp(&f);
 	CHECK_EQ(xmit_n(&f, 5), 5);
-	CHECK_EQ(g(SLUICE_G_NON_IP), 5);
-	CHECK_EQ(g(SLUICE_G_PARSED), 0);
+	CHECK_EQ(g(WEIR_G_NON_IP), 5);
+	CHECK_EQ(g(WEIR_G_PARSED), 0);
 	CHECK_EQ(rstat(0).passed_pkts, 0);
 	CHECK_EQ(agg_get(l).tat, 0);
 	/* the rule is live: IP is limited */
 	udp4(&f, SRC_A, 53);
 	CHECK_EQ(xmit_n(&f, 3), 1);
-	CHECK_EQ(g(SLUICE_G_DROPPED), 2);
+	CHECK_EQ(g(WEIR_G_DROPPED), 2);
 }
 
 /*
@@ -320,7 +320,7 @@ static int xmit_tc_gso(const struct frame *f, __u32 segs)
 		    .data_size_out = sizeof(out), .ctx_in = &ctx, .ctx_size_in = sizeof(ctx),
 		    .repeat = 1);
 
-	if (bpf_prog_test_run_opts(bpf_program__fd(skel->progs.sluice_tc), &o)) {
+	if (bpf_prog_test_run_opts(bpf_program__fd(skel->progs.weir_tc), &o)) {
 		CHECK_FAIL("tc test_run with gso_segs %u: %s", segs, strerror(errno));
 		return -1;
 	}
@@ -334,11 +334,11 @@ static int xmit_tc_gso(const struct frame *f, __u32 segs)
  */
 DP_CASE(dp_tc_gso_charged_per_segment)
 {
-	struct sluice_rule *r;
+	struct weir_rule *r;
 	struct frame f;
 
 	/* 1 pps per source, burst 10: ten segments' worth, then nothing */
-	r = add_rule(SLUICE_ACT_DROP);
+	r = add_rule(WEIR_ACT_DROP);
 	per_src(r, 1, 10);
 	commit();
 	udp4(&f, SRC_A, 53);
@@ -366,23 +366,23 @@ DP_CASE(dp_ipv6_no_next_header_empty_passes)
 	addr6(a, 3, 3);
 	eth_ip6(&f, a, WR_IPPROTO_NONE, 64, 0, &l);
 	CHECK_EQ(xmit(&f), 1);
-	CHECK_EQ(g(SLUICE_G_PARSED), 1);
-	CHECK_EQ(g(SLUICE_G_MALFORMED), 0);
+	CHECK_EQ(g(WEIR_G_PARSED), 1);
+	CHECK_EQ(g(WEIR_G_MALFORMED), 0);
 	/* the same 0 with a next header that needs a payload is malformed, dropped */
 	eth_ip6(&f, a, WR_IPPROTO_UDP, 64, 0, &l);
 	CHECK_EQ(xmit(&f), 0);
-	CHECK_EQ(g(SLUICE_G_MALFORMED), 1);
+	CHECK_EQ(g(WEIR_G_MALFORMED), 1);
 }
 
 DP_CASE(dp_nd_passes_unless_named)
 {
-	struct sluice_rule *r;
+	struct weir_rule *r;
 	struct frame f;
 	__u8 denied[16];
 
 	/* every ICMPv6 packet, per source 1 pps burst 1 */
-	r = add_rule(SLUICE_ACT_DROP);
-	r->match = SLUICE_M_FAMILY;
+	r = add_rule(WEIR_ACT_DROP);
+	r->match = WEIR_M_FAMILY;
 	r->family = 6;
 	match_proto(r, WR_IPPROTO_ICMPV6);
 	per_src(r, 1, 1);
@@ -390,7 +390,7 @@ DP_CASE(dp_nd_passes_unless_named)
 	/* another source is denied; LL6 is not */
 	addr6(denied, 9, 9);
 	list_add6(skel->maps.wr_deny6, denied, 128);
-	CFG_SET(lists, SLUICE_L_DENY6);
+	CFG_SET(lists, WEIR_L_DENY6);
 
 	icmp6(&f, LL6, 135, 255);	/* NS */
 	CHECK_EQ(xmit_n(&f, 5), 5);
@@ -398,9 +398,9 @@ DP_CASE(dp_nd_passes_unless_named)
 	CHECK_EQ(xmit_n(&f, 5), 5);
 	icmp6(&f, LL6, 134, 255);	/* RA */
 	CHECK_EQ(xmit_n(&f, 5), 5);
-	CHECK_EQ(g(SLUICE_G_ND), 15);
-	CHECK_EQ(g(SLUICE_G_NO_RULE), 15);
-	CHECK_EQ(g(SLUICE_G_DENIED), 0);
+	CHECK_EQ(g(WEIR_G_ND), 15);
+	CHECK_EQ(g(WEIR_G_NO_RULE), 15);
+	CHECK_EQ(g(WEIR_G_DENIED), 0);
 	CHECK_EQ(rstat(0).passed_pkts, 0);
 	CHECK_EQ(state_count(NULL), 0);
 	/* An explicit deny wins over the ND pass: NS, NA and RA from there are dropped. */
@@ -410,8 +410,8 @@ DP_CASE(dp_nd_passes_unless_named)
 	CHECK_EQ(xmit(&f), 0);
 	icmp6(&f, denied, 134, 255);
 	CHECK_EQ(xmit(&f), 0);
-	CHECK_EQ(g(SLUICE_G_DENIED), 4);
-	CHECK_EQ(g(SLUICE_G_ND), 19);
+	CHECK_EQ(g(WEIR_G_DENIED), 4);
+	CHECK_EQ(g(WEIR_G_ND), 19);
 	/* type 135 with hop limit 64 is not ND: limited like any ICMPv6 */
 	icmp6(&f, LL6, 135, 64);
 	CHECK_EQ(xmit_n(&f, 3), 1);
@@ -419,15 +419,15 @@ DP_CASE(dp_nd_passes_unless_named)
 	/* ... and a real NS from the same source still passes */
 	icmp6(&f, LL6, 135, 255);
 	CHECK_EQ(xmit_n(&f, 3), 3);
-	CHECK_EQ(g(SLUICE_G_ND), 22);
+	CHECK_EQ(g(WEIR_G_ND), 22);
 }
 
 DP_CASE(dp_nd_limited_when_named)
 {
-	struct sluice_rule *r;
+	struct weir_rule *r;
 	struct frame f;
 
-	r = add_rule(SLUICE_ACT_DROP);
+	r = add_rule(WEIR_ACT_DROP);
 	match_icmp(r, WR_IPPROTO_ICMPV6, 135);
 	per_src(r, 1, 1);
 	commit();
@@ -435,18 +435,18 @@ DP_CASE(dp_nd_limited_when_named)
 	CHECK_EQ(xmit_n(&f, 3), 1);
 	icmp6(&f, LL6, 136, 255);
 	CHECK_EQ(xmit_n(&f, 3), 3);
-	CHECK_EQ(g(SLUICE_G_ND), 6);
+	CHECK_EQ(g(WEIR_G_ND), 6);
 	CHECK_EQ(rstat(0).passed_pkts, 1);
 	CHECK_EQ(rstat(0).dropped_pkts, 2);
-	CHECK_EQ(g(SLUICE_G_DROPPED), 2);
+	CHECK_EQ(g(WEIR_G_DROPPED), 2);
 }
 
 DP_CASE(dp_vlan_limited_like_untagged)
 {
-	struct sluice_rule *r;
+	struct weir_rule *r;
 	struct frame f, l;
 
-	r = add_rule(SLUICE_ACT_DROP);
+	r = add_rule(WEIR_ACT_DROP);
 	match_proto(r, WR_IPPROTO_UDP);
 	match_dport(r, 53, 53);
 	per_src(r, 1, 2);
@@ -474,7 +474,7 @@ DP_CASE(dp_vlan_limited_like_untagged)
 	/* the cost in bytes is the L3 length, tags not included */
 	CHECK_EQ(rstat(0).passed_bytes, 2 * 46 + 4 * 38);
 	CHECK_EQ(state_count(NULL), 3);
-	CHECK_EQ(g(SLUICE_G_NO_RULE), 1);
+	CHECK_EQ(g(WEIR_G_NO_RULE), 1);
 }
 
 /* IPv6 payload: extension headers of these types, then UDP to dport. */
@@ -512,12 +512,12 @@ DP_CASE(dp_ipv6_extension_headers_matched)
 				      WR_IPPROTO_FRAGMENT };
 	static const __u8 ah[] = { WR_IPPROTO_AH };
 	static const __u8 frag[] = { WR_IPPROTO_FRAGMENT };
-	struct sluice_rule *r;
+	struct weir_rule *r;
 	struct frame f;
 	__u8 a[16], b[16], c[16];
 
-	r = add_rule(SLUICE_ACT_DROP);
-	r->match = SLUICE_M_FAMILY;
+	r = add_rule(WEIR_ACT_DROP);
+	r->match = WEIR_M_FAMILY;
 	r->family = 6;
 	match_proto(r, WR_IPPROTO_UDP);
 	match_dport(r, 53, 53);
@@ -534,17 +534,17 @@ DP_CASE(dp_ipv6_extension_headers_matched)
 	/* a non-first fragment has no ports: no rule */
 	udp6_ext(&f, c, frag, 1, 100 << 3, 53);
 	CHECK_EQ(xmit_n(&f, 3), 3);
-	CHECK_EQ(g(SLUICE_G_NO_RULE), 3);
+	CHECK_EQ(g(WEIR_G_NO_RULE), 3);
 	CHECK_EQ(rstat(0).passed_pkts, 2);
 	CHECK_EQ(rstat(0).dropped_pkts, 4);
 }
 
 DP_CASE(dp_ipv4_fragments)
 {
-	struct sluice_rule *r;
+	struct weir_rule *r;
 	struct frame first, later, l;
 
-	r = add_rule(SLUICE_ACT_DROP);
+	r = add_rule(WEIR_ACT_DROP);
 	match_proto(r, WR_IPPROTO_UDP);
 	match_dport(r, 53, 53);
 	per_src(r, 1, 1);
@@ -559,18 +559,18 @@ DP_CASE(dp_ipv4_fragments)
 
 	CHECK_EQ(xmit_n(&first, 2), 1);
 	CHECK_EQ(xmit_n(&later, 5), 5);
-	CHECK_EQ(g(SLUICE_G_NO_RULE), 5);
+	CHECK_EQ(g(WEIR_G_NO_RULE), 5);
 	CHECK_EQ(rstat(0).passed_pkts, 1);
 	CHECK_EQ(rstat(0).dropped_pkts, 1);
 
 	/* a proto-only rule (new rule set, flipped in) matches later fragments */
 	clear_rules();
-	r = add_rule(SLUICE_ACT_DROP);
+	r = add_rule(WEIR_ACT_DROP);
 	match_proto(r, WR_IPPROTO_UDP);
 	per_src(r, 1, 1);
 	commit();
 	CHECK_EQ(xmit_n(&later, 3), 1);
-	CHECK_EQ(g(SLUICE_G_NO_RULE), 5);
+	CHECK_EQ(g(WEIR_G_NO_RULE), 5);
 	CHECK_EQ(rstat(0).passed_pkts, 1);
 	CHECK_EQ(rstat(0).dropped_pkts, 2);
 }
@@ -591,12 +591,12 @@ DP_CASE(dp_deny_list)
 	CHECK_EQ(xmit(&f), 1);
 	udp6(&f, bad, 53);
 	CHECK_EQ(xmit(&f), 1);
-	CHECK_EQ(g(SLUICE_G_DENIED), 0);
+	CHECK_EQ(g(WEIR_G_DENIED), 0);
 
-	CFG_SET(lists, SLUICE_L_DENY4 | SLUICE_L_DENY6);
+	CFG_SET(lists, WEIR_L_DENY4 | WEIR_L_DENY6);
 	udp4(&f, IP4(198, 18, 66, 7), 53);
 	CHECK_EQ(xmit_n(&f, 3), 0);
-	tcp4(&f, IP4(198, 18, 66, 255), 22, SLUICE_TCP_SYN);
+	tcp4(&f, IP4(198, 18, 66, 255), 22, WEIR_TCP_SYN);
 	CHECK_EQ(xmit(&f), 0);
 	udp4(&f, IP4(198, 18, 67, 7), 53);
 	CHECK_EQ(xmit(&f), 1);
@@ -604,16 +604,16 @@ DP_CASE(dp_deny_list)
 	CHECK_EQ(xmit(&f), 0);
 	udp6(&f, good, 53);
 	CHECK_EQ(xmit(&f), 1);
-	CHECK_EQ(g(SLUICE_G_DENIED), 5);
-	CHECK_EQ(g(SLUICE_G_DROPPED), 5);
-	CHECK_EQ(g(SLUICE_G_PASSED), 4);
+	CHECK_EQ(g(WEIR_G_DENIED), 5);
+	CHECK_EQ(g(WEIR_G_DROPPED), 5);
+	CHECK_EQ(g(WEIR_G_PASSED), 4);
 }
 
 /*
  * Entries with a time to live: dropped up to the last ns before the expiry
  * (in the data path's clock, here the manual one), passed from it on; an
  * expired entry inside a live prefix does not hide the prefix, up to
- * SLUICE_LIST_DEPTH nested expired entries.
+ * WEIR_LIST_DEPTH nested expired entries.
  */
 DP_CASE(dp_deny_ttl)
 {
@@ -621,7 +621,7 @@ DP_CASE(dp_deny_ttl)
 	__u8 net[16], a6[16], b6[16];
 	__u32 i;
 
-	CFG_SET(lists, SLUICE_L_DENY4 | SLUICE_L_DENY6);
+	CFG_SET(lists, WEIR_L_DENY4 | WEIR_L_DENY6);
 	/* 198.18.70.7/32 for 10 s; 2001:db8:70::/48 for 5 s */
 	list_put4(skel->maps.wr_deny4, IP4(198, 18, 70, 7), 32, T0 + 10 * SEC);
 	addr6(net, 0x00700000, 0);
@@ -642,7 +642,7 @@ DP_CASE(dp_deny_ttl)
 	CHECK_EQ(xmit(&f), 0);
 	set_now(T0 + 10 * SEC);
 	CHECK_EQ(xmit_n(&f, 4), 4);
-	CHECK_EQ(g(SLUICE_G_DENIED), 6);
+	CHECK_EQ(g(WEIR_G_DENIED), 6);
 
 	/* An expired /32 in a live /24: the /24 still denies it. */
 	set_now(T0 + 20 * SEC);
@@ -658,9 +658,9 @@ DP_CASE(dp_deny_ttl)
 	udp4(&f, IP4(198, 18, 72, 8), 53);
 	CHECK_EQ(xmit(&f), 1);
 
-	/* A live /16 under SLUICE_LIST_DEPTH - 1 expired prefixes of 198.18.73.7: found. */
+	/* A live /16 under WEIR_LIST_DEPTH - 1 expired prefixes of 198.18.73.7: found. */
 	list_put4(skel->maps.wr_deny4, IP4(198, 18, 0, 0), 16, 0);
-	for (i = 0; i < SLUICE_LIST_DEPTH - 1; i++)
+	for (i = 0; i < WEIR_LIST_DEPTH - 1; i++)
 		list_put4(skel->maps.wr_deny4, IP4(198, 18, 73, 7) & ~((1U << i) - 1), 32 - i,
 			  T0 + SEC);
 	udp4(&f, IP4(198, 18, 73, 7), 53);
@@ -684,31 +684,31 @@ DP_CASE(dp_deny_ttl)
 /* An allow entry with a ttl bypasses the limits until it expires. */
 DP_CASE(dp_allow_ttl)
 {
-	struct sluice_rule *r;
+	struct weir_rule *r;
 	struct frame f;
 
-	r = add_rule(SLUICE_ACT_DROP);
+	r = add_rule(WEIR_ACT_DROP);
 	per_src(r, 1, 1);
 	commit();
 	list_put4(skel->maps.wr_allow4, SRC_A, 32, T0 + 2 * SEC);
-	CFG_SET(lists, SLUICE_L_ALLOW4);
+	CFG_SET(lists, WEIR_L_ALLOW4);
 	udp4(&f, SRC_A, 53);
 	CHECK_EQ(xmit_n(&f, 10), 10);
-	CHECK_EQ(g(SLUICE_G_ALLOWED), 10);
+	CHECK_EQ(g(WEIR_G_ALLOWED), 10);
 	set_now(T0 + 2 * SEC);
 	/* the rule's 1 pps, burst 1, from now on */
 	CHECK_EQ(xmit_n(&f, 10), 1);
-	CHECK_EQ(g(SLUICE_G_ALLOWED), 10);
+	CHECK_EQ(g(WEIR_G_ALLOWED), 10);
 	CHECK_EQ(rstat(0).dropped_pkts, 9);
 }
 
 DP_CASE(dp_allow_list_bypasses_limits)
 {
-	struct sluice_rule *r;
+	struct weir_rule *r;
 	struct frame f;
 	__u8 net[16], ok6[16], other6[16];
 
-	r = add_rule(SLUICE_ACT_DROP);
+	r = add_rule(WEIR_ACT_DROP);
 	per_src(r, 1, 1);
 	commit();
 	list_add4(skel->maps.wr_allow4, SRC_A, 32);
@@ -716,23 +716,23 @@ DP_CASE(dp_allow_list_bypasses_limits)
 	addr6(ok6, 0x00010000, 77);
 	addr6(other6, 0x00020000, 77);
 	list_add6(skel->maps.wr_allow6, net, 64);
-	CFG_SET(lists, SLUICE_L_ALLOW4 | SLUICE_L_ALLOW6);
+	CFG_SET(lists, WEIR_L_ALLOW4 | WEIR_L_ALLOW6);
 
 	udp4(&f, SRC_A, 53);
 	CHECK_EQ(xmit_n(&f, 10), 10);
 	udp6(&f, ok6, 53);
 	CHECK_EQ(xmit_n(&f, 10), 10);
-	CHECK_EQ(g(SLUICE_G_ALLOWED), 20);
+	CHECK_EQ(g(WEIR_G_ALLOWED), 20);
 	CHECK_EQ(rstat(0).passed_pkts, 0);
 	CHECK_EQ(state_count(NULL), 0);
 	udp4(&f, SRC_B, 53);
 	CHECK_EQ(xmit_n(&f, 10), 1);
 	udp6(&f, other6, 53);
 	CHECK_EQ(xmit_n(&f, 10), 1);
-	CHECK_EQ(g(SLUICE_G_ALLOWED), 20);
+	CHECK_EQ(g(WEIR_G_ALLOWED), 20);
 	CHECK_EQ(rstat(0).passed_pkts, 2);
 	CHECK_EQ(rstat(0).dropped_pkts, 18);
-	CHECK_EQ(g(SLUICE_G_PASSED), 22);
+	CHECK_EQ(g(WEIR_G_PASSED), 22);
 }
 
 DP_CASE(dp_deny_wins_over_allow)
@@ -745,16 +745,16 @@ DP_CASE(dp_deny_wins_over_allow)
 	addr6(a, 3, 3);
 	list_add6(skel->maps.wr_deny6, a, 128);
 	list_add6(skel->maps.wr_allow6, a, 128);
-	CFG_SET(lists, SLUICE_L_DENY4 | SLUICE_L_DENY6 | SLUICE_L_ALLOW4 | SLUICE_L_ALLOW6);
+	CFG_SET(lists, WEIR_L_DENY4 | WEIR_L_DENY6 | WEIR_L_ALLOW4 | WEIR_L_ALLOW6);
 	udp4(&f, SRC_A, 53);
 	CHECK_EQ(xmit(&f), 0);
 	udp6(&f, a, 53);
 	CHECK_EQ(xmit(&f), 0);
 	udp4(&f, SRC_B, 53);
 	CHECK_EQ(xmit(&f), 1);
-	CHECK_EQ(g(SLUICE_G_DENIED), 2);
-	CHECK_EQ(g(SLUICE_G_ALLOWED), 1);
-	CHECK_EQ(g(SLUICE_G_DROPPED), 2);
+	CHECK_EQ(g(WEIR_G_DENIED), 2);
+	CHECK_EQ(g(WEIR_G_ALLOWED), 1);
+	CHECK_EQ(g(WEIR_G_DROPPED), 2);
 }
 
 DP_CASE(dp_match_dport_range)
@@ -764,12 +764,12 @@ DP_CASE(dp_match_dport_range)
 		int in;
 	} t[] = { { 999, 0 }, { 1000, 1 }, { 1001, 1 }, { 1500, 1 }, { 1999, 1 }, { 2000, 1 },
 		  { 2001, 0 }, { 0, 0 }, { 65535, 0 } };
-	struct sluice_rule *r;
+	struct weir_rule *r;
 	struct frame f;
 	size_t i;
 	__u64 in = 0;
 
-	r = add_rule(SLUICE_ACT_DROP);
+	r = add_rule(WEIR_ACT_DROP);
 	match_proto(r, WR_IPPROTO_UDP);
 	match_dport(r, 1000, 2000);
 	per_src(r, 1, 1);
@@ -783,11 +783,11 @@ DP_CASE(dp_match_dport_range)
 		in += t[i].in;
 	}
 	/* TCP to a port in range: proto does not match */
-	tcp4(&f, SRC_A, 1500, SLUICE_TCP_SYN);
+	tcp4(&f, SRC_A, 1500, WEIR_TCP_SYN);
 	CHECK_EQ(xmit_n(&f, 3), 3);
 	CHECK_EQ(rstat(0).passed_pkts, in);
 	CHECK_EQ(rstat(0).dropped_pkts, in);
-	CHECK_EQ(g(SLUICE_G_NO_RULE), 2 * (sizeof(t) / sizeof(t[0]) - in) + 3);
+	CHECK_EQ(g(WEIR_G_NO_RULE), 2 * (sizeof(t) / sizeof(t[0]) - in) + 3);
 }
 
 DP_CASE(dp_match_src_cidr)
@@ -798,15 +798,15 @@ DP_CASE(dp_match_src_cidr)
 	} t4[] = { { IP4(198, 18, 3, 255), 0 }, { IP4(198, 18, 4, 0), 1 },
 		   { IP4(198, 18, 5, 77), 1 }, { IP4(198, 18, 7, 255), 1 },
 		   { IP4(198, 18, 8, 0), 0 }, { IP4(198, 19, 4, 1), 0 } };
-	struct sluice_rule *r4, *r6;
+	struct weir_rule *r4, *r6;
 	struct frame f;
 	__u8 net[16], a[16];
 	size_t i;
 
-	r4 = add_rule(SLUICE_ACT_DROP);
+	r4 = add_rule(WEIR_ACT_DROP);
 	match_src4(r4, IP4(198, 18, 4, 0), 22);
 	per_src(r4, 1, 1);
-	r6 = add_rule(SLUICE_ACT_DROP);
+	r6 = add_rule(WEIR_ACT_DROP);
 	addr6(net, 0x00070000, 0);
 	match_src6(r6, net, 48);
 	per_src(r6, 1, 1);
@@ -832,48 +832,48 @@ DP_CASE(dp_match_src_cidr)
 
 DP_CASE(dp_match_syn_without_ack)
 {
-	struct sluice_rule *r;
+	struct weir_rule *r;
 	struct frame f;
 	__u8 a[16];
 
-	r = add_rule(SLUICE_ACT_DROP);
+	r = add_rule(WEIR_ACT_DROP);
 	match_proto(r, WR_IPPROTO_TCP);
-	r->match |= SLUICE_M_TCPFLAGS;
-	r->tcp_mask = SLUICE_TCP_SYN | SLUICE_TCP_ACK;
-	r->tcp_value = SLUICE_TCP_SYN;
+	r->match |= WEIR_M_TCPFLAGS;
+	r->tcp_mask = WEIR_TCP_SYN | WEIR_TCP_ACK;
+	r->tcp_value = WEIR_TCP_SYN;
 	per_src(r, 1, 2);
 	commit();
-	tcp4(&f, SRC_A, 80, SLUICE_TCP_SYN);
+	tcp4(&f, SRC_A, 80, WEIR_TCP_SYN);
 	CHECK_EQ(xmit_n(&f, 5), 2);
-	tcp4(&f, SRC_A, 80, SLUICE_TCP_ACK);
+	tcp4(&f, SRC_A, 80, WEIR_TCP_ACK);
 	CHECK_EQ(xmit_n(&f, 5), 5);
-	tcp4(&f, SRC_A, 80, SLUICE_TCP_SYN | SLUICE_TCP_ACK);
+	tcp4(&f, SRC_A, 80, WEIR_TCP_SYN | WEIR_TCP_ACK);
 	CHECK_EQ(xmit_n(&f, 3), 3);
-	tcp4(&f, SRC_A, 80, SLUICE_TCP_ACK | SLUICE_TCP_PSH);
+	tcp4(&f, SRC_A, 80, WEIR_TCP_ACK | WEIR_TCP_PSH);
 	CHECK_EQ(xmit_n(&f, 3), 3);
 	/* SYN with ECN bits is still SYN-without-ACK */
-	tcp4(&f, SRC_A, 80, SLUICE_TCP_SYN | SLUICE_TCP_ECE | SLUICE_TCP_CWR);
+	tcp4(&f, SRC_A, 80, WEIR_TCP_SYN | WEIR_TCP_ECE | WEIR_TCP_CWR);
 	CHECK_EQ(xmit(&f), 0);
 	addr6(a, 1, 1);
-	tcp6(&f, a, 443, SLUICE_TCP_SYN);
+	tcp6(&f, a, 443, WEIR_TCP_SYN);
 	CHECK_EQ(xmit_n(&f, 3), 2);
-	tcp6(&f, a, 443, SLUICE_TCP_ACK);
+	tcp6(&f, a, 443, WEIR_TCP_ACK);
 	CHECK_EQ(xmit_n(&f, 3), 3);
 	CHECK_EQ(rstat(0).passed_pkts, 4);
 	CHECK_EQ(rstat(0).dropped_pkts, 5);
-	CHECK_EQ(g(SLUICE_G_NO_RULE), 14);
+	CHECK_EQ(g(WEIR_G_NO_RULE), 14);
 }
 
 DP_CASE(dp_match_icmp_type)
 {
-	struct sluice_rule *r4, *r6;
+	struct weir_rule *r4, *r6;
 	struct frame f;
 	__u8 a[16];
 
-	r4 = add_rule(SLUICE_ACT_DROP);
+	r4 = add_rule(WEIR_ACT_DROP);
 	match_icmp(r4, WR_IPPROTO_ICMP, 8);
 	per_src(r4, 1, 1);
-	r6 = add_rule(SLUICE_ACT_DROP);
+	r6 = add_rule(WEIR_ACT_DROP);
 	match_icmp(r6, WR_IPPROTO_ICMPV6, 128);
 	per_src(r6, 1, 1);
 	commit();
@@ -892,25 +892,25 @@ DP_CASE(dp_match_icmp_type)
 	CHECK_EQ(rstat(0).dropped_pkts, 2);
 	CHECK_EQ(rstat(1).passed_pkts, 1);
 	CHECK_EQ(rstat(1).dropped_pkts, 2);
-	CHECK_EQ(g(SLUICE_G_NO_RULE), 9);
+	CHECK_EQ(g(WEIR_G_NO_RULE), 9);
 }
 
 DP_CASE(dp_multiple_rules_all_apply)
 {
-	struct sluice_rule *ra, *rb;
-	struct sluice_state st;
+	struct weir_rule *ra, *rb;
+	struct weir_state st;
 	struct frame f;
 	const __u32 x = IP4(198, 18, 20, 1), y = IP4(198, 18, 21, 1), z = IP4(198, 18, 20, 2);
 
-	ra = add_rule(SLUICE_ACT_DROP);	/* all UDP, per source burst 3 */
+	ra = add_rule(WEIR_ACT_DROP);	/* all UDP, per source burst 3 */
 	match_proto(ra, WR_IPPROTO_UDP);
 	per_src(ra, 1, 3);
-	rb = add_rule(SLUICE_ACT_DROP);	/* everything from 198.18.20.0/24, burst 5 */
+	rb = add_rule(WEIR_ACT_DROP);	/* everything from 198.18.20.0/24, burst 5 */
 	match_src4(rb, IP4(198, 18, 20, 0), 24);
 	per_src(rb, 1, 5);
 	commit();
 	/* x over TCP matches rb only: rb's burst of 5 */
-	tcp4(&f, x, 80, SLUICE_TCP_SYN);
+	tcp4(&f, x, 80, WEIR_TCP_SYN);
 	CHECK_EQ(xmit_n(&f, 6), 5);
 	/* UDP from x matches both; rb refuses, so ra is not charged (not even created) */
 	udp4(&f, x, 53);
@@ -936,11 +936,11 @@ DP_CASE(dp_multiple_rules_all_apply)
 	CHECK_EQ(rstat(0).dropped_pkts, 7 + 2);
 	CHECK_EQ(rstat(1).passed_pkts, 5 + 1 + 3);
 	CHECK_EQ(rstat(1).dropped_pkts, 1 + 3 + 1);
-	CHECK_EQ(g(SLUICE_G_DROPPED), 9 + 5);
+	CHECK_EQ(g(WEIR_G_DROPPED), 9 + 5);
 }
 
 /*
- * A full set of SLUICE_MAX_RULES rules. The data path's masks are over a
+ * A full set of WEIR_MAX_RULES rules. The data path's masks are over a
  * cell's list of candidates, not over rule indices, so the same pair of
  * rules (an enforcing limit and a dry-run one on UDP 9999) must give the
  * same verdicts and counters alone, as rules 0 and 1, and behind 251
@@ -949,12 +949,12 @@ DP_CASE(dp_multiple_rules_all_apply)
  */
 static void pair_on_9999(void)
 {
-	struct sluice_rule *e = add_rule(SLUICE_ACT_DROP), *d;
+	struct weir_rule *e = add_rule(WEIR_ACT_DROP), *d;
 
 	match_proto(e, WR_IPPROTO_UDP);
 	match_dport(e, 9999, 9999);
 	per_src(e, 1, 4);
-	d = add_rule(SLUICE_ACT_DRYRUN);
+	d = add_rule(WEIR_ACT_DRYRUN);
 	match_proto(d, WR_IPPROTO_UDP);
 	match_dport(d, 9999, 9999);
 	per_src(d, 1, 2);
@@ -962,7 +962,7 @@ static void pair_on_9999(void)
 
 DP_CASE(dp_full_rule_set_positions)
 {
-	struct sluice_rule_stats alone[2], behind[2];
+	struct weir_rule_stats alone[2], behind[2];
 	struct frame f;
 	int passed, i;
 
@@ -975,8 +975,8 @@ DP_CASE(dp_full_rule_set_positions)
 	alone[1] = rstat(1);
 
 	clear_rules();
-	for (i = 0; i < SLUICE_MAX_RULES - 3; i++) {
-		struct sluice_rule *o = add_rule(SLUICE_ACT_DROP);
+	for (i = 0; i < WEIR_MAX_RULES - 3; i++) {
+		struct weir_rule *o = add_rule(WEIR_ACT_DROP);
 
 		match_proto(o, WR_IPPROTO_UDP);
 		/* Ports 9748 .. 10001 but the pair's 9999. */
@@ -985,19 +985,19 @@ DP_CASE(dp_full_rule_set_positions)
 	}
 	pair_on_9999();
 	{
-		struct sluice_rule *t = add_rule(SLUICE_ACT_DROP);
+		struct weir_rule *t = add_rule(WEIR_ACT_DROP);
 
 		match_proto(t, WR_IPPROTO_TCP);
 		per_src(t, 1, 3);
 	}
-	CHECK_EQ(rs.nr_rules, SLUICE_MAX_RULES);
+	CHECK_EQ(rs.nr_rules, WEIR_MAX_RULES);
 	/* 9766 (rule 18) shares 9999's cell: the pair sits at positions 1 and 2 of its list. */
 	CHECK_EQ(wr_port_bucket(9766), wr_port_bucket(9999));
 	commit();
 	udp4(&f, SRC_B, 9999);
 	CHECK_EQ(xmit_n(&f, 6), passed);
-	behind[0] = rstat(SLUICE_MAX_RULES - 3);
-	behind[1] = rstat(SLUICE_MAX_RULES - 2);
+	behind[0] = rstat(WEIR_MAX_RULES - 3);
+	behind[1] = rstat(WEIR_MAX_RULES - 2);
 	for (i = 0; i < 2; i++) {
 		CHECK(behind[i].passed_pkts == alone[i].passed_pkts &&
 		      behind[i].dropped_pkts == alone[i].dropped_pkts &&
@@ -1018,18 +1018,18 @@ DP_CASE(dp_full_rule_set_positions)
 	udp4(&f, SRC_B, 9748);
 	CHECK_EQ(xmit_n(&f, 3), 1);
 	CHECK_EQ(rstat(0).dropped_pkts, 2);
-	tcp4(&f, SRC_B, 443, SLUICE_TCP_SYN);
+	tcp4(&f, SRC_B, 443, WEIR_TCP_SYN);
 	CHECK_EQ(xmit_n(&f, 5), 3);
-	CHECK_EQ(rstat(SLUICE_MAX_RULES - 1).dropped_pkts, 2);
+	CHECK_EQ(rstat(WEIR_MAX_RULES - 1).dropped_pkts, 2);
 }
 
 DP_CASE(dp_per_src_burst_then_rate)
 {
-	struct sluice_rule *r;
-	struct sluice_state st;
+	struct weir_rule *r;
+	struct weir_state st;
 	struct frame f;
 
-	r = add_rule(SLUICE_ACT_DROP);
+	r = add_rule(WEIR_ACT_DROP);
 	per_src(r, 10, 5);
 	commit();
 	udp4(&f, SRC_A, 53);
@@ -1050,8 +1050,8 @@ DP_CASE(dp_per_src_burst_then_rate)
 	CHECK_EQ(rstat(0).dropped_pkts, 41);
 	CHECK_EQ(rstat(0).passed_bytes, 12 * 46);
 	CHECK_EQ(rstat(0).dropped_bytes, 41 * 46);
-	CHECK_EQ(g(SLUICE_G_PASSED), 12);
-	CHECK_EQ(g(SLUICE_G_DROPPED), 41);
+	CHECK_EQ(g(WEIR_G_PASSED), 12);
+	CHECK_EQ(g(WEIR_G_DROPPED), 41);
 	/*
 	 * The bucket's own drop counter (with what waits per CPU) and the
 	 * time it was last written: the refusals at 200 ms came within a
@@ -1068,12 +1068,12 @@ DP_CASE(dp_per_src_burst_then_rate)
 
 DP_CASE(dp_bytes_per_second)
 {
-	struct sluice_rule *r;
+	struct weir_rule *r;
 	struct frame f, l;
 	__u64 passed_bytes = 0, dropped_bytes = 0;
 
-	r = add_rule(SLUICE_ACT_DROP);
-	add_limit(r, 10000, 3000, SLUICE_COST_BYTE, SLUICE_KEY_SRC, 32, 128);
+	r = add_rule(WEIR_ACT_DROP);
+	add_limit(r, 10000, 3000, WEIR_COST_BYTE, WEIR_KEY_SRC, 32, 128);
 	commit();
 	udp4_len(&f, SRC_A, 53, 1000);
 	CHECK_EQ(xmit_n(&f, 5), 3);
@@ -1128,14 +1128,14 @@ DP_CASE(dp_bytes_per_second)
 DP_CASE(dp_bytes_burst_sized_packet)
 {
 	static const __u64 rates[] = { 1000, 3000, 125000 };
-	struct sluice_rule *r;
+	struct weir_rule *r;
 	struct frame f;
 	size_t i;
 
 	for (i = 0; i < sizeof(rates) / sizeof(rates[0]); i++) {
-		r = add_rule(SLUICE_ACT_DROP);
+		r = add_rule(WEIR_ACT_DROP);
 		match_dport(r, 1000 + i, 1000 + i);
-		add_limit(r, rates[i], 1500, SLUICE_COST_BYTE, SLUICE_KEY_SRC, 32, 128);
+		add_limit(r, rates[i], 1500, WEIR_COST_BYTE, WEIR_KEY_SRC, 32, 128);
 	}
 	commit();
 	set_now(T0 + 3600 * SEC);
@@ -1149,11 +1149,11 @@ DP_CASE(dp_bytes_burst_sized_packet)
 
 DP_CASE(dp_key_per_24_shared)
 {
-	struct sluice_rule *r;
+	struct weir_rule *r;
 	struct frame f;
 
-	r = add_rule(SLUICE_ACT_DROP);
-	add_limit(r, 1, 4, SLUICE_COST_PKT, SLUICE_KEY_SRC, 24, 64);
+	r = add_rule(WEIR_ACT_DROP);
+	add_limit(r, 1, 4, WEIR_COST_PKT, WEIR_KEY_SRC, 24, 64);
 	commit();
 	udp4(&f, IP4(198, 18, 9, 1), 53);
 	CHECK_EQ(xmit_n(&f, 3), 3);
@@ -1163,7 +1163,7 @@ DP_CASE(dp_key_per_24_shared)
 	CHECK_EQ(xmit_n(&f, 3), 3);
 	CHECK_EQ(state_count(NULL), 2);
 	{
-		struct sluice_state st;
+		struct weir_state st;
 
 		CHECK(!state_get4(r, 0, IP4(198, 18, 9, 0), &st), "no bucket for 198.18.9.0/24");
 		CHECK_EQ(st.tat, T0 + 4 * SEC);
@@ -1173,13 +1173,13 @@ DP_CASE(dp_key_per_24_shared)
 
 DP_CASE(dp_key_per_64_shared_v6)
 {
-	struct sluice_rule *r;
+	struct weir_rule *r;
 	struct frame f;
 	__u8 a[16];
-	struct sluice_key k;
+	struct weir_key k;
 
-	r = add_rule(SLUICE_ACT_DROP);
-	add_limit(r, 1, 4, SLUICE_COST_PKT, SLUICE_KEY_SRC, 32, 64);
+	r = add_rule(WEIR_ACT_DROP);
+	add_limit(r, 1, 4, WEIR_COST_PKT, WEIR_KEY_SRC, 32, 64);
 	commit();
 	addr6(a, 0x00000007, 1);
 	udp6(&f, a, 53);
@@ -1199,12 +1199,12 @@ DP_CASE(dp_key_per_64_shared_v6)
 
 DP_CASE(dp_per_all_limit)
 {
-	struct sluice_rule *r;
-	struct sluice_limit *l;
-	struct sluice_state st;
+	struct weir_rule *r;
+	struct weir_limit *l;
+	struct weir_state st;
 	struct frame f;
 
-	r = add_rule(SLUICE_ACT_DROP);
+	r = add_rule(WEIR_ACT_DROP);
 	l = per_all(r, 10, 5);
 	commit();
 	CHECK_EQ(xmit_from_sources(10, 30), 5);
@@ -1223,7 +1223,7 @@ DP_CASE(dp_per_all_limit)
 /* wr_events since the last call: how many, and the last one's drops. */
 static int on_event(void *ctx, void *data, size_t size)
 {
-	const struct sluice_event *e = data;
+	const struct weir_event *e = data;
 	__u64 *c = ctx;
 
 	if (size >= sizeof(*e)) {
@@ -1251,20 +1251,20 @@ static void events_read(__u64 *n, __u64 *drops)
 
 /*
  * A rule-wide bucket that refuses on and on is written once a batch period
- * (SLUICE_DROP_BATCH_NS) per CPU: the refusals in between wait in this
+ * (WEIR_DROP_BATCH_NS) per CPU: the refusals in between wait in this
  * CPU's wr_agg_drops and go into the bucket's drops with the next refusal
  * past it. Readers count them either way. An event still marks the first
  * refusal after a quiet spell, with the bucket's count.
  */
 DP_CASE(dp_per_all_refusals_wait_per_cpu)
 {
-	struct sluice_rule *r;
-	struct sluice_limit *l;
-	struct sluice_state st;
+	struct weir_rule *r;
+	struct weir_limit *l;
+	struct weir_state st;
 	struct frame f;
 	__u64 n, d;
 
-	r = add_rule(SLUICE_ACT_DROP);
+	r = add_rule(WEIR_ACT_DROP);
 	l = per_all(r, 10, 5);
 	commit();
 	CHECK_EQ(xmit_from_sources(10, 30), 5);
@@ -1278,7 +1278,7 @@ DP_CASE(dp_per_all_refusals_wait_per_cpu)
 	CHECK_EQ(n, 1);
 	CHECK_EQ(d, 1);
 	/* within the batch period: it waits too */
-	set_now(T0 + SLUICE_DROP_BATCH_NS - 1);
+	set_now(T0 + WEIR_DROP_BATCH_NS - 1);
 	udp4(&f, IP4(198, 18, 31, 1), 53);
 	CHECK_EQ(xmit_n(&f, 1), 0);
 	st = agg_raw(l);
@@ -1286,16 +1286,16 @@ DP_CASE(dp_per_all_refusals_wait_per_cpu)
 	CHECK_EQ(st.last_drop, T0);
 	CHECK_EQ(agg_waiting(l), 5);
 	/* past it: this refusal takes what waited into the bucket */
-	set_now(T0 + SLUICE_DROP_BATCH_NS);
+	set_now(T0 + WEIR_DROP_BATCH_NS);
 	CHECK_EQ(xmit_n(&f, 1), 0);
 	st = agg_raw(l);
 	CHECK_EQ(st.drops, 7);
-	CHECK_EQ(st.last_drop, T0 + SLUICE_DROP_BATCH_NS);
+	CHECK_EQ(st.last_drop, T0 + WEIR_DROP_BATCH_NS);
 	CHECK_EQ(agg_waiting(l), 0);
 	events_read(&n, &d);
 	CHECK_EQ(n, 0);
 	/* after a quiet spell (the burst of 5 is back): one event, the count whole */
-	set_now(T0 + SLUICE_DROP_BATCH_NS + SLUICE_EVENT_QUIET_NS);
+	set_now(T0 + WEIR_DROP_BATCH_NS + WEIR_EVENT_QUIET_NS);
 	CHECK_EQ(xmit_n(&f, 7), 5);
 	events_read(&n, &d);
 	CHECK_EQ(n, 1);
@@ -1309,13 +1309,13 @@ DP_CASE(dp_per_all_refusals_wait_per_cpu)
 /* The same for a per-source bucket: its refusals wait in this CPU's slot for its key. */
 DP_CASE(dp_per_src_refusals_wait_per_cpu)
 {
-	struct sluice_rule *r;
-	struct sluice_state st = {};
-	struct sluice_way w = {};
-	struct sluice_key k;
+	struct weir_rule *r;
+	struct weir_state st = {};
+	struct weir_way w = {};
+	struct weir_key k;
 	struct frame f;
 
-	r = add_rule(SLUICE_ACT_DROP);
+	r = add_rule(WEIR_ACT_DROP);
 	per_src(r, 10, 5);
 	commit();
 	k = key4(r, 0, SRC_A);
@@ -1327,16 +1327,16 @@ DP_CASE(dp_per_src_refusals_wait_per_cpu)
 	CHECK_EQ(src_waiting(&k), 4);
 	CHECK(!state_find(&k, &st), "no bucket for SRC_A");
 	CHECK_EQ(st.drops, 5);
-	set_now(T0 + SLUICE_DROP_BATCH_NS - 1);
+	set_now(T0 + WEIR_DROP_BATCH_NS - 1);
 	CHECK_EQ(xmit_n(&f, 1), 0);
 	CHECK(!state_way(&k, &w), "no bucket for SRC_A");
 	CHECK_EQ(w.st.drops, 1);
 	CHECK_EQ(src_waiting(&k), 5);
-	set_now(T0 + SLUICE_DROP_BATCH_NS);
+	set_now(T0 + WEIR_DROP_BATCH_NS);
 	CHECK_EQ(xmit_n(&f, 1), 0);
 	CHECK(!state_way(&k, &w), "no bucket for SRC_A");
 	CHECK_EQ(w.st.drops, 7);
-	CHECK_EQ(w.st.last_drop, T0 + SLUICE_DROP_BATCH_NS);
+	CHECK_EQ(w.st.last_drop, T0 + WEIR_DROP_BATCH_NS);
 	CHECK_EQ(src_waiting(&k), 0);
 	CHECK_EQ(rstat(0).dropped_pkts, 7);
 }
@@ -1349,14 +1349,14 @@ DP_CASE(dp_per_src_refusals_wait_per_cpu)
  */
 DP_CASE(dp_src_wait_slot_given_over)
 {
-	struct sluice_key ka, kb;
-	struct sluice_rule *r;
-	struct sluice_state st = {};
-	struct sluice_way w = {};
+	struct weir_key ka, kb;
+	struct weir_rule *r;
+	struct weir_state st = {};
+	struct weir_way w = {};
 	struct frame fa, fb;
 	__u32 b = 0, i;
 
-	r = add_rule(SLUICE_ACT_DROP);
+	r = add_rule(WEIR_ACT_DROP);
 	per_src(r, 10, 1);
 	commit();
 	ka = key4(r, 0, SRC_A);
@@ -1377,14 +1377,14 @@ DP_CASE(dp_src_wait_slot_given_over)
 	CHECK_EQ(w.st.drops, 1);
 	CHECK_EQ(src_waiting(&ka), 1);
 	/* half a batch on, B: A holds the slot, so B's second refusal is written too */
-	set_now(T0 + SLUICE_DROP_BATCH_NS / 2);
+	set_now(T0 + WEIR_DROP_BATCH_NS / 2);
 	CHECK_EQ(xmit_n(&fb, 3), 1);
 	CHECK(!state_way(&kb, &w), "no bucket for B");
 	CHECK_EQ(w.st.drops, 2);
 	CHECK_EQ(src_waiting(&kb), 0);
 	CHECK_EQ(src_waiting(&ka), 1);
 	/* a batch after A's last refusal: A's count goes to its bucket, B takes the slot */
-	set_now(T0 + SLUICE_DROP_BATCH_NS);
+	set_now(T0 + WEIR_DROP_BATCH_NS);
 	CHECK_EQ(xmit_n(&fb, 1), 0);
 	CHECK(!state_way(&ka, &w), "no bucket for A");
 	CHECK_EQ(w.st.drops, 2);
@@ -1399,12 +1399,12 @@ DP_CASE(dp_src_wait_slot_given_over)
 
 DP_CASE(dp_check_then_charge)
 {
-	struct sluice_rule *r;
-	struct sluice_limit *all;
-	struct sluice_state st;
+	struct weir_rule *r;
+	struct weir_limit *all;
+	struct weir_state st;
 	struct frame f;
 
-	r = add_rule(SLUICE_ACT_DROP);
+	r = add_rule(WEIR_ACT_DROP);
 	per_src(r, 1, 3);
 	all = per_all(r, 1, 100);
 	commit();
@@ -1429,10 +1429,10 @@ DP_CASE(dp_check_then_charge)
 
 DP_CASE(dp_spoofed_flood_bounded)
 {
-	struct sluice_rule *r;
-	struct sluice_limit *all;
+	struct weir_rule *r;
+	struct weir_limit *all;
 
-	r = add_rule(SLUICE_ACT_DROP);
+	r = add_rule(WEIR_ACT_DROP);
 	per_src(r, 1, 5);
 	all = per_all(r, 10, 10);
 	commit();
@@ -1440,17 +1440,17 @@ DP_CASE(dp_spoofed_flood_bounded)
 	CHECK_EQ(state_count(NULL), 10);
 	CHECK_EQ(agg_get(all).drops, 990);
 	CHECK_EQ(rstat(0).dropped_pkts, 990);
-	CHECK_EQ(g(SLUICE_G_DROPPED), 990);
-	CHECK_EQ(g(SLUICE_G_FAULT), 0);
+	CHECK_EQ(g(WEIR_G_DROPPED), 990);
+	CHECK_EQ(g(WEIR_G_FAULT), 0);
 }
 
 DP_CASE(dp_dry_run)
 {
-	struct sluice_rule *r, *e;
-	struct sluice_state st;
+	struct weir_rule *r, *e;
+	struct weir_state st;
 	struct frame f;
 
-	r = add_rule(SLUICE_ACT_DRYRUN);
+	r = add_rule(WEIR_ACT_DRYRUN);
 	per_src(r, 10, 2);
 	commit();
 	udp4(&f, SRC_A, 53);
@@ -1459,9 +1459,9 @@ DP_CASE(dp_dry_run)
 	CHECK_EQ(rstat(0).wdrop_pkts, 3);
 	CHECK_EQ(rstat(0).wdrop_bytes, 3 * 46);
 	CHECK_EQ(rstat(0).dropped_pkts, 0);
-	CHECK_EQ(g(SLUICE_G_WOULD_DROP), 3);
-	CHECK_EQ(g(SLUICE_G_DROPPED), 0);
-	CHECK_EQ(g(SLUICE_G_PASSED), 5);
+	CHECK_EQ(g(WEIR_G_WOULD_DROP), 3);
+	CHECK_EQ(g(WEIR_G_DROPPED), 0);
+	CHECK_EQ(g(WEIR_G_PASSED), 5);
 	/* the would-drops were not charged */
 	CHECK(!state_get4(r, 0, SRC_A, &st), "no bucket for SRC_A");
 	CHECK_EQ(st.tat, T0 + 2 * unit_of(&r->limits[0]));
@@ -1474,9 +1474,9 @@ DP_CASE(dp_dry_run)
 
 	/* next to an enforcing rule: that one is charged for every packet */
 	clear_rules();
-	e = add_rule(SLUICE_ACT_DROP);
+	e = add_rule(WEIR_ACT_DROP);
 	per_src(e, 10, 10);
-	r = add_rule(SLUICE_ACT_DRYRUN);
+	r = add_rule(WEIR_ACT_DRYRUN);
 	per_src(r, 10, 2);
 	commit();
 	set_now(T0 + 10 * SEC);
@@ -1496,21 +1496,21 @@ DP_CASE(dp_dry_run)
 
 DP_CASE(dp_kill_switch)
 {
-	struct sluice_rule *r;
-	struct sluice_state st;
+	struct weir_rule *r;
+	struct weir_state st;
 	struct frame f, bad[8];
 	const __u32 denied = IP4(198, 18, 66, 6);
 
-	r = add_rule(SLUICE_ACT_DROP);
+	r = add_rule(WEIR_ACT_DROP);
 	per_src(r, 1, 1);
 	commit();
 	list_add4(skel->maps.wr_deny4, denied, 32);
-	CFG_SET(lists, SLUICE_L_DENY4);
+	CFG_SET(lists, WEIR_L_DENY4);
 	CFG_SET(disabled, 1);
 
 	udp4(&f, SRC_A, 53);
 	CHECK_EQ(xmit_n(&f, 5), 5);
-	CHECK_EQ(g(SLUICE_G_WOULD_DROP), 4);
+	CHECK_EQ(g(WEIR_G_WOULD_DROP), 4);
 	CHECK_EQ(rstat(0).passed_pkts, 5);
 	CHECK_EQ(rstat(0).wdrop_pkts, 4);
 	CHECK_EQ(rstat(0).dropped_pkts, 0);
@@ -1518,14 +1518,14 @@ DP_CASE(dp_kill_switch)
 	CHECK_EQ(st.tat, T0 + SEC);
 	udp4(&f, denied, 53);
 	CHECK_EQ(xmit(&f), 1);
-	CHECK_EQ(g(SLUICE_G_DENIED), 1);
-	CHECK_EQ(g(SLUICE_G_WOULD_DROP), 5);
+	CHECK_EQ(g(WEIR_G_DENIED), 1);
+	CHECK_EQ(g(WEIR_G_WOULD_DROP), 5);
 	malformed_frames(bad);
 	CHECK_EQ(xmit(&bad[0]), 1);
-	CHECK_EQ(g(SLUICE_G_MALFORMED), 1);
-	CHECK_EQ(g(SLUICE_G_WOULD_DROP), 6);
-	CHECK_EQ(g(SLUICE_G_DROPPED), 0);
-	CHECK_EQ(g(SLUICE_G_PASSED), 7);
+	CHECK_EQ(g(WEIR_G_MALFORMED), 1);
+	CHECK_EQ(g(WEIR_G_WOULD_DROP), 6);
+	CHECK_EQ(g(WEIR_G_DROPPED), 0);
+	CHECK_EQ(g(WEIR_G_PASSED), 7);
 
 	/* switched back on: enforced again */
 	CFG_SET(disabled, 0);
@@ -1534,17 +1534,17 @@ DP_CASE(dp_kill_switch)
 	udp4(&f, denied, 53);
 	CHECK_EQ(xmit(&f), 0);
 	CHECK_EQ(xmit(&bad[0]), 0);
-	CHECK_EQ(g(SLUICE_G_DROPPED), 3);
-	CHECK_EQ(g(SLUICE_G_WOULD_DROP), 6);
+	CHECK_EQ(g(WEIR_G_DROPPED), 3);
+	CHECK_EQ(g(WEIR_G_WOULD_DROP), 6);
 }
 
 DP_CASE(dp_idle_refill)
 {
-	struct sluice_rule *r;
-	struct sluice_limit *all;
+	struct weir_rule *r;
+	struct weir_limit *all;
 	struct frame f;
 
-	r = add_rule(SLUICE_ACT_DROP);
+	r = add_rule(WEIR_ACT_DROP);
 	per_src(r, 10, 5);
 	all = per_all(r, 10, 8);
 	commit();
@@ -1571,11 +1571,11 @@ DP_CASE(dp_idle_refill)
  */
 DP_CASE(dp_evicted_bucket_refills)
 {
-	struct sluice_rule *r;
-	struct sluice_key k;
+	struct weir_rule *r;
+	struct weir_key k;
 	struct frame f;
 
-	r = add_rule(SLUICE_ACT_DROP);
+	r = add_rule(WEIR_ACT_DROP);
 	per_src(r, 1, 2);
 	commit();
 	udp4(&f, SRC_A, 53);
@@ -1594,34 +1594,34 @@ DP_CASE(dp_evicted_bucket_refills)
  */
 DP_CASE(dp_fault_fail_open_and_closed)
 {
-	struct sluice_rule *r;
+	struct weir_rule *r;
 	struct frame f;
 
-	r = add_rule(SLUICE_ACT_DROP);
-	per_all(r, 1, 1)->agg_slot = SLUICE_AGG_SLOTS;
+	r = add_rule(WEIR_ACT_DROP);
+	per_all(r, 1, 1)->agg_slot = WEIR_AGG_SLOTS;
 	commit();
 	udp4(&f, SRC_A, 53);
 	CHECK_EQ(xmit_n(&f, 3), 3);
-	CHECK_EQ(g(SLUICE_G_FAULT), 3);
-	CHECK_EQ(g(SLUICE_G_FAIL_OPEN), 3);
-	CHECK_EQ(g(SLUICE_G_PASSED), 3);
+	CHECK_EQ(g(WEIR_G_FAULT), 3);
+	CHECK_EQ(g(WEIR_G_FAIL_OPEN), 3);
+	CHECK_EQ(g(WEIR_G_PASSED), 3);
 	CHECK_EQ(rstat(0).passed_pkts, 3);
 	CFG_SET(fail_closed, 1);
 	CHECK_EQ(xmit_n(&f, 2), 0);
-	CHECK_EQ(g(SLUICE_G_FAULT), 5);
-	CHECK_EQ(g(SLUICE_G_FAIL_OPEN), 3);
-	CHECK_EQ(g(SLUICE_G_DROPPED), 2);
+	CHECK_EQ(g(WEIR_G_FAULT), 5);
+	CHECK_EQ(g(WEIR_G_FAIL_OPEN), 3);
+	CHECK_EQ(g(WEIR_G_DROPPED), 2);
 	/* with a second, healthy limit in the rule: the fault still decides */
 	clear_rules();
-	r = add_rule(SLUICE_ACT_DROP);
+	r = add_rule(WEIR_ACT_DROP);
 	per_src(r, 1, 100);
 	per_all(r, 1, 1)->agg_slot = 60000;
 	commit();
 	CHECK_EQ(xmit(&f), 0);
 	CFG_SET(fail_closed, 0);
 	CHECK_EQ(xmit(&f), 1);
-	CHECK_EQ(g(SLUICE_G_FAULT), 7);
-	CHECK_EQ(g(SLUICE_G_FAIL_OPEN), 4);
+	CHECK_EQ(g(WEIR_G_FAULT), 7);
+	CHECK_EQ(g(WEIR_G_FAIL_OPEN), 4);
 }
 
 /*
@@ -1635,18 +1635,18 @@ DP_CASE(dp_fault_fail_open_and_closed)
  * once the claim is over, the new key is admitted and charged.
  */
 /* The set of the per-source bucket of limit 0 of rule r for src, under seed and sets. */
-static __attribute__((noinline)) __u32 set_of4(const struct sluice_rule *r, __u32 src,
+static __attribute__((noinline)) __u32 set_of4(const struct weir_rule *r, __u32 src,
 					       __u64 seed, __u32 sets)
 {
-	struct sluice_key k = key4(r, 0, src);
+	struct weir_key k = key4(r, 0, src);
 
 	return wr_state_set(wr_key_hash(&k, seed), sets);
 }
 
 /* An IPv4 source in 198.18.0.0/15 whose bucket lives in set (in), or not in it. */
-static __u32 src_by_set(const struct sluice_rule *r, __u32 set, int in, __u32 not)
+static __u32 src_by_set(const struct weir_rule *r, __u32 set, int in, __u32 not)
 {
-	struct sluice_config c = cfg_get();
+	struct weir_config c = cfg_get();
 	__u32 h;
 
 	for (h = 1; h < 1U << 17; h++) {
@@ -1659,11 +1659,11 @@ static __u32 src_by_set(const struct sluice_rule *r, __u32 set, int in, __u32 no
 }
 
 /* Way w of key k's set as a stalled claimant leaves it (busy), or empty again. */
-static void way_busy(const struct sluice_key *k, int w, int busy)
+static void way_busy(const struct weir_key *k, int w, int busy)
 {
 	__u32 idx = state_set_of(k);
-	__u64 w0 = busy ? SLUICE_WAY_BUSY : 0;
-	struct sluice_set s;
+	__u64 w0 = busy ? WEIR_WAY_BUSY : 0;
+	struct weir_set s;
 
 	if (state_set_get(idx, &s)) {
 		CHECK_FAIL("reading wr_state[%u]", idx);
@@ -1674,28 +1674,28 @@ static void way_busy(const struct sluice_key *k, int w, int busy)
 	state_set_put(idx, &s);
 }
 
-static int way_is_busy(const struct sluice_key *k, int w)
+static int way_is_busy(const struct weir_key *k, int w)
 {
-	struct sluice_set s;
+	struct weir_set s;
 	__u64 w0;
 
 	if (state_set_get(state_set_of(k), &s))
 		return 0;
 	memcpy(&w0, &s.way[w].key, sizeof(w0));
-	return w0 == SLUICE_WAY_BUSY;
+	return w0 == WEIR_WAY_BUSY;
 }
 
 /* with_all: a rule-wide limit too, so the general walk (check, charge, refund) runs. */
 static void stalled_claim(int with_all)
 {
-	struct sluice_rule *r;
-	struct sluice_limit *src, *all = NULL;
-	struct sluice_state st;
-	struct sluice_key k;
+	struct weir_rule *r;
+	struct weir_limit *src, *all = NULL;
+	struct weir_state st;
+	struct weir_key k;
 	__u32 old, other;
 	struct frame f;
 
-	r = add_rule(SLUICE_ACT_DROP);
+	r = add_rule(WEIR_ACT_DROP);
 	src = per_src(r, 1, 100);
 	if (with_all)
 		all = per_all(r, 1, 100);
@@ -1713,9 +1713,9 @@ static void stalled_claim(int with_all)
 	way_busy(&k, 3, 1);
 	udp4(&f, SRC_A, 53);
 	CHECK_EQ(xmit_n(&f, 5), 0);
-	CHECK_EQ(g(SLUICE_G_CONTENDED), 5);
-	CHECK_EQ(g(SLUICE_G_FAULT), 0);
-	CHECK_EQ(g(SLUICE_G_FAIL_OPEN), 0);
+	CHECK_EQ(g(WEIR_G_CONTENDED), 5);
+	CHECK_EQ(g(WEIR_G_FAULT), 0);
+	CHECK_EQ(g(WEIR_G_FAIL_OPEN), 0);
 	CHECK_EQ(rstat(0).dropped_pkts, 5);
 	CHECK(state_get4(r, 0, SRC_A, &st) == -ENOENT, "a bucket for the stalled key");
 	CHECK(way_is_busy(&k, 3), "the claimant's busy marker was overwritten");
@@ -1725,8 +1725,8 @@ static void stalled_claim(int with_all)
 	CFG_SET(fail_closed, 1);
 	CHECK_EQ(xmit(&f), 0);
 	CFG_SET(fail_closed, 0);
-	CHECK_EQ(g(SLUICE_G_CONTENDED), 6);
-	CHECK_EQ(g(SLUICE_G_FAULT), 0);
+	CHECK_EQ(g(WEIR_G_CONTENDED), 6);
+	CHECK_EQ(g(WEIR_G_FAULT), 0);
 	/* a key with a bucket in that set is charged as ever */
 	udp4(&f, old, 53);
 	CHECK_EQ(xmit_n(&f, 2), 2);
@@ -1736,15 +1736,15 @@ static void stalled_claim(int with_all)
 	udp4(&f, other, 53);
 	CHECK_EQ(xmit(&f), 1);
 	CHECK(!state_get4(r, 0, other, &st), "no bucket for the source of another set");
-	CHECK_EQ(g(SLUICE_G_CONTENDED), 6);
+	CHECK_EQ(g(WEIR_G_CONTENDED), 6);
 	/* the claim over (handed back): the stalled key is admitted and charged */
 	way_busy(&k, 3, 0);
 	udp4(&f, SRC_A, 53);
 	CHECK_EQ(xmit_n(&f, 2), 2);
 	CHECK(!state_get4(r, 0, SRC_A, &st), "no bucket for SRC_A after the claim");
 	CHECK_EQ(st.tat, T0 + 2 * unit_of(src));
-	CHECK_EQ(g(SLUICE_G_CONTENDED), 6);
-	CHECK_EQ(g(SLUICE_G_FAULT), 0);
+	CHECK_EQ(g(WEIR_G_CONTENDED), 6);
+	CHECK_EQ(g(WEIR_G_FAULT), 0);
 	if (all)
 		CHECK_EQ(agg_get(all).tat, T0 + 6 * unit_of(all));
 	CHECK_EQ(rstat(0).passed_pkts, 6);
@@ -1765,20 +1765,20 @@ DP_CASE(dp_stalled_claim_refused_rule_wide_refunded)
 /* A set written to the inactive entry does nothing until config.active flips. */
 DP_CASE(dp_ruleset_flip)
 {
-	struct sluice_rule *r;
+	struct weir_rule *r;
 	struct frame f;
 
-	r = add_rule(SLUICE_ACT_DROP);
+	r = add_rule(WEIR_ACT_DROP);
 	per_src(r, 1, 1);
 	write_rules(0);
 	udp4(&f, SRC_A, 53);
 	CHECK_EQ(xmit_n(&f, 3), 3);
-	CHECK_EQ(g(SLUICE_G_NO_RULE), 3);
+	CHECK_EQ(g(WEIR_G_NO_RULE), 3);
 	CFG_SET(active, 1);
 	CHECK_EQ(xmit_n(&f, 3), 1);
 	CFG_SET(active, 0);
 	CHECK_EQ(xmit_n(&f, 3), 3);
-	CHECK_EQ(g(SLUICE_G_NO_RULE), 6);
+	CHECK_EQ(g(WEIR_G_NO_RULE), 6);
 	CHECK_EQ(rstat(0).passed_pkts, 1);
 	CHECK_EQ(rstat(0).dropped_pkts, 2);
 }
@@ -1797,8 +1797,8 @@ DP_CASE(dp_ruleset_flip)
 /* Two racers from sources a and b; per round exactly want pass. */
 static void race_rounds(__u32 a, __u32 b, __u64 want)
 {
-	struct sluice_rule *r;
-	struct sluice_limit *src, *all;
+	struct weir_rule *r;
+	struct weir_limit *src, *all;
 	struct racer rc[2];
 	pthread_barrier_t bar;
 	pthread_t th[2];
@@ -1807,7 +1807,7 @@ static void race_rounds(__u32 a, __u32 b, __u64 want)
 
 	if (setup())
 		return;
-	r = add_rule(SLUICE_ACT_DROP);
+	r = add_rule(WEIR_ACT_DROP);
 	src = per_src(r, 1, 100);
 	all = per_all(r, 1, 150);
 	commit();
@@ -1822,7 +1822,7 @@ static void race_rounds(__u32 a, __u32 b, __u64 want)
 		pthread_create(&th[i], NULL, race, &rc[i]);
 	}
 	for (round = 0; round < RACE_ROUNDS; round++) {
-		struct sluice_state st;
+		struct weir_state st;
 		__u64 p;
 
 		/* far enough on that every bucket is full again */
@@ -1830,7 +1830,7 @@ static void race_rounds(__u32 a, __u32 b, __u64 want)
 		set_now(now);
 		pthread_barrier_wait(&bar);
 		pthread_barrier_wait(&bar);
-		p = g(SLUICE_G_PASSED);
+		p = g(WEIR_G_PASSED);
 		/*
 		 * Exact: a new key's claim met twice in progress (another CPU
 		 * stalled mid-claim, which emulation does) refuses that packet
@@ -1839,7 +1839,7 @@ static void race_rounds(__u32 a, __u32 b, __u64 want)
 		if (p - passed != want) {
 			CHECK_FAIL("round %d: %llu passed (%llu failing open), want %llu", round,
 				   (unsigned long long)(p - passed),
-				   (unsigned long long)g(SLUICE_G_FAIL_OPEN), (unsigned long long)want);
+				   (unsigned long long)g(WEIR_G_FAIL_OPEN), (unsigned long long)want);
 			break;
 		}
 		passed = p;
@@ -1877,20 +1877,20 @@ static void race_rounds(__u32 a, __u32 b, __u64 want)
 	 */
 	{
 		__u64 drops = agg_get(all).drops;
-		struct sluice_state st;
+		struct weir_state st;
 
 		if (!state_get4(r, 0, a, &st))
 			drops += st.drops;
 		if (b != a && !state_get4(r, 0, b, &st))
 			drops += st.drops;
-		CHECK_EQ(drops + g(SLUICE_G_CONTENDED), g(SLUICE_G_DROPPED));
+		CHECK_EQ(drops + g(WEIR_G_CONTENDED), g(WEIR_G_DROPPED));
 	}
-	if (g(SLUICE_G_CONTENDED))
+	if (g(WEIR_G_CONTENDED))
 		printf("# %llu packets met a claim in progress twice and were refused\n",
-		       (unsigned long long)g(SLUICE_G_CONTENDED));
-	CHECK_EQ(g(SLUICE_G_FAULT), 0);
-	CHECK_EQ(g(SLUICE_G_FAIL_OPEN), 0);
-	CHECK_EQ(g(SLUICE_G_PACKETS), 2ULL * RACE_ROUNDS * RACE_REPEAT);
+		       (unsigned long long)g(WEIR_G_CONTENDED));
+	CHECK_EQ(g(WEIR_G_FAULT), 0);
+	CHECK_EQ(g(WEIR_G_FAIL_OPEN), 0);
+	CHECK_EQ(g(WEIR_G_PACKETS), 2ULL * RACE_ROUNDS * RACE_REPEAT);
 	check_balance();
 	teardown();
 }
@@ -1940,7 +1940,7 @@ TC_CASE(check_then_charge)
  */
 static void run_mixed(int tc, char *verdicts, __u64 *counters)
 {
-	struct sluice_rule *r;
+	struct weir_rule *r;
 	struct frame f, bad[8];
 	int i, n = 0, nbad;
 	__u8 a[16];
@@ -1948,16 +1948,16 @@ static void run_mixed(int tc, char *verdicts, __u64 *counters)
 	if (setup())
 		return;
 	use_tc = tc;
-	r = add_rule(SLUICE_ACT_DROP);
+	r = add_rule(WEIR_ACT_DROP);
 	match_proto(r, WR_IPPROTO_UDP);
 	per_src(r, 10, 3);
 	per_all(r, 10, 20);
-	r = add_rule(SLUICE_ACT_DRYRUN);
+	r = add_rule(WEIR_ACT_DRYRUN);
 	match_proto(r, WR_IPPROTO_TCP);
 	per_src(r, 10, 1);
 	commit();
 	list_add4(skel->maps.wr_deny4, SRC_C, 32);
-	CFG_SET(lists, SLUICE_L_DENY4);
+	CFG_SET(lists, WEIR_L_DENY4);
 	nbad = malformed_frames(bad);
 	addr6(a, 5, 5);
 	for (i = 0; i < 60; i++) {
@@ -1967,7 +1967,7 @@ static void run_mixed(int tc, char *verdicts, __u64 *counters)
 			udp4(&f, SRC_A, 53);
 			break;
 		case 1:
-			tcp4(&f, SRC_B, 80, SLUICE_TCP_SYN);
+			tcp4(&f, SRC_B, 80, WEIR_TCP_SYN);
 			break;
 		case 2:
 			udp6(&f, a, 53);
@@ -1985,7 +1985,7 @@ static void run_mixed(int tc, char *verdicts, __u64 *counters)
 		verdicts[n++] = '0' + xmit(&f);
 	}
 	verdicts[n] = 0;
-	for (i = 0; i < SLUICE_G_MAX; i++)
+	for (i = 0; i < WEIR_G_MAX; i++)
 		counters[i] = g(i);
 	teardown();
 }
@@ -1993,7 +1993,7 @@ static void run_mixed(int tc, char *verdicts, __u64 *counters)
 TEST_CASE(tc_same_verdicts_as_xdp)
 {
 	char vx[64], vt[64];
-	__u64 cx[SLUICE_G_MAX], ct[SLUICE_G_MAX];
+	__u64 cx[WEIR_G_MAX], ct[WEIR_G_MAX];
 	int i;
 
 	memset(vx, 0, sizeof(vx));
@@ -2003,7 +2003,7 @@ TEST_CASE(tc_same_verdicts_as_xdp)
 		return;
 	run_mixed(1, vt, ct);
 	CHECK(!strcmp(vx, vt), "verdicts differ:\n  xdp %s\n  tc  %s", vx, vt);
-	for (i = 0; i < SLUICE_G_MAX; i++)
+	for (i = 0; i < WEIR_G_MAX; i++)
 		CHECK(cx[i] == ct[i], "counter %d: xdp %llu tc %llu", i,
 		      (unsigned long long)cx[i], (unsigned long long)ct[i]);
 	/* and the sequence did exercise both verdicts */

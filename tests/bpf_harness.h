@@ -15,8 +15,8 @@
  * Each suite includes this once, from its .c file; everything here is
  * static, and what a suite does not use costs nothing.
  */
-#ifndef SLUICE_TESTS_BPF_HARNESS_H
-#define SLUICE_TESTS_BPF_HARNESS_H
+#ifndef WEIR_TESTS_BPF_HARNESS_H
+#define WEIR_TESTS_BPF_HARNESS_H
 
 #include <errno.h>
 #include <pthread.h>
@@ -32,10 +32,10 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "sluice.h"
-#include "sluice_limiter.h"
-#include "sluice_state.h"
-#include "sluice.skel.h"
+#include "weir.h"
+#include "weir_limiter.h"
+#include "weir_state.h"
+#include "weir.skel.h"
 #include "../user/kernel_features.h"
 #include "check.h"
 #include "packet.h"
@@ -56,12 +56,12 @@
 /* rule i gets counter slot i + SLOT_BASE (+ 16 per rule set): not i, so slot/index mix-ups show */
 #define SLOT_BASE	3
 
-static struct sluice *skel;
+static struct weir *skel;
 static int ncpu;			/* possible CPUs: the per-CPU maps' width */
-static struct sluice_ruleset rs;	/* the rule set being built */
+static struct weir_ruleset rs;	/* the rule set being built */
 static __u16 agg_base = 1;		/* first agg_slot after each load; a suite may move it */
 static __u16 next_agg;			/* the next agg_slot new_limit() hands out */
-static int use_tc;			/* xmit() runs sluice_tc instead of sluice_xdp */
+static int use_tc;			/* xmit() runs weir_tc instead of weir_xdp */
 static int tc_cases;			/* what load() sets use_tc to */
 
 static const __u32 SRC_A = IP4(198, 18, 1, 1), SRC_B = IP4(198, 18, 1, 2),
@@ -69,7 +69,7 @@ static const __u32 SRC_A = IP4(198, 18, 1, 1), SRC_B = IP4(198, 18, 1, 2),
 
 static inline int quiet_print(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
-	if (level == LIBBPF_DEBUG && !getenv("SLUICE_TEST_DEBUG"))
+	if (level == LIBBPF_DEBUG && !getenv("WEIR_TEST_DEBUG"))
 		return 0;
 	return vfprintf(stderr, fmt, ap);
 }
@@ -99,21 +99,21 @@ static inline __u32 state_map_sets(void)
  */
 static inline int load_with(__u32 sets, int state_fd)
 {
-	struct sluice_config c;
+	struct weir_config c;
 	struct bpf_map *m;
 	__u32 zero = 0;
 	int err;
 
 	char why[256];
 
-	/* Opened as the loader opens it: SLUICE_FEATURES_OFF applies here too. */
+	/* Opened as the loader opens it: WEIR_FEATURES_OFF applies here too. */
 	skel = wr_open_for_kernel(NULL, NULL, why, sizeof(why));
 	if (!skel) {
 		err = -errno;
 		fprintf(stderr, "%s\n", why);
 		return err;
 	}
-	skel->rodata->clock_mode = SLUICE_CLOCK_MANUAL;
+	skel->rodata->clock_mode = WEIR_CLOCK_MANUAL;
 	err = bpf_map__set_max_entries(skel->maps.wr_state, sets);
 	bpf_object__for_each_map(m, skel->obj)
 		if (!err)
@@ -121,7 +121,7 @@ static inline int load_with(__u32 sets, int state_fd)
 	if (!err && state_fd >= 0)
 		err = bpf_map__reuse_fd(skel->maps.wr_state, state_fd);
 	if (!err)
-		err = sluice__load(skel);
+		err = weir__load(skel);
 	if (!err)
 		err = wr_cookie_progs_fill(skel);
 	if (!err) {
@@ -134,7 +134,7 @@ static inline int load_with(__u32 sets, int state_fd)
 			err = -errno;
 	}
 	if (err) {
-		sluice__destroy(skel);
+		weir__destroy(skel);
 		skel = NULL;
 		return err;
 	}
@@ -148,7 +148,7 @@ static inline int load_with(__u32 sets, int state_fd)
 /* The usual load: STATE_KEYS ways in wr_state. 0 or -errno. */
 static inline int load(void)
 {
-	return load_with(STATE_KEYS / SLUICE_WAYS, -1);
+	return load_with(STATE_KEYS / WEIR_WAYS, -1);
 }
 
 /* load(), failing the case if it fails. */
@@ -163,7 +163,7 @@ static inline int setup(void)
 
 static inline void teardown(void)
 {
-	sluice__destroy(skel);
+	weir__destroy(skel);
 	skel = NULL;
 }
 
@@ -174,7 +174,7 @@ static inline void set_now(__u64 ns)
 
 /*
  * The start of a suite's main(): libbpf quiet below debug (unless
- * SLUICE_TEST_DEBUG is set), ncpu counted, the process on CPU 0 (the
+ * WEIR_TEST_DEBUG is set), ncpu counted, the process on CPU 0 (the
  * per-CPU counters are summed anyway, but runs are reproducible), and one
  * load() to see that BPF programs load here at all. 0 with that object
  * loaded (the caller tears it down); otherwise the suite's line is printed
@@ -230,9 +230,9 @@ static inline int harness_start(const char *suite)
 /* wr_config and rule sets                                                  */
 /* ------------------------------------------------------------------------ */
 
-static inline struct sluice_config cfg_get(void)
+static inline struct weir_config cfg_get(void)
 {
-	struct sluice_config c;
+	struct weir_config c;
 	__u32 zero = 0;
 
 	memset(&c, 0, sizeof(c));
@@ -241,7 +241,7 @@ static inline struct sluice_config cfg_get(void)
 	return c;
 }
 
-static inline void cfg_put(const struct sluice_config *c)
+static inline void cfg_put(const struct weir_config *c)
 {
 	__u32 zero = 0;
 
@@ -251,7 +251,7 @@ static inline void cfg_put(const struct sluice_config *c)
 
 #define CFG_SET(field, v)                      \
 	do {                                   \
-		struct sluice_config c_ = cfg_get(); \
+		struct weir_config c_ = cfg_get(); \
 		c_.field = (v);                \
 		cfg_put(&c_);                  \
 	} while (0)
@@ -261,7 +261,7 @@ static inline void cfg_put(const struct sluice_config *c)
  * wr_config as it was, with active naming that entry, for the caller to
  * write back (or not). 0, or -1 if the write failed.
  */
-static inline int stage_rules(struct sluice_config *c)
+static inline int stage_rules(struct weir_config *c)
 {
 	__u32 idx;
 
@@ -271,7 +271,7 @@ static inline int stage_rules(struct sluice_config *c)
 	/* As the controller commits a set: with its rule index (wr_ruleset_index). */
 	if (wr_ruleset_index(&rs, NULL)) {
 		CHECK_FAIL("the rule set's index is over-full: more than %d rules meet a cell",
-			   SLUICE_MAX_CAND);
+			   WEIR_MAX_CAND);
 		return -1;
 	}
 	if (bpf_map__update_elem(skel->maps.wr_rulesets, &idx, 4, &rs, sizeof(rs), 0)) {
@@ -285,7 +285,7 @@ static inline int stage_rules(struct sluice_config *c)
 /* Write rs into the inactive entry; flip to it when flip is set. */
 static inline void write_rules(int flip)
 {
-	struct sluice_config c;
+	struct weir_config c;
 
 	if (!stage_rules(&c) && flip)
 		cfg_put(&c);
@@ -298,16 +298,16 @@ static inline void commit(void)
 }
 
 /* A new rule (no match bits: matches all IP), distinct uid and counter slot. */
-static inline struct sluice_rule *add_rule(__u8 action)
+static inline struct weir_rule *add_rule(__u8 action)
 {
-	struct sluice_rule *r = &rs.rules[rs.nr_rules];
+	struct weir_rule *r = &rs.rules[rs.nr_rules];
 
 	memset(r, 0, sizeof(*r));
 	r->uid = 1000 + rs.nr_rules + 100 * rs.gen;
 	/* a rule of a later set is a different rule: its own counters */
 	r->slot = rs.nr_rules + SLOT_BASE + 16 * rs.gen;
 	r->action = action;
-	snprintf(rs.names[rs.nr_rules], SLUICE_NAME_LEN, "rule%u", rs.nr_rules);
+	snprintf(rs.names[rs.nr_rules], WEIR_NAME_LEN, "rule%u", rs.nr_rules);
 	rs.nr_rules++;
 	return r;
 }
@@ -315,9 +315,9 @@ static inline struct sluice_rule *add_rule(__u8 action)
 /*
  * A limit as `rule add` builds it: `rate` per `period_ms` (0: per second,
  * left 0 as the controller leaves it for token buckets), windows with
- * burst = rate, or for SLUICE_ALGO_CONNS a cap of `rate`. No agg_slot.
+ * burst = rate, or for WEIR_ALGO_CONNS a cap of `rate`. No agg_slot.
  */
-static inline void limit_init(struct sluice_limit *l, int algo, __u64 rate, __u32 period_ms,
+static inline void limit_init(struct weir_limit *l, int algo, __u64 rate, __u32 period_ms,
 			      __u64 burst, int cost, int key, int plen4, int plen6)
 {
 	memset(l, 0, sizeof(*l));
@@ -327,9 +327,9 @@ static inline void limit_init(struct sluice_limit *l, int algo, __u64 rate, __u3
 	l->key = key;
 	l->plen4 = plen4;
 	l->plen6 = plen6;
-	if (algo != SLUICE_ALGO_CONNS) {
+	if (algo != WEIR_ALGO_CONNS) {
 		l->period_ms = period_ms;
-		l->burst = algo == SLUICE_ALGO_GCRA ? burst : rate;
+		l->burst = algo == WEIR_ALGO_GCRA ? burst : rate;
 		l->interval_fp = wr_gcra_interval_per(rate, period_ms ? period_ms : 1000);
 		l->tolerance = wr_gcra_tolerance(l->interval_fp, l->burst, cost);
 	}
@@ -337,27 +337,27 @@ static inline void limit_init(struct sluice_limit *l, int algo, __u64 rate, __u3
 }
 
 /* The next limit of rule r, as limit_init() fills it; rule-wide ones get the next agg_slot. */
-static inline struct sluice_limit *new_limit(struct sluice_rule *r, int algo, __u64 rate,
+static inline struct weir_limit *new_limit(struct weir_rule *r, int algo, __u64 rate,
 					     __u32 period_ms, __u64 burst, int cost, int key,
 					     int plen4, int plen6)
 {
-	struct sluice_limit *l = &r->limits[r->nr_limits++];
+	struct weir_limit *l = &r->limits[r->nr_limits++];
 
 	limit_init(l, algo, rate, period_ms, burst, cost, key, plen4, plen6);
-	if (key == SLUICE_KEY_ALL)
+	if (key == WEIR_KEY_ALL)
 		l->agg_slot = next_agg++;
 	return l;
 }
 
-static inline void match_proto(struct sluice_rule *r, __u8 proto)
+static inline void match_proto(struct weir_rule *r, __u8 proto)
 {
-	r->match |= SLUICE_M_PROTO;
+	r->match |= WEIR_M_PROTO;
 	r->proto = proto;
 }
 
-static inline void match_src4(struct sluice_rule *r, __u32 net, unsigned int plen)
+static inline void match_src4(struct weir_rule *r, __u32 net, unsigned int plen)
 {
-	r->match |= SLUICE_M_SRC | SLUICE_M_FAMILY;
+	r->match |= WEIR_M_SRC | WEIR_M_FAMILY;
 	r->family = 4;
 	r->src_plen = plen;
 	r->src_mask[0] = wr_prefix_word(plen, 0);
@@ -371,12 +371,12 @@ static inline void match_src4(struct sluice_rule *r, __u32 net, unsigned int ple
 /* Global counter idx summed over CPUs. */
 static inline __u64 g(int idx)
 {
-	struct sluice_globals v[ncpu];
+	struct weir_globals v[ncpu];
 	__u64 sum = 0;
 	__u32 key = 0;
 	int i;
 
-	if (idx < 0 || idx >= SLUICE_G_MAX) {
+	if (idx < 0 || idx >= WEIR_G_MAX) {
 		CHECK_FAIL("no global counter %d", idx);
 		return 0;
 	}
@@ -390,9 +390,9 @@ static inline __u64 g(int idx)
 }
 
 /* Counters of the rule at index i of the current set, summed over CPUs. */
-static inline struct sluice_rule_stats rstat(int i)
+static inline struct weir_rule_stats rstat(int i)
 {
-	struct sluice_rule_stats v[ncpu], s;
+	struct weir_rule_stats v[ncpu], s;
 	__u32 key = rs.rules[i].slot;
 	int c;
 
@@ -413,7 +413,7 @@ static inline struct sluice_rule_stats rstat(int i)
 }
 
 /* Refusals of limit l's rule-wide bucket waiting per CPU (wr_agg_drops), summed. */
-static inline __u64 agg_waiting(const struct sluice_limit *l)
+static inline __u64 agg_waiting(const struct weir_limit *l)
 {
 	__u64 v[ncpu], sum = 0;
 	__u32 key = l->agg_slot;
@@ -429,9 +429,9 @@ static inline __u64 agg_waiting(const struct sluice_limit *l)
 }
 
 /* The rule-wide bucket of limit l as it is in wr_agg, without those waiting. */
-static inline struct sluice_state agg_raw(const struct sluice_limit *l)
+static inline struct weir_state agg_raw(const struct weir_limit *l)
 {
-	struct sluice_state st;
+	struct weir_state st;
 	__u32 key = l->agg_slot;
 
 	memset(&st, 0, sizeof(st));
@@ -441,19 +441,19 @@ static inline struct sluice_state agg_raw(const struct sluice_limit *l)
 }
 
 /* The rule-wide bucket of limit l as readers see it: drops with those waiting per CPU. */
-static inline struct sluice_state agg_get(const struct sluice_limit *l)
+static inline struct weir_state agg_get(const struct weir_limit *l)
 {
-	struct sluice_state st = agg_raw(l);
+	struct weir_state st = agg_raw(l);
 
 	st.drops += agg_waiting(l);
 	return st;
 }
 
 /* The key of limit li of rule r for an IPv4 source (host order), as the data path makes it. */
-static inline struct sluice_key key4(const struct sluice_rule *r, __u32 li, __u32 src)
+static inline struct weir_key key4(const struct weir_rule *r, __u32 li, __u32 src)
 {
-	const struct sluice_limit *l = &r->limits[li];
-	struct sluice_key k;
+	const struct weir_limit *l = &r->limits[li];
+	struct weir_key k;
 
 	memset(&k, 0, sizeof(k));
 	k.uid = r->uid;
@@ -464,10 +464,10 @@ static inline struct sluice_key key4(const struct sluice_rule *r, __u32 li, __u3
 	return k;
 }
 
-static inline struct sluice_key key6(const struct sluice_rule *r, __u32 li, const __u8 *src)
+static inline struct weir_key key6(const struct weir_rule *r, __u32 li, const __u8 *src)
 {
-	const struct sluice_limit *l = &r->limits[li];
-	struct sluice_key k;
+	const struct weir_limit *l = &r->limits[li];
+	struct weir_key k;
 	int w;
 
 	memset(&k, 0, sizeof(k));
@@ -482,12 +482,12 @@ static inline struct sluice_key key6(const struct sluice_rule *r, __u32 li, cons
 }
 
 /*
- * Entries in m, a hash keyed by struct sluice_key (wr_conns); the first key
+ * Entries in m, a hash keyed by struct weir_key (wr_conns); the first key
  * found goes to *first if given. wr_state is counted by state_count().
  */
-static inline int key_count(struct bpf_map *m, struct sluice_key *first)
+static inline int key_count(struct bpf_map *m, struct weir_key *first)
 {
-	struct sluice_key k, next;
+	struct weir_key k, next;
 	int n = 0, err;
 
 	err = bpf_map__get_next_key(m, NULL, &next, sizeof(next));
@@ -502,13 +502,13 @@ static inline int key_count(struct bpf_map *m, struct sluice_key *first)
 }
 
 /*
- * wr_state, as the data path sees it: an array of sets of SLUICE_WAYS
+ * wr_state, as the data path sees it: an array of sets of WEIR_WAYS
  * ways; key k lives in set wr_state_set(wr_key_hash(k, seed), sets), with
  * seed and sets from wr_config, in any way of it.
  */
 
 /* Set idx of wr_state into *s: 0, or -errno (-ENOENT beyond the map). */
-static inline int state_set_get(__u32 idx, struct sluice_set *s)
+static inline int state_set_get(__u32 idx, struct weir_set *s)
 {
 	memset(s, 0, sizeof(*s));
 	if (bpf_map__lookup_elem(skel->maps.wr_state, &idx, 4, s, sizeof(*s), 0))
@@ -516,44 +516,44 @@ static inline int state_set_get(__u32 idx, struct sluice_set *s)
 	return 0;
 }
 
-static inline void state_set_put(__u32 idx, const struct sluice_set *s)
+static inline void state_set_put(__u32 idx, const struct weir_set *s)
 {
 	if (bpf_map__update_elem(skel->maps.wr_state, &idx, 4, s, sizeof(*s), 0))
 		CHECK_FAIL("writing wr_state[%u]: %s", idx, strerror(errno));
 }
 
 /* The set of key k under wr_config's seed and set count, as the data path computes it. */
-static inline __u32 state_set_of(const struct sluice_key *k)
+static inline __u32 state_set_of(const struct weir_key *k)
 {
-	struct sluice_config c = cfg_get();
+	struct weir_config c = cfg_get();
 
 	return wr_state_set(wr_key_hash(k, c.state_seed), c.state_sets);
 }
 
 /* A way that holds a key: not empty, not being filled in. */
-static inline int way_used(const struct sluice_way *w)
+static inline int way_used(const struct weir_way *w)
 {
 	__u64 w0;
 
 	memcpy(&w0, &w->key, sizeof(w0));
-	return w->key.uid != 0 && w0 != SLUICE_WAY_BUSY;
+	return w->key.uid != 0 && w0 != WEIR_WAY_BUSY;
 }
 
 /* The way of set s holding key k (the whole key compared), or -1. */
-static inline int way_of(const struct sluice_set *s, const struct sluice_key *k)
+static inline int way_of(const struct weir_set *s, const struct weir_key *k)
 {
 	int i;
 
-	for (i = 0; i < SLUICE_WAYS; i++)
+	for (i = 0; i < WEIR_WAYS; i++)
 		if (way_used(&s->way[i]) && !memcmp(&s->way[i].key, k, sizeof(*k)))
 			return i;
 	return -1;
 }
 
 /* The way holding key k into *w: 0, or -ENOENT if no way of its set holds it. */
-static inline int state_way(const struct sluice_key *k, struct sluice_way *w)
+static inline int state_way(const struct weir_key *k, struct weir_way *w)
 {
-	struct sluice_set s;
+	struct weir_set s;
 	int i;
 
 	if (state_set_get(state_set_of(k), &s))
@@ -566,9 +566,9 @@ static inline int state_way(const struct sluice_key *k, struct sluice_way *w)
 }
 
 /* Refusals of key k's per-source bucket waiting per CPU (wr_src_drops), summed. */
-static inline __u64 src_waiting(const struct sluice_key *k)
+static inline __u64 src_waiting(const struct weir_key *k)
 {
-	struct sluice_src_wait v[ncpu];
+	struct weir_src_wait v[ncpu];
 	__u32 slot = wr_src_wait_slot(k);
 	__u64 sum = 0;
 	int c;
@@ -587,9 +587,9 @@ static inline __u64 src_waiting(const struct sluice_key *k)
  * The bucket of key k into *st, as readers see it (drops with those
  * waiting per CPU): 0, or -ENOENT if no way of its set holds it.
  */
-static inline int state_find(const struct sluice_key *k, struct sluice_state *st)
+static inline int state_find(const struct weir_key *k, struct weir_state *st)
 {
-	struct sluice_way w;
+	struct weir_way w;
 	int err = state_way(k, &w);
 
 	if (!err) {
@@ -603,10 +603,10 @@ static inline int state_find(const struct sluice_key *k, struct sluice_state *st
  * Empty the way holding key k, as eviction does: the bucket is gone and
  * reads as full again. 0, or -ENOENT if there is none.
  */
-static inline int state_forget(const struct sluice_key *k)
+static inline int state_forget(const struct weir_key *k)
 {
 	__u32 idx = state_set_of(k);
-	struct sluice_set s;
+	struct weir_set s;
 	int i;
 
 	if (state_set_get(idx, &s))
@@ -620,10 +620,10 @@ static inline int state_forget(const struct sluice_key *k)
 }
 
 /* Ways of wr_state that hold a key; the first one found goes to *first if given. */
-static inline int state_count(struct sluice_key *first)
+static inline int state_count(struct weir_key *first)
 {
 	__u32 idx, sets = state_map_sets();
-	struct sluice_set s;
+	struct weir_set s;
 	int i, n = 0;
 
 	for (idx = 0; idx < sets; idx++) {
@@ -631,7 +631,7 @@ static inline int state_count(struct sluice_key *first)
 			CHECK_FAIL("reading wr_state[%u]: %s", idx, strerror(errno));
 			return n;
 		}
-		for (i = 0; i < SLUICE_WAYS; i++) {
+		for (i = 0; i < WEIR_WAYS; i++) {
 			if (!way_used(&s.way[i]))
 				continue;
 			if (!n && first)
@@ -654,9 +654,9 @@ static inline int state_count(struct sluice_key *first)
  */
 static inline void list_put4(struct bpf_map *m, __u32 net, __u32 plen, __u64 expires_ns)
 {
-	struct sluice_lpm4 k = { .plen = plen, .addr = htonl(net) };
-	struct sluice_list_val v = { .expires_ns = expires_ns, .plen = plen,
-				     .flags = SLUICE_LV_RUNTIME };
+	struct weir_lpm4 k = { .plen = plen, .addr = htonl(net) };
+	struct weir_list_val v = { .expires_ns = expires_ns, .plen = plen,
+				     .flags = WEIR_LV_RUNTIME };
 
 	if (bpf_map__update_elem(m, &k, sizeof(k), &v, sizeof(v), 0))
 		CHECK_FAIL("adding to %s: %s", bpf_map__name(m), strerror(errno));
@@ -664,9 +664,9 @@ static inline void list_put4(struct bpf_map *m, __u32 net, __u32 plen, __u64 exp
 
 static inline void list_put6(struct bpf_map *m, const __u8 *net, __u32 plen, __u64 expires_ns)
 {
-	struct sluice_lpm6 k = { .plen = plen };
-	struct sluice_list_val v = { .expires_ns = expires_ns, .plen = plen,
-				     .flags = SLUICE_LV_RUNTIME };
+	struct weir_lpm6 k = { .plen = plen };
+	struct weir_list_val v = { .expires_ns = expires_ns, .plen = plen,
+				     .flags = WEIR_LV_RUNTIME };
 
 	memcpy(k.addr, net, 16);
 	if (bpf_map__update_elem(m, &k, sizeof(k), &v, sizeof(v), 0))
@@ -727,7 +727,7 @@ static inline int run_frame(const struct frame *f, int tc, int *err)
 	static __u8 out[sizeof(f->b) + 512];
 	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = f->b, .data_size_in = f->n, .data_out = out,
 		    .data_size_out = sizeof(out), .repeat = 1);
-	struct bpf_program *prog = tc ? skel->progs.sluice_tc : skel->progs.sluice_xdp;
+	struct bpf_program *prog = tc ? skel->progs.weir_tc : skel->progs.weir_xdp;
 
 	*err = bpf_prog_test_run_opts(bpf_program__fd(prog), &o);
 	if (*err)
@@ -774,7 +774,7 @@ struct racer {
 static inline void *race(void *arg)
 {
 	struct racer *rc = arg;
-	int fd = bpf_program__fd(skel->progs.sluice_xdp);
+	int fd = bpf_program__fd(skel->progs.weir_xdp);
 	__u8 out[sizeof(rc->f.b) + 512];
 	cpu_set_t set;
 	int i;
@@ -795,4 +795,4 @@ static inline void *race(void *arg)
 	return NULL;
 }
 
-#endif /* SLUICE_TESTS_BPF_HARNESS_H */
+#endif /* WEIR_TESTS_BPF_HARNESS_H */

@@ -67,7 +67,7 @@ static int tc_max;
 /* commit(), with the case's malformed_pass in the same write of wr_config. */
 static void commit_with_malformed_pass(void)
 {
-	struct sluice_config c;
+	struct weir_config c;
 
 	if (stage_rules(&c))
 		return;
@@ -75,33 +75,33 @@ static void commit_with_malformed_pass(void)
 	cfg_put(&c);
 }
 
-static struct sluice_limit *add_limit(struct sluice_rule *r, __u64 rate, __u64 burst, int cost,
+static struct weir_limit *add_limit(struct weir_rule *r, __u64 rate, __u64 burst, int cost,
 				      int key, __u16 agg_slot)
 {
-	struct sluice_limit *l = &r->limits[r->nr_limits++];
+	struct weir_limit *l = &r->limits[r->nr_limits++];
 
-	limit_init(l, SLUICE_ALGO_GCRA, rate, 1000, burst, cost, key, 32, 128);
+	limit_init(l, WEIR_ALGO_GCRA, rate, 1000, burst, cost, key, 32, 128);
 	l->agg_slot = agg_slot;
 	return l;
 }
 
 /* The next rule of rs, named name. */
-static struct sluice_rule *add_named_rule(const char *name)
+static struct weir_rule *add_named_rule(const char *name)
 {
 	__u32 i = rs.nr_rules++;
-	struct sluice_rule *r = &rs.rules[i];
+	struct weir_rule *r = &rs.rules[i];
 
 	memset(r, 0, sizeof(*r));
 	r->uid = 100 + i;
 	r->slot = 10 + i;	/* not the index: slot/index mix-ups show */
-	snprintf(rs.names[i], SLUICE_NAME_LEN, "%s", name);
+	snprintf(rs.names[i], WEIR_NAME_LEN, "%s", name);
 	return r;
 }
 
 /* The probe rules: each one rule-wide limit that never refuses. */
 static void probe_rules(void)
 {
-	struct sluice_rule *r;
+	struct weir_rule *r;
 	int i;
 
 	memset(&rs, 0, sizeof(rs));
@@ -110,21 +110,21 @@ static void probe_rules(void)
 		switch (i) {
 		case R_UDP53:
 			match_proto(r, WR_IPPROTO_UDP);
-			r->match |= SLUICE_M_DPORT;
+			r->match |= WEIR_M_DPORT;
 			r->dport_lo = r->dport_hi = 53;
 			break;
 		case R_SYN80:
 			match_proto(r, WR_IPPROTO_TCP);
-			r->match |= SLUICE_M_DPORT | SLUICE_M_TCPFLAGS;
+			r->match |= WEIR_M_DPORT | WEIR_M_TCPFLAGS;
 			r->dport_lo = r->dport_hi = 80;
-			r->tcp_value = SLUICE_TCP_SYN;
-			r->tcp_mask = SLUICE_TCP_SYN | SLUICE_TCP_ACK;
+			r->tcp_value = WEIR_TCP_SYN;
+			r->tcp_mask = WEIR_TCP_SYN | WEIR_TCP_ACK;
 			break;
 		case R_ECHO4:
 		case R_UNREACH:
 		case R_ECHO6:
 			match_proto(r, i == R_ECHO6 ? WR_IPPROTO_ICMPV6 : WR_IPPROTO_ICMP);
-			r->match |= SLUICE_M_ICMPTYPE;
+			r->match |= WEIR_M_ICMPTYPE;
 			r->icmp_type = i == R_ECHO4 ? 8 : i == R_UNREACH ? 3 : 128;
 			break;
 		case R_UDPANY:
@@ -138,7 +138,7 @@ static void probe_rules(void)
 		}
 		/* 10^9 per second, a burst of 10^9: never refuses here */
 		add_limit(r, 1000000000ULL, 1000000000ULL,
-			  i == R_BYTES ? SLUICE_COST_BYTE : SLUICE_COST_PKT, SLUICE_KEY_ALL, 7 + i);
+			  i == R_BYTES ? WEIR_COST_BYTE : WEIR_COST_PKT, WEIR_KEY_ALL, 7 + i);
 	}
 	commit_with_malformed_pass();
 }
@@ -146,7 +146,7 @@ static void probe_rules(void)
 /* passed packets and passed bytes of the probe rule i */
 static void rule_passed(int i, __u64 *pkts, __u64 *bytes)
 {
-	struct sluice_rule_stats v[ncpu];
+	struct weir_rule_stats v[ncpu];
 	__u32 key = 10 + i;
 	int c;
 
@@ -164,8 +164,8 @@ static void rule_passed(int i, __u64 *pkts, __u64 *bytes)
 /* Every frame is non-IP, parsed or malformed, and non-IP, passed or dropped. */
 static void check_balance(void)
 {
-	__u64 pk = g(SLUICE_G_PACKETS), non = g(SLUICE_G_NON_IP), par = g(SLUICE_G_PARSED),
-	      mal = g(SLUICE_G_MALFORMED), pas = g(SLUICE_G_PASSED), dro = g(SLUICE_G_DROPPED);
+	__u64 pk = g(WEIR_G_PACKETS), non = g(WEIR_G_NON_IP), par = g(WEIR_G_PARSED),
+	      mal = g(WEIR_G_MALFORMED), pas = g(WEIR_G_PASSED), dro = g(WEIR_G_DROPPED);
 
 	CHECK(pk == non + par + mal && pk == non + pas + dro,
 	      "counters do not balance: packets %llu, non-IP %llu parsed %llu malformed %llu, "
@@ -179,7 +179,7 @@ static void check_balance(void)
 /* ------------------------------------------------------------------------ */
 
 struct snap {
-	__u64 g[SLUICE_G_MAX];
+	__u64 g[WEIR_G_MAX];
 	__u64 pkts[R_NR], bytes[R_NR];
 };
 
@@ -187,7 +187,7 @@ static void snap(struct snap *s)
 {
 	int i;
 
-	for (i = 0; i < SLUICE_G_MAX; i++)
+	for (i = 0; i < WEIR_G_MAX; i++)
 		s->g[i] = g(i);
 	for (i = 0; i < R_NR; i++)
 		rule_passed(i, &s->pkts[i], &s->bytes[i]);
@@ -270,18 +270,18 @@ static void frame_is(const char *name, const struct frame *f, struct expect e)
 		if (got != want)
 			mismatch("%s %s: %s, want %s", name, entry, got == 1 ? "passed" :
 				 got == 0 ? "dropped" : "odd verdict", want ? "passed" : "dropped");
-		if (b.g[SLUICE_G_PACKETS] - a.g[SLUICE_G_PACKETS] != 1)
+		if (b.g[WEIR_G_PACKETS] - a.g[WEIR_G_PACKETS] != 1)
 			mismatch("%s %s: packets +%llu", name, entry, (unsigned long long)
-				 (b.g[SLUICE_G_PACKETS] - a.g[SLUICE_G_PACKETS]));
-		cls_hits += b.g[SLUICE_G_NON_IP] != a.g[SLUICE_G_NON_IP];
-		cls_hits += b.g[SLUICE_G_PARSED] != a.g[SLUICE_G_PARSED];
-		cls_hits += b.g[SLUICE_G_MALFORMED] != a.g[SLUICE_G_MALFORMED];
+				 (b.g[WEIR_G_PACKETS] - a.g[WEIR_G_PACKETS]));
+		cls_hits += b.g[WEIR_G_NON_IP] != a.g[WEIR_G_NON_IP];
+		cls_hits += b.g[WEIR_G_PARSED] != a.g[WEIR_G_PARSED];
+		cls_hits += b.g[WEIR_G_MALFORMED] != a.g[WEIR_G_MALFORMED];
 		{
-			int idx = e.cls == C_NON_IP ? SLUICE_G_NON_IP :
-				  e.cls == C_PARSED ? SLUICE_G_PARSED : SLUICE_G_MALFORMED;
-			const char *seen = b.g[SLUICE_G_NON_IP] != a.g[SLUICE_G_NON_IP] ? "non-IP" :
-					   b.g[SLUICE_G_PARSED] != a.g[SLUICE_G_PARSED] ? "parsed" :
-					   b.g[SLUICE_G_MALFORMED] != a.g[SLUICE_G_MALFORMED] ?
+			int idx = e.cls == C_NON_IP ? WEIR_G_NON_IP :
+				  e.cls == C_PARSED ? WEIR_G_PARSED : WEIR_G_MALFORMED;
+			const char *seen = b.g[WEIR_G_NON_IP] != a.g[WEIR_G_NON_IP] ? "non-IP" :
+					   b.g[WEIR_G_PARSED] != a.g[WEIR_G_PARSED] ? "parsed" :
+					   b.g[WEIR_G_MALFORMED] != a.g[WEIR_G_MALFORMED] ?
 					   "malformed" : "nothing";
 
 			if (cls_hits != 1 || b.g[idx] - a.g[idx] != 1)
@@ -289,11 +289,11 @@ static void frame_is(const char *name, const struct frame *f, struct expect e)
 					 cls_names[e.cls]);
 		}
 		if (e.cls != C_NON_IP &&
-		    b.g[got == 1 ? SLUICE_G_PASSED : SLUICE_G_DROPPED] -
-			    a.g[got == 1 ? SLUICE_G_PASSED : SLUICE_G_DROPPED] != 1)
+		    b.g[got == 1 ? WEIR_G_PASSED : WEIR_G_DROPPED] -
+			    a.g[got == 1 ? WEIR_G_PASSED : WEIR_G_DROPPED] != 1)
 			mismatch("%s %s: passed/dropped counters do not follow the verdict", name,
 				 entry);
-		if (b.g[SLUICE_G_FAULT] != a.g[SLUICE_G_FAULT])
+		if (b.g[WEIR_G_FAULT] != a.g[WEIR_G_FAULT])
 			mismatch("%s %s: an internal fault", name, entry);
 		for (i = 0; i < R_NR; i++)
 			if (b.pkts[i] != a.pkts[i])
@@ -394,7 +394,7 @@ static int base_frames(struct frame *fs, struct layout *ly, const char **names)
 	frame4(&fs[n], SRC, WR_IPPROTO_UDP, &l);
 	ly[n] = (struct layout){ 14, 34, 8, 0 };
 	names[n++] = "udp4";
-	l4_tcp(&l, 80, SLUICE_TCP_SYN, 8);
+	l4_tcp(&l, 80, WEIR_TCP_SYN, 8);
 	frame4(&fs[n], SRC, WR_IPPROTO_TCP, &l);
 	ly[n] = (struct layout){ 14, 34, 32, 0 };
 	names[n++] = "tcp4-options";
@@ -415,7 +415,7 @@ static int base_frames(struct frame *fs, struct layout *ly, const char **names)
 	ip6(&fs[n], SRC6, WR_IPPROTO_UDP, 64, -1, &l);
 	ly[n] = (struct layout){ 22, 62, 8, 1 };
 	names[n++] = "udp6-qinq";
-	l4_tcp(&l, 80, SLUICE_TCP_SYN, 5);
+	l4_tcp(&l, 80, WEIR_TCP_SYN, 5);
 	frame6(&fs[n], SRC6, WR_IPPROTO_TCP, &l);
 	ly[n] = (struct layout){ 14, 54, 20, 1 };
 	names[n++] = "tcp6";
@@ -435,7 +435,7 @@ static int base_frames(struct frame *fs, struct layout *ly, const char **names)
 	ly[n] = (struct layout){ 14, 54, 40 + 8, 1 };
 	names[n++] = "udp6-ext-chain";
 	/* AH, then TCP */
-	l4_tcp(&l, 80, SLUICE_TCP_SYN, 5);
+	l4_tcp(&l, 80, WEIR_TCP_SYN, 5);
 	pl.n = 0;
 	ext(&pl, WR_IPPROTO_AH, WR_IPPROTO_TCP, 4);
 	putn(&pl, l.b, l.n);
@@ -741,7 +741,7 @@ HOSTILE_CASE(hostile_fragments)
 	frame_is("ipv4 first fragment of a UDP datagram", &f,
 		 parsed(BIT(R_UDP53) | BIT(R_UDPANY), 128));
 	/* tiny first fragments (RFC 1858): too short for the TCP header */
-	l4_tcp(&l, 80, SLUICE_TCP_SYN, 5);
+	l4_tcp(&l, 80, WEIR_TCP_SYN, 5);
 	l.n = 16;
 	eth_ip4(&f, SRC, WR_IPPROTO_TCP, 5, 0x2000, 0, &l);
 	frame_is("ipv4 first fragment with 16 bytes of TCP", &f, malformed());
@@ -749,7 +749,7 @@ HOSTILE_CASE(hostile_fragments)
 	eth_ip4(&f, SRC, WR_IPPROTO_TCP, 5, 0x2000, 0, &l);
 	frame_is("ipv4 first fragment with 8 bytes of TCP", &f, malformed());
 	/* non-first fragments carry no ports: only port-less rules match */
-	l4_tcp(&l, 80, SLUICE_TCP_SYN, 5);
+	l4_tcp(&l, 80, WEIR_TCP_SYN, 5);
 	eth_ip4(&f, SRC, WR_IPPROTO_TCP, 5, 1, 0, &l);
 	frame_is("ipv4 fragment at offset 8 (overlapping the TCP header)", &f,
 		 parsed(BIT(R_TCPANY), 40));
@@ -867,24 +867,24 @@ HOSTILE_CASE(hostile_tcp)
 	int doff;
 
 	for (doff = 0; doff < 5; doff++) {
-		l4_tcp(&l, 80, SLUICE_TCP_SYN, 5);
+		l4_tcp(&l, 80, WEIR_TCP_SYN, 5);
 		l.b[12] = doff << 4;
 		frame4(&f, SRC, WR_IPPROTO_TCP, &l);
 		snprintf(name, sizeof(name), "tcp data offset %d", doff);
 		frame_is(name, &f, malformed());
 	}
-	l4_tcp(&l, 80, SLUICE_TCP_SYN, 5);
+	l4_tcp(&l, 80, WEIR_TCP_SYN, 5);
 	l.b[12] = 15 << 4;
 	frame4(&f, SRC, WR_IPPROTO_TCP, &l);
 	frame_is("tcp data offset 15 in a 20-byte segment", &f, malformed());
-	l4_tcp(&l, 80, SLUICE_TCP_SYN, 15);
+	l4_tcp(&l, 80, WEIR_TCP_SYN, 15);
 	frame4(&f, SRC, WR_IPPROTO_TCP, &l);
 	frame_is("tcp data offset 15 with 40 bytes of options", &f,
 		 parsed(BIT(R_SYN80) | BIT(R_TCPANY), 80));
-	l4_tcp(&l, 80, SLUICE_TCP_SYN | SLUICE_TCP_ACK, 5);
+	l4_tcp(&l, 80, WEIR_TCP_SYN | WEIR_TCP_ACK, 5);
 	frame4(&f, SRC, WR_IPPROTO_TCP, &l);
 	frame_is("tcp SYN+ACK is not a connection attempt", &f, parsed(BIT(R_TCPANY), 40));
-	l4_tcp(&l, 80, SLUICE_TCP_SYN | SLUICE_TCP_FIN, 5);
+	l4_tcp(&l, 80, WEIR_TCP_SYN | WEIR_TCP_FIN, 5);
 	frame4(&f, SRC, WR_IPPROTO_TCP, &l);
 	frame_is("tcp SYN+FIN counts as SYN without ACK", &f,
 		 parsed(BIT(R_SYN80) | BIT(R_TCPANY), 40));
@@ -944,7 +944,7 @@ HOSTILE_CASE(hostile_icmp_errors)
 	frame4(&f, SRC, WR_IPPROTO_ICMP, &l);
 	frame_is("icmp time exceeded quoting UDP to 53", &f, parsed(0, 56));
 	/* quoting a TCP SYN to 80 */
-	l4_tcp(&iu, 80, SLUICE_TCP_SYN, 5);
+	l4_tcp(&iu, 80, WEIR_TCP_SYN, 5);
 	iu.n = 8;
 	inner.n = 0;
 	ip4(&inner, IP4(198, 18, 0, 1), WR_IPPROTO_TCP, 5, 0, 48, &iu);
@@ -1123,11 +1123,11 @@ TEST_CASE(hostile_malformed_pass)
 /* Per-source packets/s limit rate, burst, as the only rule. */
 static void one_src_rule(__u64 rate, __u64 burst)
 {
-	struct sluice_rule *r;
+	struct weir_rule *r;
 
 	memset(&rs, 0, sizeof(rs));
 	r = add_named_rule("per-src");
-	add_limit(r, rate, burst, SLUICE_COST_PKT, SLUICE_KEY_SRC, 0);
+	add_limit(r, rate, burst, WEIR_COST_PKT, WEIR_KEY_SRC, 0);
 	commit_with_malformed_pass();
 }
 
@@ -1166,7 +1166,7 @@ static int load_sets(__u32 sets)
 
 static void set_fail_closed(int closed)
 {
-	struct sluice_config c = cfg_get();
+	struct weir_config c = cfg_get();
 
 	c.fail_closed = closed;
 	cfg_put(&c);
@@ -1177,9 +1177,9 @@ static void set_fail_closed(int closed)
  * lies in set `set` (under wr_config's seed and set count): n of them into
  * out. How many were found.
  */
-static int sources_in_set(const struct sluice_rule *r, __u32 set, __u32 base, __u32 *out, int n)
+static int sources_in_set(const struct weir_rule *r, __u32 set, __u32 base, __u32 *out, int n)
 {
-	struct sluice_key k;
+	struct weir_key k;
 	__u32 src;
 	int got = 0;
 
@@ -1194,16 +1194,16 @@ static int sources_in_set(const struct sluice_rule *r, __u32 set, __u32 base, __
 }
 
 /* Does src have a bucket for limit 0 of rule r? Its bucket into *st if so. */
-static int has_bucket(const struct sluice_rule *r, __u32 src, struct sluice_state *st)
+static int has_bucket(const struct weir_rule *r, __u32 src, struct weir_state *st)
 {
-	struct sluice_key k = key4(r, 0, src);
-	struct sluice_state tmp;
+	struct weir_key k = key4(r, 0, src);
+	struct weir_state tmp;
 
 	return !state_find(&k, st ? st : &tmp);
 }
 
 /* All of wr_state into buf (sets sets of it). */
-static void state_dump(struct sluice_set *buf, __u32 sets)
+static void state_dump(struct weir_set *buf, __u32 sets)
 {
 	__u32 i;
 
@@ -1223,10 +1223,10 @@ static void state_dump(struct sluice_set *buf, __u32 sets)
 #define FAULT_SETS	4
 static void fault_set_beyond_map(int closed)
 {
-	struct sluice_set before[FAULT_SETS], after[FAULT_SETS];
+	struct weir_set before[FAULT_SETS], after[FAULT_SETS];
 	__u32 good[3], bad[10];
-	const struct sluice_rule *r;
-	struct sluice_config c;
+	const struct weir_rule *r;
+	struct weir_config c;
 	__u64 pas, dro;
 	int i;
 
@@ -1249,22 +1249,22 @@ static void fault_set_beyond_map(int closed)
 		CHECK_EQ(send_from(good[i]), 1);
 		CHECK_EQ(send_from(good[i]), 0);
 	}
-	CHECK_EQ(g(SLUICE_G_FAULT), 0);
+	CHECK_EQ(g(WEIR_G_FAULT), 0);
 	CHECK_EQ(state_count(NULL), 3);
 	state_dump(before, FAULT_SETS);
 
 	/* the others: every packet a fault, whatever their burst would say */
-	pas = g(SLUICE_G_PASSED);
-	dro = g(SLUICE_G_DROPPED);
+	pas = g(WEIR_G_PASSED);
+	dro = g(WEIR_G_DROPPED);
 	for (i = 0; i < 10; i++) {
 		CHECK_EQ(send_from(bad[i]), !closed);
 		CHECK_EQ(send_from(bad[i]), !closed);
 		CHECK_EQ(send_from(bad[i]), !closed);
 	}
-	CHECK_EQ(g(SLUICE_G_FAULT), 30);
-	CHECK_EQ(g(SLUICE_G_FAIL_OPEN), closed ? 0 : 30);
-	CHECK_EQ(g(SLUICE_G_PASSED) - pas, closed ? 0 : 30);
-	CHECK_EQ(g(SLUICE_G_DROPPED) - dro, closed ? 30 : 0);
+	CHECK_EQ(g(WEIR_G_FAULT), 30);
+	CHECK_EQ(g(WEIR_G_FAIL_OPEN), closed ? 0 : 30);
+	CHECK_EQ(g(WEIR_G_PASSED) - pas, closed ? 0 : 30);
+	CHECK_EQ(g(WEIR_G_DROPPED) - dro, closed ? 30 : 0);
 	state_dump(after, FAULT_SETS);
 	CHECK(!memcmp(before, after, sizeof(before)), "a faulted packet wrote to wr_state");
 
@@ -1273,7 +1273,7 @@ static void fault_set_beyond_map(int closed)
 	set_now(T0 + SEC);
 	CHECK_EQ(send_from(good[0]), 1);
 	CHECK_EQ(send_from(good[0]), 0);
-	CHECK_EQ(g(SLUICE_G_FAULT), 30);
+	CHECK_EQ(g(WEIR_G_FAULT), 30);
 	CHECK_EQ(state_count(NULL), 3);
 
 	/* no set count at all: every per-source packet faults, nothing is written */
@@ -1284,8 +1284,8 @@ static void fault_set_beyond_map(int closed)
 	set_now(T0 + 100 * SEC);
 	CHECK_EQ(send_from(good[1]), !closed);
 	CHECK_EQ(send_from(bad[0]), !closed);
-	CHECK_EQ(g(SLUICE_G_FAULT), 32);
-	CHECK_EQ(g(SLUICE_G_FAIL_OPEN), closed ? 0 : 32);
+	CHECK_EQ(g(WEIR_G_FAULT), 32);
+	CHECK_EQ(g(WEIR_G_FAIL_OPEN), closed ? 0 : 32);
 	state_dump(after, FAULT_SETS);
 	CHECK(!memcmp(before, after, sizeof(before)), "a faulted packet wrote to wr_state");
 	check_balance();
@@ -1303,7 +1303,7 @@ TEST_CASE(fault_set_beyond_map_fail_closed)
 }
 
 /*
- * Eviction. wr_state of EVICT_SETS sets (EVICT_SETS x SLUICE_WAYS ways)
+ * Eviction. wr_state of EVICT_SETS sets (EVICT_SETS x WEIR_WAYS ways)
  * and one rule, 1 pps per source with a burst of EVICT_BURST: a source
  * that sent its whole burst is deep in its limit (its TAT EVICT_BURST s
  * ahead), one that sent a packet a second ago is a full bucket again.
@@ -1333,11 +1333,11 @@ TEST_CASE(evict_far_more_sources_than_ways)
 		}
 	}
 	CHECK_EQ(passed, 20000);
-	CHECK_EQ(g(SLUICE_G_FAULT), 0);
-	CHECK(most <= EVICT_SETS * SLUICE_WAYS, "wr_state held %d keys, it has %d ways", most,
-	      EVICT_SETS * SLUICE_WAYS);
+	CHECK_EQ(g(WEIR_G_FAULT), 0);
+	CHECK(most <= EVICT_SETS * WEIR_WAYS, "wr_state held %d keys, it has %d ways", most,
+	      EVICT_SETS * WEIR_WAYS);
 	/* and every way is in use: a full table evicts, it does not stay half empty */
-	CHECK_EQ(state_count(NULL), EVICT_SETS * SLUICE_WAYS);
+	CHECK_EQ(state_count(NULL), EVICT_SETS * WEIR_WAYS);
 	check_balance();
 	teardown();
 }
@@ -1349,8 +1349,8 @@ TEST_CASE(evict_far_more_sources_than_ways)
  */
 TEST_CASE(evict_idle_ways_before_a_limiting_source)
 {
-	const struct sluice_rule *r;
-	struct sluice_state st, d0;
+	const struct weir_rule *r;
+	struct weir_state st, d0;
 	__u32 src[8], d, x[3], y[4];
 	int i;
 
@@ -1396,7 +1396,7 @@ TEST_CASE(evict_idle_ways_before_a_limiting_source)
 	CHECK(has_bucket(r, d, &st) && st.tat == d0.tat && st.drops == d0.drops + 1,
 	      "the limiting source's bucket: TAT %llu, drops %llu",
 	      (unsigned long long)st.tat, (unsigned long long)st.drops);
-	CHECK_EQ(g(SLUICE_G_FAULT), 0);
+	CHECK_EQ(g(WEIR_G_FAULT), 0);
 	check_balance();
 	teardown();
 }
@@ -1410,8 +1410,8 @@ TEST_CASE(evict_idle_ways_before_a_limiting_source)
  */
 TEST_CASE(evict_limiting_source_when_all_ways_limit)
 {
-	const struct sluice_rule *r;
-	struct sluice_state st, before[3];
+	const struct weir_rule *r;
+	struct weir_state st, before[3];
 	__u32 src[5], other[4], d, z[3], w;
 	int i;
 
@@ -1455,7 +1455,7 @@ TEST_CASE(evict_limiting_source_when_all_ways_limit)
 	CHECK_EQ(drain(d), EVICT_BURST);
 	CHECK(has_bucket(r, d, &st), "no bucket for the evicted source");
 	CHECK_EQ(st.tat, T0 + SEC / 2 + EVICT_BURST * SEC);
-	CHECK_EQ(g(SLUICE_G_FAULT), 0);
+	CHECK_EQ(g(WEIR_G_FAULT), 0);
 	check_balance();
 	teardown();
 }
@@ -1467,11 +1467,11 @@ TEST_CASE(evict_limiting_source_when_all_ways_limit)
  */
 TEST_CASE(evict_window_by_its_end)
 {
-	struct sluice_rule *gr, *wr;
-	struct sluice_set s;
+	struct weir_rule *gr, *wr;
+	struct weir_set s;
 	__u32 gsrc[4], wsrc[1];
-	struct sluice_key k;
-	struct sluice_state st;
+	struct weir_key k;
+	struct weir_state st;
 	int i, wi;
 
 	if (load_sets(EVICT_SETS))
@@ -1480,11 +1480,11 @@ TEST_CASE(evict_window_by_its_end)
 	/* 198.18.1.0/24: a token bucket; 198.18.2.0/24: 5 per 1 s fixed window */
 	gr = add_named_rule("bucket");
 	match_src4(gr, IP4(198, 18, 1, 0), 24);
-	add_limit(gr, 1, EVICT_BURST, SLUICE_COST_PKT, SLUICE_KEY_SRC, 0);
+	add_limit(gr, 1, EVICT_BURST, WEIR_COST_PKT, WEIR_KEY_SRC, 0);
 	wr = add_named_rule("window");
 	match_src4(wr, IP4(198, 18, 2, 0), 24);
-	limit_init(&wr->limits[wr->nr_limits++], SLUICE_ALGO_FIXED, 5, 1000, 0, SLUICE_COST_PKT,
-		   SLUICE_KEY_SRC, 32, 128);
+	limit_init(&wr->limits[wr->nr_limits++], WEIR_ALGO_FIXED, 5, 1000, 0, WEIR_COST_PKT,
+		   WEIR_KEY_SRC, 32, 128);
 	commit_with_malformed_pass();
 	set_fail_closed(1);
 	sources_in_set(gr, 0, IP4(198, 18, 1, 0), gsrc, 4);
@@ -1497,7 +1497,7 @@ TEST_CASE(evict_window_by_its_end)
 		CHECK_FAIL("no way for the window key");
 	} else {
 		CHECK_EQ(s.way[wi].st.tat, wr_win_pack(T0 / SEC, 1));
-		CHECK_EQ(s.way[wi].idle_at, wr_win_idle_at(SLUICE_ALGO_FIXED,
+		CHECK_EQ(s.way[wi].idle_at, wr_win_idle_at(WEIR_ALGO_FIXED,
 							   wr_win_pack(T0 / SEC, 1), SEC));
 	}
 	/* 1.5 s on, its window is over; three buckets take their whole burst */
@@ -1507,7 +1507,7 @@ TEST_CASE(evict_window_by_its_end)
 	CHECK_EQ(state_count(NULL), 4);
 	/* token buckets leave idle_at 0: their TAT says when they are full */
 	if (!state_set_get(0, &s))
-		for (i = 0; i < SLUICE_WAYS; i++)
+		for (i = 0; i < WEIR_WAYS; i++)
 			if (s.way[i].key.uid == gr->uid)
 				CHECK_EQ(s.way[i].idle_at, 0);
 	/* a new source: the window's way goes, not a limiting bucket's */
@@ -1517,7 +1517,7 @@ TEST_CASE(evict_window_by_its_end)
 		CHECK(has_bucket(gr, gsrc[i], NULL), "a limiting bucket (source %d) evicted", i);
 	/* the window key reads as an empty window: its whole limit again */
 	CHECK_EQ(drain(wsrc[0]), 5);
-	CHECK_EQ(g(SLUICE_G_FAULT), 0);
+	CHECK_EQ(g(WEIR_G_FAULT), 0);
 	check_balance();
 	teardown();
 }

@@ -8,7 +8,7 @@
  * As in bpf_datapath.c, each case loads a fresh skeleton with the manual
  * clock and pinning switched off, and builds rule sets by hand the way the
  * controller writes them. The window cases run the same traces through the
- * data path and through the pure functions of sluice_limiter.h, packet by
+ * data path and through the pure functions of weir_limiter.h, packet by
  * packet, and require the same verdicts and the same bucket words.
  */
 #include <fcntl.h>
@@ -39,30 +39,30 @@
 /* ------------------------------------------------------------------------ */
 
 /* A window limit per source (/32, /128). */
-static struct sluice_limit *win_src(struct sluice_rule *r, int algo, __u64 rate, __u32 period_ms)
+static struct weir_limit *win_src(struct weir_rule *r, int algo, __u64 rate, __u32 period_ms)
 {
-	return new_limit(r, algo, rate, period_ms, 0, SLUICE_COST_PKT, SLUICE_KEY_SRC, 32, 128);
+	return new_limit(r, algo, rate, period_ms, 0, WEIR_COST_PKT, WEIR_KEY_SRC, 32, 128);
 }
 
-static struct sluice_limit *conns_src(struct sluice_rule *r, __u64 cap, int plen4, int plen6)
+static struct weir_limit *conns_src(struct weir_rule *r, __u64 cap, int plen4, int plen6)
 {
-	return new_limit(r, SLUICE_ALGO_CONNS, cap, 0, 0, SLUICE_COST_PKT, SLUICE_KEY_SRC, plen4,
+	return new_limit(r, WEIR_ALGO_CONNS, cap, 0, 0, WEIR_COST_PKT, WEIR_KEY_SRC, plen4,
 			 plen6);
 }
 
-static void match_tcp_dport(struct sluice_rule *r, __u16 port)
+static void match_tcp_dport(struct weir_rule *r, __u16 port)
 {
-	r->match |= SLUICE_M_PROTO | SLUICE_M_DPORT;
+	r->match |= WEIR_M_PROTO | WEIR_M_DPORT;
 	r->proto = WR_IPPROTO_TCP;
 	r->dport_lo = port;
 	r->dport_hi = port;
 }
 
 /* wr_state of limit li of rule r for src; all zero (and *found 0) when there is none. */
-static struct sluice_state state4(const struct sluice_rule *r, __u32 li, __u32 src, int *found)
+static struct weir_state state4(const struct weir_rule *r, __u32 li, __u32 src, int *found)
 {
-	struct sluice_key k = key4(r, li, src);
-	struct sluice_state st;
+	struct weir_key k = key4(r, li, src);
+	struct weir_state st;
 	int err;
 
 	memset(&st, 0, sizeof(st));
@@ -72,18 +72,18 @@ static struct sluice_state state4(const struct sluice_rule *r, __u32 li, __u32 s
 	return st;
 }
 
-static void conns_put(const struct sluice_key *k, __u64 count)
+static void conns_put(const struct weir_key *k, __u64 count)
 {
-	struct sluice_conns c = { .count = count };
+	struct weir_conns c = { .count = count };
 
 	if (bpf_map__update_elem(skel->maps.wr_conns, k, sizeof(*k), &c, sizeof(c), 0))
 		CHECK_FAIL("writing wr_conns: %s", strerror(errno));
 }
 
 /* wr_conns[k], or -1 if there is no entry. */
-static long long conns_get(const struct sluice_key *k)
+static long long conns_get(const struct weir_key *k)
 {
-	struct sluice_conns c;
+	struct weir_conns c;
 
 	if (bpf_map__lookup_elem(skel->maps.wr_conns, k, sizeof(*k), &c, sizeof(c), 0))
 		return -1;
@@ -100,13 +100,13 @@ static __u64 faults_expected;
 
 static void check_balance(void)
 {
-	__u64 pk = g(SLUICE_G_PACKETS), non = g(SLUICE_G_NON_IP), pas = g(SLUICE_G_PASSED),
-	      dro = g(SLUICE_G_DROPPED);
+	__u64 pk = g(WEIR_G_PACKETS), non = g(WEIR_G_NON_IP), pas = g(WEIR_G_PASSED),
+	      dro = g(WEIR_G_DROPPED);
 
 	CHECK(pk == non + pas + dro, "PACKETS %llu != NON_IP %llu + PASSED %llu + DROPPED %llu",
 	      (unsigned long long)pk, (unsigned long long)non, (unsigned long long)pas,
 	      (unsigned long long)dro);
-	CHECK_EQ(g(SLUICE_G_FAULT), faults_expected);
+	CHECK_EQ(g(WEIR_G_FAULT), faults_expected);
 	faults_expected = 0;
 }
 
@@ -132,21 +132,21 @@ static void udp4(struct frame *f, __u32 src)
 /* The pure model and traces                                                */
 /* ------------------------------------------------------------------------ */
 
-/* One key under one limit, driven through sluice_limiter.h as meter() drives it. */
+/* One key under one limit, driven through weir_limiter.h as meter() drives it. */
 struct model {
-	const struct sluice_limit *l;
+	const struct weir_limit *l;
 	__u64 word, aux;
 };
 
 static int model_admit(struct model *m, __u64 now, __u64 cost)
 {
-	const struct sluice_limit *l = m->l;
+	const struct weir_limit *l = m->l;
 	__u64 next = 0, next_aux = m->aux, P = wr_limit_period_ns(l);
 	int ok;
 
-	if (l->algo == SLUICE_ALGO_FIXED)
+	if (l->algo == WEIR_ALGO_FIXED)
 		ok = wr_fixed_admit(m->word, now, P, cost, l->rate, &next);
-	else if (l->algo == SLUICE_ALGO_SLIDING)
+	else if (l->algo == WEIR_ALGO_SLIDING)
 		ok = wr_sliding_admit(m->word, m->aux, now, P, cost, l->rate, &next, &next_aux);
 	else
 		ok = wr_gcra_admit(m->word, now, wr_gcra_inc(l->interval_fp, cost), l->tolerance,
@@ -229,19 +229,19 @@ static int make_trace(int kind, __u64 L, __u64 P, __u64 k, struct arrival *a)
  * bucket word (and previous-window count) in wr_state or wr_agg. Returns
  * how many passed.
  */
-static int trace_as_pure(const struct sluice_rule *r, __u32 li, const struct arrival *a, int n,
+static int trace_as_pure(const struct weir_rule *r, __u32 li, const struct arrival *a, int n,
 			 __u32 src, const char *what)
 {
-	const struct sluice_limit *l = &r->limits[li];
+	const struct weir_limit *l = &r->limits[li];
 	struct model m = { .l = l };
-	struct sluice_state st;
+	struct weir_state st;
 	struct frame f;
 	int i, passed = 0, got, want, found = 1;
 
 	for (i = 0; i < n; i++) {
 		set_now(a[i].t);
 		udp4_len(&f, src, a[i].len);
-		want = model_admit(&m, a[i].t, l->cost == SLUICE_COST_BYTE ? a[i].len : 1);
+		want = model_admit(&m, a[i].t, l->cost == WEIR_COST_BYTE ? a[i].len : 1);
 		got = xmit(&f);
 		if (got != want) {
 			CHECK_FAIL("%s: packet %d (t=%llu, %u bytes): data path %d, pure %d",
@@ -250,21 +250,21 @@ static int trace_as_pure(const struct sluice_rule *r, __u32 li, const struct arr
 		}
 		passed += got;
 	}
-	st = l->key == SLUICE_KEY_ALL ? agg_get(l) : state4(r, li, src, &found);
+	st = l->key == WEIR_KEY_ALL ? agg_get(l) : state4(r, li, src, &found);
 	CHECK(found, "%s: no bucket", what);
 	CHECK(st.tat == m.word, "%s: word %#llx, pure function %#llx", what,
 	      (unsigned long long)st.tat, (unsigned long long)m.word);
-	if (l->algo == SLUICE_ALGO_SLIDING)
+	if (l->algo == WEIR_ALGO_SLIDING)
 		CHECK(st.aux == m.aux, "%s: previous window %llu, pure function %llu", what,
 		      (unsigned long long)st.aux, (unsigned long long)m.aux);
-	if (l->key != SLUICE_KEY_ALL && found) {
+	if (l->key != WEIR_KEY_ALL && found) {
 		/* what eviction goes by: the end of the window the word is in */
-		struct sluice_key k = key4(r, li, src);
-		struct sluice_way w;
+		struct weir_key k = key4(r, li, src);
+		struct weir_way w;
 
 		__u64 want = 0;
 
-		if (l->algo == SLUICE_ALGO_FIXED || l->algo == SLUICE_ALGO_SLIDING)
+		if (l->algo == WEIR_ALGO_FIXED || l->algo == WEIR_ALGO_SLIDING)
 			want = wr_win_idle_at(l->algo, st.tat, wr_limit_period_ns(l));
 		if (!state_way(&k, &w))
 			CHECK(w.idle_at == want, "%s: idle_at %llu, want %llu (the word's window)",
@@ -292,17 +292,17 @@ static void windows_as_pure(int algo)
 		__u32 period_ms;
 		int cost, key, trace;
 	} c[] = {
-		{ 10, 1000, SLUICE_COST_PKT, SLUICE_KEY_SRC, 0 },
-		{ 10, 1000, SLUICE_COST_PKT, SLUICE_KEY_SRC, 1 },
-		{ 100, 60000, SLUICE_COST_PKT, SLUICE_KEY_SRC, 1 },
-		{ 100, 1000, SLUICE_COST_PKT, SLUICE_KEY_SRC, 2 },
-		{ 50, 60000, SLUICE_COST_PKT, SLUICE_KEY_ALL, 2 },
-		{ 10, 1000, SLUICE_COST_PKT, SLUICE_KEY_ALL, 0 },
-		{ 64000, 60000, SLUICE_COST_BYTE, SLUICE_KEY_SRC, 3 },
-		{ 20000, 1000, SLUICE_COST_BYTE, SLUICE_KEY_ALL, 3 },
+		{ 10, 1000, WEIR_COST_PKT, WEIR_KEY_SRC, 0 },
+		{ 10, 1000, WEIR_COST_PKT, WEIR_KEY_SRC, 1 },
+		{ 100, 60000, WEIR_COST_PKT, WEIR_KEY_SRC, 1 },
+		{ 100, 1000, WEIR_COST_PKT, WEIR_KEY_SRC, 2 },
+		{ 50, 60000, WEIR_COST_PKT, WEIR_KEY_ALL, 2 },
+		{ 10, 1000, WEIR_COST_PKT, WEIR_KEY_ALL, 0 },
+		{ 64000, 60000, WEIR_COST_BYTE, WEIR_KEY_SRC, 3 },
+		{ 20000, 1000, WEIR_COST_BYTE, WEIR_KEY_ALL, 3 },
 	};
 	static struct arrival a[TRACE_MAX];
-	struct sluice_rule *r[ARRAY_LEN(c)];
+	struct weir_rule *r[ARRAY_LEN(c)];
 	size_t i;
 	int n;
 
@@ -310,11 +310,11 @@ static void windows_as_pure(int algo)
 		return;
 	rng_state = 1234 + algo;
 	for (i = 0; i < ARRAY_LEN(c); i++) {
-		int all = c[i].key == SLUICE_KEY_ALL;
+		int all = c[i].key == WEIR_KEY_ALL;
 
-		r[i] = add_rule(SLUICE_ACT_DROP);
+		r[i] = add_rule(WEIR_ACT_DROP);
 		/* each rule its own port, so a trace meets only its own limit */
-		r[i]->match = SLUICE_M_PROTO | SLUICE_M_DPORT;
+		r[i]->match = WEIR_M_PROTO | WEIR_M_DPORT;
 		r[i]->proto = WR_IPPROTO_UDP;
 		r[i]->dport_lo = r[i]->dport_hi = 53;
 		new_limit(r[i], algo, c[i].L, c[i].period_ms, 0, c[i].cost, c[i].key, all ? 0 : 32,
@@ -331,14 +331,14 @@ static void windows_as_pure(int algo)
 		commit();
 		n = make_trace(c[i].trace, c[i].L, P, T0 / P + 10 * i, a);
 		snprintf(what, sizeof(what), "%s %llu per %u ms %s %s, trace %d",
-			 algo == SLUICE_ALGO_FIXED ? "fixed" : "sliding",
+			 algo == WEIR_ALGO_FIXED ? "fixed" : "sliding",
 			 (unsigned long long)c[i].L, c[i].period_ms,
-			 c[i].cost == SLUICE_COST_BYTE ? "bytes" : "packets",
-			 c[i].key == SLUICE_KEY_ALL ? "per all" : "per src", c[i].trace);
+			 c[i].cost == WEIR_COST_BYTE ? "bytes" : "packets",
+			 c[i].key == WEIR_KEY_ALL ? "per all" : "per src", c[i].trace);
 		passed = trace_as_pure(&rs.rules[i], 0, a, n, SRC_A, what);
 		/* the edge trace: the documented 2L for fixed, L for sliding */
 		if (c[i].trace == 0)
-			CHECK(passed == (int)(algo == SLUICE_ALGO_FIXED ? 2 : 1) * (int)c[i].L,
+			CHECK(passed == (int)(algo == WEIR_ALGO_FIXED ? 2 : 1) * (int)c[i].L,
 			      "%s: %d passed", what, passed);
 		CHECK(rstat(i).passed_pkts == (__u64)passed &&
 		      rstat(i).dropped_pkts == (__u64)(n - passed),
@@ -352,12 +352,12 @@ static void windows_as_pure(int algo)
 
 TEST_CASE(bl_fixed_window_as_pure)
 {
-	windows_as_pure(SLUICE_ALGO_FIXED);
+	windows_as_pure(WEIR_ALGO_FIXED);
 }
 
 TEST_CASE(bl_sliding_window_as_pure)
 {
-	windows_as_pure(SLUICE_ALGO_SLIDING);
+	windows_as_pure(WEIR_ALGO_SLIDING);
 }
 
 /*
@@ -367,13 +367,13 @@ TEST_CASE(bl_sliding_window_as_pure)
  */
 BL_CASE(bl_window_state_words)
 {
-	struct sluice_rule *r;
-	struct sluice_state st;
+	struct weir_rule *r;
+	struct weir_state st;
 	struct frame f;
 
-	r = add_rule(SLUICE_ACT_DROP);
-	win_src(r, SLUICE_ALGO_FIXED, 10, 1000);
-	win_src(r, SLUICE_ALGO_SLIDING, 10, 1000);
+	r = add_rule(WEIR_ACT_DROP);
+	win_src(r, WEIR_ALGO_FIXED, 10, 1000);
+	win_src(r, WEIR_ALGO_SLIDING, 10, 1000);
 	commit();
 	udp4(&f, SRC_A);
 	set_now(T0 + SEC / 2);
@@ -406,16 +406,16 @@ BL_CASE(bl_window_state_words)
  */
 BL_CASE(bl_fleet_window_turns_on_the_fleet_clock)
 {
-	struct sluice_rule *r;
-	struct sluice_limit *fl;
-	struct sluice_fleet_use u = {};
-	struct sluice_state st;
-	struct sluice_way w;
-	struct sluice_key k;
+	struct weir_rule *r;
+	struct weir_limit *fl;
+	struct weir_fleet_use u = {};
+	struct weir_state st;
+	struct weir_way w;
+	struct weir_key k;
 	struct frame f;
 
-	r = add_rule(SLUICE_ACT_DROP);
-	fl = win_src(r, SLUICE_ALGO_FIXED, 10, 1000);
+	r = add_rule(WEIR_ACT_DROP);
+	fl = win_src(r, WEIR_ALGO_FIXED, 10, 1000);
 	fl->fleet = 1;
 	CFG_SET(fleet_win_off, 1000 * SEC + 3 * SEC / 10);
 	commit();
@@ -435,7 +435,7 @@ BL_CASE(bl_fleet_window_turns_on_the_fleet_clock)
 		CHECK_EQ(w.st.tat, wr_win_pack(1001, 10));
 		/* refused 2 and 2, what waits on this CPU included */
 		CHECK_EQ(w.st.drops + src_waiting(&k), 4);
-		CHECK_EQ(w.idle_at, wr_win_idle_at(SLUICE_ALGO_FIXED, w.st.tat, SEC));
+		CHECK_EQ(w.idle_at, wr_win_idle_at(WEIR_ALGO_FIXED, w.st.tat, SEC));
 	}
 	if (bpf_map__lookup_elem(skel->maps.wr_fleet_use, &k, sizeof(k), &u, sizeof(u), 0))
 		CHECK_FAIL("the fleet window's key is not tracked: %s", strerror(errno));
@@ -463,16 +463,16 @@ BL_CASE(bl_fleet_window_turns_on_the_fleet_clock)
  */
 BL_CASE(bl_several_windows_burst_consumes_nothing)
 {
-	struct sluice_rule *r;
-	struct sluice_state s, m, h;
+	struct weir_rule *r;
+	struct weir_state s, m, h;
 	struct frame f;
 	__u64 t, passed = 0;
 	int i;
 
-	r = add_rule(SLUICE_ACT_DROP);
-	win_src(r, SLUICE_ALGO_FIXED, 10, 1000);
-	win_src(r, SLUICE_ALGO_FIXED, 100, 60000);
-	win_src(r, SLUICE_ALGO_FIXED, 500, 3600000);
+	r = add_rule(WEIR_ACT_DROP);
+	win_src(r, WEIR_ALGO_FIXED, 10, 1000);
+	win_src(r, WEIR_ALGO_FIXED, 100, 60000);
+	win_src(r, WEIR_ALGO_FIXED, 500, 3600000);
 	commit();
 	udp4(&f, SRC_A);
 	for (i = 0; i < 5000; i++) {
@@ -513,16 +513,16 @@ BL_CASE(bl_several_windows_burst_consumes_nothing)
  */
 BL_CASE(bl_several_windows_minute_and_hour_caps)
 {
-	struct sluice_rule *r;
-	struct sluice_state s, m, h;
+	struct weir_rule *r;
+	struct weir_state s, m, h;
 	struct frame f;
 	__u64 passed, total = 0;
 	int min, i;
 
-	r = add_rule(SLUICE_ACT_DROP);
-	win_src(r, SLUICE_ALGO_FIXED, 10, 1000);
-	win_src(r, SLUICE_ALGO_FIXED, 100, 60000);
-	win_src(r, SLUICE_ALGO_FIXED, 500, 3600000);
+	r = add_rule(WEIR_ACT_DROP);
+	win_src(r, WEIR_ALGO_FIXED, 10, 1000);
+	win_src(r, WEIR_ALGO_FIXED, 100, 60000);
+	win_src(r, WEIR_ALGO_FIXED, 500, 3600000);
 	commit();
 	udp4(&f, SRC_A);
 	for (min = 0; min < 7; min++) {
@@ -570,16 +570,16 @@ BL_CASE(bl_several_windows_minute_and_hour_caps)
  */
 BL_CASE(bl_several_windows_mixed_algorithms)
 {
-	struct sluice_rule *r;
-	struct sluice_state s, m, h;
+	struct weir_rule *r;
+	struct weir_state s, m, h;
 	struct frame f;
 	__u64 passed = 0;
 	int i;
 
-	r = add_rule(SLUICE_ACT_DROP);
-	win_src(r, SLUICE_ALGO_FIXED, 500, 3600000);
-	win_src(r, SLUICE_ALGO_SLIDING, 100, 60000);
-	new_limit(r, SLUICE_ALGO_GCRA, 10, 1000, 10, SLUICE_COST_PKT, SLUICE_KEY_SRC, 32, 128);
+	r = add_rule(WEIR_ACT_DROP);
+	win_src(r, WEIR_ALGO_FIXED, 500, 3600000);
+	win_src(r, WEIR_ALGO_SLIDING, 100, 60000);
+	new_limit(r, WEIR_ALGO_GCRA, 10, 1000, 10, WEIR_COST_PKT, WEIR_KEY_SRC, 32, 128);
 	commit();
 	udp4(&f, SRC_A);
 	for (i = 0; i < 5000; i++) {
@@ -626,18 +626,18 @@ BL_CASE(bl_several_windows_mixed_algorithms)
  */
 static void claim_meets_busy_way(int nr_limits, int closed)
 {
-	struct sluice_rule *r;
-	struct sluice_way busy;
-	struct sluice_set set;
-	struct sluice_key k;
+	struct weir_rule *r;
+	struct weir_way busy;
+	struct weir_set set;
+	struct weir_key k;
 	struct frame f;
 	__u32 idx;
-	__u64 w0 = SLUICE_WAY_BUSY;
+	__u64 w0 = WEIR_WAY_BUSY;
 
-	r = add_rule(SLUICE_ACT_DROP);
-	win_src(r, SLUICE_ALGO_FIXED, 100, 1000);
+	r = add_rule(WEIR_ACT_DROP);
+	win_src(r, WEIR_ALGO_FIXED, 100, 1000);
 	if (nr_limits > 1)
-		win_src(r, SLUICE_ALGO_SLIDING, 100, 1000);
+		win_src(r, WEIR_ALGO_SLIDING, 100, 1000);
 	commit();
 	CFG_SET(fail_closed, closed);
 	k = key4(r, 0, SRC_A);
@@ -648,22 +648,22 @@ static void claim_meets_busy_way(int nr_limits, int closed)
 	}
 	memset(&busy, 0, sizeof(busy));
 	memcpy(&busy.key, &w0, sizeof(w0));
-	set.way[SLUICE_WAYS - 1] = busy;
+	set.way[WEIR_WAYS - 1] = busy;
 	state_set_put(idx, &set);
 	udp4(&f, SRC_A);
 	CHECK_EQ(xmit(&f), 0);
-	CHECK_EQ(g(SLUICE_G_CONTENDED), 1);
-	CHECK_EQ(g(SLUICE_G_FAULT), 0);
-	CHECK_EQ(g(SLUICE_G_FAIL_OPEN), 0);
+	CHECK_EQ(g(WEIR_G_CONTENDED), 1);
+	CHECK_EQ(g(WEIR_G_FAULT), 0);
+	CHECK_EQ(g(WEIR_G_FAIL_OPEN), 0);
 	CHECK_EQ(rstat(0).dropped_pkts, 1);
-	CHECK(state_find(&k, &(struct sluice_state){ 0 }) == -ENOENT,
+	CHECK(state_find(&k, &(struct weir_state){ 0 }) == -ENOENT,
 	      "a bucket was made beside a busy way");
 	/* Once the other CPU has published (here: the way emptied), the key is made. */
-	memset(&set.way[SLUICE_WAYS - 1], 0, sizeof(busy));
+	memset(&set.way[WEIR_WAYS - 1], 0, sizeof(busy));
 	state_set_put(idx, &set);
 	CHECK_EQ(xmit(&f), 1);
-	CHECK(!state_find(&k, &(struct sluice_state){ 0 }), "no bucket after the claim");
-	CHECK_EQ(g(SLUICE_G_CONTENDED), 1);
+	CHECK(!state_find(&k, &(struct weir_state){ 0 }), "no bucket after the claim");
+	CHECK_EQ(g(WEIR_G_CONTENDED), 1);
 }
 
 BL_CASE(bl_claim_meets_busy_way_one_limit_refused_under_fail_open)
@@ -678,18 +678,18 @@ BL_CASE(bl_claim_meets_busy_way_two_limits_refused_under_fail_closed)
 
 BL_CASE(bl_check_then_charge_across_algorithms)
 {
-	struct sluice_rule *r0, *r1, *r2;
-	struct sluice_limit *all, *tb;
-	struct sluice_state st;
+	struct weir_rule *r0, *r1, *r2;
+	struct weir_limit *all, *tb;
+	struct weir_state st;
 	struct frame f;
 	int found;
 
-	r0 = add_rule(SLUICE_ACT_DROP);
-	win_src(r0, SLUICE_ALGO_SLIDING, 1000, 60000);
-	r1 = add_rule(SLUICE_ACT_DROP);
-	all = new_limit(r1, SLUICE_ALGO_FIXED, 5, 1000, 0, SLUICE_COST_PKT, SLUICE_KEY_ALL, 0, 0);
-	r2 = add_rule(SLUICE_ACT_DROP);
-	new_limit(r2, SLUICE_ALGO_GCRA, 1000, 1000, 1000, SLUICE_COST_PKT, SLUICE_KEY_SRC, 24, 64);
+	r0 = add_rule(WEIR_ACT_DROP);
+	win_src(r0, WEIR_ALGO_SLIDING, 1000, 60000);
+	r1 = add_rule(WEIR_ACT_DROP);
+	all = new_limit(r1, WEIR_ALGO_FIXED, 5, 1000, 0, WEIR_COST_PKT, WEIR_KEY_ALL, 0, 0);
+	r2 = add_rule(WEIR_ACT_DROP);
+	new_limit(r2, WEIR_ALGO_GCRA, 1000, 1000, 1000, WEIR_COST_PKT, WEIR_KEY_SRC, 24, 64);
 	commit();
 	udp4(&f, SRC_A);
 	set_now(T0 + SEC / 2);
@@ -711,11 +711,11 @@ BL_CASE(bl_check_then_charge_across_algorithms)
 	/* the other way round */
 	memset(&rs.rules, 0, sizeof(rs.rules));
 	rs.nr_rules = 0;
-	r0 = add_rule(SLUICE_ACT_DROP);
-	win_src(r0, SLUICE_ALGO_FIXED, 100, 1000);
-	r1 = add_rule(SLUICE_ACT_DROP);
-	win_src(r1, SLUICE_ALGO_SLIDING, 3, 60000);
-	tb = new_limit(r1, SLUICE_ALGO_GCRA, 100, 1000, 100, SLUICE_COST_PKT, SLUICE_KEY_ALL, 0,
+	r0 = add_rule(WEIR_ACT_DROP);
+	win_src(r0, WEIR_ALGO_FIXED, 100, 1000);
+	r1 = add_rule(WEIR_ACT_DROP);
+	win_src(r1, WEIR_ALGO_SLIDING, 3, 60000);
+	tb = new_limit(r1, WEIR_ALGO_GCRA, 100, 1000, 100, WEIR_COST_PKT, WEIR_KEY_ALL, 0,
 		       0);
 	commit();
 	set_now(T0 + 2 * SEC);
@@ -742,8 +742,8 @@ BL_CASE(bl_check_then_charge_across_algorithms)
 
 TEST_CASE(bl_two_cpus_windows_exact)
 {
-	struct sluice_rule *r;
-	struct sluice_limit *all;
+	struct weir_rule *r;
+	struct weir_limit *all;
 	struct racer rc[2];
 	pthread_barrier_t bar;
 	pthread_t th[2];
@@ -756,9 +756,9 @@ TEST_CASE(bl_two_cpus_windows_exact)
 	}
 	if (setup())
 		return;
-	r = add_rule(SLUICE_ACT_DROP);
-	win_src(r, SLUICE_ALGO_FIXED, 100, 1000);
-	all = new_limit(r, SLUICE_ALGO_SLIDING, 150, 1000, 0, SLUICE_COST_PKT, SLUICE_KEY_ALL, 0,
+	r = add_rule(WEIR_ACT_DROP);
+	win_src(r, WEIR_ALGO_FIXED, 100, 1000);
+	all = new_limit(r, WEIR_ALGO_SLIDING, 150, 1000, 0, WEIR_COST_PKT, WEIR_KEY_ALL, 0,
 			0);
 	commit();
 	pthread_barrier_init(&bar, NULL, 3);
@@ -778,7 +778,7 @@ TEST_CASE(bl_two_cpus_windows_exact)
 		set_now(now);
 		pthread_barrier_wait(&bar);
 		pthread_barrier_wait(&bar);
-		p = g(SLUICE_G_PASSED);
+		p = g(WEIR_G_PASSED);
 		/*
 		 * Exact: a new key's claim met twice in progress (another CPU
 		 * stalled mid-claim, which emulation does) refuses that packet
@@ -787,7 +787,7 @@ TEST_CASE(bl_two_cpus_windows_exact)
 		if (p - passed != 100) {
 			CHECK_FAIL("round %d: %llu passed, want 100 (%llu failed open)", round,
 				   (unsigned long long)(p - passed),
-				   (unsigned long long)g(SLUICE_G_FAIL_OPEN));
+				   (unsigned long long)g(WEIR_G_FAIL_OPEN));
 			break;
 		}
 		passed = p;
@@ -808,11 +808,11 @@ TEST_CASE(bl_two_cpus_windows_exact)
 		CHECK(!rc[i].err, "racer %d: %s", i, strerror(-rc[i].err));
 	}
 	pthread_barrier_destroy(&bar);
-	if (g(SLUICE_G_CONTENDED))
+	if (g(WEIR_G_CONTENDED))
 		printf("# %llu packets met a claim in progress twice and were refused\n",
-		       (unsigned long long)g(SLUICE_G_CONTENDED));
-	CHECK_EQ(g(SLUICE_G_PACKETS), 2ULL * RACE_ROUNDS * RACE_REPEAT);
-	CHECK_EQ(g(SLUICE_G_FAIL_OPEN), 0);
+		       (unsigned long long)g(WEIR_G_CONTENDED));
+	CHECK_EQ(g(WEIR_G_PACKETS), 2ULL * RACE_ROUNDS * RACE_REPEAT);
+	CHECK_EQ(g(WEIR_G_FAIL_OPEN), 0);
 	/* check_balance: no fault */
 	check_balance();
 	teardown();
@@ -832,15 +832,15 @@ TEST_CASE(bl_two_cpus_windows_exact)
 BL_CASE(bl_conns_syn_refused_at_cap)
 {
 	static const __u8 others[] = {
-		SLUICE_TCP_SYN | SLUICE_TCP_ACK, SLUICE_TCP_ACK, SLUICE_TCP_PSH | SLUICE_TCP_ACK,
-		SLUICE_TCP_FIN | SLUICE_TCP_ACK, SLUICE_TCP_RST,
+		WEIR_TCP_SYN | WEIR_TCP_ACK, WEIR_TCP_ACK, WEIR_TCP_PSH | WEIR_TCP_ACK,
+		WEIR_TCP_FIN | WEIR_TCP_ACK, WEIR_TCP_RST,
 	};
-	struct sluice_rule *r;
-	struct sluice_key ka, kb;
+	struct weir_rule *r;
+	struct weir_key ka, kb;
 	struct frame f;
 	size_t i;
 
-	r = add_rule(SLUICE_ACT_DROP);
+	r = add_rule(WEIR_ACT_DROP);
 	match_tcp_dport(r, 22);
 	conns_src(r, 3, 32, 128);
 	commit();
@@ -848,22 +848,22 @@ BL_CASE(bl_conns_syn_refused_at_cap)
 	kb = key4(r, 0, SRC_B);
 	conns_put(&ka, 3);
 
-	tcp4(&f, SRC_A, 22, SLUICE_TCP_SYN);
+	tcp4(&f, SRC_A, 22, WEIR_TCP_SYN);
 	CHECK_EQ(xmit_n(&f, 4), 0);
 	for (i = 0; i < ARRAY_LEN(others); i++) {
 		tcp4(&f, SRC_A, 22, others[i]);
 		CHECK(xmit(&f) == 1, "flags %#x from a source at its cap dropped", others[i]);
 	}
-	tcp4(&f, SRC_B, 22, SLUICE_TCP_SYN);
+	tcp4(&f, SRC_B, 22, WEIR_TCP_SYN);
 	CHECK_EQ(xmit_n(&f, 5), 5);
-	tcp4(&f, SRC_A, 23, SLUICE_TCP_SYN);
+	tcp4(&f, SRC_A, 23, WEIR_TCP_SYN);
 	CHECK_EQ(xmit(&f), 1);
 	CHECK_EQ(rstat(0).dropped_pkts, 4);
-	CHECK_EQ(g(SLUICE_G_DROPPED), 4);
+	CHECK_EQ(g(WEIR_G_DROPPED), 4);
 
 	/* below the cap: SYNs pass, however many, and nothing is charged */
 	conns_put(&ka, 2);
-	tcp4(&f, SRC_A, 22, SLUICE_TCP_SYN);
+	tcp4(&f, SRC_A, 22, WEIR_TCP_SYN);
 	CHECK_EQ(xmit_n(&f, 10), 10);
 	CHECK_EQ(conns_get(&ka), 2);
 	CHECK_EQ(conns_get(&kb), -1);
@@ -883,23 +883,23 @@ BL_CASE(bl_conns_syn_refused_at_cap)
  */
 BL_CASE(bl_conns_per_prefix_v4_v6)
 {
-	struct sluice_rule *r;
-	struct sluice_key k;
+	struct weir_rule *r;
+	struct weir_key k;
 	struct frame f;
 	__u8 a1[16], a2[16], b[16];
 
-	r = add_rule(SLUICE_ACT_DROP);
+	r = add_rule(WEIR_ACT_DROP);
 	match_tcp_dport(r, 443);
 	conns_src(r, 2, 24, 48);
 	commit();
 	k = key4(r, 0, SRC_A);
 	CHECK_EQ(k.plen, 24);
 	conns_put(&k, 2);
-	tcp4(&f, SRC_A, 443, SLUICE_TCP_SYN);
+	tcp4(&f, SRC_A, 443, WEIR_TCP_SYN);
 	CHECK_EQ(xmit(&f), 0);
-	tcp4(&f, SRC_B, 443, SLUICE_TCP_SYN);	/* same /24 */
+	tcp4(&f, SRC_B, 443, WEIR_TCP_SYN);	/* same /24 */
 	CHECK_EQ(xmit(&f), 0);
-	tcp4(&f, SRC_C, 443, SLUICE_TCP_SYN);	/* 198.18.2.0/24 */
+	tcp4(&f, SRC_C, 443, WEIR_TCP_SYN);	/* 198.18.2.0/24 */
 	CHECK_EQ(xmit(&f), 1);
 
 	addr6(a1, 0x00010000, 1);	/* 2001:db8:1::1 */
@@ -908,13 +908,13 @@ BL_CASE(bl_conns_per_prefix_v4_v6)
 	k = key6(r, 0, a1);
 	CHECK_EQ(k.plen, 48);
 	conns_put(&k, 2);
-	tcp6(&f, a1, 443, SLUICE_TCP_SYN);
+	tcp6(&f, a1, 443, WEIR_TCP_SYN);
 	CHECK_EQ(xmit(&f), 0);
-	tcp6(&f, a2, 443, SLUICE_TCP_SYN);
+	tcp6(&f, a2, 443, WEIR_TCP_SYN);
 	CHECK_EQ(xmit(&f), 0);
-	tcp6(&f, b, 443, SLUICE_TCP_SYN);
+	tcp6(&f, b, 443, WEIR_TCP_SYN);
 	CHECK_EQ(xmit(&f), 1);
-	tcp6(&f, a1, 443, SLUICE_TCP_ACK);
+	tcp6(&f, a1, 443, WEIR_TCP_ACK);
 	CHECK_EQ(xmit(&f), 1);
 	CHECK_EQ(rstat(0).dropped_pkts, 4);
 }
@@ -928,23 +928,23 @@ BL_CASE(bl_conns_per_prefix_v4_v6)
  */
 BL_CASE(bl_conns_with_rate_check_then_charge)
 {
-	struct sluice_rule *r;
-	struct sluice_key k;
+	struct weir_rule *r;
+	struct weir_key k;
 	struct frame f;
 	int found;
 
-	r = add_rule(SLUICE_ACT_DROP);
+	r = add_rule(WEIR_ACT_DROP);
 	match_tcp_dport(r, 22);
 	conns_src(r, 1, 32, 128);
-	new_limit(r, SLUICE_ALGO_GCRA, 5, 1000, 5, SLUICE_COST_PKT, SLUICE_KEY_SRC, 32, 128);
+	new_limit(r, WEIR_ALGO_GCRA, 5, 1000, 5, WEIR_COST_PKT, WEIR_KEY_SRC, 32, 128);
 	commit();
 	k = key4(r, 0, SRC_A);
 	conns_put(&k, 1);
-	tcp4(&f, SRC_A, 22, SLUICE_TCP_SYN);
+	tcp4(&f, SRC_A, 22, WEIR_TCP_SYN);
 	CHECK_EQ(xmit_n(&f, 20), 0);
 	state4(r, 1, SRC_A, &found);
 	CHECK(!found, "SYNs refused by the connection cap created a token bucket");
-	tcp4(&f, SRC_A, 22, SLUICE_TCP_ACK);
+	tcp4(&f, SRC_A, 22, WEIR_TCP_ACK);
 	CHECK_EQ(xmit_n(&f, 8), 5);
 	CHECK_EQ(state4(r, 1, SRC_A, NULL).tat, T0 + 5 * 200 * MSEC);
 	CHECK_EQ(rstat(0).dropped_pkts, 23);
@@ -953,16 +953,16 @@ BL_CASE(bl_conns_with_rate_check_then_charge)
 	/* dry-run: passes, counted as would-drop */
 	memset(&rs.rules, 0, sizeof(rs.rules));
 	rs.nr_rules = 0;
-	r = add_rule(SLUICE_ACT_DRYRUN);
+	r = add_rule(WEIR_ACT_DRYRUN);
 	match_tcp_dport(r, 22);
 	conns_src(r, 1, 32, 128);
 	commit();
 	k = key4(r, 0, SRC_A);
 	conns_put(&k, 1);
-	tcp4(&f, SRC_A, 22, SLUICE_TCP_SYN);
+	tcp4(&f, SRC_A, 22, WEIR_TCP_SYN);
 	CHECK_EQ(xmit_n(&f, 3), 3);
 	CHECK_EQ(rstat(0).wdrop_pkts, 3);
-	CHECK_EQ(g(SLUICE_G_WOULD_DROP), 3);
+	CHECK_EQ(g(WEIR_G_WOULD_DROP), 3);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -1054,7 +1054,7 @@ static int sockops_setup(const char **why)
 		*why = "cannot open our cgroup v2 directory";
 		return -1;
 	}
-	sockops_link = bpf_program__attach_cgroup(skel->progs.sluice_sockops, cgfd);
+	sockops_link = bpf_program__attach_cgroup(skel->progs.weir_sockops, cgfd);
 	close(cgfd);
 	if (!sockops_link) {
 		*why = "cannot attach sock_ops to our cgroup";
@@ -1076,7 +1076,7 @@ static int sockops_setup(const char **why)
 	}
 	close(fd);
 	{
-		struct sluice_config c = cfg_get();
+		struct weir_config c = cfg_get();
 
 		c.conn_netns = netns_cookie();
 		if (!c.conn_netns) {
@@ -1177,7 +1177,7 @@ static void close_rst(int fd)
 }
 
 /* The loopback handshakes and closes run in softirq on our way out of the syscall. */
-static long long conns_settled(const struct sluice_key *k, long long want)
+static long long conns_settled(const struct weir_key *k, long long want)
 {
 	long long v = conns_get(k);
 	int i;
@@ -1193,7 +1193,7 @@ static long long conns_settled(const struct sluice_key *k, long long want)
 static const char *conns_dump(void)
 {
 	static char buf[512];
-	struct sluice_key k, next;
+	struct weir_key k, next;
 	size_t n = 0;
 	int err;
 
@@ -1221,8 +1221,8 @@ static const char *conns_dump(void)
  */
 TEST_CASE(bl_sockops_counts_established_and_closed)
 {
-	struct sluice_rule *r;
-	struct sluice_key k;
+	struct weir_rule *r;
+	struct weir_key k;
 	int lfd, c[4], s[3], i, x;
 	const char *why;
 
@@ -1234,7 +1234,7 @@ TEST_CASE(bl_sockops_counts_established_and_closed)
 		sockops_teardown();
 		return;
 	}
-	r = add_rule(SLUICE_ACT_DROP);
+	r = add_rule(WEIR_ACT_DROP);
 	match_tcp_dport(r, CONN_PORT);
 	conns_src(r, 10, 32, 128);
 	commit();
@@ -1269,7 +1269,7 @@ TEST_CASE(bl_sockops_counts_established_and_closed)
 	close(c[3]);
 	/* a port the rule does not name */
 	{
-		struct sluice_rule *rr = &rs.rules[0];
+		struct weir_rule *rr = &rs.rules[0];
 
 		rr->dport_lo = rr->dport_hi = CONN_PORT + 1;	/* same uid: same key */
 		commit();
@@ -1283,7 +1283,7 @@ TEST_CASE(bl_sockops_counts_established_and_closed)
 	}
 	/* another namespace's connections */
 	{
-		struct sluice_config cf = cfg_get();
+		struct weir_config cf = cfg_get();
 
 		cf.conn_netns += 1;
 		cfg_put(&cf);
@@ -1307,8 +1307,8 @@ out:
 TEST_CASE(bl_sockops_dual_stack_listener)
 {
 	static const __u8 lo6[16] = { [15] = 1 };
-	struct sluice_rule *r;
-	struct sluice_key k4, k6;
+	struct weir_rule *r;
+	struct weir_key k4, k6;
 	int lfd, c4, s4, c6, s6;
 	const char *why;
 
@@ -1320,7 +1320,7 @@ TEST_CASE(bl_sockops_dual_stack_listener)
 		sockops_teardown();
 		return;
 	}
-	r = add_rule(SLUICE_ACT_DROP);
+	r = add_rule(WEIR_ACT_DROP);
 	match_tcp_dport(r, CONN_PORT);
 	conns_src(r, 10, 32, 128);
 	commit();

@@ -18,7 +18,7 @@
 #include <math.h>
 
 #include "bpf_harness.h"
-#include "sluice_shed.h"
+#include "weir_shed.h"
 
 /* Packets per class and probability in the fraction cases. */
 #define NPKT	20000
@@ -36,33 +36,33 @@
 /* ------------------------------------------------------------------------ */
 
 /* A drop rule of class c (no match bits: matches all IP). */
-static struct sluice_rule *add_rule_in_class(__u8 c)
+static struct weir_rule *add_rule_in_class(__u8 c)
 {
-	struct sluice_rule *r = add_rule(SLUICE_ACT_DROP);
+	struct weir_rule *r = add_rule(WEIR_ACT_DROP);
 
 	r->class = c;
 	return r;
 }
 
 /* A token bucket of rate per second, per source (/32, /128) or for all; no agg_slot. */
-static void set_limit(struct sluice_limit *l, __u64 rate, __u64 burst, int cost, int key)
+static void set_limit(struct weir_limit *l, __u64 rate, __u64 burst, int cost, int key)
 {
-	limit_init(l, SLUICE_ALGO_GCRA, rate, 0, burst, cost, key, 32, 128);
+	limit_init(l, WEIR_ALGO_GCRA, rate, 0, burst, cost, key, 32, 128);
 }
 
 /* A packets/s limit of rule r; rule-wide ones get the next agg_slot. */
-static void add_limit(struct sluice_rule *r, __u64 rate, __u64 burst, int key)
+static void add_limit(struct weir_rule *r, __u64 rate, __u64 burst, int key)
 {
-	new_limit(r, SLUICE_ALGO_GCRA, rate, 0, burst, SLUICE_COST_PKT, key, 32, 128);
+	new_limit(r, WEIR_ALGO_GCRA, rate, 0, burst, WEIR_COST_PKT, key, 32, 128);
 }
 
 /* A rule for class c over 198.18.CLASS_NET(c).0/24 that no case here reaches the limit of. */
-static struct sluice_rule *class_rule(__u8 c)
+static struct weir_rule *class_rule(__u8 c)
 {
-	struct sluice_rule *r = add_rule_in_class(c);
+	struct weir_rule *r = add_rule_in_class(c);
 
 	match_src4(r, IP4(198, 18, CLASS_NET(c), 0), 24);
-	add_limit(r, 1000000000, 1000000000, SLUICE_KEY_ALL);
+	add_limit(r, 1000000000, 1000000000, WEIR_KEY_ALL);
 	return r;
 }
 
@@ -71,14 +71,14 @@ static void class_rules(void)
 {
 	int c;
 
-	for (c = 0; c <= SLUICE_MAX_CLASS; c++)
+	for (c = 0; c <= WEIR_MAX_CLASS; c++)
 		class_rule(c);
 	commit();
 }
 
-static struct sluice_shed shed_get(void)
+static struct weir_shed shed_get(void)
 {
-	struct sluice_shed sh;
+	struct weir_shed sh;
 	__u32 zero = 0;
 
 	memset(&sh, 0, sizeof(sh));
@@ -87,7 +87,7 @@ static struct sluice_shed shed_get(void)
 	return sh;
 }
 
-static void shed_put(const struct sluice_shed *sh)
+static void shed_put(const struct weir_shed *sh)
 {
 	__u32 zero = 0;
 
@@ -98,7 +98,7 @@ static void shed_put(const struct sluice_shed *sh)
 /* Thresholds of classes 0..3 and the class of traffic no rule matches. */
 static void shed_set(__u64 t0, __u64 t1, __u64 t2, __u64 t3, __u32 default_class)
 {
-	struct sluice_shed sh = shed_get();
+	struct weir_shed sh = shed_get();
 
 	sh.threshold[0] = t0;
 	sh.threshold[1] = t1;
@@ -114,18 +114,18 @@ static void shed_set(__u64 t0, __u64 t1, __u64 t2, __u64 t3, __u32 default_class
  */
 static void capacity_set(int cost, __u64 rate, __u64 burst, double reserve)
 {
-	struct sluice_shed sh = shed_get();
+	struct weir_shed sh = shed_get();
 
-	set_limit(&sh.cap[cost].total, rate, burst, cost, SLUICE_KEY_ALL);
+	set_limit(&sh.cap[cost].total, rate, burst, cost, WEIR_KEY_ALL);
 	set_limit(&sh.cap[cost].noncrit, llround(rate * (1 - reserve)),
-		  llround(burst * (1 - reserve)), cost, SLUICE_KEY_ALL);
+		  llround(burst * (1 - reserve)), cost, WEIR_KEY_ALL);
 	shed_put(&sh);
 }
 
 /* Per-class counters summed over CPUs. */
-static struct sluice_class_stats cstat(__u32 cls)
+static struct weir_class_stats cstat(__u32 cls)
 {
-	struct sluice_class_stats v[ncpu], s;
+	struct weir_class_stats v[ncpu], s;
 	int c;
 
 	memset(&s, 0, sizeof(s));
@@ -144,9 +144,9 @@ static struct sluice_class_stats cstat(__u32 cls)
 	return s;
 }
 
-static struct sluice_state capstate(__u32 idx)
+static struct weir_state capstate(__u32 idx)
 {
-	struct sluice_state st;
+	struct weir_state st;
 
 	memset(&st, 0, sizeof(st));
 	if (bpf_map__lookup_elem(skel->maps.wr_capacity, &idx, 4, &st, sizeof(st), 0))
@@ -157,15 +157,15 @@ static struct sluice_state capstate(__u32 idx)
 /* Every frame ends non-IP, passed or dropped; sheds are the sum of the classes'. */
 static void check_balance(void)
 {
-	__u64 pk = g(SLUICE_G_PACKETS), non = g(SLUICE_G_NON_IP), pas = g(SLUICE_G_PASSED),
-	      dro = g(SLUICE_G_DROPPED), shed = 0, cap = 0;
+	__u64 pk = g(WEIR_G_PACKETS), non = g(WEIR_G_NON_IP), pas = g(WEIR_G_PASSED),
+	      dro = g(WEIR_G_DROPPED), shed = 0, cap = 0;
 	int c;
 
 	CHECK(pk == non + pas + dro, "PACKETS %llu != NON_IP %llu + PASSED %llu + DROPPED %llu",
 	      (unsigned long long)pk, (unsigned long long)non, (unsigned long long)pas,
 	      (unsigned long long)dro);
-	for (c = 0; c <= SLUICE_MAX_CLASS; c++) {
-		struct sluice_class_stats s = cstat(c);
+	for (c = 0; c <= WEIR_MAX_CLASS; c++) {
+		struct weir_class_stats s = cstat(c);
 
 		shed += s.shed_pkts;
 		cap += s.cap_pkts;
@@ -173,10 +173,10 @@ static void check_balance(void)
 		      c, (unsigned long long)s.shed_pkts, (unsigned long long)s.cap_pkts,
 		      (unsigned long long)s.pkts);
 	}
-	CHECK(g(SLUICE_G_SHED) == shed, "G_SHED %llu != classes' shed %llu",
-	      (unsigned long long)g(SLUICE_G_SHED), (unsigned long long)shed);
-	CHECK(g(SLUICE_G_CAPACITY) == cap, "G_CAPACITY %llu != classes' cap %llu",
-	      (unsigned long long)g(SLUICE_G_CAPACITY), (unsigned long long)cap);
+	CHECK(g(WEIR_G_SHED) == shed, "G_SHED %llu != classes' shed %llu",
+	      (unsigned long long)g(WEIR_G_SHED), (unsigned long long)shed);
+	CHECK(g(WEIR_G_CAPACITY) == cap, "G_CAPACITY %llu != classes' cap %llu",
+	      (unsigned long long)g(WEIR_G_CAPACITY), (unsigned long long)cap);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -248,21 +248,21 @@ static void note(const char *fmt, ...)
 SH_CASE(shed_fractions_by_class)
 {
 	static const __u64 ths[3] = { 0, TH_HALF, TH_ALL };
-	struct sluice_class_stats before[SLUICE_MAX_CLASS + 1], after;
-	__u64 shed[4], sent_to[SLUICE_MAX_CLASS + 1], shed_of[SLUICE_MAX_CLASS + 1];
-	__u64 g_shed = 0, rule_shed[SLUICE_MAX_CLASS + 1] = { 0 };
+	struct weir_class_stats before[WEIR_MAX_CLASS + 1], after;
+	__u64 shed[4], sent_to[WEIR_MAX_CLASS + 1], shed_of[WEIR_MAX_CLASS + 1];
+	__u64 g_shed = 0, rule_shed[WEIR_MAX_CLASS + 1] = { 0 };
 	struct frame f[4];
 	int r, c, i, s;
 
 	class_rules();
 	for (r = 0; r < 3; r++) {
-		__u64 th[SLUICE_MAX_CLASS + 1] = { 0 };
+		__u64 th[WEIR_MAX_CLASS + 1] = { 0 };
 		int dflt = 1 + r;
 
-		for (c = 1; c <= SLUICE_MAX_CLASS; c++)
+		for (c = 1; c <= WEIR_MAX_CLASS; c++)
 			th[c] = ths[(c + r) % 3];
 		shed_set(0, th[1], th[2], th[3], dflt);
-		for (c = 0; c <= SLUICE_MAX_CLASS; c++)
+		for (c = 0; c <= WEIR_MAX_CLASS; c++)
 			before[c] = cstat(c);
 		/* streams 0..2: classes 1..3 by rule; stream 3: no rule */
 		for (s = 0; s < 3; s++)
@@ -294,7 +294,7 @@ SH_CASE(shed_fractions_by_class)
 			if (s < 3)
 				rule_shed[cls] += shed[s];
 		}
-		for (c = 0; c <= SLUICE_MAX_CLASS; c++) {
+		for (c = 0; c <= WEIR_MAX_CLASS; c++) {
 			after = cstat(c);
 			CHECK(after.pkts - before[c].pkts == sent_to[c],
 			      "round %d class %d: %llu packets counted, %llu sent", r, c,
@@ -309,11 +309,11 @@ SH_CASE(shed_fractions_by_class)
 			      (unsigned long long)(after.shed_bytes - before[c].shed_bytes));
 		}
 	}
-	CHECK_EQ(g(SLUICE_G_SHED), g_shed);
-	CHECK_EQ(g(SLUICE_G_DROPPED), g_shed);
+	CHECK_EQ(g(WEIR_G_SHED), g_shed);
+	CHECK_EQ(g(WEIR_G_DROPPED), g_shed);
 	CHECK_EQ(cstat(0).pkts, 0);
 	/* Shed packets never reached a rule; the others all passed it. */
-	for (c = 1; c <= SLUICE_MAX_CLASS; c++) {
+	for (c = 1; c <= WEIR_MAX_CLASS; c++) {
 		CHECK_EQ(rstat(c).passed_pkts, 3ULL * NPKT - rule_shed[c]);
 		CHECK_EQ(rstat(c).dropped_pkts, 0);
 	}
@@ -322,14 +322,14 @@ SH_CASE(shed_fractions_by_class)
 /* Class 0 is never shed, whatever its threshold says, nor is a packet a class 0 rule matches. */
 SH_CASE(shed_class0_never)
 {
-	struct sluice_rule *wide;
+	struct weir_rule *wide;
 	struct frame f;
 
 	/* rule 0: class 0 over 198.18.10.0/24; rule 1: class 3 over all of 198.18.0.0/16 */
 	class_rule(0);
 	wide = add_rule_in_class(3);
 	match_src4(wide, IP4(198, 18, 0, 0), 16);
-	add_limit(wide, 1000000000, 1000000000, SLUICE_KEY_ALL);
+	add_limit(wide, 1000000000, 1000000000, WEIR_KEY_ALL);
 	commit();
 	shed_set(TH_ALL, TH_ALL, TH_ALL, TH_ALL, 0);
 
@@ -350,26 +350,26 @@ SH_CASE(shed_class0_never)
 	CHECK_EQ(xmit_n(&f, 1000), 1000);
 	CHECK_EQ(cstat(0).pkts, 2000);
 	CHECK_EQ(cstat(0).shed_pkts, 0);
-	CHECK_EQ(g(SLUICE_G_SHED), 1000);
-	CHECK_EQ(g(SLUICE_G_NO_RULE), 1000);
+	CHECK_EQ(g(WEIR_G_SHED), 1000);
+	CHECK_EQ(g(WEIR_G_NO_RULE), 1000);
 }
 
 /*
- * SLUICE_SHED_OFF: nothing is shed, classes are still counted.
- * SLUICE_SHED_ACTIVE alone changes nothing.
+ * WEIR_SHED_OFF: nothing is shed, classes are still counted.
+ * WEIR_SHED_ACTIVE alone changes nothing.
  */
 SH_CASE(shed_off_flag)
 {
-	struct sluice_shed sh;
+	struct weir_shed sh;
 	struct frame f;
 	int c;
 
 	class_rules();
 	shed_set(0, TH_ALL, TH_ALL, TH_ALL, 3);
 	sh = shed_get();
-	sh.flags = SLUICE_SHED_OFF | SLUICE_SHED_ACTIVE;
+	sh.flags = WEIR_SHED_OFF | WEIR_SHED_ACTIVE;
 	shed_put(&sh);
-	for (c = 1; c <= SLUICE_MAX_CLASS; c++) {
+	for (c = 1; c <= WEIR_MAX_CLASS; c++) {
 		class_frame(&f, c, 1);
 		CHECK_EQ(xmit_n(&f, 500), 500);
 		CHECK_EQ(cstat(c).pkts, 500);
@@ -377,17 +377,17 @@ SH_CASE(shed_off_flag)
 	}
 	class_frame(&f, -1, 1);
 	CHECK_EQ(xmit_n(&f, 500), 500);
-	CHECK_EQ(g(SLUICE_G_SHED), 0);
+	CHECK_EQ(g(WEIR_G_SHED), 0);
 
-	sh.flags = SLUICE_SHED_ACTIVE;
+	sh.flags = WEIR_SHED_ACTIVE;
 	shed_put(&sh);
-	for (c = 1; c <= SLUICE_MAX_CLASS; c++) {
+	for (c = 1; c <= WEIR_MAX_CLASS; c++) {
 		class_frame(&f, c, 1);
 		CHECK_EQ(xmit_n(&f, 500), 0);
 	}
 	class_frame(&f, -1, 1);
 	CHECK_EQ(xmit_n(&f, 500), 0);
-	CHECK_EQ(g(SLUICE_G_SHED), 2000);
+	CHECK_EQ(g(WEIR_G_SHED), 2000);
 }
 
 /*
@@ -397,12 +397,12 @@ SH_CASE(shed_off_flag)
  */
 SH_CASE(shed_consumes_no_tokens)
 {
-	struct sluice_rule *r;
+	struct weir_rule *r;
 	struct frame f;
 
 	r = add_rule_in_class(3);
 	match_src4(r, IP4(198, 18, CLASS_NET(3), 0), 24);
-	add_limit(r, 1, 5, SLUICE_KEY_SRC);
+	add_limit(r, 1, 5, WEIR_KEY_SRC);
 	commit();
 	shed_set(0, 0, 0, TH_ALL, 0);
 	class_frame(&f, 3, 7);
@@ -426,7 +426,7 @@ SH_CASE(shed_consumes_no_tokens)
  */
 SH_CASE(shed_nd_unnamed_never_shed)
 {
-	struct sluice_rule *r;
+	struct weir_rule *r;
 	struct frame f;
 	__u8 a[16];
 
@@ -438,7 +438,7 @@ SH_CASE(shed_nd_unnamed_never_shed)
 	icmp6(&f, LL6, 134, 255);	/* RA */
 	CHECK_EQ(xmit_n(&f, 100), 100);
 	CHECK_EQ(cstat(3).pkts, 0);
-	CHECK_EQ(g(SLUICE_G_ND), 300);
+	CHECK_EQ(g(WEIR_G_ND), 300);
 	/* echo request from fe80::1: no rule, default class 3, shed */
 	icmp6(&f, LL6, 128, 64);
 	CHECK_EQ(xmit_n(&f, 100), 0);
@@ -451,27 +451,27 @@ SH_CASE(shed_nd_unnamed_never_shed)
 	eth(&f, 0x0806, 0, NULL);
 	zeros(&f, 28);
 	CHECK_EQ(xmit_n(&f, 100), 100);
-	CHECK_EQ(g(SLUICE_G_NON_IP), 100);
+	CHECK_EQ(g(WEIR_G_NON_IP), 100);
 
 	/* a rule naming NS, class 2: NS is that rule's traffic now */
 	r = add_rule_in_class(2);
-	r->match = SLUICE_M_PROTO | SLUICE_M_ICMPTYPE;
+	r->match = WEIR_M_PROTO | WEIR_M_ICMPTYPE;
 	r->proto = WR_IPPROTO_ICMPV6;
 	r->icmp_type = 135;
-	add_limit(r, 1000000000, 1000000000, SLUICE_KEY_ALL);
+	add_limit(r, 1000000000, 1000000000, WEIR_KEY_ALL);
 	commit();
 	icmp6(&f, LL6, 135, 255);
 	CHECK_EQ(xmit_n(&f, 100), 0);
 	CHECK_EQ(cstat(2).shed_pkts, 100);
 	icmp6(&f, LL6, 136, 255);	/* NA still unnamed */
 	CHECK_EQ(xmit_n(&f, 100), 100);
-	CHECK_EQ(g(SLUICE_G_SHED), 300);
+	CHECK_EQ(g(WEIR_G_SHED), 300);
 }
 
 /* The kill switch: what shedding would drop passes and is counted as a would-drop. */
 SH_CASE(shed_kill_switch_would_drop)
 {
-	struct sluice_config c;
+	struct weir_config c;
 	struct frame f;
 
 	class_rules();
@@ -484,36 +484,36 @@ SH_CASE(shed_kill_switch_would_drop)
 	class_frame(&f, -1, 1);
 	CHECK_EQ(xmit_n(&f, 1000), 1000);
 	CHECK_EQ(cstat(3).shed_pkts, 2000);
-	CHECK_EQ(g(SLUICE_G_SHED), 2000);
-	CHECK_EQ(g(SLUICE_G_WOULD_DROP), 2000);
-	CHECK_EQ(g(SLUICE_G_DROPPED), 0);
-	CHECK_EQ(g(SLUICE_G_PASSED), 2000);
+	CHECK_EQ(g(WEIR_G_SHED), 2000);
+	CHECK_EQ(g(WEIR_G_WOULD_DROP), 2000);
+	CHECK_EQ(g(WEIR_G_DROPPED), 0);
+	CHECK_EQ(g(WEIR_G_PASSED), 2000);
 
 	c.disabled = 0;
 	cfg_put(&c);
 	class_frame(&f, 3, 1);
 	CHECK_EQ(xmit_n(&f, 1000), 0);
-	CHECK_EQ(g(SLUICE_G_DROPPED), 1000);
-	CHECK_EQ(g(SLUICE_G_WOULD_DROP), 2000);
+	CHECK_EQ(g(WEIR_G_DROPPED), 1000);
+	CHECK_EQ(g(WEIR_G_WOULD_DROP), 2000);
 }
 
 /* A source on the allow list bypasses shedding, as it bypasses every limit. */
 SH_CASE(shed_allow_list_bypasses)
 {
-	struct sluice_config c;
+	struct weir_config c;
 	struct frame f;
 
 	class_rules();
 	shed_set(0, 0, 0, TH_ALL, 3);
 	list_put4(skel->maps.wr_allow4, IP4(198, 18, CLASS_NET(3), 9), 32, 0);
 	c = cfg_get();
-	c.lists = SLUICE_L_ALLOW4;
+	c.lists = WEIR_L_ALLOW4;
 	cfg_put(&c);
 	class_frame(&f, 3, 9);
 	CHECK_EQ(xmit_n(&f, 500), 500);
 	class_frame(&f, 3, 8);
 	CHECK_EQ(xmit_n(&f, 500), 0);
-	CHECK_EQ(g(SLUICE_G_ALLOWED), 500);
+	CHECK_EQ(g(WEIR_G_ALLOWED), 500);
 	CHECK_EQ(cstat(3).pkts, 500);
 }
 
@@ -527,7 +527,7 @@ SH_CASE(shed_tc_fractions)
 	use_tc = 1;
 	class_rules();
 	shed_set(TH_ALL, 0, TH_HALF, TH_ALL, 0);
-	for (c = 0; c <= SLUICE_MAX_CLASS; c++) {
+	for (c = 0; c <= WEIR_MAX_CLASS; c++) {
 		char what[32];
 		int shed;
 
@@ -577,7 +577,7 @@ static void flood(struct stream *s, int ns, __u64 tick_ns, int ticks, int rotate
 /* Capacity buckets back to full. */
 static void capacity_reset(void)
 {
-	struct sluice_state zero = { 0 };
+	struct weir_state zero = { 0 };
 	__u32 i;
 
 	for (i = 0; i < 4; i++)
@@ -599,12 +599,12 @@ SH_CASE(capacity_pps_class0_keeps_reserve)
 	int order;
 
 	class_rules();
-	capacity_set(SLUICE_COST_PKT, 1000, 100, 0.2);
-	CHECK_EQ(shed_get().cap[SLUICE_COST_PKT].noncrit.rate, 800);
-	CHECK_EQ(shed_get().cap[SLUICE_COST_PKT].noncrit.burst, 80);
+	capacity_set(WEIR_COST_PKT, 1000, 100, 0.2);
+	CHECK_EQ(shed_get().cap[WEIR_COST_PKT].noncrit.rate, 800);
+	CHECK_EQ(shed_get().cap[WEIR_COST_PKT].noncrit.burst, 80);
 	for (order = 0; order < 2; order++) {
 		struct stream s[2];
-		struct sluice_class_stats c0 = cstat(0), c3 = cstat(3);
+		struct weir_class_stats c0 = cstat(0), c3 = cstat(3);
 		__u64 p0, p3;
 
 		memset(s, 0, sizeof(s));
@@ -628,7 +628,7 @@ SH_CASE(capacity_pps_class0_keeps_reserve)
 		CHECK_EQ(cstat(0).cap_pkts - c0.cap_pkts, 20000 - p0);
 		CHECK_EQ(cstat(3).cap_pkts - c3.cap_pkts, 20000 - p3);
 	}
-	CHECK_EQ(g(SLUICE_G_CAPACITY), cstat(0).cap_pkts + cstat(3).cap_pkts);
+	CHECK_EQ(g(WEIR_G_CAPACITY), cstat(0).cap_pkts + cstat(3).cap_pkts);
 }
 
 /* Class 0 alone may use all of the capacity; class 3 alone only its share. */
@@ -637,7 +637,7 @@ SH_CASE(capacity_pps_alone)
 	struct stream s;
 
 	class_rules();
-	capacity_set(SLUICE_COST_PKT, 1000, 100, 0.2);
+	capacity_set(WEIR_COST_PKT, 1000, 100, 0.2);
 	memset(&s, 0, sizeof(s));
 	class_frame(&s.f, 0, 1);
 	s.every = 1;
@@ -668,7 +668,7 @@ SH_CASE(capacity_noncritical_classes_share)
 
 	class_rules();
 	shed_set(0, 0, 0, 0, 2);
-	capacity_set(SLUICE_COST_PKT, 1000, 100, 0.2);
+	capacity_set(WEIR_COST_PKT, 1000, 100, 0.2);
 	memset(s, 0, sizeof(s));
 	for (i = 0; i < 3; i++)
 		class_frame(&s[i].f, i + 1, 1);
@@ -697,7 +697,7 @@ SH_CASE(capacity_class0_under_reserve_never_refused)
 	struct stream s[2];
 
 	class_rules();
-	capacity_set(SLUICE_COST_PKT, 1000, 100, 0.2);
+	capacity_set(WEIR_COST_PKT, 1000, 100, 0.2);
 	memset(s, 0, sizeof(s));
 	class_frame(&s[0].f, 3, 1);
 	s[0].every = 1;			/* 4000 pps */
@@ -723,7 +723,7 @@ SH_CASE(capacity_bytes_class0_keeps_reserve)
 	__u64 b0, b3;
 
 	class_rules();
-	capacity_set(SLUICE_COST_BYTE, 1000000, 100000, 0.2);
+	capacity_set(WEIR_COST_BYTE, 1000000, 100000, 0.2);
 	memset(s, 0, sizeof(s));
 	udp4_len(&s[0].f, IP4(198, 18, CLASS_NET(3), 1), len);
 	udp4_len(&s[1].f, IP4(198, 18, CLASS_NET(0), 1), len);
@@ -740,8 +740,8 @@ SH_CASE(capacity_bytes_class0_keeps_reserve)
 	CHECK_EQ(cstat(0).cap_bytes, (20000 - s[1].passed) * len);
 	CHECK_EQ(cstat(3).cap_bytes, (20000 - s[0].passed) * len);
 	/* the packet capacity is not configured: its buckets are untouched */
-	CHECK_EQ(capstate(2 * SLUICE_COST_PKT).tat, 0);
-	CHECK_EQ(capstate(2 * SLUICE_COST_PKT + 1).tat, 0);
+	CHECK_EQ(capstate(2 * WEIR_COST_PKT).tat, 0);
+	CHECK_EQ(capstate(2 * WEIR_COST_PKT + 1).tat, 0);
 }
 
 /*
@@ -752,18 +752,18 @@ SH_CASE(capacity_bytes_class0_keeps_reserve)
  */
 SH_CASE(capacity_drop_consumes_no_rule_tokens)
 {
-	struct sluice_shed sh;
-	struct sluice_rule *r;
+	struct weir_shed sh;
+	struct weir_rule *r;
 	struct frame f;
 	int i, passed = 0;
 
 	r = add_rule_in_class(3);
 	match_src4(r, IP4(198, 18, CLASS_NET(3), 0), 24);
-	add_limit(r, 1, 5, SLUICE_KEY_SRC);
+	add_limit(r, 1, 5, WEIR_KEY_SRC);
 	commit();
 	sh = shed_get();
-	set_limit(&sh.cap[SLUICE_COST_PKT].total, 100000, 100000, SLUICE_COST_PKT, SLUICE_KEY_ALL);
-	set_limit(&sh.cap[SLUICE_COST_PKT].noncrit, 1000, 2, SLUICE_COST_PKT, SLUICE_KEY_ALL);
+	set_limit(&sh.cap[WEIR_COST_PKT].total, 100000, 100000, WEIR_COST_PKT, WEIR_KEY_ALL);
+	set_limit(&sh.cap[WEIR_COST_PKT].noncrit, 1000, 2, WEIR_COST_PKT, WEIR_KEY_ALL);
 	shed_put(&sh);
 	class_frame(&f, 3, 1);
 	CHECK_EQ(xmit_n(&f, 100), 2);
@@ -788,16 +788,16 @@ SH_CASE(capacity_drop_consumes_no_rule_tokens)
  */
 SH_CASE(capacity_rule_drop_consumes_no_capacity)
 {
-	struct sluice_rule *r;
+	struct weir_rule *r;
 	struct frame f;
 	__u64 unit;
 
 	r = add_rule_in_class(3);
 	match_src4(r, IP4(198, 18, CLASS_NET(3), 0), 24);
-	add_limit(r, 1, 1, SLUICE_KEY_SRC);
+	add_limit(r, 1, 1, WEIR_KEY_SRC);
 	commit();
-	capacity_set(SLUICE_COST_PKT, 100, 10, 0);
-	unit = wr_gcra_inc(shed_get().cap[SLUICE_COST_PKT].total.interval_fp, 1);
+	capacity_set(WEIR_COST_PKT, 100, 10, 0);
+	unit = wr_gcra_inc(shed_get().cap[WEIR_COST_PKT].total.interval_fp, 1);
 	class_frame(&f, 3, 1);
 	CHECK_EQ(xmit_n(&f, 50), 1);
 	CHECK_EQ(rstat(0).dropped_pkts, 49);
@@ -824,7 +824,7 @@ SH_CASE(shed_consumes_no_capacity)
 	struct frame f;
 
 	class_rules();
-	capacity_set(SLUICE_COST_PKT, 1000, 100, 0.2);
+	capacity_set(WEIR_COST_PKT, 1000, 100, 0.2);
 	shed_set(0, 0, 0, TH_ALL, 0);
 	class_frame(&f, 3, 1);
 	CHECK_EQ(xmit_n(&f, 500), 0);

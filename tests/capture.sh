@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-# `sluice capture`: samples of judged packets through the real data path.
-# Two namespaces joined by veth, sluice attached on the receiving side, a
+# `weir capture`: samples of judged packets through the real data path.
+# Two namespaces joined by veth, weir attached on the receiving side, a
 # UDP flood (tools/wrgen) against a rule that drops most of it and light
 # traffic that another rule passes. What capture writes is read back with
 # the real tcpdump (-r): counts, addresses and ports, and that the verdict
@@ -49,8 +49,8 @@ for a in 198.18.0.2 198.18.0.3 2001:db8:c::2; do
 	ip -n "$RCV" neigh replace $a lladdr "$mac_s" dev "$DEV_R" nud permanent
 done
 
-wr() { in_ns "$RCV" "$SLUICE" --bpffs "$ROOT" "$@"; }
-wrj() { in_ns "$RCV" "$SLUICE" -j --bpffs "$ROOT" "$@"; }
+wr() { in_ns "$RCV" "$WEIR" --bpffs "$ROOT" "$@"; }
+wrj() { in_ns "$RCV" "$WEIR" -j --bpffs "$ROOT" "$@"; }
 switch_on() { wrj status | jq -r '.capture.switch'; }
 
 # flood SECS [RATE]: 198.18.0.2 floods the flood rule's port, 198.18.0.3
@@ -68,12 +68,12 @@ flood() {
 }
 flood_wait() { wait "${FLOOD_PIDS[@]}" 2>/dev/null; FLOOD_PIDS=(); }
 
-# cap_bg OUT ARGS...: `sluice capture ARGS` in the background, stdout into
-# OUT, stderr into OUT.err; its pid in CPID (nsenter execs sluice). Waits
+# cap_bg OUT ARGS...: `weir capture ARGS` in the background, stdout into
+# OUT, stderr into OUT.err; its pid in CPID (nsenter execs weir). Waits
 # (bounded) until the switch is on.
 cap_bg() {
 	local out=$1 i; shift
-	nsenter --net="/run/netns/$RCV" "$SLUICE" --bpffs "$ROOT" "$@" >"$out" 2>"$out.err" &
+	nsenter --net="/run/netns/$RCV" "$WEIR" --bpffs "$ROOT" "$@" >"$out" 2>"$out.err" &
 	CPID=$!
 	for i in $(seq 200); do
 		[ "$(switch_on)" = true ] && return 0
@@ -123,12 +123,12 @@ out=$(wr capture rate 100001/s 2>&1)
 grep -q 'invalid rate "100001/s"' <<<"$out" || fail "bad rate not named: $out"
 out=$(wrj capture bogus 2>/dev/null)
 jq -e '.error' <<<"$out" >/dev/null 2>&1 || fail "-j error not JSON: $out"
-expect_fail "capture without sluice loaded" \
-	in_ns "$RCV" "$SLUICE" --bpffs "/sys/fs/bpf/$TAG-none" capture count 1
+expect_fail "capture without weir loaded" \
+	in_ns "$RCV" "$WEIR" --bpffs "/sys/fs/bpf/$TAG-none" capture count 1
 rm -rf "/sys/fs/bpf/$TAG-none"
-wr capture help | grep -q 'Usage: sluice capture' || fail "capture help"
+wr capture help | grep -q 'Usage: weir capture' || fail "capture help"
 # A kernel without bpf_xdp_load_bytes (before 5.18) cannot copy at XDP: refused by name.
-out=$(SLUICE_FEATURES_OFF=xdp_frags wr capture count 1 2>&1)
+out=$(WEIR_FEATURES_OFF=xdp_frags wr capture count 1 2>&1)
 [ $? -eq 1 ] && grep -q 'bpf_xdp_load_bytes.*5.18.*mode tc' <<<"$out" ||
 	fail "XDP capture without bpf_xdp_load_bytes: $out"
 end_case capture-bad-args
@@ -276,7 +276,7 @@ if wr attach "$DEV_R" mode tc >/dev/null 2>"$TMP/err"; then
 	wr rule del flood >/dev/null
 	wr rule add flood6 family ipv6 proto udp dport $FLOOD_PORT limit 10pps burst 10 \
 		>/dev/null 2>"$TMP/err" || fail "rule add: $(cat "$TMP/err")"
-	timeout -s INT $CAP_TIMEOUT nsenter --net="/run/netns/$RCV" "$SLUICE" --bpffs "$ROOT" \
+	timeout -s INT $CAP_TIMEOUT nsenter --net="/run/netns/$RCV" "$WEIR" --bpffs "$ROOT" \
 		capture rule flood6 count 10 snaplen 96 -w - 2>"$TMP/c8.err" |
 		tcpdump -nn -r - 2>/dev/null >"$TMP/c8.txt" &
 	PIPE_PID=$!

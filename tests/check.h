@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * Minimal assertion macros for sluice's C tests.
+ * Minimal assertion macros for weir's C tests.
  *
  * Cases register themselves (TEST_CASE, below) and check_run_all() runs
  * them. Each test case prints exactly one line, read by tests/run.sh:
@@ -9,14 +9,14 @@
  *   skip - NAME: why
  * A case fails when any CHECK in it fails; the first failure is reported.
  *
- * SLUICE_TEST_CASES, when set, runs only the cases it names: names or
+ * WEIR_TEST_CASES, when set, runs only the cases it names: names or
  * shell patterns (fnmatch), separated by spaces or commas, e.g.
- * SLUICE_TEST_CASES='dp_two_cpus_* dp_stalled_claim_*'. The others are
+ * WEIR_TEST_CASES='dp_two_cpus_* dp_stalled_claim_*'. The others are
  * not run and print nothing (a "#" line says how many ran); a pattern
  * that matches no case fails the run, so a typo cannot pass as nothing.
  */
-#ifndef SLUICE_TESTS_CHECK_H
-#define SLUICE_TESTS_CHECK_H
+#ifndef WEIR_TESTS_CHECK_H
+#define WEIR_TESTS_CHECK_H
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -116,11 +116,11 @@ static void check_run_one(const char *name, void (*fn)(void))
 	fflush(stdout);
 }
 
-/* Separators of SLUICE_TEST_CASES' patterns. */
+/* Separators of WEIR_TEST_CASES' patterns. */
 #define CHECK_CASES_SEP " ,\t\n"
 
 /*
- * Does SLUICE_TEST_CASES (sel) select case name? With hit, pattern j of
+ * Does WEIR_TEST_CASES (sel) select case name? With hit, pattern j of
  * sel that matches sets hit[j] (at most 64 patterns are tracked).
  */
 static int check_selected(const char *sel, const char *name, int *hit)
@@ -140,11 +140,11 @@ static int check_selected(const char *sel, const char *name, int *hit)
 	return any;
 }
 
-/* Every registered case (or those SLUICE_TEST_CASES selects), in source order; 0 if none failed. */
+/* Every registered case (or those WEIR_TEST_CASES selects), in source order; 0 if none failed. */
 static int check_run_all(void)
 {
 	const struct check_case *v[1024];
-	const char *sel = getenv("SLUICE_TEST_CASES");
+	const char *sel = getenv("WEIR_TEST_CASES");
 	int hit[64] = { 0 };
 	size_t n = 0, i, ran = 0;
 
@@ -169,12 +169,12 @@ static int check_run_all(void)
 		char buf[1024], *tok, *save = NULL;
 		int j = 0;
 
-		printf("# SLUICE_TEST_CASES: %zu of %zu cases run\n", ran, n);
+		printf("# WEIR_TEST_CASES: %zu of %zu cases run\n", ran, n);
 		snprintf(buf, sizeof(buf), "%s", sel);
 		for (tok = strtok_r(buf, CHECK_CASES_SEP, &save); tok;
 		     tok = strtok_r(NULL, CHECK_CASES_SEP, &save), j++) {
 			if (j < 64 && !hit[j]) {
-				printf("not ok - SLUICE_TEST_CASES: \"%s\" matches no case\n", tok);
+				printf("not ok - WEIR_TEST_CASES: \"%s\" matches no case\n", tok);
 				check_total_failed++;
 			}
 		}
@@ -182,4 +182,4 @@ static int check_run_all(void)
 	return check_total_failed != 0;
 }
 
-#endif /* SLUICE_TESTS_CHECK_H */
+#endif /* WEIR_TESTS_CHECK_H */

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-# The sluice command line: bad input fails clearly and changes nothing;
+# The weir command line: bad input fails clearly and changes nothing;
 # -j output parses; what is listed can be typed back in.
 set -u
 cd "$(dirname "$0")/.."
@@ -14,8 +14,8 @@ in_ns "$NS" ip link add cli0 type veth peer name cli1
 in_ns "$NS" ip link set cli0 up
 in_ns "$NS" ip link set cli1 up
 
-wr() { in_ns "$NS" "$SLUICE" --bpffs "$ROOT" "$@"; }
-wrj() { in_ns "$NS" "$SLUICE" -j --bpffs "$ROOT" "$@"; }
+wr() { in_ns "$NS" "$WEIR" --bpffs "$ROOT" "$@"; }
+wrj() { in_ns "$NS" "$WEIR" -j --bpffs "$ROOT" "$@"; }
 # The whole observable state, to compare before and after a failed command.
 TMPE=$(mktemp)
 trap 'cleanup; rm -f "$TMPE"' EXIT
@@ -64,7 +64,7 @@ end_case cli-attach
 # /proc/timer_list: its "now" is ktime_get, then each CPU's jiffies, read
 # a moment later, so a tick may pass in between: -1 to 2 ticks are taken).
 begin_case
-# wr_config's fields by byte offset (struct sluice_config), little-endian;
+# wr_config's fields by byte offset (struct weir_config), little-endian;
 # a 64-bit value as a decimal string through awk (the offset may wrap).
 cfgb=$(bpftool -j map dump pinned "$ROOT/wr_config" |
 	jq -r '.[0].value | map(ltrimstr("0x")) | join(" ")')
@@ -154,17 +154,17 @@ end_case cli-repeats-and-force-allowed
 
 # Help asked for goes to stdout with status 0; usage after a mistake to stderr with 1.
 begin_case
-objects=$("$SLUICE" help | awk '/^Objects:/ { on = 1; next } on && NF { print $1 } on && !NF { exit }')
-[ "$(echo "$objects" | grep -c .)" -ge 15 ] || fail "sluice help lists $(echo "$objects" | grep -c .) objects"
+objects=$("$WEIR" help | awk '/^Objects:/ { on = 1; next } on && NF { print $1 } on && !NF { exit }')
+[ "$(echo "$objects" | grep -c .)" -ge 15 ] || fail "weir help lists $(echo "$objects" | grep -c .) objects"
 for o in $objects; do
-	out=$("$SLUICE" "$o" help 2>"$TMPE")
+	out=$("$WEIR" "$o" help 2>"$TMPE")
 	rc=$?
 	[ "$rc" -eq 0 ] || fail "$o help exited $rc"
 	[ -n "$out" ] || fail "$o help printed nothing on stdout"
 	[ ! -s "$TMPE" ] || fail "$o help wrote to stderr: $(head -1 "$TMPE")"
 done
 for o in attach rule deny shed check; do
-	out=$("$SLUICE" "$o" 2>"$TMPE")
+	out=$("$WEIR" "$o" 2>"$TMPE")
 	rc=$?
 	[ "$rc" -eq 1 ] && [ -z "$out" ] && grep -q Usage "$TMPE" ||
 		fail "$o without arguments: status $rc, stdout \"$out\""
@@ -204,7 +204,7 @@ for c in status "rule list" "deny list" "allow list" "stats interval 0" stats to
 	# shellcheck disable=SC2086
 	wrj $c | jq -e . >/dev/null 2>&1 || fail "-j $c does not parse"
 	# shellcheck disable=SC2086
-	in_ns "$NS" "$SLUICE" -p --bpffs "$ROOT" $c | jq -e . >/dev/null 2>&1 || fail "-p $c"
+	in_ns "$NS" "$WEIR" -p --bpffs "$ROOT" $c | jq -e . >/dev/null 2>&1 || fail "-p $c"
 done
 err=$(wrj rule del nosuch)
 [ "$(echo "$err" | jq -r .error)" == 'unknown rule "nosuch"' ] || fail "JSON error: $err"
@@ -245,14 +245,14 @@ wrj stats interval 0 | jq -e 'has("interval_s") | not' >/dev/null || fail "inter
 # Contention (a new bucket another CPU is still claiming) has a counter of its own, beside faults.
 wrj stats interval 0 | jq -e '.global | (.contended | type == "number") and has("faults")' \
 	>/dev/null || fail "no contended counter in stats -j: $(wrj stats interval 0 | jq -c .global)"
-frames=$(timeout -s INT 3 "$SLUICE" -j --bpffs "$ROOT" top live 0.5 2>/dev/null |
+frames=$(timeout -s INT 3 "$WEIR" -j --bpffs "$ROOT" top live 0.5 2>/dev/null |
 	jq -c .limited | grep -c .)
 [ "$frames" -ge 2 ] || fail "top live gave $frames frames in 3 s"
 # Into a pipe the text view has no screen-clearing codes: frames follow one another.
-timeout -s INT 3 "$SLUICE" --bpffs "$ROOT" top live 0.5 >"$TMPE" 2>/dev/null
+timeout -s INT 3 "$WEIR" --bpffs "$ROOT" top live 0.5 >"$TMPE" 2>/dev/null
 grep -q $'\033' "$TMPE" && fail "top live wrote control codes into a pipe"
 [ "$(grep -c 'sources limited' "$TMPE")" -ge 2 ] || fail "top live into a pipe: $(head -3 "$TMPE")"
-frames=$(timeout -s INT 3 "$SLUICE" -j --bpffs "$ROOT" stats live 0.5 2>/dev/null |
+frames=$(timeout -s INT 3 "$WEIR" -j --bpffs "$ROOT" stats live 0.5 2>/dev/null |
 	jq -c .interval_s | grep -c .)
 [ "$frames" -ge 2 ] || fail "stats live gave $frames frames in 3 s"
 expect_fail "bad interval" wr stats interval 5x
@@ -269,11 +269,11 @@ wr set malformed pass >/dev/null && [ "$(wrj status | jq -r .malformed)" == "pas
 wr set malformed drop >/dev/null
 end_case cli-switches
 
-# Prefixes work as in ip(8): the first object in `sluice help` order wins.
+# Prefixes work as in ip(8): the first object in `weir help` order wins.
 begin_case
-[ "$(in_ns "$NS" "$SLUICE" -j --bpffs "$ROOT" ru li | jq '.rules | length')" == "1" ] ||
+[ "$(in_ns "$NS" "$WEIR" -j --bpffs "$ROOT" ru li | jq '.rules | length')" == "1" ] ||
 	fail "'ru li' is not rule list"
-[ "$(in_ns "$NS" "$SLUICE" -j --bpffs "$ROOT" sta | jq -r .loaded)" == "true" ] ||
+[ "$(in_ns "$NS" "$WEIR" -j --bpffs "$ROOT" sta | jq -r .loaded)" == "true" ] ||
 	fail "'sta' is not status"
 expect_fail "no object starts with 'x'" wr xyz
 end_case cli-prefix
@@ -282,7 +282,7 @@ end_case cli-prefix
 begin_case
 if id nobody >/dev/null 2>&1; then
 	err=$(in_ns "$NS" setpriv --reuid=nobody --regid=nogroup --clear-groups \
-		--inh-caps=-all "$SLUICE" --bpffs "$ROOT" stats 2>&1) && fail "unprivileged stats succeeded"
+		--inh-caps=-all "$WEIR" --bpffs "$ROOT" stats 2>&1) && fail "unprivileged stats succeeded"
 	[[ "$err" == *"root"* || "$err" == *"ermission"* || "$err" == *"not permitted"* ]] ||
 		fail "unclear error: $err"
 else

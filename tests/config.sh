@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-# The config file through `sluice check`: the shipped example is valid; each
+# The config file through `weir check`: the shipped example is valid; each
 # kind of error is reported at the FILE:LINE:COLUMN written below by hand
 # from each file (never taken from the parser's output); every error of a
 # file is reported; -j parses; and a rule in the file is the rule the CLI
@@ -11,13 +11,13 @@ cd "$(dirname "$0")/.."
 T=$(mktemp -d)
 trap 'cleanup; rm -rf "$T"' EXIT
 
-# check_in DIR ARGS...: sluice ARGS, run in DIR so paths in errors are short.
+# check_in DIR ARGS...: weir ARGS, run in DIR so paths in errors are short.
 check_in() {
 	local dir=$1; shift
-	(cd "$dir" && "$SLUICE" "$@")
+	(cd "$dir" && "$WEIR" "$@")
 }
 
-# expect_errors NAME FILE 'LOC|REASON' ...: `sluice check FILE`, run in $T,
+# expect_errors NAME FILE 'LOC|REASON' ...: `weir check FILE`, run in $T,
 # exits 1, prints nothing on stdout and exactly these errors on stderr, in
 # this order: each at LOC (FILE:LINE:COLUMN) with REASON in its text.
 expect_errors() {
@@ -45,11 +45,11 @@ expect_errors() {
 # The shipped example, from the top of the tree and from elsewhere (its deny
 # file is found next to it either way).
 begin_case
-out=$("$SLUICE" check etc/sluice.yaml 2>&1) || fail "check etc/sluice.yaml failed: $out"
-[ "$out" == "etc/sluice.yaml: valid: 4 rules, 2 interfaces, 5 deny, 1 allow" ] ||
+out=$("$WEIR" check etc/weir.yaml 2>&1) || fail "check etc/weir.yaml failed: $out"
+[ "$out" == "etc/weir.yaml: valid: 4 rules, 2 interfaces, 5 deny, 1 allow" ] ||
 	fail "summary: $out"
-out=$(check_in / check "$PWD/etc/sluice.yaml" 2>&1) || fail "from /: $out"
-j=$("$SLUICE" -j check etc/sluice.yaml) || fail "-j failed"
+out=$(check_in / check "$PWD/etc/weir.yaml" 2>&1) || fail "from /: $out"
+j=$("$WEIR" -j check etc/weir.yaml) || fail "-j failed"
 [ "$(echo "$j" | jq -r '.valid, (.errors | length), ([.rules[].name] | join(" ")),
 	.deny_files[0], .tables.keys, .fail, .malformed, .metrics, .events.interval_s, .events.lines' |
 	paste -sd' ')" == "true 0 ssh dns web ping etc/deny.txt 1048576 open drop 127.0.0.1:9464 10 20" ] ||
@@ -60,8 +60,8 @@ end_case config-example
 # top-level key of the annotated example (taken from the file itself, so
 # the list cannot drift) is in the output, and values are what the file says.
 begin_case
-ex=etc/sluice.yaml
-j=$("$SLUICE" -j check "$ex") || fail "-j check $ex failed"
+ex=etc/weir.yaml
+j=$("$WEIR" -j check "$ex") || fail "-j check $ex failed"
 top=$(awk '/^[a-z-]+:/ { sub(/:.*/, ""); print }' "$ex")
 [ "$(echo "$top" | grep -c .)" -ge 12 ] || fail "only $(echo "$top" | grep -c .) top-level keys in $ex"
 for k in $top; do
@@ -110,11 +110,11 @@ out=$(check_in "$T" check list.yaml 2>&1) && fail "a list at the top level is va
 end_case config-empty
 
 begin_case
-out=$("$SLUICE" check "$T/nonexistent.yaml" 2>&1)
+out=$("$WEIR" check "$T/nonexistent.yaml" 2>&1)
 rc=$?
 [ "$rc" -eq 1 ] || fail "exit status $rc for a missing file"
 [[ "$out" == *"cannot read $T/nonexistent.yaml: No such file or directory"* ]] || fail "$out"
-expect_fail "no argument" "$SLUICE" check
+expect_fail "no argument" "$WEIR" check
 end_case config-unreadable
 
 cat >"$T/syntax.yaml" <<'EOF'
@@ -353,10 +353,10 @@ expect_errors bad-deny-file-line sub/denyfile.yaml 'sub/deny.txt:4:1|invalid CID
 
 cat >"$T/nofile.yaml" <<'EOF'
 deny-files:
-  - /nonexistent/sluice-deny.txt
+  - /nonexistent/weir-deny.txt
 EOF
 expect_errors missing-deny-file nofile.yaml \
-	'nofile.yaml:2:5|cannot read deny file /nonexistent/sluice-deny.txt: No such file'
+	'nofile.yaml:2:5|cannot read deny file /nonexistent/weir-deny.txt: No such file'
 
 cat >"$T/listen.yaml" <<'EOF'
 metrics:
@@ -434,7 +434,7 @@ echo "$j" | jq -e . >/dev/null 2>&1 || fail "does not parse: $j"
 j=$(check_in "$T" -j check sub/denyfile.yaml)
 [ "$(echo "$j" | jq -r '.errors[0] | "\(.file):\(.line):\(.column)"')" == "sub/deny.txt:4:1" ] ||
 	fail "deny file error: $j"
-j=$("$SLUICE" -j check "$T/nonexistent.yaml")
+j=$("$WEIR" -j check "$T/nonexistent.yaml")
 [ "$(echo "$j" | jq -r '.valid')" == "false" ] || fail "missing file: $j"
 [[ "$(echo "$j" | jq -r '.error')" == "cannot read "* ]] || fail "missing file: $j"
 end_case config-json
@@ -477,17 +477,17 @@ agree_words=(
 	"flags proto tcp tcp-flags fin,syn/fin,syn,rst limit 64kbyte burst 64kbyte per all"
 )
 if [ "$(id -u)" -ne 0 ]; then
-	skip config-cli-agree "needs root (rule add loads sluice)"
+	skip config-cli-agree "needs root (rule add loads weir)"
 else
 	begin_case
 	new_root config >/dev/null	# not in $(...): cleanup must see it in ROOTS
 	ROOT=${ROOTS[-1]}
 	for r in "${agree_words[@]}"; do
 		# shellcheck disable=SC2086
-		"$SLUICE" --bpffs "$ROOT" rule add $r >/dev/null 2>&1 || fail "cannot add: $r"
+		"$WEIR" --bpffs "$ROOT" rule add $r >/dev/null 2>&1 || fail "cannot add: $r"
 	done
-	from_cli=$("$SLUICE" -j --bpffs "$ROOT" rule list | jq -S '.rules | map(del(.uid))')
-	from_file=$("$SLUICE" -j check "$T/agree.yaml" | jq -S '.rules | map(del(.uid))')
+	from_cli=$("$WEIR" -j --bpffs "$ROOT" rule list | jq -S '.rules | map(del(.uid))')
+	from_file=$("$WEIR" -j check "$T/agree.yaml" | jq -S '.rules | map(del(.uid))')
 	[ "$(echo "$from_file" | jq length)" == "4" ] || fail "the file gave no 4 rules: $from_file"
 	[ "$from_cli" == "$from_file" ] ||
 		fail "file and CLI differ: $(diff <(echo "$from_cli") <(echo "$from_file") | head -20)"

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-# Connection limits end to end: sluice attached by its CLI in front of a
+# Connection limits end to end: weir attached by its CLI in front of a
 # real TCP server (tools/wrserve) in one namespace, clients (tools/wrconn,
 # one process per held connection, each from a chosen source address and
-# port) in another. sluice's own connection counter, the sock_ops program
+# port) in another. weir's own connection counter, the sock_ops program
 # the load attached to the cgroup v2 root, counts the server's established
 # connections; XDP drops a SYN from a source at its cap.
 #
@@ -14,7 +14,7 @@
 # connect again; a second source is unaffected throughout; IPv6 alike; and
 # a dual-stack listener on "::" enforces the cap on IPv4 clients too.
 #
-# Waits are bounded polls of sluice's pinned wr_conns; assertions are on
+# Waits are bounded polls of weir's pinned wr_conns; assertions are on
 # counts and outcomes, never on how long something took.
 set -u
 cd "$(dirname "$0")/.."
@@ -58,8 +58,8 @@ for a in $A $B $A6 $B6; do
 	ip -n "$RCV" neigh replace $a lladdr "$mac_s" dev cn-r nud permanent
 done
 
-wr() { in_ns "$RCV" "$SLUICE" --bpffs "$ROOT" "$@"; }
-wrj() { in_ns "$RCV" "$SLUICE" -j --bpffs "$ROOT" "$@"; }
+wr() { in_ns "$RCV" "$WEIR" --bpffs "$ROOT" "$@"; }
+wrj() { in_ns "$RCV" "$WEIR" -j --bpffs "$ROOT" "$@"; }
 
 # until_true SECS CMD...: CMD every 0.1 s until it succeeds, for at most SECS.
 until_true() {
@@ -72,7 +72,7 @@ until_true() {
 	return 1
 }
 
-# The four 32-bit words of sluice_key.addr for ADDR, as bpftool prints them:
+# The four 32-bit words of weir_key.addr for ADDR, as bpftool prints them:
 # the address's network-order bytes read as little-endian words.
 addr_words() {
 	local a=$1 g=() w=() i head tail
@@ -96,7 +96,7 @@ addr_words() {
 }
 
 uid_of() { wrj rule list | jq -r --arg n "$1" '.rules[] | select(.name == $n) | .uid'; }
-# conns_of RULE ADDR: the established connections sluice counts for ADDR under RULE.
+# conns_of RULE ADDR: the established connections weir counts for ADDR under RULE.
 conns_of() {
 	bpftool -j map dump pinned "$ROOT/wr_conns" 2>/dev/null |
 		jq --argjson u "$(uid_of "$1")" --argjson w "$(addr_words "$2")" \

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 # End to end: SYN cookies under a spoofed SYN flood. A server namespace
-# (tools/wrserve on PORT, sluice attached by its CLI in native XDP) and a
+# (tools/wrserve on PORT, weir attached by its CLI in native XDP) and a
 # client namespace joined by veth; real clients (tools/wrconn) arrive one
 # every CLIENT_GAP seconds, each given CLIENT_TIMEOUT to connect (the
 # kernel's first SYN retransmission at 1 s fits, its second at 3 s does not),
@@ -11,9 +11,9 @@
 # The client side of the veth runs an XDP_PASS program (veth hands XDP_TX
 # frames to a peer only when the peer runs XDP, as a NIC's wire would) and
 # sends with checksum offload off, so its SYNs carry the full checksum a
-# NIC's would (sluice verifies it before answering).
+# NIC's would (weir verifies it before answering).
 #
-# For each candidate (the kernel's own cookies without sluice; the floor, a
+# For each candidate (the kernel's own cookies without weir; the floor, a
 # bare XDP program that drops the spoofed range; a rule-wide SYN limit with
 # action drop; the same rule with action cookie) it prints what clients saw
 # as a comment line the bench's synflood stage reads:
@@ -104,8 +104,8 @@ ip -n "$SRV" neigh replace 198.18.0.2 lladdr "$mac_c" dev ck-s nud permanent
 ip -n "$SRV" neigh replace 2001:db8::2 lladdr "$mac_c" dev ck-s nud permanent
 in_ns "$SRV" sysctl -qw net.ipv4.tcp_timestamps=2
 
-wr() { in_ns "$SRV" "$SLUICE" --bpffs "$ROOT" "$@"; }
-wrj() { in_ns "$SRV" "$SLUICE" -j --bpffs "$ROOT" "$@"; }
+wr() { in_ns "$SRV" "$WEIR" --bpffs "$ROOT" "$@"; }
+wrj() { in_ns "$SRV" "$WEIR" -j --bpffs "$ROOT" "$@"; }
 g() { wrj stats | jq -r ".global.$1"; }
 
 if ! out=$(wr attach ck-s mode native 2>&1); then
@@ -225,7 +225,7 @@ stop_flood() {
 		if $s > 0 then .total_sent / $s | floor else "n/a" end' "$TMP/flood.json" 2>/dev/null)
 }
 
-# ---- without sluice, the kernel's own cookies (tcp_syncookies = 2) ----
+# ---- without weir, the kernel's own cookies (tcp_syncookies = 2) ----
 begin_case cookie-kernel-alone
 expect_ok "detach" wr detach ck-s
 flood "$(flood_secs $NCONN)"
@@ -235,11 +235,11 @@ stop_flood
 report kernel kern
 ok_kern=$(figure kern first_syn)
 # The comparison's baseline: the kernel answers every SYN itself. Under this
-# flood the listener keeps up, so the clients connect (the point of sluice
+# flood the listener keeps up, so the clients connect (the point of weir
 # is the flood never reaching it: see the cases below).
 [ "$ok_kern" -ge $((NCONN - SLACK)) ] ||
 	fail "$ok_kern of $NCONN connected on their first SYN with the kernel's cookies alone (want >= $((NCONN - SLACK)))"
-echo "# no sluice, kernel cookies: $ok_kern of $NCONN connected on their first SYN under $FLOOD pps"
+echo "# no weir, kernel cookies: $ok_kern of $NCONN connected on their first SYN under $FLOOD pps"
 end_case cookie-kernel-alone
 
 # ---- the floor: a bare XDP program that knows the flood's range drops it ----
@@ -306,7 +306,7 @@ recv=$(($(in_ns "$SRV" nstat -az TcpExtSyncookiesRecv | awk '/SyncookiesRecv/ {p
 # passed to keep the kernel willing).
 [ "$valid" -ge $((conn_ck - 10 - NCONN / 20)) ] ||
 	fail "$valid cookie ACKs validated for $conn_ck connections (want >= that - $((10 + NCONN / 20)))"
-[ "$recv" -ge "$valid" ] || fail "the kernel took $recv cookies, sluice validated $valid"
+[ "$recv" -ge "$valid" ] || fail "the kernel took $recv cookies, weir validated $valid"
 # Every SYN the rule refused was answered or counted not answered: exactly.
 [ "$dropped" -eq $((sent + over + bad)) ] ||
 	fail "the rule refused $dropped SYNs: $sent answered + $over over budget + $bad bad"
@@ -321,7 +321,7 @@ end_case cookie-real-clients-connect-under-flood
 
 # ---- the options of a cookie connection are what the kernel made of them ----
 begin_case cookie-connection-options
-# cookie always: this connection's SYN is answered by sluice, not the kernel
+# cookie always: this connection's SYN is answered by weir, not the kernel
 # (the kernel was primed above).
 expect_ok "rule del" wr rule del web
 expect_ok "rule add (always)" wr rule add "${RULE[@]}" action cookie cookie always \
@@ -403,7 +403,7 @@ ok_gen=$(figure gen first_syn)
 sent=$(($(g cookies_sent) - sent0))
 valid=$(($(g cookies_validated) - valid0))
 # One SYN a minute per port and family goes to the kernel (priming): the
-# other 9 or 10 are answered by sluice.
+# other 9 or 10 are answered by weir.
 [ "$ok_gen" -ge 9 ] || fail "$ok_gen of 10 connected on their first SYN in generic mode (want >= 9)"
 [ "$sent" -ge 8 ] || fail "$sent SYN-ACKs sent in generic mode (want >= 8)"
 [ "$valid" -ge 8 ] || fail "$valid cookies validated in generic mode (want >= 8)"

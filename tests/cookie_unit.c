@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * The pure parts of SYN cookies (include/sluice_cookie.h) on the host:
+ * The pure parts of SYN cookies (include/weir_cookie.h) on the host:
  * reading a SYN's options as the kernel's tcp_parse_options would, the
  * timestamp that carries the options (the kernel's encoding), the
  * SYN-ACK's option layout, and the Internet checksum.
@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "sluice_cookie.h"
+#include "weir_cookie.h"
 
 /* A 60-byte TCP header whose options are opts (n bytes), the rest EOL. */
 static __u32 hdr_with(__u8 *h, const __u8 *opts, __u32 n)
@@ -78,7 +78,7 @@ TEST_CASE(syn_options_malformed)
  */
 TEST_CASE(cookie_tsval_encoding)
 {
-	static const __u32 flags = SLUICE_CK_TS | SLUICE_CK_SACK | SLUICE_CK_WSCALE;
+	static const __u32 flags = WEIR_CK_TS | WEIR_CK_SACK | WEIR_CK_WSCALE;
 	struct wr_synopts so;
 	__u32 now, ts;
 
@@ -92,7 +92,7 @@ TEST_CASE(cookie_tsval_encoding)
 		CHECK((__s32)(now - ts) >= 0 && now - ts < 64, "now %u: tsval %u", now, ts);
 	}
 	/* Scaling off (tcp_window_scaling 0) or none asked: 0xf; SACK off: bit clear. */
-	ts = wr_cookie_tsval(5000, &so, SLUICE_CK_TS);
+	ts = wr_cookie_tsval(5000, &so, WEIR_CK_TS);
 	CHECK_EQ(ts & WR_TSMASK, WR_TS_OPT_WSCALE_MASK);
 	/* Around the wrap of the 32-bit clock. */
 	ts = wr_cookie_tsval(3, &so, flags);
@@ -102,7 +102,7 @@ TEST_CASE(cookie_tsval_encoding)
 /* The SYN-ACK's options: everything with a timestamp, MSS alone without. */
 TEST_CASE(synack_option_layout)
 {
-	static const __u32 flags = SLUICE_CK_TS | SLUICE_CK_SACK | SLUICE_CK_WSCALE;
+	static const __u32 flags = WEIR_CK_TS | WEIR_CK_SACK | WEIR_CK_WSCALE;
 	static const __u8 full[20] = { 2, 4, 0x05, 0xb4, 4, 2, 8, 10, 0, 0, 0x12, 0x34,
 				       0xaa, 0xbb, 0xcc, 0xdd, 1, 3, 3, 7 };
 	static const __u8 no_sack_ws[20] = { 2, 4, 0x05, 0xb4, 1, 1, 8, 10, 0, 0, 0x12, 0x34,
@@ -116,10 +116,10 @@ TEST_CASE(synack_option_layout)
 	CHECK_EQ(wr_synack_tcplen(&so, flags), WR_SYNACK_TCPLEN);
 	wr_synack_options(p, 1460, &so, flags, 0x1234, 7);
 	CHECK(!memcmp(p, full, 20), "full layout differs");
-	wr_synack_options(p, 1460, &so, SLUICE_CK_TS, 0x1234, 7);
+	wr_synack_options(p, 1460, &so, WEIR_CK_TS, 0x1234, 7);
 	CHECK(!memcmp(p, no_sack_ws, 20), "layout without SACK and scaling differs");
 	/* No timestamp from the client, or none allowed: MSS alone. */
-	CHECK_EQ(wr_synack_tcplen(&so, SLUICE_CK_SACK | SLUICE_CK_WSCALE), WR_SYNACK_TCPLEN_MIN);
+	CHECK_EQ(wr_synack_tcplen(&so, WEIR_CK_SACK | WEIR_CK_WSCALE), WR_SYNACK_TCPLEN_MIN);
 	so.saw_ts = 0;
 	CHECK_EQ(wr_synack_tcplen(&so, flags), WR_SYNACK_TCPLEN_MIN);
 	memset(p, 0xee, sizeof(p));

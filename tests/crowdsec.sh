@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-# `sluice crowdsec run` against the real CrowdSec local API (Debian's
+# `weir crowdsec run` against the real CrowdSec local API (Debian's
 # crowdsec): its LAPI alone (-no-cs), with a private config, database and
 # credentials in a temporary directory, on the loopback of the receiver's
 # namespace. Decisions added with cscli show up on the deny list with
@@ -65,8 +65,8 @@ prometheus:
   enabled: false
 EOF
 echo "simulation: off" >"$CS/simulation.yaml"
-if ! out=$(cscli_ machines add sluice-test --auto -f "$CS/local_api_credentials.yaml" 2>&1) ||
-   ! cscli_ bouncers add sluice-test -o raw >"$CS/key" 2>"$TMP/cscli.err"; then
+if ! out=$(cscli_ machines add weir-test --auto -f "$CS/local_api_credentials.yaml" 2>&1) ||
+   ! cscli_ bouncers add weir-test -o raw >"$CS/key" 2>"$TMP/cscli.err"; then
 	not_ok crowdsec-setup "cscli: $out $(cat "$TMP/cscli.err")"
 	exit 1
 fi
@@ -76,7 +76,7 @@ if ! wait_for 30 sh -c "nsenter --net=/run/netns/$RCV curl -s -o /dev/null -m 2 
 	not_ok crowdsec-setup "the local API did not answer: $(tail -5 "$TMP/cs.out" "$CS/log/crowdsec_api.log" 2>&1 | tr '\n' ' ')"
 	exit 1
 fi
-bouncer() { in_ns "$RCV" "$SLUICE" --bpffs "$ROOT" crowdsec run url "$URL" "$@"; }
+bouncer() { in_ns "$RCV" "$WEIR" --bpffs "$ROOT" crowdsec run url "$URL" "$@"; }
 
 # ---- 1. bad input, a wrong key, a dead API: status 1, a clear error, nothing changed ----
 echo "0000wrongkey0000" >"$TMP/badkey"
@@ -93,19 +93,19 @@ expect_bad() {
 	end_case "crowdsec-bad-$name"
 }
 expect_bad wrong-key "HTTP 403" bouncer key-file "$TMP/badkey" once
-expect_bad dead-api "127.0.0.1:1" in_ns "$RCV" "$SLUICE" --bpffs "$ROOT" crowdsec run \
+expect_bad dead-api "127.0.0.1:1" in_ns "$RCV" "$WEIR" --bpffs "$ROOT" crowdsec run \
 	url http://127.0.0.1:1 key-file "$CS/key" once
 expect_bad no-key-file "/nonexistent" bouncer key-file /nonexistent once
 expect_bad empty-key "bouncer's key" bouncer key-file "$TMP/emptykey" once
 expect_bad interval "invalid interval \"0s\"" bouncer key-file "$CS/key" interval 0s
-expect_bad url "invalid url" in_ns "$RCV" "$SLUICE" --bpffs "$ROOT" crowdsec run \
+expect_bad url "invalid url" in_ns "$RCV" "$WEIR" --bpffs "$ROOT" crowdsec run \
 	url 127.0.0.1:$PORT key-file "$CS/key" once
-expect_bad no-url "needs url" in_ns "$RCV" "$SLUICE" --bpffs "$ROOT" crowdsec run key-file "$CS/key"
+expect_bad no-url "needs url" in_ns "$RCV" "$WEIR" --bpffs "$ROOT" crowdsec run key-file "$CS/key"
 expect_bad twice '"url" given twice' bouncer url "$URL" key-file "$CS/key" once
 
 # ---- 2. the stream: bans in, other types skipped, deletions out ----
 begin_case
-nsenter --net="/run/netns/$RCV" "$SLUICE" --bpffs "$ROOT" crowdsec run url "$URL" \
+nsenter --net="/run/netns/$RCV" "$WEIR" --bpffs "$ROOT" crowdsec run url "$URL" \
 	key-file "$CS/key" interval 1s >"$TMP/bouncer.out" 2>&1 &
 B_PID=$!
 cscli_ decisions add --ip 198.18.80.2 --duration 2m >/dev/null 2>&1 || fail "cscli decisions add --ip"
@@ -161,7 +161,7 @@ nsenter --net="/run/netns/$RCV" crowdsec -c "$CS/config.yaml" -no-cs >>"$TMP/cs.
 CS_PID=$!
 wait_for 30 sh -c "nsenter --net=/run/netns/$RCV curl -s -o /dev/null -m 2 $URL/v1/decisions/stream" ||
 	fail "the local API did not come back"
-out=$(in_ns "$RCV" "$SLUICE" -j --bpffs "$ROOT" crowdsec run url "$URL" key-file "$CS/key" once 2>&1) ||
+out=$(in_ns "$RCV" "$WEIR" -j --bpffs "$ROOT" crowdsec run url "$URL" key-file "$CS/key" once 2>&1) ||
 	fail "once: $out"
 [ "$(jq -r .startup <<<"$out")" == true ] || fail "once: $out"
 [ "$(jq -r .added <<<"$out")" -ge 2 ] || fail "once added $(jq -r .added <<<"$out"), want at least 2: $out"

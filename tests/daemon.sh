@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-# The daemon, `sluice run --config FILE`, end to end: two namespaces joined
+# The daemon, `weir run --config FILE`, end to end: two namespaces joined
 # by veth, the daemon in the receiving one on a bpffs root of this suite's
 # own, paced UDP from tools/wrgen counted by tools/wrsink.
 #
@@ -30,7 +30,7 @@ for tool in jq curl; do
 		exit 0
 	fi
 done
-for b in "$SLGEN" "$SLSINK" "$SLUICE"; do
+for b in "$SLGEN" "$SLSINK" "$WEIR"; do
 	[ -x "$b" ] || { not_ok daemon-setup "$b is missing (make)"; exit 1; }
 done
 
@@ -83,8 +83,8 @@ wait_count() {
 	return 1
 }
 
-wr() { in_ns "$RCV" "$SLUICE" --bpffs "$ROOT" "$@"; }
-wrj() { in_ns "$RCV" "$SLUICE" -j --bpffs "$ROOT" "$@"; }
+wr() { in_ns "$RCV" "$WEIR" --bpffs "$ROOT" "$@"; }
+wrj() { in_ns "$RCV" "$WEIR" -j --bpffs "$ROOT" "$@"; }
 
 # sink PORT: a receiver in RCV counting per source into $TMP/sink-PORT.json,
 # stopping 1.5 s after the last datagram; its pid in SINK_PID.
@@ -119,17 +119,17 @@ near() {
 	awk -v g="$2" -v i="$3" 'BEGIN { d = g - i; if (d < 0) d = -d; exit !(d <= 0.03 * i + 3) }' ||
 		fail "$1: admitted $2, ideal $3 (tolerance 3% + 3)"
 }
-# rule_stat RULE FIELD: from `sluice -j stats` (totals at once, no rates).
+# rule_stat RULE FIELD: from `weir -j stats` (totals at once, no rates).
 rule_stat() {
 	wrj stats interval 0 | jq -r --arg r "$1" --arg f "$2" '.rules[] | select(.name == $r) | .[$f]'
 }
-# top_row SRC: "TOKENS DROPS" from SRC's row in `sluice -j top rule abuse`
+# top_row SRC: "TOKENS DROPS" from SRC's row in `weir -j top rule abuse`
 # ("none none" if it has none).
 top_row() {
 	wrj top rule abuse | jq -r --arg s "$1/32" \
 		'[.sources[] | select(.source == $s) | "\(.tokens) \(.drops)"] | .[0] // "none none"'
 }
-# attached DEV: what `sluice -j status` says DEV is attached in ("none" if not).
+# attached DEV: what `weir -j status` says DEV is attached in ("none" if not).
 attached() {
 	wrj status | jq -r --arg d "$1" \
 		'[.interfaces[]? | select(.interface == $d) | .mode] | .[0] // "none"'
@@ -139,7 +139,7 @@ attached() {
 
 CFG_DIR=$TMP/cfg
 mkdir -p "$CFG_DIR"
-CFG=$CFG_DIR/sluice.yaml
+CFG=$CFG_DIR/weir.yaml
 
 # The rules every config here shares, unchanged: "legit" (generous), "abuse"
 # (tight, per source), "exact" (1 pps, burst 100: a burst of 300 within 0.3 s
@@ -215,7 +215,7 @@ sed -e 's/rate: 50pps, burst: 20/rate: 500pps, burst: 20/' \
 BAD_LINE=$(grep -n '200xpps' "$CFG_DIR/bad.yaml" | cut -d: -f1)
 BAD_COL=$(awk -v n="$BAD_LINE" 'NR == n { print index($0, "200xpps") }' "$CFG_DIR/bad.yaml")
 for f in A B; do
-	if ! out=$("$SLUICE" check "$CFG_DIR/$f.yaml" 2>&1); then
+	if ! out=$("$WEIR" check "$CFG_DIR/$f.yaml" 2>&1); then
 		not_ok daemon-setup "config $f invalid: $out"
 		exit 1
 	fi
@@ -226,7 +226,7 @@ done
 begin_case
 ROOT=$(new_root invalid)
 cp "$CFG_DIR/bad.yaml" "$TMP/invalid.yaml"
-out=$(timeout 20 nsenter --net="/run/netns/$RCV" "$SLUICE" --bpffs "$ROOT" run \
+out=$(timeout 20 nsenter --net="/run/netns/$RCV" "$WEIR" --bpffs "$ROOT" run \
 	--config "$TMP/invalid.yaml" 2>&1)
 rc=$?
 [ "$rc" -ne 0 ] || fail "run exited 0"
@@ -248,16 +248,16 @@ begin_case
 ROOT=$(new_root example)
 mkdir -p "$TMP/example"
 sed -e 's/name: eth0/name: dm-x/' -e 's/name: eth1/name: dm-y/' \
-	-e 's/127\.0\.0\.1:9464/127.0.0.1:19464/' etc/sluice.yaml >"$TMP/example/sluice.yaml"
+	-e 's/127\.0\.0\.1:9464/127.0.0.1:19464/' etc/weir.yaml >"$TMP/example/weir.yaml"
 cp etc/deny.txt "$TMP/example/deny.txt"
 LOG=$TMP/example.log
-if ! run_daemon "$ROOT" "$TMP/example/sluice.yaml" "$LOG"; then
+if ! run_daemon "$ROOT" "$TMP/example/weir.yaml" "$LOG"; then
 	fail "the daemon did not come up: $(lines "$LOG" | tr '\n' ' ')"
 else
 	names=$(wrj rule list | jq -r '[.rules[].name] | join(" ")')
 	[ "$names" == "ssh dns web ping" ] || fail "rule list: $(wrj rule list)"
-	# Rule for rule, what `sluice check` reads in the file (identities aside).
-	want=$("$SLUICE" -j check "$TMP/example/sluice.yaml" | jq -cS '[.rules[] | del(.uid)]')
+	# Rule for rule, what `weir check` reads in the file (identities aside).
+	want=$("$WEIR" -j check "$TMP/example/weir.yaml" | jq -cS '[.rules[] | del(.uid)]')
 	have=$(wrj rule list | jq -cS '[.rules[] | del(.uid)]')
 	[ "$have" == "$want" ] || fail "rule list $have, the file says $want"
 	# deny.txt was found next to the config (the daemon ran from /).
@@ -308,7 +308,7 @@ for i in $(seq 20); do
 	else
 		cp "$CFG_DIR/$c.yaml" "$CFG_DIR/.tmp" && mv -f "$CFG_DIR/.tmp" "$CFG"
 	fi
-	wait_count "$LOG" '^sluice: reloaded ' "$i" || { fail "reload $i not seen"; break; }
+	wait_count "$LOG" '^weir: reloaded ' "$i" || { fail "reload $i not seen"; break; }
 	if [ "$i" -eq 10 ]; then
 		read -r tok_after drops_after < <(top_row 198.18.0.3)
 	fi
@@ -316,10 +316,10 @@ for i in $(seq 20); do
 done
 wait $G1 $G2
 wait $S1 $S2
-echo "# reloads: $(count "$LOG" '^sluice: reloaded .* \(SIGHUP\)$') by SIGHUP," \
-	"$(count "$LOG" '^sluice: reloaded .* \(file changed\)$') by the file watch"
-[ "$(count "$LOG" '^sluice: reloaded .* \(SIGHUP\)$')" -eq 10 ] &&
-	[ "$(count "$LOG" '^sluice: reloaded .* \(file changed\)$')" -eq 10 ] ||
+echo "# reloads: $(count "$LOG" '^weir: reloaded .* \(SIGHUP\)$') by SIGHUP," \
+	"$(count "$LOG" '^weir: reloaded .* \(file changed\)$') by the file watch"
+[ "$(count "$LOG" '^weir: reloaded .* \(SIGHUP\)$')" -eq 10 ] &&
+	[ "$(count "$LOG" '^weir: reloaded .* \(file changed\)$')" -eq 10 ] ||
 	fail "reloads logged: $(lines "$LOG" | grep -E 'reload' | tr '\n' ' ')"
 [ "$(count "$LOG" 'rejected|failed|partly')" -eq 0 ] ||
 	fail "failed reloads: $(lines "$LOG" | grep -E 'rejected|failed|partly' | tr '\n' ' ')"
@@ -362,11 +362,11 @@ cp "$CFG_DIR/bad.yaml" "$CFG_DIR/.tmp" && mv -f "$CFG_DIR/.tmp" "$CFG"
 wait_count "$LOG" 'reload \(file changed\) rejected' 1 || fail "no rejection logged (file watch)"
 kill -HUP "$D1"
 wait_count "$LOG" 'reload \(SIGHUP\) rejected' 1 || fail "no rejection logged (SIGHUP)"
-# (The errors are printed as `sluice check` prints them, without "sluice: ".)
+# (The errors are printed as `weir check` prints them, without "weir: ".)
 [ "$(count "$LOG" "^$CFG:$BAD_LINE:$BAD_COL: ")" -eq 2 ] ||
 	fail "no $CFG:$BAD_LINE:$BAD_COL in the log twice: $(lines "$LOG" | tail -5 | tr '\n' ' ')"
-# The daemon says what `sluice check` says.
-chk=$("$SLUICE" check "$CFG" 2>&1 | grep "^$CFG:")
+# The daemon says what `weir check` says.
+chk=$("$WEIR" check "$CFG" 2>&1 | grep "^$CFG:")
 lines "$LOG" | grep -qxF "$chk" ||
 	fail "the log does not say what check says ($chk)"
 kill -0 "$D1" 2>/dev/null || fail "the daemon exited"
@@ -377,9 +377,9 @@ gen 198.18.0.4 9001 1000 1
 wait $S
 near "abuse after the rejected reloads" "$(got 198.18.0.4 9001)" "$(ideal 20 50 "$(secs 198.18.0.4)")"
 # Back to A for what follows (a valid reload, by the watch).
-n_ok=$(count "$LOG" '^sluice: reloaded ')
+n_ok=$(count "$LOG" '^weir: reloaded ')
 cp "$CFG_DIR/A.yaml" "$CFG_DIR/.tmp" && mv -f "$CFG_DIR/.tmp" "$CFG"
-wait_count "$LOG" '^sluice: reloaded ' $((n_ok + 1)) || fail "the valid config was not reloaded"
+wait_count "$LOG" '^weir: reloaded ' $((n_ok + 1)) || fail "the valid config was not reloaded"
 end_case daemon-invalid-reload-keeps-running-set
 
 # ---- 5. fail-static: kill -9, enforcement goes on; the next daemon adopts ----
@@ -420,7 +420,7 @@ end_case daemon-fail-static
 # ---- 6. one daemon per bpffs root ----
 
 begin_case
-out=$(timeout 20 nsenter --net="/run/netns/$RCV" "$SLUICE" --bpffs "$ROOT" run --config "$CFG" 2>&1)
+out=$(timeout 20 nsenter --net="/run/netns/$RCV" "$WEIR" --bpffs "$ROOT" run --config "$CFG" 2>&1)
 rc=$?
 [ "$rc" -ne 0 ] && [ "$rc" -ne 124 ] || fail "second run exit status $rc"
 [[ "$out" == *"already running"* && "$out" == *"pid $D2"* ]] ||
@@ -452,7 +452,7 @@ mask() {
 	printf '%016x\n' $m
 }
 begin_case
-kept=$(lines "$LOG" | sed -n 's/^sluice: dropped privileges; capabilities kept: //p' | tail -1)
+kept=$(lines "$LOG" | sed -n 's/^weir: dropped privileges; capabilities kept: //p' | tail -1)
 [ -n "$kept" ] || fail "no \"capabilities kept\" line"
 names=$(caps_of "$kept")
 want=$(mask "$names")
@@ -489,23 +489,23 @@ else
 	skip daemon-metrics-promtool "promtool missing"
 fi
 # Every metric README documents, the daemon's own included, and no other.
-emitted=$(sed -n 's/^# TYPE \(sluice_[a-z_]*\) .*/\1/p' "$TMP/scrape" | sort -u)
-documented=$(sed -n '/^### Metrics/,/^## /p' README.md | grep '^| `sluice_' | cut -d'|' -f2 |
-	grep -o 'sluice_[a-z_]*' | sort -u)
+emitted=$(sed -n 's/^# TYPE \(weir_[a-z_]*\) .*/\1/p' "$TMP/scrape" | sort -u)
+documented=$(sed -n '/^### Metrics/,/^## /p' README.md | grep '^| `weir_' | cut -d'|' -f2 |
+	grep -o 'weir_[a-z_]*' | sort -u)
 [ -n "$emitted" ] && [ "$emitted" == "$documented" ] ||
 	fail "the daemon's families and README's differ: $(diff <(echo "$emitted") <(echo "$documented") | grep '^[<>]' | tr '\n' ' ')"
-P='sluice_rule_packets_total{rule="exact",verdict="passed"}'
-D='sluice_rule_packets_total{rule="exact",verdict="dropped"}'
-R='sluice_config_reloads_total{result="ok"}'
+P='weir_rule_packets_total{rule="exact",verdict="passed"}'
+D='weir_rule_packets_total{rule="exact",verdict="dropped"}'
+R='weir_config_reloads_total{result="ok"}'
 p0=$(val "$P") d0=$(val "$D") r0=$(val "$R")
-[ "$(val 'sluice_config_reloads_total{result="error"}')" != missing ] && [ "$r0" != missing ] ||
-	fail "no sluice_config_reloads_total"
+[ "$(val 'weir_config_reloads_total{result="error"}')" != missing ] && [ "$r0" != missing ] ||
+	fail "no weir_config_reloads_total"
 [ "$r0" == 0 ] || fail "$R is $r0 in a daemon that has not reloaded"
 # 300 packets at 1000 pps from a fresh source against 1 pps, burst 100: all
 # within 0.3 s, before a second token could come, so exactly 100 pass.
 gen 198.18.0.6 9004 1000 5 --count 300
 kill -HUP "$D2"
-wait_count "$LOG" '^sluice: reloaded ' 1 || fail "no reload"
+wait_count "$LOG" '^weir: reloaded ' 1 || fail "no reload"
 code=$(scrape)
 [ "$code" == 200 ] || fail "GET /metrics: $code"
 p1=$(val "$P") d1=$(val "$D") r1=$(val "$R")
@@ -531,11 +531,11 @@ wait $S
 sleep 2.2	# two more intervals: the flush that finds them quiet
 tail -n +$((from + 1)) "$LOG" >"$TMP/ev1.log"
 for s in 198.18.0.3 198.18.0.4; do
-	n=$(count "$TMP/ev1.log" "^sluice: ${s//./\\.} limited by rule abuse: [0-9]+ dropped in 1s$")
+	n=$(count "$TMP/ev1.log" "^weir: ${s//./\\.} limited by rule abuse: [0-9]+ dropped in 1s$")
 	[ "$n" -ge 1 ] || fail "no event line for $s: $(lines "$TMP/ev1.log" | tr '\n' ' ')"
 	# Every drop is reported once: the lines' counts add up to what the
 	# limiter refused this source.
-	sum=$(lines "$TMP/ev1.log" | sed -n "s/^sluice: ${s//./\\.} limited by rule abuse: \([0-9]*\) dropped.*/\1/p" |
+	sum=$(lines "$TMP/ev1.log" | sed -n "s/^weir: ${s//./\\.} limited by rule abuse: \([0-9]*\) dropped.*/\1/p" |
 		awk '{ t += $1 } END { print t + 0 }')
 	refused=$(( $(sent $s) - $(got $s 9001) ))
 	echo "# $s: $n lines, $sum dropped in them; refused $refused"
@@ -549,7 +549,7 @@ sleep 2.2
 tail -n +$((from + 1)) "$LOG" >"$TMP/ev2.log"
 # Lines of one flush come out together; flushes are an interval (1 s) apart,
 # and a summary line ends its flush.
-grep -E '^[0-9.]+ sluice: (198\.18\.[0-9.]+ limited by rule|\.\.\. and [0-9]+ more sources)' \
+grep -E '^[0-9.]+ weir: (198\.18\.[0-9.]+ limited by rule|\.\.\. and [0-9]+ more sources)' \
 	"$TMP/ev2.log" | awk '
 	{ if (NR == 1 || ended || $1 - last > 0.4) { g++ }; last = $1; ended = 0
 	  if ($3 == "...") { more[g]++; ended = 1 } else src[g]++ }
@@ -561,7 +561,7 @@ awk '$1 > 3 || $2 > 1 { bad = 1 } END { exit bad }' "$TMP/groups" ||
 	fail "a flush printed more than 3 source lines or more than one summary: $(tr '\n' ';' <"$TMP/groups")"
 awk '$2 == 1 && $1 == 3 { ok = 1 } END { exit !ok }' "$TMP/groups" ||
 	fail "no flush printed 3 lines and an \"... and N more\" summary"
-bad=$(lines "$TMP/ev2.log" | grep ' limited by rule ' | grep -vE '^sluice: 198\.18\.(1(2[89]|[3-9][0-9])|2[0-5][0-9])\.[0-9]+ limited by rule spoof: [0-9]+ dropped in 1s$')
+bad=$(lines "$TMP/ev2.log" | grep ' limited by rule ' | grep -vE '^weir: 198\.18\.(1(2[89]|[3-9][0-9])|2[0-5][0-9])\.[0-9]+ limited by rule spoof: [0-9]+ dropped in 1s$')
 [ -z "$bad" ] || fail "unexpected event lines: $(echo "$bad" | head -3 | tr '\n' ' ')"
 end_case daemon-events
 
@@ -570,14 +570,14 @@ end_case daemon-events
 # lines that each cover I s number at most T / I + 2.)
 begin_case
 sed 's/interval: 1s, lines: 3/interval: 5s, lines: 3/' "$CFG_DIR/A.yaml" >"$CFG_DIR/.tmp"
-n_ok=$(count "$LOG" '^sluice: reloaded ')
+n_ok=$(count "$LOG" '^weir: reloaded ')
 mv -f "$CFG_DIR/.tmp" "$CFG"
-wait_count "$LOG" '^sluice: reloaded ' $((n_ok + 1)) || fail "no reload"
+wait_count "$LOG" '^weir: reloaded ' $((n_ok + 1)) || fail "no reload"
 from=$(wc -l <"$LOG")
 gen 198.18.0.8 9001 1000 6
 sleep 1.2
 tail -n +$((from + 1)) "$LOG" | cut -d' ' -f2- |
-	sed -n 's/^sluice: 198\.18\.0\.8 limited by rule abuse: [0-9]* dropped in \([0-9]*\)s$/\1/p' >"$TMP/ev3"
+	sed -n 's/^weir: 198\.18\.0\.8 limited by rule abuse: [0-9]* dropped in \([0-9]*\)s$/\1/p' >"$TMP/ev3"
 n=$(wc -l <"$TMP/ev3")
 claimed=$(sort -u "$TMP/ev3" | paste -sd,)
 t=$(awk -v s="$(secs 198.18.0.8)" 'BEGIN { print s + 1.2 }')
@@ -587,7 +587,7 @@ echo "# after a reload to interval 5s: $n lines for a ${t}s flood (and wait), ea
 [[ "$claimed" =~ ^[0-9]+$ ]] && awk -v n="$n" -v t="$t" -v i="$claimed" 'BEGIN { exit !(n <= t / i + 2) }' ||
 	fail "$n lines in ${t}s, each saying it covers ${claimed}s: the interval changed in the text but not in the timer"
 cp "$CFG_DIR/A.yaml" "$CFG_DIR/.tmp" && mv -f "$CFG_DIR/.tmp" "$CFG"
-wait_count "$LOG" '^sluice: reloaded ' $((n_ok + 2)) || fail "no reload back to A"
+wait_count "$LOG" '^weir: reloaded ' $((n_ok + 2)) || fail "no reload back to A"
 end_case daemon-events-interval-on-reload
 
 # ---- 10. SIGTERM leaves protection in place ----
@@ -597,7 +597,7 @@ kill -TERM "$D2"
 wait "$D2"
 rc=$?
 [ "$rc" -eq 0 ] || fail "exit status $rc after SIGTERM"
-lines "$LOG" | grep -q "^sluice: stopping; protection stays in place" ||
+lines "$LOG" | grep -q "^weir: stopping; protection stays in place" ||
 	fail "log: $(lines "$LOG" | tail -2 | tr '\n' ' ')"
 [ "$(attached dm-r)" == native ] || fail "not attached: $(wrj status)"
 sink 9004 && S=$SINK_PID || fail "sink"
@@ -607,7 +607,7 @@ echo "# after the daemon exited: $(got 198.18.0.7 9004) of $(sent 198.18.0.7) ad
 [ "$(got 198.18.0.7 9004)" -eq 100 ] || fail "admitted $(got 198.18.0.7 9004) of 300, expected 100"
 end_case daemon-sigterm-leaves-protection
 
-# `events: { lines: 0 }` means no event lines (etc/sluice.yaml: "0 lines:
+# `events: { lines: 0 }` means no event lines (etc/weir.yaml: "0 lines:
 # none"), from the start as after a reload.
 begin_case
 sed 's/interval: 1s, lines: 3/interval: 1s, lines: 0/' "$CFG_DIR/A.yaml" >"$CFG"
@@ -619,7 +619,7 @@ else
 	sleep 1.2
 	n_start=$(count "$LOG" ' limited by rule ')
 	kill -HUP "$DPID"
-	wait_count "$LOG" '^sluice: reloaded ' 1 || fail "no reload"
+	wait_count "$LOG" '^weir: reloaded ' 1 || fail "no reload"
 	from=$(wc -l <"$LOG")
 	gen 198.18.0.8 9001 1000 2.5
 	sleep 1.2

@@ -5,16 +5,16 @@
 # owner, its conffiles and a Depends for each shared library the binary
 # needs; apt installs it into a fresh Debian 12 root (mmdebstrap, variant
 # important: what a new server has), fetching its Depends from the archive;
-# there `sluice version` and `sluice check /etc/sluice/sluice.yaml` work, the
-# unit is disabled and verifies; sluice attached in a namespace of this
+# there `weir version` and `weir check /etc/weir/weir.yaml` work, the
+# unit is disabled and verifies; weir attached in a namespace of this
 # suite stays attached, with its rule, through an upgrade (and an edited
 # conffile stays edited) and is taken off the interface when the package is
 # removed; a purge leaves nothing behind. The package goes into that throwaway root only:
 # nothing on this machine is installed or changed, so a make-installed
-# sluice in /usr/local is left alone (the last case checks).
+# weir in /usr/local is left alone (the last case checks).
 #
 # The copy gets a stand-in fail2ban action when the tree has none yet, so
-# that the Makefile's install of etc/fail2ban/action.d/sluice.conf is
+# that the Makefile's install of etc/fail2ban/action.d/weir.conf is
 # tested either way.
 set -u
 cd "$(dirname "$0")/.."
@@ -41,7 +41,7 @@ trap deb_cleanup EXIT
 
 VERSION=$(sed -n 's/^VERSION *:= *//p' Makefile)
 ARCH=$(dpkg --print-architecture)
-F2B=etc/fail2ban/action.d/sluice.conf
+F2B=etc/fail2ban/action.d/weir.conf
 
 # in_root CMD...: CMD chrooted into the fresh root, with its own /proc.
 in_root() {
@@ -49,12 +49,12 @@ in_root() {
 		'r=$1; shift; mount -t proc proc "$r/proc" && exec chroot "$r" "$@"' sh "$R" "$@"
 }
 
-# What the test machine has of sluice, before and after: the package must
+# What the test machine has of weir, before and after: the package must
 # change none of it.
 host_state() {
-	dpkg-query -W -f='${Package} ${Status}\n' sluice 2>&1
-	for f in /usr/local/sbin/sluice /usr/sbin/sluice /etc/sluice /etc/sluice/sluice.yaml \
-		 /etc/systemd/system/sluice.service /lib/systemd/system/sluice.service "/$F2B"; do
+	dpkg-query -W -f='${Package} ${Status}\n' weir 2>&1
+	for f in /usr/local/sbin/weir /usr/sbin/weir /etc/weir /etc/weir/weir.yaml \
+		 /etc/systemd/system/weir.service /lib/systemd/system/weir.service "/$F2B"; do
 		if [ -e "$f" ]; then
 			echo "$f $(stat -c '%a %Y' "$f") $([ -f "$f" ] && md5sum <"$f")"
 		else
@@ -105,7 +105,7 @@ else
 	fail "make deb: $(tail -5 "$T/make.log" | tr '\n' ' ')"
 fi
 DEBDIR=$SRC/build/deb
-DEB=$DEBDIR/sluice_${VERSION}-1_$ARCH.deb
+DEB=$DEBDIR/weir_${VERSION}-1_$ARCH.deb
 [ -f "$DEB" ] || fail "no $(basename "$DEB") in build/deb: $(ls "$DEBDIR" 2>&1 | tr '\n' ' ')"
 [ -e "$DEBDIR/src" ] && fail "make deb left its build copy in build/deb/src"
 after=$(cd "$SRC" && find . -path ./build -prune -o -print | sort)
@@ -129,9 +129,9 @@ errors=$(grep -c '^E: ' <<<"$out")
 echo "$out" | grep -E '^[WIPO]: ' | sed 's/^/# lintian: /'
 [ "$errors" -eq 0 ] || fail "lintian: $errors errors: $(grep -m3 '^E: ' <<<"$out" | tr '\n' ' ')"
 [ "$rc" -eq 0 ] || fail "lintian exited $rc: $(tail -2 <<<"$out" | tr '\n' ' ')"
-# The overrides shipped and matched: each one says why (debian/sluice.lintian-overrides).
-n=$(grep -c '^O: sluice: ' <<<"$out")
-[ "$n" -eq 4 ] || fail "lintian used $n overrides, want 4 (perms of /etc/sluice, no ITP)"
+# The overrides shipped and matched: each one says why (debian/weir.lintian-overrides).
+n=$(grep -c '^O: weir: ' <<<"$out")
+[ "$n" -eq 4 ] || fail "lintian used $n overrides, want 4 (perms of /etc/weir, no ITP)"
 end_case deb-lintian
 
 # ---- the package's files, modes, conffiles and fields ----
@@ -142,17 +142,17 @@ while read -r mode path; do
 	grep -qxF -- "$mode root/root $path" <<<"$list" ||
 		fail "no $path ($mode root/root) in the package: $(grep -F " $path" <<<"$list")"
 done <<EOF
--rwxr-xr-x ./usr/sbin/sluice
-drwx------ ./etc/sluice/
--rw------- ./etc/sluice/sluice.yaml
--rw------- ./etc/sluice/deny.txt
+-rwxr-xr-x ./usr/sbin/weir
+drwx------ ./etc/weir/
+-rw------- ./etc/weir/weir.yaml
+-rw------- ./etc/weir/deny.txt
 -rw-r--r-- ./$F2B
--rw-r--r-- ./lib/systemd/system/sluice.service
--rw-r--r-- ./usr/share/man/man8/sluice.8.gz
--rw-r--r-- ./usr/share/man/man5/sluice.yaml.5.gz
--rw-r--r-- ./usr/share/bash-completion/completions/sluice
--rw-r--r-- ./usr/share/doc/sluice/copyright
--rw-r--r-- ./usr/share/doc/sluice/changelog.Debian.gz
+-rw-r--r-- ./lib/systemd/system/weir.service
+-rw-r--r-- ./usr/share/man/man8/weir.8.gz
+-rw-r--r-- ./usr/share/man/man5/weir.yaml.5.gz
+-rw-r--r-- ./usr/share/bash-completion/completions/weir
+-rw-r--r-- ./usr/share/doc/weir/copyright
+-rw-r--r-- ./usr/share/doc/weir/changelog.Debian.gz
 EOF
 bad=$(awk '$2 != "root/root"' <<<"$list")
 [ -z "$bad" ] || fail "not owned by root: $bad"
@@ -161,7 +161,7 @@ bad=$(awk '$1 ~ /^.....w|^........w/' <<<"$list")
 echo "# $(grep -c . <<<"$list") entries in $(basename "$DEB")"
 
 conffiles=$(dpkg-deb --ctrl-tarfile "$DEB" | tar -xOf - ./conffiles | sort | tr '\n' ' ')
-[ "$conffiles" == "/$F2B /etc/sluice/deny.txt /etc/sluice/sluice.yaml " ] ||
+[ "$conffiles" == "/$F2B /etc/weir/deny.txt /etc/weir/weir.yaml " ] ||
 	fail "conffiles: $conffiles"
 [ "$(dpkg-deb -f "$DEB" Architecture)" == "$ARCH" ] || fail "Architecture $(dpkg-deb -f "$DEB" Architecture)"
 [ "$(dpkg-deb -f "$DEB" Version)" == "$VERSION-1" ] ||
@@ -170,16 +170,16 @@ conffiles=$(dpkg-deb --ctrl-tarfile "$DEB" | tar -xOf - ./conffiles | sort | tr 
 # Each file the package ships from the tree is the tree's, byte for byte.
 X=$T/x
 dpkg-deb -x "$DEB" "$X"
-cmp -s "$SRC/etc/sluice.yaml" "$X/etc/sluice/sluice.yaml" || fail "/etc/sluice/sluice.yaml differs from etc/sluice.yaml"
+cmp -s "$SRC/etc/weir.yaml" "$X/etc/weir/weir.yaml" || fail "/etc/weir/weir.yaml differs from etc/weir.yaml"
 cmp -s "$SRC/$F2B" "$X/$F2B" || fail "/$F2B differs from the tree's"
-cmp -s "$SRC/etc/bash-completion/sluice" "$X/usr/share/bash-completion/completions/sluice" ||
-	fail "the completion differs from etc/bash-completion/sluice"
-zcat "$X/usr/share/man/man8/sluice.8.gz" | cmp -s - "$SRC/docs/man/sluice.8" || fail "sluice.8 differs"
-zcat "$X/usr/share/man/man5/sluice.yaml.5.gz" | cmp -s - "$SRC/docs/man/sluice.yaml.5" || fail "sluice.yaml.5 differs"
+cmp -s "$SRC/etc/bash-completion/weir" "$X/usr/share/bash-completion/completions/weir" ||
+	fail "the completion differs from etc/bash-completion/weir"
+zcat "$X/usr/share/man/man8/weir.8.gz" | cmp -s - "$SRC/docs/man/weir.8" || fail "weir.8 differs"
+zcat "$X/usr/share/man/man5/weir.yaml.5.gz" | cmp -s - "$SRC/docs/man/weir.yaml.5" || fail "weir.yaml.5 differs"
 # The unit runs the packaged binary, never /usr/local's.
-UNIT=$X/lib/systemd/system/sluice.service
+UNIT=$X/lib/systemd/system/weir.service
 grep -q '/usr/local' "$UNIT" && fail "the unit names /usr/local: $(grep -m1 /usr/local "$UNIT")"
-grep -qx 'ExecStart=/usr/sbin/sluice run --config /etc/sluice/sluice.yaml' "$UNIT" ||
+grep -qx 'ExecStart=/usr/sbin/weir run --config /etc/weir/weir.yaml' "$UNIT" ||
 	fail "ExecStart: $(grep ExecStart= "$UNIT")"
 
 # A Depends for every shared library the binary needs, by the package that
@@ -187,7 +187,7 @@ grep -qx 'ExecStart=/usr/sbin/sluice run --config /etc/sluice/sluice.yaml' "$UNI
 depends=$(dpkg-deb -f "$DEB" Depends)
 echo "# Depends: $depends"
 MULTIARCH=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
-needed=$(readelf -d "$X/usr/sbin/sluice" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p')
+needed=$(readelf -d "$X/usr/sbin/weir" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p')
 [ "$(grep -c . <<<"$needed")" -ge 5 ] || fail "the binary needs only: $needed"
 for lib in $needed; do
 	pkg=$(dpkg -S "*/$MULTIARCH/$lib" 2>/dev/null | head -1 | cut -d: -f1)
@@ -212,36 +212,36 @@ if mmdebstrap --quiet --variant=important --skip=cleanup/apt/lists --mode=root b
 else
 	fail "mmdebstrap bookworm: $(tail -3 "$T/mmdebstrap.log" | tr '\n' ' ')"
 fi
-[ "$(in_root dpkg-query -W -f='${Status} ${Version}' sluice 2>&1)" == "install ok installed $VERSION-1" ] ||
-	fail "sluice in the root: $(in_root dpkg-query -W -f='${Status} ${Version}' sluice 2>&1)"
-out=$(in_root sluice version 2>&1) || fail "sluice version: $out"
-[[ "$out" == "sluice $VERSION "* ]] || fail "sluice version says \"$out\""
-out=$(in_root sluice check /etc/sluice/sluice.yaml 2>&1) || fail "sluice check /etc/sluice/sluice.yaml: $out"
-[ "$(in_root sluice -j check /etc/sluice/sluice.yaml 2>&1 | jq -r '.valid, (.rules | length > 0)' | tr '\n' ' ')" == "true true " ] ||
-	fail "sluice -j check: not valid, or no rules"
+[ "$(in_root dpkg-query -W -f='${Status} ${Version}' weir 2>&1)" == "install ok installed $VERSION-1" ] ||
+	fail "weir in the root: $(in_root dpkg-query -W -f='${Status} ${Version}' weir 2>&1)"
+out=$(in_root weir version 2>&1) || fail "weir version: $out"
+[[ "$out" == "weir $VERSION "* ]] || fail "weir version says \"$out\""
+out=$(in_root weir check /etc/weir/weir.yaml 2>&1) || fail "weir check /etc/weir/weir.yaml: $out"
+[ "$(in_root weir -j check /etc/weir/weir.yaml 2>&1 | jq -r '.valid, (.rules | length > 0)' | tr '\n' ' ')" == "true true " ] ||
+	fail "weir -j check: not valid, or no rules"
 # A bad file still fails as it should, from the package's binary.
 printf 'rules: [ { name: x, limits: [ { rate: 10xpps } ] } ]\n' >"$R/tmp/bad.yaml"
-expect_fail "check of a bad config" in_root sluice check /tmp/bad.yaml
-got=$(in_root bash -c '. /usr/share/bash-completion/completions/sluice &&
-	COMP_WORDS=(sluice rule ""); COMP_CWORD=2; _sluice; echo "${COMPREPLY[*]}"' 2>&1)
-[ "$got" == "add del list" ] || fail "the installed completion offers \"$got\" after 'sluice rule'"
+expect_fail "check of a bad config" in_root weir check /tmp/bad.yaml
+got=$(in_root bash -c '. /usr/share/bash-completion/completions/weir &&
+	COMP_WORDS=(weir rule ""); COMP_CWORD=2; _weir; echo "${COMPREPLY[*]}"' 2>&1)
+[ "$got" == "add del list" ] || fail "the installed completion offers \"$got\" after 'weir rule'"
 # man-db is not in the important set (it is in standard): the pages are
 # looked up once it is there, as on most installs.
 if in_root env DEBIAN_FRONTEND=noninteractive apt-get -y -q install man-db >"$T/apt-man.log" 2>&1; then
-	got=$(in_root man -w 8 sluice 2>&1)
-	[ "$got" == /usr/share/man/man8/sluice.8.gz ] || fail "man -w 8 sluice: $got"
-	got=$(in_root man -w 5 sluice.yaml 2>&1)
-	[ "$got" == /usr/share/man/man5/sluice.yaml.5.gz ] || fail "man -w 5 sluice.yaml: $got"
+	got=$(in_root man -w 8 weir 2>&1)
+	[ "$got" == /usr/share/man/man8/weir.8.gz ] || fail "man -w 8 weir: $got"
+	got=$(in_root man -w 5 weir.yaml 2>&1)
+	[ "$got" == /usr/share/man/man5/weir.yaml.5.gz ] || fail "man -w 5 weir.yaml: $got"
 else
 	fail "apt-get install man-db in the fresh root: $(tail -2 "$T/apt-man.log" | tr '\n' ' ')"
 fi
-m=$(stat -c '%a' "$R/etc/sluice" "$R/etc/sluice/sluice.yaml" "$R/etc/sluice/deny.txt" 2>&1 | tr '\n' ' ')
-[ "$m" == "700 600 600 " ] || fail "modes of /etc/sluice, its config and deny file: $m"
+m=$(stat -c '%a' "$R/etc/weir" "$R/etc/weir/weir.yaml" "$R/etc/weir/deny.txt" 2>&1 | tr '\n' ' ')
+[ "$m" == "700 600 600 " ] || fail "modes of /etc/weir, its config and deny file: $m"
 end_case deb-install
 
-if [ ! -x "$R/usr/sbin/sluice" ]; then
+if [ ! -x "$R/usr/sbin/weir" ]; then
 	for c in unit upgrade-keeps-state remove-detaches purge; do
-		not_ok "deb-$c" "sluice is not installed in the fresh root"
+		not_ok "deb-$c" "weir is not installed in the fresh root"
 	done
 	exit 1
 fi
@@ -250,20 +250,20 @@ fi
 # starts it on install or boot), and valid: its commands exist there and its
 # Documentation= pages open.
 begin_case
-got=$(systemctl --root="$R" is-enabled sluice.service 2>&1)
+got=$(systemctl --root="$R" is-enabled weir.service 2>&1)
 [ "$got" == disabled ] || fail "systemctl is-enabled: $got"
-links=$(find "$R/etc/systemd/system" -name 'sluice*' 2>/dev/null)
+links=$(find "$R/etc/systemd/system" -name 'weir*' 2>/dev/null)
 [ -z "$links" ] || fail "the package enabled its unit: $links"
-out=$(in_root systemd-analyze verify /lib/systemd/system/sluice.service 2>&1) ||
+out=$(in_root systemd-analyze verify /lib/systemd/system/weir.service 2>&1) ||
 	fail "systemd-analyze verify: $(tr '\n' ' ' <<<"$out")"
 [ -n "$out" ] && echo "$out" | sed 's/^/# systemd-analyze: /'
 end_case deb-unit
 
-# An upgrade keeps what sluice enforces and the admin's edits; removing the
-# package takes sluice off the interfaces. In a namespace of this suite,
+# An upgrade keeps what weir enforces and the admin's edits; removing the
+# package takes weir off the interfaces. In a namespace of this suite,
 # with a bpffs of the root's own (mounted at the default root's parent in a
 # private mount namespace, where the package's prerm looks), the package's
-# sluice attaches with a rule; the deny file is edited; the package is
+# weir attaches with a rule; the deny file is edited; the package is
 # installed over itself (prerm and postinst run as for an upgrade), then
 # removed.
 begin_case
@@ -276,25 +276,25 @@ nsenter --net="/run/netns/$NS" unshare -m --propagation private sh -c '
 	xdp() { ip -d link show "$dev" | grep -c prog/xdp; }
 	mount -t proc proc "$r/proc" && mount -t sysfs sysfs "$r/sys" &&
 		mount -t bpf bpf "$r/sys/fs/bpf" || { echo "mount: failed"; exit 1; }
-	chroot "$r" sluice attach "$dev" mode generic && chroot "$r" sluice rule add debtest proto udp limit 10pps ||
+	chroot "$r" weir attach "$dev" mode generic && chroot "$r" weir rule add debtest proto udp limit 10pps ||
 		{ echo "attach: failed"; exit 1; }
 	echo "attached: $(xdp)"
-	echo "rules: $(chroot "$r" sluice -j rule list | grep -o "\"debtest\"")"
-	echo 198.18.77.0/24 >>"$r/etc/sluice/deny.txt"
+	echo "rules: $(chroot "$r" weir -j rule list | grep -o "\"debtest\"")"
+	echo 198.18.77.0/24 >>"$r/etc/weir/deny.txt"
 	chroot "$r" env DEBIAN_FRONTEND=noninteractive dpkg -i "/tmp/$deb" </dev/null >/dev/null || echo "dpkg -i: failed"
 	echo "upgraded: $(xdp)"
-	echo "upgraded rules: $(chroot "$r" sluice -j rule list | grep -o "\"debtest\"")"
-	echo "deny edit: $(grep -c 198.18.77.0/24 "$r/etc/sluice/deny.txt")"
-	chroot "$r" env DEBIAN_FRONTEND=noninteractive dpkg -r sluice </dev/null >/dev/null || echo "dpkg -r: failed"
+	echo "upgraded rules: $(chroot "$r" weir -j rule list | grep -o "\"debtest\"")"
+	echo "deny edit: $(grep -c 198.18.77.0/24 "$r/etc/weir/deny.txt")"
+	chroot "$r" env DEBIAN_FRONTEND=noninteractive dpkg -r weir </dev/null >/dev/null || echo "dpkg -r: failed"
 	echo "removed: $(xdp)"
-	echo "pinned: $(ls -A "$r/sys/fs/bpf" | grep -c sluice)"
+	echo "pinned: $(ls -A "$r/sys/fs/bpf" | grep -c weir)"
 ' sh "$R" "$TAG-d0" "$(basename "$DEB")" >"$T/remove.log" 2>&1
 sed 's/^/# /' "$T/remove.log"
-grep -qx 'attached: 1' "$T/remove.log" || fail "the package's sluice did not attach"
+grep -qx 'attached: 1' "$T/remove.log" || fail "the package's weir did not attach"
 grep -qx 'rules: "debtest"' "$T/remove.log" || fail "no rule debtest before the upgrade"
-grep -qx 'upgraded: 1' "$T/remove.log" || fail "the upgrade took sluice off the interface"
+grep -qx 'upgraded: 1' "$T/remove.log" || fail "the upgrade took weir off the interface"
 grep -qx 'upgraded rules: "debtest"' "$T/remove.log" || fail "the upgrade lost the rule"
-grep -qx 'deny edit: 1' "$T/remove.log" || fail "the upgrade lost the edit of /etc/sluice/deny.txt"
+grep -qx 'deny edit: 1' "$T/remove.log" || fail "the upgrade lost the edit of /etc/weir/deny.txt"
 grep -q 'failed' "$T/remove.log" && fail "$(grep -m1 failed "$T/remove.log")"
 end_case deb-upgrade-keeps-state
 
@@ -302,25 +302,25 @@ begin_case
 grep -qx 'removed: 0' "$T/remove.log" || fail "XDP still attached after dpkg -r"
 grep -qx 'pinned: 0' "$T/remove.log" || fail "something still pinned after dpkg -r"
 # Removed, not purged: the conffiles stay, the rest is gone.
-[ "$(in_root dpkg-query -W -f='${Status}' sluice 2>&1)" == "deinstall ok config-files" ] ||
-	fail "after dpkg -r: $(in_root dpkg-query -W -f='${Status}' sluice 2>&1)"
-[ -e "$R/usr/sbin/sluice" ] && fail "/usr/sbin/sluice is still there after dpkg -r"
-[ -e "$R/etc/sluice/sluice.yaml" ] || fail "dpkg -r removed the conffile /etc/sluice/sluice.yaml"
+[ "$(in_root dpkg-query -W -f='${Status}' weir 2>&1)" == "deinstall ok config-files" ] ||
+	fail "after dpkg -r: $(in_root dpkg-query -W -f='${Status}' weir 2>&1)"
+[ -e "$R/usr/sbin/weir" ] && fail "/usr/sbin/weir is still there after dpkg -r"
+[ -e "$R/etc/weir/weir.yaml" ] || fail "dpkg -r removed the conffile /etc/weir/weir.yaml"
 end_case deb-remove-detaches
 
 begin_case
 files=$(dpkg-deb -c "$DEB" | awk '$1 !~ /^d/ { sub(/^\./, "", $6); print $6 }')
-out=$(in_root env DEBIAN_FRONTEND=noninteractive dpkg --purge sluice 2>&1) || fail "dpkg --purge: $out"
-st=$(in_root dpkg-query -W -f='${Status}' sluice 2>&1)
+out=$(in_root env DEBIAN_FRONTEND=noninteractive dpkg --purge weir 2>&1) || fail "dpkg --purge: $out"
+st=$(in_root dpkg-query -W -f='${Status}' weir 2>&1)
 [ -z "$st" ] || [[ "$st" == *"not-installed"* || "$st" == *"no packages found"* ]] || fail "after purge: $st"
-lst=$(in_root dpkg -L sluice 2>/dev/null)
+lst=$(in_root dpkg -L weir 2>/dev/null)
 [ -z "$lst" ] || fail "dpkg -L still lists: $(head -3 <<<"$lst" | tr '\n' ' ')"
-for f in $files /etc/sluice; do
+for f in $files /etc/weir; do
 	[ -e "$R$f" ] && fail "$f is still there after purge"
 done
 # Besides the logs and the .deb in /tmp: man-db's cache of formatted pages
 # (/var/cache/man/cat*), which man-db owns and prunes itself.
-left=$(find "$R" -xdev -name '*sluice*' ! -path "$R/tmp/*" ! -path "$R/var/log/*" \
+left=$(find "$R" -xdev -name '*weir*' ! -path "$R/tmp/*" ! -path "$R/var/log/*" \
 	! -path "$R/var/cache/man/cat*" 2>/dev/null)
 [ -z "$left" ] || fail "left after purge: $(tr '\n' ' ' <<<"$left")"
 echo "# $(grep -c . <<<"$files") files, all gone"
@@ -329,5 +329,5 @@ end_case deb-purge
 begin_case
 HOST_AFTER=$(host_state)
 [ "$HOST_BEFORE" == "$HOST_AFTER" ] ||
-	fail "this machine's sluice changed: $(diff <(echo "$HOST_BEFORE") <(echo "$HOST_AFTER") | grep '^[<>]' | tr '\n' ' ')"
+	fail "this machine's weir changed: $(diff <(echo "$HOST_BEFORE") <(echo "$HOST_AFTER") | grep '^[<>]' | tr '\n' ' ')"
 end_case deb-host-untouched

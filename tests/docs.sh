@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 # The man pages and the bash completion against the CLI itself, so neither
-# can drift from it: every object `sluice help` lists has its section in
-# sluice(8) and is completed; every keyword in each object's usage (the same
-# words the completion offers) is in sluice(8); every key the config parser
+# can drift from it: every object `weir help` lists has its section in
+# weir(8) and is completed; every keyword in each object's usage (the same
+# words the completion offers) is in weir(8); every key the config parser
 # knows (its schema tables in user/config.c, the rule keyword table in
-# user/rules.c) is in sluice.yaml(5); both pages
+# user/rules.c) is in weir.yaml(5); both pages
 # render without a warning; completion really completes, rule names from a
-# live sluice on the --bpffs of the line included; make install puts all
+# live weir on the --bpffs of the line included; make install puts all
 # three where man and bash-completion look; every file and function
 # docs/ARCHITECTURE.md names exists.
 set -u
@@ -19,23 +19,23 @@ if ! command -v groff >/dev/null; then
 	skip docs "groff is missing (make test-deps installs groff-base)"
 	exit 0
 fi
-export PATH="$(dirname "$SLUICE"):$PATH"
-MAN8=docs/man/sluice.8
-MAN5=docs/man/sluice.yaml.5
+export PATH="$(dirname "$WEIR"):$PATH"
+MAN8=docs/man/weir.8
+MAN5=docs/man/weir.yaml.5
 # shellcheck source=/dev/null
-. etc/bash-completion/sluice
+. etc/bash-completion/weir
 # comp WORD...: what completing the last word offers
-comp() { COMP_WORDS=("$@"); COMP_CWORD=$((${#COMP_WORDS[@]} - 1)); _sluice; echo "${COMPREPLY[*]}"; }
+comp() { COMP_WORDS=("$@"); COMP_CWORD=$((${#COMP_WORDS[@]} - 1)); _weir; echo "${COMPREPLY[*]}"; }
 # man_text PAGE: the page as text, one word a line
 man_words() { groff -man -Tascii -rLL=400n -rHY=0 -P-cbou "$1" 2>/dev/null | tr -cs 'A-Za-z0-9./-' '\n' | sort -u; }
 
-objects=$("$SLUICE" help | awk '/^Objects:/ { on = 1; next } on && NF { print $1 } on && !NF { exit }')
+objects=$("$WEIR" help | awk '/^Objects:/ { on = 1; next } on && NF { print $1 } on && !NF { exit }')
 
 begin_case
-[ "$(echo "$objects" | grep -c .)" -ge 15 ] || fail "sluice help lists $(echo "$objects" | grep -c .) objects"
-completed=$(comp sluice "")
+[ "$(echo "$objects" | grep -c .)" -ge 15 ] || fail "weir help lists $(echo "$objects" | grep -c .) objects"
+completed=$(comp weir "")
 for o in $objects; do
-	grep -qE "^\.SS .*\b$o\b" "$MAN8" || fail "sluice(8) has no section for $o"
+	grep -qE "^\.SS .*\b$o\b" "$MAN8" || fail "weir(8) has no section for $o"
 	[[ " $completed " == *" $o "* ]] || fail "completion does not offer $o"
 done
 end_case docs-every-object
@@ -44,12 +44,12 @@ begin_case
 words=$(man_words "$MAN8")
 n=0
 for o in $objects; do
-	for w in $(_sluice_words "$o"); do
+	for w in $(_weir_words "$o"); do
 		n=$((n + 1))
-		grep -qx -- "$w" <<<"$words" || { missing="$missing $w"; fail "sluice(8) lacks \"$w\" (sluice $o help)"; }
+		grep -qx -- "$w" <<<"$words" || { missing="$missing $w"; fail "weir(8) lacks \"$w\" (weir $o help)"; }
 	done
 done
-echo "# $n keywords from the objects' usage, each in sluice(8)"
+echo "# $n keywords from the objects' usage, each in weir(8)"
 [ "$n" -ge 50 ] || fail "only $n keywords found in the usage texts"
 end_case docs-every-keyword-in-man
 
@@ -57,9 +57,9 @@ begin_case
 keys=$(grep -ohE '\.(name|key) = "[a-z0-9-]+"' user/config.c user/rules.c | cut -d'"' -f2 | sort -u)
 words=$(man_words "$MAN5")
 for k in $keys; do
-	grep -qx -- "$k" <<<"$words" || fail "sluice.yaml(5) lacks the config key \"$k\""
+	grep -qx -- "$k" <<<"$words" || fail "weir.yaml(5) lacks the config key \"$k\""
 done
-echo "# $(echo "$keys" | grep -c .) config keys, each in sluice.yaml(5)"
+echo "# $(echo "$keys" | grep -c .) config keys, each in weir.yaml(5)"
 [ "$(echo "$keys" | grep -c .)" -ge 30 ] || fail "only $(echo "$keys" | grep -c .) keys found in user/config.c and user/rules.c"
 end_case docs-every-config-key-in-man
 
@@ -74,32 +74,32 @@ begin_case
 NS=$(new_netns dc) || fail "namespace"
 ROOT=$(new_root dc)
 in_ns "$NS" ip link add dcomp0 type veth peer name dcomp1
-in_ns "$NS" "$SLUICE" --bpffs "$ROOT" rule add alpha proto udp dport 53 limit 10pps >/dev/null &&
-	in_ns "$NS" "$SLUICE" --bpffs "$ROOT" rule add beta limit 5pps >/dev/null || fail "rule add"
-[ "$(comp sluice ru)" == "rule run" ] || fail "'ru' completes to \"$(comp sluice ru)\""
-[ "$(comp sluice rule "")" == "add del list" ] || fail "rule verbs: $(comp sluice rule "")"
-got=$(comp sluice rule add x "")
+in_ns "$NS" "$WEIR" --bpffs "$ROOT" rule add alpha proto udp dport 53 limit 10pps >/dev/null &&
+	in_ns "$NS" "$WEIR" --bpffs "$ROOT" rule add beta limit 5pps >/dev/null || fail "rule add"
+[ "$(comp weir ru)" == "rule run" ] || fail "'ru' completes to \"$(comp weir ru)\""
+[ "$(comp weir rule "")" == "add del list" ] || fail "rule verbs: $(comp weir rule "")"
+got=$(comp weir rule add x "")
 for w in proto dport src tcp-flags icmp-type family limit conns burst per algo class action \
 	 token-bucket sliding-window; do
 	[[ " $got " == *" $w "* ]] || fail "rule add does not offer $w"
 done
 [[ " $got " == *" the "* ]] && fail "rule add offers prose: $got"
-got=$(in_ns "$NS" bash -c ". etc/bash-completion/sluice; PATH=$(dirname "$SLUICE"):\$PATH
-	COMP_WORDS=(sluice attach ''); COMP_CWORD=2; _sluice; echo \${COMPREPLY[*]}")
+got=$(in_ns "$NS" bash -c ". etc/bash-completion/weir; PATH=$(dirname "$WEIR"):\$PATH
+	COMP_WORDS=(weir attach ''); COMP_CWORD=2; _weir; echo \${COMPREPLY[*]}")
 [[ " $got " == *" dcomp0 "* ]] || fail "attach does not offer the namespace's dcomp0: $got"
-got=$(in_ns "$NS" bash -c ". etc/bash-completion/sluice; PATH=$(dirname "$SLUICE"):\$PATH
-	COMP_WORDS=(sluice --bpffs $ROOT rule del ''); COMP_CWORD=5; _sluice; echo \${COMPREPLY[*]}")
+got=$(in_ns "$NS" bash -c ". etc/bash-completion/weir; PATH=$(dirname "$WEIR"):\$PATH
+	COMP_WORDS=(weir --bpffs $ROOT rule del ''); COMP_CWORD=5; _weir; echo \${COMPREPLY[*]}")
 [ "$got" == "alpha beta" ] || fail "rule del on --bpffs $ROOT offers \"$got\", want alpha beta"
-[ "$(comp sluice shed "")" == "off on set status" ] || fail "shed: $(comp sluice shed "")"
-[[ " $(comp sluice detach "") " == *" all "* ]] || fail "detach does not offer all"
-[ "$(comp sluice deny add 198.18.0.0/24 f)" == force ] || fail "deny add does not offer force"
+[ "$(comp weir shed "")" == "off on set status" ] || fail "shed: $(comp weir shed "")"
+[[ " $(comp weir detach "") " == *" all "* ]] || fail "detach does not offer all"
+[ "$(comp weir deny add 198.18.0.0/24 f)" == force ] || fail "deny add does not offer force"
 end_case docs-completion-completes
 
 begin_case
 D=$(mktemp -d)
 if make --no-print-directory -s install OUT="$BUILD" DESTDIR="$D" PREFIX=/usr/local >"$D/log" 2>&1; then
-	for f in usr/local/share/man/man8/sluice.8 usr/local/share/man/man5/sluice.yaml.5 \
-		 usr/local/share/bash-completion/completions/sluice; do
+	for f in usr/local/share/man/man8/weir.8 usr/local/share/man/man5/weir.yaml.5 \
+		 usr/local/share/bash-completion/completions/weir; do
 		[ -s "$D/$f" ] || fail "make install did not install /$f"
 	done
 else
@@ -117,7 +117,7 @@ for f in $(grep -oE '\b(user|bpf|include|tools|tests|etc)/[A-Za-z0-9_./-]+\.(c|h
 	n=$((n + 1))
 	[ -e "$f" ] || fail "$A names $f, which does not exist"
 done
-for fn in $(grep -oE '`(wr|sluice)_[a-z0-9_]+`' "$A" | tr -d '`' | sort -u); do
+for fn in $(grep -oE '`(wr|weir)_[a-z0-9_]+`' "$A" | tr -d '`' | sort -u); do
 	n=$((n + 1))
 	grep -rqE "\b$fn\b" user bpf include || fail "$A names $fn, which is nowhere in user/, bpf/ or include/"
 done

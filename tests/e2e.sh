@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-# End to end: two namespaces joined by veth, sluice attached by its CLI on
+# End to end: two namespaces joined by veth, weir attached by its CLI on
 # the receiving side, paced UDP from several sources (tools/wrgen, one
 # generator per source so each has its own rate) counted by a real receiver
 # (tools/wrsink). Admitted counts are checked against burst + rate x time,
@@ -47,8 +47,8 @@ for a in 198.18.0.2 198.18.0.3 198.18.0.4 198.18.1.2 2001:db8::2 2001:db8::3 200
 	ip -n "$RCV" neigh replace $a lladdr "$mac_s" dev e2e-r nud permanent
 done
 
-wr() { in_ns "$RCV" "$SLUICE" --bpffs "$ROOT" "$@"; }
-wrj() { in_ns "$RCV" "$SLUICE" -j --bpffs "$ROOT" "$@"; }
+wr() { in_ns "$RCV" "$WEIR" --bpffs "$ROOT" "$@"; }
+wrj() { in_ns "$RCV" "$WEIR" -j --bpffs "$ROOT" "$@"; }
 
 # traffic DURATION SRC:RATE...: a sink in RCV, one generator per source in
 # SND, all at once. Results: $TMP/gen-SRC.json and $TMP/sink.json.
@@ -111,7 +111,7 @@ done
 # Under its limit: every packet arrives.
 [ "$(got 198.18.0.4)" -eq "$(sent 198.18.0.4)" ] ||
 	fail "198.18.0.4 under its limit lost packets: $(got 198.18.0.4) of $(sent 198.18.0.4)"
-# sluice's own counters agree with the receiver.
+# weir's own counters agree with the receiver.
 passed=$(wrj stats | jq '.rules[] | select(.name == "persrc") | .passed_packets')
 dropped=$(wrj stats | jq '.rules[] | select(.name == "persrc") | .dropped_packets')
 total_sent=$(( $(sent 198.18.0.2) + $(sent 198.18.0.3) + $(sent 198.18.0.4) ))

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-# The fail2ban action (etc/fail2ban/action.d/sluice.conf) with the real
+# The fail2ban action (etc/fail2ban/action.d/weir.conf) with the real
 # fail2ban-server: a private config, socket, pidfile and database in a
 # temporary directory, jails on log files this suite writes. Failures from
-# a source get it banned (on sluice's deny list with the jail's bantime as
+# a source get it banned (on weir's deny list with the jail's bantime as
 # its ttl, its datagrams dropped on the veth) and unbanned when the ban
 # ends; bantime -1 bans for the longest ttl; an operator's permanent deny
 # outlives a ban and its unban; IPv6 too; and a ban ends on time even
@@ -36,7 +36,7 @@ fi
 failures() { for _ in $(seq "$2"); do echo "wr-test: authentication failure from $1"; done >>"$3"; }
 
 mkdir -p "$F2B/action.d" "$F2B/filter.d"
-cp etc/fail2ban/action.d/sluice.conf "$F2B/action.d/"
+cp etc/fail2ban/action.d/weir.conf "$F2B/action.d/"
 cat >"$F2B/fail2ban.conf" <<EOF
 [Definition]
 loglevel = INFO
@@ -58,7 +58,7 @@ usedns = no
 findtime = 10m
 maxretry = 3
 bantime = 10
-action = sluice[sluice="$SLUICE --bpffs $ROOT"]
+action = weir[weir="$WEIR --bpffs $ROOT"]
 
 [wr-test]
 enabled = true
@@ -150,7 +150,7 @@ end_case fail2ban-ipv6-and-killed
 
 # No action failed along the way (an unban racing the ttl is no error).
 begin_case
-grep -E "ERROR|failed" "$TMP/f2b.log" | grep -iE "action|sluice" >"$TMP/errors"
+grep -E "ERROR|failed" "$TMP/f2b.log" | grep -iE "action|weir" >"$TMP/errors"
 [ ! -s "$TMP/errors" ] || fail "fail2ban logged: $(head -3 "$TMP/errors" | tr '\n' ' ')"
 grep -q "Ban 198.18.80.2" "$TMP/f2b.log" || fail "fail2ban's log has no ban"
 end_case fail2ban-no-action-errors

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 # The BPF data-path, limits and hostile-frame suites again, with the object
-# opened as a kernel before 5.17 gets it: SLUICE_FEATURES_OFF=bpf_loop,xdp_frags,syncookie
+# opened as a kernel before 5.17 gets it: WEIR_FEATURES_OFF=bpf_loop,xdp_frags,syncookie
 # (user/kernel_features.h) makes this kernel look as if it had neither
 # bpf_loop, multi-buffer XDP nor the raw SYN cookie helpers, so the rules are
 # walked by the bounded loop, XDP loads without xdp.frags and the cookie code
@@ -15,7 +15,7 @@ require_root features_off
 BUILD=${BUILD:-build}
 rc=0
 for t in bpf_datapath bpf_limits bpf_hostile bpf_cookie bpf_capture; do
-	SLUICE_FEATURES_OFF=bpf_loop,xdp_frags,syncookie "$BUILD/tests/$t" 2>&1 |
+	WEIR_FEATURES_OFF=bpf_loop,xdp_frags,syncookie "$BUILD/tests/$t" 2>&1 |
 		sed -E 's/^(ok|not ok|skip) - /\1 - pre5.17-/'
 	[ "${PIPESTATUS[0]}" -eq 0 ] || rc=1
 done

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 # Fleet-wide limits with a real Redis: three "hosts" (namespaces, each with
-# its own sluice daemon, bpffs root and veth), one client namespace, one
+# its own weir daemon, bpffs root and veth), one client namespace, one
 # Redis namespace. Redis is Debian's redis-server, started and stopped here,
 # listening only inside its namespace.
 #
@@ -31,7 +31,7 @@ for tool in jq redis-server redis-cli; do
 		exit 0
 	fi
 done
-for b in "$SLGEN" "$SLUICE"; do
+for b in "$SLGEN" "$WEIR"; do
 	[ -x "$b" ] || { not_ok fleet-setup "$b is missing (make)"; exit 1; }
 done
 
@@ -57,11 +57,11 @@ end_case fleet-status
 metric() { in_ns "${H[$1]}" curl -s --max-time 10 "http://127.0.0.1:1946$1/metrics" |
 	awk -v m="$2" '$1 == m { print $2 }'; }
 begin_case
-[ "$(metric 1 'sluice_fleet_up{node="198.18.51.1:6379"}')" == 1 ] || fail "sluice_fleet_up not 1"
-[ "$(metric 1 sluice_fleet_hosts)" == 3 ] || fail "sluice_fleet_hosts $(metric 1 sluice_fleet_hosts)"
-[ "$(metric 1 'sluice_fleet_share{rule="api",limit="0"}')" == 1.000000 ] || fail "share not 1"
-[ "$(metric 1 sluice_fleet_fallback_active)" == 0 ] || fail "fallback active"
-[ -n "$(metric 1 'sluice_fleet_sync_duration_seconds_bucket{le="+Inf"}')" ] || fail "no sync histogram"
+[ "$(metric 1 'weir_fleet_up{node="198.18.51.1:6379"}')" == 1 ] || fail "weir_fleet_up not 1"
+[ "$(metric 1 weir_fleet_hosts)" == 3 ] || fail "weir_fleet_hosts $(metric 1 weir_fleet_hosts)"
+[ "$(metric 1 'weir_fleet_share{rule="api",limit="0"}')" == 1.000000 ] || fail "share not 1"
+[ "$(metric 1 weir_fleet_fallback_active)" == 0 ] || fail "fallback active"
+[ -n "$(metric 1 'weir_fleet_sync_duration_seconds_bucket{le="+Inf"}')" ] || fail "no sync histogram"
 end_case fleet-metrics
 
 begin_case
@@ -103,9 +103,9 @@ begin_case
 send 2 "$PPS" &
 spid=$!
 sleep 1
-keys=$(rcli --scan --pattern "sluice:{t$TAG#*}:api:0:*" | wc -l)
+keys=$(rcli --scan --pattern "weir:{t$TAG#*}:api:0:*" | wc -l)
 over=0
-for k in $(rcli --scan --pattern "sluice:{t$TAG#*}:over"); do over=$((over + $(rcli zcard "$k"))); done
+for k in $(rcli --scan --pattern "weir:{t$TAG#*}:over"); do over=$((over + $(rcli zcard "$k"))); done
 wait $spid
 [ "$keys" -ge 1 ] || fail "no bucket of rule api in Redis"
 [ "$over" -ge 1 ] || fail "the source is not in the over-limit set"
@@ -245,7 +245,7 @@ FLEET_SRC=198.18.70.78 FLEET_DPORT=9001 send 3 $((WRATE * 5 / 3)) &
 spid=$!
 bucket() { rcli --raw get "$1" | head -c -1 | od -A n -t f8 -v | tr -s ' \n' ' '; }
 sleep 0.6
-k=$(rcli --scan --pattern "sluice:{t$TAG#*}:fixed:0:*:198.18.70.78/32" | head -1)
+k=$(rcli --scan --pattern "weir:{t$TAG#*}:fixed:0:*:198.18.70.78/32" | head -1)
 first=$(bucket "$k")
 sleep 0.6
 mid_second
@@ -276,7 +276,7 @@ awk -v a="$first" -v b="$later" 'BEGIN { split(a, x, " "); split(b, y, " "); exi
 end_case fleet-window-bucket-in-redis
 
 begin_case
-# The windows' clock each host measured (sluice fleet status): Redis's TIME
+# The windows' clock each host measured (weir fleet status): Redis's TIME
 # less its CLOCK_MONOTONIC. The three hosts share this machine's monotonic
 # clock, so their offsets agree within what a measurement can be off (half
 # a round trip on loopback, a millisecond taken as unchanged): 5 ms.
@@ -329,8 +329,8 @@ echo "# Redis stopped: judged $seen of $(sent), admitted $got;" \
 max=$(bound 5.6)
 [ "$got" -le "$max" ] || fail "admitted $got without Redis, over $max"
 grep -q "fleet: Redis is stale: the fallback is in force" "$TMP/h2.log" || fail "no log line for the fallback"
-[ "$(metric 2 sluice_fleet_fallback_active)" == 1 ] || fail "sluice_fleet_fallback_active not 1"
-[ "$(metric 2 'sluice_fleet_share{rule="api",limit="0"}')" == 0.333333 ] || fail "share not 1/3"
+[ "$(metric 2 weir_fleet_fallback_active)" == 1 ] || fail "weir_fleet_fallback_active not 1"
+[ "$(metric 2 'weir_fleet_share{rule="api",limit="0"}')" == 0.333333 ] || fail "share not 1/3"
 end_case fleet-redis-stopped-safe-fallback
 
 begin_case
@@ -568,7 +568,7 @@ spid=$!
 sleep 1.5
 spread=0
 for port in 6379 6380 6381; do
-	n=$(rcli -p $port --scan --pattern "sluice:{t$TAG#*}:api:0:*" | wc -l)
+	n=$(rcli -p $port --scan --pattern "weir:{t$TAG#*}:api:0:*" | wc -l)
 	echo "# sharded: $n buckets on :$port"
 	[ "$n" -gt 0 ] && spread=$((spread + 1))
 done
@@ -627,7 +627,7 @@ spid=$!
 sleep 1.5
 spread=0
 for port in 7001 7002 7003 7004 7005 7006; do
-	n=$(rcli -h 198.18.50.1 -p $port --scan --pattern "sluice:{t$TAG#*}:api:0:*" 2>/dev/null | wc -l)
+	n=$(rcli -h 198.18.50.1 -p $port --scan --pattern "weir:{t$TAG#*}:api:0:*" 2>/dev/null | wc -l)
 	[ "$(rcli -h 198.18.50.1 -p $port role 2>/dev/null | head -1)" == master ] || continue
 	echo "# cluster: $n buckets on primary :$port"
 	[ "$n" -gt 0 ] && spread=$((spread + 1))
@@ -727,7 +727,7 @@ end_case fleet-not-redis
 check_bad() {
 	local name=$1 want=$2
 	begin_case
-	if out=$("$SLUICE" check "$TMP/bad.yaml" 2>&1); then
+	if out=$("$WEIR" check "$TMP/bad.yaml" 2>&1); then
 		fail "accepted"
 	elif ! grep -q -- "$want" <<<"$out"; then
 		fail "error does not say \"$want\": $out"
@@ -757,7 +757,7 @@ check_bad fleet-check-no-section "has no fleet: section"
 
 begin_case
 printf '%s\nfleet: { name: f, redis: [ "127.0.0.1:6379" ], interval: 100ms }\n' "$base" >"$TMP/ok.yaml"
-out=$("$SLUICE" -j check "$TMP/ok.yaml") || fail "a valid fleet config refused: $out"
+out=$("$WEIR" -j check "$TMP/ok.yaml") || fail "a valid fleet config refused: $out"
 [ "$(jq '.fleet_bounds[0].lag_per_host' <<<"$out")" == 1.01 ] ||
 	fail "lag_per_host $(jq '.fleet_bounds[0].lag_per_host' <<<"$out"), want 10pps x 101 ms"
 [ "$(jq -r '.fleet.mode' <<<"$out")" == single ] || fail "fleet section not printed: $out"
@@ -766,7 +766,7 @@ end_case fleet-check-prints-bound
 begin_case
 printf '%s\nfleet: { name: f, redis: [ "127.0.0.1:6379" ], interval: 100ms }\n' \
 	'rules: [ { name: a, limits: [ { rate: 600/min, algo: fixed-window, scope: fleet } ] } ]' >"$TMP/ok.yaml"
-out=$("$SLUICE" -j check "$TMP/ok.yaml") || fail "a fleet window refused: $out"
+out=$("$WEIR" -j check "$TMP/ok.yaml") || fail "a fleet window refused: $out"
 [ "$(jq -c '.fleet_bounds[0] | [.window_ms, .per_window, .turn_lag_ms]' <<<"$out")" == '[60000,600,3]' ] ||
 	fail "fleet window bound: $(jq -c '.fleet_bounds[0]' <<<"$out")"
 end_case fleet-check-window-bound

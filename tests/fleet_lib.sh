@@ -3,7 +3,7 @@
 # (tools/bench/fleetbench.sh): a client namespace C, a Redis namespace R and
 # three hosts H[1..3], each host linked to both:
 #
-#   C --cI/hIc--> H[I] (sluice, XDP on hIc) --hIr/rI--> R (redis-server)
+#   C --cI/hIc--> H[I] (weir, XDP on hIc) --hIr/rI--> R (redis-server)
 #
 # Source this after tests/lib.sh, with TMP, SLGEN and TAG set; then call
 # fleet_up (returns non-zero, saying why on stderr, if something failed).
@@ -112,7 +112,7 @@ start_host() {
 	ROOTS_H[i]=$(new_root "h$i")
 	start_daemon "${H[i]}" "${ROOTS_H[i]}" "$TMP/h$i.yaml" "$TMP/h$i.log"
 }
-wrh() { local i=$1; shift; in_ns "${H[i]}" "$SLUICE" --bpffs "${ROOTS_H[i]}" "$@"; }
+wrh() { local i=$1; shift; in_ns "${H[i]}" "$WEIR" --bpffs "${ROOTS_H[i]}" "$@"; }
 # passed and dropped packets of rule api (or FLEET_RULE) on host I
 passed() { wrh "$1" -j stats interval 0 | jq ".rules[] | select(.name == \"${FLEET_RULE:-api}\") | .passed_packets"; }
 dropped() { wrh "$1" -j stats interval 0 | jq ".rules[] | select(.name == \"${FLEET_RULE:-api}\") | .dropped_packets"; }

@@ -14,8 +14,8 @@
  * clocks disagree, as they do), every sync's monotonic clock (the same
  * per-host clock) and Redis's TIME (the scripts' optional "now" argument,
  * which only the hooks send). The data path is the BPF object itself, not
- * include/sluice_limiter.h alone: what makes a key hot and what it reports
- * (fleet_note) lives only in bpf/sluice.bpf.c, and the traces showed that
+ * include/weir_limiter.h alone: what makes a key hot and what it reports
+ * (fleet_note) lives only in bpf/weir.bpf.c, and the traces showed that
  * it shapes the bound. A sync's round trip rho is simulated too:
  * its calls are written, the other hosts' packets of the next rho run, and
  * only then are the replies read and folded. Syncs never overlap: one due
@@ -108,7 +108,7 @@
 #define NO_TIME		(~0ULL)
 /* user/fleet.c's FLEET_COOL, the fraction of R its unsent keys may reach */
 #define FLEET_F		(1.0 / 8)
-/* bpf/sluice.bpf.c's WR_FLEET_SAMPLE: one charge in 32 tracks an untracked key */
+/* bpf/weir.bpf.c's WR_FLEET_SAMPLE: one charge in 32 tracks an untracked key */
 #define SAMPLE_ONE_IN	32
 /* The chance a trace's untracked packets may exceed sample_bound() with */
 #define SAMPLE_P	1e-9
@@ -118,7 +118,7 @@ enum event { E_NONE, E_FLUSH, E_STALL };
 static const char *const pattern_name[] = { "one host", "spread", "move", "bursts", "idle gaps" };
 
 struct host {
-	struct sluice *skel;
+	struct weir *skel;
 	struct wr_fleet *f;
 	__u64 off;		/* this host's clock less the simulation's (ns) */
 	__u64 next_sync;	/* simulation time of its next sync */
@@ -126,18 +126,18 @@ struct host {
 	int turn_sync;		/* the next sync is a fleet window's turn's (not the interval's) */
 	__u64 last_ok;		/* simulation time of its last answered sync */
 	__u64 longest_gap;	/* longest time without an answered sync */
-	__u64 last_sync_ns;	/* sluice_fleet_status.last_sync_ns as last read */
+	__u64 last_sync_ns;	/* weir_fleet_status.last_sync_ns as last read */
 	unsigned int mult;
-	struct sluice_set *sets;
+	struct weir_set *sets;
 	size_t sets_len;
-	struct sluice_state *agg;
+	struct weir_state *agg;
 	size_t agg_len;
 	__u64 admitted, admitted_move;
 	__u64 untracked;	/* admitted while wr_fleet_use did not hold the key */
 	__u64 stretches;	/* runs of such packets: the first, and after each drop */
 	int in_stretch;		/* untracked since its last such packet */
 	int synced_key;		/* has sent the key at least once */
-	__u64 keys_synced;	/* sluice_fleet_status.keys_synced as last read */
+	__u64 keys_synced;	/* weir_fleet_status.keys_synced as last read */
 	__u64 win_synced;	/* a window trace: the fleet's window of its last sync of the key */
 };
 
@@ -152,14 +152,14 @@ struct trace {
 	__u64 move_at;
 	__u64 on, off;
 	unsigned int burst_pk;
-	int algo;		/* SLUICE_ALGO_GCRA, or a fleet window of rate a second */
+	int algo;		/* WEIR_ALGO_GCRA, or a fleet window of rate a second */
 };
 
 /* A window trace's windows are a second; its windows are counted up to this many. */
 #define WIN_MAX		16
 
 /* main.c's options, which the user objects read; the defaults. */
-struct wr_opts opts = { .root = SLUICE_DEFAULT_ROOT };
+struct wr_opts opts = { .root = WEIR_DEFAULT_ROOT };
 
 static struct host hosts[HOSTS_MAX];
 static struct {
@@ -275,7 +275,7 @@ static int redis_start(void)
 {
 	int attempt, i;
 
-	snprintf(redis_dir, sizeof(redis_dir), "/tmp/sluice-fleetsim.XXXXXX");
+	snprintf(redis_dir, sizeof(redis_dir), "/tmp/weir-fleetsim.XXXXXX");
 	if (!mkdtemp(redis_dir)) {
 		redis_dir[0] = '\0';
 		return -1;
@@ -404,10 +404,10 @@ static int hosts_load(void)
 /* Every bucket and hot key of host h gone: a fresh data path. */
 static void host_reset(struct host *h)
 {
-	struct sluice_key k, next;
+	struct weir_key k, next;
 	int fd = bpf_map__fd(h->skel->maps.wr_fleet_use);
 
-	struct sluice_config c;
+	struct weir_config c;
 	__u32 zero = 0;
 
 	memset(h->sets, 0, h->sets_len);
@@ -424,9 +424,9 @@ static void host_reset(struct host *h)
 	}
 }
 
-static struct sluice_fleet_status host_status(const struct host *h)
+static struct weir_fleet_status host_status(const struct host *h)
 {
-	struct sluice_fleet_status st;
+	struct weir_fleet_status st;
 	__u32 zero = 0;
 
 	memset(&st, 0, sizeof(st));
@@ -480,7 +480,7 @@ static __u64 pkt_after(__u64 at)
 /* Whether host h's data path tracks the trace's key (its only one). */
 static int tracked(const struct host *h)
 {
-	struct sluice_key k;
+	struct weir_key k;
 
 	return !bpf_map_get_next_key(bpf_map__fd(h->skel->maps.wr_fleet_use), NULL, &k);
 }
@@ -495,7 +495,7 @@ static void deliver(void)
 	set_now(S.now + h->off);
 	tr = tracked(h);
 	v = xmit(&S.frame);
-	if (t->algo != SLUICE_ALGO_GCRA && v == 1) {
+	if (t->algo != WEIR_ALGO_GCRA && v == 1) {
 		int ws = win_slot(S.now);
 
 		if (ws >= 0) {
@@ -557,7 +557,7 @@ static void run_packets(__u64 until)
 static void host_sync(struct host *h)
 {
 	const struct trace *t = S.t;
-	struct sluice_fleet_status st;
+	struct weir_fleet_status st;
 	unsigned int m;
 	__u64 at = S.now;
 
@@ -583,7 +583,7 @@ static void host_sync(struct host *h)
 		       (unsigned long long)st.node[0].errors[0], (unsigned long long)st.node[0].errors[1],
 		       (unsigned long long)st.node[0].errors[2], (unsigned long long)h->admitted);
 	if (getenv("FLEET_SIM_DEBUG")) {
-		redisReply *k = rcmd("KEYS sluice:*"), *v;
+		redisReply *k = rcmd("KEYS weir:*"), *v;
 		size_t j;
 
 		for (j = 0; k && k->type == REDIS_REPLY_ARRAY && j < k->elements; j++) {
@@ -607,14 +607,14 @@ static void host_sync(struct host *h)
 		if (k)
 			freeReplyObject(k);
 	}
-	if (getenv("FLEET_SIM_DEBUG") && t->algo != SLUICE_ALGO_GCRA) {
+	if (getenv("FLEET_SIM_DEBUG") && t->algo != WEIR_ALGO_GCRA) {
 		int ws = win_slot(S.now);
-		struct sluice_config c;
+		struct weir_config c;
 		__u32 zero = 0;
 
 		bpf_map_lookup_elem(bpf_map__fd(h->skel->maps.wr_config), &zero, &c);
-		struct sluice_key k = key4(&rs.rules[0], 0, IP4(198, 18, 7, 1 + (t->seed & 127)));
-		struct sluice_way w = {};
+		struct weir_key k = key4(&rs.rules[0], 0, IP4(198, 18, 7, 1 + (t->seed & 127)));
+		struct weir_way w = {};
 
 		skel = h->skel;
 		state_way(&k, &w);
@@ -767,7 +767,7 @@ static int win_check(const struct trace *t, struct result *res, char *why, size_
 	 * interval before the window's end at worst), each a 1/N share of it
 	 * (what a host does not use stays allocated to it): half of that.
 	 */
-	if (t->algo == SLUICE_ALGO_SLIDING)
+	if (t->algo == WEIR_ALGO_SLIDING)
 		f *= 0.5 * (1 - t->delta / 1e9);
 	__u64 last = fleet_win(t->dur) - S.w0, ev_w = t->event ? fleet_win(t->ev_at) - S.w0 : WIN_MAX;
 	__u64 ev_end = t->event == E_STALL ? fleet_win(t->ev_at + t->ev_len) - S.w0 : ev_w;
@@ -841,8 +841,8 @@ static int win_check(const struct trace *t, struct result *res, char *why, size_
 static int run_trace(const struct trace *t, struct result *res, char *why, size_t whylen)
 {
 	struct wr_cfg_fleet cfg;
-	struct sluice_limit *l;
-	struct sluice_rule *r;
+	struct weir_limit *l;
+	struct weir_rule *r;
 	struct frame l4;
 	__u64 stall_extra = 0;
 	unsigned int i;
@@ -862,13 +862,13 @@ static int run_trace(const struct trace *t, struct result *res, char *why, size_
 
 	memset(&rs, 0, sizeof(rs));
 	next_agg = agg_base;
-	r = add_rule(SLUICE_ACT_DROP);
-	if (t->algo != SLUICE_ALGO_GCRA)
-		l = new_limit(r, t->algo, t->rate, 1000, 0, SLUICE_COST_PKT,
-			      t->per_all ? SLUICE_KEY_ALL : SLUICE_KEY_SRC, 32, 64);
+	r = add_rule(WEIR_ACT_DROP);
+	if (t->algo != WEIR_ALGO_GCRA)
+		l = new_limit(r, t->algo, t->rate, 1000, 0, WEIR_COST_PKT,
+			      t->per_all ? WEIR_KEY_ALL : WEIR_KEY_SRC, 32, 64);
 	else
-		l = new_limit(r, SLUICE_ALGO_GCRA, t->rate, 0, t->burst, SLUICE_COST_PKT,
-			      t->per_all ? SLUICE_KEY_ALL : SLUICE_KEY_SRC, 32, 64);
+		l = new_limit(r, WEIR_ALGO_GCRA, t->rate, 0, t->burst, WEIR_COST_PKT,
+			      t->per_all ? WEIR_KEY_ALL : WEIR_KEY_SRC, 32, 64);
 	l->fleet = 1;
 	l4_udp(&l4, 9000, 18);
 	frame4(&S.frame, IP4(198, 18, 7, 1 + (t->seed & 127)), WR_IPPROTO_UDP, &l4);
@@ -969,7 +969,7 @@ static int run_trace(const struct trace *t, struct result *res, char *why, size_
 		wr_fleet_close(h->f);
 		h->f = NULL;
 	}
-	if (t->algo != SLUICE_ALGO_GCRA)
+	if (t->algo != WEIR_ALGO_GCRA)
 		return win_check(t, res, why, whylen);
 
 	{
@@ -1095,10 +1095,10 @@ static void make_trace(struct trace *t, __u64 seed, int p, int ev, int win)
 	/* Over a second before the end: the hosts get back in step. */
 	if (ev == E_STALL && t->dur < t->ev_at + t->ev_len + 2 * SEC)
 		t->dur = t->ev_at + t->ev_len + 2 * SEC;
-	t->algo = SLUICE_ALGO_GCRA;
+	t->algo = WEIR_ALGO_GCRA;
 	if (win) {
-		/* Windows of a second: two intervals at least (sluice check refuses less). */
-		t->algo = seed & 1 ? SLUICE_ALGO_SLIDING : SLUICE_ALGO_FIXED;
+		/* Windows of a second: two intervals at least (weir check refuses less). */
+		t->algo = seed & 1 ? WEIR_ALGO_SLIDING : WEIR_ALGO_FIXED;
 		if (t->delta > 500 * MSEC)
 			t->delta = 500 * MSEC;
 		if (t->rho > t->delta / 2)
@@ -1152,7 +1152,7 @@ static void run_class(const char *name, int cls, int ev, int win)
 				       "%.3f, untracked %llu in %llu (bound %llu)\n", name,
 				       (unsigned long long)seed, t.n,
 				       (unsigned long long)(t.delta / MSEC),
-				       t.algo == SLUICE_ALGO_FIXED ? "fixed" : "sliding",
+				       t.algo == WEIR_ALGO_FIXED ? "fixed" : "sliding",
 				       (unsigned long long)t.rate, t.load, pattern_name[t.pattern],
 				       res.win_worst, res.win_presync, res.win_floor,
 				       (unsigned long long)res.untracked,
@@ -1274,7 +1274,7 @@ TEST_CASE(windows_refused_key_stays_tracked)
 	make_trace(&t, base_seed, P_ONE, E_NONE, 1);
 	t.n = 1;
 	t.from = t.to = 0;
-	t.algo = SLUICE_ALGO_FIXED;
+	t.algo = WEIR_ALGO_FIXED;
 	t.delta = 20 * MSEC;
 	t.rho = MSEC;
 	t.rate = t.burst = 100;

@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 # The quick tier of make test-kernels: Debian 12's own kernel (6.1) booted
-# in a qemu guest (tools/kernels/guest.sh), sluice loaded and attached there
+# in a qemu guest (tools/kernels/guest.sh), weir loaded and attached there
 # in native, generic and tc mode (tc through clsact: 6.1 has no tcx), one
 # ok line per mode; then, native again, once as a kernel before 5.17 loads
-# it (SLUICE_FEATURES_OFF=bpf_loop: the rules walked without bpf_loop) and
+# it (WEIR_FEATURES_OFF=bpf_loop: the rules walked without bpf_loop) and
 # once with no kernel config file anywhere (/boot unmounted; Debian's
 # kernels have no /proc/config.gz); and a rule with action cookie (6.1
 # has the raw SYN cookie helpers); the capture suite (bpf_capture: the
-# copy into the ring from XDP and TC); and sluice joining the real xdp-filter's
+# copy into the ring from XDP and TC); and weir joining the real xdp-filter's
 # libxdp dispatcher (tests/xdpmulti.sh's xf-first case: freplace programs,
 # which this machine's own kernel refuses; make test-kernels runs all its
 # dispatcher cases). The kernel package is fetched from Debian's archive the
@@ -31,7 +31,7 @@ if ! tools/kernels/guest.sh fetch 6.1 >"$TMP/fetch" 2>&1; then
 	exit 1
 fi
 cat >"$TMP/load.sh" <<'EOS'
-S="build/sluice --bpffs /sys/fs/bpf/kq"
+S="build/weir --bpffs /sys/fs/bpf/kq"
 ip link add kq0 type veth peer name kq1 && ip link set kq0 up && ip link set kq1 up
 for mode in native generic tc; do
 	if out=$($S attach kq0 mode $mode 2>&1); then
@@ -49,7 +49,7 @@ for mode in native generic tc; do
 done
 $S detach all >/dev/null 2>&1
 # The bounded-loop walk that kernels before 5.17 get, verified by 6.1.
-if out=$(SLUICE_FEATURES_OFF=bpf_loop $S attach kq0 2>&1) &&
+if out=$(WEIR_FEATURES_OFF=bpf_loop $S attach kq0 2>&1) &&
 	$S rule add rl proto udp dport 53 limit 10pps >/dev/null; then
 	echo "ok - kernels-6.1-without-bpf_loop"
 else
@@ -85,7 +85,7 @@ else
 	echo "not ok - kernels-6.1-capture: $(grep -m1 -v '^ok' <<<"$out")"
 fi
 # libxdp's dispatcher with xdp-filter (tests/xdpmulti.sh, its dispatcher cases).
-XDPMULTI_DISPATCHER_ONLY=1 XDPMULTI_CASES=xf-first BUILD=build SLUICE=$PWD/build/sluice \
+XDPMULTI_DISPATCHER_ONLY=1 XDPMULTI_CASES=xf-first BUILD=build WEIR=$PWD/build/weir \
 	tests/xdpmulti.sh 2>&1 |
 	sed -E 's/^(ok|not ok|skip) - xdpmulti-/\1 - kernels-6.1-xdpmulti-/'
 EOS

@@ -1,10 +1,10 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-# Shared by sluice's shell test suites. Each case prints one line:
+# Shared by weir's shell test suites. Each case prints one line:
 #   ok - NAME | not ok - NAME: why | skip - NAME: why
 # Namespaces and bpffs roots get unique names and are removed by cleanup,
 # which every suite runs from an EXIT trap.
 
-SLUICE=${SLUICE:-$PWD/build/sluice}
+WEIR=${WEIR:-$PWD/build/weir}
 BUILD=${BUILD:-build}
 TAG="wr$$"
 NETNS=()
@@ -22,7 +22,7 @@ end_case() {
 	if [ -n "$CASE_FAILED" ]; then not_ok "$1" "$CASE_FAILED"; else ok "$1"; fi
 }
 
-# expect_fail DESC CMD...: the command must fail as sluice fails on bad
+# expect_fail DESC CMD...: the command must fail as weir fails on bad
 # input: exit status exactly 1, not killed by a signal (status 128 + N),
 # and no sanitizer report. A crash is a failure, never an expected one.
 expect_fail() {
@@ -56,7 +56,7 @@ new_netns() {
 	echo "$ns"
 }
 
-# A bpffs directory of this suite's own: --bpffs for every sluice call.
+# A bpffs directory of this suite's own: --bpffs for every weir call.
 new_root() {
 	local r="/sys/fs/bpf/$TAG-$1"
 	ROOTS+=("$r")
@@ -89,7 +89,7 @@ cleanup() {
 	stop_daemons
 	for r in "${ROOTS[@]}" /sys/fs/bpf/"$TAG"-*; do
 		[ -e "$r" ] || continue
-		"$SLUICE" --bpffs "$r" detach all >/dev/null 2>&1
+		"$WEIR" --bpffs "$r" detach all >/dev/null 2>&1
 		rm -rf "$r" 2>/dev/null
 	done
 	for ns in "${NETNS[@]}" $(ip netns list 2>/dev/null | awk '{print $1}' | grep "^$TAG-"); do
@@ -97,7 +97,7 @@ cleanup() {
 		ip netns del "$ns" 2>/dev/null
 	done
 	# The daemons' instance lock files, named after their bpffs roots.
-	rm -f /run/sluice-sys-fs-bpf-"$TAG"-*.lock
+	rm -f /run/weir-sys-fs-bpf-"$TAG"-*.lock
 	return 0
 }
 
@@ -110,27 +110,27 @@ require_root() {
 	fi
 }
 
-# start_daemon NS ROOT CFG LOG: `sluice run` on bpffs ROOT in namespace NS,
+# start_daemon NS ROOT CFG LOG: `weir run` on bpffs ROOT in namespace NS,
 # in the background, its stderr into LOG (emptied first unless DAEMON_APPEND
 # is set; each line through DAEMON_FILTER if that names a command). Run from
 # / so that relative paths in the config do not depend on the cwd; env -C
-# execs nsenter, which execs sluice, so $! is the daemon itself: its pid is
+# execs nsenter, which execs weir, so $! is the daemon itself: its pid is
 # in DPID and in DAEMONS (cleanup kills it). Returns non-zero unless the
 # daemon says it is running within 10 s (bounded, never a timing assertion).
 start_daemon() {
 	local ns=$1 root=$2 cfg=$3 log=$4 i
 	if [ -n "${DAEMON_APPEND:-}" ]; then : >>"$log"; else : >"$log"; fi
 	if [ -n "${DAEMON_FILTER:-}" ]; then
-		env -C / nsenter --net="/run/netns/$ns" "$SLUICE" --bpffs "$root" run --config "$cfg" \
+		env -C / nsenter --net="/run/netns/$ns" "$WEIR" --bpffs "$root" run --config "$cfg" \
 			2> >($DAEMON_FILTER >>"$log") &
 	else
-		env -C / nsenter --net="/run/netns/$ns" "$SLUICE" --bpffs "$root" run --config "$cfg" \
+		env -C / nsenter --net="/run/netns/$ns" "$WEIR" --bpffs "$root" run --config "$cfg" \
 			2>>"$log" &
 	fi
 	DPID=$!
 	DAEMONS+=("$DPID")
 	for i in $(seq 400); do
-		grep -q "sluice: running on .*(pid $DPID)" "$log" && return 0
+		grep -q "weir: running on .*(pid $DPID)" "$log" && return 0
 		kill -0 "$DPID" 2>/dev/null || return 1
 		sleep 0.025
 	done

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 # The loader: options that only a fresh load sets (table size, clock) are
-# refused once sluice is loaded, never silently ignored, and status shows
+# refused once weir is loaded, never silently ignored, and status shows
 # them; the connection counter sits on the host's cgroup root only while a
 # rule has a connection limit.
 set -u
@@ -22,26 +22,26 @@ for i in 0 1 2; do
 	in_ns "$NS" ip link add ld$i type veth peer name ldp$i || { not_ok loader-setup "veth"; exit 1; }
 	in_ns "$NS" ip link set ld$i up
 done
-wr() { in_ns "$NS" "$SLUICE" --bpffs "$ROOT" "$@"; }
-wrj() { in_ns "$NS" "$SLUICE" -j --bpffs "$ROOT" "$@"; }
+wr() { in_ns "$NS" "$WEIR" --bpffs "$ROOT" "$@"; }
+wrj() { in_ns "$NS" "$WEIR" -j --bpffs "$ROOT" "$@"; }
 
 # ---- the binary itself ----
 
 # libbpf is linked in: the binary runs where the distribution's is older.
 begin_case
-if ! deps=$(ldd "$SLUICE" 2>&1); then
-	fail "ldd $SLUICE: $deps"
+if ! deps=$(ldd "$WEIR" 2>&1); then
+	fail "ldd $WEIR: $deps"
 elif echo "$deps" | grep -q 'libbpf'; then
 	fail "linked against a shared libbpf: $(echo "$deps" | grep libbpf | tr -s ' \t' ' ')"
-elif ! "$SLUICE" version | grep -q 'libbpf 1\.'; then
-	fail "version names no libbpf 1.x: $("$SLUICE" version | tr '\n' ' ')"
+elif ! "$WEIR" version | grep -q 'libbpf 1\.'; then
+	fail "version names no libbpf 1.x: $("$WEIR" version | tr '\n' ' ')"
 fi
 end_case loader-libbpf-linked-in
 
 # The same object without bpf_loop (as kernels before 5.17 get it) loads,
 # and -d says what replaced it.
 begin_case
-out=$(SLUICE_FEATURES_OFF=bpf_loop,xdp_frags wr -d attach ld2 2>&1)
+out=$(WEIR_FEATURES_OFF=bpf_loop,xdp_frags wr -d attach ld2 2>&1)
 rc=$?
 if [ $rc -ne 0 ]; then
 	fail "attach without bpf_loop: $(echo "$out" | grep -v '^libbpf' | tail -2 | tr '\n' ' ')"
@@ -64,7 +64,7 @@ in_ns "$NS" ip link add ldj type veth peer name ldjp mtu 9000 &&
 	fail "jumbo veth"
 out=$(wr attach ldj mode native 2>&1) || fail "native attach at MTU 9000 with xdp.frags: $out"
 wr detach all >/dev/null 2>&1
-out=$(SLUICE_FEATURES_OFF=xdp_frags wr attach ldj mode native 2>&1) &&
+out=$(WEIR_FEATURES_OFF=xdp_frags wr attach ldj mode native 2>&1) &&
 	fail "attached at MTU 9000 with xdp_frags off: the program still carries the flag"
 echo "$out" | grep -q 'its MTU needs multi-buffer XDP.*lower the MTU, or use mode generic or tc' ||
 	fail "the refusal does not say why: $(echo "$out" | tail -1)"
@@ -78,7 +78,7 @@ end_case loader-xdp-frags-only-where-the-kernel-has-it
 # Without the netns cookie in sock_ops (before 5.15) connection limits are
 # turned off by name and every other limit works.
 begin_case
-export SLUICE_FEATURES_OFF=sockops_netns_cookie
+export WEIR_FEATURES_OFF=sockops_netns_cookie
 out=$(wr attach ld2 2>&1) || fail "attach without the sock_ops netns cookie: $out"
 echo "$out" | grep -q 'connection limits (conns N) are refused; every other limit works' ||
 	fail "the attach did not say connection limits are off: $out"
@@ -88,17 +88,17 @@ echo "$err" | grep -q 'connection limits need bpf_get_netns_cookie() in sock_ops
 expect_ok "rate rule" wr rule add lr proto udp dport 53 limit 10pps
 [ "$(wrj rule list | jq -r '[.rules[].name] | join(",")')" == lr ] ||
 	fail "rules after the refusal: $(wrj rule list | jq -c '[.rules[].name]')"
-unset SLUICE_FEATURES_OFF
+unset WEIR_FEATURES_OFF
 wr detach all >/dev/null 2>&1
 end_case loader-conns-off-without-sockops-netns-cookie
 
-# A feature sluice cannot do without is refused by name, nothing left behind.
+# A feature weir cannot do without is refused by name, nothing left behind.
 begin_case
-out=$(SLUICE_FEATURES_OFF=cmpxchg wr attach ld2 2>&1)
+out=$(WEIR_FEATURES_OFF=cmpxchg wr attach ld2 2>&1)
 rc=$?
 if [ $rc -ne 1 ]; then
 	fail "attach without compare-and-swap exited $rc: $out"
-elif ! echo "$out" | grep -q 'has no BPF atomic compare-and-swap, which sluice needs (Linux 5.12 or later)'; then
+elif ! echo "$out" | grep -q 'has no BPF atomic compare-and-swap, which weir needs (Linux 5.12 or later)'; then
 	fail "the refusal does not name the feature: $out"
 elif echo "$out" | grep -qi 'verifier\|permission denied'; then
 	fail "the refusal shows a verifier error: $out"
@@ -167,7 +167,7 @@ end_case loader-older-build-pins-named
 
 # Where the loader looks, in its order (user/loader.c cgroup2_root).
 CG=""
-for d in /sys/fs/cgroup /sys/fs/cgroup/unified /run/sluice/cgroup2; do
+for d in /sys/fs/cgroup /sys/fs/cgroup/unified /run/weir/cgroup2; do
 	[ "$(stat -f -c %T "$d" 2>/dev/null)" == cgroup2fs ] && { CG=$d; break; }
 done
 # attached ID: is program ID attached as sock_ops to the cgroup root?
@@ -185,15 +185,15 @@ else
 	begin_case
 	[ -n "$PID" ] && [ "$PID" != null ] || fail "no pinned prog_sockops"
 	[ ! -e "$ROOT/cgroup_sockops" ] || fail "cgroup_sockops pinned with no connection limit"
-	attached "$PID" && fail "sluice_sockops (id $PID) on $CG with no connection limit"
+	attached "$PID" && fail "weir_sockops (id $PID) on $CG with no connection limit"
 	expect_ok "rule add (rate)" wr rule add dns proto udp dport 53 limit 10pps
-	attached "$PID" && fail "sluice_sockops on $CG after a rule without a connection limit"
+	attached "$PID" && fail "weir_sockops on $CG after a rule without a connection limit"
 	end_case loader-no-conn-counter-without-conn-limit
 
 	begin_case
 	expect_ok "rule add (conns)" wr rule add web proto tcp dport 443 conns 10 per src
 	[ -e "$ROOT/cgroup_sockops" ] || fail "no cgroup_sockops after a connection limit"
-	attached "$PID" || fail "sluice_sockops (id $PID) is not on $CG"
+	attached "$PID" || fail "weir_sockops (id $PID) is not on $CG"
 	expect_ok "rule add (second conns)" wr rule add ssh proto tcp dport 22 conns 2 per src
 	expect_ok "rule del web" wr rule del web
 	attached "$PID" || fail "the counter went while rule ssh still has a connection limit"
@@ -202,13 +202,13 @@ else
 	begin_case
 	expect_ok "rule del ssh" wr rule del ssh
 	[ ! -e "$ROOT/cgroup_sockops" ] || fail "cgroup_sockops still pinned"
-	attached "$PID" && fail "sluice_sockops still on $CG after the last connection limit went"
+	attached "$PID" && fail "weir_sockops still on $CG after the last connection limit went"
 	n=$(bpftool -j map dump pinned "$ROOT/wr_conns" | jq length)
 	[ "$n" == 0 ] || fail "wr_conns keeps $n counts"
 	expect_ok "rule add (conns again)" wr rule add web proto tcp dport 443 conns 10 per src
 	attached "$PID" || fail "not attached again"
 	expect_ok "detach all" wr detach all
-	attached "$PID" && fail "sluice_sockops on $CG after detach all"
+	attached "$PID" && fail "weir_sockops on $CG after detach all"
 	end_case loader-conn-counter-removed-with-last-conn-limit
 fi
 
@@ -243,7 +243,7 @@ if [ -n "$CG" ]; then
 	kill -0 "$DPID" 2>/dev/null || fail "the daemon died: $(tail -2 "$TMP/log")"
 	kill -TERM "$DPID"
 	wait "$DPID" 2>/dev/null
-	in_ns "$NS" "$SLUICE" --bpffs "$R2" detach all >/dev/null 2>&1
+	in_ns "$NS" "$WEIR" --bpffs "$R2" detach all >/dev/null 2>&1
 	end_case loader-daemon-conn-counter-follows-reloads
 fi
 
@@ -251,30 +251,30 @@ fi
 
 begin_case
 R3=$(new_root ldt)
-wrt() { in_ns "$NS" "$SLUICE" --bpffs "$R3" "$@"; }
+wrt() { in_ns "$NS" "$WEIR" --bpffs "$R3" "$@"; }
 in_ns "$NS" ip link add lt0 type veth peer name ltp0 && in_ns "$NS" ip link set lt0 up &&
 	in_ns "$NS" ip link add lt1 type veth peer name ltp1 && in_ns "$NS" ip link set lt1 up ||
 	fail "veth"
 # lt1 has a clsact qdisc and a filter of someone else's already.
 in_ns "$NS" tc qdisc add dev lt1 clsact
-# (a classic BPF filter that matches nothing: cls_bpf is what sluice needs anyway)
+# (a classic BPF filter that matches nothing: cls_bpf is what weir needs anyway)
 in_ns "$NS" tc filter add dev lt1 ingress pref 7 protocol all bpf bytecode "1,6 0 0 0," classid 1:1 ||
 	fail "cannot add the other filter"
 expect_ok "attach lt0 through clsact" wrt attach lt0 mode tc tc-hook clsact
 expect_ok "attach lt1 through clsact" wrt attach lt1 mode tc tc-hook clsact
 for d in lt0 lt1; do
-	in_ns "$NS" tc filter show dev $d ingress | grep -q 'handle 0x51c3 sluice_tc' ||
-		fail "no sluice_tc filter on $d: $(in_ns "$NS" tc filter show dev $d ingress | tr '\n' ' ')"
+	in_ns "$NS" tc filter show dev $d ingress | grep -q 'handle 0x51c3 weir_tc' ||
+		fail "no weir_tc filter on $d: $(in_ns "$NS" tc filter show dev $d ingress | tr '\n' ' ')"
 done
-hooks=$(in_ns "$NS" "$SLUICE" -j --bpffs "$R3" status |
+hooks=$(in_ns "$NS" "$WEIR" -j --bpffs "$R3" status |
 	jq -r '[.interfaces[] | "\(.interface):\(.mode):\(.tc_hook)"] | sort | join(",")')
 [ "$hooks" == "lt0:tc:clsact,lt1:tc:clsact" ] || fail "status shows $hooks"
 out=$(wrt attach lt0 mode tc tc-hook clsact 2>&1)
 [ $? -eq 1 ] || fail "a second attach of lt0 did not fail with 1: $out"
 expect_ok "detach lt0" wrt detach lt0
-in_ns "$NS" tc qdisc show dev lt0 | grep -q clsact && fail "the clsact qdisc sluice made on lt0 stayed"
+in_ns "$NS" tc qdisc show dev lt0 | grep -q clsact && fail "the clsact qdisc weir made on lt0 stayed"
 expect_ok "detach all" wrt detach all
-in_ns "$NS" tc filter show dev lt1 ingress | grep -q sluice_tc && fail "sluice's filter stayed on lt1"
+in_ns "$NS" tc filter show dev lt1 ingress | grep -q weir_tc && fail "weir's filter stayed on lt1"
 in_ns "$NS" tc filter show dev lt1 ingress | grep -q "pref 7 bpf" ||
 	fail "detach removed the other filter on lt1"
 in_ns "$NS" tc qdisc show dev lt1 | grep -q clsact || fail "detach removed the clsact qdisc it did not make"

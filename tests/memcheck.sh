@@ -4,14 +4,14 @@
 # the daemon (start, reload, SIGTERM): no leak (definite or indirect), no
 # invalid read or write, no use of an uninitialised value. One case per
 # command. tests/memcheck.supp holds what valgrind says about libbpf's
-# bpf() calls, none of it sluice's.
+# bpf() calls, none of it weir's.
 set -u
 cd "$(dirname "$0")/.."
 . tests/lib.sh
 require_root memcheck
 TMP=$(mktemp -d)
 DPID=
-trap '[ -n "$DPID" ] && kill -9 "$DPID" 2>/dev/null; rm -f /run/sluice-sys-fs-bpf-"$TAG"-*.lock;
+trap '[ -n "$DPID" ] && kill -9 "$DPID" 2>/dev/null; rm -f /run/weir-sys-fs-bpf-"$TAG"-*.lock;
 	cleanup; rm -rf "$TMP"' EXIT
 
 if ! command -v valgrind >/dev/null; then
@@ -19,8 +19,8 @@ if ! command -v valgrind >/dev/null; then
 	exit 0
 fi
 # A sanitizer build cannot run under valgrind.
-if nm "$SLUICE" 2>/dev/null | grep -q __asan_init; then
-	skip memcheck "$SLUICE is built with AddressSanitizer"
+if nm "$WEIR" 2>/dev/null | grep -q __asan_init; then
+	skip memcheck "$WEIR is built with AddressSanitizer"
 	exit 0
 fi
 
@@ -45,12 +45,12 @@ metrics: { listen: "127.0.0.1:9464" }
 events: { interval: 1s }
 EOF
 
-# vg NAME EXPECTED-STATUS ARGS...: sluice under valgrind in the namespace.
+# vg NAME EXPECTED-STATUS ARGS...: weir under valgrind in the namespace.
 vg() {
 	local name=$1 want=$2 rc
 	shift 2
 	begin_case
-	in_ns "$NS" "${VG[@]}" "$SLUICE" --bpffs "$ROOT" "$@" >"$TMP/out" 2>"$TMP/err"
+	in_ns "$NS" "${VG[@]}" "$WEIR" --bpffs "$ROOT" "$@" >"$TMP/out" 2>"$TMP/err"
 	rc=$?
 	if [ "$rc" -eq 99 ] || grep -qE "$REPORT" "$TMP/err"; then
 		fail "$(grep -m1 -E '^==[0-9]+== [A-Z0-9]' "$TMP/err" | sed 's/^==[0-9]*== //')"
@@ -85,7 +85,7 @@ vg deny-add-bad-ttl 1 deny add 198.18.12.0/24 ttl 99999999999999999999h
 vg deny-list-ttl 0 deny list
 vg deny-del-ttl-only 0 deny del 198.18.11.0/24 ttl-only
 vg deny-del-missing-ok 0 deny del 198.18.11.0/24 missing-ok
-echo sluice-memcheck-key >"$TMP/cskey"
+echo weir-memcheck-key >"$TMP/cskey"
 vg crowdsec-bad-url 1 crowdsec run url 127.0.0.1:1 key-file "$TMP/cskey" once
 vg crowdsec-dead-api 1 crowdsec run url http://127.0.0.1:1 key-file "$TMP/cskey" once
 vg status 0 status
@@ -100,7 +100,7 @@ vg disable 0 disable
 vg enable 0 enable
 vg shed-status 0 shed status
 vg shed-set 0 shed set 0.25
-vg check-example 0 check etc/sluice.yaml
+vg check-example 0 check etc/weir.yaml
 vg check-invalid 1 -j check "$TMP/bad.yaml"
 vg check-missing 1 check "$TMP/none.yaml"
 vg unknown-object 1 frobnicate
@@ -114,15 +114,15 @@ fi
 # The daemon: starts, reloads once, stops on SIGTERM.
 begin_case
 : >"$TMP/d.err"
-env -C / nsenter --net="/run/netns/$NS" "${VG[@]}" "$SLUICE" --bpffs "$ROOT" run \
+env -C / nsenter --net="/run/netns/$NS" "${VG[@]}" "$WEIR" --bpffs "$ROOT" run \
 	--config "$TMP/run.yaml" 2>"$TMP/d.err" &
 DPID=$!
-for _ in $(seq 600); do grep -q 'sluice: running on' "$TMP/d.err" && break; sleep 0.05; done
-if grep -q 'sluice: running on' "$TMP/d.err"; then
+for _ in $(seq 600); do grep -q 'weir: running on' "$TMP/d.err" && break; sleep 0.05; done
+if grep -q 'weir: running on' "$TMP/d.err"; then
 	in_ns "$NS" curl -s --max-time 10 -o /dev/null http://127.0.0.1:9464/metrics
 	kill -HUP "$DPID"
-	for _ in $(seq 200); do grep -q 'sluice: reloaded' "$TMP/d.err" && break; sleep 0.05; done
-	grep -q 'sluice: reloaded' "$TMP/d.err" || fail "no reload"
+	for _ in $(seq 200); do grep -q 'weir: reloaded' "$TMP/d.err" && break; sleep 0.05; done
+	grep -q 'weir: reloaded' "$TMP/d.err" || fail "no reload"
 	kill -TERM "$DPID"
 	wait "$DPID"
 	rc=$?

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 # The metrics endpoint (user/metrics.c), served by build/tests/metrics_serve
 # from the maps the CLI pinned, as the daemon serves it: two namespaces
-# joined by veth, sluice attached on the receiving side, the server on
+# joined by veth, weir attached on the receiving side, the server on
 # loopback inside that namespace, scraped with curl and checked with
 # `promtool check metrics` (lint included: any complaint fails).
 #
@@ -38,7 +38,7 @@ for tool in curl promtool jq ss; do
 		exit 0
 	fi
 done
-for b in "$SERVE" "$SLGEN" "$SLUICE" "$POKE"; do
+for b in "$SERVE" "$SLGEN" "$WEIR" "$POKE"; do
 	[ -x "$b" ] || { not_ok metrics-setup "$b is missing (make test-build)"; exit 1; }
 done
 
@@ -71,7 +71,7 @@ fi
 ip -n "$RCV" link set "$ODD" up
 ip -n "$RCV" link set mt-p up
 
-wr() { in_ns "$RCV" "$SLUICE" --bpffs "$ROOT" "$@"; }
+wr() { in_ns "$RCV" "$WEIR" --bpffs "$ROOT" "$@"; }
 
 # serve ADDR: start a server in RCV; its pid in SERVER. Fails if it does not come up.
 serve() {
@@ -141,77 +141,77 @@ keys_at=$(date +%s.%N)
 in_ns "$RCV" curl -s -o /dev/null -D "$TMP/headers" "$URL"
 grep -qi '^content-type: text/plain; version=0.0.4' "$TMP/headers" ||
 	fail "content type: $(grep -i content-type "$TMP/headers")"
-for f in sluice_rule_packets_total:counter sluice_rule_bytes_total:counter \
-	 sluice_frames_total:counter sluice_packets_total:counter sluice_faults_total:counter \
-	 sluice_fail_open_total:counter sluice_contended_total:counter sluice_events_total:counter \
-	 sluice_events_lost_total:counter sluice_keys:gauge sluice_keys_capacity:gauge \
-	 sluice_rules:gauge sluice_rule_limits:gauge sluice_enabled:gauge \
-	 sluice_fail_closed:gauge sluice_ruleset_generation:gauge \
-	 sluice_interface_attached:gauge sluice_up:gauge sluice_deny_entries:gauge \
-	 sluice_allow_entries:gauge sluice_shed_utilization:gauge sluice_shed_amount:gauge \
-	 sluice_shed_probability:gauge sluice_shed_enabled:gauge sluice_shed_active:gauge \
-	 sluice_shed_signal:gauge sluice_shed_signal_readable:gauge sluice_capacity_rate:gauge \
-	 sluice_class_packets_total:counter sluice_class_bytes_total:counter \
-	 sluice_class_shed_packets_total:counter sluice_class_shed_bytes_total:counter \
-	 sluice_class_over_capacity_packets_total:counter \
-	 sluice_class_over_capacity_bytes_total:counter; do
+for f in weir_rule_packets_total:counter weir_rule_bytes_total:counter \
+	 weir_frames_total:counter weir_packets_total:counter weir_faults_total:counter \
+	 weir_fail_open_total:counter weir_contended_total:counter weir_events_total:counter \
+	 weir_events_lost_total:counter weir_keys:gauge weir_keys_capacity:gauge \
+	 weir_rules:gauge weir_rule_limits:gauge weir_enabled:gauge \
+	 weir_fail_closed:gauge weir_ruleset_generation:gauge \
+	 weir_interface_attached:gauge weir_up:gauge weir_deny_entries:gauge \
+	 weir_allow_entries:gauge weir_shed_utilization:gauge weir_shed_amount:gauge \
+	 weir_shed_probability:gauge weir_shed_enabled:gauge weir_shed_active:gauge \
+	 weir_shed_signal:gauge weir_shed_signal_readable:gauge weir_capacity_rate:gauge \
+	 weir_class_packets_total:counter weir_class_bytes_total:counter \
+	 weir_class_shed_packets_total:counter weir_class_shed_bytes_total:counter \
+	 weir_class_over_capacity_packets_total:counter \
+	 weir_class_over_capacity_bytes_total:counter; do
 	name=${f%:*} type=${f#*:}
 	grep -q "^# HELP $name ." "$TMP/scrape" || fail "no HELP for $name"
 	grep -qx "# TYPE $name $type" "$TMP/scrape" || fail "no TYPE $type for $name"
 done
 # README's metrics table and the endpoint, both ways: every family emitted
 # is documented, every documented one (but the daemon's own) is emitted, and
-# the results of sluice_packets_total are the ones README lists.
+# the results of weir_packets_total are the ones README lists.
 readme_metrics() {
-	sed -n '/^### Metrics/,/^## /p' README.md | grep '^| `sluice_' |
+	sed -n '/^### Metrics/,/^## /p' README.md | grep '^| `weir_' |
 		{ if [ "${1:-}" == no-daemon ]; then grep -v 'daemon only'; else cat; fi; } |
-		cut -d'|' -f2 | grep -o 'sluice_[a-z_]*' | sort -u
+		cut -d'|' -f2 | grep -o 'weir_[a-z_]*' | sort -u
 }
-# (sluice_test_*: metrics_serve's own, the test server's)
-emitted=$(sed -n 's/^# TYPE \(sluice_[a-z_]*\) .*/\1/p' "$TMP/scrape" | grep -v '^sluice_test_' | sort -u)
+# (weir_test_*: metrics_serve's own, the test server's)
+emitted=$(sed -n 's/^# TYPE \(weir_[a-z_]*\) .*/\1/p' "$TMP/scrape" | grep -v '^weir_test_' | sort -u)
 undocumented=$(comm -23 <(echo "$emitted") <(readme_metrics))
 missing=$(comm -13 <(echo "$emitted") <(readme_metrics no-daemon))
 [ -z "$undocumented" ] || fail "emitted but not in README: $(echo $undocumented)"
 [ -z "$missing" ] || fail "in README but not emitted: $(echo $missing)"
 [ "$(echo "$emitted" | wc -l)" -ge 30 ] || fail "only $(echo "$emitted" | wc -l) families emitted"
-results=$(sed -n 's/^sluice_packets_total{result="\([a-z_]*\)"}.*/\1/p' "$TMP/scrape" | sort)
-documented=$(sed -n '/^### Metrics/,/^## /p' README.md | grep '^| `sluice_packets_total`' |
+results=$(sed -n 's/^weir_packets_total{result="\([a-z_]*\)"}.*/\1/p' "$TMP/scrape" | sort)
+documented=$(sed -n '/^### Metrics/,/^## /p' README.md | grep '^| `weir_packets_total`' |
 	sed 's/.*`result` = \([^|]*\)|.*/\1/' | tr -d ' ' | tr ',' '\n' | sort)
 [ -n "$results" ] && [ "$results" == "$documented" ] ||
-	fail "sluice_packets_total results [$(echo $results)], README lists [$(echo $documented)]"
+	fail "weir_packets_total results [$(echo $results)], README lists [$(echo $documented)]"
 for v in passed dropped would_drop; do
-	expect "sluice_rule_packets_total{rule=\"burst\",verdict=\"$v\"}" 0
-	expect "sluice_rule_bytes_total{rule=\"dry\",verdict=\"$v\"}" 0
+	expect "weir_rule_packets_total{rule=\"burst\",verdict=\"$v\"}" 0
+	expect "weir_rule_bytes_total{rule=\"dry\",verdict=\"$v\"}" 0
 done
-expect sluice_up 1
-expect sluice_rules 2
-expect 'sluice_rule_limits{rule="burst"}' 1
-expect 'sluice_rule_limits{rule="dry"}' 2
-expect sluice_keys 0
-expect sluice_keys_capacity 4096
-expect sluice_enabled 1
-expect sluice_fail_closed 0
-expect 'sluice_interface_attached{interface="mt-r",mode="native"}' 1
-expect "sluice_interface_attached{interface=\"$ODD_LABEL\",mode=\"tc\"}" 1
+expect weir_up 1
+expect weir_rules 2
+expect 'weir_rule_limits{rule="burst"}' 1
+expect 'weir_rule_limits{rule="dry"}' 2
+expect weir_keys 0
+expect weir_keys_capacity 4096
+expect weir_enabled 1
+expect weir_fail_closed 0
+expect 'weir_interface_attached{interface="mt-r",mode="native"}' 1
+expect "weir_interface_attached{interface=\"$ODD_LABEL\",mode=\"tc\"}" 1
 # No controller has run: nothing is shed, no capacity is configured.
-expect sluice_shed_enabled 1
-expect sluice_shed_active 0
+expect weir_shed_enabled 1
+expect weir_shed_active 0
 for c in 0 1 2 3; do
-	expect "sluice_shed_probability{class=\"$c\"}" 0
-	expect "sluice_class_shed_packets_total{class=\"$c\"}" 0
-	expect "sluice_class_over_capacity_packets_total{class=\"$c\"}" 0
+	expect "weir_shed_probability{class=\"$c\"}" 0
+	expect "weir_class_shed_packets_total{class=\"$c\"}" 0
+	expect "weir_class_over_capacity_packets_total{class=\"$c\"}" 0
 done
-grep -q '^sluice_capacity_rate{' "$TMP/scrape" && fail "capacity shown though not configured"
-grep -q '^sluice_shed_signal' "$TMP/scrape" && fail "signals shown though there are none"
+grep -q '^weir_capacity_rate{' "$TMP/scrape" && fail "capacity shown though not configured"
+grep -q '^weir_shed_signal' "$TMP/scrape" && fail "signals shown though there are none"
 end_case metrics-exposition
 
-# What the caller appends comes after sluice's own, in the same response.
+# What the caller appends comes after weir's own, in the same response.
 begin_case
-last_own=$(grep -n '^sluice_allow_entries{' "$TMP/first" | tail -1 | cut -d: -f1)
-extra_at=$(grep -n '^sluice_test_scrapes_total ' "$TMP/first" | cut -d: -f1)
+last_own=$(grep -n '^weir_allow_entries{' "$TMP/first" | tail -1 | cut -d: -f1)
+extra_at=$(grep -n '^weir_test_scrapes_total ' "$TMP/first" | cut -d: -f1)
 [ -n "$extra_at" ] || fail "the extra callback's metric is missing"
 [ -n "$extra_at" ] && [ -n "$last_own" ] && [ "$extra_at" -gt "$last_own" ] ||
-	fail "extra metrics not after sluice's (line $extra_at, last own $last_own)"
+	fail "extra metrics not after weir's (line $extra_at, last own $last_own)"
 end_case metrics-extra-appended
 
 # Counters move with traffic, exactly.
@@ -221,66 +221,66 @@ send300 198.18.0.3 9001
 scrape >/dev/null
 promtool_ok "$TMP/scrape"
 # 64-byte payload: 92 bytes of IP per packet.
-expect 'sluice_rule_packets_total{rule="burst",verdict="passed"}' 100
-expect 'sluice_rule_packets_total{rule="burst",verdict="dropped"}' 200
-expect 'sluice_rule_packets_total{rule="burst",verdict="would_drop"}' 0
-expect 'sluice_rule_bytes_total{rule="burst",verdict="passed"}' 9200
-expect 'sluice_rule_bytes_total{rule="burst",verdict="dropped"}' 18400
+expect 'weir_rule_packets_total{rule="burst",verdict="passed"}' 100
+expect 'weir_rule_packets_total{rule="burst",verdict="dropped"}' 200
+expect 'weir_rule_packets_total{rule="burst",verdict="would_drop"}' 0
+expect 'weir_rule_bytes_total{rule="burst",verdict="passed"}' 9200
+expect 'weir_rule_bytes_total{rule="burst",verdict="dropped"}' 18400
 # Dry run: everything passes, what is over the limit is a would-drop.
-expect 'sluice_rule_packets_total{rule="dry",verdict="passed"}' 300
-expect 'sluice_rule_packets_total{rule="dry",verdict="dropped"}' 0
-expect 'sluice_rule_packets_total{rule="dry",verdict="would_drop"}' 250
-expect 'sluice_rule_bytes_total{rule="dry",verdict="would_drop"}' 23000
-expect 'sluice_packets_total{result="dropped"}' 200
-expect 'sluice_packets_total{result="would_drop"}' 250
-parsed=$(val 'sluice_packets_total{result="parsed"}')
-frames=$(val sluice_frames_total)
+expect 'weir_rule_packets_total{rule="dry",verdict="passed"}' 300
+expect 'weir_rule_packets_total{rule="dry",verdict="dropped"}' 0
+expect 'weir_rule_packets_total{rule="dry",verdict="would_drop"}' 250
+expect 'weir_rule_bytes_total{rule="dry",verdict="would_drop"}' 23000
+expect 'weir_packets_total{result="dropped"}' 200
+expect 'weir_packets_total{result="would_drop"}' 250
+parsed=$(val 'weir_packets_total{result="parsed"}')
+frames=$(val weir_frames_total)
 [ "$parsed" != missing ] && [ "$parsed" -ge 600 ] || fail "parsed $parsed, sent 600"
 [ "$frames" != missing ] && [ "$frames" -ge "$parsed" ] || fail "frames $frames < parsed $parsed"
-expect sluice_faults_total 0
+expect weir_faults_total 0
 end_case metrics-counters-follow-traffic
 
 # The key count is cached for 5 s, then recounted: one bucket per source.
 begin_case
 since=$(awk -v a="$keys_at" -v b="$(date +%s.%N)" 'BEGIN { print b - a }')
 if awk -v s="$since" 'BEGIN { exit !(s < 4) }'; then
-	expect sluice_keys 0
+	expect weir_keys 0
 else
 	echo "# $since s since the first count: too late to see the cached value"
 fi
 keys=missing
 for _ in $(seq 80); do
 	scrape >/dev/null
-	keys=$(val sluice_keys)
+	keys=$(val weir_keys)
 	[ "$keys" == 2 ] && break
 	sleep 0.1
 done
-[ "$keys" == 2 ] || fail "sluice_keys $keys after the cache expired, expected 2"
+[ "$keys" == 2 ] || fail "weir_keys $keys after the cache expired, expected 2"
 end_case metrics-keys-counted-and-cached
 
 # Switches, lists and the rule set generation.
 begin_case
 scrape >/dev/null
-gen=$(val sluice_ruleset_generation)
+gen=$(val weir_ruleset_generation)
 wr set fail closed >/dev/null && wr disable >/dev/null &&
 	wr deny add 198.18.200.0/24 >/dev/null && wr deny add 2001:db8:dead::/48 >/dev/null &&
 	wr allow add 198.18.201.0/24 >/dev/null &&
 	wr rule add third proto tcp dport 22 limit 5pps >/dev/null || fail "CLI changes failed"
 scrape >/dev/null
 promtool_ok "$TMP/scrape"
-expect sluice_enabled 0
-expect sluice_fail_closed 1
-expect 'sluice_deny_entries{family="ipv4"}' 1
-expect 'sluice_deny_entries{family="ipv6"}' 1
-expect 'sluice_allow_entries{family="ipv4"}' 1
-expect 'sluice_allow_entries{family="ipv6"}' 0
-expect sluice_rules 3
-expect 'sluice_rule_limits{rule="third"}' 1
-[ "$gen" != missing ] && expect sluice_ruleset_generation $((gen + 1))
+expect weir_enabled 0
+expect weir_fail_closed 1
+expect 'weir_deny_entries{family="ipv4"}' 1
+expect 'weir_deny_entries{family="ipv6"}' 1
+expect 'weir_allow_entries{family="ipv4"}' 1
+expect 'weir_allow_entries{family="ipv6"}' 0
+expect weir_rules 3
+expect 'weir_rule_limits{rule="third"}' 1
+[ "$gen" != missing ] && expect weir_ruleset_generation $((gen + 1))
 wr enable >/dev/null && wr set fail open >/dev/null
 scrape >/dev/null
-expect sluice_enabled 1
-expect sluice_fail_closed 0
+expect weir_enabled 1
+expect weir_fail_closed 0
 end_case metrics-switches-lists-generation
 
 # An attachment whose interface is gone is still listed, at 0, under the
@@ -289,8 +289,8 @@ begin_case
 ip -n "$RCV" link del mt-p
 scrape >/dev/null
 promtool_ok "$TMP/scrape"
-expect "sluice_interface_attached{interface=\"$ODD_LABEL\",mode=\"tc\"}" 0
-expect 'sluice_interface_attached{interface="mt-r",mode="native"}' 1
+expect "weir_interface_attached{interface=\"$ODD_LABEL\",mode=\"tc\"}" 0
+expect 'weir_interface_attached{interface="mt-r",mode="native"}' 1
 end_case metrics-interface-gone
 
 # Shedding and reserved capacity: a state written as a controller writes it
@@ -304,65 +304,65 @@ wr rule add c1 proto udp dport 9101 class 1 limit 1mpps per all >/dev/null &&
 "$POKE" --bpffs "$ROOT" || fail "shed_poke failed"
 scrape >/dev/null
 promtool_ok "$TMP/scrape"
-expect sluice_shed_utilization 0.900000
-expect sluice_shed_amount 0.500000
-expect 'sluice_shed_probability{class="0"}' 0
-expect 'sluice_shed_probability{class="1"}' 0
-expect 'sluice_shed_probability{class="2"}' 0.5
-expect 'sluice_shed_probability{class="3"}' 1
-expect sluice_shed_enabled 1
-expect sluice_shed_active 1
-expect 'sluice_shed_signal{signal="cpu"}' 0.900000
-expect 'sluice_shed_signal{signal="psi"}' missing
-expect 'sluice_shed_signal{signal="file:/run/a\"b\\c"}' 0.250000
-expect 'sluice_shed_signal_readable{signal="cpu"}' 1
-expect 'sluice_shed_signal_readable{signal="psi"}' 0
-expect 'sluice_capacity_rate{unit="packets",scope="total"}' 1000
-expect 'sluice_capacity_rate{unit="packets",scope="noncritical"}' 1
-expect 'sluice_capacity_rate{unit="bytes",scope="total"}' 1000000
-expect 'sluice_capacity_rate{unit="bytes",scope="noncritical"}' missing
-shed0=$(val 'sluice_packets_total{result="shed"}')
-cap0=$(val 'sluice_packets_total{result="over_capacity"}')
+expect weir_shed_utilization 0.900000
+expect weir_shed_amount 0.500000
+expect 'weir_shed_probability{class="0"}' 0
+expect 'weir_shed_probability{class="1"}' 0
+expect 'weir_shed_probability{class="2"}' 0.5
+expect 'weir_shed_probability{class="3"}' 1
+expect weir_shed_enabled 1
+expect weir_shed_active 1
+expect 'weir_shed_signal{signal="cpu"}' 0.900000
+expect 'weir_shed_signal{signal="psi"}' missing
+expect 'weir_shed_signal{signal="file:/run/a\"b\\c"}' 0.250000
+expect 'weir_shed_signal_readable{signal="cpu"}' 1
+expect 'weir_shed_signal_readable{signal="psi"}' 0
+expect 'weir_capacity_rate{unit="packets",scope="total"}' 1000
+expect 'weir_capacity_rate{unit="packets",scope="noncritical"}' 1
+expect 'weir_capacity_rate{unit="bytes",scope="total"}' 1000000
+expect 'weir_capacity_rate{unit="bytes",scope="noncritical"}' missing
+shed0=$(val 'weir_packets_total{result="shed"}')
+cap0=$(val 'weir_packets_total{result="over_capacity"}')
 send300 198.18.0.2 9101
 send300 198.18.0.2 9103
 send300 198.18.0.3 9102
 scrape >/dev/null
 promtool_ok "$TMP/scrape"
 for c in 1 2 3; do
-	expect "sluice_class_packets_total{class=\"$c\"}" 300
-	expect "sluice_class_bytes_total{class=\"$c\"}" 27600
+	expect "weir_class_packets_total{class=\"$c\"}" 300
+	expect "weir_class_bytes_total{class=\"$c\"}" 27600
 done
 # Class 1: never shed; the non-critical capacity's burst of 100, the rest refused.
-expect 'sluice_class_shed_packets_total{class="1"}' 0
-expect 'sluice_class_over_capacity_packets_total{class="1"}' 200
-expect 'sluice_class_over_capacity_bytes_total{class="1"}' 18400
-expect 'sluice_rule_packets_total{rule="c1",verdict="passed"}' 100
+expect 'weir_class_shed_packets_total{class="1"}' 0
+expect 'weir_class_over_capacity_packets_total{class="1"}' 200
+expect 'weir_class_over_capacity_bytes_total{class="1"}' 18400
+expect 'weir_rule_packets_total{rule="c1",verdict="passed"}' 100
 # Class 3: all shed, before capacity.
-expect 'sluice_class_shed_packets_total{class="3"}' 300
-expect 'sluice_class_shed_bytes_total{class="3"}' 27600
-expect 'sluice_class_over_capacity_packets_total{class="3"}' 0
+expect 'weir_class_shed_packets_total{class="3"}' 300
+expect 'weir_class_shed_bytes_total{class="3"}' 27600
+expect 'weir_class_over_capacity_packets_total{class="3"}' 0
 # Class 2: half shed (150 +- 50, 5.8 sigma); what is left finds the capacity spent.
-shed2=$(val 'sluice_class_shed_packets_total{class="2"}')
-cap2=$(val 'sluice_class_over_capacity_packets_total{class="2"}')
+shed2=$(val 'weir_class_shed_packets_total{class="2"}')
+cap2=$(val 'weir_class_over_capacity_packets_total{class="2"}')
 if [ "$shed2" == missing ] || [ "$cap2" == missing ]; then
 	fail "class 2 counters missing"
 else
 	[ "$shed2" -ge 100 ] && [ "$shed2" -le 200 ] || fail "class 2: $shed2 of 300 shed at p 0.5"
 	[ $((shed2 + cap2)) -ge 290 ] && [ $((shed2 + cap2)) -le 300 ] ||
 		fail "class 2: $shed2 shed + $cap2 over capacity, of 300"
-	[ "$shed0" != missing ] && expect 'sluice_packets_total{result="shed"}' $((shed0 + 300 + shed2))
+	[ "$shed0" != missing ] && expect 'weir_packets_total{result="shed"}' $((shed0 + 300 + shed2))
 	[ "$cap0" != missing ] &&
-		expect 'sluice_packets_total{result="over_capacity"}' $((cap0 + 200 + cap2))
+		expect 'weir_packets_total{result="over_capacity"}' $((cap0 + 200 + cap2))
 fi
-expect 'sluice_class_shed_packets_total{class="0"}' 0
+expect 'weir_class_shed_packets_total{class="0"}' 0
 # Cleared: nothing shed, no capacity, no controller.
 "$POKE" --bpffs "$ROOT" --clear || fail "shed_poke --clear failed"
 scrape >/dev/null
 promtool_ok "$TMP/scrape"
-expect 'sluice_shed_probability{class="3"}' 0
-expect sluice_shed_active 0
-grep -q '^sluice_capacity_rate{' "$TMP/scrape" && fail "capacity shown after clearing"
-grep -q '^sluice_shed_signal' "$TMP/scrape" && fail "signals shown after clearing"
+expect 'weir_shed_probability{class="3"}' 0
+expect weir_shed_active 0
+grep -q '^weir_capacity_rate{' "$TMP/scrape" && fail "capacity shown after clearing"
+grep -q '^weir_shed_signal' "$TMP/scrape" && fail "signals shown after clearing"
 end_case metrics-shedding
 
 # Only GET and HEAD of /metrics: anything else is 404, or 405 on /metrics.
@@ -379,10 +379,10 @@ for method in POST PUT DELETE PATCH OPTIONS; do
 done
 code=$(in_ns "$RCV" curl -s --max-time 5 -o "$TMP/head" -w '%{http_code}' -I "$URL")
 [ "$code" == 200 ] || fail "HEAD /metrics: $code"
-grep -q '^sluice_' "$TMP/head" && fail "HEAD returned a body"
+grep -q '^weir_' "$TMP/head" && fail "HEAD returned a body"
 # Still serving, unchanged, after all that.
 scrape >/dev/null
-expect sluice_enabled 1
+expect weir_enabled 1
 end_case metrics-read-only-get-only
 
 # Bound to the given address only: loopback, not the veth address.
@@ -401,7 +401,7 @@ if serve "[::1]:$((PORT + 1))"; then
 	[ "$listeners" == "[::1]:$((PORT + 1))" ] || fail "listening on: $(echo $listeners)"
 	code=$(scrape "http://[::1]:$((PORT + 1))/metrics")
 	[ "$code" == 200 ] || fail "GET over IPv6: $code"
-	expect sluice_up 1
+	expect weir_up 1
 else
 	fail "no server on [::1]: $(tail -1 "$TMP/serve.err")"
 fi

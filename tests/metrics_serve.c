@@ -3,7 +3,7 @@
  * Test driver of the metrics endpoint: opens the maps pinned under --bpffs
  * and serves them with wr_metrics_start() until SIGTERM or SIGINT, the way
  * the daemon does. The extra callback appends a counter of its own
- * (sluice_test_scrapes_total) so tests can see where extra metrics land.
+ * (weir_test_scrapes_total) so tests can see where extra metrics land.
  *
  *   metrics_serve --bpffs DIR [--listen ADDR] [--ready FILE]
  *   metrics_serve --bpffs DIR --render     print one rendering and exit
@@ -17,19 +17,19 @@
 #include <stdlib.h>
 #include <string.h>
 #include <bpf/libbpf.h>
-#include "sluice_user.h"
+#include "weir_user.h"
 #include "metrics.h"
 
-struct wr_opts opts = { .root = SLUICE_DEFAULT_ROOT };
+struct wr_opts opts = { .root = WEIR_DEFAULT_ROOT };
 
 static atomic_ullong scrapes;
 
 static void extra(FILE *out, void *arg)
 {
 	(void)arg;
-	fputs("# HELP sluice_test_scrapes_total Scrapes served by this test server.\n"
-	      "# TYPE sluice_test_scrapes_total counter\n", out);
-	fprintf(out, "sluice_test_scrapes_total %llu\n", atomic_fetch_add(&scrapes, 1) + 1);
+	fputs("# HELP weir_test_scrapes_total Scrapes served by this test server.\n"
+	      "# TYPE weir_test_scrapes_total counter\n", out);
+	fprintf(out, "weir_test_scrapes_total %llu\n", atomic_fetch_add(&scrapes, 1) + 1);
 }
 
 static int libbpf_quiet(enum libbpf_print_level level, const char *fmt, va_list ap)

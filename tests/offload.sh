@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-# Offloads with real TCP traffic through a veth pair, sluice in tc mode on
+# Offloads with real TCP traffic through a veth pair, weir in tc mode on
 # the receiving side. The sender's TCP hands the veth GSO super-packets,
 # which TC sees whole:
 #   - BIG TCP (gso_max_size 185000): super-packets over 64 KiB carry an IP
-#     length of 0; sluice must judge them by their real length, not count
+#     length of 0; weir must judge them by their real length, not count
 #     them malformed and drop them (IPv6 since Linux 5.19, IPv4 since 6.3)
 #   - a packet limit charges a super-packet one per segment, as XDP would
 #     have seen the segments: a dry-run limit of 1000 pps, burst 20000 is
@@ -30,8 +30,8 @@ ip -n "$SND" addr add 2001:db8::2/64 dev ofs0 nodad
 ip -n "$RCV" addr add 2001:db8::1/64 dev ofr0 nodad
 ip -n "$SND" link set ofs0 up
 ip -n "$RCV" link set ofr0 up
-wr() { in_ns "$RCV" "$SLUICE" --bpffs "$ROOT" "$@"; }
-wrj() { in_ns "$RCV" "$SLUICE" -j --bpffs "$ROOT" "$@"; }
+wr() { in_ns "$RCV" "$WEIR" --bpffs "$ROOT" "$@"; }
+wrj() { in_ns "$RCV" "$WEIR" -j --bpffs "$ROOT" "$@"; }
 PORT=5001
 wr attach ofr0 mode tc >/dev/null || { not_ok offload-setup "attach in tc mode"; exit 1; }
 # The sender's TCP sizes its super-packets by its pacing rate, which a busy
@@ -79,9 +79,9 @@ for fam in 6 4; do
 	[ "$m1" == "$m0" ] || fail "$((m1 - m0)) packets counted malformed"
 	bytes=$(rule big$fam passed_bytes) pkts=$(rule big$fam passed_packets)
 	echo "# IPv$fam: $pkts packets, $bytes bytes passed"
-	[ "$bytes" -ge 300000000 ] || fail "only $bytes bytes passed sluice"
+	[ "$bytes" -ge 300000000 ] || fail "only $bytes bytes passed weir"
 	wr rule del big$fam >/dev/null
-	# (The length-0 super-packets are some among many: sluice without the
+	# (The length-0 super-packets are some among many: weir without the
 	# BIG TCP fix counted about a thousand of them malformed on this very
 	# transfer, and it stalled.)
 	end_case "offload-big-tcp-ipv$fam"

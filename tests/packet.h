@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * Frame builders for sluice's C tests: Ethernet (with VLAN tags), IPv4,
+ * Frame builders for weir's C tests: Ethernet (with VLAN tags), IPv4,
  * IPv6, UDP, TCP and ICMP, written byte by byte in network order into a
  * fixed buffer. L4 headers are built on their own first and then appended
  * behind the IP header by ip4() / ip6().
@@ -8,14 +8,14 @@
  * Addresses: IPv4 sources are host-order __u32 (IP4()), every frame goes to
  * 198.18.0.1 or 2001:db8::1.
  */
-#ifndef SLUICE_TESTS_PACKET_H
-#define SLUICE_TESTS_PACKET_H
+#ifndef WEIR_TESTS_PACKET_H
+#define WEIR_TESTS_PACKET_H
 
 #include <stddef.h>
 #include <string.h>
 #include <linux/types.h>
 
-#include "sluice_parse.h"
+#include "weir_parse.h"
 
 struct frame {
 	__u8 b[4096];
@@ -185,4 +185,4 @@ static inline void frame6(struct frame *f, const __u8 *src, __u8 proto, const st
 	eth_ip6(f, src, proto, 64, -1, l4);
 }
 
-#endif /* SLUICE_TESTS_PACKET_H */
+#endif /* WEIR_TESTS_PACKET_H */

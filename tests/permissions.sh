@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-# Permissions: what an unprivileged user can and cannot do to sluice.
-#   - pinned objects (and a bpffs sluice mounts itself) are root's alone,
+# Permissions: what an unprivileged user can and cannot do to weir.
+#   - pinned objects (and a bpffs weir mounts itself) are root's alone,
 #     whatever the umask;
 #   - the installed config is not writable by others, and a config (or
 #     deny file) that others can write is not one the daemon obeys quietly;
@@ -38,8 +38,8 @@ ROOT=$(new_root p)
 in_ns "$NS" ip link add pp0 type veth peer name pp1
 in_ns "$NS" ip link set pp0 up
 in_ns "$NS" ip link set pp1 up
-wr() { in_ns "$NS" "$SLUICE" --bpffs "$ROOT" "$@"; }
-wrj() { in_ns "$NS" "$SLUICE" -j --bpffs "$ROOT" "$@"; }
+wr() { in_ns "$NS" "$WEIR" --bpffs "$ROOT" "$@"; }
+wrj() { in_ns "$NS" "$WEIR" -j --bpffs "$ROOT" "$@"; }
 # As nobody, with no capabilities at all.
 as_nobody() { in_ns "$NS" setpriv --reuid=nobody --regid="$NOGROUP" --clear-groups --inh-caps=-all \
 	--bounding-set=-all "$@"; }
@@ -72,7 +72,7 @@ unprivileged_cli() {
 	before=$(snapshot)
 	for cmd in "${commands[@]}"; do
 		# shellcheck disable=SC2086
-		as_nobody timeout 10 "$SLUICE" --bpffs "$ROOT" $cmd >"$TMP/out" 2>&1
+		as_nobody timeout 10 "$WEIR" --bpffs "$ROOT" $cmd >"$TMP/out" 2>&1
 		rc=$?
 		msg=$(head -1 "$TMP/out")
 		if died "$rc" "$TMP/out"; then
@@ -80,7 +80,7 @@ unprivileged_cli() {
 		elif [ "$rc" -eq 124 ]; then
 			fail "nobody: '$cmd' did not finish in 10 s"
 		elif [ "$rc" -eq 0 ] && [ "$cmd" == status ]; then
-			fail "nobody: status exits 0 saying \"$msg\" while sluice is loaded"
+			fail "nobody: status exits 0 saying \"$msg\" while weir is loaded"
 		elif [ "$rc" -eq 0 ]; then
 			fail "nobody: '$cmd' succeeded: $msg"
 		elif [ "$rc" -ne 1 ]; then
@@ -95,12 +95,12 @@ unprivileged_cli() {
 	# what needs no privilege still works: validating a readable config
 	cp "$TMP/metrics.yaml" "$TMP/readable.yaml"
 	chmod 644 "$TMP/readable.yaml"
-	as_nobody "$SLUICE" check "$TMP/readable.yaml" >/dev/null 2>&1 || fail "nobody: check failed"
+	as_nobody "$WEIR" check "$TMP/readable.yaml" >/dev/null 2>&1 || fail "nobody: check failed"
 	end_case "$1"
 }
 
 if [ "${1:-}" == --fresh-bpffs ]; then
-	# In a mount namespace of our own with no bpffs at /sys/fs/bpf: sluice
+	# In a mount namespace of our own with no bpffs at /sys/fs/bpf: weir
 	# mounts it itself, mode 0700 (as systemd does), and nobody can look
 	# under it at all, so every refusal comes from there.
 	while mountpoint -q /sys/fs/bpf; do umount /sys/fs/bpf || break; done
@@ -115,7 +115,7 @@ if [ "${1:-}" == --fresh-bpffs ]; then
 		wr deny add 198.18.9.0/24 >/dev/null ||
 		{ not_ok permissions-unprivileged-cli-nobody-fresh-bpffs "setup failed"; exit 1; }
 	m=$(stat -c '%a' /sys/fs/bpf)
-	echo "# /sys/fs/bpf mounted by sluice: mode $m"
+	echo "# /sys/fs/bpf mounted by weir: mode $m"
 	unprivileged_cli permissions-unprivileged-cli-nobody-fresh-bpffs
 	wr detach all >/dev/null 2>&1
 	exit 0
@@ -148,20 +148,20 @@ if command -v bpftool >/dev/null; then
 fi
 end_case permissions-pins-root-only
 
-# A bpffs sluice mounts itself (the root's parent is not one) is mode 0700.
+# A bpffs weir mounts itself (the root's parent is not one) is mode 0700.
 begin_case
 mkdir -p "$TMP/mnt"
 out=$(unshare -m --propagation private sh -c '
 	umask 000
-	"$1" --bpffs "$2/mnt/sluice" rule add r1 limit 10pps >/dev/null || exit 1
-	stat -c "%a %U" "$2/mnt/sluice"
-	for p in "$2/mnt/sluice"/*; do stat -c "%a %U %n" "$p"; done
-	"$1" --bpffs "$2/mnt/sluice" detach all >/dev/null' sh "$SLUICE" "$TMP" 2>&1)
+	"$1" --bpffs "$2/mnt/weir" rule add r1 limit 10pps >/dev/null || exit 1
+	stat -c "%a %U" "$2/mnt/weir"
+	for p in "$2/mnt/weir"/*; do stat -c "%a %U %n" "$p"; done
+	"$1" --bpffs "$2/mnt/weir" detach all >/dev/null' sh "$WEIR" "$TMP" 2>&1)
 echo "$out" | head -1 | sed 's/^/# mounted root: /'
 # bpffs sets the sticky bit on its root itself
 case $(echo "$out" | head -1) in
 "700 root" | "1700 root") ;;
-*) fail "the bpffs sluice mounted: $(echo "$out" | head -1)" ;;
+*) fail "the bpffs weir mounted: $(echo "$out" | head -1)" ;;
 esac
 bad=$(echo "$out" | tail -n +2 | grep -vE '^(600|400) root ')
 [ -z "$bad" ] || fail "pins: $bad"
@@ -172,24 +172,24 @@ end_case permissions-own-bpffs-mount-root-only
 begin_case
 DEST=$TMP/dest
 if make --no-print-directory -s install OUT="$BUILD" DESTDIR="$DEST" PREFIX=/usr/local >"$TMP/install.log" 2>&1; then
-	for f in etc/sluice etc/sluice/sluice.yaml etc/sluice/deny.txt usr/local/sbin/sluice \
-		 etc/systemd/system/sluice.service; do
+	for f in etc/weir etc/weir/weir.yaml etc/weir/deny.txt usr/local/sbin/weir \
+		 etc/systemd/system/weir.service; do
 		m=$(stat -c '%a' "$DEST/$f" 2>/dev/null) || { fail "$f not installed"; continue; }
 		echo "# /$f $m"
 		(( (8#$m & 8#022) == 0 )) || fail "/$f is $m: writable by group or others"
 	done
-	for f in etc/sluice/sluice.yaml etc/sluice/deny.txt; do
+	for f in etc/weir/weir.yaml etc/weir/deny.txt; do
 		m=$(stat -c '%a' "$DEST/$f")
 		(( (8#$m & 8#077) == 0 )) || fail "/$f is $m: readable by others (it names what is denied)"
 	done
-	out=$(as_nobody cat "$DEST/etc/sluice/sluice.yaml" 2>&1) && fail "nobody reads the installed config"
+	out=$(as_nobody cat "$DEST/etc/weir/weir.yaml" 2>&1) && fail "nobody reads the installed config"
 else
 	fail "make install: $(tail -3 "$TMP/install.log" | tr '\n' ' ')"
 fi
 end_case permissions-installed-config
 
 # A config file others can write, or one in a directory others can write to,
-# or a deny file others can write: whoever writes it decides what sluice
+# or a deny file others can write: whoever writes it decides what weir
 # enforces (the daemon reloads on every change). Refused, or at least said.
 run_daemon() { start_daemon "$NS" "$@"; }
 begin_case
@@ -200,18 +200,18 @@ for what in file-0666 file-owned-by-nobody dir-0777 deny-file-0666; do
 	d=$TMP/cfg$i
 	mkdir -p "$d"
 	chmod 755 "$d"
-	printf 'rules:\n  - { name: r, proto: udp, dport: 53, limits: [ { rate: 10pps } ] }\n' >"$d/sluice.yaml"
-	printf 'deny-files: [ deny.txt ]\nmetrics: off\n' >>"$d/sluice.yaml"
+	printf 'rules:\n  - { name: r, proto: udp, dport: 53, limits: [ { rate: 10pps } ] }\n' >"$d/weir.yaml"
+	printf 'deny-files: [ deny.txt ]\nmetrics: off\n' >>"$d/weir.yaml"
 	echo 198.18.66.0/24 >"$d/deny.txt"
-	chmod 600 "$d/sluice.yaml" "$d/deny.txt"
+	chmod 600 "$d/weir.yaml" "$d/deny.txt"
 	case $what in
-	file-0666) chmod 666 "$d/sluice.yaml" ;;
-	file-owned-by-nobody) chown nobody "$d/sluice.yaml" ;;
+	file-0666) chmod 666 "$d/weir.yaml" ;;
+	file-owned-by-nobody) chown nobody "$d/weir.yaml" ;;
 	dir-0777) chmod 777 "$d" ;;
 	deny-file-0666) chmod 666 "$d/deny.txt" ;;
 	esac
 	said() { grep -v 'running on' "$TMP/cfgperm.log" | grep -iE 'writ|owner|owned|permission'; }
-	if run_daemon "$R2" "$d/sluice.yaml" "$TMP/cfgperm.log"; then
+	if run_daemon "$R2" "$d/weir.yaml" "$TMP/cfgperm.log"; then
 		said >/dev/null || fail "$what: the daemon runs on it and says nothing about who can write it"
 		kill -TERM "$DPID"
 		wait "$DPID" 2>/dev/null
@@ -220,7 +220,7 @@ for what in file-0666 file-owned-by-nobody dir-0777 deny-file-0666; do
 			fail "$what: the daemon refused without saying why: $(tail -2 "$TMP/cfgperm.log" | tr '\n' ' ')"
 	fi
 	said | head -2 | sed "s/^/# $what: /"
-	in_ns "$NS" "$SLUICE" --bpffs "$R2" detach all >/dev/null 2>&1
+	in_ns "$NS" "$WEIR" --bpffs "$R2" detach all >/dev/null 2>&1
 done
 end_case permissions-config-writable-by-others
 
@@ -270,8 +270,8 @@ if run_daemon "$R3" "$TMP/metrics.yaml" "$TMP/metrics.log"; then
 	hold=$!
 	sleep 0.5
 	kill -HUP "$DPID"
-	for _ in $(seq 60); do grep -q '^sluice: reloaded ' "$TMP/metrics.log" && break; sleep 0.05; done
-	grep -q '^sluice: reloaded ' "$TMP/metrics.log" || fail "no reload while the endpoint was saturated"
+	for _ in $(seq 60); do grep -q '^weir: reloaded ' "$TMP/metrics.log" && break; sleep 0.05; done
+	grep -q '^weir: reloaded ' "$TMP/metrics.log" || fail "no reload while the endpoint was saturated"
 	wait "$hold"
 	code=000
 	for _ in $(seq 30); do code=$(scrape "$URL/metrics"); [ "$code" == 200 ] && break; sleep 0.5; done
@@ -290,7 +290,7 @@ if run_daemon "$R3" "$TMP/metrics.yaml" "$TMP/metrics.log"; then
 else
 	fail "the daemon did not start: $(tail -3 "$TMP/metrics.log" | tr '\n' ' ')"
 fi
-in_ns "$NS" "$SLUICE" --bpffs "$R3" detach all >/dev/null 2>&1
+in_ns "$NS" "$WEIR" --bpffs "$R3" detach all >/dev/null 2>&1
 end_case permissions-metrics-no-control
 
 # ---- the CLI without privileges ----
@@ -301,7 +301,7 @@ end_case permissions-metrics-no-control
 # without CAP_BPF since Linux 6.5; docs/SECURITY.md says so.)
 unprivileged_cli permissions-unprivileged-cli-nobody
 
-# The same where nothing mounted a bpffs before sluice (a fresh machine).
+# The same where nothing mounted a bpffs before weir (a fresh machine).
 unshare -m --propagation private "$0" --fresh-bpffs
 rc=$?
 [ "$rc" -eq 0 ] || not_ok permissions-fresh-bpffs "the run in a private mount namespace exited $rc"

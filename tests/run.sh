@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-# Runs every sluice test suite and sums the per-case lines they print:
+# Runs every weir test suite and sums the per-case lines they print:
 #   ok - NAME | not ok - NAME: why | skip - NAME: why
 # A suite that exits non-zero without a "not ok" line counts as one failure,
 # and so does a suite that runs past its time limit (SUITE_TIMEOUT seconds,
@@ -10,7 +10,7 @@
 set -u
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
-export SLUICE="$PWD/$BUILD/sluice" BUILD
+export WEIR="$PWD/$BUILD/weir" BUILD
 
 # The C suites, unit ones first, as tests/tests.mk finds them by name.
 c_suites=$(make --no-print-directory -s print-c-suites) || exit 1

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-# Adaptive shedding end to end, through `sluice run` with short configured
+# Adaptive shedding end to end, through `weir run` with short configured
 # constants (delay 1s, ramp 4s: configuration, not a test-only code path):
 # a file signal at 1.0 sheds class 3 before class 2 and class 0 never; at
 # 0.0 traffic comes back gradually; a real listener that nobody accepts from
@@ -25,8 +25,8 @@ ip -n "$RCV" link set sh-r up
 ip -n "$SND" link set sh-s up
 ip -n "$RCV" link set lo up
 
-wr() { in_ns "$RCV" "$SLUICE" --bpffs "$ROOT" "$@"; }
-wrj() { in_ns "$RCV" "$SLUICE" -j --bpffs "$ROOT" "$@"; }
+wr() { in_ns "$RCV" "$WEIR" --bpffs "$ROOT" "$@"; }
+wrj() { in_ns "$RCV" "$WEIR" -j --bpffs "$ROOT" "$@"; }
 
 DAEMON=
 DLOG=

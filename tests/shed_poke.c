@@ -21,25 +21,25 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 
-#include "sluice.h"
-#include "sluice_limiter.h"
-#include "sluice_shed.h"
+#include "weir.h"
+#include "weir_limiter.h"
+#include "weir_shed.h"
 
 /* A signal's name that needs escaping in a label: a quote and a backslash. */
 #define ODD_SIGNAL "file:/run/a\"b\\c"
 
-static void capacity(struct sluice_limit *l, __u64 rate, __u64 burst, int cost)
+static void capacity(struct weir_limit *l, __u64 rate, __u64 burst, int cost)
 {
 	memset(l, 0, sizeof(*l));
 	l->rate = rate;
 	l->burst = burst;
 	l->cost = cost;
-	l->key = SLUICE_KEY_ALL;
+	l->key = WEIR_KEY_ALL;
 	l->interval_fp = wr_gcra_interval(rate);
 	l->tolerance = wr_gcra_tolerance(l->interval_fp, burst, cost);
 }
 
-static void fill(struct sluice_shed *sh)
+static void fill(struct weir_shed *sh)
 {
 	static const struct {
 		const char *name;
@@ -48,19 +48,19 @@ static void fill(struct sluice_shed *sh)
 	const double s = 0.5;
 	unsigned int c, i;
 
-	for (c = 0; c <= SLUICE_MAX_CLASS; c++)
+	for (c = 0; c <= WEIR_MAX_CLASS; c++)
 		sh->threshold[c] = wr_shed_threshold(wr_shed_class_prob(s, c));
-	sh->flags = SLUICE_SHED_ACTIVE;
+	sh->flags = WEIR_SHED_ACTIVE;
 	sh->s_micro = s * 1000000;
 	sh->u_micro = 900000;
 	sh->nr_signals = sizeof(sig) / sizeof(sig[0]);
 	for (i = 0; i < sh->nr_signals; i++) {
-		snprintf(sh->signal_name[i], SLUICE_SIGNAL_NAME_LEN, "%s", sig[i].name);
+		snprintf(sh->signal_name[i], WEIR_SIGNAL_NAME_LEN, "%s", sig[i].name);
 		sh->signal_micro[i] = sig[i].v < 0 ? -1 : (__s64)(sig[i].v * 1000000);
 	}
-	capacity(&sh->cap[SLUICE_COST_PKT].total, 1000, 1000, SLUICE_COST_PKT);
-	capacity(&sh->cap[SLUICE_COST_PKT].noncrit, 1, 100, SLUICE_COST_PKT);
-	capacity(&sh->cap[SLUICE_COST_BYTE].total, 1000000, 1000000, SLUICE_COST_BYTE);
+	capacity(&sh->cap[WEIR_COST_PKT].total, 1000, 1000, WEIR_COST_PKT);
+	capacity(&sh->cap[WEIR_COST_PKT].noncrit, 1, 100, WEIR_COST_PKT);
+	capacity(&sh->cap[WEIR_COST_BYTE].total, 1000000, 1000000, WEIR_COST_BYTE);
 }
 
 /* The pinned map root/name, or -1 after saying why. */
@@ -78,8 +78,8 @@ static int pinned(const char *root, const char *name)
 
 int main(int argc, char **argv)
 {
-	struct sluice_shed sh;
-	struct sluice_state full = { 0 };
+	struct weir_shed sh;
+	struct weir_state full = { 0 };
 	int fd, cap_fd, clear;
 	__u32 k;
 

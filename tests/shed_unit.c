@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * Host unit tests of the adaptive shedding curve (include/sluice_shed.h):
+ * Host unit tests of the adaptive shedding curve (include/weir_shed.h):
  * the direction from utilization, S moved by min(dt, delay) * d / ramp and
  * clamped to [-delay/ramp, 1], the per-class probabilities and the data
  * path's 32-bit thresholds. Time is simulated: every step is given its dt.
@@ -9,8 +9,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "sluice.h"
-#include "sluice_shed.h"
+#include "weir.h"
+#include "weir_shed.h"
 #include "check.h"
 
 /* Doubles that the curve computes exactly up to rounding. */
@@ -195,7 +195,7 @@ TEST_CASE(shed_recovery_takes_configured_time)
 		s = wr_shed_step(&def, s, 0.35, 1.0);
 	CHECK_NEAR(s, 0, EPS);
 	/* Every class sheds nothing once S <= 0. */
-	for (k = 0; k <= SLUICE_MAX_CLASS; k++)
+	for (k = 0; k <= WEIR_MAX_CLASS; k++)
 		CHECK_EQ(wr_shed_threshold(wr_shed_class_prob(s - EPS, k)), 0);
 }
 
@@ -328,7 +328,7 @@ TEST_CASE(shed_class0_never)
 			CHECK_FAIL("class 0 shed at S %.3f", s);
 			break;
 		}
-		if (wr_shed_class_prob(s, SLUICE_MAX_CLASS + 1) != 0 ||
+		if (wr_shed_class_prob(s, WEIR_MAX_CLASS + 1) != 0 ||
 		    wr_shed_class_prob(s, ~0u) != 0) {
 			CHECK_FAIL("class out of range shed at S %.3f", s);
 			break;

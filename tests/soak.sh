@@ -8,13 +8,13 @@
 #   - table memory stays at its bound: never more keys than its capacity,
 #     the same bytes of kernel memory at every sample, and at rest at least
 #     half of it in use (a full set evicts, it does not refuse);
-#   - the well-behaved stream keeps its service: sluice refuses none of it,
+#   - the well-behaved stream keeps its service: weir refuses none of it,
 #     and the sink gets what the generator sent (less what the veth dropped
-#     before sluice saw it, reported);
+#     before weir saw it, reported);
 #   - counters stay exact: every frame is non-IP, parsed or malformed and
 #     passed or dropped; every parsed one is counted by exactly one rule (or
 #     none); the flood's rule-wide limit admits no more than burst + rate x
-#     time; sluice saw every frame the generators sent but those the veth
+#     time; weir saw every frame the generators sent but those the veth
 #     dropped;
 #   - the daemon's RSS stays flat from the first sample on, and it still
 #     reloads in the middle of the flood.
@@ -49,7 +49,7 @@ stop_all() {
 	done
 	DAEMONS=()
 }
-trap 'stop_all; rm -f /run/sluice-sys-fs-bpf-"$TAG"-*.lock; cleanup; rm -rf "$TMP"' EXIT
+trap 'stop_all; rm -f /run/weir-sys-fs-bpf-"$TAG"-*.lock; cleanup; rm -rf "$TMP"' EXIT
 fail() { echo "# $*"; [ -z "$CASE_FAILED" ] && CASE_FAILED="$*"; return 0; }
 
 for tool in jq curl bpftool; do
@@ -58,7 +58,7 @@ for tool in jq curl bpftool; do
 		exit 0
 	fi
 done
-for b in "$SLGEN" "$SLSINK" "$SLUICE" "$BUILD/tests/bpf_cookie"; do
+for b in "$SLGEN" "$SLSINK" "$WEIR" "$BUILD/tests/bpf_cookie"; do
 	[ -x "$b" ] || { not_ok soak-setup "$b is missing (make test-build)"; exit 1; }
 done
 
@@ -109,8 +109,8 @@ metrics: { listen: "127.0.0.1:9464" }
 events: { interval: 1s, lines: 5 }
 EOF
 
-wr() { in_ns "$RCV" "$SLUICE" --bpffs "$ROOT" "$@"; }
-wrj() { in_ns "$RCV" "$SLUICE" -j --bpffs "$ROOT" "$@"; }
+wr() { in_ns "$RCV" "$WEIR" --bpffs "$ROOT" "$@"; }
+wrj() { in_ns "$RCV" "$WEIR" -j --bpffs "$ROOT" "$@"; }
 g() { jq -r ".global.$1" "$2"; }
 r() { jq -r --arg n "$1" --arg f "$2" '.rules[] | select(.name == $n) | .[$f]' "$3"; }
 rss_kb() { awk '$1 == "VmRSS:" { print $2 }' "/proc/$1/status"; }
@@ -121,7 +121,7 @@ table() {
 	local mem n cap
 	mem=$(bpftool -j map show pinned "$ROOT/wr_state" | jq -r '.bytes_memlock')
 	read -r n cap < <(in_ns "$RCV" curl -s --max-time 5 http://127.0.0.1:9464/metrics |
-		awk '$1 == "sluice_keys" { n = $2 } $1 == "sluice_keys_capacity" { c = $2 }
+		awk '$1 == "weir_keys" { n = $2 } $1 == "weir_keys_capacity" { c = $2 }
 		     END { print (n == "" ? "?" : n), (c == "" ? "?" : c) }')
 	echo "$mem ${n:-?} ${cap:-?}"
 }
@@ -135,7 +135,7 @@ veth_drops() {
 
 begin_case
 : >"$TMP/d.log"
-env -C / nsenter --net="/run/netns/$RCV" "$SLUICE" --bpffs "$ROOT" run --config "$TMP/soak.yaml" \
+env -C / nsenter --net="/run/netns/$RCV" "$WEIR" --bpffs "$ROOT" run --config "$TMP/soak.yaml" \
 	2>>"$TMP/d.log" &
 DPID=$!
 DAEMONS+=("$DPID")
@@ -179,7 +179,7 @@ while kill -0 "$FLOOD" 2>/dev/null; do
 	read -r mem n cap < <(table)
 	rss=$(rss_kb "$DPID")
 	samples+=("$t $rss $mem $n $cap")
-	echo "# t=${t}s daemon RSS ${rss} kB; wr_state ${mem:-?} bytes, sluice_keys ${n:-?} of ${cap:-?}"
+	echo "# t=${t}s daemon RSS ${rss} kB; wr_state ${mem:-?} bytes, weir_keys ${n:-?} of ${cap:-?}"
 	if [ $half -eq 0 ] && [ $t -ge $((SOAK_SECS / 2)) ]; then
 		# a reload in the middle of the flood
 		kill -HUP "$DPID"
@@ -202,20 +202,20 @@ mal=$(g malformed "$TMP/stats.json") pas=$(g passed "$TMP/stats.json") dro=$(g d
 nor=$(g no_rule "$TMP/stats.json") flt=$(g faults "$TMP/stats.json")
 fp=$(r flood passed_packets "$TMP/stats.json") fd=$(r flood dropped_packets "$TMP/stats.json")
 lp=$(r legit passed_packets "$TMP/stats.json") ld=$(r legit dropped_packets "$TMP/stats.json")
-echo "# flood: $fsent sent in ${fsecs}s ($(awk -v n="$fsent" -v t="$fsecs" 'BEGIN { printf "%.0f", n / t }') pps); sluice passed $fp, dropped $fd"
-echo "# legit: $lsent sent at $LEGIT_RATE pps; sluice passed $lp, dropped $ld; the sink got $lgot"
-echo "# frames: sluice saw $pk (non-IP $non, parsed $par, malformed $mal; passed $pas, dropped $dro, no rule $nor, faults $flt); veth drops $drops"
+echo "# flood: $fsent sent in ${fsecs}s ($(awk -v n="$fsent" -v t="$fsecs" 'BEGIN { printf "%.0f", n / t }') pps); weir passed $fp, dropped $fd"
+echo "# legit: $lsent sent at $LEGIT_RATE pps; weir passed $lp, dropped $ld; the sink got $lgot"
+echo "# frames: weir saw $pk (non-IP $non, parsed $par, malformed $mal; passed $pas, dropped $dro, no rule $nor, faults $flt); veth drops $drops"
 
 # the daemon first: everything below reads what it left
 if ! kill -0 "$DPID" 2>/dev/null; then
-	fail "the daemon died during the flood: $(grep -v '^sluice: ' "$TMP/d.log" | head -1 |
+	fail "the daemon died during the flood: $(grep -v '^weir: ' "$TMP/d.log" | head -1 |
 		cut -c1-200)"
 fi
 # table memory at its bound: the CLI counts the ways in use, at rest
 n=$(jq -r '.keys.used // "?"' "$TMP/stats.json")
 cap=$(jq -r '.keys.capacity // "?"' "$TMP/stats.json")
 if [[ "$n" != [0-9]* || "$cap" != [0-9]* ]]; then
-	fail "sluice stats reports no key counts (keys: $n of $cap)"
+	fail "weir stats reports no key counts (keys: $n of $cap)"
 	n=0 cap=0
 fi
 mem0=""
@@ -245,8 +245,8 @@ if [ -n "$first" ]; then
 		fail "daemon RSS grew from $first kB to $max kB"
 fi
 # the well-behaved stream
-[ "$ld" == 0 ] || fail "sluice refused $ld packets of the well-behaved stream"
-[ "$lp" -ge $((lsent - drops)) ] || fail "sluice passed $lp of the $lsent legit packets (veth drops $drops)"
+[ "$ld" == 0 ] || fail "weir refused $ld packets of the well-behaved stream"
+[ "$lp" -ge $((lsent - drops)) ] || fail "weir passed $lp of the $lsent legit packets (veth drops $drops)"
 [ "$lgot" -ge $((lsent * 99 / 100)) ] || fail "the sink got $lgot of $lsent legit packets"
 # exact counters
 [ "$pk" == $((non + par + mal)) ] || fail "packets $pk != non-IP $non + parsed $par + malformed $mal"
@@ -258,13 +258,13 @@ fi
 bound=$(awk -v b=$FLOOD_BURST -v r=$FLOOD_RATE -v t="$fsecs" 'BEGIN { printf "%d", b + r * (t + 1) }')
 [ "$fp" -le "$bound" ] || fail "the flood's rule-wide limit admitted $fp > burst + rate x (time + 1 s) = $bound"
 [ "$fp" -ge $((FLOOD_RATE * ${fsecs%.*} * 9 / 10)) ] || fail "the flood rule admitted only $fp in ${fsecs}s"
-# sluice saw everything the generators sent but what the veth dropped first
+# weir saw everything the generators sent but what the veth dropped first
 seen_udp=$((fp + fd + lp + ld))
 sent=$((fsent + lsent))
 [ "$seen_udp" -le "$sent" ] && [ "$seen_udp" -ge $((sent - drops)) ] ||
-	fail "sluice counted $seen_udp UDP frames; the generators sent $sent, the veth dropped $drops"
+	fail "weir counted $seen_udp UDP frames; the generators sent $sent, the veth dropped $drops"
 # it reloaded in the middle, and is still there
-grep -q '^sluice: reloaded ' "$TMP/d.log" || fail "no reload during the flood"
+grep -q '^weir: reloaded ' "$TMP/d.log" || fail "no reload during the flood"
 kill -0 "$DPID" 2>/dev/null || fail "the daemon died"
 ev=$(grep -c 'limited by rule flood\|more sources limited' "$TMP/d.log")
 echo "# daemon event lines for the flood: $ev in ${SOAK_SECS}s (at most 6 a second)"

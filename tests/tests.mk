@@ -51,7 +51,7 @@ $(TEST_OUT)/shed_poke: tests/shed_poke.c include/*.h | $(TEST_OUT)
 	$(Q)$(CC) $(USER_CFLAGS) $< -o $@ $(USER_LDLIBS)
 
 # The window accuracy table (tools/windowacc.c) is the limiter math itself.
-$(OUT)/windowacc: include/sluice.h include/sluice_limiter.h include/sluice_parse.h
+$(OUT)/windowacc: include/weir.h include/weir_limiter.h include/weir_parse.h
 
 TEST_BINS := $(addprefix $(TEST_OUT)/,$(C_SUITES)) $(TEST_OUT)/metrics_serve \
 	     $(TEST_OUT)/shed_poke $(OUT)/wrgen $(OUT)/wrsink $(OUT)/shedplot $(OUT)/windowacc \

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * Host unit tests of the pure headers the data path is built from: GCRA
- * math (sluice_limiter.h), the packet parser (sluice_parse.h), rule matching
+ * math (weir_limiter.h), the packet parser (weir_parse.h), rule matching
  * and bucket keys. Time is an argument, so every case is deterministic and
  * most are exhaustive over the interesting inputs.
  *
@@ -15,9 +15,9 @@
 #include <string.h>
 #include <arpa/inet.h>
 
-#include "sluice.h"
-#include "sluice_parse.h"
-#include "sluice_limiter.h"
+#include "weir.h"
+#include "weir_parse.h"
+#include "weir_limiter.h"
 #include "check.h"
 #include "packet.h"
 
@@ -33,11 +33,11 @@
 
 /* One bucket driven through the pure functions, as the data path does. */
 struct bucket {
-	struct sluice_limit l;
+	struct weir_limit l;
 	__u64 tat;
 };
 
-static void limit_init(struct sluice_limit *l, __u64 rate, __u64 burst, int cost)
+static void limit_init(struct weir_limit *l, __u64 rate, __u64 burst, int cost)
 {
 	memset(l, 0, sizeof(*l));
 	l->rate = rate;
@@ -75,7 +75,7 @@ static __u64 drain(struct bucket *b, __u64 now, __u32 cost, __u64 max)
 }
 
 /* ns one packet moves the TAT under a packets/s limit. */
-static __u64 unit_of(const struct sluice_limit *l)
+static __u64 unit_of(const struct weir_limit *l)
 {
 	return wr_gcra_inc(l->interval_fp, 1);
 }
@@ -95,7 +95,7 @@ TEST_CASE(gcra_fresh_burst_then_one_per_interval)
 				struct bucket b;
 				__u64 now = nows[k], unit, n;
 
-				bucket_init(&b, rates[i], bursts[j], SLUICE_COST_PKT);
+				bucket_init(&b, rates[i], bursts[j], WEIR_COST_PKT);
 				unit = unit_of(&b.l);
 				CHECK(b.l.tolerance != 0, "rate %llu burst %llu: tolerance 0",
 				      (unsigned long long)rates[i], (unsigned long long)bursts[j]);
@@ -133,7 +133,7 @@ TEST_CASE(gcra_steady_rate_within_0_1pct)
 		__u64 burst = 10, now = T0, step, n = 0, it;
 		double want, got;
 
-		bucket_init(&b, rates[i], burst, SLUICE_COST_PKT);
+		bucket_init(&b, rates[i], burst, WEIR_COST_PKT);
 		step = unit_of(&b.l) / 4;
 		if (!step)
 			step = 1;
@@ -163,7 +163,7 @@ TEST_CASE(gcra_idle_refill_exact)
 		struct bucket b;
 		__u64 unit, full;
 
-		bucket_init(&b, c[i].rate, c[i].burst, SLUICE_COST_PKT);
+		bucket_init(&b, c[i].rate, c[i].burst, WEIR_COST_PKT);
 		unit = unit_of(&b.l);
 		full = c[i].burst * unit;
 		CHECK_EQ(drain(&b, T0, 1, 1000), c[i].burst);
@@ -194,7 +194,7 @@ TEST_CASE(gcra_byte_cost_mixed_sizes)
 		__u64 burst = 4000, now = T0, bytes = 0, it, step, pkts = 0;
 		double ns_per_byte = 1e9 / (double)rates[i];
 
-		bucket_init(&b, rates[i], burst, SLUICE_COST_BYTE);
+		bucket_init(&b, rates[i], burst, WEIR_COST_BYTE);
 		/* offered: about one 100-byte worth of time per packet of ~750 bytes */
 		step = (__u64)(100 * ns_per_byte);
 		if (!step)
@@ -246,7 +246,7 @@ TEST_CASE(gcra_cost_over_burst_never_admitted)
 					   WR_MAX_COST };
 			int k;
 
-			bucket_init(&b, rate, bursts[j], SLUICE_COST_BYTE);
+			bucket_init(&b, rate, bursts[j], WEIR_COST_BYTE);
 			if (!b.l.tolerance)
 				continue;
 			for (k = 0; k < 4; k++) {
@@ -266,7 +266,7 @@ TEST_CASE(gcra_cost_over_burst_never_admitted)
 	{
 		struct bucket b;
 
-		bucket_init(&b, 10, 0, SLUICE_COST_PKT);
+		bucket_init(&b, 10, 0, WEIR_COST_PKT);
 		CHECK_EQ(b.l.tolerance, 0);
 		CHECK_EQ(drain(&b, T0, 1, 10), 0);
 	}
@@ -286,7 +286,7 @@ TEST_CASE(gcra_bytes_full_bucket_admits_burst_sized_packet)
 		for (rate = 1; rate <= 1000000000; rate = next_rate(rate)) {
 			struct bucket b;
 
-			bucket_init(&b, rate, bursts[j], SLUICE_COST_BYTE);
+			bucket_init(&b, rate, bursts[j], WEIR_COST_BYTE);
 			if (!b.l.tolerance)
 				continue;
 			tried++;
@@ -309,7 +309,7 @@ TEST_CASE(gcra_bytes_full_bucket_admits_burst_sized_packet)
 /* wr_gcra_interval, wr_gcra_tolerance and wr_gcra_inc at their edges. */
 TEST_CASE(gcra_interval_tolerance_edges)
 {
-	const __u64 one_s_fp = WR_NSEC_PER_SEC << SLUICE_FP_SHIFT;
+	const __u64 one_s_fp = WR_NSEC_PER_SEC << WEIR_FP_SHIFT;
 	__u64 ifp, maxb;
 
 	CHECK_EQ(wr_gcra_interval(0), 0);
@@ -320,42 +320,42 @@ TEST_CASE(gcra_interval_tolerance_edges)
 	CHECK_EQ(wr_gcra_interval(UINT64_MAX), 0);
 
 	/* rounding to the nearest ns, half up */
-	CHECK_EQ(wr_gcra_inc(3ULL << (SLUICE_FP_SHIFT - 1), 1), 2);	/* 1.5 */
-	CHECK_EQ(wr_gcra_inc(3ULL << (SLUICE_FP_SHIFT - 1), 2), 3);	/* 3.0 */
-	CHECK_EQ(wr_gcra_inc((1ULL << (SLUICE_FP_SHIFT - 1)) - 1, 1), 0);
-	CHECK_EQ(wr_gcra_inc(1ULL << (SLUICE_FP_SHIFT - 1), 1), 1);
+	CHECK_EQ(wr_gcra_inc(3ULL << (WEIR_FP_SHIFT - 1), 1), 2);	/* 1.5 */
+	CHECK_EQ(wr_gcra_inc(3ULL << (WEIR_FP_SHIFT - 1), 2), 3);	/* 3.0 */
+	CHECK_EQ(wr_gcra_inc((1ULL << (WEIR_FP_SHIFT - 1)) - 1, 1), 0);
+	CHECK_EQ(wr_gcra_inc(1ULL << (WEIR_FP_SHIFT - 1), 1), 1);
 	/* the largest product: no overflow */
 	CHECK_EQ(wr_gcra_inc(one_s_fp, WR_MAX_COST), WR_MAX_COST * WR_NSEC_PER_SEC);
 	CHECK_EQ(wr_gcra_inc(one_s_fp, 0), 0);
 
 	/* tolerance: zero inputs */
-	CHECK_EQ(wr_gcra_tolerance(0, 10, SLUICE_COST_PKT), 0);
-	CHECK_EQ(wr_gcra_tolerance(0, 10, SLUICE_COST_BYTE), 0);
-	CHECK_EQ(wr_gcra_tolerance(one_s_fp, 0, SLUICE_COST_PKT), 0);
-	CHECK_EQ(wr_gcra_tolerance(one_s_fp, 0, SLUICE_COST_BYTE), 0);
+	CHECK_EQ(wr_gcra_tolerance(0, 10, WEIR_COST_PKT), 0);
+	CHECK_EQ(wr_gcra_tolerance(0, 10, WEIR_COST_BYTE), 0);
+	CHECK_EQ(wr_gcra_tolerance(one_s_fp, 0, WEIR_COST_PKT), 0);
+	CHECK_EQ(wr_gcra_tolerance(one_s_fp, 0, WEIR_COST_BYTE), 0);
 
 	/* packets: burst whole units, up to 2^62 ns, 0 beyond */
 	ifp = wr_gcra_interval(1);
 	maxb = (1ULL << 62) / WR_NSEC_PER_SEC;
-	CHECK_EQ(wr_gcra_tolerance(ifp, maxb, SLUICE_COST_PKT), maxb * WR_NSEC_PER_SEC);
-	CHECK(wr_gcra_tolerance(ifp, maxb, SLUICE_COST_PKT) <= (1ULL << 62), "tolerance > 2^62");
-	CHECK_EQ(wr_gcra_tolerance(ifp, maxb + 1, SLUICE_COST_PKT), 0);
-	CHECK_EQ(wr_gcra_tolerance(ifp, UINT64_MAX, SLUICE_COST_PKT), 0);
+	CHECK_EQ(wr_gcra_tolerance(ifp, maxb, WEIR_COST_PKT), maxb * WR_NSEC_PER_SEC);
+	CHECK(wr_gcra_tolerance(ifp, maxb, WEIR_COST_PKT) <= (1ULL << 62), "tolerance > 2^62");
+	CHECK_EQ(wr_gcra_tolerance(ifp, maxb + 1, WEIR_COST_PKT), 0);
+	CHECK_EQ(wr_gcra_tolerance(ifp, UINT64_MAX, WEIR_COST_PKT), 0);
 	/* bytes: burst * interval_fp up to 2^62, 0 beyond */
 	maxb = (1ULL << 62) / ifp;
-	CHECK_EQ(wr_gcra_tolerance(ifp, maxb, SLUICE_COST_BYTE), maxb * WR_NSEC_PER_SEC);
-	CHECK_EQ(wr_gcra_tolerance(ifp, maxb + 1, SLUICE_COST_BYTE), 0);
-	CHECK_EQ(wr_gcra_tolerance(ifp, UINT64_MAX, SLUICE_COST_BYTE), 0);
+	CHECK_EQ(wr_gcra_tolerance(ifp, maxb, WEIR_COST_BYTE), maxb * WR_NSEC_PER_SEC);
+	CHECK_EQ(wr_gcra_tolerance(ifp, maxb + 1, WEIR_COST_BYTE), 0);
+	CHECK_EQ(wr_gcra_tolerance(ifp, UINT64_MAX, WEIR_COST_BYTE), 0);
 
 	/* packets at 1e9 pps: 1 ns per packet, still exact */
 	ifp = wr_gcra_interval(1000000000);
 	CHECK_EQ(wr_gcra_inc(ifp, 1), 1);
-	CHECK_EQ(wr_gcra_tolerance(ifp, 5, SLUICE_COST_PKT), 5);
+	CHECK_EQ(wr_gcra_tolerance(ifp, 5, WEIR_COST_PKT), 5);
 	/* packets so fast the per-packet step rounds to 0 ns: unrepresentable, 0 */
 	ifp = wr_gcra_interval(3000000000ULL);
 	CHECK(ifp != 0, "interval of 3e9 pps is 0");
 	CHECK_EQ(wr_gcra_inc(ifp, 1), 0);
-	CHECK_EQ(wr_gcra_tolerance(ifp, 5, SLUICE_COST_PKT), 0);
+	CHECK_EQ(wr_gcra_tolerance(ifp, 5, WEIR_COST_PKT), 0);
 }
 
 /*
@@ -384,7 +384,7 @@ TEST_CASE(gcra_64bit_edges)
 	struct bucket b;
 	__u64 unit, tol, next = 12345, now;
 
-	bucket_init(&b, 10, 5, SLUICE_COST_PKT);
+	bucket_init(&b, 10, 5, WEIR_COST_PKT);
 	unit = unit_of(&b.l);
 	tol = b.l.tolerance;
 	CHECK_EQ(tol, 5 * unit);
@@ -431,7 +431,7 @@ TEST_CASE(gcra_64bit_edges)
 	CHECK_EQ(next, T0 + tol);
 
 	/* rate 1/s, burst 1: exactly one per second over 1000 s */
-	bucket_init(&b, 1, 1, SLUICE_COST_PKT);
+	bucket_init(&b, 1, 1, WEIR_COST_PKT);
 	{
 		__u64 n = 0, t;
 
@@ -441,7 +441,7 @@ TEST_CASE(gcra_64bit_edges)
 	}
 
 	/* 1e9 pps: 1 ns per packet */
-	bucket_init(&b, 1000000000, 3, SLUICE_COST_PKT);
+	bucket_init(&b, 1000000000, 3, WEIR_COST_PKT);
 	CHECK_EQ(drain(&b, T0, 1, 100), 3);
 	CHECK_EQ(drain(&b, T0 + 1, 1, 100), 1);
 	CHECK_EQ(drain(&b, T0 + 2, 1, 100), 1);
@@ -462,7 +462,7 @@ TEST_CASE(gcra_fractional_interval_accuracy)
 		__u64 burst = 4, now = T0, n = 0, step;
 		double want;
 
-		bucket_init(&b, rates[i], burst, SLUICE_COST_PKT);
+		bucket_init(&b, rates[i], burst, WEIR_COST_PKT);
 		step = unit_of(&b.l) / 2;
 		while (n < 1000000) {
 			n += offer(&b, now, 1);
@@ -481,7 +481,7 @@ TEST_CASE(gcra_fractional_interval_accuracy)
 			__u64 now = T0, n = 0, step;
 			double want;
 
-			bucket_init(&b, brates[i], 1000, SLUICE_COST_BYTE);
+			bucket_init(&b, brates[i], 1000, WEIR_COST_BYTE);
 			step = wr_gcra_inc(b.l.interval_fp, 100) / 2;
 			while (n < 1000000) {
 				n += offer(&b, now, 100);
@@ -532,8 +532,8 @@ TEST_CASE(gcra_check_then_charge_by_hand)
 	int i, r;
 
 	for (i = 0; i < 200; i++)
-		bucket_init(&src[i], 1, 3, SLUICE_COST_PKT);
-	bucket_init(&all, 1, 100, SLUICE_COST_PKT);
+		bucket_init(&src[i], 1, 3, WEIR_COST_PKT);
+	bucket_init(&all, 1, 100, WEIR_COST_PKT);
 	bs[1] = &all;
 
 	/* source 0 sends 10 at once: 3 pass, and the rule-wide bucket pays for 3 only */
@@ -566,9 +566,9 @@ TEST_CASE(gcra_check_then_charge_by_hand)
 	CHECK_EQ(all.tat, all_tat);
 
 	/* Charging as you go would have starved the others: 7 less for them. */
-	bucket_init(&all, 1, 100, SLUICE_COST_PKT);
+	bucket_init(&all, 1, 100, WEIR_COST_PKT);
 	for (i = 0; i < 200; i++)
-		bucket_init(&src[i], 1, 3, SLUICE_COST_PKT);
+		bucket_init(&src[i], 1, 3, WEIR_COST_PKT);
 	bs[0] = &all;	/* rule-wide first, as the data path orders them */
 	bs[1] = &src[0];
 	for (i = 0; i < 10; i++)
@@ -587,7 +587,7 @@ TEST_CASE(gcra_remaining)
 	struct bucket b;
 	__u64 unit, refill = 99;
 
-	bucket_init(&b, 10, 5, SLUICE_COST_PKT);
+	bucket_init(&b, 10, 5, WEIR_COST_PKT);
 	unit = unit_of(&b.l);
 	CHECK_EQ(wr_gcra_remaining(&b.l, 0, T0, &refill), 5);
 	CHECK_EQ(refill, 0);
@@ -607,7 +607,7 @@ TEST_CASE(gcra_remaining)
 	CHECK_EQ(wr_gcra_remaining(&b.l, UINT64_MAX, T0, &refill), 0);
 
 	/* bytes at 1000 B/s: 1 ms per byte */
-	bucket_init(&b, 1000, 3000, SLUICE_COST_BYTE);
+	bucket_init(&b, 1000, 3000, WEIR_COST_BYTE);
 	CHECK_EQ(wr_gcra_remaining(&b.l, 0, T0, &refill), 3000);
 	CHECK_EQ(refill, 0);
 	CHECK(offer(&b, T0, 1000), "1000 bytes refused");
@@ -703,7 +703,7 @@ TEST_CASE(parse_ipv4_protocols)
 	struct wr_pkt p;
 	__u32 src = IP4(198, 18, 1, 2);
 
-	l4_tcp(&l, 443, SLUICE_TCP_SYN, 5);
+	l4_tcp(&l, 443, WEIR_TCP_SYN, 5);
 	frame4(&f, src, WR_IPPROTO_TCP, &l);
 	CHECK_EQ(parse(&f, &p), WR_PARSE_IP);
 	CHECK_EQ(p.family, 4);
@@ -712,7 +712,7 @@ TEST_CASE(parse_ipv4_protocols)
 	CHECK_EQ(p.saddr[1] | p.saddr[2] | p.saddr[3], 0);
 	CHECK_EQ(p.len, 40);
 	CHECK_EQ(p.dport, 443);
-	CHECK_EQ(p.tcp_flags, SLUICE_TCP_SYN);
+	CHECK_EQ(p.tcp_flags, WEIR_TCP_SYN);
 	CHECK_EQ(p.flags, WR_PKT_L4 | WR_PKT_PORTS);
 
 	l4_udp(&l, 53, 30);
@@ -739,11 +739,11 @@ TEST_CASE(parse_ipv4_protocols)
 	CHECK_EQ(p.flags, 0);
 
 	/* options: IHL 15, the TCP header found after them */
-	l4_tcp(&l, 8080, SLUICE_TCP_ACK, 5);
+	l4_tcp(&l, 8080, WEIR_TCP_ACK, 5);
 	eth_ip4(&f, src, WR_IPPROTO_TCP, 15, 0, 0, &l);
 	CHECK_EQ(parse(&f, &p), WR_PARSE_IP);
 	CHECK_EQ(p.dport, 8080);
-	CHECK_EQ(p.tcp_flags, SLUICE_TCP_ACK);
+	CHECK_EQ(p.tcp_flags, WEIR_TCP_ACK);
 	CHECK_EQ(p.len, 80);
 
 	/* Ethernet padding after a short datagram: fine, the cost is the IP length */
@@ -767,7 +767,7 @@ TEST_CASE(parse_ipv6_protocols)
 	__u32 w[4];
 
 	w6(w, SRC6);
-	l4_tcp(&l, 22, SLUICE_TCP_SYN | SLUICE_TCP_ACK, 8);
+	l4_tcp(&l, 22, WEIR_TCP_SYN | WEIR_TCP_ACK, 8);
 	frame6(&f, SRC6, WR_IPPROTO_TCP, &l);
 	CHECK_EQ(parse(&f, &p), WR_PARSE_IP);
 	CHECK_EQ(p.family, 6);
@@ -775,7 +775,7 @@ TEST_CASE(parse_ipv6_protocols)
 	CHECK(!memcmp(p.saddr, w, 16), "v6 source");
 	CHECK_EQ(p.len, 40 + 32);
 	CHECK_EQ(p.dport, 22);
-	CHECK_EQ(p.tcp_flags, SLUICE_TCP_SYN | SLUICE_TCP_ACK);
+	CHECK_EQ(p.tcp_flags, WEIR_TCP_SYN | WEIR_TCP_ACK);
 	CHECK_EQ(p.flags, WR_PKT_L4 | WR_PKT_PORTS);
 
 	l4_udp(&l, 5353, 100);
@@ -844,7 +844,7 @@ TEST_CASE(parse_vlan_tags)
 		CHECK_EQ(p.dport, 53);
 	}
 
-	/* a third tag is deeper than sluice looks: malformed, not non-IP */
+	/* a third tag is deeper than weir looks: malformed, not non-IP */
 	eth(&f, WR_ETH_P_IP, 3, TAG_3);
 	ip4(&f, src, WR_IPPROTO_UDP, 5, 0, 0, &l);
 	CHECK_EQ(parse(&f, &p), WR_PARSE_MALFORMED);
@@ -902,7 +902,7 @@ TEST_CASE(parse_truncated_tcp4_every_offset)
 {
 	struct frame f, l;
 
-	l4_tcp(&l, 80, SLUICE_TCP_SYN, 6);
+	l4_tcp(&l, 80, WEIR_TCP_SYN, 6);
 	frame4(&f, IP4(198, 18, 0, 7), WR_IPPROTO_TCP, &l);
 	check_truncations(&f, "tcp4");
 	eth(&f, WR_ETH_P_IP, 2, TAG_QINQ);
@@ -939,7 +939,7 @@ TEST_CASE(parse_ipv4_header_checks)
 	size_t i;
 	__u8 ihl;
 
-	l4_tcp(&l, 80, SLUICE_TCP_SYN, 5);
+	l4_tcp(&l, 80, WEIR_TCP_SYN, 5);
 	/* IHL below 5, with a correct-looking rest */
 	for (ihl = 0; ihl < 5; ihl++) {
 		eth_ip4(&f, IP4(198, 18, 0, 2), WR_IPPROTO_TCP, ihl, 0, 40, &l);
@@ -1072,7 +1072,7 @@ TEST_CASE(parse_ipv6_extension_headers)
 	struct wr_pkt p;
 	size_t i;
 
-	l4_tcp(&l, 443, SLUICE_TCP_SYN, 5);
+	l4_tcp(&l, 443, WEIR_TCP_SYN, 5);
 	for (i = 0; i < sizeof(single); i++) {
 		chain6(&pl, &single[i], 1, WR_IPPROTO_TCP, 0, &l);
 		frame6(&f, SRC6, single[i], &pl);
@@ -1194,22 +1194,22 @@ TEST_CASE(parse_ipv4_fragments)
 	CHECK_EQ(parse(&f, &p), WR_PARSE_MALFORMED);
 
 	/* first TCP fragment with the TCP header cut (RFC 1858 tiny fragment) */
-	l4_tcp(&l, 22, SLUICE_TCP_SYN, 5);
+	l4_tcp(&l, 22, WEIR_TCP_SYN, 5);
 	l.n = 8;
 	eth_ip4(&f, src, WR_IPPROTO_TCP, 5, 0x2000, 0, &l);
 	CHECK_EQ(parse(&f, &p), WR_PARSE_MALFORMED);
 	/* ... and with 16 bytes: still cut */
-	l4_tcp(&l, 22, SLUICE_TCP_SYN, 5);
+	l4_tcp(&l, 22, WEIR_TCP_SYN, 5);
 	l.n = 16;
 	eth_ip4(&f, src, WR_IPPROTO_TCP, 5, 0x2000, 0, &l);
 	CHECK_EQ(parse(&f, &p), WR_PARSE_MALFORMED);
 	/* ... whole header but data offset reaching past the fragment */
-	l4_tcp(&l, 22, SLUICE_TCP_SYN, 5);
+	l4_tcp(&l, 22, WEIR_TCP_SYN, 5);
 	l.b[12] = 10 << 4;
 	eth_ip4(&f, src, WR_IPPROTO_TCP, 5, 0x2000, 0, &l);
 	CHECK_EQ(parse(&f, &p), WR_PARSE_MALFORMED);
 	/* a first TCP fragment with the whole header is fine */
-	l4_tcp(&l, 22, SLUICE_TCP_SYN, 5);
+	l4_tcp(&l, 22, WEIR_TCP_SYN, 5);
 	zeros(&l, 64);
 	eth_ip4(&f, src, WR_IPPROTO_TCP, 5, 0x2000, 0, &l);
 	CHECK_EQ(parse(&f, &p), WR_PARSE_IP);
@@ -1235,7 +1235,7 @@ TEST_CASE(parse_l4_checks)
 
 	/* TCP data offset below 5 */
 	for (doff = 0; doff < 5; doff++) {
-		l4_tcp(&l, 80, SLUICE_TCP_SYN, 5);
+		l4_tcp(&l, 80, WEIR_TCP_SYN, 5);
 		l.b[12] = doff << 4;
 		frame4(&f, src, WR_IPPROTO_TCP, &l);
 		CHECK_EQ(parse(&f, &p), WR_PARSE_MALFORMED);
@@ -1243,11 +1243,11 @@ TEST_CASE(parse_l4_checks)
 		CHECK_EQ(parse(&f, &p), WR_PARSE_MALFORMED);
 	}
 	/* data offset past the segment; then exactly the segment */
-	l4_tcp(&l, 80, SLUICE_TCP_SYN, 5);
+	l4_tcp(&l, 80, WEIR_TCP_SYN, 5);
 	l.b[12] = 6 << 4;
 	frame4(&f, src, WR_IPPROTO_TCP, &l);
 	CHECK_EQ(parse(&f, &p), WR_PARSE_MALFORMED);
-	l4_tcp(&l, 80, SLUICE_TCP_SYN, 15);
+	l4_tcp(&l, 80, WEIR_TCP_SYN, 15);
 	frame4(&f, src, WR_IPPROTO_TCP, &l);
 	CHECK_EQ(parse(&f, &p), WR_PARSE_IP);
 
@@ -1310,7 +1310,7 @@ TEST_CASE(parse_frame_len_beyond_readable)
 	struct wr_pkt p;
 	size_t n;
 
-	l4_tcp(&l, 443, SLUICE_TCP_ACK, 5);
+	l4_tcp(&l, 443, WEIR_TCP_ACK, 5);
 	zeros(&l, 1460);
 	frame4(&f, IP4(198, 18, 5, 5), WR_IPPROTO_TCP, &l);
 	CHECK_EQ(f.n, 1514);
@@ -1356,29 +1356,29 @@ TEST_CASE(parse_frame_len_beyond_readable)
 /* Matching and keys                                                        */
 /* ------------------------------------------------------------------------ */
 
-static void rule_init(struct sluice_rule *r)
+static void rule_init(struct weir_rule *r)
 {
 	memset(r, 0, sizeof(*r));
 	r->uid = 77;
 	r->nr_limits = 1;
 }
 
-static void rule_src4(struct sluice_rule *r, __u32 net, unsigned int plen)
+static void rule_src4(struct weir_rule *r, __u32 net, unsigned int plen)
 {
-	r->match |= SLUICE_M_SRC | SLUICE_M_FAMILY;
+	r->match |= WEIR_M_SRC | WEIR_M_FAMILY;
 	r->family = 4;
 	r->src_plen = plen;
 	r->src_mask[0] = wr_prefix_word(plen, 0);
 	r->src_net[0] = htonl(net) & r->src_mask[0];
 }
 
-static void rule_src6(struct sluice_rule *r, const __u8 *net, unsigned int plen)
+static void rule_src6(struct weir_rule *r, const __u8 *net, unsigned int plen)
 {
 	__u32 w[4];
 	int i;
 
 	w6(w, net);
-	r->match |= SLUICE_M_SRC | SLUICE_M_FAMILY;
+	r->match |= WEIR_M_SRC | WEIR_M_FAMILY;
 	r->family = 6;
 	r->src_plen = plen;
 	for (i = 0; i < 4; i++) {
@@ -1410,24 +1410,24 @@ static void pkt6(struct wr_pkt *p, const __u8 *src, __u8 proto, __u16 dport)
 
 TEST_CASE(match_family_proto)
 {
-	struct sluice_rule r;
+	struct weir_rule r;
 	struct wr_pkt p4, p6;
 
 	pkt4(&p4, IP4(198, 18, 0, 1), WR_IPPROTO_UDP, 53);
 	pkt6(&p6, SRC6, WR_IPPROTO_UDP, 53);
 	rule_init(&r);
 	CHECK(wr_rule_match(&r, &p4) && wr_rule_match(&r, &p6), "empty rule matches all");
-	r.match = SLUICE_M_FAMILY;
+	r.match = WEIR_M_FAMILY;
 	r.family = 4;
 	CHECK(wr_rule_match(&r, &p4) && !wr_rule_match(&r, &p6), "family 4");
 	r.family = 6;
 	CHECK(!wr_rule_match(&r, &p4) && wr_rule_match(&r, &p6), "family 6");
-	r.match = SLUICE_M_PROTO;
+	r.match = WEIR_M_PROTO;
 	r.proto = WR_IPPROTO_UDP;
 	CHECK(wr_rule_match(&r, &p4) && wr_rule_match(&r, &p6), "proto udp");
 	r.proto = WR_IPPROTO_TCP;
 	CHECK(!wr_rule_match(&r, &p4) && !wr_rule_match(&r, &p6), "proto tcp");
-	r.match = SLUICE_M_PROTO | SLUICE_M_FAMILY;
+	r.match = WEIR_M_PROTO | WEIR_M_FAMILY;
 	r.proto = WR_IPPROTO_UDP;
 	r.family = 6;
 	CHECK(!wr_rule_match(&r, &p4) && wr_rule_match(&r, &p6), "udp6");
@@ -1443,9 +1443,9 @@ TEST_CASE(match_family_proto)
 	CHECK(wr_rule_match(&r, &p4), "unmatched fields used");
 }
 
-/* A set of rules by index, SLUICE_MAX_RULES bits. */
+/* A set of rules by index, WEIR_MAX_RULES bits. */
 struct rule_bits {
-	__u64 w[SLUICE_MAX_RULES / 64];
+	__u64 w[WEIR_MAX_RULES / 64];
 };
 
 static int rule_bits_count(const struct rule_bits *b)
@@ -1453,13 +1453,13 @@ static int rule_bits_count(const struct rule_bits *b)
 	int n = 0;
 	size_t i;
 
-	for (i = 0; i < SLUICE_MAX_RULES / 64; i++)
+	for (i = 0; i < WEIR_MAX_RULES / 64; i++)
 		n += __builtin_popcountll(b->w[i]);
 	return n;
 }
 
 /* The rule index: which rules wr_rule_match says match. */
-static void match_linear(const struct sluice_ruleset *rs, const struct wr_pkt *p,
+static void match_linear(const struct weir_ruleset *rs, const struct wr_pkt *p,
 			 struct rule_bits *b)
 {
 	__u32 i;
@@ -1475,7 +1475,7 @@ static void match_linear(const struct sluice_ruleset *rs, const struct wr_pkt *p
  * list is not in ascending order (the data path's masks stand for it, and
  * the lowest matching rule must come first).
  */
-static bool cand_linear(const struct sluice_ruleset *rs, const struct wr_pkt *p,
+static bool cand_linear(const struct weir_ruleset *rs, const struct wr_pkt *p,
 			struct rule_bits *b)
 {
 	__u32 cell, k, ri;
@@ -1483,7 +1483,7 @@ static bool cand_linear(const struct sluice_ruleset *rs, const struct wr_pkt *p,
 	int prev = -1;
 
 	memset(b, 0, sizeof(*b));
-	for (k = 0; k < SLUICE_MAX_CAND; k++) {
+	for (k = 0; k < WEIR_MAX_CAND; k++) {
 		if (!(cand & (1ULL << k)))
 			continue;
 		ri = wr_cand_rule(rs, cell, k);
@@ -1538,18 +1538,18 @@ TEST_CASE(match_index_cand_pop)
 }
 
 /*
- * Random rule sets of up to SLUICE_MAX_RULES rules and random packets:
+ * Random rule sets of up to WEIR_MAX_RULES rules and random packets:
  * every rule that matches a packet is among the index's candidates for it
  * (the data path matches only those), in ascending order. Half the sets
  * name a port in every rule, so that sets of more than 64 rules fit, and a
- * quarter have nearly SLUICE_MAX_RULES: a set whose cell would hold more
- * than SLUICE_MAX_CAND rules is refused, and that cell is counted by hand.
+ * quarter have nearly WEIR_MAX_RULES: a set whose cell would hold more
+ * than WEIR_MAX_CAND rules is refused, and that cell is counted by hand.
  */
 TEST_CASE(match_index_superset)
 {
 	static const __u8 protos[] = { WR_IPPROTO_TCP, WR_IPPROTO_UDP, WR_IPPROTO_ICMP,
 				       WR_IPPROTO_ICMPV6, 47 };
-	static struct sluice_ruleset rs;
+	static struct weir_ruleset rs;
 	unsigned int set, n, fewer = 0, total = 0, big = 0, refused = 0;
 	struct rule_bits want, cand;
 	struct wr_idx_full full;
@@ -1561,19 +1561,19 @@ TEST_CASE(match_index_superset)
 		bool ports = set % 2;
 
 		memset(&rs, 0, sizeof(rs));
-		rs.nr_rules = 1 + idx_rand() % SLUICE_MAX_RULES;
+		rs.nr_rules = 1 + idx_rand() % WEIR_MAX_RULES;
 		/* A quarter of the sets crowded: most of their cells over-full. */
 		if (set % 4 == 2)
-			rs.nr_rules = SLUICE_MAX_RULES - idx_rand() % 32;
+			rs.nr_rules = WEIR_MAX_RULES - idx_rand() % 32;
 		for (i = 0; i < rs.nr_rules; i++) {
-			struct sluice_rule *r = &rs.rules[i];
+			struct weir_rule *r = &rs.rules[i];
 			__u32 lo = idx_rand() % 12000, w = idx_rand() % 8;
 
 			rule_init(r);
-			r->match = idx_rand() & (SLUICE_M_PROTO | SLUICE_M_DPORT | SLUICE_M_TCPFLAGS |
-						 SLUICE_M_ICMPTYPE | SLUICE_M_FAMILY);
+			r->match = idx_rand() & (WEIR_M_PROTO | WEIR_M_DPORT | WEIR_M_TCPFLAGS |
+						 WEIR_M_ICMPTYPE | WEIR_M_FAMILY);
 			if (ports) {
-				r->match |= SLUICE_M_PROTO | SLUICE_M_DPORT;
+				r->match |= WEIR_M_PROTO | WEIR_M_DPORT;
 				w %= 4;
 			}
 			r->family = idx_rand() & 1 ? 4 : 6;
@@ -1584,8 +1584,8 @@ TEST_CASE(match_index_superset)
 				      w < 6 ? lo + 4000 + idx_rand() % 9000 : w == 6 ? 65535 : lo - 1;
 			if (w == 6)
 				r->dport_lo = 0;
-			r->tcp_mask = SLUICE_TCP_SYN;
-			r->tcp_value = idx_rand() & 1 ? SLUICE_TCP_SYN : 0;
+			r->tcp_mask = WEIR_TCP_SYN;
+			r->tcp_value = idx_rand() & 1 ? WEIR_TCP_SYN : 0;
 			r->icmp_type = idx_rand() % 4 ? 8 : 135;
 		}
 		memset(&full, 0, sizeof(full));
@@ -1593,22 +1593,22 @@ TEST_CASE(match_index_superset)
 		if (err) {
 			__u32 c = 0;
 
-			CHECK(err == -WR_E2BIG && full.n > SLUICE_MAX_CAND,
+			CHECK(err == -WR_E2BIG && full.n > WEIR_MAX_CAND,
 			      "set %u refused (%d) with a cell of %u rules", set, err, full.n);
 			/* Count the cell's rules by hand: each port-less, or naming a port of it. */
 			for (i = 0; i < rs.nr_rules; i++) {
-				const struct sluice_rule *r = &rs.rules[i];
+				const struct weir_rule *r = &rs.rules[i];
 				bool in = false;
 				__u32 port;
 
-				if (r->match & SLUICE_M_PROTO && wr_idx_proto(r->proto) != full.pc)
+				if (r->match & WEIR_M_PROTO && wr_idx_proto(r->proto) != full.pc)
 					continue;
-				if ((r->match & SLUICE_M_TCPFLAGS && full.pc != SLUICE_IDX_TCP) ||
-				    (r->match & SLUICE_M_ICMPTYPE && full.pc != SLUICE_IDX_OTHER))
+				if ((r->match & WEIR_M_TCPFLAGS && full.pc != WEIR_IDX_TCP) ||
+				    (r->match & WEIR_M_ICMPTYPE && full.pc != WEIR_IDX_OTHER))
 					continue;
-				if (!(r->match & SLUICE_M_DPORT))
+				if (!(r->match & WEIR_M_DPORT))
 					in = true;
-				else if (full.bucket != SLUICE_IDX_NOPORT && full.pc != SLUICE_IDX_OTHER)
+				else if (full.bucket != WEIR_IDX_NOPORT && full.pc != WEIR_IDX_OTHER)
 					for (port = r->dport_lo; port <= r->dport_hi && !in; port++)
 						in = r->dport_hi - r->dport_lo >= WR_IDX_WIDE_RANGE ||
 						     wr_port_bucket(port) == full.bucket;
@@ -1628,7 +1628,7 @@ TEST_CASE(match_index_superset)
 			if (idx_rand() & 1)
 				p.family = 6;
 			if (proto == WR_IPPROTO_TCP)
-				p.tcp_flags = idx_rand() & 1 ? SLUICE_TCP_SYN : SLUICE_TCP_ACK;
+				p.tcp_flags = idx_rand() & 1 ? WEIR_TCP_SYN : WEIR_TCP_ACK;
 			if (proto == WR_IPPROTO_ICMP || proto == WR_IPPROTO_ICMPV6)
 				p.icmp_type = idx_rand() % 3 ? 8 : 135;
 			if (proto == WR_IPPROTO_ICMPV6 && p.icmp_type == 135)
@@ -1641,14 +1641,14 @@ TEST_CASE(match_index_superset)
 				CHECK(0, "set %u packet %u: a cell's rules out of order", set, n);
 				return;
 			}
-			for (k = 0; k < SLUICE_MAX_RULES / 64; k++)
+			for (k = 0; k < WEIR_MAX_RULES / 64; k++)
 				if (want.w[k] & ~cand.w[k]) {
 					CHECK(0, "set %u packet %u: rules %#llx (word %u) match but are "
 						 "not candidates", set, n,
 					      (unsigned long long)(want.w[k] & ~cand.w[k]), k);
 					return;
 				}
-			for (k = rs.nr_rules; k < SLUICE_MAX_RULES; k++)
+			for (k = rs.nr_rules; k < WEIR_MAX_RULES; k++)
 				if (cand.w[k / 64] & (1ULL << (k % 64))) {
 					CHECK(0, "candidate %u past the set's %u rules", k, rs.nr_rules);
 					return;
@@ -1667,7 +1667,7 @@ TEST_CASE(match_index_superset)
 /* The shape of the cost benchmark: single-port rules, the last matching. */
 TEST_CASE(match_index_narrows_to_the_port)
 {
-	static struct sluice_ruleset rs;
+	static struct weir_ruleset rs;
 	struct wr_pkt p;
 	__u32 i, cell;
 	__u64 c;
@@ -1676,7 +1676,7 @@ TEST_CASE(match_index_narrows_to_the_port)
 	rs.nr_rules = 64;
 	for (i = 0; i < 64; i++) {
 		rule_init(&rs.rules[i]);
-		rs.rules[i].match = SLUICE_M_PROTO | SLUICE_M_DPORT;
+		rs.rules[i].match = WEIR_M_PROTO | WEIR_M_DPORT;
 		rs.rules[i].proto = WR_IPPROTO_UDP;
 		rs.rules[i].dport_lo = rs.rules[i].dport_hi = i == 63 ? 9000 : 10000 + i;
 	}
@@ -1703,29 +1703,29 @@ TEST_CASE(match_index_narrows_to_the_port)
 }
 
 /*
- * SLUICE_MAX_RULES rules, each on its own port: every port's cell lists its
- * rule, the last one's too. SLUICE_MAX_CAND rules without a port fit; one
+ * WEIR_MAX_RULES rules, each on its own port: every port's cell lists its
+ * rule, the last one's too. WEIR_MAX_CAND rules without a port fit; one
  * more is refused, naming the cell, and so is the same many on one port.
  */
 TEST_CASE(match_index_full_set_and_full_cells)
 {
-	static struct sluice_ruleset rs;
+	static struct weir_ruleset rs;
 	struct wr_idx_full full = {};
 	struct rule_bits cand;
 	struct wr_pkt p;
 	__u32 i, cell;
 
 	memset(&rs, 0, sizeof(rs));
-	rs.nr_rules = SLUICE_MAX_RULES;
-	for (i = 0; i < SLUICE_MAX_RULES; i++) {
+	rs.nr_rules = WEIR_MAX_RULES;
+	for (i = 0; i < WEIR_MAX_RULES; i++) {
 		rule_init(&rs.rules[i]);
-		rs.rules[i].match = SLUICE_M_PROTO | SLUICE_M_DPORT;
+		rs.rules[i].match = WEIR_M_PROTO | WEIR_M_DPORT;
 		rs.rules[i].proto = WR_IPPROTO_TCP;
 		rs.rules[i].dport_lo = rs.rules[i].dport_hi = 20000 + i;
 	}
 	CHECK(wr_ruleset_index(&rs, &full) == 0, "%u single-port rules refused: a cell of %u",
-	      SLUICE_MAX_RULES, full.n);
-	for (i = 0; i < SLUICE_MAX_RULES; i++) {
+	      WEIR_MAX_RULES, full.n);
+	for (i = 0; i < WEIR_MAX_RULES; i++) {
 		pkt4(&p, IP4(198, 18, 0, 2), WR_IPPROTO_TCP, 20000 + i);
 		cand_linear(&rs, &p, &cand);
 		if (!(cand.w[i / 64] & (1ULL << (i % 64)))) {
@@ -1733,31 +1733,31 @@ TEST_CASE(match_index_full_set_and_full_cells)
 			break;
 		}
 	}
-	/* The first SLUICE_MAX_CAND without a port: every cell full, and it fits. */
-	for (i = 0; i < SLUICE_MAX_CAND; i++)
+	/* The first WEIR_MAX_CAND without a port: every cell full, and it fits. */
+	for (i = 0; i < WEIR_MAX_CAND; i++)
 		rs.rules[i].match = 0;
 	CHECK(wr_ruleset_index(&rs, &full) != 0, "64 port-less rules and more on a port fit");
-	rs.nr_rules = SLUICE_MAX_CAND;
-	CHECK(wr_ruleset_index(&rs, NULL) == 0, "%d port-less rules refused", SLUICE_MAX_CAND);
+	rs.nr_rules = WEIR_MAX_CAND;
+	CHECK(wr_ruleset_index(&rs, NULL) == 0, "%d port-less rules refused", WEIR_MAX_CAND);
 	pkt4(&p, IP4(198, 18, 0, 2), WR_IPPROTO_UDP, 53);
 	CHECK(wr_rule_candidates(&rs, &p, &cell) == ~0ULL &&
 	      wr_cand_rule(&rs, cell, 63) == 63, "udp 53: not every port-less rule");
-	rs.nr_rules = SLUICE_MAX_CAND + 1;
-	rs.rules[SLUICE_MAX_CAND].match = SLUICE_M_PROTO;
-	rs.rules[SLUICE_MAX_CAND].proto = WR_IPPROTO_UDP;
+	rs.nr_rules = WEIR_MAX_CAND + 1;
+	rs.rules[WEIR_MAX_CAND].match = WEIR_M_PROTO;
+	rs.rules[WEIR_MAX_CAND].proto = WR_IPPROTO_UDP;
 	memset(&full, 0, sizeof(full));
-	CHECK(wr_ruleset_index(&rs, &full) == -WR_E2BIG && full.n == SLUICE_MAX_CAND + 1 &&
-	      full.pc == SLUICE_IDX_UDP, "65 rules for UDP: %u in class %u", full.n, full.pc);
+	CHECK(wr_ruleset_index(&rs, &full) == -WR_E2BIG && full.n == WEIR_MAX_CAND + 1 &&
+	      full.pc == WEIR_IDX_UDP, "65 rules for UDP: %u in class %u", full.n, full.pc);
 	/* 65 rules on one port, the rest elsewhere: that port's cell is named. */
-	for (i = 0; i < SLUICE_MAX_RULES; i++) {
-		rs.rules[i].match = SLUICE_M_PROTO | SLUICE_M_DPORT;
+	for (i = 0; i < WEIR_MAX_RULES; i++) {
+		rs.rules[i].match = WEIR_M_PROTO | WEIR_M_DPORT;
 		rs.rules[i].proto = WR_IPPROTO_TCP;
-		rs.rules[i].dport_lo = rs.rules[i].dport_hi = i <= SLUICE_MAX_CAND ? 443 : 30000 + i;
+		rs.rules[i].dport_lo = rs.rules[i].dport_hi = i <= WEIR_MAX_CAND ? 443 : 30000 + i;
 	}
-	rs.nr_rules = SLUICE_MAX_RULES;
+	rs.nr_rules = WEIR_MAX_RULES;
 	memset(&full, 0, sizeof(full));
-	CHECK(wr_ruleset_index(&rs, &full) == -WR_E2BIG && full.pc == SLUICE_IDX_TCP &&
-	      full.bucket == wr_port_bucket(443) && full.n >= SLUICE_MAX_CAND + 1,
+	CHECK(wr_ruleset_index(&rs, &full) == -WR_E2BIG && full.pc == WEIR_IDX_TCP &&
+	      full.bucket == wr_port_bucket(443) && full.n >= WEIR_MAX_CAND + 1,
 	      "65 rules on tcp 443: class %u bucket %u (443's: %u), %u rules", full.pc,
 	      full.bucket, wr_port_bucket(443), full.n);
 }
@@ -1767,14 +1767,14 @@ TEST_CASE(match_dport_range_edges)
 	static const struct {
 		__u16 lo, hi;
 	} rg[] = { { 1000, 2000 }, { 0, 0 }, { 65535, 65535 }, { 0, 65535 }, { 53, 53 } };
-	struct sluice_rule r;
+	struct weir_rule r;
 	struct wr_pkt p;
 	size_t i;
 	unsigned int port;
 
 	for (i = 0; i < sizeof(rg) / sizeof(rg[0]); i++) {
 		rule_init(&r);
-		r.match = SLUICE_M_DPORT;
+		r.match = WEIR_M_DPORT;
 		r.dport_lo = rg[i].lo;
 		r.dport_hi = rg[i].hi;
 		for (port = 0; port < 65536; port++) {
@@ -1791,7 +1791,7 @@ TEST_CASE(match_dport_range_edges)
 	}
 	/* a port rule never matches a packet without ports (ICMP) */
 	rule_init(&r);
-	r.match = SLUICE_M_DPORT;
+	r.match = WEIR_M_DPORT;
 	r.dport_lo = 0;
 	r.dport_hi = 65535;
 	pkt4(&p, IP4(198, 18, 0, 1), WR_IPPROTO_ICMP, 0);
@@ -1801,7 +1801,7 @@ TEST_CASE(match_dport_range_edges)
 TEST_CASE(match_src_cidr_v4)
 {
 	const __u32 net = IP4(198, 18, 0, 0) | 0x5a5a;	/* bits below the prefix ignored */
-	struct sluice_rule r;
+	struct weir_rule r;
 	struct wr_pkt p;
 	unsigned int plen, bit;
 
@@ -1829,7 +1829,7 @@ TEST_CASE(match_src_cidr_v4)
 
 TEST_CASE(match_src_cidr_v6)
 {
-	struct sluice_rule r;
+	struct weir_rule r;
 	struct wr_pkt p;
 	unsigned int plen, bit;
 
@@ -1857,16 +1857,16 @@ TEST_CASE(match_src_cidr_v6)
 
 TEST_CASE(match_tcp_syn_without_ack)
 {
-	struct sluice_rule r;
+	struct weir_rule r;
 	struct wr_pkt p;
 	unsigned int f;
 
 	rule_init(&r);
-	r.match = SLUICE_M_TCPFLAGS;
-	r.tcp_mask = SLUICE_TCP_SYN | SLUICE_TCP_ACK;
-	r.tcp_value = SLUICE_TCP_SYN;
+	r.match = WEIR_M_TCPFLAGS;
+	r.tcp_mask = WEIR_TCP_SYN | WEIR_TCP_ACK;
+	r.tcp_value = WEIR_TCP_SYN;
 	for (f = 0; f < 256; f++) {
-		int want = (f & (SLUICE_TCP_SYN | SLUICE_TCP_ACK)) == SLUICE_TCP_SYN;
+		int want = (f & (WEIR_TCP_SYN | WEIR_TCP_ACK)) == WEIR_TCP_SYN;
 
 		pkt4(&p, IP4(198, 18, 0, 1), WR_IPPROTO_TCP, 80);
 		p.tcp_flags = f;
@@ -1877,22 +1877,22 @@ TEST_CASE(match_tcp_syn_without_ack)
 	}
 	/* UDP, or TCP without a parsed header (non-first fragment), never matches */
 	pkt4(&p, IP4(198, 18, 0, 1), WR_IPPROTO_UDP, 80);
-	p.tcp_flags = SLUICE_TCP_SYN;
+	p.tcp_flags = WEIR_TCP_SYN;
 	CHECK(!wr_rule_match(&r, &p), "udp matched a flags rule");
 	pkt4(&p, IP4(198, 18, 0, 1), WR_IPPROTO_TCP, 80);
 	p.flags = WR_PKT_FRAG;
-	p.tcp_flags = SLUICE_TCP_SYN;
+	p.tcp_flags = WEIR_TCP_SYN;
 	CHECK(!wr_rule_match(&r, &p), "fragment matched a flags rule");
 }
 
 TEST_CASE(match_icmp_type)
 {
-	struct sluice_rule r;
+	struct weir_rule r;
 	struct wr_pkt p;
 	unsigned int t;
 
 	rule_init(&r);
-	r.match = SLUICE_M_ICMPTYPE | SLUICE_M_PROTO;
+	r.match = WEIR_M_ICMPTYPE | WEIR_M_PROTO;
 	r.proto = WR_IPPROTO_ICMP;
 	r.icmp_type = 8;
 	for (t = 0; t < 256; t++) {
@@ -1908,7 +1908,7 @@ TEST_CASE(match_icmp_type)
 		CHECK(wr_rule_match(&r, &p) == (t == 128), "icmpv6 type %u", t);
 	}
 	/* a type rule never matches other protocols or an unparsed header */
-	r.match = SLUICE_M_ICMPTYPE;
+	r.match = WEIR_M_ICMPTYPE;
 	r.icmp_type = 0;
 	pkt4(&p, IP4(198, 18, 0, 1), WR_IPPROTO_UDP, 0);
 	CHECK(!wr_rule_match(&r, &p), "udp matched icmp type 0");
@@ -1919,21 +1919,21 @@ TEST_CASE(match_icmp_type)
 
 TEST_CASE(match_fragments)
 {
-	struct sluice_rule dport, proto, flags;
+	struct weir_rule dport, proto, flags;
 	struct frame f, l;
 	struct wr_pkt p;
 
 	rule_init(&dport);
-	dport.match = SLUICE_M_PROTO | SLUICE_M_DPORT;
+	dport.match = WEIR_M_PROTO | WEIR_M_DPORT;
 	dport.proto = WR_IPPROTO_UDP;
 	dport.dport_lo = 53;
 	dport.dport_hi = 53;
 	rule_init(&proto);
-	proto.match = SLUICE_M_PROTO;
+	proto.match = WEIR_M_PROTO;
 	proto.proto = WR_IPPROTO_UDP;
 	rule_init(&flags);
-	flags.match = SLUICE_M_TCPFLAGS;
-	flags.tcp_mask = SLUICE_TCP_SYN;
+	flags.match = WEIR_M_TCPFLAGS;
+	flags.tcp_mask = WEIR_TCP_SYN;
 	flags.tcp_value = 0;
 
 	/* non-first IPv4 fragment whose payload happens to hold "port 53" */
@@ -1968,20 +1968,20 @@ TEST_CASE(match_fragments)
 
 TEST_CASE(match_nd_only_when_named)
 {
-	struct sluice_rule all, v6, icmp6, ns, na, src;
+	struct weir_rule all, v6, icmp6, ns, na, src;
 	struct frame f, l;
 	struct wr_pkt p;
 
 	rule_init(&all);
 	rule_init(&v6);
-	v6.match = SLUICE_M_FAMILY;
+	v6.match = WEIR_M_FAMILY;
 	v6.family = 6;
 	rule_init(&icmp6);
-	icmp6.match = SLUICE_M_FAMILY | SLUICE_M_PROTO;
+	icmp6.match = WEIR_M_FAMILY | WEIR_M_PROTO;
 	icmp6.family = 6;
 	icmp6.proto = WR_IPPROTO_ICMPV6;
 	rule_init(&ns);
-	ns.match = SLUICE_M_PROTO | SLUICE_M_ICMPTYPE;
+	ns.match = WEIR_M_PROTO | WEIR_M_ICMPTYPE;
 	ns.proto = WR_IPPROTO_ICMPV6;
 	ns.icmp_type = 135;
 	na = ns;
@@ -2024,7 +2024,7 @@ static __u32 ref_mask_word(unsigned int plen, unsigned int w)
 
 TEST_CASE(key_masks_exhaustive)
 {
-	struct sluice_limit l;
+	struct weir_limit l;
 	unsigned int plen, w;
 
 	for (plen = 0; plen <= 128; plen++) {
@@ -2060,7 +2060,7 @@ TEST_CASE(state_hash_spread)
 	static unsigned int per[SETS];
 	static __u64 hashes[N];
 	const __u64 seed = 0x5eed5eed12345678ULL;
-	struct sluice_key k = { .uid = 7, .limit = 1, .family = 4, .plen = 32 };
+	struct weir_key k = { .uid = 7, .limit = 1, .family = 4, .plen = 32 };
 	double chi = 0, mean = (double)N / SETS;
 	__u32 i, moved = 0;
 
@@ -2100,25 +2100,25 @@ TEST_CASE(state_hash_spread)
 TEST_CASE(limit_needs_precise_edges)
 {
 	const __u64 tick = 4 * 1000000ULL;
-	struct sluice_limit l = { .algo = SLUICE_ALGO_GCRA };
+	struct weir_limit l = { .algo = WEIR_ALGO_GCRA };
 
 	l.interval_fp = wr_gcra_interval(1000);		/* 1 ms a packet */
-	l.tolerance = wr_gcra_tolerance(l.interval_fp, 8, SLUICE_COST_PKT);
+	l.tolerance = wr_gcra_tolerance(l.interval_fp, 8, WEIR_COST_PKT);
 	CHECK_EQ(wr_limit_needs_precise(&l, tick), 0);	/* 8 ms: two ticks */
-	l.tolerance = wr_gcra_tolerance(l.interval_fp, 7, SLUICE_COST_PKT);
+	l.tolerance = wr_gcra_tolerance(l.interval_fp, 7, WEIR_COST_PKT);
 	CHECK_EQ(wr_limit_needs_precise(&l, tick), 1);	/* 7 ms */
 	l.interval_fp = wr_gcra_interval(1000000);
-	l.tolerance = wr_gcra_tolerance(l.interval_fp, 1000000, SLUICE_COST_PKT);
+	l.tolerance = wr_gcra_tolerance(l.interval_fp, 1000000, WEIR_COST_PKT);
 	CHECK_EQ(wr_limit_needs_precise(&l, tick), 0);	/* the default burst: 1 s */
-	l.algo = SLUICE_ALGO_FIXED;
+	l.algo = WEIR_ALGO_FIXED;
 	l.period_ms = 400;
 	CHECK_EQ(wr_limit_needs_precise(&l, tick), 0);	/* 100 ticks */
 	l.period_ms = 399;
 	CHECK_EQ(wr_limit_needs_precise(&l, tick), 1);
-	l.algo = SLUICE_ALGO_SLIDING;
+	l.algo = WEIR_ALGO_SLIDING;
 	l.period_ms = 0;				/* per second */
 	CHECK_EQ(wr_limit_needs_precise(&l, tick), 0);
-	l.algo = SLUICE_ALGO_CONNS;
+	l.algo = WEIR_ALGO_CONNS;
 	l.tolerance = 0;
 	CHECK_EQ(wr_limit_needs_precise(&l, tick), 0);
 }
@@ -2144,9 +2144,9 @@ TEST_CASE(key_make_prefixes)
 	};
 	static const __u8 a6[16] = { 0x20, 0x01, 0x0d, 0xb8, 0x12, 0x34, 0x56, 0x78,
 				     0x9a, 0xbc, 0xde, 0xf0, 1, 2, 3, 4 };
-	struct sluice_rule r;
-	struct sluice_limit *l;
-	struct sluice_key k;
+	struct weir_rule r;
+	struct weir_limit *l;
+	struct weir_key k;
 	struct wr_pkt p;
 	size_t i;
 
@@ -2186,7 +2186,7 @@ TEST_CASE(key_make_prefixes)
 	}
 	/* two sources in one /24 share a key, a third in the next /24 does not */
 	{
-		struct sluice_key a, b, c;
+		struct weir_key a, b, c;
 
 		memset(&a, 0, sizeof(a));
 		memset(&b, 0, sizeof(b));
@@ -2215,13 +2215,13 @@ TEST_CASE(key_make_prefixes)
 TEST_CASE(meter_dispatch_each_algorithm)
 {
 	const __u64 sec = 1000000000ULL, t0 = 1000 * sec;
-	struct sluice_limit l;
+	struct weir_limit l;
 	__u64 word = 0, aux = 0, next, next_aux;
 	int i, n;
 
 	/* Token bucket, 10/s with a burst of 5: five at one instant, then refused. */
-	limit_init(&l, 10, 5, SLUICE_COST_PKT);
-	l.algo = SLUICE_ALGO_GCRA;
+	limit_init(&l, 10, 5, WEIR_COST_PKT);
+	l.algo = WEIR_ALGO_GCRA;
 	for (i = 0, n = 0; i < 8; i++)
 		if (wr_meter(&l, word, 0, t0, 1, &next, &next_aux)) {
 			word = next;
@@ -2234,7 +2234,7 @@ TEST_CASE(meter_dispatch_each_algorithm)
 
 	/* Fixed window, 3 per second: three in a window, none more, three in the next. */
 	memset(&l, 0, sizeof(l));
-	l.algo = SLUICE_ALGO_FIXED;
+	l.algo = WEIR_ALGO_FIXED;
 	l.rate = 3;
 	word = 0;
 	for (i = 0, n = 0; i < 5; i++)
@@ -2249,7 +2249,7 @@ TEST_CASE(meter_dispatch_each_algorithm)
 	CHECK_EQ(next, wr_win_pack(t0 / sec + 1, 1));
 
 	/* Sliding window, 10 per second: a full previous window weighs half at mid-window. */
-	l.algo = SLUICE_ALGO_SLIDING;
+	l.algo = WEIR_ALGO_SLIDING;
 	l.rate = 10;
 	word = wr_win_pack(t0 / sec, 10);
 	aux = 0;
@@ -2268,11 +2268,11 @@ TEST_CASE(meter_dispatch_each_algorithm)
 TEST_CASE(meter_uncharge_restores_the_charge)
 {
 	const __u64 sec = 1000000000ULL, t0 = 1000 * sec;
-	struct sluice_limit l;
+	struct weir_limit l;
 	__u64 word = wr_win_pack(t0 / sec, 4), next, aux, back;
 
 	memset(&l, 0, sizeof(l));
-	l.algo = SLUICE_ALGO_FIXED;
+	l.algo = WEIR_ALGO_FIXED;
 	l.rate = 100;
 	CHECK(wr_meter(&l, word, 0, t0 + 5, 3, &next, &aux), "charge refused");
 	CHECK(wr_win_uncharge(&l, next, t0 + 6, 3, &back), "uncharge refused");

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * Host unit tests of the window algorithms in sluice_limiter.h (fixed
+ * Host unit tests of the window algorithms in weir_limiter.h (fixed
  * window, sliding window counter) and of the token bucket beside them, in
  * injected time, held against an exact sliding log.
  *
@@ -28,8 +28,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sluice.h"
-#include "sluice_limiter.h"
+#include "weir.h"
+#include "weir_limiter.h"
 #include "check.h"
 #include "../tools/rand.h"
 
@@ -47,10 +47,10 @@
 
 /* A key's state under one limit, updated exactly as the data path updates it. */
 struct meter {
-	struct sluice_limit l;
+	struct weir_limit l;
 	__u64 period;		/* ns */
-	__u64 word;		/* sluice_state.tat */
-	__u64 aux;		/* sluice_state.aux */
+	__u64 word;		/* weir_state.tat */
+	__u64 aux;		/* weir_state.aux */
 };
 
 static void meter_init(struct meter *m, int algo, __u64 limit, __u64 period_ms, __u64 burst,
@@ -61,7 +61,7 @@ static void meter_init(struct meter *m, int algo, __u64 limit, __u64 period_ms, 
 	m->l.rate = limit;
 	m->l.period_ms = period_ms;
 	m->l.cost = cost;
-	m->l.burst = algo == SLUICE_ALGO_GCRA ? burst : limit;
+	m->l.burst = algo == WEIR_ALGO_GCRA ? burst : limit;
 	m->l.interval_fp = wr_gcra_interval_per(limit, period_ms);
 	m->l.tolerance = wr_gcra_tolerance(m->l.interval_fp, m->l.burst, cost);
 	m->period = wr_limit_period_ns(&m->l);
@@ -74,10 +74,10 @@ static int meter_admit(struct meter *m, __u64 now, __u64 cost)
 	int ok;
 
 	switch (m->l.algo) {
-	case SLUICE_ALGO_FIXED:
+	case WEIR_ALGO_FIXED:
 		ok = wr_fixed_admit(m->word, now, m->period, cost, m->l.rate, &next);
 		break;
-	case SLUICE_ALGO_SLIDING:
+	case WEIR_ALGO_SLIDING:
 		ok = wr_sliding_admit(m->word, m->aux, now, m->period, cost, m->l.rate, &next,
 				      &next_aux);
 		break;
@@ -392,7 +392,7 @@ TEST_CASE(fixed_admits_2x_across_window_edge)
 	size_t n;
 
 	tr_edge(&tr, L, P, K0);
-	meter_init(&m, SLUICE_ALGO_FIXED, L, 1000, 0, SLUICE_COST_PKT);
+	meter_init(&m, WEIR_ALGO_FIXED, L, 1000, 0, WEIR_COST_PKT);
 	n = run_meter(&m, &tr, out);
 	CHECK_EQ(n, 2 * L);
 	CHECK_EQ(max_span(out, n, P), 2 * L);
@@ -403,9 +403,9 @@ TEST_CASE(fixed_admits_2x_across_window_edge)
 	CHECK_EQ(meter_admit(&m, (K0 + 2) * P, 1), 1);
 
 	CHECK_EQ(run_slog(L, P, &tr, out), L);
-	meter_init(&m, SLUICE_ALGO_SLIDING, L, 1000, 0, SLUICE_COST_PKT);
+	meter_init(&m, WEIR_ALGO_SLIDING, L, 1000, 0, WEIR_COST_PKT);
 	CHECK_EQ(run_meter(&m, &tr, out), L);
-	meter_init(&m, SLUICE_ALGO_GCRA, L, 1000, L, SLUICE_COST_PKT);
+	meter_init(&m, WEIR_ALGO_GCRA, L, 1000, L, WEIR_COST_PKT);
 	CHECK_EQ(run_meter(&m, &tr, out), L);
 	tr_free(&tr);
 }
@@ -427,7 +427,7 @@ TEST_CASE(fixed_exactly_l_per_window)
 			__u64 L = limits[i], P = periods_ms[j] * MSEC, w;
 			struct meter m;
 
-			meter_init(&m, SLUICE_ALGO_FIXED, L, periods_ms[j], 0, SLUICE_COST_PKT);
+			meter_init(&m, WEIR_ALGO_FIXED, L, periods_ms[j], 0, WEIR_COST_PKT);
 			for (w = K0; w < K0 + 5; w++) {
 				__u64 got = 0, t;
 
@@ -462,7 +462,7 @@ TEST_CASE(sliding_exact_on_edge_trace)
 	size_t n;
 
 	tr_edge(&tr, L, P, K0);
-	meter_init(&m, SLUICE_ALGO_SLIDING, L, 1000, 0, SLUICE_COST_PKT);
+	meter_init(&m, WEIR_ALGO_SLIDING, L, 1000, 0, WEIR_COST_PKT);
 	n = run_meter(&m, &tr, out);
 	CHECK_EQ(n, L);
 	CHECK_EQ(max_span(out, n, P), L);
@@ -509,8 +509,8 @@ TEST_CASE(sliding_within_bound_over_any_span)
 				default: tr_random(&tr, L, P, K0, 10); break;
 				}
 				out = calloc(tr.n, sizeof(*out));
-				meter_init(&m, SLUICE_ALGO_SLIDING, L, periods_ms[j], 0,
-					   SLUICE_COST_PKT);
+				meter_init(&m, WEIR_ALGO_SLIDING, L, periods_ms[j], 0,
+					   WEIR_COST_PKT);
 				n = run_meter(&m, &tr, out);
 				w = check_sliding_bound(out, n, L, P, tr.name);
 				if (t == 1 && w * 1000 / L > worst_ends)
@@ -542,7 +542,7 @@ TEST_CASE(sliding_within_bound_over_any_span)
 }
 
 /*
- * sluice_limiter.h says the sliding window's weight "is rounded up, so it
+ * weir_limiter.h says the sliding window's weight "is rounded up, so it
  * errs towards refusing". With the previous window full (p = L) and 1 ns of
  * it still overlapping the last period, the exact estimate is L * 1e-9,
  * which rounds up to 1: at most L - 1 more may pass, so no span of one
@@ -559,7 +559,7 @@ TEST_CASE(sliding_weight_rounds_towards_refusing)
 	struct meter m;
 	size_t n;
 
-	meter_init(&m, SLUICE_ALGO_SLIDING, L, 1000, 0, SLUICE_COST_PKT);
+	meter_init(&m, WEIR_ALGO_SLIDING, L, 1000, 0, WEIR_COST_PKT);
 	/* 10 at the very end of window k (its predecessor empty): all pass */
 	tr_burst(&tr, (K0 + 1) * P - 5 * USEC, L, 1, 1);
 	/* 10 more at 10 us before the end of window k + 1 */
@@ -597,8 +597,8 @@ TEST_CASE(gcra_exact_burst_plus_rate_times_t)
 		__u64 I = c[i].period_ms * MSEC / c[i].rate, t, arrivals = 0, got = 0, want;
 		struct meter m;
 
-		meter_init(&m, SLUICE_ALGO_GCRA, c[i].rate, c[i].period_ms, c[i].burst,
-			   SLUICE_COST_PKT);
+		meter_init(&m, WEIR_ALGO_GCRA, c[i].rate, c[i].period_ms, c[i].burst,
+			   WEIR_COST_PKT);
 		CHECK_EQ(wr_gcra_inc(m.l.interval_fp, 1), I);
 		for (t = 0; t <= c[i].dur; t += c[i].gap) {
 			arrivals++;
@@ -621,12 +621,12 @@ TEST_CASE(gcra_exact_burst_plus_rate_times_t)
 /* The emission interval of rates per minute, hour and day is exact. */
 TEST_CASE(gcra_interval_per_period)
 {
-	CHECK_EQ(wr_gcra_interval_per(10, 1000), (100 * MSEC) << SLUICE_FP_SHIFT);
-	CHECK_EQ(wr_gcra_interval_per(100, 60000), (600 * MSEC) << SLUICE_FP_SHIFT);
-	CHECK_EQ(wr_gcra_interval_per(500, 3600000), (7200 * MSEC) << SLUICE_FP_SHIFT);
-	CHECK_EQ(wr_gcra_interval_per(1000, 86400000), (86400 * MSEC) << SLUICE_FP_SHIFT);
+	CHECK_EQ(wr_gcra_interval_per(10, 1000), (100 * MSEC) << WEIR_FP_SHIFT);
+	CHECK_EQ(wr_gcra_interval_per(100, 60000), (600 * MSEC) << WEIR_FP_SHIFT);
+	CHECK_EQ(wr_gcra_interval_per(500, 3600000), (7200 * MSEC) << WEIR_FP_SHIFT);
+	CHECK_EQ(wr_gcra_interval_per(1000, 86400000), (86400 * MSEC) << WEIR_FP_SHIFT);
 	/* 64 kbyte per minute: 60 s / 64000 bytes */
-	CHECK_EQ(wr_gcra_interval_per(64000, 60000), ((60 * SEC) << SLUICE_FP_SHIFT) / 64000);
+	CHECK_EQ(wr_gcra_interval_per(64000, 60000), ((60 * SEC) << WEIR_FP_SHIFT) / 64000);
 	CHECK_EQ(wr_gcra_interval_per(0, 1000), 0);
 	CHECK_EQ(wr_gcra_interval_per(1, 0), 0);
 	CHECK_EQ(wr_gcra_interval_per(1, WR_MAX_PERIOD_MS + 1), 0);
@@ -646,7 +646,7 @@ TEST_CASE(gcra_interval_per_period)
  */
 TEST_CASE(idle_keys_read_empty_never_emptier)
 {
-	static const int algos[] = { SLUICE_ALGO_FIXED, SLUICE_ALGO_SLIDING, SLUICE_ALGO_GCRA };
+	static const int algos[] = { WEIR_ALGO_FIXED, WEIR_ALGO_SLIDING, WEIR_ALGO_GCRA };
 	static const __u64 gaps[] = { 2, 3, 10, 1000, 1000000, 1ULL << 31 };
 	const __u64 L = 100, P = SEC;
 	size_t a, g;
@@ -658,7 +658,7 @@ TEST_CASE(idle_keys_read_empty_never_emptier)
 			struct meter m;
 			__u64 t, prev_left = 0, stop, left, k;
 
-			meter_init(&m, algos[a], L, 1000, L, SLUICE_COST_PKT);
+			meter_init(&m, algos[a], L, 1000, L, WEIR_COST_PKT);
 			/* Random activity over two windows, ending at a random instant. */
 			stop = K0 * P + P + rnd_below(P);
 			for (t = K0 * P + rnd_below(P); t < stop; t += 1 + rnd_below(P / 50))
@@ -694,8 +694,8 @@ TEST_CASE(next_window_after_full)
 	struct meter f, s;
 	__u64 e;
 
-	meter_init(&f, SLUICE_ALGO_FIXED, L, 60000, 0, SLUICE_COST_PKT);
-	meter_init(&s, SLUICE_ALGO_SLIDING, L, 60000, 0, SLUICE_COST_PKT);
+	meter_init(&f, WEIR_ALGO_FIXED, L, 60000, 0, WEIR_COST_PKT);
+	meter_init(&s, WEIR_ALGO_SLIDING, L, 60000, 0, WEIR_COST_PKT);
 	CHECK_EQ(meter_admit(&f, K0 * P + 5, L), 1);
 	CHECK_EQ(meter_admit(&s, K0 * P + 5, L), 1);
 	for (e = 0; e < P; e += P / 10) {
@@ -729,7 +729,7 @@ TEST_CASE(fixed_32bit_window_index_wraps)
 	struct meter m;
 	__u64 w, i, got;
 
-	meter_init(&m, SLUICE_ALGO_FIXED, L, 1000, 0, SLUICE_COST_PKT);
+	meter_init(&m, WEIR_ALGO_FIXED, L, 1000, 0, WEIR_COST_PKT);
 	for (w = W - 2; w <= W + 3; w++) {
 		for (i = got = 0; i < 2 * L; i++)
 			got += meter_admit(&m, w * P + i * (P / (2 * L)), 1);
@@ -737,7 +737,7 @@ TEST_CASE(fixed_32bit_window_index_wraps)
 		      (unsigned long long)got);
 		CHECK_EQ(m.word, wr_win_pack((__u32)w, L));
 	}
-	meter_init(&m, SLUICE_ALGO_FIXED, L, 1000, 0, SLUICE_COST_PKT);
+	meter_init(&m, WEIR_ALGO_FIXED, L, 1000, 0, WEIR_COST_PKT);
 	CHECK_EQ(meter_admit(&m, 5 * P, L), 1);
 	CHECK_EQ(meter_left(&m, (5 + W) * P, L), L);
 }
@@ -752,7 +752,7 @@ TEST_CASE(sliding_32bit_window_index_wraps)
 	const __u64 L = 10, P = SEC, W = 0xffffffffULL;
 	struct meter m;
 
-	meter_init(&m, SLUICE_ALGO_SLIDING, L, 1000, 0, SLUICE_COST_PKT);
+	meter_init(&m, WEIR_ALGO_SLIDING, L, 1000, 0, WEIR_COST_PKT);
 	CHECK_EQ(meter_admit(&m, W * P + P / 4, L), 1);
 	CHECK_EQ(meter_left(&m, W * P + 3 * P / 4, L), 0);
 	CHECK_EQ(meter_left(&m, (W + 1) * P + P / 2, L), L / 2);
@@ -777,8 +777,8 @@ TEST_CASE(byte_costs)
 	struct meter f, s;
 	__u64 i, got;
 
-	meter_init(&f, SLUICE_ALGO_FIXED, L, 60000, 0, SLUICE_COST_BYTE);
-	meter_init(&s, SLUICE_ALGO_SLIDING, L, 60000, 0, SLUICE_COST_BYTE);
+	meter_init(&f, WEIR_ALGO_FIXED, L, 60000, 0, WEIR_COST_BYTE);
+	meter_init(&s, WEIR_ALGO_SLIDING, L, 60000, 0, WEIR_COST_BYTE);
 	for (i = got = 0; i < 100; i++)
 		got += meter_admit(&f, K0 * P + i * MSEC, 1500);
 	CHECK_EQ(got, 42);

@@ -4,21 +4,21 @@
 # against the real xdp-filter and xdp-loader of xdp-tools: two namespaces
 # joined by veth, paced UDP from tools/wrgen counted by tools/wrsink.
 #
-#   xf-first     xdp-filter loaded, then sluice joins its dispatcher: the
-#                port xdp-filter drops stays dropped, sluice's limit holds
+#   xf-first     xdp-filter loaded, then weir joins its dispatcher: the
+#                port xdp-filter drops stays dropped, weir's limit holds
 #                on other traffic, `detach` leaves xdp-filter working
-#   sluice-first sluice makes the dispatcher (dispatcher libxdp, a priority
-#                of its own), xdp-filter joins it, leaves again: sluice stays
+#   weir-first weir makes the dispatcher (dispatcher libxdp, a priority
+#                of its own), xdp-filter joins it, leaves again: weir stays
 #   generic      the same in generic (skb) mode; a native attach is refused
 #   foreign      an XDP program that is not libxdp's dispatcher (a netlink
-#                one from ip, and sluice's own link from another root) is
+#                one from ip, and weir's own link from another root) is
 #                refused with exit status 1 and left as it was
 #   fail-static  the daemon joins xdp-filter's dispatcher and is killed:
-#                sluice stays in the dispatcher and still limits
+#                weir stays in the dispatcher and still limits
 #
 # A kernel that refuses extension (freplace) programs, which the dispatcher
 # is made of (this machine's host kernel is locked down against them), gets
-# xdp-filter as a lone program: there sluice must refuse it and leave it
+# xdp-filter as a lone program: there weir must refuse it and leave it
 # alone, and `dispatcher libxdp` must be refused and change nothing; the
 # cases that need a dispatcher say skip with that reason. tests/kernels.sh
 # runs this suite again in Debian 12's kernel, where they all run.
@@ -50,7 +50,7 @@ for tool in jq xdp-filter xdp-loader unshare; do
 		exit 0
 	fi
 done
-for b in "$SLGEN" "$SLSINK" "$SLUICE" "$PASSPROG"; do
+for b in "$SLGEN" "$SLSINK" "$WEIR" "$PASSPROG"; do
 	[ -e "$b" ] || { not_ok xdpmulti-setup "$b is missing (make test-build)"; exit 1; }
 done
 # A kernel booted without a bpffs on /sys/fs/bpf (tests/kernels.sh's guest).
@@ -81,8 +81,8 @@ XF=$(new_root xf)
 mkdir -p "$XF"
 export LIBXDP_BPFFS=$XF
 
-wr() { in_ns "$RCV" "$SLUICE" --bpffs "$ROOT" "$@"; }
-wrj() { in_ns "$RCV" "$SLUICE" -j --bpffs "$ROOT" "$@"; }
+wr() { in_ns "$RCV" "$WEIR" --bpffs "$ROOT" "$@"; }
+wrj() { in_ns "$RCV" "$WEIR" -j --bpffs "$ROOT" "$@"; }
 # xdp-filter / xdp-loader in RCV, their /sys/fs/bpf being $XF.
 xt() {
 	in_ns "$RCV" unshare -m --propagation private sh -c \
@@ -140,7 +140,7 @@ dropped() {
 # XDPMULTI_DISPATCHER_ONLY=1 (the qemu guests of tests/kernels.sh and make
 # test-kernels): only the cases that need a dispatcher; the others are the
 # same on every kernel. XDPMULTI_CASES names some of those (default: all):
-# each loads sluice's program again, which the guests' emulated CPU
+# each loads weir's program again, which the guests' emulated CPU
 # verifies slowly.
 ONLY=${XDPMULTI_DISPATCHER_ONLY:-}
 want() { [ -z "${XDPMULTI_CASES:-}" ] || [[ " $XDPMULTI_CASES " == *" $1 "* ]]; }
@@ -184,7 +184,7 @@ if [ -z "$HAVE_DISPATCHER" ] && [ -z "$ONLY" ]; then
 	grep -q "not libxdp's dispatcher" <<<"$out" || fail "no clear refusal: $out"
 	[ "$(hook_id)" = "$id" ] || fail "xdp-filter's program $id replaced by $(hook_id)"
 	dropped 7777 198.18.0.2 "xdp-filter after the refusal"
-	unlimited 9000 198.18.0.3 "no sluice on the hook"
+	unlimited 9000 198.18.0.3 "no weir on the hook"
 	end_case xdpmulti-lone-xdp-filter-refused
 	xt xdp-filter unload xm-r >/dev/null 2>&1
 	begin_case
@@ -195,13 +195,13 @@ if [ -z "$HAVE_DISPATCHER" ] && [ -z "$ONLY" ]; then
 	[ "$(wrj status | jq '.interfaces | length')" = 0 ] || fail "status shows an attachment"
 	ls "$ROOT" | grep -q '^xdpm_' && fail "a record was left: $(ls "$ROOT" | grep '^xdpm_')"
 	end_case xdpmulti-dispatcher-refused-without-freplace
-	for c in xf-first sluice-first generic fail-static; do
+	for c in xf-first weir-first generic fail-static; do
 		want $c && skip "xdpmulti-$c" "$WHY"
 	done
 fi
 
 if [ -n "$HAVE_DISPATCHER" ] && want xf-first; then
-	# ---- xdp-filter first, then sluice joins ----
+	# ---- xdp-filter first, then weir joins ----
 	begin_case
 	out=$(wrj attach xm-r 2>"$TMP/err") || fail "attach: $(cat "$TMP/err")"
 	[ "$(jq -r .dispatcher <<<"$out")" = libxdp ] || fail "attach -j: $out"
@@ -212,22 +212,22 @@ if [ -n "$HAVE_DISPATCHER" ] && want xf-first; then
 	wr status | grep -q "mode native (libxdp dispatcher, priority 20)" ||
 		fail "status text: $(wr status | grep attached)"
 	progs=$(loader_progs | sort | tr '\n' ' ')
-	[ "$progs" = "sluice_xdp xdpfilt_alw_all " ] || fail "xdp-loader status lists: $progs"
+	[ "$progs" = "weir_xdp xdpfilt_alw_all " ] || fail "xdp-loader status lists: $progs"
 	[ "$(hook_prog)" = xdp_dispatcher ] || fail "hook holds $(hook_prog)"
 	# The SYN-cookie programs are out of the dispatcher's reach: cookie rules refused.
 	out=$(wr rule add ck proto tcp dport 8080 tcp-flags syn limit 10pps action cookie 2>&1)
 	rc=$?
-	[ $rc -eq 1 ] && grep -q "has sluice in libxdp's dispatcher" <<<"$out" ||
+	[ $rc -eq 1 ] && grep -q "has weir in libxdp's dispatcher" <<<"$out" ||
 		fail "a cookie rule beside the dispatcher: exit $rc: $out"
-	dropped 7777 198.18.0.2 "xdp-filter beside sluice"
-	limited 9000 198.18.0.3 "sluice beside xdp-filter"
+	dropped 7777 198.18.0.2 "xdp-filter beside weir"
+	limited 9000 198.18.0.3 "weir beside xdp-filter"
 	unlimited 9001 198.18.0.4 "neither"
 	wr detach xm-r >/dev/null || fail "detach"
 	progs=$(loader_progs | tr '\n' ' ')
 	[ "$progs" = "xdpfilt_alw_all " ] || fail "after detach xdp-loader lists: $progs"
-	[ "$(wrj status | jq '.interfaces | length')" = 0 ] || fail "status still shows sluice"
-	dropped 7777 198.18.0.2 "xdp-filter after sluice's detach"
-	unlimited 9000 198.18.0.5 "port 9000 after sluice's detach"
+	[ "$(wrj status | jq '.interfaces | length')" = 0 ] || fail "status still shows weir"
+	dropped 7777 198.18.0.2 "xdp-filter after weir's detach"
+	unlimited 9000 198.18.0.5 "port 9000 after weir's detach"
 	xt xdp-filter unload xm-r >/dev/null 2>&1 || fail "xdp-filter unload"
 	[ "$(hook_prog)" = none ] || fail "after both left, xm-r holds $(hook_prog)"
 	end_case xdpmulti-xf-first
@@ -235,28 +235,28 @@ fi
 # xdp-filter off the hook for the next cases (it is, after xf-first).
 xt xdp-filter unload xm-r >/dev/null 2>&1
 
-if [ -n "$HAVE_DISPATCHER" ] && want sluice-first; then
-	# ---- sluice first (dispatcher libxdp, priority 5), xdp-filter joins ----
+if [ -n "$HAVE_DISPATCHER" ] && want weir-first; then
+	# ---- weir first (dispatcher libxdp, priority 5), xdp-filter joins ----
 	begin_case
 	wr attach xm-r dispatcher libxdp priority 5 >/dev/null || fail "attach dispatcher libxdp"
 	[ "$(hook_prog)" = xdp_dispatcher ] || fail "hook holds $(hook_prog), not the dispatcher"
-	xt xdp-filter load xm-r -m native >/dev/null 2>&1 || fail "xdp-filter load beside sluice"
+	xt xdp-filter load xm-r -m native >/dev/null 2>&1 || fail "xdp-filter load beside weir"
 	xt xdp-filter port 7777 >/dev/null || fail "xdp-filter port"
 	progs=$(loader_progs | tr '\n' ' ')
-	# Run order, lowest priority first: sluice (5), then xdp-filter (10).
-	[ "$progs" = "sluice_xdp xdpfilt_alw_all " ] || fail "xdp-loader lists: $progs"
+	# Run order, lowest priority first: weir (5), then xdp-filter (10).
+	[ "$progs" = "weir_xdp xdpfilt_alw_all " ] || fail "xdp-loader lists: $progs"
 	st=$(wrj status | jq -c '.interfaces[0]')
 	[ "$(jq -r '.priority' <<<"$st")/$(jq -r .dispatcher_programs <<<"$st")" = 5/2 ] ||
 		fail "status: $st"
-	dropped 7777 198.18.0.6 "xdp-filter behind sluice"
-	limited 9000 198.18.0.7 "sluice ahead of xdp-filter"
+	dropped 7777 198.18.0.6 "xdp-filter behind weir"
+	limited 9000 198.18.0.7 "weir ahead of xdp-filter"
 	xt xdp-filter unload xm-r >/dev/null 2>&1 || fail "xdp-filter unload"
-	[ "$(loader_progs | tr '\n' ' ')" = "sluice_xdp " ] || fail "after xdp-filter left: $(loader_progs)"
-	limited 9000 198.18.0.8 "sluice after xdp-filter left"
+	[ "$(loader_progs | tr '\n' ' ')" = "weir_xdp " ] || fail "after xdp-filter left: $(loader_progs)"
+	limited 9000 198.18.0.8 "weir after xdp-filter left"
 	unlimited 7777 198.18.0.9 "port 7777 once xdp-filter left"
 	wr detach xm-r >/dev/null || fail "detach"
 	[ "$(hook_prog)" = none ] || fail "after detach xm-r holds $(hook_prog)"
-	end_case xdpmulti-sluice-first
+	end_case xdpmulti-weir-first
 fi
 
 if [ -n "$HAVE_DISPATCHER" ] && want generic; then
@@ -271,9 +271,9 @@ if [ -n "$HAVE_DISPATCHER" ] && want generic; then
 	st=$(wrj status | jq -c '.interfaces[0]')
 	[ "$(jq -r '.mode + "/" + .dispatcher' <<<"$st")" = generic/libxdp ] || fail "status: $st"
 	dropped 7777 198.18.0.10 "xdp-filter in generic mode"
-	limited 9000 198.18.0.11 "sluice in generic mode"
+	limited 9000 198.18.0.11 "weir in generic mode"
 	wr detach xm-r >/dev/null || fail "detach"
-	dropped 7777 198.18.0.10 "xdp-filter after sluice's detach (generic)"
+	dropped 7777 198.18.0.10 "xdp-filter after weir's detach (generic)"
 	xt xdp-filter unload xm-r >/dev/null 2>&1 || fail "xdp-filter unload"
 	end_case xdpmulti-generic
 fi
@@ -286,7 +286,7 @@ id=$(hook_id)
 for d in auto libxdp; do
 	out=$(wr attach xm-r dispatcher $d 2>&1); rc=$?
 	[ $rc -eq 1 ] || fail "dispatcher $d beside a netlink program: exit $rc, want 1: $out"
-	grep -q "(id $id, \"xdp_pass_all\") that is not libxdp's dispatcher; sluice leaves it alone" \
+	grep -q "(id $id, \"xdp_pass_all\") that is not libxdp's dispatcher; weir leaves it alone" \
 		<<<"$out" || fail "dispatcher $d: no clear refusal naming the program: $out"
 done
 [ "$(hook_id)" = "$id" ] || fail "the netlink program $id replaced by $(hook_id)"
@@ -302,15 +302,15 @@ for m in generic native; do
 done
 [ "$(hook_id)" = "$id" ] || fail "the generic program $id replaced by $(hook_id)"
 ip -n "$RCV" link set xm-r xdpgeneric off
-# sluice's own bpf_link, from another root, is just as foreign to this one.
-in_ns "$RCV" "$SLUICE" --bpffs "$OTHER" attach xm-r dispatcher off >/dev/null ||
+# weir's own bpf_link, from another root, is just as foreign to this one.
+in_ns "$RCV" "$WEIR" --bpffs "$OTHER" attach xm-r dispatcher off >/dev/null ||
 	fail "attach from the other root"
 id=$(hook_id)
 out=$(wr attach xm-r 2>&1); rc=$?
 [ $rc -eq 1 ] && grep -q "not libxdp's dispatcher" <<<"$out" ||
 	fail "beside a bpf_link: exit $rc: $out"
 [ "$(hook_id)" = "$id" ] || fail "the linked program $id replaced by $(hook_id)"
-in_ns "$RCV" "$SLUICE" --bpffs "$OTHER" detach all >/dev/null
+in_ns "$RCV" "$WEIR" --bpffs "$OTHER" detach all >/dev/null
 [ "$(wrj status | jq '.interfaces | length')" = 0 ] || fail "status shows an attachment"
 end_case xdpmulti-foreign
 }
@@ -320,7 +320,7 @@ if [ -n "$HAVE_DISPATCHER" ] && want fail-static; then
 	begin_case
 	xt xdp-filter load xm-r -m native >/dev/null 2>&1 || fail "xdp-filter load"
 	xt xdp-filter port 7777 >/dev/null || fail "xdp-filter port"
-	cat >"$TMP/sluice.yaml" <<-EOF
+	cat >"$TMP/weir.yaml" <<-EOF
 	interfaces:
 	  - { name: xm-r, mode: native, dispatcher: libxdp, priority: 30 }
 	rules:
@@ -329,7 +329,7 @@ if [ -n "$HAVE_DISPATCHER" ] && want fail-static; then
 	    dport: 9000
 	    limits: [ { rate: 1pps, burst: 20, per: src } ]
 	EOF
-	if start_daemon "$RCV" "$ROOT" "$TMP/sluice.yaml" "$TMP/daemon.log"; then
+	if start_daemon "$RCV" "$ROOT" "$TMP/weir.yaml" "$TMP/daemon.log"; then
 		for _ in $(seq 100); do
 			[ "$(wrj status | jq -r '.interfaces[0].dispatcher // ""')" = libxdp ] && break
 			sleep 0.1
@@ -341,7 +341,7 @@ if [ -n "$HAVE_DISPATCHER" ] && want fail-static; then
 		st=$(wrj status | jq -c '.interfaces[0]')
 		[ "$(jq -r '.dispatcher + "/" + (.dispatcher_programs|tostring)' <<<"$st")" = libxdp/2 ] ||
 			fail "after the daemon died: $st"
-		limited 9000 198.18.0.13 "sluice after the daemon died"
+		limited 9000 198.18.0.13 "weir after the daemon died"
 		dropped 7777 198.18.0.14 "xdp-filter after the daemon died"
 		wr detach xm-r >/dev/null || fail "detach"
 		dropped 7777 198.18.0.14 "xdp-filter after detach"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-# make demo-fleet: three hosts (namespaces, each with its own sluice daemon)
+# make demo-fleet: three hosts (namespaces, each with its own weir daemon)
 # behind one client, a Redis in a namespace of its own, and one abusive
 # source sending to all three hosts at 5x a fleet-wide limit of 200 pps.
 # Each second prints what each host admitted and the fleet's total against
@@ -11,7 +11,7 @@ set -u
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
 case $BUILD in /*) ;; *) BUILD=$PWD/$BUILD ;; esac
-export SLUICE="$BUILD/sluice" BUILD
+export WEIR="$BUILD/weir" BUILD
 SECS=${DEMO_SECS:-12}
 if [ "$(id -u)" -ne 0 ]; then
 	echo "make demo-fleet needs root (network namespaces, XDP)" >&2
@@ -65,5 +65,5 @@ pkill -f "wrgen --dst 198.18.6" 2>/dev/null
 wait $spid 2>/dev/null
 echo
 echo "The fleet admitted about ${RATE} pps in all, wherever the packets landed; per host"
-echo "limits would have admitted up to $((RATE * 3)). sluice fleet status on host 1:"
+echo "limits would have admitted up to $((RATE * 3)). weir fleet status on host 1:"
 wrh 1 fleet status

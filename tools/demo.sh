@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-# make demo: a throwaway pair of namespaces joined by veth, sluice attached to
+# make demo: a throwaway pair of namespaces joined by veth, weir attached to
 # the "server" side, three well-behaved clients and one abusive one sending
 # UDP to port 5353. Live stats show the abusive source limited and the
 # others untouched. Everything is removed afterwards, also on Ctrl-C.
 set -u
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
-SLUICE=$PWD/$BUILD/sluice
+WEIR=$PWD/$BUILD/weir
 SECS=${DEMO_SECS:-10}
 TAG=wrdemo$$
 SRV=$TAG-srv
@@ -19,7 +19,7 @@ if [ "$(id -u)" -ne 0 ]; then
 	exit 1
 fi
 cleanup() {
-	"$SLUICE" --bpffs "$ROOT" detach all >/dev/null 2>&1
+	"$WEIR" --bpffs "$ROOT" detach all >/dev/null 2>&1
 	ip netns pids "$SRV" 2>/dev/null | xargs -r kill 2>/dev/null
 	ip netns pids "$CLI" 2>/dev/null | xargs -r kill 2>/dev/null
 	ip netns del "$SRV" 2>/dev/null
@@ -31,7 +31,7 @@ trap 'exit 130' INT TERM
 
 say() { printf '\n\033[1m%s\033[0m\n' "$*"; }
 run() { printf '$ %s\n' "$*"; "$@"; }
-wr() { nsenter --net="/run/netns/$SRV" "$SLUICE" --bpffs "$ROOT" "$@"; }
+wr() { nsenter --net="/run/netns/$SRV" "$WEIR" --bpffs "$ROOT" "$@"; }
 
 say "1. Two namespaces joined by veth: $CLI (clients) and $SRV (the protected host)"
 ip netns add "$SRV"
@@ -44,11 +44,11 @@ ip -n "$CLI" link set demo-c up
 ip -n "$SRV" link set lo up
 echo "clients 198.18.0.2, .3, .4 (polite, 50 pps each) and 198.18.0.66 (abusive, 2000 pps)"
 
-say "2. Attach sluice to the server's interface and limit each source to 100 pps"
-wr() { nsenter --net="/run/netns/$SRV" "$SLUICE" --bpffs "$ROOT" "$@"; }
-printf '$ sluice attach demo-s mode native\n'
+say "2. Attach weir to the server's interface and limit each source to 100 pps"
+wr() { nsenter --net="/run/netns/$SRV" "$WEIR" --bpffs "$ROOT" "$@"; }
+printf '$ weir attach demo-s mode native\n'
 wr attach demo-s mode native || exit 1
-printf '$ sluice rule add game proto udp dport 5353 limit 100pps burst 50 per src\n'
+printf '$ weir rule add game proto udp dport 5353 limit 100pps burst 50 per src\n'
 wr rule add game proto udp dport 5353 limit 100pps burst 50 per src || exit 1
 wr status
 
@@ -68,7 +68,7 @@ abusive=$!
 while kill -0 "$polite" 2>/dev/null || kill -0 "$abusive" 2>/dev/null; do
 	sleep 2
 	kill -0 "$polite" 2>/dev/null || kill -0 "$abusive" 2>/dev/null || break
-	say "   t=$(awk -v a="$start" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }')s  sluice top"
+	say "   t=$(awk -v a="$start" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }')s  weir top"
 	wr top 5
 	wr -j stats | jq -r '.rules[] | "   rule \(.name): passed \(.passed_packets), dropped \(.dropped_packets)"'
 done
@@ -76,6 +76,6 @@ wait
 
 say "4. What the receiver got per source (100 pps x ${SECS}s + burst 50 is the cap)"
 cat "/tmp/$TAG.sink"
-say "5. sluice stats"
+say "5. weir stats"
 wr stats
 say "Cleaning up: detach all, delete the namespaces"

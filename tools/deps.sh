@@ -77,7 +77,7 @@ trap '[ -n "$rc_made" ] && rm -f /usr/sbin/policy-rc.d' EXIT
 for p in "${missing[@]}"; do
 	if [ "$p" = crowdsec ] && [ ! -s /etc/crowdsec/online_api_credentials.yaml ]; then
 		mkdir -p /etc/crowdsec
-		echo "# no Central API registration (installed by sluice's tools/deps.sh)" \
+		echo "# no Central API registration (installed by weir's tools/deps.sh)" \
 			>/etc/crowdsec/online_api_credentials.yaml
 	fi
 done

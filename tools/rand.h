@@ -5,8 +5,8 @@
  * (traces a test depends on stay put). Fast, never for anything that must
  * be unpredictable. The state must not be zero.
  */
-#ifndef SLUICE_RAND_H
-#define SLUICE_RAND_H
+#ifndef WEIR_RAND_H
+#define WEIR_RAND_H
 
 #include <stdint.h>
 
@@ -21,4 +21,4 @@ static inline uint64_t wr_xorshift64s(uint64_t *state)
 	return x * 0x2545f4914f6cdd1dULL;
 }
 
-#endif /* SLUICE_RAND_H */
+#endif /* WEIR_RAND_H */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * shedplot: the adaptive shedding curve (include/sluice_shed.h) over a
+ * shedplot: the adaptive shedding curve (include/weir_shed.h) over a
  * utilization trace, as data for gnuplot (`make plot-shed`).
  *
  * The trace: u = 0.5 (good) for 60 s, 1.0 (overloaded) for 200 s, 0.5 for
@@ -13,8 +13,8 @@
  */
 #include <stdio.h>
 #include <string.h>
-#include "sluice.h"
-#include "sluice_shed.h"
+#include "weir.h"
+#include "weir_shed.h"
 
 /* Seconds between samples, as the controller's default interval. */
 #define STEP_S 1.0
@@ -49,7 +49,7 @@ int main(int argc, char **argv)
 			"over a trace of good, overloaded, good utilization, for gnuplot");
 		return strcmp(argv[1], "--help") ? 2 : 0;
 	}
-	printf("# sluice shedding curve: good %.2f, bad %.2f, delay %.0f s, ramp %.0f s\n",
+	printf("# weir shedding curve: good %.2f, bad %.2f, delay %.0f s, ramp %.0f s\n",
 	       c.good, c.bad, c.delay_s, c.ramp_s);
 	printf("# t u S p0 p1 p2 p3\n");
 	sample(t, trace[0].u, s);

@@ -7,8 +7,8 @@
  *
  * Define TOOL_NAME, the name messages start with, before including this.
  */
-#ifndef SLUICE_TOOLUTIL_H
-#define SLUICE_TOOLUTIL_H
+#ifndef WEIR_TOOLUTIL_H
+#define WEIR_TOOLUTIL_H
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -29,8 +29,8 @@
 #error "define TOOL_NAME before including toolutil.h"
 #endif
 
-#ifndef SLUICE_VERSION
-#define SLUICE_VERSION "dev"
+#ifndef WEIR_VERSION
+#define WEIR_VERSION "dev"
 #endif
 
 #define NSEC_PER_SEC		1000000000ULL
@@ -200,7 +200,7 @@ static inline void common_opt(int c, char **argv, void (*usage)(FILE *f))
 		usage(stdout);
 		exit(0);
 	case 'V':
-		printf("%s %s\n", prog, SLUICE_VERSION);
+		printf("%s %s\n", prog, WEIR_VERSION);
 		exit(0);
 	case ':':
 		invarg("option \"%s\" needs an argument", argv[optind - 1]);
@@ -236,4 +236,4 @@ static inline void catch_stop_signals(void)
 	sigaction(SIGTERM, &sa, NULL);
 }
 
-#endif /* SLUICE_TOOLUTIL_H */
+#endif /* WEIR_TOOLUTIL_H */

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * windowacc: how accurate are sluice's limit algorithms? A markdown table
+ * windowacc: how accurate are weir's limit algorithms? A markdown table
  * of the token bucket, the fixed window and the sliding window (the very
- * code of include/sluice_limiter.h) on bursty traces, against an exact
+ * code of include/weir_limiter.h) on bursty traces, against an exact
  * sliding log: the ground truth for "at most L in any span of one period".
  *
  * The limit is L = 100 packets per P = 1 s, as `limit 100/s` (the token
@@ -27,8 +27,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include "rand.h"
-#include "sluice.h"
-#include "sluice_limiter.h"
+#include "weir.h"
+#include "weir_limiter.h"
 
 #define SEC	1000000000ULL
 #define MSEC	1000000ULL
@@ -133,13 +133,13 @@ static const char *const names[NR_ALGOS] = {
 /* Run tr through one algorithm; admitted packets to out, their count returned. */
 static size_t run(int algo, const struct trace *tr, struct pkt *out)
 {
-	struct sluice_limit l = { .rate = L, .burst = L, .period_ms = P / MSEC };
+	struct weir_limit l = { .rate = L, .burst = L, .period_ms = P / MSEC };
 	__u64 word = 0, aux = 0, next, next_aux, sum = 0;
 	size_t i, n = 0, head = 0;
 	int ok;
 
 	l.interval_fp = wr_gcra_interval_per(L, P / MSEC);
-	l.tolerance = wr_gcra_tolerance(l.interval_fp, L, SLUICE_COST_PKT);
+	l.tolerance = wr_gcra_tolerance(l.interval_fp, L, WEIR_COST_PKT);
 	for (i = 0; i < tr->n; i++) {
 		__u64 now = tr->p[i].t;
 
@@ -201,7 +201,7 @@ int main(int argc, char **argv)
 		fprintf(!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") ? stdout : stderr,
 			"Usage: windowacc\n"
 			"A markdown table of the token bucket, fixed window and sliding window\n"
-			"(include/sluice_limiter.h) against an exact sliding log, limit %llu per\n"
+			"(include/weir_limiter.h) against an exact sliding log, limit %llu per\n"
 			"second, on bursty traces.\n", L);
 		return !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") ? 0 : 2;
 	}

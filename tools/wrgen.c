@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * wrgen: paced test traffic for sluice's end-to-end tests and the demo.
+ * wrgen: paced test traffic for weir's end-to-end tests and the demo.
  *
  * Each source sends --rate packets per second for --duration seconds (or
  * --count packets). Sources are interleaved round-robin on one schedule:

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * wrsink: count UDP datagrams and bytes per source address, for sluice's
+ * wrsink: count UDP datagrams and bytes per source address, for weir's
  * end-to-end tests and the demo.
  *
  * Binds one UDP socket (IPv4, IPv6, or dual-stack on "::"), touches a ready

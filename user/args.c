@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include "sluice_user.h"
-#include "sluice_limiter.h"
+#include "weir_user.h"
+#include "weir_limiter.h"
 
 bool is_prefix(const char *word, const char *full)
 {
@@ -96,17 +96,17 @@ int parse_rate(const char *s, uint64_t *rate, int *cost)
 		int cost;
 		bool bits;
 	} units[] = {
-		{ "pps", 1, SLUICE_COST_PKT, false },
-		{ "kpps", 1000, SLUICE_COST_PKT, false },
-		{ "mpps", 1000000, SLUICE_COST_PKT, false },
-		{ "bit", 1, SLUICE_COST_BYTE, true },
-		{ "kbit", 1000, SLUICE_COST_BYTE, true },
-		{ "mbit", 1000000, SLUICE_COST_BYTE, true },
-		{ "gbit", 1000000000, SLUICE_COST_BYTE, true },
-		{ "byte", 1, SLUICE_COST_BYTE, false },
-		{ "kbyte", 1000, SLUICE_COST_BYTE, false },
-		{ "mbyte", 1000000, SLUICE_COST_BYTE, false },
-		{ "gbyte", 1000000000, SLUICE_COST_BYTE, false },
+		{ "pps", 1, WEIR_COST_PKT, false },
+		{ "kpps", 1000, WEIR_COST_PKT, false },
+		{ "mpps", 1000000, WEIR_COST_PKT, false },
+		{ "bit", 1, WEIR_COST_BYTE, true },
+		{ "kbit", 1000, WEIR_COST_BYTE, true },
+		{ "mbit", 1000000, WEIR_COST_BYTE, true },
+		{ "gbit", 1000000000, WEIR_COST_BYTE, true },
+		{ "byte", 1, WEIR_COST_BYTE, false },
+		{ "kbyte", 1000, WEIR_COST_BYTE, false },
+		{ "mbyte", 1000000, WEIR_COST_BYTE, false },
+		{ "gbyte", 1000000000, WEIR_COST_BYTE, false },
 	};
 	const char *unit;
 	uint64_t num, v;
@@ -173,8 +173,8 @@ int parse_rate_per(const char *s, uint64_t *rate, int *cost, uint32_t *period_ms
 		if (num == 0)
 			return -ERANGE;
 		*rate = num;
-		*cost = SLUICE_COST_PKT;
-	} else if (parse_rate(buf, rate, cost) || *cost != SLUICE_COST_BYTE) {
+		*cost = WEIR_COST_PKT;
+	} else if (parse_rate(buf, rate, cost) || *cost != WEIR_COST_BYTE) {
 		return -EINVAL;
 	}
 	return wr_gcra_interval_per(*rate, *period_ms) ? 0 : -ERANGE;
@@ -196,7 +196,7 @@ void format_rate_per(uint64_t rate, int cost, uint32_t period_ms, char *buf, siz
 		snprintf(buf, len, "%" PRIu64 "/%ums", rate, period_ms);
 		return;
 	}
-	if (cost == SLUICE_COST_PKT) {
+	if (cost == WEIR_COST_PKT) {
 		snprintf(buf, len, "%" PRIu64 "/%s", rate, periods[i].name);
 	} else {
 		char unit[40];
@@ -328,9 +328,9 @@ static const struct {
 	const char *name;
 	__u8 bit;
 } tcp_flag_names[] = {
-	{ "fin", SLUICE_TCP_FIN }, { "syn", SLUICE_TCP_SYN }, { "rst", SLUICE_TCP_RST },
-	{ "psh", SLUICE_TCP_PSH }, { "ack", SLUICE_TCP_ACK }, { "urg", SLUICE_TCP_URG },
-	{ "ece", SLUICE_TCP_ECE }, { "cwr", SLUICE_TCP_CWR },
+	{ "fin", WEIR_TCP_FIN }, { "syn", WEIR_TCP_SYN }, { "rst", WEIR_TCP_RST },
+	{ "psh", WEIR_TCP_PSH }, { "ack", WEIR_TCP_ACK }, { "urg", WEIR_TCP_URG },
+	{ "ece", WEIR_TCP_ECE }, { "cwr", WEIR_TCP_CWR },
 };
 
 static int parse_flag_list(char *s, __u8 *out)
@@ -361,8 +361,8 @@ int parse_tcp_flags(const char *s, __u8 *value, __u8 *mask)
 	if (strlen(s) >= sizeof(buf))
 		return -EINVAL;
 	if (!strcasecmp(s, "syn")) {
-		*value = SLUICE_TCP_SYN;
-		*mask = SLUICE_TCP_SYN | SLUICE_TCP_ACK;
+		*value = WEIR_TCP_SYN;
+		*mask = WEIR_TCP_SYN | WEIR_TCP_ACK;
 		return 0;
 	}
 	strcpy(buf, s);
@@ -399,14 +399,14 @@ void format_tcp_flags(__u8 value, __u8 mask, char *buf, size_t len)
 {
 	char v[64], m[64];
 
-	if (value == SLUICE_TCP_SYN && mask == (SLUICE_TCP_SYN | SLUICE_TCP_ACK)) {
+	if (value == WEIR_TCP_SYN && mask == (WEIR_TCP_SYN | WEIR_TCP_ACK)) {
 		snprintf(buf, len, "syn");
 		return;
 	}
 	flag_list(value, v, sizeof(v));
 	flag_list(mask, m, sizeof(m));
 	/* Bare "syn" reads back as SYN without ACK, so "syn/syn" must say its mask. */
-	if (value == mask && value != SLUICE_TCP_SYN)
+	if (value == mask && value != WEIR_TCP_SYN)
 		snprintf(buf, len, "%s", v);
 	else
 		snprintf(buf, len, "%s/%s", v, m);
@@ -425,11 +425,11 @@ void format_rate(uint64_t rate, int cost, char *buf, size_t len)
 {
 	static const char *pkt[] = { "pps", "kpps", "mpps" };
 	static const char *byte[] = { "byte", "kbyte", "mbyte", "gbyte" };
-	const char **u = cost == SLUICE_COST_PKT ? pkt : byte;
-	int n = cost == SLUICE_COST_PKT ? 3 : 4, i = 0;
+	const char **u = cost == WEIR_COST_PKT ? pkt : byte;
+	int n = cost == WEIR_COST_PKT ? 3 : 4, i = 0;
 
 	/* Byte rates that are whole kbit/mbit/gbit read better in bits. */
-	if (cost == SLUICE_COST_BYTE) {
+	if (cost == WEIR_COST_BYTE) {
 		static const char *bit[] = { "bit", "kbit", "mbit", "gbit" };
 		uint64_t bits = rate * 8;
 		int j = 0;

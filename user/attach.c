@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-/* `sluice attach`, `sluice detach` and `sluice status`. */
+/* `weir attach`, `weir detach` and `weir status`. */
 #include <errno.h>
 #include <limits.h>
 #include <net/if.h>
@@ -9,12 +9,12 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-#include "sluice_user.h"
+#include "weir_user.h"
 
 static void usage_attach(FILE *f)
 {
 	fprintf(f,
-		"Usage: sluice attach DEV [mode native|generic|tc] [tc-hook auto|tcx|clsact]\n"
+		"Usage: weir attach DEV [mode native|generic|tc] [tc-hook auto|tcx|clsact]\n"
 		"                         [dispatcher auto|libxdp|off] [priority N]\n"
 		"                         [keys N] [clock auto|precise|coarse]\n"
 		"  mode   native: XDP in the driver (default); generic: XDP in the stack;\n"
@@ -26,9 +26,9 @@ static void usage_attach(FILE *f)
 		"         one, making it if need be; off only ever attaches alone. An XDP\n"
 		"         program not loaded through libxdp is refused and left alone.\n"
 		"         libxdp keeps its state under $LIBXDP_BPFFS/xdp (/sys/fs/bpf/xdp)\n"
-		"  priority  sluice's run priority in the dispatcher, lower first (default\n"
+		"  priority  weir's run priority in the dispatcher, lower first (default\n"
 		"         %d: after xdp-filter's 10, before the default 50); implies\n"
-		"         dispatcher libxdp. What sluice passes goes on to the next program\n"
+		"         dispatcher libxdp. What weir passes goes on to the next program\n"
 		"         there; what it drops (or answers) goes no further\n"
 		"  tc-hook  for mode tc: a tcx link (Linux 6.6+) or a filter on the clsact\n"
 		"         qdisc; auto (default) takes tcx where the kernel has it\n"
@@ -39,13 +39,13 @@ static void usage_attach(FILE *f)
 		"         whose burst spans under %d ticks (or a window under %d ticks), which\n"
 		"         read the precise one; precise: always bpf_ktime_get_ns; coarse:\n"
 		"         always the jiffies clock\n",
-		WR_XDP_PRIO_DEFAULT, SLUICE_DEFAULT_KEYS, SLUICE_WAYS, SLUICE_COARSE_TICKS,
-		SLUICE_COARSE_WINDOW_TICKS);
+		WR_XDP_PRIO_DEFAULT, WEIR_DEFAULT_KEYS, WEIR_WAYS, WEIR_COARSE_TICKS,
+		WEIR_COARSE_WINDOW_TICKS);
 }
 
 int do_attach(int argc, char **argv)
 {
-	struct wr_load_opts lo = { .clock = SLUICE_CLOCK_AUTO };
+	struct wr_load_opts lo = { .clock = WEIR_CLOCK_AUTO };
 	bool keys_given = false, clock_given = false, disp_given = false, prio_given = false;
 	struct wr_xdpm_info xi;
 	int mode = WR_MODE_NATIVE;
@@ -110,11 +110,11 @@ int do_attach(int argc, char **argv)
 		} else if (!strcmp(argv[i], "clock")) {
 			clock_given = true;
 			if (!strcmp(val, "auto"))
-				lo.clock = SLUICE_CLOCK_AUTO;
+				lo.clock = WEIR_CLOCK_AUTO;
 			else if (!strcmp(val, "precise"))
-				lo.clock = SLUICE_CLOCK_PRECISE;
+				lo.clock = WEIR_CLOCK_PRECISE;
 			else if (!strcmp(val, "coarse"))
-				lo.clock = SLUICE_CLOCK_COARSE;
+				lo.clock = WEIR_CLOCK_COARSE;
 			else {
 				pr_err("invalid clock \"%s\" (auto, precise or coarse)", val);
 				return -EINVAL;
@@ -131,7 +131,7 @@ int do_attach(int argc, char **argv)
 		return -EINVAL;
 	}
 	if (prio_given && disp_given && xdp_dispatcher == WR_DISP_OFF) {
-		pr_err("priority is sluice's place in libxdp's dispatcher, which dispatcher off "
+		pr_err("priority is weir's place in libxdp's dispatcher, which dispatcher off "
 		       "never joins");
 		return -EINVAL;
 	}
@@ -183,8 +183,8 @@ int do_detach(int argc, char **argv)
 	int links[256], n, i, lock, ifindex, err = 0;
 
 	if (argc != 1 || !strcmp(argv[0], "help")) {
-		fprintf(argc == 1 ? stdout : stderr, "Usage: sluice detach DEV | all\n"
-				"  DEV  remove sluice from one interface (rules and state stay)\n"
+		fprintf(argc == 1 ? stdout : stderr, "Usage: weir detach DEV | all\n"
+				"  DEV  remove weir from one interface (rules and state stay)\n"
 				"  all  remove it everywhere, with its rules, lists and state\n");
 		return argc == 1 ? 0 : -EINVAL;
 	}
@@ -194,7 +194,7 @@ int do_detach(int argc, char **argv)
 	if (err) {
 		if (!strcmp(argv[0], "all"))
 			return 0;	/* nothing to remove */
-		pr_err("sluice is not attached to \"%s\" (nothing under %s)", argv[0], opts.root);
+		pr_err("weir is not attached to \"%s\" (nothing under %s)", argv[0], opts.root);
 		return -ENOENT;
 	}
 	lock = wr_lock();
@@ -232,7 +232,7 @@ int do_detach(int argc, char **argv)
 	err = wr_detach_ifindex(ifindex);
 	if (err) {
 		if (err == -ENOENT)
-			pr_err("sluice is not attached to %s", argv[0]);
+			pr_err("weir is not attached to %s", argv[0]);
 		else
 			pr_err("cannot detach from %s: %s", argv[0], strerror(-err));
 		goto out;
@@ -246,8 +246,8 @@ out:
 int do_status(int argc, char **argv)
 {
 	int clock;
-	struct sluice_ruleset *rs = NULL;
-	struct sluice_config cfg = {};
+	struct weir_ruleset *rs = NULL;
+	struct weir_config cfg = {};
 	struct wr_maps m;
 	char name[IF_NAMESIZE + 16];
 	int links[256], n, i, err;
@@ -258,7 +258,7 @@ int do_status(int argc, char **argv)
 	if (argc > 0) {
 		bool help = argc == 1 && !strcmp(argv[0], "help");
 
-		fprintf(help ? stdout : stderr, "Usage: sluice status\n"
+		fprintf(help ? stdout : stderr, "Usage: weir status\n"
 			"  what is loaded and where: attachments and their modes, switches,\n"
 			"  rules, the per-source table, the clock and whether a capture runs\n");
 		return help ? 0 : -EINVAL;
@@ -300,9 +300,9 @@ int do_status(int argc, char **argv)
 	print_u64("rules", "rules: %llu\n", rs->nr_rules);
 	print_u64("generation", "rule set generation: %llu\n", rs->gen);
 	open_object("keys");
-	print_u64("capacity", "per-source buckets: capacity %llu", (__u64)minfo.max_entries * SLUICE_WAYS);
+	print_u64("capacity", "per-source buckets: capacity %llu", (__u64)minfo.max_entries * WEIR_WAYS);
 	print_u64("sets", " (%llu sets", minfo.max_entries);
-	print_u64("ways", " of %llu ways)\n", SLUICE_WAYS);
+	print_u64("ways", " of %llu ways)\n", WEIR_WAYS);
 	close_object();
 	clock = wr_loaded_clock();
 	print_str("clock", "clock: %s\n", clock >= 0 ? wr_clock_names[clock] : "unknown");
@@ -342,7 +342,7 @@ int do_status(int argc, char **argv)
 		print_u64("prog_id", " prog %llu", prog_id);
 		print_bool("interface_gone", NULL, gone);
 		if (gone)
-			print_text(" (interface gone: 'sluice detach %s' removes the link)", name);
+			print_text(" (interface gone: 'weir detach %s' removes the link)", name);
 		print_text("\n");
 		close_object();
 	}

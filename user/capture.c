@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * `sluice capture`: samples of the packets sluice judged, copied by the
+ * `weir capture`: samples of the packets weir judged, copied by the
  * data path (bpf/capture.h) into the wr_capture_ring ring buffer at a
  * bounded rate, written as pcap (libpcap's writer) or printed a line each.
  *
@@ -26,8 +26,8 @@
 #include <sys/mman.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-#include "sluice_user.h"
-#include "sluice.skel.h"
+#include "weir_user.h"
+#include "weir.skel.h"
 #include "kernel_features.h"
 #include "pcapout.h"
 
@@ -35,36 +35,36 @@
 #define CAP_COUNT_MAX	1000000000ULL
 
 static const char *const verdict_names[] = {
-	[SLUICE_CV_PASSED] = "passed",
-	[SLUICE_CV_DROPPED] = "dropped",
+	[WEIR_CV_PASSED] = "passed",
+	[WEIR_CV_DROPPED] = "dropped",
 };
 
-static const char *const reason_names[SLUICE_CR_MAX] = {
-	[SLUICE_CR_NO_RULE] = "no-rule",
-	[SLUICE_CR_RULE] = "rule",
-	[SLUICE_CR_DENY] = "deny",
-	[SLUICE_CR_ALLOW] = "allow",
-	[SLUICE_CR_SHED] = "shed",
-	[SLUICE_CR_CAPACITY] = "capacity",
-	[SLUICE_CR_MALFORMED] = "malformed",
-	[SLUICE_CR_COOKIE] = "cookie",
-	[SLUICE_CR_FAULT] = "fault",
+static const char *const reason_names[WEIR_CR_MAX] = {
+	[WEIR_CR_NO_RULE] = "no-rule",
+	[WEIR_CR_RULE] = "rule",
+	[WEIR_CR_DENY] = "deny",
+	[WEIR_CR_ALLOW] = "allow",
+	[WEIR_CR_SHED] = "shed",
+	[WEIR_CR_CAPACITY] = "capacity",
+	[WEIR_CR_MALFORMED] = "malformed",
+	[WEIR_CR_COOKIE] = "cookie",
+	[WEIR_CR_FAULT] = "fault",
 };
 
 struct cap {
 	/* What was asked for. */
 	const char *rule;	/* NULL: every rule */
-	__u32 verdicts;		/* 1 << enum sluice_capture_verdict */
+	__u32 verdicts;		/* 1 << enum weir_capture_verdict */
 	uint64_t count;		/* 0: until interrupted */
 	uint64_t budget;
 	uint64_t snaplen;
 	const char *file;	/* -w: pcap to this file, "-" stdout */
-	__u16 rule_slot;	/* the rule's slot, or SLUICE_CAPTURE_ANY_RULE */
+	__u16 rule_slot;	/* the rule's slot, or WEIR_CAPTURE_ANY_RULE */
 	/* While it runs. */
 	struct wr_maps m;
-	struct sluice_capture *ctl;	/* wr_capture[0], mapped */
+	struct weir_capture *ctl;	/* wr_capture[0], mapped */
 	size_t ctl_len;
-	struct sluice_ruleset *rs;	/* the live set, for rule names */
+	struct weir_ruleset *rs;	/* the live set, for rule names */
 	__u64 rs_read_ns;
 	struct wr_pcap *dumper;
 	__s64 wall_off_ns;	/* CLOCK_REALTIME - CLOCK_MONOTONIC */
@@ -83,9 +83,9 @@ static void on_signal(int sig)
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"Usage: sluice capture [rule NAME] [dropped|passed|all] [count N] [rate N/s] "
+		"Usage: weir capture [rule NAME] [dropped|passed|all] [count N] [rate N/s] "
 		"[snaplen N] [-w FILE|-]\n"
-		"  samples of the packets sluice judged, copied by the data path at most\n"
+		"  samples of the packets weir judged, copied by the data path at most\n"
 		"  rate a second (default %u, at most %u; shared by all CPUs)\n"
 		"  rule NAME   only packets that rule decided (a passed packet belongs to\n"
 		"              the first rule it matched)\n"
@@ -97,7 +97,7 @@ static void usage(FILE *f)
 		"  -w FILE     write pcap (Ethernet) to FILE, '-' for stdout; without it\n"
 		"              one line per packet (-j: one JSON object per line)\n"
 		"  A summary ends it: captured, lost to the budget, lost to a full ring.\n",
-		SLUICE_CAPTURE_BUDGET_DEF, SLUICE_CAPTURE_BUDGET_MAX, SLUICE_CAPTURE_SNAPLEN_MAX);
+		WEIR_CAPTURE_BUDGET_DEF, WEIR_CAPTURE_BUDGET_MAX, WEIR_CAPTURE_SNAPLEN_MAX);
 }
 
 static int bad(const char *what, const char *word, const char *why)
@@ -122,9 +122,9 @@ static int parse_args(int argc, char **argv, struct cap *c)
 			if (seen_verdict)
 				return bad("argument", w, "a verdict is given once");
 			seen_verdict = true;
-			c->verdicts = !strcmp(w, "dropped") ? 1U << SLUICE_CV_DROPPED :
-				      !strcmp(w, "passed") ? 1U << SLUICE_CV_PASSED :
-				      (1U << SLUICE_CV_DROPPED) | (1U << SLUICE_CV_PASSED);
+			c->verdicts = !strcmp(w, "dropped") ? 1U << WEIR_CV_DROPPED :
+				      !strcmp(w, "passed") ? 1U << WEIR_CV_PASSED :
+				      (1U << WEIR_CV_DROPPED) | (1U << WEIR_CV_PASSED);
 			continue;
 		}
 		if (!strcmp(w, "rule"))
@@ -166,13 +166,13 @@ static int parse_args(int argc, char **argv, struct cap *c)
 			memcpy(buf, v, n + 1);
 			if (n > 2 && !strcmp(buf + n - 2, "/s"))
 				buf[n - 2] = 0;
-			if (parse_u64(buf, 1, SLUICE_CAPTURE_BUDGET_MAX, &c->budget)) {
-				snprintf(buf, sizeof(buf), "1/s to %u/s", SLUICE_CAPTURE_BUDGET_MAX);
+			if (parse_u64(buf, 1, WEIR_CAPTURE_BUDGET_MAX, &c->budget)) {
+				snprintf(buf, sizeof(buf), "1/s to %u/s", WEIR_CAPTURE_BUDGET_MAX);
 				return bad("rate", v, buf);
 			}
 		} else if (seen == &seen_snap) {
-			if (parse_u64(v, 1, SLUICE_CAPTURE_SNAPLEN_MAX, &c->snaplen)) {
-				snprintf(buf, sizeof(buf), "1 to %u bytes", SLUICE_CAPTURE_SNAPLEN_MAX);
+			if (parse_u64(v, 1, WEIR_CAPTURE_SNAPLEN_MAX, &c->snaplen)) {
+				snprintf(buf, sizeof(buf), "1 to %u bytes", WEIR_CAPTURE_SNAPLEN_MAX);
 				return bad("snaplen", v, buf);
 			}
 		} else {
@@ -193,7 +193,7 @@ static const char *rule_name(struct cap *c, __u32 uid)
 	if (!uid)
 		return NULL;
 	for (pass = 0; pass < 2; pass++) {
-		for (i = 0; c->rs && i < c->rs->nr_rules && i < SLUICE_MAX_RULES; i++)
+		for (i = 0; c->rs && i < c->rs->nr_rules && i < WEIR_MAX_RULES; i++)
 			if (c->rs->rules[i].uid == uid)
 				return c->rs->names[i];
 		if (pass || wr_now_ns() - c->rs_read_ns < 1000000000ULL)
@@ -271,14 +271,14 @@ static void decode(const __u8 *p, __u32 n, struct decoded *d)
 }
 
 /* One record as a line of text or a JSON object. */
-static void print_record(struct cap *c, const struct sluice_capture_hdr *h, const __u8 *data)
+static void print_record(struct cap *c, const struct weir_capture_hdr *h, const __u8 *data)
 {
-	char ifname[IF_NAMESIZE] = "", when[64], pbuf[16], by[SLUICE_NAME_LEN + 16];
+	char ifname[IF_NAMESIZE] = "", when[64], pbuf[16], by[WEIR_NAME_LEN + 16];
 	const char *proto;
 	__s64 wall = (__s64)h->ts + c->wall_off_ns;
 	const char *name = rule_name(c, h->rule_uid);
-	const char *reason = h->reason < SLUICE_CR_MAX ? reason_names[h->reason] : "?";
-	const char *verdict = h->verdict <= SLUICE_CV_DROPPED ? verdict_names[h->verdict] : "?";
+	const char *reason = h->reason < WEIR_CR_MAX ? reason_names[h->reason] : "?";
+	const char *verdict = h->verdict <= WEIR_CV_DROPPED ? verdict_names[h->verdict] : "?";
 	struct decoded d;
 	struct tm tm;
 	time_t sec = wall / 1000000000LL;
@@ -302,7 +302,7 @@ static void print_record(struct cap *c, const struct sluice_capture_hdr *h, cons
 		print_u64("time_ns", NULL, wall);
 		print_str("interface", NULL, ifname);
 		print_str("verdict", NULL, verdict);
-		print_bool("would_drop", NULL, h->flags & SLUICE_CF_WOULD_DROP);
+		print_bool("would_drop", NULL, h->flags & WEIR_CF_WOULD_DROP);
 		print_str("reason", NULL, reason);
 		if (name)
 			print_str("rule", NULL, name);
@@ -326,9 +326,9 @@ static void print_record(struct cap *c, const struct sluice_capture_hdr *h, cons
 		out_end();
 		return;
 	}
-	if (h->reason == SLUICE_CR_RULE || h->reason == SLUICE_CR_COOKIE) {
+	if (h->reason == WEIR_CR_RULE || h->reason == WEIR_CR_COOKIE) {
 		if (name)
-			snprintf(by, sizeof(by), "%s%s", h->reason == SLUICE_CR_COOKIE ? "cookie " : "",
+			snprintf(by, sizeof(by), "%s%s", h->reason == WEIR_CR_COOKIE ? "cookie " : "",
 				 name);
 		else
 			snprintf(by, sizeof(by), "rule-uid-%u", h->rule_uid);
@@ -336,7 +336,7 @@ static void print_record(struct cap *c, const struct sluice_capture_hdr *h, cons
 		snprintf(by, sizeof(by), "%s", reason);
 	}
 	printf("%s.%06lld %s %s%s by %s: ", when, (long long)(wall % 1000000000LL) / 1000, ifname,
-	       verdict, h->flags & SLUICE_CF_WOULD_DROP ? " (would-drop)" : "", by);
+	       verdict, h->flags & WEIR_CF_WOULD_DROP ? " (would-drop)" : "", by);
 	if (!d.family)
 		printf("non-IP");
 	else if (d.ports && d.family == 6)
@@ -352,7 +352,7 @@ static void print_record(struct cap *c, const struct sluice_capture_hdr *h, cons
 
 static int on_record(void *ctx, void *data, size_t size)
 {
-	const struct sluice_capture_hdr *h = data;
+	const struct weir_capture_hdr *h = data;
 	struct cap *c = ctx;
 
 	/* Left by an earlier capture, or past the count: not ours to show. */
@@ -379,7 +379,7 @@ static bool pid_alive(__u32 pid)
 static int zero_stats(const struct cap *c)
 {
 	int ncpu = libbpf_num_possible_cpus();
-	struct sluice_capture_stats *z;
+	struct weir_capture_stats *z;
 	__u32 zero = 0;
 	int err = 0;
 
@@ -410,7 +410,7 @@ static int busy(const struct cap *c)
  */
 static int claim(struct cap *c)
 {
-	struct sluice_config cfg;
+	struct weir_config cfg;
 	int lock, err;
 
 	lock = wr_lock_root();
@@ -431,7 +431,7 @@ static int claim(struct cap *c)
 	c->ctl->verdicts = c->verdicts;
 	c->ctl->rule_slot = c->rule_slot;
 	c->ctl->pid = getpid();
-	__atomic_store_n(&c->ctl->lease_ns, wr_now_ns() + SLUICE_CAPTURE_LEASE_NS, __ATOMIC_RELEASE);
+	__atomic_store_n(&c->ctl->lease_ns, wr_now_ns() + WEIR_CAPTURE_LEASE_NS, __ATOMIC_RELEASE);
 	err = wr_config_read(&c->m, &cfg);
 	if (!err) {
 		cfg.capture = 1;
@@ -447,7 +447,7 @@ out:
 /* Set or clear wr_config.capture under the root lock. */
 static int set_switch(struct cap *c, __u32 on)
 {
-	struct sluice_config cfg;
+	struct weir_config cfg;
 	int lock, err;
 
 	lock = wr_lock_root();
@@ -485,7 +485,7 @@ static int check_kernel(void)
 	return 0;
 }
 
-static void summary(const struct cap *c, const struct sluice_capture_stats *s)
+static void summary(const struct cap *c, const struct weir_capture_stats *s)
 {
 	if (opts.json && !(c->file && !strcmp(c->file, "-"))) {
 		out_begin();
@@ -504,14 +504,14 @@ static void summary(const struct cap *c, const struct sluice_capture_stats *s)
 		(unsigned long long)s->lost_budget, (unsigned long long)s->lost_ring);
 }
 
-static int read_stats(const struct cap *c, struct sluice_capture_stats *s)
+static int read_stats(const struct cap *c, struct weir_capture_stats *s)
 {
 	return wr_percpu_sum(c->m.capture_stats, 0, (__u64 *)s, sizeof(*s) / sizeof(__u64));
 }
 
 static int run(struct cap *c)
 {
-	struct sluice_capture_stats st = {};
+	struct weir_capture_stats st = {};
 	struct ring_buffer *rb = NULL;
 	struct sigaction sa = {};
 	struct timespec rt, mono;
@@ -570,11 +570,11 @@ static int run(struct cap *c)
 	if (!c->file && !opts.json)
 		fprintf(stderr, "capturing %s packets%s%s, at most %llu a second\n",
 			c->verdicts == 3 ? "passed and dropped" :
-			c->verdicts & (1U << SLUICE_CV_DROPPED) ? "dropped" : "passed",
+			c->verdicts & (1U << WEIR_CV_DROPPED) ? "dropped" : "passed",
 			c->rule ? " of rule " : "", c->rule ? c->rule : "",
 			(unsigned long long)c->budget);
 
-	next_renew = wr_now_ns() + SLUICE_CAPTURE_RENEW_NS;
+	next_renew = wr_now_ns() + WEIR_CAPTURE_RENEW_NS;
 	while (!stop_sig && !(c->count && c->written >= c->count)) {
 		__u64 now;
 
@@ -596,11 +596,11 @@ static int run(struct cap *c)
 		now = wr_now_ns();
 		if (now < next_renew)
 			continue;
-		next_renew = now + SLUICE_CAPTURE_RENEW_NS;
-		__atomic_store_n(&c->ctl->lease_ns, now + SLUICE_CAPTURE_LEASE_NS, __ATOMIC_RELEASE);
+		next_renew = now + WEIR_CAPTURE_RENEW_NS;
+		__atomic_store_n(&c->ctl->lease_ns, now + WEIR_CAPTURE_LEASE_NS, __ATOMIC_RELEASE);
 		/* The data path may have cleared it while the lease was being renewed. */
 		{
-			struct sluice_config cfg;
+			struct weir_config cfg;
 
 			if (!wr_config_read(&c->m, &cfg) && !cfg.capture) {
 				err = set_switch(c, 1);
@@ -631,12 +631,12 @@ out:
 }
 
 /*
- * For `sluice status`: whether a capture runs. The switch may outlive a
+ * For `weir status`: whether a capture runs. The switch may outlive a
  * capture killed by SIGKILL until its lease runs out and a packet clears it.
  */
-void wr_capture_status(const struct wr_maps *m, const struct sluice_config *cfg)
+void wr_capture_status(const struct wr_maps *m, const struct weir_config *cfg)
 {
-	struct sluice_capture ctl = {};
+	struct weir_capture ctl = {};
 	__u32 zero = 0;
 	bool live;
 
@@ -660,10 +660,10 @@ void wr_capture_status(const struct wr_maps *m, const struct sluice_config *cfg)
 int do_capture(int argc, char **argv)
 {
 	struct cap c = {
-		.verdicts = 1U << SLUICE_CV_DROPPED,
-		.budget = SLUICE_CAPTURE_BUDGET_DEF,
-		.snaplen = SLUICE_CAPTURE_SNAPLEN_MAX,
-		.rule_slot = SLUICE_CAPTURE_ANY_RULE,
+		.verdicts = 1U << WEIR_CV_DROPPED,
+		.budget = WEIR_CAPTURE_BUDGET_DEF,
+		.snaplen = WEIR_CAPTURE_SNAPLEN_MAX,
+		.rule_slot = WEIR_CAPTURE_ANY_RULE,
 	};
 	int err;
 
@@ -696,10 +696,10 @@ int do_capture(int argc, char **argv)
 	if (c.rule) {
 		__u32 i;
 
-		for (i = 0; i < c.rs->nr_rules && i < SLUICE_MAX_RULES; i++)
+		for (i = 0; i < c.rs->nr_rules && i < WEIR_MAX_RULES; i++)
 			if (!strcmp(c.rs->names[i], c.rule))
 				break;
-		if (i >= c.rs->nr_rules || i >= SLUICE_MAX_RULES) {
+		if (i >= c.rs->nr_rules || i >= WEIR_MAX_RULES) {
 			pr_err("no rule named \"%s\"", c.rule);
 			err = -ENOENT;
 			goto out;

@@ -6,8 +6,8 @@
  * reports everything that is wrong; a file with any error yields nothing.
  *
  * Every mapping of the file is read by a table of its keys (the schema,
- * below): how each value is read, its default, and how `sluice check -j`
- * prints it. A rule's and a limit's keys are the keywords of `sluice rule
+ * below): how each value is read, its default, and how `weir check -j`
+ * prints it. A rule's and a limit's keys are the keywords of `weir rule
  * add` (wr_rule_kws[], user/rules.c): their values are turned into its
  * words, each key judged on its own and then the rule whole by the CLI's
  * own parser; each word remembers the node it came from, so the word the
@@ -27,7 +27,7 @@
 #include <sys/stat.h>
 #include <yaml.h>
 #include "config.h"
-#include "sluice_limiter.h"
+#include "weir_limiter.h"
 
 /* Largest config file read (bytes): far beyond any real one, short of abuse. */
 #define CFG_MAX_SIZE		(16 << 20)
@@ -735,7 +735,7 @@ static void section_defaults(const struct cfg_section *sec, void *base)
 		if (k->defp)
 			memcpy((char *)base + k->off, k->defp, k->size);
 		if (k->def && k->kind->parse(k, k->def, (char *)base + k->off)) {
-			fprintf(stderr, "sluice: the default of %s, \"%s\", is no %s\n", k->name,
+			fprintf(stderr, "weir: the default of %s, \"%s\", is no %s\n", k->name,
 				k->def, k->name);
 			abort();
 		}
@@ -1022,9 +1022,9 @@ static void load_rule(struct load *ld, const yaml_node_t *n, int idx, struct see
 	yaml_node_t *keys[MAX_KEYS + 2], *vals[MAX_KEYS + 2];
 	struct words w = {};
 	yaml_node_item_t *it, *end;
-	struct sluice_rule r;
+	struct weir_rule r;
 	struct wr_perr pe;
-	char name[SLUICE_NAME_LEN];
+	char name[WEIR_NAME_LEN];
 	const char *s;
 	bool ok = true;
 	int i, nr, start;
@@ -1090,11 +1090,11 @@ static void load_rule(struct load *ld, const yaml_node_t *n, int idx, struct see
 		if (wr_rule_parse(w.n, w.w, &r, name, &pe)) {
 			err_at(ld, pe.word >= 0 && pe.word < w.n ? w.m[pe.word] : n->start_mark,
 			       "%s", pe.msg);
-		} else if (idx < SLUICE_MAX_RULES) {
-			struct sluice_ruleset *rs = ld->cfg->rules;
+		} else if (idx < WEIR_MAX_RULES) {
+			struct weir_ruleset *rs = ld->cfg->rules;
 
 			rs->rules[idx] = r;
-			snprintf(rs->names[idx], SLUICE_NAME_LEN, "%s", name);
+			snprintf(rs->names[idx], WEIR_NAME_LEN, "%s", name);
 			rs->nr_rules = idx + 1;
 		}
 	}
@@ -1119,13 +1119,13 @@ static void load_rules(struct load *ld, const yaml_node_t *n)
 
 		if (!r)
 			continue;
-		if (idx == SLUICE_MAX_RULES)
-			err_at(ld, r->start_mark, "too many rules (at most %d)", SLUICE_MAX_RULES);
+		if (idx == WEIR_MAX_RULES)
+			err_at(ld, r->start_mark, "too many rules (at most %d)", WEIR_MAX_RULES);
 		load_rule(ld, r, idx, seen);
 	}
 	free(seen);
 	/* Only a whole set (a rule with errors leaves a hole) says what meets a packet. */
-	if (ld->cfg->rules->nr_rules && idx <= SLUICE_MAX_RULES && !ld->nr_errs) {
+	if (ld->cfg->rules->nr_rules && idx <= WEIR_MAX_RULES && !ld->nr_errs) {
 		char why[320];
 
 		if (wr_ruleset_index_why(ld->cfg->rules, why, sizeof(why)))
@@ -1198,7 +1198,7 @@ static void load_iface(struct load *ld, const yaml_node_t *n)
 		       vals[I_DISPATCHER] ? "dispatcher" : "priority");
 		ok = false;
 	} else if (ok && vals[I_PRIORITY] && ifc.dispatcher == WR_DISP_OFF) {
-		err_at(ld, vals[I_PRIORITY]->start_mark, "priority is sluice's place in libxdp's "
+		err_at(ld, vals[I_PRIORITY]->start_mark, "priority is weir's place in libxdp's "
 		       "dispatcher, which dispatcher off never joins");
 		ok = false;
 	} else if (ok && vals[I_PRIORITY]) {
@@ -1249,11 +1249,11 @@ static void add_cidr(struct load *ld, struct wr_cidr **arr, int *nr, int *cap,
 
 /*
  * A /0 deny drops a whole family, the host's own clients included: never
- * from a file the daemon reloads on every change. (`sluice deny add CIDR
+ * from a file the daemon reloads on every change. (`weir deny add CIDR
  * force` can, by hand.)
  */
 #define DENY_ALL_MSG "deny %s would drop every IPv%d packet, this host's own traffic " \
-		     "included; a config never denies a whole family ('sluice deny add " \
+		     "included; a config never denies a whole family ('weir deny add " \
 		     "CIDR force' does, by hand)"
 
 static void load_cidrs(struct load *ld, const yaml_node_t *n, const char *what,
@@ -1586,8 +1586,8 @@ static void load_signal(struct load *ld, const yaml_node_t *n)
 		err_at(ld, n->start_mark, "a signal is a single key");
 		return;
 	}
-	if (sh->nr_signals == SLUICE_MAX_SIGNALS) {
-		err_at(ld, n->start_mark, "too many signals (at most %d)", SLUICE_MAX_SIGNALS);
+	if (sh->nr_signals == WEIR_MAX_SIGNALS) {
+		err_at(ld, n->start_mark, "too many signals (at most %d)", WEIR_MAX_SIGNALS);
 		return;
 	}
 	for (i = 0; i < ARRAY_SIZE(signals); i++)
@@ -1673,8 +1673,8 @@ static const struct cfg_key shed_keys[] = {
 	  .need = "shedding needs signals: [ { cpu: true }, ... ]" },
 	{ .name = "curve", .sub = &curve_section },
 	{ .name = "default-class", .kind = &k_uint, FIELD(shed.default_class),
-	  .max = SLUICE_MAX_CLASS, .def = STR(SLUICE_MAX_CLASS),
-	  .hint = "0 critical .. " STR(SLUICE_MAX_CLASS) },
+	  .max = WEIR_MAX_CLASS, .def = STR(WEIR_MAX_CLASS),
+	  .hint = "0 critical .. " STR(WEIR_MAX_CLASS) },
 };
 static const struct cfg_section shed_section = SECTION("shedding", shed_keys);
 
@@ -1713,7 +1713,7 @@ static void capacity_rate(struct load *ld, const yaml_node_t *n)
 	}
 	if (cap->rate[cost])
 		err_at(ld, n->start_mark, "a second %s capacity \"%s\"",
-		       cost == SLUICE_COST_PKT ? "packet" : "byte", s);
+		       cost == WEIR_COST_PKT ? "packet" : "byte", s);
 	cap->rate[cost] = rate;
 }
 
@@ -1739,7 +1739,7 @@ static void print_capacity_rate(const struct cfg_key *k, const void *base)
 	int cost;
 
 	open_array(JSON(k));
-	for (cost = SLUICE_COST_PKT; cost <= SLUICE_COST_BYTE; cost++) {
+	for (cost = WEIR_COST_PKT; cost <= WEIR_COST_BYTE; cost++) {
 		if (!cap->rate[cost])
 			continue;
 		format_rate(cap->rate[cost], cost, buf, sizeof(buf));
@@ -1864,9 +1864,9 @@ static void load_fleet_redis(struct load *ld, const yaml_node_t *n)
 			       "[IPV6]:PORT, PORT 1-65535)", s);
 			continue;
 		}
-		if (fl->nr_nodes == SLUICE_FLEET_NODES) {
+		if (fl->nr_nodes == WEIR_FLEET_NODES) {
 			err_at(ld, v->start_mark, "too many Redis servers (at most %d)",
-			       SLUICE_FLEET_NODES);
+			       WEIR_FLEET_NODES);
 			return;
 		}
 		strcpy(fl->nodes[fl->nr_nodes++], s);
@@ -1991,7 +1991,7 @@ static const struct cfg_section top_section = {
 	"the top level", top_keys, ARRAY_SIZE(top_keys), check_top
 };
 
-/* The data path holds SLUICE_LIST_MAX prefixes per family and list. */
+/* The data path holds WEIR_LIST_MAX prefixes per family and list. */
 static void check_list_sizes(struct load *ld, const yaml_node_t *where, const char *what,
 			     const struct wr_cidr *v, int n)
 {
@@ -2000,25 +2000,25 @@ static void check_list_sizes(struct load *ld, const yaml_node_t *where, const ch
 	for (fam = 4; fam <= 6; fam += 2) {
 		for (count = 0, i = 0; i < n; i++)
 			count += v[i].family == fam;
-		if (count > SLUICE_LIST_MAX)
+		if (count > WEIR_LIST_MAX)
 			err_at(ld, where->start_mark, "%d IPv%d prefixes on the %s list; it holds %d",
-			       count, fam, what, SLUICE_LIST_MAX);
+			       count, fam, what, WEIR_LIST_MAX);
 	}
 }
 
 static void check_top(struct load *ld, const yaml_node_t *n, yaml_node_t *const *vals)
 {
 	{
-		const struct sluice_ruleset *rs = ld->cfg->rules;
+		const struct weir_ruleset *rs = ld->cfg->rules;
 		__u32 r, l;
 
-		for (r = 0; rs && !ld->cfg->fleet.on && r < rs->nr_rules && r < SLUICE_MAX_RULES; r++)
-			for (l = 0; l < rs->rules[r].nr_limits && l < SLUICE_MAX_LIMITS; l++)
+		for (r = 0; rs && !ld->cfg->fleet.on && r < rs->nr_rules && r < WEIR_MAX_RULES; r++)
+			for (l = 0; l < rs->rules[r].nr_limits && l < WEIR_MAX_LIMITS; l++)
 				if (rs->rules[r].limits[l].fleet) {
 					err_at(ld, n->start_mark, "rule %s has a limit with scope "
 					       "fleet, but the file has no fleet: section to keep it "
 					       "in step", rs->names[r]);
-					r = SLUICE_MAX_RULES;
+					r = WEIR_MAX_RULES;
 					break;
 				}
 		/*
@@ -2026,9 +2026,9 @@ static void check_top(struct load *ld, const yaml_node_t *n, yaml_node_t *const 
 		 * the fleet's count of it came back: each host would count
 		 * alone.
 		 */
-		for (r = 0; rs && ld->cfg->fleet.on && r < rs->nr_rules && r < SLUICE_MAX_RULES; r++)
-			for (l = 0; l < rs->rules[r].nr_limits && l < SLUICE_MAX_LIMITS; l++) {
-				const struct sluice_limit *lim = &rs->rules[r].limits[l];
+		for (r = 0; rs && ld->cfg->fleet.on && r < rs->nr_rules && r < WEIR_MAX_RULES; r++)
+			for (l = 0; l < rs->rules[r].nr_limits && l < WEIR_MAX_LIMITS; l++) {
+				const struct weir_limit *lim = &rs->rules[r].limits[l];
 
 				if (lim->fleet && wr_limit_windowed(lim) &&
 				    lim->period_ms < 2 * ld->cfg->fleet.interval_ms)
@@ -2247,12 +2247,12 @@ void wr_cfg_free(struct wr_cfg *cfg)
 	memset(cfg, 0, sizeof(*cfg));
 }
 
-/* ---- sluice check FILE ---- */
+/* ---- weir check FILE ---- */
 
 static void usage_check(void)
 {
 	fprintf(wr_usage_out(),
-		"Usage: sluice check FILE\n"
+		"Usage: weir check FILE\n"
 		"Validate a config file without applying anything: every error is printed as\n"
 		"FILE:LINE:COLUMN: reason, and the exit status is 0 only for a valid file.\n"
 		"Interfaces named in the file need not exist here.\n");
@@ -2277,18 +2277,18 @@ static void print_cfg(const struct wr_cfg *cfg)
  */
 static void print_fleet_bounds(const struct wr_cfg *cfg)
 {
-	const struct sluice_ruleset *rs = cfg->rules;
+	const struct weir_ruleset *rs = cfg->rules;
 	double lag_s = (cfg->fleet.interval_ms + 1) / 1000.0;
 	__u32 i, j;
 
 	if (!cfg->fleet.on)
 		return;
 	open_array("fleet_bounds");
-	for (i = 0; i < rs->nr_rules && i < SLUICE_MAX_RULES; i++)
-		for (j = 0; j < rs->rules[i].nr_limits && j < SLUICE_MAX_LIMITS; j++) {
-			const struct sluice_limit *l = &rs->rules[i].limits[j];
+	for (i = 0; i < rs->nr_rules && i < WEIR_MAX_RULES; i++)
+		for (j = 0; j < rs->rules[i].nr_limits && j < WEIR_MAX_LIMITS; j++) {
+			const struct weir_limit *l = &rs->rules[i].limits[j];
 			double per_s = l->rate * 1000.0 / (l->period_ms ? l->period_ms : 1000);
-			const char *unit = l->cost == SLUICE_COST_BYTE ? "bytes" : "packets";
+			const char *unit = l->cost == WEIR_COST_BYTE ? "bytes" : "packets";
 
 			if (!l->fleet)
 				continue;

@@ -1,15 +1,15 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * The declarative config file (YAML, parsed with libyaml). Its words are the
- * CLI's: a rule's keys become the words of `sluice rule add`, parsed by the
+ * CLI's: a rule's keys become the words of `weir rule add`, parsed by the
  * same wr_rule_parse(), so anything the CLI can say, the file can say.
  */
-#ifndef SLUICE_CONFIG_H
-#define SLUICE_CONFIG_H
+#ifndef WEIR_CONFIG_H
+#define WEIR_CONFIG_H
 
 #include <net/if.h>
-#include "sluice_user.h"
-#include "sluice_shed.h"
+#include "weir_user.h"
+#include "weir_shed.h"
 
 struct wr_cfg_iface {
 	char name[IF_NAMESIZE];
@@ -37,14 +37,14 @@ struct wr_cfg_signal {
 struct wr_cfg_shed {
 	bool on;		/* the file has a shedding: section */
 	__u32 interval_ms;	/* controller step, default 1000 */
-	struct wr_cfg_signal signals[SLUICE_MAX_SIGNALS];
+	struct wr_cfg_signal signals[WEIR_MAX_SIGNALS];
 	int nr_signals;
 	struct wr_curve curve;	/* default WR_CURVE_DEFAULT */
 	int default_class;	/* class of traffic no rule matches, default 3 */
 };
 
 struct wr_cfg_capacity {
-	__u64 rate[2];		/* by enum sluice_cost; 0: not given */
+	__u64 rate[2];		/* by enum weir_cost; 0: not given */
 	double reserve;		/* share kept for class 0, default 0.2 */
 };
 
@@ -55,7 +55,7 @@ struct wr_cfg_fleet {
 	bool on;			/* the file has a fleet: section */
 	char name[32];			/* the fleet's name, its keys' prefix in Redis */
 	char host[64];			/* this host's name in the fleet; default the hostname */
-	char nodes[SLUICE_FLEET_NODES][64];	/* Redis servers, host:port (cluster: any of its nodes) */
+	char nodes[WEIR_FLEET_NODES][64];	/* Redis servers, host:port (cluster: any of its nodes) */
 	int nr_nodes;
 	int mode;			/* enum wr_fleet_mode */
 	__u32 interval_ms;		/* sync period, default 250 ms */
@@ -69,7 +69,7 @@ struct wr_cfg {
 	struct wr_cfg_iface *ifaces;
 	int nr_ifaces;
 	/* Names and rules as wr_rule_parse() left them; commit assigns identities. */
-	struct sluice_ruleset *rules;
+	struct weir_ruleset *rules;
 	struct wr_cidr *deny;		/* from `deny:` and every file of `deny-files:` */
 	int nr_deny;
 	struct wr_cidr *allow;
@@ -104,9 +104,9 @@ int wr_fleet_auth_check(const char *path, char *why, size_t len);
 int wr_cfg_load(const char *path, struct wr_cfg *cfg, FILE *errs);
 void wr_cfg_free(struct wr_cfg *cfg);
 
-/* `sluice check FILE` */
+/* `weir check FILE` */
 int do_check(int argc, char **argv);
-/* `sluice run --config FILE` */
+/* `weir run --config FILE` */
 int do_run(int argc, char **argv);
 
-#endif /* SLUICE_CONFIG_H */
+#endif /* WEIR_CONFIG_H */

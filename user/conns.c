@@ -18,7 +18,7 @@
 #include <netinet/tcp.h>
 #include <bpf/bpf.h>
 #include "conns.h"
-#include "sluice_limiter.h"
+#include "weir_limiter.h"
 #include "tcpdiag.h"
 
 /* States between the passive "established" and the move to CLOSE. */
@@ -26,12 +26,12 @@
 			(1 << TCP_CLOSE_WAIT) | (1 << TCP_LAST_ACK) | (1 << TCP_CLOSING))
 
 struct kv {
-	struct sluice_key key;
+	struct weir_key key;
 	__u64 count;
 };
 
 struct tally {
-	const struct sluice_ruleset *rs;
+	const struct weir_ruleset *rs;
 	struct kv *v;
 	size_t n, cap;
 	int err;
@@ -40,10 +40,10 @@ struct tally {
 static int cmp_kv(const void *a, const void *b)
 {
 	return memcmp(&((const struct kv *)a)->key, &((const struct kv *)b)->key,
-		      sizeof(struct sluice_key));
+		      sizeof(struct weir_key));
 }
 
-static int push(struct kv **v, size_t *n, size_t *cap, const struct sluice_key *k, __u64 c)
+static int push(struct kv **v, size_t *n, size_t *cap, const struct weir_key *k, __u64 c)
 {
 	if (*n == *cap) {
 		size_t nc = *cap ? *cap * 2 : 256;
@@ -83,16 +83,16 @@ static int tally_cb(const struct inet_diag_msg *m, void *arg)
 	p.proto = WR_IPPROTO_TCP;
 	p.dport = ntohs(m->id.idiag_sport);	/* our side: the listening port */
 	p.flags = WR_PKT_L4 | WR_PKT_PORTS;
-	p.tcp_flags = SLUICE_TCP_SYN;
-	for (i = 0; i < t->rs->nr_rules && i < SLUICE_MAX_RULES; i++) {
-		const struct sluice_rule *r = &t->rs->rules[i];
+	p.tcp_flags = WEIR_TCP_SYN;
+	for (i = 0; i < t->rs->nr_rules && i < WEIR_MAX_RULES; i++) {
+		const struct weir_rule *r = &t->rs->rules[i];
 
 		if (!wr_rule_match(r, &p))
 			continue;
-		for (li = 0; li < r->nr_limits && li < SLUICE_MAX_LIMITS; li++) {
-			struct sluice_key k;
+		for (li = 0; li < r->nr_limits && li < WEIR_MAX_LIMITS; li++) {
+			struct weir_key k;
 
-			if (r->limits[li].algo != SLUICE_ALGO_CONNS)
+			if (r->limits[li].algo != WEIR_ALGO_CONNS)
 				continue;
 			wr_make_key(r, li, &r->limits[li], &p, &k);
 			t->err = push(&t->v, &t->n, &t->cap, &k, 1);
@@ -117,7 +117,7 @@ static size_t fold(struct kv *v, size_t n)
 	return o;
 }
 
-static struct kv *find(struct kv *v, size_t n, const struct sluice_key *k)
+static struct kv *find(struct kv *v, size_t n, const struct weir_key *k)
 {
 	struct kv probe = { .key = *k };
 
@@ -125,7 +125,7 @@ static struct kv *find(struct kv *v, size_t n, const struct sluice_key *k)
 }
 
 /* A disagreement seen before: same key, same map value, same kernel truth. */
-static bool seen_before(const struct wr_conns_recon *rc, const struct sluice_key *k,
+static bool seen_before(const struct wr_conns_recon *rc, const struct weir_key *k,
 			__u64 map_count, __u64 truth)
 {
 	size_t i;
@@ -137,7 +137,7 @@ static bool seen_before(const struct wr_conns_recon *rc, const struct sluice_key
 	return false;
 }
 
-static void remember(struct wr_conns_recon *rc, const struct sluice_key *k, __u64 map_count,
+static void remember(struct wr_conns_recon *rc, const struct weir_key *k, __u64 map_count,
 		     __u64 truth)
 {
 	if (rc->nr_next >= WR_CONNS_PENDING_MAX)
@@ -148,11 +148,11 @@ static void remember(struct wr_conns_recon *rc, const struct sluice_key *k, __u6
 	rc->nr_next++;
 }
 
-int wr_conns_reconcile(const struct wr_maps *m, const struct sluice_ruleset *rs,
+int wr_conns_reconcile(const struct wr_maps *m, const struct weir_ruleset *rs,
 		       struct wr_conns_recon *rc, int *fixed)
 {
 	struct tally t = { .rs = rs };
-	struct sluice_key k, next;
+	struct weir_key k, next;
 	struct kv *inmap = NULL;
 	size_t nmap = 0, capmap = 0, i;
 	void *prev = NULL;
@@ -160,9 +160,9 @@ int wr_conns_reconcile(const struct wr_maps *m, const struct sluice_ruleset *rs,
 	int err;
 
 	*fixed = 0;
-	for (i = 0; i < rs->nr_rules && i < SLUICE_MAX_RULES && !any; i++)
-		for (__u32 li = 0; li < rs->rules[i].nr_limits && li < SLUICE_MAX_LIMITS; li++)
-			any |= rs->rules[i].limits[li].algo == SLUICE_ALGO_CONNS;
+	for (i = 0; i < rs->nr_rules && i < WEIR_MAX_RULES && !any; i++)
+		for (__u32 li = 0; li < rs->rules[i].nr_limits && li < WEIR_MAX_LIMITS; li++)
+			any |= rs->rules[i].limits[li].algo == WEIR_ALGO_CONNS;
 	if (any) {
 		err = wr_tcp_dump(COUNTED_STATES, tally_cb, &t);
 		if (!err)
@@ -174,7 +174,7 @@ int wr_conns_reconcile(const struct wr_maps *m, const struct sluice_ruleset *rs,
 		t.n = fold(t.v, t.n);
 	}
 	while (!bpf_map_get_next_key(m->conns, prev, &next)) {
-		struct sluice_conns c;
+		struct weir_conns c;
 
 		k = next;
 		prev = &k;
@@ -202,7 +202,7 @@ int wr_conns_reconcile(const struct wr_maps *m, const struct sluice_ruleset *rs,
 			continue;
 		}
 		if (want) {
-			struct sluice_conns c = { .count = want };
+			struct weir_conns c = { .count = want };
 
 			bpf_map_update_elem(m->conns, &inmap[i].key, &c, BPF_EXIST);
 		} else {
@@ -210,9 +210,9 @@ int wr_conns_reconcile(const struct wr_maps *m, const struct sluice_ruleset *rs,
 		}
 		(*fixed)++;
 	}
-	/* Connections the map never counted (there before sluice, or missed). */
+	/* Connections the map never counted (there before weir, or missed). */
 	for (i = 0; i < t.n; i++) {
-		struct sluice_conns c = { .count = t.v[i].count };
+		struct weir_conns c = { .count = t.v[i].count };
 
 		if (find(inmap, nmap, &t.v[i].key))
 			continue;

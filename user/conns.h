@@ -1,15 +1,15 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /* Connection limits: reconciling wr_conns with the kernel's sockets. */
-#ifndef SLUICE_CONNS_H
-#define SLUICE_CONNS_H
+#ifndef WEIR_CONNS_H
+#define WEIR_CONNS_H
 
-#include "sluice_user.h"
+#include "weir_user.h"
 
 /* Disagreements waiting for a second scan to confirm them. */
 #define WR_CONNS_PENDING_MAX 1024
 
 struct wr_conns_pending {
-	struct sluice_key key;
+	struct weir_key key;
 	__u64 map_count, truth;
 };
 
@@ -24,7 +24,7 @@ struct wr_conns_recon {
  * correct entries that disagreed the same way last scan too, drop zeros.
  * *fixed says how many were corrected.
  */
-int wr_conns_reconcile(const struct wr_maps *m, const struct sluice_ruleset *rs,
+int wr_conns_reconcile(const struct wr_maps *m, const struct weir_ruleset *rs,
 		       struct wr_conns_recon *rc, int *fixed);
 
-#endif /* SLUICE_CONNS_H */
+#endif /* WEIR_CONNS_H */

@@ -4,18 +4,18 @@
  * rules needs before it goes live (the kernel's helpers, XDP attachments,
  * the kernel's cookie sysctls), and what the data path must know of the
  * kernel to make SYN-ACKs the kernel's cookie path accepts back
- * (sluice_config.cookie_flags and cookie_wscale).
+ * (weir_config.cookie_flags and cookie_wscale).
  *
- * The sysctls are those of the network namespace sluice runs in, which is
+ * The sysctls are those of the network namespace weir runs in, which is
  * the one whose interfaces it attaches to and whose listeners answer.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "sluice_user.h"
-#include "sluice_cookie.h"
-#include "sluice.skel.h"
+#include "weir_user.h"
+#include "weir_cookie.h"
+#include "weir.skel.h"
 #include "kernel_features.h"
 
 /* A verified source stays verified this long after its latest handshake (s). */
@@ -75,17 +75,17 @@ static __u32 kernel_wscale(void)
 	return ws;
 }
 
-int wr_cookie_rules(const struct sluice_ruleset *rs)
+int wr_cookie_rules(const struct weir_ruleset *rs)
 {
 	__u32 i, n = 0;
 
-	for (i = 0; i < rs->nr_rules && i < SLUICE_MAX_RULES; i++)
-		n += rs->rules[i].action == SLUICE_ACT_COOKIE;
+	for (i = 0; i < rs->nr_rules && i < WEIR_MAX_RULES; i++)
+		n += rs->rules[i].action == WEIR_ACT_COOKIE;
 	return n;
 }
 
 /*
- * The first interface sluice is attached to in tc mode (1) or in libxdp's
+ * The first interface weir is attached to in tc mode (1) or in libxdp's
  * dispatcher (2), into name; 0 if none. Neither can answer SYNs with cookies.
  */
 static int tc_attachment(char *name, size_t len)
@@ -105,7 +105,7 @@ static int tc_attachment(char *name, size_t len)
 	return 0;
 }
 
-int wr_cookie_prepare(struct sluice_ruleset *next, struct sluice_config *cfg)
+int wr_cookie_prepare(struct weir_ruleset *next, struct weir_config *cfg)
 {
 	struct wr_features f;
 	long syncookies = 0, ts = 0, sack = 0, ws = 0;
@@ -118,12 +118,12 @@ int wr_cookie_prepare(struct sluice_ruleset *next, struct sluice_config *cfg)
 	 * answers cookies or spares verified sources, for WR_VERIFIED_TTL_S.
 	 */
 	cfg->verified_ttl_ns = 0;
-	for (i = 0; i < next->nr_rules && i < SLUICE_MAX_RULES; i++)
-		if (next->rules[i].verified_class || next->rules[i].action == SLUICE_ACT_COOKIE)
+	for (i = 0; i < next->nr_rules && i < WEIR_MAX_RULES; i++)
+		if (next->rules[i].verified_class || next->rules[i].action == WEIR_ACT_COOKIE)
 			cfg->verified_ttl_ns = WR_VERIFIED_TTL_S * 1000000000ULL;
 	if (!next->cookie_rules)
 		return 0;
-	for (i = 0; i < next->nr_rules && next->rules[i].action != SLUICE_ACT_COOKIE; i++)
+	for (i = 0; i < next->nr_rules && next->rules[i].action != WEIR_ACT_COOKIE; i++)
 		;
 	wr_features_probe(&f);
 	if (!f.has[WR_FEAT_SYNCOOKIE]) {
@@ -139,8 +139,8 @@ int wr_cookie_prepare(struct sluice_ruleset *next, struct sluice_config *cfg)
 		       next->names[i], dev);
 		return -EOPNOTSUPP;
 	case 2:
-		pr_err("rule %s: action cookie answers SYNs from sluice's own XDP program, and %s "
-		       "has sluice in libxdp's dispatcher, which cannot reach it: attach it alone "
+		pr_err("rule %s: action cookie answers SYNs from weir's own XDP program, and %s "
+		       "has weir in libxdp's dispatcher, which cannot reach it: attach it alone "
 		       "(dispatcher off)", next->names[i], dev);
 		return -EOPNOTSUPP;
 	}
@@ -164,8 +164,8 @@ int wr_cookie_prepare(struct sluice_ruleset *next, struct sluice_config *cfg)
 	 * The options ride in the timestamp, which the kernel reads back after
 	 * taking off its per-connection offset: 0 only with tcp_timestamps = 2.
 	 */
-	cfg->cookie_flags = (ts == 2 ? SLUICE_CK_TS : 0) | (sack ? SLUICE_CK_SACK : 0) |
-			    (ws ? SLUICE_CK_WSCALE : 0);
+	cfg->cookie_flags = (ts == 2 ? WEIR_CK_TS : 0) | (sack ? WEIR_CK_SACK : 0) |
+			    (ws ? WEIR_CK_WSCALE : 0);
 	cfg->cookie_wscale = kernel_wscale();
 	if (ts != 2)
 		pr_info("net.ipv4.tcp_timestamps is %ld, not 2: connections made from SYN cookies "
@@ -176,7 +176,7 @@ int wr_cookie_prepare(struct sluice_ruleset *next, struct sluice_config *cfg)
 
 int wr_cookie_attach_check(const struct wr_maps *m, int mode)
 {
-	struct sluice_ruleset *rs;
+	struct weir_ruleset *rs;
 	int n;
 
 	if (mode != WR_MODE_TC)

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * `sluice crowdsec run`: a CrowdSec bouncer. It follows the local API's
+ * `weir crowdsec run`: a CrowdSec bouncer. It follows the local API's
  * decision stream (GET /v1/decisions/stream with the bouncer's X-Api-Key;
  * startup=true first, for every decision in force, then only what changed)
  * and maps ban decisions on an Ip or a Range to deny entries whose ttl is
@@ -20,7 +20,7 @@
 #include <unistd.h>
 #include <curl/curl.h>
 #include <json-c/json.h>
-#include "sluice_user.h"
+#include "weir_user.h"
 
 /* The decision stream's answer is read up to this size (a full community blocklist is ~2 MiB). */
 #define CS_BODY_MAX (64u << 20)
@@ -47,7 +47,7 @@ struct cs_counts {
 static void usage_crowdsec(void)
 {
 	fprintf(wr_usage_out(),
-		"Usage: sluice crowdsec run url URL key-file FILE [interval DURATION] [once]\n"
+		"Usage: weir crowdsec run url URL key-file FILE [interval DURATION] [once]\n"
 		"A CrowdSec bouncer: follows the local API's decision stream at URL (e.g.\n"
 		"http://127.0.0.1:8080) with the bouncer key in FILE ('cscli bouncers add NAME\n"
 		"-o raw'), every DURATION (default 10s, 1s to 1h), and puts each ban decision on\n"
@@ -100,7 +100,7 @@ static int cs_get(const struct cs_opts *o, bool startup, char **out)
 	hdr = curl_slist_append(hdr, key);
 	curl_easy_setopt(c, CURLOPT_URL, url);
 	curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdr);
-	curl_easy_setopt(c, CURLOPT_USERAGENT, "sluice-crowdsec/" SLUICE_VERSION);
+	curl_easy_setopt(c, CURLOPT_USERAGENT, "weir-crowdsec/" WEIR_VERSION);
 	curl_easy_setopt(c, CURLOPT_TIMEOUT, (long)CS_TIMEOUT_S);
 	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
@@ -138,7 +138,7 @@ static const char *str_of(struct json_object *o, const char *key)
 
 /*
  * One decision: a ban on an Ip or a Range, as a CIDR and its remaining
- * ttl (ns; 0 if it has run out). 0, or 1 for a decision sluice does not
+ * ttl (ns; 0 if it has run out). 0, or 1 for a decision weir does not
  * enforce (another type, another scope), or -EINVAL for one it cannot read.
  */
 static int cs_decision(struct json_object *d, struct wr_cidr *c, __u64 *ttl, const char **what)
@@ -205,7 +205,7 @@ static int cs_apply(const char *body, struct cs_counts *n)
 					cs_decision(d, &c, &ttl, &what) : -EINVAL;
 
 			if (r < 0) {
-				pr_warn("crowdsec: skipping a decision sluice cannot read (value "
+				pr_warn("crowdsec: skipping a decision weir cannot read (value "
 					"\"%s\")", what);
 				n->failed++;
 				continue;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * `sluice run --config FILE`: the daemon.
+ * `weir run --config FILE`: the daemon.
  *
  * Applies the config (rules, lists, switches, interfaces), then stays in the
  * foreground: reloads on SIGHUP and when the file changes, turns the data
@@ -39,13 +39,13 @@
 #include "conns.h"
 #include "fleet.h"
 #include <sys/eventfd.h>
-#include "sluice_limiter.h"
+#include "weir_limiter.h"
 
 /* Sources tracked for event log lines at once; more are counted, not named. */
 #define EV_TRACK_MAX 4096
 
 struct tracked {
-	struct sluice_key key;	/* key.family 0: a rule-wide bucket */
+	struct weir_key key;	/* key.family 0: a rule-wide bucket */
 	__u64 drops_at_start;	/* bucket's drops when this interval began */
 };
 
@@ -65,7 +65,7 @@ struct daemon {
 	__u64 reloads_ok, reloads_failed, limited;
 	bool missing_ifaces;	/* some configured interface does not exist yet */
 	int shed_fd;		/* timerfd of the shedding controller */
-	struct wr_signal sigs[SLUICE_MAX_SIGNALS];
+	struct wr_signal sigs[WEIR_MAX_SIGNALS];
 	double s_logged;	/* S when a change was last logged */
 	struct wr_conns_recon *recon;	/* connection counts vs the kernel's sockets */
 	struct wr_fleet *fleet;		/* the fleet sync's thread, with a fleet: section */
@@ -81,7 +81,7 @@ static void dlog(const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	fputs("sluice: ", stderr);
+	fputs("weir: ", stderr);
 	vfprintf(stderr, fmt, ap);
 	fputc('\n', stderr);
 	va_end(ap);
@@ -123,7 +123,7 @@ static int instance_lock(void)
 	size_t n;
 	int fd;
 
-	n = snprintf(path, sizeof(path), "/run/sluice");
+	n = snprintf(path, sizeof(path), "/run/weir");
 	for (p = opts.root; *p && n < sizeof(path) - 6; p++)
 		path[n++] = *p == '/' ? '-' : *p;
 	strcpy(path + n, ".lock");
@@ -137,7 +137,7 @@ static int instance_lock(void)
 
 		pid[r > 0 ? r : 0] = '\0';
 		pid[strcspn(pid, "\n")] = '\0';
-		pr_err("another sluice daemon%s%s%s is already running on %s; refusing to start",
+		pr_err("another weir daemon%s%s%s is already running on %s; refusing to start",
 		       *pid ? " (pid " : "", pid, *pid ? ")" : "", opts.root);
 		close(fd);
 		return -EBUSY;
@@ -152,7 +152,7 @@ static int instance_lock(void)
 
 static int apply_lists(const struct wr_maps *m, const struct wr_cfg *c)
 {
-	struct sluice_config sc;
+	struct weir_config sc;
 	int err;
 
 	err = wr_list_sync(m, true, c->deny, c->nr_deny);
@@ -263,7 +263,7 @@ static int apply_ifaces(struct daemon *d)
 static void shed_arm(struct daemon *d)
 {
 	struct itimerspec its = {};
-	struct sluice_shed sh;
+	struct weir_shed sh;
 	int i;
 
 	memset(d->sigs, 0, sizeof(d->sigs));
@@ -285,7 +285,7 @@ static void shed_arm(struct daemon *d)
 static void shed_tick(struct daemon *d)
 {
 	double before, after;
-	struct sluice_shed sh;
+	struct weir_shed sh;
 	int err;
 
 	err = wr_shed_step_once(&d->maps, &d->cfg, d->sigs, &before, &after);
@@ -309,13 +309,13 @@ static void shed_tick(struct daemon *d)
  * share under the safe fallback. Only the multiplier changes, so the
  * commit keeps the rules' buckets.
  */
-static void stamp_fleet(struct daemon *d, struct sluice_ruleset *rs)
+static void stamp_fleet(struct daemon *d, struct weir_ruleset *rs)
 {
 	__u32 i, j;
 
 	d->fleet_mult = d->fleet ? wr_fleet_multiplier(d->fleet) : 1;
-	for (i = 0; i < rs->nr_rules && i < SLUICE_MAX_RULES; i++)
-		for (j = 0; j < rs->rules[i].nr_limits && j < SLUICE_MAX_LIMITS; j++)
+	for (i = 0; i < rs->nr_rules && i < WEIR_MAX_RULES; i++)
+		for (j = 0; j < rs->rules[i].nr_limits && j < WEIR_MAX_LIMITS; j++)
 			if (rs->rules[i].limits[j].fleet)
 				rs->rules[i].limits[j].fleet = d->fleet_mult;
 }
@@ -323,7 +323,7 @@ static void stamp_fleet(struct daemon *d, struct sluice_ruleset *rs)
 /* The fleet's multiplier changed: the rule set again, with it. */
 static void fleet_recommit(struct daemon *d)
 {
-	struct sluice_ruleset *rs;
+	struct weir_ruleset *rs;
 	int lock, err;
 
 	if (wr_fleet_multiplier(d->fleet) == d->fleet_mult)
@@ -372,8 +372,8 @@ static void fleet_restart(struct daemon *d)
 /* Rules (atomically, keeping unchanged rules' state), lists, switches, interfaces. */
 static int apply(struct daemon *d)
 {
-	struct wr_load_opts lo = { .keys = d->cfg.keys, .clock = SLUICE_CLOCK_AUTO };
-	struct sluice_ruleset *rs;
+	struct wr_load_opts lo = { .keys = d->cfg.keys, .clock = WEIR_CLOCK_AUTO };
+	struct weir_ruleset *rs;
 	struct bpf_map_info info = {};
 	__u32 ilen = sizeof(info);
 	int lock, err;
@@ -381,7 +381,7 @@ static int apply(struct daemon *d)
 	/* State that vanished under us: our caps no longer allow loading it anew. */
 	if (d->maps.config >= 0 && !wr_is_loaded()) {
 		pr_err("the pinned state under %s is gone (removed while the daemon ran); "
-		       "restart the daemon to load sluice again", opts.root);
+		       "restart the daemon to load weir again", opts.root);
 		return -ENOENT;
 	}
 	lock = wr_lock_root();
@@ -397,12 +397,12 @@ static int apply(struct daemon *d)
 	}
 	/* The table holds whole sets: keys as the loader rounds them up. */
 	if (d->cfg.keys && !bpf_obj_get_info_by_fd(d->maps.state, &info, &ilen) &&
-	    (__u64)info.max_entries * SLUICE_WAYS !=
-		    (d->cfg.keys + SLUICE_WAYS - 1) / SLUICE_WAYS * SLUICE_WAYS)
+	    (__u64)info.max_entries * WEIR_WAYS !=
+		    (d->cfg.keys + WEIR_WAYS - 1) / WEIR_WAYS * WEIR_WAYS)
 		dlog("tables.keys is %llu but the pinned table holds %llu; "
-		     "'sluice detach all' and a restart resize it",
+		     "'weir detach all' and a restart resize it",
 		     (unsigned long long)d->cfg.keys,
-		     (unsigned long long)info.max_entries * SLUICE_WAYS);
+		     (unsigned long long)info.max_entries * WEIR_WAYS);
 	rs = malloc(sizeof(*rs));
 	if (!rs) {
 		err = -ENOMEM;
@@ -441,14 +441,14 @@ static void metrics_extra(FILE *out, void *arg)
 {
 	struct daemon *d = arg;
 
-	wr_metric_family(out, "sluice_config_reloads_total", "counter", "Config reloads by result.");
-	wr_metric_labeled(out, "sluice_config_reloads_total", "result", "ok",
+	wr_metric_family(out, "weir_config_reloads_total", "counter", "Config reloads by result.");
+	wr_metric_labeled(out, "weir_config_reloads_total", "result", "ok",
 			  __atomic_load_n(&d->reloads_ok, __ATOMIC_RELAXED));
-	wr_metric_labeled(out, "sluice_config_reloads_total", "result", "error",
+	wr_metric_labeled(out, "weir_config_reloads_total", "result", "error",
 			  __atomic_load_n(&d->reloads_failed, __ATOMIC_RELAXED));
-	wr_metric_family(out, "sluice_limited_sources", "gauge",
+	wr_metric_family(out, "weir_limited_sources", "gauge",
 			 "Sources being limited this event interval.");
-	wr_metric_value(out, "sluice_limited_sources", __atomic_load_n(&d->limited, __ATOMIC_RELAXED));
+	wr_metric_value(out, "weir_limited_sources", __atomic_load_n(&d->limited, __ATOMIC_RELAXED));
 }
 
 static void metrics_restart(struct daemon *d)
@@ -468,9 +468,9 @@ static void metrics_restart(struct daemon *d)
 
 /* ---- events: one log line per limited source per interval, bounded ---- */
 
-static bool bucket_now(struct daemon *d, const struct sluice_ruleset *rs,
-		       const struct sluice_config *cfg, const struct wr_src_waits *ws,
-		       const struct sluice_key *k, struct sluice_state *st, int *rule);
+static bool bucket_now(struct daemon *d, const struct weir_ruleset *rs,
+		       const struct weir_config *cfg, const struct wr_src_waits *ws,
+		       const struct weir_key *k, struct weir_state *st, int *rule);
 
 /*
  * An event counts its bucket's drops without the refusals other CPUs still
@@ -480,9 +480,9 @@ static bool bucket_now(struct daemon *d, const struct sluice_ruleset *rs,
  */
 static void drops_at_start(struct daemon *d, struct tracked *t)
 {
-	struct sluice_ruleset *rs = NULL;
-	struct sluice_config cfg;
-	struct sluice_state st;
+	struct weir_ruleset *rs = NULL;
+	struct weir_config cfg;
+	struct weir_state st;
 	bool found = false;
 	__u64 waiting;
 	int rule;
@@ -506,7 +506,7 @@ static void drops_at_start(struct daemon *d, struct tracked *t)
 
 static int on_event(void *ctx, void *data, size_t size)
 {
-	const struct sluice_event *e = data;
+	const struct weir_event *e = data;
 	struct daemon *d = ctx;
 	size_t i;
 
@@ -527,20 +527,20 @@ static int on_event(void *ctx, void *data, size_t size)
 }
 
 /* The bucket behind a tracked key now; false if it is gone. */
-static bool bucket_now(struct daemon *d, const struct sluice_ruleset *rs,
-		       const struct sluice_config *cfg, const struct wr_src_waits *ws,
-		       const struct sluice_key *k, struct sluice_state *st, int *rule)
+static bool bucket_now(struct daemon *d, const struct weir_ruleset *rs,
+		       const struct weir_config *cfg, const struct wr_src_waits *ws,
+		       const struct weir_key *k, struct weir_state *st, int *rule)
 {
 	__u32 i;
 
 	*rule = -1;
-	for (i = 0; i < rs->nr_rules && i < SLUICE_MAX_RULES; i++)
+	for (i = 0; i < rs->nr_rules && i < WEIR_MAX_RULES; i++)
 		if (rs->rules[i].uid == k->uid)
 			*rule = i;
 	if (*rule < 0)
 		return false;
 	if (k->family == 0) {
-		__u32 slot = rs->rules[*rule].limits[k->limit % SLUICE_MAX_LIMITS].agg_slot;
+		__u32 slot = rs->rules[*rule].limits[k->limit % WEIR_MAX_LIMITS].agg_slot;
 
 		return !wr_agg_read(&d->maps, slot, st);
 	}
@@ -551,7 +551,7 @@ static bool bucket_now(struct daemon *d, const struct sluice_ruleset *rs,
 }
 
 /* A host as its address, a prefix as CIDR, a rule-wide bucket as "all sources". */
-static void format_source(const struct sluice_key *k, char *buf, size_t len)
+static void format_source(const struct weir_key *k, char *buf, size_t len)
 {
 	if (!k->family) {
 		snprintf(buf, len, "all sources");
@@ -576,8 +576,8 @@ static int cmp_lines(const void *a, const void *b)
 
 static void events_flush(struct daemon *d)
 {
-	struct sluice_ruleset *rs = NULL;
-	struct sluice_config scfg;	/* wr_state's hash seed and set count */
+	struct weir_ruleset *rs = NULL;
+	struct weir_config scfg;	/* wr_state's hash seed and set count */
 	struct wr_src_waits ws = {};
 	struct ev_line *lines = NULL;
 	size_t i, kept = 0, n = 0;
@@ -593,7 +593,7 @@ static void events_flush(struct daemon *d)
 		goto out;
 	for (i = 0; i < d->nr_tracked; i++) {
 		struct tracked *t = &d->tracked[i];
-		struct sluice_state st;
+		struct weir_state st;
 		char src[64];
 		__u64 dropped;
 		int rule;
@@ -648,7 +648,7 @@ static void events_arm(struct daemon *d)
 /* Every event interval: connection counts against the kernel's own sockets. */
 static void conns_reconcile(struct daemon *d)
 {
-	struct sluice_ruleset *rs = wr_live_get(&d->maps);
+	struct weir_ruleset *rs = wr_live_get(&d->maps);
 	int fixed = 0, err;
 
 	if (!rs)
@@ -667,7 +667,7 @@ static void conns_reconcile(struct daemon *d)
 /*
  * Does the daemon share an interface through libxdp's dispatcher, or may
  * it on a reload? libxdp opens the dispatcher's programs by id (which
- * takes CAP_SYS_ADMIN) and sluice's program in it is an extension program
+ * takes CAP_SYS_ADMIN) and weir's program in it is an extension program
  * (CAP_PERFMON).
  */
 static bool uses_dispatcher(const struct daemon *d)
@@ -732,7 +732,7 @@ out:
 }
 
 /*
- * Whoever can write the config controls what sluice enforces. Refuse a
+ * Whoever can write the config controls what weir enforces. Refuse a
  * file (or its directory, or a deny file) that another user may write.
  */
 static int untrusted(const char *path, bool dir)
@@ -743,11 +743,11 @@ static int untrusted(const char *path, bool dir)
 		return 0;	/* not there: the loader says so */
 	if (st.st_uid != 0 && st.st_uid != geteuid()) {
 		pr_err("%s is owned by uid %u: only root (or the daemon's user) may own what "
-		       "configures sluice", path, st.st_uid);
+		       "configures weir", path, st.st_uid);
 		return -EPERM;
 	}
 	if ((st.st_mode & (S_IWGRP | S_IWOTH)) && !(dir && (st.st_mode & S_ISVTX))) {
-		pr_err("%s is writable by %s: anyone who can write it controls sluice (chmod "
+		pr_err("%s is writable by %s: anyone who can write it controls weir (chmod "
 		       "go-w)", path, st.st_mode & S_IWOTH ? "everyone" : "its group");
 		return -EPERM;
 	}
@@ -865,10 +865,10 @@ static bool config_changed(struct daemon *d)
 static void usage_run(void)
 {
 	fprintf(wr_usage_out(),
-		"Usage: sluice run --config FILE\n"
+		"Usage: weir run --config FILE\n"
 		"  Apply FILE, then stay in the foreground: reload on SIGHUP and when FILE\n"
 		"  changes, log sources as they get limited, serve metrics. SIGTERM/SIGINT\n"
-		"  stop the daemon and leave protection in place ('sluice detach' removes it).\n");
+		"  stop the daemon and leave protection in place ('weir detach' removes it).\n");
 }
 
 int do_run(int argc, char **argv)
@@ -1057,7 +1057,7 @@ int do_run(int argc, char **argv)
 		}
 	}
 	sd_notify("STOPPING=1");
-	dlog("stopping; protection stays in place ('sluice detach' removes it)");
+	dlog("stopping; protection stays in place ('weir detach' removes it)");
 	err = 0;
 out:
 	wr_fleet_stop(d.fleet);

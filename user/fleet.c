@@ -42,8 +42,8 @@
 #include <bpf/bpf.h>
 #include <hiredis/hiredis.h>
 #include "fleet.h"
-#include "sluice_limiter.h"
-#include "sluice_state.h"
+#include "weir_limiter.h"
+#include "weir_state.h"
 
 /* Hash-tag groups of keys (see key_group). */
 #define FLEET_GROUPS		16
@@ -53,7 +53,7 @@
 #define FLEET_ARG_BYTES		88
 /* The hot keys' table: twice as many slots as keys, or more (a power of 2). */
 #define FLEET_TAB_MIN		1024
-#define FLEET_TAB_MAX		(2 * SLUICE_FLEET_KEYS)
+#define FLEET_TAB_MAX		(2 * WEIR_FLEET_KEYS)
 /* A key name's tail (RULE:LIMIT:PARAMS:ADDR) and whole name are shorter than these. */
 #define FLEET_TAIL_MAX		128
 #define FLEET_NAME_MAX		160
@@ -157,7 +157,7 @@
  * earlier versions stored, is read too), and lives a second or two past
  * its TAT (whole seconds: few distinct TTLs to format), with its records.
  * Per bucket Redis runs one SET (and a ZADD when it is over); one MGET
- * reads them all. A bucket of a sluice before the records (the TAT alone)
+ * reads them all. A bucket of a weir before the records (the TAT alone)
  * is read as one without records.
  * Returns Redis's now and, as one string of little-endian doubles, per
  * bucket how far the fleet's TAT runs ahead of it.
@@ -184,7 +184,7 @@ static const char sync_lua[] =
 	"end\n"
 	"local args = ARGV[1]\n"
 	"if n < 1 or #args < 64 * n then\n"
-	"  return redis.error_reply('sluice: bad arguments')\n"
+	"  return redis.error_reply('weir: bad arguments')\n"
 	"end\n"
 	"local cur = redis.call('MGET', unpack(KEYS, 1, n))\n"
 	"local over, out, ex, p = KEYS[n + 1], {}, {}, 1\n"
@@ -192,7 +192,7 @@ static const char sync_lua[] =
 	"local idx, cp, cc, oc, op, thr, per, lim, hid, nh, si, sc, sp, sa, al, a, k, u, w, g\n"
 	"for i = 1, n do\n"
 	"  if p + 8 > #args + 1 then\n"
-	"    return redis.error_reply('sluice: bad arguments')\n"
+	"    return redis.error_reply('weir: bad arguments')\n"
 	"  end\n"
 	"  kind, p = struct.unpack('<d', args, p)\n"
 	"  v = cur[i]\n"
@@ -231,7 +231,7 @@ static const char sync_lua[] =
 	"    idx, cp, cc, oc, op, thr, per, lim, hid, nh, p =\n"
 	"      struct.unpack('<dddddddddd', args, p)\n"
 	"    if per < 1 or idx < 1 or nh < 1 then\n"
-	"      return redis.error_reply('sluice: bad arguments')\n"
+	"      return redis.error_reply('weir: bad arguments')\n"
 	"    end\n"
 	"    si, sc, sp, sa, al = -1, 0, 0, 0, {}\n"
 	"    if v and #v >= 32 and (#v - 32) % 16 == 0 then\n"
@@ -286,7 +286,7 @@ static const char sync_lua[] =
 	"  end\n"
 	"end\n"
 	"if p ~= #args + 1 then\n"
-	"  return redis.error_reply('sluice: bad arguments')\n"
+	"  return redis.error_reply('weir: bad arguments')\n"
 	"end\n"
 	"return { now, table.concat(out) }\n";
 
@@ -329,8 +329,8 @@ struct trk {
 	/* What a lookup reads first, together (trk_prefetch) */
 	__u32 used;		/* the generation of the table it is in (0: never) */
 	__u32 idle;		/* syncs without a charge */
-	struct sluice_key k;
-	__u64 last;		/* sluice_fleet_use.charged at the last sync */
+	struct weir_key k;
+	__u64 last;		/* weir_fleet_use.charged at the last sync */
 	__u64 carry_ns;		/* charge under a microsecond (a window's: units), sent later */
 	__u64 until;		/* the fleet's TAT in local time, as last heard */
 	__u64 drops;		/* the local bucket's refusals at the last sync */
@@ -352,14 +352,14 @@ struct trk {
 
 /* One key of this sync. */
 struct item {
-	struct sluice_key k;
-	struct sluice_fleet_use use;
-	const struct sluice_rule *r;
+	struct weir_key k;
+	struct weir_fleet_use use;
+	const struct weir_rule *r;
 	__u32 li;
 	__u32 group;		/* key_group() of its name */
 	__u64 prev_last, prev_carry;	/* struct trk's before this sync, if it must be resent */
 	__u64 prev_win, prev_wown, prev_wown_prev, prev_tot;
-	struct sluice_way *way;	/* where the key was in wr_state, for the fold */
+	struct weir_way *way;	/* where the key was in wr_state, for the fold */
 	size_t slot;		/* its place in the table of the next sync */
 	__u64 charge_us, ahead_us;
 	__u64 from_ns;		/* since when its charges were made (CLOCK_MONOTONIC) */
@@ -385,9 +385,9 @@ struct wr_fleet {
 	int stop;		/* under lock */
 	unsigned int mult;	/* __atomic */
 	/* Redis servers: as configured, or a cluster's primaries as found */
-	struct node nodes[SLUICE_FLEET_NODES];
+	struct node nodes[WEIR_FLEET_NODES];
 	int nr_nodes;
-	struct { char host[64]; int port; } seeds[SLUICE_FLEET_NODES];	/* cluster: where to ask */
+	struct { char host[64]; int port; } seeds[WEIR_FLEET_NODES];	/* cluster: where to ask */
 	int nr_seeds;
 	int group_node[FLEET_GROUPS];	/* the node holding each group */
 	__u64 group_ok[FLEET_GROUPS];	/* when each group was last in step */
@@ -407,10 +407,10 @@ struct wr_fleet {
 	char auth_user[512], auth_pass[512];
 	bool auth;
 	/* wr_state and wr_agg mapped, for the fold */
-	struct sluice_set *sets;
+	struct weir_set *sets;
 	size_t sets_len;
 	__u32 nr_sets;
-	struct sluice_state *agg;
+	struct weir_state *agg;
 	size_t agg_len;
 	/* hot keys: open addressing, rebuilt every sync */
 	struct trk *tab, *tab_next;
@@ -427,13 +427,13 @@ struct wr_fleet {
 		__u32 len;	/* 0: too long, its keys have no name */
 		__u64 hash;	/* fnv() of s, where its keys' hashes start */
 		char s[FLEET_TAIL_MAX];
-	} parts[SLUICE_MAX_RULES][SLUICE_MAX_LIMITS];
-	struct sluice_ruleset *rs;
-	struct sluice_fleet_status st;
+	} parts[WEIR_MAX_RULES][WEIR_MAX_LIMITS];
+	struct weir_ruleset *rs;
+	struct weir_fleet_status st;
 	struct wr_fleet_hooks hooks;	/* a test's clocks; none in the daemon */
 	/*
 	 * The fleet's clock for windows: Redis's TIME less ours, in ns, as
-	 * sluice_config.fleet_win_off holds it (0: not known yet), measured on
+	 * weir_config.fleet_win_off holds it (0: not known yet), measured on
 	 * the node of group 0 (the same on every host), and the round trip of
 	 * the measurement it was taken from.
 	 */
@@ -447,8 +447,8 @@ struct wr_fleet {
 	size_t *argvlen;
 	char *args;		/* a sync call's numbers, FLEET_ARG_BYTES a key */
 	/* One batched read of wr_fleet_use */
-	struct sluice_key batch_keys[FLEET_READ_BATCH];
-	struct sluice_fleet_use batch_vals[FLEET_READ_BATCH];
+	struct weir_key batch_keys[FLEET_READ_BATCH];
+	struct weir_fleet_use batch_vals[FLEET_READ_BATCH];
 };
 
 static __u64 mono_ns(void)
@@ -488,7 +488,7 @@ static __u32 key_group(const char *tail)
 	return fnv(tail, strlen(tail), FNV_BASIS) % FLEET_GROUPS;
 }
 
-static __u32 limit_params(const struct sluice_limit *l)
+static __u32 limit_params(const struct weir_limit *l)
 {
 	__u64 h = FNV_BASIS;
 
@@ -573,9 +573,9 @@ static void sb_u64(struct sb *b, unsigned long long v)
 
 /* The hot keys' table: twice as many slots as keys, or more (a power of 2). */
 #define FLEET_TAB_MIN		1024
-#define FLEET_TAB_MAX		(2 * SLUICE_FLEET_KEYS)
+#define FLEET_TAB_MAX		(2 * WEIR_FLEET_KEYS)
 /* A key name's tail starts with its limit's part: "RULE:LIMIT:PARAMS:". */
-static void name_limit(struct sb *b, const char *rule, __u32 li, const struct sluice_limit *l)
+static void name_limit(struct sb *b, const char *rule, __u32 li, const struct weir_limit *l)
 {
 	static const char hex[] = "0123456789abcdef";
 	char params[9];
@@ -612,7 +612,7 @@ static size_t dec_u8(char *p, unsigned int v)
 }
 
 /* ... and ends with the key's: "all", or ADDR/PLEN. */
-static void name_addr(struct sb *b, const struct sluice_key *k)
+static void name_addr(struct sb *b, const struct weir_key *k)
 {
 	char addr[INET6_ADDRSTRLEN];
 	int i;
@@ -643,11 +643,11 @@ static void name_addr(struct sb *b, const struct sluice_key *k)
 	sb_u64(b, k->plen);
 }
 
-/* The whole name: "sluice:{FLEET#GROUP}:" and the tail, whose hash gives GROUP. */
+/* The whole name: "weir:{FLEET#GROUP}:" and the tail, whose hash gives GROUP. */
 static void name_whole(struct sb *b, const char *fleet, __u32 group, const char *tail,
 		       size_t tail_len)
 {
-	sb_str(b, "sluice:{");
+	sb_str(b, "weir:{");
 	sb_str(b, fleet);
 	sb_mem(b, "#", 1);
 	sb_u64(b, group);
@@ -655,8 +655,8 @@ static void name_whole(struct sb *b, const char *fleet, __u32 group, const char 
 	sb_mem(b, tail, tail_len);
 }
 
-int wr_fleet_key_name(const char *fleet, const char *rule, __u32 li, const struct sluice_limit *l,
-		      const struct sluice_key *k, char *buf, size_t len)
+int wr_fleet_key_name(const char *fleet, const char *rule, __u32 li, const struct weir_limit *l,
+		      const struct weir_key *k, char *buf, size_t len)
 {
 	char tail[FLEET_TAIL_MAX];
 	struct sb b = { tail, tail + sizeof(tail) };
@@ -710,11 +710,11 @@ static int item_name(struct wr_fleet *f, struct item *it, __u32 ri)
 }
 
 /* The rule and limit a Redis key names, in this host's live set; the key it is here. */
-static int key_parse(struct wr_fleet *f, const char *name, struct sluice_key *k,
-		     const struct sluice_rule **rp, __u32 *lip)
+static int key_parse(struct wr_fleet *f, const char *name, struct weir_key *k,
+		     const struct weir_rule **rp, __u32 *lip)
 {
 	char buf[160], *fields[6], *save = NULL, *p, *slash;
-	const struct sluice_limit *l;
+	const struct weir_limit *l;
 	unsigned long li, params;
 	__u32 i;
 	int nf;
@@ -722,27 +722,27 @@ static int key_parse(struct wr_fleet *f, const char *name, struct sluice_key *k,
 	if (strlen(name) >= sizeof(buf))
 		return -EINVAL;
 	strcpy(buf, name);
-	/* sluice, fleet, rule, limit, params: the address (IPv6 has colons) is the rest. */
+	/* weir, fleet, rule, limit, params: the address (IPv6 has colons) is the rest. */
 	for (nf = 0, p = buf; nf < 5; nf++) {
 		fields[nf] = strtok_r(nf ? NULL : p, ":", &save);
 		if (!fields[nf])
 			return -EINVAL;
 	}
 	fields[5] = save;
-	if (!fields[5] || !*fields[5] || strcmp(fields[0], "sluice") || fields[1][0] != '{' ||
+	if (!fields[5] || !*fields[5] || strcmp(fields[0], "weir") || fields[1][0] != '{' ||
 	    strncmp(fields[1] + 1, f->cfg.name, strlen(f->cfg.name)) ||
 	    fields[1][1 + strlen(f->cfg.name)] != '#')
 		return -EINVAL;
 	li = strtoul(fields[3], &p, 10);
-	if (*p || li >= SLUICE_MAX_LIMITS)
+	if (*p || li >= WEIR_MAX_LIMITS)
 		return -EINVAL;
 	params = strtoul(fields[4], &p, 16);
 	if (*p)
 		return -EINVAL;
-	for (i = 0; i < f->rs->nr_rules && i < SLUICE_MAX_RULES; i++)
-		if (!strncmp(f->rs->names[i], fields[2], SLUICE_NAME_LEN))
+	for (i = 0; i < f->rs->nr_rules && i < WEIR_MAX_RULES; i++)
+		if (!strncmp(f->rs->names[i], fields[2], WEIR_NAME_LEN))
 			break;
-	if (i == f->rs->nr_rules || i == SLUICE_MAX_RULES || li >= f->rs->rules[i].nr_limits)
+	if (i == f->rs->nr_rules || i == WEIR_MAX_RULES || li >= f->rs->rules[i].nr_limits)
 		return -ENOENT;
 	l = &f->rs->rules[i].limits[li];
 	if (!l->fleet || limit_params(l) != params)
@@ -754,7 +754,7 @@ static int key_parse(struct wr_fleet *f, const char *name, struct sluice_key *k,
 		unsigned long plen;
 
 		slash = strchr(fields[5], '/');
-		if (!slash || l->key != SLUICE_KEY_SRC)
+		if (!slash || l->key != WEIR_KEY_SRC)
 			return -EINVAL;
 		*slash = '\0';
 		plen = strtoul(slash + 1, &p, 10);
@@ -767,7 +767,7 @@ static int key_parse(struct wr_fleet *f, const char *name, struct sluice_key *k,
 		else
 			return -EINVAL;
 		k->plen = plen;
-	} else if (l->key != SLUICE_KEY_ALL) {
+	} else if (l->key != WEIR_KEY_ALL) {
 		return -EINVAL;
 	}
 	*rp = &f->rs->rules[i];
@@ -826,10 +826,10 @@ struct fleet_view {
  * turn can leave it the larger of the two candidates, which only refuses
  * sooner. way: st's, to move its idle_at.
  */
-static bool fold_win(const struct sluice_limit *l, struct sluice_state *st,
-		     struct sluice_way *way, const struct fleet_view *v)
+static bool fold_win(const struct weir_limit *l, struct weir_state *st,
+		     struct weir_way *way, const struct fleet_view *v)
 {
-	int sliding = l->algo == SLUICE_ALGO_SLIDING;
+	int sliding = l->algo == WEIR_ALGO_SLIDING;
 	__u64 prev = v->prev < UINT32_MAX ? v->prev : UINT32_MAX;
 	__u64 cur = __atomic_load_n(&st->tat, __ATOMIC_ACQUIRE), want, mine, cnt;
 	__u32 wi;
@@ -888,7 +888,7 @@ static bool fold_win(const struct sluice_limit *l, struct sluice_state *st,
  * host's share of the window of it, or, for a window too small to say so,
  * one short. What is left then goes unused: under 1/(4N) of the limit.
  */
-static double win_spent(const struct sluice_limit *l, __u32 hosts)
+static double win_spent(const struct weir_limit *l, __u32 hosts)
 {
 	__u64 slack = l->rate / (4ULL * (hosts ? hosts : 1));
 
@@ -902,7 +902,7 @@ static double win_spent(const struct sluice_limit *l, __u32 hosts)
  * lost at the next packet: a host whose clock is a little behind the
  * fleet's (the offset is measured to within a round trip) waits for it.
  */
-static bool win_ahead(const struct sluice_limit *l, __u64 off, __u32 idx, __u64 now)
+static bool win_ahead(const struct weir_limit *l, __u64 off, __u32 idx, __u64 now)
 {
 	__u32 c = wr_limit_wnow(l, now, off) / wr_limit_period_ns(l);
 
@@ -910,8 +910,8 @@ static bool win_ahead(const struct sluice_limit *l, __u64 off, __u32 idx, __u64 
 }
 
 /* The fleet's view into one bucket here: a token bucket's TAT, or a window's counts. */
-static bool fold_state(const struct sluice_limit *l, struct sluice_state *st,
-		       struct sluice_way *way, const struct fleet_view *v)
+static bool fold_state(const struct weir_limit *l, struct weir_state *st,
+		       struct weir_way *way, const struct fleet_view *v)
 {
 	return wr_limit_windowed(l) ? fold_win(l, st, way, v) : fold_tat(&st->tat, v->floor);
 }
@@ -920,14 +920,14 @@ static bool fold_state(const struct sluice_limit *l, struct sluice_state *st,
  * Move key k's bucket forward to what the fleet says of it (v). A key this
  * host has no bucket for gets one, claimed as the data path claims ways.
  */
-static bool fold(struct wr_fleet *f, const struct sluice_rule *r, __u32 li,
-		 const struct sluice_key *k, const struct fleet_view *v,
-		 const struct sluice_config *cfg, __u64 now, struct sluice_way *hint)
+static bool fold(struct wr_fleet *f, const struct weir_rule *r, __u32 li,
+		 const struct weir_key *k, const struct fleet_view *v,
+		 const struct weir_config *cfg, __u64 now, struct weir_way *hint)
 {
-	const struct sluice_limit *l = &r->limits[li];
+	const struct weir_limit *l = &r->limits[li];
 	int win = wr_limit_windowed(l);
-	struct sluice_way *way, *victim;
-	struct sluice_set *set;
+	struct weir_way *way, *victim;
+	struct weir_set *set;
 	__u64 seen, word;
 	int tries;
 
@@ -938,7 +938,7 @@ static bool fold(struct wr_fleet *f, const struct sluice_rule *r, __u32 li,
 	if (hint && READ_ONCE(*way_word(hint, 0)) == key_word(k, 0) &&
 	    *way_word(hint, 1) == key_word(k, 1) && *way_word(hint, 2) == key_word(k, 2))
 		return fold_state(l, &hint->st, hint, v);
-	if (l->key == SLUICE_KEY_ALL) {
+	if (l->key == WEIR_KEY_ALL) {
 		if (!f->agg || (size_t)(l->agg_slot + 1) * sizeof(*f->agg) > f->agg_len)
 			return false;
 		return fold_state(l, &f->agg[l->agg_slot], NULL, v);
@@ -952,7 +952,7 @@ static bool fold(struct wr_fleet *f, const struct sluice_rule *r, __u32 li,
 		if (way)
 			return fold_state(l, &way->st, way, v);
 		if (state_claim(set, victim, seen, k, word,
-				win && l->algo == SLUICE_ALGO_SLIDING ? v->prev : 0,
+				win && l->algo == WEIR_ALGO_SLIDING ? v->prev : 0,
 				wr_idle_at(l, word)))
 			return true;
 	}
@@ -974,12 +974,12 @@ static void node_drop(struct node *n, __u64 now)
 
 static void count_err(struct wr_fleet *f, int i, int kind, const char *what, const char *detail)
 {
-	struct sluice_fleet_node *sn = &f->st.node[i];
+	struct weir_fleet_node *sn = &f->st.node[i];
 
 	sn->errors[kind]++;
 	/* Once per failure of a node that was up, not once per interval. */
 	if (sn->up)
-		fprintf(stderr, "sluice: fleet: Redis %s: %s%s%s\n", sn->addr, what,
+		fprintf(stderr, "weir: fleet: Redis %s: %s%s%s\n", sn->addr, what,
 			detail ? ": " : "", detail ? detail : "");
 	sn->up = 0;
 }
@@ -997,13 +997,13 @@ static redisReply *command(struct wr_fleet *f, int i, int argc, const char **arg
 
 	if (!rep) {
 		count_err(f, i, n->c->err == REDIS_ERR_IO && (errno == EAGAIN || errno == ETIMEDOUT)
-				      ? SLUICE_FE_TIMEOUT : SLUICE_FE_CONNECT,
+				      ? WEIR_FE_TIMEOUT : WEIR_FE_CONNECT,
 			  argv[0], n->c->errstr);
 		node_drop(n, fleet_now(f));
 		return NULL;
 	}
 	if (rep->type == REDIS_REPLY_ERROR) {
-		count_err(f, i, SLUICE_FE_CONNECT, argv[0], rep->str);
+		count_err(f, i, WEIR_FE_CONNECT, argv[0], rep->str);
 		freeReplyObject(rep);
 		node_drop(n, fleet_now(f));
 		return NULL;
@@ -1019,7 +1019,7 @@ static int load_script(struct wr_fleet *f, int i, const char *lua, char *sha)
 	if (!rep)
 		return -EIO;
 	if (rep->type != REDIS_REPLY_STRING || rep->len >= 48) {
-		count_err(f, i, SLUICE_FE_REPLY, "SCRIPT LOAD", "not a script id");
+		count_err(f, i, WEIR_FE_REPLY, "SCRIPT LOAD", "not a script id");
 		freeReplyObject(rep);
 		node_drop(&f->nodes[i], fleet_now(f));
 		return -EPROTO;
@@ -1042,7 +1042,7 @@ static int node_connect(struct wr_fleet *f, int i, __u64 now)
 		return -EAGAIN;
 	n->c = redisConnectWithTimeout(n->host, n->port, tv_ms(ms));
 	if (!n->c || n->c->err) {
-		count_err(f, i, SLUICE_FE_CONNECT, "cannot connect",
+		count_err(f, i, WEIR_FE_CONNECT, "cannot connect",
 			  n->c ? n->c->errstr : "out of memory");
 		node_drop(n, now);
 		return -ECONNREFUSED;
@@ -1071,7 +1071,7 @@ static int node_connect(struct wr_fleet *f, int i, __u64 now)
  * The slot of k in a table whose live entries carry generation gen (older
  * ones read as empty, so a table is emptied by moving on, not cleared).
  */
-static size_t trk_slot(const struct trk *tab, size_t cap, __u32 gen, const struct sluice_key *k)
+static size_t trk_slot(const struct trk *tab, size_t cap, __u32 gen, const struct weir_key *k)
 {
 	size_t i = wr_key_hash(k, 0x5eed) & (cap - 1);
 
@@ -1090,11 +1090,11 @@ static void trk_prefetch(const struct trk *t)
 /* Every hot key and its use, in one pass of batched reads. */
 static int read_use(struct wr_fleet *f, size_t *nr)
 {
-	struct sluice_key *keys = f->batch_keys;
-	struct sluice_fleet_use *vals = f->batch_vals;
+	struct weir_key *keys = f->batch_keys;
+	struct weir_fleet_use *vals = f->batch_vals;
 	__u32 count, j;
 	bool first = true;
-	struct sluice_key in, out;
+	struct weir_key in, out;
 	int err;
 
 	*nr = 0;
@@ -1106,7 +1106,7 @@ static int read_use(struct wr_fleet *f, size_t *nr)
 					   &count, &o);
 		if (err && errno != ENOENT)
 			return -errno;
-		for (j = 0; j < count && *nr < SLUICE_FLEET_KEYS; j++, (*nr)++) {
+		for (j = 0; j < count && *nr < WEIR_FLEET_KEYS; j++, (*nr)++) {
 			f->items[*nr].k = keys[j];
 			f->items[*nr].use = vals[j];
 		}
@@ -1149,7 +1149,7 @@ static int node_find(struct wr_fleet *f, const char *host, int port)
 	for (i = 0; i < f->nr_nodes; i++)
 		if (f->nodes[i].port == port && !strcmp(f->nodes[i].host, host))
 			return i;
-	if (f->nr_nodes == SLUICE_FLEET_NODES)
+	if (f->nr_nodes == WEIR_FLEET_NODES)
 		return -1;
 	i = f->nr_nodes++;
 	memset(&f->nodes[i], 0, sizeof(f->nodes[i]));
@@ -1185,7 +1185,7 @@ static int cluster_refresh(struct wr_fleet *f)
 			continue;
 		rep = command(f, n, 2, (const char **)argv);
 		if (rep && rep->type != REDIS_REPLY_ARRAY) {
-			count_err(f, n, SLUICE_FE_REPLY, "CLUSTER SLOTS", "not a cluster's answer");
+			count_err(f, n, WEIR_FE_REPLY, "CLUSTER SLOTS", "not a cluster's answer");
 			freeReplyObject(rep);
 			rep = NULL;
 		}
@@ -1277,8 +1277,8 @@ static void append(struct wr_fleet *f, struct call *c, const char **argv, size_t
 	int argc = 0;
 	size_t k;
 
-	snprintf(over_key, sizeof(over_key), "sluice:{%s#%u}:over", f->cfg.name, c->group);
-	snprintf(hosts_key, sizeof(hosts_key), "sluice:{%s#%u}:hosts", f->cfg.name, c->group);
+	snprintf(over_key, sizeof(over_key), "weir:{%s#%u}:over", f->cfg.name, c->group);
+	snprintf(hosts_key, sizeof(hosts_key), "weir:{%s#%u}:hosts", f->cfg.name, c->group);
 	if (c->kind == CALL_POLL) {
 		snprintf(ttl, sizeof(ttl), "%llu", (unsigned long long)f->cfg.stale_ms * 1000ULL);
 		snprintf(maxn, sizeof(maxn), "%d", FLEET_OVER_MAX);
@@ -1304,13 +1304,13 @@ static void append(struct wr_fleet *f, struct call *c, const char **argv, size_t
 		argv[argc++] = numkeys;
 		for (k = 0; k < c->n; k++) {
 			const struct item *it = &f->items[c->first + k];
-			const struct sluice_limit *l;
+			const struct weir_limit *l;
 
 			l = &it->r->limits[it->li];
 			argvlen[argc] = it->name_len;
 			argv[argc++] = it->name;
 			if (wr_limit_windowed(l)) {
-				p = put_double(p, l->algo == SLUICE_ALGO_SLIDING ? 2 : 1);
+				p = put_double(p, l->algo == WEIR_ALGO_SLIDING ? 2 : 1);
 				p = put_double(p, it->widx);
 				p = put_double(p, it->wc_prev);
 				p = put_double(p, it->wc_cur);
@@ -1363,8 +1363,8 @@ static void append(struct wr_fleet *f, struct call *c, const char **argv, size_t
  * Without an allocation (this host's clock is behind the fleet's), at
  * least the fleet's count. -EPROTO on numbers no script sends.
  */
-static int take_win(struct wr_fleet *f, struct item *it, const struct sluice_limit *l,
-		    const char *p, const struct sluice_config *cfg, __u64 sent_at,
+static int take_win(struct wr_fleet *f, struct item *it, const struct weir_limit *l,
+		    const char *p, const struct weir_config *cfg, __u64 sent_at,
 		    struct fleet_view *v)
 {
 	double si = get_double(p), sc = get_double(p + 8), sp = get_double(p + 16);
@@ -1395,7 +1395,7 @@ static int take_win(struct wr_fleet *f, struct item *it, const struct sluice_lim
 		v->gather = it->wgather;
 	}
 	/* Counted in the fleet until its window ends (the next one too, for a sliding window's weight). */
-	it->t.until = sc || sp ? ((__u64)si + (l->algo == SLUICE_ALGO_SLIDING ? 2 : 1)) * period - off
+	it->t.until = sc || sp ? ((__u64)si + (l->algo == WEIR_ALGO_SLIDING ? 2 : 1)) * period - off
 			       : 0;
 	/* This host's share of the fleet's use (the hold fallback), as time of the limit's rate. */
 	unit_ns = l->rate ? period / l->rate : 0;
@@ -1448,7 +1448,7 @@ static void win_clock(struct wr_fleet *f, __u64 now_r, __u64 sent, __u64 recv)
 
 /* One reply: 0, 1 when it was a redirect (the call was not run), or -errno. */
 static int take(struct wr_fleet *f, struct call *c, redisReply *rep,
-		const struct sluice_config *cfg)
+		const struct weir_config *cfg)
 {
 	struct node *n = &f->nodes[c->node];
 	__u64 now_r, e;
@@ -1461,7 +1461,7 @@ static int take(struct wr_fleet *f, struct call *c, redisReply *rep,
 			f->refresh = true;
 			return 1;
 		}
-		count_err(f, c->node, SLUICE_FE_REPLY, "script", rep->str);
+		count_err(f, c->node, WEIR_FE_REPLY, "script", rep->str);
 		return -EPROTO;
 	}
 	if (rep->type != REDIS_REPLY_ARRAY || rep->elements < 1 ||
@@ -1487,7 +1487,7 @@ static int take(struct wr_fleet *f, struct call *c, redisReply *rep,
 			goto garbage;
 		for (k = 0; k < c->n; k++) {
 			struct item *it = &f->items[c->first + k];
-			const struct sluice_limit *l = &it->r->limits[it->li];
+			const struct weir_limit *l = &it->r->limits[it->li];
 			struct fleet_view v = {};
 
 			/* Its table slot and bucket are far apart in memory: fetch ahead. */
@@ -1548,10 +1548,10 @@ counted:
 			f->hosts_seen = rep->element[1]->integer;
 		over = rep->element[2];
 		for (k = 0; k + 1 < over->elements; k += 2) {
-			const struct sluice_limit *l;
-			const struct sluice_rule *r;
+			const struct weir_limit *l;
+			const struct weir_rule *r;
 			struct fleet_view v = {};
-			struct sluice_key key;
+			struct weir_key key;
 			double score;
 			__u32 li;
 
@@ -1580,7 +1580,7 @@ counted:
 				v.floor = n->sent_at + (__u64)((score - now_r) * 1000);
 			}
 			if (fold(f, r, li, &key, &v, cfg, n->sent_at, NULL)) {
-				struct sluice_fleet_use u = { .charged = 0, .since = n->sent_at };
+				struct weir_fleet_use u = { .charged = 0, .since = n->sent_at };
 
 				f->st.floors++;
 				/*
@@ -1596,7 +1596,7 @@ counted:
 	}
 	return 0;
 garbage:
-	count_err(f, c->node, SLUICE_FE_REPLY, "unexpected reply", NULL);
+	count_err(f, c->node, WEIR_FE_REPLY, "unexpected reply", NULL);
 	return -EPROTO;
 }
 
@@ -1619,7 +1619,7 @@ static void unsend(struct wr_fleet *f, const struct call *c)
 
 /* Send every call of node i, pipelined, and take the replies in order. */
 static void node_exchange(struct wr_fleet *f, int i, size_t nc, const char **argv,
-			  size_t *argvlen, char *args, const struct sluice_config *cfg)
+			  size_t *argvlen, char *args, const struct weir_config *cfg)
 {
 	struct node *n = &f->nodes[i];
 	redisReply *rep;
@@ -1648,8 +1648,8 @@ static void node_exchange(struct wr_fleet *f, int i, size_t nc, const char **arg
 			continue;	/* sent before the connection failed: it may have run */
 		rep = NULL;
 		if (redisGetReply(n->c, (void **)&rep) != REDIS_OK || !rep) {
-			count_err(f, i, n->c->err == REDIS_ERR_IO ? SLUICE_FE_TIMEOUT
-								  : SLUICE_FE_REPLY,
+			count_err(f, i, n->c->err == REDIS_ERR_IO ? WEIR_FE_TIMEOUT
+								  : WEIR_FE_REPLY,
 				  "no reply", n->c->errstr);
 			/*
 			 * Not taken back: a stalled Redis may still run it. A
@@ -1702,7 +1702,7 @@ static void node_exchange(struct wr_fleet *f, int i, size_t nc, const char **arg
  * the limit, and units times the live hosts under FLEET_COOL of the limit
  * over the time since its last send).
  */
-static bool win_of(struct wr_fleet *f, struct item *it, const struct sluice_limit *l, __u64 word,
+static bool win_of(struct wr_fleet *f, struct item *it, const struct weir_limit *l, __u64 word,
 		   __u64 now, __u64 units, __u64 off)
 {
 	__u64 period = wr_limit_period_ns(l), elapsed;
@@ -1753,9 +1753,9 @@ static bool win_of(struct wr_fleet *f, struct item *it, const struct sluice_limi
 }
 
 /* The live rule set and the switches; the hot keys with what they grew by. */
-static size_t gather(struct wr_fleet *f, struct sluice_config *cfg, unsigned int mult)
+static size_t gather(struct wr_fleet *f, struct weir_config *cfg, unsigned int mult)
 {
-	const struct sluice_rule *last_r = NULL;
+	const struct weir_rule *last_r = NULL;
 	size_t nr = 0, i, out = 0, s;
 	__u64 now = fleet_now(f), h;
 
@@ -1768,21 +1768,21 @@ static size_t gather(struct wr_fleet *f, struct sluice_config *cfg, unsigned int
 		;
 	for (i = 0; i < nr; i++) {
 		struct item *it = &f->items[out];
-		const struct sluice_rule *r = NULL;
+		const struct weir_rule *r = NULL;
 		__u64 delta, ahead = 0, drops = 0;
-		const struct sluice_limit *l;
+		const struct weir_limit *l;
 		__u32 j;
 
 		/* The buckets' sets and the table are far apart in memory: fetch ahead. */
 		if (i + FLEET_AHEAD < nr) {
-			const struct sluice_key *nk = &f->items[i + FLEET_AHEAD].k;
+			const struct weir_key *nk = &f->items[i + FLEET_AHEAD].k;
 
 			if (nk->family && f->sets && cfg->state_sets && cfg->state_sets <= f->nr_sets) {
 				const char *p = (const char *)&f->sets[wr_state_set(
 					wr_key_hash(nk, cfg->state_seed), cfg->state_sets)];
 				size_t o;
 
-				for (o = 0; o < sizeof(struct sluice_set); o += 64)
+				for (o = 0; o < sizeof(struct weir_set); o += 64)
 					__builtin_prefetch(p + o);
 			}
 			h = wr_key_hash(nk, 0x5eed);
@@ -1794,7 +1794,7 @@ static size_t gather(struct wr_fleet *f, struct sluice_config *cfg, unsigned int
 		it->way = NULL;
 		if (last_r && last_r->uid == it->k.uid)
 			r = last_r;
-		for (j = 0; !r && j < f->rs->nr_rules && j < SLUICE_MAX_RULES; j++)
+		for (j = 0; !r && j < f->rs->nr_rules && j < WEIR_MAX_RULES; j++)
 			if (f->rs->rules[j].uid == it->k.uid)
 				r = &f->rs->rules[j];
 		last_r = r;
@@ -1832,8 +1832,8 @@ static size_t gather(struct wr_fleet *f, struct sluice_config *cfg, unsigned int
 		delta = it->use.charged - it->t.last;
 		it->t.last = it->use.charged;
 		if (it->k.family) {
-			struct sluice_set *set;
-			struct sluice_way *w, *victim;
+			struct weir_set *set;
+			struct weir_way *w, *victim;
 			__u64 seen;
 
 			if (f->sets && cfg->state_sets && cfg->state_sets <= f->nr_sets) {
@@ -1922,7 +1922,7 @@ send:
 }
 
 /*
- * The fleet's clock offset into sluice_config, for the data path (and
+ * The fleet's clock offset into weir_config, for the data path (and
  * f->win_off), under the root's writer lock that every writer of the
  * config takes (the daemon's main thread included), taken without waiting:
  * held by another writer, it is tried again after the next sync. A root
@@ -1930,7 +1930,7 @@ send:
  */
 static void win_off_store(struct wr_fleet *f, __u64 off, __u64 rtt)
 {
-	struct sluice_config cfg;
+	struct weir_config cfg;
 	int fd = open(opts.root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
 	if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB)) {
@@ -1960,7 +1960,7 @@ static void write_status(struct wr_fleet *f)
 /* One sync: every node's calls, pipelined, then the replies. */
 static void sync_once(struct wr_fleet *f, const char **argv, size_t *argvlen, char *args)
 {
-	struct sluice_config cfg = {};
+	struct weir_config cfg = {};
 	unsigned int mult = __atomic_load_n(&f->mult, __ATOMIC_RELAXED), want;
 	__u64 t0 = fleet_now(f), dt, now;
 	bool all_ok = true, stale = false;
@@ -2078,7 +2078,7 @@ static void sync_once(struct wr_fleet *f, const char **argv, size_t *argvlen, ch
 	else if (stale && f->cfg.fallback == WR_FLEET_HOLD)
 		want = f->hold_mult ? f->hold_mult : 1;
 	if (stale != (bool)f->st.fallback_active)
-		fprintf(stderr, "sluice: fleet: %s (fallback %s, each packet counts %ux)\n",
+		fprintf(stderr, "weir: fleet: %s (fallback %s, each packet counts %ux)\n",
 			stale ? "Redis is stale: the fallback is in force"
 			      : "Redis answers again: fleet limits are in step",
 			f->cfg.fallback == WR_FLEET_SAFE ? "safe" :
@@ -2089,7 +2089,7 @@ static void sync_once(struct wr_fleet *f, const char **argv, size_t *argvlen, ch
 
 		__atomic_store_n(&f->mult, want, __ATOMIC_RELAXED);
 		if (f->notify_fd >= 0 && write(f->notify_fd, &one, sizeof(one)) < 0)
-			fprintf(stderr, "sluice: fleet: cannot wake the daemon: %s\n",
+			fprintf(stderr, "weir: fleet: cannot wake the daemon: %s\n",
 				strerror(errno));
 	}
 	f->st.multiplier = want;
@@ -2119,9 +2119,9 @@ __u64 wr_fleet_turn_after(const struct wr_fleet *f, __u64 now)
 
 	if (!f->win_off)
 		return 0;
-	for (i = 0; i < f->rs->nr_rules && i < SLUICE_MAX_RULES; i++)
-		for (j = 0; j < f->rs->rules[i].nr_limits && j < SLUICE_MAX_LIMITS; j++) {
-			const struct sluice_limit *l = &f->rs->rules[i].limits[j];
+	for (i = 0; i < f->rs->nr_rules && i < WEIR_MAX_RULES; i++)
+		for (j = 0; j < f->rs->rules[i].nr_limits && j < WEIR_MAX_LIMITS; j++) {
+			const struct weir_limit *l = &f->rs->rules[i].limits[j];
 
 			if (!l->fleet || !wr_limit_windowed(l))
 				continue;
@@ -2233,7 +2233,7 @@ static void fleet_free(struct wr_fleet *f)
 {
 	int i;
 
-	for (i = 0; i < SLUICE_FLEET_NODES; i++)
+	for (i = 0; i < WEIR_FLEET_NODES; i++)
 		if (f->nodes[i].c)
 			redisFree(f->nodes[i].c);
 	if (f->sets)
@@ -2319,12 +2319,12 @@ struct wr_fleet *wr_fleet_open(const struct wr_cfg_fleet *cfg, const struct wr_m
 	f->agg = map_mmap(f->maps.agg, &f->agg_len, NULL);
 	if (!f->sets || !f->agg) {
 		err = -errno;
-		pr_err("fleet: cannot map sluice's buckets (%s); 'sluice detach all' and a restart "
+		pr_err("fleet: cannot map weir's buckets (%s); 'weir detach all' and a restart "
 		       "create them mappable", strerror(-err));
 		goto fail;
 	}
 	{
-		struct sluice_config sc;
+		struct weir_config sc;
 
 		/* The offset in force stays (a restart turns no window), until Redis disagrees. */
 		if (!wr_config_read(&f->maps, &sc) && sc.fleet_win_off) {
@@ -2335,9 +2335,9 @@ struct wr_fleet *wr_fleet_open(const struct wr_cfg_fleet *cfg, const struct wr_m
 	f->tab_cap = FLEET_TAB_MIN;
 	f->tab = calloc(FLEET_TAB_MAX, sizeof(*f->tab));
 	f->tab_next = calloc(FLEET_TAB_MAX, sizeof(*f->tab_next));
-	f->items = calloc(SLUICE_FLEET_KEYS, sizeof(*f->items));
-	f->by_group = calloc(SLUICE_FLEET_KEYS, sizeof(*f->by_group));
-	f->names = malloc((size_t)SLUICE_FLEET_KEYS * FLEET_NAME_MAX);
+	f->items = calloc(WEIR_FLEET_KEYS, sizeof(*f->items));
+	f->by_group = calloc(WEIR_FLEET_KEYS, sizeof(*f->by_group));
+	f->names = malloc((size_t)WEIR_FLEET_KEYS * FLEET_NAME_MAX);
 	f->gen = 1;
 	f->rs = calloc(1, sizeof(*f->rs));
 	if (!f->tab || !f->tab_next || !f->items || !f->by_group || !f->names || !f->rs) {
@@ -2349,7 +2349,7 @@ struct wr_fleet *wr_fleet_open(const struct wr_cfg_fleet *cfg, const struct wr_m
 		if (err)
 			goto fail;
 	}
-	f->calls = calloc(FLEET_GROUPS * (SLUICE_FLEET_KEYS / FLEET_BATCH + 2), sizeof(*f->calls));
+	f->calls = calloc(FLEET_GROUPS * (WEIR_FLEET_KEYS / FLEET_BATCH + 2), sizeof(*f->calls));
 	/* Per call: command, sha, numkeys, keys, the over set, the numbers, a test's now. */
 	f->argv = calloc(6 + FLEET_BATCH, sizeof(*f->argv));
 	f->argvlen = calloc(6 + FLEET_BATCH, sizeof(*f->argvlen));
@@ -2457,24 +2457,24 @@ unsigned int wr_fleet_multiplier(const struct wr_fleet *f)
 	return f ? __atomic_load_n(&f->mult, __ATOMIC_RELAXED) : 1;
 }
 
-/* ---- sluice fleet status ---- */
+/* ---- weir fleet status ---- */
 
 static void usage_fleet(void)
 {
 	fprintf(wr_usage_out(),
-		"Usage: sluice fleet status\n"
+		"Usage: weir fleet status\n"
 		"  The daemon's sync of fleet-wide limits (scope fleet) with Redis: its\n"
 		"  nodes and their health, the last sync, hot keys, the fallback, and this\n"
-		"  host's share of each fleet limit. Needs `sluice run` with a fleet: section.\n");
+		"  host's share of each fleet limit. Needs `weir run` with a fleet: section.\n");
 }
 
 static int cmd_status(int argc, char **argv, void *ctx)
 {
 	static const char *const modes[] = { "single", "sharded", "cluster" };
 	static const char *const fallbacks[] = { "safe", "local", "hold" };
-	struct sluice_fleet_status st;
-	struct sluice_config sc;
-	struct sluice_ruleset *rs = NULL;
+	struct weir_fleet_status st;
+	struct weir_config sc;
+	struct weir_ruleset *rs = NULL;
 	struct wr_maps m;
 	__u32 zero = 0, i, j;
 	__u64 now = mono_ns();
@@ -2503,7 +2503,7 @@ static int cmd_status(int argc, char **argv, void *ctx)
 	}
 	running = st.pid && !kill(st.pid, 0);
 	out_begin();
-	print_bool("running", running ? NULL : "no fleet sync is running (sluice run with a "
+	print_bool("running", running ? NULL : "no fleet sync is running (weir run with a "
 		   "fleet: section starts one)\n", running);
 	if (running) {
 		print_str("name", "fleet %s", st.name);
@@ -2536,8 +2536,8 @@ static int cmd_status(int argc, char **argv, void *ctx)
 			print_u64("window_offset_ns", ", this host's monotonic clock + %llu ns\n",
 				  sc.fleet_win_off);
 		open_array("nodes");
-		for (i = 0; i < st.nr_nodes && i < SLUICE_FLEET_NODES; i++) {
-			const struct sluice_fleet_node *n = &st.node[i];
+		for (i = 0; i < st.nr_nodes && i < WEIR_FLEET_NODES; i++) {
+			const struct weir_fleet_node *n = &st.node[i];
 
 			open_object(NULL);
 			print_str("addr", "  redis %s", n->addr);
@@ -2547,17 +2547,17 @@ static int cmd_status(int argc, char **argv, void *ctx)
 				  n->last_ok_ns ? (now - n->last_ok_ns) / 1000000 : 0);
 			print_u64("keys", ", keys %llu", n->keys);
 			print_u64("errors_connect", ", errors: connect %llu",
-				  n->errors[SLUICE_FE_CONNECT]);
-			print_u64("errors_timeout", " timeout %llu", n->errors[SLUICE_FE_TIMEOUT]);
-			print_u64("errors_reply", " reply %llu\n", n->errors[SLUICE_FE_REPLY]);
+				  n->errors[WEIR_FE_CONNECT]);
+			print_u64("errors_timeout", " timeout %llu", n->errors[WEIR_FE_TIMEOUT]);
+			print_u64("errors_reply", " reply %llu\n", n->errors[WEIR_FE_REPLY]);
 			close_object();
 		}
 		close_array();
 	}
 	open_array("limits");
-	for (i = 0; i < rs->nr_rules && i < SLUICE_MAX_RULES; i++)
-		for (j = 0; j < rs->rules[i].nr_limits && j < SLUICE_MAX_LIMITS; j++) {
-			const struct sluice_limit *l = &rs->rules[i].limits[j];
+	for (i = 0; i < rs->nr_rules && i < WEIR_MAX_RULES; i++)
+		for (j = 0; j < rs->rules[i].nr_limits && j < WEIR_MAX_LIMITS; j++) {
+			const struct weir_limit *l = &rs->rules[i].limits[j];
 
 			if (!l->fleet)
 				continue;

@@ -2,8 +2,8 @@
 /*
  * Fleet-wide limits: the daemon's sync of hot keys with Redis (fleet.c).
  */
-#ifndef SLUICE_FLEET_H
-#define SLUICE_FLEET_H
+#ifndef WEIR_FLEET_H
+#define WEIR_FLEET_H
 
 #include "config.h"
 
@@ -63,14 +63,14 @@ void wr_fleet_close(struct wr_fleet *f);
 
 /*
  * The Redis key of a bucket, as every host names it:
- * sluice:FLEET:RULE:LIMIT:PARAMS:ADDR/PLEN (ADDR "all" for a rule-wide
+ * weir:FLEET:RULE:LIMIT:PARAMS:ADDR/PLEN (ADDR "all" for a rule-wide
  * bucket); PARAMS is a hash of the limit's rate, burst and key, so hosts
  * whose limits differ never share a bucket.
  */
-int wr_fleet_key_name(const char *fleet, const char *rule, __u32 li, const struct sluice_limit *l,
-		      const struct sluice_key *k, char *buf, size_t len);
+int wr_fleet_key_name(const char *fleet, const char *rule, __u32 li, const struct weir_limit *l,
+		      const struct weir_key *k, char *buf, size_t len);
 
-/* `sluice fleet status` */
+/* `weir fleet status` */
 int do_fleet(int argc, char **argv);
 
-#endif /* SLUICE_FLEET_H */
+#endif /* WEIR_FLEET_H */

@@ -2,20 +2,20 @@
 /*
  * What the running kernel's BPF offers, probed before the object is loaded,
  * and the object's switches set to match: one object for every kernel from
- * 5.15 up. A feature sluice cannot do without stops the load with a message
+ * 5.15 up. A feature weir cannot do without stops the load with a message
  * naming it and the kernel it came in; one it can do without is replaced
- * (the rodata switches in bpf/sluice.bpf.c), and the verifier never sees
+ * (the rodata switches in bpf/weir.bpf.c), and the verifier never sees
  * the code that needs it.
  *
- * SLUICE_FEATURES_OFF (a comma-separated list of the names below) makes a
+ * WEIR_FEATURES_OFF (a comma-separated list of the names below) makes a
  * kernel that has a feature look as if it had not, so that the replacements
  * and the refusals are tested on any kernel.
  *
  * Header only, with static functions: the loader and the BPF test harness
- * (tests/bpf_harness.h) both include it. Needs sluice.skel.h first.
+ * (tests/bpf_harness.h) both include it. Needs weir.skel.h first.
  */
-#ifndef SLUICE_KERNEL_FEATURES_H
-#define SLUICE_KERNEL_FEATURES_H
+#ifndef WEIR_KERNEL_FEATURES_H
+#define WEIR_KERNEL_FEATURES_H
 
 #include <errno.h>
 #include <stdio.h>
@@ -38,10 +38,10 @@ enum wr_feature {
 };
 
 static const struct wr_feature_desc {
-	const char *name;	/* for SLUICE_FEATURES_OFF */
+	const char *name;	/* for WEIR_FEATURES_OFF */
 	const char *what;
 	const char *since;	/* the release it came in */
-	const char *instead;	/* NULL: sluice cannot run without it */
+	const char *instead;	/* NULL: weir cannot run without it */
 } wr_feature_descs[WR_FEAT_NR] = {
 	[WR_FEAT_CMPXCHG] = { "cmpxchg", "BPF atomic compare-and-swap", "5.12", NULL },
 	[WR_FEAT_SOCKOPS_NETNS] = { "sockops_netns_cookie",
@@ -98,7 +98,7 @@ static inline int wr_probe_helper(enum bpf_prog_type type, enum bpf_func_id id)
 
 static inline void wr_features_probe(struct wr_features *f)
 {
-	const char *off = getenv("SLUICE_FEATURES_OFF");
+	const char *off = getenv("WEIR_FEATURES_OFF");
 	int i;
 
 	f->has[WR_FEAT_CMPXCHG] = wr_probe_cmpxchg();
@@ -143,10 +143,10 @@ static inline const char *wr_kernel_release(void)
  * so such a section cannot load there at all. A tail call's target must
  * agree with its caller on frags, so the cookie programs follow the entry.
  */
-static inline int wr_xdp_frags_set(struct sluice *skel, int frags)
+static inline int wr_xdp_frags_set(struct weir *skel, int frags)
 {
-	struct bpf_program *p[] = { skel->progs.sluice_xdp, skel->progs.sluice_cookie_syn,
-				    skel->progs.sluice_cookie_ack };
+	struct bpf_program *p[] = { skel->progs.weir_xdp, skel->progs.weir_cookie_syn,
+				    skel->progs.weir_cookie_ack };
 	size_t k;
 	int err;
 
@@ -163,9 +163,9 @@ static inline int wr_xdp_frags_set(struct sluice *skel, int frags)
 
 /*
  * Set skel's switches for f, between open and load. 0, or -EOPNOTSUPP with
- * why[] saying which feature sluice needs and the kernel lacks.
+ * why[] saying which feature weir needs and the kernel lacks.
  */
-static inline int wr_features_apply(struct sluice *skel, const struct wr_features *f,
+static inline int wr_features_apply(struct weir *skel, const struct wr_features *f,
 				    char *why, size_t len)
 {
 	int i;
@@ -174,19 +174,19 @@ static inline int wr_features_apply(struct sluice *skel, const struct wr_feature
 		const struct wr_feature_desc *d = &wr_feature_descs[i];
 
 		if (f->has[i] == 0 && !d->instead) {
-			snprintf(why, len, "this kernel (%s) has no %s, which sluice needs "
+			snprintf(why, len, "this kernel (%s) has no %s, which weir needs "
 				 "(Linux %s or later)", wr_kernel_release(), d->what, d->since);
 			return -EOPNOTSUPP;
 		}
 	}
 	/* Without it the connection counter cannot tell namespaces apart: not loaded. */
-	bpf_program__set_autoload(skel->progs.sluice_sockops, f->has[WR_FEAT_SOCKOPS_NETNS] != 0);
+	bpf_program__set_autoload(skel->progs.weir_sockops, f->has[WR_FEAT_SOCKOPS_NETNS] != 0);
 	skel->rodata->has_bpf_loop = f->has[WR_FEAT_BPF_LOOP] != 0;
 	skel->rodata->has_frags = f->has[WR_FEAT_XDP_FRAGS] != 0;
 	skel->rodata->has_syncookie = f->has[WR_FEAT_SYNCOOKIE] != 0;
 	/* The cookie programs are verified only where their helpers exist. */
-	bpf_program__set_autoload(skel->progs.sluice_cookie_syn, skel->rodata->has_syncookie);
-	bpf_program__set_autoload(skel->progs.sluice_cookie_ack, skel->rodata->has_syncookie);
+	bpf_program__set_autoload(skel->progs.weir_cookie_syn, skel->rodata->has_syncookie);
+	bpf_program__set_autoload(skel->progs.weir_cookie_ack, skel->rodata->has_syncookie);
 	return wr_xdp_frags_set(skel, skel->rodata->has_frags);
 }
 
@@ -194,16 +194,16 @@ static inline int wr_features_apply(struct sluice *skel, const struct wr_feature
  * After load: the cookie programs into wr_cookie_progs, where the XDP
  * entry tail-calls them (nothing where they were not loaded). 0 or -errno.
  */
-static inline int wr_cookie_progs_fill(struct sluice *skel)
+static inline int wr_cookie_progs_fill(struct weir *skel)
 {
-	struct bpf_program *p[SLUICE_CK_PROGS] = {
-		[SLUICE_CK_PROG_SYN] = skel->progs.sluice_cookie_syn,
-		[SLUICE_CK_PROG_ACK] = skel->progs.sluice_cookie_ack,
+	struct bpf_program *p[WEIR_CK_PROGS] = {
+		[WEIR_CK_PROG_SYN] = skel->progs.weir_cookie_syn,
+		[WEIR_CK_PROG_ACK] = skel->progs.weir_cookie_ack,
 	};
 	int map = bpf_map__fd(skel->maps.wr_cookie_progs);
 	__u32 k;
 
-	for (k = 0; k < SLUICE_CK_PROGS; k++) {
+	for (k = 0; k < WEIR_CK_PROGS; k++) {
 		int fd = bpf_program__fd(p[k]);
 
 		if (fd < 0)
@@ -239,12 +239,12 @@ static inline const char *wr_kconfig(void)
  * pin_root if not NULL. NULL with errno set; EOPNOTSUPP with why[] saying
  * what the kernel lacks.
  */
-static inline struct sluice *wr_open_for_kernel(const char *pin_root, struct wr_features *f,
+static inline struct weir *wr_open_for_kernel(const char *pin_root, struct wr_features *f,
 						char *why, size_t len)
 {
 	LIBBPF_OPTS(bpf_object_open_opts, oo, .pin_root_path = pin_root, .kconfig = wr_kconfig());
 	struct wr_features probed;
-	struct sluice *skel;
+	struct weir *skel;
 	int err;
 
 	if (!f) {
@@ -252,7 +252,7 @@ static inline struct sluice *wr_open_for_kernel(const char *pin_root, struct wr_
 		f = &probed;
 	}
 	why[0] = 0;
-	skel = sluice__open_opts(&oo);
+	skel = weir__open_opts(&oo);
 	if (!skel) {
 		snprintf(why, len, "cannot open the BPF object: %s", strerror(errno));
 		return NULL;
@@ -261,11 +261,11 @@ static inline struct sluice *wr_open_for_kernel(const char *pin_root, struct wr_
 	if (err) {
 		if (!why[0])
 			snprintf(why, len, "%s", strerror(-err));
-		sluice__destroy(skel);
+		weir__destroy(skel);
 		errno = -err;
 		return NULL;
 	}
 	return skel;
 }
 
-#endif /* SLUICE_KERNEL_FEATURES_H */
+#endif /* WEIR_KERNEL_FEATURES_H */

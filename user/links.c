@@ -17,7 +17,7 @@
 #include <linux/if_link.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-#include "sluice_user.h"
+#include "weir_user.h"
 
 /* Not in the UAPI headers libbpf 1.1 ships with: tcx links (Linux 6.6). */
 #ifndef BPF_TCX_INGRESS
@@ -54,9 +54,9 @@ static const char *xdp_mode(int ifindex);
  * TC mode on kernels without tcx links (before 6.6) attaches a classic tc
  * filter to the clsact qdisc's ingress hook instead. A filter is no BPF
  * object and cannot be pinned, so the program is pinned a second time as
- * its record, tcf_<netns>_<ifindex>_<q>_<name>, q being 1 if sluice
+ * its record, tcf_<netns>_<ifindex>_<q>_<name>, q being 1 if weir
  * created the clsact qdisc (and so removes it again). The filter has
- * sluice's own handle and priority, so it never replaces another's.
+ * weir's own handle and priority, so it never replaces another's.
  */
 #define WR_TC_HANDLE	0x51c3
 #define WR_TC_PRIO	0xc1
@@ -65,7 +65,7 @@ struct link_pin {
 	int ifindex;
 	int mode;			/* enum wr_attach_mode; -1: not recorded */
 	bool tcf;			/* a clsact filter, not a bpf_link */
-	bool qdisc_ours;		/* tcf: sluice created the clsact qdisc */
+	bool qdisc_ours;		/* tcf: weir created the clsact qdisc */
 	bool xdpm;			/* a program in libxdp's dispatcher (xdpmulti.c) */
 	unsigned int prio;		/* xdpm: its run priority as attached */
 	char name[IF_NAMESIZE];		/* as attached; "" if not recorded */
@@ -219,23 +219,23 @@ static int explain_busy(const char *dev, int ifindex)
 			       q.prog_id, dir ? dir : "/sys/fs/bpf");
 		} else if (named)
 			pr_err("%s already has an XDP program (id %u, \"%s\") that is not libxdp's "
-			       "dispatcher; sluice leaves it alone: remove it first, load it through "
-			       "libxdp (xdp-loader) for sluice to join, or use mode tc", dev,
+			       "dispatcher; weir leaves it alone: remove it first, load it through "
+			       "libxdp (xdp-loader) for weir to join, or use mode tc", dev,
 			       q.prog_id, info.name);
 		else
 			pr_err("%s already has an XDP program (id %u) that is not libxdp's "
-			       "dispatcher; sluice leaves it alone: remove it first, load it through "
-			       "libxdp (xdp-loader) for sluice to join, or use mode tc", dev,
+			       "dispatcher; weir leaves it alone: remove it first, load it through "
+			       "libxdp (xdp-loader) for weir to join, or use mode tc", dev,
 			       q.prog_id);
 		if (fd >= 0)
 			close(fd);
 	} else {
-		pr_err("%s already has a program on that hook; sluice leaves it alone", dev);
+		pr_err("%s already has a program on that hook; weir leaves it alone", dev);
 	}
 	return -EBUSY;
 }
 
-/* Is the pinned program sluice's? Never attach whatever sits under our name. */
+/* Is the pinned program weir's? Never attach whatever sits under our name. */
 int wr_check_prog(int fd, const char *path, const char *name, __u32 type)
 {
 	struct bpf_prog_info info = {};
@@ -244,8 +244,8 @@ int wr_check_prog(int fd, const char *path, const char *name, __u32 type)
 	if (bpf_obj_get_info_by_fd(fd, &info, &len))
 		return -errno;
 	if (info.type != type || strncmp(info.name, name, sizeof(info.name))) {
-		pr_err("pinned %s is not sluice's program (\"%s\", type %u); refusing to attach "
-		       "it: 'sluice detach all' removes sluice's state", path, info.name, info.type);
+		pr_err("pinned %s is not weir's program (\"%s\", type %u); refusing to attach "
+		       "it: 'weir detach all' removes weir's state", path, info.name, info.type);
 		return -EINVAL;
 	}
 	return 0;
@@ -253,14 +253,14 @@ int wr_check_prog(int fd, const char *path, const char *name, __u32 type)
 
 /*
  * Attach the pinned program to dev and pin the link, so the attachment
- * outlives this process. Caller holds the root lock; sluice is loaded.
+ * outlives this process. Caller holds the root lock; weir is loaded.
  */
 /* How TC mode hooks in: tcx where the kernel has it, else clsact (auto). */
 int tc_hook = WR_TC_HOOK_AUTO;
 
 /*
  * TC mode through the clsact qdisc: create it unless it is there (-EEXIST:
- * someone else's, left alone on detach), add sluice's filter, and pin the
+ * someone else's, left alone on detach), add weir's filter, and pin the
  * program again as the record of it (see WR_TC_HANDLE).
  */
 static int attach_clsact(const char *dev, int ifindex, int prog)
@@ -287,8 +287,8 @@ static int attach_clsact(const char *dev, int ifindex, int prog)
 	err = bpf_tc_attach(&hook, &to);
 	if (err) {
 		if (err == -EEXIST)
-			pr_err("%s already has a tc filter with sluice's handle %#x and priority "
-			       "%#x on its ingress hook; sluice leaves it alone", dev,
+			pr_err("%s already has a tc filter with weir's handle %#x and priority "
+			       "%#x on its ingress hook; weir leaves it alone", dev,
 			       WR_TC_HANDLE, WR_TC_PRIO);
 		else
 			pr_err("cannot attach to %s through clsact: %s", dev, strerror(-err));
@@ -333,7 +333,7 @@ static int attach_xdp_shared(const char *dev, int ifindex, int mode)
 	if (hook == WR_HOOK_FREE && xdp_dispatcher != WR_DISP_LIBXDP)
 		return 1;
 	if (hook == WR_HOOK_DISPATCHER && xdp_dispatcher == WR_DISP_OFF) {
-		pr_err("%s has libxdp's dispatcher (program %u) and dispatcher is off: sluice "
+		pr_err("%s has libxdp's dispatcher (program %u) and dispatcher is off: weir "
 		       "leaves it alone (dispatcher auto or libxdp joins it)", dev, hid);
 		return -EBUSY;
 	}
@@ -363,7 +363,7 @@ int wr_attach_locked(const char *dev, int ifindex, int mode)
 
 		if (!find_link(ifindex, NULL, &lp)) {
 			if (link_alive(&lp, &li)) {
-				pr_err("sluice is already attached to %s; detach it first", dev);
+				pr_err("weir is already attached to %s; detach it first", dev);
 				err = -EEXIST;
 				goto out;
 			}
@@ -394,7 +394,7 @@ int wr_attach_locked(const char *dev, int ifindex, int mode)
 			pr_err("cannot open pinned program %s: %s", ppath, strerror(-err));
 			goto out;
 		}
-		err = wr_check_prog(prog, ppath, mode == WR_MODE_TC ? "sluice_tc" : "sluice_xdp",
+		err = wr_check_prog(prog, ppath, mode == WR_MODE_TC ? "weir_tc" : "weir_xdp",
 				 mode == WR_MODE_TC ? BPF_PROG_TYPE_SCHED_CLS : BPF_PROG_TYPE_XDP);
 		if (err)
 			goto out;
@@ -427,7 +427,7 @@ int wr_attach_locked(const char *dev, int ifindex, int mode)
 		else if (mode == WR_MODE_NATIVE && err == -ERANGE)
 			/* veth (and drivers like it) refuse a single-buffer program past a page. */
 			pr_err("cannot attach to %s in native mode: its MTU needs multi-buffer XDP, "
-			       "which this kernel or driver does not give sluice (Linux 5.18); lower "
+			       "which this kernel or driver does not give weir (Linux 5.18); lower "
 			       "the MTU, or use mode generic or tc", dev);
 		else if (mode == WR_MODE_TC && err == -EINVAL)
 			pr_err("cannot attach to %s in tc mode: this kernel lacks tcx links "
@@ -486,7 +486,7 @@ int wr_list_links(int *ifindexes, int max)
 
 /*
  * Remove one attachment: unpinning a link destroys it; a clsact filter is
- * detached (and the qdisc removed if sluice created it) before its record
+ * detached (and the qdisc removed if weir created it) before its record
  * goes. A filter whose interface is gone went with it.
  */
 static int unpin_link(const struct link_pin *lp)
@@ -515,13 +515,13 @@ static int unpin_link(const struct link_pin *lp)
 		if (link_alive(lp, &li)) {
 			err = bpf_tc_detach(&hook, &to);
 			if (err && err != -ENOENT && err != -ENODEV) {
-				pr_err("cannot remove sluice's tc filter from %s: %s", lp->name,
+				pr_err("cannot remove weir's tc filter from %s: %s", lp->name,
 				       strerror(-err));
 				return err;
 			}
 			if (lp->qdisc_ours) {
 				hook.attach_point = BPF_TC_INGRESS | BPF_TC_EGRESS;
-				bpf_tc_hook_destroy(&hook);	/* the clsact qdisc sluice made */
+				bpf_tc_hook_destroy(&hook);	/* the clsact qdisc weir made */
 			}
 		}
 	}
@@ -589,8 +589,8 @@ int wr_remove_all(void)
 		 * record stays, so that `detach all` there removes it.
 		 */
 		if (!strncmp(de->d_name, "tcf_", 4) || !strncmp(de->d_name, "xdpm_", 5)) {
-			pr_err("a %s of sluice's in another network namespace stays until "
-			       "'sluice detach all' runs there (%s)",
+			pr_err("a %s of weir's in another network namespace stays until "
+			       "'weir detach all' runs there (%s)",
 			       de->d_name[0] == 't' ? "tc filter" : "dispatcher's program",
 			       de->d_name);
 			continue;
@@ -674,7 +674,7 @@ int wr_link_xdpm(int ifindex, struct wr_xdpm_info *info)
 		return -ENOENT;
 	info->prio = lp.prio;
 	info->mode = lp.mode;
-	/* What the dispatcher says, while sluice is in it; else what the record says. */
+	/* What the dispatcher says, while weir is in it; else what the record says. */
 	if (link_alive(&lp, &li) && !wr_xdpm_find(ifindex, li.prog_id, &xi))
 		*info = xi;
 	return 0;

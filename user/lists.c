@@ -5,7 +5,7 @@
  * wr_config.lists says which tries hold entries, so an empty list costs the
  * data path no lookup.
  *
- * Each entry's value (struct sluice_list_val) carries its expiry in the
+ * Each entry's value (struct weir_list_val) carries its expiry in the
  * data path's clock (0: permanent) and who put it there: the daemon's
  * config (permanent, synced whole by wr_list_sync) or the runtime (the
  * CLI, ban tools; kept across reloads). Expired entries are ignored by the
@@ -22,12 +22,12 @@
 #include <string.h>
 #include <time.h>
 #include <bpf/bpf.h>
-#include "sluice_user.h"
+#include "weir_user.h"
 
 /* An entry walk never takes more steps than a trie can hold keys, twice over. */
-#define WALK_BOUND (2ULL * SLUICE_LIST_MAX + 1)
+#define WALK_BOUND (2ULL * WEIR_LIST_MAX + 1)
 
-/* The data path's clock, as userspace reads it (see sluice_config.clock_off). */
+/* The data path's clock, as userspace reads it (see weir_config.clock_off). */
 __u64 wr_mono_ns(void)
 {
 	struct timespec ts;
@@ -44,14 +44,14 @@ static int list_fd(const struct wr_maps *m, bool deny, int family)
 }
 
 /* A trie's key for c, in a buffer big enough for either family. */
-static void cidr_key(const struct wr_cidr *c, struct sluice_lpm6 *k)
+static void cidr_key(const struct wr_cidr *c, struct weir_lpm6 *k)
 {
 	memset(k, 0, sizeof(*k));
 	k->plen = c->plen;
 	memcpy(k->addr, c->addr, c->family == 4 ? 4 : 16);
 }
 
-static bool expired(const struct sluice_list_val *v, __u64 now)
+static bool expired(const struct weir_list_val *v, __u64 now)
 {
 	return v->expires_ns && v->expires_ns <= now;
 }
@@ -62,9 +62,9 @@ static bool expired(const struct sluice_list_val *v, __u64 now)
  * value's own plen tells an exact hit from a covering prefix.
  */
 static int entry_get(const struct wr_maps *m, bool deny, const struct wr_cidr *c,
-		     struct sluice_list_val *v)
+		     struct weir_list_val *v)
 {
-	struct sluice_lpm6 k;
+	struct weir_lpm6 k;
 
 	cidr_key(c, &k);
 	if (bpf_map_lookup_elem(list_fd(m, deny, c->family), &k, v))
@@ -73,9 +73,9 @@ static int entry_get(const struct wr_maps *m, bool deny, const struct wr_cidr *c
 }
 
 static int entry_put(const struct wr_maps *m, bool deny, const struct wr_cidr *c,
-		     const struct sluice_list_val *v)
+		     const struct weir_list_val *v)
 {
-	struct sluice_lpm6 k;
+	struct weir_lpm6 k;
 	int err;
 
 	cidr_key(c, &k);
@@ -87,7 +87,7 @@ static int entry_put(const struct wr_maps *m, bool deny, const struct wr_cidr *c
 
 static int entry_del(const struct wr_maps *m, bool deny, const struct wr_cidr *c)
 {
-	struct sluice_lpm6 k;
+	struct weir_lpm6 k;
 
 	cidr_key(c, &k);
 	return bpf_map_delete_elem(list_fd(m, deny, c->family), &k) ? -errno : 0;
@@ -99,13 +99,13 @@ static int entry_del(const struct wr_maps *m, bool deny, const struct wr_cidr *c
  * restarts nowhere: a concurrent change may be seen or not, never loop it.
  */
 int wr_list_walk(const struct wr_maps *m, bool deny, int family,
-		 int (*cb)(const struct wr_cidr *c, const struct sluice_list_val *v, void *ctx),
+		 int (*cb)(const struct wr_cidr *c, const struct weir_list_val *v, void *ctx),
 		 void *ctx)
 {
-	struct sluice_lpm6 k, next;
-	size_t ksz = family == 4 ? sizeof(struct sluice_lpm4) : sizeof(struct sluice_lpm6);
+	struct weir_lpm6 k, next;
+	size_t ksz = family == 4 ? sizeof(struct weir_lpm4) : sizeof(struct weir_lpm6);
 	int fd = list_fd(m, deny, family);
-	struct sluice_list_val v;
+	struct weir_list_val v;
 	void *prev = NULL;
 	__u64 n = 0;
 	int ret;
@@ -134,7 +134,7 @@ struct count_ctx {
 	bool ttl;		/* some entry (expired or not) has an expiry */
 };
 
-static int count_one(const struct wr_cidr *c, const struct sluice_list_val *v, void *ctx)
+static int count_one(const struct wr_cidr *c, const struct weir_list_val *v, void *ctx)
 {
 	struct count_ctx *cc = ctx;
 
@@ -158,16 +158,16 @@ int wr_list_count(const struct wr_maps *m, bool deny, int family, __u64 *n)
 
 /*
  * wr_config.lists from what the tries hold: a trie's bit while it holds
- * any entry (an expired one too, until it is purged), SLUICE_L_TTL while
+ * any entry (an expired one too, until it is purged), WEIR_L_TTL while
  * any entry has an expiry. Caller holds the lock.
  */
 static int update_list_bits(const struct wr_maps *m)
 {
 	static const struct { bool deny; int family; __u32 bit; } tries[] = {
-		{ true, 4, SLUICE_L_DENY4 }, { true, 6, SLUICE_L_DENY6 },
-		{ false, 4, SLUICE_L_ALLOW4 }, { false, 6, SLUICE_L_ALLOW6 },
+		{ true, 4, WEIR_L_DENY4 }, { true, 6, WEIR_L_DENY6 },
+		{ false, 4, WEIR_L_ALLOW4 }, { false, 6, WEIR_L_ALLOW6 },
 	};
-	struct sluice_config cfg;
+	struct weir_config cfg;
 	size_t i;
 	int err = wr_config_read(m, &cfg);
 
@@ -180,7 +180,7 @@ static int update_list_bits(const struct wr_maps *m)
 		if (cc.live)
 			cfg.lists |= tries[i].bit;
 		if (cc.ttl)
-			cfg.lists |= SLUICE_L_TTL;
+			cfg.lists |= WEIR_L_TTL;
 	}
 	return err ? err : wr_config_write(m, &cfg);
 }
@@ -199,20 +199,20 @@ static int update_list_bits(const struct wr_maps *m)
 int wr_list_add_entry(const struct wr_maps *m, bool deny, const struct wr_cidr *c, __u64 ttl_ns,
 		      bool *kept)
 {
-	struct sluice_list_val v, old;
+	struct weir_list_val v, old;
 	__u64 now = wr_mono_ns();
 	int err;
 
 	*kept = false;
 	memset(&v, 0, sizeof(v));
 	v.plen = c->plen;
-	v.flags = SLUICE_LV_RUNTIME;
+	v.flags = WEIR_LV_RUNTIME;
 	v.rt_expires_ns = ttl_ns ? now + ttl_ns : 0;
 	err = entry_get(m, deny, c, &old);
 	if (err && err != -ENOENT)
 		return err;
 	if (!err && !expired(&old, now)) {
-		bool rt_perm = (old.flags & SLUICE_LV_RUNTIME) && !old.rt_expires_ns;
+		bool rt_perm = (old.flags & WEIR_LV_RUNTIME) && !old.rt_expires_ns;
 
 		if (rt_perm && !ttl_ns)
 			return -EEXIST;
@@ -220,9 +220,9 @@ int wr_list_add_entry(const struct wr_maps *m, bool deny, const struct wr_cidr *
 			*kept = true;
 			return 0;
 		}
-		v.flags |= old.flags & SLUICE_LV_CONFIG;
+		v.flags |= old.flags & WEIR_LV_CONFIG;
 	}
-	v.expires_ns = v.flags & SLUICE_LV_CONFIG ? 0 : v.rt_expires_ns;
+	v.expires_ns = v.flags & WEIR_LV_CONFIG ? 0 : v.rt_expires_ns;
 	return entry_put(m, deny, c, &v);
 }
 
@@ -243,17 +243,17 @@ int wr_list_add(const struct wr_maps *m, bool deny, const struct wr_cidr *c, __u
  */
 int wr_list_unban_entry(const struct wr_maps *m, bool deny, const struct wr_cidr *c)
 {
-	struct sluice_list_val old;
+	struct weir_list_val old;
 	int err = entry_get(m, deny, c, &old);
 
 	if (err)
 		return err;
-	if (!(old.flags & SLUICE_LV_RUNTIME) || expired(&old, wr_mono_ns()))
+	if (!(old.flags & WEIR_LV_RUNTIME) || expired(&old, wr_mono_ns()))
 		return -ENOENT;
 	if (!old.rt_expires_ns)
 		return -EPERM;
-	if (old.flags & SLUICE_LV_CONFIG) {
-		old.flags = SLUICE_LV_CONFIG;
+	if (old.flags & WEIR_LV_CONFIG) {
+		old.flags = WEIR_LV_CONFIG;
 		old.expires_ns = old.rt_expires_ns = 0;
 		return entry_put(m, deny, c, &old);
 	}
@@ -273,7 +273,7 @@ int wr_list_bits(const struct wr_maps *m)
  */
 int wr_list_del(const struct wr_maps *m, bool deny, const struct wr_cidr *c)
 {
-	struct sluice_list_val old;
+	struct weir_list_val old;
 	int err = entry_get(m, deny, c, &old);
 
 	if (!err) {
@@ -295,15 +295,15 @@ int wr_list_del(const struct wr_maps *m, bool deny, const struct wr_cidr *c)
 
 struct cidr_vec {
 	struct wr_cidr *v;
-	struct sluice_list_val *val;
+	struct weir_list_val *val;
 	size_t n;
 };
 
-static int vec_push(struct cidr_vec *s, const struct wr_cidr *c, const struct sluice_list_val *v)
+static int vec_push(struct cidr_vec *s, const struct wr_cidr *c, const struct weir_list_val *v)
 {
 	if (!(s->n & 255)) {
 		struct wr_cidr *nv = realloc(s->v, (s->n + 256) * sizeof(*nv));
-		struct sluice_list_val *nval;
+		struct weir_list_val *nval;
 
 		if (!nv)
 			return -ENOMEM;
@@ -330,7 +330,7 @@ struct purge_ctx {
 	struct cidr_vec gone;
 };
 
-static int collect_expired(const struct wr_cidr *c, const struct sluice_list_val *v, void *ctx)
+static int collect_expired(const struct wr_cidr *c, const struct weir_list_val *v, void *ctx)
 {
 	struct purge_ctx *p = ctx;
 
@@ -344,13 +344,13 @@ static int collect_expired(const struct wr_cidr *c, const struct sluice_list_val
 int wr_list_purge(const struct wr_maps *m, __u64 *n)
 {
 	struct purge_ctx p = { .now = wr_mono_ns() };
-	struct sluice_config cfg;
+	struct weir_config cfg;
 	int err, fam, deny;
 	size_t j;
 
 	*n = 0;
 	err = wr_config_read(m, &cfg);
-	if (err || !(cfg.lists & SLUICE_L_TTL))
+	if (err || !(cfg.lists & WEIR_L_TTL))
 		return err;
 	for (deny = 0; deny <= 1; deny++) {
 		/* Collect first, delete after: deleting while walking skips keys. */
@@ -381,13 +381,13 @@ struct stale {
 	struct cidr_vec out;	/* the config's entries it no longer lists, and expired ones */
 };
 
-static int collect_stale(const struct wr_cidr *c, const struct sluice_list_val *v, void *ctx)
+static int collect_stale(const struct wr_cidr *c, const struct weir_list_val *v, void *ctx)
 {
 	struct stale *s = ctx;
 
 	if (cidr_in(s->keep, s->nr_keep, c))
 		return 0;
-	if (!(v->flags & SLUICE_LV_CONFIG) && !expired(v, wr_mono_ns()))
+	if (!(v->flags & WEIR_LV_CONFIG) && !expired(v, wr_mono_ns()))
 		return 0;
 	return vec_push(&s->out, c, v);
 }
@@ -405,7 +405,7 @@ static int collect_stale(const struct wr_cidr *c, const struct sluice_list_val *
 int wr_list_sync(const struct wr_maps *m, bool deny, const struct wr_cidr *v, int n)
 {
 	struct stale s = { .keep = v, .nr_keep = n };
-	struct sluice_list_val val, old;
+	struct weir_list_val val, old;
 	__u64 now = wr_mono_ns();
 	int err = 0, fam, i;
 	size_t j;
@@ -416,20 +416,20 @@ int wr_list_sync(const struct wr_maps *m, bool deny, const struct wr_cidr *v, in
 	for (i = 0; !err && i < n; i++) {
 		memset(&val, 0, sizeof(val));
 		val.plen = v[i].plen;
-		val.flags = SLUICE_LV_CONFIG;
+		val.flags = WEIR_LV_CONFIG;
 		err = entry_get(m, deny, &v[i], &old);
-		if (!err && (old.flags & SLUICE_LV_RUNTIME) && !expired(&old, now) &&
+		if (!err && (old.flags & WEIR_LV_RUNTIME) && !expired(&old, now) &&
 		    (!old.rt_expires_ns || old.rt_expires_ns > now)) {
-			val.flags |= SLUICE_LV_RUNTIME;
+			val.flags |= WEIR_LV_RUNTIME;
 			val.rt_expires_ns = old.rt_expires_ns;
 		}
 		err = entry_put(m, deny, &v[i], &val);
 	}
 	for (j = 0; !err && j < s.out.n; j++) {
 		old = s.out.val[j];
-		if ((old.flags & SLUICE_LV_CONFIG) && (old.flags & SLUICE_LV_RUNTIME) &&
+		if ((old.flags & WEIR_LV_CONFIG) && (old.flags & WEIR_LV_RUNTIME) &&
 		    (!old.rt_expires_ns || old.rt_expires_ns > now)) {
-			old.flags = SLUICE_LV_RUNTIME;
+			old.flags = WEIR_LV_RUNTIME;
 			old.expires_ns = old.rt_expires_ns;
 			err = entry_put(m, deny, &s.out.v[j], &old);
 		} else {
@@ -447,9 +447,9 @@ static void usage_list(const char *what)
 	bool deny = !strcmp(what, "deny");
 
 	fprintf(wr_usage_out(),
-		"Usage: sluice %s add CIDR [ttl DURATION]%s\n"
-		"       sluice %s del CIDR [ttl-only] [missing-ok]\n"
-		"       sluice %s list\n"
+		"Usage: weir %s add CIDR [ttl DURATION]%s\n"
+		"       weir %s del CIDR [ttl-only] [missing-ok]\n"
+		"       weir %s list\n"
 		"%s\n"
 		"ttl: the entry expires by itself after DURATION (600, 90s, 10m, 2h, 1d, 1h30m;\n"
 		"     1s to 3650d); without it the entry is permanent. Adding again sets a new\n"
@@ -510,7 +510,7 @@ struct print_ctx {
 	char buf[64];
 };
 
-static int print_one(const struct wr_cidr *c, const struct sluice_list_val *v, void *ctx)
+static int print_one(const struct wr_cidr *c, const struct weir_list_val *v, void *ctx)
 {
 	struct print_ctx *p = ctx;
 	char left[32];
@@ -532,7 +532,7 @@ static int print_one(const struct wr_cidr *c, const struct sluice_list_val *v, v
 	} else {
 		print_null("ttl", NULL);
 	}
-	print_bool("config", NULL, v->flags & SLUICE_LV_CONFIG);
+	print_bool("config", NULL, v->flags & WEIR_LV_CONFIG);
 	close_object();
 	print_text("\n");
 	return 0;

@@ -5,7 +5,7 @@
  * maps.c, attachments in links.c, the attach/detach/status commands in
  * attach.c.
  *
- * Layout under the bpffs root (default /sys/fs/bpf/sluice):
+ * Layout under the bpffs root (default /sys/fs/bpf/weir):
  *   wr_*            maps, pinned by name by libbpf
  *   prog_xdp        the XDP entry
  *   prog_tc         the TC ingress entry
@@ -31,8 +31,8 @@
 #include <linux/magic.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-#include "sluice_user.h"
-#include "sluice.skel.h"
+#include "weir_user.h"
+#include "weir.skel.h"
 #include "kernel_features.h"
 
 
@@ -181,7 +181,7 @@ void wr_unlock(int fd)
 
 /*
  * Is path there? 0 if so, -ENOENT if not, -EACCES (after saying so) if we
- * may not look: a bpffs mounted 0700 (as systemd and sluice mount it)
+ * may not look: a bpffs mounted 0700 (as systemd and weir mount it)
  * hides everything under it from an unprivileged user, who must hear
  * "permission denied", never "nothing there".
  */
@@ -196,7 +196,7 @@ int wr_probe_path(const char *path)
 
 int wr_denied(void)
 {
-	pr_err("permission denied under %s: sluice needs root (CAP_BPF, CAP_NET_ADMIN, "
+	pr_err("permission denied under %s: weir needs root (CAP_BPF, CAP_NET_ADMIN, "
 	       "CAP_SYS_ADMIN)", opts.root);
 	return -EACCES;
 }
@@ -216,7 +216,7 @@ int wr_not_loaded(void)
 	if (!wr_pin_path(path, sizeof(path), "prog_xdp") && access(path, F_OK) &&
 	    (errno == EACCES || errno == EPERM))
 		return wr_denied();
-	pr_err("sluice is not loaded under %s (attach an interface or add a rule first)",
+	pr_err("weir is not loaded under %s (attach an interface or add a rule first)",
 	       opts.root);
 	return -ENOENT;
 }
@@ -269,7 +269,7 @@ static int cgroup2_root(char *buf, size_t len)
 			return 0;
 		}
 	}
-	snprintf(buf, len, "/run/sluice/cgroup2");
+	snprintf(buf, len, "/run/weir/cgroup2");
 	if (!statfs(buf, &st) && st.f_type == CGROUP2_SUPER_MAGIC)
 		return 0;
 	err = mkdir_p(buf);
@@ -322,15 +322,15 @@ static int attach_sockops(int prog)
  * The sock_ops program counts connections for connection limits and keeps
  * verified sources for rules that answer cookies or spare them.
  */
-static bool needs_conn_counter(const struct sluice_ruleset *rs)
+static bool needs_conn_counter(const struct weir_ruleset *rs)
 {
 	__u32 i, j;
 
-	for (i = 0; i < rs->nr_rules && i < SLUICE_MAX_RULES; i++) {
-		if (rs->rules[i].verified_class || rs->rules[i].action == SLUICE_ACT_COOKIE)
+	for (i = 0; i < rs->nr_rules && i < WEIR_MAX_RULES; i++) {
+		if (rs->rules[i].verified_class || rs->rules[i].action == WEIR_ACT_COOKIE)
 			return true;
-		for (j = 0; j < rs->rules[i].nr_limits && j < SLUICE_MAX_LIMITS; j++)
-			if (rs->rules[i].limits[j].algo == SLUICE_ALGO_CONNS)
+		for (j = 0; j < rs->rules[i].nr_limits && j < WEIR_MAX_LIMITS; j++)
+			if (rs->rules[i].limits[j].algo == WEIR_ALGO_CONNS)
 				return true;
 	}
 	return false;
@@ -344,7 +344,7 @@ static bool needs_conn_counter(const struct sluice_ruleset *rs)
  * connections that close while it is away cannot leak into later ones.
  * Caller holds the root lock.
  */
-int wr_conn_counter_sync(const struct wr_maps *m, const struct sluice_ruleset *rs, bool live)
+int wr_conn_counter_sync(const struct wr_maps *m, const struct weir_ruleset *rs, bool live)
 {
 	char lpath[PATH_MAX], ppath[PATH_MAX];
 	bool attached, need = needs_conn_counter(rs);
@@ -357,7 +357,7 @@ int wr_conn_counter_sync(const struct wr_maps *m, const struct sluice_ruleset *r
 	if (need == attached || (need && live) || (!need && !live))
 		return 0;
 	if (!need) {
-		struct sluice_key key, next;
+		struct weir_key key, next;
 
 		/* Pins of an older version attached at load, without prog_sockops: keep the program. */
 		if (access(ppath, F_OK)) {
@@ -396,11 +396,11 @@ int wr_conn_counter_sync(const struct wr_maps *m, const struct sluice_ruleset *r
 			       wr_feature_descs[WR_FEAT_SOCKOPS_NETNS].since, wr_kernel_release());
 			return -EOPNOTSUPP;
 		}
-		pr_err("cannot open %s: %s (state of an older version: 'sluice detach all' and "
+		pr_err("cannot open %s: %s (state of an older version: 'weir detach all' and "
 		       "load again)", ppath, strerror(-err));
 		return err;
 	}
-	err = wr_check_prog(prog, ppath, "sluice_sockops", BPF_PROG_TYPE_SOCK_OPS);
+	err = wr_check_prog(prog, ppath, "weir_sockops", BPF_PROG_TYPE_SOCK_OPS);
 	if (!err)
 		err = attach_sockops(prog);
 	close(prog);
@@ -422,7 +422,7 @@ static int state_seed(__u64 *seed)
 
 /*
  * What the kernel lacks, said once per load: a replacement under -d, one
- * that changes what sluice does as a notice (user/kernel_features.h has
+ * that changes what weir does as a notice (user/kernel_features.h has
  * the list and the probes).
  */
 static void say_features(const struct wr_features *f)
@@ -448,7 +448,7 @@ static void say_features(const struct wr_features *f)
 
 /*
  * Measure the offset of the jiffies clock from CLOCK_MONOTONIC: every run
- * of sluice_clock_sync samples ktime - jiffies x tick and keeps the
+ * of weir_clock_sync samples ktime - jiffies x tick and keeps the
  * smallest in wr_config, which is the offset once a sample has landed just
  * after a tick. Sampling for a few ticks gets within a few microseconds.
  * Without it the data path reads bpf_ktime_get_coarse_ns instead, which is
@@ -479,8 +479,8 @@ static void clock_sync(struct bpf_program *prog)
 }
 
 const char *const wr_clock_names[4] = {
-	[SLUICE_CLOCK_PRECISE] = "precise", [SLUICE_CLOCK_COARSE] = "coarse",
-	[SLUICE_CLOCK_MANUAL] = "manual", [SLUICE_CLOCK_AUTO] = "auto",
+	[WEIR_CLOCK_PRECISE] = "precise", [WEIR_CLOCK_COARSE] = "coarse",
+	[WEIR_CLOCK_MANUAL] = "manual", [WEIR_CLOCK_AUTO] = "auto",
 };
 
 /*
@@ -517,12 +517,12 @@ int wr_loaded_clock(void)
 			continue;
 		if (!bpf_obj_get_info_by_fd(fd, &mi, &mlen) && (dot = strrchr(mi.name, '.')) &&
 		    !strcmp(dot, ".rodata") &&
-		    mi.value_size >= sizeof(((struct sluice *)0)->rodata[0]) &&
+		    mi.value_size >= sizeof(((struct weir *)0)->rodata[0]) &&
 		    (val = calloc(1, mi.value_size))) {
 			if (!bpf_map_lookup_elem(fd, &zero, val)) {
 				__u32 c;
 
-				memcpy(&c, (char *)val + offsetof(struct sluice__rodata, clock_mode),
+				memcpy(&c, (char *)val + offsetof(struct weir__rodata, clock_mode),
 				       sizeof(c));
 				err = c < ARRAY_SIZE(wr_clock_names) ? (int)c : -EINVAL;
 			}
@@ -549,15 +549,15 @@ int wr_check_load_opts(const struct wr_load_opts *lo, bool keys_given, bool cloc
 	    (fd = bpf_obj_get(path)) >= 0) {
 		struct bpf_map_info info = {};
 		__u32 len = sizeof(info);
-		__u64 want = (lo->keys + SLUICE_WAYS - 1) / SLUICE_WAYS * SLUICE_WAYS;
+		__u64 want = (lo->keys + WEIR_WAYS - 1) / WEIR_WAYS * WEIR_WAYS;
 		int e = bpf_obj_get_info_by_fd(fd, &info, &len);
 
 		close(fd);
-		if (!e && (__u64)info.max_entries * SLUICE_WAYS != want) {
-			pr_err("sluice is already loaded with %llu per-source buckets; keys %llu "
-			       "takes effect only on a fresh load ('sluice detach all' first, "
+		if (!e && (__u64)info.max_entries * WEIR_WAYS != want) {
+			pr_err("weir is already loaded with %llu per-source buckets; keys %llu "
+			       "takes effect only on a fresh load ('weir detach all' first, "
 			       "which also removes rules and lists)",
-			       (unsigned long long)info.max_entries * SLUICE_WAYS,
+			       (unsigned long long)info.max_entries * WEIR_WAYS,
 			       (unsigned long long)lo->keys);
 			return -EEXIST;
 		}
@@ -565,8 +565,8 @@ int wr_check_load_opts(const struct wr_load_opts *lo, bool keys_given, bool cloc
 	if (clock_given) {
 		clock = wr_loaded_clock();
 		if (clock >= 0 && clock != lo->clock) {
-			pr_err("sluice is already loaded with clock %s; clock %s takes effect only "
-			       "on a fresh load ('sluice detach all' first, which also removes rules "
+			pr_err("weir is already loaded with clock %s; clock %s takes effect only "
+			       "on a fresh load ('weir detach all' first, which also removes rules "
 			       "and lists)", wr_clock_names[clock], wr_clock_names[lo->clock]);
 			return -EEXIST;
 		}
@@ -580,8 +580,8 @@ int wr_check_load_opts(const struct wr_load_opts *lo, bool keys_given, bool cloc
  */
 int wr_ensure_loaded(const struct wr_load_opts *lo)
 {
-	struct sluice *skel = NULL;
-	struct sluice_config cfg;
+	struct weir *skel = NULL;
+	struct weir_config cfg;
 	struct wr_features feat;
 	struct wr_maps m;
 	__u32 zero = 0;
@@ -594,29 +594,29 @@ int wr_ensure_loaded(const struct wr_load_opts *lo)
 	skel = wr_open_for_kernel(opts.root, &feat, why, sizeof(why));
 	if (!skel) {
 		err = -errno;
-		pr_err("cannot load sluice: %s", why);
+		pr_err("cannot load weir: %s", why);
 		return err;
 	}
 	say_features(&feat);
 	err = check_map_list(skel->obj);
 	if (err)
 		goto out;
-	skel->rodata->clock_mode = lo ? lo->clock : SLUICE_CLOCK_AUTO;
+	skel->rodata->clock_mode = lo ? lo->clock : WEIR_CLOCK_AUTO;
 	if (lo && lo->keys) {
-		/* wr_state holds sets of SLUICE_WAYS buckets: round keys up to whole sets. */
+		/* wr_state holds sets of WEIR_WAYS buckets: round keys up to whole sets. */
 		err = bpf_map__set_max_entries(skel->maps.wr_state,
-					       (lo->keys + SLUICE_WAYS - 1) / SLUICE_WAYS);
+					       (lo->keys + WEIR_WAYS - 1) / WEIR_WAYS);
 		if (err)
 			goto out;
 	}
-	err = sluice__load(skel);
+	err = weir__load(skel);
 	if (err) {
 		if (err == -EINVAL || err == -EEXIST)
-			pr_err("cannot load sluice: pinned maps under %s do not fit this build or "
-			       "these options (run 'sluice detach all' first): %s",
+			pr_err("cannot load weir: pinned maps under %s do not fit this build or "
+			       "these options (run 'weir detach all' first): %s",
 			       opts.root, strerror(-err));
 		else
-			pr_err("cannot load sluice: %s%s", strerror(-err),
+			pr_err("cannot load weir: %s%s", strerror(-err),
 			       err == -EPERM ? " (needs root: CAP_BPF, CAP_NET_ADMIN, "
 					       "CAP_SYS_ADMIN)" : "");
 		goto out;
@@ -626,15 +626,15 @@ int wr_ensure_loaded(const struct wr_load_opts *lo)
 		pr_err("cannot fill wr_cookie_progs: %s", strerror(-err));
 		goto out;
 	}
-	err = pin_prog(skel->progs.sluice_xdp, "prog_xdp");
+	err = pin_prog(skel->progs.weir_xdp, "prog_xdp");
 	if (!err)
-		err = pin_prog(skel->progs.sluice_tc, "prog_tc");
+		err = pin_prog(skel->progs.weir_tc, "prog_tc");
 	if (err) {
 		pr_err("cannot pin programs under %s: %s", opts.root, strerror(-err));
 		goto out;
 	}
-	if (bpf_program__autoload(skel->progs.sluice_sockops))
-		err = pin_prog(skel->progs.sluice_sockops, "prog_sockops");
+	if (bpf_program__autoload(skel->progs.weir_sockops))
+		err = pin_prog(skel->progs.weir_sockops, "prog_sockops");
 	if (err) {
 		pr_err("cannot pin programs under %s: %s", opts.root, strerror(-err));
 		goto out;
@@ -670,11 +670,11 @@ int wr_ensure_loaded(const struct wr_load_opts *lo)
 		pr_err("cannot initialise the config map: %s", strerror(-err));
 		goto out;
 	}
-	clock_sync(skel->progs.sluice_clock_sync);
+	clock_sync(skel->progs.weir_clock_sync);
 	pr_debug("loaded and pinned under %s", opts.root);
 	(void)m;
 out:
-	sluice__destroy(skel);
+	weir__destroy(skel);
 	return err;
 }
 

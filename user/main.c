@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * sluice: the command line. `sluice [OPTIONS] OBJECT COMMAND ...`, objects
+ * weir: the command line. `weir [OPTIONS] OBJECT COMMAND ...`, objects
  * matched by unique prefix as in ip(8) and bpftool(8).
  */
 #include <errno.h>
@@ -9,12 +9,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <bpf/libbpf.h>
-#include "sluice_user.h"
+#include "weir_user.h"
 #include "config.h"
 #include "shed.h"
 #include "fleet.h"
 
-struct wr_opts opts = { .root = SLUICE_DEFAULT_ROOT };
+struct wr_opts opts = { .root = WEIR_DEFAULT_ROOT };
 
 static int do_help(int argc, char **argv);
 static int do_version(int argc, char **argv);
@@ -50,7 +50,7 @@ static void usage(FILE *f)
 	size_t i;
 
 	fprintf(f,
-		"Usage: sluice [OPTIONS] OBJECT COMMAND [ARGS]\n"
+		"Usage: weir [OPTIONS] OBJECT COMMAND [ARGS]\n"
 		"Packet-level rate limiter and DoS front line (XDP/TC).\n\n"
 		"Objects:\n");
 	for (i = 0; i < ARRAY_SIZE(cmds); i++)
@@ -60,11 +60,11 @@ static void usage(FILE *f)
 		"  -j, --json         JSON output (errors as {\"error\": ...})\n"
 		"  -p, --pretty       indented JSON (implies -j)\n"
 		"  -d, --debug        debug output, libbpf's included\n"
-		"      --bpffs DIR    where sluice pins its state (default %s)\n"
+		"      --bpffs DIR    where weir pins its state (default %s)\n"
 		"  -V, --version      print the version\n"
 		"  -h, --help         this text\n"
-		"\n'sluice OBJECT help' describes each object.\n",
-		SLUICE_DEFAULT_ROOT);
+		"\n'weir OBJECT help' describes each object.\n",
+		WEIR_DEFAULT_ROOT);
 }
 
 static int do_help(int argc, char **argv)
@@ -80,7 +80,7 @@ static int do_version(int argc, char **argv)
 	(void)argc;
 	(void)argv;
 	out_begin();
-	print_str("version", "sluice %s", SLUICE_VERSION);
+	print_str("version", "weir %s", WEIR_VERSION);
 	print_text(" (libbpf %d.%d)\n", libbpf_major_version(), libbpf_minor_version());
 	out_end();
 	return 0;
@@ -151,10 +151,10 @@ int main(int argc, char **argv)
 		if (is_prefix(argv[optind], cmds[i].name))
 			match = &cmds[i];
 	if (!match) {
-		pr_err("unknown object \"%s\" (try 'sluice help')", argv[optind]);
+		pr_err("unknown object \"%s\" (try 'weir help')", argv[optind]);
 		return 1;
 	}
-	/* `sluice OBJECT help` (or -h, --help): its usage is the answer, on stdout. */
+	/* `weir OBJECT help` (or -h, --help): its usage is the answer, on stdout. */
 	opts.help = optind + 1 < argc && (!strcmp(argv[optind + 1], "help") ||
 					  !strcmp(argv[optind + 1], "-h") ||
 					  !strcmp(argv[optind + 1], "--help"));

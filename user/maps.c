@@ -12,8 +12,8 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-#include "sluice_user.h"
-#include "sluice_state.h"
+#include "weir_user.h"
+#include "weir_state.h"
 
 /*
  * What each pinned map must be, in WR_MAPS order. Values are read into
@@ -28,7 +28,7 @@ const struct wr_map_shape wr_map_shapes[WR_NR_MAPS] = {
 
 /*
  * Begin a change to pinned state: a bpffs at the root, the root locked,
- * sluice loaded if load is set, the maps open. Returns the lock (>= 0) or
+ * weir loaded if load is set, the maps open. Returns the lock (>= 0) or
  * -errno after saying why; end with wr_write_end() either way.
  */
 int wr_write_begin(struct wr_maps *m, bool load)
@@ -88,8 +88,8 @@ int wr_maps_open(struct wr_maps *m)
 			err = -errno;
 			if (err == -ENOENT)
 				/* Loaded, so the pins are an older build's, from before this map. */
-				pr_err("cannot open pinned map %s: the sluice loaded under %s is "
-				       "an older build, without %s ('sluice detach all' takes it "
+				pr_err("cannot open pinned map %s: the weir loaded under %s is "
+				       "an older build, without %s ('weir detach all' takes it "
 				       "off, with its state, so that this one can load)", path,
 				       opts.root, wr_map_shapes[i].name);
 			else
@@ -105,9 +105,9 @@ int wr_maps_open(struct wr_maps *m)
 			    info.type != wr_map_shapes[i].type || info.key_size != wr_map_shapes[i].key ||
 			    (info.type != BPF_MAP_TYPE_RINGBUF &&
 			     info.value_size != wr_map_shapes[i].value)) {
-				pr_err("pinned %s is not sluice's %s (type %u, key %u, value %u "
-				       "bytes); refusing to use it: 'sluice detach all' removes "
-				       "sluice's state", path, wr_map_shapes[i].name, info.type, info.key_size,
+				pr_err("pinned %s is not weir's %s (type %u, key %u, value %u "
+				       "bytes); refusing to use it: 'weir detach all' removes "
+				       "weir's state", path, wr_map_shapes[i].name, info.type, info.key_size,
 				       info.value_size);
 				err = -EINVAL;
 				goto fail;
@@ -132,14 +132,14 @@ void wr_maps_close(struct wr_maps *m)
 	}
 }
 
-int wr_config_read(const struct wr_maps *m, struct sluice_config *cfg)
+int wr_config_read(const struct wr_maps *m, struct weir_config *cfg)
 {
 	__u32 zero = 0;
 
 	return bpf_map_lookup_elem(m->config, &zero, cfg) ? -errno : 0;
 }
 
-int wr_config_write(const struct wr_maps *m, const struct sluice_config *cfg)
+int wr_config_write(const struct wr_maps *m, const struct weir_config *cfg)
 {
 	__u32 zero = 0;
 
@@ -147,9 +147,9 @@ int wr_config_write(const struct wr_maps *m, const struct sluice_config *cfg)
 }
 
 /* The live rule set in a new allocation (free it), or NULL after saying why. */
-struct sluice_ruleset *wr_live_get(const struct wr_maps *m)
+struct weir_ruleset *wr_live_get(const struct wr_maps *m)
 {
-	struct sluice_ruleset *rs = calloc(1, sizeof(*rs));
+	struct weir_ruleset *rs = calloc(1, sizeof(*rs));
 	int err = rs ? wr_read_live(m, rs) : -ENOMEM;
 
 	if (err) {
@@ -160,9 +160,9 @@ struct sluice_ruleset *wr_live_get(const struct wr_maps *m)
 	return rs;
 }
 
-int wr_read_live(const struct wr_maps *m, struct sluice_ruleset *rs)
+int wr_read_live(const struct wr_maps *m, struct weir_ruleset *rs)
 {
-	struct sluice_config cfg;
+	struct weir_config cfg;
 	__u32 idx;
 	int err = wr_config_read(m, &cfg);
 
@@ -207,7 +207,7 @@ int wr_percpu_sum(int map_fd, __u32 key, __u64 *out, size_t words)
 }
 
 /* What waits for key k among one slot's values, one per CPU. */
-static __u64 waiting_in(const struct sluice_src_wait *v, int ncpu, const struct sluice_key *k)
+static __u64 waiting_in(const struct weir_src_wait *v, int ncpu, const struct weir_key *k)
 {
 	__u64 n = 0;
 	int c;
@@ -221,14 +221,14 @@ static __u64 waiting_in(const struct sluice_src_wait *v, int ncpu, const struct 
 int wr_src_waits_read(const struct wr_maps *m, struct wr_src_waits *ws)
 {
 	int ncpu = libbpf_num_possible_cpus();
-	__u32 keys[SLUICE_SRC_WAIT_SLOTS], count = SLUICE_SRC_WAIT_SLOTS, out;
+	__u32 keys[WEIR_SRC_WAIT_SLOTS], count = WEIR_SRC_WAIT_SLOTS, out;
 	LIBBPF_OPTS(bpf_map_batch_opts, o);
 
 	ws->w = NULL;
 	ws->ncpu = 0;
 	if (ncpu <= 0)
 		return -EINVAL;
-	ws->w = calloc((size_t)ncpu * SLUICE_SRC_WAIT_SLOTS, sizeof(*ws->w));
+	ws->w = calloc((size_t)ncpu * WEIR_SRC_WAIT_SLOTS, sizeof(*ws->w));
 	if (!ws->w)
 		return -ENOMEM;
 	/* Every slot in one call: per-CPU values come slot-major, a CPU's after another's. */
@@ -244,18 +244,18 @@ int wr_src_waits_read(const struct wr_maps *m, struct wr_src_waits *ws)
 	return 0;
 }
 
-__u64 wr_src_waiting(const struct wr_src_waits *ws, const struct sluice_key *k)
+__u64 wr_src_waiting(const struct wr_src_waits *ws, const struct weir_key *k)
 {
 	if (!ws->w)
 		return 0;
 	return waiting_in(&ws->w[(size_t)wr_src_wait_slot(k) * ws->ncpu], ws->ncpu, k);
 }
 
-int wr_src_waiting_key(const struct wr_maps *m, const struct sluice_key *k, __u64 *n)
+int wr_src_waiting_key(const struct wr_maps *m, const struct weir_key *k, __u64 *n)
 {
 	int ncpu = libbpf_num_possible_cpus();
 	__u32 slot = wr_src_wait_slot(k);
-	struct sluice_src_wait *v;
+	struct weir_src_wait *v;
 
 	*n = 0;
 	if (ncpu <= 0)
@@ -281,7 +281,7 @@ void wr_src_waits_free(struct wr_src_waits *ws)
 	ws->ncpu = 0;
 }
 
-int wr_agg_read(const struct wr_maps *m, __u32 slot, struct sluice_state *st)
+int wr_agg_read(const struct wr_maps *m, __u32 slot, struct weir_state *st)
 {
 	__u64 waiting;
 	int err;

@@ -41,17 +41,17 @@
 /* Pending connections the listening socket queues. */
 #define LISTEN_BACKLOG 16
 
-/* sluice_shed.threshold of probability 1: a packet is shed if prandom_u32 < threshold. */
+/* weir_shed.threshold of probability 1: a packet is shed if prandom_u32 < threshold. */
 #define SHED_TH_ONE 4294967296.0
 
 /* The text exposition format, version 0.0.4. */
 #define CONTENT_TYPE "text/plain; version=0.0.4; charset=utf-8"
 
-/* The global counters exposed as sluice_packets_total{result=...}, named by wr_global_names. */
-static const enum sluice_global packet_results[] = {
-	SLUICE_G_PARSED, SLUICE_G_NON_IP, SLUICE_G_MALFORMED, SLUICE_G_ND, SLUICE_G_DENIED,
-	SLUICE_G_ALLOWED, SLUICE_G_NO_RULE, SLUICE_G_PASSED, SLUICE_G_DROPPED,
-	SLUICE_G_WOULD_DROP, SLUICE_G_SHED, SLUICE_G_CAPACITY,
+/* The global counters exposed as weir_packets_total{result=...}, named by wr_global_names. */
+static const enum weir_global packet_results[] = {
+	WEIR_G_PARSED, WEIR_G_NON_IP, WEIR_G_MALFORMED, WEIR_G_ND, WEIR_G_DENIED,
+	WEIR_G_ALLOWED, WEIR_G_NO_RULE, WEIR_G_PASSED, WEIR_G_DROPPED,
+	WEIR_G_WOULD_DROP, WEIR_G_SHED, WEIR_G_CAPACITY,
 };
 
 /* One pinned link: where it is attached and how. */
@@ -150,7 +150,7 @@ static size_t utf8_len(const unsigned char *s)
  */
 static void put_label(FILE *out, const char *v, size_t max)
 {
-	char buf[SLUICE_NAME_LEN + IF_NAMESIZE + 16];
+	char buf[WEIR_NAME_LEN + IF_NAMESIZE + 16];
 	const unsigned char *s;
 	size_t n = strnlen(v, max);
 
@@ -201,7 +201,7 @@ static void rule_verdicts(FILE *out, const struct snapshot *snap, const char *na
 	__u32 i, v;
 
 	for (i = 0; i < snap->s.rs.nr_rules; i++) {
-		const struct sluice_rule_stats *s = &snap->s.rule[i];
+		const struct weir_rule_stats *s = &snap->s.rule[i];
 		__u64 vals[] = {
 			bytes ? s->passed_bytes : s->passed_pkts,
 			bytes ? s->dropped_bytes : s->dropped_pkts,
@@ -210,193 +210,193 @@ static void rule_verdicts(FILE *out, const struct snapshot *snap, const char *na
 
 		for (v = 0; v < ARRAY_SIZE(verdicts); v++) {
 			fprintf(out, "%s{rule=", name);
-			put_label(out, snap->s.rs.names[i], SLUICE_NAME_LEN);
+			put_label(out, snap->s.rs.names[i], WEIR_NAME_LEN);
 			fprintf(out, ",verdict=\"%s\"} %llu\n", verdicts[v],
 				(unsigned long long)vals[v]);
 		}
 	}
 }
 
-/* One per-class counter for every class: the field at offset off of sluice_class_stats. */
+/* One per-class counter for every class: the field at offset off of weir_class_stats. */
 static void class_counter(FILE *out, const struct snapshot *snap, const char *name,
 			  const char *help, size_t off)
 {
 	__u32 c;
 
 	wr_metric_family(out, name, "counter", help);
-	for (c = 0; c <= SLUICE_MAX_CLASS; c++)
+	for (c = 0; c <= WEIR_MAX_CLASS; c++)
 		fprintf(out, "%s{class=\"%u\"} %llu\n", name, c,
 			(unsigned long long)*(const __u64 *)((const char *)&snap->s.cls[c] + off));
 }
 
 /* Is signal i's name also an earlier signal's? (One series per label set.) */
-static bool signal_dup(const struct sluice_shed *sh, __u32 i)
+static bool signal_dup(const struct weir_shed *sh, __u32 i)
 {
 	__u32 j;
 
 	for (j = 0; j < i; j++)
-		if (!strncmp(sh->signal_name[i], sh->signal_name[j], SLUICE_SIGNAL_NAME_LEN))
+		if (!strncmp(sh->signal_name[i], sh->signal_name[j], WEIR_SIGNAL_NAME_LEN))
 			return true;
 	return false;
 }
 
 static void write_shed(FILE *out, const struct snapshot *snap)
 {
-	static const char *const units[] = { [SLUICE_COST_PKT] = "packets",
-					     [SLUICE_COST_BYTE] = "bytes" };
-	const struct sluice_shed *sh = &snap->s.shed;
-	__u32 c, i, n = sh->nr_signals < SLUICE_MAX_SIGNALS ? sh->nr_signals : SLUICE_MAX_SIGNALS;
-	bool live = (sh->flags & SLUICE_SHED_ACTIVE) &&
+	static const char *const units[] = { [WEIR_COST_PKT] = "packets",
+					     [WEIR_COST_BYTE] = "bytes" };
+	const struct weir_shed *sh = &snap->s.shed;
+	__u32 c, i, n = sh->nr_signals < WEIR_MAX_SIGNALS ? sh->nr_signals : WEIR_MAX_SIGNALS;
+	bool live = (sh->flags & WEIR_SHED_ACTIVE) &&
 		    (!sh->expires_ns || snap->s.at <= sh->expires_ns);
 
-	wr_metric_family(out, "sluice_shed_utilization", "gauge",
+	wr_metric_family(out, "weir_shed_utilization", "gauge",
 	       "Utilization u in [0, 1] at the shedding controller's last step: the highest of "
 	       "its readable signals. Absent while none is readable.");
 	if (sh->u_micro >= 0)
-		fprintf(out, "sluice_shed_utilization %.6f\n", sh->u_micro / 1e6);
-	wr_metric_family(out, "sluice_shed_amount", "gauge",
+		fprintf(out, "weir_shed_utilization %.6f\n", sh->u_micro / 1e6);
+	wr_metric_family(out, "weir_shed_amount", "gauge",
 	       "Shedding amount S in [-delay/ramp, 1]: below 0 nothing is shed; class 3 sheds "
 	       "from 0, class 2 from 1/3, class 1 from 2/3.");
-	fprintf(out, "sluice_shed_amount %.6f\n", sh->s_micro / 1e6);
-	wr_metric_family(out, "sluice_shed_probability", "gauge",
+	fprintf(out, "weir_shed_amount %.6f\n", sh->s_micro / 1e6);
+	wr_metric_family(out, "weir_shed_probability", "gauge",
 	       "Probability that the data path sheds a packet of each priority class (0 "
 	       "critical, never shed .. 3).");
-	for (c = 0; c <= SLUICE_MAX_CLASS; c++) {
+	for (c = 0; c <= WEIR_MAX_CLASS; c++) {
 		double p = c ? sh->threshold[c] / SHED_TH_ONE : 0;
 
-		fprintf(out, "sluice_shed_probability{class=\"%u\"} %.9g\n", c, p < 1 ? p : 1);
+		fprintf(out, "weir_shed_probability{class=\"%u\"} %.9g\n", c, p < 1 ? p : 1);
 	}
-	wr_metric_family(out, "sluice_shed_enabled", "gauge",
-	       "1 unless the operator switched shedding off (sluice shed off).");
-	wr_metric_value(out, "sluice_shed_enabled", !(sh->flags & SLUICE_SHED_OFF));
-	wr_metric_family(out, "sluice_shed_active", "gauge",
+	wr_metric_family(out, "weir_shed_enabled", "gauge",
+	       "1 unless the operator switched shedding off (weir shed off).");
+	wr_metric_value(out, "weir_shed_enabled", !(sh->flags & WEIR_SHED_OFF));
+	wr_metric_family(out, "weir_shed_active", "gauge",
 	       "1 while a shedding controller is running and its thresholds have not expired.");
-	wr_metric_value(out, "sluice_shed_active", live);
-	wr_metric_family(out, "sluice_shed_signal", "gauge",
+	wr_metric_value(out, "weir_shed_active", live);
+	wr_metric_family(out, "weir_shed_signal", "gauge",
 	       "Each utilization signal's value at the controller's last step; absent while "
 	       "unreadable.");
 	for (i = 0; i < n; i++) {
 		if (sh->signal_micro[i] < 0 || signal_dup(sh, i))
 			continue;
-		fputs("sluice_shed_signal{signal=", out);
-		put_label(out, sh->signal_name[i], SLUICE_SIGNAL_NAME_LEN);
+		fputs("weir_shed_signal{signal=", out);
+		put_label(out, sh->signal_name[i], WEIR_SIGNAL_NAME_LEN);
 		fprintf(out, "} %.6f\n", sh->signal_micro[i] / 1e6);
 	}
-	wr_metric_family(out, "sluice_shed_signal_readable", "gauge",
+	wr_metric_family(out, "weir_shed_signal_readable", "gauge",
 	       "1 if the signal could be read at the controller's last step, else 0.");
 	for (i = 0; i < n; i++) {
 		if (signal_dup(sh, i))
 			continue;
-		fputs("sluice_shed_signal_readable{signal=", out);
-		put_label(out, sh->signal_name[i], SLUICE_SIGNAL_NAME_LEN);
+		fputs("weir_shed_signal_readable{signal=", out);
+		put_label(out, sh->signal_name[i], WEIR_SIGNAL_NAME_LEN);
 		fprintf(out, "} %d\n", sh->signal_micro[i] >= 0);
 	}
-	wr_metric_family(out, "sluice_capacity_rate", "gauge",
+	wr_metric_family(out, "weir_capacity_rate", "gauge",
 	       "Reserved capacity per second: the host's (scope total) and what classes 1..3 "
 	       "together may use (scope noncritical). Absent when not configured.");
 	for (c = 0; c < ARRAY_SIZE(units); c++) {
 		if (!sh->cap[c].total.interval_fp)
 			continue;
-		fprintf(out, "sluice_capacity_rate{unit=\"%s\",scope=\"total\"} %llu\n", units[c],
+		fprintf(out, "weir_capacity_rate{unit=\"%s\",scope=\"total\"} %llu\n", units[c],
 			(unsigned long long)sh->cap[c].total.rate);
 		if (!sh->cap[c].noncrit.interval_fp)
 			continue;
-		fprintf(out, "sluice_capacity_rate{unit=\"%s\",scope=\"noncritical\"} %llu\n",
+		fprintf(out, "weir_capacity_rate{unit=\"%s\",scope=\"noncritical\"} %llu\n",
 			units[c], (unsigned long long)sh->cap[c].noncrit.rate);
 	}
 
-	class_counter(out, snap, "sluice_class_packets_total",
+	class_counter(out, snap, "weir_class_packets_total",
 		      "IP packets of each priority class that reached shedding (neighbour "
 		      "discovery no rule names never does).",
-		      offsetof(struct sluice_class_stats, pkts));
-	class_counter(out, snap, "sluice_class_bytes_total",
-		      "IP bytes of those packets.", offsetof(struct sluice_class_stats, bytes));
-	class_counter(out, snap, "sluice_class_shed_packets_total",
+		      offsetof(struct weir_class_stats, pkts));
+	class_counter(out, snap, "weir_class_bytes_total",
+		      "IP bytes of those packets.", offsetof(struct weir_class_stats, bytes));
+	class_counter(out, snap, "weir_class_shed_packets_total",
 		      "Packets shed, by class (passed as would-drops under the kill switch).",
-		      offsetof(struct sluice_class_stats, shed_pkts));
-	class_counter(out, snap, "sluice_class_shed_bytes_total",
-		      "IP bytes shed, by class.", offsetof(struct sluice_class_stats, shed_bytes));
-	class_counter(out, snap, "sluice_class_over_capacity_packets_total",
+		      offsetof(struct weir_class_stats, shed_pkts));
+	class_counter(out, snap, "weir_class_shed_bytes_total",
+		      "IP bytes shed, by class.", offsetof(struct weir_class_stats, shed_bytes));
+	class_counter(out, snap, "weir_class_over_capacity_packets_total",
 		      "Packets refused by reserved capacity, by class.",
-		      offsetof(struct sluice_class_stats, cap_pkts));
-	class_counter(out, snap, "sluice_class_over_capacity_bytes_total",
+		      offsetof(struct weir_class_stats, cap_pkts));
+	class_counter(out, snap, "weir_class_over_capacity_bytes_total",
 		      "IP bytes refused by reserved capacity, by class.",
-		      offsetof(struct sluice_class_stats, cap_bytes));
+		      offsetof(struct weir_class_stats, cap_bytes));
 }
 
 /* The daemon's fleet sync (wr_fleet_status); up 0 and no samples when none runs. */
 static void write_fleet(FILE *out, const struct snapshot *snap)
 {
-	static const char *const errs[] = { [SLUICE_FE_CONNECT] = "connect",
-					    [SLUICE_FE_TIMEOUT] = "timeout",
-					    [SLUICE_FE_REPLY] = "reply" };
+	static const char *const errs[] = { [WEIR_FE_CONNECT] = "connect",
+					    [WEIR_FE_TIMEOUT] = "timeout",
+					    [WEIR_FE_REPLY] = "reply" };
 	static const char *const le[] = { "0.001", "0.002", "0.005", "0.01", "0.025", "0.05",
 					  "0.1", "+Inf" };
-	const struct sluice_fleet_status *f = &snap->s.fleet;
+	const struct weir_fleet_status *f = &snap->s.fleet;
 	bool on = f->pid && !kill(f->pid, 0);
-	__u32 i, j, n = on ? (f->nr_nodes < SLUICE_FLEET_NODES ? f->nr_nodes : SLUICE_FLEET_NODES)
+	__u32 i, j, n = on ? (f->nr_nodes < WEIR_FLEET_NODES ? f->nr_nodes : WEIR_FLEET_NODES)
 			   : 0;
 	__u64 cum = 0, total = 0;
 	int e;
 
-	wr_metric_family(out, "sluice_fleet_up", "gauge",
+	wr_metric_family(out, "weir_fleet_up", "gauge",
 	       "Per Redis server of the fleet: 1 if the last exchange worked.");
 	for (i = 0; i < n; i++)
-		wr_metric_labeled(out, "sluice_fleet_up", "node", f->node[i].addr, f->node[i].up);
-	wr_metric_family(out, "sluice_fleet_sync_duration_seconds", "histogram",
+		wr_metric_labeled(out, "weir_fleet_up", "node", f->node[i].addr, f->node[i].up);
+	wr_metric_family(out, "weir_fleet_sync_duration_seconds", "histogram",
 	       "Syncs with every Redis server of the fleet that completed, by duration.");
 	if (on) {
 		for (i = 0; i < ARRAY_SIZE(le); i++) {
 			cum += f->sync_hist[i];
-			fprintf(out, "sluice_fleet_sync_duration_seconds_bucket{le=\"%s\"} %llu\n",
+			fprintf(out, "weir_fleet_sync_duration_seconds_bucket{le=\"%s\"} %llu\n",
 				le[i], (unsigned long long)cum);
 		}
 		/* The sum is not kept: the last sync's duration times the count is not it. */
 		for (i = 0; i < ARRAY_SIZE(le); i++)
 			total += f->sync_hist[i];
-		fprintf(out, "sluice_fleet_sync_duration_seconds_count %llu\n",
+		fprintf(out, "weir_fleet_sync_duration_seconds_count %llu\n",
 			(unsigned long long)total);
 	}
-	wr_metric_family(out, "sluice_fleet_keys_synced_total", "counter",
+	wr_metric_family(out, "weir_fleet_keys_synced_total", "counter",
 	       "Hot keys' charges sent to the fleet.");
 	if (on)
-		wr_metric_value(out, "sluice_fleet_keys_synced_total", f->keys_synced);
-	wr_metric_family(out, "sluice_fleet_hot_keys", "gauge",
+		wr_metric_value(out, "weir_fleet_keys_synced_total", f->keys_synced);
+	wr_metric_family(out, "weir_fleet_hot_keys", "gauge",
 	       "Hot keys of fleet limits at the last sync.");
 	if (on)
-		wr_metric_value(out, "sluice_fleet_hot_keys", f->hot_keys);
-	wr_metric_family(out, "sluice_fleet_errors_total", "counter",
+		wr_metric_value(out, "weir_fleet_hot_keys", f->hot_keys);
+	wr_metric_family(out, "weir_fleet_errors_total", "counter",
 	       "Failed exchanges with a Redis server of the fleet, by kind.");
 	for (i = 0; i < n; i++)
-		for (e = 0; e < SLUICE_FE_MAX; e++)
-			fprintf(out, "sluice_fleet_errors_total{node=\"%s\",kind=\"%s\"} %llu\n",
+		for (e = 0; e < WEIR_FE_MAX; e++)
+			fprintf(out, "weir_fleet_errors_total{node=\"%s\",kind=\"%s\"} %llu\n",
 				f->node[i].addr, errs[e], (unsigned long long)f->node[i].errors[e]);
-	wr_metric_family(out, "sluice_fleet_fallback_active", "gauge",
+	wr_metric_family(out, "weir_fleet_fallback_active", "gauge",
 	       "1 while Redis is stale and the fleet's fallback is in force.");
 	if (on)
-		wr_metric_value(out, "sluice_fleet_fallback_active", f->fallback_active);
-	wr_metric_family(out, "sluice_fleet_hosts", "gauge",
+		wr_metric_value(out, "weir_fleet_fallback_active", f->fallback_active);
+	wr_metric_family(out, "weir_fleet_hosts", "gauge",
 	       "Live hosts in the fleet's heartbeat set.");
 	if (on)
-		wr_metric_value(out, "sluice_fleet_hosts", f->hosts);
-	wr_metric_family(out, "sluice_fleet_share", "gauge",
+		wr_metric_value(out, "weir_fleet_hosts", f->hosts);
+	wr_metric_family(out, "weir_fleet_share", "gauge",
 	       "This host's share of each fleet-wide limit's rate: 1, or 1/hosts under the safe "
 	       "fallback.");
-	for (i = 0; i < snap->s.rs.nr_rules && i < SLUICE_MAX_RULES; i++)
-		for (j = 0; j < snap->s.rs.rules[i].nr_limits && j < SLUICE_MAX_LIMITS; j++) {
-			const struct sluice_limit *l = &snap->s.rs.rules[i].limits[j];
+	for (i = 0; i < snap->s.rs.nr_rules && i < WEIR_MAX_RULES; i++)
+		for (j = 0; j < snap->s.rs.rules[i].nr_limits && j < WEIR_MAX_LIMITS; j++) {
+			const struct weir_limit *l = &snap->s.rs.rules[i].limits[j];
 
 			if (!l->fleet)
 				continue;
-			fputs("sluice_fleet_share{rule=", out);
-			put_label(out, snap->s.rs.names[i], SLUICE_NAME_LEN);
+			fputs("weir_fleet_share{rule=", out);
+			put_label(out, snap->s.rs.names[i], WEIR_NAME_LEN);
 			fprintf(out, ",limit=\"%u\"} %.6f\n", j, 1.0 / l->fleet);
 		}
 }
 
 /* Global counters as one family, labelled result by their names in wr_global_names. */
 static void global_results(FILE *out, const struct snapshot *snap, const char *name,
-			   const enum sluice_global *which, size_t n)
+			   const enum weir_global *which, size_t n)
 {
 	size_t i;
 
@@ -408,20 +408,20 @@ static void global_results(FILE *out, const struct snapshot *snap, const char *n
 /* SYN cookies and verified sources. */
 static void write_cookies(FILE *out, const struct snapshot *snap)
 {
-	static const enum sluice_global results[] = { SLUICE_G_COOKIE_SENT, SLUICE_G_COOKIE_BUDGET,
-				       SLUICE_G_COOKIE_BAD, SLUICE_G_COOKIE_VALID,
-				       SLUICE_G_COOKIE_INVALID, SLUICE_G_COOKIE_PRIMED };
+	static const enum weir_global results[] = { WEIR_G_COOKIE_SENT, WEIR_G_COOKIE_BUDGET,
+				       WEIR_G_COOKIE_BAD, WEIR_G_COOKIE_VALID,
+				       WEIR_G_COOKIE_INVALID, WEIR_G_COOKIE_PRIMED };
 
-	wr_metric_family(out, "sluice_cookies_total", "counter",
+	wr_metric_family(out, "weir_cookies_total", "counter",
 	       "SYN cookies: SYN-ACKs sent, SYNs not answered (over a budget, bad), ACKs "
 	       "checked (validated, invalid), SYNs passed to keep the kernel accepting cookies.");
-	global_results(out, snap, "sluice_cookies_total", results, ARRAY_SIZE(results));
-	wr_metric_family(out, "sluice_verified_spared_total", "counter",
+	global_results(out, snap, "weir_cookies_total", results, ARRAY_SIZE(results));
+	wr_metric_family(out, "weir_verified_spared_total", "counter",
 	       "Packets of verified sources shed as their rule's verified-class.");
-	wr_metric_value(out, "sluice_verified_spared_total", snap->s.global[SLUICE_G_VERIFIED]);
-	wr_metric_family(out, "sluice_verified_sources", "gauge",
+	wr_metric_value(out, "weir_verified_spared_total", snap->s.global[WEIR_G_VERIFIED]);
+	wr_metric_family(out, "weir_verified_sources", "gauge",
 	       "Sources that completed a TCP handshake within the verified TTL.");
-	wr_metric_value(out, "sluice_verified_sources", snap->s.verified);
+	wr_metric_value(out, "weir_verified_sources", snap->s.verified);
 }
 
 static void write_snapshot(FILE *out, const struct snapshot *snap)
@@ -429,105 +429,105 @@ static void write_snapshot(FILE *out, const struct snapshot *snap)
 	__u32 i;
 	int l;
 
-	wr_metric_family(out, "sluice_rule_packets_total", "counter",
+	wr_metric_family(out, "weir_rule_packets_total", "counter",
 	       "Packets matched by each live rule, by verdict. passed includes would_drop: "
 	       "dry-run rules and the kill switch pass what they would have dropped.");
-	rule_verdicts(out, snap, "sluice_rule_packets_total", false);
-	wr_metric_family(out, "sluice_rule_bytes_total", "counter",
+	rule_verdicts(out, snap, "weir_rule_packets_total", false);
+	wr_metric_family(out, "weir_rule_bytes_total", "counter",
 	       "IP bytes (IPv4 total length, IPv6 40 + payload length) matched by each live "
-	       "rule, by verdict, as sluice_rule_packets_total.");
-	rule_verdicts(out, snap, "sluice_rule_bytes_total", true);
+	       "rule, by verdict, as weir_rule_packets_total.");
+	rule_verdicts(out, snap, "weir_rule_bytes_total", true);
 
-	wr_metric_family(out, "sluice_frames_total", "counter",
+	wr_metric_family(out, "weir_frames_total", "counter",
 	       "Frames the data path saw, IP or not.");
-	wr_metric_value(out, "sluice_frames_total", snap->s.global[SLUICE_G_PACKETS]);
-	wr_metric_family(out, "sluice_packets_total", "counter",
+	wr_metric_value(out, "weir_frames_total", snap->s.global[WEIR_G_PACKETS]);
+	wr_metric_family(out, "weir_packets_total", "counter",
 	       "Packets by what the data path found and did. Results overlap (parsed covers "
 	       "denied, allowed, no_rule; passed includes would_drop): do not sum them.");
-	global_results(out, snap, "sluice_packets_total", packet_results,
+	global_results(out, snap, "weir_packets_total", packet_results,
 		       ARRAY_SIZE(packet_results));
-	wr_metric_family(out, "sluice_faults_total", "counter",
+	wr_metric_family(out, "weir_faults_total", "counter",
 	       "Internal faults of the data path (a bucket's map or set that is not there).");
-	wr_metric_value(out, "sluice_faults_total", snap->s.global[SLUICE_G_FAULT]);
-	wr_metric_family(out, "sluice_fail_open_total", "counter",
+	wr_metric_value(out, "weir_faults_total", snap->s.global[WEIR_G_FAULT]);
+	wr_metric_family(out, "weir_fail_open_total", "counter",
 	       "Internal faults that passed the packet (fail open).");
-	wr_metric_value(out, "sluice_fail_open_total", snap->s.global[SLUICE_G_FAIL_OPEN]);
-	wr_metric_family(out, "sluice_contended_total", "counter",
+	wr_metric_value(out, "weir_fail_open_total", snap->s.global[WEIR_G_FAIL_OPEN]);
+	wr_metric_family(out, "weir_contended_total", "counter",
 	       "Packets refused because another CPU was changing their bucket beyond the "
 	       "bounded retry (a new source's claim in progress): never admitted uncharged.");
-	wr_metric_value(out, "sluice_contended_total", snap->s.global[SLUICE_G_CONTENDED]);
-	wr_metric_family(out, "sluice_events_total", "counter",
+	wr_metric_value(out, "weir_contended_total", snap->s.global[WEIR_G_CONTENDED]);
+	wr_metric_family(out, "weir_events_total", "counter",
 	       "Events the data path sent when a bucket started limiting after a quiet spell.");
-	wr_metric_value(out, "sluice_events_total", snap->s.global[SLUICE_G_EVENTS]);
-	wr_metric_family(out, "sluice_events_lost_total", "counter",
+	wr_metric_value(out, "weir_events_total", snap->s.global[WEIR_G_EVENTS]);
+	wr_metric_family(out, "weir_events_lost_total", "counter",
 	       "Such events the ring buffer had no room for.");
-	wr_metric_value(out, "sluice_events_lost_total", snap->s.global[SLUICE_G_EVENTS_LOST]);
+	wr_metric_value(out, "weir_events_lost_total", snap->s.global[WEIR_G_EVENTS_LOST]);
 	write_shed(out, snap);
 	write_fleet(out, snap);
 	write_cookies(out, snap);
 
-	wr_metric_family(out, "sluice_keys", "gauge",
+	wr_metric_family(out, "weir_keys", "gauge",
 	       "Per-source buckets in the table, counted at most every 5 seconds.");
-	wr_metric_value(out, "sluice_keys", snap->s.keys);
-	wr_metric_family(out, "sluice_keys_capacity", "gauge",
+	wr_metric_value(out, "weir_keys", snap->s.keys);
+	wr_metric_family(out, "weir_keys_capacity", "gauge",
 	       "Per-source buckets the table holds (sets x ways); a full set evicts.");
-	wr_metric_value(out, "sluice_keys_capacity", snap->s.capacity);
-	wr_metric_family(out, "sluice_rules", "gauge", "Rules in the live rule set.");
-	wr_metric_value(out, "sluice_rules", snap->s.rs.nr_rules);
-	wr_metric_family(out, "sluice_rule_limits", "gauge", "Limits each live rule carries.");
+	wr_metric_value(out, "weir_keys_capacity", snap->s.capacity);
+	wr_metric_family(out, "weir_rules", "gauge", "Rules in the live rule set.");
+	wr_metric_value(out, "weir_rules", snap->s.rs.nr_rules);
+	wr_metric_family(out, "weir_rule_limits", "gauge", "Limits each live rule carries.");
 	for (i = 0; i < snap->s.rs.nr_rules; i++) {
-		fputs("sluice_rule_limits{rule=", out);
-		put_label(out, snap->s.rs.names[i], SLUICE_NAME_LEN);
+		fputs("weir_rule_limits{rule=", out);
+		put_label(out, snap->s.rs.names[i], WEIR_NAME_LEN);
 		fprintf(out, "} %u\n", snap->s.rs.rules[i].nr_limits);
 	}
-	wr_metric_family(out, "sluice_rule_connections", "gauge",
+	wr_metric_family(out, "weir_rule_connections", "gauge",
 	       "Established TCP connections counted for each rule's connection limits.");
 	for (i = 0; i < snap->s.rs.nr_rules; i++) {
 		bool has = false;
 
-		for (__u32 li = 0; li < snap->s.rs.rules[i].nr_limits && li < SLUICE_MAX_LIMITS; li++)
-			has |= snap->s.rs.rules[i].limits[li].algo == SLUICE_ALGO_CONNS;
+		for (__u32 li = 0; li < snap->s.rs.rules[i].nr_limits && li < WEIR_MAX_LIMITS; li++)
+			has |= snap->s.rs.rules[i].limits[li].algo == WEIR_ALGO_CONNS;
 		if (!has)
 			continue;
-		fputs("sluice_rule_connections{rule=", out);
-		put_label(out, snap->s.rs.names[i], SLUICE_NAME_LEN);
+		fputs("weir_rule_connections{rule=", out);
+		put_label(out, snap->s.rs.names[i], WEIR_NAME_LEN);
 		fprintf(out, "} %llu\n", (unsigned long long)snap->s.conns[i]);
 	}
-	wr_metric_family(out, "sluice_enabled", "gauge",
+	wr_metric_family(out, "weir_enabled", "gauge",
 	       "1 unless the kill switch is on (then everything passes and would-drops are "
 	       "counted).");
-	wr_metric_value(out, "sluice_enabled", !snap->s.cfg.disabled);
-	wr_metric_family(out, "sluice_fail_closed", "gauge",
+	wr_metric_value(out, "weir_enabled", !snap->s.cfg.disabled);
+	wr_metric_family(out, "weir_fail_closed", "gauge",
 	       "1 if internal faults drop the packet, 0 if they pass it.");
-	wr_metric_value(out, "sluice_fail_closed", !!snap->s.cfg.fail_closed);
-	wr_metric_family(out, "sluice_ruleset_generation", "gauge",
+	wr_metric_value(out, "weir_fail_closed", !!snap->s.cfg.fail_closed);
+	wr_metric_family(out, "weir_ruleset_generation", "gauge",
 	       "Generation of the live rule set, bumped by every commit.");
-	wr_metric_value(out, "sluice_ruleset_generation", snap->s.rs.gen);
+	wr_metric_value(out, "weir_ruleset_generation", snap->s.rs.gen);
 
-	wr_metric_family(out, "sluice_interface_attached", "gauge",
+	wr_metric_family(out, "weir_interface_attached", "gauge",
 	       "1 for each attachment, 0 if its interface is gone (named as it was "
 	       "attached). mode is native, generic or tc (unknown when it cannot be told).");
 	for (l = 0; l < snap->nr_links; l++) {
-		fputs("sluice_interface_attached{interface=", out);
+		fputs("weir_interface_attached{interface=", out);
 		put_label(out, snap->links[l].name, sizeof(snap->links[l].name));
 		fprintf(out, ",mode=\"%s\"} %d\n", snap->links[l].mode, snap->links[l].attached);
 	}
-	wr_metric_family(out, "sluice_up", "gauge", "1: sluice is loaded and its maps were read.");
-	wr_metric_value(out, "sluice_up", 1);
+	wr_metric_family(out, "weir_up", "gauge", "1: weir is loaded and its maps were read.");
+	wr_metric_value(out, "weir_up", 1);
 
-	wr_metric_family(out, "sluice_deny_entries", "gauge", "Prefixes on the deny list.");
-	fprintf(out, "sluice_deny_entries{family=\"ipv4\"} %llu\n",
+	wr_metric_family(out, "weir_deny_entries", "gauge", "Prefixes on the deny list.");
+	fprintf(out, "weir_deny_entries{family=\"ipv4\"} %llu\n",
 		(unsigned long long)snap->s.deny[0]);
-	fprintf(out, "sluice_deny_entries{family=\"ipv6\"} %llu\n",
+	fprintf(out, "weir_deny_entries{family=\"ipv6\"} %llu\n",
 		(unsigned long long)snap->s.deny[1]);
-	wr_metric_family(out, "sluice_allow_entries", "gauge", "Prefixes on the allow list.");
-	fprintf(out, "sluice_allow_entries{family=\"ipv4\"} %llu\n",
+	wr_metric_family(out, "weir_allow_entries", "gauge", "Prefixes on the allow list.");
+	fprintf(out, "weir_allow_entries{family=\"ipv4\"} %llu\n",
 		(unsigned long long)snap->s.allow[0]);
-	fprintf(out, "sluice_allow_entries{family=\"ipv6\"} %llu\n",
+	fprintf(out, "weir_allow_entries{family=\"ipv6\"} %llu\n",
 		(unsigned long long)snap->s.allow[1]);
 }
 
-/* sluice's metrics, then the extra ones, into a new buffer. */
+/* weir's metrics, then the extra ones, into a new buffer. */
 static int render(const struct wr_maps *m, wr_metrics_extra_fn extra, void *arg, char **buf,
 		  size_t *len)
 {
@@ -629,9 +629,9 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
 	err = render(&s->maps, s->extra, s->arg, &body, &len);
 	if (err) {
 		if (!s->failing)
-			pr_warn("metrics: cannot read sluice's maps: %s", strerror(-err));
+			pr_warn("metrics: cannot read weir's maps: %s", strerror(-err));
 		s->failing = true;
-		snprintf(msg, sizeof(msg), "cannot read sluice's maps: %s\n", strerror(-err));
+		snprintf(msg, sizeof(msg), "cannot read weir's maps: %s\n", strerror(-err));
 		body = strdup(msg);
 		if (!body)
 			return MHD_NO;
@@ -639,7 +639,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
 			     MHD_RESPMEM_MUST_FREE, false);
 	}
 	if (s->failing)
-		pr_info("metrics: reading sluice's maps again");
+		pr_info("metrics: reading weir's maps again");
 	s->failing = false;
 	return reply(conn, MHD_HTTP_OK, body, len, MHD_RESPMEM_MUST_FREE, false);
 }
@@ -769,7 +769,7 @@ struct wr_metrics *wr_metrics_start(const char *addr, const struct wr_maps *m,
 	s->arg = arg;
 	err = dup_maps(&s->maps, m);
 	if (err) {
-		pr_err("cannot start the metrics server: sluice's maps: %s", strerror(-err));
+		pr_err("cannot start the metrics server: weir's maps: %s", strerror(-err));
 		goto fail;
 	}
 	fd = listen_on(addr);

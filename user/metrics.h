@@ -1,21 +1,21 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * The Prometheus metrics endpoint: everything sluice counts, in the text
+ * The Prometheus metrics endpoint: everything weir counts, in the text
  * exposition format, served read-only over HTTP (GET /metrics) by
  * libmicrohttpd in a thread of its own.
  */
-#ifndef SLUICE_METRICS_H
-#define SLUICE_METRICS_H
+#ifndef WEIR_METRICS_H
+#define WEIR_METRICS_H
 
 #include <stddef.h>
 #include <stdio.h>
-#include "sluice_user.h"
+#include "weir_user.h"
 
 /* Where the endpoint listens unless told otherwise: loopback only. */
 #define WR_METRICS_DEFAULT_LISTEN "127.0.0.1:9464"
 
 /*
- * Render the Prometheus text exposition of everything sluice counts into
+ * Render the Prometheus text exposition of everything weir counts into
  * *buf (malloc'd, free it; *len bytes, NUL-terminated). Returns 0 or -errno;
  * on error *buf is NULL. The wr_state entry count is cached for a few
  * seconds, so frequent calls stay cheap.
@@ -24,7 +24,7 @@ int wr_metrics_render(const struct wr_maps *m, char **buf, size_t *len);
 
 /*
  * Extra metrics the caller owns (reload counts, event counts, shedding
- * state): appended after sluice's own, HELP and TYPE lines included. Called
+ * state): appended after weir's own, HELP and TYPE lines included. Called
  * from the server's thread, one scrape at a time: read shared state with
  * atomics or a lock of the caller's own.
  */
@@ -50,4 +50,4 @@ struct wr_metrics *wr_metrics_start(const char *addr, const struct wr_maps *m,
 /* Stop serving (waits for a scrape in progress), close the fds; NULL is fine. */
 void wr_metrics_stop(struct wr_metrics *s);
 
-#endif /* SLUICE_METRICS_H */
+#endif /* WEIR_METRICS_H */

@@ -7,7 +7,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
-#include "sluice_user.h"
+#include "weir_user.h"
 
 #define MAX_DEPTH 16
 
@@ -225,7 +225,7 @@ void pr_err(const char *fmt, ...)
 			fputs("}\n", stdout);
 		}
 	} else {
-		vlog("sluice: ", fmt, ap);
+		vlog("weir: ", fmt, ap);
 	}
 	va_end(ap);
 }
@@ -235,7 +235,7 @@ void pr_warn(const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	vlog("sluice: warning: ", fmt, ap);
+	vlog("weir: warning: ", fmt, ap);
 	va_end(ap);
 }
 
@@ -246,7 +246,7 @@ void pr_info(const char *fmt, ...)
 	if (opts.json)
 		return;
 	va_start(ap, fmt);
-	vlog("sluice: ", fmt, ap);
+	vlog("weir: ", fmt, ap);
 	va_end(ap);
 }
 
@@ -257,6 +257,6 @@ void pr_debug(const char *fmt, ...)
 	if (!opts.debug)
 		return;
 	va_start(ap, fmt);
-	vlog("sluice: debug: ", fmt, ap);
+	vlog("weir: debug: ", fmt, ap);
 	va_end(ap);
 }

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * pcap output for `sluice capture`, through libpcap's own writer. A file of
+ * pcap output for `weir capture`, through libpcap's own writer. A file of
  * its own: libpcap's <pcap/bpf.h> and the kernel's <linux/bpf.h> both
  * define struct bpf_insn, so no file includes both.
  */

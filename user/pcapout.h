@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
-/* pcap output for `sluice capture` (pcapout.c): libpcap behind a small API. */
-#ifndef SLUICE_PCAPOUT_H
-#define SLUICE_PCAPOUT_H
+/* pcap output for `weir capture` (pcapout.c): libpcap behind a small API. */
+#ifndef WEIR_PCAPOUT_H
+#define WEIR_PCAPOUT_H
 
 #include <stddef.h>
 
@@ -15,4 +15,4 @@ void wr_pcap_write(struct wr_pcap *w, long long wall_ns, const void *data, unsig
 int wr_pcap_flush(struct wr_pcap *w);
 void wr_pcap_close(struct wr_pcap *w);
 
-#endif /* SLUICE_PCAPOUT_H */
+#endif /* WEIR_PCAPOUT_H */

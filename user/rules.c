@@ -18,18 +18,18 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-#include "sluice_user.h"
-#include "sluice_limiter.h"
+#include "weir_user.h"
+#include "weir_limiter.h"
 
 /* The state of one rule being read, keyword by keyword. */
 struct wr_rule_parser {
 	int argc;
 	char **argv;
 	int i;				/* the keyword being read: argv[i] */
-	struct sluice_rule *r;
+	struct weir_rule *r;
 	const char *name;
 	struct wr_perr *pe;
-	struct sluice_limit *l;		/* the limit being read; NULL before the first */
+	struct weir_limit *l;		/* the limit being read; NULL before the first */
 	int limit_word;			/* its value's word, where its own errors point */
 	bool burst_set;
 	unsigned int seen_rule, seen_limit;	/* keywords given, by their place in the table */
@@ -59,25 +59,25 @@ static int bad(struct wr_perr *pe, int word, const char *what, const char *val)
 #define AT(p) ((p)->i + 1)
 
 static const char *const algo_names[] = {
-	[SLUICE_ALGO_GCRA] = "token-bucket",
-	[SLUICE_ALGO_FIXED] = "fixed-window",
-	[SLUICE_ALGO_SLIDING] = "sliding-window",
-	[SLUICE_ALGO_CONNS] = "conns",
+	[WEIR_ALGO_GCRA] = "token-bucket",
+	[WEIR_ALGO_FIXED] = "fixed-window",
+	[WEIR_ALGO_SLIDING] = "sliding-window",
+	[WEIR_ALGO_CONNS] = "conns",
 };
 
 /* The smallest burst of a byte token bucket: one full-size packet's IP length. */
 #define WR_MIN_BYTE_BURST 1500
 
 /* Fill the derived fields of a limit: interval, tolerance, masks. */
-static int limit_finish(struct sluice_limit *l, bool burst_set, struct wr_perr *pe, int word)
+static int limit_finish(struct weir_limit *l, bool burst_set, struct wr_perr *pe, int word)
 {
 	wr_limit_set_masks(l);
-	if (l->fleet && l->algo == SLUICE_ALGO_CONNS)
+	if (l->fleet && l->algo == WEIR_ALGO_CONNS)
 		return perr(pe, word, -EINVAL, "scope fleet applies to token-bucket and window "
 			    "limits: a connection cap counts this host's connections");
-	if (l->algo == SLUICE_ALGO_CONNS)
+	if (l->algo == WEIR_ALGO_CONNS)
 		return 0;
-	if (l->algo != SLUICE_ALGO_GCRA) {
+	if (l->algo != WEIR_ALGO_GCRA) {
 		/* A window admits `rate` per window; there is no separate burst. */
 		if (burst_set)
 			return perr(pe, word, -EINVAL, "burst applies to token-bucket limits; a "
@@ -89,7 +89,7 @@ static int limit_finish(struct sluice_limit *l, bool burst_set, struct wr_perr *
 	} else if (!burst_set) {
 		/* One period of traffic, at least one full-size packet for byte rates. */
 		l->burst = l->rate;
-		if (l->cost == SLUICE_COST_BYTE && l->burst < 1500)
+		if (l->cost == WEIR_COST_BYTE && l->burst < 1500)
 			l->burst = 1500;
 	}
 	/*
@@ -97,7 +97,7 @@ static int limit_finish(struct sluice_limit *l, bool burst_set, struct wr_perr *
 	 * full-size packet (1500 bytes at the usual MTU) such a packet could
 	 * never pass.
 	 */
-	if (l->algo == SLUICE_ALGO_GCRA && l->cost == SLUICE_COST_BYTE && burst_set &&
+	if (l->algo == WEIR_ALGO_GCRA && l->cost == WEIR_COST_BYTE && burst_set &&
 	    l->burst < WR_MIN_BYTE_BURST)
 		return perr(pe, word, -EINVAL, "burst %llu is smaller than one full-size packet: "
 			    "a byte limit charges each packet its IP length, %u bytes at a 1500 "
@@ -108,7 +108,7 @@ static int limit_finish(struct sluice_limit *l, bool burst_set, struct wr_perr *
 		return perr(pe, word, -ERANGE, "rate out of range: %llu %s per %u ms is too fast "
 			    "to meter (a packet every nanosecond at most) or the period too long",
 			    (unsigned long long)l->rate,
-			    l->cost == SLUICE_COST_BYTE ? "bytes" : "packets",
+			    l->cost == WEIR_COST_BYTE ? "bytes" : "packets",
 			    l->period_ms ? l->period_ms : 1000);
 	l->tolerance = wr_gcra_tolerance(l->interval_fp, l->burst, l->cost);
 	if (!l->tolerance) {
@@ -118,7 +118,7 @@ static int limit_finish(struct sluice_limit *l, bool burst_set, struct wr_perr *
 		return perr(pe, word, -ERANGE, "rate out of range: %llu %s per %u ms needs a "
 			    "burst (by default one period of the rate) too large to meter",
 			    (unsigned long long)l->rate,
-			    l->cost == SLUICE_COST_BYTE ? "bytes" : "packets",
+			    l->cost == WEIR_COST_BYTE ? "bytes" : "packets",
 			    l->period_ms ? l->period_ms : 1000);
 	}
 	return 0;
@@ -131,9 +131,9 @@ static int limit_end(struct wr_rule_parser *p)
 }
 
 /* A connection limit counts per source. */
-static int conns_per_source(const struct sluice_limit *l, struct wr_perr *pe)
+static int conns_per_source(const struct weir_limit *l, struct wr_perr *pe)
 {
-	if (l->algo == SLUICE_ALGO_CONNS && l->key == SLUICE_KEY_ALL)
+	if (l->algo == WEIR_ALGO_CONNS && l->key == WEIR_KEY_ALL)
 		return perr(pe, -1, -EINVAL, "conns counts per source (src[/LEN] src6/LEN), not "
 			    "per all");
 	return 0;
@@ -148,7 +148,7 @@ static void limit_open(struct wr_rule_parser *p)
 	p->burst_set = false;
 	p->l->plen4 = 32;
 	p->l->plen6 = 64;
-	p->l->key = SLUICE_KEY_SRC;
+	p->l->key = WEIR_KEY_SRC;
 }
 
 /* A head: the limit before it is complete, and a new one starts. */
@@ -158,9 +158,9 @@ static int limit_begin(struct wr_rule_parser *p)
 
 	if (err)
 		return err;
-	if (p->r->nr_limits == SLUICE_MAX_LIMITS)
+	if (p->r->nr_limits == WEIR_MAX_LIMITS)
 		return perr(p->pe, p->i, -E2BIG, "too many limits (at most %d per rule)",
-			    SLUICE_MAX_LIMITS);
+			    WEIR_MAX_LIMITS);
 	limit_open(p);
 	return 0;
 }
@@ -169,7 +169,7 @@ static int limit_begin(struct wr_rule_parser *p)
 
 static int kw_family(struct wr_rule_parser *p)
 {
-	struct sluice_rule *r = p->r;
+	struct weir_rule *r = p->r;
 	const char *val = VAL(p);
 	int fam;
 
@@ -179,17 +179,17 @@ static int kw_family(struct wr_rule_parser *p)
 		fam = 6;
 	else
 		return bad(p->pe, AT(p), "family", val);
-	if ((r->match & SLUICE_M_FAMILY) && r->family != fam)
+	if ((r->match & WEIR_M_FAMILY) && r->family != fam)
 		return perr(p->pe, AT(p), -EINVAL, "family %s contradicts an earlier ipv%d src",
 			    val, r->family);
 	r->family = fam;
-	r->match |= SLUICE_M_FAMILY;
+	r->match |= WEIR_M_FAMILY;
 	return 1;
 }
 
-static void print_family(const struct sluice_rule *r)
+static void print_family(const struct weir_rule *r)
 {
-	if (r->match & SLUICE_M_FAMILY)
+	if (r->match & WEIR_M_FAMILY)
 		print_str("family", " family %s", r->family == 4 ? "ipv4" : "ipv6");
 }
 
@@ -197,15 +197,15 @@ static int kw_proto(struct wr_rule_parser *p)
 {
 	if (parse_proto(VAL(p), &p->r->proto))
 		return bad(p->pe, AT(p), "proto", VAL(p));
-	p->r->match |= SLUICE_M_PROTO;
+	p->r->match |= WEIR_M_PROTO;
 	return 1;
 }
 
-static void print_proto(const struct sluice_rule *r)
+static void print_proto(const struct weir_rule *r)
 {
 	char buf[32];
 
-	if (r->match & SLUICE_M_PROTO)
+	if (r->match & WEIR_M_PROTO)
 		print_str("proto", " proto %s", proto_name(r->proto, buf, sizeof(buf)));
 }
 
@@ -213,15 +213,15 @@ static int kw_dport(struct wr_rule_parser *p)
 {
 	if (parse_port_range(VAL(p), &p->r->dport_lo, &p->r->dport_hi))
 		return bad(p->pe, AT(p), "dport", VAL(p));
-	p->r->match |= SLUICE_M_DPORT;
+	p->r->match |= WEIR_M_DPORT;
 	return 1;
 }
 
-static void print_dport(const struct sluice_rule *r)
+static void print_dport(const struct weir_rule *r)
 {
 	char buf[16];
 
-	if (!(r->match & SLUICE_M_DPORT))
+	if (!(r->match & WEIR_M_DPORT))
 		return;
 	if (r->dport_lo == r->dport_hi)
 		snprintf(buf, sizeof(buf), "%u", r->dport_lo);
@@ -232,7 +232,7 @@ static void print_dport(const struct sluice_rule *r)
 
 static int kw_src(struct wr_rule_parser *p)
 {
-	struct sluice_rule *r = p->r;
+	struct weir_rule *r = p->r;
 	const char *val = VAL(p);
 	struct wr_cidr c;
 	int k;
@@ -244,19 +244,19 @@ static int kw_src(struct wr_rule_parser *p)
 		r->src_mask[k] = c.family == 4 ? (k ? 0 : wr_prefix_word(c.plen, 0))
 					       : wr_prefix_word(c.plen, k);
 	r->src_plen = c.plen;
-	if ((r->match & SLUICE_M_FAMILY) && r->family != c.family)
+	if ((r->match & WEIR_M_FAMILY) && r->family != c.family)
 		return perr(p->pe, AT(p), -EINVAL, "src \"%s\" is not of family ipv%d", val,
 			    r->family);
 	r->family = c.family;
-	r->match |= SLUICE_M_SRC | SLUICE_M_FAMILY;
+	r->match |= WEIR_M_SRC | WEIR_M_FAMILY;
 	return 1;
 }
 
-static void print_src(const struct sluice_rule *r)
+static void print_src(const struct weir_rule *r)
 {
 	char buf[64];
 
-	if (!(r->match & SLUICE_M_SRC))
+	if (!(r->match & WEIR_M_SRC))
 		return;
 	format_cidr(r->family, r->src_net, r->src_plen, buf, sizeof(buf));
 	print_str("src", " src %s", buf);
@@ -266,15 +266,15 @@ static int kw_tcp_flags(struct wr_rule_parser *p)
 {
 	if (parse_tcp_flags(VAL(p), &p->r->tcp_value, &p->r->tcp_mask))
 		return bad(p->pe, AT(p), "tcp-flags", VAL(p));
-	p->r->match |= SLUICE_M_TCPFLAGS;
+	p->r->match |= WEIR_M_TCPFLAGS;
 	return 1;
 }
 
-static void print_tcp_flags(const struct sluice_rule *r)
+static void print_tcp_flags(const struct weir_rule *r)
 {
 	char buf[64];
 
-	if (!(r->match & SLUICE_M_TCPFLAGS))
+	if (!(r->match & WEIR_M_TCPFLAGS))
 		return;
 	format_tcp_flags(r->tcp_value, r->tcp_mask, buf, sizeof(buf));
 	print_str("tcp_flags", " tcp-flags %s", buf);
@@ -287,13 +287,13 @@ static int kw_icmp_type(struct wr_rule_parser *p)
 	if (parse_u64(VAL(p), 0, 255, &v))
 		return bad(p->pe, AT(p), "icmp-type", VAL(p));
 	p->r->icmp_type = v;
-	p->r->match |= SLUICE_M_ICMPTYPE;
+	p->r->match |= WEIR_M_ICMPTYPE;
 	return 1;
 }
 
-static void print_icmp_type(const struct sluice_rule *r)
+static void print_icmp_type(const struct weir_rule *r)
 {
-	if (r->match & SLUICE_M_ICMPTYPE)
+	if (r->match & WEIR_M_ICMPTYPE)
 		print_u64("icmp_type", " icmp-type %llu", r->icmp_type);
 }
 
@@ -301,13 +301,13 @@ static int kw_class(struct wr_rule_parser *p)
 {
 	uint64_t v;
 
-	if (parse_u64(VAL(p), 0, SLUICE_MAX_CLASS, &v))
+	if (parse_u64(VAL(p), 0, WEIR_MAX_CLASS, &v))
 		return bad(p->pe, AT(p), "class (0 critical .. 3)", VAL(p));
 	p->r->class = v;
 	return 1;
 }
 
-static void print_class(const struct sluice_rule *r)
+static void print_class(const struct weir_rule *r)
 {
 	print_u64("class", r->class ? " class %llu" : NULL, r->class);
 }
@@ -328,17 +328,17 @@ static int kw_limit(struct wr_rule_parser *p)
 	return 1;
 }
 
-static void print_rate(const struct sluice_limit *l)
+static void print_rate(const struct weir_limit *l)
 {
 	char rate[48];
 
-	if (l->algo == SLUICE_ALGO_CONNS)
+	if (l->algo == WEIR_ALGO_CONNS)
 		return;
 	format_rate_per(l->rate, l->cost, l->period_ms, rate, sizeof(rate));
 	print_str("rate", " limit %s", rate);
-	print_u64(l->cost == SLUICE_COST_PKT ? "packets" : "bytes", NULL, l->rate);
+	print_u64(l->cost == WEIR_COST_PKT ? "packets" : "bytes", NULL, l->rate);
 	print_u64("period_ms", NULL, l->period_ms ? l->period_ms : 1000);
-	print_str("cost", NULL, l->cost == SLUICE_COST_PKT ? "packets" : "bytes");
+	print_str("cost", NULL, l->cost == WEIR_COST_PKT ? "packets" : "bytes");
 }
 
 /* At most N established connections per key. */
@@ -351,15 +351,15 @@ static int kw_conns(struct wr_rule_parser *p)
 		return err;
 	if (parse_u64(VAL(p), 1, UINT32_MAX, &v))
 		return bad(p->pe, AT(p), "connection count", VAL(p));
-	p->l->algo = SLUICE_ALGO_CONNS;
+	p->l->algo = WEIR_ALGO_CONNS;
 	p->l->rate = v;
 	p->l->period_ms = 0;
 	return 1;
 }
 
-static void print_conns(const struct sluice_limit *l)
+static void print_conns(const struct weir_limit *l)
 {
-	if (l->algo == SLUICE_ALGO_CONNS)
+	if (l->algo == WEIR_ALGO_CONNS)
 		print_u64("conns", " conns %llu", l->rate);
 }
 
@@ -367,7 +367,7 @@ static int kw_burst(struct wr_rule_parser *p)
 {
 	uint64_t v;
 
-	if (!p->l || p->l->algo == SLUICE_ALGO_CONNS)
+	if (!p->l || p->l->algo == WEIR_ALGO_CONNS)
 		return perr(p->pe, p->i, -EINVAL, "\"burst\" must follow a limit RATE");
 	/* Whether it fits the rate is limit_finish()'s to say. */
 	if (parse_size(VAL(p), &v) || v == 0)
@@ -377,9 +377,9 @@ static int kw_burst(struct wr_rule_parser *p)
 	return 1;
 }
 
-static void print_burst(const struct sluice_limit *l)
+static void print_burst(const struct weir_limit *l)
 {
-	if (l->algo == SLUICE_ALGO_GCRA)
+	if (l->algo == WEIR_ALGO_GCRA)
 		print_u64("burst", " burst %llu", l->burst);
 }
 
@@ -397,7 +397,7 @@ static bool per_item(const char *w)
 /* The per key words that follow. */
 static int kw_per(struct wr_rule_parser *p)
 {
-	struct sluice_limit *l = p->l;
+	struct weir_limit *l = p->l;
 	int n, at;
 	uint64_t v;
 
@@ -411,20 +411,20 @@ static int kw_per(struct wr_rule_parser *p)
 				break;	/* a key first: "per fleet" says nothing */
 			l->fleet = 1;
 		} else if (!strcmp(w, "all")) {
-			l->key = SLUICE_KEY_ALL;
+			l->key = WEIR_KEY_ALL;
 			l->plen4 = 0;
 			l->plen6 = 0;
 		} else if (!strcmp(w, "src")) {
-			l->key = SLUICE_KEY_SRC;
+			l->key = WEIR_KEY_SRC;
 		} else if (!strncmp(w, "src/", 4)) {
 			if (parse_u64(w + 4, 0, 32, &v))
 				return bad(p->pe, at, "IPv4 key prefix", w);
-			l->key = SLUICE_KEY_SRC;
+			l->key = WEIR_KEY_SRC;
 			l->plen4 = v;
 		} else {
 			if (parse_u64(w + 5, 0, 128, &v))
 				return bad(p->pe, at, "IPv6 key prefix", w);
-			l->key = SLUICE_KEY_SRC;
+			l->key = WEIR_KEY_SRC;
 			l->plen6 = v;
 		}
 	}
@@ -434,9 +434,9 @@ static int kw_per(struct wr_rule_parser *p)
 	return n;
 }
 
-static void print_per(const struct sluice_limit *l)
+static void print_per(const struct weir_limit *l)
 {
-	if (l->key == SLUICE_KEY_ALL) {
+	if (l->key == WEIR_KEY_ALL) {
 		print_str("per", " per %s", "all");
 	} else {
 		print_str("per", " per %s", "src");
@@ -459,7 +459,7 @@ static int kw_scope(struct wr_rule_parser *p)
 	return 1;
 }
 
-static void print_scope(const struct sluice_limit *l)
+static void print_scope(const struct weir_limit *l)
 {
 	print_str("scope", l->fleet ? " scope %s" : NULL, l->fleet ? "fleet" : "host");
 }
@@ -471,39 +471,39 @@ static int kw_algo(struct wr_rule_parser *p)
 
 	if (!p->l)
 		return perr(p->pe, p->i, -EINVAL, "\"algo\" must follow a limit");
-	for (a = 0; a < SLUICE_ALGO_CONNS; a++)
+	for (a = 0; a < WEIR_ALGO_CONNS; a++)
 		if (!strcmp(val, algo_names[a]))
 			break;
-	if (a == SLUICE_ALGO_CONNS || p->l->algo == SLUICE_ALGO_CONNS)
+	if (a == WEIR_ALGO_CONNS || p->l->algo == WEIR_ALGO_CONNS)
 		return bad(p->pe, AT(p), "algo (token-bucket, fixed-window, sliding-window)", val);
 	p->l->algo = a;
 	return 1;
 }
 
-static void print_algo(const struct sluice_limit *l)
+static void print_algo(const struct weir_limit *l)
 {
-	print_str("algo", l->algo == SLUICE_ALGO_FIXED || l->algo == SLUICE_ALGO_SLIDING
+	print_str("algo", l->algo == WEIR_ALGO_FIXED || l->algo == WEIR_ALGO_SLIDING
 				  ? " algo %s" : NULL, algo_names[l->algo % 4]);
 }
 
 static int kw_action(struct wr_rule_parser *p)
 {
 	if (!strcmp(VAL(p), "drop"))
-		p->r->action = SLUICE_ACT_DROP;
+		p->r->action = WEIR_ACT_DROP;
 	else if (!strcmp(VAL(p), "dry-run"))
-		p->r->action = SLUICE_ACT_DRYRUN;
+		p->r->action = WEIR_ACT_DRYRUN;
 	else if (!strcmp(VAL(p), "cookie"))
-		p->r->action = SLUICE_ACT_COOKIE;
+		p->r->action = WEIR_ACT_COOKIE;
 	else
 		return bad(p->pe, AT(p), "action", VAL(p));
 	return 1;
 }
 
-static void print_action(const struct sluice_rule *r)
+static void print_action(const struct weir_rule *r)
 {
-	static const char *const names[] = { [SLUICE_ACT_DROP] = "drop",
-					     [SLUICE_ACT_DRYRUN] = "dry-run",
-					     [SLUICE_ACT_COOKIE] = "cookie" };
+	static const char *const names[] = { [WEIR_ACT_DROP] = "drop",
+					     [WEIR_ACT_DRYRUN] = "dry-run",
+					     [WEIR_ACT_COOKIE] = "cookie" };
 
 	print_str("action", " action %s", names[r->action % 3]);
 }
@@ -512,19 +512,19 @@ static void print_action(const struct sluice_rule *r)
 static int kw_cookie(struct wr_rule_parser *p)
 {
 	if (!strcmp(VAL(p), "over-limit"))
-		p->r->cookie = SLUICE_COOKIE_OVER;
+		p->r->cookie = WEIR_COOKIE_OVER;
 	else if (!strcmp(VAL(p), "always"))
-		p->r->cookie = SLUICE_COOKIE_ALWAYS;
+		p->r->cookie = WEIR_COOKIE_ALWAYS;
 	else
 		return bad(p->pe, AT(p), "cookie mode (over-limit, always)", VAL(p));
 	return 1;
 }
 
-static void print_cookie(const struct sluice_rule *r)
+static void print_cookie(const struct weir_rule *r)
 {
-	if (r->action == SLUICE_ACT_COOKIE)
+	if (r->action == WEIR_ACT_COOKIE)
 		print_str("cookie", " cookie %s",
-			  r->cookie == SLUICE_COOKIE_ALWAYS ? "always" : "over-limit");
+			  r->cookie == WEIR_COOKIE_ALWAYS ? "always" : "over-limit");
 }
 
 /* Default SYN-ACK budgets: per second for the rule, and per destination address. */
@@ -542,9 +542,9 @@ static int kw_cookie_budget(struct wr_rule_parser *p)
 	return 1;
 }
 
-static void print_cookie_budget(const struct sluice_rule *r)
+static void print_cookie_budget(const struct weir_rule *r)
 {
-	if (r->action == SLUICE_ACT_COOKIE)
+	if (r->action == WEIR_ACT_COOKIE)
 		print_u64("cookie_budget", " cookie-budget %llu", r->ck_rate);
 }
 
@@ -560,9 +560,9 @@ static int kw_cookie_dst_budget(struct wr_rule_parser *p)
 	return 1;
 }
 
-static void print_cookie_dst_budget(const struct sluice_rule *r)
+static void print_cookie_dst_budget(const struct weir_rule *r)
 {
-	if (r->action == SLUICE_ACT_COOKIE)
+	if (r->action == WEIR_ACT_COOKIE)
 		print_u64("cookie_dst_budget", " cookie-dst-budget %llu", r->ckd_rate);
 }
 
@@ -570,13 +570,13 @@ static int kw_verified_class(struct wr_rule_parser *p)
 {
 	uint64_t v;
 
-	if (parse_u64(VAL(p), 0, SLUICE_MAX_CLASS, &v))
+	if (parse_u64(VAL(p), 0, WEIR_MAX_CLASS, &v))
 		return bad(p->pe, AT(p), "verified-class (0 critical .. 3)", VAL(p));
 	p->r->verified_class = v + 1;
 	return 1;
 }
 
-static void print_verified_class(const struct sluice_rule *r)
+static void print_verified_class(const struct weir_rule *r)
 {
 	if (r->verified_class)
 		print_u64("verified_class", " verified-class %llu", r->verified_class - 1);
@@ -630,7 +630,7 @@ const struct wr_rule_kw wr_rule_kws[] = {
 	  .value = "host|fleet", .parse = kw_scope, .print.limit = print_scope,
 	  .help = "scope := host   (the default: this host's limit)\n"
 		  "       | fleet  (rate and burst for the whole fleet, kept in step through\n"
-		  "                 Redis by `sluice run` with a fleet: section; a token\n"
+		  "                 Redis by `weir run` with a fleet: section; a token\n"
 		  "                 bucket or a window, whose windows then turn on Redis's\n"
 		  "                 clock; `per src fleet` says the same)" },
 	{ .word = "action", .key = "action", .scope = WR_KW_RULE, .value = "drop|dry-run|cookie",
@@ -676,7 +676,7 @@ static void usage_rule(void)
 	const char *sep = "";
 	int col;
 
-	fputs("Usage: sluice rule add NAME [MATCH...] LIMIT [LIMIT...]", f);
+	fputs("Usage: weir rule add NAME [MATCH...] LIMIT [LIMIT...]", f);
 	for (kw = wr_rule_kws; kw < end; kw++)
 		if (kw->scope == WR_KW_RULE)
 			fprintf(f, " [%s %s]", kw->word, kw->value);
@@ -691,8 +691,8 @@ static void usage_rule(void)
 		sep = " |";
 	}
 	fputs("\n"
-	      "       sluice rule del NAME\n"
-	      "       sluice rule list\n", f);
+	      "       weir rule del NAME\n"
+	      "       weir rule list\n", f);
 	/* The matches, as many as fit a line; one with a help on a line of its own. */
 	col = fprintf(f, "MATCH :=");
 	sep = "";
@@ -714,12 +714,12 @@ static void usage_rule(void)
 			fprintf(f, "%s\n", kw->help);
 	fprintf(f, "Up to %d rules of up to %d limits; a packet passes only if every limit of\n"
 		"every matching rule admits it, and only then is it charged.\n",
-		SLUICE_MAX_RULES, SLUICE_MAX_LIMITS);
+		WEIR_MAX_RULES, WEIR_MAX_LIMITS);
 }
 
 /* ---- reading a rule ---- */
 
-static void parser_init(struct wr_rule_parser *p, int argc, char **argv, struct sluice_rule *r,
+static void parser_init(struct wr_rule_parser *p, int argc, char **argv, struct weir_rule *r,
 			const char *name, struct wr_perr *pe)
 {
 	memset(p, 0, sizeof(*p));
@@ -774,7 +774,7 @@ static int rule_word(struct wr_rule_parser *p)
 /* All words read: the last limit complete, then what the keywords say together. */
 static int rule_end(struct wr_rule_parser *p)
 {
-	struct sluice_rule *r = p->r;
+	struct weir_rule *r = p->r;
 	struct wr_perr *pe = p->pe;
 	int i, err;
 
@@ -785,9 +785,9 @@ static int rule_end(struct wr_rule_parser *p)
 		return err;
 
 	for (i = 0; i < r->nr_limits; i++) {
-		if (r->limits[i].algo != SLUICE_ALGO_CONNS)
+		if (r->limits[i].algo != WEIR_ALGO_CONNS)
 			continue;
-		if (!(r->match & SLUICE_M_PROTO) || r->proto != 6)
+		if (!(r->match & WEIR_M_PROTO) || r->proto != 6)
 			return perr(pe, -1, -EINVAL, "conns needs proto tcp: it counts established "
 				    "TCP connections");
 		err = conns_per_source(&r->limits[i], pe);
@@ -796,14 +796,14 @@ static int rule_end(struct wr_rule_parser *p)
 	}
 
 	/* SYN cookies: a rule that matches SYNs, and budgets that always hold. */
-	if (r->action != SLUICE_ACT_COOKIE) {
+	if (r->action != WEIR_ACT_COOKIE) {
 		if (r->cookie || r->ck_rate || r->ckd_rate)
 			return perr(pe, -1, -EINVAL, "cookie, cookie-budget and cookie-dst-budget "
 				    "need action cookie");
 	} else {
-		if (!(r->match & SLUICE_M_PROTO) || r->proto != 6 ||
-		    !(r->match & SLUICE_M_TCPFLAGS) || !(r->tcp_mask & SLUICE_TCP_SYN) ||
-		    !(r->tcp_value & SLUICE_TCP_SYN))
+		if (!(r->match & WEIR_M_PROTO) || r->proto != 6 ||
+		    !(r->match & WEIR_M_TCPFLAGS) || !(r->tcp_mask & WEIR_TCP_SYN) ||
+		    !(r->tcp_value & WEIR_TCP_SYN))
 			return perr(pe, -1, -EINVAL, "action cookie needs proto tcp and tcp-flags "
 				    "syn: it answers SYNs");
 		if (!r->ck_rate)
@@ -813,22 +813,22 @@ static int rule_end(struct wr_rule_parser *p)
 		/* Token buckets of one second's budget. */
 		r->ck_interval_fp = wr_gcra_interval_per(r->ck_rate, 1000);
 		r->ck_tolerance = wr_gcra_tolerance(r->ck_interval_fp, r->ck_rate,
-						    SLUICE_COST_PKT);
+						    WEIR_COST_PKT);
 		r->ckd_interval_fp = wr_gcra_interval_per(r->ckd_rate, 1000);
 		r->ckd_tolerance = wr_gcra_tolerance(r->ckd_interval_fp, r->ckd_rate,
-						     SLUICE_COST_PKT);
+						     WEIR_COST_PKT);
 	}
 
 	/* Contradictions that would make a rule silently match nothing. */
-	if ((r->match & SLUICE_M_PROTO) && (r->match & SLUICE_M_TCPFLAGS) && r->proto != 6)
+	if ((r->match & WEIR_M_PROTO) && (r->match & WEIR_M_TCPFLAGS) && r->proto != 6)
 		return perr(pe, -1, -EINVAL, "tcp-flags needs proto tcp");
-	if ((r->match & SLUICE_M_PROTO) && (r->match & SLUICE_M_DPORT) && r->proto != 6 &&
+	if ((r->match & WEIR_M_PROTO) && (r->match & WEIR_M_DPORT) && r->proto != 6 &&
 	    r->proto != 17)
 		return perr(pe, -1, -EINVAL, "dport needs proto tcp or udp");
-	if ((r->match & SLUICE_M_PROTO) && (r->match & SLUICE_M_ICMPTYPE) && r->proto != 1 &&
+	if ((r->match & WEIR_M_PROTO) && (r->match & WEIR_M_ICMPTYPE) && r->proto != 1 &&
 	    r->proto != 58)
 		return perr(pe, -1, -EINVAL, "icmp-type needs proto icmp or icmpv6");
-	if ((r->match & SLUICE_M_FAMILY) && (r->match & SLUICE_M_PROTO) &&
+	if ((r->match & WEIR_M_FAMILY) && (r->match & WEIR_M_PROTO) &&
 	    ((r->proto == 1 && r->family == 6) || (r->proto == 58 && r->family == 4)))
 		return perr(pe, -1, -EINVAL, "proto %s does not exist in ipv%d",
 			    r->proto == 1 ? "icmp" : "icmpv6", r->family);
@@ -837,11 +837,11 @@ static int rule_end(struct wr_rule_parser *p)
 
 int wr_rule_name(const char *name, struct wr_perr *pe)
 {
-	if (strlen(name) >= SLUICE_NAME_LEN || !name[0] ||
+	if (strlen(name) >= WEIR_NAME_LEN || !name[0] ||
 	    strspn(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.") !=
 		    strlen(name))
 		return perr(pe, 0, -EINVAL, "invalid rule name \"%s\" (1-%d of A-Z a-z 0-9 _ - .)",
-			    name, SLUICE_NAME_LEN - 1);
+			    name, WEIR_NAME_LEN - 1);
 	if (!strcmp(name, "limit") || !strcmp(name, "help"))
 		return perr(pe, 0, -EINVAL, "rule add needs a NAME before its matches and limits");
 	return 0;
@@ -851,7 +851,7 @@ int wr_rule_name(const char *name, struct wr_perr *pe)
  * Parse the words of `rule add` (argv[0] is NAME) into r and name; on error
  * pe names the word at fault. The config file builds the same words.
  */
-int wr_rule_parse(int argc, char **argv, struct sluice_rule *r, char *name, struct wr_perr *pe)
+int wr_rule_parse(int argc, char **argv, struct weir_rule *r, char *name, struct wr_perr *pe)
 {
 	struct wr_rule_parser p;
 	int err;
@@ -875,14 +875,14 @@ int wr_rule_check_words(int argc, char **argv, unsigned int head, struct wr_perr
 {
 	const struct wr_rule_kw *first = argc > 0 ? kw_find(argv[0]) : NULL;
 	struct wr_rule_parser p;
-	struct sluice_rule r;
+	struct weir_rule r;
 	int err;
 
 	parser_init(&p, argc, argv, &r, "", pe);
 	if (first && first->scope == WR_KW_OPTION) {
 		limit_open(&p);
 		if (head & WR_KW_CONNS)
-			p.l->algo = SLUICE_ALGO_CONNS;
+			p.l->algo = WEIR_ALGO_CONNS;
 	}
 	for (p.i = 0; p.i < argc; p.i++) {
 		err = rule_word(&p);
@@ -895,14 +895,14 @@ int wr_rule_check_words(int argc, char **argv, unsigned int head, struct wr_perr
 	return err ? err : conns_per_source(p.l, pe);
 }
 
-static bool limits_equal(const struct sluice_rule *a, const struct sluice_rule *b)
+static bool limits_equal(const struct weir_rule *a, const struct weir_rule *b)
 {
 	int i;
 
 	if (a->nr_limits != b->nr_limits)
 		return false;
 	for (i = 0; i < a->nr_limits; i++) {
-		const struct sluice_limit *x = &a->limits[i], *y = &b->limits[i];
+		const struct weir_limit *x = &a->limits[i], *y = &b->limits[i];
 
 		if (x->rate != y->rate || x->burst != y->burst || x->key != y->key ||
 		    x->cost != y->cost || x->plen4 != y->plen4 || x->plen6 != y->plen6 ||
@@ -928,32 +928,32 @@ static __u64 coarse_tick_ns(void)
 }
 
 /*
- * Derive each rule's flags from its limits: SLUICE_RF_PRECISE when one of
+ * Derive each rule's flags from its limits: WEIR_RF_PRECISE when one of
  * them is too short for the jiffies clock, so `clock auto` reads the
  * precise clock for just those packets. The limits decide it alone, so a
  * rule whose limits are unchanged keeps its flags too.
  */
-static void rules_set_flags(struct sluice_ruleset *rs)
+static void rules_set_flags(struct weir_ruleset *rs)
 {
 	__u64 tick = coarse_tick_ns();
 	__u32 i, j;
 
-	for (i = 0; i < rs->nr_rules && i < SLUICE_MAX_RULES; i++) {
-		struct sluice_rule *r = &rs->rules[i];
+	for (i = 0; i < rs->nr_rules && i < WEIR_MAX_RULES; i++) {
+		struct weir_rule *r = &rs->rules[i];
 
-		r->flags &= ~SLUICE_RF_PRECISE;
-		for (j = 0; j < r->nr_limits && j < SLUICE_MAX_LIMITS; j++)
+		r->flags &= ~WEIR_RF_PRECISE;
+		for (j = 0; j < r->nr_limits && j < WEIR_MAX_LIMITS; j++)
 			if (wr_limit_needs_precise(&r->limits[j], tick))
-				r->flags |= SLUICE_RF_PRECISE;
+				r->flags |= WEIR_RF_PRECISE;
 	}
 }
 
-static int find_rule(const struct sluice_ruleset *rs, const char *name)
+static int find_rule(const struct weir_ruleset *rs, const char *name)
 {
 	__u32 i;
 
-	for (i = 0; i < rs->nr_rules && i < SLUICE_MAX_RULES; i++)
-		if (!strncmp(rs->names[i], name, SLUICE_NAME_LEN))
+	for (i = 0; i < rs->nr_rules && i < WEIR_MAX_RULES; i++)
+		if (!strncmp(rs->names[i], name, WEIR_NAME_LEN))
 			return i;
 	return -1;
 }
@@ -977,12 +977,12 @@ static int zero_percpu(int fd, __u32 key, size_t size)
 
 /*
  * Build rs's rule index (wr_ruleset_index). 0, or -E2BIG with why (len
- * bytes) saying which protocol and port more than SLUICE_MAX_CAND rules
+ * bytes) saying which protocol and port more than WEIR_MAX_CAND rules
  * may all meet.
  */
-int wr_ruleset_index_why(struct sluice_ruleset *rs, char *why, size_t len)
+int wr_ruleset_index_why(struct weir_ruleset *rs, char *why, size_t len)
 {
-	static const char *const classes[SLUICE_IDX_PROTOS] = {
+	static const char *const classes[WEIR_IDX_PROTOS] = {
 		"TCP", "UDP", "ICMP (or other protocol)",
 	};
 	struct wr_idx_full full = {};
@@ -990,19 +990,19 @@ int wr_ruleset_index_why(struct sluice_ruleset *rs, char *why, size_t len)
 
 	if (!wr_ruleset_index(rs, &full))
 		return 0;
-	if (full.bucket == SLUICE_IDX_NOPORT) {
+	if (full.bucket == WEIR_IDX_NOPORT) {
 		snprintf(why, len, "%u rules may match one %s packet without ports, and the data "
 			 "path judges a packet by at most %d (rules that name no port count for "
-			 "every packet)", full.n, classes[full.pc % SLUICE_IDX_PROTOS],
-			 SLUICE_MAX_CAND);
+			 "every packet)", full.n, classes[full.pc % WEIR_IDX_PROTOS],
+			 WEIR_MAX_CAND);
 		return -E2BIG;
 	}
 	/* A port of the cell that a rule of it names, if one does. */
 	for (port = 0; port < 65536; port++) {
 		if (wr_port_bucket(port) != full.bucket)
 			continue;
-		for (i = 0; i < rs->nr_rules && i < SLUICE_MAX_RULES && named == 65536; i++)
-			if ((rs->rules[i].match & SLUICE_M_DPORT) && rs->rules[i].dport_lo <= port &&
+		for (i = 0; i < rs->nr_rules && i < WEIR_MAX_RULES && named == 65536; i++)
+			if ((rs->rules[i].match & WEIR_M_DPORT) && rs->rules[i].dport_lo <= port &&
 			    port <= rs->rules[i].dport_hi &&
 			    rs->rules[i].dport_hi - rs->rules[i].dport_lo < WR_IDX_WIDE_RANGE)
 				named = port;
@@ -1013,14 +1013,14 @@ int wr_ruleset_index_why(struct sluice_ruleset *rs, char *why, size_t len)
 		snprintf(why, len, "%u rules may match every %s packet, and the data path judges "
 			 "a packet by at most %d (rules that name no port, or a range of %d ports "
 			 "or more, count for every port)", full.n,
-			 classes[full.pc % SLUICE_IDX_PROTOS], SLUICE_MAX_CAND, WR_IDX_WIDE_RANGE);
+			 classes[full.pc % WEIR_IDX_PROTOS], WEIR_MAX_CAND, WR_IDX_WIDE_RANGE);
 		return -E2BIG;
 	}
 	snprintf(why, len, "%u rules may match one %s packet to port %u, and the data path "
 		 "judges a packet by at most %d (rules that name no port, or a range of %d ports "
 		 "or more, count for every port; ports share %d cells of the rule index, so "
-		 "others may add to it)", full.n, classes[full.pc % SLUICE_IDX_PROTOS], named,
-		 SLUICE_MAX_CAND, WR_IDX_WIDE_RANGE, SLUICE_PORT_BUCKETS);
+		 "others may add to it)", full.n, classes[full.pc % WEIR_IDX_PROTOS], named,
+		 WEIR_MAX_CAND, WR_IDX_WIDE_RANGE, WEIR_PORT_BUCKETS);
 	return -E2BIG;
 }
 
@@ -1028,12 +1028,12 @@ int wr_ruleset_index_why(struct sluice_ruleset *rs, char *why, size_t len)
  * Replace the live rule set with next (names and rules filled in; uid, slot
  * and agg_slot are assigned here). Caller holds the root lock.
  */
-int wr_ruleset_commit(const struct wr_maps *m, struct sluice_ruleset *next)
+int wr_ruleset_commit(const struct wr_maps *m, struct weir_ruleset *next)
 {
-	bool slot_used[SLUICE_STATS_SLOTS] = {}, agg_used[SLUICE_AGG_SLOTS] = {};
-	struct sluice_ruleset *live;
-	struct sluice_config cfg;
-	struct sluice_state empty = {};
+	bool slot_used[WEIR_STATS_SLOTS] = {}, agg_used[WEIR_AGG_SLOTS] = {};
+	struct weir_ruleset *live;
+	struct weir_config cfg;
+	struct weir_state empty = {};
 	__u32 i, j, idx;
 	int err;
 
@@ -1045,7 +1045,7 @@ int wr_ruleset_commit(const struct wr_maps *m, struct sluice_ruleset *next)
 		err = wr_read_live(m, live);
 	if (err)
 		goto out;
-	if (next->nr_rules > SLUICE_MAX_RULES) {
+	if (next->nr_rules > WEIR_MAX_RULES) {
 		err = -E2BIG;
 		goto out;
 	}
@@ -1065,17 +1065,17 @@ int wr_ruleset_commit(const struct wr_maps *m, struct sluice_ruleset *next)
 		}
 	}
 	/* Slots the live set uses stay untouched until it is gone. */
-	for (i = 0; i < live->nr_rules && i < SLUICE_MAX_RULES; i++) {
-		struct sluice_rule *r = &live->rules[i];
+	for (i = 0; i < live->nr_rules && i < WEIR_MAX_RULES; i++) {
+		struct weir_rule *r = &live->rules[i];
 
-		slot_used[r->slot % SLUICE_STATS_SLOTS] = true;
-		for (j = 0; j < r->nr_limits && j < SLUICE_MAX_LIMITS; j++)
-			if (r->limits[j].key == SLUICE_KEY_ALL)
-				agg_used[r->limits[j].agg_slot % SLUICE_AGG_SLOTS] = true;
+		slot_used[r->slot % WEIR_STATS_SLOTS] = true;
+		for (j = 0; j < r->nr_limits && j < WEIR_MAX_LIMITS; j++)
+			if (r->limits[j].key == WEIR_KEY_ALL)
+				agg_used[r->limits[j].agg_slot % WEIR_AGG_SLOTS] = true;
 	}
 	/* First pass: what carries over from the live rule of the same name. */
 	for (i = 0; i < next->nr_rules; i++) {
-		struct sluice_rule *r = &next->rules[i];
+		struct weir_rule *r = &next->rules[i];
 		int old = find_rule(live, next->names[i]);
 
 		r->slot = UINT16_MAX;
@@ -1091,18 +1091,18 @@ int wr_ruleset_commit(const struct wr_maps *m, struct sluice_ruleset *next)
 	}
 	/* Second pass: fresh identities, on slots the live set does not use. */
 	for (i = 0; i < next->nr_rules; i++) {
-		struct sluice_rule *r = &next->rules[i];
+		struct weir_rule *r = &next->rules[i];
 
 		if (r->slot == UINT16_MAX) {
-			for (idx = 0; idx < SLUICE_STATS_SLOTS && slot_used[idx]; idx++)
+			for (idx = 0; idx < WEIR_STATS_SLOTS && slot_used[idx]; idx++)
 				;
-			if (idx == SLUICE_STATS_SLOTS) {
+			if (idx == WEIR_STATS_SLOTS) {
 				err = -ENOSPC;
 				goto out;
 			}
 			slot_used[idx] = true;
 			r->slot = idx;
-			err = zero_percpu(m->rule_stats, idx, sizeof(struct sluice_rule_stats));
+			err = zero_percpu(m->rule_stats, idx, sizeof(struct weir_rule_stats));
 			if (err)
 				goto out;
 		}
@@ -1111,11 +1111,11 @@ int wr_ruleset_commit(const struct wr_maps *m, struct sluice_ruleset *next)
 		r->uid = cfg.next_uid ? cfg.next_uid : 1;
 		cfg.next_uid = r->uid + 1;
 		for (j = 0; j < r->nr_limits; j++) {
-			if (r->limits[j].key != SLUICE_KEY_ALL)
+			if (r->limits[j].key != WEIR_KEY_ALL)
 				continue;
-			for (idx = 0; idx < SLUICE_AGG_SLOTS && agg_used[idx]; idx++)
+			for (idx = 0; idx < WEIR_AGG_SLOTS && agg_used[idx]; idx++)
 				;
-			if (idx == SLUICE_AGG_SLOTS) {
+			if (idx == WEIR_AGG_SLOTS) {
 				err = -ENOSPC;
 				goto out;
 			}
@@ -1163,10 +1163,10 @@ out:
 }
 
 /* One rule, in the words `rule add` takes: each keyword prints itself. */
-void wr_rule_print(const struct sluice_ruleset *rs, __u32 i)
+void wr_rule_print(const struct weir_ruleset *rs, __u32 i)
 {
 	const struct wr_rule_kw *kw, *o, *end = wr_rule_kws + wr_nr_rule_kws;
-	const struct sluice_rule *r = &rs->rules[i];
+	const struct weir_rule *r = &rs->rules[i];
 	bool limits = false;
 	__u32 j;
 
@@ -1182,7 +1182,7 @@ void wr_rule_print(const struct sluice_ruleset *rs, __u32 i)
 			continue;
 		limits = true;
 		open_array("limits");
-		for (j = 0; j < r->nr_limits && j < SLUICE_MAX_LIMITS; j++) {
+		for (j = 0; j < r->nr_limits && j < WEIR_MAX_LIMITS; j++) {
 			open_object(NULL);
 			for (o = kw; o < end; o++)
 				if (in_limit(o))
@@ -1198,14 +1198,14 @@ void wr_rule_print(const struct sluice_ruleset *rs, __u32 i)
 
 static int rule_list(const struct wr_maps *m)
 {
-	struct sluice_ruleset *rs = wr_live_get(m);
+	struct weir_ruleset *rs = wr_live_get(m);
 	__u32 i;
 
 	if (!rs)
 		return -ENOENT;
 	out_begin();
 	open_array("rules");
-	for (i = 0; i < rs->nr_rules && i < SLUICE_MAX_RULES; i++)
+	for (i = 0; i < rs->nr_rules && i < WEIR_MAX_RULES; i++)
 		wr_rule_print(rs, i);
 	close_array();
 	out_end();
@@ -1215,9 +1215,9 @@ static int rule_list(const struct wr_maps *m)
 
 static int rule_change(int argc, char **argv, bool add)
 {
-	struct sluice_ruleset *rs = NULL;
-	struct sluice_rule r;
-	char name[SLUICE_NAME_LEN] = "";
+	struct weir_ruleset *rs = NULL;
+	struct weir_rule r;
+	char name[WEIR_NAME_LEN] = "";
 	struct wr_maps m;
 	int lock, err = 0, at;
 
@@ -1255,13 +1255,13 @@ static int rule_change(int argc, char **argv, bool add)
 			err = -EEXIST;
 			goto out;
 		}
-		if (rs->nr_rules >= SLUICE_MAX_RULES) {
-			pr_err("too many rules: %u is the most sluice holds", SLUICE_MAX_RULES);
+		if (rs->nr_rules >= WEIR_MAX_RULES) {
+			pr_err("too many rules: %u is the most weir holds", WEIR_MAX_RULES);
 			err = -E2BIG;
 			goto out;
 		}
 		rs->rules[rs->nr_rules] = r;
-		memset(rs->names[rs->nr_rules], 0, SLUICE_NAME_LEN);
+		memset(rs->names[rs->nr_rules], 0, WEIR_NAME_LEN);
 		strcpy(rs->names[rs->nr_rules], name);
 		rs->nr_rules++;
 	} else {
@@ -1273,10 +1273,10 @@ static int rule_change(int argc, char **argv, bool add)
 		memmove(&rs->rules[at], &rs->rules[at + 1],
 			(rs->nr_rules - at - 1) * sizeof(rs->rules[0]));
 		memmove(rs->names[at], rs->names[at + 1],
-			(rs->nr_rules - at - 1) * SLUICE_NAME_LEN);
+			(rs->nr_rules - at - 1) * WEIR_NAME_LEN);
 		rs->nr_rules--;
 		memset(&rs->rules[rs->nr_rules], 0, sizeof(rs->rules[0]));
-		memset(rs->names[rs->nr_rules], 0, SLUICE_NAME_LEN);
+		memset(rs->names[rs->nr_rules], 0, WEIR_NAME_LEN);
 	}
 	err = wr_ruleset_commit(&m, rs);
 	if (err) {

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * Adaptive shedding: the utilization signals, the controller step that the
- * daemon runs every interval, and `sluice shed`.
+ * daemon runs every interval, and `weir shed`.
  *
  * The pinned wr_shed entry is the source of truth for S: the controller
  * reads it, steps it and writes it back with the per-class thresholds, so
- * `sluice shed set S` and a restarted daemon both simply work on it.
+ * `weir shed set S` and a restarted daemon both simply work on it.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -199,23 +199,23 @@ static __s64 micro(double v)
 }
 
 /* Derived thresholds for S under flags. */
-static void set_thresholds(struct sluice_shed *sh, double s)
+static void set_thresholds(struct weir_shed *sh, double s)
 {
 	unsigned int c;
 
-	for (c = 0; c <= SLUICE_MAX_CLASS; c++)
-		sh->threshold[c] = (sh->flags & SLUICE_SHED_OFF) ? 0
+	for (c = 0; c <= WEIR_MAX_CLASS; c++)
+		sh->threshold[c] = (sh->flags & WEIR_SHED_OFF) ? 0
 			: wr_shed_threshold(wr_shed_class_prob(s, c));
 }
 
-int wr_shed_read(int fd, struct sluice_shed *sh)
+int wr_shed_read(int fd, struct weir_shed *sh)
 {
 	__u32 zero = 0;
 
 	return bpf_map_lookup_elem(fd, &zero, sh) ? -errno : 0;
 }
 
-int wr_shed_write(int fd, const struct sluice_shed *sh)
+int wr_shed_write(int fd, const struct weir_shed *sh)
 {
 	__u32 zero = 0;
 
@@ -223,9 +223,9 @@ int wr_shed_write(int fd, const struct sluice_shed *sh)
 }
 
 /* Capacity for one cost kind: total at rate, classes 1..3 at (1 - reserve). */
-static void capacity_limits(struct sluice_capacity *c, __u64 rate, int cost, double reserve)
+static void capacity_limits(struct weir_capacity *c, __u64 rate, int cost, double reserve)
 {
-	struct sluice_limit *ls[2] = { &c->total, &c->noncrit };
+	struct weir_limit *ls[2] = { &c->total, &c->noncrit };
 	__u64 rates[2];
 	int i;
 
@@ -235,20 +235,20 @@ static void capacity_limits(struct sluice_capacity *c, __u64 rate, int cost, dou
 	rates[0] = rate;
 	rates[1] = (__u64)((double)rate * (1 - reserve));
 	for (i = 0; i < 2; i++) {
-		struct sluice_limit *l = ls[i];
+		struct weir_limit *l = ls[i];
 
 		if (!rates[i])
 			rates[i] = 1;
 		l->rate = rates[i];
 		l->cost = cost;
-		l->key = SLUICE_KEY_ALL;
+		l->key = WEIR_KEY_ALL;
 		/*
 		 * A tenth of a second of burst: capacity is a rate, not a
 		 * reservoir. The data path meters it by the jiffies clock,
 		 * which this keeps exact (at least two ticks of burst).
 		 */
 		l->burst = rates[i] / 10 ? rates[i] / 10 : 1;
-		if (cost == SLUICE_COST_BYTE && l->burst < 1500)
+		if (cost == WEIR_COST_BYTE && l->burst < 1500)
 			l->burst = 1500;
 		l->interval_fp = wr_gcra_interval(l->rate);
 		l->tolerance = wr_gcra_tolerance(l->interval_fp, l->burst, cost);
@@ -262,8 +262,8 @@ static void capacity_limits(struct sluice_capacity *c, __u64 rate, int cost, dou
  */
 int wr_shed_configure(const struct wr_maps *m, const struct wr_cfg *cfg)
 {
-	struct sluice_shed sh, old;
-	struct sluice_state empty = {};
+	struct weir_shed sh, old;
+	struct weir_state empty = {};
 	int err, k, i;
 
 	err = wr_shed_read(m->shed, &sh);
@@ -274,20 +274,20 @@ int wr_shed_configure(const struct wr_maps *m, const struct wr_cfg *cfg)
 	for (k = 0; k < 2; k++)
 		capacity_limits(&sh.cap[k], cfg->capacity.rate[k], k, cfg->capacity.reserve);
 	sh.nr_signals = cfg->shed.on ? cfg->shed.nr_signals : 0;
-	for (i = 0; i < SLUICE_MAX_SIGNALS; i++) {
-		memset(sh.signal_name[i], 0, SLUICE_SIGNAL_NAME_LEN);
+	for (i = 0; i < WEIR_MAX_SIGNALS; i++) {
+		memset(sh.signal_name[i], 0, WEIR_SIGNAL_NAME_LEN);
 		if (i < (int)sh.nr_signals)
 			wr_signal_name(&cfg->shed.signals[i], sh.signal_name[i],
-				       SLUICE_SIGNAL_NAME_LEN);
+				       WEIR_SIGNAL_NAME_LEN);
 	}
 	if (!cfg->shed.on) {
 		/* No controller: nothing is shed, and S rests. */
-		sh.flags &= ~SLUICE_SHED_ACTIVE;
+		sh.flags &= ~WEIR_SHED_ACTIVE;
 		sh.s_micro = micro(wr_shed_floor(&cfg->shed.curve));
 		sh.u_micro = 0;
 		sh.expires_ns = 0;
 	} else {
-		sh.flags |= SLUICE_SHED_ACTIVE;
+		sh.flags |= WEIR_SHED_ACTIVE;
 		/* A fresh map reads S = 0; start from rest instead. */
 		if (!old.updated_ns && !old.s_micro)
 			sh.s_micro = micro(wr_shed_floor(&cfg->shed.curve));
@@ -309,7 +309,7 @@ int wr_shed_configure(const struct wr_maps *m, const struct wr_cfg *cfg)
 int wr_shed_step_once(const struct wr_maps *m, const struct wr_cfg *cfg, struct wr_signal *sigs,
 		      double *s_before, double *s_after)
 {
-	struct sluice_shed sh;
+	struct weir_shed sh;
 	__u64 now = wr_now_ns();
 	double u = 0, s, dt;
 	bool any = false;
@@ -318,7 +318,7 @@ int wr_shed_step_once(const struct wr_maps *m, const struct wr_cfg *cfg, struct 
 	err = wr_shed_read(m->shed, &sh);
 	if (err)
 		return err;
-	for (i = 0; i < cfg->shed.nr_signals && i < SLUICE_MAX_SIGNALS; i++) {
+	for (i = 0; i < cfg->shed.nr_signals && i < WEIR_MAX_SIGNALS; i++) {
 		double v = 0;
 		int e = wr_signal_read(&sigs[i], &v);
 
@@ -326,7 +326,7 @@ int wr_shed_step_once(const struct wr_maps *m, const struct wr_cfg *cfg, struct 
 			/* Missing or unreadable: reported, and ignored, never read as 0 or 1. */
 			sh.signal_micro[i] = -1;
 			if (e != -EAGAIN && !sigs[i].warned) {
-				char name[SLUICE_SIGNAL_NAME_LEN];
+				char name[WEIR_SIGNAL_NAME_LEN];
 
 				wr_signal_name(&cfg->shed.signals[i], name, sizeof(name));
 				pr_warn("shedding signal %s unreadable (%s); ignored while it is",
@@ -336,7 +336,7 @@ int wr_shed_step_once(const struct wr_maps *m, const struct wr_cfg *cfg, struct 
 			continue;
 		}
 		if (sigs[i].warned) {
-			char name[SLUICE_SIGNAL_NAME_LEN];
+			char name[WEIR_SIGNAL_NAME_LEN];
 
 			wr_signal_name(&cfg->shed.signals[i], name, sizeof(name));
 			pr_warn("shedding signal %s readable again", name);
@@ -365,14 +365,14 @@ int wr_shed_step_once(const struct wr_maps *m, const struct wr_cfg *cfg, struct 
 	return wr_shed_write(m->shed, &sh);
 }
 
-/* ---- sluice shed ---- */
+/* ---- weir shed ---- */
 
 static void usage_shed(void)
 {
 	fprintf(wr_usage_out(),
-		"Usage: sluice shed status\n"
-		"       sluice shed off | on\n"
-		"       sluice shed set S\n"
+		"Usage: weir shed status\n"
+		"       weir shed off | on\n"
+		"       weir shed set S\n"
 		"  status  each signal's value, utilization u, the shedding amount S and\n"
 		"          each class's drop probability\n"
 		"  off/on  stop shedding at once / let the controller shed again\n"
@@ -381,24 +381,24 @@ static void usage_shed(void)
 
 static int shed_status(const struct wr_maps *m)
 {
-	struct sluice_shed sh;
-	__u64 cs[SLUICE_MAX_CLASS + 1][6];
+	struct weir_shed sh;
+	__u64 cs[WEIR_MAX_CLASS + 1][6];
 	unsigned int c, i;
 	int err = wr_shed_read(m->shed, &sh);
 
-	for (c = 0; !err && c <= SLUICE_MAX_CLASS; c++)
+	for (c = 0; !err && c <= WEIR_MAX_CLASS; c++)
 		err = wr_percpu_sum(m->class_stats, c, cs[c], 6);
 	if (err) {
 		pr_err("cannot read the shedding state: %s", strerror(-err));
 		return err;
 	}
 	out_begin();
-	print_bool("controller", "controller: %s", sh.flags & SLUICE_SHED_ACTIVE);
-	print_text("%s\n", sh.flags & SLUICE_SHED_ACTIVE ? " (sluice run with shedding)"
+	print_bool("controller", "controller: %s", sh.flags & WEIR_SHED_ACTIVE);
+	print_text("%s\n", sh.flags & WEIR_SHED_ACTIVE ? " (weir run with shedding)"
 							  : " (none: no shedding configured)");
-	print_bool("enabled", "shedding: %s\n", !(sh.flags & SLUICE_SHED_OFF));
+	print_bool("enabled", "shedding: %s\n", !(sh.flags & WEIR_SHED_OFF));
 	open_array("signals");
-	for (i = 0; i < sh.nr_signals && i < SLUICE_MAX_SIGNALS; i++) {
+	for (i = 0; i < sh.nr_signals && i < WEIR_MAX_SIGNALS; i++) {
 		open_object(NULL);
 		print_str("name", "  signal %-40s", sh.signal_name[i]);
 		if (sh.signal_micro[i] < 0)
@@ -417,7 +417,7 @@ static int shed_status(const struct wr_maps *m)
 	open_array("classes");
 	print_text("%-6s %12s %14s %14s %14s\n", "class", "drop prob", "packets", "shed",
 		   "over capacity");
-	for (c = 0; c <= SLUICE_MAX_CLASS; c++) {
+	for (c = 0; c <= WEIR_MAX_CLASS; c++) {
 		open_object(NULL);
 		print_u64("class", "%-6llu", c);
 		print_double("probability", " %12.3f", sh.threshold[c] / 4294967296.0);
@@ -464,7 +464,7 @@ static int cmd_status(int argc, char **argv, void *ctx)
 /* on, off, set S: the operator's word on the shedding state. */
 static int change(const char *what, int argc, char **argv)
 {
-	struct sluice_shed sh;
+	struct weir_shed sh;
 	struct wr_maps m;
 	int lock, err;
 
@@ -491,12 +491,12 @@ static int change(const char *what, int argc, char **argv)
 		}
 		sh.s_micro = micro(s);
 		/* Without a controller the operator's word holds until changed. */
-		if (!(sh.flags & SLUICE_SHED_ACTIVE))
+		if (!(sh.flags & WEIR_SHED_ACTIVE))
 			sh.expires_ns = 0;
 	} else if (!strcmp(what, "off")) {
-		sh.flags |= SLUICE_SHED_OFF;
+		sh.flags |= WEIR_SHED_OFF;
 	} else {
-		sh.flags &= ~SLUICE_SHED_OFF;
+		sh.flags &= ~WEIR_SHED_OFF;
 	}
 	set_thresholds(&sh, sh.s_micro / 1e6);
 	err = wr_shed_write(m.shed, &sh);

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
-/* Adaptive shedding: signals, the controller step, `sluice shed`. */
-#ifndef SLUICE_USER_SHED_H
-#define SLUICE_USER_SHED_H
+/* Adaptive shedding: signals, the controller step, `weir shed`. */
+#ifndef WEIR_USER_SHED_H
+#define WEIR_USER_SHED_H
 
 #include "config.h"
-#include "sluice_limiter.h"
-#include "sluice_shed.h"
+#include "weir_limiter.h"
+#include "weir_shed.h"
 
 /* A configured signal and what reading it needs to remember. */
 struct wr_signal {
@@ -19,8 +19,8 @@ void wr_signal_name(const struct wr_cfg_signal *c, char *buf, size_t len);
 /* 0 and u in [0, 1]; -EAGAIN on a first cpu/psi reading; -errno if unreadable. */
 int wr_signal_read(struct wr_signal *s, double *u);
 
-int wr_shed_read(int fd, struct sluice_shed *sh);
-int wr_shed_write(int fd, const struct sluice_shed *sh);
+int wr_shed_read(int fd, struct weir_shed *sh);
+int wr_shed_write(int fd, const struct weir_shed *sh);
 /* Default class, capacity and signal names from cfg; S and switches stay. */
 int wr_shed_configure(const struct wr_maps *m, const struct wr_cfg *cfg);
 /* Read every signal, move S, write the thresholds. */
@@ -29,4 +29,4 @@ int wr_shed_step_once(const struct wr_maps *m, const struct wr_cfg *cfg, struct 
 
 int do_shed(int argc, char **argv);
 
-#endif /* SLUICE_USER_SHED_H */
+#endif /* WEIR_USER_SHED_H */

@@ -13,34 +13,34 @@
 #include <bpf/libbpf.h>
 #include "snapshot.h"
 
-const char *const wr_global_names[SLUICE_G_MAX] = {
-	[SLUICE_G_PACKETS] = "packets",
-	[SLUICE_G_PARSED] = "parsed",
-	[SLUICE_G_NON_IP] = "non_ip",
-	[SLUICE_G_MALFORMED] = "malformed",
-	[SLUICE_G_ND] = "neighbour_discovery",
-	[SLUICE_G_DENIED] = "denied",
-	[SLUICE_G_ALLOWED] = "allowed",
-	[SLUICE_G_NO_RULE] = "no_rule",
-	[SLUICE_G_PASSED] = "passed",
-	[SLUICE_G_DROPPED] = "dropped",
-	[SLUICE_G_WOULD_DROP] = "would_drop",
-	[SLUICE_G_FAULT] = "faults",
-	[SLUICE_G_FAIL_OPEN] = "fail_open",
-	[SLUICE_G_EVENTS] = "events",
-	[SLUICE_G_EVENTS_LOST] = "events_lost",
-	[SLUICE_G_SHED] = "shed",
-	[SLUICE_G_CAPACITY] = "over_capacity",
-	[SLUICE_G_COOKIE_SENT] = "cookies_sent",
-	[SLUICE_G_COOKIE_BUDGET] = "cookies_over_budget",
-	[SLUICE_G_COOKIE_BAD] = "cookies_bad_syn",
-	[SLUICE_G_COOKIE_VALID] = "cookies_validated",
-	[SLUICE_G_COOKIE_INVALID] = "cookies_invalid",
-	[SLUICE_G_VERIFIED] = "verified_spared",
-	[SLUICE_G_COOKIE_PRIMED] = "cookies_primed",
-	[SLUICE_G_CONTENDED] = "contended",
+const char *const wr_global_names[WEIR_G_MAX] = {
+	[WEIR_G_PACKETS] = "packets",
+	[WEIR_G_PARSED] = "parsed",
+	[WEIR_G_NON_IP] = "non_ip",
+	[WEIR_G_MALFORMED] = "malformed",
+	[WEIR_G_ND] = "neighbour_discovery",
+	[WEIR_G_DENIED] = "denied",
+	[WEIR_G_ALLOWED] = "allowed",
+	[WEIR_G_NO_RULE] = "no_rule",
+	[WEIR_G_PASSED] = "passed",
+	[WEIR_G_DROPPED] = "dropped",
+	[WEIR_G_WOULD_DROP] = "would_drop",
+	[WEIR_G_FAULT] = "faults",
+	[WEIR_G_FAIL_OPEN] = "fail_open",
+	[WEIR_G_EVENTS] = "events",
+	[WEIR_G_EVENTS_LOST] = "events_lost",
+	[WEIR_G_SHED] = "shed",
+	[WEIR_G_CAPACITY] = "over_capacity",
+	[WEIR_G_COOKIE_SENT] = "cookies_sent",
+	[WEIR_G_COOKIE_BUDGET] = "cookies_over_budget",
+	[WEIR_G_COOKIE_BAD] = "cookies_bad_syn",
+	[WEIR_G_COOKIE_VALID] = "cookies_validated",
+	[WEIR_G_COOKIE_INVALID] = "cookies_invalid",
+	[WEIR_G_VERIFIED] = "verified_spared",
+	[WEIR_G_COOKIE_PRIMED] = "cookies_primed",
+	[WEIR_G_CONTENDED] = "contended",
 };
-_Static_assert(sizeof(wr_global_names) / sizeof(wr_global_names[0]) == SLUICE_G_MAX,
+_Static_assert(sizeof(wr_global_names) / sizeof(wr_global_names[0]) == WEIR_G_MAX,
 	       "a name for every global counter");
 
 /* How long a count of wr_state buckets is reused (ns). */
@@ -84,13 +84,13 @@ static int state_keys(int fd, __u64 now, __u64 *count, __u64 *capacity)
 /* Established connections counted for connection limits, summed per live rule. */
 static void read_conns(int fd, struct wr_snapshot *s)
 {
-	struct sluice_key k, next;
+	struct weir_key k, next;
 	void *prev = NULL;
 	__u32 i, walked = 0;
 
 	memset(s->conns, 0, sizeof(s->conns));
-	while (walked++ < SLUICE_CONN_MAX && !bpf_map_get_next_key(fd, prev, &next)) {
-		struct sluice_conns c;
+	while (walked++ < WEIR_CONN_MAX && !bpf_map_get_next_key(fd, prev, &next)) {
+		struct weir_conns c;
 
 		k = next;
 		prev = &k;
@@ -108,14 +108,14 @@ static void read_conns(int fd, struct wr_snapshot *s)
  */
 static __u64 count_verified(int fd, const struct wr_snapshot *s)
 {
-	struct sluice_verified_key k, next;
+	struct weir_verified_key k, next;
 	void *prev = NULL;
 	__u64 at, n = 0;
 	__u32 walked = 0;
 
 	if (!s->cfg.verified_ttl_ns)
 		return 0;
-	while (walked++ < SLUICE_VERIFIED_MAX && !bpf_map_get_next_key(fd, prev, &next)) {
+	while (walked++ < WEIR_VERIFIED_MAX && !bpf_map_get_next_key(fd, prev, &next)) {
 		k = next;
 		prev = &k;
 		if (!bpf_map_lookup_elem(fd, &k, &at) && s->at - at <= s->cfg.verified_ttl_ns)
@@ -135,14 +135,14 @@ int wr_snapshot_read(const struct wr_maps *m, struct wr_snapshot *s, unsigned in
 		err = wr_read_live(m, &s->rs);
 	if (err)
 		return err;
-	if (s->rs.nr_rules > SLUICE_MAX_RULES)
-		s->rs.nr_rules = SLUICE_MAX_RULES;
+	if (s->rs.nr_rules > WEIR_MAX_RULES)
+		s->rs.nr_rules = WEIR_MAX_RULES;
 	s->at = wr_now_ns();
-	err = wr_percpu_sum(m->global, 0, s->global, SLUICE_G_MAX);
+	err = wr_percpu_sum(m->global, 0, s->global, WEIR_G_MAX);
 	for (i = 0; !err && i < s->rs.nr_rules; i++)
 		err = wr_percpu_sum(m->rule_stats, s->rs.rules[i].slot, (__u64 *)&s->rule[i],
 				    sizeof(s->rule[i]) / sizeof(__u64));
-	for (i = 0; !err && i <= SLUICE_MAX_CLASS; i++)
+	for (i = 0; !err && i <= WEIR_MAX_CLASS; i++)
 		err = wr_percpu_sum(m->class_stats, i, (__u64 *)&s->cls[i],
 				    sizeof(s->cls[i]) / sizeof(__u64));
 	if (!err && bpf_map_lookup_elem(m->shed, &zero, &s->shed))

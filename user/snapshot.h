@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * Every counter sluice keeps, read at one moment: the one reader behind
+ * Every counter weir keeps, read at one moment: the one reader behind
  * `stats`, `top` and the metrics endpoint (user/snapshot.c).
  */
-#ifndef SLUICE_SNAPSHOT_H
-#define SLUICE_SNAPSHOT_H
+#ifndef WEIR_SNAPSHOT_H
+#define WEIR_SNAPSHOT_H
 
-#include "sluice_user.h"
+#include "weir_user.h"
 
 /* What a snapshot reads besides the counters, which it always reads. */
 enum wr_snap_parts {
@@ -17,22 +17,22 @@ enum wr_snap_parts {
 
 struct wr_snapshot {
 	__u64 at;				/* wr_now_ns() when read */
-	struct sluice_config cfg;
-	struct sluice_ruleset rs;		/* the live set the rule counters are of */
-	__u64 global[SLUICE_G_MAX];		/* enum sluice_global */
-	struct sluice_rule_stats rule[SLUICE_MAX_RULES];	/* per rule of rs */
-	struct sluice_shed shed;
-	struct sluice_fleet_status fleet;	/* the daemon's fleet sync; pid 0: none */
-	struct sluice_class_stats cls[SLUICE_MAX_CLASS + 1];
+	struct weir_config cfg;
+	struct weir_ruleset rs;		/* the live set the rule counters are of */
+	__u64 global[WEIR_G_MAX];		/* enum weir_global */
+	struct weir_rule_stats rule[WEIR_MAX_RULES];	/* per rule of rs */
+	struct weir_shed shed;
+	struct weir_fleet_status fleet;	/* the daemon's fleet sync; pid 0: none */
+	struct weir_class_stats cls[WEIR_MAX_CLASS + 1];
 	unsigned int parts;			/* enum wr_snap_parts read */
-	__u64 conns[SLUICE_MAX_RULES];		/* WR_SNAP_CONNS */
+	__u64 conns[WEIR_MAX_RULES];		/* WR_SNAP_CONNS */
 	__u64 keys, capacity;			/* WR_SNAP_KEYS: buckets used, and of */
 	__u64 deny[2], allow[2];		/* WR_SNAP_LISTS: [0] IPv4, [1] IPv6 */
 	__u64 verified;				/* sources verified within the TTL (always) */
 };
 
 /* The global counters' names: stats' keys, and /metrics' result label values. */
-extern const char *const wr_global_names[SLUICE_G_MAX];
+extern const char *const wr_global_names[WEIR_G_MAX];
 
 /*
  * Read every counter and the parts asked for. A bucket count is reused
@@ -44,4 +44,4 @@ int wr_snapshot_read(const struct wr_maps *m, struct wr_snapshot *s, unsigned in
 /* Index in a's rule set of b's rule i (the same uid), or -1: for rates across reloads. */
 int wr_snapshot_rule_in(const struct wr_snapshot *a, const struct wr_snapshot *b, __u32 i);
 
-#endif /* SLUICE_SNAPSHOT_H */
+#endif /* WEIR_SNAPSHOT_H */

@@ -3,7 +3,7 @@
  * Reading wr_state, the per-source buckets: one key's bucket, every
  * occupied way, and how many there are.
  *
- * wr_state is an array of sets of SLUICE_WAYS ways (struct sluice_set), so
+ * wr_state is an array of sets of WEIR_WAYS ways (struct weir_set), so
  * a key is found by hashing it to its set under the seed in wr_config and
  * comparing it with each way, as the data path does. The data path writes
  * ways while we read them: a set is copied without a lock, so a way read
@@ -15,25 +15,25 @@
 #include <string.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-#include "sluice_user.h"
-#include "sluice_limiter.h"
+#include "weir_user.h"
+#include "weir_limiter.h"
 
 /* Sets read per bpf_map_lookup_batch call: 256 KiB of values. */
 #define STATE_BATCH 1024
 
 /* Does the way hold a bucket: not empty, and not being filled in? */
-static bool way_used(const struct sluice_way *w)
+static bool way_used(const struct weir_way *w)
 {
 	__u64 first;
 
 	memcpy(&first, &w->key, sizeof(first));
-	return w->key.uid != 0 && first != SLUICE_WAY_BUSY;
+	return w->key.uid != 0 && first != WEIR_WAY_BUSY;
 }
 
-int wr_state_find(int fd, const struct sluice_config *cfg, const struct sluice_key *k,
-		  struct sluice_state *st)
+int wr_state_find(int fd, const struct weir_config *cfg, const struct weir_key *k,
+		  struct weir_state *st)
 {
-	struct sluice_set set;
+	struct weir_set set;
 	__u32 idx, w;
 
 	if (!cfg->state_sets)
@@ -41,8 +41,8 @@ int wr_state_find(int fd, const struct sluice_config *cfg, const struct sluice_k
 	idx = wr_state_set(wr_key_hash(k, cfg->state_seed), cfg->state_sets);
 	if (bpf_map_lookup_elem(fd, &idx, &set))
 		return -errno;
-	for (w = 0; w < SLUICE_WAYS; w++) {
-		const struct sluice_way *way = &set.way[w];
+	for (w = 0; w < WEIR_WAYS; w++) {
+		const struct weir_way *way = &set.way[w];
 
 		if (!way_used(way) || memcmp(&way->key, k, sizeof(*k)))
 			continue;
@@ -61,20 +61,20 @@ static int state_info(int fd, struct bpf_map_info *info)
 		return -errno;
 	/* Not an array of sets: pinned by another version, never read as one. */
 	if (info->type != BPF_MAP_TYPE_ARRAY || info->key_size != sizeof(__u32) ||
-	    info->value_size != sizeof(struct sluice_set))
+	    info->value_size != sizeof(struct weir_set))
 		return -EINVAL;
 	return 0;
 }
 
 /* Call cb for every occupied way of sets[0..n); its nonzero return stops. */
-static int walk_sets(const struct sluice_set *sets, __u32 n,
-		     int (*cb)(const struct sluice_way *w, void *ctx), void *ctx)
+static int walk_sets(const struct weir_set *sets, __u32 n,
+		     int (*cb)(const struct weir_way *w, void *ctx), void *ctx)
 {
 	__u32 i, w;
 	int ret;
 
 	for (i = 0; i < n; i++) {
-		for (w = 0; w < SLUICE_WAYS; w++) {
+		for (w = 0; w < WEIR_WAYS; w++) {
 			if (!way_used(&sets[i].way[w]))
 				continue;
 			ret = cb(&sets[i].way[w], ctx);
@@ -91,11 +91,11 @@ static int walk_sets(const struct sluice_set *sets, __u32 n,
  * once every set was read, cb's nonzero value if it stopped the walk, or
  * -errno.
  */
-int wr_state_walk(int fd, int (*cb)(const struct sluice_way *w, void *ctx), void *ctx)
+int wr_state_walk(int fd, int (*cb)(const struct weir_way *w, void *ctx), void *ctx)
 {
 	LIBBPF_OPTS(bpf_map_batch_opts, bo);
 	struct bpf_map_info info;
-	struct sluice_set *sets;
+	struct weir_set *sets;
 	__u32 *keys, next = 0, tok, n;
 	bool batch = true, started = false;
 	int err, ret = 0;
@@ -153,14 +153,14 @@ out:
 	return ret;
 }
 
-static int count_way(const struct sluice_way *w, void *ctx)
+static int count_way(const struct weir_way *w, void *ctx)
 {
 	(void)w;
 	++*(__u64 *)ctx;
 	return 0;
 }
 
-/* Occupied ways of wr_state, and how many it has (sets x SLUICE_WAYS). */
+/* Occupied ways of wr_state, and how many it has (sets x WEIR_WAYS). */
 int wr_state_count(int fd, __u64 *used, __u64 *capacity)
 {
 	struct bpf_map_info info;
@@ -169,7 +169,7 @@ int wr_state_count(int fd, __u64 *used, __u64 *capacity)
 
 	if (err)
 		return err;
-	*capacity = (__u64)info.max_entries * SLUICE_WAYS;
+	*capacity = (__u64)info.max_entries * WEIR_WAYS;
 	err = wr_state_walk(fd, count_way, &n);
 	if (err)
 		return err;

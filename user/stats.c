@@ -13,8 +13,8 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-#include "sluice_user.h"
-#include "sluice_limiter.h"
+#include "weir_user.h"
+#include "weir_limiter.h"
 #include "snapshot.h"
 
 /* Per second between two snapshots; 0 without an earlier one. */
@@ -26,7 +26,7 @@ static double rate(__u64 now, __u64 before, double secs)
 /* b's counters, with rates since a if there is an a (rules matched by uid). */
 static void print_stats(const struct wr_snapshot *a, const struct wr_snapshot *b)
 {
-	const struct sluice_ruleset *rs = &b->rs;
+	const struct weir_ruleset *rs = &b->rs;
 	double secs = a ? (b->at - a->at) / 1e9 : 0;
 	__u32 i;
 
@@ -35,7 +35,7 @@ static void print_stats(const struct wr_snapshot *a, const struct wr_snapshot *b
 		print_double("interval_s", "rates over %.1f s\n", secs);
 	open_object("global");
 	print_text("global:%*s%14s\n", 21, "", a ? "per second" : "");
-	for (i = 0; i < SLUICE_G_MAX; i++) {
+	for (i = 0; i < WEIR_G_MAX; i++) {
 		char fmt[48], key[48];
 
 		snprintf(fmt, sizeof(fmt), "  %-20s %%14llu", wr_global_names[i]);
@@ -50,9 +50,9 @@ static void print_stats(const struct wr_snapshot *a, const struct wr_snapshot *b
 	open_array("rules");
 	print_text("%-20s %12s %14s %12s %14s %12s %14s\n", "rule", "passed", "bytes", "dropped",
 		   "bytes", "would-drop", "bytes");
-	for (i = 0; i < rs->nr_rules && i < SLUICE_MAX_RULES; i++) {
+	for (i = 0; i < rs->nr_rules && i < WEIR_MAX_RULES; i++) {
 		int j = a ? wr_snapshot_rule_in(a, b, i) : -1;
-		const struct sluice_rule_stats *s = &b->rule[i], *p = j >= 0 ? &a->rule[j] : NULL;
+		const struct weir_rule_stats *s = &b->rule[i], *p = j >= 0 ? &a->rule[j] : NULL;
 
 		open_object(NULL);
 		print_str("name", "%-20s", rs->names[i]);
@@ -190,7 +190,7 @@ int do_stats(int argc, char **argv)
 			if (strcmp(argv[i], "help"))
 				pr_err("unknown stats argument \"%s\"", argv[i]);
 			fprintf(wr_usage_out(),
-				"Usage: sluice stats [interval SECS] [live [SECS]]\n"
+				"Usage: weir stats [interval SECS] [live [SECS]]\n"
 				"  global counters and per-rule passed/dropped/would-drop packets and\n"
 				"  bytes, with rates per second measured over SECS (default 1;\n"
 				"  interval 0: totals at once, no rates). live: refresh until Ctrl-C.\n");
@@ -243,8 +243,8 @@ out:
 #define TOP_WINDOW_NS (10ULL * 1000000000ULL)
 
 struct top_row {
-	struct sluice_key key;
-	struct sluice_state st;
+	struct weir_key key;
+	struct weir_state st;
 	int rule;	/* index in the live set */
 };
 
@@ -252,7 +252,7 @@ struct top_row {
  * Refused within the window before now. A drop stamped after our clock
  * reading (the data path kept running) is as recent as it gets.
  */
-static bool limited_recently(const struct sluice_state *st, __u64 now)
+static bool limited_recently(const struct weir_state *st, __u64 now)
 {
 	return st->last_drop + TOP_WINDOW_NS >= now;
 }
@@ -284,11 +284,11 @@ static int push_row(struct top_rows *rows, const struct top_row *row)
 	return 0;
 }
 
-static int rule_by_uid(const struct sluice_ruleset *rs, __u32 uid)
+static int rule_by_uid(const struct weir_ruleset *rs, __u32 uid)
 {
 	__u32 i;
 
-	for (i = 0; i < rs->nr_rules && i < SLUICE_MAX_RULES; i++)
+	for (i = 0; i < rs->nr_rules && i < WEIR_MAX_RULES; i++)
 		if (rs->rules[i].uid == uid)
 			return i;
 	return -1;
@@ -299,17 +299,17 @@ static int rule_by_uid(const struct sluice_ruleset *rs, __u32 uid)
  * one for a token bucket; for a window, what is left of it and when the
  * next window starts (a fleet window's on the fleet's clock, win_off).
  */
-static __u64 remaining(const struct sluice_limit *l, const struct sluice_state *st, __u64 now,
+static __u64 remaining(const struct weir_limit *l, const struct weir_state *st, __u64 now,
 		       __u64 win_off, __u64 *refill)
 {
 	__u64 period = wr_limit_period_ns(l), next, prev;
 	__u64 lo = 0, hi = l->rate, mid;
 
-	if (l->algo == SLUICE_ALGO_GCRA)
+	if (l->algo == WEIR_ALGO_GCRA)
 		return wr_gcra_remaining(l, st->tat, now, refill);
 	now = wr_limit_wnow(l, now, win_off);
 	*refill = period - now % period;
-	if (l->algo == SLUICE_ALGO_FIXED)
+	if (l->algo == WEIR_ALGO_FIXED)
 		return wr_fixed_admit(st->tat, now, period, 0, l->rate, &next)
 			       ? l->rate - (__u32)next : 0;
 	/* Sliding: the largest cost it would still admit, found by bisection. */
@@ -323,11 +323,11 @@ static __u64 remaining(const struct sluice_limit *l, const struct sluice_state *
 	return lo;
 }
 
-static void print_row(const struct sluice_ruleset *rs, const struct top_row *row, __u64 now,
+static void print_row(const struct weir_ruleset *rs, const struct top_row *row, __u64 now,
 		      __u64 win_off)
 {
-	const struct sluice_rule *r = &rs->rules[row->rule];
-	const struct sluice_limit *l = &r->limits[row->key.limit % SLUICE_MAX_LIMITS];
+	const struct weir_rule *r = &rs->rules[row->rule];
+	const struct weir_limit *l = &r->limits[row->key.limit % WEIR_MAX_LIMITS];
 	__u64 refill = 0, left;
 	char src[64], what[64];
 
@@ -341,7 +341,7 @@ static void print_row(const struct sluice_ruleset *rs, const struct top_row *row
 		char rate[40];
 
 		format_rate_per(l->rate, l->cost, l->period_ms, rate, sizeof(rate));
-		if (l->key == SLUICE_KEY_ALL)
+		if (l->key == WEIR_KEY_ALL)
 			snprintf(what, sizeof(what), "all %s", rate);
 		else if (row->key.family == 6)
 			snprintf(what, sizeof(what), "src6/%u %s", l->plen6, rate);
@@ -355,9 +355,9 @@ static void print_row(const struct sluice_ruleset *rs, const struct top_row *row
 	print_u64("limit_index", NULL, row->key.limit);
 	print_u64("drops", " %12llu", row->st.drops);
 	print_u64("tokens", " %10llu", left);
-	print_str("unit", NULL, l->cost == SLUICE_COST_PKT ? "packets" : "bytes");
-	print_str("algo", NULL, l->algo == SLUICE_ALGO_FIXED ? "fixed-window"
-				: l->algo == SLUICE_ALGO_SLIDING ? "sliding-window" : "token-bucket");
+	print_str("unit", NULL, l->cost == WEIR_COST_PKT ? "packets" : "bytes");
+	print_str("algo", NULL, l->algo == WEIR_ALGO_FIXED ? "fixed-window"
+				: l->algo == WEIR_ALGO_SLIDING ? "sliding-window" : "token-bucket");
 	print_double("refill_ms", " %10.1f", refill / 1e6);
 	print_double("last_drop_s_ago", " %8.1f\n",
 		     now > row->st.last_drop ? (now - row->st.last_drop) / 1e9 : 0.0);
@@ -365,17 +365,17 @@ static void print_row(const struct sluice_ruleset *rs, const struct top_row *row
 }
 
 /* Sources at their connection cap: a new SYN from them is refused now. */
-static void print_connections(const struct wr_maps *m, const struct sluice_ruleset *rs,
+static void print_connections(const struct wr_maps *m, const struct weir_ruleset *rs,
 			      int only_idx, uint64_t limit)
 {
-	struct sluice_key k, next;
+	struct weir_key k, next;
 	void *prev = NULL;
 	uint64_t shown = 0;
 
 	open_array("connections");
 	while (!bpf_map_get_next_key(m->conns, prev, &next)) {
-		const struct sluice_limit *l;
-		struct sluice_conns c;
+		const struct weir_limit *l;
+		struct weir_conns c;
 		char src[64];
 		int rule;
 
@@ -385,8 +385,8 @@ static void print_connections(const struct wr_maps *m, const struct sluice_rules
 		if (rule < 0 || (only_idx >= 0 && rule != only_idx) ||
 		    bpf_map_lookup_elem(m->conns, &k, &c))
 			continue;
-		l = &rs->rules[rule].limits[k.limit % SLUICE_MAX_LIMITS];
-		if (l->algo != SLUICE_ALGO_CONNS || c.count < l->rate || shown++ >= limit)
+		l = &rs->rules[rule].limits[k.limit % WEIR_MAX_LIMITS];
+		if (l->algo != WEIR_ALGO_CONNS || c.count < l->rate || shown++ >= limit)
 			continue;
 		if (shown == 1)
 			print_text("\n%-44s %-16s %12s\n", "at the connection cap", "rule",
@@ -405,14 +405,14 @@ static void print_connections(const struct wr_maps *m, const struct sluice_rules
 /* What top's walk over wr_state collects, and against what. */
 struct top_walk {
 	struct top_rows *rows;
-	const struct sluice_ruleset *rs;
+	const struct weir_ruleset *rs;
 	const struct wr_src_waits *ws;	/* refusals still waiting per CPU */
 	int only_idx;
 	__u64 now;
 };
 
 /* One per-source bucket: a row if it was refused recently, under a rule shown. */
-static int top_way(const struct sluice_way *w, void *ctx)
+static int top_way(const struct weir_way *w, void *ctx)
 {
 	struct top_walk *tw = ctx;
 	struct top_row row = { .key = w->key, .st = w->st };
@@ -436,17 +436,17 @@ static void print_cookies(const struct wr_maps *m)
 		return;
 	}
 	open_object("cookies");
-	print_u64("sent", "cookies: sent %llu", s->global[SLUICE_G_COOKIE_SENT]);
-	print_u64("validated", ", validated %llu", s->global[SLUICE_G_COOKIE_VALID]);
-	print_u64("invalid", ", invalid %llu", s->global[SLUICE_G_COOKIE_INVALID]);
-	print_u64("over_budget", ", over budget %llu", s->global[SLUICE_G_COOKIE_BUDGET]);
+	print_u64("sent", "cookies: sent %llu", s->global[WEIR_G_COOKIE_SENT]);
+	print_u64("validated", ", validated %llu", s->global[WEIR_G_COOKIE_VALID]);
+	print_u64("invalid", ", invalid %llu", s->global[WEIR_G_COOKIE_INVALID]);
+	print_u64("over_budget", ", over budget %llu", s->global[WEIR_G_COOKIE_BUDGET]);
 	print_u64("verified_sources", "; verified sources %llu\n", s->verified);
 	close_object();
 	free(s);
 }
 
 /* One table of the sources limited in the last TOP_WINDOW_NS. */
-static int top_once(const struct wr_maps *m, const struct sluice_ruleset *rs, int only_idx,
+static int top_once(const struct wr_maps *m, const struct weir_ruleset *rs, int only_idx,
 		    uint64_t limit)
 {
 	struct top_rows rows = {};
@@ -454,7 +454,7 @@ static int top_once(const struct wr_maps *m, const struct sluice_ruleset *rs, in
 	__u32 ilen = sizeof(info);
 	struct wr_src_waits ws = {};
 	struct top_walk tw = { .rows = &rows, .rs = rs, .only_idx = only_idx, .ws = &ws };
-	struct sluice_config cfg = {};
+	struct weir_config cfg = {};
 	size_t i;
 	int err = 0, a;
 	__u64 now;
@@ -478,15 +478,15 @@ static int top_once(const struct wr_maps *m, const struct sluice_ruleset *rs, in
 	}
 	/* Rule-wide buckets are offenders too: the whole rule is limited. */
 	for (a = 0; a < (int)rs->nr_rules; a++) {
-		const struct sluice_rule *r = &rs->rules[a];
+		const struct weir_rule *r = &rs->rules[a];
 		__u32 j, slot;
 
 		if (only_idx >= 0 && a != only_idx)
 			continue;
-		for (j = 0; j < r->nr_limits && j < SLUICE_MAX_LIMITS; j++) {
+		for (j = 0; j < r->nr_limits && j < WEIR_MAX_LIMITS; j++) {
 			struct top_row row = { .rule = a };
 
-			if (r->limits[j].key != SLUICE_KEY_ALL)
+			if (r->limits[j].key != WEIR_KEY_ALL)
 				continue;
 			slot = r->limits[j].agg_slot;
 			if (wr_agg_read(m, slot, &row.st) || !row.st.drops ||
@@ -504,7 +504,7 @@ static int top_once(const struct wr_maps *m, const struct sluice_ruleset *rs, in
 	out_begin();
 	print_u64("limited", "%llu sources limited in the last 10 s", rows.n);
 	open_object("keys");
-	print_u64("capacity", " (buckets: capacity %llu)\n", (__u64)info.max_entries * SLUICE_WAYS);
+	print_u64("capacity", " (buckets: capacity %llu)\n", (__u64)info.max_entries * WEIR_WAYS);
 	close_object();
 	open_array("sources");
 	if (rows.n)
@@ -524,7 +524,7 @@ out:
 
 int do_top(int argc, char **argv)
 {
-	struct sluice_ruleset *rs = NULL;
+	struct weir_ruleset *rs = NULL;
 	const char *only = NULL;
 	double interval = 1;
 	uint64_t limit = 10;
@@ -540,7 +540,7 @@ int do_top(int argc, char **argv)
 			if (a + 1 < argc && !parse_secs(argv[a + 1], &interval))
 				a++;
 		} else if (!strcmp(argv[a], "help")) {
-			fprintf(wr_usage_out(), "Usage: sluice top [N] [rule NAME] [live [SECS]]\n"
+			fprintf(wr_usage_out(), "Usage: weir top [N] [rule NAME] [live [SECS]]\n"
 					"  the N (default 10) sources refused most that were "
 					"refused in the last 10 s;\n"
 					"  live: refresh every SECS (default 1) until Ctrl-C\n");
@@ -563,7 +563,7 @@ int do_top(int argc, char **argv)
 	for (;;) {
 		if (only) {
 			for (only_idx = -1, a = 0; a < (int)rs->nr_rules; a++)
-				if (!strncmp(rs->names[a], only, SLUICE_NAME_LEN))
+				if (!strncmp(rs->names[a], only, WEIR_NAME_LEN))
 					only_idx = a;
 			if (only_idx < 0) {
 				pr_err("unknown rule \"%s\"", only);

@@ -7,11 +7,11 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
-#include "sluice_user.h"
+#include "weir_user.h"
 
-static int config_change(int (*apply)(struct sluice_config *, void *), void *arg)
+static int config_change(int (*apply)(struct weir_config *, void *), void *arg)
 {
-	struct sluice_config cfg;
+	struct weir_config cfg;
 	struct wr_maps m;
 	int lock, err;
 
@@ -29,7 +29,7 @@ static int config_change(int (*apply)(struct sluice_config *, void *), void *arg
 	return err;
 }
 
-static int set_disabled(struct sluice_config *cfg, void *arg)
+static int set_disabled(struct weir_config *cfg, void *arg)
 {
 	cfg->disabled = *(__u32 *)arg;
 	return 0;
@@ -42,13 +42,13 @@ int do_disable(int argc, char **argv)
 
 	(void)argv;
 	if (argc) {
-		fprintf(wr_usage_out(), "Usage: sluice disable\n"
+		fprintf(wr_usage_out(), "Usage: weir disable\n"
 				"  kill switch: pass everything, still count what would be dropped\n");
 		return opts.help && argc == 1 ? 0 : -EINVAL;
 	}
 	err = config_change(set_disabled, &one);
 	if (!err)
-		print_text("sluice disabled: everything passes; would-drops are counted\n");
+		print_text("weir disabled: everything passes; would-drops are counted\n");
 	return err;
 }
 
@@ -59,12 +59,12 @@ int do_enable(int argc, char **argv)
 
 	(void)argv;
 	if (argc) {
-		fprintf(wr_usage_out(), "Usage: sluice enable\n  undo disable\n");
+		fprintf(wr_usage_out(), "Usage: weir enable\n  undo disable\n");
 		return opts.help && argc == 1 ? 0 : -EINVAL;
 	}
 	err = config_change(set_disabled, &zero);
 	if (!err)
-		print_text("sluice enabled\n");
+		print_text("weir enabled\n");
 	return err;
 }
 
@@ -72,7 +72,7 @@ struct set_arg {
 	const char *what, *val;
 };
 
-static int apply_set(struct sluice_config *cfg, void *arg)
+static int apply_set(struct weir_config *cfg, void *arg)
 {
 	struct set_arg *s = arg;
 
@@ -106,8 +106,8 @@ int do_set(int argc, char **argv)
 		if (argc >= 1 && strcmp(argv[0], "help") && strcmp(argv[0], "fail") &&
 		    strcmp(argv[0], "malformed"))
 			pr_err("unknown setting \"%s\"", argv[0]);
-		fprintf(wr_usage_out(), "Usage: sluice set fail open|closed\n"
-				"       sluice set malformed drop|pass\n"
+		fprintf(wr_usage_out(), "Usage: weir set fail open|closed\n"
+				"       weir set malformed drop|pass\n"
 				"  fail       what an internal fault (e.g. a full table) does to the "
 				"packet\n"
 				"  malformed  what happens to truncated or invalid IP packets\n");

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /* The kernel's TCP sockets, through inet_diag. */
-#ifndef SLUICE_TCPDIAG_H
-#define SLUICE_TCPDIAG_H
+#ifndef WEIR_TCPDIAG_H
+#define WEIR_TCPDIAG_H
 
 #include <linux/inet_diag.h>
 #include <linux/types.h>
@@ -12,4 +12,4 @@ typedef int (*wr_tcp_cb)(const struct inet_diag_msg *m, void *arg);
 /* Every IPv4 and IPv6 TCP socket in one of `states` (bit per TCP_* state). */
 int wr_tcp_dump(__u32 states, wr_tcp_cb cb, void *arg);
 
-#endif /* SLUICE_TCPDIAG_H */
+#endif /* WEIR_TCPDIAG_H */

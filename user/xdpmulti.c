@@ -14,7 +14,7 @@
  * pinned there, so everything stays when the process that attached it
  * exits. Every libxdp user must see the same directory.
  *
- * sluice's component is sluice_xdp loaded a second time, as an extension
+ * weir's component is weir_xdp loaded a second time, as an extension
  * program, from a fresh open of the same object: every map it uses is the
  * one the pinned XDP entry uses (the pinned maps, and the object's own
  * .rodata, .bss and scratch maps, taken by id from prog_xdp), so both
@@ -24,20 +24,20 @@
  * cannot reach the SYN-cookie programs; it gets an empty array of its own,
  * where the tail call finds nothing and the entry's fallback applies (a
  * SYN a cookie rule refuses is dropped), and rules with action cookie are
- * refused while sluice is in a dispatcher, as in tc mode
- * (wr_xdpm_cookie_check, user/cookie.c). sluice loads the copy itself,
+ * refused while weir is in a dispatcher, as in tc mode
+ * (wr_xdpm_cookie_check, user/cookie.c). weir loads the copy itself,
  * with the pinned entry as its first target and multi-buffer XDP as the
  * entry has it (wr_open_for_kernel sets the flag for both), and libxdp
  * moves it into the dispatcher (re-attaching an extension to another
  * target: Linux 5.10+). libxdp takes a loaded
  * program's run priority and chain-call actions from its BTF, where
- * libxdp's XDP_RUN_CONFIG puts them (a .xdp_run_config section): sluice
+ * libxdp's XDP_RUN_CONFIG puts them (a .xdp_run_config section): weir
  * adds that section's types to the object's BTF before the load, with the
  * priority asked for (WR_XDP_PRIO_DEFAULT: after xdp-filter's 10, before
- * the default 50) and XDP_PASS as its chain-call action: what sluice passes
+ * the default 50) and XDP_PASS as its chain-call action: what weir passes
  * goes on to the next program, anything else ends the chain.
  *
- * The record under sluice's root is the extension program itself,
+ * The record under weir's root is the extension program itself,
  * xdpm_<netns>_<ifindex>_<mode>_<prio>_<name> (links.c parses it): it keeps
  * the program whatever libxdp does, and `detach` takes exactly that
  * program out of the dispatcher, leaving the others running.
@@ -53,8 +53,8 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include <xdp/libxdp.h>
-#include "sluice_user.h"
-#include "sluice.skel.h"
+#include "weir_user.h"
+#include "weir.skel.h"
 #include "kernel_features.h"
 
 int xdp_dispatcher = WR_DISP_AUTO;
@@ -198,10 +198,10 @@ static int reuse_maps(struct bpf_object *obj, int xdp_fd)
 }
 
 /*
- * libxdp's run config for sluice_xdp into the object's BTF, as
- * XDP_RUN_CONFIG(sluice_xdp) would compile it:
+ * libxdp's run config for weir_xdp into the object's BTF, as
+ * XDP_RUN_CONFIG(weir_xdp) would compile it:
  *   struct { __uint(priority, prio); __uint(XDP_PASS, 1); }
- *	_sluice_xdp SEC(".xdp_run_config");
+ *	_weir_xdp SEC(".xdp_run_config");
  * (__uint(name, n) is int (*name)[n]: the number is the array's length.)
  */
 static int add_run_config(struct btf *btf, unsigned int prio)
@@ -223,7 +223,7 @@ static int add_run_config(struct btf *btf, unsigned int prio)
 		err = btf__add_field(btf, "XDP_PASS", ptr_pass, 8 * sizeof(void *), 0);
 	if (err)
 		return err;
-	var = btf__add_var(btf, "_sluice_xdp", BTF_VAR_GLOBAL_ALLOCATED, st);
+	var = btf__add_var(btf, "_weir_xdp", BTF_VAR_GLOBAL_ALLOCATED, st);
 	sec = var < 0 ? var : btf__add_datasec(btf, ".xdp_run_config", 2 * sizeof(void *));
 	if (sec < 0)
 		return sec;
@@ -231,12 +231,12 @@ static int add_run_config(struct btf *btf, unsigned int prio)
 }
 
 /*
- * Rules with action cookie need the SYN-cookie programs, which sluice's
+ * Rules with action cookie need the SYN-cookie programs, which weir's
  * program in a dispatcher cannot reach (see above): refused, as in tc mode.
  */
 int wr_xdpm_cookie_check(const char *dev)
 {
-	struct sluice_ruleset *rs;
+	struct weir_ruleset *rs;
 	struct wr_maps m;
 	int n = 0;
 
@@ -249,7 +249,7 @@ int wr_xdpm_cookie_check(const char *dev)
 	wr_maps_close(&m);
 	if (!n)
 		return 0;
-	pr_err("the rule set has action cookie rules, whose SYN-cookie programs sluice cannot "
+	pr_err("the rule set has action cookie rules, whose SYN-cookie programs weir cannot "
 	       "reach from libxdp's dispatcher: attach %s alone (a free interface, or dispatcher "
 	       "off) or remove those rules first", dev);
 	return -EOPNOTSUPP;
@@ -275,7 +275,7 @@ static int probe_ext(void)
 }
 
 /*
- * Join (or make) the dispatcher on ifindex with sluice_xdp as an extension
+ * Join (or make) the dispatcher on ifindex with weir_xdp as an extension
  * program, and pin it as the record `pin` under the root. Caller holds the
  * root lock and has checked that the hook is free or holds a dispatcher.
  */
@@ -283,7 +283,7 @@ int wr_xdpm_attach(const char *dev, int ifindex, int mode, unsigned int prio, co
 {
 	struct xdp_program *xp = NULL;
 	struct xdp_multiprog *mp = NULL;
-	struct sluice *skel = NULL;
+	struct weir *skel = NULL;
 	struct bpf_program *p;
 	char path[PATH_MAX], why[256], msg[128];
 	struct wr_xdpm_info info;
@@ -294,7 +294,7 @@ int wr_xdpm_attach(const char *dev, int ifindex, int mode, unsigned int prio, co
 	libxdp_init();
 	skip = getenv("LIBXDP_SKIP_DISPATCHER");
 	if (skip && !strcmp(skip, "1")) {
-		pr_err("LIBXDP_SKIP_DISPATCHER=1 is set: libxdp would attach sluice without its "
+		pr_err("LIBXDP_SKIP_DISPATCHER=1 is set: libxdp would attach weir without its "
 		       "dispatcher; unset it to join one");
 		return -EINVAL;
 	}
@@ -307,25 +307,25 @@ int wr_xdpm_attach(const char *dev, int ifindex, int mode, unsigned int prio, co
 		pr_err("cannot open pinned program %s: %s", path, strerror(-err));
 		return err;
 	}
-	err = wr_check_prog(xdp, path, "sluice_xdp", BPF_PROG_TYPE_XDP);
+	err = wr_check_prog(xdp, path, "weir_xdp", BPF_PROG_TYPE_XDP);
 	if (err)
 		goto out;
 	err = probe_ext();
 	if (err) {
 		pr_err("this kernel (%s) refuses extension (freplace) programs, which libxdp's "
-		       "dispatcher is made of (kernel lockdown or a security policy): sluice can "
+		       "dispatcher is made of (kernel lockdown or a security policy): weir can "
 		       "attach to %s only alone", wr_kernel_release(), dev);
 		goto out;
 	}
 	skel = wr_open_for_kernel(opts.root, NULL, why, sizeof(why));
 	if (!skel) {
 		err = -errno;
-		pr_err("cannot open sluice's BPF object: %s", why);
+		pr_err("cannot open weir's BPF object: %s", why);
 		goto out;
 	}
 	bpf_object__for_each_program(p, skel->obj)
-		bpf_program__set_autoload(p, p == skel->progs.sluice_xdp);
-	p = skel->progs.sluice_xdp;
+		bpf_program__set_autoload(p, p == skel->progs.weir_xdp);
+	p = skel->progs.weir_xdp;
 	/* An empty array of the copy's own, held by it alone. */
 	err = bpf_map__set_pin_path(skel->maps.wr_cookie_progs, NULL);
 	if (!err)
@@ -346,11 +346,11 @@ int wr_xdpm_attach(const char *dev, int ifindex, int mode, unsigned int prio, co
 	if (!err)
 		err = bpf_program__set_expected_attach_type(p, 0);
 	if (!err)
-		err = bpf_program__set_attach_target(p, xdp, "sluice_xdp");
+		err = bpf_program__set_attach_target(p, xdp, "weir_xdp");
 	if (!err)
 		err = bpf_object__load(skel->obj);
 	if (err) {
-		pr_err("cannot load sluice's XDP program as an extension for libxdp's dispatcher: "
+		pr_err("cannot load weir's XDP program as an extension for libxdp's dispatcher: "
 		       "%s", strerror(-err));
 		goto out;
 	}
@@ -358,11 +358,11 @@ int wr_xdpm_attach(const char *dev, int ifindex, int mode, unsigned int prio, co
 	err = libxdp_get_error(xp);
 	if (err) {
 		xp = NULL;
-		pr_err("libxdp cannot take sluice's XDP program: %s", strerror(-err));
+		pr_err("libxdp cannot take weir's XDP program: %s", strerror(-err));
 		goto out;
 	}
 	if (xdp_program__run_prio(xp) != prio || !xdp_program__chain_call_enabled(xp, XDP_PASS)) {
-		pr_err("BUG: libxdp reads sluice's run config as priority %u%s, not %u and XDP_PASS",
+		pr_err("BUG: libxdp reads weir's run config as priority %u%s, not %u and XDP_PASS",
 		       xdp_program__run_prio(xp),
 		       xdp_program__chain_call_enabled(xp, XDP_PASS) ? "" : " without XDP_PASS",
 		       prio);
@@ -374,7 +374,7 @@ int wr_xdpm_attach(const char *dev, int ifindex, int mode, unsigned int prio, co
 		libxdp_strerror(err, msg, sizeof(msg));
 		if (err == -EEXIST || err == -EBUSY)
 			pr_err("cannot join the XDP dispatcher on %s: %s (is it attached in the "
-			       "other mode? 'sluice status' and 'xdp-loader status %s' show it)",
+			       "other mode? 'weir status' and 'xdp-loader status %s' show it)",
 			       dev, msg, dev);
 		else if (err == -EINVAL)
 			/*
@@ -383,7 +383,7 @@ int wr_xdpm_attach(const char *dev, int ifindex, int mode, unsigned int prio, co
 			 * tried it alone. Seen on Debian's 6.12, not on 6.1.
 			 */
 			pr_err("cannot attach to %s through libxdp's dispatcher: this kernel (%s) "
-			       "refused to move sluice's program into it (%s); attach sluice in tc "
+			       "refused to move weir's program into it (%s); attach weir in tc "
 			       "mode beside the other XDP program, or alone on %s", dev,
 			       wr_kernel_release(), msg, dev);
 		else
@@ -421,13 +421,13 @@ int wr_xdpm_attach(const char *dev, int ifindex, int mode, unsigned int prio, co
 out:
 	xdp_multiprog__close(mp);
 	xdp_program__close(xp);
-	sluice__destroy(skel);
+	weir__destroy(skel);
 	close(xdp);
 	return err;
 }
 
 /*
- * Take sluice's program (prog, the record's fd) out of the dispatcher on
+ * Take weir's program (prog, the record's fd) out of the dispatcher on
  * ifindex, leaving the others. -ENOENT if it is not there (any more).
  */
 int wr_xdpm_detach(int ifindex, int prog)
@@ -449,7 +449,7 @@ int wr_xdpm_detach(int ifindex, int prog)
 	err = xdp_program__detach(xp, ifindex, xdp_mode_of(info.mode), 0);
 	if (err) {
 		libxdp_strerror(err, msg, sizeof(msg));
-		pr_err("cannot take sluice out of the dispatcher on ifindex %d: %s", ifindex, msg);
+		pr_err("cannot take weir out of the dispatcher on ifindex %d: %s", ifindex, msg);
 	}
 out:
 	xdp_program__close(xp);

@@ -15,8 +15,8 @@
 #include <string.h>
 #include <strings.h>
 
-#include "sluice_user.h"
-#include "sluice_limiter.h"
+#include "weir_user.h"
+#include "weir_limiter.h"
 
 struct wr_opts opts = { .root = "/nonexistent" };
 
@@ -53,7 +53,7 @@ static void rate(const char *s)
 
 	if (parse_rate(s, &v, &cost))
 		return;
-	if (!v || !wr_gcra_interval(v) || (cost != SLUICE_COST_PKT && cost != SLUICE_COST_BYTE))
+	if (!v || !wr_gcra_interval(v) || (cost != WEIR_COST_PKT && cost != WEIR_COST_BYTE))
 		FAIL("parse_rate(\"%s\") = %llu cost %d", esc(s), (unsigned long long)v, cost);
 	format_rate(v, cost, buf, sizeof(buf));
 	if (parse_rate(buf, &v2, &cost2) || v2 != v || cost2 != cost)
@@ -71,7 +71,7 @@ static void rate_per(const char *s)
 	if (parse_rate_per(s, &v, &cost, &per))
 		return;
 	if (!v || !per || !wr_gcra_interval_per(v, per) ||
-	    (cost != SLUICE_COST_PKT && cost != SLUICE_COST_BYTE))
+	    (cost != WEIR_COST_PKT && cost != WEIR_COST_BYTE))
 		FAIL("parse_rate_per(\"%s\") = %llu cost %d per %u ms", esc(s),
 		     (unsigned long long)v, cost, per);
 	format_rate_per(v, cost, per, buf, sizeof(buf));

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * libFuzzer target: the YAML config loader, wr_cfg_load(), as `sluice
- * check` and `sluice run` call it. Each input is written to sluice.yaml in
+ * libFuzzer target: the YAML config loader, wr_cfg_load(), as `weir
+ * check` and `weir run` call it. Each input is written to weir.yaml in
  * a private directory beside a small deny.txt (so relative deny-files
  * resolve) and loaded. A valid config must hold only rules the data path
  * can run; an invalid one must come back empty with every error counted;
@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "config.h"
-#include "sluice_limiter.h"
+#include "weir_limiter.h"
 
 struct wr_opts opts = { .root = "/nonexistent" };
 
@@ -26,7 +26,7 @@ struct wr_opts opts = { .root = "/nonexistent" };
 		abort();                                        \
 	} while (0)
 
-static char dir[] = "/tmp/sluice-fuzz-config.XXXXXX";
+static char dir[] = "/tmp/weir-fuzz-config.XXXXXX";
 static char path[sizeof(dir) + 16];
 static FILE *devnull;
 
@@ -57,7 +57,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	(void)argv;
 	if (!mkdtemp(dir))
 		FAIL("mkdtemp: %s", strerror(errno));
-	snprintf(path, sizeof(path), "%s/sluice.yaml", dir);
+	snprintf(path, sizeof(path), "%s/weir.yaml", dir);
 	snprintf(p, sizeof(p), "%s/deny.txt", dir);
 	write_file(p, deny, sizeof(deny) - 1);
 	devnull = fopen("/dev/null", "we");
@@ -70,12 +70,12 @@ static void check_cfg(const struct wr_cfg *c)
 	__u32 i, li;
 	int j;
 
-	if (!c->rules || c->rules->nr_rules > SLUICE_MAX_RULES)
+	if (!c->rules || c->rules->nr_rules > WEIR_MAX_RULES)
 		FAIL("valid config with %u rules", c->rules ? c->rules->nr_rules : 0);
 	for (i = 0; i < c->rules->nr_rules; i++) {
-		const struct sluice_rule *r = &c->rules->rules[i];
+		const struct weir_rule *r = &c->rules->rules[i];
 
-		if (!c->rules->names[i][0] || r->nr_limits < 1 || r->nr_limits > SLUICE_MAX_LIMITS)
+		if (!c->rules->names[i][0] || r->nr_limits < 1 || r->nr_limits > WEIR_MAX_LIMITS)
 			FAIL("rule %u: name \"%.32s\", %u limits", i, c->rules->names[i],
 			     r->nr_limits);
 		for (li = 0; li < r->nr_limits; li++)
@@ -88,8 +88,8 @@ static void check_cfg(const struct wr_cfg *c)
 	for (j = 0; j < c->nr_deny; j++)
 		if (c->deny[j].plen > (c->deny[j].family == 4 ? 32u : 128u))
 			FAIL("deny %d: /%u", j, c->deny[j].plen);
-	if (c->event_lines > 10000 || c->shed.nr_signals > SLUICE_MAX_SIGNALS ||
-	    c->shed.default_class > SLUICE_MAX_CLASS || !(c->capacity.reserve < 1))
+	if (c->event_lines > 10000 || c->shed.nr_signals > WEIR_MAX_SIGNALS ||
+	    c->shed.default_class > WEIR_MAX_CLASS || !(c->capacity.reserve < 1))
 		FAIL("events %u signals %d default class %d reserve %g", c->event_lines,
 		     c->shed.nr_signals, c->shed.default_class, c->capacity.reserve);
 }

@@ -2,7 +2,7 @@
 /*
  * libFuzzer target: the packet parser, the rule matcher, bucket keys and the
  * GCRA meter, compiled for the host from the very headers the BPF object is
- * built from (sluice_parse.h, sluice_limiter.h).
+ * built from (weir_parse.h, weir_limiter.h).
  *
  * Input: CTL_LEN control bytes (a rule, a limit, where the linear head of
  * the frame ends), then the frame. Each check aborts with a message naming
@@ -23,9 +23,9 @@
 #include <string.h>
 #include <linux/types.h>
 
-#include "sluice.h"
-#include "sluice_parse.h"
-#include "sluice_limiter.h"
+#include "weir.h"
+#include "weir_parse.h"
+#include "weir_limiter.h"
 
 /* Control bytes in front of the frame. */
 #define CTL_LEN 40
@@ -263,26 +263,26 @@ static int prefix_equal(const __u32 *a, const __u32 *b, unsigned int plen)
 }
 
 /* The README's matching rules, written out again. */
-static int ref_match(const struct sluice_rule *r, const struct wr_pkt *p)
+static int ref_match(const struct weir_rule *r, const struct wr_pkt *p)
 {
 	int ports = p->flags & WR_PKT_PORTS, l4 = p->flags & WR_PKT_L4;
 
 	if ((p->flags & WR_PKT_ND) &&
-	    !((r->match & SLUICE_M_ICMPTYPE) && r->icmp_type == p->icmp_type))
+	    !((r->match & WEIR_M_ICMPTYPE) && r->icmp_type == p->icmp_type))
 		return 0;
-	if ((r->match & SLUICE_M_FAMILY) && r->family != p->family)
+	if ((r->match & WEIR_M_FAMILY) && r->family != p->family)
 		return 0;
-	if ((r->match & SLUICE_M_PROTO) && r->proto != p->proto)
+	if ((r->match & WEIR_M_PROTO) && r->proto != p->proto)
 		return 0;
-	if ((r->match & SLUICE_M_DPORT) &&
+	if ((r->match & WEIR_M_DPORT) &&
 	    !(ports && r->dport_lo <= p->dport && p->dport <= r->dport_hi))
 		return 0;
-	if ((r->match & SLUICE_M_SRC) && !prefix_equal(p->saddr, r->src_net, r->src_plen))
+	if ((r->match & WEIR_M_SRC) && !prefix_equal(p->saddr, r->src_net, r->src_plen))
 		return 0;
-	if ((r->match & SLUICE_M_TCPFLAGS) &&
+	if ((r->match & WEIR_M_TCPFLAGS) &&
 	    !(p->proto == 6 && l4 && (p->tcp_flags & r->tcp_mask) == r->tcp_value))
 		return 0;
-	if ((r->match & SLUICE_M_ICMPTYPE) &&
+	if ((r->match & WEIR_M_ICMPTYPE) &&
 	    !((p->proto == 1 || p->proto == 58) && l4 && p->icmp_type == r->icmp_type))
 		return 0;
 	return 1;
@@ -300,7 +300,7 @@ static void ref_mask(unsigned int plen, __u32 *m)
 }
 
 /* A rule as `rule add` would build it, from control bytes. */
-static void make_rule(const __u8 *c, struct sluice_rule *r)
+static void make_rule(const __u8 *c, struct weir_rule *r)
 {
 	__u32 m[4];
 	int w;
@@ -322,8 +322,8 @@ static void make_rule(const __u8 *c, struct sluice_rule *r)
 	r->tcp_value = c[9] & c[8];
 	r->icmp_type = c[10];
 	/* a source prefix implies its family, as in `rule add src CIDR` */
-	if (r->match & SLUICE_M_SRC)
-		r->match |= SLUICE_M_FAMILY;
+	if (r->match & WEIR_M_SRC)
+		r->match |= WEIR_M_FAMILY;
 	r->src_plen = c[11] % (r->family == 4 ? 33 : 129);
 	memcpy(r->src_net, c + 12, 16);
 	if (r->family == 4)
@@ -339,11 +339,11 @@ static void make_rule(const __u8 *c, struct sluice_rule *r)
 	}
 }
 
-static void make_limit(const __u8 *c, struct sluice_limit *l)
+static void make_limit(const __u8 *c, struct weir_limit *l)
 {
 	memset(l, 0, sizeof(*l));
 	l->cost = c[0] & 1;
-	l->key = SLUICE_KEY_SRC;
+	l->key = WEIR_KEY_SRC;
 	l->plen4 = c[1] % 33;
 	l->plen6 = c[2] % 129;
 	/* a rate of 1 .. 2^40 per second and a burst of 1 .. 2^24 */
@@ -355,10 +355,10 @@ static void make_limit(const __u8 *c, struct sluice_limit *l)
 	wr_limit_set_masks(l);
 }
 
-static void check_key(const struct sluice_rule *r, const struct sluice_limit *l,
+static void check_key(const struct weir_rule *r, const struct weir_limit *l,
 		      const struct wr_pkt *p)
 {
-	struct sluice_key k;
+	struct weir_key k;
 	__u32 m[4], want[4];
 	unsigned int plen = p->family == 4 ? l->plen4 : l->plen6;
 	int w;
@@ -380,7 +380,7 @@ static void check_key(const struct sluice_rule *r, const struct sluice_limit *l,
  * their total fits the burst (in whole units of the rounded cost), and not
  * one more; every TAT stays within tolerance of now.
  */
-static void check_gcra(const struct sluice_limit *l, const struct wr_pkt *p)
+static void check_gcra(const struct weir_limit *l, const struct wr_pkt *p)
 {
 	const __u64 now = 1000ULL * WR_NSEC_PER_SEC;
 	__u32 cost = wr_limit_cost(l, p);
@@ -405,7 +405,7 @@ static void check_gcra(const struct sluice_limit *l, const struct wr_pkt *p)
 		     "admitted %llu, want %llu", (unsigned long long)l->rate,
 		     (unsigned long long)l->burst, l->cost, cost, (unsigned long long)admitted,
 		     (unsigned long long)want);
-	if (l->cost == SLUICE_COST_PKT && l->burst <= 70 && admitted != l->burst)
+	if (l->cost == WEIR_COST_PKT && l->burst <= 70 && admitted != l->burst)
 		FAIL("gcra: packet burst %llu admitted %llu", (unsigned long long)l->burst,
 		     (unsigned long long)admitted);
 }
@@ -413,8 +413,8 @@ static void check_gcra(const struct sluice_limit *l, const struct wr_pkt *p)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct wr_pkt p, q, ref;
-	struct sluice_rule r;
-	struct sluice_limit l;
+	struct weir_rule r;
+	struct weir_limit l;
 	const __u8 *frame;
 	size_t n, linear, l2;
 	int res, rres, cres;

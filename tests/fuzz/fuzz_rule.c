@@ -1,20 +1,20 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * libFuzzer target: wr_rule_parse(), the parser behind `sluice rule add`
+ * libFuzzer target: wr_rule_parse(), the parser behind `weir rule add`
  * and every rule of the config file. The input is split into words at
  * spaces, newlines and NULs (argv[0] is NAME). A rule it accepts must be
  * one the data path can run (every limit with a usable interval and
  * tolerance, masks matching prefix lengths, a source network without host
  * bits), and what `rule list` prints for it must parse back to the very
- * same struct sluice_rule.
+ * same struct weir_rule.
  */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "sluice_user.h"
-#include "sluice_limiter.h"
+#include "weir_user.h"
+#include "weir_limiter.h"
 
 struct wr_opts opts = { .root = "/nonexistent" };
 
@@ -46,27 +46,27 @@ static int split(char *s, size_t n, char **w)
 	return argc;
 }
 
-static void check_rule(const struct sluice_rule *r, const char *name)
+static void check_rule(const struct weir_rule *r, const char *name)
 {
 	__u32 w, li, m;
 
-	if (!name[0] || strlen(name) >= SLUICE_NAME_LEN)
+	if (!name[0] || strlen(name) >= WEIR_NAME_LEN)
 		FAIL("rule name \"%s\"", name);
-	if (r->nr_limits < 1 || r->nr_limits > SLUICE_MAX_LIMITS)
+	if (r->nr_limits < 1 || r->nr_limits > WEIR_MAX_LIMITS)
 		FAIL("%u limits", r->nr_limits);
-	if (r->action != SLUICE_ACT_DROP && r->action != SLUICE_ACT_DRYRUN)
+	if (r->action != WEIR_ACT_DROP && r->action != WEIR_ACT_DRYRUN)
 		FAIL("action %u", r->action);
-	if (r->class > SLUICE_MAX_CLASS)
+	if (r->class > WEIR_MAX_CLASS)
 		FAIL("class %u", r->class);
-	if ((r->match & SLUICE_M_DPORT) && r->dport_lo > r->dport_hi)
+	if ((r->match & WEIR_M_DPORT) && r->dport_lo > r->dport_hi)
 		FAIL("dport %u-%u", r->dport_lo, r->dport_hi);
-	if ((r->match & SLUICE_M_TCPFLAGS) && ((r->tcp_value & r->tcp_mask) != r->tcp_value ||
+	if ((r->match & WEIR_M_TCPFLAGS) && ((r->tcp_value & r->tcp_mask) != r->tcp_value ||
 					      !r->tcp_mask))
 		FAIL("tcp-flags %#x/%#x", r->tcp_value, r->tcp_mask);
-	if ((r->match & (SLUICE_M_SRC | SLUICE_M_FAMILY)) && r->family != 4 && r->family != 6)
+	if ((r->match & (WEIR_M_SRC | WEIR_M_FAMILY)) && r->family != 4 && r->family != 6)
 		FAIL("family %u", r->family);
-	if (r->match & SLUICE_M_SRC) {
-		if (!(r->match & SLUICE_M_FAMILY) || r->src_plen > (r->family == 4 ? 32 : 128))
+	if (r->match & WEIR_M_SRC) {
+		if (!(r->match & WEIR_M_FAMILY) || r->src_plen > (r->family == 4 ? 32 : 128))
 			FAIL("src /%u without its family", r->src_plen);
 		for (w = 0; w < 4; w++) {
 			m = r->family == 4 ? (w ? 0 : wr_prefix_word(r->src_plen, 0))
@@ -77,7 +77,7 @@ static void check_rule(const struct sluice_rule *r, const char *name)
 		}
 	}
 	for (li = 0; li < r->nr_limits; li++) {
-		const struct sluice_limit *l = &r->limits[li];
+		const struct weir_limit *l = &r->limits[li];
 
 		if (l->plen4 > 32 || l->plen6 > 128 || l->mask4 != wr_prefix_word(l->plen4, 0))
 			FAIL("limit %u: key /%u /%u mask4 %08x", li, l->plen4, l->plen6, l->mask4);
@@ -85,10 +85,10 @@ static void check_rule(const struct sluice_rule *r, const char *name)
 			if (l->mask6[w] != wr_prefix_word(l->plen6, w))
 				FAIL("limit %u: mask6 word %u", li, w);
 
-		if (l->algo > SLUICE_ALGO_CONNS || l->key > SLUICE_KEY_ALL ||
-		    l->cost > SLUICE_COST_BYTE)
+		if (l->algo > WEIR_ALGO_CONNS || l->key > WEIR_KEY_ALL ||
+		    l->cost > WEIR_COST_BYTE)
 			FAIL("limit %u: algo %u key %u cost %u", li, l->algo, l->key, l->cost);
-		if (l->algo == SLUICE_ALGO_CONNS) {
+		if (l->algo == WEIR_ALGO_CONNS) {
 			if (!l->rate)
 				FAIL("limit %u: conns 0", li);
 			continue;
@@ -104,10 +104,10 @@ static void check_rule(const struct sluice_rule *r, const char *name)
 	}
 }
 
-/* What `sluice rule list` prints for r, as text. */
-static char *print_rule(const struct sluice_rule *r, const char *name)
+/* What `weir rule list` prints for r, as text. */
+static char *print_rule(const struct weir_rule *r, const char *name)
 {
-	static struct sluice_ruleset rs;
+	static struct weir_ruleset rs;
 	FILE *saved = stdout, *mem;
 	char *buf = NULL;
 	size_t len = 0;
@@ -115,7 +115,7 @@ static char *print_rule(const struct sluice_rule *r, const char *name)
 	memset(&rs, 0, sizeof(rs));
 	rs.nr_rules = 1;
 	rs.rules[0] = *r;
-	snprintf(rs.names[0], SLUICE_NAME_LEN, "%s", name);
+	snprintf(rs.names[0], WEIR_NAME_LEN, "%s", name);
 	mem = open_memstream(&buf, &len);
 	if (!mem)
 		abort();
@@ -128,9 +128,9 @@ static char *print_rule(const struct sluice_rule *r, const char *name)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t n)
 {
-	char *s, *text, *w[MAX_WORDS], *w2[MAX_WORDS], name[SLUICE_NAME_LEN] = "";
-	char name2[SLUICE_NAME_LEN] = "";
-	struct sluice_rule r, r2;
+	char *s, *text, *w[MAX_WORDS], *w2[MAX_WORDS], name[WEIR_NAME_LEN] = "";
+	char name2[WEIR_NAME_LEN] = "";
+	struct weir_rule r, r2;
 	struct wr_perr pe;
 	int argc, argc2, err;
 
@@ -161,7 +161,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t n)
 
 		while (off < sizeof(r) && a[off] == b[off])
 			off++;
-		FAIL("rule does not read back the same (struct sluice_rule differs from byte %zu: "
+		FAIL("rule does not read back the same (struct weir_rule differs from byte %zu: "
 		     "%#x, read back %#x):\n  printed:   %s  read back: %s", off,
 		     off < sizeof(r) ? a[off] : 0, off < sizeof(r) ? b[off] : 0,
 		     print_rule(&r, name), print_rule(&r2, name2));

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-# make bench: sluice against the floor, nftables and iptables, side by side.
+# make bench: weir against the floor, nftables and iptables, side by side.
 #
 #   tools/bench/bench.sh [--smoke] [--out FILE] [--stages LIST] [--rounds N]
 #
@@ -8,13 +8,13 @@
 #   cost      bpf_prog_test_run cost per path, the pieces, tracked keys, bytes
 #             per key (build/bench/progcost)
 #   flood     CPU per packet of a fixed flood over veth into each candidate:
-#             no filter, bare XDP_DROP (the floor), sluice (clock auto and precise
+#             no filter, bare XDP_DROP (the floor), weir (clock auto and precise
 #             clock), an nftables netdev meter, iptables hashlimit (raw);
 #             three traffic shapes, candidates alternated over rounds
-#   scale     sluice's in-program time (bpf_stats) and CPU per packet against
+#   scale     weir's in-program time (bpf_stats) and CPU per packet against
 #             1k .. 4M tracked keys, next to the floor
 #   accuracy  admitted against burst + rate x time at 10, 1k and 100k pps for
-#             10 s, sent from both CPUs, for sluice, nftables and hashlimit
+#             10 s, sent from both CPUs, for weir, nftables and hashlimit
 #   service   TCP request/response rate to a server behind each filter while
 #             a UDP + SYN flood rises
 #   synflood  real clients connecting under a spoofed SYN flood at rising
@@ -40,7 +40,7 @@ set -u
 cd "$(dirname "$0")/../.."
 BUILD=${BUILD:-build}
 case $BUILD in /*) ;; *) BUILD=$PWD/$BUILD ;; esac
-export SLUICE="$BUILD/sluice" BUILD
+export WEIR="$BUILD/weir" BUILD
 . tests/lib.sh
 
 SMOKE=0
@@ -76,12 +76,12 @@ for t in jq nft iptables-legacy ip6tables-legacy nsenter taskset bpftool; do
 		exit 1
 	fi
 done
-for b in sluice bench/trivial.bpf.o bench/progcost bench/vstats bench/wrflood bench/wrrr bench/xdp_pass.bpf.o \
+for b in weir bench/trivial.bpf.o bench/progcost bench/vstats bench/wrflood bench/wrrr bench/xdp_pass.bpf.o \
 	bench/xdp_unspoof.bpf.o bench/fleetkeys wrgen wrserve wrconn; do
 	[ -e "$BUILD/$b" ] || { echo "bench: $BUILD/$b is missing (make bench-build)" >&2; exit 1; }
 done
 
-TMP=$(mktemp -d "${TMPDIR:-/var/tmp}/sluice-bench.XXXXXX")
+TMP=$(mktemp -d "${TMPDIR:-/var/tmp}/weir-bench.XXXXXX")
 STATS_WAS=$(cat /proc/sys/kernel/bpf_stats_enabled)
 declare -A PIDS=()
 finish() {
@@ -122,11 +122,11 @@ calc() { awk "BEGIN { x = $1; print x }"; }
 #   candidate i: receiver 198.18.(10+i).1/24 and 2001:db8:ff0i::1/64 on
 #   r<c><pid>; the generator's end g<c><pid> holds .2 / ::2.
 CANDS=(fl no wr sc nf ht)
-declare -A CNAME=([fl]="bare XDP_DROP (floor)" [no]="no filter" [wr]="sluice"
-	[sc]="sluice, clock precise" [nf]="nftables netdev meter" [ht]="iptables hashlimit (raw)")
+declare -A CNAME=([fl]="bare XDP_DROP (floor)" [no]="no filter" [wr]="weir"
+	[sc]="weir, clock precise" [nf]="nftables netdev meter" [ht]="iptables hashlimit (raw)")
 declare -A NS=() RIF=() GIF=() RMAC=() GMAC=() DST4=() DST6=() SRC4=() ROOT=()
 GEN=""
-WR_KEYS=8388608		# sluice (clock auto): the flood's 1M keys, the scale stage's 4M
+WR_KEYS=8388608		# weir (clock auto): the flood's 1M keys, the scale stage's 4M
 SC_KEYS=2097152
 
 topo_up() {
@@ -182,11 +182,11 @@ topo_up() {
 		i=$((i + 1))
 	done
 }
-wrc() { local c=$1; shift; in_ns "${NS[$c]}" "$SLUICE" --bpffs "${ROOT[$c]}" "$@"; }
+wrc() { local c=$1; shift; in_ns "${NS[$c]}" "$WEIR" --bpffs "${ROOT[$c]}" "$@"; }
 nft_in() { in_ns "${NS[$1]}" nft "${@:2}"; }
 ipt_in() { in_ns "${NS[$1]}" iptables-legacy "${@:2}"; }
 ip6t_in() { in_ns "${NS[$1]}" ip6tables-legacy "${@:2}"; }
-# Drop every sluice rule of candidate c.
+# Drop every weir rule of candidate c.
 wr_clear() {
 	local r
 	for r in $(wrc "$1" -j rule list | jq -r '.rules[]?.name // empty' 2>/dev/null); do
@@ -226,18 +226,18 @@ stage_cost() {
 	say "== cost: bpf_prog_test_run (progcost)"
 	"$BUILD/bench/progcost" "${args[@]}" >"$TMP/progcost.md" || return 1
 	"$BUILD/bench/vstats" --json >"$TMP/vstats.json" || return 1
-	SLUICE_FEATURES_OFF=bpf_loop "$BUILD/bench/vstats" --json >"$TMP/vstats-noloop.json" || return 1
+	WEIR_FEATURES_OFF=bpf_loop "$BUILD/bench/vstats" --json >"$TMP/vstats-noloop.json" || return 1
 	local pj=$TMP/progcost.json
 	{
 		echo "## 1. Program cost (bpf_prog_test_run)"
 		echo
-		echo "ns per packet of sluice's XDP program on a crafted 64-byte UDP packet"
+		echo "ns per packet of weir's XDP program on a crafted 64-byte UDP packet"
 		echo "(86 bytes for IPv6), next to the trivial XDP_DROP program measured in the"
 		echo "same rounds, under each clock the data path offers: \`clock auto\`, the"
 		echo "default (the jiffies clock, and \`bpf_ktime_get_ns\` only for rules whose"
 		echo "limits need it; the rules here carry the flags the controller would give"
 		echo "them), \`clock precise\` and \`clock coarse\`. Each instance is set up as"
-		echo "the loader sets sluice up (wr_state's hash seed and set count written,"
+		echo "the loader sets weir up (wr_state's hash seed and set count written,"
 		echo "the jiffies clock's offset measured). \"Over trivial\" is the program's"
 		echo "own cost. Source: \`build/bench/progcost\`."
 		echo
@@ -261,7 +261,7 @@ stage_cost() {
 		echo "Zen, as on the VM of earlier runs) every return in the kernel goes through"
 		echo "a thunk and each call costs about 20 ns before it does anything; what the"
 		echo "JIT inlines (array and per-CPU lookups, \`bpf_jiffies64\`) is nearly free"
-		echo "either way. The set-associative lookup is sluice's per-source lookup"
+		echo "either way. The set-associative lookup is weir's per-source lookup"
 		echo "(wr_state): the key's hash, the array lookup of its set, the key compared"
 		echo "with each way's, the TAT's compare-and-swap; the hash map pieces are the"
 		echo "kernel's maps with the same key, for comparison."
@@ -416,7 +416,7 @@ flood_bpf_stats() {
 	echo "$STATS_WAS" >/proc/sys/kernel/bpf_stats_enabled
 }
 
-# perf profile of one sluice flood: the top symbols on the flood CPU.
+# perf profile of one weir flood: the top symbols on the flood CPU.
 flood_profile() {
 	local s=$1
 	command -v perf >/dev/null || return 0
@@ -516,15 +516,15 @@ flood_report() {
 		nf=$(awk -v s="$s" '$1 == s && $2 == "nf" { print $4 }' "$TMP/flood_med.txt")
 		ht=$(awk -v s="$s" '$1 == s && $2 == "ht" { print $4 }' "$TMP/flood_med.txt")
 		echo
-		printf 'sluice marginal / nftables marginal: **%s**; / hashlimit: **%s**.' \
+		printf 'weir marginal / nftables marginal: **%s**; / hashlimit: **%s**.' \
 			"$(fmt "$(calc "$wr / $nf")" '%.2f')" "$(fmt "$(calc "$wr / $ht")" '%.2f')"
 		prog=$(awk -v s="$s" '$1 == s { printf "%s%s %.0f ns", (n++ ? ", " : ""),
-			($2 == "fl" ? "floor" : $2 == "wr" ? "sluice" : "sluice precise"), $3 }' \
+			($2 == "fl" ? "floor" : $2 == "wr" ? "weir" : "weir precise"), $3 }' \
 			"$TMP/flood_prog.tsv")
 		echo " In-program time (bpf_stats run_time_ns / run_cnt, one extra run): $prog."
 		echo
 		if [ -s "$TMP/perf-$s.txt" ]; then
-			echo "Where the flood's time goes under sluice (\`perf record -e"
+			echo "Where the flood's time goes under weir (\`perf record -e"
 			echo "cpu-clock\` of the generator, whose context runs the receiver too;"
 			echo "top symbols):"
 			echo
@@ -553,7 +553,7 @@ stage_scale() {
 	[ $SMOKE -eq 1 ] && SCALE_KEYS="1024 4096" SCALE_ROUNDS=1
 	cnt=1048576
 	[ $SMOKE -eq 1 ] && cnt=20000
-	say "== scale: sluice against tracked keys (bpf_stats)"
+	say "== scale: weir against tracked keys (bpf_stats)"
 	topo_up || return 1
 	wr_clear wr
 	: >"$TMP/scale.tsv"
@@ -602,14 +602,14 @@ scale_report() {
 	echo
 	echo "The flood of stage 2 from N IPv6 sources (one /64 each) in a scattered"
 	echo "order, each source under its limit, after one warm-up pass that creates"
-	echo "every key; sluice keeps $([ $SMOKE -eq 1 ] && echo 65536 || echo $WR_KEYS) keys."
+	echo "every key; weir keeps $([ $SMOKE -eq 1 ] && echo 65536 || echo $WR_KEYS) keys."
 	echo "In-program time from bpf_stats"
 	echo "(run_time_ns / run_cnt, which adds its own clock reads to both programs);"
 	echo "CPU per packet as in stage 2 (the admitted packets' trip to the stack"
 	echo "is in it). $SCALE_ROUNDS rounds alternated with the floor, median."
 	echo
-	echo "| tracked keys | sluice in program ns | floor in program ns | over the floor |" \
-		"sluice CPU ns/packet | floor CPU ns/packet |"
+	echo "| tracked keys | weir in program ns | floor in program ns | over the floor |" \
+		"weir CPU ns/packet | floor CPU ns/packet |"
 	echo "|---:|---:|---:|---:|---:|---:|"
 	for n in $SCALE_KEYS; do
 		fp=$(scale_med "$n" fl 3)
@@ -777,7 +777,7 @@ SVC_LEVELS="0 100000 300000 1000000 2000000 max"
 SVC_SECS=2
 SVC_SETTLE=0.5
 SVC_PORT=8080
-# No filter, nftables, sluice, and the floor: what veth and an XDP program
+# No filter, nftables, weir, and the floor: what veth and an XDP program
 # that drops the spoofed range and nothing else cost the host at that rate,
 # the best any filter can do.
 SVC_CANDS="no nf wr fl"
@@ -914,7 +914,7 @@ svc_report() {
 	echo "flood is received where the service runs; the generator has cpu$GENCPU to"
 	echo "itself; each receiving veth has one queue, so the client's packets wait in"
 	echo "the same ring as the flood's. Limits: SYNs 2k/s per rule, 100/s burst 200 per"
-	echo "source; UDP 10k/s per rule, 100/s per source (sluice and nftables alike)."
+	echo "source; UDP 10k/s per rule, 100/s per source (weir and nftables alike)."
 	echo "\"Reached XDP\" is what the receiver took off the ring; the rest of what was"
 	echo "sent overflowed it. Read the table for where each candidate falls off:"
 	echo "once the ring overflows the client waits for TCP retransmission timeouts,"
@@ -923,9 +923,9 @@ svc_report() {
 	echo "busy stops the host vCPU from halting between requests, and a halted vCPU"
 	echo "takes tens of microseconds to wake. One run, one round."
 	echo
-	echo "| flood (offered pps) | no filter req/s | nftables req/s | sluice req/s |" \
+	echo "| flood (offered pps) | no filter req/s | nftables req/s | weir req/s |" \
 		"XDP drop of the spoofed range req/s |" \
-		"flood sent / reached XDP (kpps): none; nft; sluice; XDP drop |"
+		"flood sent / reached XDP (kpps): none; nft; weir; XDP drop |"
 	echo "|---|---:|---:|---:|---:|---|"
 	for level in $SVC_LEVELS; do
 		printf '| %s |' "$([ "$level" = 0 ] && echo "none" || echo "$level")"
@@ -965,7 +965,7 @@ stage_fleet() {
 # after a retransmission or not at all, and the median and 90th percentile
 # of their time to connect. One row per rate and candidate in synflood.tsv:
 #   rate cand clients first_syn retransmitted failed median_ms p90_ms kept_pps
-# and the SYN-ACKs sluice sent per rate in synflood_sent.tsv (rate sent).
+# and the SYN-ACKs weir sent per rate in synflood_sent.tsv (rate sent).
 SYNFLOOD_CLIENTS=${SYNFLOOD_CLIENTS:-200}
 stage_synflood() {
 	local rates="10000 40000 100000" n=$SYNFLOOD_CLIENTS r out c line sent
@@ -1006,7 +1006,7 @@ stage_synflood() {
 		echo "1 s fits, the next at 3 s does not), while tools/wrgen sends spoofed SYNs"
 		echo "from 198.18.128.0/17 to the same port; $n clients per candidate and rate."
 		echo "Candidates: the kernel's own cookies alone (net.ipv4.tcp_syncookies = 2,"
-		echo "no sluice); the floor, a bare XDP program that drops the spoofed range"
+		echo "no weir); the floor, a bare XDP program that drops the spoofed range"
 		echo "(a filter that knows the flood); a rule-wide SYN limit of 100 pps"
 		echo "(\`action drop\`); the same rule with \`action cookie\`. \"First SYN\": the"
 		echo "connection was up without the SYN being sent again; the time to connect"
@@ -1019,7 +1019,7 @@ stage_synflood() {
 			"median ms | p90 ms |"
 		echo "|---|---|---:|---:|---:|---:|---:|"
 		awk -F'\t' '
-			BEGIN { nm["kernel"] = "kernel cookies, no sluice"
+			BEGIN { nm["kernel"] = "kernel cookies, no weir"
 				nm["floor"] = "bare XDP drop of the spoofed range (floor)"
 				nm["drop"] = "rule-wide SYN limit, action drop"
 				nm["cookie"] = "rule-wide SYN limit, action cookie" }
@@ -1028,7 +1028,7 @@ stage_synflood() {
 				$1, $9, nm[$2], $4, $3, $3 ? 100 * $4 / $3 : 0, $5, $6, t($7), t($8) }
 		' "$TMP/synflood.tsv"
 		echo
-		printf 'SYN-ACKs sluice sent (action cookie), per rate:'
+		printf 'SYN-ACKs weir sent (action cookie), per rate:'
 		awk -F'\t' '{ printf " %s pps: %s;", $1, $2 }' "$TMP/synflood_sent.tsv" | sed 's/;$/./'
 		echo
 		echo

@@ -21,7 +21,7 @@ set -u
 cd "$(dirname "$0")/../.."
 BUILD=${BUILD:-build}
 case $BUILD in /*) ;; *) BUILD=$PWD/$BUILD ;; esac
-export SLUICE="$BUILD/sluice" BUILD
+export WEIR="$BUILD/weir" BUILD
 . tests/lib.sh
 OUT_TSV=$1
 SMOKE=0 LOAD_ONLY=0 LOAD_KEYS=""
@@ -36,7 +36,7 @@ while [ $# -gt 0 ]; do
 	shift
 done
 SLGEN=$BUILD/wrgen
-TMP=$(mktemp -d "${TMPDIR:-/var/tmp}/sluice-fleetbench.XXXXXX")
+TMP=$(mktemp -d "${TMPDIR:-/var/tmp}/weir-fleetbench.XXXXXX")
 . tests/fleet_lib.sh
 trap 'fleet_down; cleanup; rm -rf "$TMP"' EXIT
 say() { printf '%s\n' "$*" >&2; }
@@ -56,7 +56,7 @@ evalsha_calls() { rcli info commandstats | tr -d '\r' | sed -n 's/^cmdstat_evals
 start_fleet() {
 	local n=$1 i
 	stop_daemons
-	for r in "${ROOTS_H[@]}"; do "$SLUICE" --bpffs "$r" detach all >/dev/null 2>&1; done
+	for r in "${ROOTS_H[@]}"; do "$WEIR" --bpffs "$r" detach all >/dev/null 2>&1; done
 	INTERVAL_MS=$2
 	STALE_MS=$(($2 * 4 > 600 ? $2 * 4 : 600))
 	for i in $(seq "$n"); do

@@ -3,15 +3,15 @@
  * fleetkeys: N hot keys of a fleet limit, made without traffic, for the
  * benchmark's fleet stage (how the daemon's sync scales with hot keys).
  *
- * For rule RULE's limit 0 (per source, scope fleet) in the sluice pinned
+ * For rule RULE's limit 0 (per source, scope fleet) in the weir pinned
  * under --bpffs, every --interval-ms each of N sources 198.18.96.0 + i gets
  * its bucket half spent (claimed in wr_state as the data path claims ways,
- * include/sluice_state.h) and the interval's charge at the limit's rate more
+ * include/weir_state.h) and the interval's charge at the limit's rate more
  * in wr_fleet_use (a batched update), as the data path would for a source
  * sending at the limit: every key is hot, so every sync sends every key.
  * Stops after --duration seconds.
  *
- * N may be more than wr_fleet_use holds (SLUICE_FLEET_KEYS, an LRU): the
+ * N may be more than wr_fleet_use holds (WEIR_FLEET_KEYS, an LRU): the
  * map then keeps the keys charged last, as it does on a host with more hot
  * sources than that, and the sync follows those.
  *
@@ -23,9 +23,9 @@
 
 #define TOOL_NAME "fleetkeys"
 #include "../toolutil.h"
-#include "sluice.h"
-#include "sluice_limiter.h"
-#include "sluice_state.h"
+#include "weir.h"
+#include "weir_limiter.h"
+#include "weir_state.h"
 
 /* Sources 198.18.96.0 and up: 100000 of them stay within 198.18.0.0/15. */
 #define FLEETKEYS_BASE	0xc6126000u
@@ -56,12 +56,12 @@ int main(int argc, char **argv)
 	const char *root = NULL, *rule = NULL;
 	uint64_t nkeys = 0, interval_ms = 100;
 	double duration = 0;
-	struct sluice_ruleset *rs = calloc(1, sizeof(*rs));
-	struct sluice_config cfg;
-	struct sluice_key *keys;
-	struct sluice_fleet_use *use;
-	const struct sluice_limit *l = NULL;
-	struct sluice_set *sets;
+	struct weir_ruleset *rs = calloc(1, sizeof(*rs));
+	struct weir_config cfg;
+	struct weir_key *keys;
+	struct weir_fleet_use *use;
+	const struct weir_limit *l = NULL;
+	struct weir_set *sets;
 	struct bpf_map_info info = {};
 	__u32 ilen = sizeof(info), zero = 0, uid = 0, i;
 	int c, cfd, rfd, sfd, ufd;
@@ -93,12 +93,12 @@ int main(int argc, char **argv)
 	if (bpf_map_lookup_elem(cfd, &zero, &cfg) ||
 	    bpf_map_lookup_elem(rfd, &cfg.active, rs))
 		fail("cannot read the live rule set: %s", strerror(errno));
-	for (i = 0; i < rs->nr_rules && i < SLUICE_MAX_RULES; i++)
-		if (!strncmp(rs->names[i], rule, SLUICE_NAME_LEN)) {
+	for (i = 0; i < rs->nr_rules && i < WEIR_MAX_RULES; i++)
+		if (!strncmp(rs->names[i], rule, WEIR_NAME_LEN)) {
 			uid = rs->rules[i].uid;
 			l = &rs->rules[i].limits[0];
 		}
-	if (!l || !l->fleet || l->key != SLUICE_KEY_SRC || l->algo != SLUICE_ALGO_GCRA)
+	if (!l || !l->fleet || l->key != WEIR_KEY_SRC || l->algo != WEIR_ALGO_GCRA)
 		fail("rule %s has no per-source fleet token bucket as its first limit", rule);
 	if (bpf_obj_get_info_by_fd(sfd, &info, &ilen))
 		fail("wr_state: %s", strerror(errno));
@@ -125,9 +125,9 @@ int main(int argc, char **argv)
 		LIBBPF_OPTS(bpf_map_batch_opts, o);
 
 		for (i = 0; i < nkeys; i++) {
-			struct sluice_set *set = &sets[wr_state_set(wr_key_hash(&keys[i], cfg.state_seed),
+			struct weir_set *set = &sets[wr_state_set(wr_key_hash(&keys[i], cfg.state_seed),
 							       cfg.state_sets)];
-			struct sluice_way *w, *victim;
+			struct weir_way *w, *victim;
 			__u64 seen, tat = t + l->tolerance / 2 + inc;
 
 			w = state_scan(set, &keys[i], &victim, &seen);

@@ -26,7 +26,7 @@ if (have(dir . "/rules.dat")) {
 
 if (have(dir . "/keys_e2e.dat") || have(dir . "/keys_tr.dat")) {
 	set output out . "/bench-keys.png"
-	set title "sluice's cost against tracked keys (existing keys, scattered order)"
+	set title "weir's cost against tracked keys (existing keys, scattered order)"
 	set xlabel "tracked keys"
 	set ylabel "ns per packet over the floor"
 	set logscale x 2
@@ -77,10 +77,10 @@ if (have(dir . "/acc.dat")) {
 	set ylabel "error (%)"
 	set yrange [*:*]
 	set key top right
-	plot dir . "/acc.dat" using 2:xtic(1) title "sluice" lc rgb "#1f77b4", \
+	plot dir . "/acc.dat" using 2:xtic(1) title "weir" lc rgb "#1f77b4", \
 	     "" using 3 title "nftables" lc rgb "#ff7f0e", \
 	     "" using 4 title "iptables hashlimit" lc rgb "#2ca02c", \
-	     "" using 5 title "sluice, clock coarse" lc rgb "#9467bd"
+	     "" using 5 title "weir, clock coarse" lc rgb "#9467bd"
 }
 
 if (have(dir . "/svc.dat")) {
@@ -92,6 +92,6 @@ if (have(dir . "/svc.dat")) {
 	set key top right maxrows 2 width -2
 	plot dir . "/svc.dat" using 2:xtic(1) title "no filter" lc rgb "#999999", \
 	     "" using 3 title "nftables" lc rgb "#ff7f0e", \
-	     "" using 4 title "sluice" lc rgb "#1f77b4", \
+	     "" using 4 title "weir" lc rgb "#1f77b4", \
 	     "" using 5 title "XDP drop of the spoofed range (floor)" lc rgb "#2ca02c"
 }

@@ -2,17 +2,17 @@
 /*
  * What the pieces of a limiter cost on this machine: each program is the
  * trivial XDP_DROP plus one thing (a clock read, a hash lookup, a call...).
- * progcost runs them in the same rounds as the trivial program and sluice,
+ * progcost runs them in the same rounds as the trivial program and weir,
  * so the difference to the trivial program is that one thing's cost.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
-#include "sluice.h"
-#include "sluice_limiter.h"
+#include "weir.h"
+#include "weir_limiter.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
-/* Same sizes as struct sluice_key and struct sluice_state. */
+/* Same sizes as struct weir_key and struct weir_state. */
 struct pkey {
 	__u32 w[6];
 };
@@ -37,7 +37,7 @@ struct {
 } p_hash SEC(".maps");
 
 /*
- * wr_state's layout: sets of SLUICE_WAYS ways in an array. progcost puts
+ * wr_state's layout: sets of WEIR_WAYS ways in an array. progcost puts
  * the hit key (set_key() below) in the last way of its set and keys of the
  * same rule and limit in the others, so a lookup compares as many words as
  * the data path's longest hit does.
@@ -47,7 +47,7 @@ struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, P_SETS);
 	__type(key, __u32);
-	__type(value, struct sluice_set);
+	__type(value, struct weir_set);
 } p_sets SEC(".maps");
 
 /* The set hash's seed, written by progcost: a variable, as wr_config's is. */
@@ -135,22 +135,22 @@ int p_hash_lookup(struct xdp_md *ctx)
 	return XDP_DROP;
 }
 
-/* sluice's per-source lookup: hash the key, look its set up, find its way, CAS the TAT. */
+/* weir's per-source lookup: hash the key, look its set up, find its way, CAS the TAT. */
 SEC("xdp")
 int p_set_cas(struct xdp_md *ctx)
 {
 	/* 198.18.0.2 (network order on a little-endian host) of rule 1, limit 0. */
-	struct sluice_key k = { .uid = 1, .family = 4, .plen = 32, .addr = { 0x020012c6 } };
+	struct weir_key k = { .uid = 1, .family = 4, .plen = 32, .addr = { 0x020012c6 } };
 	const __u64 *kw = (const __u64 *)&k;
-	struct sluice_set *set;
+	struct weir_set *set;
 	__u32 idx, i;
 
 	idx = wr_state_set(wr_key_hash(&k, p_seed), P_SETS);
 	set = bpf_map_lookup_elem(&p_sets, &idx);
 	if (!set)
 		return XDP_DROP;
-	for (i = 0; i < SLUICE_WAYS; i++) {
-		struct sluice_way *w = &set->way[i];
+	for (i = 0; i < WEIR_WAYS; i++) {
+		struct weir_way *w = &set->way[i];
 		__u64 *ww = (__u64 *)&w->key;
 
 		if (*(volatile __u64 *)&ww[0] == kw[0] && ww[1] == kw[1] && ww[2] == kw[2]) {
@@ -163,7 +163,7 @@ int p_set_cas(struct xdp_md *ctx)
 	return XDP_DROP;
 }
 
-/* The lookup plus the compare-and-swap sluice did on the bucket when wr_state was an LRU hash. */
+/* The lookup plus the compare-and-swap weir did on the bucket when wr_state was an LRU hash. */
 SEC("xdp")
 int p_lru_cas(struct xdp_md *ctx)
 {
@@ -178,7 +178,7 @@ int p_lru_cas(struct xdp_md *ctx)
 	return XDP_DROP;
 }
 
-/* Four per-CPU counter increments, as sluice counts a packet. */
+/* Four per-CPU counter increments, as weir counts a packet. */
 SEC("xdp")
 int p_counters(struct xdp_md *ctx)
 {

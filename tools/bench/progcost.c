@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * progcost: what the sluice data path costs per packet, measured with
+ * progcost: what the weir data path costs per packet, measured with
  * bpf_prog_test_run next to a trivial XDP_DROP program in the same run.
  *
  * Four tables, each the median of --rounds rounds, the candidates of a
@@ -18,11 +18,11 @@
  *  - tracked keys: an existing key picked at random among 1k .. 4M keys
  *    (one run per packet, IPv6 /64 keys), the cache-cold case;
  *  - memory: bytes per tracked key from the table's own accounting
- *    (memlock in fdinfo), next to the kernel's hash maps holding sluice's
+ *    (memlock in fdinfo), next to the kernel's hash maps holding weir's
  *    key and bucket.
  *
- * Every instance is set up as the loader sets up sluice: wr_state sized in
- * sets of SLUICE_WAYS ways, wr_config's set hash seed and set count
+ * Every instance is set up as the loader sets up weir: wr_state sized in
+ * sets of WEIR_WAYS ways, wr_config's set hash seed and set count
  * written before any packet, and the jiffies clock's offset measured for
  * the clocks that read it. Tables are filled by writing wr_state directly,
  * each key in the set the data path's hash picks for it.
@@ -45,10 +45,10 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-#include "sluice.h"
-#include "sluice_limiter.h"
-#include "sluice_cookie.h"
-#include "sluice.skel.h"
+#include "weir.h"
+#include "weir_limiter.h"
+#include "weir_cookie.h"
+#include "weir.skel.h"
 #include "../../user/kernel_features.h"
 #include "../rand.h"
 #include "trivial.skel.h"
@@ -65,7 +65,7 @@
 #define FILL_UID	0x7fffffffu
 /* How long the jiffies clock's offset is sampled after load: several 4 ms ticks. */
 #define CLOCK_SYNC_NS	(15ULL * 1000000ULL)
-/* A frame for sluice_clock_sync: any content of at least 14 bytes. */
+/* A frame for weir_clock_sync: any content of at least 14 bytes. */
 #define SYNC_LEN	64
 /* Destination port the measured rule matches; the others take 10000 + i. */
 #define BENCH_PORT	9000
@@ -89,9 +89,9 @@ static const struct {
 	const char *key;
 	__u32 mode;
 } clocks[NCLK] = {
-	{ "auto", SLUICE_CLOCK_AUTO },
-	{ "precise", SLUICE_CLOCK_PRECISE },
-	{ "coarse", SLUICE_CLOCK_COARSE },
+	{ "auto", WEIR_CLOCK_AUTO },
+	{ "precise", WEIR_CLOCK_PRECISE },
+	{ "coarse", WEIR_CLOCK_COARSE },
 };
 
 enum path {
@@ -187,10 +187,10 @@ static unsigned long scale_keys[] = { 1024, 65536, 1048576, 4194304 };
 #define NSCALE (sizeof(scale_keys) / sizeof(scale_keys[0]))
 
 struct inst {
-	struct sluice *skel;
+	struct weir *skel;
 	int prog, state, rulesets, config, agg, global, fleet_use;
 	__u32 uid;		/* next rule uid */
-	__u32 sets;		/* wr_state's sets: keys / SLUICE_WAYS */
+	__u32 sets;		/* wr_state's sets: keys / WEIR_WAYS */
 	__u64 seed;		/* wr_config.state_seed */
 	/* fill_table's keys: X of 2001:db8:X::/64, or of IPv4 source X. */
 	__u32 *keys;
@@ -201,7 +201,7 @@ struct lim {
 	__u64 rate, burst;
 	__u8 key, plen4, plen6;
 	__u32 period_ms;	/* 0: per second */
-	__u8 fleet;		/* scope fleet: sluice_limit.fleet 1 (in step, no fallback) */
+	__u8 fleet;		/* scope fleet: weir_limit.fleet 1 (in step, no fallback) */
 };
 
 static unsigned long rounds = 5, repeat = 200000, distinct = 20000;
@@ -267,7 +267,7 @@ static void build_tcp4(__u8 *p, __u8 flags, __u32 seq, __u32 ack)
 {
 	static const __u8 opts[20] = { 2, 4, 0x05, 0xb4, 4, 2, 8, 10, 1, 2, 3, 4, 0, 0, 0, 0,
 				       1, 3, 3, 7 };
-	__u32 len = flags & SLUICE_TCP_SYN ? SYN4_LEN : ACK4_LEN;
+	__u32 len = flags & WEIR_TCP_SYN ? SYN4_LEN : ACK4_LEN;
 	__u8 *t = p + 34;
 
 	build_udp4(p, SRC4, BENCH_PORT);
@@ -285,7 +285,7 @@ static void build_tcp4(__u8 *p, __u8 flags, __u32 seq, __u32 ack)
 	t[13] = flags;
 	t[14] = 0xff;
 	t[15] = 0xff;
-	if (flags & SLUICE_TCP_SYN)
+	if (flags & WEIR_TCP_SYN)
 		memcpy(t + 20, opts, sizeof(opts));
 	fix_csums4(p, len);
 }
@@ -395,20 +395,20 @@ static double run_random(int fd, int fam, const __u32 *keys, unsigned long nkeys
 	return total / n;
 }
 
-static void fill_limit(struct sluice_limit *l, const struct lim *s, __u16 agg_slot)
+static void fill_limit(struct weir_limit *l, const struct lim *s, __u16 agg_slot)
 {
 	memset(l, 0, sizeof(*l));
 	l->rate = s->rate;
 	l->burst = s->burst;
 	l->key = s->key;
-	l->cost = SLUICE_COST_PKT;
+	l->cost = WEIR_COST_PKT;
 	l->plen4 = s->plen4;
 	l->plen6 = s->plen6;
 	l->agg_slot = agg_slot;
 	l->fleet = s->fleet;
 	l->period_ms = s->period_ms ? s->period_ms : 1000;
 	l->interval_fp = wr_gcra_interval_per(s->rate, l->period_ms);
-	l->tolerance = wr_gcra_tolerance(l->interval_fp, s->burst, SLUICE_COST_PKT);
+	l->tolerance = wr_gcra_tolerance(l->interval_fp, s->burst, WEIR_COST_PKT);
 	wr_limit_set_masks(l);
 }
 
@@ -422,32 +422,32 @@ static void fill_limit(struct sluice_limit *l, const struct lim *s, __u16 agg_sl
  */
 static int set_rules(struct inst *in, __u32 nr, const struct lim *lims, __u32 nlims)
 {
-	static struct sluice_ruleset rs;
-	static const struct lim open = { OPEN_RATE, OPEN_RATE, SLUICE_KEY_SRC, 32, 64, 0 };
-	struct sluice_config cfg;
-	struct sluice_state zero_st = {};
+	static struct weir_ruleset rs;
+	static const struct lim open = { OPEN_RATE, OPEN_RATE, WEIR_KEY_SRC, 32, 64, 0 };
+	struct weir_config cfg;
+	struct weir_state zero_st = {};
 	__u32 zero = 0, i, li;
 
 	memset(&rs, 0, sizeof(rs));
 	rs.nr_rules = nr;
 	for (i = 0; i < nr; i++) {
-		struct sluice_rule *r = &rs.rules[i];
+		struct weir_rule *r = &rs.rules[i];
 		bool last = i == nr - 1;
 		__u32 n = last ? nlims : 1;
 
-		snprintf(rs.names[i], SLUICE_NAME_LEN, "bench%u", i);
+		snprintf(rs.names[i], WEIR_NAME_LEN, "bench%u", i);
 		r->uid = in->uid++;
 		r->slot = i;
 		r->nr_limits = n;
-		r->match = SLUICE_M_PROTO | SLUICE_M_DPORT;
+		r->match = WEIR_M_PROTO | WEIR_M_DPORT;
 		r->proto = 17;
 		r->dport_lo = r->dport_hi = last ? BENCH_PORT : 10000 + i;
 		for (li = 0; li < n; li++) {
-			__u32 slot = i * SLUICE_MAX_LIMITS + li;
+			__u32 slot = i * WEIR_MAX_LIMITS + li;
 
 			fill_limit(&r->limits[li], last ? &lims[li] : &open, slot);
 			if (wr_limit_needs_precise(&r->limits[li], tick_ns))
-				r->flags |= SLUICE_RF_PRECISE;
+				r->flags |= WEIR_RF_PRECISE;
 			if (bpf_map_update_elem(in->agg, &slot, &zero_st, 0))
 				return -errno;
 		}
@@ -476,11 +476,11 @@ static __u64 mono_ns(void);
  */
 static int set_cookie_rule(struct inst *in, __u32 front)
 {
-	static const struct lim one = { 1, 1, SLUICE_KEY_ALL, 0, 0, 0 };
-	static struct sluice_ruleset rs;
-	struct sluice_config cfg;
-	struct sluice_ck_dst k = { .addr = { BENCH_PORT }, .slot = front, .family = 0x80 | 4 };
-	struct sluice_rule *r = &rs.rules[front];
+	static const struct lim one = { 1, 1, WEIR_KEY_ALL, 0, 0, 0 };
+	static struct weir_ruleset rs;
+	struct weir_config cfg;
+	struct weir_ck_dst k = { .addr = { BENCH_PORT }, .slot = front, .family = 0x80 | 4 };
+	struct weir_rule *r = &rs.rules[front];
 	__u32 zero = 0, i;
 	__u64 now;
 
@@ -488,36 +488,36 @@ static int set_cookie_rule(struct inst *in, __u32 front)
 	rs.nr_rules = front + 1;
 	rs.cookie_rules = 1;
 	for (i = 0; i < front; i++) {
-		struct sluice_rule *o = &rs.rules[i];
+		struct weir_rule *o = &rs.rules[i];
 
-		snprintf(rs.names[i], SLUICE_NAME_LEN, "other%u", i);
+		snprintf(rs.names[i], WEIR_NAME_LEN, "other%u", i);
 		o->uid = in->uid++;
 		o->slot = i;
-		o->match = SLUICE_M_PROTO | SLUICE_M_DPORT;
+		o->match = WEIR_M_PROTO | WEIR_M_DPORT;
 		o->proto = 6;
 		o->dport_lo = o->dport_hi = BENCH_PORT + 1 + i;
-		o->action = SLUICE_ACT_DROP;
+		o->action = WEIR_ACT_DROP;
 	}
-	snprintf(rs.names[front], SLUICE_NAME_LEN, "cookie");
+	snprintf(rs.names[front], WEIR_NAME_LEN, "cookie");
 	r->slot = front;
 	r->uid = in->uid++;
 	r->nr_limits = 1;
-	r->match = SLUICE_M_PROTO | SLUICE_M_DPORT | SLUICE_M_TCPFLAGS;
+	r->match = WEIR_M_PROTO | WEIR_M_DPORT | WEIR_M_TCPFLAGS;
 	r->proto = 6;
 	r->dport_lo = r->dport_hi = BENCH_PORT;
-	r->tcp_mask = SLUICE_TCP_SYN | SLUICE_TCP_ACK;
-	r->tcp_value = SLUICE_TCP_SYN;
-	r->action = SLUICE_ACT_COOKIE;
-	r->cookie = SLUICE_COOKIE_ALWAYS;
+	r->tcp_mask = WEIR_TCP_SYN | WEIR_TCP_ACK;
+	r->tcp_value = WEIR_TCP_SYN;
+	r->action = WEIR_ACT_COOKIE;
+	r->cookie = WEIR_COOKIE_ALWAYS;
 	fill_limit(&r->limits[0], &one, 0);
 	r->ck_rate = r->ckd_rate = 1000000000;
 	r->ck_interval_fp = r->ckd_interval_fp = wr_gcra_interval_per(OPEN_RATE, 1000);
 	r->ck_tolerance = r->ckd_tolerance = wr_gcra_tolerance(r->ck_interval_fp, OPEN_RATE,
-							       SLUICE_COST_PKT);
+							       WEIR_COST_PKT);
 	if (bpf_map_lookup_elem(in->config, &zero, &cfg))
 		return -errno;
 	cfg.next_uid = in->uid;
-	cfg.cookie_flags = SLUICE_CK_TS | SLUICE_CK_SACK | SLUICE_CK_WSCALE;
+	cfg.cookie_flags = WEIR_CK_TS | WEIR_CK_SACK | WEIR_CK_WSCALE;
 	cfg.cookie_wscale = 7;
 	now = mono_ns();
 	/* As the controller commits a set: with its rule index. */
@@ -530,7 +530,7 @@ static int set_cookie_rule(struct inst *in, __u32 front)
 }
 
 /*
- * An ACK answering a SYN-ACK sluice just made (run once, its sequence
+ * An ACK answering a SYN-ACK weir just made (run once, its sequence
  * number read back) into pkt: a cookie the kernel's check finds valid for
  * the listener main() opened on BENCH_PORT. 0 or -1.
  */
@@ -541,11 +541,11 @@ static int cookie_ack(struct inst *in)
 		    .data_out = out, .data_size_out = sizeof(out), .repeat = 1);
 	__u32 cookie;
 
-	build_tcp4(pkt, SLUICE_TCP_SYN, SYN_ISN, 0);
+	build_tcp4(pkt, WEIR_TCP_SYN, SYN_ISN, 0);
 	if (bpf_prog_test_run_opts(in->prog, &o) || o.retval != XDP_TX)
 		return -1;
 	cookie = (__u32)out[38] << 24 | (__u32)out[39] << 16 | (__u32)out[40] << 8 | out[41];
-	build_tcp4(pkt, SLUICE_TCP_ACK, SYN_ISN + 1, cookie + 1);
+	build_tcp4(pkt, WEIR_TCP_ACK, SYN_ISN + 1, cookie + 1);
 	return 0;
 }
 
@@ -559,7 +559,7 @@ static __u64 mono_ns(void)
 
 /*
  * Measure the jiffies clock's offset, as the loader does after writing the
- * config: sluice_clock_sync keeps the smallest ktime - jiffies x tick it
+ * config: weir_clock_sync keeps the smallest ktime - jiffies x tick it
  * sees, which is the offset once a run has landed just after a tick.
  * Without it the coarse clock falls back to bpf_ktime_get_coarse_ns, and
  * the figures would be that clock's.
@@ -568,9 +568,9 @@ static int clock_sync(struct inst *in)
 {
 	static __u8 frame[SYNC_LEN];
 	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = frame, .data_size_in = sizeof(frame));
-	int fd = bpf_program__fd(in->skel->progs.sluice_clock_sync);
+	int fd = bpf_program__fd(in->skel->progs.weir_clock_sync);
 	__u64 end = mono_ns() + CLOCK_SYNC_NS;
-	struct sluice_config cfg;
+	struct weir_config cfg;
 	__u32 zero = 0;
 
 	do {
@@ -583,7 +583,7 @@ static int clock_sync(struct inst *in)
 }
 
 /*
- * A private sluice with `keys` ways of per-source state under a clock,
+ * A private weir with `keys` ways of per-source state under a clock,
  * initialised as the loader initialises it: wr_config holds wr_state's
  * set count and a random nonzero seed (without them every per-source
  * lookup is an internal fault, and fail-open hides it), and the clocks
@@ -591,14 +591,14 @@ static int clock_sync(struct inst *in)
  */
 static int open_inst(struct inst *in, int clock, unsigned long keys)
 {
-	struct sluice_config cfg = {};
+	struct weir_config cfg = {};
 	struct bpf_map *map;
 	__u32 zero = 0;
 	char why[256];
 	int err;
 
 	memset(in, 0, sizeof(*in));
-	in->sets = keys / SLUICE_WAYS ? keys / SLUICE_WAYS : 1;
+	in->sets = keys / WEIR_WAYS ? keys / WEIR_WAYS : 1;
 	in->skel = wr_open_for_kernel(NULL, NULL, why, sizeof(why));
 	if (!in->skel) {
 		fprintf(stderr, "progcost: %s\n", why);
@@ -608,12 +608,12 @@ static int open_inst(struct inst *in, int clock, unsigned long keys)
 		bpf_map__set_pin_path(map, NULL);
 	bpf_map__set_max_entries(in->skel->maps.wr_state, in->sets);
 	in->skel->rodata->clock_mode = clocks[clock].mode;
-	err = sluice__load(in->skel);
+	err = weir__load(in->skel);
 	if (!err)
 		err = wr_cookie_progs_fill(in->skel);
 	if (err)
 		return err;
-	in->prog = bpf_program__fd(in->skel->progs.sluice_xdp);
+	in->prog = bpf_program__fd(in->skel->progs.weir_xdp);
 	in->state = bpf_map__fd(in->skel->maps.wr_state);
 	in->rulesets = bpf_map__fd(in->skel->maps.wr_rulesets);
 	in->config = bpf_map__fd(in->skel->maps.wr_config);
@@ -632,7 +632,7 @@ static int open_inst(struct inst *in, int clock, unsigned long keys)
 	if (bpf_map_update_elem(in->config, &zero, &cfg, 0))
 		return -errno;
 	/* As for the loader, no reason to stop: the figures are then the fallback's. */
-	if (clocks[clock].mode != SLUICE_CLOCK_PRECISE) {
+	if (clocks[clock].mode != WEIR_CLOCK_PRECISE) {
 		err = clock_sync(in);
 		if (err)
 			fprintf(stderr, "progcost: cannot measure the jiffies clock's offset (%s): "
@@ -643,7 +643,7 @@ static int open_inst(struct inst *in, int clock, unsigned long keys)
 }
 
 /* The key of IPv4 source a (host order) under limit 0 of rule uid, as the data path makes it. */
-static void key4(struct sluice_key *k, __u32 uid, __u32 a)
+static void key4(struct weir_key *k, __u32 uid, __u32 a)
 {
 	memset(k, 0, sizeof(*k));
 	k->uid = uid;
@@ -653,7 +653,7 @@ static void key4(struct sluice_key *k, __u32 uid, __u32 a)
 }
 
 /* The key of 2001:db8:w1::/64 under limit 0 of rule uid, as the data path makes it. */
-static void key6(struct sluice_key *k, __u32 uid, __u32 w1)
+static void key6(struct weir_key *k, __u32 uid, __u32 w1)
 {
 	memset(k, 0, sizeof(*k));
 	k->uid = uid;
@@ -664,7 +664,7 @@ static void key6(struct sluice_key *k, __u32 uid, __u32 w1)
 }
 
 /* A key fill_table puts in: IPv6 /64 2001:db8:X::/64, or IPv4 source X (fam 4). */
-static void fill_key(struct sluice_key *k, int fam, __u32 uid, __u32 x)
+static void fill_key(struct weir_key *k, int fam, __u32 uid, __u32 x)
 {
 	if (fam == 4)
 		key4(k, uid, x);
@@ -672,7 +672,7 @@ static void fill_key(struct sluice_key *k, int fam, __u32 uid, __u32 x)
 		key6(k, uid, x);
 }
 
-static __u32 key_set(const struct inst *in, const struct sluice_key *k)
+static __u32 key_set(const struct inst *in, const struct weir_key *k)
 {
 	return wr_state_set(wr_key_hash(k, in->seed), in->sets);
 }
@@ -690,13 +690,13 @@ static __u32 key_set(const struct inst *in, const struct sluice_key *k)
 static int fill_table(struct inst *in, __u32 uid, __u64 tat, int fam)
 {
 	const unsigned long chunk = 16384;
-	unsigned long nways = (unsigned long)in->sets * SLUICE_WAYS, placed = 0, s, j;
+	unsigned long nways = (unsigned long)in->sets * WEIR_WAYS, placed = 0, s, j;
 	__u8 *used = calloc(in->sets, 1);
-	struct sluice_set *vals = calloc(chunk, sizeof(*vals));
+	struct weir_set *vals = calloc(chunk, sizeof(*vals));
 	__u32 *idx = calloc(chunk, sizeof(*idx)), w1 = fam == 4 ? COLD4_BASE : SRC6_W1;
-	/* Way w of set s holds key ways[s * SLUICE_WAYS + w]; 0: left empty. */
+	/* Way w of set s holds key ways[s * WEIR_WAYS + w]; 0: left empty. */
 	__u32 *ways = calloc(nways, sizeof(*ways));
-	struct sluice_key k;
+	struct weir_key k;
 	int err = 0;
 
 	free(in->keys);
@@ -715,8 +715,8 @@ static int fill_table(struct inst *in, __u32 uid, __u64 tat, int fam)
 		}
 		fill_key(&k, fam, uid, w1);
 		s = key_set(in, &k);
-		if (used[s] < SLUICE_WAYS) {
-			ways[s * SLUICE_WAYS + used[s]++] = w1;
+		if (used[s] < WEIR_WAYS) {
+			ways[s * WEIR_WAYS + used[s]++] = w1;
 			in->keys[placed++] = w1;
 		}
 		w1++;
@@ -730,12 +730,12 @@ static int fill_table(struct inst *in, __u32 uid, __u64 tat, int fam)
 			int w;
 
 			idx[j] = s + j;
-			for (w = 0; w < SLUICE_WAYS; w++) {
-				struct sluice_way *way = &vals[j].way[w];
+			for (w = 0; w < WEIR_WAYS; w++) {
+				struct weir_way *way = &vals[j].way[w];
 
-				if (!ways[(s + j) * SLUICE_WAYS + w])
+				if (!ways[(s + j) * WEIR_WAYS + w])
 					continue;
-				fill_key(&way->key, fam, uid, ways[(s + j) * SLUICE_WAYS + w]);
+				fill_key(&way->key, fam, uid, ways[(s + j) * WEIR_WAYS + w]);
 				way->st.tat = tat;
 			}
 		}
@@ -760,8 +760,8 @@ static double present_share(const struct inst *in, __u32 uid, int fam)
 {
 	unsigned long nways = in->nkeys;
 	unsigned long i, hit = 0, step = nways > 4096 ? nways / 4096 : 1, tried = 0;
-	struct sluice_set set;
-	struct sluice_key k;
+	struct weir_set set;
+	struct weir_key k;
 	__u32 s;
 	int w;
 
@@ -770,7 +770,7 @@ static double present_share(const struct inst *in, __u32 uid, int fam)
 		s = key_set(in, &k);
 		if (bpf_map_lookup_elem(in->state, &s, &set))
 			continue;
-		for (w = 0; w < SLUICE_WAYS; w++)
+		for (w = 0; w < WEIR_WAYS; w++)
 			if (!memcmp(&set.way[w].key, &k, sizeof(k))) {
 				hit++;
 				break;
@@ -779,15 +779,15 @@ static double present_share(const struct inst *in, __u32 uid, int fam)
 	return (double)hit / tried;
 }
 
-/* A counter of the data path (wr_global, enum sluice_global), summed over CPUs. */
+/* A counter of the data path (wr_global, enum weir_global), summed over CPUs. */
 static long long global_count(const struct inst *in, __u32 idx)
 {
 	int ncpu = libbpf_num_possible_cpus(), c;
-	struct sluice_globals *v;
+	struct weir_globals *v;
 	long long sum = 0;
 	__u32 zero = 0;
 
-	if (ncpu <= 0 || idx >= SLUICE_G_MAX)
+	if (ncpu <= 0 || idx >= WEIR_G_MAX)
 		return -1;
 	v = calloc(ncpu, sizeof(*v));
 	if (!v)
@@ -821,7 +821,7 @@ static long long memlock(int fd)
 /* memlock per entry of a kernel map of this type, key and value size, entries. */
 static double kernel_map_bytes(enum bpf_map_type type, unsigned long entries)
 {
-	int fd = bpf_map_create(type, NULL, sizeof(struct sluice_key), sizeof(struct sluice_state),
+	int fd = bpf_map_create(type, NULL, sizeof(struct weir_key), sizeof(struct weir_state),
 				entries, NULL);
 	double b;
 
@@ -882,18 +882,18 @@ static struct inst *two_inst;
 
 static double run_path(struct inst *in, int p, unsigned long round)
 {
-	static const struct lim open = { OPEN_RATE, OPEN_RATE, SLUICE_KEY_SRC, 32, 64 };
-	static const struct lim tight = { 1, 1, SLUICE_KEY_SRC, 32, 64 };
+	static const struct lim open = { OPEN_RATE, OPEN_RATE, WEIR_KEY_SRC, 32, 64 };
+	static const struct lim tight = { 1, 1, WEIR_KEY_SRC, 32, 64 };
 	static const struct lim four[4] = {
-		{ OPEN_RATE, OPEN_RATE, SLUICE_KEY_SRC, 32, 64 },
-		{ OPEN_RATE, OPEN_RATE, SLUICE_KEY_SRC, 24, 48 },
-		{ OPEN_RATE, OPEN_RATE, SLUICE_KEY_SRC, 16, 32 },
-		{ OPEN_RATE, OPEN_RATE, SLUICE_KEY_ALL, 0, 0 },
+		{ OPEN_RATE, OPEN_RATE, WEIR_KEY_SRC, 32, 64 },
+		{ OPEN_RATE, OPEN_RATE, WEIR_KEY_SRC, 24, 48 },
+		{ OPEN_RATE, OPEN_RATE, WEIR_KEY_SRC, 16, 32 },
+		{ OPEN_RATE, OPEN_RATE, WEIR_KEY_ALL, 0, 0 },
 	};
 	/* Rule-wide 1 pps burst 1: the first packet takes it, every later one is refused. */
 	static const struct lim spoof[2] = {
-		{ 1, 1, SLUICE_KEY_ALL, 0, 0 },
-		{ OPEN_RATE, OPEN_RATE, SLUICE_KEY_SRC, 32, 64 },
+		{ 1, 1, WEIR_KEY_ALL, 0, 0 },
+		{ OPEN_RATE, OPEN_RATE, WEIR_KEY_SRC, 32, 64 },
 	};
 	/*
 	 * One packet an hour, burst 2: a new key's first packet is admitted and
@@ -901,9 +901,9 @@ static double run_path(struct inst *in, int p, unsigned long round)
 	 * stay limiting, like the ways fill_table put there: a full table of
 	 * buckets that evicting forgets a charge of, round after round.
 	 */
-	static const struct lim slow = { 1, 2, SLUICE_KEY_SRC, 32, 64, 3600000 };
+	static const struct lim slow = { 1, 2, WEIR_KEY_SRC, 32, 64, 3600000 };
 	__u32 len = PKT4_LEN;
-	struct sluice_key k;
+	struct weir_key k;
 	int err = 0;
 
 	if (p == P_COOKIE_SYN || p == P_COOKIE_ACK || p == P_COOKIE_ACK64) {
@@ -911,7 +911,7 @@ static double run_path(struct inst *in, int p, unsigned long round)
 			return -1;
 		if (p != P_COOKIE_SYN)
 			return cookie_ack(in) ? -1 : run_same(in->prog, ACK4_LEN, distinct, XDP_PASS);
-		build_tcp4(pkt, SLUICE_TCP_SYN, SYN_ISN, 0);
+		build_tcp4(pkt, WEIR_TCP_SYN, SYN_ISN, 0);
 		return run_same(in->prog, SYN4_LEN, distinct, XDP_TX);
 	}
 
@@ -924,8 +924,8 @@ static double run_path(struct inst *in, int p, unsigned long round)
 		err = set_rules(in, 1, &open, 1);
 		break;
 	case P_FLEET: {
-		static const struct lim fleet = { OPEN_RATE, OPEN_RATE, SLUICE_KEY_SRC, 32, 64, 0, 1 };
-		struct sluice_fleet_use u = {};
+		static const struct lim fleet = { OPEN_RATE, OPEN_RATE, WEIR_KEY_SRC, 32, 64, 0, 1 };
+		struct weir_fleet_use u = {};
 		double ns;
 
 		err = set_rules(in, 1, &fleet, 1);
@@ -1010,7 +1010,7 @@ static void usage(FILE *f)
 {
 	fprintf(f, "Usage: progcost [--rounds N] [--repeat N] [--distinct N] [--max-keys N]\n"
 		   "                [--json FILE]\n"
-		   "  ns per packet of sluice's data path next to a trivial XDP_DROP\n"
+		   "  ns per packet of weir's data path next to a trivial XDP_DROP\n"
 		   "  (bpf_prog_test_run), the pieces it is made of, the cost against\n"
 		   "  tracked keys (up to --max-keys, default 4194304) and bytes per key.\n");
 }
@@ -1136,8 +1136,8 @@ int main(int argc, char **argv)
 		__u32 hk[6] = { 1, 2, 3, 4, 5, 6 };
 		__u64 hv[3] = {};
 		/* The set-associative piece's key: 198.18.0.2 of rule 1, limit 0. */
-		struct sluice_key sk = { .uid = 1, .family = 4, .plen = 32 };
-		static struct sluice_set set;
+		struct weir_key sk = { .uid = 1, .family = 4, .plen = 32 };
+		static struct weir_set set;
 		__u32 idx;
 		int w;
 
@@ -1149,9 +1149,9 @@ int main(int argc, char **argv)
 		idx = wr_state_set(wr_key_hash(&sk, prims->bss->p_seed),
 				   bpf_map__max_entries(prims->maps.p_sets));
 		/* Other sources of the same rule before it: every way compares two words. */
-		for (w = 0; w < SLUICE_WAYS; w++) {
+		for (w = 0; w < WEIR_WAYS; w++) {
 			set.way[w].key = sk;
-			set.way[w].key.addr[0] = htonl(SRC4 + (w < SLUICE_WAYS - 1 ? 1 + w : 0));
+			set.way[w].key.addr[0] = htonl(SRC4 + (w < WEIR_WAYS - 1 ? 1 + w : 0));
 		}
 		for (p = 0; p < NPRIM; p++)
 			prim_fd[p] = bpf_program__fd(pp[p]);
@@ -1166,7 +1166,7 @@ int main(int argc, char **argv)
 	for (k = 0; k < NCLK; k++) {
 		err = open_inst(&clk[k], k, FULL_KEYS);
 		if (err) {
-			fprintf(stderr, "progcost: cannot load sluice (clock %s): %s\n",
+			fprintf(stderr, "progcost: cannot load weir (clock %s): %s\n",
 				clocks[k].key, strerror(-err));
 			err = 1;
 			goto out;
@@ -1196,7 +1196,7 @@ int main(int argc, char **argv)
 	 * this one is what inserting costs, not where the set was).
 	 */
 	{
-		static const struct lim open = { OPEN_RATE, OPEN_RATE, SLUICE_KEY_SRC, 32, 64 };
+		static const struct lim open = { OPEN_RATE, OPEN_RATE, WEIR_KEY_SRC, 32, 64 };
 
 		err = open_inst(&cold, CLK_AUTO, FULL_KEYS);
 		if (!err)
@@ -1211,7 +1211,7 @@ int main(int argc, char **argv)
 		}
 	}
 	for (i = 0; i < NSCALE && scale_keys[i] <= max_keys; i++, nscale++) {
-		static const struct lim open = { OPEN_RATE, OPEN_RATE, SLUICE_KEY_SRC, 32, 64 };
+		static const struct lim open = { OPEN_RATE, OPEN_RATE, WEIR_KEY_SRC, 32, 64 };
 		unsigned long n = scale_keys[i];
 
 		/* As many ways as keys, each holding one: the table the loader makes for n keys. */
@@ -1225,9 +1225,9 @@ int main(int argc, char **argv)
 			err = 1;
 			goto out;
 		}
-		/* The map's own accounting, per way: the key sluice can track per way. */
-		bytes_state[i] = (double)memlock(sc[i].state) / ((double)sc[i].sets * SLUICE_WAYS);
-		/* The kernel's hash maps holding sluice's key and bucket, n of them. */
+		/* The map's own accounting, per way: the key weir can track per way. */
+		bytes_state[i] = (double)memlock(sc[i].state) / ((double)sc[i].sets * WEIR_WAYS);
+		/* The kernel's hash maps holding weir's key and bucket, n of them. */
 		bytes_lru[i] = kernel_map_bytes(BPF_MAP_TYPE_LRU_HASH, n);
 		bytes_hash[i] = kernel_map_bytes(BPF_MAP_TYPE_HASH, n);
 	}
@@ -1283,7 +1283,7 @@ int main(int argc, char **argv)
 	 */
 	for (k = 0; k <= NCLK + (int)nscale; k++) {
 		struct inst *in = k < NCLK ? &clk[k] : k == NCLK ? &cold : &sc[k - NCLK - 1];
-		long long faults = global_count(in, SLUICE_G_FAULT);
+		long long faults = global_count(in, WEIR_G_FAULT);
 
 		if (faults != 0) {
 			fprintf(stderr, "progcost: the data path counted %lld internal faults "
@@ -1355,7 +1355,7 @@ int main(int argc, char **argv)
 	       "ways (%d sets of %d), every one holding a bucket that is still limiting before "
 	       "the first round, and each new key's bucket is left limiting too, so every new "
 	       "key evicts a limiting bucket.\n\n", rounds, repeat, distinct, FULL_KEYS,
-	       FULL_KEYS / SLUICE_WAYS, SLUICE_WAYS);
+	       FULL_KEYS / WEIR_WAYS, WEIR_WAYS);
 
 	printf("| path (clock auto) | over trivial: min | median | max |\n|---|---:|---:|---:|\n");
 	for (p = 0; p < NROWS; p++)
@@ -1391,7 +1391,7 @@ int main(int argc, char **argv)
 	printf("\n");
 
 	printf("| tracked keys | ns per packet | over trivial | keys still present | "
-	       "bytes per key (sluice table) | kernel LRU hash | kernel hash |\n"
+	       "bytes per key (weir table) | kernel LRU hash | kernel hash |\n"
 	       "|---:|---:|---:|---:|---:|---:|---:|\n");
 	for (k = 0; k < (int)nscale; k++)
 		printf("| %lu | %.0f | %+.0f | %.1f%% | %.1f | %.1f | %.1f |\n", scale_keys[k],
@@ -1405,10 +1405,10 @@ int main(int argc, char **argv)
 	       "key: memlock of the table (fdinfo) / its ways (sets x %d); a way is %zu bytes "
 	       "(key %zu, bucket %zu, window end %zu), the rest is the array's own. The kernel "
 	       "maps: memlock / max_entries of a BPF hash map (LRU and plain) of as many "
-	       "entries, with sluice's key (%zu bytes) and bucket (%zu).\n",
-	       distinct, m_triv6, SLUICE_WAYS, sizeof(struct sluice_way),
-	       sizeof(struct sluice_key), sizeof(struct sluice_state), sizeof(__u64),
-	       sizeof(struct sluice_key), sizeof(struct sluice_state));
+	       "entries, with weir's key (%zu bytes) and bucket (%zu).\n",
+	       distinct, m_triv6, WEIR_WAYS, sizeof(struct weir_way),
+	       sizeof(struct weir_key), sizeof(struct weir_state), sizeof(__u64),
+	       sizeof(struct weir_key), sizeof(struct weir_state));
 
 	if (json_path) {
 		js = fopen(json_path, "w");
@@ -1448,24 +1448,24 @@ int main(int argc, char **argv)
 				    "\"present\": %.4f, \"bytes_per_key\": %.1f, \"lru_hash\": %.1f, "
 				    "\"hash\": %.1f}", k ? ", " : "", scale_keys[k], sc[k].sets,
 				m_scale[k], present[k], bytes_state[k], bytes_lru[k], bytes_hash[k]);
-		/* way_bytes: sluice's per key; payload_bytes: the kernel maps' key and value. */
+		/* way_bytes: weir's per key; payload_bytes: the kernel maps' key and value. */
 		fprintf(js, "],\n \"ways\": %d, \"full_table_keys\": %d, \"way_bytes\": %zu, "
-			    "\"payload_bytes\": %zu}\n", SLUICE_WAYS, FULL_KEYS,
-			sizeof(struct sluice_way),
-			sizeof(struct sluice_key) + sizeof(struct sluice_state));
+			    "\"payload_bytes\": %zu}\n", WEIR_WAYS, FULL_KEYS,
+			sizeof(struct weir_way),
+			sizeof(struct weir_key) + sizeof(struct weir_state));
 		fclose(js);
 	}
 	err = 0;
 out:
 	for (k = 0; k < NCLK; k++) {
-		sluice__destroy(clk[k].skel);
+		weir__destroy(clk[k].skel);
 		free(clk[k].keys);
 	}
 	for (i = 0; i < NSCALE; i++) {
-		sluice__destroy(sc[i].skel);
+		weir__destroy(sc[i].skel);
 		free(sc[i].keys);
 	}
-	sluice__destroy(cold.skel);
+	weir__destroy(cold.skel);
 	free(cold.keys);
 	prims__destroy(prims);
 	trivial__destroy(triv_skel);

@@ -70,7 +70,7 @@ synflood_target() {
 
 # The service target from svc.tsv (cand level req/s ...): at each flood rate
 # where the floor (fl, the bare XDP drop of the spoofed range) keeps any
-# service (at least 1% of its unattacked rate), sluice's share of its own
+# service (at least 1% of its unattacked rate), weir's share of its own
 # unattacked rate over the floor's share, the worst of them judged.
 svc_target() {
 	local per worst measured
@@ -85,7 +85,7 @@ svc_target() {
 			printf "%s\t%s\t%.4f\t%.0f\t%.0f\n", l, kept, kept ? s / f : -1,
 				v[l, "wr"], v[l, "fl"] } }' "$TMP/svc.tsv")
 	if [ -z "$per" ]; then
-		row "$1" "no flood rate measured for both sluice and the floor" ""
+		row "$1" "no flood rate measured for both weir and the floor" ""
 		return
 	fi
 	worst=$(awk -F'\t' '$2 == 1 && (!n++ || $3 < m) { m = $3; at = $1 }
@@ -109,13 +109,13 @@ targets() {
 	local t_sp="random spoofed sources: marginal cost at most 60 ns over the floor"
 	local t_bd="random spoofed sources: admitted bounded by the rule-wide limit"
 	local t_by="at most 128 bytes per tracked IPv4 key"
-	local t_acc="accuracy within 1% of ideal at each rate (sluice)"
+	local t_acc="accuracy within 1% of ideal at each rate (weir)"
 	local t_svc="service under a rising flood: at every offered rate where the bare XDP-drop"
 	local t_fl="fleet: 10 000 hot keys synced every 250 ms for under 5% of one CPU per host"
 	local t_syn="SYN flood: at every flood rate where the bare XDP-drop floor still keeps the"
 	t_syn="$t_syn service (at least 99% of its clients connect on their first SYN), cookies keep"
 	t_syn="$t_syn at least 99% of real connections succeeding on their first SYN"
-	t_svc="$t_svc floor keeps any service (at least 1% of its unattacked rate), sluice keeps"
+	t_svc="$t_svc floor keeps any service (at least 1% of its unattacked rate), weir keeps"
 	t_svc="$t_svc at least 0.9 x the floor's share of its unattacked rate"
 
 	echo "| target | measured | verdict |"
@@ -239,7 +239,7 @@ machine() {
 	git diff --quiet HEAD -- bpf include user 2>/dev/null ||
 		dirty=" (data path with local changes)"
 	echo "- Machine: $(nproc) vCPU $model, $mem RAM ($virt); kernel $(uname -r); $(uname -m)."
-	echo "- Date: $(date -u '+%Y-%m-%d %H:%M UTC'); sluice $head$dirty."
+	echo "- Date: $(date -u '+%Y-%m-%d %H:%M UTC'); weir $head$dirty."
 	echo "- Tools: $(clang --version | head -1); libbpf $(pkg-config --modversion libbpf \
 		2>/dev/null); $(nft --version); $(iptables-legacy --version)."
 	echo "- The whole \`make bench\` took ${SECS} s; $ROUNDS rounds where rounds apply;" \
@@ -247,7 +247,7 @@ machine() {
 }
 
 {
-	echo "# sluice benchmarks"
+	echo "# weir benchmarks"
 	echo
 	if [ "$SMOKE" = 1 ]; then
 		echo "**Smoke run: tiny counts, the figures mean nothing.**"

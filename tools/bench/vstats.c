@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * vstats: the verifier's headroom for each of sluice's programs on the
+ * vstats: the verifier's headroom for each of weir's programs on the
  * running kernel. The object is opened as the loader opens it (the same
- * probes and switches; SLUICE_FEATURES_OFF applies) and loaded with the
+ * probes and switches; WEIR_FEATURES_OFF applies) and loaded with the
  * verifier's statistics log, without pinning anything, and for every
  * program this prints the instructions the verifier processed (of its
  * 1 000 000), the stack depth of each of its functions and the deepest
@@ -24,8 +24,8 @@
 #include <string.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-#include "sluice.h"
-#include "sluice.skel.h"
+#include "weir.h"
+#include "weir.skel.h"
 #include "../../user/kernel_features.h"
 
 #define LOG_SIZE	(1 << 20)
@@ -202,7 +202,7 @@ int main(int argc, char **argv)
 	struct prog_stats st[16];
 	struct bpf_program *prog;
 	struct bpf_map *m;
-	struct sluice *skel = NULL;
+	struct weir *skel = NULL;
 	struct bpf_object *obj;
 	int json = argc > 1 && !strcmp(argv[1], "--json");
 	const char *file = argc > 1 + json ? argv[1 + json] : NULL;
@@ -275,7 +275,7 @@ int main(int argc, char **argv)
 	if (json)
 		printf("]}\n");
 	if (skel)
-		sluice__destroy(skel);
+		weir__destroy(skel);
 	else
 		bpf_object__close(obj);
 	return err ? 1 : 0;

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-# Debian's own kernels in qemu guests, for sluice's kernel tests.
+# Debian's own kernels in qemu guests, for weir's kernel tests.
 #
 #   tools/kernels/guest.sh fetch VERSION...       5.10, 6.1 or 6.12: the newest
 #                                                 Debian package of that series,

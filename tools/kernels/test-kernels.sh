@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-# make test-kernels: sluice on Debian's own kernels, each booted in a qemu
+# make test-kernels: weir on Debian's own kernels, each booted in a qemu
 # guest (tools/kernels/guest.sh). In each kernel, one guest boot per check:
 #   load     attach in native, generic and tc mode on a veth, each refused
 #            cleanly or working (a verdict through it)
 #   traffic  tests/e2e.sh: paced UDP through veth, admitted counts
 #   BPF suites  the data-path, limits, hostile, shedding and SYN-cookie suites
-#   xdpmulti tests/xdpmulti.sh's cases that need libxdp's dispatcher: sluice
+#   xdpmulti tests/xdpmulti.sh's cases that need libxdp's dispatcher: weir
 #            beside the real xdp-filter, native and generic, after its
 #            daemon died (freplace: Linux 5.10+)
 #   verifier the verifier's headroom (tools/bench/vstats): instructions
@@ -16,7 +16,7 @@
 # and written to docs/KERNELS.md (or KERNELS_OUT). KERNELS (default
 # "6.1 6.12 5.10") and CHECKS choose; QUICK=1 runs only load on 6.1.
 # DATAPATH_CASES: the data-path suite's cases a guest runs (names or
-# patterns, SLUICE_TEST_CASES in tests/check.h). Each case loads the
+# patterns, WEIR_TEST_CASES in tests/check.h). Each case loads the
 # object afresh, 10-40 s under TCG, so the whole suite outruns a guest;
 # the default is the cases that tell kernels apart: the limiter's paths
 # (fast, one rule with several limits, the general walk), faults,
@@ -41,7 +41,7 @@ trap 'rm -rf "$TMP"' EXIT
 # The load check: every mode on a veth pair, a limit, a verdict per mode.
 cat >"$TMP/load.sh" <<'EOF'
 export PATH=$PWD/build/deps/bin:$PATH
-S="build/sluice --bpffs /sys/fs/bpf/kt"
+S="build/weir --bpffs /sys/fs/bpf/kt"
 pass=0 fail=0
 ip link add kt0 type veth peer name kt1 && ip link set kt0 up && ip link set kt1 up
 for mode in native generic tc; do
@@ -63,24 +63,24 @@ EOF
 cat >"$TMP/verifier.sh" <<'EOF'
 pass=0 fail=0
 for off in "" bpf_loop; do
-	if out=$(SLUICE_FEATURES_OFF=$off build/bench/vstats --json); then
+	if out=$(WEIR_FEATURES_OFF=$off build/bench/vstats --json); then
 		echo "ok - vstats${off:+ without $off}: $(echo "$out" | jq -c .programs)"
 		pass=$((pass + 1))
 	else
 		echo "not ok - vstats${off:+ without $off}: $(echo "$out" | jq -c '.programs[] | select(.refused)' 2>/dev/null | head -1)"
 		fail=$((fail + 1))
 	fi
-	echo "figures${off:+-$off} $(echo "$out" | jq -r '[.programs[] | select(.name == "sluice_xdp" or .name == "sluice_tc") | "\(.name | ltrimstr("sluice_")) \(.insns / 1000 | floor)k insns, stack \(.stack) B"] | join("; ")' 2>/dev/null)"
+	echo "figures${off:+-$off} $(echo "$out" | jq -r '[.programs[] | select(.name == "weir_xdp" or .name == "weir_tc") | "\(.name | ltrimstr("weir_")) \(.insns / 1000 | floor)k insns, stack \(.stack) B"] | join("; ")' 2>/dev/null)"
 done
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
 EOF
 cat >"$TMP/traffic.sh" <<'EOF'
-export PATH=$PWD/build/deps/bin:$PATH BUILD=build SLUICE=$PWD/build/sluice
+export PATH=$PWD/build/deps/bin:$PATH BUILD=build WEIR=$PWD/build/weir
 tests/run.sh tests/e2e.sh
 EOF
 cat >"$TMP/xdpmulti.sh" <<'EOF'
-export PATH=$PWD/build/deps/bin:$PATH BUILD=build SLUICE=$PWD/build/sluice
+export PATH=$PWD/build/deps/bin:$PATH BUILD=build WEIR=$PWD/build/weir
 XDPMULTI_DISPATCHER_ONLY=1 tests/run.sh tests/xdpmulti.sh
 EOF
 for c in bpf_datapath bpf_limits bpf_hostile bpf_shed bpf_cookie bpf_capture; do
@@ -88,12 +88,12 @@ for c in bpf_datapath bpf_limits bpf_hostile bpf_shed bpf_cookie bpf_capture; do
 done
 if [ "$DATAPATH_CASES" != all ]; then
 	# shellcheck disable=SC2086 # one line of patterns, unexpanded
-	{ printf 'export BUILD=build SLUICE_TEST_CASES=%q\n' "$(set -f; echo $DATAPATH_CASES)"
+	{ printf 'export BUILD=build WEIR_TEST_CASES=%q\n' "$(set -f; echo $DATAPATH_CASES)"
 	  echo 'tests/run.sh build/tests/bpf_datapath'; } >"$TMP/bpf_datapath.sh"
 else
 	# Every case, in two boots: each half within one boot's time.
 	for half in 1 2; do
-		{ printf 'export BUILD=build SLUICE_TEST_CASES=%q\n' \
+		{ printf 'export BUILD=build WEIR_TEST_CASES=%q\n' \
 			"$([ $half = 1 ] && echo 'dp_[a-m]*' || echo 'dp_[n-z]* tc_*')"
 		  echo 'tests/run.sh build/tests/bpf_datapath'; } >"$TMP/bpf_datapath:$half.sh"
 	done
@@ -107,7 +107,7 @@ failed=0
 for k in $KERNELS; do
 	refused=
 	for c in $CHECKS; do
-		# A kernel the load refuses by name (a feature sluice needs is
+		# A kernel the load refuses by name (a feature weir needs is
 		# missing) is refused as designed: nothing else can run there.
 		if [ -n "$refused" ]; then
 			res[$k,$c]="— (refused)"
@@ -119,7 +119,7 @@ for k in $KERNELS; do
 		rc=$?
 		sed 's/^/    /' "$TMP/out" | grep -E '^    (not ok|skip|[0-9]+ passed)' | head -20
 		counts=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$TMP/out" | tail -1 | cut -d, -f1-2)
-		why=$(grep -o 'has no [^,]*, which sluice needs (Linux [0-9.]* or later)' "$TMP/out" | head -1)
+		why=$(grep -o 'has no [^,]*, which weir needs (Linux [0-9.]* or later)' "$TMP/out" | head -1)
 		if [ "$c" = load ] && [ -n "$why" ] && ! grep -q '^ok - ' "$TMP/out"; then
 			refused=1
 			res[$k,$c]="refused by name in every mode, as designed: \"$why\""
@@ -144,7 +144,7 @@ for k in $KERNELS; do
 done
 
 {
-	echo "# sluice on other kernels"
+	echo "# weir on other kernels"
 	echo
 	echo "Debian's own kernel packages, booted in qemu (TCG) by \`make test-kernels\`"
 	echo "(tools/kernels/test-kernels.sh) with this build: one guest boot per check."

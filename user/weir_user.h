@@ -1,23 +1,23 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
-/* sluice userspace: what the controller's files share. */
-#ifndef SLUICE_USER_H
-#define SLUICE_USER_H
+/* weir userspace: what the controller's files share. */
+#ifndef WEIR_USER_H
+#define WEIR_USER_H
 
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <linux/types.h>
-#include "sluice.h"
+#include "weir.h"
 
-#define SLUICE_DEFAULT_ROOT "/sys/fs/bpf/sluice"
+#define WEIR_DEFAULT_ROOT "/sys/fs/bpf/weir"
 
 /* Global options, set once by main(). */
 struct wr_opts {
-	const char *root;	/* bpffs directory holding sluice's pins */
+	const char *root;	/* bpffs directory holding weir's pins */
 	bool json;
 	bool pretty;
 	bool debug;
-	bool help;		/* `sluice OBJECT help`: usage is what was asked for */
+	bool help;		/* `weir OBJECT help`: usage is what was asked for */
 };
 extern struct wr_opts opts;
 /* Where usage goes: stdout when help was asked for, else stderr (a mistake). */
@@ -74,7 +74,7 @@ void format_cidr(int family, const __u32 *addr, unsigned int plen, char *buf, si
 void format_rate(uint64_t rate, int cost, char *buf, size_t len);
 void format_tcp_flags(__u8 value, __u8 mask, char *buf, size_t len);
 bool is_prefix(const char *word, const char *full);
-/* A second-level command table: `sluice OBJECT NAME ARGS...`. */
+/* A second-level command table: `weir OBJECT NAME ARGS...`. */
 struct wr_cmd {
 	const char *name;
 	int (*fn)(int argc, char **argv, void *ctx);	/* argv after NAME */
@@ -97,15 +97,15 @@ extern const char *const wr_mode_names[3];
 enum wr_xdp_dispatcher { WR_DISP_AUTO = 0, WR_DISP_LIBXDP, WR_DISP_OFF };
 extern int xdp_dispatcher;
 extern const char *const wr_dispatcher_names[3];
-/* sluice's run priority in a dispatcher: after xdp-filter (10), before the default (50). */
+/* weir's run priority in a dispatcher: after xdp-filter (10), before the default (50). */
 #define WR_XDP_PRIO_DEFAULT 20
 extern unsigned int xdp_priority;
 /* What holds an interface's XDP hook. */
 enum { WR_HOOK_FREE = 0, WR_HOOK_DISPATCHER, WR_HOOK_OTHER };
 struct wr_xdpm_info {
 	__u32 dispatcher_id;	/* the dispatcher program */
-	unsigned int prio;	/* sluice's run priority in it */
-	int count;		/* programs in it, sluice's included */
+	unsigned int prio;	/* weir's run priority in it */
+	int count;		/* programs in it, weir's included */
 	int mode;		/* enum wr_attach_mode it is attached in */
 };
 /* WR_HOOK_* of the hook for mode want, with the mode and program id of what is there; or -errno. */
@@ -118,7 +118,7 @@ int wr_xdpm_detach(int ifindex, int prog);
 int wr_xdpm_cookie_check(const char *dev);
 
 /*
- * Every map sluice pins, once: the field of struct wr_maps, the pin name and
+ * Every map weir pins, once: the field of struct wr_maps, the pin name and
  * the shape (type, key and value size) the pinned map must have. The
  * struct, the names, the count and the shape checks all come from this
  * list; the loader checks it against the BPF object's own map definitions
@@ -126,35 +126,35 @@ int wr_xdpm_cookie_check(const char *dev);
  * X(arg, field, type, key size, value size); the pin name is "wr_" field.
  */
 /* The deny and allow tries' value. */
-#define WR_LIST_VAL sizeof(struct sluice_list_val)
+#define WR_LIST_VAL sizeof(struct weir_list_val)
 #define WR_MAPS(X, arg)                                                                      \
-	X(arg, config, BPF_MAP_TYPE_ARRAY, 4, sizeof(struct sluice_config))                   \
-	X(arg, rulesets, BPF_MAP_TYPE_ARRAY, 4, sizeof(struct sluice_ruleset))                \
-	X(arg, state, BPF_MAP_TYPE_ARRAY, 4, sizeof(struct sluice_set))                       \
-	X(arg, agg, BPF_MAP_TYPE_ARRAY, 4, sizeof(struct sluice_state))                       \
+	X(arg, config, BPF_MAP_TYPE_ARRAY, 4, sizeof(struct weir_config))                   \
+	X(arg, rulesets, BPF_MAP_TYPE_ARRAY, 4, sizeof(struct weir_ruleset))                \
+	X(arg, state, BPF_MAP_TYPE_ARRAY, 4, sizeof(struct weir_set))                       \
+	X(arg, agg, BPF_MAP_TYPE_ARRAY, 4, sizeof(struct weir_state))                       \
 	X(arg, agg_drops, BPF_MAP_TYPE_PERCPU_ARRAY, 4, sizeof(__u64))                        \
-	X(arg, src_drops, BPF_MAP_TYPE_PERCPU_ARRAY, 4, sizeof(struct sluice_src_wait))     \
-	X(arg, rule_stats, BPF_MAP_TYPE_PERCPU_ARRAY, 4, sizeof(struct sluice_rule_stats))    \
-	X(arg, global, BPF_MAP_TYPE_PERCPU_ARRAY, 4, sizeof(struct sluice_globals))          \
-	X(arg, deny4, BPF_MAP_TYPE_LPM_TRIE, sizeof(struct sluice_lpm4), WR_LIST_VAL)         \
-	X(arg, deny6, BPF_MAP_TYPE_LPM_TRIE, sizeof(struct sluice_lpm6), WR_LIST_VAL)         \
-	X(arg, allow4, BPF_MAP_TYPE_LPM_TRIE, sizeof(struct sluice_lpm4), WR_LIST_VAL)        \
-	X(arg, allow6, BPF_MAP_TYPE_LPM_TRIE, sizeof(struct sluice_lpm6), WR_LIST_VAL)        \
-	X(arg, shed, BPF_MAP_TYPE_ARRAY, 4, sizeof(struct sluice_shed))                       \
-	X(arg, capacity, BPF_MAP_TYPE_ARRAY, 4, sizeof(struct sluice_state))                  \
-	X(arg, class_stats, BPF_MAP_TYPE_PERCPU_ARRAY, 4, sizeof(struct sluice_class_stats))  \
-	X(arg, conns, BPF_MAP_TYPE_HASH, sizeof(struct sluice_key), sizeof(struct sluice_conns)) \
+	X(arg, src_drops, BPF_MAP_TYPE_PERCPU_ARRAY, 4, sizeof(struct weir_src_wait))     \
+	X(arg, rule_stats, BPF_MAP_TYPE_PERCPU_ARRAY, 4, sizeof(struct weir_rule_stats))    \
+	X(arg, global, BPF_MAP_TYPE_PERCPU_ARRAY, 4, sizeof(struct weir_globals))          \
+	X(arg, deny4, BPF_MAP_TYPE_LPM_TRIE, sizeof(struct weir_lpm4), WR_LIST_VAL)         \
+	X(arg, deny6, BPF_MAP_TYPE_LPM_TRIE, sizeof(struct weir_lpm6), WR_LIST_VAL)         \
+	X(arg, allow4, BPF_MAP_TYPE_LPM_TRIE, sizeof(struct weir_lpm4), WR_LIST_VAL)        \
+	X(arg, allow6, BPF_MAP_TYPE_LPM_TRIE, sizeof(struct weir_lpm6), WR_LIST_VAL)        \
+	X(arg, shed, BPF_MAP_TYPE_ARRAY, 4, sizeof(struct weir_shed))                       \
+	X(arg, capacity, BPF_MAP_TYPE_ARRAY, 4, sizeof(struct weir_state))                  \
+	X(arg, class_stats, BPF_MAP_TYPE_PERCPU_ARRAY, 4, sizeof(struct weir_class_stats))  \
+	X(arg, conns, BPF_MAP_TYPE_HASH, sizeof(struct weir_key), sizeof(struct weir_conns)) \
 	X(arg, cookie_progs, BPF_MAP_TYPE_PROG_ARRAY, 4, 4)                                   \
 	X(arg, cookie_agg, BPF_MAP_TYPE_ARRAY, 4, sizeof(__u64))                              \
-	X(arg, cookie_dst, BPF_MAP_TYPE_LRU_HASH, sizeof(struct sluice_ck_dst), sizeof(__u64))  \
-	X(arg, verified, BPF_MAP_TYPE_LRU_HASH, sizeof(struct sluice_verified_key), sizeof(__u64)) \
+	X(arg, cookie_dst, BPF_MAP_TYPE_LRU_HASH, sizeof(struct weir_ck_dst), sizeof(__u64))  \
+	X(arg, verified, BPF_MAP_TYPE_LRU_HASH, sizeof(struct weir_verified_key), sizeof(__u64)) \
 	X(arg, events, BPF_MAP_TYPE_RINGBUF, 0, 0)                                            \
-	X(arg, fleet_use, BPF_MAP_TYPE_LRU_HASH, sizeof(struct sluice_key),                   \
-	  sizeof(struct sluice_fleet_use))                                                     \
-	X(arg, fleet_status, BPF_MAP_TYPE_ARRAY, 4, sizeof(struct sluice_fleet_status))        \
-	X(arg, capture, BPF_MAP_TYPE_ARRAY, 4, sizeof(struct sluice_capture))                 \
+	X(arg, fleet_use, BPF_MAP_TYPE_LRU_HASH, sizeof(struct weir_key),                   \
+	  sizeof(struct weir_fleet_use))                                                     \
+	X(arg, fleet_status, BPF_MAP_TYPE_ARRAY, 4, sizeof(struct weir_fleet_status))        \
+	X(arg, capture, BPF_MAP_TYPE_ARRAY, 4, sizeof(struct weir_capture))                 \
 	X(arg, capture_stats, BPF_MAP_TYPE_PERCPU_ARRAY, 4,                                   \
-	  sizeof(struct sluice_capture_stats))                                                 \
+	  sizeof(struct weir_capture_stats))                                                 \
 	X(arg, capture_ring, BPF_MAP_TYPE_RINGBUF, 0, 0)
 
 /* Pinned state: an fd per map of WR_MAPS, -1 when not open. */
@@ -176,7 +176,7 @@ extern const struct wr_map_shape wr_map_shapes[];
 _Static_assert(sizeof(struct wr_maps) == WR_NR_MAPS * sizeof(int), "one fd per map");
 struct wr_load_opts {
 	__u64 keys;		/* per-source buckets (wr_state ways); 0 for the default */
-	int clock;		/* enum sluice_clock */
+	int clock;		/* enum weir_clock */
 };
 int wr_bpffs_ensure(const char *root);
 int wr_lock(void);		/* exclusive lock on the root, for writers; returns fd */
@@ -189,15 +189,15 @@ void wr_maps_close(struct wr_maps *m);
 void wr_maps_reset(struct wr_maps *m);
 int wr_write_begin(struct wr_maps *m, bool load);
 void wr_write_end(struct wr_maps *m, int lock);
-struct sluice_ruleset *wr_live_get(const struct wr_maps *m);
-int wr_config_read(const struct wr_maps *m, struct sluice_config *cfg);
-int wr_config_write(const struct wr_maps *m, const struct sluice_config *cfg);
-int wr_read_live(const struct wr_maps *m, struct sluice_ruleset *rs);
+struct weir_ruleset *wr_live_get(const struct wr_maps *m);
+int wr_config_read(const struct wr_maps *m, struct weir_config *cfg);
+int wr_config_write(const struct wr_maps *m, const struct weir_config *cfg);
+int wr_read_live(const struct wr_maps *m, struct weir_ruleset *rs);
 int wr_pin_path(char *buf, size_t len, const char *name);
 int wr_not_loaded(void);
 /* The connection counter on the host's cgroup root, only while a rule needs it. */
-int wr_conn_counter_sync(const struct wr_maps *m, const struct sluice_ruleset *rs, bool live);
-/* The clock the loaded programs read (enum sluice_clock), or -errno. */
+int wr_conn_counter_sync(const struct wr_maps *m, const struct weir_ruleset *rs, bool live);
+/* The clock the loaded programs read (enum weir_clock), or -errno. */
 int wr_loaded_clock(void);
 extern const char *const wr_clock_names[4];
 /*
@@ -211,27 +211,27 @@ int wr_denied(void);
 
 /*
  * wr_state, the per-source buckets (state.c): an array of sets of
- * SLUICE_WAYS ways. wr_state_find(): the bucket of key k under cfg's hash
+ * WEIR_WAYS ways. wr_state_find(): the bucket of key k under cfg's hash
  * seed and set count (read wr_config once for many keys), 0 or -ENOENT or
  * -errno. wr_state_walk(): cb for every occupied way until it returns
  * nonzero; returns that, 0 after the last set, or -errno.
- * wr_state_count(): occupied ways, and sets x SLUICE_WAYS.
+ * wr_state_count(): occupied ways, and sets x WEIR_WAYS.
  */
-int wr_state_find(int fd, const struct sluice_config *cfg, const struct sluice_key *k,
-		  struct sluice_state *st);
-int wr_state_walk(int fd, int (*cb)(const struct sluice_way *w, void *ctx), void *ctx);
+int wr_state_find(int fd, const struct weir_config *cfg, const struct weir_key *k,
+		  struct weir_state *st);
+int wr_state_walk(int fd, int (*cb)(const struct weir_way *w, void *ctx), void *ctx);
 int wr_state_count(int fd, __u64 *used, __u64 *capacity);
 /* Attachments; call with the root lock held. */
 int wr_attach_locked(const char *dev, int ifindex, int mode);
 int wr_detach_ifindex(int ifindex);
 int wr_list_links(int *ifindexes, int max);
 /* SYN cookies (cookie.c): rules with action cookie in a set, and what they need. */
-int wr_cookie_rules(const struct sluice_ruleset *rs);
-int wr_cookie_prepare(struct sluice_ruleset *next, struct sluice_config *cfg);
+int wr_cookie_rules(const struct weir_ruleset *rs);
+int wr_cookie_prepare(struct weir_ruleset *next, struct weir_config *cfg);
 int wr_cookie_attach_check(const struct wr_maps *m, int mode);
 /* The deny and allow tries (lists.c); changes need the root lock held. */
 int wr_list_walk(const struct wr_maps *m, bool deny, int family,
-		 int (*cb)(const struct wr_cidr *c, const struct sluice_list_val *v, void *ctx),
+		 int (*cb)(const struct wr_cidr *c, const struct weir_list_val *v, void *ctx),
 		 void *ctx);
 int wr_list_count(const struct wr_maps *m, bool deny, int family, __u64 *n);
 int wr_list_add(const struct wr_maps *m, bool deny, const struct wr_cidr *c, __u64 ttl_ns,
@@ -250,7 +250,7 @@ int wr_link_mode(int ifindex);	/* enum wr_attach_mode, or -ENOENT / -ENODEV (int
 int wr_link_describe(int ifindex, char *name, size_t len, int *mode);
 int wr_link_find_gone(const char *name);
 int wr_link_ids(int ifindex, __u32 *link_id, __u32 *prog_id, bool *clsact);
-/* The dispatcher sluice joined on ifindex: 0 and info, or -ENOENT (attached alone, or not). */
+/* The dispatcher weir joined on ifindex: 0 and info, or -ENOENT (attached alone, or not). */
 int wr_link_xdpm(int ifindex, struct wr_xdpm_info *info);
 int wr_count_all_links(void);
 int wr_remove_all(void);
@@ -266,9 +266,9 @@ struct wr_perr {
 	int word;
 	char msg[256];
 };
-int wr_rule_parse(int argc, char **argv, struct sluice_rule *r, char *name, struct wr_perr *pe);
+int wr_rule_parse(int argc, char **argv, struct weir_rule *r, char *name, struct wr_perr *pe);
 /* Rule i of rs in the words `rule add` takes (text), or as an object (JSON). */
-void wr_rule_print(const struct sluice_ruleset *rs, __u32 i);
+void wr_rule_print(const struct weir_ruleset *rs, __u32 i);
 
 /*
  * The grammar of `rule add`, one entry a keyword (rules.c): the parser, the
@@ -301,8 +301,8 @@ struct wr_rule_kw {
 	int (*parse)(struct wr_rule_parser *p);
 	/* Prints what it says in a rule or in a limit, in the words `rule add` takes. */
 	union {
-		void (*rule)(const struct sluice_rule *r);
-		void (*limit)(const struct sluice_limit *l);
+		void (*rule)(const struct weir_rule *r);
+		void (*limit)(const struct weir_limit *l);
 	} print;
 	const char *help;	/* in the usage: a MATCH's one line, else its own lines */
 };
@@ -320,8 +320,8 @@ int wr_rule_name(const char *name, struct wr_perr *pe);
 int wr_rule_check_words(int argc, char **argv, unsigned int head, struct wr_perr *pe);
 
 /* A rule set change: replace the live set with new rules (by name). */
-int wr_ruleset_commit(const struct wr_maps *m, struct sluice_ruleset *next);
-int wr_ruleset_index_why(struct sluice_ruleset *rs, char *why, size_t len);
+int wr_ruleset_commit(const struct wr_maps *m, struct weir_ruleset *next);
+int wr_ruleset_index_why(struct weir_ruleset *rs, char *why, size_t len);
 
 /* Objects of the command line: argc/argv start after the object word. */
 int do_attach(int argc, char **argv);
@@ -337,27 +337,27 @@ int do_disable(int argc, char **argv);
 int do_enable(int argc, char **argv);
 int do_set(int argc, char **argv);
 int do_capture(int argc, char **argv);
-/* The capture's switch and lease, for `sluice status` (capture.c). */
-void wr_capture_status(const struct wr_maps *m, const struct sluice_config *cfg);
+/* The capture's switch and lease, for `weir status` (capture.c). */
+void wr_capture_status(const struct wr_maps *m, const struct weir_config *cfg);
 
 /* Monotonic ns on the data path's clock. */
 __u64 wr_now_ns(void);
 /* Sum a per-CPU value array of n __u64 words per CPU into out. */
 int wr_percpu_sum(int map_fd, __u32 key, __u64 *out, size_t words);
 /* Rule-wide bucket slot of wr_agg, its drops with the refusals still waiting per CPU; or -errno. */
-int wr_agg_read(const struct wr_maps *m, __u32 slot, struct sluice_state *st);
+int wr_agg_read(const struct wr_maps *m, __u32 slot, struct weir_state *st);
 /* Every CPU's slots of wr_src_drops, read at once: refusals of per-source buckets still waiting. */
 struct wr_src_waits {
-	struct sluice_src_wait *w;	/* slot-major: w[slot * ncpu + cpu] */
+	struct weir_src_wait *w;	/* slot-major: w[slot * ncpu + cpu] */
 	int ncpu;
 };
 int wr_src_waits_read(const struct wr_maps *m, struct wr_src_waits *ws);
 /* What waits for key k on every CPU: add it to its bucket's drops. */
-__u64 wr_src_waiting(const struct wr_src_waits *ws, const struct sluice_key *k);
+__u64 wr_src_waiting(const struct wr_src_waits *ws, const struct weir_key *k);
 void wr_src_waits_free(struct wr_src_waits *ws);
 /* What waits for key k alone (its one slot, every CPU): 0 or -errno. */
-int wr_src_waiting_key(const struct wr_maps *m, const struct sluice_key *k, __u64 *n);
+int wr_src_waiting_key(const struct wr_maps *m, const struct weir_key *k, __u64 *n);
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
-#endif /* SLUICE_USER_H */
+#endif /* WEIR_USER_H */

@@ -5,11 +5,11 @@
  * Time comes in as an argument, so host unit tests drive these exhaustively
  * and the BPF data path calls the very same code.
  */
-#ifndef SLUICE_LIMITER_H
-#define SLUICE_LIMITER_H
+#ifndef WEIR_LIMITER_H
+#define WEIR_LIMITER_H
 
-#include "sluice.h"
-#include "sluice_parse.h"
+#include "weir.h"
+#include "weir_parse.h"
 
 /* E2BIG, where errno.h is not at hand (the BPF side). */
 #define WR_E2BIG	7
@@ -32,7 +32,7 @@
 /* ns a packet of this cost moves the TAT, rounded to the nearest ns. */
 static __always_inline __u64 wr_gcra_inc(__u64 interval_fp, __u32 cost)
 {
-	return ((__u64)cost * interval_fp + (1ULL << (SLUICE_FP_SHIFT - 1))) >> SLUICE_FP_SHIFT;
+	return ((__u64)cost * interval_fp + (1ULL << (WEIR_FP_SHIFT - 1))) >> WEIR_FP_SHIFT;
 }
 
 /*
@@ -117,31 +117,31 @@ static __always_inline int wr_sliding_admit(__u64 word, __u64 prev, __u64 now, _
  */
 static __always_inline __u64 wr_win_idle_at(__u32 algo, __u64 word, __u64 period_ns)
 {
-	return ((word >> 32) + (algo == SLUICE_ALGO_SLIDING ? 2 : 1)) * period_ns;
+	return ((word >> 32) + (algo == WEIR_ALGO_SLIDING ? 2 : 1)) * period_ns;
 }
 
 /* The period of a limit in ns (per second when not set). */
-static __always_inline __u64 wr_limit_period_ns(const struct sluice_limit *l)
+static __always_inline __u64 wr_limit_period_ns(const struct weir_limit *l)
 {
 	return (l->period_ms ? l->period_ms : 1000) * 1000000ULL;
 }
 
 /* Is limit l counted in windows? */
-static __always_inline int wr_limit_windowed(const struct sluice_limit *l)
+static __always_inline int wr_limit_windowed(const struct weir_limit *l)
 {
-	return l->algo == SLUICE_ALGO_FIXED || l->algo == SLUICE_ALGO_SLIDING;
+	return l->algo == WEIR_ALGO_FIXED || l->algo == WEIR_ALGO_SLIDING;
 }
 
 /*
  * The clock limit l's windows are cut by: for a fleet window limit, now
- * plus the fleet's clock offset (sluice_config.fleet_win_off) modulo the
+ * plus the fleet's clock offset (weir_config.fleet_win_off) modulo the
  * period, so that its windows turn when the fleet's (Redis's) do, on every
  * host; for every other limit now itself. Modulo the period, the index it
  * gives is the fleet's less a constant (the offset's whole periods) and
  * the clock runs less than one period ahead of now: a window's idle_at
  * from it is at most a period late, which only keeps a bucket longer.
  */
-static __always_inline __u64 wr_limit_wnow(const struct sluice_limit *l, __u64 now, __u64 off)
+static __always_inline __u64 wr_limit_wnow(const struct weir_limit *l, __u64 now, __u64 off)
 {
 	if (!l->fleet || !off || !wr_limit_windowed(l))
 		return now;
@@ -153,13 +153,13 @@ static __always_inline __u64 wr_limit_wnow(const struct sluice_limit *l, __u64 n
  * packet limit the segments it stands for (a GSO super-packet at TC is
  * several packets on the wire, as XDP would have seen them).
  */
-static __always_inline __u32 wr_limit_cost(const struct sluice_limit *l, const struct wr_pkt *p)
+static __always_inline __u32 wr_limit_cost(const struct weir_limit *l, const struct wr_pkt *p)
 {
-	return l->cost == SLUICE_COST_BYTE ? p->len : p->segs ? p->segs : 1;
+	return l->cost == WEIR_COST_BYTE ? p->len : p->segs ? p->segs : 1;
 }
 
 /*
- * Emission interval for `rate` units per `period_ms`, << SLUICE_FP_SHIFT.
+ * Emission interval for `rate` units per `period_ms`, << WEIR_FP_SHIFT.
  * 0 for a rate that cannot be represented (0, or so high the interval
  * rounds to nothing, or a period over 49 days).
  */
@@ -168,9 +168,9 @@ static inline __u64 wr_gcra_interval_per(__u64 rate, __u64 period_ms)
 	__u64 period_ns = period_ms * 1000000ULL;
 
 	if (rate == 0 || period_ms == 0 || period_ms > WR_MAX_PERIOD_MS ||
-	    rate > (period_ns << SLUICE_FP_SHIFT))
+	    rate > (period_ns << WEIR_FP_SHIFT))
 		return 0;
-	return (period_ns << SLUICE_FP_SHIFT) / rate;
+	return (period_ns << WEIR_FP_SHIFT) / rate;
 }
 
 /* Emission interval for a rate in units per second. */
@@ -190,7 +190,7 @@ static inline __u64 wr_gcra_tolerance(__u64 interval_fp, __u64 burst, int cost_k
 
 	if (burst == 0 || interval_fp == 0)
 		return 0;
-	if (cost_kind == SLUICE_COST_PKT) {
+	if (cost_kind == WEIR_COST_PKT) {
 		unit = wr_gcra_inc(interval_fp, 1);
 		if (unit == 0 || burst > (1ULL << 62) / unit)
 			return 0;
@@ -199,17 +199,17 @@ static inline __u64 wr_gcra_tolerance(__u64 interval_fp, __u64 burst, int cost_k
 	if (burst > (1ULL << 62) / interval_fp)
 		return 0;
 	/* Rounded like wr_gcra_inc, so a packet of exactly burst bytes fits. */
-	return (burst * interval_fp + (1ULL << (SLUICE_FP_SHIFT - 1))) >> SLUICE_FP_SHIFT;
+	return (burst * interval_fp + (1ULL << (WEIR_FP_SHIFT - 1))) >> WEIR_FP_SHIFT;
 }
 
 /*
  * Tokens (units of cost) left in a bucket at now, and ns until the next
  * whole token: what `top` shows.
  */
-static inline __u64 wr_gcra_remaining(const struct sluice_limit *l, __u64 tat, __u64 now,
+static inline __u64 wr_gcra_remaining(const struct weir_limit *l, __u64 tat, __u64 now,
 				      __u64 *refill_ns)
 {
-	__u64 unit = l->cost == SLUICE_COST_PKT ? wr_gcra_inc(l->interval_fp, 1) : 0;
+	__u64 unit = l->cost == WEIR_COST_PKT ? wr_gcra_inc(l->interval_fp, 1) : 0;
 	__u64 backlog = tat > now ? tat - now : 0;
 	__u64 free_ns;
 
@@ -223,9 +223,9 @@ static inline __u64 wr_gcra_remaining(const struct sluice_limit *l, __u64 tat, _
 		return free_ns / unit;
 	}
 	/* bytes: interval is per byte in fixed point */
-	*refill_ns = backlog ? ((l->interval_fp + (1ULL << SLUICE_FP_SHIFT) - 1) >>
-				SLUICE_FP_SHIFT) : 0;
-	return (free_ns << SLUICE_FP_SHIFT) / l->interval_fp;
+	*refill_ns = backlog ? ((l->interval_fp + (1ULL << WEIR_FP_SHIFT) - 1) >>
+				WEIR_FP_SHIFT) : 0;
+	return (free_ns << WEIR_FP_SHIFT) / l->interval_fp;
 }
 
 /* Network-order mask of the top plen bits of 32-bit word w of an address. */
@@ -242,36 +242,36 @@ static __always_inline __u32 wr_prefix_word(__u32 plen, __u32 w)
 }
 
 /* Does rule r match packet p? Every matching rule applies. */
-static __always_inline int wr_rule_match(const struct sluice_rule *r, const struct wr_pkt *p)
+static __always_inline int wr_rule_match(const struct weir_rule *r, const struct wr_pkt *p)
 {
 	__u8 m = r->match;
 
 	/* Neighbour discovery passes unless a rule names its ICMPv6 type. */
 	if ((p->flags & WR_PKT_ND) &&
-	    (!(m & SLUICE_M_ICMPTYPE) || r->icmp_type != p->icmp_type))
+	    (!(m & WEIR_M_ICMPTYPE) || r->icmp_type != p->icmp_type))
 		return 0;
-	if ((m & SLUICE_M_FAMILY) && r->family != p->family)
+	if ((m & WEIR_M_FAMILY) && r->family != p->family)
 		return 0;
-	if ((m & SLUICE_M_PROTO) && r->proto != p->proto)
+	if ((m & WEIR_M_PROTO) && r->proto != p->proto)
 		return 0;
-	if (m & SLUICE_M_DPORT) {
+	if (m & WEIR_M_DPORT) {
 		/* Non-first fragments carry no ports: only port-less rules match them. */
 		if (!(p->flags & WR_PKT_PORTS) || p->dport < r->dport_lo || p->dport > r->dport_hi)
 			return 0;
 	}
-	if (m & SLUICE_M_SRC) {
+	if (m & WEIR_M_SRC) {
 		if ((p->saddr[0] & r->src_mask[0]) != r->src_net[0] ||
 		    (p->saddr[1] & r->src_mask[1]) != r->src_net[1] ||
 		    (p->saddr[2] & r->src_mask[2]) != r->src_net[2] ||
 		    (p->saddr[3] & r->src_mask[3]) != r->src_net[3])
 			return 0;
 	}
-	if (m & SLUICE_M_TCPFLAGS) {
+	if (m & WEIR_M_TCPFLAGS) {
 		if (p->proto != WR_IPPROTO_TCP || !(p->flags & WR_PKT_L4) ||
 		    (p->tcp_flags & r->tcp_mask) != r->tcp_value)
 			return 0;
 	}
-	if (m & SLUICE_M_ICMPTYPE) {
+	if (m & WEIR_M_ICMPTYPE) {
 		if ((p->proto != WR_IPPROTO_ICMP && p->proto != WR_IPPROTO_ICMPV6) ||
 		    !(p->flags & WR_PKT_L4) || p->icmp_type != r->icmp_type)
 			return 0;
@@ -280,21 +280,21 @@ static __always_inline int wr_rule_match(const struct sluice_rule *r, const stru
 }
 
 /*
- * The rule index (struct sluice_ruleset.cand): rules by protocol class and
+ * The rule index (struct weir_ruleset.cand): rules by protocol class and
  * destination-port bucket, so that matching visits only the rules that may
  * match (wr_rule_candidates) instead of every rule of the set.
  */
 static __always_inline __u32 wr_idx_proto(__u8 proto)
 {
 	if (proto == WR_IPPROTO_TCP)
-		return SLUICE_IDX_TCP;
+		return WEIR_IDX_TCP;
 	if (proto == WR_IPPROTO_UDP)
-		return SLUICE_IDX_UDP;
-	return SLUICE_IDX_OTHER;
+		return WEIR_IDX_UDP;
+	return WEIR_IDX_OTHER;
 }
 
 /*
- * A port's bucket, 0 .. SLUICE_PORT_BUCKETS - 1: the top 8 bits of the port
+ * A port's bucket, 0 .. WEIR_PORT_BUCKETS - 1: the top 8 bits of the port
  * times the 32-bit golden ratio, so that ports in use together (22, 53, 80,
  * 443; a run of consecutive ports) fall in different buckets.
  */
@@ -306,10 +306,10 @@ static __always_inline __u32 wr_port_bucket(__u32 port)
 /* Ports a rule's range may span before it is set in every bucket without walking them. */
 #define WR_IDX_WIDE_RANGE	4096
 
-/* The index's cell of a protocol class and a port bucket (struct sluice_ruleset.cand). */
+/* The index's cell of a protocol class and a port bucket (struct weir_ruleset.cand). */
 static __always_inline __u32 wr_idx_cell(__u32 pc, __u32 bucket)
 {
-	return pc * (SLUICE_PORT_BUCKETS + 1) + bucket;
+	return pc * (WEIR_PORT_BUCKETS + 1) + bucket;
 }
 
 /* Where wr_ruleset_index found more rules than a cell holds: the fullest cell. */
@@ -324,12 +324,12 @@ struct wr_idx_full {
  * order, so last[c] (the latest rule added, plus one) tells, and the lists
  * stay sorted.
  */
-static inline void wr_idx_add(struct sluice_ruleset *rs, __u16 *n, __u16 *last, __u32 c, __u32 i)
+static inline void wr_idx_add(struct weir_ruleset *rs, __u16 *n, __u16 *last, __u32 c, __u32 i)
 {
 	if (last[c] == i + 1)
 		return;
 	last[c] = i + 1;
-	if (n[c] < SLUICE_MAX_CAND) {
+	if (n[c] < WEIR_MAX_CAND) {
 		rs->cand_rule[c][n[c]] = i;
 		rs->cand[c] |= 1ULL << n[c];
 	}
@@ -340,40 +340,40 @@ static inline void wr_idx_add(struct sluice_ruleset *rs, __u16 *n, __u16 *last, 
  * Build the index of rs's rules (userspace, whenever the set is written:
  * with the rules, into the entry that is not live yet). Each rule goes into
  * every cell it may match in: a superset, as wr_rule_match still decides.
- * 0, or -E2BIG when a cell would hold more than SLUICE_MAX_CAND rules (more
+ * 0, or -E2BIG when a cell would hold more than WEIR_MAX_CAND rules (more
  * rules than that may meet one packet): the set must not be written, and
  * *full (if not NULL) says which cell, with how many.
  */
-static inline int wr_ruleset_index(struct sluice_ruleset *rs, struct wr_idx_full *full)
+static inline int wr_ruleset_index(struct weir_ruleset *rs, struct wr_idx_full *full)
 {
-	__u32 nr = rs->nr_rules < SLUICE_MAX_RULES ? rs->nr_rules : SLUICE_MAX_RULES;
-	__u16 n[SLUICE_IDX_CELLS] = { 0 }, last[SLUICE_IDX_CELLS] = { 0 };
+	__u32 nr = rs->nr_rules < WEIR_MAX_RULES ? rs->nr_rules : WEIR_MAX_RULES;
+	__u16 n[WEIR_IDX_CELLS] = { 0 }, last[WEIR_IDX_CELLS] = { 0 };
 	__u32 i, pc, b, port, c, worst = 0;
 
 	__builtin_memset(rs->cand, 0, sizeof(rs->cand));
 	__builtin_memset(rs->cand_rule, 0, sizeof(rs->cand_rule));
 	for (i = 0; i < nr; i++) {
-		const struct sluice_rule *r = &rs->rules[i];
+		const struct weir_rule *r = &rs->rules[i];
 		__u8 m = r->match;
 
-		for (pc = 0; pc < SLUICE_IDX_PROTOS; pc++) {
-			if ((m & SLUICE_M_PROTO) && wr_idx_proto(r->proto) != pc)
+		for (pc = 0; pc < WEIR_IDX_PROTOS; pc++) {
+			if ((m & WEIR_M_PROTO) && wr_idx_proto(r->proto) != pc)
 				continue;
 			/* TCP flags match TCP only; an ICMP type ICMP and ICMPv6 only. */
-			if ((m & SLUICE_M_TCPFLAGS) && pc != SLUICE_IDX_TCP)
+			if ((m & WEIR_M_TCPFLAGS) && pc != WEIR_IDX_TCP)
 				continue;
-			if ((m & SLUICE_M_ICMPTYPE) && pc != SLUICE_IDX_OTHER)
+			if ((m & WEIR_M_ICMPTYPE) && pc != WEIR_IDX_OTHER)
 				continue;
-			if (!(m & SLUICE_M_DPORT)) {
-				for (b = 0; b <= SLUICE_IDX_NOPORT; b++)
+			if (!(m & WEIR_M_DPORT)) {
+				for (b = 0; b <= WEIR_IDX_NOPORT; b++)
 					wr_idx_add(rs, n, last, wr_idx_cell(pc, b), i);
 				continue;
 			}
 			/* A port range matches packets with ports (TCP, UDP) only. */
-			if (pc == SLUICE_IDX_OTHER || r->dport_hi < r->dport_lo)
+			if (pc == WEIR_IDX_OTHER || r->dport_hi < r->dport_lo)
 				continue;
 			if ((__u32)r->dport_hi - r->dport_lo >= WR_IDX_WIDE_RANGE) {
-				for (b = 0; b < SLUICE_PORT_BUCKETS; b++)
+				for (b = 0; b < WEIR_PORT_BUCKETS; b++)
 					wr_idx_add(rs, n, last, wr_idx_cell(pc, b), i);
 				continue;
 			}
@@ -382,14 +382,14 @@ static inline int wr_ruleset_index(struct sluice_ruleset *rs, struct wr_idx_full
 		}
 	}
 	rs->indexed = 1;
-	for (c = 0; c < SLUICE_IDX_CELLS; c++)
+	for (c = 0; c < WEIR_IDX_CELLS; c++)
 		if (n[c] > n[worst])
 			worst = c;
-	if (n[worst] <= SLUICE_MAX_CAND)
+	if (n[worst] <= WEIR_MAX_CAND)
 		return 0;
 	if (full) {
-		full->pc = worst / (SLUICE_PORT_BUCKETS + 1);
-		full->bucket = worst % (SLUICE_PORT_BUCKETS + 1);
+		full->pc = worst / (WEIR_PORT_BUCKETS + 1);
+		full->bucket = worst % (WEIR_PORT_BUCKETS + 1);
 		full->n = n[worst];
 	}
 	return -WR_E2BIG;
@@ -400,10 +400,10 @@ static inline int wr_ruleset_index(struct sluice_ruleset *rs, struct wr_idx_full
  * cell, *cell (bit k: the list's entry k, wr_cand_rule); none without an
  * index.
  */
-static __always_inline __u64 wr_rule_candidates(const struct sluice_ruleset *rs,
+static __always_inline __u64 wr_rule_candidates(const struct weir_ruleset *rs,
 						const struct wr_pkt *p, __u32 *cell)
 {
-	__u32 b = SLUICE_IDX_NOPORT;
+	__u32 b = WEIR_IDX_NOPORT;
 
 	*cell = 0;
 	if (!rs->indexed)
@@ -411,13 +411,13 @@ static __always_inline __u64 wr_rule_candidates(const struct sluice_ruleset *rs,
 	if (p->flags & WR_PKT_PORTS)
 		b = wr_port_bucket(p->dport);
 	*cell = wr_idx_cell(wr_idx_proto(p->proto), b);
-	return rs->cand[*cell & (SLUICE_IDX_CELLS - 1)];
+	return rs->cand[*cell & (WEIR_IDX_CELLS - 1)];
 }
 
 /* The index of the rule at position k of cell's list (wr_rule_candidates). */
-static __always_inline __u32 wr_cand_rule(const struct sluice_ruleset *rs, __u32 cell, __u32 k)
+static __always_inline __u32 wr_cand_rule(const struct weir_ruleset *rs, __u32 cell, __u32 k)
 {
-	return rs->cand_rule[cell & (SLUICE_IDX_CELLS - 1)][k & (SLUICE_MAX_CAND - 1)];
+	return rs->cand_rule[cell & (WEIR_IDX_CELLS - 1)][k & (WEIR_MAX_CAND - 1)];
 }
 
 /*
@@ -452,9 +452,9 @@ static __always_inline __u32 wr_cand_pop(__u64 *cand)
  * are precomputed by the controller (wr_limit_set_masks), so this is
  * branch-free apart from the family.
  */
-static __always_inline void wr_make_key(const struct sluice_rule *r, __u32 li,
-					const struct sluice_limit *l, const struct wr_pkt *p,
-					struct sluice_key *k)
+static __always_inline void wr_make_key(const struct weir_rule *r, __u32 li,
+					const struct weir_limit *l, const struct wr_pkt *p,
+					struct weir_key *k)
 {
 	k->uid = r->uid;
 	k->limit = li;
@@ -482,7 +482,7 @@ static __always_inline void wr_make_key(const struct sluice_rule *r, __u32 li,
  * hash; collisions only matter for the set anyway, since ways compare the
  * whole key.
  */
-static __always_inline __u64 wr_key_hash(const struct sluice_key *k, __u64 seed)
+static __always_inline __u64 wr_key_hash(const struct weir_key *k, __u64 seed)
 {
 	const __u64 *w = (const __u64 *)k;
 	__u64 h;
@@ -500,17 +500,17 @@ static __always_inline __u32 wr_state_set(__u64 hash, __u32 sets)
 }
 
 /*
- * Does limit l need the precise clock (enum sluice_rule_flags)? tick_ns:
+ * Does limit l need the precise clock (enum weir_rule_flags)? tick_ns:
  * the jiffies clock's step.
  */
-static inline int wr_limit_needs_precise(const struct sluice_limit *l, __u64 tick_ns)
+static inline int wr_limit_needs_precise(const struct weir_limit *l, __u64 tick_ns)
 {
 	switch (l->algo) {
-	case SLUICE_ALGO_GCRA:
-		return l->tolerance < SLUICE_COARSE_TICKS * tick_ns;
-	case SLUICE_ALGO_FIXED:
-	case SLUICE_ALGO_SLIDING:
-		return wr_limit_period_ns(l) < SLUICE_COARSE_WINDOW_TICKS * tick_ns;
+	case WEIR_ALGO_GCRA:
+		return l->tolerance < WEIR_COARSE_TICKS * tick_ns;
+	case WEIR_ALGO_FIXED:
+	case WEIR_ALGO_SLIDING:
+		return wr_limit_period_ns(l) < WEIR_COARSE_WINDOW_TICKS * tick_ns;
 	default:
 		return 0;
 	}
@@ -524,14 +524,14 @@ static inline int wr_limit_needs_precise(const struct sluice_limit *l, __u64 tic
  */
 
 /* The verdict on a bucket state (word, aux) for a packet of cost at now: 1 and the state after charging it, or 0. */
-static __always_inline int wr_meter(const struct sluice_limit *l, __u64 word, __u64 aux,
+static __always_inline int wr_meter(const struct weir_limit *l, __u64 word, __u64 aux,
 				    __u64 now, __u32 cost, __u64 *next, __u64 *next_aux)
 {
 	*next_aux = aux;
 	switch (l->algo) {
-	case SLUICE_ALGO_FIXED:
+	case WEIR_ALGO_FIXED:
 		return wr_fixed_admit(word, now, wr_limit_period_ns(l), cost, l->rate, next);
-	case SLUICE_ALGO_SLIDING:
+	case WEIR_ALGO_SLIDING:
 		return wr_sliding_admit(word, aux, now, wr_limit_period_ns(l), cost, l->rate, next,
 					next_aux);
 	default:
@@ -541,7 +541,7 @@ static __always_inline int wr_meter(const struct sluice_limit *l, __u64 word, __
 }
 
 /* When a window state is empty again; 0 for a token bucket (its TAT says it). */
-static __always_inline __u64 wr_idle_at(const struct sluice_limit *l, __u64 word)
+static __always_inline __u64 wr_idle_at(const struct weir_limit *l, __u64 word)
 {
 	if (!wr_limit_windowed(l))
 		return 0;
@@ -554,7 +554,7 @@ static __always_inline __u64 wr_idle_at(const struct sluice_limit *l, __u64 word
  * much, else 0 (nothing to take back). Token buckets take back by
  * subtracting wr_gcra_inc (others may have built on the TAT since).
  */
-static __always_inline int wr_win_uncharge(const struct sluice_limit *l, __u64 word, __u64 now,
+static __always_inline int wr_win_uncharge(const struct weir_limit *l, __u64 word, __u64 now,
 					   __u32 cost, __u64 *out)
 {
 	if ((__u32)(word >> 32) != (__u32)(now / wr_limit_period_ns(l)) || (__u32)word < cost)
@@ -564,7 +564,7 @@ static __always_inline int wr_win_uncharge(const struct sluice_limit *l, __u64 w
 }
 
 /* Fill in the key masks of a limit from its prefix lengths. */
-static inline void wr_limit_set_masks(struct sluice_limit *l)
+static inline void wr_limit_set_masks(struct weir_limit *l)
 {
 	__u32 w;
 
@@ -573,4 +573,4 @@ static inline void wr_limit_set_masks(struct sluice_limit *l)
 		l->mask6[w] = wr_prefix_word(l->plen6, w);
 }
 
-#endif /* SLUICE_LIMITER_H */
+#endif /* WEIR_LIMITER_H */

@@ -8,8 +8,8 @@
  * frame_len may exceed end - data when only the head of a frame is linear
  * (TC on a non-linear skb).
  */
-#ifndef SLUICE_PARSE_H
-#define SLUICE_PARSE_H
+#ifndef WEIR_PARSE_H
+#define WEIR_PARSE_H
 
 #ifndef __always_inline
 #define __always_inline inline __attribute__((always_inline))
@@ -58,7 +58,7 @@
 #define wr_htonl(x) (x)
 #endif
 
-/* Wire headers, only the fields sluice reads. */
+/* Wire headers, only the fields weir reads. */
 struct wr_eth {
 	__u8 dst[6];
 	__u8 src[6];
@@ -387,10 +387,10 @@ WR_UNROLL
 		return wr_parse_ip4(cur, end, frame_len - off, p);
 	if (proto == WR_ETH_P_IPV6)
 		return wr_parse_ip6(cur, end, frame_len - off, p);
-	/* A third VLAN tag: deeper than sluice looks, so not trusted as non-IP. */
+	/* A third VLAN tag: deeper than weir looks, so not trusted as non-IP. */
 	if (proto == WR_ETH_P_8021Q || proto == WR_ETH_P_8021AD)
 		return WR_PARSE_MALFORMED;
 	return WR_PARSE_NON_IP;
 }
 
-#endif /* SLUICE_PARSE_H */
+#endif /* WEIR_PARSE_H */

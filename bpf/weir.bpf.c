@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * sluice data path: one core, an XDP entry and a TC ingress entry.
+ * weir data path: one core, an XDP entry and a TC ingress entry.
  *
  * parse -> deny list -> allow list -> rule matching -> the matching rules'
  * limits (aggregate buckets first, then per-source; check all, then charge)
@@ -9,21 +9,21 @@
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include "compat.bpf.h"
-#include "sluice.h"
-#include "sluice_parse.h"
-#include "sluice_limiter.h"
+#include "weir.h"
+#include "weir_parse.h"
+#include "weir_limiter.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 #include "maps.h"
 
 /*
- * Global counter idx (enum sluice_global) of this CPU's struct
- * sluice_globals g, looked up by sluice_core; NULL: none.
+ * Global counter idx (enum weir_global) of this CPU's struct
+ * weir_globals g, looked up by weir_core; NULL: none.
  */
-static __always_inline void gcount(struct sluice_globals *g, __u32 idx)
+static __always_inline void gcount(struct weir_globals *g, __u32 idx)
 {
-	if (g && idx < SLUICE_G_MAX)
+	if (g && idx < WEIR_G_MAX)
 		g->count[idx] += 1;
 }
 
@@ -42,15 +42,15 @@ static __always_inline void count(__u32 idx)
  * the loader measured, so it is CLOCK_MONOTONIC rounded down to a tick and
  * agrees with the precise clock within one tick. GCRA on a tick clock
  * admits exactly the right count while the burst spans at least two ticks;
- * the controller marks rules that need more (SLUICE_RF_PRECISE), and under
+ * the controller marks rules that need more (WEIR_RF_PRECISE), and under
  * the default clock auto only packets matching those pay for the call.
  */
-static __always_inline __u64 clock_now(const struct sluice_config *cfg, int precise)
+static __always_inline __u64 clock_now(const struct weir_config *cfg, int precise)
 {
 	/* clock_mode is frozen .rodata: the verifier prunes the other branches. */
-	if (clock_mode == SLUICE_CLOCK_MANUAL)
+	if (clock_mode == WEIR_CLOCK_MANUAL)
 		return manual_now_ns;
-	if (clock_mode == SLUICE_CLOCK_PRECISE || (clock_mode == SLUICE_CLOCK_AUTO && precise))
+	if (clock_mode == WEIR_CLOCK_PRECISE || (clock_mode == WEIR_CLOCK_AUTO && precise))
 		return bpf_ktime_get_ns();
 	if (cfg->clock_tick)
 		return bpf_jiffies64() * cfg->clock_tick + cfg->clock_off;
@@ -64,7 +64,7 @@ static __always_inline __u64 clock_now(const struct sluice_config *cfg, int prec
  * match has one, so permanent entries cost what they always did. A trie's
  * lookup returns the longest matching prefix only: when that one has
  * expired, look again below its length, so an expired /32 inside a live
- * /24 does not hide the /24. Up to SLUICE_LIST_DEPTH expired entries nested
+ * /24 does not hide the /24. Up to WEIR_LIST_DEPTH expired entries nested
  * in one another are looked past; deeper than that the source counts as
  * not listed until the controller purges them (every CLI write, every
  * daemon tick). Static and not inlined: its frame is on its own short
@@ -72,10 +72,10 @@ static __always_inline __u64 clock_now(const struct sluice_config *cfg, int prec
  * caller's context (map pointers as arguments need a static function).
  */
 static __noinline int on_list(void *trie4, void *trie6, const struct wr_pkt *p,
-			      const struct sluice_config *cfg)
+			      const struct weir_config *cfg)
 {
-	struct sluice_lpm6 k = { .plen = 128 };
-	struct sluice_list_val *v;
+	struct weir_lpm6 k = { .plen = 128 };
+	struct weir_list_val *v;
 	__u64 now = 0, exp;
 	int i;
 
@@ -85,7 +85,7 @@ static __noinline int on_list(void *trie4, void *trie6, const struct wr_pkt *p,
 	} else {
 		__builtin_memcpy(k.addr, p->saddr, sizeof(k.addr));
 	}
-	for (i = 0; i < SLUICE_LIST_DEPTH; i++) {
+	for (i = 0; i < WEIR_LIST_DEPTH; i++) {
 		/* The v4 trie reads the first 8 bytes of k: its plen and addr[0]. */
 		v = bpf_map_lookup_elem(p->family == 4 ? trie4 : trie6, &k);
 		if (!v)
@@ -121,7 +121,7 @@ enum wr_phase {
  * The stack budget. Kernels before 6.2 add up the frames of a call chain,
  * each rounded up to 32 bytes, bpf_loop's callback counted as a call, and
  * refuse a chain over 512 bytes. The deepest chain is the entry program
- * (sluice_core inline, with this struct) -> eval_rule -> wr_limit_op, so:
+ * (weir_core inline, with this struct) -> eval_rule -> wr_limit_op, so:
  * the matching result lives in a per-CPU scratch map rather than on the
  * entry's stack, and wr_limit_op emits its events inline instead of
  * calling wr_event (a fourth frame).
@@ -130,7 +130,7 @@ enum wr_phase {
 struct wr_eval {
 	struct wr_pkt pkt;
 	__u64 group;		/* rules being evaluated, bit per position in cell's list */
-	__u64 now;		/* the clock, for rules without SLUICE_RF_PRECISE */
+	__u64 now;		/* the clock, for rules without WEIR_RF_PRECISE */
 	__u64 now_p;		/* the clock for rules with it: precise under clock auto */
 	__u64 seed;		/* wr_config.state_seed */
 	__u32 sets;		/* wr_config.state_sets */
@@ -158,7 +158,7 @@ struct wr_eval {
  * progress (a claimant stalled between its two compare-and-swaps, as a
  * preempted vCPU is), or a bucket's compare-and-swap lost WR_CAS_TRIES
  * times in a row. Refused by the rule being evaluated, counted under
- * SLUICE_G_CONTENDED; never admitted uncharged (docs/ARCHITECTURE.md).
+ * WEIR_G_CONTENDED; never admitted uncharged (docs/ARCHITECTURE.md).
  */
 #define WR_EV_CONTENDED	2
 
@@ -167,22 +167,22 @@ struct wr_eval {
  * rule, so it always sees the same clock, even when a packet matches
  * rules of both kinds.
  */
-static __always_inline __u64 rule_now(const struct wr_eval *ev, const struct sluice_rule *r)
+static __always_inline __u64 rule_now(const struct wr_eval *ev, const struct weir_rule *r)
 {
-	return r->flags & SLUICE_RF_PRECISE ? ev->now_p : ev->now;
+	return r->flags & WEIR_RF_PRECISE ? ev->now_p : ev->now;
 }
 
 /*
  * Say that a bucket started limiting. key NULL: a rule-wide bucket.
  * Global and out of line: it runs once per quiet spell, not per packet.
  */
-__noinline int wr_event(const struct sluice_key *key, __u64 uid_li, __u64 now, __u64 drops)
+__noinline int wr_event(const struct weir_key *key, __u64 uid_li, __u64 now, __u64 drops)
 {
-	struct sluice_event *e;
+	struct weir_event *e;
 
 	e = bpf_ringbuf_reserve(&wr_events, sizeof(*e), 0);
 	if (!e) {
-		count(SLUICE_G_EVENTS_LOST);
+		count(WEIR_G_EVENTS_LOST);
 		return 0;
 	}
 	if (key) {
@@ -195,7 +195,7 @@ __noinline int wr_event(const struct sluice_key *key, __u64 uid_li, __u64 now, _
 	e->ts = now;
 	e->drops = drops;
 	bpf_ringbuf_submit(e, 0);
-	count(SLUICE_G_EVENTS);
+	count(WEIR_G_EVENTS);
 	return 0;
 }
 
@@ -220,18 +220,18 @@ struct wr_match {
  * Per-packet scratch space off the entry program's stack (see the stack
  * budget above struct wr_eval): the match result, written by
  * wr_match_rules, and the "started limiting" event a bucket deep in
- * wr_limit_op wants sent, which sluice_core sends once the rules are done.
+ * wr_limit_op wants sent, which weir_core sends once the rules are done.
  * Per CPU, and a packet runs to its verdict on one CPU without sleeping, so
  * nothing else touches it meanwhile.
  */
 struct wr_scratch {
 	struct wr_match m;
-	struct sluice_key key;	/* the bucket's key; family 0: a rule-wide bucket */
+	struct weir_key key;	/* the bucket's key; family 0: a rule-wide bucket */
 	__u64 uid_li;		/* rule uid << 8 | limit index */
 	__u64 now;
 	__u64 drops;
 	__u32 pending;		/* an event waits to be sent */
-	/* A SYN for sluice_cookie_syn: its rule's counter slot, SYN-ACK budgets, time, length. */
+	/* A SYN for weir_cookie_syn: its rule's counter slot, SYN-ACK budgets, time, length. */
 	__u32 ck_slot;
 	__u32 ck_len;
 	__u64 ck_now;
@@ -239,7 +239,7 @@ struct wr_scratch {
 	__u64 ck_tolerance;
 	__u64 ckd_interval_fp;
 	__u64 ckd_tolerance;
-	struct sluice_fleet_use fu;	/* a new hot fleet key's first value */
+	struct weir_fleet_use fu;	/* a new hot fleet key's first value */
 };
 
 struct {
@@ -259,9 +259,9 @@ struct {
  */
 __noinline int wr_src_drops_flush(__u32 slot)
 {
-	struct sluice_src_wait *w = bpf_map_lookup_elem(&wr_src_drops, &slot);
-	struct sluice_config *cfg;
-	struct sluice_set *set;
+	struct weir_src_wait *w = bpf_map_lookup_elem(&wr_src_drops, &slot);
+	struct weir_config *cfg;
+	struct weir_set *set;
 	__u32 zero = 0, idx, i;
 	__u64 n;
 
@@ -276,8 +276,8 @@ __noinline int wr_src_drops_flush(__u32 slot)
 	set = bpf_map_lookup_elem(&wr_state, &idx);
 	if (!set)
 		return 0;
-	for (i = 0; i < SLUICE_WAYS; i++) {
-		struct sluice_way *way = &set->way[i];
+	for (i = 0; i < WEIR_WAYS; i++) {
+		struct weir_way *way = &set->way[i];
 
 		if (READ_ONCE(*way_word(way, 0)) == key_word(&w->key, 0) &&
 		    *way_word(way, 1) == key_word(&w->key, 1) &&
@@ -298,20 +298,20 @@ __noinline int wr_src_drops_flush(__u32 slot)
  * flood that every CPU refuses would otherwise move the bucket's cache line
  * from CPU to CPU on every packet (measured: 2.6 x the cost of one CPU's
  * refusal, with two CPUs refusing at once). So a rule-wide bucket that
- * this CPU saw refuse within SLUICE_DROP_BATCH_NS (by last_drop) counts the
+ * this CPU saw refuse within WEIR_DROP_BATCH_NS (by last_drop) counts the
  * refusal in wr_agg_drops, this CPU's own; the next refusal past that adds
  * this CPU's count to the bucket's drops and moves last_drop. A rule-wide
  * bucket that keeps refusing is written once a batch period per CPU; last_drop
  * trails the latest refusal by less than one. The quiet spell before an
- * event is measured from it, so it may be short of SLUICE_EVENT_QUIET_NS by
+ * event is measured from it, so it may be short of WEIR_EVENT_QUIET_NS by
  * that much. A per-source bucket's refusals wait the same way in this
  * CPU's slot of wr_src_drops for its key, if the slot is free or already
  * the key's; a slot whose key was not refused here for a batch is given
  * over (wr_src_drops_flush). When the slot is another's, the refusal is
  * written to the bucket as before.
  */
-static __always_inline void note_drop(struct sluice_state *st, __u64 now,
-				      const struct sluice_key *key, __u32 uid, __u32 li, int defer,
+static __always_inline void note_drop(struct weir_state *st, __u64 now,
+				      const struct weir_key *key, __u32 uid, __u32 li, int defer,
 				      __u32 slot)
 {
 	struct wr_scratch *sc;
@@ -323,8 +323,8 @@ static __always_inline void note_drop(struct sluice_state *st, __u64 now,
 	__u32 idx = slot;
 	__u64 last = READ_ONCE(st->last_drop), add = 1, drops, *pend;
 	/* Signed: another CPU may have stored a time a little ahead of ours. */
-	int recent = last && (__s64)(now - last) < (__s64)SLUICE_DROP_BATCH_NS;
-	struct sluice_src_wait *w;
+	int recent = last && (__s64)(now - last) < (__s64)WEIR_DROP_BATCH_NS;
+	struct weir_src_wait *w;
 
 	if (!key) {
 		pend = bpf_map_lookup_elem(&wr_agg_drops, &idx);
@@ -344,7 +344,7 @@ static __always_inline void note_drop(struct sluice_state *st, __u64 now,
 
 			if (recent) {
 				/* Another key's, not refused here for a batch: its turn is over. */
-				if (!mine && w->n && (__s64)(now - w->at) >= (__s64)SLUICE_DROP_BATCH_NS)
+				if (!mine && w->n && (__s64)(now - w->at) >= (__s64)WEIR_DROP_BATCH_NS)
 					wr_src_drops_flush(idx);
 				if (mine || !w->n) {
 					if (!mine)
@@ -363,7 +363,7 @@ static __always_inline void note_drop(struct sluice_state *st, __u64 now,
 	drops = __sync_fetch_and_add(&st->drops, add) + add;
 	/* Racy read and store: two CPUs may both report a start; harmless. */
 	st->last_drop = now;
-	if (now - last < SLUICE_EVENT_QUIET_NS && last)
+	if (now - last < WEIR_EVENT_QUIET_NS && last)
 		return;
 	if (!defer) {
 		wr_event(key, (__u64)uid << 8 | li, now, drops);
@@ -388,13 +388,13 @@ static __always_inline void note_drop(struct sluice_state *st, __u64 now,
  * added (others may have built on it), for a window the cost out of the
  * window it went into, while that is still the current one.
  */
-static __always_inline void uncharge(const struct sluice_limit *l, struct sluice_state *st,
+static __always_inline void uncharge(const struct weir_limit *l, struct weir_state *st,
 				     __u64 now, __u32 cost)
 {
 	__u64 word, next;
 	int i;
 
-	if (l->algo == SLUICE_ALGO_GCRA) {
+	if (l->algo == WEIR_ALGO_GCRA) {
 		__sync_fetch_and_add(&st->tat, -wr_gcra_inc(l->interval_fp, cost));
 		return;
 	}
@@ -411,17 +411,17 @@ static __always_inline void uncharge(const struct sluice_limit *l, struct sluice
  * established connections is refused. Nothing is charged here: wr_sockops
  * counts connections as the kernel establishes and closes them.
  */
-static __always_inline int conns_op(struct wr_eval *ev, const struct sluice_rule *r, __u32 li,
-				    const struct sluice_limit *l)
+static __always_inline int conns_op(struct wr_eval *ev, const struct weir_rule *r, __u32 li,
+				    const struct weir_limit *l)
 {
-	struct sluice_conns *c;
-	struct sluice_key key;
+	struct weir_conns *c;
+	struct weir_key key;
 
 	/* Never charged, so never refunded; per source only. */
 	if (ev->phase != WR_PH_SRC || ev->op == WR_OP_REFUND)
 		return 1;
 	if (ev->pkt.proto != WR_IPPROTO_TCP || !(ev->pkt.flags & WR_PKT_L4) ||
-	    (ev->pkt.tcp_flags & (SLUICE_TCP_SYN | SLUICE_TCP_ACK)) != SLUICE_TCP_SYN)
+	    (ev->pkt.tcp_flags & (WEIR_TCP_SYN | WEIR_TCP_ACK)) != WEIR_TCP_SYN)
 		return 1;
 	wr_make_key(r, li, l, &ev->pkt, &key);
 	c = bpf_map_lookup_elem(&wr_conns, &key);
@@ -442,10 +442,10 @@ static __always_inline int conns_op(struct wr_eval *ev, const struct sluice_rule
  * everything its bucket holds (next - now; a window's count), which the
  * fleet has not seen yet. Fleet limits only.
  */
-static __always_inline void fleet_note(const struct sluice_limit *l, const struct sluice_key *key,
+static __always_inline void fleet_note(const struct weir_limit *l, const struct weir_key *key,
 				       __u64 now, __u64 next, __u32 cost)
 {
-	struct sluice_fleet_use *u;
+	struct weir_fleet_use *u;
 	struct wr_scratch *sc;
 	__u64 held, half;
 	__u32 zero = 0;
@@ -483,8 +483,8 @@ static __always_inline void fleet_note(const struct sluice_limit *l, const struc
  * rule-wide bucket. The state is shared by every CPU: compare-and-swap,
  * bounded retry. *nextp: the bucket's new word.
  */
-static __always_inline int charge_state(const struct sluice_limit *l, struct sluice_state *st,
-					struct sluice_way *way, const struct sluice_key *key,
+static __always_inline int charge_state(const struct weir_limit *l, struct weir_state *st,
+					struct weir_way *way, const struct weir_key *key,
 					__u32 uid, __u32 li, __u64 now, __u64 wnow, __u32 cost,
 					__u64 *nextp)
 {
@@ -518,7 +518,7 @@ static __always_inline int charge_state(const struct sluice_limit *l, struct slu
 			uncharge(l, st, wnow, cost);
 			return WR_CH_GONE;
 		}
-		if ((word ^ next) >> 32 && l->algo != SLUICE_ALGO_GCRA)
+		if ((word ^ next) >> 32 && l->algo != WEIR_ALGO_GCRA)
 			WRITE_ONCE(way->idle_at, wr_idle_at(l, next));
 		return WR_CH_DONE;
 	}
@@ -530,9 +530,9 @@ static __always_inline int charge_state(const struct sluice_limit *l, struct slu
  * window limit's reads the fleet's offset from the config; every other
  * limit's is now, and looks nothing up.
  */
-static __always_inline __u64 limit_wnow(const struct sluice_limit *l, __u64 now)
+static __always_inline __u64 limit_wnow(const struct weir_limit *l, __u64 now)
 {
-	const struct sluice_config *cfg;
+	const struct weir_config *cfg;
 	__u32 zero = 0;
 
 	if (!l->fleet || !wr_limit_windowed(l))
@@ -552,25 +552,25 @@ static __always_inline __u64 limit_wnow(const struct sluice_limit *l, __u64 now)
  * A global function: the verifier checks it once, not once per rule and
  * limit, which keeps the program far below the complexity limit.
  */
-__noinline int wr_limit_op(struct wr_eval *ev, const struct sluice_rule *r, __u32 li)
+__noinline int wr_limit_op(struct wr_eval *ev, const struct weir_rule *r, __u32 li)
 {
-	const struct sluice_limit *l;
-	struct sluice_way *way = NULL, *victim = NULL;
-	struct sluice_set *set = NULL;
-	struct sluice_state *st;
-	struct sluice_key key;
+	const struct weir_limit *l;
+	struct weir_way *way = NULL, *victim = NULL;
+	struct weir_set *set = NULL;
+	struct weir_state *st;
+	struct weir_key key;
 	__u64 word, aux, next, next_aux, now, wnow, seen = 0;
 	__u32 slot, cost;
 
-	if (!ev || !r || li >= SLUICE_MAX_LIMITS)
+	if (!ev || !r || li >= WEIR_MAX_LIMITS)
 		return 0;
-	asm volatile("%[li] &= %[mask]" : [li] "+r"(li) : [mask] "i"(SLUICE_MAX_LIMITS - 1));
+	asm volatile("%[li] &= %[mask]" : [li] "+r"(li) : [mask] "i"(WEIR_MAX_LIMITS - 1));
 	l = &r->limits[li];
 	now = rule_now(ev, r);
-	if (l->algo == SLUICE_ALGO_CONNS)
+	if (l->algo == WEIR_ALGO_CONNS)
 		return conns_op(ev, r, li, l);
 	wnow = limit_wnow(l, now);
-	if (l->key == SLUICE_KEY_ALL) {
+	if (l->key == WEIR_KEY_ALL) {
 		if (ev->phase != WR_PH_AGG)
 			return 1;
 		slot = l->agg_slot;
@@ -656,7 +656,7 @@ __noinline int wr_limit_op(struct wr_eval *ev, const struct sluice_rule *r, __u3
  * collision is contention (WR_EV_CONTENDED: refused, not a fault). 1 go
  * on, 0 stop.
  */
-static __always_inline int limit_op(struct wr_eval *ev, const struct sluice_rule *r, __u32 li)
+static __always_inline int limit_op(struct wr_eval *ev, const struct weir_rule *r, __u32 li)
 {
 	int ret = wr_limit_op(ev, r, li);
 
@@ -676,7 +676,7 @@ static __always_inline int limit_op(struct wr_eval *ev, const struct sluice_rule
 #define WR_AT_GONE	(-4)	/* CHARGE: the way went to another key meanwhile, nothing charged */
 #define WR_AT_CHARGED	4	/* CHARGE: charged, in way (answer - WR_AT_CHARGED) */
 /* wr_limit_at's loc for CHARGE: find the bucket first (no CHECK before it) */
-#define WR_AT_FIND	SLUICE_WAYS
+#define WR_AT_FIND	WEIR_WAYS
 
 /*
  * Limit li of rule r, for wr_rule_once. WR_OP_CHECK: where its bucket is
@@ -689,23 +689,23 @@ static __always_inline int limit_op(struct wr_eval *ev, const struct sluice_rule
  * once: the caller's loop over limits then carries only scalars from limit
  * to limit.
  */
-__noinline int wr_limit_at(struct wr_eval *ev, const struct sluice_rule *r, __u32 li, __u32 op,
+__noinline int wr_limit_at(struct wr_eval *ev, const struct weir_rule *r, __u32 li, __u32 op,
 			   __u32 loc)
 {
-	const struct sluice_limit *l;
-	struct sluice_way *way = NULL;
-	struct sluice_set *set;
-	struct sluice_state *s;
-	struct sluice_key key;
+	const struct weir_limit *l;
+	struct weir_way *way = NULL;
+	struct weir_set *set;
+	struct weir_state *s;
+	struct weir_key key;
 	__u64 next, next_aux, now, wnow;
 	__u32 idx, cost, w;
 
-	if (!ev || !r || li >= SLUICE_MAX_LIMITS)
+	if (!ev || !r || li >= WEIR_MAX_LIMITS)
 		return WR_AT_FAULT;
-	asm volatile("%[li] &= %[mask]" : [li] "+r"(li) : [mask] "i"(SLUICE_MAX_LIMITS - 1));
+	asm volatile("%[li] &= %[mask]" : [li] "+r"(li) : [mask] "i"(WEIR_MAX_LIMITS - 1));
 	l = &r->limits[li];
 	now = rule_now(ev, r);
-	if (l->algo == SLUICE_ALGO_CONNS) {
+	if (l->algo == WEIR_ALGO_CONNS) {
 		/* Never charged: checked by CHECK, or by a CHARGE that finds. */
 		if (op == WR_OP_REFUND || (op == WR_OP_CHARGE && loc < WR_AT_FIND))
 			return WR_AT_CHARGED;
@@ -715,7 +715,7 @@ __noinline int wr_limit_at(struct wr_eval *ev, const struct sluice_rule *r, __u3
 		return op == WR_OP_CHECK ? 0 : WR_AT_CHARGED;
 	}
 	wnow = limit_wnow(l, now);
-	if (l->key == SLUICE_KEY_ALL) {
+	if (l->key == WEIR_KEY_ALL) {
 		idx = l->agg_slot;
 		s = bpf_map_lookup_elem(&wr_agg, &idx);
 		if (!s)
@@ -732,19 +732,19 @@ __noinline int wr_limit_at(struct wr_eval *ev, const struct sluice_rule *r, __u3
 		if (!set)
 			return WR_AT_FAULT;
 		if (op == WR_OP_CHECK || loc >= WR_AT_FIND) {
-			for (w = 0; w < SLUICE_WAYS; w++) {
+			for (w = 0; w < WEIR_WAYS; w++) {
 				way = &set->way[w];
 				if (READ_ONCE(*way_word(way, 0)) == key_word(&key, 0) &&
 				    *way_word(way, 1) == key_word(&key, 1) &&
 				    *way_word(way, 2) == key_word(&key, 2))
 					break;
 			}
-			if (w >= SLUICE_WAYS)
+			if (w >= WEIR_WAYS)
 				return WR_AT_WALK;	/* a new key: the walk claims its way */
 			loc = w;
 		}
 		/* Masked where the verifier sees it: the scan's w is not kept bounded. */
-		asm volatile("%[loc] &= %[mask]" : [loc] "+r"(loc) : [mask] "i"(SLUICE_WAYS - 1));
+		asm volatile("%[loc] &= %[mask]" : [loc] "+r"(loc) : [mask] "i"(WEIR_WAYS - 1));
 		way = &set->way[loc];
 		s = &way->st;
 	}
@@ -771,7 +771,7 @@ __noinline int wr_limit_at(struct wr_eval *ev, const struct sluice_rule *r, __u3
 	}
 	if (l->fleet)
 		fleet_note(l, &key, now, next, cost);
-	return WR_AT_CHARGED + (loc & (SLUICE_WAYS - 1));
+	return WR_AT_CHARGED + (loc & (WEIR_WAYS - 1));
 }
 
 /*
@@ -799,12 +799,12 @@ __noinline int wr_limit_at(struct wr_eval *ev, const struct sluice_rule *r, __u3
  *
  * Global: verified once, not on every path of the entry program.
  */
-__noinline int wr_rule_once(struct wr_eval *ev, const struct sluice_rule *r, __u32 n)
+__noinline int wr_rule_once(struct wr_eval *ev, const struct weir_rule *r, __u32 n)
 {
 	__u32 li, pass, fleet = 0;
 	int at;
 
-	if (!ev || !r || n > SLUICE_MAX_LIMITS)
+	if (!ev || !r || n > WEIR_MAX_LIMITS)
 		return -1;
 	/*
 	 * ev->seen: where each per-source bucket was found, 2 bits (its way)
@@ -814,16 +814,16 @@ __noinline int wr_rule_once(struct wr_eval *ev, const struct sluice_rule *r, __u
 	 */
 	ev->seen = 0;
 	ev->charged = 0;
-	for (li = 0; li < SLUICE_MAX_LIMITS && li < n; li++)
+	for (li = 0; li < WEIR_MAX_LIMITS && li < n; li++)
 		fleet |= r->limits[li].fleet;
 	if (!fleet) {
 		for (pass = 0; pass < 2; pass++)
-			for (li = 0; li < SLUICE_MAX_LIMITS && li < n; li++) {
-				if ((r->limits[li].key == SLUICE_KEY_ALL) != pass)
+			for (li = 0; li < WEIR_MAX_LIMITS && li < n; li++) {
+				if ((r->limits[li].key == WEIR_KEY_ALL) != pass)
 					continue;
 				at = wr_limit_at(ev, r, li, WR_OP_CHARGE, WR_AT_FIND);
 				if (at >= WR_AT_CHARGED) {
-					ev->seen |= (__u32)(at & (SLUICE_WAYS - 1)) << (2 * li);
+					ev->seen |= (__u32)(at & (WEIR_WAYS - 1)) << (2 * li);
 					ev->charged |= 1U << li;
 				} else if (at != WR_AT_GONE) {
 					goto undo;
@@ -832,8 +832,8 @@ __noinline int wr_rule_once(struct wr_eval *ev, const struct sluice_rule *r, __u
 		return 1;
 	}
 	for (pass = 0; pass < 2; pass++)
-		for (li = 0; li < SLUICE_MAX_LIMITS && li < n; li++) {
-			if ((r->limits[li].key == SLUICE_KEY_ALL) != !pass)
+		for (li = 0; li < WEIR_MAX_LIMITS && li < n; li++) {
+			if ((r->limits[li].key == WEIR_KEY_ALL) != !pass)
 				continue;
 			at = wr_limit_at(ev, r, li, WR_OP_CHECK, 0);
 			if (at < 0) {
@@ -841,11 +841,11 @@ __noinline int wr_rule_once(struct wr_eval *ev, const struct sluice_rule *r, __u
 					ev->fault = WR_EV_FAULT;
 				return at == WR_AT_WALK ? -1 : 0;
 			}
-			ev->seen |= (__u32)(at & (SLUICE_WAYS - 1)) << (2 * li);
+			ev->seen |= (__u32)(at & (WEIR_WAYS - 1)) << (2 * li);
 		}
 	for (pass = 0; pass < 2; pass++)
-		for (li = 0; li < SLUICE_MAX_LIMITS && li < n; li++) {
-			if ((r->limits[li].key == SLUICE_KEY_ALL) != !pass)
+		for (li = 0; li < WEIR_MAX_LIMITS && li < n; li++) {
+			if ((r->limits[li].key == WEIR_KEY_ALL) != !pass)
 				continue;
 			/*
 			 * Masked to this limit's 2 bits: the ones above are later
@@ -853,7 +853,7 @@ __noinline int wr_rule_once(struct wr_eval *ev, const struct sluice_rule *r, __u
 			 * the set again (and check a connection cap again).
 			 */
 			at = wr_limit_at(ev, r, li, WR_OP_CHARGE,
-					 (ev->seen >> (2 * li)) & (SLUICE_WAYS - 1));
+					 (ev->seen >> (2 * li)) & (WEIR_WAYS - 1));
 			if (at >= WR_AT_CHARGED)
 				ev->charged |= 1U << li;
 			else if (at != WR_AT_GONE)
@@ -863,9 +863,9 @@ __noinline int wr_rule_once(struct wr_eval *ev, const struct sluice_rule *r, __u
 undo:
 	if (at == WR_AT_FAULT)
 		ev->fault = WR_EV_FAULT;
-	for (li = 0; li < SLUICE_MAX_LIMITS && li < n; li++)
+	for (li = 0; li < WEIR_MAX_LIMITS && li < n; li++)
 		if (ev->charged & (1U << li))
-			wr_limit_at(ev, r, li, WR_OP_REFUND, (ev->seen >> (2 * li)) & (SLUICE_WAYS - 1));
+			wr_limit_at(ev, r, li, WR_OP_REFUND, (ev->seen >> (2 * li)) & (WEIR_WAYS - 1));
 	return at == WR_AT_WALK ? -1 : 0;
 }
 
@@ -875,8 +875,8 @@ undo:
  */
 static __always_inline long eval_rule_at(__u32 i, struct wr_eval *ev)
 {
-	struct sluice_ruleset *rs;
-	const struct sluice_rule *r;
+	struct weir_ruleset *rs;
+	const struct weir_rule *r;
 	__u32 rs_idx = ev->rs_idx;
 	__u64 idx = i;
 	__u32 li, n;
@@ -885,8 +885,8 @@ static __always_inline long eval_rule_at(__u32 i, struct wr_eval *ev)
 	 * Bound the index where the verifier sees it: clang spills i as 32
 	 * bits and reloads it, losing the range a plain check would give.
 	 */
-	asm volatile("%[idx] &= %[mask]" : [idx] "+r"(idx) : [mask] "i"(SLUICE_MAX_CAND - 1));
-	if (i >= SLUICE_MAX_CAND)
+	asm volatile("%[idx] &= %[mask]" : [idx] "+r"(idx) : [mask] "i"(WEIR_MAX_CAND - 1));
+	if (i >= WEIR_MAX_CAND)
 		return 1;
 	if (!(ev->group & (1ULL << idx)))
 		return 0;
@@ -895,10 +895,10 @@ static __always_inline long eval_rule_at(__u32 i, struct wr_eval *ev)
 	if (!rs)
 		return 1;
 	idx = wr_cand_rule(rs, ev->cell, idx);
-	asm volatile("%[idx] &= %[mask]" : [idx] "+r"(idx) : [mask] "i"(SLUICE_MAX_RULES - 1));
+	asm volatile("%[idx] &= %[mask]" : [idx] "+r"(idx) : [mask] "i"(WEIR_MAX_RULES - 1));
 	r = &rs->rules[idx];
 	n = r->nr_limits;
-	for (li = 0; li < SLUICE_MAX_LIMITS && li < n; li++) {
+	for (li = 0; li < WEIR_MAX_LIMITS && li < n; li++) {
 		if (!limit_op(ev, r, li)) {
 			if (ev->op != WR_OP_REFUND)
 				ev->refused = idx;
@@ -910,32 +910,32 @@ static __always_inline long eval_rule_at(__u32 i, struct wr_eval *ev)
 
 
 /* The rule at position pos of ev->cell's list against ev->pkt: if it matches, into m. */
-static __always_inline void match_one(const struct sluice_ruleset *rs, struct wr_eval *ev,
+static __always_inline void match_one(const struct weir_ruleset *rs, struct wr_eval *ev,
 				      struct wr_match *m, __u32 disabled, __u32 pos)
 {
-	const struct sluice_rule *r;
+	const struct weir_rule *r;
 	__u32 li, agg = 0, i;
 
-	pos &= SLUICE_MAX_CAND - 1;
-	i = wr_cand_rule(rs, ev->cell, pos) & (SLUICE_MAX_RULES - 1);
+	pos &= WEIR_MAX_CAND - 1;
+	i = wr_cand_rule(rs, ev->cell, pos) & (WEIR_MAX_RULES - 1);
 	r = &rs->rules[i];
 	if (!wr_rule_match(r, &ev->pkt))
 		return;
 	m->npos = pos + 1;
 	if (r->verified_class && (!m->vclass || r->verified_class < m->vclass))
 		m->vclass = r->verified_class;
-	if (r->action == SLUICE_ACT_COOKIE && r->cookie == SLUICE_COOKIE_ALWAYS &&
+	if (r->action == WEIR_ACT_COOKIE && r->cookie == WEIR_COOKIE_ALWAYS &&
 	    !disabled && !m->cookie_always &&
-	    (ev->pkt.tcp_flags & (SLUICE_TCP_SYN | SLUICE_TCP_ACK | SLUICE_TCP_RST |
-				  SLUICE_TCP_FIN)) == SLUICE_TCP_SYN)
+	    (ev->pkt.tcp_flags & (WEIR_TCP_SYN | WEIR_TCP_ACK | WEIR_TCP_RST |
+				  WEIR_TCP_FIN)) == WEIR_TCP_SYN)
 		m->cookie_always = i + 1;
 	if (r->class < m->class)
 		m->class = r->class;
-	m->precise |= r->flags & SLUICE_RF_PRECISE;
-	for (li = 0; li < SLUICE_MAX_LIMITS; li++)
-		if (li < r->nr_limits && r->limits[li].key == SLUICE_KEY_ALL)
+	m->precise |= r->flags & WEIR_RF_PRECISE;
+	for (li = 0; li < WEIR_MAX_LIMITS; li++)
+		if (li < r->nr_limits && r->limits[li].key == WEIR_KEY_ALL)
 			agg++;
-	if ((r->action == SLUICE_ACT_DROP || r->action == SLUICE_ACT_COOKIE) && !disabled) {
+	if ((r->action == WEIR_ACT_DROP || r->action == WEIR_ACT_COOKIE) && !disabled) {
 		if (!m->enforce)
 			m->first_enforce = i;
 		m->enforce |= 1ULL << pos;
@@ -956,7 +956,7 @@ static __always_inline void match_one(const struct sluice_ruleset *rs, struct wr
  */
 __noinline int wr_match_one(struct wr_eval *ev, struct wr_match *m, __u32 pos, __u32 disabled)
 {
-	struct sluice_ruleset *rs;
+	struct weir_ruleset *rs;
 	__u32 rs_idx;
 
 	if (!ev || !m)
@@ -984,14 +984,14 @@ __noinline int wr_match_one(struct wr_eval *ev, struct wr_match *m, __u32 pos, _
  */
 __noinline int wr_match_rules(struct wr_eval *ev, struct wr_match *m, __u32 disabled)
 {
-	struct sluice_ruleset *rs;
+	struct weir_ruleset *rs;
 	__u32 k, rs_idx, cell;
 	__u64 cand;
 
 	if (!ev || !m)
 		return 0;
 	__builtin_memset(m, 0, sizeof(*m));
-	m->class = SLUICE_MAX_CLASS;
+	m->class = WEIR_MAX_CLASS;
 	/*
 	 * A map key from the stack: kernels before 6.2 refuse one that points
 	 * into a global function's argument (memory of unknown kind to them).
@@ -1005,7 +1005,7 @@ __noinline int wr_match_rules(struct wr_eval *ev, struct wr_match *m, __u32 disa
 	if (!cand)
 		return 0;
 	match_one(rs, ev, m, disabled, wr_cand_pop(&cand));
-	for (k = 1; k < SLUICE_MAX_CAND && cand; k++)
+	for (k = 1; k < WEIR_MAX_CAND && cand; k++)
 		wr_match_one(ev, m, wr_cand_pop(&cand), disabled);
 	return 0;
 }
@@ -1013,7 +1013,7 @@ __noinline int wr_match_rules(struct wr_eval *ev, struct wr_match *m, __u32 disa
 /*
  * Is ev->pkt, a passed packet, an ACK (and nothing else) addressed like
  * the SYNs of an action cookie rule? Then it may carry a cookie's answer
- * (sluice_cookie_ack). Only the index's candidates for its protocol and
+ * (weir_cookie_ack). Only the index's candidates for its protocol and
  * port are visited, as in wr_match_rules: an ACK's cost does not grow with
  * the rules that cannot match it. Global, so verified once and its answer
  * an unknown value to the caller, which splits no paths before the very
@@ -1021,8 +1021,8 @@ __noinline int wr_match_rules(struct wr_eval *ev, struct wr_match *m, __u32 disa
  */
 __noinline int wr_match_cookie_ack(struct wr_eval *ev)
 {
-	struct sluice_ruleset *rs;
-	struct sluice_config *cfg;
+	struct weir_ruleset *rs;
+	struct weir_config *cfg;
 	__u32 k, rs_idx, cell, zero = 0;
 	__u64 cand;
 	__u8 flags;
@@ -1030,8 +1030,8 @@ __noinline int wr_match_cookie_ack(struct wr_eval *ev)
 
 	/* ACK, PSH and the ECN bits may come with it; SYN, RST and FIN may not. */
 	if (!ev || ev->pkt.proto != WR_IPPROTO_TCP || !(ev->pkt.flags & WR_PKT_L4) ||
-	    (ev->pkt.tcp_flags & (SLUICE_TCP_SYN | SLUICE_TCP_ACK | SLUICE_TCP_RST |
-				  SLUICE_TCP_FIN)) != SLUICE_TCP_ACK)
+	    (ev->pkt.tcp_flags & (WEIR_TCP_SYN | WEIR_TCP_ACK | WEIR_TCP_RST |
+				  WEIR_TCP_FIN)) != WEIR_TCP_ACK)
 		return 0;
 	cfg = bpf_map_lookup_elem(&wr_config, &zero);
 	if (!cfg || cfg->disabled)
@@ -1042,12 +1042,12 @@ __noinline int wr_match_cookie_ack(struct wr_eval *ev)
 		return 0;
 	cand = wr_rule_candidates(rs, &ev->pkt, &cell);
 	flags = ev->pkt.tcp_flags;
-	ev->pkt.tcp_flags = SLUICE_TCP_SYN;
-	for (k = 0; k < SLUICE_MAX_CAND && cand; k++) {
-		const struct sluice_rule *r;
+	ev->pkt.tcp_flags = WEIR_TCP_SYN;
+	for (k = 0; k < WEIR_MAX_CAND && cand; k++) {
+		const struct weir_rule *r;
 
-		r = &rs->rules[wr_cand_rule(rs, cell, wr_cand_pop(&cand)) & (SLUICE_MAX_RULES - 1)];
-		if (r->action == SLUICE_ACT_COOKIE && wr_rule_match(r, &ev->pkt)) {
+		r = &rs->rules[wr_cand_rule(rs, cell, wr_cand_pop(&cand)) & (WEIR_MAX_RULES - 1)];
+		if (r->action == WEIR_ACT_COOKIE && wr_rule_match(r, &ev->pkt)) {
 			hit = 1;
 			break;
 		}
@@ -1073,7 +1073,7 @@ __noinline int wr_walk_rules(struct wr_eval *ev, __u32 nr)
 
 	if (!ev)
 		return 0;
-	for (i = 0; i < SLUICE_MAX_CAND && i < nr; i++)
+	for (i = 0; i < WEIR_MAX_CAND && i < nr; i++)
 		if (eval_rule_at(i, ev))
 			break;
 	return 0;
@@ -1119,17 +1119,17 @@ static __always_inline int run_op(struct wr_eval *ev, __u32 op, __u32 nr_rules,
  * path (a way claimed by another CPU first, or a compare-and-swap that
  * kept failing).
  */
-static __always_inline int fast_src(struct wr_eval *ev, const struct sluice_rule *r)
+static __always_inline int fast_src(struct wr_eval *ev, const struct weir_rule *r)
 {
-	const struct sluice_limit *l = &r->limits[0];
-	struct sluice_way *way, *victim;
+	const struct weir_limit *l = &r->limits[0];
+	struct weir_way *way, *victim;
 	__u64 inc, tat, next, now, seen;
-	struct sluice_set *set;
-	struct sluice_key key;
+	struct weir_set *set;
+	struct weir_key key;
 	int i;
 
 	/* A fleet limit takes the general path, which tells the fleet sync. */
-	if (l->algo != SLUICE_ALGO_GCRA || l->key != SLUICE_KEY_SRC || l->fleet)
+	if (l->algo != WEIR_ALGO_GCRA || l->key != WEIR_KEY_SRC || l->fleet)
 		return -1;
 	wr_make_key(r, 0, l, &ev->pkt, &key);
 	set = state_set(ev, &key);
@@ -1166,19 +1166,19 @@ static __always_inline int fast_src(struct wr_eval *ev, const struct sluice_rule
  * no per-source state. 1: every one admits (the general path still charges
  * them), 0: refused.
  */
-static __always_inline int agg_admits(struct wr_eval *ev, const struct sluice_rule *r)
+static __always_inline int agg_admits(struct wr_eval *ev, const struct weir_rule *r)
 {
 	__u32 li;
 
-	for (li = 0; li < SLUICE_MAX_LIMITS; li++) {
-		const struct sluice_limit *l = &r->limits[li];
-		struct sluice_state *st;
+	for (li = 0; li < WEIR_MAX_LIMITS; li++) {
+		const struct weir_limit *l = &r->limits[li];
+		struct weir_state *st;
 		__u64 next;
 		__u32 slot;
 
 		if (li >= r->nr_limits)
 			break;
-		if (l->key != SLUICE_KEY_ALL || l->algo != SLUICE_ALGO_GCRA)
+		if (l->key != WEIR_KEY_ALL || l->algo != WEIR_ALGO_GCRA)
 			continue;
 		slot = l->agg_slot;
 		st = bpf_map_lookup_elem(&wr_agg, &slot);
@@ -1200,18 +1200,18 @@ static __always_inline int agg_admits(struct wr_eval *ev, const struct sluice_ru
  * A fault sets ev->fault and returns 1 (fail open) or 0 (fail closed);
  * contention (WR_EV_CONTENDED) is a refusal by the rule it met, counted.
  */
-static __always_inline int eval_group(struct wr_eval *ev, const struct sluice_ruleset *rs,
+static __always_inline int eval_group(struct wr_eval *ev, const struct weir_ruleset *rs,
 				      __u64 group, __u32 nr_rules, __u32 nr_limits,
 				      __u32 nr_agg, __u32 first)
 {
-	const struct sluice_rule *r = &rs->rules[first & (SLUICE_MAX_RULES - 1)];
+	const struct weir_rule *r = &rs->rules[first & (WEIR_MAX_RULES - 1)];
 
 	ev->group = group;
 	ev->charged = 0;
 	ev->fault = 0;
 	ev->refused = -1;
 	if (nr_agg && !(group & (group - 1)) && !agg_admits(ev, r)) {
-		ev->refused = first & (SLUICE_MAX_RULES - 1);
+		ev->refused = first & (WEIR_MAX_RULES - 1);
 		goto not_admitted;
 	}
 	if (nr_limits > 1 && !(group & (group - 1))) {
@@ -1221,7 +1221,7 @@ static __always_inline int eval_group(struct wr_eval *ev, const struct sluice_ru
 			return 1;
 		if (!o) {
 			if (!ev->fault)
-				ev->refused = first & (SLUICE_MAX_RULES - 1);
+				ev->refused = first & (WEIR_MAX_RULES - 1);
 			goto not_admitted;
 		}
 		/* A new key or a contended bucket: the general walk, from the start. */
@@ -1239,7 +1239,7 @@ static __always_inline int eval_group(struct wr_eval *ev, const struct sluice_ru
 		if (f >= 0) {
 			if (f)
 				return 1;
-			ev->refused = first & (SLUICE_MAX_RULES - 1);
+			ev->refused = first & (WEIR_MAX_RULES - 1);
 			goto not_admitted;
 		}
 		ev->op = WR_OP_CHARGE;
@@ -1247,7 +1247,7 @@ static __always_inline int eval_group(struct wr_eval *ev, const struct sluice_ru
 		if (limit_op(ev, r, 0))
 			return 1;
 		if (ev->fault != WR_EV_FAULT)
-			ev->refused = first & (SLUICE_MAX_RULES - 1);
+			ev->refused = first & (WEIR_MAX_RULES - 1);
 		goto not_admitted;
 	}
 	if (!run_op(ev, WR_OP_CHECK, nr_rules, nr_limits, nr_agg))
@@ -1268,34 +1268,34 @@ static __always_inline int eval_group(struct wr_eval *ev, const struct sluice_ru
 not_admitted:
 	if (ev->fault == WR_EV_CONTENDED) {
 		/* ev->refused: the rule whose limit met it (eval_rule_at, or above). */
-		count(SLUICE_G_CONTENDED);
+		count(WEIR_G_CONTENDED);
 		return 0;
 	}
 	if (ev->fault) {
-		count(SLUICE_G_FAULT);
+		count(WEIR_G_FAULT);
 		ev->refused = -1;
 		if (ev->fail_closed)
 			return 0;
-		count(SLUICE_G_FAIL_OPEN);
+		count(WEIR_G_FAIL_OPEN);
 		return 1;
 	}
 	return 0;
 }
 
-static __always_inline void rule_count(const struct sluice_ruleset *rs, __s32 i, __u32 len,
+static __always_inline void rule_count(const struct weir_ruleset *rs, __s32 i, __u32 len,
 				       int what)
 {
-	struct sluice_rule_stats *s;
+	struct weir_rule_stats *s;
 	__u64 idx = (__u32)i;
 	__u32 slot;
 
-	if (i < 0 || i >= SLUICE_MAX_RULES)
+	if (i < 0 || i >= WEIR_MAX_RULES)
 		return;
 	/*
 	 * Bound the index where the verifier sees it: 6.1's loses the checks
 	 * above when clang reloads i from a spill (see eval_rule_at).
 	 */
-	asm volatile("%[idx] &= %[mask]" : [idx] "+r"(idx) : [mask] "i"(SLUICE_MAX_RULES - 1));
+	asm volatile("%[idx] &= %[mask]" : [idx] "+r"(idx) : [mask] "i"(WEIR_MAX_RULES - 1));
 	slot = rs->rules[idx].slot;
 	s = bpf_map_lookup_elem(&wr_rule_stats, &slot);
 	if (!s)
@@ -1323,14 +1323,14 @@ static __always_inline void rule_count(const struct sluice_ruleset *rs, __s32 i,
  * Every matching rule that let the packet through counts it as passed.
  * Global, so verified once: the caller's masks are exact constants per path.
  */
-__noinline int wr_count_passed(const struct sluice_ruleset *rs, __u64 matched, __u32 len,
+__noinline int wr_count_passed(const struct weir_ruleset *rs, __u64 matched, __u32 len,
 			       __u32 cell)
 {
 	__u32 i;
 
 	if (!rs)
 		return 0;
-	for (i = 0; i < SLUICE_MAX_CAND; i++) {
+	for (i = 0; i < WEIR_MAX_CAND; i++) {
 		if (!matched)
 			break;
 		if (matched & 1)
@@ -1347,14 +1347,14 @@ __noinline int wr_count_passed(const struct sluice_ruleset *rs, __u64 matched, _
  * came from (a byte written on every refusal took 6.1's verifier 38k
  * instructions further).
  */
-__noinline __u64 wr_mask_without(const struct sluice_ruleset *rs, __u64 mask, __u32 cell,
+__noinline __u64 wr_mask_without(const struct weir_ruleset *rs, __u64 mask, __u32 cell,
 				 __s32 ri)
 {
 	__u32 k;
 
 	if (!rs)
 		return mask;
-	for (k = 0; k < SLUICE_MAX_CAND; k++)
+	for (k = 0; k < WEIR_MAX_CAND; k++)
 		if ((mask & (1ULL << k)) && (__s32)wr_cand_rule(rs, cell, k) == ri)
 			return mask & ~(1ULL << k);
 	return mask;
@@ -1362,8 +1362,8 @@ __noinline __u64 wr_mask_without(const struct sluice_ruleset *rs, __u64 mask, __
 
 #include "shed.h"
 
-/* What sluice_cookie_syn needs of rule r, into the per-CPU scratch. */
-static __always_inline void ck_stash(struct wr_scratch *sc, const struct sluice_rule *r, __u64 now,
+/* What weir_cookie_syn needs of rule r, into the per-CPU scratch. */
+static __always_inline void ck_stash(struct wr_scratch *sc, const struct weir_rule *r, __u64 now,
 				     __u32 len)
 {
 	sc->ck_slot = r->slot;
@@ -1379,8 +1379,8 @@ static __always_inline void ck_stash(struct wr_scratch *sc, const struct sluice_
 static __always_inline int pure_syn(const struct wr_pkt *p)
 {
 	return p->proto == WR_IPPROTO_TCP && (p->flags & WR_PKT_L4) &&
-	       (p->tcp_flags & (SLUICE_TCP_SYN | SLUICE_TCP_ACK | SLUICE_TCP_RST | SLUICE_TCP_FIN)) ==
-		       SLUICE_TCP_SYN;
+	       (p->tcp_flags & (WEIR_TCP_SYN | WEIR_TCP_ACK | WEIR_TCP_RST | WEIR_TCP_FIN)) ==
+		       WEIR_TCP_SYN;
 }
 
 /*
@@ -1391,8 +1391,8 @@ static __always_inline int pure_syn(const struct wr_pkt *p)
  */
 __noinline int wr_verified_class(const struct wr_pkt *p, __u32 vclass, __u32 cls, __u64 now)
 {
-	struct sluice_verified_key k = {};
-	struct sluice_config *cfg;
+	struct weir_verified_key k = {};
+	struct weir_config *cfg;
 	__u32 zero = 0;
 	__u64 *at;
 
@@ -1409,7 +1409,7 @@ __noinline int wr_verified_class(const struct wr_pkt *p, __u32 vclass, __u32 cls
 	at = bpf_map_lookup_elem(&wr_verified, &k);
 	if (!at || now - READ_ONCE(*at) > cfg->verified_ttl_ns)
 		return cls;
-	count(SLUICE_G_VERIFIED);
+	count(WEIR_G_VERIFIED);
 	return vclass - 1;
 }
 
@@ -1430,16 +1430,16 @@ static __always_inline void send_pending(struct wr_scratch *sc)
  * entry's context: xctx at XDP, skb at TC (the other NULL), for the
  * capture's copy of a judged frame.
  */
-static __always_inline int sluice_core(const void *data, const void *data_end, __u32 frame_len,
+static __always_inline int weir_core(const void *data, const void *data_end, __u32 frame_len,
 				       __u32 segs, struct xdp_md *xctx, struct __sk_buff *skb)
 {
-	struct sluice_ruleset *rs;
+	struct weir_ruleset *rs;
 	/* For the capture: WR_WHY(reason, deciding rule + 1, flags). */
-	__u32 why = SLUICE_CR_NO_RULE;
-	struct sluice_config *cfg;
+	__u32 why = WEIR_CR_NO_RULE;
+	struct weir_config *cfg;
 	struct wr_eval ev = {};
 	__u64 enforce = 0, dry = 0, matched;
-	struct sluice_shed *shed = NULL;
+	struct weir_shed *shed = NULL;
 	__u32 cap_cls = 0, use_cap = 0;
 	struct wr_scratch *sc;
 	struct wr_match *m;
@@ -1452,7 +1452,7 @@ static __always_inline int sluice_core(const void *data, const void *data_end, _
 	 * and on 6.1 that slot takes the deepest call chain from 480 to the
 	 * 512-byte limit (frames are rounded up to 32 bytes).
 	 */
-	struct sluice_globals *g = bpf_map_lookup_elem(&wr_global, &zero);
+	struct weir_globals *g = bpf_map_lookup_elem(&wr_global, &zero);
 	int res;
 
 	/*
@@ -1462,7 +1462,7 @@ static __always_inline int sluice_core(const void *data, const void *data_end, _
 	 */
 	if (!g)
 		return WR_VERDICT_PASS;
-	gcount(g, SLUICE_G_PACKETS);
+	gcount(g, WEIR_G_PACKETS);
 	if (segs > 1) {
 		ev.pkt.segs = segs > 0xffff ? 0xffff : segs;
 		ev.pkt.flags = WR_PKT_GSO;
@@ -1475,42 +1475,42 @@ static __always_inline int sluice_core(const void *data, const void *data_end, _
 			res = wr_parse(data, data_end, full, &ev.pkt);
 	}
 	if (res == WR_PARSE_NON_IP) {
-		gcount(g, SLUICE_G_NON_IP);
+		gcount(g, WEIR_G_NON_IP);
 		return WR_VERDICT_PASS;
 	}
 	cfg = bpf_map_lookup_elem(&wr_config, &zero);
 	if (!cfg) {
-		gcount(g, SLUICE_G_FAULT);
-		gcount(g, SLUICE_G_FAIL_OPEN);
+		gcount(g, WEIR_G_FAULT);
+		gcount(g, WEIR_G_FAIL_OPEN);
 		return WR_VERDICT_PASS;
 	}
 	if (res == WR_PARSE_MALFORMED) {
-		gcount(g, SLUICE_G_MALFORMED);
-		why = SLUICE_CR_MALFORMED;
+		gcount(g, WEIR_G_MALFORMED);
+		why = WEIR_CR_MALFORMED;
 		if (cfg->malformed_pass)
 			goto pass;
 		goto drop;
 	}
-	gcount(g, SLUICE_G_PARSED);
+	gcount(g, WEIR_G_PARSED);
 	if (ev.pkt.flags & WR_PKT_ND)
-		gcount(g, SLUICE_G_ND);
+		gcount(g, WEIR_G_ND);
 
 	/*
 	 * Deny before allow: a source on both lists is denied. An explicit
 	 * deny wins over the neighbour-discovery pass too: ND from a denied
 	 * source is dropped, from others it passes as before.
 	 */
-	if ((cfg->lists & (SLUICE_L_DENY4 | SLUICE_L_DENY6)) &&
+	if ((cfg->lists & (WEIR_L_DENY4 | WEIR_L_DENY6)) &&
 	    on_list(&wr_deny4, &wr_deny6, &ev.pkt, cfg)) {
-		gcount(g, SLUICE_G_DENIED);
-		why = SLUICE_CR_DENY;
+		gcount(g, WEIR_G_DENIED);
+		why = WEIR_CR_DENY;
 		goto drop;
 	}
-	if ((cfg->lists & (SLUICE_L_ALLOW4 | SLUICE_L_ALLOW6)) &&
+	if ((cfg->lists & (WEIR_L_ALLOW4 | WEIR_L_ALLOW6)) &&
 	    on_list(&wr_allow4, &wr_allow6, &ev.pkt, cfg)) {
-		gcount(g, SLUICE_G_ALLOWED);
-		gcount(g, SLUICE_G_PASSED);
-		capture(xctx, skb, cfg, SLUICE_CV_PASSED, SLUICE_CR_ALLOW);
+		gcount(g, WEIR_G_ALLOWED);
+		gcount(g, WEIR_G_PASSED);
+		capture(xctx, skb, cfg, WEIR_CV_PASSED, WEIR_CR_ALLOW);
 		return WR_VERDICT_PASS;
 	}
 
@@ -1525,8 +1525,8 @@ static __always_inline int sluice_core(const void *data, const void *data_end, _
 
 	sc = bpf_map_lookup_elem(&wr_scratch, &zero);
 	if (!sc) {
-		gcount(g, SLUICE_G_FAULT);
-		gcount(g, SLUICE_G_FAIL_OPEN);
+		gcount(g, WEIR_G_FAULT);
+		gcount(g, WEIR_G_FAIL_OPEN);
 		goto pass;
 	}
 	sc->pending = 0;
@@ -1541,22 +1541,22 @@ static __always_inline int sluice_core(const void *data, const void *data_end, _
 	 */
 	shed = bpf_map_lookup_elem(&wr_shed, &zero);
 	if (shed && (matched || !(ev.pkt.flags & WR_PKT_ND))) {
-		__u32 cls = (matched ? m->class : shed->default_class) & SLUICE_MAX_CLASS;
+		__u32 cls = (matched ? m->class : shed->default_class) & WEIR_MAX_CLASS;
 		__u64 th;
 
 		/* A verified source of a rule with a verified-class is shed as that class. */
 		if (m->vclass)
 			cls = wr_verified_class(&ev.pkt, m->vclass, cls, clock_now(cfg, 0)) &
-			      SLUICE_MAX_CLASS;
+			      WEIR_MAX_CLASS;
 		th = shed->threshold[cls];
 
 		class_count(cls, ev.pkt.len, 0);
-		if (cls && th && !(shed->flags & SLUICE_SHED_OFF) &&
+		if (cls && th && !(shed->flags & WEIR_SHED_OFF) &&
 		    (!shed->expires_ns || clock_now(cfg, 0) <= shed->expires_ns) &&
 		    (__u64)bpf_get_prandom_u32() < th) {
 			class_count(cls, ev.pkt.len, 1);
-			count(SLUICE_G_SHED);
-			why = SLUICE_CR_SHED;
+			count(WEIR_G_SHED);
+			why = WEIR_CR_SHED;
 			goto drop;
 		}
 		if (shed->cap[0].total.interval_fp || shed->cap[1].total.interval_fp) {
@@ -1569,29 +1569,29 @@ static __always_inline int sluice_core(const void *data, const void *data_end, _
 			cap_cls = cls;
 			if (!wr_capacity_op(shed, cls, ev.pkt.len, ev.now, 0)) {
 				class_count(cls, ev.pkt.len, 2);
-				count(SLUICE_G_CAPACITY);
-				why = SLUICE_CR_CAPACITY;
+				count(WEIR_G_CAPACITY);
+				why = WEIR_CR_CAPACITY;
 				goto drop;
 			}
 			use_cap = 1;
 		}
 	}
 	if (!matched) {
-		count(SLUICE_G_NO_RULE);
+		count(WEIR_G_NO_RULE);
 		goto pass;
 	}
 	if (m->cookie_always) {
 		/* `cookie always`: the SYN is answered, whatever the limits say. */
-		__u32 ri = (m->cookie_always - 1) & (SLUICE_MAX_RULES - 1);
+		__u32 ri = (m->cookie_always - 1) & (WEIR_MAX_RULES - 1);
 
 		ck_stash(sc, &rs->rules[ri], clock_now(cfg, 0), ev.pkt.len);
 		rule_count(rs, ri, ev.pkt.len, WR_VERDICT_DROP);
-		capture(xctx, skb, cfg, SLUICE_CV_DROPPED, WR_WHY(SLUICE_CR_COOKIE, ri + 1, 0));
+		capture(xctx, skb, cfg, WEIR_CV_DROPPED, WR_WHY(WEIR_CR_COOKIE, ri + 1, 0));
 		return WR_VERDICT_COOKIE;
 	}
 	if (!use_cap)
 		ev.now = clock_now(cfg, 0);
-	ev.now_p = clock_mode == SLUICE_CLOCK_AUTO && m->precise ? clock_now(cfg, 1) : ev.now;
+	ev.now_p = clock_mode == WEIR_CLOCK_AUTO && m->precise ? clock_now(cfg, 1) : ev.now;
 	enforce = m->enforce;
 	dry = m->dry;
 
@@ -1601,29 +1601,29 @@ static __always_inline int sluice_core(const void *data, const void *data_end, _
 		rule_count(rs, ev.refused, ev.pkt.len, WR_VERDICT_DROP);
 		send_pending(sc);
 		if (ev.refused >= 0 && pure_syn(&ev.pkt) &&
-		    rs->rules[ev.refused & (SLUICE_MAX_RULES - 1)].action == SLUICE_ACT_COOKIE) {
+		    rs->rules[ev.refused & (WEIR_MAX_RULES - 1)].action == WEIR_ACT_COOKIE) {
 			/* Refused by an action cookie rule: answered instead. */
-			ck_stash(sc, &rs->rules[ev.refused & (SLUICE_MAX_RULES - 1)], ev.now, ev.pkt.len);
-			capture(xctx, skb, cfg, SLUICE_CV_DROPPED,
-				WR_WHY(SLUICE_CR_COOKIE, (ev.refused & (SLUICE_MAX_RULES - 1)) + 1, 0));
+			ck_stash(sc, &rs->rules[ev.refused & (WEIR_MAX_RULES - 1)], ev.now, ev.pkt.len);
+			capture(xctx, skb, cfg, WEIR_CV_DROPPED,
+				WR_WHY(WEIR_CR_COOKIE, (ev.refused & (WEIR_MAX_RULES - 1)) + 1, 0));
 			return WR_VERDICT_COOKIE;
 		}
 		/* refused -1: a fault under fail closed. */
 		why = ev.refused >= 0 ?
-			WR_WHY(SLUICE_CR_RULE, (ev.refused & (SLUICE_MAX_RULES - 1)) + 1, 0) :
-			SLUICE_CR_FAULT;
+			WR_WHY(WEIR_CR_RULE, (ev.refused & (WEIR_MAX_RULES - 1)) + 1, 0) :
+			WEIR_CR_FAULT;
 		goto drop;
 	}
 	/* A passed packet is captured as the first rule's it matched (a would-drop as its rule's). */
-	why = WR_WHY(SLUICE_CR_RULE, WR_WHY_FIRST, 0);
+	why = WR_WHY(WEIR_CR_RULE, WR_WHY_FIRST, 0);
 	if (dry && !eval_group(&ev, rs, dry, m->npos, m->nr_dry, m->agg_dry, m->first_dry)) {
 		/* The refusing rule counts a would-drop (which also passes). */
-		count(SLUICE_G_WOULD_DROP);
+		count(WEIR_G_WOULD_DROP);
 		if (ev.refused >= 0) {
 			rule_count(rs, ev.refused, ev.pkt.len, WR_VERDICT_WOULD_DROP);
 			dry = wr_mask_without(rs, dry, ev.cell, ev.refused);
-			why = WR_WHY(SLUICE_CR_RULE, (ev.refused & (SLUICE_MAX_RULES - 1)) + 1,
-				     SLUICE_CF_WOULD_DROP);
+			why = WR_WHY(WEIR_CR_RULE, (ev.refused & (WEIR_MAX_RULES - 1)) + 1,
+				     WEIR_CF_WOULD_DROP);
 		}
 	}
 	send_pending(sc);
@@ -1644,20 +1644,20 @@ pass:
 	 */
 	if (wr_match_cookie_ack(&ev))
 		return WR_VERDICT_ACK;
-	count(SLUICE_G_PASSED);
-	capture(xctx, skb, cfg, SLUICE_CV_PASSED, why);
+	count(WEIR_G_PASSED);
+	capture(xctx, skb, cfg, WEIR_CV_PASSED, why);
 	return WR_VERDICT_PASS;
 
 drop:
 	if (cfg->disabled) {
 		/* Kill switch: pass, but say what would have been dropped. */
-		count(SLUICE_G_WOULD_DROP);
-		count(SLUICE_G_PASSED);
-		capture(xctx, skb, cfg, SLUICE_CV_PASSED, why | WR_WHY(0, 0, SLUICE_CF_WOULD_DROP));
+		count(WEIR_G_WOULD_DROP);
+		count(WEIR_G_PASSED);
+		capture(xctx, skb, cfg, WEIR_CV_PASSED, why | WR_WHY(0, 0, WEIR_CF_WOULD_DROP));
 		return WR_VERDICT_PASS;
 	}
-	count(SLUICE_G_DROPPED);
-	capture(xctx, skb, cfg, SLUICE_CV_DROPPED, why);
+	count(WEIR_G_DROPPED);
+	capture(xctx, skb, cfg, WEIR_CV_DROPPED, why);
 	return WR_VERDICT_DROP;
 }
 
@@ -1667,7 +1667,7 @@ drop:
  * "xdp"): frames longer than one buffer (jumbo MTUs) come as a linear
  * head plus fragments. The headers sit in the head; length fields are
  * checked against the whole buffer (bpf_xdp_get_buff_len), which is only
- * measured when they reach past the head (see sluice_core): the call costs
+ * measured when they reach past the head (see weir_core): the call costs
  * about 20 ns here, on every packet otherwise.
  */
 #include "cookie.h"
@@ -1680,32 +1680,32 @@ drop:
 static __always_inline int cookie_fallback(int v)
 {
 	if (v == WR_VERDICT_COOKIE) {
-		count(SLUICE_G_DROPPED);
+		count(WEIR_G_DROPPED);
 		return WR_VERDICT_DROP;
 	}
-	count(SLUICE_G_PASSED);
+	count(WEIR_G_PASSED);
 	return WR_VERDICT_PASS;
 }
 
 SEC("xdp")
-int sluice_xdp(struct xdp_md *ctx)
+int weir_xdp(struct xdp_md *ctx)
 {
 	void *data = (void *)(long)ctx->data;
 	void *data_end = (void *)(long)ctx->data_end;
-	int v = sluice_core(data, data_end, data_end - data, 1, ctx, NULL);
+	int v = weir_core(data, data_end, data_end - data, 1, ctx, NULL);
 
 	if (v == WR_VERDICT_COOKIE || v == WR_VERDICT_ACK) {
 		/* The cookie programs: no return from here unless the slot is empty. */
 		if (has_syncookie)
 			bpf_tail_call(ctx, &wr_cookie_progs,
-				      v == WR_VERDICT_COOKIE ? SLUICE_CK_PROG_SYN : SLUICE_CK_PROG_ACK);
+				      v == WR_VERDICT_COOKIE ? WEIR_CK_PROG_SYN : WEIR_CK_PROG_ACK);
 		v = cookie_fallback(v);
 	}
 	return v == WR_VERDICT_DROP ? XDP_DROP : XDP_PASS;
 }
 
 SEC("tc")
-int sluice_tc(struct __sk_buff *skb)
+int weir_tc(struct __sk_buff *skb)
 {
 	__u32 len = skb->len;
 	__u32 want = len < WR_TC_PULL ? len : WR_TC_PULL;
@@ -1720,7 +1720,7 @@ int sluice_tc(struct __sk_buff *skb)
 		data_end = (void *)(long)skb->data_end;
 	}
 	/* GRO and GSO hand TC super-packets: charge each the segments it carries. */
-	v = sluice_core(data, data_end, len, skb->gso_segs, NULL, skb);
+	v = weir_core(data, data_end, len, skb->gso_segs, NULL, skb);
 	/* No cookies at TC: the controller refuses action cookie rules in tc mode. */
 	if (v == WR_VERDICT_COOKIE || v == WR_VERDICT_ACK)
 		v = cookie_fallback(v);
@@ -1735,9 +1735,9 @@ int sluice_tc(struct __sk_buff *skb)
  * attached.
  */
 SEC("xdp")
-int sluice_clock_sync(struct xdp_md *ctx)
+int weir_clock_sync(struct xdp_md *ctx)
 {
-	struct sluice_config *cfg;
+	struct weir_config *cfg;
 	__u32 zero = 0;
 	__u64 tick, off;
 

@@ -13,12 +13,12 @@
  * clamp(3S - 2, 0, 1); class 0 never.
  *
  * Doubles, for the controller in userspace only; the data path sees the
- * per-class probabilities as 32-bit thresholds (struct sluice_shed).
+ * per-class probabilities as 32-bit thresholds (struct weir_shed).
  */
-#ifndef SLUICE_SHED_H
-#define SLUICE_SHED_H
+#ifndef WEIR_SHED_H
+#define WEIR_SHED_H
 
-#include "sluice.h"
+#include "weir.h"
 
 struct wr_curve {
 	double good;		/* below: recover (default 0.7) */
@@ -65,12 +65,12 @@ static inline double wr_shed_step(const struct wr_curve *c, double s, double u, 
 	return wr_clamp(s, wr_shed_floor(c), 1);
 }
 
-/* Drop probability of class (0 critical .. SLUICE_MAX_CLASS) at S. */
+/* Drop probability of class (0 critical .. WEIR_MAX_CLASS) at S. */
 static inline double wr_shed_class_prob(double s, unsigned int class)
 {
-	if (class == 0 || class > SLUICE_MAX_CLASS)
+	if (class == 0 || class > WEIR_MAX_CLASS)
 		return 0;
-	return wr_clamp(3 * s - (SLUICE_MAX_CLASS - class), 0, 1);
+	return wr_clamp(3 * s - (WEIR_MAX_CLASS - class), 0, 1);
 }
 
 /* Probability as the data path's threshold: drop if rand32 < threshold. */
@@ -80,4 +80,4 @@ static inline __u64 wr_shed_threshold(double p)
 	return (__u64)(p * 4294967296.0 + 0.5);
 }
 
-#endif /* SLUICE_SHED_H */
+#endif /* WEIR_SHED_H */

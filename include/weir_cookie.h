@@ -16,8 +16,8 @@
  * connection goes without window scaling and SACK, as a kernel cookie
  * without timestamps does.
  */
-#ifndef SLUICE_COOKIE_H
-#define SLUICE_COOKIE_H
+#ifndef WEIR_COOKIE_H
+#define WEIR_COOKIE_H
 
 #ifndef __VMLINUX_H__
 #include <linux/types.h>
@@ -127,11 +127,11 @@ static inline void wr_syn_options(const __u8 *hdr, __u32 hl, struct wr_synopts *
 			break;
 }
 
-/* sluice_config.cookie_flags: what the kernel's cookie check will accept. */
-enum sluice_cookie_flags {
-	SLUICE_CK_TS = 1 << 0,		/* send timestamps (tcp_timestamps = 2) */
-	SLUICE_CK_SACK = 1 << 1,	/* tcp_sack on */
-	SLUICE_CK_WSCALE = 1 << 2,	/* tcp_window_scaling on */
+/* weir_config.cookie_flags: what the kernel's cookie check will accept. */
+enum weir_cookie_flags {
+	WEIR_CK_TS = 1 << 0,		/* send timestamps (tcp_timestamps = 2) */
+	WEIR_CK_SACK = 1 << 1,	/* tcp_sack on */
+	WEIR_CK_WSCALE = 1 << 2,	/* tcp_window_scaling on */
 };
 
 /*
@@ -144,9 +144,9 @@ static __always_inline __u32 wr_cookie_tsval(__u32 now_ms, const struct wr_synop
 {
 	__u32 opts = WR_TS_OPT_WSCALE_MASK, ts;
 
-	if (o->saw_ws && (flags & SLUICE_CK_WSCALE))
+	if (o->saw_ws && (flags & WEIR_CK_WSCALE))
 		opts = o->wscale & WR_TS_OPT_WSCALE_MASK;
-	if (o->sack && (flags & SLUICE_CK_SACK))
+	if (o->sack && (flags & WEIR_CK_SACK))
 		opts |= WR_TS_OPT_SACK;
 	ts = (now_ms & ~WR_TSMASK) | opts;
 	if ((__s32)(ts - now_ms) > 0)
@@ -165,7 +165,7 @@ static __always_inline void wr_put32(__u8 *p, __u32 v)
 /* The SYN-ACK's TCP header length for a SYN with options o under flags. */
 static __always_inline __u32 wr_synack_tcplen(const struct wr_synopts *o, __u32 flags)
 {
-	return o->saw_ts && (flags & SLUICE_CK_TS) ? WR_SYNACK_TCPLEN : WR_SYNACK_TCPLEN_MIN;
+	return o->saw_ts && (flags & WEIR_CK_TS) ? WR_SYNACK_TCPLEN : WR_SYNACK_TCPLEN_MIN;
 }
 
 /*
@@ -178,10 +178,10 @@ static __always_inline __u32 wr_synack_tcplen(const struct wr_synopts *o, __u32 
 static __always_inline void wr_synack_options(__u8 *p, __u16 mss, const struct wr_synopts *o,
 					      __u32 flags, __u32 tsval, __u8 wscale)
 {
-	int ts = o->saw_ts && (flags & SLUICE_CK_TS);
+	int ts = o->saw_ts && (flags & WEIR_CK_TS);
 	/* Without a timestamp the cookie cannot carry SACK or the scale: both off. */
-	int sack = ts && o->sack && (flags & SLUICE_CK_SACK);
-	int ws = ts && o->saw_ws && (flags & SLUICE_CK_WSCALE);
+	int sack = ts && o->sack && (flags & WEIR_CK_SACK);
+	int ws = ts && o->saw_ws && (flags & WEIR_CK_WSCALE);
 
 	p[0] = WR_TCPOPT_MSS;
 	p[1] = 4;
@@ -249,4 +249,4 @@ static __always_inline __u32 wr_pseudo6(const __u8 *addrs, __u32 tcplen)
 	return wr_csum_add(0, addrs, 32) + WR_IPPROTO_TCP_NR + tcplen;
 }
 
-#endif /* SLUICE_COOKIE_H */
+#endif /* WEIR_COOKIE_H */
