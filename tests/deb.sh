@@ -9,7 +9,10 @@
 # unit is disabled and verifies; weir attached in a namespace of this
 # suite stays attached, with its rule, through an upgrade (and an edited
 # conffile stays edited) and is taken off the interface when the package is
-# removed; a purge leaves nothing behind. The package goes into that throwaway root only:
+# removed; a purge leaves nothing behind. Debian's unrelated `sluice`
+# installs beside it, and the archive's upgrade and dist-upgrade leave it
+# alone. prerm's other paths: replaced by a package (remove in-favour) it
+# detaches; deconfigured for a package that Breaks it, it keeps enforcing. The package goes into that throwaway root only:
 # nothing on this machine is installed or changed, so a make-installed
 # weir in /usr/local is left alone (the last case checks).
 #
@@ -114,7 +117,8 @@ after=$(cd "$SRC" && find . -path ./build -prune -o -print | sort)
 end_case deb-build
 
 if [ ! -f "$DEB" ]; then
-	for c in lintian contents install unit upgrade-keeps-state remove-detaches purge; do
+	for c in lintian contents install beside-debian-sluice archive-upgrade-keeps-weir unit \
+		upgrade-keeps-state remove-detaches purge replaced-detaches deconfigure-keeps; do
 		not_ok "deb-$c" "no package was built"
 	done
 	exit 1
@@ -239,8 +243,45 @@ m=$(stat -c '%a' "$R/etc/weir" "$R/etc/weir/weir.yaml" "$R/etc/weir/deny.txt" 2>
 [ "$m" == "700 600 600 " ] || fail "modes of /etc/weir, its config and deny file: $m"
 end_case deb-install
 
+# weir shares no file with Debian's unrelated package `sluice` (a pipe rate
+# limiter whose name this project once had): apt installs that one from the
+# archive beside it, each answers for itself, and no path is owned by both.
+begin_case
+if in_root env DEBIAN_FRONTEND=noninteractive apt-get -y -q install sluice >"$T/apt-sluice.log" 2>&1; then
+	arch_ver=$(in_root dpkg-query -W -f='${Version}' sluice 2>&1)
+	[[ "$(in_root dpkg-query -W -f='${Status}' weir 2>&1)" == "install ok installed" ]] ||
+		fail "weir after installing Debian's sluice: $(in_root dpkg-query -W -f='${Status}' weir 2>&1)"
+	out=$(in_root weir version 2>&1) || fail "weir version beside sluice: $out"
+	[[ "$out" == "weir $VERSION "* ]] || fail "weir version beside sluice says \"$out\""
+	out=$(in_root sluice -V 2>&1) || fail "sluice -V: $out"
+	[[ "$out" == "sluice: ${arch_ver%%-*}"* ]] || fail "Debian's sluice -V says \"$out\" (package $arch_ver)"
+	echo "# beside Debian's sluice $arch_ver: \"$out\""
+	both=$(comm -12 <(in_root dpkg -L weir | sort) <(in_root dpkg -L sluice | sort) |
+		while read -r f; do [ -d "$R$f" ] || echo "$f"; done)
+	[ -z "$both" ] || fail "files of both weir and sluice: $(tr '\n' ' ' <<<"$both")"
+else
+	fail "apt-get install sluice beside weir: $(tail -3 "$T/apt-sluice.log" | tr '\n' ' ')"
+fi
+end_case deb-beside-debian-sluice
+
+# With the root's Debian 12 archive enabled (its apt lists are kept), an
+# upgrade, even a dist-upgrade, leaves the installed weir as it is: no
+# package of the archive is newer under its name or takes it over.
+begin_case
+[ -n "$(find "$R/var/lib/apt/lists" -name '*_Packages*' 2>/dev/null)" ] ||
+	fail "the root has no archive lists to upgrade from"
+for verb in upgrade dist-upgrade; do
+	out=$(in_root apt-get -s -q "$verb" 2>&1) || fail "apt-get -s $verb: $(tail -2 <<<"$out" | tr '\n' ' ')"
+	touched=$(grep -E '^(Inst|Remv|Conf|Purg) weir ' <<<"$out")
+	[ -z "$touched" ] || fail "apt-get -s $verb would touch weir: $touched"
+	echo "# apt-get -s $verb: $(grep -cE '^Inst ' <<<"$out") packages to install, weir not among them"
+done
+got=$(in_root apt-cache policy weir 2>&1 | sed -n 's/^ *Candidate: //p')
+[ "$got" == "$VERSION-1" ] || fail "apt's candidate for weir is \"$got\", not the installed $VERSION-1"
+end_case deb-archive-upgrade-keeps-weir
+
 if [ ! -x "$R/usr/sbin/weir" ]; then
-	for c in unit upgrade-keeps-state remove-detaches purge; do
+	for c in unit upgrade-keeps-state remove-detaches purge replaced-detaches deconfigure-keeps; do
 		not_ok "deb-$c" "weir is not installed in the fresh root"
 	done
 	exit 1
@@ -325,6 +366,91 @@ left=$(find "$R" -xdev -name '*weir*' ! -path "$R/tmp/*" ! -path "$R/var/log/*" 
 [ -z "$left" ] || fail "left after purge: $(tr '\n' ' ' <<<"$left")"
 echo "# $(grep -c . <<<"$files") files, all gone"
 end_case deb-purge
+
+# prerm's other paths, each from a fresh install attached in the suite's
+# namespace (pkg_ns below: the root's own bpffs, as in the upgrade case).
+# Two stand-in packages made here: weir-successor Conflicts with and
+# Replaces weir (dpkg removes weir for it: prerm "remove in-favour"), and
+# weir-breaker Breaks weir (dpkg --auto-deconfigure: prerm "deconfigure").
+stub_deb() {
+	local name=$1 rel=$2 d=$T/$1
+	mkdir -p "$d/DEBIAN"
+	printf 'Package: %s\nVersion: 1.0\nArchitecture: all\nMaintainer: weir tests <tests@example.invalid>\n%s: weir\nDescription: stand-in for tests/deb.sh\n' \
+		"$name" "$rel" >"$d/DEBIAN/control"
+	[ "$rel" == Conflicts ] && echo 'Replaces: weir' >>"$d/DEBIAN/control"
+	dpkg-deb --root-owner-group -b "$d" "$R/tmp/$name.deb" >/dev/null
+}
+# pkg_ns SCRIPT LOG: SCRIPT run by sh with $r (the root), $dev (the veth,
+# up in $NS), $deb (the package) and the helpers below, in $NS with the
+# root's proc, sysfs and a bpffs of its own mounted for it alone.
+pkg_ns() {
+	nsenter --net="/run/netns/$NS" unshare -m --propagation private sh -c '
+		r=$1 dev=$2 deb=$3
+		xdp() { ip -d link show "$dev" | grep -c prog/xdp; }
+		pins() { ls -A "$r/sys/fs/bpf" | grep -c weir; }
+		dpkg_r() { chroot "$r" env DEBIAN_FRONTEND=noninteractive dpkg "$@" </dev/null >/dev/null; }
+		status() { chroot "$r" dpkg-query -W -f="\${Status}" "$1" 2>&1; }
+		rules() { chroot "$r" weir -j rule list 2>&1 | grep -o "\"debtest\""; }
+		mount -t proc proc "$r/proc" && mount -t sysfs sysfs "$r/sys" &&
+			mount -t bpf bpf "$r/sys/fs/bpf" || { echo "mount: failed"; exit 1; }
+		dpkg_r -i "/tmp/$deb" || { echo "install: failed"; exit 1; }
+		chroot "$r" weir attach "$dev" mode generic &&
+			chroot "$r" weir rule add debtest proto udp limit 10pps || { echo "attach: failed"; exit 1; }
+		echo "attached: $(xdp) $(pins)"
+		'"$1" sh "$R" "$TAG-d0" "$(basename "$DEB")" >"$2" 2>&1
+	sed 's/^/# /' "$2"
+	grep -q 'failed' "$2" && fail "$(grep -m1 failed "$2")"
+	grep -qx 'attached: 1 [1-9]*' "$2" || fail "the package's weir did not attach: $(head -1 "$2")"
+}
+
+# Replaced by another package: weir's own prerm takes it off the interface
+# before its binary goes, so nothing is left enforcing with no tool to
+# change it.
+begin_case
+stub_deb weir-successor Conflicts
+pkg_ns '
+	dpkg_r -i /tmp/weir-successor.deb || echo "dpkg -i weir-successor: failed"
+	echo "weir: $(status weir)"
+	echo "successor: $(status weir-successor)"
+	echo "after: $(xdp) $(pins)"
+	dpkg_r --purge weir-successor weir || echo "purge: failed"
+' "$T/replaced.log"
+grep -qx 'successor: install ok installed' "$T/replaced.log" || fail "weir-successor was not installed"
+grep -qE '^weir: ([a-z]+ ok config-files|unknown ok not-installed|.*no packages found.*)$' "$T/replaced.log" ||
+	fail "dpkg did not remove weir for its successor: $(grep '^weir:' "$T/replaced.log")"
+grep -qx 'after: 0 0' "$T/replaced.log" ||
+	fail "weir's programs outlived its replacement (xdp, pins): $(grep '^after:' "$T/replaced.log")"
+end_case deb-replaced-detaches
+
+# Deconfigured for a package that Breaks it: the binary stays, so
+# enforcement stays (nothing is orphaned) and weir still manages it; once
+# the breaker is gone weir configures again, and a removal then detaches.
+begin_case
+stub_deb weir-breaker Breaks
+pkg_ns '
+	# dpkg then tries to configure weir again, which the Breaks refuses:
+	# its exit status says so, and is not what this case is about.
+	chroot "$r" env DEBIAN_FRONTEND=noninteractive dpkg --auto-deconfigure -i /tmp/weir-breaker.deb \
+		</dev/null >/dev/null 2>&1
+	echo "breaker: $(status weir-breaker)"
+	echo "weir: $(status weir)"
+	echo "deconfigured: $(xdp) $(pins) $(rules)"
+	dpkg_r --purge weir-breaker || echo "purge weir-breaker: failed"
+	dpkg_r --configure weir || echo "dpkg --configure weir: failed"
+	echo "configured: $(status weir) $(xdp) $(rules)"
+	dpkg_r --purge weir || echo "purge weir: failed"
+	echo "removed: $(xdp) $(pins)"
+' "$T/deconf.log"
+grep -qx 'breaker: install ok installed' "$T/deconf.log" ||
+	fail "weir-breaker was not installed: $(grep '^breaker:' "$T/deconf.log")"
+grep -qx 'weir: install ok half-configured' "$T/deconf.log" ||
+	fail "weir-breaker did not deconfigure weir: $(grep '^weir:' "$T/deconf.log")"
+grep -qE '^deconfigured: 1 [1-9][0-9]* "debtest"$' "$T/deconf.log" ||
+	fail "deconfiguring weir changed what it enforces: $(grep '^deconfigured:' "$T/deconf.log")"
+grep -qx 'configured: install ok installed 1 "debtest"' "$T/deconf.log" ||
+	fail "after the breaker went: $(grep '^configured:' "$T/deconf.log")"
+grep -qx 'removed: 0 0' "$T/deconf.log" || fail "after removal: $(grep '^removed:' "$T/deconf.log")"
+end_case deb-deconfigure-keeps
 
 begin_case
 HOST_AFTER=$(host_state)
