@@ -43,7 +43,7 @@ endif
 ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
 
 COMMON_CFLAGS := -O2 -g -Wall -Wextra -Werror -Iinclude -I$(OUT)
-USER_CFLAGS   := $(COMMON_CFLAGS) -std=gnu11 -D_GNU_SOURCE -DWEIR_VERSION='"$(VERSION)"' \
+USER_CFLAGS   := $(COMMON_CFLAGS) -Iuser -std=gnu11 -D_GNU_SOURCE -DWEIR_VERSION='"$(VERSION)"' \
 		 -Wno-missing-field-initializers $(EXTRA_CFLAGS)
 # libbpf linked statically (Debian's libbpf-dev ships the archive): the
 # binary then runs where the distribution's libbpf is older (Ubuntu 22.04
@@ -63,7 +63,15 @@ BPF_CFLAGS    := -O2 -g -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -Wall -Werr
 BPF_SRCS  := $(wildcard bpf/*.bpf.c)
 BPF_OBJS  := $(patsubst bpf/%.bpf.c,$(OUT)/%.bpf.o,$(BPF_SRCS))
 SKELS     := $(patsubst bpf/%.bpf.c,$(OUT)/%.skel.h,$(BPF_SRCS))
-USER_SRCS := $(wildcard user/*.c)
+# Userspace: libweir (user/util/ and user/lib/: the owners of weir's kernel
+# state, docs/ARCHITECTURE.md) as an archive, and its front ends (one
+# directory each: cmd/, config/, daemon/, fleet/, integrations/) with main.c
+# linked over it into build/weir. Tests and tools link the archive too.
+LIB_SRCS  := $(wildcard user/util/*.c user/lib/*.c)
+LIB_OBJS  := $(patsubst user/%.c,$(OUT)/user/%.o,$(LIB_SRCS))
+LIBWEIR   := $(OUT)/libweir.a
+USER_SRCS := $(wildcard user/*.c user/*/*.c)
+FRONT_OBJS := $(patsubst user/%.c,$(OUT)/user/%.o,$(filter-out $(LIB_SRCS) user/main.c,$(USER_SRCS)))
 USER_OBJS := $(patsubst user/%.c,$(OUT)/user/%.o,$(USER_SRCS))
 
 # Debian packages, each for a reason (README "Requirements" lists the same):
@@ -149,9 +157,14 @@ $(OUT)/%.skel.h: $(OUT)/%.bpf.o
 
 $(OUT)/user/%.o: user/%.c $(SKELS) | $(OUT)/user
 	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(USER_CFLAGS) -MMD -MP -c $< -o $@
 
-$(OUT)/weir: $(USER_OBJS)
+$(LIBWEIR): $(LIB_OBJS)
+	$(call msg,AR,$@)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(OUT)/weir: $(OUT)/user/main.o $(FRONT_OBJS) $(LIBWEIR)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(USER_CFLAGS) $^ $(USER_LDLIBS) -o $@
 
@@ -250,7 +263,7 @@ $(OUT)/bench/progcost: tools/bench/progcost.c $(SKELS) $(OUT)/bench/prims.skel.h
 	$(Q)$(CC) $(USER_CFLAGS) -I$(OUT)/bench $< -o $@ $(USER_LDLIBS)
 
 # The verifier's headroom per program on the running kernel.
-$(OUT)/bench/vstats: tools/bench/vstats.c $(SKELS) user/kernel_features.h | $(OUT)/bench
+$(OUT)/bench/vstats: tools/bench/vstats.c $(SKELS) user/lib/kernel_features.h | $(OUT)/bench
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(USER_CFLAGS) $< -o $@ $(USER_LDLIBS)
 
@@ -284,4 +297,4 @@ include tests/tests.mk
 clean:
 	$(Q)rm -rf $(OUT)
 
--include $(wildcard $(OUT)/*.d $(OUT)/user/*.d $(OUT)/bench/*.d)
+-include $(wildcard $(OUT)/*.d $(OUT)/user/*.d $(OUT)/user/*/*.d $(OUT)/bench/*.d)

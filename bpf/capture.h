@@ -106,7 +106,7 @@ static __always_inline struct wr_cap_rec *cap_admit(__u32 what)
 		 * The capture stopped renewing its lease without clearing
 		 * its flag (killed by SIGKILL): clear it, so that packets
 		 * stop paying for this. A racing new capture renews and
-		 * sets it again within a second (user/capture.c).
+		 * sets it again within a second (user/cmd/capture.c).
 		 */
 		WRITE_ONCE(cfg->capture, 0);
 		return NULL;

@@ -2,7 +2,7 @@
 /*
  * Every map of the data path, and the read-only switches and globals the
  * loader sets between open and load. The pinned ones are the maps of
- * WR_MAPS (user/weir_user.h), which the loader checks against these.
+ * WR_MAPS (user/lib/libweir.h), which the loader checks against these.
  *
  * Part of weir.bpf.c, the one BPF object: included there, in this place,
  * after what it uses.

@@ -1663,7 +1663,7 @@ drop:
 
 /*
  * Multi-buffer XDP (BPF_F_XDP_HAS_FRAGS, asked for by the loader where the
- * kernel has it: user/kernel_features.h says why the section is plain
+ * kernel has it: user/lib/kernel_features.h says why the section is plain
  * "xdp"): frames longer than one buffer (jumbo MTUs) come as a linear
  * head plus fragments. The headers sit in the head; length fields are
  * checked against the whole buffer (bpf_xdp_get_buff_len), which is only

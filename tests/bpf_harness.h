@@ -36,7 +36,7 @@
 #include "weir_limiter.h"
 #include "weir_state.h"
 #include "weir.skel.h"
-#include "../user/kernel_features.h"
+#include "../user/lib/kernel_features.h"
 #include "check.h"
 #include "packet.h"
 

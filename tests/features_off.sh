@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 # The BPF data-path, limits and hostile-frame suites again, with the object
 # opened as a kernel before 5.17 gets it: WEIR_FEATURES_OFF=bpf_loop,xdp_frags,syncookie
-# (user/kernel_features.h) makes this kernel look as if it had neither
+# (user/lib/kernel_features.h) makes this kernel look as if it had neither
 # bpf_loop, multi-buffer XDP nor the raw SYN cookie helpers, so the rules are
 # walked by the bounded loop, XDP loads without xdp.frags and the cookie code
 # is switched off (bpf_cookie then checks the fallback, bpf_capture captures

@@ -165,7 +165,7 @@ end_case loader-older-build-pins-named
 
 # ---- the connection counter on the cgroup root ----
 
-# Where the loader looks, in its order (user/loader.c cgroup2_root).
+# Where the loader looks, in its order (user/lib/loader.c cgroup2_root).
 CG=""
 for d in /sys/fs/cgroup /sys/fs/cgroup/unified /run/weir/cgroup2; do
 	[ "$(stat -f -c %T "$d" 2>/dev/null)" == cgroup2fs ] && { CG=$d; break; }

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-# The metrics endpoint (user/metrics.c), served by build/tests/metrics_serve
+# The metrics endpoint (user/daemon/metrics.c), served by build/tests/metrics_serve
 # from the maps the CLI pinned, as the daemon serves it: two namespaces
 # joined by veth, weir attached on the receiving side, the server on
 # loopback inside that namespace, scraped with curl and checked with

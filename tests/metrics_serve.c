@@ -17,8 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <bpf/libbpf.h>
-#include "weir_user.h"
-#include "metrics.h"
+#include "lib/libweir.h"
+#include "daemon/metrics.h"
 
 struct wr_opts opts = { .root = WEIR_DEFAULT_ROOT };
 

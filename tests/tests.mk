@@ -13,7 +13,7 @@ $(TEST_OUT):
 # suites first, from `make --no-print-directory -s print-c-suites`.
 C_UNIT_SUITES := $(patsubst tests/%.c,%,$(sort $(wildcard tests/unit.c tests/*_unit.c)))
 C_BPF_SUITES  := $(patsubst tests/%.c,%,$(sort $(wildcard tests/bpf_*.c)))
-# tests/fleet_sim.c: the BPF object and the daemon's fleet sync (user/fleet.c
+# tests/fleet_sim.c: the BPF object and the daemon's fleet sync (user/fleet/fleet.c
 # and what it needs, main.c aside) against a real redis-server.
 C_FLEET_SUITES := fleet_sim
 C_SUITES      := $(C_UNIT_SUITES) $(C_BPF_SUITES) $(C_FLEET_SUITES)
@@ -25,25 +25,24 @@ $(addprefix $(TEST_OUT)/,$(C_UNIT_SUITES)): $(TEST_OUT)/%: tests/%.c include/*.h
 
 $(addprefix $(TEST_OUT)/,$(C_BPF_SUITES)): $(TEST_OUT)/%: tests/%.c $(SKELS) include/*.h tests/check.h \
 					  tests/packet.h tests/bpf_harness.h \
-					  user/kernel_features.h | $(TEST_OUT)
+					  user/lib/kernel_features.h | $(TEST_OUT)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(USER_CFLAGS) -Itests $< -o $@ $(USER_LDLIBS) -lm
 
-FLEET_SIM_OBJS := $(filter-out $(OUT)/user/main.o,$(USER_OBJS))
-$(TEST_OUT)/fleet_sim: tests/fleet_sim.c $(FLEET_SIM_OBJS) $(SKELS) include/*.h tests/check.h \
-		       tests/packet.h tests/bpf_harness.h user/fleet.h | $(TEST_OUT)
+FLEET_SIM_OBJS := $(patsubst user/%.c,$(OUT)/user/%.o,$(wildcard user/fleet/*.c user/config/*.c))
+$(TEST_OUT)/fleet_sim: tests/fleet_sim.c $(FLEET_SIM_OBJS) $(LIBWEIR) $(SKELS) include/*.h tests/check.h \
+		       tests/packet.h tests/bpf_harness.h user/fleet/fleet.h | $(TEST_OUT)
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(USER_CFLAGS) -Itests -Iuser $< $(FLEET_SIM_OBJS) -o $@ $(USER_LDLIBS) -lm
+	$(Q)$(CC) $(USER_CFLAGS) -Itests $< $(FLEET_SIM_OBJS) $(LIBWEIR) -o $@ $(USER_LDLIBS) -lm
 
 .PHONY: print-c-suites
 print-c-suites:
 	@echo $(C_SUITES)
 
 # The metrics endpoint served from pinned maps, as the daemon serves it.
-METRICS_SERVE_OBJS := $(addprefix $(OUT)/user/,metrics.o snapshot.o lists.o loader.o maps.o links.o xdpmulti.o cookie.o output.o args.o state.o)
-$(TEST_OUT)/metrics_serve: tests/metrics_serve.c $(METRICS_SERVE_OBJS) | $(TEST_OUT)
+$(TEST_OUT)/metrics_serve: tests/metrics_serve.c $(OUT)/user/daemon/metrics.o $(LIBWEIR) | $(TEST_OUT)
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(USER_CFLAGS) -Iuser $< $(METRICS_SERVE_OBJS) -o $@ $(USER_LDLIBS)
+	$(Q)$(CC) $(USER_CFLAGS) $< $(OUT)/user/daemon/metrics.o $(LIBWEIR) -o $@ $(USER_LDLIBS)
 
 # Writes a known shedding state into the pinned wr_shed, for tests/metrics.sh.
 $(TEST_OUT)/shed_poke: tests/shed_poke.c include/*.h | $(TEST_OUT)
@@ -78,7 +77,10 @@ FUZZ_TARGETS  := $(patsubst tests/fuzz/%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_BINS     := $(addprefix $(FUZZ_OUT)/,$(FUZZ_TARGETS))
 FUZZ_CFLAGS   := $(filter-out -Werror -O2 -fno-sanitize-recover=undefined,$(USER_CFLAGS)) -O1 -Iuser -Itests \
 		 -fsanitize=address,undefined -fno-sanitize=alignment -fno-omit-frame-pointer
-FUZZ_LIB_OBJS := $(patsubst user/%.c,$(FUZZ_OUT)/user/%.o,$(filter-out user/main.c,$(USER_SRCS)))
+# libweir and the config reader, rebuilt for coverage: an archive, as the
+# binary links it.
+FUZZ_LIB_OBJS := $(patsubst user/%.c,$(FUZZ_OUT)/user/%.o,$(LIB_SRCS) $(wildcard user/config/*.c))
+FUZZ_LIB      := $(FUZZ_OUT)/libweir-fuzz.a
 FUZZ_SECS     ?= 300
 
 $(FUZZ_OUT)/user:
@@ -86,19 +88,24 @@ $(FUZZ_OUT)/user:
 
 $(FUZZ_OUT)/user/%.o: user/%.c $(SKELS) | $(FUZZ_OUT)/user
 	$(call msg,FUZZCC,$@)
+	$(Q)mkdir -p $(@D)
 	$(Q)$(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -MMD -MP -c $< -o $@
+
+$(FUZZ_LIB): $(FUZZ_LIB_OBJS)
+	$(call msg,AR,$@)
+	$(Q)rm -f $@ && ar rcs $@ $^
 
 # The packet target needs only the shared headers.
 $(FUZZ_OUT)/fuzz_packet: tests/fuzz/fuzz_packet.c include/*.h | $(FUZZ_OUT)/user
 	$(call msg,FUZZ,$@)
 	$(Q)$(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer $< -o $@
 
-$(FUZZ_OUT)/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_LIB_OBJS) | $(FUZZ_OUT)/user
+$(FUZZ_OUT)/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_LIB) | $(FUZZ_OUT)/user
 	$(call msg,FUZZ,$@)
-	$(Q)$(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer $< $(FUZZ_LIB_OBJS) -o $@ $(USER_LDLIBS)
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer $< $(FUZZ_LIB) -o $@ $(USER_LDLIBS)
 
-.SECONDARY: $(FUZZ_LIB_OBJS)
--include $(wildcard $(FUZZ_OUT)/user/*.d)
+.SECONDARY: $(FUZZ_LIB_OBJS) $(FUZZ_LIB)
+-include $(wildcard $(FUZZ_OUT)/user/*.d $(FUZZ_OUT)/user/*/*.d)
 
 test-build: $(FUZZ_BINS)
 

@@ -9,10 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <bpf/libbpf.h>
-#include "weir_user.h"
-#include "config.h"
-#include "shed.h"
-#include "fleet.h"
+#include "cmd/cmd.h"
 
 struct wr_opts opts = { .root = WEIR_DEFAULT_ROOT };
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * libFuzzer target: the strict argument parsers of user/args.c, which the
+ * libFuzzer target: the strict argument parsers of user/util/args.c, which the
  * CLI and the config file share. The first byte picks the parser (its value
  * mod 8: rate, size, CIDR, ports, proto, tcp-flags, rate per period, u64
  * with bounds picked by the value / 8), the rest
@@ -15,7 +15,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "weir_user.h"
+#include "lib/libweir.h"
 #include "weir_limiter.h"
 
 struct wr_opts opts = { .root = "/nonexistent" };

@@ -14,7 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "config.h"
+#include "config/config.h"
 #include "weir_limiter.h"
 
 struct wr_opts opts = { .root = "/nonexistent" };

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "weir_user.h"
+#include "lib/libweir.h"
 #include "weir_limiter.h"
 
 struct wr_opts opts = { .root = "/nonexistent" };

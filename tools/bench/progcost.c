@@ -49,7 +49,7 @@
 #include "weir_limiter.h"
 #include "weir_cookie.h"
 #include "weir.skel.h"
-#include "../../user/kernel_features.h"
+#include "../../user/lib/kernel_features.h"
 #include "../rand.h"
 #include "trivial.skel.h"
 #include "prims.skel.h"

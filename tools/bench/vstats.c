@@ -26,7 +26,7 @@
 #include <bpf/libbpf.h>
 #include "weir.h"
 #include "weir.skel.h"
-#include "../../user/kernel_features.h"
+#include "../../user/lib/kernel_features.h"
 
 #define LOG_SIZE	(1 << 20)
 /* BPF_LOG_STATS: the summary lines only, never the instruction trace. */

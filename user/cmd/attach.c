@@ -9,7 +9,8 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-#include "weir_user.h"
+#include "lib/libweir.h"
+#include "cmd/cmd.h"
 
 static void usage_attach(FILE *f)
 {

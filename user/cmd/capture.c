@@ -26,10 +26,11 @@
 #include <sys/mman.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-#include "weir_user.h"
+#include "lib/libweir.h"
 #include "weir.skel.h"
-#include "kernel_features.h"
-#include "pcapout.h"
+#include "lib/kernel_features.h"
+#include "integrations/pcapout.h"
+#include "cmd/cmd.h"
 
 /* Packets one capture may be asked for. */
 #define CAP_COUNT_MAX	1000000000ULL
@@ -196,9 +197,9 @@ static const char *rule_name(struct cap *c, __u32 uid)
 		for (i = 0; c->rs && i < c->rs->nr_rules && i < WEIR_MAX_RULES; i++)
 			if (c->rs->rules[i].uid == uid)
 				return c->rs->names[i];
-		if (pass || wr_now_ns() - c->rs_read_ns < 1000000000ULL)
+		if (pass || wr_mono_ns() - c->rs_read_ns < 1000000000ULL)
 			break;
-		c->rs_read_ns = wr_now_ns();
+		c->rs_read_ns = wr_mono_ns();
 		if (wr_read_live(&c->m, c->rs))
 			break;
 	}
@@ -397,7 +398,7 @@ static int zero_stats(const struct cap *c)
 /* Another capture's lease holds and its process lives: say so. */
 static int busy(const struct cap *c)
 {
-	if (c->ctl->lease_ns <= wr_now_ns() || !pid_alive(c->ctl->pid) ||
+	if (c->ctl->lease_ns <= wr_mono_ns() || !pid_alive(c->ctl->pid) ||
 	    c->ctl->pid == (__u32)getpid())
 		return 0;
 	pr_err("a capture is already running (pid %u)", c->ctl->pid);
@@ -431,7 +432,7 @@ static int claim(struct cap *c)
 	c->ctl->verdicts = c->verdicts;
 	c->ctl->rule_slot = c->rule_slot;
 	c->ctl->pid = getpid();
-	__atomic_store_n(&c->ctl->lease_ns, wr_now_ns() + WEIR_CAPTURE_LEASE_NS, __ATOMIC_RELEASE);
+	__atomic_store_n(&c->ctl->lease_ns, wr_mono_ns() + WEIR_CAPTURE_LEASE_NS, __ATOMIC_RELEASE);
 	err = wr_config_read(&c->m, &cfg);
 	if (!err) {
 		cfg.capture = 1;
@@ -574,7 +575,7 @@ static int run(struct cap *c)
 			c->rule ? " of rule " : "", c->rule ? c->rule : "",
 			(unsigned long long)c->budget);
 
-	next_renew = wr_now_ns() + WEIR_CAPTURE_RENEW_NS;
+	next_renew = wr_mono_ns() + WEIR_CAPTURE_RENEW_NS;
 	while (!stop_sig && !(c->count && c->written >= c->count)) {
 		__u64 now;
 
@@ -593,7 +594,7 @@ static int run(struct cap *c)
 			err = -EIO;
 			goto out;
 		}
-		now = wr_now_ns();
+		now = wr_mono_ns();
 		if (now < next_renew)
 			continue;
 		next_renew = now + WEIR_CAPTURE_RENEW_NS;
@@ -641,7 +642,7 @@ void wr_capture_status(const struct wr_maps *m, const struct weir_config *cfg)
 	bool live;
 
 	bpf_map_lookup_elem(m->capture, &zero, &ctl);
-	live = cfg->capture && ctl.lease_ns > wr_now_ns() && pid_alive(ctl.pid);
+	live = cfg->capture && ctl.lease_ns > wr_mono_ns() && pid_alive(ctl.pid);
 	open_object("capture");
 	print_bool("switch", NULL, cfg->capture);
 	print_bool("running", NULL, live);
@@ -689,7 +690,7 @@ int do_capture(int argc, char **argv)
 		err = -EIO;
 		goto out;
 	}
-	c.rs_read_ns = wr_now_ns();
+	c.rs_read_ns = wr_mono_ns();
 	err = check_kernel();
 	if (err)
 		goto out;

@@ -13,9 +13,10 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-#include "weir_user.h"
+#include "lib/libweir.h"
 #include "weir_limiter.h"
-#include "snapshot.h"
+#include "lib/snapshot.h"
+#include "cmd/cmd.h"
 
 /* Per second between two snapshots; 0 without an earlier one. */
 static double rate(__u64 now, __u64 before, double secs)
@@ -462,7 +463,7 @@ static int top_once(const struct wr_maps *m, const struct weir_ruleset *rs, int 
 	/* Fleet windows' clock offset; none (0) if the config cannot be read. */
 	wr_config_read(m, &cfg);
 	/* One clock reading for the whole table. */
-	now = wr_now_ns();
+	now = wr_mono_ns();
 	tw.now = now;
 	bpf_obj_get_info_by_fd(m->state, &info, &ilen);
 	err = wr_src_waits_read(m, &ws);

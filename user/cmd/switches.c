@@ -7,7 +7,8 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
-#include "weir_user.h"
+#include "lib/libweir.h"
+#include "cmd/cmd.h"
 
 static int config_change(int (*apply)(struct weir_config *, void *), void *arg)
 {

@@ -26,7 +26,8 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <yaml.h>
-#include "config.h"
+#include "config/config.h"
+#include "cmd/cmd.h"
 #include "weir_limiter.h"
 
 /* Largest config file read (bytes): far beyond any real one, short of abuse. */

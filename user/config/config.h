@@ -8,44 +8,15 @@
 #define WEIR_CONFIG_H
 
 #include <net/if.h>
-#include "weir_user.h"
+#include "lib/libweir.h"
 #include "weir_shed.h"
+#include "lib/shed.h"
 
 struct wr_cfg_iface {
 	char name[IF_NAMESIZE];
 	int mode;			/* enum wr_attach_mode */
 	int dispatcher;			/* enum wr_xdp_dispatcher */
 	__u32 priority;			/* run priority in libxdp's dispatcher */
-};
-
-/* Utilization signals of the shedding controller; u is their maximum. */
-enum wr_signal_type {
-	WR_SIG_CPU,		/* CPU busy share incl. softirq, /proc/stat */
-	WR_SIG_PSI,		/* pressure stall share, /proc/pressure/<arg> */
-	WR_SIG_ACCEPTQ,		/* accept-queue fill of listening TCP ports */
-	WR_SIG_FILE,		/* a number 0..1 the application writes to <arg> */
-};
-#define WR_MAX_PORTS 16
-
-struct wr_cfg_signal {
-	int type;		/* enum wr_signal_type */
-	char arg[256];		/* psi: cpu|io|memory; file: path (resolved) */
-	__u16 ports[WR_MAX_PORTS];
-	int nr_ports;
-};
-
-struct wr_cfg_shed {
-	bool on;		/* the file has a shedding: section */
-	__u32 interval_ms;	/* controller step, default 1000 */
-	struct wr_cfg_signal signals[WEIR_MAX_SIGNALS];
-	int nr_signals;
-	struct wr_curve curve;	/* default WR_CURVE_DEFAULT */
-	int default_class;	/* class of traffic no rule matches, default 3 */
-};
-
-struct wr_cfg_capacity {
-	__u64 rate[2];		/* by enum weir_cost; 0: not given */
-	double reserve;		/* share kept for class 0, default 0.2 */
 };
 
 /* fleet: limits with scope fleet kept in step across hosts through Redis. */
@@ -104,9 +75,5 @@ int wr_fleet_auth_check(const char *path, char *why, size_t len);
 int wr_cfg_load(const char *path, struct wr_cfg *cfg, FILE *errs);
 void wr_cfg_free(struct wr_cfg *cfg);
 
-/* `weir check FILE` */
-int do_check(int argc, char **argv);
-/* `weir run --config FILE` */
-int do_run(int argc, char **argv);
 
 #endif /* WEIR_CONFIG_H */

@@ -33,13 +33,14 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-#include "config.h"
-#include "metrics.h"
-#include "shed.h"
-#include "conns.h"
-#include "fleet.h"
+#include "config/config.h"
+#include "daemon/metrics.h"
+#include "lib/shed.h"
+#include "lib/conns.h"
+#include "fleet/fleet.h"
 #include <sys/eventfd.h>
 #include "weir_limiter.h"
+#include "cmd/cmd.h"
 
 /* Sources tracked for event log lines at once; more are counted, not named. */
 #define EV_TRACK_MAX 4096
@@ -288,7 +289,7 @@ static void shed_tick(struct daemon *d)
 	struct weir_shed sh;
 	int err;
 
-	err = wr_shed_step_once(&d->maps, &d->cfg, d->sigs, &before, &after);
+	err = wr_shed_step_once(&d->maps, &d->cfg.shed, d->sigs, &before, &after);
 	if (err) {
 		pr_warn("shedding step failed: %s", strerror(-err));
 		return;
@@ -423,7 +424,7 @@ static int apply(struct daemon *d)
 		pr_err("cannot apply the deny/allow lists: %s", strerror(-err));
 		goto out;
 	}
-	err = wr_shed_configure(&d->maps, &d->cfg);
+	err = wr_shed_configure(&d->maps, &d->cfg.shed, &d->cfg.capacity);
 	if (err) {
 		pr_err("cannot apply shedding and capacity: %s", strerror(-err));
 		goto out;

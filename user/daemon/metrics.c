@@ -30,8 +30,8 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <microhttpd.h>
-#include "metrics.h"
-#include "snapshot.h"
+#include "daemon/metrics.h"
+#include "lib/snapshot.h"
 
 /* Attachments reported at most (as many as `status` lists). */
 #define WR_MAX_LINKS 256

@@ -9,7 +9,7 @@
 
 #include <stddef.h>
 #include <stdio.h>
-#include "weir_user.h"
+#include "lib/libweir.h"
 
 /* Where the endpoint listens unless told otherwise: loopback only. */
 #define WR_METRICS_DEFAULT_LISTEN "127.0.0.1:9464"

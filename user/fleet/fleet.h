@@ -5,7 +5,7 @@
 #ifndef WEIR_FLEET_H
 #define WEIR_FLEET_H
 
-#include "config.h"
+#include "config/config.h"
 
 struct wr_fleet;
 
@@ -70,7 +70,5 @@ void wr_fleet_close(struct wr_fleet *f);
 int wr_fleet_key_name(const char *fleet, const char *rule, __u32 li, const struct weir_limit *l,
 		      const struct weir_key *k, char *buf, size_t len);
 
-/* `weir fleet status` */
-int do_fleet(int argc, char **argv);
 
 #endif /* WEIR_FLEET_H */

@@ -20,7 +20,8 @@
 #include <unistd.h>
 #include <curl/curl.h>
 #include <json-c/json.h>
-#include "weir_user.h"
+#include "lib/libweir.h"
+#include "cmd/cmd.h"
 
 /* The decision stream's answer is read up to this size (a full community blocklist is ~2 MiB). */
 #define CS_BODY_MAX (64u << 20)

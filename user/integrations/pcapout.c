@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <pcap/pcap.h>
-#include "pcapout.h"
+#include "integrations/pcapout.h"
 
 struct wr_pcap {
 	pcap_t *p;

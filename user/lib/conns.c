@@ -17,9 +17,9 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <bpf/bpf.h>
-#include "conns.h"
+#include "lib/conns.h"
 #include "weir_limiter.h"
-#include "tcpdiag.h"
+#include "lib/tcpdiag.h"
 
 /* States between the passive "established" and the move to CLOSE. */
 #define COUNTED_STATES ((1 << TCP_ESTABLISHED) | (1 << TCP_FIN_WAIT1) | (1 << TCP_FIN_WAIT2) | \

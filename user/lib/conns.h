@@ -3,7 +3,7 @@
 #ifndef WEIR_CONNS_H
 #define WEIR_CONNS_H
 
-#include "weir_user.h"
+#include "lib/libweir.h"
 
 /* Disagreements waiting for a second scan to confirm them. */
 #define WR_CONNS_PENDING_MAX 1024

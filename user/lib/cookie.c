@@ -13,10 +13,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "weir_user.h"
+#include "lib/libweir.h"
 #include "weir_cookie.h"
 #include "weir.skel.h"
-#include "kernel_features.h"
+#include "lib/kernel_features.h"
 
 /* A verified source stays verified this long after its latest handshake (s). */
 #define WR_VERIFIED_TTL_S	600

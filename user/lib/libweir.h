@@ -1,87 +1,17 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
-/* weir userspace: what the controller's files share. */
-#ifndef WEIR_USER_H
-#define WEIR_USER_H
+/*
+ * libweir: the owners of weir's kernel state (loader, pins, maps, links,
+ * libxdp's dispatcher, rule sets and their grammar, lists, per-source state,
+ * shedding state, connection counts, the cookie guard). The front ends
+ * (cmd/, config/, daemon/, fleet/, integrations/) build on it; it includes
+ * nothing of theirs.
+ */
+#ifndef WEIR_LIBWEIR_H
+#define WEIR_LIBWEIR_H
 
-#include <stdbool.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <linux/types.h>
-#include "weir.h"
+#include "util/util.h"
 
 #define WEIR_DEFAULT_ROOT "/sys/fs/bpf/weir"
-
-/* Global options, set once by main(). */
-struct wr_opts {
-	const char *root;	/* bpffs directory holding weir's pins */
-	bool json;
-	bool pretty;
-	bool debug;
-	bool help;		/* `weir OBJECT help`: usage is what was asked for */
-};
-extern struct wr_opts opts;
-/* Where usage goes: stdout when help was asked for, else stderr (a mistake). */
-static inline FILE *wr_usage_out(void)
-{
-	return opts.help ? stdout : stderr;
-}
-
-/* Logging: to stderr; an error in JSON mode is {"error": "..."} on stdout. */
-void pr_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-void pr_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-void pr_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-void pr_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-/* One printing path for text and JSON (iproute2 style). */
-void out_begin(void);
-void out_end(void);
-void open_object(const char *key);
-void close_object(void);
-void open_array(const char *key);
-void close_array(void);
-/* In JSON: "key": value. In text: printf(fmt, value); fmt NULL prints nothing. */
-void print_str(const char *key, const char *fmt, const char *v);
-void print_u64(const char *key, const char *fmt, uint64_t v);
-void print_s64(const char *key, const char *fmt, int64_t v);
-void print_bool(const char *key, const char *fmt, bool v);
-void print_double(const char *key, const char *fmt, double v);
-void print_null(const char *key, const char *text);
-/* Text mode only. */
-void print_text(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-/* Strict argument parsing: 0 or -EINVAL/-ERANGE, with the bad word named by the caller. */
-int parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out);
-int parse_rate(const char *s, uint64_t *rate, int *cost);
-int parse_rate_per(const char *s, uint64_t *rate, int *cost, uint32_t *period_ms);
-void format_rate_per(uint64_t rate, int cost, uint32_t period_ms, char *buf, size_t len);
-int parse_size(const char *s, uint64_t *out);
-struct wr_cidr {
-	int family;		/* 4 or 6 */
-	__u32 addr[4];		/* network byte order, masked */
-	unsigned int plen;
-};
-int parse_cidr(const char *s, struct wr_cidr *c);
-/* A duration: 600 (seconds), 90s, 10m, 2h, 1d, 1h30m, 1.5s, 250ms; -EINVAL / -ERANGE. */
-int wr_parse_duration_ns(const char *s, uint64_t *ns);
-void wr_format_secs(__u64 secs, char *buf, size_t len);
-/* CLOCK_MONOTONIC in ns: the data path's clock, as userspace reads it. */
-__u64 wr_mono_ns(void);
-int parse_port_range(const char *s, __u16 *lo, __u16 *hi);
-int parse_proto(const char *s, __u8 *proto);
-int parse_tcp_flags(const char *s, __u8 *value, __u8 *mask);
-const char *proto_name(__u8 proto, char *buf, size_t len);
-void format_cidr(int family, const __u32 *addr, unsigned int plen, char *buf, size_t len);
-void format_rate(uint64_t rate, int cost, char *buf, size_t len);
-void format_tcp_flags(__u8 value, __u8 mask, char *buf, size_t len);
-bool is_prefix(const char *word, const char *full);
-/* A second-level command table: `weir OBJECT NAME ARGS...`. */
-struct wr_cmd {
-	const char *name;
-	int (*fn)(int argc, char **argv, void *ctx);	/* argv after NAME */
-	bool exact;		/* the whole word only (on/off), not a prefix of it */
-};
-int wr_cmd_select(const struct wr_cmd *cmds, size_t n, const char *object, int argc,
-		  char **argv, void *ctx, void (*usage)(void *ctx));
 
 /* Attach modes. */
 enum wr_attach_mode { WR_MODE_NATIVE = 0, WR_MODE_GENERIC, WR_MODE_TC };
@@ -234,6 +164,11 @@ int wr_list_walk(const struct wr_maps *m, bool deny, int family,
 		 int (*cb)(const struct wr_cidr *c, const struct weir_list_val *v, void *ctx),
 		 void *ctx);
 int wr_list_count(const struct wr_maps *m, bool deny, int family, __u64 *n);
+/* Whether an entry's expiry has passed at now (the data path's clock); 0 is permanent. */
+static inline bool wr_list_expired(const struct weir_list_val *v, __u64 now)
+{
+	return v->expires_ns && v->expires_ns <= now;
+}
 int wr_list_add(const struct wr_maps *m, bool deny, const struct wr_cidr *c, __u64 ttl_ns,
 		bool *kept);
 int wr_list_del(const struct wr_maps *m, bool deny, const struct wr_cidr *c);
@@ -261,12 +196,11 @@ int wr_probe_path(const char *path);
 /* Options only a fresh load sets, refused if they differ from the loaded ones. */
 int wr_check_load_opts(const struct wr_load_opts *lo, bool keys_given, bool clock_given);
 
-/* An error in a list of words: which word (-1: none in particular), and what. */
-struct wr_perr {
-	int word;
-	char msg[256];
-};
 int wr_rule_parse(int argc, char **argv, struct weir_rule *r, char *name, struct wr_perr *pe);
+/* The usage of `weir rule`, written from the keyword table (to wr_usage_out()). */
+void wr_rule_usage(void);
+/* The index of the rule called name in rs, or -1. */
+int wr_rule_find(const struct weir_ruleset *rs, const char *name);
 /* Rule i of rs in the words `rule add` takes (text), or as an object (JSON). */
 void wr_rule_print(const struct weir_ruleset *rs, __u32 i);
 
@@ -323,25 +257,6 @@ int wr_rule_check_words(int argc, char **argv, unsigned int head, struct wr_perr
 int wr_ruleset_commit(const struct wr_maps *m, struct weir_ruleset *next);
 int wr_ruleset_index_why(struct weir_ruleset *rs, char *why, size_t len);
 
-/* Objects of the command line: argc/argv start after the object word. */
-int do_attach(int argc, char **argv);
-int do_detach(int argc, char **argv);
-int do_status(int argc, char **argv);
-int do_rule(int argc, char **argv);
-int do_deny(int argc, char **argv);
-int do_crowdsec(int argc, char **argv);
-int do_allow(int argc, char **argv);
-int do_stats(int argc, char **argv);
-int do_top(int argc, char **argv);
-int do_disable(int argc, char **argv);
-int do_enable(int argc, char **argv);
-int do_set(int argc, char **argv);
-int do_capture(int argc, char **argv);
-/* The capture's switch and lease, for `weir status` (capture.c). */
-void wr_capture_status(const struct wr_maps *m, const struct weir_config *cfg);
-
-/* Monotonic ns on the data path's clock. */
-__u64 wr_now_ns(void);
 /* Sum a per-CPU value array of n __u64 words per CPU into out. */
 int wr_percpu_sum(int map_fd, __u32 key, __u64 *out, size_t words);
 /* Rule-wide bucket slot of wr_agg, its drops with the refusals still waiting per CPU; or -errno. */
@@ -358,6 +273,5 @@ void wr_src_waits_free(struct wr_src_waits *ws);
 /* What waits for key k alone (its one slot, every CPU): 0 or -errno. */
 int wr_src_waiting_key(const struct wr_maps *m, const struct weir_key *k, __u64 *n);
 
-#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
-#endif /* WEIR_USER_H */
+#endif /* WEIR_LIBWEIR_H */

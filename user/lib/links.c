@@ -17,7 +17,7 @@
 #include <linux/if_link.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-#include "weir_user.h"
+#include "lib/libweir.h"
 
 /* Not in the UAPI headers libbpf 1.1 ships with: tcx links (Linux 6.6). */
 #ifndef BPF_TCX_INGRESS

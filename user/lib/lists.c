@@ -22,19 +22,10 @@
 #include <string.h>
 #include <time.h>
 #include <bpf/bpf.h>
-#include "weir_user.h"
+#include "lib/libweir.h"
 
 /* An entry walk never takes more steps than a trie can hold keys, twice over. */
 #define WALK_BOUND (2ULL * WEIR_LIST_MAX + 1)
-
-/* The data path's clock, as userspace reads it (see weir_config.clock_off). */
-__u64 wr_mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (__u64)ts.tv_sec * 1000000000ULL + (__u64)ts.tv_nsec;
-}
 
 static int list_fd(const struct wr_maps *m, bool deny, int family)
 {
@@ -49,11 +40,6 @@ static void cidr_key(const struct wr_cidr *c, struct weir_lpm6 *k)
 	memset(k, 0, sizeof(*k));
 	k->plen = c->plen;
 	memcpy(k->addr, c->addr, c->family == 4 ? 4 : 16);
-}
-
-static bool expired(const struct weir_list_val *v, __u64 now)
-{
-	return v->expires_ns && v->expires_ns <= now;
 }
 
 /*
@@ -139,7 +125,7 @@ static int count_one(const struct wr_cidr *c, const struct weir_list_val *v, voi
 	struct count_ctx *cc = ctx;
 
 	(void)c;
-	if (!expired(v, cc->now))
+	if (!wr_list_expired(v, cc->now))
 		cc->live++;
 	if (v->expires_ns || v->rt_expires_ns)
 		cc->ttl = true;
@@ -211,7 +197,7 @@ int wr_list_add_entry(const struct wr_maps *m, bool deny, const struct wr_cidr *
 	err = entry_get(m, deny, c, &old);
 	if (err && err != -ENOENT)
 		return err;
-	if (!err && !expired(&old, now)) {
+	if (!err && !wr_list_expired(&old, now)) {
 		bool rt_perm = (old.flags & WEIR_LV_RUNTIME) && !old.rt_expires_ns;
 
 		if (rt_perm && !ttl_ns)
@@ -248,7 +234,7 @@ int wr_list_unban_entry(const struct wr_maps *m, bool deny, const struct wr_cidr
 
 	if (err)
 		return err;
-	if (!(old.flags & WEIR_LV_RUNTIME) || expired(&old, wr_mono_ns()))
+	if (!(old.flags & WEIR_LV_RUNTIME) || wr_list_expired(&old, wr_mono_ns()))
 		return -ENOENT;
 	if (!old.rt_expires_ns)
 		return -EPERM;
@@ -277,7 +263,7 @@ int wr_list_del(const struct wr_maps *m, bool deny, const struct wr_cidr *c)
 	int err = entry_get(m, deny, c, &old);
 
 	if (!err) {
-		bool was_live = !expired(&old, wr_mono_ns());
+		bool was_live = !wr_list_expired(&old, wr_mono_ns());
 
 		err = entry_del(m, deny, c);
 		if (!err && !was_live)
@@ -334,7 +320,7 @@ static int collect_expired(const struct wr_cidr *c, const struct weir_list_val *
 {
 	struct purge_ctx *p = ctx;
 
-	return expired(v, p->now) ? vec_push(&p->gone, c, v) : 0;
+	return wr_list_expired(v, p->now) ? vec_push(&p->gone, c, v) : 0;
 }
 
 /*
@@ -387,7 +373,7 @@ static int collect_stale(const struct wr_cidr *c, const struct weir_list_val *v,
 
 	if (cidr_in(s->keep, s->nr_keep, c))
 		return 0;
-	if (!(v->flags & WEIR_LV_CONFIG) && !expired(v, wr_mono_ns()))
+	if (!(v->flags & WEIR_LV_CONFIG) && !wr_list_expired(v, wr_mono_ns()))
 		return 0;
 	return vec_push(&s->out, c, v);
 }
@@ -418,7 +404,7 @@ int wr_list_sync(const struct wr_maps *m, bool deny, const struct wr_cidr *v, in
 		val.plen = v[i].plen;
 		val.flags = WEIR_LV_CONFIG;
 		err = entry_get(m, deny, &v[i], &old);
-		if (!err && (old.flags & WEIR_LV_RUNTIME) && !expired(&old, now) &&
+		if (!err && (old.flags & WEIR_LV_RUNTIME) && !wr_list_expired(&old, now) &&
 		    (!old.rt_expires_ns || old.rt_expires_ns > now)) {
 			val.flags |= WEIR_LV_RUNTIME;
 			val.rt_expires_ns = old.rt_expires_ns;
@@ -440,104 +426,6 @@ int wr_list_sync(const struct wr_maps *m, bool deny, const struct wr_cidr *v, in
 	return err ? err : update_list_bits(m);
 }
 
-/* ---- the deny and allow commands ---- */
-
-static void usage_list(const char *what)
-{
-	bool deny = !strcmp(what, "deny");
-
-	fprintf(wr_usage_out(),
-		"Usage: weir %s add CIDR [ttl DURATION]%s\n"
-		"       weir %s del CIDR [ttl-only] [missing-ok]\n"
-		"       weir %s list\n"
-		"%s\n"
-		"ttl: the entry expires by itself after DURATION (600, 90s, 10m, 2h, 1d, 1h30m;\n"
-		"     1s to 3650d); without it the entry is permanent. Adding again sets a new\n"
-		"     ttl; a permanent entry stays permanent. list shows the time left.\n"
-		"ttl-only: remove the entry only if it has a ttl (a ban tool's unban: a\n"
-		"     permanent entry stays, and so does a prefix the config lists).\n"
-		"missing-ok: a CIDR that is not on the list (or has expired) is not an error.\n",
-		what, deny ? " [force]" : "", what, what,
-		deny ? "Sources in a denied prefix are dropped before any rule. force: a /0\n"
-		       "(every source of a family)."
-		     : "Sources in an allowed prefix bypass every limit (the deny list still applies).");
-}
-
-/* The longest ttl: ten years, far from any overflow of the clock. */
-#define WR_TTL_MAX_NS (3650ULL * 86400 * 1000000000ULL)
-
-/*
- * A ttl: a duration (wr_parse_duration_ns) from 1 s to WR_TTL_MAX_NS.
- * 0 or -EINVAL after naming the bad word.
- */
-static int parse_ttl(const char *s, __u64 *ns)
-{
-	uint64_t v;
-	int err = wr_parse_duration_ns(s, &v);
-
-	if (err || v < 1000000000ULL || v > WR_TTL_MAX_NS) {
-		pr_err("invalid ttl \"%s\": a duration from 1s to 3650d (600, 90s, 10m, 2h, 1d, "
-		       "1h30m)", s);
-		return -EINVAL;
-	}
-	*ns = v;
-	return 0;
-}
-
-/* Seconds as a duration: 9m59s, 1d2h, 45s. */
-void wr_format_secs(__u64 secs, char *buf, size_t len)
-{
-	static const struct { char unit; __u64 secs; } units[] = {
-		{ 'd', 86400 }, { 'h', 3600 }, { 'm', 60 }, { 's', 1 },
-	};
-	size_t i, off = 0;
-
-	buf[0] = '\0';
-	for (i = 0; i < ARRAY_SIZE(units) && off < len; i++) {
-		if (secs < units[i].secs && !(i == ARRAY_SIZE(units) - 1 && !off))
-			continue;
-		off += snprintf(buf + off, len - off, "%llu%c",
-				(unsigned long long)(secs / units[i].secs), units[i].unit);
-		secs %= units[i].secs;
-		if (!secs)
-			break;
-	}
-}
-
-struct print_ctx {
-	__u64 now;
-	__u64 expired;		/* entries past their expiry, not shown */
-	char buf[64];
-};
-
-static int print_one(const struct wr_cidr *c, const struct weir_list_val *v, void *ctx)
-{
-	struct print_ctx *p = ctx;
-	char left[32];
-	__u64 secs;
-
-	if (expired(v, p->now)) {
-		p->expired++;
-		return 0;
-	}
-	format_cidr(c->family, c->addr, c->plen, p->buf, sizeof(p->buf));
-	open_object(NULL);
-	print_str("cidr", "%s", p->buf);
-	if (v->expires_ns) {
-		/* Rounded up: an entry that still counts never shows 0. */
-		secs = (v->expires_ns - p->now + 999999999ULL) / 1000000000ULL;
-		wr_format_secs(secs, left, sizeof(left));
-		print_text(" ttl %s", left);
-		print_u64("ttl", NULL, secs);
-	} else {
-		print_null("ttl", NULL);
-	}
-	print_bool("config", NULL, v->flags & WEIR_LV_CONFIG);
-	close_object();
-	print_text("\n");
-	return 0;
-}
-
 /*
  * Purge expired entries (every writer does, in wr_write_begin, and the
  * daemon every tick): a failure is said, never fatal. Caller holds the
@@ -554,159 +442,4 @@ __u64 wr_list_expire(const struct wr_maps *m)
 		pr_debug("purged %llu expired deny/allow entr%s", (unsigned long long)n,
 			 n == 1 ? "y" : "ies");
 	return err ? 0 : n;
-}
-
-static int cmd_list(int argc, char **argv, void *ctx)
-{
-	const char *what = ctx;
-	struct print_ctx pc = { .now = wr_mono_ns() };
-	struct wr_maps m;
-	int err, fam;
-
-	(void)argv;
-	if (argc != 0) {
-		usage_list(what);
-		return -EINVAL;
-	}
-	err = wr_maps_open(&m);
-	if (err)
-		return err;
-	out_begin();
-	open_array(what);
-	for (fam = 4; !err && fam <= 6; fam += 2)
-		err = wr_list_walk(&m, !strcmp(what, "deny"), fam, print_one, &pc);
-	close_array();
-	out_end();
-	wr_maps_close(&m);
-	if (err) {
-		pr_err("cannot read the %s list: %s", what, strerror(-err));
-		return err;
-	}
-	/* Expired entries seen: whoever runs next removes them, so this does. */
-	if (pc.expired) {
-		int lock = wr_write_begin(&m, false);
-
-		if (lock >= 0)
-			wr_write_end(&m, lock);
-	}
-	return 0;
-}
-
-static int change(const char *what, bool add, int argc, char **argv)
-{
-	bool deny = !strcmp(what, "deny"), force = false, missing_ok = false, kept = false;
-	bool ttl_only = false;
-	char left[32];
-	struct wr_maps m;
-	struct wr_cidr c;
-	__u64 ttl = 0;
-	int lock, err, i;
-
-	if (argc < 1) {
-		usage_list(what);
-		return -EINVAL;
-	}
-	for (i = 1; i < argc; i++) {
-		if (add && deny && !strcmp(argv[i], "force") && !force) {
-			force = true;
-		} else if (add && !strcmp(argv[i], "ttl") && !ttl) {
-			if (i + 1 >= argc) {
-				pr_err("ttl needs a duration (600, 90s, 10m, 2h, 1d)");
-				return -EINVAL;
-			}
-			if (parse_ttl(argv[++i], &ttl))
-				return -EINVAL;
-		} else if (!add && !strcmp(argv[i], "missing-ok") && !missing_ok) {
-			missing_ok = true;
-		} else if (!add && !strcmp(argv[i], "ttl-only") && !ttl_only) {
-			ttl_only = true;
-		} else {
-			pr_err("unexpected \"%s\" after the CIDR", argv[i]);
-			usage_list(what);
-			return -EINVAL;
-		}
-	}
-	if (parse_cidr(argv[0], &c)) {
-		pr_err("invalid CIDR \"%s\"", argv[0]);
-		return -EINVAL;
-	}
-	/* A /0 deny drops every packet of its family: the host's own clients too. */
-	if (deny && add && c.plen == 0 && !force) {
-		pr_err("deny add %s drops every IPv%d packet, this host's own traffic included; "
-		       "say 'deny add %s force' if that is meant", argv[0], c.family, argv[0]);
-		return -EINVAL;
-	}
-	lock = wr_write_begin(&m, add);
-	if (lock < 0)
-		return lock;
-	if (add) {
-		err = wr_list_add(&m, deny, &c, ttl, &kept);
-	} else if (ttl_only) {
-		err = wr_list_unban_entry(&m, deny, &c);
-		if (err == -EPERM) {
-			kept = true;
-			err = 0;
-		}
-		if (!err)
-			err = wr_list_bits(&m);
-	} else {
-		err = wr_list_del(&m, deny, &c);
-	}
-	if (err == -ENOENT && missing_ok) {
-		print_text("%s is not on the %s list\n", argv[0], what);
-		err = 0;
-	} else if (err == -EEXIST) {
-		pr_err("%s is already on the %s list", argv[0], what);
-	} else if (err == -ENOENT) {
-		pr_err("%s is not on the %s list", argv[0], what);
-	} else if (err == -ENOSPC) {
-		pr_err("the %s list is full", what);
-	} else if (err) {
-		pr_err("cannot update the %s list: %s", what, strerror(-err));
-	} else if (kept) {
-		print_text("%s is on the %s list permanently; %s\n", argv[0], what,
-			   add ? "ttl not applied" : "left in place");
-	} else if (add && ttl) {
-		wr_format_secs((ttl + 999999999ULL) / 1000000000ULL, left, sizeof(left));
-		print_text("added %s to the %s list, ttl %s\n", argv[0], what, left);
-	} else {
-		print_text("%s %s %s the %s list\n", add ? "added" : "removed", argv[0],
-			   add ? "to" : "from", what);
-	}
-	wr_write_end(&m, lock);
-	return err;
-}
-
-static int cmd_add(int argc, char **argv, void *ctx)
-{
-	return change(ctx, true, argc, argv);
-}
-
-static int cmd_del(int argc, char **argv, void *ctx)
-{
-	return change(ctx, false, argc, argv);
-}
-
-static void usage_ctx(void *ctx)
-{
-	usage_list(ctx);
-}
-
-static const struct wr_cmd list_cmds[] = {
-	{ "add", cmd_add },
-	{ "delete", cmd_del },
-	{ "list", cmd_list },
-	{ "show", cmd_list },
-};
-
-int do_deny(int argc, char **argv)
-{
-	return wr_cmd_select(list_cmds, ARRAY_SIZE(list_cmds), "deny", argc, argv, (void *)"deny",
-			     usage_ctx);
-}
-
-int do_allow(int argc, char **argv)
-{
-	return wr_cmd_select(list_cmds, ARRAY_SIZE(list_cmds), "allow", argc, argv, (void *)"allow",
-			     usage_ctx);
 }

@@ -31,9 +31,9 @@
 #include <linux/magic.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-#include "weir_user.h"
+#include "lib/libweir.h"
 #include "weir.skel.h"
-#include "kernel_features.h"
+#include "lib/kernel_features.h"
 
 
 /*
@@ -464,7 +464,7 @@ static void clock_sync(struct bpf_program *prog)
 	 */
 	LIBBPF_OPTS(bpf_test_run_opts, to, .data_in = frame, .data_size_in = sizeof(frame),
 		    .data_out = out, .data_size_out = sizeof(out), .repeat = 1);
-	__u64 end = wr_now_ns() + CLOCK_SYNC_NS;
+	__u64 end = wr_mono_ns() + CLOCK_SYNC_NS;
 	int fd = bpf_program__fd(prog), runs = 0;
 
 	do {
@@ -474,7 +474,7 @@ static void clock_sync(struct bpf_program *prog)
 			return;
 		}
 		runs++;
-	} while (wr_now_ns() < end);
+	} while (wr_mono_ns() < end);
 	pr_debug("measured the jiffies clock's offset over %d runs", runs);
 }
 

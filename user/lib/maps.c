@@ -12,7 +12,7 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-#include "weir_user.h"
+#include "lib/libweir.h"
 #include "weir_state.h"
 
 /*
@@ -170,14 +170,6 @@ int wr_read_live(const struct wr_maps *m, struct weir_ruleset *rs)
 		return err;
 	idx = cfg.active & 1;
 	return bpf_map_lookup_elem(m->rulesets, &idx, rs) ? -errno : 0;
-}
-
-__u64 wr_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (__u64)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 }
 
 int wr_percpu_sum(int map_fd, __u32 key, __u64 *out, size_t words)

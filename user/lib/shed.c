@@ -18,9 +18,8 @@
 #include <netinet/tcp.h>
 #include <netinet/in.h>
 #include <bpf/bpf.h>
-#include "config.h"
-#include "shed.h"
-#include "tcpdiag.h"
+#include "lib/shed.h"
+#include "lib/tcpdiag.h"
 
 /* ---- signals ---- */
 
@@ -86,7 +85,7 @@ static int read_psi(struct wr_signal *s, double *u)
 	unsigned long long total = 0;
 	bool found = false;
 	FILE *f;
-	__u64 now = wr_now_ns();
+	__u64 now = wr_mono_ns();
 
 	snprintf(path, sizeof(path), "/proc/pressure/%s", s->cfg.arg);
 	f = fopen(path, "re");
@@ -193,13 +192,13 @@ int wr_signal_read(struct wr_signal *s, double *u)
 
 /* ---- the controller ---- */
 
-static __s64 micro(double v)
+__s64 wr_shed_micro(double v)
 {
 	return (__s64)llround(v * 1e6);
 }
 
 /* Derived thresholds for S under flags. */
-static void set_thresholds(struct weir_shed *sh, double s)
+void wr_shed_thresholds(struct weir_shed *sh, double s)
 {
 	unsigned int c;
 
@@ -260,7 +259,8 @@ static void capacity_limits(struct weir_capacity *c, __u64 rate, int cost, doubl
  * names), keeping S and the operator's switches. Capacity buckets restart
  * when their rates change.
  */
-int wr_shed_configure(const struct wr_maps *m, const struct wr_cfg *cfg)
+int wr_shed_configure(const struct wr_maps *m, const struct wr_cfg_shed *shed,
+		      const struct wr_cfg_capacity *capacity)
 {
 	struct weir_shed sh, old;
 	struct weir_state empty = {};
@@ -270,29 +270,29 @@ int wr_shed_configure(const struct wr_maps *m, const struct wr_cfg *cfg)
 	if (err)
 		return err;
 	old = sh;
-	sh.default_class = cfg->shed.default_class;
+	sh.default_class = shed->default_class;
 	for (k = 0; k < 2; k++)
-		capacity_limits(&sh.cap[k], cfg->capacity.rate[k], k, cfg->capacity.reserve);
-	sh.nr_signals = cfg->shed.on ? cfg->shed.nr_signals : 0;
+		capacity_limits(&sh.cap[k], capacity->rate[k], k, capacity->reserve);
+	sh.nr_signals = shed->on ? shed->nr_signals : 0;
 	for (i = 0; i < WEIR_MAX_SIGNALS; i++) {
 		memset(sh.signal_name[i], 0, WEIR_SIGNAL_NAME_LEN);
 		if (i < (int)sh.nr_signals)
-			wr_signal_name(&cfg->shed.signals[i], sh.signal_name[i],
+			wr_signal_name(&shed->signals[i], sh.signal_name[i],
 				       WEIR_SIGNAL_NAME_LEN);
 	}
-	if (!cfg->shed.on) {
+	if (!shed->on) {
 		/* No controller: nothing is shed, and S rests. */
 		sh.flags &= ~WEIR_SHED_ACTIVE;
-		sh.s_micro = micro(wr_shed_floor(&cfg->shed.curve));
+		sh.s_micro = wr_shed_micro(wr_shed_floor(&shed->curve));
 		sh.u_micro = 0;
 		sh.expires_ns = 0;
 	} else {
 		sh.flags |= WEIR_SHED_ACTIVE;
 		/* A fresh map reads S = 0; start from rest instead. */
 		if (!old.updated_ns && !old.s_micro)
-			sh.s_micro = micro(wr_shed_floor(&cfg->shed.curve));
+			sh.s_micro = wr_shed_micro(wr_shed_floor(&shed->curve));
 	}
-	set_thresholds(&sh, sh.s_micro / 1e6);
+	wr_shed_thresholds(&sh, sh.s_micro / 1e6);
 	for (k = 0; k < 2; k++) {
 		if (old.cap[k].total.rate == sh.cap[k].total.rate &&
 		    old.cap[k].noncrit.rate == sh.cap[k].noncrit.rate)
@@ -306,11 +306,11 @@ int wr_shed_configure(const struct wr_maps *m, const struct wr_cfg *cfg)
 	return wr_shed_write(m->shed, &sh);
 }
 
-int wr_shed_step_once(const struct wr_maps *m, const struct wr_cfg *cfg, struct wr_signal *sigs,
+int wr_shed_step_once(const struct wr_maps *m, const struct wr_cfg_shed *shed, struct wr_signal *sigs,
 		      double *s_before, double *s_after)
 {
 	struct weir_shed sh;
-	__u64 now = wr_now_ns();
+	__u64 now = wr_mono_ns();
 	double u = 0, s, dt;
 	bool any = false;
 	int err, i;
@@ -318,7 +318,7 @@ int wr_shed_step_once(const struct wr_maps *m, const struct wr_cfg *cfg, struct 
 	err = wr_shed_read(m->shed, &sh);
 	if (err)
 		return err;
-	for (i = 0; i < cfg->shed.nr_signals && i < WEIR_MAX_SIGNALS; i++) {
+	for (i = 0; i < shed->nr_signals && i < WEIR_MAX_SIGNALS; i++) {
 		double v = 0;
 		int e = wr_signal_read(&sigs[i], &v);
 
@@ -328,7 +328,7 @@ int wr_shed_step_once(const struct wr_maps *m, const struct wr_cfg *cfg, struct 
 			if (e != -EAGAIN && !sigs[i].warned) {
 				char name[WEIR_SIGNAL_NAME_LEN];
 
-				wr_signal_name(&cfg->shed.signals[i], name, sizeof(name));
+				wr_signal_name(&shed->signals[i], name, sizeof(name));
 				pr_warn("shedding signal %s unreadable (%s); ignored while it is",
 					name, strerror(-e));
 				sigs[i].warned = true;
@@ -338,11 +338,11 @@ int wr_shed_step_once(const struct wr_maps *m, const struct wr_cfg *cfg, struct 
 		if (sigs[i].warned) {
 			char name[WEIR_SIGNAL_NAME_LEN];
 
-			wr_signal_name(&cfg->shed.signals[i], name, sizeof(name));
+			wr_signal_name(&shed->signals[i], name, sizeof(name));
 			pr_warn("shedding signal %s readable again", name);
 			sigs[i].warned = false;
 		}
-		sh.signal_micro[i] = micro(v);
+		sh.signal_micro[i] = wr_shed_micro(v);
 		if (v > u)
 			u = v;
 		any = true;
@@ -352,200 +352,15 @@ int wr_shed_step_once(const struct wr_maps *m, const struct wr_cfg *cfg, struct 
 	/* Without any readable signal S stays where it is. */
 	if (any && sh.updated_ns) {
 		dt = now > sh.updated_ns ? (now - sh.updated_ns) / 1e9 : 0;
-		s = wr_shed_step(&cfg->shed.curve, s, u, dt);
+		s = wr_shed_step(&shed->curve, s, u, dt);
 	}
 	*s_after = s;
-	sh.s_micro = micro(s);
-	sh.u_micro = any ? micro(u) : -1;
+	sh.s_micro = wr_shed_micro(s);
+	sh.u_micro = any ? wr_shed_micro(u) : -1;
 	sh.updated_ns = now;
 	/* Trust these thresholds for a few steps, at least 5 s, and no longer. */
-	sh.expires_ns = now + (5 * cfg->shed.interval_ms > 5000 ? 5 * cfg->shed.interval_ms : 5000) *
+	sh.expires_ns = now + (5 * shed->interval_ms > 5000 ? 5 * shed->interval_ms : 5000) *
 				      1000000ULL;
-	set_thresholds(&sh, s);
+	wr_shed_thresholds(&sh, s);
 	return wr_shed_write(m->shed, &sh);
-}
-
-/* ---- weir shed ---- */
-
-static void usage_shed(void)
-{
-	fprintf(wr_usage_out(),
-		"Usage: weir shed status\n"
-		"       weir shed off | on\n"
-		"       weir shed set S\n"
-		"  status  each signal's value, utilization u, the shedding amount S and\n"
-		"          each class's drop probability\n"
-		"  off/on  stop shedding at once / let the controller shed again\n"
-		"  set S   move S (-1 .. 1) now; the controller goes on from there\n");
-}
-
-static int shed_status(const struct wr_maps *m)
-{
-	struct weir_shed sh;
-	__u64 cs[WEIR_MAX_CLASS + 1][6];
-	unsigned int c, i;
-	int err = wr_shed_read(m->shed, &sh);
-
-	for (c = 0; !err && c <= WEIR_MAX_CLASS; c++)
-		err = wr_percpu_sum(m->class_stats, c, cs[c], 6);
-	if (err) {
-		pr_err("cannot read the shedding state: %s", strerror(-err));
-		return err;
-	}
-	out_begin();
-	print_bool("controller", "controller: %s", sh.flags & WEIR_SHED_ACTIVE);
-	print_text("%s\n", sh.flags & WEIR_SHED_ACTIVE ? " (weir run with shedding)"
-							  : " (none: no shedding configured)");
-	print_bool("enabled", "shedding: %s\n", !(sh.flags & WEIR_SHED_OFF));
-	open_array("signals");
-	for (i = 0; i < sh.nr_signals && i < WEIR_MAX_SIGNALS; i++) {
-		open_object(NULL);
-		print_str("name", "  signal %-40s", sh.signal_name[i]);
-		if (sh.signal_micro[i] < 0)
-			print_null("value", " unreadable\n");
-		else
-			print_double("value", " %.3f\n", sh.signal_micro[i] / 1e6);
-		close_object();
-	}
-	close_array();
-	if (sh.u_micro < 0)
-		print_null("utilization", "utilization u: no readable signal\n");
-	else
-		print_double("utilization", "utilization u: %.3f\n", sh.u_micro / 1e6);
-	print_double("amount", "shedding amount S: %.3f\n", sh.s_micro / 1e6);
-	print_u64("default_class", "default class (no rule matched): %llu\n", sh.default_class);
-	open_array("classes");
-	print_text("%-6s %12s %14s %14s %14s\n", "class", "drop prob", "packets", "shed",
-		   "over capacity");
-	for (c = 0; c <= WEIR_MAX_CLASS; c++) {
-		open_object(NULL);
-		print_u64("class", "%-6llu", c);
-		print_double("probability", " %12.3f", sh.threshold[c] / 4294967296.0);
-		print_u64("packets", " %14llu", cs[c][0]);
-		print_u64("shed_packets", " %14llu", cs[c][2]);
-		print_u64("over_capacity_packets", " %14llu\n", cs[c][4]);
-		close_object();
-	}
-	close_array();
-	for (c = 0; c < 2; c++) {
-		char rate[48];
-
-		if (!sh.cap[c].total.rate)
-			continue;
-		format_rate(sh.cap[c].total.rate, c, rate, sizeof(rate));
-		print_str(c ? "capacity_bytes" : "capacity_packets", "capacity: %s", rate);
-		format_rate(sh.cap[c].noncrit.rate, c, rate, sizeof(rate));
-		print_str(c ? "noncritical_bytes" : "noncritical_packets",
-			  ", classes 1-3 at most %s\n", rate);
-	}
-	out_end();
-	return 0;
-}
-
-static int cmd_status(int argc, char **argv, void *ctx)
-{
-	struct wr_maps m;
-	int err;
-
-	(void)argv;
-	(void)ctx;
-	if (argc != 0) {
-		usage_shed();
-		return -EINVAL;
-	}
-	err = wr_maps_open(&m);
-	if (err)
-		return err;
-	err = shed_status(&m);
-	wr_maps_close(&m);
-	return err;
-}
-
-/* on, off, set S: the operator's word on the shedding state. */
-static int change(const char *what, int argc, char **argv)
-{
-	struct weir_shed sh;
-	struct wr_maps m;
-	int lock, err;
-
-	if (!strcmp(what, "set") ? argc != 1 : argc != 0) {
-		usage_shed();
-		return -EINVAL;
-	}
-	lock = wr_write_begin(&m, false);
-	if (lock < 0)
-		return lock;
-	err = wr_shed_read(m.shed, &sh);
-	if (err)
-		goto out;
-	if (!strcmp(what, "set")) {
-		char *end;
-		double s;
-
-		errno = 0;
-		s = strtod(argv[0], &end);
-		if (errno || end == argv[0] || *end || !(s >= -1 && s <= 1)) {
-			pr_err("invalid S \"%s\" (-1 .. 1)", argv[0]);
-			err = -EINVAL;
-			goto out;
-		}
-		sh.s_micro = micro(s);
-		/* Without a controller the operator's word holds until changed. */
-		if (!(sh.flags & WEIR_SHED_ACTIVE))
-			sh.expires_ns = 0;
-	} else if (!strcmp(what, "off")) {
-		sh.flags |= WEIR_SHED_OFF;
-	} else {
-		sh.flags &= ~WEIR_SHED_OFF;
-	}
-	set_thresholds(&sh, sh.s_micro / 1e6);
-	err = wr_shed_write(m.shed, &sh);
-	if (err) {
-		pr_err("cannot write the shedding state: %s", strerror(-err));
-		goto out;
-	}
-	if (!strcmp(what, "set"))
-		print_text("shedding amount S set to %.3f\n", sh.s_micro / 1e6);
-	else
-		print_text("shedding %s\n", what);
-out:
-	wr_write_end(&m, lock);
-	return err;
-}
-
-static int cmd_on(int argc, char **argv, void *ctx)
-{
-	(void)ctx;
-	return change("on", argc, argv);
-}
-
-static int cmd_off(int argc, char **argv, void *ctx)
-{
-	(void)ctx;
-	return change("off", argc, argv);
-}
-
-static int cmd_set(int argc, char **argv, void *ctx)
-{
-	(void)ctx;
-	return change("set", argc, argv);
-}
-
-static void usage_ctx(void *ctx)
-{
-	(void)ctx;
-	usage_shed();
-}
-
-static const struct wr_cmd shed_cmds[] = {
-	{ "status", cmd_status },
-	{ "show", cmd_status },
-	{ "on", cmd_on, true },
-	{ "off", cmd_off, true },
-	{ "set", cmd_set, true },
-};
-
-int do_shed(int argc, char **argv)
-{
-	return wr_cmd_select(shed_cmds, ARRAY_SIZE(shed_cmds), "shed", argc, argv, NULL, usage_ctx);
 }

@@ -11,7 +11,7 @@
 #include <string.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-#include "snapshot.h"
+#include "lib/snapshot.h"
 
 const char *const wr_global_names[WEIR_G_MAX] = {
 	[WEIR_G_PACKETS] = "packets",
@@ -137,7 +137,7 @@ int wr_snapshot_read(const struct wr_maps *m, struct wr_snapshot *s, unsigned in
 		return err;
 	if (s->rs.nr_rules > WEIR_MAX_RULES)
 		s->rs.nr_rules = WEIR_MAX_RULES;
-	s->at = wr_now_ns();
+	s->at = wr_mono_ns();
 	err = wr_percpu_sum(m->global, 0, s->global, WEIR_G_MAX);
 	for (i = 0; !err && i < s->rs.nr_rules; i++)
 		err = wr_percpu_sum(m->rule_stats, s->rs.rules[i].slot, (__u64 *)&s->rule[i],

@@ -6,7 +6,7 @@
 #ifndef WEIR_SNAPSHOT_H
 #define WEIR_SNAPSHOT_H
 
-#include "weir_user.h"
+#include "lib/libweir.h"
 
 /* What a snapshot reads besides the counters, which it always reads. */
 enum wr_snap_parts {
@@ -16,7 +16,7 @@ enum wr_snap_parts {
 };
 
 struct wr_snapshot {
-	__u64 at;				/* wr_now_ns() when read */
+	__u64 at;				/* wr_mono_ns() when read */
 	struct weir_config cfg;
 	struct weir_ruleset rs;		/* the live set the rule counters are of */
 	__u64 global[WEIR_G_MAX];		/* enum weir_global */

@@ -15,7 +15,7 @@
 #include <string.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-#include "weir_user.h"
+#include "lib/libweir.h"
 #include "weir_limiter.h"
 
 /* Sets read per bpf_map_lookup_batch call: 256 KiB of values. */

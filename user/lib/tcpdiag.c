@@ -10,7 +10,7 @@
 #include <linux/inet_diag.h>
 #include <linux/sock_diag.h>
 #include <netinet/in.h>
-#include "tcpdiag.h"
+#include "lib/tcpdiag.h"
 
 struct dump {
 	wr_tcp_cb cb;

@@ -53,9 +53,9 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include <xdp/libxdp.h>
-#include "weir_user.h"
+#include "lib/libweir.h"
 #include "weir.skel.h"
-#include "kernel_features.h"
+#include "lib/kernel_features.h"
 
 int xdp_dispatcher = WR_DISP_AUTO;
 unsigned int xdp_priority = WR_XDP_PRIO_DEFAULT;

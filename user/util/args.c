@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include "weir_user.h"
+#include "lib/libweir.h"
 #include "weir_limiter.h"
 
 bool is_prefix(const char *word, const char *full)
@@ -523,4 +523,24 @@ unit:
 	}
 	*ns = total;
 	return 0;
+}
+
+/* Seconds as a duration: 9m59s, 1d2h, 45s. */
+void wr_format_secs(__u64 secs, char *buf, size_t len)
+{
+	static const struct { char unit; __u64 secs; } units[] = {
+		{ 'd', 86400 }, { 'h', 3600 }, { 'm', 60 }, { 's', 1 },
+	};
+	size_t i, off = 0;
+
+	buf[0] = '\0';
+	for (i = 0; i < ARRAY_SIZE(units) && off < len; i++) {
+		if (secs < units[i].secs && !(i == ARRAY_SIZE(units) - 1 && !off))
+			continue;
+		off += snprintf(buf + off, len - off, "%llu%c",
+				(unsigned long long)(secs / units[i].secs), units[i].unit);
+		secs %= units[i].secs;
+		if (!secs)
+			break;
+	}
 }

@@ -7,7 +7,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
-#include "weir_user.h"
+#include "lib/libweir.h"
 
 #define MAX_DEPTH 16
 

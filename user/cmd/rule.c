@@ -1,0 +1,161 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * `weir rule add|del|list`: the rule set from the command line, over the
+ * grammar and the rule set commit of lib/rules.c.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <linux/membarrier.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "lib/libweir.h"
+#include "weir_limiter.h"
+#include "cmd/cmd.h"
+
+static int rule_list(const struct wr_maps *m)
+{
+	struct weir_ruleset *rs = wr_live_get(m);
+	__u32 i;
+
+	if (!rs)
+		return -ENOENT;
+	out_begin();
+	open_array("rules");
+	for (i = 0; i < rs->nr_rules && i < WEIR_MAX_RULES; i++)
+		wr_rule_print(rs, i);
+	close_array();
+	out_end();
+	free(rs);
+	return 0;
+}
+
+static int rule_change(int argc, char **argv, bool add)
+{
+	struct weir_ruleset *rs = NULL;
+	struct weir_rule r;
+	char name[WEIR_NAME_LEN] = "";
+	struct wr_maps m;
+	int lock, err = 0, at;
+
+	if (add) {
+		struct wr_perr pe;
+
+		err = wr_rule_parse(argc, argv, &r, name, &pe);
+		if (err) {
+			pr_err("%s", pe.msg);
+			if (argc < 1)
+				wr_rule_usage();
+			return err;
+		}
+	} else {
+		if (argc != 1) {
+			pr_err(argc ? "rule del takes one NAME" : "rule del needs the NAME of a rule");
+			wr_rule_usage();
+			return -EINVAL;
+		}
+		snprintf(name, sizeof(name), "%s", argv[0]);
+	}
+	/* Rules may come before any interface: adding loads without attaching. */
+	lock = wr_write_begin(&m, add);
+	if (lock < 0)
+		return lock;
+	rs = wr_live_get(&m);
+	if (!rs) {
+		err = -ENOENT;
+		goto out;
+	}
+	at = wr_rule_find(rs, add ? name : argv[0]);
+	if (add) {
+		if (at >= 0) {
+			pr_err("rule \"%s\" already exists", name);
+			err = -EEXIST;
+			goto out;
+		}
+		if (rs->nr_rules >= WEIR_MAX_RULES) {
+			pr_err("too many rules: %u is the most weir holds", WEIR_MAX_RULES);
+			err = -E2BIG;
+			goto out;
+		}
+		rs->rules[rs->nr_rules] = r;
+		memset(rs->names[rs->nr_rules], 0, WEIR_NAME_LEN);
+		strcpy(rs->names[rs->nr_rules], name);
+		rs->nr_rules++;
+	} else {
+		if (at < 0) {
+			pr_err("unknown rule \"%s\"", argv[0]);
+			err = -ENOENT;
+			goto out;
+		}
+		memmove(&rs->rules[at], &rs->rules[at + 1],
+			(rs->nr_rules - at - 1) * sizeof(rs->rules[0]));
+		memmove(rs->names[at], rs->names[at + 1],
+			(rs->nr_rules - at - 1) * WEIR_NAME_LEN);
+		rs->nr_rules--;
+		memset(&rs->rules[rs->nr_rules], 0, sizeof(rs->rules[0]));
+		memset(rs->names[rs->nr_rules], 0, WEIR_NAME_LEN);
+	}
+	err = wr_ruleset_commit(&m, rs);
+	if (err) {
+		pr_err("cannot commit the rule set: %s", strerror(-err));
+		goto out;
+	}
+	print_text("%s rule %s\n", add ? "added" : "deleted", name);
+out:
+	free(rs);
+	wr_write_end(&m, lock);
+	return err;
+}
+
+static int cmd_add(int argc, char **argv, void *ctx)
+{
+	(void)ctx;
+	return rule_change(argc, argv, true);
+}
+
+static int cmd_del(int argc, char **argv, void *ctx)
+{
+	(void)ctx;
+	return rule_change(argc, argv, false);
+}
+
+static int cmd_list(int argc, char **argv, void *ctx)
+{
+	struct wr_maps m;
+	int err;
+
+	(void)argv;
+	(void)ctx;
+	if (argc > 0) {
+		pr_err("rule list takes no arguments");
+		return -EINVAL;
+	}
+	err = wr_maps_open(&m);
+	if (err)
+		return err;
+	err = rule_list(&m);
+	wr_maps_close(&m);
+	return err;
+}
+
+static void usage_ctx(void *ctx)
+{
+	(void)ctx;
+	wr_rule_usage();
+}
+
+static const struct wr_cmd rule_cmds[] = {
+	{ "add", cmd_add },
+	{ "delete", cmd_del },
+	{ "list", cmd_list },
+	{ "show", cmd_list },
+};
+
+int do_rule(int argc, char **argv)
+{
+	return wr_cmd_select(rule_cmds, ARRAY_SIZE(rule_cmds), "rule", argc, argv, NULL, usage_ctx);
+}
