@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * `weir crowdsec run`: a CrowdSec bouncer. It follows the local API's
+ * A CrowdSec bouncer (`weir crowdsec run`, cmd/crowdsec.c). It follows the local API's
  * decision stream (GET /v1/decisions/stream with the bouncer's X-Api-Key;
  * startup=true first, for every decision in force, then only what changed)
  * and maps ban decisions on an Ip or a Range to deny entries whose ttl is
@@ -21,7 +21,7 @@
 #include <curl/curl.h>
 #include <json-c/json.h>
 #include "lib/libweir.h"
-#include "cmd/cmd.h"
+#include "integrations/crowdsec.h"
 
 /* The decision stream's answer is read up to this size (a full community blocklist is ~2 MiB). */
 #define CS_BODY_MAX (64u << 20)
@@ -29,33 +29,10 @@
 #define CS_TIMEOUT_S 10
 /* A decision's ttl is capped at the longest ttl an entry takes (10 years). */
 #define CS_TTL_MAX_NS (3650ULL * 86400 * 1000000000ULL)
-/* Polling interval bounds and default, in ns. */
-#define CS_INTERVAL_MIN_NS 1000000000ULL
-#define CS_INTERVAL_MAX_NS (3600ULL * 1000000000ULL)
-#define CS_INTERVAL_DEF_NS (10ULL * 1000000000ULL)
-
-struct cs_opts {
-	char url[512];		/* the stream's URL without its query */
-	char key[256];
-	uint64_t interval_ns;
-	bool once;
-};
 
 struct cs_counts {
 	unsigned int added, removed, skipped, failed;
 };
-
-static void usage_crowdsec(void)
-{
-	fprintf(wr_usage_out(),
-		"Usage: weir crowdsec run url URL key-file FILE [interval DURATION] [once]\n"
-		"A CrowdSec bouncer: follows the local API's decision stream at URL (e.g.\n"
-		"http://127.0.0.1:8080) with the bouncer key in FILE ('cscli bouncers add NAME\n"
-		"-o raw'), every DURATION (default 10s, 1s to 1h), and puts each ban decision on\n"
-		"an Ip or a Range on the deny list with the decision's duration as its ttl; a\n"
-		"deleted decision takes it off. once: one pull of every decision in force, then\n"
-		"exit. Runs until SIGINT or SIGTERM; entries expire by themselves.\n");
-}
 
 struct body {
 	char *buf;
@@ -81,7 +58,7 @@ static size_t body_write(char *p, size_t size, size_t n, void *ctx)
 }
 
 /* GET the stream; the body in *out (free it). 0, or -EIO after saying why. */
-static int cs_get(const struct cs_opts *o, bool startup, char **out)
+static int cs_get(const struct wr_cs_opts *o, bool startup, char **out)
 {
 	struct body b = { 0 };
 	struct curl_slist *hdr = NULL;
@@ -252,79 +229,8 @@ static void cs_report(const struct cs_counts *n, bool startup)
 	fflush(stdout);
 }
 
-static int read_key(const char *path, char *key, size_t len)
-{
-	FILE *f = fopen(path, "r");
-	size_t n;
-
-	if (!f) {
-		pr_err("cannot read key-file %s: %s", path, strerror(errno));
-		return -EINVAL;
-	}
-	if (!fgets(key, (int)len, f))
-		key[0] = '\0';
-	fclose(f);
-	n = strcspn(key, "\r\n");
-	key[n] = '\0';
-	if (!n || strspn(key, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-			      "0123456789-_.+/=") != n) {
-		pr_err("key-file %s: the first line must be the bouncer's key", path);
-		return -EINVAL;
-	}
-	return 0;
-}
-
-static int parse_args(int argc, char **argv, struct cs_opts *o)
-{
-	const char *url = NULL, *keyfile = NULL, *ival = NULL;
-	int i;
-
-	memset(o, 0, sizeof(*o));
-	o->interval_ns = CS_INTERVAL_DEF_NS;
-	for (i = 0; i < argc; i++) {
-		const char **slot = !strcmp(argv[i], "url") ? &url :
-				    !strcmp(argv[i], "key-file") ? &keyfile :
-				    !strcmp(argv[i], "interval") ? &ival : NULL;
-
-		if (!strcmp(argv[i], "once") && !o->once) {
-			o->once = true;
-			continue;
-		}
-		if (!slot || *slot) {
-			pr_err(slot ? "\"%s\" given twice" : "unexpected \"%s\"", argv[i]);
-			usage_crowdsec();
-			return -EINVAL;
-		}
-		if (i + 1 >= argc) {
-			pr_err("%s needs a value", argv[i]);
-			return -EINVAL;
-		}
-		*slot = argv[++i];
-	}
-	if (!url || !keyfile) {
-		pr_err("crowdsec run needs url and key-file");
-		usage_crowdsec();
-		return -EINVAL;
-	}
-	if ((strncmp(url, "http://", 7) && strncmp(url, "https://", 8)) ||
-	    strlen(url) >= sizeof(o->url) || strpbrk(url, " \t\r\n?#")) {
-		pr_err("invalid url \"%s\": http://HOST:PORT or https://HOST:PORT", url);
-		return -EINVAL;
-	}
-	snprintf(o->url, sizeof(o->url), "%s", url);
-	/* The stream's path is appended: no trailing slash doubled. */
-	while (strlen(o->url) > 8 && o->url[strlen(o->url) - 1] == '/')
-		o->url[strlen(o->url) - 1] = '\0';
-	if (ival && (wr_parse_duration_ns(ival, &o->interval_ns) ||
-		     o->interval_ns < CS_INTERVAL_MIN_NS || o->interval_ns > CS_INTERVAL_MAX_NS)) {
-		pr_err("invalid interval \"%s\": a duration from 1s to 1h", ival);
-		return -EINVAL;
-	}
-	return read_key(keyfile, o->key, sizeof(o->key));
-}
-
 /* One pull and its application. */
-static int cs_poll(const struct cs_opts *o, bool startup)
+static int cs_poll(const struct wr_cs_opts *o, bool startup)
 {
 	struct cs_counts n;
 	char *body = NULL;
@@ -338,18 +244,18 @@ static int cs_poll(const struct cs_opts *o, bool startup)
 	return err;
 }
 
-static int cmd_run(int argc, char **argv, void *ctx)
+/*
+ * Follow the stream until SIGINT or SIGTERM (o->once: one pull of every
+ * decision in force). 0, or -errno after saying why.
+ */
+int wr_crowdsec_run(const struct wr_cs_opts *op)
 {
+	struct wr_cs_opts o = *op;
 	struct pollfd pfd;
-	struct cs_opts o;
 	bool startup = true;
 	sigset_t set;
 	int err;
 
-	(void)ctx;
-	err = parse_args(argc, argv, &o);
-	if (err)
-		return err;
 	if (!wr_is_loaded())
 		return wr_not_loaded();
 	if (curl_global_init(CURL_GLOBAL_DEFAULT)) {
@@ -386,19 +292,4 @@ static int cmd_run(int argc, char **argv, void *ctx)
 	close(pfd.fd);
 	curl_global_cleanup();
 	return 0;
-}
-
-static void usage_ctx(void *ctx)
-{
-	(void)ctx;
-	usage_crowdsec();
-}
-
-static const struct wr_cmd cs_cmds[] = {
-	{ "run", cmd_run },
-};
-
-int do_crowdsec(int argc, char **argv)
-{
-	return wr_cmd_select(cs_cmds, ARRAY_SIZE(cs_cmds), "crowdsec", argc, argv, NULL, usage_ctx);
 }

@@ -108,36 +108,53 @@ struct wr_load_opts {
 	__u64 keys;		/* per-source buckets (wr_state ways); 0 for the default */
 	int clock;		/* enum weir_clock */
 };
+/* pins.c: the bpffs root, its lock, and what is pinned under it (0 or -errno). */
+int wr_pin_path(char *buf, size_t len, const char *name);
 int wr_bpffs_ensure(const char *root);
+/* mkdir -p with mode 0700: 0 or -errno. */
+int wr_mkdir_p(const char *path);
 int wr_lock(void);		/* exclusive lock on the root, for writers; returns fd */
 int wr_lock_root(void);		/* wr_bpffs_ensure() and wr_lock(), saying why on failure */
 void wr_unlock(int fd);
-int wr_ensure_loaded(const struct wr_load_opts *lo);
 bool wr_is_loaded(void);
-int wr_maps_open(struct wr_maps *m);
-void wr_maps_close(struct wr_maps *m);
-void wr_maps_reset(struct wr_maps *m);
-int wr_write_begin(struct wr_maps *m, bool load);
-void wr_write_end(struct wr_maps *m, int lock);
-struct weir_ruleset *wr_live_get(const struct wr_maps *m);
-int wr_config_read(const struct wr_maps *m, struct weir_config *cfg);
-int wr_config_write(const struct wr_maps *m, const struct weir_config *cfg);
-int wr_read_live(const struct wr_maps *m, struct weir_ruleset *rs);
-int wr_pin_path(char *buf, size_t len, const char *name);
 int wr_not_loaded(void);
+/* 0, -ENOENT (nothing there) or -EACCES (may not look), said. */
+int wr_probe_path(const char *path);
+/* Say that we may not look under the bpffs root; returns -EACCES. */
+int wr_denied(void);
+/* Is the pinned program at path weir's (name and type)? 0 or -errno, said. */
+int wr_check_prog(int fd, const char *path, const char *name, __u32 type);
+/* loader.c: the BPF object, loaded for this kernel and pinned once. */
+int wr_ensure_loaded(const struct wr_load_opts *lo);
 /* The connection counter on the host's cgroup root, only while a rule needs it. */
 int wr_conn_counter_sync(const struct wr_maps *m, const struct weir_ruleset *rs, bool live);
 /* The clock the loaded programs read (enum weir_clock), or -errno. */
 int wr_loaded_clock(void);
 extern const char *const wr_clock_names[4];
+/* Options only a fresh load sets, refused if they differ from the loaded ones. */
+int wr_check_load_opts(const struct wr_load_opts *lo, bool keys_given, bool clock_given);
+/* maps.c: every pinned map opened and checked; the config and the live rule set. */
+int wr_maps_open(struct wr_maps *m);
+void wr_maps_close(struct wr_maps *m);
+void wr_maps_reset(struct wr_maps *m);
+struct weir_ruleset *wr_live_get(const struct wr_maps *m);
+int wr_config_read(const struct wr_maps *m, struct weir_config *cfg);
+int wr_config_write(const struct wr_maps *m, const struct weir_config *cfg);
+int wr_read_live(const struct wr_maps *m, struct weir_ruleset *rs);
+/*
+ * session.c: a writer's session. Begin: a bpffs at the root, the root
+ * locked, weir loaded if load is set, the maps open, expired deny/allow
+ * entries removed. Returns the lock (>= 0) or -errno after saying why; end
+ * it with wr_write_end() either way.
+ */
+int wr_write_begin(struct wr_maps *m, bool load);
+void wr_write_end(struct wr_maps *m, int lock);
 /*
  * The pinned link of ifindex: its interface's name (the name it was
  * attached as when the interface is gone) and mode (-1 if not recorded).
  * 0 if attached, -ENODEV if the interface is gone, -ENOENT if no link.
  */
 int wr_link_describe(int ifindex, char *name, size_t len, int *mode);
-/* Say that we may not look under the bpffs root; returns -EACCES. */
-int wr_denied(void);
 
 /*
  * wr_state, the per-source buckets (state.c): an array of sets of
@@ -189,12 +206,6 @@ int wr_link_ids(int ifindex, __u32 *link_id, __u32 *prog_id, bool *clsact);
 int wr_link_xdpm(int ifindex, struct wr_xdpm_info *info);
 int wr_count_all_links(void);
 int wr_remove_all(void);
-/* A pinned program of the expected name and type (links.c), for the loader too. */
-int wr_check_prog(int fd, const char *path, const char *name, __u32 type);
-/* 0, -ENOENT (nothing there) or -EACCES (may not look), said. */
-int wr_probe_path(const char *path);
-/* Options only a fresh load sets, refused if they differ from the loaded ones. */
-int wr_check_load_opts(const struct wr_load_opts *lo, bool keys_given, bool clock_given);
 
 int wr_rule_parse(int argc, char **argv, struct weir_rule *r, char *name, struct wr_perr *pe);
 /* The usage of `weir rule`, written from the keyword table (to wr_usage_out()). */

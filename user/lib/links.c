@@ -235,22 +235,6 @@ static int explain_busy(const char *dev, int ifindex)
 	return -EBUSY;
 }
 
-/* Is the pinned program weir's? Never attach whatever sits under our name. */
-int wr_check_prog(int fd, const char *path, const char *name, __u32 type)
-{
-	struct bpf_prog_info info = {};
-	__u32 len = sizeof(info);
-
-	if (bpf_obj_get_info_by_fd(fd, &info, &len))
-		return -errno;
-	if (info.type != type || strncmp(info.name, name, sizeof(info.name))) {
-		pr_err("pinned %s is not weir's program (\"%s\", type %u); refusing to attach "
-		       "it: 'weir detach all' removes weir's state", path, info.name, info.type);
-		return -EINVAL;
-	}
-	return 0;
-}
-
 /*
  * Attach the pinned program to dev and pin the link, so the attachment
  * outlives this process. Caller holds the root lock; weir is loaded.

@@ -26,40 +26,6 @@ const struct wr_map_shape wr_map_shapes[WR_NR_MAPS] = {
 #undef SHAPE
 };
 
-/*
- * Begin a change to pinned state: a bpffs at the root, the root locked,
- * weir loaded if load is set, the maps open. Returns the lock (>= 0) or
- * -errno after saying why; end with wr_write_end() either way.
- */
-int wr_write_begin(struct wr_maps *m, bool load)
-{
-	int lock, err;
-
-	wr_maps_reset(m);
-	if (!load && !wr_is_loaded())
-		return wr_not_loaded();
-	lock = wr_lock_root();
-	if (lock < 0)
-		return lock;
-	err = load ? wr_ensure_loaded(NULL) : 0;
-	if (!err)
-		err = wr_maps_open(m);
-	if (err) {
-		wr_unlock(lock);
-		return err;
-	}
-	/* Whoever writes next removes deny/allow entries past their ttl. */
-	wr_list_expire(m);
-	return lock;
-}
-
-void wr_write_end(struct wr_maps *m, int lock)
-{
-	wr_maps_close(m);
-	if (lock >= 0)
-		wr_unlock(lock);
-}
-
 void wr_maps_reset(struct wr_maps *m)
 {
 	int *fds[] = WR_MAP_FDS(m);

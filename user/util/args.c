@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include "lib/libweir.h"
+#include "util/util.h"
 #include "weir_limiter.h"
 
 bool is_prefix(const char *word, const char *full)

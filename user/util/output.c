@@ -7,7 +7,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
-#include "lib/libweir.h"
+#include "util/util.h"
 
 #define MAX_DEPTH 16
 
