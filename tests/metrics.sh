@@ -205,6 +205,25 @@ grep -q '^weir_capacity_rate{' "$TMP/scrape" && fail "capacity shown though not 
 grep -q '^weir_shed_signal' "$TMP/scrape" && fail "signals shown though there are none"
 end_case metrics-exposition
 
+# The counter enum drives the exposition: every global counter of the data
+# path (enum weir_global, as metrics_serve --counters lists it) is in the
+# scrape, in its own family or as a result of a shared one, and each of those
+# families is documented (the check above). A counter added to the enum
+# without a family fails here.
+begin_case
+counters=$("$SERVE" --counters)
+[ "$(grep -c . <<<"$counters")" -ge 20 ] || fail "metrics_serve --counters listed: $(echo $counters)"
+while read -r cname family how; do
+	case $how in
+	result) grep -q "^$family{result=\"$cname\"} [0-9]" "$TMP/scrape" ||
+		fail "the counter $cname is not in the scrape as $family{result=\"$cname\"}" ;;
+	-) grep -q "^$family [0-9]" "$TMP/scrape" || fail "the counter $cname is not in the scrape as $family" ;;
+	*) fail "the counter $cname has no family ($family $how)" ;;
+	esac
+	[ "$family" != "(none)" ] || fail "the counter $cname has no family"
+done <<<"$counters"
+end_case metrics-every-counter-exported
+
 # What the caller appends comes after weir's own, in the same response.
 begin_case
 last_own=$(grep -n '^weir_allow_entries{' "$TMP/first" | tail -1 | cut -d: -f1)

@@ -7,6 +7,9 @@
  *
  *   metrics_serve --bpffs DIR [--listen ADDR] [--ready FILE]
  *   metrics_serve --bpffs DIR --render     print one rendering and exit
+ *   metrics_serve --counters               every global counter (enum
+ *                                          weir_global): NAME FAMILY and
+ *                                          "result" if labelled, "-" if not
  *
  * Exit status: 0 after a clean stop, 1 if the server could not start.
  */
@@ -19,6 +22,7 @@
 #include <bpf/libbpf.h>
 #include "lib/libweir.h"
 #include "daemon/metrics.h"
+#include "lib/snapshot.h"
 
 struct wr_opts opts = { .root = WEIR_DEFAULT_ROOT };
 
@@ -42,7 +46,8 @@ static int libbpf_quiet(enum libbpf_print_level level, const char *fmt, va_list 
 static void usage(void)
 {
 	fprintf(stderr, "Usage: metrics_serve --bpffs DIR [--listen ADDR] [--ready FILE]\n"
-			"       metrics_serve --bpffs DIR --render\n");
+			"       metrics_serve --bpffs DIR --render\n"
+			"       metrics_serve --counters\n");
 }
 
 int main(int argc, char **argv)
@@ -52,6 +57,7 @@ int main(int argc, char **argv)
 		{ "listen", required_argument, NULL, 'l' },
 		{ "ready", required_argument, NULL, 'r' },
 		{ "render", no_argument, NULL, 'R' },
+		{ "counters", no_argument, NULL, 'C' },
 		{}
 	};
 	const char *listen = WR_METRICS_DEFAULT_LISTEN, *ready = NULL;
@@ -75,6 +81,12 @@ int main(int argc, char **argv)
 		case 'R':
 			once = true;
 			break;
+		case 'C':
+			for (c = 0; c < WEIR_G_MAX; c++)
+				printf("%s %s %s\n", wr_global_names[c] ? wr_global_names[c] : "(none)",
+				       wr_global_metrics[c].family ? wr_global_metrics[c].family : "(none)",
+				       wr_global_metrics[c].result ? "result" : "-");
+			return 0;
 		default:
 			usage();
 			return 2;

@@ -30,7 +30,7 @@ LIB_LAYERS = [
     ["pins", "tcpdiag"],
     ["loader", "state"],
     ["maps", "conns"],
-    ["lists", "cookie", "rules", "shed", "snapshot"],
+    ["lists", "cookie", "rules", "ruleset", "shed", "snapshot"],
     ["session"],
     ["xdpmulti"],
     ["links"],

@@ -17,6 +17,56 @@
 #include "weir_limiter.h"
 #include "cmd/cmd.h"
 
+/* The usage of `weir rule`, written from the grammar's keyword table. */
+static void usage_rule(void)
+{
+	FILE *f = wr_usage_out();
+	const struct wr_rule_kw *kw, *o;
+	const struct wr_rule_kw *end = wr_rule_kws + wr_nr_rule_kws;
+	const char *sep = "";
+	int col;
+
+	fputs("Usage: weir rule add NAME [MATCH...] LIMIT [LIMIT...]", f);
+	for (kw = wr_rule_kws; kw < end; kw++)
+		if (kw->scope == WR_KW_RULE)
+			fprintf(f, " [%s %s]", kw->word, kw->value);
+	fputs("\nLIMIT :=", f);
+	for (kw = wr_rule_kws; kw < end; kw++) {
+		if (kw->scope != WR_KW_LIMIT)
+			continue;
+		fprintf(f, "%s %s %s", sep, kw->word, kw->value);
+		for (o = wr_rule_kws; o < end; o++)
+			if (o->scope == WR_KW_OPTION && (o->heads & kw->heads))
+				fprintf(f, " [%s %s]", o->word, o->value);
+		sep = " |";
+	}
+	fputs("\n"
+	      "       weir rule del NAME\n"
+	      "       weir rule list\n", f);
+	/* The matches, as many as fit a line; one with a help on a line of its own. */
+	col = fprintf(f, "MATCH :=");
+	sep = "";
+	for (kw = wr_rule_kws; kw < end; kw++) {
+		if (kw->scope != WR_KW_MATCH)
+			continue;
+		if (*sep && (kw->help || col + 3 + strlen(kw->word) + 1 + strlen(kw->value) > 79)) {
+			fputs("\n      ", f);
+			col = 6;
+		}
+		col += fprintf(f, "%s %s %s", sep, kw->word, kw->value);
+		if (kw->help)
+			col += fprintf(f, "      %s", kw->help);
+		sep = " |";
+	}
+	fputc('\n', f);
+	for (kw = wr_rule_kws; kw < end; kw++)
+		if (kw->scope != WR_KW_MATCH && kw->help)
+			fprintf(f, "%s\n", kw->help);
+	fprintf(f, "Up to %d rules of up to %d limits; a packet passes only if every limit of\n"
+		"every matching rule admits it, and only then is it charged.\n",
+		WEIR_MAX_RULES, WEIR_MAX_LIMITS);
+}
+
 static int rule_list(const struct wr_maps *m)
 {
 	struct weir_ruleset *rs = wr_live_get(m);
@@ -49,13 +99,13 @@ static int rule_change(int argc, char **argv, bool add)
 		if (err) {
 			pr_err("%s", pe.msg);
 			if (argc < 1)
-				wr_rule_usage();
+				usage_rule();
 			return err;
 		}
 	} else {
 		if (argc != 1) {
 			pr_err(argc ? "rule del takes one NAME" : "rule del needs the NAME of a rule");
-			wr_rule_usage();
+			usage_rule();
 			return -EINVAL;
 		}
 		snprintf(name, sizeof(name), "%s", argv[0]);
@@ -145,7 +195,7 @@ static int cmd_list(int argc, char **argv, void *ctx)
 static void usage_ctx(void *ctx)
 {
 	(void)ctx;
-	wr_rule_usage();
+	usage_rule();
 }
 
 static const struct wr_cmd rule_cmds[] = {

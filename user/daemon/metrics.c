@@ -47,11 +47,65 @@
 /* The text exposition format, version 0.0.4. */
 #define CONTENT_TYPE "text/plain; version=0.0.4; charset=utf-8"
 
-/* The global counters exposed as weir_packets_total{result=...}, named by wr_global_names. */
-static const enum weir_global packet_results[] = {
-	WEIR_G_PARSED, WEIR_G_NON_IP, WEIR_G_MALFORMED, WEIR_G_ND, WEIR_G_DENIED,
-	WEIR_G_ALLOWED, WEIR_G_NO_RULE, WEIR_G_PASSED, WEIR_G_DROPPED,
-	WEIR_G_WOULD_DROP, WEIR_G_SHED, WEIR_G_CAPACITY,
+/*
+ * Every global counter of the data path (enum weir_global) and the family
+ * it is exported in: one family of its own, or, with a result label named
+ * by wr_global_names, one shared with others. The enum drives the
+ * exposition: write_globals() walks it, and tests/metrics.sh checks that
+ * each counter is in the scrape and each family in the docs
+ * (metrics_serve --counters prints this table).
+ */
+const struct wr_global_metric wr_global_metrics[WEIR_G_MAX] = {
+	[WEIR_G_PACKETS] = { "weir_frames_total", false },
+	[WEIR_G_PARSED] = { "weir_packets_total", true },
+	[WEIR_G_NON_IP] = { "weir_packets_total", true },
+	[WEIR_G_MALFORMED] = { "weir_packets_total", true },
+	[WEIR_G_ND] = { "weir_packets_total", true },
+	[WEIR_G_DENIED] = { "weir_packets_total", true },
+	[WEIR_G_ALLOWED] = { "weir_packets_total", true },
+	[WEIR_G_NO_RULE] = { "weir_packets_total", true },
+	[WEIR_G_PASSED] = { "weir_packets_total", true },
+	[WEIR_G_DROPPED] = { "weir_packets_total", true },
+	[WEIR_G_WOULD_DROP] = { "weir_packets_total", true },
+	[WEIR_G_FAULT] = { "weir_faults_total", false },
+	[WEIR_G_FAIL_OPEN] = { "weir_fail_open_total", false },
+	[WEIR_G_EVENTS] = { "weir_events_total", false },
+	[WEIR_G_EVENTS_LOST] = { "weir_events_lost_total", false },
+	[WEIR_G_SHED] = { "weir_packets_total", true },
+	[WEIR_G_CAPACITY] = { "weir_packets_total", true },
+	[WEIR_G_COOKIE_SENT] = { "weir_cookies_total", true },
+	[WEIR_G_COOKIE_BUDGET] = { "weir_cookies_total", true },
+	[WEIR_G_COOKIE_BAD] = { "weir_cookies_total", true },
+	[WEIR_G_COOKIE_VALID] = { "weir_cookies_total", true },
+	[WEIR_G_COOKIE_INVALID] = { "weir_cookies_total", true },
+	[WEIR_G_VERIFIED] = { "weir_verified_spared_total", false },
+	[WEIR_G_COOKIE_PRIMED] = { "weir_cookies_total", true },
+	[WEIR_G_CONTENDED] = { "weir_contended_total", false },
+};
+
+/* The families of the global counters, in the order they are written, with their help. */
+static const struct {
+	const char *name;
+	const char *help;
+} global_families[] = {
+	{ "weir_frames_total", "Frames the data path saw, IP or not." },
+	{ "weir_packets_total",
+	  "Packets by what the data path found and did. Results overlap (parsed covers "
+	  "denied, allowed, no_rule; passed includes would_drop): do not sum them." },
+	{ "weir_faults_total",
+	  "Internal faults of the data path (a bucket's map or set that is not there)." },
+	{ "weir_fail_open_total", "Internal faults that passed the packet (fail open)." },
+	{ "weir_contended_total",
+	  "Packets refused because another CPU was changing their bucket beyond the "
+	  "bounded retry (a new source's claim in progress): never admitted uncharged." },
+	{ "weir_events_total",
+	  "Events the data path sent when a bucket started limiting after a quiet spell." },
+	{ "weir_events_lost_total", "Such events the ring buffer had no room for." },
+	{ "weir_cookies_total",
+	  "SYN cookies: SYN-ACKs sent, SYNs not answered (over a budget, bad), ACKs "
+	  "checked (validated, invalid), SYNs passed to keep the kernel accepting cookies." },
+	{ "weir_verified_spared_total",
+	  "Packets of verified sources shed as their rule's verified-class." },
 };
 
 /* One pinned link: where it is attached and how. */
@@ -394,31 +448,33 @@ static void write_fleet(FILE *out, const struct snapshot *snap)
 		}
 }
 
-/* Global counters as one family, labelled result by their names in wr_global_names. */
-static void global_results(FILE *out, const struct snapshot *snap, const char *name,
-			   const enum weir_global *which, size_t n)
+/* Every global counter, family by family, as wr_global_metrics says. */
+static void write_globals(FILE *out, const struct snapshot *snap)
 {
-	size_t i;
+	size_t f;
+	int i;
 
-	for (i = 0; i < n; i++)
-		fprintf(out, "%s{result=\"%s\"} %llu\n", name, wr_global_names[which[i]],
-			(unsigned long long)snap->s.global[which[i]]);
+	for (f = 0; f < ARRAY_SIZE(global_families); f++) {
+		const char *name = global_families[f].name;
+
+		wr_metric_family(out, name, "counter", global_families[f].help);
+		for (i = 0; i < WEIR_G_MAX; i++) {
+			const struct wr_global_metric *g = &wr_global_metrics[i];
+
+			if (!g->family || strcmp(g->family, name))
+				continue;
+			if (g->result)
+				fprintf(out, "%s{result=\"%s\"} %llu\n", name, wr_global_names[i],
+					(unsigned long long)snap->s.global[i]);
+			else
+				wr_metric_value(out, name, snap->s.global[i]);
+		}
+	}
 }
 
-/* SYN cookies and verified sources. */
-static void write_cookies(FILE *out, const struct snapshot *snap)
+/* Verified sources (their counter is a global one). */
+static void write_verified(FILE *out, const struct snapshot *snap)
 {
-	static const enum weir_global results[] = { WEIR_G_COOKIE_SENT, WEIR_G_COOKIE_BUDGET,
-				       WEIR_G_COOKIE_BAD, WEIR_G_COOKIE_VALID,
-				       WEIR_G_COOKIE_INVALID, WEIR_G_COOKIE_PRIMED };
-
-	wr_metric_family(out, "weir_cookies_total", "counter",
-	       "SYN cookies: SYN-ACKs sent, SYNs not answered (over a budget, bad), ACKs "
-	       "checked (validated, invalid), SYNs passed to keep the kernel accepting cookies.");
-	global_results(out, snap, "weir_cookies_total", results, ARRAY_SIZE(results));
-	wr_metric_family(out, "weir_verified_spared_total", "counter",
-	       "Packets of verified sources shed as their rule's verified-class.");
-	wr_metric_value(out, "weir_verified_spared_total", snap->s.global[WEIR_G_VERIFIED]);
 	wr_metric_family(out, "weir_verified_sources", "gauge",
 	       "Sources that completed a TCP handshake within the verified TTL.");
 	wr_metric_value(out, "weir_verified_sources", snap->s.verified);
@@ -438,33 +494,10 @@ static void write_snapshot(FILE *out, const struct snapshot *snap)
 	       "rule, by verdict, as weir_rule_packets_total.");
 	rule_verdicts(out, snap, "weir_rule_bytes_total", true);
 
-	wr_metric_family(out, "weir_frames_total", "counter",
-	       "Frames the data path saw, IP or not.");
-	wr_metric_value(out, "weir_frames_total", snap->s.global[WEIR_G_PACKETS]);
-	wr_metric_family(out, "weir_packets_total", "counter",
-	       "Packets by what the data path found and did. Results overlap (parsed covers "
-	       "denied, allowed, no_rule; passed includes would_drop): do not sum them.");
-	global_results(out, snap, "weir_packets_total", packet_results,
-		       ARRAY_SIZE(packet_results));
-	wr_metric_family(out, "weir_faults_total", "counter",
-	       "Internal faults of the data path (a bucket's map or set that is not there).");
-	wr_metric_value(out, "weir_faults_total", snap->s.global[WEIR_G_FAULT]);
-	wr_metric_family(out, "weir_fail_open_total", "counter",
-	       "Internal faults that passed the packet (fail open).");
-	wr_metric_value(out, "weir_fail_open_total", snap->s.global[WEIR_G_FAIL_OPEN]);
-	wr_metric_family(out, "weir_contended_total", "counter",
-	       "Packets refused because another CPU was changing their bucket beyond the "
-	       "bounded retry (a new source's claim in progress): never admitted uncharged.");
-	wr_metric_value(out, "weir_contended_total", snap->s.global[WEIR_G_CONTENDED]);
-	wr_metric_family(out, "weir_events_total", "counter",
-	       "Events the data path sent when a bucket started limiting after a quiet spell.");
-	wr_metric_value(out, "weir_events_total", snap->s.global[WEIR_G_EVENTS]);
-	wr_metric_family(out, "weir_events_lost_total", "counter",
-	       "Such events the ring buffer had no room for.");
-	wr_metric_value(out, "weir_events_lost_total", snap->s.global[WEIR_G_EVENTS_LOST]);
+	write_globals(out, snap);
 	write_shed(out, snap);
 	write_fleet(out, snap);
-	write_cookies(out, snap);
+	write_verified(out, snap);
 
 	wr_metric_family(out, "weir_keys", "gauge",
 	       "Per-source buckets in the table, counted at most every 5 seconds.");

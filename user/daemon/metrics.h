@@ -20,6 +20,13 @@
  * on error *buf is NULL. The wr_state entry count is cached for a few
  * seconds, so frequent calls stay cheap.
  */
+/* Where a global counter (enum weir_global) is exported. */
+struct wr_global_metric {
+	const char *family;	/* its metric family */
+	bool result;		/* one of several in it, labelled result="NAME" (wr_global_names) */
+};
+extern const struct wr_global_metric wr_global_metrics[WEIR_G_MAX];
+
 int wr_metrics_render(const struct wr_maps *m, char **buf, size_t *len);
 
 /*

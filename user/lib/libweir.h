@@ -198,8 +198,6 @@ int wr_list_purge(const struct wr_maps *m, __u64 *n);
 __u64 wr_list_expire(const struct wr_maps *m);
 int wr_list_sync(const struct wr_maps *m, bool deny, const struct wr_cidr *v, int n);
 int wr_link_mode(int ifindex);	/* enum wr_attach_mode, or -ENOENT / -ENODEV (interface gone) */
-/* Its name (as attached, if gone: -ENODEV) and mode; -ENOENT if not attached. */
-int wr_link_describe(int ifindex, char *name, size_t len, int *mode);
 int wr_link_find_gone(const char *name);
 int wr_link_ids(int ifindex, __u32 *link_id, __u32 *prog_id, bool *clsact);
 /* The dispatcher weir joined on ifindex: 0 and info, or -ENOENT (attached alone, or not). */
@@ -208,8 +206,6 @@ int wr_count_all_links(void);
 int wr_remove_all(void);
 
 int wr_rule_parse(int argc, char **argv, struct weir_rule *r, char *name, struct wr_perr *pe);
-/* The usage of `weir rule`, written from the keyword table (to wr_usage_out()). */
-void wr_rule_usage(void);
 /* The index of the rule called name in rs, or -1. */
 int wr_rule_find(const struct weir_ruleset *rs, const char *name);
 /* Rule i of rs in the words `rule add` takes (text), or as an object (JSON). */
