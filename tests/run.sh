@@ -21,6 +21,7 @@ suites+=(
 	tests/features_off.sh
 	tests/cli.sh
 	tests/docs.sh
+	tests/layout.sh
 	tests/config.sh
 	tests/e2e.sh
 	tests/cookie.sh
