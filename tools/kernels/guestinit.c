@@ -88,8 +88,56 @@ static void must_mount(const char *src, const char *dst, const char *type, unsig
 		say("cannot mount %s", dst, errno);
 }
 
+/*
+ * The checkout, when it lies where the guest mounts tmpfs of its own (/tmp,
+ * /run, /var/tmp): guest.sh names it on the command line (weir.repo=PATH).
+ * It is held aside before those mounts hide it and put back at its path
+ * after, so a checkout made in a mktemp -d directory runs in the guest as
+ * any other. 0 and the path in buf, or -1 when there is none to keep.
+ */
+static int hidden_repo(char *buf, size_t len)
+{
+	static const char *const hidden[] = { "/tmp/", "/run/", "/var/tmp/" };
+	char line[4096], *p;
+	size_t i, n;
+	FILE *f = fopen("/proc/cmdline", "r");
+
+	if (!f)
+		return -1;
+	p = fgets(line, sizeof(line), f) ? strstr(line, "weir.repo=") : NULL;
+	fclose(f);
+	if (!p)
+		return -1;
+	p += strlen("weir.repo=");
+	n = strcspn(p, " \n");
+	if (!n || n >= len)
+		return -1;
+	memcpy(buf, p, n);
+	buf[n] = '\0';
+	for (i = 0; i < sizeof(hidden) / sizeof(hidden[0]); i++)
+		if (!strncmp(buf, hidden[i], strlen(hidden[i])))
+			return 0;
+	return -1;
+}
+
+static void mkdir_p(char *path)
+{
+	char *p;
+
+	for (p = path + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		mkdir(path, 0755);
+		*p = '/';
+	}
+	mkdir(path, 0755);
+}
+
 int main(void)
 {
+	char repo[1024], src[1200];
+	int held = 0;
 	struct utsname u;
 	char mods[256];
 	pid_t pid;
@@ -107,10 +155,23 @@ int main(void)
 		say("cannot mount the host's root over 9p%s", "", errno);
 		power_off();
 	}
+	if (!hidden_repo(repo, sizeof(repo))) {
+		snprintf(src, sizeof(src), NEWROOT "%s", repo);
+		mkdir("/repo", 0755);
+		if (mount(src, "/repo", NULL, MS_BIND, NULL))
+			say("cannot hold %s aside", src, errno);
+		else
+			held = 1;
+	}
 	/* Where the guest writes: everything else is the host's, read-only. */
 	must_mount("tmpfs", NEWROOT "/tmp", "tmpfs", 0, "mode=1777");
 	must_mount("tmpfs", NEWROOT "/run", "tmpfs", 0, "mode=0755");
 	must_mount("tmpfs", NEWROOT "/var/tmp", "tmpfs", 0, "mode=1777");
+	if (held) {
+		mkdir_p(src);
+		if (mount("/repo", src, NULL, MS_MOVE, NULL))
+			say("cannot put the checkout back at %s", src, errno);
+	}
 	must_mount("scratch", NEWROOT "/tmp/guest", "9p", 0,
 		   "trans=virtio,version=9p2000.L,msize=262144");
 	/*
