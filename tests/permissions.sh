@@ -32,6 +32,11 @@ if ! id nobody >/dev/null 2>&1; then
 	exit 0
 fi
 NOGROUP=$(id -gn nobody)
+# nobody runs its own copy of the binary, in this suite's directory: the
+# checkout may sit under a directory nobody cannot enter (a 0700 mktemp -d,
+# /root), and then its exit status would be the shell's 126, not weir's.
+NOBODY_WEIR=$TMP/weir
+install -m 0755 "$WEIR" "$NOBODY_WEIR" || { not_ok permissions-setup "cannot copy $WEIR"; exit 1; }
 
 NS=$(new_netns p) || { not_ok permissions-setup "no namespace"; exit 1; }
 ROOT=$(new_root p)
@@ -72,7 +77,7 @@ unprivileged_cli() {
 	before=$(snapshot)
 	for cmd in "${commands[@]}"; do
 		# shellcheck disable=SC2086
-		as_nobody timeout 10 "$WEIR" --bpffs "$ROOT" $cmd >"$TMP/out" 2>&1
+		as_nobody timeout 10 "$NOBODY_WEIR" --bpffs "$ROOT" $cmd >"$TMP/out" 2>&1
 		rc=$?
 		msg=$(head -1 "$TMP/out")
 		if died "$rc" "$TMP/out"; then
@@ -95,7 +100,7 @@ unprivileged_cli() {
 	# what needs no privilege still works: validating a readable config
 	cp "$TMP/metrics.yaml" "$TMP/readable.yaml"
 	chmod 644 "$TMP/readable.yaml"
-	as_nobody "$WEIR" check "$TMP/readable.yaml" >/dev/null 2>&1 || fail "nobody: check failed"
+	as_nobody "$NOBODY_WEIR" check "$TMP/readable.yaml" >/dev/null 2>&1 || fail "nobody: check failed"
 	end_case "$1"
 }
 
