@@ -79,7 +79,7 @@ USER_OBJS := $(patsubst user/%.c,$(OUT)/user/%.o,$(USER_SRCS))
 #          the libraries the binary links (libcurl and json-c: the CrowdSec
 #          bouncer's HTTP and JSON)
 #   test:  iproute2 (ip, ss), jq (JSON output), curl (metrics endpoint),
-#          valgrind (tests/memcheck.sh), libclang-rt-14-dev (libFuzzer for
+#          valgrind (tests/memcheck.sh), libclang-rt-dev (libFuzzer for
 #          tests/fuzz.sh), libcap2-bin (capsh decodes the daemon's
 #          capabilities), the benchmark's competitors for
 #          tests/bench_smoke.sh, and qemu-system-x86 and cpio, which boot
@@ -96,11 +96,13 @@ USER_OBJS := $(patsubst user/%.c,$(OUT)/user/%.o,$(USER_SRCS))
 #          through libxdp's dispatcher in tests/xdpmulti.sh), and tcpdump,
 #          which reads back what `weir capture` wrote (tests/capture.sh)
 # promtool (Prometheus's metrics linter) is unpacked from Debian's
-# prometheus package into $(OUT)/deps/bin without installing the package,
-# whose server would start on :9090.
+# promtool package (Debian 13) or prometheus (Debian 12, where it is part of
+# the server's package) into $(OUT)/deps/bin without installing either: the
+# server would start on :9090. libclang-rt-dev is the runtime of the
+# release's own clang (14 on Debian 12, 19 on Debian 13).
 BUILD_PKGS := clang gcc make libbpf-dev bpftool libelf-dev libcap-dev libyaml-dev libmnl-dev \
 	      libmicrohttpd-dev libhiredis-dev libcurl4-openssl-dev libjson-c-dev libxdp-dev libpcap-dev
-TEST_PKGS  := iproute2 jq curl valgrind redis-server libclang-rt-14-dev libcap2-bin nftables iptables ethtool \
+TEST_PKGS  := iproute2 jq curl valgrind redis-server libclang-rt-dev libcap2-bin nftables iptables ethtool \
 	      qemu-system-x86 cpio groff-base fail2ban crowdsec debhelper dpkg-dev fakeroot lintian \
 	      mmdebstrap xdp-tools tcpdump
 DEPS_PKGS  := $(BUILD_PKGS)
@@ -112,7 +114,7 @@ DEPS_BIN   := $(OUT)/deps/bin
 
 PREFIX ?= /usr/local
 # Where the systemd unit goes: /etc/systemd/system for a local install; the
-# Debian package puts it in /lib/systemd/system (debian/rules).
+# Debian package puts it in its release's unit directory (debian/rules).
 SYSTEMDUNITDIR ?= /etc/systemd/system
 FAIL2BAN_ACTION := etc/fail2ban/action.d/weir.conf
 # The binary, the example config (kept if one is there), the systemd unit
@@ -151,6 +153,10 @@ $(OUT)/%.bpf.o: bpf/%.bpf.c $(OUT)/vmlinux.h | $(OUT)
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -MMD -MP -c $< -o $@
 
+# Kept: the skeleton embeds it, and tools read it; deleted as an
+# intermediate, a second make would rebuild everything once.
+.SECONDARY: $(BPF_OBJS)
+
 $(OUT)/%.skel.h: $(OUT)/%.bpf.o
 	$(call msg,SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name $* > $@
@@ -178,7 +184,7 @@ deps:
 
 test-deps:
 	$(Q)tools/deps.sh $(BUILD_PKGS) $(TEST_PKGS)
-	$(Q)tools/deps.sh --extract $(OUT)/deps prometheus promtool
+	$(Q)tools/deps.sh --extract $(OUT)/deps promtool,prometheus promtool
 
 # Debian's 6.1, 6.12 and 5.10 kernels in qemu guests: load, traffic and the
 # BPF suites in each, the table into docs/KERNELS.md (tools/kernels/).
@@ -193,6 +199,7 @@ demo-fleet: deps
 	$(Q)tools/demo-fleet.sh
 
 demo: deps
+	$(Q)$(MAKE) --no-print-directory deps DEPS_PKGS=iproute2
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)tools/demo.sh
 
@@ -217,7 +224,7 @@ $(OUT)/shedplot: tools/shedplot.c include/weir.h include/weir_shed.h | $(OUT)
 # the tree is not a git checkout) and writes the packages, .buildinfo and
 # .changes beside it, into $(DEB_DIR); the tree itself is left as it was.
 # lintian then checks them and fails the target on any error.
-DEB_PKGS := debhelper dpkg-dev fakeroot lintian
+DEB_PKGS := build-essential debhelper dpkg-dev fakeroot lintian
 DEB_DIR  := $(OUT)/deb
 .PHONY: deb
 deb:

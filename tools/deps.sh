@@ -5,8 +5,10 @@
 # instead of failing, and never starts a service: policy-rc.d refuses every
 # start while this runs.
 #   tools/deps.sh PKG...                 install what is missing
-#   tools/deps.sh --extract DIR PKG BIN  unpack PKG's BIN into DIR/bin
-#                                        without installing the package
+#   tools/deps.sh --extract DIR PKG[,PKG...] BIN
+#                                        unpack BIN from the first PKG the
+#                                        archive has into DIR/bin, without
+#                                        installing the package
 set -euo pipefail
 LOCK_WAIT=${LOCK_WAIT:-600}
 APT_OPTS=(-o DPkg::Lock::Timeout="$LOCK_WAIT" -qq)
@@ -36,13 +38,25 @@ ensure_update() {
 }
 
 if [ "${1:-}" = "--extract" ]; then
-	dir=$2 pkg=$3 bin=$4
+	dir=$2 pkgs=$3 bin=$4
 	[ -x "$dir/bin/$bin" ] && exit 0
 	tmp=$(mktemp -d)
 	trap 'rm -rf "$tmp"' EXIT
-	if ! (cd "$tmp" && apt-get "${APT_OPTS[@]}" download "$pkg" 2>/dev/null); then
-		ensure_update
-		(cd "$tmp" && apt-get "${APT_OPTS[@]}" download "$pkg")
+	# PKG,PKG...: the first the archive has (Debian 13 ships promtool in a
+	# package of its own, Debian 12 inside prometheus).
+	pkg=""
+	for try in 1 2; do
+		for p in ${pkgs//,/ }; do
+			if (cd "$tmp" && apt-get "${APT_OPTS[@]}" download "$p" 2>/dev/null); then
+				pkg=$p
+				break 2
+			fi
+		done
+		[ "$try" = 1 ] && ensure_update
+	done
+	if [ -z "$pkg" ]; then
+		echo "deps: none of $pkgs can be downloaded for $bin" >&2
+		exit 1
 	fi
 	dpkg-deb -x "$tmp"/"$pkg"_*.deb "$tmp/x"
 	mkdir -p "$dir/bin"
