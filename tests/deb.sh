@@ -3,7 +3,7 @@
 # The Debian package (make deb), built once from a copy of the tree, then:
 # lintian finds no error; it holds every file it should, with its mode and
 # owner, its conffiles and a Depends for each shared library the binary
-# needs; apt installs it into a fresh Debian 12 root (mmdebstrap, variant
+# needs; apt installs it into a fresh root of the build's release (mmdebstrap, variant
 # important: what a new server has), fetching its Depends from the archive;
 # there `weir version` and `weir check /etc/weir/weir.yaml` work, the
 # unit is disabled and verifies; weir attached in a namespace of this
@@ -43,6 +43,16 @@ deb_cleanup() {
 trap deb_cleanup EXIT
 
 VERSION=$(sed -n 's/^VERSION *:= *//p' Makefile)
+# The package is built for this machine's release and tried in a fresh root
+# of the same release (a Debian 13 build needs Debian 13's libraries).
+SUITE=$(. /etc/os-release && echo "${VERSION_CODENAME:-bookworm}")
+# Its unit directory, by debian/rules' rule: /usr/lib/systemd/system with
+# Debian 13's debhelper, /lib/systemd/system with Debian 12's.
+if dpkg --compare-versions "$(dpkg-query -W -f='${Version}' debhelper 2>/dev/null)" ge 13.13; then
+	UNITDIR=/usr/lib/systemd/system
+else
+	UNITDIR=/lib/systemd/system
+fi
 ARCH=$(dpkg --print-architecture)
 F2B=etc/fail2ban/action.d/weir.conf
 
@@ -57,7 +67,8 @@ in_root() {
 host_state() {
 	dpkg-query -W -f='${Package} ${Status}\n' weir 2>&1
 	for f in /usr/local/sbin/weir /usr/sbin/weir /etc/weir /etc/weir/weir.yaml \
-		 /etc/systemd/system/weir.service /lib/systemd/system/weir.service "/$F2B"; do
+		 /etc/systemd/system/weir.service /lib/systemd/system/weir.service \
+		 /usr/lib/systemd/system/weir.service "/$F2B"; do
 		if [ -e "$f" ]; then
 			echo "$f $(stat -c '%a %Y' "$f") $([ -f "$f" ] && md5sum <"$f")"
 		else
@@ -151,7 +162,7 @@ drwx------ ./etc/weir/
 -rw------- ./etc/weir/weir.yaml
 -rw------- ./etc/weir/deny.txt
 -rw-r--r-- ./$F2B
--rw-r--r-- ./lib/systemd/system/weir.service
+-rw-r--r-- .$UNITDIR/weir.service
 -rw-r--r-- ./usr/share/man/man8/weir.8.gz
 -rw-r--r-- ./usr/share/man/man5/weir.yaml.5.gz
 -rw-r--r-- ./usr/share/bash-completion/completions/weir
@@ -181,7 +192,7 @@ cmp -s "$SRC/etc/bash-completion/weir" "$X/usr/share/bash-completion/completions
 zcat "$X/usr/share/man/man8/weir.8.gz" | cmp -s - "$SRC/docs/man/weir.8" || fail "weir.8 differs"
 zcat "$X/usr/share/man/man5/weir.yaml.5.gz" | cmp -s - "$SRC/docs/man/weir.yaml.5" || fail "weir.yaml.5 differs"
 # The unit runs the packaged binary, never /usr/local's.
-UNIT=$X/lib/systemd/system/weir.service
+UNIT=$X$UNITDIR/weir.service
 grep -q '/usr/local' "$UNIT" && fail "the unit names /usr/local: $(grep -m1 /usr/local "$UNIT")"
 grep -qx 'ExecStart=/usr/sbin/weir run --config /etc/weir/weir.yaml' "$UNIT" ||
 	fail "ExecStart: $(grep ExecStart= "$UNIT")"
@@ -204,7 +215,7 @@ end_case deb-contents
 # ---- into a fresh Debian 12 root ----
 
 begin_case
-if mmdebstrap --quiet --variant=important --skip=cleanup/apt/lists --mode=root bookworm "$R" \
+if mmdebstrap --quiet --variant=important --skip=cleanup/apt/lists --mode=root "$SUITE" "$R" \
 	>"$T/mmdebstrap.log" 2>&1; then
 	cp "$DEB" "$R/tmp/"
 	echo "# fresh root: $(in_root dpkg-query -W -f='.\n' | grep -c .) packages"
@@ -214,7 +225,7 @@ if mmdebstrap --quiet --variant=important --skip=cleanup/apt/lists --mode=root b
 	fi
 	echo "# apt installed: $(grep -oE '^Setting up [^ ]+' "$T/apt.log" | cut -d' ' -f3 | tr '\n' ' ')"
 else
-	fail "mmdebstrap bookworm: $(tail -3 "$T/mmdebstrap.log" | tr '\n' ' ')"
+	fail "mmdebstrap $SUITE: $(tail -3 "$T/mmdebstrap.log" | tr '\n' ' ')"
 fi
 [ "$(in_root dpkg-query -W -f='${Status} ${Version}' weir 2>&1)" == "install ok installed $VERSION-1" ] ||
 	fail "weir in the root: $(in_root dpkg-query -W -f='${Status} ${Version}' weir 2>&1)"
@@ -295,7 +306,7 @@ got=$(systemctl --root="$R" is-enabled weir.service 2>&1)
 [ "$got" == disabled ] || fail "systemctl is-enabled: $got"
 links=$(find "$R/etc/systemd/system" -name 'weir*' 2>/dev/null)
 [ -z "$links" ] || fail "the package enabled its unit: $links"
-out=$(in_root systemd-analyze verify /lib/systemd/system/weir.service 2>&1) ||
+out=$(in_root systemd-analyze verify $UNITDIR/weir.service 2>&1) ||
 	fail "systemd-analyze verify: $(tr '\n' ' ' <<<"$out")"
 [ -n "$out" ] && echo "$out" | sed 's/^/# systemd-analyze: /'
 end_case deb-unit
