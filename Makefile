@@ -66,7 +66,7 @@ SKELS     := $(patsubst bpf/%.bpf.c,$(OUT)/%.skel.h,$(BPF_SRCS))
 USER_SRCS := $(wildcard user/*.c)
 USER_OBJS := $(patsubst user/%.c,$(OUT)/user/%.o,$(USER_SRCS))
 
-# Debian packages, each for a reason (README "Requirements" lists the same):
+# Debian packages, each for a reason (docs/building.md lists the same):
 #   build: the BPF compiler, libbpf and bpftool (vmlinux.h, skeletons) and
 #          the libraries the binary links (libcurl and json-c: the CrowdSec
 #          bouncer's HTTP and JSON)
