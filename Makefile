@@ -74,7 +74,7 @@ USER_SRCS := $(wildcard user/*.c user/*/*.c)
 FRONT_OBJS := $(patsubst user/%.c,$(OUT)/user/%.o,$(filter-out $(LIB_SRCS) user/main.c,$(USER_SRCS)))
 USER_OBJS := $(patsubst user/%.c,$(OUT)/user/%.o,$(USER_SRCS))
 
-# Debian packages, each for a reason (README "Requirements" lists the same):
+# Debian packages, each for a reason (docs/building.md lists the same):
 #   build: the BPF compiler, libbpf and bpftool (vmlinux.h, skeletons) and
 #          the libraries the binary links (libcurl and json-c: the CrowdSec
 #          bouncer's HTTP and JSON)

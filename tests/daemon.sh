@@ -488,12 +488,12 @@ if command -v promtool >/dev/null; then
 else
 	skip daemon-metrics-promtool "promtool missing"
 fi
-# Every metric README documents, the daemon's own included, and no other.
+# Every metric docs/metrics.md documents, the daemon's own included, and no other.
 emitted=$(sed -n 's/^# TYPE \(weir_[a-z_]*\) .*/\1/p' "$TMP/scrape" | sort -u)
-documented=$(sed -n '/^### Metrics/,/^## /p' README.md | grep '^| `weir_' | cut -d'|' -f2 |
+documented=$(grep '^| `weir_' docs/metrics.md | cut -d'|' -f2 |
 	grep -o 'weir_[a-z_]*' | sort -u)
 [ -n "$emitted" ] && [ "$emitted" == "$documented" ] ||
-	fail "the daemon's families and README's differ: $(diff <(echo "$emitted") <(echo "$documented") | grep '^[<>]' | tr '\n' ' ')"
+	fail "the daemon's families and docs/metrics.md's differ: $(diff <(echo "$emitted") <(echo "$documented") | grep '^[<>]' | tr '\n' ' ')"
 P='weir_rule_packets_total{rule="exact",verdict="passed"}'
 D='weir_rule_packets_total{rule="exact",verdict="dropped"}'
 R='weir_config_reloads_total{result="ok"}'

@@ -9,12 +9,92 @@
 # render without a warning; completion really completes, rule names from a
 # live weir on the --bpffs of the line included; make install puts all
 # three where man and bash-completion look; every file and function
-# docs/ARCHITECTURE.md names exists.
+# docs/ARCHITECTURE.md names exists. README.md stays a front door (at most
+# 300 lines, linking every guide in docs/), every relative link and #anchor
+# in README.md and docs/*.md resolves, and docs/commands.md covers every
+# object `weir help` lists and no other.
 set -u
 cd "$(dirname "$0")/.."
 . tests/lib.sh
 require_root docs
 trap cleanup EXIT
+# README.md is the front door and the reference lives in docs/: the README
+# stays short, links each guide, and every relative link in README.md and
+# docs/*.md reaches a file and, with #anchor, a heading of it.
+GUIDES=$(ls docs/*.md)
+# md_links FILE: each relative link target outside fenced code, one a line
+md_links() {
+	awk '/^[ \t]*```/ { code = !code; next } !code {
+		s = $0
+		while (match(s, /\]\([^) ]+\)/)) {
+			print substr(s, RSTART + 2, RLENGTH - 3)
+			s = substr(s, RSTART + RLENGTH)
+		}
+	}' "$1" | grep -vE '^(https?|mailto):'
+}
+# md_anchors FILE: the anchors of its headings, as GitHub makes them
+md_anchors() {
+	awk '/^[ \t]*```/ { code = !code; next } !code && /^#+ / {
+		h = tolower($0); sub(/^#+ +/, "", h)
+		gsub(/[^a-z0-9 _-]/, "", h); gsub(/ /, "-", h)
+		if (h in seen) { print h "-" seen[h]; seen[h]++ } else { print h; seen[h] = 1 }
+	}' "$1"
+}
+
+begin_case
+n=$(wc -l <README.md)
+[ "$n" -le 300 ] || fail "README.md has $n lines, at most 300"
+grep -q 'make test' README.md || fail "README.md does not give the test command (make test)"
+linked=$(md_links README.md | sed 's/#.*//' | grep -E '^docs/[^/]+\.md$' | sort -u)
+for g in $linked; do
+	[ -f "$g" ] || fail "README.md links $g, which does not exist"
+done
+for g in $GUIDES; do
+	grep -qx -- "$g" <<<"$linked" || fail "README.md does not link $g"
+done
+echo "# README.md: $n lines, $(echo "$linked" | grep -c .) guides linked"
+[ "$(echo "$linked" | grep -c .)" -ge 10 ] || fail "README.md links only $(echo "$linked" | grep -c .) guides"
+end_case docs-readme-front-door
+
+begin_case
+n=0
+for f in README.md $GUIDES; do
+	dir=$(dirname "$f")
+	while read -r l; do
+		[ -n "$l" ] || continue
+		n=$((n + 1))
+		path=${l%%#*}
+		anchor=; [[ "$l" == *'#'* ]] && anchor=${l#*#}
+		if [ -z "$path" ]; then target=$f; else target=$dir/$path; fi
+		if [ ! -e "$target" ]; then
+			fail "$f links $l: no $target"
+		elif [ -n "$anchor" ]; then
+			[[ "$target" == *.md ]] || { fail "$f links $l: an anchor into a file that is not markdown"; continue; }
+			md_anchors "$target" | grep -qx -- "$anchor" || fail "$f links $l: $target has no heading #$anchor"
+		fi
+	done < <(md_links "$f")
+done
+echo "# $n relative links in README.md and docs/*.md, each reaching its file and heading"
+[ "$n" -ge 40 ] || fail "only $n relative links found"
+end_case docs-links-resolve
+
+# The command reference (docs/commands.md) against the CLI: every object
+# `weir help` lists is there as `weir OBJECT, and every row of its table
+# names an object the CLI has.
+begin_case
+C=docs/commands.md
+objs=$("$WEIR" help | awk '/^Objects:/ { on = 1; next } on && NF { print $1 } on && !NF { exit }')
+[ "$(echo "$objs" | grep -c .)" -ge 15 ] || fail "weir help lists $(echo "$objs" | grep -c .) objects"
+for o in $objs; do
+	grep -qE "\`weir $o[\` ]" "$C" || fail "$C does not describe weir $o"
+done
+rows=$(grep -oE '^\| `weir [a-z]+' "$C" | awk '{ print $3 }' | sort -u)
+for r in $rows; do
+	grep -qx -- "$r" <<<"$objs" || fail "$C has a row for weir $r, which weir help does not list"
+done
+[ "$(echo "$rows" | grep -c .)" -ge 15 ] || fail "only $(echo "$rows" | grep -c .) command rows in $C"
+end_case docs-commands-cover-every-object
+
 if ! command -v groff >/dev/null; then
 	skip docs "groff is missing (make test-deps installs groff-base)"
 	exit 0

@@ -329,7 +329,7 @@ else
 	in_ns "$NS" "$WEIR" -j --bpffs "$ROOT" status | jq -e '[.interfaces[] | select(.interface_gone)] | length == 1' \
 		>/dev/null || fail "status does not say the interface is gone"
 	veth fr0 fr1
-	# The README: an interface that does not exist (yet) is retried every event interval.
+	# docs/service.md: an interface that does not exist (yet) is retried every event interval.
 	for _ in $(seq 40); do [ "$(xdp_prog_name fr0)" == weir_xdp ] && break; sleep 0.1; done
 	[ "$(xdp_prog_name fr0)" == weir_xdp ] ||
 		fail "fr0 created again is not protected after 4 event intervals (only a reload attaches it)"

@@ -12,7 +12,7 @@
 # One source (198.18.70.1) sends to all three hosts at once at 5x a fleet
 # limit. What a limit admits is read from each daemon's rule counters and
 # checked against burst + rate x t plus the stated sync bound
-# N x rate x (interval + round trip) (README "Fleet-wide limits"), and with
+# N x rate x (interval + round trip) (docs/fleet.md), and with
 # a floor (a fleet limit that refused honest traffic would be wrong too).
 # Nothing asserts how long anything took.
 set -u
@@ -188,7 +188,7 @@ end_case fleet-spread-thin
 # reads below are made half way through one of its seconds and four
 # seconds later: at 5x the limit each window is spent within its first
 # few hundred ms, so four windows' worth lies between them. The hosts'
-# allocations (README "Fleet windows") add up to the limit in each window;
+# allocations (docs/fleet.md "Fleet windows") add up to the limit in each window;
 # what may pass on top is what the source sends between a window's turn
 # and the hosts' syncs just after it: 2 ms and the sync's own time, with
 # three daemons and Redis waking together on two busy CPUs (up to 30 a
@@ -229,7 +229,7 @@ begin_case
 # the sum (a host that used more than its allocation before its first sync
 # in the window is allocated its use). Read twice, from a new source:
 # - at 0.6 s, in the source's first window (or the one after): there each
-#   host admits what it does before its first sync of the key (README
+#   host admits what it does before its first sync of the key (docs/fleet.md
 #   "Fleet windows"): while untracked, under half its own window, L/2 (one
 #   charge in 32 tracks it sooner, most often), then until its next sync,
 #   an interval and the sync's time (50 ms allowed, as above) of what it is
@@ -503,7 +503,7 @@ end_case fleet-redis-slow
 # this kernel has no netem). A sync not answered within its interval drops
 # its connection, so such a path keeps the hosts in the safe fallback most
 # of the time, with a good sync now and then. What the fallback promises
-# (README): each host on its own bucket until the fallback is in force
+# (docs/fleet.md): each host on its own bucket until the fallback is in force
 # (stale-after, and an interval to notice), then rate / N each: over the
 # run burst + rate x t, plus N x rate x (stale-after + 2 intervals), plus
 # the other hosts' first bursts; 5% and 5 for noise. And a floor: honest

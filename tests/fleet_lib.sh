@@ -161,7 +161,7 @@ nodes_up() {
 	return 1
 }
 
-# The most the fleet may admit in T seconds once the key is hot (README):
+# The most the fleet may admit in T seconds once the key is hot (docs/fleet.md):
 # burst + rate x T, plus one sync's lag on every host, N x rate x
 # (interval + round trip, taken as one more interval here), plus 5% and 5
 # packets for the machine's noise. From a standing start each of the other

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * The fleet's accuracy bound (README "Fleet-wide limits") over many
+ * The fleet's accuracy bound (docs/fleet.md) over many
  * simulated traces, with injected time, against a real redis-server.
  *
  * What runs is the real thing: each of N = 1..4 hosts is its own loaded
@@ -38,7 +38,7 @@
  * afterwards).
  *
  * Each trace checks, in packets, with R, B, N, delta, rho as above and T
- * its length (README "Fleet-wide limits"; +2 for rounding):
+ * its length (docs/fleet.md; +2 for rounding):
  * - the whole trace: admitted <= B + R T + N R (delta + rho)
  *   + (N - 1) (B + R t1), t1 when the key was first sent to Redis (before,
  *   each host holds it to its own bucket and reports nothing);
@@ -685,7 +685,7 @@ static void redis_event(void)
  * Whether every host that sees the key sees it at 1.5 times the rate or
  * more, so that its own bucket is soon half spent; the others track it by
  * sampling. Only the summary and the floor check tell them apart now: both
- * are held to the fleet's bound (README "Fleet-wide limits").
+ * are held to the fleet's bound (docs/fleet.md).
  */
 static int trace_reported(const struct trace *t)
 {
@@ -738,7 +738,7 @@ static __u64 sample_bound(__u64 m)
 }
 
 /*
- * A window trace's checks (README "Fleet windows"), per fleet window w
+ * A window trace's checks (docs/fleet.md "Fleet windows"), per fleet window w
  * (Redis's seconds, which every host's windows turn with), L the limit:
  * - admitted in w <= L + presync + untracked + 2: the hosts' allocations
  *   add up to L, beyond which only a host's use before its first sync of

@@ -159,26 +159,26 @@ for f in weir_rule_packets_total:counter weir_rule_bytes_total:counter \
 	grep -q "^# HELP $name ." "$TMP/scrape" || fail "no HELP for $name"
 	grep -qx "# TYPE $name $type" "$TMP/scrape" || fail "no TYPE $type for $name"
 done
-# README's metrics table and the endpoint, both ways: every family emitted
-# is documented, every documented one (but the daemon's own) is emitted, and
-# the results of weir_packets_total are the ones README lists.
-readme_metrics() {
-	sed -n '/^### Metrics/,/^## /p' README.md | grep '^| `weir_' |
+# The metrics table (docs/metrics.md) and the endpoint, both ways: every
+# family emitted is documented, every documented one (but the daemon's own)
+# is emitted, and the results of weir_packets_total are the ones it lists.
+doc_metrics() {
+	grep '^| `weir_' docs/metrics.md |
 		{ if [ "${1:-}" == no-daemon ]; then grep -v 'daemon only'; else cat; fi; } |
 		cut -d'|' -f2 | grep -o 'weir_[a-z_]*' | sort -u
 }
 # (weir_test_*: metrics_serve's own, the test server's)
 emitted=$(sed -n 's/^# TYPE \(weir_[a-z_]*\) .*/\1/p' "$TMP/scrape" | grep -v '^weir_test_' | sort -u)
-undocumented=$(comm -23 <(echo "$emitted") <(readme_metrics))
-missing=$(comm -13 <(echo "$emitted") <(readme_metrics no-daemon))
-[ -z "$undocumented" ] || fail "emitted but not in README: $(echo $undocumented)"
-[ -z "$missing" ] || fail "in README but not emitted: $(echo $missing)"
+undocumented=$(comm -23 <(echo "$emitted") <(doc_metrics))
+missing=$(comm -13 <(echo "$emitted") <(doc_metrics no-daemon))
+[ -z "$undocumented" ] || fail "emitted but not in docs/metrics.md: $(echo $undocumented)"
+[ -z "$missing" ] || fail "in docs/metrics.md but not emitted: $(echo $missing)"
 [ "$(echo "$emitted" | wc -l)" -ge 30 ] || fail "only $(echo "$emitted" | wc -l) families emitted"
 results=$(sed -n 's/^weir_packets_total{result="\([a-z_]*\)"}.*/\1/p' "$TMP/scrape" | sort)
-documented=$(sed -n '/^### Metrics/,/^## /p' README.md | grep '^| `weir_packets_total`' |
+documented=$(grep '^| `weir_packets_total`' docs/metrics.md |
 	sed 's/.*`result` = \([^|]*\)|.*/\1/' | tr -d ' ' | tr ',' '\n' | sort)
 [ -n "$results" ] && [ "$results" == "$documented" ] ||
-	fail "weir_packets_total results [$(echo $results)], README lists [$(echo $documented)]"
+	fail "weir_packets_total results [$(echo $results)], docs/metrics.md lists [$(echo $documented)]"
 for v in passed dropped would_drop; do
 	expect "weir_rule_packets_total{rule=\"burst\",verdict=\"$v\"}" 0
 	expect "weir_rule_bytes_total{rule=\"dry\",verdict=\"$v\"}" 0

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 # tools/windowacc's accuracy table (the limiter code of include/ on four
 # 60 s traces, limit L = 100 per 1 s) checked row by row against the bounds
-# README.md claims for each algorithm:
+# docs/rules-and-limits.md claims for each algorithm:
 #   sliding log     the exact reference: never more than L in any 1 s span
 #   token bucket    at most burst + L = 2L in any 1 s span, and over the
 #                   whole trace at most burst + rate x 60 s = 61L

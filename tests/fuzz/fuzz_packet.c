@@ -9,7 +9,7 @@
  * what broke:
  *  - the parser never reads outside [data, end): every frame is parsed from
  *    an exact-size heap copy, so ASan sees any stray read;
- *  - it agrees with ref_parse(), a second parser written from the README
+ *  - it agrees with ref_parse(), a second parser written from docs/rules-and-limits.md
  *    ("How a packet is judged") byte offset by byte offset, on the result
  *    and every field the data path uses;
  *  - a shorter linear head (TC on a non-linear skb) only ever turns a
@@ -262,7 +262,7 @@ static int prefix_equal(const __u32 *a, const __u32 *b, unsigned int plen)
 	return 1;
 }
 
-/* The README's matching rules, written out again. */
+/* The matching rules of docs/rules-and-limits.md, written out again. */
 static int ref_match(const struct weir_rule *r, const struct wr_pkt *p)
 {
 	int ports = p->flags & WR_PKT_PORTS, l4 = p->flags & WR_PKT_L4;
