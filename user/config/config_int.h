@@ -173,8 +173,15 @@ void section_defaults(const struct cfg_section *sec, void *base);
 /* Where a key is in its section's table. */
 int key_index(const struct cfg_section *sec, const char *name);
 
-/* An interface's keys, by index (load_iface() judges them together). */
-enum { I_NAME, I_MODE, I_DISPATCHER, I_PRIORITY, I_NR };
+/*
+ * An interface's keys, by index (load_iface() judges them together): its
+ * name, then the options of `weir attach` in the order of enum
+ * wr_attach_key.
+ */
+enum { I_NAME, I_MODE, I_TC_HOOK, I_DISPATCHER, I_PRIORITY, I_NR };
+_Static_assert(I_TC_HOOK - I_MODE == WR_AOPT_TC_HOOK && I_DISPATCHER - I_MODE ==
+	       WR_AOPT_DISPATCHER && I_PRIORITY - I_MODE == WR_AOPT_PRIORITY &&
+	       I_NR - I_MODE == WR_AOPT_NR, "an interface's keys are attach's options");
 extern const struct cfg_key iface_keys[I_NR];
 extern const struct cfg_section iface_section, metrics_section, shed_section, capacity_section,
 	fleet_section, top_section;

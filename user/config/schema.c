@@ -308,6 +308,44 @@ static int parse_ifname(const struct cfg_key *k, const char *s, void *f)
 
 static const struct cfg_kind k_ifname = { parse_ifname, print_string };
 
+/*
+ * An option of `weir attach` (mode, tc-hook, dispatcher, priority), read
+ * by libweir's own parser into the struct wr_attach_opts that is the
+ * key's field, so the file and the command line take the same words.
+ */
+static int parse_attach(const struct cfg_key *k, const char *s, void *f)
+{
+	return wr_attach_opt(f, wr_attach_key(k->name), s);
+}
+
+static void print_attach(const struct cfg_key *k, const void *f)
+{
+	const struct wr_attach_opts *o = f;
+
+	switch (wr_attach_key(k->name)) {
+	case WR_AOPT_MODE:
+		print_str(JSON(k), NULL, wr_mode_names[o->mode % ARRAY_SIZE(wr_mode_names)]);
+		break;
+	case WR_AOPT_TC_HOOK:
+		print_str(JSON(k), NULL,
+			  wr_tc_hook_names[o->tc_hook % ARRAY_SIZE(wr_tc_hook_names)]);
+		break;
+	case WR_AOPT_DISPATCHER:
+		print_str(JSON(k), NULL,
+			  wr_dispatcher_names[o->dispatcher % ARRAY_SIZE(wr_dispatcher_names)]);
+		break;
+	default:
+		print_u64(JSON(k), NULL, o->priority);
+	}
+}
+
+static void hint_attach(const struct cfg_key *k, char *buf, size_t len)
+{
+	wr_attach_hint(wr_attach_key(k->name), buf, len);
+}
+
+static const struct cfg_kind k_attach = { parse_attach, print_attach, hint_attach };
+
 /* Where the metrics endpoint listens. */
 static int parse_listen(const struct cfg_key *k, const char *s, void *f)
 {
@@ -414,13 +452,15 @@ int key_index(const struct cfg_section *sec, const char *name)
 const struct cfg_key iface_keys[I_NR] = {
 	[I_NAME] = { .name = "name", .kind = &k_ifname, FIELD_OF(struct wr_cfg_iface, name),
 		     .what = "interface name", .need = "an interface needs a name" },
-	[I_MODE] = { .name = "mode", .kind = &k_choice, FIELD_OF(struct wr_cfg_iface, mode),
-		     .words = wr_mode_names, .max = ARRAY_SIZE(wr_mode_names), .def = "native" },
-	[I_DISPATCHER] = { .name = "dispatcher", .kind = &k_choice,
-			   FIELD_OF(struct wr_cfg_iface, dispatcher), .words = wr_dispatcher_names,
-			   .max = ARRAY_SIZE(wr_dispatcher_names), .def = "auto" },
-	[I_PRIORITY] = { .name = "priority", .kind = &k_uint, FIELD_OF(struct wr_cfg_iface, priority),
-			 .max = INT_MAX, .def = STR(WR_XDP_PRIO_DEFAULT) },
+	/* The options of `weir attach`, by its parser: each key's field is their struct. */
+	[I_MODE] = { .name = "mode", .kind = &k_attach, FIELD_OF(struct wr_cfg_iface, attach),
+		     .def = "native" },
+	[I_TC_HOOK] = { .name = "tc-hook", .kind = &k_attach, FIELD_OF(struct wr_cfg_iface, attach),
+			.def = "auto" },
+	[I_DISPATCHER] = { .name = "dispatcher", .kind = &k_attach,
+			   FIELD_OF(struct wr_cfg_iface, attach), .def = "auto" },
+	[I_PRIORITY] = { .name = "priority", .kind = &k_attach,
+			 FIELD_OF(struct wr_cfg_iface, attach), .def = STR(WR_XDP_PRIO_DEFAULT) },
 };
 const struct cfg_section iface_section = SECTION("an interface", iface_keys);
 

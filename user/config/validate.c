@@ -20,9 +20,11 @@ static void load_iface(struct load *ld, const yaml_node_t *n)
 	struct wr_cfg *cfg = ld->cfg;
 	yaml_node_t *keys[ARRAY_SIZE(iface_keys)], *vals[ARRAY_SIZE(iface_keys)];
 	struct wr_cfg_iface ifc = {};
+	unsigned int given = 0;
 	bool ok = true;
+	char why[160];
 	const char *s;
-	int i;
+	int i, bad;
 
 	if (n->type != YAML_MAPPING_NODE) {
 		err_at(ld, n->start_mark, "an interface must be a mapping, not %s", node_kind(n));
@@ -53,22 +55,18 @@ static void load_iface(struct load *ld, const yaml_node_t *n)
 	} else {
 		ok = false;
 	}
-	for (i = I_MODE; i <= I_PRIORITY; i++)
-		if (vals[i] && !load_value(ld, &iface_keys[i], vals[i], &ifc))
+	for (i = I_MODE; i < I_NR; i++) {
+		if (!vals[i])
+			continue;
+		if (load_value(ld, &iface_keys[i], vals[i], &ifc))
+			given |= 1u << (i - I_MODE);
+		else
 			ok = false;
-	/* As attach takes them: for XDP; a priority is a place in the dispatcher. */
-	if (ok && ifc.mode == WR_MODE_TC && (vals[I_DISPATCHER] || vals[I_PRIORITY])) {
-		err_at(ld, vals[I_DISPATCHER] ? vals[I_DISPATCHER]->start_mark
-					      : vals[I_PRIORITY]->start_mark,
-		       "%s applies to XDP (mode native or generic), not to mode tc",
-		       vals[I_DISPATCHER] ? "dispatcher" : "priority");
+	}
+	/* What they say together, as attach judges them; the error at the key at fault. */
+	if (ok && wr_attach_settle(&ifc.attach, given, &bad, why, sizeof(why))) {
+		err_at(ld, vals[I_MODE + bad]->start_mark, "%s", why);
 		ok = false;
-	} else if (ok && vals[I_PRIORITY] && ifc.dispatcher == WR_DISP_OFF) {
-		err_at(ld, vals[I_PRIORITY]->start_mark, "priority is weir's place in libxdp's "
-		       "dispatcher, which dispatcher off never joins");
-		ok = false;
-	} else if (ok && vals[I_PRIORITY]) {
-		ifc.dispatcher = WR_DISP_LIBXDP;
 	}
 	if (!ok ||
 	    !cfg_grow(ld, (void **)&cfg->ifaces, cfg->nr_ifaces, &ld->cap_ifaces, sizeof(ifc)))

@@ -57,8 +57,6 @@
 #include "weir.skel.h"
 #include "lib/kernel_features.h"
 
-int xdp_dispatcher = WR_DISP_AUTO;
-unsigned int xdp_priority = WR_XDP_PRIO_DEFAULT;
 const char *const wr_dispatcher_names[3] = { "auto", "libxdp", "off" };
 
 static int libxdp_print(enum libxdp_print_level level, const char *fmt, va_list ap)
