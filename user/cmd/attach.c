@@ -117,15 +117,6 @@ int do_attach(int argc, char **argv)
 	err = wr_is_loaded() ? wr_check_load_opts(&lo, keys_given, clock_given) : 0;
 	if (!err)
 		err = wr_ensure_loaded(&lo);
-	if (!err && ao.mode == WR_MODE_TC) {
-		/* No SYN cookies at TC: refused while the rule set has cookie rules. */
-		struct wr_maps m;
-
-		err = wr_maps_open(&m);
-		if (!err)
-			err = wr_cookie_attach_check(&m, ao.mode);
-		wr_maps_close(&m);
-	}
 	if (!err)
 		err = wr_attach_locked(dev, ifindex, &ao);
 	if (err)

@@ -223,6 +223,7 @@ static int apply_ifaces(struct daemon *d)
 	for (j = 0; j < d->cfg.nr_ifaces; j++) {
 		const struct wr_cfg_iface *want = &d->cfg.ifaces[j];
 		int ifindex = if_nametoindex(want->name), cur, e;
+		char why[320];
 
 		if (!ifindex) {
 			if (!d->missing_ifaces)
@@ -247,11 +248,12 @@ static int apply_ifaces(struct daemon *d)
 			     wr_mode_names[want->attach.mode]);
 			wr_detach_ifindex(ifindex);
 		}
-		if (want->attach.mode == WR_MODE_TC && d->cfg.rules &&
-		    wr_cookie_rules(d->cfg.rules)) {
-			dlog("not attaching to %s in tc mode: the rules have action cookie, which "
-			     "answers SYNs from XDP; use mode native or generic", want->name);
-			err = err ? err : -EOPNOTSUPP;
+		e = wr_cookie_guard(d->cfg.rules, want->attach.mode == WR_MODE_TC ? WR_CK_TC
+									 : WR_CK_XDP,
+				    want->name, WR_CK_CONFIG, why, sizeof(why));
+		if (e) {
+			dlog("%s", why);
+			err = err ? err : e;
 			continue;
 		}
 		e = wr_attach_locked(want->name, ifindex, &want->attach);

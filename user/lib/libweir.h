@@ -75,8 +75,6 @@ int wr_xdpm_hook(int ifindex, int want, int *mode, __u32 *prog_id);
 int wr_xdpm_find(int ifindex, __u32 prog_id, struct wr_xdpm_info *info);
 int wr_xdpm_attach(const char *dev, int ifindex, int mode, unsigned int prio, const char *pin);
 int wr_xdpm_detach(int ifindex, int prog);
-/* -EOPNOTSUPP (said) if the live rules have action cookie, which a dispatcher cannot answer. */
-int wr_xdpm_cookie_check(const char *dev);
 
 /*
  * Every map weir pins, once: the field of struct wr_maps, the pin name and
@@ -189,7 +187,23 @@ int wr_list_links(int *ifindexes, int max);
 /* SYN cookies (cookie.c): rules with action cookie in a set, and what they need. */
 int wr_cookie_rules(const struct weir_ruleset *rs);
 int wr_cookie_prepare(struct weir_ruleset *next, struct weir_config *cfg);
-int wr_cookie_attach_check(const struct wr_maps *m, int mode);
+/*
+ * The one guard of "cookie rules need plain XDP": rules with action cookie
+ * answer SYNs from weir's own XDP program attached alone; in tc mode it
+ * cannot send them, and in libxdp's dispatcher it cannot reach the
+ * programs that make them. hook: where weir is, or is to be, on dev
+ * (WR_CK_*); change: what is being made, an attachment beside the live
+ * rules (attach), the rules beside an attachment (rule commit) or a
+ * config's interface beside its rules (the daemon), which the reason
+ * words. 0 if rs (NULL: no rules) and hook go together, else -EOPNOTSUPP
+ * with the reason in why.
+ */
+enum wr_cookie_hook { WR_CK_XDP = 0, WR_CK_TC, WR_CK_DISPATCHER };
+enum wr_cookie_change { WR_CK_ATTACH, WR_CK_RULES, WR_CK_CONFIG };
+int wr_cookie_guard(const struct weir_ruleset *rs, int hook, const char *dev, int change,
+		    char *why, size_t len);
+/* The guard for attaching to dev at hook beside the live rules; the reason said (pr_err). */
+int wr_cookie_attach_guard(const char *dev, int hook);
 /* The deny and allow tries (lists.c); changes need the root lock held. */
 int wr_list_walk(const struct wr_maps *m, bool deny, int family,
 		 int (*cb)(const struct wr_cidr *c, const struct weir_list_val *v, void *ctx),

@@ -427,7 +427,7 @@ static int attach_xdp_shared(const char *dev, int ifindex, const struct wr_attac
 		       wr_mode_names[hmode], wr_mode_names[hmode]);
 		return -EBUSY;
 	}
-	hook = wr_xdpm_cookie_check(dev);
+	hook = wr_cookie_attach_guard(dev, WR_CK_DISPATCHER);
 	if (hook)
 		return hook;
 	if ((size_t)snprintf(pin, sizeof(pin), "xdpm_%lu_%d_%s_%u_%s", netns_ino(), ifindex,
@@ -447,6 +447,12 @@ int wr_attach_locked(const char *dev, int ifindex, const struct wr_attach_opts *
 	char path[PATH_MAX];
 	int mode = o->mode, prog = -1, link = -1, err;
 
+	/* No SYN cookies at TC: refused while the rule set has cookie rules. */
+	if (mode == WR_MODE_TC) {
+		err = wr_cookie_attach_guard(dev, WR_CK_TC);
+		if (err)
+			return err;
+	}
 	{
 		struct link_pin lp;
 		struct bpf_link_info li;
