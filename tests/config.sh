@@ -337,6 +337,35 @@ expect_errors bad-mode mode.yaml \
 	'mode.yaml:3:11|invalid mode "turbo" (native, generic or tc)' \
 	'mode.yaml:6:11|duplicate interface "veth1" (first at line 4)'
 
+# tc-hook, as `weir attach` takes it (the same parser): applied, and printed
+# by check -j with its default; a bad value, or one on an XDP mode, refused
+# at the key.
+cat >"$T/tchook.yaml" <<'EOF'
+interfaces:
+  - name: veth0
+    mode: tc
+    tc-hook: clsact
+  - name: veth1
+    mode: tc
+  - name: veth2
+EOF
+begin_case
+j=$(check_in "$T" -j check tchook.yaml) || fail "refused: $j"
+[ "$(echo "$j" | jq -r '[.interfaces[] | "\(.name):\(.mode):\(.tc_hook)"] | join(" ")')" == \
+	"veth0:tc:clsact veth1:tc:auto veth2:native:auto" ] || fail "interfaces: $j"
+end_case config-tc-hook
+cat >"$T/tchook2.yaml" <<'EOF'
+interfaces:
+  - name: veth0
+    mode: tc
+    tc-hook: tcp
+  - name: veth1
+    tc-hook: tcx
+EOF
+expect_errors bad-tc-hook tchook2.yaml \
+	'tchook2.yaml:4:14|invalid tc-hook "tcp" (auto, tcx or clsact)' \
+	'tchook2.yaml:6:14|tc-hook applies to mode tc, not to XDP (mode native)'
+
 # A deny file next to the config, found from another directory.
 mkdir -p "$T/sub"
 cat >"$T/sub/deny.txt" <<'EOF'

@@ -4,7 +4,7 @@
 # can drift from it: every object `weir help` lists has its section in
 # weir(8) and is completed; every keyword in each object's usage (the same
 # words the completion offers) is in weir(8); every key the config parser
-# knows (its schema tables in user/config/config.c, the rule keyword table in
+# knows (its schema tables in user/config/*.c, the rule keyword table in
 # user/lib/rules.c) is in weir.yaml(5); both pages
 # render without a warning; completion really completes, rule names from a
 # live weir on the --bpffs of the line included; make install puts all
@@ -134,13 +134,13 @@ echo "# $n keywords from the objects' usage, each in weir(8)"
 end_case docs-every-keyword-in-man
 
 begin_case
-keys=$(grep -ohE '\.(name|key) = "[a-z0-9-]+"' user/config/config.c user/lib/rules.c | cut -d'"' -f2 | sort -u)
+keys=$(grep -ohE '\.(name|key) = "[a-z0-9-]+"' user/config/*.c user/lib/rules.c | cut -d'"' -f2 | sort -u)
 words=$(man_words "$MAN5")
 for k in $keys; do
 	grep -qx -- "$k" <<<"$words" || fail "weir.yaml(5) lacks the config key \"$k\""
 done
 echo "# $(echo "$keys" | grep -c .) config keys, each in weir.yaml(5)"
-[ "$(echo "$keys" | grep -c .)" -ge 30 ] || fail "only $(echo "$keys" | grep -c .) keys found in user/config/config.c and user/lib/rules.c"
+[ "$(echo "$keys" | grep -c .)" -ge 30 ] || fail "only $(echo "$keys" | grep -c .) keys found in user/config/*.c and user/lib/rules.c"
 end_case docs-every-config-key-in-man
 
 begin_case

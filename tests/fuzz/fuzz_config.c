@@ -83,7 +83,9 @@ static void check_cfg(const struct wr_cfg *c)
 				FAIL("rule %u limit %u cannot run", i, li);
 	}
 	for (j = 0; j < c->nr_ifaces; j++)
-		if (!c->ifaces[j].name[0] || c->ifaces[j].mode < 0 || c->ifaces[j].mode > 2)
+		if (!c->ifaces[j].name[0] || c->ifaces[j].attach.mode < 0 ||
+		    c->ifaces[j].attach.mode > 2 || c->ifaces[j].attach.tc_hook < 0 ||
+		    c->ifaces[j].attach.tc_hook > 2)
 			FAIL("interface %d", j);
 	for (j = 0; j < c->nr_deny; j++)
 		if (c->deny[j].plen > (c->deny[j].family == 4 ? 32u : 128u))

@@ -47,11 +47,13 @@ static void usage_attach(FILE *f)
 int do_attach(int argc, char **argv)
 {
 	struct wr_load_opts lo = { .clock = WEIR_CLOCK_AUTO };
-	bool keys_given = false, clock_given = false, disp_given = false, prio_given = false;
+	struct wr_attach_opts ao = WR_ATTACH_OPTS_DEFAULT;
+	bool keys_given = false, clock_given = false;
+	unsigned int given = 0;
 	struct wr_xdpm_info xi;
-	int mode = WR_MODE_NATIVE;
 	const char *dev;
-	int ifindex, lock = -1, err, i;
+	int ifindex, lock = -1, err, i, key;
+	char why[160];
 	uint64_t v;
 
 	if (argc < 1 || !strcmp(argv[0], "help")) {
@@ -66,41 +68,15 @@ int do_attach(int argc, char **argv)
 			pr_err("\"%s\" needs a value", argv[i]);
 			return -EINVAL;
 		}
-		if (!strcmp(argv[i], "mode")) {
-			for (mode = 0; mode < (int)ARRAY_SIZE(wr_mode_names); mode++)
-				if (!strcmp(val, wr_mode_names[mode]))
-					break;
-			if (mode == (int)ARRAY_SIZE(wr_mode_names)) {
-				pr_err("invalid mode \"%s\" (native, generic or tc)", val);
+		key = wr_attach_key(argv[i]);
+		if (key >= 0) {
+			/* mode, tc-hook, dispatcher, priority: as the config's interfaces take them */
+			if (wr_attach_opt(&ao, key, val)) {
+				wr_attach_hint(key, why, sizeof(why));
+				pr_err("invalid %s \"%s\" (%s)", argv[i], val, why);
 				return -EINVAL;
 			}
-		} else if (!strcmp(argv[i], "tc-hook")) {
-			static const char *const hooks[] = { "auto", "tcx", "clsact" };
-
-			for (tc_hook = 0; tc_hook < (int)ARRAY_SIZE(hooks); tc_hook++)
-				if (!strcmp(val, hooks[tc_hook]))
-					break;
-			if (tc_hook == (int)ARRAY_SIZE(hooks)) {
-				pr_err("invalid tc-hook \"%s\" (auto, tcx or clsact)", val);
-				return -EINVAL;
-			}
-		} else if (!strcmp(argv[i], "dispatcher")) {
-			for (xdp_dispatcher = 0; xdp_dispatcher < (int)ARRAY_SIZE(wr_dispatcher_names);
-			     xdp_dispatcher++)
-				if (!strcmp(val, wr_dispatcher_names[xdp_dispatcher]))
-					break;
-			if (xdp_dispatcher == (int)ARRAY_SIZE(wr_dispatcher_names)) {
-				pr_err("invalid dispatcher \"%s\" (auto, libxdp or off)", val);
-				return -EINVAL;
-			}
-			disp_given = true;
-		} else if (!strcmp(argv[i], "priority")) {
-			if (parse_u64(val, 0, INT_MAX, &v)) {
-				pr_err("invalid priority \"%s\" (0 to %d)", val, INT_MAX);
-				return -EINVAL;
-			}
-			xdp_priority = v;
-			prio_given = true;
+			given |= 1u << key;
 		} else if (!strcmp(argv[i], "keys")) {
 			if (parse_u64(val, 1, 1ULL << 28, &v)) {
 				pr_err("invalid keys \"%s\" (1 to %llu)", val, 1ULL << 28);
@@ -126,18 +102,10 @@ int do_attach(int argc, char **argv)
 			return -EINVAL;
 		}
 	}
-	if ((disp_given || prio_given) && mode == WR_MODE_TC) {
-		pr_err("%s applies to XDP (mode native or generic), not to mode tc",
-		       disp_given ? "dispatcher" : "priority");
+	if (wr_attach_settle(&ao, given, &key, why, sizeof(why))) {
+		pr_err("%s", why);
 		return -EINVAL;
 	}
-	if (prio_given && disp_given && xdp_dispatcher == WR_DISP_OFF) {
-		pr_err("priority is weir's place in libxdp's dispatcher, which dispatcher off "
-		       "never joins");
-		return -EINVAL;
-	}
-	if (prio_given)
-		xdp_dispatcher = WR_DISP_LIBXDP;
 	ifindex = if_nametoindex(dev);
 	if (!ifindex) {
 		pr_err("unknown interface \"%s\"", dev);
@@ -149,22 +117,13 @@ int do_attach(int argc, char **argv)
 	err = wr_is_loaded() ? wr_check_load_opts(&lo, keys_given, clock_given) : 0;
 	if (!err)
 		err = wr_ensure_loaded(&lo);
-	if (!err && mode == WR_MODE_TC) {
-		/* No SYN cookies at TC: refused while the rule set has cookie rules. */
-		struct wr_maps m;
-
-		err = wr_maps_open(&m);
-		if (!err)
-			err = wr_cookie_attach_check(&m, mode);
-		wr_maps_close(&m);
-	}
 	if (!err)
-		err = wr_attach_locked(dev, ifindex, mode);
+		err = wr_attach_locked(dev, ifindex, &ao);
 	if (err)
 		goto out;
 	out_begin();
 	print_str("attached", "attached to %s", dev);
-	print_str("mode", " in %s mode", wr_mode_names[mode]);
+	print_str("mode", " in %s mode", wr_mode_names[ao.mode]);
 	if (!wr_link_xdpm(ifindex, &xi)) {
 		print_str("dispatcher", " (%s dispatcher", "libxdp");
 		print_u64("priority", ", priority %llu", xi.prio);

@@ -14,9 +14,7 @@
 
 struct wr_cfg_iface {
 	char name[IF_NAMESIZE];
-	int mode;			/* enum wr_attach_mode */
-	int dispatcher;			/* enum wr_xdp_dispatcher */
-	__u32 priority;			/* run priority in libxdp's dispatcher */
+	struct wr_attach_opts attach;	/* mode, tc-hook, dispatcher, priority: as `weir attach` */
 };
 
 /* fleet: limits with scope fleet kept in step across hosts through Redis. */

@@ -175,15 +175,19 @@ static int apply_lists(const struct wr_maps *m, const struct wr_cfg *c)
 /*
  * An XDP attachment that is not as the config asks: alone where it asks
  * for libxdp's dispatcher or at another priority there, or in one where it
- * says off. (auto takes either.)
+ * says off; a TC one on the other hook than tc-hook names. (auto takes
+ * either.)
  */
-static bool dispatcher_differs(int ifindex, const struct wr_cfg_iface *want)
+static bool dispatcher_differs(int ifindex, const struct wr_attach_opts *want)
 {
 	struct wr_xdpm_info xi;
-	bool joined = !wr_link_xdpm(ifindex, &xi);
+	bool joined = !wr_link_xdpm(ifindex, &xi), clsact = false;
+	__u32 link_id, prog_id;
 
 	if (want->mode == WR_MODE_TC)
-		return false;
+		return want->tc_hook != WR_TC_HOOK_AUTO &&
+		       !wr_link_ids(ifindex, &link_id, &prog_id, &clsact) &&
+		       clsact != (want->tc_hook == WR_TC_HOOK_CLSACT);
 	if (want->dispatcher == WR_DISP_LIBXDP)
 		return !joined || xi.prio != want->priority;
 	return want->dispatcher == WR_DISP_OFF && joined;
@@ -219,6 +223,7 @@ static int apply_ifaces(struct daemon *d)
 	for (j = 0; j < d->cfg.nr_ifaces; j++) {
 		const struct wr_cfg_iface *want = &d->cfg.ifaces[j];
 		int ifindex = if_nametoindex(want->name), cur, e;
+		char why[320];
 
 		if (!ifindex) {
 			if (!d->missing_ifaces)
@@ -227,35 +232,41 @@ static int apply_ifaces(struct daemon *d)
 			continue;
 		}
 		cur = wr_link_mode(ifindex);
-		if (cur == want->mode && !dispatcher_differs(ifindex, want))
+		if (cur == want->attach.mode && !dispatcher_differs(ifindex, &want->attach))
 			continue;
-		if (cur == want->mode) {
+		if (cur == want->attach.mode && cur == WR_MODE_TC) {
+			dlog("re-attaching %s: tc-hook %s", want->name,
+			     wr_tc_hook_names[want->attach.tc_hook]);
+			wr_detach_ifindex(ifindex);
+		} else if (cur == want->attach.mode) {
 			dlog("re-attaching %s: dispatcher %s, priority %u", want->name,
-			     wr_dispatcher_names[want->dispatcher], want->priority);
+			     wr_dispatcher_names[want->attach.dispatcher], want->attach.priority);
 			wr_detach_ifindex(ifindex);
 		} else if (cur >= 0 || cur == -ENODEV) {
 			dlog("re-attaching %s: mode %s -> %s", want->name,
-			     cur >= 0 ? wr_mode_names[cur] : "gone", wr_mode_names[want->mode]);
+			     cur >= 0 ? wr_mode_names[cur] : "gone",
+			     wr_mode_names[want->attach.mode]);
 			wr_detach_ifindex(ifindex);
 		}
-		if (want->mode == WR_MODE_TC && d->cfg.rules && wr_cookie_rules(d->cfg.rules)) {
-			dlog("not attaching to %s in tc mode: the rules have action cookie, which "
-			     "answers SYNs from XDP; use mode native or generic", want->name);
-			err = err ? err : -EOPNOTSUPP;
+		e = wr_cookie_guard(d->cfg.rules, want->attach.mode == WR_MODE_TC ? WR_CK_TC
+									 : WR_CK_XDP,
+				    want->name, WR_CK_CONFIG, why, sizeof(why));
+		if (e) {
+			dlog("%s", why);
+			err = err ? err : e;
 			continue;
 		}
-		xdp_dispatcher = want->dispatcher;
-		xdp_priority = want->priority;
-		e = wr_attach_locked(want->name, ifindex, want->mode);
+		e = wr_attach_locked(want->name, ifindex, &want->attach);
 		if (e) {
 			err = err ? err : e;
 			continue;
 		}
 		if (!wr_link_xdpm(ifindex, &xi))
 			dlog("attached to %s in %s mode (libxdp dispatcher, priority %u)", want->name,
-			     wr_mode_names[want->mode], xi.prio);
+			     wr_mode_names[want->attach.mode], xi.prio);
 		else
-			dlog("attached to %s in %s mode", want->name, wr_mode_names[want->mode]);
+			dlog("attached to %s in %s mode", want->name,
+			     wr_mode_names[want->attach.mode]);
 	}
 	return err;
 }
@@ -677,8 +688,8 @@ static bool uses_dispatcher(const struct daemon *d)
 	int links[256], n, i;
 
 	for (i = 0; i < d->cfg.nr_ifaces; i++)
-		if (d->cfg.ifaces[i].mode != WR_MODE_TC &&
-		    d->cfg.ifaces[i].dispatcher == WR_DISP_LIBXDP)
+		if (d->cfg.ifaces[i].attach.mode != WR_MODE_TC &&
+		    d->cfg.ifaces[i].attach.dispatcher == WR_DISP_LIBXDP)
 			return true;
 	n = wr_list_links(links, ARRAY_SIZE(links));
 	for (i = 0; i < n; i++)

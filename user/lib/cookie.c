@@ -84,9 +84,60 @@ int wr_cookie_rules(const struct weir_ruleset *rs)
 	return n;
 }
 
+int wr_cookie_guard(const struct weir_ruleset *rs, int hook, const char *dev, int change,
+		    char *why, size_t len)
+{
+	__u32 i;
+
+	if (hook == WR_CK_XDP || !rs || !wr_cookie_rules(rs))
+		return 0;
+	for (i = 0; i < rs->nr_rules && rs->rules[i].action != WEIR_ACT_COOKIE; i++)
+		;
+	if (change == WR_CK_RULES && hook == WR_CK_TC)
+		snprintf(why, len, "rule %s: action cookie answers SYNs from XDP, and %s is "
+			 "attached in tc mode, which cannot send them: attach it in native or "
+			 "generic mode", rs->names[i], dev);
+	else if (change == WR_CK_RULES)
+		snprintf(why, len, "rule %s: action cookie answers SYNs from weir's own XDP "
+			 "program, and %s has weir in libxdp's dispatcher, which cannot reach it: "
+			 "attach it alone (dispatcher off)", rs->names[i], dev);
+	else if (change == WR_CK_CONFIG)
+		snprintf(why, len, "not attaching to %s in tc mode: the rules have action cookie, "
+			 "which answers SYNs from XDP; use mode native or generic", dev);
+	else if (hook == WR_CK_TC)
+		snprintf(why, len, "the rule set has action cookie rules, which answer SYNs from "
+			 "XDP; tc mode cannot send them: attach in native or generic mode, or "
+			 "remove those rules first");
+	else
+		snprintf(why, len, "the rule set has action cookie rules, whose SYN-cookie "
+			 "programs weir cannot reach from libxdp's dispatcher: attach %s alone (a "
+			 "free interface, or dispatcher off) or remove those rules first", dev);
+	return -EOPNOTSUPP;
+}
+
+int wr_cookie_attach_guard(const char *dev, int hook)
+{
+	struct weir_ruleset *rs = NULL;
+	struct wr_maps m;
+	char why[320];
+	int err;
+
+	if (hook == WR_CK_XDP)
+		return 0;
+	if (wr_maps_open(&m))
+		return 0;	/* nothing loaded: no rules */
+	rs = wr_live_get(&m);
+	wr_maps_close(&m);
+	err = wr_cookie_guard(rs, hook, dev, WR_CK_ATTACH, why, sizeof(why));
+	free(rs);
+	if (err)
+		pr_err("%s", why);
+	return err;
+}
+
 /*
- * The first interface weir is attached to in tc mode (1) or in libxdp's
- * dispatcher (2), into name; 0 if none. Neither can answer SYNs with cookies.
+ * The first interface weir is attached to in tc mode (WR_CK_TC) or in
+ * libxdp's dispatcher (WR_CK_DISPATCHER), into name; WR_CK_XDP if none.
  */
 static int tc_attachment(char *name, size_t len)
 {
@@ -98,19 +149,20 @@ static int tc_attachment(char *name, size_t len)
 		if (wr_link_describe(links[i], name, len, &mode))
 			continue;
 		if (mode == WR_MODE_TC)
-			return 1;
+			return WR_CK_TC;
 		if (!wr_link_xdpm(links[i], &xi))
-			return 2;
+			return WR_CK_DISPATCHER;
 	}
-	return 0;
+	return WR_CK_XDP;
 }
 
 int wr_cookie_prepare(struct weir_ruleset *next, struct weir_config *cfg)
 {
 	struct wr_features f;
 	long syncookies = 0, ts = 0, sack = 0, ws = 0;
-	char dev[64];
+	char dev[64], why[320];
 	__u32 i;
+	int err;
 
 	next->cookie_rules = wr_cookie_rules(next);
 	/*
@@ -132,17 +184,11 @@ int wr_cookie_prepare(struct weir_ruleset *next, struct weir_config *cfg)
 		       wr_feature_descs[WR_FEAT_SYNCOOKIE].since, wr_kernel_release());
 		return -EOPNOTSUPP;
 	}
-	switch (tc_attachment(dev, sizeof(dev))) {
-	case 1:
-		pr_err("rule %s: action cookie answers SYNs from XDP, and %s is attached in tc "
-		       "mode, which cannot send them: attach it in native or generic mode",
-		       next->names[i], dev);
-		return -EOPNOTSUPP;
-	case 2:
-		pr_err("rule %s: action cookie answers SYNs from weir's own XDP program, and %s "
-		       "has weir in libxdp's dispatcher, which cannot reach it: attach it alone "
-		       "(dispatcher off)", next->names[i], dev);
-		return -EOPNOTSUPP;
+	err = wr_cookie_guard(next, tc_attachment(dev, sizeof(dev)), dev, WR_CK_RULES, why,
+			      sizeof(why));
+	if (err) {
+		pr_err("%s", why);
+		return err;
 	}
 	/*
 	 * The kernel turns a cookie's ACK into a connection only with
@@ -172,23 +218,4 @@ int wr_cookie_prepare(struct weir_ruleset *next, struct weir_config *cfg)
 			"go without window scaling and SACK (the kernel offsets timestamps "
 			"unless it is 2, which garbles the options a cookie carries in them)", ts);
 	return 0;
-}
-
-int wr_cookie_attach_check(const struct wr_maps *m, int mode)
-{
-	struct weir_ruleset *rs;
-	int n;
-
-	if (mode != WR_MODE_TC)
-		return 0;
-	rs = wr_live_get(m);
-	if (!rs)
-		return 0;
-	n = wr_cookie_rules(rs);
-	free(rs);
-	if (!n)
-		return 0;
-	pr_err("the rule set has action cookie rules, which answer SYNs from XDP; tc mode cannot "
-	       "send them: attach in native or generic mode, or remove those rules first");
-	return -EOPNOTSUPP;
 }

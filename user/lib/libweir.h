@@ -17,19 +17,50 @@
 enum wr_attach_mode { WR_MODE_NATIVE = 0, WR_MODE_GENERIC, WR_MODE_TC };
 /* TC mode's hook: tcx if the kernel has it else clsact, or either alone. */
 enum wr_tc_hook { WR_TC_HOOK_AUTO = 0, WR_TC_HOOK_TCX, WR_TC_HOOK_CLSACT };
-extern int tc_hook;
 extern const char *const wr_mode_names[3];
+extern const char *const wr_tc_hook_names[3];
 /*
  * XDP modes and libxdp's multi-program dispatcher (xdpmulti.c): auto joins
  * a dispatcher already on the interface and attaches alone to a free one;
  * libxdp always goes through one (making it if need be); off never does.
  */
 enum wr_xdp_dispatcher { WR_DISP_AUTO = 0, WR_DISP_LIBXDP, WR_DISP_OFF };
-extern int xdp_dispatcher;
 extern const char *const wr_dispatcher_names[3];
 /* weir's run priority in a dispatcher: after xdp-filter (10), before the default (50). */
 #define WR_XDP_PRIO_DEFAULT 20
-extern unsigned int xdp_priority;
+
+/*
+ * How weir attaches to an interface: the options of `weir attach` and of an
+ * interface in the config file, filled by the one parser below and handed
+ * to wr_attach_locked() (as xdp-tools hands its params struct on).
+ */
+struct wr_attach_opts {
+	int mode;		/* enum wr_attach_mode */
+	int tc_hook;		/* enum wr_tc_hook: mode tc's hook */
+	int dispatcher;		/* enum wr_xdp_dispatcher: XDP modes' sharing */
+	unsigned int priority;	/* weir's run priority in libxdp's dispatcher */
+};
+#define WR_ATTACH_OPTS_DEFAULT { .mode = WR_MODE_NATIVE, .tc_hook = WR_TC_HOOK_AUTO, \
+				 .dispatcher = WR_DISP_AUTO, .priority = WR_XDP_PRIO_DEFAULT }
+/* The options by name, as attach and the config spell them (their bits in wr_attach_settle()). */
+enum wr_attach_key { WR_AOPT_MODE, WR_AOPT_TC_HOOK, WR_AOPT_DISPATCHER, WR_AOPT_PRIORITY,
+		     WR_AOPT_NR };
+extern const char *const wr_attach_keys[WR_AOPT_NR];
+/* The wr_attach_key named key, or -ENOENT. */
+int wr_attach_key(const char *key);
+/* The value val of option key into o: 0, or -EINVAL (what is valid: wr_attach_hint()). */
+int wr_attach_opt(struct wr_attach_opts *o, int key, const char *val);
+/* What the valid values of option key are: "native, generic or tc", "0 to 2147483647". */
+void wr_attach_hint(int key, char *buf, size_t len);
+/*
+ * What the options given (a mask of 1 << WR_AOPT_*) say together: a
+ * dispatcher and a priority are XDP's, a tc-hook mode tc's; a priority is a
+ * place in libxdp's dispatcher, so it sets dispatcher libxdp and cannot go
+ * with dispatcher off. 0, or -EINVAL with the key at fault in *bad and why
+ * in buf.
+ */
+int wr_attach_settle(struct wr_attach_opts *o, unsigned int given, int *bad, char *why,
+		     size_t len);
 /* What holds an interface's XDP hook. */
 enum { WR_HOOK_FREE = 0, WR_HOOK_DISPATCHER, WR_HOOK_OTHER };
 struct wr_xdpm_info {
@@ -44,8 +75,6 @@ int wr_xdpm_hook(int ifindex, int want, int *mode, __u32 *prog_id);
 int wr_xdpm_find(int ifindex, __u32 prog_id, struct wr_xdpm_info *info);
 int wr_xdpm_attach(const char *dev, int ifindex, int mode, unsigned int prio, const char *pin);
 int wr_xdpm_detach(int ifindex, int prog);
-/* -EOPNOTSUPP (said) if the live rules have action cookie, which a dispatcher cannot answer. */
-int wr_xdpm_cookie_check(const char *dev);
 
 /*
  * Every map weir pins, once: the field of struct wr_maps, the pin name and
@@ -169,13 +198,29 @@ int wr_state_find(int fd, const struct weir_config *cfg, const struct weir_key *
 int wr_state_walk(int fd, int (*cb)(const struct weir_way *w, void *ctx), void *ctx);
 int wr_state_count(int fd, __u64 *used, __u64 *capacity);
 /* Attachments; call with the root lock held. */
-int wr_attach_locked(const char *dev, int ifindex, int mode);
+int wr_attach_locked(const char *dev, int ifindex, const struct wr_attach_opts *o);
 int wr_detach_ifindex(int ifindex);
 int wr_list_links(int *ifindexes, int max);
 /* SYN cookies (cookie.c): rules with action cookie in a set, and what they need. */
 int wr_cookie_rules(const struct weir_ruleset *rs);
 int wr_cookie_prepare(struct weir_ruleset *next, struct weir_config *cfg);
-int wr_cookie_attach_check(const struct wr_maps *m, int mode);
+/*
+ * The one guard of "cookie rules need plain XDP": rules with action cookie
+ * answer SYNs from weir's own XDP program attached alone; in tc mode it
+ * cannot send them, and in libxdp's dispatcher it cannot reach the
+ * programs that make them. hook: where weir is, or is to be, on dev
+ * (WR_CK_*); change: what is being made, an attachment beside the live
+ * rules (attach), the rules beside an attachment (rule commit) or a
+ * config's interface beside its rules (the daemon), which the reason
+ * words. 0 if rs (NULL: no rules) and hook go together, else -EOPNOTSUPP
+ * with the reason in why.
+ */
+enum wr_cookie_hook { WR_CK_XDP = 0, WR_CK_TC, WR_CK_DISPATCHER };
+enum wr_cookie_change { WR_CK_ATTACH, WR_CK_RULES, WR_CK_CONFIG };
+int wr_cookie_guard(const struct weir_ruleset *rs, int hook, const char *dev, int change,
+		    char *why, size_t len);
+/* The guard for attaching to dev at hook beside the live rules; the reason said (pr_err). */
+int wr_cookie_attach_guard(const char *dev, int hook);
 /* The deny and allow tries (lists.c); changes need the root lock held. */
 int wr_list_walk(const struct wr_maps *m, bool deny, int family,
 		 int (*cb)(const struct wr_cidr *c, const struct weir_list_val *v, void *ctx),

@@ -28,6 +28,97 @@
 #endif
 
 const char *const wr_mode_names[3] = { "native", "generic", "tc" };
+const char *const wr_tc_hook_names[3] = { "auto", "tcx", "clsact" };
+const char *const wr_attach_keys[WR_AOPT_NR] = {
+	[WR_AOPT_MODE] = "mode",
+	[WR_AOPT_TC_HOOK] = "tc-hook",
+	[WR_AOPT_DISPATCHER] = "dispatcher",
+	[WR_AOPT_PRIORITY] = "priority",
+};
+
+int wr_attach_key(const char *key)
+{
+	int i;
+
+	for (i = 0; i < WR_AOPT_NR; i++)
+		if (!strcmp(key, wr_attach_keys[i]))
+			return i;
+	return -ENOENT;
+}
+
+/* The words of a chosen option, and the field of o they set (NULL: priority, a number). */
+static const char *const *attach_words(struct wr_attach_opts *o, int key, int **field)
+{
+	switch (key) {
+	case WR_AOPT_MODE: *field = &o->mode; return wr_mode_names;
+	case WR_AOPT_TC_HOOK: *field = &o->tc_hook; return wr_tc_hook_names;
+	case WR_AOPT_DISPATCHER: *field = &o->dispatcher; return wr_dispatcher_names;
+	default: *field = NULL; return NULL;
+	}
+}
+
+int wr_attach_opt(struct wr_attach_opts *o, int key, const char *val)
+{
+	const char *const *words;
+	uint64_t v;
+	int *field, i;
+
+	if (key == WR_AOPT_PRIORITY) {
+		if (parse_u64(val, 0, INT_MAX, &v))
+			return -EINVAL;
+		o->priority = v;
+		return 0;
+	}
+	words = attach_words(o, key, &field);
+	for (i = 0; words && i < 3; i++) {
+		if (!strcmp(val, words[i])) {
+			*field = i;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+void wr_attach_hint(int key, char *buf, size_t len)
+{
+	struct wr_attach_opts o;
+	const char *const *words;
+	int *field;
+
+	words = attach_words(&o, key, &field);
+	if (words)
+		snprintf(buf, len, "%s, %s or %s", words[0], words[1], words[2]);
+	else
+		snprintf(buf, len, "0 to %d", INT_MAX);
+}
+
+int wr_attach_settle(struct wr_attach_opts *o, unsigned int given, int *bad, char *why,
+		     size_t len)
+{
+	bool disp = given & (1u << WR_AOPT_DISPATCHER), prio = given & (1u << WR_AOPT_PRIORITY);
+
+	if ((disp || prio) && o->mode == WR_MODE_TC) {
+		*bad = disp ? WR_AOPT_DISPATCHER : WR_AOPT_PRIORITY;
+		snprintf(why, len, "%s applies to XDP (mode native or generic), not to mode tc",
+			 wr_attach_keys[*bad]);
+		return -EINVAL;
+	}
+	if ((given & (1u << WR_AOPT_TC_HOOK)) && o->mode != WR_MODE_TC) {
+		*bad = WR_AOPT_TC_HOOK;
+		snprintf(why, len, "tc-hook applies to mode tc, not to XDP (mode %s)",
+			 wr_mode_names[o->mode]);
+		return -EINVAL;
+	}
+	if (prio && o->dispatcher == WR_DISP_OFF) {
+		*bad = WR_AOPT_PRIORITY;
+		snprintf(why, len, "priority is weir's place in libxdp's dispatcher, which "
+			 "dispatcher off never joins");
+		return -EINVAL;
+	}
+	if (prio)
+		o->dispatcher = WR_DISP_LIBXDP;
+	return 0;
+}
 
 /*
  * The network namespace we run in, by inode. Interface indexes mean
@@ -236,13 +327,6 @@ static int explain_busy(const char *dev, int ifindex)
 }
 
 /*
- * Attach the pinned program to dev and pin the link, so the attachment
- * outlives this process. Caller holds the root lock; weir is loaded.
- */
-/* How TC mode hooks in: tcx where the kernel has it, else clsact (auto). */
-int tc_hook = WR_TC_HOOK_AUTO;
-
-/*
  * TC mode through the clsact qdisc: create it unless it is there (-EEXIST:
  * someone else's, left alone on detach), add weir's filter, and pin the
  * program again as the record of it (see WR_TC_HANDLE).
@@ -303,8 +387,9 @@ fail:
  * unless dispatcher libxdp asks for one; any other program is left alone.
  * 0 joined, 1 to attach alone, or -errno after saying why.
  */
-static int attach_xdp_shared(const char *dev, int ifindex, int mode)
+static int attach_xdp_shared(const char *dev, int ifindex, const struct wr_attach_opts *o)
 {
+	int mode = o->mode;
 	char pin[NAME_MAX + 1];
 	int hook, hmode = mode;
 	__u32 hid = 0;
@@ -314,9 +399,9 @@ static int attach_xdp_shared(const char *dev, int ifindex, int mode)
 		return 1;	/* the attach says what is wrong */
 	if (hook == WR_HOOK_OTHER)
 		return explain_busy(dev, ifindex);
-	if (hook == WR_HOOK_FREE && xdp_dispatcher != WR_DISP_LIBXDP)
+	if (hook == WR_HOOK_FREE && o->dispatcher != WR_DISP_LIBXDP)
 		return 1;
-	if (hook == WR_HOOK_DISPATCHER && xdp_dispatcher == WR_DISP_OFF) {
+	if (hook == WR_HOOK_DISPATCHER && o->dispatcher == WR_DISP_OFF) {
 		pr_err("%s has libxdp's dispatcher (program %u) and dispatcher is off: weir "
 		       "leaves it alone (dispatcher auto or libxdp joins it)", dev, hid);
 		return -EBUSY;
@@ -326,21 +411,32 @@ static int attach_xdp_shared(const char *dev, int ifindex, int mode)
 		       wr_mode_names[hmode], wr_mode_names[hmode]);
 		return -EBUSY;
 	}
-	hook = wr_xdpm_cookie_check(dev);
+	hook = wr_cookie_attach_guard(dev, WR_CK_DISPATCHER);
 	if (hook)
 		return hook;
 	if ((size_t)snprintf(pin, sizeof(pin), "xdpm_%lu_%d_%s_%u_%s", netns_ino(), ifindex,
-			     wr_mode_names[mode], xdp_priority, dev) >= sizeof(pin))
+			     wr_mode_names[mode], o->priority, dev) >= sizeof(pin))
 		return -ENAMETOOLONG;
-	return wr_xdpm_attach(dev, ifindex, mode, xdp_priority, pin);
+	return wr_xdpm_attach(dev, ifindex, mode, o->priority, pin);
 }
 
-int wr_attach_locked(const char *dev, int ifindex, int mode)
+/*
+ * Attach the pinned program to dev as o says and pin the link, so the
+ * attachment outlives this process. Caller holds the root lock; weir is
+ * loaded.
+ */
+int wr_attach_locked(const char *dev, int ifindex, const struct wr_attach_opts *o)
 {
 	LIBBPF_OPTS(bpf_link_create_opts, lco);
 	char path[PATH_MAX];
-	int prog = -1, link = -1, err;
+	int mode = o->mode, prog = -1, link = -1, err;
 
+	/* No SYN cookies at TC: refused while the rule set has cookie rules. */
+	if (mode == WR_MODE_TC) {
+		err = wr_cookie_attach_guard(dev, WR_CK_TC);
+		if (err)
+			return err;
+	}
 	{
 		struct link_pin lp;
 		struct bpf_link_info li;
@@ -384,16 +480,16 @@ int wr_attach_locked(const char *dev, int ifindex, int mode)
 			goto out;
 	}
 	if (mode != WR_MODE_TC) {
-		err = attach_xdp_shared(dev, ifindex, mode);
+		err = attach_xdp_shared(dev, ifindex, o);
 		if (err != 1)
 			goto out;	/* joined a dispatcher, or refused */
 	}
 	if (mode == WR_MODE_TC) {
-		link = tc_hook == WR_TC_HOOK_CLSACT ? -1 : bpf_link_create(prog, ifindex,
-									   BPF_TCX_INGRESS, NULL);
+		link = o->tc_hook == WR_TC_HOOK_CLSACT ? -1 : bpf_link_create(prog, ifindex,
+									      BPF_TCX_INGRESS, NULL);
 		/* No tcx links (before Linux 6.6), or asked for: a clsact filter. */
-		if (tc_hook == WR_TC_HOOK_CLSACT ||
-		    (link < 0 && tc_hook == WR_TC_HOOK_AUTO && errno == EINVAL)) {
+		if (o->tc_hook == WR_TC_HOOK_CLSACT ||
+		    (link < 0 && o->tc_hook == WR_TC_HOOK_AUTO && errno == EINVAL)) {
 			err = attach_clsact(dev, ifindex, prog);
 			goto out;
 		}

@@ -25,7 +25,7 @@
  * where the tail call finds nothing and the entry's fallback applies (a
  * SYN a cookie rule refuses is dropped), and rules with action cookie are
  * refused while weir is in a dispatcher, as in tc mode
- * (wr_xdpm_cookie_check, user/cookie.c). weir loads the copy itself,
+ * (wr_cookie_guard, lib/cookie.c). weir loads the copy itself,
  * with the pinned entry as its first target and multi-buffer XDP as the
  * entry has it (wr_open_for_kernel sets the flag for both), and libxdp
  * moves it into the dispatcher (re-attaching an extension to another
@@ -57,8 +57,6 @@
 #include "weir.skel.h"
 #include "lib/kernel_features.h"
 
-int xdp_dispatcher = WR_DISP_AUTO;
-unsigned int xdp_priority = WR_XDP_PRIO_DEFAULT;
 const char *const wr_dispatcher_names[3] = { "auto", "libxdp", "off" };
 
 static int libxdp_print(enum libxdp_print_level level, const char *fmt, va_list ap)
@@ -228,31 +226,6 @@ static int add_run_config(struct btf *btf, unsigned int prio)
 	if (sec < 0)
 		return sec;
 	return btf__add_datasec_var_info(btf, var, 0, 2 * sizeof(void *));
-}
-
-/*
- * Rules with action cookie need the SYN-cookie programs, which weir's
- * program in a dispatcher cannot reach (see above): refused, as in tc mode.
- */
-int wr_xdpm_cookie_check(const char *dev)
-{
-	struct weir_ruleset *rs;
-	struct wr_maps m;
-	int n = 0;
-
-	if (wr_maps_open(&m))
-		return 0;	/* nothing loaded: no rules */
-	rs = wr_live_get(&m);
-	if (rs)
-		n = wr_cookie_rules(rs);
-	free(rs);
-	wr_maps_close(&m);
-	if (!n)
-		return 0;
-	pr_err("the rule set has action cookie rules, whose SYN-cookie programs weir cannot "
-	       "reach from libxdp's dispatcher: attach %s alone (a free interface, or dispatcher "
-	       "off) or remove those rules first", dev);
-	return -EOPNOTSUPP;
 }
 
 /*

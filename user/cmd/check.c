@@ -1,0 +1,127 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * `weir check FILE`: a config file validated without applying anything,
+ * its errors printed as FILE:LINE:COLUMN: reason (or as JSON), and with -j
+ * every key the file says or defaults, from the schema (config/print.c).
+ */
+#include <errno.h>
+#include <string.h>
+#include "cmd/cmd.h"
+#include "config/config_int.h"
+#include "weir_limiter.h"
+
+static void usage_check(void)
+{
+	fprintf(wr_usage_out(),
+		"Usage: weir check FILE\n"
+		"Validate a config file without applying anything: every error is printed as\n"
+		"FILE:LINE:COLUMN: reason, and the exit status is 0 only for a valid file.\n"
+		"Interfaces named in the file need not exist here.\n");
+}
+
+/*
+ * The accuracy of each fleet limit at the configured interval (README
+ * "Fleet-wide limits"): once a key is hot, the fleet admits at most burst +
+ * rate x t plus rate x (interval + round trip) per host; before (a host
+ * reports a key once its own bucket for it is half spent), each host may
+ * add a burst and what its bucket refills meanwhile. A fleet window admits
+ * its count, plus what the source sends the fleet between the window's
+ * turn and the hosts' syncs just after it (2 ms and a round trip); before
+ * a host first syncs a source, what it admits until then. The round trip
+ * is taken as 1 ms, a LAN's.
+ */
+static void print_fleet_bounds(const struct wr_cfg *cfg)
+{
+	const struct weir_ruleset *rs = cfg->rules;
+	double lag_s = (cfg->fleet.interval_ms + 1) / 1000.0;
+	__u32 i, j;
+
+	if (!cfg->fleet.on)
+		return;
+	open_array("fleet_bounds");
+	for (i = 0; i < rs->nr_rules && i < WEIR_MAX_RULES; i++)
+		for (j = 0; j < rs->rules[i].nr_limits && j < WEIR_MAX_LIMITS; j++) {
+			const struct weir_limit *l = &rs->rules[i].limits[j];
+			double per_s = l->rate * 1000.0 / (l->period_ms ? l->period_ms : 1000);
+			const char *unit = l->cost == WEIR_COST_BYTE ? "bytes" : "packets";
+
+			if (!l->fleet)
+				continue;
+			open_object(NULL);
+			print_str("rule", "fleet limit %s", rs->names[i]);
+			print_u64("limit", "/%llu: ", j);
+			if (wr_limit_windowed(l)) {
+				print_u64("window_ms", "its windows (%llu ms) turn together on "
+					  "every host; in each the fleet admits at most ",
+					  l->period_ms ? l->period_ms : 1000);
+				print_u64("per_window", "%llu ", l->rate);
+				print_str("unit", "%s", unit);
+				print_u64("turn_lag_ms", " + what the source sends the fleet in the "
+					  "%llu ms after each turn (the hosts sync then: 2 ms + the "
+					  "round trip, 1 ms);", 3);
+				print_u64("first_per_host", " before a host first syncs a source, up "
+					  "to %llu more on it and what it admits in an interval\n",
+					  l->rate);
+				close_object();
+				continue;
+			}
+			print_double("lag_per_host", "once a key is hot, the fleet admits at most "
+				     "burst + rate x t + %.0f ", per_s * lag_s);
+			print_str("unit", "%s", unit);
+			print_text(" per host (rate x (interval %u ms + 1 ms));", cfg->fleet.interval_ms);
+			print_u64("first_per_host", " before (a host reports a key once it sees it "
+				  "over the rate), up to %llu more per host and what its bucket "
+				  "refills meanwhile\n", l->burst);
+			close_object();
+		}
+	close_array();
+}
+
+int do_check(int argc, char **argv)
+{
+	struct wr_cfg cfg;
+	struct load ld;
+	int ret, i;
+
+	if (argc != 1 || !strcmp(argv[0], "help")) {
+		usage_check();
+		return argc != 1 ? -EINVAL : 0;
+	}
+	ret = cfg_load(argv[0], &cfg, &ld);
+	out_begin();
+	print_str("file", NULL, argv[0]);
+	print_bool("valid", NULL, ret == 0);
+	if (ret < 0) {
+		pr_err("cannot read %s: %s", argv[0], strerror(-ret));
+		goto out;
+	}
+	open_array("errors");
+	for (i = 0; i < ld.nr_errs; i++) {
+		const struct cfg_err *e = &ld.errs[i];
+
+		if (!opts.json) {
+			fprintf(stderr, "%s:%lu:%lu: %s\n", e->file, e->line, e->column,
+				e->reason);
+			continue;
+		}
+		open_object(NULL);
+		print_str("file", NULL, e->file);
+		print_u64("line", NULL, e->line);
+		print_u64("column", NULL, e->column);
+		print_str("reason", NULL, e->reason);
+		close_object();
+	}
+	close_array();
+	if (!ret) {
+		if (opts.json)
+			cfg_print(&cfg);
+		print_text("%s: valid: %u rules, %d interfaces, %d deny, %d allow\n", argv[0],
+			   cfg.rules->nr_rules, cfg.nr_ifaces, cfg.nr_deny, cfg.nr_allow);
+		print_fleet_bounds(&cfg);
+		wr_cfg_free(&cfg);
+	}
+	out_end();
+out:
+	cfg_load_done(&ld);
+	return ret ? (ret < 0 ? ret : -EINVAL) : 0;
+}
