@@ -30,11 +30,11 @@ LIB_LAYERS = [
     ["pins", "tcpdiag"],
     ["loader", "state"],
     ["maps", "conns"],
-    ["lists", "cookie", "rules", "ruleset", "shed", "snapshot"],
+    ["lists", "cookie", "rules", "shed", "snapshot"],
     ["session"],
     ["xdpmulti"],
     ["links"],
-    ["guard"],
+    ["ruleset"],
 ]
 
 

@@ -135,32 +135,12 @@ int wr_cookie_attach_guard(const char *dev, int hook)
 	return err;
 }
 
-/*
- * The first interface weir is attached to in tc mode (WR_CK_TC) or in
- * libxdp's dispatcher (WR_CK_DISPATCHER), into name; WR_CK_XDP if none.
- */
-static int tc_attachment(char *name, size_t len)
-{
-	int links[256], n, i, mode;
-	struct wr_xdpm_info xi;
-
-	n = wr_list_links(links, ARRAY_SIZE(links));
-	for (i = 0; i < n; i++) {
-		if (wr_link_describe(links[i], name, len, &mode))
-			continue;
-		if (mode == WR_MODE_TC)
-			return WR_CK_TC;
-		if (!wr_link_xdpm(links[i], &xi))
-			return WR_CK_DISPATCHER;
-	}
-	return WR_CK_XDP;
-}
-
-int wr_cookie_prepare(struct weir_ruleset *next, struct weir_config *cfg)
+int wr_cookie_prepare(struct weir_ruleset *next, struct weir_config *cfg, int hook,
+		      const char *dev)
 {
 	struct wr_features f;
 	long syncookies = 0, ts = 0, sack = 0, ws = 0;
-	char dev[64], why[320];
+	char why[320];
 	__u32 i;
 	int err;
 
@@ -184,7 +164,7 @@ int wr_cookie_prepare(struct weir_ruleset *next, struct weir_config *cfg)
 		       wr_feature_descs[WR_FEAT_SYNCOOKIE].since, wr_kernel_release());
 		return -EOPNOTSUPP;
 	}
-	err = wr_cookie_guard(next, tc_attachment(dev, sizeof(dev)), dev, WR_CK_RULES, why,
+	err = wr_cookie_guard(next, hook, dev, WR_CK_RULES, why,
 			      sizeof(why));
 	if (err) {
 		pr_err("%s", why);

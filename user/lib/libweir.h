@@ -203,7 +203,12 @@ int wr_detach_ifindex(int ifindex);
 int wr_list_links(int *ifindexes, int max);
 /* SYN cookies (cookie.c): rules with action cookie in a set, and what they need. */
 int wr_cookie_rules(const struct weir_ruleset *rs);
-int wr_cookie_prepare(struct weir_ruleset *next, struct weir_config *cfg);
+/*
+ * What a rule set with cookie rules needs of the kernel and of where weir
+ * is attached (hook, WR_CK_*, on dev: ruleset.c finds it from the links).
+ */
+int wr_cookie_prepare(struct weir_ruleset *next, struct weir_config *cfg, int hook,
+		      const char *dev);
 /*
  * The one guard of "cookie rules need plain XDP": rules with action cookie
  * answer SYNs from weir's own XDP program attached alone; in tc mode it

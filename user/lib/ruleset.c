@@ -151,6 +151,27 @@ int wr_ruleset_index_why(struct weir_ruleset *rs, char *why, size_t len)
 }
 
 /*
+ * The first interface weir is attached to in tc mode (WR_CK_TC) or in
+ * libxdp's dispatcher (WR_CK_DISPATCHER), into name; WR_CK_XDP if none.
+ */
+static int tc_attachment(char *name, size_t len)
+{
+	int links[256], n, i, mode;
+	struct wr_xdpm_info xi;
+
+	n = wr_list_links(links, ARRAY_SIZE(links));
+	for (i = 0; i < n; i++) {
+		if (wr_link_describe(links[i], name, len, &mode))
+			continue;
+		if (mode == WR_MODE_TC)
+			return WR_CK_TC;
+		if (!wr_link_xdpm(links[i], &xi))
+			return WR_CK_DISPATCHER;
+	}
+	return WR_CK_XDP;
+}
+
+/*
  * Replace the live rule set with next (names and rules filled in; uid, slot
  * and agg_slot are assigned here). Caller holds the root lock.
  */
@@ -257,7 +278,13 @@ int wr_ruleset_commit(const struct wr_maps *m, struct weir_ruleset *next)
 				goto out;
 		}
 	}
-	err = wr_cookie_prepare(next, &cfg);
+	{
+		/* Where weir is attached matters only to cookie rules: looked up for them. */
+		char dev[64] = "";
+		int hook = wr_cookie_rules(next) ? tc_attachment(dev, sizeof(dev)) : WR_CK_XDP;
+
+		err = wr_cookie_prepare(next, &cfg, hook, dev);
+	}
 	if (err)
 		goto out;
 	rules_set_flags(next);
@@ -287,3 +314,4 @@ out:
 	free(live);
 	return err;
 }
+
