@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/capability.h>
+#include <sys/eventfd.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/inotify.h>
@@ -33,51 +34,13 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-#include "config/config.h"
-#include "daemon/metrics.h"
-#include "lib/shed.h"
-#include "lib/conns.h"
-#include "fleet/fleet.h"
-#include <sys/eventfd.h>
 #include "weir_limiter.h"
-#include "cmd/cmd.h"
-
-/* Sources tracked for event log lines at once; more are counted, not named. */
-#define EV_TRACK_MAX 4096
-
-struct tracked {
-	struct weir_key key;	/* key.family 0: a rule-wide bucket */
-	__u64 drops_at_start;	/* bucket's drops when this interval began */
-};
-
-struct daemon {
-	struct wr_cfg cfg;
-	struct wr_maps maps;
-	struct ring_buffer *events;
-	struct wr_metrics *metrics;
-	char metrics_listen[64];
-	char *cfg_path;		/* as given */
-	char *cfg_dir, *cfg_base;
-	int sig_fd, ino_fd, tick_fd, lock_fd;
-	struct tracked *tracked;
-	size_t nr_tracked;
-	__u64 untracked;	/* sources limited this interval we could not track */
-	/* Read by the metrics thread: only through __atomic_* */
-	__u64 reloads_ok, reloads_failed, limited;
-	bool missing_ifaces;	/* some configured interface does not exist yet */
-	int shed_fd;		/* timerfd of the shedding controller */
-	struct wr_signal sigs[WEIR_MAX_SIGNALS];
-	double s_logged;	/* S when a change was last logged */
-	struct wr_conns_recon *recon;	/* connection counts vs the kernel's sockets */
-	struct wr_fleet *fleet;		/* the fleet sync's thread, with a fleet: section */
-	int fleet_fd;			/* eventfd: the fleet's cost multiplier changed */
-	unsigned int fleet_mult;	/* the multiplier the live rule set carries */
-};
+#include "daemon/daemon.h"
+#include "daemon/daemon_int.h"
 
 /* ---- logging ---- */
 
-static void dlog(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void dlog(const char *fmt, ...)
+void dlog(const char *fmt, ...)
 {
 	va_list ap;
 
@@ -478,185 +441,6 @@ static void metrics_restart(struct daemon *d)
 	}
 }
 
-/* ---- events: one log line per limited source per interval, bounded ---- */
-
-static bool bucket_now(struct daemon *d, const struct weir_ruleset *rs,
-		       const struct weir_config *cfg, const struct wr_src_waits *ws,
-		       const struct weir_key *k, struct weir_state *st, int *rule);
-
-/*
- * An event counts its bucket's drops without the refusals other CPUs still
- * hold apart (wr_agg_drops, wr_src_drops), which may be left from an
- * earlier flood: start from the count read whole, as every later interval
- * is.
- */
-static void drops_at_start(struct daemon *d, struct tracked *t)
-{
-	struct weir_ruleset *rs = NULL;
-	struct weir_config cfg;
-	struct weir_state st;
-	bool found = false;
-	__u64 waiting;
-	int rule;
-
-	if (t->key.family) {
-		/* No rule set to read: a source's bucket is found by its key. */
-		if (!wr_config_read(&d->maps, &cfg) &&
-		    !wr_src_waiting_key(&d->maps, &t->key, &waiting) &&
-		    !wr_state_find(d->maps.state, &cfg, &t->key, &st)) {
-			st.drops += waiting;
-			found = true;
-		}
-	} else {
-		rs = wr_live_get(&d->maps);
-		found = rs && bucket_now(d, rs, NULL, NULL, &t->key, &st, &rule);
-	}
-	if (found)
-		t->drops_at_start = st.drops ? st.drops - 1 : 0;
-	free(rs);
-}
-
-static int on_event(void *ctx, void *data, size_t size)
-{
-	const struct weir_event *e = data;
-	struct daemon *d = ctx;
-	size_t i;
-
-	if (size < sizeof(*e))
-		return 0;
-	for (i = 0; i < d->nr_tracked; i++)
-		if (!memcmp(&d->tracked[i].key, &e->key, sizeof(e->key)))
-			return 0;
-	if (d->nr_tracked == EV_TRACK_MAX) {
-		d->untracked++;
-		return 0;
-	}
-	d->tracked[d->nr_tracked].key = e->key;
-	d->tracked[d->nr_tracked].drops_at_start = e->drops ? e->drops - 1 : 0;
-	drops_at_start(d, &d->tracked[d->nr_tracked]);
-	d->nr_tracked++;
-	return 0;
-}
-
-/* The bucket behind a tracked key now; false if it is gone. */
-static bool bucket_now(struct daemon *d, const struct weir_ruleset *rs,
-		       const struct weir_config *cfg, const struct wr_src_waits *ws,
-		       const struct weir_key *k, struct weir_state *st, int *rule)
-{
-	__u32 i;
-
-	*rule = -1;
-	for (i = 0; i < rs->nr_rules && i < WEIR_MAX_RULES; i++)
-		if (rs->rules[i].uid == k->uid)
-			*rule = i;
-	if (*rule < 0)
-		return false;
-	if (k->family == 0) {
-		__u32 slot = rs->rules[*rule].limits[k->limit % WEIR_MAX_LIMITS].agg_slot;
-
-		return !wr_agg_read(&d->maps, slot, st);
-	}
-	if (wr_state_find(d->maps.state, cfg, k, st))
-		return false;
-	st->drops += wr_src_waiting(ws, k);
-	return true;
-}
-
-/* A host as its address, a prefix as CIDR, a rule-wide bucket as "all sources". */
-static void format_source(const struct weir_key *k, char *buf, size_t len)
-{
-	if (!k->family) {
-		snprintf(buf, len, "all sources");
-		return;
-	}
-	format_cidr(k->family, k->addr, k->plen, buf, len);
-	if (k->plen == (k->family == 4 ? 32 : 128))
-		buf[strcspn(buf, "/")] = '\0';
-}
-
-struct ev_line {
-	__u64 dropped;
-	char text[160];
-};
-
-static int cmp_lines(const void *a, const void *b)
-{
-	const struct ev_line *x = a, *y = b;
-
-	return x->dropped < y->dropped ? 1 : x->dropped > y->dropped ? -1 : 0;
-}
-
-static void events_flush(struct daemon *d)
-{
-	struct weir_ruleset *rs = NULL;
-	struct weir_config scfg;	/* wr_state's hash seed and set count */
-	struct wr_src_waits ws = {};
-	struct ev_line *lines = NULL;
-	size_t i, kept = 0, n = 0;
-	__u64 more = d->untracked;
-
-	if (!d->nr_tracked && !d->untracked) {
-		__atomic_store_n(&d->limited, 0, __ATOMIC_RELAXED);
-		return;
-	}
-	rs = wr_live_get(&d->maps);
-	lines = calloc(d->nr_tracked + 1, sizeof(*lines));
-	if (!rs || !lines || wr_config_read(&d->maps, &scfg) || wr_src_waits_read(&d->maps, &ws))
-		goto out;
-	for (i = 0; i < d->nr_tracked; i++) {
-		struct tracked *t = &d->tracked[i];
-		struct weir_state st;
-		char src[64];
-		__u64 dropped;
-		int rule;
-
-		if (!bucket_now(d, rs, &scfg, &ws, &t->key, &st, &rule))
-			continue;	/* rule gone or bucket evicted: forget it */
-		dropped = st.drops - t->drops_at_start;
-		if (!dropped)
-			continue;	/* no longer limited */
-		format_source(&t->key, src, sizeof(src));
-		lines[n].dropped = dropped;
-		snprintf(lines[n].text, sizeof(lines[n].text),
-			 "%s limited by rule %s: %llu dropped in %us", src, rs->names[rule],
-			 (unsigned long long)dropped, d->cfg.event_interval_s);
-		n++;
-		/* Still limited: track on, counting from here. */
-		t->drops_at_start = st.drops;
-		d->tracked[kept++] = *t;
-	}
-	d->nr_tracked = kept;
-	qsort(lines, n, sizeof(*lines), cmp_lines);
-	for (i = 0; i < n; i++) {
-		if (i < d->cfg.event_lines)
-			dlog("%s", lines[i].text);
-		else
-			more++;
-	}
-	/* lines: 0 asks for no event lines at all, the summary included. */
-	if (more && d->cfg.event_lines)
-		dlog("... and %llu more sources limited in the last %us",
-		     (unsigned long long)more, d->cfg.event_interval_s);
-	__atomic_store_n(&d->limited, n + d->untracked, __ATOMIC_RELAXED);
-out:
-	d->untracked = 0;
-	wr_src_waits_free(&ws);
-	free(lines);
-	free(rs);
-}
-
-/* The event flush timer, at the config's interval (again after a reload). */
-static void events_arm(struct daemon *d)
-{
-	struct itimerspec its = {};
-
-	if (d->tick_fd < 0)
-		return;
-	its.it_value.tv_sec = d->cfg.event_interval_s ? d->cfg.event_interval_s : 10;
-	its.it_interval = its.it_value;
-	timerfd_settime(d->tick_fd, 0, &its, NULL);
-}
-
 /* Every event interval: connection counts against the kernel's own sockets. */
 static void conns_reconcile(struct daemon *d)
 {
@@ -874,71 +658,39 @@ static bool config_changed(struct daemon *d)
 	return hit;
 }
 
-static void usage_run(void)
+/*
+ * Everything the loop waits on, set up in order: the config loaded and
+ * trusted, the instance lock, the signals, the timers, the config applied,
+ * metrics, the event ring, the watch on the file, the capabilities dropped
+ * and the fleet's thread. 0, or -errno after saying why (d is then torn
+ * down by daemon_free alone).
+ */
+static int daemon_start(struct daemon *d)
 {
-	fprintf(wr_usage_out(),
-		"Usage: weir run --config FILE\n"
-		"  Apply FILE, then stay in the foreground: reload on SIGHUP and when FILE\n"
-		"  changes, log sources as they get limited, serve metrics. SIGTERM/SIGINT\n"
-		"  stop the daemon and leave protection in place ('weir detach' removes it).\n");
-}
-
-int do_run(int argc, char **argv)
-{
-	static const struct option lo[] = {
-		{ "config", required_argument, NULL, 'c' },
-		{ "help", no_argument, NULL, 'h' },
-		{}
-	};
-	struct daemon d = { .sig_fd = -1, .ino_fd = -1, .tick_fd = -1, .lock_fd = -1, .shed_fd = -1,
-			    .fleet_fd = -1, .fleet_mult = 1 };
-	struct pollfd pfd[6];
 	sigset_t mask;
-	int c, n, err = 0;
+	int n, err;
 
-	wr_maps_reset(&d.maps);
-	optind = 0;	/* argv[0] is the first word after "run" */
-	argv--;
-	argc++;
-	while ((c = getopt_long(argc, argv, "c:h", lo, NULL)) != -1) {
-		if (c == 'c') {
-			d.cfg_path = optarg;
-		} else {
-			usage_run();
-			return c == 'h' ? 0 : -EINVAL;
-		}
-	}
-	if (opts.help) {
-		usage_run();
-		return 0;
-	}
-	if (!d.cfg_path || optind != argc) {
-		if (optind < argc)
-			pr_err("unexpected argument \"%s\"", argv[optind]);
-		usage_run();
-		return -EINVAL;
-	}
-	n = wr_cfg_load(d.cfg_path, &d.cfg, stderr);
+	n = wr_cfg_load(d->cfg_path, &d->cfg, stderr);
 	if (n) {
 		if (n > 0)
-			pr_err("%s: %d error%s; nothing applied", d.cfg_path, n, n == 1 ? "" : "s");
+			pr_err("%s: %d error%s; nothing applied", d->cfg_path, n, n == 1 ? "" : "s");
 		else
-			pr_err("cannot read %s: %s", d.cfg_path, strerror(-n));
+			pr_err("cannot read %s: %s", d->cfg_path, strerror(-n));
 		return n > 0 ? -EINVAL : n;
 	}
-	err = trust_config(&d.cfg, d.cfg_path);
+	err = trust_config(&d->cfg, d->cfg_path);
 	if (err)
-		goto out;
-	d.lock_fd = instance_lock();
-	if (d.lock_fd < 0) {
-		err = d.lock_fd;
-		goto out;
+		return err;
+	d->lock_fd = instance_lock();
+	if (d->lock_fd < 0) {
+		err = d->lock_fd;
+		return err;
 	}
-	d.tracked = calloc(EV_TRACK_MAX, sizeof(*d.tracked));
-	d.recon = calloc(1, sizeof(*d.recon));
-	if (!d.tracked || !d.recon) {
+	d->tracked = calloc(EV_TRACK_MAX, sizeof(*d->tracked));
+	d->recon = calloc(1, sizeof(*d->recon));
+	if (!d->tracked || !d->recon) {
 		err = -ENOMEM;
-		goto out;
+		return err;
 	}
 	/* Signals through a signalfd, so the loop sees them in order. */
 	sigemptyset(&mask);
@@ -946,65 +698,73 @@ int do_run(int argc, char **argv)
 	sigaddset(&mask, SIGTERM);
 	sigaddset(&mask, SIGINT);
 	sigprocmask(SIG_BLOCK, &mask, NULL);
-	d.sig_fd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
-	if (d.sig_fd < 0) {
+	d->sig_fd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (d->sig_fd < 0) {
 		err = -errno;
-		goto out;
+		return err;
 	}
-	d.shed_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
-	d.fleet_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (d.shed_fd < 0 || d.fleet_fd < 0) {
+	d->shed_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+	d->fleet_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (d->shed_fd < 0 || d->fleet_fd < 0) {
 		err = -errno;
-		goto out;
+		return err;
 	}
-	err = apply(&d);
-	if (err && d.maps.config < 0)
-		goto out;	/* nothing loaded: nothing to run */
+	err = apply(d);
+	if (err && d->maps.config < 0)
+		return err;	/* nothing loaded: nothing to run */
 	if (err)
 		dlog("started with errors (see above); what could be applied is in force");
-	metrics_restart(&d);
+	metrics_restart(d);
 	{
 		char path[PATH_MAX];
 		int fd;
 
 		err = wr_pin_path(path, sizeof(path), "wr_events");
 		fd = err ? -1 : bpf_obj_get(path);
-		d.events = fd >= 0 ? ring_buffer__new(fd, on_event, &d, NULL) : NULL;
+		d->events = fd >= 0 ? ring_buffer__new(fd, events_on, d, NULL) : NULL;
 		if (fd >= 0)
 			close(fd);	/* the ring buffer holds its own mapping */
-		if (!d.events) {
+		if (!d->events) {
 			err = -errno;
 			pr_err("cannot open the event ring buffer: %s", strerror(-err));
-			goto out;
+			return err;
 		}
 	}
-	err = watch_config(&d);
+	err = watch_config(d);
 	if (err) {
-		pr_err("cannot watch %s: %s", d.cfg_path, strerror(-err));
-		goto out;
+		pr_err("cannot watch %s: %s", d->cfg_path, strerror(-err));
+		return err;
 	}
-	d.tick_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
-	if (d.tick_fd < 0) {
+	d->tick_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+	if (d->tick_fd < 0) {
 		err = -errno;
-		goto out;
+		return err;
 	}
-	events_arm(&d);
-	err = drop_caps(uses_dispatcher(&d));
+	events_arm(d);
+	err = drop_caps(uses_dispatcher(d));
 	if (err) {
 		pr_err("cannot drop capabilities: %s", strerror(-err));
-		goto out;
+		return err;
 	}
 	/* After the capabilities are dropped: the thread has none either. */
-	fleet_restart(&d);
-	dlog("running on %s with %s (pid %d)", opts.root, d.cfg_path, getpid());
+	fleet_restart(d);
+	dlog("running on %s with %s (pid %d)", opts.root, d->cfg_path, getpid());
 	sd_notify("READY=1");
+	return 0;
+}
 
-	pfd[0] = (struct pollfd){ .fd = d.sig_fd, .events = POLLIN };
-	pfd[1] = (struct pollfd){ .fd = d.ino_fd, .events = POLLIN };
-	pfd[2] = (struct pollfd){ .fd = d.tick_fd, .events = POLLIN };
-	pfd[3] = (struct pollfd){ .fd = ring_buffer__epoll_fd(d.events), .events = POLLIN };
-	pfd[4] = (struct pollfd){ .fd = d.shed_fd, .events = POLLIN };
-	pfd[5] = (struct pollfd){ .fd = d.fleet_fd, .events = POLLIN };
+/* The loop, until SIGTERM or SIGINT (0) or a failed poll (-errno). */
+static int daemon_loop(struct daemon *d)
+{
+	struct pollfd pfd[6];
+	int err = 0;
+
+	pfd[0] = (struct pollfd){ .fd = d->sig_fd, .events = POLLIN };
+	pfd[1] = (struct pollfd){ .fd = d->ino_fd, .events = POLLIN };
+	pfd[2] = (struct pollfd){ .fd = d->tick_fd, .events = POLLIN };
+	pfd[3] = (struct pollfd){ .fd = ring_buffer__epoll_fd(d->events), .events = POLLIN };
+	pfd[4] = (struct pollfd){ .fd = d->shed_fd, .events = POLLIN };
+	pfd[5] = (struct pollfd){ .fd = d->fleet_fd, .events = POLLIN };
 	for (;;) {
 		if (poll(pfd, ARRAY_SIZE(pfd), -1) < 0) {
 			if (errno == EINTR)
@@ -1016,39 +776,39 @@ int do_run(int argc, char **argv)
 			struct signalfd_siginfo si;
 			bool stop = false;
 
-			while (read(d.sig_fd, &si, sizeof(si)) == sizeof(si)) {
+			while (read(d->sig_fd, &si, sizeof(si)) == sizeof(si)) {
 				if (si.ssi_signo == SIGHUP)
-					reload(&d, "SIGHUP");
+					reload(d, "SIGHUP");
 				else
 					stop = true;
 			}
 			if (stop)
 				break;
 		}
-		if (pfd[1].revents && config_changed(&d))
-			reload(&d, "file changed");
+		if (pfd[1].revents && config_changed(d))
+			reload(d, "file changed");
 		if (pfd[3].revents)
-			ring_buffer__consume(d.events);
+			ring_buffer__consume(d->events);
 		if (pfd[5].revents) {
 			__u64 n;
 
-			if (read(d.fleet_fd, &n, sizeof(n)) > 0)
-				fleet_recommit(&d);
+			if (read(d->fleet_fd, &n, sizeof(n)) > 0)
+				fleet_recommit(d);
 		}
 		if (pfd[4].revents) {
 			__u64 ticks;
 
-			if (read(d.shed_fd, &ticks, sizeof(ticks)) > 0)
-				shed_tick(&d);
+			if (read(d->shed_fd, &ticks, sizeof(ticks)) > 0)
+				shed_tick(d);
 		}
 		if (pfd[2].revents) {
 			__u64 ticks;
 
-			if (read(d.tick_fd, &ticks, sizeof(ticks)) < 0)
+			if (read(d->tick_fd, &ticks, sizeof(ticks)) < 0)
 				pr_debug("timerfd: %s", strerror(errno));
-			ring_buffer__consume(d.events);
-			events_flush(&d);
-			conns_reconcile(&d);
+			ring_buffer__consume(d->events);
+			events_flush(d);
+			conns_reconcile(d);
 			/*
 			 * Interfaces that appeared, or came back under a new
 			 * index; deny/allow entries past their ttl.
@@ -1058,8 +818,8 @@ int do_run(int argc, char **argv)
 				__u64 n;
 
 				if (lock >= 0) {
-					apply_ifaces(&d);
-					n = wr_list_expire(&d.maps);
+					apply_ifaces(d);
+					n = wr_list_expire(&d->maps);
 					wr_unlock(lock);
 					if (n)
 						dlog("removed %llu expired deny/allow entr%s",
@@ -1068,31 +828,50 @@ int do_run(int argc, char **argv)
 			}
 		}
 	}
-	sd_notify("STOPPING=1");
-	dlog("stopping; protection stays in place ('weir detach' removes it)");
-	err = 0;
-out:
-	wr_fleet_stop(d.fleet);
-	if (d.fleet_fd >= 0)
-		close(d.fleet_fd);
-	if (d.metrics)
-		wr_metrics_stop(d.metrics);
-	ring_buffer__free(d.events);
-	wr_maps_close(&d.maps);
-	if (d.sig_fd >= 0)
-		close(d.sig_fd);
-	if (d.ino_fd >= 0)
-		close(d.ino_fd);
-	if (d.tick_fd >= 0)
-		close(d.tick_fd);
-	if (d.shed_fd >= 0)
-		close(d.shed_fd);
-	if (d.lock_fd >= 0)
-		close(d.lock_fd);
-	free(d.tracked);
-	free(d.recon);
-	free(d.cfg_dir);
-	free(d.cfg_base);
-	wr_cfg_free(&d.cfg);
+	return err;
+}
+
+/* What daemon_start made, whatever it got to. */
+static void daemon_free(struct daemon *d)
+{
+	wr_fleet_stop(d->fleet);
+	if (d->fleet_fd >= 0)
+		close(d->fleet_fd);
+	if (d->metrics)
+		wr_metrics_stop(d->metrics);
+	ring_buffer__free(d->events);
+	wr_maps_close(&d->maps);
+	if (d->sig_fd >= 0)
+		close(d->sig_fd);
+	if (d->ino_fd >= 0)
+		close(d->ino_fd);
+	if (d->tick_fd >= 0)
+		close(d->tick_fd);
+	if (d->shed_fd >= 0)
+		close(d->shed_fd);
+	if (d->lock_fd >= 0)
+		close(d->lock_fd);
+	free(d->tracked);
+	free(d->recon);
+	free(d->cfg_dir);
+	free(d->cfg_base);
+	wr_cfg_free(&d->cfg);
+}
+
+int wr_daemon_run(const char *path)
+{
+	struct daemon d = { .sig_fd = -1, .ino_fd = -1, .tick_fd = -1, .lock_fd = -1, .shed_fd = -1,
+			    .fleet_fd = -1, .fleet_mult = 1, .cfg_path = (char *)path };
+	int err;
+
+	wr_maps_reset(&d.maps);
+	err = daemon_start(&d);
+	if (!err)
+		err = daemon_loop(&d);
+	if (!err) {
+		sd_notify("STOPPING=1");
+		dlog("stopping; protection stays in place ('weir detach' removes it)");
+	}
+	daemon_free(&d);
 	return err;
 }

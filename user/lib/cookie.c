@@ -173,7 +173,7 @@ int wr_cookie_prepare(struct weir_ruleset *next, struct weir_config *cfg, int ho
 	/*
 	 * The kernel turns a cookie's ACK into a connection only with
 	 * tcp_syncookies on, and without a recent overflow of the listener's
-	 * queue only with 2 (see README, SYN cookies).
+	 * queue only with 2 (docs/syn-cookies.md).
 	 */
 	if (sysctl_int("net.ipv4.tcp_syncookies", &syncookies) || syncookies != 2) {
 		pr_err("rule %s: action cookie needs net.ipv4.tcp_syncookies = 2 (it is %ld): "

@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The daemon's own state, shared by its files: daemon.c (apply, reload,
+ * the loop), events.c (log lines of limited sources). Nothing outside
+ * daemon/ includes this; cmd/run.c starts the daemon through daemon.h.
+ */
+#ifndef WEIR_DAEMON_INT_H
+#define WEIR_DAEMON_INT_H
+
+#include "config/config.h"
+#include "daemon/metrics.h"
+#include "fleet/fleet.h"
+#include "lib/conns.h"
+#include "lib/shed.h"
+
+/* Sources tracked for event log lines at once; more are counted, not named. */
+#define EV_TRACK_MAX 4096
+
+struct tracked {
+	struct weir_key key;	/* key.family 0: a rule-wide bucket */
+	__u64 drops_at_start;	/* bucket's drops when this interval began */
+};
+
+struct daemon {
+	struct wr_cfg cfg;
+	struct wr_maps maps;
+	struct ring_buffer *events;
+	struct wr_metrics *metrics;
+	char metrics_listen[64];
+	char *cfg_path;		/* as given */
+	char *cfg_dir, *cfg_base;
+	int sig_fd, ino_fd, tick_fd, lock_fd;
+	struct tracked *tracked;
+	size_t nr_tracked;
+	__u64 untracked;	/* sources limited this interval we could not track */
+	/* Read by the metrics thread: only through __atomic_* */
+	__u64 reloads_ok, reloads_failed, limited;
+	bool missing_ifaces;	/* some configured interface does not exist yet */
+	int shed_fd;		/* timerfd of the shedding controller */
+	struct wr_signal sigs[WEIR_MAX_SIGNALS];
+	double s_logged;	/* S when a change was last logged */
+	struct wr_conns_recon *recon;	/* connection counts vs the kernel's sockets */
+	struct wr_fleet *fleet;		/* the fleet sync's thread, with a fleet: section */
+	int fleet_fd;			/* eventfd: the fleet's cost multiplier changed */
+	unsigned int fleet_mult;	/* the multiplier the live rule set carries */
+};
+
+/* A line of the daemon's log, on stderr: "weir: ..." */
+void dlog(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/*
+ * events.c: the data path's "started limiting" events (events_on, the ring
+ * buffer's callback) turned into at most cfg.event_lines log lines per
+ * interval (events_flush, on each tick events_arm sets).
+ */
+int events_on(void *ctx, void *data, size_t size);
+void events_flush(struct daemon *d);
+void events_arm(struct daemon *d);
+
+#endif /* WEIR_DAEMON_INT_H */
