@@ -3,11 +3,19 @@
  * Reserved capacity and the per-class counters of adaptive shedding (the
  * curve itself is include/weir_shed.h, run by the controller).
  *
- * Part of weir.bpf.c, the one BPF object: included there, in this place,
- * after what it uses.
+ * Part of weir.bpf.c, the one BPF object; includes what it uses.
  */
 #ifndef WEIR_BPF_SHED_H
 #define WEIR_BPF_SHED_H
+
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include "compat.bpf.h"
+#include "weir.h"
+#include "weir_parse.h"
+#include "weir_limiter.h"
+#include "maps.h"
+#include "count.h"
 
 /*
  * Reserved capacity for a packet of class cls: with charge 0, would every
