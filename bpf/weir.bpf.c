@@ -7,7 +7,8 @@
  * -> verdict and per-CPU counters.
  *
  * This file keeps the entry programs and weir_core, the flow above; each
- * step lives in a header of its own: maps.h, count.h (global
+ * step lives in a header of its own, which includes what it uses
+ * (tests/bpf_headers.sh compiles each alone): maps.h, count.h (global
  * counters), clock.h, lists.h (deny and allow), eval.h (an evaluation's
  * state and scratch), state.h (wr_state), event.h (refusals and their
  * events), limit.h (one limit's check, charge and refund), match.h (rule
