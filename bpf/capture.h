@@ -12,10 +12,19 @@
  * programs' own frame, never from the rule walk, so the deepest call chain
  * (entry -> eval_rule -> wr_limit_op) does not grow; their frames are small.
  *
- * Part of weir.bpf.c: included there, after maps.h and clock_now().
+ * Part of weir.bpf.c, the one BPF object; includes what it uses.
  */
 #ifndef WEIR_BPF_CAPTURE_H
 #define WEIR_BPF_CAPTURE_H
+
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include "compat.bpf.h"
+#include "weir.h"
+#include "weir_limiter.h"
+#include "maps.h"
+#include "clock.h"
+#include "eval.h"
 
 /* A record being built, off the stack: the header, then the frame's first bytes. */
 struct wr_cap_rec {

@@ -21,13 +21,21 @@
  * load them (kernel_features.h): the slots stay empty, the tail call falls
  * through, and the entry drops the SYN and passes the ACK.
  *
- * Part of weir.bpf.c, the one BPF object: included there, in this place,
- * after what it uses.
+ * Part of weir.bpf.c, the one BPF object; includes what it uses.
  */
 #ifndef WEIR_BPF_COOKIE_H
 #define WEIR_BPF_COOKIE_H
 
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include "compat.bpf.h"
+#include "weir.h"
+#include "weir_parse.h"
+#include "weir_limiter.h"
 #include "weir_cookie.h"
+#include "maps.h"
+#include "count.h"
+#include "eval.h"
 
 /* The farthest a TCP header may start in a frame weir answers or checks. */
 #define WR_CK_MAXOFF	256

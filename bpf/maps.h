@@ -4,11 +4,14 @@
  * loader sets between open and load. The pinned ones are the maps of
  * WR_MAPS (user/lib/libweir.h), which the loader checks against these.
  *
- * Part of weir.bpf.c, the one BPF object: included there, in this place,
- * after what it uses.
+ * Part of weir.bpf.c, the one BPF object; includes what it uses.
  */
 #ifndef WEIR_BPF_MAPS_H
 #define WEIR_BPF_MAPS_H
+
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include "weir.h"
 
 /* Load-time tunables, set between __open() and __load(). */
 const volatile __u32 clock_mode = WEIR_CLOCK_AUTO;	/* enum weir_clock */

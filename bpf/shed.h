@@ -3,11 +3,19 @@
  * Reserved capacity and the per-class counters of adaptive shedding (the
  * curve itself is include/weir_shed.h, run by the controller).
  *
- * Part of weir.bpf.c, the one BPF object: included there, in this place,
- * after what it uses.
+ * Part of weir.bpf.c, the one BPF object; includes what it uses.
  */
 #ifndef WEIR_BPF_SHED_H
 #define WEIR_BPF_SHED_H
+
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include "compat.bpf.h"
+#include "weir.h"
+#include "weir_parse.h"
+#include "weir_limiter.h"
+#include "maps.h"
+#include "count.h"
 
 /*
  * Reserved capacity for a packet of class cls: with charge 0, would every
@@ -69,6 +77,36 @@ static __always_inline void class_count(__u32 cls, __u32 len, int what)
 		cs->cap_pkts++;
 		cs->cap_bytes += len;
 	}
+}
+
+/*
+ * The class a packet of class cls is shed as, for rules whose most
+ * critical verified-class is vclass - 1: that class if its source completed
+ * a handshake within the verified TTL, else cls. Global: its answer is an
+ * unknown value to the caller, which splits no paths.
+ */
+__noinline int wr_verified_class(const struct wr_pkt *p, __u32 vclass, __u32 cls, __u64 now)
+{
+	struct weir_verified_key k = {};
+	struct weir_config *cfg;
+	__u32 zero = 0;
+	__u64 *at;
+
+	cfg = bpf_map_lookup_elem(&wr_config, &zero);
+	if (!p || !cfg || !cfg->verified_ttl_ns || !vclass || vclass - 1 >= cls)
+		return cls;
+	k.family = p->family;
+	k.addr[0] = p->saddr[0];
+	if (p->family == 6) {
+		k.addr[1] = p->saddr[1];
+		k.addr[2] = p->saddr[2];
+		k.addr[3] = p->saddr[3];
+	}
+	at = bpf_map_lookup_elem(&wr_verified, &k);
+	if (!at || now - READ_ONCE(*at) > cfg->verified_ttl_ns)
+		return cls;
+	count(WEIR_G_VERIFIED);
+	return vclass - 1;
 }
 
 #endif /* WEIR_BPF_SHED_H */

@@ -4,11 +4,19 @@
  * established connection under the keys of the rules it matches, and
  * uncounts it when the kernel closes it.
  *
- * Part of weir.bpf.c, the one BPF object: included there, in this place,
- * after what it uses.
+ * Part of weir.bpf.c, the one BPF object; includes what it uses.
  */
 #ifndef WEIR_BPF_SOCKOPS_H
 #define WEIR_BPF_SOCKOPS_H
+
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include "compat.bpf.h"
+#include "weir.h"
+#include "weir_parse.h"
+#include "weir_limiter.h"
+#include "maps.h"
+#include "clock.h"
 
 /* ---- connection limits: counting established connections ---- */
 

@@ -4,13 +4,17 @@
  * the set picked by a seeded hash of the key, ways claimed and published
  * with compare-and-swap.
  *
- * Part of weir.bpf.c, the one BPF object: included there, in this place,
- * after what it uses.
+ * Part of weir.bpf.c, the one BPF object; includes what it uses.
  */
 #ifndef WEIR_BPF_STATE_H
 #define WEIR_BPF_STATE_H
 
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
 #include "weir_state.h"
+#include "weir_limiter.h"
+#include "maps.h"
+#include "eval.h"
 
 /* ---- wr_state: per-source buckets in a set-associative table ---- */
 

@@ -15,7 +15,7 @@
  * per-host clock) and Redis's TIME (the scripts' optional "now" argument,
  * which only the hooks send). The data path is the BPF object itself, not
  * include/weir_limiter.h alone: what makes a key hot and what it reports
- * (fleet_note) lives only in bpf/weir.bpf.c, and the traces showed that
+ * (fleet_note) lives only in bpf/limit.h, and the traces showed that
  * it shapes the bound. A sync's round trip rho is simulated too:
  * its calls are written, the other hosts' packets of the next rho run, and
  * only then are the replies read and folded. Syncs never overlap: one due
@@ -108,7 +108,7 @@
 #define NO_TIME		(~0ULL)
 /* user/fleet/fleet.c's FLEET_COOL, the fraction of R its unsent keys may reach */
 #define FLEET_F		(1.0 / 8)
-/* bpf/weir.bpf.c's WR_FLEET_SAMPLE: one charge in 32 tracks an untracked key */
+/* bpf/limit.h's WR_FLEET_SAMPLE: one charge in 32 tracks an untracked key */
 #define SAMPLE_ONE_IN	32
 /* The chance a trace's untracked packets may exceed sample_bound() with */
 #define SAMPLE_P	1e-9

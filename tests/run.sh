@@ -17,6 +17,7 @@ c_suites=$(make --no-print-directory -s print-c-suites) || exit 1
 suites=()
 for c in $c_suites; do suites+=("$BUILD/tests/$c"); done
 suites+=(
+	tests/bpf_headers.sh
 	tests/windowacc.sh
 	tests/features_off.sh
 	tests/cli.sh

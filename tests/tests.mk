@@ -39,6 +39,12 @@ $(TEST_OUT)/fleet_sim: tests/fleet_sim.c $(FLEET_SIM_OBJS) $(LIBWEIR) $(SKELS) i
 print-c-suites:
 	@echo $(C_SUITES)
 
+# The BPF compiler's flags, for tests/bpf_headers.sh (the object's own, so
+# a header is checked as the build compiles it).
+.PHONY: print-bpf-cflags
+print-bpf-cflags:
+	@echo $(BPF_CFLAGS)
+
 # The metrics endpoint served from pinned maps, as the daemon serves it.
 $(TEST_OUT)/metrics_serve: tests/metrics_serve.c $(OUT)/user/daemon/metrics.o $(LIBWEIR) | $(TEST_OUT)
 	$(call msg,CC,$@)

@@ -4,7 +4,7 @@
  * and the object's switches set to match: one object for every kernel from
  * 5.15 up. A feature weir cannot do without stops the load with a message
  * naming it and the kernel it came in; one it can do without is replaced
- * (the rodata switches in bpf/weir.bpf.c), and the verifier never sees
+ * (the rodata switches in bpf/maps.h), and the verifier never sees
  * the code that needs it.
  *
  * WEIR_FEATURES_OFF (a comma-separated list of the names below) makes a

@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The deny and allow lists: a longest-prefix match on the source, looking
+ * past entries whose time to live ran out.
+ *
+ * Part of weir.bpf.c, the one BPF object; includes what it uses.
+ */
+#ifndef WEIR_BPF_LISTS_H
+#define WEIR_BPF_LISTS_H
+
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include "compat.bpf.h"
+#include "weir.h"
+#include "weir_parse.h"
+#include "clock.h"
+
+/*
+ * Is the source on a list (its v4 trie, its v6 trie), counting only
+ * entries that have not expired? An entry with a time to live carries its
+ * expiry in the data path's clock; the clock is read only when the longest
+ * match has one, so permanent entries cost what they always did. A trie's
+ * lookup returns the longest matching prefix only: when that one has
+ * expired, look again below its length, so an expired /32 inside a live
+ * /24 does not hide the /24. Up to WEIR_LIST_DEPTH expired entries nested
+ * in one another are looked past; deeper than that the source counts as
+ * not listed until the controller purges them (every CLI write, every
+ * daemon tick). Static and not inlined: its frame is on its own short
+ * call chain, off the rule walk's deep one, and 6.1 verifies it in the
+ * caller's context (map pointers as arguments need a static function).
+ */
+static __noinline int on_list(void *trie4, void *trie6, const struct wr_pkt *p,
+			      const struct weir_config *cfg)
+{
+	struct weir_lpm6 k = { .plen = 128 };
+	struct weir_list_val *v;
+	__u64 now = 0, exp;
+	int i;
+
+	if (p->family == 4) {
+		k.plen = 32;
+		k.addr[0] = p->saddr[0];
+	} else {
+		__builtin_memcpy(k.addr, p->saddr, sizeof(k.addr));
+	}
+	for (i = 0; i < WEIR_LIST_DEPTH; i++) {
+		/* The v4 trie reads the first 8 bytes of k: its plen and addr[0]. */
+		v = bpf_map_lookup_elem(p->family == 4 ? trie4 : trie6, &k);
+		if (!v)
+			return 0;
+		exp = READ_ONCE(v->expires_ns);
+		if (!exp)
+			return 1;
+		if (!now)
+			now = clock_now(cfg, 0);
+		if (now < exp)
+			return 1;
+		if (!v->plen)
+			return 0;
+		k.plen = v->plen - 1;
+	}
+	return 0;
+}
+
+#endif /* WEIR_BPF_LISTS_H */
