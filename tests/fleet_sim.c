@@ -103,6 +103,7 @@
 
 #include "bpf_harness.h"
 #include "fleet/fleet.h"
+#include "../tools/rand.h"
 
 #define HOSTS_MAX	4
 #define NO_TIME		(~0ULL)
@@ -199,13 +200,13 @@ static pid_t redis_pid;
 static int redis_port;
 static char redis_dir[64];
 
-/* xorshift64*: the traces' randomness, seeded. */
+/* The traces' randomness, seeded: the tests' and tools' one generator. */
 static __u64 rnd(__u64 *s)
 {
-	*s ^= *s >> 12;
-	*s ^= *s << 25;
-	*s ^= *s >> 27;
-	return *s * 0x2545F4914F6CDD1DULL;
+	uint64_t x = *s, r = wr_xorshift64s(&x);
+
+	*s = x;
+	return r;
 }
 
 static double rnd01(__u64 *s)
