@@ -694,7 +694,7 @@ struct fleet_view {
 static bool fold_win(const struct weir_limit *l, struct weir_state *st,
 		     struct weir_way *way, const struct fleet_view *v)
 {
-	int sliding = l->algo == WEIR_ALGO_SLIDING;
+	int sliding = wr_win_life(l->algo) > 1;
 	__u64 prev = v->prev < UINT32_MAX ? v->prev : UINT32_MAX;
 	__u64 cur = __atomic_load_n(&st->tat, __ATOMIC_ACQUIRE), want, mine, cnt;
 	__u32 wi;
@@ -817,7 +817,7 @@ static bool fold(struct wr_fleet *f, const struct weir_rule *r, __u32 li,
 		if (way)
 			return fold_state(l, &way->st, way, v);
 		if (state_claim(set, victim, seen, k, word,
-				win && l->algo == WEIR_ALGO_SLIDING ? v->prev : 0,
+				win && wr_win_life(l->algo) > 1 ? v->prev : 0,
 				wr_idle_at(l, word)))
 			return true;
 	}
@@ -1175,7 +1175,7 @@ static void append(struct wr_fleet *f, struct call *c, const char **argv, size_t
 			argvlen[argc] = it->name_len;
 			argv[argc++] = it->name;
 			if (wr_limit_windowed(l)) {
-				p = put_double(p, l->algo == WEIR_ALGO_SLIDING ? 2 : 1);
+				p = put_double(p, wr_algo(l->algo)->fleet_kind);
 				p = put_double(p, it->widx);
 				p = put_double(p, it->wc_prev);
 				p = put_double(p, it->wc_cur);
@@ -1188,7 +1188,7 @@ static void append(struct wr_fleet *f, struct call *c, const char **argv, size_t
 				p = put_double(p, f->st.hosts ? f->st.hosts : 1);
 				continue;
 			}
-			p = put_double(p, 0);
+			p = put_double(p, wr_algo(l->algo)->fleet_kind);
 			p = put_double(p, it->t.tot_us);
 			p = put_double(p, it->t.acked_us);
 			p = put_double(p, it->t.run);
@@ -1260,8 +1260,7 @@ static int take_win(struct wr_fleet *f, struct item *it, const struct weir_limit
 		v->gather = it->wgather;
 	}
 	/* Counted in the fleet until its window ends (the next one too, for a sliding window's weight). */
-	it->t.until = sc || sp ? ((__u64)si + (l->algo == WEIR_ALGO_SLIDING ? 2 : 1)) * period - off
-			       : 0;
+	it->t.until = sc || sp ? ((__u64)si + wr_win_life(l->algo)) * period - off : 0;
 	/* This host's share of the fleet's use (the hold fallback), as time of the limit's rate. */
 	unit_ns = l->rate ? period / l->rate : 0;
 	grew = it->t.wfwin == (__u64)si ? fm - it->t.wfmax : fm;
@@ -1345,7 +1344,7 @@ static int take(struct wr_fleet *f, struct call *c, redisReply *rep,
 		for (k = 0; k < c->n; k++) {
 			const struct item *it = &f->items[c->first + k];
 
-			want += wr_limit_windowed(&it->r->limits[it->li]) ? 4 : 1;
+			want += wr_algo(it->r->limits[it->li].algo)->fleet_answer;
 		}
 		if (!ahead || ahead->type != REDIS_REPLY_STRING ||
 		    (size_t)ahead->len != want * sizeof(double))
@@ -1366,13 +1365,13 @@ static int take(struct wr_fleet *f, struct call *c, redisReply *rep,
 			if (wr_limit_windowed(l)) {
 				if (take_win(f, it, l, ahead->str + at, cfg, n->sent_at, &v))
 					goto garbage;
-				at += 4 * sizeof(double);
+				at += wr_algo(l->algo)->fleet_answer * sizeof(double);
 				if (win_ahead(l, cfg->fleet_win_off, v.idx, fleet_now(f)))
 					goto counted;
 				goto folded;
 			}
 			d = get_double(ahead->str + at);
-			at += sizeof(double);
+			at += wr_algo(l->algo)->fleet_answer * sizeof(double);
 			/* From 0 up to what a __u64 of nanoseconds holds. */
 			if (!(d >= 0 && d < 1.8e13))
 				goto garbage;
