@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * Fleet-wide limits: the daemon's sync of hot keys with Redis (fleet.c).
+ * Fleet-wide limits: the daemon's sync of hot keys with Redis (user/fleet/:
+ * fleet_int.h says which file does what).
  */
 #ifndef WEIR_FLEET_H
 #define WEIR_FLEET_H
