@@ -51,8 +51,6 @@
  */
 #define FLEET_COOL_NUM	1
 #define FLEET_COOL_DEN	8
-/* A sync this long after a fleet window turns (wr_fleet_turn_after): every data path has turned. */
-#define FLEET_TURN_NS		(2 * 1000000ULL)
 /* Longest wait between two connection attempts to a node that is down. */
 #define FLEET_BACKOFF_MAX_NS	(2 * 1000000000ULL)
 

@@ -586,7 +586,7 @@ void wr_fleet_sync(struct wr_fleet *f)
 
 /*
  * When the next fleet window turns after now (CLOCK_MONOTONIC), and
- * FLEET_TURN_NS more; 0 if no fleet window limit is in force or there is
+ * WR_FLEET_TURN_NS more; 0 if no fleet window limit is in force or there is
  * no fleet clock yet. Every host's windows turn together (wr_limit_wnow),
  * and each host starts a new window with nothing counted, so until its
  * first sync in it a host admits whatever comes; a sync just after the
@@ -607,7 +607,7 @@ __u64 wr_fleet_turn_after(const struct wr_fleet *f, __u64 now)
 			if (!l->fleet || !wr_limit_windowed(l))
 				continue;
 			period = wr_limit_period_ns(l);
-			t = now + period - wr_limit_wnow(l, now, f->win_off) % period + FLEET_TURN_NS;
+			t = now + period - wr_limit_wnow(l, now, f->win_off) % period + WR_FLEET_TURN_NS;
 			if (!best || t < best)
 				best = t;
 		}
