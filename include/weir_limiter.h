@@ -620,6 +620,16 @@ static inline int wr_algo_by_name(const char *name)
 }
 
 /*
+ * What a full bucket of limit l holds, in the measure of its state: a
+ * token bucket's tolerance (ns its TAT may run ahead of now), a window's
+ * limit (its count). A state at more than half of it is half spent.
+ */
+static inline __u64 wr_limit_budget(const struct weir_limit *l)
+{
+	return wr_limit_windowed(l) ? l->rate : l->tolerance;
+}
+
+/*
  * What a bucket state (word, aux) of limit l has left at now, and in
  * *refill_ns when more comes: a token bucket's tokens and the next one;
  * a window's cost it would still admit and when its next window starts (a

@@ -856,6 +856,17 @@ TEST_CASE(algo_table)
 	CHECK_EQ(wr_algo(WR_NR_ALGOS + 3), wr_algo(WEIR_ALGO_GCRA));
 }
 
+/* A full bucket: a window's limit, in counts; a token bucket's tolerance, in ns. */
+TEST_CASE(limit_budget)
+{
+	struct meter w, g;
+
+	meter_init(&w, WEIR_ALGO_SLIDING, 600, 60000, 0, WEIR_COST_PKT);
+	meter_init(&g, WEIR_ALGO_GCRA, 10, 1000, 20, WEIR_COST_PKT);
+	CHECK_EQ(wr_limit_budget(&w.l), 600);
+	CHECK_EQ(wr_limit_budget(&g.l), 20 * (SEC / 10));
+}
+
 int main(void)
 {
 	return check_run_all();

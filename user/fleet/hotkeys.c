@@ -92,7 +92,7 @@ static bool win_of(struct wr_fleet *f, struct item *it, const struct weir_limit 
 	it->wgather = wi == c ? (__u32)word : 0;
 	elapsed = now > it->from_ns ? now - it->from_ns : 0;
 	if (!off || (!units && !it->refusing) ||
-	    (!it->refusing && it->t.until < now && it->wgather * 2 <= l->rate &&
+	    (!it->refusing && it->t.until < now && it->wgather * 2 <= wr_limit_budget(l) &&
 	     (double)units * (f->st.hosts ? f->st.hosts : 1) * FLEET_COOL_DEN * period <
 		     (double)l->rate * elapsed * FLEET_COOL_NUM)) {
 		it->t.carry_ns = units;
@@ -259,7 +259,7 @@ size_t fleet_gather(struct wr_fleet *f, struct weir_config *cfg, unsigned int mu
 		it->charge_us = delta / 1000;
 		it->t.carry_ns = delta % 1000;
 		if ((!it->charge_us && !it->refusing) ||
-		    (!it->refusing && it->t.until < now && ahead * 2 <= r->limits[it->li].tolerance &&
+		    (!it->refusing && it->t.until < now && ahead * 2 <= wr_limit_budget(l) &&
 		     now > it->from_ns &&
 		     delta * (f->st.hosts ? f->st.hosts : 1) * FLEET_COOL_DEN <
 			     (now - it->from_ns) * FLEET_COOL_NUM)) {

@@ -474,8 +474,8 @@ static int kw_algo(struct wr_rule_parser *p)
 
 static void print_algo(const struct weir_limit *l)
 {
-	print_str("algo", l->algo == WEIR_ALGO_FIXED || l->algo == WEIR_ALGO_SLIDING
-				  ? " algo %s" : NULL, wr_algo(l->algo)->name);
+	/* Text names a window's algo; a token bucket's is the default, a cap's its keyword. */
+	print_str("algo", wr_limit_windowed(l) ? " algo %s" : NULL, wr_algo(l->algo)->name);
 }
 
 static int kw_action(struct wr_rule_parser *p)
