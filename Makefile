@@ -166,6 +166,24 @@ $(OUT)/user/%.o: user/%.c $(SKELS) | $(OUT)/user
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(USER_CFLAGS) -MMD -MP -c $< -o $@
 
+# The fleet's Redis scripts (user/fleet/*.lua) as NUL-terminated C arrays
+# for SCRIPT LOAD, one header each in $(OUT)/fleet/ (included as
+# "fleet/NAME.lua.h"): od and sed rather than xxd -i, which comes with vim
+# and need not be on a build host; the SPDX line is dropped, so Redis gets
+# the script alone, byte for byte as the file has it after that line.
+FLEET_LUA := $(patsubst user/fleet/%.lua,$(OUT)/fleet/%.lua.h,$(wildcard user/fleet/*.lua))
+
+$(OUT)/fleet/%.lua.h: user/fleet/%.lua
+	$(call msg,GEN,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q){ echo '/* Generated from $< by the Makefile: do not edit. */'; \
+	  echo 'static const char $*_lua[] = {'; \
+	  sed '1{/^-- SPDX-License-Identifier:/d;}' $< | od -An -v -tx1 | \
+	  sed -e 's/ \([0-9a-f][0-9a-f]\)/ 0x\1,/g' -e 's/^ /\t/'; \
+	  printf '\t0\n};\n'; } > $@
+
+$(filter $(OUT)/user/fleet/%,$(FRONT_OBJS)): $(FLEET_LUA)
+
 $(LIBWEIR): $(LIB_OBJS)
 	$(call msg,AR,$@)
 	$(Q)rm -f $@ && ar rcs $@ $^

@@ -114,7 +114,7 @@ struct weir_limit {
 	__u8 algo;		/* enum weir_algo */
 	/*
 	 * 0: this host's limit. Else a fleet-wide limit (a token bucket or
-	 * a window), kept in step across hosts by the daemon (user/fleet/fleet.c),
+	 * a window), kept in step across hosts by the daemon (user/fleet/),
 	 * and each packet
 	 * costs this many times its cost: 1 normally, the number of live
 	 * hosts under the "safe" fallback (each host then enforces its share).

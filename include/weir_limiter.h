@@ -111,13 +111,22 @@ static __always_inline int wr_sliding_admit(__u64 word, __u64 prev, __u64 now, _
 }
 
 /*
- * When a window state word is an empty window again: the end of its
- * window, or for the sliding window the end of the next one (until then it
- * still weighs as the previous window). What wr_state evicts by.
+ * The windows a window's count is counted in: its own, and for the sliding
+ * window the next one too (where it weighs as the previous window, kept in
+ * weir_state.aux).
+ */
+static __always_inline __u32 wr_win_life(__u32 algo)
+{
+	return algo == WEIR_ALGO_SLIDING ? 2 : 1;
+}
+
+/*
+ * When a window state word is an empty window again: the end of the last
+ * window its count is counted in. What wr_state evicts by.
  */
 static __always_inline __u64 wr_win_idle_at(__u32 algo, __u64 word, __u64 period_ns)
 {
-	return ((word >> 32) + (algo == WEIR_ALGO_SLIDING ? 2 : 1)) * period_ns;
+	return ((word >> 32) + wr_win_life(algo)) * period_ns;
 }
 
 /* The period of a limit in ns (per second when not set). */
@@ -561,6 +570,99 @@ static __always_inline int wr_win_uncharge(const struct weir_limit *l, __u64 wor
 		return 0;
 	*out = word - cost;
 	return 1;
+}
+
+/*
+ * What the userspace code that handles limits of every kind (the rule
+ * parser and printer, `top`, the fleet's sync) knows of each algorithm:
+ * one row per enum weir_algo, in wr_algo(). A new algorithm is a row there,
+ * a case in the dispatches above and in wr_limit_remaining(); the fleet's
+ * sync follows the row and those (a fleet kind is also a kind in
+ * user/fleet/sync.lua). The data path does not read the row.
+ */
+#define WR_NR_ALGOS		4
+/* struct wr_algo.fleet_kind of an algorithm no fleet limit can have. */
+#define WR_FLEET_KIND_NONE	0xff
+
+struct wr_algo {
+	const char *name;	/* as rules, configs and `top` spell it */
+	/*
+	 * Fleet limits: the kind user/fleet/sync.lua knows a key of it by (0:
+	 * a token bucket, its TAT; 1 and 2: a window, its counts), and the
+	 * doubles its answer holds per key.
+	 */
+	__u8 fleet_kind;
+	__u8 fleet_answer;
+};
+
+/* The row of algorithm algo; a token bucket's for a value no limit has. */
+static inline const struct wr_algo *wr_algo(__u32 algo)
+{
+	static const struct wr_algo algos[WR_NR_ALGOS] = {
+		[WEIR_ALGO_GCRA]	= { "token-bucket", 0, 1 },
+		[WEIR_ALGO_FIXED]	= { "fixed-window", 1, 4 },
+		[WEIR_ALGO_SLIDING]	= { "sliding-window", 2, 4 },
+		[WEIR_ALGO_CONNS]	= { "conns", WR_FLEET_KIND_NONE, 0 },
+	};
+
+	return &algos[algo < WR_NR_ALGOS ? algo : WEIR_ALGO_GCRA];
+}
+
+/* The algorithm a name spells (wr_algo()'s), or -1. */
+static inline int wr_algo_by_name(const char *name)
+{
+	__u32 a;
+
+	for (a = 0; a < WR_NR_ALGOS; a++)
+		if (!__builtin_strcmp(name, wr_algo(a)->name))
+			return a;
+	return -1;
+}
+
+/*
+ * What a full bucket of limit l holds, in the measure of its state: a
+ * token bucket's tolerance (ns its TAT may run ahead of now), a window's
+ * limit (its count). A state at more than half of it is half spent.
+ */
+static inline __u64 wr_limit_budget(const struct weir_limit *l)
+{
+	return wr_limit_windowed(l) ? l->rate : l->tolerance;
+}
+
+/*
+ * What a bucket state (word, aux) of limit l has left at now, and in
+ * *refill_ns when more comes: a token bucket's tokens and the next one;
+ * a window's cost it would still admit and when its next window starts (a
+ * fleet window's on the fleet's clock, win_off: wr_limit_wnow). What `top`
+ * shows.
+ */
+static inline __u64 wr_limit_remaining(const struct weir_limit *l, __u64 word, __u64 aux,
+				       __u64 now, __u64 win_off, __u64 *refill_ns)
+{
+	__u64 period = wr_limit_period_ns(l), next, prev;
+	__u64 lo = 0, hi = l->rate, mid;
+
+	switch (l->algo) {
+	case WEIR_ALGO_FIXED:
+		now = wr_limit_wnow(l, now, win_off);
+		*refill_ns = period - now % period;
+		return wr_fixed_admit(word, now, period, 0, l->rate, &next) ? l->rate - (__u32)next
+									   : 0;
+	case WEIR_ALGO_SLIDING:
+		now = wr_limit_wnow(l, now, win_off);
+		*refill_ns = period - now % period;
+		/* The largest cost it would still admit, found by bisection. */
+		while (lo < hi) {
+			mid = lo + (hi - lo + 1) / 2;
+			if (wr_sliding_admit(word, aux, now, period, mid, l->rate, &next, &prev))
+				lo = mid;
+			else
+				hi = mid - 1;
+		}
+		return lo;
+	default:
+		return wr_gcra_remaining(l, word, now, refill_ns);
+	}
 }
 
 /* Fill in the key masks of a limit from its prefix lengths. */

@@ -6,7 +6,7 @@
  * What runs is the real thing: each of N = 1..4 hosts is its own loaded
  * instance of the BPF object (its own wr_state, wr_agg, wr_fleet_use), its
  * packets go through bpf_prog_test_run with the manual clock, and its sync
- * is user/fleet/fleet.c's own (wr_fleet_open / wr_fleet_sync: gather, the Lua
+ * is user/fleet/'s own (wr_fleet_open / wr_fleet_sync: gather, the Lua
  * scripts, the fold into the mapped buckets), talking to a redis-server
  * this program starts on 127.0.0.1 at a port the kernel picked. Only time
  * is simulated, through struct wr_fleet_hooks: one simulation clock drives
@@ -103,10 +103,11 @@
 
 #include "bpf_harness.h"
 #include "fleet/fleet.h"
+#include "../tools/rand.h"
 
 #define HOSTS_MAX	4
 #define NO_TIME		(~0ULL)
-/* user/fleet/fleet.c's FLEET_COOL, the fraction of R its unsent keys may reach */
+/* user/fleet/fleet_int.h's FLEET_COOL, the fraction of R its unsent keys may reach */
 #define FLEET_F		(1.0 / 8)
 /* bpf/limit.h's WR_FLEET_SAMPLE: one charge in 32 tracks an untracked key */
 #define SAMPLE_ONE_IN	32
@@ -199,13 +200,13 @@ static pid_t redis_pid;
 static int redis_port;
 static char redis_dir[64];
 
-/* xorshift64*: the traces' randomness, seeded. */
+/* The traces' randomness, seeded: the tests' and tools' one generator. */
 static __u64 rnd(__u64 *s)
 {
-	*s ^= *s >> 12;
-	*s ^= *s << 25;
-	*s ^= *s >> 27;
-	return *s * 0x2545F4914F6CDD1DULL;
+	uint64_t x = *s, r = wr_xorshift64s(&x);
+
+	*s = x;
+	return r;
 }
 
 static double rnd01(__u64 *s)
@@ -591,7 +592,7 @@ static void host_sync(struct host *h)
 				continue;
 			v = rcmd("GET %s", k->element[j]->str);
 			if (v && v->type == REDIS_REPLY_STRING && v->len == sizeof(double)) {
-				/* A little-endian double (user/fleet/fleet.c's sync_lua) */
+				/* A little-endian double (user/fleet/sync.lua) */
 				__u64 b;
 				double tat;
 

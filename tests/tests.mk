@@ -13,7 +13,7 @@ $(TEST_OUT):
 # suites first, from `make --no-print-directory -s print-c-suites`.
 C_UNIT_SUITES := $(patsubst tests/%.c,%,$(sort $(wildcard tests/unit.c tests/*_unit.c)))
 C_BPF_SUITES  := $(patsubst tests/%.c,%,$(sort $(wildcard tests/bpf_*.c)))
-# tests/fleet_sim.c: the BPF object and the daemon's fleet sync (user/fleet/fleet.c
+# tests/fleet_sim.c: the BPF object and the daemon's fleet sync (user/fleet/*.c
 # and what it needs, main.c aside) against a real redis-server.
 C_FLEET_SUITES := fleet_sim
 C_SUITES      := $(C_UNIT_SUITES) $(C_BPF_SUITES) $(C_FLEET_SUITES)

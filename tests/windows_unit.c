@@ -801,6 +801,72 @@ TEST_CASE(byte_costs)
 	CHECK_EQ(s.word, wr_win_pack(K0 + 1, L - 47250));
 }
 
+/*
+ * What `top` shows of a window (wr_limit_remaining): what it would still
+ * admit, the very cost the meter admits and one more it refuses, and the
+ * time to the next window; a fleet window's on the fleet's clock.
+ */
+TEST_CASE(window_remaining_is_what_the_meter_admits)
+{
+	const __u64 L = 100, P = 60 * SEC;
+	__u64 refill = 0, at = K0 * P + P / 4, left;
+	struct meter f, s;
+
+	meter_init(&f, WEIR_ALGO_FIXED, L, 60000, 0, WEIR_COST_PKT);
+	meter_init(&s, WEIR_ALGO_SLIDING, L, 60000, 0, WEIR_COST_PKT);
+	CHECK_EQ(meter_admit(&f, at, 30), 1);
+	CHECK_EQ(wr_limit_remaining(&f.l, f.word, f.aux, at, 0, &refill), 70);
+	CHECK_EQ(refill, P - P / 4);
+	CHECK_EQ(meter_admit(&s, at, 60), 1);
+	/* Half into the next window, half the 60 still count. */
+	left = wr_limit_remaining(&s.l, s.word, s.aux, (K0 + 1) * P + P / 2, 0, &refill);
+	CHECK_EQ(left, meter_left(&s, (K0 + 1) * P + P / 2, L));
+	CHECK_EQ(left, 70);
+	CHECK_EQ(refill, P / 2);
+	CHECK_EQ(meter_admit(&s, (K0 + 1) * P + P / 2, left + 1), 0);
+	/* A fleet window turns on the fleet's clock, here 7/8 of a window ahead. */
+	f.l.fleet = 1;
+	CHECK_EQ(wr_limit_remaining(&f.l, f.word, f.aux, at, P - P / 8, &refill), L);
+	CHECK_EQ(refill, P - P / 8);
+}
+
+/*
+ * One row per algorithm (wr_algo): names read back to their algorithm,
+ * what the fleet's sync sends and expects follows the kind, and a count
+ * weighs in the windows wr_win_idle_at keeps it for.
+ */
+TEST_CASE(algo_table)
+{
+	__u32 a;
+
+	for (a = 0; a < WR_NR_ALGOS; a++) {
+		const struct wr_algo *r = wr_algo(a);
+
+		CHECK(r->name && wr_algo_by_name(r->name) == (int)a, "algo %u", a);
+		if (a == WEIR_ALGO_CONNS)
+			CHECK_EQ(r->fleet_kind, WR_FLEET_KIND_NONE);
+		else
+			CHECK_EQ(r->fleet_answer, a == WEIR_ALGO_GCRA ? 1 : 4);
+		CHECK_EQ(wr_win_idle_at(a, wr_win_pack(K0, 1), SEC), (K0 + wr_win_life(a)) * SEC);
+	}
+	CHECK_EQ(strcmp(wr_algo(WEIR_ALGO_SLIDING)->name, "sliding-window"), 0);
+	CHECK_EQ(wr_win_life(WEIR_ALGO_SLIDING), 2);
+	CHECK_EQ(wr_win_life(WEIR_ALGO_FIXED), 1);
+	CHECK_EQ(wr_algo_by_name("leaky-bucket"), -1);
+	CHECK_EQ(wr_algo(WR_NR_ALGOS + 3), wr_algo(WEIR_ALGO_GCRA));
+}
+
+/* A full bucket: a window's limit, in counts; a token bucket's tolerance, in ns. */
+TEST_CASE(limit_budget)
+{
+	struct meter w, g;
+
+	meter_init(&w, WEIR_ALGO_SLIDING, 600, 60000, 0, WEIR_COST_PKT);
+	meter_init(&g, WEIR_ALGO_GCRA, 10, 1000, 20, WEIR_COST_PKT);
+	CHECK_EQ(wr_limit_budget(&w.l), 600);
+	CHECK_EQ(wr_limit_budget(&g.l), 20 * (SEC / 10));
+}
+
 int main(void)
 {
 	return check_run_all();

@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <string.h>
+#include "fleet/fleet.h"
 #include "cmd/cmd.h"
 #include "config/config_int.h"
 #include "weir_limiter.h"
@@ -20,8 +21,8 @@ static void usage_check(void)
 }
 
 /*
- * The accuracy of each fleet limit at the configured interval (README
- * "Fleet-wide limits"): once a key is hot, the fleet admits at most burst +
+ * The accuracy of each fleet limit at the configured interval (docs/fleet.md,
+ * wr_fleet_bound): once a key is hot, the fleet admits at most burst +
  * rate x t plus rate x (interval + round trip) per host; before (a host
  * reports a key once its own bucket for it is half spent), each host may
  * add a burst and what its bucket refills meanwhile. A fleet window admits
@@ -33,7 +34,6 @@ static void usage_check(void)
 static void print_fleet_bounds(const struct wr_cfg *cfg)
 {
 	const struct weir_ruleset *rs = cfg->rules;
-	double lag_s = (cfg->fleet.interval_ms + 1) / 1000.0;
 	__u32 i, j;
 
 	if (!cfg->fleet.on)
@@ -42,7 +42,7 @@ static void print_fleet_bounds(const struct wr_cfg *cfg)
 	for (i = 0; i < rs->nr_rules && i < WEIR_MAX_RULES; i++)
 		for (j = 0; j < rs->rules[i].nr_limits && j < WEIR_MAX_LIMITS; j++) {
 			const struct weir_limit *l = &rs->rules[i].limits[j];
-			double per_s = l->rate * 1000.0 / (l->period_ms ? l->period_ms : 1000);
+			struct wr_fleet_bound b = wr_fleet_bound(l, cfg->fleet.interval_ms);
 			const char *unit = l->cost == WEIR_COST_BYTE ? "bytes" : "packets";
 
 			if (!l->fleet)
@@ -57,8 +57,9 @@ static void print_fleet_bounds(const struct wr_cfg *cfg)
 				print_u64("per_window", "%llu ", l->rate);
 				print_str("unit", "%s", unit);
 				print_u64("turn_lag_ms", " + what the source sends the fleet in the "
-					  "%llu ms after each turn (the hosts sync then: 2 ms + the "
-					  "round trip, 1 ms);", 3);
+					  "%llu ms after each turn", b.lag_ns / 1000000);
+				print_text(" (the hosts sync then: %llu ms + the round trip, %llu ms);",
+					   WR_FLEET_TURN_NS / 1000000, WR_FLEET_RTT_NS / 1000000);
 				print_u64("first_per_host", " before a host first syncs a source, up "
 					  "to %llu more on it and what it admits in an interval\n",
 					  l->rate);
@@ -66,9 +67,10 @@ static void print_fleet_bounds(const struct wr_cfg *cfg)
 				continue;
 			}
 			print_double("lag_per_host", "once a key is hot, the fleet admits at most "
-				     "burst + rate x t + %.0f ", per_s * lag_s);
+				     "burst + rate x t + %.0f ", b.per_host);
 			print_str("unit", "%s", unit);
-			print_text(" per host (rate x (interval %u ms + 1 ms));", cfg->fleet.interval_ms);
+			print_text(" per host (rate x (interval %u ms + %llu ms));", cfg->fleet.interval_ms,
+				   WR_FLEET_RTT_NS / 1000000);
 			print_u64("first_per_host", " before (a host reports a key once it sees it "
 				  "over the rate), up to %llu more per host and what its bucket "
 				  "refills meanwhile\n", l->burst);

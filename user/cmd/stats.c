@@ -295,35 +295,6 @@ static int rule_by_uid(const struct weir_ruleset *rs, __u32 uid)
 	return -1;
 }
 
-/*
- * What a bucket has left at now and when more comes: tokens and the next
- * one for a token bucket; for a window, what is left of it and when the
- * next window starts (a fleet window's on the fleet's clock, win_off).
- */
-static __u64 remaining(const struct weir_limit *l, const struct weir_state *st, __u64 now,
-		       __u64 win_off, __u64 *refill)
-{
-	__u64 period = wr_limit_period_ns(l), next, prev;
-	__u64 lo = 0, hi = l->rate, mid;
-
-	if (l->algo == WEIR_ALGO_GCRA)
-		return wr_gcra_remaining(l, st->tat, now, refill);
-	now = wr_limit_wnow(l, now, win_off);
-	*refill = period - now % period;
-	if (l->algo == WEIR_ALGO_FIXED)
-		return wr_fixed_admit(st->tat, now, period, 0, l->rate, &next)
-			       ? l->rate - (__u32)next : 0;
-	/* Sliding: the largest cost it would still admit, found by bisection. */
-	while (lo < hi) {
-		mid = lo + (hi - lo + 1) / 2;
-		if (wr_sliding_admit(st->tat, st->aux, now, period, mid, l->rate, &next, &prev))
-			lo = mid;
-		else
-			hi = mid - 1;
-	}
-	return lo;
-}
-
 static void print_row(const struct weir_ruleset *rs, const struct top_row *row, __u64 now,
 		      __u64 win_off)
 {
@@ -336,7 +307,7 @@ static void print_row(const struct weir_ruleset *rs, const struct top_row *row, 
 		snprintf(src, sizeof(src), "all");
 	else
 		format_cidr(row->key.family, row->key.addr, row->key.plen, src, sizeof(src));
-	left = remaining(l, &row->st, now, win_off, &refill);
+	left = wr_limit_remaining(l, row->st.tat, row->st.aux, now, win_off, &refill);
 	/* The limit by what it says ("src/24 100pps"), not by its index. */
 	{
 		char rate[40];
@@ -357,8 +328,7 @@ static void print_row(const struct weir_ruleset *rs, const struct top_row *row, 
 	print_u64("drops", " %12llu", row->st.drops);
 	print_u64("tokens", " %10llu", left);
 	print_str("unit", NULL, l->cost == WEIR_COST_PKT ? "packets" : "bytes");
-	print_str("algo", NULL, l->algo == WEIR_ALGO_FIXED ? "fixed-window"
-				: l->algo == WEIR_ALGO_SLIDING ? "sliding-window" : "token-bucket");
+	print_str("algo", NULL, wr_algo(l->algo)->name);
 	print_double("refill_ms", " %10.1f", refill / 1e6);
 	print_double("last_drop_s_ago", " %8.1f\n",
 		     now > row->st.last_drop ? (now - row->st.last_drop) / 1e9 : 0.0);

@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * Fleet-wide limits: the daemon's sync of hot keys with Redis (fleet.c).
+ * Fleet-wide limits: the daemon's sync of hot keys with Redis (user/fleet/:
+ * fleet_int.h says which file does what).
  */
 #ifndef WEIR_FLEET_H
 #define WEIR_FLEET_H
 
 #include "config/config.h"
+#include "weir_limiter.h"
 
 struct wr_fleet;
 
@@ -70,5 +72,37 @@ void wr_fleet_close(struct wr_fleet *f);
 int wr_fleet_key_name(const char *fleet, const char *rule, __u32 li, const struct weir_limit *l,
 		      const struct weir_key *k, char *buf, size_t len);
 
+/* A sync this long after a fleet window turns (wr_fleet_turn_after): every data path has turned. */
+#define WR_FLEET_TURN_NS	(2 * 1000000ULL)
+/* The round trip to Redis the accuracy wr_fleet_bound() states assumes: a LAN's. */
+#define WR_FLEET_RTT_NS		(1 * 1000000ULL)
+
+/*
+ * The accuracy of fleet limit l under a sync interval, as `weir check`
+ * prints it (README "Fleet-wide limits"): lag_ns, how long a host admits on
+ * what it has not yet heard from the fleet, and per_host, what each host
+ * may admit beyond the fleet's bound meanwhile, in l's units. A token
+ * bucket: an interval and a round trip (WR_FLEET_RTT_NS) at its rate, once
+ * a key is hot. A window: the hosts sync WR_FLEET_TURN_NS after each turn
+ * and hand out its shares a round trip later; what comes in that time is
+ * whatever the source sends, not a rate (per_host 0).
+ */
+struct wr_fleet_bound {
+	__u64 lag_ns;
+	double per_host;
+};
+
+static inline struct wr_fleet_bound wr_fleet_bound(const struct weir_limit *l, __u32 interval_ms)
+{
+	struct wr_fleet_bound b = { 0, 0 };
+
+	if (wr_limit_windowed(l)) {
+		b.lag_ns = WR_FLEET_TURN_NS + WR_FLEET_RTT_NS;
+		return b;
+	}
+	b.lag_ns = interval_ms * 1000000ULL + WR_FLEET_RTT_NS;
+	b.per_host = (double)l->rate * b.lag_ns / wr_limit_period_ns(l);
+	return b;
+}
 
 #endif /* WEIR_FLEET_H */

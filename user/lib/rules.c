@@ -56,13 +56,6 @@ static int bad(struct wr_perr *pe, int word, const char *what, const char *val)
 #define VAL(p) ((p)->argv[(p)->i + 1])
 #define AT(p) ((p)->i + 1)
 
-static const char *const algo_names[] = {
-	[WEIR_ALGO_GCRA] = "token-bucket",
-	[WEIR_ALGO_FIXED] = "fixed-window",
-	[WEIR_ALGO_SLIDING] = "sliding-window",
-	[WEIR_ALGO_CONNS] = "conns",
-};
-
 /* The smallest burst of a byte token bucket: one full-size packet's IP length. */
 #define WR_MIN_BYTE_BURST 1500
 
@@ -79,7 +72,7 @@ static int limit_finish(struct weir_limit *l, bool burst_set, struct wr_perr *pe
 		/* A window admits `rate` per window; there is no separate burst. */
 		if (burst_set)
 			return perr(pe, word, -EINVAL, "burst applies to token-bucket limits; a "
-				    "%s admits its rate per window", algo_names[l->algo]);
+				    "%s admits its rate per window", wr_algo(l->algo)->name);
 		if (l->rate > UINT32_MAX)
 			return perr(pe, word, -ERANGE, "a window counts at most %u per window",
 				    UINT32_MAX);
@@ -469,10 +462,9 @@ static int kw_algo(struct wr_rule_parser *p)
 
 	if (!p->l)
 		return perr(p->pe, p->i, -EINVAL, "\"algo\" must follow a limit");
-	for (a = 0; a < WEIR_ALGO_CONNS; a++)
-		if (!strcmp(val, algo_names[a]))
-			break;
-	if (a == WEIR_ALGO_CONNS || p->l->algo == WEIR_ALGO_CONNS)
+	/* conns is a limit of its own ("conns N"), not an algo of a rate. */
+	a = wr_algo_by_name(val);
+	if (a < 0 || a == WEIR_ALGO_CONNS || p->l->algo == WEIR_ALGO_CONNS)
 		return bad(p->pe, AT(p), "algo (token-bucket, fixed-window, sliding-window)", val);
 	p->l->algo = a;
 	return 1;
@@ -480,8 +472,8 @@ static int kw_algo(struct wr_rule_parser *p)
 
 static void print_algo(const struct weir_limit *l)
 {
-	print_str("algo", l->algo == WEIR_ALGO_FIXED || l->algo == WEIR_ALGO_SLIDING
-				  ? " algo %s" : NULL, algo_names[l->algo % 4]);
+	/* Text names a window's algo; a token bucket's is the default, a cap's its keyword. */
+	print_str("algo", wr_limit_windowed(l) ? " algo %s" : NULL, wr_algo(l->algo)->name);
 }
 
 static int kw_action(struct wr_rule_parser *p)
