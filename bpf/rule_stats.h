@@ -10,6 +10,7 @@
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include "compat.bpf.h"
+#include "verdict.h"
 #include "weir.h"
 #include "weir_limiter.h"
 #include "maps.h"

@@ -19,6 +19,7 @@
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include "compat.bpf.h"
+#include "verdict.h"
 #include "weir.h"
 #include "weir_parse.h"
 #include "weir_limiter.h"
