@@ -46,8 +46,10 @@ send() {
 	local srv rc
 	in_ns "$RCV" "$BUILD/wrserve" --listen "$1" --port $PORT --duration 60 >/dev/null 2>&1 &
 	srv=$!
-	for _ in $(seq 50); do
-		in_ns "$RCV" ss -Hltn "sport = :$PORT" | grep -q . && break
+	# Its own listener, on this address (a busy machine may take seconds to
+	# start it; the client must not meet a port nothing listens on yet).
+	for _ in $(seq 300); do
+		in_ns "$RCV" ss -Hltn "sport = :$PORT" | grep -qF "$1" && break
 		sleep 0.1
 	done
 	in_ns "$SND" timeout 50 bash -c "head -c $2 /dev/zero >/dev/tcp/$1/$PORT"
