@@ -12,6 +12,7 @@
 #   make fuzz       every libFuzzer target for FUZZ_SECS each (default 300)
 #   make soak       a 60 s spoofed-source flood against the daemon, and a SYN cookie going stale
 #   make test-kernels  Debian's 6.1, 6.12 and 5.10 kernels in qemu: docs/KERNELS.md
+#   make test-trixie   build, test and package in a fresh Debian 13 root (tests/trixie.sh)
 #   V=1             show the commands
 #   SANITIZE=1      ASan + UBSan in the userspace and test builds, into build-san
 
