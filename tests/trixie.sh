@@ -15,7 +15,10 @@
 # for their files. Every run works in an overlay over it, mounted with
 # /proc, /sys, /dev and a bpffs of its own in a private mount namespace of
 # each command: the kept root never changes, and removing the run's
-# directory never reaches into a mounted filesystem.
+# directory never reaches into a mounted filesystem. /sys/fs/cgroup is
+# left as the root has it, empty: bpf_limits' sock_ops cases attach to
+# the cgroup v2 the suite is in, and skip without one, as on a host whose
+# /sys/fs/cgroup is not cgroup2 (this one's is cgroup v1 and a tmpfs).
 #
 #   TRIXIE_MIRROR   the Debian mirror (default http://deb.debian.org/debian)
 #   TRIXIE_REBUILD=1  make the root again even if the stamp matches
