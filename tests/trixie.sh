@@ -28,7 +28,7 @@ cd "$(dirname "$0")/.."
 require_root trixie
 RELEASE=trixie
 MIRROR=${TRIXIE_MIRROR:-http://deb.debian.org/debian}
-CASES=(root packages deps build build-tests suites cli config deb deb-install version)
+CASES=(root packages deps build hiredis-timeout build-tests suites cli config deb deb-install version)
 
 skip_all() {
 	local c
@@ -184,6 +184,48 @@ in_root test -x /src/build/weir || fail "no build/weir"
 w=$(grep -c 'warning:' "$T/build.log")
 [ "$w" -eq 0 ] || fail "$w warnings: $(grep -m2 'warning:' "$T/build.log" | tr '\n' ' ')"
 end_case trixie-build
+
+# user/fleet/fleet.c counts a command that got no reply in time as a
+# timeout when hiredis says REDIS_ERR_IO with errno EAGAIN (or ETIMEDOUT),
+# which is what Debian 12's hiredis 0.14 does on a blocking read past
+# redisSetTimeout. hiredis 1.x has a REDIS_ERR_TIMEOUT of its own: which
+# one a read past the timeout gets is probed here, against the root's
+# libhiredis.a as weir links it, on a listener that never answers.
+begin_case
+in_root sh -c 'cat >/tmp/hiredis_timeout.c' <<'EOF'
+#include <errno.h>
+#include <stdio.h>
+#include <arpa/inet.h>
+#include <sys/socket.h>
+#include <hiredis/hiredis.h>
+
+int main(void)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	struct timeval tv = { 0, 200000 };
+	socklen_t len = sizeof(a);
+	redisContext *c;
+	int s = socket(AF_INET, SOCK_STREAM, 0);
+
+	if (s < 0 || bind(s, (void *)&a, sizeof(a)) || listen(s, 4) || getsockname(s, (void *)&a, &len))
+		return 2;
+	c = redisConnectWithTimeout("127.0.0.1", ntohs(a.sin_port), tv);
+	if (!c || c->err || redisSetTimeout(c, tv) != REDIS_OK)
+		return 2;
+	errno = 0;
+	if (redisCommand(c, "PING"))
+		return 2;
+	printf("hiredis %d.%d.%d: err %d, errno %d, \"%s\"\n", HIREDIS_MAJOR, HIREDIS_MINOR,
+	       HIREDIS_PATCH, c->err, errno, c->errstr);
+	return !(c->err == REDIS_ERR_IO && (errno == EAGAIN || errno == ETIMEDOUT));
+}
+EOF
+out=$(in_src 'gcc -Wall -Werror -o /tmp/hiredis_timeout /tmp/hiredis_timeout.c -l:libhiredis.a &&
+	/tmp/hiredis_timeout' 2>&1)
+rc=$?
+echo "# $out"
+[ "$rc" -eq 0 ] || fail "a read past the timeout is not REDIS_ERR_IO with EAGAIN (exit $rc): $out"
+end_case trixie-hiredis-timeout
 
 C_SUITES=$(in_src 'make --no-print-directory -s print-c-suites' 2>/dev/null)
 begin_case
