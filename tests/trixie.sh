@@ -35,7 +35,7 @@ skip_all() {
 	for c in "${CASES[@]}"; do skip "trixie-$c" "$1"; done
 	exit 0
 }
-for t in mmdebstrap unshare chroot tar sha256sum flock; do
+for t in mmdebstrap unshare setpriv chroot tar sha256sum flock; do
 	command -v "$t" >/dev/null || skip_all "$t is missing (make test-deps installs it)"
 done
 grep -qw overlay /proc/filesystems || modprobe overlay 2>/dev/null ||
@@ -48,10 +48,12 @@ T=$(mktemp -d "${TMPDIR:-/tmp}/$TAG-trixie.XXXXXX")
 M=$T/merged
 mkdir -p "$T/upper" "$T/work" "$M"
 trixie_cleanup() {
+	[ -n "${IN_ROOT_PID:-}" ] && kill -KILL "$IN_ROOT_PID" 2>/dev/null && wait "$IN_ROOT_PID" 2>/dev/null
 	cleanup
 	rm -rf "$T"
 }
 trap trixie_cleanup EXIT
+trap 'exit 143' TERM
 
 # The Makefile's package lists, as make reads them.
 make_var() {
@@ -79,15 +81,22 @@ KEY=$( { echo "$RELEASE $MIRROR $CACHE_PKGS"; declare -f make_root; } | sha256su
 
 # in_root CMD...: CMD chrooted into the run's overlay over the root, with
 # /proc, /sys (the kernel's BTF, the bpffs under it), /dev and a /run of
-# its own, in a private mount namespace that ends with it.
+# its own, in a private mount namespace that ends with it, and a PID
+# namespace: whatever CMD starts ends with it. It runs in the background
+# and is waited for, so that a SIGTERM (run.sh's time limit) reaches the
+# trap below at once, which kills it; unshare dies with this shell too
+# (setpriv --pdeathsig), taking the namespaces along (--kill-child).
+IN_ROOT_PID=""
 in_root() {
-	unshare -m --propagation private sh -c '
+	setpriv --pdeathsig KILL unshare -m -p --kill-child --propagation private sh -c '
 		m=$1 lower=$2 t=$3; shift 3
 		mount -t overlay overlay -o "lowerdir=$lower,upperdir=$t/upper,workdir=$t/work" "$m" &&
 		mount -t proc proc "$m/proc" && mount -t sysfs sysfs "$m/sys" &&
 		mount -t bpf bpf "$m/sys/fs/bpf" && mount --rbind /dev "$m/dev" &&
 		mount -t tmpfs tmpfs "$m/run" || { echo "in_root: mounts failed" >&2; exit 125; }
-		exec chroot "$m" "$@"' sh "$M" "$ROOT" "$T" "$@"
+		exec chroot "$m" "$@"' sh "$M" "$ROOT" "$T" "$@" <&0 &
+	IN_ROOT_PID=$!
+	wait "$IN_ROOT_PID"
 }
 # in_src CMD: the shell command CMD in the tree's copy, /src.
 in_src() {
@@ -152,7 +161,7 @@ for p in $BUILD_PKGS $TEST_PKGS $DEB_PKGS; do
 	[ -n "$cand" ] && [ "$cand" != "(none)" ] || missing="$missing $p"
 done
 [ -z "$missing" ] || fail "not in $RELEASE:$missing"
-echo "# $(wc -w <<<"$BUILD_PKGS $TEST_PKGS $DEB_PKGS") package names, all in $RELEASE"
+echo "# $(wc -w <<<"$BUILD_PKGS $TEST_PKGS $DEB_PKGS") package names looked up in $RELEASE${missing:+, missing:$missing}"
 end_case trixie-packages
 
 # ---- the tree, as a newcomer has it ----
@@ -237,26 +246,37 @@ end_case trixie-build-tests
 # The C suites, then cli.sh and config.sh, each through tests/run.sh
 # (BUILD=build, as `make test` runs them) and each a case here, with its
 # summary and its time; the suite's own lines are kept behind '#' (the
-# runner outside counts only this suite's). bpf_datapath runs the cases of
-# TRIXIE_DATAPATH_CASES (names or patterns, WEIR_TEST_CASES of
-# tests/check.h; "all" for every case): the whole of it takes about ten
-# minutes on two CPUs, and `make test` runs all of it on this machine's
-# build already. The default is the cases make test-kernels picks to tell
-# kernels apart.
+# runner outside counts only this suite's). Two suites run some of their
+# cases (names or patterns, WEIR_TEST_CASES of tests/check.h; "all" for
+# every case), which `make test` runs in full on this machine's build
+# already: bpf_datapath the cases of TRIXIE_DATAPATH_CASES, by default
+# those make test-kernels picks to tell kernels apart (the whole suite takes
+# about ten minutes on two CPUs), and fleet_sim (about 20 s a case) those
+# of TRIXIE_FLEET_CASES, by default one host, a stalled Redis (hiredis'
+# timeouts) and the fleet windows, with and without a stall.
 DATAPATH_CASES=${TRIXIE_DATAPATH_CASES:-dp_per_src_burst_then_rate dp_check_then_charge dp_per_all_limit
 	dp_fault_fail_open_and_closed dp_stalled_claim_* dp_two_cpus_* dp_ipv6_extension_headers_matched
 	dp_vlan_limited_like_untagged tc_check_then_charge}
+FLEET_CASES=${TRIXIE_FLEET_CASES:-one_host stall windows windows_stall}
 # suite_case NAME SUITE: SUITE in the root, as the case NAME.
 suite_case() {
-	local name=$1 suite=$2 env="BUILD=build" s=$SECONDS out p f k
-	if [ "$suite" == build/tests/bpf_datapath ] && [ "$DATAPATH_CASES" != all ]; then
-		env="$env WEIR_TEST_CASES=$(set -f; printf '%q' "$(echo $DATAPATH_CASES)")"
+	local name=$1 suite=$2 env="BUILD=build" cases="" var="" s=$SECONDS out p f k
+	case $suite in
+	build/tests/bpf_datapath) cases=$DATAPATH_CASES var=TRIXIE_DATAPATH_CASES ;;
+	build/tests/fleet_sim) cases=$FLEET_CASES var=TRIXIE_FLEET_CASES ;;
+	esac
+	if [ -n "$cases" ] && [ "$cases" != all ]; then
+		cases=$(set -f; echo $cases)
+		env="$env WEIR_TEST_CASES=$(printf '%q' "$cases")"
+		var=" (the cases of $var: $cases)"
+	else
+		var=""
 	fi
 	begin_case
 	in_src "$env tests/run.sh $suite" >"$T/$name.log" 2>&1
 	out=$(grep -E '^(ok|not ok|skip) - ' "$T/$name.log")
 	p=$(grep -c '^ok - ' <<<"$out") f=$(grep -c '^not ok - ' <<<"$out") k=$(grep -c '^skip - ' <<<"$out")
-	echo "# $suite: $p passed, $f failed, $k skipped in $((SECONDS - s)) s${env#BUILD=build}"
+	echo "# $suite: $p passed, $f failed, $k skipped in $((SECONDS - s)) s$var"
 	grep -E '^(not ok|skip) - ' <<<"$out" | sed 's/^/#   /'
 	[ "$f" -eq 0 ] || fail "$f of $((p + f)) cases failed: $(grep -m2 '^not ok - ' <<<"$out" | tr '\n' ' ')"
 	[ "$p" -gt 0 ] || fail "no case passed: $(tail -3 "$T/$name.log" | tr '\n' ' ')"
@@ -264,7 +284,8 @@ suite_case() {
 }
 failed_suites=""
 for c in $C_SUITES; do
-	suite_case "trixie-$c" "build/tests/$c" | tee "$T/case.out"
+	suite_case "trixie-$c" "build/tests/$c" >"$T/case.out"
+	cat "$T/case.out"
 	grep -q '^not ok' "$T/case.out" && failed_suites="$failed_suites $c"
 done
 begin_case
@@ -280,7 +301,10 @@ VERSION=$(sed -n 's/^VERSION *:= *//p' Makefile)
 begin_case
 step deb 'make deb' || fail "make deb: $(tail_of deb 6)"
 sed -n 's/^\([EWIO]: .*\)/# lintian: \1/p' "$T/deb.log"
-DEB=$(in_src 'ls build/deb/*.deb' 2>/dev/null | head -1)
+# The package itself (beside it, debhelper's weir-dbgsym).
+DEB=build/deb/weir_${VERSION}-1_$(in_root dpkg --print-architecture).deb
+echo "# build/deb: $(in_src 'cd build/deb && echo *.deb' 2>&1)"
+in_root test -f "/src/$DEB" || DEB=""
 echo "# $RELEASE: $(in_root dpkg-query -W -f='${Package} ${Version}, ' debhelper lintian dpkg-dev 2>&1 | sed 's/, $//')"
 [ -n "$DEB" ] || fail "no package in build/deb"
 end_case trixie-deb
