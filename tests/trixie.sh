@@ -28,7 +28,7 @@ cd "$(dirname "$0")/.."
 require_root trixie
 RELEASE=trixie
 MIRROR=${TRIXIE_MIRROR:-http://deb.debian.org/debian}
-CASES=(root packages deps build hiredis-timeout build-tests suites cli config deb deb-install version)
+CASES=(root packages deps build hiredis-timeout build-tests verifier suites cli config deb deb-install version)
 
 skip_all() {
 	local c
@@ -242,6 +242,27 @@ begin_case
 step build-tests "make -j2 $(printf 'build/tests/%s ' $C_SUITES)" ||
 	fail "make the C suites: $(tail_of build-tests 6)"
 end_case trixie-build-tests
+
+# The object clang built, through this kernel's verifier on its own (bpftool
+# prog loadall, into the in-root bpffs that goes with the command): if it is
+# refused, which function and why, so that the BPF suites' "loading the BPF
+# object" failures below have their reason here.
+begin_case
+in_src 'mkdir -p /sys/fs/bpf/load && bpftool prog loadall build/weir.bpf.o /sys/fs/bpf/load' \
+	>"$T/verifier.log" 2>&1
+rc=$?
+if [ "$rc" -ne 0 ]; then
+	func=$(grep -oE '^Validating [a-z_0-9]+\(\)' "$T/verifier.log" | tail -1)
+	why=$(grep -E 'infinite loop|too complex|too large|invalid|unbounded|out of bounds|exceeds|R[0-9]+ ' \
+		"$T/verifier.log" | grep -v '^[0-9]*: (' | head -1)
+	src=$(grep -E '^; .* @ [a-z_.]+:[0-9]+$' "$T/verifier.log" | tail -1)
+	echo "# verifier: ${func:-the entry program}: ${why:-$(grep -m1 'failed to load' "$T/verifier.log")}"
+	echo "# verifier: last source line: ${src#; }"
+	fail "this kernel's verifier refuses build/weir.bpf.o (clang $(in_root clang -dumpversion 2>&1)): ${func:+$func: }$why"
+else
+	echo "# build/weir.bpf.o loads"
+fi
+end_case trixie-verifier
 
 # The C suites, then cli.sh and config.sh, each through tests/run.sh
 # (BUILD=build, as `make test` runs them) and each a case here, with its
