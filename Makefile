@@ -12,6 +12,7 @@
 #   make fuzz       every libFuzzer target for FUZZ_SECS each (default 300)
 #   make soak       a 60 s spoofed-source flood against the daemon, and a SYN cookie going stale
 #   make test-kernels  Debian's 6.1, 6.12 and 5.10 kernels in qemu: docs/KERNELS.md
+#   make test-trixie   build, test and package in a fresh Debian 13 root (tests/trixie.sh)
 #   V=1             show the commands
 #   SANITIZE=1      ASan + UBSan in the userspace and test builds, into build-san
 
@@ -48,7 +49,9 @@ USER_CFLAGS   := $(COMMON_CFLAGS) -Iuser -std=gnu11 -D_GNU_SOURCE -DWEIR_VERSION
 # libbpf linked statically (Debian's libbpf-dev ships the archive): the
 # binary then runs where the distribution's libbpf is older (Ubuntu 22.04
 # has 0.5) or missing; the rest are stable C libraries every distribution has.
-# hiredis (fleet limits) statically too: Debian 12's 0.14 is what it speaks.
+# hiredis (fleet limits) statically too: its blocking API, the same in
+# Debian 12's 0.14 and Debian 13's 1.2 (a read past the timeout is
+# REDIS_ERR_IO with EAGAIN in both: tests/trixie.sh probes it).
 # libxdp (sharing XDP with other programs through its dispatcher) statically
 # and before libbpf: Debian's libxdp.so would pull the system's libbpf.so
 # into the process beside the static one, two copies of libbpf in one

@@ -41,6 +41,7 @@ suites+=(
 	tests/permissions.sh
 	tests/loader.sh
 	tests/deb.sh
+	tests/trixie.sh
 	tests/kernels.sh
 	tests/memcheck.sh
 	tests/soak.sh

@@ -69,6 +69,15 @@ test: test-deps
 	$(Q)$(MAKE) --no-print-directory test-build
 	$(Q)PATH="$(CURDIR)/$(DEPS_BIN):$$PATH" BUILD=$(OUT) tests/run.sh
 
+# Debian 13 (trixie) from here: a fresh root (mmdebstrap, kept in
+# $(OUT)/trixie/ until its package list changes) in which `make deps`, `make`,
+# the C suites, tests/cli.sh and tests/config.sh, `make deb` and the
+# package's install run as on a new Debian 13 host (tests/trixie.sh).
+.PHONY: test-trixie
+test-trixie:
+	$(Q)tools/deps.sh mmdebstrap
+	$(Q)BUILD=$(OUT) tests/run.sh tests/trixie.sh
+
 # ---- fuzzing: libFuzzer targets built by clang with ASan and UBSan ----
 # tests/fuzz/fuzz_*.c, each linked with the userspace objects (main.c aside)
 # rebuilt for coverage. Alignment is not checked: the parser reads header
