@@ -445,6 +445,16 @@ __noinline int wr_rule_once(struct wr_eval *ev, const struct weir_rule *r, __u32
 
 	if (!ev || !r || n > WEIR_MAX_LIMITS)
 		return -1;
+#if __clang_major__ > 14
+	/*
+	 * n's bound as the verifier sees it: clang 19 (Debian 13), knowing
+	 * n <= 4, drops the walk's li < WEIR_MAX_LIMITS tests, and the
+	 * verifier, reloading n unbounded, then explores every jump it can
+	 * take (8193 at most). Clang 14's object (Debian 12), whose stack the
+	 * pre-6.2 verifiers count to the byte, is left as it is.
+	 */
+	barrier_var(n);
+#endif
 	/*
 	 * ev->seen: where each per-source bucket was found, 2 bits (its way)
 	 * a limit; ev->charged: the limits charged, a bit each. In ev rather

@@ -31,7 +31,18 @@ __noinline int wr_capacity_op(const struct weir_shed *sh, __u32 cls, __u32 len, 
 
 	if (!sh)
 		return 1;
+	/*
+	 * Clang 19 (Debian 13) keeps these loops rolled, in a form the verifier
+	 * takes for an infinite loop; clang 14 (Debian 12) unrolls them by
+	 * itself, and its object, measured on each kernel, is left as it is.
+	 */
+#if __clang_major__ > 14
+#pragma unroll
+#endif
 	for (k = 0; k < 2; k++) {
+#if __clang_major__ > 14
+#pragma unroll
+#endif
 		for (b = 0; b < 2; b++) {
 			const struct weir_limit *l = b ? &sh->cap[k].noncrit : &sh->cap[k].total;
 			struct weir_state *st;
