@@ -50,7 +50,8 @@ def sources():
 def strip_comments(text):
     text = re.sub(r"/\*.*?\*/", " ", text, flags=re.S)
     text = re.sub(r"//[^\n]*", " ", text)
-    return re.sub(r'"(\\.|[^"\\])*"', '""', text)
+    text = re.sub(r"'(\\.|[^'\\\n])'", "' '", text)
+    return re.sub(r'"(\\.|[^"\\\n])*"', '""', text)
 
 
 def layer_of(path):

@@ -38,19 +38,6 @@
 #include "daemon/daemon.h"
 #include "daemon/daemon_int.h"
 
-/* ---- logging ---- */
-
-void dlog(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	fputs("weir: ", stderr);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
-	va_end(ap);
-}
-
 /* ---- systemd readiness, without libsystemd ---- */
 
 static void sd_notify(const char *state)

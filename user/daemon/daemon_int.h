@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * The daemon's own state, shared by its files: daemon.c (apply, reload,
- * the loop), events.c (log lines of limited sources). Nothing outside
+ * the loop), events.c (log lines of limited sources), log.c. Nothing outside
  * daemon/ includes this; cmd/run.c starts the daemon through daemon.h.
  */
 #ifndef WEIR_DAEMON_INT_H
@@ -45,7 +45,7 @@ struct daemon {
 	unsigned int fleet_mult;	/* the multiplier the live rule set carries */
 };
 
-/* A line of the daemon's log, on stderr: "weir: ..." */
+/* log.c: a line of the daemon's log, on stderr: "weir: ..." */
 void dlog(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /*
