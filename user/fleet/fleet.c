@@ -2,7 +2,7 @@
 /*
  * Fleet-wide limits: one token bucket (or window) per key for a whole
  * fleet of hosts, enforced by each host's data path, kept in step through
- * Redis. Windows are counts, not rates: see sync_lua and take_win for how
+ * Redis. Windows are counts, not rates: see sync.lua and take_win (sync.c) for how
  * they are shared out; what follows is said of token buckets.
  *
  * Redis is never on the packet path. The data path notes what it charges to

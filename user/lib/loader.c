@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * The BPF object and its bpffs root: loading (for this kernel), pinning,
- * the root lock, and the sock_ops connection counter. Map access is in
- * maps.c, attachments in links.c, the attach/detach/status commands in
- * attach.c.
+ * The BPF object: loading it (for this kernel), pinning it, and the
+ * sock_ops connection counter. The bpffs root and its lock are pins.c, map
+ * access maps.c, attachments links.c, the attach/detach/status commands
+ * cmd/attach.c.
  *
  * Layout under the bpffs root (default /sys/fs/bpf/weir):
  *   wr_*            maps, pinned by name by libbpf

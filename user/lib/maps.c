@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * The pinned maps: opening them all (each checked against its shape in
- * WR_MAPS), the writers' lock around a change, the config and the live
- * rule set, per-CPU sums, and the clock userspace shares with the data path.
+ * WR_MAPS), the config and the live rule set, per-CPU sums and the
+ * refusals still waiting per CPU. A writer's session around a change is
+ * session.c; the clock userspace shares with the data path, util.h.
  */
 #include <errno.h>
 #include <limits.h>

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * Adaptive shedding: the utilization signals, the controller step that the
- * daemon runs every interval, and `weir shed`.
+ * Adaptive shedding: the utilization signals and the controller step that
+ * the daemon runs every interval (`weir shed` is cmd/shed.c).
  *
  * The pinned wr_shed entry is the source of truth for S: the controller
  * reads it, steps it and writes it back with the per-class thresholds, so
