@@ -306,8 +306,8 @@ int wr_shed_configure(const struct wr_maps *m, const struct wr_cfg_shed *shed,
 	return wr_shed_write(m->shed, &sh);
 }
 
-int wr_shed_step_once(const struct wr_maps *m, const struct wr_cfg_shed *shed, struct wr_signal *sigs,
-		      double *s_before, double *s_after)
+int wr_shed_step_once(const struct wr_maps *m, const struct wr_cfg_shed *shed,
+		      struct wr_signal *sigs, double *s_before, double *s_after)
 {
 	struct weir_shed sh;
 	__u64 now = wr_mono_ns();

@@ -63,8 +63,8 @@ int wr_shed_write(int fd, const struct weir_shed *sh);
 int wr_shed_configure(const struct wr_maps *m, const struct wr_cfg_shed *shed,
 		      const struct wr_cfg_capacity *capacity);
 /* Read every signal, move S, write the thresholds. */
-int wr_shed_step_once(const struct wr_maps *m, const struct wr_cfg_shed *shed, struct wr_signal *sigs,
-		      double *s_before, double *s_after);
+int wr_shed_step_once(const struct wr_maps *m, const struct wr_cfg_shed *shed,
+		      struct wr_signal *sigs, double *s_before, double *s_after);
 
 
 #endif /* WEIR_USER_SHED_H */
