@@ -341,6 +341,35 @@ int weir_xdp(struct xdp_md *ctx)
 	return v == WR_VERDICT_DROP ? XDP_DROP : XDP_PASS;
 }
 
+/*
+ * weir_xdp as a member of libxdp's dispatcher (user/lib/xdpmulti.c loads it
+ * as an extension program in the dispatcher's slot): the same verdicts,
+ * without the tail call into the cookie programs. Since Linux 6.13 (and
+ * in the 6.12 stable kernels that took the change: Debian's 6.12.117
+ * refused it, 6.1.0-56 does not check) an extension program
+ * that may change packet data (and a tail call counts as one that may)
+ * cannot replace a function that does not, and libxdp's dispatcher slots
+ * before libxdp 1.5.5 (Debian 12's 1.3, Debian 13's 1.5.4) do not: with
+ * the tail call in it, the kernel refused to move the copy into the
+ * dispatcher (EINVAL). No cookie is lost by leaving it out: the entry's
+ * cookie programs cannot be reached from an extension before 6.5 anyway,
+ * so rules with action cookie are refused while weir is in a dispatcher
+ * (wr_cookie_guard), and a SYN or ACK such a rule would take has the
+ * fallback verdict. Not loaded with the entry ("?xdp"): only the
+ * dispatcher's copy loads it.
+ */
+SEC("?xdp")
+int weir_xdpm(struct xdp_md *ctx)
+{
+	void *data = (void *)(long)ctx->data;
+	void *data_end = (void *)(long)ctx->data_end;
+	int v = weir_core(data, data_end, data_end - data, 1, ctx, NULL);
+
+	if (v == WR_VERDICT_COOKIE || v == WR_VERDICT_ACK)
+		v = cookie_fallback(v);
+	return v == WR_VERDICT_DROP ? XDP_DROP : XDP_PASS;
+}
+
 SEC("tc")
 int weir_tc(struct __sk_buff *skb)
 {

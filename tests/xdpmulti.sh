@@ -212,7 +212,7 @@ if [ -n "$HAVE_DISPATCHER" ] && want xf-first; then
 	wr status | grep -q "mode native (libxdp dispatcher, priority 20)" ||
 		fail "status text: $(wr status | grep attached)"
 	progs=$(loader_progs | sort | tr '\n' ' ')
-	[ "$progs" = "weir_xdp xdpfilt_alw_all " ] || fail "xdp-loader status lists: $progs"
+	[ "$progs" = "weir_xdpm xdpfilt_alw_all " ] || fail "xdp-loader status lists: $progs"
 	[ "$(hook_prog)" = xdp_dispatcher ] || fail "hook holds $(hook_prog)"
 	# The SYN-cookie programs are out of the dispatcher's reach: cookie rules refused.
 	out=$(wr rule add ck proto tcp dport 8080 tcp-flags syn limit 10pps action cookie 2>&1)
@@ -244,14 +244,14 @@ if [ -n "$HAVE_DISPATCHER" ] && want weir-first; then
 	xt xdp-filter port 7777 >/dev/null || fail "xdp-filter port"
 	progs=$(loader_progs | tr '\n' ' ')
 	# Run order, lowest priority first: weir (5), then xdp-filter (10).
-	[ "$progs" = "weir_xdp xdpfilt_alw_all " ] || fail "xdp-loader lists: $progs"
+	[ "$progs" = "weir_xdpm xdpfilt_alw_all " ] || fail "xdp-loader lists: $progs"
 	st=$(wrj status | jq -c '.interfaces[0]')
 	[ "$(jq -r '.priority' <<<"$st")/$(jq -r .dispatcher_programs <<<"$st")" = 5/2 ] ||
 		fail "status: $st"
 	dropped 7777 198.18.0.6 "xdp-filter behind weir"
 	limited 9000 198.18.0.7 "weir ahead of xdp-filter"
 	xt xdp-filter unload xm-r >/dev/null 2>&1 || fail "xdp-filter unload"
-	[ "$(loader_progs | tr '\n' ' ')" = "weir_xdp " ] || fail "after xdp-filter left: $(loader_progs)"
+	[ "$(loader_progs | tr '\n' ' ')" = "weir_xdpm " ] || fail "after xdp-filter left: $(loader_progs)"
 	limited 9000 198.18.0.8 "weir after xdp-filter left"
 	unlimited 7777 198.18.0.9 "port 7777 once xdp-filter left"
 	wr detach xm-r >/dev/null || fail "detach"

@@ -20,6 +20,12 @@
 # as its working directory. No network (-nic none): tests in the guest use
 # veth between network namespaces. The guest powers off when SCRIPT ends;
 # after SECS (default 900) it is killed and the run fails.
+#
+#   GUEST_ROOT  the directory the guest gets as its root filesystem instead
+#               of this machine's / (tests/trixie.sh: a Debian 13 root with
+#               weir built in it)
+#   GUEST_REPO  the checkout's path within GUEST_ROOT, where SCRIPT runs
+#               (default: this checkout's path)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 REPO=$PWD
@@ -120,20 +126,22 @@ run() {
 	[ -r "$script" ] || die "no script $script"
 	# The guest mounts tmpfs of its own on /tmp, /run and /var/tmp; a
 	# checkout under one is kept at its path (guestinit.c, weir.repo=).
-	case $REPO in
-	*[[:space:]]*) die "the checkout's path \"$REPO\" has white space, which the guest's command line cannot carry" ;;
+	local root=${GUEST_ROOT:-/} repo=${GUEST_REPO:-$REPO}
+	case $repo in
+	*[[:space:]]*) die "the checkout's path \"$repo\" has white space, which the guest's command line cannot carry" ;;
 	esac
+	[ -d "$root/${repo#/}" ] || die "no checkout at $repo under the guest's root $root"
 	scratch=$(mktemp -d "$K/scratch.XXXXXX")
 	# The guest runs the script from the repository, as here.
-	{ echo "cd '$REPO' || exit 125"; cat "$script"; } >"$scratch/run.sh"
+	{ echo "cd '$repo' || exit 125"; cat "$script"; } >"$scratch/run.sh"
 	echo "$d" >"$scratch/kdir"
 	log=$scratch/console.log
 	rc=0
 	timeout --kill-after=10 "$secs" qemu-system-x86_64 -accel tcg -cpu max -m 2048 -smp 2 \
 		-nographic -no-reboot -nic none \
 		-kernel "$d/boot/vmlinuz-$(basename "$d")" -initrd "$(initrd "$d")" \
-		-append "console=ttyS0 panic=-1 quiet loglevel=3 weir.repo=$REPO" \
-		-virtfs local,path=/,mount_tag=root,security_model=none,readonly=on,multidevs=remap \
+		-append "console=ttyS0 panic=-1 quiet loglevel=3 weir.repo=$repo" \
+		-virtfs "local,path=$root,mount_tag=root,security_model=none,readonly=on,multidevs=remap" \
 		-virtfs "local,path=$scratch,mount_tag=scratch,security_model=none,multidevs=remap" \
 		</dev/null >"$log" 2>&1 || rc=$?
 	tr -d '\r' <"$log" | grep '^guestinit: cannot' >&2 || true

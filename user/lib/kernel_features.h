@@ -145,8 +145,8 @@ static inline const char *wr_kernel_release(void)
  */
 static inline int wr_xdp_frags_set(struct weir *skel, int frags)
 {
-	struct bpf_program *p[] = { skel->progs.weir_xdp, skel->progs.weir_cookie_syn,
-				    skel->progs.weir_cookie_ack };
+	struct bpf_program *p[] = { skel->progs.weir_xdp, skel->progs.weir_xdpm,
+				    skel->progs.weir_cookie_syn, skel->progs.weir_cookie_ack };
 	size_t k;
 	int err;
 

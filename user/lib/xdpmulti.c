@@ -14,18 +14,21 @@
  * pinned there, so everything stays when the process that attached it
  * exits. Every libxdp user must see the same directory.
  *
- * weir's component is weir_xdp loaded a second time, as an extension
- * program, from a fresh open of the same object: every map it uses is the
- * one the pinned XDP entry uses (the pinned maps, and the object's own
- * .rodata, .bss and scratch maps, taken by id from prog_xdp), so both
- * entries share the rules, the buckets and the counters. All but one:
- * kernels before 6.5 let a program tail-call only into programs of its
- * own type, and an extension is not an XDP program there, so the copy
- * cannot reach the SYN-cookie programs; it gets an empty array of its own,
- * where the tail call finds nothing and the entry's fallback applies (a
- * SYN a cookie rule refuses is dropped), and rules with action cookie are
- * refused while weir is in a dispatcher, as in tc mode
- * (wr_cookie_guard, lib/cookie.c). weir loads the copy itself,
+ * weir's component is weir_xdpm, weir_xdp's body without its tail call
+ * into the SYN-cookie programs, loaded as an extension program from a
+ * fresh open of the same object: every map it uses is the one the pinned
+ * XDP entry uses (the pinned maps, and the object's own .rodata, .bss and
+ * scratch maps, taken by id from prog_xdp), so both entries share the
+ * rules, the buckets and the counters. Why no tail call (bpf/weir.bpf.c
+ * says more): kernels before 6.5 let a program tail-call only into
+ * programs of its own type, which an extension is not, and since 6.13
+ * (and Debian's 6.12) an extension that may change packet data, as a tail
+ * call may, cannot take a dispatcher slot that does not, which libxdp's
+ * before 1.5.5 do not. So the cookie fallback applies (a SYN a cookie rule
+ * refuses is dropped), and rules with action cookie are refused while
+ * weir is in a dispatcher, as in tc mode (wr_cookie_guard,
+ * lib/cookie.c); the cookie programs' array is not even made for the
+ * copy. weir loads the copy itself,
  * with the pinned entry as its first target and multi-buffer XDP as the
  * entry has it (wr_open_for_kernel sets the flag for both), and libxdp
  * moves it into the dispatcher (re-attaching an extension to another
@@ -180,7 +183,7 @@ static int reuse_maps(struct bpf_object *obj, int xdp_fd)
 			break;
 		}
 		bpf_object__for_each_map(map, obj) {
-			/* Not the cookie programs' array: see above. */
+			/* Not the cookie programs' array, which the copy has not. */
 			if (strncmp(bpf_map__name(map), mi.name, BPF_OBJ_NAME_LEN - 1) ||
 			    bpf_map__type(map) == BPF_MAP_TYPE_PROG_ARRAY)
 				continue;
@@ -196,10 +199,10 @@ static int reuse_maps(struct bpf_object *obj, int xdp_fd)
 }
 
 /*
- * libxdp's run config for weir_xdp into the object's BTF, as
- * XDP_RUN_CONFIG(weir_xdp) would compile it:
+ * libxdp's run config for weir_xdpm into the object's BTF, as
+ * XDP_RUN_CONFIG(weir_xdpm) would compile it:
  *   struct { __uint(priority, prio); __uint(XDP_PASS, 1); }
- *	_weir_xdp SEC(".xdp_run_config");
+ *	_weir_xdpm SEC(".xdp_run_config");
  * (__uint(name, n) is int (*name)[n]: the number is the array's length.)
  */
 static int add_run_config(struct btf *btf, unsigned int prio)
@@ -221,7 +224,7 @@ static int add_run_config(struct btf *btf, unsigned int prio)
 		err = btf__add_field(btf, "XDP_PASS", ptr_pass, 8 * sizeof(void *), 0);
 	if (err)
 		return err;
-	var = btf__add_var(btf, "_weir_xdp", BTF_VAR_GLOBAL_ALLOCATED, st);
+	var = btf__add_var(btf, "_weir_xdpm", BTF_VAR_GLOBAL_ALLOCATED, st);
 	sec = var < 0 ? var : btf__add_datasec(btf, ".xdp_run_config", 2 * sizeof(void *));
 	if (sec < 0)
 		return sec;
@@ -297,10 +300,10 @@ int wr_xdpm_attach(const char *dev, int ifindex, int mode, unsigned int prio, co
 		goto out;
 	}
 	bpf_object__for_each_program(p, skel->obj)
-		bpf_program__set_autoload(p, p == skel->progs.weir_xdp);
-	p = skel->progs.weir_xdp;
-	/* An empty array of the copy's own, held by it alone. */
-	err = bpf_map__set_pin_path(skel->maps.wr_cookie_progs, NULL);
+		bpf_program__set_autoload(p, p == skel->progs.weir_xdpm);
+	p = skel->progs.weir_xdpm;
+	/* Nothing of the copy's reaches the cookie programs: their array is not made. */
+	err = bpf_map__set_autocreate(skel->maps.wr_cookie_progs, false);
 	if (!err)
 		err = reuse_maps(skel->obj, xdp);
 	if (err) {
@@ -353,7 +356,8 @@ int wr_xdpm_attach(const char *dev, int ifindex, int mode, unsigned int prio, co
 			/*
 			 * libxdp could not move the copy into the dispatcher
 			 * (bpf_link_create with a new target: EINVAL), then
-			 * tried it alone. Seen on Debian's 6.12, not on 6.1.
+			 * tried it alone. Seen on Debian's 6.12 while the copy
+			 * still made a tail call (see weir_xdpm).
 			 */
 			pr_err("cannot attach to %s through libxdp's dispatcher: this kernel (%s) "
 			       "refused to move weir's program into it (%s); attach weir in tc "
