@@ -374,9 +374,25 @@ int weir_cookie_syn(struct xdp_md *ctx)
 	/* Data on a SYN (TCP Fast Open) would be lost: not answered, the client retries. */
 	if (hl < 20 || hl > WR_TCP_MAXHDR || hl != loc.seg)
 		goto bad;
+#if __clang_major__ > 14
+	/*
+	 * The length's lower bound as the verifier sees it: clang 19 (Debian
+	 * 13) masks the shifted data offset after its checks, and 6.12's
+	 * verifier then takes hl & 60 for [0, 60] and refuses a possibly
+	 * zero-sized read (6.18's keeps the bound). Clang 14's object, which
+	 * 6.1 and 6.12 take, is left as it is.
+	 */
+	hl &= 60;
+	barrier_var(hl);
+	if (hl < 20)
+		goto bad;
 	/* bpf_xdp_load_bytes: this kernel has it (5.18), as it has the cookie helpers. */
+	if (bpf_xdp_load_bytes(ctx, loc.l4 & (WR_CK_MAXOFF - 1), tcp, hl))
+		goto bad;
+#else
 	if (bpf_xdp_load_bytes(ctx, loc.l4 & (WR_CK_MAXOFF - 1), tcp, hl & 60))
 		goto bad;
+#endif
 
 	/* Checksums first: a corrupt SYN gets no answer. */
 	if (loc.family == 4) {
