@@ -134,7 +134,15 @@ run() {
 	scratch=$(mktemp -d "$K/scratch.XXXXXX")
 	# The guest runs the script from the repository, as here.
 	{ echo "cd '$repo' || exit 125"; cat "$script"; } >"$scratch/run.sh"
-	echo "$d" >"$scratch/kdir"
+	if [ "$root" = / ]; then
+		echo "$d" >"$scratch/kdir"
+	else
+		# The kernel's config for the guest's /boot, where its own root
+		# cannot reach the unpacked package: a copy in the scratch share.
+		mkdir -p "$scratch/kernel/boot"
+		cp "$d"/boot/config-* "$scratch/kernel/boot/"
+		echo /tmp/guest/kernel >"$scratch/kdir"
+	fi
 	log=$scratch/console.log
 	rc=0
 	timeout --kill-after=10 "$secs" qemu-system-x86_64 -accel tcg -cpu max -m 2048 -smp 2 \
