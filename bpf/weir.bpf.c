@@ -346,7 +346,7 @@ int weir_xdp(struct xdp_md *ctx)
  * as an extension program in the dispatcher's slot): the same verdicts,
  * without the tail call into the cookie programs. Since Linux 6.13 (and
  * in the 6.12 stable kernels that took the change: Debian's 6.12.117
- * refused it, 6.1.0-56 does not check) an extension program
+ * refused it, 6.1.0-56 does not check; docs/KERNELS.md) an extension program
  * that may change packet data (and a tail call counts as one that may)
  * cannot replace a function that does not, and libxdp's dispatcher slots
  * before libxdp 1.5.5 (Debian 12's 1.3, Debian 13's 1.5.4) do not: with

@@ -8,7 +8,10 @@
 #
 # Tolerance: |admitted - ideal| <= 3% of ideal + 3 packets. The limiter is
 # exact; the slack covers where in its 1/rate interval the first packet
-# lands and the scheduling noise of a shared 2-CPU machine.
+# lands and the scheduling noise of a shared 2-CPU machine. E2E_TOL_PCT
+# sets another percentage for a guest under software emulation (TCG),
+# whose clock and vCPUs drift against the generator's measured time when
+# the host is busy (3.6% seen with a loaded host: docs/KERNELS.md).
 set -u
 cd "$(dirname "$0")/.."
 . tests/lib.sh
@@ -84,11 +87,13 @@ secs_max() {
 		'BEGIN { print (b > a ? b : a) }'); done; echo "$m"
 }
 ideal() { awk -v b="$1" -v r="$2" -v t="$3" 'BEGIN { printf "%.1f", b + r * t }'; }
-# near WHAT GOT IDEAL: within 3% + 3 packets.
+# near WHAT GOT IDEAL: within 3% (TOL) + 3 packets.
+TOL=${E2E_TOL_PCT:-3}
 near() {
 	echo "# $1: admitted $2, ideal $3"
-	awk -v g="$2" -v i="$3" 'BEGIN { d = g - i; if (d < 0) d = -d; exit !(d <= 0.03 * i + 3) }' ||
-		fail "$1: admitted $2, ideal $3 (tolerance 3% + 3)"
+	awk -v g="$2" -v i="$3" -v t="$TOL" \
+		'BEGIN { d = g - i; if (d < 0) d = -d; exit !(d <= t / 100 * i + 3) }' ||
+		fail "$1: admitted $2, ideal $3 (tolerance $TOL% + 3)"
 }
 
 if ! out=$(wr attach e2e-r mode native 2>&1); then

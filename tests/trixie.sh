@@ -28,7 +28,8 @@ cd "$(dirname "$0")/.."
 require_root trixie
 RELEASE=trixie
 MIRROR=${TRIXIE_MIRROR:-http://deb.debian.org/debian}
-CASES=(root packages deps build hiredis-timeout build-tests verifier suites cli config deb deb-install version)
+CASES=(root packages deps build hiredis-timeout build-tests verifier suites cli config deb deb-install version
+       guest-6.12)
 
 skip_all() {
 	local c
@@ -63,8 +64,9 @@ BUILD_PKGS=$(make_var BUILD_PKGS)
 TEST_PKGS=$(make_var TEST_PKGS)
 DEB_PKGS=$(make_var DEB_PKGS)
 # What the suites run here need besides the build: ip and ss, jq, the
-# Redis server tests/fleet_sim.c starts, capsh.
-SUITE_PKGS="iproute2 jq redis-server libcap2-bin"
+# Redis server tests/fleet_sim.c starts, capsh; and xdp-tools (xdp-filter,
+# xdp-loader) for the dispatcher cases in Debian 13's kernel.
+SUITE_PKGS="iproute2 jq redis-server libcap2-bin xdp-tools"
 # In the root's apt cache: everything the steps below install.
 CACHE_PKGS=$(echo $BUILD_PKGS $DEB_PKGS $SUITE_PKGS | tr ' ' '\n' | sort -u | tr '\n' ' ')
 
@@ -245,12 +247,14 @@ end_case trixie-build-tests
 
 REFUSED=""
 # The object clang built, through this kernel's verifier on its own (bpftool
-# prog loadall, into the in-root bpffs that goes with the command): if it is
+# prog load: every program the object loads by default, the first one
+# pinned into the in-root bpffs that goes with the command; loadall would
+# pin weir_xdpm too, which only the dispatcher's copy loads): if it is
 # refused, which function and why, so that the BPF suites' "loading the BPF
 # object" failures have their reason here; then the suites that load it
 # are not run.
 begin_case
-in_src 'mkdir -p /sys/fs/bpf/load && bpftool prog loadall build/weir.bpf.o /sys/fs/bpf/load' \
+in_src 'bpftool prog load build/weir.bpf.o /sys/fs/bpf/load' \
 	>"$T/verifier.log" 2>&1
 rc=$?
 if [ "$rc" -ne 0 ]; then
@@ -359,4 +363,51 @@ out=$(in_root /usr/sbin/weir version 2>&1) || fail "weir version: $out"
 [[ "$out" == "weir $VERSION "* ]] || fail "weir version says \"$out\""
 echo "# $out"
 end_case trixie-version
+
+# ---- Debian 13's kernel ----
+
+# The trixie build in Debian's 6.12 (tools/kernels/guest.sh), with the run's
+# overlay as the guest's root filesystem: Debian 13's libraries, its
+# libxdp and xdp-tools, the tree built in /src. Traffic through veth
+# (tests/e2e.sh) and weir in libxdp's dispatcher beside the real
+# xdp-filter (tests/xdpmulti.sh's dispatcher cases), one boot for both.
+begin_case
+s=$SECONDS
+if ! command -v qemu-system-x86_64 >/dev/null; then
+	skip trixie-guest-6.12 "qemu-system-x86_64 is missing (make test-deps installs it)"
+elif ! tools/kernels/guest.sh fetch 6.12 >"$T/fetch.log" 2>&1; then
+	fail "no 6.12 kernel: $(tail_of fetch 2)"
+	end_case trixie-guest-6.12
+elif ! step pass-prog 'make build/bench/xdp_pass.bpf.o'; then
+	# (tests/xdpmulti.sh's program for xdp-loader)
+	fail "make build/bench/xdp_pass.bpf.o: $(tail_of pass-prog)"
+	end_case trixie-guest-6.12
+else
+	cat >"$T/guest.sh" <<'EOS'
+export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+echo "# guest: $(uname -r), $(. /etc/os-release && echo "$PRETTY_NAME")"
+# (the limiter's accuracy is e2e's on this machine; in an emulated guest
+# it is checked to 10%, against the guest's timing drift)
+E2E_TOL_PCT=10 BUILD=build WEIR=$PWD/build/weir tests/e2e.sh 2>&1
+XDPMULTI_DISPATCHER_ONLY=1 BUILD=build WEIR=$PWD/build/weir tests/xdpmulti.sh 2>&1
+EOS
+	setpriv --pdeathsig KILL unshare -m --propagation private sh -c '
+		m=$1 lower=$2 t=$3; shift 3
+		mount -t overlay overlay -o "lowerdir=$lower,upperdir=$t/upper,workdir=$t/work" "$m" ||
+			exit 125
+		GUEST_ROOT=$m GUEST_REPO=/src exec "$@"' sh "$M" "$ROOT" "$T" \
+		tools/kernels/guest.sh run 6.12 "$T/guest.sh" 1500 >"$T/guest.log" 2>&1
+	rc=$?
+	out=$(grep -E '^(ok|not ok|skip) - ' "$T/guest.log")
+	p=$(grep -c '^ok - ' <<<"$out") f=$(grep -c '^not ok - ' <<<"$out") k=$(grep -c '^skip - ' <<<"$out")
+	grep -m1 '^# guest: ' "$T/guest.log"
+	echo "# 6.12 guest: e2e and the dispatcher cases: $p passed, $f failed, $k skipped in $((SECONDS - s)) s"
+	grep -E '^(not ok|skip) - ' <<<"$out" | sed 's/^/#   /'
+	[ "$rc" -eq 0 ] || fail "the guest's suites exited $rc: $(grep -v '^ok' "$T/guest.log" | tail -3 | tr '\n' ' ')"
+	[ "$f" -eq 0 ] || fail "$f of $((p + f)) cases failed in 6.12: $(grep -m2 '^not ok - ' <<<"$out" | tr '\n' ' ')"
+	[ "$k" -eq 0 ] || fail "$k cases skipped in 6.12, where every one can run"
+	# e2e's and the four dispatcher cases'
+	[ "$(grep -c '^ok - xdpmulti-' <<<"$out")" -eq 4 ] || fail "$(grep -c '^ok - xdpmulti-' <<<"$out") of 4 dispatcher cases passed"
+	end_case trixie-guest-6.12
+fi
 echo "# trixie: $((SECONDS - START)) s in all, the root $how"
