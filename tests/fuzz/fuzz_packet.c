@@ -443,8 +443,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		    p.len < (p.family == 4 ? 20u : p.proto == 59 ? 40u : 41u))
 			FAIL("family %u len %u in a %zu-byte frame (L2 %zu)", p.family, p.len, n,
 			     l2);
-		if (p.flags & ~(WR_PKT_L4 | WR_PKT_PORTS | WR_PKT_FRAG | WR_PKT_ND))
+		if (p.flags & ~(WR_PKT_L4 | WR_PKT_PORTS | WR_PKT_FRAG | WR_PKT_ND | WR_PKT_LATER))
 			FAIL("unknown flags %#x", p.flags);
+		/* A later fragment: a fragment, and no upper-layer header. */
+		if ((p.flags & WR_PKT_LATER) &&
+		    (p.flags & (WR_PKT_FRAG | WR_PKT_L4 | WR_PKT_PORTS)) != WR_PKT_FRAG)
+			FAIL("later fragment with flags %#x", p.flags);
 		if ((p.flags & WR_PKT_PORTS) && (!(p.flags & WR_PKT_L4) ||
 						 (p.proto != 6 && p.proto != 17)))
 			FAIL("ports without a TCP/UDP header (proto %u flags %#x)", p.proto,
