@@ -97,7 +97,15 @@ struct wr_match {
 	__u32 precise;		/* a matching rule needs the precise clock */
 	__u32 cookie_always;	/* 1 + index of the first `cookie always` rule a SYN matched */
 	__u32 vclass;		/* 1 + the most critical verified-class; 0: none */
+	/*
+	 * The header fields that struct wr_pkt does not hold, read for a set
+	 * with rules on them (wr_more_xdp, wr_more_skb) and not cleared
+	 * (WR_MATCH_CLEAR).
+	 */
+	struct wr_pkt_x x;
 };
+/* The bytes of struct wr_match that matching starts from 0. */
+#define WR_MATCH_CLEAR	__builtin_offsetof(struct wr_match, x)
 
 /*
  * Per-packet scratch space off the entry program's stack (see the stack

@@ -17,9 +17,227 @@
 #include "maps.h"
 #include "eval.h"
 
-/* The rule at position pos of ev->cell's list against ev->pkt: if it matches, into m. */
-static __always_inline void match_one(const struct weir_ruleset *rs, struct wr_eval *ev,
-				      struct wr_match *m, __u32 disabled, __u32 pos)
+
+/*
+ * len (a constant) bytes at off of the frame into buf: 0, or -1 if the
+ * frame is shorter. From the linear buffer directly when they lie in it
+ * (a helper call costs ~15 ns, a direct read ~1), else through the helper
+ * that reads the rest: multi-buffer XDP's fragments (Linux 5.18; without
+ * it the linear buffer is the frame), TC's paged data. data and end are
+ * the context's, read once by the caller (a second read through the
+ * context, which the compiler may address as ctx + 4, the verifier
+ * refuses).
+ */
+/*
+ * The furthest offset read directly: the verifier marks a read safe only
+ * if offset plus length stays within its 64 KiB bound on packet offsets.
+ * A linear buffer is far shorter; anything further goes to the helper.
+ */
+#define WR_DIRECT_MAX	0x3fff
+
+/*
+ * len (a constant) bytes of a header at off into buf, from the linear
+ * buffer only, as the entry's parse read them: 0, or -1 if they are not
+ * there. One path for the verifier (no helper beside it).
+ */
+static __always_inline int wr_read_hdr(void *data, void *end, __u32 off, void *buf, __u32 len)
+{
+	__u8 *p;
+
+	if (off > WR_DIRECT_MAX)
+		return -1;
+	p = (__u8 *)data + off;
+	/* The check and the read through one register, which the verifier bounds. */
+	asm volatile("" : "+r"(p));
+	if ((void *)(p + len) > end)
+		return -1;
+	__builtin_memcpy(buf, p, len);
+	return 0;
+}
+
+static __always_inline int wr_read_xdp(struct xdp_md *ctx, void *data, void *end, __u32 off,
+				       void *buf, __u32 len)
+{
+	__u8 *p;
+
+	if (off <= WR_DIRECT_MAX) {
+		p = (__u8 *)data + off;
+		/* The check and the read through one register, which the verifier bounds. */
+		asm volatile("" : "+r"(p));
+		if ((void *)(p + len) <= end) {
+			__builtin_memcpy(buf, p, len);
+			return 0;
+		}
+	}
+	if (has_frags)
+		return bpf_xdp_load_bytes(ctx, off, buf, len) ? -1 : 0;
+	return -1;
+}
+
+static __always_inline int wr_read_skb(struct __sk_buff *ctx, void *data, void *end, __u32 off,
+				       void *buf, __u32 len)
+{
+	__u8 *p;
+
+	if (off <= WR_DIRECT_MAX) {
+		p = (__u8 *)data + off;
+		asm volatile("" : "+r"(p));
+		if ((void *)(p + len) <= end) {
+			__builtin_memcpy(buf, p, len);
+			return 0;
+		}
+	}
+	return bpf_skb_load_bytes(ctx, off, buf, len) ? -1 : 0;
+}
+
+/*
+ * For a set with rules on dst, dscp, ttl or payload (WEIR_X_READS): those
+ * fields of the headers into m->x, as wr_parse would have put them there
+ * (the entry's parse keeps them off its stack). The packet parsed as IP of
+ * family fam with upper-layer protocol proto: the headers are where the
+ * Ethernet header and its VLAN tags (their types read again), the
+ * IP header and (IPv6) its extension headers say; the parse checked them
+ * all, in the linear buffer (wr_read_hdr).
+ * The payload's offset only with a TCP or UDP header (WR_PKT_PORTS);
+ * without, the caller does not use it. Returns 0.
+ */
+#define WR_MORE								\
+	__u8 h[sizeof(struct wr_ip4)], eh[8];					\
+	const struct wr_ip4 *ip = (const void *)h;				\
+	__u32 off = 12, i, hl;							\
+	void *data, *end;							\
+	__u16 type;								\
+	__u8 nh;								\
+										\
+	if (!ctx || !m)								\
+		return 0;							\
+	data = (void *)(long)ctx->data;						\
+	end = (void *)(long)ctx->data_end;					\
+	/* The parse took at most WR_MAX_VLAN tags: 802.1Q and 802.1ad alike. */ \
+	for (i = 0; i <= WR_MAX_VLAN; i++) {					\
+		if (wr_read_hdr(data, end, off, eh, 2))				\
+			return 0;						\
+		type = eh[0] << 8 | eh[1];					\
+		off += 2;							\
+		if (type != WR_ETH_P_8021Q && type != WR_ETH_P_8021AD)		\
+			break;							\
+		off += 2;							\
+	}									\
+	if (fam == 4) {								\
+		if (wr_read_hdr(data, end, off, h, sizeof(struct wr_ip4)))	\
+			return 0;						\
+		m->x.daddr[0] = ip->daddr;					\
+		m->x.daddr[1] = 0;						\
+		m->x.daddr[2] = 0;						\
+		m->x.daddr[3] = 0;						\
+		m->x.dscp = ip->tos >> 2;					\
+		m->x.ttl = ip->ttl;						\
+		off += (ip->ver_ihl & 0xf) * 4;					\
+	} else {								\
+		/* The first 8 bytes (version .. hop limit), then the destination. */ \
+		if (wr_read_hdr(data, end, off, eh, 8) ||				\
+		    wr_read_hdr(data, end, off + 24, m->x.daddr, 16))		\
+			return 0;						\
+		m->x.dscp = ((eh[0] & 0x0f) << 2) | (eh[1] >> 6);		\
+		m->x.ttl = eh[7];						\
+		/* The extension headers the parse walked, up to proto. */	\
+		nh = eh[6];							\
+		off += sizeof(struct wr_ip6);					\
+		for (i = 0; i < WR_MAX_EXTHDR && nh != proto; i++) {		\
+			if (wr_read_hdr(data, end, off, eh, 2))			\
+				return 0;					\
+			if (nh == WR_IPPROTO_FRAGMENT)				\
+				hl = sizeof(struct wr_ip6_frag);		\
+			else if (nh == WR_IPPROTO_AH)				\
+				hl = ((__u32)eh[1] + 2) * 4;			\
+			else							\
+				hl = ((__u32)eh[1] + 1) * 8;			\
+			nh = eh[0];						\
+			off += hl;						\
+		}								\
+	}									\
+	if (proto == WR_IPPROTO_UDP) {						\
+		m->x.payoff = off + 8;						\
+	} else if (proto == WR_IPPROTO_TCP) {					\
+		/* After the options: the data offset, in 32-bit words. */	\
+		if (wr_read_hdr(data, end, off + 12, eh, 1))			\
+			return 0;						\
+		m->x.payoff = off + (eh[0] >> 4) * 4;				\
+	}									\
+	return 0
+
+/*
+ * The further fields (weir_rule.xmatch) of the rule at position pos of
+ * ev->cell's list: sport, len and frag from ev->pkt, dst, dscp and ttl
+ * from m->x (wr_more_*), and its payload terms, whose words are read now
+ * from the packet by READ (wr_read_xdp, wr_read_skb)
+ * at m->x.payoff plus each term's offset: through helpers, so a term may
+ * lie past the linear head (TC's paged data, a multi-buffer XDP frame's
+ * fragments). A word not wholly within the frame fails its term
+ * (wr_rule_match_pay). Global, per entry (each takes its own context):
+ * verified once each, and its answer one unknown value to match_one,
+ * whose own branches would otherwise multiply the states the verifier
+ * walks the rest of the candidates with.
+ */
+#define WR_MATCH_MORE(READ)							\
+	const struct weir_ruleset *rs;						\
+	const struct weir_rule *r;						\
+	__u32 words[WEIR_MAX_PAY] = {}, have = 0, rs_idx, t;			\
+	void *data, *end;							\
+										\
+	if (!ctx || !ev || !m)							\
+		return 0;							\
+	data = (void *)(long)ctx->data;						\
+	end = (void *)(long)ctx->data_end;					\
+	rs_idx = ev->rs_idx;							\
+	rs = bpf_map_lookup_elem(&wr_rulesets, &rs_idx);			\
+	if (!rs)								\
+		return 0;							\
+	pos &= WEIR_MAX_CAND - 1;						\
+	r = &rs->rules[wr_cand_rule(rs, ev->cell, pos) & (WEIR_MAX_RULES - 1)];	\
+	if (!wr_rule_match_more(r, &ev->pkt) || !wr_rule_match_x(r, &ev->pkt, &m->x)) \
+		return 0;							\
+	if (!(r->xmatch & WEIR_X_PAYLOAD))					\
+		return 1;							\
+	for (t = 0; t < WEIR_MAX_PAY; t++) {					\
+		if (t >= r->nr_pay)						\
+			break;							\
+		if (!READ(ctx, data, end, (__u32)m->x.payoff + r->pay[t].off, &words[t], 4)) \
+			have |= 1u << t;					\
+	}									\
+	return wr_rule_match_pay(r, words, have)
+
+__noinline int wr_more_xdp(struct xdp_md *ctx, struct wr_match *m, __u32 fam, __u32 proto)
+{
+	WR_MORE;
+}
+
+__noinline int wr_more_skb(struct __sk_buff *ctx, struct wr_match *m, __u32 fam,
+			   __u32 proto)
+{
+	WR_MORE;
+}
+
+__noinline int wr_match_more_xdp(struct xdp_md *ctx, struct wr_eval *ev, struct wr_match *m,
+				 __u32 pos)
+{
+	WR_MATCH_MORE(wr_read_xdp);
+}
+
+__noinline int wr_match_more_skb(struct __sk_buff *ctx, struct wr_eval *ev, struct wr_match *m,
+				 __u32 pos)
+{
+	WR_MATCH_MORE(wr_read_skb);
+}
+
+/*
+ * The rule at position pos of ev->cell's list against ev->pkt: if it
+ * matches, into m. ctx: the entry's context, an XDP one if xdp (a
+ * constant), else a TC one.
+ */
+static __always_inline void match_one(void *ctx, int xdp, const struct weir_ruleset *rs,
+				      struct wr_eval *ev, struct wr_match *m, __u32 disabled,
+				      __u32 pos)
 {
 	const struct weir_rule *r;
 	__u32 li, agg = 0, i;
@@ -27,7 +245,10 @@ static __always_inline void match_one(const struct weir_ruleset *rs, struct wr_e
 	pos &= WEIR_MAX_CAND - 1;
 	i = wr_cand_rule(rs, ev->cell, pos) & (WEIR_MAX_RULES - 1);
 	r = &rs->rules[i];
-	if (!wr_rule_match(r, &ev->pkt))
+	if (!wr_rule_match_base(r, &ev->pkt))
+		return;
+	if (r->xmatch && !(xdp ? wr_match_more_xdp(ctx, ev, m, pos) :
+				  wr_match_more_skb(ctx, ev, m, pos)))
 		return;
 	m->npos = pos + 1;
 	if (r->verified_class && (!m->vclass || r->verified_class < m->vclass))
@@ -60,21 +281,32 @@ static __always_inline void match_one(const struct weir_ruleset *rs, struct wr_e
 
 /*
  * match_one for a packet's second and later candidates. Global, so the
- * verifier checks the body once, not once per candidate and path.
+ * verifier checks the body once, not once per candidate and path; one
+ * per entry, as each takes its own context.
  */
-__noinline int wr_match_one(struct wr_eval *ev, struct wr_match *m, __u32 pos, __u32 disabled)
-{
-	struct weir_ruleset *rs;
-	__u32 rs_idx;
+#define WR_MATCH_ONE(XDP)							\
+	struct weir_ruleset *rs;						\
+	__u32 rs_idx;								\
+										\
+	if (!ctx || !ev || !m)							\
+		return 0;							\
+	/* A map key from the stack, as in wr_match_rules_*. */		\
+	rs_idx = ev->rs_idx;							\
+	rs = bpf_map_lookup_elem(&wr_rulesets, &rs_idx);			\
+	if (rs)									\
+		match_one(ctx, XDP, rs, ev, m, disabled, pos);			\
+	return 0
 
-	if (!ev || !m)
-		return 0;
-	/* A map key from the stack, as in wr_match_rules. */
-	rs_idx = ev->rs_idx;
-	rs = bpf_map_lookup_elem(&wr_rulesets, &rs_idx);
-	if (rs)
-		match_one(rs, ev, m, disabled, pos);
-	return 0;
+__noinline int wr_match_one_xdp(struct xdp_md *ctx, struct wr_eval *ev, struct wr_match *m,
+				__u32 pos, __u32 disabled)
+{
+	WR_MATCH_ONE(1);
+}
+
+__noinline int wr_match_one_skb(struct __sk_buff *ctx, struct wr_eval *ev, struct wr_match *m,
+				__u32 pos, __u32 disabled)
+{
+	WR_MATCH_ONE(0);
 }
 
 /*
@@ -90,32 +322,50 @@ __noinline int wr_match_one(struct wr_eval *ev, struct wr_match *m, __u32 pos, _
  * verifier checks it once and the caller sees the masks as unknown values
  * rather than one exact constant per path.
  */
-__noinline int wr_match_rules(struct wr_eval *ev, struct wr_match *m, __u32 disabled)
-{
-	struct weir_ruleset *rs;
-	__u32 k, rs_idx, cell;
-	__u64 cand;
+#define WR_MATCH_RULES(XDP, MORE, ONE)						\
+	struct weir_ruleset *rs;						\
+	__u32 k, rs_idx, cell;							\
+	__u64 cand;								\
+										\
+	if (!ctx || !ev || !m)							\
+		return 0;							\
+	__builtin_memset(m, 0, WR_MATCH_CLEAR);					\
+	m->class = WEIR_MAX_CLASS;						\
+	/*									\
+	 * A map key from the stack: kernels before 6.2 refuse one that points	\
+	 * into a global function's argument (memory of unknown kind to them).	\
+	 */									\
+	rs_idx = ev->rs_idx;							\
+	rs = bpf_map_lookup_elem(&wr_rulesets, &rs_idx);			\
+	if (!rs)								\
+		return 0;							\
+	/* dst, dscp, ttl and the payload's offset, only for a set with rules on them. */ \
+	if (rs->x_rules)							\
+		MORE(ctx, m, ev->pkt.family, ev->pkt.proto);			\
+	cand = wr_rule_candidates(rs, &ev->pkt, &cell);				\
+	ev->cell = cell;							\
+	if (!cand)								\
+		return 0;							\
+	match_one(ctx, XDP, rs, ev, m, disabled, wr_cand_pop(&cand));		\
+	for (k = 1; k < WEIR_MAX_CAND && cand; k++)				\
+		ONE(ctx, ev, m, wr_cand_pop(&cand), disabled);			\
+	return 0
 
-	if (!ev || !m)
-		return 0;
-	__builtin_memset(m, 0, sizeof(*m));
-	m->class = WEIR_MAX_CLASS;
-	/*
-	 * A map key from the stack: kernels before 6.2 refuse one that points
-	 * into a global function's argument (memory of unknown kind to them).
-	 */
-	rs_idx = ev->rs_idx;
-	rs = bpf_map_lookup_elem(&wr_rulesets, &rs_idx);
-	if (!rs)
-		return 0;
-	cand = wr_rule_candidates(rs, &ev->pkt, &cell);
-	ev->cell = cell;
-	if (!cand)
-		return 0;
-	match_one(rs, ev, m, disabled, wr_cand_pop(&cand));
-	for (k = 1; k < WEIR_MAX_CAND && cand; k++)
-		wr_match_one(ev, m, wr_cand_pop(&cand), disabled);
-	return 0;
+/*
+ * One per entry, as each takes its own context (for the header fields
+ * and payload words that only some rules need): a program has one of the
+ * two, verified once.
+ */
+__noinline int wr_match_rules_xdp(struct xdp_md *ctx, struct wr_eval *ev, struct wr_match *m,
+				  __u32 disabled)
+{
+	WR_MATCH_RULES(1, wr_more_xdp, wr_match_one_xdp);
+}
+
+__noinline int wr_match_rules_skb(struct __sk_buff *ctx, struct wr_eval *ev, struct wr_match *m,
+				  __u32 disabled)
+{
+	WR_MATCH_RULES(0, wr_more_skb, wr_match_one_skb);
 }
 
 /*
@@ -155,7 +405,8 @@ __noinline int wr_match_cookie_ack(struct wr_eval *ev)
 		const struct weir_rule *r;
 
 		r = &rs->rules[wr_cand_rule(rs, cell, wr_cand_pop(&cand)) & (WEIR_MAX_RULES - 1)];
-		if (r->action == WEIR_ACT_COOKIE && wr_rule_match(r, &ev->pkt)) {
+		/* Cookie rules have no further fields (the rule parser refuses them). */
+		if (r->action == WEIR_ACT_COOKIE && wr_rule_match_base(r, &ev->pkt)) {
 			hit = 1;
 			break;
 		}

@@ -49,7 +49,8 @@ static __always_inline long conn_rule_at(struct wr_conn_walk *w)
 	if (!rs)
 		return 1;
 	r = &rs->rules[wr_cand_rule(rs, w->cell, pos) & (WEIR_MAX_RULES - 1)];
-	if (!wr_rule_match(r, &w->pkt))
+	/* Rules with connection limits have no further fields (the rule parser refuses them). */
+	if (!wr_rule_match_base(r, &w->pkt))
 		return 0;
 	for (li = 0; li < WEIR_MAX_LIMITS; li++) {
 		const struct weir_limit *l = &r->limits[li];

@@ -104,12 +104,12 @@ static __always_inline int weir_core(const void *data, const void *data_end, __u
 		ev.pkt.segs = segs > 0xffff ? 0xffff : segs;
 		ev.pkt.flags = WR_PKT_GSO;
 	}
-	res = wr_parse(data, data_end, frame_len, &ev.pkt);
+	res = wr_parse(data, data_end, frame_len, &ev.pkt, NULL);
 	if (res == WR_PARSE_MALFORMED && xctx && has_frags) {
 		__u32 full = bpf_xdp_get_buff_len(xctx);
 
 		if (full > frame_len)
-			res = wr_parse(data, data_end, full, &ev.pkt);
+			res = wr_parse(data, data_end, full, &ev.pkt, NULL);
 	}
 	if (res == WR_PARSE_NON_IP) {
 		gcount(g, WEIR_G_NON_IP);
@@ -168,7 +168,10 @@ static __always_inline int weir_core(const void *data, const void *data_end, __u
 	}
 	sc->pending = 0;
 	m = &sc->m;
-	wr_match_rules(&ev, m, disabled);
+	if (xctx)
+		wr_match_rules_xdp(xctx, &ev, m, disabled);
+	else if (skb)
+		wr_match_rules_skb(skb, &ev, m, disabled);
 	matched = m->enforce | m->dry;
 
 	/*

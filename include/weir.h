@@ -90,6 +90,51 @@ enum weir_match_bits {
 	WEIR_M_ICMPTYPE = 1 << 5,
 };
 
+/*
+ * The further fields a rule may match on (weir_rule.xmatch): what a flood's
+ * packets have in common when their sources do not. wr_rule_match tests
+ * none of them when xmatch is 0, so a rule without them costs one test.
+ */
+enum weir_xmatch_bits {
+	WEIR_X_SPORT = 1 << 0,		/* sport_lo .. sport_hi (TCP, UDP) */
+	WEIR_X_DST = 1 << 1,		/* any of dst_net/dst_mask */
+	WEIR_X_LEN = 1 << 2,		/* IP length len_lo .. len_hi */
+	WEIR_X_TTL = 1 << 3,		/* IPv4 TTL or IPv6 hop limit ttl_lo .. ttl_hi */
+	WEIR_X_FRAG = 1 << 4,		/* enum weir_frag */
+	WEIR_X_DSCP = 1 << 5,
+	WEIR_X_PAYLOAD = 1 << 6,	/* every term of pay[] */
+};
+/* The fields the data path reads from the packet for only the sets that have them. */
+#define WEIR_X_READS	(WEIR_X_DST | WEIR_X_DSCP | WEIR_X_TTL | WEIR_X_PAYLOAD)
+
+/* weir_rule.frag: which packets `frag` matches. */
+enum weir_frag {
+	WEIR_FRAG_NONE = 0,	/* not a fragment */
+	WEIR_FRAG_FIRST = 1,	/* a first fragment (offset 0, more fragments) */
+	WEIR_FRAG_LATER = 2,	/* a fragment at a non-zero offset: no L4 header */
+	WEIR_FRAG_ANY = 3,	/* any fragment, first or later */
+};
+
+/* Destination prefixes a rule may list (`dst`): a host's few addresses. */
+#define WEIR_MAX_DST	4
+/* Payload terms a rule may have (`payload`). */
+#define WEIR_MAX_PAY	4
+/* The furthest byte offset of a payload term into the L4 payload: an Ethernet MTU. */
+#define WEIR_PAY_MAX_OFF	1500
+
+/*
+ * One payload term: the 32-bit word at byte off of the L4 payload (after
+ * the UDP header, or the TCP header with its options), masked, equals
+ * value. mask and value in network byte order, value already masked.
+ */
+struct weir_pay_term {
+	__u32 mask;
+	__u32 value;
+	__u16 off;		/* 0 .. WEIR_PAY_MAX_OFF */
+	__u16 pad;
+};
+_Static_assert(sizeof(struct weir_pay_term) == 12, "weir_pay_term layout");
+
 /* TCP flag bits as they sit in byte 13 of the TCP header. */
 #define WEIR_TCP_FIN	0x01
 #define WEIR_TCP_SYN	0x02
@@ -164,8 +209,26 @@ struct weir_rule {
 	__u64 ckd_tolerance;
 	__u32 ck_rate;		/* SYN-ACKs per second for the rule, as configured */
 	__u32 ckd_rate;		/* per destination, per second */
+	/* The further match fields, each with its bit in xmatch (enum weir_xmatch_bits). */
+	__u32 len_lo;		/* IP length, inclusive */
+	__u32 len_hi;
+	__u16 sport_lo;		/* host byte order, inclusive */
+	__u16 sport_hi;
+	__u8 xmatch;		/* enum weir_xmatch_bits */
+	__u8 ttl_lo;		/* inclusive */
+	__u8 ttl_hi;
+	__u8 frag;		/* enum weir_frag */
+	__u8 dscp;		/* 0 .. 63 */
+	__u8 nr_dst;		/* 1 .. WEIR_MAX_DST with WEIR_X_DST */
+	__u8 nr_pay;		/* 1 .. WEIR_MAX_PAY with WEIR_X_PAYLOAD */
+	__u8 pad2;
+	__u8 dst_family[WEIR_MAX_DST];	/* 4 or 6 */
+	__u32 dst_net[WEIR_MAX_DST][4];	/* network byte order, already masked; IPv4 in [0] */
+	__u32 dst_mask[WEIR_MAX_DST][4];
+	__u8 dst_plen[WEIR_MAX_DST];	/* for printing */
+	struct weir_pay_term pay[WEIR_MAX_PAY];
 };
-_Static_assert(sizeof(struct weir_rule) == 352, "weir_rule layout");
+_Static_assert(sizeof(struct weir_rule) == 560, "weir_rule layout");
 
 /* weir_rule.flags: derived from the limits by the controller. */
 enum weir_rule_flags {
@@ -219,6 +282,13 @@ struct weir_ruleset {
 	 * index, and no rule is a candidate (every writer builds one).
 	 */
 	__u32 indexed;
+	/*
+	 * Rules with dst, dscp, ttl or payload terms (WEIR_X_READS;
+	 * wr_ruleset_index counts them): 0 spares every packet the reads of
+	 * them (bpf/match.h).
+	 */
+	__u32 x_rules;
+	__u32 pad;
 	struct weir_rule rules[WEIR_MAX_RULES];
 	/*
 	 * The rule index, written with the rules by wr_ruleset_index. A cell

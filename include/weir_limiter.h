@@ -250,8 +250,39 @@ static __always_inline __u32 wr_prefix_word(__u32 plen, __u32 w)
 	return wr_htonl(~0u << (32 - bits));
 }
 
-/* Does rule r match packet p? Every matching rule applies. */
-static __always_inline int wr_rule_match(const struct weir_rule *r, const struct wr_pkt *p)
+/*
+ * The further fields of rule r that struct wr_pkt holds (sport, len,
+ * frag): 1 if each it has matches p.
+ */
+static __always_inline int wr_rule_match_more(const struct weir_rule *r, const struct wr_pkt *p)
+{
+	__u8 x = r->xmatch, f;
+
+	/* Like dport: a packet without ports (a later fragment) has no source port. */
+	if ((x & WEIR_X_SPORT) &&
+	    (!(p->flags & WR_PKT_PORTS) || p->sport < r->sport_lo || p->sport > r->sport_hi))
+		return 0;
+	if ((x & WEIR_X_LEN) && (p->len < r->len_lo || p->len > r->len_hi))
+		return 0;
+	if (x & WEIR_X_FRAG) {
+		f = !(p->flags & WR_PKT_FRAG) ? WEIR_FRAG_NONE :
+		    (p->flags & WR_PKT_LATER) ? WEIR_FRAG_LATER : WEIR_FRAG_FIRST;
+		if (r->frag == WEIR_FRAG_ANY ? f == WEIR_FRAG_NONE : f != r->frag)
+			return 0;
+	}
+	/* Payload terms need the payload's start: a TCP or UDP header. */
+	if ((x & WEIR_X_PAYLOAD) && !(p->flags & WR_PKT_PORTS))
+		return 0;
+	return 1;
+}
+
+/*
+ * The fields every rule had before the further ones (enum
+ * weir_match_bits). The data path tests the further fields apart, in a
+ * global function (bpf/match.h: wr_match_more), so that their branches do
+ * not multiply the verifier's states in the rule walk.
+ */
+static __always_inline int wr_rule_match_base(const struct weir_rule *r, const struct wr_pkt *p)
 {
 	__u8 m = r->match;
 
@@ -283,6 +314,68 @@ static __always_inline int wr_rule_match(const struct weir_rule *r, const struct
 	if (m & WEIR_M_ICMPTYPE) {
 		if ((p->proto != WR_IPPROTO_ICMP && p->proto != WR_IPPROTO_ICMPV6) ||
 		    !(p->flags & WR_PKT_L4) || p->icmp_type != r->icmp_type)
+			return 0;
+	}
+	return 1;
+}
+
+/*
+ * Does rule r match packet p? Every matching rule applies. The fields
+ * struct wr_pkt does not hold are wr_rule_match_x's and
+ * wr_rule_match_pay's: a rule matches when all three say so.
+ */
+static __always_inline int wr_rule_match(const struct weir_rule *r, const struct wr_pkt *p)
+{
+	/* The further fields: one test for the rules that have none. */
+	return wr_rule_match_base(r, p) && (!r->xmatch || wr_rule_match_more(r, p));
+}
+
+/*
+ * The fields of rule r that struct wr_pkt_x holds (dst, dscp, ttl): with
+ * wr_rule_match, whether r matches. 1 for a rule without them.
+ */
+static __always_inline int wr_rule_match_x(const struct weir_rule *r, const struct wr_pkt *p,
+					   const struct wr_pkt_x *x)
+{
+	__u32 d;
+	int hit = 0;
+
+	if ((r->xmatch & WEIR_X_DSCP) && x->dscp != r->dscp)
+		return 0;
+	if ((r->xmatch & WEIR_X_TTL) && (x->ttl < r->ttl_lo || x->ttl > r->ttl_hi))
+		return 0;
+	if (!(r->xmatch & WEIR_X_DST))
+		return 1;
+WR_UNROLL
+	for (d = 0; d < WEIR_MAX_DST; d++) {
+		if (d < r->nr_dst && r->dst_family[d] == p->family &&
+		    (x->daddr[0] & r->dst_mask[d][0]) == r->dst_net[d][0] &&
+		    (x->daddr[1] & r->dst_mask[d][1]) == r->dst_net[d][1] &&
+		    (x->daddr[2] & r->dst_mask[d][2]) == r->dst_net[d][2] &&
+		    (x->daddr[3] & r->dst_mask[d][3]) == r->dst_net[d][3])
+			hit = 1;
+	}
+	return hit;
+}
+
+/*
+ * Rule r's payload terms against the words at their offsets (words[t],
+ * network byte order, as read from the packet): have bit t says term t's
+ * word lies wholly within the packet; a term whose word does not fails.
+ * 1 for a rule without terms.
+ */
+static __always_inline int wr_rule_match_pay(const struct weir_rule *r, const __u32 *words,
+					     __u32 have)
+{
+	__u32 t;
+
+	if (!(r->xmatch & WEIR_X_PAYLOAD))
+		return 1;
+WR_UNROLL
+	for (t = 0; t < WEIR_MAX_PAY; t++) {
+		if (t >= r->nr_pay)
+			break;
+		if (!(have & (1u << t)) || (words[t] & r->pay[t].mask) != r->pay[t].value)
 			return 0;
 	}
 	return 1;
@@ -361,9 +454,13 @@ static inline int wr_ruleset_index(struct weir_ruleset *rs, struct wr_idx_full *
 
 	__builtin_memset(rs->cand, 0, sizeof(rs->cand));
 	__builtin_memset(rs->cand_rule, 0, sizeof(rs->cand_rule));
+	rs->x_rules = 0;
 	for (i = 0; i < nr; i++) {
 		const struct weir_rule *r = &rs->rules[i];
 		__u8 m = r->match;
+
+		if (r->xmatch & WEIR_X_READS)
+			rs->x_rules++;
 
 		for (pc = 0; pc < WEIR_IDX_PROTOS; pc++) {
 			if ((m & WEIR_M_PROTO) && wr_idx_proto(r->proto) != pc)
@@ -372,6 +469,9 @@ static inline int wr_ruleset_index(struct weir_ruleset *rs, struct wr_idx_full *
 			if ((m & WEIR_M_TCPFLAGS) && pc != WEIR_IDX_TCP)
 				continue;
 			if ((m & WEIR_M_ICMPTYPE) && pc != WEIR_IDX_OTHER)
+				continue;
+			/* A source port or a payload term matches TCP and UDP only. */
+			if ((r->xmatch & (WEIR_X_SPORT | WEIR_X_PAYLOAD)) && pc == WEIR_IDX_OTHER)
 				continue;
 			if (!(m & WEIR_M_DPORT)) {
 				for (b = 0; b <= WEIR_IDX_NOPORT; b++)

@@ -117,6 +117,7 @@ enum {
 	 * malformed.
 	 */
 	WR_PKT_GSO = 1 << 4,
+	WR_PKT_LATER = 1 << 5,	/* with WR_PKT_FRAG: not the first fragment */
 };
 
 /* What the rest of the data path knows about a packet. */
@@ -136,7 +137,27 @@ struct wr_pkt {
 	 * before GRO. Set by the caller; 0 reads as 1.
 	 */
 	__u16 segs;
-	__u16 pad2;
+	__u16 sport;	/* host byte order, with WR_PKT_PORTS */
+};
+
+/*
+ * What only some rules match on (dst, dscp, ttl, payload), kept out of struct
+ * wr_pkt: that sits on the entry program's stack, whose call chain is at
+ * 6.1's 512-byte limit. The parser fills it when given one (x not NULL);
+ * the data path's parse is given none (the stores cost its verifier a
+ * sixth of its budget) and reads these few header fields only for a set
+ * with rules on them (bpf/match.h: wr_more_xdp).
+ */
+struct wr_pkt_x {
+	__u32 daddr[4];		/* network byte order; IPv4 in [0], rest 0 */
+	__u8 dscp;		/* 0 .. 63 */
+	__u8 ttl;		/* IPv4 TTL or IPv6 hop limit */
+	/*
+	 * The L4 payload's offset from the frame's start (after the UDP
+	 * header, or the TCP header with its options), with WR_PKT_PORTS:
+	 * where payload terms read.
+	 */
+	__u16 payoff;
 };
 
 enum wr_parse_result {
@@ -150,7 +171,7 @@ enum wr_parse_result {
  * packet. Non-first fragments never get here.
  */
 static __always_inline int wr_parse_l4(const __u8 *l4, const __u8 *end, __u32 l4_len,
-				       struct wr_pkt *p)
+				       struct wr_pkt *p, struct wr_pkt_x *x, __u32 l4off)
 {
 	switch (p->proto) {
 	case WR_IPPROTO_TCP: {
@@ -162,9 +183,12 @@ static __always_inline int wr_parse_l4(const __u8 *l4, const __u8 *end, __u32 l4
 		doff = l4[12] >> 4;
 		if (doff < 5 || (__u32)doff * 4 > l4_len)
 			return WR_PARSE_MALFORMED;
+		p->sport = wr_ntohs(*(const __be16 *)l4);
 		p->dport = wr_ntohs(*(const __be16 *)(l4 + 2));
 		p->tcp_flags = l4[13];
 		p->flags |= WR_PKT_L4 | WR_PKT_PORTS;
+		if (x)
+			x->payoff = l4off + (__u32)doff * 4;
 		return WR_PARSE_IP;
 	}
 	case WR_IPPROTO_UDP: {
@@ -176,8 +200,11 @@ static __always_inline int wr_parse_l4(const __u8 *l4, const __u8 *end, __u32 l4
 		/* The UDP length covers the whole datagram, so a fragment's is longer. */
 		if (ulen < 8 || (!(p->flags & WR_PKT_FRAG) && ulen > l4_len))
 			return WR_PARSE_MALFORMED;
+		p->sport = wr_ntohs(*(const __be16 *)l4);
 		p->dport = wr_ntohs(*(const __be16 *)(l4 + 2));
 		p->flags |= WR_PKT_L4 | WR_PKT_PORTS;
+		if (x)
+			x->payoff = l4off + 8;
 		return WR_PARSE_IP;
 	}
 	case WR_IPPROTO_ICMP:
@@ -195,7 +222,7 @@ static __always_inline int wr_parse_l4(const __u8 *l4, const __u8 *end, __u32 l4
 }
 
 static __always_inline int wr_parse_ip4(const __u8 *l3, const __u8 *end, __u32 l3_len,
-					struct wr_pkt *p)
+					struct wr_pkt *p, struct wr_pkt_x *x, __u32 l3off)
 {
 	const struct wr_ip4 *ip = (const void *)l3;
 	__u32 hlen, tot;
@@ -230,22 +257,31 @@ static __always_inline int wr_parse_ip4(const __u8 *l3, const __u8 *end, __u32 l
 	p->proto = ip->proto;
 	p->saddr[0] = ip->saddr;
 	p->len = tot;
+	/* x may be reused memory: every word is written. */
+	if (x) {
+		x->daddr[0] = ip->daddr;
+		x->daddr[1] = 0;
+		x->daddr[2] = 0;
+		x->daddr[3] = 0;
+		x->dscp = ip->tos >> 2;
+		x->ttl = ip->ttl;
+	}
 
 	frag = wr_ntohs(ip->frag_off);
 	if (frag & 0x1fff) {
 		/* Not the first fragment: no upper-layer header here. */
-		p->flags |= WR_PKT_FRAG;
+		p->flags |= WR_PKT_FRAG | WR_PKT_LATER;
 		return WR_PARSE_IP;
 	}
 	if (frag & 0x2000)
 		p->flags |= WR_PKT_FRAG;
 	if (l3 + hlen > end)
 		return WR_PARSE_MALFORMED;
-	return wr_parse_l4(l3 + hlen, end, tot - hlen, p);
+	return wr_parse_l4(l3 + hlen, end, tot - hlen, p, x, l3off + hlen);
 }
 
 static __always_inline int wr_parse_ip6(const __u8 *l3, const __u8 *end, __u32 l3_len,
-					struct wr_pkt *p)
+					struct wr_pkt *p, struct wr_pkt_x *x, __u32 l3off)
 {
 	const struct wr_ip6 *ip6 = (const void *)l3;
 	const __u8 *cur;
@@ -270,6 +306,15 @@ static __always_inline int wr_parse_ip6(const __u8 *l3, const __u8 *end, __u32 l
 	p->saddr[1] = ip6->saddr[1];
 	p->saddr[2] = ip6->saddr[2];
 	p->saddr[3] = ip6->saddr[3];
+	if (x) {
+		x->daddr[0] = ip6->daddr[0];
+		x->daddr[1] = ip6->daddr[1];
+		x->daddr[2] = ip6->daddr[2];
+		x->daddr[3] = ip6->daddr[3];
+		/* The traffic class straddles the first two bytes; DSCP is its top 6 bits. */
+		x->dscp = ((ip6->ver_tc & 0x0f) << 2) | (ip6->tc_flow[0] >> 6);
+		x->ttl = ip6->hop_limit;
+	}
 	/* Decided here: no path goes on with a length known to be 0 (see IPv4). */
 	if (left == 0) {
 		if ((p->flags & WR_PKT_GSO) && l3_len > sizeof(*ip6) &&
@@ -314,6 +359,7 @@ WR_UNROLL
 				return WR_PARSE_MALFORMED;
 			p->flags |= WR_PKT_FRAG;
 			if (wr_ntohs(fh->frag_off) & 0xfff8) {
+				p->flags |= WR_PKT_LATER;
 				/* Not the first fragment: no upper-layer header here. */
 				p->proto = fh->nexthdr;
 				return WR_PARSE_IP;
@@ -345,7 +391,8 @@ WR_UNROLL
 	}
 upper:
 	p->proto = nh;
-	if (wr_parse_l4(cur, end, left, p) != WR_PARSE_IP)
+	/* The extension headers' length: what the walk took off left. */
+	if (wr_parse_l4(cur, end, left, p, x, l3off + p->len - left) != WR_PARSE_IP)
 		return WR_PARSE_MALFORMED;
 	if (nh == WR_IPPROTO_ICMPV6 && p->icmp_type >= WR_ND_FIRST &&
 	    p->icmp_type <= WR_ND_LAST && ip6->hop_limit == WR_ND_HOPLIMIT)
@@ -355,10 +402,10 @@ upper:
 
 /*
  * Parse one Ethernet frame. data..end is readable; frame_len is the length of
- * the whole frame.
+ * the whole frame. x, if not NULL, gets what struct wr_pkt does not hold.
  */
 static __always_inline int wr_parse(const void *data, const void *end, __u32 frame_len,
-				    struct wr_pkt *p)
+				    struct wr_pkt *p, struct wr_pkt_x *x)
 {
 	const __u8 *cur = data;
 	__u32 off = sizeof(struct wr_eth);
@@ -384,9 +431,9 @@ WR_UNROLL
 	if (frame_len < off)
 		return WR_PARSE_MALFORMED;
 	if (proto == WR_ETH_P_IP)
-		return wr_parse_ip4(cur, end, frame_len - off, p);
+		return wr_parse_ip4(cur, end, frame_len - off, p, x, off);
 	if (proto == WR_ETH_P_IPV6)
-		return wr_parse_ip6(cur, end, frame_len - off, p);
+		return wr_parse_ip6(cur, end, frame_len - off, p, x, off);
 	/* A third VLAN tag: deeper than weir looks, so not trusted as non-IP. */
 	if (proto == WR_ETH_P_8021Q || proto == WR_ETH_P_8021AD)
 		return WR_PARSE_MALFORMED;

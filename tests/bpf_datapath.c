@@ -1990,6 +1990,290 @@ static void run_mixed(int tc, char *verdicts, __u64 *counters)
 	teardown();
 }
 
+/* ------------------------------------------------------------------------ */
+/* The further match fields: sport, dst, len, ttl, frag, dscp, payload      */
+/* ------------------------------------------------------------------------ */
+
+/* The rules of fields_rules(), by index. */
+enum { FR_SPORT, FR_LEN, FR_TTL, FR_FNONE, FR_FFIRST, FR_FLATER, FR_FANY, FR_DSCP, FR_DST,
+       FR_PAY, FR_PAYEND, FR_PAYTCP, FR_NR };
+
+/*
+ * One rule per field (per all, never refusing), so that which rules a
+ * frame matched shows in their counters: fields_hits().
+ */
+static void fields_rules(void)
+{
+	struct weir_rule *r;
+	int i;
+
+	for (i = 0; i < FR_NR; i++) {
+		r = add_rule(WEIR_ACT_DROP);
+		per_all(r, 1000000, 1000000);
+		switch (i) {
+		case FR_SPORT:
+			match_proto(r, WR_IPPROTO_UDP);
+			r->sport_lo = 1000;
+			r->sport_hi = 2000;
+			break;
+		case FR_LEN:
+			r->len_lo = 60;
+			r->len_hi = 100;
+			break;
+		case FR_TTL:
+			r->ttl_lo = 30;
+			r->ttl_hi = 64;
+			break;
+		case FR_FNONE:
+		case FR_FFIRST:
+		case FR_FLATER:
+		case FR_FANY:
+			r->frag = i - FR_FNONE;
+			break;
+		case FR_DSCP:
+			r->dscp = 46;
+			break;
+		case FR_DST:
+			/* 198.18.0.0/31 and 2001:db8::1/128 (DST6, what the frames are sent to) */
+			r->nr_dst = 2;
+			r->dst_family[0] = 4;
+			r->dst_mask[0][0] = htonl(0xfffffffe);
+			r->dst_net[0][0] = htonl(IP4(198, 18, 0, 0));
+			r->dst_family[1] = 6;
+			memcpy(r->dst_net[1], DST6, 16);
+			memset(r->dst_mask[1], 0xff, 16);
+			break;
+		case FR_PAY:
+			match_proto(r, WR_IPPROTO_UDP);
+			r->nr_pay = 2;
+			r->pay[0].off = 0;
+			r->pay[0].mask = htonl(0xff000000);
+			r->pay[0].value = htonl(0x17000000);
+			r->pay[1].off = 8;
+			r->pay[1].mask = 0xffffffffu;
+			r->pay[1].value = htonl(0xdeadbeef);
+			break;
+		case FR_PAYEND:
+			/* The last word an offset may name: bytes 1500 .. 1503. */
+			match_proto(r, WR_IPPROTO_UDP);
+			r->nr_pay = 1;
+			r->pay[0].off = WEIR_PAY_MAX_OFF;
+			r->pay[0].mask = 0xffffffffu;
+			r->pay[0].value = htonl(0x01020304);
+			break;
+		case FR_PAYTCP:
+			match_proto(r, WR_IPPROTO_TCP);
+			r->nr_pay = 1;
+			r->pay[0].mask = htonl(0xffff0000);
+			r->pay[0].value = htonl(0x47450000);	/* "GE" */
+			break;
+		}
+		r->xmatch = (__u8[]){ WEIR_X_SPORT, WEIR_X_LEN, WEIR_X_TTL, WEIR_X_FRAG, WEIR_X_FRAG,
+				      WEIR_X_FRAG, WEIR_X_FRAG, WEIR_X_DSCP, WEIR_X_DST,
+				      WEIR_X_PAYLOAD, WEIR_X_PAYLOAD, WEIR_X_PAYLOAD }[i];
+	}
+	commit();
+}
+
+/* The rules of fields_rules() f matched (bit FR_*), sent once; it must pass. */
+static __u32 fields_hits(const struct frame *f)
+{
+	__u64 before[FR_NR];
+	__u32 hits = 0;
+	int i;
+
+	for (i = 0; i < FR_NR; i++)
+		before[i] = rstat(i).passed_pkts;
+	CHECK_EQ(xmit(f), 1);
+	for (i = 0; i < FR_NR; i++)
+		if (rstat(i).passed_pkts != before[i])
+			hits |= 1u << i;
+	return hits;
+}
+
+/*
+ * UDP/IPv4 behind vlans tags: from sport, payload paylen bytes of which
+ * the first are pay (npay bytes), ttl, tos, to dst, IP flags/offset frag.
+ */
+static void fudp4(struct frame *f, int vlans, __u16 sport, const __u8 *pay, size_t npay,
+		  size_t paylen, __u8 ttl, __u8 tos, __u32 dst, __u16 frag)
+{
+	struct frame l;
+	size_t ip = 14 + 4 * vlans;
+
+	l4_udp(&l, 53, paylen);
+	l.b[0] = sport >> 8;
+	l.b[1] = sport;
+	memcpy(l.b + 8, pay, npay);
+	eth(f, WR_ETH_P_IP, vlans, TAG_QINQ);
+	ip4(f, SRC_A, WR_IPPROTO_UDP, 5, frag, 0, &l);
+	f->b[ip + 1] = tos;
+	f->b[ip + 8] = ttl;
+	f->b[ip + 16] = dst >> 24;
+	f->b[ip + 17] = dst >> 16;
+	f->b[ip + 18] = dst >> 8;
+	f->b[ip + 19] = dst;
+}
+
+#define BIT(x) (1u << (x))
+/* What every plain UDP/IPv4 frame below matches besides: not a fragment, TTL 64, to dst. */
+#define FR_PLAIN (BIT(FR_TTL) | BIT(FR_FNONE) | BIT(FR_DST))
+
+/* Each field's edges, through one entry (tc: TC, else XDP). */
+static void fields_edges(int tc)
+{
+	static const __u8 magic[12] = { 0x17, 0x99, 0x99, 0x99, 0, 0, 0, 0, 0xde, 0xad, 0xbe, 0xef };
+	__u8 big[1504];
+	struct frame f, l;
+	__u32 dst = IP4(198, 18, 0, 1);
+
+	use_tc = tc;
+	fields_rules();
+	/* sport 999, 1000, 2000, 2001; length 20 + 8 + 18 = 46 */
+	fudp4(&f, 0, 999, NULL, 0, 18, 64, 0, dst, 0);
+	CHECK_EQ(fields_hits(&f), FR_PLAIN);
+	fudp4(&f, 0, 1000, NULL, 0, 18, 64, 0, dst, 0);
+	CHECK_EQ(fields_hits(&f), FR_PLAIN | BIT(FR_SPORT));
+	fudp4(&f, 0, 2000, NULL, 0, 18, 64, 0, dst, 0);
+	CHECK_EQ(fields_hits(&f), FR_PLAIN | BIT(FR_SPORT));
+	fudp4(&f, 0, 2001, NULL, 0, 18, 64, 0, dst, 0);
+	CHECK_EQ(fields_hits(&f), FR_PLAIN);
+	/* len 59, 60, 100, 101 (IP length = 28 + payload) */
+	fudp4(&f, 0, 1, NULL, 0, 31, 64, 0, dst, 0);
+	CHECK_EQ(fields_hits(&f), FR_PLAIN);
+	fudp4(&f, 0, 1, NULL, 0, 32, 64, 0, dst, 0);
+	CHECK_EQ(fields_hits(&f), FR_PLAIN | BIT(FR_LEN));
+	fudp4(&f, 0, 1, NULL, 0, 72, 64, 0, dst, 0);
+	CHECK_EQ(fields_hits(&f), FR_PLAIN | BIT(FR_LEN));
+	fudp4(&f, 0, 1, NULL, 0, 73, 64, 0, dst, 0);
+	CHECK_EQ(fields_hits(&f), FR_PLAIN);
+	/* ttl 29, 30, 64, 65, behind one and two VLAN tags */
+	fudp4(&f, 1, 1, NULL, 0, 18, 29, 0, dst, 0);
+	CHECK_EQ(fields_hits(&f), FR_PLAIN & ~BIT(FR_TTL));
+	fudp4(&f, 2, 1, NULL, 0, 18, 30, 0, dst, 0);
+	CHECK_EQ(fields_hits(&f), FR_PLAIN);
+	fudp4(&f, 1, 1, NULL, 0, 18, 64, 0, dst, 0);
+	CHECK_EQ(fields_hits(&f), FR_PLAIN);
+	fudp4(&f, 2, 1, NULL, 0, 18, 65, 0, dst, 0);
+	CHECK_EQ(fields_hits(&f), FR_PLAIN & ~BIT(FR_TTL));
+	/* dscp 45, 46, 47 (TOS is DSCP << 2, ECN bits set too) */
+	fudp4(&f, 0, 1, NULL, 0, 18, 64, 45 << 2 | 3, dst, 0);
+	CHECK_EQ(fields_hits(&f), FR_PLAIN);
+	fudp4(&f, 2, 1, NULL, 0, 18, 64, 46 << 2 | 3, dst, 0);
+	CHECK_EQ(fields_hits(&f), FR_PLAIN | BIT(FR_DSCP));
+	fudp4(&f, 0, 1, NULL, 0, 18, 64, 47 << 2, dst, 0);
+	CHECK_EQ(fields_hits(&f), FR_PLAIN);
+	/* dst: the /31's two addresses in, the ones either side out */
+	fudp4(&f, 0, 1, NULL, 0, 18, 64, 0, IP4(198, 18, 0, 0), 0);
+	CHECK_EQ(fields_hits(&f), FR_PLAIN);
+	fudp4(&f, 0, 1, NULL, 0, 18, 64, 0, IP4(198, 18, 0, 2), 0);
+	CHECK_EQ(fields_hits(&f), FR_PLAIN & ~BIT(FR_DST));
+	fudp4(&f, 0, 1, NULL, 0, 18, 64, 0, IP4(198, 17, 255, 255), 0);
+	CHECK_EQ(fields_hits(&f), FR_PLAIN & ~BIT(FR_DST));
+	/* fragments: first (MF, offset 0) and later (offset 26 x 8, ports not there) */
+	fudp4(&f, 0, 1, NULL, 0, 18, 64, 0, dst, 0x2000);
+	CHECK_EQ(fields_hits(&f), BIT(FR_TTL) | BIT(FR_FFIRST) | BIT(FR_FANY) | BIT(FR_DST));
+	fudp4(&f, 0, 1500, NULL, 0, 18, 64, 0, dst, 26);
+	CHECK_EQ(fields_hits(&f), BIT(FR_TTL) | BIT(FR_FLATER) | BIT(FR_FANY) | BIT(FR_DST));
+	/* payload: both terms hold; the masked-out bytes differ freely; one byte off */
+	fudp4(&f, 0, 1, magic, sizeof(magic), 18, 64, 0, dst, 0);
+	CHECK_EQ(fields_hits(&f), FR_PLAIN | BIT(FR_PAY));
+	fudp4(&f, 2, 1, magic, sizeof(magic), 12, 64, 0, dst, 0);
+	CHECK_EQ(fields_hits(&f), FR_PLAIN | BIT(FR_PAY));
+	{
+		__u8 m[12];
+
+		memcpy(m, magic, 12);
+		m[11] ^= 1;
+		fudp4(&f, 0, 1, m, 12, 18, 64, 0, dst, 0);
+		CHECK_EQ(fields_hits(&f), FR_PLAIN);
+	}
+	/* a payload one byte too short for the second term's word: no match */
+	fudp4(&f, 0, 1, magic, 11, 11, 64, 0, dst, 0);
+	CHECK_EQ(fields_hits(&f), FR_PLAIN);
+	/* the word at 1500 .. 1503: a payload of 1504 bytes holds it, of 1503 not */
+	memset(big, 0, sizeof(big));
+	big[1500] = 1;
+	big[1501] = 2;
+	big[1502] = 3;
+	big[1503] = 4;
+	fudp4(&f, 0, 1, big, 1504, 1504, 64, 0, dst, 0);
+	CHECK_EQ(fields_hits(&f), (FR_PLAIN | BIT(FR_PAYEND)));
+	fudp4(&f, 0, 1, big, 1503, 1503, 64, 0, dst, 0);
+	CHECK_EQ(fields_hits(&f), FR_PLAIN);
+	/* TCP: the payload starts after the options (doff 8: 12 bytes of them) */
+	l4_tcp(&l, 80, WEIR_TCP_ACK, 8);
+	putn(&l, "GET / HTTP/1.1", 14);
+	frame4(&f, SRC_A, WR_IPPROTO_TCP, &l);
+	CHECK_EQ(fields_hits(&f), FR_PLAIN | BIT(FR_LEN) | BIT(FR_PAYTCP));
+	/* the same bytes inside the options are not the payload */
+	l4_tcp(&l, 80, WEIR_TCP_ACK, 8);
+	l.b[20] = 'G';
+	l.b[21] = 'E';
+	putn(&l, "POST", 4);
+	frame4(&f, SRC_A, WR_IPPROTO_TCP, &l);
+	CHECK_EQ(fields_hits(&f), FR_PLAIN | BIT(FR_PAYTCP) * 0);
+	clear_rules();
+}
+
+DP_CASE(dp_match_fields_xdp)
+{
+	fields_edges(0);
+}
+
+DP_CASE(dp_match_fields_tc)
+{
+	fields_edges(1);
+}
+
+/* IPv6: hop limit, traffic class, destination, extension headers before the payload, fragments. */
+static void fields_v6(int tc)
+{
+	static const __u8 chain[] = { WR_IPPROTO_HOPOPTS, WR_IPPROTO_DSTOPTS, WR_IPPROTO_ROUTING };
+	static const __u8 frag[] = { WR_IPPROTO_FRAGMENT };
+	static const __u8 magic[12] = { 0x17, 0, 0, 0, 0, 0, 0, 0, 0xde, 0xad, 0xbe, 0xef };
+	struct frame f;
+	__u8 a[16];
+	size_t l4;
+
+	use_tc = tc;
+	fields_rules();
+	addr6(a, 1, 1);
+	/* three extension headers, then UDP with the payload terms: ttl 64, dst DST6 */
+	udp6_ext(&f, a, chain, 3, 0, 53);
+	l4 = f.n - 28;			/* udp6_ext's UDP header and its 20 bytes */
+	memcpy(f.b + l4 + 8, magic, sizeof(magic));
+	CHECK_EQ(fields_hits(&f), FR_PLAIN | BIT(FR_PAY) | BIT(FR_LEN) * (f.n - 14 <= 100));
+	/* hop limit 65 and traffic class 0xb8 (DSCP 46) */
+	f.b[14 + 7] = 65;
+	f.b[14] = 0x6b;
+	f.b[15] = 0x80;
+	CHECK_EQ(fields_hits(&f), (FR_PLAIN & ~BIT(FR_TTL)) | BIT(FR_PAY) | BIT(FR_DSCP) |
+				  BIT(FR_LEN) * (f.n - 14 <= 100));
+	/* another destination */
+	udp6_ext(&f, a, chain, 3, 0, 53);
+	f.b[14 + 24 + 15] ^= 1;
+	CHECK_EQ(fields_hits(&f), (FR_PLAIN & ~BIT(FR_DST)) | BIT(FR_LEN) * (f.n - 14 <= 100));
+	/* a first IPv6 fragment, then a later one */
+	udp6_ext(&f, a, frag, 1, 1, 53);
+	CHECK_EQ(fields_hits(&f), BIT(FR_TTL) | BIT(FR_FFIRST) | BIT(FR_FANY) | BIT(FR_DST) |
+				  BIT(FR_LEN));
+	udp6_ext(&f, a, frag, 1, 100 << 3, 53);
+	CHECK_EQ(fields_hits(&f), BIT(FR_TTL) | BIT(FR_FLATER) | BIT(FR_FANY) | BIT(FR_DST) |
+				  BIT(FR_LEN));
+	clear_rules();
+}
+
+DP_CASE(dp_match_fields_ipv6_xdp)
+{
+	fields_v6(0);
+}
+
+DP_CASE(dp_match_fields_ipv6_tc)
+{
+	fields_v6(1);
+}
+
 TEST_CASE(tc_same_verdicts_as_xdp)
 {
 	char vx[64], vt[64];

@@ -133,6 +133,41 @@ bad_input twice-proto '"proto" given twice' rule add r1 proto udp proto tcp limi
 bad_input twice-action '"action" given twice' rule add r1 limit 10pps action drop action dry-run
 bad_input twice-burst '"burst" given twice' rule add r1 limit 10pps burst 5 burst 6
 bad_input twice-per '"per" given twice' rule add r1 limit 10pps per src per all
+# The further match fields: each bad value names its keyword, nothing is written.
+bad_input sport-empty 'sport range "90-80"' rule add r1 proto udp sport 90-80 limit 10pps
+bad_input sport-junk sport rule add r1 proto udp sport 7x limit 10pps
+bad_input sport-icmp 'sport needs proto tcp or udp' rule add r1 proto icmp sport 53 limit 10pps
+bad_input ttl-empty 'ttl range "9-3"' rule add r1 ttl 9-3 limit 10pps
+bad_input ttl-big ttl rule add r1 ttl 1-256 limit 10pps
+bad_input len-empty 'len range "100-20"' rule add r1 len 100-20 limit 10pps
+bad_input dscp-big dscp rule add r1 dscp 64 limit 10pps
+bad_input frag-word 'invalid frag "some"' rule add r1 frag some limit 10pps
+bad_input frag-later-port 'frag later' rule add r1 proto udp dport 53 frag later limit 10pps
+bad_input dst-bad-cidr 'invalid dst "198.18.0.1/33"' rule add r1 dst 198.18.0.1/33 limit 10pps
+bad_input dst-hostbits 'invalid dst "198.18.0.1/24"' rule add r1 dst 198.18.0.1/24 limit 10pps
+bad_input dst-not-cidr 'invalid dst "foo"' rule add r1 dst foo limit 10pps
+bad_input dst-overlap 'overlaps dst "198.18.0.0/16"' \
+	rule add r1 dst 198.18.0.0/16 198.18.3.0/24 limit 10pps
+bad_input dst-five 'at most 4' \
+	rule add r1 dst 198.18.0.1 198.18.0.2 198.18.0.3 198.18.0.4 198.18.0.5 limit 10pps
+bad_input dst-family 'dst prefix 1 is IPv6 but the rule is ipv4' \
+	rule add r1 family ipv4 dst 2001:db8::1 limit 10pps
+bad_input dst-src-family 'dst prefix 1 is IPv4 but the rule is ipv6' \
+	rule add r1 dst 198.18.0.1 src 2001:db8::/32 limit 10pps
+bad_input pay-off 'payload offset 1501' rule add r1 proto udp payload 1501=1 limit 10pps
+bad_input pay-no-value 'payload term "4/0xff" needs =VALUE' \
+	rule add r1 proto udp payload 4/0xff limit 10pps
+bad_input pay-fifth 'payload takes at most 4 terms' \
+	rule add r1 proto udp payload 0=1 4=1 8=1 12=1 16=1 limit 10pps
+bad_input pay-overlap 'overlaps "0=0x01020304"' \
+	rule add r1 proto udp payload 0=0x01020304 2/0xffff0000=0x03040000 limit 10pps
+bad_input pay-outside-mask 'bits outside' rule add r1 proto udp payload 0/0xff00=0x1234 limit 10pps
+bad_input pay-junk 'invalid payload term' rule add r1 proto udp payload 0x=1 limit 10pps
+bad_input pay-icmp 'payload needs proto tcp or udp' rule add r1 proto icmp payload 0=1 limit 10pps
+bad_input pay-conns 'conns counts connections' rule add r1 proto tcp sport 80 conns 10
+bad_input fields-cookie 'action cookie matches SYNs' \
+	rule add r1 proto tcp tcp-flags syn ttl 1-64 limit 10pps action cookie
+bad_input twice-dst '"dst" given twice' rule add r1 dst 198.18.0.1 dst 198.18.0.2 limit 10pps
 # A whole family denied only when said twice.
 bad_input deny-all4 force deny add 0.0.0.0/0
 bad_input deny-all6 force deny add ::/0
@@ -218,6 +253,9 @@ rules=(
 	"ping proto icmp icmp-type 8 limit 10pps burst 10 per src/32 src6/64 action drop"
 	"flags proto tcp tcp-flags fin,syn/fin,syn,rst limit 64kbyte burst 64000 per all action drop"
 	"win proto udp dport 5353 class 2 limit 10pps burst 10 per src/32 src6/64 limit 100/min per src/32 src6/64 algo sliding-window limit 500/hour per all algo fixed-window action drop"
+	"amp family ipv4 proto udp dport 1024-65535 sport 123 dst 198.18.0.0/24 198.18.5.1/32 len 468-490 ttl 30-64 frag none dscp 0 payload 0/0xff000000=0x17000000 4=0x00030000 limit 100pps burst 100 per all action drop"
+	"amp6 family ipv6 proto udp sport 53 dst 2001:db8::/64 2001:db8:1::1/128 ttl 1-255 frag first dscp 46 limit 10pps burst 10 per src/32 src6/64"
+	"frags len 1000 frag later limit 1kpps burst 1000 per src/32 src6/64"
 )
 for r in "${rules[@]}"; do
 	# shellcheck disable=SC2086
@@ -233,6 +271,12 @@ while read -r line; do
 done <<<"$listed"
 [ "$(echo "$listed" | grep -c .)" == "${#rules[@]}" ] || fail "wrong rule count listed"
 : "$want"
+# -j gives the fields as values: ranges as text, prefixes and terms as lists.
+j=$(wrj rule list | jq -c '.rules[] | select(.name == "amp")')
+echo "$j" | jq -e '.sport == "123" and .dst == ["198.18.0.0/24", "198.18.5.1/32"] and
+	.len == "468-490" and .ttl == "30-64" and .frag == "none" and .dscp == 0 and
+	.payload == ["0/0xff000000=0x17000000", "4=0x00030000"]' >/dev/null ||
+	fail "rule list -j: $j"
 for r in "${rules[@]}"; do wr rule del "${r%% *}" >/dev/null; done
 end_case cli-roundtrip
 

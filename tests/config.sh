@@ -151,6 +151,28 @@ printf 'rules:\n  - { name: a, limits: [ { rate: 1mbit, burst: 100 } ] }\n' >"$T
 expect_errors byte-burst-under-a-packet smallburst.yaml \
 	'smallburst.yaml:2:34|burst 100 is smaller than one full-size packet'
 
+# The further match fields: each bad value at its place, naming its keyword.
+cat >"$T/fields.yaml" <<'EOF'
+rules:
+  - { name: a, proto: udp, ttl: 9-3, limits: [ { rate: 10pps } ] }
+  - { name: b, proto: udp, payload: [ "1501=1" ], limits: [ { rate: 10pps } ] }
+  - { name: c, proto: udp, payload: "0=1 4=1 8=1 12=1 16=1", limits: [ { rate: 10pps } ] }
+  - { name: d, proto: udp, payload: [ "4/0xff" ], limits: [ { rate: 10pps } ] }
+  - { name: e, dst: [ 198.18.0.0/33 ], limits: [ { rate: 10pps } ] }
+  - { name: f, family: ipv4, dst: "2001:db8::1", limits: [ { rate: 10pps } ] }
+  - { name: g, sport: 90-80, proto: tcp, limits: [ { rate: 10pps } ] }
+  - { name: h, frag: sometimes, limits: [ { rate: 10pps } ] }
+EOF
+expect_errors fields fields.yaml \
+	'fields.yaml:2:33|empty ttl range "9-3"' \
+	'fields.yaml:3:39|payload offset 1501' \
+	'fields.yaml:4:55|payload takes at most 4 terms' \
+	'fields.yaml:5:39|payload term "4/0xff" needs =VALUE' \
+	'fields.yaml:6:23|invalid dst "198.18.0.0/33"' \
+	'fields.yaml:7:5|dst prefix 1 is IPv6 but the rule is ipv4' \
+	'fields.yaml:8:23|empty sport range "90-80"' \
+	'fields.yaml:9:22|invalid frag "sometimes"'
+
 cat >"$T/unknown-rule.yaml" <<'EOF'
 rules:
   - name: dns
@@ -498,12 +520,23 @@ rules:
     proto: tcp
     tcp-flags: "fin,syn/fin,syn,rst"
     limits: [ { rate: 64kbyte, burst: 64kbyte, per: all } ]
+  - name: amp
+    proto: udp
+    sport: 123
+    dst: [ 198.18.0.0/24, "2001:db8::/64" ]
+    len: 468-490
+    ttl: "30-64"
+    frag: none
+    dscp: 0
+    payload: [ "0/0xff000000=0x17000000", "4=0x00030000" ]
+    limits: [ { rate: 100pps, per: all } ]
 EOF
 agree_words=(
 	"web family ipv4 proto tcp dport 80-443 src 198.18.0.0/15 tcp-flags syn class 1 action dry-run limit 100pps burst 20 per src/24 src6/64 limit 5kpps burst 5000 per all"
 	"dns6 family ipv6 proto udp dport 53 limit 8mbit burst 20000 per src/32 src6/48"
 	"ping proto icmp icmp-type 8 class 3 limit 10pps"
 	"flags proto tcp tcp-flags fin,syn/fin,syn,rst limit 64kbyte burst 64kbyte per all"
+	"amp proto udp sport 123 dst 198.18.0.0/24 2001:db8::/64 len 468-490 ttl 30-64 frag none dscp 0 payload 0/0xff000000=0x17000000 4=0x00030000 limit 100pps per all"
 )
 if [ "$(id -u)" -ne 0 ]; then
 	skip config-cli-agree "needs root (rule add loads weir)"
@@ -517,7 +550,7 @@ else
 	done
 	from_cli=$("$WEIR" -j --bpffs "$ROOT" rule list | jq -S '.rules | map(del(.uid))')
 	from_file=$("$WEIR" -j check "$T/agree.yaml" | jq -S '.rules | map(del(.uid))')
-	[ "$(echo "$from_file" | jq length)" == "4" ] || fail "the file gave no 4 rules: $from_file"
+	[ "$(echo "$from_file" | jq length)" == "5" ] || fail "the file gave no 5 rules: $from_file"
 	[ "$from_cli" == "$from_file" ] ||
 		fail "file and CLI differ: $(diff <(echo "$from_cli") <(echo "$from_file") | head -20)"
 	end_case config-cli-agree

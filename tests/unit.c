@@ -665,9 +665,13 @@ static void chain6(struct frame *pl, const __u8 *types, int n, __u8 upper, __u16
 	putn(pl, l4->b, l4->n);
 }
 
+/* What the last parse read beyond struct wr_pkt (dst, dscp, payload offset). */
+static struct wr_pkt_x px;
+
 /*
  * Parse the first n bytes of f from an exact-size heap copy, frame_len as
- * given. p is zeroed first, as the data path's is.
+ * given. p is zeroed first, as the data path's is; px is not (nor is the
+ * data path's scratch).
  */
 static int parse_n(const struct frame *f, size_t n, __u32 frame_len, struct wr_pkt *p)
 {
@@ -678,7 +682,7 @@ static int parse_n(const struct frame *f, size_t n, __u32 frame_len, struct wr_p
 		abort();
 	memcpy(buf, f->b, n);
 	memset(p, 0, sizeof(*p));
-	r = wr_parse(buf, buf + n, frame_len, p);
+	r = wr_parse(buf, buf + n, frame_len, p, &px);
 	free(buf);
 	return r;
 }
@@ -1016,7 +1020,7 @@ static int parse_gso(const struct frame *f, struct wr_pkt *p)
 {
 	memset(p, 0, sizeof(*p));
 	p->flags = WR_PKT_GSO;
-	return wr_parse(f->b, f->b + f->n, f->n, p);
+	return wr_parse(f->b, f->b + f->n, f->n, p, &px);
 }
 
 TEST_CASE(parse_length_zero)
@@ -1100,7 +1104,7 @@ TEST_CASE(parse_ipv6_extension_headers)
 	frame6(&f, SRC6, WR_IPPROTO_FRAGMENT, &pl);
 	CHECK_EQ(parse(&f, &p), WR_PARSE_IP);
 	CHECK_EQ(p.proto, WR_IPPROTO_UDP);
-	CHECK_EQ(p.flags, WR_PKT_FRAG);
+	CHECK_EQ(p.flags, WR_PKT_FRAG | WR_PKT_LATER);
 	CHECK_EQ(p.dport, 0);
 	/* ... behind a hop-by-hop header too */
 	{
@@ -1109,7 +1113,7 @@ TEST_CASE(parse_ipv6_extension_headers)
 		chain6(&pl, hf, 2, WR_IPPROTO_UDP, (8 << 3) | 1, &l);
 		frame6(&f, SRC6, WR_IPPROTO_HOPOPTS, &pl);
 		CHECK_EQ(parse(&f, &p), WR_PARSE_IP);
-		CHECK_EQ(p.flags, WR_PKT_FRAG);
+		CHECK_EQ(p.flags, WR_PKT_FRAG | WR_PKT_LATER);
 	}
 
 	/* WR_MAX_EXTHDR headers are walked; one more is malformed */
@@ -1165,13 +1169,13 @@ TEST_CASE(parse_ipv4_fragments)
 	eth_ip4(&f, src, WR_IPPROTO_UDP, 5, 185, 0, &l);
 	CHECK_EQ(parse(&f, &p), WR_PARSE_IP);
 	CHECK_EQ(p.proto, WR_IPPROTO_UDP);
-	CHECK_EQ(p.flags, WR_PKT_FRAG);
+	CHECK_EQ(p.flags, WR_PKT_FRAG | WR_PKT_LATER);
 	CHECK_EQ(p.dport, 0);
 	CHECK_EQ(p.len, 128);
 	/* middle fragment (MF and an offset) */
 	eth_ip4(&f, src, WR_IPPROTO_TCP, 5, 0x2000 | 1, 0, &l);
 	CHECK_EQ(parse(&f, &p), WR_PARSE_IP);
-	CHECK_EQ(p.flags, WR_PKT_FRAG);
+	CHECK_EQ(p.flags, WR_PKT_FRAG | WR_PKT_LATER);
 	/* non-first fragment with only a few payload bytes: no L4 needed */
 	{
 		struct frame tiny = { .n = 0 };
@@ -1179,7 +1183,7 @@ TEST_CASE(parse_ipv4_fragments)
 		put8(&tiny, 0xab);
 		eth_ip4(&f, src, WR_IPPROTO_TCP, 5, 3, 0, &tiny);
 		CHECK_EQ(parse(&f, &p), WR_PARSE_IP);
-		CHECK_EQ(p.flags, WR_PKT_FRAG);
+		CHECK_EQ(p.flags, WR_PKT_FRAG | WR_PKT_LATER);
 	}
 
 	/* first fragment: MF, offset 0; ports there, UDP length covers the whole datagram */
@@ -1587,6 +1591,14 @@ TEST_CASE(match_index_superset)
 			r->tcp_mask = WEIR_TCP_SYN;
 			r->tcp_value = idx_rand() & 1 ? WEIR_TCP_SYN : 0;
 			r->icmp_type = idx_rand() % 4 ? 8 : 135;
+			/* The further fields narrow within the candidates; sport and payload to TCP/UDP. */
+			r->xmatch = idx_rand() & (WEIR_X_SPORT | WEIR_X_LEN | WEIR_X_FRAG |
+						  WEIR_X_PAYLOAD);
+			r->sport_lo = idx_rand() % 4;
+			r->sport_hi = r->sport_lo + idx_rand() % 3;
+			r->len_lo = 90 + idx_rand() % 20;
+			r->len_hi = r->len_lo + idx_rand() % 20;
+			r->frag = idx_rand() % 4;
 		}
 		memset(&full, 0, sizeof(full));
 		err = wr_ruleset_index(&rs, &full);
@@ -1605,6 +1617,9 @@ TEST_CASE(match_index_superset)
 					continue;
 				if ((r->match & WEIR_M_TCPFLAGS && full.pc != WEIR_IDX_TCP) ||
 				    (r->match & WEIR_M_ICMPTYPE && full.pc != WEIR_IDX_OTHER))
+					continue;
+				if ((r->xmatch & (WEIR_X_SPORT | WEIR_X_PAYLOAD)) &&
+				    full.pc == WEIR_IDX_OTHER)
 					continue;
 				if (!(r->match & WEIR_M_DPORT))
 					in = true;
@@ -1633,9 +1648,13 @@ TEST_CASE(match_index_superset)
 				p.icmp_type = idx_rand() % 3 ? 8 : 135;
 			if (proto == WR_IPPROTO_ICMPV6 && p.icmp_type == 135)
 				p.flags |= WR_PKT_ND;
-			/* A non-first fragment: no ports, no L4 header. */
+			p.sport = idx_rand() % 6;
+			p.len = 90 + idx_rand() % 50;
+			/* A first fragment; a non-first one: no ports, no L4 header. */
 			if (!(idx_rand() % 8))
-				p.flags = 0;
+				p.flags |= WR_PKT_FRAG;
+			if (!(idx_rand() % 8))
+				p.flags = WR_PKT_FRAG | WR_PKT_LATER;
 			match_linear(&rs, &p, &want);
 			if (!cand_linear(&rs, &p, &cand)) {
 				CHECK(0, "set %u packet %u: a cell's rules out of order", set, n);
@@ -2286,4 +2305,362 @@ TEST_CASE(meter_uncharge_restores_the_charge)
 int main(void)
 {
 	return check_run_all();
+}
+
+/* ------------------------------------------------------------------------ */
+/* The further match fields (weir_rule.xmatch)                              */
+/* ------------------------------------------------------------------------ */
+
+/* A UDP packet from sport to dport, len bytes long. */
+static void pkt_ports(struct wr_pkt *p, __u8 proto, __u16 sport, __u16 dport, __u32 len)
+{
+	pkt4(p, IP4(198, 18, 0, 1), proto, dport);
+	p->sport = sport;
+	p->len = len;
+}
+
+TEST_CASE(match_sport_range_edges)
+{
+	struct weir_rule r;
+	struct wr_pkt p;
+	static const struct {
+		__u16 port;
+		int want;
+	} cases[] = { { 0, 0 }, { 999, 0 }, { 1000, 1 }, { 1500, 1 }, { 2000, 1 }, { 2001, 0 },
+		      { 65535, 0 } };
+	size_t i;
+
+	rule_init(&r);
+	r.xmatch = WEIR_X_SPORT;
+	r.sport_lo = 1000;
+	r.sport_hi = 2000;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		pkt_ports(&p, WR_IPPROTO_UDP, cases[i].port, 53, 100);
+		CHECK(wr_rule_match(&r, &p) == cases[i].want, "udp sport %u", cases[i].port);
+		pkt_ports(&p, WR_IPPROTO_TCP, cases[i].port, 53, 100);
+		CHECK(wr_rule_match(&r, &p) == cases[i].want, "tcp sport %u", cases[i].port);
+	}
+	/* One port: lo == hi, and the whole range. */
+	r.sport_lo = r.sport_hi = 123;
+	pkt_ports(&p, WR_IPPROTO_UDP, 123, 53, 100);
+	CHECK(wr_rule_match(&r, &p), "sport 123");
+	p.sport = 124;
+	CHECK(!wr_rule_match(&r, &p), "sport 124 matched 123");
+	r.sport_lo = 0;
+	r.sport_hi = 65535;
+	CHECK(wr_rule_match(&r, &p), "sport 0-65535");
+	/* No ports: ICMP and a later fragment never match a sport rule, even 0-65535. */
+	pkt_ports(&p, WR_IPPROTO_ICMP, 0, 0, 100);
+	CHECK(!wr_rule_match(&r, &p), "icmp matched a sport rule");
+	pkt_ports(&p, WR_IPPROTO_UDP, 123, 53, 100);
+	p.flags = WR_PKT_FRAG | WR_PKT_LATER;
+	CHECK(!wr_rule_match(&r, &p), "a later fragment matched a sport rule");
+	/* Without its bit the field is not looked at. */
+	r.xmatch = 0;
+	r.sport_lo = r.sport_hi = 1;
+	pkt_ports(&p, WR_IPPROTO_UDP, 123, 53, 100);
+	CHECK(wr_rule_match(&r, &p), "sport used without WEIR_X_SPORT");
+}
+
+TEST_CASE(match_len_range_edges)
+{
+	struct weir_rule r;
+	struct wr_pkt p;
+	static const __u32 lens[] = { 0, 59, 60, 61, 1499, 1500, 1501, 65575, WR_GSO_MAX_LEN };
+	size_t i;
+
+	rule_init(&r);
+	r.xmatch = WEIR_X_LEN;
+	r.len_lo = 60;
+	r.len_hi = 1500;
+	for (i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
+		pkt_ports(&p, WR_IPPROTO_UDP, 1, 53, lens[i]);
+		CHECK(wr_rule_match(&r, &p) == (lens[i] >= 60 && lens[i] <= 1500), "len %u",
+		      lens[i]);
+		/* len needs no ports: ICMP and fragments are measured alike. */
+		pkt_ports(&p, WR_IPPROTO_ICMP, 0, 0, lens[i]);
+		CHECK(wr_rule_match(&r, &p) == (lens[i] >= 60 && lens[i] <= 1500), "icmp len %u",
+		      lens[i]);
+	}
+	r.len_lo = r.len_hi = 468;
+	pkt_ports(&p, WR_IPPROTO_UDP, 1, 53, 468);
+	CHECK(wr_rule_match(&r, &p), "len 468 exactly");
+	p.len = 469;
+	CHECK(!wr_rule_match(&r, &p), "len 469 matched 468");
+}
+
+TEST_CASE(match_ttl_dscp_edges)
+{
+	struct weir_rule r;
+	struct wr_pkt p;
+	struct wr_pkt_x x;
+	unsigned int t, d;
+
+	pkt_ports(&p, WR_IPPROTO_UDP, 1, 53, 100);
+	memset(&x, 0, sizeof(x));
+	rule_init(&r);
+	CHECK(wr_rule_match_x(&r, &p, &x), "a rule without further fields");
+	r.xmatch = WEIR_X_TTL;
+	r.ttl_lo = 30;
+	r.ttl_hi = 64;
+	for (t = 0; t <= 255; t++) {
+		x.ttl = t;
+		CHECK(wr_rule_match_x(&r, &p, &x) == (t >= 30 && t <= 64), "ttl %u", t);
+	}
+	r.ttl_lo = 0;
+	r.ttl_hi = 255;
+	for (t = 0; t <= 255; t++) {
+		x.ttl = t;
+		CHECK(wr_rule_match_x(&r, &p, &x), "ttl %u in 0-255", t);
+	}
+	r.xmatch = WEIR_X_DSCP;
+	r.dscp = 46;
+	for (d = 0; d < 64; d++) {
+		x.dscp = d;
+		CHECK(wr_rule_match_x(&r, &p, &x) == (d == 46), "dscp %u", d);
+	}
+	r.dscp = 0;
+	x.dscp = 0;
+	CHECK(wr_rule_match_x(&r, &p, &x), "dscp 0");
+	/* Both: each must hold. */
+	r.xmatch = WEIR_X_DSCP | WEIR_X_TTL;
+	r.ttl_lo = r.ttl_hi = 255;
+	x.ttl = 254;
+	CHECK(!wr_rule_match_x(&r, &p, &x), "ttl 254 with dscp 0 matched ttl 255");
+	x.ttl = 255;
+	CHECK(wr_rule_match_x(&r, &p, &x), "ttl 255 and dscp 0");
+}
+
+TEST_CASE(match_frag_modes)
+{
+	/* A packet's kind (flags) against each mode: none, first, later, any. */
+	static const struct {
+		__u8 flags;
+		int want[4];
+	} kinds[] = {
+		{ WR_PKT_L4 | WR_PKT_PORTS, { 1, 0, 0, 0 } },
+		{ WR_PKT_L4 | WR_PKT_PORTS | WR_PKT_FRAG, { 0, 1, 0, 1 } },
+		{ WR_PKT_FRAG | WR_PKT_LATER, { 0, 0, 1, 1 } },
+	};
+	struct weir_rule r;
+	struct wr_pkt p;
+	size_t k;
+	int f;
+
+	rule_init(&r);
+	r.xmatch = WEIR_X_FRAG;
+	for (k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++)
+		for (f = WEIR_FRAG_NONE; f <= WEIR_FRAG_ANY; f++) {
+			pkt_ports(&p, WR_IPPROTO_UDP, 1, 53, 100);
+			p.flags = kinds[k].flags;
+			r.frag = f;
+			CHECK(wr_rule_match(&r, &p) == kinds[k].want[f], "kind %zu frag mode %d", k,
+			      f);
+		}
+}
+
+/* dst prefix d of r: an IPv4 one (net host order) or an IPv6 one. */
+static void rule_dst4(struct weir_rule *r, int d, __u32 net, unsigned int plen)
+{
+	r->xmatch |= WEIR_X_DST;
+	r->nr_dst = d + 1;
+	r->dst_family[d] = 4;
+	r->dst_plen[d] = plen;
+	memset(r->dst_net[d], 0, sizeof(r->dst_net[d]));
+	memset(r->dst_mask[d], 0, sizeof(r->dst_mask[d]));
+	r->dst_mask[d][0] = wr_prefix_word(plen, 0);
+	r->dst_net[d][0] = htonl(net) & r->dst_mask[d][0];
+}
+
+static void rule_dst6(struct weir_rule *r, int d, const __u8 *a, unsigned int plen)
+{
+	__u32 w[4];
+	int i;
+
+	w6(w, a);
+	r->xmatch |= WEIR_X_DST;
+	r->nr_dst = d + 1;
+	r->dst_family[d] = 6;
+	r->dst_plen[d] = plen;
+	for (i = 0; i < 4; i++) {
+		r->dst_mask[d][i] = wr_prefix_word(plen, i);
+		r->dst_net[d][i] = w[i] & r->dst_mask[d][i];
+	}
+}
+
+TEST_CASE(match_dst_prefix_edges)
+{
+	static const __u8 net6[16] = { 0x20, 0x01, 0x0d, 0xb8, 0, 1, 0, 2 };
+	struct weir_rule r;
+	struct wr_pkt p4, p6;
+	struct wr_pkt_x x;
+	__u8 a6[16];
+	unsigned int plen;
+
+	pkt_ports(&p4, WR_IPPROTO_UDP, 1, 53, 100);
+	pkt6(&p6, SRC6, WR_IPPROTO_UDP, 53);
+	memset(&x, 0, sizeof(x));
+	/* IPv4: the first and last address of each prefix in, one either side out. */
+	for (plen = 1; plen <= 32; plen++) {
+		__u32 net = IP4(198, 18, 0, 0) & ~((plen < 32 ? 0xffffffffu >> plen : 0));
+		__u32 last = net | (plen < 32 ? 0xffffffffu >> plen : 0);
+
+		rule_init(&r);
+		rule_dst4(&r, 0, net, plen);
+		x.daddr[0] = htonl(net);
+		CHECK(wr_rule_match_x(&r, &p4, &x), "/%u: its first address", plen);
+		x.daddr[0] = htonl(last);
+		CHECK(wr_rule_match_x(&r, &p4, &x), "/%u: its last address", plen);
+		x.daddr[0] = htonl(last + 1);
+		CHECK(!wr_rule_match_x(&r, &p4, &x) || last == 0xffffffffu,
+		      "/%u: the address after it", plen);
+		x.daddr[0] = htonl(net - 1);
+		CHECK(!wr_rule_match_x(&r, &p4, &x) || net == 0, "/%u: the address before it",
+		      plen);
+		/* The same words in an IPv6 packet are not an IPv4 destination. */
+		x.daddr[0] = htonl(net);
+		CHECK(!wr_rule_match_x(&r, &p6, &x), "/%u matched an IPv6 packet", plen);
+	}
+	/* IPv6 /64: an address in it, the last one, and the next /64. */
+	rule_init(&r);
+	rule_dst6(&r, 0, net6, 64);
+	memcpy(a6, net6, 16);
+	a6[15] = 9;
+	w6(x.daddr, a6);
+	CHECK(wr_rule_match_x(&r, &p6, &x), "v6 /64: an address in it");
+	memset(a6 + 8, 0xff, 8);
+	w6(x.daddr, a6);
+	CHECK(wr_rule_match_x(&r, &p6, &x), "v6 /64: its last address");
+	memcpy(a6, net6, 16);
+	a6[7] = 3;
+	w6(x.daddr, a6);
+	CHECK(!wr_rule_match_x(&r, &p6, &x), "v6 /64: the next /64");
+	CHECK(!wr_rule_match_x(&r, &p4, &x), "v6 prefix matched an IPv4 packet");
+	/* Several prefixes, of both families: any one matches. */
+	rule_init(&r);
+	rule_dst4(&r, 0, IP4(198, 18, 1, 0), 24);
+	rule_dst6(&r, 1, net6, 48);
+	rule_dst4(&r, 2, IP4(198, 19, 0, 7), 32);
+	memset(&x, 0, sizeof(x));
+	x.daddr[0] = htonl(IP4(198, 19, 0, 7));
+	CHECK(wr_rule_match_x(&r, &p4, &x), "the third prefix");
+	x.daddr[0] = htonl(IP4(198, 19, 0, 8));
+	CHECK(!wr_rule_match_x(&r, &p4, &x), "none of three");
+	x.daddr[0] = htonl(IP4(198, 18, 1, 255));
+	CHECK(wr_rule_match_x(&r, &p4, &x), "the first prefix");
+	/* A prefix past nr_dst is not one of the rule's. */
+	r.nr_dst = 2;
+	x.daddr[0] = htonl(IP4(198, 19, 0, 7));
+	CHECK(!wr_rule_match_x(&r, &p4, &x), "a prefix past nr_dst matched");
+	w6(x.daddr, net6);
+	CHECK(wr_rule_match_x(&r, &p6, &x), "the IPv6 prefix");
+}
+
+TEST_CASE(match_payload_terms)
+{
+	struct weir_rule r;
+	__u32 w[WEIR_MAX_PAY] = { 0 };
+	unsigned int t;
+
+	rule_init(&r);
+	CHECK(wr_rule_match_pay(&r, w, 0), "a rule without terms");
+	r.xmatch = WEIR_X_PAYLOAD;
+	r.nr_pay = 1;
+	r.pay[0].mask = htonl(0xff000000);
+	r.pay[0].value = htonl(0x17000000);
+	w[0] = htonl(0x17abcdef);
+	CHECK(wr_rule_match_pay(&r, w, 1), "masked byte equal");
+	CHECK(!wr_rule_match_pay(&r, w, 0), "a word past the packet's end matched");
+	w[0] = htonl(0x16ffffff);
+	CHECK(!wr_rule_match_pay(&r, w, 1), "masked byte differs");
+	w[0] = htonl(0x18000000);
+	CHECK(!wr_rule_match_pay(&r, w, 1), "masked byte one above");
+	/* Four terms: every one must hold and be within the packet. */
+	r.nr_pay = WEIR_MAX_PAY;
+	for (t = 0; t < WEIR_MAX_PAY; t++) {
+		r.pay[t].off = t * 4;
+		r.pay[t].mask = 0xffffffffu;
+		r.pay[t].value = htonl(0x01010101u * (t + 1));
+		w[t] = r.pay[t].value;
+	}
+	CHECK(wr_rule_match_pay(&r, w, 0xf), "four terms");
+	for (t = 0; t < WEIR_MAX_PAY; t++) {
+		CHECK(!wr_rule_match_pay(&r, w, 0xf & ~(1u << t)), "term %u missing", t);
+		w[t] ^= htonl(1);
+		CHECK(!wr_rule_match_pay(&r, w, 0xf), "term %u's low bit", t);
+		w[t] ^= htonl(1);
+	}
+	/* Terms past nr_pay are not the rule's. */
+	r.nr_pay = 2;
+	w[3] = 0;
+	CHECK(wr_rule_match_pay(&r, w, 0x3), "terms past nr_pay used");
+	/* A rule with terms matches packets with a TCP or UDP header only. */
+	{
+		struct wr_pkt p;
+
+		pkt_ports(&p, WR_IPPROTO_ICMP, 0, 0, 100);
+		CHECK(!wr_rule_match(&r, &p), "icmp matched a payload rule");
+		pkt_ports(&p, WR_IPPROTO_UDP, 1, 53, 100);
+		CHECK(wr_rule_match(&r, &p), "udp did not pass wr_rule_match with terms");
+	}
+}
+
+/* What wr_parse puts in struct wr_pkt_x, and sport, with VLANs, options and extension headers. */
+TEST_CASE(parse_further_fields)
+{
+	struct frame f, l, pl;
+	struct wr_pkt p;
+	__u32 w[4];
+
+	/* UDP over IPv4 behind two VLAN tags: payload after 14 + 8 + 20 + 8 bytes. */
+	l4_udp(&l, 53, 12);
+	eth(&f, WR_ETH_P_IP, 2, TAG_QINQ);
+	ip4(&f, IP4(198, 18, 0, 9), WR_IPPROTO_UDP, 5, 0, 0, &l);
+	f.b[22 + 1] = 46 << 2;		/* TOS: DSCP 46 */
+	memset(&px, 0xaa, sizeof(px));
+	CHECK_EQ(parse(&f, &p), WR_PARSE_IP);
+	CHECK_EQ(p.sport, 40000);
+	CHECK_EQ(p.dport, 53);
+	CHECK_EQ(px.payoff, 14 + 8 + 20 + 8);
+	CHECK_EQ(px.ttl, 64);
+	CHECK_EQ(px.dscp, 46);
+	CHECK_EQ(ntohl(px.daddr[0]), IP4(198, 18, 0, 1));
+	CHECK_EQ(px.daddr[1] | px.daddr[2] | px.daddr[3], 0);
+	/* TCP with options over IPv4 with options: both lengths count. */
+	l4_tcp(&l, 80, WEIR_TCP_SYN, 8);
+	eth_ip4(&f, IP4(198, 18, 0, 9), WR_IPPROTO_TCP, 7, 0, 0, &l);
+	CHECK_EQ(parse(&f, &p), WR_PARSE_IP);
+	CHECK_EQ(px.payoff, 14 + 28 + 32);
+	CHECK_EQ(p.sport, 40000);
+	/* IPv6 with a hop-by-hop and a routing header, hop limit 3, traffic class 0xb8. */
+	{
+		static const __u8 hr[] = { WR_IPPROTO_HOPOPTS, WR_IPPROTO_ROUTING };
+
+		l4_udp(&l, 123, 4);
+		chain6(&pl, hr, 2, WR_IPPROTO_UDP, 0, &l);
+		eth_ip6(&f, SRC6, WR_IPPROTO_HOPOPTS, 3, -1, &pl);
+		f.b[14] = 0x6b;			/* version 6, traffic class high nibble 0xb */
+		f.b[15] = 0x80;			/* traffic class low nibble 0x8: 0xb8, DSCP 46 */
+		CHECK_EQ(parse(&f, &p), WR_PARSE_IP);
+		CHECK_EQ(px.ttl, 3);
+		CHECK_EQ(px.dscp, 46);
+		CHECK_EQ(px.payoff, 14 + 40 + (pl.n - l.n) + 8);
+		w6(w, DST6);
+		CHECK(!memcmp(px.daddr, w, sizeof(w)), "IPv6 destination");
+	}
+	/* A first IPv6 fragment: its ports, then its payload; a later one is FRAG | LATER. */
+	{
+		static const __u8 fr[] = { WR_IPPROTO_FRAGMENT };
+
+		l4_udp(&l, 53, 40);
+		chain6(&pl, fr, 1, WR_IPPROTO_UDP, 1, &l);
+		frame6(&f, SRC6, WR_IPPROTO_FRAGMENT, &pl);
+		CHECK_EQ(parse(&f, &p), WR_PARSE_IP);
+		CHECK_EQ(p.flags & (WR_PKT_FRAG | WR_PKT_LATER), WR_PKT_FRAG);
+		CHECK_EQ(px.payoff, 14 + 40 + 8 + 8);
+		chain6(&pl, fr, 1, WR_IPPROTO_UDP, 185 << 3, &l);
+		frame6(&f, SRC6, WR_IPPROTO_FRAGMENT, &pl);
+		CHECK_EQ(parse(&f, &p), WR_PARSE_IP);
+		CHECK_EQ(p.flags, WR_PKT_FRAG | WR_PKT_LATER);
+	}
 }

@@ -27,7 +27,7 @@ USER = os.path.join(ROOT, "user")
 LAYERS = ["util", "lib", "config", "fleet", "integrations", "daemon", "cmd", "."]
 # lib/ itself, lowest first; files not named here are refused by --check.
 LIB_LAYERS = [
-    ["pins", "tcpdiag"],
+    ["pins", "tcpdiag", "match_fields"],
     ["loader", "state"],
     ["maps", "conns"],
     ["lists", "cookie", "rules", "shed", "snapshot"],

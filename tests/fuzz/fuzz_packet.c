@@ -64,6 +64,7 @@ static int ref_l4(const struct ref *r, size_t off, size_t l4_len, int frag, stru
 			return WR_PARSE_MALFORMED;
 		if ((r->f[off + 12] >> 4) < 5 || (size_t)(r->f[off + 12] >> 4) * 4 > l4_len)
 			return WR_PARSE_MALFORMED;
+		p->sport = be16(r, off);
 		p->dport = be16(r, off + 2);
 		p->tcp_flags = r->f[off + 13];
 		p->flags |= WR_PKT_L4 | WR_PKT_PORTS;
@@ -74,6 +75,7 @@ static int ref_l4(const struct ref *r, size_t off, size_t l4_len, int frag, stru
 		/* a fragment's UDP length is the whole datagram's */
 		if (be16(r, off + 4) < 8 || (!frag && be16(r, off + 4) > l4_len))
 			return WR_PARSE_MALFORMED;
+		p->sport = be16(r, off);
 		p->dport = be16(r, off + 2);
 		p->flags |= WR_PKT_L4 | WR_PKT_PORTS;
 		return WR_PARSE_IP;
@@ -105,7 +107,7 @@ static int ref_ip4(const struct ref *r, size_t l3, size_t l3_len, struct wr_pkt 
 	p->len = tot;
 	fo = be16(r, l3 + 6);
 	if (fo & 0x1fff) {
-		p->flags |= WR_PKT_FRAG;
+		p->flags |= WR_PKT_FRAG | WR_PKT_LATER;
 		return WR_PARSE_IP;
 	}
 	if (fo & 0x2000)
@@ -155,6 +157,7 @@ static int ref_ip6(const struct ref *r, size_t l3, size_t l3_len, struct wr_pkt 
 		if (nh == 44) {
 			p->flags |= WR_PKT_FRAG;
 			if (be16(r, off + 2) & 0xfff8) {
+				p->flags |= WR_PKT_LATER;
 				p->proto = r->f[off];
 				return WR_PARSE_IP;
 			}
@@ -213,7 +216,7 @@ static int same_pkt(const struct wr_pkt *a, const struct wr_pkt *b)
 {
 	return !memcmp(a->saddr, b->saddr, sizeof(a->saddr)) && a->len == b->len &&
 	       a->family == b->family && a->proto == b->proto && a->flags == b->flags &&
-	       (!(a->flags & WR_PKT_PORTS) || a->dport == b->dport) &&
+	       (!(a->flags & WR_PKT_PORTS) || (a->dport == b->dport && a->sport == b->sport)) &&
 	       (!(a->flags & WR_PKT_L4) || a->proto != 6 || a->tcp_flags == b->tcp_flags) &&
 	       (!(a->flags & WR_PKT_L4) || (a->proto != 1 && a->proto != 58) ||
 		a->icmp_type == b->icmp_type);
@@ -230,6 +233,7 @@ static void dump_pkt(const char *what, int res, const struct wr_pkt *p)
 /* Parse from an exact-size copy of the first `linear` bytes; frame_len is n. */
 static int parse_copy(const __u8 *frame, size_t linear, size_t n, struct wr_pkt *p)
 {
+	struct wr_pkt_x x;
 	__u8 *copy = malloc(linear ? linear : 1);
 	int res;
 
@@ -237,7 +241,7 @@ static int parse_copy(const __u8 *frame, size_t linear, size_t n, struct wr_pkt 
 		abort();
 	memcpy(copy, frame, linear);
 	memset(p, 0, sizeof(*p));
-	res = wr_parse(copy, copy + linear, (__u32)n, p);
+	res = wr_parse(copy, copy + linear, (__u32)n, p, &x);
 	free(copy);
 	return res;
 }
@@ -439,8 +443,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		    p.len < (p.family == 4 ? 20u : p.proto == 59 ? 40u : 41u))
 			FAIL("family %u len %u in a %zu-byte frame (L2 %zu)", p.family, p.len, n,
 			     l2);
-		if (p.flags & ~(WR_PKT_L4 | WR_PKT_PORTS | WR_PKT_FRAG | WR_PKT_ND))
+		if (p.flags & ~(WR_PKT_L4 | WR_PKT_PORTS | WR_PKT_FRAG | WR_PKT_ND | WR_PKT_LATER))
 			FAIL("unknown flags %#x", p.flags);
+		/* A later fragment: a fragment, and no upper-layer header. */
+		if ((p.flags & WR_PKT_LATER) &&
+		    (p.flags & (WR_PKT_FRAG | WR_PKT_L4 | WR_PKT_PORTS)) != WR_PKT_FRAG)
+			FAIL("later fragment with flags %#x", p.flags);
 		if ((p.flags & WR_PKT_PORTS) && (!(p.flags & WR_PKT_L4) ||
 						 (p.proto != 6 && p.proto != 17)))
 			FAIL("ports without a TCP/UDP header (proto %u flags %#x)", p.proto,

@@ -95,8 +95,8 @@ static const struct {
 };
 
 enum path {
-	P_NORULE, P_HIT, P_FLEET, P_DROP, P_V6, P_LIM4, P_RULES8, P_RULES32, P_RULES64, P_RULES256,
-	P_SPOOF,
+	P_NORULE, P_HIT, P_HITX, P_FLEET, P_DROP, P_V6, P_LIM4, P_RULES8, P_RULES32, P_RULES64,
+	P_RULES256, P_SPOOF,
 	P_HIT1, P_NEWFULL, P_COOKIE_SYN, P_COOKIE_ACK, P_COOKIE_ACK64, NPATH,
 	/* Not a row of the paths' table: measured on its own instance (cold4, clock auto). */
 	P_COLD = NPATH,
@@ -112,6 +112,8 @@ static const struct {
 } paths[NPATH] = {
 	{ "no_rules", "no rules (parse, match nothing, count)", 0, XDP_PASS },
 	{ "hit", "one rule, existing key, admitted", 0, XDP_PASS },
+	{ "hit_fields", "the same, every further match field in use (sport, dst, len, ttl, frag, "
+	  "dscp, 2 payload words)", 0, XDP_PASS },
 	{ "fleet_hit", "the same, fleet scope, key tracked for the fleet sync", 0, XDP_PASS },
 	{ "drop", "one rule, existing key, dropped", 0, XDP_DROP },
 	{ "v6_64", "IPv6 /64 key, existing, admitted", 0, XDP_PASS },
@@ -154,6 +156,8 @@ static const struct {
 	double max;
 } aims[] = {
 	{ "one rule, existing key / no rules", P_HIT, P_NORULE, 1.5 },
+	{ "one rule, every further match field in use / the same rule without them", P_HITX, P_HIT,
+	  0 },
 	{ "fleet scope, tracked key / the same limit per host", P_FLEET, P_HIT, FLEET_AIM },
 	{ "4 limits on one rule / one limit", P_LIM4, P_HIT, 2.0 },
 	{ "64 rules, the last matching / one rule", P_RULES64, P_HIT, 1.3 },
@@ -420,6 +424,63 @@ static void fill_limit(struct weir_limit *l, const struct lim *s, __u16 agg_slot
  * them, so that `clock auto` reads the clock a daemon's rules would make
  * it read.
  */
+/*
+ * set_rules gives its last rule every further match field, each matching
+ * the bench's UDP packet (build_udp4, and its payload's first word
+ * 0x17000300: set_fields_pkt), as a reflection rule would: sport, dst, len,
+ * ttl, frag, dscp and two payload terms.
+ */
+static int xfields;
+
+static void set_fields(struct weir_rule *r)
+{
+	r->xmatch = WEIR_X_SPORT | WEIR_X_DST | WEIR_X_LEN | WEIR_X_TTL | WEIR_X_FRAG |
+		    WEIR_X_DSCP | WEIR_X_PAYLOAD;
+	r->sport_lo = 40000;
+	r->sport_hi = 40000;
+	r->nr_dst = 1;
+	r->dst_family[0] = 4;
+	r->dst_plen[0] = 32;
+	r->dst_net[0][0] = htonl(0xc6120001);	/* 198.18.0.1 */
+	r->dst_mask[0][0] = 0xffffffffu;
+	r->len_lo = 40;
+	r->len_hi = 60;
+	r->ttl_lo = 30;
+	r->ttl_hi = 64;
+	r->frag = WEIR_FRAG_NONE;
+	r->dscp = 0;
+	r->nr_pay = 2;
+	r->pay[0].off = 0;
+	r->pay[0].mask = htonl(0xff00ff00);
+	r->pay[0].value = htonl(0x17000300);
+	r->pay[1].off = 4;
+	r->pay[1].mask = 0xffffffffu;
+	r->pay[1].value = 0;
+}
+
+/* The bench's UDP packet with the payload set_fields' terms look for. */
+static void set_fields_pkt(__u8 *p)
+{
+	p[42] = 0x17;
+	p[44] = 0x03;
+}
+
+/* Packets rule slot 0 has passed, on every CPU; 0 if unreadable. */
+static __u64 rule0_passed(struct inst *in)
+{
+	int ncpu = libbpf_num_possible_cpus(), c;
+	struct weir_rule_stats v[ncpu > 0 ? ncpu : 1];
+	__u32 key = 0;
+	__u64 n = 0;
+
+	if (ncpu <= 0 || bpf_map__lookup_elem(in->skel->maps.wr_rule_stats, &key, sizeof(key), v,
+					      sizeof(v), 0))
+		return 0;
+	for (c = 0; c < ncpu; c++)
+		n += v[c].passed_pkts;
+	return n;
+}
+
 static int set_rules(struct inst *in, __u32 nr, const struct lim *lims, __u32 nlims)
 {
 	static struct weir_ruleset rs;
@@ -451,6 +512,8 @@ static int set_rules(struct inst *in, __u32 nr, const struct lim *lims, __u32 nl
 			if (bpf_map_update_elem(in->agg, &slot, &zero_st, 0))
 				return -errno;
 		}
+		if (last && xfields)
+			set_fields(r);
 	}
 	/* The rest of the config (the set hash, the clock offset) stays as it is. */
 	if (bpf_map_lookup_elem(in->config, &zero, &cfg))
@@ -904,6 +967,7 @@ static double run_path(struct inst *in, int p, unsigned long round)
 	static const struct lim slow = { 1, 2, WEIR_KEY_SRC, 32, 64, 3600000 };
 	__u32 len = PKT4_LEN;
 	struct weir_key k;
+	__u64 before;
 	int err = 0;
 
 	if (p == P_COOKIE_SYN || p == P_COOKIE_ACK || p == P_COOKIE_ACK64) {
@@ -923,6 +987,18 @@ static double run_path(struct inst *in, int p, unsigned long round)
 	case P_HIT:
 		err = set_rules(in, 1, &open, 1);
 		break;
+	case P_HITX:
+		xfields = 1;
+		err = set_rules(in, 1, &open, 1);
+		xfields = 0;
+		set_fields_pkt(pkt);
+		/* Measured only if the rule does match: its first packet counted as passed. */
+		if (err)
+			return -1;
+		before = rule0_passed(in);
+		if (run_once(in->prog, len) < 0 || rule0_passed(in) <= before)
+			return -1;
+		return run_repeat(in->prog, len, paths[p].verdict);
 	case P_FLEET: {
 		static const struct lim fleet = { OPEN_RATE, OPEN_RATE, WEIR_KEY_SRC, 32, 64, 0, 1 };
 		struct weir_fleet_use u = {};

@@ -215,7 +215,7 @@ breakdown() {
 		" `bpf_ktime_get_ns` call would be \($clk | s)); the per-source lookup in the" +
 		" set-associative table with its compare-and-swap \($set | s) (the LRU hash" +
 		" wr_state used to be, with its compare-and-swap: \($lru | s)); the one global" +
-		" BPF function on the path (`wr_match_rules`) \($call | s): together about" +
+		" BPF function on the path (`wr_match_rules_xdp`) \($call | s): together about" +
 		" \($jif + $set + $call | round) ns; the remaining" +
 		" \($hit - $jif - $set - $call | round) ns are parsing, rule matching, the" +
 		" shedding and capacity checks and the counters."' "$PJ"

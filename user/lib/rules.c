@@ -19,42 +19,7 @@
 #include "lib/libweir.h"
 #include "weir_limiter.h"
 
-/* The state of one rule being read, keyword by keyword. */
-struct wr_rule_parser {
-	int argc;
-	char **argv;
-	int i;				/* the keyword being read: argv[i] */
-	struct weir_rule *r;
-	const char *name;
-	struct wr_perr *pe;
-	struct weir_limit *l;		/* the limit being read; NULL before the first */
-	int limit_word;			/* its value's word, where its own errors point */
-	bool burst_set;
-	unsigned int seen_rule, seen_limit;	/* keywords given, by their place in the table */
-};
-
-/* Record an error about argv[word] (-1: the rule as a whole). */
-static int perr(struct wr_perr *pe, int word, int err, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-static int perr(struct wr_perr *pe, int word, int err, const char *fmt, ...)
-{
-	va_list ap;
-
-	pe->word = word;
-	va_start(ap, fmt);
-	vsnprintf(pe->msg, sizeof(pe->msg), fmt, ap);
-	va_end(ap);
-	return err;
-}
-
-static int bad(struct wr_perr *pe, int word, const char *what, const char *val)
-{
-	return perr(pe, word, -EINVAL, "invalid %s \"%s\"", what, val);
-}
-
-/* The value of the keyword being read, and its word. */
-#define VAL(p) ((p)->argv[(p)->i + 1])
-#define AT(p) ((p)->i + 1)
+#include "lib/rules_int.h"
 
 /* The smallest burst of a byte token bucket: one full-size packet's IP length. */
 #define WR_MIN_BYTE_BURST 1500
@@ -590,6 +555,30 @@ const struct wr_rule_kw wr_rule_kws[] = {
 	  .value = "syn|FLAGS[/MASK]", .parse = kw_tcp_flags, .print.rule = print_tcp_flags },
 	{ .word = "icmp-type", .key = "icmp-type", .scope = WR_KW_MATCH, .value = "N",
 	  .parse = kw_icmp_type, .print.rule = print_icmp_type },
+	{ .word = "sport", .key = "sport", .scope = WR_KW_MATCH, .value = "P[-Q]",
+	  .parse = kw_sport, .print.rule = print_sport,
+	  .help = "sport P[-Q]: source port or range (proto tcp or udp)" },
+	{ .word = "dst", .key = "dst", .scope = WR_KW_MATCH, .value = "CIDR",
+	  .item = dst_item, .items = WR_DST_ITEMS, .parse = kw_dst, .print.rule = print_dst,
+	  .help = "dst CIDR...: destination prefixes, IPv4 or IPv6, up to 4 that do not "
+		  "overlap" },
+	{ .word = "len", .key = "len", .scope = WR_KW_MATCH, .value = "A[-B]",
+	  .parse = kw_len, .print.rule = print_len,
+	  .help = "len A[-B]: IP length in bytes (header included, as byte rates count)" },
+	{ .word = "ttl", .key = "ttl", .scope = WR_KW_MATCH, .value = "A[-B]",
+	  .parse = kw_ttl, .print.rule = print_ttl,
+	  .help = "ttl A[-B]: IPv4 TTL or IPv6 hop limit" },
+	{ .word = "frag", .key = "frag", .scope = WR_KW_MATCH, .value = "none|first|later|any",
+	  .parse = kw_frag, .print.rule = print_frag,
+	  .help = "frag: not a fragment, a first fragment, a later one, or any fragment" },
+	{ .word = "dscp", .key = "dscp", .scope = WR_KW_MATCH, .value = "N",
+	  .parse = kw_dscp, .print.rule = print_dscp,
+	  .help = "dscp N: DSCP 0 .. 63 (the top 6 bits of TOS / traffic class)" },
+	{ .word = "payload", .key = "payload", .scope = WR_KW_MATCH, .value = "OFF[/MASK]=VALUE",
+	  .item = payload_item, .items = WR_PAY_ITEMS, .parse = kw_payload,
+	  .print.rule = print_payload,
+	  .help = "payload OFF[/MASK]=VALUE...: up to 4 32-bit big-endian words at byte OFF\n"
+		  "         (0 .. 1500) of the TCP/UDP payload; a packet too short fails" },
 	{ .word = "class", .key = "class", .scope = WR_KW_MATCH, .value = "N",
 	  .parse = kw_class, .print.rule = print_class,
 	  .help = "priority class for shedding: 0 critical (default) .. 3" },
@@ -759,6 +748,10 @@ static int rule_end(struct wr_rule_parser *p)
 		r->ckd_tolerance = wr_gcra_tolerance(r->ckd_interval_fp, r->ckd_rate,
 						     WEIR_COST_PKT);
 	}
+
+	err = wr_fields_end(r, pe);
+	if (err)
+		return err;
 
 	/* Contradictions that would make a rule silently match nothing. */
 	if ((r->match & WEIR_M_PROTO) && (r->match & WEIR_M_TCPFLAGS) && r->proto != 6)

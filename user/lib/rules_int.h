@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The rule grammar's inside, shared by its files: the parser's state
+ * (rules.c), the error helpers and the further match fields' keywords
+ * (match_fields.c), which the keyword table in rules.c lists.
+ */
+#ifndef WEIR_LIB_RULES_INT_H
+#define WEIR_LIB_RULES_INT_H
+
+#include <stdbool.h>
+#include "lib/libweir.h"
+
+/* The state of one rule being read, keyword by keyword. */
+struct wr_rule_parser {
+	int argc;
+	char **argv;
+	int i;				/* the keyword being read: argv[i] */
+	struct weir_rule *r;
+	const char *name;
+	struct wr_perr *pe;
+	struct weir_limit *l;		/* the limit being read; NULL before the first */
+	int limit_word;			/* its value's word, where its own errors point */
+	bool burst_set;
+	unsigned int seen_rule, seen_limit;	/* keywords given, by their place in the table */
+};
+
+/* Record an error about argv[word] (-1: the rule as a whole); returns err. */
+int perr(struct wr_perr *pe, int word, int err, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+/* "invalid WHAT \"VAL\"" about argv[word]: -EINVAL. */
+int bad(struct wr_perr *pe, int word, const char *what, const char *val);
+
+/* The value of the keyword being read, and its word. */
+#define VAL(p) ((p)->argv[(p)->i + 1])
+#define AT(p) ((p)->i + 1)
+
+/* The further match fields (match_fields.c): sport, dst, len, ttl, frag, dscp, payload. */
+int kw_sport(struct wr_rule_parser *p);
+void print_sport(const struct weir_rule *r);
+bool dst_item(const char *w);
+int kw_dst(struct wr_rule_parser *p);
+void print_dst(const struct weir_rule *r);
+int kw_len(struct wr_rule_parser *p);
+void print_len(const struct weir_rule *r);
+int kw_ttl(struct wr_rule_parser *p);
+void print_ttl(const struct weir_rule *r);
+int kw_frag(struct wr_rule_parser *p);
+void print_frag(const struct weir_rule *r);
+int kw_dscp(struct wr_rule_parser *p);
+void print_dscp(const struct weir_rule *r);
+bool payload_item(const char *w);
+int kw_payload(struct wr_rule_parser *p);
+void print_payload(const struct weir_rule *r);
+/* What the further fields say together with the rest of rule r, once all is read. */
+int wr_fields_end(const struct weir_rule *r, struct wr_perr *pe);
+
+#define WR_DST_ITEMS "CIDR, IPv4 or IPv6"
+#define WR_PAY_ITEMS "OFF[/MASK]=VALUE"
+
+#endif /* WEIR_LIB_RULES_INT_H */
