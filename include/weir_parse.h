@@ -136,7 +136,7 @@ struct wr_pkt {
 	 * before GRO. Set by the caller; 0 reads as 1.
 	 */
 	__u16 segs;
-	__u16 pad2;
+	__u16 sport;	/* host byte order, with WR_PKT_PORTS */
 };
 
 enum wr_parse_result {
@@ -162,6 +162,7 @@ static __always_inline int wr_parse_l4(const __u8 *l4, const __u8 *end, __u32 l4
 		doff = l4[12] >> 4;
 		if (doff < 5 || (__u32)doff * 4 > l4_len)
 			return WR_PARSE_MALFORMED;
+		p->sport = wr_ntohs(*(const __be16 *)l4);
 		p->dport = wr_ntohs(*(const __be16 *)(l4 + 2));
 		p->tcp_flags = l4[13];
 		p->flags |= WR_PKT_L4 | WR_PKT_PORTS;
@@ -176,6 +177,7 @@ static __always_inline int wr_parse_l4(const __u8 *l4, const __u8 *end, __u32 l4
 		/* The UDP length covers the whole datagram, so a fragment's is longer. */
 		if (ulen < 8 || (!(p->flags & WR_PKT_FRAG) && ulen > l4_len))
 			return WR_PARSE_MALFORMED;
+		p->sport = wr_ntohs(*(const __be16 *)l4);
 		p->dport = wr_ntohs(*(const __be16 *)(l4 + 2));
 		p->flags |= WR_PKT_L4 | WR_PKT_PORTS;
 		return WR_PARSE_IP;
