@@ -16,6 +16,7 @@
 #include "weir_limiter.h"
 #include "maps.h"
 #include "eval.h"
+#include "reflect.h"
 
 /* The rule at position pos of ev->cell's list against ev->pkt: if it matches, into m. */
 static __always_inline void match_one(const struct weir_ruleset *rs, struct wr_eval *ev,
@@ -28,6 +29,9 @@ static __always_inline void match_one(const struct weir_ruleset *rs, struct wr_e
 	i = wr_cand_rule(rs, ev->cell, pos) & (WEIR_MAX_RULES - 1);
 	r = &rs->rules[i];
 	if (!wr_rule_match(r, &ev->pkt))
+		return;
+	/* Only for packets the preset's rule matches otherwise: the flow lookup. */
+	if (r->preset == WEIR_PRESET_REFLECT && !wr_reflect_unsolicited(&ev->pkt))
 		return;
 	m->npos = pos + 1;
 	if (r->verified_class && (!m->vclass || r->verified_class < m->vclass))
