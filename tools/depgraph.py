@@ -27,8 +27,8 @@ USER = os.path.join(ROOT, "user")
 LAYERS = ["util", "lib", "config", "fleet", "integrations", "daemon", "cmd", "."]
 # lib/ itself, lowest first; files not named here are refused by --check.
 LIB_LAYERS = [
-    ["pins", "tcpdiag"],
-    ["loader", "state"],
+    ["pins", "tcpdiag", "reflect"],
+    ["loader", "state", "egress"],
     ["maps", "conns"],
     ["lists", "cookie", "rules", "shed", "snapshot"],
     ["session"],

@@ -267,6 +267,7 @@ int do_status(int argc, char **argv)
 	clock = wr_loaded_clock();
 	print_str("clock", "clock: %s\n", clock >= 0 ? wr_clock_names[clock] : "unknown");
 	wr_capture_status(&m, &cfg);
+	wr_reflect_status(&m, rs);
 	open_array("interfaces");
 	n = wr_list_links(links, ARRAY_SIZE(links));
 	if (!n)
