@@ -150,10 +150,22 @@ echo "# control: sent $sent spoofed packets from port 123, the receiver got $got
 end_case reflect-control-flood-delivered-without-rule
 wr detach rf-h >/dev/null
 
-for mode in native tc; do
+# native XDP, tc through tcx (or clsact where the kernel has no tcx), and tc
+# through clsact: the egress program goes on the egress hook alike.
+for mode in native tc tc-clsact; do
 	begin_case
 	wr detach all >/dev/null 2>&1
-	expect_ok "attach $mode" wr attach rf-h mode $mode
+	if [ $mode = tc-clsact ]; then
+		expect_ok "attach $mode" wr attach rf-h mode tc tc-hook clsact
+	else
+		expect_ok "attach $mode" wr attach rf-h mode $mode
+	fi
+	egress=$(wrj status | jq -r '.interfaces[0].egress')
+	[ "$egress" = tcx ] || [ "$egress" = clsact ] || fail "status: egress $egress"
+	[ $mode != tc-clsact ] || [ "$egress" = clsact ] || fail "tc-hook clsact, egress $egress"
+	[ "$egress" != clsact ] ||
+		in_ns "$HOST" tc filter show dev rf-h egress | grep -q weir_egress ||
+		fail "no weir_egress filter on the egress hook"
 	expect_ok "rule add" wr rule add refl preset reflection
 	list=$(wrj rule list)
 	[ "$(jq '[.rules[0].amplifier_ports[].port] | index(53) != null and index(123) != null' \
@@ -215,5 +227,13 @@ for mode in native tc; do
 	[ "$flows" -gt 0 ] || fail "status shows no recorded flows"
 	end_case reflect-$mode-forged-reply-dropped
 	wr rule del refl >/dev/null
+	# Detach takes the egress side with it: no pin, no filter, no qdisc of weir's.
+	begin_case
+	expect_ok "detach" wr detach rf-h
+	ls "$ROOT" | grep -qE '^(egr|tce)_' && fail "egress pins left: $(ls "$ROOT")"
+	[ -z "$(in_ns "$HOST" tc filter show dev rf-h egress)" ] ||
+		fail "a filter left on egress: $(in_ns "$HOST" tc filter show dev rf-h egress)"
+	in_ns "$HOST" tc qdisc show dev rf-h | grep -q clsact &&
+		fail "weir's clsact qdisc left: $(in_ns "$HOST" tc qdisc show dev rf-h)"
+	end_case reflect-$mode-detach-removes-egress
 done
-wr detach all >/dev/null
