@@ -97,17 +97,22 @@ USER_OBJS := $(patsubst user/%.c,$(OUT)/user/%.o,$(USER_SRCS))
 #          Debian 12 root to install it into)
 #          xdp-tools (xdp-filter and xdp-loader share interfaces with weir
 #          through libxdp's dispatcher in tests/xdpmulti.sh), and tcpdump,
-#          which reads back what `weir capture` wrote (tests/capture.sh)
+#          which reads back what `weir capture` wrote (tests/capture.sh), and
+#          dnsmasq-base and bind9-dnsutils, the real DNS server and client of
+#          tests/reflect.sh
 # promtool (Prometheus's metrics linter) is unpacked from Debian's
 # promtool package (Debian 13) or prometheus (Debian 12, where it is part of
 # the server's package) into $(OUT)/deps/bin without installing either: the
-# server would start on :9090. libclang-rt-dev is the runtime of the
+# server would start on :9090. chronyd, tests/reflect.sh's NTP server and
+# client, is unpacked from Debian's chrony the same way: installed, the
+# package would replace the host's time daemon (it conflicts with
+# systemd-timesyncd) and run at boot. libclang-rt-dev is the runtime of the
 # release's own clang (14 on Debian 12, 19 on Debian 13).
 BUILD_PKGS := clang gcc make libbpf-dev bpftool libelf-dev libcap-dev libyaml-dev libmnl-dev \
 	      libmicrohttpd-dev libhiredis-dev libcurl4-openssl-dev libjson-c-dev libxdp-dev libpcap-dev
 TEST_PKGS  := iproute2 jq curl valgrind redis-server libclang-rt-dev libcap2-bin nftables iptables ethtool \
 	      qemu-system-x86 cpio groff-base fail2ban crowdsec debhelper dpkg-dev fakeroot lintian \
-	      mmdebstrap xdp-tools tcpdump
+	      mmdebstrap xdp-tools tcpdump dnsmasq-base bind9-dnsutils
 DEPS_PKGS  := $(BUILD_PKGS)
 DEPS_BIN   := $(OUT)/deps/bin
 
@@ -206,6 +211,7 @@ deps:
 test-deps:
 	$(Q)tools/deps.sh $(BUILD_PKGS) $(TEST_PKGS)
 	$(Q)tools/deps.sh --extract $(OUT)/deps promtool,prometheus promtool
+	$(Q)tools/deps.sh --extract $(OUT)/deps chrony chronyd
 
 # Debian's 6.1, 6.12 and 5.10 kernels in qemu guests: load, traffic and the
 # BPF suites in each, the table into docs/KERNELS.md (tools/kernels/).

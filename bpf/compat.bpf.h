@@ -5,6 +5,8 @@
 
 #define TC_ACT_OK	0
 #define TC_ACT_SHOT	2
+/* Not decided here: the next program or filter on the hook decides. */
+#define TC_ACT_UNSPEC	(-1)
 #define EEXIST		17
 
 #ifndef READ_ONCE

@@ -13,6 +13,7 @@
 #include <bpf/bpf_helpers.h>
 #include "weir.h"
 #include "weir_parse.h"
+#include "weir_reflect.h"
 
 /* What one pass over the applicable limits does. */
 enum wr_op {
@@ -131,6 +132,7 @@ struct wr_scratch {
 	__u64 ckd_interval_fp;
 	__u64 ckd_tolerance;
 	struct weir_fleet_use fu;	/* a new hot fleet key's first value */
+	struct weir_flow_key fk;	/* wr_reflect_unsolicited's lookup key */
 };
 
 struct {

@@ -16,6 +16,7 @@
 #include "weir_limiter.h"
 #include "maps.h"
 #include "eval.h"
+#include "reflect.h"
 
 
 /*
@@ -249,6 +250,9 @@ static __always_inline void match_one(void *ctx, int xdp, const struct weir_rule
 		return;
 	if (r->xmatch && !(xdp ? wr_match_more_xdp(ctx, ev, m, pos) :
 				  wr_match_more_skb(ctx, ev, m, pos)))
+		return;
+	/* Only for packets the preset's rule matches otherwise: the flow lookup. */
+	if (r->preset == WEIR_PRESET_REFLECT && !wr_reflect_unsolicited(&ev->pkt))
 		return;
 	m->npos = pos + 1;
 	if (r->verified_class && (!m->vclass || r->verified_class < m->vclass))

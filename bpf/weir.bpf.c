@@ -11,8 +11,8 @@
  * (tests/bpf_headers.sh compiles each alone): maps.h, count.h (global
  * counters), clock.h, lists.h (deny and allow), eval.h (an evaluation's
  * state and scratch), state.h (wr_state), event.h (refusals and their
- * events), limit.h (one limit's check, charge and refund), match.h (rule
- * matching), walk.h (the limit walk), rule_stats.h (per-rule counters),
+ * events), limit.h (one limit's check, charge and refund), reflect.h (the
+ * reflection preset's outgoing flows), match.h (rule matching), walk.h (the limit walk), rule_stats.h (per-rule counters),
  * shed.h, capture.h, cookie.h and sockops.h. They are included in this
  * order, which is the order of their global functions in the object.
  */
@@ -34,6 +34,7 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 #include "state.h"
 #include "event.h"
 #include "limit.h"
+#include "reflect.h"
 #include "match.h"
 #include "walk.h"
 #include "rule_stats.h"
@@ -394,6 +395,26 @@ int weir_tc(struct __sk_buff *skb)
 	if (v == WR_VERDICT_COOKIE || v == WR_VERDICT_ACK)
 		v = cookie_fallback(v);
 	return v == WR_VERDICT_DROP ? TC_ACT_SHOT : TC_ACT_OK;
+}
+
+/*
+ * TC egress, on every interface weir attaches to (user/lib/egress.c): the
+ * host's outgoing UDP flows, recorded for `preset reflection` while the
+ * live rule set has such a rule (reflect.h). Never drops, never changes a
+ * packet: TC_ACT_UNSPEC lets the next program or filter on the hook
+ * decide. Reads only the linear head: the headers of a packet the host
+ * itself builds sit there (a frame whose do not is not recorded, and its
+ * reply is then dropped as unsolicited: the preset fails towards what it
+ * protects against, never towards the flood).
+ */
+SEC("tc")
+int weir_egress(struct __sk_buff *skb)
+{
+	void *data = (void *)(long)skb->data;
+	void *data_end = (void *)(long)skb->data_end;
+
+	reflect_record(data, data_end);
+	return TC_ACT_UNSPEC;
 }
 
 /*

@@ -135,6 +135,18 @@ struct weir_pay_term {
 };
 _Static_assert(sizeof(struct weir_pay_term) == 12, "weir_pay_term layout");
 
+/*
+ * weir_rule.preset: a rule that is a named attack pattern rather than
+ * fields. WEIR_PRESET_REFLECT (`preset reflection`, include/weir_reflect.h,
+ * docs/reflection.md): UDP from a known amplifier's source port that
+ * answers no flow this host sent (wr_reflect); the controller sets proto
+ * UDP with it.
+ */
+enum weir_preset {
+	WEIR_PRESET_NONE = 0,
+	WEIR_PRESET_REFLECT = 1,
+};
+
 /* TCP flag bits as they sit in byte 13 of the TCP header. */
 #define WEIR_TCP_FIN	0x01
 #define WEIR_TCP_SYN	0x02
@@ -194,7 +206,7 @@ struct weir_rule {
 	 * such sparing.
 	 */
 	__u8 verified_class;
-	__u8 pad;
+	__u8 preset;		/* enum weir_preset: WEIR_PRESET_NONE, or what the rule is */
 	__u32 src_net[4];	/* network byte order, already masked */
 	__u32 src_mask[4];	/* network byte order */
 	struct weir_limit limits[WEIR_MAX_LIMITS];
@@ -240,6 +252,12 @@ enum weir_rule_flags {
 	 * jiffies clock, which costs no call.
 	 */
 	WEIR_RF_PRECISE = 1 << 0,
+	/*
+	 * A preset rule given no limit: its one limit is the preset's default
+	 * (admits none: user/lib/reflect.c), which `rule list` prints as no
+	 * limit. Set by the rule's reader; never read by the data path.
+	 */
+	WEIR_RF_PRESET_DEFAULT = 1 << 1,
 };
 /* A GCRA tolerance of at least this many ticks is exact on a tick clock. */
 #define WEIR_COARSE_TICKS		2
@@ -288,7 +306,11 @@ struct weir_ruleset {
 	 * them (bpf/match.h).
 	 */
 	__u32 x_rules;
-	__u32 pad;
+	/*
+	 * Rules with preset reflection: the TC egress program records the
+	 * host's outgoing UDP flows only while the live set has one.
+	 */
+	__u32 reflect_rules;
 	struct weir_rule rules[WEIR_MAX_RULES];
 	/*
 	 * The rule index, written with the rules by wr_ruleset_index. A cell

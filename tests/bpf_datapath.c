@@ -10,6 +10,7 @@
  * wr_config.active is flipped. The harness that does so is bpf_harness.h.
  */
 #include "bpf_harness.h"
+#include "weir_reflect.h"
 
 /* First agg_slot handed out; not 0, so slot/index mix-ups show. */
 #define AGG_BASE	5
@@ -1916,6 +1917,189 @@ TEST_CASE(dp_two_cpus_two_sources_exact)
 }
 
 /* The same cases through the TC entry point: load() picks it up from tc_cases. */
+
+/* ---- the reflection preset ---- */
+
+/* A `preset reflection` rule as `rule add NAME preset reflection` makes it: drop every one. */
+static struct weir_rule *add_reflect_rule(void)
+{
+	struct weir_rule *r = add_rule(WEIR_ACT_DROP);
+
+	r->preset = WEIR_PRESET_REFLECT;
+	match_proto(r, WR_IPPROTO_UDP);
+	new_limit(r, WEIR_ALGO_FIXED, 0, 1000, 0, WEIR_COST_PKT, WEIR_KEY_ALL, 0, 0);
+	r->flags |= WEIR_RF_PRESET_DEFAULT;
+	rs.reflect_rules++;
+	return r;
+}
+
+/* f through weir_egress, as the host sends it: 1 if it let the hook go on (TC_ACT_UNSPEC). */
+static int egress(const struct frame *f)
+{
+	static __u8 out[sizeof(f->b) + 512];
+	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = f->b, .data_size_in = f->n, .data_out = out,
+		    .data_size_out = sizeof(out), .repeat = 1);
+	int err = bpf_prog_test_run_opts(bpf_program__fd(skel->progs.weir_egress), &o);
+
+	if (err) {
+		CHECK_FAIL("egress test_run: %s", strerror(-err));
+		return -1;
+	}
+	return (int)o.retval == -1;
+}
+
+static int reflect_flows(void)
+{
+	struct weir_flow_key k, next;
+	void *prev = NULL;
+	int n = 0;
+
+	while (!bpf_map__get_next_key(skel->maps.wr_reflect, prev, &next, sizeof(next))) {
+		n++;
+		k = next;
+		prev = &k;
+	}
+	return n;
+}
+
+static const __u32 NTP_SRV = IP4(198, 18, 7, 7);
+
+/* An unsolicited reply from port 123 is dropped; once the host asked, its answer passes. */
+DP_CASE(dp_reflect_answer_passes_unsolicited_dropped)
+{
+	struct frame f;
+
+	add_reflect_rule();
+	commit();
+	reply4(&f, NTP_SRV, 123, 40123, 0, NULL);
+	CHECK_EQ(xmit(&f), 0);
+	CHECK_EQ(rstat(0).dropped_pkts, 1);
+	/* The host's query to that server and port, from port 40123. */
+	query4(&f, NTP_SRV, 123, 40123, 0, NULL);
+	CHECK_EQ(egress(&f), 1);
+	CHECK_EQ(reflect_flows(), 1);
+	reply4(&f, NTP_SRV, 123, 40123, 0, NULL);
+	CHECK_EQ(xmit_n(&f, 3), 3);
+	CHECK_EQ(g(WEIR_G_NO_RULE), 3);
+	CHECK_EQ(rstat(0).dropped_pkts, 1);
+	/* Another local port, another server, another amplifier port: still unsolicited. */
+	reply4(&f, NTP_SRV, 123, 40124, 0, NULL);
+	CHECK_EQ(xmit(&f), 0);
+	reply4(&f, NTP_SRV + 1, 123, 40123, 0, NULL);
+	CHECK_EQ(xmit(&f), 0);
+	reply4(&f, NTP_SRV, 53, 40123, 0, NULL);
+	CHECK_EQ(xmit(&f), 0);
+	CHECK_EQ(rstat(0).dropped_pkts, 4);
+	/* Not from an amplifier's port, or not UDP: the preset does not match. */
+	reply4(&f, NTP_SRV + 1, 443, 40123, 0, NULL);
+	CHECK_EQ(xmit(&f), 1);
+	tcp4(&f, NTP_SRV + 1, 53, WEIR_TCP_SYN);
+	CHECK_EQ(xmit(&f), 1);
+	CHECK_EQ(g(WEIR_G_NO_RULE), 5);
+	CHECK_EQ(g(WEIR_G_DROPPED), 4);
+}
+
+/* A flow admits replies WR_REFLECT_TTL_NS after its last outgoing packet, then not; a new query renews it. */
+DP_CASE(dp_reflect_flow_expires_and_renews)
+{
+	struct frame q, f;
+
+	add_reflect_rule();
+	commit();
+	query4(&q, NTP_SRV, 123, 40123, 0, NULL);
+	CHECK_EQ(egress(&q), 1);
+	reply4(&f, NTP_SRV, 123, 40123, 0, NULL);
+	set_now(T0 + WR_REFLECT_TTL_NS);
+	CHECK_EQ(xmit(&f), 1);
+	set_now(T0 + WR_REFLECT_TTL_NS + 1);
+	CHECK_EQ(xmit(&f), 0);
+	CHECK_EQ(egress(&q), 1);
+	CHECK_EQ(reflect_flows(), 1);
+	set_now(T0 + 2 * WR_REFLECT_TTL_NS);
+	CHECK_EQ(xmit(&f), 1);
+	CHECK_EQ(rstat(0).dropped_pkts, 1);
+}
+
+/* Without a preset rule the egress program records nothing (and still never drops). */
+DP_CASE(dp_reflect_egress_idle_without_preset_rule)
+{
+	struct weir_rule *r;
+	struct frame q;
+
+	query4(&q, NTP_SRV, 123, 40123, 0, NULL);
+	CHECK_EQ(egress(&q), 1);
+	r = add_rule(WEIR_ACT_DROP);
+	match_proto(r, WR_IPPROTO_UDP);
+	per_all(r, 1000, 1000);
+	commit();
+	CHECK_EQ(egress(&q), 1);
+	CHECK_EQ(reflect_flows(), 0);
+	add_reflect_rule();
+	commit();
+	CHECK_EQ(egress(&q), 1);
+	CHECK_EQ(reflect_flows(), 1);
+}
+
+DP_CASE(dp_reflect_ipv6)
+{
+	__u8 srv[16], other[16];
+	struct frame f;
+
+	addr6(srv, 7, 7);
+	addr6(other, 7, 8);
+	add_reflect_rule();
+	commit();
+	reply6(&f, srv, 53, 40053);
+	CHECK_EQ(xmit(&f), 0);
+	query6(&f, srv, 53, 40053);
+	CHECK_EQ(egress(&f), 1);
+	reply6(&f, srv, 53, 40053);
+	CHECK_EQ(xmit(&f), 1);
+	reply6(&f, other, 53, 40053);
+	CHECK_EQ(xmit(&f), 0);
+	reply6(&f, srv, 53, 40054);
+	CHECK_EQ(xmit(&f), 0);
+	/* The IPv4 address of the same bits is another flow. */
+	reply4(&f, NTP_SRV, 53, 40053, 0, NULL);
+	CHECK_EQ(xmit(&f), 0);
+	CHECK_EQ(rstat(0).dropped_pkts, 4);
+}
+
+DP_CASE(dp_reflect_vlan)
+{
+	struct frame f;
+
+	add_reflect_rule();
+	commit();
+	reply4(&f, NTP_SRV, 123, 40123, 1, TAG_Q);
+	CHECK_EQ(xmit(&f), 0);
+	query4(&f, NTP_SRV, 123, 40123, 1, TAG_Q);
+	CHECK_EQ(egress(&f), 1);
+	reply4(&f, NTP_SRV, 123, 40123, 1, TAG_Q);
+	CHECK_EQ(xmit(&f), 1);
+	reply4(&f, NTP_SRV, 123, 40123, 2, TAG_QINQ);
+	CHECK_EQ(xmit(&f), 1);
+	reply4(&f, NTP_SRV, 123, 40999, 2, TAG_QINQ);
+	CHECK_EQ(xmit(&f), 0);
+	CHECK_EQ(rstat(0).dropped_pkts, 2);
+}
+
+/* A preset rule with a limit of its own: unsolicited replies are limited, not all dropped. */
+DP_CASE(dp_reflect_with_limit)
+{
+	struct weir_rule *r = add_rule(WEIR_ACT_DROP);
+	struct frame f;
+
+	r->preset = WEIR_PRESET_REFLECT;
+	match_proto(r, WR_IPPROTO_UDP);
+	per_all(r, 1, 2);
+	rs.reflect_rules = 1;
+	commit();
+	reply4(&f, NTP_SRV, 11211, 40000, 0, NULL);
+	CHECK_EQ(xmit_n(&f, 5), 2);
+	CHECK_EQ(rstat(0).dropped_pkts, 3);
+}
+
 #define TC_CASE(name)                 \
 	static void tc_##name(void)   \
 	{                             \
@@ -1933,6 +2117,7 @@ TC_CASE(per_src_burst_then_rate)
 TC_CASE(bytes_per_second)
 TC_CASE(deny_list)
 TC_CASE(check_then_charge)
+TC_CASE(reflect_answer_passes_unsolicited_dropped)
 
 /*
  * One mixed sequence through XDP and through TC, each on a fresh load: the

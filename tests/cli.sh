@@ -173,6 +173,33 @@ bad_input deny-all4 force deny add 0.0.0.0/0
 bad_input deny-all6 force deny add ::/0
 bad_input deny-junk-after frob deny add 198.18.7.0/24 frob
 bad_input rule-del-no-name NAME rule del
+bad_input preset-unknown nosuch rule add refl preset nosuch
+bad_input preset-tcp "preset reflection" rule add refl preset reflection proto tcp
+bad_input preset-tcp-flags tcp-flags rule add refl preset reflection tcp-flags syn
+bad_input preset-no-value '"preset" needs a value' rule add refl preset
+
+# preset reflection: no limit needed; listed expanded (text and JSON), and it round-trips.
+begin_case
+expect_ok "preset rule" wr rule add refl preset reflection
+line=$(wr rule list | grep '^refl ')
+[ "$line" = "refl proto udp preset reflection action drop" ] || fail "rule list: $line"
+wr rule list | grep -q '^  # preset reflection: UDP from source port 17 (qotd), 19 (chargen), 53' ||
+	fail "rule list does not expand the preset: $(wr rule list)"
+j=$(wrj rule list | jq -c '.rules[] | select(.name == "refl")')
+[ "$(jq -c '[.amplifier_ports[].port]' <<<"$j")" = \
+  "[17,19,53,69,111,123,137,161,389,520,1900,3283,3702,5353,10001,11211]" ] ||
+	fail "JSON ports: $j"
+[ "$(jq -r '.unsolicited + " " + (.limits | length | tostring)' <<<"$j")" = "drop 0" ] ||
+	fail "JSON default: $j"
+[ "$(wrj status | jq -c '[.reflection.rules, (.reflection.amplifier_ports | length)]')" = "[1,16]" ] ||
+	fail "status: $(wrj status | jq -c .reflection)"
+expect_ok "del" wr rule del refl
+# The listed words add the same rule.
+expect_ok "re-add" wr rule add ${line}
+[ "$(wr rule list | grep '^refl ')" = "$line" ] || fail "round trip: $(wr rule list | grep '^refl ')"
+expect_ok "del" wr rule del refl
+[ "$(wrj status | jq -c .reflection.rules)" = 0 ] || fail "status after del"
+end_case cli-preset-reflection
 bad_input rate-too-fast 1000000000000 rule add r1 limit 1000000000000pps
 bad_input byte-burst-under-a-packet "burst 1500 or more" rule add r1 limit 1mbit burst 100
 

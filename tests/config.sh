@@ -42,6 +42,34 @@ expect_errors() {
 	end_case "config-$name"
 }
 
+# preset reflection: a rule without limits (its default drops all it matches),
+# with limits, and its bad input named where it stands.
+cat >"$T/preset.yaml" <<'EOF'
+rules:
+  - name: reflect
+    preset: reflection
+  - name: reflect-limited
+    preset: reflection
+    limits:
+      - { rate: 100pps, per: all }
+EOF
+begin_case
+j=$(check_in "$T" -j check preset.yaml) || fail "check preset.yaml failed: $j"
+[ "$(jq -c '[.rules[] | [.name, .preset, .unsolicited, (.limits | length), .proto]]' <<<"$j")" = \
+  '[["reflect","reflection","drop",0,"udp"],["reflect-limited","reflection","limited",1,"udp"]]' ] ||
+	fail "-j: $(jq -c .rules <<<"$j")"
+end_case config-preset-reflection
+cat >"$T/preset-bad.yaml" <<'EOF'
+rules:
+  - name: a
+    preset: nosuch
+  - name: b
+    preset: reflection
+    proto: tcp
+EOF
+expect_errors preset-bad preset-bad.yaml 'preset-bad.yaml:3:13|invalid preset (reflection) "nosuch"' \
+	'preset-bad.yaml:4:5|preset reflection matches UDP'
+
 # The shipped example, from the top of the tree and from elsewhere (its deny
 # file is found next to it either way).
 begin_case

@@ -13,6 +13,7 @@
 
 #include <stddef.h>
 #include <string.h>
+#include <arpa/inet.h>
 #include <linux/types.h>
 
 #include "weir_parse.h"
@@ -183,6 +184,59 @@ static inline void frame4(struct frame *f, __u32 src, __u8 proto, const struct f
 static inline void frame6(struct frame *f, const __u8 *src, __u8 proto, const struct frame *l4)
 {
 	eth_ip6(f, src, proto, 64, -1, l4);
+}
+
+/* The host's query from lport to server:rport (IPv4, tags as given), as it leaves. */
+static inline void query4(struct frame *f, __u32 server, __u16 rport, __u16 lport, int nvlan,
+		   const __u16 *tpids)
+{
+	struct frame l;
+	__u32 host = htonl(IP4(198, 18, 0, 1)), srv = htonl(server);
+
+	l4_udp(&l, rport, 48);
+	l.b[0] = lport >> 8;
+	l.b[1] = lport & 0xff;
+	eth(f, WR_ETH_P_IP, nvlan, tpids);
+	ip4(f, server, WR_IPPROTO_UDP, 5, 0, 0, &l);
+	/* ip4() writes src = server, dst = 198.18.0.1: swap them, it is the host's. */
+	memcpy(f->b + f->n - l.n - 8, &host, 4);
+	memcpy(f->b + f->n - l.n - 4, &srv, 4);
+}
+
+/* The reply to it: from server:rport to the host's lport. */
+static inline void reply4(struct frame *f, __u32 server, __u16 rport, __u16 lport, int nvlan,
+		   const __u16 *tpids)
+{
+	struct frame l;
+
+	l4_udp(&l, lport, 48);
+	l.b[0] = rport >> 8;
+	l.b[1] = rport & 0xff;
+	eth(f, WR_ETH_P_IP, nvlan, tpids);
+	ip4(f, server, WR_IPPROTO_UDP, 5, 0, 0, &l);
+}
+
+/* The host's IPv6 query from lport to server:rport, as it leaves (the host is DST6). */
+static inline void query6(struct frame *f, const __u8 *server, __u16 rport, __u16 lport)
+{
+	struct frame l;
+
+	l4_udp(&l, rport, 48);
+	l.b[0] = lport >> 8;
+	l.b[1] = lport & 0xff;
+	frame6(f, DST6, WR_IPPROTO_UDP, &l);
+	memcpy(f->b + 14 + 24, server, 16);	/* the destination: the server */
+}
+
+/* The reply to it: from server:rport to DST6's lport. */
+static inline void reply6(struct frame *f, const __u8 *server, __u16 rport, __u16 lport)
+{
+	struct frame l;
+
+	l4_udp(&l, lport, 48);
+	l.b[0] = rport >> 8;
+	l.b[1] = rport & 0xff;
+	frame6(f, server, WR_IPPROTO_UDP, &l);
 }
 
 #endif /* WEIR_TESTS_PACKET_H */

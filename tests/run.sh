@@ -26,6 +26,7 @@ suites+=(
 	tests/config.sh
 	tests/e2e.sh
 	tests/cookie.sh
+	tests/reflect.sh
 	tests/capture.sh
 	tests/offload.sh
 	tests/xdpmulti.sh

@@ -18,6 +18,7 @@
 #include "weir.h"
 #include "weir_parse.h"
 #include "weir_limiter.h"
+#include "weir_reflect.h"
 #include "check.h"
 #include "packet.h"
 
@@ -2300,6 +2301,144 @@ TEST_CASE(meter_uncharge_restores_the_charge)
 	CHECK(!wr_win_uncharge(&l, next, t0 + sec, 3, &back), "uncharged another window");
 	/* Never below zero. */
 	CHECK(!wr_win_uncharge(&l, wr_win_pack(t0 / sec, 2), t0, 3, &back), "count went negative");
+}
+
+/* ---- the reflection preset: the amplifier ports, the flow keys ---- */
+
+/* The ports issue 28 names, each an amplifier; their neighbours and common services not. */
+TEST_CASE(reflect_amplifier_ports)
+{
+	static const __u16 amp[] = { 53, 123, 161, 389, 1900, 11211, 19, 17, 111, 5353, 3702, 520,
+				     10001, 3283 };
+	static const __u16 not_amp[] = { 0, 1, 16, 18, 20, 52, 54, 80, 122, 124, 443, 1899, 1901,
+					 5354, 8080, 11210, 11212, 40000, 65535 };
+	unsigned int i, n = 0, prev = 0, entries = 0;
+
+	for (i = 0; i < sizeof(amp) / sizeof(amp[0]); i++)
+		CHECK(wr_amp_port(amp[i]), "port %u is no amplifier", amp[i]);
+	for (i = 0; i < sizeof(not_amp) / sizeof(not_amp[0]); i++)
+		CHECK(!wr_amp_port(not_amp[i]), "port %u is an amplifier", not_amp[i]);
+	/* The switch answers yes for exactly the table's ports, which go lowest first. */
+#define COUNT_ENTRY(p, name) entries++; CHECK(p > prev, "%u after %u", p, prev); prev = p;
+	WR_AMP_PORTS(COUNT_ENTRY)
+#undef COUNT_ENTRY
+	for (i = 0; i <= 65535; i++)
+		n += wr_amp_port(i);
+	CHECK_EQ(n, entries);
+	CHECK(entries >= 14, "%u amplifiers", entries);
+}
+
+/* The parser gives the source port of TCP and UDP. */
+TEST_CASE(parse_source_port)
+{
+	struct frame f, l;
+	struct wr_pkt p;
+
+	l4_udp(&l, 40001, 30);
+	l.b[0] = 0;
+	l.b[1] = 123;
+	frame4(&f, IP4(198, 18, 5, 5), WR_IPPROTO_UDP, &l);
+	CHECK_EQ(parse(&f, &p), WR_PARSE_IP);
+	CHECK_EQ(p.sport, 123);
+	CHECK_EQ(p.dport, 40001);
+	l4_tcp(&l, 443, WEIR_TCP_SYN, 5);
+	frame6(&f, DST6, WR_IPPROTO_TCP, &l);
+	CHECK_EQ(parse(&f, &p), WR_PARSE_IP);
+	CHECK_EQ(p.sport, 40000);
+	CHECK_EQ(p.dport, 443);
+}
+
+/* A query's key (egress) and its reply's key (ingress) are the same; anything else differs. */
+TEST_CASE(reflect_flow_keys_match_query_and_reply)
+{
+	const __u32 srv = IP4(198, 18, 7, 7);
+	struct weir_flow_key q = {}, r = {};
+	struct frame f;
+	struct wr_pkt p;
+
+	query4(&f, srv, 123, 40123, 0, NULL);
+	CHECK(wr_flow_of_egress(f.b, f.b + f.n, &q), "query not read");
+	CHECK_EQ(q.family, 4);
+	CHECK_EQ(q.raddr[0], htonl(srv));
+	CHECK_EQ(q.rport, 123);
+	CHECK_EQ(q.lport, 40123);
+	reply4(&f, srv, 123, 40123, 0, NULL);
+	CHECK_EQ(parse(&f, &p), WR_PARSE_IP);
+	memset(&r, 0xa5, sizeof(r));
+	wr_flow_of_reply(&p, &r);
+	CHECK(!memcmp(&q, &r, sizeof(q)), "the reply's key is not the query's");
+
+	/* Tagged frames (one tag, QinQ) give the same key. */
+	query4(&f, srv, 123, 40123, 1, TAG_Q);
+	memset(&r, 0, sizeof(r));
+	CHECK(wr_flow_of_egress(f.b, f.b + f.n, &r), "tagged query not read");
+	CHECK(!memcmp(&q, &r, sizeof(q)), "a tag changed the key");
+	query4(&f, srv, 123, 40123, 2, TAG_QINQ);
+	CHECK(wr_flow_of_egress(f.b, f.b + f.n, &r), "QinQ query not read");
+	CHECK(!memcmp(&q, &r, sizeof(q)), "two tags changed the key");
+
+	/* Another local port, server or server port: another key. */
+	reply4(&f, srv, 123, 40124, 0, NULL);
+	parse(&f, &p);
+	wr_flow_of_reply(&p, &r);
+	CHECK(memcmp(&q, &r, sizeof(q)), "another local port, the same key");
+	reply4(&f, srv + 1, 123, 40123, 0, NULL);
+	parse(&f, &p);
+	wr_flow_of_reply(&p, &r);
+	CHECK(memcmp(&q, &r, sizeof(q)), "another server, the same key");
+	reply4(&f, srv, 53, 40123, 0, NULL);
+	parse(&f, &p);
+	wr_flow_of_reply(&p, &r);
+	CHECK(memcmp(&q, &r, sizeof(q)), "another server port, the same key");
+}
+
+/* IPv6 queries, through extension headers; what is not a UDP query's head is not read. */
+TEST_CASE(reflect_flow_of_egress_ipv6_and_refusals)
+{
+	static const __u8 srv6[16] = { 0x20, 0x01, 0x0d, 0xb8, 0, 7, 0, 0, 0, 0, 0, 0, 0, 0, 0, 7 };
+	struct weir_flow_key k = {};
+	struct frame f, l, pl;
+	size_t cut;
+
+	/* ip6() puts src first, then DST6: the query goes from DST6's place... set by hand. */
+	l4_udp(&l, 53, 40);
+	l.b[0] = 0x9c;
+	l.b[1] = 0x41;		/* local port 40001 */
+	frame6(&f, DST6, WR_IPPROTO_UDP, &l);
+	memcpy(f.b + 14 + 24, srv6, 16);	/* the destination: the server */
+	CHECK(wr_flow_of_egress(f.b, f.b + f.n, &k), "IPv6 query not read");
+	CHECK_EQ(k.family, 6);
+	CHECK(!memcmp(k.raddr, srv6, 16), "IPv6 remote address");
+	CHECK_EQ(k.rport, 53);
+	CHECK_EQ(k.lport, 40001);
+
+	/* A hop-by-hop header, then UDP. */
+	pl.n = 0;
+	put8(&pl, WR_IPPROTO_UDP);
+	put8(&pl, 0);
+	zeros(&pl, 6);
+	putn(&pl, l.b, l.n);
+	frame6(&f, DST6, WR_IPPROTO_HOPOPTS, &pl);
+	memcpy(f.b + 14 + 24, srv6, 16);
+	memset(&k, 0, sizeof(k));
+	CHECK(wr_flow_of_egress(f.b, f.b + f.n, &k), "query after hop-by-hop not read");
+	CHECK_EQ(k.rport, 53);
+	CHECK_EQ(k.lport, 40001);
+
+	/* A later fragment carries no ports. */
+	query4(&f, IP4(198, 18, 7, 7), 123, 40123, 0, NULL);
+	f.b[14 + 6] = 0x00;
+	f.b[14 + 7] = 0x10;
+	CHECK(!wr_flow_of_egress(f.b, f.b + f.n, &k), "a later fragment read");
+	/* TCP is not recorded. */
+	l4_tcp(&l, 53, WEIR_TCP_SYN, 5);
+	frame4(&f, IP4(198, 18, 7, 7), WR_IPPROTO_TCP, &l);
+	CHECK(!wr_flow_of_egress(f.b, f.b + f.n, &k), "TCP read");
+	/* Cut anywhere before the UDP ports end: not read (and no read past the end). */
+	query4(&f, IP4(198, 18, 7, 7), 123, 40123, 0, NULL);
+	for (cut = 0; cut < 14 + 20 + 4; cut++)
+		CHECK(!wr_flow_of_egress(f.b, f.b + cut, &k), "read a frame cut at %zu", cut);
+	CHECK(wr_flow_of_egress(f.b, f.b + 14 + 20 + 8, &k), "the headers alone not read");
 }
 
 int main(void)

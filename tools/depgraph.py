@@ -27,8 +27,8 @@ USER = os.path.join(ROOT, "user")
 LAYERS = ["util", "lib", "config", "fleet", "integrations", "daemon", "cmd", "."]
 # lib/ itself, lowest first; files not named here are refused by --check.
 LIB_LAYERS = [
-    ["pins", "tcpdiag", "match_fields"],
-    ["loader", "state"],
+    ["pins", "tcpdiag", "match_fields", "reflect"],
+    ["loader", "state", "egress"],
     ["maps", "conns"],
     ["lists", "cookie", "rules", "shed", "snapshot"],
     ["session"],

@@ -60,7 +60,10 @@ if [ "${1:-}" = "--extract" ]; then
 	fi
 	dpkg-deb -x "$tmp"/"$pkg"_*.deb "$tmp/x"
 	mkdir -p "$dir/bin"
-	install -m 0755 "$tmp/x/usr/bin/$bin" "$dir/bin/$bin"
+	# Commands in usr/bin; daemons (chronyd) in usr/sbin.
+	src=$tmp/x/usr/bin/$bin
+	[ -e "$src" ] || src=$tmp/x/usr/sbin/$bin
+	install -m 0755 "$src" "$dir/bin/$bin"
 	echo "deps: $bin from $pkg unpacked into $dir/bin (the package is not installed)"
 	exit 0
 fi

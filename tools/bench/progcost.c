@@ -11,8 +11,11 @@
  *    4 limits on one rule, 8/32/64 rules, a spoofed source refused by the
  *    rule-wide limit (repeat runs of one packet), and a new key inserted
  *    into a full table (one run per packet, each from a new source, next
- *    to the trivial program run the same way), under each data-path clock
- *    (auto, the default; precise; coarse);
+ *    to the trivial program run the same way), the reflection preset
+ *    (a hit beside a preset rule, an unsolicited reply dropped, a recorded
+ *    flow's reply passed) and the TC egress program that records the
+ *    flows (idle, recording), under each data-path clock (auto, the
+ *    default; precise; coarse);
  *  - pieces: the trivial program plus one thing (a clock read, a lookup, a
  *    call), which says where the time of a path goes;
  *  - tracked keys: an existing key picked at random among 1k .. 4M keys
@@ -48,6 +51,7 @@
 #include "weir.h"
 #include "weir_limiter.h"
 #include "weir_cookie.h"
+#include "weir_reflect.h"
 #include "weir.skel.h"
 #include "../../user/lib/kernel_features.h"
 #include "../rand.h"
@@ -97,7 +101,8 @@ static const struct {
 enum path {
 	P_NORULE, P_HIT, P_HITX, P_FLEET, P_DROP, P_V6, P_LIM4, P_RULES8, P_RULES32, P_RULES64,
 	P_RULES256, P_SPOOF,
-	P_HIT1, P_NEWFULL, P_COOKIE_SYN, P_COOKIE_ACK, P_COOKIE_ACK64, NPATH,
+	P_HIT1, P_NEWFULL, P_COOKIE_SYN, P_COOKIE_ACK, P_COOKIE_ACK64,
+	P_REFL_OTHER, P_REFL_DROP, P_REFL_ANSWER, P_EGRESS_IDLE, P_EGRESS_REC, NPATH,
 	/* Not a row of the paths' table: measured on its own instance (cold4, clock auto). */
 	P_COLD = NPATH,
 	/* Not rows either: P_SPOOF and P_DROP run by two CPUs at once (clock auto). */
@@ -132,6 +137,17 @@ static const struct {
 	  XDP_PASS },
 	{ "cookie_ack_rules64", "the same, the cookie rule behind 63 rules on other ports", 1,
 	  XDP_PASS },
+	{ "reflect_other", "one rule, existing key, admitted, beside a preset reflection rule "
+	  "(not from an amplifier's port)", 0, XDP_PASS },
+	{ "reflect_drop", "preset reflection: unsolicited UDP from port 53, dropped (flow lookup "
+	  "misses)", 0, XDP_DROP },
+	{ "reflect_answer", "preset reflection: a reply from port 53 to a recorded flow, passed "
+	  "(flow lookup hits)", 0, XDP_PASS },
+	/* TC_ACT_UNSPEC: the egress program never decides. */
+	{ "egress_idle", "TC egress, UDP out, no preset rule live (one array lookup)", 0,
+	  (__u32)-1 },
+	{ "egress_record", "TC egress, UDP out, preset rule live, flow recorded again (LRU hash "
+	  "lookup, stamp)", 0, (__u32)-1 },
 };
 
 /* The row of P_COLD, beside the paths. */
@@ -171,6 +187,10 @@ static const struct {
 	{ "spoofed source refused by a rule-wide limit: two CPUs at once / one CPU",
 	  P_SPOOF2, P_SPOOF, 1.25 },
 	{ "one source over its limit: two CPUs at once / one CPU", P_DROP2, P_DROP, 1.25 },
+	{ "one rule beside a preset reflection rule / one rule", P_REFL_OTHER, P_HIT, 0 },
+	{ "preset reflection, unsolicited, dropped / one rule, existing key, dropped", P_REFL_DROP,
+	  P_DROP, 0 },
+	{ "preset reflection, a recorded flow's reply / no rules", P_REFL_ANSWER, P_NORULE, 0 },
 };
 #define NAIM (int)(sizeof(aims) / sizeof(aims[0]))
 
@@ -193,6 +213,7 @@ static unsigned long scale_keys[] = { 1024, 65536, 1048576, 4194304 };
 struct inst {
 	struct weir *skel;
 	int prog, state, rulesets, config, agg, global, fleet_use;
+	int egress, reflect;	/* weir_egress, wr_reflect */
 	__u32 uid;		/* next rule uid */
 	__u32 sets;		/* wr_state's sets: keys / WEIR_WAYS */
 	__u64 seed;		/* wr_config.state_seed */
@@ -481,6 +502,9 @@ static __u64 rule0_passed(struct inst *in)
 	return n;
 }
 
+/* set_rules adds, after its rules, `preset reflection` with its default limit (drop all). */
+static bool with_reflect;
+
 static int set_rules(struct inst *in, __u32 nr, const struct lim *lims, __u32 nlims)
 {
 	static struct weir_ruleset rs;
@@ -514,6 +538,30 @@ static int set_rules(struct inst *in, __u32 nr, const struct lim *lims, __u32 nl
 		}
 		if (last && xfields)
 			set_fields(r);
+	}
+	/* Once: the next set is without it unless asked again. */
+	if (with_reflect) {
+		struct weir_rule *r = &rs.rules[rs.nr_rules];
+		__u32 slot = rs.nr_rules * WEIR_MAX_LIMITS;
+
+		with_reflect = false;
+		/* As `rule add reflect preset reflection` makes it (user/lib/reflect.c). */
+		snprintf(rs.names[rs.nr_rules], WEIR_NAME_LEN, "reflect");
+		r->uid = in->uid++;
+		r->slot = rs.nr_rules++;
+		r->preset = WEIR_PRESET_REFLECT;
+		r->match = WEIR_M_PROTO;
+		r->proto = 17;
+		r->nr_limits = 1;
+		r->flags = WEIR_RF_PRESET_DEFAULT;
+		r->limits[0].key = WEIR_KEY_ALL;
+		r->limits[0].algo = WEIR_ALGO_FIXED;
+		r->limits[0].cost = WEIR_COST_PKT;
+		r->limits[0].period_ms = 1000;
+		r->limits[0].agg_slot = slot;
+		rs.reflect_rules = 1;
+		if (bpf_map_update_elem(in->agg, &slot, &zero_st, 0))
+			return -errno;
 	}
 	/* The rest of the config (the set hash, the clock offset) stays as it is. */
 	if (bpf_map_lookup_elem(in->config, &zero, &cfg))
@@ -683,6 +731,8 @@ static int open_inst(struct inst *in, int clock, unsigned long keys)
 	in->agg = bpf_map__fd(in->skel->maps.wr_agg);
 	in->global = bpf_map__fd(in->skel->maps.wr_global);
 	in->fleet_use = bpf_map__fd(in->skel->maps.wr_fleet_use);
+	in->egress = bpf_program__fd(in->skel->progs.weir_egress);
+	in->reflect = bpf_map__fd(in->skel->maps.wr_reflect);
 	in->uid = 1;
 
 	do {
@@ -980,7 +1030,32 @@ static double run_path(struct inst *in, int p, unsigned long round)
 	}
 
 	build_udp4(pkt, SRC4, BENCH_PORT);
+	with_reflect = p >= P_REFL_OTHER && p != P_EGRESS_IDLE;
 	switch (p) {
+	case P_REFL_OTHER:
+		err = set_rules(in, 1, &open, 1);
+		break;
+	case P_REFL_DROP:
+	case P_REFL_ANSWER: {
+		/* The reply's key: as the egress program records the host's query to SRC4:53. */
+		struct weir_flow_key fk = { .raddr = { htonl(SRC4) }, .rport = 53,
+					    .lport = BENCH_PORT, .family = 4 };
+		__u64 stamp = mono_ns();
+
+		err = set_rules(in, 0, NULL, 0);
+		((__u16 *)(pkt + 34))[0] = htons(53);
+		bpf_map_delete_elem(in->reflect, &fk);
+		/* Stamped now: fresh for WR_REFLECT_TTL_NS, longer than a round. */
+		if (!err && p == P_REFL_ANSWER && bpf_map_update_elem(in->reflect, &fk, &stamp, 0))
+			err = -errno;
+		break;
+	}
+	case P_EGRESS_IDLE:
+	case P_EGRESS_REC:
+		err = set_rules(in, 0, NULL, 0);
+		if (err || run_once(in->egress, len) < 0)
+			return -1;
+		return run_repeat(in->egress, len, paths[p].verdict);
 	case P_NORULE:
 		err = set_rules(in, 0, NULL, 0);
 		break;

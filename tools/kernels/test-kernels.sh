@@ -5,6 +5,8 @@
 #   load     attach in native, generic and tc mode on a veth, each refused
 #            cleanly or working (a verdict through it)
 #   traffic  tests/e2e.sh: paced UDP through veth, admitted counts
+#   reflect  tests/reflect.sh: the reflection preset, real DNS and NTP
+#            servers and clients under a spoofed flood
 #   BPF suites  the data-path, limits, hostile, shedding and SYN-cookie suites
 #   xdpmulti tests/xdpmulti.sh's cases that need libxdp's dispatcher: weir
 #            beside the real xdp-filter, native and generic, after its
@@ -29,7 +31,7 @@ cd "$(dirname "$0")/../.."
 BUILD=${BUILD:-build}
 OUT=${KERNELS_OUT:-docs/KERNELS.md}
 KERNELS=${KERNELS:-6.1 6.12 5.10}
-CHECKS=${CHECKS:-load verifier traffic bpf_datapath bpf_limits bpf_hostile bpf_shed bpf_cookie bpf_capture xdpmulti}
+CHECKS=${CHECKS:-load verifier traffic reflect bpf_datapath bpf_limits bpf_hostile bpf_shed bpf_cookie bpf_capture xdpmulti}
 if [ -n "${QUICK:-}" ]; then KERNELS=6.1 CHECKS=load; fi
 DATAPATH_CASES=${DATAPATH_CASES:-dp_per_src_burst_then_rate dp_check_then_charge dp_per_all_limit
 	dp_fault_fail_open_and_closed dp_stalled_claim_* dp_two_cpus_* dp_ipv6_extension_headers_matched
@@ -78,6 +80,12 @@ EOF
 cat >"$TMP/traffic.sh" <<'EOF'
 export PATH=$PWD/build/deps/bin:$PATH BUILD=build WEIR=$PWD/build/weir
 tests/run.sh tests/e2e.sh
+EOF
+# The reflection preset with real DNS and NTP servers under a spoofed flood:
+# before 6.6 its egress program goes on the egress hook through clsact.
+cat >"$TMP/reflect.sh" <<'EOF'
+export PATH=$PWD/build/deps/bin:$PATH BUILD=build WEIR=$PWD/build/weir
+tests/run.sh tests/reflect.sh
 EOF
 cat >"$TMP/xdpmulti.sh" <<'EOF'
 export PATH=$PWD/build/deps/bin:$PATH BUILD=build WEIR=$PWD/build/weir

@@ -267,13 +267,14 @@ int do_status(int argc, char **argv)
 	clock = wr_loaded_clock();
 	print_str("clock", "clock: %s\n", clock >= 0 ? wr_clock_names[clock] : "unknown");
 	wr_capture_status(&m, &cfg);
+	wr_reflect_status(&m, rs);
 	open_array("interfaces");
 	n = wr_list_links(links, ARRAY_SIZE(links));
 	if (!n)
 		print_text("attached: nowhere\n");
 	for (i = 0; i < n; i++) {
 		__u32 link_id, prog_id;
-		bool gone, clsact;
+		bool gone, clsact, eclsact;
 		int mode = -1;
 
 		if (wr_link_ids(links[i], &link_id, &prog_id, &clsact))
@@ -300,6 +301,11 @@ int do_status(int argc, char **argv)
 			print_u64("link_id", " link %llu", link_id);
 		}
 		print_u64("prog_id", " prog %llu", prog_id);
+		/* The egress program (the reflection preset's flows) and its hook; null: none. */
+		if (wr_egress_attached(links[i], &eclsact))
+			print_str("egress", ", egress %s", eclsact ? "clsact" : "tcx");
+		else
+			print_null("egress", ", no egress program");
 		print_bool("interface_gone", NULL, gone);
 		if (gone)
 			print_text(" (interface gone: 'weir detach %s' removes the link)", name);

@@ -10,6 +10,7 @@
 #define WEIR_LIBWEIR_H
 
 #include "util/util.h"
+#include "weir_reflect.h"
 
 #define WEIR_DEFAULT_ROOT "/sys/fs/bpf/weir"
 
@@ -114,7 +115,8 @@ int wr_xdpm_detach(int ifindex, int prog);
 	X(arg, capture, BPF_MAP_TYPE_ARRAY, 4, sizeof(struct weir_capture))                 \
 	X(arg, capture_stats, BPF_MAP_TYPE_PERCPU_ARRAY, 4,                                   \
 	  sizeof(struct weir_capture_stats))                                                 \
-	X(arg, capture_ring, BPF_MAP_TYPE_RINGBUF, 0, 0)
+	X(arg, capture_ring, BPF_MAP_TYPE_RINGBUF, 0, 0)                                      \
+	X(arg, reflect, BPF_MAP_TYPE_LRU_HASH, sizeof(struct weir_flow_key), sizeof(__u64))
 
 /* Pinned state: an fd per map of WR_MAPS, -1 when not open. */
 #define WR__MAP_FIELD(arg, f, ...) int f;
@@ -298,6 +300,24 @@ struct wr_rule_kw {
 	const char *help;	/* in the usage: a MATCH's one line, else its own lines */
 };
 extern const struct wr_rule_kw wr_rule_kws[];
+/* egress.c: weir_egress on the TC egress hook of each attached interface. */
+int wr_egress_attach(const char *dev, int ifindex, bool clsact);
+int wr_egress_detach(int ifindex);
+void wr_egress_qdisc_release(int ifindex);
+bool wr_egress_attached(int ifindex, bool *clsact);
+/* reflect.c: the reflection preset (docs/reflection.md). */
+struct wr_amp {
+	__u16 port;		/* UDP source port of the amplifier, host byte order */
+	const char *name;	/* its service */
+};
+extern const struct wr_amp wr_amps[];
+extern const int wr_nr_amps;
+int wr_preset_by_name(const char *name);
+int wr_preset_finish(struct weir_rule *r, struct wr_perr *pe);
+void wr_print_preset(const struct weir_rule *r);
+void wr_print_preset_expanded(const struct weir_rule *r);
+__u32 wr_reflect_rules(const struct weir_ruleset *rs);
+void wr_reflect_status(const struct wr_maps *m, const struct weir_ruleset *rs);
 extern const int wr_nr_rule_kws;
 /* Whether name may name a rule; if not, pe (word 0) says why. */
 int wr_rule_name(const char *name, struct wr_perr *pe);

@@ -528,6 +528,13 @@ out:
 		close(link);
 	if (prog >= 0)
 		close(prog);
+	/* The egress side (egress.c), whatever the mode; without it, no attachment. */
+	if (!err) {
+		err = wr_egress_attach(dev, ifindex,
+				       mode == WR_MODE_TC && o->tc_hook == WR_TC_HOOK_CLSACT);
+		if (err)
+			wr_detach_ifindex(ifindex);
+	}
 	return err;
 }
 
@@ -574,6 +581,10 @@ static int unpin_link(const struct link_pin *lp)
 	char path[PATH_MAX];
 	int err = link_pin_path(path, sizeof(path), lp);
 
+	if (err)
+		return err;
+	/* The egress side first: a clsact qdisc weir made for both goes with the ingress side. */
+	err = wr_egress_detach(lp->ifindex);
 	if (err)
 		return err;
 	if (lp->xdpm) {
@@ -649,6 +660,7 @@ int wr_remove_all(void)
 
 	if (!d)
 		return errno == ENOENT ? 0 : -errno;
+	err = wr_egress_detach(0);
 	while ((de = readdir(d))) {
 		struct link_pin lp;
 
@@ -668,7 +680,8 @@ int wr_remove_all(void)
 		 * One of another namespace cannot be reached from here: its
 		 * record stays, so that `detach all` there removes it.
 		 */
-		if (!strncmp(de->d_name, "tcf_", 4) || !strncmp(de->d_name, "xdpm_", 5)) {
+		if (!strncmp(de->d_name, "tcf_", 4) || !strncmp(de->d_name, "xdpm_", 5) ||
+		    !strncmp(de->d_name, "tce_", 4)) {
 			pr_err("a %s of weir's in another network namespace stays until "
 			       "'weir detach all' runs there (%s)",
 			       de->d_name[0] == 't' ? "tc filter" : "dispatcher's program",
@@ -676,6 +689,7 @@ int wr_remove_all(void)
 			continue;
 		}
 		if (strncmp(de->d_name, "link_", 5) && strncmp(de->d_name, "prog_", 5) &&
+		    strncmp(de->d_name, "egr_", 4) &&
 		    strncmp(de->d_name, "wr_", 3) && strncmp(de->d_name, "cgroup_", 7))
 			continue;	/* not ours: leave it */
 		if (wr_pin_path(path, sizeof(path), de->d_name) || unlink(path))

@@ -9,6 +9,7 @@
  *   wr_*            maps, pinned by name by libbpf
  *   prog_xdp        the XDP entry
  *   prog_tc         the TC ingress entry
+ *   prog_egress     the TC egress program (the reflection preset's flows)
  *   link_<ifindex>  one bpf_link per attached interface
  * The links hold the programs on the interfaces after the CLI exits; only
  * `detach` unpins (and so destroys) them.
@@ -486,6 +487,8 @@ int wr_ensure_loaded(const struct wr_load_opts *lo)
 	err = pin_prog(skel->progs.weir_xdp, "prog_xdp");
 	if (!err)
 		err = pin_prog(skel->progs.weir_tc, "prog_tc");
+	if (!err)
+		err = pin_prog(skel->progs.weir_egress, "prog_egress");
 	if (err) {
 		pr_err("cannot pin programs under %s: %s", opts.root, strerror(-err));
 		goto out;

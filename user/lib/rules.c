@@ -253,6 +253,17 @@ static void print_icmp_type(const struct weir_rule *r)
 		print_u64("icmp_type", " icmp-type %llu", r->icmp_type);
 }
 
+/* A named attack pattern (reflect.c): the preset's own checks come at the rule's end. */
+static int kw_preset(struct wr_rule_parser *p)
+{
+	int v = wr_preset_by_name(VAL(p));
+
+	if (v < 0)
+		return bad(p->pe, AT(p), "preset (reflection)", VAL(p));
+	p->r->preset = v;
+	return 1;
+}
+
 static int kw_class(struct wr_rule_parser *p)
 {
 	uint64_t v;
@@ -579,6 +590,9 @@ const struct wr_rule_kw wr_rule_kws[] = {
 	  .print.rule = print_payload,
 	  .help = "payload OFF[/MASK]=VALUE...: up to 4 32-bit big-endian words at byte OFF\n"
 		  "         (0 .. 1500) of the TCP/UDP payload; a packet too short fails" },
+	{ .word = "preset", .key = "preset", .scope = WR_KW_MATCH, .value = "reflection",
+	  .parse = kw_preset, .print.rule = wr_print_preset,
+	  .help = "UDP replies from amplifier ports this host never asked (no limit: drop)" },
 	{ .word = "class", .key = "class", .scope = WR_KW_MATCH, .value = "N",
 	  .parse = kw_class, .print.rule = print_class,
 	  .help = "priority class for shedding: 0 critical (default) .. 3" },
@@ -708,9 +722,11 @@ static int rule_end(struct wr_rule_parser *p)
 	struct wr_perr *pe = p->pe;
 	int i, err;
 
-	if (!p->l)
+	if (!p->l && !r->preset)
 		return perr(pe, -1, -EINVAL, "rule %s needs at least one limit", p->name);
 	err = limit_end(p);
+	if (!err)
+		err = wr_preset_finish(r, pe);
 	if (err)
 		return err;
 
@@ -849,7 +865,9 @@ void wr_rule_print(const struct weir_ruleset *rs, __u32 i)
 			continue;
 		limits = true;
 		open_array("limits");
-		for (j = 0; j < r->nr_limits && j < WEIR_MAX_LIMITS; j++) {
+		/* A preset's default limit is no limit given. */
+		for (j = 0; j < r->nr_limits && j < WEIR_MAX_LIMITS &&
+			    !(r->flags & WEIR_RF_PRESET_DEFAULT); j++) {
 			open_object(NULL);
 			for (o = kw; o < end; o++)
 				if (in_limit(o))
@@ -860,5 +878,6 @@ void wr_rule_print(const struct weir_ruleset *rs, __u32 i)
 	}
 	print_u64("uid", NULL, r->uid);
 	print_text("\n");
+	wr_print_preset_expanded(r);
 	close_object();
 }

@@ -288,6 +288,8 @@ int wr_ruleset_commit(const struct wr_maps *m, struct weir_ruleset *next)
 	if (err)
 		goto out;
 	rules_set_flags(next);
+	/* The egress program records the host's UDP flows while this is not 0. */
+	next->reflect_rules = wr_reflect_rules(next);
 	next->gen = live->gen + 1;
 	err = wr_conn_counter_sync(m, next, false);
 	if (err)
