@@ -26,6 +26,7 @@
 #               weir built in it)
 #   GUEST_REPO  the checkout's path within GUEST_ROOT, where SCRIPT runs
 #               (default: this checkout's path)
+#   GUEST_SMP   the guest's CPUs (default 2)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 REPO=$PWD
@@ -145,7 +146,7 @@ run() {
 	fi
 	log=$scratch/console.log
 	rc=0
-	timeout --kill-after=10 "$secs" qemu-system-x86_64 -accel tcg -cpu max -m 2048 -smp 2 \
+	timeout --kill-after=10 "$secs" qemu-system-x86_64 -accel tcg -cpu max -m 2048 -smp "${GUEST_SMP:-2}" \
 		-nographic -no-reboot -nic none \
 		-kernel "$d/boot/vmlinuz-$(basename "$d")" -initrd "$(initrd "$d")" \
 		-append "console=ttyS0 panic=-1 quiet loglevel=3 weir.repo=$repo" \
