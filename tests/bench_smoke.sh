@@ -90,8 +90,9 @@ while IFS='|' read -r prog insns _ stack insns2 stack2; do
 		num "$v" && [ "$v" -gt 0 ] && [ "$v" -le 512 ] || fail "$prog: a stack chain of $v"
 	done
 done < <(rows "### The verifier's headroom")
-# The XDP and TC entries, the two cookie programs, sock_ops, the clock sync.
-[ "$n" -eq 6 ] || fail "$n programs in the verifier table, want 6"
+# The XDP and TC entries, the dispatcher's copy, the two cookie programs, sock_ops,
+# the clock sync.
+[ "$n" -eq 7 ] || fail "$n programs in the verifier table, want 7"
 end_case bench-smoke-verifier
 
 for shape in A B C; do

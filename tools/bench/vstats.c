@@ -235,6 +235,9 @@ int main(int argc, char **argv)
 	bpf_object__for_each_program(prog, obj) {
 		if (n == (int)(sizeof(st) / sizeof(st[0])))
 			break;
+		/* The dispatcher's copy ("?xdp": only lib/xdpmulti.c loads it) too. */
+		if (!strcmp(bpf_program__name(prog), "weir_xdpm"))
+			bpf_program__set_autoload(prog, true);
 		memset(&st[n], 0, sizeof(st[n]));
 		st[n].name = bpf_program__name(prog);
 		st[n].prog = prog;
