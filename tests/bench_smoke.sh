@@ -91,8 +91,8 @@ while IFS='|' read -r prog insns _ stack insns2 stack2; do
 	done
 done < <(rows "### The verifier's headroom")
 # The XDP and TC entries, the dispatcher's copy, the two cookie programs, sock_ops,
-# the clock sync.
-[ "$n" -eq 7 ] || fail "$n programs in the verifier table, want 7"
+# the clock sync, the egress recorder.
+[ "$n" -eq 8 ] || fail "$n programs in the verifier table, want 8"
 end_case bench-smoke-verifier
 
 for shape in A B C; do
