@@ -2289,7 +2289,8 @@ static void fudp4(struct frame *f, int vlans, __u16 sport, const __u8 *pay, size
 	l4_udp(&l, 53, paylen);
 	l.b[0] = sport >> 8;
 	l.b[1] = sport;
-	memcpy(l.b + 8, pay, npay);
+	if (npay)	/* (pay may be NULL then: memcpy's source must not be) */
+		memcpy(l.b + 8, pay, npay);
 	eth(f, WR_ETH_P_IP, vlans, TAG_QINQ);
 	ip4(f, SRC_A, WR_IPPROTO_UDP, 5, frag, 0, &l);
 	f->b[ip + 1] = tos;
