@@ -20,16 +20,6 @@
 
 
 /*
- * len (a constant) bytes at off of the frame into buf: 0, or -1 if the
- * frame is shorter. From the linear buffer directly when they lie in it
- * (a helper call costs ~15 ns, a direct read ~1), else through the helper
- * that reads the rest: multi-buffer XDP's fragments (Linux 5.18; without
- * it the linear buffer is the frame), TC's paged data. data and end are
- * the context's, read once by the caller (a second read through the
- * context, which the compiler may address as ctx + 4, the verifier
- * refuses).
- */
-/*
  * The furthest offset read directly: the verifier marks a read safe only
  * if offset plus length stays within its 64 KiB bound on packet offsets.
  * A linear buffer is far shorter; anything further goes to the helper.
@@ -56,38 +46,23 @@ static __always_inline int wr_read_hdr(void *data, void *end, __u32 off, void *b
 	return 0;
 }
 
-static __always_inline int wr_read_xdp(struct xdp_md *ctx, void *data, void *end, __u32 off,
-				       void *buf, __u32 len)
+/*
+ * len (a constant) bytes at off of the frame into buf: 0, or -1 if the
+ * frame is shorter. From the linear buffer directly when they lie in it
+ * (a helper call costs ~15 ns, a direct read ~1), else through the helper
+ * that reads the rest: multi-buffer XDP's fragments (Linux 5.18; without
+ * it the linear buffer is the frame), TC's paged data. ctx is an XDP
+ * context if xdp (a constant), else a TC one; data and end are its own,
+ * read once by the caller (a second read through the context, which the
+ * compiler may address as ctx + 4, the verifier refuses).
+ */
+static __always_inline int wr_read(void *ctx, int xdp, void *data, void *end, __u32 off,
+				   void *buf, __u32 len)
 {
-	__u8 *p;
-
-	if (off <= WR_DIRECT_MAX) {
-		p = (__u8 *)data + off;
-		/* The check and the read through one register, which the verifier bounds. */
-		asm volatile("" : "+r"(p));
-		if ((void *)(p + len) <= end) {
-			__builtin_memcpy(buf, p, len);
-			return 0;
-		}
-	}
-	if (has_frags)
-		return bpf_xdp_load_bytes(ctx, off, buf, len) ? -1 : 0;
-	return -1;
-}
-
-static __always_inline int wr_read_skb(struct __sk_buff *ctx, void *data, void *end, __u32 off,
-				       void *buf, __u32 len)
-{
-	__u8 *p;
-
-	if (off <= WR_DIRECT_MAX) {
-		p = (__u8 *)data + off;
-		asm volatile("" : "+r"(p));
-		if ((void *)(p + len) <= end) {
-			__builtin_memcpy(buf, p, len);
-			return 0;
-		}
-	}
+	if (!wr_read_hdr(data, end, off, buf, len))
+		return 0;
+	if (xdp)
+		return has_frags && !bpf_xdp_load_bytes(ctx, off, buf, len) ? 0 : -1;
 	return bpf_skb_load_bytes(ctx, off, buf, len) ? -1 : 0;
 }
 
@@ -96,16 +71,16 @@ static __always_inline int wr_read_skb(struct __sk_buff *ctx, void *data, void *
  * fields of the headers into m->x, as wr_parse would have put them there
  * (the entry's parse keeps them off its stack). The packet parsed as IP of
  * family fam with upper-layer protocol proto: the headers are where the
- * Ethernet header and its VLAN tags (their types read again), the
- * IP header and (IPv6) its extension headers say; the parse checked them
- * all, in the linear buffer (wr_read_hdr).
+ * Ethernet header and its VLAN tags (wr_parse_l2), the IP header and
+ * (IPv6) its extension headers say; the parse checked them all, in the
+ * linear buffer (wr_read_hdr).
  * The payload's offset only with a TCP or UDP header (WR_PKT_PORTS);
  * without, the caller does not use it. Returns 0.
  */
 #define WR_MORE								\
 	__u8 h[sizeof(struct wr_ip4)], eh[8];					\
 	const struct wr_ip4 *ip = (const void *)h;				\
-	__u32 off = 12, i, hl;							\
+	__u32 off, i, hl;							\
 	void *data, *end;							\
 	__u16 type;								\
 	__u8 nh;								\
@@ -114,16 +89,8 @@ static __always_inline int wr_read_skb(struct __sk_buff *ctx, void *data, void *
 		return 0;							\
 	data = (void *)(long)ctx->data;						\
 	end = (void *)(long)ctx->data_end;					\
-	/* The parse took at most WR_MAX_VLAN tags: 802.1Q and 802.1ad alike. */ \
-	for (i = 0; i <= WR_MAX_VLAN; i++) {					\
-		if (wr_read_hdr(data, end, off, eh, 2))				\
-			return 0;						\
-		type = eh[0] << 8 | eh[1];					\
-		off += 2;							\
-		if (type != WR_ETH_P_8021Q && type != WR_ETH_P_8021AD)		\
-			break;							\
-		off += 2;							\
-	}									\
+	if (!wr_parse_l2(data, end, &type, &off))				\
+		return 0;							\
 	if (fam == 4) {								\
 		if (wr_read_hdr(data, end, off, h, sizeof(struct wr_ip4)))	\
 			return 0;						\
@@ -167,20 +134,30 @@ static __always_inline int wr_read_skb(struct __sk_buff *ctx, void *data, void *
 	}									\
 	return 0
 
+__noinline int wr_more_xdp(struct xdp_md *ctx, struct wr_match *m, __u32 fam, __u32 proto)
+{
+	WR_MORE;
+}
+
+__noinline int wr_more_skb(struct __sk_buff *ctx, struct wr_match *m, __u32 fam,
+			   __u32 proto)
+{
+	WR_MORE;
+}
+
 /*
  * The further fields (weir_rule.xmatch) of the rule at position pos of
  * ev->cell's list: sport, len and frag from ev->pkt, dst, dscp and ttl
  * from m->x (wr_more_*), and its payload terms, whose words are read now
- * from the packet by READ (wr_read_xdp, wr_read_skb)
- * at m->x.payoff plus each term's offset: through helpers, so a term may
- * lie past the linear head (TC's paged data, a multi-buffer XDP frame's
+ * from the packet (wr_read) at m->x.payoff plus each term's offset:
+ * directly, or through helpers where a term lies past the linear head (TC's paged data, a multi-buffer XDP frame's
  * fragments). A word not wholly within the frame fails its term
  * (wr_rule_match_pay). Global, per entry (each takes its own context):
  * verified once each, and its answer one unknown value to match_one,
  * whose own branches would otherwise multiply the states the verifier
  * walks the rest of the candidates with.
  */
-#define WR_MATCH_MORE(READ)							\
+#define WR_MATCH_MORE(XDP)							\
 	const struct weir_ruleset *rs;						\
 	const struct weir_rule *r;						\
 	__u32 words[WEIR_MAX_PAY] = {}, have = 0, rs_idx, t;			\
@@ -203,32 +180,22 @@ static __always_inline int wr_read_skb(struct __sk_buff *ctx, void *data, void *
 	for (t = 0; t < WEIR_MAX_PAY; t++) {					\
 		if (t >= r->nr_pay)						\
 			break;							\
-		if (!READ(ctx, data, end, (__u32)m->x.payoff + r->pay[t].off, &words[t], 4)) \
+		if (!wr_read(ctx, XDP, data, end, (__u32)m->x.payoff + r->pay[t].off,	\
+			     &words[t], 4))					\
 			have |= 1u << t;					\
 	}									\
 	return wr_rule_match_pay(r, words, have)
 
-__noinline int wr_more_xdp(struct xdp_md *ctx, struct wr_match *m, __u32 fam, __u32 proto)
-{
-	WR_MORE;
-}
-
-__noinline int wr_more_skb(struct __sk_buff *ctx, struct wr_match *m, __u32 fam,
-			   __u32 proto)
-{
-	WR_MORE;
-}
-
 __noinline int wr_match_more_xdp(struct xdp_md *ctx, struct wr_eval *ev, struct wr_match *m,
 				 __u32 pos)
 {
-	WR_MATCH_MORE(wr_read_xdp);
+	WR_MATCH_MORE(1);
 }
 
 __noinline int wr_match_more_skb(struct __sk_buff *ctx, struct wr_eval *ev, struct wr_match *m,
 				 __u32 pos)
 {
-	WR_MATCH_MORE(wr_read_skb);
+	WR_MATCH_MORE(0);
 }
 
 /*
@@ -381,6 +348,28 @@ __noinline int wr_match_rules_skb(struct __sk_buff *ctx, struct wr_eval *ev, str
  * an unknown value to the caller, which splits no paths before the very
  * end.
  */
+/*
+ * Is the rule at position pos of cell's list in set rs_idx an action
+ * cookie rule whose SYNs look like p? Global: wr_match_cookie_ack's walk
+ * calls it per candidate, so the verifier checks the rule match once, not
+ * once per candidate (written inline, the walk cost 6.18's verifier 150 000
+ * instructions).
+ */
+__noinline int wr_cookie_cand(const struct wr_pkt *p, __u32 rs_idx, __u32 cell, __u32 pos)
+{
+	const struct weir_ruleset *rs;
+	const struct weir_rule *r;
+
+	if (!p)
+		return 0;
+	rs = bpf_map_lookup_elem(&wr_rulesets, &rs_idx);
+	if (!rs)
+		return 0;
+	r = &rs->rules[wr_cand_rule(rs, cell, pos & (WEIR_MAX_CAND - 1)) & (WEIR_MAX_RULES - 1)];
+	/* Cookie rules have no further fields (the rule parser refuses them). */
+	return r->action == WEIR_ACT_COOKIE && wr_rule_match_base(r, p);
+}
+
 __noinline int wr_match_cookie_ack(struct wr_eval *ev)
 {
 	struct weir_ruleset *rs;
@@ -406,11 +395,7 @@ __noinline int wr_match_cookie_ack(struct wr_eval *ev)
 	flags = ev->pkt.tcp_flags;
 	ev->pkt.tcp_flags = WEIR_TCP_SYN;
 	for (k = 0; k < WEIR_MAX_CAND && cand; k++) {
-		const struct weir_rule *r;
-
-		r = &rs->rules[wr_cand_rule(rs, cell, wr_cand_pop(&cand)) & (WEIR_MAX_RULES - 1)];
-		/* Cookie rules have no further fields (the rule parser refuses them). */
-		if (r->action == WEIR_ACT_COOKIE && wr_rule_match_base(r, &ev->pkt)) {
+		if (wr_cookie_cand(&ev->pkt, rs_idx, cell, wr_cand_pop(&cand))) {
 			hit = 1;
 			break;
 		}

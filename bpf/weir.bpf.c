@@ -109,8 +109,16 @@ static __always_inline int weir_core(const void *data, const void *data_end, __u
 	if (res == WR_PARSE_MALFORMED && xctx && has_frags) {
 		__u32 full = bpf_xdp_get_buff_len(xctx);
 
-		if (full > frame_len)
+		if (full > frame_len) {
+			/*
+			 * From the state the first parse started with (XDP
+			 * frames are one packet: segs 1, no flags), so the
+			 * verifier meets every way that parse failed as one
+			 * state here, and checks the second parse once.
+			 */
+			__builtin_memset(&ev.pkt, 0, sizeof(ev.pkt));
 			res = wr_parse(data, data_end, full, &ev.pkt, NULL);
+		}
 	}
 	if (res == WR_PARSE_NON_IP) {
 		gcount(g, WEIR_G_NON_IP);

@@ -404,31 +404,52 @@ upper:
  * Parse one Ethernet frame. data..end is readable; frame_len is the length of
  * the whole frame. x, if not NULL, gets what struct wr_pkt does not hold.
  */
-static __always_inline int wr_parse(const void *data, const void *end, __u32 frame_len,
-				    struct wr_pkt *p, struct wr_pkt_x *x)
+/*
+ * The Ethernet header at data and its VLAN tags (802.1Q and 802.1ad, up to
+ * WR_MAX_VLAN): the L3 header's start, with its EtherType (host order) in
+ * *proto and its offset from data in *off; NULL if the frame ends first.
+ * After WR_MAX_VLAN tags *proto may be a third tag's type: the caller
+ * decides what that means. The one walk of the L2 headers: the parse, the
+ * egress flow recorder (weir_reflect.h) and the data path's second look at
+ * the rare fields (bpf/match.h) all take it.
+ */
+static __always_inline const __u8 *wr_parse_l2(const void *data, const void *end,
+					       __u16 *proto, __u32 *off)
 {
 	const __u8 *cur = data;
-	__u32 off = sizeof(struct wr_eth);
-	__u16 proto;
+	__u16 type;
 	int i;
 
-	if (cur + sizeof(struct wr_eth) > (const __u8 *)end || frame_len < off)
-		return WR_PARSE_MALFORMED;
-	proto = wr_ntohs(((const struct wr_eth *)cur)->proto);
+	if (cur + sizeof(struct wr_eth) > (const __u8 *)end)
+		return NULL;
+	type = wr_ntohs(((const struct wr_eth *)cur)->proto);
 	cur += sizeof(struct wr_eth);
+	*off = sizeof(struct wr_eth);
 WR_UNROLL
 	for (i = 0; i < WR_MAX_VLAN; i++) {
 		const struct wr_vlan *vh = (const void *)cur;
 
-		if (proto != WR_ETH_P_8021Q && proto != WR_ETH_P_8021AD)
+		if (type != WR_ETH_P_8021Q && type != WR_ETH_P_8021AD)
 			break;
 		if ((const void *)(vh + 1) > end)
-			return WR_PARSE_MALFORMED;
-		proto = wr_ntohs(vh->proto);
+			return NULL;
+		type = wr_ntohs(vh->proto);
 		cur += sizeof(*vh);
-		off += sizeof(*vh);
+		*off += sizeof(*vh);
 	}
-	if (frame_len < off)
+	*proto = type;
+	return cur;
+}
+
+static __always_inline int wr_parse(const void *data, const void *end, __u32 frame_len,
+				    struct wr_pkt *p, struct wr_pkt_x *x)
+{
+	const __u8 *cur;
+	__u32 off;
+	__u16 proto;
+
+	cur = wr_parse_l2(data, end, &proto, &off);
+	if (!cur || frame_len < off)
 		return WR_PARSE_MALFORMED;
 	if (proto == WR_ETH_P_IP)
 		return wr_parse_ip4(cur, end, frame_len - off, p, x, off);

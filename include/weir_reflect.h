@@ -98,25 +98,14 @@ struct weir_flow_key {
 static __always_inline int wr_flow_of_egress(const void *data, const void *end,
 					     struct weir_flow_key *k)
 {
-	const __u8 *cur = data, *l4;
+	const __u8 *cur, *l4;
+	__u32 off;
 	__u16 proto;
 	int i;
 
-	if (cur + sizeof(struct wr_eth) > (const __u8 *)end)
+	cur = wr_parse_l2(data, end, &proto, &off);
+	if (!cur)
 		return 0;
-	proto = wr_ntohs(((const struct wr_eth *)cur)->proto);
-	cur += sizeof(struct wr_eth);
-WR_UNROLL
-	for (i = 0; i < WR_MAX_VLAN; i++) {
-		const struct wr_vlan *vh = (const void *)cur;
-
-		if (proto != WR_ETH_P_8021Q && proto != WR_ETH_P_8021AD)
-			break;
-		if ((const void *)(vh + 1) > end)
-			return 0;
-		proto = wr_ntohs(vh->proto);
-		cur += sizeof(*vh);
-	}
 	if (proto == WR_ETH_P_IP) {
 		const struct wr_ip4 *ip = (const void *)cur;
 

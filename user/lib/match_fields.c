@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -73,23 +74,97 @@ static void print_range(const char *key, const char *word, uint64_t lo, uint64_t
 	print_str(key, " %s", buf);
 }
 
-int kw_sport(struct wr_rule_parser *p)
-{
-	uint64_t lo, hi;
-	int err = range(p, "sport", 65535, &lo, &hi);
+/*
+ * The range keywords: each keeps its bounds in two fields of struct
+ * weir_rule of one width, and has its bit in xmatch.
+ */
+#define RANGE_FIELD(f) offsetof(struct weir_rule, f##_lo), offsetof(struct weir_rule, f##_hi), \
+		       sizeof(((struct weir_rule *)0)->f##_lo)
+static const struct range_kw {
+	const char *word;
+	uint64_t max;
+	size_t lo, hi, size;
+	__u32 bit;
+} range_kws[] = {
+	{ "sport", 65535, RANGE_FIELD(sport), WEIR_X_SPORT },
+	{ "len", WR_GSO_MAX_LEN, RANGE_FIELD(len), WEIR_X_LEN },
+	{ "ttl", 255, RANGE_FIELD(ttl), WEIR_X_TTL },
+};
 
+static const struct range_kw *range_kw(const char *word)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(range_kws) / sizeof(range_kws[0]); i++)
+		if (!strcmp(range_kws[i].word, word))
+			return &range_kws[i];
+	return NULL;
+}
+
+/* A field of size bytes (1, 2 or 4) at off of r, as a number. */
+static uint64_t field_get(const struct weir_rule *r, size_t off, size_t size)
+{
+	const unsigned char *b = (const unsigned char *)r + off;
+
+	if (size == 1)
+		return *b;
+	if (size == 2)
+		return *(const __u16 *)b;
+	return *(const __u32 *)b;
+}
+
+static void field_set(struct weir_rule *r, size_t off, size_t size, uint64_t v)
+{
+	unsigned char *b = (unsigned char *)r + off;
+
+	if (size == 1)
+		*b = v;
+	else if (size == 2)
+		*(__u16 *)b = v;
+	else
+		*(__u32 *)b = v;
+}
+
+/* sport, len and ttl: the keyword being read is argv[i]. */
+int kw_range(struct wr_rule_parser *p)
+{
+	const struct range_kw *k = range_kw(p->argv[p->i]);
+	uint64_t lo, hi;
+	int err;
+
+	if (!k)
+		return perr(p->pe, p->i, -EINVAL, "not a range keyword: %s", p->argv[p->i]);
+	err = range(p, k->word, k->max, &lo, &hi);
 	if (err)
 		return err;
-	p->r->sport_lo = lo;
-	p->r->sport_hi = hi;
-	p->r->xmatch |= WEIR_X_SPORT;
+	field_set(p->r, k->lo, k->size, lo);
+	field_set(p->r, k->hi, k->size, hi);
+	p->r->xmatch |= k->bit;
 	return 1;
+}
+
+static void print_range_kw(const struct weir_rule *r, const char *word)
+{
+	const struct range_kw *k = range_kw(word);
+
+	if (k && (r->xmatch & k->bit))
+		print_range(k->word, k->word, field_get(r, k->lo, k->size),
+			    field_get(r, k->hi, k->size));
 }
 
 void print_sport(const struct weir_rule *r)
 {
-	if (r->xmatch & WEIR_X_SPORT)
-		print_range("sport", "sport", r->sport_lo, r->sport_hi);
+	print_range_kw(r, "sport");
+}
+
+void print_len(const struct weir_rule *r)
+{
+	print_range_kw(r, "len");
+}
+
+void print_ttl(const struct weir_rule *r)
+{
+	print_range_kw(r, "ttl");
 }
 
 /* A word that may be a prefix of `dst` (the next keyword never has a dot or a colon). */
@@ -162,45 +237,6 @@ void print_dst(const struct weir_rule *r)
 	close_array();
 }
 
-int kw_len(struct wr_rule_parser *p)
-{
-	uint64_t lo, hi;
-	int err = range(p, "len", WR_GSO_MAX_LEN, &lo, &hi);
-
-	if (err)
-		return err;
-	p->r->len_lo = lo;
-	p->r->len_hi = hi;
-	p->r->xmatch |= WEIR_X_LEN;
-	return 1;
-}
-
-void print_len(const struct weir_rule *r)
-{
-	if (r->xmatch & WEIR_X_LEN)
-		print_range("len", "len", r->len_lo, r->len_hi);
-}
-
-int kw_ttl(struct wr_rule_parser *p)
-{
-	uint64_t lo, hi;
-	int err = range(p, "ttl", 255, &lo, &hi);
-
-	if (err)
-		return err;
-	p->r->ttl_lo = lo;
-	p->r->ttl_hi = hi;
-	p->r->xmatch |= WEIR_X_TTL;
-	return 1;
-}
-
-void print_ttl(const struct weir_rule *r)
-{
-	if (r->xmatch & WEIR_X_TTL)
-		print_range("ttl", "ttl", r->ttl_lo, r->ttl_hi);
-}
-
-/* enum weir_frag's words. */
 static const char *const frag_words[] = {
 	[WEIR_FRAG_NONE] = "none",
 	[WEIR_FRAG_FIRST] = "first",

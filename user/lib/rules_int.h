@@ -35,14 +35,13 @@ int bad(struct wr_perr *pe, int word, const char *what, const char *val);
 #define AT(p) ((p)->i + 1)
 
 /* The further match fields (match_fields.c): sport, dst, len, ttl, frag, dscp, payload. */
-int kw_sport(struct wr_rule_parser *p);
+/* sport, len and ttl (the keyword being read names which). */
+int kw_range(struct wr_rule_parser *p);
 void print_sport(const struct weir_rule *r);
 bool dst_item(const char *w);
 int kw_dst(struct wr_rule_parser *p);
 void print_dst(const struct weir_rule *r);
-int kw_len(struct wr_rule_parser *p);
 void print_len(const struct weir_rule *r);
-int kw_ttl(struct wr_rule_parser *p);
 void print_ttl(const struct weir_rule *r);
 int kw_frag(struct wr_rule_parser *p);
 void print_frag(const struct weir_rule *r);
