@@ -2286,9 +2286,7 @@ static void fudp4(struct frame *f, int vlans, __u16 sport, const __u8 *pay, size
 	struct frame l;
 	size_t ip = 14 + 4 * vlans;
 
-	l4_udp(&l, 53, paylen);
-	l.b[0] = sport >> 8;
-	l.b[1] = sport;
+	l4_udp_from(&l, sport, 53, paylen);
 	if (npay)	/* (pay may be NULL then: memcpy's source must not be) */
 		memcpy(l.b + 8, pay, npay);
 	eth(f, WR_ETH_P_IP, vlans, TAG_QINQ);
@@ -2309,58 +2307,63 @@ static void fudp4(struct frame *f, int vlans, __u16 sport, const __u8 *pay, size
 static void fields_edges(int tc)
 {
 	static const __u8 magic[12] = { 0x17, 0x99, 0x99, 0x99, 0, 0, 0, 0, 0xde, 0xad, 0xbe, 0xef };
+	/* A plain UDP/IPv4 frame with one field at or beside an edge of the rules' ranges. */
+	static const struct edge {
+		int vlans;
+		__u16 sport;
+		size_t paylen;
+		__u8 ttl, tos;
+		__u32 dst;	/* 0: 198.18.0.1 */
+		__u16 frag;
+		__u32 want;
+	} edges[] = {
+		/* sport 999, 1000, 2000, 2001; length 20 + 8 + 18 = 46 */
+		{ 0, 999, 18, 64, 0, 0, 0, FR_PLAIN },
+		{ 0, 1000, 18, 64, 0, 0, 0, FR_PLAIN | BIT(FR_SPORT) },
+		{ 0, 2000, 18, 64, 0, 0, 0, FR_PLAIN | BIT(FR_SPORT) },
+		{ 0, 2001, 18, 64, 0, 0, 0, FR_PLAIN },
+		/* len 59, 60, 100, 101 (IP length = 28 + payload) */
+		{ 0, 1, 31, 64, 0, 0, 0, FR_PLAIN },
+		{ 0, 1, 32, 64, 0, 0, 0, FR_PLAIN | BIT(FR_LEN) },
+		{ 0, 1, 72, 64, 0, 0, 0, FR_PLAIN | BIT(FR_LEN) },
+		{ 0, 1, 73, 64, 0, 0, 0, FR_PLAIN },
+		/* ttl 29, 30, 64, 65, behind one and two VLAN tags */
+		{ 1, 1, 18, 29, 0, 0, 0, FR_PLAIN & ~BIT(FR_TTL) },
+		{ 2, 1, 18, 30, 0, 0, 0, FR_PLAIN },
+		{ 1, 1, 18, 64, 0, 0, 0, FR_PLAIN },
+		{ 2, 1, 18, 65, 0, 0, 0, FR_PLAIN & ~BIT(FR_TTL) },
+		/* dscp 45, 46, 47 (TOS is DSCP << 2, ECN bits set too) */
+		{ 0, 1, 18, 64, 45 << 2 | 3, 0, 0, FR_PLAIN },
+		{ 2, 1, 18, 64, 46 << 2 | 3, 0, 0, FR_PLAIN | BIT(FR_DSCP) },
+		{ 0, 1, 18, 64, 47 << 2, 0, 0, FR_PLAIN },
+		/* dst: the /31's two addresses in, the ones either side out */
+		{ 0, 1, 18, 64, 0, IP4(198, 18, 0, 0), 0, FR_PLAIN },
+		{ 0, 1, 18, 64, 0, IP4(198, 18, 0, 2), 0, FR_PLAIN & ~BIT(FR_DST) },
+		{ 0, 1, 18, 64, 0, IP4(198, 17, 255, 255), 0, FR_PLAIN & ~BIT(FR_DST) },
+		/* fragments: first (MF, offset 0) and later (offset 26 x 8, ports not there) */
+		{ 0, 1, 18, 64, 0, 0, 0x2000,
+		  BIT(FR_TTL) | BIT(FR_FFIRST) | BIT(FR_FANY) | BIT(FR_DST) },
+		{ 0, 1500, 18, 64, 0, 0, 26,
+		  BIT(FR_TTL) | BIT(FR_FLATER) | BIT(FR_FANY) | BIT(FR_DST) },
+	};
 	__u8 big[1504];
 	struct frame f, l;
 	__u32 dst = IP4(198, 18, 0, 1);
+	size_t i;
 
 	use_tc = tc;
 	fields_rules();
-	/* sport 999, 1000, 2000, 2001; length 20 + 8 + 18 = 46 */
-	fudp4(&f, 0, 999, NULL, 0, 18, 64, 0, dst, 0);
-	CHECK_EQ(fields_hits(&f), FR_PLAIN);
-	fudp4(&f, 0, 1000, NULL, 0, 18, 64, 0, dst, 0);
-	CHECK_EQ(fields_hits(&f), FR_PLAIN | BIT(FR_SPORT));
-	fudp4(&f, 0, 2000, NULL, 0, 18, 64, 0, dst, 0);
-	CHECK_EQ(fields_hits(&f), FR_PLAIN | BIT(FR_SPORT));
-	fudp4(&f, 0, 2001, NULL, 0, 18, 64, 0, dst, 0);
-	CHECK_EQ(fields_hits(&f), FR_PLAIN);
-	/* len 59, 60, 100, 101 (IP length = 28 + payload) */
-	fudp4(&f, 0, 1, NULL, 0, 31, 64, 0, dst, 0);
-	CHECK_EQ(fields_hits(&f), FR_PLAIN);
-	fudp4(&f, 0, 1, NULL, 0, 32, 64, 0, dst, 0);
-	CHECK_EQ(fields_hits(&f), FR_PLAIN | BIT(FR_LEN));
-	fudp4(&f, 0, 1, NULL, 0, 72, 64, 0, dst, 0);
-	CHECK_EQ(fields_hits(&f), FR_PLAIN | BIT(FR_LEN));
-	fudp4(&f, 0, 1, NULL, 0, 73, 64, 0, dst, 0);
-	CHECK_EQ(fields_hits(&f), FR_PLAIN);
-	/* ttl 29, 30, 64, 65, behind one and two VLAN tags */
-	fudp4(&f, 1, 1, NULL, 0, 18, 29, 0, dst, 0);
-	CHECK_EQ(fields_hits(&f), FR_PLAIN & ~BIT(FR_TTL));
-	fudp4(&f, 2, 1, NULL, 0, 18, 30, 0, dst, 0);
-	CHECK_EQ(fields_hits(&f), FR_PLAIN);
-	fudp4(&f, 1, 1, NULL, 0, 18, 64, 0, dst, 0);
-	CHECK_EQ(fields_hits(&f), FR_PLAIN);
-	fudp4(&f, 2, 1, NULL, 0, 18, 65, 0, dst, 0);
-	CHECK_EQ(fields_hits(&f), FR_PLAIN & ~BIT(FR_TTL));
-	/* dscp 45, 46, 47 (TOS is DSCP << 2, ECN bits set too) */
-	fudp4(&f, 0, 1, NULL, 0, 18, 64, 45 << 2 | 3, dst, 0);
-	CHECK_EQ(fields_hits(&f), FR_PLAIN);
-	fudp4(&f, 2, 1, NULL, 0, 18, 64, 46 << 2 | 3, dst, 0);
-	CHECK_EQ(fields_hits(&f), FR_PLAIN | BIT(FR_DSCP));
-	fudp4(&f, 0, 1, NULL, 0, 18, 64, 47 << 2, dst, 0);
-	CHECK_EQ(fields_hits(&f), FR_PLAIN);
-	/* dst: the /31's two addresses in, the ones either side out */
-	fudp4(&f, 0, 1, NULL, 0, 18, 64, 0, IP4(198, 18, 0, 0), 0);
-	CHECK_EQ(fields_hits(&f), FR_PLAIN);
-	fudp4(&f, 0, 1, NULL, 0, 18, 64, 0, IP4(198, 18, 0, 2), 0);
-	CHECK_EQ(fields_hits(&f), FR_PLAIN & ~BIT(FR_DST));
-	fudp4(&f, 0, 1, NULL, 0, 18, 64, 0, IP4(198, 17, 255, 255), 0);
-	CHECK_EQ(fields_hits(&f), FR_PLAIN & ~BIT(FR_DST));
-	/* fragments: first (MF, offset 0) and later (offset 26 x 8, ports not there) */
-	fudp4(&f, 0, 1, NULL, 0, 18, 64, 0, dst, 0x2000);
-	CHECK_EQ(fields_hits(&f), BIT(FR_TTL) | BIT(FR_FFIRST) | BIT(FR_FANY) | BIT(FR_DST));
-	fudp4(&f, 0, 1500, NULL, 0, 18, 64, 0, dst, 26);
-	CHECK_EQ(fields_hits(&f), BIT(FR_TTL) | BIT(FR_FLATER) | BIT(FR_FANY) | BIT(FR_DST));
+	for (i = 0; i < sizeof(edges) / sizeof(edges[0]); i++) {
+		const struct edge *e = &edges[i];
+		__u32 got;
+
+		fudp4(&f, e->vlans, e->sport, NULL, 0, e->paylen, e->ttl, e->tos,
+		      e->dst ? e->dst : dst, e->frag);
+		got = fields_hits(&f);
+		if (got != e->want)
+			fprintf(stderr, "edge %zu: hits 0x%x, want 0x%x\n", i, got, e->want);
+		CHECK_EQ(got, e->want);
+	}
 	/* payload: both terms hold; the masked-out bytes differ freely; one byte off */
 	fudp4(&f, 0, 1, magic, sizeof(magic), 18, 64, 0, dst, 0);
 	CHECK_EQ(fields_hits(&f), FR_PLAIN | BIT(FR_PAY));

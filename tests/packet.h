@@ -108,6 +108,14 @@ static inline void l4_udp(struct frame *l, __u16 dport, size_t paylen)
 	zeros(l, paylen);
 }
 
+/* A UDP header from sport to dport and paylen zero bytes. */
+static inline void l4_udp_from(struct frame *l, __u16 sport, __u16 dport, size_t paylen)
+{
+	l4_udp(l, dport, paylen);
+	l->b[0] = sport >> 8;
+	l->b[1] = sport & 0xff;
+}
+
 /* ICMP or ICMPv6 header of this type, code 0, and extra zero bytes. */
 static inline void l4_icmp(struct frame *l, __u8 type, size_t extra)
 {
@@ -193,9 +201,7 @@ static inline void query4(struct frame *f, __u32 server, __u16 rport, __u16 lpor
 	struct frame l;
 	__u32 host = htonl(IP4(198, 18, 0, 1)), srv = htonl(server);
 
-	l4_udp(&l, rport, 48);
-	l.b[0] = lport >> 8;
-	l.b[1] = lport & 0xff;
+	l4_udp_from(&l, lport, rport, 48);
 	eth(f, WR_ETH_P_IP, nvlan, tpids);
 	ip4(f, server, WR_IPPROTO_UDP, 5, 0, 0, &l);
 	/* ip4() writes src = server, dst = 198.18.0.1: swap them, it is the host's. */
@@ -209,9 +215,7 @@ static inline void reply4(struct frame *f, __u32 server, __u16 rport, __u16 lpor
 {
 	struct frame l;
 
-	l4_udp(&l, lport, 48);
-	l.b[0] = rport >> 8;
-	l.b[1] = rport & 0xff;
+	l4_udp_from(&l, rport, lport, 48);
 	eth(f, WR_ETH_P_IP, nvlan, tpids);
 	ip4(f, server, WR_IPPROTO_UDP, 5, 0, 0, &l);
 }
@@ -221,9 +225,7 @@ static inline void query6(struct frame *f, const __u8 *server, __u16 rport, __u1
 {
 	struct frame l;
 
-	l4_udp(&l, rport, 48);
-	l.b[0] = lport >> 8;
-	l.b[1] = lport & 0xff;
+	l4_udp_from(&l, lport, rport, 48);
 	frame6(f, DST6, WR_IPPROTO_UDP, &l);
 	memcpy(f->b + 14 + 24, server, 16);	/* the destination: the server */
 }
@@ -233,9 +235,7 @@ static inline void reply6(struct frame *f, const __u8 *server, __u16 rport, __u1
 {
 	struct frame l;
 
-	l4_udp(&l, lport, 48);
-	l.b[0] = rport >> 8;
-	l.b[1] = rport & 0xff;
+	l4_udp_from(&l, rport, lport, 48);
 	frame6(f, server, WR_IPPROTO_UDP, &l);
 }
 
