@@ -558,6 +558,47 @@ HARNESS_CASE(cookie_never_answered)
 	CHECK_EQ(g(WEIR_G_COOKIE_BAD), 3);
 }
 
+/*
+ * A local sender's SYN over veth, its checksum left to the device
+ * (CHECKSUM_PARTIAL: the field holds the pseudo-header's folded sum), is
+ * answered, over IPv4 and IPv6; the same field one bit off is not.
+ */
+HARNESS_CASE(cookie_partial_checksum_answered)
+{
+	static const enum kind kinds[] = { K4, K6 };
+	struct frame f, out;
+	struct where w;
+	unsigned int i;
+	__u32 sum, cookie;
+	__u16 c;
+	int v;
+
+	cookie_rule(1, WEIR_COOKIE_OVER, 0, 0);
+	commit();
+	cookie_cfg(ALL_FLAGS);
+	syn_frame(&f, K4, SRC_B, PORT, &w);
+	CHECK_EQ(run_xdp(&f, &out), XDP_PASS);	/* the limit's one */
+	for (i = 0; i < 2; i++) {
+		syn_frame(&f, kinds[i], SRC_A, PORT, &w);
+		sum = kinds[i] == K4 ? wr_pseudo4(f.b + w.l3 + 12, f.n - w.l4) :
+				       wr_pseudo6(f.b + w.l3 + 8, f.n - w.l4);
+		c = wr_csum_fold(sum);
+		f.b[w.l4 + 16] = c >> 8;
+		f.b[w.l4 + 17] = c;
+		v = run_xdp(&f, &out);
+		CHECK(v == XDP_TX, "%s partial checksum: verdict %d, want XDP_TX",
+		      kind_names[kinds[i]], v);
+		if (v == XDP_TX)
+			check_synack(&f, &w, &out, ALL_FLAGS, &cookie, kind_names[kinds[i]]);
+		f.b[w.l4 + 17] ^= 0x01;
+		v = run_xdp(&f, &out);
+		CHECK(v == XDP_DROP, "%s partial checksum one bit off: verdict %d, want XDP_DROP",
+		      kind_names[kinds[i]], v);
+	}
+	CHECK_EQ(g(WEIR_G_COOKIE_SENT), 2);
+	CHECK_EQ(g(WEIR_G_COOKIE_BAD), 2);
+}
+
 /* The rule-wide SYN-ACK budget: 10 per second, so 10 of 30 SYNs at one instant. */
 HARNESS_CASE(cookie_budget_rule)
 {
