@@ -170,9 +170,9 @@ static __always_inline int wr_read_skb(struct __sk_buff *ctx, void *data, void *
 /*
  * The further fields (weir_rule.xmatch) of the rule at position pos of
  * ev->cell's list: sport, len and frag from ev->pkt, dst, dscp and ttl
- * from m->x (wr_more_*), and its payload terms, whose words are read now
- * from the packet by READ (wr_read_xdp, wr_read_skb)
- * at m->x.payoff plus each term's offset: through helpers, so a term may
+ * from m->x (wr_more_*), iface from the context (IFINDEX), and its
+ * payload terms, whose words are read now from the packet by READ
+ * (wr_read_xdp, wr_read_skb) at m->x.payoff plus each term's offset: through helpers, so a term may
  * lie past the linear head (TC's paged data, a multi-buffer XDP frame's
  * fragments). A word not wholly within the frame fails its term
  * (wr_rule_match_pay). Global, per entry (each takes its own context):
@@ -180,7 +180,7 @@ static __always_inline int wr_read_skb(struct __sk_buff *ctx, void *data, void *
  * whose own branches would otherwise multiply the states the verifier
  * walks the rest of the candidates with.
  */
-#define WR_MATCH_MORE(READ)							\
+#define WR_MATCH_MORE(READ, IFINDEX)						\
 	const struct weir_ruleset *rs;						\
 	const struct weir_rule *r;						\
 	__u32 words[WEIR_MAX_PAY] = {}, have = 0, rs_idx, t;			\
@@ -196,7 +196,8 @@ static __always_inline int wr_read_skb(struct __sk_buff *ctx, void *data, void *
 		return 0;							\
 	pos &= WEIR_MAX_CAND - 1;						\
 	r = &rs->rules[wr_cand_rule(rs, ev->cell, pos) & (WEIR_MAX_RULES - 1)];	\
-	if (!wr_rule_match_more(r, &ev->pkt) || !wr_rule_match_x(r, &ev->pkt, &m->x)) \
+	if (!wr_rule_match_more(r, &ev->pkt) || !wr_rule_match_x(r, &ev->pkt, &m->x) || \
+	    !wr_rule_match_iface(r, IFINDEX))					\
 		return 0;							\
 	if (!(r->xmatch & WEIR_X_PAYLOAD))					\
 		return 1;							\
@@ -222,13 +223,17 @@ __noinline int wr_more_skb(struct __sk_buff *ctx, struct wr_match *m, __u32 fam,
 __noinline int wr_match_more_xdp(struct xdp_md *ctx, struct wr_eval *ev, struct wr_match *m,
 				 __u32 pos)
 {
-	WR_MATCH_MORE(wr_read_xdp);
+	WR_MATCH_MORE(wr_read_xdp, ctx->ingress_ifindex);
 }
 
 __noinline int wr_match_more_skb(struct __sk_buff *ctx, struct wr_eval *ev, struct wr_match *m,
 				 __u32 pos)
 {
-	WR_MATCH_MORE(wr_read_skb);
+	/*
+	 * At TC ingress skb->ifindex is the device whose hook runs this, as is
+	 * ingress_ifindex (skb_iif); test_run sets only the former.
+	 */
+	WR_MATCH_MORE(wr_read_skb, ctx->ifindex);
 }
 
 /*

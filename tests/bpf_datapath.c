@@ -2460,6 +2460,100 @@ DP_CASE(dp_match_fields_ipv6_tc)
 	fields_v6(1);
 }
 
+/*
+ * f once through the entry (tc: TC, else XDP) as arrived on ifindex: XDP's
+ * ctx_in ingress_ifindex (with its rx queue 0), TC's ifindex (test_run
+ * takes no ingress_ifindex for an skb; weir reads skb->ifindex at TC).
+ * The interface must exist in this network namespace. 1 passed, 0 dropped.
+ */
+static int xmit_on(const struct frame *f, int tc, __u32 ifindex)
+{
+	static __u8 out[sizeof(f->b) + 512];
+	struct xdp_md xctx = { .data_end = f->n, .ingress_ifindex = ifindex };
+	struct __sk_buff sctx = { .ifindex = ifindex };
+	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = f->b, .data_size_in = f->n, .data_out = out,
+		    .data_size_out = sizeof(out), .repeat = 1);
+
+	o.ctx_in = tc ? (void *)&sctx : (void *)&xctx;
+	o.ctx_size_in = tc ? sizeof(sctx) : sizeof(xctx);
+	if (bpf_prog_test_run_opts(bpf_program__fd(tc ? skel->progs.weir_tc :
+							skel->progs.weir_xdp), &o)) {
+		CHECK_FAIL("%s test_run on ifindex %u: %s", tc ? "tc" : "xdp", ifindex,
+			   strerror(errno));
+		return -1;
+	}
+	if (tc)
+		return o.retval == TC_ACT_OK ? 1 : o.retval == TC_ACT_SHOT ? 0 : -2;
+	return o.retval == XDP_PASS ? 1 : o.retval == XDP_DROP ? 0 : -2;
+}
+
+/* An ifindex no interface has here (the kernel allocates from 1 upwards). */
+#define IFINDEX_ELSEWHERE 0x7ffffff0
+
+/*
+ * iface: a rule for lo (ifindex 1) drops lo's flood past its burst; the
+ * same rule for an interface the packets did not arrive on never sees
+ * them; with sport, both must hold.
+ */
+static void iface_case(int tc)
+{
+	struct weir_rule *r;
+	struct frame f;
+	int i, passed;
+
+	use_tc = tc;
+	r = add_rule(WEIR_ACT_DROP);		/* 0: iface lo, 1 pps burst 2 */
+	per_all(r, 1, 2);
+	r->xmatch = WEIR_X_IFACE;
+	r->ifindex = 1;
+	r = add_rule(WEIR_ACT_DROP);		/* 1: elsewhere, 1 pps burst 1 */
+	per_all(r, 1, 1);
+	r->xmatch = WEIR_X_IFACE;
+	r->ifindex = IFINDEX_ELSEWHERE;
+	r = add_rule(WEIR_ACT_DROP);		/* 2: lo and sport 1000-2000, never refusing */
+	per_all(r, 1000000, 1000000);
+	match_proto(r, WR_IPPROTO_UDP);
+	r->xmatch = WEIR_X_IFACE | WEIR_X_SPORT;
+	r->ifindex = 1;
+	r->sport_lo = 1000;
+	r->sport_hi = 2000;
+	commit();
+	fudp4(&f, 0, 999, NULL, 0, 18, 64, 0, IP4(198, 18, 0, 1), 0);
+	for (i = 0, passed = 0; i < 5; i++)
+		passed += xmit_on(&f, tc, 1) == 1;
+	CHECK_EQ(passed, 2);
+	CHECK_EQ(rstat(0).dropped_pkts, 3);
+	CHECK_EQ(rstat(1).passed_pkts + rstat(1).dropped_pkts, 0);
+	CHECK_EQ(rstat(2).passed_pkts + rstat(2).dropped_pkts, 0);
+	/* sport 1000 on lo: rule 0, over its burst, drops it */
+	fudp4(&f, 0, 1000, NULL, 0, 18, 64, 0, IP4(198, 18, 0, 1), 0);
+	CHECK_EQ(xmit_on(&f, tc, 1), 0);
+	CHECK_EQ(rstat(0).dropped_pkts, 4);
+	CHECK_EQ(rstat(1).passed_pkts + rstat(1).dropped_pkts, 0);
+	/* test_run without a context: lo's too */
+	CHECK_EQ(xmit(&f), 0);
+	CHECK_EQ(rstat(0).dropped_pkts, 5);
+	/* the rule for lo, now for another interface: lo's packets pass it by */
+	rs.rules[0].ifindex = IFINDEX_ELSEWHERE - 1;
+	commit();
+	for (i = 0, passed = 0; i < 3; i++)
+		passed += xmit_on(&f, tc, 1) == 1;
+	CHECK_EQ(passed, 3);
+	CHECK_EQ(rstat(0).dropped_pkts + rstat(0).passed_pkts, 5 + 2);
+	CHECK_EQ(rstat(2).passed_pkts, 3);
+	clear_rules();
+}
+
+DP_CASE(dp_match_iface_xdp)
+{
+	iface_case(0);
+}
+
+DP_CASE(dp_match_iface_tc)
+{
+	iface_case(1);
+}
+
 TEST_CASE(tc_same_verdicts_as_xdp)
 {
 	char vx[64], vt[64];

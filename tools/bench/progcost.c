@@ -99,8 +99,8 @@ static const struct {
 };
 
 enum path {
-	P_NORULE, P_HIT, P_HITX, P_FLEET, P_DROP, P_V6, P_LIM4, P_RULES8, P_RULES32, P_RULES64,
-	P_RULES256, P_SPOOF,
+	P_NORULE, P_HIT, P_HITX, P_HITIF, P_FLEET, P_DROP, P_V6, P_LIM4, P_RULES8, P_RULES32,
+	P_RULES64, P_RULES256, P_SPOOF,
 	P_HIT1, P_NEWFULL, P_COOKIE_SYN, P_COOKIE_ACK, P_COOKIE_ACK64,
 	P_REFL_OTHER, P_REFL_DROP, P_REFL_ANSWER, P_EGRESS_IDLE, P_EGRESS_REC, NPATH,
 	/* Not a row of the paths' table: measured on its own instance (cold4, clock auto). */
@@ -119,6 +119,7 @@ static const struct {
 	{ "hit", "one rule, existing key, admitted", 0, XDP_PASS },
 	{ "hit_fields", "the same, every further match field in use (sport, dst, len, ttl, frag, "
 	  "dscp, 2 payload words)", 0, XDP_PASS },
+	{ "hit_iface", "the same, the rule with iface (the packet's own, lo)", 0, XDP_PASS },
 	{ "fleet_hit", "the same, fleet scope, key tracked for the fleet sync", 0, XDP_PASS },
 	{ "drop", "one rule, existing key, dropped", 0, XDP_DROP },
 	{ "v6_64", "IPv6 /64 key, existing, admitted", 0, XDP_PASS },
@@ -174,6 +175,7 @@ static const struct {
 	{ "one rule, existing key / no rules", P_HIT, P_NORULE, 1.5 },
 	{ "one rule, every further match field in use / the same rule without them", P_HITX, P_HIT,
 	  0 },
+	{ "one rule with iface / the same rule without it", P_HITIF, P_HIT, 0 },
 	{ "fleet scope, tracked key / the same limit per host", P_FLEET, P_HIT, FLEET_AIM },
 	{ "4 limits on one rule / one limit", P_LIM4, P_HIT, 2.0 },
 	{ "64 rules, the last matching / one rule", P_RULES64, P_HIT, 1.3 },
@@ -452,6 +454,8 @@ static void fill_limit(struct weir_limit *l, const struct lim *s, __u16 agg_slot
  * ttl, frag, dscp and two payload terms.
  */
 static int xfields;
+/* set_rules gives its last rule `iface lo`: test_run's XDP packets arrive on lo (1). */
+static int xiface;
 
 static void set_fields(struct weir_rule *r)
 {
@@ -538,6 +542,10 @@ static int set_rules(struct inst *in, __u32 nr, const struct lim *lims, __u32 nl
 		}
 		if (last && xfields)
 			set_fields(r);
+		if (last && xiface) {
+			r->xmatch |= WEIR_X_IFACE;
+			r->ifindex = 1;		/* lo's, in every network namespace */
+		}
 	}
 	/* Once: the next set is without it unless asked again. */
 	if (with_reflect) {
@@ -1067,6 +1075,17 @@ static double run_path(struct inst *in, int p, unsigned long round)
 		err = set_rules(in, 1, &open, 1);
 		xfields = 0;
 		set_fields_pkt(pkt);
+		/* Measured only if the rule does match: its first packet counted as passed. */
+		if (err)
+			return -1;
+		before = rule0_passed(in);
+		if (run_once(in->prog, len) < 0 || rule0_passed(in) <= before)
+			return -1;
+		return run_repeat(in->prog, len, paths[p].verdict);
+	case P_HITIF:
+		xiface = 1;
+		err = set_rules(in, 1, &open, 1);
+		xiface = 0;
 		/* Measured only if the rule does match: its first packet counted as passed. */
 		if (err)
 			return -1;
