@@ -786,6 +786,31 @@ struct weir_capture {
 };
 _Static_assert(sizeof(struct weir_capture) == 40, "weir_capture layout");
 
+/*
+ * Per-interface counters: wr_if_slot[h] holds the ifindex that owns slot h
+ * (0: never used, WEIR_IF_FREED: freed), wr_if_stats[h] (per CPU) its counts. The loader gives an
+ * attachment slot ifindex % WEIR_IF_SLOTS or one of the next
+ * WEIR_IF_PROBES - 1 (wr_if_claim); the data path finds it in as many
+ * array lookups (inlined: no hash), the first in all but a collision.
+ */
+#define WEIR_IF_SLOTS	256	/* a power of two: a slot is an ifindex's low bits */
+#define WEIR_IF_PROBES	4	/* slots an ifindex may take: h, h + 1, .. */
+/*
+ * The owner of a slot freed by a detach: the search goes on past it (a
+ * later slot may hold an ifindex of the same low bits), where a slot never
+ * used (0) ends it. No ifindex is this large (they are positive ints).
+ */
+#define WEIR_IF_FREED	0xffffffffu
+
+/* One attached interface's verdicts: frames and their bytes as the hook sees them. */
+struct weir_if_stats {
+	__u64 passed_pkts;
+	__u64 passed_bytes;
+	__u64 dropped_pkts;
+	__u64 dropped_bytes;
+};
+_Static_assert(sizeof(struct weir_if_stats) == 32, "weir_if_stats layout");
+
 /* What the data path counted for the running capture (wr_capture_stats, per CPU). */
 struct weir_capture_stats {
 	__u64 captured;		/* records written to the ring */
