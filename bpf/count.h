@@ -12,6 +12,7 @@
 #include <bpf/bpf_helpers.h>
 #include "weir.h"
 #include "maps.h"
+#include "verdict.h"
 
 /*
  * Global counter idx (enum weir_global) of this CPU's struct
@@ -29,6 +30,86 @@ static __always_inline void count(__u32 idx)
 	__u32 zero = 0;
 
 	gcount(bpf_map_lookup_elem(&wr_global, &zero), idx);
+}
+
+/*
+ * The entry's verdict on a frame of bytes bytes that arrived on ifindex,
+ * into that interface's counters if the loader gave it a slot
+ * (wr_if_slot): at most WEIR_IF_PROBES array lookups, inlined, the first
+ * in all but a collision of low bits.
+ */
+static __always_inline int wr_if_count(__u32 ifindex, __u32 bytes, __u32 dropped)
+{
+	struct weir_if_stats *st;
+	__u32 i, h, *owner;
+
+	/* No frame arrives on ifindex 0 (a slot never used names it). */
+	if (!ifindex)
+		return 0;
+	for (i = 0; i < WEIR_IF_PROBES; i++) {
+		h = (ifindex + i) & (WEIR_IF_SLOTS - 1);
+		owner = bpf_map_lookup_elem(&wr_if_slot, &h);
+		/* A slot never used ends the search: no later one holds ifindex. */
+		if (!owner || !*owner)
+			return 0;
+		if (*owner != ifindex)
+			continue;
+		st = bpf_map_lookup_elem(&wr_if_stats, &h);
+		if (!st)
+			return 0;
+		if (dropped) {
+			st->dropped_pkts += 1;
+			st->dropped_bytes += bytes;
+		} else {
+			st->passed_pkts += 1;
+			st->passed_bytes += bytes;
+		}
+		return 1;
+	}
+	return 0;
+}
+
+/*
+ * Once per frame, after the entry's verdict: global, one per entry, each
+ * reading what it needs from its own context. So the entry keeps nothing
+ * but the context live across weir_core for it: with a length and an
+ * ifindex passed from the entries, weir_xdp's own frame, the head of the
+ * deepest call chain (at 6.1's 512 bytes), grew by a slot, and 6.1
+ * refused weir_tc.
+ * The XDP count is the linear buffer's length: a multi-buffer frame's
+ * fragments are not in it (their length costs a helper call).
+ */
+__noinline int wr_if_count_xdp(struct xdp_md *ctx, int v, __u32 cookie_drops)
+{
+	/* cookie_drops: no cookie programs to answer it, so the fallback drops a cookie's SYN. */
+	__u32 dropped = v == WR_VERDICT_DROP || (v == WR_VERDICT_COOKIE && cookie_drops);
+	void *data, *end;
+	__u64 len;
+
+	if (!ctx)
+		return 0;
+	data = (void *)(long)ctx->data;
+	end = (void *)(long)ctx->data_end;
+	/*
+	 * One subtraction of the two packet pointers, at once, into a scalar:
+	 * with it left to the compiler, it spilled ctx->data as a 32-bit word
+	 * across the lookups, which the verifier refuses (invalid size of
+	 * register spill).
+	 */
+	len = (__u64)end - (__u64)data;
+	asm volatile("" : "+r"(len));
+	return wr_if_count(ctx->ingress_ifindex, len, dropped);
+}
+
+/* At TC ingress skb->ifindex is the device whose hook runs this; its whole length. */
+__noinline int wr_if_count_skb(struct __sk_buff *skb, int v)
+{
+	/* No cookies at TC: the fallback drops a cookie's SYN. */
+	__u32 dropped = v == WR_VERDICT_DROP || v == WR_VERDICT_COOKIE;
+
+	if (!skb)
+		return 0;
+	return wr_if_count(skb->ifindex, skb->len, dropped);
 }
 
 #endif /* WEIR_BPF_COUNT_H */

@@ -197,6 +197,24 @@ struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } wr_global SEC(".maps");
 
+/* Per-interface counters (include/weir.h: WEIR_IF_SLOTS): the slots' owners. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, WEIR_IF_SLOTS);
+	__type(key, __u32);
+	__type(value, __u32);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} wr_if_slot SEC(".maps");
+
+/* And their counts, per CPU: plain adds. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, WEIR_IF_SLOTS);
+	__type(key, __u32);
+	__type(value, struct weir_if_stats);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} wr_if_stats SEC(".maps");
+
 /* Shedding thresholds, default class, reserved capacity; written by the controller. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);

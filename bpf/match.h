@@ -148,16 +148,17 @@ __noinline int wr_more_skb(struct __sk_buff *ctx, struct wr_match *m, __u32 fam,
 /*
  * The further fields (weir_rule.xmatch) of the rule at position pos of
  * ev->cell's list: sport, len and frag from ev->pkt, dst, dscp and ttl
- * from m->x (wr_more_*), and its payload terms, whose words are read now
- * from the packet (wr_read) at m->x.payoff plus each term's offset:
- * directly, or through helpers where a term lies past the linear head (TC's paged data, a multi-buffer XDP frame's
+ * from m->x (wr_more_*), iface from the context (IFINDEX), and its
+ * payload terms, whose words are read now from the packet (wr_read) at
+ * m->x.payoff plus each term's offset: directly, or through helpers where
+ * a term lies past the linear head (TC's paged data, a multi-buffer XDP frame's
  * fragments). A word not wholly within the frame fails its term
  * (wr_rule_match_pay). Global, per entry (each takes its own context):
  * verified once each, and its answer one unknown value to match_one,
  * whose own branches would otherwise multiply the states the verifier
  * walks the rest of the candidates with.
  */
-#define WR_MATCH_MORE(XDP)							\
+#define WR_MATCH_MORE(XDP, IFINDEX)						\
 	const struct weir_ruleset *rs;						\
 	const struct weir_rule *r;						\
 	__u32 words[WEIR_MAX_PAY] = {}, have = 0, rs_idx, t;			\
@@ -173,7 +174,8 @@ __noinline int wr_more_skb(struct __sk_buff *ctx, struct wr_match *m, __u32 fam,
 		return 0;							\
 	pos &= WEIR_MAX_CAND - 1;						\
 	r = &rs->rules[wr_cand_rule(rs, ev->cell, pos) & (WEIR_MAX_RULES - 1)];	\
-	if (!wr_rule_match_more(r, &ev->pkt) || !wr_rule_match_x(r, &ev->pkt, &m->x)) \
+	if (!wr_rule_match_more(r, &ev->pkt) || !wr_rule_match_x(r, &ev->pkt, &m->x) || \
+	    !wr_rule_match_iface(r, IFINDEX))					\
 		return 0;							\
 	if (!(r->xmatch & WEIR_X_PAYLOAD))					\
 		return 1;							\
@@ -189,13 +191,17 @@ __noinline int wr_more_skb(struct __sk_buff *ctx, struct wr_match *m, __u32 fam,
 __noinline int wr_match_more_xdp(struct xdp_md *ctx, struct wr_eval *ev, struct wr_match *m,
 				 __u32 pos)
 {
-	WR_MATCH_MORE(1);
+	WR_MATCH_MORE(1, ctx->ingress_ifindex);
 }
 
 __noinline int wr_match_more_skb(struct __sk_buff *ctx, struct wr_eval *ev, struct wr_match *m,
 				 __u32 pos)
 {
-	WR_MATCH_MORE(0);
+	/*
+	 * At TC ingress skb->ifindex is the device whose hook runs this, as is
+	 * ingress_ifindex (skb_iif); test_run sets only the former.
+	 */
+	WR_MATCH_MORE(0, ctx->ifindex);
 }
 
 /*

@@ -343,6 +343,14 @@ int weir_xdp(struct xdp_md *ctx)
 	void *data_end = (void *)(long)ctx->data_end;
 	int v = weir_core(data, data_end, data_end - data, 1, ctx, NULL);
 
+	/*
+	 * Before the cookie programs, which do not return: a SYN or ACK that
+	 * goes to them counts as passed. Here, not after the branches below:
+	 * the verifier reaches this once per state weir_core ends in, and
+	 * after them it walked the count with each state again (6.18: +50k
+	 * instructions).
+	 */
+	wr_if_count_xdp(ctx, v, !has_syncookie);
 	if (v == WR_VERDICT_COOKIE || v == WR_VERDICT_ACK) {
 		/* The cookie programs: no return from here unless the slot is empty. */
 		if (has_syncookie)
@@ -377,6 +385,8 @@ int weir_xdpm(struct xdp_md *ctx)
 	void *data_end = (void *)(long)ctx->data_end;
 	int v = weir_core(data, data_end, data_end - data, 1, ctx, NULL);
 
+	/* A SYN for a cookie is dropped by the fallback (and counted so), an ACK passed. */
+	wr_if_count_xdp(ctx, v, 1);
 	if (v == WR_VERDICT_COOKIE || v == WR_VERDICT_ACK)
 		v = cookie_fallback(v);
 	return v == WR_VERDICT_DROP ? XDP_DROP : XDP_PASS;
@@ -399,6 +409,7 @@ int weir_tc(struct __sk_buff *skb)
 	}
 	/* GRO and GSO hand TC super-packets: charge each the segments it carries. */
 	v = weir_core(data, data_end, len, skb->gso_segs, NULL, skb);
+	wr_if_count_skb(skb, v);
 	/* No cookies at TC: the controller refuses action cookie rules in tc mode. */
 	if (v == WR_VERDICT_COOKIE || v == WR_VERDICT_ACK)
 		v = cookie_fallback(v);

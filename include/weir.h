@@ -103,6 +103,11 @@ enum weir_xmatch_bits {
 	WEIR_X_FRAG = 1 << 4,		/* enum weir_frag */
 	WEIR_X_DSCP = 1 << 5,
 	WEIR_X_PAYLOAD = 1 << 6,	/* every term of pay[] */
+	/*
+	 * Arrived on interface ifindex: XDP's ctx->ingress_ifindex, TC's
+	 * skb->ifindex (the device whose ingress hook runs the program).
+	 */
+	WEIR_X_IFACE = 1 << 7,
 };
 /* The fields the data path reads from the packet for only the sets that have them. */
 #define WEIR_X_READS	(WEIR_X_DST | WEIR_X_DSCP | WEIR_X_TTL | WEIR_X_PAYLOAD)
@@ -114,6 +119,9 @@ enum weir_frag {
 	WEIR_FRAG_LATER = 2,	/* a fragment at a non-zero offset: no L4 header */
 	WEIR_FRAG_ANY = 3,	/* any fragment, first or later */
 };
+
+/* An interface name with its NUL: the kernel's IFNAMSIZ. */
+#define WEIR_IFNAME_LEN	16
 
 /* Destination prefixes a rule may list (`dst`): a host's few addresses. */
 #define WEIR_MAX_DST	4
@@ -239,8 +247,17 @@ struct weir_rule {
 	__u32 dst_mask[WEIR_MAX_DST][4];
 	__u8 dst_plen[WEIR_MAX_DST];	/* for printing */
 	struct weir_pay_term pay[WEIR_MAX_PAY];
+	/*
+	 * With WEIR_X_IFACE: the interface by name (`iface DEV`, as given)
+	 * and its ifindex, which the writer resolves from the name each time
+	 * it commits a set (wr_ruleset_commit): 0 if the interface is gone,
+	 * and no packet arrives on ifindex 0.
+	 */
+	__u32 ifindex;
+	char ifname[WEIR_IFNAME_LEN];
+	__u32 pad3;
 };
-_Static_assert(sizeof(struct weir_rule) == 560, "weir_rule layout");
+_Static_assert(sizeof(struct weir_rule) == 584, "weir_rule layout");
 
 /* weir_rule.flags: derived from the limits by the controller. */
 enum weir_rule_flags {
@@ -768,6 +785,31 @@ struct weir_capture {
 	__u32 pad2;
 };
 _Static_assert(sizeof(struct weir_capture) == 40, "weir_capture layout");
+
+/*
+ * Per-interface counters: wr_if_slot[h] holds the ifindex that owns slot h
+ * (0: never used, WEIR_IF_FREED: freed), wr_if_stats[h] (per CPU) its counts. The loader gives an
+ * attachment slot ifindex % WEIR_IF_SLOTS or one of the next
+ * WEIR_IF_PROBES - 1 (wr_if_claim); the data path finds it in as many
+ * array lookups (inlined: no hash), the first in all but a collision.
+ */
+#define WEIR_IF_SLOTS	256	/* a power of two: a slot is an ifindex's low bits */
+#define WEIR_IF_PROBES	4	/* slots an ifindex may take: h, h + 1, .. */
+/*
+ * The owner of a slot freed by a detach: the search goes on past it (a
+ * later slot may hold an ifindex of the same low bits), where a slot never
+ * used (0) ends it. No ifindex is this large (they are positive ints).
+ */
+#define WEIR_IF_FREED	0xffffffffu
+
+/* One attached interface's verdicts: frames and their bytes as the hook sees them. */
+struct weir_if_stats {
+	__u64 passed_pkts;
+	__u64 passed_bytes;
+	__u64 dropped_pkts;
+	__u64 dropped_bytes;
+};
+_Static_assert(sizeof(struct weir_if_stats) == 32, "weir_if_stats layout");
 
 /* What the data path counted for the running capture (wr_capture_stats, per CPU). */
 struct weir_capture_stats {

@@ -359,6 +359,15 @@ WR_UNROLL
 }
 
 /*
+ * Rule r's interface (`iface`) against ifindex, the one the packet arrived
+ * on: 1 for a rule without one.
+ */
+static __always_inline int wr_rule_match_iface(const struct weir_rule *r, __u32 ifindex)
+{
+	return !(r->xmatch & WEIR_X_IFACE) || r->ifindex == ifindex;
+}
+
+/*
  * Rule r's payload terms against the words at their offsets (words[t],
  * network byte order, as read from the packet): have bit t says term t's
  * word lies wholly within the packet; a term whose word does not fails.

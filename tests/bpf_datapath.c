@@ -2463,6 +2463,186 @@ DP_CASE(dp_match_fields_ipv6_tc)
 	fields_v6(1);
 }
 
+/*
+ * f once through the entry (tc: TC, else XDP) as arrived on ifindex: XDP's
+ * ctx_in ingress_ifindex (with its rx queue 0), TC's ifindex (test_run
+ * takes no ingress_ifindex for an skb; weir reads skb->ifindex at TC).
+ * The interface must exist in this network namespace. 1 passed, 0 dropped.
+ */
+static int xmit_on(const struct frame *f, int tc, __u32 ifindex)
+{
+	static __u8 out[sizeof(f->b) + 512];
+	struct xdp_md xctx = { .data_end = f->n, .ingress_ifindex = ifindex };
+	struct __sk_buff sctx = { .ifindex = ifindex };
+	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = f->b, .data_size_in = f->n, .data_out = out,
+		    .data_size_out = sizeof(out), .repeat = 1);
+
+	o.ctx_in = tc ? (void *)&sctx : (void *)&xctx;
+	o.ctx_size_in = tc ? sizeof(sctx) : sizeof(xctx);
+	if (bpf_prog_test_run_opts(bpf_program__fd(tc ? skel->progs.weir_tc :
+							skel->progs.weir_xdp), &o)) {
+		CHECK_FAIL("%s test_run on ifindex %u: %s", tc ? "tc" : "xdp", ifindex,
+			   strerror(errno));
+		return -1;
+	}
+	if (tc)
+		return o.retval == TC_ACT_OK ? 1 : o.retval == TC_ACT_SHOT ? 0 : -2;
+	return o.retval == XDP_PASS ? 1 : o.retval == XDP_DROP ? 0 : -2;
+}
+
+/* An ifindex no interface has here (the kernel allocates from 1 upwards). */
+#define IFINDEX_ELSEWHERE 0x7ffffff0
+
+/*
+ * iface: a rule for lo (ifindex 1) drops lo's flood past its burst; the
+ * same rule for an interface the packets did not arrive on never sees
+ * them; with sport, both must hold.
+ */
+static void iface_case(int tc)
+{
+	struct weir_rule *r;
+	struct frame f;
+	int i, passed;
+
+	use_tc = tc;
+	r = add_rule(WEIR_ACT_DROP);		/* 0: iface lo, 1 pps burst 2 */
+	per_all(r, 1, 2);
+	r->xmatch = WEIR_X_IFACE;
+	r->ifindex = 1;
+	r = add_rule(WEIR_ACT_DROP);		/* 1: elsewhere, 1 pps burst 1 */
+	per_all(r, 1, 1);
+	r->xmatch = WEIR_X_IFACE;
+	r->ifindex = IFINDEX_ELSEWHERE;
+	r = add_rule(WEIR_ACT_DROP);		/* 2: lo and sport 1000-2000, never refusing */
+	per_all(r, 1000000, 1000000);
+	match_proto(r, WR_IPPROTO_UDP);
+	r->xmatch = WEIR_X_IFACE | WEIR_X_SPORT;
+	r->ifindex = 1;
+	r->sport_lo = 1000;
+	r->sport_hi = 2000;
+	commit();
+	fudp4(&f, 0, 999, NULL, 0, 18, 64, 0, IP4(198, 18, 0, 1), 0);
+	for (i = 0, passed = 0; i < 5; i++)
+		passed += xmit_on(&f, tc, 1) == 1;
+	CHECK_EQ(passed, 2);
+	CHECK_EQ(rstat(0).dropped_pkts, 3);
+	CHECK_EQ(rstat(1).passed_pkts + rstat(1).dropped_pkts, 0);
+	CHECK_EQ(rstat(2).passed_pkts + rstat(2).dropped_pkts, 0);
+	/* sport 1000 on lo: rule 0, over its burst, drops it */
+	fudp4(&f, 0, 1000, NULL, 0, 18, 64, 0, IP4(198, 18, 0, 1), 0);
+	CHECK_EQ(xmit_on(&f, tc, 1), 0);
+	CHECK_EQ(rstat(0).dropped_pkts, 4);
+	CHECK_EQ(rstat(1).passed_pkts + rstat(1).dropped_pkts, 0);
+	/* test_run without a context: lo's too */
+	CHECK_EQ(xmit(&f), 0);
+	CHECK_EQ(rstat(0).dropped_pkts, 5);
+	/* the rule for lo, now for another interface: lo's packets pass it by */
+	rs.rules[0].ifindex = IFINDEX_ELSEWHERE - 1;
+	commit();
+	for (i = 0, passed = 0; i < 3; i++)
+		passed += xmit_on(&f, tc, 1) == 1;
+	CHECK_EQ(passed, 3);
+	CHECK_EQ(rstat(0).dropped_pkts + rstat(0).passed_pkts, 5 + 2);
+	CHECK_EQ(rstat(2).passed_pkts, 3);
+	clear_rules();
+}
+
+DP_CASE(dp_match_iface_xdp)
+{
+	iface_case(0);
+}
+
+DP_CASE(dp_match_iface_tc)
+{
+	iface_case(1);
+}
+
+/* wr_if_stats[h], summed over CPUs. */
+static struct weir_if_stats ifstat(__u32 h)
+{
+	struct weir_if_stats v[ncpu], s;
+	int c;
+
+	memset(&s, 0, sizeof(s));
+	if (bpf_map__lookup_elem(skel->maps.wr_if_stats, &h, 4, v, sizeof(v), 0)) {
+		CHECK_FAIL("reading wr_if_stats[%u]: %s", h, strerror(errno));
+		return s;
+	}
+	for (c = 0; c < ncpu; c++) {
+		s.passed_pkts += v[c].passed_pkts;
+		s.passed_bytes += v[c].passed_bytes;
+		s.dropped_pkts += v[c].dropped_pkts;
+		s.dropped_bytes += v[c].dropped_bytes;
+	}
+	return s;
+}
+
+static void if_owner(__u32 h, __u32 ifindex)
+{
+	if (bpf_map__update_elem(skel->maps.wr_if_slot, &h, 4, &ifindex, 4, 0))
+		CHECK_FAIL("writing wr_if_slot[%u]: %s", h, strerror(errno));
+}
+
+/*
+ * Per-interface counters: lo's frames (ifindex 1) go to the slot that
+ * names it, found at 1 or, with 1 taken by another ifindex of the same
+ * low bits, at 2; none without a slot.
+ */
+static void ifcount_case(int tc)
+{
+	struct weir_if_stats a, b;
+	struct weir_rule *r;
+	struct frame f;
+	int i;
+
+	use_tc = tc;
+	r = add_rule(WEIR_ACT_DROP);
+	per_all(r, 1, 2);
+	commit();
+	udp4(&f, SRC_A, 53);
+	/* No slot: nothing counted, the verdicts as ever. */
+	if_owner(1, 0);
+	if_owner(2, 0);
+	a = ifstat(1);
+	CHECK_EQ(xmit_on(&f, tc, 1), 1);
+	b = ifstat(1);
+	CHECK_EQ(b.passed_pkts - a.passed_pkts, 0);
+	/* Slot 1: one passed (the burst's second), three dropped, their bytes. */
+	if_owner(1, 1);
+	a = ifstat(1);
+	for (i = 0; i < 4; i++)
+		xmit_on(&f, tc, 1);
+	b = ifstat(1);
+	CHECK_EQ(b.passed_pkts - a.passed_pkts, 1);
+	CHECK_EQ(b.dropped_pkts - a.dropped_pkts, 3);
+	CHECK_EQ(b.passed_bytes - a.passed_bytes, f.n);
+	CHECK_EQ(b.dropped_bytes - a.dropped_bytes, 3 * f.n);
+	/* Slot 1 another's (1 + 256): lo's frames found at the next probe. */
+	if_owner(1, 1 + WEIR_IF_SLOTS);
+	if_owner(2, 1);
+	a = ifstat(2);
+	CHECK_EQ(xmit_on(&f, tc, 1), 0);
+	b = ifstat(2);
+	CHECK_EQ(b.dropped_pkts - a.dropped_pkts, 1);
+	a = ifstat(1);
+	CHECK_EQ(xmit(&f), 0);
+	CHECK_EQ(ifstat(1).dropped_pkts - a.dropped_pkts, 0);
+	CHECK_EQ(ifstat(2).dropped_pkts - b.dropped_pkts, 1);
+	if_owner(1, 0);
+	if_owner(2, 0);
+	clear_rules();
+}
+
+DP_CASE(dp_interface_counters_xdp)
+{
+	ifcount_case(0);
+}
+
+DP_CASE(dp_interface_counters_tc)
+{
+	ifcount_case(1);
+}
+
 TEST_CASE(tc_same_verdicts_as_xdp)
 {
 	char vx[64], vt[64];

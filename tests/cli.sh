@@ -141,6 +141,9 @@ bad_input ttl-empty 'ttl range "9-3"' rule add r1 ttl 9-3 limit 10pps
 bad_input ttl-big ttl rule add r1 ttl 1-256 limit 10pps
 bad_input len-empty 'len range "100-20"' rule add r1 len 100-20 limit 10pps
 bad_input dscp-big dscp rule add r1 dscp 64 limit 10pps
+bad_input iface-unknown 'iface "weir-nodev0": no such interface' \
+	rule add r1 iface weir-nodev0 limit 10pps
+bad_input iface-long 'invalid iface' rule add r1 iface abcdefghijklmnopq limit 10pps
 bad_input frag-word 'invalid frag "some"' rule add r1 frag some limit 10pps
 bad_input frag-later-port 'frag later' rule add r1 proto udp dport 53 frag later limit 10pps
 bad_input dst-bad-cidr 'invalid dst "198.18.0.1/33"' rule add r1 dst 198.18.0.1/33 limit 10pps

@@ -147,7 +147,8 @@ for f in weir_rule_packets_total:counter weir_rule_bytes_total:counter \
 	 weir_events_lost_total:counter weir_keys:gauge weir_keys_capacity:gauge \
 	 weir_rules:gauge weir_rule_limits:gauge weir_enabled:gauge \
 	 weir_fail_closed:gauge weir_ruleset_generation:gauge \
-	 weir_interface_attached:gauge weir_up:gauge weir_deny_entries:gauge \
+	 weir_interface_attached:gauge weir_interface_packets_total:counter \
+	 weir_interface_bytes_total:counter weir_up:gauge weir_deny_entries:gauge \
 	 weir_allow_entries:gauge weir_shed_utilization:gauge weir_shed_amount:gauge \
 	 weir_shed_probability:gauge weir_shed_enabled:gauge weir_shed_active:gauge \
 	 weir_shed_signal:gauge weir_shed_signal_readable:gauge weir_capacity_rate:gauge \

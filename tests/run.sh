@@ -27,6 +27,7 @@ suites+=(
 	tests/e2e.sh
 	tests/cookie.sh
 	tests/reflect.sh
+	tests/iface.sh
 	tests/capture.sh
 	tests/offload.sh
 	tests/xdpmulti.sh

@@ -2528,6 +2528,30 @@ TEST_CASE(match_len_range_edges)
 	CHECK(!wr_rule_match(&r, &p), "len 469 matched 468");
 }
 
+/* iface: only the ifindex the rule names; a rule without it, every one. */
+TEST_CASE(match_iface)
+{
+	struct weir_rule r;
+	unsigned int i;
+
+	rule_init(&r);
+	for (i = 0; i < 70000; i += 997)
+		CHECK(wr_rule_match_iface(&r, i), "a rule without iface, ifindex %u", i);
+	r.xmatch = WEIR_X_IFACE;
+	r.ifindex = 7;
+	CHECK(wr_rule_match_iface(&r, 7), "its own ifindex");
+	CHECK(!wr_rule_match_iface(&r, 6), "ifindex 6");
+	CHECK(!wr_rule_match_iface(&r, 8), "ifindex 8");
+	CHECK(!wr_rule_match_iface(&r, 7 + 65536), "ifindex 7 + 65536");
+	/* An interface gone when the set was written: 0, which no packet has. */
+	r.ifindex = 0;
+	CHECK(!wr_rule_match_iface(&r, 7), "a gone interface's rule");
+	/* The further fields' bits are apart: iface does not make sport match. */
+	r.ifindex = 7;
+	r.xmatch |= WEIR_X_SPORT;
+	CHECK(wr_rule_match_iface(&r, 7), "iface with sport");
+}
+
 TEST_CASE(match_ttl_dscp_edges)
 {
 	struct weir_rule r;

@@ -30,11 +30,11 @@ LIB_LAYERS = [
     ["pins", "tcpdiag", "match_fields", "reflect"],
     ["loader", "state", "egress"],
     ["maps", "conns"],
-    ["lists", "cookie", "rules", "shed", "snapshot"],
+    ["lists", "cookie", "rules", "shed", "ifstats"],
     ["session"],
     ["xdpmulti"],
     ["links"],
-    ["ruleset"],
+    ["ruleset", "snapshot"],
 ]
 
 

@@ -99,8 +99,8 @@ static const struct {
 };
 
 enum path {
-	P_NORULE, P_HIT, P_HITX, P_FLEET, P_DROP, P_V6, P_LIM4, P_RULES8, P_RULES32, P_RULES64,
-	P_RULES256, P_SPOOF,
+	P_NORULE, P_HIT, P_HITX, P_HITIF, P_HITSLOT, P_FLEET, P_DROP, P_V6, P_LIM4, P_RULES8, P_RULES32,
+	P_RULES64, P_RULES256, P_SPOOF,
 	P_HIT1, P_NEWFULL, P_COOKIE_SYN, P_COOKIE_ACK, P_COOKIE_ACK64,
 	P_REFL_OTHER, P_REFL_DROP, P_REFL_ANSWER, P_EGRESS_IDLE, P_EGRESS_REC, NPATH,
 	/* Not a row of the paths' table: measured on its own instance (cold4, clock auto). */
@@ -119,6 +119,9 @@ static const struct {
 	{ "hit", "one rule, existing key, admitted", 0, XDP_PASS },
 	{ "hit_fields", "the same, every further match field in use (sport, dst, len, ttl, frag, "
 	  "dscp, 2 payload words)", 0, XDP_PASS },
+	{ "hit_iface", "the same, the rule with iface (the packet's own, lo)", 0, XDP_PASS },
+	{ "hit_ifcount", "one rule, existing key, admitted, lo with a counter slot (per-interface "
+	  "counters; the other rows: lo has none)", 0, XDP_PASS },
 	{ "fleet_hit", "the same, fleet scope, key tracked for the fleet sync", 0, XDP_PASS },
 	{ "drop", "one rule, existing key, dropped", 0, XDP_DROP },
 	{ "v6_64", "IPv6 /64 key, existing, admitted", 0, XDP_PASS },
@@ -174,6 +177,8 @@ static const struct {
 	{ "one rule, existing key / no rules", P_HIT, P_NORULE, 1.5 },
 	{ "one rule, every further match field in use / the same rule without them", P_HITX, P_HIT,
 	  0 },
+	{ "one rule with iface / the same rule without it", P_HITIF, P_HIT, 0 },
+	{ "one rule, the interface counted / not", P_HITSLOT, P_HIT, 0 },
 	{ "fleet scope, tracked key / the same limit per host", P_FLEET, P_HIT, FLEET_AIM },
 	{ "4 limits on one rule / one limit", P_LIM4, P_HIT, 2.0 },
 	{ "64 rules, the last matching / one rule", P_RULES64, P_HIT, 1.3 },
@@ -452,6 +457,8 @@ static void fill_limit(struct weir_limit *l, const struct lim *s, __u16 agg_slot
  * ttl, frag, dscp and two payload terms.
  */
 static int xfields;
+/* set_rules gives its last rule `iface lo`: test_run's XDP packets arrive on lo (1). */
+static int xiface;
 
 static void set_fields(struct weir_rule *r)
 {
@@ -502,6 +509,22 @@ static __u64 rule0_passed(struct inst *in)
 	return n;
 }
 
+/* Frames slot 1 of the per-interface counters has passed, on every CPU; 0 if unreadable. */
+static __u64 if1_passed(struct inst *in)
+{
+	int ncpu = libbpf_num_possible_cpus(), c;
+	struct weir_if_stats v[ncpu > 0 ? ncpu : 1];
+	__u32 key = 1;
+	__u64 n = 0;
+
+	if (ncpu <= 0 || bpf_map__lookup_elem(in->skel->maps.wr_if_stats, &key, sizeof(key), v,
+					      sizeof(v), 0))
+		return 0;
+	for (c = 0; c < ncpu; c++)
+		n += v[c].passed_pkts;
+	return n;
+}
+
 /* set_rules adds, after its rules, `preset reflection` with its default limit (drop all). */
 static bool with_reflect;
 
@@ -538,6 +561,10 @@ static int set_rules(struct inst *in, __u32 nr, const struct lim *lims, __u32 nl
 		}
 		if (last && xfields)
 			set_fields(r);
+		if (last && xiface) {
+			r->xmatch |= WEIR_X_IFACE;
+			r->ifindex = 1;		/* lo's, in every network namespace */
+		}
 	}
 	/* Once: the next set is without it unless asked again. */
 	if (with_reflect) {
@@ -1074,6 +1101,32 @@ static double run_path(struct inst *in, int p, unsigned long round)
 		if (run_once(in->prog, len) < 0 || rule0_passed(in) <= before)
 			return -1;
 		return run_repeat(in->prog, len, paths[p].verdict);
+	case P_HITIF:
+		xiface = 1;
+		err = set_rules(in, 1, &open, 1);
+		xiface = 0;
+		/* Measured only if the rule does match: its first packet counted as passed. */
+		if (err)
+			return -1;
+		before = rule0_passed(in);
+		if (run_once(in->prog, len) < 0 || rule0_passed(in) <= before)
+			return -1;
+		return run_repeat(in->prog, len, paths[p].verdict);
+	case P_HITSLOT: {
+		__u32 h = 1, lo = 1, none = 0;	/* lo: ifindex 1, its slot 1 (ifindex % 256) */
+		double ns;
+
+		err = set_rules(in, 1, &open, 1);
+		if (err || bpf_map__update_elem(in->skel->maps.wr_if_slot, &h, 4, &lo, 4, 0))
+			return -1;
+		/* Measured only if the frame is counted there. */
+		before = if1_passed(in);
+		ns = run_once(in->prog, len) < 0 || if1_passed(in) <= before ? -1 :
+		     run_repeat(in->prog, len, paths[p].verdict);
+		/* The other rows measure lo without a slot: one lookup, no count. */
+		bpf_map__update_elem(in->skel->maps.wr_if_slot, &h, 4, &none, 4, 0);
+		return ns;
+	}
 	case P_FLEET: {
 		static const struct lim fleet = { OPEN_RATE, OPEN_RATE, WEIR_KEY_SRC, 32, 64, 0, 1 };
 		struct weir_fleet_use u = {};

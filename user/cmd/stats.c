@@ -24,6 +24,54 @@ static double rate(__u64 now, __u64 before, double secs)
 	return secs > 0 && now >= before ? (now - before) / secs : 0;
 }
 
+/* a's counters of b's attachment f, or NULL (matched by ifindex). */
+static const struct wr_snap_if *if_in(const struct wr_snapshot *a, const struct wr_snap_if *f)
+{
+	int i;
+
+	for (i = 0; a && i < a->nr_ifs; i++)
+		if (a->ifs[i].ifindex == f->ifindex)
+			return &a->ifs[i];
+	return NULL;
+}
+
+/* Each attachment's verdicts: frames and their bytes as its hook saw them. */
+static void print_ifs(const struct wr_snapshot *a, const struct wr_snapshot *b, double secs)
+{
+	int i;
+
+	open_array("interfaces");
+	if (b->nr_ifs)
+		print_text("%-20s %12s %14s %12s %14s\n", "interface", "passed", "bytes",
+			   "dropped", "bytes");
+	for (i = 0; i < b->nr_ifs; i++) {
+		const struct wr_snap_if *f = &b->ifs[i], *p = if_in(a, f);
+
+		open_object(NULL);
+		print_str("name", "%-20s", f->name);
+		print_u64("ifindex", NULL, f->ifindex);
+		print_bool("counted", NULL, f->counted);
+		print_u64("passed_packets", " %12llu", f->st.passed_pkts);
+		print_u64("passed_bytes", " %14llu", f->st.passed_bytes);
+		print_u64("dropped_packets", " %12llu", f->st.dropped_pkts);
+		print_u64("dropped_bytes", " %14llu", f->st.dropped_bytes);
+		print_text("%s\n", f->counted ? "" : "  (no counter slot)");
+		if (p) {
+			print_text("%-20s", "  per second");
+			print_double("passed_packets_per_sec", " %12.1f",
+				     rate(f->st.passed_pkts, p->st.passed_pkts, secs));
+			print_double("passed_bytes_per_sec", " %14.1f",
+				     rate(f->st.passed_bytes, p->st.passed_bytes, secs));
+			print_double("dropped_packets_per_sec", " %12.1f",
+				     rate(f->st.dropped_pkts, p->st.dropped_pkts, secs));
+			print_double("dropped_bytes_per_sec", " %14.1f\n",
+				     rate(f->st.dropped_bytes, p->st.dropped_bytes, secs));
+		}
+		close_object();
+	}
+	close_array();
+}
+
 /* b's counters, with rates since a if there is an a (rules matched by uid). */
 static void print_stats(const struct wr_snapshot *a, const struct wr_snapshot *b)
 {
@@ -81,6 +129,7 @@ static void print_stats(const struct wr_snapshot *a, const struct wr_snapshot *b
 		close_object();
 	}
 	close_array();
+	print_ifs(a, b, secs);
 	if (b->cfg.verified_ttl_ns)
 		print_u64("verified_sources", "verified sources %llu\n", b->verified);
 	if (b->parts & WR_SNAP_KEYS) {

@@ -272,6 +272,21 @@ static void rule_verdicts(FILE *out, const struct snapshot *snap, const char *na
 }
 
 /* One per-class counter for every class: the field at offset off of weir_class_stats. */
+/* One attachment's passed and dropped frames (or their bytes), labelled by its interface. */
+static void put_if(FILE *out, const char *name, const struct wr_snap_if *f, bool bytes)
+{
+	static const char *const verdict[2] = { "passed", "dropped" };
+	__u64 v[2] = { bytes ? f->st.passed_bytes : f->st.passed_pkts,
+		       bytes ? f->st.dropped_bytes : f->st.dropped_pkts };
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		fprintf(out, "%s{interface=", name);
+		put_label(out, f->name, sizeof(f->name));
+		fprintf(out, ",verdict=\"%s\"} %llu\n", verdict[i], (unsigned long long)v[i]);
+	}
+}
+
 static void class_counter(FILE *out, const struct snapshot *snap, const char *name,
 			  const char *help, size_t off)
 {
@@ -545,6 +560,15 @@ static void write_snapshot(FILE *out, const struct snapshot *snap)
 		put_label(out, snap->links[l].name, sizeof(snap->links[l].name));
 		fprintf(out, ",mode=\"%s\"} %d\n", snap->links[l].mode, snap->links[l].attached);
 	}
+	wr_metric_family(out, "weir_interface_packets_total", "counter",
+	       "Frames each attachment's hook judged, by verdict (passed, dropped); "
+	       "named as the interface was attached if it is gone.");
+	for (l = 0; l < snap->s.nr_ifs; l++)
+		put_if(out, "weir_interface_packets_total", &snap->s.ifs[l], 0);
+	wr_metric_family(out, "weir_interface_bytes_total", "counter",
+	       "Their bytes, the frame as the hook sees it (Ethernet header included).");
+	for (l = 0; l < snap->s.nr_ifs; l++)
+		put_if(out, "weir_interface_bytes_total", &snap->s.ifs[l], 1);
 	wr_metric_family(out, "weir_up", "gauge", "1: weir is loaded and its maps were read.");
 	wr_metric_value(out, "weir_up", 1);
 

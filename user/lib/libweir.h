@@ -116,7 +116,9 @@ int wr_xdpm_detach(int ifindex, int prog);
 	X(arg, capture_stats, BPF_MAP_TYPE_PERCPU_ARRAY, 4,                                   \
 	  sizeof(struct weir_capture_stats))                                                 \
 	X(arg, capture_ring, BPF_MAP_TYPE_RINGBUF, 0, 0)                                      \
-	X(arg, reflect, BPF_MAP_TYPE_LRU_HASH, sizeof(struct weir_flow_key), sizeof(__u64))
+	X(arg, reflect, BPF_MAP_TYPE_LRU_HASH, sizeof(struct weir_flow_key), sizeof(__u64))  \
+	X(arg, if_slot, BPF_MAP_TYPE_ARRAY, 4, 4)                                             \
+	X(arg, if_stats, BPF_MAP_TYPE_PERCPU_ARRAY, 4, sizeof(struct weir_if_stats))
 
 /* Pinned state: an fd per map of WR_MAPS, -1 when not open. */
 #define WR__MAP_FIELD(arg, f, ...) int f;
@@ -256,6 +258,15 @@ int wr_link_ids(int ifindex, __u32 *link_id, __u32 *prog_id, bool *clsact);
 int wr_link_xdpm(int ifindex, struct wr_xdpm_info *info);
 int wr_count_all_links(void);
 int wr_remove_all(void);
+
+/*
+ * Per-interface counters (ifstats.c): claim ifindex's slot when weir
+ * attaches there (its counts from 0), free it when weir detaches; read its
+ * counts, summed over CPUs (-ENOENT: it has no slot).
+ */
+int wr_if_claim(int ifindex);
+int wr_if_release(int ifindex);
+int wr_if_read(const struct wr_maps *m, int ifindex, struct weir_if_stats *out);
 
 int wr_rule_parse(int argc, char **argv, struct weir_rule *r, char *name, struct wr_perr *pe);
 /* The index of the rule called name in rs, or -1. */

@@ -532,6 +532,9 @@ out:
 	if (!err) {
 		err = wr_egress_attach(dev, ifindex,
 				       mode == WR_MODE_TC && o->tc_hook == WR_TC_HOOK_CLSACT);
+		/* Its counters (ifstats.c); a set loaded before them has no slot map. */
+		if (!err && wr_if_claim(ifindex) == -ENOENT)
+			pr_warn("no per-interface counters for %s: reload weir", dev);
 		if (err)
 			wr_detach_ifindex(ifindex);
 	}
@@ -587,6 +590,7 @@ static int unpin_link(const struct link_pin *lp)
 	err = wr_egress_detach(lp->ifindex);
 	if (err)
 		return err;
+	wr_if_release(lp->ifindex);
 	if (lp->xdpm) {
 		int fd = bpf_obj_get(path);
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * The further match fields of the rule grammar (weir_rule.xmatch): sport,
- * dst, len, ttl, frag, dscp and payload, each a keyword of the table in
+ * dst, len, ttl, frag, dscp, payload and iface, each a keyword of the table in
  * rules.c (its reader and printer here), and what they say together with
  * the rest of a rule (wr_fields_end). What a flood's packets have in common
  * when their sources do not. Also the grammar's error helpers, which
@@ -11,6 +11,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <net/if.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -286,6 +287,36 @@ void print_dscp(const struct weir_rule *r)
 		print_u64("dscp", " dscp %llu", r->dscp);
 }
 
+/*
+ * iface DEV: an interface that exists now (its ifindex now; the writer
+ * resolves the name again at every commit, so a deleted and recreated
+ * interface is matched under its new ifindex from the next commit on).
+ * Whether weir is attached to it is not asked: a rule may be written
+ * before its interface is attached, and matches nothing until it is.
+ */
+int kw_iface(struct wr_rule_parser *p)
+{
+	const char *v = VAL(p);
+	unsigned int idx;
+
+	if (!*v || strlen(v) >= WEIR_IFNAME_LEN)
+		return perr(p->pe, AT(p), -EINVAL, "invalid iface \"%s\" (an interface name, "
+			    "1 .. %d bytes)", v, WEIR_IFNAME_LEN - 1);
+	idx = if_nametoindex(v);
+	if (!idx)
+		return perr(p->pe, AT(p), -ENODEV, "iface \"%s\": no such interface", v);
+	snprintf(p->r->ifname, sizeof(p->r->ifname), "%s", v);
+	p->r->ifindex = idx;
+	p->r->xmatch |= WEIR_X_IFACE;
+	return 1;
+}
+
+void print_iface(const struct weir_rule *r)
+{
+	if (r->xmatch & WEIR_X_IFACE)
+		print_str("iface", " iface %s", r->ifname);
+}
+
 /* A word that may be a payload term: each starts with its offset's digit. */
 bool payload_item(const char *w)
 {
@@ -422,12 +453,13 @@ int wr_fields_end(const struct weir_rule *r, struct wr_perr *pe)
 	for (i = 0; i < r->nr_limits; i++)
 		if (r->limits[i].algo == WEIR_ALGO_CONNS)
 			return perr(pe, -1, -EINVAL, "conns counts connections by family, proto, "
-				    "dport and src only: sport, dst, len, ttl, frag, dscp and "
-				    "payload are for rate limits");
+				    "dport and src only: sport, dst, len, ttl, frag, dscp, "
+				    "payload and iface are for rate limits");
 	if (r->action == WEIR_ACT_COOKIE)
 		return perr(pe, -1, -EINVAL, "action cookie matches SYNs by family, proto, dport, "
 			    "src and tcp-flags only (the ACK that answers a cookie must match "
-			    "the same rule): no sport, dst, len, ttl, frag, dscp or payload");
+			    "the same rule): no sport, dst, len, ttl, frag, dscp, payload or "
+			    "iface");
 	if ((r->xmatch & WEIR_X_SPORT) && !ports)
 		return perr(pe, -1, -EINVAL, "sport needs proto tcp or udp");
 	if ((r->xmatch & WEIR_X_PAYLOAD) && !ports)

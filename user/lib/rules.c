@@ -590,6 +590,9 @@ const struct wr_rule_kw wr_rule_kws[] = {
 	  .print.rule = print_payload,
 	  .help = "payload OFF[/MASK]=VALUE...: up to 4 32-bit big-endian words at byte OFF\n"
 		  "         (0 .. 1500) of the TCP/UDP payload; a packet too short fails" },
+	{ .word = "iface", .key = "iface", .scope = WR_KW_MATCH, .value = "DEV",
+	  .parse = kw_iface, .print.rule = print_iface,
+	  .help = "iface DEV: arrived on this interface (one weir is attached to)" },
 	{ .word = "preset", .key = "preset", .scope = WR_KW_MATCH, .value = "reflection",
 	  .parse = kw_preset, .print.rule = wr_print_preset,
 	  .help = "UDP replies from amplifier ports this host never asked (no limit: drop)" },

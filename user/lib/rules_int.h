@@ -34,7 +34,9 @@ int bad(struct wr_perr *pe, int word, const char *what, const char *val);
 #define VAL(p) ((p)->argv[(p)->i + 1])
 #define AT(p) ((p)->i + 1)
 
-/* The further match fields (match_fields.c): sport, dst, len, ttl, frag, dscp, payload. */
+/* The further match fields (match_fields.c): sport, dst, len, ttl, frag, dscp,
+ * payload, iface.
+ */
 /* sport, len and ttl (the keyword being read names which). */
 int kw_range(struct wr_rule_parser *p);
 void print_sport(const struct weir_rule *r);
@@ -50,6 +52,8 @@ void print_dscp(const struct weir_rule *r);
 bool payload_item(const char *w);
 int kw_payload(struct wr_rule_parser *p);
 void print_payload(const struct weir_rule *r);
+int kw_iface(struct wr_rule_parser *p);
+void print_iface(const struct weir_rule *r);
 /* What the further fields say together with the rest of rule r, once all is read. */
 int wr_fields_end(const struct weir_rule *r, struct wr_perr *pe);
 

@@ -11,6 +11,7 @@
  */
 #include <errno.h>
 #include <linux/membarrier.h>
+#include <net/if.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -71,6 +72,30 @@ static void rules_set_flags(struct weir_ruleset *rs)
 		for (j = 0; j < r->nr_limits && j < WEIR_MAX_LIMITS; j++)
 			if (wr_limit_needs_precise(&r->limits[j], tick))
 				r->flags |= WEIR_RF_PRECISE;
+	}
+}
+
+/*
+ * The ifindex of each `iface` rule, from its name now: an interface deleted
+ * and recreated under the same name has a new one. 0 if it is gone (no
+ * packet arrives on ifindex 0: the rule matches nothing until it is back
+ * and the set is written again).
+ */
+static void rules_resolve_ifaces(struct weir_ruleset *rs)
+{
+	char name[WEIR_IFNAME_LEN + 1];
+	__u32 i;
+
+	for (i = 0; i < rs->nr_rules && i < WEIR_MAX_RULES; i++) {
+		struct weir_rule *r = &rs->rules[i];
+
+		if (!(r->xmatch & WEIR_X_IFACE))
+			continue;
+		snprintf(name, sizeof(name), "%.*s", WEIR_IFNAME_LEN, r->ifname);
+		r->ifindex = if_nametoindex(name);
+		if (!r->ifindex)
+			pr_warn("rule %.*s: iface %s is gone: the rule matches nothing until it "
+				"is back", WEIR_NAME_LEN, rs->names[i], name);
 	}
 }
 
@@ -288,6 +313,7 @@ int wr_ruleset_commit(const struct wr_maps *m, struct weir_ruleset *next)
 	if (err)
 		goto out;
 	rules_set_flags(next);
+	rules_resolve_ifaces(next);
 	/* The egress program records the host's UDP flows while this is not 0. */
 	next->reflect_rules = wr_reflect_rules(next);
 	next->gen = live->gen + 1;

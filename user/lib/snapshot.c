@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -124,6 +125,29 @@ static __u64 count_verified(int fd, const struct wr_snapshot *s)
 	return n;
 }
 
+static int cmp_ifs(const void *a, const void *b)
+{
+	const struct wr_snap_if *x = a, *y = b;
+
+	return (x->ifindex > y->ifindex) - (x->ifindex < y->ifindex);
+}
+
+/* Each attachment's counters, lowest ifindex first; one without a slot counts nothing. */
+static void read_ifs(const struct wr_maps *m, struct wr_snapshot *s)
+{
+	int idx[WR_SNAP_IFS], i, mode;
+
+	s->nr_ifs = wr_list_links(idx, WR_SNAP_IFS);
+	for (i = 0; i < s->nr_ifs; i++) {
+		struct wr_snap_if *f = &s->ifs[i];
+
+		f->ifindex = idx[i];
+		wr_link_describe(idx[i], f->name, sizeof(f->name), &mode);
+		f->counted = !wr_if_read(m, idx[i], &f->st);
+	}
+	qsort(s->ifs, s->nr_ifs, sizeof(s->ifs[0]), cmp_ifs);
+}
+
 int wr_snapshot_read(const struct wr_maps *m, struct wr_snapshot *s, unsigned int parts)
 {
 	__u32 i, zero = 0;
@@ -160,6 +184,8 @@ int wr_snapshot_read(const struct wr_maps *m, struct wr_snapshot *s, unsigned in
 		if (!err)
 			err = wr_list_count(m, false, fam ? 6 : 4, &s->allow[fam]);
 	}
+	if (!err)
+		read_ifs(m, s);
 	s->parts = parts;
 	return err;
 }

@@ -6,6 +6,7 @@
 #ifndef WEIR_SNAPSHOT_H
 #define WEIR_SNAPSHOT_H
 
+#include <net/if.h>
 #include "lib/libweir.h"
 
 /* What a snapshot reads besides the counters, which it always reads. */
@@ -14,6 +15,9 @@ enum wr_snap_parts {
 	WR_SNAP_CONNS = 1 << 1,	/* established connections counted, per live rule */
 	WR_SNAP_LISTS = 1 << 2,	/* entries of the deny and allow lists */
 };
+
+/* Attachments a snapshot reads the counters of. */
+#define WR_SNAP_IFS	64
 
 struct wr_snapshot {
 	__u64 at;				/* wr_mono_ns() when read */
@@ -29,6 +33,14 @@ struct wr_snapshot {
 	__u64 keys, capacity;			/* WR_SNAP_KEYS: buckets used, and of */
 	__u64 deny[2], allow[2];		/* WR_SNAP_LISTS: [0] IPv4, [1] IPv6 */
 	__u64 verified;				/* sources verified within the TTL (always) */
+	/* Each attachment's counters (always), by ifindex, at most WR_SNAP_IFS. */
+	int nr_ifs;
+	struct wr_snap_if {
+		int ifindex;
+		char name[IF_NAMESIZE + 16];	/* as attached if the interface is gone */
+		bool counted;			/* it has a counter slot (ifstats.c) */
+		struct weir_if_stats st;
+	} ifs[WR_SNAP_IFS];
 };
 
 /* The global counters' names: stats' keys, and /metrics' result label values. */
