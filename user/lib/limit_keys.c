@@ -120,3 +120,37 @@ void print_per(const struct weir_limit *l)
 		print_u64("prefix6", dst ? " dst6/%llu" : " src6/%llu", l->plen6);
 	}
 }
+
+const char *wr_key_kind_name(unsigned int kind)
+{
+	static const char *const names[] = { "src", "all", "dst", "flow" };
+
+	return kind < ARRAY_SIZE(names) ? names[kind] : "?";
+}
+
+/*
+ * Bucket key k as people read it: its address (a host bare, a prefix as
+ * CIDR; a host's /32 or /128 kept unless bare), a flow's with "port N"
+ * after it; "all" for a rule-wide bucket (family 0). The kind is not said: callers label it (wr_key_kind_name),
+ * so a destination is never shown as a source.
+ */
+void wr_format_key(const struct weir_key *k, bool bare, char *buf, size_t len)
+{
+	__u32 a[4];
+	size_t n;
+
+	if (!k->family) {
+		snprintf(buf, len, "all");
+		return;
+	}
+	memcpy(a, k->addr, sizeof(a));
+	/* A flow's port sits in the word after its address (wr_make_key_kind). */
+	if (k->kind == WEIR_KEY_FLOW)
+		a[k->family == 4 ? 1 : 2] = 0;
+	format_cidr(k->family, a, k->plen, buf, len);
+	if (bare && k->plen == (k->family == 4 ? 32 : 128))
+		buf[strcspn(buf, "/")] = '\0';
+	n = strlen(buf);
+	if (k->kind == WEIR_KEY_FLOW && n < len)
+		snprintf(buf + n, len - n, " port %u", k->addr[k->family == 4 ? 1 : 2]);
+}
