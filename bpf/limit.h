@@ -67,6 +67,30 @@ static __always_inline int conns_op(struct wr_eval *ev, const struct weir_rule *
 	return !c || READ_ONCE(c->count) < l->rate;
 }
 
+/*
+ * The bucket key of per-address limit li of rule r (not per all): by
+ * source, flow or destination (wr_make_key_kind). The destination is not in
+ * ev->pkt but in the scratch's struct wr_pkt_x, which wr_match_rules_*
+ * filled for this packet: a set with a per-destination limit counts it in
+ * x_rules (wr_ruleset_index). 0 on a fault (no scratch).
+ */
+static __always_inline int make_key(struct wr_eval *ev, const struct weir_rule *r, __u32 li,
+				    const struct weir_limit *l, struct weir_key *key)
+{
+	const __u32 *a = ev->pkt.saddr;
+	struct wr_scratch *sc;
+	__u32 zero = 0;
+
+	if (l->key == WEIR_KEY_DST) {
+		sc = bpf_map_lookup_elem(&wr_scratch, &zero);
+		if (!sc)
+			return 0;
+		a = sc->m.x.daddr;
+	}
+	wr_make_key_kind(r, li, l, &ev->pkt, a, key);
+	return 1;
+}
+
 /* One charge in WR_FLEET_SAMPLE of an untracked key tracks it (a power of 2). */
 #define WR_FLEET_SAMPLE	32
 
@@ -227,8 +251,7 @@ __noinline int wr_limit_op(struct wr_eval *ev, const struct weir_rule *r, __u32 
 	} else {
 		if (ev->phase != WR_PH_SRC)
 			return 1;
-		wr_make_key(r, li, l, &ev->pkt, &key);
-		set = state_set(ev, &key);
+		set = make_key(ev, r, li, l, &key) ? state_set(ev, &key) : NULL;
 		if (!set) {
 			ev->fault = WR_EV_FAULT;
 			return 0;
@@ -365,7 +388,8 @@ __noinline int wr_limit_at(struct wr_eval *ev, const struct weir_rule *r, __u32 
 			key.limit = li;
 		}
 	} else {
-		wr_make_key(r, li, l, &ev->pkt, &key);
+		if (!make_key(ev, r, li, l, &key))
+			return WR_AT_FAULT;
 		idx = wr_state_set(wr_key_hash(&key, ev->seed), ev->sets);
 		set = bpf_map_lookup_elem(&wr_state, &idx);
 		if (!set)

@@ -48,6 +48,13 @@
 enum weir_key_kind {
 	WEIR_KEY_SRC = 0,	/* source address masked to plen4 / plen6 */
 	WEIR_KEY_ALL = 1,	/* one bucket for the whole rule */
+	WEIR_KEY_DST = 2,	/* destination address masked to plen4 / plen6 */
+	/*
+	 * Source address and source port (0 for a packet without ports): the
+	 * whole IPv4 address, or the IPv6 /64 (plen6 64), with the port in
+	 * the next key word (wr_make_key_kind).
+	 */
+	WEIR_KEY_FLOW = 3,
 };
 
 /* How a limit meters (weir_limit.algo). */
@@ -470,8 +477,17 @@ struct weir_key {
 	__u8 limit;		/* index of the limit in the rule */
 	__u8 family;		/* 4 or 6 */
 	__u8 plen;		/* prefix length addr is masked to */
-	__u8 pad;
-	__u32 addr[4];		/* masked source, network byte order */
+	/*
+	 * enum weir_key_kind: WEIR_KEY_SRC (0), WEIR_KEY_DST or WEIR_KEY_FLOW,
+	 * so a source's and a destination's bucket of one limit never meet.
+	 */
+	__u8 kind;
+	/*
+	 * Masked source (or destination, by kind), network byte order. A flow
+	 * adds the source port (host byte order) in the word after the
+	 * address: addr[1] for IPv4, addr[2] after the IPv6 /64.
+	 */
+	__u32 addr[4];
 } __attribute__((aligned(8)));
 _Static_assert(sizeof(struct weir_key) == 24, "weir_key layout");
 

@@ -447,6 +447,17 @@ static inline void wr_idx_add(struct weir_ruleset *rs, __u16 *n, __u16 *last, __
 	n[c]++;
 }
 
+/* Does rule r key a limit by destination (so its packets need struct wr_pkt_x)? */
+static __always_inline int wr_rule_keys_dst(const struct weir_rule *r)
+{
+	__u32 li;
+
+	for (li = 0; li < WEIR_MAX_LIMITS && li < r->nr_limits; li++)
+		if (r->limits[li].key == WEIR_KEY_DST)
+			return 1;
+	return 0;
+}
+
 /*
  * Build the index of rs's rules (userspace, whenever the set is written:
  * with the rules, into the entry that is not live yet). Each rule goes into
@@ -468,7 +479,8 @@ static inline int wr_ruleset_index(struct weir_ruleset *rs, struct wr_idx_full *
 		const struct weir_rule *r = &rs->rules[i];
 		__u8 m = r->match;
 
-		if (r->xmatch & WEIR_X_READS)
+		/* A per-destination limit reads the destination as a dst match does. */
+		if ((r->xmatch & WEIR_X_READS) || wr_rule_keys_dst(r))
 			rs->x_rules++;
 
 		for (pc = 0; pc < WEIR_IDX_PROTOS; pc++) {
@@ -577,7 +589,7 @@ static __always_inline void wr_make_key(const struct weir_rule *r, __u32 li,
 	k->uid = r->uid;
 	k->limit = li;
 	k->family = p->family;
-	k->pad = 0;
+	k->kind = WEIR_KEY_SRC;
 	if (p->family == 4) {
 		k->plen = l->plen4;
 		k->addr[0] = p->saddr[0] & l->mask4;
@@ -590,6 +602,46 @@ static __always_inline void wr_make_key(const struct weir_rule *r, __u32 li,
 		k->addr[1] = p->saddr[1] & l->mask6[1];
 		k->addr[2] = p->saddr[2] & l->mask6[2];
 		k->addr[3] = p->saddr[3] & l->mask6[3];
+	}
+}
+
+/*
+ * The bucket key of limit li of rule r for packet p, for any per-address
+ * kind (struct weir_key): a is the address the kind keys on, p->saddr for
+ * WEIR_KEY_SRC and WEIR_KEY_FLOW, the destination (struct wr_pkt_x) for
+ * WEIR_KEY_DST. A flow adds the source port after the address: the
+ * controller fixes a flow's prefixes at /32 and /64 (wr_limit_set_masks),
+ * so that word's mask is 0 and the port alone fills it. The port word is
+ * chosen without a branch (flow: key kind 3, both low bits set). A packet
+ * without ports (ICMP, a later fragment) counts as port 0: its flow is
+ * its source's port-0 flow. wr_make_key is this for WEIR_KEY_SRC, kept apart
+ * for the per-source fast path.
+ */
+static __always_inline void wr_make_key_kind(const struct weir_rule *r, __u32 li,
+					     const struct weir_limit *l, const struct wr_pkt *p,
+					     const __u32 *a, struct weir_key *k)
+{
+	/* All ones for WEIR_KEY_FLOW (3), else 0. */
+	__u32 pm = -(__u32)((l->key >> 1) & l->key & 1);
+	/* sport, or 0 without WR_PKT_PORTS (bit 1): a mask, not a branch. */
+	__u32 port = p->sport & -(__u32)((p->flags >> 1) & 1);
+
+	k->uid = r->uid;
+	k->limit = li;
+	k->family = p->family;
+	k->kind = l->key;
+	if (p->family == 4) {
+		k->plen = l->plen4;
+		k->addr[0] = a[0] & l->mask4;
+		k->addr[1] = port & pm;
+		k->addr[2] = 0;
+		k->addr[3] = 0;
+	} else {
+		k->plen = l->plen6;
+		k->addr[0] = a[0] & l->mask6[0];
+		k->addr[1] = a[1] & l->mask6[1];
+		k->addr[2] = (a[2] & l->mask6[2]) | (port & pm);
+		k->addr[3] = a[3] & l->mask6[3];
 	}
 }
 

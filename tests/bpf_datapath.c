@@ -899,7 +899,7 @@ DP_CASE(dp_match_icmp_type)
 DP_CASE(dp_multiple_rules_all_apply)
 {
 	struct weir_rule *ra, *rb;
-	struct weir_state st;
+	struct weir_state st = { 0 };
 	struct frame f;
 	const __u32 x = IP4(198, 18, 20, 1), y = IP4(198, 18, 21, 1), z = IP4(198, 18, 20, 2);
 
@@ -1027,7 +1027,7 @@ DP_CASE(dp_full_rule_set_positions)
 DP_CASE(dp_per_src_burst_then_rate)
 {
 	struct weir_rule *r;
-	struct weir_state st;
+	struct weir_state st = { 0 };
 	struct frame f;
 
 	r = add_rule(WEIR_ACT_DROP);
@@ -1198,11 +1198,208 @@ DP_CASE(dp_key_per_64_shared_v6)
 	CHECK_EQ(k.addr[2] | k.addr[3], 0);
 }
 
+/* A UDP frame's destination (IPv4: host order; IPv6: 16 bytes) and source port, rewritten. */
+static void set_dst4(struct frame *f, __u32 dst)
+{
+	f->b[14 + 16] = dst >> 24;
+	f->b[14 + 17] = dst >> 16;
+	f->b[14 + 18] = dst >> 8;
+	f->b[14 + 19] = dst;
+}
+
+static void set_dst6(struct frame *f, const __u8 *dst)
+{
+	memcpy(f->b + 14 + 24, dst, 16);
+}
+
+static void set_sport(struct frame *f, size_t l4off, __u16 sport)
+{
+	f->b[l4off] = sport >> 8;
+	f->b[l4off + 1] = sport;
+}
+
+/* The bucket key of a per-dst or per-flow limit, as the data path makes it. */
+static struct weir_key key_kind4(const struct weir_rule *r, __u32 li, __u32 addr, __u32 port)
+{
+	struct weir_key k = key4(r, li, addr);
+
+	k.kind = r->limits[li].key;
+	if (k.kind == WEIR_KEY_FLOW)
+		k.addr[1] = port;
+	return k;
+}
+
+/*
+ * per dst: a carpet bomb over 198.18.7.0/24 from many sources is limited
+ * per target; each destination has its own budget, whoever sends; a
+ * second limit per src on the same rule keeps buckets of its own.
+ */
+static void per_dst_v4(int tc)
+{
+	struct weir_rule *r;
+	struct weir_state st = { 0 };
+	struct frame f;
+	int i, pass;
+
+	use_tc = tc;
+	r = add_rule(WEIR_ACT_DROP);
+	add_limit(r, 1, 3, WEIR_COST_PKT, WEIR_KEY_DST, 32, 128);
+	commit();
+	/* 5 packets to .1 from 5 sources: 3 pass */
+	for (i = 0, pass = 0; i < 5; i++) {
+		udp4(&f, IP4(198, 18, 100, 1 + i), 53);
+		set_dst4(&f, IP4(198, 18, 7, 1));
+		pass += xmit(&f);
+	}
+	CHECK_EQ(pass, 3);
+	/* .2 is untouched by .1's flood: its own 3 */
+	udp4(&f, IP4(198, 18, 100, 1), 53);
+	set_dst4(&f, IP4(198, 18, 7, 2));
+	CHECK_EQ(xmit_n(&f, 5), 3);
+	CHECK_EQ(state_count(NULL), 2);
+	{
+		struct weir_key k = key_kind4(r, 0, IP4(198, 18, 7, 1), 0);
+
+		CHECK(!state_find(&k, &st), "no bucket for destination 198.18.7.1");
+		CHECK_EQ(st.tat, T0 + 3 * SEC);
+		CHECK_EQ(st.drops, 2);
+		/* not stored as a source key */
+		k.kind = WEIR_KEY_SRC;
+		CHECK(state_find(&k, &st) == -ENOENT, "a dst bucket found as a source's");
+	}
+	check_balance();
+}
+
+DP_CASE(dp_key_per_dst_v4)
+{
+	per_dst_v4(0);
+}
+
+DP_CASE(dp_key_per_dst_v4_tc)
+{
+	per_dst_v4(1);
+}
+
+/* per dst/24 with a per src limit on the same rule, and a dst match field. */
+DP_CASE(dp_key_per_dst_prefix_with_src_and_dst_match)
+{
+	struct weir_rule *r;
+	struct weir_state st = { 0 };
+	struct weir_key k;
+	struct frame f;
+
+	r = add_rule(WEIR_ACT_DROP);
+	r->xmatch |= WEIR_X_DST;
+	r->nr_dst = 1;
+	r->dst_family[0] = 4;
+	r->dst_mask[0][0] = htonl(0xffff0000);
+	r->dst_net[0][0] = htonl(IP4(198, 18, 0, 0));
+	add_limit(r, 1, 4, WEIR_COST_PKT, WEIR_KEY_DST, 24, 64);
+	add_limit(r, 1, 100, WEIR_COST_PKT, WEIR_KEY_SRC, 32, 64);
+	commit();
+	/* 198.18.7.x shares one /24 bucket of 4 */
+	udp4(&f, IP4(198, 18, 100, 1), 53);
+	set_dst4(&f, IP4(198, 18, 7, 1));
+	CHECK_EQ(xmit_n(&f, 3), 3);
+	set_dst4(&f, IP4(198, 18, 7, 200));
+	CHECK_EQ(xmit_n(&f, 3), 1);
+	/* another /24 its own */
+	set_dst4(&f, IP4(198, 18, 8, 1));
+	CHECK_EQ(xmit_n(&f, 5), 4);
+	/* outside the rule's dst: no limit at all */
+	set_dst4(&f, IP4(198, 19, 7, 1));
+	CHECK_EQ(xmit_n(&f, 6), 6);
+	/* two dst buckets and one src bucket, the src one charged for every admitted packet */
+	CHECK_EQ(state_count(NULL), 3);
+	k = key_kind4(r, 0, IP4(198, 18, 7, 0), 0);
+	CHECK(!state_find(&k, &st), "no bucket for 198.18.7.0/24");
+	CHECK_EQ(st.drops, 2);
+	k = key4(r, 1, IP4(198, 18, 100, 1));
+	CHECK(!state_find(&k, &st), "no per-source bucket");
+	CHECK_EQ(st.tat, T0 + 8 * SEC);
+	check_balance();
+}
+
+DP_CASE(dp_key_per_dst_v6)
+{
+	struct weir_rule *r;
+	struct weir_key k;
+	struct frame f;
+	__u8 s[16], d[16];
+
+	r = add_rule(WEIR_ACT_DROP);
+	add_limit(r, 1, 2, WEIR_COST_PKT, WEIR_KEY_DST, 32, 128);
+	commit();
+	addr6(s, 1, 1);
+	addr6(d, 7, 1);
+	udp6(&f, s, 53);
+	set_dst6(&f, d);
+	CHECK_EQ(xmit_n(&f, 4), 2);
+	addr6(s, 2, 9);	/* another source, same target: no more */
+	udp6(&f, s, 53);
+	set_dst6(&f, d);
+	CHECK_EQ(xmit_n(&f, 2), 0);
+	addr6(d, 7, 2);	/* another target: its own 2 */
+	set_dst6(&f, d);
+	CHECK_EQ(xmit_n(&f, 4), 2);
+	CHECK_EQ(state_count(&k), 2);
+	CHECK_EQ(k.family, 6);
+	CHECK_EQ(k.kind, WEIR_KEY_DST);
+	CHECK_EQ(k.plen, 128);
+	check_balance();
+}
+
+/* per flow: one source's ports are separate buckets; v4 and v6. */
+static void per_flow(int tc)
+{
+	struct weir_rule *r;
+	struct weir_state st = { 0 };
+	struct weir_key k;
+	struct frame f;
+	__u8 s[16];
+
+	use_tc = tc;
+	r = add_rule(WEIR_ACT_DROP);
+	add_limit(r, 1, 2, WEIR_COST_PKT, WEIR_KEY_FLOW, 32, 64);
+	commit();
+	udp4(&f, IP4(198, 18, 100, 1), 53);
+	set_sport(&f, 34, 40000);
+	CHECK_EQ(xmit_n(&f, 4), 2);
+	set_sport(&f, 34, 40001);
+	CHECK_EQ(xmit_n(&f, 4), 2);
+	k = key_kind4(r, 0, IP4(198, 18, 100, 1), 40000);
+	CHECK(!state_find(&k, &st), "no bucket for flow 198.18.100.1:40000");
+	CHECK_EQ(st.drops, 2);
+	/* v6: the /64 and the port */
+	addr6(s, 5, 1);
+	udp6(&f, s, 53);
+	set_sport(&f, 54, 123);
+	CHECK_EQ(xmit_n(&f, 3), 2);
+	addr6(s, 5, 2);	/* same /64 and port: the same flow */
+	udp6(&f, s, 53);
+	set_sport(&f, 54, 123);
+	CHECK_EQ(xmit_n(&f, 2), 0);
+	set_sport(&f, 54, 124);
+	CHECK_EQ(xmit_n(&f, 3), 2);
+	CHECK_EQ(state_count(NULL), 4);
+	check_balance();
+}
+
+DP_CASE(dp_key_per_flow)
+{
+	per_flow(0);
+}
+
+DP_CASE(dp_key_per_flow_tc)
+{
+	per_flow(1);
+}
+
 DP_CASE(dp_per_all_limit)
 {
 	struct weir_rule *r;
 	struct weir_limit *l;
-	struct weir_state st;
+	struct weir_state st = { 0 };
 	struct frame f;
 
 	r = add_rule(WEIR_ACT_DROP);
@@ -1261,7 +1458,7 @@ DP_CASE(dp_per_all_refusals_wait_per_cpu)
 {
 	struct weir_rule *r;
 	struct weir_limit *l;
-	struct weir_state st;
+	struct weir_state st = { 0 };
 	struct frame f;
 	__u64 n, d;
 
@@ -1402,7 +1599,7 @@ DP_CASE(dp_check_then_charge)
 {
 	struct weir_rule *r;
 	struct weir_limit *all;
-	struct weir_state st;
+	struct weir_state st = { 0 };
 	struct frame f;
 
 	r = add_rule(WEIR_ACT_DROP);
@@ -1448,7 +1645,7 @@ DP_CASE(dp_spoofed_flood_bounded)
 DP_CASE(dp_dry_run)
 {
 	struct weir_rule *r, *e;
-	struct weir_state st;
+	struct weir_state st = { 0 };
 	struct frame f;
 
 	r = add_rule(WEIR_ACT_DRYRUN);
@@ -1498,7 +1695,7 @@ DP_CASE(dp_dry_run)
 DP_CASE(dp_kill_switch)
 {
 	struct weir_rule *r;
-	struct weir_state st;
+	struct weir_state st = { 0 };
 	struct frame f, bad[8];
 	const __u32 denied = IP4(198, 18, 66, 6);
 
@@ -1691,7 +1888,7 @@ static void stalled_claim(int with_all)
 {
 	struct weir_rule *r;
 	struct weir_limit *src, *all = NULL;
-	struct weir_state st;
+	struct weir_state st = { 0 };
 	struct weir_key k;
 	__u32 old, other;
 	struct frame f;

@@ -113,6 +113,12 @@ bad_input bad-proto tcpx rule add r1 proto tcpx limit 10pps
 bad_input bad-flags syn,bogus rule add r1 tcp-flags syn,bogus limit 10pps
 bad_input bad-prefix src/33 rule add r1 limit 10pps per src/33
 bad_input bad-prefix6 src6/129 rule add r1 limit 10pps per src6/129
+bad_input bad-dst-prefix 'per dst prefix "dst/33"' rule add r1 limit 10pps per dst/33
+bad_input bad-dst-prefix6 'per dst prefix "dst6/129"' rule add r1 limit 10pps per dst6/129
+bad_input flow-prefix 'per flow key' rule add r1 limit 10pps per flow/24
+bad_input mixed-kinds 'one key kind per limit' rule add r1 limit 10pps per src/24 dst6/64
+bad_input dst-conns 'not per dst' rule add r1 proto tcp dport 80 conns 10 per dst
+bad_input flow-fleet 'per flow fleet' rule add r1 limit 10pps per flow fleet
 bad_input no-limit r1 rule add r1 proto tcp
 bad_input five-limits "at most 4" rule add r1 limit 1pps limit 2pps limit 3pps limit 4pps limit 5pps
 bad_input unknown-word frobnicate rule add r1 limit 10pps frobnicate 3
@@ -286,6 +292,8 @@ rules=(
 	"amp family ipv4 proto udp dport 1024-65535 sport 123 dst 198.18.0.0/24 198.18.5.1/32 len 468-490 ttl 30-64 frag none dscp 0 payload 0/0xff000000=0x17000000 4=0x00030000 limit 100pps burst 100 per all action drop"
 	"amp6 family ipv6 proto udp sport 53 dst 2001:db8::/64 2001:db8:1::1/128 ttl 1-255 frag first dscp 46 limit 10pps burst 10 per src/32 src6/64"
 	"frags len 1000 frag later limit 1kpps burst 1000 per src/32 src6/64"
+	"carpet proto udp dst 198.18.7.0/24 limit 100pps burst 100 per dst/32 dst6/128 limit 1kpps burst 1000 per src/24 src6/64"
+	"flows proto udp dport 53 limit 10pps burst 10 per flow limit 50pps burst 50 per dst/24 dst6/64 action drop"
 )
 for r in "${rules[@]}"; do
 	# shellcheck disable=SC2086

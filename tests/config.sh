@@ -472,6 +472,18 @@ expect_errors bad-values values.yaml \
 	'values.yaml:4:21|invalid interval "1500ms"' \
 	'values.yaml:4:36|invalid lines "-1"'
 
+# The limit keys: a bad one is named with its place, as on the CLI.
+cat >"$T/keys.yaml" <<'EOF'
+rules:
+  - name: k
+    limits:
+      - { rate: 5pps, per: flow/24 }
+      - { rate: 5pps, per: dst/33 }
+EOF
+expect_errors keys keys.yaml \
+	'keys.yaml:4:28|invalid per flow key' \
+	'keys.yaml:5:28|invalid IPv4 per dst prefix "dst/33"'
+
 # Several errors in one file: all of them, in the file's order.
 cat >"$T/several.yaml" <<'EOF'
 interfaces:
@@ -558,6 +570,12 @@ rules:
     dscp: 0
     payload: [ "0/0xff000000=0x17000000", "4=0x00030000" ]
     limits: [ { rate: 100pps, per: all } ]
+  - name: carpet
+    proto: udp
+    dst: 198.18.7.0/24
+    limits:
+      - { rate: 200pps, per: "dst/24 dst6/64" }
+      - { rate: 10pps, per: flow }
 EOF
 agree_words=(
 	"web family ipv4 proto tcp dport 80-443 src 198.18.0.0/15 tcp-flags syn class 1 action dry-run limit 100pps burst 20 per src/24 src6/64 limit 5kpps burst 5000 per all"
@@ -565,6 +583,7 @@ agree_words=(
 	"ping proto icmp icmp-type 8 class 3 limit 10pps"
 	"flags proto tcp tcp-flags fin,syn/fin,syn,rst limit 64kbyte burst 64kbyte per all"
 	"amp proto udp sport 123 dst 198.18.0.0/24 2001:db8::/64 len 468-490 ttl 30-64 frag none dscp 0 payload 0/0xff000000=0x17000000 4=0x00030000 limit 100pps per all"
+	"carpet proto udp dst 198.18.7.0/24 limit 200pps per dst/24 dst6/64 limit 10pps per flow"
 )
 if [ "$(id -u)" -ne 0 ]; then
 	skip config-cli-agree "needs root (rule add loads weir)"
@@ -578,7 +597,7 @@ else
 	done
 	from_cli=$("$WEIR" -j --bpffs "$ROOT" rule list | jq -S '.rules | map(del(.uid))')
 	from_file=$("$WEIR" -j check "$T/agree.yaml" | jq -S '.rules | map(del(.uid))')
-	[ "$(echo "$from_file" | jq length)" == "5" ] || fail "the file gave no 5 rules: $from_file"
+	[ "$(echo "$from_file" | jq length)" == "6" ] || fail "the file gave no 6 rules: $from_file"
 	[ "$from_cli" == "$from_file" ] ||
 		fail "file and CLI differ: $(diff <(echo "$from_cli") <(echo "$from_file") | head -20)"
 	end_case config-cli-agree

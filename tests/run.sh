@@ -25,6 +25,7 @@ suites+=(
 	tests/layout.sh
 	tests/config.sh
 	tests/e2e.sh
+	tests/keys.sh
 	tests/cookie.sh
 	tests/reflect.sh
 	tests/iface.sh

@@ -2184,7 +2184,7 @@ TEST_CASE(key_make_prefixes)
 		CHECK_EQ(k.limit, 2);
 		CHECK_EQ(k.family, 4);
 		CHECK_EQ(k.plen, v4[i].plen);
-		CHECK_EQ(k.pad, 0);
+		CHECK_EQ(k.kind, 0);
 		CHECK_EQ(k.addr[0], htonl(v4[i].want));
 		CHECK_EQ(k.addr[1] | k.addr[2] | k.addr[3], 0);
 	}
@@ -2201,7 +2201,7 @@ TEST_CASE(key_make_prefixes)
 		CHECK_EQ(k.family, 6);
 		CHECK_EQ(k.limit, 1);
 		CHECK_EQ(k.plen, v6[i].plen);
-		CHECK_EQ(k.pad, 0);
+		CHECK_EQ(k.kind, 0);
 		CHECK(!memcmp(k.addr, want, 16), "/%u key address", v6[i].plen);
 	}
 	/* two sources in one /24 share a key, a third in the next /24 does not */
@@ -2225,6 +2225,149 @@ TEST_CASE(key_make_prefixes)
 		wr_make_key(&r, 1, l, &p, &b);
 		CHECK(memcmp(&b, &c, sizeof(b)), "limit index not in the key");
 	}
+}
+
+/*
+ * The key kinds (wr_make_key_kind): a destination key masks the
+ * destination, a flow key adds the source port after the address, and
+ * the kind is part of the key, so a source's and a destination's bucket of
+ * the same limit are never one, even for the same address.
+ */
+TEST_CASE(key_kinds_dst_and_flow)
+{
+	static const __u8 s6[16] = { 0x20, 0x01, 0x0d, 0xb8, 0, 1, 0, 2, 0xaa, 0xbb, 0xcc, 0xdd,
+				     1, 2, 3, 4 };
+	static const __u8 d6[16] = { 0x20, 0x01, 0x0d, 0xb8, 0, 9, 0, 8, 0x11, 0x22, 0x33, 0x44,
+				     5, 6, 7, 8 };
+	struct weir_key a, b, c;
+	struct weir_rule r;
+	struct weir_limit *l;
+	struct wr_pkt p;
+	__u32 d4[4] = { 0 }, dd6[4];
+
+	rule_init(&r);
+	r.uid = 77;
+	l = &r.limits[1];
+
+	/* per dst/24: 198.18.7.9 keys as 198.18.7.0, kind dst */
+	l->key = WEIR_KEY_DST;
+	l->plen4 = 24;
+	l->plen6 = 48;
+	wr_limit_set_masks(l);
+	pkt4(&p, IP4(198, 18, 0, 1), WR_IPPROTO_UDP, 53);
+	d4[0] = htonl(IP4(198, 18, 7, 9));
+	memset(&a, 0xff, sizeof(a));
+	wr_make_key_kind(&r, 1, l, &p, d4, &a);
+	CHECK_EQ(a.kind, WEIR_KEY_DST);
+	CHECK_EQ(a.plen, 24);
+	CHECK_EQ(a.addr[0], htonl(IP4(198, 18, 7, 0)));
+	CHECK_EQ(a.addr[1] | a.addr[2] | a.addr[3], 0);
+	/* two destinations in different /24s: two keys; the source does not matter */
+	d4[0] = htonl(IP4(198, 18, 8, 9));
+	pkt4(&p, IP4(198, 18, 0, 200), WR_IPPROTO_UDP, 53);
+	wr_make_key_kind(&r, 1, l, &p, d4, &b);
+	CHECK(memcmp(&a, &b, sizeof(a)), "two destinations, one key");
+	d4[0] = htonl(IP4(198, 18, 7, 200));
+	wr_make_key_kind(&r, 1, l, &p, d4, &b);
+	CHECK(!memcmp(&a, &b, sizeof(a)), "one /24 of destinations, two keys");
+	/* the same address as source and as destination: different buckets */
+	l->plen4 = 32;
+	wr_limit_set_masks(l);
+	pkt4(&p, IP4(198, 18, 7, 9), WR_IPPROTO_UDP, 53);
+	d4[0] = p.saddr[0];
+	wr_make_key_kind(&r, 1, l, &p, d4, &a);
+	wr_make_key(&r, 1, l, &p, &b);
+	CHECK_EQ(a.addr[0], b.addr[0]);
+	CHECK(memcmp(&a, &b, sizeof(a)), "a dst key equals the src key of its address");
+	/* IPv6 per dst6/48 */
+	w6(dd6, d6);
+	pkt6(&p, s6, WR_IPPROTO_TCP, 443);
+	wr_make_key_kind(&r, 1, l, &p, dd6, &a);
+	CHECK_EQ(a.family, 6);
+	CHECK_EQ(a.plen, 48);
+	CHECK_EQ(a.kind, WEIR_KEY_DST);
+	CHECK_EQ(a.addr[0], dd6[0]);
+	CHECK_EQ(a.addr[1], dd6[1] & htonl(0xffff0000));
+	CHECK_EQ(a.addr[2] | a.addr[3], 0);
+
+	/* per flow: the whole IPv4 source, the port in addr[1] */
+	l->key = WEIR_KEY_FLOW;
+	l->plen4 = 32;
+	l->plen6 = 64;
+	wr_limit_set_masks(l);
+	pkt4(&p, IP4(198, 18, 0, 5), WR_IPPROTO_UDP, 53);
+	p.sport = 40000;
+	wr_make_key_kind(&r, 1, l, &p, p.saddr, &a);
+	CHECK_EQ(a.kind, WEIR_KEY_FLOW);
+	CHECK_EQ(a.plen, 32);
+	CHECK_EQ(a.addr[0], htonl(IP4(198, 18, 0, 5)));
+	CHECK_EQ(a.addr[1], 40000);
+	CHECK_EQ(a.addr[2] | a.addr[3], 0);
+	p.sport = 40001;
+	wr_make_key_kind(&r, 1, l, &p, p.saddr, &b);
+	CHECK(memcmp(&a, &b, sizeof(a)), "two source ports, one flow key");
+	/* without ports (ICMP) the port word is 0, whatever sport holds */
+	pkt4(&p, IP4(198, 18, 0, 5), WR_IPPROTO_ICMP, 0);
+	p.sport = 1234;
+	wr_make_key_kind(&r, 1, l, &p, p.saddr, &c);
+	CHECK_EQ(c.addr[1], 0);
+	CHECK_EQ(c.addr[0], a.addr[0]);
+	/* IPv6: the /64, then the port; the interface identifier is not keyed */
+	pkt6(&p, s6, WR_IPPROTO_UDP, 53);
+	p.sport = 123;
+	wr_make_key_kind(&r, 1, l, &p, p.saddr, &a);
+	CHECK_EQ(a.family, 6);
+	CHECK_EQ(a.plen, 64);
+	CHECK_EQ(a.addr[0], p.saddr[0]);
+	CHECK_EQ(a.addr[1], p.saddr[1]);
+	CHECK_EQ(a.addr[2], 123);
+	CHECK_EQ(a.addr[3], 0);
+	p.sport = 124;
+	wr_make_key_kind(&r, 1, l, &p, p.saddr, &b);
+	CHECK(memcmp(&a, &b, sizeof(a)), "IPv6: two source ports, one flow key");
+	p.sport = 123;
+	p.saddr[3] ^= 1;
+	wr_make_key_kind(&r, 1, l, &p, p.saddr, &b);
+	CHECK(!memcmp(&a, &b, sizeof(a)), "IPv6: one /64 and port, two flow keys");
+
+	/* per src through wr_make_key_kind is wr_make_key */
+	l->key = WEIR_KEY_SRC;
+	l->plen4 = 24;
+	l->plen6 = 56;
+	wr_limit_set_masks(l);
+	pkt6(&p, s6, WR_IPPROTO_UDP, 53);
+	p.sport = 999;
+	wr_make_key_kind(&r, 1, l, &p, p.saddr, &a);
+	wr_make_key(&r, 1, l, &p, &b);
+	CHECK(!memcmp(&a, &b, sizeof(a)), "per src: the two builders differ (v6)");
+	pkt4(&p, IP4(198, 18, 3, 4), WR_IPPROTO_UDP, 53);
+	p.sport = 999;
+	wr_make_key_kind(&r, 1, l, &p, p.saddr, &a);
+	wr_make_key(&r, 1, l, &p, &b);
+	CHECK(!memcmp(&a, &b, sizeof(a)), "per src: the two builders differ (v4)");
+}
+
+/* A set with a per-destination limit reads the destination (x_rules). */
+TEST_CASE(key_dst_counts_in_x_rules)
+{
+	static struct weir_ruleset rs;
+
+	memset(&rs, 0, sizeof(rs));
+	rs.nr_rules = 2;
+	rule_init(&rs.rules[0]);
+	rule_init(&rs.rules[1]);
+	rs.rules[0].nr_limits = 1;
+	rs.rules[1].nr_limits = 2;
+	rs.rules[1].limits[1].key = WEIR_KEY_FLOW;
+	CHECK(wr_ruleset_index(&rs, NULL) == 0, "index");
+	CHECK_EQ(rs.x_rules, 0);
+	rs.rules[1].limits[1].key = WEIR_KEY_DST;
+	CHECK(wr_ruleset_index(&rs, NULL) == 0, "index");
+	CHECK_EQ(rs.x_rules, 1);
+	/* a limit past nr_limits does not count */
+	rs.rules[1].nr_limits = 1;
+	CHECK(wr_ruleset_index(&rs, NULL) == 0, "index");
+	CHECK_EQ(rs.x_rules, 0);
 }
 
 /*

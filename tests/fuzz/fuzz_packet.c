@@ -373,7 +373,7 @@ static void check_key(const struct weir_rule *r, const struct weir_limit *l,
 	for (w = 0; w < 4; w++)
 		want[w] = p->saddr[w] & m[w];
 	if (k.uid != r->uid || k.limit != 1 || k.family != p->family || k.plen != plen ||
-	    k.pad != 0 || memcmp(k.addr, want, sizeof(want)))
+	    k.kind != 0 || memcmp(k.addr, want, sizeof(want)))
 		FAIL("wr_make_key: family %u plen %u addr %08x:%08x:%08x:%08x, want plen %u "
 		     "%08x:%08x:%08x:%08x", k.family, k.plen, k.addr[0], k.addr[1], k.addr[2],
 		     k.addr[3], plen, want[0], want[1], want[2], want[3]);

@@ -99,8 +99,8 @@ static const struct {
 };
 
 enum path {
-	P_NORULE, P_HIT, P_HITX, P_HITIF, P_HITSLOT, P_FLEET, P_DROP, P_V6, P_LIM4, P_RULES8, P_RULES32,
-	P_RULES64, P_RULES256, P_SPOOF,
+	P_NORULE, P_HIT, P_HITX, P_HITIF, P_HITSLOT, P_FLEET, P_DROP, P_V6, P_DST, P_FLOW, P_LIM4,
+	P_RULES8, P_RULES32, P_RULES64, P_RULES256, P_SPOOF,
 	P_HIT1, P_NEWFULL, P_COOKIE_SYN, P_COOKIE_ACK, P_COOKIE_ACK64,
 	P_REFL_OTHER, P_REFL_DROP, P_REFL_ANSWER, P_EGRESS_IDLE, P_EGRESS_REC, NPATH,
 	/* Not a row of the paths' table: measured on its own instance (cold4, clock auto). */
@@ -125,6 +125,9 @@ static const struct {
 	{ "fleet_hit", "the same, fleet scope, key tracked for the fleet sync", 0, XDP_PASS },
 	{ "drop", "one rule, existing key, dropped", 0, XDP_DROP },
 	{ "v6_64", "IPv6 /64 key, existing, admitted", 0, XDP_PASS },
+	{ "per_dst", "one rule per dst, existing key, admitted (destination read, scratch lookup)",
+	  0, XDP_PASS },
+	{ "per_flow", "one rule per flow, existing key, admitted", 0, XDP_PASS },
 	{ "limits4", "4 limits on one rule (src, src/24, src/16, all), admitted", 0, XDP_PASS },
 	{ "rules8", "8 rules, the last matches, existing key", 0, XDP_PASS },
 	{ "rules32", "32 rules, the last matches, existing key", 0, XDP_PASS },
@@ -181,6 +184,8 @@ static const struct {
 	{ "one rule, the interface counted / not", P_HITSLOT, P_HIT, 0 },
 	{ "fleet scope, tracked key / the same limit per host", P_FLEET, P_HIT, FLEET_AIM },
 	{ "4 limits on one rule / one limit", P_LIM4, P_HIT, 2.0 },
+	{ "one rule per dst / per src", P_DST, P_HIT, 0 },
+	{ "one rule per flow / per src", P_FLOW, P_HIT, 0 },
 	{ "64 rules, the last matching / one rule", P_RULES64, P_HIT, 1.3 },
 	{ "256 rules, the last matching / 64 rules", P_RULES256, P_RULES64, 1.1 },
 	{ "ACK with a cookie, its rule behind 63 others / alone", P_COOKIE_ACK64, P_COOKIE_ACK,
@@ -1024,6 +1029,9 @@ static double run_path(struct inst *in, int p, unsigned long round)
 {
 	static const struct lim open = { OPEN_RATE, OPEN_RATE, WEIR_KEY_SRC, 32, 64 };
 	static const struct lim tight = { 1, 1, WEIR_KEY_SRC, 32, 64 };
+	/* per dst and per flow: off the per-source fast path (bpf/walk.h fast_src). */
+	static const struct lim dst = { OPEN_RATE, OPEN_RATE, WEIR_KEY_DST, 32, 64 };
+	static const struct lim flow = { OPEN_RATE, OPEN_RATE, WEIR_KEY_FLOW, 32, 64 };
 	static const struct lim four[4] = {
 		{ OPEN_RATE, OPEN_RATE, WEIR_KEY_SRC, 32, 64 },
 		{ OPEN_RATE, OPEN_RATE, WEIR_KEY_SRC, 24, 48 },
@@ -1155,6 +1163,12 @@ static double run_path(struct inst *in, int p, unsigned long round)
 		err = set_rules(in, 1, &open, 1);
 		build_udp6(pkt, SRC6_W1, BENCH_PORT);
 		len = PKT6_LEN;
+		break;
+	case P_DST:
+		err = set_rules(in, 1, &dst, 1);
+		break;
+	case P_FLOW:
+		err = set_rules(in, 1, &flow, 1);
 		break;
 	case P_LIM4:
 		err = set_rules(in, 1, four, 4);

@@ -350,27 +350,35 @@ static void print_row(const struct weir_ruleset *rs, const struct top_row *row, 
 	const struct weir_rule *r = &rs->rules[row->rule];
 	const struct weir_limit *l = &r->limits[row->key.limit % WEIR_MAX_LIMITS];
 	__u64 refill = 0, left;
-	char src[64], what[64];
+	char src[80], cell[96], what[64];
+	bool dst = row->key.family && row->key.kind == WEIR_KEY_DST;
 
-	if (row->key.family == 0)
-		snprintf(src, sizeof(src), "all");
+	wr_format_key(&row->key, false, src, sizeof(src));
+	/* A destination or flow bucket says so: never read as a source. */
+	if (row->key.family && row->key.kind != WEIR_KEY_SRC)
+		snprintf(cell, sizeof(cell), "%s %s", wr_key_kind_name(row->key.kind), src);
 	else
-		format_cidr(row->key.family, row->key.addr, row->key.plen, src, sizeof(src));
+		snprintf(cell, sizeof(cell), "%s", src);
 	left = wr_limit_remaining(l, row->st.tat, row->st.aux, now, win_off, &refill);
 	/* The limit by what it says ("src/24 100pps"), not by its index. */
 	{
 		char rate[40];
 
 		format_rate_per(l->rate, l->cost, l->period_ms, rate, sizeof(rate));
-		if (l->key == WEIR_KEY_ALL)
-			snprintf(what, sizeof(what), "all %s", rate);
+		if (l->key == WEIR_KEY_ALL || l->key == WEIR_KEY_FLOW)
+			snprintf(what, sizeof(what), "%s %s", wr_key_kind_name(l->key), rate);
 		else if (row->key.family == 6)
-			snprintf(what, sizeof(what), "src6/%u %s", l->plen6, rate);
+			snprintf(what, sizeof(what), "%s6/%u %s", wr_key_kind_name(l->key),
+				 l->plen6, rate);
 		else
-			snprintf(what, sizeof(what), "src/%u %s", l->plen4, rate);
+			snprintf(what, sizeof(what), "%s/%u %s", wr_key_kind_name(l->key),
+				 l->plen4, rate);
 	}
 	open_object(NULL);
-	print_str("source", "%-44s", src);
+	print_text("%-44s", cell);
+	/* JSON: the address under what it is, and the key's kind. */
+	print_str(dst ? "destination" : "source", NULL, src);
+	print_str("key", NULL, row->key.family ? wr_key_kind_name(row->key.kind) : "all");
 	print_str("rule", " %-16s", rs->names[row->rule]);
 	print_str("limit", " %-22s", what);
 	print_u64("limit_index", NULL, row->key.limit);

@@ -96,16 +96,26 @@ static bool bucket_now(struct daemon *d, const struct weir_ruleset *rs,
 	return true;
 }
 
-/* A host as its address, a prefix as CIDR, a rule-wide bucket as "all sources". */
+/*
+ * A host as its address, a prefix as CIDR, a rule-wide bucket as "all
+ * sources"; a destination or a flow says so ("destination 198.18.7.1",
+ * "flow 198.18.0.1 port 40000").
+ */
 static void format_source(const struct weir_key *k, char *buf, size_t len)
 {
+	char a[80];
+
 	if (!k->family) {
 		snprintf(buf, len, "all sources");
 		return;
 	}
-	format_cidr(k->family, k->addr, k->plen, buf, len);
-	if (k->plen == (k->family == 4 ? 32 : 128))
-		buf[strcspn(buf, "/")] = '\0';
+	wr_format_key(k, true, a, sizeof(a));
+	if (k->kind == WEIR_KEY_DST)
+		snprintf(buf, len, "destination %s", a);
+	else if (k->kind == WEIR_KEY_FLOW)
+		snprintf(buf, len, "flow %s", a);
+	else
+		snprintf(buf, len, "%s", a);
 }
 
 struct ev_line {
@@ -140,7 +150,7 @@ void events_flush(struct daemon *d)
 	for (i = 0; i < d->nr_tracked; i++) {
 		struct tracked *t = &d->tracked[i];
 		struct weir_state st;
-		char src[64];
+		char src[96];
 		__u64 dropped;
 		int rule;
 

@@ -361,5 +361,9 @@ void wr_src_waits_free(struct wr_src_waits *ws);
 /* What waits for key k alone (its one slot, every CPU): 0 or -errno. */
 int wr_src_waiting_key(const struct wr_maps *m, const struct weir_key *k, __u64 *n);
 
+/* A bucket key's kind ("src", "all", "dst", "flow") and address (limit_keys.c). */
+const char *wr_key_kind_name(unsigned int kind);
+void wr_format_key(const struct weir_key *k, bool bare, char *buf, size_t len);
+
 
 #endif /* WEIR_LIBWEIR_H */

@@ -28,6 +28,9 @@
 static int limit_finish(struct weir_limit *l, bool burst_set, struct wr_perr *pe, int word)
 {
 	wr_limit_set_masks(l);
+	if (l->fleet && (l->key == WEIR_KEY_DST || l->key == WEIR_KEY_FLOW))
+		return perr(pe, word, -EINVAL, "per %s fleet: a fleet-wide limit is per src or "
+			    "per all", l->key == WEIR_KEY_DST ? "dst" : "flow");
 	if (l->fleet && l->algo == WEIR_ALGO_CONNS)
 		return perr(pe, word, -EINVAL, "scope fleet applies to token-bucket and window "
 			    "limits: a connection cap counts this host's connections");
@@ -89,9 +92,10 @@ static int limit_end(struct wr_rule_parser *p)
 /* A connection limit counts per source. */
 static int conns_per_source(const struct weir_limit *l, struct wr_perr *pe)
 {
-	if (l->algo == WEIR_ALGO_CONNS && l->key == WEIR_KEY_ALL)
+	if (l->algo == WEIR_ALGO_CONNS && l->key != WEIR_KEY_SRC)
 		return perr(pe, -1, -EINVAL, "conns counts per source (src[/LEN] src6/LEN), not "
-			    "per all");
+			    "per %s", l->key == WEIR_KEY_ALL ? "all" :
+			    l->key == WEIR_KEY_DST ? "dst" : "flow");
 	return 0;
 }
 
@@ -354,64 +358,6 @@ static void print_burst(const struct weir_limit *l)
  * A word of a per key: all, src, src/LEN or src6/LEN; and "fleet" after
  * them, short for scope fleet (`per src fleet`).
  */
-#define WR_PER_ITEMS "src[/LEN], src6/LEN or all"
-static bool per_item(const char *w)
-{
-	return !strcmp(w, "all") || !strcmp(w, "src") || !strncmp(w, "src/", 4) ||
-	       !strncmp(w, "src6/", 5) || !strcmp(w, "fleet");
-}
-
-/* The per key words that follow. */
-static int kw_per(struct wr_rule_parser *p)
-{
-	struct weir_limit *l = p->l;
-	int n, at;
-	uint64_t v;
-
-	if (!l)
-		return perr(p->pe, p->i, -EINVAL, "\"per\" must follow a limit");
-	for (n = 0, at = AT(p); at < p->argc && per_item(p->argv[at]); n++, at++) {
-		const char *w = p->argv[at];
-
-		if (!strcmp(w, "fleet")) {
-			if (!n)
-				break;	/* a key first: "per fleet" says nothing */
-			l->fleet = 1;
-		} else if (!strcmp(w, "all")) {
-			l->key = WEIR_KEY_ALL;
-			l->plen4 = 0;
-			l->plen6 = 0;
-		} else if (!strcmp(w, "src")) {
-			l->key = WEIR_KEY_SRC;
-		} else if (!strncmp(w, "src/", 4)) {
-			if (parse_u64(w + 4, 0, 32, &v))
-				return bad(p->pe, at, "IPv4 key prefix", w);
-			l->key = WEIR_KEY_SRC;
-			l->plen4 = v;
-		} else {
-			if (parse_u64(w + 5, 0, 128, &v))
-				return bad(p->pe, at, "IPv6 key prefix", w);
-			l->key = WEIR_KEY_SRC;
-			l->plen6 = v;
-		}
-	}
-	if (!n)
-		return perr(p->pe, AT(p), -EINVAL, "invalid per key (%s) \"%s\"",
-			    WR_PER_ITEMS, VAL(p));
-	return n;
-}
-
-static void print_per(const struct weir_limit *l)
-{
-	if (l->key == WEIR_KEY_ALL) {
-		print_str("per", " per %s", "all");
-	} else {
-		print_str("per", " per %s", "src");
-		print_u64("prefix4", "/%llu", l->plen4);
-		print_u64("prefix6", " src6/%llu", l->plen6);
-	}
-}
-
 /* Whose limit it is: this host's (the default), or the fleet's. */
 static int kw_scope(struct wr_rule_parser *p)
 {

@@ -57,6 +57,12 @@ void print_iface(const struct weir_rule *r);
 /* What the further fields say together with the rest of rule r, once all is read. */
 int wr_fields_end(const struct weir_rule *r, struct wr_perr *pe);
 
+/* The limit keys (limit_keys.c): "per". */
+#define WR_PER_ITEMS "src[/LEN], src6/LEN, dst[/LEN], dst6/LEN, flow or all"
+bool per_item(const char *w);
+int kw_per(struct wr_rule_parser *p);
+void print_per(const struct weir_limit *l);
+
 #define WR_DST_ITEMS "CIDR, IPv4 or IPv6"
 #define WR_PAY_ITEMS "OFF[/MASK]=VALUE"
 
