@@ -70,6 +70,10 @@ traffic() {
 		n=$((n + 1))
 	done
 	wait "${pids[@]}"
+	# What top says as the flood ends (a sink that got nothing waits out
+	# its 30 s, longer than top's 10 s window).
+	wrj top >"$TMP/top.json"
+	wr top >"$TMP/top.txt"
 	wait "${sinks[@]}"
 }
 # Packets that reached destination D (from any source), and generator N's figures.
@@ -106,8 +110,8 @@ wr rule add carpet proto udp dport $PORT dst 198.18.7.0/24 limit 200pps burst 60
 	>/dev/null || fail "rule add"
 traffic 3 "198.18.100.2>198.18.7.1=500" "198.18.100.3>198.18.7.1=500" \
 	"198.18.100.4>198.18.7.3=400" "198.18.100.2>198.18.7.2=60"
-top=$(wrj top)
-toptext=$(wr top)
+top=$(cat "$TMP/top.json")
+toptext=$(cat "$TMP/top.txt")
 near "198.18.7.1 (two attackers, one budget)" "$(got_dst 198.18.7.1)" \
 	"$(ideal 60 200 "$(secs_max 0 1)")"
 near "198.18.7.3" "$(got_dst 198.18.7.3)" "$(ideal 60 200 "$(secs 2)")"
@@ -148,6 +152,12 @@ wr rule add flows proto udp dport $PORT limit 100pps burst 30 per flow >/dev/nul
 traffic 3 "198.18.100.2>198.18.7.1:40001=400" "198.18.100.2>198.18.7.2:40002=400"
 near "198.18.100.2 port 40001" "$(got_dst 198.18.7.1)" "$(ideal 30 100 "$(secs 0)")"
 near "198.18.100.2 port 40002" "$(got_dst 198.18.7.2)" "$(ideal 30 100 "$(secs 1)")"
+# top shows each flow as a flow, with its port: two buckets of one source.
+for p in 40001 40002; do
+	jq -e --arg s "198.18.100.2/32 port $p" '.sources[] | select(.source == $s and
+		.key == "flow" and .drops > 0)' "$TMP/top.json" >/dev/null ||
+		fail "top does not show flow 198.18.100.2 port $p: $(cat "$TMP/top.json")"
+done
 [ "$(wrj rule list | jq -r '.rules[] | select(.name == "flows") | .limits[0].per')" == flow ] ||
 	fail "rule list -j: $(wrj rule list)"
 wr rule del flows >/dev/null
