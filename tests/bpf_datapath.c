@@ -2650,6 +2650,44 @@ static void fields_v6(int tc)
 	clear_rules();
 }
 
+/*
+ * Payload words past the linear head: test_run hands XDP a frame longer
+ * than one buffer (XDP_ONE_BUFFER, 3520 bytes on x86-64) as a multi-buffer
+ * frame. Two IPv6 extension headers (2048 + 1408 bytes) put the UDP header
+ * at 3510: its first payload word straddles the head's end and the second
+ * lies in a fragment, both read through bpf_xdp_load_bytes.
+ */
+DP_CASE(dp_match_payload_past_the_linear_head)
+{
+	static const __u8 magic[12] = { 0x17, 0, 0, 0, 0, 0, 0, 0, 0xde, 0xad, 0xbe, 0xef };
+	struct frame f, pl, l;
+	__u8 a[16];
+
+	if (!skel->rodata->has_frags) {
+		CHECK_SKIP("no multi-buffer XDP on this kernel");
+		return;
+	}
+	use_tc = 0;
+	fields_rules();
+	addr6(a, 1, 1);
+	pl.n = 0;
+	put8(&pl, WR_IPPROTO_DSTOPTS);	/* hop-by-hop: (255 + 1) x 8 bytes of Pad1 */
+	put8(&pl, 255);
+	zeros(&pl, 2046);
+	put8(&pl, WR_IPPROTO_UDP);	/* destination options: (175 + 1) x 8 bytes */
+	put8(&pl, 175);
+	zeros(&pl, 1406);
+	l4_udp_from(&l, 1, 53, 20);
+	memcpy(l.b + 8, magic, sizeof(magic));
+	putn(&pl, l.b, l.n);
+	frame6(&f, a, WR_IPPROTO_HOPOPTS, &pl);
+	CHECK_EQ(f.n, 14 + 40 + 2048 + 1408 + 8 + 20);
+	CHECK_EQ(fields_hits(&f), FR_PLAIN | BIT(FR_PAY));
+	f.b[f.n - 20 + 11] ^= 1;	/* the second word, in the fragment, one bit off */
+	CHECK_EQ(fields_hits(&f), FR_PLAIN);
+	clear_rules();
+}
+
 DP_CASE(dp_match_fields_ipv6_xdp)
 {
 	fields_v6(0);
