@@ -85,9 +85,17 @@ static void check_rule(const struct weir_rule *r, const char *name)
 			if (l->mask6[w] != wr_prefix_word(l->plen6, w))
 				FAIL("limit %u: mask6 word %u", li, w);
 
-		if (l->algo > WEIR_ALGO_CONNS || l->key > WEIR_KEY_ALL ||
+		if (l->algo > WEIR_ALGO_CONNS || l->key > WEIR_KEY_FLOW ||
 		    l->cost > WEIR_COST_BYTE)
 			FAIL("limit %u: algo %u key %u cost %u", li, l->algo, l->key, l->cost);
+		/* A flow is the whole IPv4 source, or the IPv6 /64, and its port. */
+		if (l->key == WEIR_KEY_FLOW && (l->plen4 != 32 || l->plen6 != 64))
+			FAIL("limit %u: flow key /%u /%u", li, l->plen4, l->plen6);
+		/* Connection caps and fleet limits key by source or rule only. */
+		if ((l->algo == WEIR_ALGO_CONNS || l->fleet) &&
+		    (l->key == WEIR_KEY_DST || l->key == WEIR_KEY_FLOW))
+			FAIL("limit %u: %s keyed by kind %u", li,
+			     l->algo == WEIR_ALGO_CONNS ? "conns" : "fleet limit", l->key);
 		if (l->algo == WEIR_ALGO_CONNS) {
 			if (!l->rate)
 				FAIL("limit %u: conns 0", li);
