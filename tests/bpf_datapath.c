@@ -2795,20 +2795,9 @@ DP_CASE(dp_match_iface_tc)
 /* wr_if_stats[h], summed over CPUs. */
 static struct weir_if_stats ifstat(__u32 h)
 {
-	struct weir_if_stats v[ncpu], s;
-	int c;
+	struct weir_if_stats s;
 
-	memset(&s, 0, sizeof(s));
-	if (bpf_map__lookup_elem(skel->maps.wr_if_stats, &h, 4, v, sizeof(v), 0)) {
-		CHECK_FAIL("reading wr_if_stats[%u]: %s", h, strerror(errno));
-		return s;
-	}
-	for (c = 0; c < ncpu; c++) {
-		s.passed_pkts += v[c].passed_pkts;
-		s.passed_bytes += v[c].passed_bytes;
-		s.dropped_pkts += v[c].dropped_pkts;
-		s.dropped_bytes += v[c].dropped_bytes;
-	}
+	percpu_sum(skel->maps.wr_if_stats, h, &s, sizeof(s));
 	return s;
 }
 

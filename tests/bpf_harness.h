@@ -389,26 +389,32 @@ static inline __u64 g(int idx)
 	return sum;
 }
 
+/*
+ * Entry key of a per-CPU map of counters (values of size bytes, all
+ * __u64), summed over CPUs into out; zeros, and a failed check, if
+ * unreadable.
+ */
+static inline void percpu_sum(struct bpf_map *map, __u32 key, void *out, size_t size)
+{
+	__u64 v[ncpu * size / sizeof(__u64)], *o = out;
+	size_t c, w, n = size / sizeof(__u64);
+
+	memset(out, 0, size);
+	if (bpf_map__lookup_elem(map, &key, 4, v, sizeof(v), 0)) {
+		CHECK_FAIL("reading %s[%u]: %s", bpf_map__name(map), key, strerror(errno));
+		return;
+	}
+	for (c = 0; c < (size_t)ncpu; c++)
+		for (w = 0; w < n; w++)
+			o[w] += v[c * n + w];
+}
+
 /* Counters of the rule at index i of the current set, summed over CPUs. */
 static inline struct weir_rule_stats rstat(int i)
 {
-	struct weir_rule_stats v[ncpu], s;
-	__u32 key = rs.rules[i].slot;
-	int c;
+	struct weir_rule_stats s;
 
-	memset(&s, 0, sizeof(s));
-	if (bpf_map__lookup_elem(skel->maps.wr_rule_stats, &key, 4, v, sizeof(v), 0)) {
-		CHECK_FAIL("reading wr_rule_stats[%u]: %s", key, strerror(errno));
-		return s;
-	}
-	for (c = 0; c < ncpu; c++) {
-		s.passed_pkts += v[c].passed_pkts;
-		s.passed_bytes += v[c].passed_bytes;
-		s.dropped_pkts += v[c].dropped_pkts;
-		s.dropped_bytes += v[c].dropped_bytes;
-		s.wdrop_pkts += v[c].wdrop_pkts;
-		s.wdrop_bytes += v[c].wdrop_bytes;
-	}
+	percpu_sum(skel->maps.wr_rule_stats, rs.rules[i].slot, &s, sizeof(s));
 	return s;
 }
 

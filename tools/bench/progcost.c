@@ -498,37 +498,28 @@ static void set_fields_pkt(__u8 *p)
 	p[44] = 0x03;
 }
 
-/* Packets rule slot 0 has passed, on every CPU; 0 if unreadable. */
-static __u64 rule0_passed(struct inst *in)
+/*
+ * The passed packets of entry key of a per-CPU counter map whose values
+ * (vsize bytes) start with them, summed over CPUs; 0 if unreadable.
+ */
+static __u64 passed_sum(struct bpf_map *map, __u32 key, size_t vsize)
 {
 	int ncpu = libbpf_num_possible_cpus(), c;
-	struct weir_rule_stats v[ncpu > 0 ? ncpu : 1];
-	__u32 key = 0;
-	__u64 n = 0;
+	__u64 v[(ncpu > 0 ? ncpu : 1) * vsize / sizeof(__u64)], n = 0;
 
-	if (ncpu <= 0 || bpf_map__lookup_elem(in->skel->maps.wr_rule_stats, &key, sizeof(key), v,
-					      sizeof(v), 0))
+	if (ncpu <= 0 || bpf_map__lookup_elem(map, &key, sizeof(key), v, sizeof(v), 0))
 		return 0;
 	for (c = 0; c < ncpu; c++)
-		n += v[c].passed_pkts;
+		n += v[c * vsize / sizeof(__u64)];
 	return n;
 }
 
-/* Frames slot 1 of the per-interface counters has passed, on every CPU; 0 if unreadable. */
-static __u64 if1_passed(struct inst *in)
-{
-	int ncpu = libbpf_num_possible_cpus(), c;
-	struct weir_if_stats v[ncpu > 0 ? ncpu : 1];
-	__u32 key = 1;
-	__u64 n = 0;
-
-	if (ncpu <= 0 || bpf_map__lookup_elem(in->skel->maps.wr_if_stats, &key, sizeof(key), v,
-					      sizeof(v), 0))
-		return 0;
-	for (c = 0; c < ncpu; c++)
-		n += v[c].passed_pkts;
-	return n;
-}
+/* Packets rule slot 0 has passed; frames slot 1 of the per-interface counters has. */
+#define rule0_passed(in) passed_sum((in)->skel->maps.wr_rule_stats, 0, \
+				    sizeof(struct weir_rule_stats))
+#define if1_passed(in) passed_sum((in)->skel->maps.wr_if_stats, 1, sizeof(struct weir_if_stats))
+_Static_assert(offsetof(struct weir_rule_stats, passed_pkts) == 0 &&
+	       offsetof(struct weir_if_stats, passed_pkts) == 0, "passed_sum reads word 0");
 
 /* set_rules adds, after its rules, `preset reflection` with its default limit (drop all). */
 static bool with_reflect;
