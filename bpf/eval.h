@@ -98,6 +98,8 @@ struct wr_match {
 	__u32 precise;		/* a matching rule needs the precise clock */
 	__u32 cookie_always;	/* 1 + index of the first `cookie always` rule a SYN matched */
 	__u32 vclass;		/* 1 + the most critical verified-class; 0: none */
+	/* 1 + index of the first tcp-state rule matched, with WR_TS_AUTO and WR_TS_DRY; 0: none */
+	__u32 tcp_state;
 	/*
 	 * The header fields that struct wr_pkt does not hold, read for a set
 	 * with rules on them (wr_more_xdp, wr_more_skb) and not cleared
@@ -105,6 +107,10 @@ struct wr_match {
 	 */
 	struct wr_pkt_x x;
 };
+/* wr_match.tcp_state: the rule is `tcp-state auto`; it does not enforce (dry-run, kill switch). */
+#define WR_TS_AUTO	(1U << 16)
+#define WR_TS_DRY	(1U << 17)
+#define WR_TS_RULE	0xffffU
 /* The bytes of struct wr_match that matching starts from 0. */
 #define WR_MATCH_CLEAR	__builtin_offsetof(struct wr_match, x)
 

@@ -241,6 +241,9 @@ static __always_inline void match_one(void *ctx, int xdp, const struct weir_rule
 	for (li = 0; li < WEIR_MAX_LIMITS; li++)
 		if (li < r->nr_limits && r->limits[li].key == WEIR_KEY_ALL)
 			agg++;
+	if ((r->flags & WEIR_RF_TCP_STATE) && !m->tcp_state)
+		m->tcp_state = (i + 1) | ((r->flags & WEIR_RF_TCP_AUTO) ? WR_TS_AUTO : 0) |
+			       ((r->action == WEIR_ACT_DROP && !disabled) ? 0 : WR_TS_DRY);
 	if ((r->action == WEIR_ACT_DROP || r->action == WEIR_ACT_COOKIE) && !disabled) {
 		if (!m->enforce)
 			m->first_enforce = i;

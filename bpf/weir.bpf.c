@@ -13,7 +13,8 @@
  * state and scratch), state.h (wr_state), event.h (refusals and their
  * events), limit.h (one limit's check, charge and refund), reflect.h (the
  * reflection preset's outgoing flows), match.h (rule matching), walk.h (the limit walk), rule_stats.h (per-rule counters),
- * shed.h, capture.h, cookie.h and sockops.h. They are included in this
+ * shed.h, capture.h, tcpstate.h (tcp-state's connection check), cookie.h
+ * and sockops.h. They are included in this
  * order, which is the order of their global functions in the object.
  */
 #include "vmlinux.h"
@@ -40,6 +41,7 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 #include "rule_stats.h"
 #include "shed.h"
 #include "capture.h"
+#include "tcpstate.h"
 
 /* What weir_cookie_syn needs of rule r, into the per-CPU scratch. */
 static __always_inline void ck_stash(struct wr_scratch *sc, const struct weir_rule *r, __u64 now,
@@ -182,6 +184,32 @@ static __always_inline int weir_core(const void *data, const void *data_end, __u
 	else if (skb)
 		wr_match_rules_skb(skb, &ev, m, disabled);
 	matched = m->enforce | m->dry;
+
+	/*
+	 * tcp-state: a TCP segment other than a SYN that belongs to no
+	 * connection of this host is dropped before it costs a token or a
+	 * shedding draw. Unless it is switched off (`tcp-state auto`).
+	 */
+	if (m->tcp_state && !pure_syn(&ev.pkt) && ev.pkt.proto == WR_IPPROTO_TCP &&
+	    (ev.pkt.flags & WR_PKT_L4) && (!(m->tcp_state & WR_TS_AUTO) || cfg->tcp_state_on)) {
+		__u32 ri = (m->tcp_state - 1) & (WEIR_MAX_RULES - 1);
+		int ok = 1;
+
+		if (xctx)
+			ok = wr_tcp_state_xdp(xctx, &ev.pkt, clock_now(cfg, 0));
+		else if (skb)
+			ok = wr_tcp_state_skb(skb, &ev.pkt, clock_now(cfg, 0));
+		if (!ok) {
+			count(WEIR_G_OUT_OF_STATE);
+			if (!(m->tcp_state & WR_TS_DRY)) {
+				rule_count(rs, ri, ev.pkt.len, WR_VERDICT_DROP);
+				why = WR_WHY(WEIR_CR_TCP_STATE, ri + 1, 0);
+				goto drop;
+			}
+			count(WEIR_G_WOULD_DROP);
+			rule_count(rs, ri, ev.pkt.len, WR_VERDICT_WOULD_DROP);
+		}
+	}
 
 	/*
 	 * Shedding by class, then reserved capacity, before any rule limit:

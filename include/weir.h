@@ -282,11 +282,36 @@ enum weir_rule_flags {
 	 * limit. Set by the rule's reader; never read by the data path.
 	 */
 	WEIR_RF_PRESET_DEFAULT = 1 << 1,
+	/*
+	 * `tcp-state on`: a TCP segment other than a SYN that matches the
+	 * rule passes only if it belongs to a connection of this host
+	 * (bpf/tcpstate.h). With WEIR_RF_TCP_AUTO (`tcp-state auto`), only
+	 * while the daemon has switched the check on (weir_config.tcp_state_on).
+	 */
+	WEIR_RF_TCP_STATE = 1 << 2,
+	WEIR_RF_TCP_AUTO = 1 << 3,
 };
 /* A GCRA tolerance of at least this many ticks is exact on a tick clock. */
 #define WEIR_COARSE_TICKS		2
 /* A window of at least this many ticks moves its edges by at most 1%. */
 #define WEIR_COARSE_WINDOW_TICKS	100
+
+/*
+ * tcp-state's cache of verified flows (bpf/tcpstate.h): per CPU,
+ * direct-mapped, WEIR_TCP_SEEN_SLOTS flows a CPU; a flow found
+ * established counts as verified this long before it is asked again.
+ */
+#define WEIR_TCP_SEEN_SHIFT	12
+#define WEIR_TCP_SEEN_SLOTS	(1U << WEIR_TCP_SEEN_SHIFT)
+#define WEIR_TCP_SEEN_TTL_NS	2000000000ULL
+struct weir_tcp_seen {
+	__u32 saddr[4];		/* network byte order; IPv4 in [0], rest 0 */
+	__u32 daddr[4];
+	__u32 ports;		/* source port | destination port << 16, as on the wire */
+	__u32 family;		/* 4 or 6; 0: an empty slot */
+	__u64 until;		/* data-path clock */
+};
+_Static_assert(sizeof(struct weir_tcp_seen) == 48, "weir_tcp_seen layout");
 
 /* Protocol classes of the rule index (struct weir_ruleset.cand). */
 enum weir_idx_proto {
@@ -400,7 +425,11 @@ struct weir_config {
 	 * (a capture killed by SIGKILL).
 	 */
 	__u32 capture;
-	__u32 pad2;
+	/*
+	 * `tcp-state auto` rules check segments while this is set: switched
+	 * by the daemon's out-of-state watch (user/daemon/tcpstate.c).
+	 */
+	__u32 tcp_state_on;
 	/*
 	 * Fleet window limits cut their windows on the fleet's clock: Redis's
 	 * TIME (ns since the epoch) less CLOCK_MONOTONIC, as this host's fleet
@@ -687,6 +716,8 @@ enum weir_global {
 	 * compare-and-swap lost every time): contention, never a fault.
 	 */
 	WEIR_G_CONTENDED,
+	WEIR_G_OUT_OF_STATE,	/* TCP segments of no connection, dropped by tcp-state */
+	WEIR_G_TCP_LOOKUPS,	/* tcp-state's socket lookups (its cache's misses) */
 	WEIR_G_MAX,
 };
 
@@ -776,6 +807,7 @@ enum weir_capture_reason {
 	WEIR_CR_MALFORMED,	/* truncated or invalid IP */
 	WEIR_CR_COOKIE,	/* a SYN answered with a SYN cookie instead (dropped) */
 	WEIR_CR_FAULT,	/* an internal fault, under the fail policy */
+	WEIR_CR_TCP_STATE,	/* a TCP segment of no connection (tcp-state) */
 	WEIR_CR_MAX,
 };
 

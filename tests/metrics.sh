@@ -146,7 +146,7 @@ for f in weir_rule_packets_total:counter weir_rule_bytes_total:counter \
 	 weir_fail_open_total:counter weir_contended_total:counter weir_events_total:counter \
 	 weir_events_lost_total:counter weir_keys:gauge weir_keys_capacity:gauge \
 	 weir_rules:gauge weir_rule_limits:gauge weir_enabled:gauge \
-	 weir_fail_closed:gauge weir_ruleset_generation:gauge \
+	 weir_fail_closed:gauge weir_ruleset_generation:gauge weir_tcp_state_on:gauge \
 	 weir_interface_attached:gauge weir_interface_packets_total:counter \
 	 weir_interface_bytes_total:counter weir_up:gauge weir_deny_entries:gauge \
 	 weir_allow_entries:gauge weir_shed_utilization:gauge weir_shed_amount:gauge \

@@ -90,7 +90,7 @@
  * kinds are sent alike.
  */
 enum proto { PROTO_UDP, PROTO_TCP_SYN, PROTO_TCP_ACK };
-/* The TCP flags of build_syn's segments: SYN, or ACK for --proto tcp-ack. */
+/* The TCP flags of build_syn's segments: SYN, or what --proto tcp-ack/rst/fin/synack says. */
 static uint8_t tcp_flags = 0x02;
 
 /* Leading bytes of every UDP payload (truncated if --size is smaller). */
@@ -136,7 +136,8 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 "Usage: %s --dst ADDR --dport N --src ADDR[,ADDR...] --rate PPS --duration SEC\n"
-"             [--proto udp|tcp-syn|tcp-ack] [--count N] [--size BYTES] [--sport N]\n"
+"             [--proto udp|tcp-syn|tcp-ack|tcp-rst|tcp-fin|tcp-synack] [--count N]\n"
+"             [--size BYTES] [--sport N]\n"
 "             [--spin-us N] [--slip-us N] [--json] [--any-addr]\n"
 "       %s --dst ADDR --dport N --spoof-prefix CIDR --rate PPS --duration SEC [...]\n"
 "\n"
@@ -146,8 +147,9 @@ static void usage(FILE *f)
 "\n"
 "  --dst ADDR            destination, IPv4 or IPv6\n"
 "  --dport N             destination port, 1-65535\n"
-"  --proto P             udp (default), tcp-syn, or tcp-ack (random sequence\n"
-"                        and acknowledgment numbers)\n"
+"  --proto P             udp (default), tcp-syn, or tcp-ack, tcp-rst, tcp-fin\n"
+"                        (FIN+ACK), tcp-synack (random sequence and\n"
+"                        acknowledgment numbers)\n"
 "  --src A[,A...]        source addresses, same family as --dst; may repeat\n"
 "  --spoof-prefix CIDR   instead of --src: a random source inside CIDR for\n"
 "                        every packet; --rate is then the aggregate rate\n"
@@ -168,7 +170,7 @@ static void usage(FILE *f)
 "  -V, --version         print the version\n"
 "\n"
 "Send errors (ENOBUFS, EAGAIN, ...) are counted, not fatal. Needs CAP_NET_RAW\n"
-"for tcp-syn, tcp-ack and --spoof-prefix. Exit status: 0 done, 1 runtime error,\n"
+"for the tcp protocols and --spoof-prefix. Exit status: 0 done, 1 runtime error,\n"
 "2 bad arguments.\n",
 		prog, prog, MAX_SIZE, DEFAULT_SIZE, EPHEMERAL_BASE,
 		EPHEMERAL_BASE + EPHEMERAL_SPAN - 1, DEFAULT_SPIN_US);
@@ -288,9 +290,16 @@ static void parse_args(int argc, char **argv, struct opts *o)
 			else if (!strcmp(optarg, "tcp-syn"))
 				o->proto = PROTO_TCP_SYN;
 			else if (!strcmp(optarg, "tcp-ack"))
-				o->proto = PROTO_TCP_ACK;
+				o->proto = PROTO_TCP_ACK, tcp_flags = 0x10;
+			else if (!strcmp(optarg, "tcp-rst"))
+				o->proto = PROTO_TCP_ACK, tcp_flags = 0x04;
+			else if (!strcmp(optarg, "tcp-fin"))
+				o->proto = PROTO_TCP_ACK, tcp_flags = 0x11;
+			else if (!strcmp(optarg, "tcp-synack"))
+				o->proto = PROTO_TCP_ACK, tcp_flags = 0x12;
 			else
-				invarg("invalid --proto \"%s\" (udp, tcp-syn or tcp-ack)", optarg);
+				invarg("invalid --proto \"%s\" (udp, tcp-syn, tcp-ack, tcp-rst, "
+				       "tcp-fin or tcp-synack)", optarg);
 			break;
 		case OPT_SRC:
 			add_sources(o, optarg);
@@ -359,11 +368,9 @@ static void parse_args(int argc, char **argv, struct opts *o)
 		invarg("--src and --spoof-prefix exclude each other");
 	if (!o->spoof && !o->nsrc)
 		invarg("--src or --spoof-prefix is required");
-	if (o->proto == PROTO_TCP_ACK) {
-		/* From here on sent like SYNs, with the ACK flag. */
+	if (o->proto == PROTO_TCP_ACK)
+		/* From here on sent like SYNs, with the flags --proto chose. */
 		o->proto = PROTO_TCP_SYN;
-		tcp_flags = 0x10;
-	}
 	if (o->proto == PROTO_TCP_SYN && seen[OPT_SIZE])
 		invarg("--size applies to --proto udp only");
 	if (o->spoof && o->spoof_net.family != o->dst.family)

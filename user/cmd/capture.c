@@ -50,6 +50,7 @@ static const char *const reason_names[WEIR_CR_MAX] = {
 	[WEIR_CR_MALFORMED] = "malformed",
 	[WEIR_CR_COOKIE] = "cookie",
 	[WEIR_CR_FAULT] = "fault",
+	[WEIR_CR_TCP_STATE] = "tcp-state",
 };
 
 struct cap {

@@ -81,6 +81,8 @@ const struct wr_global_metric wr_global_metrics[WEIR_G_MAX] = {
 	[WEIR_G_VERIFIED] = { "weir_verified_spared_total", false },
 	[WEIR_G_COOKIE_PRIMED] = { "weir_cookies_total", true },
 	[WEIR_G_CONTENDED] = { "weir_contended_total", false },
+	[WEIR_G_OUT_OF_STATE] = { "weir_packets_total", true },
+	[WEIR_G_TCP_LOOKUPS] = { "weir_tcp_state_lookups_total", false },
 };
 
 /* The families of the global counters, in the order they are written, with their help. */
@@ -106,6 +108,9 @@ static const struct {
 	  "checked (validated, invalid), SYNs passed to keep the kernel accepting cookies." },
 	{ "weir_verified_spared_total",
 	  "Packets of verified sources shed as their rule's verified-class." },
+	{ "weir_tcp_state_lookups_total",
+	  "Socket lookups tcp-state made: segments its cache of verified flows did not "
+	  "hold (an out-of-state flood's every segment is one)." },
 };
 
 /* One pinned link: where it is attached and how. */
@@ -545,6 +550,10 @@ static void write_snapshot(FILE *out, const struct snapshot *snap)
 	       "1 unless the kill switch is on (then everything passes and would-drops are "
 	       "counted).");
 	wr_metric_value(out, "weir_enabled", !snap->s.cfg.disabled);
+	wr_metric_family(out, "weir_tcp_state_on", "gauge",
+	       "1 while tcp-state auto rules check segments (switched by weir run's "
+	       "out-of-state watch).");
+	wr_metric_value(out, "weir_tcp_state_on", !!snap->s.cfg.tcp_state_on);
 	wr_metric_family(out, "weir_fail_closed", "gauge",
 	       "1 if internal faults drop the packet, 0 if they pass it.");
 	wr_metric_value(out, "weir_fail_closed", !!snap->s.cfg.fail_closed);

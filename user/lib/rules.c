@@ -439,6 +439,26 @@ static void print_cookie(const struct weir_rule *r)
 			  r->cookie == WEIR_COOKIE_ALWAYS ? "always" : "over-limit");
 }
 
+/* tcp-state on|auto|off: out-of-state TCP segments dropped (bpf/tcpstate.h). */
+static int kw_tcp_state(struct wr_rule_parser *p)
+{
+	p->r->flags &= ~(WEIR_RF_TCP_STATE | WEIR_RF_TCP_AUTO);
+	if (!strcmp(VAL(p), "on"))
+		p->r->flags |= WEIR_RF_TCP_STATE;
+	else if (!strcmp(VAL(p), "auto"))
+		p->r->flags |= WEIR_RF_TCP_STATE | WEIR_RF_TCP_AUTO;
+	else if (strcmp(VAL(p), "off"))
+		return bad(p->pe, AT(p), "tcp-state (on, auto, off)", VAL(p));
+	return 1;
+}
+
+static void print_tcp_state(const struct weir_rule *r)
+{
+	if (r->flags & WEIR_RF_TCP_STATE)
+		print_str("tcp_state", " tcp-state %s",
+			  (r->flags & WEIR_RF_TCP_AUTO) ? "auto" : "on");
+}
+
 /* Default SYN-ACK budgets: per second for the rule, and per destination address. */
 #define WR_COOKIE_BUDGET	10000
 #define WR_COOKIE_DST_BUDGET	8
@@ -588,6 +608,11 @@ const struct wr_rule_kw wr_rule_kws[] = {
 	{ .word = "cookie-dst-budget", .key = "cookie-dst-budget", .scope = WR_KW_RULE,
 	  .value = "N", .parse = kw_cookie_dst_budget, .print.rule = print_cookie_dst_budget,
 	  .help = "cookie-dst-budget N: at most N SYN-ACKs per second to one address (8)" },
+	{ .word = "tcp-state", .key = "tcp-state", .scope = WR_KW_RULE, .value = "on|auto|off",
+	  .parse = kw_tcp_state, .print.rule = print_tcp_state,
+	  .help = "tcp-state on: a TCP segment other than a SYN passes only if it belongs to a\n"
+		  "         connection of this host (proto tcp; a rule may then have no limit);\n"
+		  "         auto: only while `weir run` sees an out-of-state flood" },
 	{ .word = "verified-class", .key = "verified-class", .scope = WR_KW_RULE, .value = "N",
 	  .parse = kw_verified_class, .print.rule = print_verified_class,
 	  .help = "verified-class N: sources that completed a handshake are shed as class N" },
@@ -671,8 +696,9 @@ static int rule_end(struct wr_rule_parser *p)
 	struct wr_perr *pe = p->pe;
 	int i, err;
 
-	if (!p->l && !r->preset)
-		return perr(pe, -1, -EINVAL, "rule %s needs at least one limit", p->name);
+	if (!p->l && !r->preset && !(r->flags & WEIR_RF_TCP_STATE))
+		return perr(pe, -1, -EINVAL, "rule %s needs at least one limit (or tcp-state)",
+			    p->name);
 	err = limit_end(p);
 	if (!err)
 		err = wr_preset_finish(r, pe);
@@ -712,6 +738,21 @@ static int rule_end(struct wr_rule_parser *p)
 		r->ckd_interval_fp = wr_gcra_interval_per(r->ckd_rate, 1000);
 		r->ckd_tolerance = wr_gcra_tolerance(r->ckd_interval_fp, r->ckd_rate,
 						     WEIR_COST_PKT);
+	}
+
+	if (r->flags & WEIR_RF_TCP_STATE) {
+		if (!(r->match & WEIR_M_PROTO) || r->proto != 6)
+			return perr(pe, -1, -EINVAL, "tcp-state needs proto tcp: it checks TCP "
+				    "segments against this host's connections");
+		if (r->action == WEIR_ACT_COOKIE)
+			return perr(pe, -1, -EINVAL, "tcp-state and action cookie do not go in one "
+				    "rule: a cookie rule matches SYNs, which tcp-state never checks; "
+				    "give the port a second rule with tcp-state");
+		if ((r->match & WEIR_M_TCPFLAGS) && (r->tcp_mask & WEIR_TCP_SYN) &&
+		    (r->tcp_value & WEIR_TCP_SYN) && (r->tcp_mask & WEIR_TCP_ACK) &&
+		    !(r->tcp_value & WEIR_TCP_ACK))
+			return perr(pe, -1, -EINVAL, "tcp-state on a rule that matches only SYNs "
+				    "would check nothing: SYNs are never checked");
 	}
 
 	err = wr_fields_end(r, pe);
