@@ -257,6 +257,8 @@ int do_status(int argc, char **argv)
 					  "counted)" : "");
 	print_str("fail", "on internal faults: fail %s\n", cfg.fail_closed ? "closed" : "open");
 	print_str("malformed", "malformed IP: %s\n", cfg.malformed_pass ? "pass" : "drop");
+	print_str("tcp_state_auto", "tcp-state auto: %s\n",
+		  cfg.tcp_state_on ? "on (checking segments)" : "off");
 	print_u64("rules", "rules: %llu\n", rs->nr_rules);
 	print_u64("generation", "rule set generation: %llu\n", rs->gen);
 	open_object("keys");

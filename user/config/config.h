@@ -56,6 +56,17 @@ struct wr_cfg {
 	struct wr_cfg_shed shed;
 	struct wr_cfg_capacity capacity;
 	struct wr_cfg_fleet fleet;
+	/*
+	 * tcp-state: { on: 1000, off: 100, hold: 30s }: `tcp-state auto` rules
+	 * check segments from a second in which the out-of-state rate (RSTs
+	 * the kernel sent plus segments tcp-state dropped) reached on, until
+	 * it stayed under off for hold (user/daemon/tcpstate.c).
+	 */
+	struct {
+		__u32 on_pps;
+		__u32 off_pps;
+		__u32 hold_s;
+	} tcp_state;
 };
 
 /*

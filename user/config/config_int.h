@@ -215,6 +215,7 @@ void load_capacity_rate(struct load *ld, const yaml_node_t *n);
 void load_fleet(struct load *ld, const yaml_node_t *n);
 void load_fleet_redis(struct load *ld, const yaml_node_t *n);
 void check_curve(struct load *ld, const yaml_node_t *n, yaml_node_t *const *vals);
+void check_tcp_state(struct load *ld, const yaml_node_t *n, yaml_node_t *const *vals);
 void check_capacity(struct load *ld, const yaml_node_t *n, yaml_node_t *const *vals);
 void check_fleet(struct load *ld, const yaml_node_t *n, yaml_node_t *const *vals);
 void check_top(struct load *ld, const yaml_node_t *n, yaml_node_t *const *vals);

@@ -534,6 +534,19 @@ static const struct cfg_key events_keys[] = {
 };
 static const struct cfg_section events_section = SECTION("events", events_keys);
 
+static const struct cfg_key tcp_state_keys[] = {
+	{ .name = "on", .kind = &k_uint, FIELD(tcp_state.on_pps), .json = "on_pps", .min = 1,
+	  .max = 100000000, .def = "1000", .hint = "out-of-state segments a second, 1 .. 100000000" },
+	{ .name = "off", .kind = &k_uint, FIELD(tcp_state.off_pps), .json = "off_pps",
+	  .max = 100000000, .def = "100", .hint = "out-of-state segments a second, under on" },
+	{ .name = "hold", .kind = &k_seconds, FIELD(tcp_state.hold_s), .json = "hold_s",
+	  .min = 1000, .max = 3600 * 1000ULL, .def = "30s",
+	  .hint = "whole seconds from 1s to 1h: 30s, 2m" },
+};
+static const struct cfg_section tcp_state_section = {
+	"tcp-state", tcp_state_keys, ARRAY_SIZE(tcp_state_keys), check_tcp_state
+};
+
 /* A name of the fleet, or of this host in it: letters, digits, _ - . */
 static int parse_fleet_name(const struct cfg_key *k, const char *s, void *f)
 {
@@ -600,6 +613,7 @@ static const struct cfg_key top_keys[] = {
 	{ .name = "metrics", .load = load_metrics, .print = print_metrics, .sub = &metrics_section,
 	  .kind = &k_switch, FIELD(metrics), .def = "on" },
 	{ .name = "events", .sub = &events_section },
+	{ .name = "tcp-state", .sub = &tcp_state_section },
 	{ .name = "shedding", .load = load_shedding, .print = print_shedding,
 	  .sub = &shed_section },
 	{ .name = "capacity", .print = print_capacity, .sub = &capacity_section },

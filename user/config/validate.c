@@ -409,6 +409,15 @@ void check_curve(struct load *ld, const yaml_node_t *n, yaml_node_t *const *vals
 		       c->good, c->bad);
 }
 
+void check_tcp_state(struct load *ld, const yaml_node_t *n, yaml_node_t *const *vals)
+{
+	(void)vals;
+	if (ld->cfg->tcp_state.off_pps >= ld->cfg->tcp_state.on_pps)
+		err_at(ld, n->start_mark, "tcp-state needs off < on (on %u, off %u): the check "
+		       "would never switch off", ld->cfg->tcp_state.on_pps,
+		       ld->cfg->tcp_state.off_pps);
+}
+
 void load_shedding(struct load *ld, const yaml_node_t *n)
 {
 	ld->cfg->shed.on = true;

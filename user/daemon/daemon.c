@@ -728,6 +728,15 @@ static int daemon_start(struct daemon *d)
 		return err;
 	}
 	events_arm(d);
+	/* tcp-state auto's watch: a tick a second, cheap when no rule is auto. */
+	d->ts_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+	if (d->ts_fd < 0)
+		return -errno;
+	{
+		struct itimerspec its = { .it_value = { 1, 0 }, .it_interval = { 1, 0 } };
+
+		timerfd_settime(d->ts_fd, 0, &its, NULL);
+	}
 	err = drop_caps(uses_dispatcher(d));
 	if (err) {
 		pr_err("cannot drop capabilities: %s", strerror(-err));
@@ -743,7 +752,7 @@ static int daemon_start(struct daemon *d)
 /* The loop, until SIGTERM or SIGINT (0) or a failed poll (-errno). */
 static int daemon_loop(struct daemon *d)
 {
-	struct pollfd pfd[6];
+	struct pollfd pfd[7];
 	int err = 0;
 
 	pfd[0] = (struct pollfd){ .fd = d->sig_fd, .events = POLLIN };
@@ -752,6 +761,7 @@ static int daemon_loop(struct daemon *d)
 	pfd[3] = (struct pollfd){ .fd = ring_buffer__epoll_fd(d->events), .events = POLLIN };
 	pfd[4] = (struct pollfd){ .fd = d->shed_fd, .events = POLLIN };
 	pfd[5] = (struct pollfd){ .fd = d->fleet_fd, .events = POLLIN };
+	pfd[6] = (struct pollfd){ .fd = d->ts_fd, .events = POLLIN };
 	for (;;) {
 		if (poll(pfd, ARRAY_SIZE(pfd), -1) < 0) {
 			if (errno == EINTR)
@@ -781,6 +791,12 @@ static int daemon_loop(struct daemon *d)
 
 			if (read(d->fleet_fd, &n, sizeof(n)) > 0)
 				fleet_recommit(d);
+		}
+		if (pfd[6].revents) {
+			__u64 ticks;
+
+			if (read(d->ts_fd, &ticks, sizeof(ticks)) > 0)
+				tcpstate_tick(d);
 		}
 		if (pfd[4].revents) {
 			__u64 ticks;
@@ -836,6 +852,8 @@ static void daemon_free(struct daemon *d)
 		close(d->tick_fd);
 	if (d->shed_fd >= 0)
 		close(d->shed_fd);
+	if (d->ts_fd >= 0)
+		close(d->ts_fd);
 	if (d->lock_fd >= 0)
 		close(d->lock_fd);
 	free(d->tracked);
@@ -848,7 +866,8 @@ static void daemon_free(struct daemon *d)
 int wr_daemon_run(const char *path)
 {
 	struct daemon d = { .sig_fd = -1, .ino_fd = -1, .tick_fd = -1, .lock_fd = -1, .shed_fd = -1,
-			    .fleet_fd = -1, .fleet_mult = 1, .cfg_path = (char *)path };
+			    .fleet_fd = -1, .fleet_mult = 1, .ts_fd = -1,
+			    .cfg_path = (char *)path };
 	int err;
 
 	wr_maps_reset(&d.maps);

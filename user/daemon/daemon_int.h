@@ -21,6 +21,18 @@ struct tracked {
 	__u64 drops_at_start;	/* bucket's drops when this interval began */
 };
 
+/* tcpstate.c's watch: the counts at its last tick, and how long the rate has been low. */
+struct wr_tcpstate_watch {
+	bool primed;		/* at, rsts and oos hold a reading */
+	bool warned;		/* said once that /proc/net/snmp cannot be read */
+	__u64 at;		/* CLOCK_MONOTONIC ns of the reading */
+	__u64 rsts;		/* Tcp OutRsts */
+	__u64 oos;		/* the out_of_state counter */
+	__u64 quiet_ns;		/* on, and under tcp-state.off this long */
+	double rate;		/* out-of-state segments a second at the last tick */
+	__u64 switches;		/* times it switched on or off */
+};
+
 struct daemon {
 	struct wr_cfg cfg;
 	struct wr_maps maps;
@@ -43,6 +55,8 @@ struct daemon {
 	struct wr_fleet *fleet;		/* the fleet sync's thread, with a fleet: section */
 	int fleet_fd;			/* eventfd: the fleet's cost multiplier changed */
 	unsigned int fleet_mult;	/* the multiplier the live rule set carries */
+	int ts_fd;			/* timerfd: tcp-state auto's watch, every second */
+	struct wr_tcpstate_watch ts;
 };
 
 /* log.c: a line of the daemon's log, on stderr: "weir: ..." */
@@ -56,5 +70,12 @@ void dlog(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int events_on(void *ctx, void *data, size_t size);
 void events_flush(struct daemon *d);
 void events_arm(struct daemon *d);
+
+/*
+ * tcpstate.c: once a second, `tcp-state auto` switched on when the
+ * out-of-state rate reaches tcp-state.on, off when it stayed under
+ * tcp-state.off for tcp-state.hold.
+ */
+void tcpstate_tick(struct daemon *d);
 
 #endif /* WEIR_DAEMON_INT_H */
