@@ -52,8 +52,14 @@ static void check_rule(const struct weir_rule *r, const char *name)
 
 	if (!name[0] || strlen(name) >= WEIR_NAME_LEN)
 		FAIL("rule name \"%s\"", name);
-	if (r->nr_limits < 1 || r->nr_limits > WEIR_MAX_LIMITS)
+	/* Only a tcp-state rule may have no limit (a preset's has its default one). */
+	if ((r->nr_limits < 1 && !(r->flags & WEIR_RF_TCP_STATE)) ||
+	    r->nr_limits > WEIR_MAX_LIMITS)
 		FAIL("%u limits", r->nr_limits);
+	if ((r->flags & WEIR_RF_TCP_STATE) && (!(r->match & WEIR_M_PROTO) || r->proto != 6))
+		FAIL("tcp-state on proto %u", r->proto);
+	if ((r->flags & WEIR_RF_TCP_AUTO) && !(r->flags & WEIR_RF_TCP_STATE))
+		FAIL("tcp-state auto without tcp-state");
 	if (r->action != WEIR_ACT_DROP && r->action != WEIR_ACT_DRYRUN)
 		FAIL("action %u", r->action);
 	if (r->class > WEIR_MAX_CLASS)
