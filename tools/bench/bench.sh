@@ -23,6 +23,9 @@
 #             first SYN and the time to connect (tests/cookie.sh's harness,
 #             COOKIE_FLOOD per rate, SYNFLOOD_CLIENTS clients per candidate
 #             and rate, default 200)
+#   ackflood  TCP request/response under a rising spoofed ACK flood: no
+#             filter, weir without and with tcp-state, the floor; requests/s,
+#             p99 latency and the RSTs the host sent
 #   fleet     fleet-wide limits with a real Redis: accuracy against 1-3 hosts
 #             and sync intervals, Redis and daemon load against hot keys
 #             (tools/bench/fleetbench.sh)
@@ -46,7 +49,7 @@ export WEIR="$BUILD/weir" BUILD
 SMOKE=0
 OUT_MD=docs/BENCHMARKS.md
 OUT_SET=0
-STAGES="cost flood scale accuracy service synflood fleet"
+STAGES="cost flood scale accuracy service synflood ackflood fleet"
 ROUNDS=5
 usage() { sed -n '3,/^set -u$/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//'; }
 while [ $# -gt 0 ]; do
@@ -65,7 +68,7 @@ if ! [[ $ROUNDS =~ ^[1-9][0-9]?$ ]]; then
 	exit 2
 fi
 for s in $STAGES; do
-	case $s in cost | flood | scale | accuracy | service | synflood | fleet) ;;
+	case $s in cost | flood | scale | accuracy | service | synflood | ackflood | fleet) ;;
 	*) echo "bench: unknown stage \"$s\"" >&2; exit 2 ;;
 	esac
 done
@@ -823,14 +826,24 @@ svc_pin() {
 	fi
 }
 
+# RSTs the candidate's host has sent (Tcp OutRsts of its namespace).
+out_rsts() {
+	in_ns "${NS[$1]}" awk '$1 == "Tcp:" && !h { for (i = 2; i <= NF; i++) if ($i == "OutRsts") k = i
+		h = 1; next } $1 == "Tcp:" && h { print $k; exit }' /proc/net/snmp
+}
+
 # Frames the candidate's XDP program saw (flood and client alike).
 xdp_seen() {
 	ip netns exec "${NS[$1]}" ethtool -S "${RIF[$1]}" 2>/dev/null |
 		awk '$1 ~ /xdp_packets:$/ { n += $2 } END { print n + 0 }'
 }
 
+# svc_run CAND LEVEL [PROTO [LABEL [TSV]]]: one measured level; wrflood's
+# --proto PROTO (default mix), the row labelled LABEL (default CAND) in
+# $TMP/TSV (default svc.tsv).
 svc_run() {
-	local c=$1 level=$2 ready=$TMP/svc-ready out fpid count rate x1 x2
+	local c=$1 level=$2 proto=${3:-mix} label=${4:-$1} tsv=$TMP/${5:-svc.tsv}
+	local ready=$TMP/svc-ready out fpid count rate x1 x2 r1 r2
 	rm -f "$ready"
 	taskset -c "$HOSTCPU" ip netns exec "$GEN" "$BUILD/bench/wrrr" client \
 		--connect "${DST4[$c]}" --port $SVC_PORT --conns 8 --duration "$SVC_SECS" \
@@ -838,6 +851,7 @@ svc_run() {
 	local cpid=$!
 	for _ in $(seq 100); do [ -e "$ready" ] && break; sleep 0.05; done
 	x1=$(xdp_seen "$c")
+	r1=$(out_rsts "$c")
 	fpid=""
 	if [ "$level" != 0 ]; then
 		if [ "$level" = max ]; then
@@ -851,24 +865,29 @@ svc_run() {
 		ip netns exec "$GEN" "$BUILD/bench/wrflood" --dev "${GIF[$c]}" \
 			--dmac "${RMAC[$c]}" \
 			--cpu "$GENCPU" --dst "${DST4[$c]}" --src 198.18.128.0 --spoof-bits 15 \
-			--proto mix --dport $SVC_PORT --count "$count" --rate "$rate" --json \
+			--proto "$proto" --dport $SVC_PORT --count "$count" --rate "$rate" --json \
 			>"$TMP/svc-flood.json" &
 		fpid=$!
 	fi
 	wait $cpid
 	[ -n "$fpid" ] && { kill -TERM $fpid 2>/dev/null; wait $fpid; }
 	x2=$(xdp_seen "$c")
+	r2=$(out_rsts "$c")
 	out=$(jq -r '.rps' "$TMP/svc-client.json")
 	local fr=0 el=1
 	if [ -n "$fpid" ]; then
 		fr=$(jq -r '.pps' "$TMP/svc-flood.json")
 		el=$(jq -r '.elapsed_s' "$TMP/svc-flood.json")
 	fi
-	# rps, flood sent/s, frames the host's XDP saw/s (the rest overflowed the ring).
-	printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$c" "$level" "$out" "$fr" \
+	# rps, flood sent/s, broken connections, frames the host's XDP saw/s (the
+	# rest overflowed the ring), the client's p99 latency (us), RSTs the
+	# host sent/s.
+	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$label" "$level" "$out" "$fr" \
 		"$(jq -r '.broken' "$TMP/svc-client.json")" \
 		"$(awk -v a="$x1" -v b="$x2" -v t="$el" 'BEGIN { printf "%.0f", (b - a) / t }')" \
-		>>"$TMP/svc.tsv"
+		"$(jq -r '.p99_us' "$TMP/svc-client.json")" \
+		"$(awk -v a="$r1" -v b="$r2" -v t="$el" 'BEGIN { printf "%.0f", (b - a) / t }')" \
+		>>"$tsv"
 }
 
 stage_service() {
@@ -950,6 +969,80 @@ svc_report() {
 		for (j = 1; j <= 4; j++)
 			printf " %.1f", b[cs[j]] ? 100 * v[l, cs[j]] / b[cs[j]] : 0
 		printf "\n" } }' "$TMP/svc.tsv" >"$TMP/svc.dat"
+}
+
+# ---------------------------------------------------------------- stage: ackflood
+ACK_LEVELS="0 100000 300000 1000000 max"
+# No filter; weir attached with no rule for the port (all it could do before
+# tcp-state: a rule-wide ACK limit would starve the client with the flood);
+# weir with `tcp-state on`; the floor. "ws" is weir's namespace ("wr") with
+# the rule added.
+ACK_CANDS="no wr ws fl"
+stage_ackflood() {
+	local cand c level ready=$TMP/svc-srv-ready
+	[ $SMOKE -eq 1 ] && SVC_SECS=0.3 SVC_SETTLE=0.1 ACK_LEVELS="0 max"
+	say "== ackflood: TCP request/response under a rising spoofed ACK flood"
+	topo_up || return 1
+	wr_clear wr
+	: >"$TMP/ack.tsv"
+	for c in no wr fl; do
+		svc_pin "$c"
+		rm -f "$ready"
+		taskset -c "$HOSTCPU" ip netns exec "${NS[$c]}" "$BUILD/bench/wrrr" server \
+			--listen "${DST4[$c]}" --port $SVC_PORT --duration 600 \
+			--ready-file "$ready" &
+		PIDS[ack$c]=$!
+		for _ in $(seq 100); do [ -e "$ready" ] && break; sleep 0.05; done
+	done
+	for level in $ACK_LEVELS; do
+		for cand in $ACK_CANDS; do
+			c=$cand
+			if [ "$cand" = ws ]; then
+				c=wr
+				wrc wr rule add tcp proto tcp dport $SVC_PORT tcp-state on >/dev/null ||
+					return 1
+			fi
+			svc_run "$c" "$level" ack "$cand" ack.tsv
+			[ "$cand" = ws ] && wr_clear wr
+		done
+		say "   flood $level done ($(($(date +%s) - T0)) s)"
+	done
+	for c in no wr fl; do kill "${PIDS[ack$c]}" 2>/dev/null; done
+	ack_report | section ackflood
+}
+
+ack_report() {
+	local cand level base v
+	echo "## 7. ACK flood"
+	echo
+	echo "As the service stage (\`wrrr\`: 8 TCP connections, one 64-byte request each in"
+	echo "flight, ${SVC_SECS} s; the host's NAPI, server and client on cpu$HOSTCPU, the"
+	echo "generator on cpu$GENCPU), under TCP ACKs of no connection (random sequence and"
+	echo "acknowledgment numbers) to the server's port from random sources in"
+	echo "198.18.128.0/17. Candidates: no filter; weir attached with no rule for the port"
+	echo "(a rule-wide ACK limit would starve the client with the flood); weir with"
+	echo "\`tcp-state on\` on the port; the floor, XDP drop of the spoofed range. Each"
+	echo "cell: requests/s (% of the same candidate unattacked), the client's p99 request"
+	echo "latency, and the RSTs the host sent a second (the kernel's answer to each ACK of"
+	echo "no connection it sees). One run, one round."
+	echo
+	echo "| flood (offered pps) | no filter | weir, no tcp-state | weir, tcp-state on |" \
+		"XDP drop of the spoofed range |"
+	echo "|---|---|---|---|---|"
+	for level in $ACK_LEVELS; do
+		printf '| %s |' "$([ "$level" = 0 ] && echo "none" || echo "$level")"
+		for cand in $ACK_CANDS; do
+			base=$(awk -F'\t' -v c="$cand" '$1 == c && $2 == "0" { print $3 }' "$TMP/ack.tsv")
+			awk -F'\t' -v c="$cand" -v l="$level" -v b="$base" '$1 == c && $2 == l {
+				printf " %.0f req/s (%s), p99 %s, %.0f RST/s |", $3,
+					(b > 0 ? sprintf("%.0f%%", 100 * $3 / b) : "n/a"),
+					($3 == 0 ? "none" : $7 >= 199999 ? "over 200 ms" :
+					 sprintf("%.0f us", $7)), $8 }' \
+				"$TMP/ack.tsv"
+		done
+		echo
+	done
+	echo
 }
 
 # ---------------------------------------------------------------- fleet

@@ -30,7 +30,8 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 /* Odd, so that n -> n * SCATTER mod 2^k is a permutation of the sources. */
 #define SCATTER		0x9E3779B1u
 
-enum { PROTO_UDP = 0, PROTO_SYN = 1, PROTO_MIX = 2 };
+/* PROTO_ACK: TCP ACKs of no connection (random sequence and acknowledgment numbers). */
+enum { PROTO_UDP = 0, PROTO_SYN = 1, PROTO_MIX = 2, PROTO_ACK = 3 };
 
 /* Set by wrflood before load. */
 const volatile __u32 family = 4;	/* 4 or 6 */
@@ -106,8 +107,9 @@ static __always_inline void write_l4(__u8 *l4, int syn)
 		w[0] = bpf_htons(1024 + (r & 0x7fff));
 		w[1] = bpf_htons(dport);
 		*(__u32 *)(l4 + 4) = r * SCATTER;
-		*(__u32 *)(l4 + 8) = 0;
-		w[6] = bpf_htons(0x6002);
+		*(__u32 *)(l4 + 8) = proto == PROTO_ACK ? r * 0x85ebca6bu : 0;
+		/* Data offset 6 words; SYN, or ACK for PROTO_ACK. */
+		w[6] = bpf_htons(proto == PROTO_ACK ? 0x6010 : 0x6002);
 		w[7] = bpf_htons(64240);
 		w[8] = 0;
 		w[9] = 0;
@@ -130,7 +132,7 @@ int wrflood(struct xdp_md *ctx)
 	void *data = (void *)(long)ctx->data;
 	void *end = (void *)(long)ctx->data_end;
 	__u32 n = seq, idx, src;
-	int syn = proto == PROTO_SYN || (proto == PROTO_MIX && (n & 1));
+	int syn = proto == PROTO_SYN || proto == PROTO_ACK || (proto == PROTO_MIX && (n & 1));
 	__u8 l4p = syn ? 6 : 17;
 	__u64 s;
 

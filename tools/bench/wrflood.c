@@ -49,7 +49,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"Usage: wrflood --dev DEV --dmac MAC --dst ADDR --src ADDR --count N\n"
-		"               [--sources N | --spoof-bits B] [--proto udp|syn|mix]\n"
+		"               [--sources N | --spoof-bits B] [--proto udp|syn|mix|ack]\n"
 		"               [--dport N] [--rate PPS [--catch-up]] [--cpu N] [--json]\n"
 		"  Sends N packets out of DEV (one end of a veth pair) to MAC/ADDR through\n"
 		"  BPF_PROG_RUN live frames. --rate 0 (default): as fast as one CPU can.\n"
@@ -193,8 +193,10 @@ int main(int argc, char **argv)
 		proto = 1;
 	else if (!strcmp(proto_s, "mix"))
 		proto = 2;
+	else if (!strcmp(proto_s, "ack"))
+		proto = 3;
 	else
-		invarg("invalid --proto \"%s\" (udp, syn or mix)", proto_s);
+		invarg("invalid --proto \"%s\" (udp, syn, mix or ack)", proto_s);
 	bits = seen['b'] ? (unsigned int)spoof_bits : (unsigned int)__builtin_ctzll(sources);
 	if (!in_test_range(&dst, 0) || !in_test_range(&src, bits))
 		invarg("addresses must stay in 198.18.0.0/15 or 2001:db8::/32");

@@ -31,7 +31,28 @@ struct conn {
 	int fd;
 	size_t done;		/* bytes of the current response received */
 	bool broken;
+	uint64_t sent_at;	/* mono_ns when the request in flight was written */
 };
+
+/* Request latencies in microseconds, one bucket each; the last holds everything longer. */
+#define LAT_BUCKETS	200000
+static uint32_t lat_hist[LAT_BUCKETS];
+
+/* The latency (us) under which a share q of the n recorded requests completed. */
+static unsigned int lat_quantile(uint64_t n, double q)
+{
+	uint64_t want = (uint64_t)(q * (double)n + 0.999999), seen = 0;
+	unsigned int b;
+
+	if (!n)
+		return 0;
+	for (b = 0; b < LAT_BUCKETS; b++) {
+		seen += lat_hist[b];
+		if (seen >= want)
+			return b;
+	}
+	return LAT_BUCKETS - 1;
+}
 
 static void usage(FILE *f)
 {
@@ -164,9 +185,11 @@ static int client(const struct addr *a, uint16_t port, double duration, unsigned
 	}
 	start = mono_ns();
 	end = start + (uint64_t)(duration * NSEC_PER_SEC);
-	for (i = 0; i < nconns; i++)
+	for (i = 0; i < nconns; i++) {
+		conns[i].sent_at = mono_ns();
 		if (write(conns[i].fd, req, size) != (ssize_t)size)
 			conns[i].broken = true;
+	}
 	while (!stop && (t = mono_ns()) < end) {
 		int wait_ms = (end - t) / 1000000 + 1;
 
@@ -189,8 +212,14 @@ static int client(const struct addr *a, uint16_t port, double duration, unsigned
 			if (c->done < size)
 				continue;
 			c->done = 0;
-			if (mono_ns() < end)
+			t = mono_ns();
+			if (t < end) {
+				uint64_t us = (t - c->sent_at) / 1000;
+
 				completed++;
+				lat_hist[us < LAT_BUCKETS ? us : LAT_BUCKETS - 1]++;
+			}
+			c->sent_at = t;
 			if (write(c->fd, req, size) != (ssize_t)size) {
 				c->broken = true;
 				epoll_ctl(ep, EPOLL_CTL_DEL, c->fd, NULL);
@@ -204,13 +233,17 @@ static int client(const struct addr *a, uint16_t port, double duration, unsigned
 	}
 	if (json)
 		printf("{\"completed\": %llu, \"elapsed_s\": %.6f, \"rps\": %.1f, "
+		       "\"p50_us\": %u, \"p99_us\": %u, "
 		       "\"conns\": %u, \"broken\": %u, \"interrupted\": %s}\n",
 		       (unsigned long long)completed, (t - start) / 1e9,
-		       completed / ((t - start) / 1e9), nconns, broken, stop ? "true" : "false");
+		       completed / ((t - start) / 1e9), lat_quantile(completed, 0.5),
+		       lat_quantile(completed, 0.99), nconns, broken, stop ? "true" : "false");
 	else
-		printf("%llu requests in %.3f s (%.1f/s) over %u connections, %u broken\n",
+		printf("%llu requests in %.3f s (%.1f/s, p50 %u us, p99 %u us) over %u "
+		       "connections, %u broken\n",
 		       (unsigned long long)completed, (t - start) / 1e9,
-		       completed / ((t - start) / 1e9), nconns, broken);
+		       completed / ((t - start) / 1e9), lat_quantile(completed, 0.5),
+		       lat_quantile(completed, 0.99), nconns, broken);
 	return 0;
 }
 
