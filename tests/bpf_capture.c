@@ -293,6 +293,36 @@ HARNESS_CASE(reasons)
 	      recs[1].h.reason, recs[1].h.flags);
 }
 
+/* A TCP segment of no connection, dropped by tcp-state: captured with that reason and its rule. */
+HARNESS_CASE(tcp_state_reason)
+{
+	struct weir_rule *r = add_rule(WEIR_ACT_DROP);
+	struct frame f, l;
+	__u32 uid, slot;
+
+	/* At TC where XDP cannot copy (no bpf_xdp_load_bytes). */
+	use_tc = !skel->rodata->has_frags;
+	match_proto(r, WR_IPPROTO_TCP);
+	r->flags |= WEIR_RF_TCP_STATE;
+	uid = r->uid;
+	slot = r->slot;
+	commit();
+	capture_on(DROPPED, ANY, 100, 64, T0 + 10 * SEC);
+	/* An ACK to port 9 of a test address: nothing listens there. */
+	l4_tcp(&l, 9, WEIR_TCP_ACK, 5);
+	frame4(&f, SRC_A, WR_IPPROTO_TCP, &l);
+	CHECK(xmit(&f) == 0, "an ACK of no connection passed");
+	CHECK(drain() == 1, "%d records, want 1", nrecs);
+	if (nrecs != 1)
+		return;
+	CHECK(recs[0].h.reason == WEIR_CR_TCP_STATE, "reason %u, want tcp-state",
+	      recs[0].h.reason);
+	CHECK(recs[0].h.verdict == WEIR_CV_DROPPED, "verdict %u", recs[0].h.verdict);
+	CHECK(recs[0].h.rule_uid == uid && recs[0].h.rule_slot == slot,
+	      "rule uid %u slot %u, want %u %u", recs[0].h.rule_uid, recs[0].h.rule_slot, uid,
+	      slot);
+}
+
 int main(void)
 {
 	int err;
