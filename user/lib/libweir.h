@@ -118,7 +118,8 @@ int wr_xdpm_detach(int ifindex, int prog);
 	X(arg, capture_ring, BPF_MAP_TYPE_RINGBUF, 0, 0)                                      \
 	X(arg, reflect, BPF_MAP_TYPE_LRU_HASH, sizeof(struct weir_flow_key), sizeof(__u64))  \
 	X(arg, if_slot, BPF_MAP_TYPE_ARRAY, 4, 4)                                             \
-	X(arg, if_stats, BPF_MAP_TYPE_PERCPU_ARRAY, 4, sizeof(struct weir_if_stats))
+	X(arg, if_stats, BPF_MAP_TYPE_PERCPU_ARRAY, 4, sizeof(struct weir_if_stats))          \
+	X(arg, tcp_seen, BPF_MAP_TYPE_PERCPU_ARRAY, 4, sizeof(struct weir_tcp_seen))
 
 /* Pinned state: an fd per map of WR_MAPS, -1 when not open. */
 #define WR__MAP_FIELD(arg, f, ...) int f;
