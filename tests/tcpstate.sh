@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 # End to end: `tcp-state on` against real spoofed floods through veth.
 # A server namespace SRV (python3's http.server on PORT, serving a file of
-# BLOB_MB MB, weir attached to its veth by the CLI) and a client namespace
+# BLOB_MB MiB, weir attached to its veth by the CLI) and a client namespace
 # CLI (an http.server of its own on CPORT, for SRV as a client), joined by
 # veth. The client side runs an XDP_PASS program, as in tests/cookie.sh.
 #
@@ -22,13 +22,17 @@
 #   the file over and over (IPv4 and IPv6; every download complete, curl
 #   exits 0), wrgen floods spoofed ACKs (to the open port and to a closed
 #   one), RSTs, FINs and SYN-ACKs, IPv4 and IPv6: no reset leaves SRV towards
-#   the spoofed ranges, and out_of_state grows by at least OOS_PCT% of what
-#   wrgen sent and never by more (the rest: what veth may drop when the
-#   flood outruns this machine); the rule counts each of them dropped;
+#   the spoofed ranges (and tcpdump lost none), and out_of_state grows by
+#   at least OOS_PCT% of what wrgen sent and never by more (the rest: what
+#   veth may drop when the flood outruns this machine); the rule counts
+#   each of them dropped, and each cost a socket lookup;
 # - SRV connects to CLI's server (its SYN-ACK passes as an answer to
 #   SYN_SENT) and downloads the file.
 # Each flood prints a line for the note:
-#   # tcpstate mode=M flood=KIND family=F sent=N out_of_state=N rsts=N kernel_rsts=N
+#   # tcpstate mode=M flood=KIND family=F sent=N out_of_state=N rsts=N
+#     kernel_rsts=N veth_drops=N back_drops=N tcpdump_drops=N
+# (one line): rsts captured, kernel_rsts SRV's TcpOutRsts, veth_drops the
+# frames veth dropped on the way to weir, back_drops on the way back.
 # And bad input: tcp-state on proto udp or no proto, with action cookie,
 # and `tcp-state maybe`, each refused naming tcp-state, the rules unchanged.
 set -u
@@ -173,12 +177,13 @@ if body != want:
 print("complete", len(body))
 EOF
 
-# early_start NAME HOST: the client above, in CLI; its output in $TMP/NAME.out.
+# early_start NAME HOST: the client above, in CLI (cleanup ends it with the
+# namespace, as it does tcpdump); its output in $TMP/NAME.out, its pid in
+# EARLY_NAME.
 early_start() {
 	nsenter --net="/run/netns/$CLI" "$PYTHON" "$TMP/early.py" "$2" $PORT "$TMP/$1.go" \
 		"$TMP/www/blob" >"$TMP/$1.out" 2>&1 &
 	eval "EARLY_$1=\$!"
-	DAEMONS+=($!)
 }
 # early_wait_connected NAME: bounded, 10 s.
 early_wait_connected() {
@@ -200,7 +205,6 @@ cap_start() {
 		-w "$TMP/$1.pcap" "tcp and (dst net $SPOOF4 or dst net $SPOOF6)" \
 		2>"$TMP/$1.tcpdump" &
 	CAPPID=$!
-	DAEMONS+=($!)
 	for _ in $(seq 200); do
 		grep -q "listening on" "$TMP/$1.tcpdump" && return 0
 		sleep 0.05
@@ -266,11 +270,12 @@ flood() {
 		"back_drops=$BDROPS tcpdump_drops=${CDROPS:-?}"
 }
 
-# dl_loop NAME URL: curl in CLI downloads URL until $TMP/NAME.stop exists;
-# a line "BYTES HTTP_CODE rc=EXIT" per download in $TMP/NAME.dl.
+# dl_loop NAME URL: curl in CLI downloads URL until $TMP/NAME.stop exists
+# (or $TMP or CLI is gone: the suite ended early); a line "BYTES HTTP_CODE
+# rc=EXIT" per download in $TMP/NAME.dl.
 dl_loop() {
 	local rc
-	while [ ! -e "$TMP/$1.stop" ]; do
+	while [ -d "$TMP" ] && [ -e "/run/netns/$CLI" ] && [ ! -e "$TMP/$1.stop" ]; do
 		in_ns "$CLI" curl -sS -g -o /dev/null -w '%{size_download} %{http_code} ' \
 			--limit-rate $DL_RATE --max-time 60 "$2" 2>>"$TMP/$1.err"
 		rc=$?
