@@ -25,7 +25,9 @@
 #   the spoofed ranges (and tcpdump lost none), and out_of_state grows by
 #   at least OOS_PCT% of what wrgen sent and never by more (the rest: what
 #   veth may drop when the flood outruns this machine); the rule counts
-#   each of them dropped, and each cost a socket lookup;
+#   each of them dropped, and each cost a socket lookup; the downloads'
+#   segments, hundreds each, cost a few lookups a download (the cache of
+#   verified flows), at most LK_PER_CONN;
 # - SRV connects to CLI's server (its SYN-ACK passes as an answer to
 #   SYN_SENT) and downloads the file.
 # Each flood prints a line for the note:
@@ -54,6 +56,7 @@ BASE_N=2000	# segments of the baseline flood
 RATE=25000	# pps of each flood
 DL_RATE=10M	# bytes/s of each download: clients, not a load test
 OOS_PCT=98	# share of the flood out_of_state must count, percent
+LK_PER_CONN=8	# most socket lookups a download may cost (see the case)
 SPOOF4=198.18.128.0/17
 SPOOF6=2001:db8:8000::/33
 
@@ -126,6 +129,10 @@ wrj() { in_ns "$SRV" "$WEIR" -j --bpffs "$ROOT" "$@"; }
 g() { wrj stats interval 0 | jq -r ".global.$1"; }
 rule_drops() {
 	wrj stats interval 0 | jq -r ".rules[] | select(.name == \"$1\") | .dropped_packets"
+}
+# "PACKETS LOOKUPS OUT_OF_STATE", weir's global counters from one reading.
+packets_lookups_oos() {
+	wrj stats interval 0 | jq -r '.global | "\(.packets) \(.tcp_state_lookups) \(.out_of_state)"'
 }
 kernel_rsts() { in_ns "$SRV" nstat -az TcpOutRsts | awk '/TcpOutRsts/ {print $2}'; }
 # Frames the veth dropped between wrgen and weir: the client side's
@@ -366,6 +373,7 @@ for MODE in native tc; do
 	begin_case tcpstate-$MODE-rule-add
 	expect_ok "rule add ts" wr rule add ts proto tcp tcp-state on
 	end_case tcpstate-$MODE-rule-add
+	read -r pk0 lk0 oos0 < <(packets_lookups_oos)
 	dl_loop dl4 "http://198.18.0.1:$PORT/blob" &
 	DL4=$!
 	dl_loop dl6 "http://[2001:db8::1]:$PORT/blob" &
@@ -395,10 +403,32 @@ for MODE in native tc; do
 	done
 	touch "$TMP/dl4.stop" "$TMP/dl6.stop"
 	wait $DL4 $DL6
+	read -r pk lk oos < <(packets_lookups_oos)
 	begin_case tcpstate-$MODE-downloads-complete
 	dl_check dl4
 	dl_check dl6
 	end_case tcpstate-$MODE-downloads-complete
+	# The real traffic's share of the counters: the floods' segments each
+	# cost a lookup and were counted out of state.
+	real_pk=$((pk - pk0 - (oos - oos0)))
+	real_lk=$((lk - lk0 - (oos - oos0)))
+	echo "# tcpstate mode=$MODE real traffic: packets=$real_pk lookups=$real_lk"
+
+	# ---- the cache of verified flows spares real traffic the lookups ----
+	# A download is one connection: its handshake's last ACK (a request
+	# socket, not cached), then one lookup per CPU its segments come to and
+	# per WEIR_TCP_SEEN_TTL_NS (2 s; a download takes well under that), and
+	# its closing's tail: a few; LK_PER_CONN is the bound, with room for
+	# two flows taking turns in one slot. Without the cache it would be one
+	# per segment, hundreds a download.
+	begin_case tcpstate-$MODE-cache-spares-lookups
+	nconn=$(($(wc -l <"$TMP/dl4.dl") + $(wc -l <"$TMP/dl6.dl")))
+	[ "$real_lk" -le $((nconn * LK_PER_CONN)) ] ||
+		fail "$real_lk socket lookups for $nconn downloads, $real_pk packets" \
+			"(want <= $LK_PER_CONN a download)"
+	[ "$real_pk" -ge $((nconn * 100)) ] ||
+		fail "$real_pk packets for $nconn downloads: the count did not see them"
+	end_case tcpstate-$MODE-cache-spares-lookups
 
 	# ---- the connections from before the attach still work ----
 	begin_case tcpstate-$MODE-pre-attach-connections
