@@ -29,7 +29,10 @@
 #   segments, hundreds each, cost a few lookups a download (the cache of
 #   verified flows), at most LK_PER_CONN;
 # - SRV connects to CLI's server (its SYN-ACK passes as an answer to
-#   SYN_SENT) and downloads the file.
+#   SYN_SENT) and downloads the file;
+# - with net.ipv4.tcp_syncookies = 2 (every SYN answered by a cookie, no
+#   request socket), each handshake's last ACK finds only the listener and
+#   passes on its cookie: downloads complete, out_of_state stays.
 # Each flood prints a line for the note:
 #   # tcpstate mode=M flood=KIND family=F sent=N out_of_state=N rsts=N
 #     kernel_rsts=N veth_drops=N back_drops=N tcpdump_drops=N
@@ -133,6 +136,9 @@ rule_drops() {
 # "PACKETS LOOKUPS OUT_OF_STATE", weir's global counters from one reading.
 packets_lookups_oos() {
 	wrj stats interval 0 | jq -r '.global | "\(.packets) \(.tcp_state_lookups) \(.out_of_state)"'
+}
+syncookies_recv() {
+	in_ns "$SRV" nstat -az TcpExtSyncookiesRecv | awk '/SyncookiesRecv/ {print $2}'
 }
 kernel_rsts() { in_ns "$SRV" nstat -az TcpOutRsts | awk '/TcpOutRsts/ {print $2}'; }
 # Frames the veth dropped between wrgen and weir: the client side's
@@ -352,6 +358,7 @@ for MODE in native tc; do
 		expect_ok "the listed words" wr rule add $line
 		[ "$(wr rule list | grep '^x ')" = "$line" ] || fail "listed again: $(wr rule list)"
 		expect_ok "rule del x" wr rule del x
+		in_ns "$SRV" sysctl -qw net.ipv4.tcp_syncookies=1
 		end_case tcpstate-bad-input
 	fi
 
@@ -459,6 +466,30 @@ for MODE in native tc; do
 	[ $(($(g out_of_state) - oos0)) -eq 0 ] ||
 		fail "out_of_state grew by $(($(g out_of_state) - oos0)) while SRV was a client"
 	end_case tcpstate-$MODE-srv-as-client
+
+	# ---- the kernel's SYN cookies: a handshake's last ACK finds only the
+	# listener, and passes on its valid cookie ----
+	begin_case tcpstate-$MODE-cookie-acks-pass
+	# 2: every SYN is answered with a cookie, no request socket is kept.
+	in_ns "$SRV" sysctl -qw net.ipv4.tcp_syncookies=2
+	oos0=$(g out_of_state)
+	recv0=$(syncookies_recv)
+	for url in "http://198.18.0.1:$PORT/blob" "http://[2001:db8::1]:$PORT/blob"; do
+		for _ in 1 2 3; do
+			got=$(in_ns "$CLI" curl -sS -g -o /dev/null -w '%{size_download}' \
+				--max-time 60 "$url" 2>&1)
+			rc=$?
+			[ $rc -eq 0 ] && [ "$got" = "$SIZE" ] ||
+				fail "$url: curl exit $rc, $got bytes of $SIZE"
+		done
+	done
+	recv=$(($(syncookies_recv) - recv0))
+	in_ns "$SRV" sysctl -qw net.ipv4.tcp_syncookies=1
+	# Each of the 6 connections was made by its cookie.
+	[ "$recv" -ge 6 ] || fail "the kernel took $recv cookies for 6 connections"
+	[ $(($(g out_of_state) - oos0)) -eq 0 ] ||
+		fail "out_of_state grew by $(($(g out_of_state) - oos0)) for cookie handshakes"
+	end_case tcpstate-$MODE-cookie-acks-pass
 
 	begin_case tcpstate-$MODE-rule-del-detach
 	expect_ok "rule del ts" wr rule del ts
