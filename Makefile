@@ -99,7 +99,8 @@ USER_OBJS := $(patsubst user/%.c,$(OUT)/user/%.o,$(USER_SRCS))
 #          through libxdp's dispatcher in tests/xdpmulti.sh), and tcpdump,
 #          which reads back what `weir capture` wrote (tests/capture.sh), and
 #          dnsmasq-base and bind9-dnsutils, the real DNS server and client of
-#          tests/reflect.sh
+#          tests/reflect.sh, and python3: its http.server is the web server
+#          of tests/tcpstate.sh, and a client there holds a connection open
 # promtool (Prometheus's metrics linter) is unpacked from Debian's
 # promtool package (Debian 13) or prometheus (Debian 12, where it is part of
 # the server's package) into $(OUT)/deps/bin without installing either: the
@@ -112,7 +113,7 @@ BUILD_PKGS := clang gcc make libbpf-dev bpftool libelf-dev libcap-dev libyaml-de
 	      libmicrohttpd-dev libhiredis-dev libcurl4-openssl-dev libjson-c-dev libxdp-dev libpcap-dev
 TEST_PKGS  := iproute2 jq curl valgrind redis-server libclang-rt-dev libcap2-bin nftables iptables ethtool \
 	      qemu-system-x86 cpio groff-base fail2ban crowdsec debhelper dpkg-dev fakeroot lintian \
-	      mmdebstrap xdp-tools tcpdump dnsmasq-base bind9-dnsutils
+	      mmdebstrap xdp-tools tcpdump dnsmasq-base bind9-dnsutils python3
 DEPS_PKGS  := $(BUILD_PKGS)
 DEPS_BIN   := $(OUT)/deps/bin
 

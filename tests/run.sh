@@ -27,6 +27,7 @@ suites+=(
 	tests/e2e.sh
 	tests/keys.sh
 	tests/cookie.sh
+	tests/tcpstate.sh
 	tests/tcpauto.sh
 	tests/reflect.sh
 	tests/iface.sh
