@@ -14,8 +14,11 @@
  *    to the trivial program run the same way), the reflection preset
  *    (a hit beside a preset rule, an unsolicited reply dropped, a recorded
  *    flow's reply passed) and the TC egress program that records the
- *    flows (idle, recording), under each data-path clock (auto, the
- *    default; precise; coarse);
+ *    flows (idle, recording), tcp-state (an established flow's ACK under
+ *    one rule with it, a hit of its cache, and without it; an ACK of no
+ *    connection dropped at a listener's port and at a port with no
+ *    socket: the socket lookup each time), under each data-path clock
+ *    (auto, the default; precise; coarse);
  *  - pieces: the trivial program plus one thing (a clock read, a lookup, a
  *    call), which says where the time of a path goes;
  *  - tracked keys: an existing key picked at random among 1k .. 4M keys
@@ -86,6 +89,8 @@
 #define MAX_ROUNDS	101
 /* A fleet-scope limit's key, tracked, against the same limit per host: at most this. */
 #define FLEET_AIM	2.0
+/* tcp-state on an established flow (its cache hit) over the same rule without: at most this. */
+#define TS_HIT_AIM_NS	40
 
 /* The data path's clocks, in the order of the table's columns. */
 enum clock_col { CLK_AUTO, CLK_PRECISE, CLK_COARSE, NCLK };
@@ -102,7 +107,8 @@ enum path {
 	P_NORULE, P_HIT, P_HITX, P_HITIF, P_HITSLOT, P_FLEET, P_DROP, P_V6, P_DST, P_FLOW, P_LIM4,
 	P_RULES8, P_RULES32, P_RULES64, P_RULES256, P_SPOOF,
 	P_HIT1, P_NEWFULL, P_COOKIE_SYN, P_COOKIE_ACK, P_COOKIE_ACK64,
-	P_REFL_OTHER, P_REFL_DROP, P_REFL_ANSWER, P_EGRESS_IDLE, P_EGRESS_REC, NPATH,
+	P_REFL_OTHER, P_REFL_DROP, P_REFL_ANSWER, P_EGRESS_IDLE, P_EGRESS_REC,
+	P_TS_BASE, P_TS_HIT, P_TS_MISS, P_TS_NOSOCK, NPATH,
 	/* Not a row of the paths' table: measured on its own instance (cold4, clock auto). */
 	P_COLD = NPATH,
 	/* Not rows either: P_SPOOF and P_DROP run by two CPUs at once (clock auto). */
@@ -154,6 +160,14 @@ static const struct {
 	  (__u32)-1 },
 	{ "egress_record", "TC egress, UDP out, preset rule live, flow recorded again (LRU hash "
 	  "lookup, stamp)", 0, (__u32)-1 },
+	{ "tcp_established", "an established flow's ACK, one rule (proto tcp), existing key, "
+	  "admitted", 0, XDP_PASS },
+	{ "tcp_state_hit", "the same, the rule with tcp-state (the flow in its cache)", 0,
+	  XDP_PASS },
+	{ "tcp_state_listener", "tcp-state: an ACK of no connection to a listener's port, "
+	  "dropped (socket lookup, cookie check)", 0, XDP_DROP },
+	{ "tcp_state_nosock", "tcp-state: an ACK to a port with no socket, dropped (socket "
+	  "lookup)", 0, XDP_DROP },
 };
 
 /* The row of P_COLD, beside the paths. */
@@ -201,6 +215,10 @@ static const struct {
 	{ "preset reflection, unsolicited, dropped / one rule, existing key, dropped", P_REFL_DROP,
 	  P_DROP, 0 },
 	{ "preset reflection, a recorded flow's reply / no rules", P_REFL_ANSWER, P_NORULE, 0 },
+	{ "tcp-state, an established flow (cache hit) / the same rule without tcp-state",
+	  P_TS_HIT, P_TS_BASE, 0 },
+	{ "tcp-state, an ACK of no connection dropped (listener) / one rule, existing key, "
+	  "dropped", P_TS_MISS, P_DROP, 0 },
 };
 #define NAIM (int)(sizeof(aims) / sizeof(aims[0]))
 
@@ -323,6 +341,72 @@ static void build_tcp4(__u8 *p, __u8 flags, __u32 seq, __u32 ack)
 	if (flags & WEIR_TCP_SYN)
 		memcpy(t + 20, opts, sizeof(opts));
 	fix_csums4(p, len);
+}
+
+/*
+ * tcp-state's rows: an established pair on 127.0.0.1 in this network
+ * namespace (test_run's socket lookups look there), a listener's port,
+ * and a port bound but not listening (no socket a lookup finds). Ports in
+ * host order.
+ */
+static __u16 ts_client_port, ts_server_port, ts_closed_port;
+/* The end of the test process's TCP ACK the tcp-state rows send: 127.0.0.1. */
+#define TS_ADDR		0x7f000001u
+/*
+ * set_rules makes its last rule `proto tcp` (any port) with tcp_mode 1,
+ * and adds tcp-state with 2.
+ */
+static int tcp_mode;
+
+/* A bare ACK from saddr:sport to 127.0.0.1:dport (host order), checksums right. */
+static void build_ack4(__u8 *p, __u32 saddr, __u16 sport, __u16 dport)
+{
+	__u8 *t = p + 34;
+
+	build_tcp4(p, WEIR_TCP_ACK, 1, 1);
+	wr_put32(p + 26, saddr);
+	wr_put32(p + 30, TS_ADDR);
+	t[0] = sport >> 8;
+	t[1] = sport & 0xff;
+	t[2] = dport >> 8;
+	t[3] = dport & 0xff;
+	fix_csums4(p, ACK4_LEN);
+}
+
+/*
+ * The established pair, a listener (fds to *lfd, *cfd, *afd) and a port
+ * bound without listening (*bfd), all on 127.0.0.1, for the tcp-state
+ * rows. 0 or -errno.
+ */
+static int ts_sockets(int *lfd, int *cfd, int *afd, int *bfd)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(TS_ADDR) };
+	socklen_t len = sizeof(a);
+
+	*lfd = socket(AF_INET, SOCK_STREAM, 0);
+	*cfd = socket(AF_INET, SOCK_STREAM, 0);
+	*bfd = socket(AF_INET, SOCK_STREAM, 0);
+	if (*lfd < 0 || *cfd < 0 || *bfd < 0)
+		return -errno;
+	/* Port 0: the kernel picks free ones, whatever else runs here. */
+	if (bind(*lfd, (struct sockaddr *)&a, sizeof(a)) || listen(*lfd, 8) ||
+	    getsockname(*lfd, (struct sockaddr *)&a, &len))
+		return -errno;
+	ts_server_port = ntohs(a.sin_port);
+	if (connect(*cfd, (struct sockaddr *)&a, sizeof(a)))
+		return -errno;
+	*afd = accept(*lfd, NULL, NULL);
+	len = sizeof(a);
+	if (*afd < 0 || getsockname(*cfd, (struct sockaddr *)&a, &len))
+		return -errno;
+	ts_client_port = ntohs(a.sin_port);
+	a.sin_port = 0;
+	len = sizeof(a);
+	if (bind(*bfd, (struct sockaddr *)&a, sizeof(a)) ||
+	    getsockname(*bfd, (struct sockaddr *)&a, &len))
+		return -errno;
+	ts_closed_port = ntohs(a.sin_port);
+	return 0;
 }
 
 /* 2001:db8:w1>>16:w1&0xffff::1 -> 2001:db8::1 */
@@ -557,6 +641,12 @@ static int set_rules(struct inst *in, __u32 nr, const struct lim *lims, __u32 nl
 		}
 		if (last && xfields)
 			set_fields(r);
+		if (last && tcp_mode) {
+			r->proto = 6;
+			r->match = WEIR_M_PROTO;
+			if (tcp_mode == 2)
+				r->flags |= WEIR_RF_TCP_STATE;
+		}
 		if (last && xiface) {
 			r->xmatch |= WEIR_X_IFACE;
 			r->ifindex = 1;		/* lo's, in every network namespace */
@@ -1085,6 +1175,67 @@ static double run_path(struct inst *in, int p, unsigned long round)
 	case P_NORULE:
 		err = set_rules(in, 0, NULL, 0);
 		break;
+	case P_TS_BASE:
+	case P_TS_HIT:
+	case P_TS_MISS:
+	case P_TS_NOSOCK: {
+		cpu_set_t was, one;
+		long long l0, d0;
+		double ns;
+
+		tcp_mode = p == P_TS_BASE ? 1 : 2;
+		err = set_rules(in, 1, &open, 1);
+		tcp_mode = 0;
+		if (err)
+			return -1;
+		len = ACK4_LEN;
+		if (p == P_TS_BASE || p == P_TS_HIT)
+			build_ack4(pkt, TS_ADDR, ts_client_port, ts_server_port);
+		else
+			build_ack4(pkt, SRC4, 40000,
+				   p == P_TS_MISS ? ts_server_port : ts_closed_port);
+		/*
+		 * On one CPU for the row: tcp-state's cache is per CPU, and
+		 * test_run may move to another CPU between repeats.
+		 */
+		if (sched_getaffinity(0, sizeof(was), &was))
+			return -1;
+		CPU_ZERO(&one);
+		CPU_SET(sched_getcpu(), &one);
+		if (sched_setaffinity(0, sizeof(one), &one))
+			return -1;
+		/*
+		 * The hit's first run looks the flow up and caches it (or
+		 * finds it cached from the round before); without tcp-state
+		 * nothing is looked up.
+		 */
+		l0 = global_count(in, WEIR_G_TCP_LOOKUPS);
+		ns = run_once(in->prog, len);
+		if (ns >= 0 && !(p == P_TS_BASE && global_count(in, WEIR_G_TCP_LOOKUPS) != l0)) {
+			l0 = global_count(in, WEIR_G_TCP_LOOKUPS);
+			d0 = global_count(in, WEIR_G_OUT_OF_STATE);
+			ns = run_repeat(in->prog, len, paths[p].verdict);
+		} else {
+			ns = -1;
+		}
+		sched_setaffinity(0, sizeof(was), &was);
+		if (ns < 0)
+			return -1;
+		/*
+		 * Measured only if the runs did what the row says: the hit
+		 * never looked up (the cache's 2 s outlast a round), each miss
+		 * looked up and was dropped by tcp-state, the rule without it
+		 * never looked up.
+		 */
+		if (p == P_TS_BASE || p == P_TS_HIT) {
+			if (global_count(in, WEIR_G_TCP_LOOKUPS) != l0)
+				return -1;
+		} else if (global_count(in, WEIR_G_TCP_LOOKUPS) - l0 != (long long)repeat ||
+			   global_count(in, WEIR_G_OUT_OF_STATE) - d0 != (long long)repeat) {
+			return -1;
+		}
+		return ns;
+	}
 	case P_HIT:
 		err = set_rules(in, 1, &open, 1);
 		break;
@@ -1255,14 +1406,15 @@ int main(int argc, char **argv)
 	/* clock auto, per round: each path over its trivial program, and the aims' ratios */
 	static double over[NROWS][MAX_ROUNDS], spread[NROWS][3], aim[NAIM][MAX_ROUNDS];
 	static double two[2][MAX_ROUNDS];
-	static double cold4[MAX_ROUNDS], m_aim[NAIM];
+	static double cold4[MAX_ROUNDS], m_aim[NAIM], ts_extra[MAX_ROUNDS];
+	double m_ts_extra;
 	double m_triv, m_triv1, m_triv6, m_prim[NPRIM], m_scale[NSCALE];
 	double bytes_state[NSCALE], bytes_lru[NSCALE], bytes_hash[NSCALE], present[NSCALE];
 	unsigned long max_keys = 4194304, i, nscale = 0;
 	struct timespec res_coarse;
 	struct inst clk[NCLK] = {}, sc[NSCALE] = {}, cold = {};
 	struct trivial *triv_skel = NULL;
-	int lfd = -1;
+	int lfd = -1, ts_fd[4] = { -1, -1, -1, -1 };
 	struct prims *prims = NULL;
 	const char *json_path = NULL;
 	int a, c, k, p, err = 1, tfd, prim_fd[NPRIM];
@@ -1325,6 +1477,13 @@ int main(int argc, char **argv)
 			err = 1;
 			goto out;
 		}
+	}
+	err = ts_sockets(&ts_fd[0], &ts_fd[1], &ts_fd[2], &ts_fd[3]);
+	if (err) {
+		fprintf(stderr, "progcost: cannot open the tcp-state rows' sockets on 127.0.0.1: "
+				"%s\n", strerror(-err));
+		err = 1;
+		goto out;
 	}
 	err = 1;	/* what every failure below returns */
 	triv_skel = trivial__open_and_load();
@@ -1524,6 +1683,9 @@ int main(int argc, char **argv)
 		for (i = 0; i < rounds; i++)
 			aim[a][i] = over[aims[a].den][i] > 0 ? over[aims[a].num][i] /
 								over[aims[a].den][i] : 0;
+	for (i = 0; i < rounds; i++)
+		ts_extra[i] = over[P_TS_HIT][i] - over[P_TS_BASE][i];
+	m_ts_extra = median(ts_extra, rounds);
 	for (p = 0; p < NROWS; p++) {
 		spread[p][1] = median(over[p], rounds);
 		spread[p][0] = over[p][0];
@@ -1592,6 +1754,9 @@ int main(int argc, char **argv)
 		else
 			printf("| %s | %.2f x | (shown, no aim) |\n", aims[a].name, m_aim[a]);
 	printf("\n");
+	printf("tcp-state on an established flow (a cache hit) costs %+.0f ns over the same rule "
+	       "without it (clock auto, median of the rounds' differences; aim <= +%d ns).\n\n",
+	       m_ts_extra, TS_HIT_AIM_NS);
 
 	printf("| piece (trivial program plus ...) | ns | over trivial |\n|---|---:|---:|\n");
 	printf("| nothing (trivial XDP_DROP) | %.0f | |\n", m_triv);
@@ -1648,7 +1813,9 @@ int main(int argc, char **argv)
 			if (aims[a].max > 0 && (two_inst || aims[a].num < P_SPOOF2))
 				fprintf(js, "%s{\"name\": \"%s\", \"ratio\": %.3f, \"max\": %.2f}",
 					c++ ? ", " : "", aims[a].name, m_aim[a], aims[a].max);
-		fprintf(js, "],\n \"pieces\": {");
+		fprintf(js, "],\n \"tcp_state_hit_extra_ns\": %.1f, \"tcp_state_hit_aim_ns\": %d,",
+			m_ts_extra, TS_HIT_AIM_NS);
+		fprintf(js, "\n \"pieces\": {");
 		for (p = 0; p < NPRIM; p++)
 			fprintf(js, "%s\"%s\": %.1f", p ? ", " : "", prim_names[p], m_prim[p]);
 		fprintf(js, "},\n \"keys\": [");
@@ -1680,5 +1847,8 @@ out:
 	trivial__destroy(triv_skel);
 	if (lfd >= 0)
 		close(lfd);
+	for (i = 0; i < 4; i++)
+		if (ts_fd[i] >= 0)
+			close(ts_fd[i]);
 	return err;
 }

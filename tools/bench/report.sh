@@ -141,6 +141,13 @@ targets() {
 			row "data path, same rounds: $name at most $mx x" \
 				"$(num "$r" '%.2f') x" "$r <= $mx"
 		done < <(jq -r '.aims[]? | [.name, .ratio, .max] | @tsv' "$PJ")
+		# tcp-state's cache hit, in ns over the same rule without it (same rounds).
+		tsx=$(jq '.tcp_state_hit_extra_ns // empty' "$PJ")
+		tsa=$(jq '.tcp_state_hit_aim_ns // empty' "$PJ")
+		if [ -n "$tsx" ] && [ -n "$tsa" ]; then
+			row "data path, same rounds: tcp-state on an established flow (cache hit) at \
+most +$tsa ns over the same rule without it" "$(num "$tsx" '%+.0f') ns" "$tsx <= $tsa"
+		fi
 	else
 		norun "$t_hit"
 		norun "$t_new"
