@@ -34,4 +34,18 @@ static __always_inline __u64 clock_now(const struct weir_config *cfg, int precis
 	return bpf_ktime_get_coarse_ns();
 }
 
+/*
+ * The tick clock whatever the clock mode (the hand-set one in tests), for
+ * what needs no precision: tcp-state's cache of verified flows, good for
+ * seconds, costs no helper call under `clock precise` either.
+ */
+static __always_inline __u64 clock_coarse(const struct weir_config *cfg)
+{
+	if (clock_mode == WEIR_CLOCK_MANUAL)
+		return manual_now_ns;
+	if (cfg->clock_tick)
+		return bpf_jiffies64() * cfg->clock_tick + cfg->clock_off;
+	return bpf_ktime_get_coarse_ns();
+}
+
 #endif /* WEIR_BPF_CLOCK_H */

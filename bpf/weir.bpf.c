@@ -196,9 +196,9 @@ static __always_inline int weir_core(const void *data, const void *data_end, __u
 		int ok = 1;
 
 		if (xctx)
-			ok = wr_tcp_state_xdp(xctx, &ev.pkt, clock_now(cfg, 0));
+			ok = wr_tcp_state_xdp(xctx, &ev.pkt, clock_coarse(cfg));
 		else if (skb)
-			ok = wr_tcp_state_skb(skb, &ev.pkt, clock_now(cfg, 0));
+			ok = wr_tcp_state_skb(skb, &ev.pkt, clock_coarse(cfg));
 		if (!ok) {
 			count(WEIR_G_OUT_OF_STATE);
 			if (!(m->tcp_state & WR_TS_DRY)) {

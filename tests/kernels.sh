@@ -8,7 +8,8 @@
 # once with no kernel config file anywhere (/boot unmounted; Debian's
 # kernels have no /proc/config.gz); and a rule with action cookie (6.1
 # has the raw SYN cookie helpers); the capture suite (bpf_capture: the
-# copy into the ring from XDP and TC); and weir joining the real xdp-filter's
+# copy into the ring from XDP and TC); tcp-state against real sockets
+# (four cases of bpf_tcpstate); and weir joining the real xdp-filter's
 # libxdp dispatcher (tests/xdpmulti.sh's xf-first case: freplace programs,
 # which this machine's own kernel refuses; make test-kernels runs all its
 # dispatcher cases). The kernel package is fetched from Debian's archive the
@@ -84,6 +85,16 @@ if out=$(build/tests/bpf_capture 2>&1) && ! grep -q '^not ok' <<<"$out" &&
 else
 	echo "not ok - kernels-6.1-capture: $(grep -m1 -v '^ok' <<<"$out")"
 fi
+# tcp-state against real sockets (bpf_tcpstate's socket lookups and cache,
+# with 6.1's helpers and verifier): four of its cases, the whole suite
+# takes ten minutes under TCG (make test-kernels runs it all).
+TS_CASES=ts_established_cached_xdp,ts_out_of_state_ack_dropped_tc,ts_synack_xdp,ts_cookie_ack_ipv4
+if out=$(WEIR_TEST_CASES=$TS_CASES build/tests/bpf_tcpstate 2>&1) &&
+	! grep -q '^not ok' <<<"$out" && [ "$(grep -c '^ok' <<<"$out")" -eq 4 ]; then
+	echo "ok - kernels-6.1-tcp-state"
+else
+	echo "not ok - kernels-6.1-tcp-state: $(grep -m1 -v '^ok' <<<"$out")"
+fi
 # libxdp's dispatcher with xdp-filter (tests/xdpmulti.sh, its dispatcher cases).
 XDPMULTI_DISPATCHER_ONLY=1 XDPMULTI_CASES=xf-first BUILD=build WEIR=$PWD/build/weir \
 	tests/xdpmulti.sh 2>&1 |
@@ -93,6 +104,6 @@ BUILD=$BUILD tools/kernels/guest.sh run 6.1 "$TMP/load.sh" 900 >"$TMP/out" 2>&1
 rc=$?
 grep -E '^(ok|not ok|skip) - ' "$TMP/out"
 n=$(grep -cE '^(ok|not ok) - kernels-6.1-' "$TMP/out")
-if [ "$rc" -ne 0 ] || [ "$n" -ne 8 ]; then
-	not_ok kernels-6.1-guest "the guest ran $n of 8 checks (exit $rc): $(grep -v '^ok' "$TMP/out" | tail -3 | tr '\n' ' ')"
+if [ "$rc" -ne 0 ] || [ "$n" -ne 9 ]; then
+	not_ok kernels-6.1-guest "the guest ran $n of 9 checks (exit $rc): $(grep -v '^ok' "$TMP/out" | tail -3 | tr '\n' ' ')"
 fi

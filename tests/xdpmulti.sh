@@ -6,7 +6,8 @@
 #
 #   xf-first     xdp-filter loaded, then weir joins its dispatcher: the
 #                port xdp-filter drops stays dropped, weir's limit holds
-#                on other traffic, `detach` leaves xdp-filter working
+#                on other traffic, tcp-state drops spoofed ACKs, `detach`
+#                leaves xdp-filter working
 #   weir-first weir makes the dispatcher (dispatcher libxdp, a priority
 #                of its own), xdp-filter joins it, leaves again: weir stays
 #   generic      the same in generic (skb) mode; a native attach is refused
@@ -222,6 +223,22 @@ if [ -n "$HAVE_DISPATCHER" ] && want xf-first; then
 	dropped 7777 198.18.0.2 "xdp-filter beside weir"
 	limited 9000 198.18.0.3 "weir beside xdp-filter"
 	unlimited 9001 198.18.0.4 "neither"
+	# tcp-state from inside the dispatcher: spoofed ACKs to a closed port
+	# are looked up, found to belong to nothing, dropped and counted.
+	if wr rule add ts proto tcp dport 9 tcp-state on >/dev/null; then
+		oos=$(wrj stats | jq -r .global.out_of_state)
+		ip netns exec "$SND" "$SLGEN" --dst 198.18.0.1 --dport 9 --proto tcp-ack \
+			--spoof-prefix 198.18.128.0/17 --rate 400 --count 50 --duration 5 \
+			>/dev/null 2>&1
+		sleep 0.5
+		n=$(($(wrj stats | jq -r .global.out_of_state) - oos))
+		# All 50 at 400/s over veth; 2 of slack for a busy emulated CPU.
+		[ "$n" -ge 48 ] && [ "$n" -le 50 ] ||
+			fail "tcp-state in the dispatcher: $n of 50 spoofed ACKs out of state"
+		wr rule del ts >/dev/null || fail "rule del ts"
+	else
+		fail "a tcp-state rule in the dispatcher was refused"
+	fi
 	wr detach xm-r >/dev/null || fail "detach"
 	progs=$(loader_progs | tr '\n' ' ')
 	[ "$progs" = "xdpfilt_alw_all " ] || fail "after detach xdp-loader lists: $progs"
