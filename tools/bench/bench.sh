@@ -1034,10 +1034,12 @@ ack_report() {
 		for cand in $ACK_CANDS; do
 			base=$(awk -F'\t' -v c="$cand" '$1 == c && $2 == "0" { print $3 }' "$TMP/ack.tsv")
 			awk -F'\t' -v c="$cand" -v l="$level" -v b="$base" '$1 == c && $2 == l {
-				printf " %.0f req/s (%s), p99 %s, %.0f RST/s |", $3,
-					(b > 0 ? sprintf("%.0f%%", 100 * $3 / b) : "n/a"),
-					($3 == 0 ? "none" : $7 >= 199999 ? "over 200 ms" :
-					 sprintf("%.0f us", $7)), $8 }' \
+				pct = "n/a"
+				if (b > 0) pct = sprintf("%.0f%%", 100 * $3 / b)
+				p99 = sprintf("%.0f us", $7)
+				if ($7 >= 199999) p99 = "over 200 ms"
+				if ($3 == 0) p99 = "none"
+				printf " %.0f req/s (%s), p99 %s, %.0f RST/s |", $3, pct, p99, $8 }' \
 				"$TMP/ack.tsv"
 		done
 		echo
