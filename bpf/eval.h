@@ -107,10 +107,12 @@ struct wr_match {
 	 */
 	struct wr_pkt_x x;
 };
-/* wr_match.tcp_state: the rule is `tcp-state auto`; it does not enforce (dry-run, kill switch). */
+/*
+ * wr_match.tcp_state's flags above the rule index: the rule is `tcp-state
+ * auto`; it does not enforce (dry-run, kill switch).
+ */
 #define WR_TS_AUTO	(1U << 16)
 #define WR_TS_DRY	(1U << 17)
-#define WR_TS_RULE	0xffffU
 /* The bytes of struct wr_match that matching starts from 0. */
 #define WR_MATCH_CLEAR	__builtin_offsetof(struct wr_match, x)
 

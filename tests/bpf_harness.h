@@ -27,6 +27,9 @@
 #include <string.h>
 #include <unistd.h>
 #include <arpa/inet.h>
+#include <net/if.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <linux/bpf.h>
 #include <linux/pkt_cls.h>
 #include <bpf/bpf.h>
@@ -165,6 +168,33 @@ static inline void teardown(void)
 {
 	weir__destroy(skel);
 	skel = NULL;
+}
+
+/*
+ * This process into a network namespace of its own with lo up: the
+ * sockets a suite makes, and test_run's socket lookups (on lo), meet
+ * there and nowhere else. 0, or -1 with *why said.
+ */
+static inline int own_netns(const char **why)
+{
+	struct ifreq ifr = {};
+	int fd;
+
+	if (unshare(CLONE_NEWNET)) {
+		*why = "cannot enter a new network namespace";
+		return -1;
+	}
+	fd = socket(AF_INET, SOCK_DGRAM, 0);
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "lo");
+	if (fd < 0 || ioctl(fd, SIOCGIFFLAGS, &ifr) ||
+	    (ifr.ifr_flags |= IFF_UP, ioctl(fd, SIOCSIFFLAGS, &ifr))) {
+		*why = "cannot bring lo up";
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	close(fd);
+	return 0;
 }
 
 static inline void set_now(__u64 ns)

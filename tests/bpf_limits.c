@@ -1038,9 +1038,8 @@ static __u64 netns_cookie(void)
  */
 static int sockops_setup(const char **why)
 {
-	struct ifreq ifr = {};
 	char cg[1024];
-	int cgfd, fd;
+	int cgfd;
 
 	*why = NULL;
 	if (own_cgroup2(cg, sizeof(cg))) {
@@ -1061,20 +1060,12 @@ static int sockops_setup(const char **why)
 		return -1;
 	}
 	orig_netns = open("/proc/self/ns/net", O_RDONLY);
-	if (orig_netns < 0 || unshare(CLONE_NEWNET)) {
+	if (orig_netns < 0) {
 		*why = "cannot enter a new network namespace";
 		return -1;
 	}
-	fd = socket(AF_INET, SOCK_DGRAM, 0);
-	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "lo");
-	if (fd < 0 || ioctl(fd, SIOCGIFFLAGS, &ifr) ||
-	    (ifr.ifr_flags |= IFF_UP, ioctl(fd, SIOCSIFFLAGS, &ifr))) {
-		*why = "cannot bring lo up";
-		if (fd >= 0)
-			close(fd);
+	if (own_netns(why))
 		return -1;
-	}
-	close(fd);
 	{
 		struct weir_config c = cfg_get();
 

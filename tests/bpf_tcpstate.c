@@ -137,23 +137,8 @@ static int tuple_to(int fd, int family, struct tuple *t)
  */
 static int net_setup(const char **why)
 {
-	struct ifreq ifr = {};
-	int fd;
-
-	if (unshare(CLONE_NEWNET)) {
-		*why = "cannot enter a new network namespace";
+	if (own_netns(why))
 		return -1;
-	}
-	fd = socket(AF_INET, SOCK_DGRAM, 0);
-	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "lo");
-	if (fd < 0 || ioctl(fd, SIOCGIFFLAGS, &ifr) ||
-	    (ifr.ifr_flags |= IFF_UP, ioctl(fd, SIOCSIFFLAGS, &ifr))) {
-		*why = "cannot bring lo up";
-		if (fd >= 0)
-			close(fd);
-		return -1;
-	}
-	close(fd);
 	/* The namespace is this process's alone: its devices go with it. */
 	if (system("ip link add " VETH " type veth peer name " VETH_PEER " && "
 		   "ip link set " VETH " arp off && "

@@ -65,10 +65,9 @@ static bool has_auto_rule(const struct daemon *d)
 
 	if (!rs)
 		return false;
-	for (i = 0; i < rs->nr_rules && i < WEIR_MAX_RULES; i++)
-		if ((rs->rules[i].flags & (WEIR_RF_TCP_STATE | WEIR_RF_TCP_AUTO)) ==
-		    (WEIR_RF_TCP_STATE | WEIR_RF_TCP_AUTO))
-			has = true;
+	for (i = 0; i < rs->nr_rules && i < WEIR_MAX_RULES && !has; i++)
+		has = (rs->rules[i].flags & WEIR_RF_TCP_AUTO) &&
+		      (rs->rules[i].flags & WEIR_RF_TCP_STATE);
 	free(rs);
 	return has;
 }
