@@ -890,14 +890,11 @@ svc_run() {
 		>>"$tsv"
 }
 
-stage_service() {
-	local c level spid ready=$TMP/svc-srv-ready
-	[ $SMOKE -eq 1 ] && SVC_SECS=0.3 SVC_SETTLE=0.1 SVC_LEVELS="0 max"
-	say "== service: TCP request/response under a rising UDP + SYN flood"
-	topo_up || return 1
-	svc_rules || { say "service rules failed"; return 1; }
-	: >"$TMP/svc.tsv"
-	for c in $SVC_CANDS; do
+# svc_servers CAND...: each candidate pinned (svc_pin) and its wrrr echo
+# server started, in PIDS[srvCAND].
+svc_servers() {
+	local c ready=$TMP/svc-srv-ready
+	for c in "$@"; do
 		svc_pin "$c"
 		rm -f "$ready"
 		taskset -c "$HOSTCPU" ip netns exec "${NS[$c]}" "$BUILD/bench/wrrr" server \
@@ -906,6 +903,16 @@ stage_service() {
 		PIDS[srv$c]=$!
 		for _ in $(seq 100); do [ -e "$ready" ] && break; sleep 0.05; done
 	done
+}
+
+stage_service() {
+	local c level
+	[ $SMOKE -eq 1 ] && SVC_SECS=0.3 SVC_SETTLE=0.1 SVC_LEVELS="0 max"
+	say "== service: TCP request/response under a rising UDP + SYN flood"
+	topo_up || return 1
+	svc_rules || { say "service rules failed"; return 1; }
+	: >"$TMP/svc.tsv"
+	svc_servers $SVC_CANDS
 	# Level by level, the candidates side by side.
 	for level in $SVC_LEVELS; do
 		for c in $SVC_CANDS; do svc_run "$c" "$level"; done
@@ -979,21 +986,13 @@ ACK_LEVELS="0 100000 300000 1000000 max"
 # the rule added.
 ACK_CANDS="no wr ws fl"
 stage_ackflood() {
-	local cand c level ready=$TMP/svc-srv-ready
+	local cand c level
 	[ $SMOKE -eq 1 ] && SVC_SECS=0.3 SVC_SETTLE=0.1 ACK_LEVELS="0 max"
 	say "== ackflood: TCP request/response under a rising spoofed ACK flood"
 	topo_up || return 1
 	wr_clear wr
 	: >"$TMP/ack.tsv"
-	for c in no wr fl; do
-		svc_pin "$c"
-		rm -f "$ready"
-		taskset -c "$HOSTCPU" ip netns exec "${NS[$c]}" "$BUILD/bench/wrrr" server \
-			--listen "${DST4[$c]}" --port $SVC_PORT --duration 600 \
-			--ready-file "$ready" &
-		PIDS[ack$c]=$!
-		for _ in $(seq 100); do [ -e "$ready" ] && break; sleep 0.05; done
-	done
+	svc_servers no wr fl
 	for level in $ACK_LEVELS; do
 		for cand in $ACK_CANDS; do
 			c=$cand
@@ -1007,7 +1006,7 @@ stage_ackflood() {
 		done
 		say "   flood $level done ($(($(date +%s) - T0)) s)"
 	done
-	for c in no wr fl; do kill "${PIDS[ack$c]}" 2>/dev/null; done
+	for c in no wr fl; do kill "${PIDS[srv$c]}" 2>/dev/null; done
 	ack_report | section ackflood
 }
 
