@@ -23,8 +23,9 @@
 #   exits 0), wrgen floods spoofed ACKs (to the open port and to a closed
 #   one), RSTs, FINs and SYN-ACKs, IPv4 and IPv6: no reset leaves SRV towards
 #   the spoofed ranges (and tcpdump lost none), and out_of_state grows by
-#   at least OOS_PCT% of what wrgen sent and never by more (the rest: what
-#   veth may drop when the flood outruns this machine); the rule counts
+#   at least OOS_PCT% of what wrgen sent less what veth dropped on the way
+#   to weir (the flood can outrun a busy machine: 177 of 3000 once), and by
+#   at least half of what was sent, and never by more; the rule counts
 #   each of them dropped, and each cost a socket lookup; the downloads'
 #   segments, hundreds each, cost a few lookups a download (the cache of
 #   verified flows), at most LK_PER_CONN;
@@ -399,8 +400,12 @@ for MODE in native tc; do
 				fail "tcpdump dropped ${CDROPS:-an unknown number of} packets"
 			[ "$OOS" -le "$SENT" ] ||
 				fail "out_of_state grew by $OOS, more than the $SENT sent"
-			[ "$OOS" -ge $((SENT * OOS_PCT / 100)) ] ||
-				fail "out_of_state grew by $OOS of $SENT sent (want >= $OOS_PCT%)"
+			# veth's drops never reached weir: they are not weir's to count.
+			[ "$OOS" -ge $(((SENT - VDROPS) * OOS_PCT / 100)) ] ||
+				fail "out_of_state grew by $OOS of $SENT sent, $VDROPS lost" \
+					"before weir (want >= $OOS_PCT% of the rest)"
+			[ "$OOS" -ge $((SENT / 2)) ] ||
+				fail "out_of_state grew by $OOS of $SENT sent (want >= half)"
 			[ "$DROPS" -eq "$OOS" ] || fail "rule ts dropped $DROPS, out_of_state $OOS"
 			# Each is a cache miss: nothing is stored for a segment of no connection.
 			[ "$LOOKUPS" -ge "$OOS" ] ||
