@@ -10,6 +10,7 @@
 
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
+#include <bpf/bpf_endian.h>
 #include "compat.bpf.h"
 #include "weir.h"
 #include "weir_parse.h"
@@ -60,6 +61,61 @@ static __noinline int on_list(void *trie4, void *trie6, const struct wr_pkt *p,
 		k.plen = v->plen - 1;
 	}
 	return 0;
+}
+
+/*
+ * What the feeds say of the source (enum weir_feed_action; NONE when no
+ * feed lists it), from generation `lists & WEIR_L_FEED_GEN` of the feed
+ * maps. IPv4 is one array load for a /24 that no longer prefix splits,
+ * whatever the number of prefixes; a split /24 adds one or two hash
+ * lookups. IPv6 is a longest-prefix match. A slot with no inner map (a
+ * packet racing the controller's cleanup of the old generation, which it
+ * waits out) lists nothing. Not inlined: off weir_core's deep chain.
+ */
+static __noinline int on_feed(const struct wr_pkt *p, __u32 lists)
+{
+	__u32 gen = lists & WEIR_L_FEED_GEN ? 1 : 0, blk, idx;
+	__u64 *w, hk;
+	__u32 *v;
+	void *inner;
+
+	if (p->family == 4) {
+		if (!(lists & WEIR_L_FEED4))
+			return WEIR_FA_NONE;
+		inner = bpf_map_lookup_elem(&wr_feed_blk, &gen);
+		if (!inner)
+			return WEIR_FA_NONE;
+		blk = bpf_ntohl(p->saddr[0]) >> 8;
+		idx = blk / 32;
+		w = bpf_map_lookup_elem(inner, &idx);
+		if (!w)
+			return WEIR_FA_NONE;
+		idx = (*w >> ((blk % 32) * 2)) & 3;
+		if (idx != WEIR_FA_SPLIT)
+			return idx;
+		inner = bpf_map_lookup_elem(&wr_feed_host, &gen);
+		if (!inner)
+			return WEIR_FA_NONE;
+		hk = bpf_ntohl(p->saddr[0]);
+		v = bpf_map_lookup_elem(inner, &hk);
+		if (!v) {
+			hk = WEIR_FEED_BLOCK_KEY | ((__u64)blk << 8);
+			v = bpf_map_lookup_elem(inner, &hk);
+		}
+		return v ? *v & 3 : WEIR_FA_NONE;
+	}
+	if (!(lists & WEIR_L_FEED6))
+		return WEIR_FA_NONE;
+	inner = bpf_map_lookup_elem(&wr_feed6, &gen);
+	if (!inner)
+		return WEIR_FA_NONE;
+	{
+		struct weir_lpm6 k = { .plen = 128 };
+
+		__builtin_memcpy(k.addr, p->saddr, sizeof(k.addr));
+		v = bpf_map_lookup_elem(inner, &k);
+	}
+	return v ? *v & 3 : WEIR_FA_NONE;
 }
 
 #endif /* WEIR_BPF_LISTS_H */

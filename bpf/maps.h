@@ -306,6 +306,61 @@ struct {
 } wr_deny6 SEC(".maps"), wr_allow6 SEC(".maps");
 
 /*
+ * Blocklist feeds, double-buffered: slot WEIR_L_FEED_GEN of each is what
+ * the data path reads; the controller builds the other slot's inner maps
+ * whole (user/lib/feeds.c) and flips the bit. Only these templates are
+ * created with the object: the inner maps exist while a feed does.
+ *  - wr_feed_blk: IPv4 /24 states, 2 bits each (weir_feed_action); mmapped
+ *    by the controller to be written in one copy;
+ *  - wr_feed_host: the addresses and /24 defaults of split /24s;
+ *  - wr_feed6: IPv6 prefixes, longest match.
+ */
+struct wr_feed_blk_map {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, WEIR_FEED_WORDS);
+	__type(key, __u32);
+	__type(value, __u64);
+	__uint(map_flags, BPF_F_MMAPABLE);
+};
+struct wr_feed_host_map {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1);
+	__type(key, __u64);
+	__type(value, __u32);
+};
+struct wr_feed6_map {
+	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
+	__uint(max_entries, 1);
+	__type(key, struct weir_lpm6);
+	__type(value, __u32);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, 2);
+	__type(key, __u32);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+	__array(values, struct wr_feed_blk_map);
+} wr_feed_blk SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, 2);
+	__type(key, __u32);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+	__array(values, struct wr_feed_host_map);
+} wr_feed_host SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, 2);
+	__type(key, __u32);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+	__array(values, struct wr_feed6_map);
+} wr_feed6 SEC(".maps");
+
+/*
  * The cookie programs the XDP entry tail-calls (bpf/cookie.h), by enum
  * weir_cookie_prog; filled by the loader after load, empty on a kernel
  * without the raw cookie helpers.

@@ -161,6 +161,25 @@ static __always_inline int weir_core(const void *data, const void *data_end, __u
 		capture(xctx, skb, cfg, WEIR_CV_PASSED, WEIR_CR_ALLOW);
 		return WR_VERDICT_PASS;
 	}
+	/*
+	 * Feeds after the operator's lists: an operator's allow wins over a
+	 * third party's blocklist (which may list the operator's own ranges).
+	 */
+	if (cfg->lists & (WEIR_L_FEED4 | WEIR_L_FEED6)) {
+		int fa = on_feed(&ev.pkt, cfg->lists);
+
+		if (fa == WEIR_FA_DENY) {
+			gcount(g, WEIR_G_FEED_DENIED);
+			why = WEIR_CR_FEED;
+			goto drop;
+		}
+		if (fa == WEIR_FA_ALLOW) {
+			gcount(g, WEIR_G_FEED_ALLOWED);
+			gcount(g, WEIR_G_PASSED);
+			capture(xctx, skb, cfg, WEIR_CV_PASSED, WEIR_CR_FEED);
+			return WR_VERDICT_PASS;
+		}
+	}
 
 	disabled = cfg->disabled;
 	ev.rs_idx = cfg->active & 1;

@@ -452,7 +452,41 @@ enum weir_list_bits {
 	 * Userspace only; the data path reads each entry's own expiry.
 	 */
 	WEIR_L_TTL = 1 << 4,
+	/*
+	 * Blocklist feeds (user/lib/feeds.c): the feed maps' slot
+	 * WEIR_L_FEED_GEN says which generation the data path reads, and
+	 * WEIR_L_FEED4/6 whether it holds IPv4/IPv6 entries. A feed refresh
+	 * fills the other slot and flips the bit: every feed's entries change
+	 * in one write.
+	 */
+	WEIR_L_FEED4 = 1 << 5,
+	WEIR_L_FEED6 = 1 << 6,
+	WEIR_L_FEED_GEN = 1 << 7,
 };
+#define WEIR_L_FEEDS	(WEIR_L_FEED4 | WEIR_L_FEED6 | WEIR_L_FEED_GEN)
+
+/*
+ * What a feed does with a source it lists (the feed maps' values, 2-bit
+ * block states). The operator's own deny and allow lists come first; a
+ * prefix two feeds list with different actions is denied.
+ */
+enum weir_feed_action {
+	WEIR_FA_NONE = 0,
+	WEIR_FA_DENY = 1,
+	WEIR_FA_ALLOW = 2,
+	/* wr_feed_blk only: the /24 holds longer prefixes, see wr_feed_host */
+	WEIR_FA_SPLIT = 3,
+};
+/*
+ * IPv4 feeds, flattened: a 2-bit state per /24 (weir_feed_action), 32 in
+ * each 64-bit word of wr_feed_blk's inner array, 4 MiB in all. A /24
+ * split by longer prefixes (WEIR_FA_SPLIT) is looked up in wr_feed_host:
+ * first the address itself (key: the address, host byte order), then the
+ * /24's own state (key: WEIR_FEED_BLOCK_KEY | the /24's first address).
+ */
+#define WEIR_FEED_BLOCKS	(1u << 24)
+#define WEIR_FEED_WORDS		(WEIR_FEED_BLOCKS / 32)
+#define WEIR_FEED_BLOCK_KEY	(1ULL << 32)
 
 /*
  * Keys of the deny and allow LPM tries (wr_deny4/6, wr_allow4/6): the
@@ -718,6 +752,8 @@ enum weir_global {
 	WEIR_G_CONTENDED,
 	WEIR_G_OUT_OF_STATE,	/* TCP segments of no connection, dropped by tcp-state */
 	WEIR_G_TCP_LOOKUPS,	/* tcp-state's socket lookups (its cache's misses) */
+	WEIR_G_FEED_DENIED,	/* dropped: a blocklist feed denies the source */
+	WEIR_G_FEED_ALLOWED,	/* passed: an allow feed lists the source */
 	WEIR_G_MAX,
 };
 
@@ -808,6 +844,7 @@ enum weir_capture_reason {
 	WEIR_CR_COOKIE,	/* a SYN answered with a SYN cookie instead (dropped) */
 	WEIR_CR_FAULT,	/* an internal fault, under the fail policy */
 	WEIR_CR_TCP_STATE,	/* a TCP segment of no connection (tcp-state) */
+	WEIR_CR_FEED,		/* a blocklist feed (denied, or passed by an allow feed) */
 	WEIR_CR_MAX,
 };
 

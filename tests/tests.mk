@@ -25,7 +25,9 @@ $(addprefix $(TEST_OUT)/,$(C_UNIT_SUITES)): $(TEST_OUT)/%: tests/%.c include/*.h
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(USER_CFLAGS) -Itests $< -o $@ -lm
 
-$(addprefix $(TEST_OUT)/,$(C_BPF_SUITES)): $(TEST_OUT)/%: tests/%.c $(SKELS) include/*.h tests/check.h \
+# Suites of the BPF object that also call libweir (its feed map builder).
+C_BPF_LIB_SUITES := bpf_feeds
+$(addprefix $(TEST_OUT)/,$(filter-out $(C_BPF_LIB_SUITES),$(C_BPF_SUITES))): $(TEST_OUT)/%: tests/%.c $(SKELS) include/*.h tests/check.h \
 					  tests/packet.h tests/bpf_harness.h \
 					  user/lib/kernel_features.h | $(TEST_OUT)
 	$(call msg,CC,$@)
@@ -36,6 +38,11 @@ $(TEST_OUT)/fleet_sim: tests/fleet_sim.c $(FLEET_SIM_OBJS) $(LIBWEIR) $(SKELS) i
 		       tests/packet.h tests/bpf_harness.h user/fleet/fleet.h | $(TEST_OUT)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(USER_CFLAGS) -Itests $< $(FLEET_SIM_OBJS) $(LIBWEIR) -o $@ $(USER_LDLIBS) -lm
+
+$(addprefix $(TEST_OUT)/,$(C_BPF_LIB_SUITES)): $(TEST_OUT)/%: tests/%.c $(LIBWEIR) $(SKELS) include/*.h \
+					      tests/check.h tests/packet.h tests/bpf_harness.h | $(TEST_OUT)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(USER_CFLAGS) -Itests $< $(LIBWEIR) -o $@ $(USER_LDLIBS) -lm
 
 $(TEST_OUT)/unit_rules: tests/unit_rules.c $(LIBWEIR) include/*.h tests/check.h | $(TEST_OUT)
 	$(call msg,CC,$@)

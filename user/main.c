@@ -27,6 +27,7 @@ static const struct cmd {
 	{ "rule", do_rule, "rule add|del|list ...                 rate-limit rules" },
 	{ "deny", do_deny, "deny add|del|list CIDR [ttl DUR]      sources always dropped" },
 	{ "allow", do_allow, "allow add|del|list CIDR [ttl DUR]     sources never limited" },
+	{ "list", do_list, "list feed add|del|show|refresh|test ... blocklist feeds (HTTP(S), files)" },
 	{ "stats", do_stats, "stats                                 global and per-rule counters" },
 	{ "top", do_top, "top [N] [rule NAME]                   sources being limited now" },
 	{ "disable", do_disable, "disable                               kill switch: pass everything" },

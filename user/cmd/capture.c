@@ -51,6 +51,7 @@ static const char *const reason_names[WEIR_CR_MAX] = {
 	[WEIR_CR_COOKIE] = "cookie",
 	[WEIR_CR_FAULT] = "fault",
 	[WEIR_CR_TCP_STATE] = "tcp-state",
+	[WEIR_CR_FEED] = "feed",
 };
 
 struct cap {

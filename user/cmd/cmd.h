@@ -15,6 +15,8 @@ int do_rule(int argc, char **argv);
 int do_deny(int argc, char **argv);
 int do_crowdsec(int argc, char **argv);
 int do_allow(int argc, char **argv);
+/* `weir list feed ...`: blocklist feeds */
+int do_list(int argc, char **argv);
 int do_stats(int argc, char **argv);
 int do_top(int argc, char **argv);
 int do_disable(int argc, char **argv);

@@ -119,7 +119,10 @@ int wr_xdpm_detach(int ifindex, int prog);
 	X(arg, reflect, BPF_MAP_TYPE_LRU_HASH, sizeof(struct weir_flow_key), sizeof(__u64))  \
 	X(arg, if_slot, BPF_MAP_TYPE_ARRAY, 4, 4)                                             \
 	X(arg, if_stats, BPF_MAP_TYPE_PERCPU_ARRAY, 4, sizeof(struct weir_if_stats))          \
-	X(arg, tcp_seen, BPF_MAP_TYPE_PERCPU_ARRAY, 4, sizeof(struct weir_tcp_seen))
+	X(arg, tcp_seen, BPF_MAP_TYPE_PERCPU_ARRAY, 4, sizeof(struct weir_tcp_seen))          \
+	X(arg, feed_blk, BPF_MAP_TYPE_ARRAY_OF_MAPS, 4, 4)                                    \
+	X(arg, feed_host, BPF_MAP_TYPE_ARRAY_OF_MAPS, 4, 4)                                   \
+	X(arg, feed6, BPF_MAP_TYPE_ARRAY_OF_MAPS, 4, 4)
 
 /* Pinned state: an fd per map of WR_MAPS, -1 when not open. */
 #define WR__MAP_FIELD(arg, f, ...) int f;
@@ -252,6 +255,37 @@ int wr_list_bits(const struct wr_maps *m);
 int wr_list_purge(const struct wr_maps *m, __u64 *n);
 __u64 wr_list_expire(const struct wr_maps *m);
 int wr_list_sync(const struct wr_maps *m, bool deny, const struct wr_cidr *v, int n);
+/* Blocklist feeds' entries in the data path (feeds.c). */
+#define WR_FEED_MAX_ENTRIES	(4u << 20)	/* entries of one parse, and of all feeds together */
+struct wr_feed_entry {
+	__u32 addr[4];		/* network byte order, masked */
+	__u8 family;		/* 4 or 6 */
+	__u8 plen;
+	__u8 action;		/* enum weir_feed_action */
+	__u8 pad;
+};
+struct wr_feed_set {
+	struct wr_feed_entry *v;
+	size_t n, cap;
+};
+struct wr_feed_stats {
+	__u64 prefixes4, prefixes6;	/* distinct prefixes written */
+	__u64 split_blocks;		/* IPv4 /24s a longer prefix splits */
+	__u64 host_entries;		/* their exceptions in wr_feed_host */
+};
+/* A feed's whole text into *out (each entry action); -EINVAL, err "line N: why". */
+int wr_feed_parse(const char *buf, size_t len, int action, struct wr_feed_set *out, char *err,
+		  size_t errlen);
+int wr_feed_set_append(struct wr_feed_set *dst, const struct wr_feed_set *src);
+void wr_feed_set_free(struct wr_feed_set *s);
+/*
+ * Every feed's entries (all: sorted in place) as the data path's next
+ * generation, swapped in at once; an empty set takes every feed entry
+ * out. Caller holds the root lock.
+ */
+int wr_feed_apply(const struct wr_maps *m, struct wr_feed_set *all, struct wr_feed_stats *st);
+/* What the live feeds say of addr (a host, plen ignored): enum weir_feed_action or -errno. */
+int wr_feed_lookup(const struct wr_maps *m, const struct wr_cidr *addr);
 int wr_link_mode(int ifindex);	/* enum wr_attach_mode, or -ENOENT / -ENODEV (interface gone) */
 int wr_link_find_gone(const char *name);
 int wr_link_ids(int ifindex, __u32 *link_id, __u32 *prog_id, bool *clsact);

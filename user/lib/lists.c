@@ -157,7 +157,7 @@ static int update_list_bits(const struct wr_maps *m)
 	size_t i;
 	int err = wr_config_read(m, &cfg);
 
-	cfg.lists = 0;
+	cfg.lists &= WEIR_L_FEEDS;	/* the feeds own their bits (feeds.c) */
 	for (i = 0; !err && i < ARRAY_SIZE(tries); i++) {
 		/* now = 0: every entry counts, expired ones too */
 		struct count_ctx cc = { .now = 0 };

@@ -42,6 +42,8 @@ const char *const wr_global_names[WEIR_G_MAX] = {
 	[WEIR_G_CONTENDED] = "contended",
 	[WEIR_G_OUT_OF_STATE] = "out_of_state",
 	[WEIR_G_TCP_LOOKUPS] = "tcp_state_lookups",
+	[WEIR_G_FEED_DENIED] = "feed_denied",
+	[WEIR_G_FEED_ALLOWED] = "feed_allowed",
 };
 _Static_assert(sizeof(wr_global_names) / sizeof(wr_global_names[0]) == WEIR_G_MAX,
 	       "a name for every global counter");

@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Blocklist feeds on disk: each feed's definition, its last good list and
+ * what its last fetch said, in a directory per bpffs root (feedstore.c).
+ * The CLI (`weir list feed`) and the daemon (`lists:` in the config) share
+ * it, so either can rebuild the data path's feed maps from it, and a
+ * restarted daemon protects from the cached lists before any fetch.
+ */
+#ifndef WEIR_FEEDSTORE_H
+#define WEIR_FEEDSTORE_H
+
+#include <stdbool.h>
+#include <stdio.h>
+#include "lib/libweir.h"
+
+#define WR_FEED_NAME_MAX	32	/* bytes of a name, its NUL included */
+#define WR_FEED_SRC_MAX		1024	/* bytes of a URL or path, its NUL included */
+#define WR_FEED_MAX		64	/* feeds per root */
+/* Refresh bounds and default, in seconds. */
+#define WR_FEED_REFRESH_MIN_S	10
+#define WR_FEED_REFRESH_MAX_S	(7 * 86400)
+#define WR_FEED_REFRESH_DEF_S	3600
+
+struct wr_feed_def {
+	char name[WR_FEED_NAME_MAX];	/* A-Z a-z 0-9 _ - . */
+	char source[WR_FEED_SRC_MAX];	/* http:// or https:// URL, or an absolute path */
+	bool url;			/* source is a URL */
+	int action;			/* WEIR_FA_DENY or WEIR_FA_ALLOW */
+	__u32 refresh_s;
+	bool config;			/* the daemon's config defines it (else the CLI) */
+};
+
+/* What the store knows of a feed's last fetches. */
+struct wr_feed_state {
+	char etag[256];			/* the server's ETag, sent back as If-None-Match */
+	char last_modified[128];	/* its Last-Modified, sent back as If-Modified-Since */
+	long long fetched;		/* when the list on disk was fetched (epoch s); 0: never */
+	long long checked;		/* the last attempt, good or bad (epoch s) */
+	long long mtime;		/* a file source's mtime at its last read */
+	__u64 entries;			/* prefixes in the list on disk */
+	char error[256];		/* the last attempt's failure; empty when it worked */
+};
+
+/* The store's directory for the current root, created (0700). 0 or -errno. */
+int wr_feed_dir(char *buf, size_t len);
+/* "deny"/"allow" into WEIR_FA_*, -EINVAL otherwise; and back. */
+int wr_feed_action_parse(const char *s);
+const char *wr_feed_action_name(int action);
+bool wr_feed_name_ok(const char *s);
+/* A source: sets d->source and d->url; -EINVAL with why. */
+int wr_feed_source_set(struct wr_feed_def *d, const char *src, bool url, char *why, size_t len);
+
+int wr_feed_def_save(const char *dir, const struct wr_feed_def *d);
+int wr_feed_def_load(const char *dir, const char *name, struct wr_feed_def *d);
+/* Every definition, sorted by name; *n of them. */
+int wr_feed_defs(const char *dir, struct wr_feed_def *v, int max, int *n);
+/* The definition, its list and state go. */
+int wr_feed_remove(const char *dir, const char *name);
+int wr_feed_state_load(const char *dir, const char *name, struct wr_feed_state *s);
+
+/*
+ * Fetch d now (force: without If-None-Match/If-Modified-Since, and a file
+ * even if unchanged): a list that parses whole replaces the one on disk.
+ * 1 when the list on disk changed, 0 when not (not modified), -errno when
+ * the fetch or the list failed (why in err, and in the state; the list on
+ * disk stays as it was).
+ */
+int wr_feed_fetch(const char *dir, const struct wr_feed_def *d, bool force, char *err,
+		  size_t errlen);
+/* Whether d is due for a fetch at now (epoch s): never fetched, or refresh since the last try. */
+bool wr_feed_due(const char *dir, const struct wr_feed_def *d, long long now);
+/*
+ * Every feed's list on disk into the data path, in one swap. Caller holds
+ * the root lock. *st what was written.
+ */
+int wr_feed_rebuild(const struct wr_maps *m, const char *dir, struct wr_feed_stats *st,
+		    char *err, size_t errlen);
+
+#endif /* WEIR_FEEDSTORE_H */
