@@ -58,6 +58,7 @@ end_case docs-readme-front-door
 
 begin_case
 n=0
+missing=""
 for f in README.md $GUIDES; do
 	dir=$(dirname "$f")
 	while read -r l; do
@@ -123,6 +124,7 @@ end_case docs-every-object
 begin_case
 words=$(man_words "$MAN8")
 n=0
+missing=""
 for o in $objects; do
 	for w in $(_weir_words "$o"); do
 		n=$((n + 1))
@@ -193,6 +195,7 @@ end_case docs-installed
 begin_case
 A=docs/ARCHITECTURE.md
 n=0
+missing=""
 for f in $(grep -oE '\b(user|bpf|include|tools|tests|etc)/[A-Za-z0-9_./-]+\.(c|h|sh|yaml)\b' "$A" | sort -u); do
 	n=$((n + 1))
 	[ -e "$f" ] || fail "$A names $f, which does not exist"
