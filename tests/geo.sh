@@ -21,6 +21,7 @@ fi
 
 # The small database: nested networks (a more specific one overrides its
 # parent), a network with only registered_country, one with only an ASN,
+# one as ip-location-db's databases have it (a top-level country_code only),
 # IPv6 beside IPv4. Addresses from the documentation and benchmark ranges.
 cat >"$T/small.json" <<'EOF'
 {"networks": [
@@ -33,6 +34,7 @@ cat >"$T/small.json" <<'EOF'
  {"network": "198.19.0.0/16", "registered_country": "DE"},
  {"network": "192.0.2.0/24", "asn": 64498},
  {"network": "203.0.113.7/32", "country": "NL"},
+ {"network": "198.51.100.0/24", "data": {"country_code": "NL"}},
  {"network": "2001:db8::/32", "country": "DE", "asn": 64498},
  {"network": "2001:db8:1::/48", "country": "NL"},
  {"network": "2001:db8:ffff:ffff::/64", "registered_country": "NL"},
@@ -42,7 +44,7 @@ EOF
 # What each query must expand to (as addresses: 198.18.0.0/23 is the same as its two /24s).
 want_de="198.18.0.0/24 198.18.1.0/24 198.18.128.0/17 -198.18.200.0/25 198.19.0.0/16
 	 2001:db8::/32 -2001:db8:1::/48 -2001:db8:ffff:ffff::/64"
-want_nl="198.18.4.0/22 -198.18.5.0/24 203.0.113.7/32 2001:db8:1::/48 2001:db8:ffff:ffff::/64"
+want_nl="198.18.4.0/22 -198.18.5.0/24 203.0.113.7/32 198.51.100.0/24 2001:db8:1::/48 2001:db8:ffff:ffff::/64"
 want_asn64496="198.18.0.0/24 198.18.4.0/22 -198.18.5.0/24 3fff::/20"
 want_asn64498="192.0.2.0/24 2001:db8::/32 -2001:db8:1::/48 -2001:db8:ffff:ffff::/64"
 
@@ -111,14 +113,14 @@ d["networks"]=[e for e in d["networks"] if ":" not in e["network"]]; json.dump(d
 		checks="198.18.0.9:country:DE 198.18.5.200:country:FR 198.18.6.1:country:NL
 			198.18.200.1:country:JP 198.18.200.129:country:DE 198.19.3.4:registered_country:DE
 			192.0.2.1:autonomous_system_number:64498 198.18.2.1:country:none
-			203.0.113.7:country:NL 203.0.113.8:country:none"
+			203.0.113.7:country:NL 203.0.113.8:country:none 198.51.100.9:country_code:NL"
 		[ "$v" = 6 ] && checks="$checks ::ffff:198.18.5.1:country:FR 2002:c612:0401:::country:NL
 			2001:0:c612:c801:::country:JP 2001:db8:1::5:country:NL 2001:db8:2::1:country:DE
 			2001:db8::1:autonomous_system_number:64498 3fff:0fff::1:country:JP 3fff:1000::1:country:none"
 		for c in $checks; do
 			ip=${c%:*:*}; rest=${c##"$ip":}; key=${rest%%:*}; want=${rest#*:}
 			n=$((n + 1))
-			if [ "$key" = autonomous_system_number ]; then
+			if [ "$key" = autonomous_system_number ] || [ "$key" = country_code ]; then
 				got=$(lookup "$db" "$ip" "$key")
 			else
 				got=$(lookup "$db" "$ip" "$key" iso_code)
@@ -164,17 +166,19 @@ end_case geo-merged-siblings-no-aliases
 begin_case
 geo "$T/small-v6-24.mmdb" country DE,NL,FR,JP asn 64498 || fail "$(cat "$T/err")"
 why=$(same_set "198.18.0.0/23 198.18.4.0/22 198.18.128.0/17 198.19.0.0/16 192.0.2.0/24 203.0.113.7/32
-	2001:db8::/32 3fff::/20" "$T/out" 2>&1) || fail "$why"
+	198.51.100.0/24 2001:db8::/32 3fff::/20" "$T/out" 2>&1) || fail "$why"
 [ "$(grep -c '\.' "$T/out")" -ge 5 ] || fail "only $(grep -c '\.' "$T/out") IPv4 prefixes"
 end_case geo-ipv4-once
 
-# registered_country counts where a network has no country; country wins where it has both.
+# registered_country counts where a network has no country; country wins where it has
+# both; a top-level country_code where there is neither.
 begin_case
 geo "$T/small-v6-28.mmdb" country DE || fail "$(cat "$T/err")"
 grep -qx '198.19.0.0/16' "$T/out" || fail "198.19.0.0/16 (registered_country DE only) missing"
 grep -q '^198\.18\.4\.' "$T/out" && fail "198.18.4.0/22 (country NL, registered DE) reported for DE"
 geo "$T/small-v6-28.mmdb" country NL || fail "$(cat "$T/err")"
 grep -qx '2001:db8:ffff:ffff::/64' "$T/out" || fail "2001:db8:ffff:ffff::/64 (registered NL) missing"
+grep -qx '198.51.100.0/24' "$T/out" || fail "198.51.100.0/24 (country_code NL) missing"
 end_case geo-registered-country
 
 begin_case
@@ -274,6 +278,7 @@ else
 		ip=${p%/*}
 		c=$(lookup "$real" "$ip" country iso_code)
 		[ "$c" = none ] && c=$(lookup "$real" "$ip" registered_country iso_code)
+		[ "$c" = none ] && c=$(lookup "$real" "$ip" country_code)
 		[ "$c" = DE ] || fail "$p: mmdblookup says $c"
 	done
 	end_case geo-packaged-mmdb

@@ -16,10 +16,10 @@ static void usage_geo(void)
 	fprintf(wr_usage_out(),
 		"Usage: weir geo DB [country CC[,CC...]] [asn N[,N...]] [-j]\n"
 		"The prefixes of the MaxMind DB file DB (GeoLite2, DB-IP lite, any MMDB) whose\n"
-		"networks are in one of the countries (ISO 3166-1 alpha-2, e.g. DE,NL; the\n"
-		"registered country where a network has no country) or announced by one of the\n"
-		"ASNs (64496 or AS64496), one a line in address order (IPv4 first), adjacent\n"
-		"halves merged; the count on stderr. At least one of country and asn.\n");
+		"networks are in one of the countries (ISO 3166-1 alpha-2, e.g. DE,NL; else\n"
+		"the registered country, else a top-level country_code) or announced by one\n"
+		"of the ASNs (64496 or AS64496), one a line in address order (IPv4 first),\n"
+		"adjacent halves merged; the count on stderr. At least one of country and asn.\n");
 }
 
 /*

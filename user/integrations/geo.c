@@ -181,6 +181,8 @@ static int record_matches(struct geo_walk *w, __u32 offset)
 {
 	static const char *const country[] = { "country", "iso_code", NULL };
 	static const char *const registered[] = { "registered_country", "iso_code", NULL };
+	/* ip-location-db's country MMDBs (GeoLite2, DB-IP, iptoasn...) have only this. */
+	static const char *const flat[] = { "country_code", NULL };
 	static const char *const asn[] = { "autonomous_system_number", NULL };
 	MMDB_entry_s entry = { .mmdb = &w->db, .offset = offset };
 	MMDB_entry_data_s d;
@@ -196,6 +198,9 @@ static int record_matches(struct geo_walk *w, __u32 offset)
 		if (rc == MMDB_LOOKUP_PATH_DOES_NOT_MATCH_DATA_ERROR ||
 		    (rc == MMDB_SUCCESS && !d.has_data))
 			rc = MMDB_aget_value(&entry, &d, registered);
+		if (rc == MMDB_LOOKUP_PATH_DOES_NOT_MATCH_DATA_ERROR ||
+		    (rc == MMDB_SUCCESS && !d.has_data))
+			rc = MMDB_aget_value(&entry, &d, flat);
 		if (rc != MMDB_SUCCESS && rc != MMDB_LOOKUP_PATH_DOES_NOT_MATCH_DATA_ERROR)
 			goto bad;
 		for (i = 0; rc == MMDB_SUCCESS && i < w->q->ncountries; i++)

@@ -34,7 +34,8 @@ int wr_geo_parse_asns(const char *s, struct wr_geo_query *q, char *err, size_t e
 /*
  * Walk every network of the MMDB at path; call cb for each prefix whose
  * record matches q (country: the record's country.iso_code, else its
- * registered_country.iso_code; ASN: autonomous_system_number). Prefixes come
+ * registered_country.iso_code, else a top-level country_code as
+ * ip-location-db's databases have it; ASN: autonomous_system_number). Prefixes come
  * in address order, IPv4 first, sibling prefixes that both match merged.
  * IPv4 networks come back as family 4: from the ::/96 subtree of an IPv6
  * database or from an IPv4 database; the IPv4 aliases of an IPv6 tree
