@@ -232,8 +232,10 @@ sz=$(stat -c %s "$T/small-v6-28.mmdb")
 head -c $((sz / 2)) "$T/small-v6-28.mmdb" >"$T/half.mmdb"
 head -c $((sz - 20)) "$T/small-v6-28.mmdb" >"$T/cut-meta.mmdb"
 python3 tools/mkmmdb.py --corrupt loop "$T/small.json" "$T/loop.mmdb" 2>/dev/null
+python3 tools/mkmmdb.py --corrupt data "$T/small.json" "$T/outside.mmdb" 2>/dev/null
 for c in "text.mmdb:is not a MaxMind DB file" "empty.mmdb:not a MaxMind DB file" \
 	 "half.mmdb:is not a MaxMind DB file" "cut-meta.mmdb:MaxMind DB" "loop.mmdb:corrupt search tree" \
+	 "outside.mmdb:outside the data section" \
 	 "missing.mmdb:No such file" ".:is a directory"; do
 	f=$T/${c%%:*}; want=${c#*:}
 	expect_fail "$f" "$WEIR" geo "$f" country DE

@@ -22,7 +22,8 @@ N IPv4 /24 networks, the i-th at 1.0.0.0 + i*512 (never adjacent, so never
 merged), country i%5 of DE NL FR US JP and ASN 64496 + i%10.
 
 --corrupt loop: one record of the tree points back at the root (a tree a
-reader must refuse, not follow forever).
+reader must refuse, not follow forever); --corrupt data: the root's right
+record points past the end of the data section.
 """
 import argparse
 import ipaddress
@@ -166,10 +167,16 @@ def write(path, tree, datas, ip_version, record_size, corrupt=None):
     if corrupt == "loop":
         # The deepest node's left record points back at the root.
         tree.left[n - 1] = 0
+    patch = None
+    if corrupt == "data":
+        # The root's right record (::/1 or 128.0.0.0/1) points past the data section's end.
+        patch = n + 16 + off + 1000
     limit = 1 << record_size
     out = bytearray()
-    for lr, rr in zip(tree.left, tree.right):
+    for i, (lr, rr) in enumerate(zip(tree.left, tree.right)):
         lv, rv = val(lr), val(rr)
+        if i == 0 and patch is not None:
+            rv = patch
         if lv >= limit or rv >= limit:
             sys.exit(f"mkmmdb: a record ({max(lv, rv)}) does not fit {record_size} bits")
         if record_size == 24:
@@ -219,7 +226,7 @@ def main():
     ap.add_argument("--record-size", type=int, choices=(24, 28, 32))
     ap.add_argument("--ip-version", type=int, choices=(4, 6))
     ap.add_argument("--generate", type=int, metavar="N")
-    ap.add_argument("--corrupt", choices=("loop",))
+    ap.add_argument("--corrupt", choices=("loop", "data"))
     ap.add_argument("files", nargs="+", metavar="[IN.json] OUT.mmdb")
     a = ap.parse_args()
     spec = {}
