@@ -233,9 +233,13 @@ head -c $((sz / 2)) "$T/small-v6-28.mmdb" >"$T/half.mmdb"
 head -c $((sz - 20)) "$T/small-v6-28.mmdb" >"$T/cut-meta.mmdb"
 python3 tools/mkmmdb.py --corrupt loop "$T/small.json" "$T/loop.mmdb" 2>/dev/null
 python3 tools/mkmmdb.py --corrupt data "$T/small.json" "$T/outside.mmdb" 2>/dev/null
+# One /32 in an IPv4 tree, the last node's left record (the /32's) turned into the root:
+# a node below the address's last bit.
+echo '{"ip_version": 4, "networks": [{"network": "198.18.0.2/32", "country": "DE"}]}' >"$T/deep.json"
+python3 tools/mkmmdb.py --corrupt loop "$T/deep.json" "$T/deep.mmdb" 2>/dev/null
 for c in "text.mmdb:is not a MaxMind DB file" "empty.mmdb:not a MaxMind DB file" \
 	 "half.mmdb:is not a MaxMind DB file" "cut-meta.mmdb:MaxMind DB" "loop.mmdb:corrupt search tree" \
-	 "outside.mmdb:outside the data section" \
+	 "outside.mmdb:outside the data section" "deep.mmdb:deeper than the address" \
 	 "missing.mmdb:No such file" ".:is a directory"; do
 	f=$T/${c%%:*}; want=${c#*:}
 	expect_fail "$f" "$WEIR" geo "$f" country DE
