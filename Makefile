@@ -58,7 +58,7 @@ USER_CFLAGS   := $(COMMON_CFLAGS) -Iuser -std=gnu11 -D_GNU_SOURCE -DWEIR_VERSION
 # binary; libxdp.a carries its dispatcher object built in. libpcap (`weir
 # capture` writes pcap with it) dynamically: every distribution ships it.
 USER_LDLIBS   := -l:libxdp.a -l:libbpf.a -l:libhiredis.a -lelf -lz -lcap -lyaml -lmicrohttpd -lmnl -lpthread \
-		 -lcurl -ljson-c -lpcap \
+		 -lcurl -ljson-c -lpcap -lmaxminddb \
 		 -lm $(EXTRA_LDFLAGS)
 BPF_CFLAGS    := -O2 -g -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
 		 -Iinclude -Ibpf -I$(OUT)
@@ -80,7 +80,8 @@ USER_OBJS := $(patsubst user/%.c,$(OUT)/user/%.o,$(USER_SRCS))
 # Debian packages, each for a reason (docs/building.md lists the same):
 #   build: the BPF compiler, libbpf and bpftool (vmlinux.h, skeletons) and
 #          the libraries the binary links (libcurl and json-c: the CrowdSec
-#          bouncer's HTTP and JSON)
+#          bouncer's HTTP and JSON, libmaxminddb: `weir geo`'s country and
+#          ASN sets)
 #   test:  iproute2 (ip, ss), jq (JSON output), curl (metrics endpoint),
 #          valgrind (tests/memcheck.sh), libclang-rt-dev (libFuzzer for
 #          tests/fuzz.sh), libcap2-bin (capsh decodes the daemon's
@@ -100,7 +101,9 @@ USER_OBJS := $(patsubst user/%.c,$(OUT)/user/%.o,$(USER_SRCS))
 #          which reads back what `weir capture` wrote (tests/capture.sh), and
 #          dnsmasq-base and bind9-dnsutils, the real DNS server and client of
 #          tests/reflect.sh, and python3: its http.server is the web server
-#          of tests/tcpstate.sh, and a client there holds a connection open
+#          of tests/tcpstate.sh, and a client there holds a connection open,
+#          and mmdb-bin, whose mmdblookup reads back the databases
+#          tools/mkmmdb.py writes for tests/geo.sh
 # promtool (Prometheus's metrics linter) is unpacked from Debian's
 # promtool package (Debian 13) or prometheus (Debian 12, where it is part of
 # the server's package) into $(OUT)/deps/bin without installing either: the
@@ -110,10 +113,11 @@ USER_OBJS := $(patsubst user/%.c,$(OUT)/user/%.o,$(USER_SRCS))
 # systemd-timesyncd) and run at boot. libclang-rt-dev is the runtime of the
 # release's own clang (14 on Debian 12, 19 on Debian 13).
 BUILD_PKGS := clang gcc make libbpf-dev bpftool libelf-dev libcap-dev libyaml-dev libmnl-dev \
-	      libmicrohttpd-dev libhiredis-dev libcurl4-openssl-dev libjson-c-dev libxdp-dev libpcap-dev
+	      libmicrohttpd-dev libhiredis-dev libcurl4-openssl-dev libjson-c-dev libxdp-dev libpcap-dev \
+	      libmaxminddb-dev
 TEST_PKGS  := iproute2 jq curl valgrind redis-server libclang-rt-dev libcap2-bin nftables iptables ethtool \
 	      qemu-system-x86 cpio groff-base fail2ban crowdsec debhelper dpkg-dev fakeroot lintian \
-	      mmdebstrap xdp-tools tcpdump dnsmasq-base bind9-dnsutils python3
+	      mmdebstrap xdp-tools tcpdump dnsmasq-base bind9-dnsutils python3 mmdb-bin
 DEPS_PKGS  := $(BUILD_PKGS)
 DEPS_BIN   := $(OUT)/deps/bin
 

@@ -31,6 +31,7 @@ suites+=(
 	tests/tcpauto.sh
 	tests/reflect.sh
 	tests/iface.sh
+	tests/geo.sh
 	tests/capture.sh
 	tests/offload.sh
 	tests/xdpmulti.sh

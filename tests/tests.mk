@@ -16,8 +16,9 @@ C_BPF_SUITES  := $(patsubst tests/%.c,%,$(sort $(wildcard tests/bpf_*.c)))
 # tests/fleet_sim.c: the BPF object and the daemon's fleet sync (user/fleet/*.c
 # and what it needs, main.c aside) against a real redis-server.
 C_FLEET_SUITES := fleet_sim
-# tests/unit_rules.c: the rule grammar through libweir, on the host (no BPF).
-C_LIB_SUITES  := unit_rules
+# tests/unit_rules.c: the rule grammar through libweir, on the host (no BPF);
+# tests/unit_geo.c: the MMDB expander (user/integrations/) over libmaxminddb.
+C_LIB_SUITES  := unit_rules unit_geo
 C_SUITES      := $(C_UNIT_SUITES) $(C_LIB_SUITES) $(C_BPF_SUITES) $(C_FLEET_SUITES)
 
 $(addprefix $(TEST_OUT)/,$(C_UNIT_SUITES)): $(TEST_OUT)/%: tests/%.c include/*.h tests/check.h \
@@ -47,6 +48,12 @@ $(addprefix $(TEST_OUT)/,$(C_BPF_LIB_SUITES)): $(TEST_OUT)/%: tests/%.c $(LIBWEI
 $(TEST_OUT)/unit_rules: tests/unit_rules.c $(LIBWEIR) include/*.h tests/check.h | $(TEST_OUT)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(USER_CFLAGS) -Itests $< $(LIBWEIR) -o $@ $(USER_LDLIBS) -lm
+
+INTEGRATIONS_OBJS := $(patsubst user/%.c,$(OUT)/user/%.o,$(wildcard user/integrations/*.c))
+$(TEST_OUT)/unit_geo: tests/unit_geo.c $(INTEGRATIONS_OBJS) $(LIBWEIR) tests/check.h \
+		      user/integrations/geo.h | $(TEST_OUT)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(USER_CFLAGS) -Itests $< $(INTEGRATIONS_OBJS) $(LIBWEIR) -o $@ $(USER_LDLIBS) -lm
 
 .PHONY: print-c-suites
 print-c-suites:

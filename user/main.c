@@ -39,6 +39,7 @@ static const struct cmd {
 	{ "capture", do_capture, "capture [rule NAME] [-w FILE] ...     samples of judged packets (pcap)" },
 	{ "run", do_run, "run --config FILE                     the daemon: apply, reload, log, metrics" },
 	{ "crowdsec", do_crowdsec, "crowdsec run url URL key-file FILE    CrowdSec bans as expiring deny entries" },
+	{ "geo", do_geo, "geo DB country CC,.. [asn N,..]       a country or ASN set's prefixes in an MMDB" },
 	{ "version", do_version, "version" },
 	{ "help", do_help, "help" },
 };

@@ -14,6 +14,8 @@ int do_status(int argc, char **argv);
 int do_rule(int argc, char **argv);
 int do_deny(int argc, char **argv);
 int do_crowdsec(int argc, char **argv);
+/* `weir geo DB country CC,... asn N,...` */
+int do_geo(int argc, char **argv);
 int do_allow(int argc, char **argv);
 /* `weir list feed ...`: blocklist feeds */
 int do_list(int argc, char **argv);
