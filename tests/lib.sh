@@ -98,6 +98,8 @@ cleanup() {
 	done
 	# The daemons' instance lock files, named after their bpffs roots.
 	rm -f /run/weir-sys-fs-bpf-"$TAG"-*.lock
+	# Their feed stores (weir list feed, lists:), named after the roots too.
+	rm -rf /var/lib/weir/feeds/sys-fs-bpf-"$TAG"-*
 	return 0
 }
 

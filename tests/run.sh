@@ -32,6 +32,7 @@ suites+=(
 	tests/reflect.sh
 	tests/iface.sh
 	tests/geo.sh
+	tests/feeds.sh
 	tests/capture.sh
 	tests/offload.sh
 	tests/xdpmulti.sh

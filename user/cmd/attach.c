@@ -11,6 +11,7 @@
 #include <bpf/libbpf.h>
 #include "lib/libweir.h"
 #include "cmd/cmd.h"
+#include "integrations/feedstore.h"
 
 static void usage_attach(FILE *f)
 {
@@ -153,7 +154,7 @@ int do_detach(int argc, char **argv)
 		return err;
 	if (err) {
 		if (!strcmp(argv[0], "all"))
-			return 0;	/* nothing to remove */
+			return wr_feed_store_clear();	/* nothing else to remove */
 		pr_err("weir is not attached to \"%s\" (nothing under %s)", argv[0], opts.root);
 		return -ENOENT;
 	}
@@ -178,6 +179,8 @@ int do_detach(int argc, char **argv)
 		err = wr_remove_all();
 		if (err)
 			pr_err("cannot remove everything under %s: %s", opts.root, strerror(-err));
+		else if ((err = wr_feed_store_clear()))
+			pr_err("cannot remove the feed store: %s", strerror(-err));
 		goto out;
 	}
 	ifindex = if_nametoindex(argv[0]);

@@ -33,6 +33,16 @@ struct wr_cfg_fleet {
 	char auth_file[256];		/* "[USER] PASSWORD", root-only; "" for none */
 };
 
+/* lists: a blocklist feed (integrations/feedstore.h): a URL or a file, deny or allow. */
+#define WR_CFG_FEEDS_MAX	64
+struct wr_cfg_feed {
+	char name[32];			/* A-Z a-z 0-9 _ - . */
+	char url[1024];			/* http:// or https://, or empty */
+	char file[1024];		/* an absolute path (relative ones resolved), or empty */
+	int action;			/* 0 deny, 1 allow */
+	__u32 refresh_s;
+};
+
 struct wr_cfg {
 	char *path;
 	struct wr_cfg_iface *ifaces;
@@ -56,6 +66,8 @@ struct wr_cfg {
 	struct wr_cfg_shed shed;
 	struct wr_cfg_capacity capacity;
 	struct wr_cfg_fleet fleet;
+	struct wr_cfg_feed *feeds;	/* lists: */
+	int nr_feeds;
 	/*
 	 * tcp-state: { on: 1000, off: 100, hold: 30s }: `tcp-state auto` rules
 	 * check segments from a second in which the out-of-state rate (RSTs

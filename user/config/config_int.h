@@ -55,7 +55,7 @@ struct load {
 	struct wr_cfg *cfg;
 	struct cfg_err *errs;
 	int nr_errs, cap_errs;
-	int cap_ifaces, cap_deny, cap_allow, cap_deny_files;
+	int cap_ifaces, cap_deny, cap_allow, cap_deny_files, cap_feeds;
 	struct seen_name *ifnames;	/* every interface name, valid or not */
 	int nr_ifnames, cap_ifnames;
 	yaml_mark_t deny_file_at;	/* the deny file being read: its path in the config */
@@ -183,6 +183,10 @@ _Static_assert(I_TC_HOOK - I_MODE == WR_AOPT_TC_HOOK && I_DISPATCHER - I_MODE ==
 	       WR_AOPT_DISPATCHER && I_PRIORITY - I_MODE == WR_AOPT_PRIORITY &&
 	       I_NR - I_MODE == WR_AOPT_NR, "an interface's keys are attach's options");
 extern const struct cfg_key iface_keys[I_NR];
+/* A feed's keys, by index (load_feed() judges them together). */
+enum { FD_NAME, FD_URL, FD_FILE, FD_REFRESH, FD_ACTION, FD_NR };
+extern const struct cfg_key feed_keys[FD_NR];
+extern const struct cfg_section feed_section;
 extern const struct cfg_section iface_section, metrics_section, shed_section, capacity_section,
 	fleet_section, top_section;
 
@@ -201,6 +205,7 @@ extern const struct cfg_signal cfg_signals[CFG_NR_SIGNALS];
 
 void load_rules(struct load *ld, const yaml_node_t *n);
 void load_ifaces(struct load *ld, const yaml_node_t *n);
+void load_lists(struct load *ld, const yaml_node_t *n);
 void load_deny(struct load *ld, const yaml_node_t *n);
 void load_allow(struct load *ld, const yaml_node_t *n);
 void load_deny_files(struct load *ld, const yaml_node_t *n);
@@ -227,6 +232,7 @@ void print_section(const struct cfg_section *sec, const void *base);
 /* Every key of the file, from the schema: what it says, or its default. */
 void cfg_print(const struct wr_cfg *cfg);
 void print_ifaces(const struct cfg_key *k, const void *base);
+void print_lists(const struct cfg_key *k, const void *base);
 void print_rules(const struct cfg_key *k, const void *base);
 void print_deny_files(const struct cfg_key *k, const void *base);
 void print_metrics(const struct cfg_key *k, const void *base);

@@ -236,5 +236,6 @@ void wr_cfg_free(struct wr_cfg *cfg)
 	for (i = 0; i < cfg->nr_deny_files; i++)
 		free(cfg->deny_files[i]);
 	free(cfg->deny_files);
+	free(cfg->feeds);
 	memset(cfg, 0, sizeof(*cfg));
 }

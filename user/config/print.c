@@ -41,6 +41,20 @@ void print_ifaces(const struct cfg_key *k, const void *base)
 	close_array();
 }
 
+void print_lists(const struct cfg_key *k, const void *base)
+{
+	const struct wr_cfg *cfg = base;
+	int i;
+
+	open_array(JSON(k));
+	for (i = 0; i < cfg->nr_feeds; i++) {
+		open_object(NULL);
+		print_section(&feed_section, &cfg->feeds[i]);
+		close_object();
+	}
+	close_array();
+}
+
 void print_deny_files(const struct cfg_key *k, const void *base)
 {
 	const struct wr_cfg *cfg = base;

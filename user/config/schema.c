@@ -594,6 +594,23 @@ const struct cfg_section fleet_section = {
 	"fleet", fleet_keys, ARRAY_SIZE(fleet_keys), check_fleet
 };
 
+static const char *const feed_actions[] = { "deny", "allow" };
+const struct cfg_key feed_keys[FD_NR] = {
+	[FD_NAME] = { .name = "name", .kind = &k_fleet_name, FIELD_OF(struct wr_cfg_feed, name),
+		      .hint = "1-31 of A-Z a-z 0-9 _ - .", .need = "a feed needs a name" },
+	[FD_URL] = { .name = "url", .kind = &k_path, FIELD_OF(struct wr_cfg_feed, url),
+		     .hint = "an http:// or https:// URL" },
+	[FD_FILE] = { .name = "file", .kind = &k_path, FIELD_OF(struct wr_cfg_feed, file),
+		      .hint = "a path (relative: from the config's directory)" },
+	[FD_REFRESH] = { .name = "refresh", .kind = &k_seconds,
+			 FIELD_OF(struct wr_cfg_feed, refresh_s), .json = "refresh_s",
+			 .min = 10000, .max = 7 * 86400 * 1000ULL, .def = "1h",
+			 .hint = "whole seconds from 10s to 7d: 30m, 1h, 1d" },
+	[FD_ACTION] = { .name = "action", .kind = &k_choice, FIELD_OF(struct wr_cfg_feed, action),
+			.words = feed_actions, .max = ARRAY_SIZE(feed_actions), .def = "deny" },
+};
+const struct cfg_section feed_section = SECTION("a feed", feed_keys);
+
 static const char *const fail_words[] = { "open", "closed" };
 static const char *const malformed_words[] = { "drop", "pass" };
 
@@ -605,6 +622,7 @@ static const struct cfg_key top_keys[] = {
 	{ .name = "deny", .load = load_deny, .kind = &k_uint, FIELD(nr_deny) },
 	{ .name = "allow", .load = load_allow, .kind = &k_uint, FIELD(nr_allow) },
 	{ .name = "deny-files", .load = load_deny_files, .print = print_deny_files },
+	{ .name = "lists", .load = load_lists, .print = print_lists },
 	{ .name = "tables", .sub = &tables_section },
 	{ .name = "fail", .kind = &k_choice, FIELD(fail_closed), .words = fail_words,
 	  .max = ARRAY_SIZE(fail_words), .def = "open" },

@@ -10,6 +10,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include "config/config_int.h"
@@ -228,6 +229,76 @@ void load_deny_files(struct load *ld, const yaml_node_t *n)
 		cfg->deny_files[cfg->nr_deny_files++] = p;
 		ld->deny_file_at = v->start_mark;
 		read_deny_file(ld, p, v->start_mark);
+	}
+}
+
+/* One feed of lists:: a name, exactly one of url and file, refresh, action. */
+static void load_feed(struct load *ld, const yaml_node_t *n)
+{
+	struct wr_cfg *cfg = ld->cfg;
+	yaml_node_t *keys[FD_NR], *vals[FD_NR];
+	struct wr_cfg_feed f = {};
+	bool ok = true;
+	int i;
+
+	if (n->type != YAML_MAPPING_NODE) {
+		err_at(ld, n->start_mark, "a feed must be a mapping ({ name: N, url: URL }), not %s",
+		       node_kind(n));
+		return;
+	}
+	section_defaults(&feed_section, &f);
+	cfg_mapping(ld, n, feed_section.what, feed_keys, FD_NR, keys, vals);
+	for (i = 0; i < FD_NR; i++)
+		if (vals[i] && !load_value(ld, &feed_keys[i], vals[i], &f))
+			ok = false;
+	if (!vals[FD_NAME]) {
+		err_at(ld, n->start_mark, "%s", feed_keys[FD_NAME].need);
+		ok = false;
+	}
+	if (!!vals[FD_URL] == !!vals[FD_FILE]) {
+		err_at(ld, n->start_mark, "a feed needs a url or a file (one of them)");
+		ok = false;
+	}
+	if (ok && vals[FD_URL] && strncasecmp(f.url, "http://", 7) &&
+	    strncasecmp(f.url, "https://", 8)) {
+		err_at(ld, vals[FD_URL]->start_mark, "url \"%s\" is not http:// or https://", f.url);
+		ok = false;
+	}
+	if (ok && vals[FD_FILE] && f.file[0] != '/') {
+		char *p = resolve(ld, f.file);
+
+		if (p && strlen(p) < sizeof(f.file))
+			strcpy(f.file, p);
+		else if (p)
+			err_at(ld, vals[FD_FILE]->start_mark, "file path too long");
+		free(p);
+	}
+	for (i = 0; ok && i < cfg->nr_feeds; i++) {
+		if (!strcmp(cfg->feeds[i].name, f.name)) {
+			err_at(ld, vals[FD_NAME]->start_mark, "duplicate feed \"%s\"", f.name);
+			ok = false;
+		}
+	}
+	if (ok && cfg->nr_feeds >= WR_CFG_FEEDS_MAX) {
+		err_at(ld, n->start_mark, "more than %d feeds", WR_CFG_FEEDS_MAX);
+		ok = false;
+	}
+	if (!ok || !cfg_grow(ld, (void **)&cfg->feeds, cfg->nr_feeds, &ld->cap_feeds, sizeof(f)))
+		return;
+	cfg->feeds[cfg->nr_feeds++] = f;
+}
+
+void load_lists(struct load *ld, const yaml_node_t *n)
+{
+	yaml_node_item_t *it, *end;
+
+	if (!cfg_list(ld, n, "lists", &it, &end))
+		return;
+	for (; it < end; it++) {
+		yaml_node_t *i = cfg_node(ld, *it);
+
+		if (i)
+			load_feed(ld, i);
 	}
 }
 

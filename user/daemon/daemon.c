@@ -338,7 +338,7 @@ static int apply(struct daemon *d)
 	struct weir_ruleset *rs;
 	struct bpf_map_info info = {};
 	__u32 ilen = sizeof(info);
-	int lock, err;
+	int lock, err, ferr;
 
 	/* State that vanished under us: our caps no longer allow loading it anew. */
 	if (d->maps.config >= 0 && !wr_is_loaded()) {
@@ -392,6 +392,8 @@ static int apply(struct daemon *d)
 	}
 	shed_arm(d);
 	err = apply_ifaces(d);
+	ferr = feeds_apply(d, &d->maps);
+	err = err ? err : ferr;
 out:
 	wr_unlock(lock);
 	return err;
@@ -411,6 +413,7 @@ static void metrics_extra(FILE *out, void *arg)
 	wr_metric_family(out, "weir_limited_sources", "gauge",
 			 "Sources being limited this event interval.");
 	wr_metric_value(out, "weir_limited_sources", __atomic_load_n(&d->limited, __ATOMIC_RELAXED));
+	feeds_metrics(out);
 }
 
 static void metrics_restart(struct daemon *d)
@@ -744,6 +747,9 @@ static int daemon_start(struct daemon *d)
 	}
 	/* After the capabilities are dropped: the thread has none either. */
 	fleet_restart(d);
+	err = feeds_start(d);
+	if (err)
+		dlog("cannot start the feed thread: %s; feeds are not refreshed", strerror(-err));
 	dlog("running on %s with %s (pid %d)", opts.root, d->cfg_path, getpid());
 	sd_notify("READY=1");
 	return 0;
@@ -837,6 +843,7 @@ static int daemon_loop(struct daemon *d)
 /* What daemon_start made, whatever it got to. */
 static void daemon_free(struct daemon *d)
 {
+	feeds_stop(d);
 	wr_fleet_stop(d->fleet);
 	if (d->fleet_fd >= 0)
 		close(d->fleet_fd);

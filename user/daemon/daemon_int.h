@@ -57,6 +57,7 @@ struct daemon {
 	unsigned int fleet_mult;	/* the multiplier the live rule set carries */
 	int ts_fd;			/* timerfd: tcp-state auto's watch, every second */
 	struct wr_tcpstate_watch ts;
+	struct wr_feeds *feeds;		/* feeds.c's fetch thread */
 };
 
 /* log.c: a line of the daemon's log, on stderr: "weir: ..." */
@@ -77,5 +78,15 @@ void events_arm(struct daemon *d);
  * tcp-state.off for tcp-state.hold.
  */
 void tcpstate_tick(struct daemon *d);
+
+/*
+ * feeds.c: the config's lists: into the feed store and the store's lists
+ * into the data path (at every apply, under its lock); a thread that
+ * fetches feeds as their refresh comes round; their metrics.
+ */
+int feeds_apply(struct daemon *d, const struct wr_maps *m);
+int feeds_start(struct daemon *d);
+void feeds_stop(struct daemon *d);
+void feeds_metrics(FILE *out);
 
 #endif /* WEIR_DAEMON_INT_H */

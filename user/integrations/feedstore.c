@@ -30,11 +30,11 @@
 #define FEED_TIMEOUT_S		60
 #define FEED_CONNECT_S		10
 
-int wr_feed_dir(char *buf, size_t len)
+/* The store's directory for the current root: FEED_STORE/<root, / as ->. */
+static int dir_path(char *buf, size_t len)
 {
-	size_t n;
 	const char *p;
-	int err;
+	size_t n;
 
 	n = snprintf(buf, len, "%s/", FEED_STORE);
 	for (p = opts.root; *p && n + 1 < len; p++)
@@ -43,7 +43,38 @@ int wr_feed_dir(char *buf, size_t len)
 	if (n + 1 >= len)
 		return -ENAMETOOLONG;
 	buf[n] = '\0';
-	err = wr_mkdir_p(buf);
+	return 0;
+}
+
+int wr_feed_dir(char *buf, size_t len)
+{
+	int err = dir_path(buf, len);
+
+	return err ? err : wr_mkdir_p(buf);
+}
+
+int wr_feed_store_clear(void)
+{
+	char dir[PATH_MAX], path[PATH_MAX];
+	struct dirent *e;
+	int err = dir_path(dir, sizeof(dir));
+	DIR *dp;
+
+	if (err)
+		return err;
+	dp = opendir(dir);
+	if (!dp)
+		return errno == ENOENT ? 0 : -errno;
+	while ((e = readdir(dp))) {
+		if (e->d_name[0] == '.')
+			continue;
+		if (snprintf(path, sizeof(path), "%s/%s", dir, e->d_name) < (int)sizeof(path) &&
+		    unlink(path) && !err)
+			err = -errno;
+	}
+	closedir(dp);
+	if (!err && rmdir(dir))
+		err = -errno;
 	return err;
 }
 

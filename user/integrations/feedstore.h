@@ -43,6 +43,8 @@ struct wr_feed_state {
 
 /* The store's directory for the current root, created (0700). 0 or -errno. */
 int wr_feed_dir(char *buf, size_t len);
+/* Every feed of the current root gone from the store (`weir detach all`). */
+int wr_feed_store_clear(void);
 /* "deny"/"allow" into WEIR_FA_*, -EINVAL otherwise; and back. */
 int wr_feed_action_parse(const char *s);
 const char *wr_feed_action_name(int action);

@@ -1,0 +1,275 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The daemon's blocklist feeds: the config's `lists:` written into the
+ * feed store (integrations/feedstore.c) at every apply, the store's lists
+ * put into the data path at once (so a restarted daemon protects from its
+ * cache before any fetch), and a thread that fetches each feed of the
+ * store, the CLI's too, when its refresh comes round, and swaps the data
+ * path's feed maps when a list changed. Fetches run off the daemon's loop:
+ * a slow server never delays its ticks. The swap takes the root lock, as
+ * every writer does.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <curl/curl.h>
+#include "daemon/daemon_int.h"
+#include "integrations/feedstore.h"
+
+/* How often the thread looks for a feed whose refresh came round, in seconds. */
+#define FEED_POLL_S	1
+
+struct wr_feeds {
+	pthread_t th;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	bool stop, kick;	/* under mu */
+	char dir[PATH_MAX];
+};
+
+/* The config's feed c as the store's definition. */
+static void def_of(const struct wr_cfg_feed *c, struct wr_feed_def *d)
+{
+	memset(d, 0, sizeof(*d));
+	snprintf(d->name, sizeof(d->name), "%s", c->name);
+	d->url = c->url[0];
+	snprintf(d->source, sizeof(d->source), "%s", c->url[0] ? c->url : c->file);
+	d->action = c->action ? WEIR_FA_ALLOW : WEIR_FA_DENY;
+	d->refresh_s = c->refresh_s;
+	d->config = true;
+}
+
+/*
+ * The store made to hold the config's feeds: new and changed definitions
+ * written (a new source drops the old list, so nothing of it stays in
+ * force), the config's feeds it no longer names removed. The CLI's feeds
+ * stay, unless the config now names one (the config wins).
+ */
+static int sync_store(const char *dir, const struct wr_cfg *cfg)
+{
+	struct wr_feed_def *have;
+	int n = 0, i, j, err;
+
+	have = calloc(WR_FEED_MAX, sizeof(*have));
+	if (!have)
+		return -ENOMEM;
+	err = wr_feed_defs(dir, have, WR_FEED_MAX, &n);
+	for (i = 0; !err && i < n; i++) {
+		for (j = 0; j < cfg->nr_feeds; j++)
+			if (!strcmp(cfg->feeds[j].name, have[i].name))
+				break;
+		if (j == cfg->nr_feeds && have[i].config) {
+			dlog("feed %s: no longer in the config; removed", have[i].name);
+			err = wr_feed_remove(dir, have[i].name);
+		}
+	}
+	for (j = 0; !err && j < cfg->nr_feeds; j++) {
+		struct wr_feed_def d, *old = NULL;
+
+		def_of(&cfg->feeds[j], &d);
+		for (i = 0; i < n; i++)
+			if (!strcmp(have[i].name, d.name))
+				old = &have[i];
+		if (old && !old->config)
+			dlog("feed %s: the config defines it; the command line's definition "
+			     "is replaced", d.name);
+		if (old && (old->url != d.url || strcmp(old->source, d.source)))
+			err = wr_feed_remove(dir, d.name);
+		if (!err && (!old || memcmp(old, &d, sizeof(d))))
+			err = wr_feed_def_save(dir, &d);
+	}
+	free(have);
+	return err;
+}
+
+int feeds_apply(struct daemon *d, const struct wr_maps *m)
+{
+	struct wr_feed_stats st;
+	char dir[PATH_MAX], why[400] = "";
+	int err;
+
+	err = wr_feed_dir(dir, sizeof(dir));
+	if (!err)
+		err = sync_store(dir, &d->cfg);
+	if (err) {
+		pr_err("cannot write the feed store: %s", strerror(-err));
+		return err;
+	}
+	err = wr_feed_rebuild(m, dir, &st, why, sizeof(why));
+	if (err) {
+		pr_err("feeds: %s", why);
+		return err;
+	}
+	if (st.prefixes4 || st.prefixes6 || d->cfg.nr_feeds)
+		dlog("feeds: %llu IPv4 and %llu IPv6 prefixes in force", st.prefixes4, st.prefixes6);
+	if (d->feeds) {
+		pthread_mutex_lock(&d->feeds->mu);
+		d->feeds->kick = true;
+		pthread_cond_signal(&d->feeds->cv);
+		pthread_mutex_unlock(&d->feeds->mu);
+	}
+	return 0;
+}
+
+/* Fetch what is due; swap the maps when a list changed. */
+static void feeds_round(struct wr_feeds *w)
+{
+	struct wr_feed_def *defs = calloc(WR_FEED_MAX, sizeof(*defs));
+	long long now = time(NULL);
+	bool changed = false;
+	int n = 0, i;
+
+	if (!defs || wr_feed_defs(w->dir, defs, WR_FEED_MAX, &n)) {
+		free(defs);
+		return;
+	}
+	for (i = 0; i < n; i++) {
+		char why[400];
+		int r;
+
+		if (!wr_feed_due(w->dir, &defs[i], now))
+			continue;
+		r = wr_feed_fetch(w->dir, &defs[i], false, why, sizeof(why));
+		if (r < 0) {
+			dlog("feed %s: %s; the previous list stays", defs[i].name, why);
+		} else if (r > 0) {
+			struct wr_feed_state s;
+
+			wr_feed_state_load(w->dir, defs[i].name, &s);
+			dlog("feed %s: %llu prefixes fetched", defs[i].name,
+			     (unsigned long long)s.entries);
+			changed = true;
+		}
+		pthread_mutex_lock(&w->mu);
+		r = w->stop;
+		pthread_mutex_unlock(&w->mu);
+		if (r)
+			break;
+	}
+	free(defs);
+	if (changed) {
+		struct wr_feed_stats st;
+		struct wr_maps m;
+		char why[400] = "";
+		int lock = wr_lock(), err;
+
+		if (lock < 0) {
+			dlog("feeds: cannot lock %s: %s", opts.root, strerror(-lock));
+			return;
+		}
+		err = wr_maps_open(&m);
+		if (!err) {
+			err = wr_feed_rebuild(&m, w->dir, &st, why, sizeof(why));
+			wr_maps_close(&m);
+		} else {
+			snprintf(why, sizeof(why), "cannot open the maps: %s", strerror(-err));
+		}
+		wr_unlock(lock);
+		if (err)
+			dlog("feeds: %s", why);
+		else
+			dlog("feeds: %llu IPv4 and %llu IPv6 prefixes in force", st.prefixes4,
+			     st.prefixes6);
+	}
+}
+
+static void *feeds_thread(void *arg)
+{
+	struct wr_feeds *w = arg;
+
+	for (;;) {
+		struct timespec until;
+		bool stop;
+
+		feeds_round(w);
+		clock_gettime(CLOCK_REALTIME, &until);
+		until.tv_sec += FEED_POLL_S;
+		pthread_mutex_lock(&w->mu);
+		while (!w->stop && !w->kick &&
+		       pthread_cond_timedwait(&w->cv, &w->mu, &until) != ETIMEDOUT)
+			;
+		w->kick = false;
+		stop = w->stop;
+		pthread_mutex_unlock(&w->mu);
+		if (stop)
+			break;
+	}
+	return NULL;
+}
+
+int feeds_start(struct daemon *d)
+{
+	struct wr_feeds *w = calloc(1, sizeof(*w));
+	int err;
+
+	if (!w)
+		return -ENOMEM;
+	err = wr_feed_dir(w->dir, sizeof(w->dir));
+	if (err) {
+		free(w);
+		return err;
+	}
+	curl_global_init(CURL_GLOBAL_DEFAULT);
+	pthread_mutex_init(&w->mu, NULL);
+	pthread_cond_init(&w->cv, NULL);
+	err = -pthread_create(&w->th, NULL, feeds_thread, w);
+	if (err) {
+		curl_global_cleanup();
+		free(w);
+		return err;
+	}
+	d->feeds = w;
+	return 0;
+}
+
+void feeds_stop(struct daemon *d)
+{
+	struct wr_feeds *w = d->feeds;
+
+	if (!w)
+		return;
+	pthread_mutex_lock(&w->mu);
+	w->stop = true;
+	pthread_cond_signal(&w->cv);
+	pthread_mutex_unlock(&w->mu);
+	pthread_join(w->th, NULL);
+	pthread_mutex_destroy(&w->mu);
+	pthread_cond_destroy(&w->cv);
+	curl_global_cleanup();
+	free(w);
+	d->feeds = NULL;
+}
+
+/* Per feed: its entries, its last good fetch, whether its last try failed. */
+void feeds_metrics(FILE *out)
+{
+	struct wr_feed_def *defs = calloc(WR_FEED_MAX, sizeof(*defs));
+	struct wr_feed_state *st = calloc(WR_FEED_MAX, sizeof(*st));
+	char dir[PATH_MAX];
+	int n = 0, i;
+
+	if (!defs || !st || wr_feed_dir(dir, sizeof(dir)) ||
+	    wr_feed_defs(dir, defs, WR_FEED_MAX, &n) || !n)
+		goto out;
+	for (i = 0; i < n; i++)
+		wr_feed_state_load(dir, defs[i].name, &st[i]);
+	wr_metric_family(out, "weir_feed_entries", "gauge",
+			 "Prefixes in a blocklist feed's list in force.");
+	for (i = 0; i < n; i++)
+		wr_metric_labeled(out, "weir_feed_entries", "feed", defs[i].name, st[i].entries);
+	wr_metric_family(out, "weir_feed_fetched_timestamp_seconds", "gauge",
+			 "When a feed's list in force was fetched (0: never).");
+	for (i = 0; i < n; i++)
+		wr_metric_labeled(out, "weir_feed_fetched_timestamp_seconds", "feed", defs[i].name,
+				  st[i].fetched);
+	wr_metric_family(out, "weir_feed_failing", "gauge",
+			 "1 while a feed's last fetch failed (its previous list stays in force).");
+	for (i = 0; i < n; i++)
+		wr_metric_labeled(out, "weir_feed_failing", "feed", defs[i].name,
+				  st[i].error[0] ? 1 : 0);
+out:
+	free(defs);
+	free(st);
+}
