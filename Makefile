@@ -281,7 +281,7 @@ deb:
 BENCH_PKGS := nftables iptables gnuplot-nox ethtool redis-server
 BENCH_BPF  := $(patsubst tools/bench/%.bpf.c,$(OUT)/bench/%.bpf.o,$(wildcard tools/bench/*.bpf.c))
 BENCH_BINS := $(OUT)/bench/progcost $(OUT)/bench/wrflood $(OUT)/bench/wrrr $(OUT)/bench/vstats \
-	      $(OUT)/bench/fleetkeys
+	      $(OUT)/bench/fleetkeys $(OUT)/bench/feedbench
 .PHONY: bench bench-build bench-deps
 
 $(OUT)/bench:
@@ -300,6 +300,12 @@ $(OUT)/bench/progcost: tools/bench/progcost.c $(SKELS) $(OUT)/bench/prims.skel.h
 			$(OUT)/bench/trivial.skel.h | $(OUT)/bench
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(USER_CFLAGS) -I$(OUT)/bench $< -o $@ $(USER_LDLIBS)
+
+# Blocklist feeds: load time, memory and per-packet cost (libweir's builder).
+$(OUT)/bench/feedbench: tools/bench/feedbench.c $(LIBWEIR) $(SKELS) $(OUT)/bench/trivial.skel.h \
+			user/lib/kernel_features.h | $(OUT)/bench
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(USER_CFLAGS) -I$(OUT)/bench $< $(LIBWEIR) -o $@ $(USER_LDLIBS)
 
 # The verifier's headroom per program on the running kernel.
 $(OUT)/bench/vstats: tools/bench/vstats.c $(SKELS) user/lib/kernel_features.h | $(OUT)/bench

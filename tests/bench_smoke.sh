@@ -95,6 +95,19 @@ done < <(rows "### The verifier's headroom")
 [ "$n" -eq 8 ] || fail "$n programs in the verifier table, want 8"
 end_case bench-smoke-verifier
 
+# Feeds: load rows for 10k and 100k (smoke's largest), the cost rows, the aim line.
+begin_case
+n=0
+while IFS='|' read -r pfx secs v4 v6 _ mib per; do
+	n=$((n + 1))
+	num "$secs" && num "$mib" && num "$per" || fail "$pfx prefixes: load $secs s, $mib MiB, $per B"
+	[ $((v4 + v6)) -gt $((pfx * 9 / 10)) ] || fail "$pfx prefixes: $v4 + $v6 written"
+done < <(rows "## 8. Blocklist feeds")
+[ "$n" -eq 3 ] || fail "$n load rows, want 3"
+grep -q '^| 100000 prefixes: IPv4 source listed, dropped | [0-9]' "$R" || fail "no dropped row"
+grep -q '^Aim: a source no feed lists costs at most 5 ns more' "$R" || fail "no aim line"
+end_case bench-smoke-feeds
+
 for shape in A B C; do
 	begin_case
 	declare -A adm=()

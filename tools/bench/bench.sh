@@ -26,6 +26,9 @@
 #   ackflood  TCP request/response under a rising spoofed ACK flood: no
 #             filter, weir without and with tcp-state, the floor; requests/s,
 #             p99 latency and the RSTs the host sent
+#   feeds     blocklist feeds: load time for 10k, 100k and 1M prefixes, the
+#             kernel memory per prefix, per-packet cost with none, 10k and 1M
+#             (build/bench/feedbench)
 #   fleet     fleet-wide limits with a real Redis: accuracy against 1-3 hosts
 #             and sync intervals, Redis and daemon load against hot keys
 #             (tools/bench/fleetbench.sh)
@@ -49,7 +52,7 @@ export WEIR="$BUILD/weir" BUILD
 SMOKE=0
 OUT_MD=docs/BENCHMARKS.md
 OUT_SET=0
-STAGES="cost flood scale accuracy service synflood ackflood fleet"
+STAGES="cost flood scale accuracy service synflood ackflood feeds fleet"
 ROUNDS=5
 usage() { sed -n '3,/^set -u$/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//'; }
 while [ $# -gt 0 ]; do
@@ -68,7 +71,7 @@ if ! [[ $ROUNDS =~ ^[1-9][0-9]?$ ]]; then
 	exit 2
 fi
 for s in $STAGES; do
-	case $s in cost | flood | scale | accuracy | service | synflood | ackflood | fleet) ;;
+	case $s in cost | flood | scale | accuracy | service | synflood | ackflood | feeds | fleet) ;;
 	*) echo "bench: unknown stage \"$s\"" >&2; exit 2 ;;
 	esac
 done
@@ -80,7 +83,7 @@ for t in jq nft iptables-legacy ip6tables-legacy nsenter taskset bpftool; do
 	fi
 done
 for b in weir bench/trivial.bpf.o bench/progcost bench/vstats bench/wrflood bench/wrrr bench/xdp_pass.bpf.o \
-	bench/xdp_unspoof.bpf.o bench/fleetkeys wrgen wrserve wrconn; do
+	bench/xdp_unspoof.bpf.o bench/fleetkeys bench/feedbench wrgen wrserve wrconn; do
 	[ -e "$BUILD/$b" ] || { echo "bench: $BUILD/$b is missing (make bench-build)" >&2; exit 1; }
 done
 
@@ -1044,6 +1047,20 @@ ack_report() {
 		echo
 	done
 	echo
+}
+
+# ---------------------------------------------------------------- feeds
+stage_feeds() {
+	local args=(--rounds 9 --loads 3)
+	[ $SMOKE -eq 1 ] && args=(--rounds 1 --loads 1 --max 100000)
+	say "== feeds: blocklist feeds (feedbench)"
+	{
+		echo "## 8. Blocklist feeds"
+		echo
+		"$BUILD/bench/feedbench" "${args[@]}" | sed 1,2d || return 1
+		echo
+	} | section feeds
+	[ "${PIPESTATUS[0]}" -eq 0 ] && grep -q '^Aim:' "$TMP/sec-feeds.md"
 }
 
 # ---------------------------------------------------------------- fleet
