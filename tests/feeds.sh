@@ -175,6 +175,69 @@ expect_fail "test no address" wr list feed test 198.18.0.0/16
 [ "$(verdict 198.18.50.1)" = "not listed" ] || fail "198.18.50.1 listed after refusals"
 end_case feeds-bad-input
 
+# ---- lists: in a config, checked ----
+begin_case
+cat >"$TMP/bad.yaml" <<EOF
+lists:
+  - name: a
+  - name: b
+    url: ftp://x/y
+  - name: c
+    url: http://x/y
+    file: /z
+  - name: d
+    geo: /db.mmdb
+  - name: e
+    geo: /db.mmdb
+    country: DE,DEU
+  - name: f
+    geo: /db.mmdb
+    asn: 64496,AS0
+  - name: g
+    file: /z
+    country: DE
+  - name: h
+    file: /z
+    refresh: 5s
+    action: drop
+  - name: bad/name
+    file: /z
+  - 5
+EOF
+out=$("$WEIR" check "$TMP/bad.yaml" 2>&1)
+[ $? = 1 ] || fail "check passed a bad lists:"
+for want in "2:5: a feed needs a url, a file or a geo database" \
+	"4:10: url \"ftp://x/y\" is not http:// or https://" \
+	"5:5: a feed needs a url, a file or a geo database" \
+	"9:10: a geo feed needs country or asn" \
+	"12:14: country \"DE,DEU\": \"DEU\" is not a two-letter country code" \
+	"15:10: asn \"64496,AS0\": \"AS0\" is not an AS number" \
+	"18:14: country and asn go with geo" \
+	"21:14: invalid refresh \"5s\"" "22:13: invalid action \"drop\"" \
+	"23:11: invalid name \"bad/name\"" "25:5: a feed must be a mapping"; do
+	grep -qF "$want" <<<"$out" || fail "no \"$want\" in: $out"
+done
+cat >"$TMP/good.yaml" <<EOF
+lists:
+  - name: spamhaus
+    url: https://www.spamhaus.org/drop/drop_v4.json
+    refresh: 12h
+  - name: mine
+    file: mine.txt
+    action: allow
+  - name: geo
+    geo: country.mmdb
+    country: de,NL
+    asn: AS64496
+EOF
+out=$("$WEIR" -j check "$TMP/good.yaml" 2>&1) || fail "check: $out"
+[ "$(jq -r '.lists | map(.name) | join(" ")' <<<"$out")" = "spamhaus mine geo" ] ||
+	fail "lists: $(jq -c .lists <<<"$out")"
+[ "$(jq -r '.lists[1].file' <<<"$out")" = "$TMP/mine.txt" ] || fail "relative file: $out"
+[ "$(jq -r '.lists[2].geo' <<<"$out")" = "$TMP/country.mmdb" ] || fail "relative geo: $out"
+[ "$(jq -r '.lists[0].refresh_s' <<<"$out")" = 43200 ] || fail "refresh: $out"
+end_case feeds-config-check
+
 # ---- a file feed denies the sender; the operator's allow beats it ----
 begin_case
 before=$(burst 198.18.40.2)
@@ -362,6 +425,40 @@ for _ in $(seq 100); do [ "$(verdict 198.18.40.3)" = "not listed" ] && break; sl
 	fail "store after reload: $(wrj list feed show)"
 stop_daemons
 end_case feeds-daemon
+
+# ---- a geo feed: a country's and an ASN's networks from a MaxMind DB ----
+begin_case
+cat >"$TMP/geo.json" <<'EOF'
+{"networks": [{"network": "198.18.40.0/25", "country": "DE"},
+              {"network": "198.18.91.0/24", "country": "NL", "asn": 64496},
+              {"network": "2001:db8:91::/48", "country": "DE"},
+              {"network": "198.18.92.0/23", "country": "FR", "asn": 64497}]}
+EOF
+python3 tools/mkmmdb.py "$TMP/geo.json" "$TMP/geo.mmdb" >/dev/null ||
+	fail "mkmmdb failed"
+expect_fail "geo without country or asn" wr list feed add g1 geo "$TMP/geo.mmdb"
+expect_fail "geo bad country" wr list feed add g1 geo "$TMP/geo.mmdb" country DEU
+expect_fail "geo bad asn" wr list feed add g1 geo "$TMP/geo.mmdb" asn AS0
+expect_fail "geo not an mmdb" wr list feed add g1 geo "$TMP/geo.json" country DE
+expect_fail "geo no match" wr list feed add g1 geo "$TMP/geo.mmdb" country JP
+expect_fail "country without geo" wr list feed add g1 file "$TMP/geo.json" country DE
+expect_ok "geo add" wr list feed add g1 geo "$TMP/geo.mmdb" country de asn AS64497
+[ "$(verdict 198.18.40.2)" = denied ] || fail "DE network: $(verdict 198.18.40.2)"
+[ "$(verdict 198.18.40.200)" = "not listed" ] || fail "outside DE: $(verdict 198.18.40.200)"
+[ "$(verdict 198.18.93.7)" = denied ] || fail "AS64497: $(verdict 198.18.93.7)"
+[ "$(verdict 198.18.91.7)" = "not listed" ] || fail "NL: $(verdict 198.18.91.7)"
+[ "$(verdict 2001:db8:91::7)" = denied ] || fail "DE IPv6: $(verdict 2001:db8:91::7)"
+got=$(burst 198.18.40.2)
+[ "$got" = 0 ] || fail "$got of $N arrived from a DE source"
+# A new database (the sender's network moves to NL): picked up by a refresh.
+sed -i 's|"198.18.40.0/25", "country": "DE"|"198.18.40.0/25", "country": "NL"|' "$TMP/geo.json"
+python3 tools/mkmmdb.py "$TMP/geo.json" "$TMP/geo.mmdb" >/dev/null
+touch -d '+1 min' "$TMP/geo.mmdb"
+out=$(wr list feed refresh g1 2>&1) || fail "refresh: $out"
+[ "$(verdict 198.18.40.2)" = "not listed" ] || fail "after the new database: $(verdict 198.18.40.2)"
+[ "$(verdict 198.18.93.7)" = denied ] || fail "the ASN went: $(verdict 198.18.93.7)"
+expect_ok "geo del" wr list feed del g1
+end_case feeds-geo
 
 # ---- detach all removes the store ----
 begin_case

@@ -19,6 +19,8 @@ static void usage_feed(void)
 	fprintf(wr_usage_out(),
 		"Usage: weir list feed add NAME url URL|file PATH [refresh DURATION] "
 		"[action deny|allow]\n"
+		"       weir list feed add NAME geo DB [country CC,...] [asn N,...] "
+		"[refresh DURATION] [action deny|allow]\n"
 		"       weir list feed del NAME\n"
 		"       weir list feed show\n"
 		"       weir list feed refresh [NAME] [force]\n"
@@ -31,6 +33,8 @@ static void usage_feed(void)
 		"        The operator's own deny and allow lists come first.\n"
 		"refresh: how often the daemon fetches it again (default 1h; 10s to 7d);\n"
 		"         refresh here fetches now (force: without If-None-Match/If-Modified-Since).\n"
+		"geo: the networks of the countries (ISO 3166-1 alpha-2) and ASNs in a MaxMind\n"
+		"     DB file (GeoLite2, DB-IP), again whenever the file changes.\n"
 		"test: what the live feeds say of ADDRESS, and which feeds list it.\n");
 }
 
@@ -66,6 +70,7 @@ static int cmd_add(int argc, char **argv, void *ctx)
 	struct wr_feed_def d = { .action = WEIR_FA_DENY, .refresh_s = WR_FEED_REFRESH_DEF_S };
 	struct wr_feed_def old;
 	char dir[PATH_MAX], why[400];
+	const char *geo = NULL, *countries = NULL, *asns = NULL;
 	bool have_src = false;
 	int i, ret;
 
@@ -88,7 +93,14 @@ static int cmd_add(int argc, char **argv, void *ctx)
 			return -EINVAL;
 		}
 		i++;
-		if ((!strcmp(w, "url") || !strcmp(w, "file")) && !have_src) {
+		if (!strcmp(w, "geo") && !have_src) {
+			geo = v;
+			have_src = true;
+		} else if (!strcmp(w, "country") && !countries) {
+			countries = v;
+		} else if (!strcmp(w, "asn") && !asns) {
+			asns = v;
+		} else if ((!strcmp(w, "url") || !strcmp(w, "file")) && !have_src) {
 			if (wr_feed_source_set(&d, v, !strcmp(w, "url"), why, sizeof(why))) {
 				pr_err("invalid %s: %s", w, why);
 				return -EINVAL;
@@ -117,7 +129,15 @@ static int cmd_add(int argc, char **argv, void *ctx)
 		}
 	}
 	if (!have_src) {
-		pr_err("feed add %s needs a source: url URL or file PATH", d.name);
+		pr_err("feed add %s needs a source: url URL, file PATH or geo DB", d.name);
+		return -EINVAL;
+	}
+	if (!geo && (countries || asns)) {
+		pr_err("country and asn go with geo DB");
+		return -EINVAL;
+	}
+	if (geo && wr_feed_geo_set(&d, geo, countries, asns, why, sizeof(why))) {
+		pr_err("invalid geo feed: %s", why);
 		return -EINVAL;
 	}
 	ret = wr_feed_dir(dir, sizeof(dir));
@@ -213,7 +233,11 @@ static int cmd_show(int argc, char **argv, void *ctx)
 		wr_feed_state_load(dir, defs[i].name, &st);
 		open_object(NULL);
 		print_str("name", "%s", defs[i].name);
-		print_str(defs[i].url ? "url" : "file", " %s", defs[i].source);
+		print_str(defs[i].url ? "url" : defs[i].geo ? "geo" : "file", " %s", defs[i].source);
+		if (defs[i].geo && defs[i].countries[0])
+			print_str("country", " country %s", defs[i].countries);
+		if (defs[i].geo && defs[i].asns[0])
+			print_str("asn", " asn %s", defs[i].asns);
 		print_str("action", " %s", wr_feed_action_name(defs[i].action));
 		print_u64("refresh_s", " refresh %llus", defs[i].refresh_s);
 		print_str("origin", " (%s)", defs[i].config ? "config" : "cli");

@@ -39,6 +39,9 @@ struct wr_cfg_feed {
 	char name[32];			/* A-Z a-z 0-9 _ - . */
 	char url[1024];			/* http:// or https://, or empty */
 	char file[1024];		/* an absolute path (relative ones resolved), or empty */
+	char geo[1024];			/* a MaxMind DB, as file, or empty */
+	char country[512];		/* geo: "DE,NL" */
+	char asn[512];			/* geo: "64496,AS64497" */
 	int action;			/* 0 deny, 1 allow */
 	__u32 refresh_s;
 };

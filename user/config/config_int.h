@@ -184,7 +184,7 @@ _Static_assert(I_TC_HOOK - I_MODE == WR_AOPT_TC_HOOK && I_DISPATCHER - I_MODE ==
 	       I_NR - I_MODE == WR_AOPT_NR, "an interface's keys are attach's options");
 extern const struct cfg_key iface_keys[I_NR];
 /* A feed's keys, by index (load_feed() judges them together). */
-enum { FD_NAME, FD_URL, FD_FILE, FD_REFRESH, FD_ACTION, FD_NR };
+enum { FD_NAME, FD_URL, FD_FILE, FD_GEO, FD_COUNTRY, FD_ASN, FD_REFRESH, FD_ACTION, FD_NR };
 extern const struct cfg_key feed_keys[FD_NR];
 extern const struct cfg_section feed_section;
 extern const struct cfg_section iface_section, metrics_section, shed_section, capacity_section,

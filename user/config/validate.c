@@ -5,6 +5,7 @@
  * signals, capacity and the fleet, each loaded its own way or judged whole
  * after its keys; and what the top level says together.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -232,7 +233,38 @@ void load_deny_files(struct load *ld, const yaml_node_t *n)
 	}
 }
 
-/* One feed of lists:: a name, exactly one of url and file, refresh, action. */
+/*
+ * A geo feed's list of countries (two letters each) or ASNs (1 to
+ * 4294967295, AS optional), comma-separated: 0, or the bad token's offset + 1.
+ */
+static size_t bad_geo_token(const char *s, bool country)
+{
+	const char *t = s;
+
+	for (;;) {
+		size_t n = strcspn(t, ",");
+		char *end;
+
+		if (country) {
+			if (n != 2 || !isalpha((unsigned char)t[0]) || !isalpha((unsigned char)t[1]))
+				return t - s + 1;
+		} else {
+			const char *d = t + (n > 2 && !strncasecmp(t, "AS", 2) ? 2 : 0);
+			unsigned long long v;
+
+			if (!isdigit((unsigned char)*d))
+				return t - s + 1;
+			v = strtoull(d, &end, 10);
+			if (end != t + n || !v || v > 4294967295ULL)
+				return t - s + 1;
+		}
+		if (!t[n])
+			return 0;
+		t += n + 1;
+	}
+}
+
+/* One feed of lists:: a name, exactly one of url, file and geo, refresh, action. */
 static void load_feed(struct load *ld, const yaml_node_t *n)
 {
 	struct wr_cfg *cfg = ld->cfg;
@@ -255,22 +287,45 @@ static void load_feed(struct load *ld, const yaml_node_t *n)
 		err_at(ld, n->start_mark, "%s", feed_keys[FD_NAME].need);
 		ok = false;
 	}
-	if (!!vals[FD_URL] == !!vals[FD_FILE]) {
-		err_at(ld, n->start_mark, "a feed needs a url or a file (one of them)");
+	if (!!vals[FD_URL] + !!vals[FD_FILE] + !!vals[FD_GEO] != 1) {
+		err_at(ld, n->start_mark, "a feed needs a url, a file or a geo database (one of them)");
 		ok = false;
+	}
+	if (ok && vals[FD_GEO] && !vals[FD_COUNTRY] && !vals[FD_ASN]) {
+		err_at(ld, vals[FD_GEO]->start_mark, "a geo feed needs country or asn (or both)");
+		ok = false;
+	}
+	if (ok && !vals[FD_GEO] && (vals[FD_COUNTRY] || vals[FD_ASN])) {
+		err_at(ld, vals[FD_COUNTRY] ? vals[FD_COUNTRY]->start_mark : vals[FD_ASN]->start_mark,
+		       "country and asn go with geo (a MaxMind DB)");
+		ok = false;
+	}
+	for (i = FD_COUNTRY; ok && i <= FD_ASN; i++) {
+		const char *list = i == FD_COUNTRY ? f.country : f.asn;
+		size_t bad = vals[i] ? bad_geo_token(list, i == FD_COUNTRY) : 0;
+
+		if (bad) {
+			err_at(ld, vals[i]->start_mark, "%s \"%s\": \"%.*s\" is not %s", feed_keys[i].name,
+			       list, (int)strcspn(list + bad - 1, ","), list + bad - 1,
+			       i == FD_COUNTRY ? "a two-letter country code" : "an AS number");
+			ok = false;
+		}
 	}
 	if (ok && vals[FD_URL] && strncasecmp(f.url, "http://", 7) &&
 	    strncasecmp(f.url, "https://", 8)) {
 		err_at(ld, vals[FD_URL]->start_mark, "url \"%s\" is not http:// or https://", f.url);
 		ok = false;
 	}
-	if (ok && vals[FD_FILE] && f.file[0] != '/') {
-		char *p = resolve(ld, f.file);
+	for (i = FD_FILE; ok && i <= FD_GEO; i++) {
+		char *path = i == FD_FILE ? f.file : f.geo, *p;
 
+		if (!vals[i] || path[0] == '/')
+			continue;
+		p = resolve(ld, path);
 		if (p && strlen(p) < sizeof(f.file))
-			strcpy(f.file, p);
+			strcpy(path, p);
 		else if (p)
-			err_at(ld, vals[FD_FILE]->start_mark, "file path too long");
+			err_at(ld, vals[i]->start_mark, "%s path too long", feed_keys[i].name);
 		free(p);
 	}
 	for (i = 0; ok && i < cfg->nr_feeds; i++) {

@@ -35,7 +35,10 @@ static void def_of(const struct wr_cfg_feed *c, struct wr_feed_def *d)
 	memset(d, 0, sizeof(*d));
 	snprintf(d->name, sizeof(d->name), "%s", c->name);
 	d->url = c->url[0];
-	snprintf(d->source, sizeof(d->source), "%s", c->url[0] ? c->url : c->file);
+	d->geo = c->geo[0];
+	snprintf(d->source, sizeof(d->source), "%s", c->url[0] ? c->url : c->geo[0] ? c->geo : c->file);
+	snprintf(d->countries, sizeof(d->countries), "%s", c->country);
+	snprintf(d->asns, sizeof(d->asns), "%s", c->asn);
 	d->action = c->action ? WEIR_FA_ALLOW : WEIR_FA_DENY;
 	d->refresh_s = c->refresh_s;
 	d->config = true;
@@ -75,7 +78,8 @@ static int sync_store(const char *dir, const struct wr_cfg *cfg)
 		if (old && !old->config)
 			dlog("feed %s: the config defines it; the command line's definition "
 			     "is replaced", d.name);
-		if (old && (old->url != d.url || strcmp(old->source, d.source)))
+		if (old && (old->url != d.url || old->geo != d.geo || strcmp(old->source, d.source) ||
+			    strcmp(old->countries, d.countries) || strcmp(old->asns, d.asns)))
 			err = wr_feed_remove(dir, d.name);
 		if (!err && (!old || memcmp(old, &d, sizeof(d))))
 			err = wr_feed_def_save(dir, &d);

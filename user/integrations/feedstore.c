@@ -21,6 +21,7 @@
 #include <sys/stat.h>
 #include <curl/curl.h>
 #include "integrations/feedstore.h"
+#include "integrations/geo.h"
 
 /* The store's root; a directory per bpffs root under it. */
 #define FEED_STORE	"/var/lib/weir/feeds"
@@ -120,6 +121,33 @@ int wr_feed_source_set(struct wr_feed_def *d, const char *src, bool url, char *w
 	}
 	strcpy(d->source, src);
 	d->url = url;
+	return 0;
+}
+
+int wr_feed_geo_set(struct wr_feed_def *d, const char *db, const char *countries, const char *asns,
+		    char *why, size_t len)
+{
+	struct wr_geo_query q = { 0 };
+
+	if (wr_feed_source_set(d, db, false, why, len))
+		return -EINVAL;
+	if ((!countries || !*countries) && (!asns || !*asns)) {
+		snprintf(why, len, "a geo feed needs country CC,... or asn N,... (or both)");
+		return -EINVAL;
+	}
+	if ((countries && strlen(countries) >= sizeof(d->countries)) ||
+	    (asns && strlen(asns) >= sizeof(d->asns))) {
+		snprintf(why, len, "a country or asn list of at most %zu bytes",
+			 sizeof(d->countries) - 1);
+		return -EINVAL;
+	}
+	if (countries && *countries && wr_geo_parse_countries(countries, &q, why, len))
+		return -EINVAL;
+	if (asns && *asns && wr_geo_parse_asns(asns, &q, why, len))
+		return -EINVAL;
+	snprintf(d->countries, sizeof(d->countries), "%s", countries ? countries : "");
+	snprintf(d->asns, sizeof(d->asns), "%s", asns ? asns : "");
+	d->geo = true;
 	return 0;
 }
 
@@ -223,14 +251,19 @@ static void kv_get(const char *text, const char *key, char *out, size_t len)
 
 int wr_feed_def_save(const char *dir, const struct wr_feed_def *d)
 {
-	char path[PATH_MAX], text[WR_FEED_SRC_MAX + 256];
+	char path[PATH_MAX], text[WR_FEED_SRC_MAX + 2 * WR_FEED_GEO_MAX + 256];
 	int n, err = feed_path(path, sizeof(path), dir, d->name, "def");
 
 	if (err)
 		return err;
 	n = snprintf(text, sizeof(text), "%s=%s\naction=%s\nrefresh=%u\norigin=%s\n",
-		     d->url ? "url" : "file", d->source, wr_feed_action_name(d->action),
-		     d->refresh_s, d->config ? "config" : "cli");
+		     d->url ? "url" : d->geo ? "geo" : "file", d->source,
+		     wr_feed_action_name(d->action), d->refresh_s, d->config ? "config" : "cli");
+	if (d->geo && n < (int)sizeof(text))
+		n += snprintf(text + n, sizeof(text) - n, "country=%s\nasn=%s\n", d->countries,
+			      d->asns);
+	if (n >= (int)sizeof(text))
+		return -ENAMETOOLONG;
 	return write_atomic(path, text, n);
 }
 
@@ -250,8 +283,16 @@ int wr_feed_def_load(const char *dir, const char *name, struct wr_feed_def *d)
 	snprintf(d->name, sizeof(d->name), "%s", name);
 	kv_get(text, "url", v, sizeof(v));
 	d->url = v[0];
+	if (!v[0]) {
+		kv_get(text, "geo", v, sizeof(v));
+		d->geo = v[0];
+	}
 	if (!v[0])
 		kv_get(text, "file", v, sizeof(v));
+	if (d->geo) {
+		kv_get(text, "country", d->countries, sizeof(d->countries));
+		kv_get(text, "asn", d->asns, sizeof(d->asns));
+	}
 	snprintf(d->source, sizeof(d->source), "%s", v);
 	kv_get(text, "action", v, sizeof(v));
 	d->action = wr_feed_action_parse(v);
@@ -478,6 +519,52 @@ static long http_get(const struct wr_feed_def *d, const struct wr_feed_state *ol
 	return code;
 }
 
+/* One expanded prefix as a line of the feed's text. */
+static int geo_line(const struct wr_cidr *c, void *ctx)
+{
+	struct fetch *f = ctx;
+	char line[64];
+	size_t n;
+
+	format_cidr(c->family, c->addr, c->plen, line, sizeof(line) - 1);
+	n = strlen(line);
+	line[n++] = '\n';
+	return body_cb(line, 1, n, f) == n ? 0 : -ENOMEM;
+}
+
+/*
+ * A geo feed's list: the networks of its countries and ASNs in its
+ * database, as text in f. 1 when the database has not changed since the
+ * last fetch (and !force), 0, or -errno with why.
+ */
+static int geo_fetch(const struct wr_feed_def *d, const struct wr_feed_state *old, bool force,
+		     struct fetch *f, struct stat *fst, char *why, size_t len)
+{
+	struct wr_geo_query q = { 0 };
+	int n;
+
+	if (stat(d->source, fst)) {
+		snprintf(why, len, "cannot read %.200s: %s", d->source, strerror(errno));
+		return -errno;
+	}
+	if (!force && old->fetched && old->mtime == (long long)fst->st_mtime)
+		return 1;
+	if ((d->countries[0] && wr_geo_parse_countries(d->countries, &q, why, len)) ||
+	    (d->asns[0] && wr_geo_parse_asns(d->asns, &q, why, len)))
+		return -EINVAL;
+	n = wr_geo_expand(d->source, &q, geo_line, f, why, len);
+	if (n < 0)
+		return n;
+	if (!n) {
+		snprintf(why, len, "%s%.80s%s%s%.80s matches no network in %.200s",
+			 d->countries[0] ? "country " : "", d->countries,
+			 d->countries[0] && d->asns[0] ? ", " : "", d->asns[0] ? "asn " : "",
+			 d->asns, d->source);
+		return -ENOENT;
+	}
+	return 0;
+}
+
 int wr_feed_fetch(const char *dir, const struct wr_feed_def *d, bool force, char *err,
 		  size_t errlen)
 {
@@ -512,6 +599,13 @@ int wr_feed_fetch(const char *dir, const struct wr_feed_def *d, bool force, char
 			ret = -EIO;
 			goto failed;
 		}
+	} else if (d->geo) {
+		ret = geo_fetch(d, &old, force, &f, &fst, why, sizeof(why));
+		if (ret == 1)
+			goto unchanged;
+		if (ret)
+			goto failed;
+		st.mtime = fst.st_mtime;
 	} else {
 		size_t len;
 

@@ -16,6 +16,7 @@
 #define WR_FEED_NAME_MAX	32	/* bytes of a name, its NUL included */
 #define WR_FEED_SRC_MAX		1024	/* bytes of a URL or path, its NUL included */
 #define WR_FEED_MAX		64	/* feeds per root */
+#define WR_FEED_GEO_MAX		512	/* bytes of a country or ASN list, its NUL included */
 /* Refresh bounds and default, in seconds. */
 #define WR_FEED_REFRESH_MIN_S	10
 #define WR_FEED_REFRESH_MAX_S	(7 * 86400)
@@ -25,6 +26,13 @@ struct wr_feed_def {
 	char name[WR_FEED_NAME_MAX];	/* A-Z a-z 0-9 _ - . */
 	char source[WR_FEED_SRC_MAX];	/* http:// or https:// URL, or an absolute path */
 	bool url;			/* source is a URL */
+	/*
+	 * source is a MaxMind DB (integrations/geo.h): the feed is the
+	 * networks of these countries and ASNs in it, again when it changes.
+	 */
+	bool geo;
+	char countries[WR_FEED_GEO_MAX];	/* "DE,NL" as given, or empty */
+	char asns[WR_FEED_GEO_MAX];		/* "64496,AS64497" as given, or empty */
 	int action;			/* WEIR_FA_DENY or WEIR_FA_ALLOW */
 	__u32 refresh_s;
 	bool config;			/* the daemon's config defines it (else the CLI) */
@@ -51,6 +59,9 @@ const char *wr_feed_action_name(int action);
 bool wr_feed_name_ok(const char *s);
 /* A source: sets d->source and d->url; -EINVAL with why. */
 int wr_feed_source_set(struct wr_feed_def *d, const char *src, bool url, char *why, size_t len);
+/* A geo feed's database, countries and ASNs (either may be NULL, not both); -EINVAL with why. */
+int wr_feed_geo_set(struct wr_feed_def *d, const char *db, const char *countries, const char *asns,
+		    char *why, size_t len);
 
 int wr_feed_def_save(const char *dir, const struct wr_feed_def *d);
 int wr_feed_def_load(const char *dir, const char *name, struct wr_feed_def *d);
