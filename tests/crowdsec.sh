@@ -169,4 +169,56 @@ t=$(ttl_of deny 198.18.81.0/24)
 in_range "$t" 3000 3600 || fail "198.18.81.0/24 back with ttl \"$t\""
 end_case crowdsec-once
 
+# ---- 5. Country and AS decisions with geo-db: feeds of the database's networks ----
+begin_case
+cat >"$TMP/geo.json" <<'EOF'
+{"networks": [{"network": "198.18.80.4/32", "country": "DE"},
+              {"network": "198.18.84.0/24", "country": "DE"},
+              {"network": "2001:db8:80::2/128", "country": "US", "asn": 64511}]}
+EOF
+python3 tools/mkmmdb.py "$TMP/geo.json" "$TMP/geo.mmdb" >/dev/null || fail "mkmmdb"
+expect_bad_rc=$(in_ns "$RCV" "$WEIR" --bpffs "$ROOT" crowdsec run url "$URL" key-file "$CS/key" \
+	geo-db relative.mmdb once 2>&1)
+[ $? -eq 1 ] && grep -q 'invalid geo-db' <<<"$expect_bad_rc" || fail "relative geo-db: $expect_bad_rc"
+feed_verdict() { wrj list feed test "$1" | jq -r .verdict; }
+nsenter --net="/run/netns/$RCV" "$WEIR" --bpffs "$ROOT" crowdsec run url "$URL" \
+	key-file "$CS/key" interval 1s geo-db "$TMP/geo.mmdb" >"$TMP/bouncer-geo.out" 2>&1 &
+B_PID=$!
+cscli_ decisions add --scope Country --value DE --duration 1h >/dev/null 2>&1 ||
+	fail "cscli decisions add Country"
+cscli_ decisions add --scope AS --value 64511 --duration 15s >/dev/null 2>&1 ||
+	fail "cscli decisions add AS"
+cscli_ decisions add --scope Country --value JP --duration 1h >/dev/null 2>&1 ||
+	fail "cscli decisions add Country JP"
+deny_de() { [ "$(feed_verdict 198.18.84.9)" = denied ]; }
+deny_as() { [ "$(feed_verdict 2001:db8:80::2)" = denied ]; }
+not() { ! "$@"; }
+if ! wait_for 20 deny_de; then
+	fail "Country DE not in force: $(wrj list feed show) $(tr '\n' ' ' <"$TMP/bouncer-geo.out")"
+else
+	wait_for 10 deny_as || fail "AS 64511 not in force: $(wrj list feed show)"
+	got=$(deliver 198.18.80.4 10)
+	[ "$got" -eq 0 ] || fail "a source in DE: $got of 10 arrived"
+	got=$(deliver 198.18.80.3 10)
+	[ "$got" -ge 9 ] || fail "a source in no banned country: $got of 10 arrived"
+	left=$(wrj list feed show | jq -r '.feeds[] | select(.name == "crowdsec-country-de") |
+		.expires - now | floor')
+	in_range "$left" 3000 3600 || fail "crowdsec-country-de ends in \"$left\" s, want ~1h"
+	# JP matches nothing in the database: said, not a feed.
+	[ "$(wrj list feed show | jq '[.feeds[] | select(.name == "crowdsec-country-jp")] | length')" = 0 ] ||
+		fail "a feed for a country with no network"
+	grep -q "cannot enforce Country JP" "$TMP/bouncer-geo.out" || fail "JP not reported"
+	# The AS decision ends by itself (15 s): its feed goes (bounded: 40 s).
+	wait_for 40 not deny_as || fail "the AS feed outlived its decision: $(wrj list feed show)"
+	cscli_ decisions delete --value DE >/dev/null 2>&1 || fail "cscli decisions delete DE"
+	wait_for 20 not deny_de ||
+		fail "Country DE stayed after its decision was deleted: $(wrj list feed show)"
+	got=$(deliver 198.18.80.4 10)
+	[ "$got" -ge 9 ] || fail "after the deletion: $got of 10 arrived"
+fi
+kill -TERM "$B_PID" 2>/dev/null
+wait "$B_PID"
+B_PID=""
+end_case crowdsec-country-and-as
+
 exit 0

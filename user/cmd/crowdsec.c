@@ -14,13 +14,17 @@
 static void usage_crowdsec(void)
 {
 	fprintf(wr_usage_out(),
-		"Usage: weir crowdsec run url URL key-file FILE [interval DURATION] [once]\n"
+		"Usage: weir crowdsec run url URL key-file FILE [interval DURATION] [geo-db DB] "
+		"[once]\n"
 		"A CrowdSec bouncer: follows the local API's decision stream at URL (e.g.\n"
 		"http://127.0.0.1:8080) with the bouncer key in FILE ('cscli bouncers add NAME\n"
 		"-o raw'), every DURATION (default 10s, 1s to 1h), and puts each ban decision on\n"
 		"an Ip or a Range on the deny list with the decision's duration as its ttl; a\n"
 		"deleted decision takes it off. once: one pull of every decision in force, then\n"
-		"exit. Runs until SIGINT or SIGTERM; entries expire by themselves.\n");
+		"exit. Runs until SIGINT or SIGTERM; entries expire by themselves.\n"
+		"geo-db: a MaxMind DB file; ban decisions on a Country or an AS become\n"
+		"feeds of its networks (weir list feed show: crowdsec-country-CC,\n"
+		"crowdsec-as-N) that end with the decision. Without it they are skipped.\n");
 }
 
 static int read_key(const char *path, char *key, size_t len)
@@ -47,7 +51,7 @@ static int read_key(const char *path, char *key, size_t len)
 
 static int parse_args(int argc, char **argv, struct wr_cs_opts *o)
 {
-	const char *url = NULL, *keyfile = NULL, *ival = NULL;
+	const char *url = NULL, *keyfile = NULL, *ival = NULL, *geo = NULL;
 	int i;
 
 	memset(o, 0, sizeof(*o));
@@ -55,7 +59,8 @@ static int parse_args(int argc, char **argv, struct wr_cs_opts *o)
 	for (i = 0; i < argc; i++) {
 		const char **slot = !strcmp(argv[i], "url") ? &url :
 				    !strcmp(argv[i], "key-file") ? &keyfile :
-				    !strcmp(argv[i], "interval") ? &ival : NULL;
+				    !strcmp(argv[i], "interval") ? &ival :
+				    !strcmp(argv[i], "geo-db") ? &geo : NULL;
 
 		if (!strcmp(argv[i], "once") && !o->once) {
 			o->once = true;
@@ -91,6 +96,12 @@ static int parse_args(int argc, char **argv, struct wr_cs_opts *o)
 		pr_err("invalid interval \"%s\": a duration from 1s to 1h", ival);
 		return -EINVAL;
 	}
+	if (geo && (geo[0] != '/' || strlen(geo) >= sizeof(o->geo_db))) {
+		pr_err("invalid geo-db \"%s\": an absolute path", geo);
+		return -EINVAL;
+	}
+	if (geo)
+		snprintf(o->geo_db, sizeof(o->geo_db), "%s", geo);
 	return read_key(keyfile, o->key, sizeof(o->key));
 }
 

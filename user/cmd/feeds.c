@@ -242,6 +242,13 @@ static int cmd_show(int argc, char **argv, void *ctx)
 		print_u64("refresh_s", " refresh %llus", defs[i].refresh_s);
 		print_str("origin", " (%s)", defs[i].config ? "config" : "cli");
 		print_u64("entries", " %llu prefixes", st.entries);
+		if (defs[i].expires) {
+			long long left = defs[i].expires - time(NULL);
+
+			wr_format_secs(left > 0 ? left : 0, ago, sizeof(ago));
+			print_text(", ends in %s", ago);
+		}
+		print_u64("expires", NULL, defs[i].expires);
 		if (st.fetched) {
 			wr_format_secs(time(NULL) - st.fetched, ago, sizeof(ago));
 			print_text(", fetched %s ago", ago);

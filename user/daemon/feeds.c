@@ -129,6 +129,11 @@ static void feeds_round(struct wr_feeds *w)
 		free(defs);
 		return;
 	}
+	/* Feeds that ended (a CrowdSec decision's) go, and the maps without them. */
+	if (wr_feed_expire(w->dir, now) > 0) {
+		dlog("feeds: ended feeds removed");
+		changed = true;
+	}
 	for (i = 0; i < n; i++) {
 		char why[400];
 		int r;

@@ -10,7 +10,10 @@
  * nothing behind for longer than CrowdSec said. HTTP through libcurl, JSON
  * through json-c.
  */
+#include <ctype.h>
 #include <errno.h>
+#include <limits.h>
+#include <time.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -22,6 +25,7 @@
 #include <json-c/json.h>
 #include "lib/libweir.h"
 #include "integrations/crowdsec.h"
+#include "integrations/feedstore.h"
 
 /* The decision stream's answer is read up to this size (a full community blocklist is ~2 MiB). */
 #define CS_BODY_MAX (64u << 20)
@@ -72,8 +76,9 @@ static int cs_get(const struct wr_cs_opts *o, bool startup, char **out)
 		pr_err("crowdsec: cannot start an HTTP client");
 		return -ENOMEM;
 	}
-	snprintf(url, sizeof(url), "%s/v1/decisions/stream?startup=%s", o->url,
-		 startup ? "true" : "false");
+	/* The stream sends Ip and Range decisions unless asked for more scopes. */
+	snprintf(url, sizeof(url), "%s/v1/decisions/stream?startup=%s%s", o->url,
+		 startup ? "true" : "false", o->geo_db[0] ? "&scopes=ip,range,country,as" : "");
 	snprintf(key, sizeof(key), "X-Api-Key: %s", o->key);
 	hdr = curl_slist_append(hdr, key);
 	curl_easy_setopt(c, CURLOPT_URL, url);
@@ -114,10 +119,14 @@ static const char *str_of(struct json_object *o, const char *key)
 	return json_object_get_string(v);
 }
 
+/* What cs_decision found. */
+enum { CS_CIDR = 0, CS_OTHER = 1, CS_COUNTRY = 2, CS_AS = 3 };
+
 /*
- * One decision: a ban on an Ip or a Range, as a CIDR and its remaining
- * ttl (ns; 0 if it has run out). 0, or 1 for a decision weir does not
- * enforce (another type, another scope), or -EINVAL for one it cannot read.
+ * One decision: a ban on an Ip or a Range, as a CIDR, or on a Country or
+ * an AS (CS_COUNTRY, CS_AS: the value in *what), and its remaining ttl
+ * (ns; 0 if it has run out). CS_OTHER for a decision weir does not enforce
+ * (another type, another scope), or -EINVAL for one it cannot read.
  */
 static int cs_decision(struct json_object *d, struct wr_cidr *c, __u64 *ttl, const char **what)
 {
@@ -128,12 +137,15 @@ static int cs_decision(struct json_object *d, struct wr_cidr *c, __u64 *ttl, con
 	*what = value ? value : "?";
 	if (!type || !scope || !value)
 		return -EINVAL;
-	if (strcasecmp(type, "ban") || (strcasecmp(scope, "ip") && strcasecmp(scope, "range")))
-		return 1;
-	if (parse_cidr(value, c))
+	int kind = !strcasecmp(scope, "country") ? CS_COUNTRY : !strcasecmp(scope, "as") ? CS_AS
+		 : !strcasecmp(scope, "ip") || !strcasecmp(scope, "range") ? CS_CIDR : CS_OTHER;
+
+	if (strcasecmp(type, "ban") || kind == CS_OTHER)
+		return CS_OTHER;
+	if (kind == CS_CIDR && parse_cidr(value, c))
 		return -EINVAL;
 	/* A whole family is never denied on a decision's word. */
-	if (!c->plen)
+	if (kind == CS_CIDR && !c->plen)
 		return -EINVAL;
 	*ttl = 0;
 	/* Go's time.Duration: "3h59m58.9s"; negative once it has run out. */
@@ -142,12 +154,66 @@ static int cs_decision(struct json_object *d, struct wr_cidr *c, __u64 *ttl, con
 			return -EINVAL;
 		*ttl = ns > CS_TTL_MAX_NS ? CS_TTL_MAX_NS : ns;
 	}
-	return 0;
+	return kind;
+}
+
+/*
+ * A Country or AS decision as a geo feed of the store, named after it,
+ * ending with it (add), or that feed gone (!add). 0 when the store
+ * changed, 1 when there was nothing to do, -errno (why said) otherwise.
+ */
+static int cs_geo(const char *db, int kind, const char *value, __u64 ttl, bool add)
+{
+	struct wr_feed_def d = { .action = WEIR_FA_DENY, .refresh_s = WR_FEED_REFRESH_DEF_S };
+	struct wr_feed_def old;
+	char dir[PATH_MAX], why[400];
+	size_t i;
+	int err;
+
+	/* crowdsec-country-de, crowdsec-as-4294967295: 31 bytes at most. */
+	if (strlen(value) > 10 || snprintf(d.name, sizeof(d.name), WR_FEED_CS_PREFIX "%s-%s",
+					   kind == CS_COUNTRY ? "country" : "as", value) >=
+					  (int)sizeof(d.name))
+		d.name[0] = '\0';
+	for (i = 0; d.name[i]; i++)
+		d.name[i] = tolower((unsigned char)d.name[i]);
+	if (!wr_feed_name_ok(d.name)) {
+		pr_warn("crowdsec: a %s decision on \"%s\" names nothing weir can keep",
+			kind == CS_COUNTRY ? "Country" : "AS", value);
+		return -EINVAL;
+	}
+	err = wr_feed_dir(dir, sizeof(dir));
+	if (err)
+		return err;
+	if (!add) {
+		if (wr_feed_def_load(dir, d.name, &old))
+			return 1;
+		return wr_feed_remove(dir, d.name);
+	}
+	if (wr_feed_geo_set(&d, db, kind == CS_COUNTRY ? value : NULL,
+			    kind == CS_AS ? value : NULL, why, sizeof(why))) {
+		pr_warn("crowdsec: cannot enforce %s %s: %s", kind == CS_COUNTRY ? "Country" : "AS",
+			value, why);
+		return -EINVAL;
+	}
+	d.expires = time(NULL) + (long long)((ttl + 999999999ULL) / 1000000000ULL);
+	if (!wr_feed_def_load(dir, d.name, &old) && old.expires >= d.expires)
+		return 1;	/* already there for at least as long */
+	err = wr_feed_def_save(dir, &d);
+	if (!err && wr_feed_fetch(dir, &d, false, why, sizeof(why)) < 0) {
+		pr_warn("crowdsec: cannot enforce %s %s: %s", kind == CS_COUNTRY ? "Country" : "AS",
+			value, why);
+		wr_feed_remove(dir, d.name);
+		return -EINVAL;
+	}
+	return err;
 }
 
 /* Apply one answer of the stream. 0, or -errno if nothing could be applied. */
-static int cs_apply(const char *body, struct cs_counts *n)
+static int cs_apply(const struct wr_cs_opts *o, const char *body, struct cs_counts *n)
 {
+	bool geo_changed = false;
+	char dir[PATH_MAX];
 	struct json_object *root, *arr;
 	enum json_tokener_error jerr;
 	struct wr_maps m;
@@ -188,6 +254,16 @@ static int cs_apply(const char *body, struct cs_counts *n)
 				n->failed++;
 				continue;
 			}
+			if ((r == CS_COUNTRY || r == CS_AS) && o->geo_db[0] && (!pass || ttl)) {
+				r = cs_geo(o->geo_db, r, what, ttl, pass);
+				if (!r) {
+					pass ? n->added++ : n->removed++;
+					geo_changed = true;
+				} else {
+					r > 0 ? n->skipped++ : n->failed++;
+				}
+				continue;
+			}
 			if (r > 0 || (pass && !ttl)) {
 				n->skipped++;
 				continue;
@@ -208,6 +284,17 @@ static int cs_apply(const char *body, struct cs_counts *n)
 	err = wr_list_bits(&m);
 	if (err)
 		pr_err("crowdsec: cannot update the list bits: %s", strerror(-err));
+	/* Country and AS decisions: ended ones out, and the feeds in force again. */
+	if (o->geo_db[0] && !wr_feed_dir(dir, sizeof(dir)) && wr_feed_expire(dir, time(NULL)) > 0)
+		geo_changed = true;
+	if (!err && geo_changed) {
+		struct wr_feed_stats st;
+		char why[400];
+
+		err = wr_feed_rebuild(&m, dir, &st, why, sizeof(why));
+		if (err)
+			pr_err("crowdsec: %s", why);
+	}
 	wr_write_end(&m, lock);
 	json_object_put(root);
 	return err;
@@ -237,7 +324,7 @@ static int cs_poll(const struct wr_cs_opts *o, bool startup)
 	int err = cs_get(o, startup, &body);
 
 	if (!err)
-		err = cs_apply(body, &n);
+		err = cs_apply(o, body, &n);
 	free(body);
 	if (!err)
 		cs_report(&n, startup);

@@ -15,6 +15,12 @@ struct wr_cs_opts {
 	char key[256];
 	uint64_t interval_ns;
 	bool once;
+	/*
+	 * A MaxMind DB: ban decisions on a Country or an AS become geo feeds
+	 * of the store (integrations/feedstore.h) that end with the decision.
+	 * Empty: such decisions are skipped.
+	 */
+	char geo_db[1024];
 };
 
 /*

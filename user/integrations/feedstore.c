@@ -259,6 +259,8 @@ int wr_feed_def_save(const char *dir, const struct wr_feed_def *d)
 	n = snprintf(text, sizeof(text), "%s=%s\naction=%s\nrefresh=%u\norigin=%s\n",
 		     d->url ? "url" : d->geo ? "geo" : "file", d->source,
 		     wr_feed_action_name(d->action), d->refresh_s, d->config ? "config" : "cli");
+	if (d->expires && n < (int)sizeof(text))
+		n += snprintf(text + n, sizeof(text) - n, "expires=%lld\n", d->expires);
 	if (d->geo && n < (int)sizeof(text))
 		n += snprintf(text + n, sizeof(text) - n, "country=%s\nasn=%s\n", d->countries,
 			      d->asns);
@@ -300,6 +302,8 @@ int wr_feed_def_load(const char *dir, const char *name, struct wr_feed_def *d)
 	d->refresh_s = strtoul(v, NULL, 10);
 	kv_get(text, "origin", v, sizeof(v));
 	d->config = !strcmp(v, "config");
+	kv_get(text, "expires", v, sizeof(v));
+	d->expires = strtoll(v, NULL, 10);
 	free(text);
 	if (!d->source[0] || d->action < 0 || d->refresh_s < WR_FEED_REFRESH_MIN_S ||
 	    d->refresh_s > WR_FEED_REFRESH_MAX_S)
@@ -338,6 +342,21 @@ int wr_feed_defs(const char *dir, struct wr_feed_def *v, int max, int *n)
 	closedir(dp);
 	qsort(v, *n, sizeof(*v), cmp_def);
 	return 0;
+}
+
+int wr_feed_expire(const char *dir, long long now)
+{
+	struct wr_feed_def *defs = calloc(WR_FEED_MAX, sizeof(*defs));
+	int n = 0, i, gone = 0, err;
+
+	if (!defs)
+		return -ENOMEM;
+	err = wr_feed_defs(dir, defs, WR_FEED_MAX, &n);
+	for (i = 0; !err && i < n; i++)
+		if (defs[i].expires && defs[i].expires <= now && !wr_feed_remove(dir, defs[i].name))
+			gone++;
+	free(defs);
+	return err ? err : gone;
 }
 
 int wr_feed_remove(const char *dir, const char *name)
@@ -680,6 +699,9 @@ int wr_feed_rebuild(const struct wr_maps *m, const char *dir, struct wr_feed_sta
 		size_t len;
 		char *buf;
 
+		/* An ended feed is out at once; its removal follows. */
+		if (defs[i].expires && defs[i].expires <= (long long)time(NULL))
+			continue;
 		if (feed_path(path, sizeof(path), dir, defs[i].name, "list"))
 			continue;
 		ret = read_file(path, &buf, &len, FEED_BODY_MAX, &fst);

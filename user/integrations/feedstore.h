@@ -36,7 +36,15 @@ struct wr_feed_def {
 	int action;			/* WEIR_FA_DENY or WEIR_FA_ALLOW */
 	__u32 refresh_s;
 	bool config;			/* the daemon's config defines it (else the CLI) */
+	/*
+	 * When the feed ends by itself (epoch s; 0: never): a CrowdSec
+	 * decision's. An expired feed is out of every rebuild, and the
+	 * daemon and the bouncer remove it.
+	 */
+	long long expires;
 };
+/* The store's own feeds of CrowdSec's Country and AS decisions are named with this. */
+#define WR_FEED_CS_PREFIX	"crowdsec-"
 
 /* What the store knows of a feed's last fetches. */
 struct wr_feed_state {
@@ -67,6 +75,8 @@ int wr_feed_def_save(const char *dir, const struct wr_feed_def *d);
 int wr_feed_def_load(const char *dir, const char *name, struct wr_feed_def *d);
 /* Every definition, sorted by name; *n of them. */
 int wr_feed_defs(const char *dir, struct wr_feed_def *v, int max, int *n);
+/* Feeds whose expiry has passed at now removed; how many (or -errno). */
+int wr_feed_expire(const char *dir, long long now);
 /* The definition, its list and state go. */
 int wr_feed_remove(const char *dir, const char *name);
 int wr_feed_state_load(const char *dir, const char *name, struct wr_feed_state *s);
