@@ -108,6 +108,17 @@ grep -q '^| 100000 prefixes: IPv4 source listed, dropped | [0-9]' "$R" || fail "
 grep -q '^Aim: a source no feed lists costs at most 5 ns more' "$R" || fail "no aim line"
 end_case bench-smoke-feeds
 
+# CrowdSec: the one row, every decision taken.
+begin_case
+n=0
+while IFS='|' read -r dec imp alone bouncer whole own; do
+	n=$((n + 1))
+	[ "$dec" = 2000 ] || fail "$dec decisions, want the smoke's 2000"
+	for v in "$imp" "$alone" "$bouncer" "$whole" "$own"; do num "$v" || fail "not a number: $v"; done
+done < <(rows "## 9. CrowdSec decisions")
+[ "$n" -eq 1 ] || fail "$n CrowdSec rows, want 1"
+end_case bench-smoke-crowdsec
+
 for shape in A B C; do
 	begin_case
 	declare -A adm=()

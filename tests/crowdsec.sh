@@ -11,6 +11,7 @@ set -u
 cd "$(dirname "$0")/.."
 . tests/lib.sh
 . tests/ban_lib.sh
+. tests/cs_lib.sh
 TMP=$(mktemp -d)
 CS=$TMP/cs
 CS_PID=""
@@ -29,51 +30,9 @@ fi
 # The LAPI listens in the receiver's own namespace: no port is shared with anyone.
 PORT=18411
 URL=http://127.0.0.1:$PORT
-cscli_() { in_ns "$RCV" cscli -c "$CS/config.yaml" "$@"; }
 
-mkdir -p "$CS/data" "$CS/hub" "$CS/log"
-cat >"$CS/config.yaml" <<EOF
-common:
-  daemonize: false
-  log_media: file
-  log_level: info
-  log_dir: $CS/log
-  working_dir: .
-config_paths:
-  config_dir: $CS/
-  data_dir: $CS/data/
-  simulation_path: $CS/simulation.yaml
-  hub_dir: $CS/hub/
-  index_path: $CS/hub/.index.json
-  notification_dir: $CS/notifications/
-  plugin_dir: /usr/lib/crowdsec/plugins/
-db_config:
-  log_level: info
-  type: sqlite
-  db_path: $CS/data/crowdsec.db
-  use_wal: false
-api:
-  client:
-    credentials_path: $CS/local_api_credentials.yaml
-  server:
-    log_level: info
-    listen_uri: 127.0.0.1:$PORT
-    profiles_path: /etc/crowdsec/profiles.yaml
-    trusted_ips:
-      - 127.0.0.1
-prometheus:
-  enabled: false
-EOF
-echo "simulation: off" >"$CS/simulation.yaml"
-if ! out=$(cscli_ machines add weir-test --auto -f "$CS/local_api_credentials.yaml" 2>&1) ||
-   ! cscli_ bouncers add weir-test -o raw >"$CS/key" 2>"$TMP/cscli.err"; then
-	not_ok crowdsec-setup "cscli: $out $(cat "$TMP/cscli.err")"
-	exit 1
-fi
-nsenter --net="/run/netns/$RCV" crowdsec -c "$CS/config.yaml" -no-cs >"$TMP/cs.out" 2>&1 &
-CS_PID=$!
-if ! wait_for 30 sh -c "nsenter --net=/run/netns/$RCV curl -s -o /dev/null -m 2 $URL/v1/decisions/stream"; then
-	not_ok crowdsec-setup "the local API did not answer: $(tail -5 "$TMP/cs.out" "$CS/log/crowdsec_api.log" 2>&1 | tr '\n' ' ')"
+if ! cs_start "$RCV" "$CS" $PORT >"$TMP/cs_start.err"; then
+	not_ok crowdsec-setup "$(cat "$TMP/cs_start.err")"
 	exit 1
 fi
 bouncer() { in_ns "$RCV" "$WEIR" --bpffs "$ROOT" crowdsec run url "$URL" "$@"; }

@@ -29,6 +29,8 @@
 #   feeds     blocklist feeds: load time for 10k, 100k and 1M prefixes, the
 #             kernel memory per prefix, per-packet cost with none, 10k and 1M
 #             (build/bench/feedbench)
+#   crowdsec  CrowdSec decisions (CS_DECISIONS, default 60000) ingested by
+#             `weir crowdsec run ... once` from a real local API
 #   fleet     fleet-wide limits with a real Redis: accuracy against 1-3 hosts
 #             and sync intervals, Redis and daemon load against hot keys
 #             (tools/bench/fleetbench.sh)
@@ -52,7 +54,7 @@ export WEIR="$BUILD/weir" BUILD
 SMOKE=0
 OUT_MD=docs/BENCHMARKS.md
 OUT_SET=0
-STAGES="cost flood scale accuracy service synflood ackflood feeds fleet"
+STAGES="cost flood scale accuracy service synflood ackflood feeds crowdsec fleet"
 ROUNDS=5
 usage() { sed -n '3,/^set -u$/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//'; }
 while [ $# -gt 0 ]; do
@@ -71,7 +73,7 @@ if ! [[ $ROUNDS =~ ^[1-9][0-9]?$ ]]; then
 	exit 2
 fi
 for s in $STAGES; do
-	case $s in cost | flood | scale | accuracy | service | synflood | ackflood | feeds | fleet) ;;
+	case $s in cost | flood | scale | accuracy | service | synflood | ackflood | feeds | crowdsec | fleet) ;;
 	*) echo "bench: unknown stage \"$s\"" >&2; exit 2 ;;
 	esac
 done
@@ -1061,6 +1063,64 @@ stage_feeds() {
 		echo
 	} | section feeds
 	[ "${PIPESTATUS[0]}" -eq 0 ] && grep -q '^Aim:' "$TMP/sec-feeds.md"
+}
+
+# ---------------------------------------------------------------- crowdsec
+# CS_DECISIONS ban decisions on distinct IPv4 addresses imported into a
+# private LAPI (tests/cs_lib.sh), then pulled once: the stream alone (curl)
+# and weir's bouncer (the stream, parsing, deny entries), each timed.
+CS_DECISIONS=${CS_DECISIONS:-60000}
+stage_crowdsec() {
+	local n=$CS_DECISIONS ns root t0 t1 t2 t3 out added key url=http://127.0.0.1:18412
+	[ $SMOKE -eq 1 ] && n=2000
+	say "== crowdsec: $n decisions from a real CrowdSec local API"
+	if ! command -v crowdsec >/dev/null || ! command -v cscli >/dev/null; then
+		say "bench: crowdsec is missing (make test-deps installs it)"
+		return 1
+	fi
+	. tests/ban_lib.sh
+	. tests/cs_lib.sh
+	ns=$(new_netns csb) && root=$(new_root csb) || return 1
+	cs_start "$ns" "$TMP/cs" 18412 >"$TMP/cs_start.err" || { say "bench: $(cat "$TMP/cs_start.err")"; return 1; }
+	PIDS[crowdsec]=$CS_PID
+	# Loaded, nothing attached: the bouncer needs the maps only.
+	in_ns "$ns" "$WEIR" --bpffs "$root" deny add 192.0.2.1 >/dev/null &&
+		in_ns "$ns" "$WEIR" --bpffs "$root" deny del 192.0.2.1 >/dev/null || return 1
+	awk -v n="$n" 'BEGIN { print "duration,scope,value"
+		for (i = 0; i < n; i++) printf "4h,ip,100.%d.%d.%d\n", 64 + int(i / 65536), int(i / 256) % 256, i % 256 }' \
+		>"$TMP/decisions.csv"
+	t0=$(date +%s.%N)
+	cscli_ decisions import -i "$TMP/decisions.csv" >"$TMP/cs_import.out" 2>&1 ||
+		{ say "bench: cscli decisions import: $(tail -2 "$TMP/cs_import.out")"; return 1; }
+	t1=$(date +%s.%N)
+	key=$(head -1 "$TMP/cs/key")
+	in_ns "$ns" curl -sf -H "X-Api-Key: $key" "$url/v1/decisions/stream?startup=true" \
+		-o "$TMP/stream.json" || { say "bench: the stream did not answer"; return 1; }
+	t2=$(date +%s.%N)
+	out=$(in_ns "$ns" "$WEIR" -j --bpffs "$root" crowdsec run url "$url" key-file "$TMP/cs/key" once) ||
+		{ say "bench: weir crowdsec run once failed"; return 1; }
+	t3=$(date +%s.%N)
+	kill "$CS_PID" 2>/dev/null
+	wait "$CS_PID" 2>/dev/null
+	unset 'PIDS[crowdsec]'
+	added=$(jq -r .added <<<"$out")
+	[ "$added" = "$n" ] || { say "bench: the bouncer added $added of $n: $out"; return 1; }
+	{
+		echo "## 9. CrowdSec decisions"
+		echo
+		echo "$n ban decisions on distinct IPv4 addresses, imported into a private CrowdSec"
+		echo "$(crowdsec -version 2>&1 | awk '/version:/ { print $NF; exit }') local API (sqlite), then pulled"
+		echo "once (startup=true): by curl alone (the API's own time to answer), and by"
+		echo "\`weir crowdsec run ... once\` (the same request, the JSON parsed, a deny entry"
+		echo "written per decision). One run."
+		echo
+		echo "| decisions | cscli import s | stream alone s | weir bouncer s | decisions/s, whole pull | decisions/s, weir's part |"
+		echo "|---:|---:|---:|---:|---:|---:|"
+		awk -v n="$n" -v a="$t0" -v b="$t1" -v c="$t2" -v d="$t3" 'BEGIN {
+			w = d - c; s = c - b; own = w - s; if (own < 0.001) own = 0.001
+			printf "| %d | %.2f | %.2f | %.2f | %.0f | %.0f |\n", n, b - a, s, w, n / w, n / own }'
+		echo
+	} | section crowdsec
 }
 
 # ---------------------------------------------------------------- fleet
