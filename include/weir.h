@@ -340,6 +340,21 @@ _Static_assert(WEIR_MAX_RULES <= 256, "a cell names its rules in bytes");
  * controller writes the other entry and then flips config.active, so a
  * packet is only ever judged by one complete set.
  */
+/*
+ * A limit's penalty box (`ban DUR [after N] [max DUR]`): a source whose
+ * bucket of the limit refuses `after` packets within the limit's period
+ * (at least a second) goes on the deny list for ban_s, doubled on each
+ * repeat within a day, up to max_s. Kept and enforced by the daemon
+ * (user/daemon/bans.c); the data path never reads it.
+ */
+struct weir_ban {
+	__u32 ban_s;		/* 0: no penalty box */
+	__u32 max_s;		/* the longest a repeat gets; ban_s when not given */
+	__u32 after;		/* refusals that ban, 1 when not given */
+	__u32 pad;
+};
+_Static_assert(sizeof(struct weir_ban) == 16, "weir_ban layout");
+
 struct weir_ruleset {
 	__u32 nr_rules;
 	__u32 gen;		/* bumped on every commit */
@@ -377,6 +392,7 @@ struct weir_ruleset {
 	__u64 cand[WEIR_IDX_CELLS];
 	__u8 cand_rule[WEIR_IDX_CELLS][WEIR_MAX_CAND];
 	char names[WEIR_MAX_RULES][WEIR_NAME_LEN];	/* read by userspace only */
+	struct weir_ban bans[WEIR_MAX_RULES][WEIR_MAX_LIMITS];	/* read by userspace only */
 };
 
 /* Global switches, wr_config[0]. Written by the controller. */
@@ -508,6 +524,7 @@ _Static_assert(sizeof(struct weir_lpm4) == 8 && sizeof(struct weir_lpm6) == 20,
 enum weir_list_origin {
 	WEIR_LV_CONFIG = 1 << 0,	/* the daemon's config lists it: permanent */
 	WEIR_LV_RUNTIME = 1 << 1,	/* `deny add` / `allow add` (a person, a ban tool) */
+	WEIR_LV_BAN = 1 << 2,		/* with RUNTIME: the daemon's penalty box put it there */
 };
 
 /*

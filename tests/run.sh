@@ -33,6 +33,7 @@ suites+=(
 	tests/iface.sh
 	tests/geo.sh
 	tests/feeds.sh
+	tests/penalty.sh
 	tests/capture.sh
 	tests/offload.sh
 	tests/xdpmulti.sh

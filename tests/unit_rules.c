@@ -25,7 +25,7 @@ static int parse(const char *s, struct weir_rule *r, struct wr_perr *pe)
 		argv[argc++] = w;
 	memset(r, 0, sizeof(*r));
 	memset(pe, 0, sizeof(*pe));
-	return wr_rule_parse(argc, argv, r, name, pe);
+	return wr_rule_parse(argc, argv, r, NULL, name, pe);
 }
 
 /* lo always exists (ifindex 1 in every network namespace). */

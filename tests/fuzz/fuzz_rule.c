@@ -156,7 +156,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t n)
 	memcpy(s, data, n);
 	s[n] = '\0';
 	argc = split(s, n, w);
-	err = wr_rule_parse(argc, w, &r, name, &pe);
+	err = wr_rule_parse(argc, w, &r, NULL, name, &pe);
 	if (err) {
 		if (err > 0 || !pe.msg[0] || pe.word < -1 || pe.word >= argc)
 			FAIL("error %d, word %d of %d, message \"%s\"", err, pe.word, argc, pe.msg);
@@ -166,7 +166,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t n)
 	check_rule(&r, name);
 	text = print_rule(&r, name);
 	argc2 = split(text, strlen(text), w2);
-	err = wr_rule_parse(argc2, w2, &r2, name2, &pe);
+	err = wr_rule_parse(argc2, w2, &r2, NULL, name2, &pe);
 	if (err)
 		FAIL("printed rule does not parse: %s", pe.msg);
 	if (strcmp(name, name2) || memcmp(&r, &r2, sizeof(r))) {

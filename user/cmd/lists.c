@@ -82,6 +82,7 @@ static int print_one(const struct wr_cidr *c, const struct weir_list_val *v, voi
 		print_null("ttl", NULL);
 	}
 	print_bool("config", NULL, v->flags & WEIR_LV_CONFIG);
+	print_bool("ban", (v->flags & WEIR_LV_BAN) ? " (penalty box)" : NULL, v->flags & WEIR_LV_BAN);
 	close_object();
 	print_text("\n");
 	return 0;

@@ -88,6 +88,7 @@ static int rule_change(int argc, char **argv, bool add)
 {
 	struct weir_ruleset *rs = NULL;
 	struct weir_rule r;
+	struct weir_ban bans[WEIR_MAX_LIMITS];
 	char name[WEIR_NAME_LEN] = "";
 	struct wr_maps m;
 	int lock, err = 0, at;
@@ -95,7 +96,7 @@ static int rule_change(int argc, char **argv, bool add)
 	if (add) {
 		struct wr_perr pe;
 
-		err = wr_rule_parse(argc, argv, &r, name, &pe);
+		err = wr_rule_parse(argc, argv, &r, bans, name, &pe);
 		if (err) {
 			pr_err("%s", pe.msg);
 			if (argc < 1)
@@ -132,6 +133,7 @@ static int rule_change(int argc, char **argv, bool add)
 			goto out;
 		}
 		rs->rules[rs->nr_rules] = r;
+		memcpy(rs->bans[rs->nr_rules], bans, sizeof(bans));
 		memset(rs->names[rs->nr_rules], 0, WEIR_NAME_LEN);
 		strcpy(rs->names[rs->nr_rules], name);
 		rs->nr_rules++;
@@ -145,9 +147,12 @@ static int rule_change(int argc, char **argv, bool add)
 			(rs->nr_rules - at - 1) * sizeof(rs->rules[0]));
 		memmove(rs->names[at], rs->names[at + 1],
 			(rs->nr_rules - at - 1) * WEIR_NAME_LEN);
+		memmove(rs->bans[at], rs->bans[at + 1],
+			(rs->nr_rules - at - 1) * sizeof(rs->bans[0]));
 		rs->nr_rules--;
 		memset(&rs->rules[rs->nr_rules], 0, sizeof(rs->rules[0]));
 		memset(rs->names[rs->nr_rules], 0, WEIR_NAME_LEN);
+		memset(rs->bans[rs->nr_rules], 0, sizeof(rs->bans[0]));
 	}
 	err = wr_ruleset_commit(&m, rs);
 	if (err) {

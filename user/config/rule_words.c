@@ -256,6 +256,7 @@ static void load_rule(struct load *ld, const yaml_node_t *n, int idx, struct see
 	struct words w = {};
 	yaml_node_item_t *it, *end;
 	struct weir_rule r;
+	struct weir_ban bans[WEIR_MAX_LIMITS];
 	struct wr_perr pe;
 	char name[WEIR_NAME_LEN];
 	const char *s;
@@ -320,13 +321,14 @@ static void load_rule(struct load *ld, const yaml_node_t *n, int idx, struct see
 	}
 	/* The whole rule only when every piece is good: otherwise it is noise. */
 	if (ok && !ld->oom) {
-		if (wr_rule_parse(w.n, w.w, &r, name, &pe)) {
+		if (wr_rule_parse(w.n, w.w, &r, bans, name, &pe)) {
 			err_at(ld, pe.word >= 0 && pe.word < w.n ? w.m[pe.word] : n->start_mark,
 			       "%s", pe.msg);
 		} else if (idx < WEIR_MAX_RULES) {
 			struct weir_ruleset *rs = ld->cfg->rules;
 
 			rs->rules[idx] = r;
+			memcpy(rs->bans[idx], bans, sizeof(bans));
 			snprintf(rs->names[idx], WEIR_NAME_LEN, "%s", name);
 			rs->nr_rules = idx + 1;
 		}

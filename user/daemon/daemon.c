@@ -414,6 +414,7 @@ static void metrics_extra(FILE *out, void *arg)
 			 "Sources being limited this event interval.");
 	wr_metric_value(out, "weir_limited_sources", __atomic_load_n(&d->limited, __ATOMIC_RELAXED));
 	feeds_metrics(out);
+	bans_metrics(d, out);
 }
 
 static void metrics_restart(struct daemon *d)
@@ -801,8 +802,10 @@ static int daemon_loop(struct daemon *d)
 		if (pfd[6].revents) {
 			__u64 ticks;
 
-			if (read(d->ts_fd, &ticks, sizeof(ticks)) > 0)
+			if (read(d->ts_fd, &ticks, sizeof(ticks)) > 0) {
 				tcpstate_tick(d);
+				bans_tick(d);
+			}
 		}
 		if (pfd[4].revents) {
 			__u64 ticks;
@@ -864,6 +867,7 @@ static void daemon_free(struct daemon *d)
 	if (d->lock_fd >= 0)
 		close(d->lock_fd);
 	free(d->tracked);
+	free(d->ban_hist);
 	free(d->recon);
 	free(d->cfg_dir);
 	free(d->cfg_base);

@@ -19,7 +19,20 @@
 struct tracked {
 	struct weir_key key;	/* key.family 0: a rule-wide bucket */
 	__u64 drops_at_start;	/* bucket's drops when this interval began */
+	/* bans.c: the penalty box's count for a limit with ban */
+	__u64 ban_prev;		/* the bucket's drops at the last tick; 0: not counted yet */
+	__u64 ban_win_start;	/* CLOCK_MONOTONIC ns its current window began */
+	__u64 ban_win_drops;	/* refusals in that window */
+	bool ban_done;		/* banned, or judged not to be (said once) */
 };
+
+/* bans.c: a prefix the penalty box banned, for doubling on repeats. */
+struct ban_hist {
+	struct wr_cidr c;
+	__u64 last_ns;		/* CLOCK_MONOTONIC ns of its latest ban */
+	__u32 count;		/* bans within WR_BAN_MEMORY_NS of each other */
+};
+#define WR_BAN_HIST_MAX	4096
 
 /* tcpstate.c's watch: the counts at its last tick, and how long the rate has been low. */
 struct wr_tcpstate_watch {
@@ -58,6 +71,9 @@ struct daemon {
 	int ts_fd;			/* timerfd: tcp-state auto's watch, every second */
 	struct wr_tcpstate_watch ts;
 	struct wr_feeds *feeds;		/* feeds.c's fetch thread */
+	struct ban_hist *ban_hist;	/* bans.c, WR_BAN_HIST_MAX of them */
+	/* Read by the metrics thread: only through __atomic_* */
+	__u64 bans, ban_spared_allow, ban_spared_verified, ban_spared_conns;
 };
 
 /* log.c: a line of the daemon's log, on stderr: "weir: ..." */
@@ -78,6 +94,22 @@ void events_arm(struct daemon *d);
  * tcp-state.off for tcp-state.hold.
  */
 void tcpstate_tick(struct daemon *d);
+
+/*
+ * events.c: the bucket behind a tracked key now (false if its rule or
+ * bucket is gone); rule its index in rs.
+ */
+bool events_bucket_now(struct daemon *d, const struct weir_ruleset *rs,
+		       const struct weir_config *cfg, const struct wr_src_waits *ws,
+		       const struct weir_key *k, struct weir_state *st, int *rule);
+/*
+ * bans.c: once a second, the penalty box: a tracked source whose limit
+ * has a ban and refused it `after` times within the limit's period goes
+ * on the deny list, unless it is allowed, verified or holds several live
+ * connections. bans_metrics: its counters.
+ */
+void bans_tick(struct daemon *d);
+void bans_metrics(struct daemon *d, FILE *out);
 
 /*
  * feeds.c: the config's lists: into the feed store and the store's lists

@@ -14,9 +14,6 @@
 #include "daemon/daemon_int.h"
 #include "weir_limiter.h"
 
-static bool bucket_now(struct daemon *d, const struct weir_ruleset *rs,
-		       const struct weir_config *cfg, const struct wr_src_waits *ws,
-		       const struct weir_key *k, struct weir_state *st, int *rule);
 
 /*
  * An event counts its bucket's drops without the refusals other CPUs still
@@ -43,7 +40,7 @@ static void drops_at_start(struct daemon *d, struct tracked *t)
 		}
 	} else {
 		rs = wr_live_get(&d->maps);
-		found = rs && bucket_now(d, rs, NULL, NULL, &t->key, &st, &rule);
+		found = rs && events_bucket_now(d, rs, NULL, NULL, &t->key, &st, &rule);
 	}
 	if (found)
 		t->drops_at_start = st.drops ? st.drops - 1 : 0;
@@ -65,6 +62,7 @@ int events_on(void *ctx, void *data, size_t size)
 		d->untracked++;
 		return 0;
 	}
+	memset(&d->tracked[d->nr_tracked], 0, sizeof(d->tracked[0]));
 	d->tracked[d->nr_tracked].key = e->key;
 	d->tracked[d->nr_tracked].drops_at_start = e->drops ? e->drops - 1 : 0;
 	drops_at_start(d, &d->tracked[d->nr_tracked]);
@@ -73,7 +71,7 @@ int events_on(void *ctx, void *data, size_t size)
 }
 
 /* The bucket behind a tracked key now; false if it is gone. */
-static bool bucket_now(struct daemon *d, const struct weir_ruleset *rs,
+bool events_bucket_now(struct daemon *d, const struct weir_ruleset *rs,
 		       const struct weir_config *cfg, const struct wr_src_waits *ws,
 		       const struct weir_key *k, struct weir_state *st, int *rule)
 {
@@ -154,7 +152,7 @@ void events_flush(struct daemon *d)
 		__u64 dropped;
 		int rule;
 
-		if (!bucket_now(d, rs, &scfg, &ws, &t->key, &st, &rule))
+		if (!events_bucket_now(d, rs, &scfg, &ws, &t->key, &st, &rule))
 			continue;	/* rule gone or bucket evicted: forget it */
 		dropped = st.drops - t->drops_at_start;
 		if (!dropped)

@@ -251,6 +251,10 @@ int wr_list_del(const struct wr_maps *m, bool deny, const struct wr_cidr *c);
 int wr_list_add_entry(const struct wr_maps *m, bool deny, const struct wr_cidr *c, __u64 ttl_ns,
 		      bool *kept);
 int wr_list_unban_entry(const struct wr_maps *m, bool deny, const struct wr_cidr *c);
+/* The penalty box's deny entry for c (runtime, marked a ban), then the list bits. */
+int wr_list_ban(const struct wr_maps *m, const struct wr_cidr *c, __u64 ttl_ns, bool *kept);
+/* 1 if a live entry of the list covers addr (a host, or a prefix), 0 if not, or -errno. */
+int wr_list_covers(const struct wr_maps *m, bool deny, const struct wr_cidr *addr);
 int wr_list_bits(const struct wr_maps *m);
 int wr_list_purge(const struct wr_maps *m, __u64 *n);
 __u64 wr_list_expire(const struct wr_maps *m);
@@ -303,7 +307,9 @@ int wr_if_claim(int ifindex);
 int wr_if_release(int ifindex);
 int wr_if_read(const struct wr_maps *m, int ifindex, struct weir_if_stats *out);
 
-int wr_rule_parse(int argc, char **argv, struct weir_rule *r, char *name, struct wr_perr *pe);
+/* bans: WEIR_MAX_LIMITS penalty boxes, one per limit (NULL: not wanted). */
+int wr_rule_parse(int argc, char **argv, struct weir_rule *r, struct weir_ban *bans, char *name,
+		  struct wr_perr *pe);
 /* The index of the rule called name in rs, or -1. */
 int wr_rule_find(const struct weir_ruleset *rs, const char *name);
 /* Rule i of rs in the words `rule add` takes (text), or as an object (JSON). */

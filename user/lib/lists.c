@@ -182,8 +182,8 @@ static int update_list_bits(const struct wr_maps *m)
  * -ENOSPC when the list is full. Caller holds the lock and then calls
  * wr_list_bits() (once for many entries; wr_list_add() does both).
  */
-int wr_list_add_entry(const struct wr_maps *m, bool deny, const struct wr_cidr *c, __u64 ttl_ns,
-		      bool *kept)
+static int add_entry(const struct wr_maps *m, bool deny, const struct wr_cidr *c, __u64 ttl_ns,
+		     bool *kept, __u8 origin)
 {
 	struct weir_list_val v, old;
 	__u64 now = wr_mono_ns();
@@ -192,7 +192,7 @@ int wr_list_add_entry(const struct wr_maps *m, bool deny, const struct wr_cidr *
 	*kept = false;
 	memset(&v, 0, sizeof(v));
 	v.plen = c->plen;
-	v.flags = WEIR_LV_RUNTIME;
+	v.flags = WEIR_LV_RUNTIME | origin;
 	v.rt_expires_ns = ttl_ns ? now + ttl_ns : 0;
 	err = entry_get(m, deny, c, &old);
 	if (err && err != -ENOENT)
@@ -210,6 +210,39 @@ int wr_list_add_entry(const struct wr_maps *m, bool deny, const struct wr_cidr *
 	}
 	v.expires_ns = v.flags & WEIR_LV_CONFIG ? 0 : v.rt_expires_ns;
 	return entry_put(m, deny, c, &v);
+}
+
+int wr_list_add_entry(const struct wr_maps *m, bool deny, const struct wr_cidr *c, __u64 ttl_ns,
+		      bool *kept)
+{
+	return add_entry(m, deny, c, ttl_ns, kept, 0);
+}
+
+int wr_list_ban(const struct wr_maps *m, const struct wr_cidr *c, __u64 ttl_ns, bool *kept)
+{
+	int err = add_entry(m, true, c, ttl_ns, kept, WEIR_LV_BAN);
+
+	return err ? err : update_list_bits(m);
+}
+
+int wr_list_covers(const struct wr_maps *m, bool deny, const struct wr_cidr *addr)
+{
+	struct weir_list_val v;
+	struct weir_lpm6 k;
+	__u64 now = wr_mono_ns();
+	int i;
+
+	cidr_key(addr, &k);
+	for (i = 0; i < WEIR_LIST_DEPTH; i++) {
+		if (bpf_map_lookup_elem(list_fd(m, deny, addr->family), &k, &v))
+			return errno == ENOENT ? 0 : -errno;
+		if (!wr_list_expired(&v, now))
+			return 1;
+		if (!v.plen)
+			return 0;
+		k.plen = v.plen - 1;
+	}
+	return 0;
 }
 
 int wr_list_add(const struct wr_maps *m, bool deny, const struct wr_cidr *c, __u64 ttl_ns,

@@ -86,7 +86,9 @@ static int limit_finish(struct weir_limit *l, bool burst_set, struct wr_perr *pe
 /* The limit being read is complete: fill it in, or say what is wrong with it. */
 static int limit_end(struct wr_rule_parser *p)
 {
-	return p->l ? limit_finish(p->l, p->burst_set, p->pe, p->limit_word) : 0;
+	int err = p->l ? limit_finish(p->l, p->burst_set, p->pe, p->limit_word) : 0;
+
+	return err ? err : ban_end(p);
 }
 
 /* A connection limit counts per source. */
@@ -595,6 +597,16 @@ const struct wr_rule_kw wr_rule_kws[] = {
 		  "                 Redis by `weir run` with a fleet: section; a token\n"
 		  "                 bucket or a window, whose windows then turn on Redis's\n"
 		  "                 clock; `per src fleet` says the same)" },
+	{ .word = "ban", .key = "ban", .scope = WR_KW_OPTION, .heads = WR_KW_RATE,
+	  .value = "DURATION", .parse = kw_ban,
+	  .help = "ban DUR: a source the limit refuses goes on the deny list for DUR (1s to\n"
+		  "         30d), doubled on each repeat within a day (`weir run` enforces it)" },
+	{ .word = "after", .key = "after", .scope = WR_KW_OPTION, .heads = WR_KW_RATE,
+	  .value = "N", .parse = kw_ban,
+	  .help = "after N: ban only once the limit refused N packets within its period (1)" },
+	{ .word = "max", .key = "max", .scope = WR_KW_OPTION, .heads = WR_KW_RATE,
+	  .value = "DURATION", .parse = kw_ban,
+	  .help = "max DUR: repeats are banned for at most DUR (the ban's own DUR)" },
 	{ .word = "action", .key = "action", .scope = WR_KW_RULE, .value = "drop|dry-run|cookie",
 	  .parse = kw_action, .print.rule = print_action,
 	  .help = "action cookie: a SYN the limits refuse is answered from XDP with a SYN\n"
@@ -791,12 +803,15 @@ int wr_rule_name(const char *name, struct wr_perr *pe)
  * Parse the words of `rule add` (argv[0] is NAME) into r and name; on error
  * pe names the word at fault. The config file builds the same words.
  */
-int wr_rule_parse(int argc, char **argv, struct weir_rule *r, char *name, struct wr_perr *pe)
+int wr_rule_parse(int argc, char **argv, struct weir_rule *r, struct weir_ban *bans, char *name,
+		  struct wr_perr *pe)
 {
 	struct wr_rule_parser p;
 	int err;
 
 	parser_init(&p, argc, argv, r, name, pe);
+	if (bans)
+		memset(bans, 0, sizeof(p.bans));
 	if (argc < 1)
 		return perr(pe, -1, -EINVAL, "a rule needs a NAME");
 	err = wr_rule_name(argv[0], pe);
@@ -808,7 +823,10 @@ int wr_rule_parse(int argc, char **argv, struct weir_rule *r, char *name, struct
 		if (err)
 			return err;
 	}
-	return rule_end(&p);
+	err = rule_end(&p);
+	if (!err && bans)
+		memcpy(bans, p.bans, sizeof(p.bans));
+	return err;
 }
 
 int wr_rule_check_words(int argc, char **argv, unsigned int head, struct wr_perr *pe)
@@ -860,8 +878,10 @@ void wr_rule_print(const struct weir_ruleset *rs, __u32 i)
 			    !(r->flags & WEIR_RF_PRESET_DEFAULT); j++) {
 			open_object(NULL);
 			for (o = kw; o < end; o++)
-				if (in_limit(o))
+				if (in_limit(o) && o->print.limit)
 					o->print.limit(&r->limits[j]);
+				else if (in_limit(o))
+					print_ban(o->word, &rs->bans[i][j]);
 			close_object();
 		}
 		close_array();

@@ -22,6 +22,7 @@ struct wr_rule_parser {
 	int limit_word;			/* its value's word, where its own errors point */
 	bool burst_set;
 	unsigned int seen_rule, seen_limit;	/* keywords given, by their place in the table */
+	struct weir_ban bans[WEIR_MAX_LIMITS];	/* each limit's penalty box (penalty.c) */
 };
 
 /* Record an error about argv[word] (-1: the rule as a whole); returns err. */
@@ -56,6 +57,11 @@ int kw_iface(struct wr_rule_parser *p);
 void print_iface(const struct weir_rule *r);
 /* What the further fields say together with the rest of rule r, once all is read. */
 int wr_fields_end(const struct weir_rule *r, struct wr_perr *pe);
+
+/* The penalty box (penalty.c): ban, after, max; checked as each limit ends. */
+int kw_ban(struct wr_rule_parser *p);
+int ban_end(struct wr_rule_parser *p);
+void print_ban(const char *word, const struct weir_ban *b);
 
 /* The limit keys (limit_keys.c): "per". */
 #define WR_PER_ITEMS "src[/LEN], src6/LEN, dst[/LEN], dst6/LEN, flow or all"
