@@ -542,7 +542,10 @@ struct weir_list_val {
 	__u64 rt_expires_ns;
 	__u8 plen;
 	__u8 flags;		/* enum weir_list_origin */
-	__u8 pad[6];
+	/* WEIR_LV_BAN: the rule's counter slot + 1, and its ban count in a day */
+	__u16 ban_slot;
+	__u8 ban_nth;
+	__u8 pad[3];
 };
 _Static_assert(sizeof(struct weir_list_val) == 24, "list value layout");
 /* Expired entries nested in one another that one lookup looks past. */

@@ -54,6 +54,7 @@ static int parse_ttl(const char *s, __u64 *ns)
 }
 
 struct print_ctx {
+	const struct weir_ruleset *rs;	/* the live rules, for a ban's rule name (may be NULL) */
 	__u64 now;
 	__u64 expired;		/* entries past their expiry, not shown */
 	char buf[64];
@@ -82,7 +83,18 @@ static int print_one(const struct wr_cidr *c, const struct weir_list_val *v, voi
 		print_null("ttl", NULL);
 	}
 	print_bool("config", NULL, v->flags & WEIR_LV_CONFIG);
-	print_bool("ban", (v->flags & WEIR_LV_BAN) ? " (penalty box)" : NULL, v->flags & WEIR_LV_BAN);
+	print_bool("ban", NULL, v->flags & WEIR_LV_BAN);
+	if (v->flags & WEIR_LV_BAN) {
+		const char *rule = wr_rule_name_by_slot(p->rs, v->ban_slot);
+
+		print_text(" (penalty box");
+		if (rule)
+			print_str("ban_rule", ": rule %s", rule);
+		else
+			print_null("ban_rule", NULL);
+		print_u64("ban_count", ", ban %llu", v->ban_nth);
+		print_text(")");
+	}
 	close_object();
 	print_text("\n");
 	return 0;
@@ -103,12 +115,14 @@ static int cmd_list(int argc, char **argv, void *ctx)
 	err = wr_maps_open(&m);
 	if (err)
 		return err;
+	pc.rs = wr_live_get(&m);
 	out_begin();
 	open_array(what);
 	for (fam = 4; !err && fam <= 6; fam += 2)
 		err = wr_list_walk(&m, !strcmp(what, "deny"), fam, print_one, &pc);
 	close_array();
 	out_end();
+	free((void *)pc.rs);
 	wr_maps_close(&m);
 	if (err) {
 		pr_err("cannot read the %s list: %s", what, strerror(-err));

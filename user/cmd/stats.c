@@ -473,6 +473,56 @@ static void print_cookies(const struct wr_maps *m)
 	free(s);
 }
 
+struct ban_rows {
+	const struct weir_ruleset *rs;
+	__u64 now, limit, n;
+	bool print;		/* else only counted */
+};
+
+static int ban_row(const struct wr_cidr *c, const struct weir_list_val *v, void *ctx)
+{
+	struct ban_rows *b = ctx;
+	const char *rule;
+	char cidr[64], left[32];
+
+	if (!(v->flags & WEIR_LV_BAN) || wr_list_expired(v, b->now) || !v->expires_ns)
+		return 0;
+	if (b->n++ >= b->limit || !b->print)
+		return 0;
+	rule = wr_rule_name_by_slot(b->rs, v->ban_slot);
+	format_cidr(c->family, c->addr, c->plen, cidr, sizeof(cidr));
+	wr_format_secs((v->expires_ns - b->now + 999999999ULL) / 1000000000ULL, left, sizeof(left));
+	open_object(NULL);
+	print_str("cidr", "%-44s", cidr);
+	print_str("rule", " %-16s", rule ? rule : "?");
+	print_u64("ban_count", " ban %-4llu", v->ban_nth);
+	print_u64("ttl", NULL, (v->expires_ns - b->now + 999999999ULL) / 1000000000ULL);
+	print_text(" %s left\n", left);
+	close_object();
+	return 0;
+}
+
+/* The penalty box's bans in force: which rule, how many times, how long left. */
+static void print_bans(const struct wr_maps *m, const struct weir_ruleset *rs, uint64_t limit)
+{
+	struct ban_rows b = { .rs = rs, .now = wr_mono_ns(), .limit = limit };
+	__u64 n;
+	int fam;
+
+	for (fam = 4; fam <= 6; fam += 2)
+		wr_list_walk(m, true, fam, ban_row, &b);
+	n = b.n;
+	if (n)
+		print_text("%llu sources in the penalty box%s:\n", (unsigned long long)n,
+			   n > limit ? " (the first shown)" : "");
+	b.n = 0;
+	b.print = true;
+	open_array("banned");
+	for (fam = 4; fam <= 6; fam += 2)
+		wr_list_walk(m, true, fam, ban_row, &b);
+	close_array();
+}
+
 /* One table of the sources limited in the last TOP_WINDOW_NS. */
 static int top_once(const struct wr_maps *m, const struct weir_ruleset *rs, int only_idx,
 		    uint64_t limit)
@@ -542,6 +592,7 @@ static int top_once(const struct wr_maps *m, const struct weir_ruleset *rs, int 
 		print_row(rs, &rows.v[i], now, cfg.fleet_win_off);
 	close_array();
 	print_connections(m, rs, only_idx, limit);
+	print_bans(m, rs, limit);
 	print_cookies(m);
 	out_end();
 out:

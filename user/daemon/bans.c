@@ -148,7 +148,7 @@ static __u64 ban_ttl(struct daemon *d, const struct wr_cidr *c, const struct wei
 }
 
 static void ban(struct daemon *d, struct tracked *t, const struct weir_ban *b, const char *rule,
-		__u64 refused, __u32 window_s)
+		__u16 slot, __u64 refused, __u32 window_s)
 {
 	char src[64], dur[32];
 	struct wr_cidr c;
@@ -173,7 +173,7 @@ static void ban(struct daemon *d, struct tracked *t, const struct weir_ban *b, c
 		dlog("cannot ban %s: cannot lock %s: %s", src, opts.root, strerror(-lock));
 		return;
 	}
-	err = wr_list_ban(&d->maps, &c, ttl, &kept);
+	err = wr_list_ban(&d->maps, &c, ttl, &kept, slot, nth);
 	wr_unlock(lock);
 	wr_format_secs(ttl / 1000000000ULL, dur, sizeof(dur));
 	if (err) {
@@ -234,7 +234,8 @@ void bans_tick(struct daemon *d)
 		}
 		t->ban_win_drops += delta;
 		if (t->ban_win_drops >= b->after)
-			ban(d, t, b, rs->names[rule], t->ban_win_drops, period_ns / 1000000000ULL);
+			ban(d, t, b, rs->names[rule], rs->rules[rule].slot, t->ban_win_drops,
+			    period_ns / 1000000000ULL);
 	}
 out:
 	wr_src_waits_free(&ws);

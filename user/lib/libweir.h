@@ -252,9 +252,12 @@ int wr_list_add_entry(const struct wr_maps *m, bool deny, const struct wr_cidr *
 		      bool *kept);
 int wr_list_unban_entry(const struct wr_maps *m, bool deny, const struct wr_cidr *c);
 /* The penalty box's deny entry for c (runtime, marked a ban), then the list bits. */
-int wr_list_ban(const struct wr_maps *m, const struct wr_cidr *c, __u64 ttl_ns, bool *kept);
+int wr_list_ban(const struct wr_maps *m, const struct wr_cidr *c, __u64 ttl_ns, bool *kept,
+		__u16 rule_slot, __u32 nth);
 /* 1 if a live entry of the list covers addr (a host, or a prefix), 0 if not, or -errno. */
 int wr_list_covers(const struct wr_maps *m, bool deny, const struct wr_cidr *addr);
+/* The name of the rule whose counter slot is slot_plus_one - 1 in rs, or NULL (0, gone, no rs). */
+const char *wr_rule_name_by_slot(const struct weir_ruleset *rs, __u16 slot_plus_one);
 int wr_list_bits(const struct wr_maps *m);
 int wr_list_purge(const struct wr_maps *m, __u64 *n);
 __u64 wr_list_expire(const struct wr_maps *m);

@@ -183,7 +183,7 @@ static int update_list_bits(const struct wr_maps *m)
  * wr_list_bits() (once for many entries; wr_list_add() does both).
  */
 static int add_entry(const struct wr_maps *m, bool deny, const struct wr_cidr *c, __u64 ttl_ns,
-		     bool *kept, __u8 origin)
+		     bool *kept, __u8 origin, __u16 ban_slot, __u8 ban_nth)
 {
 	struct weir_list_val v, old;
 	__u64 now = wr_mono_ns();
@@ -193,6 +193,8 @@ static int add_entry(const struct wr_maps *m, bool deny, const struct wr_cidr *c
 	memset(&v, 0, sizeof(v));
 	v.plen = c->plen;
 	v.flags = WEIR_LV_RUNTIME | origin;
+	v.ban_slot = ban_slot;
+	v.ban_nth = ban_nth;
 	v.rt_expires_ns = ttl_ns ? now + ttl_ns : 0;
 	err = entry_get(m, deny, c, &old);
 	if (err && err != -ENOENT)
@@ -215,12 +217,14 @@ static int add_entry(const struct wr_maps *m, bool deny, const struct wr_cidr *c
 int wr_list_add_entry(const struct wr_maps *m, bool deny, const struct wr_cidr *c, __u64 ttl_ns,
 		      bool *kept)
 {
-	return add_entry(m, deny, c, ttl_ns, kept, 0);
+	return add_entry(m, deny, c, ttl_ns, kept, 0, 0, 0);
 }
 
-int wr_list_ban(const struct wr_maps *m, const struct wr_cidr *c, __u64 ttl_ns, bool *kept)
+int wr_list_ban(const struct wr_maps *m, const struct wr_cidr *c, __u64 ttl_ns, bool *kept,
+		__u16 rule_slot, __u32 nth)
 {
-	int err = add_entry(m, true, c, ttl_ns, kept, WEIR_LV_BAN);
+	int err = add_entry(m, true, c, ttl_ns, kept, WEIR_LV_BAN, rule_slot + 1,
+			    nth > 255 ? 255 : nth);
 
 	return err ? err : update_list_bits(m);
 }
@@ -277,6 +281,16 @@ int wr_list_unban_entry(const struct wr_maps *m, bool deny, const struct wr_cidr
 		return entry_put(m, deny, c, &old);
 	}
 	return entry_del(m, deny, c);
+}
+
+const char *wr_rule_name_by_slot(const struct weir_ruleset *rs, __u16 slot_plus_one)
+{
+	__u32 i;
+
+	for (i = 0; rs && slot_plus_one && i < rs->nr_rules && i < WEIR_MAX_RULES; i++)
+		if (rs->rules[i].slot == slot_plus_one - 1)
+			return rs->names[i];
+	return NULL;
 }
 
 /* wr_config.lists again, after wr_list_*_entry() changes. Caller holds the lock. */
