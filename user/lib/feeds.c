@@ -460,7 +460,8 @@ int wr_feed_apply(const struct wr_maps *m, struct wr_feed_set *all, struct wr_fe
 	memset(st, 0, sizeof(*st));
 	if (m->feed_blk < 0 || m->feed_host < 0 || m->feed6 < 0)
 		return -EOPNOTSUPP;
-	qsort(all->v, all->n, sizeof(*all->v), cmp_entry);
+	if (all->n)
+		qsort(all->v, all->n, sizeof(*all->v), cmp_entry);
 	while (n4 < all->n && all->v[n4].family == 4)
 		n4++;
 	for (i = 0; i < all->n; i++) {
