@@ -259,9 +259,9 @@ void feeds_metrics(FILE *out)
 	char dir[PATH_MAX];
 	int n = 0, i;
 
-	if (!defs || !st || wr_feed_dir(dir, sizeof(dir)) ||
-	    wr_feed_defs(dir, defs, WR_FEED_MAX, &n) || !n)
-		goto out;
+	/* The families always, so a scrape shows what exists; a sample per feed. */
+	if (!defs || !st || wr_feed_dir(dir, sizeof(dir)) || wr_feed_defs(dir, defs, WR_FEED_MAX, &n))
+		n = 0;
 	for (i = 0; i < n; i++)
 		wr_feed_state_load(dir, defs[i].name, &st[i]);
 	wr_metric_family(out, "weir_feed_entries", "gauge",
@@ -278,7 +278,6 @@ void feeds_metrics(FILE *out)
 	for (i = 0; i < n; i++)
 		wr_metric_labeled(out, "weir_feed_failing", "feed", defs[i].name,
 				  st[i].error[0] ? 1 : 0);
-out:
 	free(defs);
 	free(st);
 }
