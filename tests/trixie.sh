@@ -64,9 +64,10 @@ BUILD_PKGS=$(make_var BUILD_PKGS)
 TEST_PKGS=$(make_var TEST_PKGS)
 DEB_PKGS=$(make_var DEB_PKGS)
 # What the suites run here need besides the build: ip and ss, jq, the
-# Redis server tests/fleet_sim.c starts, capsh; and xdp-tools (xdp-filter,
-# xdp-loader) for the dispatcher cases in Debian 13's kernel.
-SUITE_PKGS="iproute2 jq redis-server libcap2-bin xdp-tools"
+# Redis server tests/fleet_sim.c starts, capsh; xdp-tools (xdp-filter,
+# xdp-loader) for the dispatcher cases in Debian 13's kernel; and python3
+# for tools/mkmmdb.py, which writes unit_geo's MaxMind databases.
+SUITE_PKGS="iproute2 jq redis-server libcap2-bin xdp-tools python3"
 # In the root's apt cache: everything the steps below install.
 CACHE_PKGS=$(echo $BUILD_PKGS $DEB_PKGS $SUITE_PKGS | tr ' ' '\n' | sort -u | tr '\n' ' ')
 
