@@ -371,33 +371,10 @@ static int cmd_test(int argc, char **argv, void *ctx)
 	open_array("feeds");
 	for (i = 0; i < n; i++) {
 		struct wr_feed_set one = { 0 };
-		char path[PATH_MAX], why[200], *buf;
-		size_t len, j;
-		FILE *f;
+		char why[400];
+		size_t j;
 
-		if (snprintf(path, sizeof(path), "%s/%s.list", dir, defs[i].name) >= (int)sizeof(path))
-			continue;
-		f = fopen(path, "re");
-		if (!f)
-			continue;
-		buf = NULL;
-		len = 0;
-		{
-			char chunk[65536];
-			size_t r;
-
-			while ((r = fread(chunk, 1, sizeof(chunk), f)) > 0) {
-				char *nb = realloc(buf, len + r);
-
-				if (!nb)
-					break;
-				buf = nb;
-				memcpy(buf + len, chunk, r);
-				len += r;
-			}
-		}
-		fclose(f);
-		if (buf && !wr_feed_parse(buf, len, defs[i].action, &one, why, sizeof(why))) {
+		if (!wr_feed_list_load(dir, &defs[i], &one, why, sizeof(why))) {
 			for (j = 0; j < one.n; j++) {
 				struct wr_feed_entry *e = &one.v[j];
 				struct wr_cidr c = { .family = e->family, .plen = e->plen };
@@ -414,7 +391,6 @@ static int cmd_test(int argc, char **argv, void *ctx)
 			}
 		}
 		wr_feed_set_free(&one);
-		free(buf);
 	}
 	close_array();
 	print_text("\n");

@@ -681,6 +681,30 @@ failed:
 	return ret ? ret : -EIO;
 }
 
+int wr_feed_list_load(const char *dir, const struct wr_feed_def *d, struct wr_feed_set *out,
+		      char *err, size_t errlen)
+{
+	char path[PATH_MAX], why[300];
+	struct stat fst;
+	size_t len;
+	char *buf;
+	int ret = feed_path(path, sizeof(path), dir, d->name, "list");
+
+	if (!ret)
+		ret = read_file(path, &buf, &len, FEED_BODY_MAX, &fst);
+	if (ret == -ENOENT)
+		return ret;
+	if (ret) {
+		snprintf(err, errlen, "feed %s: cannot read %s: %s", d->name, path, strerror(-ret));
+		return ret;
+	}
+	ret = wr_feed_parse(buf, len, d->action, out, why, sizeof(why));
+	free(buf);
+	if (ret)
+		snprintf(err, errlen, "feed %s: the stored list is damaged: %s", d->name, why);
+	return ret;
+}
+
 int wr_feed_rebuild(const struct wr_maps *m, const char *dir, struct wr_feed_stats *st,
 		    char *err, size_t errlen)
 {
@@ -694,33 +718,17 @@ int wr_feed_rebuild(const struct wr_maps *m, const char *dir, struct wr_feed_sta
 	ret = wr_feed_defs(dir, defs, WR_FEED_MAX, &n);
 	for (i = 0; !ret && i < n; i++) {
 		struct wr_feed_set one = { 0 };
-		char path[PATH_MAX], why[300];
-		struct stat fst;
-		size_t len;
-		char *buf;
 
 		/* An ended feed is out at once; its removal follows. */
 		if (defs[i].expires && defs[i].expires <= (long long)time(NULL))
 			continue;
-		if (feed_path(path, sizeof(path), dir, defs[i].name, "list"))
-			continue;
-		ret = read_file(path, &buf, &len, FEED_BODY_MAX, &fst);
+		ret = wr_feed_list_load(dir, &defs[i], &one, err, errlen);
 		if (ret == -ENOENT) {
 			ret = 0;	/* never fetched yet */
 			continue;
 		}
-		if (ret) {
-			snprintf(err, errlen, "feed %s: cannot read %s: %s", defs[i].name, path,
-				 strerror(-ret));
+		if (ret)
 			break;
-		}
-		ret = wr_feed_parse(buf, len, defs[i].action, &one, why, sizeof(why));
-		free(buf);
-		if (ret) {
-			snprintf(err, errlen, "feed %s: the stored list is damaged: %s",
-				 defs[i].name, why);
-			break;
-		}
 		ret = wr_feed_set_append(&all, &one);
 		wr_feed_set_free(&one);
 		if (ret)

@@ -92,6 +92,9 @@ int wr_feed_fetch(const char *dir, const struct wr_feed_def *d, bool force, char
 		  size_t errlen);
 /* Whether d is due for a fetch at now (epoch s): never fetched, or refresh since the last try. */
 bool wr_feed_due(const char *dir, const struct wr_feed_def *d, long long now);
+/* d's list on disk parsed into *out: 0, -ENOENT (never fetched), or -errno with err. */
+int wr_feed_list_load(const char *dir, const struct wr_feed_def *d, struct wr_feed_set *out,
+		      char *err, size_t errlen);
 /*
  * Every feed's list on disk into the data path, in one swap. Caller holds
  * the root lock. *st what was written.

@@ -72,16 +72,21 @@ static int set_push(struct wr_feed_set *s, const struct wr_cidr *c, int action)
 
 int wr_feed_set_append(struct wr_feed_set *dst, const struct wr_feed_set *src)
 {
-	size_t i;
-	int err = 0;
+	struct wr_feed_entry *v;
 
-	for (i = 0; !err && i < src->n; i++) {
-		struct wr_cidr c = { .family = src->v[i].family, .plen = src->v[i].plen };
-
-		memcpy(c.addr, src->v[i].addr, sizeof(c.addr));
-		err = set_push(dst, &c, src->v[i].action);
+	if (dst->n + src->n > WR_FEED_MAX_ENTRIES)
+		return -E2BIG;
+	if (dst->n + src->n > dst->cap) {
+		v = realloc(dst->v, (dst->n + src->n) * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		dst->v = v;
+		dst->cap = dst->n + src->n;
 	}
-	return err;
+	if (src->n)
+		memcpy(dst->v + dst->n, src->v, src->n * sizeof(*src->v));
+	dst->n += src->n;
+	return 0;
 }
 
 /* A Spamhaus JSON line's "cidr" into tok; 1: a line without one (the metadata line). */
