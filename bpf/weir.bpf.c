@@ -2,7 +2,8 @@
 /*
  * weir data path: one core, an XDP entry and a TC ingress entry.
  *
- * parse -> deny list -> allow list -> rule matching -> the matching rules'
+ * parse -> the first stage (a refusal still in force: first.h) -> deny
+ * list -> allow list -> feeds -> rule matching -> the matching rules'
  * limits (aggregate buckets first, then per-source; check all, then charge)
  * -> verdict and per-CPU counters.
  *
@@ -13,7 +14,8 @@
  * state and scratch), state.h (wr_state), event.h (refusals and their
  * events), limit.h (one limit's check, charge and refund), reflect.h (the
  * reflection preset's outgoing flows), match.h (rule matching), walk.h (the limit walk), rule_stats.h (per-rule counters),
- * shed.h, capture.h, tcpstate.h (tcp-state's connection check), cookie.h
+ * shed.h, capture.h, tcpstate.h (tcp-state's connection check), first.h
+ * (the first stage's cache of refusals), cookie.h
  * and sockops.h. They are included in this
  * order, which is the order of their global functions in the object.
  */
@@ -42,6 +44,7 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 #include "shed.h"
 #include "capture.h"
 #include "tcpstate.h"
+#include "first.h"
 
 /* What weir_cookie_syn needs of rule r, into the per-CPU scratch. */
 static __always_inline void ck_stash(struct wr_scratch *sc, const struct weir_rule *r, __u64 now,
@@ -142,6 +145,23 @@ static __always_inline int weir_core(const void *data, const void *data_end, __u
 	gcount(g, WEIR_G_PARSED);
 	if (ev.pkt.flags & WR_PKT_ND)
 		gcount(g, WEIR_G_ND);
+
+	/*
+	 * The first stage: a source whose bucket refused it, and would refuse
+	 * it still, is dropped for one lookup (first.h). Not looked at while
+	 * the live rule set has nothing it may cache.
+	 */
+	if (cfg->cache_on) {
+		struct weir_refused *e = NULL;
+		__u32 cs = refused_find(&ev.pkt, cfg, &e);
+
+		if (e && cs < WEIR_REFUSED_SLOTS) {
+			refused_hit(e, cs, ev.pkt.len);
+			gcount(g, WEIR_G_CACHED);
+			why = WR_WHY(WEIR_CR_RULE, (e->rule & (WEIR_MAX_RULES - 1)) + 1, 0);
+			goto drop;
+		}
+	}
 
 	/*
 	 * Deny before allow: a source on both lists is denied. An explicit
@@ -304,6 +324,9 @@ static __always_inline int weir_core(const void *data, const void *data_end, __u
 				WR_WHY(WEIR_CR_COOKIE, (ev.refused & (WEIR_MAX_RULES - 1)) + 1, 0));
 			return WR_VERDICT_COOKIE;
 		}
+		/* Refused by its bucket (not a fault, not contention): the first stage may hold it. */
+		if (cfg->cache_on && !ev.fault)
+			wr_refused_fill(&ev);
 		/* refused -1: a fault under fail closed. */
 		why = ev.refused >= 0 ?
 			WR_WHY(WEIR_CR_RULE, (ev.refused & (WEIR_MAX_RULES - 1)) + 1, 0) :

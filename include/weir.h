@@ -313,6 +313,41 @@ struct weir_tcp_seen {
 };
 _Static_assert(sizeof(struct weir_tcp_seen) == 48, "weir_tcp_seen layout");
 
+/*
+ * The first stage's cache of refusals (bpf/first.h): per CPU,
+ * direct-mapped, WEIR_REFUSED_SLOTS a CPU, the slot picked by a hash of
+ * the source and destination port. A slot says: a packet from this source
+ * with these header fields (everything a cacheable rule matches on) is
+ * refused by rule `rule` until `until`, under config generation gen.
+ */
+#define WEIR_REFUSED_SHIFT	12
+#define WEIR_REFUSED_SLOTS	(1U << WEIR_REFUSED_SHIFT)
+/* A slot holds at most this long: the longest a refusal is taken on trust. */
+#define WEIR_REFUSED_MAX_NS	1000000000ULL
+/* A slot's drops go to its bucket every this many (a power of 2), and when it is refilled. */
+#define WEIR_REFUSED_FLUSH	16
+/* weir_refused.way for a rule-wide bucket (wr_agg[loc]) */
+#define WEIR_REFUSED_AGG	0xff
+struct weir_refused {
+	__u32 saddr[4];		/* network byte order; IPv4 in [0], rest 0 */
+	/*
+	 * dport | family << 16 | proto << 24 | tcp_flags << 32 | icmp_type
+	 * << 40 | flags << 48 (struct wr_pkt's, without WR_PKT_GSO): wr_refused_sig.
+	 */
+	__u64 sig;
+	__u32 gen;		/* weir_config.cache_gen it was filled under */
+	__u16 rule;		/* the refusing rule's index in the live set */
+	__u16 slot;		/* its counter slot (wr_rule_stats) */
+	__u64 until;		/* the data path's clock: when its bucket admits again */
+	/* The bucket the drops are counted on: wr_state set loc, way way, key word 0; or wr_agg[loc]. */
+	__u64 word0;
+	__u32 loc;
+	__u8 way;
+	__u8 precise;		/* until is on the precise clock (the rule's WEIR_RF_PRECISE) */
+	__u16 hits;		/* drops not yet counted on the bucket */
+};
+_Static_assert(sizeof(struct weir_refused) == 56, "weir_refused layout");
+
 /* Protocol classes of the rule index (struct weir_ruleset.cand). */
 enum weir_idx_proto {
 	WEIR_IDX_TCP = 0,
@@ -391,6 +426,13 @@ struct weir_ruleset {
 	 */
 	__u64 cand[WEIR_IDX_CELLS];
 	__u8 cand_rule[WEIR_IDX_CELLS][WEIR_MAX_CAND];
+	/*
+	 * Bit c: every candidate of cell c may be cached (wr_rule_cacheable),
+	 * so a refusal of a packet of that cell holds for every packet alike
+	 * until its bucket admits again (bpf/first.h). Written by
+	 * wr_ruleset_index.
+	 */
+	__u64 cache_cells[WEIR_IDX_CELLS / 64];
 	char names[WEIR_MAX_RULES][WEIR_NAME_LEN];	/* read by userspace only */
 	struct weir_ban bans[WEIR_MAX_RULES][WEIR_MAX_LIMITS];	/* read by userspace only */
 };
@@ -455,8 +497,18 @@ struct weir_config {
 	 * root lock.
 	 */
 	__u64 fleet_win_off;
+	/*
+	 * The first stage's cache of refused sources (bpf/first.h): a slot
+	 * counts only while it carries this generation, which every write of
+	 * this config moves on (wr_config_write), and so every rule set
+	 * commit, list and feed change and switch: nothing cached under an
+	 * earlier rule set or list survives it.
+	 */
+	__u32 cache_gen;
+	/* The live rule set has a cell the cache may hold refusals of (cache_cells). */
+	__u32 cache_on;
 };
-_Static_assert(sizeof(struct weir_config) == 88, "weir_config layout");
+_Static_assert(sizeof(struct weir_config) == 96, "weir_config layout");
 
 enum weir_list_bits {
 	WEIR_L_DENY4 = 1 << 0,
@@ -774,6 +826,7 @@ enum weir_global {
 	WEIR_G_TCP_LOOKUPS,	/* tcp-state's socket lookups (its cache's misses) */
 	WEIR_G_FEED_DENIED,	/* dropped: a blocklist feed denies the source */
 	WEIR_G_FEED_ALLOWED,	/* passed: an allow feed lists the source */
+	WEIR_G_CACHED,		/* dropped by the first stage: a refusal still in force */
 	WEIR_G_MAX,
 };
 

@@ -459,6 +459,41 @@ static __always_inline int wr_rule_keys_dst(const struct weir_rule *r)
 }
 
 /*
+ * May the first stage hold rule r's refusals (bpf/first.h)? Only where a
+ * refusal says the same of every packet alike until its bucket admits
+ * again, and the packet's fate is then a drop, whatever else it matches:
+ * action drop (a cookie rule answers, a dry-run rule passes), no preset,
+ * no tcp-state, matched on nothing but family, protocol, destination
+ * port, source, TCP flags and ICMP type (the slot's key, wr_refused_sig),
+ * and limits that are token buckets per source (or its prefix) or for the
+ * whole rule, none of the fleet's (another host moves those).
+ */
+static __always_inline int wr_rule_cacheable(const struct weir_rule *r)
+{
+	__u32 li;
+
+	if (r->action != WEIR_ACT_DROP || r->preset != WEIR_PRESET_NONE || r->xmatch ||
+	    (r->flags & (WEIR_RF_TCP_STATE | WEIR_RF_TCP_AUTO)) || !r->nr_limits)
+		return 0;
+	for (li = 0; li < WEIR_MAX_LIMITS && li < r->nr_limits; li++) {
+		const struct weir_limit *l = &r->limits[li];
+
+		if (l->algo != WEIR_ALGO_GCRA || l->fleet ||
+		    (l->key != WEIR_KEY_SRC && l->key != WEIR_KEY_ALL))
+			return 0;
+	}
+	return 1;
+}
+
+/* The header fields of p a cached refusal is keyed by, with its source (weir_refused.sig). */
+static __always_inline __u64 wr_refused_sig(const struct wr_pkt *p)
+{
+	return (__u64)p->dport | (__u64)p->family << 16 | (__u64)p->proto << 24 |
+	       (__u64)p->tcp_flags << 32 | (__u64)p->icmp_type << 40 |
+	       (__u64)(p->flags & ~WR_PKT_GSO & 0xff) << 48;
+}
+
+/*
  * Build the index of rs's rules (userspace, whenever the set is written:
  * with the rules, into the entry that is not live yet). Each rule goes into
  * every cell it may match in: a superset, as wr_rule_match still decides.
@@ -512,9 +547,17 @@ static inline int wr_ruleset_index(struct weir_ruleset *rs, struct wr_idx_full *
 		}
 	}
 	rs->indexed = 1;
-	for (c = 0; c < WEIR_IDX_CELLS; c++)
+	__builtin_memset(rs->cache_cells, 0, sizeof(rs->cache_cells));
+	for (c = 0; c < WEIR_IDX_CELLS; c++) {
+		int cacheable = n[c] && n[c] <= WEIR_MAX_CAND;
+
+		for (i = 0; cacheable && i < n[c]; i++)
+			cacheable = wr_rule_cacheable(&rs->rules[rs->cand_rule[c][i]]);
+		if (cacheable)
+			rs->cache_cells[c / 64] |= 1ULL << (c % 64);
 		if (n[c] > n[worst])
 			worst = c;
+	}
 	if (n[worst] <= WEIR_MAX_CAND)
 		return 0;
 	if (full) {
@@ -523,6 +566,17 @@ static inline int wr_ruleset_index(struct weir_ruleset *rs, struct wr_idx_full *
 		full->n = n[worst];
 	}
 	return -WR_E2BIG;
+}
+
+/* Has rs a cell whose refusals the first stage may hold (weir_config.cache_on)? */
+static inline int wr_ruleset_caches(const struct weir_ruleset *rs)
+{
+	__u32 i;
+
+	for (i = 0; i < WEIR_IDX_CELLS / 64; i++)
+		if (rs->cache_cells[i])
+			return 1;
+	return 0;
 }
 
 /*

@@ -108,7 +108,7 @@ enum path {
 	P_RULES8, P_RULES32, P_RULES64, P_RULES256, P_SPOOF,
 	P_HIT1, P_NEWFULL, P_COOKIE_SYN, P_COOKIE_ACK, P_COOKIE_ACK64,
 	P_REFL_OTHER, P_REFL_DROP, P_REFL_ANSWER, P_EGRESS_IDLE, P_EGRESS_REC,
-	P_TS_BASE, P_TS_HIT, P_TS_MISS, P_TS_NOSOCK, NPATH,
+	P_TS_BASE, P_TS_HIT, P_TS_MISS, P_TS_NOSOCK, P_DROP_CACHED, NPATH,
 	/* Not a row of the paths' table: measured on its own instance (cold4, clock auto). */
 	P_COLD = NPATH,
 	/* Not rows either: P_SPOOF and P_DROP run by two CPUs at once (clock auto). */
@@ -168,6 +168,8 @@ static const struct {
 	  "dropped (socket lookup, cookie check)", 0, XDP_DROP },
 	{ "tcp_state_nosock", "tcp-state: an ACK to a port with no socket, dropped (socket "
 	  "lookup)", 0, XDP_DROP },
+	{ "drop_first_stage", "one rule, existing key, dropped by the first stage (its refusal "
+	  "cached; the drop row above: the same without the cache)", 0, XDP_DROP },
 };
 
 /* The row of P_COLD, beside the paths. */
@@ -219,6 +221,8 @@ static const struct {
 	  P_TS_HIT, P_TS_BASE, 0 },
 	{ "tcp-state, an ACK of no connection dropped (listener) / one rule, existing key, "
 	  "dropped", P_TS_MISS, P_DROP, 0 },
+	{ "one source over its limit: dropped by the first stage / by the rule walk",
+	  P_DROP_CACHED, P_DROP, 0 },
 };
 #define NAIM (int)(sizeof(aims) / sizeof(aims[0]))
 
@@ -607,6 +611,8 @@ _Static_assert(offsetof(struct weir_rule_stats, passed_pkts) == 0 &&
 
 /* set_rules adds, after its rules, `preset reflection` with its default limit (drop all). */
 static bool with_reflect;
+/* set_rules: switch the first stage's cache on for the next set (weir_config.cache_on). */
+static bool with_cache;
 
 static int set_rules(struct inst *in, __u32 nr, const struct lim *lims, __u32 nlims)
 {
@@ -682,6 +688,13 @@ static int set_rules(struct inst *in, __u32 nr, const struct lim *lims, __u32 nl
 	cfg.next_uid = in->uid;
 	/* As the controller commits a set: with its rule index. */
 	wr_ruleset_index(&rs, NULL);
+	/*
+	 * The first stage's cache only where a row asks for it (once): the
+	 * other rows measure the path without it, as they did before it.
+	 */
+	cfg.cache_on = with_cache && wr_ruleset_caches(&rs);
+	cfg.cache_gen++;
+	with_cache = false;
 	if (bpf_map_update_elem(in->rulesets, &zero, &rs, 0) ||
 	    bpf_map_update_elem(in->config, &zero, &cfg, 0))
 		return -errno;
@@ -1146,7 +1159,7 @@ static double run_path(struct inst *in, int p, unsigned long round)
 	}
 
 	build_udp4(pkt, SRC4, BENCH_PORT);
-	with_reflect = p >= P_REFL_OTHER && p != P_EGRESS_IDLE;
+	with_reflect = p >= P_REFL_OTHER && p != P_EGRESS_IDLE && p != P_DROP_CACHED;
 	switch (p) {
 	case P_REFL_OTHER:
 		err = set_rules(in, 1, &open, 1);
@@ -1299,6 +1312,10 @@ static double run_path(struct inst *in, int p, unsigned long round)
 		return ns;
 	}
 	case P_DROP:
+		err = set_rules(in, 1, &tight, 1);
+		break;
+	case P_DROP_CACHED:
+		with_cache = true;
 		err = set_rules(in, 1, &tight, 1);
 		break;
 	case P_V6:

@@ -106,11 +106,18 @@ int wr_config_read(const struct wr_maps *m, struct weir_config *cfg)
 	return bpf_map_lookup_elem(m->config, &zero, cfg) ? -errno : 0;
 }
 
+/*
+ * Every write moves the first stage's cache generation on (weir_config.
+ * cache_gen): whatever changed (the live rule set, a list, a feed, a
+ * switch) may let a source through that a cached refusal would drop.
+ */
 int wr_config_write(const struct wr_maps *m, const struct weir_config *cfg)
 {
+	struct weir_config c = *cfg;
 	__u32 zero = 0;
 
-	return bpf_map_update_elem(m->config, &zero, cfg, BPF_ANY) ? -errno : 0;
+	c.cache_gen++;
+	return bpf_map_update_elem(m->config, &zero, &c, BPF_ANY) ? -errno : 0;
 }
 
 /* The live rule set in a new allocation (free it), or NULL after saying why. */

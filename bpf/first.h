@@ -1,0 +1,246 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The first stage's cache of refusals: a source whose bucket refused it is
+ * dropped, until that bucket would admit again, for one lookup right after
+ * the parse, without the lists, the rule walk, shedding or the limits.
+ *
+ * Exact, not a guess. A slot is filled only when a rule's limit refused a
+ * packet (wr_refused_fill), only for a cell of the rule index whose every
+ * candidate is cacheable (wr_rule_cacheable: action drop, matched on what
+ * the slot is keyed by, token buckets per source or rule-wide, none of the
+ * fleet's), and it holds until the time the rule's refusing buckets
+ * admit a packet of the least cost again: a token bucket's TAT moves only
+ * when it admits, and nothing is admitted before then. So every packet
+ * that meets the slot would have been refused by the full path too. A
+ * slot counts only under the config generation it was filled in
+ * (weir_config.cache_gen), which every rule set commit and every list,
+ * feed and switch change moves on. Two things the slot does not follow,
+ * both towards the bucket's own state: a bucket evicted from wr_state
+ * (which reads as full) and a refund racing the fill on another CPU.
+ *
+ * What a dropped packet counts: the global dropped and cached counters,
+ * its rule's drop (as a refusal does), and its bucket's drops (what `top`,
+ * events and the penalty box read), added WEIR_REFUSED_FLUSH at a time
+ * and when the slot is refilled or given to another source.
+ *
+ * Part of weir.bpf.c, the one BPF object; includes what it uses.
+ */
+#ifndef WEIR_BPF_FIRST_H
+#define WEIR_BPF_FIRST_H
+
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include "compat.bpf.h"
+#include "weir.h"
+#include "weir_parse.h"
+#include "weir_limiter.h"
+#include "weir_state.h"
+#include "maps.h"
+#include "clock.h"
+#include "eval.h"
+
+/*
+ * Per CPU: a source's packets arrive on one CPU under RSS, and a slot is
+ * written without atomics. Not pinned: a new program starts empty.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, WEIR_REFUSED_SLOTS);
+	__type(key, __u32);
+	__type(value, struct weir_refused);
+} wr_refused SEC(".maps");
+
+/* The slot of packet p: a hash of its source, protocol and destination port. */
+static __always_inline __u32 refused_slot(const struct wr_pkt *p)
+{
+	__u32 h = ((__u32)p->dport | (__u32)p->proto << 16) * 0x9e3779b1u;
+	int i;
+
+WR_UNROLL
+	for (i = 0; i < 4; i++)
+		h = (h ^ p->saddr[i]) * 0x9e3779b1u;
+	return (h >> (32 - WEIR_REFUSED_SHIFT)) & (WEIR_REFUSED_SLOTS - 1);
+}
+
+/*
+ * Add the drops slot has not counted yet to its bucket, and mark the
+ * bucket as refusing now (its last_drop, on the coarse clock), so that the full path, when
+ * it meets the bucket again, does not take it for one that was quiet.
+ * Global: verified once, and run once every WEIR_REFUSED_FLUSH drops.
+ */
+__noinline int wr_refused_flush(__u32 slot)
+{
+	struct weir_refused *e = bpf_map_lookup_elem(&wr_refused, &slot);
+	struct weir_state *st = NULL;
+	struct weir_config *cfg;
+	struct weir_set *set;
+	__u32 idx = 0;
+	__u64 n;
+
+	cfg = bpf_map_lookup_elem(&wr_config, &idx);
+	if (!e || !e->hits || !cfg)
+		return 0;
+	n = e->hits;
+	e->hits = 0;
+	idx = e->loc;
+	if (e->way == WEIR_REFUSED_AGG) {
+		st = bpf_map_lookup_elem(&wr_agg, &idx);
+	} else {
+		set = bpf_map_lookup_elem(&wr_state, &idx);
+		if (set) {
+			struct weir_way *w = &set->way[e->way & (WEIR_WAYS - 1)];
+
+			/* The way may hold another key by now: its drops are not ours. */
+			if (READ_ONCE(*way_word(w, 0)) == e->word0)
+				st = &w->st;
+		}
+	}
+	if (!st)
+		return 0;
+	__sync_fetch_and_add(&st->drops, n);
+	st->last_drop = clock_now(cfg, 0);
+	return 0;
+}
+
+/*
+ * The cached refusal of packet p, if one is in force: its slot, or
+ * WEIR_REFUSED_SLOTS when none.
+ */
+static __always_inline __u32 refused_find(const struct wr_pkt *p, const struct weir_config *cfg,
+					  struct weir_refused **ep)
+{
+	__u32 slot = refused_slot(p);
+	struct weir_refused *e = bpf_map_lookup_elem(&wr_refused, &slot);
+
+	if (!e || e->gen != cfg->cache_gen || e->sig != wr_refused_sig(p) ||
+	    e->saddr[0] != p->saddr[0] || e->saddr[1] != p->saddr[1] ||
+	    e->saddr[2] != p->saddr[2] || e->saddr[3] != p->saddr[3])
+		return WEIR_REFUSED_SLOTS;
+	if (clock_now(cfg, e->precise) >= e->until)
+		return WEIR_REFUSED_SLOTS;
+	*ep = e;
+	return slot;
+}
+
+/*
+ * The rule that refused ev's packet (ev->refused, not a fault) may have
+ * its refusal cached: when its buckets admit a packet of the least cost
+ * again (the latest of them), and which bucket that is, into the packet's
+ * slot. Nothing when the packet's cell is not cacheable or no bucket
+ * refuses such a packet now (this packet cost more). Global: verified
+ * once, run once a refusal spell per source and CPU.
+ */
+__noinline int wr_refused_fill(struct wr_eval *ev)
+{
+	const struct weir_config *cfg;
+	const struct weir_ruleset *rs;
+	const struct weir_rule *r;
+	struct weir_refused *e;
+	struct weir_set *set;
+	struct weir_key key;
+	__u64 now, until = 0, word0 = 0, tat, inc, t;
+	__u32 zero = 0, idx, cell, ri, li, w, loc = 0, way = 0, slot;
+
+	if (!ev || ev->refused < 0)
+		return 0;
+	cfg = bpf_map_lookup_elem(&wr_config, &zero);
+	idx = ev->rs_idx;
+	rs = bpf_map_lookup_elem(&wr_rulesets, &idx);
+	if (!cfg || !rs)
+		return 0;
+	cell = ev->cell & (WEIR_IDX_CELLS - 1);
+	if (!((rs->cache_cells[cell / 64] >> (cell % 64)) & 1))
+		return 0;
+	ri = ev->refused & (WEIR_MAX_RULES - 1);
+	r = &rs->rules[ri];
+	now = rule_now(ev, r);
+	for (li = 0; li < WEIR_MAX_LIMITS && li < r->nr_limits; li++) {
+		const struct weir_limit *l = &r->limits[li];
+		struct weir_state *st = NULL;
+		__u64 kw = 0;
+		__u32 at = 0, aw = WEIR_REFUSED_AGG;
+
+		if (l->key == WEIR_KEY_ALL) {
+			at = l->agg_slot;
+			st = bpf_map_lookup_elem(&wr_agg, &at);
+		} else {
+			wr_make_key(r, li, l, &ev->pkt, &key);
+			at = wr_state_set(wr_key_hash(&key, ev->seed), ev->sets);
+			set = ev->sets ? bpf_map_lookup_elem(&wr_state, &at) : NULL;
+			if (!set)
+				continue;
+			kw = key_word(&key, 0);
+			for (w = 0; w < WEIR_WAYS; w++) {
+				struct weir_way *wy = &set->way[w];
+
+				if (READ_ONCE(*way_word(wy, 0)) == kw &&
+				    *way_word(wy, 1) == key_word(&key, 1) &&
+				    *way_word(wy, 2) == key_word(&key, 2)) {
+					st = &wy->st;
+					aw = w;
+					break;
+				}
+			}
+		}
+		if (!st)
+			continue;	/* no bucket: it reads as full, and admits */
+		tat = READ_ONCE(st->tat);
+		inc = wr_gcra_inc(l->interval_fp, 1);
+		/* Admitted once max(tat, now) + inc - now <= tolerance: from tat + inc - tolerance. */
+		if (inc > l->tolerance)
+			t = now + WEIR_REFUSED_MAX_NS;	/* admits nothing (rate 0) */
+		else if (tat + inc > l->tolerance)
+			t = tat + inc - l->tolerance;
+		else
+			t = 0;
+		if (t > until) {
+			until = t;
+			loc = at;
+			way = aw;
+			word0 = kw;
+		}
+	}
+	if (until <= now)
+		return 0;
+	if (until - now > WEIR_REFUSED_MAX_NS)
+		until = now + WEIR_REFUSED_MAX_NS;
+	slot = refused_slot(&ev->pkt);
+	e = bpf_map_lookup_elem(&wr_refused, &slot);
+	if (!e)
+		return 0;
+	/* The slot's last drops go to their bucket before it is given over. */
+	if (e->hits)
+		wr_refused_flush(slot);
+	__builtin_memcpy(e->saddr, ev->pkt.saddr, sizeof(e->saddr));
+	e->sig = wr_refused_sig(&ev->pkt);
+	e->gen = cfg->cache_gen;
+	e->rule = ri;
+	e->slot = r->slot;
+	e->until = until;
+	e->word0 = word0;
+	e->loc = loc;
+	e->way = way;
+	e->precise = clock_mode == WEIR_CLOCK_AUTO && (r->flags & WEIR_RF_PRECISE);
+	e->hits = 0;
+	return 0;
+}
+
+/*
+ * A packet the first stage drops: counted on its rule as a refusal, and
+ * on its bucket in batches. Its slot is e's (refused_find).
+ */
+static __always_inline void refused_hit(struct weir_refused *e, __u32 slot, __u32 len)
+{
+	struct weir_rule_stats *s;
+	__u32 sslot = e->slot;
+
+	s = bpf_map_lookup_elem(&wr_rule_stats, &sslot);
+	if (s) {
+		s->dropped_pkts++;
+		s->dropped_bytes += len;
+	}
+	if (!(++e->hits & (WEIR_REFUSED_FLUSH - 1)))
+		wr_refused_flush(slot);
+}
+
+#endif /* WEIR_BPF_FIRST_H */
