@@ -18,10 +18,11 @@
  * both towards the bucket's own state: a bucket evicted from wr_state
  * (which reads as full) and a refund racing the fill on another CPU.
  *
- * What a dropped packet counts: the global dropped and cached counters,
- * its rule's drop (as a refusal does), and its bucket's drops (what `top`,
- * events and the penalty box read), added WEIR_REFUSED_FLUSH at a time
- * and when the slot is refilled or given to another source.
+ * What a dropped packet counts is what a refusal counts: the global
+ * dropped (and cached) counter, its rule's drop, and its bucket's drop
+ * through note_drop (batched per CPU as the walk's are, which `top`, the
+ * events and the penalty box read, and an event if the bucket had been
+ * quiet).
  *
  * Part of weir.bpf.c, the one BPF object; includes what it uses.
  */
@@ -38,6 +39,7 @@
 #include "maps.h"
 #include "clock.h"
 #include "eval.h"
+#include "event.h"
 
 /*
  * Per CPU: a source's packets arrive on one CPU under RSS, and a slot is
@@ -63,42 +65,38 @@ WR_UNROLL
 }
 
 /*
- * Add the drops slot has not counted yet to its bucket, and mark the
- * bucket as refusing now (its last_drop, on the coarse clock), so that the full path, when
- * it meets the bucket again, does not take it for one that was quiet.
- * Global: verified once, and run once every WEIR_REFUSED_FLUSH drops.
+ * A drop the slot took, counted on its bucket as the walk counts a refusal
+ * (note_drop: batched per CPU, an event if the bucket had been quiet), if
+ * the bucket is still there: a way of wr_state may hold another key by
+ * now, whose drops these are not. Global: verified once, off weir_core.
  */
-__noinline int wr_refused_flush(__u32 slot)
+__noinline int wr_refused_note(__u32 slot)
 {
 	struct weir_refused *e = bpf_map_lookup_elem(&wr_refused, &slot);
-	struct weir_state *st = NULL;
 	struct weir_config *cfg;
 	struct weir_set *set;
+	struct weir_way *w;
 	__u32 idx = 0;
-	__u64 n;
 
 	cfg = bpf_map_lookup_elem(&wr_config, &idx);
-	if (!e || !e->hits || !cfg)
+	if (!e || !cfg)
 		return 0;
-	n = e->hits;
-	e->hits = 0;
 	idx = e->loc;
-	if (e->way == WEIR_REFUSED_AGG) {
-		st = bpf_map_lookup_elem(&wr_agg, &idx);
-	} else {
-		set = bpf_map_lookup_elem(&wr_state, &idx);
-		if (set) {
-			struct weir_way *w = &set->way[e->way & (WEIR_WAYS - 1)];
+	if (!e->key.family) {
+		struct weir_state *st = bpf_map_lookup_elem(&wr_agg, &idx);
 
-			/* The way may hold another key by now: its drops are not ours. */
-			if (READ_ONCE(*way_word(w, 0)) == e->word0)
-				st = &w->st;
-		}
-	}
-	if (!st)
+		if (st)
+			note_drop(st, clock_now(cfg, e->precise), NULL, e->uid, e->li, 0, idx);
 		return 0;
-	__sync_fetch_and_add(&st->drops, n);
-	st->last_drop = clock_now(cfg, 0);
+	}
+	set = bpf_map_lookup_elem(&wr_state, &idx);
+	if (!set)
+		return 0;
+	w = &set->way[e->way & (WEIR_WAYS - 1)];
+	if (READ_ONCE(*way_word(w, 0)) != key_word(&e->key, 0) ||
+	    *way_word(w, 1) != key_word(&e->key, 1) || *way_word(w, 2) != key_word(&e->key, 2))
+		return 0;
+	note_drop(&w->st, clock_now(cfg, e->precise), &e->key, e->uid, e->li, 0, 0);
 	return 0;
 }
 
@@ -135,11 +133,11 @@ __noinline int wr_refused_fill(struct wr_eval *ev)
 	const struct weir_config *cfg;
 	const struct weir_ruleset *rs;
 	const struct weir_rule *r;
+	struct weir_key key, best = {};
 	struct weir_refused *e;
 	struct weir_set *set;
-	struct weir_key key;
-	__u64 now, until = 0, word0 = 0, tat, inc, t;
-	__u32 zero = 0, idx, cell, ri, li, w, loc = 0, way = 0, slot;
+	__u64 now, until = 0, tat, inc, t;
+	__u32 zero = 0, idx, cell, ri, li, w, loc = 0, way = 0, bli = 0, slot;
 
 	if (!ev || ev->refused < 0)
 		return 0;
@@ -157,23 +155,22 @@ __noinline int wr_refused_fill(struct wr_eval *ev)
 	for (li = 0; li < WEIR_MAX_LIMITS && li < r->nr_limits; li++) {
 		const struct weir_limit *l = &r->limits[li];
 		struct weir_state *st = NULL;
-		__u64 kw = 0;
-		__u32 at = 0, aw = WEIR_REFUSED_AGG;
+		__u32 at = 0, aw = 0;
 
 		if (l->key == WEIR_KEY_ALL) {
 			at = l->agg_slot;
 			st = bpf_map_lookup_elem(&wr_agg, &at);
+			__builtin_memset(&key, 0, sizeof(key));
 		} else {
 			wr_make_key(r, li, l, &ev->pkt, &key);
 			at = wr_state_set(wr_key_hash(&key, ev->seed), ev->sets);
 			set = ev->sets ? bpf_map_lookup_elem(&wr_state, &at) : NULL;
 			if (!set)
 				continue;
-			kw = key_word(&key, 0);
 			for (w = 0; w < WEIR_WAYS; w++) {
 				struct weir_way *wy = &set->way[w];
 
-				if (READ_ONCE(*way_word(wy, 0)) == kw &&
+				if (READ_ONCE(*way_word(wy, 0)) == key_word(&key, 0) &&
 				    *way_word(wy, 1) == key_word(&key, 1) &&
 				    *way_word(wy, 2) == key_word(&key, 2)) {
 					st = &wy->st;
@@ -197,7 +194,8 @@ __noinline int wr_refused_fill(struct wr_eval *ev)
 			until = t;
 			loc = at;
 			way = aw;
-			word0 = kw;
+			bli = li;
+			best = key;
 		}
 	}
 	if (until <= now)
@@ -208,26 +206,24 @@ __noinline int wr_refused_fill(struct wr_eval *ev)
 	e = bpf_map_lookup_elem(&wr_refused, &slot);
 	if (!e)
 		return 0;
-	/* The slot's last drops go to their bucket before it is given over. */
-	if (e->hits)
-		wr_refused_flush(slot);
 	__builtin_memcpy(e->saddr, ev->pkt.saddr, sizeof(e->saddr));
 	e->sig = wr_refused_sig(&ev->pkt);
 	e->gen = cfg->cache_gen;
 	e->rule = ri;
 	e->slot = r->slot;
 	e->until = until;
-	e->word0 = word0;
+	e->key = best;
 	e->loc = loc;
+	e->uid = r->uid;
 	e->way = way;
+	e->li = bli;
 	e->precise = clock_mode == WEIR_CLOCK_AUTO && (r->flags & WEIR_RF_PRECISE);
-	e->hits = 0;
 	return 0;
 }
 
 /*
- * A packet the first stage drops: counted on its rule as a refusal, and
- * on its bucket in batches. Its slot is e's (refused_find).
+ * A packet the first stage drops: counted on its rule and on its bucket as
+ * a refusal. Its slot is e's (refused_find).
  */
 static __always_inline void refused_hit(struct weir_refused *e, __u32 slot, __u32 len)
 {
@@ -239,8 +235,7 @@ static __always_inline void refused_hit(struct weir_refused *e, __u32 slot, __u3
 		s->dropped_pkts++;
 		s->dropped_bytes += len;
 	}
-	if (!(++e->hits & (WEIR_REFUSED_FLUSH - 1)))
-		wr_refused_flush(slot);
+	wr_refused_note(slot);
 }
 
 #endif /* WEIR_BPF_FIRST_H */

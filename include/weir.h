@@ -313,41 +313,6 @@ struct weir_tcp_seen {
 };
 _Static_assert(sizeof(struct weir_tcp_seen) == 48, "weir_tcp_seen layout");
 
-/*
- * The first stage's cache of refusals (bpf/first.h): per CPU,
- * direct-mapped, WEIR_REFUSED_SLOTS a CPU, the slot picked by a hash of
- * the source and destination port. A slot says: a packet from this source
- * with these header fields (everything a cacheable rule matches on) is
- * refused by rule `rule` until `until`, under config generation gen.
- */
-#define WEIR_REFUSED_SHIFT	12
-#define WEIR_REFUSED_SLOTS	(1U << WEIR_REFUSED_SHIFT)
-/* A slot holds at most this long: the longest a refusal is taken on trust. */
-#define WEIR_REFUSED_MAX_NS	1000000000ULL
-/* A slot's drops go to its bucket every this many (a power of 2), and when it is refilled. */
-#define WEIR_REFUSED_FLUSH	16
-/* weir_refused.way for a rule-wide bucket (wr_agg[loc]) */
-#define WEIR_REFUSED_AGG	0xff
-struct weir_refused {
-	__u32 saddr[4];		/* network byte order; IPv4 in [0], rest 0 */
-	/*
-	 * dport | family << 16 | proto << 24 | tcp_flags << 32 | icmp_type
-	 * << 40 | flags << 48 (struct wr_pkt's, without WR_PKT_GSO): wr_refused_sig.
-	 */
-	__u64 sig;
-	__u32 gen;		/* weir_config.cache_gen it was filled under */
-	__u16 rule;		/* the refusing rule's index in the live set */
-	__u16 slot;		/* its counter slot (wr_rule_stats) */
-	__u64 until;		/* the data path's clock: when its bucket admits again */
-	/* The bucket the drops are counted on: wr_state set loc, way way, key word 0; or wr_agg[loc]. */
-	__u64 word0;
-	__u32 loc;
-	__u8 way;
-	__u8 precise;		/* until is on the precise clock (the rule's WEIR_RF_PRECISE) */
-	__u16 hits;		/* drops not yet counted on the bucket */
-};
-_Static_assert(sizeof(struct weir_refused) == 56, "weir_refused layout");
-
 /* Protocol classes of the rule index (struct weir_ruleset.cand). */
 enum weir_idx_proto {
 	WEIR_IDX_TCP = 0,
@@ -625,6 +590,48 @@ struct weir_key {
 	__u32 addr[4];
 } __attribute__((aligned(8)));
 _Static_assert(sizeof(struct weir_key) == 24, "weir_key layout");
+
+/*
+ * The first stage's cache of refusals (bpf/first.h): per CPU,
+ * direct-mapped, WEIR_REFUSED_SLOTS a CPU, the slot picked by a hash of
+ * the source and destination port. A slot says: a packet from this source
+ * with these header fields (everything a cacheable rule matches on) is
+ * refused by rule `rule` until `until`, under config generation gen.
+ */
+#define WEIR_REFUSED_SHIFT	12
+#define WEIR_REFUSED_SLOTS	(1U << WEIR_REFUSED_SHIFT)
+/*
+ * A slot holds at most this long: the longest a refusal is taken on trust.
+ * Under WEIR_EVENT_QUIET_NS, so that a bucket the slot counts drops on is
+ * never taken for a quiet one between two fills.
+ */
+#define WEIR_REFUSED_MAX_NS	500000000ULL
+struct weir_refused {
+	__u32 saddr[4];		/* network byte order; IPv4 in [0], rest 0 */
+	/*
+	 * dport | family << 16 | proto << 24 | tcp_flags << 32 | icmp_type
+	 * << 40 | flags << 48 (struct wr_pkt's, without WR_PKT_GSO): wr_refused_sig.
+	 */
+	__u64 sig;
+	__u32 gen;		/* weir_config.cache_gen it was filled under */
+	__u16 rule;		/* the refusing rule's index in the live set */
+	__u16 slot;		/* its counter slot (wr_rule_stats) */
+	__u64 until;		/* the data path's clock: when its bucket admits again */
+	/*
+	 * The bucket each drop is counted on, as the walk counts a refusal
+	 * (note_drop): the per-source bucket of key in way `way` of wr_state
+	 * set loc; or, key.family 0, the rule-wide wr_agg[loc] of rule uid's
+	 * limit li.
+	 */
+	struct weir_key key;
+	__u32 loc;
+	__u32 uid;
+	__u8 way;
+	__u8 li;
+	__u8 precise;		/* until is on the precise clock (the rule's WEIR_RF_PRECISE) */
+	__u8 pad[5];
+};
+_Static_assert(sizeof(struct weir_refused) == 80, "weir_refused layout");
 
 /*
  * A bucket: per-source in wr_state, rule-wide in wr_agg. For a token

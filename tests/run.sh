@@ -34,6 +34,7 @@ suites+=(
 	tests/geo.sh
 	tests/feeds.sh
 	tests/penalty.sh
+	tests/first_stage.sh
 	tests/capture.sh
 	tests/offload.sh
 	tests/xdpmulti.sh
