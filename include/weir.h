@@ -470,10 +470,16 @@ struct weir_config {
 	 * earlier rule set or list survives it.
 	 */
 	__u32 cache_gen;
-	/* The live rule set has a cell the cache may hold refusals of (cache_cells). */
+	/*
+	 * The live rule set has a cell the cache may hold refusals of
+	 * (cache_cells), and the operator has not switched it off.
+	 */
 	__u32 cache_on;
+	/* `set first-stage off` (`first-stage: off`): no refusal is cached. */
+	__u32 cache_off;
+	__u32 pad;
 };
-_Static_assert(sizeof(struct weir_config) == 96, "weir_config layout");
+_Static_assert(sizeof(struct weir_config) == 104, "weir_config layout");
 
 enum weir_list_bits {
 	WEIR_L_DENY4 = 1 << 0,

@@ -4,9 +4,9 @@
 # traffic over a veth: a source flooding over its limit is dropped mostly by
 # the cache, every drop still counted on its rule; the source that the
 # operator then allows passes at once, although its refusal was cached for
-# up to a second more (every config write, `allow add`'s too, starts a new
+# up to half a second more (every config write, `allow add`'s too, starts a new
 # cache generation); and a rule the cache cannot hold (dry-run beside it)
-# caches nothing.
+# caches nothing; `set first-stage off` caches nothing, `on` again does.
 set -u
 cd "$(dirname "$0")/.."
 . tests/lib.sh
@@ -42,7 +42,7 @@ in_range "$got" 5 30 || fail "$got of 200 arrived over a 10pps limit"
 end_case first-stage-flood-cached
 
 # ---- 2. allowed while its refusal is cached: passes at once ----
-# One packet an hour: every refusal is cached for the longest a slot holds (1 s).
+# One packet an hour: every refusal is cached for the longest a slot holds (0.5 s).
 begin_case
 expect_ok "rule replace" wr rule del slow
 expect_ok "rule add" wr rule add hourly proto udp dport $BAN_PORT limit 1/h burst 1
@@ -85,5 +85,24 @@ dropped=$(($(ban_counter dropped) - d0))
 [ "$dropped" -ge 150 ] || fail "only $dropped dropped"
 [ "$(($(ban_counter cached) - c0))" = 0 ] || fail "cached $(($(ban_counter cached) - c0)) beside a dry-run rule"
 end_case first-stage-not-beside-dry-run
+
+# ---- 4. set first-stage off: nothing cached, the verdicts the same; on again ----
+begin_case
+expect_ok "dry rule del" wr rule del watch
+expect_ok "set first-stage off" wr set first-stage off
+[ "$(wrj status | jq -r .first_stage)" = off ] || fail "status: $(wrj status | jq -c .first_stage)"
+c0=$(ban_counter cached)
+d0=$(ban_counter dropped)
+got=$(deliver 198.18.80.2 100)
+dropped=$(($(ban_counter dropped) - d0))
+[ "$dropped" -ge 60 ] || fail "off: only $dropped dropped ($got arrived)"
+[ "$(($(ban_counter cached) - c0))" = 0 ] || fail "off: cached $(($(ban_counter cached) - c0))"
+expect_ok "set first-stage on" wr set first-stage on
+[ "$(wrj status | jq -r .first_stage)" = on ] || fail "status: $(wrj status | jq -c .first_stage)"
+c0=$(ban_counter cached)
+deliver 198.18.80.2 100 >/dev/null
+[ "$(($(ban_counter cached) - c0))" -gt 30 ] || fail "on again: cached $(($(ban_counter cached) - c0))"
+expect_fail "set first-stage maybe" wr set first-stage maybe
+end_case first-stage-switch
 
 exit 0

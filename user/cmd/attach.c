@@ -260,6 +260,8 @@ int do_status(int argc, char **argv)
 					  "counted)" : "");
 	print_str("fail", "on internal faults: fail %s\n", cfg.fail_closed ? "closed" : "open");
 	print_str("malformed", "malformed IP: %s\n", cfg.malformed_pass ? "pass" : "drop");
+	print_str("first_stage", "first stage: %s\n",
+		  cfg.cache_off ? "off" : cfg.cache_on ? "on" : "on (no rule it may cache)");
 	print_str("tcp_state_auto", "tcp-state auto: %s\n",
 		  cfg.tcp_state_on ? "on (checking segments)" : "off");
 	print_u64("rules", "rules: %llu\n", rs->nr_rules);

@@ -1,16 +1,20 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * The switches in wr_config: `disable` / `enable` (the kill switch) and
- * `set fail|malformed`, each a read-modify-write of the config under the
- * root lock.
+ * `set fail|malformed|first-stage`, each a read-modify-write of the config
+ * under the root lock.
  */
 #include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
+#include "weir_limiter.h"
 #include "lib/libweir.h"
 #include "cmd/cmd.h"
 
-static int config_change(int (*apply)(struct weir_config *, void *), void *arg)
+static int config_change(int (*apply)(const struct wr_maps *, struct weir_config *, void *),
+			 void *arg)
 {
 	struct weir_config cfg;
 	struct wr_maps m;
@@ -21,7 +25,7 @@ static int config_change(int (*apply)(struct weir_config *, void *), void *arg)
 		return lock;
 	err = wr_config_read(&m, &cfg);
 	if (!err)
-		err = apply(&cfg, arg);
+		err = apply(&m, &cfg, arg);
 	if (!err)
 		err = wr_config_write(&m, &cfg);
 	if (err && err != -EINVAL)
@@ -30,8 +34,9 @@ static int config_change(int (*apply)(struct weir_config *, void *), void *arg)
 	return err;
 }
 
-static int set_disabled(struct weir_config *cfg, void *arg)
+static int set_disabled(const struct wr_maps *m, struct weir_config *cfg, void *arg)
 {
+	(void)m;
 	cfg->disabled = *(__u32 *)arg;
 	return 0;
 }
@@ -73,10 +78,35 @@ struct set_arg {
 	const char *what, *val;
 };
 
-static int apply_set(struct weir_config *cfg, void *arg)
+/*
+ * The first stage on or off: on, it caches refusals where the live rule
+ * set has a cell it may (weir_config.cache_on, as a commit sets it).
+ */
+static int set_first_stage(const struct wr_maps *m, struct weir_config *cfg, bool off)
+{
+	struct weir_ruleset *rs;
+
+	cfg->cache_off = off;
+	cfg->cache_on = 0;
+	if (off)
+		return 0;
+	rs = wr_live_get(m);
+	if (!rs)
+		return -EIO;
+	cfg->cache_on = wr_ruleset_caches(rs);
+	free(rs);
+	return 0;
+}
+
+static int apply_set(const struct wr_maps *m, struct weir_config *cfg, void *arg)
 {
 	struct set_arg *s = arg;
 
+	if (!strcmp(s->what, "first-stage")) {
+		if (strcmp(s->val, "on") && strcmp(s->val, "off"))
+			goto bad;
+		return set_first_stage(m, cfg, !strcmp(s->val, "off"));
+	}
 	if (!strcmp(s->what, "fail")) {
 		if (!strcmp(s->val, "open"))
 			cfg->fail_closed = 0;
@@ -103,15 +133,21 @@ int do_set(int argc, char **argv)
 	struct set_arg s;
 	int err;
 
-	if (argc != 2 || (strcmp(argv[0], "fail") && strcmp(argv[0], "malformed"))) {
-		if (argc >= 1 && strcmp(argv[0], "help") && strcmp(argv[0], "fail") &&
-		    strcmp(argv[0], "malformed"))
+	bool known = argc >= 1 && (!strcmp(argv[0], "fail") || !strcmp(argv[0], "malformed") ||
+				   !strcmp(argv[0], "first-stage"));
+
+	if (argc != 2 || !known) {
+		if (argc >= 1 && strcmp(argv[0], "help") && !known)
 			pr_err("unknown setting \"%s\"", argv[0]);
 		fprintf(wr_usage_out(), "Usage: weir set fail open|closed\n"
 				"       weir set malformed drop|pass\n"
-				"  fail       what an internal fault (e.g. a full table) does to the "
+				"       weir set first-stage on|off\n"
+				"  fail         what an internal fault (e.g. a full table) does to the "
 				"packet\n"
-				"  malformed  what happens to truncated or invalid IP packets\n");
+				"  malformed    what happens to truncated or invalid IP packets\n"
+				"  first-stage  drop a source a limit refused, until its bucket admits "
+				"again,\n"
+				"               for one lookup instead of the rule walk (default on)\n");
 		return argc == 1 && !strcmp(argv[0], "help") ? 0 : -EINVAL;
 	}
 	s.what = argv[0];

@@ -62,6 +62,7 @@ struct wr_cfg {
 	__u64 keys;			/* tables.keys; 0 when not given */
 	int fail_closed;		/* fail: open (0) | closed (1) */
 	int malformed_pass;		/* malformed: drop (0) | pass (1) */
+	int first_stage_off;		/* first-stage: on (0) | off (1) */
 	bool metrics;			/* metrics: present (default on) */
 	char metrics_listen[64];	/* "127.0.0.1:9464" unless given */
 	__u32 event_interval_s;		/* events: { interval: 10s } */

@@ -619,6 +619,7 @@ const struct cfg_section feed_section = SECTION("a feed", feed_keys);
 
 static const char *const fail_words[] = { "open", "closed" };
 static const char *const malformed_words[] = { "drop", "pass" };
+static const char *const first_stage_words[] = { "on", "off" };
 
 /* The top level of the file, in the order check -j prints it. */
 static const struct cfg_key top_keys[] = {
@@ -634,6 +635,8 @@ static const struct cfg_key top_keys[] = {
 	  .max = ARRAY_SIZE(fail_words), .def = "open" },
 	{ .name = "malformed", .kind = &k_choice, FIELD(malformed_pass),
 	  .words = malformed_words, .max = ARRAY_SIZE(malformed_words), .def = "drop" },
+	{ .name = "first-stage", .kind = &k_choice, FIELD(first_stage_off),
+	  .words = first_stage_words, .max = ARRAY_SIZE(first_stage_words), .def = "on" },
 	{ .name = "metrics", .load = load_metrics, .print = print_metrics, .sub = &metrics_section,
 	  .kind = &k_switch, FIELD(metrics), .def = "on" },
 	{ .name = "events", .sub = &events_section },

@@ -326,7 +326,7 @@ int wr_ruleset_commit(const struct wr_maps *m, struct weir_ruleset *next)
 		goto out;
 	}
 	cfg.active = idx;
-	cfg.cache_on = wr_ruleset_caches(next);
+	cfg.cache_on = !cfg.cache_off && wr_ruleset_caches(next);
 	err = wr_config_write(m, &cfg);
 	if (err)
 		goto out;
