@@ -78,15 +78,20 @@ __noinline int wr_refused_note(__u32 slot)
 	struct weir_way *w;
 	__u32 idx = 0;
 
+	__u64 now;
+
 	cfg = bpf_map_lookup_elem(&wr_config, &idx);
 	if (!e || !cfg)
 		return 0;
+	now = clock_now(cfg, e->precise);
 	idx = e->loc;
 	if (!e->key.family) {
 		struct weir_state *st = bpf_map_lookup_elem(&wr_agg, &idx);
 
-		if (st)
-			note_drop(st, clock_now(cfg, e->precise), NULL, e->uid, e->li, 0, idx);
+		if (st) {
+			note_drop(st, now, NULL, e->uid, e->li, 0, idx);
+			e->noted = now;
+		}
 		return 0;
 	}
 	set = bpf_map_lookup_elem(&wr_state, &idx);
@@ -96,8 +101,45 @@ __noinline int wr_refused_note(__u32 slot)
 	if (READ_ONCE(*way_word(w, 0)) != key_word(&e->key, 0) ||
 	    *way_word(w, 1) != key_word(&e->key, 1) || *way_word(w, 2) != key_word(&e->key, 2))
 		return 0;
-	note_drop(&w->st, clock_now(cfg, e->precise), &e->key, e->uid, e->li, 0, 0);
+	note_drop(&w->st, now, &e->key, e->uid, e->li, 0, 0);
+	e->noted = now;
 	return 0;
+}
+
+/*
+ * The drop of slot e at now, counted where note_drop would count it
+ * while its bucket refuses within a batch (see note_drop): this CPU's
+ * waiting count of the rule-wide bucket, or of the key when its slot of
+ * wr_src_drops is the key's or free. 1 done, 0 when the bucket itself
+ * must be looked at (wr_refused_note).
+ */
+static __always_inline int refused_wait(struct weir_refused *e, __u64 now)
+{
+	struct weir_src_wait *w;
+	__u32 idx = e->loc;
+	__u64 *pend;
+
+	if (!e->noted || (__s64)(now - e->noted) >= (__s64)WEIR_DROP_BATCH_NS)
+		return 0;
+	if (!e->key.family) {
+		pend = bpf_map_lookup_elem(&wr_agg_drops, &idx);
+		if (!pend)
+			return 0;
+		*pend += 1;
+		return 1;
+	}
+	idx = wr_src_wait_slot(&e->key);
+	w = bpf_map_lookup_elem(&wr_src_drops, &idx);
+	if (!w)
+		return 0;
+	if (!w->n) {
+		w->key = e->key;
+	} else if (!key_same(&w->key, &e->key)) {
+		return 0;
+	}
+	w->n += 1;
+	w->at = now;
+	return 1;
 }
 
 /*
@@ -105,18 +147,21 @@ __noinline int wr_refused_note(__u32 slot)
  * WEIR_REFUSED_SLOTS when none.
  */
 static __always_inline __u32 refused_find(const struct wr_pkt *p, const struct weir_config *cfg,
-					  struct weir_refused **ep)
+					  struct weir_refused **ep, __u64 *nowp)
 {
 	__u32 slot = refused_slot(p);
 	struct weir_refused *e = bpf_map_lookup_elem(&wr_refused, &slot);
+	__u64 now;
 
 	if (!e || e->gen != cfg->cache_gen || e->sig != wr_refused_sig(p) ||
 	    e->saddr[0] != p->saddr[0] || e->saddr[1] != p->saddr[1] ||
 	    e->saddr[2] != p->saddr[2] || e->saddr[3] != p->saddr[3])
 		return WEIR_REFUSED_SLOTS;
-	if (clock_now(cfg, e->precise) >= e->until)
+	now = clock_now(cfg, e->precise);
+	if (now >= e->until)
 		return WEIR_REFUSED_SLOTS;
 	*ep = e;
+	*nowp = now;
 	return slot;
 }
 
@@ -218,6 +263,7 @@ __noinline int wr_refused_fill(struct wr_eval *ev)
 	e->way = way;
 	e->li = bli;
 	e->precise = clock_mode == WEIR_CLOCK_AUTO && (r->flags & WEIR_RF_PRECISE);
+	e->noted = 0;
 	return 0;
 }
 
@@ -225,7 +271,7 @@ __noinline int wr_refused_fill(struct wr_eval *ev)
  * A packet the first stage drops: counted on its rule and on its bucket as
  * a refusal. Its slot is e's (refused_find).
  */
-static __always_inline void refused_hit(struct weir_refused *e, __u32 slot, __u32 len)
+static __always_inline void refused_hit(struct weir_refused *e, __u32 slot, __u32 len, __u64 now)
 {
 	struct weir_rule_stats *s;
 	__u32 sslot = e->slot;
@@ -235,7 +281,8 @@ static __always_inline void refused_hit(struct weir_refused *e, __u32 slot, __u3
 		s->dropped_pkts++;
 		s->dropped_bytes += len;
 	}
-	wr_refused_note(slot);
+	if (!refused_wait(e, now))
+		wr_refused_note(slot);
 }
 
 #endif /* WEIR_BPF_FIRST_H */

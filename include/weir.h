@@ -636,8 +636,15 @@ struct weir_refused {
 	__u8 li;
 	__u8 precise;		/* until is on the precise clock (the rule's WEIR_RF_PRECISE) */
 	__u8 pad[5];
+	/*
+	 * When this slot last counted a drop on the bucket itself (note_drop,
+	 * which moved its last_drop then): within WEIR_DROP_BATCH_NS of it
+	 * the bucket is known to be refusing, and a drop goes straight to this
+	 * CPU's waiting count, as note_drop would put it, without the bucket.
+	 */
+	__u64 noted;
 };
-_Static_assert(sizeof(struct weir_refused) == 80, "weir_refused layout");
+_Static_assert(sizeof(struct weir_refused) == 88, "weir_refused layout");
 
 /*
  * A bucket: per-source in wr_state, rule-wide in wr_agg. For a token
