@@ -14,9 +14,11 @@
  * that meets the slot would have been refused by the full path too. A
  * slot counts only under the config generation it was filled in
  * (weir_config.cache_gen), which every rule set commit and every list,
- * feed and switch change moves on. Two things the slot does not follow,
- * both towards the bucket's own state: a bucket evicted from wr_state
- * (which reads as full) and a refund racing the fill on another CPU.
+ * feed and switch change moves on. A bucket evicted from wr_state (which
+ * reads as full) is seen within WEIR_DROP_BATCH_NS (refused_hit); a refund
+ * racing the fill on another CPU is not followed. A rule-wide refusal of
+ * a rule that does not match on the source is also kept for any source
+ * (WEIR_CACHE_ANY): a spoofed flood's packets meet it whatever their source.
  *
  * What a dropped packet counts is what a refusal counts: the global
  * dropped (and cached) counter, its rule's drop, and its bucket's drop
@@ -64,11 +66,21 @@ WR_UNROLL
 	return (h >> (32 - WEIR_REFUSED_SHIFT)) & (WEIR_REFUSED_SLOTS - 1);
 }
 
+/* The slot of an any-source refusal of packets like p (its protocol and destination port). */
+static __always_inline __u32 refused_slot_any(const struct wr_pkt *p)
+{
+	__u32 h = (((__u32)p->dport | (__u32)p->proto << 16) ^ 0xa5a5u) * 0x85ebca6bu;
+
+	return (h >> (32 - WEIR_REFUSED_SHIFT)) & (WEIR_REFUSED_SLOTS - 1);
+}
+
 /*
  * A drop the slot took, counted on its bucket as the walk counts a refusal
- * (note_drop: batched per CPU, an event if the bucket had been quiet), if
- * the bucket is still there: a way of wr_state may hold another key by
- * now, whose drops these are not. Global: verified once, off weir_core.
+ * (note_drop: batched per CPU, an event if the bucket had been quiet). 1
+ * when counted; 0 when the per-source bucket is gone (its way holds
+ * another key or none: evicted, which reads as a full bucket): the slot
+ * is emptied and the packet goes the full path. Global: verified once, off
+ * weir_core.
  */
 __noinline int wr_refused_note(__u32 slot)
 {
@@ -82,7 +94,7 @@ __noinline int wr_refused_note(__u32 slot)
 
 	cfg = bpf_map_lookup_elem(&wr_config, &idx);
 	if (!e || !cfg)
-		return 0;
+		return 1;
 	now = clock_now(cfg, e->precise);
 	idx = e->loc;
 	if (!e->key.family) {
@@ -92,18 +104,20 @@ __noinline int wr_refused_note(__u32 slot)
 			note_drop(st, now, NULL, e->uid, e->li, 0, idx);
 			e->noted = now;
 		}
-		return 0;
+		return 1;
 	}
 	set = bpf_map_lookup_elem(&wr_state, &idx);
 	if (!set)
-		return 0;
+		return 1;
 	w = &set->way[e->way & (WEIR_WAYS - 1)];
 	if (READ_ONCE(*way_word(w, 0)) != key_word(&e->key, 0) ||
-	    *way_word(w, 1) != key_word(&e->key, 1) || *way_word(w, 2) != key_word(&e->key, 2))
+	    *way_word(w, 1) != key_word(&e->key, 1) || *way_word(w, 2) != key_word(&e->key, 2)) {
+		e->until = 0;
 		return 0;
+	}
 	note_drop(&w->st, now, &e->key, e->uid, e->li, 0, 0);
 	e->noted = now;
-	return 0;
+	return 1;
 }
 
 /*
@@ -151,12 +165,19 @@ static __always_inline __u32 refused_find(const struct wr_pkt *p, const struct w
 {
 	__u32 slot = refused_slot(p);
 	struct weir_refused *e = bpf_map_lookup_elem(&wr_refused, &slot);
-	__u64 now;
+	__u64 sig = wr_refused_sig(p), now;
 
-	if (!e || e->gen != cfg->cache_gen || e->sig != wr_refused_sig(p) ||
-	    e->saddr[0] != p->saddr[0] || e->saddr[1] != p->saddr[1] ||
-	    e->saddr[2] != p->saddr[2] || e->saddr[3] != p->saddr[3])
-		return WEIR_REFUSED_SLOTS;
+	if (!e || e->gen != cfg->cache_gen || e->sig != sig || e->saddr[0] != p->saddr[0] ||
+	    e->saddr[1] != p->saddr[1] || e->saddr[2] != p->saddr[2] ||
+	    e->saddr[3] != p->saddr[3]) {
+		/* Not this source's: a refusal of any source's packets like it? */
+		if (!(cfg->cache_on & WEIR_CACHE_ANY))
+			return WEIR_REFUSED_SLOTS;
+		slot = refused_slot_any(p);
+		e = bpf_map_lookup_elem(&wr_refused, &slot);
+		if (!e || e->gen != cfg->cache_gen || e->sig != (sig | WEIR_REFUSED_ANY))
+			return WEIR_REFUSED_SLOTS;
+	}
 	now = clock_now(cfg, e->precise);
 	if (now >= e->until)
 		return WEIR_REFUSED_SLOTS;
@@ -178,11 +199,11 @@ __noinline int wr_refused_fill(struct wr_eval *ev)
 	const struct weir_config *cfg;
 	const struct weir_ruleset *rs;
 	const struct weir_rule *r;
-	struct weir_key key, best = {};
+	struct weir_key key;
 	struct weir_refused *e;
 	struct weir_set *set;
-	__u64 now, until = 0, tat, inc, t;
-	__u32 zero = 0, idx, cell, ri, li, w, loc = 0, way = 0, bli = 0, slot;
+	__u64 now, until = 0, until_a = 0, tat, inc, t;
+	__u32 zero = 0, idx, cell, ri, li, w, loc = 0, way = 0, bli = 0, slot, loc_a = 0, li_a = 0;
 
 	if (!ev || ev->refused < 0)
 		return 0;
@@ -240,7 +261,34 @@ __noinline int wr_refused_fill(struct wr_eval *ev)
 			loc = at;
 			way = aw;
 			bli = li;
-			best = key;
+		}
+		if (l->key == WEIR_KEY_ALL && t > until_a) {
+			until_a = t;
+			loc_a = at;
+			li_a = li;
+		}
+	}
+	/*
+	 * A rule-wide bucket refuses every packet the rule matches, and a rule
+	 * that does not match on the source matches every source's packet like
+	 * this one: its refusal holds for all of them (a spoofed flood).
+	 */
+	if ((cfg->cache_on & WEIR_CACHE_ANY) && !(r->match & WEIR_M_SRC) && until_a > now) {
+		if (until_a - now > WEIR_REFUSED_MAX_NS)
+			until_a = now + WEIR_REFUSED_MAX_NS;
+		slot = refused_slot_any(&ev->pkt);
+		e = bpf_map_lookup_elem(&wr_refused, &slot);
+		if (e) {
+			__builtin_memset(e, 0, sizeof(*e));
+			e->sig = wr_refused_sig(&ev->pkt) | WEIR_REFUSED_ANY;
+			e->gen = cfg->cache_gen;
+			e->rule = ri;
+			e->slot = r->slot;
+			e->until = until_a;
+			e->loc = loc_a;
+			e->uid = r->uid;
+			e->li = li_a;
+			e->precise = clock_mode == WEIR_CLOCK_AUTO && (r->flags & WEIR_RF_PRECISE);
 		}
 	}
 	if (until <= now)
@@ -257,7 +305,12 @@ __noinline int wr_refused_fill(struct wr_eval *ev)
 	e->rule = ri;
 	e->slot = r->slot;
 	e->until = until;
-	e->key = best;
+	/* The winning bucket's key again (one key on this frame: the stack budget). */
+	bli &= WEIR_MAX_LIMITS - 1;
+	if (r->limits[bli].key == WEIR_KEY_ALL)
+		__builtin_memset(&e->key, 0, sizeof(e->key));
+	else
+		wr_make_key(r, bli, &r->limits[bli], &ev->pkt, &e->key);
 	e->loc = loc;
 	e->uid = r->uid;
 	e->way = way;
@@ -268,21 +321,25 @@ __noinline int wr_refused_fill(struct wr_eval *ev)
 }
 
 /*
- * A packet the first stage drops: counted on its rule and on its bucket as
- * a refusal. Its slot is e's (refused_find).
+ * A packet the first stage drops: counted on its bucket and its rule as a
+ * refusal. Its slot is e's (refused_find). 0 if the bucket turned out
+ * gone: the packet is not dropped here, but goes the full path. Within a
+ * batch of the slot's last look at its bucket (refused_wait) the bucket
+ * is not looked at, so an eviction is seen within WEIR_DROP_BATCH_NS.
  */
-static __always_inline void refused_hit(struct weir_refused *e, __u32 slot, __u32 len, __u64 now)
+static __always_inline int refused_hit(struct weir_refused *e, __u32 slot, __u32 len, __u64 now)
 {
 	struct weir_rule_stats *s;
 	__u32 sslot = e->slot;
 
+	if (!refused_wait(e, now) && !wr_refused_note(slot))
+		return 0;
 	s = bpf_map_lookup_elem(&wr_rule_stats, &sslot);
 	if (s) {
 		s->dropped_pkts++;
 		s->dropped_bytes += len;
 	}
-	if (!refused_wait(e, now))
-		wr_refused_note(slot);
+	return 1;
 }
 
 #endif /* WEIR_BPF_FIRST_H */

@@ -156,8 +156,7 @@ static __always_inline int weir_core(const void *data, const void *data_end, __u
 		__u64 cnow = 0;
 		__u32 cs = refused_find(&ev.pkt, cfg, &e, &cnow);
 
-		if (e && cs < WEIR_REFUSED_SLOTS) {
-			refused_hit(e, cs, ev.pkt.len, cnow);
+		if (e && cs < WEIR_REFUSED_SLOTS && refused_hit(e, cs, ev.pkt.len, cnow)) {
 			gcount(g, WEIR_G_CACHED);
 			why = WR_WHY(WEIR_CR_RULE, (e->rule & (WEIR_MAX_RULES - 1)) + 1, 0);
 			goto drop;

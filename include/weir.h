@@ -471,8 +471,9 @@ struct weir_config {
 	 */
 	__u32 cache_gen;
 	/*
-	 * The live rule set has a cell the cache may hold refusals of
-	 * (cache_cells), and the operator has not switched it off.
+	 * enum weir_cache_bits: the live rule set has a cell the cache may
+	 * hold refusals of (cache_cells), and the operator has not switched it
+	 * off; 0 otherwise.
 	 */
 	__u32 cache_on;
 	/* `set first-stage off` (`first-stage: off`): no refusal is cached. */
@@ -604,6 +605,19 @@ _Static_assert(sizeof(struct weir_key) == 24, "weir_key layout");
  * with these header fields (everything a cacheable rule matches on) is
  * refused by rule `rule` until `until`, under config generation gen.
  */
+/* weir_config.cache_on */
+enum weir_cache_bits {
+	WEIR_CACHE_SRC = 1 << 0,	/* per-source refusals */
+	/*
+	 * Refusals of any source's packets: a rule that does not match on the
+	 * source has a rule-wide limit (wr_ruleset_caches), whose refusal of
+	 * one packet holds for every packet alike (bpf/first.h). The lookup
+	 * of their slot costs the sets without such a rule nothing.
+	 */
+	WEIR_CACHE_ANY = 1 << 1,
+};
+/* weir_refused.sig of an any-source refusal (saddr all 0) */
+#define WEIR_REFUSED_ANY	(1ULL << 63)
 #define WEIR_REFUSED_SHIFT	12
 #define WEIR_REFUSED_SLOTS	(1U << WEIR_REFUSED_SHIFT)
 /*

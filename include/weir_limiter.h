@@ -568,15 +568,29 @@ static inline int wr_ruleset_index(struct weir_ruleset *rs, struct wr_idx_full *
 	return -WR_E2BIG;
 }
 
-/* Has rs a cell whose refusals the first stage may hold (weir_config.cache_on)? */
-static inline int wr_ruleset_caches(const struct weir_ruleset *rs)
+/*
+ * What of rs's refusals the first stage may hold (weir_config.cache_on,
+ * enum weir_cache_bits): per source if a cell is cacheable, and of any
+ * source if a cacheable rule that does not match on the source has a
+ * rule-wide limit.
+ */
+static inline __u32 wr_ruleset_caches(const struct weir_ruleset *rs)
 {
-	__u32 i;
+	__u32 i, li, bits = 0;
 
 	for (i = 0; i < WEIR_IDX_CELLS / 64; i++)
 		if (rs->cache_cells[i])
-			return 1;
-	return 0;
+			bits = WEIR_CACHE_SRC;
+	for (i = 0; bits && i < rs->nr_rules && i < WEIR_MAX_RULES; i++) {
+		const struct weir_rule *r = &rs->rules[i];
+
+		if ((r->match & WEIR_M_SRC) || !wr_rule_cacheable(r))
+			continue;
+		for (li = 0; li < WEIR_MAX_LIMITS && li < r->nr_limits; li++)
+			if (r->limits[li].key == WEIR_KEY_ALL)
+				bits |= WEIR_CACHE_ANY;
+	}
+	return bits;
 }
 
 /*

@@ -67,9 +67,14 @@ static int model_admits(const struct weir_limit *l, const struct mkey *k, __u64 
 static __u64 trace_against_model(const struct weir_rule *r, int agg, int nsrc, int n,
 				 __u64 seed)
 {
-	struct mkey src[8] = {}, all = {};
+	struct mkey *src = calloc(nsrc, sizeof(*src)), all = {};
 	__u64 now = T0, drops = 0, next_s, next_a;
 	uint64_t rng = seed;
+
+	if (!src) {
+		CHECK_FAIL("out of memory");
+		return 0;
+	}
 	int i, bad = 0, got, want;
 	struct frame f;
 
@@ -98,6 +103,7 @@ static __u64 trace_against_model(const struct weir_rule *r, int agg, int nsrc, i
 				   (unsigned long long)(now - T0), got ? "passed" : "dropped",
 				   want ? "pass" : "drop");
 	}
+	free(src);
 	CHECK(!bad, "%d of %d verdicts differ from the limits'", bad, n);
 	CHECK_EQ(g(WEIR_G_DROPPED), drops);
 	CHECK_EQ(rstat(0).dropped_pkts, drops);
@@ -120,7 +126,7 @@ HARNESS_CASE(cache_verdicts_per_source)
 
 	(void)r;
 	commit();
-	CHECK_EQ(cfg_get().cache_on, 1);
+	CHECK_EQ(cfg_get().cache_on, WEIR_CACHE_SRC);
 	cached = trace_against_model(&rs.rules[0], 0, 3, 3000, 0x1234);
 	printf("# per source: %llu of 3000 dropped by the cache\n", (unsigned long long)cached);
 }
@@ -135,6 +141,54 @@ HARNESS_CASE(cache_verdicts_two_limits)
 	commit();
 	cached = trace_against_model(&rs.rules[0], 1, 4, 3000, 0x9876);
 	printf("# two limits: %llu of 3000 dropped by the cache\n", (unsigned long long)cached);
+}
+
+/*
+ * A spoofed flood: a random source per packet (of 65536) under a rule-wide
+ * limit and a per-source one. The per-source slots rarely meet a source
+ * twice; the rule-wide bucket's refusal holds for any source's packet
+ * (WEIR_CACHE_ANY), so the cache still takes most refusals, and every
+ * verdict is still the limits'.
+ */
+HARNESS_CASE(cache_verdicts_spoofed_sources)
+{
+	struct weir_rule *r = udp_rule(53, 10, 2);
+	__u64 cached;
+
+	/* Second: the model checks limits[1] as the rule-wide one. */
+	new_limit(r, WEIR_ALGO_GCRA, 50, 0, 5, WEIR_COST_PKT, WEIR_KEY_ALL, 32, 128);
+	commit();
+	CHECK_EQ(cfg_get().cache_on, WEIR_CACHE_SRC | WEIR_CACHE_ANY);
+	cached = trace_against_model(&rs.rules[0], 1, 65536, 4000, 0x5eed);
+	printf("# spoofed: %llu of 4000 dropped by the cache\n", (unsigned long long)cached);
+}
+
+/*
+ * A rule that matches on the source: its rule-wide refusal holds only for
+ * its sources, so nothing is cached for any source, and a source outside
+ * it is never dropped.
+ */
+HARNESS_CASE(cache_any_source_not_for_src_rules)
+{
+	struct weir_rule *r = udp_rule(53, 1000, 1000);
+	struct frame in, out;
+
+	match_src4(r, SRC_A, 24);
+	r->limits[0].key = WEIR_KEY_ALL;
+	r->limits[0].rate = 1;
+	r->limits[0].burst = 1;
+	r->limits[0].interval_fp = wr_gcra_interval(1);
+	r->limits[0].tolerance = wr_gcra_tolerance(r->limits[0].interval_fp, 1, WEIR_COST_PKT);
+	r->limits[0].agg_slot = next_agg++;
+	commit();
+	CHECK_EQ(cfg_get().cache_on, WEIR_CACHE_SRC);
+	udp4_to(&in, SRC_A, 53);
+	udp4_to(&out, SRC_C, 53);
+	CHECK_EQ(xmit(&in), 1);
+	CHECK_EQ(xmit_n(&in, 10), 0);
+	CHECK_EQ(g(WEIR_G_CACHED), 9);
+	CHECK_EQ(xmit_n(&out, 10), 10);
+	CHECK_EQ(g(WEIR_G_NO_RULE), 10);
 }
 
 /* The same through the TC entry. */
@@ -290,17 +344,48 @@ HARNESS_CASE(cache_drops_counted_on_bucket)
 	}
 	CHECK(st.drops == 101, "the bucket counts %llu drops of 101", (unsigned long long)st.drops);
 
-	/* The rule-wide one: SRC_B and SRC_C, each cached after its first refusal. */
+	/*
+	 * The rule-wide one: SRC_B's first refusal fills its slot and the
+	 * any-source slot (the rule does not match on the source), so every
+	 * packet of SRC_C is cached from the start.
+	 */
 	set_now(T0);
 	udp4_to(&f, SRC_B, 54);
 	CHECK_EQ(xmit(&f), 1);
 	CHECK_EQ(xmit_n(&f, 50), 0);
 	udp4_to(&f, SRC_C, 54);
 	CHECK_EQ(xmit_n(&f, 50), 0);
-	CHECK_EQ(g(WEIR_G_CACHED), 100 + 98);
+	CHECK_EQ(g(WEIR_G_CACHED), 100 + 49 + 50);
 	st = agg_get(&ra->limits[0]);
 	CHECK(st.drops == 100, "the rule-wide bucket counts %llu drops of 100",
 	      (unsigned long long)st.drops);
+}
+
+/*
+ * A bucket evicted while its refusal is cached (emptying its way stands in
+ * for eviction): the slot sees it at its next look at the bucket, within
+ * WEIR_DROP_BATCH_NS, and the source then meets a full bucket, as the walk
+ * would have let it at once.
+ */
+HARNESS_CASE(cache_sees_eviction)
+{
+	struct weir_rule *r = udp_rule(53, 1, 2);
+	struct weir_key k = key4(r, 0, SRC_A);
+	struct frame f;
+
+	commit();
+	udp4_to(&f, SRC_A, 53);
+	CHECK_EQ(xmit_n(&f, 5), 2);
+	CHECK_EQ(g(WEIR_G_CACHED), 2);
+	CHECK(!state_forget(&k), "no way holds the bucket");
+	/* Within the batch of the slot's last look: still the cached refusal. */
+	CHECK_EQ(xmit(&f), 0);
+	CHECK_EQ(g(WEIR_G_CACHED), 3);
+	set_now(T0 + WEIR_DROP_BATCH_NS);
+	CHECK_EQ(xmit_n(&f, 5), 2);
+	CHECK_EQ(g(WEIR_G_CACHED), 3 + 2);
+	CHECK_EQ(rstat(0).passed_pkts, 4);
+	CHECK_EQ(rstat(0).dropped_pkts, 7);
 }
 
 int main(void)

@@ -1766,6 +1766,8 @@ DP_CASE(dp_idle_refill)
 /*
  * An evicted bucket reads as full: eviction can only admit more, never less.
  * Emptying its way stands in for eviction (bpf_hostile.c evicts for real).
+ * The rule walk's own answer: the first stage off (it sees an eviction
+ * within a batch, bpf_cache.c cache_sees_eviction).
  */
 DP_CASE(dp_evicted_bucket_refills)
 {
@@ -1775,6 +1777,7 @@ DP_CASE(dp_evicted_bucket_refills)
 
 	r = add_rule(WEIR_ACT_DROP);
 	per_src(r, 1, 2);
+	CFG_SET(cache_off, 1);
 	commit();
 	udp4(&f, SRC_A, 53);
 	CHECK_EQ(xmit_n(&f, 5), 2);

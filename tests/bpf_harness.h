@@ -310,7 +310,7 @@ static inline int stage_rules(struct weir_config *c)
 	}
 	c->active = idx;
 	/* As wr_config_write and the commit do: a new cache generation, and whether it caches. */
-	c->cache_on = !c->cache_off && wr_ruleset_caches(&rs);
+	c->cache_on = c->cache_off ? 0 : wr_ruleset_caches(&rs);
 	c->cache_gen++;
 	return 0;
 }

@@ -108,7 +108,8 @@ enum path {
 	P_RULES8, P_RULES32, P_RULES64, P_RULES256, P_SPOOF,
 	P_HIT1, P_NEWFULL, P_COOKIE_SYN, P_COOKIE_ACK, P_COOKIE_ACK64,
 	P_REFL_OTHER, P_REFL_DROP, P_REFL_ANSWER, P_EGRESS_IDLE, P_EGRESS_REC,
-	P_TS_BASE, P_TS_HIT, P_TS_MISS, P_TS_NOSOCK, P_DROP_CACHED, NPATH,
+	P_TS_BASE, P_TS_HIT, P_TS_MISS, P_TS_NOSOCK, P_DROP_CACHED, P_SPOOF_D, P_SPOOF_D_CACHED,
+	NPATH,
 	/* Not a row of the paths' table: measured on its own instance (cold4, clock auto). */
 	P_COLD = NPATH,
 	/* Not rows either: P_SPOOF and P_DROP run by two CPUs at once (clock auto). */
@@ -170,6 +171,10 @@ static const struct {
 	  "lookup)", 0, XDP_DROP },
 	{ "drop_first_stage", "one rule, existing key, dropped by the first stage (its refusal "
 	  "cached; the drop row above: the same without the cache)", 0, XDP_DROP },
+	{ "spoof_distinct", "spoofed sources, a new one each packet, refused by a rule-wide limit "
+	  "(per all + per src; one run per packet)", 1, XDP_DROP },
+	{ "spoof_distinct_first_stage", "the same, dropped by the first stage (the rule-wide "
+	  "refusal cached for any source)", 1, XDP_DROP },
 };
 
 /* The row of P_COLD, beside the paths. */
@@ -223,6 +228,8 @@ static const struct {
 	  "dropped", P_TS_MISS, P_DROP, 0 },
 	{ "one source over its limit: dropped by the first stage / by the rule walk",
 	  P_DROP_CACHED, P_DROP, 0 },
+	{ "spoofed sources under a rule-wide limit: dropped by the first stage / by the rule walk "
+	  "(one run per packet)", P_SPOOF_D_CACHED, P_SPOOF_D, 0 },
 };
 #define NAIM (int)(sizeof(aims) / sizeof(aims[0]))
 
@@ -692,7 +699,7 @@ static int set_rules(struct inst *in, __u32 nr, const struct lim *lims, __u32 nl
 	 * The first stage's cache only where a row asks for it (once): the
 	 * other rows measure the path without it, as they did before it.
 	 */
-	cfg.cache_on = with_cache && wr_ruleset_caches(&rs);
+	cfg.cache_on = with_cache ? wr_ruleset_caches(&rs) : 0;
 	cfg.cache_gen++;
 	with_cache = false;
 	if (bpf_map_update_elem(in->rulesets, &zero, &rs, 0) ||
@@ -1159,7 +1166,7 @@ static double run_path(struct inst *in, int p, unsigned long round)
 	}
 
 	build_udp4(pkt, SRC4, BENCH_PORT);
-	with_reflect = p >= P_REFL_OTHER && p != P_EGRESS_IDLE && p != P_DROP_CACHED;
+	with_reflect = p >= P_REFL_OTHER && p != P_EGRESS_IDLE && p < P_DROP_CACHED;
 	switch (p) {
 	case P_REFL_OTHER:
 		err = set_rules(in, 1, &open, 1);
@@ -1347,6 +1354,15 @@ static double run_path(struct inst *in, int p, unsigned long round)
 	case P_SPOOF:
 		err = set_rules(in, 1, spoof, 2);
 		break;
+	case P_SPOOF_D:
+	case P_SPOOF_D_CACHED:
+		with_cache = p == P_SPOOF_D_CACHED;
+		err = set_rules(in, 1, spoof, 2);
+		/* The first packet takes the rule-wide token; every later one is refused. */
+		if (err || run_once(in->prog, len) < 0)
+			return -1;
+		return run_distinct4(in->prog, 0xc6140000 + (round % 2) * distinct, distinct,
+				     paths[p].verdict);
 	case P_HIT1:
 		/* The same cold start as the new key below, for an existing key. */
 		err = set_rules(in, 1, &open, 1);

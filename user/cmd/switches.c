@@ -6,10 +6,8 @@
  */
 #include <errno.h>
 #include <stdbool.h>
-#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
-#include "weir_limiter.h"
 #include "lib/libweir.h"
 #include "cmd/cmd.h"
 
@@ -78,26 +76,6 @@ struct set_arg {
 	const char *what, *val;
 };
 
-/*
- * The first stage on or off: on, it caches refusals where the live rule
- * set has a cell it may (weir_config.cache_on, as a commit sets it).
- */
-static int set_first_stage(const struct wr_maps *m, struct weir_config *cfg, bool off)
-{
-	struct weir_ruleset *rs;
-
-	cfg->cache_off = off;
-	cfg->cache_on = 0;
-	if (off)
-		return 0;
-	rs = wr_live_get(m);
-	if (!rs)
-		return -EIO;
-	cfg->cache_on = wr_ruleset_caches(rs);
-	free(rs);
-	return 0;
-}
-
 static int apply_set(const struct wr_maps *m, struct weir_config *cfg, void *arg)
 {
 	struct set_arg *s = arg;
@@ -105,7 +83,7 @@ static int apply_set(const struct wr_maps *m, struct weir_config *cfg, void *arg
 	if (!strcmp(s->what, "first-stage")) {
 		if (strcmp(s->val, "on") && strcmp(s->val, "off"))
 			goto bad;
-		return set_first_stage(m, cfg, !strcmp(s->val, "off"));
+		return wr_first_stage_set(m, cfg, !strcmp(s->val, "off"));
 	}
 	if (!strcmp(s->what, "fail")) {
 		if (!strcmp(s->val, "open"))

@@ -116,17 +116,8 @@ static int apply_lists(const struct wr_maps *m, const struct wr_cfg *c)
 	sc.fail_closed = c->fail_closed;
 	sc.malformed_pass = c->malformed_pass;
 	/* After the rule set's commit, which set cache_on under the old switch. */
-	sc.cache_off = c->first_stage_off;
-	sc.cache_on = 0;
-	if (!sc.cache_off) {
-		struct weir_ruleset *rs = wr_live_get(m);
-
-		if (!rs)
-			return -EIO;
-		sc.cache_on = wr_ruleset_caches(rs);
-		free(rs);
-	}
-	return wr_config_write(m, &sc);
+	err = wr_first_stage_set(m, &sc, c->first_stage_off);
+	return err ? err : wr_config_write(m, &sc);
 }
 
 /*

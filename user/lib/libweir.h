@@ -177,6 +177,8 @@ void wr_maps_reset(struct wr_maps *m);
 struct weir_ruleset *wr_live_get(const struct wr_maps *m);
 int wr_config_read(const struct wr_maps *m, struct weir_config *cfg);
 int wr_config_write(const struct wr_maps *m, const struct weir_config *cfg);
+/* `set first-stage on|off` into *cfg, cache_on from the live rule set. */
+int wr_first_stage_set(const struct wr_maps *m, struct weir_config *cfg, bool off);
 int wr_read_live(const struct wr_maps *m, struct weir_ruleset *rs);
 /*
  * session.c: a writer's session. Begin: a bpffs at the root, the root

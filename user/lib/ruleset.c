@@ -326,7 +326,7 @@ int wr_ruleset_commit(const struct wr_maps *m, struct weir_ruleset *next)
 		goto out;
 	}
 	cfg.active = idx;
-	cfg.cache_on = !cfg.cache_off && wr_ruleset_caches(next);
+	cfg.cache_on = cfg.cache_off ? 0 : wr_ruleset_caches(next);
 	err = wr_config_write(m, &cfg);
 	if (err)
 		goto out;
@@ -344,3 +344,23 @@ out:
 	return err;
 }
 
+/*
+ * The first stage on or off in *cfg (for the caller to write): on, it
+ * caches what the live rule set lets it (weir_config.cache_on, as a
+ * commit sets it).
+ */
+int wr_first_stage_set(const struct wr_maps *m, struct weir_config *cfg, bool off)
+{
+	struct weir_ruleset *rs;
+
+	cfg->cache_off = off;
+	cfg->cache_on = 0;
+	if (off)
+		return 0;
+	rs = wr_live_get(m);
+	if (!rs)
+		return -EIO;
+	cfg->cache_on = wr_ruleset_caches(rs);
+	free(rs);
+	return 0;
+}
