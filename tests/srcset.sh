@@ -147,6 +147,9 @@ limited "$got" || fail "country:DE: DE and NL arrived $got of $N"
 [ "$(wrj rule list | jq -r '.rules[0].src')" = country:DE ] ||
 	fail "-j: src $(wrj rule list | jq -c '.rules[0]')"
 wr rule list | grep -q "^de .* src country:DE " || fail "rule list: $(wr rule list)"
+# status: the set in force, its prefixes of each family (DE: a /24 and a /48).
+[ "$(wrj status | jq -c '.srcsets')" = '[{"set":"country:DE","prefixes4":1,"prefixes6":1,"slot":0}]' ] ||
+	fail "status: $(wrj status | jq -c '.srcsets')"
 expect_ok "del de" wr rule del de
 expect_ok "add notde" add notde '!country:de'
 got=$(both)
@@ -160,6 +163,7 @@ limited "${got#* } ${got% *}" || fail "asn:AS64497: DE and NL arrived $got of $N
 expect_ok "del nl" wr rule del nl
 got=$(both)
 [ "$got" = "$N $N" ] || fail "no rule: DE and NL arrived $got of $N"
+[ "$(wrj status | jq -c '.srcsets')" = '[]' ] || fail "status after del: $(wrj status | jq -c '.srcsets')"
 end_case srcset-country-asn
 
 # ---- a match feed: nothing by itself; a rule's set; its refresh moves the set ----

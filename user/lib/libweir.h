@@ -333,6 +333,8 @@ int wr_srcsets_refill(const struct wr_maps *m, const char *set, wr_srcset_resolv
 void wr_srcsets_release(const struct wr_maps *m, const struct weir_ruleset *live);
 /* Prefixes of family fam in slot slot (0 for an empty slot), or -errno. */
 long long wr_srcset_entries(const struct wr_maps *m, __u32 slot, int fam);
+/* `weir status`: rs's source sets, each with its prefixes in force. */
+void wr_srcset_status(const struct wr_maps *m, const struct weir_ruleset *rs);
 int wr_link_mode(int ifindex);	/* enum wr_attach_mode, or -ENOENT / -ENODEV (interface gone) */
 int wr_link_find_gone(const char *name);
 int wr_link_ids(int ifindex, __u32 *link_id, __u32 *prog_id, bool *clsact);

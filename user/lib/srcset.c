@@ -442,3 +442,22 @@ long long wr_srcset_entries(const struct wr_maps *m, __u32 slot, int fam)
 	close(fd);
 	return n;
 }
+
+void wr_srcset_status(const struct wr_maps *m, const struct weir_ruleset *rs)
+{
+	__u32 s;
+
+	open_array("srcsets");
+	print_text("source sets: %d\n", wr_srcset_count(rs));
+	for (s = 0; s < WEIR_MAX_SRCSETS; s++) {
+		if (!slot_named(rs, s))
+			continue;
+		open_object(NULL);
+		print_str("set", "  src %s:", rs->srcsets[s]);
+		print_s64("prefixes4", " %lld IPv4", wr_srcset_entries(m, s, 4));
+		print_s64("prefixes6", " and %lld IPv6 prefixes", wr_srcset_entries(m, s, 6));
+		print_u64("slot", " (slot %llu)\n", s);
+		close_object();
+	}
+	close_array();
+}
