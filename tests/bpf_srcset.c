@@ -234,7 +234,15 @@ HARNESS_CASE(srcset_placed_beside_live)
 	CHECK(bpf_map_lookup_elem(m.srcset4, &slot, &id) && errno == ENOENT,
 	      "slot %u kept its map after the release", slot);
 
-	/* A set that cannot be read: the load fails, naming it. */
+	/* A set the live rules have, unreadable now: it keeps what it held. */
+	next = rs;
+	next_list = "not a prefix\n";
+	CHECK_EQ(wr_srcsets_load(&m, &next, resolve, &calls, why, sizeof(why)), 0);
+	next_list = NULL;
+	CHECK_EQ(wr_srcset_entries(&m, next.rules[1].srcset, 4), 1);
+	CHECK_EQ(passed4(IP4(198, 18, 3, 5)), 1);
+
+	/* A new set that cannot be read: the load fails, naming it. */
 	next = rs;
 	CHECK_EQ(wr_srcset_put(&next, 1, "feed:broken", why, sizeof(why)), 0);
 	CHECK_EQ(wr_srcsets_load(&m, &next, resolve, &calls, why, sizeof(why)), -ENOENT);

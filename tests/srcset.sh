@@ -12,10 +12,13 @@
 #   other way round; asn:64497 the NL one; rule list and -j print the set
 #   as given;
 # - a feed with action match denies nothing by itself; `src feed:NAME`
-#   limits what it lists, and a refresh of the feed moves the set;
+#   limits what it lists, and a refresh of the feed moves the set; the
+#   feed cannot be deleted while a rule names it;
 # - the daemon: geo-db: and a rule with country:NL; a new database file
 #   (the countries swapped) is read by the daemon itself and the limit
-#   follows it without a command.
+#   follows it without a command; a config feed with action match, empty
+#   until its first fetch, refetched by the daemon when its file changed,
+#   and the rule's set follows it.
 set -u
 cd "$(dirname "$0")/.."
 . tests/lib.sh
@@ -182,6 +185,9 @@ echo 198.18.60.0/25 >"$TMP/list.txt"
 expect_ok "refresh" wr list feed refresh watch force
 got=$(both)
 limited "$got" || fail "feed:watch refreshed: DE and NL arrived $got of $N"
+bad "rule watched's source set" wr list feed del watch
+wrj list feed show | jq -e '.feeds[] | select(.name == "watch")' >/dev/null ||
+	fail "the feed went although a rule names it"
 expect_ok "del watched" wr rule del watched
 expect_ok "feed del" wr list feed del watch
 end_case srcset-feed-match
@@ -228,3 +234,59 @@ else
 	limited "$got" || fail "daemon, swapped database: DE and NL arrived $got of $N"
 fi
 end_case srcset-daemon-geo-db
+
+# ---- the daemon: a config feed with action match, refreshed by the daemon itself ----
+begin_case
+stop_daemons
+expect_ok "detach" wr detach all
+echo 198.18.60.0/24 >"$TMP/list2.txt"
+cat >"$TMP/feed.yaml" <<EOF2
+interfaces:
+  - name: $TAG-ra
+    mode: native
+  - name: $TAG-rb
+    mode: native
+metrics: off
+lists:
+  - name: watch2
+    file: $TMP/list2.txt
+    refresh: 10s
+    action: match
+rules:
+  - name: fed
+    proto: udp
+    dport: $PORT
+    src: feed:watch2
+    limits:
+      - rate: 5pps
+        burst: 5
+EOF2
+# seen N: the daemon said N times that it read a feed's source set anew (bounded wait).
+seen() {
+	local i
+	for i in $(seq 300); do
+		[ "$(grep -c "source sets: 1 read anew after a feed changed" "$TMP/f.log")" -ge "$1" ] &&
+			return 0
+		sleep 0.1
+	done
+	return 1
+}
+if ! start_daemon "$RCV" "$ROOT" "$TMP/feed.yaml" "$TMP/f.log"; then
+	fail "daemon did not start: $(tail -3 "$TMP/f.log")"
+elif ! seen 1; then
+	fail "the first fetch did not fill the set: $(tail -3 "$TMP/f.log")"
+else
+	# A match feed drops nothing by itself: only the rule limits what it lists.
+	got=$(both)
+	limited "$got" || fail "daemon, feed:watch2 (DE's /24): DE and NL arrived $got of $N"
+	echo 198.18.61.0/24 >"$TMP/list2.txt"
+	touch -d '+1 min' "$TMP/list2.txt"
+	if ! seen 2; then
+		fail "the daemon's refresh did not refill the set: $(tail -3 "$TMP/f.log")"
+	else
+		got=$(both)
+		limited "${got#* } ${got% *}" ||
+			fail "daemon, feed:watch2 refreshed (NL's /24): DE and NL arrived $got of $N"
+	fi
+fi
+end_case srcset-daemon-feed-refresh

@@ -179,6 +179,36 @@ static int cmd_add(int argc, char **argv, void *ctx)
 	return ret;
 }
 
+/* A live rule whose source set is feed NAME: -EBUSY, said; else 0. */
+static int feed_in_use(const char *name)
+{
+	struct weir_ruleset *rs;
+	struct wr_maps m;
+	char set[WEIR_SRCSET_LEN];
+	__u32 i;
+	int ret = 0;
+
+	/* Nothing loaded: no rule names it. */
+	if (!wr_is_loaded() || wr_maps_open(&m))
+		return 0;
+	rs = wr_live_get(&m);
+	snprintf(set, sizeof(set), "feed:%s", name);
+	for (i = 0; rs && i < rs->nr_rules && i < WEIR_MAX_RULES; i++) {
+		const struct weir_rule *r = &rs->rules[i];
+
+		if ((r->match & WEIR_M_SRCSET) &&
+		    !strcmp(rs->srcsets[r->srcset & WEIR_SRCSET_SLOT], set)) {
+			pr_err("feed %s is rule %s's source set (src %s): delete the rule first",
+			       name, rs->names[i], set);
+			ret = -EBUSY;
+			break;
+		}
+	}
+	free(rs);
+	wr_maps_close(&m);
+	return ret;
+}
+
 static int cmd_del(int argc, char **argv, void *ctx)
 {
 	struct wr_feed_def d;
@@ -201,6 +231,9 @@ static int cmd_del(int argc, char **argv, void *ctx)
 		pr_err("feed %s is the daemon config's: remove it there", d.name);
 		return -EPERM;
 	}
+	ret = feed_in_use(d.name);
+	if (ret)
+		return ret;
 	ret = wr_feed_remove(dir, d.name);
 	if (ret) {
 		pr_err("cannot remove feed %s: %s", d.name, strerror(-ret));

@@ -229,7 +229,7 @@ int wr_srcset_put(struct weir_ruleset *rs, __u32 i, const char *set, char *why, 
  * a new one takes a slot live does not name. Rewrites next's srcsets[] and
  * its rules' slots.
  */
-static int place(const struct weir_ruleset *live, struct weir_ruleset *next)
+static int place(const struct weir_ruleset *live, struct weir_ruleset *next, bool *kept)
 {
 	char (*old)[WEIR_SRCSET_LEN] = calloc(WEIR_MAX_SRCSETS, WEIR_SRCSET_LEN);
 	__u32 map[WEIR_MAX_SRCSETS], s, t, i;
@@ -249,7 +249,9 @@ static int place(const struct weir_ruleset *live, struct weir_ruleset *next)
 			if (slot_named(live, t) && !strcmp(live->srcsets[t], old[s]) &&
 			    !next->srcsets[t][0])
 				break;
-		if (t == WEIR_MAX_SRCSETS)
+		if (t < WEIR_MAX_SRCSETS)
+			kept[t] = true;
+		else
 			for (t = 0; t < WEIR_MAX_SRCSETS && taken[t]; t++)
 				;
 		if (t == WEIR_MAX_SRCSETS) {
@@ -341,6 +343,7 @@ int wr_srcset_fill(const struct wr_maps *m, __u32 slot, const struct wr_feed_set
 int wr_srcsets_load(const struct wr_maps *m, struct weir_ruleset *next, wr_srcset_resolve_fn fn,
 		    void *ctx, char *why, size_t len)
 {
+	bool kept[WEIR_MAX_SRCSETS] = {};
 	struct weir_ruleset *live;
 	__u32 s;
 	int err;
@@ -357,7 +360,7 @@ int wr_srcsets_load(const struct wr_maps *m, struct weir_ruleset *next, wr_srcse
 		return -ENOMEM;
 	err = wr_read_live(m, live);
 	if (!err)
-		err = place(live, next);
+		err = place(live, next, kept);
 	free(live);
 	if (err) {
 		snprintf(why, len, "cannot place the source sets: %s", strerror(-err));
@@ -369,6 +372,16 @@ int wr_srcsets_load(const struct wr_maps *m, struct weir_ruleset *next, wr_srcse
 		if (!slot_named(next, s))
 			continue;
 		err = fn(ctx, next->srcsets[s], &set, why, len);
+		/*
+		 * A set the live rules already have keeps what it holds when it
+		 * cannot be read now (a feed gone, the database moved): a change
+		 * to other rules does not fail on it. Only a new set must be read.
+		 */
+		if (err && kept[s]) {
+			pr_warn("%s; the set keeps what it held", why);
+			err = 0;
+			continue;
+		}
 		if (!err) {
 			err = wr_srcset_fill(m, s, &set);
 			if (err)
