@@ -413,4 +413,43 @@ struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } wr_verified SEC(".maps");
 
+/*
+ * Source sets of rules (`src feed:NAME`, `src country:..`, `src asn:..`),
+ * by slot (weir_rule.srcset): each slot an inner LPM trie of the set's
+ * prefixes, value 1. Written by the controller (user/lib/srcset.c): a
+ * new inner map filled whole, then swapped into its slot; a slot with no
+ * inner map is an empty set. The IPv4 key is struct weir_lpm4, the first
+ * 8 bytes of struct weir_lpm6, as the deny and allow tries have it.
+ */
+struct wr_srcset4_map {
+	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
+	__uint(max_entries, 1);
+	__uint(key_size, sizeof(struct weir_lpm4));
+	__uint(value_size, sizeof(__u8));
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+};
+struct wr_srcset6_map {
+	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
+	__uint(max_entries, 1);
+	__uint(key_size, sizeof(struct weir_lpm6));
+	__uint(value_size, sizeof(__u8));
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, WEIR_MAX_SRCSETS);
+	__type(key, __u32);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+	__array(values, struct wr_srcset4_map);
+} wr_srcset4 SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, WEIR_MAX_SRCSETS);
+	__type(key, __u32);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+	__array(values, struct wr_srcset6_map);
+} wr_srcset6 SEC(".maps");
+
 #endif /* WEIR_BPF_MAPS_H */

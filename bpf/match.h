@@ -205,6 +205,38 @@ __noinline int wr_match_more_skb(struct __sk_buff *ctx, struct wr_eval *ev, stru
 }
 
 /*
+ * Is the source of p in source set `set` (weir_rule.srcset: its slot,
+ * WEIR_SRCSET_NOT inverting the answer)? One longest-prefix lookup in the
+ * slot's inner trie of p's family; a slot without an inner map is an empty
+ * set. Only rules with WEIR_M_SRCSET call it: a rule without a set costs
+ * one bit test. Global, so the verifier checks it once and match_one sees
+ * its answer as one unknown value; its frame (the key) is on a short chain
+ * of its own.
+ */
+__noinline int wr_srcset_match(const struct wr_pkt *p, __u32 set)
+{
+	struct weir_lpm6 k = { .plen = 128 };
+	__u32 slot = set & WEIR_SRCSET_SLOT;
+	void *inner;
+	int hit = 0;
+
+	if (!p)
+		return 0;
+	if (p->family == 4) {
+		/* The v4 trie reads the first 8 bytes of k: its plen and addr[0]. */
+		k.plen = 32;
+		k.addr[0] = p->saddr[0];
+		inner = bpf_map_lookup_elem(&wr_srcset4, &slot);
+	} else {
+		__builtin_memcpy(k.addr, p->saddr, sizeof(k.addr));
+		inner = bpf_map_lookup_elem(&wr_srcset6, &slot);
+	}
+	if (inner && bpf_map_lookup_elem(inner, &k))
+		hit = 1;
+	return (set & WEIR_SRCSET_NOT) ? !hit : hit;
+}
+
+/*
  * The rule at position pos of ev->cell's list against ev->pkt: if it
  * matches, into m. ctx: the entry's context, an XDP one if xdp (a
  * constant), else a TC one.
@@ -220,6 +252,8 @@ static __always_inline void match_one(void *ctx, int xdp, const struct weir_rule
 	i = wr_cand_rule(rs, ev->cell, pos) & (WEIR_MAX_RULES - 1);
 	r = &rs->rules[i];
 	if (!wr_rule_match_base(r, &ev->pkt))
+		return;
+	if ((r->match & WEIR_M_SRCSET) && !wr_srcset_match(&ev->pkt, r->srcset))
 		return;
 	if (r->xmatch && !(xdp ? wr_match_more_xdp(ctx, ev, m, pos) :
 				  wr_match_more_skb(ctx, ev, m, pos)))

@@ -95,7 +95,28 @@ enum weir_match_bits {
 	WEIR_M_SRC = 1 << 3,
 	WEIR_M_TCPFLAGS = 1 << 4,
 	WEIR_M_ICMPTYPE = 1 << 5,
+	/*
+	 * The source is in source set `srcset` (`src feed:NAME`, `src
+	 * country:CC,..`, `src asn:N,..`): a longest-prefix lookup in the
+	 * slot's inner trie (bpf/match.h, wr_srcset_match), not in
+	 * wr_rule_match_base, which treats the bit as matching (a superset).
+	 */
+	WEIR_M_SRCSET = 1 << 6,
 };
+
+/*
+ * Source sets: slots of wr_srcset4/wr_srcset6 (bpf/maps.h), each an inner
+ * LPM trie of the set's prefixes. A rule set names at most half of them
+ * (WEIR_SET_SRCSETS), so a commit fills the slots of its new sets while
+ * the live set's stay untouched, as rule counter slots do.
+ */
+#define WEIR_MAX_SRCSETS	16
+#define WEIR_SET_SRCSETS	(WEIR_MAX_SRCSETS / 2)
+/* weir_rule.srcset: the slot in the low bits; WEIR_SRCSET_NOT matches sources outside it. */
+#define WEIR_SRCSET_SLOT	(WEIR_MAX_SRCSETS - 1)
+#define WEIR_SRCSET_NOT		0x80
+/* A source set as the rule gave it ("country:DE,NL"), its NUL included. */
+#define WEIR_SRCSET_LEN		128
 
 /*
  * The further fields a rule may match on (weir_rule.xmatch): what a flood's
@@ -248,7 +269,7 @@ struct weir_rule {
 	__u8 dscp;		/* 0 .. 63 */
 	__u8 nr_dst;		/* 1 .. WEIR_MAX_DST with WEIR_X_DST */
 	__u8 nr_pay;		/* 1 .. WEIR_MAX_PAY with WEIR_X_PAYLOAD */
-	__u8 pad2;
+	__u8 srcset;		/* with WEIR_M_SRCSET: slot | WEIR_SRCSET_NOT */
 	__u8 dst_family[WEIR_MAX_DST];	/* 4 or 6 */
 	__u32 dst_net[WEIR_MAX_DST][4];	/* network byte order, already masked; IPv4 in [0] */
 	__u32 dst_mask[WEIR_MAX_DST][4];
@@ -400,6 +421,13 @@ struct weir_ruleset {
 	__u64 cache_cells[WEIR_IDX_CELLS / 64];
 	char names[WEIR_MAX_RULES][WEIR_NAME_LEN];	/* read by userspace only */
 	struct weir_ban bans[WEIR_MAX_RULES][WEIR_MAX_LIMITS];	/* read by userspace only */
+	/*
+	 * Each source set slot's set as the rules gave it ("feed:NAME",
+	 * "country:DE,NL", "asn:64496"; no "!"), "" for a slot the set does
+	 * not use. Read by userspace only: the printer, and the commit that
+	 * places a new set's source sets (user/lib/srcset.c).
+	 */
+	char srcsets[WEIR_MAX_SRCSETS][WEIR_SRCSET_LEN];
 };
 
 /* Global switches, wr_config[0]. Written by the controller. */

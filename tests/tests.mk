@@ -26,8 +26,8 @@ $(addprefix $(TEST_OUT)/,$(C_UNIT_SUITES)): $(TEST_OUT)/%: tests/%.c include/*.h
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(USER_CFLAGS) -Itests $< -o $@ -lm
 
-# Suites of the BPF object that also call libweir (its feed map builder).
-C_BPF_LIB_SUITES := bpf_feeds
+# Suites of the BPF object that also call libweir (its feed map and source set builders).
+C_BPF_LIB_SUITES := bpf_feeds bpf_srcset
 $(addprefix $(TEST_OUT)/,$(filter-out $(C_BPF_LIB_SUITES),$(C_BPF_SUITES))): $(TEST_OUT)/%: tests/%.c $(SKELS) include/*.h tests/check.h \
 					  tests/packet.h tests/bpf_harness.h \
 					  user/lib/kernel_features.h | $(TEST_OUT)

@@ -30,7 +30,7 @@ LIB_LAYERS = [
     ["pins", "tcpdiag", "match_fields", "limit_keys", "penalty", "reflect"],
     ["loader", "state", "egress"],
     ["maps", "conns"],
-    ["lists", "feeds", "cookie", "rules", "shed", "ifstats"],
+    ["lists", "feeds", "srcset", "cookie", "rules", "shed", "ifstats"],
     ["session"],
     ["xdpmulti"],
     ["links"],

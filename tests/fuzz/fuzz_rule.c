@@ -119,17 +119,20 @@ static void check_rule(const struct weir_rule *r, const char *name)
 }
 
 /* What `weir rule list` prints for r, as text. */
-static char *print_rule(const struct weir_rule *r, const char *name)
+static char *print_rule(const struct weir_rule *r, const char *name, const char *srcset)
 {
 	static struct weir_ruleset rs;
 	FILE *saved = stdout, *mem;
-	char *buf = NULL;
+	char *buf = NULL, why[200];
 	size_t len = 0;
 
 	memset(&rs, 0, sizeof(rs));
 	rs.nr_rules = 1;
 	rs.rules[0] = *r;
 	snprintf(rs.names[0], WEIR_NAME_LEN, "%s", name);
+	/* A source set in the rule set's slot, as `rule add` puts it there. */
+	if (srcset[0] && wr_srcset_put(&rs, 0, srcset, why, sizeof(why)))
+		FAIL("source set \"%s\" not placed: %s", srcset, why);
 	mem = open_memstream(&buf, &len);
 	if (!mem)
 		abort();
@@ -143,7 +146,7 @@ static char *print_rule(const struct weir_rule *r, const char *name)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t n)
 {
 	char *s, *text, *w[MAX_WORDS], *w2[MAX_WORDS], name[WEIR_NAME_LEN] = "";
-	char name2[WEIR_NAME_LEN] = "";
+	char name2[WEIR_NAME_LEN] = "", set[WEIR_SRCSET_LEN], set2[WEIR_SRCSET_LEN];
 	struct weir_rule r, r2;
 	struct wr_perr pe;
 	int argc, argc2, err;
@@ -156,7 +159,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t n)
 	memcpy(s, data, n);
 	s[n] = '\0';
 	argc = split(s, n, w);
-	err = wr_rule_parse(argc, w, &r, NULL, name, &pe);
+	err = wr_rule_parse(argc, w, &r, NULL, set, name, &pe);
 	if (err) {
 		if (err > 0 || !pe.msg[0] || pe.word < -1 || pe.word >= argc)
 			FAIL("error %d, word %d of %d, message \"%s\"", err, pe.word, argc, pe.msg);
@@ -164,12 +167,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t n)
 		return 0;
 	}
 	check_rule(&r, name);
-	text = print_rule(&r, name);
+	text = print_rule(&r, name, set);
 	argc2 = split(text, strlen(text), w2);
-	err = wr_rule_parse(argc2, w2, &r2, NULL, name2, &pe);
+	err = wr_rule_parse(argc2, w2, &r2, NULL, set2, name2, &pe);
 	if (err)
 		FAIL("printed rule does not parse: %s", pe.msg);
-	if (strcmp(name, name2) || memcmp(&r, &r2, sizeof(r))) {
+	if (strcmp(name, name2) || strcmp(set, set2) || memcmp(&r, &r2, sizeof(r))) {
 		const unsigned char *a = (const void *)&r, *b = (const void *)&r2;
 		size_t off = 0;
 
@@ -178,7 +181,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t n)
 		FAIL("rule does not read back the same (struct weir_rule differs from byte %zu: "
 		     "%#x, read back %#x):\n  printed:   %s  read back: %s", off,
 		     off < sizeof(r) ? a[off] : 0, off < sizeof(r) ? b[off] : 0,
-		     print_rule(&r, name), print_rule(&r2, name2));
+		     print_rule(&r, name, set), print_rule(&r2, name2, set2));
 	}
 	free(text);
 	free(s);

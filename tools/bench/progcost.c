@@ -104,7 +104,8 @@ static const struct {
 };
 
 enum path {
-	P_NORULE, P_HIT, P_HITX, P_HITIF, P_HITSLOT, P_FLEET, P_DROP, P_V6, P_DST, P_FLOW, P_LIM4,
+	P_NORULE, P_HIT, P_HITX, P_HITIF, P_HITSLOT, P_HITCIDR, P_HITSET, P_FLEET, P_DROP, P_V6,
+	P_DST, P_FLOW, P_LIM4,
 	P_RULES8, P_RULES32, P_RULES64, P_RULES256, P_SPOOF,
 	P_HIT1, P_NEWFULL, P_COOKIE_SYN, P_COOKIE_ACK, P_COOKIE_ACK64,
 	P_REFL_OTHER, P_REFL_DROP, P_REFL_ANSWER, P_EGRESS_IDLE, P_EGRESS_REC,
@@ -129,6 +130,10 @@ static const struct {
 	{ "hit_iface", "the same, the rule with iface (the packet's own, lo)", 0, XDP_PASS },
 	{ "hit_ifcount", "one rule, existing key, admitted, lo with a counter slot (per-interface "
 	  "counters; the other rows: lo has none)", 0, XDP_PASS },
+	{ "hit_src_cidr", "one rule with src a CIDR (198.18.0.0/15), existing key, admitted", 0,
+	  XDP_PASS },
+	{ "hit_src_set", "the same rule with src a set of 10000 prefixes (src country:.., "
+	  "asn:.., feed:..: one LPM lookup)", 0, XDP_PASS },
 	{ "fleet_hit", "the same, fleet scope, key tracked for the fleet sync", 0, XDP_PASS },
 	{ "drop", "one rule, existing key, dropped", 0, XDP_DROP },
 	{ "v6_64", "IPv6 /64 key, existing, admitted", 0, XDP_PASS },
@@ -203,6 +208,8 @@ static const struct {
 	  0 },
 	{ "one rule with iface / the same rule without it", P_HITIF, P_HIT, 0 },
 	{ "one rule, the interface counted / not", P_HITSLOT, P_HIT, 0 },
+	{ "one rule, src a set of 10000 prefixes / the same rule with src a CIDR", P_HITSET,
+	  P_HITCIDR, 0 },
 	{ "fleet scope, tracked key / the same limit per host", P_FLEET, P_HIT, FLEET_AIM },
 	{ "4 limits on one rule / one limit", P_LIM4, P_HIT, 2.0 },
 	{ "one rule per dst / per src", P_DST, P_HIT, 0 },
@@ -559,6 +566,14 @@ static void fill_limit(struct weir_limit *l, const struct lim *s, __u16 agg_slot
 static int xfields;
 /* set_rules gives its last rule `iface lo`: test_run's XDP packets arrive on lo (1). */
 static int xiface;
+/*
+ * set_rules gives its last rule a source match: 1 `src 198.18.0.0/15`, 2
+ * the source set in slot 0 of wr_srcset4 (srcset_fill: 10000 /32s, SRC4
+ * among them), as `src country:..` is after a commit.
+ */
+static int xsrc;
+/* The source set's prefixes: 198.18.0.0 + i, /32 each. */
+#define SRCSET_N	10000
 
 static void set_fields(struct weir_rule *r)
 {
@@ -660,6 +675,16 @@ static int set_rules(struct inst *in, __u32 nr, const struct lim *lims, __u32 nl
 			if (tcp_mode == 2)
 				r->flags |= WEIR_RF_TCP_STATE;
 		}
+		if (last && xsrc == 1) {
+			r->match |= WEIR_M_SRC | WEIR_M_FAMILY;
+			r->family = 4;
+			r->src_plen = 15;
+			r->src_mask[0] = htonl(0xfffe0000u);
+			r->src_net[0] = htonl(SRC4 & 0xfffe0000u);
+		} else if (last && xsrc == 2) {
+			r->match |= WEIR_M_SRCSET;
+			r->srcset = 0;
+		}
 		if (last && xiface) {
 			r->xmatch |= WEIR_X_IFACE;
 			r->ifindex = 1;		/* lo's, in every network namespace */
@@ -709,6 +734,30 @@ static int set_rules(struct inst *in, __u32 nr, const struct lim *lims, __u32 nl
 }
 
 static __u64 mono_ns(void);
+
+/* Slot 0 of in's wr_srcset4: an LPM trie of SRCSET_N /32s from 198.18.0.0, SRC4 among them. */
+static int srcset_fill(struct inst *in)
+{
+	LIBBPF_OPTS(bpf_map_create_opts, o, .map_flags = BPF_F_NO_PREALLOC);
+	__u32 slot = 0, i;
+	__u8 one = 1;
+	int fd, err = 0;
+
+	fd = bpf_map_create(BPF_MAP_TYPE_LPM_TRIE, "bench_srcset", sizeof(struct weir_lpm4), 1,
+			    SRCSET_N, &o);
+	if (fd < 0)
+		return -errno;
+	for (i = 0; !err && i < SRCSET_N; i++) {
+		struct weir_lpm4 k = { .plen = 32, .addr = htonl(0xc6120000u + i) };
+
+		if (bpf_map_update_elem(fd, &k, &one, 0))
+			err = -errno;
+	}
+	if (!err && bpf_map_update_elem(bpf_map__fd(in->skel->maps.wr_srcset4), &slot, &fd, 0))
+		err = -errno;
+	close(fd);
+	return err;
+}
 
 /*
  * The cookie paths' rule: `proto tcp dport BENCH_PORT tcp-flags syn limit
@@ -1264,6 +1313,20 @@ static double run_path(struct inst *in, int p, unsigned long round)
 		err = set_rules(in, 1, &open, 1);
 		xfields = 0;
 		set_fields_pkt(pkt);
+		/* Measured only if the rule does match: its first packet counted as passed. */
+		if (err)
+			return -1;
+		before = rule0_passed(in);
+		if (run_once(in->prog, len) < 0 || rule0_passed(in) <= before)
+			return -1;
+		return run_repeat(in->prog, len, paths[p].verdict);
+	case P_HITCIDR:
+	case P_HITSET:
+		xsrc = p == P_HITCIDR ? 1 : 2;
+		err = set_rules(in, 1, &open, 1);
+		xsrc = 0;
+		if (!err && p == P_HITSET)
+			err = srcset_fill(in);
 		/* Measured only if the rule does match: its first packet counted as passed. */
 		if (err)
 			return -1;

@@ -8,7 +8,8 @@
 #   reflect  tests/reflect.sh: the reflection preset, real DNS and NTP
 #            servers and clients under a spoofed flood
 #   BPF suites  the data-path, limits, hostile, shedding and SYN-cookie suites
-#            (and tcp-state's, bpf_tcpstate, when CHECKS names it)
+#            (and tcp-state's, bpf_tcpstate, and the source sets', bpf_srcset, when
+#            CHECKS names them)
 #   xdpmulti tests/xdpmulti.sh's cases that need libxdp's dispatcher: weir
 #            beside the real xdp-filter, native and generic, after its
 #            daemon died (freplace: Linux 5.10+)
@@ -92,7 +93,7 @@ cat >"$TMP/xdpmulti.sh" <<'EOF'
 export PATH=$PWD/build/deps/bin:$PATH BUILD=build WEIR=$PWD/build/weir
 XDPMULTI_DISPATCHER_ONLY=1 tests/run.sh tests/xdpmulti.sh
 EOF
-for c in bpf_datapath bpf_limits bpf_hostile bpf_shed bpf_cookie bpf_capture bpf_tcpstate; do
+for c in bpf_datapath bpf_limits bpf_hostile bpf_shed bpf_cookie bpf_capture bpf_tcpstate bpf_srcset; do
 	printf 'export BUILD=build\ntests/run.sh build/tests/%s\n' "$c" >"$TMP/$c.sh"
 done
 if [ "$DATAPATH_CASES" != all ]; then

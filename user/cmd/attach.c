@@ -223,7 +223,8 @@ int do_status(int argc, char **argv)
 
 		fprintf(help ? stdout : stderr, "Usage: weir status\n"
 			"  what is loaded and where: attachments and their modes, switches,\n"
-			"  rules, the per-source table, the clock and whether a capture runs\n");
+			"  rules, the per-source table, the clock, whether a capture runs and\n"
+			"  the rules' source sets\n");
 		return help ? 0 : -EINVAL;
 	}
 	if (!wr_is_loaded()) {
@@ -275,6 +276,7 @@ int do_status(int argc, char **argv)
 	print_str("clock", "clock: %s\n", clock >= 0 ? wr_clock_names[clock] : "unknown");
 	wr_capture_status(&m, &cfg);
 	wr_reflect_status(&m, rs);
+	wr_srcset_status(&m, rs);
 	open_array("interfaces");
 	n = wr_list_links(links, ARRAY_SIZE(links));
 	if (!n)

@@ -18,9 +18,9 @@ static void usage_feed(void)
 {
 	fprintf(wr_usage_out(),
 		"Usage: weir list feed add NAME url URL|file PATH [refresh DURATION] "
-		"[action deny|allow]\n"
+		"[action deny|allow|match]\n"
 		"       weir list feed add NAME geo DB [country CC,...] [asn N,...] "
-		"[refresh DURATION] [action deny|allow]\n"
+		"[refresh DURATION] [action deny|allow|match]\n"
 		"       weir list feed del NAME\n"
 		"       weir list feed show\n"
 		"       weir list feed refresh [NAME] [force]\n"
@@ -30,7 +30,8 @@ static void usage_feed(void)
 		"Spamhaus DROP/EDROP as text or JSON lines). Each fetch is validated whole\n"
 		"and swapped in at once; a failed fetch or a bad list keeps the previous one.\n"
 		"action: deny (default) drops its sources; allow passes them past every limit.\n"
-		"        The operator's own deny and allow lists come first.\n"
+		"        The operator's own deny and allow lists come first. match: neither;\n"
+		"        its sources are only what a rule's `src feed:NAME` matches.\n"
 		"refresh: how often the daemon fetches it again (default 1h; 10s to 7d);\n"
 		"         refresh here fetches now (force: without If-None-Match/If-Modified-Since).\n"
 		"geo: the networks of the countries (ISO 3166-1 alpha-2) and ASNs in a MaxMind\n"
@@ -56,6 +57,13 @@ static int rebuild(const char *dir, bool load)
 	if (lock < 0)
 		return lock;
 	ret = wr_feed_rebuild(&m, dir, &st, err, sizeof(err));
+	/* Rules whose source set is a feed read its list anew (srcset.c). */
+	if (!ret) {
+		int r = wr_srcsets_refresh(&m, dir, NULL, err, sizeof(err));
+
+		if (r < 0)
+			ret = r;
+	}
 	wr_write_end(&m, lock);
 	if (ret)
 		pr_err("%s", err);
@@ -119,7 +127,7 @@ static int cmd_add(int argc, char **argv, void *ctx)
 		} else if (!strcmp(w, "action")) {
 			d.action = wr_feed_action_parse(v);
 			if (d.action < 0) {
-				pr_err("invalid action \"%s\": deny or allow", v);
+				pr_err("invalid action \"%s\": deny, allow or match", v);
 				return -EINVAL;
 			}
 		} else {
@@ -171,6 +179,36 @@ static int cmd_add(int argc, char **argv, void *ctx)
 	return ret;
 }
 
+/* A live rule whose source set is feed NAME: -EBUSY, said; else 0. */
+static int feed_in_use(const char *name)
+{
+	struct weir_ruleset *rs;
+	struct wr_maps m;
+	char set[WEIR_SRCSET_LEN];
+	__u32 i;
+	int ret = 0;
+
+	/* Nothing loaded: no rule names it. */
+	if (!wr_is_loaded() || wr_maps_open(&m))
+		return 0;
+	rs = wr_live_get(&m);
+	snprintf(set, sizeof(set), "feed:%s", name);
+	for (i = 0; rs && i < rs->nr_rules && i < WEIR_MAX_RULES; i++) {
+		const struct weir_rule *r = &rs->rules[i];
+
+		if ((r->match & WEIR_M_SRCSET) &&
+		    !strcmp(rs->srcsets[r->srcset & WEIR_SRCSET_SLOT], set)) {
+			pr_err("feed %s is rule %s's source set (src %s): delete the rule first",
+			       name, rs->names[i], set);
+			ret = -EBUSY;
+			break;
+		}
+	}
+	free(rs);
+	wr_maps_close(&m);
+	return ret;
+}
+
 static int cmd_del(int argc, char **argv, void *ctx)
 {
 	struct wr_feed_def d;
@@ -193,6 +231,9 @@ static int cmd_del(int argc, char **argv, void *ctx)
 		pr_err("feed %s is the daemon config's: remove it there", d.name);
 		return -EPERM;
 	}
+	ret = feed_in_use(d.name);
+	if (ret)
+		return ret;
 	ret = wr_feed_remove(dir, d.name);
 	if (ret) {
 		pr_err("cannot remove feed %s: %s", d.name, strerror(-ret));

@@ -4,6 +4,7 @@
  * grammar and the rule set commit of lib/rules.c.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <linux/membarrier.h>
 #include <stdlib.h>
@@ -16,6 +17,7 @@
 #include "lib/libweir.h"
 #include "weir_limiter.h"
 #include "cmd/cmd.h"
+#include "integrations/feedstore.h"
 
 /* The usage of `weir rule`, written from the grammar's keyword table. */
 static void usage_rule(void)
@@ -89,14 +91,16 @@ static int rule_change(int argc, char **argv, bool add)
 	struct weir_ruleset *rs = NULL;
 	struct weir_rule r;
 	struct weir_ban bans[WEIR_MAX_LIMITS];
-	char name[WEIR_NAME_LEN] = "";
+	char name[WEIR_NAME_LEN] = "", srcset[WEIR_SRCSET_LEN] = "", why[400] = "";
+	char dir[PATH_MAX] = "";
+	struct wr_srcset_src src = { .dir = dir, .geo_db = wr_geo_db_default() };
 	struct wr_maps m;
 	int lock, err = 0, at;
 
 	if (add) {
 		struct wr_perr pe;
 
-		err = wr_rule_parse(argc, argv, &r, bans, name, &pe);
+		err = wr_rule_parse(argc, argv, &r, bans, srcset, name, &pe);
 		if (err) {
 			pr_err("%s", pe.msg);
 			if (argc < 1)
@@ -137,6 +141,13 @@ static int rule_change(int argc, char **argv, bool add)
 		memset(rs->names[rs->nr_rules], 0, WEIR_NAME_LEN);
 		strcpy(rs->names[rs->nr_rules], name);
 		rs->nr_rules++;
+		if (srcset[0]) {
+			err = wr_srcset_put(rs, rs->nr_rules - 1, srcset, why, sizeof(why));
+			if (err) {
+				pr_err("rule %s: %s", name, why);
+				goto out;
+			}
+		}
 	} else {
 		if (at < 0) {
 			pr_err("unknown rule \"%s\"", argv[0]);
@@ -154,11 +165,25 @@ static int rule_change(int argc, char **argv, bool add)
 		memset(rs->names[rs->nr_rules], 0, WEIR_NAME_LEN);
 		memset(rs->bans[rs->nr_rules], 0, sizeof(rs->bans[0]));
 	}
+	/* The rules' source sets filled before the set that names them goes live. */
+	if (wr_srcset_count(rs)) {
+		err = wr_feed_dir(dir, sizeof(dir));
+		if (!err)
+			err = wr_srcsets_load(&m, rs, wr_srcset_resolve, &src, why, sizeof(why));
+		else
+			snprintf(why, sizeof(why), "cannot open the feed store: %s",
+				 strerror(-err));
+		if (err) {
+			pr_err("rule %s: %s; nothing changed", name, why);
+			goto out;
+		}
+	}
 	err = wr_ruleset_commit(&m, rs);
 	if (err) {
 		pr_err("cannot commit the rule set: %s", strerror(-err));
 		goto out;
 	}
+	wr_srcsets_release(&m, rs);
 	print_text("%s rule %s\n", add ? "added" : "deleted", name);
 out:
 	free(rs);

@@ -42,7 +42,7 @@ struct wr_cfg_feed {
 	char geo[1024];			/* a MaxMind DB, as file, or empty */
 	char country[512];		/* geo: "DE,NL" */
 	char asn[512];			/* geo: "64496,AS64497" */
-	int action;			/* 0 deny, 1 allow */
+	int action;			/* 0 deny, 1 allow, 2 match (rules' src feed:NAME only) */
 	__u32 refresh_s;
 };
 
@@ -72,6 +72,8 @@ struct wr_cfg {
 	struct wr_cfg_fleet fleet;
 	struct wr_cfg_feed *feeds;	/* lists: */
 	int nr_feeds;
+	/* geo-db: the MaxMind DB of rules' `src country:..` and `src asn:..`; "" for none */
+	char geo_db[1024];
 	/*
 	 * tcp-state: { on: 1000, off: 100, hold: 30s }: `tcp-state auto` rules
 	 * check segments from a second in which the out-of-state rate (RSTs

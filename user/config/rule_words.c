@@ -258,7 +258,7 @@ static void load_rule(struct load *ld, const yaml_node_t *n, int idx, struct see
 	struct weir_rule r;
 	struct weir_ban bans[WEIR_MAX_LIMITS];
 	struct wr_perr pe;
-	char name[WEIR_NAME_LEN];
+	char name[WEIR_NAME_LEN], srcset[WEIR_SRCSET_LEN];
 	const char *s;
 	bool ok = true;
 	int i, nr, start;
@@ -321,16 +321,20 @@ static void load_rule(struct load *ld, const yaml_node_t *n, int idx, struct see
 	}
 	/* The whole rule only when every piece is good: otherwise it is noise. */
 	if (ok && !ld->oom) {
-		if (wr_rule_parse(w.n, w.w, &r, bans, name, &pe)) {
+		if (wr_rule_parse(w.n, w.w, &r, bans, srcset, name, &pe)) {
 			err_at(ld, pe.word >= 0 && pe.word < w.n ? w.m[pe.word] : n->start_mark,
 			       "%s", pe.msg);
 		} else if (idx < WEIR_MAX_RULES) {
 			struct weir_ruleset *rs = ld->cfg->rules;
+			char why[160];
 
 			rs->rules[idx] = r;
 			memcpy(rs->bans[idx], bans, sizeof(bans));
 			snprintf(rs->names[idx], WEIR_NAME_LEN, "%s", name);
 			rs->nr_rules = idx + 1;
+			/* Its source set in the file's set, as `rule add` puts it in the live one. */
+			if (srcset[0] && wr_srcset_put(rs, idx, srcset, why, sizeof(why)))
+				err_at(ld, n->start_mark, "rule %s: %s", name, why);
 		}
 	}
 	words_free(&w);

@@ -594,7 +594,7 @@ const struct cfg_section fleet_section = {
 	"fleet", fleet_keys, ARRAY_SIZE(fleet_keys), check_fleet
 };
 
-static const char *const feed_actions[] = { "deny", "allow" };
+static const char *const feed_actions[] = { "deny", "allow", "match" };
 const struct cfg_key feed_keys[FD_NR] = {
 	[FD_NAME] = { .name = "name", .kind = &k_fleet_name, FIELD_OF(struct wr_cfg_feed, name),
 		      .hint = "1-31 of A-Z a-z 0-9 _ - .", .need = "a feed needs a name" },
@@ -630,6 +630,9 @@ static const struct cfg_key top_keys[] = {
 	{ .name = "allow", .load = load_allow, .kind = &k_uint, FIELD(nr_allow) },
 	{ .name = "deny-files", .load = load_deny_files, .print = print_deny_files },
 	{ .name = "lists", .load = load_lists, .print = print_lists },
+	{ .name = "geo-db", .kind = &k_path, FIELD(geo_db), .json = "geo_db",
+	  .hint = "a MaxMind DB file for rules' src country: and asn: (relative: from the "
+		  "config's directory)" },
 	{ .name = "tables", .sub = &tables_section },
 	{ .name = "fail", .kind = &k_choice, FIELD(fail_closed), .words = fail_words,
 	  .max = ARRAY_SIZE(fail_words), .def = "open" },

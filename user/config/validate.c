@@ -720,7 +720,34 @@ void check_top(struct load *ld, const yaml_node_t *n, yaml_node_t *const *vals)
 	}
 	const yaml_node_t *deny = vals[key_index(&top_section, "deny")];
 	const yaml_node_t *allow = vals[key_index(&top_section, "allow")];
+	const yaml_node_t *geo = vals[key_index(&top_section, "geo-db")];
 	struct wr_cfg *cfg = ld->cfg;
+
+	/* geo-db as the daemon opens it; rules' country: and asn: sets need it. */
+	if (geo && cfg->geo_db[0] && cfg->geo_db[0] != '/') {
+		char *p = resolve(ld, cfg->geo_db);
+
+		if (p && strlen(p) < sizeof(cfg->geo_db))
+			strcpy(cfg->geo_db, p);
+		else if (p)
+			err_at(ld, geo->start_mark, "geo-db path too long");
+		free(p);
+	}
+	{
+		const struct weir_ruleset *rs = cfg->rules;
+		__u32 r;
+
+		for (r = 0; rs && !cfg->geo_db[0] && r < rs->nr_rules && r < WEIR_MAX_RULES; r++) {
+			const struct weir_rule *x = &rs->rules[r];
+			const char *set = rs->srcsets[x->srcset & WEIR_SRCSET_SLOT];
+
+			if ((x->match & WEIR_M_SRCSET) && strncmp(set, "feed:", 5)) {
+				err_at(ld, n->start_mark, "rule %s: src %s needs a geo database "
+				       "(geo-db: PATH)", rs->names[r], set);
+				break;
+			}
+		}
+	}
 
 	check_list_sizes(ld, deny ? deny : n, "deny", cfg->deny, cfg->nr_deny);
 	check_list_sizes(ld, allow ? allow : n, "allow", cfg->allow, cfg->nr_allow);

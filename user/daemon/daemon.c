@@ -374,9 +374,14 @@ static int apply(struct daemon *d)
 	}
 	memcpy(rs, d->cfg.rules, sizeof(*rs));
 	stamp_fleet(d, rs);
-	err = wr_ruleset_commit(&d->maps, rs);
+	/* Source sets filled before the rules that name them go live. */
+	err = feeds_srcsets(d, &d->maps, rs);
 	if (!err)
+		err = wr_ruleset_commit(&d->maps, rs);
+	if (!err) {
 		dlog("rule set %u in force: %u rules", rs->gen, rs->nr_rules);
+		feeds_srcsets_done(d, &d->maps, rs);
+	}
 	free(rs);
 	if (err) {
 		pr_err("cannot commit the rule set: %s", strerror(-err));

@@ -117,6 +117,19 @@ void bans_metrics(struct daemon *d, FILE *out);
  * fetches feeds as their refresh comes round; their metrics.
  */
 int feeds_apply(struct daemon *d, const struct wr_maps *m);
+/*
+ * The source sets of rs (the config's rules, about to be committed):
+ * the config's feeds in the store first, then each set placed and filled
+ * (a feed not fetched yet is an empty set until its first fetch). Under
+ * the root lock. 0, or -errno said (pr_err).
+ */
+int feeds_srcsets(struct daemon *d, const struct wr_maps *m, struct weir_ruleset *rs);
+/*
+ * rs went live: the slots it does not name emptied, and where its sets
+ * went kept in the config's rules, so a recommit (fleet_recommit) names
+ * the same slots.
+ */
+void feeds_srcsets_done(struct daemon *d, const struct wr_maps *m, const struct weir_ruleset *rs);
 int feeds_start(struct daemon *d);
 void feeds_stop(struct daemon *d);
 void feeds_metrics(FILE *out);

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/stat.h>
 #include <curl/curl.h>
 #include "daemon/daemon_int.h"
 #include "integrations/feedstore.h"
@@ -27,6 +28,9 @@ struct wr_feeds {
 	pthread_cond_t cv;
 	bool stop, kick;	/* under mu */
 	char dir[PATH_MAX];
+	/* The config's geo-db (under mu) and its mtime when the rules' sets last read it. */
+	char geo_db[PATH_MAX];
+	long long geo_mtime;
 };
 
 /* The config's feed c as the store's definition. */
@@ -39,7 +43,7 @@ static void def_of(const struct wr_cfg_feed *c, struct wr_feed_def *d)
 	snprintf(d->source, sizeof(d->source), "%s", c->url[0] ? c->url : c->geo[0] ? c->geo : c->file);
 	snprintf(d->countries, sizeof(d->countries), "%s", c->country);
 	snprintf(d->asns, sizeof(d->asns), "%s", c->asn);
-	d->action = c->action ? WEIR_FA_ALLOW : WEIR_FA_DENY;
+	d->action = c->action == 2 ? WR_FEED_MATCH : c->action ? WEIR_FA_ALLOW : WEIR_FA_DENY;
 	d->refresh_s = c->refresh_s;
 	d->config = true;
 }
@@ -117,6 +121,90 @@ int feeds_apply(struct daemon *d, const struct wr_maps *m)
 	return 0;
 }
 
+/* A file's mtime, or 0. */
+static long long mtime_of(const char *path)
+{
+	struct stat st;
+
+	return path[0] && !stat(path, &st) ? (long long)st.st_mtime : 0;
+}
+
+/* The store's resolver, but a feed not fetched yet is an empty set until it is. */
+static int daemon_resolve(void *ctx, const char *set, struct wr_feed_set *out, char *why,
+			  size_t len)
+{
+	int err = wr_srcset_resolve(ctx, set, out, why, len);
+
+	if (err == -ENODATA) {
+		dlog("%s; empty until its first fetch", why);
+		return 0;
+	}
+	return err;
+}
+
+int feeds_srcsets(struct daemon *d, const struct wr_maps *m, struct weir_ruleset *rs)
+{
+	char dir[PATH_MAX], why[400] = "";
+	struct wr_srcset_src src = { .dir = dir };
+	int err;
+
+	if (!wr_srcset_count(rs))
+		return 0;
+	src.geo_db = d->cfg.geo_db[0] ? d->cfg.geo_db : NULL;
+	err = wr_feed_dir(dir, sizeof(dir));
+	if (!err)
+		err = sync_store(dir, &d->cfg);
+	if (err) {
+		pr_err("cannot write the feed store: %s", strerror(-err));
+		return err;
+	}
+	err = wr_srcsets_load(m, rs, daemon_resolve, &src, why, sizeof(why));
+	if (err) {
+		pr_err("%s", why);
+		return err;
+	}
+	if (d->feeds) {
+		pthread_mutex_lock(&d->feeds->mu);
+		snprintf(d->feeds->geo_db, sizeof(d->feeds->geo_db), "%s", d->cfg.geo_db);
+		d->feeds->geo_mtime = mtime_of(d->cfg.geo_db);
+		pthread_mutex_unlock(&d->feeds->mu);
+	}
+	return 0;
+}
+
+void feeds_srcsets_done(struct daemon *d, const struct wr_maps *m, const struct weir_ruleset *rs)
+{
+	__u32 i;
+
+	wr_srcsets_release(m, rs);
+	memcpy(d->cfg.rules->srcsets, rs->srcsets, sizeof(rs->srcsets));
+	for (i = 0; i < rs->nr_rules && i < WEIR_MAX_RULES; i++)
+		d->cfg.rules->rules[i].srcset = rs->rules[i].srcset;
+}
+
+/* The live rules' source sets read anew: feed: sets, and geo ones too when geo is set. */
+static void srcsets_round(struct wr_feeds *w, bool feeds, const char *geo)
+{
+	struct wr_maps m;
+	char why[400] = "";
+	int lock = wr_lock(), n;
+
+	if (lock < 0) {
+		dlog("source sets: cannot lock %s: %s", opts.root, strerror(-lock));
+		return;
+	}
+	n = wr_maps_open(&m);
+	if (!n) {
+		n = wr_srcsets_refresh(&m, w->dir, geo, why, sizeof(why));
+		wr_maps_close(&m);
+	}
+	wr_unlock(lock);
+	if (n < 0)
+		dlog("source sets: %s", why[0] ? why : strerror(-n));
+	else if (n)
+		dlog("source sets: %d read anew after %s changed", n, feeds ? "a feed" : geo);
+}
+
 /* Fetch what is due; swap the maps when a list changed. */
 static void feeds_round(struct wr_feeds *w)
 {
@@ -181,6 +269,25 @@ static void feeds_round(struct wr_feeds *w)
 		else
 			dlog("feeds: %llu IPv4 and %llu IPv6 prefixes in force", st.prefixes4,
 			     st.prefixes6);
+		/* Rules' feed: sets follow their feeds. */
+		srcsets_round(w, true, NULL);
+	}
+	{
+		char geo[PATH_MAX];
+		long long was, now_m;
+
+		pthread_mutex_lock(&w->mu);
+		snprintf(geo, sizeof(geo), "%s", w->geo_db);
+		was = w->geo_mtime;
+		pthread_mutex_unlock(&w->mu);
+		now_m = mtime_of(geo);
+		/* A new geo database: the rules' country: and asn: sets read it again. */
+		if (geo[0] && now_m && now_m != was) {
+			pthread_mutex_lock(&w->mu);
+			w->geo_mtime = now_m;
+			pthread_mutex_unlock(&w->mu);
+			srcsets_round(w, false, geo);
+		}
 	}
 }
 
@@ -220,6 +327,9 @@ int feeds_start(struct daemon *d)
 		free(w);
 		return err;
 	}
+	/* The rules' geo sets were read at the apply before: from this database, as it is. */
+	snprintf(w->geo_db, sizeof(w->geo_db), "%s", d->cfg.geo_db);
+	w->geo_mtime = mtime_of(w->geo_db);
 	curl_global_init(CURL_GLOBAL_DEFAULT);
 	pthread_mutex_init(&w->mu, NULL);
 	pthread_cond_init(&w->cv, NULL);

@@ -85,12 +85,14 @@ int wr_feed_action_parse(const char *s)
 		return WEIR_FA_DENY;
 	if (!strcmp(s, "allow"))
 		return WEIR_FA_ALLOW;
+	if (!strcmp(s, "match"))
+		return WR_FEED_MATCH;
 	return -EINVAL;
 }
 
 const char *wr_feed_action_name(int action)
 {
-	return action == WEIR_FA_ALLOW ? "allow" : "deny";
+	return action == WEIR_FA_ALLOW ? "allow" : action == WR_FEED_MATCH ? "match" : "deny";
 }
 
 bool wr_feed_name_ok(const char *s)
@@ -722,6 +724,9 @@ int wr_feed_rebuild(const struct wr_maps *m, const char *dir, struct wr_feed_sta
 		/* An ended feed is out at once; its removal follows. */
 		if (defs[i].expires && defs[i].expires <= (long long)time(NULL))
 			continue;
+		/* A match feed is for rules' source sets (wr_srcset_resolve) only. */
+		if (defs[i].action == WR_FEED_MATCH)
+			continue;
 		ret = wr_feed_list_load(dir, &defs[i], &one, err, errlen);
 		if (ret == -ENOENT) {
 			ret = 0;	/* never fetched yet */
@@ -743,4 +748,136 @@ int wr_feed_rebuild(const struct wr_maps *m, const char *dir, struct wr_feed_sta
 	}
 	wr_feed_set_free(&all);
 	return ret;
+}
+
+const char *wr_geo_db_default(void)
+{
+	const char *e = getenv(WR_GEO_DB_ENV);
+
+	return e && *e ? e : WR_GEO_DB_DEFAULT;
+}
+
+/* One expanded network into a set (the action is the feed maps', unused here). */
+static int srcset_push(const struct wr_cidr *c, void *ctx)
+{
+	struct wr_feed_set *s = ctx;
+	struct wr_feed_entry *e;
+
+	if (s->n == s->cap) {
+		size_t cap = s->cap ? s->cap * 2 : 1024;
+
+		if (s->n >= WR_FEED_MAX_ENTRIES)
+			return -E2BIG;
+		e = realloc(s->v, cap * sizeof(*e));
+		if (!e)
+			return -ENOMEM;
+		s->v = e;
+		s->cap = cap;
+	}
+	e = &s->v[s->n++];
+	memset(e, 0, sizeof(*e));
+	e->family = c->family;
+	e->plen = c->plen;
+	memcpy(e->addr, c->addr, sizeof(e->addr));
+	return 0;
+}
+
+int wr_srcset_resolve(void *ctx, const char *set, struct wr_feed_set *out, char *why, size_t len)
+{
+	const struct wr_srcset_src *src = ctx;
+	struct wr_geo_query q = { 0 };
+	char err[300] = "";
+	int ret;
+
+	memset(out, 0, sizeof(*out));
+	if (!strncmp(set, "feed:", 5)) {
+		struct wr_feed_def d;
+
+		ret = src->dir ? wr_feed_def_load(src->dir, set + 5, &d) : -ENOENT;
+		if (ret == -ENOENT) {
+			snprintf(why, len, "src %s: unknown feed %s (weir list feed add %s ...)",
+				 set, set + 5, set + 5);
+			return -ENOENT;
+		}
+		if (ret) {
+			snprintf(why, len, "src %s: the feed's definition is unreadable: %s", set,
+				 strerror(-ret));
+			return ret;
+		}
+		ret = wr_feed_list_load(src->dir, &d, out, err, sizeof(err));
+		if (ret == -ENOENT) {
+			snprintf(why, len, "src %s: feed %s has no list yet (never fetched)", set,
+				 d.name);
+			ret = -ENODATA;
+		}
+		else if (ret)
+			snprintf(why, len, "src %s: %s", set, err);
+		return ret;
+	}
+	if (!src->geo_db || !src->geo_db[0]) {
+		snprintf(why, len, "src %s: no geo database (geo-db: in the config, or %s)", set,
+			 WR_GEO_DB_ENV);
+		return -ENOENT;
+	}
+	if (!strncmp(set, "country:", 8))
+		ret = wr_geo_parse_countries(set + 8, &q, err, sizeof(err));
+	else if (!strncmp(set, "asn:", 4))
+		ret = wr_geo_parse_asns(set + 4, &q, err, sizeof(err));
+	else
+		ret = -EINVAL, snprintf(err, sizeof(err), "not a source set");
+	if (ret) {
+		snprintf(why, len, "src %s: %s", set, err);
+		return ret;
+	}
+	ret = wr_geo_expand(src->geo_db, &q, srcset_push, out, err, sizeof(err));
+	if (ret == 0) {
+		snprintf(why, len, "src %s matches no network in %s", set, src->geo_db);
+		ret = -ENOENT;
+	} else if (ret < 0) {
+		snprintf(why, len, "src %s: %s", set, err);
+	}
+	if (ret < 0) {
+		wr_feed_set_free(out);
+		return ret;
+	}
+	return 0;
+}
+
+int wr_srcsets_refresh(const struct wr_maps *m, const char *dir, const char *geo_db, char *why,
+		       size_t len)
+{
+	struct wr_srcset_src src = { .dir = dir, .geo_db = geo_db };
+	struct weir_ruleset *live = calloc(1, sizeof(*live));
+	char err[400];
+	int ret, n = 0, r;
+	__u32 s;
+
+	if (!live)
+		return -ENOMEM;
+	ret = wr_read_live(m, live);
+	if (ret) {
+		snprintf(why, len, "cannot read the live rules: %s", strerror(-ret));
+		free(live);
+		return ret;
+	}
+	for (s = 0; s < WEIR_MAX_SRCSETS; s++) {
+		const char *set = live->srcsets[s];
+		int k;
+
+		if (!set[0] || (strncmp(set, "feed:", 5) && !geo_db))
+			continue;
+		/* Each set once: the first slot that holds it refills them all. */
+		for (k = 0; k < (int)s; k++)
+			if (!strcmp(live->srcsets[k], set))
+				break;
+		if (k < (int)s)
+			continue;
+		r = wr_srcsets_refill(m, set, wr_srcset_resolve, &src, err, sizeof(err));
+		if (r < 0)
+			pr_err("%s; the set keeps what it held", err);
+		else
+			n += r;
+	}
+	free(live);
+	return n;
 }

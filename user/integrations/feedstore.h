@@ -33,7 +33,7 @@ struct wr_feed_def {
 	bool geo;
 	char countries[WR_FEED_GEO_MAX];	/* "DE,NL" as given, or empty */
 	char asns[WR_FEED_GEO_MAX];		/* "64496,AS64497" as given, or empty */
-	int action;			/* WEIR_FA_DENY or WEIR_FA_ALLOW */
+	int action;			/* WEIR_FA_DENY, WEIR_FA_ALLOW or WR_FEED_MATCH */
 	__u32 refresh_s;
 	bool config;			/* the daemon's config defines it (else the CLI) */
 	/*
@@ -61,7 +61,7 @@ struct wr_feed_state {
 int wr_feed_dir(char *buf, size_t len);
 /* Every feed of the current root gone from the store (`weir detach all`). */
 int wr_feed_store_clear(void);
-/* "deny"/"allow" into WEIR_FA_*, -EINVAL otherwise; and back. */
+/* "deny"/"allow"/"match" into WEIR_FA_* or WR_FEED_MATCH, -EINVAL otherwise; and back. */
 int wr_feed_action_parse(const char *s);
 const char *wr_feed_action_name(int action);
 bool wr_feed_name_ok(const char *s);
@@ -101,5 +101,44 @@ int wr_feed_list_load(const char *dir, const struct wr_feed_def *d, struct wr_fe
  */
 int wr_feed_rebuild(const struct wr_maps *m, const char *dir, struct wr_feed_stats *st,
 		    char *err, size_t errlen);
+
+/*
+ * A feed that only rules use (`action match`): never in the feed maps'
+ * flattening (it denies and allows nothing), read by `src feed:NAME`.
+ * Userspace only: no data-path state.
+ */
+#define WR_FEED_MATCH		16
+
+/* Where `src country:..` and `src asn:..` find their database when none is configured. */
+#define WR_GEO_DB_DEFAULT	"/var/lib/weir/geo.mmdb"
+/* The environment variable that names it for the command line (the config's geo-db: wins). */
+#define WR_GEO_DB_ENV		"WEIR_GEO_DB"
+
+/* What a rule's source set is read from (wr_srcset_resolve's ctx). */
+struct wr_srcset_src {
+	const char *dir;	/* the feed store (wr_feed_dir) */
+	const char *geo_db;	/* the MMDB of country: and asn: sets; NULL: none configured */
+};
+/* The database a command-line rule's country: and asn: sets read: $WEIR_GEO_DB or the default. */
+const char *wr_geo_db_default(void);
+/*
+ * What source set `set` ("feed:NAME", "country:DE,NL", "asn:64496")
+ * holds, into *out: the feed's stored list (any action), or the
+ * database's networks. ctx is a struct wr_srcset_src. 0, or -errno with why
+ * naming the set (an unknown feed, a feed never fetched, no database, a
+ * file that is not an MMDB, a set that matches no network).
+ */
+int wr_srcset_resolve(void *ctx, const char *set, struct wr_feed_set *out, char *why,
+		      size_t len);
+
+/*
+ * The live rules' source sets read anew: every feed: set (after a feed's
+ * list changed), and with geo_db the country: and asn: sets too (after
+ * the database changed). A set that cannot be read keeps what it held,
+ * said once each (pr_err). Caller holds the root lock. How many were
+ * refilled, or -errno with why.
+ */
+int wr_srcsets_refresh(const struct wr_maps *m, const char *dir, const char *geo_db, char *why,
+		       size_t len);
 
 #endif /* WEIR_FEEDSTORE_H */

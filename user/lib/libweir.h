@@ -122,7 +122,9 @@ int wr_xdpm_detach(int ifindex, int prog);
 	X(arg, tcp_seen, BPF_MAP_TYPE_PERCPU_ARRAY, 4, sizeof(struct weir_tcp_seen))          \
 	X(arg, feed_blk, BPF_MAP_TYPE_ARRAY_OF_MAPS, 4, 4)                                    \
 	X(arg, feed_host, BPF_MAP_TYPE_ARRAY_OF_MAPS, 4, 4)                                   \
-	X(arg, feed6, BPF_MAP_TYPE_ARRAY_OF_MAPS, 4, 4)
+	X(arg, feed6, BPF_MAP_TYPE_ARRAY_OF_MAPS, 4, 4)                                       \
+	X(arg, srcset4, BPF_MAP_TYPE_ARRAY_OF_MAPS, 4, 4)                                     \
+	X(arg, srcset6, BPF_MAP_TYPE_ARRAY_OF_MAPS, 4, 4)
 
 /* Pinned state: an fd per map of WR_MAPS, -1 when not open. */
 #define WR__MAP_FIELD(arg, f, ...) int f;
@@ -295,6 +297,46 @@ void wr_feed_set_free(struct wr_feed_set *s);
 int wr_feed_apply(const struct wr_maps *m, struct wr_feed_set *all, struct wr_feed_stats *st);
 /* What the live feeds say of addr (a host, plen ignored): enum weir_feed_action or -errno. */
 int wr_feed_lookup(const struct wr_maps *m, const struct wr_cidr *addr);
+
+/*
+ * Source sets of rules (srcset.c): `src feed:NAME`, `src country:CC,..`,
+ * `src asn:N,..`, each with an optional "!" (sources outside the set).
+ */
+/* Whether a src value w is a source set rather than a CIDR. */
+bool wr_srcset_word(const char *w);
+/* Whether w (a source set, "!" allowed) is well formed: 0, or -EINVAL with why. */
+int wr_srcset_check(const char *w, char *why, size_t len);
+/*
+ * Rule i of rs names the source set `set` ("!" allowed): its slot in rs
+ * (the slot that holds the same set, or a free one) into the rule. 0, or
+ * -E2BIG with why when rs would name more than WEIR_SET_SRCSETS sets.
+ */
+int wr_srcset_put(struct weir_ruleset *rs, __u32 i, const char *set, char *why, size_t len);
+/* The source sets rs's rules name. */
+int wr_srcset_count(const struct weir_ruleset *rs);
+/* What a source set ("feed:NAME", "country:DE") holds, into *out: 0 or -errno with why. */
+typedef int (*wr_srcset_resolve_fn)(void *ctx, const char *set, struct wr_feed_set *out,
+				    char *why, size_t len);
+/*
+ * Before committing next: its source sets placed beside the live set's
+ * (a set both name keeps its slot; a new one takes a slot the live rules
+ * do not name) and each filled from fn. Caller holds the root lock. 0, or
+ * -errno with why (nothing the live rules read changed, but for a set
+ * both name, refilled in place).
+ */
+int wr_srcsets_load(const struct wr_maps *m, struct weir_ruleset *next, wr_srcset_resolve_fn fn,
+		    void *ctx, char *why, size_t len);
+/* Slot slot's prefixes replaced by s's, in one swap per family. */
+int wr_srcset_fill(const struct wr_maps *m, __u32 slot, const struct wr_feed_set *s);
+/* The live rules' slots that hold set refilled from fn: how many, or -errno with why. */
+int wr_srcsets_refill(const struct wr_maps *m, const char *set, wr_srcset_resolve_fn fn,
+		      void *ctx, char *why, size_t len);
+/* After a commit: the slots the live rules (live) do not name emptied. */
+void wr_srcsets_release(const struct wr_maps *m, const struct weir_ruleset *live);
+/* Prefixes of family fam in slot slot (0 for an empty slot), or -errno. */
+long long wr_srcset_entries(const struct wr_maps *m, __u32 slot, int fam);
+/* `weir status`: rs's source sets, each with its prefixes in force. */
+void wr_srcset_status(const struct wr_maps *m, const struct weir_ruleset *rs);
 int wr_link_mode(int ifindex);	/* enum wr_attach_mode, or -ENOENT / -ENODEV (interface gone) */
 int wr_link_find_gone(const char *name);
 int wr_link_ids(int ifindex, __u32 *link_id, __u32 *prog_id, bool *clsact);
@@ -312,9 +354,14 @@ int wr_if_claim(int ifindex);
 int wr_if_release(int ifindex);
 int wr_if_read(const struct wr_maps *m, int ifindex, struct weir_if_stats *out);
 
-/* bans: WEIR_MAX_LIMITS penalty boxes, one per limit (NULL: not wanted). */
-int wr_rule_parse(int argc, char **argv, struct weir_rule *r, struct weir_ban *bans, char *name,
-		  struct wr_perr *pe);
+/*
+ * bans: WEIR_MAX_LIMITS penalty boxes, one per limit (NULL: not wanted).
+ * srcset: WEIR_SRCSET_LEN bytes for the rule's source set as given
+ * ("!country:DE", "" for none), which the caller places with
+ * wr_srcset_put (NULL: a source set is refused).
+ */
+int wr_rule_parse(int argc, char **argv, struct weir_rule *r, struct weir_ban *bans, char *srcset,
+		  char *name, struct wr_perr *pe);
 /* The index of the rule called name in rs, or -1. */
 int wr_rule_find(const struct weir_ruleset *rs, const char *name);
 /* Rule i of rs in the words `rule add` takes (text), or as an object (JSON). */

@@ -192,38 +192,6 @@ static void print_dport(const struct weir_rule *r)
 	print_str("dport", " dport %s", buf);
 }
 
-static int kw_src(struct wr_rule_parser *p)
-{
-	struct weir_rule *r = p->r;
-	const char *val = VAL(p);
-	struct wr_cidr c;
-	int k;
-
-	if (parse_cidr(val, &c))
-		return bad(p->pe, AT(p), "CIDR", val);
-	memcpy(r->src_net, c.addr, sizeof(r->src_net));
-	for (k = 0; k < 4; k++)
-		r->src_mask[k] = c.family == 4 ? (k ? 0 : wr_prefix_word(c.plen, 0))
-					       : wr_prefix_word(c.plen, k);
-	r->src_plen = c.plen;
-	if ((r->match & WEIR_M_FAMILY) && r->family != c.family)
-		return perr(p->pe, AT(p), -EINVAL, "src \"%s\" is not of family ipv%d", val,
-			    r->family);
-	r->family = c.family;
-	r->match |= WEIR_M_SRC | WEIR_M_FAMILY;
-	return 1;
-}
-
-static void print_src(const struct weir_rule *r)
-{
-	char buf[64];
-
-	if (!(r->match & WEIR_M_SRC))
-		return;
-	format_cidr(r->family, r->src_net, r->src_plen, buf, sizeof(buf));
-	print_str("src", " src %s", buf);
-}
-
 static int kw_tcp_flags(struct wr_rule_parser *p)
 {
 	if (parse_tcp_flags(VAL(p), &p->r->tcp_value, &p->r->tcp_mask))
@@ -528,8 +496,10 @@ const struct wr_rule_kw wr_rule_kws[] = {
 	  .value = "tcp|udp|icmp|icmpv6|NUM", .parse = kw_proto, .print.rule = print_proto },
 	{ .word = "dport", .key = "dport", .scope = WR_KW_MATCH, .value = "P[-Q]",
 	  .parse = kw_dport, .print.rule = print_dport },
-	{ .word = "src", .key = "src", .scope = WR_KW_MATCH, .value = "CIDR",
-	  .parse = kw_src, .print.rule = print_src },
+	{ .word = "src", .key = "src", .scope = WR_KW_MATCH, .value = "CIDR|SET",
+	  .parse = kw_src, .print.rule = print_src,
+	  .help = "src SET: [!]feed:NAME (the sources feed NAME lists), [!]country:CC[,CC..]\n"
+		  "         or [!]asn:N[,N..] (from the geo database); ! for sources outside it" },
 	{ .word = "tcp-flags", .key = "tcp-flags", .scope = WR_KW_MATCH,
 	  .value = "syn|FLAGS[/MASK]", .parse = kw_tcp_flags, .print.rule = print_tcp_flags },
 	{ .word = "icmp-type", .key = "icmp-type", .scope = WR_KW_MATCH, .value = "N",
@@ -729,6 +699,9 @@ static int rule_end(struct wr_rule_parser *p)
 	}
 
 	/* SYN cookies: a rule that matches SYNs, and budgets that always hold. */
+	if (r->action == WEIR_ACT_COOKIE && (r->match & WEIR_M_SRCSET))
+		return perr(pe, -1, -EINVAL, "action cookie takes no source set: a cookie's ACK "
+			    "is checked by the rule's ports alone");
 	if (r->action != WEIR_ACT_COOKIE) {
 		if (r->cookie || r->ck_rate || r->ckd_rate)
 			return perr(pe, -1, -EINVAL, "cookie, cookie-budget and cookie-dst-budget "
@@ -803,8 +776,8 @@ int wr_rule_name(const char *name, struct wr_perr *pe)
  * Parse the words of `rule add` (argv[0] is NAME) into r and name; on error
  * pe names the word at fault. The config file builds the same words.
  */
-int wr_rule_parse(int argc, char **argv, struct weir_rule *r, struct weir_ban *bans, char *name,
-		  struct wr_perr *pe)
+int wr_rule_parse(int argc, char **argv, struct weir_rule *r, struct weir_ban *bans, char *srcset,
+		  char *name, struct wr_perr *pe)
 {
 	struct wr_rule_parser p;
 	int err;
@@ -812,6 +785,8 @@ int wr_rule_parse(int argc, char **argv, struct weir_rule *r, struct weir_ban *b
 	parser_init(&p, argc, argv, r, name, pe);
 	if (bans)
 		memset(bans, 0, sizeof(p.bans));
+	if (srcset)
+		srcset[0] = '\0';
 	if (argc < 1)
 		return perr(pe, -1, -EINVAL, "a rule needs a NAME");
 	err = wr_rule_name(argv[0], pe);
@@ -824,8 +799,12 @@ int wr_rule_parse(int argc, char **argv, struct weir_rule *r, struct weir_ban *b
 			return err;
 	}
 	err = rule_end(&p);
+	if (!err && p.srcset[0] && !srcset)
+		err = perr(pe, -1, -EINVAL, "src %s: source sets are not taken here", p.srcset);
 	if (!err && bans)
 		memcpy(bans, p.bans, sizeof(p.bans));
+	if (!err && srcset)
+		memcpy(srcset, p.srcset, sizeof(p.srcset));
 	return err;
 }
 
@@ -865,7 +844,11 @@ void wr_rule_print(const struct weir_ruleset *rs, __u32 i)
 	print_str("name", "%s", rs->names[i]);
 	for (kw = wr_rule_kws; kw < end; kw++) {
 		if (!in_limit(kw)) {
-			kw->print.rule(r);
+			/* A source set is the rule set's: its slot's words. */
+			if (kw->print.rule == print_src && (r->match & WEIR_M_SRCSET))
+				print_srcset(rs, r);
+			else
+				kw->print.rule(r);
 			continue;
 		}
 		/* The limits where their first keyword stands, each in keyword order. */

@@ -23,6 +23,7 @@ struct wr_rule_parser {
 	bool burst_set;
 	unsigned int seen_rule, seen_limit;	/* keywords given, by their place in the table */
 	struct weir_ban bans[WEIR_MAX_LIMITS];	/* each limit's penalty box (penalty.c) */
+	char srcset[WEIR_SRCSET_LEN];		/* src's source set as given, "" for none */
 };
 
 /* Record an error about argv[word] (-1: the rule as a whole); returns err. */
@@ -68,6 +69,11 @@ void print_ban(const char *word, const struct weir_ban *b);
 bool per_item(const char *w);
 int kw_per(struct wr_rule_parser *p);
 void print_per(const struct weir_limit *l);
+
+/* src (srcset.c): a CIDR, or a source set whose words print_srcset takes from the rule set. */
+int kw_src(struct wr_rule_parser *p);
+void print_src(const struct weir_rule *r);
+void print_srcset(const struct weir_ruleset *rs, const struct weir_rule *r);
 
 #define WR_DST_ITEMS "CIDR, IPv4 or IPv6"
 #define WR_PAY_ITEMS "OFF[/MASK]=VALUE"
