@@ -464,7 +464,9 @@ static __always_inline int wr_rule_keys_dst(const struct weir_rule *r)
  * again, and the packet's fate is then a drop, whatever else it matches:
  * action drop (a cookie rule answers, a dry-run rule passes), no preset,
  * no tcp-state, matched on nothing but family, protocol, destination
- * port, source, TCP flags and ICMP type (the slot's key, wr_refused_sig),
+ * port, source prefix, TCP flags and ICMP type (the slot's key,
+ * wr_refused_sig; not a source set, whose contents a feed refresh changes
+ * without a config write),
  * and limits that are token buckets per source (or its prefix) or for the
  * whole rule, none of the fleet's (another host moves those).
  */
@@ -473,6 +475,7 @@ static __always_inline int wr_rule_cacheable(const struct weir_rule *r)
 	__u32 li;
 
 	if (r->action != WEIR_ACT_DROP || r->preset != WEIR_PRESET_NONE || r->xmatch ||
+	    (r->match & WEIR_M_SRCSET) ||
 	    (r->flags & (WEIR_RF_TCP_STATE | WEIR_RF_TCP_AUTO)) || !r->nr_limits)
 		return 0;
 	for (li = 0; li < WEIR_MAX_LIMITS && li < r->nr_limits; li++) {

@@ -254,11 +254,12 @@ HARNESS_CASE(cache_keyed_by_port_and_source)
 
 /*
  * A cell with a rule the cache cannot hold (a dry-run rule, a length
- * match) is never cached: the refusals are the walk's, every one.
+ * match, a source set: `!feed:NAME` of an empty set, every source) is
+ * never cached: the refusals are the walk's, every one.
  */
 HARNESS_CASE(cache_not_for_other_rules)
 {
-	static const int kinds[] = { 0, 1 };
+	static const int kinds[] = { 0, 1, 2 };
 	size_t i;
 
 	for (i = 0; i < ARRAY_LEN(kinds); i++) {
@@ -270,6 +271,9 @@ HARNESS_CASE(cache_not_for_other_rules)
 		o = udp_rule(53, 1000, 1000);
 		if (kinds[i] == 0) {
 			o->action = WEIR_ACT_DRYRUN;
+		} else if (kinds[i] == 2) {
+			o->match |= WEIR_M_SRCSET;
+			o->srcset = 3 | WEIR_SRCSET_NOT;
 		} else {
 			o->xmatch = WEIR_X_LEN;
 			o->len_lo = 0;
