@@ -85,6 +85,7 @@ const struct wr_global_metric wr_global_metrics[WEIR_G_MAX] = {
 	[WEIR_G_TCP_LOOKUPS] = { "weir_tcp_state_lookups_total", false },
 	[WEIR_G_FEED_DENIED] = { "weir_packets_total", true },
 	[WEIR_G_FEED_ALLOWED] = { "weir_packets_total", true },
+	[WEIR_G_FEED_CLASSED] = { "weir_packets_total", true },
 };
 
 /* The families of the global counters, in the order they are written, with their help. */

@@ -85,11 +85,15 @@ int wr_feed_action_parse(const char *s)
 		return WEIR_FA_DENY;
 	if (!strcmp(s, "allow"))
 		return WEIR_FA_ALLOW;
+	if (!strncmp(s, "limit-class", 11))
+		return wr_feed_class_parse(s);
 	return -EINVAL;
 }
 
 const char *wr_feed_action_name(int action)
 {
+	if (wr_feed_class_name(action))
+		return wr_feed_class_name(action);
 	return action == WEIR_FA_ALLOW ? "allow" : "deny";
 }
 

@@ -33,7 +33,7 @@ struct wr_feed_def {
 	bool geo;
 	char countries[WR_FEED_GEO_MAX];	/* "DE,NL" as given, or empty */
 	char asns[WR_FEED_GEO_MAX];		/* "64496,AS64497" as given, or empty */
-	int action;			/* WEIR_FA_DENY or WEIR_FA_ALLOW */
+	int action;			/* WEIR_FA_DENY, WEIR_FA_ALLOW or WEIR_FA_CLASS_OF(N) */
 	__u32 refresh_s;
 	bool config;			/* the daemon's config defines it (else the CLI) */
 	/*
@@ -61,7 +61,7 @@ struct wr_feed_state {
 int wr_feed_dir(char *buf, size_t len);
 /* Every feed of the current root gone from the store (`weir detach all`). */
 int wr_feed_store_clear(void);
-/* "deny"/"allow" into WEIR_FA_*, -EINVAL otherwise; and back. */
+/* "deny"/"allow"/"limit-class N" into WEIR_FA_*, -EINVAL otherwise; and back. */
 int wr_feed_action_parse(const char *s);
 const char *wr_feed_action_name(int action);
 bool wr_feed_name_ok(const char *s);
