@@ -442,6 +442,49 @@ HARNESS_CASE(feeds_limit_class)
 }
 
 /*
+ * A verified source keeps its sparing: a rule of class 1 with
+ * verified-class 0 over sources a limit-class 3 feed lists, class 3 shed
+ * whole. The verified one passes as class 0, the other is shed as the
+ * feed's class 3 (not the rule's 1).
+ */
+HARNESS_CASE(feeds_limit_class_verified)
+{
+	struct weir_verified_key k;
+	struct wr_feed_set all = { 0 };
+	struct wr_feed_stats st;
+	__u64 at = T0 - 10 * SEC;
+	struct weir_rule *r;
+	char err[300] = "";
+	struct frame f;
+
+	CHECK_EQ(feed(&all, "198.18.1.0/24\n198.18.2.0/24\n", WEIR_FA_CLASS_OF(3), err,
+		      sizeof(err)), 0);
+	CHECK_EQ(apply(&all, &st), 0);
+	r = add_rule(WEIR_ACT_DROP);
+	match_proto(r, WR_IPPROTO_TCP);
+	r->class = 1;
+	r->verified_class = 0 + 1;
+	new_limit(r, WEIR_ALGO_GCRA, 1000000, 0, 1000000, WEIR_COST_PKT, WEIR_KEY_ALL, 0, 0);
+	commit();
+	shed_set(0, 0, 0, 1ULL << 32, 1);
+	CFG_SET(verified_ttl_ns, 60 * SEC);
+	memset(&k, 0, sizeof(k));
+	k.family = 4;
+	k.addr[0] = htonl(SRC_A);
+	if (bpf_map__update_elem(skel->maps.wr_verified, &k, sizeof(k), &at, sizeof(at), 0))
+		CHECK_FAIL("writing wr_verified: %s", strerror(errno));
+
+	tcp4(&f, SRC_A, 80, WEIR_TCP_ACK);	/* 198.18.1.1, verified */
+	CHECK_EQ(xmit_n(&f, 10), 10);
+	tcp4(&f, SRC_C, 80, WEIR_TCP_ACK);	/* 198.18.2.3, not verified */
+	CHECK_EQ(xmit_n(&f, 10), 0);
+	CHECK_EQ(g(WEIR_G_VERIFIED), 10);
+	CHECK_EQ(g(WEIR_G_SHED), 10);
+	CHECK_EQ(g(WEIR_G_FEED_CLASSED), 20);
+	wr_feed_set_free(&all);
+}
+
+/*
  * Each apply writes the other generation and flips WEIR_L_FEED_GEN; the
  * old generation's maps are gone from their slots after it; an empty set
  * clears everything.
