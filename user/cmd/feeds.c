@@ -140,8 +140,8 @@ static int cmd_add(int argc, char **argv, void *ctx)
 			}
 			d.action = wr_feed_action_parse(v);
 			if (d.action < 0) {
-				pr_err("invalid action \"%s\": deny, allow or limit-class N (N 0 to 3)",
-				       v);
+				pr_err("invalid action \"%s\": deny, allow or limit-class N, N 0 "
+				       "(critical) to 3 (shed first)", v);
 				return -EINVAL;
 			}
 		} else {

@@ -639,7 +639,7 @@ const struct cfg_key feed_keys[FD_NR] = {
 			 .hint = "whole seconds from 10s to 7d: 30m, 1h, 1d" },
 	[FD_ACTION] = { .name = "action", .kind = &k_feed_action,
 			FIELD_OF(struct wr_cfg_feed, action), .def = "deny",
-			.hint = "deny, allow or limit-class N (N 0 critical to 3 shed first)" },
+			.hint = "deny, allow or limit-class N, N 0 (critical) to 3 (shed first)" },
 };
 const struct cfg_section feed_section = SECTION("a feed", feed_keys);
 
