@@ -184,7 +184,7 @@ static __always_inline int weir_core(const void *data, const void *data_end, __u
 		/*
 		 * What is left is none (0) or a limit-class (1..15): the class
 		 * the packet is shed as, below. Counted without a branch (the
-		 * sum is 1 for any class): one path on for the verifier.
+		 * sum is 1 for any class): the verifier follows one path on.
 		 */
 		fcls = fa;
 		g->count[WEIR_G_FEED_CLASSED] += ((__u32)fa + WEIR_FA_MASK) >> 4;

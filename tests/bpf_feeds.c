@@ -332,6 +332,7 @@ HARNESS_CASE(feeds_limit_class)
 		{ "198.18.33.1", WEIR_FA_DENY, 0 },		/* deny beats class 3 */
 		{ "198.18.34.1", WEIR_FA_CLASS_OF(3), 0 },	/* class 3 beats class 2 */
 		{ "198.18.35.1", WEIR_FA_CLASS_OF(2), 1 },	/* class 2 beats class 0 */
+		{ "198.18.39.1", WEIR_FA_CLASS_OF(0), 1 },	/* a class-0 /24 */
 		{ "198.18.36.1", WEIR_FA_CLASS_OF(1), 1 },	/* class 1 beats allow */
 		{ "198.18.37.9", WEIR_FA_CLASS_OF(3), 0 },	/* a class-3 host ... */
 		{ "198.18.37.10", WEIR_FA_ALLOW, 1 },		/* ... in an allow /24 */
@@ -356,7 +357,8 @@ HARNESS_CASE(feeds_limit_class)
 		      "2001:db8:30:1::/64\n", WEIR_FA_CLASS_OF(1), err, sizeof(err)), 0);
 	CHECK_EQ(feed(&all, "198.18.34.0/24\n198.18.35.0/24\n", WEIR_FA_CLASS_OF(2), err,
 		      sizeof(err)), 0);
-	CHECK_EQ(feed(&all, "198.18.35.0/24\n", WEIR_FA_CLASS_OF(0), err, sizeof(err)), 0);
+	CHECK_EQ(feed(&all, "198.18.35.0/24\n198.18.39.0/24\n", WEIR_FA_CLASS_OF(0), err,
+		      sizeof(err)), 0);
 	CHECK_EQ(feed(&all, "198.18.33.0/24\n198.18.38.0/24\n2001:db8:31::/48\n", WEIR_FA_DENY,
 		      err, sizeof(err)), 0);
 	CHECK_EQ(feed(&all, "198.18.36.0/24\n198.18.37.0/24\n", WEIR_FA_ALLOW, err,
@@ -364,11 +366,11 @@ HARNESS_CASE(feeds_limit_class)
 	CHECK_EQ(apply(&all, &st), 0);
 	/*
 	 * Split by a longer prefix: 31, 37 and 38. Hash entries: one per classed
-	 * /24 that nothing splits (30, 32, 34, 35, 36, 40-43: 10), and the split
-	 * ones' /24 keys and exceptions (31: 2, 37: 2, 38: 1 + 128).
+	 * /24 that nothing splits (30, 32, 34, 35, 36, 39, 40-43: 11), and the
+	 * split ones' /24 keys and exceptions (31: 2, 37: 2, 38: 1 + 128).
 	 */
 	CHECK_EQ(st.split_blocks, 3);
-	CHECK_EQ(st.host_entries, 142);
+	CHECK_EQ(st.host_entries, 143);
 
 	for (i = 0; i < ARRAY_SIZE(probes); i++) {
 		int got = lookup(probes[i].addr);
@@ -401,7 +403,7 @@ HARNESS_CASE(feeds_limit_class)
 	CHECK_EQ(p1, 6);
 	CHECK_EQ(s1, 0);
 	classed = g(WEIR_G_FEED_CLASSED);
-	CHECK_EQ(classed, 12);
+	CHECK_EQ(classed, 13);
 	CHECK_EQ(g(WEIR_G_FEED_DENIED), 3);
 	CHECK_EQ(g(WEIR_G_FEED_ALLOWED), 1);
 
@@ -420,9 +422,22 @@ HARNESS_CASE(feeds_limit_class)
 		udp4(&f, IP4(198, 18, 50, 1));
 		CHECK_EQ(xmit(&f), 1);		/* the rule's class 0 */
 		class_seen(0, &p0, &s0);
-		CHECK_EQ(p0, 1);
+		CHECK_EQ(p0, 2);		/* 39.1 in the probes, 50.1 here */
 		class_seen(3, &p3, &s3);
 		CHECK_EQ(s3, 8);
+		/* The same rule of class 3: its unlisted source shed, a lower feed class spared. */
+		r->class = 3;
+		commit();
+		udp4(&f, IP4(198, 18, 50, 1));
+		CHECK_EQ(xmit(&f), 0);		/* the rule's class 3 */
+		udp4(&f, IP4(198, 18, 32, 1));
+		CHECK_EQ(xmit(&f), 1);		/* the feed's class 1 */
+		udp4(&f, IP4(198, 18, 39, 1));
+		CHECK_EQ(xmit(&f), 1);		/* the feed's class 0 */
+		class_seen(0, &p0, &s0);
+		CHECK_EQ(p0, 3);		/* 50.1 and 39.1 before, 39.1 now */
+		class_seen(3, &p3, &s3);
+		CHECK_EQ(s3, 9);
 	}
 
 	/* In calm nothing is shed: the classed sources are served. */
@@ -440,7 +455,7 @@ HARNESS_CASE(feeds_limit_class)
 			udp6(&f, (const __u8 *)c.addr);
 		CHECK(xmit(&f) == 1, "%s: dropped in calm", probes[i].addr);
 	}
-	CHECK_EQ(g(WEIR_G_SHED), 8);
+	CHECK_EQ(g(WEIR_G_SHED), 9);
 	wr_feed_set_free(&all);
 }
 
