@@ -64,13 +64,15 @@ static __noinline int on_list(void *trie4, void *trie6, const struct wr_pkt *p,
 }
 
 /*
- * What the feeds say of the source (enum weir_feed_action; NONE when no
- * feed lists it), from generation `lists & WEIR_L_FEED_GEN` of the feed
- * maps. IPv4 is one array load for a /24 that no longer prefix splits,
- * whatever the number of prefixes; a split /24 adds one or two hash
- * lookups. IPv6 is a longest-prefix match. A slot with no inner map (a
- * packet racing the controller's cleanup of the old generation, which it
- * waits out) lists nothing. Not inlined: off weir_core's deep chain.
+ * What the feeds say of the source (enum weir_feed_action, a limit-class
+ * with its class: WEIR_FA_CLASS_OF(c); NONE when no feed lists it), from
+ * generation `lists & WEIR_L_FEED_GEN` of the feed maps. IPv4 is one
+ * array load for a /24 that no longer prefix splits, whatever the number
+ * of prefixes; a split /24 (every /24 a limit-class lists is one) adds one
+ * or two hash lookups. IPv6 is a longest-prefix match. A slot with no
+ * inner map (a packet racing the controller's cleanup of the old
+ * generation, which it waits out) lists nothing. Not inlined: off
+ * weir_core's deep chain.
  */
 static __noinline int on_feed(const struct wr_pkt *p, __u32 lists)
 {
@@ -102,7 +104,7 @@ static __noinline int on_feed(const struct wr_pkt *p, __u32 lists)
 			hk = WEIR_FEED_BLOCK_KEY | ((__u64)blk << 8);
 			v = bpf_map_lookup_elem(inner, &hk);
 		}
-		return v ? *v & 3 : WEIR_FA_NONE;
+		return v ? *v & WEIR_FA_MASK : WEIR_FA_NONE;
 	}
 	if (!(lists & WEIR_L_FEED6))
 		return WEIR_FA_NONE;
@@ -115,7 +117,7 @@ static __noinline int on_feed(const struct wr_pkt *p, __u32 lists)
 		__builtin_memcpy(k.addr, p->saddr, sizeof(k.addr));
 		v = bpf_map_lookup_elem(inner, &k);
 	}
-	return v ? *v & 3 : WEIR_FA_NONE;
+	return v ? *v & WEIR_FA_MASK : WEIR_FA_NONE;
 }
 
 #endif /* WEIR_BPF_LISTS_H */

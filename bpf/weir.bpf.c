@@ -84,6 +84,8 @@ static __always_inline int weir_core(const void *data, const void *data_end, __u
 	__u64 enforce = 0, dry = 0, matched;
 	struct weir_shed *shed = NULL;
 	__u32 cap_cls = 0, use_cap = 0;
+	/* A limit-class feed's WEIR_FA_CLASS_OF(class) for the source; 0: none. */
+	__u32 fcls = 0;
 	struct wr_scratch *sc;
 	struct wr_match *m;
 	__u32 zero = 0;
@@ -199,6 +201,13 @@ static __always_inline int weir_core(const void *data, const void *data_end, __u
 			capture(xctx, skb, cfg, WEIR_CV_PASSED, WEIR_CR_FEED);
 			return WR_VERDICT_PASS;
 		}
+		/*
+		 * What is left is none (0) or a limit-class (1..15): the class
+		 * the packet is shed as, below. Counted without a branch (the
+		 * sum is 1 for any class): the verifier follows one path on.
+		 */
+		fcls = fa;
+		g->count[WEIR_G_FEED_CLASSED] += ((__u32)fa + WEIR_FA_MASK) >> 4;
 	}
 
 	disabled = cfg->disabled;
@@ -257,7 +266,8 @@ static __always_inline int weir_core(const void *data, const void *data_end, __u
 	 */
 	shed = bpf_map_lookup_elem(&wr_shed, &zero);
 	if (shed && (matched || !(ev.pkt.flags & WR_PKT_ND))) {
-		__u32 cls = (matched ? m->class : shed->default_class) & WEIR_MAX_CLASS;
+		__u32 cls = (fcls ? fcls >> WEIR_FA_CLASS_SHIFT : matched ? m->class :
+				shed->default_class) & WEIR_MAX_CLASS;
 		__u64 th;
 
 		/* A verified source of a rule with a verified-class is shed as that class. */

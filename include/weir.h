@@ -535,8 +535,9 @@ enum weir_list_bits {
 
 /*
  * What a feed does with a source it lists (the feed maps' values, 2-bit
- * block states). The operator's own deny and allow lists come first; a
- * prefix two feeds list with different actions is denied.
+ * block states). The operator's own deny and allow lists come first; where
+ * two feeds list the same prefix with different actions the stricter one
+ * wins: deny, then limit-class 3 .. 0, then allow (user/lib/feeds.c).
  */
 enum weir_feed_action {
 	WEIR_FA_NONE = 0,
@@ -544,7 +545,24 @@ enum weir_feed_action {
 	WEIR_FA_ALLOW = 2,
 	/* wr_feed_blk only: the /24 holds longer prefixes, see wr_feed_host */
 	WEIR_FA_SPLIT = 3,
+	/*
+	 * wr_feed_host and wr_feed6 values only (where no SPLIT is): limit-class,
+	 * the source shed as the class in bits WEIR_FA_CLASS_SHIFT.. (0..3)
+	 * instead of its rule's. A /24 a class feed lists is a split /24: the
+	 * 2-bit /24 state has no room for a class.
+	 */
+	WEIR_FA_CLASS = 3,
 };
+/* Where a WEIR_FA_CLASS value keeps its class, and the bits of a whole value. */
+#define WEIR_FA_CLASS_SHIFT	2
+#define WEIR_FA_MASK		0xf
+/* The value of limit-class c (c <= WEIR_MAX_CLASS). */
+#define WEIR_FA_CLASS_OF(c)	(WEIR_FA_CLASS | (c) << WEIR_FA_CLASS_SHIFT)
+/*
+ * A feed only rules' `src feed:NAME` reads (action match): userspace only,
+ * above WEIR_FA_MASK, never written to a feed map.
+ */
+#define WEIR_FA_MATCH		16
 /*
  * IPv4 feeds, flattened: a 2-bit state per /24 (weir_feed_action), 32 in
  * each 64-bit word of wr_feed_blk's inner array, 4 MiB in all. A /24
@@ -889,6 +907,7 @@ enum weir_global {
 	WEIR_G_FEED_DENIED,	/* dropped: a blocklist feed denies the source */
 	WEIR_G_FEED_ALLOWED,	/* passed: an allow feed lists the source */
 	WEIR_G_CACHED,		/* dropped by the first stage: a refusal still in force */
+	WEIR_G_FEED_CLASSED,	/* given a shedding class by a limit-class feed */
 	WEIR_G_MAX,
 };
 

@@ -169,6 +169,32 @@ HARNESS_CASE(feeds_parse_rejects)
 	}
 }
 
+/* limit-class N: N from 0 to 3, one word after it, nothing else; names back. */
+HARNESS_CASE(feeds_class_parse)
+{
+	static const char *const bad[] = {
+		"limit-class 4", "limit-class x", "limit-class", "limit-class ", "limit-class 1x",
+		"limit-class -1", "limit-class 10", "limit-class  1", "limit-classes 1", "class 1",
+	};
+	size_t i;
+	int c;
+
+	for (c = 0; c <= WEIR_MAX_CLASS; c++) {
+		char s[32];
+
+		snprintf(s, sizeof(s), "limit-class %d", c);
+		CHECK_EQ(wr_feed_class_parse(s), WEIR_FA_CLASS_OF(c));
+		CHECK(wr_feed_class_name(WEIR_FA_CLASS_OF(c)) &&
+			      !strcmp(wr_feed_class_name(WEIR_FA_CLASS_OF(c)), s),
+		      "name of class %d", c);
+	}
+	for (i = 0; i < ARRAY_SIZE(bad); i++)
+		CHECK(wr_feed_class_parse(bad[i]) == -EINVAL, "\"%s\" accepted", bad[i]);
+	CHECK(!wr_feed_class_name(WEIR_FA_DENY), "deny named as a class");
+	CHECK(!wr_feed_class_name(WEIR_FA_ALLOW), "allow named as a class");
+	CHECK(!wr_feed_class_name(WEIR_FA_NONE), "none named as a class");
+}
+
 /* ------------------------------------------------------------------------ */
 /* The data path                                                            */
 /* ------------------------------------------------------------------------ */
@@ -237,6 +263,245 @@ HARNESS_CASE(feeds_verdicts)
 	wr_feed_set_free(&all);
 }
 
+/* Shedding thresholds of classes 0..3 and the class of traffic no rule matches. */
+static void shed_set(__u64 t0, __u64 t1, __u64 t2, __u64 t3, __u32 default_class)
+{
+	struct weir_shed sh;
+	__u32 zero = 0;
+
+	memset(&sh, 0, sizeof(sh));
+	sh.threshold[0] = t0;
+	sh.threshold[1] = t1;
+	sh.threshold[2] = t2;
+	sh.threshold[3] = t3;
+	sh.default_class = default_class;
+	if (bpf_map__update_elem(skel->maps.wr_shed, &zero, 4, &sh, sizeof(sh), 0))
+		CHECK_FAIL("writing wr_shed: %s", strerror(errno));
+}
+
+/* Class cls's packets seen and shed, summed over CPUs. */
+static void class_seen(__u32 cls, __u64 *pkts, __u64 *shed)
+{
+	struct weir_class_stats v[ncpu];
+	int c;
+
+	*pkts = *shed = 0;
+	if (bpf_map__lookup_elem(skel->maps.wr_class_stats, &cls, 4, v, sizeof(v), 0)) {
+		CHECK_FAIL("reading wr_class_stats[%u]: %s", cls, strerror(errno));
+		return;
+	}
+	for (c = 0; c < ncpu; c++) {
+		*pkts += v[c].pkts;
+		*shed += v[c].shed_pkts;
+	}
+}
+
+/* The live feeds' answer for a host address, through the library. */
+static int lookup(const char *addr)
+{
+	struct wr_maps m = maps_of_skel();
+	struct wr_cidr c;
+
+	if (parse_cidr(addr, &c)) {
+		CHECK_FAIL("bad address %s", addr);
+		return -1;
+	}
+	return wr_feed_lookup(&m, &c);
+}
+
+/*
+ * limit-class: a listed source is shed as the feed's class, not its rule's
+ * nor the default class. With class 3 shed whole and classes 0..2 not at
+ * all, a class-3 source drops and a class-1 source passes. Overlaps: the
+ * longest prefix first; on the same prefix deny, then the higher class,
+ * then allow. A v4 host, a whole /24, a /22 of whole /24s, v6. In calm
+ * (no threshold) every classed source passes.
+ */
+HARNESS_CASE(feeds_limit_class)
+{
+	static const struct {
+		const char *addr;
+		int want;	/* what the library's lookup says */
+		int passed;	/* 1: passed, 0: shed or denied */
+	} probes[] = {
+		{ "198.18.30.1", WEIR_FA_CLASS_OF(3), 0 },	/* a class-3 /24 */
+		{ "198.18.31.5", WEIR_FA_CLASS_OF(3), 0 },	/* a class-3 host ... */
+		{ "198.18.31.6", WEIR_FA_CLASS_OF(1), 1 },	/* ... in a class-1 /24 */
+		{ "198.18.41.7", WEIR_FA_CLASS_OF(3), 0 },	/* a class-3 /22's third /24 */
+		{ "198.18.32.1", WEIR_FA_CLASS_OF(1), 1 },	/* a class-1 /24 */
+		{ "198.18.33.1", WEIR_FA_DENY, 0 },		/* deny beats class 3 */
+		{ "198.18.34.1", WEIR_FA_CLASS_OF(3), 0 },	/* class 3 beats class 2 */
+		{ "198.18.35.1", WEIR_FA_CLASS_OF(2), 1 },	/* class 2 beats class 0 */
+		{ "198.18.39.1", WEIR_FA_CLASS_OF(0), 1 },	/* a class-0 /24 */
+		{ "198.18.36.1", WEIR_FA_CLASS_OF(1), 1 },	/* class 1 beats allow */
+		{ "198.18.37.9", WEIR_FA_CLASS_OF(3), 0 },	/* a class-3 host ... */
+		{ "198.18.37.10", WEIR_FA_ALLOW, 1 },		/* ... in an allow /24 */
+		{ "198.18.38.129", WEIR_FA_CLASS_OF(3), 0 },	/* a class-3 /25 ... */
+		{ "198.18.38.1", WEIR_FA_DENY, 0 },		/* ... in a deny /24 */
+		{ "198.18.50.1", WEIR_FA_NONE, 1 },		/* not listed: default class 1 */
+		{ "2001:db8:30::9", WEIR_FA_CLASS_OF(3), 0 },
+		{ "2001:db8:30:1::9", WEIR_FA_CLASS_OF(1), 1 },	/* the longer prefix */
+		{ "2001:db8:31::9", WEIR_FA_DENY, 0 },		/* deny beats class 3 */
+		{ "2001:db8:32::9", WEIR_FA_NONE, 1 },
+	};
+	struct wr_feed_set all = { 0 };
+	struct wr_feed_stats st;
+	char err[300] = "";
+	__u64 p1, s1, p3, s3, p0, s0, classed;
+	size_t i;
+
+	CHECK_EQ(feed(&all, "198.18.30.0/24\n198.18.31.5\n198.18.40.0/22\n198.18.33.0/24\n"
+		      "198.18.34.0/24\n198.18.37.9\n198.18.38.128/25\n2001:db8:30::/48\n"
+		      "2001:db8:31::/48\n", WEIR_FA_CLASS_OF(3), err, sizeof(err)), 0);
+	CHECK_EQ(feed(&all, "198.18.31.0/24\n198.18.32.0/24\n198.18.36.0/24\n"
+		      "2001:db8:30:1::/64\n", WEIR_FA_CLASS_OF(1), err, sizeof(err)), 0);
+	CHECK_EQ(feed(&all, "198.18.34.0/24\n198.18.35.0/24\n", WEIR_FA_CLASS_OF(2), err,
+		      sizeof(err)), 0);
+	CHECK_EQ(feed(&all, "198.18.35.0/24\n198.18.39.0/24\n", WEIR_FA_CLASS_OF(0), err,
+		      sizeof(err)), 0);
+	CHECK_EQ(feed(&all, "198.18.33.0/24\n198.18.38.0/24\n2001:db8:31::/48\n", WEIR_FA_DENY,
+		      err, sizeof(err)), 0);
+	CHECK_EQ(feed(&all, "198.18.36.0/24\n198.18.37.0/24\n", WEIR_FA_ALLOW, err,
+		      sizeof(err)), 0);
+	CHECK_EQ(apply(&all, &st), 0);
+	/*
+	 * Split by a longer prefix: 31, 37 and 38. Hash entries: one per classed
+	 * /24 that nothing splits (30, 32, 34, 35, 36, 39, 40-43: 11), and the
+	 * split ones' /24 keys and exceptions (31: 2, 37: 2, 38: 1 + 128).
+	 */
+	CHECK_EQ(st.split_blocks, 3);
+	CHECK_EQ(st.host_entries, 143);
+
+	for (i = 0; i < ARRAY_SIZE(probes); i++) {
+		int got = lookup(probes[i].addr);
+
+		CHECK(got == probes[i].want, "%s: lookup %d, want %d", probes[i].addr, got,
+		      probes[i].want);
+	}
+
+	/* Under load: class 3 shed whole, classes 0..2 not at all; no rule: default 1. */
+	shed_set(0, 0, 0, 1ULL << 32, 1);
+	for (i = 0; i < ARRAY_SIZE(probes); i++) {
+		struct wr_cidr c;
+		struct frame f;
+
+		parse_cidr(probes[i].addr, &c);
+		if (c.family == 4)
+			udp4(&f, ntohl(c.addr[0]));
+		else
+			udp6(&f, (const __u8 *)c.addr);
+		CHECK(xmit(&f) == probes[i].passed, "%s: %s under load", probes[i].addr,
+		      probes[i].passed ? "dropped" : "passed");
+	}
+	/* 30.1, 31.5, 41.7, 34.1, 37.9, 38.129 and 2001:db8:30::9 shed as class 3. */
+	class_seen(3, &p3, &s3);
+	CHECK_EQ(p3, 7);
+	CHECK_EQ(s3, 7);
+	CHECK_EQ(g(WEIR_G_SHED), 7);
+	class_seen(1, &p1, &s1);
+	/* 31.6, 32.1, 36.1, 2001:db8:30:1::9, and the unlisted 50.1 and 2001:db8:32::9 */
+	CHECK_EQ(p1, 6);
+	CHECK_EQ(s1, 0);
+	classed = g(WEIR_G_FEED_CLASSED);
+	CHECK_EQ(classed, 13);
+	CHECK_EQ(g(WEIR_G_FEED_DENIED), 3);
+	CHECK_EQ(g(WEIR_G_FEED_ALLOWED), 1);
+
+	/* A rule's class gives way to the feed's: a class-0 rule over all of 198.18.0.0/16. */
+	{
+		struct weir_rule *r = add_rule(WEIR_ACT_DROP);
+		struct frame f;
+
+		r->class = 0;
+		match_src4(r, IP4(198, 18, 0, 0), 16);
+		new_limit(r, WEIR_ALGO_GCRA, 1000000000, 0, 1000000000, WEIR_COST_PKT,
+			  WEIR_KEY_ALL, 32, 128);
+		commit();
+		udp4(&f, IP4(198, 18, 30, 1));
+		CHECK_EQ(xmit(&f), 0);		/* the feed's class 3 */
+		udp4(&f, IP4(198, 18, 50, 1));
+		CHECK_EQ(xmit(&f), 1);		/* the rule's class 0 */
+		class_seen(0, &p0, &s0);
+		CHECK_EQ(p0, 2);		/* 39.1 in the probes, 50.1 here */
+		class_seen(3, &p3, &s3);
+		CHECK_EQ(s3, 8);
+		/* The same rule of class 3: its unlisted source shed, a lower feed class spared. */
+		r->class = 3;
+		commit();
+		udp4(&f, IP4(198, 18, 50, 1));
+		CHECK_EQ(xmit(&f), 0);		/* the rule's class 3 */
+		udp4(&f, IP4(198, 18, 32, 1));
+		CHECK_EQ(xmit(&f), 1);		/* the feed's class 1 */
+		udp4(&f, IP4(198, 18, 39, 1));
+		CHECK_EQ(xmit(&f), 1);		/* the feed's class 0 */
+		class_seen(0, &p0, &s0);
+		CHECK_EQ(p0, 3);		/* 50.1 and 39.1 before, 39.1 now */
+		class_seen(3, &p3, &s3);
+		CHECK_EQ(s3, 9);
+	}
+
+	/* In calm nothing is shed: the classed sources are served. */
+	shed_set(0, 0, 0, 0, 1);
+	for (i = 0; i < ARRAY_SIZE(probes); i++) {
+		struct wr_cidr c;
+		struct frame f;
+
+		if (probes[i].want == WEIR_FA_DENY)
+			continue;
+		parse_cidr(probes[i].addr, &c);
+		if (c.family == 4)
+			udp4(&f, ntohl(c.addr[0]));
+		else
+			udp6(&f, (const __u8 *)c.addr);
+		CHECK(xmit(&f) == 1, "%s: dropped in calm", probes[i].addr);
+	}
+	CHECK_EQ(g(WEIR_G_SHED), 9);
+	wr_feed_set_free(&all);
+}
+
+/*
+ * A verified source keeps its sparing: a rule of class 1 with
+ * verified-class 0 over sources a limit-class 3 feed lists, class 3 shed
+ * whole. The verified one passes as class 0, the other is shed as the
+ * feed's class 3 (not the rule's 1).
+ */
+HARNESS_CASE(feeds_limit_class_verified)
+{
+	struct weir_verified_key k;
+	struct wr_feed_set all = { 0 };
+	struct wr_feed_stats st;
+	__u64 at = T0 - 10 * SEC;
+	struct weir_rule *r;
+	char err[300] = "";
+	struct frame f;
+
+	CHECK_EQ(feed(&all, "198.18.1.0/24\n198.18.2.0/24\n", WEIR_FA_CLASS_OF(3), err,
+		      sizeof(err)), 0);
+	CHECK_EQ(apply(&all, &st), 0);
+	r = add_rule(WEIR_ACT_DROP);
+	match_proto(r, WR_IPPROTO_TCP);
+	r->class = 1;
+	r->verified_class = 0 + 1;
+	new_limit(r, WEIR_ALGO_GCRA, 1000000, 0, 1000000, WEIR_COST_PKT, WEIR_KEY_ALL, 0, 0);
+	commit();
+	shed_set(0, 0, 0, 1ULL << 32, 1);
+	CFG_SET(verified_ttl_ns, 60 * SEC);
+	memset(&k, 0, sizeof(k));
+	k.family = 4;
+	k.addr[0] = htonl(SRC_A);
+	if (bpf_map__update_elem(skel->maps.wr_verified, &k, sizeof(k), &at, sizeof(at), 0))
+		CHECK_FAIL("writing wr_verified: %s", strerror(errno));
+
+	tcp4(&f, SRC_A, 80, WEIR_TCP_ACK);	/* 198.18.1.1, verified */
+	CHECK_EQ(xmit_n(&f, 10), 10);
+	tcp4(&f, SRC_C, 80, WEIR_TCP_ACK);	/* 198.18.2.3, not verified */
+	CHECK_EQ(xmit_n(&f, 10), 0);
+	CHECK_EQ(g(WEIR_G_VERIFIED), 10);
+	CHECK_EQ(g(WEIR_G_SHED), 10);
+	CHECK_EQ(g(WEIR_G_FEED_CLASSED), 20);
+	wr_feed_set_free(&all);
+}
+
 /*
  * Each apply writes the other generation and flips WEIR_L_FEED_GEN; the
  * old generation's maps are gone from their slots after it; an empty set
@@ -284,7 +549,13 @@ HARNESS_CASE(feeds_generations)
 	wr_feed_set_free(&b);
 }
 
-/* The longest-prefix answer for host address a (host order) from e[0..n), deny winning ties. */
+/* The strictness of an action on a tie: allow, limit-class 0 .. 3, deny. */
+static int strictness(int a)
+{
+	return a == WEIR_FA_DENY ? 9 : (a & 3) == WEIR_FA_CLASS ? 1 + (a >> 2) : 0;
+}
+
+/* The longest-prefix answer for host address a (host order) from e[0..n), the stricter on ties. */
 static int reference4(const struct wr_feed_entry *e, size_t n, __u32 a)
 {
 	int best = -1, act = WEIR_FA_NONE;
@@ -299,8 +570,8 @@ static int reference4(const struct wr_feed_entry *e, size_t n, __u32 a)
 		if ((int)e[i].plen > best) {
 			best = e[i].plen;
 			act = e[i].action;
-		} else if ((int)e[i].plen == best && e[i].action == WEIR_FA_DENY) {
-			act = WEIR_FA_DENY;
+		} else if ((int)e[i].plen == best && strictness(e[i].action) > strictness(act)) {
+			act = e[i].action;
 		}
 	}
 	return act;
@@ -308,7 +579,7 @@ static int reference4(const struct wr_feed_entry *e, size_t n, __u32 a)
 
 /*
  * Random prefixes of every length from /12 to /32 inside 198.16.0.0/12,
- * deny and allow mixed, nested and overlapping: every probe's answer (the
+ * deny, allow and limit-class mixed, nested and overlapping: every probe's answer (the
  * library's lookup for all of them, the data path's for a share) equals
  * the plain longest-prefix search's. Three rounds, each a new generation.
  */
@@ -333,7 +604,9 @@ HARNESS_CASE(feeds_random_against_reference)
 				plen = 22 + rand_r(&seed) % 11, e.plen = plen;
 			a &= ~0u << (32 - plen);
 			e.addr[0] = htonl(a);
-			e.action = rand_r(&seed) % 4 ? WEIR_FA_DENY : WEIR_FA_ALLOW;
+			/* deny, allow and the four limit-classes, deny the most */
+			e.action = rand_r(&seed) % 2 ? WEIR_FA_DENY : rand_r(&seed) % 3 ?
+				   WEIR_FA_CLASS_OF(rand_r(&seed) % 4) : WEIR_FA_ALLOW;
 			if (all.n == all.cap) {
 				all.cap = all.cap ? all.cap * 2 : 1024;
 				all.v = realloc(all.v, all.cap * sizeof(*all.v));

@@ -11,6 +11,8 @@
 # - a file feed denies the sender: its datagrams stop arriving, each one
 #   counted feed_denied; `list feed test` says so; `allow add` by the
 #   operator beats it; `del` lets them through again;
+# - a limit-class 3 feed: its source served in calm, shed whole under load
+#   (shed_poke) while an unlisted source is not, served again after;
 # - a URL feed: the first fetch is unconditional, a refresh sends
 #   If-None-Match and gets a 304, a changed list is fetched and in force;
 # - failures (500, a cut transfer, an HTML page, a server gone) each keep
@@ -32,6 +34,7 @@ trap 'cleanup; rm -rf "$TMP"' EXIT
 require_root feeds
 
 GEN=$PWD/$BUILD/wrgen
+POKE=$PWD/$BUILD/tests/shed_poke
 SINK=$PWD/$BUILD/wrsink
 PORT=9413		# the sink's UDP port
 HPORT=8471		# the feed server's, on the receiver's loopback
@@ -155,6 +158,12 @@ expect_fail "no source" wr list feed add f1
 expect_fail "two sources" wr list feed add f1 file "$TMP/all.txt" url "$URL/x"
 expect_fail "bad refresh" wr list feed add f1 file "$TMP/all.txt" refresh 1s
 expect_fail "bad action" wr list feed add f1 file "$TMP/all.txt" action maybe
+for bad in "limit-class 4" "limit-class x" "limit-class" "limit-class -1"; do
+	# shellcheck disable=SC2086 # the class is its own word
+	out=$(wr list feed add f1 file "$TMP/all.txt" action $bad 2>&1)
+	[ $? -eq 1 ] || fail "action $bad accepted: $out"
+	grep -q "action" <<<"$out" || fail "action $bad: the error names no action: $out"
+done
 expect_fail "unknown word" wr list feed add f1 file "$TMP/all.txt" colour red
 expect_fail "missing value" wr list feed add f1 file
 out=$(wr list feed add f1 file "$TMP/bad-line.txt" 2>&1)
@@ -203,6 +212,9 @@ lists:
   - name: bad/name
     file: /z
   - 5
+  - name: i
+    file: /z
+    action: limit-class 4
 EOF
 out=$("$WEIR" check "$TMP/bad.yaml" 2>&1)
 [ $? = 1 ] || fail "check passed a bad lists:"
@@ -214,7 +226,8 @@ for want in "2:5: a feed needs a url, a file or a geo database" \
 	"15:10: asn \"64496,AS0\": \"AS0\" is not an AS number" \
 	"18:14: country and asn go with geo" \
 	"21:14: invalid refresh \"5s\"" "22:13: invalid action \"drop\"" \
-	"23:11: invalid name \"bad/name\"" "25:5: a feed must be a mapping"; do
+	"23:11: invalid name \"bad/name\"" "25:5: a feed must be a mapping" \
+	"28:13: invalid action \"limit-class 4\""; do
 	grep -qF "$want" <<<"$out" || fail "no \"$want\" in: $out"
 done
 cat >"$TMP/good.yaml" <<EOF
@@ -229,9 +242,14 @@ lists:
     geo: country.mmdb
     country: de,NL
     asn: AS64496
+  - name: poor
+    file: poor.txt
+    action: limit-class 2
 EOF
 out=$("$WEIR" -j check "$TMP/good.yaml" 2>&1) || fail "check: $out"
-[ "$(jq -r '.lists | map(.name) | join(" ")' <<<"$out")" = "spamhaus mine geo" ] ||
+[ "$(jq -r '.lists | map(.action) | join(",")' <<<"$out")" = \
+	"deny,allow,deny,limit-class 2" ] || fail "actions: $(jq -c .lists <<<"$out")"
+[ "$(jq -r '.lists | map(.name) | join(" ")' <<<"$out")" = "spamhaus mine geo poor" ] ||
 	fail "lists: $(jq -c .lists <<<"$out")"
 [ "$(jq -r '.lists[1].file' <<<"$out")" = "$TMP/mine.txt" ] || fail "relative file: $out"
 [ "$(jq -r '.lists[2].geo' <<<"$out")" = "$TMP/country.mmdb" ] || fail "relative geo: $out"
@@ -269,6 +287,33 @@ got=$(burst 198.18.40.2)
 [ "$got" = $N ] || fail "after del, $got of $N arrived"
 [ "$(verdict 198.18.40.2)" = "not listed" ] || fail "after del: $(verdict 198.18.40.2)"
 end_case feeds-file-deny
+
+# ---- limit-class: served in calm, shed first under load ----
+begin_case
+printf '198.18.40.2\n2001:db8:61::/48\n' >"$TMP/poor.txt"
+expect_ok "add poor" wr list feed add poor file "$TMP/poor.txt" action limit-class 3
+[ "$(wrj list feed show | jq -r '.feeds[0] | "\(.name) \(.action) \(.class)"')" = \
+	"poor limit-class 3 3" ] || fail "show: $(wrj list feed show)"
+out=$(wrj list feed test 198.18.40.2)
+[ "$(jq -r '"\(.verdict) \(.class) \(.feeds[0].action)"' <<<"$out")" = \
+	"classed 3 limit-class 3" ] || fail "test -j: $out"
+wr list feed test 2001:db8:61::1 | grep -q ": class 3" ||
+	fail "test: $(wr list feed test 2001:db8:61::1)"
+c0=$(g feed_classed)
+got=$(burst 198.18.40.2)
+[ "$got" = $N ] || fail "in calm, $got of $N arrived from a class-3 source"
+[ $(($(g feed_classed) - c0)) = $N ] || fail "feed_classed grew by $(($(g feed_classed) - c0))"
+# Under load (shed_poke: class 3 shed whole; traffic no rule matches is class 0).
+"$POKE" --bpffs "$ROOT" || fail "shed_poke failed"
+got=$(burst 198.18.40.2)
+[ "$got" = 0 ] || fail "under load, $got of $N arrived from a class-3 source"
+got=$(burst 198.18.40.3)
+[ "$got" = $N ] || fail "under load, $got of $N arrived from an unlisted source"
+"$POKE" --bpffs "$ROOT" --clear || fail "shed_poke --clear failed"
+got=$(burst 198.18.40.2)
+[ "$got" = $N ] || fail "after the load, $got of $N arrived from a class-3 source"
+expect_ok "del poor" wr list feed del poor
+end_case feeds-limit-class
 
 # ---- a URL feed: conditional requests ----
 begin_case
@@ -375,6 +420,7 @@ begin_case
 expect_ok "del web" wr list feed del web
 printf '198.18.40.2\n' >"$TMP/www/d.txt"
 printf '198.18.90.0/24\n' >"$TMP/d-file.txt"
+printf '198.18.96.0/24\n' >"$TMP/d-class.txt"
 cat >"$TMP/weir.yaml" <<EOF
 interfaces:
   - name: $TAG-r
@@ -388,18 +434,26 @@ lists:
   - name: dfile
     file: $TMP/d-file.txt
     action: deny
+  - name: dclass
+    file: $TMP/d-class.txt
+    action: limit-class 2
 EOF
 start_daemon "$RCV" "$ROOT" "$TMP/weir.yaml" "$TMP/daemon.log" ||
 	fail "the daemon did not start: $(tail -3 "$TMP/daemon.log")"
 for _ in $(seq 100); do
-	[ "$(verdict 198.18.40.2)" = denied ] && [ "$(verdict 198.18.90.1)" = denied ] && break
+	[ "$(verdict 198.18.40.2)" = denied ] && [ "$(verdict 198.18.90.1)" = denied ] &&
+		[ "$(verdict 198.18.96.1)" = classed ] && break
 	sleep 0.1
 done
 [ "$(verdict 198.18.40.2)" = denied ] || fail "dweb not in force: $(tail -3 "$TMP/daemon.log")"
 [ "$(verdict 198.18.90.1)" = denied ] || fail "dfile not in force: $(tail -3 "$TMP/daemon.log")"
+[ "$(wrj list feed test 198.18.96.1 | jq -r .class)" = 2 ] ||
+	fail "dclass not in force: $(wrj list feed test 198.18.96.1)"
+[ "$(wrj list feed show | jq -r '.feeds[] | select(.name == "dclass") | .action')" = \
+	"limit-class 2" ] || fail "dclass: $(wrj list feed show)"
 got=$(burst 198.18.40.2)
 [ "$got" = 0 ] || fail "$got of $N arrived from a source the daemon's feed lists"
-[ "$(wrj list feed show | jq -r '[.feeds[].origin] | join(" ")')" = "config config" ] ||
+[ "$(wrj list feed show | jq -r '[.feeds[].origin] | join(" ")')" = "config config config" ] ||
 	fail "origins: $(wrj list feed show)"
 expect_fail "cli del of a config feed" wr list feed del dweb
 expect_fail "cli add over a config feed" wr list feed add dweb file "$TMP/d-file.txt"
@@ -415,13 +469,15 @@ m=$(in_ns "$RCV" curl -s "http://127.0.0.1:$MPORT/metrics")
 grep -q '^weir_feed_entries{feed="dweb"} 1$' <<<"$m" || fail "metrics: $(grep feed <<<"$m" | head -3)"
 grep -q '^weir_feed_failing{feed="dfile"} 0$' <<<"$m" || fail "metrics: $(grep failing <<<"$m")"
 grep -q '^weir_packets_total{result="feed_denied"} [1-9]' <<<"$m" || fail "no feed_denied in metrics"
+grep -q '^weir_packets_total{result="feed_classed"} [0-9]' <<<"$m" ||
+	fail "no feed_classed in metrics"
 # A reload without dweb: it goes, its entries with it; dfile stays.
 sed -i '/name: dweb/,/refresh: 10s/d' "$TMP/weir.yaml"
 kill -HUP "$DPID"
 for _ in $(seq 100); do [ "$(verdict 198.18.40.3)" = "not listed" ] && break; sleep 0.1; done
 [ "$(verdict 198.18.40.3)" = "not listed" ] || fail "dweb stayed after the reload"
 [ "$(verdict 198.18.90.1)" = denied ] || fail "dfile went with the reload"
-[ "$(wrj list feed show | jq -r '[.feeds[].name] | join(" ")')" = dfile ] ||
+[ "$(wrj list feed show | jq -r '[.feeds[].name] | sort | join(" ")')" = "dclass dfile" ] ||
 	fail "store after reload: $(wrj list feed show)"
 stop_daemons
 end_case feeds-daemon

@@ -13,7 +13,9 @@
  * a trivial XDP_DROP program, every candidate in every one of --rounds
  * rounds (medians): a source no feed lists (repeat runs of one packet, and
  * one run per packet from random sources, the cache-cold case), a source
- * in a /24 that longer prefixes split, a listed source (dropped), IPv6.
+ * in a /24 that longer prefixes split, a listed source (dropped), IPv6,
+ * and sources a limit-class feed lists beside the --max deny prefixes (a
+ * whole /24, a host, an IPv6 /48: passed, shedding idle).
  * Markdown on stdout.
  */
 #include <errno.h>
@@ -180,6 +182,33 @@ static double load_feed(struct inst *in, const char *text, size_t len, struct wr
 	return t0;
 }
 
+/*
+ * The limit-class feed applied beside text (deny) for the class rows:
+ * 198.18.9.0/24 and 198.18.10.5 (a host in an otherwise unlisted /24) and
+ * 2001:db8:9a::/48 as limit-class 3. Not timed. 0 or -1.
+ */
+static int load_class(struct inst *in, const char *text, size_t len)
+{
+	static const char cls[] = "198.18.9.0/24\n198.18.10.5\n2001:db8:9a::/48\n";
+	struct wr_feed_set s = { 0 }, c = { 0 };
+	struct wr_feed_stats st;
+	char err[256];
+	int r;
+
+	r = wr_feed_parse(text, len, WEIR_FA_DENY, &s, err, sizeof(err));
+	if (!r)
+		r = wr_feed_parse(cls, strlen(cls), WEIR_FA_CLASS_OF(3), &c, err, sizeof(err));
+	if (!r)
+		r = wr_feed_set_append(&s, &c);
+	if (!r && wr_feed_apply(&in->m, &s, &st))
+		snprintf(err, sizeof(err), "cannot apply: %s", strerror(errno)), r = -1;
+	if (r)
+		fprintf(stderr, "feedbench: class feed: %s\n", r == -1 ? err : strerror(-r));
+	wr_feed_set_free(&s);
+	wr_feed_set_free(&c);
+	return r ? -1 : 0;
+}
+
 /* The kernel's memlock of the inner maps in force (bytes). */
 static unsigned long long feed_memlock(struct inst *in)
 {
@@ -279,7 +308,7 @@ static double run_random(int fd)
 }
 
 enum cand { C_TRIV, C_TRIV1, C_NONE4, C_NONE6, C_NONE_RND, C_10K4, C_BIG4, C_BIG_SPLIT, C_BIG_DROP,
-	    C_BIG6, C_BIG_RND, NCAND };
+	    C_BIG6, C_BIG_RND, C_CLASS_BLK, C_CLASS_HOST, C_CLASS6, NCAND };
 static const char *cand_names[NCAND] = {
 	"trivial XDP_DROP (repeat runs)",
 	"trivial XDP_DROP (one run per packet)",
@@ -292,6 +321,9 @@ static const char *cand_names[NCAND] = {
 	"MAX prefixes: IPv4 source listed, dropped",
 	"MAX prefixes: IPv6 source not listed (trie)",
 	"MAX prefixes: random IPv4 sources not listed (one run per packet)",
+	"MAX prefixes + limit-class 3: IPv4 source in a classed /24, passed",
+	"MAX prefixes + limit-class 3: IPv4 host classed, passed",
+	"MAX prefixes + limit-class 3: IPv6 source in a classed /48, passed",
 };
 
 int main(int argc, char **argv)
@@ -356,6 +388,9 @@ int main(int argc, char **argv)
 		       median(t, r), (unsigned long long)st.prefixes4,
 		       (unsigned long long)st.prefixes6, (unsigned long long)st.split_blocks,
 		       mem / 1048576.0, (double)mem / (st.prefixes4 + st.prefixes6));
+		/* big ends with max, and the class feed beside it (after max's row) */
+		if (k == 2 && load_class(in, text, len))
+			return 1;
 		free(text);
 		/* 100k was loaded into big only to be timed: big ends with max. */
 	}
@@ -408,6 +443,18 @@ int main(int argc, char **argv)
 			case C_BIG_RND:
 				x = run_random(big.prog);
 				break;
+			case C_CLASS_BLK:
+				udp4(0xc6120909);	/* 198.18.9.9 */
+				x = run_repeat(big.prog, PKT4_LEN, XDP_PASS);
+				break;
+			case C_CLASS_HOST:
+				udp4(0xc6120a05);	/* 198.18.10.5 */
+				x = run_repeat(big.prog, PKT4_LEN, XDP_PASS);
+				break;
+			case C_CLASS6:
+				udp6(0x009a0000);	/* 2001:db8:9a:: */
+				x = run_repeat(big.prog, PKT6_LEN, XDP_PASS);
+				break;
 			}
 			if (x < 0) {
 				fprintf(stderr, "feedbench: %s: a run failed or got the wrong verdict\n",
@@ -429,7 +476,7 @@ int main(int argc, char **argv)
 	for (i = 0; i < NCAND; i++) {
 		double triv_ns = i == C_TRIV1 || i == C_NONE_RND || i == C_BIG_RND ? med[C_TRIV1]
 										  : med[C_TRIV];
-		double base = i == C_NONE6 || i == C_BIG6 ? med[C_NONE6]
+		double base = i == C_NONE6 || i == C_BIG6 || i == C_CLASS6 ? med[C_NONE6]
 			    : i == C_NONE_RND || i == C_BIG_RND ? med[C_NONE_RND]
 			    : med[C_NONE4];
 		char name[160];

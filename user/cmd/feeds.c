@@ -18,9 +18,9 @@ static void usage_feed(void)
 {
 	fprintf(wr_usage_out(),
 		"Usage: weir list feed add NAME url URL|file PATH [refresh DURATION] "
-		"[action deny|allow|match]\n"
+		"[action deny|allow|match|limit-class N]\n"
 		"       weir list feed add NAME geo DB [country CC,...] [asn N,...] "
-		"[refresh DURATION] [action deny|allow|match]\n"
+		"[refresh DURATION] [action deny|allow|match|limit-class N]\n"
 		"       weir list feed del NAME\n"
 		"       weir list feed show\n"
 		"       weir list feed refresh [NAME] [force]\n"
@@ -29,9 +29,11 @@ static void usage_feed(void)
 		"address or CIDR a line, # and ; comments (plain lists, FireHOL netsets,\n"
 		"Spamhaus DROP/EDROP as text or JSON lines). Each fetch is validated whole\n"
 		"and swapped in at once; a failed fetch or a bad list keeps the previous one.\n"
-		"action: deny (default) drops its sources; allow passes them past every limit.\n"
-		"        The operator's own deny and allow lists come first. match: neither;\n"
-		"        its sources are only what a rule's `src feed:NAME` matches.\n"
+		"action: deny (default) drops its sources; allow passes them past every limit;\n"
+		"        limit-class N sheds them as class N (0 critical .. 3 shed first) instead\n"
+		"        of their rule's class: served in calm, shed first under load.\n"
+		"        match: neither; its sources are only what a rule's `src feed:NAME`\n"
+		"        matches. The operator's own deny and allow lists come first.\n"
 		"refresh: how often the daemon fetches it again (default 1h; 10s to 7d);\n"
 		"         refresh here fetches now (force: without If-None-Match/If-Modified-Since).\n"
 		"geo: the networks of the countries (ISO 3166-1 alpha-2) and ASNs in a MaxMind\n"
@@ -43,6 +45,14 @@ static void usage_ctx(void *ctx)
 {
 	(void)ctx;
 	usage_feed();
+}
+
+/* A feed's action: "limit-class 2" in text; in JSON that, and "class": 2 beside it. */
+static void print_action(int action)
+{
+	print_str("action", " %s", wr_feed_action_name(action));
+	if (wr_feed_class_name(action))
+		print_u64("class", NULL, action >> WEIR_FA_CLASS_SHIFT);
 }
 
 /* Rebuild the data path's feed maps from the store, under the root lock. */
@@ -79,6 +89,7 @@ static int cmd_add(int argc, char **argv, void *ctx)
 	struct wr_feed_def old;
 	char dir[PATH_MAX], why[400];
 	const char *geo = NULL, *countries = NULL, *asns = NULL;
+	char act[32];	/* "limit-class N" of two words */
 	bool have_src = false;
 	int i, ret;
 
@@ -125,9 +136,20 @@ static int cmd_add(int argc, char **argv, void *ctx)
 			}
 			d.refresh_s = ns / 1000000000ULL;
 		} else if (!strcmp(w, "action")) {
+			/* limit-class takes its class as the next word */
+			if (!strcmp(v, "limit-class")) {
+				if (i + 1 >= argc) {
+					pr_err("action limit-class needs a class: 0 (critical) "
+					       "to 3 (shed first)");
+					return -EINVAL;
+				}
+				snprintf(act, sizeof(act), "limit-class %.8s", argv[++i]);
+				v = act;
+			}
 			d.action = wr_feed_action_parse(v);
 			if (d.action < 0) {
-				pr_err("invalid action \"%s\": deny, allow or match", v);
+				pr_err("invalid action \"%s\": deny, allow, match or limit-class N, N 0 "
+				       "(critical) to 3 (shed first)", v);
 				return -EINVAL;
 			}
 		} else {
@@ -279,7 +301,7 @@ static int cmd_show(int argc, char **argv, void *ctx)
 			print_str("country", " country %s", defs[i].countries);
 		if (defs[i].geo && defs[i].asns[0])
 			print_str("asn", " asn %s", defs[i].asns);
-		print_str("action", " %s", wr_feed_action_name(defs[i].action));
+		print_action(defs[i].action);
 		print_u64("refresh_s", " refresh %llus", defs[i].refresh_s);
 		print_str("origin", " (%s)", defs[i].config ? "config" : "cli");
 		print_u64("entries", " %llu prefixes", st.entries);
@@ -407,8 +429,14 @@ static int cmd_test(int argc, char **argv, void *ctx)
 	}
 	out_begin();
 	print_str("address", "%s", argv[0]);
-	print_str("verdict", ": %s", live == WEIR_FA_DENY ? "denied" :
-				   live == WEIR_FA_ALLOW ? "allowed" : "not listed");
+	if (wr_feed_class_name(live)) {
+		print_text(": class %d", live >> WEIR_FA_CLASS_SHIFT);
+		print_str("verdict", NULL, "classed");
+		print_u64("class", NULL, live >> WEIR_FA_CLASS_SHIFT);
+	} else {
+		print_str("verdict", ": %s", live == WEIR_FA_DENY ? "denied" :
+					   live == WEIR_FA_ALLOW ? "allowed" : "not listed");
+	}
 	open_array("feeds");
 	for (i = 0; i < n; i++) {
 		struct wr_feed_set one = { 0 };
@@ -427,7 +455,7 @@ static int cmd_test(int argc, char **argv, void *ctx)
 				open_object(NULL);
 				print_str("feed", "\n  %s", defs[i].name);
 				print_str("prefix", " %s", s);
-				print_str("action", " %s", wr_feed_action_name(e->action));
+				print_action(e->action);
 				close_object();
 			}
 		}

@@ -33,7 +33,7 @@ struct wr_cfg_fleet {
 	char auth_file[256];		/* "[USER] PASSWORD", root-only; "" for none */
 };
 
-/* lists: a blocklist feed (integrations/feedstore.h): a URL or a file, deny or allow. */
+/* lists: a blocklist feed (integrations/feedstore.h): a URL or a file, deny, allow or a class. */
 #define WR_CFG_FEEDS_MAX	64
 struct wr_cfg_feed {
 	char name[32];			/* A-Z a-z 0-9 _ - . */
@@ -42,7 +42,7 @@ struct wr_cfg_feed {
 	char geo[1024];			/* a MaxMind DB, as file, or empty */
 	char country[512];		/* geo: "DE,NL" */
 	char asn[512];			/* geo: "64496,AS64497" */
-	int action;			/* 0 deny, 1 allow, 2 match (rules' src feed:NAME only) */
+	int action;			/* WEIR_FA_DENY, WEIR_FA_ALLOW, WEIR_FA_CLASS_OF(N) or WEIR_FA_MATCH */
 	__u32 refresh_s;
 };
 

@@ -594,7 +594,33 @@ const struct cfg_section fleet_section = {
 	"fleet", fleet_keys, ARRAY_SIZE(fleet_keys), check_fleet
 };
 
-static const char *const feed_actions[] = { "deny", "allow", "match" };
+/*
+ * A feed's action: deny, allow, match (rules' `src: feed:NAME` only), or limit-class N (one value, as the CLI's
+ * `action limit-class N`); the field holds enum weir_feed_action's value.
+ */
+static int parse_feed_action(const struct cfg_key *k, const char *s, void *f)
+{
+	int a = !strcmp(s, "deny")  ? WEIR_FA_DENY :
+		!strcmp(s, "allow") ? WEIR_FA_ALLOW :
+		!strcmp(s, "match") ? WEIR_FA_MATCH : wr_feed_class_parse(s);
+
+	(void)k;
+	if (a < 0)
+		return a;
+	*(int *)f = a;
+	return 0;
+}
+
+static void print_feed_action(const struct cfg_key *k, const void *f)
+{
+	int a = *(const int *)f;
+
+	print_str(JSON(k), NULL, wr_feed_class_name(a) ? wr_feed_class_name(a) :
+				 a == WEIR_FA_ALLOW ? "allow" : a == WEIR_FA_MATCH ? "match" : "deny");
+}
+
+static const struct cfg_kind k_feed_action = { parse_feed_action, print_feed_action };
+
 const struct cfg_key feed_keys[FD_NR] = {
 	[FD_NAME] = { .name = "name", .kind = &k_fleet_name, FIELD_OF(struct wr_cfg_feed, name),
 		      .hint = "1-31 of A-Z a-z 0-9 _ - .", .need = "a feed needs a name" },
@@ -612,8 +638,9 @@ const struct cfg_key feed_keys[FD_NR] = {
 			 FIELD_OF(struct wr_cfg_feed, refresh_s), .json = "refresh_s",
 			 .min = 10000, .max = 7 * 86400 * 1000ULL, .def = "1h",
 			 .hint = "whole seconds from 10s to 7d: 30m, 1h, 1d" },
-	[FD_ACTION] = { .name = "action", .kind = &k_choice, FIELD_OF(struct wr_cfg_feed, action),
-			.words = feed_actions, .max = ARRAY_SIZE(feed_actions), .def = "deny" },
+	[FD_ACTION] = { .name = "action", .kind = &k_feed_action,
+			FIELD_OF(struct wr_cfg_feed, action), .def = "deny",
+			.hint = "deny, allow or limit-class N, N 0 (critical) to 3 (shed first)" },
 };
 const struct cfg_section feed_section = SECTION("a feed", feed_keys);
 

@@ -43,7 +43,7 @@ static void def_of(const struct wr_cfg_feed *c, struct wr_feed_def *d)
 	snprintf(d->source, sizeof(d->source), "%s", c->url[0] ? c->url : c->geo[0] ? c->geo : c->file);
 	snprintf(d->countries, sizeof(d->countries), "%s", c->country);
 	snprintf(d->asns, sizeof(d->asns), "%s", c->asn);
-	d->action = c->action == 2 ? WR_FEED_MATCH : c->action ? WEIR_FA_ALLOW : WEIR_FA_DENY;
+	d->action = c->action;
 	d->refresh_s = c->refresh_s;
 	d->config = true;
 }

@@ -86,6 +86,7 @@ const struct wr_global_metric wr_global_metrics[WEIR_G_MAX] = {
 	[WEIR_G_FEED_DENIED] = { "weir_packets_total", true },
 	[WEIR_G_FEED_ALLOWED] = { "weir_packets_total", true },
 	[WEIR_G_CACHED] = { "weir_packets_total", true },
+	[WEIR_G_FEED_CLASSED] = { "weir_packets_total", true },
 };
 
 /* The families of the global counters, in the order they are written, with their help. */

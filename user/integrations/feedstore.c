@@ -87,11 +87,15 @@ int wr_feed_action_parse(const char *s)
 		return WEIR_FA_ALLOW;
 	if (!strcmp(s, "match"))
 		return WR_FEED_MATCH;
+	if (!strncmp(s, "limit-class", 11))
+		return wr_feed_class_parse(s);
 	return -EINVAL;
 }
 
 const char *wr_feed_action_name(int action)
 {
+	if (wr_feed_class_name(action))
+		return wr_feed_class_name(action);
 	return action == WEIR_FA_ALLOW ? "allow" : action == WR_FEED_MATCH ? "match" : "deny";
 }
 

@@ -33,7 +33,7 @@ struct wr_feed_def {
 	bool geo;
 	char countries[WR_FEED_GEO_MAX];	/* "DE,NL" as given, or empty */
 	char asns[WR_FEED_GEO_MAX];		/* "64496,AS64497" as given, or empty */
-	int action;			/* WEIR_FA_DENY, WEIR_FA_ALLOW or WR_FEED_MATCH */
+	int action;			/* WEIR_FA_DENY, WEIR_FA_ALLOW, WEIR_FA_CLASS_OF(N) or WR_FEED_MATCH */
 	__u32 refresh_s;
 	bool config;			/* the daemon's config defines it (else the CLI) */
 	/*
@@ -61,7 +61,8 @@ struct wr_feed_state {
 int wr_feed_dir(char *buf, size_t len);
 /* Every feed of the current root gone from the store (`weir detach all`). */
 int wr_feed_store_clear(void);
-/* "deny"/"allow"/"match" into WEIR_FA_* or WR_FEED_MATCH, -EINVAL otherwise; and back. */
+/* "deny"/"allow"/"limit-class N"/"match" into WEIR_FA_* or WR_FEED_MATCH, -EINVAL
+ * otherwise; and back. */
 int wr_feed_action_parse(const char *s);
 const char *wr_feed_action_name(int action);
 bool wr_feed_name_ok(const char *s);
@@ -107,7 +108,7 @@ int wr_feed_rebuild(const struct wr_maps *m, const char *dir, struct wr_feed_sta
  * flattening (it denies and allows nothing), read by `src feed:NAME`.
  * Userspace only: no data-path state.
  */
-#define WR_FEED_MATCH		16
+#define WR_FEED_MATCH		WEIR_FA_MATCH
 
 /* Where `src country:..` and `src asn:..` find their database when none is configured. */
 #define WR_GEO_DB_DEFAULT	"/var/lib/weir/geo.mmdb"

@@ -13,8 +13,16 @@
  * an LPM trie. The operator's deny and allow tries (lists.c) are separate
  * maps: a refresh never touches them.
  *
- * Where two feeds list the same prefix with different actions, deny wins;
- * otherwise the longest prefix decides, as in the operator's lists.
+ * Where two feeds list the same prefix with different actions, the stricter
+ * wins: deny, then limit-class 3, 2, 1, 0, then allow (a third party's bad
+ * opinion of a prefix outranks a good one, as deny always outranked allow;
+ * of two classes the one shed first); otherwise the longest prefix
+ * decides, as in the operator's lists.
+ *
+ * A limit-class has no room in the 2-bit /24 state: each /24 a class
+ * prefix covers is a split /24 whose class is its wr_feed_host entry
+ * (WEIR_FEED_BLOCK_KEY), one hash entry per /24 (a /16 class prefix
+ * costs 256 entries).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -37,6 +45,12 @@
  * and TC programs run to completion in microseconds).
  */
 #define OLD_GEN_GRACE_US	20000
+/*
+ * build_v4's painting of a /24 split by longer prefixes: apart from every
+ * action value (limit-class 0 is 3, WEIR_FA_SPLIT's number), written out
+ * as WEIR_FA_SPLIT.
+ */
+#define BLK_SPLIT	0x80
 
 void wr_feed_set_free(struct wr_feed_set *s)
 {
@@ -210,10 +224,47 @@ int wr_feed_parse(const char *buf, size_t len, int action, struct wr_feed_set *o
 	return 0;
 }
 
-/* Sort: family, then length, then address, then action (deny last: it wins). */
+/*
+ * Sort: family, then length, then address, then action, the stricter last:
+ * allow, limit-class 0 .. 3, deny. Only the last of a prefix's run is written.
+ */
 static int action_rank(int a)
 {
-	return a == WEIR_FA_DENY ? 1 : 0;
+	if (a == WEIR_FA_DENY)
+		return 1 + WEIR_MAX_CLASS + 1;
+	if ((a & 3) == WEIR_FA_CLASS)
+		return 1 + (a >> WEIR_FA_CLASS_SHIFT);
+	return 0;
+}
+
+int wr_feed_class_parse(const char *s)
+{
+	static const char word[] = "limit-class ";
+
+	/* One digit, nothing after it: "limit-class 4", "limit-class 1x" are refused. */
+	if (strncmp(s, word, sizeof(word) - 1))
+		return -EINVAL;
+	s += sizeof(word) - 1;
+	if (s[0] < '0' || s[0] > '0' + WEIR_MAX_CLASS || s[1])
+		return -EINVAL;
+	return WEIR_FA_CLASS_OF(s[0] - '0');
+}
+
+const char *wr_feed_class_name(int action)
+{
+	static const char *const names[WEIR_MAX_CLASS + 1] = {
+		"limit-class 0", "limit-class 1", "limit-class 2", "limit-class 3",
+	};
+
+	if (action < 0 || (action & 3) != WEIR_FA_CLASS || action > WEIR_FA_MASK)
+		return NULL;
+	return names[action >> WEIR_FA_CLASS_SHIFT];
+}
+
+/* A /24 state of the painting in build_v4 that holds a limit-class (not a split mark). */
+static bool blk_classed(__u8 v)
+{
+	return v != BLK_SPLIT && (v & 3) == WEIR_FA_CLASS;
 }
 
 static int cmp_entry(const void *a, const void *b)
@@ -283,7 +334,7 @@ static int host_put(struct host_batch *h, __u64 key, __u32 val)
  * addresses painted over its own state in blk, shortest prefix first, and
  * what differs from that state written to h as exceptions, with the
  * state itself under the /24's key when it lists anything. With h NULL,
- * only counted into *count. Marks each /24 WEIR_FA_SPLIT in blk on the
+ * only counted into *count. Marks each /24 BLK_SPLIT in blk on the
  * writing pass.
  */
 static int split_pass(const struct wr_feed_entry *v4, size_t first, size_t n, __u8 *blk,
@@ -316,7 +367,7 @@ static int split_pass(const struct wr_feed_entry *v4, size_t first, size_t n, __
 		for (k = 0; !err && k < 256; k++)
 			if (cell[k] != def)
 				err = host_put(h, ((__u64)b << 8) | k, cell[k]);
-		blk[b] = WEIR_FA_SPLIT;
+		blk[b] = BLK_SPLIT;
 	}
 	return err ? err : h ? host_flush(h) : 0;
 }
@@ -333,6 +384,8 @@ static int build_v4(struct wr_feed_entry *v4, size_t n, int *blk_fd, int *host_f
 	__u8 *blk = NULL, cell[256];
 	struct host_batch *h = NULL;
 	__u64 *words = MAP_FAILED;
+	size_t nclass = 0;
+	__u32 bn;
 	int err = 0;
 
 	*blk_fd = *host_fd = -1;
@@ -356,22 +409,38 @@ static int build_v4(struct wr_feed_entry *v4, size_t n, int *blk_fd, int *host_f
 	}
 	/* Longer prefixes split their /24: grouped by /24, shortest first in each. */
 	nsplit = n - first_split;
-	if (nsplit) {
-		qsort(v4 + first_split, nsplit, sizeof(*v4), cmp_split);
+	/* /24s of a limit-class: each one's class under its /24 key (split or not). */
+	for (i = 0; i < first_split; i++)
+		if ((v4[i].action & 3) == WEIR_FA_CLASS)
+			break;
+	for (bn = 0; i < first_split && bn < WEIR_FEED_BLOCKS; bn++)
+		nclass += blk_classed(blk[bn]);
+	if (nsplit || nclass) {
 		h = calloc(1, sizeof(*h));
 		if (!h) {
 			err = -ENOMEM;
 			goto out;
 		}
-		/* Counted first, written second: the hash is sized exactly. */
 		h->fd = -1;
+	}
+	if (nsplit) {
+		qsort(v4 + first_split, nsplit, sizeof(*v4), cmp_split);
+		/* Counted first, written second: the hash is sized exactly. */
 		split_pass(v4, first_split, n, blk, cell, NULL, &nhost);
+	}
+	if (h) {
+		/*
+		 * A classed /24 that is split too is counted twice (its /24 key
+		 * in nhost and in nclass): a few spare entries, not a miss.
+		 */
 		h->fd = bpf_map_create(BPF_MAP_TYPE_HASH, "wr_feed_host_i", sizeof(__u64),
-				       sizeof(__u32), nhost ? nhost : 1, NULL);
+				       sizeof(__u32), nhost + nclass ? nhost + nclass : 1, NULL);
 		if (h->fd < 0) {
 			err = -errno;
 			goto out;
 		}
+	}
+	if (nsplit) {
 		err = split_pass(v4, first_split, n, blk, cell, h, NULL);
 		st->split_blocks = 0;
 		for (i = first_split; i < n; i++)
@@ -380,8 +449,20 @@ static int build_v4(struct wr_feed_entry *v4, size_t n, int *blk_fd, int *host_f
 				st->split_blocks++;
 		if (err)
 			goto out;
-		st->host_entries = h->total;
 	}
+	/* The classed /24s no longer prefix split: their state alone, under the /24 key. */
+	for (bn = 0; nclass && !err && bn < WEIR_FEED_BLOCKS; bn++) {
+		if (!blk_classed(blk[bn]))
+			continue;
+		err = host_put(h, WEIR_FEED_BLOCK_KEY | ((__u64)bn << 8), blk[bn]);
+		blk[bn] = BLK_SPLIT;
+	}
+	if (!err && nclass)
+		err = host_flush(h);
+	if (err)
+		goto out;
+	if (h)
+		st->host_entries = h->total;
 	*blk_fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "wr_feed_blk_i", sizeof(__u32), sizeof(__u64),
 				 WEIR_FEED_WORDS, &ao);
 	if (*blk_fd < 0) {
@@ -398,13 +479,14 @@ static int build_v4(struct wr_feed_entry *v4, size_t n, int *blk_fd, int *host_f
 		__u64 w = 0;
 
 		for (j = 0; j < 32; j++)
-			w |= (__u64)blk[i * 32 + j] << (j * 2);
+			w |= (__u64)(blk[i * 32 + j] == BLK_SPLIT ? WEIR_FA_SPLIT : blk[i * 32 + j])
+			     << (j * 2);
 		words[i] = w;
 	}
 	munmap(words, WEIR_FEED_WORDS * sizeof(__u64));
 out:
 	if (h) {
-		if (!err && nsplit)
+		if (!err)
 			*host_fd = h->fd;
 		else if (h->fd >= 0)
 			close(h->fd);
@@ -432,7 +514,7 @@ static int build_v6(const struct wr_feed_entry *v6, size_t n, int *fd)
 		struct weir_lpm6 k = { .plen = v6[i].plen };
 		__u32 val = v6[i].action;
 
-		/* Equal prefixes: the last (deny, when they differ) is written last. */
+		/* Equal prefixes: the last (the stricter, when they differ) is written last. */
 		memcpy(k.addr, v6[i].addr, sizeof(k.addr));
 		if (bpf_map_update_elem(*fd, &k, &val, BPF_ANY)) {
 			int err = -errno;
@@ -545,7 +627,7 @@ int wr_feed_lookup(const struct wr_maps *m, const struct wr_cidr *addr)
 
 		memcpy(k.addr, addr->addr, sizeof(k.addr));
 		err = bpf_map_lookup_elem(fd, &k, &v) ? (errno == ENOENT ? WEIR_FA_NONE : -errno)
-						      : (int)(v & 3);
+						      : (int)(v & WEIR_FA_MASK);
 	} else {
 		__u32 b = ntohl(addr->addr[0]) >> 8, idx = b / 32;
 		__u64 w;
@@ -565,7 +647,7 @@ int wr_feed_lookup(const struct wr_maps *m, const struct wr_cidr *addr)
 				if (bpf_map_lookup_elem(fd, &k, &v))
 					v = WEIR_FA_NONE;
 			}
-			err = v & 3;
+			err = v & WEIR_FA_MASK;
 		}
 	}
 	close(fd);

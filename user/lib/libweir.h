@@ -272,7 +272,7 @@ struct wr_feed_entry {
 	__u32 addr[4];		/* network byte order, masked */
 	__u8 family;		/* 4 or 6 */
 	__u8 plen;
-	__u8 action;		/* enum weir_feed_action */
+	__u8 action;		/* enum weir_feed_action; WEIR_FA_CLASS_OF(N) */
 	__u8 pad;
 };
 struct wr_feed_set {
@@ -295,7 +295,14 @@ void wr_feed_set_free(struct wr_feed_set *s);
  * out. Caller holds the root lock.
  */
 int wr_feed_apply(const struct wr_maps *m, struct wr_feed_set *all, struct wr_feed_stats *st);
-/* What the live feeds say of addr (a host, plen ignored): enum weir_feed_action or -errno. */
+/* "limit-class N" (N 0..WEIR_MAX_CLASS) into WEIR_FA_CLASS_OF(N), or -EINVAL. */
+int wr_feed_class_parse(const char *s);
+/* "limit-class N" for a WEIR_FA_CLASS value, or NULL for any other action. */
+const char *wr_feed_class_name(int action);
+/*
+ * What the live feeds say of addr (a host, plen ignored): enum weir_feed_action
+ * (WEIR_FA_CLASS_OF(N) for a limit-class) or -errno.
+ */
 int wr_feed_lookup(const struct wr_maps *m, const struct wr_cidr *addr);
 
 /*

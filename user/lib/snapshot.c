@@ -45,6 +45,7 @@ const char *const wr_global_names[WEIR_G_MAX] = {
 	[WEIR_G_FEED_DENIED] = "feed_denied",
 	[WEIR_G_FEED_ALLOWED] = "feed_allowed",
 	[WEIR_G_CACHED] = "cached",
+	[WEIR_G_FEED_CLASSED] = "feed_classed",
 };
 _Static_assert(sizeof(wr_global_names) / sizeof(wr_global_names[0]) == WEIR_G_MAX,
 	       "a name for every global counter");
