@@ -115,8 +115,7 @@ static int apply_lists(const struct wr_maps *m, const struct wr_cfg *c)
 		return err;
 	sc.fail_closed = c->fail_closed;
 	sc.malformed_pass = c->malformed_pass;
-	/* After the rule set's commit, which set cache_on under the old switch. */
-	err = wr_first_stage_set(m, &sc, c->first_stage_off);
+	err = wr_first_stage_set(m, &sc, c->first_stage_off);	/* after the commit */
 	return err ? err : wr_config_write(m, &sc);
 }
 
