@@ -177,7 +177,7 @@ wrj list feed show | jq -e '.feeds[] | select(.name == "watch") | .action == "ma
 	>/dev/null || fail "feed show: $(wrj list feed show)"
 got=$(both)
 [ "$got" = "$N $N" ] || fail "a match feed dropped by itself: $got of $N"
-bad "deny, allow or match" wr list feed add w2 file "$TMP/list.txt" action limit
+bad "deny, allow, match or limit-class N" wr list feed add w2 file "$TMP/list.txt" action limit
 expect_ok "add watched" add watched feed:watch
 got=$(both)
 limited "${got#* } ${got% *}" || fail "feed:watch: DE and NL arrived $got of $N"
