@@ -543,8 +543,12 @@ flood_report() {
 		echo
 		# The aims for a flood weir has judged bad: drop rate >= 0.8x the floor's,
 		# marginal <= 0.15x nftables' and hashlimit's; B: <= +40 ns over the floor.
-		printf 'weir Mpps / the floor'"'"'s: **%s** (aim >= 0.8: %s). ' \
-			"$(fmt "$(calc "$wrm / $flm")" '%.2f')" "$(verdict "$wrm / $flm >= 0.8")"
+		case $s in
+		C) printf 'weir Mpps / the floor'"'"'s: **%s** (traffic under its limits: no aim). ' \
+			"$(fmt "$(calc "$wrm / $flm")" '%.2f')" ;;
+		*) printf 'weir Mpps / the floor'"'"'s: **%s** (aim >= 0.8: %s). ' \
+			"$(fmt "$(calc "$wrm / $flm")" '%.2f')" "$(verdict "$wrm / $flm >= 0.8")" ;;
+		esac
 		case $s in
 		A | B) printf 'weir marginal / nftables marginal: **%s**; / hashlimit: **%s** (aim <= 0.15: %s, %s).' \
 			"$(fmt "$(calc "$wr / $nf")" '%.2f')" "$(fmt "$(calc "$wr / $ht")" '%.2f')" \
