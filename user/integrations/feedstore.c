@@ -764,26 +764,7 @@ const char *wr_geo_db_default(void)
 /* One expanded network into a set (the action is the feed maps', unused here). */
 static int srcset_push(const struct wr_cidr *c, void *ctx)
 {
-	struct wr_feed_set *s = ctx;
-	struct wr_feed_entry *e;
-
-	if (s->n == s->cap) {
-		size_t cap = s->cap ? s->cap * 2 : 1024;
-
-		if (s->n >= WR_FEED_MAX_ENTRIES)
-			return -E2BIG;
-		e = realloc(s->v, cap * sizeof(*e));
-		if (!e)
-			return -ENOMEM;
-		s->v = e;
-		s->cap = cap;
-	}
-	e = &s->v[s->n++];
-	memset(e, 0, sizeof(*e));
-	e->family = c->family;
-	e->plen = c->plen;
-	memcpy(e->addr, c->addr, sizeof(e->addr));
-	return 0;
+	return wr_feed_set_push(ctx, c, 0);
 }
 
 int wr_srcset_resolve(void *ctx, const char *set, struct wr_feed_set *out, char *why, size_t len)

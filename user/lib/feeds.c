@@ -58,7 +58,7 @@ void wr_feed_set_free(struct wr_feed_set *s)
 	memset(s, 0, sizeof(*s));
 }
 
-static int set_push(struct wr_feed_set *s, const struct wr_cidr *c, int action)
+int wr_feed_set_push(struct wr_feed_set *s, const struct wr_cidr *c, int action)
 {
 	struct wr_feed_entry *e;
 
@@ -209,7 +209,7 @@ int wr_feed_parse(const char *buf, size_t len, int action, struct wr_feed_set *o
 			r = 0;
 			continue;
 		}
-		r = set_push(&s, &c, action);
+		r = wr_feed_set_push(&s, &c, action);
 		if (r) {
 			snprintf(err, errlen, "line %zu: %s", lineno,
 				 r == -E2BIG ? "more entries than a feed may hold" : strerror(-r));

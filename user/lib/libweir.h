@@ -289,6 +289,8 @@ int wr_feed_parse(const char *buf, size_t len, int action, struct wr_feed_set *o
 		  size_t errlen);
 int wr_feed_set_append(struct wr_feed_set *dst, const struct wr_feed_set *src);
 void wr_feed_set_free(struct wr_feed_set *s);
+/* c with action appended to s (grown by doubling); -E2BIG past WR_FEED_MAX_ENTRIES. */
+int wr_feed_set_push(struct wr_feed_set *s, const struct wr_cidr *c, int action);
 /*
  * Every feed's entries (all: sorted in place) as the data path's next
  * generation, swapped in at once; an empty set takes every feed entry
