@@ -19,7 +19,10 @@ C_FLEET_SUITES := fleet_sim
 # tests/unit_rules.c: the rule grammar through libweir, on the host (no BPF);
 # tests/unit_geo.c: the MMDB expander (user/integrations/) over libmaxminddb.
 C_LIB_SUITES  := unit_rules unit_geo
-C_SUITES      := $(C_UNIT_SUITES) $(C_LIB_SUITES) $(C_BPF_SUITES) $(C_FLEET_SUITES)
+# tests/auto_*.c: `weir auto`'s detector and fingerprint chooser (user/auto/)
+# on the host, over traces they write and read as pcap files.
+C_AUTO_SUITES := $(patsubst tests/%.c,%,$(sort $(wildcard tests/auto_*.c)))
+C_SUITES      := $(C_UNIT_SUITES) $(C_LIB_SUITES) $(C_AUTO_SUITES) $(C_BPF_SUITES) $(C_FLEET_SUITES)
 
 $(addprefix $(TEST_OUT)/,$(C_UNIT_SUITES)): $(TEST_OUT)/%: tests/%.c include/*.h tests/check.h \
 					   tests/packet.h | $(TEST_OUT)
@@ -54,6 +57,12 @@ $(TEST_OUT)/unit_geo: tests/unit_geo.c $(INTEGRATIONS_OBJS) $(LIBWEIR) tests/che
 		      user/integrations/geo.h | $(TEST_OUT)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(USER_CFLAGS) -Itests $< $(INTEGRATIONS_OBJS) $(LIBWEIR) -o $@ $(USER_LDLIBS) -lm
+
+AUTO_OBJS := $(patsubst user/%.c,$(OUT)/user/%.o,$(wildcard user/auto/*.c))
+$(addprefix $(TEST_OUT)/,$(C_AUTO_SUITES)): $(TEST_OUT)/%: tests/%.c $(AUTO_OBJS) $(LIBWEIR) include/*.h \
+					   tests/check.h tests/packet.h $(wildcard user/auto/*.h) | $(TEST_OUT)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(USER_CFLAGS) -Itests $< $(AUTO_OBJS) $(LIBWEIR) -o $@ $(USER_LDLIBS) -lm
 
 .PHONY: print-c-suites
 print-c-suites:

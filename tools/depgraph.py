@@ -24,7 +24,7 @@ ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 USER = os.path.join(ROOT, "user")
 
 # Lowest first; a file may use its own layer and those below.
-LAYERS = ["util", "lib", "config", "fleet", "integrations", "daemon", "cmd", "."]
+LAYERS = ["util", "lib", "config", "fleet", "integrations", "auto", "daemon", "cmd", "."]
 # lib/ itself, lowest first; files not named here are refused by --check.
 LIB_LAYERS = [
     ["pins", "tcpdiag", "match_fields", "limit_keys", "penalty", "reflect"],
