@@ -34,7 +34,7 @@ LIB_LAYERS = [
     ["session"],
     ["xdpmulti"],
     ["links"],
-    ["ruleset", "snapshot"],
+    ["ruleset", "snapshot", "capture"],
 ]
 
 

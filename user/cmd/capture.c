@@ -4,15 +4,9 @@
  * data path (bpf/capture.h) into the wr_capture_ring ring buffer at a
  * bounded rate, written as pcap (libpcap's writer) or printed a line each.
  *
- * The switch and the lease. wr_config.capture tells the data path to look
- * at wr_capture at all; it is set under the root lock when a capture
- * starts and cleared when it ends (a signal, its count reached, an error).
- * wr_capture.lease_ns is renewed every second to three seconds ahead: a
- * capture killed by SIGKILL cannot clear the switch, so the data path
- * stops copying when the lease runs out and clears the switch itself at
- * the next packet. Until then a dead capture costs a few seconds of
- * copies nobody reads; after it, nothing. A new capture takes over a
- * stale lease (its process gone) and refuses a live one.
+ * The switch, the lease and the ring are a capture session's (lib/capture.c,
+ * shared with `weir auto`): one capture at a time, a dead one's lease
+ * running out by itself within seconds, a live one refused by name.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -65,14 +59,12 @@ struct cap {
 	__u16 rule_slot;	/* the rule's slot, or WEIR_CAPTURE_ANY_RULE */
 	/* While it runs. */
 	struct wr_maps m;
-	struct weir_capture *ctl;	/* wr_capture[0], mapped */
-	size_t ctl_len;
+	struct wr_capture_sess sess;
 	struct weir_ruleset *rs;	/* the live set, for rule names */
 	__u64 rs_read_ns;
 	struct wr_pcap *dumper;
 	__s64 wall_off_ns;	/* CLOCK_REALTIME - CLOCK_MONOTONIC */
 	__u64 written;
-	bool draining;		/* discarding what an earlier capture left in the ring */
 	bool failed;
 };
 
@@ -353,22 +345,17 @@ static void print_record(struct cap *c, const struct weir_capture_hdr *h, const 
 	printf(", length %u\n", h->len);
 }
 
-static int on_record(void *ctx, void *data, size_t size)
+static int on_record(void *ctx, const struct weir_capture_hdr *h, const __u8 *data)
 {
-	const struct weir_capture_hdr *h = data;
 	struct cap *c = ctx;
 
-	/* Left by an earlier capture, or past the count: not ours to show. */
-	if (c->draining || (c->count && c->written >= c->count))
+	/* Past the count: not ours to show. */
+	if (c->count && c->written >= c->count)
 		return 0;
-	if (size < sizeof(*h) || h->caplen > size - sizeof(*h))
-		return 0;
-	if (c->dumper) {
-		wr_pcap_write(c->dumper, (__s64)h->ts + c->wall_off_ns,
-			      (const __u8 *)data + sizeof(*h), h->caplen, h->len);
-	} else {
-		print_record(c, h, (const __u8 *)data + sizeof(*h));
-	}
+	if (c->dumper)
+		wr_pcap_write(c->dumper, (__s64)h->ts + c->wall_off_ns, data, h->caplen, h->len);
+	else
+		print_record(c, h, data);
 	c->written++;
 	return 0;
 }
@@ -377,115 +364,6 @@ static int on_record(void *ctx, void *data, size_t size)
 static bool pid_alive(__u32 pid)
 {
 	return pid && (kill((pid_t)pid, 0) == 0 || errno == EPERM);
-}
-
-static int zero_stats(const struct cap *c)
-{
-	int ncpu = libbpf_num_possible_cpus();
-	struct weir_capture_stats *z;
-	__u32 zero = 0;
-	int err = 0;
-
-	if (ncpu <= 0)
-		return -EINVAL;
-	z = calloc(ncpu, sizeof(*z));
-	if (!z)
-		return -ENOMEM;
-	if (bpf_map_update_elem(c->m.capture_stats, &zero, z, BPF_ANY))
-		err = -errno;
-	free(z);
-	return err;
-}
-
-/* Another capture's lease holds and its process lives: say so. */
-static int busy(const struct cap *c)
-{
-	if (c->ctl->lease_ns <= wr_mono_ns() || !pid_alive(c->ctl->pid) ||
-	    c->ctl->pid == (__u32)getpid())
-		return 0;
-	pr_err("a capture is already running (pid %u)", c->ctl->pid);
-	return -EBUSY;
-}
-
-/*
- * Take the capture under the root lock, so that two starting at once
- * cannot both: the control, then the lease, then the switch.
- */
-static int claim(struct cap *c)
-{
-	struct weir_config cfg;
-	int lock, err;
-
-	lock = wr_lock_root();
-	if (lock < 0)
-		return lock;
-	err = busy(c);
-	if (err)
-		goto out;
-	err = zero_stats(c);
-	if (err) {
-		pr_err("cannot reset the capture's counters: %s", strerror(-err));
-		goto out;
-	}
-	c->ctl->lease_ns = 0;
-	c->ctl->window = 0;
-	c->ctl->budget = c->budget;
-	c->ctl->snaplen = c->snaplen;
-	c->ctl->verdicts = c->verdicts;
-	c->ctl->rule_slot = c->rule_slot;
-	c->ctl->pid = getpid();
-	__atomic_store_n(&c->ctl->lease_ns, wr_mono_ns() + WEIR_CAPTURE_LEASE_NS, __ATOMIC_RELEASE);
-	err = wr_config_read(&c->m, &cfg);
-	if (!err) {
-		cfg.capture = 1;
-		err = wr_config_write(&c->m, &cfg);
-	}
-	if (err)
-		pr_err("cannot set the capture switch: %s", strerror(-err));
-out:
-	wr_unlock(lock);
-	return err;
-}
-
-/* Set or clear wr_config.capture under the root lock. */
-static int set_switch(struct cap *c, __u32 on)
-{
-	struct weir_config cfg;
-	int lock, err;
-
-	lock = wr_lock_root();
-	if (lock < 0)
-		return lock;
-	err = wr_config_read(&c->m, &cfg);
-	if (!err && cfg.capture != on) {
-		cfg.capture = on;
-		err = wr_config_write(&c->m, &cfg);
-	}
-	wr_unlock(lock);
-	if (err)
-		pr_err("cannot %s the capture switch: %s", on ? "set" : "clear", strerror(-err));
-	return err;
-}
-
-/* XDP attachments need bpf_xdp_load_bytes (Linux 5.18) for the copy. */
-static int check_kernel(void)
-{
-	struct wr_features f;
-	int links[256], n, i;
-
-	wr_features_probe(&f);
-	if (f.has[WR_FEAT_XDP_FRAGS])
-		return 0;
-	n = wr_list_links(links, ARRAY_SIZE(links));
-	for (i = 0; i < n; i++) {
-		if (wr_link_mode(links[i]) == WR_MODE_TC)
-			continue;
-		pr_err("capture at XDP needs bpf_xdp_load_bytes, which this kernel (%s) lacks "
-		       "(Linux 5.18 or later); capture in tc mode (attach DEV mode tc) instead",
-		       wr_kernel_release());
-		return -EOPNOTSUPP;
-	}
-	return 0;
 }
 
 static void summary(const struct cap *c, const struct weir_capture_stats *s)
@@ -507,20 +385,19 @@ static void summary(const struct cap *c, const struct weir_capture_stats *s)
 		(unsigned long long)s->lost_budget, (unsigned long long)s->lost_ring);
 }
 
-static int read_stats(const struct cap *c, struct weir_capture_stats *s)
-{
-	return wr_percpu_sum(c->m.capture_stats, 0, (__u64 *)s, sizeof(*s) / sizeof(__u64));
-}
-
 static int run(struct cap *c)
 {
 	struct weir_capture_stats st = {};
-	struct ring_buffer *rb = NULL;
+	struct wr_capture_opts o = {
+		.budget = c->budget,
+		.snaplen = c->snaplen,
+		.verdicts = c->verdicts,
+		.rule_slot = c->rule_slot,
+	};
 	struct sigaction sa = {};
 	struct timespec rt, mono;
 	bool started = false;
-	__u64 next_renew;
-	int err, i;
+	int err;
 
 	/* From here on a signal ends the capture the orderly way. */
 	sa.sa_handler = on_signal;
@@ -530,16 +407,8 @@ static int run(struct cap *c)
 	sigaction(SIGHUP, &sa, NULL);
 	sigaction(SIGPIPE, &sa, NULL);
 
-	c->ctl_len = (size_t)sysconf(_SC_PAGESIZE);
-	c->ctl = mmap(NULL, c->ctl_len, PROT_READ | PROT_WRITE, MAP_SHARED, c->m.capture, 0);
-	if (c->ctl == MAP_FAILED) {
-		c->ctl = NULL;
-		err = -errno;
-		pr_err("cannot map the capture's control: %s", strerror(-err));
-		return err;
-	}
-	/* Refused before the file is opened (and truncated); claim() checks again. */
-	err = busy(c);
+	/* Refused (a live capture) before the file is opened and truncated. */
+	err = wr_capture_open(&c->sess, &c->m, on_record, c);
 	if (err)
 		return err;
 	if (c->file) {
@@ -548,25 +417,15 @@ static int run(struct cap *c)
 		c->dumper = wr_pcap_open(c->file, (int)c->snaplen, why, sizeof(why));
 		if (!c->dumper) {
 			pr_err("cannot write %s: %s", c->file, why);
-			return -EIO;
+			err = -EIO;
+			goto out;
 		}
 	}
-	rb = ring_buffer__new(c->m.capture_ring, on_record, c, NULL);
-	if (!rb) {
-		err = -errno;
-		pr_err("cannot read the capture ring: %s", strerror(-err));
-		return err;
-	}
-	/* What an earlier capture left unread is not this one's. */
-	c->draining = true;
-	ring_buffer__consume(rb);
-	c->draining = false;
-
 	clock_gettime(CLOCK_REALTIME, &rt);
 	clock_gettime(CLOCK_MONOTONIC, &mono);
 	c->wall_off_ns = ((__s64)rt.tv_sec - mono.tv_sec) * 1000000000LL + rt.tv_nsec - mono.tv_nsec;
 
-	err = claim(c);
+	err = wr_capture_start(&c->sess, &o);
 	if (err)
 		goto out;
 	started = true;
@@ -577,16 +436,10 @@ static int run(struct cap *c)
 			c->rule ? " of rule " : "", c->rule ? c->rule : "",
 			(unsigned long long)c->budget);
 
-	next_renew = wr_mono_ns() + WEIR_CAPTURE_RENEW_NS;
 	while (!stop_sig && !(c->count && c->written >= c->count)) {
-		__u64 now;
-
-		err = ring_buffer__poll(rb, 200);
-		if (err < 0 && err != -EINTR) {
-			pr_err("cannot read the capture ring: %s", strerror(-err));
+		err = wr_capture_poll(&c->sess, 200);
+		if (err)
 			goto out;
-		}
-		err = 0;
 		if (c->dumper ? wr_pcap_flush(c->dumper) != 0 : fflush(stdout) || ferror(stdout)) {
 			/* A reader that went away (| head, | tcpdump -c) ends it quietly. */
 			if (errno == EPIPE || stop_sig == SIGPIPE)
@@ -596,40 +449,18 @@ static int run(struct cap *c)
 			err = -EIO;
 			goto out;
 		}
-		now = wr_mono_ns();
-		if (now < next_renew)
-			continue;
-		next_renew = now + WEIR_CAPTURE_RENEW_NS;
-		__atomic_store_n(&c->ctl->lease_ns, now + WEIR_CAPTURE_LEASE_NS, __ATOMIC_RELEASE);
-		/* The data path may have cleared it while the lease was being renewed. */
-		{
-			struct weir_config cfg;
-
-			if (!wr_config_read(&c->m, &cfg) && !cfg.capture) {
-				err = set_switch(c, 1);
-				if (err)
-					goto out;
-			}
-		}
 	}
 out:
 	if (started) {
-		/* Ours still (a takeover would have changed the pid): end it. */
-		if (c->ctl->pid == (__u32)getpid()) {
-			__atomic_store_n(&c->ctl->lease_ns, 0, __ATOMIC_RELEASE);
-			if (set_switch(c, 0) && !err)
-				err = -EIO;
-			c->ctl->pid = 0;
-		}
-		/* What was copied before the switch went off, up to the count. */
-		for (i = 0; i < 4 && ring_buffer__consume(rb) > 0; i++)
-			;
-		if (!read_stats(c, &st))
+		/* Ends it, and reads what was copied before, up to the count. */
+		if (wr_capture_stop(&c->sess) && !err)
+			err = -EIO;
+		if (!wr_capture_stats_read(&c->m, &st))
 			summary(c, &st);
 		else
 			pr_warn("cannot read the capture's counters");
 	}
-	ring_buffer__free(rb);
+	wr_capture_close(&c->sess);
 	return err;
 }
 
@@ -693,7 +524,7 @@ int do_capture(int argc, char **argv)
 		goto out;
 	}
 	c.rs_read_ns = wr_mono_ns();
-	err = check_kernel();
+	err = wr_capture_kernel_ok();
 	if (err)
 		goto out;
 	if (c.rule) {
@@ -713,8 +544,6 @@ int do_capture(int argc, char **argv)
 	err = run(&c);
 out:
 	wr_pcap_close(c.dumper);
-	if (c.ctl)
-		munmap(c.ctl, c.ctl_len);
 	free(c.rs);
 	wr_maps_close(&c.m);
 	return err;

@@ -463,6 +463,45 @@ void wr_src_waits_free(struct wr_src_waits *ws);
 /* What waits for key k alone (its one slot, every CPU): 0 or -errno. */
 int wr_src_waiting_key(const struct wr_maps *m, const struct weir_key *k, __u64 *n);
 
+/*
+ * A capture session (capture.c): the one reader of wr_capture_ring. open
+ * maps the control and the ring (refusing, -EBUSY, while another live
+ * process holds the lease) and drops what an earlier session left; start
+ * takes the lease and sets the switch; poll reads samples into fn and
+ * renews the lease (-EBUSY once another session took it over); stop clears
+ * the switch and reads what was copied before; close frees it all (and
+ * stops). fn returns 0 to go on.
+ */
+struct ring_buffer;
+typedef int (*wr_capture_fn)(void *ctx, const struct weir_capture_hdr *h, const __u8 *frame);
+struct wr_capture_opts {
+	__u32 budget;		/* packets a second, 1..WEIR_CAPTURE_BUDGET_MAX */
+	__u32 snaplen;		/* bytes of each frame, 1..WEIR_CAPTURE_SNAPLEN_MAX */
+	__u32 verdicts;		/* 1 << enum weir_capture_verdict */
+	__u16 rule_slot;	/* one rule's slot, or WEIR_CAPTURE_ANY_RULE */
+};
+struct wr_capture_sess {
+	const struct wr_maps *m;
+	struct weir_capture *ctl;	/* wr_capture[0], mapped */
+	size_t ctl_len;
+	struct ring_buffer *rb;
+	wr_capture_fn fn;
+	void *ctx;
+	__u64 next_renew;
+	__u64 malformed;	/* records shorter than their header says */
+	bool started;
+	bool draining;		/* discarding what an earlier session left */
+};
+int wr_capture_open(struct wr_capture_sess *s, const struct wr_maps *m, wr_capture_fn fn,
+		    void *ctx);
+int wr_capture_start(struct wr_capture_sess *s, const struct wr_capture_opts *o);
+int wr_capture_poll(struct wr_capture_sess *s, int timeout_ms);
+int wr_capture_stop(struct wr_capture_sess *s);
+void wr_capture_close(struct wr_capture_sess *s);
+int wr_capture_stats_read(const struct wr_maps *m, struct weir_capture_stats *st);
+/* 0, or -EOPNOTSUPP (said) when an XDP attachment cannot copy (no bpf_xdp_load_bytes). */
+int wr_capture_kernel_ok(void);
+
 /* A bucket key's kind ("src", "all", "dst", "flow") and address (limit_keys.c). */
 const char *wr_key_kind_name(unsigned int kind);
 void wr_format_key(const struct weir_key *k, bool bare, char *buf, size_t len);
