@@ -157,7 +157,8 @@ expect_ok "del de" wr rule del de
 expect_ok "add notde" add notde '!country:de'
 got=$(both)
 limited "${got#* } ${got% *}" || fail "!country:de: DE and NL arrived $got of $N"
-[ "$(wrj rule list | jq -r '.rules[0].src')" = '!country:de' ] ||
+# (one spelling a set: the rule keeps it upper case, so de and DE share a slot)
+[ "$(wrj rule list | jq -r '.rules[0].src')" = '!country:DE' ] ||
 	fail "-j: src $(wrj rule list | jq -c '.rules[0]')"
 expect_ok "del notde" wr rule del notde
 expect_ok "add nl" add nl asn:AS64497

@@ -97,8 +97,10 @@ TEST_CASE(rule_srcset_parsed)
 	} ok[] = {
 		{ "r1 proto udp dport 53 src asn:64496 limit 10pps", "asn:64496", 0 },
 		{ "r1 proto tcp dport 22 src !country:DE limit 1pps", "!country:DE", 1 },
-		{ "r1 src country:de,NL,us limit 10pps", "country:de,NL,us", 0 },
-		{ "r1 src asn:AS64496,64497 limit 10pps", "asn:AS64496,64497", 0 },
+		/* One spelling a set: upper case, sorted, each once, no AS, no leading 0. */
+		{ "r1 src country:us,de,NL limit 10pps", "country:DE,NL,US", 0 },
+		{ "r1 src !country:nl,DE,de limit 10pps", "!country:DE,NL", 1 },
+		{ "r1 src asn:AS64497,64496,as064497 limit 10pps", "asn:64496,64497", 0 },
 		{ "r1 src feed:bad-nets.v2 limit 10pps", "feed:bad-nets.v2", 0 },
 	};
 	struct weir_rule r;

@@ -23,7 +23,7 @@ struct wr_rule_parser {
 	bool burst_set;
 	unsigned int seen_rule, seen_limit;	/* keywords given, by their place in the table */
 	struct weir_ban bans[WEIR_MAX_LIMITS];	/* each limit's penalty box (penalty.c) */
-	char srcset[WEIR_SRCSET_LEN];		/* src's source set as given, "" for none */
+	char srcset[WEIR_SRCSET_LEN];		/* src's source set in one spelling, "" for none */
 };
 
 /* Record an error about argv[word] (-1: the rule as a whole); returns err. */

@@ -109,6 +109,55 @@ int wr_srcset_check(const char *w, char *why, size_t len)
 	return 0;
 }
 
+static int cmp_item(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/*
+ * A checked set word in one spelling, so that one set takes one slot:
+ * countries upper case, ASNs without AS and leading zeros, the items
+ * sorted and each once ("country:nl,DE,de" is "country:DE,NL").
+ */
+static void srcset_canon(const char *w, char *out, size_t len)
+{
+	char buf[WEIR_SRCSET_LEN], *items[WEIR_SRCSET_LEN / 2], *tok, *save = NULL;
+	const char *neg = "";
+	size_t i, n = 0, off;
+	int kind;
+
+	if (w[0] == '!')
+		neg = "!", w++;
+	for (kind = 0; kind < (int)ARRAY_SIZE(kinds); kind++)
+		if (!strncmp(w, kinds[kind], strlen(kinds[kind])))
+			break;
+	if (kind == 0 || kind == (int)ARRAY_SIZE(kinds)) {
+		snprintf(out, len, "%s%s", neg, w);
+		return;
+	}
+	snprintf(buf, sizeof(buf), "%s", w + strlen(kinds[kind]));
+	for (tok = strtok_r(buf, ",", &save); tok && n < ARRAY_SIZE(items);
+	     tok = strtok_r(NULL, ",", &save)) {
+		if (kind == 1) {
+			tok[0] &= ~0x20, tok[1] &= ~0x20;	/* ASCII letters: upper case */
+		} else {
+			if ((tok[0] | 0x20) == 'a')
+				tok += 2;
+			while (tok[0] == '0' && tok[1])
+				tok++;
+		}
+		items[n++] = tok;
+	}
+	qsort(items, n, sizeof(items[0]), cmp_item);
+	off = (size_t)snprintf(out, len, "%s%s", neg, kinds[kind]);
+	for (i = 0; i < n && off < len; i++) {
+		if (i && !strcmp(items[i], items[i - 1]))
+			continue;
+		off += (size_t)snprintf(out + off, len - off, "%s%s",
+					off > strlen(neg) + strlen(kinds[kind]) ? "," : "", items[i]);
+	}
+}
+
 /* ---- the src keyword: a CIDR, or a source set (rules.c's table lists it) ---- */
 
 int kw_src(struct wr_rule_parser *p)
@@ -123,7 +172,7 @@ int kw_src(struct wr_rule_parser *p)
 	if (wr_srcset_word(val)) {
 		if (wr_srcset_check(val, why, sizeof(why)))
 			return perr(p->pe, AT(p), -EINVAL, "src %s: %s", val, why);
-		snprintf(p->srcset, sizeof(p->srcset), "%s", val);
+		srcset_canon(val, p->srcset, sizeof(p->srcset));
 		r->match |= WEIR_M_SRCSET;
 		r->srcset = val[0] == '!' ? WEIR_SRCSET_NOT : 0;
 		return 1;
