@@ -272,6 +272,16 @@ seen() {
 	done
 	return 1
 }
+# weir check: a rule's feed set names a feed of lists: (or of the store); one that names
+# neither is an error there, before any daemon meets it.
+"$WEIR" check "$TMP/feed.yaml" >/dev/null 2>&1 || fail "check feed.yaml: $("$WEIR" check "$TMP/feed.yaml" 2>&1)"
+sed 's/src: feed:watch2/src: "!feed:nosuch"/' "$TMP/feed.yaml" >"$TMP/nofeed.yaml"
+out=$("$WEIR" check "$TMP/nofeed.yaml" 2>&1)
+rc=$?
+[ $rc -eq 1 ] && [[ "$out" == *"rule fed: src !feed:nosuch: no feed nosuch"* ]] ||
+	fail "check with an unknown feed: exit $rc: $out"
+[ "$("$WEIR" -j check "$TMP/nofeed.yaml" 2>/dev/null | jq -c '[.valid, (.errors[0].reason | test("no feed nosuch"))]')" = '[false,true]' ] ||
+	fail "check -j with an unknown feed: $("$WEIR" -j check "$TMP/nofeed.yaml" 2>&1)"
 if ! start_daemon "$RCV" "$ROOT" "$TMP/feed.yaml" "$TMP/f.log"; then
 	fail "daemon did not start: $(tail -3 "$TMP/f.log")"
 elif ! seen 1; then

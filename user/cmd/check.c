@@ -6,7 +6,9 @@
  */
 #include <errno.h>
 #include <string.h>
+#include <limits.h>
 #include "fleet/fleet.h"
+#include "integrations/feedstore.h"
 #include "cmd/cmd.h"
 #include "config/config_int.h"
 #include "weir_limiter.h"
@@ -79,8 +81,47 @@ static void print_fleet_bounds(const struct wr_cfg *cfg)
 	close_array();
 }
 
+/*
+ * Rules' `src feed:NAME` sets name a feed of the config's lists: or one the
+ * feed store keeps (added with `weir list feed add`), as the daemon's
+ * apply will look for it; the first that names neither, in why.
+ */
+static int check_feed_sets(const struct wr_cfg *cfg, char *why, size_t len)
+{
+	const struct weir_ruleset *rs = cfg->rules;
+	char dir[PATH_MAX];
+	__u32 r;
+	int f;
+
+	for (r = 0; rs && r < rs->nr_rules && r < WEIR_MAX_RULES; r++) {
+		const struct weir_rule *x = &rs->rules[r];
+		const char *set = rs->srcsets[x->srcset & WEIR_SRCSET_SLOT], *name;
+		struct wr_feed_def d;
+
+		if (!(x->match & WEIR_M_SRCSET))
+			continue;
+		name = set + (set[0] == '!');
+		if (strncmp(name, "feed:", 5))
+			continue;
+		name += 5;
+		for (f = 0; f < cfg->nr_feeds; f++)
+			if (!strcmp(cfg->feeds[f].name, name))
+				break;
+		if (f < cfg->nr_feeds)
+			continue;
+		if (!wr_feed_dir(dir, sizeof(dir)) && !wr_feed_def_load(dir, name, &d))
+			continue;
+		snprintf(why, len, "rule %s: src %sfeed:%s: no feed %s in lists: or in the feed "
+			 "store (weir list feed add %s ...)", rs->names[r],
+			 x->srcset & WEIR_SRCSET_NOT ? "!" : "", name, name, name);
+		return -ENOENT;
+	}
+	return 0;
+}
+
 int do_check(int argc, char **argv)
 {
+	char why[WEIR_NAME_LEN + WEIR_SRCSET_LEN + 160] = "";
 	struct wr_cfg cfg;
 	struct load ld;
 	int ret, i;
@@ -90,6 +131,10 @@ int do_check(int argc, char **argv)
 		return argc != 1 ? -EINVAL : 0;
 	}
 	ret = cfg_load(argv[0], &cfg, &ld);
+	if (!ret && check_feed_sets(&cfg, why, sizeof(why))) {
+		wr_cfg_free(&cfg);
+		ret = 1;
+	}
 	out_begin();
 	print_str("file", NULL, argv[0]);
 	print_bool("valid", NULL, ret == 0);
@@ -111,6 +156,14 @@ int do_check(int argc, char **argv)
 		print_u64("line", NULL, e->line);
 		print_u64("column", NULL, e->column);
 		print_str("reason", NULL, e->reason);
+		close_object();
+	}
+	if (why[0] && !opts.json) {
+		fprintf(stderr, "%s: %s\n", argv[0], why);
+	} else if (why[0]) {
+		open_object(NULL);
+		print_str("file", NULL, argv[0]);
+		print_str("reason", NULL, why);
 		close_object();
 	}
 	close_array();
