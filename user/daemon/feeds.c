@@ -182,27 +182,65 @@ void feeds_srcsets_done(struct daemon *d, const struct wr_maps *m, const struct 
 		d->cfg.rules->rules[i].srcset = rs->rules[i].srcset;
 }
 
+/*
+ * fn over the pinned maps under the root lock, as every writer works: its
+ * result, or -errno with why said when the lock or the maps are not had.
+ */
+static int under_lock(int (*fn)(const struct wr_maps *m, void *arg, char *why, size_t len),
+		      void *arg, char *why, size_t len)
+{
+	struct wr_maps m;
+	int lock = wr_lock(), ret;
+
+	if (lock < 0) {
+		snprintf(why, len, "cannot lock %s: %s", opts.root, strerror(-lock));
+		return lock;
+	}
+	ret = wr_maps_open(&m);
+	if (!ret) {
+		ret = fn(&m, arg, why, len);
+		wr_maps_close(&m);
+	} else {
+		snprintf(why, len, "cannot open the maps: %s", strerror(-ret));
+	}
+	wr_unlock(lock);
+	return ret;
+}
+
+struct srcsets_arg {
+	const char *dir, *geo;
+};
+
+static int srcsets_fn(const struct wr_maps *m, void *arg, char *why, size_t len)
+{
+	const struct srcsets_arg *a = arg;
+
+	return wr_srcsets_refresh(m, a->dir, a->geo, why, len);
+}
+
 /* The live rules' source sets read anew: feed: sets, and geo ones too when geo is set. */
 static void srcsets_round(struct wr_feeds *w, bool feeds, const char *geo)
 {
-	struct wr_maps m;
+	struct srcsets_arg a = { w->dir, geo };
 	char why[400] = "";
-	int lock = wr_lock(), n;
+	int n = under_lock(srcsets_fn, &a, why, sizeof(why));
 
-	if (lock < 0) {
-		dlog("source sets: cannot lock %s: %s", opts.root, strerror(-lock));
-		return;
-	}
-	n = wr_maps_open(&m);
-	if (!n) {
-		n = wr_srcsets_refresh(&m, w->dir, geo, why, sizeof(why));
-		wr_maps_close(&m);
-	}
-	wr_unlock(lock);
 	if (n < 0)
 		dlog("source sets: %s", why[0] ? why : strerror(-n));
 	else if (n)
 		dlog("source sets: %d read anew after %s changed", n, feeds ? "a feed" : geo);
+}
+
+struct rebuild_arg {
+	const char *dir;
+	struct wr_feed_stats st;
+};
+
+static int rebuild_fn(const struct wr_maps *m, void *arg, char *why, size_t len)
+{
+	struct rebuild_arg *a = arg;
+
+	return wr_feed_rebuild(m, a->dir, &a->st, why, len);
 }
 
 /* Fetch what is due; swap the maps when a list changed. */
@@ -247,28 +285,15 @@ static void feeds_round(struct wr_feeds *w)
 	}
 	free(defs);
 	if (changed) {
-		struct wr_feed_stats st;
-		struct wr_maps m;
+		struct rebuild_arg a = { .dir = w->dir };
 		char why[400] = "";
-		int lock = wr_lock(), err;
+		int err = under_lock(rebuild_fn, &a, why, sizeof(why));
 
-		if (lock < 0) {
-			dlog("feeds: cannot lock %s: %s", opts.root, strerror(-lock));
-			return;
-		}
-		err = wr_maps_open(&m);
-		if (!err) {
-			err = wr_feed_rebuild(&m, w->dir, &st, why, sizeof(why));
-			wr_maps_close(&m);
-		} else {
-			snprintf(why, sizeof(why), "cannot open the maps: %s", strerror(-err));
-		}
-		wr_unlock(lock);
 		if (err)
-			dlog("feeds: %s", why);
+			dlog("feeds: %s", why[0] ? why : strerror(-err));
 		else
-			dlog("feeds: %llu IPv4 and %llu IPv6 prefixes in force", st.prefixes4,
-			     st.prefixes6);
+			dlog("feeds: %llu IPv4 and %llu IPv6 prefixes in force", a.st.prefixes4,
+			     a.st.prefixes6);
 		/* Rules' feed: sets follow their feeds. */
 		srcsets_round(w, true, NULL);
 	}
