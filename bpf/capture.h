@@ -101,7 +101,7 @@ static __always_inline struct wr_cap_rec *cap_admit(__u32 what)
 	struct weir_config *cfg;
 	struct wr_cap_rec *rec;
 	__u64 now, sec, word, next;
-	__u32 zero = 0, slot, uid, budget, verdict = (what >> 24) & 0xf;
+	__u32 zero = 0, slot, uid, budget, one_in, verdict = (what >> 24) & 0xf;
 	int i, got = 0;
 
 	cfg = bpf_map_lookup_elem(&wr_config, &zero);
@@ -124,6 +124,10 @@ static __always_inline struct wr_cap_rec *cap_admit(__u32 what)
 		return NULL;
 	slot = cap_rule(cfg, (what >> 8) & WR_WHY_FIRST, &uid);
 	if (c->rule_slot != WEIR_CAPTURE_ANY_RULE && c->rule_slot != slot)
+		return NULL;
+	/* One in one_in at random: a sample spread over the second, and no budget word touched. */
+	one_in = READ_ONCE(c->one_in);
+	if (one_in > 1 && bpf_get_prandom_u32() % one_in)
 		return NULL;
 	/* One word for the second and its count: a new second starts at one. */
 	sec = now / WR_NSEC_PER_SEC;

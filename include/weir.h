@@ -1021,7 +1021,12 @@ struct weir_capture {
 	__u16 rule_slot;	/* only packets of this rule (weir_rule.slot), or ANY_RULE */
 	__u16 pad;
 	__u32 pid;		/* the capture's process */
-	__u32 pad2;
+	/*
+	 * Copy about one packet in this many, drawn at random (0 or 1: every
+	 * one), before the budget: a sample of the whole second, not of its
+	 * first packets, for `weir auto`'s estimates; set as the rate changes.
+	 */
+	__u32 one_in;
 };
 _Static_assert(sizeof(struct weir_capture) == 40, "weir_capture layout");
 

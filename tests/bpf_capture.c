@@ -2,7 +2,8 @@
 /*
  * `weir capture` in the real BPF object, through bpf_prog_test_run_opts:
  * what lands in wr_capture_ring (header and bytes) for crafted frames, the
- * filters, the per-second budget on the test-controlled clock, the lease,
+ * filters, the per-second budget on the test-controlled clock, one in N at
+ * random, the lease,
  * and nothing at all while the switch is off. XDP and TC both.
  */
 #include "bpf_harness.h"
@@ -251,6 +252,45 @@ HARNESS_CASE(budget_per_second)
 	/* Snaplen: 64 of each frame, the whole length said. */
 	CHECK(nrecs >= 1 && recs[0].h.caplen == 64 && recs[0].h.len == f.n,
 	      "caplen %u len %u, want 64 and %zu", recs[0].h.caplen, recs[0].h.len, f.n);
+}
+
+/*
+ * One in N at random, before the budget: 8000 refused packets at one in 8
+ * give about 1000 records (binomial: a standard deviation of 30; the
+ * bound, 850 to 1150, is 5 of them), the budget never reached, and one in
+ * 1 is every packet again.
+ */
+HARNESS_CASE(one_in_n)
+{
+	struct weir_capture c;
+	struct frame f;
+	__u32 zero = 0;
+	int i, n;
+
+	flood_rule();
+	commit();
+	capture_on(DROPPED, ANY, WEIR_CAPTURE_BUDGET_MAX, 64, T0 + 10 * SEC);
+	if (bpf_map__lookup_elem(skel->maps.wr_capture, &zero, 4, &c, sizeof(c), 0))
+		CHECK_FAIL("reading wr_capture: %s", strerror(errno));
+	c.one_in = 8;
+	if (bpf_map__update_elem(skel->maps.wr_capture, &zero, 4, &c, sizeof(c), 0))
+		CHECK_FAIL("writing wr_capture: %s", strerror(errno));
+	udp_frame(&f, SRC_A, PORT);
+	xmit(&f);	/* the burst: passed */
+	for (i = 0; i < 8000; i++)
+		xmit(&f);
+	n = drain();
+	CHECK(n >= 850 && n <= 1150, "%d records of 8000 at one in 8", n);
+	CHECK(cstats().lost_budget == 0, "lost_budget %llu",
+	      (unsigned long long)cstats().lost_budget);
+	CHECK(cstats().captured == (__u64)n, "captured %llu, %d records",
+	      (unsigned long long)cstats().captured, n);
+	c.one_in = 1;
+	if (bpf_map__update_elem(skel->maps.wr_capture, &zero, 4, &c, sizeof(c), 0))
+		CHECK_FAIL("writing wr_capture: %s", strerror(errno));
+	for (i = 0; i < 50; i++)
+		xmit(&f);
+	CHECK(drain() == 50, "%d records of 50 at one in 1", nrecs);
 }
 
 /* A lease that ran out: nothing copied, and the data path clears the switch. */

@@ -179,6 +179,7 @@ int wr_capture_start(struct wr_capture_sess *s, const struct wr_capture_opts *o)
 	s->ctl->snaplen = o->snaplen;
 	s->ctl->verdicts = o->verdicts;
 	s->ctl->rule_slot = o->rule_slot;
+	s->ctl->one_in = o->one_in;
 	s->ctl->pid = getpid();
 	__atomic_store_n(&s->ctl->lease_ns, wr_mono_ns() + WEIR_CAPTURE_LEASE_NS, __ATOMIC_RELEASE);
 	err = wr_config_read(s->m, &cfg);
@@ -224,6 +225,12 @@ int wr_capture_poll(struct wr_capture_sess *s, int timeout_ms)
 	if (!wr_config_read(s->m, &cfg) && !cfg.capture)
 		return set_switch(s, 1);
 	return 0;
+}
+
+void wr_capture_one_in(struct wr_capture_sess *s, __u32 n)
+{
+	if (s->started && s->ctl->pid == (__u32)getpid())
+		__atomic_store_n(&s->ctl->one_in, n, __ATOMIC_RELAXED);
 }
 
 int wr_capture_stop(struct wr_capture_sess *s)
