@@ -709,7 +709,7 @@ static int load(struct files *fs, void (*gen)(struct spec *), __u64 seed, struct
  * on every packet again, finds to cover >= 99% of the attack's packets
  * and <= 0.1% of the before-trace, and where wr_fp_match agrees.
  */
-static void fingerprinted(void (*gen)(struct spec *), __u64 seed)
+static void fingerprinted_snap(void (*gen)(struct spec *), __u64 seed, int snaplen)
 {
 	struct trace before, attack;
 	struct wr_fp_choice c;
@@ -720,7 +720,7 @@ static void fingerprinted(void (*gen)(struct spec *), __u64 seed)
 	char words[512], line[512];
 	int err;
 
-	err = load(&fs, gen, seed, &before, &attack, 0);
+	err = load(&fs, gen, seed, &before, &attack, snaplen);
 	CHECK(err == 0, "traces: %s", strerror(-err));
 	if (err)
 		goto out;
@@ -756,8 +756,14 @@ out:
 	files_close(&fs);
 }
 
+static void fingerprinted(void (*gen)(struct spec *), __u64 seed)
+{
+	fingerprinted_snap(gen, seed, 0);
+}
+
 /* A vector no fingerprint separates: the fallback named, with its reason, and valid words. */
-static void falls_back(void (*gen)(struct spec *), __u64 seed, int action, const char *words_has)
+static void falls_back(void (*gen)(struct spec *), __u64 seed, int action, const char *words_has,
+		       const char *reason_has)
 {
 	struct trace before, attack;
 	struct wr_fp_choice c;
@@ -778,7 +784,7 @@ static void falls_back(void (*gen)(struct spec *), __u64 seed, int action, const
 	wr_fp_describe(&c, line, sizeof(line));
 	printf("# %s\n", line);
 	CHECK(c.action == action, "action %d, want %d: %s", c.action, action, line);
-	CHECK(c.reason[0], "a fallback without a reason");
+	CHECK(strstr(c.reason, reason_has), "reason \"%s\" lacks \"%s\"", c.reason, reason_has);
 	err = parse_words(&c, &r, words, sizeof(words), &pe);
 	CHECK(err == 0, "\"%s\" refused: %s", words, pe.msg);
 	CHECK(strstr(words, words_has), "\"%s\" lacks \"%s\"", words, words_has);
@@ -855,17 +861,246 @@ TEST_CASE(fp_icmp_flood)
 
 TEST_CASE(fp_like_normal_falls_back)
 {
-	falls_back(v_like_normal, 201, WR_FP_PER_DST, "per dst");
+	falls_back(v_like_normal, 201, WR_FP_PER_DST, "per dst", "looks like the traffic before");
 }
 
 TEST_CASE(fp_syn_like_users_falls_back_to_cookies)
 {
-	falls_back(v_syn_like_users, 202, WR_FP_COOKIE, "action cookie");
+	falls_back(v_syn_like_users, 202, WR_FP_COOKIE, "action cookie", "every fingerprint that covers");
 }
 
 TEST_CASE(fp_ack_like_users_falls_back_to_tcp_state)
 {
-	falls_back(v_ack_like_users, 203, WR_FP_TCP_STATE, "tcp-state on");
+	falls_back(v_ack_like_users, 203, WR_FP_TCP_STATE, "tcp-state on",
+		   "every fingerprint that covers");
+}
+
+/* A flood whose prefix only 96% of its packets carry: no rule that misses the rest. */
+static void v_partial_prefix(struct spec *s)
+{
+	v_udp_prefix(s);
+	if (rnd() % 100 < 4)
+		rnd_bytes(s->pay, 8);
+}
+
+TEST_CASE(fp_partial_prefix_not_taken)
+{
+	struct trace before, attack;
+	struct wr_fp_choice c;
+	struct weir_rule r;
+	struct wr_perr pe;
+	struct tally ka;
+	struct files fs;
+	char words[512], line[512];
+	int err;
+
+	err = load(&fs, v_partial_prefix, 301, &before, &attack, 0);
+	CHECK(err == 0, "traces: %s", strerror(-err));
+	if (err)
+		goto out;
+	err = wr_fp_choose(attack.fp, attack.n, before.fp, before.n, NULL, &c);
+	CHECK(err == 0, "wr_fp_choose: %s", strerror(-err));
+	if (err)
+		goto out;
+	wr_fp_describe(&c, line, sizeof(line));
+	printf("# %s\n", line);
+	err = parse_words(&c, &r, words, sizeof(words), &pe);
+	CHECK(err == 0, "\"%s\" refused: %s", words, pe.msg);
+	tally(&r, &c, &attack, &ka);
+	/* A drop must still hold the attack; the prefix alone cannot. */
+	CHECK(c.action != WR_FP_DROP || ka.attack_hit * 100 >= ka.attack * 99,
+	      "\"%s\" matches %zu of %zu attack packets", words, ka.attack_hit, ka.attack);
+	CHECK(!(c.fields & WR_FP_M_PAY0) || c.action != WR_FP_DROP, "took the prefix: %s", line);
+out:
+	trace_free(&before);
+	trace_free(&attack);
+	files_close(&fs);
+}
+
+/*
+ * Captures cut at 96 bytes (every header of the traces, IPv4's first
+ * payload words): lengths from the wire.
+ */
+TEST_CASE(fp_snapped_capture)
+{
+	fingerprinted_snap(v_ntp_refl, 302, 96);
+}
+
+/* The same traces give the same words, whatever ran before. */
+TEST_CASE(fp_deterministic)
+{
+	struct trace before, attack;
+	struct wr_fp_choice c1, c2;
+	struct files fs;
+	char w1[512], w2[512];
+	int err;
+
+	err = load(&fs, v_ssdp_refl, 303, &before, &attack, 0);
+	CHECK(err == 0, "traces: %s", strerror(-err));
+	if (err)
+		goto out;
+	CHECK_EQ(wr_fp_choose(attack.fp, attack.n, before.fp, before.n, NULL, &c1), 0);
+	trace_free(&before);
+	trace_free(&attack);
+	files_close(&fs);
+	err = load(&fs, v_ssdp_refl, 303, &before, &attack, 0);
+	CHECK(err == 0, "traces again: %s", strerror(-err));
+	if (err)
+		goto out;
+	CHECK_EQ(wr_fp_choose(attack.fp, attack.n, before.fp, before.n, NULL, &c2), 0);
+	CHECK(wr_fp_rule_words(&c1, w1, sizeof(w1)) > 0, "words");
+	CHECK(wr_fp_rule_words(&c2, w2, sizeof(w2)) > 0, "words");
+	CHECK(!strcmp(w1, w2), "\"%s\" then \"%s\"", w1, w2);
+	CHECK(c1.matched == c2.matched && c1.false_matched == c2.false_matched, "counts differ");
+out:
+	trace_free(&before);
+	trace_free(&attack);
+	files_close(&fs);
+}
+
+/* One frame's reduction, field by field: QinQ-tagged IPv4 UDP, and IPv6 TCP. */
+TEST_CASE(fp_frame_fields)
+{
+	static struct spec s;
+	struct frame f, g;
+	struct wr_fp_pkt p;
+	static const __u8 mapped[16] = { [10] = 0xff, [11] = 0xff, [12] = 198, [13] = 18,
+					 [14] = 0, [15] = 10 };
+
+	rng_seed(7);
+	v_ntp_refl(&s);
+	s.ttl = 57;
+	/* The packet behind two VLAN tags. */
+	build(&s, &g);
+	eth(&f, WR_ETH_P_IP, 2, TAG_QINQ);
+	putn(&f, g.b + 14, g.n - 14);
+	CHECK_EQ(wr_fp_from_frame(f.b, f.n, &p), 0);
+	CHECK_EQ(p.family, 4);
+	CHECK_EQ(p.proto, WR_IPPROTO_UDP);
+	CHECK_EQ(p.sport, 123);
+	CHECK_EQ(p.dport, s.dport);
+	CHECK_EQ(p.len, 468);
+	CHECK_EQ(p.ttl, 57);
+	CHECK_EQ(p.frag, WEIR_FRAG_NONE);
+	CHECK_EQ(p.nr_words, 2);
+	CHECK_EQ(ntohl(p.words[0]), 0xd700032a);
+	CHECK(!memcmp(p.daddr, mapped, 16), "daddr not ::ffff:198.18.0.10");
+	CHECK_EQ(p.flags, WR_FP_PORTS | WR_FP_L4);
+
+	spec_init(&s, 6, WR_IPPROTO_TCP);
+	client6(s.src6, 5);
+	host6(s.dst6, 0x80);
+	s.sport = 40001;
+	s.dport = 443;
+	s.ttl = 63;
+	s.tcp_flags = WEIR_TCP_SYN | WEIR_TCP_ECE | WEIR_TCP_CWR;
+	s.tcp_opt = 20;
+	s.paylen = 2;		/* half a word: none counted */
+	build(&s, &f);
+	CHECK_EQ(wr_fp_from_frame(f.b, f.n, &p), 0);
+	CHECK_EQ(p.family, 6);
+	CHECK_EQ(p.len, 40 + 40 + 2);
+	CHECK_EQ(p.tcp_flags, WEIR_TCP_SYN | WEIR_TCP_ECE | WEIR_TCP_CWR);
+	CHECK_EQ(p.sport, 40001);
+	CHECK_EQ(p.dport, 443);
+	CHECK_EQ(p.ttl, 63);
+	CHECK_EQ(p.nr_words, 0);
+	CHECK(!memcmp(p.saddr, s.src6, 16), "saddr");
+
+	/* Cut after the first payload word: the second is absent, the lengths the wire's. */
+	rng_seed(7);
+	v_ntp_refl(&s);
+	build(&s, &f);
+	CHECK_EQ(wr_fp_from_snap(f.b, 14 + 20 + 8 + 6, f.n, &p), 0);
+	CHECK_EQ(p.nr_words, 1);
+	CHECK_EQ(p.len, 468);
+}
+
+/* Frames the parser refuses: an error, and out untouched. */
+TEST_CASE(fp_bad_frames)
+{
+	static struct spec s;
+	struct wr_fp_pkt p, before;
+	struct frame f, l4;
+
+	memset(&p, 0x5a, sizeof(p));
+	before = p;
+	rng_seed(8);
+	v_dns_refl(&s);
+	build(&s, &f);
+	/* Cut inside the IPv4 header. */
+	CHECK_EQ(wr_fp_from_frame(f.b, 14 + 10, &p), -EINVAL);
+	/* Cut inside the UDP header, the IP length still the whole packet's. */
+	CHECK_EQ(wr_fp_from_frame(f.b, 14 + 20 + 4, &p), -EINVAL);
+	/* Shorter than Ethernet. */
+	CHECK_EQ(wr_fp_from_frame(f.b, 6, &p), -EINVAL);
+	CHECK_EQ(wr_fp_from_frame(NULL, 60, &p), -EINVAL);
+	/* More captured than the wire had. */
+	CHECK_EQ(wr_fp_from_snap(f.b, f.n, f.n - 1, &p), -EINVAL);
+	/* IHL 4. */
+	l4_udp(&l4, 53, 20);
+	eth_ip4(&f, IP4(198, 18, 3, 3), WR_IPPROTO_UDP, 4, 0, 0, &l4);
+	CHECK_EQ(wr_fp_from_frame(f.b, f.n, &p), -EINVAL);
+	/* ARP: not IP. */
+	eth(&f, 0x0806, 0, NULL);
+	zeros(&f, 28);
+	CHECK_EQ(wr_fp_from_frame(f.b, f.n, &p), -EPROTONOSUPPORT);
+	/* A third VLAN tag: deeper than weir looks. */
+	eth(&f, WR_ETH_P_IP, 3, TAG_3);
+	zeros(&f, 40);
+	CHECK_EQ(wr_fp_from_frame(f.b, f.n, &p), -EINVAL);
+	CHECK(!memcmp(&p, &before, sizeof(p)), "out changed by a refused frame");
+}
+
+/* Samples and options the chooser refuses, and buffers too short for its words. */
+TEST_CASE(fp_bad_samples)
+{
+	static struct wr_fp_pkt a[64], b[64];
+	struct wr_fp_choice c, untouched;
+	struct wr_fp_opts o;
+	static struct spec s;
+	struct frame f;
+	char small[8] = "x";
+	size_t i;
+
+	rng_seed(9);
+	for (i = 0; i < 64; i++) {
+		v_ntp_refl(&s);
+		build(&s, &f);
+		CHECK_EQ(wr_fp_from_frame(f.b, f.n, &a[i]), 0);
+		normal(&s);
+		build(&s, &f);
+		CHECK_EQ(wr_fp_from_frame(f.b, f.n, &b[i]), 0);
+	}
+	memset(&c, 0x5a, sizeof(c));
+	untouched = c;
+	CHECK_EQ(wr_fp_choose(a, 0, b, 64, NULL, &c), -EINVAL);
+	CHECK_EQ(wr_fp_choose(a, 64, b, 0, NULL, &c), -EINVAL);
+	CHECK_EQ(wr_fp_choose(NULL, 64, b, 64, NULL, &c), -EINVAL);
+	CHECK_EQ(wr_fp_choose(a, 64, b, 64, NULL, NULL), -EINVAL);
+	wr_fp_opts_init(&o);
+	o.cover = 0;
+	CHECK_EQ(wr_fp_choose(a, 64, b, 64, &o, &c), -EINVAL);
+	o.cover = 1.5;
+	CHECK_EQ(wr_fp_choose(a, 64, b, 64, &o, &c), -EINVAL);
+	wr_fp_opts_init(&o);
+	o.false_max = 1;
+	CHECK_EQ(wr_fp_choose(a, 64, b, 64, &o, &c), -EINVAL);
+	wr_fp_opts_init(&o);
+	o.limit_pps = 0;
+	CHECK_EQ(wr_fp_choose(a, 64, b, 64, &o, &c), -EINVAL);
+	CHECK(!memcmp(&c, &untouched, sizeof(c)), "out changed by refused input");
+
+	/* A good choice, then words into buffers too short for them. */
+	CHECK_EQ(wr_fp_choose(a, 64, b, 64, NULL, &c), 0);
+	CHECK_EQ(c.action, WR_FP_DROP);
+	CHECK_EQ(wr_fp_rule_words(&c, small, sizeof(small)), -ENOSPC);
+	CHECK(small[0] == '\0', "a cut word left: \"%s\"", small);
+	CHECK_EQ(wr_fp_describe(&c, small, sizeof(small)), -ENOSPC);
+	CHECK(small[0] == '\0', "a cut line left: \"%s\"", small);
+	CHECK_EQ(wr_fp_rule_words(&c, small, 0), -ENOSPC);
+	c.action = 99;
+	CHECK_EQ(wr_fp_rule_words(&c, small, sizeof(small)), -EINVAL);
 }
 
 int main(void)

@@ -75,6 +75,17 @@
 #define WR_FP_NOISE_Z		2.0
 /* A range is narrow on its own when it matches at most this share of the before-sample. */
 #define WR_FP_SELECTIVE		0.5
+/*
+ * A fallback limit names a field only when nearly all the attack sample
+ * has it: the limit must hold the whole attack, not the half of it that
+ * made the field an atom.
+ */
+#define WR_FP_FALLBACK_MIN	0.9
+/*
+ * The attack sample looks like the before-sample when no atom's share in it
+ * departs from its share before by more than this many standard deviations.
+ */
+#define WR_FP_SAME_Z		3.0
 /* Combinations judged at most: the weakest atoms go first when there would be more. */
 #define WR_FP_MAX_COMBOS	4096
 /* Most samples taken: counts stay well within 32 bits, memory a few MiB. */
@@ -663,6 +674,22 @@ static int atom_index(const struct fp_state *st, int f)
 	return -1;
 }
 
+/* Does every atom hold about the share of the attack sample it held before? */
+static int looks_like_before(const struct fp_state *st)
+{
+	int k;
+
+	for (k = 0; k < st->na; k++) {
+		double a = (double)st->atoms[k].count / st->n, b, sd;
+
+		b = (double)count_match(&st->atoms[k].a, st->B, st->m) / st->m;
+		sd = sqrt(b * (1 - b) * (1.0 / st->n + 1.0 / st->m));
+		if (fabs(a - b) > WR_FP_SAME_Z * sd)
+			return 0;
+	}
+	return 1;
+}
+
 /* Step 5, when nothing qualified: the least harmful fallback, and why. */
 static void fallback(const struct fp_state *st, const struct ss *srcs, struct wr_fp_choice *c)
 {
@@ -671,16 +698,16 @@ static void fallback(const struct fp_state *st, const struct ss *srcs, struct wr
 	unsigned int i;
 
 	c->fields = 0;
-	if (kp >= 0) {
+	if (kp >= 0 && st->atoms[kp].count >= WR_FP_FALLBACK_MIN * st->n) {
 		c->fields |= WR_FP_M_PROTO;
 		c->proto = st->atoms[kp].a.proto;
 	}
-	if (kp >= 0 && kd >= 0 &&
+	if (kp >= 0 && kd >= 0 && st->atoms[kd].count >= WR_FP_FALLBACK_MIN * st->n &&
 	    (c->proto == WR_IPPROTO_TCP || c->proto == WR_IPPROTO_UDP)) {
 		c->fields |= WR_FP_M_DPORT;
 		c->dport = st->atoms[kd].a.dport;
 	}
-	if (kp >= 0 && c->proto == WR_IPPROTO_TCP) {
+	if (c->fields & WR_FP_M_PROTO && c->proto == WR_IPPROTO_TCP) {
 		/* Mostly SYNs (SYN without ACK): cookies answer them without state. */
 		if (kf >= 0 && (st->atoms[kf].a.tcp_flags & (WEIR_TCP_SYN | WEIR_TCP_ACK)) ==
 			       WEIR_TCP_SYN) {
@@ -702,9 +729,9 @@ static void fallback(const struct fp_state *st, const struct ss *srcs, struct wr
 		int kn = atom_index(st, F_DST), kn2 = atom_index(st, F_DST_NET);
 
 		c->action = WR_FP_PER_DST;
-		if (kn < 0)
+		if (kn < 0 || st->atoms[kn].count < WR_FP_FALLBACK_MIN * st->n)
 			kn = kn2;
-		if (kn >= 0) {
+		if (kn >= 0 && st->atoms[kn].count >= WR_FP_FALLBACK_MIN * st->n) {
 			c->fields |= WR_FP_M_DST;
 			c->family = st->atoms[kn].a.family;
 			memcpy(c->dst, st->atoms[kn].a.dst, 16);
@@ -807,7 +834,11 @@ int wr_fp_choose(const struct wr_fp_pkt *attack, size_t n, const struct wr_fp_pk
 	}
 	if (c.action != WR_FP_DROP) {
 		fallback(&st, &srcs, &c);
-		if (st.proto_atom < 0)
+		if (looks_like_before(&st))
+			snprintf(c.reason, sizeof(c.reason),
+				 "the attack sample looks like the traffic before it: no value of "
+				 "any field is commoner than it was");
+		else if (st.proto_atom < 0)
 			snprintf(c.reason, sizeof(c.reason),
 				 "no protocol carries half the attack sample");
 		else if (best_false != ~0u)
