@@ -875,6 +875,18 @@ TEST_CASE(fp_ack_like_users_falls_back_to_tcp_state)
 		   "every fingerprint that covers");
 }
 
+/* Five real clients hammering the DNS service with queries like everyone's. */
+static void v_few_sources(struct spec *s)
+{
+	normal_dns(s, 4);
+	s->src4 = IP4(198, 19, 10 + rnd() % 5 * 40, 7);
+}
+
+TEST_CASE(fp_few_sources_fall_back_per_source)
+{
+	falls_back(v_few_sources, 204, WR_FP_PER_SRC, "per src", "every fingerprint that covers");
+}
+
 /* A flood whose prefix only 96% of its packets carry: no rule that misses the rest. */
 static void v_partial_prefix(struct spec *s)
 {

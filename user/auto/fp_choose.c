@@ -234,6 +234,7 @@ static __u64 atom_key(const struct wr_fp_choice *a)
 struct ss_item {
 	__u64 key;
 	__u32 count;
+	__u32 err;		/* of count, at most this much was another key's */
 	__u32 rep;
 };
 
@@ -255,11 +256,15 @@ static void ss_add(struct ss *s, __u64 key, __u32 rep)
 			min = i;
 	}
 	if (s->used < WR_FP_TOPK) {
-		s->it[s->used++] = (struct ss_item){ key, 1, rep };
+		s->it[s->used++] = (struct ss_item){ key, 1, 0, rep };
 		return;
 	}
-	/* The smallest counter's value is replaced; its count carries over (an overestimate). */
+	/*
+	 * The smallest counter's value is replaced; its count carries over,
+	 * an overestimate by at most err.
+	 */
 	s->it[min].key = key;
+	s->it[min].err = s->it[min].count;
 	s->it[min].count++;
 	s->it[min].rep = rep;
 }
@@ -288,6 +293,8 @@ static __u32 count_match(const struct wr_fp_choice *c, const struct wr_fp_pkt *p
 
 /* At most this many atoms: masks are 32 bits. */
 #define WR_FP_MAX_ATOMS		32
+/* Every sketched field but the exact source may give one. */
+_Static_assert(F_SRC <= WR_FP_MAX_ATOMS, "an atom mask bit per field");
 
 struct atom {
 	struct wr_fp_choice a;
@@ -352,7 +359,7 @@ static unsigned int atom_bits(const struct wr_fp_choice *a, int field)
 	}
 }
 
-/* Step 1: the atoms, strongest first within what the combinations can take. */
+/* Step 1: the atoms: each field's heaviest value, if it holds WR_FP_ATOM_MIN of the sample. */
 static int find_atoms(struct fp_state *st, struct ss *src_sketch)
 {
 	struct ss *sk;
@@ -679,6 +686,9 @@ static int looks_like_before(const struct fp_state *st)
 {
 	int k;
 
+	/* No heavy value at all is no likeness either. */
+	if (!st->na)
+		return 0;
 	for (k = 0; k < st->na; k++) {
 		double a = (double)st->atoms[k].count / st->n, b, sd;
 
@@ -720,10 +730,14 @@ static void fallback(const struct fp_state *st, const struct ss *srcs, struct wr
 		}
 		return;
 	}
-	/* Few sources sending most of it: real ones, limited each. Else spoofed: per target. */
+	/*
+	 * Few sources sending most of it (the WR_FP_TOPK heaviest surely at
+	 * least half: counts less their possible overestimate): real ones,
+	 * limited each. Else spoofed: limited per target.
+	 */
 	for (i = 0; i < srcs->used; i++)
-		top += srcs->it[i].count;
-	if (top * 2 >= st->n && srcs->used < WR_FP_TOPK) {
+		top += srcs->it[i].count - srcs->it[i].err;
+	if (top * 2 >= st->n) {
 		c->action = WR_FP_PER_SRC;
 	} else {
 		int kn = atom_index(st, F_DST), kn2 = atom_index(st, F_DST_NET);
