@@ -235,6 +235,7 @@ struct run {
 	long frames, bad;		/* frames read, frames not of a trace class */
 	int resets;
 	uint64_t wcnt[WATCHED][WR_DETECT_NR_DIMS][MAX_READINGS];	/* their counters at each */
+	double wbase[WR_DETECT_NR_DIMS][MAX_READINGS];	/* the first class's level after each */
 	struct wr_detect_class probe[MAX_TCLASSES];	/* the listing at probe_at */
 	size_t nprobe;
 };
@@ -260,6 +261,7 @@ static bool cnt_seen[MAX_TCLASSES];
 /* One reading at now: every class the data path has counters for, then a poll. */
 static void reading(struct trace *tr, uint64_t now)
 {
+	static struct wr_detect_class lst[MAX_TCLASSES];
 	struct wr_detect_event ev[32];
 	int i, n, k = R.nreadings;
 	char name[WR_DETECT_NAME_LEN];
@@ -293,6 +295,14 @@ static void reading(struct trace *tr, uint64_t now)
 		R.recs[R.nrecs++] = (struct rec){ .ev = ev[i], .reading = k };
 	if (tr->probe_at > 0 && !R.nprobe && now >= at(tr->probe_at))
 		R.nprobe = wr_detect_list(R.d, R.probe, MAX_TCLASSES);
+	if (wr_detect_list(R.d, lst, MAX_TCLASSES)) {
+		for (i = 0; i < (int)MAX_TCLASSES && lst[i].key != key_of(tr->c[0].port); i++)
+			;
+		if (i < MAX_TCLASSES) {
+			R.wbase[WR_DETECT_PKTS][k] = lst[i].baseline[WR_DETECT_PKTS];
+			R.wbase[WR_DETECT_BYTES][k] = lst[i].baseline[WR_DETECT_BYTES];
+		}
+	}
 }
 
 /* The next reading 100-250 ms after the last. */
@@ -476,6 +486,11 @@ static const struct rec *check_onset_at(int w, __u16 port, double t)
 	CHECK_EQ(on->ev.at_ns, R.rtime[on->reading]);
 	CHECK_RANGE(on->ev.rate[dim], rate_at(w, dim, on->reading) * 0.999999,
 		    rate_at(w, dim, on->reading) * 1.000001);
+	/* The departing reading was judged by the level before it, and not learnt. */
+	if (w == 0 && on->reading > 0)
+		CHECK(on->ev.baseline[WR_DETECT_PKTS] == R.wbase[WR_DETECT_PKTS][on->reading - 1],
+		      "level at the onset %g, before it %g", on->ev.baseline[WR_DETECT_PKTS],
+		      R.wbase[WR_DETECT_PKTS][on->reading - 1]);
 	return on;
 }
 
@@ -600,8 +615,11 @@ TEST_CASE(auto_warmup)
 		;
 	a = first(WR_DETECT_ONSET, key_of(5300));
 	CHECK(a, "the flood from 27 s was not caught at the warm-up's end");
-	if (a)
+	if (a) {
 		CHECK(a->reading == k, "onset at reading %d, the warm-up ends at %d", a->reading, k);
+		/* The flood's first 3 s were clipped out of the level. */
+		CHECK_RANGE(a->ev.baseline[WR_DETECT_PKTS], 240, 360);
+	}
 	check_onset_at(1, 5301, 45.03);
 	CHECK_EQ(count(WR_DETECT_ONSET, 0), 2);
 	CHECK_EQ(R.nprobe, 2);
@@ -750,6 +768,30 @@ TEST_CASE(auto_bytes_flood)
 	wr_detect_free(R.d);
 }
 
+/*
+ * Each class is judged by its own noise: at factor 2, a service whose
+ * one-second rates swing by +-80% never reaches 2 x (L + 3 S), while a
+ * steady one flooded to 3x its rate does.
+ */
+TEST_CASE(auto_noisy_class_own_band)
+{
+	struct wr_detect_opts o = topts();
+	struct trace *tr = new_trace(300, 13);
+	const struct rec *on;
+
+	o.factor = 2;
+	add_flood(add(tr, 5300, 300), 200, 250, 600, 100);
+	tr->c[0].noise = 0.05;
+	add(tr, 5301, 300)->noise = 0.8;
+	run_trace(tr, &o);
+	on = check_onset_at(0, 5300, 200);
+	if (on)
+		CHECK_RANGE(on->ev.factor, 2, 4);
+	CHECK_EQ(count(WR_DETECT_ONSET, key_of(5300)), 1);
+	CHECK_EQ(count(WR_DETECT_ONSET, key_of(5301)), 0);
+	wr_detect_free(R.d);
+}
+
 /* During an onset the baseline learns nothing: a minute of flood leaves it as it was. */
 TEST_CASE(auto_onset_freezes_baseline)
 {
@@ -772,6 +814,10 @@ TEST_CASE(auto_onset_freezes_baseline)
 		CHECK(R.probe[0].threshold[dim] == on->ev.threshold[dim], "threshold %d moved", dim);
 	}
 	CHECK_EQ(R.probe[0].onset_ns, on ? on->ev.at_ns : 0);
+	/* The onset's reading itself learnt nothing: the level is the one before it. */
+	for (dim = 0; on && dim < WR_DETECT_NR_DIMS; dim++)
+		CHECK(on->ev.baseline[dim] == R.wbase[dim][on->reading - 1], "level %d: %g, was %g",
+		      dim, on->ev.baseline[dim], R.wbase[dim][on->reading - 1]);
 	CHECK(R.probe[0].rate[WR_DETECT_PKTS] > 3000, "rate %.0f", R.probe[0].rate[0]);
 	wr_detect_free(R.d);
 }
@@ -792,6 +838,54 @@ static struct wr_detector *new_det(void (*set)(struct wr_detect_opts *o))
 	err = wr_detect_new(&o, &d, why, sizeof(why));
 	CHECK(!err && d, "wr_detect_new: %d %s", err, why);
 	return d;
+}
+
+static void no_onsets(struct wr_detect_opts *o)
+{
+	o->floor_pps = 1e12;
+	o->floor_bps = 1e12;
+}
+
+/*
+ * The band's arithmetic on one-second readings of known rates: the median
+ * (odd and even counts), S = 1.4826 x MAD, and the level's EWMA, which
+ * learns a rate over M + 3 S as M + 3 S.
+ */
+TEST_CASE(auto_band_arithmetic)
+{
+	static const double rates[] = { 100, 300, 200, 500, 400, 1000 };
+	struct wr_detector *d = new_det(no_onsets);
+	double alpha = 1 - exp2(-1.0 / 30), level = 0;
+	struct wr_detect_class c;
+	uint64_t pk = 0;
+	size_t i;
+
+	if (!d)
+		return;
+	CHECK_EQ(wr_detect_feed(d, 7, "tcp/80", 0, 0, NS), 0);
+	for (i = 0; i < 6; i++) {
+		pk += (uint64_t)rates[i];
+		CHECK_EQ(wr_detect_feed(d, 7, "tcp/80", pk, 10 * pk, (i + 2) * NS), 0);
+		if (i == 4) {
+			CHECK_EQ(wr_detect_list(d, &c, 1), 1);
+			CHECK_RANGE(c.median[WR_DETECT_PKTS], 300, 300);
+			CHECK_RANGE(c.spread[WR_DETECT_PKTS], 148.26 - 1e-9, 148.26 + 1e-9);
+			CHECK_RANGE(c.spread[WR_DETECT_BYTES], 1482.6 - 1e-6, 1482.6 + 1e-6);
+		}
+		/* The sixth rate (1000) is over 300 + 3 x 148.26 and enters the level clipped. */
+		level = i ? level + alpha * ((i == 5 ? 300 + 3 * 148.26 : rates[i]) - level) :
+			    rates[i];
+	}
+	CHECK_EQ(wr_detect_list(d, &c, 1), 1);
+	CHECK_EQ(c.samples, 6);
+	CHECK_RANGE(c.median[WR_DETECT_PKTS], 350, 350);
+	CHECK_RANGE(c.spread[WR_DETECT_PKTS], 1.4826 * 150 - 1e-9, 1.4826 * 150 + 1e-9);
+	CHECK_RANGE(c.baseline[WR_DETECT_PKTS], level - 1e-6, level + 1e-6);
+	CHECK_RANGE(c.band[WR_DETECT_PKTS], level + 3 * 1.4826 * 150 - 1e-6,
+		    level + 3 * 1.4826 * 150 + 1e-6);
+	CHECK_RANGE(c.rate[WR_DETECT_PKTS], 1000, 1000);
+	CHECK_EQ(c.state, WR_DETECT_WATCHING);
+	wr_detect_free(d);
 }
 
 /* A class's first reading carries counters of unknown age: no rate, no onset from it. */
