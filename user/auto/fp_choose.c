@@ -1,0 +1,881 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The fingerprint chooser (fingerprint.h: wr_fp_choose).
+ *
+ * 1. Heavy hitters. Each field a fingerprint may hold (protocol, source
+ *    port, destination port, destination address and its /24 or /64,
+ *    length, TTL, TCP flags, ICMP type, fragment state, source /24 or /48,
+ *    the first two payload words under four prefix masks each) gets a
+ *    Space-Saving sketch of WR_FP_TOPK counters over the attack sample
+ *    (Metwally et al., 2005). Space-Saving rather than Count-Min: it keeps
+ *    the heavy values themselves (a Count-Min sketch only answers for a
+ *    value one already has), in fixed memory, and any value held by more
+ *    than n / WR_FP_TOPK of the packets is certain to be among its
+ *    counters; the chooser only wants values held by at least half the
+ *    sample (WR_FP_ATOM_MIN), far above that line. Each field's heaviest
+ *    value becomes an atom (one field = one value), recounted exactly.
+ * 2. Combinations. Every packet of both samples gets the bitmask of the
+ *    atoms it matches; packets with equal masks are counted together, so
+ *    a combination of atoms is judged by a walk over the distinct masks
+ *    (a few hundred), not over the packets. Every combination with the
+ *    protocol's atom and at most one atom per field group is judged:
+ *    exactly, on the samples, as the sample is bounded by the capture
+ *    budget (a few thousand packets a second).
+ * 3. What the attack is. The attack sample also holds the class's normal
+ *    traffic, so a fingerprint's share of that sample understates its
+ *    share of the attack. The packets a combination leaves unmatched (the
+ *    residual) should be normal traffic: they should hold each atom in the
+ *    share the before-sample's unmatched packets do. Where the residual
+ *    holds an atom in a larger share, the excess is attack the combination
+ *    misses; the largest excess over all atoms (each a trait of the
+ *    attack: what missed attack packets still share) estimates it. The
+ *    estimate errs towards more missed attack (the maximum over atoms of
+ *    noisy excesses), so a combination is refused rather than accepted in
+ *    doubt. Coverage is the matched attack (the matched packets less the
+ *    normal traffic expected among them) over that plus the missed.
+ * 4. Ranges. For a combination that covers enough, the length and TTL of
+ *    the attack packets it matches give a `len A-B` and a `ttl A-B` band,
+ *    added when they spare part of the before-sample the combination
+ *    matches, or are narrow on their own (match at most WR_FP_SELECTIVE
+ *    of the before-sample).
+ * 5. The choice: of the combinations that cover at least opts.cover of
+ *    the attack and match at most opts.false_max of the before-sample, the
+ *    most specific (most fields; then fewest false matches; then most
+ *    bits: a longer prefix or mask), first in enumeration order on a tie,
+ *    so the same samples always give the same rule. Where none qualifies:
+ *    SYN cookies for a SYN flood, tcp-state for other TCP, a limit per
+ *    source when few sources send most of the attack, else per
+ *    destination; the reason names what failed.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <arpa/inet.h>
+
+#include "weir.h"
+#include "weir_parse.h"
+#include "auto/fingerprint.h"
+
+/* Counters of each field's Space-Saving sketch: see the head comment. */
+#define WR_FP_TOPK		16
+/*
+ * A value becomes an atom when it holds at least this share of the attack
+ * sample: an onset is a class's rate well over its baseline, so the attack
+ * is most of what the class carries.
+ */
+#define WR_FP_ATOM_MIN		0.5
+/*
+ * An atom's excess in the residual counts as missed attack only beyond
+ * this many standard deviations of the shares' sampling spread: else an
+ * atom that most normal traffic has (a share near 1, which the excess is
+ * divided by the rest of) turns chance into missed attack.
+ */
+#define WR_FP_NOISE_Z		2.0
+/* A range is narrow on its own when it matches at most this share of the before-sample. */
+#define WR_FP_SELECTIVE		0.5
+/*
+ * A fallback limit names a field only when nearly all the attack sample
+ * has it: the limit must hold the whole attack, not the half of it that
+ * made the field an atom.
+ */
+#define WR_FP_FALLBACK_MIN	0.9
+/*
+ * The attack sample looks like the before-sample when no atom's share in it
+ * departs from its share before by more than this many standard deviations.
+ */
+#define WR_FP_SAME_Z		3.0
+/* Combinations judged at most: the weakest atoms go first when there would be more. */
+#define WR_FP_MAX_COMBOS	4096
+/* Most samples taken: counts stay well within 32 bits, memory a few MiB. */
+#define WR_FP_SAMPLE_MAX	(1u << 20)
+/* IPv4 /24 and IPv6 /64 for a destination net, /24 and /48 for a source net. */
+#define WR_FP_DST_NET4		24
+#define WR_FP_DST_NET6		64
+#define WR_FP_SRC_NET4		24
+#define WR_FP_SRC_NET6		48
+
+/* Sketched fields. The payload words come under four masks each: 1 to 4 leading bytes. */
+enum fp_field {
+	F_PROTO, F_SPORT, F_DPORT, F_DST, F_DST_NET, F_LEN, F_TTL, F_FLAGS, F_ICMP, F_FRAG,
+	F_SRC_NET, F_PAY0, F_PAY1 = F_PAY0 + 4, F_SRC = F_PAY1 + 4, NR_FIELDS,
+};
+
+/* Groups: a combination holds at most one atom of each (dst and its net are one). */
+enum fp_group {
+	G_PROTO, G_SPORT, G_DPORT, G_DST, G_LEN, G_TTL, G_FLAGS, G_ICMP, G_FRAG, G_SRC, G_PAY0,
+	G_PAY1, NR_GROUPS,
+};
+
+static int field_group(int f)
+{
+	static const __u8 g[] = {
+		[F_PROTO] = G_PROTO, [F_SPORT] = G_SPORT, [F_DPORT] = G_DPORT, [F_DST] = G_DST,
+		[F_DST_NET] = G_DST, [F_LEN] = G_LEN, [F_TTL] = G_TTL, [F_FLAGS] = G_FLAGS,
+		[F_ICMP] = G_ICMP, [F_FRAG] = G_FRAG, [F_SRC_NET] = G_SRC,
+	};
+
+	if (f >= F_PAY0 && f < F_PAY1)
+		return G_PAY0;
+	if (f >= F_PAY1 && f < F_SRC)
+		return G_PAY1;
+	return g[f];
+}
+
+static void set_prefix(__u8 *dst, const __u8 *addr, int family, unsigned int plen)
+{
+	unsigned int bits = family == 4 ? 96 + plen : plen, i;
+
+	memset(dst, 0, 16);
+	for (i = 0; i < 16; i++) {
+		if (bits >= 8)
+			dst[i] = addr[i];
+		else if (bits)
+			dst[i] = addr[i] & (0xff << (8 - bits));
+		bits = bits >= 8 ? bits - 8 : 0;
+	}
+}
+
+/*
+ * Field f of p as a one-field fingerprint in *a: 1, or 0 when p has no
+ * value for it (no ports, no such payload word, not TCP, not a fragment).
+ */
+static int atom_of(int f, const struct wr_fp_pkt *p, struct wr_fp_choice *a)
+{
+	int w, bytes;
+
+	memset(a, 0, sizeof(*a));
+	switch (f) {
+	case F_PROTO:
+		a->fields = WR_FP_M_PROTO;
+		a->proto = p->proto;
+		return 1;
+	case F_SPORT:
+	case F_DPORT:
+		if (!(p->flags & WR_FP_PORTS))
+			return 0;
+		a->fields = f == F_SPORT ? WR_FP_M_SPORT : WR_FP_M_DPORT;
+		a->sport = f == F_SPORT ? p->sport : 0;
+		a->dport = f == F_DPORT ? p->dport : 0;
+		return 1;
+	case F_DST:
+	case F_DST_NET:
+	case F_SRC_NET:
+	case F_SRC:
+		a->family = p->family;
+		if (f == F_SRC || f == F_SRC_NET) {
+			a->fields = WR_FP_M_SRC;
+			a->src_plen = f == F_SRC ? (p->family == 4 ? 32 : 128) :
+				      (p->family == 4 ? WR_FP_SRC_NET4 : WR_FP_SRC_NET6);
+			set_prefix(a->src, p->saddr, p->family, a->src_plen);
+		} else {
+			a->fields = WR_FP_M_DST;
+			a->dst_plen = f == F_DST ? (p->family == 4 ? 32 : 128) :
+				      (p->family == 4 ? WR_FP_DST_NET4 : WR_FP_DST_NET6);
+			set_prefix(a->dst, p->daddr, p->family, a->dst_plen);
+		}
+		return 1;
+	case F_LEN:
+		a->fields = WR_FP_M_LEN;
+		a->len_lo = a->len_hi = p->len;
+		return 1;
+	case F_TTL:
+		a->fields = WR_FP_M_TTL;
+		a->ttl_lo = a->ttl_hi = p->ttl;
+		return 1;
+	case F_FLAGS:
+		if (p->proto != WR_IPPROTO_TCP || !(p->flags & WR_FP_L4))
+			return 0;
+		/* Exactly these flags: every one of the eight in the mask. */
+		a->fields = WR_FP_M_FLAGS;
+		a->tcp_flags = p->tcp_flags;
+		a->tcp_mask = 0xff;
+		return 1;
+	case F_ICMP:
+		if ((p->proto != WR_IPPROTO_ICMP && p->proto != WR_IPPROTO_ICMPV6) ||
+		    !(p->flags & WR_FP_L4))
+			return 0;
+		a->fields = WR_FP_M_ICMP;
+		a->icmp_type = p->icmp_type;
+		return 1;
+	case F_FRAG:
+		/* Not being a fragment says nothing an attack has and users lack. */
+		if (p->frag == WEIR_FRAG_NONE)
+			return 0;
+		a->fields = WR_FP_M_FRAG;
+		a->frag = p->frag;
+		return 1;
+	default:
+		w = f >= F_PAY1 ? 1 : 0;
+		bytes = f - (w ? F_PAY1 : F_PAY0) + 1;
+		if (!(p->flags & WR_FP_PORTS) || p->nr_words <= w)
+			return 0;
+		a->fields = WR_FP_M_PAY0 << w;
+		a->pay_mask[w] = bytes == 4 ? 0xffffffffu : ~(0xffffffffu >> (8 * bytes));
+		a->pay_value[w] = ntohl(p->words[w]) & a->pay_mask[w];
+		return 1;
+	}
+}
+
+/* FNV-1a over an atom (zeroed, then filled: its padding is zero too). */
+static __u64 atom_key(const struct wr_fp_choice *a)
+{
+	const __u8 *b = (const __u8 *)a;
+	__u64 h = 0xcbf29ce484222325ULL;	/* the FNV-1a 64-bit offset basis */
+	size_t i;
+
+	for (i = 0; i < offsetof(struct wr_fp_choice, limit_pps); i++)
+		h = (h ^ b[i]) * 0x100000001b3ULL;	/* the FNV 64-bit prime */
+	return h;
+}
+
+/* A Space-Saving sketch: k counters, each a key, its count and a packet that has it. */
+struct ss_item {
+	__u64 key;
+	__u32 count;
+	__u32 err;		/* of count, at most this much was another key's */
+	__u32 rep;
+};
+
+struct ss {
+	struct ss_item it[WR_FP_TOPK];
+	unsigned int used;
+};
+
+static void ss_add(struct ss *s, __u64 key, __u32 rep)
+{
+	unsigned int i, min = 0;
+
+	for (i = 0; i < s->used; i++) {
+		if (s->it[i].key == key) {
+			s->it[i].count++;
+			return;
+		}
+		if (s->it[i].count < s->it[min].count)
+			min = i;
+	}
+	if (s->used < WR_FP_TOPK) {
+		s->it[s->used++] = (struct ss_item){ key, 1, 0, rep };
+		return;
+	}
+	/*
+	 * The smallest counter's value is replaced; its count carries over,
+	 * an overestimate by at most err.
+	 */
+	s->it[min].key = key;
+	s->it[min].err = s->it[min].count;
+	s->it[min].count++;
+	s->it[min].rep = rep;
+}
+
+/* The heaviest counter, first on a tie; NULL for an empty sketch. */
+static const struct ss_item *ss_top(const struct ss *s)
+{
+	const struct ss_item *best = NULL;
+	unsigned int i;
+
+	for (i = 0; i < s->used; i++)
+		if (!best || s->it[i].count > best->count)
+			best = &s->it[i];
+	return best;
+}
+
+static __u32 count_match(const struct wr_fp_choice *c, const struct wr_fp_pkt *p, size_t n)
+{
+	__u32 k = 0;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		k += wr_fp_match(c, &p[i]);
+	return k;
+}
+
+/* At most this many atoms: masks are 32 bits. */
+#define WR_FP_MAX_ATOMS		32
+/* Every sketched field but the exact source may give one. */
+_Static_assert(F_SRC <= WR_FP_MAX_ATOMS, "an atom mask bit per field");
+
+struct atom {
+	struct wr_fp_choice a;
+	int field, group;
+	__u32 count;		/* attack-sample packets it matches */
+	unsigned int bits;	/* how much it says: for ties between equally many fields */
+};
+
+/* Packets with one mask: how many of each sample, and the attack's lengths and TTLs. */
+struct hist {
+	__u32 mask;
+	__u32 na, nb;
+	__u32 len_lo, len_hi;
+	__u8 ttl_lo, ttl_hi;
+};
+
+/* The chooser's working state. */
+struct fp_state {
+	const struct wr_fp_pkt *A, *B;
+	size_t n, m;
+	const struct wr_fp_opts *o;
+	struct atom atoms[WR_FP_MAX_ATOMS];
+	int na;
+	int proto_atom;		/* index of the protocol's atom, or -1 */
+	__u32 *amask, *bmask;	/* each packet's atoms */
+	struct hist *h;
+	size_t nh;
+};
+
+/* How a combination fares. */
+struct verdict {
+	__u32 ma, mb;		/* matched in the attack and the before-sample */
+	double cover, normal;	/* estimated share of the attack covered; of normal traffic */
+	__u32 fields;		/* with the ranges added */
+	int groups;
+	unsigned int bits;
+	__u32 len_lo, len_hi;
+	__u8 ttl_lo, ttl_hi;
+};
+
+static unsigned int popcount32(__u32 x)
+{
+	return (unsigned int)__builtin_popcount(x);
+}
+
+static unsigned int atom_bits(const struct wr_fp_choice *a, int field)
+{
+	switch (field) {
+	case F_DST:
+	case F_DST_NET:
+		return a->dst_plen;
+	case F_SRC_NET:
+		return a->src_plen;
+	case F_SPORT:
+	case F_DPORT:
+	case F_LEN:
+		return 16;	/* a 16-bit field pinned */
+	default:
+		if (field >= F_PAY0 && field < F_SRC)
+			return popcount32(a->pay_mask[field >= F_PAY1]);
+		return 8;	/* an 8-bit field pinned */
+	}
+}
+
+/* Step 1: the atoms: each field's heaviest value, if it holds WR_FP_ATOM_MIN of the sample. */
+static int find_atoms(struct fp_state *st, struct ss *src_sketch)
+{
+	struct ss *sk;
+	struct wr_fp_choice a;
+	size_t i;
+	int f;
+
+	sk = calloc(NR_FIELDS, sizeof(*sk));
+	if (!sk)
+		return -ENOMEM;
+	for (i = 0; i < st->n; i++)
+		for (f = 0; f < NR_FIELDS; f++)
+			if (atom_of(f, &st->A[i], &a))
+				ss_add(&sk[f], atom_key(&a), (__u32)i);
+	*src_sketch = sk[F_SRC];
+	st->na = 0;
+	st->proto_atom = -1;
+	for (f = 0; f < F_SRC; f++) {
+		const struct ss_item *top = ss_top(&sk[f]);
+		struct atom *at;
+		__u32 k;
+
+		if (!top || top->count < WR_FP_ATOM_MIN * st->n)
+			continue;
+		atom_of(f, &st->A[top->rep], &a);
+		k = count_match(&a, st->A, st->n);
+		if (k < WR_FP_ATOM_MIN * st->n)
+			continue;
+		at = &st->atoms[st->na++];
+		at->a = a;
+		at->field = f;
+		at->group = field_group(f);
+		at->count = k;
+		at->bits = atom_bits(&a, f);
+		if (f == F_PROTO)
+			st->proto_atom = st->na - 1;
+	}
+	free(sk);
+	return 0;
+}
+
+/* Combinations the atoms make: the product over groups of (atoms + 1); proto's is fixed. */
+static size_t nr_combos(const struct fp_state *st)
+{
+	int per[NR_GROUPS] = { 0 }, i;
+	size_t c = 1;
+
+	for (i = 0; i < st->na; i++)
+		if (i != st->proto_atom)
+			per[st->atoms[i].group]++;
+	for (i = 0; i < NR_GROUPS; i++)
+		c *= per[i] + 1;
+	return c;
+}
+
+/* Drop the weakest atoms (never proto's) until the combinations are few enough. */
+static void trim_atoms(struct fp_state *st)
+{
+	while (nr_combos(st) > WR_FP_MAX_COMBOS) {
+		int i, weak = -1;
+
+		for (i = 0; i < st->na; i++)
+			if (i != st->proto_atom &&
+			    (weak < 0 || st->atoms[i].count < st->atoms[weak].count))
+				weak = i;
+		memmove(&st->atoms[weak], &st->atoms[weak + 1],
+			(st->na - weak - 1) * sizeof(st->atoms[0]));
+		st->na--;
+		if (st->proto_atom > weak)
+			st->proto_atom--;
+	}
+}
+
+static int cmp_hist(const void *x, const void *y)
+{
+	const struct hist *a = x, *b = y;
+
+	return (a->mask > b->mask) - (a->mask < b->mask);
+}
+
+/* Step 2: each packet's mask, and the distinct masks with their counts. */
+static int build_hist(struct fp_state *st)
+{
+	size_t i, j, total = st->n + st->m;
+	struct hist *all;
+	int k;
+
+	st->amask = calloc(st->n, sizeof(__u32));
+	st->bmask = calloc(st->m, sizeof(__u32));
+	all = calloc(total, sizeof(*all));
+	if (!st->amask || !st->bmask || !all) {
+		free(all);
+		return -ENOMEM;
+	}
+	for (i = 0; i < total; i++) {
+		const struct wr_fp_pkt *p = i < st->n ? &st->A[i] : &st->B[i - st->n];
+		__u32 mask = 0;
+
+		for (k = 0; k < st->na; k++)
+			if (wr_fp_match(&st->atoms[k].a, p))
+				mask |= 1u << k;
+		if (i < st->n)
+			st->amask[i] = mask;
+		else
+			st->bmask[i - st->n] = mask;
+		all[i] = (struct hist){ .mask = mask, .na = i < st->n, .nb = i >= st->n,
+					.len_lo = i < st->n ? p->len : ~0u,
+					.len_hi = i < st->n ? p->len : 0,
+					.ttl_lo = i < st->n ? p->ttl : 0xff,
+					.ttl_hi = i < st->n ? p->ttl : 0 };
+	}
+	qsort(all, total, sizeof(*all), cmp_hist);
+	for (i = 0, j = 0; i < total; i++) {
+		struct hist *h = &all[i];
+
+		if (j && all[j - 1].mask == h->mask) {
+			struct hist *d = &all[j - 1];
+
+			d->na += h->na;
+			d->nb += h->nb;
+			d->len_lo = h->len_lo < d->len_lo ? h->len_lo : d->len_lo;
+			d->len_hi = h->len_hi > d->len_hi ? h->len_hi : d->len_hi;
+			d->ttl_lo = h->ttl_lo < d->ttl_lo ? h->ttl_lo : d->ttl_lo;
+			d->ttl_hi = h->ttl_hi > d->ttl_hi ? h->ttl_hi : d->ttl_hi;
+		} else {
+			all[j++] = *h;
+		}
+	}
+	st->h = all;
+	st->nh = j;
+	return 0;
+}
+
+/* Step 3: how combination s (atom bits) covers the attack. */
+static void judge(const struct fp_state *st, __u32 s, struct verdict *v)
+{
+	__u32 ra[WR_FP_MAX_ATOMS] = { 0 }, rb[WR_FP_MAX_ATOMS] = { 0 };
+	double lambda = 0, r, rbt, leftover, normal_in, att;
+	size_t i;
+	int k;
+
+	memset(v, 0, sizeof(*v));
+	v->len_lo = ~0u;
+	v->ttl_lo = 0xff;
+	for (i = 0; i < st->nh; i++) {
+		const struct hist *h = &st->h[i];
+
+		if ((h->mask & s) == s) {
+			v->ma += h->na;
+			v->mb += h->nb;
+			if (h->na) {
+				v->len_lo = h->len_lo < v->len_lo ? h->len_lo : v->len_lo;
+				v->len_hi = h->len_hi > v->len_hi ? h->len_hi : v->len_hi;
+				v->ttl_lo = h->ttl_lo < v->ttl_lo ? h->ttl_lo : v->ttl_lo;
+				v->ttl_hi = h->ttl_hi > v->ttl_hi ? h->ttl_hi : v->ttl_hi;
+			}
+			continue;
+		}
+		for (k = 0; k < st->na; k++) {
+			if (h->mask & (1u << k)) {
+				ra[k] += h->na;
+				rb[k] += h->nb;
+			}
+		}
+	}
+	r = (double)st->n - v->ma;
+	rbt = (double)st->m - v->mb;
+	/* The largest excess of an atom in the residual over its share before. */
+	for (k = 0; r > 0 && k < st->na; k++) {
+		double p = ra[k] / r, beta = rbt > 0 ? rb[k] / rbt : 0, sd, l;
+
+		if (beta >= 1)
+			continue;
+		/* The two shares' binomial spread: an excess within it is chance. */
+		sd = sqrt(beta * (1 - beta) * (1 / r + (rbt > 0 ? 1 / rbt : 0)));
+		l = (p - beta - WR_FP_NOISE_Z * sd) / (1 - beta);
+		if (l > lambda)
+			lambda = l;
+	}
+	if (lambda > 1)
+		lambda = 1;
+	leftover = lambda * r;
+	/* Normal traffic among the matched, in the proportion the before-sample shows. */
+	normal_in = rbt > 0 ? (r - leftover) * v->mb / rbt : 0;
+	att = v->ma - normal_in;
+	if (att < 0)
+		att = 0;
+	v->cover = att > 0 ? att / (att + leftover) : 0;
+	v->normal = (r - leftover + normal_in) / st->n;
+}
+
+/* Before-sample packets of mask set s within the ranges v (has: which it applies). */
+static __u32 before_in(const struct fp_state *st, __u32 s, const struct verdict *v, __u32 has)
+{
+	__u32 k = 0;
+	size_t i;
+
+	for (i = 0; i < st->m; i++) {
+		const struct wr_fp_pkt *p = &st->B[i];
+
+		if ((st->bmask[i] & s) != s)
+			continue;
+		if ((has & WR_FP_M_LEN) && (p->len < v->len_lo || p->len > v->len_hi))
+			continue;
+		if ((has & WR_FP_M_TTL) && (p->ttl < v->ttl_lo || p->ttl > v->ttl_hi))
+			continue;
+		k++;
+	}
+	return k;
+}
+
+/* Step 4: the fields, groups and bits of s, with the ranges that earn their place. */
+static void refine(const struct fp_state *st, __u32 s, struct verdict *v)
+{
+	__u32 has = 0, r;
+	int k, bit;
+
+	for (k = 0; k < st->na; k++) {
+		if (!(s & (1u << k)))
+			continue;
+		v->fields |= st->atoms[k].a.fields;
+		v->groups++;
+		v->bits += st->atoms[k].bits;
+	}
+	for (bit = 0; bit < 2; bit++) {
+		__u32 f = bit ? WR_FP_M_TTL : WR_FP_M_LEN;
+
+		if ((v->fields & f) || !v->ma)
+			continue;
+		/* A range that spares matched users, or is narrow on its own. */
+		r = before_in(st, s, v, has | f);
+		if (r < v->mb || before_in(st, 0, v, f) <= WR_FP_SELECTIVE * st->m) {
+			has |= f;
+			v->mb = r;
+			v->groups++;
+			v->bits += 4;	/* a band: less than a pinned value */
+		}
+	}
+	v->fields |= has;
+}
+
+/* Is a better than b (both qualify)? */
+static int better(const struct verdict *a, const struct verdict *b)
+{
+	if (a->groups != b->groups)
+		return a->groups > b->groups;
+	if (a->mb != b->mb)
+		return a->mb < b->mb;
+	return a->bits > b->bits;
+}
+
+/* The choice's fields from combination s and its verdict. */
+static void fill(const struct fp_state *st, __u32 s, const struct verdict *v,
+		 struct wr_fp_choice *c)
+{
+	int k, w;
+
+	for (k = 0; k < st->na; k++) {
+		const struct wr_fp_choice *a = &st->atoms[k].a;
+
+		if (!(s & (1u << k)))
+			continue;
+		c->fields |= a->fields;
+		if (a->fields & WR_FP_M_PROTO)
+			c->proto = a->proto;
+		if (a->fields & WR_FP_M_SPORT)
+			c->sport = a->sport;
+		if (a->fields & WR_FP_M_DPORT)
+			c->dport = a->dport;
+		if (a->fields & WR_FP_M_DST) {
+			c->family = a->family;
+			memcpy(c->dst, a->dst, 16);
+			c->dst_plen = a->dst_plen;
+		}
+		if (a->fields & WR_FP_M_SRC) {
+			c->family = a->family;
+			memcpy(c->src, a->src, 16);
+			c->src_plen = a->src_plen;
+		}
+		if (a->fields & WR_FP_M_LEN)
+			c->len_lo = c->len_hi = a->len_lo;
+		if (a->fields & WR_FP_M_TTL)
+			c->ttl_lo = c->ttl_hi = a->ttl_lo;
+		if (a->fields & WR_FP_M_FLAGS) {
+			c->tcp_flags = a->tcp_flags;
+			c->tcp_mask = a->tcp_mask;
+		}
+		if (a->fields & WR_FP_M_ICMP)
+			c->icmp_type = a->icmp_type;
+		if (a->fields & WR_FP_M_FRAG)
+			c->frag = a->frag;
+		for (w = 0; w < WR_FP_WORDS; w++) {
+			if (a->fields & (WR_FP_M_PAY0 << w)) {
+				c->pay_mask[w] = a->pay_mask[w];
+				c->pay_value[w] = a->pay_value[w];
+			}
+		}
+	}
+	/* A band where no atom pinned the field. */
+	if ((v->fields & WR_FP_M_LEN) && !(c->fields & WR_FP_M_LEN)) {
+		c->len_lo = v->len_lo;
+		c->len_hi = v->len_hi;
+	}
+	if ((v->fields & WR_FP_M_TTL) && !(c->fields & WR_FP_M_TTL)) {
+		c->ttl_lo = v->ttl_lo;
+		c->ttl_hi = v->ttl_hi;
+	}
+	c->fields = v->fields;
+}
+
+/* The atom of field f, or -1. */
+static int atom_index(const struct fp_state *st, int f)
+{
+	int k;
+
+	for (k = 0; k < st->na; k++)
+		if (st->atoms[k].field == f)
+			return k;
+	return -1;
+}
+
+/* Does every atom hold about the share of the attack sample it held before? */
+static int looks_like_before(const struct fp_state *st)
+{
+	int k;
+
+	/* No heavy value at all is no likeness either. */
+	if (!st->na)
+		return 0;
+	for (k = 0; k < st->na; k++) {
+		double a = (double)st->atoms[k].count / st->n, b, sd;
+
+		b = (double)count_match(&st->atoms[k].a, st->B, st->m) / st->m;
+		sd = sqrt(b * (1 - b) * (1.0 / st->n + 1.0 / st->m));
+		if (fabs(a - b) > WR_FP_SAME_Z * sd)
+			return 0;
+	}
+	return 1;
+}
+
+/* Step 5, when nothing qualified: the least harmful fallback, and why. */
+static void fallback(const struct fp_state *st, const struct ss *srcs, struct wr_fp_choice *c)
+{
+	int kp = st->proto_atom, kd = atom_index(st, F_DPORT), kf = atom_index(st, F_FLAGS);
+	__u32 top = 0;
+	unsigned int i;
+
+	c->fields = 0;
+	if (kp >= 0 && st->atoms[kp].count >= WR_FP_FALLBACK_MIN * st->n) {
+		c->fields |= WR_FP_M_PROTO;
+		c->proto = st->atoms[kp].a.proto;
+	}
+	if (kp >= 0 && kd >= 0 && st->atoms[kd].count >= WR_FP_FALLBACK_MIN * st->n &&
+	    (c->proto == WR_IPPROTO_TCP || c->proto == WR_IPPROTO_UDP)) {
+		c->fields |= WR_FP_M_DPORT;
+		c->dport = st->atoms[kd].a.dport;
+	}
+	if (c->fields & WR_FP_M_PROTO && c->proto == WR_IPPROTO_TCP) {
+		/* Mostly SYNs (SYN without ACK): cookies answer them without state. */
+		if (kf >= 0 && (st->atoms[kf].a.tcp_flags & (WEIR_TCP_SYN | WEIR_TCP_ACK)) ==
+			       WEIR_TCP_SYN) {
+			c->action = WR_FP_COOKIE;
+			c->fields |= WR_FP_M_FLAGS;
+			c->tcp_flags = WEIR_TCP_SYN;
+			c->tcp_mask = WEIR_TCP_SYN | WEIR_TCP_ACK;
+		} else {
+			c->action = WR_FP_TCP_STATE;
+		}
+		return;
+	}
+	/*
+	 * Few sources sending most of it (the WR_FP_TOPK heaviest surely at
+	 * least half: counts less their possible overestimate): real ones,
+	 * limited each. Else spoofed: limited per target.
+	 */
+	for (i = 0; i < srcs->used; i++)
+		top += srcs->it[i].count - srcs->it[i].err;
+	if (top * 2 >= st->n) {
+		c->action = WR_FP_PER_SRC;
+	} else {
+		int kn = atom_index(st, F_DST), kn2 = atom_index(st, F_DST_NET);
+
+		c->action = WR_FP_PER_DST;
+		if (kn < 0 || st->atoms[kn].count < WR_FP_FALLBACK_MIN * st->n)
+			kn = kn2;
+		if (kn >= 0 && st->atoms[kn].count >= WR_FP_FALLBACK_MIN * st->n) {
+			c->fields |= WR_FP_M_DST;
+			c->family = st->atoms[kn].a.family;
+			memcpy(c->dst, st->atoms[kn].a.dst, 16);
+			c->dst_plen = st->atoms[kn].a.dst_plen;
+		}
+	}
+}
+
+static void free_state(struct fp_state *st)
+{
+	free(st->amask);
+	free(st->bmask);
+	free(st->h);
+}
+
+/* Enumerate the combinations: a mixed-radix counter over the groups' atoms. */
+static void search(const struct fp_state *st, struct wr_fp_choice *out, double *best_cover,
+		   __u32 *best_false)
+{
+	int per[NR_GROUPS][WR_FP_MAX_ATOMS], cnt[NR_GROUPS] = { 0 }, digit[NR_GROUPS] = { 0 };
+	struct verdict v, best = { 0 };
+	__u32 best_s = 0;
+	int g, k, found = 0;
+
+	for (k = 0; k < st->na; k++)
+		if (k != st->proto_atom)
+			per[st->atoms[k].group][cnt[st->atoms[k].group]++] = k;
+	*best_cover = 0;
+	*best_false = ~0u;
+	for (;;) {
+		__u32 s = 1u << st->proto_atom;
+
+		for (g = 0; g < NR_GROUPS; g++)
+			if (digit[g])
+				s |= 1u << per[g][digit[g] - 1];
+		judge(st, s, &v);
+		if (v.mb <= st->o->false_max * st->m && v.cover > *best_cover)
+			*best_cover = v.cover;
+		if (v.cover >= st->o->cover) {
+			refine(st, s, &v);
+			if (v.mb < *best_false)
+				*best_false = v.mb;
+			if (v.mb <= st->o->false_max * st->m && (!found || better(&v, &best))) {
+				best = v;
+				best_s = s;
+				found = 1;
+			}
+		}
+		/* The next combination; done when every digit has wrapped. */
+		for (g = 0; g < NR_GROUPS; g++) {
+			if (++digit[g] <= cnt[g])
+				break;
+			digit[g] = 0;
+		}
+		if (g == NR_GROUPS)
+			break;
+	}
+	if (!found)
+		return;
+	out->action = WR_FP_DROP;
+	fill(st, best_s, &best, out);
+	out->cover = best.cover;
+	out->normal_share = best.normal;
+}
+
+int wr_fp_choose(const struct wr_fp_pkt *attack, size_t n, const struct wr_fp_pkt *before,
+		 size_t m, const struct wr_fp_opts *opts, struct wr_fp_choice *out)
+{
+	struct fp_state st = { .A = attack, .B = before, .n = n, .m = m };
+	struct wr_fp_opts def;
+	struct wr_fp_choice c;
+	double best_cover = 0;
+	__u32 best_false = ~0u;
+	struct ss srcs;
+	int err;
+
+	if (!opts) {
+		wr_fp_opts_init(&def);
+		opts = &def;
+	}
+	if (!attack || !before || !out || !n || !m)
+		return -EINVAL;
+	if (n > WR_FP_SAMPLE_MAX || m > WR_FP_SAMPLE_MAX)
+		return -E2BIG;
+	if (!(opts->cover > 0 && opts->cover <= 1) ||
+	    !(opts->false_max >= 0 && opts->false_max < 1) || !opts->limit_pps)
+		return -EINVAL;
+	st.o = opts;
+	err = find_atoms(&st, &srcs);
+	if (err)
+		return err;
+	memset(&c, 0, sizeof(c));
+	c.action = -1;
+	if (st.proto_atom >= 0) {
+		trim_atoms(&st);
+		err = build_hist(&st);
+		if (err)
+			goto out;
+		search(&st, &c, &best_cover, &best_false);
+	}
+	if (c.action != WR_FP_DROP) {
+		fallback(&st, &srcs, &c);
+		if (looks_like_before(&st))
+			snprintf(c.reason, sizeof(c.reason),
+				 "the attack sample looks like the traffic before it: no value of "
+				 "any field is commoner than it was");
+		else if (st.proto_atom < 0)
+			snprintf(c.reason, sizeof(c.reason),
+				 "no protocol carries half the attack sample");
+		else if (best_false != ~0u)
+			snprintf(c.reason, sizeof(c.reason),
+				 "every fingerprint that covers %.1f%% of the attack matches %.2f%% "
+				 "or more of the traffic before it", 100 * opts->cover,
+				 100.0 * best_false / m);
+		else
+			snprintf(c.reason, sizeof(c.reason),
+				 "no fingerprint that spares the traffic before it covers %.1f%% of "
+				 "the attack (at best %.1f%%)", 100 * opts->cover, 100 * best_cover);
+		c.normal_share = -1;
+	}
+	c.limit_pps = opts->limit_pps;
+	c.n = n;
+	c.m = m;
+	c.matched = count_match(&c, attack, n);
+	c.false_matched = count_match(&c, before, m);
+	c.false_ratio = (double)c.false_matched / m;
+	if (c.action != WR_FP_DROP)
+		c.cover = (double)c.matched / n;
+	*out = c;
+out:
+	free_state(&st);
+	return err;
+}
