@@ -76,12 +76,6 @@
 /* A range is narrow on its own when it matches at most this share of the before-sample. */
 #define WR_FP_SELECTIVE		0.5
 /*
- * A fallback limit names a field only when nearly all the attack sample
- * has it: the limit must hold the whole attack, not the half of it that
- * made the field an atom.
- */
-#define WR_FP_FALLBACK_MIN	0.9
-/*
  * The attack sample looks like the before-sample when no atom's share in it
  * departs from its share before by more than this many standard deviations.
  */
@@ -545,7 +539,8 @@ static void judge(const struct fp_state *st, __u32 s, struct verdict *v)
 	/* Normal traffic among the matched, in the proportion the before-sample shows. */
 	normal_in = rbt > 0 ? (r - leftover) * v->mb / rbt : 0;
 	att = v->ma - normal_in;
-	if (att < 0)
+	/* No more than the normal traffic's own spread: no attack seen in what it matches. */
+	if (att <= WR_FP_NOISE_Z * sqrt(normal_in + 1))
 		att = 0;
 	v->cover = att > 0 ? att / (att + leftover) : 0;
 	v->normal = (r - leftover + normal_in) / st->n;
@@ -700,27 +695,41 @@ static int looks_like_before(const struct fp_state *st)
 	return 1;
 }
 
+/*
+ * Does combination s hold the attack (as judge estimates it)? A fallback
+ * names only such fields: its limit must hold the whole attack.
+ */
+static int covers(const struct fp_state *st, __u32 s)
+{
+	struct verdict v;
+
+	judge(st, s, &v);
+	return v.cover >= st->o->cover;
+}
+
 /* Step 5, when nothing qualified: the least harmful fallback, and why. */
 static void fallback(const struct fp_state *st, const struct ss *srcs, struct wr_fp_choice *c)
 {
 	int kp = st->proto_atom, kd = atom_index(st, F_DPORT), kf = atom_index(st, F_FLAGS);
-	__u32 top = 0;
+	int kn = atom_index(st, F_DST), kn2 = atom_index(st, F_DST_NET);
+	__u32 top = 0, s = 0;
 	unsigned int i;
 
 	c->fields = 0;
-	if (kp >= 0 && st->atoms[kp].count >= WR_FP_FALLBACK_MIN * st->n) {
-		c->fields |= WR_FP_M_PROTO;
-		c->proto = st->atoms[kp].a.proto;
-	}
-	if (kp >= 0 && kd >= 0 && st->atoms[kd].count >= WR_FP_FALLBACK_MIN * st->n &&
-	    (c->proto == WR_IPPROTO_TCP || c->proto == WR_IPPROTO_UDP)) {
+	if (kp < 0 || !covers(st, s | 1u << kp))
+		goto keyed;
+	s |= 1u << kp;
+	c->fields |= WR_FP_M_PROTO;
+	c->proto = st->atoms[kp].a.proto;
+	if (kd >= 0 && covers(st, s | 1u << kd)) {
+		s |= 1u << kd;
 		c->fields |= WR_FP_M_DPORT;
 		c->dport = st->atoms[kd].a.dport;
 	}
-	if (c->fields & WR_FP_M_PROTO && c->proto == WR_IPPROTO_TCP) {
-		/* Mostly SYNs (SYN without ACK): cookies answer them without state. */
-		if (kf >= 0 && (st->atoms[kf].a.tcp_flags & (WEIR_TCP_SYN | WEIR_TCP_ACK)) ==
-			       WEIR_TCP_SYN) {
+	if (c->proto == WR_IPPROTO_TCP) {
+		/* SYNs (SYN without ACK): cookies answer them without state. */
+		if (kf >= 0 && covers(st, s | 1u << kf) &&
+		    (st->atoms[kf].a.tcp_flags & (WEIR_TCP_SYN | WEIR_TCP_ACK)) == WEIR_TCP_SYN) {
 			c->action = WR_FP_COOKIE;
 			c->fields |= WR_FP_M_FLAGS;
 			c->tcp_flags = WEIR_TCP_SYN;
@@ -730,6 +739,7 @@ static void fallback(const struct fp_state *st, const struct ss *srcs, struct wr
 		}
 		return;
 	}
+keyed:
 	/*
 	 * Few sources sending most of it (the WR_FP_TOPK heaviest surely at
 	 * least half: counts less their possible overestimate): real ones,
@@ -739,18 +749,16 @@ static void fallback(const struct fp_state *st, const struct ss *srcs, struct wr
 		top += srcs->it[i].count - srcs->it[i].err;
 	if (top * 2 >= st->n) {
 		c->action = WR_FP_PER_SRC;
-	} else {
-		int kn = atom_index(st, F_DST), kn2 = atom_index(st, F_DST_NET);
-
-		c->action = WR_FP_PER_DST;
-		if (kn < 0 || st->atoms[kn].count < WR_FP_FALLBACK_MIN * st->n)
-			kn = kn2;
-		if (kn >= 0 && st->atoms[kn].count >= WR_FP_FALLBACK_MIN * st->n) {
-			c->fields |= WR_FP_M_DST;
-			c->family = st->atoms[kn].a.family;
-			memcpy(c->dst, st->atoms[kn].a.dst, 16);
-			c->dst_plen = st->atoms[kn].a.dst_plen;
-		}
+		return;
+	}
+	c->action = WR_FP_PER_DST;
+	if (kn < 0 || !(c->fields & WR_FP_M_PROTO) || !covers(st, s | 1u << kn))
+		kn = kn2;
+	if (kn >= 0 && (c->fields & WR_FP_M_PROTO) && covers(st, s | 1u << kn)) {
+		c->fields |= WR_FP_M_DST;
+		c->family = st->atoms[kn].a.family;
+		memcpy(c->dst, st->atoms[kn].a.dst, 16);
+		c->dst_plen = st->atoms[kn].a.dst_plen;
 	}
 }
 
