@@ -157,7 +157,8 @@ static void build(const struct spec *s, struct frame *f)
 		put16(f, 20 + l4.n);
 		put16(f, rnd() & 0xffff);
 		/* MF for a first fragment; a later one at offset 1480 (185 units of 8). */
-		put16(f, s->frag == WEIR_FRAG_FIRST ? 0x2000 : s->frag == WEIR_FRAG_LATER ? 185 : 0);
+		put16(f, s->frag == WEIR_FRAG_FIRST ? 0x2000 :
+			 s->frag == WEIR_FRAG_LATER ? 185 : 0);
 		put8(f, s->ttl);
 		put8(f, s->proto);
 		put16(f, 0);
@@ -866,7 +867,8 @@ TEST_CASE(fp_like_normal_falls_back)
 
 TEST_CASE(fp_syn_like_users_falls_back_to_cookies)
 {
-	falls_back(v_syn_like_users, 202, WR_FP_COOKIE, "action cookie", "every fingerprint that covers");
+	falls_back(v_syn_like_users, 202, WR_FP_COOKIE, "action cookie",
+		   "every fingerprint that covers");
 }
 
 TEST_CASE(fp_ack_like_users_falls_back_to_tcp_state)
