@@ -35,6 +35,7 @@
 #include "lib/libweir.h"
 #include "weir_limiter.h"
 #include "auto/fingerprint.h"
+#include "auto/sketch.h"
 
 struct wr_opts opts = { .root = WEIR_DEFAULT_ROOT };
 
@@ -165,13 +166,22 @@ static void build(const struct spec *s, struct frame *f)
 		put32(f, s->src4);
 		put32(f, s->dst4);
 	} else {
+		/* A fragment behind a fragment header (8 bytes), the same offsets as IPv4's. */
+		int fh = s->frag != WEIR_FRAG_NONE;
+
 		eth(f, WR_ETH_P_IPV6, 0, NULL);
 		put32(f, 0x60000000);
-		put16(f, l4.n);
-		put8(f, s->proto);
+		put16(f, l4.n + (fh ? 8 : 0));
+		put8(f, fh ? WR_IPPROTO_FRAGMENT : s->proto);
 		put8(f, s->ttl);
 		putn(f, s->src6, 16);
 		putn(f, s->dst6, 16);
+		if (fh) {
+			put8(f, s->proto);
+			put8(f, 0);
+			put16(f, s->frag == WEIR_FRAG_FIRST ? 1 : 185 << 3);
+			put32(f, rnd());
+		}
 	}
 	putn(f, l4.b, l4.n);
 	/* Ethernet's minimum frame (60 bytes before the FCS): padding. */
@@ -419,6 +429,25 @@ static void v_frag_flood(struct spec *s)
 	s->frag = WEIR_FRAG_LATER;
 	s->paylen = rnd_in(100, 1480);
 	rnd_bytes(s->pay, s->paylen);
+}
+
+static void v_frag_flood6(struct spec *s)
+{
+	v_frag_flood(s);
+	s->family = 6;
+	rnd_bytes(s->src6, 16);
+	host6(s->dst6, 0x53);
+}
+
+/* A vector change inside the sample: NTP reflection, then memcached's. */
+static size_t change_at;
+
+static void v_changing(struct spec *s)
+{
+	if (change_at++ < ATTACK_N / 2)
+		v_ntp_refl(s);
+	else
+		v_memcached_refl(s);
 }
 
 static void v_icmp_flood(struct spec *s)
@@ -855,6 +884,11 @@ TEST_CASE(fp_fragment_flood)
 	fingerprinted(v_frag_flood, 112);
 }
 
+TEST_CASE(fp_fragment_flood_ipv6)
+{
+	fingerprinted(v_frag_flood6, 114);
+}
+
 TEST_CASE(fp_icmp_flood)
 {
 	fingerprinted(v_icmp_flood, 113);
@@ -875,6 +909,17 @@ TEST_CASE(fp_ack_like_users_falls_back_to_tcp_state)
 {
 	falls_back(v_ack_like_users, 203, WR_FP_TCP_STATE, "tcp-state on",
 		   "every fingerprint that covers");
+}
+
+/*
+ * A sample that straddles a change of vector (NTP's reflection, then
+ * memcached's) holds both: one rule must hold them, here by the target
+ * and the lengths they share.
+ */
+TEST_CASE(fp_vector_change)
+{
+	change_at = 0;
+	fingerprinted(v_changing, 205);
 }
 
 /* Five real clients hammering the DNS service with queries like everyone's. */
@@ -1115,6 +1160,40 @@ TEST_CASE(fp_bad_samples)
 	CHECK_EQ(wr_fp_rule_words(&c, small, 0), -ENOSPC);
 	c.action = 99;
 	CHECK_EQ(wr_fp_rule_words(&c, small, sizeof(small)), -EINVAL);
+}
+
+/* The sketch keeps what it promises: a key above 1/WR_SS_K of the stream, counted within err. */
+TEST_CASE(fp_sketch_heavy_hitters)
+{
+	struct wr_ss s;
+	const struct wr_ss_item *top;
+	__u32 i, heavy = 0, seen = 0;
+
+	memset(&s, 0, sizeof(s));
+	rng_seed(11);
+	/* 10000 items: key 42 one in 12 of them (above 1/16), the rest of 5000 keys. */
+	for (i = 0; i < 10000; i++) {
+		if (i % 12 == 0) {
+			wr_ss_add(&s, 42, i);
+			heavy++;
+		} else {
+			wr_ss_add(&s, 1000 + rnd() % 5000, i);
+		}
+	}
+	CHECK_EQ(s.used, WR_SS_K);
+	for (i = 0; i < s.used; i++) {
+		if (s.it[i].key != 42)
+			continue;
+		seen = 1;
+		CHECK(s.it[i].count >= heavy && s.it[i].count - s.it[i].err <= heavy,
+		      "count %u err %u, true %u", s.it[i].count, s.it[i].err, heavy);
+		CHECK_EQ(s.it[i].rep % 12, 0);
+	}
+	CHECK(seen, "the heavy key lost its counter");
+	top = wr_ss_top(&s);
+	CHECK(top && top->key == 42, "the heaviest counter is not the heavy key");
+	memset(&s, 0, sizeof(s));
+	CHECK(wr_ss_top(&s) == NULL, "an empty sketch has a top");
 }
 
 int main(void)
