@@ -761,6 +761,8 @@ static void fingerprinted_snap(void (*gen)(struct spec *), __u64 seed, int snapl
 	wr_fp_describe(&c, line, sizeof(line));
 	printf("# %s\n", line);
 	CHECK(c.action == WR_FP_DROP, "no fingerprint: %s", line);
+	CHECK(strstr(line, " of 5000 sampled (") && strstr(line, " of 3000 before"),
+	      "description \"%s\"", line);
 	err = parse_words(&c, &r, words, sizeof(words), &pe);
 	CHECK(err == 0, "\"%s\" refused: %s", words, pe.msg);
 	if (err)

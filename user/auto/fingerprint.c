@@ -374,8 +374,11 @@ int wr_fp_describe(const struct wr_fp_choice *c, char *buf, size_t len)
 		memmove(buf + at, buf + at + 1, b.off - at);
 		b.off--;
 	}
-	put(&b, ", %.1f%% of %u sampled, %u of %u before", 100.0 * c->matched / (c->n ? c->n : 1),
-	    c->n, c->false_matched, c->m);
+	put(&b, ", %.1f%% of %u sampled", 100.0 * c->matched / (c->n ? c->n : 1), c->n);
+	/* A fingerprint's estimate of the attack's own share it holds (the rest: users). */
+	if (c->action == WR_FP_DROP)
+		put(&b, " (%.1f%% of the attack)", 100 * c->cover);
+	put(&b, ", %u of %u before", c->false_matched, c->m);
 	if (c->reason[0])
 		put(&b, " (%s)", c->reason);
 	return done(&b);
