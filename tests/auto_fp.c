@@ -747,7 +747,7 @@ static void fingerprinted_snap(void (*gen)(struct spec *), __u64 seed, int snapl
 	struct wr_perr pe;
 	struct tally ka, kb;
 	struct files fs;
-	char words[512], line[512];
+	char words[512], line[512], want[64], want2[64];
 	int err;
 
 	err = load(&fs, gen, seed, &before, &attack, snaplen);
@@ -761,8 +761,9 @@ static void fingerprinted_snap(void (*gen)(struct spec *), __u64 seed, int snapl
 	wr_fp_describe(&c, line, sizeof(line));
 	printf("# %s\n", line);
 	CHECK(c.action == WR_FP_DROP, "no fingerprint: %s", line);
-	CHECK(strstr(line, " of 5000 sampled (") && strstr(line, " of 3000 before"),
-	      "description \"%s\"", line);
+	snprintf(want, sizeof(want), " of %d sampled (", ATTACK_N);
+	snprintf(want2, sizeof(want2), " of %d before", BEFORE_N);
+	CHECK(strstr(line, want) && strstr(line, want2), "description \"%s\"", line);
 	err = parse_words(&c, &r, words, sizeof(words), &pe);
 	CHECK(err == 0, "\"%s\" refused: %s", words, pe.msg);
 	if (err)
@@ -922,6 +923,75 @@ TEST_CASE(fp_vector_change)
 {
 	change_at = 0;
 	fingerprinted(v_changing, 205);
+}
+
+/*
+ * The rule holds the attack's next packets too, not only those sampled:
+ * chosen on one pair of traces, matched by weir's matcher against a fresh
+ * pair (other seeds) of the same vector and the same users.
+ */
+static void holds_fresh(void (*gen)(struct spec *), __u64 seed)
+{
+	struct trace before, attack, before2, attack2;
+	struct wr_fp_choice c;
+	struct weir_rule r;
+	struct wr_perr pe;
+	struct tally ka, kb;
+	struct files fs, fs2;
+	char words[512];
+	int err;
+
+	memset(&fs2, 0, sizeof(fs2));
+	memset(&before2, 0, sizeof(before2));
+	memset(&attack2, 0, sizeof(attack2));
+	err = load(&fs, gen, seed, &before, &attack, 0);
+	CHECK(err == 0, "traces: %s", strerror(-err));
+	if (err)
+		goto out;
+	CHECK_EQ(wr_fp_choose(attack.fp, attack.n, before.fp, before.n, NULL, &c), 0);
+	CHECK(c.action == WR_FP_DROP, "no fingerprint");
+	err = parse_words(&c, &r, words, sizeof(words), &pe);
+	CHECK(err == 0, "\"%s\" refused: %s", words, pe.msg);
+	if (err)
+		goto out;
+	err = load(&fs2, gen, seed + 1000, &before2, &attack2, 0);
+	CHECK(err == 0, "fresh traces: %s", strerror(-err));
+	if (err)
+		goto out;
+	tally(&r, &c, &attack2, &ka);
+	tally(&r, &c, &before2, &kb);
+	CHECK(ka.attack_hit * 100 >= ka.attack * 99, "\"%s\" matches %zu of %zu fresh attack "
+	      "packets", words, ka.attack_hit, ka.attack);
+	CHECK(kb.normal_hit * 1000 <= kb.normal, "\"%s\" matches %zu of %zu fresh before",
+	      words, kb.normal_hit, kb.normal);
+out:
+	trace_free(&before);
+	trace_free(&attack);
+	trace_free(&before2);
+	trace_free(&attack2);
+	files_close(&fs);
+	if (fs2.dir[0])
+		files_close(&fs2);
+}
+
+TEST_CASE(fp_fresh_dns_reflection)
+{
+	holds_fresh(v_dns_refl, 401);
+}
+
+TEST_CASE(fp_fresh_cldap_reflection)
+{
+	holds_fresh(v_cldap_refl, 402);
+}
+
+TEST_CASE(fp_fresh_fragment_flood)
+{
+	holds_fresh(v_frag_flood, 403);
+}
+
+TEST_CASE(fp_fresh_carpet_bombing)
+{
+	holds_fresh(v_carpet, 404);
 }
 
 /* Five real clients hammering the DNS service with queries like everyone's. */

@@ -78,6 +78,12 @@
  * divided by the rest of) turns chance into missed attack.
  */
 #define WR_FP_NOISE_Z		2.0
+/*
+ * A band's ends go this many mean gaps between sampled values beyond the
+ * extreme ones: for values spread evenly, the chance that the attack has
+ * values past a widened end falls as e^-WR_FP_BAND_SLACK.
+ */
+#define WR_FP_BAND_SLACK	3.0
 /* A range is narrow on its own when it matches at most this share of the before-sample. */
 #define WR_FP_SELECTIVE		0.5
 /*
@@ -127,7 +133,7 @@ struct fp_state {
 	struct atom atoms[WR_FP_MAX_ATOMS];
 	int na;
 	int proto_atom;		/* index of the protocol's atom, or -1 */
-	__u32 *amask, *bmask;	/* each packet's atoms */
+	__u32 *bmask;		/* each before-sample packet's atoms */
 	struct hist *h;
 	size_t nh;
 };
@@ -224,17 +230,16 @@ static int cmp_hist(const void *x, const void *y)
 	return (a->mask > b->mask) - (a->mask < b->mask);
 }
 
-/* Step 2: each packet's mask, and the distinct masks with their counts. */
+/* Step 2: each packet's mask of atoms, and the distinct masks with their counts. */
 static int build_hist(struct fp_state *st)
 {
 	size_t i, j, total = st->n + st->m;
 	struct hist *all;
 	int k;
 
-	st->amask = calloc(st->n, sizeof(__u32));
 	st->bmask = calloc(st->m, sizeof(__u32));
 	all = calloc(total, sizeof(*all));
-	if (!st->amask || !st->bmask || !all) {
+	if (!st->bmask || !all) {
 		free(all);
 		return -ENOMEM;
 	}
@@ -245,9 +250,7 @@ static int build_hist(struct fp_state *st)
 		for (k = 0; k < st->na; k++)
 			if (wr_fp_match(&st->atoms[k].a, p))
 				mask |= 1u << k;
-		if (i < st->n)
-			st->amask[i] = mask;
-		else
+		if (i >= st->n)
 			st->bmask[i - st->n] = mask;
 		all[i] = (struct hist){ .mask = mask, .na = i < st->n, .nb = i >= st->n,
 					.len_lo = i < st->n ? p->len : ~0u,
@@ -356,10 +359,29 @@ static __u32 before_in(const struct fp_state *st, __u32 s, const struct verdict 
 	return k;
 }
 
+/*
+ * A band from the n sampled values in [*lo, *hi], widened at each end by
+ * WR_FP_BAND_SLACK mean gaps between them (at least 1), within [0, max]:
+ * the attack's values the sample happened to miss at either end are held
+ * too, at a cost of 2 * WR_FP_BAND_SLACK / n of the band's width.
+ */
+static void widen(__u32 *lo, __u32 *hi, __u32 n, __u32 max)
+{
+	__u32 slack;
+
+	if (*lo > *hi || !n)
+		return;
+	slack = (__u32)ceil(WR_FP_BAND_SLACK * (*hi - *lo) / (n + 1.0));
+	if (!slack)
+		slack = 1;
+	*lo = *lo > slack ? *lo - slack : 0;
+	*hi = max - *hi > slack ? *hi + slack : max;
+}
+
 /* Step 4: the fields, groups and bits of s, with the ranges that earn their place. */
 static void refine(const struct fp_state *st, __u32 s, struct verdict *v)
 {
-	__u32 has = 0, r;
+	__u32 has = 0, r, lo, hi;
 	int k, bit;
 
 	for (k = 0; k < st->na; k++) {
@@ -369,6 +391,12 @@ static void refine(const struct fp_state *st, __u32 s, struct verdict *v)
 		v->groups++;
 		v->bits += st->atoms[k].bits;
 	}
+	widen(&v->len_lo, &v->len_hi, v->ma, WR_GSO_MAX_LEN);
+	lo = v->ttl_lo;
+	hi = v->ttl_hi;
+	widen(&lo, &hi, v->ma, 0xff);
+	v->ttl_lo = lo;
+	v->ttl_hi = hi;
 	for (bit = 0; bit < 2; bit++) {
 		__u32 f = bit ? WR_FP_M_TTL : WR_FP_M_LEN;
 
@@ -578,7 +606,6 @@ static void set_reason(const struct fp_state *st, double best_cover, __u32 best_
 
 static void free_state(struct fp_state *st)
 {
-	free(st->amask);
 	free(st->bmask);
 	free(st->h);
 }
