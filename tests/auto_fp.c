@@ -450,6 +450,29 @@ static void v_changing(struct spec *s)
 		v_memcached_refl(s);
 }
 
+/* Pings from one /24 of real (unspoofed) hosts, and ICMPv6 echoes from one /48. */
+static void v_icmp_from_net(struct spec *s)
+{
+	normal_ping(s);
+	s->src4 = IP4(198, 18, 77, rnd_in(1, 254));
+	s->paylen = rnd_in(8, 1400);
+	s->ttl = rnd_in(40, 64);
+}
+
+static void v_icmp6_from_net(struct spec *s)
+{
+	spec_init(s, 6, WR_IPPROTO_ICMPV6);
+	client6(s->src6, 0xbad);
+	rnd_bytes(s->src6 + 8, 8);
+	s->src6[6] = 0xba;
+	s->src6[7] = rnd() & 0xff;
+	host6(s->dst6, 1);
+	s->ttl = rnd_in(40, 64);
+	s->icmp_type = 128;
+	s->paylen = rnd_in(8, 1400);
+	rnd_bytes(s->pay, s->paylen);
+}
+
 static void v_icmp_flood(struct spec *s)
 {
 	spec_init(s, 4, WR_IPPROTO_ICMP);
@@ -739,7 +762,8 @@ static int load(struct files *fs, void (*gen)(struct spec *), __u64 seed, struct
  * on every packet again, finds to cover >= 99% of the attack's packets
  * and <= 0.1% of the before-trace, and where wr_fp_match agrees.
  */
-static void fingerprinted_snap(void (*gen)(struct spec *), __u64 seed, int snaplen)
+static void fingerprinted_has(void (*gen)(struct spec *), __u64 seed, int snaplen,
+			      const char *has)
 {
 	struct trace before, attack;
 	struct wr_fp_choice c;
@@ -768,6 +792,7 @@ static void fingerprinted_snap(void (*gen)(struct spec *), __u64 seed, int snapl
 	CHECK(err == 0, "\"%s\" refused: %s", words, pe.msg);
 	if (err)
 		goto out;
+	CHECK(!has || strstr(words, has), "\"%s\" lacks \"%s\"", words, has);
 	tally(&r, &c, &attack, &ka);
 	tally(&r, &c, &before, &kb);
 	CHECK(ka.unparsed == 0 && kb.unparsed == 0, "unparsed frames");
@@ -791,7 +816,7 @@ out:
 
 static void fingerprinted(void (*gen)(struct spec *), __u64 seed)
 {
-	fingerprinted_snap(gen, seed, 0);
+	fingerprinted_has(gen, seed, 0, NULL);
 }
 
 /* A vector no fingerprint separates: the fallback named, with its reason, and valid words. */
@@ -895,6 +920,16 @@ TEST_CASE(fp_fragment_flood_ipv6)
 TEST_CASE(fp_icmp_flood)
 {
 	fingerprinted(v_icmp_flood, 113);
+}
+
+TEST_CASE(fp_icmp_from_one_net)
+{
+	fingerprinted_has(v_icmp_from_net, 115, 0, "src 198.18.77.0/24");
+}
+
+TEST_CASE(fp_icmpv6_from_one_net)
+{
+	fingerprinted_has(v_icmp6_from_net, 116, 0, "src 2001:db8:1::/48");
 }
 
 TEST_CASE(fp_like_normal_falls_back)
@@ -1054,7 +1089,7 @@ out:
  */
 TEST_CASE(fp_snapped_capture)
 {
-	fingerprinted_snap(v_ntp_refl, 302, 96);
+	fingerprinted_has(v_ntp_refl, 302, 96, "payload 0=0xd700032a");
 }
 
 /* The same traces give the same words, whatever ran before. */
