@@ -35,6 +35,7 @@
 #include "lib/libweir.h"
 #include "weir_limiter.h"
 #include "auto/fingerprint.h"
+#include "auto/sketch.h"
 
 struct wr_opts opts = { .root = WEIR_DEFAULT_ROOT };
 
@@ -157,20 +158,30 @@ static void build(const struct spec *s, struct frame *f)
 		put16(f, 20 + l4.n);
 		put16(f, rnd() & 0xffff);
 		/* MF for a first fragment; a later one at offset 1480 (185 units of 8). */
-		put16(f, s->frag == WEIR_FRAG_FIRST ? 0x2000 : s->frag == WEIR_FRAG_LATER ? 185 : 0);
+		put16(f, s->frag == WEIR_FRAG_FIRST ? 0x2000 :
+			 s->frag == WEIR_FRAG_LATER ? 185 : 0);
 		put8(f, s->ttl);
 		put8(f, s->proto);
 		put16(f, 0);
 		put32(f, s->src4);
 		put32(f, s->dst4);
 	} else {
+		/* A fragment behind a fragment header (8 bytes), the same offsets as IPv4's. */
+		int fh = s->frag != WEIR_FRAG_NONE;
+
 		eth(f, WR_ETH_P_IPV6, 0, NULL);
 		put32(f, 0x60000000);
-		put16(f, l4.n);
-		put8(f, s->proto);
+		put16(f, l4.n + (fh ? 8 : 0));
+		put8(f, fh ? WR_IPPROTO_FRAGMENT : s->proto);
 		put8(f, s->ttl);
 		putn(f, s->src6, 16);
 		putn(f, s->dst6, 16);
+		if (fh) {
+			put8(f, s->proto);
+			put8(f, 0);
+			put16(f, s->frag == WEIR_FRAG_FIRST ? 1 : 185 << 3);
+			put32(f, rnd());
+		}
 	}
 	putn(f, l4.b, l4.n);
 	/* Ethernet's minimum frame (60 bytes before the FCS): padding. */
@@ -417,6 +428,48 @@ static void v_frag_flood(struct spec *s)
 	s->ttl = rnd_in(30, 250);
 	s->frag = WEIR_FRAG_LATER;
 	s->paylen = rnd_in(100, 1480);
+	rnd_bytes(s->pay, s->paylen);
+}
+
+static void v_frag_flood6(struct spec *s)
+{
+	v_frag_flood(s);
+	s->family = 6;
+	rnd_bytes(s->src6, 16);
+	host6(s->dst6, 0x53);
+}
+
+/* A vector change inside the sample: NTP reflection, then memcached's. */
+static size_t change_at;
+
+static void v_changing(struct spec *s)
+{
+	if (change_at++ < ATTACK_N / 2)
+		v_ntp_refl(s);
+	else
+		v_memcached_refl(s);
+}
+
+/* Pings from one /24 of real (unspoofed) hosts, and ICMPv6 echoes from one /48. */
+static void v_icmp_from_net(struct spec *s)
+{
+	normal_ping(s);
+	s->src4 = IP4(198, 18, 77, rnd_in(1, 254));
+	s->paylen = rnd_in(8, 1400);
+	s->ttl = rnd_in(40, 64);
+}
+
+static void v_icmp6_from_net(struct spec *s)
+{
+	spec_init(s, 6, WR_IPPROTO_ICMPV6);
+	client6(s->src6, 0xbad);
+	rnd_bytes(s->src6 + 8, 8);
+	s->src6[6] = 0xba;
+	s->src6[7] = rnd() & 0xff;
+	host6(s->dst6, 1);
+	s->ttl = rnd_in(40, 64);
+	s->icmp_type = 128;
+	s->paylen = rnd_in(8, 1400);
 	rnd_bytes(s->pay, s->paylen);
 }
 
@@ -709,7 +762,8 @@ static int load(struct files *fs, void (*gen)(struct spec *), __u64 seed, struct
  * on every packet again, finds to cover >= 99% of the attack's packets
  * and <= 0.1% of the before-trace, and where wr_fp_match agrees.
  */
-static void fingerprinted_snap(void (*gen)(struct spec *), __u64 seed, int snaplen)
+static void fingerprinted_has(void (*gen)(struct spec *), __u64 seed, int snaplen,
+			      const char *has)
 {
 	struct trace before, attack;
 	struct wr_fp_choice c;
@@ -717,7 +771,7 @@ static void fingerprinted_snap(void (*gen)(struct spec *), __u64 seed, int snapl
 	struct wr_perr pe;
 	struct tally ka, kb;
 	struct files fs;
-	char words[512], line[512];
+	char words[512], line[512], want[64], want2[64];
 	int err;
 
 	err = load(&fs, gen, seed, &before, &attack, snaplen);
@@ -731,10 +785,14 @@ static void fingerprinted_snap(void (*gen)(struct spec *), __u64 seed, int snapl
 	wr_fp_describe(&c, line, sizeof(line));
 	printf("# %s\n", line);
 	CHECK(c.action == WR_FP_DROP, "no fingerprint: %s", line);
+	snprintf(want, sizeof(want), " of %d sampled (", ATTACK_N);
+	snprintf(want2, sizeof(want2), " of %d before", BEFORE_N);
+	CHECK(strstr(line, want) && strstr(line, want2), "description \"%s\"", line);
 	err = parse_words(&c, &r, words, sizeof(words), &pe);
 	CHECK(err == 0, "\"%s\" refused: %s", words, pe.msg);
 	if (err)
 		goto out;
+	CHECK(!has || strstr(words, has), "\"%s\" lacks \"%s\"", words, has);
 	tally(&r, &c, &attack, &ka);
 	tally(&r, &c, &before, &kb);
 	CHECK(ka.unparsed == 0 && kb.unparsed == 0, "unparsed frames");
@@ -758,7 +816,7 @@ out:
 
 static void fingerprinted(void (*gen)(struct spec *), __u64 seed)
 {
-	fingerprinted_snap(gen, seed, 0);
+	fingerprinted_has(gen, seed, 0, NULL);
 }
 
 /* A vector no fingerprint separates: the fallback named, with its reason, and valid words. */
@@ -854,9 +912,24 @@ TEST_CASE(fp_fragment_flood)
 	fingerprinted(v_frag_flood, 112);
 }
 
+TEST_CASE(fp_fragment_flood_ipv6)
+{
+	fingerprinted(v_frag_flood6, 114);
+}
+
 TEST_CASE(fp_icmp_flood)
 {
 	fingerprinted(v_icmp_flood, 113);
+}
+
+TEST_CASE(fp_icmp_from_one_net)
+{
+	fingerprinted_has(v_icmp_from_net, 115, 0, "src 198.18.77.0/24");
+}
+
+TEST_CASE(fp_icmpv6_from_one_net)
+{
+	fingerprinted_has(v_icmp6_from_net, 116, 0, "src 2001:db8:1::/48");
 }
 
 TEST_CASE(fp_like_normal_falls_back)
@@ -866,13 +939,94 @@ TEST_CASE(fp_like_normal_falls_back)
 
 TEST_CASE(fp_syn_like_users_falls_back_to_cookies)
 {
-	falls_back(v_syn_like_users, 202, WR_FP_COOKIE, "action cookie", "every fingerprint that covers");
+	falls_back(v_syn_like_users, 202, WR_FP_COOKIE, "action cookie",
+		   "every fingerprint that covers");
 }
 
 TEST_CASE(fp_ack_like_users_falls_back_to_tcp_state)
 {
 	falls_back(v_ack_like_users, 203, WR_FP_TCP_STATE, "tcp-state on",
 		   "every fingerprint that covers");
+}
+
+/*
+ * A sample that straddles a change of vector (NTP's reflection, then
+ * memcached's) holds both: one rule must hold them, here by the target
+ * and the lengths they share.
+ */
+TEST_CASE(fp_vector_change)
+{
+	change_at = 0;
+	fingerprinted(v_changing, 205);
+}
+
+/*
+ * The rule holds the attack's next packets too, not only those sampled:
+ * chosen on one pair of traces, matched by weir's matcher against a fresh
+ * pair (other seeds) of the same vector and the same users.
+ */
+static void holds_fresh(void (*gen)(struct spec *), __u64 seed)
+{
+	struct trace before, attack, before2, attack2;
+	struct wr_fp_choice c;
+	struct weir_rule r;
+	struct wr_perr pe;
+	struct tally ka, kb;
+	struct files fs, fs2;
+	char words[512];
+	int err;
+
+	memset(&fs2, 0, sizeof(fs2));
+	memset(&before2, 0, sizeof(before2));
+	memset(&attack2, 0, sizeof(attack2));
+	err = load(&fs, gen, seed, &before, &attack, 0);
+	CHECK(err == 0, "traces: %s", strerror(-err));
+	if (err)
+		goto out;
+	CHECK_EQ(wr_fp_choose(attack.fp, attack.n, before.fp, before.n, NULL, &c), 0);
+	CHECK(c.action == WR_FP_DROP, "no fingerprint");
+	err = parse_words(&c, &r, words, sizeof(words), &pe);
+	CHECK(err == 0, "\"%s\" refused: %s", words, pe.msg);
+	if (err)
+		goto out;
+	err = load(&fs2, gen, seed + 1000, &before2, &attack2, 0);
+	CHECK(err == 0, "fresh traces: %s", strerror(-err));
+	if (err)
+		goto out;
+	tally(&r, &c, &attack2, &ka);
+	tally(&r, &c, &before2, &kb);
+	CHECK(ka.attack_hit * 100 >= ka.attack * 99, "\"%s\" matches %zu of %zu fresh attack "
+	      "packets", words, ka.attack_hit, ka.attack);
+	CHECK(kb.normal_hit * 1000 <= kb.normal, "\"%s\" matches %zu of %zu fresh before",
+	      words, kb.normal_hit, kb.normal);
+out:
+	trace_free(&before);
+	trace_free(&attack);
+	trace_free(&before2);
+	trace_free(&attack2);
+	files_close(&fs);
+	if (fs2.dir[0])
+		files_close(&fs2);
+}
+
+TEST_CASE(fp_fresh_dns_reflection)
+{
+	holds_fresh(v_dns_refl, 401);
+}
+
+TEST_CASE(fp_fresh_cldap_reflection)
+{
+	holds_fresh(v_cldap_refl, 402);
+}
+
+TEST_CASE(fp_fresh_fragment_flood)
+{
+	holds_fresh(v_frag_flood, 403);
+}
+
+TEST_CASE(fp_fresh_carpet_bombing)
+{
+	holds_fresh(v_carpet, 404);
 }
 
 /* Five real clients hammering the DNS service with queries like everyone's. */
@@ -935,7 +1089,7 @@ out:
  */
 TEST_CASE(fp_snapped_capture)
 {
-	fingerprinted_snap(v_ntp_refl, 302, 96);
+	fingerprinted_has(v_ntp_refl, 302, 96, "payload 0=0xd700032a");
 }
 
 /* The same traces give the same words, whatever ran before. */
@@ -1113,6 +1267,40 @@ TEST_CASE(fp_bad_samples)
 	CHECK_EQ(wr_fp_rule_words(&c, small, 0), -ENOSPC);
 	c.action = 99;
 	CHECK_EQ(wr_fp_rule_words(&c, small, sizeof(small)), -EINVAL);
+}
+
+/* The sketch keeps what it promises: a key above 1/WR_SS_K of the stream, counted within err. */
+TEST_CASE(fp_sketch_heavy_hitters)
+{
+	struct wr_ss s;
+	const struct wr_ss_item *top;
+	__u32 i, heavy = 0, seen = 0;
+
+	memset(&s, 0, sizeof(s));
+	rng_seed(11);
+	/* 10000 items: key 42 one in 12 of them (above 1/16), the rest of 5000 keys. */
+	for (i = 0; i < 10000; i++) {
+		if (i % 12 == 0) {
+			wr_ss_add(&s, 42, i);
+			heavy++;
+		} else {
+			wr_ss_add(&s, 1000 + rnd() % 5000, i);
+		}
+	}
+	CHECK_EQ(s.used, WR_SS_K);
+	for (i = 0; i < s.used; i++) {
+		if (s.it[i].key != 42)
+			continue;
+		seen = 1;
+		CHECK(s.it[i].count >= heavy && s.it[i].count - s.it[i].err <= heavy,
+		      "count %u err %u, true %u", s.it[i].count, s.it[i].err, heavy);
+		CHECK_EQ(s.it[i].rep % 12, 0);
+	}
+	CHECK(seen, "the heavy key lost its counter");
+	top = wr_ss_top(&s);
+	CHECK(top && top->key == 42, "the heaviest counter is not the heavy key");
+	memset(&s, 0, sizeof(s));
+	CHECK(wr_ss_top(&s) == NULL, "an empty sketch has a top");
 }
 
 int main(void)

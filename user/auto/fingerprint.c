@@ -2,8 +2,9 @@
 /*
  * Fingerprints (fingerprint.h): a sampled frame reduced to the fields a
  * rule matches on, a fingerprint matched against such a packet, and a
- * fingerprint in the words of `weir rule add`. The chooser itself, with
- * its heavy-hitter sketch, is fp_choose.c.
+ * fingerprint in the words of `weir rule add`. The chooser itself is
+ * fp_choose.c, the fields it counts fp_atoms.c, its heavy-hitter sketch
+ * sketch.c.
  *
  * The reduction goes through weir's own parser (include/weir_parse.h), and
  * wr_fp_match follows weir's matcher (include/weir_limiter.h) field by
@@ -136,18 +137,18 @@ int wr_fp_match(const struct wr_fp_choice *c, const struct wr_fp_pkt *p)
 		return 0;
 	if ((f & WR_FP_M_DPORT) && (!(p->flags & WR_FP_PORTS) || p->dport != c->dport))
 		return 0;
-	if ((f & WR_FP_M_DST) &&
-	    (p->family != c->family || !prefix_eq(p->daddr, c->dst, plen16(c->family, c->dst_plen))))
+	if ((f & WR_FP_M_DST) && (p->family != c->family ||
+				  !prefix_eq(p->daddr, c->dst, plen16(c->family, c->dst_plen))))
 		return 0;
-	if ((f & WR_FP_M_SRC) &&
-	    (p->family != c->family || !prefix_eq(p->saddr, c->src, plen16(c->family, c->src_plen))))
+	if ((f & WR_FP_M_SRC) && (p->family != c->family ||
+				  !prefix_eq(p->saddr, c->src, plen16(c->family, c->src_plen))))
 		return 0;
 	if ((f & WR_FP_M_LEN) && (p->len < c->len_lo || p->len > c->len_hi))
 		return 0;
 	if ((f & WR_FP_M_TTL) && (p->ttl < c->ttl_lo || p->ttl > c->ttl_hi))
 		return 0;
-	if ((f & WR_FP_M_FLAGS) &&
-	    (p->proto != WR_IPPROTO_TCP || !(p->flags & WR_FP_L4) || (p->tcp_flags & c->tcp_mask) != c->tcp_flags))
+	if ((f & WR_FP_M_FLAGS) && (p->proto != WR_IPPROTO_TCP || !(p->flags & WR_FP_L4) ||
+				    (p->tcp_flags & c->tcp_mask) != c->tcp_flags))
 		return 0;
 	if ((f & WR_FP_M_ICMP) &&
 	    ((p->proto != WR_IPPROTO_ICMP && p->proto != WR_IPPROTO_ICMPV6) ||
@@ -373,8 +374,11 @@ int wr_fp_describe(const struct wr_fp_choice *c, char *buf, size_t len)
 		memmove(buf + at, buf + at + 1, b.off - at);
 		b.off--;
 	}
-	put(&b, ", %.1f%% of %u sampled, %u of %u before", 100.0 * c->matched / (c->n ? c->n : 1),
-	    c->n, c->false_matched, c->m);
+	put(&b, ", %.1f%% of %u sampled", 100.0 * c->matched / (c->n ? c->n : 1), c->n);
+	/* A fingerprint's estimate of the attack's own share it holds (the rest: users). */
+	if (c->action == WR_FP_DROP)
+		put(&b, " (%.1f%% of the attack)", 100 * c->cover);
+	put(&b, ", %u of %u before", c->false_matched, c->m);
 	if (c->reason[0])
 		put(&b, " (%s)", c->reason);
 	return done(&b);

@@ -76,7 +76,12 @@ int wr_fp_from_snap(const void *frame, size_t caplen, size_t wire_len, struct wr
 #define WR_FP_LIMIT_DEF		1000	/* pps of a fallback limit: a busy service's own rate */
 
 struct wr_fp_opts {
-	double cover;		/* share of the attack's packets the fingerprint must match */
+	/*
+	 * Share of the attack's own packets the fingerprint must match: the
+	 * attack sample also holds the class's normal traffic, which the
+	 * chooser tells apart by the before-sample (fp_choose.c, step 3).
+	 */
+	double cover;
 	double false_max;	/* share of the before-sample it may match */
 	__u32 limit_pps;	/* the rate of a fallback limit, per key */
 };
@@ -136,9 +141,14 @@ struct wr_fp_choice {
 	__u32 m;		/* packets of the before-sample */
 	__u32 matched;		/* attack-sample packets the rule matches */
 	__u32 false_matched;	/* before-sample packets it matches */
-	double cover;		/* estimated share of the attack's own packets it matches */
+	/*
+	 * A fingerprint's estimated share of the attack's own packets; a
+	 * fallback's share of the attack sample (matched / n).
+	 */
+	double cover;
 	double false_ratio;	/* false_matched / m */
-	double normal_share;	/* estimated share of the attack sample that is normal traffic */
+	/* Estimated share of the attack sample that is normal traffic; -1 for a fallback. */
+	double normal_share;
 	char reason[WR_FP_REASON_LEN];	/* a fallback's why, or "" */
 };
 
@@ -146,7 +156,8 @@ struct wr_fp_choice {
  * Choose from attack[0..n) (sampled since the onset) and before[0..m)
  * (sampled before it, same class). 0 with *out filled, a fingerprint or a
  * fallback; -EINVAL for an empty sample or options out of range (cover in
- * (0, 1], false_max in [0, 1), limit_pps >= 1), -ENOMEM. opts NULL: the
+ * (0, 1], false_max in [0, 1), limit_pps >= 1), -E2BIG for a sample of
+ * over a million packets, -ENOMEM; *out is then unchanged. opts NULL: the
  * defaults.
  */
 int wr_fp_choose(const struct wr_fp_pkt *attack, size_t n, const struct wr_fp_pkt *before,
@@ -163,9 +174,9 @@ int wr_fp_match(const struct wr_fp_choice *c, const struct wr_fp_pkt *p);
 int wr_fp_rule_words(const struct wr_fp_choice *c, char *buf, size_t len);
 
 /*
- * One line for a person: "udp sport 123 len 468 payload 0=0x17000000,
- * 99.7% of 5000 sampled, 0 of 3000 before"; a fallback with its reason.
- * The length written, or -ENOSPC.
+ * One line for a person: "proto udp sport 123 len 468 payload
+ * 0=0xd700032a, 95.0% of 5000 sampled (99.9% of the attack), 0 of 3000
+ * before"; a fallback with its reason. The length written, or -ENOSPC.
  */
 int wr_fp_describe(const struct wr_fp_choice *c, char *buf, size_t len);
 
