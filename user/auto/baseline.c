@@ -34,6 +34,12 @@
 #define MAX_MAD_MULT 100.0
 /* Events the queue holds beyond two per class (pressure on and off). */
 #define EVQ_EXTRA 16
+/*
+ * Classes the queue holds two events for at most: a caller that polls
+ * every tick never has more pending, and one that does not poll loses
+ * the newest (counted) rather than holding 20 MB of them.
+ */
+#define EVQ_CLASSES 4096
 
 /* One class: its reference reading, its one-second sum, its window and level, its onset. */
 struct dclass {
@@ -173,7 +179,8 @@ int wr_detect_new(const struct wr_detect_opts *o, struct wr_detector **out, char
 	if (!d)
 		goto nomem;
 	d->o = *o;
-	d->evcap = 2 * (size_t)o->max_classes + EVQ_EXTRA;
+	d->evcap = 2 * (size_t)(o->max_classes < EVQ_CLASSES ? o->max_classes : EVQ_CLASSES) +
+		   EVQ_EXTRA;
 	d->pool = calloc(o->max_classes, sizeof(*d->pool));
 	d->order = calloc(o->max_classes, sizeof(*d->order));
 	d->spare = calloc(o->max_classes, sizeof(*d->spare));
