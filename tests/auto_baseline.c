@@ -116,8 +116,8 @@ struct trace {
 	int n;
 	double dur;		/* seconds */
 	uint64_t seed;
-	double reset_at;	/* the counters are zeroed at the first reading after it (0: never) */
-	double probe_at;	/* the classes are listed at the first reading after it (0: never) */
+	double reset_at;	/* the counters are zeroed at the first reading after (0: never) */
+	double probe_at;	/* the classes are listed at the first reading after (0: never) */
 };
 
 static struct tclass *add(struct trace *tr, __u16 port, double base)
@@ -570,7 +570,7 @@ TEST_CASE(auto_flood_onset_within_one_reading)
 	if (end && on)
 		CHECK_EQ(end->ev.since_ns, on->ev.at_ns);
 	if (on)
-		printf("# onset %d reading(s) and %.0f ms after the flood began, at %.1fx the band\n",
+		printf("# onset %d reading(s) and %.0f ms after the flood began, %.1fx the band\n",
 		       on->reading - reading_after(120.037) + 1,
 		       (double)(on->ev.at_ns - at(120.037)) / 1e6, on->ev.factor);
 	wr_detect_free(R.d);
@@ -623,7 +623,8 @@ TEST_CASE(auto_warmup)
 	a = first(WR_DETECT_ONSET, key_of(5300));
 	CHECK(a, "the flood from 27 s was not caught at the warm-up's end");
 	if (a) {
-		CHECK(a->reading == k, "onset at reading %d, the warm-up ends at %d", a->reading, k);
+		CHECK(a->reading == k, "onset at reading %d, the warm-up ends at %d", a->reading,
+		      k);
 		/* The flood's first 3 s were clipped out of the level. */
 		CHECK_RANGE(a->ev.baseline[WR_DETECT_PKTS], 240, 360);
 	}
@@ -650,7 +651,7 @@ TEST_CASE(auto_end_after_hold)
 	CHECK_EQ(count(WR_DETECT_END, 0), 1);
 	end = first(WR_DETECT_END, key_of(5300));
 	if (end) {
-		/* Under the threshold from the first or second reading after 90 s (at most 90.5 s). */
+		/* Under the threshold from the first or second reading after 90 s (by 90.5 s). */
 		CHECK(end->ev.at_ns >= at(90) + o.hold_ns, "ended %.3f s after the flood",
 		      (double)(end->ev.at_ns - at(90)) / NS);
 		CHECK(end->ev.at_ns <= at(90.5) + o.hold_ns + 250000000ULL,
@@ -818,7 +819,8 @@ TEST_CASE(auto_onset_freezes_baseline)
 	for (dim = 0; on && dim < WR_DETECT_NR_DIMS; dim++) {
 		CHECK(R.probe[0].baseline[dim] == on->ev.baseline[dim], "baseline %d: %g, was %g",
 		      dim, R.probe[0].baseline[dim], on->ev.baseline[dim]);
-		CHECK(R.probe[0].threshold[dim] == on->ev.threshold[dim], "threshold %d moved", dim);
+		CHECK(R.probe[0].threshold[dim] == on->ev.threshold[dim], "threshold %d moved",
+		      dim);
 	}
 	CHECK_EQ(R.probe[0].onset_ns, on ? on->ev.at_ns : 0);
 	/* The onset's reading itself learnt nothing: the level is the one before it. */
@@ -958,7 +960,8 @@ TEST_CASE(auto_bad_time)
 	CHECK_EQ(wr_detect_list(d, &c1, 1), 1);
 	CHECK(!memcmp(&c0, &c1, sizeof(c0)), "a refused reading changed the class");
 	CHECK_EQ(wr_detect_feed(d, 1, "udp/53", 120, 1200, 12 * NS), 0);
-	CHECK(!strcmp(wr_detect_error(d), ""), "error \"%s\" after a good call", wr_detect_error(d));
+	CHECK(!strcmp(wr_detect_error(d), ""), "error \"%s\" after a good call",
+	      wr_detect_error(d));
 	CHECK_EQ(wr_detect_list(d, &c1, 1), 1);
 	CHECK_RANGE(c1.rate[WR_DETECT_PKTS], 9.99, 10.01);
 	CHECK_EQ(wr_detect_poll(d, 12 * NS, ev, 4), 0);
@@ -1111,6 +1114,8 @@ TEST_CASE(auto_pressure)
 		CHECK_EQ(ev[0].kind, WR_DETECT_PRESSURE_OFF);
 		CHECK_EQ(ev[0].at_ns, t + 5 * NS);
 		CHECK_RANGE(ev[0].factor, 0.9, 0.9);
+		CHECK_RANGE(ev[0].rate[0], 0.3, 0.3);
+		CHECK_EQ(ev[0].since_ns, 10 * NS + NS / 4);
 		CHECK(!strcmp(ev[0].name, "host"), "name \"%s\"", ev[0].name);
 	}
 	wr_detect_free(d);

@@ -48,7 +48,7 @@ struct dclass {
 	uint64_t ref[WR_DETECT_NR_DIMS];	/* counters of the reading rates differ from */
 	uint64_t ref_ns;			/* ... and its time */
 	uint64_t seen_ns;			/* the last reading, folded or not */
-	uint64_t moved_ns;			/* the last reading its packets moved at (or first) */
+	uint64_t moved_ns;			/* the last reading its packets moved (or first) */
 	double rate[WR_DETECT_NR_DIMS];		/* the last reading's rates */
 	double sum[WR_DETECT_NR_DIMS];		/* the one-second rate being summed: counts */
 	uint64_t sum_ns;			/* ... over this long */
@@ -80,11 +80,12 @@ struct wr_detector {
 	uint64_t now_ns;		/* the latest time given: time may not go back past it */
 	bool press_on;			/* the host pressure's onset */
 	uint64_t press_since_ns, press_below_ns;
-	double press_peak;
+	double press_peak, press_last;	/* its highest value, the last one given */
 	char err[192];
 };
 
-static void set_err(struct wr_detector *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void set_err(struct wr_detector *d, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
 
 static void set_err(struct wr_detector *d, const char *fmt, ...)
 {
@@ -107,12 +108,12 @@ void wr_detect_opts_default(struct wr_detect_opts *o)
 		.warmup_ns = 30 * NS_PER_S,	/* the bound: protection within a minute */
 		.factor = 4,			/* 4 x what normal traffic reaches */
 		.off_ratio = 0.5,		/* ends under half the onset threshold */
-		.hold_ns = 5 * NS_PER_S,	/* ... for 5 s: a pause in an attack is not its end */
-		.floor_pps = 1000,		/* below 1 kpps an attack is the static rules' job */
+		.hold_ns = 5 * NS_PER_S,	/* ... for 5 s: an attack's pause is not its end */
+		.floor_pps = 1000,		/* under 1 kpps: the static rules' job */
 		.floor_bps = 1000000,		/* 1 MB/s (8 Mbit/s): the same for bytes */
 		.half_life_ns = 30 * NS_PER_S,	/* the level follows a ramp within a minute */
 		.mad_mult = 3,			/* U = L + 3 sigma */
-		.pressure_on = 0.8,		/* the shedding controller's signal near saturation */
+		.pressure_on = 0.8,		/* the shedding signal near saturation */
 		.pressure_off = 0.6,
 		.pressure_hold_ns = 5 * NS_PER_S,
 	};
@@ -137,13 +138,15 @@ static int check_opts(const struct wr_detect_opts *o, char *why, size_t len)
 	if (!(o->floor_bps > 0 && isfinite(o->floor_bps)))
 		BAD("floor_bps %g is not a positive rate", o->floor_bps);
 	if (o->half_life_ns < 1 || o->half_life_ns > MAX_DURATION_NS)
-		BAD("half-life %llu ns is not in 1 ns .. a day", (unsigned long long)o->half_life_ns);
+		BAD("half-life %llu ns is not in 1 ns .. a day",
+		    (unsigned long long)o->half_life_ns);
 	if (!(o->mad_mult >= 0 && o->mad_mult <= MAX_MAD_MULT))
 		BAD("mad_mult %g is not in [0, %g]", o->mad_mult, MAX_MAD_MULT);
 	if (!(o->pressure_on > 0 && o->pressure_on <= 1))
 		BAD("pressure_on %g is not in (0, 1]", o->pressure_on);
 	if (!(o->pressure_off >= 0 && o->pressure_off < o->pressure_on))
-		BAD("pressure_off %g is not in [0, pressure_on %g)", o->pressure_off, o->pressure_on);
+		BAD("pressure_off %g is not in [0, pressure_on %g)", o->pressure_off,
+		    o->pressure_on);
 	if (o->pressure_hold_ns > MAX_DURATION_NS)
 		BAD("pressure hold %llu ns is longer than a day",
 		    (unsigned long long)o->pressure_hold_ns);
@@ -595,13 +598,28 @@ int wr_detect_feed(struct wr_detector *d, uint64_t key, const char *name, uint64
 		attacked_reading(d, c, now);
 		return 0;
 	}
-	/* The test runs before this reading is learnt: an attack is judged by the band before it. */
+	/* The test runs before this reading is learnt: an attack meets the band before it. */
 	dim = watching(d, now) ? departs(d, c) : -1;
 	if (dim >= 0)
 		start_onset(d, c, dim, now);
 	else
 		learn_reading(d, c, cnt, dt);
 	return 0;
+}
+
+/* The host pressure's onset ends at now. */
+static void pressure_end(struct wr_detector *d, uint64_t now)
+{
+	struct wr_detect_event ev = {
+		.kind = WR_DETECT_PRESSURE_OFF, .name = "host", .at_ns = now,
+		.factor = d->press_peak, .since_ns = d->press_since_ns,
+	};
+
+	ev.rate[0] = d->press_last;
+	ev.threshold[0] = d->o.pressure_off;
+	d->press_on = false;
+	d->press_below_ns = 0;
+	queue(d, &ev);
 }
 
 int wr_detect_pressure(struct wr_detector *d, double value, uint64_t now)
@@ -620,8 +638,7 @@ int wr_detect_pressure(struct wr_detector *d, double value, uint64_t now)
 	if (err)
 		return err;
 	note_time(d, now);
-	ev.rate[0] = value;
-	ev.at_ns = now;
+	d->press_last = value;
 	if (!d->press_on) {
 		if (value < d->o.pressure_on)
 			return 0;
@@ -630,7 +647,9 @@ int wr_detect_pressure(struct wr_detector *d, double value, uint64_t now)
 		d->press_below_ns = 0;
 		d->press_peak = value;
 		ev.kind = WR_DETECT_PRESSURE_ON;
+		ev.rate[0] = value;
 		ev.threshold[0] = d->o.pressure_on;
+		ev.at_ns = now;
 		ev.factor = value;
 		queue(d, &ev);
 		return 0;
@@ -643,15 +662,8 @@ int wr_detect_pressure(struct wr_detector *d, double value, uint64_t now)
 	}
 	if (!d->press_below_ns)
 		d->press_below_ns = now;
-	if (now - d->press_below_ns < d->o.pressure_hold_ns)
-		return 0;
-	d->press_on = false;
-	d->press_below_ns = 0;
-	ev.kind = WR_DETECT_PRESSURE_OFF;
-	ev.threshold[0] = d->o.pressure_off;
-	ev.factor = d->press_peak;
-	ev.since_ns = d->press_since_ns;
-	queue(d, &ev);
+	if (now - d->press_below_ns >= d->o.pressure_hold_ns)
+		pressure_end(d, now);
 	return 0;
 }
 
@@ -681,17 +693,8 @@ int wr_detect_poll(struct wr_detector *d, uint64_t now, struct wr_detect_event *
 		if (c->attacked && c->below_ns && now - c->below_ns >= d->o.hold_ns)
 			end_onset(d, c, now);
 	}
-	if (d->press_on && d->press_below_ns && now - d->press_below_ns >= d->o.pressure_hold_ns) {
-		struct wr_detect_event pe = {
-			.kind = WR_DETECT_PRESSURE_OFF, .name = "host", .at_ns = now,
-			.factor = d->press_peak, .since_ns = d->press_since_ns,
-		};
-
-		pe.threshold[0] = d->o.pressure_off;
-		d->press_on = false;
-		d->press_below_ns = 0;
-		queue(d, &pe);
-	}
+	if (d->press_on && d->press_below_ns && now - d->press_below_ns >= d->o.pressure_hold_ns)
+		pressure_end(d, now);
 	while (n < max && d->evn) {
 		ev[n++] = d->evq[d->evhead];
 		d->evhead = (d->evhead + 1) % d->evcap;
@@ -752,7 +755,7 @@ int wr_detect_forget(struct wr_detector *d, uint64_t now, uint64_t idle_ns)
 		struct dclass *c = &d->pool[idx];
 		bool forget;
 
-		/* A class in an onset goes only when its counters stopped coming, and says it ended. */
+		/* One in an onset goes only when its counters stopped coming, with its end. */
 		if (c->attacked)
 			forget = now - c->seen_ns >= idle_ns;
 		else
