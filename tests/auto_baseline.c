@@ -1169,6 +1169,61 @@ TEST_CASE(auto_poll_and_forget)
 	wr_detect_free(d);
 }
 
+static void warmup_10s(struct wr_detect_opts *o)
+{
+	o->warmup_ns = 10 * NS;
+}
+
+/*
+ * A lasting 5x step stays an onset (nothing is learnt in one) until the
+ * caller accepts it: then it ends, the class learns the new level for a
+ * warm-up without alarm, and a flood over that level is an onset again.
+ */
+TEST_CASE(auto_accept_new_level)
+{
+	struct wr_detector *d = new_det(warmup_10s);
+	struct wr_detect_event ev[4];
+	struct wr_detect_class c;
+	uint64_t t = NS, pk = 0;
+	int i, onsets = 0, n;
+
+	if (!d)
+		return;
+	/* 200 pps for 60 s, then 1000 pps for 60 s: readings every 100 ms. */
+	for (i = 0; i < 1200; i++) {
+		pk += i < 600 ? 20 : 100;
+		t += NS / 10;
+		CHECK_EQ(wr_detect_feed(d, 9, "udp/9", pk, 100 * pk, t), 0);
+		n = wr_detect_poll(d, t, ev, 4);
+		onsets += n > 0 && ev[0].kind == WR_DETECT_ONSET;
+		CHECK(n == (i == 600), "reading %d: %d events", i, n);
+	}
+	CHECK_EQ(onsets, 1);
+	CHECK_EQ(wr_detect_list(d, &c, 1), 1);
+	CHECK_EQ(c.state, WR_DETECT_ATTACKED);
+	CHECK_EQ(wr_detect_accept(d, 10, t), (uint64_t)-ENOENT);
+	CHECK(strstr(wr_detect_error(d), "not watched"), "error \"%s\"", wr_detect_error(d));
+	CHECK_EQ(wr_detect_accept(d, 9, t - 1), (uint64_t)-EINVAL);
+	CHECK_EQ(wr_detect_accept(d, 9, t), 0);
+	CHECK_EQ(wr_detect_poll(d, t, ev, 4), 1);
+	CHECK(ev[0].kind == WR_DETECT_END && ev[0].key == 9, "accept: kind %d", ev[0].kind);
+	CHECK_EQ(wr_detect_list(d, &c, 1), 1);
+	CHECK_EQ(c.state, WR_DETECT_LEARNING);
+	CHECK_EQ(c.samples, 0);
+	/* 30 s more at 1000 pps: learnt, no onset; then 6000 pps: an onset at once. */
+	for (i = 0; i < 301; i++) {
+		pk += i < 300 ? 100 : 600;
+		t += NS / 10;
+		CHECK_EQ(wr_detect_feed(d, 9, "udp/9", pk, 100 * pk, t), 0);
+		n = wr_detect_poll(d, t, ev, 4);
+		CHECK(n == (i == 300), "after accepting, reading %d: %d events", i, n);
+	}
+	CHECK(n == 1 && ev[0].kind == WR_DETECT_ONSET, "no onset over the new level");
+	if (n == 1)
+		CHECK_RANGE(ev[0].baseline[WR_DETECT_PKTS], 999, 1001);
+	wr_detect_free(d);
+}
+
 static void tiny_queue(struct wr_detect_opts *o)
 {
 	o->max_classes = 1;

@@ -64,6 +64,7 @@ struct dclass {
 	uint64_t below_ns;			/* first reading under the off threshold, or 0 */
 	double thr[WR_DETECT_NR_DIMS];		/* the onset's thresholds, frozen */
 	double peak;				/* highest rate / U over the onset */
+	uint64_t quiet_until_ns;		/* accepted: learning without alarm until then */
 };
 
 struct wr_detector {
@@ -245,9 +246,11 @@ static void note_time(struct wr_detector *d, uint64_t now)
 	d->now_ns = now;
 }
 
-/* The warm-up is over at now: onsets may be reported. */
-static bool watching(const struct wr_detector *d, uint64_t now)
+/* The warm-up is over at now: onsets may be reported (for c, if given, its own too). */
+static bool watching(const struct wr_detector *d, const struct dclass *c, uint64_t now)
 {
+	if (c && now < c->quiet_until_ns)
+		return false;
 	return d->started && now - d->start_ns >= d->o.warmup_ns;
 }
 
@@ -599,7 +602,7 @@ int wr_detect_feed(struct wr_detector *d, uint64_t key, const char *name, uint64
 		return 0;
 	}
 	/* The test runs before this reading is learnt: an attack meets the band before it. */
-	dim = watching(d, now) ? departs(d, c) : -1;
+	dim = watching(d, c, now) ? departs(d, c) : -1;
 	if (dim >= 0)
 		start_onset(d, c, dim, now);
 	else
@@ -718,7 +721,7 @@ size_t wr_detect_list(const struct wr_detector *d, struct wr_detect_class *out, 
 		o->key = c->key;
 		memcpy(o->name, c->name, sizeof(o->name));
 		o->state = c->attacked ? WR_DETECT_ATTACKED :
-			   watching(d, d->now_ns) ? WR_DETECT_WATCHING : WR_DETECT_LEARNING;
+			   watching(d, c, d->now_ns) ? WR_DETECT_WATCHING : WR_DETECT_LEARNING;
 		for (dim = 0; dim < WR_DETECT_NR_DIMS; dim++) {
 			o->rate[dim] = c->rate[dim];
 			o->baseline[dim] = c->level[dim];
@@ -771,4 +774,38 @@ int wr_detect_forget(struct wr_detector *d, uint64_t now, uint64_t idle_ns)
 	}
 	d->nr = j;
 	return gone;
+}
+
+int wr_detect_accept(struct wr_detector *d, uint64_t key, uint64_t now)
+{
+	struct dclass *c;
+	uint32_t pos;
+	bool found;
+	int err;
+
+	if (!d)
+		return -EINVAL;
+	d->err[0] = '\0';
+	err = check_time(d, now);
+	if (err)
+		return err;
+	pos = lower_bound(d, key, &found);
+	if (!found) {
+		set_err(d, "class %#llx is not watched", (unsigned long long)key);
+		return -ENOENT;
+	}
+	note_time(d, now);
+	c = &d->pool[d->order[pos]];
+	if (c->attacked)
+		end_onset(d, c, now);
+	/* Learnt afresh: what it carries now is its normal. */
+	c->n = c->head = 0;
+	c->has_level = false;
+	memset(c->level, 0, sizeof(c->level));
+	memset(c->med, 0, sizeof(c->med));
+	memset(c->spread, 0, sizeof(c->spread));
+	memset(c->sum, 0, sizeof(c->sum));
+	c->sum_ns = 0;
+	c->quiet_until_ns = now + d->o.warmup_ns;
+	return 0;
 }

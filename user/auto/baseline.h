@@ -127,7 +127,7 @@ struct wr_detect_event {
 
 /* Where a class stands. */
 enum wr_detect_state {
-	WR_DETECT_LEARNING,	/* the detector's warm-up: learning, no onset */
+	WR_DETECT_LEARNING,	/* the warm-up (the detector's, or an accepted class's): no onset */
 	WR_DETECT_WATCHING,	/* learning, and an onset is possible */
 	WR_DETECT_ATTACKED,	/* in an onset: not learning */
 };
@@ -193,6 +193,15 @@ size_t wr_detect_list(const struct wr_detector *d, struct wr_detect_class *out, 
  * counters are gone), with an END event. The number forgotten, or -EINVAL.
  */
 int wr_detect_forget(struct wr_detector *d, uint64_t now_ns, uint64_t idle_ns);
+/*
+ * Take what class key carries now as its normal: an onset it is in ends
+ * (END event), and it learns afresh, without alarm for a warm-up from now.
+ * For a lasting legitimate change the detector would otherwise call an
+ * onset for ever (a class learns nothing in an onset): the caller decides,
+ * e.g. when no fingerprint separated the "attack" from the class's
+ * traffic before it. 0, -ENOENT (not watched) or -EINVAL.
+ */
+int wr_detect_accept(struct wr_detector *d, uint64_t key, uint64_t now_ns);
 /* Why the last call failed (a sentence), "" if none did. */
 const char *wr_detect_error(const struct wr_detector *d);
 
