@@ -661,7 +661,11 @@ TEST_CASE(auto_end_after_hold)
 	wr_detect_free(R.d);
 }
 
-/* An attack flapping on and off (1 s each, under the hold) is one onset and one end. */
+/*
+ * An attack flapping on and off (1 s each, under the hold) is one onset and
+ * one end; so is one hovering at the onset threshold (4 x (300 + 3 S), about
+ * 1450 pps), crossing it up and down from one reading to the next.
+ */
 TEST_CASE(auto_flapping_one_onset)
 {
 	struct wr_detect_opts o = topts();
@@ -673,10 +677,26 @@ TEST_CASE(auto_flapping_one_onset)
 	add_flood(c, 60, 90, 6000, 100);
 	c->fl[0].on_s = 1;
 	c->fl[0].off_s = 1;
+	c = add(tr, 5301, 300);
+	c->noise = 0.05;
+	add_flood(c, 60, 90, 1150, 100);
 	run_trace(tr, &o);
 	check_onset_at(0, 5300, 60);
-	CHECK_EQ(count(WR_DETECT_ONSET, 0), 1);
-	CHECK_EQ(count(WR_DETECT_END, 0), 1);
+	CHECK_EQ(count(WR_DETECT_ONSET, key_of(5300)), 1);
+	CHECK_EQ(count(WR_DETECT_END, key_of(5300)), 1);
+	CHECK_EQ(count(WR_DETECT_ONSET, key_of(5301)), 1);
+	CHECK_EQ(count(WR_DETECT_END, key_of(5301)), 1);
+	if (first(WR_DETECT_ONSET, key_of(5301))) {
+		const struct rec *on = first(WR_DETECT_ONSET, key_of(5301));
+		int k, up = 0, down = 0;
+
+		/* It did hover: readings of the onset under its threshold as well as over. */
+		for (k = on->reading; k < reading_after(90); k++) {
+			up += rate_at(1, WR_DETECT_PKTS, k) >= on->ev.threshold[WR_DETECT_PKTS];
+			down += rate_at(1, WR_DETECT_PKTS, k) < on->ev.threshold[WR_DETECT_PKTS];
+		}
+		CHECK(up >= 10 && down >= 10, "%d readings over the threshold, %d under", up, down);
+	}
 	end = first(WR_DETECT_END, key_of(5300));
 	/* The last burst runs from 88 s to 89 s. */
 	if (end)
