@@ -34,6 +34,12 @@
 #define MAX_MAD_MULT 100.0
 /* Events the queue holds beyond two per class (pressure on and off). */
 #define EVQ_EXTRA 16
+/*
+ * Classes the queue holds two events for at most: a caller that polls
+ * every tick never has more pending, and one that does not poll loses
+ * the newest (counted) rather than holding 20 MB of them.
+ */
+#define EVQ_CLASSES 4096
 
 /* One class: its reference reading, its one-second sum, its window and level, its onset. */
 struct dclass {
@@ -42,7 +48,7 @@ struct dclass {
 	uint64_t ref[WR_DETECT_NR_DIMS];	/* counters of the reading rates differ from */
 	uint64_t ref_ns;			/* ... and its time */
 	uint64_t seen_ns;			/* the last reading, folded or not */
-	uint64_t moved_ns;			/* the last reading its packets moved at (or first) */
+	uint64_t moved_ns;			/* the last reading its packets moved (or first) */
 	double rate[WR_DETECT_NR_DIMS];		/* the last reading's rates */
 	double sum[WR_DETECT_NR_DIMS];		/* the one-second rate being summed: counts */
 	uint64_t sum_ns;			/* ... over this long */
@@ -58,6 +64,7 @@ struct dclass {
 	uint64_t below_ns;			/* first reading under the off threshold, or 0 */
 	double thr[WR_DETECT_NR_DIMS];		/* the onset's thresholds, frozen */
 	double peak;				/* highest rate / U over the onset */
+	uint64_t quiet_until_ns;		/* accepted: learning without alarm until then */
 };
 
 struct wr_detector {
@@ -74,11 +81,12 @@ struct wr_detector {
 	uint64_t now_ns;		/* the latest time given: time may not go back past it */
 	bool press_on;			/* the host pressure's onset */
 	uint64_t press_since_ns, press_below_ns;
-	double press_peak;
+	double press_peak, press_last;	/* its highest value, the last one given */
 	char err[192];
 };
 
-static void set_err(struct wr_detector *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void set_err(struct wr_detector *d, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
 
 static void set_err(struct wr_detector *d, const char *fmt, ...)
 {
@@ -101,12 +109,12 @@ void wr_detect_opts_default(struct wr_detect_opts *o)
 		.warmup_ns = 30 * NS_PER_S,	/* the bound: protection within a minute */
 		.factor = 4,			/* 4 x what normal traffic reaches */
 		.off_ratio = 0.5,		/* ends under half the onset threshold */
-		.hold_ns = 5 * NS_PER_S,	/* ... for 5 s: a pause in an attack is not its end */
-		.floor_pps = 1000,		/* below 1 kpps an attack is the static rules' job */
+		.hold_ns = 5 * NS_PER_S,	/* ... for 5 s: an attack's pause is not its end */
+		.floor_pps = 1000,		/* under 1 kpps: the static rules' job */
 		.floor_bps = 1000000,		/* 1 MB/s (8 Mbit/s): the same for bytes */
 		.half_life_ns = 30 * NS_PER_S,	/* the level follows a ramp within a minute */
 		.mad_mult = 3,			/* U = L + 3 sigma */
-		.pressure_on = 0.8,		/* the shedding controller's signal near saturation */
+		.pressure_on = 0.8,		/* the shedding signal near saturation */
 		.pressure_off = 0.6,
 		.pressure_hold_ns = 5 * NS_PER_S,
 	};
@@ -131,13 +139,15 @@ static int check_opts(const struct wr_detect_opts *o, char *why, size_t len)
 	if (!(o->floor_bps > 0 && isfinite(o->floor_bps)))
 		BAD("floor_bps %g is not a positive rate", o->floor_bps);
 	if (o->half_life_ns < 1 || o->half_life_ns > MAX_DURATION_NS)
-		BAD("half-life %llu ns is not in 1 ns .. a day", (unsigned long long)o->half_life_ns);
+		BAD("half-life %llu ns is not in 1 ns .. a day",
+		    (unsigned long long)o->half_life_ns);
 	if (!(o->mad_mult >= 0 && o->mad_mult <= MAX_MAD_MULT))
 		BAD("mad_mult %g is not in [0, %g]", o->mad_mult, MAX_MAD_MULT);
 	if (!(o->pressure_on > 0 && o->pressure_on <= 1))
 		BAD("pressure_on %g is not in (0, 1]", o->pressure_on);
 	if (!(o->pressure_off >= 0 && o->pressure_off < o->pressure_on))
-		BAD("pressure_off %g is not in [0, pressure_on %g)", o->pressure_off, o->pressure_on);
+		BAD("pressure_off %g is not in [0, pressure_on %g)", o->pressure_off,
+		    o->pressure_on);
 	if (o->pressure_hold_ns > MAX_DURATION_NS)
 		BAD("pressure hold %llu ns is longer than a day",
 		    (unsigned long long)o->pressure_hold_ns);
@@ -173,7 +183,8 @@ int wr_detect_new(const struct wr_detect_opts *o, struct wr_detector **out, char
 	if (!d)
 		goto nomem;
 	d->o = *o;
-	d->evcap = 2 * (size_t)o->max_classes + EVQ_EXTRA;
+	d->evcap = 2 * (size_t)(o->max_classes < EVQ_CLASSES ? o->max_classes : EVQ_CLASSES) +
+		   EVQ_EXTRA;
 	d->pool = calloc(o->max_classes, sizeof(*d->pool));
 	d->order = calloc(o->max_classes, sizeof(*d->order));
 	d->spare = calloc(o->max_classes, sizeof(*d->spare));
@@ -235,9 +246,11 @@ static void note_time(struct wr_detector *d, uint64_t now)
 	d->now_ns = now;
 }
 
-/* The warm-up is over at now: onsets may be reported. */
-static bool watching(const struct wr_detector *d, uint64_t now)
+/* The warm-up is over at now: onsets may be reported (for c, if given, its own too). */
+static bool watching(const struct wr_detector *d, const struct dclass *c, uint64_t now)
 {
+	if (c && now < c->quiet_until_ns)
+		return false;
 	return d->started && now - d->start_ns >= d->o.warmup_ns;
 }
 
@@ -588,13 +601,28 @@ int wr_detect_feed(struct wr_detector *d, uint64_t key, const char *name, uint64
 		attacked_reading(d, c, now);
 		return 0;
 	}
-	/* The test runs before this reading is learnt: an attack is judged by the band before it. */
-	dim = watching(d, now) ? departs(d, c) : -1;
+	/* The test runs before this reading is learnt: an attack meets the band before it. */
+	dim = watching(d, c, now) ? departs(d, c) : -1;
 	if (dim >= 0)
 		start_onset(d, c, dim, now);
 	else
 		learn_reading(d, c, cnt, dt);
 	return 0;
+}
+
+/* The host pressure's onset ends at now. */
+static void pressure_end(struct wr_detector *d, uint64_t now)
+{
+	struct wr_detect_event ev = {
+		.kind = WR_DETECT_PRESSURE_OFF, .name = "host", .at_ns = now,
+		.factor = d->press_peak, .since_ns = d->press_since_ns,
+	};
+
+	ev.rate[0] = d->press_last;
+	ev.threshold[0] = d->o.pressure_off;
+	d->press_on = false;
+	d->press_below_ns = 0;
+	queue(d, &ev);
 }
 
 int wr_detect_pressure(struct wr_detector *d, double value, uint64_t now)
@@ -613,8 +641,7 @@ int wr_detect_pressure(struct wr_detector *d, double value, uint64_t now)
 	if (err)
 		return err;
 	note_time(d, now);
-	ev.rate[0] = value;
-	ev.at_ns = now;
+	d->press_last = value;
 	if (!d->press_on) {
 		if (value < d->o.pressure_on)
 			return 0;
@@ -623,7 +650,9 @@ int wr_detect_pressure(struct wr_detector *d, double value, uint64_t now)
 		d->press_below_ns = 0;
 		d->press_peak = value;
 		ev.kind = WR_DETECT_PRESSURE_ON;
+		ev.rate[0] = value;
 		ev.threshold[0] = d->o.pressure_on;
+		ev.at_ns = now;
 		ev.factor = value;
 		queue(d, &ev);
 		return 0;
@@ -636,15 +665,8 @@ int wr_detect_pressure(struct wr_detector *d, double value, uint64_t now)
 	}
 	if (!d->press_below_ns)
 		d->press_below_ns = now;
-	if (now - d->press_below_ns < d->o.pressure_hold_ns)
-		return 0;
-	d->press_on = false;
-	d->press_below_ns = 0;
-	ev.kind = WR_DETECT_PRESSURE_OFF;
-	ev.threshold[0] = d->o.pressure_off;
-	ev.factor = d->press_peak;
-	ev.since_ns = d->press_since_ns;
-	queue(d, &ev);
+	if (now - d->press_below_ns >= d->o.pressure_hold_ns)
+		pressure_end(d, now);
 	return 0;
 }
 
@@ -674,17 +696,8 @@ int wr_detect_poll(struct wr_detector *d, uint64_t now, struct wr_detect_event *
 		if (c->attacked && c->below_ns && now - c->below_ns >= d->o.hold_ns)
 			end_onset(d, c, now);
 	}
-	if (d->press_on && d->press_below_ns && now - d->press_below_ns >= d->o.pressure_hold_ns) {
-		struct wr_detect_event pe = {
-			.kind = WR_DETECT_PRESSURE_OFF, .name = "host", .at_ns = now,
-			.factor = d->press_peak, .since_ns = d->press_since_ns,
-		};
-
-		pe.threshold[0] = d->o.pressure_off;
-		d->press_on = false;
-		d->press_below_ns = 0;
-		queue(d, &pe);
-	}
+	if (d->press_on && d->press_below_ns && now - d->press_below_ns >= d->o.pressure_hold_ns)
+		pressure_end(d, now);
 	while (n < max && d->evn) {
 		ev[n++] = d->evq[d->evhead];
 		d->evhead = (d->evhead + 1) % d->evcap;
@@ -708,7 +721,7 @@ size_t wr_detect_list(const struct wr_detector *d, struct wr_detect_class *out, 
 		o->key = c->key;
 		memcpy(o->name, c->name, sizeof(o->name));
 		o->state = c->attacked ? WR_DETECT_ATTACKED :
-			   watching(d, d->now_ns) ? WR_DETECT_WATCHING : WR_DETECT_LEARNING;
+			   watching(d, c, d->now_ns) ? WR_DETECT_WATCHING : WR_DETECT_LEARNING;
 		for (dim = 0; dim < WR_DETECT_NR_DIMS; dim++) {
 			o->rate[dim] = c->rate[dim];
 			o->baseline[dim] = c->level[dim];
@@ -745,7 +758,7 @@ int wr_detect_forget(struct wr_detector *d, uint64_t now, uint64_t idle_ns)
 		struct dclass *c = &d->pool[idx];
 		bool forget;
 
-		/* A class in an onset goes only when its counters stopped coming, and says it ended. */
+		/* One in an onset goes only when its counters stopped coming, with its end. */
 		if (c->attacked)
 			forget = now - c->seen_ns >= idle_ns;
 		else
@@ -761,4 +774,38 @@ int wr_detect_forget(struct wr_detector *d, uint64_t now, uint64_t idle_ns)
 	}
 	d->nr = j;
 	return gone;
+}
+
+int wr_detect_accept(struct wr_detector *d, uint64_t key, uint64_t now)
+{
+	struct dclass *c;
+	uint32_t pos;
+	bool found;
+	int err;
+
+	if (!d)
+		return -EINVAL;
+	d->err[0] = '\0';
+	err = check_time(d, now);
+	if (err)
+		return err;
+	pos = lower_bound(d, key, &found);
+	if (!found) {
+		set_err(d, "class %#llx is not watched", (unsigned long long)key);
+		return -ENOENT;
+	}
+	note_time(d, now);
+	c = &d->pool[d->order[pos]];
+	if (c->attacked)
+		end_onset(d, c, now);
+	/* Learnt afresh: what it carries now is its normal. */
+	c->n = c->head = 0;
+	c->has_level = false;
+	memset(c->level, 0, sizeof(c->level));
+	memset(c->med, 0, sizeof(c->med));
+	memset(c->spread, 0, sizeof(c->spread));
+	memset(c->sum, 0, sizeof(c->sum));
+	c->sum_ns = 0;
+	c->quiet_until_ns = now + d->o.warmup_ns;
+	return 0;
 }

@@ -43,7 +43,12 @@
  * What it cannot see: a class attacked for its whole warm-up learns the
  * attack as normal, and an attack that ramps up slower than the level
  * follows (WR_DETECT_WINDOW seconds and more) is learnt too; static rules
- * and the host-pressure input are the answer there.
+ * and the host-pressure input are the answer there. And U is made of
+ * one-second rates while the test reads each reading's: normal traffic
+ * that bursts past factor x U within a reading (100-250 ms) alarms, so a
+ * class that bursts so needs a larger factor.
+ *
+ * One thread calls a detector (the daemon's tick): it holds no lock.
  *
  * Storage: a fixed pool of max_classes classes, allocated at creation,
  * found through an array of pool indices sorted by key (binary search;
@@ -122,7 +127,7 @@ struct wr_detect_event {
 
 /* Where a class stands. */
 enum wr_detect_state {
-	WR_DETECT_LEARNING,	/* the detector's warm-up: learning, no onset */
+	WR_DETECT_LEARNING,	/* the warm-up (the detector's, or an accepted class's): no onset */
 	WR_DETECT_WATCHING,	/* learning, and an onset is possible */
 	WR_DETECT_ATTACKED,	/* in an onset: not learning */
 };
@@ -178,7 +183,7 @@ int wr_detect_pressure(struct wr_detector *d, double value, uint64_t now_ns);
  */
 int wr_detect_poll(struct wr_detector *d, uint64_t now_ns, struct wr_detect_event *ev,
 		   size_t max);
-/* Events dropped because nobody polled (the queue holds 2 x max_classes + 16). */
+/* Events dropped because nobody polled (the queue holds 2 x min(max_classes, 4096) + 16). */
 uint64_t wr_detect_lost(const struct wr_detector *d);
 /* Every class in key order, at most max into out: the number of classes watched. */
 size_t wr_detect_list(const struct wr_detector *d, struct wr_detect_class *out, size_t max);
@@ -188,6 +193,15 @@ size_t wr_detect_list(const struct wr_detector *d, struct wr_detect_class *out, 
  * counters are gone), with an END event. The number forgotten, or -EINVAL.
  */
 int wr_detect_forget(struct wr_detector *d, uint64_t now_ns, uint64_t idle_ns);
+/*
+ * Take what class key carries now as its normal: an onset it is in ends
+ * (END event), and it learns afresh, without alarm for a warm-up from now.
+ * For a lasting legitimate change the detector would otherwise call an
+ * onset for ever (a class learns nothing in an onset): the caller decides,
+ * e.g. when no fingerprint separated the "attack" from the class's
+ * traffic before it. 0, -ENOENT (not watched) or -EINVAL.
+ */
+int wr_detect_accept(struct wr_detector *d, uint64_t key, uint64_t now_ns);
 /* Why the last call failed (a sentence), "" if none did. */
 const char *wr_detect_error(const struct wr_detector *d);
 
