@@ -20,6 +20,7 @@
 #include <pcap/pcap.h>
 
 #include "check.h"
+#include "../tools/rand.h"
 #include "packet.h"
 #include "auto/baseline.h"
 
@@ -44,17 +45,19 @@
 /* UDP, the protocol of every trace class. */
 #define UDP 17
 
-/* ---- the PRNG: splitmix64, seeded per case ---- */
+/* ---- the PRNG: tools/rand.h's xorshift64*, seeded per case ---- */
 
 static uint64_t rng;
 
 static uint64_t rnd(void)
 {
-	uint64_t z = (rng += 0x9e3779b97f4a7c15ULL);
+	return wr_xorshift64s(&rng);
+}
 
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
+/* Its state must not be zero. */
+static void seed(uint64_t s)
+{
+	rng = s ? s : 1;
 }
 
 /* Uniform in [0, 1). */
@@ -195,7 +198,7 @@ static int write_trace(struct trace *tr, const char *path)
 			pcap_close(p);
 		return -1;
 	}
-	rng = tr->seed;
+	seed(tr->seed);
 	for (s = 0; s < slices; s++) {
 		double t = (double)s * SLICE_US / 1e6;
 		unsigned int k = 0;
@@ -332,7 +335,7 @@ static void replay(struct trace *tr, const char *path)
 	memset(cnt_by, 0, sizeof(cnt_by));
 	memset(cnt_seen, 0, sizeof(cnt_seen));
 	/* The readings' own stream: the trace's draws stay the same whatever they do. */
-	rng = tr->seed ^ 0x5eed;
+	seed(tr->seed ^ 0x5eed);
 	next = at(0) + next_gap();
 	while (pcap_next_ex(p, &h, &data) == 1) {
 		uint64_t ts = (uint64_t)h->ts.tv_sec * NS + (uint64_t)h->ts.tv_usec * 1000;
@@ -754,7 +757,7 @@ TEST_CASE(auto_many_classes_one_attacked)
 	int i;
 
 	o.floor_pps = 200;
-	rng = 10;
+	seed(10);
 	for (i = 0; i < 200; i++)
 		add(tr, 6000 + i, 5 + (double)(rnd() % 26))->noise = 0.2;
 	add_flood(&tr->c[3], 80, 100, 3000, 100);

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "../tools/rand.h"
 #include "auto/engine.h"
 #include "lib/libweir.h"
 
@@ -29,13 +30,10 @@ struct wr_opts opts = { .root = WEIR_DEFAULT_ROOT };
 
 static uint64_t rng = 0x9e3779b97f4a7c15ULL;
 
-/* xorshift64: a fixed sequence, so every run is the same. */
+/* tools/rand.h's xorshift64*: a fixed sequence, so every run is the same. */
 static uint32_t rnd(void)
 {
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return (uint32_t)(rng >> 16);
+	return (uint32_t)(wr_xorshift64s(&rng) >> 32);
 }
 
 static void addr4(__u8 *a, __u32 v)

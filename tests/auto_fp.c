@@ -31,6 +31,7 @@
 #include <pcap/pcap.h>
 
 #include "check.h"
+#include "../tools/rand.h"
 #include "packet.h"
 #include "lib/libweir.h"
 #include "weir_limiter.h"
@@ -51,8 +52,8 @@ struct wr_opts opts = { .root = WEIR_DEFAULT_ROOT };
 #define HOST_VICTIM	IP4(198, 18, 0, 10)
 #define CARPET_NET	IP4(198, 18, 1, 0)
 
-/* xorshift64* (Vigna): deterministic, seeded per trace. */
-static __u64 rng_state;
+/* xorshift64* (tools/rand.h, the tests' own): deterministic, seeded per trace. */
+static uint64_t rng_state;
 
 static void rng_seed(__u64 s)
 {
@@ -61,10 +62,7 @@ static void rng_seed(__u64 s)
 
 static __u32 rnd(void)
 {
-	rng_state ^= rng_state >> 12;
-	rng_state ^= rng_state << 25;
-	rng_state ^= rng_state >> 27;
-	return (__u32)((rng_state * 0x2545F4914F6CDD1DULL) >> 32);
+	return (__u32)(wr_xorshift64s(&rng_state) >> 32);
 }
 
 /* Uniform in [lo, hi]. */
