@@ -104,10 +104,22 @@ static __always_inline struct wr_cap_rec *cap_admit(__u32 what)
 	__u32 zero = 0, slot, uid, budget, one_in, verdict = (what >> 24) & 0xf;
 	int i, got = 0;
 
-	cfg = bpf_map_lookup_elem(&wr_config, &zero);
 	c = bpf_map_lookup_elem(&wr_capture, &zero);
+	if (!c)
+		return NULL;
+	/*
+	 * One in one_in (a power of two: a mask, no division) at random,
+	 * first (weir auto's sampling): a sample
+	 * spread over the second, and a packet not drawn pays nothing more,
+	 * no clock, no filter, no budget word. A dead reader's lease is then
+	 * seen at the next packet drawn.
+	 */
+	one_in = READ_ONCE(c->one_in);
+	if (one_in > 1 && bpf_get_prandom_u32() & (one_in - 1))
+		return NULL;
+	cfg = bpf_map_lookup_elem(&wr_config, &zero);
 	cs = bpf_map_lookup_elem(&wr_capture_stats, &zero);
-	if (!cfg || !c || !cs)
+	if (!cfg || !cs)
 		return NULL;
 	now = clock_now(cfg, 0);
 	if (now > READ_ONCE(c->lease_ns)) {
@@ -115,7 +127,7 @@ static __always_inline struct wr_cap_rec *cap_admit(__u32 what)
 		 * The capture stopped renewing its lease without clearing
 		 * its flag (killed by SIGKILL): clear it, so that packets
 		 * stop paying for this. A racing new capture renews and
-		 * sets it again within a second (user/cmd/capture.c).
+		 * sets it again within a second (lib/capture.c).
 		 */
 		WRITE_ONCE(cfg->capture, 0);
 		return NULL;
@@ -124,10 +136,6 @@ static __always_inline struct wr_cap_rec *cap_admit(__u32 what)
 		return NULL;
 	slot = cap_rule(cfg, (what >> 8) & WR_WHY_FIRST, &uid);
 	if (c->rule_slot != WEIR_CAPTURE_ANY_RULE && c->rule_slot != slot)
-		return NULL;
-	/* One in one_in at random: a sample spread over the second, and no budget word touched. */
-	one_in = READ_ONCE(c->one_in);
-	if (one_in > 1 && bpf_get_prandom_u32() % one_in)
 		return NULL;
 	/* One word for the second and its count: a new second starts at one. */
 	sec = now / WR_NSEC_PER_SEC;

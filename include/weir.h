@@ -1022,9 +1022,10 @@ struct weir_capture {
 	__u16 pad;
 	__u32 pid;		/* the capture's process */
 	/*
-	 * Copy about one packet in this many, drawn at random (0 or 1: every
-	 * one), before the budget: a sample of the whole second, not of its
-	 * first packets, for `weir auto`'s estimates; set as the rate changes.
+	 * Copy about one packet in this many (a power of two), drawn at
+	 * random (0 or 1: every one), before the budget: a sample of the
+	 * whole second, not of its first packets, for `weir auto`'s
+	 * estimates; set as the rate changes.
 	 */
 	__u32 one_in;
 };

@@ -110,6 +110,7 @@ enum path {
 	P_HIT1, P_NEWFULL, P_COOKIE_SYN, P_COOKIE_ACK, P_COOKIE_ACK64,
 	P_REFL_OTHER, P_REFL_DROP, P_REFL_ANSWER, P_EGRESS_IDLE, P_EGRESS_REC,
 	P_TS_BASE, P_TS_HIT, P_TS_MISS, P_TS_NOSOCK, P_DROP_CACHED, P_SPOOF_D, P_SPOOF_D_CACHED,
+	P_HIT_SAMPLED,
 	NPATH,
 	/* Not a row of the paths' table: measured on its own instance (cold4, clock auto). */
 	P_COLD = NPATH,
@@ -180,6 +181,8 @@ static const struct {
 	  "(per all + per src; one run per packet)", 1, XDP_DROP },
 	{ "spoof_distinct_first_stage", "the same, dropped by the first stage (the rule-wide "
 	  "refusal cached for any source)", 1, XDP_DROP },
+	{ "hit_sampled", "one rule, existing key, admitted, weir auto's sampling on (a capture of "
+	  "every verdict, one packet in 64 copied at random)", 0, XDP_PASS },
 };
 
 /* The row of P_COLD, beside the paths. */
@@ -237,6 +240,7 @@ static const struct {
 	  P_DROP_CACHED, P_DROP, 0 },
 	{ "spoofed sources under a rule-wide limit: dropped by the first stage / by the rule walk "
 	  "(one run per packet)", P_SPOOF_D_CACHED, P_SPOOF_D, 0 },
+	{ "one rule, weir auto's sampling on (one in 64) / off", P_HIT_SAMPLED, P_HIT, 0 },
 };
 #define NAIM (int)(sizeof(aims) / sizeof(aims[0]))
 
@@ -635,6 +639,47 @@ _Static_assert(offsetof(struct weir_rule_stats, passed_pkts) == 0 &&
 static bool with_reflect;
 /* set_rules: switch the first stage's cache on for the next set (weir_config.cache_on). */
 static bool with_cache;
+/* set_rules: a capture on for the next set, as weir auto samples (weir_config.capture). */
+static bool with_sample;
+/* The capture's one in N for it: weir auto's at a few hundred thousand packets a second. */
+#define SAMPLE_ONE_IN	64
+
+static int drop_record(void *ctx, void *data, size_t size)
+{
+	(void)ctx, (void)data, (void)size;
+	return 0;
+}
+
+/*
+ * The capture as weir auto runs it (lib/capture.c's session): every
+ * verdict, any rule, a lease that never runs out here, one in
+ * SAMPLE_ONE_IN; the ring emptied first, so the copies of the row's runs
+ * find room as they do with a reader.
+ */
+static int sample_on(struct inst *in)
+{
+	struct weir_capture c = {
+		.lease_ns = ~0ULL,
+		.budget = WEIR_CAPTURE_BUDGET_MAX,
+		.snaplen = 128,
+		.verdicts = 1U << WEIR_CV_PASSED | 1U << WEIR_CV_DROPPED,
+		.rule_slot = WEIR_CAPTURE_ANY_RULE,
+		.pid = 1,
+		.one_in = SAMPLE_ONE_IN,
+	};
+	struct ring_buffer *rb;
+	__u32 zero = 0;
+
+	rb = ring_buffer__new(bpf_map__fd(in->skel->maps.wr_capture_ring), drop_record, NULL,
+			      NULL);
+	if (!rb)
+		return -errno;
+	ring_buffer__consume(rb);
+	ring_buffer__free(rb);
+	if (bpf_map_update_elem(bpf_map__fd(in->skel->maps.wr_capture), &zero, &c, 0))
+		return -errno;
+	return 0;
+}
 
 static int set_rules(struct inst *in, __u32 nr, const struct lim *lims, __u32 nlims)
 {
@@ -727,6 +772,14 @@ static int set_rules(struct inst *in, __u32 nr, const struct lim *lims, __u32 nl
 	cfg.cache_on = with_cache ? wr_ruleset_caches(&rs) : 0;
 	cfg.cache_gen++;
 	with_cache = false;
+	if (with_sample) {
+		int err = sample_on(in);
+
+		if (err)
+			return err;
+	}
+	cfg.capture = with_sample;
+	with_sample = false;
 	if (bpf_map_update_elem(in->rulesets, &zero, &rs, 0) ||
 	    bpf_map_update_elem(in->config, &zero, &cfg, 0))
 		return -errno;
@@ -1383,6 +1436,10 @@ static double run_path(struct inst *in, int p, unsigned long round)
 	}
 	case P_DROP:
 		err = set_rules(in, 1, &tight, 1);
+		break;
+	case P_HIT_SAMPLED:
+		with_sample = true;
+		err = set_rules(in, 1, &open, 1);
 		break;
 	case P_DROP_CACHED:
 		with_cache = true;

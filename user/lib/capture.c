@@ -101,6 +101,8 @@ int wr_capture_kernel_ok(void)
 	return 0;
 }
 
+static __u32 pow2_floor(__u32 n);
+
 static int on_sample(void *ctx, void *data, size_t size)
 {
 	const struct weir_capture_hdr *h = data;
@@ -179,7 +181,7 @@ int wr_capture_start(struct wr_capture_sess *s, const struct wr_capture_opts *o)
 	s->ctl->snaplen = o->snaplen;
 	s->ctl->verdicts = o->verdicts;
 	s->ctl->rule_slot = o->rule_slot;
-	s->ctl->one_in = o->one_in;
+	s->ctl->one_in = pow2_floor(o->one_in);
 	s->ctl->pid = getpid();
 	__atomic_store_n(&s->ctl->lease_ns, wr_mono_ns() + WEIR_CAPTURE_LEASE_NS, __ATOMIC_RELEASE);
 	err = wr_config_read(s->m, &cfg);
@@ -227,10 +229,20 @@ int wr_capture_poll(struct wr_capture_sess *s, int timeout_ms)
 	return 0;
 }
 
+/* n rounded down to a power of two (the data path draws with a mask); 0 and 1: every one. */
+static __u32 pow2_floor(__u32 n)
+{
+	__u32 p = 1;
+
+	while (n >= 2 * p && p < (1U << 31))
+		p *= 2;
+	return n ? p : 0;
+}
+
 void wr_capture_one_in(struct wr_capture_sess *s, __u32 n)
 {
 	if (s->started && s->ctl->pid == (__u32)getpid())
-		__atomic_store_n(&s->ctl->one_in, n, __ATOMIC_RELAXED);
+		__atomic_store_n(&s->ctl->one_in, pow2_floor(n), __ATOMIC_RELAXED);
 }
 
 int wr_capture_stop(struct wr_capture_sess *s)

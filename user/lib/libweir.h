@@ -479,7 +479,7 @@ struct wr_capture_opts {
 	__u32 snaplen;		/* bytes of each frame, 1..WEIR_CAPTURE_SNAPLEN_MAX */
 	__u32 verdicts;		/* 1 << enum weir_capture_verdict */
 	__u16 rule_slot;	/* one rule's slot, or WEIR_CAPTURE_ANY_RULE */
-	__u32 one_in;		/* about one packet in this many, at random; 0: every one */
+	__u32 one_in;		/* about one in this many (rounded down to a power of two); 0: all */
 };
 struct wr_capture_sess {
 	const struct wr_maps *m;
@@ -498,7 +498,7 @@ int wr_capture_open(struct wr_capture_sess *s, const struct wr_maps *m, wr_captu
 int wr_capture_start(struct wr_capture_sess *s, const struct wr_capture_opts *o);
 int wr_capture_poll(struct wr_capture_sess *s, int timeout_ms);
 int wr_capture_stop(struct wr_capture_sess *s);
-/* A started session's sampling, changed as it runs: about one packet in n (0 or 1: all). */
+/* A started session's sampling, changed as it runs: one in n, rounded down to a power of two. */
 void wr_capture_one_in(struct wr_capture_sess *s, __u32 n);
 void wr_capture_close(struct wr_capture_sess *s);
 int wr_capture_stats_read(const struct wr_maps *m, struct weir_capture_stats *st);
