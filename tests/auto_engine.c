@@ -211,6 +211,34 @@ TEST_CASE(auto_flood_one_rule)
 	world_free(&w);
 }
 
+/*
+ * The flood began a second before its onset showed: its first packets
+ * are not the traffic before it (the before-sample ends 2 s before the
+ * onset), so the fingerprint is still a drop rule.
+ */
+TEST_CASE(auto_attack_before_onset)
+{
+	struct wr_detect_event e = ev(WR_DETECT_ONSET, port_key(), "udp/53", 30 * S + 200 * MS);
+	struct wr_auto_opts o;
+	struct world w = { 0 };
+	char why[160];
+	int n;
+
+	wr_auto_opts_default(&o);
+	if (wr_sampler_new(1 << 16, S, &w.s) || wr_auto_new(&o, &w.a, why, sizeof(why))) {
+		CHECK_FAIL("a world: %s", why);
+		goto out;
+	}
+	fill(w.s, 0, 29 * S, 100, 0, 0, 0);
+	fill(w.s, 29 * S, 32 * S, 30, 270, 0x17000302, 468);
+	wr_auto_event(w.a, &e);
+	n = steps(w.a, w.s, 30 * S + 200 * MS, 32 * S, w.act, 32);
+	CHECK(n == 1 && w.act[0].act == WR_AUTO_INSTALL && strstr(w.act[0].words, "len 468"),
+	      "%d actions: %s", n, n ? w.act[0].words : "");
+out:
+	world_free(&w);
+}
+
 /* Advise: the same choice, reported, nothing installed. */
 TEST_CASE(auto_advise_installs_nothing)
 {
@@ -403,7 +431,7 @@ TEST_CASE(auto_bad_options)
 	o.fp.cover = 1.5;
 	CHECK_EQ(wr_auto_new(&o, &a, why, sizeof(why)), -EINVAL);
 	wr_auto_opts_default(&o);
-	o.before_ns = o.gather_back_ns;
+	o.before_ns = 2 * S;	/* not longer than the gap before the onset */
 	CHECK_EQ(wr_auto_new(&o, &a, why, sizeof(why)), -EINVAL);
 	wr_auto_opts_default(&o);
 	CHECK_EQ(wr_auto_new(&o, &a, why, sizeof(why)), 0);

@@ -22,6 +22,12 @@
 #define RECHECK_DROP 0.9
 /* Fewer before-samples of a class than this: the host's whole traffic before stands in. */
 #define BEFORE_MIN 50
+/*
+ * The before-sample ends this long before the onset: an attack shows in
+ * the counters a reading or two after it starts (and a rising one later),
+ * and its first packets must not count as the traffic before it.
+ */
+#define BEFORE_GAP_NS (2 * SEC)
 
 struct wr_auto {
 	struct wr_auto_opts o;
@@ -39,7 +45,7 @@ void wr_auto_opts_default(struct wr_auto_opts *o)
 	o->gather_back_ns = 250 * MS;
 	o->min_samples = 200;
 	o->before_ns = 30 * SEC;
-	o->recheck_ns = 5 * SEC;
+	o->recheck_ns = 1 * SEC;
 	o->linger_ns = 60 * SEC;
 	wr_fp_opts_init(&o->fp);
 }
@@ -65,8 +71,8 @@ int wr_auto_new(const struct wr_auto_opts *o, struct wr_auto **out, char *why, s
 		snprintf(why, len, "min-samples: 1 to %d", WR_AUTO_SAMPLE_MAX);
 		return -EINVAL;
 	}
-	if (o->before_ns <= o->gather_back_ns || o->before_ns > 3600 * SEC) {
-		snprintf(why, len, "before: longer than gather-back, at most an hour");
+	if (o->before_ns <= BEFORE_GAP_NS || o->before_ns > 3600 * SEC) {
+		snprintf(why, len, "before: longer than 2 s, at most an hour");
 		return -EINVAL;
 	}
 	if (!o->recheck_ns || o->linger_ns > 86400 * SEC) {
@@ -241,6 +247,7 @@ static void gather(struct wr_auto *a, const struct wr_sampler *s, struct wr_auto
 {
 	uint64_t from = x->onset_ns > a->o.gather_back_ns ? x->onset_ns - a->o.gather_back_ns : 0;
 	uint64_t bfrom = x->onset_ns > a->o.before_ns ? x->onset_ns - a->o.before_ns : 0;
+	uint64_t bto = x->onset_ns > BEFORE_GAP_NS ? x->onset_ns - BEFORE_GAP_NS : 0;
 	struct wr_fp_choice c;
 	size_t n, m, i;
 
@@ -251,13 +258,13 @@ static void gather(struct wr_auto *a, const struct wr_sampler *s, struct wr_auto
 		x->state = WR_AUTO_GONE;	/* nothing sampled to choose from */
 		return;
 	}
-	m = wr_sampler_take(s, x->keys[0], bfrom, from, a->bef, WR_AUTO_SAMPLE_MAX);
+	m = wr_sampler_take(s, x->keys[0], bfrom, bto, a->bef, WR_AUTO_SAMPLE_MAX);
 	/*
 	 * A class that carried (almost) nothing before: the host's traffic
 	 * before is what the rule must not match, every class of it.
 	 */
 	if (m < BEFORE_MIN)
-		m = wr_sampler_take(s, 0, bfrom, from, a->bef, WR_AUTO_SAMPLE_MAX);
+		m = wr_sampler_take(s, 0, bfrom, bto, a->bef, WR_AUTO_SAMPLE_MAX);
 	if (wr_fp_choose(a->att, n, a->bef, m, &a->o.fp, &c) || put_choice(x, &c)) {
 		x->state = WR_AUTO_GONE;
 		return;
@@ -320,7 +327,7 @@ static void recheck(struct wr_auto *a, const struct wr_sampler *s, struct wr_aut
 	if (matched(&x->choice, a->att, n) >=
 	    RECHECK_DROP * x->choice.matched / x->choice.n * (double)n)
 		return;
-	bto = x->onset_ns > a->o.gather_back_ns ? x->onset_ns - a->o.gather_back_ns : 0;
+	bto = x->onset_ns > BEFORE_GAP_NS ? x->onset_ns - BEFORE_GAP_NS : 0;
 	bfrom = x->onset_ns > a->o.before_ns ? x->onset_ns - a->o.before_ns : 0;
 	m = wr_sampler_take(s, x->keys[k], bfrom, bto, a->bef, WR_AUTO_SAMPLE_MAX);
 	if (wr_fp_choose(a->att, n, a->bef, m, &a->o.fp, &c) || c.action != WR_FP_DROP)

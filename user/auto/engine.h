@@ -9,8 +9,8 @@
  * An onset of class C at T (the reading where the departure showed):
  *  1. Gather. C's samples from T - gather_back_ns on are the attack
  *     sample; once it holds min_samples, or gather_ns passed, choose.
- *     C's samples in [T - before_ns, T - gather_back_ns) are the
- *     before-sample: what C carried while nothing was wrong (every
+ *     C's samples in [T - before_ns, T - 2 s) are the before-sample
+ *     (the 2 s: an attack's first packets come before its onset shows): what C carried while nothing was wrong (every
  *     class's, when C carried almost nothing: a rule must not match any
  *     of the host's normal traffic).
  *  2. Choose (auto/fingerprint.h): the most specific fingerprint that
@@ -26,7 +26,8 @@
  *     them (the next onsets are reported, "no room").
  *  4. Re-check while C is attacked, every recheck_ns: the samples since
  *     the last check (dropped packets are sampled too), matched against
- *     the rule. When it covers less than opts.fp.cover of them, the vector
+ *     the rule. Two vectors at once, which no one fingerprint covers, keep
+ *     the first's rule (a second rule for the second is not made yet). When it covers less than opts.fp.cover of them, the vector
  *     changed: chosen again, and the new rule replaces the old.
  *  5. End. When every class a mitigation took on has ended, it stays
  *     linger_ns more (an attack that pauses comes back to a rule still in
@@ -69,7 +70,7 @@ struct wr_auto_opts {
 	uint64_t gather_back_ns;	/* the attack sample starts this long before the onset */
 	uint32_t min_samples;	/* choose as soon as the attack sample holds this many */
 	uint64_t before_ns;	/* the before-sample: this long before the onset (default 30 s) */
-	uint64_t recheck_ns;	/* how often a live rule is checked against the attack (5 s) */
+	uint64_t recheck_ns;	/* how often a live rule is checked, on that long's samples (1 s) */
 	uint64_t linger_ns;	/* kept this long after the attack ends (default 60 s) */
 	struct wr_fp_opts fp;
 };
