@@ -152,7 +152,7 @@ install: $(OUT)/weir
 	if [ -e $(FAIL2BAN_ACTION) ]; then \
 		install -D -m 0644 $(FAIL2BAN_ACTION) $(DESTDIR)/$(FAIL2BAN_ACTION); fi
 
-all: $(OUT)/weir $(OUT)/wrgen $(OUT)/wrsink $(OUT)/wrlisten
+all: $(OUT)/weir $(OUT)/wrgen $(OUT)/wrsink $(OUT)/wrlisten $(OUT)/wrattack
 
 $(OUT) $(OUT)/user:
 	$(Q)mkdir -p $@
