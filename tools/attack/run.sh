@@ -46,7 +46,7 @@ AUTO_WARMUP=10		# auto: the warm-up and linger the auto defence's config sets, s
 AUTO_LINGER=10
 GONE_MAX=$((AUTO_LINGER + 30))	# longest wait for auto rules to go, s
 SAMPLE=0.1		# seconds between two samples of weir's counters
-PCAP_PKTS=300		# packets each capture keeps
+PCAP_PKTS=${ATTACK_PCAP_PKTS:-300}	# packets each capture keeps
 CHANGE_VECTORS=udp-prefix,ntp	# the "change" vector: this one, then that one
 
 usage() { sed -n '3,/^set -u$/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//'; }
@@ -180,7 +180,7 @@ mono_off() { /usr/bin/python3 -c 'import time; print(time.time_ns() - time.monot
 # run_vector DEFENCE VECTOR INDEX: one attack and its figures, as a JSON line.
 run_vector() {
 	local def=$1 vec=$2 idx=$3 gv=$2 dst=198.18.0.1 dport=53 src=$SRC tot cpid
-	local spid tpid gp g0 in0 g1 in1 off gone=null amax=0 t e
+	local spid tpid g0 in0 g1 in1 off gone=null amax=0 t e
 	case $vec in
 	change) gv=$CHANGE_VECTORS ;;
 	ack | syn) dport=8080 ;;
@@ -193,12 +193,8 @@ run_vector() {
 		"$TMP/cl" &
 	cpid=$!
 	for _ in $(seq 50); do [ -e "$TMP/cl.started" ] && break; sleep 0.05; done
-	gp=$(wrj stats | jq .global.packets)
 	sleep "$PRE"
-	g0=$(wrj stats | jq -c .global) in0=$(ip_in)
-	# What weir saw per second of clients alone: told apart from the attack below.
-	LEGIT=$(jq -n --argjson a "$gp" --argjson g "$g0" --argjson p "$PRE" \
-		'if $p > 0 then ($g.packets - $a) / $p | floor else 0 end')
+	g0=$(wrj stats | jq -c .global) in0=$(ip_in) W0=$(date +%s%N)
 	off=$(mono_off)
 	# weir's counters every SAMPLE s: realtime ns, packets, dropped.
 	(
@@ -211,7 +207,7 @@ run_vector() {
 	spid=$!
 	tpid=""
 	if [ "$def" = none ]; then
-		nsenter --net="/run/netns/$RCV" tcpdump -nn -i "$RIF" -c $PCAP_PKTS -w "$OUT/rx-$vec.pcap" \
+		nsenter --net="/run/netns/$RCV" tcpdump -nn -Q in -i "$RIF" -c $PCAP_PKTS -w "$OUT/rx-$vec.pcap" \
 			"not host 198.18.0.2" 2>/dev/null &
 		tpid=$!
 		sleep 0.3
@@ -220,7 +216,7 @@ run_vector() {
 		--src-prefix $src --rate "$RATE" --duration "$SECS" --seed $((SEED + idx)) --json \
 		--pcap "$OUT/gen-$vec.pcap" --pcap-count $PCAP_PKTS >"$TMP/gen.json"
 	sleep 0.2
-	g1=$(wrj stats | jq -c .global) in1=$(ip_in)
+	g1=$(wrj stats | jq -c .global) in1=$(ip_in) W1=$(date +%s%N)
 	[ -n "$tpid" ] && { kill -INT "$tpid" 2>/dev/null; wait "$tpid" 2>/dev/null; }
 	sleep "$POST"
 	kill -TERM "$cpid" 2>/dev/null
@@ -241,8 +237,13 @@ run_vector() {
 
 # figures DEFENCE VECTOR G0 G1 IN0 IN1 OFFSET GONE_MS AUTO_RULES: the JSON line.
 figures() {
-	local gen=$TMP/gen.json first last sent pre_ok pre_n dur_ok dur_n legit=$LEGIT t99
+	local gen=$TMP/gen.json first last sent pre_ok pre_n dur_ok dur_n legit win t99
 	first=$(jq .first_ns "$gen") last=$(jq .last_ns "$gen") sent=$(jq .sent "$gen")
+	# The clients' packets per second in the window: weir sees every packet, the attack's
+	# and theirs, before any verdict.
+	win=$(((W1 - W0) / 1000000))
+	legit=$(jq -n --argjson a "$3" --argjson b "$4" --argjson s "$sent" --argjson w "$win" \
+		'[(($b.packets - $a.packets - $s) * 1000 / ([$w, 1] | max)), 0] | max | floor')
 	read -r pre_ok pre_n dur_ok dur_n < <(awk -v a="$first" -v b="$last" '
 		$2 < a { pn++; po += $3 } $2 >= a && $2 <= b { dn++; do_ += $3 }
 		END { printf "%d %d %d %d\n", po, pn, do_, dn }' "$TMP/cl")
@@ -256,13 +257,13 @@ figures() {
 	jq -nc --arg d "$1" --arg v "$2" --argjson g0 "$3" --argjson g1 "$4" --argjson i0 "$5" \
 		--argjson i1 "$6" --argjson gen "$(cat "$gen")" --argjson pre_ok "$pre_ok" \
 		--argjson pre_n "$pre_n" --argjson dur_ok "$dur_ok" --argjson dur_n "$dur_n" \
-		--argjson t99 "$t99" --argjson gone "$8" --argjson am "$9" --argjson legit "$legit" --argjson secs "$SECS" '
+		--argjson t99 "$t99" --argjson gone "$8" --argjson am "$9" --argjson legit "$legit" --argjson win "$win" '
 		($g1.dropped - $g0.dropped) as $drop | ($i1 - $i0) as $in
 		| { defence: $d, vector: $v, sent: $gen.sent, pps: $gen.pps, gen_errors: $gen.errors,
 		    weir_seen: ($g1.packets - $g0.packets), weir_dropped: $drop,
 		    dropped_share: (if $gen.sent > 0 then ([$drop / $gen.sent, 1] | min) else null end),
 		    stack_in: $in,
-		    reached_share: (if $gen.sent > 0 then ([([$in - $legit * ($secs + 0.2), 0] | max)
+		    reached_share: (if $gen.sent > 0 then ([([$in - $legit * $win / 1000, 0] | max)
 			/ $gen.sent, 1] | min) else null end),
 		    clients_ok: $dur_ok, clients: $dur_n,
 		    success: (if $dur_n > 0 then $dur_ok / $dur_n else null end),
