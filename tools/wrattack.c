@@ -140,7 +140,8 @@ static void usage(FILE *f)
 		"vectors:");
 	for (i = 0; i < V_COUNT; i++)
 		fprintf(f, " %s", vectors[i].name);
-	fprintf(f, "\n--dst of carpet is the /24's first address; addresses in 198.18.0.0/15 only.\n");
+	fprintf(f, "\n--dst of carpet is the /24's first address;"
+		" addresses in 198.18.0.0/15 only.\n");
 }
 
 static bool in_test_range(const struct addr *a)
@@ -442,7 +443,8 @@ static size_t build(const struct opts *o, enum vector v, uint64_t k, uint8_t *p)
 			rng = pair * 0x9e3779b97f4a7c15ULL;
 			if (!rng)
 				rng = 1;
-			host = o->src_plen == 32 ? 0 : (uint32_t)rnd() & (0xffffffffU >> o->src_plen);
+			host = o->src_plen == 32 ? 0 :
+			       (uint32_t)rnd() & (0xffffffffU >> o->src_plen);
 			src = htonl(ntohl(o->src.v4.s_addr) | host);
 			id = rnd();
 			sport = EPH_BASE + rnd() % EPH_SPAN;
@@ -451,7 +453,8 @@ static size_t build(const struct opts *o, enum vector v, uint64_t k, uint8_t *p)
 				put16(l4, sport);
 				put16(l4 + 2, dport);
 				put16(l4 + 4, FRAG_UDP_LEN);
-				put16(l4 + 6, 0);	/* no checksum over a datagram we never finish here */
+				/* no checksum: it would span both fragments */
+				put16(l4 + 6, 0);
 				fill_random(l4 + UDP_HLEN, FRAG_CHUNK - UDP_HLEN);
 			} else {
 				fill_random(l4, FRAG_UDP_LEN - FRAG_CHUNK);
@@ -542,8 +545,8 @@ int main(int argc, char **argv)
 		if (now < due) {
 			ts.tv_sec = due / NSEC_PER_SEC;
 			ts.tv_nsec = due % NSEC_PER_SEC;
-			while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR &&
-			       !stop)
+			while (!stop &&
+			       clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
 				;
 			now = mono_ns();
 		} else if (now - due > GRACE_NS) {
@@ -574,7 +577,8 @@ int main(int argc, char **argv)
 		fail("%s: %s", o.pcap, strerror(errno));
 	if (o.json) {
 		printf("{\"vector\": \"%s%s%s\", \"sent\": %" PRIu64 ", \"bytes\": %" PRIu64
-		       ", \"errors\": %" PRIu64 ", \"start_ns\": %" PRIu64 ", \"first_ns\": %" PRIu64
+		       ", \"errors\": %" PRIu64 ", \"start_ns\": %" PRIu64
+		       ", \"first_ns\": %" PRIu64
 		       ", \"last_ns\": %" PRIu64 ", \"change_ns\": %" PRIu64
 		       ", \"elapsed_s\": %.6f, \"pps\": %.1f, \"max_lag_us\": %.1f"
 		       ", \"behind\": %s, \"interrupted\": %s",

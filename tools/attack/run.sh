@@ -71,7 +71,10 @@ for v in $VECTORS; do
 	[[ " $ALL_VECTORS " == *" $v "* ]] || { echo "attack: unknown vector \"$v\"" >&2; exit 2; }
 done
 for d in $DEFENCES; do
-	case $d in none | static | auto) ;; *) echo "attack: unknown defence \"$d\"" >&2; exit 2 ;; esac
+	case $d in
+	none | static | auto) ;;
+	*) echo "attack: unknown defence \"$d\"" >&2; exit 2 ;;
+	esac
 done
 [ "$(id -u)" -eq 0 ] || { echo "attack: needs root" >&2; exit 1; }
 PATH=$PATH:/usr/sbin
@@ -128,8 +131,9 @@ DAEMONS+=($!)
 up=""
 for _ in $(seq 50); do
 	nsenter --net="/run/netns/$SND" /usr/bin/python3 tools/attack/clients.py 198.18.0.1 0.3 \
-		"$TMP/probe" 2>/dev/null && [ "$(awk '$3 == 1 { k[$1] = 1 } END { print length(k) }' \
-		"$TMP/probe")" = 3 ] && { up=1; break; }
+		"$TMP/probe" 2>/dev/null &&
+		[ "$(awk '$3 == 1 { k[$1] = 1 } END { print length(k) }' "$TMP/probe")" = 3 ] &&
+		{ up=1; break; }
 	sleep 0.2
 done
 [ -n "$up" ] || { say "attack: the services do not answer: $(tail -n 3 "$TMP"/*.log)"; exit 1; }
@@ -171,9 +175,14 @@ config() {
 }
 wrj() { nsenter --net="/run/netns/$RCV" "$WEIR" -j --bpffs "$ROOT" "$@"; }
 # auto_rules: how many rules named auto-N weir has now.
-auto_rules() { wrj rule list 2>/dev/null | jq '[.rules[]? | select(.name | startswith("auto-"))] | length'; }
+auto_rules() {
+	wrj rule list 2>/dev/null | jq '[.rules[]? | select(.name | startswith("auto-"))] | length'
+}
 # ip_in: IP packets the receiver's stack took in (IpInReceives, fragments one by one).
-ip_in() { nsenter --net="/run/netns/$RCV" awk '/^Ip:/ { if (h) { print $4; exit } h = 1 }' /proc/net/snmp; }
+ip_in() {
+	nsenter --net="/run/netns/$RCV" \
+		awk '/^Ip:/ { if (h) { print $4; exit } h = 1 }' /proc/net/snmp
+}
 # Realtime minus monotonic, ns: the sampler's date +%s%N on wrattack's clock.
 mono_off() { /usr/bin/python3 -c 'import time; print(time.time_ns() - time.monotonic_ns())'; }
 
@@ -200,15 +209,16 @@ run_vector() {
 	(
 		while :; do
 			t=$(date +%s%N)
-			wrj stats | jq -r --arg t "$t" '"\($t) \(.global.packets) \(.global.dropped)"'
+			wrj stats |
+				jq -r --arg t "$t" '"\($t) \(.global.packets) \(.global.dropped)"'
 			sleep $SAMPLE
 		done
 	) >"$TMP/samples" 2>/dev/null &
 	spid=$!
 	tpid=""
 	if [ "$def" = none ]; then
-		nsenter --net="/run/netns/$RCV" tcpdump -nn -Q in -i "$RIF" -c $PCAP_PKTS -w "$OUT/rx-$vec.pcap" \
-			"not host 198.18.0.2" 2>/dev/null &
+		nsenter --net="/run/netns/$RCV" tcpdump -nn -Q in -i "$RIF" -c $PCAP_PKTS \
+			-w "$OUT/rx-$vec.pcap" "not host 198.18.0.2" 2>/dev/null &
 		tpid=$!
 		sleep 0.3
 	fi
@@ -257,18 +267,22 @@ figures() {
 	jq -nc --arg d "$1" --arg v "$2" --argjson g0 "$3" --argjson g1 "$4" --argjson i0 "$5" \
 		--argjson i1 "$6" --argjson gen "$(cat "$gen")" --argjson pre_ok "$pre_ok" \
 		--argjson pre_n "$pre_n" --argjson dur_ok "$dur_ok" --argjson dur_n "$dur_n" \
-		--argjson t99 "$t99" --argjson gone "$8" --argjson am "$9" --argjson legit "$legit" --argjson win "$win" '
+		--argjson t99 "$t99" --argjson gone "$8" --argjson am "$9" \
+		--argjson legit "$legit" --argjson win "$win" '
 		($g1.dropped - $g0.dropped) as $drop | ($i1 - $i0) as $in
-		| { defence: $d, vector: $v, sent: $gen.sent, pps: $gen.pps, gen_errors: $gen.errors,
+		| { defence: $d, vector: $v, sent: $gen.sent, pps: $gen.pps,
+		    gen_errors: $gen.errors,
 		    weir_seen: ($g1.packets - $g0.packets), weir_dropped: $drop,
-		    dropped_share: (if $gen.sent > 0 then ([$drop / $gen.sent, 1] | min) else null end),
+		    dropped_share: (if $gen.sent > 0 then ([$drop / $gen.sent, 1] | min)
+			else null end),
 		    stack_in: $in,
 		    reached_share: (if $gen.sent > 0 then ([([$in - $legit * $win / 1000, 0] | max)
 			/ $gen.sent, 1] | min) else null end),
 		    clients_ok: $dur_ok, clients: $dur_n,
 		    success: (if $dur_n > 0 then $dur_ok / $dur_n else null end),
 		    pre_failures: ($pre_n - $pre_ok), pre_clients: $pre_n,
-		    t99_s: $t99, auto_rules: $am, rules_gone_s: (if $gone == null then null else $gone / 1000 end) }'
+		    t99_s: $t99, auto_rules: $am,
+		    rules_gone_s: (if $gone == null then null else $gone / 1000 end) }'
 }
 
 # ---------------------------------------------------------------- run
@@ -277,7 +291,8 @@ for def in $DEFENCES; do
 	config "$def" "$TMP/$def.yaml"
 	if ! out=$(env -C / "$WEIR" check "$TMP/$def.yaml" 2>&1); then
 		say "attack: defence $def skipped: this weir does not take its config: $out"
-		jq -nc --arg d "$def" --arg r "$out" '{defence: $d, skipped: $r}' >>"$OUT/results.jsonl"
+		jq -nc --arg d "$def" --arg r "$out" '{defence: $d, skipped: $r}' \
+			>>"$OUT/results.jsonl"
 		continue
 	fi
 	ROOT=$(new_root "a$def")
@@ -287,8 +302,8 @@ for def in $DEFENCES; do
 	fi
 	# auto learns its baselines from the clients' traffic first.
 	if [ "$def" = auto ]; then
-		nsenter --net="/run/netns/$SND" /usr/bin/python3 tools/attack/clients.py 198.18.0.1 \
-			$((AUTO_WARMUP + 2)) "$TMP/warm"
+		nsenter --net="/run/netns/$SND" /usr/bin/python3 tools/attack/clients.py \
+			198.18.0.1 $((AUTO_WARMUP + 2)) "$TMP/warm"
 	fi
 	i=0
 	for vec in $VECTORS; do

@@ -16,7 +16,8 @@ jq -r --arg md "$md" '
 	   (.reached_share | pct), "\(.clients_ok)/\(.clients)", (.success | pct),
 	   "\(.pre_failures)/\(.pre_clients)", (.t99_s | num), (.auto_rules | num),
 	   (.rules_gone_s | num)]
-	| if $md == "--md" then "| " + join(" | ") + " |" else @tsv end' "$in" >"${TMPDIR:-/tmp}/attack-rows.$$"
+	| if $md == "--md" then "| " + join(" | ") + " |" else @tsv end' "$in" \
+	>"${TMPDIR:-/tmp}/attack-rows.$$"
 hdr=(defence vector sent pps dropped reached clients_ok success pre_fail t99_s auto_rules gone_s)
 if [ "$md" = --md ]; then
 	echo "| ${hdr[*]} |" | sed 's/ /  | /g; s/  |/ |/g'
