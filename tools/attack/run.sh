@@ -245,9 +245,21 @@ run_vector() {
 	figures "$def" "$vec" "$g0" "$g1" "$in0" "$in1" "$off" "$gone" "$amax"
 }
 
+# t99_after OFFSET FROM LAST LEGIT: seconds from FROM (ns, wrattack's clock) to the end of
+# the first sample interval after it in which weir dropped 99% of the attack's packets
+# (what it saw less the clients' LEGIT a second), or null if none did before LAST.
+t99_after() {
+	awk -v off="$1" -v a="$2" -v b="$3" -v l="$4" '
+		NR > 1 { t = $1 - off; dt = ($1 - pt) / 1e9; dp = $2 - pp - l * dt; dd = $3 - pd
+			if (pt - off >= a && pt - off <= b && dp > 0 && dd >= 0.99 * dp) {
+				printf "%.2f", (t - a) / 1e9; found = 1; exit } }
+		{ pt = $1; pp = $2; pd = $3 }
+		END { if (!found) print "null" }' "$TMP/samples"
+}
+
 # figures DEFENCE VECTOR G0 G1 IN0 IN1 OFFSET GONE_MS AUTO_RULES: the JSON line.
 figures() {
-	local gen=$TMP/gen.json first last sent pre_ok pre_n dur_ok dur_n legit win t99
+	local gen=$TMP/gen.json first last sent pre_ok pre_n dur_ok dur_n legit win t99 t99c ch
 	first=$(jq .first_ns "$gen") last=$(jq .last_ns "$gen") sent=$(jq .sent "$gen")
 	# The clients' packets per second in the window: weir sees every packet, the attack's
 	# and theirs, before any verdict.
@@ -257,17 +269,15 @@ figures() {
 	read -r pre_ok pre_n dur_ok dur_n < <(awk -v a="$first" -v b="$last" '
 		$2 < a { pn++; po += $3 } $2 >= a && $2 <= b { dn++; do_ += $3 }
 		END { printf "%d %d %d %d\n", po, pn, do_, dn }' "$TMP/cl")
-	# First sample after the onset whose interval dropped >= 99% of the attack's packets.
-	t99=$(awk -v off="$7" -v a="$first" -v b="$last" -v l="$legit" '
-		NR > 1 { t = $1 - off; dt = ($1 - pt) / 1e9; dp = $2 - pp - l * dt; dd = $3 - pd
-			if (t > a && pt - off <= b && dp > 0 && dd >= 0.99 * dp) {
-				printf "%.2f", (t - a) / 1e9; found = 1; exit } }
-		{ pt = $1; pp = $2; pd = $3 }
-		END { if (!found) print "null" }' "$TMP/samples")
+	ch=$(jq .change_ns "$gen")
+	t99=$(t99_after "$7" "$first" "$last" "$legit")
+	t99c=null
+	[ "$ch" -gt 0 ] && t99c=$(t99_after "$7" "$ch" "$last" "$legit")
+	cp "$TMP/samples" "$OUT/samples-$1-$2.txt"
 	jq -nc --arg d "$1" --arg v "$2" --argjson g0 "$3" --argjson g1 "$4" --argjson i0 "$5" \
 		--argjson i1 "$6" --argjson gen "$(cat "$gen")" --argjson pre_ok "$pre_ok" \
 		--argjson pre_n "$pre_n" --argjson dur_ok "$dur_ok" --argjson dur_n "$dur_n" \
-		--argjson t99 "$t99" --argjson gone "$8" --argjson am "$9" \
+		--argjson t99 "$t99" --argjson t99c "$t99c" --argjson gone "$8" --argjson am "$9" \
 		--argjson legit "$legit" --argjson win "$win" '
 		($g1.dropped - $g0.dropped) as $drop | ($i1 - $i0) as $in
 		| { defence: $d, vector: $v, sent: $gen.sent, pps: $gen.pps,
@@ -281,7 +291,7 @@ figures() {
 		    clients_ok: $dur_ok, clients: $dur_n,
 		    success: (if $dur_n > 0 then $dur_ok / $dur_n else null end),
 		    pre_failures: ($pre_n - $pre_ok), pre_clients: $pre_n,
-		    t99_s: $t99, auto_rules: $am,
+		    t99_s: $t99, t99_change_s: $t99c, auto_rules: $am,
 		    rules_gone_s: (if $gone == null then null else $gone / 1000 end) }'
 }
 
@@ -313,6 +323,7 @@ for def in $DEFENCES; do
 	done
 	kill "$DPID" 2>/dev/null
 	wait "$DPID" 2>/dev/null
+	cp "$TMP/daemon-$def.log" "$OUT/"
 	nsenter --net="/run/netns/$RCV" "$WEIR" --bpffs "$ROOT" detach all >/dev/null 2>&1
 done
 tools/attack/table.sh "$OUT/results.jsonl" | tee "$OUT/table.txt"

@@ -14,19 +14,22 @@ jq -r --arg md "$md" '
 	select(.skipped == null)
 	| [.defence, .vector, (.sent | tostring), (.pps | floor | tostring), (.dropped_share | pct),
 	   (.reached_share | pct), "\(.clients_ok)/\(.clients)", (.success | pct),
-	   "\(.pre_failures)/\(.pre_clients)", (.t99_s | num), (.auto_rules | num),
+	   "\(.pre_failures)/\(.pre_clients)", (.t99_s | num), (.t99_change_s | num),
+	   (.auto_rules | num),
 	   (.rules_gone_s | num)]
 	| if $md == "--md" then "| " + join(" | ") + " |" else @tsv end' "$in" \
 	>"${TMPDIR:-/tmp}/attack-rows.$$"
-hdr=(defence vector sent pps dropped reached clients_ok success pre_fail t99_s auto_rules gone_s)
+hdr=(defence vector sent pps dropped reached clients_ok success pre_fail t99_s t99_chg_s auto_rules
+	gone_s)
 if [ "$md" = --md ]; then
-	echo "| ${hdr[*]} |" | sed 's/ /  | /g; s/  |/ |/g'
-	echo "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+	printf '| %s ' "${hdr[@]}"
+	echo '|'
+	echo "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 	cat "${TMPDIR:-/tmp}/attack-rows.$$"
 else
 	{ (IFS=$'\t'; echo "${hdr[*]}"); cat "${TMPDIR:-/tmp}/attack-rows.$$"; } |
-		awk -F'\t' '{ printf "%-7s %-11s %8s %7s %8s %8s %10s %8s %9s %6s %10s %6s\n",
-			$1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12 }'
+		awk -F'\t' '{ printf "%-7s %-11s %8s %7s %8s %8s %10s %8s %9s %6s %9s %10s %6s\n",
+			$1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13 }'
 fi
 rm -f "${TMPDIR:-/tmp}/attack-rows.$$"
 jq -r 'select(.skipped != null) | "skipped: defence \(.defence): \(.skipped)"' "$in"
