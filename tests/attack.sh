@@ -39,6 +39,32 @@ harness() {
 		[ -s "$TMP/$name/table.txt" ]
 }
 
+# ---- wrattack alone: strict arguments, the same packets for the same seed ----
+begin_case
+A=$BUILD/wrattack
+for bad in "--vector nope" "--vector ntp,syn,ack" "--dst 10.0.0.1" "--src-prefix 10.0.0.0/8" \
+	"--rate 0" "--rate 10xpps" "--count 0" "--src-prefix 198.18.0.0/14"; do
+	out=$($A --dst 198.18.0.1 --rate 10 --duration 1 --vector ntp $bad 2>&1)
+	rc=$?
+	[ $rc -eq 2 ] || fail "wrattack $bad: exit $rc, want 2: $out"
+done
+G=$(new_netns agen)
+ip -n "$G" addr add 198.18.0.2/24 dev lo
+for run in 1 2 3; do
+	seed=7
+	[ $run = 3 ] && seed=8
+	in_ns "$G" "$A" --vector dns,frag --dst 198.18.0.1 --rate 5000 --count 200 --duration 5 \
+		--seed $seed --pcap "$TMP/seed$run.pcap" --json >"$TMP/seed$run.json" ||
+		fail "wrattack run $run: $(cat "$TMP/seed$run.json")"
+	tcpdump -r "$TMP/seed$run.pcap" -nn -t -x 2>/dev/null >"$TMP/seed$run.txt"
+done
+[ "$(jq .sent "$TMP/seed1.json")" = 200 ] || fail "sent $(jq .sent "$TMP/seed1.json") of 200"
+n=$(grep -c 'IP ' "$TMP/seed1.txt")
+[ "$n" = 200 ] || fail "the pcap holds $n packets of 200"
+cmp -s "$TMP/seed1.txt" "$TMP/seed2.txt" || fail "seed 7 twice: different packets"
+cmp -s "$TMP/seed1.txt" "$TMP/seed3.txt" && fail "seeds 7 and 8: the same packets"
+end_case attack-wrattack-args-and-seed
+
 # ---- defence none: every vector generated, delivered, and as described ----
 begin_case
 harness none --defences none --rate $RATE --secs $SECS --pre 0.5 --post 0.3 ||
