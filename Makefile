@@ -100,8 +100,9 @@ USER_OBJS := $(patsubst user/%.c,$(OUT)/user/%.o,$(USER_SRCS))
 #          through libxdp's dispatcher in tests/xdpmulti.sh), and tcpdump,
 #          which reads back what `weir capture` wrote (tests/capture.sh), and
 #          dnsmasq-base and bind9-dnsutils, the real DNS server and client of
-#          tests/reflect.sh, and python3: its http.server is the web server
-#          of tests/tcpstate.sh, and a client there holds a connection open,
+#          tests/reflect.sh (dnsmasq is tests/attack.sh's DNS server too),
+#          and python3: its http.server is the web server of tests/tcpstate.sh
+#          and tests/attack.sh, and a client there holds a connection open,
 #          and mmdb-bin, whose mmdblookup reads back the databases
 #          tools/mkmmdb.py writes for tests/geo.sh
 # promtool (Prometheus's metrics linter) is unpacked from Debian's
@@ -152,7 +153,7 @@ install: $(OUT)/weir
 	if [ -e $(FAIL2BAN_ACTION) ]; then \
 		install -D -m 0644 $(FAIL2BAN_ACTION) $(DESTDIR)/$(FAIL2BAN_ACTION); fi
 
-all: $(OUT)/weir $(OUT)/wrgen $(OUT)/wrsink $(OUT)/wrlisten
+all: $(OUT)/weir $(OUT)/wrgen $(OUT)/wrsink $(OUT)/wrlisten $(OUT)/wrattack
 
 $(OUT) $(OUT)/user:
 	$(Q)mkdir -p $@
@@ -276,9 +277,11 @@ deb:
 	$(Q)ls $(DEB_DIR)/*.deb
 
 # ---- make bench: weir against the floor, nftables and iptables (tools/bench/) ----
-# Runs every stage once (under 10 minutes) and writes docs/BENCHMARKS.md and
-# docs/bench-*.png; BENCH_ARGS goes to tools/bench/bench.sh (--help).
-BENCH_PKGS := nftables iptables gnuplot-nox ethtool redis-server
+# Runs every stage once (under 10 minutes, and about 12 more for the attack
+# stage's harness) and writes docs/BENCHMARKS.md and docs/bench-*.png;
+# BENCH_ARGS goes to tools/bench/bench.sh (--help). The attack stage's service
+# and clients need dnsmasq-base, python3, tcpdump and jq (tools/attack/run.sh).
+BENCH_PKGS := nftables iptables gnuplot-nox ethtool redis-server dnsmasq-base python3 tcpdump jq
 BENCH_BPF  := $(patsubst tools/bench/%.bpf.c,$(OUT)/bench/%.bpf.o,$(wildcard tools/bench/*.bpf.c))
 BENCH_BINS := $(OUT)/bench/progcost $(OUT)/bench/wrflood $(OUT)/bench/wrrr $(OUT)/bench/vstats \
 	      $(OUT)/bench/fleetkeys $(OUT)/bench/feedbench

@@ -34,6 +34,9 @@
 #   fleet     fleet-wide limits with a real Redis: accuracy against 1-3 hosts
 #             and sync intervals, Redis and daemon load against hot keys
 #             (tools/bench/fleetbench.sh)
+#   attack    the attack harness (tools/attack/run.sh, docs/attacks.md): 13
+#             vectors against no rules, static rules and weir auto; share
+#             dropped, clients served, time to 99% dropped, rules gone
 #
 # Writes FILE (default docs/BENCHMARKS.md) and its plots (bench-*.png next
 # to it) at the end, and prints every table as its stage finishes. --smoke
@@ -54,7 +57,7 @@ export WEIR="$BUILD/weir" BUILD
 SMOKE=0
 OUT_MD=docs/BENCHMARKS.md
 OUT_SET=0
-STAGES="cost flood scale accuracy service synflood ackflood feeds crowdsec fleet"
+STAGES="cost flood scale accuracy service synflood ackflood feeds crowdsec fleet attack"
 ROUNDS=5
 usage() { sed -n '3,/^set -u$/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//'; }
 while [ $# -gt 0 ]; do
@@ -73,7 +76,8 @@ if ! [[ $ROUNDS =~ ^[1-9][0-9]?$ ]]; then
 	exit 2
 fi
 for s in $STAGES; do
-	case $s in cost | flood | scale | accuracy | service | synflood | ackflood | feeds | crowdsec | fleet) ;;
+	case $s in cost | flood | scale | accuracy | service | synflood | ackflood | feeds | crowdsec | fleet | \
+		attack) ;;
 	*) echo "bench: unknown stage \"$s\"" >&2; exit 2 ;;
 	esac
 done
@@ -1236,6 +1240,38 @@ stage_synflood() {
 		echo
 		echo
 	} | section synflood
+}
+
+# ---------------------------------------------------------------- stage: attack
+# The attack harness: every vector against every defence, its table into the
+# report as measured (never judged here: docs/attacks.md has the aims).
+stage_attack() {
+	local args=(--rate 10000 --secs 5)
+	[ $SMOKE -eq 1 ] && args=(--vectors udp-prefix,ntp --rate 1000 --secs 1 --pre 0.5 --post 0.3)
+	say "== attack: the attack harness (${args[*]})"
+	if ! BUILD=$BUILD tools/attack/run.sh --out "$TMP/attack" "${args[@]}" >"$TMP/attack.log" 2>&1; then
+		say "attack: $(tail -n 3 "$TMP/attack.log")"
+		return 1
+	fi
+	{
+		echo "## 10. Attacks"
+		echo
+		echo "tools/attack/run.sh (docs/attacks.md): a DNS server (dnsmasq), an HTTP server and"
+		echo "a TCP server behind weir (native XDP on a veth), real clients (DNS at 40/s, an"
+		echo "HTTP fetch and a TCP connect every 200 ms each), and each vector from"
+		echo "tools/wrattack at ${args[*]}, spoofed from 198.19.0.0/16. Defences: none (weir"
+		echo "attached, no rules), static (100 pps per source and a rule-wide limit per"
+		echo "service), auto (\`auto: { mode: on, warmup: 10s, linger: 10s }\`). "dropped":"
+		echo "weir's drops over the packets sent; "reached": what the receiver's stack took"
+		echo "in (IpInReceives) but the clients' packets, over the packets sent; "success":"
+		echo "the clients' attempts during the attack that succeeded; "pre_fail": their"
+		echo "failures before the onset; "t99_s": seconds from the first attack packet to"
+		echo "the first 100 ms sample in which weir dropped 99% of the attack's packets;"
+		echo ""gone_s": seconds from the attack's end until no auto rule was left. One run."
+		echo
+		tools/attack/table.sh "$TMP/attack/results.jsonl" --md
+		echo
+	} | section attack
 }
 
 # ---------------------------------------------------------------- run
