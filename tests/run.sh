@@ -43,6 +43,7 @@ suites+=(
 	tests/tcpstate.sh
 	tests/tcpauto.sh
 	tests/reflect.sh
+	tests/attack.sh
 	tests/iface.sh
 	tests/geo.sh
 	tests/feeds.sh
