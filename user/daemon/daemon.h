@@ -3,6 +3,8 @@
 #ifndef WEIR_DAEMON_H
 #define WEIR_DAEMON_H
 
+#include <stddef.h>
+
 /*
  * Apply the config at path, then stay in the foreground until SIGTERM or
  * SIGINT: reload on SIGHUP and when the file changes, log limited sources,
@@ -10,5 +12,12 @@
  * clean stop, or -errno after saying why.
  */
 int wr_daemon_run(const char *path);
+
+/*
+ * Where the daemon keeps `weir auto`'s state (JSON, replaced whole by
+ * rename) for `weir auto status`: /run/weir/auto.json for the default
+ * bpffs root, a name after the root for another.
+ */
+void wr_auto_state_path(char *buf, size_t len);
 
 #endif /* WEIR_DAEMON_H */

@@ -72,6 +72,8 @@ struct daemon {
 	struct wr_tcpstate_watch ts;
 	struct wr_feeds *feeds;		/* feeds.c's fetch thread */
 	struct ban_hist *ban_hist;	/* bans.c, WR_BAN_HIST_MAX of them */
+	struct wr_dauto *au;		/* auto.c's state while auto: mode is not off */
+	int au_fd;			/* timerfd: auto.c's tick, every AUTO_TICK_MS while on */
 	/* Read by the metrics thread: only through __atomic_* */
 	__u64 bans, ban_spared_allow, ban_spared_verified, ban_spared_conns;
 };
@@ -133,5 +135,28 @@ void feeds_srcsets_done(struct daemon *d, const struct wr_maps *m, const struct 
 int feeds_start(struct daemon *d);
 void feeds_stop(struct daemon *d);
 void feeds_metrics(FILE *out);
+
+/*
+ * auto.c: `weir auto`. auto_restart starts it, stops it or starts it
+ * anew as the config's auto: section says (at start and every reload);
+ * auto_tick reads samples and counters, detects, and installs or removes
+ * rules; auto_append adds the rules it installed to a rule set built from
+ * the config, so they survive the daemon's own commits; auto_stop removes
+ * them (the daemon's exit).
+ */
+/* The tick: five readings a second, as the detector wants (100-250 ms). */
+#define AUTO_TICK_MS	200
+struct wr_dauto;
+void auto_restart(struct daemon *d);
+void auto_tick(struct daemon *d);
+void auto_append(struct daemon *d, struct weir_ruleset *rs);
+void auto_stop(struct daemon *d);
+
+/*
+ * caps.c: whether the daemon shares (or may share) an interface through
+ * libxdp's dispatcher, and dropping every capability reloads do not need.
+ */
+bool uses_dispatcher(const struct daemon *d);
+int drop_caps(bool dispatcher);
 
 #endif /* WEIR_DAEMON_INT_H */
