@@ -214,6 +214,14 @@ grep -qE 'payload|len' <<<"$words" || fail "$rule's words name neither payload n
 jq -r '.classes[]' <<<"$m" | grep -qx "udp/$PORT" || fail "$rule's classes: $m"
 grep -q "^$rule " <<<"$(in_ns "$SRV" "$WEIR" --bpffs "$ROOT" rule list)" ||
 	fail "rule list has no $rule"
+# The text forms: auto status's mitigation, and status's line.
+in_ns "$SRV" "$WEIR" --bpffs "$ROOT" auto status >"$TMP/status.out"
+grep -qE "^  $rule (active|lingering), installed for .*udp/$PORT" "$TMP/status.out" ||
+	fail "auto status (text): $(cat "$TMP/status.out")"
+grep -q "^    fingerprint: .*payload" "$TMP/status.out" ||
+	fail "no fingerprint line: $(cat "$TMP/status.out")"
+in_ns "$SRV" "$WEIR" --bpffs "$ROOT" status | grep -qE '^auto: on, 1 mitigation \(1 installed' ||
+	fail "weir status: $(in_ns "$SRV" "$WEIR" --bpffs "$ROOT" status | grep auto)"
 # Of what was sent after the install (the flood's rate times the time left), most dropped.
 after=$(awk -v a="$t_inst" -v b="$t_flood" -v n="$sent" -v s="$FLOOD_S" -v r="$FLOOD" \
 	'BEGIN { left = n - (a - b) * r; if (left < 0) left = 0; printf "%d", left }')

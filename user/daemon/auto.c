@@ -65,7 +65,8 @@ struct wr_dauto {
 	__u64 state_ns;			/* the state file's last writing */
 	bool changed;			/* something to write before AUTO_STATE_NS is up */
 	__u64 samples_bad;		/* frames the fingerprint parser refused */
-	struct wr_detect_class *classes;	/* the detector's listing (max_classes) */
+	struct wr_detect_class *classes;	/* the detector's listing, nr_classes of room */
+	size_t nr_classes;			/* the detector's max_classes */
 	struct wr_auto_mit mits[WR_AUTO_MAX];
 };
 
@@ -411,9 +412,9 @@ static int by_rate(const void *x, const void *y)
 static void write_classes(FILE *f, struct wr_dauto *a)
 {
 	static const char *const states[] = { "learning", "watching", "attacked" };
-	size_t n = wr_detect_list(a->det, a->classes, WR_DETECT_MAX_CLASSES), i;
+	size_t n = wr_detect_list(a->det, a->classes, a->nr_classes), i;
 
-	n = n < WR_DETECT_MAX_CLASSES ? n : WR_DETECT_MAX_CLASSES;
+	n = n < a->nr_classes ? n : a->nr_classes;
 	qsort(a->classes, n, sizeof(a->classes[0]), by_rate);
 	fprintf(f, "\"nr_classes\":%zu,\"classes\":[", n);
 	for (i = 0; i < n && i < AUTO_TOP; i++) {
@@ -593,7 +594,8 @@ static struct wr_dauto *auto_new(const struct wr_cfg_auto *c)
 	eop.linger_ns = c->linger_s * 1000000000ULL;
 	eop.fp.cover = c->cover;
 	eop.fp.false_max = c->false_max;
-	a->classes = calloc(WR_DETECT_MAX_CLASSES, sizeof(*a->classes));
+	a->nr_classes = dop.max_classes;
+	a->classes = calloc(a->nr_classes, sizeof(*a->classes));
 	if (!a->classes)
 		goto fail;
 	err = wr_sampler_new(ring, 1000000000ULL, &a->smp);
