@@ -278,11 +278,31 @@ wait_for 50 bash -c "grep -q 'auto: stopping (mode off)' '$TMP/daemon.log'" ||
 [ "$(wrj auto status | jq -r '.running')" = false ] || fail "status: $(wrj auto status)"
 end_case auto-off-on-reload
 
-begin_case auto-rule-survives-reload-and-goes-at-exit
+begin_case auto-waits-for-a-capture
+# `weir capture` holds the one capture ring: auto says so, and samples once it ends.
+# nsenter execs weir: $! is the capture itself.
+nsenter --net="/run/netns/$SRV" "$WEIR" --bpffs "$ROOT" capture all count 100000000 -w /dev/null \
+	2>/dev/null &
+cap=$!
+capturing() { wrj status | jq -e '.capture.running == true' >/dev/null; }
+wait_for 50 capturing || fail "weir capture did not start"
 sed -i 's/mode: off/mode: on/' "$TMP/weir.yaml"
 kill -HUP "$DPID"
 wait_for 50 bash -c "[ \"\$(grep -c 'auto: on: learning' '$TMP/daemon.log')\" -ge 2 ]" ||
 	fail "auto not started again: $(tail -3 "$TMP/daemon.log")"
+wait_for 50 bash -c "grep -q 'auto: another capture holds the capture ring' '$TMP/daemon.log'" ||
+	fail "no word of the capture in the log: $(grep auto: "$TMP/daemon.log" | tail -2)"
+[ "$(wrj auto status | jq -r '.sampling')" = false ] || fail "sampling while a capture runs"
+kill -TERM "$cap"
+wait_for 50 bash -c "! kill -0 $cap 2>/dev/null" || { fail "the capture did not stop"; kill -9 "$cap"; }
+wait "$cap" 2>/dev/null
+wait_for 50 bash -c "grep -q 'auto: sampling again' '$TMP/daemon.log'" ||
+	fail "auto did not take the ring back: $(grep auto: "$TMP/daemon.log" | tail -2)"
+sampling() { [ "$(wrj auto status | jq -r '.sampling')" = true ]; }
+wait_for 25 sampling || fail "status does not say sampling"
+end_case auto-waits-for-a-capture
+
+begin_case auto-rule-survives-reload-and-goes-at-exit
 wait_for 100 watching || fail "udp/$PORT not watched after the third warm-up"
 flood 12 &
 gen=$!
