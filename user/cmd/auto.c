@@ -171,7 +171,8 @@ static void print_mits(struct st *s, double now)
 		print_text("    onset %s, %s %s", clock_text(num(s, m, "onset"), a, sizeof(a)),
 			   installed ? "installed" : "advised",
 			   clock_text(num(s, m, "chosen"), b, sizeof(b)));
-		print_double("onset_to_chosen_s", " (%.1f s after)", num(s, m, "onset_to_chosen_s"));
+		print_double("onset_to_chosen_s", " (%.1f s after)",
+			     num(s, m, "onset_to_chosen_s"));
 		print_u64("changes", ", vector changes %llu", (__u64)num(s, m, "changes"));
 		print_double("expires", NULL, exp);
 		if (exp > 0)

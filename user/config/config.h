@@ -91,7 +91,7 @@ struct wr_cfg {
 	 * the rules it may install and how long they stay.
 	 */
 	struct wr_cfg_auto {
-		int mode;		/* off (0), advise (1), on (2): enum wr_auto_mode's order */
+		int mode;		/* off (0), advise (1), on (2): as enum wr_auto_mode */
 		__u32 max_rules;	/* auto rules installed at once */
 		__u32 linger_s;		/* a rule stays this long after its attack ends */
 		__u32 budget;		/* samples a second the capture copies at most */
@@ -99,7 +99,7 @@ struct wr_cfg {
 		double factor;		/* onset at factor x what normal traffic reaches */
 		__u32 floor_pps;	/* an onset needs at least this many packets/s */
 		__u64 floor_bps;	/* or this many bytes/s */
-		__u32 hold_ms;		/* an attack ends after this long under the off threshold */
+		__u32 hold_ms;		/* an attack ends after this long quiet */
 		double cover;		/* share of the attack a fingerprint must match */
 		double false_max;	/* share of the traffic before it may match */
 	} au;

@@ -61,7 +61,7 @@ struct wr_dauto {
 	bool capturing;			/* cap is open and started */
 	bool said_busy;			/* said that another capture holds the lease */
 	__u64 retry_ns;			/* the capture is tried again at */
-	__u64 one_in_ns, one_in_pkts;	/* the last 1-in-N setting: when, and the packets then */
+	__u64 one_in_ns, one_in_pkts;	/* the last 1-in-N setting: when, and the count then */
 	__u64 state_ns;			/* the state file's last writing */
 	bool changed;			/* something to write before AUTO_STATE_NS is up */
 	__u64 samples_bad;		/* frames the fingerprint parser refused */
@@ -629,9 +629,9 @@ void auto_restart(struct daemon *d)
 		wr_mkdir_p("/run/weir");
 		d->au = auto_new(c);
 		if (d->au)
-			dlog("auto: %s: learning for %u s, then watching (budget %u samples/s, at most "
-			     "%u rules)", c->mode == WR_AUTO_ON ? "on" : "advise", c->warmup_s,
-			     c->budget, c->max_rules);
+			dlog("auto: %s: learning for %u s, then watching (budget %u samples/s, "
+			     "at most %u rules)", c->mode == WR_AUTO_ON ? "on" : "advise",
+			     c->warmup_s, c->budget, c->max_rules);
 	}
 	/* The tick runs only while auto does: nothing at all when it is off. */
 	if (d->au) {
