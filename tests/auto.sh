@@ -127,7 +127,7 @@ cat >"$TMP/weir.yaml" <<EOF
 interfaces:
   - { name: au-s, mode: native }
 rules: []
-metrics: off
+metrics: { listen: "127.0.0.1:9464" }
 auto: { mode: on, warmup: 5s, linger: 5s, hold: 2s, budget: 2000, floor-pps: 500 }
 EOF
 
@@ -234,6 +234,19 @@ read -r ok n < <(success "$t_inst" "$t_end")
 [ "$n" -gt 20 ] || fail "the client sent $n queries during the flood after the install"
 # 95%: a generous bound on a busy 2-core machine (the aim is 99.9%).
 [ "$((ok * 100))" -ge "$((n * 95))" ] || fail "the client got $ok of $n answers under the flood"
+# The metrics: the rule, the onsets, the install and its time in the histogram.
+in_ns "$SRV" curl -s http://127.0.0.1:9464/metrics >"$TMP/m1"
+grep -q '^weir_auto_rules 1$' "$TMP/m1" || fail "metrics: $(grep '^weir_auto_rules' "$TMP/m1")"
+grep -q '^weir_auto_mitigations_total{result="installed"} 1$' "$TMP/m1" ||
+	fail "metrics: $(grep '^weir_auto_mitigations_total' "$TMP/m1" | tr '\n' ' ')"
+grep -q '^weir_auto_onset_to_mitigation_seconds_count 1$' "$TMP/m1" ||
+	fail "metrics: $(grep '^weir_auto_onset_to_mitigation_seconds_count' "$TMP/m1")"
+[ "$(sed -n 's/^weir_auto_onsets_total //p' "$TMP/m1")" -ge 1 ] || fail "no onset counted"
+# promtool's lint (build/deps/bin in PATH): nothing to say about weir_auto_*.
+if command -v promtool >/dev/null && ! promtool check metrics <"$TMP/m1" >"$TMP/promtool" 2>&1 &&
+	grep -q weir_auto "$TMP/promtool"; then
+	fail "promtool: $(grep weir_auto "$TMP/promtool" | head -2)"
+fi
 total_drops=$(rule_drops "$rule")
 onset=$(grep -m1 "auto: $rule installed" "$TMP/daemon.log" | sed -n 's/.*(onset \([0-9.]*\) s ago).*/\1/p')
 echo "# auto flood_pps=$FLOOD sent=$sent onset_to_install_s=${onset:-?}" \
@@ -246,6 +259,8 @@ begin_case auto-removed-after-flood
 # hold 2 s + linger 5 s + a generous margin: at most 30 s.
 wait_for 150 no_auto_rule || fail "$rule still there after the flood: $(auto_rules)"
 grep -q "auto: $rule removed" "$TMP/daemon.log" || fail "no removal line in the log"
+in_ns "$SRV" curl -s http://127.0.0.1:9464/metrics | grep -q '^weir_auto_rules 0$' ||
+	fail "weir_auto_rules is not 0 after the removal"
 j=$(wrj auto status)
 [ "$(jq '[.mitigations[] | select(.installed)] | length' <<<"$j")" = 0 ] ||
 	fail "status still lists an installed mitigation: $j"

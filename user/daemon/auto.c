@@ -31,6 +31,7 @@
 #include "auto/engine.h"
 #include "daemon/daemon.h"
 #include "daemon/daemon_int.h"
+#include "daemon/metrics.h"
 
 /* Bytes of each sampled frame: Ethernet, VLAN tags, IPv6, TCP and the first payload words. */
 #define AUTO_SNAPLEN		128
@@ -195,6 +196,18 @@ out:
 	return err;
 }
 
+/*
+ * An installed rule is no longer live: one fewer in weir_auto_rules (the
+ * engine sends REMOVE for installed rules only).
+ */
+static void rule_gone(struct daemon *d)
+{
+	__u64 n = __atomic_load_n(&d->au_rules, __ATOMIC_RELAXED);
+
+	if (n)
+		__atomic_store_n(&d->au_rules, n - 1, __ATOMIC_RELAXED);
+}
+
 void auto_append(struct daemon *d, struct weir_ruleset *rs)
 {
 	struct wr_dauto *a = d->au;
@@ -212,6 +225,7 @@ void auto_append(struct daemon *d, struct weir_ruleset *rs)
 		if (put_rule(rs, m->rule, m->words, why, sizeof(why))) {
 			dlog("auto: %s cannot stay in the new rule set: %s", m->rule, why);
 			wr_auto_not_installed(a->eng, m->rule);
+			rule_gone(d);
 		}
 	}
 }
@@ -327,6 +341,53 @@ static void feed(void *ctx, uint64_t key, const char *name, uint64_t packets, ui
 
 /* ---- the engine's work ---- */
 
+/* The histogram's upper bounds, seconds (the last is +Inf). */
+static const double hist_le[AUTO_HIST_N - 1] = { 0.25, 0.5, 1, 2, 5, 10 };
+static const char *const hist_le_text[AUTO_HIST_N] = { "0.25", "0.5", "1", "2", "5", "10",
+							"+Inf" };
+
+static void count_choice(struct daemon *d, double secs)
+{
+	int i;
+
+	for (i = 0; i < AUTO_HIST_N - 1 && secs > hist_le[i]; i++)
+		;
+	__atomic_add_fetch(&d->au_hist[i], 1, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&d->au_sum_us, (__u64)(secs * 1e6), __ATOMIC_RELAXED);
+}
+
+void auto_metrics(struct daemon *d, FILE *out)
+{
+	__u64 cum = 0;
+	int i;
+
+	wr_metric_family(out, "weir_auto_rules", "gauge", "Rules weir auto has installed now.");
+	wr_metric_value(out, "weir_auto_rules", __atomic_load_n(&d->au_rules, __ATOMIC_RELAXED));
+	wr_metric_family(out, "weir_auto_onsets_total", "counter",
+			 "Traffic classes weir auto saw depart from their baseline.");
+	wr_metric_value(out, "weir_auto_onsets_total",
+			__atomic_load_n(&d->au_onsets, __ATOMIC_RELAXED));
+	wr_metric_family(out, "weir_auto_mitigations_total", "counter",
+			 "Fingerprints weir auto chose, by what became of them.");
+	wr_metric_labeled(out, "weir_auto_mitigations_total", "result", "installed",
+			  __atomic_load_n(&d->au_installed, __ATOMIC_RELAXED));
+	wr_metric_labeled(out, "weir_auto_mitigations_total", "result", "advised",
+			  __atomic_load_n(&d->au_advised, __ATOMIC_RELAXED));
+	wr_metric_labeled(out, "weir_auto_mitigations_total", "result", "failed",
+			  __atomic_load_n(&d->au_failed, __ATOMIC_RELAXED));
+	wr_metric_family(out, "weir_auto_onset_to_mitigation_seconds", "histogram",
+			 "From an onset to its rule installed or advised.");
+	for (i = 0; i < AUTO_HIST_N; i++) {
+		cum += __atomic_load_n(&d->au_hist[i], __ATOMIC_RELAXED);
+		fprintf(out, "weir_auto_onset_to_mitigation_seconds_bucket{le=\"%s\"} %llu\n",
+			hist_le_text[i], (unsigned long long)cum);
+	}
+	fprintf(out, "weir_auto_onset_to_mitigation_seconds_sum %.6f\n",
+		__atomic_load_n(&d->au_sum_us, __ATOMIC_RELAXED) / 1e6);
+	fprintf(out, "weir_auto_onset_to_mitigation_seconds_count %llu\n",
+		(unsigned long long)cum);
+}
+
 static void log_event(const struct wr_detect_event *ev)
 {
 	const char *unit = ev->dim == WR_DETECT_BYTES ? "B/s" : "pps";
@@ -350,10 +411,18 @@ static void act(struct daemon *d, struct wr_dauto *a, const struct wr_auto_actio
 	case WR_AUTO_INSTALL:
 	case WR_AUTO_REPLACE:
 		if (change_live(d, x->rule, x->words, why, sizeof(why))) {
+			__atomic_add_fetch(&d->au_failed, 1, __ATOMIC_RELAXED);
+			if (x->act == WR_AUTO_REPLACE)	/* its old words are gone with it */
+				rule_gone(d);
 			wr_auto_not_installed(a->eng, x->rule);
 			dlog("auto: %s for %s not installed (advised only): %s", x->rule,
 			     x->class_name, why);
 			break;
+		}
+		if (x->act == WR_AUTO_INSTALL) {
+			__atomic_add_fetch(&d->au_rules, 1, __ATOMIC_RELAXED);
+			__atomic_add_fetch(&d->au_installed, 1, __ATOMIC_RELAXED);
+			count_choice(d, ago);
 		}
 		dlog("auto: %s %s for %s (onset %.1f s ago): %s -- %s", x->rule,
 		     x->act == WR_AUTO_INSTALL ? "installed" : "replaced (the vector changed)",
@@ -364,8 +433,11 @@ static void act(struct daemon *d, struct wr_dauto *a, const struct wr_auto_actio
 			dlog("auto: cannot remove %s: %s", x->rule, why);
 		else
 			dlog("auto: %s removed: its attack ended", x->rule);
+		rule_gone(d);
 		break;
 	case WR_AUTO_ADVICE:
+		__atomic_add_fetch(&d->au_advised, 1, __ATOMIC_RELAXED);
+		count_choice(d, ago);
 		dlog("auto: advice for %s (onset %.1f s ago%s): weir rule add %s %s -- %s",
 		     x->class_name, ago, x->no_room ? ", no room for another auto rule" : "",
 		     x->rule, x->words, x->desc);
@@ -525,6 +597,8 @@ void auto_tick(struct daemon *d)
 	}
 	while ((n = wr_detect_poll(a->det, now, ev, AUTO_EVENTS)) > 0) {
 		for (i = 0; i < n; i++) {
+			if (ev[i].kind == WR_DETECT_ONSET)
+				__atomic_add_fetch(&d->au_onsets, 1, __ATOMIC_RELAXED);
 			log_event(&ev[i]);
 			wr_auto_event(a->eng, &ev[i]);
 		}
@@ -559,6 +633,8 @@ static void auto_free(struct daemon *d, struct wr_dauto *a, bool remove)
 				dlog("auto: %s removed: auto stopped", a->mits[i].rule);
 		}
 	}
+	if (remove)
+		__atomic_store_n(&d->au_rules, 0, __ATOMIC_RELAXED);
 	wr_auto_free(a->eng);
 	wr_detect_free(a->det);
 	wr_sampler_free(a->smp);

@@ -421,6 +421,7 @@ static void metrics_extra(FILE *out, void *arg)
 	wr_metric_value(out, "weir_limited_sources", __atomic_load_n(&d->limited, __ATOMIC_RELAXED));
 	feeds_metrics(out);
 	bans_metrics(d, out);
+	auto_metrics(d, out);
 }
 
 static void metrics_restart(struct daemon *d)

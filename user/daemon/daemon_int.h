@@ -46,6 +46,11 @@ struct wr_tcpstate_watch {
 	__u64 switches;		/* times it switched on or off */
 };
 
+/* auto.c's tick: five readings a second, as the detector wants (100-250 ms). */
+#define AUTO_TICK_MS	200
+/* Buckets of auto.c's onset-to-mitigation histogram: 0.25 s .. 10 s, and +Inf. */
+#define AUTO_HIST_N	7
+
 struct daemon {
 	struct wr_cfg cfg;
 	struct wr_maps maps;
@@ -74,6 +79,10 @@ struct daemon {
 	struct ban_hist *ban_hist;	/* bans.c, WR_BAN_HIST_MAX of them */
 	struct wr_dauto *au;		/* auto.c's state while auto: mode is not off */
 	int au_fd;			/* timerfd: auto.c's tick, every AUTO_TICK_MS while on */
+	/* auto.c's figures for the metrics thread: only through __atomic_* */
+	__u64 au_rules, au_onsets, au_installed, au_advised, au_failed;
+	__u64 au_hist[AUTO_HIST_N];	/* onset to the rule or advice, by auto.c's buckets */
+	__u64 au_sum_us;		/* ... their sum */
 	/* Read by the metrics thread: only through __atomic_* */
 	__u64 bans, ban_spared_allow, ban_spared_verified, ban_spared_conns;
 };
@@ -144,13 +153,13 @@ void feeds_metrics(FILE *out);
  * the config, so they survive the daemon's own commits; auto_stop removes
  * them (the daemon's exit).
  */
-/* The tick: five readings a second, as the detector wants (100-250 ms). */
-#define AUTO_TICK_MS	200
 struct wr_dauto;
 void auto_restart(struct daemon *d);
 void auto_tick(struct daemon *d);
 void auto_append(struct daemon *d, struct weir_ruleset *rs);
 void auto_stop(struct daemon *d);
+/* Its metrics (the metrics thread: reads only the atomics above). */
+void auto_metrics(struct daemon *d, FILE *out);
 
 /*
  * caps.c: whether the daemon shares (or may share) an interface through
