@@ -138,7 +138,8 @@ printf 'rules: []\nauto: { factor: 1 }\n' >"$TMP/bad3.yaml"
 printf 'rules: []\nauto: { cover: 0.9, false-max: 0.95 }\n' >"$TMP/bad4.yaml"
 printf 'rules: []\nauto: { linger: 1500ms }\n' >"$TMP/bad5.yaml"
 printf 'rules: []\nauto: { mode: on, rules: 3 }\n' >"$TMP/bad6.yaml"
-for i in 1 2 3 4 5 6; do
+printf 'rules:\n  - { name: auto-3, proto: udp, limits: [ { rate: 10pps } ] }\n' >"$TMP/bad7.yaml"
+for i in 1 2 3 4 5 6 7; do
 	expect_fail "bad$i.yaml" "$WEIR" check "$TMP/bad$i.yaml"
 done
 grep -q "bad1.yaml:2:15: invalid mode \"maybe\" (off, advise or on)" \
@@ -151,6 +152,8 @@ grep -q "bad4.yaml:2:.*false-max < cover" <<<"$("$WEIR" check "$TMP/bad4.yaml" 2
 	fail "false-max: $("$WEIR" check "$TMP/bad4.yaml" 2>&1)"
 grep -q "bad6.yaml:2:.*rules" <<<"$("$WEIR" check "$TMP/bad6.yaml" 2>&1)" ||
 	fail "unknown key: $("$WEIR" check "$TMP/bad6.yaml" 2>&1)"
+grep -q "bad7.yaml:2:.*auto-N names are weir auto's" <<<"$("$WEIR" check "$TMP/bad7.yaml" 2>&1)" ||
+	fail "auto-3: $("$WEIR" check "$TMP/bad7.yaml" 2>&1)"
 j=$("$WEIR" -j check "$TMP/weir.yaml" | jq -c '.auto')
 [ "$(jq -r '.mode, .warmup_s, .linger_s, .max_rules, .floor_pps' <<<"$j" | tr '\n' ' ')" = \
   "on 5 5 16 500 " ] || fail "check -j: $j"
