@@ -162,6 +162,9 @@ end_case auto-config-refused
 begin_case auto-status-when-off
 j=$(wrj auto status 2>&1)
 [ "$(jq -r '.running' <<<"$j")" = false ] || fail "status without a daemon: $j"
+expect_fail "auto on without a daemon" in_ns "$SRV" "$WEIR" --bpffs "$ROOT" auto on
+grep -q "no weir daemon runs on $ROOT" <<<"$(in_ns "$SRV" "$WEIR" --bpffs "$ROOT" auto on 2>&1)" ||
+	fail "no clear error without a daemon"
 end_case auto-status-when-off
 
 in_ns "$SRV" python3 "$TMP/echo.py" "$PORT" 240 &
@@ -295,6 +298,20 @@ wait_for 50 bash -c "grep -q 'auto: stopping (mode off)' '$TMP/daemon.log'" ||
 	fail "auto not stopped by the reload: $(tail -3 "$TMP/daemon.log")"
 [ "$(wrj auto status | jq -r '.running')" = false ] || fail "status: $(wrj auto status)"
 end_case auto-off-on-reload
+
+begin_case auto-mode-command
+# The config says off; `weir auto MODE` switches the running daemon until its next reload.
+wa() { in_ns "$SRV" "$WEIR" --bpffs "$ROOT" auto "$@"; }
+expect_fail "auto bogus" wa bogus
+expect_fail "auto on extra" wa on extra
+out=$(wa advise 2>&1) || fail "auto advise: $out"
+[ "$(wrj auto status | jq -r '.mode')" = advise ] || fail "mode after auto advise: $(wrj auto status)"
+grep -q "auto: mode advise until the next reload" "$TMP/daemon.log" || fail "no log line for advise"
+out=$(wa on 2>&1) || fail "auto on: $out"
+[ "$(wrj auto status | jq -r '.mode')" = on ] || fail "mode after auto on: $(wrj auto status)"
+out=$(wa off 2>&1) || fail "auto off: $out"
+[ "$(wrj auto status | jq -r '.running')" = false ] || fail "auto off: $(wrj auto status)"
+end_case auto-mode-command
 
 begin_case auto-waits-for-a-capture
 # `weir capture` holds the one capture ring: auto says so, and samples once it ends.

@@ -7,12 +7,15 @@
  * one printing path. The daemon's pid in it says whether the state is live.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <time.h>
+#include <unistd.h>
 #include <yaml.h>
 #include "daemon/daemon.h"
 #include "cmd/cmd.h"
@@ -21,12 +24,14 @@ static void usage_auto(void)
 {
 	fprintf(wr_usage_out(),
 		"Usage: weir auto status\n"
+		"       weir auto on|advise|off\n"
 		"  What `weir auto` does in the daemon (`weir run` with an auto: section,\n"
 		"  mode advise or on): the busiest traffic classes with their rates and\n"
 		"  baselines, and each mitigation: its rule (auto-N), fingerprint, onset,\n"
 		"  whether it was installed or only advised, and its expiry.\n"
-		"  To switch auto on, to advise or off, set `auto: { mode: ... }` in the\n"
-		"  config: the daemon reloads it (docs/auto.md).\n");
+		"  on, advise, off: the running daemon switches auto to that mode until\n"
+		"  its next reload, when the config's auto: { mode } applies again\n"
+		"  (docs/auto.md).\n");
 }
 
 /* A loaded state file. */
@@ -81,7 +86,7 @@ static int load(struct st *s)
 	long pid;
 	int ok;
 
-	wr_auto_state_path(path, sizeof(path));
+	wr_auto_path(path, sizeof(path), "json");
 	f = fopen(path, "re");
 	if (!f)
 		return -ENOENT;
@@ -254,6 +259,112 @@ void wr_auto_status(void)
 	yaml_document_delete(&s.doc);
 }
 
+/* The running daemon's pid, from its instance lock (held while it runs): 0 if none. */
+static pid_t daemon_pid(void)
+{
+	char path[PATH_MAX], buf[32] = "";
+	ssize_t r;
+	long pid;
+	int fd;
+
+	wr_daemon_lock_path(path, sizeof(path));
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	/* Taken: no daemon holds it. */
+	if (!flock(fd, LOCK_SH | LOCK_NB)) {
+		close(fd);
+		return 0;
+	}
+	r = pread(fd, buf, sizeof(buf) - 1, 0);
+	close(fd);
+	buf[r > 0 ? r : 0] = '\0';
+	pid = strtol(buf, NULL, 10);
+	return pid > 0 && (!kill((pid_t)pid, 0) || errno == EPERM) ? (pid_t)pid : 0;
+}
+
+/* Polls of the state file after asking, and the wait between them: 5 s at most. */
+#define MODE_POLLS	50
+#define MODE_POLL_US	100000
+
+/* `weir auto on|advise|off`: the mode into the daemon's mode file, and SIGUSR1. */
+static int set_mode(int argc, char **argv, const char *mode)
+{
+	char path[PATH_MAX], tmp[PATH_MAX + 8];
+	bool done = false;
+	pid_t pid;
+	FILE *f;
+	int i, err;
+
+	(void)argv;
+	if (argc) {
+		pr_err("auto %s takes no arguments (\"%s\")", mode, argv[0]);
+		usage_auto();
+		return -EINVAL;
+	}
+	pid = daemon_pid();
+	if (!pid) {
+		pr_err("no weir daemon runs on %s: `weir run` with auto: in its config starts auto",
+		       opts.root);
+		return -ESRCH;
+	}
+	wr_auto_path(path, sizeof(path), "mode");
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	err = wr_mkdir_p("/run/weir");
+	f = err ? NULL : fopen(tmp, "we");
+	if (!f || fprintf(f, "%s\n", mode) < 0 || fclose(f) || rename(tmp, path)) {
+		err = err ? err : -errno;
+		pr_err("cannot write %s: %s", path, strerror(-err));
+		return err;
+	}
+	if (kill(pid, SIGUSR1)) {
+		err = -errno;
+		pr_err("cannot signal the daemon (pid %d): %s", (int)pid, strerror(-err));
+		return err;
+	}
+	/* Bounded: the daemon writes its state at once when it switches. */
+	for (i = 0; i < MODE_POLLS && !done; i++) {
+		struct st s;
+
+		if (!load(&s)) {
+			done = !strcmp(str(&s, s.top, "mode"), mode);
+			yaml_document_delete(&s.doc);
+		} else {
+			done = !strcmp(mode, "off");
+		}
+		if (!done)
+			usleep(MODE_POLL_US);
+	}
+	if (!done) {
+		pr_err("the daemon (pid %d) did not switch auto to %s; see its log", (int)pid, mode);
+		return -ETIMEDOUT;
+	}
+	out_begin();
+	print_str("mode", "auto: %s", mode);
+	print_u64("pid", " (daemon pid %llu", (__u64)pid);
+	print_text(", until its next reload)\n");
+	out_end();
+	return 0;
+}
+
+static int cmd_on(int argc, char **argv, void *ctx)
+{
+	(void)ctx;
+	return set_mode(argc, argv, "on");
+}
+
+static int cmd_advise(int argc, char **argv, void *ctx)
+{
+	(void)ctx;
+	return set_mode(argc, argv, "advise");
+}
+
+static int cmd_off(int argc, char **argv, void *ctx)
+{
+	(void)ctx;
+	return set_mode(argc, argv, "off");
+}
+
 static void usage_ctx(void *ctx)
 {
 	(void)ctx;
@@ -263,6 +374,9 @@ static void usage_ctx(void *ctx)
 static const struct wr_cmd auto_cmds[] = {
 	{ "status", cmd_status },
 	{ "show", cmd_status },
+	{ "on", cmd_on, true },
+	{ "advise", cmd_advise, true },
+	{ "off", cmd_off, true },
 };
 
 int do_auto(int argc, char **argv)

@@ -53,6 +53,9 @@
 /* Seconds of samples kept: the engine's before-sample (30 s) and a margin. */
 #define AUTO_KEEP_S		40
 
+/* The auto: mode's words, by enum wr_auto_mode. */
+static const char *const mode_names[] = { "off", "advise", "on" };
+
 struct wr_dauto {
 	struct wr_cfg_auto cfg;		/* the auto: section it was started with */
 	struct wr_sampler *smp;
@@ -71,20 +74,20 @@ struct wr_dauto {
 	struct wr_auto_mit mits[WR_AUTO_MAX];
 };
 
-void wr_auto_state_path(char *buf, size_t len)
+void wr_auto_path(char *buf, size_t len, const char *ext)
 {
 	size_t n;
 	const char *p;
 
 	if (!strcmp(opts.root, WEIR_DEFAULT_ROOT)) {
-		snprintf(buf, len, "/run/weir/auto.json");
+		snprintf(buf, len, "/run/weir/auto.%s", ext);
 		return;
 	}
 	/* Another bpffs root, another daemon: named after the root, as its lock is. */
 	n = snprintf(buf, len, "/run/weir/auto");
-	for (p = opts.root; *p && n + 6 < len; p++)
+	for (p = opts.root; *p && n + strlen(ext) + 2 < len; p++)
 		buf[n++] = *p == '/' ? '-' : *p;
-	snprintf(buf + n, len - n, ".json");
+	snprintf(buf + n, len - n, ".%s", ext);
 }
 
 /* ---- the rule set ---- */
@@ -536,13 +539,12 @@ static void write_mits(FILE *f, struct wr_dauto *a, __u64 now)
 /* The state file, written whole to a temporary name and renamed over the last one. */
 static void write_state(struct daemon *d, struct wr_dauto *a, __u64 now, bool stopped)
 {
-	static const char *const modes[] = { "off", "advise", "on" };
 	char path[PATH_MAX], tmp[PATH_MAX + 8];
 	FILE *f;
 	int fd;
 
 	(void)d;
-	wr_auto_state_path(path, sizeof(path));
+	wr_auto_path(path, sizeof(path), "json");
 	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
 	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	f = fd >= 0 ? fdopen(fd, "w") : NULL;
@@ -552,7 +554,7 @@ static void write_state(struct daemon *d, struct wr_dauto *a, __u64 now, bool st
 		return;
 	}
 	fprintf(f, "{\"pid\":%d,\"mode\":\"%s\",\"updated\":%.3f,\"sampling\":%s,", getpid(),
-		stopped ? "off" : modes[a->cfg.mode % 3], wall(now, now),
+		stopped ? "off" : mode_names[a->cfg.mode % 3], wall(now, now),
 		a->capturing ? "true" : "false");
 	fprintf(f, "\"warmup_s\":%u,\"max_rules\":%u,\"linger_s\":%u,\"samples\":%llu,",
 		a->cfg.warmup_s, a->cfg.max_rules, a->cfg.linger_s,
@@ -690,9 +692,11 @@ fail:
 
 void auto_restart(struct daemon *d)
 {
-	const struct wr_cfg_auto *c = &d->cfg.au;
+	struct wr_cfg_auto cc = d->cfg.au, *c = &cc;
 	struct itimerspec its = {};
 
+	if (d->au_mode >= 0)
+		cc.mode = d->au_mode;
 	if (d->au && !memcmp(&d->au->cfg, c, sizeof(*c)))
 		return;
 	if (d->au) {
@@ -718,6 +722,45 @@ void auto_restart(struct daemon *d)
 		timerfd_settime(d->au_fd, 0, &its, NULL);
 }
 
+void auto_configured(struct daemon *d)
+{
+	char path[PATH_MAX];
+
+	wr_auto_path(path, sizeof(path), "mode");
+	unlink(path);
+	if (d->au_mode >= 0)
+		dlog("auto: the config's mode again (%s)", mode_names[d->cfg.au.mode % 3]);
+	d->au_mode = -1;
+	auto_restart(d);
+}
+
+void auto_override(struct daemon *d)
+{
+	char path[PATH_MAX], word[16] = "";
+	FILE *f;
+	int i;
+
+	wr_auto_path(path, sizeof(path), "mode");
+	f = fopen(path, "re");
+	if (!f || !fgets(word, sizeof(word), f))
+		word[0] = '\0';
+	if (f)
+		fclose(f);
+	word[strcspn(word, "\n")] = '\0';
+	for (i = 0; i < 3 && strcmp(word, mode_names[i]); i++)
+		;
+	if (i == 3) {
+		dlog("auto: SIGUSR1 without a mode in %s; nothing changed", path);
+		return;
+	}
+	dlog("auto: mode %s until the next reload (weir auto %s)", mode_names[i], mode_names[i]);
+	d->au_mode = i;
+	auto_restart(d);
+	/* Written now, so `weir auto MODE` sees the mode in force (or auto stopped). */
+	if (d->au)
+		write_state(d, d->au, wr_mono_ns(), false);
+}
+
 void auto_stop(struct daemon *d)
 {
 	char path[PATH_MAX];
@@ -727,6 +770,6 @@ void auto_stop(struct daemon *d)
 	auto_free(d, d->au, true);
 	d->au = NULL;
 	/* No daemon, no state: `weir auto status` says auto is not running. */
-	wr_auto_state_path(path, sizeof(path));
+	wr_auto_path(path, sizeof(path), "json");
 	unlink(path);
 }

@@ -65,17 +65,23 @@ static void sd_notify(const char *state)
  * A lock file named after the root in /run. Held for the daemon's life;
  * the kernel drops it however the daemon ends, so a crash never wedges it.
  */
+void wr_daemon_lock_path(char *path, size_t len)
+{
+	const char *p;
+	size_t n;
+
+	n = snprintf(path, len, "/run/weir");
+	for (p = opts.root; *p && n + 6 < len; p++)
+		path[n++] = *p == '/' ? '-' : *p;
+	snprintf(path + n, len - n, ".lock");
+}
+
 static int instance_lock(void)
 {
 	char path[PATH_MAX], pid[32];
-	const char *p;
-	size_t n;
 	int fd;
 
-	n = snprintf(path, sizeof(path), "/run/weir");
-	for (p = opts.root; *p && n < sizeof(path) - 6; p++)
-		path[n++] = *p == '/' ? '-' : *p;
-	strcpy(path + n, ".lock");
+	wr_daemon_lock_path(path, sizeof(path));
 	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
 	if (fd < 0) {
 		pr_err("cannot open %s: %s", path, strerror(errno));
@@ -536,7 +542,7 @@ static void reload(struct daemon *d, const char *why)
 	}
 	wr_cfg_free(&old);
 	fleet_restart(d);
-	auto_restart(d);
+	auto_configured(d);
 	metrics_restart(d);
 	if (old_interval != d->cfg.event_interval_s)
 		events_arm(d);
@@ -627,6 +633,7 @@ static int daemon_start(struct daemon *d)
 	sigaddset(&mask, SIGHUP);
 	sigaddset(&mask, SIGTERM);
 	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGUSR1);	/* `weir auto on|advise|off` */
 	sigprocmask(SIG_BLOCK, &mask, NULL);
 	d->sig_fd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
 	if (d->sig_fd < 0) {
@@ -688,7 +695,7 @@ static int daemon_start(struct daemon *d)
 	}
 	/* After the capabilities are dropped: the thread has none either. */
 	fleet_restart(d);
-	auto_restart(d);
+	auto_configured(d);
 	err = feeds_start(d);
 	if (err)
 		dlog("cannot start the feed thread: %s; feeds are not refreshed", strerror(-err));
@@ -725,6 +732,8 @@ static int daemon_loop(struct daemon *d)
 			while (read(d->sig_fd, &si, sizeof(si)) == sizeof(si)) {
 				if (si.ssi_signo == SIGHUP)
 					reload(d, "SIGHUP");
+				else if (si.ssi_signo == SIGUSR1)
+					auto_override(d);
 				else
 					stop = true;
 			}
@@ -828,7 +837,7 @@ static void daemon_free(struct daemon *d)
 int wr_daemon_run(const char *path)
 {
 	struct daemon d = { .sig_fd = -1, .ino_fd = -1, .tick_fd = -1, .lock_fd = -1, .shed_fd = -1,
-			    .fleet_fd = -1, .fleet_mult = 1, .ts_fd = -1, .au_fd = -1,
+			    .fleet_fd = -1, .fleet_mult = 1, .ts_fd = -1, .au_fd = -1, .au_mode = -1,
 			    .cfg_path = (char *)path };
 	int err;
 

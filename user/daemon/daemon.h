@@ -13,11 +13,15 @@
  */
 int wr_daemon_run(const char *path);
 
+/* The daemon's instance lock, named after the bpffs root: it holds the daemon's pid. */
+void wr_daemon_lock_path(char *buf, size_t len);
+
 /*
- * Where the daemon keeps `weir auto`'s state (JSON, replaced whole by
- * rename) for `weir auto status`: /run/weir/auto.json for the default
- * bpffs root, a name after the root for another.
+ * Where the daemon keeps `weir auto`'s state (ext "json": JSON, replaced
+ * whole by rename) for `weir auto status`, and where `weir auto
+ * on|advise|off` leaves the mode it asks for (ext "mode"): /run/weir/auto.EXT
+ * for the default bpffs root, a name after the root for another.
  */
-void wr_auto_state_path(char *buf, size_t len);
+void wr_auto_path(char *buf, size_t len, const char *ext);
 
 #endif /* WEIR_DAEMON_H */

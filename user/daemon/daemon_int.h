@@ -79,6 +79,7 @@ struct daemon {
 	struct ban_hist *ban_hist;	/* bans.c, WR_BAN_HIST_MAX of them */
 	struct wr_dauto *au;		/* auto.c's state while auto: mode is not off */
 	int au_fd;			/* timerfd: auto.c's tick, every AUTO_TICK_MS while on */
+	int au_mode;			/* `weir auto MODE`'s mode over the config's; -1: none */
 	/* auto.c's figures for the metrics thread: only through __atomic_* */
 	__u64 au_rules, au_onsets, au_installed, au_advised, au_failed;
 	__u64 au_hist[AUTO_HIST_N];	/* onset to the rule or advice, by auto.c's buckets */
@@ -155,6 +156,13 @@ void feeds_metrics(FILE *out);
  */
 struct wr_dauto;
 void auto_restart(struct daemon *d);
+/*
+ * The config's auto: section in force again (start, reload): a mode that
+ * `weir auto on|advise|off` set is forgotten. auto_override: SIGUSR1, that
+ * command's mode, in force until the next reload.
+ */
+void auto_configured(struct daemon *d);
+void auto_override(struct daemon *d);
 void auto_tick(struct daemon *d);
 void auto_append(struct daemon *d, struct weir_ruleset *rs);
 void auto_stop(struct daemon *d);
