@@ -305,7 +305,8 @@ wa() { in_ns "$SRV" "$WEIR" --bpffs "$ROOT" auto "$@"; }
 expect_fail "auto bogus" wa bogus
 expect_fail "auto on extra" wa on extra
 out=$(wa advise 2>&1) || fail "auto advise: $out"
-[ "$(wrj auto status | jq -r '.mode')" = advise ] || fail "mode after auto advise: $(wrj auto status)"
+[ "$(wrj auto status | jq -r '.mode')" = advise ] ||
+	fail "mode after auto advise: $(wrj auto status)"
 grep -q "auto: mode advise until the next reload" "$TMP/daemon.log" || fail "no log line for advise"
 out=$(wa on 2>&1) || fail "auto on: $out"
 [ "$(wrj auto status | jq -r '.mode')" = on ] || fail "mode after auto on: $(wrj auto status)"

@@ -336,7 +336,8 @@ static int set_mode(int argc, char **argv, const char *mode)
 			usleep(MODE_POLL_US);
 	}
 	if (!done) {
-		pr_err("the daemon (pid %d) did not switch auto to %s; see its log", (int)pid, mode);
+		pr_err("the daemon (pid %d) did not switch auto to %s; see its log", (int)pid,
+		       mode);
 		return -ETIMEDOUT;
 	}
 	out_begin();

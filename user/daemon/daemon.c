@@ -837,8 +837,8 @@ static void daemon_free(struct daemon *d)
 int wr_daemon_run(const char *path)
 {
 	struct daemon d = { .sig_fd = -1, .ino_fd = -1, .tick_fd = -1, .lock_fd = -1, .shed_fd = -1,
-			    .fleet_fd = -1, .fleet_mult = 1, .ts_fd = -1, .au_fd = -1, .au_mode = -1,
-			    .cfg_path = (char *)path };
+			    .fleet_fd = -1, .fleet_mult = 1, .ts_fd = -1, .au_fd = -1,
+			    .au_mode = -1, .cfg_path = (char *)path };
 	int err;
 
 	wr_maps_reset(&d.maps);

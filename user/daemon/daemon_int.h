@@ -79,7 +79,7 @@ struct daemon {
 	struct ban_hist *ban_hist;	/* bans.c, WR_BAN_HIST_MAX of them */
 	struct wr_dauto *au;		/* auto.c's state while auto: mode is not off */
 	int au_fd;			/* timerfd: auto.c's tick, every AUTO_TICK_MS while on */
-	int au_mode;			/* `weir auto MODE`'s mode over the config's; -1: none */
+	int au_mode;			/* `weir auto MODE` over the config's; -1: none */
 	/* auto.c's figures for the metrics thread: only through __atomic_* */
 	__u64 au_rules, au_onsets, au_installed, au_advised, au_failed;
 	__u64 au_hist[AUTO_HIST_N];	/* onset to the rule or advice, by auto.c's buckets */
