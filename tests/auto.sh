@@ -7,7 +7,9 @@
 # install an auto-N rule that drops it (and not the client), show it in
 # `weir auto status`, and remove it after the flood. In advise mode it
 # installs nothing and status shows the advice. A bad auto: section is
-# refused by `weir check`.
+# refused by `weir check`. `weir auto on|advise|off` switch the running
+# daemon; a running `weir capture` holds the ring until it ends; a reload
+# keeps the auto rules and the daemon's exit removes them.
 #
 # A server namespace (the daemon, native XDP, a python3 UDP echo service
 # on 198.18.0.1:5300) and a client namespace joined by veth; tools/wrgen
