@@ -42,6 +42,7 @@ suites+=(
 	tests/cookie.sh
 	tests/tcpstate.sh
 	tests/tcpauto.sh
+	tests/auto.sh
 	tests/reflect.sh
 	tests/attack.sh
 	tests/iface.sh

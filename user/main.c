@@ -33,6 +33,7 @@ static const struct cmd {
 	{ "disable", do_disable, "disable                               kill switch: pass everything" },
 	{ "enable", do_enable, "enable                                undo disable" },
 	{ "shed", do_shed, "shed status|on|off|set S                adaptive load shedding" },
+	{ "auto", do_auto, "auto status                           attacks detected, fingerprinted, dropped" },
 	{ "fleet", do_fleet, "fleet status                          fleet-wide limits' sync with Redis" },
 	{ "set", do_set, "set fail open|closed | malformed drop|pass" },
 	{ "check", do_check, "check FILE                            validate a config file" },

@@ -265,6 +265,7 @@ int do_status(int argc, char **argv)
 		  cfg.cache_off ? "off" : cfg.cache_on ? "on" : "on (no rule it may cache)");
 	print_str("tcp_state_auto", "tcp-state auto: %s\n",
 		  cfg.tcp_state_on ? "on (checking segments)" : "off");
+	wr_auto_status();
 	print_u64("rules", "rules: %llu\n", rs->nr_rules);
 	print_u64("generation", "rule set generation: %llu\n", rs->gen);
 	open_object("keys");

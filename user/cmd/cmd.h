@@ -27,6 +27,10 @@ int do_set(int argc, char **argv);
 int do_capture(int argc, char **argv);
 int do_shed(int argc, char **argv);
 int do_fleet(int argc, char **argv);
+/* `weir auto status` */
+int do_auto(int argc, char **argv);
+/* auto's mode and mitigations, for `weir status` (auto.c). */
+void wr_auto_status(void);
 /* `weir check FILE` */
 int do_check(int argc, char **argv);
 /* `weir run --config FILE`: the daemon */

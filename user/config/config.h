@@ -85,6 +85,24 @@ struct wr_cfg {
 		__u32 off_pps;
 		__u32 hold_s;
 	} tcp_state;
+	/*
+	 * auto: { mode: off|advise|on, ... }: `weir auto` (user/daemon/auto.c,
+	 * docs/auto.md): the detector's thresholds, the fingerprint's targets,
+	 * the rules it may install and how long they stay.
+	 */
+	struct wr_cfg_auto {
+		int mode;		/* off (0), advise (1), on (2): as enum wr_auto_mode */
+		__u32 max_rules;	/* auto rules installed at once */
+		__u32 linger_s;		/* a rule stays this long after its attack ends */
+		__u32 budget;		/* samples a second the capture copies at most */
+		__u32 warmup_s;		/* learning without alarm after the start */
+		double factor;		/* onset at factor x what normal traffic reaches */
+		__u32 floor_pps;	/* an onset needs at least this many packets/s */
+		__u64 floor_bps;	/* or this many bytes/s */
+		__u32 hold_ms;		/* an attack ends after this long quiet */
+		double cover;		/* share of the attack a fingerprint must match */
+		double false_max;	/* share of the traffic before it may match */
+	} au;
 };
 
 /*

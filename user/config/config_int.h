@@ -188,7 +188,7 @@ enum { FD_NAME, FD_URL, FD_FILE, FD_GEO, FD_COUNTRY, FD_ASN, FD_REFRESH, FD_ACTI
 extern const struct cfg_key feed_keys[FD_NR];
 extern const struct cfg_section feed_section;
 extern const struct cfg_section iface_section, metrics_section, shed_section, capacity_section,
-	fleet_section, top_section;
+	fleet_section, auto_section, top_section;
 
 /* A signal of shedding: a mapping of one key, its name. */
 struct cfg_signal {
@@ -221,6 +221,7 @@ void load_fleet(struct load *ld, const yaml_node_t *n);
 void load_fleet_redis(struct load *ld, const yaml_node_t *n);
 void check_curve(struct load *ld, const yaml_node_t *n, yaml_node_t *const *vals);
 void check_tcp_state(struct load *ld, const yaml_node_t *n, yaml_node_t *const *vals);
+void check_auto(struct load *ld, const yaml_node_t *n, yaml_node_t *const *vals);
 void check_capacity(struct load *ld, const yaml_node_t *n, yaml_node_t *const *vals);
 void check_fleet(struct load *ld, const yaml_node_t *n, yaml_node_t *const *vals);
 void check_top(struct load *ld, const yaml_node_t *n, yaml_node_t *const *vals);

@@ -547,6 +547,58 @@ static const struct cfg_section tcp_state_section = {
 	"tcp-state", tcp_state_keys, ARRAY_SIZE(tcp_state_keys), check_tcp_state
 };
 
+/* A factor above 1, at most max: 4, 2.5. */
+static int parse_factor(const struct cfg_key *k, const char *s, void *f)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s || *end || !(v > 1 && v <= k->max))
+		return -EINVAL;
+	*(double *)f = v;
+	return 0;
+}
+
+static const struct cfg_kind k_factor = { parse_factor, print_dbl };
+
+static const char *const auto_modes[] = { "off", "advise", "on" };
+/* The defaults are the detector's and the chooser's own (auto/baseline.c, auto/fingerprint.h). */
+static const struct cfg_key auto_keys[] = {
+	{ .name = "mode", .kind = &k_choice, FIELD(au.mode), .words = auto_modes,
+	  .max = ARRAY_SIZE(auto_modes), .def = "off" },
+	/* 64: the most mitigations one engine tracks (WR_AUTO_MAX) */
+	{ .name = "max-rules", .kind = &k_uint, FIELD(au.max_rules), .min = 1, .max = 64,
+	  .def = "16" },
+	{ .name = "linger", .kind = &k_seconds, FIELD(au.linger_s), .json = "linger_s",
+	  .min = 1000, .max = 3600 * 1000ULL, .def = "60s",
+	  .hint = "whole seconds from 1s to 1h: 60s, 5m" },
+	/* 100: fewer samples a second cannot tell an attack from its class */
+	{ .name = "budget", .kind = &k_uint, FIELD(au.budget), .min = 100,
+	  .max = WEIR_CAPTURE_BUDGET_MAX, .def = "2000",
+	  .hint = "samples a second, 100 to " STR(WEIR_CAPTURE_BUDGET_MAX) },
+	{ .name = "warmup", .kind = &k_seconds, FIELD(au.warmup_s), .json = "warmup_s",
+	  .min = 1000, .max = 3600 * 1000ULL, .def = "30s",
+	  .hint = "whole seconds from 1s to 1h: 30s, 2m" },
+	/* 1000: the detector's largest factor */
+	{ .name = "factor", .kind = &k_factor, FIELD(au.factor), .max = 1000, .def = "4",
+	  .hint = "a number above 1, at most 1000: 4, 2.5" },
+	{ .name = "floor-pps", .kind = &k_uint, FIELD(au.floor_pps), .min = 1,
+	  .max = 1000000000, .def = "1000", .hint = "packets a second, 1 to 1000000000" },
+	{ .name = "floor-bps", .kind = &k_uint, FIELD(au.floor_bps), .min = 1,
+	  .max = 1000000000000ULL, .def = "1000000", .hint = "bytes a second, 1 to 10^12" },
+	{ .name = "hold", .kind = &k_ms, FIELD(au.hold_ms), .json = "hold_ms", .min = 200,
+	  .max = 600000, .def = "5s", .hint = "200ms to 10m: 5s, 1m" },
+	{ .name = "cover", .kind = &k_fraction, FIELD(au.cover), .def = "0.99",
+	  .hint = "a share of the attack above 0.5: 0.99, 99%" },
+	{ .name = "false-max", .kind = &k_fraction, FIELD(au.false_max), .def = "0.001",
+	  .hint = "a share of the traffic before the attack, below cover: 0.001, 0.1%" },
+};
+const struct cfg_section auto_section = {
+	"auto", auto_keys, ARRAY_SIZE(auto_keys), check_auto
+};
+
 /* A name of the fleet, or of this host in it: letters, digits, _ - . */
 static int parse_fleet_name(const struct cfg_key *k, const char *s, void *f)
 {
@@ -671,6 +723,7 @@ static const struct cfg_key top_keys[] = {
 	  .kind = &k_switch, FIELD(metrics), .def = "on" },
 	{ .name = "events", .sub = &events_section },
 	{ .name = "tcp-state", .sub = &tcp_state_section },
+	{ .name = "auto", .sub = &auto_section },
 	{ .name = "shedding", .load = load_shedding, .print = print_shedding,
 	  .sub = &shed_section },
 	{ .name = "capacity", .print = print_capacity, .sub = &capacity_section },

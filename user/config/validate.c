@@ -544,6 +544,21 @@ void check_tcp_state(struct load *ld, const yaml_node_t *n, yaml_node_t *const *
 		       ld->cfg->tcp_state.off_pps);
 }
 
+/* cover and false-max at the place of the key that is wrong, else of the section. */
+void check_auto(struct load *ld, const yaml_node_t *n, yaml_node_t *const *vals)
+{
+	const struct wr_cfg_auto *a = &ld->cfg->au;
+	const yaml_node_t *cv = vals[key_index(&auto_section, "cover")];
+	const yaml_node_t *fv = vals[key_index(&auto_section, "false-max")];
+
+	if (!(a->cover > 0.5))
+		err_at(ld, (cv ? cv : n)->start_mark, "auto needs cover above 0.5 (cover %g): a "
+		       "fingerprint must match most of the attack", a->cover);
+	else if (!(a->false_max < a->cover))
+		err_at(ld, (fv ? fv : n)->start_mark, "auto needs false-max < cover (false-max "
+		       "%g, cover %g)", a->false_max, a->cover);
+}
+
 void load_shedding(struct load *ld, const yaml_node_t *n)
 {
 	ld->cfg->shed.on = true;

@@ -21,12 +21,10 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/capability.h>
 #include <sys/eventfd.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/inotify.h>
-#include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/timerfd.h>
@@ -67,17 +65,23 @@ static void sd_notify(const char *state)
  * A lock file named after the root in /run. Held for the daemon's life;
  * the kernel drops it however the daemon ends, so a crash never wedges it.
  */
+void wr_daemon_lock_path(char *path, size_t len)
+{
+	const char *p;
+	size_t n;
+
+	n = snprintf(path, len, "/run/weir");
+	for (p = opts.root; *p && n + 6 < len; p++)
+		path[n++] = *p == '/' ? '-' : *p;
+	snprintf(path + n, len - n, ".lock");
+}
+
 static int instance_lock(void)
 {
 	char path[PATH_MAX], pid[32];
-	const char *p;
-	size_t n;
 	int fd;
 
-	n = snprintf(path, sizeof(path), "/run/weir");
-	for (p = opts.root; *p && n < sizeof(path) - 6; p++)
-		path[n++] = *p == '/' ? '-' : *p;
-	strcpy(path + n, ".lock");
+	wr_daemon_lock_path(path, sizeof(path));
 	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
 	if (fd < 0) {
 		pr_err("cannot open %s: %s", path, strerror(errno));
@@ -300,6 +304,7 @@ static void fleet_recommit(struct daemon *d)
 	}
 	memcpy(rs, d->cfg.rules, sizeof(*rs));
 	stamp_fleet(d, rs);
+	auto_append(d, rs);
 	err = wr_ruleset_commit(&d->maps, rs);
 	wr_unlock(lock);
 	free(rs);
@@ -373,6 +378,7 @@ static int apply(struct daemon *d)
 	}
 	memcpy(rs, d->cfg.rules, sizeof(*rs));
 	stamp_fleet(d, rs);
+	auto_append(d, rs);	/* the rules auto installed stay */
 	/* Source sets filled before the rules that name them go live. */
 	err = feeds_srcsets(d, &d->maps, rs);
 	if (!err)
@@ -421,6 +427,7 @@ static void metrics_extra(FILE *out, void *arg)
 	wr_metric_value(out, "weir_limited_sources", __atomic_load_n(&d->limited, __ATOMIC_RELAXED));
 	feeds_metrics(out);
 	bans_metrics(d, out);
+	auto_metrics(d, out);
 }
 
 static void metrics_restart(struct daemon *d)
@@ -453,75 +460,6 @@ static void conns_reconcile(struct daemon *d)
 		dlog("corrected %d connection count%s to the kernel's sockets", fixed,
 		     fixed == 1 ? "" : "s");
 	free(rs);
-}
-
-/* ---- capabilities ---- */
-
-/*
- * Does the daemon share an interface through libxdp's dispatcher, or may
- * it on a reload? libxdp opens the dispatcher's programs by id (which
- * takes CAP_SYS_ADMIN) and weir's program in it is an extension program
- * (CAP_PERFMON).
- */
-static bool uses_dispatcher(const struct daemon *d)
-{
-	struct wr_xdpm_info xi;
-	int links[256], n, i;
-
-	for (i = 0; i < d->cfg.nr_ifaces; i++)
-		if (d->cfg.ifaces[i].attach.mode != WR_MODE_TC &&
-		    d->cfg.ifaces[i].attach.dispatcher == WR_DISP_LIBXDP)
-			return true;
-	n = wr_list_links(links, ARRAY_SIZE(links));
-	for (i = 0; i < n; i++)
-		if (!wr_link_xdpm(links[i], &xi))
-			return true;
-	return false;
-}
-
-/*
- * After loading and attaching, keep only what reloads need: CAP_BPF for the
- * bpf() syscall, CAP_NET_ADMIN to attach interfaces, and where libxdp's
- * dispatcher is used, CAP_SYS_ADMIN and CAP_PERFMON (uses_dispatcher).
- * Everything else goes, from the bounding set too.
- */
-static int drop_caps(bool dispatcher)
-{
-	static const cap_value_t keep[] = { CAP_BPF, CAP_NET_ADMIN, CAP_SYS_ADMIN, CAP_PERFMON };
-	int nkeep = dispatcher ? 4 : 2, k;
-	cap_t caps = cap_init();
-	cap_value_t c;
-	char *text;
-	int err = 0;
-
-	if (!caps)
-		return -errno;
-	if (cap_set_flag(caps, CAP_PERMITTED, nkeep, keep, CAP_SET) ||
-	    cap_set_flag(caps, CAP_EFFECTIVE, nkeep, keep, CAP_SET)) {
-		err = -errno;
-		goto out;
-	}
-	for (c = 0; c <= CAP_LAST_CAP; c++) {
-		for (k = 0; k < nkeep && keep[k] != c; k++)
-			;
-		if (k < nkeep)
-			continue;
-		if (cap_drop_bound(c) && errno != EINVAL) {
-			err = -errno;
-			goto out;
-		}
-	}
-	if (cap_set_proc(caps)) {
-		err = -errno;
-		goto out;
-	}
-	prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
-	text = cap_to_text(caps, NULL);
-	dlog("dropped privileges; capabilities kept: %s", text ? text : "cap_bpf,cap_net_admin");
-	cap_free(text);
-out:
-	cap_free(caps);
-	return err;
 }
 
 /*
@@ -604,6 +542,7 @@ static void reload(struct daemon *d, const char *why)
 	}
 	wr_cfg_free(&old);
 	fleet_restart(d);
+	auto_configured(d);
 	metrics_restart(d);
 	if (old_interval != d->cfg.event_interval_s)
 		events_arm(d);
@@ -694,6 +633,7 @@ static int daemon_start(struct daemon *d)
 	sigaddset(&mask, SIGHUP);
 	sigaddset(&mask, SIGTERM);
 	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGUSR1);	/* `weir auto on|advise|off` */
 	sigprocmask(SIG_BLOCK, &mask, NULL);
 	d->sig_fd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
 	if (d->sig_fd < 0) {
@@ -702,7 +642,8 @@ static int daemon_start(struct daemon *d)
 	}
 	d->shed_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
 	d->fleet_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (d->shed_fd < 0 || d->fleet_fd < 0) {
+	d->au_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+	if (d->shed_fd < 0 || d->fleet_fd < 0 || d->au_fd < 0) {
 		err = -errno;
 		return err;
 	}
@@ -754,6 +695,7 @@ static int daemon_start(struct daemon *d)
 	}
 	/* After the capabilities are dropped: the thread has none either. */
 	fleet_restart(d);
+	auto_configured(d);
 	err = feeds_start(d);
 	if (err)
 		dlog("cannot start the feed thread: %s; feeds are not refreshed", strerror(-err));
@@ -765,7 +707,7 @@ static int daemon_start(struct daemon *d)
 /* The loop, until SIGTERM or SIGINT (0) or a failed poll (-errno). */
 static int daemon_loop(struct daemon *d)
 {
-	struct pollfd pfd[7];
+	struct pollfd pfd[8];
 	int err = 0;
 
 	pfd[0] = (struct pollfd){ .fd = d->sig_fd, .events = POLLIN };
@@ -775,6 +717,7 @@ static int daemon_loop(struct daemon *d)
 	pfd[4] = (struct pollfd){ .fd = d->shed_fd, .events = POLLIN };
 	pfd[5] = (struct pollfd){ .fd = d->fleet_fd, .events = POLLIN };
 	pfd[6] = (struct pollfd){ .fd = d->ts_fd, .events = POLLIN };
+	pfd[7] = (struct pollfd){ .fd = d->au_fd, .events = POLLIN };
 	for (;;) {
 		if (poll(pfd, ARRAY_SIZE(pfd), -1) < 0) {
 			if (errno == EINTR)
@@ -789,6 +732,8 @@ static int daemon_loop(struct daemon *d)
 			while (read(d->sig_fd, &si, sizeof(si)) == sizeof(si)) {
 				if (si.ssi_signo == SIGHUP)
 					reload(d, "SIGHUP");
+				else if (si.ssi_signo == SIGUSR1)
+					auto_override(d);
 				else
 					stop = true;
 			}
@@ -812,6 +757,12 @@ static int daemon_loop(struct daemon *d)
 				tcpstate_tick(d);
 				bans_tick(d);
 			}
+		}
+		if (pfd[7].revents) {
+			__u64 ticks;
+
+			if (read(d->au_fd, &ticks, sizeof(ticks)) > 0)
+				auto_tick(d);
 		}
 		if (pfd[4].revents) {
 			__u64 ticks;
@@ -852,6 +803,9 @@ static int daemon_loop(struct daemon *d)
 /* What daemon_start made, whatever it got to. */
 static void daemon_free(struct daemon *d)
 {
+	auto_stop(d);	/* its rules go with it: nobody would remove them */
+	if (d->au_fd >= 0)
+		close(d->au_fd);
 	feeds_stop(d);
 	wr_fleet_stop(d->fleet);
 	if (d->fleet_fd >= 0)
@@ -883,8 +837,8 @@ static void daemon_free(struct daemon *d)
 int wr_daemon_run(const char *path)
 {
 	struct daemon d = { .sig_fd = -1, .ino_fd = -1, .tick_fd = -1, .lock_fd = -1, .shed_fd = -1,
-			    .fleet_fd = -1, .fleet_mult = 1, .ts_fd = -1,
-			    .cfg_path = (char *)path };
+			    .fleet_fd = -1, .fleet_mult = 1, .ts_fd = -1, .au_fd = -1,
+			    .au_mode = -1, .cfg_path = (char *)path };
 	int err;
 
 	wr_maps_reset(&d.maps);

@@ -46,6 +46,11 @@ struct wr_tcpstate_watch {
 	__u64 switches;		/* times it switched on or off */
 };
 
+/* auto.c's tick: five readings a second, as the detector wants (100-250 ms). */
+#define AUTO_TICK_MS	200
+/* Buckets of auto.c's onset-to-mitigation histogram: 0.25 s .. 10 s, and +Inf. */
+#define AUTO_HIST_N	7
+
 struct daemon {
 	struct wr_cfg cfg;
 	struct wr_maps maps;
@@ -72,6 +77,13 @@ struct daemon {
 	struct wr_tcpstate_watch ts;
 	struct wr_feeds *feeds;		/* feeds.c's fetch thread */
 	struct ban_hist *ban_hist;	/* bans.c, WR_BAN_HIST_MAX of them */
+	struct wr_dauto *au;		/* auto.c's state while auto: mode is not off */
+	int au_fd;			/* timerfd: auto.c's tick, every AUTO_TICK_MS while on */
+	int au_mode;			/* `weir auto MODE` over the config's; -1: none */
+	/* auto.c's figures for the metrics thread: only through __atomic_* */
+	__u64 au_rules, au_onsets, au_installed, au_advised, au_failed;
+	__u64 au_hist[AUTO_HIST_N];	/* onset to the rule or advice, by auto.c's buckets */
+	__u64 au_sum_us;		/* ... their sum */
 	/* Read by the metrics thread: only through __atomic_* */
 	__u64 bans, ban_spared_allow, ban_spared_verified, ban_spared_conns;
 };
@@ -133,5 +145,35 @@ void feeds_srcsets_done(struct daemon *d, const struct wr_maps *m, const struct 
 int feeds_start(struct daemon *d);
 void feeds_stop(struct daemon *d);
 void feeds_metrics(FILE *out);
+
+/*
+ * auto.c: `weir auto`. auto_restart starts it, stops it or starts it
+ * anew as the config's auto: section says (at start and every reload);
+ * auto_tick reads samples and counters, detects, and installs or removes
+ * rules; auto_append adds the rules it installed to a rule set built from
+ * the config, so they survive the daemon's own commits; auto_stop removes
+ * them (the daemon's exit).
+ */
+struct wr_dauto;
+void auto_restart(struct daemon *d);
+/*
+ * The config's auto: section in force again (start, reload): a mode that
+ * `weir auto on|advise|off` set is forgotten. auto_override: SIGUSR1, that
+ * command's mode, in force until the next reload.
+ */
+void auto_configured(struct daemon *d);
+void auto_override(struct daemon *d);
+void auto_tick(struct daemon *d);
+void auto_append(struct daemon *d, struct weir_ruleset *rs);
+void auto_stop(struct daemon *d);
+/* Its metrics (the metrics thread: reads only the atomics above). */
+void auto_metrics(struct daemon *d, FILE *out);
+
+/*
+ * caps.c: whether the daemon shares (or may share) an interface through
+ * libxdp's dispatcher, and dropping every capability reloads do not need.
+ */
+bool uses_dispatcher(const struct daemon *d);
+int drop_caps(bool dispatcher);
 
 #endif /* WEIR_DAEMON_INT_H */
