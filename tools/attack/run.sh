@@ -203,13 +203,13 @@ run_vector() {
 	cpid=$!
 	for _ in $(seq 50); do [ -e "$TMP/cl.started" ] && break; sleep 0.05; done
 	sleep "$PRE"
-	g0=$(wrj stats | jq -c .global) in0=$(ip_in) W0=$(date +%s%N)
+	g0=$(wrj stats interval 0 | jq -c .global) in0=$(ip_in) W0=$(date +%s%N)
 	off=$(mono_off)
 	# weir's counters every SAMPLE s: realtime ns, packets, dropped.
 	(
 		while :; do
 			t=$(date +%s%N)
-			wrj stats |
+			wrj stats interval 0 |
 				jq -r --arg t "$t" '"\($t) \(.global.packets) \(.global.dropped)"'
 			sleep $SAMPLE
 		done
@@ -226,7 +226,7 @@ run_vector() {
 		--src-prefix $src --rate "$RATE" --duration "$SECS" --seed $((SEED + idx)) --json \
 		--pcap "$OUT/gen-$vec.pcap" --pcap-count $PCAP_PKTS >"$TMP/gen.json"
 	sleep 0.2
-	g1=$(wrj stats | jq -c .global) in1=$(ip_in) W1=$(date +%s%N)
+	g1=$(wrj stats interval 0 | jq -c .global) in1=$(ip_in) W1=$(date +%s%N)
 	[ -n "$tpid" ] && { kill -INT "$tpid" 2>/dev/null; wait "$tpid" 2>/dev/null; }
 	sleep "$POST"
 	kill -TERM "$cpid" 2>/dev/null
