@@ -274,6 +274,18 @@ j=$(wrj auto status)
 	fail "status still lists an installed mitigation: $j"
 end_case auto-removed-after-flood
 
+begin_case auto-name-refused-by-rule-add
+# auto-N names are the daemon's: `rule add` refuses one and changes nothing.
+before=$(wrj rule list | jq -c '[.rules[].name]')
+out=$(in_ns "$SRV" "$WEIR" --bpffs "$ROOT" rule add auto-7 proto udp limit 10pps 2>&1) &&
+	fail "rule add auto-7 was accepted: $out"
+grep -q 'rule name "auto-7": auto-N names are weir auto' <<<"$out" || fail "no clear error: $out"
+[ "$(wrj rule list | jq -c '[.rules[].name]')" = "$before" ] || fail "the rule set changed"
+in_ns "$SRV" "$WEIR" --bpffs "$ROOT" rule add auto-x proto udp limit 10pps >/dev/null ||
+	fail "auto-x (not auto-N) refused"
+in_ns "$SRV" "$WEIR" --bpffs "$ROOT" rule del auto-x >/dev/null || fail "auto-x not deleted"
+end_case auto-name-refused-by-rule-add
+
 begin_case auto-advise-installs-nothing
 sed -i 's/mode: on/mode: advise/' "$TMP/weir.yaml"
 kill -HUP "$DPID"

@@ -107,6 +107,10 @@ static int rule_change(int argc, char **argv, bool add)
 				usage_rule();
 			return err;
 		}
+		if (wr_rule_name_auto(name)) {
+			pr_err("rule name \"%s\": auto-N names are weir auto's (docs/auto.md)", name);
+			return -EINVAL;
+		}
 	} else {
 		if (argc != 1) {
 			pr_err(argc ? "rule del takes one NAME" : "rule del needs the NAME of a rule");

@@ -248,12 +248,6 @@ static bool limit_words(struct load *ld, struct words *w, const yaml_node_t *n)
  */
 static const struct cfg_key rule_own_keys[] = { { .name = "name" }, { .name = "limits" } };
 
-/* auto-N: the names weir auto gives its rules, which the daemon keeps by name (daemon/auto.c). */
-static bool auto_name(const char *s)
-{
-	return !strncmp(s, "auto-", 5) && s[5] && strspn(s + 5, "0123456789") == strlen(s + 5);
-}
-
 static void load_rule(struct load *ld, const yaml_node_t *n, int idx, struct seen_name *seen)
 {
 	struct cfg_key names[MAX_KEYS + 2];
@@ -299,7 +293,7 @@ static void load_rule(struct load *ld, const yaml_node_t *n, int idx, struct see
 		if (wr_rule_name(s, &pe)) {
 			err_at(ld, vals[0]->start_mark, "%s", pe.msg);
 			ok = false;
-		} else if (auto_name(s)) {
+		} else if (wr_rule_name_auto(s)) {
 			err_at(ld, vals[0]->start_mark, "rule name \"%s\": auto-N names are weir "
 			       "auto's (docs/auto.md)", s);
 			ok = false;

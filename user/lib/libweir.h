@@ -435,6 +435,11 @@ extern const int wr_nr_rule_kws;
 /* Whether name may name a rule; if not, pe (word 0) says why. */
 int wr_rule_name(const char *name, struct wr_perr *pe);
 /*
+ * auto-N: the names weir auto gives its rules, which the daemon keeps by
+ * name (daemon/auto.c); neither the config nor `rule add` may use them.
+ */
+bool wr_rule_name_auto(const char *name);
+/*
  * Judge some words of a rule on their own, as the config judges each key
  * and then each limit: argv[0] is a keyword and the rest its value, or a
  * whole limit (a head, then its options). An option alone is read as in a

@@ -772,6 +772,12 @@ int wr_rule_name(const char *name, struct wr_perr *pe)
 	return 0;
 }
 
+bool wr_rule_name_auto(const char *name)
+{
+	return !strncmp(name, "auto-", 5) && name[5] &&
+	       strspn(name + 5, "0123456789") == strlen(name + 5);
+}
+
 /*
  * Parse the words of `rule add` (argv[0] is NAME) into r and name; on error
  * pe names the word at fault. The config file builds the same words.
