@@ -490,6 +490,10 @@ static const struct rec *check_onset_at(int w, __u16 port, double t)
 	/* Within a reading or two of t: the departure is the flood's, not something later. */
 	CHECK(k <= reading_after(t) + 1, "the rate departs only at reading %d", k);
 	CHECK_EQ(on->ev.at_ns, R.rtime[on->reading]);
+	/* Last calm where a reading began, before the flood and not long before it. */
+	CHECK(on->ev.calm_ns && on->ev.calm_ns <= at(t) && at(t) - on->ev.calm_ns < NS,
+	      "calm at %.3f s, the flood began at %.3f s", (double)on->ev.calm_ns / NS, t);
+	CHECK(on->reading > 0 && on->ev.calm_ns <= R.rtime[on->reading - 1], "calm in the onset");
 	CHECK_RANGE(on->ev.rate[dim], rate_at(w, dim, on->reading) * 0.999999,
 		    rate_at(w, dim, on->reading) * 1.000001);
 	/* The departing reading was judged by the level before it, and not learnt. */

@@ -239,6 +239,45 @@ out:
 	world_free(&w);
 }
 
+/*
+ * An onset that showed 4 s after the flood began (a busy host): the
+ * before-sample ends where the class was last calm, not 2 s before the
+ * onset, so the flood's first seconds are not taken for normal traffic.
+ * Without calm_ns the same samples give no drop rule: the case can fail.
+ */
+TEST_CASE(auto_late_onset_before_calm)
+{
+	struct wr_detect_event e = ev(WR_DETECT_ONSET, port_key(), "udp/53", 30 * S + 200 * MS);
+	struct wr_auto_opts o;
+	int n, pass;
+
+	wr_auto_opts_default(&o);
+	for (pass = 0; pass < 2; pass++) {
+		struct world w = { 0 };
+		char why[160];
+
+		if (wr_sampler_new(1 << 16, S, &w.s) || wr_auto_new(&o, &w.a, why, sizeof(why))) {
+			CHECK_FAIL("a world: %s", why);
+			world_free(&w);
+			return;
+		}
+		fill(w.s, 0, 26 * S, 100, 0, 0, 0);
+		fill(w.s, 26 * S, 32 * S, 30, 270, 0x17000302, 468);
+		e.calm_ns = pass ? 26 * S - 200 * MS : 0;
+		wr_auto_event(w.a, &e);
+		n = steps(w.a, w.s, 30 * S + 200 * MS, 32 * S, w.act, 32);
+		if (pass)
+			CHECK(n == 1 && w.act[0].act == WR_AUTO_INSTALL &&
+			      strstr(w.act[0].words, "len 468") && strstr(w.act[0].words, "per all"),
+			      "calm: %d actions: %s", n, n ? w.act[0].words : "");
+		else
+			CHECK(!n || !strstr(w.act[0].words, "per all") ||
+			      !strstr(w.act[0].words, "len 468"),
+			      "without calm, still a fingerprint: %s", w.act[0].words);
+		world_free(&w);
+	}
+}
+
 /* Advise: the same choice, reported, nothing installed. */
 TEST_CASE(auto_advise_installs_nothing)
 {

@@ -65,6 +65,7 @@ struct dclass {
 	double thr[WR_DETECT_NR_DIMS];		/* the onset's thresholds, frozen */
 	double peak;				/* highest rate / U over the onset */
 	uint64_t quiet_until_ns;		/* accepted: learning without alarm until then */
+	uint64_t calm_ns;			/* wr_detect_event.calm_ns, for the next onset */
 };
 
 struct wr_detector {
@@ -473,7 +474,19 @@ static void start_onset(struct wr_detector *d, struct dclass *c, int dim, uint64
 	c->sum_ns = 0;
 	class_event(d, c, WR_DETECT_ONSET, now, &ev);
 	ev.factor = c->peak;
+	ev.calm_ns = c->calm_ns;
 	queue(d, &ev);
+}
+
+/* Whether every dimension of c's last reading stayed under its off threshold. */
+static bool calm(const struct wr_detector *d, const struct dclass *c)
+{
+	int dim;
+
+	for (dim = 0; dim < WR_DETECT_NR_DIMS; dim++)
+		if (c->rate[dim] >= d->o.off_ratio * threshold(d, c, dim))
+			return false;
+	return true;
 }
 
 static void end_onset(struct wr_detector *d, struct dclass *c, uint64_t now)
@@ -603,10 +616,14 @@ int wr_detect_feed(struct wr_detector *d, uint64_t key, const char *name, uint64
 	}
 	/* The test runs before this reading is learnt: an attack meets the band before it. */
 	dim = watching(d, c, now) ? departs(d, c) : -1;
-	if (dim >= 0)
+	if (dim >= 0) {
 		start_onset(d, c, dim, now);
-	else
-		learn_reading(d, c, cnt, dt);
+		return 0;
+	}
+	/* The reading's start: an attack that began within it may not show in its average. */
+	if (calm(d, c))
+		c->calm_ns = now - dt;
+	learn_reading(d, c, cnt, dt);
 	return 0;
 }
 

@@ -123,6 +123,14 @@ struct wr_detect_event {
 	/* ONSET: the reading where the departure was first visible; END: when it was decided. */
 	uint64_t at_ns;
 	uint64_t since_ns;	/* END: the onset's at_ns */
+	/*
+	 * ONSET: where the class was last known calm: the start of the last
+	 * reading before the onset in which every dimension stayed under its
+	 * off threshold (off_ratio x the onset threshold), so an attack
+	 * began after it, however late its onset showed; 0 when the class
+	 * had no such reading.
+	 */
+	uint64_t calm_ns;
 };
 
 /* Where a class stands. */

@@ -176,6 +176,19 @@ void wr_auto_event(struct wr_auto *a, const struct wr_detect_event *ev)
 	snprintf(x->names[0], sizeof(x->names[0]), "%s", ev->name);
 	x->nr_classes = 1;
 	x->onset_ns = ev->at_ns;
+	x->calm_ns = ev->calm_ns;
+}
+
+/*
+ * The before-sample's end: BEFORE_GAP_NS before the onset, or where the
+ * class was last calm if that is earlier (an onset that showed late, on a
+ * busy host, must not take the attack's first seconds as normal traffic).
+ */
+static uint64_t before_to(const struct wr_auto_mit *x)
+{
+	uint64_t to = x->onset_ns > BEFORE_GAP_NS ? x->onset_ns - BEFORE_GAP_NS : 0;
+
+	return x->calm_ns && x->calm_ns < to ? x->calm_ns : to;
 }
 
 static uint32_t installed(const struct wr_auto *a)
@@ -247,7 +260,7 @@ static void gather(struct wr_auto *a, const struct wr_sampler *s, struct wr_auto
 {
 	uint64_t from = x->onset_ns > a->o.gather_back_ns ? x->onset_ns - a->o.gather_back_ns : 0;
 	uint64_t bfrom = x->onset_ns > a->o.before_ns ? x->onset_ns - a->o.before_ns : 0;
-	uint64_t bto = x->onset_ns > BEFORE_GAP_NS ? x->onset_ns - BEFORE_GAP_NS : 0;
+	uint64_t bto = before_to(x);
 	struct wr_fp_choice c;
 	size_t n, m, i;
 
@@ -327,7 +340,7 @@ static void recheck(struct wr_auto *a, const struct wr_sampler *s, struct wr_aut
 	if (matched(&x->choice, a->att, n) >=
 	    RECHECK_DROP * x->choice.matched / x->choice.n * (double)n)
 		return;
-	bto = x->onset_ns > BEFORE_GAP_NS ? x->onset_ns - BEFORE_GAP_NS : 0;
+	bto = before_to(x);
 	bfrom = x->onset_ns > a->o.before_ns ? x->onset_ns - a->o.before_ns : 0;
 	m = wr_sampler_take(s, x->keys[k], bfrom, bto, a->bef, WR_AUTO_SAMPLE_MAX);
 	if (wr_fp_choose(a->att, n, a->bef, m, &a->o.fp, &c) || c.action != WR_FP_DROP)

@@ -94,6 +94,7 @@ struct wr_auto_mit {
 	bool ended[WR_AUTO_CLASSES];
 	uint32_t nr_classes;
 	uint64_t onset_ns;	/* the first class's onset */
+	uint64_t calm_ns;	/* ... and where that class was last calm (wr_detect_event) */
 	uint64_t chosen_ns;	/* installed or advised at */
 	uint64_t checked_ns;	/* last re-checked at */
 	uint64_t ended_ns;	/* the last class's end (LINGERING) */
