@@ -372,4 +372,56 @@ no_auto_rule || fail "$(auto_rules) left after the daemon stopped"
 wait "$gen"
 end_case auto-rule-survives-reload-and-goes-at-exit
 
+begin_case auto-host-pressure-onset
+# The shedding controller's u (a file signal here) as the host's pressure:
+# with floors no class reaches, the flood is met only through it.
+echo 0.1 >"$TMP/util"
+cat >"$TMP/press.yaml" <<EOF
+interfaces:
+  - { name: au-s, mode: native }
+rules: []
+metrics: off
+shedding:
+  interval: 200ms
+  signals: [ { file: $TMP/util } ]
+  curve: { good: 0.7, bad: 0.8, delay: 120s, ramp: 120s }
+auto: { mode: on, warmup: 2s, linger: 2s, hold: 1s, budget: 2000, floor-pps: 1000000,
+        floor-bps: 1000000000 }
+EOF
+if ! start_daemon "$SRV" "$ROOT" "$TMP/press.yaml" "$TMP/press.log"; then
+	fail "the daemon did not start: $(tail -3 "$TMP/press.log")"
+else
+	pressure() { wrj auto status | jq -r '.pressure'; }
+	press_is() { wrj auto status | jq -e --argjson u "$1" '.pressure == $u' >/dev/null; }
+	wait_for 50 press_is 0.1 || fail "status pressure $(pressure), want 0.1"
+	sleep 2.5	# the warm-up: samples of the traffic before
+	flood 10 &
+	gen=$!
+	sleep 1
+	no_auto_rule || fail "an auto rule before the pressure: $(auto_rules)"
+	echo 0.95 >"$TMP/util"
+	wait_for 50 has_auto_rule || fail "no auto rule under pressure: $(grep auto: "$TMP/press.log" | tail -3)"
+	grep -q "auto: onset on the host: pressure 0.95 (threshold 0.80)" "$TMP/press.log" ||
+		fail "no host onset in the log: $(grep auto: "$TMP/press.log" | tail -3)"
+	j=$(wrj auto status)
+	m=$(jq -c '.mitigations[0]' <<<"$j")
+	[ "$(jq -r '.classes[0]' <<<"$m")" = host ] || fail "the mitigation's class: $m"
+	[ "$(jq -r '.installed' <<<"$m")" = true ] || fail "not installed: $m"
+	grep -qE 'payload|len' <<<"$(jq -r '.words' <<<"$m")" || fail "no fingerprint: $m"
+	jq -e '.pressure == 0.95' <<<"$j" >/dev/null || fail "status pressure: $(jq .pressure <<<"$j")"
+	rule=$(auto_rules | head -1)
+	d0=$(rule_drops "$rule")
+	sleep 1
+	[ "$(rule_drops "$rule")" -gt "$((d0 + FLOOD / 2))" ] ||
+		fail "$rule dropped $(($(rule_drops "$rule") - d0)) in a second of $FLOOD pps"
+	echo 0.1 >"$TMP/util"
+	wait "$gen"
+	wait_for 100 no_auto_rule || fail "$rule still there with the pressure gone"
+	grep -q "auto: the host's pressure is back to normal" "$TMP/press.log" ||
+		fail "no end of the host onset in the log"
+	kill -TERM "$DPID"
+	wait_for 50 bash -c "! kill -0 $DPID 2>/dev/null" || fail "the daemon did not stop"
+fi
+end_case auto-host-pressure-onset
+
 kill "$CLIENT" "$ECHO" 2>/dev/null

@@ -278,6 +278,44 @@ TEST_CASE(auto_late_onset_before_calm)
 	}
 }
 
+/*
+ * The host's pressure as an onset: fingerprinted over every class's
+ * samples, a class onset of the same flood later joins its rule, and it
+ * ends with the pressure and that class.
+ */
+TEST_CASE(auto_pressure_onset)
+{
+	struct wr_detect_event p1 = ev(WR_DETECT_PRESSURE_ON, 0, "host", 30 * S + 200 * MS);
+	struct wr_detect_event e1 = ev(WR_DETECT_ONSET, port_key(), "udp/53", 31 * S);
+	struct wr_detect_event x1 = ev(WR_DETECT_END, port_key(), "udp/53", 50 * S);
+	struct wr_detect_event p2 = ev(WR_DETECT_PRESSURE_OFF, 0, "host", 52 * S);
+	struct wr_auto_mit m[2];
+	struct world w;
+	int n;
+
+	if (world(&w, WR_AUTO_ON, 16))
+		return;
+	wr_auto_event(w.a, &p1);
+	n = steps(w.a, w.s, 30 * S + 200 * MS, 31 * S, w.act, 32);
+	CHECK(n == 1 && w.act[0].act == WR_AUTO_INSTALL && strstr(w.act[0].words, "len 468") &&
+	      strstr(w.act[0].words, "0x17000302"), "%d actions: %s", n,
+	      n ? w.act[0].words : "");
+	CHECK(wr_auto_list(w.a, m, 2) == 1 && m[0].nr_classes == 1 &&
+	      !strcmp(m[0].names[0], "host"), "classes %u %s", m[0].nr_classes, m[0].names[0]);
+	wr_auto_event(w.a, &e1);
+	CHECK_EQ(steps(w.a, w.s, 31 * S, 32 * S, w.act, 32), 0);
+	CHECK(wr_auto_list(w.a, m, 2) == 1 && m[0].nr_classes == 2, "classes %u",
+	      m[0].nr_classes);
+	wr_auto_event(w.a, &x1);
+	CHECK(wr_auto_list(w.a, m, 2) == 1 && m[0].state == WR_AUTO_ACTIVE, "state %d",
+	      m[0].state);
+	wr_auto_event(w.a, &p2);
+	CHECK(wr_auto_list(w.a, m, 2) == 1 && m[0].state == WR_AUTO_LINGERING &&
+	      m[0].expires_ns == 112 * S, "state %d expires %llu", m[0].state,
+	      (unsigned long long)m[0].expires_ns);
+	world_free(&w);
+}
+
 /* Advise: the same choice, reported, nothing installed. */
 TEST_CASE(auto_advise_installs_nothing)
 {

@@ -149,11 +149,14 @@ void wr_auto_event(struct wr_auto *a, const struct wr_detect_event *ev)
 	struct wr_auto_mit *x;
 	uint32_t i, k;
 
+	bool onset = ev->kind == WR_DETECT_ONSET || ev->kind == WR_DETECT_PRESSURE_ON;
+
 	if (a->o.mode == WR_AUTO_OFF ||
-	    (ev->kind != WR_DETECT_ONSET && ev->kind != WR_DETECT_END))
+	    (!onset && ev->kind != WR_DETECT_END && ev->kind != WR_DETECT_PRESSURE_OFF))
 		return;
+	/* The host's pressure is the class of every packet (key 0: wr_sampler_take's all). */
 	x = of_class(a, ev->key, &k);
-	if (ev->kind == WR_DETECT_END) {
+	if (!onset) {
 		if (x && !x->ended[k])
 			end_class(a, x, k, ev->at_ns);
 		return;

@@ -6,11 +6,14 @@
  * samples and times; the caller (the daemon) commits the rules, so every
  * decision here is tested with time injected.
  *
- * An onset of class C at T (the reading where the departure showed):
+ * An onset of class C at T (the reading where the departure showed; for
+ * the host's pressure, C is every class):
  *  1. Gather. C's samples from T - gather_back_ns on are the attack
  *     sample; once it holds min_samples, or gather_ns passed, choose.
  *     C's samples in [T - before_ns, T - 2 s) are the before-sample
- *     (the 2 s: an attack's first packets come before its onset shows): what C carried while nothing was wrong (every
+ *     (the 2 s: an attack's first packets come before its onset shows;
+ *     it ends earlier where C was last calm earlier, see
+ *     wr_detect_event.calm_ns): what C carried while nothing was wrong (every
  *     class's, when C carried almost nothing: a rule must not match any
  *     of the host's normal traffic).
  *  2. Choose (auto/fingerprint.h): the most specific fingerprint that
@@ -126,7 +129,11 @@ void wr_auto_opts_default(struct wr_auto_opts *o);
 /* 0, -EINVAL with why naming the option, or -ENOMEM. */
 int wr_auto_new(const struct wr_auto_opts *o, struct wr_auto **out, char *why, size_t len);
 void wr_auto_free(struct wr_auto *a);
-/* One of the detector's events (the host's pressure ones are not a class's: ignored). */
+/*
+ * One of the detector's events. The host's pressure is a class of its
+ * own, "host", whose samples are every class's (key 0): its onset is
+ * fingerprinted over all the host's traffic, and it ends with the pressure.
+ */
 void wr_auto_event(struct wr_auto *a, const struct wr_detect_event *ev);
 /*
  * The work due at now_ns, over the sampler's samples: actions into out

@@ -192,6 +192,7 @@ static int cmd_status(int argc, char **argv, void *ctx)
 {
 	struct timespec ts;
 	struct st s;
+	double pressure;
 	int err;
 
 	(void)argv;
@@ -227,6 +228,12 @@ static int cmd_status(int argc, char **argv, void *ctx)
 	print_u64("warmup_s", "  warm-up %llu s", (__u64)num(&s, s.top, "warmup_s"));
 	print_u64("max_rules", ", at most %llu rules", (__u64)num(&s, s.top, "max_rules"));
 	print_u64("linger_s", ", kept %llu s after an attack\n", (__u64)num(&s, s.top, "linger_s"));
+	pressure = num(&s, s.top, "pressure");
+	if (pressure >= 0)
+		print_double("pressure", "  host pressure %.2f (the shedding controller's u)\n",
+			     pressure);
+	else
+		print_null("pressure", "  host pressure: none (no shedding controller runs)\n");
 	print_double("updated", NULL, num(&s, s.top, "updated"));
 	print_classes(&s);
 	print_mits(&s, ts.tv_sec + ts.tv_nsec / 1e9);

@@ -46,6 +46,8 @@
 /* Classes `weir auto status` shows: the busiest. */
 #define AUTO_TOP		16
 /* Detector events and engine actions taken per tick (the rest at the next). */
+/* The shedding controller's u counts as the host's pressure this long after its step. */
+#define AUTO_PRESSURE_STALE_NS	(5 * 1000000000ULL)
 #define AUTO_EVENTS		64
 #define AUTO_ACTIONS		16
 /* Words of one rule, its name included. */
@@ -72,6 +74,7 @@ struct wr_dauto {
 	struct wr_detect_class *classes;	/* the detector's listing, nr_classes of room */
 	size_t nr_classes;			/* the detector's max_classes */
 	struct wr_auto_mit mits[WR_AUTO_MAX];
+	double pressure;	/* the last one fed to the detector; -1: no controller's */
 };
 
 void wr_auto_path(char *buf, size_t len, const char *ext)
@@ -391,12 +394,36 @@ void auto_metrics(struct daemon *d, FILE *out)
 		(unsigned long long)cum);
 }
 
+/*
+ * The host's pressure: the shedding controller's u (docs/shedding.md: the
+ * largest of its signals), while a controller runs and its last step is
+ * recent. Without one (none configured, stopped, or its signals unreadable)
+ * the pressure reads 0: a host onset ends after its hold, not never.
+ */
+static void pressure(struct daemon *d, struct wr_dauto *a, __u64 now)
+{
+	struct weir_shed sh;
+	double u = 0;
+
+	a->pressure = -1;
+	if (!wr_shed_read(d->maps.shed, &sh) && (sh.flags & WEIR_SHED_ACTIVE) &&
+	    sh.u_micro >= 0 && sh.updated_ns && now - sh.updated_ns <= AUTO_PRESSURE_STALE_NS)
+		a->pressure = u = sh.u_micro >= 1000000 ? 1 : sh.u_micro / 1e6;
+	wr_detect_pressure(a->det, u, now);
+}
+
 static void log_event(const struct wr_detect_event *ev)
 {
 	const char *unit = ev->dim == WR_DETECT_BYTES ? "B/s" : "pps";
 	int dim = ev->dim == WR_DETECT_BYTES ? WR_DETECT_BYTES : WR_DETECT_PKTS;
 
-	if (ev->kind == WR_DETECT_ONSET)
+	if (ev->kind == WR_DETECT_PRESSURE_ON)
+		dlog("auto: onset on the host: pressure %.2f (threshold %.2f); every class sampled",
+		     ev->rate[0], ev->threshold[0]);
+	else if (ev->kind == WR_DETECT_PRESSURE_OFF)
+		dlog("auto: the host's pressure is back to normal: %.2f, after %.1f s", ev->rate[0],
+		     (ev->at_ns - ev->since_ns) / 1e9);
+	else if (ev->kind == WR_DETECT_ONSET)
 		dlog("auto: onset on %s: %.0f %s (baseline %.0f, threshold %.0f)", ev->name,
 		     ev->rate[dim], unit, ev->baseline[dim], ev->threshold[dim]);
 	else if (ev->kind == WR_DETECT_END)
@@ -559,6 +586,7 @@ static void write_state(struct daemon *d, struct wr_dauto *a, __u64 now, bool st
 	fprintf(f, "\"warmup_s\":%u,\"max_rules\":%u,\"linger_s\":%u,\"samples\":%llu,",
 		a->cfg.warmup_s, a->cfg.max_rules, a->cfg.linger_s,
 		(unsigned long long)wr_sampler_added(a->smp));
+	fprintf(f, "\"pressure\":%.3f,", stopped ? -1 : a->pressure);
 	if (stopped)
 		fputs("\"nr_classes\":0,\"classes\":[],\"mitigations\":[]", f);
 	else {
@@ -597,9 +625,10 @@ void auto_tick(struct daemon *d)
 			set_one_in(a, pkts, now);
 		wr_sampler_read(a->smp, pkts, bytes, now, feed, a);
 	}
+	pressure(d, a, now);
 	while ((n = wr_detect_poll(a->det, now, ev, AUTO_EVENTS)) > 0) {
 		for (i = 0; i < n; i++) {
-			if (ev[i].kind == WR_DETECT_ONSET)
+			if (ev[i].kind == WR_DETECT_ONSET || ev[i].kind == WR_DETECT_PRESSURE_ON)
 				__atomic_add_fetch(&d->au_onsets, 1, __ATOMIC_RELAXED);
 			log_event(&ev[i]);
 			wr_auto_event(a->eng, &ev[i]);
@@ -656,6 +685,7 @@ static struct wr_dauto *auto_new(const struct wr_cfg_auto *c)
 
 	if (!a)
 		goto fail;
+	a->pressure = -1;
 	a->cfg = *c;
 	/* AUTO_KEEP_S seconds at the full budget, as a power of two. */
 	while (ring < (size_t)c->budget * AUTO_KEEP_S && ring < (1u << 20))
@@ -666,6 +696,7 @@ static struct wr_dauto *auto_new(const struct wr_cfg_auto *c)
 	dop.floor_pps = c->floor_pps;
 	dop.floor_bps = c->floor_bps;
 	dop.hold_ns = c->hold_ms * 1000000ULL;
+	dop.pressure_hold_ns = dop.hold_ns;
 	wr_auto_opts_default(&eop);
 	eop.mode = c->mode;
 	eop.max_rules = c->max_rules;
