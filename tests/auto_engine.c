@@ -268,7 +268,8 @@ TEST_CASE(auto_late_onset_before_calm)
 		n = steps(w.a, w.s, 30 * S + 200 * MS, 32 * S, w.act, 32);
 		if (pass)
 			CHECK(n == 1 && w.act[0].act == WR_AUTO_INSTALL &&
-			      strstr(w.act[0].words, "len 468") && strstr(w.act[0].words, "per all"),
+			      strstr(w.act[0].words, "len 468") &&
+			      strstr(w.act[0].words, "per all"),
 			      "calm: %d actions: %s", n, n ? w.act[0].words : "");
 		else
 			CHECK(!n || !strstr(w.act[0].words, "per all") ||
@@ -313,6 +314,104 @@ TEST_CASE(auto_pressure_onset)
 	CHECK(wr_auto_list(w.a, m, 2) == 1 && m[0].state == WR_AUTO_LINGERING &&
 	      m[0].expires_ns == 112 * S, "state %d expires %llu", m[0].state,
 	      (unsigned long long)m[0].expires_ns);
+	world_free(&w);
+}
+
+/* Normal traffic of the destination class: DNS queries, and one in four a TCP segment. */
+static struct wr_fp_pkt mixed(int i)
+{
+	struct wr_fp_pkt p = dns();
+
+	if (i % 4 == 3) {
+		p.proto = 6;
+		p.dport = 443;
+		p.tcp_flags = 0x10;
+	}
+	return p;
+}
+
+/*
+ * Samples for the destination class: normal traffic at 100 a second over
+ * [0, 32 s); an earlier UDP flood (sport 123) at 2000 a second over
+ * [12 s, 17 s), whose samples from 12.5 s on are marked dropped when
+ * mark; the new flood at 400 a second from 30 s. Returns the sampler.
+ */
+static struct wr_sampler *two_floods(bool mark)
+{
+	struct wr_sampler *s;
+	uint64_t t;
+	int i;
+
+	if (wr_sampler_new(1 << 17, S, &s))
+		return NULL;
+	for (t = 0; t < 32 * S; t += S) {
+		for (i = 0; i < 100; i++) {
+			struct wr_fp_pkt p = mixed(i);
+
+			wr_sampler_add(s, t + (uint64_t)i * (S / 100), p.len + 14, &p);
+		}
+		for (i = 0; t >= 12 * S && t < 17 * S && i < 2000; i++) {
+			struct wr_fp_pkt p = flood(0x0badf00d, 300);
+			uint64_t ts = t + (uint64_t)i * (S / 2000) + S / 4000;
+
+			p.sport = 123;
+			if (mark && ts >= 12 * S + 500 * MS)
+				p.flags |= WR_FP_DROPPED;
+			wr_sampler_add(s, ts, p.len + 14, &p);
+		}
+		for (i = 0; t >= 30 * S && i < 400; i++) {
+			struct wr_fp_pkt p = flood(0x17000302, 468);
+
+			wr_sampler_add(s, t + (uint64_t)i * (S / 400) + S / 800, p.len + 14, &p);
+		}
+	}
+	return s;
+}
+
+/*
+ * A new flood 13 s after an earlier one that auto-1 dropped. The earlier
+ * flood's samples are not the traffic before the new one: those auto-1
+ * dropped are marked so and not taken, and the ones that passed while
+ * auto-1 was gathered are spared by its fingerprint; the before-sample is
+ * the normal traffic alone (it would be the newest 8192 samples, 7000-odd
+ * of them the earlier flood's, without either), and the new flood gets
+ * its fingerprint.
+ */
+TEST_CASE(auto_before_sample_skips_earlier_flood)
+{
+	struct wr_detect_event e0 = ev(WR_DETECT_ONSET, dst_key(), "198.18.0.1", 12 * S + 200 * MS);
+	struct wr_detect_event x0 = ev(WR_DETECT_END, dst_key(), "198.18.0.1", 18 * S);
+	struct wr_detect_event e = ev(WR_DETECT_ONSET, dst_key(), "198.18.0.1", 30 * S + 200 * MS);
+	struct wr_auto_opts o;
+	struct world w = { 0 };
+	struct wr_auto_mit m[2];
+	char why[160];
+	int n;
+
+	wr_auto_opts_default(&o);
+	o.linger_ns = 2 * S;
+	w.s = two_floods(true);
+	if (!w.s || wr_auto_new(&o, &w.a, why, sizeof(why))) {
+		CHECK_FAIL("a world: %s", why);
+		world_free(&w);
+		return;
+	}
+	wr_auto_event(w.a, &e0);
+	n = steps(w.a, w.s, 12 * S + 200 * MS, 13 * S, w.act, 32);
+	CHECK(n == 1 && strstr(w.act[0].words, "sport 123"), "auto-1: %d: %s", n,
+	      n ? w.act[0].words : "");
+	wr_auto_event(w.a, &x0);
+	n = steps(w.a, w.s, 13 * S, 21 * S, w.act, 32);
+	CHECK(n == 1 && w.act[0].act == WR_AUTO_REMOVE, "auto-1 not removed: %d", n);
+	wr_auto_event(w.a, &e);
+	n = steps(w.a, w.s, 30 * S + 200 * MS, 31 * S, w.act, 32);
+	CHECK(n == 1 && strstr(w.act[0].words, "len 468") && strstr(w.act[0].words, "per all"),
+	      "the new flood: %d: %s", n, n ? w.act[0].words : "");
+	/* Normal traffic only: 100 a second over [0.2 s, 28.2 s). */
+	CHECK(wr_auto_list(w.a, m, 2) == 1 && m[0].choice.m == 2800, "before-sample of %u",
+	      m[0].choice.m);
+	if (n)
+		printf("# %s: %s\n", w.act[0].rule, w.act[0].desc);
 	world_free(&w);
 }
 

@@ -216,21 +216,28 @@ TEST_CASE(sampler_take)
 		struct wr_fp_pkt p = i % 2 ? t : u;
 
 		p.len = (__u32)i;	/* which one it was */
+		if (i % 5 == 0)
+			p.flags |= WR_FP_DROPPED;	/* weir dropped it */
 		wr_sampler_add(s, S + i * MS, 100, &p);
 	}
 	/* The ring kept the last 64 (36..99); DNS ones are even. */
-	n = wr_sampler_take(s, wr_auto_port_key(&u), S + 90 * MS, S + 97 * MS, out, 8);
+	n = wr_sampler_take(s, wr_auto_port_key(&u), S + 90 * MS, S + 97 * MS, WR_TAKE_ALL, out, 8);
 	CHECK_EQ(n, 4);
 	CHECK(n == 4 && out[0].len == 90 && out[3].len == 96, "got %u..%u",
 	      n ? out[0].len : 0, n ? out[n - 1].len : 0);
-	n = wr_sampler_take(s, wr_auto_dst_key(&t), 0, 10 * S, out, 3);
+	n = wr_sampler_take(s, wr_auto_dst_key(&t), 0, 10 * S, WR_TAKE_ALL, out, 3);
 	CHECK(n == 3 && out[0].len == 95 && out[2].len == 99, "newest 3 of .2: %zu, %u..%u", n,
 	      n ? out[0].len : 0, n ? out[n - 1].len : 0);
-	n = wr_sampler_take(s, 0, 0, 10 * S, out, 8);
+	n = wr_sampler_take(s, 0, 0, 10 * S, WR_TAKE_ALL, out, 8);
 	CHECK(n == 8 && out[7].len == 99 && out[0].len == 92, "every class: %zu, %u..%u", n,
 	      n ? out[0].len : 0, n ? out[n - 1].len : 0);
+	/* Passed only: 90 and 95 were dropped. */
+	n = wr_sampler_take(s, 0, S + 89 * MS, S + 97 * MS, WR_TAKE_PASSED, out, 8);
+	CHECK(n == 6 && out[0].len == 89 && out[1].len == 91 && out[4].len == 94 &&
+	      out[5].len == 96, "passed: %zu, %u %u %u %u", n, n ? out[0].len : 0,
+	      n > 1 ? out[1].len : 0, n > 4 ? out[4].len : 0, n > 5 ? out[5].len : 0);
 	/* Older than the ring: gone. */
-	CHECK_EQ(wr_sampler_take(s, 0, 0, S + 36 * MS, out, 8), 0);
+	CHECK_EQ(wr_sampler_take(s, 0, 0, S + 36 * MS, WR_TAKE_ALL, out, 8), 0);
 	wr_sampler_free(s);
 }
 

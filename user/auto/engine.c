@@ -29,11 +29,20 @@
  */
 #define BEFORE_GAP_NS (2 * SEC)
 
+/* Fingerprints of mitigations gone (or replaced) that a before-sample still spares. */
+#define PAST_MAX 16
+
 struct wr_auto {
 	struct wr_auto_opts o;
 	struct wr_auto_mit m[WR_AUTO_MAX];
 	uint64_t seq;		/* the last auto-N given */
 	struct wr_fp_pkt *att, *bef;
+	/* A ring of PAST_MAX: a fingerprint, and when it stopped being one (0: a free slot). */
+	struct {
+		struct wr_fp_choice c;
+		uint64_t until;
+	} past[PAST_MAX];
+	uint32_t past_next;
 };
 
 void wr_auto_opts_default(struct wr_auto_opts *o)
@@ -257,6 +266,53 @@ static int put_choice(struct wr_auto_mit *x, const struct wr_fp_choice *c)
 	return 0;
 }
 
+/* A fingerprint that stopped being one at now, kept for before-samples (spare). */
+static void remember(struct wr_auto *a, const struct wr_fp_choice *c, uint64_t now)
+{
+	if (c->action != WR_FP_DROP)
+		return;
+	a->past[a->past_next % PAST_MAX].c = *c;
+	a->past[a->past_next % PAST_MAX].until = now ? now : 1;
+	a->past_next++;
+}
+
+/* Whether weir auto judged p an attack: a fingerprint of another mitigation, or a recent one. */
+static bool judged(const struct wr_auto *a, const struct wr_auto_mit *x, const struct wr_fp_pkt *p,
+		   uint64_t now)
+{
+	uint32_t i;
+
+	for (i = 0; i < WR_AUTO_MAX; i++) {
+		const struct wr_auto_mit *y = &a->m[i];
+
+		if (y != x && (y->state == WR_AUTO_ACTIVE || y->state == WR_AUTO_LINGERING) &&
+		    y->choice.action == WR_FP_DROP && wr_fp_match(&y->choice, p) == 1)
+			return true;
+	}
+	for (i = 0; i < PAST_MAX; i++)
+		if (a->past[i].until && a->past[i].until + a->o.before_ns >= now &&
+		    wr_fp_match(&a->past[i].c, p) == 1)
+			return true;
+	return false;
+}
+
+/*
+ * The before-sample p[0..m) less what weir auto already judged an attack
+ * (judged): an earlier flood's packets that passed while its fingerprint
+ * was being gathered are not the traffic before this one (the dropped
+ * ones never come: WR_TAKE_PASSED). The number left.
+ */
+static size_t spare(const struct wr_auto *a, const struct wr_auto_mit *x, struct wr_fp_pkt *p,
+		    size_t m, uint64_t now)
+{
+	size_t i, k = 0;
+
+	for (i = 0; i < m; i++)
+		if (!judged(a, x, &p[i], now))
+			p[k++] = p[i];
+	return k;
+}
+
 /* A gathering onset: wait, join a live rule, or choose. */
 static void gather(struct wr_auto *a, const struct wr_sampler *s, struct wr_auto_mit *x,
 		   uint64_t now, struct wr_auto_action *out, size_t max, size_t *nout)
@@ -267,20 +323,23 @@ static void gather(struct wr_auto *a, const struct wr_sampler *s, struct wr_auto
 	struct wr_fp_choice c;
 	size_t n, m, i;
 
-	n = wr_sampler_take(s, x->keys[0], from, now + 1, a->att, WR_AUTO_SAMPLE_MAX);
+	n = wr_sampler_take(s, x->keys[0], from, now + 1, WR_TAKE_ALL, a->att, WR_AUTO_SAMPLE_MAX);
 	if (n < a->o.min_samples && now < x->onset_ns + a->o.gather_ns)
 		return;
 	if (!n) {
 		x->state = WR_AUTO_GONE;	/* nothing sampled to choose from */
 		return;
 	}
-	m = wr_sampler_take(s, x->keys[0], bfrom, bto, a->bef, WR_AUTO_SAMPLE_MAX);
+	m = wr_sampler_take(s, x->keys[0], bfrom, bto, WR_TAKE_PASSED, a->bef, WR_AUTO_SAMPLE_MAX);
+	m = spare(a, x, a->bef, m, now);
 	/*
 	 * A class that carried (almost) nothing before: the host's traffic
 	 * before is what the rule must not match, every class of it.
 	 */
 	if (m < BEFORE_MIN)
-		m = wr_sampler_take(s, 0, bfrom, bto, a->bef, WR_AUTO_SAMPLE_MAX);
+		m = spare(a, x, a->bef,
+			  wr_sampler_take(s, 0, bfrom, bto, WR_TAKE_PASSED, a->bef,
+					  WR_AUTO_SAMPLE_MAX), now);
 	if (wr_fp_choose(a->att, n, a->bef, m, &a->o.fp, &c) || put_choice(x, &c)) {
 		x->state = WR_AUTO_GONE;
 		return;
@@ -337,7 +396,7 @@ static void recheck(struct wr_auto *a, const struct wr_sampler *s, struct wr_aut
 		;
 	if (k == x->nr_classes)
 		return;
-	n = wr_sampler_take(s, x->keys[k], from, now + 1, a->att, WR_AUTO_SAMPLE_MAX);
+	n = wr_sampler_take(s, x->keys[k], from, now + 1, WR_TAKE_ALL, a->att, WR_AUTO_SAMPLE_MAX);
 	if (n < a->o.min_samples || !x->choice.n)
 		return;
 	if (matched(&x->choice, a->att, n) >=
@@ -345,9 +404,11 @@ static void recheck(struct wr_auto *a, const struct wr_sampler *s, struct wr_aut
 		return;
 	bto = before_to(x);
 	bfrom = x->onset_ns > a->o.before_ns ? x->onset_ns - a->o.before_ns : 0;
-	m = wr_sampler_take(s, x->keys[k], bfrom, bto, a->bef, WR_AUTO_SAMPLE_MAX);
+	m = wr_sampler_take(s, x->keys[k], bfrom, bto, WR_TAKE_PASSED, a->bef, WR_AUTO_SAMPLE_MAX);
+	m = spare(a, x, a->bef, m, now);
 	if (wr_fp_choose(a->att, n, a->bef, m, &a->o.fp, &c) || c.action != WR_FP_DROP)
 		return;
+	remember(a, &x->choice, now);
 	if (put_choice(x, &c))
 		return;
 	x->changes++;
@@ -378,6 +439,7 @@ int wr_auto_step(struct wr_auto *a, const struct wr_sampler *s, uint64_t now_ns,
 				break;
 			if (x->installed && !act(out, max, &n, WR_AUTO_REMOVE, x, now_ns))
 				break;
+			remember(a, &x->choice, now_ns);
 			x->state = WR_AUTO_GONE;
 			break;
 		}

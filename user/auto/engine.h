@@ -13,7 +13,9 @@
  *     C's samples in [T - before_ns, T - 2 s) are the before-sample
  *     (the 2 s: an attack's first packets come before its onset shows;
  *     it ends earlier where C was last calm earlier, see
- *     wr_detect_event.calm_ns): what C carried while nothing was wrong (every
+ *     wr_detect_event.calm_ns): what C carried while nothing was wrong
+ *     (only what weir passed, less what another auto fingerprint, live or
+ *     gone within before_ns, matches: an earlier attack is not normal) (every
  *     class's, when C carried almost nothing: a rule must not match any
  *     of the host's normal traffic).
  *  2. Choose (auto/fingerprint.h): the most specific fingerprint that

@@ -28,6 +28,12 @@
 enum {
 	WR_FP_PORTS = 1 << 0,	/* TCP or UDP header parsed: sport, dport valid */
 	WR_FP_L4 = 1 << 1,	/* upper-layer header parsed: tcp_flags or icmp_type valid */
+	/*
+	 * A sample weir dropped (its capture verdict): not traffic the host
+	 * served, so never part of a before-sample (auto/sampler.h). The
+	 * chooser itself ignores it.
+	 */
+	WR_FP_DROPPED = 1 << 2,
 };
 
 /*

@@ -290,7 +290,7 @@ int wr_sampler_read(struct wr_sampler *s, uint64_t total_pkts, uint64_t total_by
 }
 
 size_t wr_sampler_take(const struct wr_sampler *s, uint64_t key, uint64_t from_ns,
-		       uint64_t to_ns, struct wr_fp_pkt *out, size_t max)
+		       uint64_t to_ns, int which, struct wr_fp_pkt *out, size_t max)
 {
 	size_t i, n = 0, j;
 	struct sample *x;
@@ -302,6 +302,8 @@ size_t wr_sampler_take(const struct wr_sampler *s, uint64_t key, uint64_t from_n
 		if (x->ts < from_ns || x->ts >= to_ns)
 			continue;
 		if (key && x->keys[0] != key && x->keys[1] != key)
+			continue;
+		if (which == WR_TAKE_PASSED && (x->p.flags & WR_FP_DROPPED))
 			continue;
 		out[max - 1 - n] = x->p;
 		if (++n == max)

@@ -86,12 +86,22 @@ typedef void (*wr_sampler_fn)(void *ctx, uint64_t key, const char *name, uint64_
  */
 int wr_sampler_read(struct wr_sampler *s, uint64_t total_pkts, uint64_t total_bytes,
 		    uint64_t now_ns, wr_sampler_fn fn, void *ctx);
+/* wr_sampler_take's which */
+enum {
+	WR_TAKE_ALL,		/* every sample */
+	/*
+	 * Only those weir passed (no WR_FP_DROPPED): a before-sample is what
+	 * the host served, not an earlier flood that a rule already dropped.
+	 */
+	WR_TAKE_PASSED,
+};
+
 /*
  * The samples of class key judged in [from_ns, to_ns), oldest first, at
- * most max of them into out (the newest max, if there are more): the
- * number copied. key 0: every sample.
+ * most max of them into out (the newest max, if there are more), all or
+ * only the passed ones (which): the number copied. key 0: every class's.
  */
 size_t wr_sampler_take(const struct wr_sampler *s, uint64_t key, uint64_t from_ns,
-		       uint64_t to_ns, struct wr_fp_pkt *out, size_t max);
+		       uint64_t to_ns, int which, struct wr_fp_pkt *out, size_t max);
 
 #endif /* WEIR_USER_AUTO_SAMPLER_H */

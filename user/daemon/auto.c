@@ -243,10 +243,13 @@ static int on_sample(void *ctx, const struct weir_capture_hdr *h, const __u8 *fr
 	struct wr_dauto *a = ctx;
 	struct wr_fp_pkt p;
 
-	if (wr_fp_from_snap(frame, h->caplen, h->len, &p))
+	if (wr_fp_from_snap(frame, h->caplen, h->len, &p)) {
 		a->samples_bad++;
-	else
-		wr_sampler_add(a->smp, h->ts, h->len, &p);
+		return 0;
+	}
+	if (h->verdict == WEIR_CV_DROPPED)
+		p.flags |= WR_FP_DROPPED;
+	wr_sampler_add(a->smp, h->ts, h->len, &p);
 	return 0;
 }
 
