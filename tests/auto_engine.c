@@ -317,6 +317,56 @@ TEST_CASE(auto_pressure_onset)
 	world_free(&w);
 }
 
+/*
+ * A second vector beside the first (both go on): a rule of its own, the
+ * first's kept as it was; the class's end ends both, and both go.
+ */
+TEST_CASE(auto_two_vectors_two_rules)
+{
+	struct wr_detect_event e = ev(WR_DETECT_ONSET, port_key(), "udp/53", 30 * S + 200 * MS);
+	struct wr_detect_event x = ev(WR_DETECT_END, port_key(), "udp/53", 40 * S);
+	struct wr_auto_mit m[4];
+	struct world w;
+	uint64_t t;
+	int n, i, k;
+
+	if (world(&w, WR_AUTO_ON, 16))
+		return;
+	wr_auto_event(w.a, &e);
+	n = steps(w.a, w.s, 30 * S + 200 * MS, 32 * S, w.act, 32);
+	CHECK(n == 1 && w.act[0].act == WR_AUTO_INSTALL && strstr(w.act[0].words, "len 468"),
+	      "auto-1: %d", n);
+	/* From 32 s: normal traffic, the first flood, and a second one (every third packet each). */
+	for (t = 32 * S; t < 40 * S; t += S)
+		for (i = 0; i < 450; i++) {
+			struct wr_fp_pkt p = i % 3 == 0 ? dns() : i % 3 == 1 ?
+					     flood(0x17000302, 468) : flood(0xd00dfeed, 1200);
+
+			if (i % 3 == 1)
+				p.flags |= WR_FP_DROPPED;	/* auto-1 drops it */
+			wr_sampler_add(w.s, t + (uint64_t)i * (S / 450), p.len + 14, &p);
+		}
+	n = steps(w.a, w.s, 32 * S, 40 * S, w.act, 32);
+	CHECK(n == 1 && w.act[0].act == WR_AUTO_INSTALL && !strcmp(w.act[0].rule, "auto-2") &&
+	      strstr(w.act[0].words, "len 1200") && strstr(w.act[0].words, "0xd00dfeed") &&
+	      !strstr(w.act[0].words, "len 468"), "%d actions: %d %s %s", n,
+	      n ? w.act[0].act : 0, n ? w.act[0].rule : "", n ? w.act[0].words : "");
+	CHECK(n >= 1 && words_parse(w.act[0].rule, w.act[0].words) == 0, "words refused");
+	k = (int)wr_auto_list(w.a, m, 4);
+	CHECK(k == 2 && strstr(m[0].words, "len 468") && !m[0].changes &&
+	      m[1].installed && !strcmp(m[1].names[0], "udp/53"), "%d mitigations", k);
+	wr_auto_event(w.a, &x);
+	k = (int)wr_auto_list(w.a, m, 4);
+	CHECK(k == 2 && m[0].state == WR_AUTO_LINGERING && m[1].state == WR_AUTO_LINGERING,
+	      "after the end: %d, states %d %d", k, k > 0 ? m[0].state : -1,
+	      k > 1 ? m[1].state : -1);
+	n = wr_auto_step(w.a, w.s, 100 * S, w.act, 32);
+	CHECK(n == 2 && w.act[0].act == WR_AUTO_REMOVE && w.act[1].act == WR_AUTO_REMOVE,
+	      "%d removals", n);
+	CHECK_EQ(wr_auto_list(w.a, m, 4), 0);
+	world_free(&w);
+}
+
 /* Normal traffic of the destination class: DNS queries, and one in four a TCP segment. */
 static struct wr_fp_pkt mixed(int i)
 {

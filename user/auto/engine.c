@@ -20,6 +20,12 @@
  * traffic's share of a class moves with the attack's rate.
  */
 #define RECHECK_DROP 0.9
+/*
+ * A vector the re-check finds beside a rule's, while that rule still
+ * matches this share of what is left for both: a second attack, made a
+ * rule of its own; under it, the vector changed, and the rule is replaced.
+ */
+#define RECHECK_KEEP 0.2
 /* Fewer before-samples of a class than this: the host's whole traffic before stands in. */
 #define BEFORE_MIN 50
 /*
@@ -116,12 +122,15 @@ void wr_auto_free(struct wr_auto *a)
 	free(a);
 }
 
-/* The mitigation that took class key on (any state but gone), and its index there. */
-static struct wr_auto_mit *of_class(struct wr_auto *a, uint64_t key, uint32_t *k)
+/*
+ * The first mitigation from index from on that took class key on (any
+ * state but gone), and the class's index there.
+ */
+static struct wr_auto_mit *of_class(struct wr_auto *a, uint64_t key, uint32_t from, uint32_t *k)
 {
 	uint32_t i, j;
 
-	for (i = 0; i < WR_AUTO_MAX; i++) {
+	for (i = from; i < WR_AUTO_MAX; i++) {
 		struct wr_auto_mit *x = &a->m[i];
 
 		if (x->state == WR_AUTO_GONE)
@@ -155,26 +164,29 @@ static void end_class(struct wr_auto *a, struct wr_auto_mit *x, uint32_t k, uint
 
 void wr_auto_event(struct wr_auto *a, const struct wr_detect_event *ev)
 {
+	bool onset = ev->kind == WR_DETECT_ONSET || ev->kind == WR_DETECT_PRESSURE_ON;
 	struct wr_auto_mit *x;
 	uint32_t i, k;
-
-	bool onset = ev->kind == WR_DETECT_ONSET || ev->kind == WR_DETECT_PRESSURE_ON;
 
 	if (a->o.mode == WR_AUTO_OFF ||
 	    (!onset && ev->kind != WR_DETECT_END && ev->kind != WR_DETECT_PRESSURE_OFF))
 		return;
 	/* The host's pressure is the class of every packet (key 0: wr_sampler_take's all). */
-	x = of_class(a, ev->key, &k);
+	x = of_class(a, ev->key, 0, &k);
 	if (!onset) {
-		if (x && !x->ended[k])
-			end_class(a, x, k, ev->at_ns);
+		/* Each mitigation of the class: two vectors' rules end with it. */
+		for (; x; x = of_class(a, ev->key, (uint32_t)(x - a->m) + 1, &k))
+			if (!x->ended[k])
+				end_class(a, x, k, ev->at_ns);
 		return;
 	}
 	if (x) {
-		/* Back while its rule lingers: the rule stays, as before the pause. */
-		x->ended[k] = false;
-		if (x->state == WR_AUTO_LINGERING)
-			x->state = WR_AUTO_ACTIVE;
+		/* Back while its rules linger: they stay, as before the pause. */
+		for (; x; x = of_class(a, ev->key, (uint32_t)(x - a->m) + 1, &k)) {
+			x->ended[k] = false;
+			if (x->state == WR_AUTO_LINGERING)
+				x->state = WR_AUTO_ACTIVE;
+		}
 		return;
 	}
 	for (i = 0; i < WR_AUTO_MAX && a->m[i].state != WR_AUTO_GONE; i++)
@@ -313,6 +325,25 @@ static size_t spare(const struct wr_auto *a, const struct wr_auto_mit *x, struct
 	return k;
 }
 
+/* x, its choice made, as a rule auto-N: installed, or advised (mode advise, or no room). */
+static void start(struct wr_auto *a, struct wr_auto_mit *x, uint64_t now,
+		  struct wr_auto_action *out, size_t max, size_t *nout)
+{
+	struct wr_auto_action *r;
+
+	x->state = WR_AUTO_ACTIVE;
+	x->chosen_ns = x->checked_ns = now;
+	snprintf(x->rule, sizeof(x->rule), "auto-%llu", (unsigned long long)++a->seq);
+	if (a->o.mode == WR_AUTO_ON && installed(a) < a->o.max_rules) {
+		if (act(out, max, nout, WR_AUTO_INSTALL, x, now))
+			x->installed = true;
+		return;
+	}
+	r = act(out, max, nout, WR_AUTO_ADVICE, x, now);
+	if (r)
+		r->no_room = a->o.mode == WR_AUTO_ON;
+}
+
 /* A gathering onset: wait, join a live rule, or choose. */
 static void gather(struct wr_auto *a, const struct wr_sampler *s, struct wr_auto_mit *x,
 		   uint64_t now, struct wr_auto_action *out, size_t max, size_t *nout)
@@ -361,20 +392,7 @@ static void gather(struct wr_auto *a, const struct wr_sampler *s, struct wr_auto
 			return;
 		}
 	}
-	x->state = WR_AUTO_ACTIVE;
-	x->chosen_ns = x->checked_ns = now;
-	snprintf(x->rule, sizeof(x->rule), "auto-%llu", (unsigned long long)++a->seq);
-	if (a->o.mode == WR_AUTO_ON && installed(a) < a->o.max_rules) {
-		if (act(out, max, nout, WR_AUTO_INSTALL, x, now))
-			x->installed = true;
-		return;
-	}
-	{
-		struct wr_auto_action *r = act(out, max, nout, WR_AUTO_ADVICE, x, now);
-
-		if (r)
-			r->no_room = a->o.mode == WR_AUTO_ON;
-	}
+	start(a, x, now, out, max, nout);
 }
 
 /*
@@ -383,12 +401,69 @@ static void gather(struct wr_auto *a, const struct wr_sampler *s, struct wr_auto
  * chooser finds a fingerprint of them (a new vector, not the normal
  * traffic left when the attack stops), that one replaces it.
  */
+/*
+ * Of p[0..n), the packets no live mitigation's fingerprint matches: their
+ * number, and when compact, moved to the front (the others dropped).
+ */
+static size_t rest(const struct wr_auto *a, const struct wr_auto_mit *skip, struct wr_fp_pkt *p,
+		   size_t n, bool compact)
+{
+	size_t i, k = 0;
+	uint32_t j;
+
+	for (i = 0; i < n; i++) {
+		for (j = 0; j < WR_AUTO_MAX; j++) {
+			const struct wr_auto_mit *y = &a->m[j];
+
+			if (y != skip &&
+			    (y->state == WR_AUTO_ACTIVE || y->state == WR_AUTO_LINGERING) &&
+			    y->choice.action == WR_FP_DROP && wr_fp_match(&y->choice, &p[i]) == 1)
+				break;
+		}
+		if (j < WR_AUTO_MAX)
+			continue;
+		if (compact)
+			p[k] = p[i];
+		k++;
+	}
+	return k;
+}
+
+/*
+ * A second vector beside x's (x's still carries RECHECK_KEEP of what the
+ * two rules' classes see): a mitigation of its own for the same classes,
+ * choice c, started now, which ends with them.
+ */
+static void second(struct wr_auto *a, const struct wr_auto_mit *x, const struct wr_fp_choice *c,
+		   uint64_t now, struct wr_auto_action *out, size_t max, size_t *nout)
+{
+	struct wr_auto_mit *y;
+	uint32_t i;
+
+	for (i = 0; i < WR_AUTO_MAX && a->m[i].state != WR_AUTO_GONE; i++)
+		;
+	if (i == WR_AUTO_MAX)
+		return;	/* every slot busy, as an onset with no room */
+	y = &a->m[i];
+	memset(y, 0, sizeof(*y));
+	memcpy(y->keys, x->keys, sizeof(y->keys));
+	memcpy(y->names, x->names, sizeof(y->names));
+	memcpy(y->ended, x->ended, sizeof(y->ended));
+	y->nr_classes = x->nr_classes;
+	y->onset_ns = now;
+	if (put_choice(y, c)) {
+		y->state = WR_AUTO_GONE;
+		return;
+	}
+	start(a, y, now, out, max, nout);
+}
+
 static void recheck(struct wr_auto *a, const struct wr_sampler *s, struct wr_auto_mit *x,
 		    uint64_t now, struct wr_auto_action *out, size_t max, size_t *nout)
 {
 	uint64_t from = x->checked_ns, bto, bfrom;
 	struct wr_fp_choice c;
-	size_t n, m;
+	size_t n, m, old, left, half;
 	uint32_t k;
 
 	x->checked_ns = now;
@@ -399,8 +474,20 @@ static void recheck(struct wr_auto *a, const struct wr_sampler *s, struct wr_aut
 	n = wr_sampler_take(s, x->keys[k], from, now + 1, WR_TAKE_ALL, a->att, WR_AUTO_SAMPLE_MAX);
 	if (n < a->o.min_samples || !x->choice.n)
 		return;
-	if (matched(&x->choice, a->att, n) >=
+	/* Still covered, by this rule or with another vector's beside it. */
+	if (n - rest(a, NULL, a->att, n, false) >=
 	    RECHECK_DROP * x->choice.matched / x->choice.n * (double)n)
+		return;
+	/*
+	 * The old vector's share of the newest half (oldest first): a vector
+	 * that changed within these samples is gone from their end.
+	 */
+	half = n / 2;
+	old = matched(&x->choice, a->att + half, n - half);
+	left = rest(a, NULL, a->att + half, n - half, false);
+	/* What the live rules leave: the new vector, and the normal traffic. */
+	n = rest(a, NULL, a->att, n, true);
+	if (n < a->o.min_samples / 2)
 		return;
 	bto = before_to(x);
 	bfrom = x->onset_ns > a->o.before_ns ? x->onset_ns - a->o.before_ns : 0;
@@ -408,6 +495,10 @@ static void recheck(struct wr_auto *a, const struct wr_sampler *s, struct wr_aut
 	m = spare(a, x, a->bef, m, now);
 	if (wr_fp_choose(a->att, n, a->bef, m, &a->o.fp, &c) || c.action != WR_FP_DROP)
 		return;
+	if (old >= RECHECK_KEEP * (double)(old + left)) {
+		second(a, x, &c, now, out, max, nout);
+		return;
+	}
 	remember(a, &x->choice, now);
 	if (put_choice(x, &c))
 		return;

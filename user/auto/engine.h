@@ -31,9 +31,12 @@
  *     them (the next onsets are reported, "no room").
  *  4. Re-check while C is attacked, every recheck_ns: the samples since
  *     the last check (dropped packets are sampled too), matched against
- *     the rule. Two vectors at once, which no one fingerprint covers, keep
- *     the first's rule (a second rule for the second is not made yet). When it covers less than opts.fp.cover of them, the vector
- *     changed: chosen again, and the new rule replaces the old.
+ *     the live rules. When they cover clearly less than the rule did when
+ *     chosen, what they leave is chosen for again: while the rule still
+ *     matches RECHECK_KEEP of the newest half of the samples, the first
+ *     vector goes on beside a second, which gets a mitigation and a rule of
+ *     its own (same classes, ending with them); else the vector changed,
+ *     and the new rule replaces the old.
  *  5. End. When every class a mitigation took on has ended, it stays
  *     linger_ns more (an attack that pauses comes back to a rule still in
  *     place), then is removed.
