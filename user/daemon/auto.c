@@ -72,6 +72,7 @@ struct wr_dauto {
 	struct wr_detect_class *classes;	/* the detector's listing, nr_classes of room */
 	size_t nr_classes;			/* the detector's max_classes */
 	struct wr_auto_mit mits[WR_AUTO_MAX];
+	struct auto_fleet *fl;		/* auto_fleet.c: fingerprints shared through the fleet */
 };
 
 void wr_auto_path(char *buf, size_t len, const char *ext)
@@ -107,7 +108,7 @@ static int split(char *s, char **argv, int max)
 }
 
 /* Rule `name words` into rs: added, or in place of the one of that name. 0 or -errno, why. */
-static int put_rule(struct weir_ruleset *rs, const char *name, const char *words, char *why,
+int auto_put_rule(struct weir_ruleset *rs, const char *name, const char *words, char *why,
 		    size_t len)
 {
 	char buf[WR_AUTO_RULE_LEN + WR_AUTO_WORDS_LEN + 2], rname[WEIR_NAME_LEN] = "";
@@ -167,7 +168,7 @@ static void drop_rule(struct weir_ruleset *rs, const char *name)
  * under the root lock: the daemon's own reloads and `weir rule` take it
  * too, so none of them commits over another's change. 0 or -errno, why.
  */
-static int change_live(struct daemon *d, const char *rule, const char *words, char *why,
+int auto_change_live(struct daemon *d, const char *rule, const char *words, char *why,
 		       size_t len)
 {
 	struct weir_ruleset *rs;
@@ -185,7 +186,7 @@ static int change_live(struct daemon *d, const char *rule, const char *words, ch
 		goto out;
 	}
 	if (words)
-		err = put_rule(rs, rule, words, why, len);
+		err = auto_put_rule(rs, rule, words, why, len);
 	else
 		err = (drop_rule(rs, rule), 0);
 	if (!err) {
@@ -225,12 +226,13 @@ void auto_append(struct daemon *d, struct weir_ruleset *rs)
 
 		if (!m->installed || (m->state != WR_AUTO_ACTIVE && m->state != WR_AUTO_LINGERING))
 			continue;
-		if (put_rule(rs, m->rule, m->words, why, sizeof(why))) {
+		if (auto_put_rule(rs, m->rule, m->words, why, sizeof(why))) {
 			dlog("auto: %s cannot stay in the new rule set: %s", m->rule, why);
 			wr_auto_not_installed(a->eng, m->rule);
 			rule_gone(d);
 		}
 	}
+	auto_fleet_append(d, a->fl, rs);
 }
 
 /* ---- the samples and the totals ---- */
@@ -389,6 +391,7 @@ void auto_metrics(struct daemon *d, FILE *out)
 		__atomic_load_n(&d->au_sum_us, __ATOMIC_RELAXED) / 1e6);
 	fprintf(out, "weir_auto_onset_to_mitigation_seconds_count %llu\n",
 		(unsigned long long)cum);
+	auto_fleet_metrics(d, out);
 }
 
 static void log_event(const struct wr_detect_event *ev)
@@ -413,7 +416,7 @@ static void act(struct daemon *d, struct wr_dauto *a, const struct wr_auto_actio
 	switch (x->act) {
 	case WR_AUTO_INSTALL:
 	case WR_AUTO_REPLACE:
-		if (change_live(d, x->rule, x->words, why, sizeof(why))) {
+		if (auto_change_live(d, x->rule, x->words, why, sizeof(why))) {
 			__atomic_add_fetch(&d->au_failed, 1, __ATOMIC_RELAXED);
 			if (x->act == WR_AUTO_REPLACE)	/* its old words are gone with it */
 				rule_gone(d);
@@ -432,7 +435,7 @@ static void act(struct daemon *d, struct wr_dauto *a, const struct wr_auto_actio
 		     x->class_name, ago, x->words, x->desc);
 		break;
 	case WR_AUTO_REMOVE:
-		if (change_live(d, x->rule, NULL, why, sizeof(why)))
+		if (auto_change_live(d, x->rule, NULL, why, sizeof(why)))
 			dlog("auto: cannot remove %s: %s", x->rule, why);
 		else
 			dlog("auto: %s removed: its attack ended", x->rule);
@@ -451,7 +454,7 @@ static void act(struct daemon *d, struct wr_dauto *a, const struct wr_auto_actio
 
 /* ---- the state for `weir auto status` ---- */
 
-static void json_str(FILE *f, const char *s)
+void auto_json_str(FILE *f, const char *s)
 {
 	fputc('"', f);
 	for (; *s; s++) {
@@ -496,7 +499,7 @@ static void write_classes(FILE *f, struct wr_dauto *a)
 		const struct wr_detect_class *c = &a->classes[i];
 
 		fprintf(f, "%s{\"class\":", i ? "," : "");
-		json_str(f, c->name);
+		auto_json_str(f, c->name);
 		fprintf(f, ",\"state\":\"%s\",\"pps\":%.1f,\"bps\":%.1f,\"baseline_pps\":%.1f,"
 			"\"baseline_bps\":%.1f,\"threshold_pps\":%.1f}", states[c->state % 3],
 			c->rate[WR_DETECT_PKTS], c->rate[WR_DETECT_BYTES],
@@ -516,17 +519,17 @@ static void write_mits(FILE *f, struct wr_dauto *a, __u64 now)
 		const struct wr_auto_mit *m = &a->mits[i];
 
 		fprintf(f, "%s{\"rule\":", i ? "," : "");
-		json_str(f, m->rule);
+		auto_json_str(f, m->rule);
 		fprintf(f, ",\"state\":\"%s\",\"installed\":%s,\"classes\":[", states[m->state % 4],
 			m->installed ? "true" : "false");
 		for (j = 0; j < m->nr_classes && j < WR_AUTO_CLASSES; j++) {
 			fputs(j ? "," : "", f);
-			json_str(f, m->names[j]);
+			auto_json_str(f, m->names[j]);
 		}
 		fputs("],\"fingerprint\":", f);
-		json_str(f, m->desc);
+		auto_json_str(f, m->desc);
 		fputs(",\"words\":", f);
-		json_str(f, m->words);
+		auto_json_str(f, m->words);
 		fprintf(f, ",\"onset\":%.3f,\"chosen\":%.3f,\"onset_to_chosen_s\":%.3f,"
 			"\"changes\":%u,\"expires\":%.3f}", wall(m->onset_ns, now),
 			wall(m->chosen_ns, now),
@@ -564,6 +567,7 @@ static void write_state(struct daemon *d, struct wr_dauto *a, __u64 now, bool st
 	else {
 		write_classes(f, a);
 		write_mits(f, a, now);
+		auto_fleet_json(f, a->fl);
 	}
 	fputs("}\n", f);
 	if (fclose(f) || rename(tmp, path))
@@ -612,6 +616,10 @@ void auto_tick(struct daemon *d)
 		for (i = 0; i < n; i++)
 			act(d, a, &x[i], now);
 	} while (n == AUTO_ACTIONS);
+	n = (int)wr_auto_list(a->eng, a->mits, WR_AUTO_MAX);
+	if (auto_fleet_tick(d, a->fl, a->cfg.mode, a->cfg.max_rules, a->mits,
+			    n < WR_AUTO_MAX ? n : WR_AUTO_MAX))
+		a->changed = true;
 	if (a->changed || now - a->state_ns >= AUTO_STATE_NS)
 		write_state(d, a, now, false);
 }
@@ -629,12 +637,13 @@ static void auto_free(struct daemon *d, struct wr_dauto *a, bool remove)
 		for (i = 0; i < n && i < WR_AUTO_MAX; i++) {
 			if (!a->mits[i].installed)
 				continue;
-			if (change_live(d, a->mits[i].rule, NULL, why, sizeof(why)))
+			if (auto_change_live(d, a->mits[i].rule, NULL, why, sizeof(why)))
 				dlog("auto: cannot remove %s: %s", a->mits[i].rule, why);
 			else
 				dlog("auto: %s removed: auto stopped", a->mits[i].rule);
 		}
 	}
+	auto_fleet_free(d, a->fl, remove);
 	if (remove)
 		__atomic_store_n(&d->au_rules, 0, __ATOMIC_RELAXED);
 	wr_auto_free(a->eng);
@@ -674,7 +683,8 @@ static struct wr_dauto *auto_new(const struct wr_cfg_auto *c)
 	eop.fp.false_max = c->false_max;
 	a->nr_classes = dop.max_classes;
 	a->classes = calloc(a->nr_classes, sizeof(*a->classes));
-	if (!a->classes)
+	a->fl = auto_fleet_new();
+	if (!a->classes || !a->fl)
 		goto fail;
 	err = wr_sampler_new(ring, 1000000000ULL, &a->smp);
 	if (!err)
