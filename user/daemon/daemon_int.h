@@ -170,7 +170,7 @@ void auto_append(struct daemon *d, struct weir_ruleset *rs);
 void auto_stop(struct daemon *d);
 /* Its metrics (the metrics thread: reads only the atomics above). */
 void auto_metrics(struct daemon *d, FILE *out);
-/* auto.c's rule set changes, for auto_fleet.c: 0 or -errno, why. */
+/* auto_rules.c: the live rule set changed as `weir rule add|del` would; 0 or -errno, why. */
 int auto_put_rule(struct weir_ruleset *rs, const char *name, const char *words, char *why,
 		  size_t len);
 int auto_change_live(struct daemon *d, const char *rule, const char *words, char *why,
