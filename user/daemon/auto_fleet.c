@@ -151,12 +151,16 @@ static int fp_check(const char *words, char *why, size_t len)
 	return 0;
 }
 
-static struct fl_rule *find(struct auto_fleet *fl, const char *host, const char *words)
+/*
+ * The rule of these words, whichever host published them: two hosts that
+ * found the same vector make one rule here, kept while either publishes it.
+ */
+static struct fl_rule *find(struct auto_fleet *fl, const char *words)
 {
 	int i;
 
 	for (i = 0; i < WR_AUTO_MAX; i++)
-		if (fl->r[i].used && !strcmp(fl->r[i].host, host) && !strcmp(fl->r[i].words, words))
+		if (fl->r[i].used && !strcmp(fl->r[i].words, words))
 			return &fl->r[i];
 	return NULL;
 }
@@ -307,10 +311,12 @@ bool auto_fleet_tick(struct daemon *d, struct auto_fleet *fl, int mode, __u32 ma
 		for (i = 0; i < got; i++) {
 			const struct wr_fleet_fp *g = &fl->got[i];
 
-			r = g->corrupt ? NULL : find(fl, g->host, g->words);
+			r = g->corrupt ? NULL : find(fl, g->words);
 			if (r) {
+				/* The latest expiry of those that publish it. */
+				if (!r->seen || g->expires_ms > r->expires_ms)
+					r->expires_ms = g->expires_ms;
 				r->seen = true;
-				r->expires_ms = g->expires_ms;
 			} else if (apply(d, fl, g, mode, max_rules, now)) {
 				changed = true;
 			}
