@@ -61,6 +61,15 @@ auto: { mode: $2, warmup: 5s, linger: 120s, hold: 2s, budget: 2000, floor-pps: 5
 EOF
 }
 
+begin_case
+# auto-fN names are the fleet's rules': a config rule may not take one.
+printf 'rules:\n  - { name: auto-f3, proto: udp, limits: [ { rate: 10pps } ] }\n' >"$TMP/bad.yaml"
+out=$("$WEIR" check "$TMP/bad.yaml" 2>&1) && fail "weir check took rule auto-f3"
+grep -q 'bad.yaml:2:.*auto-N names are weir auto.s, and auto-fN' <<<"$out" || fail "weir check: $out"
+printf 'rules:\n  - { name: auto-fx, proto: udp, limits: [ { rate: 10pps } ] }\n' >"$TMP/ok.yaml"
+out=$("$WEIR" check "$TMP/ok.yaml" 2>&1) || fail "weir check refused rule auto-fx: $out"
+end_case fleet-auto-names-reserved
+
 fleet_up 2>"$TMP/up.err" || { not_ok fleet-auto-setup "$(cat "$TMP/up.err")"; exit 1; }
 auto_config 1 on
 auto_config 2 on
@@ -209,15 +218,16 @@ bad=("no tab at all"
      "evil	proto udp limit 1/day burst 1 per all"
      "evil	bogus words here"
      "evil	proto udp dport $PORT limit 1/day burst 1 per all action dryrun"
-     "evil	$(head -c 700 /dev/zero | tr '\0' x)")
+     "evil	$(head -c 700 /dev/zero | tr '\0' x)"
+     $'ev\nil\tproto udp dport 5300 len 92 limit 1/day burst 1 per all')
 for b in "${bad[@]}"; do rcli zadd "$SETKEY" "$far" "$b" >/dev/null; done
-refused() { [ "$(metric 2 'weir_auto_fleet_fingerprints_total{result="refused"}')" -ge $((refused0 + 5)) ]; }
-wait_for 50 refused || fail "host 2 refused $(metric 2 'weir_auto_fleet_fingerprints_total{result="refused"}') (was $refused0), want 5 more"
+refused() { [ "$(metric 2 'weir_auto_fleet_fingerprints_total{result="refused"}')" -ge $((refused0 + 6)) ]; }
+wait_for 50 refused || fail "host 2 refused $(metric 2 'weir_auto_fleet_fingerprints_total{result="refused"}') (was $refused0), want 6 more"
 sleep 0.5	# a few more reads: each member is refused once, not at every sync
-[ "$(metric 2 'weir_auto_fleet_fingerprints_total{result="refused"}')" = $((refused0 + 5)) ] ||
-	fail "refused counted $(metric 2 'weir_auto_fleet_fingerprints_total{result="refused"}') times, want $((refused0 + 5))"
+[ "$(metric 2 'weir_auto_fleet_fingerprints_total{result="refused"}')" = $((refused0 + 6)) ] ||
+	fail "refused counted $(metric 2 'weir_auto_fleet_fingerprints_total{result="refused"}') times, want $((refused0 + 6))"
 [ "$(rules_of 2 | sort | tr '\n' ' ')" = "$before2" ] || fail "host 2's rules changed: $before2 -> $(rules_of 2 | sort | tr '\n' ' ')"
-[ "$(grep -c 'auto: fleet: refused a fingerprint' "$TMP/h2.log")" -ge 5 ] || fail "refusals logged: $(grep 'refused a' "$TMP/h2.log")"
+[ "$(grep -c 'auto: fleet: refused a fingerprint' "$TMP/h2.log")" -ge 6 ] || fail "refusals logged: $(grep 'refused a' "$TMP/h2.log")"
 grep -q "refused a fingerprint from evil: it matches all of a protocol's traffic" "$TMP/h2.log" ||
 	fail "no refusal of the match-all member: $(grep 'refused a' "$TMP/h2.log")"
 kill -0 "${DAEMONS[1]}" 2>/dev/null || fail "host 2's daemon died"

@@ -248,10 +248,15 @@ static bool limit_words(struct load *ld, struct words *w, const yaml_node_t *n)
  */
 static const struct cfg_key rule_own_keys[] = { { .name = "name" }, { .name = "limits" } };
 
-/* auto-N: the names weir auto gives its rules, which the daemon keeps by name (daemon/auto.c). */
+/*
+ * auto-N and auto-fN: the names weir auto gives its rules and the fleet's
+ * (daemon/auto.c, daemon/auto_fleet.c), which the daemon keeps by name.
+ */
 static bool auto_name(const char *s)
 {
-	return !strncmp(s, "auto-", 5) && s[5] && strspn(s + 5, "0123456789") == strlen(s + 5);
+	const char *n = !strncmp(s, "auto-", 5) ? s + 5 + (s[5] == 'f') : NULL;
+
+	return n && *n && strspn(n, "0123456789") == strlen(n);
 }
 
 static void load_rule(struct load *ld, const yaml_node_t *n, int idx, struct seen_name *seen)
@@ -301,7 +306,7 @@ static void load_rule(struct load *ld, const yaml_node_t *n, int idx, struct see
 			ok = false;
 		} else if (auto_name(s)) {
 			err_at(ld, vals[0]->start_mark, "rule name \"%s\": auto-N names are weir "
-			       "auto's (docs/auto.md)", s);
+			       "auto's, and auto-fN (docs/auto.md)", s);
 			ok = false;
 		}
 	} else {

@@ -180,6 +180,7 @@ static void refuse(struct daemon *d, struct auto_fleet *fl, const struct wr_flee
 		   const char *why)
 {
 	__u64 h = fnv(g->words, fnv(g->host, 0xcbf29ce484222325ULL) ^ g->corrupt);
+	char text[121];
 	__u32 i;
 
 	for (i = 0; i < fl->nr_refused && i < FL_REFUSED; i++)
@@ -189,8 +190,13 @@ static void refuse(struct daemon *d, struct auto_fleet *fl, const struct wr_flee
 	if (fl->nr_refused == 2 * FL_REFUSED)
 		fl->nr_refused = FL_REFUSED;
 	__atomic_add_fetch(&d->auf_refused, 1, __ATOMIC_RELAXED);
-	dlog("auto: fleet: refused a fingerprint from %s: %s: \"%.120s\"",
-	     g->host[0] ? g->host : "(no host)", why, g->words);
+	/* Its bytes as they came but for what is not printable: one line in the log. */
+	snprintf(text, sizeof(text), "%.120s", g->words);
+	for (i = 0; text[i]; i++)
+		if ((unsigned char)text[i] < 0x20 || (unsigned char)text[i] > 0x7e)
+			text[i] = '?';
+	dlog("auto: fleet: refused a fingerprint from %s: %s: \"%s\"",
+	     g->host[0] ? g->host : "(no host)", why, text);
 }
 
 static void remove_one(struct daemon *d, struct fl_rule *r, const char *reason)

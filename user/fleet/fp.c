@@ -85,6 +85,15 @@ static bool listed(char (*list)[WR_FLEET_FP_WORDS], size_t n, const char *w)
 	return false;
 }
 
+/* A host's name: printable, no spaces (it goes into log lines and JSON). */
+static bool host_ok(const char *s, size_t n)
+{
+	while (n--)
+		if ((unsigned char)s[n] <= 0x20 || (unsigned char)s[n] > 0x7e)
+			return false;
+	return true;
+}
+
 /* The live members of rep (after Redis's now, now_r) into f->fp_got, this host's left out. */
 static void take(struct wr_fleet *f, const redisReply *live, long long now_r)
 {
@@ -114,7 +123,7 @@ static void take(struct wr_fleet *f, const redisReply *live, long long now_r)
 			continue;	/* this host's own: never applied here */
 		g->expires_ms = wall + (errno || *end || exp < now_r ? 0 : (long long)exp - now_r);
 		if (!tab || !hl || hl >= WR_FLEET_FP_HOST || m->len - hl - 1 >= WR_FLEET_FP_WORDS ||
-		    m->len - hl - 1 == 0 || memchr(m->str, '\0', m->len)) {
+		    m->len - hl - 1 == 0 || memchr(m->str, '\0', m->len) || !host_ok(m->str, hl)) {
 			/* Said as it came, cut to fit and marked: the daemon refuses it. */
 			g->corrupt = true;
 			snprintf(g->words, sizeof(g->words), "%.*s",
