@@ -28,7 +28,8 @@ static void usage_auto(void)
 		"  What `weir auto` does in the daemon (`weir run` with an auto: section,\n"
 		"  mode advise or on): the busiest traffic classes with their rates and\n"
 		"  baselines, and each mitigation: its rule (auto-N), fingerprint, onset,\n"
-		"  whether it was installed or only advised, and its expiry.\n"
+		"  whether it was installed or only advised, and its expiry; with a\n"
+		"  fleet: section, the rules other hosts found (auto-fN, by whom).\n"
 		"  on, advise, off: the running daemon switches auto to that mode until\n"
 		"  its next reload, when the config's auto: { mode } applies again\n"
 		"  (docs/auto.md).\n");
