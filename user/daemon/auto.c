@@ -72,7 +72,7 @@ struct wr_dauto {
 	struct wr_detect_class *classes;	/* the detector's listing, nr_classes of room */
 	size_t nr_classes;			/* the detector's max_classes */
 	struct wr_auto_mit mits[WR_AUTO_MAX];
-	struct auto_fleet *fl;		/* auto_fleet.c: fingerprints shared through the fleet */
+	struct auto_fleet *fl;		/* auto_fleet.c: fingerprints shared with the fleet */
 };
 
 void wr_auto_path(char *buf, size_t len, const char *ext)

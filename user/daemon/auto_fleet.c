@@ -282,8 +282,8 @@ static bool publish(struct daemon *d, struct auto_fleet *fl, const struct wr_aut
 			;
 		if (j == fl->nr_pub) {
 			__atomic_add_fetch(&d->auf_published, 1, __ATOMIC_RELAXED);
-			dlog("auto: fleet: %s published to fleet %s: %s", m->rule, d->cfg.fleet.name,
-			     pub[np]);
+			dlog("auto: fleet: %s published to fleet %s: %s", m->rule,
+			     d->cfg.fleet.name, pub[np]);
 		}
 		np++;
 	}
@@ -337,7 +337,8 @@ bool auto_fleet_tick(struct daemon *d, struct auto_fleet *fl, int mode, __u32 ma
 	for (i = 0; i < WR_AUTO_MAX; i++) {
 		r = &fl->r[i];
 		if (r->used && (!d->fleet || (got < 0 && r->expires_ms <= now))) {
-			remove_one(d, r, d->fleet ? "expired (Redis out of reach)" : "no fleet now");
+			remove_one(d, r, d->fleet ? "expired (Redis out of reach)"
+						  : "no fleet now");
 			changed = true;
 		}
 	}
@@ -404,11 +405,11 @@ void auto_fleet_json(FILE *f, const struct auto_fleet *fl)
 void auto_fleet_metrics(struct daemon *d, FILE *out)
 {
 	wr_metric_family(out, "weir_auto_fleet_rules", "gauge",
-			 "Rules weir auto installed from fingerprints other hosts of the fleet found.");
+			 "Rules weir auto installed from fingerprints other hosts found.");
 	wr_metric_value(out, "weir_auto_fleet_rules",
 			__atomic_load_n(&d->auf_rules, __ATOMIC_RELAXED));
 	wr_metric_family(out, "weir_auto_fleet_fingerprints_total", "counter",
-			 "Fingerprints weir auto shared through the fleet, by what became of them.");
+			 "Fingerprints weir auto shared with the fleet, by what became of them.");
 	wr_metric_labeled(out, "weir_auto_fleet_fingerprints_total", "result", "published",
 			  __atomic_load_n(&d->auf_published, __ATOMIC_RELAXED));
 	wr_metric_labeled(out, "weir_auto_fleet_fingerprints_total", "result", "installed",

@@ -200,7 +200,7 @@ struct wr_fleet {
 	struct wr_fleet_fp *fp_got;	/* other hosts', as last read */
 	size_t nr_got;
 	__u64 got_gen;			/* good reads so far (0: none) */
-	bool fp_on;			/* the daemon publishes (or reads): fp.c's call is made */
+	bool fp_on;			/* the daemon publishes (or reads): fp.c calls Redis */
 	char (*fp_sent)[WR_FLEET_FP_WORDS];	/* what the last good call added */
 	size_t nr_sent;
 	/* One batched read of wr_fleet_use */

@@ -126,9 +126,9 @@ static void take(struct wr_fleet *f, const redisReply *live, long long now_r)
 		    m->len - hl - 1 == 0 || memchr(m->str, '\0', m->len) || !host_ok(m->str, hl)) {
 			/* Said as it came, cut to fit and marked: the daemon refuses it. */
 			g->corrupt = true;
-			snprintf(g->words, sizeof(g->words), "%.*s",
-				 (int)(m->len < WR_FLEET_FP_WORDS - 1 ? m->len : WR_FLEET_FP_WORDS - 1),
-				 m->str);
+			size_t cut = m->len < WR_FLEET_FP_WORDS - 1 ? m->len : WR_FLEET_FP_WORDS - 1;
+
+			snprintf(g->words, sizeof(g->words), "%.*s", (int)cut, m->str);
 		} else {
 			memcpy(g->host, m->str, hl);
 			memcpy(g->words, tab + 1, m->len - hl - 1);
