@@ -11,7 +11,8 @@
 # traffic to it passes; host 3 only reports it, until `weir auto on`
 # switches it, and then installs it too. Corrupt and hostile members
 # written into the set with redis-cli are refused (log, metric) and change
-# nothing. `weir auto off` on host 1 withdraws its fingerprint: the
+# nothing. With Redis stalled the received rules go at their expiry and
+# come back after. `weir auto off` on host 1 withdraws its fingerprint: the
 # received rules go from hosts 2 and 3.
 # Every wait is a bounded poll; nothing asserts how long anything took.
 set -u
@@ -248,6 +249,22 @@ frule3=$(fleet_rule 3)
 [ "$(status 3 | jq -r --arg r "$frule3" '.fleet[] | select(.rule == $r) | .host')" = host1 ] ||
 	fail "host 3's $frule3: $(status 3 | jq -c .fleet)"
 end_case fleet-auto-applied-when-switched-on
+
+begin_case
+# Redis stalls (SIGSTOP): no host can refresh or read the set; the received
+# rules go at their expiry (three intervals and a second), and come back
+# once Redis answers again (host 1 still publishes).
+kill -STOP "$REDIS_PID"
+wait_for 50 no_fleet_rule 2 || fail "host 2 kept $(fleet_rule 2) with Redis stalled"
+wait_for 50 no_fleet_rule 3 || fail "host 3 kept $(fleet_rule 3) with Redis stalled"
+grep -q "auto: fleet: $frule2 (from host1) removed: expired (Redis out of reach)" "$TMP/h2.log" ||
+	fail "no expiry line on host 2: $(grep 'auto: fleet' "$TMP/h2.log" | tail -2)"
+has_auto_rule 1 || fail "host 1 lost its own rule with Redis stalled"
+kill -CONT "$REDIS_PID"
+wait_for 100 has_fleet_rule 2 || fail "host 2 did not install it again after Redis came back"
+wait_for 100 has_fleet_rule 3 || fail "host 3 did not install it again after Redis came back"
+frule2=$(fleet_rule 2)
+end_case fleet-auto-expires-without-redis
 
 begin_case
 # Host 1 stops auto: its rule goes, its member is withdrawn, the others' copies go.

@@ -333,10 +333,14 @@ bool auto_fleet_tick(struct daemon *d, struct auto_fleet *fl, int mode, __u32 ma
 				changed = true;
 			}
 	}
-	/* Redis out of reach (or no fleet now): each goes at its own expiry. */
+	/*
+	 * Each goes at its own expiry when no read refreshed it since (Redis
+	 * out of reach or stalled: the last good read is all there is), and
+	 * at once with no fleet now.
+	 */
 	for (i = 0; i < WR_AUTO_MAX; i++) {
 		r = &fl->r[i];
-		if (r->used && (!d->fleet || (got < 0 && r->expires_ms <= now))) {
+		if (r->used && (!d->fleet || r->expires_ms <= now)) {
 			remove_one(d, r, d->fleet ? "expired (Redis out of reach)"
 						  : "no fleet now");
 			changed = true;
