@@ -61,6 +61,7 @@ suites+=(
 	tests/shed.sh
 	tests/conns.sh
 	tests/fleet.sh
+	tests/fleet_auto.sh
 	tests/faults.sh
 	tests/permissions.sh
 	tests/loader.sh

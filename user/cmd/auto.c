@@ -28,7 +28,8 @@ static void usage_auto(void)
 		"  What `weir auto` does in the daemon (`weir run` with an auto: section,\n"
 		"  mode advise or on): the busiest traffic classes with their rates and\n"
 		"  baselines, and each mitigation: its rule (auto-N), fingerprint, onset,\n"
-		"  whether it was installed or only advised, and its expiry.\n"
+		"  whether it was installed or only advised, and its expiry; with a\n"
+		"  fleet: section, the rules other hosts found (auto-fN, by whom).\n"
 		"  on, advise, off: the running daemon switches auto to that mode until\n"
 		"  its next reload, when the config's auto: { mode } applies again\n"
 		"  (docs/auto.md).\n");
@@ -188,6 +189,36 @@ static void print_mits(struct st *s, double now)
 	close_array();
 }
 
+/* The rules other hosts of the fleet found (daemon/auto_fleet.c), and how many this host shares. */
+static void print_fleet(struct st *s, double now)
+{
+	yaml_node_t *fl = get(s, s->top, "fleet"), *m;
+	char a[16];
+	size_t i;
+
+	print_u64("published", "fleet: %llu of this host's rules published", (__u64)num(s, s->top,
+		  "published"));
+	print_text(", from other hosts:%s\n", item(s, fl, 0) ? "" : " none");
+	open_array("fleet");
+	for (i = 0; (m = item(s, fl, i)); i++) {
+		bool installed = !strcmp(str(s, m, "installed"), "true");
+		double exp = num(s, m, "expires");
+
+		open_object(NULL);
+		print_str("rule", "  %s", str(s, m, "rule"));
+		print_bool("installed", installed ? " installed" : " advised only", installed);
+		print_str("host", ", found by %s", str(s, m, "host"));
+		print_double("received", NULL, num(s, m, "received"));
+		print_text(", received %s", clock_text(num(s, m, "received"), a, sizeof(a)));
+		print_double("expires", NULL, exp);
+		print_text(", expires in %.0f s unless refreshed", exp > now ? exp - now : 0);
+		print_str("words", installed ? "\n    rule: %s\n" : "\n    would add: %s\n",
+			  str(s, m, "words"));
+		close_object();
+	}
+	close_array();
+}
+
 static int cmd_status(int argc, char **argv, void *ctx)
 {
 	struct timespec ts;
@@ -237,6 +268,7 @@ static int cmd_status(int argc, char **argv, void *ctx)
 	print_double("updated", NULL, num(&s, s.top, "updated"));
 	print_classes(&s);
 	print_mits(&s, ts.tv_sec + ts.tv_nsec / 1e9);
+	print_fleet(&s, ts.tv_sec + ts.tv_nsec / 1e9);
 	out_end();
 	yaml_document_delete(&s.doc);
 	return 0;

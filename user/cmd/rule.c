@@ -108,7 +108,8 @@ static int rule_change(int argc, char **argv, bool add)
 			return err;
 		}
 		if (wr_rule_name_auto(name)) {
-			pr_err("rule name \"%s\": auto-N names are weir auto's (docs/auto.md)", name);
+			pr_err("rule name \"%s\": auto-N names are weir auto's, and auto-fN "
+			       "(docs/auto.md)", name);
 			return -EINVAL;
 		}
 	} else {

@@ -295,7 +295,7 @@ static void load_rule(struct load *ld, const yaml_node_t *n, int idx, struct see
 			ok = false;
 		} else if (wr_rule_name_auto(s)) {
 			err_at(ld, vals[0]->start_mark, "rule name \"%s\": auto-N names are weir "
-			       "auto's (docs/auto.md)", s);
+			       "auto's, and auto-fN (docs/auto.md)", s);
 			ok = false;
 		}
 	} else {

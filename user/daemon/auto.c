@@ -5,8 +5,10 @@
  * counters into the detector (auto/baseline.h), the detector's onsets and
  * ends into the engine (auto/engine.h), and the engine's actions carried
  * out on the live rule set as `weir rule add|del` would, under the root
- * lock. Every AUTO_TICK_MS, on the daemon's loop (one thread: nothing here
- * is shared with the metrics or fleet threads).
+ * lock (auto_rules.c). Every AUTO_TICK_MS, on the daemon's loop (one
+ * thread: nothing here is shared with the metrics or fleet threads; what
+ * goes to and comes from the fleet's Redis, auto_fleet.c hands over
+ * through fleet/fleet.h).
  *
  * The engine is the one record of which rules are installed: apply()
  * appends them to the config's rules (auto_append), so a reload keeps
@@ -50,8 +52,6 @@
 #define AUTO_PRESSURE_STALE_NS	(5 * 1000000000ULL)
 #define AUTO_EVENTS		64
 #define AUTO_ACTIONS		16
-/* Words of one rule, its name included. */
-#define AUTO_ARGV		64
 /* Seconds of samples kept: the engine's before-sample (30 s) and a margin. */
 #define AUTO_KEEP_S		40
 
@@ -75,6 +75,7 @@ struct wr_dauto {
 	size_t nr_classes;			/* the detector's max_classes */
 	struct wr_auto_mit mits[WR_AUTO_MAX];
 	double pressure;	/* the last one fed to the detector; -1: no controller's */
+	struct auto_fleet *fl;		/* auto_fleet.c: fingerprints shared with the fleet */
 };
 
 void wr_auto_path(char *buf, size_t len, const char *ext)
@@ -94,113 +95,6 @@ void wr_auto_path(char *buf, size_t len, const char *ext)
 }
 
 /* ---- the rule set ---- */
-
-/* Words into argv (in place): their number, or -E2BIG. */
-static int split(char *s, char **argv, int max)
-{
-	int n = 0;
-	char *save, *w;
-
-	for (w = strtok_r(s, " ", &save); w; w = strtok_r(NULL, " ", &save)) {
-		if (n >= max)
-			return -E2BIG;
-		argv[n++] = w;
-	}
-	return n;
-}
-
-/* Rule `name words` into rs: added, or in place of the one of that name. 0 or -errno, why. */
-static int put_rule(struct weir_ruleset *rs, const char *name, const char *words, char *why,
-		    size_t len)
-{
-	char buf[WR_AUTO_RULE_LEN + WR_AUTO_WORDS_LEN + 2], rname[WEIR_NAME_LEN] = "";
-	struct weir_ban bans[WEIR_MAX_LIMITS];
-	char *argv[AUTO_ARGV];
-	struct wr_perr pe;
-	struct weir_rule r;
-	int argc, at, err;
-
-	snprintf(buf, sizeof(buf), "%s %s", name, words);
-	argc = split(buf, argv, AUTO_ARGV);
-	if (argc < 0) {
-		snprintf(why, len, "too many words");
-		return argc;
-	}
-	/* No source set: an auto rule matches on what a packet carries. */
-	err = wr_rule_parse(argc, argv, &r, bans, NULL, rname, &pe);
-	if (err) {
-		snprintf(why, len, "%s", pe.msg);
-		return err;
-	}
-	at = wr_rule_find(rs, name);
-	if (at < 0) {
-		if (rs->nr_rules >= WEIR_MAX_RULES) {
-			snprintf(why, len, "the rule set is full (%u rules)", WEIR_MAX_RULES);
-			return -E2BIG;
-		}
-		at = rs->nr_rules++;
-		memset(rs->names[at], 0, WEIR_NAME_LEN);
-		snprintf(rs->names[at], WEIR_NAME_LEN, "%s", name);
-	}
-	rs->rules[at] = r;
-	memcpy(rs->bans[at], bans, sizeof(bans));
-	return 0;
-}
-
-/* Rule name out of rs, if it is there (as `weir rule del`). */
-static void drop_rule(struct weir_ruleset *rs, const char *name)
-{
-	int at = wr_rule_find(rs, name);
-	__u32 rest;
-
-	if (at < 0)
-		return;
-	rest = rs->nr_rules - at - 1;
-	memmove(&rs->rules[at], &rs->rules[at + 1], rest * sizeof(rs->rules[0]));
-	memmove(rs->names[at], rs->names[at + 1], rest * WEIR_NAME_LEN);
-	memmove(rs->bans[at], rs->bans[at + 1], rest * sizeof(rs->bans[0]));
-	rs->nr_rules--;
-	memset(&rs->rules[rs->nr_rules], 0, sizeof(rs->rules[0]));
-	memset(rs->names[rs->nr_rules], 0, WEIR_NAME_LEN);
-	memset(rs->bans[rs->nr_rules], 0, sizeof(rs->bans[0]));
-}
-
-/*
- * The live set with rule put (words) or deleted (words NULL), committed
- * under the root lock: the daemon's own reloads and `weir rule` take it
- * too, so none of them commits over another's change. 0 or -errno, why.
- */
-static int change_live(struct daemon *d, const char *rule, const char *words, char *why,
-		       size_t len)
-{
-	struct weir_ruleset *rs;
-	int lock, err;
-
-	lock = wr_lock();
-	if (lock < 0) {
-		snprintf(why, len, "cannot take the root lock: %s", strerror(-lock));
-		return lock;
-	}
-	rs = wr_live_get(&d->maps);
-	if (!rs) {
-		err = -ENOENT;
-		snprintf(why, len, "cannot read the live rule set");
-		goto out;
-	}
-	if (words)
-		err = put_rule(rs, rule, words, why, len);
-	else
-		err = (drop_rule(rs, rule), 0);
-	if (!err) {
-		err = wr_ruleset_commit(&d->maps, rs);
-		if (err)
-			snprintf(why, len, "cannot commit the rule set: %s", strerror(-err));
-	}
-	free(rs);
-out:
-	wr_unlock(lock);
-	return err;
-}
 
 /*
  * An installed rule is no longer live: one fewer in weir_auto_rules (the
@@ -228,12 +122,13 @@ void auto_append(struct daemon *d, struct weir_ruleset *rs)
 
 		if (!m->installed || (m->state != WR_AUTO_ACTIVE && m->state != WR_AUTO_LINGERING))
 			continue;
-		if (put_rule(rs, m->rule, m->words, why, sizeof(why))) {
+		if (auto_put_rule(rs, m->rule, m->words, why, sizeof(why))) {
 			dlog("auto: %s cannot stay in the new rule set: %s", m->rule, why);
 			wr_auto_not_installed(a->eng, m->rule);
 			rule_gone(d);
 		}
 	}
+	auto_fleet_append(d, a->fl, rs);
 }
 
 /* ---- the samples and the totals ---- */
@@ -395,6 +290,7 @@ void auto_metrics(struct daemon *d, FILE *out)
 		__atomic_load_n(&d->au_sum_us, __ATOMIC_RELAXED) / 1e6);
 	fprintf(out, "weir_auto_onset_to_mitigation_seconds_count %llu\n",
 		(unsigned long long)cum);
+	auto_fleet_metrics(d, out);
 }
 
 /*
@@ -443,7 +339,7 @@ static void act(struct daemon *d, struct wr_dauto *a, const struct wr_auto_actio
 	switch (x->act) {
 	case WR_AUTO_INSTALL:
 	case WR_AUTO_REPLACE:
-		if (change_live(d, x->rule, x->words, why, sizeof(why))) {
+		if (auto_change_live(d, x->rule, x->words, why, sizeof(why))) {
 			__atomic_add_fetch(&d->au_failed, 1, __ATOMIC_RELAXED);
 			if (x->act == WR_AUTO_REPLACE)	/* its old words are gone with it */
 				rule_gone(d);
@@ -462,7 +358,7 @@ static void act(struct daemon *d, struct wr_dauto *a, const struct wr_auto_actio
 		     x->class_name, ago, x->words, x->desc);
 		break;
 	case WR_AUTO_REMOVE:
-		if (change_live(d, x->rule, NULL, why, sizeof(why)))
+		if (auto_change_live(d, x->rule, NULL, why, sizeof(why)))
 			dlog("auto: cannot remove %s: %s", x->rule, why);
 		else
 			dlog("auto: %s removed: its attack ended", x->rule);
@@ -480,20 +376,6 @@ static void act(struct daemon *d, struct wr_dauto *a, const struct wr_auto_actio
 }
 
 /* ---- the state for `weir auto status` ---- */
-
-static void json_str(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; *s; s++) {
-		if (*s == '"' || *s == '\\')
-			fprintf(f, "\\%c", *s);
-		else if ((unsigned char)*s < 0x20)
-			fprintf(f, "\\u%04x", *s);
-		else
-			fputc(*s, f);
-	}
-	fputc('"', f);
-}
 
 /* A monotonic time as seconds since the epoch (0 stays 0). */
 static double wall(__u64 mono, __u64 now)
@@ -526,7 +408,7 @@ static void write_classes(FILE *f, struct wr_dauto *a)
 		const struct wr_detect_class *c = &a->classes[i];
 
 		fprintf(f, "%s{\"class\":", i ? "," : "");
-		json_str(f, c->name);
+		auto_json_str(f, c->name);
 		fprintf(f, ",\"state\":\"%s\",\"pps\":%.1f,\"bps\":%.1f,\"baseline_pps\":%.1f,"
 			"\"baseline_bps\":%.1f,\"threshold_pps\":%.1f}", states[c->state % 3],
 			c->rate[WR_DETECT_PKTS], c->rate[WR_DETECT_BYTES],
@@ -546,17 +428,17 @@ static void write_mits(FILE *f, struct wr_dauto *a, __u64 now)
 		const struct wr_auto_mit *m = &a->mits[i];
 
 		fprintf(f, "%s{\"rule\":", i ? "," : "");
-		json_str(f, m->rule);
+		auto_json_str(f, m->rule);
 		fprintf(f, ",\"state\":\"%s\",\"installed\":%s,\"classes\":[", states[m->state % 4],
 			m->installed ? "true" : "false");
 		for (j = 0; j < m->nr_classes && j < WR_AUTO_CLASSES; j++) {
 			fputs(j ? "," : "", f);
-			json_str(f, m->names[j]);
+			auto_json_str(f, m->names[j]);
 		}
 		fputs("],\"fingerprint\":", f);
-		json_str(f, m->desc);
+		auto_json_str(f, m->desc);
 		fputs(",\"words\":", f);
-		json_str(f, m->words);
+		auto_json_str(f, m->words);
 		fprintf(f, ",\"onset\":%.3f,\"chosen\":%.3f,\"onset_to_chosen_s\":%.3f,"
 			"\"changes\":%u,\"expires\":%.3f}", wall(m->onset_ns, now),
 			wall(m->chosen_ns, now),
@@ -595,6 +477,7 @@ static void write_state(struct daemon *d, struct wr_dauto *a, __u64 now, bool st
 	else {
 		write_classes(f, a);
 		write_mits(f, a, now);
+		auto_fleet_json(f, a->fl);
 	}
 	fputs("}\n", f);
 	if (fclose(f) || rename(tmp, path))
@@ -644,6 +527,10 @@ void auto_tick(struct daemon *d)
 		for (i = 0; i < n; i++)
 			act(d, a, &x[i], now);
 	} while (n == AUTO_ACTIONS);
+	n = (int)wr_auto_list(a->eng, a->mits, WR_AUTO_MAX);
+	if (auto_fleet_tick(d, a->fl, a->cfg.mode, a->cfg.max_rules, a->mits,
+			    n < WR_AUTO_MAX ? n : WR_AUTO_MAX))
+		a->changed = true;
 	if (a->changed || now - a->state_ns >= AUTO_STATE_NS)
 		write_state(d, a, now, false);
 }
@@ -661,12 +548,13 @@ static void auto_free(struct daemon *d, struct wr_dauto *a, bool remove)
 		for (i = 0; i < n && i < WR_AUTO_MAX; i++) {
 			if (!a->mits[i].installed)
 				continue;
-			if (change_live(d, a->mits[i].rule, NULL, why, sizeof(why)))
+			if (auto_change_live(d, a->mits[i].rule, NULL, why, sizeof(why)))
 				dlog("auto: cannot remove %s: %s", a->mits[i].rule, why);
 			else
 				dlog("auto: %s removed: auto stopped", a->mits[i].rule);
 		}
 	}
+	auto_fleet_free(d, a->fl, remove);
 	if (remove)
 		__atomic_store_n(&d->au_rules, 0, __ATOMIC_RELAXED);
 	wr_auto_free(a->eng);
@@ -708,7 +596,8 @@ static struct wr_dauto *auto_new(const struct wr_cfg_auto *c)
 	eop.fp.false_max = c->false_max;
 	a->nr_classes = dop.max_classes;
 	a->classes = calloc(a->nr_classes, sizeof(*a->classes));
-	if (!a->classes)
+	a->fl = auto_fleet_new();
+	if (!a->classes || !a->fl)
 		goto fail;
 	err = wr_sampler_new(ring, 1000000000ULL, &a->smp);
 	if (!err)

@@ -84,6 +84,8 @@ struct daemon {
 	__u64 au_rules, au_onsets, au_installed, au_advised, au_failed;
 	__u64 au_hist[AUTO_HIST_N];	/* onset to the rule or advice, by auto.c's buckets */
 	__u64 au_sum_us;		/* ... their sum */
+	/* auto_fleet.c's: received rules installed now, and fingerprints by what became of them */
+	__u64 auf_rules, auf_published, auf_applied, auf_advised, auf_refused;
 	/* Read by the metrics thread: only through __atomic_* */
 	__u64 bans, ban_spared_allow, ban_spared_verified, ban_spared_conns;
 };
@@ -168,6 +170,27 @@ void auto_append(struct daemon *d, struct weir_ruleset *rs);
 void auto_stop(struct daemon *d);
 /* Its metrics (the metrics thread: reads only the atomics above). */
 void auto_metrics(struct daemon *d, FILE *out);
+/* auto_rules.c: the live rule set changed as `weir rule add|del` would; 0 or -errno, why. */
+int auto_put_rule(struct weir_ruleset *rs, const char *name, const char *words, char *why,
+		  size_t len);
+int auto_change_live(struct daemon *d, const char *rule, const char *words, char *why,
+		     size_t len);
+void auto_json_str(FILE *f, const char *s);
+
+/*
+ * auto_fleet.c: auto's rules published through the fleet's Redis and the
+ * other hosts' applied here (see its head). auto_fleet_tick: once per
+ * auto tick, with the engine's mitigations; true if its state changed.
+ */
+struct auto_fleet;
+struct wr_auto_mit;
+struct auto_fleet *auto_fleet_new(void);
+bool auto_fleet_tick(struct daemon *d, struct auto_fleet *fl, int mode, __u32 max_rules,
+		     const struct wr_auto_mit *mits, size_t n);
+void auto_fleet_append(struct daemon *d, struct auto_fleet *fl, struct weir_ruleset *rs);
+void auto_fleet_free(struct daemon *d, struct auto_fleet *fl, bool remove);
+void auto_fleet_json(FILE *f, const struct auto_fleet *fl);
+void auto_fleet_metrics(struct daemon *d, FILE *out);
 
 /*
  * caps.c: whether the daemon shares (or may share) an interface through

@@ -77,6 +77,11 @@ static void *fleet_thread(void *arg)
 			;
 		pthread_mutex_unlock(&f->lock);
 	}
+	/* This host's fingerprints withdrawn: the others stop following them now. */
+	pthread_mutex_lock(&f->fp_lock);
+	f->nr_pub = 0;
+	pthread_mutex_unlock(&f->fp_lock);
+	fleet_fp_sync(f);
 	return NULL;
 }
 
@@ -126,6 +131,7 @@ static void fleet_free(struct wr_fleet *f)
 	free(f->argvlen);
 	free(f->args);
 	explicit_bzero(f->auth_pass, sizeof(f->auth_pass));
+	fleet_fp_close(f);
 	free(f);
 }
 
@@ -173,6 +179,12 @@ struct wr_fleet *wr_fleet_open(const struct wr_cfg_fleet *cfg, const struct wr_m
 	}
 	f->cfg = *cfg;
 	f->orig = *cfg;
+	if (fleet_fp_open(f)) {
+		fleet_fp_close(f);
+		free(f);
+		errno = ENOMEM;
+		return NULL;
+	}
 	if (hooks)
 		f->hooks = *hooks;
 	f->started = fleet_now(f);

@@ -105,4 +105,49 @@ static inline struct wr_fleet_bound wr_fleet_bound(const struct weir_limit *l, _
 	return b;
 }
 
+/*
+ * Fingerprints shared across the fleet (weir auto, docs/auto.md): one
+ * Redis sorted set per fleet, weir:{FLEET#0}:auto (group 0's hash tag: one
+ * node, the same for every host), whose members are "HOST<TAB>WORDS" and
+ * whose scores are their expiry in Redis's time (ms). Each sync the
+ * fleet's thread drops the expired members, re-adds this host's (expiry
+ * now + WR_FLEET_FP_TTL_MS(interval)), removes those it no longer
+ * publishes, and reads the live ones; one script call (fp.lua) on the
+ * fleet's thread, so the daemon's loop never waits on Redis. What is
+ * handed between the two is copied under a mutex.
+ */
+/* Fingerprints published by one host, and read from the fleet, at most. */
+#define WR_FLEET_FP_MAX		64
+/* A member's words, and a host's name, fit in these (longer ones are read as corrupt). */
+#define WR_FLEET_FP_WORDS	512
+#define WR_FLEET_FP_HOST	64
+/*
+ * A member lives three sync intervals and a second past its last refresh:
+ * a host that dies (or loses Redis) stops being followed that long after.
+ */
+#define WR_FLEET_FP_TTL_MS(interval_ms)	(3 * (__u64)(interval_ms) + 1000)
+
+struct wr_fleet_fp {
+	char host[WR_FLEET_FP_HOST];	/* who found it; "" if the member named none */
+	char words[WR_FLEET_FP_WORDS];	/* the rule's words, as the member has them */
+	__u64 expires_ms;		/* CLOCK_REALTIME ms when its member expires */
+	bool corrupt;			/* the member is not HOST<TAB>WORDS that fit */
+};
+
+/*
+ * The fingerprints this host publishes from now on (replacing the last
+ * call's; n 0: none, and those published are removed at the next sync).
+ * words: n strings of WR_FLEET_FP_WORDS; -E2BIG past WR_FLEET_FP_MAX.
+ */
+int wr_fleet_fp_publish(struct wr_fleet *f, const char (*words)[WR_FLEET_FP_WORDS], size_t n);
+/*
+ * Other hosts' fingerprints as the last good read found them (this host's
+ * own left out), at most max into out: their number; -EAGAIN before the
+ * first good read. *gen (if not NULL): a number that changes with each good
+ * read.
+ */
+int wr_fleet_fp_received(struct wr_fleet *f, struct wr_fleet_fp *out, size_t max, __u64 *gen);
+/* This host's name in the fleet (the config's host, or the system's name). */
+const char *wr_fleet_host(const struct wr_fleet *f);
+
 #endif /* WEIR_FLEET_H */

@@ -58,7 +58,7 @@ struct node {
 	char host[64];
 	int port;
 	redisContext *c;
-	char sha_sync[48], sha_poll[48];
+	char sha_sync[48], sha_poll[48], sha_fp[48];
 	__u64 last_ok;		/* CLOCK_MONOTONIC ns of the last good exchange */
 	__u64 next_try;		/* no connection attempt before this */
 	__u64 backoff;
@@ -190,6 +190,19 @@ struct wr_fleet {
 	const char **argv;
 	size_t *argvlen;
 	char *args;		/* a sync call's numbers, FLEET_ARG_BYTES a key */
+	/*
+	 * Fingerprints (fp.c): fp_lock guards fp_pub, nr_pub, fp_got, nr_got,
+	 * got_gen; the rest is the fleet thread's own.
+	 */
+	pthread_mutex_t fp_lock;
+	char (*fp_pub)[WR_FLEET_FP_WORDS];	/* what the daemon publishes now */
+	size_t nr_pub;
+	struct wr_fleet_fp *fp_got;	/* other hosts', as last read */
+	size_t nr_got;
+	__u64 got_gen;			/* good reads so far (0: none) */
+	bool fp_on;			/* the daemon publishes (or reads): fp.c calls Redis */
+	char (*fp_sent)[WR_FLEET_FP_WORDS];	/* what the last good call added */
+	size_t nr_sent;
 	/* One batched read of wr_fleet_use */
 	struct weir_key batch_keys[FLEET_READ_BATCH];
 	struct weir_fleet_use batch_vals[FLEET_READ_BATCH];
@@ -288,6 +301,11 @@ bool fleet_win_ahead(const struct weir_limit *l, __u64 off, __u32 idx, __u64 now
 
 /* hotkeys.c: the hot keys of a sync */
 size_t fleet_gather(struct wr_fleet *f, struct weir_config *cfg, unsigned int mult);
+
+/* fp.c: fingerprints */
+int fleet_fp_open(struct wr_fleet *f);
+void fleet_fp_sync(struct wr_fleet *f);
+void fleet_fp_close(struct wr_fleet *f);
 
 /* sync.c: one sync's calls and answers */
 void fleet_write_status(struct wr_fleet *f);

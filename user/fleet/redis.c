@@ -112,6 +112,14 @@
  */
 #include "fleet/poll.lua.h"	/* poll_lua[]: user/fleet/poll.lua */
 
+/*
+ * KEYS[1]: the fleet's fingerprints (fleet/fleet.h). ARGV: a member's life
+ * (ms), how many members to remove, how many live ones to return at most,
+ * the members to remove, then those to add or refresh. Returns Redis's now
+ * (ms) and the live members with their expiries.
+ */
+#include "fleet/fp.lua.h"	/* fp_lua[]: user/fleet/fp.lua */
+
 void fleet_node_drop(struct node *n, __u64 now)
 {
 	if (n->c)
@@ -211,7 +219,8 @@ int fleet_node_connect(struct wr_fleet *f, int i, __u64 now)
 			return -EACCES;
 		freeReplyObject(rep);
 	}
-	if (load_script(f, i, sync_lua, n->sha_sync) || load_script(f, i, poll_lua, n->sha_poll))
+	if (load_script(f, i, sync_lua, n->sha_sync) || load_script(f, i, poll_lua, n->sha_poll) ||
+	    load_script(f, i, fp_lua, n->sha_fp))
 		return -EIO;
 	n->backoff = 0;
 	return 0;

@@ -655,6 +655,7 @@ static void sync_once(struct wr_fleet *f, const char **argv, size_t *argvlen, ch
 void wr_fleet_sync(struct wr_fleet *f)
 {
 	sync_once(f, f->argv, f->argvlen, f->args);
+	fleet_fp_sync(f);
 }
 
 /*

@@ -435,8 +435,9 @@ extern const int wr_nr_rule_kws;
 /* Whether name may name a rule; if not, pe (word 0) says why. */
 int wr_rule_name(const char *name, struct wr_perr *pe);
 /*
- * auto-N: the names weir auto gives its rules, which the daemon keeps by
- * name (daemon/auto.c); neither the config nor `rule add` may use them.
+ * auto-N and auto-fN: the names weir auto gives its rules and the fleet's
+ * (daemon/auto.c, daemon/auto_fleet.c), which the daemon keeps by name;
+ * neither the config nor `rule add` may use them.
  */
 bool wr_rule_name_auto(const char *name);
 /*

@@ -774,8 +774,9 @@ int wr_rule_name(const char *name, struct wr_perr *pe)
 
 bool wr_rule_name_auto(const char *name)
 {
-	return !strncmp(name, "auto-", 5) && name[5] &&
-	       strspn(name + 5, "0123456789") == strlen(name + 5);
+	const char *n = !strncmp(name, "auto-", 5) ? name + 5 + (name[5] == 'f') : NULL;
+
+	return n && *n && strspn(n, "0123456789") == strlen(n);
 }
 
 /*
