@@ -220,6 +220,7 @@ m=$(jq -c --arg r "$rule" '.mitigations[] | select(.rule == $r)' <<<"$j")
 words=$(jq -r '.words' <<<"$m")
 grep -qE 'payload|len' <<<"$words" || fail "$rule's words name neither payload nor length: $words"
 jq -r '.classes[]' <<<"$m" | grep -qx "udp/$PORT" || fail "$rule's classes: $m"
+[ "$(jq -r '.vector' <<<"$m")" = udp ] || fail "$rule's vector: $m"
 grep -q "^$rule " <<<"$(in_ns "$SRV" "$WEIR" --bpffs "$ROOT" rule list)" ||
 	fail "rule list has no $rule"
 # The text forms: auto status's mitigation, and status's line.
@@ -250,6 +251,9 @@ grep -q '^weir_auto_mitigations_total{result="installed"} 1$' "$TMP/m1" ||
 grep -q '^weir_auto_onset_to_mitigation_seconds_count 1$' "$TMP/m1" ||
 	fail "metrics: $(grep '^weir_auto_onset_to_mitigation_seconds_count' "$TMP/m1")"
 [ "$(sed -n 's/^weir_auto_onsets_total //p' "$TMP/m1")" -ge 1 ] || fail "no onset counted"
+grep -q '^weir_auto_attacks_total{vector="udp"} 1$' "$TMP/m1" ||
+	fail "metrics: $(grep '^weir_auto_attacks_total{vector="udp"}' "$TMP/m1")"
+[ "$(grep -c '^weir_auto_attacks_total{' "$TMP/m1")" -ge 20 ] || fail "vectors missing from the metric"
 # promtool's lint (build/deps/bin in PATH): nothing to say about weir_auto_*.
 if command -v promtool >/dev/null && ! promtool check metrics <"$TMP/m1" >"$TMP/promtool" 2>&1 &&
 	grep -q weir_auto "$TMP/promtool"; then

@@ -1301,6 +1301,46 @@ TEST_CASE(fp_sketch_heavy_hitters)
 	CHECK(wr_ss_top(&s) == NULL, "an empty sketch has a top");
 }
 
+/* The vector of a choice: the fixed set the metric's label takes. */
+TEST_CASE(fp_vector_names)
+{
+	struct wr_fp_choice c;
+	int v, n = 0;
+
+	memset(&c, 0, sizeof(c));
+	CHECK_EQ(wr_fp_vector(&c), WR_FP_V_OTHER);
+	c.fields = WR_FP_M_PROTO | WR_FP_M_SPORT;
+	c.proto = 17;
+	c.sport = 123;
+	CHECK(!strcmp(wr_fp_vector_name(wr_fp_vector(&c)), "reflection-ntp"), "%s",
+	      wr_fp_vector_name(wr_fp_vector(&c)));
+	c.sport = 11211;
+	CHECK(!strcmp(wr_fp_vector_name(wr_fp_vector(&c)), "reflection-memcached"), "%s",
+	      wr_fp_vector_name(wr_fp_vector(&c)));
+	c.sport = 5300;
+	CHECK_EQ(wr_fp_vector(&c), WR_FP_V_UDP);
+	c.fields |= WR_FP_M_FRAG;
+	c.frag = WEIR_FRAG_LATER;
+	CHECK_EQ(wr_fp_vector(&c), WR_FP_V_FRAG);
+	memset(&c, 0, sizeof(c));
+	c.fields = WR_FP_M_PROTO | WR_FP_M_FLAGS;
+	c.proto = 6;
+	c.tcp_flags = WEIR_TCP_SYN;
+	c.tcp_mask = 0xff;
+	CHECK_EQ(wr_fp_vector(&c), WR_FP_V_SYN);
+	c.tcp_flags = WEIR_TCP_ACK;
+	CHECK_EQ(wr_fp_vector(&c), WR_FP_V_ACK);
+	c.fields = WR_FP_M_PROTO;
+	c.action = WR_FP_TCP_STATE;
+	CHECK_EQ(wr_fp_vector(&c), WR_FP_V_TCP);
+	c.proto = 58;
+	CHECK_EQ(wr_fp_vector(&c), WR_FP_V_ICMP);
+	for (v = 0; v < WR_FP_NR_VECTORS; v++)
+		n += wr_fp_vector_name(v) && wr_fp_vector_name(v)[0];
+	CHECK_EQ(n, WR_FP_NR_VECTORS);
+	CHECK(!wr_fp_vector_name(-1) && !wr_fp_vector_name(WR_FP_NR_VECTORS), "out of range");
+}
+
 int main(void)
 {
 	return check_run_all();

@@ -265,6 +265,7 @@ static struct wr_auto_action *act(struct wr_auto_action *out, size_t max, size_t
 	snprintf(r->class_name, sizeof(r->class_name), "%s", x->names[0]);
 	r->onset_ns = x->onset_ns;
 	r->at_ns = now;
+	r->vector = wr_fp_vector(&x->choice);
 	return r;
 }
 

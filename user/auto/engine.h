@@ -126,6 +126,7 @@ struct wr_auto_action {
 	uint64_t onset_ns;
 	uint64_t at_ns;		/* when it was decided */
 	bool no_room;		/* ADVICE: max_rules were installed already */
+	int vector;		/* wr_fp_vector of the choice */
 };
 
 struct wr_auto;

@@ -21,7 +21,12 @@
 
 #include "weir.h"
 #include "weir_parse.h"
+#include "weir_reflect.h"
 #include "auto/fingerprint.h"
+
+#ifndef ARRAY_SIZE
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#endif
 
 void wr_fp_opts_init(struct wr_fp_opts *o)
 {
@@ -382,4 +387,50 @@ int wr_fp_describe(const struct wr_fp_choice *c, char *buf, size_t len)
 	if (c->reason[0])
 		put(&b, " (%s)", c->reason);
 	return done(&b);
+}
+
+#define FP_AMP_PORT(p, n) p,
+#define FP_AMP_NAME(p, n) "reflection-" n,
+static const __u16 amp_ports[] = { WR_AMP_PORTS(FP_AMP_PORT) };
+static const char *const vector_names[] = {
+	[WR_FP_V_UDP] = "udp", [WR_FP_V_FRAG] = "fragments", [WR_FP_V_SYN] = "syn",
+	[WR_FP_V_ACK] = "ack", [WR_FP_V_TCP] = "tcp", [WR_FP_V_ICMP] = "icmp",
+	[WR_FP_V_OTHER] = "other", WR_AMP_PORTS(FP_AMP_NAME)
+};
+_Static_assert(ARRAY_SIZE(vector_names) == WR_FP_NR_VECTORS,
+	       "WR_FP_NR_VECTORS: 7 kinds and one per amplifier of weir_reflect.h");
+
+int wr_fp_vector(const struct wr_fp_choice *c)
+{
+	unsigned int i;
+
+	if (!(c->fields & WR_FP_M_PROTO))
+		return WR_FP_V_OTHER;
+	if ((c->fields & WR_FP_M_FRAG) && c->frag != WEIR_FRAG_NONE)
+		return WR_FP_V_FRAG;
+	switch (c->proto) {
+	case WR_IPPROTO_UDP:
+		for (i = 0; (c->fields & WR_FP_M_SPORT) && i < ARRAY_SIZE(amp_ports); i++)
+			if (amp_ports[i] == c->sport)
+				return WR_FP_V_REFLECT + (int)i;
+		return WR_FP_V_UDP;
+	case WR_IPPROTO_TCP:
+		if (c->action == WR_FP_COOKIE ||
+		    ((c->fields & WR_FP_M_FLAGS) &&
+		     (c->tcp_flags & (WEIR_TCP_SYN | WEIR_TCP_ACK)) == WEIR_TCP_SYN))
+			return WR_FP_V_SYN;
+		if ((c->fields & WR_FP_M_FLAGS) && (c->tcp_flags & WEIR_TCP_ACK) &&
+		    !(c->tcp_flags & WEIR_TCP_SYN))
+			return WR_FP_V_ACK;
+		return WR_FP_V_TCP;
+	case 1:		/* ICMP */
+	case 58:	/* ICMPv6 */
+		return WR_FP_V_ICMP;
+	}
+	return WR_FP_V_OTHER;
+}
+
+const char *wr_fp_vector_name(int v)
+{
+	return v >= 0 && v < (int)ARRAY_SIZE(vector_names) ? vector_names[v] : NULL;
 }

@@ -186,4 +186,25 @@ int wr_fp_rule_words(const struct wr_fp_choice *c, char *buf, size_t len);
  */
 int wr_fp_describe(const struct wr_fp_choice *c, char *buf, size_t len);
 
+/*
+ * What kind of attack a choice stops (`weir_auto_attacks_total{vector}`),
+ * from a fixed set so that a label stays bounded: udp, fragments, syn,
+ * ack, tcp, icmp, other, and reflection-SERVICE for a UDP fingerprint on
+ * an amplifier's source port (include/weir_reflect.h's list).
+ */
+enum {
+	WR_FP_V_UDP,
+	WR_FP_V_FRAG,
+	WR_FP_V_SYN,
+	WR_FP_V_ACK,
+	WR_FP_V_TCP,
+	WR_FP_V_ICMP,
+	WR_FP_V_OTHER,
+	WR_FP_V_REFLECT,	/* + the amplifier's index in WR_AMP_PORTS */
+};
+#define WR_FP_NR_VECTORS	(WR_FP_V_REFLECT + 16)
+int wr_fp_vector(const struct wr_fp_choice *c);
+/* The name of vector v (0 .. WR_FP_NR_VECTORS - 1), or NULL. */
+const char *wr_fp_vector_name(int v);
+
 #endif /* WEIR_AUTO_FINGERPRINT_H */

@@ -169,6 +169,7 @@ static void print_mits(struct st *s, double now)
 			print_str(NULL, j ? ", %s" : " %s", nm->type == YAML_SCALAR_NODE ?
 				  (const char *)nm->data.scalar.value : "");
 		close_array();
+		print_str("vector", " (%s)", str(s, m, "vector"));
 		print_str("fingerprint", "\n    fingerprint: %s\n", str(s, m, "fingerprint"));
 		print_str("words", installed ? "    rule: %s\n" : "    would add: %s\n",
 			  str(s, m, "words"));

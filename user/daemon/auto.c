@@ -250,10 +250,12 @@ static const double hist_le[AUTO_HIST_N - 1] = { 0.25, 0.5, 1, 2, 5, 10 };
 static const char *const hist_le_text[AUTO_HIST_N] = { "0.25", "0.5", "1", "2", "5", "10",
 							"+Inf" };
 
-static void count_choice(struct daemon *d, double secs)
+static void count_choice(struct daemon *d, double secs, int vector)
 {
 	int i;
 
+	if (vector >= 0 && vector < WR_FP_NR_VECTORS)
+		__atomic_add_fetch(&d->au_vec[vector], 1, __ATOMIC_RELAXED);
 	for (i = 0; i < AUTO_HIST_N - 1 && secs > hist_le[i]; i++)
 		;
 	__atomic_add_fetch(&d->au_hist[i], 1, __ATOMIC_RELAXED);
@@ -279,6 +281,11 @@ void auto_metrics(struct daemon *d, FILE *out)
 			  __atomic_load_n(&d->au_advised, __ATOMIC_RELAXED));
 	wr_metric_labeled(out, "weir_auto_mitigations_total", "result", "failed",
 			  __atomic_load_n(&d->au_failed, __ATOMIC_RELAXED));
+	wr_metric_family(out, "weir_auto_attacks_total", "counter",
+			 "Fingerprints weir auto chose (installed or advised), by the attack's vector.");
+	for (i = 0; i < WR_FP_NR_VECTORS; i++)
+		wr_metric_labeled(out, "weir_auto_attacks_total", "vector", wr_fp_vector_name(i),
+				  __atomic_load_n(&d->au_vec[i], __ATOMIC_RELAXED));
 	wr_metric_family(out, "weir_auto_onset_to_mitigation_seconds", "histogram",
 			 "From an onset to its rule installed or advised.");
 	for (i = 0; i < AUTO_HIST_N; i++) {
@@ -351,7 +358,7 @@ static void act(struct daemon *d, struct wr_dauto *a, const struct wr_auto_actio
 		if (x->act == WR_AUTO_INSTALL) {
 			__atomic_add_fetch(&d->au_rules, 1, __ATOMIC_RELAXED);
 			__atomic_add_fetch(&d->au_installed, 1, __ATOMIC_RELAXED);
-			count_choice(d, ago);
+			count_choice(d, ago, x->vector);
 		}
 		dlog("auto: %s %s for %s (onset %.1f s ago): %s -- %s", x->rule,
 		     x->act == WR_AUTO_INSTALL ? "installed" : "replaced (the vector changed)",
@@ -366,7 +373,7 @@ static void act(struct daemon *d, struct wr_dauto *a, const struct wr_auto_actio
 		break;
 	case WR_AUTO_ADVICE:
 		__atomic_add_fetch(&d->au_advised, 1, __ATOMIC_RELAXED);
-		count_choice(d, ago);
+		count_choice(d, ago, x->vector);
 		dlog("auto: advice for %s (onset %.1f s ago%s): weir rule add %s %s -- %s",
 		     x->class_name, ago, x->no_room ? ", no room for another auto rule" : "",
 		     x->rule, x->words, x->desc);
@@ -435,7 +442,8 @@ static void write_mits(FILE *f, struct wr_dauto *a, __u64 now)
 			fputs(j ? "," : "", f);
 			auto_json_str(f, m->names[j]);
 		}
-		fputs("],\"fingerprint\":", f);
+		fprintf(f, "],\"vector\":\"%s\",\"fingerprint\":",
+			wr_fp_vector_name(wr_fp_vector(&m->choice)));
 		auto_json_str(f, m->desc);
 		fputs(",\"words\":", f);
 		auto_json_str(f, m->words);

@@ -7,6 +7,7 @@
 #ifndef WEIR_DAEMON_INT_H
 #define WEIR_DAEMON_INT_H
 
+#include "auto/fingerprint.h"
 #include "config/config.h"
 #include "daemon/metrics.h"
 #include "fleet/fleet.h"
@@ -84,6 +85,7 @@ struct daemon {
 	__u64 au_rules, au_onsets, au_installed, au_advised, au_failed;
 	__u64 au_hist[AUTO_HIST_N];	/* onset to the rule or advice, by auto.c's buckets */
 	__u64 au_sum_us;		/* ... their sum */
+	__u64 au_vec[WR_FP_NR_VECTORS];	/* choices installed or advised, by wr_fp_vector */
 	/* auto_fleet.c's: received rules installed now, and fingerprints by what became of them */
 	__u64 auf_rules, auf_published, auf_applied, auf_advised, auf_refused;
 	/* Read by the metrics thread: only through __atomic_* */
