@@ -221,6 +221,12 @@ words=$(jq -r '.words' <<<"$m")
 grep -qE 'payload|len' <<<"$words" || fail "$rule's words name neither payload nor length: $words"
 jq -r '.classes[]' <<<"$m" | grep -qx "udp/$PORT" || fail "$rule's classes: $m"
 [ "$(jq -r '.vector' <<<"$m")" = udp ] || fail "$rule's vector: $m"
+# stats: the rule's counters, with what auto says of it.
+st=$(wrj stats interval 0 | jq -c --arg r "$rule" '.rules[] | select(.name == $r) | .auto')
+[ "$(jq -r '.vector' <<<"$st")" = udp ] && grep -q payload <<<"$(jq -r '.fingerprint' <<<"$st")" ||
+	fail "stats -j has no auto object for $rule: $st"
+in_ns "$SRV" "$WEIR" --bpffs "$ROOT" stats interval 0 | grep -qE '^ +auto: udp, onset [0-9:]+' ||
+	fail "stats (text): $(in_ns "$SRV" "$WEIR" --bpffs "$ROOT" stats interval 0 | grep -A2 "^$rule")"
 grep -q "^$rule " <<<"$(in_ns "$SRV" "$WEIR" --bpffs "$ROOT" rule list)" ||
 	fail "rule list has no $rule"
 # The text forms: auto status's mitigation, and status's line.

@@ -425,3 +425,71 @@ int do_auto(int argc, char **argv)
 	return wr_cmd_select(auto_cmds, ARRAY_SIZE(auto_cmds), "auto", argc, argv, NULL,
 			     usage_ctx);
 }
+
+/*
+ * What the daemon's state file says of auto rule `rule` (an installed
+ * auto-N, or an auto-fN received from the fleet), for `weir stats`:
+ * printed under its row as an object "auto". Nothing when auto does not
+ * run or has no such rule. st caches the file for one listing: *loaded
+ * says whether it was read; wr_auto_rule_done() frees it.
+ */
+void wr_auto_rule_info(const char *rule, struct wr_auto_rules *st)
+{
+	struct st *s = (struct st *)st->doc;
+	yaml_node_t *m;
+	char a[16];
+	size_t i;
+
+	if (!st->tried) {
+		st->tried = true;
+		s = calloc(1, sizeof(*s));
+		if (s && load(s)) {
+			free(s);
+			s = NULL;
+		}
+		st->doc = s;
+	}
+	if (!s)
+		return;
+	for (i = 0; (m = item(s, get(s, s->top, "mitigations"), i)); i++) {
+		if (strcmp(str(s, m, "rule"), rule) || strcmp(str(s, m, "installed"), "true"))
+			continue;
+		open_object("auto");
+		print_str("vector", "                      auto: %s", str(s, m, "vector"));
+		print_double("onset", NULL, num(s, m, "onset"));
+		print_text(", onset %s", clock_text(num(s, m, "onset"), a, sizeof(a)));
+		print_double("expires", NULL, num(s, m, "expires"));
+		if (num(s, m, "expires") > 0)
+			print_text(", removed at %s", clock_text(num(s, m, "expires"), a,
+								  sizeof(a)));
+		print_str("fingerprint", "\n                      fingerprint: %s\n",
+			  str(s, m, "fingerprint"));
+		close_object();
+		return;
+	}
+	for (i = 0; (m = item(s, get(s, s->top, "fleet"), i)); i++) {
+		if (strcmp(str(s, m, "rule"), rule))
+			continue;
+		open_object("auto");
+		print_str("host", "                      auto: from the fleet's host %s",
+			  str(s, m, "host"));
+		print_double("expires", NULL, num(s, m, "expires"));
+		print_text(", removed at %s", clock_text(num(s, m, "expires"), a, sizeof(a)));
+		print_str("fingerprint", "\n                      fingerprint: %s\n",
+			  str(s, m, "words"));
+		close_object();
+		return;
+	}
+}
+
+void wr_auto_rule_done(struct wr_auto_rules *st)
+{
+	struct st *s = (struct st *)st->doc;
+
+	if (s) {
+		yaml_document_delete(&s->doc);
+		free(s);
+	}
+	st->doc = NULL;
+	st->tried = false;
+}

@@ -31,6 +31,13 @@ int do_fleet(int argc, char **argv);
 int do_auto(int argc, char **argv);
 /* auto's mode and mitigations, for `weir status` (auto.c). */
 void wr_auto_status(void);
+/* `weir stats`' view of auto's rules, the daemon's state file read once a listing. */
+struct wr_auto_rules {
+	void *doc;
+	bool tried;
+};
+void wr_auto_rule_info(const char *rule, struct wr_auto_rules *st);
+void wr_auto_rule_done(struct wr_auto_rules *st);
 /* `weir check FILE` */
 int do_check(int argc, char **argv);
 /* `weir run --config FILE`: the daemon */

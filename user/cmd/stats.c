@@ -77,6 +77,7 @@ static void print_stats(const struct wr_snapshot *a, const struct wr_snapshot *b
 {
 	const struct weir_ruleset *rs = &b->rs;
 	double secs = a ? (b->at - a->at) / 1e9 : 0;
+	struct wr_auto_rules au = { 0 };
 	__u32 i;
 
 	out_begin();
@@ -126,9 +127,12 @@ static void print_stats(const struct wr_snapshot *a, const struct wr_snapshot *b
 			print_double("would_drop_bytes_per_sec", " %14.1f\n",
 				     rate(s->wdrop_bytes, p->wdrop_bytes, secs));
 		}
+		if (wr_rule_name_auto(rs->names[i]))
+			wr_auto_rule_info(rs->names[i], &au);
 		close_object();
 	}
 	close_array();
+	wr_auto_rule_done(&au);
 	print_ifs(a, b, secs);
 	if (b->cfg.verified_ttl_ns)
 		print_u64("verified_sources", "verified sources %llu\n", b->verified);
