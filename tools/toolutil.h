@@ -236,4 +236,24 @@ static inline void catch_stop_signals(void)
 	sigaction(SIGTERM, &sa, NULL);
 }
 
+/* One's-complement sum of @len bytes, 16-bit big-endian words (RFC 1071). */
+static inline uint64_t csum_add(uint64_t sum, const void *data, size_t len)
+{
+	const uint8_t *p = data;
+
+	for (; len > 1; p += 2, len -= 2)
+		sum += (uint32_t)p[0] << 8 | p[1];
+	if (len)
+		sum += (uint32_t)p[0] << 8;
+	return sum;
+}
+
+/* The sum folded to 16 bits and complemented: the checksum, host byte order. */
+static inline uint16_t csum_fold(uint64_t sum)
+{
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	return ~sum & 0xffff;
+}
+
 #endif /* WEIR_TOOLUTIL_H */

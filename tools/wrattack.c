@@ -280,23 +280,6 @@ static void put32(uint8_t *p, uint32_t v)
 	put16(p + 2, v);
 }
 
-/* One's-complement sum of 16-bit big-endian words. */
-static uint64_t csum_add(uint64_t sum, const uint8_t *p, size_t len)
-{
-	for (; len > 1; p += 2, len -= 2)
-		sum += (uint32_t)p[0] << 8 | p[1];
-	if (len)
-		sum += (uint32_t)p[0] << 8;
-	return sum;
-}
-
-static uint16_t csum_fold(uint64_t sum)
-{
-	while (sum >> 16)
-		sum = (sum & 0xffff) + (sum >> 16);
-	return ~sum & 0xffff;
-}
-
 /* TCP/UDP checksum over the IPv4 pseudo-header and @len bytes at @l4. */
 static void l4_csum(const uint8_t *ip, uint8_t proto, uint8_t *l4, size_t len, size_t at)
 {

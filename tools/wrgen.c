@@ -448,25 +448,6 @@ static uint64_t rng_next(void)
 	return wr_xorshift64s(&rng_state);
 }
 
-/* One's-complement sum of @len bytes, 16-bit big-endian words. */
-static uint64_t csum_add(uint64_t sum, const void *data, size_t len)
-{
-	const uint8_t *p = data;
-
-	for (; len > 1; p += 2, len -= 2)
-		sum += (uint32_t)p[0] << 8 | p[1];
-	if (len)
-		sum += (uint32_t)p[0] << 8;
-	return sum;
-}
-
-static uint16_t csum_fold(uint64_t sum)
-{
-	while (sum >> 16)
-		sum = (sum & 0xffff) + (sum >> 16);
-	return ~sum & 0xffff;
-}
-
 /* TCP/UDP checksum over the pseudo-header and @l4, in network order. */
 static uint16_t l4_csum(const struct addr *src, const struct addr *dst, uint8_t proto,
 			const void *l4, size_t len)
