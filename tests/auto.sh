@@ -225,6 +225,9 @@ jq -r '.classes[]' <<<"$m" | grep -qx "udp/$PORT" || fail "$rule's classes: $m"
 st=$(wrj stats interval 0 | jq -c --arg r "$rule" '.rules[] | select(.name == $r) | .auto')
 [ "$(jq -r '.vector' <<<"$st")" = udp ] && grep -q payload <<<"$(jq -r '.fingerprint' <<<"$st")" ||
 	fail "stats -j has no auto object for $rule: $st"
+t=$(wrj top | jq -c --arg r "$rule" '.auto[] | select(.rule == $r)')
+[ "$(jq -r '.auto.vector' <<<"$t")" = udp ] && [ "$(jq -r '.dropped_packets' <<<"$t")" -gt 0 ] ||
+	fail "top -j has no $rule under auto: $t"
 in_ns "$SRV" "$WEIR" --bpffs "$ROOT" stats interval 0 | grep -qE '^ +auto: udp, onset [0-9:]+' ||
 	fail "stats (text): $(in_ns "$SRV" "$WEIR" --bpffs "$ROOT" stats interval 0 | grep -A2 "^$rule")"
 grep -q "^$rule " <<<"$(in_ns "$SRV" "$WEIR" --bpffs "$ROOT" rule list)" ||

@@ -507,6 +507,37 @@ static int ban_row(const struct wr_cidr *c, const struct weir_list_val *v, void 
 }
 
 /* The penalty box's bans in force: which rule, how many times, how long left. */
+/* The rules of weir auto: what they dropped, and what auto says of them (wr_auto_rule_info). */
+static void print_auto(const struct wr_maps *m, const struct weir_ruleset *rs)
+{
+	struct wr_auto_rules au = { 0 };
+	struct wr_snapshot *s = NULL;
+	__u32 i, n = 0;
+
+	for (i = 0; i < rs->nr_rules && i < WEIR_MAX_RULES; i++)
+		n += wr_rule_name_auto(rs->names[i]);
+	open_array("auto");
+	if (!n)
+		goto out;
+	s = calloc(1, sizeof(*s));
+	if (!s || wr_snapshot_read(m, s, 0))
+		goto out;
+	print_text("rules of weir auto:\n");
+	for (i = 0; i < s->rs.nr_rules && i < WEIR_MAX_RULES; i++) {
+		if (!wr_rule_name_auto(s->rs.names[i]))
+			continue;
+		open_object(NULL);
+		print_str("rule", "  %-20s", s->rs.names[i]);
+		print_u64("dropped_packets", " %llu packets dropped\n", s->rule[i].dropped_pkts);
+		wr_auto_rule_info(s->rs.names[i], &au);
+		close_object();
+	}
+out:
+	close_array();
+	wr_auto_rule_done(&au);
+	free(s);
+}
+
 static void print_bans(const struct wr_maps *m, const struct weir_ruleset *rs, uint64_t limit)
 {
 	struct ban_rows b = { .rs = rs, .now = wr_mono_ns(), .limit = limit };
@@ -597,6 +628,7 @@ static int top_once(const struct wr_maps *m, const struct weir_ruleset *rs, int 
 	close_array();
 	print_connections(m, rs, only_idx, limit);
 	print_bans(m, rs, limit);
+	print_auto(m, rs);
 	print_cookies(m);
 	out_end();
 out:
