@@ -174,6 +174,15 @@ config() {
 	} >"$2"
 }
 wrj() { nsenter --net="/run/netns/$RCV" "$WEIR" -j --bpffs "$ROOT" "$@"; }
+# counters: weir's global packets and dropped now, from the text of
+# `stats interval 0` (its -j form also counts the state table's buckets,
+# a read of all of it: too heavy to repeat every SAMPLE s beside a flood).
+counters() {
+	nsenter --net="/run/netns/$RCV" "$WEIR" --bpffs "$ROOT" stats interval 0 |
+		awk '/^global:/ { g = 1; next } g && !/^  / { exit }
+		     g && $1 == "packets" { p = $2 } g && $1 == "dropped" { d = $2 }
+		     END { print p + 0, d + 0 }'
+}
 # auto_rules: how many rules named auto-N weir has now.
 auto_rules() {
 	wrj rule list 2>/dev/null | jq '[.rules[]? | select(.name | startswith("auto-"))] | length'
@@ -209,8 +218,7 @@ run_vector() {
 	(
 		while :; do
 			t=$(date +%s%N)
-			wrj stats interval 0 |
-				jq -r --arg t "$t" '"\($t) \(.global.packets) \(.global.dropped)"'
+			echo "$t $(counters)"
 			sleep $SAMPLE
 		done
 	) >"$TMP/samples" 2>/dev/null &
@@ -227,7 +235,9 @@ run_vector() {
 		--pcap "$OUT/gen-$vec.pcap" --pcap-count $PCAP_PKTS >"$TMP/gen.json"
 	sleep 0.2
 	g1=$(wrj stats interval 0 | jq -c .global) in1=$(ip_in) W1=$(date +%s%N)
-	[ -n "$tpid" ] && { kill -INT "$tpid" 2>/dev/null; wait "$tpid" 2>/dev/null; }
+	# tcpdump hands packets over in blocks that retire each second: the last
+	# block's arrive only then, and an interrupt before it loses them.
+	[ -n "$tpid" ] && { sleep 1.1; kill -INT "$tpid" 2>/dev/null; wait "$tpid" 2>/dev/null; }
 	sleep "$POST"
 	kill -TERM "$cpid" 2>/dev/null
 	wait "$cpid"
