@@ -289,19 +289,30 @@ static void remember(struct wr_auto *a, const struct wr_fp_choice *c, uint64_t n
 	a->past_next++;
 }
 
-/* Whether weir auto judged p an attack: a fingerprint of another mitigation, or a recent one. */
-static bool judged(const struct wr_auto *a, const struct wr_auto_mit *x, const struct wr_fp_pkt *p,
-		   uint64_t now)
+/* Whether a live mitigation's drop fingerprint, other than skip's, matches p. */
+static bool live_match(const struct wr_auto *a, const struct wr_auto_mit *skip,
+		       const struct wr_fp_pkt *p)
 {
 	uint32_t i;
 
 	for (i = 0; i < WR_AUTO_MAX; i++) {
 		const struct wr_auto_mit *y = &a->m[i];
 
-		if (y != x && (y->state == WR_AUTO_ACTIVE || y->state == WR_AUTO_LINGERING) &&
+		if (y != skip && (y->state == WR_AUTO_ACTIVE || y->state == WR_AUTO_LINGERING) &&
 		    y->choice.action == WR_FP_DROP && wr_fp_match(&y->choice, p) == 1)
 			return true;
 	}
+	return false;
+}
+
+/* Whether weir auto judged p an attack: a fingerprint of another mitigation, or a recent one. */
+static bool judged(const struct wr_auto *a, const struct wr_auto_mit *x, const struct wr_fp_pkt *p,
+		   uint64_t now)
+{
+	uint32_t i;
+
+	if (live_match(a, x, p))
+		return true;
 	for (i = 0; i < PAST_MAX; i++)
 		if (a->past[i].until && a->past[i].until + a->o.before_ns >= now &&
 		    wr_fp_match(&a->past[i].c, p) == 1)
@@ -406,22 +417,12 @@ static void gather(struct wr_auto *a, const struct wr_sampler *s, struct wr_auto
  * Of p[0..n), the packets no live mitigation's fingerprint matches: their
  * number, and when compact, moved to the front (the others dropped).
  */
-static size_t rest(const struct wr_auto *a, const struct wr_auto_mit *skip, struct wr_fp_pkt *p,
-		   size_t n, bool compact)
+static size_t rest(const struct wr_auto *a, struct wr_fp_pkt *p, size_t n, bool compact)
 {
 	size_t i, k = 0;
-	uint32_t j;
 
 	for (i = 0; i < n; i++) {
-		for (j = 0; j < WR_AUTO_MAX; j++) {
-			const struct wr_auto_mit *y = &a->m[j];
-
-			if (y != skip &&
-			    (y->state == WR_AUTO_ACTIVE || y->state == WR_AUTO_LINGERING) &&
-			    y->choice.action == WR_FP_DROP && wr_fp_match(&y->choice, &p[i]) == 1)
-				break;
-		}
-		if (j < WR_AUTO_MAX)
+		if (live_match(a, NULL, &p[i]))
 			continue;
 		if (compact)
 			p[k] = p[i];
@@ -476,7 +477,7 @@ static void recheck(struct wr_auto *a, const struct wr_sampler *s, struct wr_aut
 	if (n < a->o.min_samples || !x->choice.n)
 		return;
 	/* Still covered, by this rule or with another vector's beside it. */
-	if (n - rest(a, NULL, a->att, n, false) >=
+	if (n - rest(a, a->att, n, false) >=
 	    RECHECK_DROP * x->choice.matched / x->choice.n * (double)n)
 		return;
 	/*
@@ -485,9 +486,9 @@ static void recheck(struct wr_auto *a, const struct wr_sampler *s, struct wr_aut
 	 */
 	half = n / 2;
 	old = matched(&x->choice, a->att + half, n - half);
-	left = rest(a, NULL, a->att + half, n - half, false);
+	left = rest(a, a->att + half, n - half, false);
 	/* What the live rules leave: the new vector, and the normal traffic. */
-	n = rest(a, NULL, a->att, n, true);
+	n = rest(a, a->att, n, true);
 	if (n < a->o.min_samples / 2)
 		return;
 	bto = before_to(x);
