@@ -414,6 +414,20 @@ struct {
 } wr_verified SEC(".maps");
 
 /*
+ * wr_verified's hint (WEIR_VERIFIED_HINTS): per slot the CLOCK_MONOTONIC
+ * ns of the latest verification of a source hashing there, written with
+ * wr_verified. A flood of unverified sources is told so by this array
+ * (inlined, no helper call) and meets the hash lookup only in fresh slots.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, WEIR_VERIFIED_HINTS);
+	__type(key, __u32);
+	__type(value, __u64);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} wr_verified_hint SEC(".maps");
+
+/*
  * Source sets of rules (`src feed:NAME`, `src country:..`, `src asn:..`),
  * by slot (weir_rule.srcset): each slot an inner LPM trie of the set's
  * prefixes, value 1. Written by the controller (user/lib/srcset.c): a

@@ -17,6 +17,7 @@
 #include "maps.h"
 #include "eval.h"
 #include "reflect.h"
+#include "verified.h"
 
 
 /*
@@ -260,6 +261,9 @@ static __always_inline void match_one(void *ctx, int xdp, const struct weir_rule
 		return;
 	/* Only for packets the preset's rule matches otherwise: the flow lookup. */
 	if (r->preset == WEIR_PRESET_REFLECT && !wr_reflect_unsolicited(&ev->pkt))
+		return;
+	/* `spare verified` (auto's rules): a verified source goes on past the rule. */
+	if ((r->flags & WEIR_RF_SPARE_VERIFIED) && wr_source_verified(&ev->pkt))
 		return;
 	m->npos = pos + 1;
 	if (r->verified_class && (!m->vclass || r->verified_class < m->vclass))

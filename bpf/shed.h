@@ -16,6 +16,7 @@
 #include "weir_limiter.h"
 #include "maps.h"
 #include "count.h"
+#include "verified.h"
 
 /*
  * Reserved capacity for a packet of class cls: with charge 0, would every
@@ -98,23 +99,11 @@ static __always_inline void class_count(__u32 cls, __u32 len, int what)
  */
 __noinline int wr_verified_class(const struct wr_pkt *p, __u32 vclass, __u32 cls, __u64 now)
 {
-	struct weir_verified_key k = {};
 	struct weir_config *cfg;
 	__u32 zero = 0;
-	__u64 *at;
 
 	cfg = bpf_map_lookup_elem(&wr_config, &zero);
-	if (!p || !cfg || !cfg->verified_ttl_ns || !vclass || vclass - 1 >= cls)
-		return cls;
-	k.family = p->family;
-	k.addr[0] = p->saddr[0];
-	if (p->family == 6) {
-		k.addr[1] = p->saddr[1];
-		k.addr[2] = p->saddr[2];
-		k.addr[3] = p->saddr[3];
-	}
-	at = bpf_map_lookup_elem(&wr_verified, &k);
-	if (!at || now - READ_ONCE(*at) > cfg->verified_ttl_ns)
+	if (!p || !cfg || !vclass || vclass - 1 >= cls || !verified_at(cfg, p, now))
 		return cls;
 	count(WEIR_G_VERIFIED);
 	return vclass - 1;

@@ -99,7 +99,8 @@ static __always_inline void verify_source(struct bpf_sock_ops *skops,
 					  const struct weir_config *cfg, const struct wr_pkt *p)
 {
 	struct weir_verified_key k = {};
-	__u64 now;
+	__u64 now, *hint;
+	__u32 slot;
 
 	if (!cfg->verified_ttl_ns)
 		return;
@@ -110,6 +111,11 @@ static __always_inline void verify_source(struct bpf_sock_ops *skops,
 	k.addr[3] = p->saddr[3];
 	now = clock_now(cfg, 0);
 	bpf_map_update_elem(&wr_verified, &k, &now, BPF_ANY);
+	/* The hint after the entry: a fresh slot always has its entries in place. */
+	slot = wr_verified_slot(&k);
+	hint = bpf_map_lookup_elem(&wr_verified_hint, &slot);
+	if (hint)
+		WRITE_ONCE(*hint, now);
 }
 
 static __always_inline void conn_established(struct bpf_sock_ops *skops)

@@ -311,6 +311,14 @@ enum weir_rule_flags {
 	 */
 	WEIR_RF_TCP_STATE = 1 << 2,
 	WEIR_RF_TCP_AUTO = 1 << 3,
+	/*
+	 * `spare verified`: a packet whose source completed a TCP handshake
+	 * with this host within the verified TTL (wr_verified) does not match
+	 * the rule, and goes on to the rules after it. Every rule of `weir
+	 * auto` carries it. Costs a lookup only for packets the rule matches
+	 * otherwise.
+	 */
+	WEIR_RF_SPARE_VERIFIED = 1 << 4,
 };
 /* A GCRA tolerance of at least this many ticks is exact on a tick clock. */
 #define WEIR_COARSE_TICKS		2
@@ -856,6 +864,13 @@ struct weir_verified_key {
 _Static_assert(sizeof(struct weir_verified_key) == 20, "weir_verified_key layout");
 /* Sources wr_verified holds; the least recently verified go first. */
 #define WEIR_VERIFIED_MAX	65536
+/*
+ * Slots of wr_verified_hint: the latest verification of any source whose
+ * address hashes there (wr_verified_slot). A slot not stamped within the
+ * TTL proves its sources unverified without the hash lookup; a fresh one
+ * sends the question on to wr_verified.
+ */
+#define WEIR_VERIFIED_HINTS	65536
 /* SYN-ACK destinations wr_cookie_dst holds (LRU: an evicted one starts a full budget). */
 #define WEIR_CK_DST_MAX	65536
 
@@ -908,6 +923,7 @@ enum weir_global {
 	WEIR_G_FEED_ALLOWED,	/* passed: an allow feed lists the source */
 	WEIR_G_CACHED,		/* dropped by the first stage: a refusal still in force */
 	WEIR_G_FEED_CLASSED,	/* given a shedding class by a limit-class feed */
+	WEIR_G_VERIFIED_UNMATCHED,	/* a `spare verified` rule let a verified source by (per rule) */
 	WEIR_G_MAX,
 };
 

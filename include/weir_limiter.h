@@ -459,11 +459,39 @@ static __always_inline int wr_rule_keys_dst(const struct weir_rule *r)
 }
 
 /*
+ * A verified source's slot in wr_verified_hint: its address's words
+ * mixed (multiply, xor-shift), the top bits taken. Unseeded: a spoofed
+ * source picked to share a verified one's slot only pays the full lookup.
+ */
+static __always_inline __u32 wr_verified_slot(const struct weir_verified_key *k)
+{
+	__u64 h;
+
+	h = ((__u64)k->addr[0] << 32 | k->addr[1]) * 0x9E3779B97F4A7C15ULL;
+	h = (h ^ (h >> 32) ^ ((__u64)k->addr[2] << 32 | k->addr[3]) ^ k->family) *
+	    0xC2B2AE3D27D4EB4FULL;
+	h ^= h >> 29;
+	return (__u32)(h >> 32) & (WEIR_VERIFIED_HINTS - 1);
+}
+
+/*
+ * Does rule r need verified sources kept (wr_verified, by the sock_ops
+ * program, for WR_VERIFIED_TTL_S)? A cookie rule verifies, a rule with a
+ * verified-class or `spare verified` asks.
+ */
+static __always_inline int wr_rule_uses_verified(const struct weir_rule *r)
+{
+	return r->verified_class || r->action == WEIR_ACT_COOKIE ||
+	       (r->flags & WEIR_RF_SPARE_VERIFIED);
+}
+
+/*
  * May the first stage hold rule r's refusals (bpf/first.h)? Only where a
  * refusal says the same of every packet alike until its bucket admits
  * again, and the packet's fate is then a drop, whatever else it matches:
  * action drop (a cookie rule answers, a dry-run rule passes), no preset,
- * no tcp-state, matched on nothing but family, protocol, destination
+ * no tcp-state nor `spare verified` (whose answer turns on the source's
+ * handshakes, not its bucket), matched on nothing but family, protocol, destination
  * port, source prefix, TCP flags and ICMP type (the slot's key,
  * wr_refused_sig; not a source set, whose contents a feed refresh changes
  * without a config write),
@@ -476,7 +504,8 @@ static __always_inline int wr_rule_cacheable(const struct weir_rule *r)
 
 	if (r->action != WEIR_ACT_DROP || r->preset != WEIR_PRESET_NONE || r->xmatch ||
 	    (r->match & WEIR_M_SRCSET) ||
-	    (r->flags & (WEIR_RF_TCP_STATE | WEIR_RF_TCP_AUTO)) || !r->nr_limits)
+	    (r->flags & (WEIR_RF_TCP_STATE | WEIR_RF_TCP_AUTO | WEIR_RF_SPARE_VERIFIED)) ||
+	    !r->nr_limits)
 		return 0;
 	for (li = 0; li < WEIR_MAX_LIMITS && li < r->nr_limits; li++) {
 		const struct weir_limit *l = &r->limits[li];

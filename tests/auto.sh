@@ -230,8 +230,8 @@ t=$(wrj top | jq -c --arg r "$rule" '.auto[] | select(.rule == $r)')
 	fail "top -j has no $rule under auto: $t"
 in_ns "$SRV" "$WEIR" --bpffs "$ROOT" stats interval 0 | grep -qE '^ +auto: udp, onset [0-9:]+' ||
 	fail "stats (text): $(in_ns "$SRV" "$WEIR" --bpffs "$ROOT" stats interval 0 | grep -A2 "^$rule")"
-grep -q "^$rule " <<<"$(in_ns "$SRV" "$WEIR" --bpffs "$ROOT" rule list)" ||
-	fail "rule list has no $rule"
+grep -q "^$rule .* spare verified" <<<"$(in_ns "$SRV" "$WEIR" --bpffs "$ROOT" rule list)" ||
+	fail "rule list has no $rule sparing verified sources"
 # The text forms: auto status's mitigation, and status's line.
 in_ns "$SRV" "$WEIR" --bpffs "$ROOT" auto status >"$TMP/status.out"
 grep -qE "^  $rule (active|lingering), installed for .*udp/$PORT" "$TMP/status.out" ||

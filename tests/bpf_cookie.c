@@ -740,13 +740,7 @@ HARNESS_CASE(cookie_primes_the_kernel)
 
 static void verify(__u32 src, __u64 at)
 {
-	struct weir_verified_key k;
-
-	memset(&k, 0, sizeof(k));
-	k.family = 4;
-	k.addr[0] = htonl(src);
-	if (bpf_map__update_elem(skel->maps.wr_verified, &k, sizeof(k), &at, sizeof(at), 0))
-		CHECK_FAIL("writing wr_verified: %s", strerror(errno));
+	verify4(src, at, 0);
 }
 
 /*
@@ -788,6 +782,58 @@ HARNESS_CASE(verified_sources_spared)
 	CFG_SET(verified_ttl_ns, 0);
 	tcp4(&f, SRC_A, 80, WEIR_TCP_ACK);
 	CHECK_EQ(xmit_n(&f, 5), 0);
+}
+
+/*
+ * `spare verified` (every rule of weir auto): a verified source does not
+ * match the rule and goes on to the rules after it; an unverified source,
+ * and one verified longer ago than the TTL, meet the rule's limit (one
+ * packet for the whole rule, auto's drop). The same through TC. With the
+ * TTL 0 (nothing keeps verified sources) nobody goes by.
+ */
+HARNESS_CASE(spare_verified_unmatched)
+{
+	struct weir_rule *r;
+	struct frame f;
+	int err;
+
+	r = add_rule(WEIR_ACT_DROP);
+	match_proto(r, WR_IPPROTO_TCP);
+	r->flags |= WEIR_RF_SPARE_VERIFIED;
+	new_limit(r, WEIR_ALGO_GCRA, 1, 86400000, 1, WEIR_COST_PKT, WEIR_KEY_ALL, 0, 0);
+	r = add_rule(WEIR_ACT_DROP);
+	match_proto(r, WR_IPPROTO_TCP);
+	new_limit(r, WEIR_ALGO_GCRA, 1000000, 0, 1000000, WEIR_COST_PKT, WEIR_KEY_ALL, 0,
+		  0);
+	commit();
+	CFG_SET(verified_ttl_ns, 60 * SEC);
+	verify(SRC_A, T0 - 10 * SEC);
+	verify(SRC_C, T0 - 61 * SEC);
+	/* SRC_B's slot fresh (another source of it verified), SRC_B itself never. */
+	verify4(SRC_B, T0 - 5 * SEC, 1);
+
+	tcp4(&f, SRC_A, 80, WEIR_TCP_ACK);
+	CHECK_EQ(xmit_n(&f, 20), 20);
+	CHECK_EQ(rstat(0).passed_pkts + rstat(0).dropped_pkts, 0);
+	CHECK_EQ(rstat(1).passed_pkts, 20);
+	CHECK_EQ(g(WEIR_G_VERIFIED_UNMATCHED), 20);
+	tcp4(&f, SRC_B, 80, WEIR_TCP_ACK);
+	CHECK_EQ(xmit_n(&f, 20), 1);
+	tcp4(&f, SRC_C, 80, WEIR_TCP_ACK);
+	CHECK_EQ(xmit_n(&f, 20), 0);
+	CHECK_EQ(rstat(0).dropped_pkts, 39);
+	CHECK_EQ(g(WEIR_G_VERIFIED_UNMATCHED), 20);
+	/* TC's entry shares the matcher. */
+	tcp4(&f, SRC_A, 80, WEIR_TCP_ACK);
+	CHECK_EQ(run_frame(&f, 1, &err), 1);
+	tcp4(&f, SRC_B, 80, WEIR_TCP_ACK);
+	CHECK_EQ(run_frame(&f, 1, &err), 0);
+	CHECK_EQ(g(WEIR_G_VERIFIED_UNMATCHED), 21);
+	/* Kept off (TTL 0): the verified source meets the rule too. */
+	CFG_SET(verified_ttl_ns, 0);
+	tcp4(&f, SRC_A, 80, WEIR_TCP_ACK);
+	CHECK_EQ(xmit_n(&f, 5), 0);
+	CHECK_EQ(g(WEIR_G_VERIFIED_UNMATCHED), 21);
 }
 
 /*

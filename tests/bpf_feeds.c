@@ -467,7 +467,6 @@ HARNESS_CASE(feeds_limit_class)
  */
 HARNESS_CASE(feeds_limit_class_verified)
 {
-	struct weir_verified_key k;
 	struct wr_feed_set all = { 0 };
 	struct wr_feed_stats st;
 	__u64 at = T0 - 10 * SEC;
@@ -486,11 +485,7 @@ HARNESS_CASE(feeds_limit_class_verified)
 	commit();
 	shed_set(0, 0, 0, 1ULL << 32, 1);
 	CFG_SET(verified_ttl_ns, 60 * SEC);
-	memset(&k, 0, sizeof(k));
-	k.family = 4;
-	k.addr[0] = htonl(SRC_A);
-	if (bpf_map__update_elem(skel->maps.wr_verified, &k, sizeof(k), &at, sizeof(at), 0))
-		CHECK_FAIL("writing wr_verified: %s", strerror(errno));
+	verify4(SRC_A, at, 0);
 
 	tcp4(&f, SRC_A, 80, WEIR_TCP_ACK);	/* 198.18.1.1, verified */
 	CHECK_EQ(xmit_n(&f, 10), 10);

@@ -729,6 +729,27 @@ static inline void addr6(__u8 *a, __u32 net, __u32 host)
 	a[15] = host;
 }
 
+/*
+ * Source src (IPv4, host order) verified at `at`, as wr_sockops records a
+ * completed handshake: its wr_verified entry (unless hint_only) and its
+ * slot's stamp in wr_verified_hint.
+ */
+static inline void verify4(__u32 src, __u64 at, int hint_only)
+{
+	struct weir_verified_key k;
+	__u32 slot;
+
+	memset(&k, 0, sizeof(k));
+	k.family = 4;
+	k.addr[0] = htonl(src);
+	if (!hint_only &&
+	    bpf_map__update_elem(skel->maps.wr_verified, &k, sizeof(k), &at, sizeof(at), 0))
+		CHECK_FAIL("writing wr_verified: %s", strerror(errno));
+	slot = wr_verified_slot(&k);
+	if (bpf_map__update_elem(skel->maps.wr_verified_hint, &slot, 4, &at, sizeof(at), 0))
+		CHECK_FAIL("writing wr_verified_hint: %s", strerror(errno));
+}
+
 static inline void tcp4(struct frame *f, __u32 src, __u16 dport, __u8 flags)
 {
 	struct frame l;

@@ -294,6 +294,7 @@ rules=(
 	"frags len 1000 frag later limit 1kpps burst 1000 per src/32 src6/64"
 	"carpet proto udp dst 198.18.7.0/24 limit 100pps burst 100 per dst/32 dst6/128 limit 1kpps burst 1000 per src/24 src6/64"
 	"flows proto udp dport 53 limit 10pps burst 10 per flow limit 50pps burst 50 per dst/24 dst6/64 action drop"
+	"fp proto udp sport 53 len 468-490 limit 1/day burst 1 per all action drop spare verified"
 )
 for r in "${rules[@]}"; do
 	# shellcheck disable=SC2086

@@ -442,3 +442,41 @@ wr shed off >/dev/null 2>&1
 # Each verified connection is a SYN and an ACK at least, spared.
 [ "$spared" -ge $((2 * ok_v)) ] || fail "$spared packets spared for $ok_v connections"
 end_case cookie-verified-sources-keep-service
+
+# ---- `spare verified`: a verified source does not match the rule ----
+# The rule auto writes for a fingerprint (one packet a day for the whole
+# rule) with `spare verified`: 20 datagrams from the verified 198.18.0.2
+# all go by unmatched (the rule never counts them), while of 20 from the
+# never-verified 198.18.0.3 the rule passes its one and drops the rest.
+# Without the word the verified source's datagrams meet the limit too.
+begin_case cookie-spare-verified-unmatched
+expect_ok "rule del" wr rule del web
+expect_ok "rule add (spare verified)" wr rule add fp proto udp dport 9999 \
+	limit 1/day burst 1 per all spare verified
+[ "$(wrj rule list | jq -r '.rules[] | select(.name == "fp") | .spare')" = verified ] ||
+	fail "rule list -j does not show spare: verified"
+wr rule list | grep -q ' spare verified' || fail "rule list does not print spare verified"
+rule_pkts() { wrj stats interval 0 | jq -r --arg r fp '.rules[] | select(.name == $r) | (.passed_packets + .dropped_packets)'; }
+un0=$(g verified_unmatched)
+in_ns "$CLI" "$SLGEN" --dst 198.18.0.1 --dport 9999 --src 198.18.0.2 --rate 200 --count 20 \
+	--duration 2 >/dev/null 2>&1 || fail "wrgen (verified source) failed"
+seen_v=$(rule_pkts)
+unmatched=$(($(g verified_unmatched) - un0))
+in_ns "$CLI" "$SLGEN" --dst 198.18.0.1 --dport 9999 --src 198.18.0.3 --rate 200 --count 20 \
+	--duration 2 >/dev/null 2>&1 || fail "wrgen (unverified source) failed"
+drops_u=$(wrj stats interval 0 | jq -r '.rules[] | select(.name == "fp") | .dropped_packets')
+[ "$seen_v" = 0 ] || fail "the rule matched $seen_v of the verified source's 20 datagrams"
+[ "$unmatched" -ge 19 ] && [ "$unmatched" -le 20 ] ||
+	fail "verified_unmatched grew by $unmatched for 20 datagrams (want 19-20: one may be lost)"
+[ "$drops_u" -ge 18 ] && [ "$drops_u" -le 19 ] ||
+	fail "the rule dropped $drops_u of the unverified source's 20 (want 18-19)"
+expect_ok "rule del fp" wr rule del fp
+expect_ok "rule add (without spare)" wr rule add fp proto udp dport 9999 \
+	limit 1/day burst 1 per all
+in_ns "$CLI" "$SLGEN" --dst 198.18.0.1 --dport 9999 --src 198.18.0.2 --rate 200 --count 20 \
+	--duration 2 >/dev/null 2>&1 || fail "wrgen (verified source, no spare) failed"
+drops_v=$(wrj stats interval 0 | jq -r '.rules[] | select(.name == "fp") | .dropped_packets')
+[ "$drops_v" -ge 18 ] || fail "without spare the rule dropped $drops_v of the verified source's 20"
+expect_fail "spare with another value" wr rule add fp2 proto udp limit 1/day spare allowed
+wr rule del fp >/dev/null 2>&1
+end_case cookie-spare-verified-unmatched

@@ -166,6 +166,8 @@ m=$(status 2 | jq -c --arg r "$frule2" '.fleet[] | select(.rule == $r)')
 [ "$(jq -r '.host' <<<"$m")" = host1 ] || fail "host 2's $frule2: $m"
 [ "$(jq -r '.installed' <<<"$m")" = true ] || fail "host 2's $frule2 not installed: $m"
 [ "$(jq -r '.words' <<<"$m")" = "$pwords" ] || fail "host 2's $frule2 words: $m"
+[ "$(wrh 2 -j rule list | jq -r --arg r "$frule2" '.rules[] | select(.name == $r) | .spare')" = verified ] ||
+	fail "host 2's $frule2 does not spare verified sources"
 wrh 2 auto status | grep -qE "^  $frule2 installed, found by host1, received .*, expires in" ||
 	fail "auto status (text): $(wrh 2 auto status | tail -4)"
 grep -q "auto: fleet: $frule2 installed: found by host1" "$TMP/h2.log" || fail "no log line on host 2"

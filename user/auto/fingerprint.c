@@ -345,6 +345,8 @@ int wr_fp_rule_words(const struct wr_fp_choice *c, char *buf, size_t len)
 	default:
 		return -EINVAL;
 	}
+	/* A source that completed a handshake is real, whatever it sends. */
+	put(&b, " spare verified");
 	/* Without the leading space of the first word. */
 	if (!b.full && b.off && buf[0] == ' ') {
 		memmove(buf, buf + 1, b.off);

@@ -52,6 +52,8 @@ int auto_put_rule(struct weir_ruleset *rs, const char *name, const char *words, 
 		snprintf(why, len, "%s", pe.msg);
 		return err;
 	}
+	/* Whoever wrote the words (a fleet peer too), verified sources go by. */
+	r.flags |= WEIR_RF_SPARE_VERIFIED;
 	at = wr_rule_find(rs, name);
 	if (at < 0) {
 		if (rs->nr_rules >= WEIR_MAX_RULES) {

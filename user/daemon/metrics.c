@@ -87,6 +87,7 @@ const struct wr_global_metric wr_global_metrics[WEIR_G_MAX] = {
 	[WEIR_G_FEED_ALLOWED] = { "weir_packets_total", true },
 	[WEIR_G_CACHED] = { "weir_packets_total", true },
 	[WEIR_G_FEED_CLASSED] = { "weir_packets_total", true },
+	[WEIR_G_VERIFIED_UNMATCHED] = { "weir_verified_unmatched_total", false },
 };
 
 /* The families of the global counters, in the order they are written, with their help. */
@@ -112,6 +113,9 @@ static const struct {
 	  "checked (validated, invalid), SYNs passed to keep the kernel accepting cookies." },
 	{ "weir_verified_spared_total",
 	  "Packets of verified sources shed as their rule's verified-class." },
+	{ "weir_verified_unmatched_total",
+	  "Packets of verified sources a `spare verified` rule (every auto rule) let "
+	  "by unmatched, once per such rule." },
 	{ "weir_tcp_state_lookups_total",
 	  "Socket lookups tcp-state made: segments its cache of verified flows did not "
 	  "hold (an out-of-state flood's every segment is one)." },

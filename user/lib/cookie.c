@@ -15,6 +15,7 @@
 #include <string.h>
 #include "lib/libweir.h"
 #include "weir_cookie.h"
+#include "weir_limiter.h"
 #include "weir.skel.h"
 #include "lib/kernel_features.h"
 
@@ -147,11 +148,12 @@ int wr_cookie_prepare(struct weir_ruleset *next, struct weir_config *cfg, int ho
 	next->cookie_rules = wr_cookie_rules(next);
 	/*
 	 * Sources that complete a handshake are kept (wr_sockops) while a rule
-	 * answers cookies or spares verified sources, for WR_VERIFIED_TTL_S.
+	 * answers cookies or asks for verified sources (verified-class, spare
+	 * verified: wr_rule_uses_verified), for WR_VERIFIED_TTL_S.
 	 */
 	cfg->verified_ttl_ns = 0;
 	for (i = 0; i < next->nr_rules && i < WEIR_MAX_RULES; i++)
-		if (next->rules[i].verified_class || next->rules[i].action == WEIR_ACT_COOKIE)
+		if (wr_rule_uses_verified(&next->rules[i]))
 			cfg->verified_ttl_ns = WR_VERIFIED_TTL_S * 1000000000ULL;
 	if (!next->cookie_rules)
 		return 0;

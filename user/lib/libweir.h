@@ -108,6 +108,7 @@ int wr_xdpm_detach(int ifindex, int prog);
 	X(arg, cookie_agg, BPF_MAP_TYPE_ARRAY, 4, sizeof(__u64))                              \
 	X(arg, cookie_dst, BPF_MAP_TYPE_LRU_HASH, sizeof(struct weir_ck_dst), sizeof(__u64))  \
 	X(arg, verified, BPF_MAP_TYPE_LRU_HASH, sizeof(struct weir_verified_key), sizeof(__u64)) \
+	X(arg, verified_hint, BPF_MAP_TYPE_ARRAY, 4, sizeof(__u64))                           \
 	X(arg, events, BPF_MAP_TYPE_RINGBUF, 0, 0)                                            \
 	X(arg, fleet_use, BPF_MAP_TYPE_LRU_HASH, sizeof(struct weir_key),                   \
 	  sizeof(struct weir_fleet_use))                                                     \

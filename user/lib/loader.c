@@ -34,6 +34,7 @@
 #include <bpf/libbpf.h>
 #include "lib/libweir.h"
 #include "weir.skel.h"
+#include "weir_limiter.h"
 #include "lib/kernel_features.h"
 
 
@@ -185,7 +186,7 @@ static bool needs_conn_counter(const struct weir_ruleset *rs)
 	__u32 i, j;
 
 	for (i = 0; i < rs->nr_rules && i < WEIR_MAX_RULES; i++) {
-		if (rs->rules[i].verified_class || rs->rules[i].action == WEIR_ACT_COOKIE)
+		if (wr_rule_uses_verified(&rs->rules[i]))
 			return true;
 		for (j = 0; j < rs->rules[i].nr_limits && j < WEIR_MAX_LIMITS; j++)
 			if (rs->rules[i].limits[j].algo == WEIR_ALGO_CONNS)

@@ -484,6 +484,20 @@ static void print_verified_class(const struct weir_rule *r)
 		print_u64("verified_class", " verified-class %llu", r->verified_class - 1);
 }
 
+/* spare verified: sources that completed a handshake do not match the rule. */
+static int kw_spare(struct wr_rule_parser *p)
+{
+	if (strcmp(VAL(p), "verified"))
+		return bad(p->pe, AT(p), "spare (verified)", VAL(p));
+	p->r->flags |= WEIR_RF_SPARE_VERIFIED;
+	return 1;
+}
+static void print_spare(const struct weir_rule *r)
+{
+	if (r->flags & WEIR_RF_SPARE_VERIFIED)
+		print_str("spare", " spare %s", "verified");	/* the one value */
+}
+
 /*
  * The grammar of `rule add`, in the order a rule prints (a limit's keywords
  * in the order a limit prints) and the config lists its keys. A new keyword
@@ -598,6 +612,9 @@ const struct wr_rule_kw wr_rule_kws[] = {
 	{ .word = "verified-class", .key = "verified-class", .scope = WR_KW_RULE, .value = "N",
 	  .parse = kw_verified_class, .print.rule = print_verified_class,
 	  .help = "verified-class N: sources that completed a handshake are shed as class N" },
+	{ .word = "spare", .key = "spare", .scope = WR_KW_RULE, .value = "verified",
+	  .parse = kw_spare, .print.rule = print_spare,
+	  .help = "spare verified: a source that completed a handshake does not match" },
 };
 const int wr_nr_rule_kws = ARRAY_SIZE(wr_rule_kws);
 _Static_assert(ARRAY_SIZE(wr_rule_kws) <= 32, "a bit of seen_rule and seen_limit a keyword");

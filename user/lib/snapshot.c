@@ -46,6 +46,7 @@ const char *const wr_global_names[WEIR_G_MAX] = {
 	[WEIR_G_FEED_ALLOWED] = "feed_allowed",
 	[WEIR_G_CACHED] = "cached",
 	[WEIR_G_FEED_CLASSED] = "feed_classed",
+	[WEIR_G_VERIFIED_UNMATCHED] = "verified_unmatched",
 };
 _Static_assert(sizeof(wr_global_names) / sizeof(wr_global_names[0]) == WEIR_G_MAX,
 	       "a name for every global counter");
