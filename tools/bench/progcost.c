@@ -110,7 +110,7 @@ enum path {
 	P_HIT1, P_NEWFULL, P_COOKIE_SYN, P_COOKIE_ACK, P_COOKIE_ACK64,
 	P_REFL_OTHER, P_REFL_DROP, P_REFL_ANSWER, P_EGRESS_IDLE, P_EGRESS_REC,
 	P_TS_BASE, P_TS_HIT, P_TS_MISS, P_TS_NOSOCK, P_DROP_CACHED, P_SPOOF_D, P_SPOOF_D_CACHED,
-	P_HIT_SAMPLED,
+	P_HIT_SAMPLED, P_SPARE, P_SPARE_SLOT, P_SPARE_BY,
 	NPATH,
 	/* Not a row of the paths' table: measured on its own instance (cold4, clock auto). */
 	P_COLD = NPATH,
@@ -183,6 +183,13 @@ static const struct {
 	  "refusal cached for any source)", 1, XDP_DROP },
 	{ "hit_sampled", "one rule, existing key, admitted, weir auto's sampling on (a capture of "
 	  "every verdict, one packet in 64 copied at random)", 0, XDP_PASS },
+	{ "spare_verified", "one rule, existing key, admitted, the rule with spare verified (as "
+	  "every auto rule; the source not verified, its hint slot stale: one array lookup)", 0,
+	  XDP_PASS },
+	{ "spare_verified_slot", "the same, the source's hint slot fresh (another source of it "
+	  "verified): the hash lookup too, missing", 0, XDP_PASS },
+	{ "spare_verified_by", "the same rule, the source verified: it goes by unmatched (one LRU "
+	  "lookup, hit)", 0, XDP_PASS },
 };
 
 /* The row of P_COLD, beside the paths. */
@@ -241,6 +248,12 @@ static const struct {
 	{ "spoofed sources under a rule-wide limit: dropped by the first stage / by the rule walk "
 	  "(one run per packet)", P_SPOOF_D_CACHED, P_SPOOF_D, 0 },
 	{ "one rule, weir auto's sampling on (one in 64) / off", P_HIT_SAMPLED, P_HIT, 0 },
+	{ "one rule with spare verified, the source not verified / the same rule without it",
+	  P_SPARE, P_HIT, 0 },
+	{ "the same, its hint slot fresh (the hash lookup too) / the same rule without spare "
+	  "verified", P_SPARE_SLOT, P_HIT, 0 },
+	{ "spare verified, a verified source going by unmatched / no rules", P_SPARE_BY, P_NORULE,
+	  0 },
 };
 #define NAIM (int)(sizeof(aims) / sizeof(aims[0]))
 
@@ -570,6 +583,8 @@ static void fill_limit(struct weir_limit *l, const struct lim *s, __u16 agg_slot
 static int xfields;
 /* set_rules gives its last rule `iface lo`: test_run's XDP packets arrive on lo (1). */
 static int xiface;
+/* set_rules: the last rule with spare verified, and verified sources kept (600 s). */
+static int xspare;
 /*
  * set_rules gives its last rule a source match: 1 `src 198.18.0.0/15`, 2
  * the source set in slot 0 of wr_srcset4 (srcset_fill: 10000 /32s, SRC4
@@ -734,6 +749,8 @@ static int set_rules(struct inst *in, __u32 nr, const struct lim *lims, __u32 nl
 			r->xmatch |= WEIR_X_IFACE;
 			r->ifindex = 1;		/* lo's, in every network namespace */
 		}
+		if (last && xspare)
+			r->flags |= WEIR_RF_SPARE_VERIFIED;
 	}
 	/* Once: the next set is without it unless asked again. */
 	if (with_reflect) {
@@ -780,6 +797,7 @@ static int set_rules(struct inst *in, __u32 nr, const struct lim *lims, __u32 nl
 	}
 	cfg.capture = with_sample;
 	with_sample = false;
+	cfg.verified_ttl_ns = xspare ? 600 * 1000000000ULL : 0;
 	if (bpf_map_update_elem(in->rulesets, &zero, &rs, 0) ||
 	    bpf_map_update_elem(in->config, &zero, &cfg, 0))
 		return -errno;
@@ -979,14 +997,16 @@ static int open_inst(struct inst *in, int clock, unsigned long keys)
 	cfg.state_sets = in->sets;
 	if (bpf_map_update_elem(in->config, &zero, &cfg, 0))
 		return -errno;
-	/* As for the loader, no reason to stop: the figures are then the fallback's. */
-	if (clocks[clock].mode != WEIR_CLOCK_PRECISE) {
-		err = clock_sync(in);
-		if (err)
-			fprintf(stderr, "progcost: cannot measure the jiffies clock's offset (%s): "
-					"clock %s reads bpf_ktime_get_coarse_ns instead\n",
-				strerror(-err), clocks[clock].key);
-	}
+	/*
+	 * As the loader does, under every clock (tcp-state's cache and verified
+	 * sources read the tick clock under clock precise too); as for the
+	 * loader, no reason to stop: the figures are then the fallback's.
+	 */
+	err = clock_sync(in);
+	if (err)
+		fprintf(stderr, "progcost: cannot measure the jiffies clock's offset (%s): "
+				"clock %s reads bpf_ktime_get_coarse_ns instead\n",
+			strerror(-err), clocks[clock].key);
 	return 0;
 }
 
@@ -1398,6 +1418,38 @@ static double run_path(struct inst *in, int p, unsigned long round)
 		if (run_once(in->prog, len) < 0 || rule0_passed(in) <= before)
 			return -1;
 		return run_repeat(in->prog, len, paths[p].verdict);
+	case P_SPARE:
+	case P_SPARE_SLOT:
+	case P_SPARE_BY: {
+		struct weir_verified_key vk = { .addr = { htonl(SRC4) }, .family = 4 };
+		/* A second ago: the tick clocks read up to a tick behind mono_ns. */
+		__u64 at = mono_ns() - 1000000000ULL, never = 0;
+		__u32 slot = wr_verified_slot(&vk);
+		double ns;
+
+		xspare = 1;
+		err = set_rules(in, 1, &open, 1);
+		xspare = 0;
+		if (err)
+			return -1;
+		bpf_map__delete_elem(in->skel->maps.wr_verified, &vk, sizeof(vk), 0);
+		if (bpf_map__update_elem(in->skel->maps.wr_verified_hint, &slot, 4,
+					 p == P_SPARE ? &never : &at, sizeof(at), 0))
+			return -1;
+		if (p == P_SPARE_BY &&
+		    bpf_map__update_elem(in->skel->maps.wr_verified, &vk, sizeof(vk), &at,
+					 sizeof(at), 0))
+			return -1;
+		/* Measured only if the rule matched (not verified) or did not (verified). */
+		before = rule0_passed(in);
+		if (run_once(in->prog, len) < 0 || (rule0_passed(in) > before) != (p != P_SPARE_BY))
+			return -1;
+		ns = run_repeat(in->prog, len, paths[p].verdict);
+		bpf_map__delete_elem(in->skel->maps.wr_verified, &vk, sizeof(vk), 0);
+		bpf_map__update_elem(in->skel->maps.wr_verified_hint, &slot, 4, &never, sizeof(never),
+				     0);
+		return ns;
+	}
 	case P_HITSLOT: {
 		__u32 h = 1, lo = 1, none = 0;	/* lo: ifindex 1, its slot 1 (ifindex % 256) */
 		double ns;
