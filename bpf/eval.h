@@ -98,6 +98,7 @@ struct wr_match {
 	__u32 precise;		/* a matching rule needs the precise clock */
 	__u32 cookie_always;	/* 1 + index of the first `cookie always` rule a SYN matched */
 	__u32 vclass;		/* 1 + the most critical verified-class; 0: none */
+	__u32 block;		/* 1 + index of an action block rule matched; 0: none */
 	/* 1 + index of the first tcp-state rule matched, with WR_TS_AUTO and WR_TS_DRY; 0: none */
 	__u32 tcp_state;
 	/*

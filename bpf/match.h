@@ -265,6 +265,11 @@ static __always_inline void match_one(void *ctx, int xdp, const struct weir_rule
 	/* `spare verified` (auto's rules): a verified source goes on past the rule. */
 	if ((r->flags & WEIR_RF_SPARE_VERIFIED) && wr_source_verified(&ev->pkt))
 		return;
+	/* action block: the packet is dropped; the rule has nothing else to add. */
+	if (r->action == WEIR_ACT_BLOCK) {
+		m->block = i + 1;
+		return;
+	}
 	m->npos = pos + 1;
 	if (r->verified_class && (!m->vclass || r->verified_class < m->vclass))
 		m->vclass = r->verified_class;

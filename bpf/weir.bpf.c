@@ -234,6 +234,19 @@ static __always_inline int weir_core(const void *data, const void *data_end, __u
 	matched = m->enforce | m->dry;
 
 	/*
+	 * action block: dropped, whatever else the packet matches, before it
+	 * costs a socket lookup, a shedding draw or a token. Under the kill
+	 * switch it passes as a would-drop (drop: below).
+	 */
+	if (m->block) {
+		__u32 ri = (m->block - 1) & (WEIR_MAX_RULES - 1);
+
+		rule_count(rs, ri, ev.pkt.len, disabled ? WR_VERDICT_WOULD_DROP : WR_VERDICT_DROP);
+		why = WR_WHY(WEIR_CR_RULE, ri + 1, 0);
+		goto drop;
+	}
+
+	/*
 	 * tcp-state: a TCP segment other than a SYN that belongs to no
 	 * connection of this host is dropped before it costs a token or a
 	 * shedding draw. Unless it is switched off (`tcp-state auto`).

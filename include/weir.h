@@ -79,6 +79,8 @@ enum weir_action {
 	 * from XDP with a SYN-ACK carrying a SYN cookie (weir_rule.cookie).
 	 */
 	WEIR_ACT_COOKIE = 2,
+	/* No limit: every packet the rule matches is dropped (weir auto's fingerprints). */
+	WEIR_ACT_BLOCK = 3,
 };
 
 /* weir_rule.cookie: which SYNs of an action cookie rule are answered. */

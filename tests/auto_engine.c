@@ -269,10 +269,10 @@ TEST_CASE(auto_late_onset_before_calm)
 		if (pass)
 			CHECK(n == 1 && w.act[0].act == WR_AUTO_INSTALL &&
 			      strstr(w.act[0].words, "len 468") &&
-			      strstr(w.act[0].words, "per all"),
+			      strstr(w.act[0].words, "action block"),
 			      "calm: %d actions: %s", n, n ? w.act[0].words : "");
 		else
-			CHECK(!n || !strstr(w.act[0].words, "per all") ||
+			CHECK(!n || !strstr(w.act[0].words, "action block") ||
 			      !strstr(w.act[0].words, "len 468"),
 			      "without calm, still a fingerprint: %s", w.act[0].words);
 		world_free(&w);
@@ -455,7 +455,7 @@ TEST_CASE(auto_before_sample_skips_earlier_flood)
 	CHECK(n == 1 && w.act[0].act == WR_AUTO_REMOVE, "auto-1 not removed: %d", n);
 	wr_auto_event(w.a, &e);
 	n = steps(w.a, w.s, 30 * S + 200 * MS, 31 * S, w.act, 32);
-	CHECK(n == 1 && strstr(w.act[0].words, "len 468") && strstr(w.act[0].words, "per all"),
+	CHECK(n == 1 && strstr(w.act[0].words, "len 468") && strstr(w.act[0].words, "action block"),
 	      "the new flood: %d: %s", n, n ? w.act[0].words : "");
 	/* Normal traffic only: 100 a second over [0.2 s, 28.2 s). */
 	CHECK(wr_auto_list(w.a, m, 2) == 1 && m[0].choice.m == 2800, "before-sample of %u",

@@ -2870,6 +2870,53 @@ DP_CASE(dp_interface_counters_tc)
 	ifcount_case(1);
 }
 
+/*
+ * action block: every packet the rule matches is dropped and counted
+ * against it, whatever the rules after it would admit, and no bucket of
+ * theirs is charged; other ports pass. Under the kill switch a would-drop;
+ * with spare verified a verified source goes by to the next rule.
+ */
+DP_CASE(dp_action_block)
+{
+	struct weir_rule *r;
+	struct weir_state st;
+	struct frame f;
+
+	r = add_rule(WEIR_ACT_BLOCK);
+	match_proto(r, WR_IPPROTO_UDP);
+	match_dport(r, 53, 53);
+	r = add_rule(WEIR_ACT_DROP);
+	match_proto(r, WR_IPPROTO_UDP);
+	per_src(r, 1000, 1000);
+	commit();
+
+	udp4(&f, SRC_A, 53);
+	CHECK_EQ(xmit_n(&f, 10), 0);
+	CHECK_EQ(rstat(0).dropped_pkts, 10);
+	CHECK_EQ(rstat(1).passed_pkts + rstat(1).dropped_pkts, 0);
+	CHECK(state_get4(r, 0, SRC_A, &st), "rule 1 charged SRC_A a bucket");
+	CHECK_EQ(g(WEIR_G_DROPPED), 10);
+	udp4(&f, SRC_A, 54);
+	CHECK_EQ(xmit_n(&f, 3), 3);
+	CHECK_EQ(rstat(1).passed_pkts, 3);
+
+	CFG_SET(disabled, 1);
+	udp4(&f, SRC_A, 53);
+	CHECK_EQ(xmit_n(&f, 4), 4);
+	CHECK_EQ(rstat(0).wdrop_pkts, 4);
+	CHECK_EQ(g(WEIR_G_WOULD_DROP), 4);
+	CFG_SET(disabled, 0);
+
+	rs.rules[0].flags |= WEIR_RF_SPARE_VERIFIED;
+	commit();
+	CFG_SET(verified_ttl_ns, 60 * SEC);
+	verify4(SRC_A, T0 - SEC, 0);
+	CHECK_EQ(xmit_n(&f, 5), 5);
+	udp4(&f, SRC_B, 53);
+	CHECK_EQ(xmit_n(&f, 5), 0);
+	CHECK_EQ(g(WEIR_G_VERIFIED_UNMATCHED), 5);
+}
+
 TEST_CASE(tc_same_verdicts_as_xdp)
 {
 	char vx[64], vt[64];

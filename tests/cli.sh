@@ -139,6 +139,9 @@ bad_input twice-proto '"proto" given twice' rule add r1 proto udp proto tcp limi
 bad_input twice-action '"action" given twice' rule add r1 limit 10pps action drop action dry-run
 bad_input twice-burst '"burst" given twice' rule add r1 limit 10pps burst 5 burst 6
 bad_input twice-per '"per" given twice' rule add r1 limit 10pps per src per all
+bad_input block-limit 'action block drops every packet the rule matches: it takes no limit' \
+	rule add r1 proto udp limit 10pps action block
+bad_input no-limit 'needs at least one limit (or tcp-state, or action block)' rule add r1 proto udp
 # The further match fields: each bad value names its keyword, nothing is written.
 bad_input sport-empty 'sport range "90-80"' rule add r1 proto udp sport 90-80 limit 10pps
 bad_input sport-junk sport rule add r1 proto udp sport 7x limit 10pps
@@ -295,6 +298,7 @@ rules=(
 	"carpet proto udp dst 198.18.7.0/24 limit 100pps burst 100 per dst/32 dst6/128 limit 1kpps burst 1000 per src/24 src6/64"
 	"flows proto udp dport 53 limit 10pps burst 10 per flow limit 50pps burst 50 per dst/24 dst6/64 action drop"
 	"fp proto udp sport 53 len 468-490 limit 1/day burst 1 per all action drop spare verified"
+	"blk proto udp dport 19 len 400-1500 action block spare verified"
 )
 for r in "${rules[@]}"; do
 	# shellcheck disable=SC2086

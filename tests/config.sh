@@ -557,6 +557,10 @@ rules:
     class: 3
     spare: verified
     limits: [ { rate: 10pps } ]
+  - name: blk
+    proto: udp
+    dport: 19
+    action: block
   - name: flags
     proto: tcp
     tcp-flags: "fin,syn/fin,syn,rst"
@@ -582,6 +586,7 @@ agree_words=(
 	"web family ipv4 proto tcp dport 80-443 src 198.18.0.0/15 tcp-flags syn class 1 action dry-run limit 100pps burst 20 per src/24 src6/64 limit 5kpps burst 5000 per all"
 	"dns6 family ipv6 proto udp dport 53 limit 8mbit burst 20000 per src/32 src6/48"
 	"ping proto icmp icmp-type 8 class 3 spare verified limit 10pps"
+	"blk proto udp dport 19 action block"
 	"flags proto tcp tcp-flags fin,syn/fin,syn,rst limit 64kbyte burst 64kbyte per all"
 	"amp proto udp sport 123 dst 198.18.0.0/24 2001:db8::/64 len 468-490 ttl 30-64 frag none dscp 0 payload 0/0xff000000=0x17000000 4=0x00030000 limit 100pps per all"
 	"carpet proto udp dst 198.18.7.0/24 limit 200pps per dst/24 dst6/64 limit 10pps per flow"
@@ -598,7 +603,7 @@ else
 	done
 	from_cli=$("$WEIR" -j --bpffs "$ROOT" rule list | jq -S '.rules | map(del(.uid))')
 	from_file=$("$WEIR" -j check "$T/agree.yaml" | jq -S '.rules | map(del(.uid))')
-	[ "$(echo "$from_file" | jq length)" == "6" ] || fail "the file gave no 6 rules: $from_file"
+	[ "$(echo "$from_file" | jq length)" == "7" ] || fail "the file gave no 7 rules: $from_file"
 	[ "$from_cli" == "$from_file" ] ||
 		fail "file and CLI differ: $(diff <(echo "$from_cli") <(echo "$from_file") | head -20)"
 	end_case config-cli-agree

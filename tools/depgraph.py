@@ -27,7 +27,7 @@ USER = os.path.join(ROOT, "user")
 LAYERS = ["util", "lib", "config", "fleet", "integrations", "auto", "daemon", "cmd", "."]
 # lib/ itself, lowest first; files not named here are refused by --check.
 LIB_LAYERS = [
-    ["pins", "tcpdiag", "match_fields", "limit_keys", "penalty", "reflect"],
+    ["pins", "tcpdiag", "match_fields", "rule_actions", "limit_keys", "penalty", "reflect"],
     ["loader", "state", "egress"],
     ["maps", "conns"],
     ["lists", "feeds", "srcset", "cookie", "rules", "shed", "ifstats"],

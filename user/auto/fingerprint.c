@@ -323,11 +323,8 @@ int wr_fp_rule_words(const struct wr_fp_choice *c, char *buf, size_t len)
 	put_match(&b, c);
 	switch (c->action) {
 	case WR_FP_DROP:
-		/*
-		 * The grammar has no rate 0: one packet a day for the whole
-		 * rule is its drop (docs/rules-and-limits.md's own idiom).
-		 */
-		put(&b, " limit 1/day burst 1 per all");
+		/* Every packet of it dropped, for no bucket (weir.bpf.c). */
+		put(&b, " action block");
 		break;
 	case WR_FP_PER_SRC:
 		put(&b, " limit %upps per src", c->limit_pps);

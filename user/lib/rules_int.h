@@ -2,7 +2,8 @@
 /*
  * The rule grammar's inside, shared by its files: the parser's state
  * (rules.c), the error helpers and the further match fields' keywords
- * (match_fields.c), which the keyword table in rules.c lists.
+ * (match_fields.c), what a rule does (rule_actions.c), which the keyword
+ * table in rules.c lists.
  */
 #ifndef WEIR_LIB_RULES_INT_H
 #define WEIR_LIB_RULES_INT_H
@@ -74,6 +75,27 @@ void print_per(const struct weir_limit *l);
 int kw_src(struct wr_rule_parser *p);
 void print_src(const struct weir_rule *r);
 void print_srcset(const struct weir_ruleset *rs, const struct weir_rule *r);
+
+/*
+ * What the rule does (rule_actions.c): action, cookie, cookie-budget,
+ * cookie-dst-budget, tcp-state, verified-class, spare.
+ */
+int kw_action(struct wr_rule_parser *p);
+void print_action(const struct weir_rule *r);
+int kw_cookie(struct wr_rule_parser *p);
+void print_cookie(const struct weir_rule *r);
+int kw_cookie_budget(struct wr_rule_parser *p);
+void print_cookie_budget(const struct weir_rule *r);
+int kw_cookie_dst_budget(struct wr_rule_parser *p);
+void print_cookie_dst_budget(const struct weir_rule *r);
+int kw_tcp_state(struct wr_rule_parser *p);
+void print_tcp_state(const struct weir_rule *r);
+int kw_verified_class(struct wr_rule_parser *p);
+void print_verified_class(const struct weir_rule *r);
+int kw_spare(struct wr_rule_parser *p);
+void print_spare(const struct weir_rule *r);
+/* What they say together with the rest of rule r, once all is read; sets cookie budgets. */
+int wr_action_end(struct weir_rule *r, struct wr_perr *pe);
 
 #define WR_DST_ITEMS "CIDR, IPv4 or IPv6"
 #define WR_PAY_ITEMS "OFF[/MASK]=VALUE"
