@@ -307,15 +307,18 @@ stage_cost() {
 
 # ---------------------------------------------------------------- stage: flood
 # Shapes: A 256 sources over their limit, B a random spoofed source per
-# packet under a rule-wide limit, C 1M IPv6 sources each under its limit;
+# packet under a rule-wide limit, C 1M IPv6 sources each under its limit,
+# F a random spoofed source per packet that a fingerprint drops (the rule
+# weir auto installs: port and length, action block, spare verified);
 # A0 and B0 are A and B with weir's first stage off (weir and the floor
 # only: what the first stage gains, in the same rounds).
-SHAPES="A A0 B B0 C"
+SHAPES="A A0 B B0 C F"
 declare -A SHAPE_NAME=([A]="256 sources, all over their limit"
 	[A0]="the same, weir's first stage off (set first-stage off): every packet through the rule walk"
 	[B0]="the same, weir's first stage off"
 	[B]="random spoofed source per packet, rule-wide limit"
-	[C]="1M distinct IPv6 sources, each under its limit (cache-cold table)")
+	[C]="1M distinct IPv6 sources, each under its limit (cache-cold table)"
+	[F]="random spoofed source per packet, a fingerprint (port, length) dropped")
 RULE_WIDE=10000		# shape B: packets/s the whole rule admits
 RULE_WIDE_BURST=1000
 
@@ -365,6 +368,18 @@ shape_rules() {
 			--hashlimit-htable-max 131072 \
 			--hashlimit-htable-expire 120000 -j DROP
 		;;
+	F)
+		# IP length 44: wrflood's UDP packets (20 + 24).
+		for c in wr sc; do
+			wrc $c rule add ff proto udp dport 9004 len 44 action block spare verified \
+				>/dev/null
+		done
+		nft_load nf '	chain in { type filter hook ingress device "@DEV@" priority 0; policy accept;
+		udp dport 9004 ip length 44 drop
+	}'
+		ipt_clear ht
+		ipt_in ht -t raw -A PREROUTING -p udp --dport 9004 -m length --length 44 -j DROP
+		;;
 	C)
 		for c in wr sc; do
 			wrc $c rule add fc family ipv6 proto udp dport 9003 limit 10pps burst 10 \
@@ -389,6 +404,8 @@ shape_args() {
 	case $1 in
 	A | A0) echo "--dst ${DST4[$2]} --src 198.18.1.0 --sources 256 --dport 9001 --count $FA_COUNT" ;;
 	B | B0) echo "--dst ${DST4[$2]} --src 198.18.128.0 --spoof-bits 15 --dport 9002" \
+		"--count $FB_COUNT" ;;
+	F) echo "--dst ${DST4[$2]} --src 198.18.128.0 --spoof-bits 15 --dport 9004" \
 		"--count $FB_COUNT" ;;
 	C) echo "--dst ${DST6[$2]} --src 2001:db8:1000::1 --sources $FC_SOURCES --dport 9003 \
 		--count $FC_SOURCES" ;;
@@ -517,7 +534,10 @@ flood_report() {
 	echo "(UDP NoPorts). Limits: A 10 pps burst 10 per source; B ${RULE_WIDE} pps burst"
 	echo "${RULE_WIDE_BURST} per rule, then 10 pps per source (rule-wide checked first"
 	echo "everywhere); C 10 pps burst 10 per /64 (nftables and hashlimit mask to /64"
-	echo "too); each source of C was sent once before the measured rounds."
+	echo "too); each source of C was sent once before the measured rounds. F: the"
+	echo "rule weir auto installs for a fingerprint (\\`proto udp dport 9004 len 44 action"
+	echo "block spare verified\\`), nftables' \\`udp dport 9004 ip length 44 drop\\`,"
+	echo "iptables' \\`-m length --length 44 -j DROP\\` (no hashlimit: none is needed)."
 	echo
 	for s in $SHAPES; do
 		local rcands="fl no wr sc nf ht" flm wrm
@@ -554,7 +574,7 @@ flood_report() {
 			"$(fmt "$(calc "$wrm / $flm")" '%.2f')" "$(verdict "$wrm / $flm >= 0.8")" ;;
 		esac
 		case $s in
-		A | B) printf 'weir marginal / nftables marginal: **%s**; / hashlimit: **%s** (aim <= 0.15: %s, %s).' \
+		A | B | F) printf 'weir marginal / nftables marginal: **%s**; / hashlimit: **%s** (aim <= 0.15: %s, %s).' \
 			"$(fmt "$(calc "$wr / $nf")" '%.2f')" "$(fmt "$(calc "$wr / $ht")" '%.2f')" \
 			"$(verdict "$wr / $nf <= 0.15")" "$(verdict "$wr / $ht <= 0.15")" ;;
 		esac
