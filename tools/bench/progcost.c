@@ -110,7 +110,7 @@ enum path {
 	P_HIT1, P_NEWFULL, P_COOKIE_SYN, P_COOKIE_ACK, P_COOKIE_ACK64,
 	P_REFL_OTHER, P_REFL_DROP, P_REFL_ANSWER, P_EGRESS_IDLE, P_EGRESS_REC,
 	P_TS_BASE, P_TS_HIT, P_TS_MISS, P_TS_NOSOCK, P_DROP_CACHED, P_SPOOF_D, P_SPOOF_D_CACHED,
-	P_HIT_SAMPLED, P_SPARE, P_SPARE_SLOT, P_SPARE_BY,
+	P_HIT_SAMPLED, P_SPARE, P_SPARE_SLOT, P_SPARE_BY, P_FP_LIMIT, P_FP_BLOCK,
 	NPATH,
 	/* Not a row of the paths' table: measured on its own instance (cold4, clock auto). */
 	P_COLD = NPATH,
@@ -190,6 +190,11 @@ static const struct {
 	  "verified): the hash lookup too, missing", 0, XDP_PASS },
 	{ "spare_verified_by", "the same rule, the source verified: it goes by unmatched (one LRU "
 	  "lookup, hit)", 0, XDP_PASS },
+	{ "fingerprint_limit", "a fingerprint's packet (every further match field) dropped by a "
+	  "rule-wide bucket that admits one a day (weir auto's rule before action block)", 0,
+	  XDP_DROP },
+	{ "fingerprint_block", "the same packet dropped by action block with spare verified (weir "
+	  "auto's rule; the source not verified)", 0, XDP_DROP },
 };
 
 /* The row of P_COLD, beside the paths. */
@@ -254,6 +259,10 @@ static const struct {
 	  "verified", P_SPARE_SLOT, P_HIT, 0 },
 	{ "spare verified, a verified source going by unmatched / no rules", P_SPARE_BY, P_NORULE,
 	  0 },
+	{ "a fingerprint dropped: action block, spare verified / a rule-wide bucket", P_FP_BLOCK,
+	  P_FP_LIMIT, 0 },
+	{ "a fingerprint dropped by action block / one rule, existing key, dropped", P_FP_BLOCK,
+	  P_DROP, 0 },
 };
 #define NAIM (int)(sizeof(aims) / sizeof(aims[0]))
 
@@ -585,6 +594,8 @@ static int xfields;
 static int xiface;
 /* set_rules: the last rule with spare verified, and verified sources kept (600 s). */
 static int xspare;
+/* set_rules: the last rule with action block, its limits taken off. */
+static int xblock;
 /*
  * set_rules gives its last rule a source match: 1 `src 198.18.0.0/15`, 2
  * the source set in slot 0 of wr_srcset4 (srcset_fill: 10000 /32s, SRC4
@@ -751,6 +762,11 @@ static int set_rules(struct inst *in, __u32 nr, const struct lim *lims, __u32 nl
 		}
 		if (last && xspare)
 			r->flags |= WEIR_RF_SPARE_VERIFIED;
+		if (last && xblock) {
+			r->action = WEIR_ACT_BLOCK;
+			r->nr_limits = 0;
+			r->flags &= ~WEIR_RF_PRECISE;
+		}
 	}
 	/* Once: the next set is without it unless asked again. */
 	if (with_reflect) {
@@ -1381,6 +1397,19 @@ static double run_path(struct inst *in, int p, unsigned long round)
 	case P_HIT:
 		err = set_rules(in, 1, &open, 1);
 		break;
+	case P_FP_LIMIT:
+	case P_FP_BLOCK: {
+		static const struct lim day = { 1, 1, WEIR_KEY_ALL, 0, 0, 86400000 };
+
+		xfields = 1;
+		xblock = xspare = p == P_FP_BLOCK;
+		err = set_rules(in, 1, &day, 1);
+		xfields = xblock = xspare = 0;
+		set_fields_pkt(pkt);
+		if (err || run_once(in->prog, len) < 0)
+			return -1;
+		return run_repeat(in->prog, len, paths[p].verdict);
+	}
 	case P_HITX:
 		xfields = 1;
 		err = set_rules(in, 1, &open, 1);
