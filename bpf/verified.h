@@ -13,6 +13,7 @@
 #include "compat.bpf.h"
 #include "weir.h"
 #include "weir_parse.h"
+#include "weir_limiter.h"
 #include "maps.h"
 #include "count.h"
 #include "clock.h"
