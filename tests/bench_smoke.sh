@@ -10,7 +10,8 @@
 #   verifier      every program within the verifier's limits (instructions, stack)
 #   floods        per shape, every candidate a positive cost and rate; the
 #                 bare XDP drop admits nothing, no filter admits more than
-#                 weir (which limits)
+#                 weir (which limits); of the fingerprinted flood (F) weir
+#                 and nftables admit nothing
 #   scaling       the table's bytes per key positive and at most 128
 #   accuracy      every candidate admits something and no more than it was
 #                 sent; weir (exact GCRA) no more than burst + rate x T
@@ -119,7 +120,7 @@ done < <(rows "## 9. CrowdSec decisions")
 [ "$n" -eq 1 ] || fail "$n CrowdSec rows, want 1"
 end_case bench-smoke-crowdsec
 
-for shape in A B C; do
+for shape in A B C F; do
 	begin_case
 	declare -A adm=()
 	n=0
@@ -135,9 +136,14 @@ for shape in A B C; do
 	[ "${adm[bare XDP_DROP (floor)]:-x}" == 0 ] ||
 		fail "the bare XDP drop admitted ${adm[bare XDP_DROP (floor)]:-nothing}"
 	if [ "$shape" != C ]; then
-		# A and B are floods over their limits: weir passes far less than no filter.
+		# A, B and F are floods over their limits: weir passes far less than no filter.
 		awk -v s="${adm[weir]:-0}" -v f="${adm[no filter]:-0}" 'BEGIN { exit !(s < f) }' ||
 			fail "weir admitted ${adm[weir]:-?}/s, no filter ${adm[no filter]:-?}/s"
+	fi
+	# F's fingerprint (action block) drops every packet, in weir and in nftables.
+	if [ "$shape" = F ]; then
+		[ "${adm[weir]:-x}" == 0 ] && [ "${adm[nftables netdev meter]:-x}" == 0 ] ||
+			fail "a fingerprinted flood admitted: weir ${adm[weir]:-?}/s, nftables ${adm[nftables netdev meter]:-?}/s"
 	fi
 	unset adm
 	end_case "bench-smoke-flood-shape-$shape"
