@@ -279,7 +279,9 @@ end_case auto-installs-and-drops
 begin_case auto-removed-after-flood
 # hold 2 s + linger 5 s + a generous margin: at most 30 s.
 wait_for 150 no_auto_rule || fail "$rule still there after the flood: $(auto_rules)"
-grep -q "auto: $rule removed" "$TMP/daemon.log" || fail "no removal line in the log"
+# The line follows the commit, which returns after the old set's clean-up.
+removal_logged() { grep -q "auto: $rule removed" "$TMP/daemon.log"; }
+wait_for 25 removal_logged || fail "no removal line in the log"
 in_ns "$SRV" curl -s http://127.0.0.1:9464/metrics | grep -q '^weir_auto_rules 0$' ||
 	fail "weir_auto_rules is not 0 after the removal"
 j=$(wrj auto status)
