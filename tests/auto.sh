@@ -27,6 +27,8 @@ trap 'cleanup; [ -n "${AUTO_KEEP:-}" ] && cp "$TMP"/*.log "$TMP"/*.out /tmp/; rm
 require_root auto
 
 GEN=$BUILD/wrgen
+LISTEN=$BUILD/wrlisten
+CONN=$BUILD/wrconn
 FLOOD=4000		# pps: eight times floor-pps below
 FLOOD_S=8		# seconds of flood; bounded by count too
 PORT=5300
@@ -44,6 +46,7 @@ if ! ip link add au-c netns "$CLI" type veth peer name au-s netns "$SRV"; then
 fi
 ip -n "$SRV" addr add 198.18.0.1/24 dev au-s
 ip -n "$CLI" addr add 198.18.0.2/24 dev au-c
+ip -n "$CLI" addr add 198.18.0.3/24 dev au-c	# never connects: never verified
 ip -n "$SRV" link set au-s up
 ip -n "$CLI" link set au-c up
 mac_s=$(ip -n "$SRV" -j link show au-s | jq -r '.[0].address')
@@ -64,6 +67,7 @@ auto_rules() { wrj rule list | jq -r '.rules[].name | select(startswith("auto-")
 has_auto_rule() { [ -n "$(auto_rules)" ]; }
 no_auto_rule() { [ -z "$(auto_rules)" ]; }
 rule_drops() { wrj stats interval 0 | jq -r --arg r "$1" '.rules[] | select(.name == $r) | .dropped_packets'; }
+unmatched() { wrj stats interval 0 | jq -r '.global.verified_unmatched'; }
 now() { date +%s.%N; }
 
 # The service: an echo of every datagram, for as long as the suite runs (bounded).
@@ -177,6 +181,13 @@ if ! start_daemon "$SRV" "$ROOT" "$TMP/weir.yaml" "$TMP/daemon.log"; then
 fi
 in_ns "$CLI" python3 "$TMP/client.py" "$PORT" 150 "$TMP/client.out" &
 CLIENT=$!
+# A client of a TCP service on the host, connected long before any flood,
+# while no rule keeps verified sources: auto verifies it when it installs.
+in_ns "$SRV" "$LISTEN" --listen 198.18.0.1 --port 8080 --duration 200 \
+	--ready-file "$TMP/listen.ready" >/dev/null 2>&1 &
+wait_for 25 test -e "$TMP/listen.ready"
+in_ns "$CLI" "$CONN" --dst 198.18.0.1 --port 8080 --src 198.18.0.2 --hold 200 --timeout 3 \
+	>"$TMP/conn.out" 2>&1 &
 
 # flood SECONDS: the spoofed flood, bounded by its count as well.
 flood() {
@@ -207,6 +218,17 @@ wait_for 50 has_auto_rule || fail "no auto rule during the flood: $(grep auto: "
 t_inst=$(now)
 seen=$(awk -v a="$t_flood" -v b="$t_inst" 'BEGIN { printf "%.1f", b - a }')
 rule=$(auto_rules | head -1)
+# While the rule lives: 20 datagrams of the flood's kind from the client
+# with a TCP connection go by the rule (spare verified), 20 from an
+# address of the same namespace that never connected meet it.
+u0=$(unmatched)
+in_ns "$CLI" "$GEN" --dst 198.18.0.1 --dport "$PORT" --src 198.18.0.2 --size 64 --rate 500 \
+	--count 20 --duration 1 >/dev/null 2>&1
+u1=$(unmatched)
+in_ns "$CLI" "$GEN" --dst 198.18.0.1 --dport "$PORT" --src 198.18.0.3 --size 64 --rate 500 \
+	--count 20 --duration 1 >/dev/null 2>&1
+u2=$(unmatched)
+t_d0=$(now)
 d0=$(rule_drops "$rule")
 wait "$gen"
 t_end=$(now)
@@ -240,8 +262,8 @@ grep -q "^    fingerprint: .*payload" "$TMP/status.out" ||
 	fail "no fingerprint line: $(cat "$TMP/status.out")"
 in_ns "$SRV" "$WEIR" --bpffs "$ROOT" status | grep -qE '^auto: on, 1 mitigation \(1 installed' ||
 	fail "weir status: $(in_ns "$SRV" "$WEIR" --bpffs "$ROOT" status | grep auto)"
-# Of what was sent after the install (the flood's rate times the time left), most dropped.
-after=$(awk -v a="$t_inst" -v b="$t_flood" -v n="$sent" -v s="$FLOOD_S" -v r="$FLOOD" \
+# Of what was sent after d0 was read (the flood's rate times the time left), most dropped.
+after=$(awk -v a="$t_d0" -v b="$t_flood" -v n="$sent" -v s="$FLOOD_S" -v r="$FLOOD" \
 	'BEGIN { left = n - (a - b) * r; if (left < 0) left = 0; printf "%d", left }')
 dropped=$((d1 - d0))
 [ "$after" -gt $((FLOOD * 2)) ] || fail "only $after flood packets came after the install"
@@ -273,7 +295,11 @@ onset=$(grep -m1 "auto: $rule installed" "$TMP/daemon.log" | sed -n 's/.*(onset 
 echo "# auto flood_pps=$FLOOD sent=$sent onset_to_install_s=${onset:-?}" \
      "flood_start_to_rule_listed_s=$seen (polled every 0.2 s) rule=\"$words\""
 echo "# auto dropped_after_install=$dropped of_about=$after rule_drops_total=$total_drops" \
-     "client_ok=$ok/$n"
+     "client_ok=$ok/$n verified_unmatched=$((u1 - u0))/20 unverified=$((u2 - u1))/20"
+grep -q '^connected' "$TMP/conn.out" || fail "the TCP client did not connect: $(cat "$TMP/conn.out")"
+[ $((u1 - u0)) -ge 19 ] && [ $((u1 - u0)) -le 20 ] ||
+	fail "$((u1 - u0)) of 20 datagrams of the connected client went by $rule (want 19-20)"
+[ $((u2 - u1)) -eq 0 ] || fail "$((u2 - u1)) datagrams of a never-connected address went by $rule"
 end_case auto-installs-and-drops
 
 begin_case auto-removed-after-flood

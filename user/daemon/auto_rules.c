@@ -113,6 +113,18 @@ int auto_change_live(struct daemon *d, const char *rule, const char *words, char
 		err = auto_put_rule(rs, rule, words, why, len);
 	else
 		err = (drop_rule(rs, rule), 0);
+	/*
+	 * Sources are kept verified only while a rule asks (the first auto
+	 * rule may be that rule): the clients connected now are verified
+	 * before the rule goes live, however long ago their handshakes were.
+	 */
+	if (!err && words) {
+		int n = wr_verified_seed(&d->maps);
+
+		if (n < 0)
+			dlog("auto: cannot read this host's TCP connections (%s): only handshakes "
+			     "from now on are verified", strerror(-n));
+	}
 	if (!err) {
 		err = wr_ruleset_commit(&d->maps, rs);
 		if (err)

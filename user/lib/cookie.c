@@ -13,7 +13,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <arpa/inet.h>
 #include "lib/libweir.h"
+#include "lib/tcpdiag.h"
 #include "weir_cookie.h"
 #include "weir_limiter.h"
 #include "weir.skel.h"
@@ -200,4 +205,51 @@ int wr_cookie_prepare(struct weir_ruleset *next, struct weir_config *cfg, int ho
 			"go without window scaling and SACK (the kernel offsets timestamps "
 			"unless it is 2, which garbles the options a cookie carries in them)", ts);
 	return 0;
+}
+
+struct seed {
+	const struct wr_maps *m;
+	__u64 now;
+	int n;
+};
+
+/* One established socket's peer: an IPv4 address (a v4-mapped one too) or an IPv6 one. */
+static int seed_one(const struct inet_diag_msg *d, void *arg)
+{
+	struct seed *s = arg;
+	struct weir_verified_key k;
+	const __u32 *a = d->id.idiag_dst;
+	__u32 slot;
+
+	memset(&k, 0, sizeof(k));
+	if (d->idiag_family == AF_INET) {
+		k.family = 4;
+		k.addr[0] = a[0];
+	} else if (d->idiag_family == AF_INET6 && !a[0] && !a[1] && a[2] == htonl(0xffff)) {
+		k.family = 4;
+		k.addr[0] = a[3];
+	} else if (d->idiag_family == AF_INET6) {
+		k.family = 6;
+		memcpy(k.addr, a, sizeof(k.addr));
+	} else {
+		return 0;
+	}
+	/* The entry before its hint, as the sock_ops program writes them. */
+	if (bpf_map_update_elem(s->m->verified, &k, &s->now, BPF_ANY))
+		return 0;
+	slot = wr_verified_slot(&k);
+	if (!bpf_map_update_elem(s->m->verified_hint, &slot, &s->now, BPF_ANY))
+		s->n++;
+	return 0;
+}
+
+int wr_verified_seed(const struct wr_maps *m)
+{
+	struct seed s = { .m = m, .now = wr_mono_ns() };
+	int err;
+
+	if (m->verified < 0 || m->verified_hint < 0)
+		return -EBADF;
+	err = wr_tcp_dump(1u << TCP_ESTABLISHED, seed_one, &s);
+	return err < 0 ? err : s.n;
 }

@@ -223,6 +223,13 @@ int wr_cookie_rules(const struct weir_ruleset *rs);
 int wr_cookie_prepare(struct weir_ruleset *next, struct weir_config *cfg, int hook,
 		      const char *dev);
 /*
+ * Every peer of an established TCP connection of this network namespace
+ * into wr_verified (and its hint), stamped now: a source whose handshake
+ * came while nothing kept verified sources, which a rule with `spare
+ * verified` is about to ask about. How many, or -errno.
+ */
+int wr_verified_seed(const struct wr_maps *m);
+/*
  * The one guard of "cookie rules need plain XDP": rules with action cookie
  * answer SYNs from weir's own XDP program attached alone; in tc mode it
  * cannot send them, and in libxdp's dispatcher it cannot reach the
