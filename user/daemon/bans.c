@@ -64,18 +64,11 @@ struct conn_count {
 static int conn_cb(const struct inet_diag_msg *m, void *arg)
 {
 	struct conn_count *cc = arg;
-	__u32 a[4] = { 0 };
+	__u32 a[4];
+	int fam = wr_tcp_peer(m, a);
 
-	if (m->idiag_family == AF_INET) {
-		a[0] = m->id.idiag_dst[0];
-		cc->n += covers(cc->c, 4, a);
-	} else if (m->idiag_family == AF_INET6 && !m->id.idiag_dst[0] && !m->id.idiag_dst[1] &&
-		   m->id.idiag_dst[2] == htonl(0xffff)) {
-		a[0] = m->id.idiag_dst[3];
-		cc->n += covers(cc->c, 4, a);
-	} else if (m->idiag_family == AF_INET6) {
-		cc->n += covers(cc->c, 6, m->id.idiag_dst);
-	}
+	if (fam)
+		cc->n += covers(cc->c, fam, a);
 	return 0;
 }
 

@@ -207,49 +207,116 @@ int wr_cookie_prepare(struct weir_ruleset *next, struct weir_config *cfg, int ho
 	return 0;
 }
 
+/* The established peers, each once, up to what wr_verified holds. */
 struct seed {
-	const struct wr_maps *m;
-	__u64 now;
-	int n;
+	struct weir_verified_key *k;
+	size_t n, cap;
 };
 
-/* One established socket's peer: an IPv4 address (a v4-mapped one too) or an IPv6 one. */
 static int seed_one(const struct inet_diag_msg *d, void *arg)
 {
 	struct seed *s = arg;
-	struct weir_verified_key k;
-	const __u32 *a = d->id.idiag_dst;
-	__u32 slot;
+	__u32 a[4];
+	int fam = wr_tcp_peer(d, a);
 
-	memset(&k, 0, sizeof(k));
-	if (d->idiag_family == AF_INET) {
-		k.family = 4;
-		k.addr[0] = a[0];
-	} else if (d->idiag_family == AF_INET6 && !a[0] && !a[1] && a[2] == htonl(0xffff)) {
-		k.family = 4;
-		k.addr[0] = a[3];
-	} else if (d->idiag_family == AF_INET6) {
-		k.family = 6;
-		memcpy(k.addr, a, sizeof(k.addr));
-	} else {
+	if (!fam)
 		return 0;
+	if (s->n == s->cap) {
+		size_t cap = s->cap ? s->cap * 2 : 256;
+		void *k = realloc(s->k, cap * sizeof(*s->k));
+
+		if (!k)
+			return 1;
+		s->k = k;
+		s->cap = cap;
 	}
-	/* The entry before its hint, as the sock_ops program writes them. */
-	if (bpf_map_update_elem(s->m->verified, &k, &s->now, BPF_ANY))
-		return 0;
-	slot = wr_verified_slot(&k);
-	if (!bpf_map_update_elem(s->m->verified_hint, &slot, &s->now, BPF_ANY))
-		s->n++;
+	memcpy(s->k[s->n].addr, a, sizeof(a));
+	s->k[s->n].family = fam;
+	s->n++;
 	return 0;
+}
+
+static int cmp_vkey(const void *a, const void *b)
+{
+	return memcmp(a, b, sizeof(struct weir_verified_key));
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+	__u32 x = *(const __u32 *)a, y = *(const __u32 *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* a[0..n) sorted and each once: the new n. */
+static size_t uniq(void *a, size_t n, size_t size, int (*cmp)(const void *, const void *))
+{
+	size_t i, w = 0;
+
+	qsort(a, n, size, cmp);
+	for (i = 0; i < n; i++)
+		if (!w || cmp((char *)a + (w - 1) * size, (char *)a + i * size))
+			memmove((char *)a + w++ * size, (char *)a + i * size, size);
+	return w;
+}
+
+/*
+ * keys[0..n) (of key_size bytes) all stamped now into fd: in one batch,
+ * or one by one where the kernel has no batch for the map. 0 or -errno.
+ */
+static int put_all(int fd, const void *keys, size_t key_size, __u32 n, __u64 now)
+{
+	LIBBPF_OPTS(bpf_map_batch_opts, o);
+	__u64 *vals = malloc((n ? n : 1) * sizeof(*vals));
+	__u32 i, cnt = n;
+	int err = 0;
+
+	if (!vals)
+		return -ENOMEM;
+	for (i = 0; i < n; i++)
+		vals[i] = now;
+	if (n && bpf_map_update_batch(fd, keys, vals, &cnt, &o)) {
+		for (i = 0; i < n && !err; i++)
+			if (bpf_map_update_elem(fd, (const char *)keys + i * key_size, &now, BPF_ANY))
+				err = -errno;
+	}
+	free(vals);
+	return err;
 }
 
 int wr_verified_seed(const struct wr_maps *m)
 {
-	struct seed s = { .m = m, .now = wr_mono_ns() };
+	struct seed s = { 0 };
+	__u64 now = wr_mono_ns();
+	__u32 *slots = NULL;
+	size_t i, n, ns;
 	int err;
 
 	if (m->verified < 0 || m->verified_hint < 0)
 		return -EBADF;
 	err = wr_tcp_dump(1u << TCP_ESTABLISHED, seed_one, &s);
-	return err < 0 ? err : s.n;
+	if (err < 0)
+		goto out;
+	/* A client's connections are one source; an LRU of 65536 keeps no more than that. */
+	n = uniq(s.k, s.n, sizeof(*s.k), cmp_vkey);
+	if (n > WEIR_VERIFIED_MAX)
+		n = WEIR_VERIFIED_MAX;
+	slots = malloc((n ? n : 1) * sizeof(*slots));
+	if (!slots) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < n; i++)
+		slots[i] = wr_verified_slot(&s.k[i]);
+	ns = uniq(slots, n, sizeof(*slots), cmp_u32);
+	/* The entries before their hints, as the sock_ops program writes them. */
+	err = put_all(m->verified, s.k, sizeof(*s.k), n, now);
+	if (!err)
+		err = put_all(m->verified_hint, slots, sizeof(*slots), ns, now);
+	if (!err)
+		err = (int)n;
+out:
+	free(s.k);
+	free(slots);
+	return err;
 }

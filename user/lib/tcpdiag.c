@@ -5,12 +5,32 @@
  * connection counts are reconciled against.
  */
 #include <errno.h>
+#include <string.h>
 #include <time.h>
 #include <libmnl/libmnl.h>
 #include <linux/inet_diag.h>
 #include <linux/sock_diag.h>
 #include <netinet/in.h>
 #include "lib/tcpdiag.h"
+
+int wr_tcp_peer(const struct inet_diag_msg *m, __u32 addr[4])
+{
+	const __u32 *a = m->id.idiag_dst;
+
+	memset(addr, 0, 4 * sizeof(*addr));
+	if (m->idiag_family == AF_INET) {
+		addr[0] = a[0];
+		return 4;
+	}
+	if (m->idiag_family != AF_INET6)
+		return 0;
+	if (!a[0] && !a[1] && a[2] == htonl(0xffff)) {
+		addr[0] = a[3];
+		return 4;
+	}
+	memcpy(addr, a, 4 * sizeof(*addr));
+	return 6;
+}
 
 struct dump {
 	wr_tcp_cb cb;
