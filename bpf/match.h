@@ -147,19 +147,17 @@ __noinline int wr_more_skb(struct __sk_buff *ctx, struct wr_match *m, __u32 fam,
 }
 
 /*
- * The further fields (weir_rule.xmatch) of the rule at position pos of
- * ev->cell's list: sport, len and frag from ev->pkt, dst, dscp and ttl
- * from m->x (wr_more_*), iface from the context (IFINDEX), and its
- * payload terms, whose words are read now from the packet (wr_read) at
- * m->x.payoff plus each term's offset: directly, or through helpers where
- * a term lies past the linear head (TC's paged data, a multi-buffer XDP frame's
- * fragments). A word not wholly within the frame fails its term
- * (wr_rule_match_pay). Global, per entry (each takes its own context):
- * verified once each, and its answer one unknown value to match_one,
- * whose own branches would otherwise multiply the states the verifier
- * walks the rest of the candidates with.
+ * The payload terms of the rule at position pos of ev->cell's list, whose
+ * words are read now from the packet (wr_read) at m->x.payoff plus each
+ * term's offset: directly, or through helpers where a term lies past the
+ * linear head (TC's paged data, a multi-buffer XDP frame's fragments). A
+ * word not wholly within the frame fails its term (wr_rule_match_pay).
+ * Global, per entry (each takes its own context): verified once each, and
+ * its answer one unknown value to match_one, whose own branches would
+ * otherwise multiply the states the verifier walks the rest of the
+ * candidates with.
  */
-#define WR_MATCH_MORE(XDP, IFINDEX)						\
+#define WR_MATCH_PAY(XDP)							\
 	const struct weir_ruleset *rs;						\
 	const struct weir_rule *r;						\
 	__u32 words[WEIR_MAX_PAY] = {}, have = 0, rs_idx, t;			\
@@ -175,11 +173,6 @@ __noinline int wr_more_skb(struct __sk_buff *ctx, struct wr_match *m, __u32 fam,
 		return 0;							\
 	pos &= WEIR_MAX_CAND - 1;						\
 	r = &rs->rules[wr_cand_rule(rs, ev->cell, pos) & (WEIR_MAX_RULES - 1)];	\
-	if (!wr_rule_match_more(r, &ev->pkt) || !wr_rule_match_x(r, &ev->pkt, &m->x) || \
-	    !wr_rule_match_iface(r, IFINDEX))					\
-		return 0;							\
-	if (!(r->xmatch & WEIR_X_PAYLOAD))					\
-		return 1;							\
 	for (t = 0; t < WEIR_MAX_PAY; t++) {					\
 		if (t >= r->nr_pay)						\
 			break;							\
@@ -189,20 +182,48 @@ __noinline int wr_more_skb(struct __sk_buff *ctx, struct wr_match *m, __u32 fam,
 	}									\
 	return wr_rule_match_pay(r, words, have)
 
-__noinline int wr_match_more_xdp(struct xdp_md *ctx, struct wr_eval *ev, struct wr_match *m,
-				 __u32 pos)
+__noinline int wr_match_pay_xdp(struct xdp_md *ctx, struct wr_eval *ev, struct wr_match *m,
+				__u32 pos)
 {
-	WR_MATCH_MORE(1, ctx->ingress_ifindex);
+	WR_MATCH_PAY(1);
 }
 
-__noinline int wr_match_more_skb(struct __sk_buff *ctx, struct wr_eval *ev, struct wr_match *m,
-				 __u32 pos)
+__noinline int wr_match_pay_skb(struct __sk_buff *ctx, struct wr_eval *ev, struct wr_match *m,
+				__u32 pos)
 {
-	/*
-	 * At TC ingress skb->ifindex is the device whose hook runs this, as is
-	 * ingress_ifindex (skb_iif); test_run sets only the former.
-	 */
-	WR_MATCH_MORE(0, ctx->ifindex);
+	WR_MATCH_PAY(0);
+}
+
+/*
+ * Rule r's payload terms against the words at payoff plus each term's
+ * offset, read from the linear buffer directly (the usual case, without a
+ * call): 1 if all match, 0 if one does not, -1 if a word lies past the
+ * linear buffer (wr_match_pay_* decides then, through the helpers). The
+ * context's data and end are read here once.
+ */
+static __always_inline int wr_pay_direct(void *ctx, int xdp, const struct weir_rule *r,
+					 __u32 payoff)
+{
+	void *data, *end;
+	__u32 t, w;
+
+	if (xdp) {
+		data = (void *)(long)((struct xdp_md *)ctx)->data;
+		end = (void *)(long)((struct xdp_md *)ctx)->data_end;
+	} else {
+		data = (void *)(long)((struct __sk_buff *)ctx)->data;
+		end = (void *)(long)((struct __sk_buff *)ctx)->data_end;
+	}
+WR_UNROLL
+	for (t = 0; t < WEIR_MAX_PAY; t++) {
+		if (t >= r->nr_pay)
+			break;
+		if (wr_read_hdr(data, end, payoff + r->pay[t].off, &w, 4))
+			return -1;
+		if ((w & r->pay[t].mask) != r->pay[t].value)
+			return 0;
+	}
+	return 1;
 }
 
 /*
@@ -256,14 +277,34 @@ static __always_inline void match_one(void *ctx, int xdp, const struct weir_rule
 		return;
 	if ((r->match & WEIR_M_SRCSET) && !wr_srcset_match(&ev->pkt, r->srcset))
 		return;
-	if (r->xmatch && !(xdp ? wr_match_more_xdp(ctx, ev, m, pos) :
-				  wr_match_more_skb(ctx, ev, m, pos)))
-		return;
+	/*
+	 * The further fields (weir_rule.xmatch): sport, len and frag from
+	 * ev->pkt, dst, dscp and ttl from m->x (wr_more_*), iface from the
+	 * context (XDP's ingress_ifindex; at TC ingress skb->ifindex is the
+	 * device whose hook runs this, as is ingress_ifindex, and test_run sets
+	 * only the former), then the payload's words (wr_match_pay_*).
+	 */
+	if (r->xmatch) {
+		if (!wr_rule_match_more(r, &ev->pkt) || !wr_rule_match_x(r, &ev->pkt, &m->x) ||
+		    !wr_rule_match_iface(r, xdp ? ((struct xdp_md *)ctx)->ingress_ifindex :
+						  ((struct __sk_buff *)ctx)->ifindex))
+			return;
+		if (r->xmatch & WEIR_X_PAYLOAD) {
+			int pay = wr_pay_direct(ctx, xdp, r, m->x.payoff);
+
+			if (pay < 0)
+				pay = xdp ? wr_match_pay_xdp(ctx, ev, m, pos) :
+					    wr_match_pay_skb(ctx, ev, m, pos);
+			if (!pay)
+				return;
+		}
+	}
 	/* Only for packets the preset's rule matches otherwise: the flow lookup. */
 	if (r->preset == WEIR_PRESET_REFLECT && !wr_reflect_unsolicited(&ev->pkt))
 		return;
 	/* `spare verified` (auto's rules): a verified source goes on past the rule. */
-	if ((r->flags & WEIR_RF_SPARE_VERIFIED) && wr_source_verified(&ev->pkt))
+	if ((r->flags & WEIR_RF_SPARE_VERIFIED) && wr_source_maybe_verified(&ev->pkt) &&
+	    wr_source_verified(&ev->pkt))
 		return;
 	/* action block: the packet is dropped; the rule has nothing else to add. */
 	if (r->action == WEIR_ACT_BLOCK) {

@@ -32,6 +32,11 @@ static __always_inline int verified_at(const struct weir_config *cfg, const stru
 
 	if (!cfg->verified_ttl_ns)
 		return 0;
+	/* No source of the slot verified within the TTL: not this one either. */
+	slot = wr_verified_slot_of(p->saddr, p->family);
+	at = bpf_map_lookup_elem(&wr_verified_hint, &slot);
+	if (!at || (__s64)(now - READ_ONCE(*at)) > (__s64)cfg->verified_ttl_ns)
+		return 0;
 	k.family = p->family;
 	k.addr[0] = p->saddr[0];
 	if (p->family == 6) {
@@ -39,13 +44,28 @@ static __always_inline int verified_at(const struct weir_config *cfg, const stru
 		k.addr[2] = p->saddr[2];
 		k.addr[3] = p->saddr[3];
 	}
-	/* No source of the slot verified within the TTL: not this one either. */
-	slot = wr_verified_slot(&k);
-	at = bpf_map_lookup_elem(&wr_verified_hint, &slot);
-	if (!at || (__s64)(now - READ_ONCE(*at)) > (__s64)cfg->verified_ttl_ns)
-		return 0;
 	at = bpf_map_lookup_elem(&wr_verified, &k);
 	return at && (__s64)(now - READ_ONCE(*at)) <= (__s64)cfg->verified_ttl_ns;
+}
+
+/*
+ * May p's source be verified: was any source of its hint slot verified
+ * within the TTL? The inlined first half of wr_source_verified, which a
+ * spoofed flood's every packet meets: 0 proves it unverified without a
+ * call; 1 sends the question on.
+ */
+static __always_inline int wr_source_maybe_verified(const struct wr_pkt *p)
+{
+	struct weir_config *cfg;
+	__u32 zero = 0, slot;
+	__u64 *at;
+
+	cfg = bpf_map_lookup_elem(&wr_config, &zero);
+	if (!cfg || !cfg->verified_ttl_ns)
+		return 0;
+	slot = wr_verified_slot_of(p->saddr, p->family);
+	at = bpf_map_lookup_elem(&wr_verified_hint, &slot);
+	return at && (__s64)(clock_coarse(cfg) - READ_ONCE(*at)) <= (__s64)cfg->verified_ttl_ns;
 }
 
 /*

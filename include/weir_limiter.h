@@ -278,9 +278,8 @@ static __always_inline int wr_rule_match_more(const struct weir_rule *r, const s
 
 /*
  * The fields every rule had before the further ones (enum
- * weir_match_bits). The data path tests the further fields apart, in a
- * global function (bpf/match.h: wr_match_more), so that their branches do
- * not multiply the verifier's states in the rule walk.
+ * weir_match_bits). The data path tests the further fields after these
+ * (bpf/match.h: match_one), only for rules that have any.
  */
 static __always_inline int wr_rule_match_base(const struct weir_rule *r, const struct wr_pkt *p)
 {
@@ -463,15 +462,19 @@ static __always_inline int wr_rule_keys_dst(const struct weir_rule *r)
  * mixed (multiply, xor-shift), the top bits taken. Unseeded: a spoofed
  * source picked to share a verified one's slot only pays the full lookup.
  */
-static __always_inline __u32 wr_verified_slot(const struct weir_verified_key *k)
+static __always_inline __u32 wr_verified_slot_of(const __u32 *addr, __u32 family)
 {
 	__u64 h;
 
-	h = ((__u64)k->addr[0] << 32 | k->addr[1]) * 0x9E3779B97F4A7C15ULL;
-	h = (h ^ (h >> 32) ^ ((__u64)k->addr[2] << 32 | k->addr[3]) ^ k->family) *
-	    0xC2B2AE3D27D4EB4FULL;
+	h = ((__u64)addr[0] << 32 | addr[1]) * 0x9E3779B97F4A7C15ULL;
+	h = (h ^ (h >> 32) ^ ((__u64)addr[2] << 32 | addr[3]) ^ family) * 0xC2B2AE3D27D4EB4FULL;
 	h ^= h >> 29;
 	return (__u32)(h >> 32) & (WEIR_VERIFIED_HINTS - 1);
+}
+
+static __always_inline __u32 wr_verified_slot(const struct weir_verified_key *k)
+{
+	return wr_verified_slot_of(k->addr, k->family);
 }
 
 /*
