@@ -71,29 +71,32 @@ static __always_inline int wr_read(void *ctx, int xdp, void *data, void *end, __
  * For a set with rules on dst, dscp, ttl or payload (WEIR_X_READS): those
  * fields of the headers into m->x, as wr_parse would have put them there
  * (the entry's parse keeps them off its stack). The packet parsed as IP of
- * family fam with upper-layer protocol proto: the headers are where the
- * Ethernet header and its VLAN tags (wr_parse_l2), the IP header and
- * (IPv6) its extension headers say; the parse checked them all, in the
- * linear buffer (wr_read_hdr).
+ * family fam with upper-layer protocol proto, its IP header at l3off (the
+ * parse's wr_pkt.l3off): the headers are where the IP header and (IPv6)
+ * its extension headers say; the parse checked them all, in the linear
+ * buffer, which is read directly here (bounded by WR_DIRECT_MAX, as
+ * wr_read_hdr). Inline, once per packet, in wr_match_rules_*; nothing is
+ * copied to the stack, whose chain is at 6.1's limit (with two header
+ * copies there, the TC program's took 528 bytes).
  * The payload's offset only with a TCP or UDP header (WR_PKT_PORTS);
  * without, the caller does not use it. Returns 0.
  */
 #define WR_MORE								\
-	__u8 h[sizeof(struct wr_ip4)], eh[8];					\
-	const struct wr_ip4 *ip = (const void *)h;				\
+	const struct wr_ip4 *ip;						\
+	const __u8 *h;								\
 	__u32 off, i, hl;							\
 	void *data, *end;							\
-	__u16 type;								\
 	__u8 nh;								\
 										\
 	if (!ctx || !m)								\
 		return 0;							\
 	data = (void *)(long)ctx->data;						\
 	end = (void *)(long)ctx->data_end;					\
-	if (!wr_parse_l2(data, end, &type, &off))				\
-		return 0;							\
+	off = l3off;								\
+	h = (const __u8 *)data + off;						\
 	if (fam == 4) {								\
-		if (wr_read_hdr(data, end, off, h, sizeof(struct wr_ip4)))	\
+		ip = (const void *)h;						\
+		if ((const void *)(ip + 1) > end)				\
 			return 0;						\
 		m->x.daddr[0] = ip->daddr;					\
 		m->x.daddr[1] = 0;						\
@@ -104,24 +107,27 @@ static __always_inline int wr_read(void *ctx, int xdp, void *data, void *end, __
 		off += (ip->ver_ihl & 0xf) * 4;					\
 	} else {								\
 		/* The first 8 bytes (version .. hop limit), then the destination. */ \
-		if (wr_read_hdr(data, end, off, eh, 8) ||				\
-		    wr_read_hdr(data, end, off + 24, m->x.daddr, 16))		\
+		if ((const void *)(h + 40) > end)				\
 			return 0;						\
-		m->x.dscp = ((eh[0] & 0x0f) << 2) | (eh[1] >> 6);		\
-		m->x.ttl = eh[7];						\
+		__builtin_memcpy(m->x.daddr, h + 24, 16);			\
+		m->x.dscp = ((h[0] & 0x0f) << 2) | (h[1] >> 6);			\
+		m->x.ttl = h[7];						\
 		/* The extension headers the parse walked, up to proto. */	\
-		nh = eh[6];							\
+		nh = h[6];							\
 		off += sizeof(struct wr_ip6);					\
 		for (i = 0; i < WR_MAX_EXTHDR && nh != proto; i++) {		\
-			if (wr_read_hdr(data, end, off, eh, 2))			\
+			if (off > WR_DIRECT_MAX)				\
+				return 0;					\
+			h = (const __u8 *)data + off;				\
+			if ((const void *)(h + 2) > end)			\
 				return 0;					\
 			if (nh == WR_IPPROTO_FRAGMENT)				\
 				hl = sizeof(struct wr_ip6_frag);		\
 			else if (nh == WR_IPPROTO_AH)				\
-				hl = ((__u32)eh[1] + 2) * 4;			\
+				hl = ((__u32)h[1] + 2) * 4;			\
 			else							\
-				hl = ((__u32)eh[1] + 1) * 8;			\
-			nh = eh[0];						\
+				hl = ((__u32)h[1] + 1) * 8;			\
+			nh = h[0];						\
 			off += hl;						\
 		}								\
 	}									\
@@ -129,19 +135,23 @@ static __always_inline int wr_read(void *ctx, int xdp, void *data, void *end, __
 		m->x.payoff = off + 8;						\
 	} else if (proto == WR_IPPROTO_TCP) {					\
 		/* After the options: the data offset, in 32-bit words. */	\
-		if (wr_read_hdr(data, end, off + 12, eh, 1))			\
+		if (off > WR_DIRECT_MAX)					\
 			return 0;						\
-		m->x.payoff = off + (eh[0] >> 4) * 4;				\
+		h = (const __u8 *)data + off;					\
+		if ((const void *)(h + 13) > end)				\
+			return 0;						\
+		m->x.payoff = off + (h[12] >> 4) * 4;				\
 	}									\
 	return 0
 
-__noinline int wr_more_xdp(struct xdp_md *ctx, struct wr_match *m, __u32 fam, __u32 proto)
+static __always_inline int wr_more_xdp(struct xdp_md *ctx, struct wr_match *m, __u32 fam,
+				       __u32 proto, __u32 l3off)
 {
 	WR_MORE;
 }
 
-__noinline int wr_more_skb(struct __sk_buff *ctx, struct wr_match *m, __u32 fam,
-			   __u32 proto)
+static __always_inline int wr_more_skb(struct __sk_buff *ctx, struct wr_match *m, __u32 fam,
+				       __u32 proto, __u32 l3off)
 {
 	WR_MORE;
 }
@@ -405,7 +415,7 @@ __noinline int wr_match_one_skb(struct __sk_buff *ctx, struct wr_eval *ev, struc
 		return 0;							\
 	/* dst, dscp, ttl and the payload's offset, only for a set with rules on them. */ \
 	if (rs->x_rules)							\
-		MORE(ctx, m, ev->pkt.family, ev->pkt.proto);			\
+		MORE(ctx, m, ev->pkt.family, ev->pkt.proto, ev->pkt.l3off);	\
 	cand = wr_rule_candidates(rs, &ev->pkt, &cell);				\
 	ev->cell = cell;							\
 	if (!cand)								\

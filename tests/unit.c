@@ -826,6 +826,13 @@ TEST_CASE(parse_vlan_tags)
 	CHECK_EQ(p.dport, 53);
 	CHECK_EQ(p.saddr[0], htonl(src));
 	CHECK_EQ(p.len, 38);
+	/* where the IP header starts, for the data path's second look at the rare fields */
+	CHECK_EQ(p.l3off, 18);
+
+	eth(&f, WR_ETH_P_IP, 0, NULL);
+	ip4(&f, src, WR_IPPROTO_UDP, 5, 0, 0, &l);
+	CHECK_EQ(parse(&f, &p), WR_PARSE_IP);
+	CHECK_EQ(p.l3off, 14);
 
 	eth(&f, WR_ETH_P_IP, 1, ad);
 	ip4(&f, src, WR_IPPROTO_UDP, 5, 0, 0, &l);
@@ -837,6 +844,7 @@ TEST_CASE(parse_vlan_tags)
 	CHECK_EQ(parse(&f, &p), WR_PARSE_IP);
 	CHECK_EQ(p.dport, 53);
 	CHECK_EQ(p.len, 38);
+	CHECK_EQ(p.l3off, 22);
 
 	/* two 802.1Q tags are as good as QinQ */
 	{
@@ -847,6 +855,7 @@ TEST_CASE(parse_vlan_tags)
 		CHECK_EQ(parse(&f, &p), WR_PARSE_IP);
 		CHECK_EQ(p.family, 6);
 		CHECK_EQ(p.dport, 53);
+		CHECK_EQ(p.l3off, 22);
 	}
 
 	/* a third tag is deeper than weir looks: malformed, not non-IP */
