@@ -120,7 +120,7 @@ done < <(rows "## 9. CrowdSec decisions")
 [ "$n" -eq 1 ] || fail "$n CrowdSec rows, want 1"
 end_case bench-smoke-crowdsec
 
-for shape in A B C F; do
+for shape in A B C F D; do
 	begin_case
 	declare -A adm=()
 	n=0
@@ -136,14 +136,14 @@ for shape in A B C F; do
 	[ "${adm[bare XDP_DROP (floor)]:-x}" == 0 ] ||
 		fail "the bare XDP drop admitted ${adm[bare XDP_DROP (floor)]:-nothing}"
 	if [ "$shape" != C ]; then
-		# A, B and F are floods over their limits: weir passes far less than no filter.
+		# A, B, F and D are floods over their limits: weir passes far less than no filter.
 		awk -v s="${adm[weir]:-0}" -v f="${adm[no filter]:-0}" 'BEGIN { exit !(s < f) }' ||
 			fail "weir admitted ${adm[weir]:-?}/s, no filter ${adm[no filter]:-?}/s"
 	fi
-	# F's fingerprint (action block) drops every packet, in weir and in nftables.
-	if [ "$shape" = F ]; then
+	# F's fingerprint (action block) and D's denied prefix drop every packet, in weir and in nftables.
+	if [ "$shape" = F ] || [ "$shape" = D ]; then
 		[ "${adm[weir]:-x}" == 0 ] && [ "${adm[nftables netdev meter]:-x}" == 0 ] ||
-			fail "a fingerprinted flood admitted: weir ${adm[weir]:-?}/s, nftables ${adm[nftables netdev meter]:-?}/s"
+			fail "shape $shape's flood admitted: weir ${adm[weir]:-?}/s, nftables ${adm[nftables netdev meter]:-?}/s"
 	fi
 	unset adm
 	end_case "bench-smoke-flood-shape-$shape"

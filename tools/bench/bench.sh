@@ -310,15 +310,19 @@ stage_cost() {
 # packet under a rule-wide limit, C 1M IPv6 sources each under its limit,
 # F a random spoofed source per packet that a fingerprint drops (the rule
 # weir auto installs: port and length, action block, spare verified);
-# A0 and B0 are A and B with weir's first stage off (weir and the floor
-# only: what the first stage gains, in the same rounds).
-SHAPES="A A0 B B0 C F"
+# D a random spoofed source per packet from a denied prefix (weir's deny
+# list, nftables' and iptables' source match); A0 and B0 are A and B with
+# weir's first stage off (weir and the floor only: what the first stage
+# gains, in the same rounds).
+SHAPES="A A0 B B0 C F D"
 declare -A SHAPE_NAME=([A]="256 sources, all over their limit"
 	[A0]="the same, weir's first stage off (set first-stage off): every packet through the rule walk"
 	[B0]="the same, weir's first stage off"
 	[B]="random spoofed source per packet, rule-wide limit"
 	[C]="1M distinct IPv6 sources, each under its limit (cache-cold table)"
-	[F]="random spoofed source per packet, a fingerprint (port, length) dropped")
+	[F]="random spoofed source per packet, a fingerprint (port, length) dropped"
+	[D]="random spoofed source per packet from a denied prefix")
+DENIED=198.18.128.0/17	# shape D: the prefix its spoofed sources come from
 RULE_WIDE=10000		# shape B: packets/s the whole rule admits
 RULE_WIDE_BURST=1000
 
@@ -326,6 +330,7 @@ shape_rules() {
 	local s=$1 c
 	for c in wr sc; do
 		wr_clear $c
+		wrc $c deny del $DENIED missing-ok >/dev/null
 		wrc $c set first-stage on >/dev/null
 	done
 	case $s in
@@ -380,6 +385,16 @@ shape_rules() {
 		ipt_clear ht
 		ipt_in ht -t raw -A PREROUTING -p udp --dport 9004 -m length --length 44 -j DROP
 		;;
+	D)
+		for c in wr sc; do
+			wrc $c deny add $DENIED >/dev/null
+		done
+		nft_load nf '	chain in { type filter hook ingress device "@DEV@" priority 0; policy accept;
+		ip saddr '$DENIED' drop
+	}'
+		ipt_clear ht
+		ipt_in ht -t raw -A PREROUTING -s $DENIED -j DROP
+		;;
 	C)
 		for c in wr sc; do
 			wrc $c rule add fc family ipv6 proto udp dport 9003 limit 10pps burst 10 \
@@ -406,6 +421,8 @@ shape_args() {
 	B | B0) echo "--dst ${DST4[$2]} --src 198.18.128.0 --spoof-bits 15 --dport 9002" \
 		"--count $FB_COUNT" ;;
 	F) echo "--dst ${DST4[$2]} --src 198.18.128.0 --spoof-bits 15 --dport 9004" \
+		"--count $FB_COUNT" ;;
+	D) echo "--dst ${DST4[$2]} --src 198.18.128.0 --spoof-bits 15 --dport 9005" \
 		"--count $FB_COUNT" ;;
 	C) echo "--dst ${DST6[$2]} --src 2001:db8:1000::1 --sources $FC_SOURCES --dport 9003 \
 		--count $FC_SOURCES" ;;
@@ -538,6 +555,9 @@ flood_report() {
 	echo "rule weir auto installs for a fingerprint (\\`proto udp dport 9004 len 44 action"
 	echo "block spare verified\\`), nftables' \\`udp dport 9004 ip length 44 drop\\`,"
 	echo "iptables' \\`-m length --length 44 -j DROP\\` (no hashlimit: none is needed)."
+	echo "D: the spoofed sources' prefix ($DENIED) on weir's deny list (\\`weir deny add\\`),"
+	echo "nftables' \\`ip saddr $DENIED drop\\`, iptables' \\`-s $DENIED -j DROP\\` (in the"
+	echo "hashlimit row: no hashlimit is needed)."
 	echo
 	for s in $SHAPES; do
 		local rcands="fl no wr sc nf ht" flm wrm
@@ -574,7 +594,7 @@ flood_report() {
 			"$(fmt "$(calc "$wrm / $flm")" '%.2f')" "$(verdict "$wrm / $flm >= 0.8")" ;;
 		esac
 		case $s in
-		A | B | F) printf 'weir marginal / nftables marginal: **%s**; / hashlimit: **%s** (aim <= 0.15: %s, %s).' \
+		A | B | F | D) printf 'weir marginal / nftables marginal: **%s**; / hashlimit: **%s** (aim <= 0.15: %s, %s).' \
 			"$(fmt "$(calc "$wr / $nf")" '%.2f')" "$(fmt "$(calc "$wr / $ht")" '%.2f')" \
 			"$(verdict "$wr / $nf <= 0.15")" "$(verdict "$wr / $ht <= 0.15")" ;;
 		esac
