@@ -388,8 +388,11 @@ __noinline int wr_match_one_skb(struct __sk_buff *ctx, struct wr_eval *ev, struc
  * gives for the packet's protocol and destination port (wr_rule_candidates),
  * lowest first, so the cost follows the rules that may match rather than
  * the number of rules. Each step takes the lowest candidate bit and its
- * index by arithmetic (wr_bit_index). The first candidate, usually the
- * only one, is matched inline; the others through wr_match_one, a global
+ * index by arithmetic (wr_bit_index). Candidates whose protocol, port or
+ * source cannot match (another port in the same bucket) are passed over
+ * inline by that test alone (wr_rule_match_base, match_one's first). The
+ * first candidate left, usually the only one, is matched inline; the
+ * others through wr_match_one, a global
  * function (a call each), so that the verifier checks the body twice in
  * all: written out or looped inline, 64 copies of it took 6.1's verifier
  * past its million instructions (and a loop, 6.18's too). Global, so the
@@ -398,7 +401,7 @@ __noinline int wr_match_one_skb(struct __sk_buff *ctx, struct wr_eval *ev, struc
  */
 #define WR_MATCH_RULES(XDP, MORE, ONE)						\
 	struct weir_ruleset *rs;						\
-	__u32 k, rs_idx, cell;							\
+	__u32 k, rs_idx, cell, pos;						\
 	__u64 cand;								\
 										\
 	if (!ctx || !ev || !m)							\
@@ -420,7 +423,10 @@ __noinline int wr_match_one_skb(struct __sk_buff *ctx, struct wr_eval *ev, struc
 	ev->cell = cell;							\
 	if (!cand)								\
 		return 0;							\
-	match_one(ctx, XDP, rs, ev, m, disabled, wr_cand_pop(&cand));		\
+	pos = wr_cand_pop(&cand);						\
+	if (cand && !wr_rule_match_base(wr_cand_r(rs, ev->cell, pos), &ev->pkt)) \
+		pos = wr_cand_pop(&cand);					\
+	match_one(ctx, XDP, rs, ev, m, disabled, pos);				\
 	for (k = 1; k < WEIR_MAX_CAND && cand; k++)				\
 		ONE(ctx, ev, m, wr_cand_pop(&cand), disabled);			\
 	return 0

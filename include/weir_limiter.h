@@ -653,6 +653,13 @@ static __always_inline __u32 wr_cand_rule(const struct weir_ruleset *rs, __u32 c
 	return rs->cand_rule[cell & (WEIR_IDX_CELLS - 1)][k & (WEIR_MAX_CAND - 1)];
 }
 
+/* The rule at position k of cell's list. */
+static __always_inline const struct weir_rule *wr_cand_r(const struct weir_ruleset *rs,
+							 __u32 cell, __u32 k)
+{
+	return &rs->rules[wr_cand_rule(rs, cell, k) & (WEIR_MAX_RULES - 1)];
+}
+
 /*
  * Index of the one bit set in x (a power of two; 64 for 0): the bits below
  * it counted without a branch or a table, so a loop over candidates gives
