@@ -16,7 +16,8 @@
 #   accuracy  admitted against burst + rate x time at 10, 1k and 100k pps for
 #             10 s, sent from both CPUs, for weir, nftables and hashlimit
 #   service   TCP request/response rate to a server behind each filter while
-#             a UDP + SYN flood rises
+#             a UDP + SYN flood rises; the ladder run SVC_ROUNDS times (3,
+#             at most --rounds), medians with their spread
 #   synflood  real clients connecting under a spoofed SYN flood at rising
 #             rates: the kernel's own cookies, the bare XDP-drop floor, a
 #             rule-wide limit, action cookie; connections made on their
@@ -859,6 +860,10 @@ acc_report() {
 # ---------------------------------------------------------------- stage: service
 SVC_LEVELS="0 100000 300000 1000000 2000000 max"
 SVC_SECS=2
+# Rounds of the whole ladder (at most --rounds): each cell is their median,
+# and the report gives their spread.
+SVC_ROUNDS=3
+SVC_R=0		# the round svc_run records
 SVC_SETTLE=0.5
 SVC_PORT=8080
 # No filter, nftables, weir, and the floor: what veth and an XDP program
@@ -962,13 +967,13 @@ svc_run() {
 	fi
 	# rps, flood sent/s, broken connections, frames the host's XDP saw/s (the
 	# rest overflowed the ring), the client's p99 latency (us), RSTs the
-	# host sent/s.
-	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$label" "$level" "$out" "$fr" \
+	# host sent/s, the round.
+	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$label" "$level" "$out" "$fr" \
 		"$(jq -r '.broken' "$TMP/svc-client.json")" \
 		"$(awk -v a="$x1" -v b="$x2" -v t="$el" 'BEGIN { printf "%.0f", (b - a) / t }')" \
 		"$(jq -r '.p99_us' "$TMP/svc-client.json")" \
 		"$(awk -v a="$r1" -v b="$r2" -v t="$el" 'BEGIN { printf "%.0f", (b - a) / t }')" \
-		>>"$tsv"
+		"$SVC_R" >>"$tsv"
 }
 
 # svc_servers CAND...: each candidate pinned (svc_pin) and its wrrr echo
@@ -987,25 +992,56 @@ svc_servers() {
 }
 
 stage_service() {
-	local c level
-	[ $SMOKE -eq 1 ] && SVC_SECS=0.3 SVC_SETTLE=0.1 SVC_LEVELS="0 max"
-	say "== service: TCP request/response under a rising UDP + SYN flood"
+	local c level cands
+	[ "$ROUNDS" -lt "$SVC_ROUNDS" ] && SVC_ROUNDS=$ROUNDS
+	[ $SMOKE -eq 1 ] && SVC_SECS=0.3 SVC_SETTLE=0.1 SVC_LEVELS="0 max" SVC_ROUNDS=1
+	say "== service: TCP request/response under a rising UDP + SYN flood, $SVC_ROUNDS rounds"
 	topo_up || return 1
 	svc_rules || { say "service rules failed"; return 1; }
-	: >"$TMP/svc.tsv"
+	: >"$TMP/svc_rounds.tsv"
 	svc_servers $SVC_CANDS
-	# Level by level, the candidates side by side.
-	for level in $SVC_LEVELS; do
-		for c in $SVC_CANDS; do svc_run "$c" "$level"; done
-		say "   flood $level done ($(($(date +%s) - T0)) s)"
+	# Round by round the whole ladder; level by level the candidates side by
+	# side, their order turned by one each round.
+	cands=$SVC_CANDS
+	for ((SVC_R = 0; SVC_R < SVC_ROUNDS; SVC_R++)); do
+		for level in $SVC_LEVELS; do
+			for c in $cands; do svc_run "$c" "$level" mix "$c" svc_rounds.tsv; done
+			say "   round $((SVC_R + 1)), flood $level done ($(($(date +%s) - T0)) s)"
+		done
+		cands="${cands#* } ${cands%% *}"
 	done
+	SVC_R=0
 	for c in $SVC_CANDS; do kill "${PIDS[srv$c]}" 2>/dev/null; done
+	svc_median <"$TMP/svc_rounds.tsv" >"$TMP/svc.tsv"
 	svc_report | section service
+}
+
+# svc_rounds.tsv on stdin: one row per candidate and level, each number the
+# median of its rounds (the round column: how many rounds).
+svc_median() {
+	awk -F'\t' '
+		{ k = $1 "\t" $2; if (!(k in n)) ord[m++] = k
+		  i = n[k]++; for (c = 3; c <= 8; c++) v[k, c, i] = $c }
+		function med(k, c,   a, i, j, t, x) {
+			x = n[k]; for (i = 0; i < x; i++) a[i] = v[k, c, i] + 0
+			for (i = 1; i < x; i++) for (j = i; j > 0 && a[j - 1] > a[j]; j--) {
+				t = a[j]; a[j] = a[j - 1]; a[j - 1] = t }
+			return x % 2 ? a[int(x / 2)] : (a[x / 2 - 1] + a[x / 2]) / 2 }
+		END { for (o = 0; o < m; o++) { k = ord[o]; printf "%s", k
+			for (c = 3; c <= 8; c++) printf "\t%.0f", med(k, c)
+			printf "\t%d\n", n[k] } }'
 }
 
 # svc_get CAND LEVEL COLUMN
 svc_get() {
 	awk -F'\t' -v c="$1" -v l="$2" -v k="$3" '$1 == c && $2 == l { print $k }' "$TMP/svc.tsv"
+}
+
+# svc_spread CAND LEVEL: " [lo-hi]" of its req/s over the rounds, if more than one.
+svc_spread() {
+	awk -F'\t' -v c="$1" -v l="$2" '$1 == c && $2 == l {
+		if (!n++ || $3 < lo) lo = $3; if ($3 > hi) hi = $3 }
+		END { if (n > 1) printf " [%d-%d]", lo, hi }' "$TMP/svc_rounds.tsv"
 }
 
 svc_report() {
@@ -1028,7 +1064,9 @@ svc_report() {
 	echo "so the rate drops off a cliff, and where exactly moves from run to run."
 	echo "Rates above 100% under a light flood are no gain: a receive thread kept"
 	echo "busy stops the host vCPU from halting between requests, and a halted vCPU"
-	echo "takes tens of microseconds to wake. One run, one round."
+	echo "takes tens of microseconds to wake. $SVC_ROUNDS round(s) of the whole ladder,"
+	echo "the candidates' order turned each round; each cell is the median of the"
+	echo "rounds, [lowest-highest] with more than one, and the flood figures medians."
 	echo
 	echo "| flood (offered pps) | no filter req/s | nftables req/s | weir req/s |" \
 		"XDP drop of the spoofed range req/s |" \
@@ -1040,9 +1078,9 @@ svc_report() {
 		for c in $SVC_CANDS; do
 			base=$(svc_get "$c" 0 3)
 			v=$(svc_get "$c" "$level" 3)
-			printf ' %s (%s) |' "$(fmt "$v")" "$(awk -v v="$v" -v b="$base" 'BEGIN {
+			printf ' %s (%s)%s |' "$(fmt "$v")" "$(awk -v v="$v" -v b="$base" 'BEGIN {
 				if (b > 0 && v != "") printf "%.0f%%", 100 * v / b
-				else print "n/a" }')"
+				else print "n/a" }')" "$(svc_spread "$c" "$level")"
 			fr="$fr${fr:+; }$(awk -F'\t' -v c="$c" -v l="$level" '$1 == c && $2 == l {
 				printf "%.0f / %.0f", $4 / 1000, $6 / 1000 }' "$TMP/svc.tsv")"
 		done

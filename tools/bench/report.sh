@@ -68,12 +68,13 @@ synflood_target() {
 		"${worst:-n/a} >= 99"
 }
 
-# The service target from svc.tsv (cand level req/s ...): at each flood rate
+# The service target from svc.tsv (cand level req/s ..., the rounds'
+# medians): at each flood rate
 # where the floor (fl, the bare XDP drop of the spoofed range) keeps any
 # service (at least 1% of its unattacked rate), weir's share of its own
 # unattacked rate over the floor's share, the worst of them judged.
 svc_target() {
-	local per worst measured
+	local per worst measured spread
 	per=$(awk -F'\t' '$2 == "0" { b[$1] = $3 }
 		$2 != "0" && ($1 == "wr" || $1 == "fl") { v[$2, $1] = $3; if (!($2 in seen)) {
 			seen[$2] = 1; lv[n++] = $2 } }
@@ -90,9 +91,29 @@ svc_target() {
 	fi
 	worst=$(awk -F'\t' '$2 == 1 && (!n++ || $3 < m) { m = $3; at = $1 }
 		END { if (n) printf "%.2f %s", m, at }' <<<"$per")
-	measured=$(awk -F'\t' '{ r = $1 == "max" ? "max" : sprintf("%.0f kpps", $1 / 1000)
-		printf "%s%s: %s (%s vs %s req/s)", s, r,
-			$2 == 1 ? sprintf("%.2f x", $3) : "floor kept none", $4, $5; s = "; " }' <<<"$per")
+	# The same ratio in each round, against that round's own unattacked
+	# rates: its lowest and highest per level, where the floor kept service.
+	spread=""
+	if have "$TMP/svc_rounds.tsv"; then
+		spread=$(awk -F'\t' '$2 == "0" { b[$1, $9] = $3; next }
+			$1 == "wr" || $1 == "fl" { v[$2, $1, $9] = $3; lv[$2] = 1; r[$9] = 1 }
+			END { for (l in lv) { n = 0
+				for (k in r) { if (!(b["wr", k] > 0) || !(b["fl", k] > 0) ||
+						v[l, "fl", k] == "" || v[l, "wr", k] == "")
+						continue
+					f = v[l, "fl", k] / b["fl", k]
+					if (f < 0.01) continue
+					x = v[l, "wr", k] / b["wr", k] / f
+					if (!n++ || x < lo) lo = x; if (x > hi || n == 1) hi = x }
+				if (n > 1) printf "%s\t%.2f-%.2f x over %d rounds\n", l, lo, hi, n } }' \
+			"$TMP/svc_rounds.tsv")
+	fi
+	measured=$(awk -F'\t' 'NR == FNR { sp[$1] = $2; next }
+		{ r = $1 == "max" ? "max" : sprintf("%.0f kpps", $1 / 1000)
+		printf "%s%s: %s (%s vs %s req/s%s)", s, r,
+			$2 == 1 ? sprintf("%.2f x", $3) : "floor kept none", $4, $5,
+			($1 in sp) ? "; rounds " sp[$1] : ""; s = "; " }' <(printf '%s\n' "$spread") \
+		<(printf '%s\n' "$per"))
 	if [ -z "$worst" ]; then
 		row "$1" "the floor kept no service at any flood rate measured ($measured)" "0"
 		return
