@@ -133,8 +133,10 @@ int wr_list_walk(const struct wr_maps *m, bool deny, int family,
 	__u64 n = 0;
 	int ret = 0;
 
-	keys = malloc(WALK_CHUNK * ksz);
-	vals = malloc(WALK_CHUNK * sizeof(*vals));
+	/* Zeroed, tok too: valgrind does not know the batched read writes them. */
+	memset(&tok, 0, sizeof(tok));
+	keys = calloc(WALK_CHUNK, ksz);
+	vals = calloc(WALK_CHUNK, sizeof(*vals));
 	if (!keys || !vals) {
 		ret = -ENOMEM;
 		goto out;
