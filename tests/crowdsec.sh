@@ -180,4 +180,71 @@ wait "$B_PID"
 B_PID=""
 end_case crowdsec-country-and-as
 
+# ---- 6. answers weir's own server makes: cut, with junk, many decisions ----
+# A stand-in for the LAPI serving a file per path (/NAME/v1/decisions/stream
+# answers $TMP/NAME.json whole, with its length): an answer cut in the
+# middle, or with something after its object, applies nothing and says so;
+# hundreds of decisions (written in batches) keep the rules one at a time
+# would: an operator's permanent entry stays, a decision weir cannot read
+# is counted failed.
+FPORT=18419
+cat >"$TMP/fake.py" <<'PYEOF'
+import http.server, os, sys
+class H(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        path = os.path.join(sys.argv[1], self.path.split("/")[1] + ".json")
+        body = open(path, "rb").read()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+    def log_message(self, *a):
+        pass
+http.server.HTTPServer(("127.0.0.1", int(sys.argv[2])), H).serve_forever()
+PYEOF
+nsenter --net="/run/netns/$RCV" python3 "$TMP/fake.py" "$TMP" $FPORT >"$TMP/fake.out" 2>&1 &
+F_PID=$!
+trap 'stop_pid "$B_PID"; stop_pid "$CS_PID"; stop_pid "$F_PID"; cleanup; rm -rf "$TMP"' EXIT
+dec() { printf '{"duration":"%s","id":1,"origin":"cscli","scenario":"manual","scope":"Ip","type":"ban","value":"%s"}' "$2" "$1"; }
+{
+	printf '{"deleted":[%s],"new":[' "$(dec 198.18.90.9 -1s)"
+	for i in $(seq 0 299); do printf '%s,' "$(dec "198.18.91.$((i % 256))" 1h)"; done
+	printf '%s,7]}\n' "$(dec 198.18.90.1 2h)"
+} >"$TMP/many.json"
+head -c 5000 "$TMP/many.json" >"$TMP/cut.json"
+{ cat "$TMP/many.json"; echo '{}'; } >"$TMP/junk.json"
+wait_for 20 sh -c "nsenter --net=/run/netns/$RCV curl -s -o /dev/null -m 2 http://127.0.0.1:$FPORT/many/x" ||
+	fail "the stand-in server did not answer: $(cat "$TMP/fake.out")"
+
+begin_case
+for name in cut junk; do
+	err=$(in_ns "$RCV" "$WEIR" --bpffs "$ROOT" crowdsec run url "http://127.0.0.1:$FPORT/$name" \
+		key-file "$CS/key" once 2>&1 >/dev/null)
+	rc=$?
+	[ "$rc" -eq 1 ] || fail "$name: exit status $rc, want 1: $err"
+	[[ "$err" == *"not a JSON object"*"nothing applied"* ]] || fail "$name: error does not say why: $err"
+	unlisted 198.18.91.0/32 || fail "$name: a decision of an answer that is not whole became a deny entry"
+done
+end_case crowdsec-answer-not-whole
+
+begin_case
+wr deny add 198.18.91.5 >/dev/null || fail "deny add 198.18.91.5 (permanent)"
+out=$(in_ns "$RCV" "$WEIR" -j --bpffs "$ROOT" crowdsec run url "http://127.0.0.1:$FPORT/many" \
+	key-file "$CS/key" once 2>"$TMP/many.err") || fail "many: $out $(cat "$TMP/many.err")"
+# 300 decisions on 256 addresses: every one added (the permanent one kept as it is), 1 failed.
+[ "$(jq -r .added <<<"$out")" = 301 ] || fail "many: added $(jq -r .added <<<"$out"), want 301: $out"
+[ "$(jq -r .failed <<<"$out")" = 1 ] || fail "many: failed $(jq -r .failed <<<"$out"), want 1: $out"
+grep -q "cannot read" "$TMP/many.err" || fail "many: the unreadable decision was not reported: $(cat "$TMP/many.err")"
+[ "$(wrj deny list | jq '[.[][] | select(.cidr | startswith("198.18.91."))] | length')" = 256 ] ||
+	fail "many: not 256 entries in 198.18.91.0/24: $(wrj deny list)"
+t=$(ttl_of deny 198.18.91.7/32)
+in_range "$t" 3500 3600 || fail "many: 198.18.91.7 ttl \"$t\", want 3500..3600"
+t=$(ttl_of deny 198.18.90.1/32)
+in_range "$t" 7100 7200 || fail "many: 198.18.90.1 ttl \"$t\", want 7100..7200"
+[ "$(ttl_of deny 198.18.91.5/32)" = null ] || fail "many: the permanent entry changed: ttl $(ttl_of deny 198.18.91.5/32)"
+end_case crowdsec-many-decisions
+stop_pid "$F_PID"
+F_PID=""
+
 exit 0

@@ -1225,8 +1225,8 @@ stage_crowdsec() {
 		echo "$n ban decisions on distinct IPv4 addresses, imported into a private CrowdSec"
 		echo "$(crowdsec -version 2>&1 | awk '/version:/ { print $NF; exit }') local API (sqlite), then pulled"
 		echo "once (startup=true): by curl alone (the API's own time to answer), and by"
-		echo "\`weir crowdsec run ... once\` (the same request, the JSON parsed, a deny entry"
-		echo "written per decision). One run."
+		echo "\`weir crowdsec run ... once\` (the same request, the JSON parsed as it"
+		echo "arrives, the deny entries written in batches once it is whole). One run."
 		echo
 		echo "| decisions | cscli import s | stream alone s | weir bouncer s | decisions/s, whole pull | decisions/s, weir's part |"
 		echo "|---:|---:|---:|---:|---:|---:|"

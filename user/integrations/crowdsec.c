@@ -9,6 +9,12 @@
  * or the config's, stays). Entries expire by themselves, so a bouncer that stops leaves
  * nothing behind for longer than CrowdSec said. HTTP through libcurl, JSON
  * through json-c.
+ *
+ * The answer is parsed as it arrives (a full pull is megabytes the API
+ * takes a while to send): each decision is read into a compact form and
+ * its JSON freed at once. Nothing is written until the answer is whole
+ * and a JSON object: one cut short or followed by junk applies nothing.
+ * The new deny entries are then written in batches.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -38,42 +44,293 @@ struct cs_counts {
 	unsigned int added, removed, skipped, failed;
 };
 
-struct body {
-	char *buf;
-	size_t len;
+/* One decision as read off the answer; applied once the answer is whole. */
+struct cs_dec {
+	struct wr_cidr c;
+	__u64 ttl;
+	int kind;		/* cs_decision(): CS_CIDR .. CS_AS, CS_OTHER, or -EINVAL */
+	size_t what;		/* its value, at cs_parse.text + what */
 };
 
-static size_t body_write(char *p, size_t size, size_t n, void *ctx)
-{
-	struct body *b = ctx;
-	size_t add = size * n;
-	char *nb;
+struct cs_list {
+	struct cs_dec *v;
+	size_t n, cap;
+};
 
-	if (b->len + add + 1 > CS_BODY_MAX)
+/* Where the parse of the answer is: one top-level object of keys and values. */
+enum {
+	P_START,	/* before its '{' */
+	P_FIRST,	/* after '{': a key or '}' */
+	P_KEY0,		/* after ',': a key */
+	P_KEY,		/* in a key (json-c reads it) */
+	P_COLON,
+	P_VAL0,		/* before a value: "deleted" and "new" arrays are read here */
+	P_VAL,		/* in another value (json-c reads it) */
+	P_ARR0,		/* after '[': a decision or ']' */
+	P_ELEM0,	/* after ',': a decision */
+	P_ELEM,		/* in a decision (json-c reads it) */
+	P_ARRN,		/* after a decision: ',' or ']' */
+	P_NEXT,		/* after a value: ',' or '}' */
+	P_DONE,		/* after '}': only white space */
+};
+
+/* Which value is being read: an array of decisions (deleted, new) or another. */
+enum { K_DELETED = 0, K_NEW = 1, K_OTHER = 2 };
+
+/*
+ * The stream's answer, parsed as it arrives: the object's own syntax here,
+ * each key, value and decision by json-c's tokener, each decision kept in
+ * a compact form (list[K_DELETED], list[K_NEW]) and its JSON freed at once.
+ */
+struct cs_parse {
+	CURL *curl;
+	long code;		/* HTTP status, once known */
+	char head[256];		/* the start of an answer other than 200 */
+	size_t hlen;
+	size_t len;		/* bytes of the answer so far */
+	struct json_tokener *tok;
+	int state, key;
+	struct cs_list list[2];
+	char *text;		/* decisions' values, each NUL-terminated */
+	size_t tlen, tcap;
+	char err[160];		/* why the answer is not what it should be */
+};
+
+static int cs_parse_init(struct cs_parse *p, CURL *c)
+{
+	memset(p, 0, sizeof(*p));
+	p->curl = c;
+	p->tok = json_tokener_new();
+	return p->tok ? 0 : -ENOMEM;
+}
+
+static void cs_parse_free(struct cs_parse *p)
+{
+	if (p->tok)
+		json_tokener_free(p->tok);
+	free(p->list[0].v);
+	free(p->list[1].v);
+	free(p->text);
+	memset(p, 0, sizeof(*p));
+}
+
+static int cs_decision(struct json_object *d, struct wr_cidr *c, __u64 *ttl, const char **what);
+
+/* A decision read: its compact form at the end of list[p->key]. */
+static int cs_keep(struct cs_parse *p, struct json_object *d)
+{
+	struct cs_list *l = &p->list[p->key];
+	struct cs_dec *e;
+	const char *what = "?";
+	size_t wl;
+
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? 2 * l->cap : 1024;
+		struct cs_dec *nv = realloc(l->v, cap * sizeof(*nv));
+
+		if (!nv)
+			return -ENOMEM;
+		l->v = nv;
+		l->cap = cap;
+	}
+	e = &l->v[l->n];
+	memset(e, 0, sizeof(*e));
+	e->kind = json_object_is_type(d, json_type_object) ? cs_decision(d, &e->c, &e->ttl, &what)
+							   : -EINVAL;
+	wl = strlen(what) + 1;
+	if (p->tlen + wl > p->tcap) {
+		size_t cap = p->tcap ? 2 * p->tcap : 65536;
+		char *nt;
+
+		while (cap < p->tlen + wl)
+			cap *= 2;
+		nt = realloc(p->text, cap);
+		if (!nt)
+			return -ENOMEM;
+		p->text = nt;
+		p->tcap = cap;
+	}
+	memcpy(p->text + p->tlen, what, wl);
+	e->what = p->tlen;
+	p->tlen += wl;
+	l->n++;
+	return 0;
+}
+
+/* A value json-c finished (o; NULL for null) in state P_KEY, P_VAL or P_ELEM. */
+static int cs_value(struct cs_parse *p, struct json_object *o)
+{
+	const char *k;
+
+	switch (p->state) {
+	case P_KEY:
+		k = json_object_get_string(o);
+		p->key = !strcmp(k, "deleted") ? K_DELETED : !strcmp(k, "new") ? K_NEW : K_OTHER;
+		p->state = P_COLON;
 		return 0;
-	nb = realloc(b->buf, b->len + add + 1);
-	if (!nb)
+	case P_VAL:
+		p->state = P_NEXT;
 		return 0;
-	memcpy(nb + b->len, p, add);
-	b->buf = nb;
-	b->len += add;
-	b->buf[b->len] = '\0';
+	default:
+		p->state = P_ARRN;
+		if (cs_keep(p, o)) {
+			snprintf(p->err, sizeof(p->err), "out of memory");
+			return -1;
+		}
+		return 0;
+	}
+}
+
+/*
+ * Another piece of the answer. 0, or -1 with p->err saying why it is not
+ * a JSON object of the stream's shape.
+ */
+static int cs_feed(struct cs_parse *p, const char *buf, size_t len)
+{
+	size_t i = 0, at;
+
+	while (i < len) {
+		char ch = buf[i];
+
+		if (p->state == P_KEY || p->state == P_VAL || p->state == P_ELEM) {
+			struct json_object *o = json_tokener_parse_ex(p->tok, buf + i, (int)(len - i));
+			enum json_tokener_error e = json_tokener_get_error(p->tok);
+			int r;
+
+			if (e == json_tokener_continue)
+				return 0;	/* all of buf taken: the value goes on in the next piece */
+			if (e != json_tokener_success) {
+				snprintf(p->err, sizeof(p->err), "%s near byte %zu",
+					 json_tokener_error_desc(e), p->len + i);
+				return -1;
+			}
+			i += json_tokener_get_parse_end(p->tok);
+			json_tokener_reset(p->tok);
+			r = (p->state != P_KEY || json_object_is_type(o, json_type_string)) ?
+				    cs_value(p, o) : -1;
+			json_object_put(o);
+			if (r) {
+				if (!p->err[0])
+					snprintf(p->err, sizeof(p->err), "a key that is not a string");
+				return -1;
+			}
+			continue;
+		}
+		if (ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r') {
+			i++;
+			continue;
+		}
+		at = i++;
+		switch (p->state) {
+		case P_START:
+			if (ch == '{') {
+				p->state = P_FIRST;
+				continue;
+			}
+			snprintf(p->err, sizeof(p->err), "another JSON value");
+			return -1;
+		case P_FIRST:
+		case P_KEY0:
+			if (ch == '}' && p->state == P_FIRST) {
+				p->state = P_DONE;
+				continue;
+			}
+			if (ch == '"') {
+				p->state = P_KEY;
+				i = at;		/* json-c reads the key from its quote */
+				continue;
+			}
+			break;
+		case P_COLON:
+			if (ch == ':') {
+				p->state = P_VAL0;
+				continue;
+			}
+			break;
+		case P_VAL0:
+			if (p->key != K_OTHER && ch == '[') {
+				p->state = P_ARR0;
+				continue;
+			}
+			/* A value of another key, or "new": null (no decisions): json-c reads it. */
+			p->state = P_VAL;
+			i = at;
+			continue;
+		case P_ARR0:
+		case P_ELEM0:
+			if (ch == ']' && p->state == P_ARR0) {
+				p->state = P_NEXT;
+				continue;
+			}
+			p->state = P_ELEM;
+			i = at;
+			continue;
+		case P_ARRN:
+			if (ch == ',' || ch == ']') {
+				p->state = ch == ',' ? P_ELEM0 : P_NEXT;
+				continue;
+			}
+			break;
+		case P_NEXT:
+			if (ch == ',' || ch == '}') {
+				p->state = ch == ',' ? P_KEY0 : P_DONE;
+				continue;
+			}
+			break;
+		default:
+			break;
+		}
+		snprintf(p->err, sizeof(p->err), "unexpected '%c' at byte %zu", ch, p->len + at);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * libcurl's write callback: a piece of the answer, parsed at once when the
+ * status is 200 (its start kept for the error message otherwise). 0 stops
+ * the transfer, p->err saying why.
+ */
+static size_t body_write(char *buf, size_t size, size_t n, void *ctx)
+{
+	struct cs_parse *p = ctx;
+	size_t add = size * n;
+
+	if (!p->code)
+		curl_easy_getinfo(p->curl, CURLINFO_RESPONSE_CODE, &p->code);
+	if (p->len + add > CS_BODY_MAX) {
+		snprintf(p->err, sizeof(p->err), "larger than %u MiB", CS_BODY_MAX >> 20);
+		return 0;
+	}
+	if (p->code != 200) {
+		size_t k = add < sizeof(p->head) - 1 - p->hlen ? add : sizeof(p->head) - 1 - p->hlen;
+
+		memcpy(p->head + p->hlen, buf, k);
+		p->hlen += k;
+		p->head[p->hlen] = '\0';
+	} else if (cs_feed(p, buf, add)) {
+		return 0;
+	}
+	p->len += add;
 	return add;
 }
 
-/* GET the stream; the body in *out (free it). 0, or -EIO after saying why. */
-static int cs_get(const struct wr_cs_opts *o, bool startup, char **out)
+/*
+ * GET the stream, its answer parsed into p as it arrives (cs_parse_free()
+ * it). 0 once the answer is whole and a JSON object of the stream's
+ * shape, or -errno after saying why.
+ */
+static int cs_get(const struct wr_cs_opts *o, bool startup, struct cs_parse *p)
 {
-	struct body b = { 0 };
 	struct curl_slist *hdr = NULL;
 	char url[600], key[300], err[CURL_ERROR_SIZE] = "";
-	long code = 0;
 	CURLcode rc;
 	CURL *c;
 
 	c = curl_easy_init();
-	if (!c) {
+	if (!c || cs_parse_init(p, c)) {
 		pr_err("crowdsec: cannot start an HTTP client");
+		curl_easy_cleanup(c);
 		return -ENOMEM;
 	}
 	/* The stream sends Ip and Range decisions unless asked for more scopes. */
@@ -89,25 +346,31 @@ static int cs_get(const struct wr_cs_opts *o, bool startup, char **out)
 	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
 	curl_easy_setopt(c, CURLOPT_ERRORBUFFER, err);
 	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, body_write);
-	curl_easy_setopt(c, CURLOPT_WRITEDATA, &b);
+	curl_easy_setopt(c, CURLOPT_WRITEDATA, p);
 	rc = curl_easy_perform(c);
-	if (rc == CURLE_OK)
-		curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
+	if (rc == CURLE_OK || !p->code)
+		curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &p->code);
 	curl_slist_free_all(hdr);
 	curl_easy_cleanup(c);
+	p->curl = NULL;
+	if (p->err[0] || (rc == CURLE_OK && p->code == 200 && p->state != P_DONE)) {
+		if (!p->err[0])
+			snprintf(p->err, sizeof(p->err), "it ends after %zu bytes, %s", p->len,
+				 p->len ? "in the middle" : "empty");
+		pr_err("crowdsec: the decision stream is not a JSON object: %s; nothing applied",
+		       p->err);
+		return -EINVAL;
+	}
 	if (rc != CURLE_OK) {
 		pr_err("crowdsec: %s: %s", o->url, err[0] ? err : curl_easy_strerror(rc));
-		free(b.buf);
 		return -EIO;
 	}
-	if (code != 200) {
-		pr_err("crowdsec: %s answered HTTP %ld%s%.200s", o->url, code,
-		       code == 403 ? " (is the bouncer key right?): " : ": ", b.buf ? b.buf : "");
-		free(b.buf);
+	if (p->code != 200) {
+		pr_err("crowdsec: %s answered HTTP %ld%s%.200s", o->url, p->code,
+		       p->code == 403 ? " (is the bouncer key right?): " : ": ", p->head);
 		return -EIO;
 	}
-	*out = b.buf ? b.buf : strdup("");
-	return *out ? 0 : -ENOMEM;
+	return 0;
 }
 
 static const char *str_of(struct json_object *o, const char *key)
@@ -209,44 +472,64 @@ static int cs_geo(const char *db, int kind, const char *value, __u64 ttl, bool a
 	return err;
 }
 
-/* Apply one answer of the stream. 0, or -errno if nothing could be applied. */
-static int cs_apply(const struct wr_cs_opts *o, const char *body, struct cs_counts *n)
+/*
+ * The new decisions' deny entries of one answer (CIDR bans with a ttl)
+ * written together: each one's result in res[i] (for l->v[i]; others
+ * untouched). res[] is all the error when nothing could be tried.
+ */
+static void cs_add_all(const struct wr_maps *m, const struct cs_list *l, int *res)
+{
+	struct wr_cidr *c = malloc((l->n ? l->n : 1) * sizeof(*c));
+	__u64 *ttl = malloc((l->n ? l->n : 1) * sizeof(*ttl));
+	int *r = malloc((l->n ? l->n : 1) * sizeof(*r));
+	size_t i, k = 0;
+	int err = -ENOMEM;
+
+	if (c && ttl && r) {
+		for (i = 0; i < l->n; i++)
+			if (l->v[i].kind == CS_CIDR && l->v[i].ttl) {
+				c[k] = l->v[i].c;
+				ttl[k++] = l->v[i].ttl;
+			}
+		err = wr_list_add_entries(m, true, c, ttl, k, r);
+	}
+	for (i = 0, k = 0; i < l->n; i++)
+		if (l->v[i].kind == CS_CIDR && l->v[i].ttl)
+			res[i] = err ? err : r[k++];
+	free(c);
+	free(ttl);
+	free(r);
+}
+
+/* Apply one answer of the stream, read whole. 0, or -errno if nothing could be applied. */
+static int cs_apply(const struct wr_cs_opts *o, const struct cs_parse *p, struct cs_counts *n)
 {
 	bool geo_changed = false;
 	char dir[PATH_MAX];
-	struct json_object *root, *arr;
-	enum json_tokener_error jerr;
 	struct wr_maps m;
-	int lock, err = 0, pass;
-	size_t i, len;
+	int lock, err = 0, pass, *res = NULL;
+	size_t i;
 
 	memset(n, 0, sizeof(*n));
-	root = json_tokener_parse_verbose(body, &jerr);
-	if (!root || !json_object_is_type(root, json_type_object)) {
-		pr_err("crowdsec: the decision stream is not a JSON object: %s",
-		       root ? "another JSON value" : json_tokener_error_desc(jerr));
-		json_object_put(root);
-		return -EINVAL;
-	}
+	res = calloc(p->list[K_NEW].n ? p->list[K_NEW].n : 1, sizeof(*res));
+	if (!res)
+		return -ENOMEM;
 	lock = wr_write_begin(&m, false);
 	if (lock < 0) {
-		json_object_put(root);
+		free(res);
 		return lock;
 	}
 	/* Deleted first: a decision replaced by a new one in the same answer stays. */
 	for (pass = 0; pass < 2; pass++) {
-		if (!json_object_object_get_ex(root, pass ? "new" : "deleted", &arr) ||
-		    !json_object_is_type(arr, json_type_array))
-			continue;
-		len = json_object_array_length(arr);
-		for (i = 0; i < len; i++) {
-			struct json_object *d = json_object_array_get_idx(arr, i);
-			const char *what = "?";
-			struct wr_cidr c;
-			bool kept;
-			__u64 ttl;
-			int r = json_object_is_type(d, json_type_object) ?
-					cs_decision(d, &c, &ttl, &what) : -EINVAL;
+		const struct cs_list *l = &p->list[pass ? K_NEW : K_DELETED];
+
+		/* The new deny entries all at once; their results, in order, below. */
+		if (pass)
+			cs_add_all(&m, l, res);
+		for (i = 0; i < l->n; i++) {
+			const struct cs_dec *d = &l->v[i];
+			const char *what = p->text + d->what;
+			int r = d->kind;
 
 			if (r < 0) {
 				pr_warn("crowdsec: skipping a decision weir cannot read (value "
@@ -254,8 +537,8 @@ static int cs_apply(const struct wr_cs_opts *o, const char *body, struct cs_coun
 				n->failed++;
 				continue;
 			}
-			if ((r == CS_COUNTRY || r == CS_AS) && o->geo_db[0] && (!pass || ttl)) {
-				r = cs_geo(o->geo_db, r, what, ttl, pass);
+			if ((r == CS_COUNTRY || r == CS_AS) && o->geo_db[0] && (!pass || d->ttl)) {
+				r = cs_geo(o->geo_db, r, what, d->ttl, pass);
 				if (!r) {
 					pass ? n->added++ : n->removed++;
 					geo_changed = true;
@@ -264,12 +547,11 @@ static int cs_apply(const struct wr_cs_opts *o, const char *body, struct cs_coun
 				}
 				continue;
 			}
-			if (r > 0 || (pass && !ttl)) {
+			if (r > 0 || (pass && !d->ttl)) {
 				n->skipped++;
 				continue;
 			}
-			r = pass ? wr_list_add_entry(&m, true, &c, ttl, &kept)
-				 : wr_list_unban_entry(&m, true, &c);
+			r = pass ? res[i] : wr_list_unban_entry(&m, true, &d->c);
 			if (!r)
 				pass ? n->added++ : n->removed++;
 			else if (r == -ENOENT || r == -EPERM)
@@ -281,6 +563,7 @@ static int cs_apply(const struct wr_cs_opts *o, const char *body, struct cs_coun
 			}
 		}
 	}
+	free(res);
 	err = wr_list_bits(&m);
 	if (err)
 		pr_err("crowdsec: cannot update the list bits: %s", strerror(-err));
@@ -296,7 +579,6 @@ static int cs_apply(const struct wr_cs_opts *o, const char *body, struct cs_coun
 			pr_err("crowdsec: %s", why);
 	}
 	wr_write_end(&m, lock);
-	json_object_put(root);
 	return err;
 }
 
@@ -320,12 +602,12 @@ static void cs_report(const struct cs_counts *n, bool startup)
 static int cs_poll(const struct wr_cs_opts *o, bool startup)
 {
 	struct cs_counts n;
-	char *body = NULL;
-	int err = cs_get(o, startup, &body);
+	struct cs_parse p;
+	int err = cs_get(o, startup, &p);
 
 	if (!err)
-		err = cs_apply(o, body, &n);
-	free(body);
+		err = cs_apply(o, &p, &n);
+	cs_parse_free(&p);
 	if (!err)
 		cs_report(&n, startup);
 	return err;

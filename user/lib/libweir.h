@@ -262,6 +262,9 @@ int wr_list_del(const struct wr_maps *m, bool deny, const struct wr_cidr *c);
 /* Many changes under one lock: each entry, then wr_list_bits() once. */
 int wr_list_add_entry(const struct wr_maps *m, bool deny, const struct wr_cidr *c, __u64 ttl_ns,
 		      bool *kept);
+/* Many adds at once, as if one by one: each one's result in res[]. */
+int wr_list_add_entries(const struct wr_maps *m, bool deny, const struct wr_cidr *c,
+			const __u64 *ttl_ns, size_t n, int *res);
 int wr_list_unban_entry(const struct wr_maps *m, bool deny, const struct wr_cidr *c);
 /* The penalty box's deny entry for c (runtime, marked a ban), then the list bits. */
 int wr_list_ban(const struct wr_maps *m, const struct wr_cidr *c, __u64 ttl_ns, bool *kept,

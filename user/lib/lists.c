@@ -24,9 +24,6 @@
 #include <bpf/bpf.h>
 #include "lib/libweir.h"
 
-/* An entry walk never takes more steps than a trie can hold keys, twice over. */
-#define WALK_BOUND (2ULL * WEIR_LIST_MAX + 1)
-
 static int list_fd(const struct wr_maps *m, bool deny, int family)
 {
 	if (deny)
@@ -79,18 +76,19 @@ static int entry_del(const struct wr_maps *m, bool deny, const struct wr_cidr *c
 	return bpf_map_delete_elem(list_fd(m, deny, c->family), &k) ? -errno : 0;
 }
 
-/*
- * Every entry of one trie, as a CIDR and its value, to cb until it returns
- * non-zero (which is returned). Expired entries are passed too. The walk
- * restarts nowhere: a concurrent change may be seen or not, never loop it.
- */
-int wr_list_walk(const struct wr_maps *m, bool deny, int family,
-		 int (*cb)(const struct wr_cidr *c, const struct weir_list_val *v, void *ctx),
-		 void *ctx)
+/* An entry walk never takes more steps than a trie can hold keys, twice over. */
+#define WALK_BOUND (2ULL * WEIR_LIST_MAX + 1)
+/* Entries one batched read of a trie returns at most. */
+#define WALK_CHUNK 1024u
+
+/* The walk one key at a time, for a kernel whose tries have no batched read. */
+static int walk_one_by_one(int fd, int family,
+			   int (*cb)(const struct wr_cidr *c, const struct weir_list_val *v,
+				     void *ctx),
+			   void *ctx)
 {
 	struct weir_lpm6 k, next;
 	size_t ksz = family == 4 ? sizeof(struct weir_lpm4) : sizeof(struct weir_lpm6);
-	int fd = list_fd(m, deny, family);
 	struct weir_list_val v;
 	void *prev = NULL;
 	__u64 n = 0;
@@ -114,10 +112,71 @@ int wr_list_walk(const struct wr_maps *m, bool deny, int family,
 	return n <= WALK_BOUND && errno != ENOENT ? -errno : 0;
 }
 
+/*
+ * Every entry of one trie, as a CIDR and its value, to cb until it returns
+ * non-zero (which is returned). Expired entries are passed too. The trie
+ * is read WALK_CHUNK entries per syscall (one key at a time where the
+ * kernel cannot). The walk restarts nowhere: a concurrent change may be
+ * seen or not, never loop it.
+ */
+int wr_list_walk(const struct wr_maps *m, bool deny, int family,
+		 int (*cb)(const struct wr_cidr *c, const struct weir_list_val *v, void *ctx),
+		 void *ctx)
+{
+	LIBBPF_OPTS(bpf_map_batch_opts, o);
+	size_t ksz = family == 4 ? sizeof(struct weir_lpm4) : sizeof(struct weir_lpm6);
+	int fd = list_fd(m, deny, family);
+	struct weir_lpm6 tok;
+	struct weir_list_val *vals;
+	bool first = true, last = false;
+	__u8 *keys;
+	__u64 n = 0;
+	int ret = 0;
+
+	/* Zeroed, tok too: valgrind does not know the batched read writes them. */
+	memset(&tok, 0, sizeof(tok));
+	keys = calloc(WALK_CHUNK, ksz);
+	vals = calloc(WALK_CHUNK, sizeof(*vals));
+	if (!keys || !vals) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	while (!ret && !last && n < WALK_BOUND) {
+		__u32 cnt = WALK_CHUNK, i;
+
+		if (bpf_map_lookup_batch(fd, first ? NULL : &tok, &tok, keys, vals, &cnt, &o)) {
+			/* ENOENT: the end, with the last cnt entries read. */
+			if (errno != ENOENT) {
+				ret = -errno;
+				if (first && (ret == -EINVAL || ret == -EOPNOTSUPP || ret == -524))
+					ret = walk_one_by_one(fd, family, cb, ctx);
+				goto out;
+			}
+			last = true;
+		}
+		first = false;
+		for (i = 0; !ret && i < cnt; i++, n++) {
+			struct wr_cidr c = { .family = family };
+			struct weir_lpm6 k;
+
+			memset(&k, 0, sizeof(k));
+			memcpy(&k, keys + i * ksz, ksz);
+			c.plen = k.plen;
+			memcpy(c.addr, k.addr, family == 4 ? 4 : 16);
+			/* The value of a longest-prefix lookup: a covering entry if this one went. */
+			if (vals[i].plen == c.plen)
+				ret = cb(&c, &vals[i], ctx);
+		}
+	}
+out:
+	free(keys);
+	free(vals);
+	return ret;
+}
+
 struct count_ctx {
 	__u64 now;
 	__u64 live;		/* entries that have not expired */
-	bool ttl;		/* some entry (expired or not) has an expiry */
 };
 
 static int count_one(const struct wr_cidr *c, const struct weir_list_val *v, void *ctx)
@@ -127,8 +186,6 @@ static int count_one(const struct wr_cidr *c, const struct weir_list_val *v, voi
 	(void)c;
 	if (!wr_list_expired(v, cc->now))
 		cc->live++;
-	if (v->expires_ns || v->rt_expires_ns)
-		cc->ttl = true;
 	return 0;
 }
 
@@ -142,10 +199,29 @@ int wr_list_count(const struct wr_maps *m, bool deny, int family, __u64 *n)
 	return err;
 }
 
+struct bits_ctx {
+	bool live;		/* the trie holds an entry (an expired one too) */
+	bool ttl;		/* some trie's entry has an expiry */
+};
+
+/* Stops the walk once the trie's bit and WEIR_L_TTL are both known. */
+static int bits_one(const struct wr_cidr *c, const struct weir_list_val *v, void *ctx)
+{
+	struct bits_ctx *b = ctx;
+
+	(void)c;
+	b->live = true;
+	if (v->expires_ns || v->rt_expires_ns)
+		b->ttl = true;
+	return b->ttl;
+}
+
 /*
  * wr_config.lists from what the tries hold: a trie's bit while it holds
  * any entry (an expired one too, until it is purged), WEIR_L_TTL while
- * any entry has an expiry. Caller holds the lock.
+ * any entry has an expiry. A walk stops at the first entry that settles
+ * both, so a list of entries with a ttl costs a read or two, not a walk.
+ * Caller holds the lock.
  */
 static int update_list_bits(const struct wr_maps *m)
 {
@@ -154,53 +230,49 @@ static int update_list_bits(const struct wr_maps *m)
 		{ false, 4, WEIR_L_ALLOW4 }, { false, 6, WEIR_L_ALLOW6 },
 	};
 	struct weir_config cfg;
+	bool ttl = false;
 	size_t i;
 	int err = wr_config_read(m, &cfg);
 
 	cfg.lists &= WEIR_L_FEEDS;	/* the feeds own their bits (feeds.c) */
 	for (i = 0; !err && i < ARRAY_SIZE(tries); i++) {
-		/* now = 0: every entry counts, expired ones too */
-		struct count_ctx cc = { .now = 0 };
+		struct bits_ctx b = { .ttl = ttl };
 
-		err = wr_list_walk(m, tries[i].deny, tries[i].family, count_one, &cc);
-		if (cc.live)
+		err = wr_list_walk(m, tries[i].deny, tries[i].family, bits_one, &b);
+		if (err > 0)
+			err = 0;
+		if (b.live)
 			cfg.lists |= tries[i].bit;
-		if (cc.ttl)
-			cfg.lists |= WEIR_L_TTL;
+		ttl = b.ttl;
 	}
+	if (ttl)
+		cfg.lists |= WEIR_L_TTL;
 	return err ? err : wr_config_write(m, &cfg);
 }
 
 /*
  * A runtime add (`deny add`, a ban tool) of c with a time to live of
- * ttl_ns (0: permanent). The rule for an entry already there:
+ * ttl_ns (0: permanent): the value *v it writes at now over old (the entry
+ * there, NULL for none). The rule for an entry already there:
  *  - a permanent runtime entry is never shortened: a ttl leaves it as it
  *    is (*kept = true), a second permanent add is -EEXIST;
  *  - an entry with a ttl gets the new one (from now), or becomes permanent;
  *  - an entry only the config lists stays permanent while the config lists
  *    it; the runtime ttl is what it keeps when the config stops listing it.
- * -ENOSPC when the list is full. Caller holds the lock and then calls
- * wr_list_bits() (once for many entries; wr_list_add() does both).
  */
-static int add_entry(const struct wr_maps *m, bool deny, const struct wr_cidr *c, __u64 ttl_ns,
-		     bool *kept, __u8 origin, __u16 ban_slot, __u8 ban_nth)
+static int add_value(const struct wr_cidr *c, __u64 ttl_ns, __u64 now,
+		     const struct weir_list_val *old, __u8 origin, __u16 ban_slot, __u8 ban_nth,
+		     struct weir_list_val *v, bool *kept)
 {
-	struct weir_list_val v, old;
-	__u64 now = wr_mono_ns();
-	int err;
-
 	*kept = false;
-	memset(&v, 0, sizeof(v));
-	v.plen = c->plen;
-	v.flags = WEIR_LV_RUNTIME | origin;
-	v.ban_slot = ban_slot;
-	v.ban_nth = ban_nth;
-	v.rt_expires_ns = ttl_ns ? now + ttl_ns : 0;
-	err = entry_get(m, deny, c, &old);
-	if (err && err != -ENOENT)
-		return err;
-	if (!err && !wr_list_expired(&old, now)) {
-		bool rt_perm = (old.flags & WEIR_LV_RUNTIME) && !old.rt_expires_ns;
+	memset(v, 0, sizeof(*v));
+	v->plen = c->plen;
+	v->flags = WEIR_LV_RUNTIME | origin;
+	v->ban_slot = ban_slot;
+	v->ban_nth = ban_nth;
+	v->rt_expires_ns = ttl_ns ? now + ttl_ns : 0;
+	if (old && !wr_list_expired(old, now)) {
+		bool rt_perm = (old->flags & WEIR_LV_RUNTIME) && !old->rt_expires_ns;
 
 		if (rt_perm && !ttl_ns)
 			return -EEXIST;
@@ -208,16 +280,203 @@ static int add_entry(const struct wr_maps *m, bool deny, const struct wr_cidr *c
 			*kept = true;
 			return 0;
 		}
-		v.flags |= old.flags & WEIR_LV_CONFIG;
+		v->flags |= old->flags & WEIR_LV_CONFIG;
 	}
-	v.expires_ns = v.flags & WEIR_LV_CONFIG ? 0 : v.rt_expires_ns;
-	return entry_put(m, deny, c, &v);
+	v->expires_ns = v->flags & WEIR_LV_CONFIG ? 0 : v->rt_expires_ns;
+	return 0;
+}
+
+/*
+ * That add, read and written here: -ENOSPC when the list is full. Caller
+ * holds the lock and then calls wr_list_bits() (once for many entries;
+ * wr_list_add() does both).
+ */
+static int add_entry(const struct wr_maps *m, bool deny, const struct wr_cidr *c, __u64 ttl_ns,
+		     bool *kept, __u8 origin, __u16 ban_slot, __u8 ban_nth)
+{
+	struct weir_list_val v, old;
+	int err;
+
+	*kept = false;
+	err = entry_get(m, deny, c, &old);
+	if (err && err != -ENOENT)
+		return err;
+	err = add_value(c, ttl_ns, wr_mono_ns(), err ? NULL : &old, origin, ban_slot, ban_nth, &v,
+			kept);
+	return err || *kept ? err : entry_put(m, deny, c, &v);
 }
 
 int wr_list_add_entry(const struct wr_maps *m, bool deny, const struct wr_cidr *c, __u64 ttl_ns,
 		      bool *kept)
 {
 	return add_entry(m, deny, c, ttl_ns, kept, 0, 0, 0);
+}
+
+/* From this many entries on, wr_list_add_entries() reads the tries whole, not entry by entry. */
+#define ADD_SNAP_MIN 256u
+/* Entries one batched write carries at most. */
+#define ADD_CHUNK 4096u
+
+/* The entries of one list (both families) by prefix: open addressing, at most half full. */
+struct snap_slot {
+	struct wr_cidr c;
+	struct weir_list_val v;
+	bool used;
+};
+
+struct snap {
+	struct snap_slot *s;
+	size_t mask, n;
+};
+
+static bool same_cidr(const struct wr_cidr *a, const struct wr_cidr *b)
+{
+	return a->family == b->family && a->plen == b->plen &&
+	       !memcmp(a->addr, b->addr, a->family == 4 ? 4 : 16);
+}
+
+static struct snap_slot *snap_find(const struct snap *t, const struct wr_cidr *c)
+{
+	const __u8 *p = (const __u8 *)c->addr;
+	__u64 h = 1469598103934665603ULL ^ (__u64)c->family << 8 ^ c->plen;
+	size_t i, len = c->family == 4 ? 4 : 16;
+
+	/* FNV-1a over the address */
+	for (i = 0; i < len; i++)
+		h = (h ^ p[i]) * 1099511628211ULL;
+	for (i = h & t->mask; t->s[i].used && !same_cidr(&t->s[i].c, c); i = (i + 1) & t->mask)
+		;
+	return &t->s[i];
+}
+
+static int snap_put(struct snap *t, const struct wr_cidr *c, const struct weir_list_val *v)
+{
+	struct snap_slot *e;
+
+	if (2 * (t->n + 1) > t->mask + 1) {
+		struct snap old = *t;
+		size_t i;
+
+		t->mask = old.s ? 2 * old.mask + 1 : 4095;
+		t->n = 0;
+		t->s = calloc(t->mask + 1, sizeof(*t->s));
+		if (!t->s) {
+			*t = old;
+			return -ENOMEM;
+		}
+		for (i = 0; old.s && i <= old.mask; i++)
+			if (old.s[i].used)
+				snap_put(t, &old.s[i].c, &old.s[i].v);
+		free(old.s);
+	}
+	e = snap_find(t, c);
+	if (!e->used) {
+		e->used = true;
+		e->c = *c;
+		t->n++;
+	}
+	e->v = *v;
+	return 0;
+}
+
+static int snap_walk(const struct wr_cidr *c, const struct weir_list_val *v, void *ctx)
+{
+	return snap_put(ctx, c, v);
+}
+
+/* res[idx[i]] for each entry of one family's batch: written together, one by one after a failure. */
+static void put_batch(int fd, const void *keys, size_t ksz, const struct weir_list_val *vals,
+		      const size_t *idx, size_t n, int *res)
+{
+	LIBBPF_OPTS(bpf_map_batch_opts, o, .elem_flags = BPF_ANY);
+	size_t i, done;
+
+	for (done = 0; done < n; done += i) {
+		__u32 cnt = n - done > ADD_CHUNK ? ADD_CHUNK : n - done;
+
+		i = cnt;
+		if (!bpf_map_update_batch(fd, (const __u8 *)keys + done * ksz, vals + done, &cnt, &o))
+			continue;
+		/* cnt were written; the rest of this chunk one at a time, each with its own error */
+		for (i = cnt; i < (n - done > ADD_CHUNK ? ADD_CHUNK : n - done); i++)
+			if (bpf_map_update_elem(fd, (const __u8 *)keys + (done + i) * ksz,
+						&vals[done + i], BPF_ANY))
+				res[idx[done + i]] = errno == E2BIG ? -ENOSPC : -errno;
+	}
+}
+
+/*
+ * wr_list_add_entry() for c[0 .. n) with ttls ttl_ns[], in that order, with
+ * the result each add would have had in res[] (an entry kept as it was is
+ * 0 too). Many entries are checked against one read of the list and
+ * written in batches of ADD_CHUNK. 0, or -errno when nothing was tried.
+ * Caller holds the lock and then calls wr_list_bits().
+ */
+int wr_list_add_entries(const struct wr_maps *m, bool deny, const struct wr_cidr *c,
+			const __u64 *ttl_ns, size_t n, int *res)
+{
+	struct weir_lpm4 *k4 = NULL;
+	struct weir_lpm6 *k6 = NULL;
+	struct weir_list_val *v4 = NULL, *v6 = NULL;
+	size_t *i4 = NULL, *i6 = NULL, n4 = 0, n6 = 0, i;
+	struct snap t = { 0 };
+	__u64 now = wr_mono_ns();
+	int err = 0, fam;
+	bool kept;
+
+	if (n < ADD_SNAP_MIN) {
+		for (i = 0; i < n; i++)
+			res[i] = add_entry(m, deny, &c[i], ttl_ns[i], &kept, 0, 0, 0);
+		return 0;
+	}
+	k4 = malloc(n * sizeof(*k4));
+	k6 = malloc(n * sizeof(*k6));
+	v4 = malloc(n * sizeof(*v4));
+	v6 = malloc(n * sizeof(*v6));
+	i4 = malloc(n * sizeof(*i4));
+	i6 = malloc(n * sizeof(*i6));
+	if (!k4 || !k6 || !v4 || !v6 || !i4 || !i6) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (fam = 4; !err && fam <= 6; fam += 2)
+		err = wr_list_walk(m, deny, fam, snap_walk, &t);
+	/* Each add against what the list holds then, the adds before it included. */
+	for (i = 0; !err && i < n; i++) {
+		struct snap_slot *e = t.s ? snap_find(&t, &c[i]) : NULL;
+		struct weir_list_val v;
+
+		res[i] = add_value(&c[i], ttl_ns[i], now, e && e->used ? &e->v : NULL, 0, 0, 0, &v,
+				   &kept);
+		if (res[i] || kept)
+			continue;
+		err = snap_put(&t, &c[i], &v);
+		if (c[i].family == 4) {
+			k4[n4].plen = c[i].plen;
+			memcpy(&k4[n4].addr, c[i].addr, 4);
+			v4[n4] = v;
+			i4[n4++] = i;
+		} else {
+			memset(&k6[n6], 0, sizeof(k6[n6]));
+			k6[n6].plen = c[i].plen;
+			memcpy(k6[n6].addr, c[i].addr, 16);
+			v6[n6] = v;
+			i6[n6++] = i;
+		}
+	}
+	if (!err) {
+		put_batch(list_fd(m, deny, 4), k4, sizeof(*k4), v4, i4, n4, res);
+		put_batch(list_fd(m, deny, 6), k6, sizeof(*k6), v6, i6, n6, res);
+	}
+out:
+	free(t.s);
+	free(k4);
+	free(k6);
+	free(v4);
+	free(v6);
+	free(i4);
+	free(i6);
+	return err;
 }
 
 int wr_list_ban(const struct wr_maps *m, const struct wr_cidr *c, __u64 ttl_ns, bool *kept,
