@@ -261,25 +261,20 @@ static size_t uniq(void *a, size_t n, size_t size, int (*cmp)(const void *, cons
 }
 
 /*
- * keys[0..n) (of key_size bytes) all stamped now into fd: in one batch,
- * or one by one where the kernel has no batch for the map. 0 or -errno.
+ * keys[0..n) (of key_size bytes) all stamped now into fd
+ * (wr_map_put_many). 0 or -errno.
  */
 static int put_all(int fd, const void *keys, size_t key_size, __u32 n, __u64 now)
 {
-	LIBBPF_OPTS(bpf_map_batch_opts, o);
 	__u64 *vals = malloc((n ? n : 1) * sizeof(*vals));
-	__u32 i, cnt = n;
-	int err = 0;
+	__u32 i;
+	int err;
 
 	if (!vals)
 		return -ENOMEM;
 	for (i = 0; i < n; i++)
 		vals[i] = now;
-	if (n && bpf_map_update_batch(fd, keys, vals, &cnt, &o)) {
-		for (i = 0; i < n && !err; i++)
-			if (bpf_map_update_elem(fd, (const char *)keys + i * key_size, &now, BPF_ANY))
-				err = -errno;
-	}
+	err = wr_map_put_many(fd, keys, key_size, vals, sizeof(*vals), n, NULL);
 	free(vals);
 	return err;
 }

@@ -310,15 +310,11 @@ struct host_batch {
 
 static int host_flush(struct host_batch *h)
 {
-	LIBBPF_OPTS(bpf_map_batch_opts, o);
 	__u32 n = h->n;
 
-	if (!n)
-		return 0;
 	h->n = 0;
-	if (bpf_map_update_batch(h->fd, h->keys, h->vals, &n, &o))
-		return -errno;
-	return 0;
+	return wr_map_put_many(h->fd, h->keys, sizeof(*h->keys), h->vals, sizeof(*h->vals), n,
+			       NULL);
 }
 
 static int host_put(struct host_batch *h, __u64 key, __u32 val)

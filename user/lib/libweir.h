@@ -468,6 +468,10 @@ int wr_ruleset_index_why(struct weir_ruleset *rs, char *why, size_t len);
 int wr_percpu_sum(int map_fd, __u32 key, __u64 *out, size_t words);
 /* Rule-wide bucket slot of wr_agg, its drops with the refusals still waiting per CPU; or -errno. */
 int wr_agg_read(const struct wr_maps *m, __u32 slot, struct weir_state *st);
+/* Entries one batched write of wr_map_put_many() carries at most. */
+#define WR_PUT_CHUNK 4096u
+int wr_map_put_many(int fd, const void *keys, size_t ksz, const void *vals, size_t vsz,
+		    size_t n, int *res);
 /* Every CPU's slots of wr_src_drops, read at once: refusals of per-source buckets still waiting. */
 struct wr_src_waits {
 	struct weir_src_wait *w;	/* slot-major: w[slot * ncpu + cpu] */

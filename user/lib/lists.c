@@ -314,8 +314,6 @@ int wr_list_add_entry(const struct wr_maps *m, bool deny, const struct wr_cidr *
 
 /* From this many entries on, wr_list_add_entries() reads the tries whole, not entry by entry. */
 #define ADD_SNAP_MIN 256u
-/* Entries one batched write carries at most. */
-#define ADD_CHUNK 4096u
 
 /* The entries of one list (both families) by prefix: open addressing, at most half full. */
 struct snap_slot {
@@ -384,32 +382,11 @@ static int snap_walk(const struct wr_cidr *c, const struct weir_list_val *v, voi
 	return snap_put(ctx, c, v);
 }
 
-/* res[idx[i]] for each entry of one family's batch: written together, one by one after a failure. */
-static void put_batch(int fd, const void *keys, size_t ksz, const struct weir_list_val *vals,
-		      const size_t *idx, size_t n, int *res)
-{
-	LIBBPF_OPTS(bpf_map_batch_opts, o, .elem_flags = BPF_ANY);
-	size_t i, done;
-
-	for (done = 0; done < n; done += i) {
-		__u32 cnt = n - done > ADD_CHUNK ? ADD_CHUNK : n - done;
-
-		i = cnt;
-		if (!bpf_map_update_batch(fd, (const __u8 *)keys + done * ksz, vals + done, &cnt, &o))
-			continue;
-		/* cnt were written; the rest of this chunk one at a time, each with its own error */
-		for (i = cnt; i < (n - done > ADD_CHUNK ? ADD_CHUNK : n - done); i++)
-			if (bpf_map_update_elem(fd, (const __u8 *)keys + (done + i) * ksz,
-						&vals[done + i], BPF_ANY))
-				res[idx[done + i]] = errno == E2BIG ? -ENOSPC : -errno;
-	}
-}
-
 /*
  * wr_list_add_entry() for c[0 .. n) with ttls ttl_ns[], in that order, with
  * the result each add would have had in res[] (an entry kept as it was is
  * 0 too). Many entries are checked against one read of the list and
- * written in batches of ADD_CHUNK. 0, or -errno when nothing was tried.
+ * written in batches (wr_map_put_many). 0, or -errno when nothing was tried.
  * Caller holds the lock and then calls wr_list_bits().
  */
 int wr_list_add_entries(const struct wr_maps *m, bool deny, const struct wr_cidr *c,
@@ -465,8 +442,24 @@ int wr_list_add_entries(const struct wr_maps *m, bool deny, const struct wr_cidr
 		}
 	}
 	if (!err) {
-		put_batch(list_fd(m, deny, 4), k4, sizeof(*k4), v4, i4, n4, res);
-		put_batch(list_fd(m, deny, 6), k6, sizeof(*k6), v6, i6, n6, res);
+		/* Each family's results, then each to its entry's place in res. */
+		int *r4, *r6;
+
+		r4 = malloc((n4 + n6 + 1) * sizeof(*r4));
+		if (!r4) {
+			err = -ENOMEM;
+			goto out;
+		}
+		r6 = r4 + n4;
+		wr_map_put_many(list_fd(m, deny, 4), k4, sizeof(*k4), v4, sizeof(*v4), n4, r4);
+		wr_map_put_many(list_fd(m, deny, 6), k6, sizeof(*k6), v6, sizeof(*v6), n6, r6);
+		for (i = 0; i < n4; i++)
+			if (r4[i])
+				res[i4[i]] = r4[i];
+		for (i = 0; i < n6; i++)
+			if (r6[i])
+				res[i6[i]] = r6[i];
+		free(r4);
 	}
 out:
 	free(t.s);

@@ -2,7 +2,7 @@
 /*
  * The pinned maps: opening them all (each checked against its shape in
  * WR_MAPS), the config and the live rule set, per-CPU sums and the
- * refusals still waiting per CPU. A writer's session around a change is
+ * refusals still waiting per CPU, many entries written at once. A writer's session around a change is
  * session.c; the clock userspace shares with the data path, util.h.
  */
 #include <errno.h>
@@ -261,3 +261,43 @@ int wr_agg_read(const struct wr_maps *m, __u32 slot, struct weir_state *st)
 	return 0;
 }
 
+
+/*
+ * keys[0 .. n) (of ksz bytes) with vals[0 .. n) (of vsz bytes) into fd,
+ * written WR_PUT_CHUNK at a time with bpf_map_update_batch; what a batch
+ * did not write (a kernel without batches for the map, a full map, one bad
+ * entry) is written one by one. res: each entry's result (0, or -errno;
+ * -ENOSPC for a full map), or NULL to stop at the first failure. 0, or
+ * that failure's -errno.
+ */
+int wr_map_put_many(int fd, const void *keys, size_t ksz, const void *vals, size_t vsz,
+		    size_t n, int *res)
+{
+	LIBBPF_OPTS(bpf_map_batch_opts, o, .elem_flags = BPF_ANY);
+	const __u8 *k = keys, *v = vals;
+	size_t done, i, len;
+
+	if (res)
+		memset(res, 0, n * sizeof(*res));
+	for (done = 0; done < n; done += len) {
+		__u32 cnt;
+
+		len = n - done > WR_PUT_CHUNK ? WR_PUT_CHUNK : n - done;
+		cnt = len;
+		if (!bpf_map_update_batch(fd, k + done * ksz, v + done * vsz, &cnt, &o))
+			continue;
+		/* cnt were written; the rest one at a time, each with its own result. */
+		for (i = cnt < len ? cnt : 0; i < len; i++) {
+			int err;
+
+			if (!bpf_map_update_elem(fd, k + (done + i) * ksz, v + (done + i) * vsz,
+						 BPF_ANY))
+				continue;
+			err = errno == E2BIG ? -ENOSPC : -errno;
+			if (!res)
+				return err;
+			res[done + i] = err;
+		}
+	}
+	return 0;
+}
