@@ -28,20 +28,30 @@
 #define WR_DIRECT_MAX	0x3fff
 
 /*
- * len (a constant) bytes of a header at off into buf, from the linear
- * buffer only, as the entry's parse read them: 0, or -1 if they are not
- * there. One path for the verifier (no helper beside it).
+ * The len (a constant) bytes at off of the linear buffer [data, end), as
+ * the entry's parse read them: a pointer the verifier has bounded, or NULL
+ * if they are not all there. One path for the verifier (no helper beside it).
  */
-static __always_inline int wr_read_hdr(void *data, void *end, __u32 off, void *buf, __u32 len)
+static __always_inline const __u8 *wr_hdr_at(void *data, void *end, __u32 off, __u32 len)
 {
-	__u8 *p;
+	const __u8 *p;
 
 	if (off > WR_DIRECT_MAX)
-		return -1;
-	p = (__u8 *)data + off;
+		return NULL;
+	p = (const __u8 *)data + off;
 	/* The check and the read through one register, which the verifier bounds. */
 	asm volatile("" : "+r"(p));
-	if ((void *)(p + len) > end)
+	if ((const void *)(p + len) > end)
+		return NULL;
+	return p;
+}
+
+/* Those bytes copied into buf: 0, or -1 if they are not there. */
+static __always_inline int wr_read_hdr(void *data, void *end, __u32 off, void *buf, __u32 len)
+{
+	const __u8 *p = wr_hdr_at(data, end, off, len);
+
+	if (!p)
 		return -1;
 	__builtin_memcpy(buf, p, len);
 	return 0;
@@ -74,8 +84,7 @@ static __always_inline int wr_read(void *ctx, int xdp, void *data, void *end, __
  * family fam with upper-layer protocol proto, its IP header at l3off (the
  * parse's wr_pkt.l3off): the headers are where the IP header and (IPv6)
  * its extension headers say; the parse checked them all, in the linear
- * buffer, which is read directly here (bounded by WR_DIRECT_MAX, as
- * wr_read_hdr). Inline, once per packet, in wr_match_rules_*; nothing is
+ * buffer, which is read directly here (wr_hdr_at). Inline, once per packet, in wr_match_rules_*; nothing is
  * copied to the stack, whose chain is at 6.1's limit (with two header
  * copies there, the TC program's took 528 bytes).
  * The payload's offset only with a TCP or UDP header (WR_PKT_PORTS);
@@ -116,10 +125,8 @@ static __always_inline int wr_read(void *ctx, int xdp, void *data, void *end, __
 		nh = h[6];							\
 		off += sizeof(struct wr_ip6);					\
 		for (i = 0; i < WR_MAX_EXTHDR && nh != proto; i++) {		\
-			if (off > WR_DIRECT_MAX)				\
-				return 0;					\
-			h = (const __u8 *)data + off;				\
-			if ((const void *)(h + 2) > end)			\
+			h = wr_hdr_at(data, end, off, 2);			\
+			if (!h)							\
 				return 0;					\
 			if (nh == WR_IPPROTO_FRAGMENT)				\
 				hl = sizeof(struct wr_ip6_frag);		\
@@ -135,10 +142,8 @@ static __always_inline int wr_read(void *ctx, int xdp, void *data, void *end, __
 		m->x.payoff = off + 8;						\
 	} else if (proto == WR_IPPROTO_TCP) {					\
 		/* After the options: the data offset, in 32-bit words. */	\
-		if (off > WR_DIRECT_MAX)					\
-			return 0;						\
-		h = (const __u8 *)data + off;					\
-		if ((const void *)(h + 13) > end)				\
+		h = wr_hdr_at(data, end, off, 13);				\
+		if (!h)								\
 			return 0;						\
 		m->x.payoff = off + (h[12] >> 4) * 4;				\
 	}									\

@@ -337,7 +337,6 @@ static __always_inline int wr_rule_match_x(const struct weir_rule *r, const stru
 					   const struct wr_pkt_x *x)
 {
 	__u32 d;
-	int hit = 0;
 
 	if ((r->xmatch & WEIR_X_DSCP) && x->dscp != r->dscp)
 		return 0;
@@ -345,16 +344,19 @@ static __always_inline int wr_rule_match_x(const struct weir_rule *r, const stru
 		return 0;
 	if (!(r->xmatch & WEIR_X_DST))
 		return 1;
+	/* The rule's destinations in turn, up to the first that holds the packet's. */
 WR_UNROLL
 	for (d = 0; d < WEIR_MAX_DST; d++) {
-		if (d < r->nr_dst && r->dst_family[d] == p->family &&
+		if (d >= r->nr_dst)
+			break;
+		if (r->dst_family[d] == p->family &&
 		    (x->daddr[0] & r->dst_mask[d][0]) == r->dst_net[d][0] &&
 		    (x->daddr[1] & r->dst_mask[d][1]) == r->dst_net[d][1] &&
 		    (x->daddr[2] & r->dst_mask[d][2]) == r->dst_net[d][2] &&
 		    (x->daddr[3] & r->dst_mask[d][3]) == r->dst_net[d][3])
-			hit = 1;
+			return 1;
 	}
-	return hit;
+	return 0;
 }
 
 /*
