@@ -50,6 +50,9 @@ expect_ok() {
 
 new_netns() {
 	local ns="$TAG-$1"
+	# One left by a killed run whose PID this one has now (no trap ran):
+	# no live suite has this TAG, so it is nobody's.
+	ip netns del "$ns" 2>/dev/null
 	ip netns add "$ns" || return 1
 	NETNS+=("$ns")
 	ip -n "$ns" link set lo up
