@@ -64,6 +64,24 @@ static __noinline int on_list(void *trie4, void *trie6, const struct wr_pkt *p,
 }
 
 /*
+ * An IPv6 source's feed action: a longest-prefix match in generation gen.
+ * Not inlined: its key is off weir_core's frame, on a short chain.
+ */
+static __noinline int on_feed6(const struct wr_pkt *p, __u32 gen)
+{
+	struct weir_lpm6 k = { .plen = 128 };
+	void *inner;
+	__u32 *v;
+
+	inner = bpf_map_lookup_elem(&wr_feed6, &gen);
+	if (!inner)
+		return WEIR_FA_NONE;
+	__builtin_memcpy(k.addr, p->saddr, sizeof(k.addr));
+	v = bpf_map_lookup_elem(inner, &k);
+	return v ? *v & WEIR_FA_MASK : WEIR_FA_NONE;
+}
+
+/*
  * What the feeds say of the source (enum weir_feed_action, a limit-class
  * with its class: WEIR_FA_CLASS_OF(c); NONE when no feed lists it), from
  * generation `lists & WEIR_L_FEED_GEN` of the feed maps. IPv4 is one
@@ -71,53 +89,51 @@ static __noinline int on_list(void *trie4, void *trie6, const struct wr_pkt *p,
  * of prefixes; a split /24 (every /24 a limit-class lists is one) adds one
  * or two hash lookups. IPv6 is a longest-prefix match. A slot with no
  * inner map (a packet racing the controller's cleanup of the old
- * generation, which it waits out) lists nothing. Not inlined: off
- * weir_core's deep chain.
+ * generation, which it waits out) lists nothing.
+ *
+ * The IPv4 path is inlined: a BPF-to-BPF call returns through the
+ * kernel's return thunk, which under a speculative-return mitigation
+ * (AMD's Safe RET, Intel's call-depth tracking) costs more than the two
+ * array loads it would wrap. The split /24's hash lookups and IPv6 stay
+ * out of line, as does their stack.
  */
-static __noinline int on_feed(const struct wr_pkt *p, __u32 lists)
+static __noinline int on_feed_split(__u32 saddr, __u32 gen)
 {
-	__u32 gen = lists & WEIR_L_FEED_GEN ? 1 : 0, blk, idx;
-	__u64 *w, hk;
-	__u32 *v;
+	__u64 hk = bpf_ntohl(saddr);
 	void *inner;
+	__u32 *v;
 
-	if (p->family == 4) {
-		if (!(lists & WEIR_L_FEED4))
-			return WEIR_FA_NONE;
-		inner = bpf_map_lookup_elem(&wr_feed_blk, &gen);
-		if (!inner)
-			return WEIR_FA_NONE;
-		blk = bpf_ntohl(p->saddr[0]) >> 8;
-		idx = blk / 32;
-		w = bpf_map_lookup_elem(inner, &idx);
-		if (!w)
-			return WEIR_FA_NONE;
-		idx = (*w >> ((blk % 32) * 2)) & 3;
-		if (idx != WEIR_FA_SPLIT)
-			return idx;
-		inner = bpf_map_lookup_elem(&wr_feed_host, &gen);
-		if (!inner)
-			return WEIR_FA_NONE;
-		hk = bpf_ntohl(p->saddr[0]);
-		v = bpf_map_lookup_elem(inner, &hk);
-		if (!v) {
-			hk = WEIR_FEED_BLOCK_KEY | ((__u64)blk << 8);
-			v = bpf_map_lookup_elem(inner, &hk);
-		}
-		return v ? *v & WEIR_FA_MASK : WEIR_FA_NONE;
-	}
-	if (!(lists & WEIR_L_FEED6))
-		return WEIR_FA_NONE;
-	inner = bpf_map_lookup_elem(&wr_feed6, &gen);
+	inner = bpf_map_lookup_elem(&wr_feed_host, &gen);
 	if (!inner)
 		return WEIR_FA_NONE;
-	{
-		struct weir_lpm6 k = { .plen = 128 };
-
-		__builtin_memcpy(k.addr, p->saddr, sizeof(k.addr));
-		v = bpf_map_lookup_elem(inner, &k);
+	v = bpf_map_lookup_elem(inner, &hk);
+	if (!v) {
+		hk = WEIR_FEED_BLOCK_KEY | ((hk >> 8) << 8);
+		v = bpf_map_lookup_elem(inner, &hk);
 	}
 	return v ? *v & WEIR_FA_MASK : WEIR_FA_NONE;
+}
+
+static __always_inline int on_feed(const struct wr_pkt *p, __u32 lists)
+{
+	__u32 gen = lists & WEIR_L_FEED_GEN ? 1 : 0, blk, idx;
+	__u64 *w;
+	void *inner;
+
+	if (p->family != 4)
+		return lists & WEIR_L_FEED6 ? on_feed6(p, gen) : WEIR_FA_NONE;
+	if (!(lists & WEIR_L_FEED4))
+		return WEIR_FA_NONE;
+	inner = bpf_map_lookup_elem(&wr_feed_blk, &gen);
+	if (!inner)
+		return WEIR_FA_NONE;
+	blk = bpf_ntohl(p->saddr[0]) >> 8;
+	idx = blk / 32;
+	w = bpf_map_lookup_elem(inner, &idx);
+	if (!w)
+		return WEIR_FA_NONE;
+	idx = (*w >> ((blk % 32) * 2)) & 3;
+	return idx != WEIR_FA_SPLIT ? idx : on_feed_split(p->saddr[0], gen);
 }
 
 #endif /* WEIR_BPF_LISTS_H */
