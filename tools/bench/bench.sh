@@ -553,11 +553,11 @@ flood_report() {
 	echo "${RULE_WIDE_BURST} per rule, then 10 pps per source (rule-wide checked first"
 	echo "everywhere); C 10 pps burst 10 per /64 (nftables and hashlimit mask to /64"
 	echo "too); each source of C was sent once before the measured rounds. F: the"
-	echo "rule weir auto installs for a fingerprint (\\`proto udp dport 9004 len 44 action"
-	echo "block spare verified\\`), nftables' \\`udp dport 9004 ip length 44 drop\\`,"
-	echo "iptables' \\`-m length --length 44 -j DROP\\` (no hashlimit: none is needed)."
-	echo "D: the spoofed sources' prefix ($DENIED) on weir's deny list (\\`weir deny add\\`),"
-	echo "nftables' \\`ip saddr $DENIED drop\\`, iptables' \\`-s $DENIED -j DROP\\` (in the"
+	echo "rule weir auto installs for a fingerprint (\`proto udp dport 9004 len 44 action"
+	echo "block spare verified\`), nftables' \`udp dport 9004 ip length 44 drop\`,"
+	echo "iptables' \`-m length --length 44 -j DROP\` (no hashlimit: none is needed)."
+	echo "D: the spoofed sources' prefix ($DENIED) on weir's deny list (\`weir deny add\`),"
+	echo "nftables' \`ip saddr $DENIED drop\`, iptables' \`-s $DENIED -j DROP\` (in the"
 	echo "hashlimit row: no hashlimit is needed)."
 	echo
 	for s in $SHAPES; do
