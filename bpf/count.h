@@ -70,16 +70,22 @@ static __always_inline int wr_if_count(__u32 ifindex, __u32 bytes, __u32 dropped
 }
 
 /*
- * Once per frame, after the entry's verdict: global, one per entry, each
- * reading what it needs from its own context. So the entry keeps nothing
- * but the context live across weir_core for it: with a length and an
- * ifindex passed from the entries, weir_xdp's own frame, the head of the
- * deepest call chain (at 6.1's 512 bytes), grew by a slot, and 6.1
- * refused weir_tc.
+ * Once per frame, after the entry's verdict, reading what it needs from
+ * the entry's own context. So the entry keeps nothing but the context
+ * live across weir_core for it: with a length and an ifindex passed from
+ * the entries, weir_xdp's own frame, the head of the deepest call chain
+ * (at 6.1's 512 bytes), grew by a slot, and 6.1 refused weir_tc.
  * The XDP count is the linear buffer's length: a multi-buffer frame's
  * fragments are not in it (their length costs a helper call).
+ *
+ * Inline on the entries' own verdicts (if_count_xdp): every frame passes
+ * here, and a BPF-to-BPF call returns through the kernel's return thunk,
+ * which under a speculative-return mitigation (AMD's Safe RET here) cost
+ * about 13 ns a frame. The global copy (wr_if_count_xdp) is for the
+ * frames bound for the cookie programs: the verifier walks a global
+ * function once, and the inline one once per state that reaches it.
  */
-__noinline int wr_if_count_xdp(struct xdp_md *ctx, int v, __u32 cookie_drops)
+static __always_inline int if_count_xdp(struct xdp_md *ctx, int v, __u32 cookie_drops)
 {
 	/* cookie_drops: no cookie programs to answer it, so the fallback drops a cookie's SYN. */
 	__u32 dropped = v == WR_VERDICT_DROP || (v == WR_VERDICT_COOKIE && cookie_drops);
@@ -99,6 +105,11 @@ __noinline int wr_if_count_xdp(struct xdp_md *ctx, int v, __u32 cookie_drops)
 	len = (__u64)end - (__u64)data;
 	asm volatile("" : "+r"(len));
 	return wr_if_count(ctx->ingress_ifindex, len, dropped);
+}
+
+__noinline int wr_if_count_xdp(struct xdp_md *ctx, int v, __u32 cookie_drops)
+{
+	return if_count_xdp(ctx, v, cookie_drops);
 }
 
 /* At TC ingress skb->ifindex is the device whose hook runs this; its whole length. */
