@@ -78,10 +78,10 @@ static __always_inline int wr_if_count(__u32 ifindex, __u32 bytes, __u32 dropped
  * The XDP count is the linear buffer's length: a multi-buffer frame's
  * fragments are not in it (their length costs a helper call).
  *
- * Inline on the entries' own verdicts (if_count_xdp): every frame passes
+ * Inline on the entries' own verdicts (if_count_*): every frame passes
  * here, and a BPF-to-BPF call returns through the kernel's return thunk,
  * which under a speculative-return mitigation (AMD's Safe RET here) cost
- * about 13 ns a frame. The global copy (wr_if_count_xdp) is for the
+ * about 13 ns a frame. The global copies (wr_if_count_*) are for the
  * frames bound for the cookie programs: the verifier walks a global
  * function once, and the inline one once per state that reaches it.
  */
@@ -113,7 +113,7 @@ __noinline int wr_if_count_xdp(struct xdp_md *ctx, int v, __u32 cookie_drops)
 }
 
 /* At TC ingress skb->ifindex is the device whose hook runs this; its whole length. */
-__noinline int wr_if_count_skb(struct __sk_buff *skb, int v)
+static __always_inline int if_count_skb(struct __sk_buff *skb, int v)
 {
 	/* No cookies at TC: the fallback drops a cookie's SYN. */
 	__u32 dropped = v == WR_VERDICT_DROP || v == WR_VERDICT_COOKIE;
@@ -121,6 +121,11 @@ __noinline int wr_if_count_skb(struct __sk_buff *skb, int v)
 	if (!skb)
 		return 0;
 	return wr_if_count(skb->ifindex, skb->len, dropped);
+}
+
+__noinline int wr_if_count_skb(struct __sk_buff *skb, int v)
+{
+	return if_count_skb(skb, v);
 }
 
 #endif /* WEIR_BPF_COUNT_H */

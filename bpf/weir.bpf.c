@@ -507,11 +507,15 @@ int weir_tc(struct __sk_buff *skb)
 	}
 	/* GRO and GSO hand TC super-packets: charge each the segments it carries. */
 	v = weir_core(data, data_end, len, skb->gso_segs, NULL, skb);
+	/* As in weir_xdp: the count inline but for the cookie verdicts. */
+	asm volatile("" : "+r"(v));
+	if (v != WR_VERDICT_COOKIE && v != WR_VERDICT_ACK) {
+		if_count_skb(skb, v);
+		return v == WR_VERDICT_DROP ? TC_ACT_SHOT : TC_ACT_OK;
+	}
 	wr_if_count_skb(skb, v);
 	/* No cookies at TC: the controller refuses action cookie rules in tc mode. */
-	if (v == WR_VERDICT_COOKIE || v == WR_VERDICT_ACK)
-		v = cookie_fallback(v);
-	return v == WR_VERDICT_DROP ? TC_ACT_SHOT : TC_ACT_OK;
+	return cookie_fallback(v) == WR_VERDICT_DROP ? TC_ACT_SHOT : TC_ACT_OK;
 }
 
 /*
