@@ -110,6 +110,13 @@ else
 	CHECKS=$(echo "$CHECKS" | sed 's/\bbpf_datapath\b/bpf_datapath:1 bpf_datapath:2/')
 fi
 
+# The guests run the scripts above from the checkout: from BUILD's objects,
+# with the dependencies of build/ (make deps).
+if [ "$BUILD" != build ]; then
+	sed -i -e "s#\$PWD/build/weir#\$PWD/$BUILD/weir#g; s#BUILD=build#BUILD=$BUILD#g" \
+		-e "s#\"build/weir #\"$BUILD/weir #g; s#build/tests/#$BUILD/tests/#g" \
+		-e "s#build/bench/#$BUILD/bench/#g" "$TMP"/*.sh
+fi
 # shellcheck disable=SC2086
 $G fetch $KERNELS || exit 1
 declare -A res
