@@ -518,4 +518,22 @@ __noinline int wr_match_cookie_ack(struct wr_eval *ev)
 	return hit;
 }
 
+/*
+ * wr_match_cookie_ack's first tests, inline: a passed packet that is not
+ * a pure ACK, or a rule set with no action cookie rule (the usual case),
+ * costs no call. A BPF-to-BPF call returns through the kernel's return
+ * thunk, about 10 ns under Safe RET here, more than these tests.
+ */
+static __always_inline int wr_cookie_ack_maybe(struct wr_eval *ev)
+{
+	const struct weir_ruleset *rs;
+
+	if (ev->pkt.proto != WR_IPPROTO_TCP || !(ev->pkt.flags & WR_PKT_L4) ||
+	    (ev->pkt.tcp_flags & (WEIR_TCP_SYN | WEIR_TCP_ACK | WEIR_TCP_RST | WEIR_TCP_FIN)) !=
+		    WEIR_TCP_ACK)
+		return 0;
+	rs = bpf_map_lookup_elem(&wr_rulesets, &ev->rs_idx);
+	return rs && rs->cookie_rules && wr_match_cookie_ack(ev);
+}
+
 #endif /* WEIR_BPF_MATCH_H */

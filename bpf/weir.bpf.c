@@ -384,7 +384,7 @@ pass:
 	 * the capture does not see such an ACK (its verdict is the cookie
 	 * program's).
 	 */
-	if (wr_match_cookie_ack(&ev))
+	if (wr_cookie_ack_maybe(&ev))
 		return WR_VERDICT_ACK;
 	count(WEIR_G_PASSED);
 	capture(xctx, skb, cfg, WEIR_CV_PASSED, why);
