@@ -104,7 +104,7 @@ struct wr_match {
 	/*
 	 * The header fields that struct wr_pkt does not hold, read for a set
 	 * with rules on them (wr_more_xdp, wr_more_skb) and not cleared
-	 * (WR_MATCH_CLEAR).
+	 * (wr_match_clear).
 	 */
 	struct wr_pkt_x x;
 };
@@ -116,6 +116,13 @@ struct wr_match {
 #define WR_TS_DRY	(1U << 17)
 /* The bytes of struct wr_match that matching starts from 0. */
 #define WR_MATCH_CLEAR	__builtin_offsetof(struct wr_match, x)
+
+/* m as matching starts it: no rule matched (x is left as it was). */
+static __always_inline void wr_match_clear(struct wr_match *m)
+{
+	__builtin_memset(m, 0, WR_MATCH_CLEAR);
+	m->class = WEIR_MAX_CLASS;
+}
 
 /*
  * Per-packet scratch space off the entry program's stack (see the stack

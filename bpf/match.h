@@ -389,15 +389,16 @@ __noinline int wr_match_one_skb(struct __sk_buff *ctx, struct wr_eval *ev, struc
 }
 
 /*
- * Match the live set's rules against ev->pkt: only the candidates its index
- * gives for the packet's protocol and destination port (wr_rule_candidates),
- * lowest first, so the cost follows the rules that may match rather than
- * the number of rules. Each step takes the lowest candidate bit and its
- * index by arithmetic (wr_bit_index). Candidates whose protocol, port or
- * source cannot match (another port in the same bucket) are passed over
- * inline by that test alone (wr_rule_match_base, match_one's first). The
- * first candidate left, usually the only one, is matched inline; the
- * others through wr_match_one, a global
+ * Match the live set's rules against ev->pkt: cand, the candidates its
+ * index gives for the packet's protocol and destination port in cell
+ * ev->cell (wr_rule_candidates, which the caller ran: a packet with none
+ * makes no call), lowest first, so the cost follows the rules that may
+ * match rather than the number of rules. Each step takes the lowest
+ * candidate bit and its index by arithmetic (wr_bit_index). Candidates
+ * whose protocol, port or source cannot match (another port in the same
+ * bucket) are passed over inline by that test alone (wr_rule_match_base,
+ * match_one's first). The first candidate left, usually the only one, is
+ * matched inline; the others through wr_match_one, a global
  * function (a call each), so that the verifier checks the body twice in
  * all: written out or looped inline, 64 copies of it took 6.1's verifier
  * past its million instructions (and a loop, 6.18's too). Global, so the
@@ -406,28 +407,22 @@ __noinline int wr_match_one_skb(struct __sk_buff *ctx, struct wr_eval *ev, struc
  */
 #define WR_MATCH_RULES(XDP, MORE, ONE)						\
 	struct weir_ruleset *rs;						\
-	__u32 k, rs_idx, cell, pos;						\
-	__u64 cand;								\
+	__u32 k, rs_idx, pos;							\
 										\
 	if (!ctx || !ev || !m)							\
 		return 0;							\
-	__builtin_memset(m, 0, WR_MATCH_CLEAR);					\
-	m->class = WEIR_MAX_CLASS;						\
+	wr_match_clear(m);							\
 	/*									\
 	 * A map key from the stack: kernels before 6.2 refuse one that points	\
 	 * into a global function's argument (memory of unknown kind to them).	\
 	 */									\
 	rs_idx = ev->rs_idx;							\
 	rs = bpf_map_lookup_elem(&wr_rulesets, &rs_idx);			\
-	if (!rs)								\
+	if (!rs || !cand)							\
 		return 0;							\
 	/* dst, dscp, ttl and the payload's offset, only for a set with rules on them. */ \
 	if (rs->x_rules)							\
 		MORE(ctx, m, ev->pkt.family, ev->pkt.proto, ev->pkt.l3off);	\
-	cand = wr_rule_candidates(rs, &ev->pkt, &cell);				\
-	ev->cell = cell;							\
-	if (!cand)								\
-		return 0;							\
 	pos = wr_cand_pop(&cand);						\
 	if (cand && !wr_rule_match_base(wr_cand_r(rs, ev->cell, pos), &ev->pkt)) \
 		pos = wr_cand_pop(&cand);					\
@@ -442,26 +437,17 @@ __noinline int wr_match_one_skb(struct __sk_buff *ctx, struct wr_eval *ev, struc
  * two, verified once.
  */
 __noinline int wr_match_rules_xdp(struct xdp_md *ctx, struct wr_eval *ev, struct wr_match *m,
-				  __u32 disabled)
+				  __u32 disabled, __u64 cand)
 {
 	WR_MATCH_RULES(1, wr_more_xdp, wr_match_one_xdp);
 }
 
 __noinline int wr_match_rules_skb(struct __sk_buff *ctx, struct wr_eval *ev, struct wr_match *m,
-				  __u32 disabled)
+				  __u32 disabled, __u64 cand)
 {
 	WR_MATCH_RULES(0, wr_more_skb, wr_match_one_skb);
 }
 
-/*
- * Is ev->pkt, a passed packet, an ACK (and nothing else) addressed like
- * the SYNs of an action cookie rule? Then it may carry a cookie's answer
- * (weir_cookie_ack). Only the index's candidates for its protocol and
- * port are visited, as in wr_match_rules: an ACK's cost does not grow with
- * the rules that cannot match it. Global, so verified once and its answer
- * an unknown value to the caller, which splits no paths before the very
- * end.
- */
 /*
  * Is the rule at position pos of cell's list in set rs_idx an action
  * cookie rule whose SYNs look like p? Global: wr_match_cookie_ack's walk
@@ -484,6 +470,15 @@ __noinline int wr_cookie_cand(const struct wr_pkt *p, __u32 rs_idx, __u32 cell, 
 	return r->action == WEIR_ACT_COOKIE && wr_rule_match_base(r, p);
 }
 
+/*
+ * Is ev->pkt, a passed packet, an ACK (and nothing else) addressed like
+ * the SYNs of an action cookie rule? Then it may carry a cookie's answer
+ * (weir_cookie_ack). Only the index's candidates for its protocol and
+ * port are visited, as in wr_match_rules: an ACK's cost does not grow with
+ * the rules that cannot match it. Global, so verified once and its answer
+ * an unknown value to the caller, which splits no paths before the very
+ * end.
+ */
 __noinline int wr_match_cookie_ack(struct wr_eval *ev)
 {
 	struct weir_ruleset *rs;
@@ -493,17 +488,15 @@ __noinline int wr_match_cookie_ack(struct wr_eval *ev)
 	__u8 flags;
 	int hit = 0;
 
-	/* ACK, PSH and the ECN bits may come with it; SYN, RST and FIN may not. */
-	if (!ev || ev->pkt.proto != WR_IPPROTO_TCP || !(ev->pkt.flags & WR_PKT_L4) ||
-	    (ev->pkt.tcp_flags & (WEIR_TCP_SYN | WEIR_TCP_ACK | WEIR_TCP_RST |
-				  WEIR_TCP_FIN)) != WEIR_TCP_ACK)
+	/* A pure ACK, its set with an action cookie rule: wr_cookie_ack_maybe tested both. */
+	if (!ev)
 		return 0;
 	cfg = bpf_map_lookup_elem(&wr_config, &zero);
 	if (!cfg || cfg->disabled)
 		return 0;
 	rs_idx = ev->rs_idx;
 	rs = bpf_map_lookup_elem(&wr_rulesets, &rs_idx);
-	if (!rs || !rs->cookie_rules)
+	if (!rs)
 		return 0;
 	cand = wr_rule_candidates(rs, &ev->pkt, &cell);
 	flags = ev->pkt.tcp_flags;
@@ -519,9 +512,10 @@ __noinline int wr_match_cookie_ack(struct wr_eval *ev)
 }
 
 /*
- * wr_match_cookie_ack's first tests, inline: a passed packet that is not
- * a pure ACK, or a rule set with no action cookie rule (the usual case),
- * costs no call. A BPF-to-BPF call returns through the kernel's return
+ * wr_match_cookie_ack's first tests, inline and only here: a passed
+ * packet that is not a pure ACK (ACK, PSH and the ECN bits may come with
+ * it; SYN, RST and FIN may not), or a rule set with no action cookie rule
+ * (the usual case), costs no call. A BPF-to-BPF call returns through the kernel's return
  * thunk, about 10 ns under Safe RET here, more than these tests.
  */
 static __always_inline int wr_cookie_ack_maybe(struct wr_eval *ev)

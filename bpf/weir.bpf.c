@@ -235,17 +235,15 @@ static __always_inline int weir_core(const void *data, const void *data_end, __u
 	 */
 	{
 		__u32 cell;
+		__u64 cand = wr_rule_candidates(rs, &ev.pkt, &cell);
 
-		if (wr_rule_candidates(rs, &ev.pkt, &cell)) {
-			if (xctx)
-				wr_match_rules_xdp(xctx, &ev, m, disabled);
-			else if (skb)
-				wr_match_rules_skb(skb, &ev, m, disabled);
-		} else {
-			__builtin_memset(m, 0, WR_MATCH_CLEAR);
-			m->class = WEIR_MAX_CLASS;
-			ev.cell = cell;
-		}
+		ev.cell = cell;
+		if (!cand)
+			wr_match_clear(m);
+		else if (xctx)
+			wr_match_rules_xdp(xctx, &ev, m, disabled, cand);
+		else if (skb)
+			wr_match_rules_skb(skb, &ev, m, disabled, cand);
 	}
 	matched = m->enforce | m->dry;
 
