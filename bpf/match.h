@@ -107,10 +107,7 @@ static __always_inline int wr_read(void *ctx, int xdp, void *data, void *end, __
 		ip = (const void *)h;						\
 		if ((const void *)(ip + 1) > end)				\
 			return 0;						\
-		m->x.daddr[0] = ip->daddr;					\
-		m->x.daddr[1] = 0;						\
-		m->x.daddr[2] = 0;						\
-		m->x.daddr[3] = 0;						\
+		m->x.daddr[0] = ip->daddr;	/* the rest is not read for IPv4 */	\
 		m->x.dscp = ip->tos >> 2;					\
 		m->x.ttl = ip->ttl;						\
 		off += (ip->ver_ihl & 0xf) * 4;					\

@@ -349,11 +349,14 @@ WR_UNROLL
 	for (d = 0; d < WEIR_MAX_DST; d++) {
 		if (d >= r->nr_dst)
 			break;
-		if (r->dst_family[d] == p->family &&
-		    (x->daddr[0] & r->dst_mask[d][0]) == r->dst_net[d][0] &&
-		    (x->daddr[1] & r->dst_mask[d][1]) == r->dst_net[d][1] &&
-		    (x->daddr[2] & r->dst_mask[d][2]) == r->dst_net[d][2] &&
-		    (x->daddr[3] & r->dst_mask[d][3]) == r->dst_net[d][3])
+		if (r->dst_family[d] != p->family ||
+		    (x->daddr[0] & r->dst_mask[d][0]) != r->dst_net[d][0])
+			continue;
+		/* IPv4 is word 0 alone: the data path does not clear the others. */
+		if (p->family == 4 ||
+		    ((x->daddr[1] & r->dst_mask[d][1]) == r->dst_net[d][1] &&
+		     (x->daddr[2] & r->dst_mask[d][2]) == r->dst_net[d][2] &&
+		     (x->daddr[3] & r->dst_mask[d][3]) == r->dst_net[d][3]))
 			return 1;
 	}
 	return 0;

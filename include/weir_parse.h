@@ -157,7 +157,7 @@ struct wr_pkt {
  * with rules on them (bpf/match.h: wr_more_xdp).
  */
 struct wr_pkt_x {
-	__u32 daddr[4];		/* network byte order; IPv4 in [0], rest 0 */
+	__u32 daddr[4];		/* network byte order; IPv4 in [0] (the data path leaves the rest) */
 	__u8 dscp;		/* 0 .. 63 */
 	__u8 ttl;		/* IPv4 TTL or IPv6 hop limit */
 	/*
