@@ -344,19 +344,21 @@ static __always_inline int wr_rule_match_x(const struct weir_rule *r, const stru
 		return 0;
 	if (!(r->xmatch & WEIR_X_DST))
 		return 1;
-	/* The rule's destinations in turn, up to the first that holds the packet's. */
+	/*
+	 * The rule's destinations in turn, up to the first that holds the
+	 * packet's. An IPv4 rule's masks are 0 past word 0, so words 1-3 of an
+	 * IPv4 packet's x->daddr, which the data path leaves as they were, do
+	 * not count.
+	 */
 WR_UNROLL
 	for (d = 0; d < WEIR_MAX_DST; d++) {
 		if (d >= r->nr_dst)
 			break;
-		if (r->dst_family[d] != p->family ||
-		    (x->daddr[0] & r->dst_mask[d][0]) != r->dst_net[d][0])
-			continue;
-		/* IPv4 is word 0 alone: the data path does not clear the others. */
-		if (p->family == 4 ||
-		    ((x->daddr[1] & r->dst_mask[d][1]) == r->dst_net[d][1] &&
-		     (x->daddr[2] & r->dst_mask[d][2]) == r->dst_net[d][2] &&
-		     (x->daddr[3] & r->dst_mask[d][3]) == r->dst_net[d][3]))
+		if (r->dst_family[d] == p->family &&
+		    (x->daddr[0] & r->dst_mask[d][0]) == r->dst_net[d][0] &&
+		    (x->daddr[1] & r->dst_mask[d][1]) == r->dst_net[d][1] &&
+		    (x->daddr[2] & r->dst_mask[d][2]) == r->dst_net[d][2] &&
+		    (x->daddr[3] & r->dst_mask[d][3]) == r->dst_net[d][3])
 			return 1;
 	}
 	return 0;

@@ -2832,6 +2832,14 @@ TEST_CASE(match_dst_prefix_edges)
 		x.daddr[0] = htonl(net - 1);
 		CHECK(!wr_rule_match_x(&r, &p4, &x) || net == 0, "/%u: the address before it",
 		      plen);
+		/* Words 1-3, which the data path leaves from an earlier IPv6 packet, do not count. */
+		x.daddr[0] = htonl(net);
+		x.daddr[1] = x.daddr[2] = x.daddr[3] = 0xa5a5a5a5u;
+		CHECK(wr_rule_match_x(&r, &p4, &x), "/%u: stale words 1-3 counted", plen);
+		x.daddr[0] = htonl(last + 1);
+		CHECK(!wr_rule_match_x(&r, &p4, &x) || last == 0xffffffffu,
+		      "/%u: stale words 1-3, the address after it", plen);
+		x.daddr[1] = x.daddr[2] = x.daddr[3] = 0;
 		/* The same words in an IPv6 packet are not an IPv4 destination. */
 		x.daddr[0] = htonl(net);
 		CHECK(!wr_rule_match_x(&r, &p6, &x), "/%u matched an IPv6 packet", plen);
