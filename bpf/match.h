@@ -424,7 +424,8 @@ __noinline int wr_match_one_skb(struct __sk_buff *ctx, struct wr_eval *ev, struc
 	if (cand && !wr_rule_match_base(wr_cand_r(rs, ev->cell, pos), &ev->pkt)) \
 		pos = wr_cand_pop(&cand);					\
 	match_one(ctx, XDP, rs, ev, m, disabled, pos);				\
-	for (k = 1; k < WEIR_MAX_CAND && cand; k++)				\
+	/* An action block rule ends the walk: the packet is dropped, whatever else it matches. */ \
+	for (k = 1; k < WEIR_MAX_CAND && cand && !m->block; k++)		\
 		ONE(ctx, ev, m, wr_cand_pop(&cand), disabled);			\
 	return 0
 
